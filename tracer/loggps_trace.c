@@ -1,0 +1,1719 @@
+/*
+ * loggps-trace: a PMPI tracer that writes the loggps binary trace format (see FORMAT.md).
+ *
+ * How it works, in one paragraph: every wrapper takes the time, calls the PMPI routine, takes
+ * the time again and fills a `struct event` that it hands to record(), the one recording path.
+ * record() encodes the event (LEB128/zigzag) into this rank's buffer; a full buffer is appended
+ * to the trace file as one `E` chunk with a single write() (the file is opened with O_APPEND by
+ * every rank, so chunks never interleave on a local filesystem). Rank 0 creates the file and
+ * writes the header and the `J` chunk in MPI_Init; each rank writes its `R` chunk at Init and
+ * again at Finalize; the rank 0 of each new communicator writes its `C` chunk; rank 0 appends
+ * the `X` index and the trailer at Finalize, after everybody flushed.
+ *
+ * Environment: LOGGPS_TRACE (output path, default ./loggps-trace.bin), LOGGPS_TRACE_BUFFER
+ * (event buffer bytes per rank, default 4 MiB, 4 KiB..64 MiB), LOGGPS_TRACE_DISABLE=1,
+ * LOGGPS_TRACE_EAGER_CVAR (name of the MPI_T cvar to report as the eager limit).
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* Routine codes and shapes: the table of FORMAT.md                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+enum shape { SH_NONE, SH_SEND, SH_ISEND, SH_RECV, SH_IRECV, SH_SENDRECV, SH_COMPLETE,
+             SH_CANCEL, SH_COLL, SH_COMMOP };
+
+enum code {
+    C_INIT = 0, C_INIT_THREAD = 1, C_FINALIZE = 2,
+    C_SEND = 10, C_SSEND = 11, C_BSEND = 12, C_RSEND = 13,
+    C_ISEND = 14, C_ISSEND = 15, C_IBSEND = 16, C_IRSEND = 17,
+    C_RECV = 20, C_IRECV = 21, C_SENDRECV = 22, C_SENDRECV_REPLACE = 23,
+    C_PROBE = 24, C_IPROBE = 25, C_CANCEL = 26,
+    C_WAIT = 30, C_WAITALL = 31, C_WAITANY = 32, C_WAITSOME = 33,
+    C_TEST = 34, C_TESTALL = 35, C_TESTANY = 36, C_TESTSOME = 37,
+    C_BARRIER = 40, C_BCAST = 41, C_REDUCE = 42, C_ALLREDUCE = 43,
+    C_GATHER = 44, C_GATHERV = 45, C_SCATTER = 46, C_SCATTERV = 47,
+    C_ALLGATHER = 48, C_ALLGATHERV = 49, C_ALLTOALL = 50, C_ALLTOALLV = 51,
+    C_REDUCE_SCATTER = 52, C_REDUCE_SCATTER_BLOCK = 53, C_SCAN = 54, C_EXSCAN = 55,
+    C_COMM_DUP = 60, C_COMM_SPLIT = 61, C_COMM_CREATE = 62, C_COMM_FREE = 63,
+    C_COUNT = 64
+};
+
+static const unsigned char shape_of[C_COUNT] = {
+    [C_INIT] = SH_NONE, [C_INIT_THREAD] = SH_NONE, [C_FINALIZE] = SH_NONE,
+    [C_SEND] = SH_SEND, [C_SSEND] = SH_SEND, [C_BSEND] = SH_SEND, [C_RSEND] = SH_SEND,
+    [C_ISEND] = SH_ISEND, [C_ISSEND] = SH_ISEND, [C_IBSEND] = SH_ISEND, [C_IRSEND] = SH_ISEND,
+    [C_RECV] = SH_RECV, [C_IRECV] = SH_IRECV,
+    [C_SENDRECV] = SH_SENDRECV, [C_SENDRECV_REPLACE] = SH_SENDRECV,
+    [C_PROBE] = SH_RECV, [C_IPROBE] = SH_RECV, [C_CANCEL] = SH_CANCEL,
+    [C_WAIT] = SH_COMPLETE, [C_WAITALL] = SH_COMPLETE, [C_WAITANY] = SH_COMPLETE,
+    [C_WAITSOME] = SH_COMPLETE, [C_TEST] = SH_COMPLETE, [C_TESTALL] = SH_COMPLETE,
+    [C_TESTANY] = SH_COMPLETE, [C_TESTSOME] = SH_COMPLETE,
+    [C_BARRIER] = SH_COLL, [C_BCAST] = SH_COLL, [C_REDUCE] = SH_COLL, [C_ALLREDUCE] = SH_COLL,
+    [C_GATHER] = SH_COLL, [C_GATHERV] = SH_COLL, [C_SCATTER] = SH_COLL, [C_SCATTERV] = SH_COLL,
+    [C_ALLGATHER] = SH_COLL, [C_ALLGATHERV] = SH_COLL, [C_ALLTOALL] = SH_COLL,
+    [C_ALLTOALLV] = SH_COLL, [C_REDUCE_SCATTER] = SH_COLL, [C_REDUCE_SCATTER_BLOCK] = SH_COLL,
+    [C_SCAN] = SH_COLL, [C_EXSCAN] = SH_COLL,
+    [C_COMM_DUP] = SH_COMMOP, [C_COMM_SPLIT] = SH_COMMOP, [C_COMM_CREATE] = SH_COMMOP,
+    [C_COMM_FREE] = SH_COMMOP,
+};
+
+/* flags of receives and probes */
+enum { F_ANY_SOURCE = 1, F_ANY_TAG = 2, F_FOUND = 4 };
+
+/* One completed request inside a `complete` record. */
+struct done { uint64_t req; int64_t source, tag; };
+
+/* What a wrapper hands to record(). Fields a shape does not use are ignored. */
+struct event {
+    int code;
+    uint64_t t_call, t_return;
+    uint64_t bytes, recv_bytes;     /* send side / receive side */
+    int64_t peer, tag;              /* send: dest; recv: source (world ranks) */
+    int64_t source, recvtag;        /* receive half of sendrecv */
+    uint64_t comm, flags, req;
+    int64_t root, newcomm;
+    size_t n;                       /* entries of done[] or counts[] */
+    const struct done *done;
+    const uint64_t *counts;
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Encoding helpers                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+static uint8_t *put_uleb(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static uint8_t *put_sleb(uint8_t *p, int64_t v)
+{
+    return put_uleb(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static uint8_t *put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    return p + 2;
+}
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+    return p + 4;
+}
+
+static uint8_t *put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+    return p + 8;
+}
+
+static uint8_t *put_str(uint8_t *p, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > 65536) n = 65536;
+    p = put_uleb(p, n);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static inline uint64_t now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tracer state                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A communicator the tracer knows: its job-wide id and its members as world ranks. */
+struct comm {
+    uint32_t id;
+    int size, me;        /* size, and this rank's rank in it */
+    int32_t *members;    /* world rank of each rank; NULL means identity (MPI_COMM_WORLD) */
+    int refs;            /* the comm table's reference + one per pending request */
+};
+
+/* Slot of a small open-addressing hash table keyed by a handle's bits. */
+struct slot {
+    uint64_t key;
+    uint64_t id;         /* request id (request table) */
+    struct comm *c;      /* the communicator */
+    uint8_t used, recv;  /* recv: the request is a receive */
+};
+
+struct table { struct slot *s; size_t cap, n; };
+
+#define CHUNK_HEAD 9      /* kind u8, rank u32, length u32 */
+#define E_HEAD (CHUNK_HEAD + 4)
+
+static struct {
+    int active;          /* all ranks run the tracer's collective protocol (identical everywhere) */
+    int recording;       /* this rank records events */
+    int rank, size;
+    int fd;
+    char path[4096];
+    MPI_Comm priv;       /* private duplicate of MPI_COMM_WORLD for the tracer's own messages */
+    MPI_Group world_group;
+    char host[256];
+    int64_t offset_init;
+    uint8_t *buf;        /* E chunk under construction: header space, then records */
+    size_t len, cap;
+    uint32_t nrec;
+    uint64_t prev_return;
+    uint64_t next_req;   /* next request id */
+    uint64_t comm_seq;   /* communicators this rank has led the creation of */
+    uint64_t cancels;    /* MPI_Cancel calls so far */
+    uint64_t untracked;  /* calls not recorded because their communicator is unknown */
+    uint64_t events;
+    struct comm world, *self;
+    struct table comms, reqs;
+    void *scratch;       /* arrays for the multi-request and v-collective wrappers */
+    size_t scratch_cap;
+    int write_failed;
+} T = { .fd = -1 };
+
+static void warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "loggps-trace[%d]: ", T.rank);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Hash tables (linear probing, backward-shift deletion)                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static struct slot *table_find(struct table *t, uint64_t key)
+{
+    if (t->n == 0) return NULL;
+    for (size_t i = slot_of(key, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        if (!t->s[i].used) return NULL;
+        if (t->s[i].key == key) return &t->s[i];
+    }
+}
+
+/* The slot for key, existing (used = 1 already) or new (used set to 1, fields zeroed). */
+static struct slot *table_put(struct table *t, uint64_t key)
+{
+    if ((t->n + 1) * 4 > t->cap * 3) {
+        struct table g = { calloc(t->cap ? 2 * t->cap : 64, sizeof(struct slot)),
+                           t->cap ? 2 * t->cap : 64, 0 };
+        if (!g.s) abort();
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->s[i].used) *table_put(&g, t->s[i].key) = t->s[i];
+        free(t->s);
+        *t = g;
+    }
+    size_t i = slot_of(key, t->cap);
+    while (t->s[i].used && t->s[i].key != key) i = (i + 1) & (t->cap - 1);
+    if (!t->s[i].used) {
+        memset(&t->s[i], 0, sizeof t->s[i]);
+        t->s[i].used = 1;
+        t->s[i].key = key;
+        t->n++;
+    }
+    return &t->s[i];
+}
+
+static void table_remove(struct table *t, struct slot *s)
+{
+    size_t mask = t->cap - 1, i = (size_t)(s - t->s), j = i;
+    t->s[i].used = 0;
+    t->n--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!t->s[j].used) return;
+        size_t h = slot_of(t->s[j].key, t->cap);
+        /* move j back to the hole i unless its home h lies cyclically in (i, j] */
+        int stays = (i <= j) ? (i < h && h <= j) : (i < h || h <= j);
+        if (!stays) {
+            t->s[i] = t->s[j];
+            t->s[j].used = 0;
+            i = j;
+        }
+    }
+}
+
+static inline uint64_t key_comm(MPI_Comm c)
+{
+    uint64_t k = 0;
+    memcpy(&k, &c, sizeof c < sizeof k ? sizeof c : sizeof k);
+    return k;
+}
+
+static inline uint64_t key_req(MPI_Request r)
+{
+    uint64_t k = 0;
+    memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    return k;
+}
+
+static void *scratch(size_t bytes)
+{
+    if (bytes > T.scratch_cap) {
+        free(T.scratch);
+        T.scratch_cap = bytes < 4096 ? 4096 : bytes;
+        T.scratch = malloc(T.scratch_cap);
+        if (!T.scratch) abort();
+    }
+    return T.scratch;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Writing chunks                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static void write_all_or_stop(const void *p, size_t n)
+{
+    if (T.write_failed) return;
+    ssize_t w = write(T.fd, p, n);
+    if (w != (ssize_t)n) {
+        warn("write to %s failed (%s); this rank stops recording", T.path,
+             w < 0 ? strerror(errno) : "short write");
+        T.write_failed = 1;
+        T.recording = 0;
+    }
+}
+
+static void fill_chunk_head(uint8_t *p, char kind, uint32_t rank, size_t payload)
+{
+    p[0] = (uint8_t)kind;
+    put_u32(p + 1, rank);
+    put_u32(p + 5, (uint32_t)payload);
+}
+
+/* Append one chunk; buf has CHUNK_HEAD free bytes before the payload. */
+static void append_chunk(uint8_t *buf, char kind, uint32_t rank, size_t payload)
+{
+    fill_chunk_head(buf, kind, rank, payload);
+    write_all_or_stop(buf, CHUNK_HEAD + payload);
+}
+
+static void flush_events(void)
+{
+    if (T.nrec == 0 || T.fd < 0) return;
+    fill_chunk_head(T.buf, 'E', (uint32_t)T.rank, T.len - CHUNK_HEAD);
+    put_u32(T.buf + CHUNK_HEAD, T.nrec);
+    write_all_or_stop(T.buf, T.len);
+    T.len = E_HEAD;
+    T.nrec = 0;
+}
+
+static void write_rank_chunk(int64_t off_init, int64_t off_fini)
+{
+    uint8_t b[CHUNK_HEAD + 300], *p = b + CHUNK_HEAD;
+    p = put_str(p, T.host);
+    p = put_u64(p, (uint64_t)off_init);
+    p = put_u64(p, (uint64_t)off_fini);
+    append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
+}
+
+static void write_comm_chunk(const struct comm *c)
+{
+    size_t payload = 8 + 4 * (size_t)c->size;
+    uint8_t *b = malloc(CHUNK_HEAD + payload), *p = b + CHUNK_HEAD;
+    if (!b) abort();
+    p = put_u32(p, c->id);
+    p = put_u32(p, (uint32_t)c->size);
+    for (int i = 0; i < c->size; i++) p = put_u32(p, (uint32_t)c->members[i]);
+    append_chunk(b, 'C', 0xFFFFFFFFu, payload);
+    free(b);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* record(): the one recording path                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+static uint8_t *encode(uint8_t *p, const struct event *e)
+{
+    *p++ = (uint8_t)e->code;
+    p = put_sleb(p, (int64_t)(e->t_call - T.prev_return));
+    p = put_sleb(p, (int64_t)(e->t_return - e->t_call));
+    switch (shape_of[e->code]) {
+    case SH_NONE:
+        break;
+    case SH_SEND:
+    case SH_ISEND:
+        p = put_uleb(p, e->bytes);
+        p = put_sleb(p, e->peer);
+        p = put_sleb(p, e->tag);
+        p = put_uleb(p, e->comm);
+        if (shape_of[e->code] == SH_ISEND) p = put_uleb(p, e->req);
+        break;
+    case SH_RECV:
+    case SH_IRECV:
+        p = put_uleb(p, e->recv_bytes);
+        p = put_sleb(p, e->peer);
+        p = put_sleb(p, e->tag);
+        p = put_uleb(p, e->comm);
+        p = put_uleb(p, e->flags);
+        if (shape_of[e->code] == SH_IRECV) p = put_uleb(p, e->req);
+        break;
+    case SH_SENDRECV:
+        p = put_uleb(p, e->bytes);
+        p = put_sleb(p, e->peer);
+        p = put_sleb(p, e->tag);
+        p = put_uleb(p, e->recv_bytes);
+        p = put_sleb(p, e->source);
+        p = put_sleb(p, e->recvtag);
+        p = put_uleb(p, e->comm);
+        p = put_uleb(p, e->flags);
+        break;
+    case SH_COMPLETE:
+        p = put_uleb(p, e->n);
+        for (size_t i = 0; i < e->n; i++) {
+            p = put_uleb(p, e->done[i].req);
+            p = put_sleb(p, e->done[i].source);
+            p = put_sleb(p, e->done[i].tag);
+        }
+        break;
+    case SH_CANCEL:
+        p = put_uleb(p, e->req);
+        break;
+    case SH_COLL:
+        p = put_uleb(p, e->comm);
+        p = put_sleb(p, e->root);
+        p = put_uleb(p, e->bytes);
+        p = put_uleb(p, e->recv_bytes);
+        p = put_uleb(p, e->n);
+        for (size_t i = 0; i < e->n; i++) p = put_uleb(p, e->counts[i]);
+        break;
+    case SH_COMMOP:
+        p = put_uleb(p, e->comm);
+        p = put_sleb(p, e->newcomm);
+        break;
+    }
+    return p;
+}
+
+static void record(const struct event *e)
+{
+    if (!T.recording) return;
+    size_t bound = 128 + 30 * e->n; /* 1 + 2*10 + 9*10 bytes, 3*10 per list entry */
+    if (T.len + bound > T.cap) flush_events();
+    if (T.len + bound > T.cap) {
+        /* a single record larger than the buffer (collective on a huge communicator) */
+        uint8_t *b = malloc(E_HEAD + bound);
+        if (!b) abort();
+        uint8_t *end = encode(b + E_HEAD, e);
+        put_u32(b + CHUNK_HEAD, 1);
+        append_chunk(b, 'E', (uint32_t)T.rank, (size_t)(end - b - CHUNK_HEAD));
+        free(b);
+    } else {
+        T.len = (size_t)(encode(T.buf + T.len, e) - T.buf);
+        T.nrec++;
+    }
+    T.prev_return = e->t_return;
+    T.events++;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Communicators and requests                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* World rank of rank r of c, with the special peers of FORMAT.md. */
+static inline int64_t world_rank(const struct comm *c, int r)
+{
+    if (r == MPI_ANY_SOURCE) return -1;
+    if (r == MPI_PROC_NULL) return -2;
+    if (r < 0 || r >= c->size) return r; /* MPI_ROOT and the like: never on a tracked comm */
+    return c->members ? c->members[r] : r;
+}
+
+static void comm_release(struct comm *c)
+{
+    if (c == &T.world || c == T.self) return;
+    if (--c->refs == 0) {
+        free(c->members);
+        free(c);
+    }
+}
+
+static void comm_insert(MPI_Comm handle, struct comm *c)
+{
+    struct slot *s = table_put(&T.comms, key_comm(handle));
+    if (s->c) comm_release(s->c); /* a handle we missed being freed */
+    s->c = c;
+}
+
+static struct comm *new_comm(uint32_t id, MPI_Comm handle)
+{
+    struct comm *c = calloc(1, sizeof *c);
+    if (!c) abort();
+    c->id = id;
+    c->refs = 1;
+    PMPI_Comm_size(handle, &c->size);
+    PMPI_Comm_rank(handle, &c->me);
+    c->members = malloc(sizeof(int32_t) * (size_t)c->size);
+    int *ranks = malloc(sizeof(int) * (size_t)c->size), *world = malloc(sizeof(int) * (size_t)c->size);
+    if (!c->members || !ranks || !world) abort();
+    MPI_Group g;
+    PMPI_Comm_group(handle, &g);
+    for (int i = 0; i < c->size; i++) ranks[i] = i;
+    PMPI_Group_translate_ranks(g, c->size, ranks, T.world_group, world);
+    PMPI_Group_free(&g);
+    for (int i = 0; i < c->size; i++) c->members[i] = world[i];
+    free(ranks);
+    free(world);
+    return c;
+}
+
+/* The tracked communicator of a handle, or NULL. MPI_COMM_SELF is registered on first use:
+ * its only member can do that alone (id 1 + rank, see comm_register for the id scheme). */
+static struct comm *comm_get(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_WORLD) return &T.world;
+    struct slot *s = table_find(&T.comms, key_comm(comm));
+    if (s) return s->c;
+    if (comm == MPI_COMM_SELF && T.active) {
+        T.self = new_comm(1u + (uint32_t)T.rank, MPI_COMM_SELF);
+        comm_insert(MPI_COMM_SELF, T.self);
+        if (T.recording) write_comm_chunk(T.self);
+        return T.self;
+    }
+    return NULL;
+}
+
+/*
+ * Register a communicator just created (collective over its members). Its id is
+ * 1 + w + P * s, where w is the world rank of its rank 0 and s the number of communicators
+ * that rank has led the creation of so far (s = 0 is MPI_COMM_SELF): unique job-wide with no
+ * global agreement, and identical on every member because rank 0 broadcasts it. Rank 0 of the
+ * new communicator appends its C chunk. Returns NULL (untracked) for MPI_COMM_NULL and
+ * intercommunicators.
+ */
+static struct comm *comm_register(MPI_Comm nc)
+{
+    if (!T.active || nc == MPI_COMM_NULL) return NULL;
+    int inter = 0, me = 0;
+    PMPI_Comm_test_inter(nc, &inter);
+    if (inter) return NULL;
+    PMPI_Comm_rank(nc, &me);
+    uint64_t id = 0;
+    if (me == 0) {
+        id = 1u + (uint64_t)T.rank + (uint64_t)T.size * ++T.comm_seq;
+        if (id > UINT32_MAX) id = 0;
+    }
+    PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, nc);
+    if (id == 0) {
+        if (me == 0) warn("communicator ids exhausted; calls on new communicators are not recorded");
+        return NULL;
+    }
+    struct comm *c = new_comm((uint32_t)id, nc);
+    comm_insert(nc, c);
+    if (me == 0 && T.recording) write_comm_chunk(c);
+    return c;
+}
+
+static uint64_t request_new(MPI_Request r, struct comm *c, int recv)
+{
+    struct slot *s = table_put(&T.reqs, key_req(r));
+    if (s->c) comm_release(s->c); /* a stale entry (request freed where we did not see it) */
+    s->id = T.next_req++;
+    s->c = c;
+    s->recv = (uint8_t)recv;
+    c->refs++;
+    return s->id;
+}
+
+/* If the request whose handle had bits `key` is one we track, fill *d (its id and, for a
+ * receive, the status source and tag), forget it and return 1. */
+static int request_done(struct done *d, uint64_t key, const MPI_Status *st)
+{
+    struct slot *s = table_find(&T.reqs, key);
+    if (!s) return 0;
+    d->req = s->id;
+    d->source = -1;
+    d->tag = -1;
+    if (s->recv) {
+        int cancelled = 0;
+        if (T.cancels) PMPI_Test_cancelled(st, &cancelled);
+        if (!cancelled) {
+            d->source = world_rank(s->c, st->MPI_SOURCE);
+            d->tag = st->MPI_TAG == MPI_ANY_TAG ? -1 : st->MPI_TAG;
+        }
+    }
+    struct comm *c = s->c;
+    table_remove(&T.reqs, s);
+    comm_release(c);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Helpers shared by the wrappers                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static inline uint64_t type_bytes(int count, MPI_Datatype type)
+{
+    MPI_Count size = 0;
+    if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+    PMPI_Type_size_x(type, &size);
+    return size > 0 ? (uint64_t)count * (uint64_t)size : 0;
+}
+
+static inline uint64_t status_bytes(const MPI_Status *st)
+{
+    MPI_Count n = 0;
+    PMPI_Get_elements_x(st, MPI_BYTE, &n);
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+static inline int64_t tag_of(int tag) { return tag == MPI_ANY_TAG ? -1 : tag; }
+
+static inline uint64_t wildcard_flags(int source, int tag)
+{
+    return (source == MPI_ANY_SOURCE ? F_ANY_SOURCE : 0) | (tag == MPI_ANY_TAG ? F_ANY_TAG : 0);
+}
+
+/* Send, Ssend, Bsend, Rsend and (with req) their nonblocking forms. */
+static void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
+                       int dest, int tag, MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    struct event e = { .code = code, .t_call = t0, .t_return = t1,
+                       .bytes = type_bytes(count, type), .peer = world_rank(c, dest),
+                       .tag = tag, .comm = c->id };
+    if (req) e.req = request_new(*req, c, 0);
+    record(&e);
+}
+
+/* Recv, Probe, Iprobe: source and tag are the actual ones, from the status (if found). */
+static void recv_event(int code, uint64_t t0, uint64_t t1, int source, int tag, MPI_Comm comm,
+                       const MPI_Status *st, int found)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = c->id,
+                       .flags = wildcard_flags(source, tag) };
+    if (found) {
+        e.recv_bytes = status_bytes(st);
+        e.peer = world_rank(c, st->MPI_SOURCE);
+        e.tag = tag_of(st->MPI_TAG);
+        if (code == C_IPROBE) e.flags |= F_FOUND;
+    } else {
+        e.peer = world_rank(c, source);
+        e.tag = tag_of(tag);
+    }
+    record(&e);
+}
+
+static void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d, size_t n)
+{
+    struct event e = { .code = code, .t_call = t0, .t_return = t1, .n = n, .done = d };
+    record(&e);
+}
+
+static void coll_event(int code, uint64_t t0, uint64_t t1, const struct comm *c, int root,
+                       uint64_t bytes, uint64_t recv_bytes, size_t n, const uint64_t *counts)
+{
+    struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = c->id,
+                       .root = root < 0 ? -1 : world_rank(c, root), .bytes = bytes,
+                       .recv_bytes = recv_bytes, .n = n, .counts = counts };
+    record(&e);
+}
+
+/* Arrays for a call on n requests: handle bits before the call, statuses, completions. */
+struct multi { uint64_t *keys; MPI_Status *st; struct done *done; };
+
+static struct multi multi_for(int n, MPI_Request reqs[])
+{
+    size_t m = n > 0 ? (size_t)n : 1;
+    char *p = scratch(m * (sizeof(uint64_t) + sizeof(MPI_Status) + sizeof(struct done)) + 64);
+    struct multi x;
+    x.done = (struct done *)p;
+    x.st = (MPI_Status *)(p + m * sizeof(struct done));
+    x.keys = (uint64_t *)(p + m * (sizeof(struct done) + sizeof(MPI_Status)));
+    for (int i = 0; i < n; i++) x.keys[i] = key_req(reqs[i]);
+    return x;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Start and end of tracing                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Offset to rank 0's clock (rank 0's clock = mine + offset): ping-pong with rank 0 over the
+ * private communicator, keep the sample with the smallest round trip. Collective. */
+static int64_t measure_offset(void)
+{
+    enum { ROUNDS = 16, TAG = 7001 };
+    int64_t offset = 0;
+    uint64_t t;
+    if (T.rank == 0) {
+        for (int r = 1; r < T.size; r++)
+            for (int k = 0; k < ROUNDS; k++) {
+                PMPI_Recv(&t, 1, MPI_UINT64_T, r, TAG, T.priv, MPI_STATUS_IGNORE);
+                t = now();
+                PMPI_Send(&t, 1, MPI_UINT64_T, r, TAG, T.priv);
+            }
+    } else {
+        uint64_t best = UINT64_MAX;
+        for (int k = 0; k < ROUNDS; k++) {
+            uint64_t a = now();
+            PMPI_Send(&a, 1, MPI_UINT64_T, 0, TAG, T.priv);
+            PMPI_Recv(&t, 1, MPI_UINT64_T, 0, TAG, T.priv, MPI_STATUS_IGNORE);
+            uint64_t b = now();
+            if (b - a < best) {
+                best = b - a;
+                offset = (int64_t)t - (int64_t)(a + (b - a) / 2);
+            }
+        }
+    }
+    return offset;
+}
+
+/* Read one integer MPI_T control variable by name; 1 if found with a positive value. */
+static int read_cvar(const char *name, uint64_t *value)
+{
+    int index, namelen = 256, desclen = 0, verbosity, bind, scope, count;
+    char cname[256];
+    MPI_Datatype type;
+    MPI_T_enum enumtype;
+    MPI_T_cvar_handle h;
+    if (PMPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return 0;
+    if (PMPI_T_cvar_get_info(index, cname, &namelen, &verbosity, &type, &enumtype, NULL,
+                             &desclen, &bind, &scope) != MPI_SUCCESS)
+        return 0;
+    if (bind != MPI_T_BIND_NO_OBJECT) return 0;
+    if (PMPI_T_cvar_handle_alloc(index, NULL, &h, &count) != MPI_SUCCESS) return 0;
+    union { int i; unsigned u; long l; unsigned long ul; long long ll; unsigned long long ull;
+            char pad[64]; } v;
+    memset(&v, 0, sizeof v);
+    int ok = count == 1 && PMPI_T_cvar_read(h, &v) == MPI_SUCCESS;
+    PMPI_T_cvar_handle_free(&h);
+    if (!ok) return 0;
+    long long x;
+    if (type == MPI_INT) x = v.i;
+    else if (type == MPI_UNSIGNED) x = v.u;
+    else if (type == MPI_LONG) x = v.l;
+    else if (type == MPI_UNSIGNED_LONG) x = (long long)v.ul;
+    else if (type == MPI_LONG_LONG) x = v.ll;
+    else if (type == MPI_UNSIGNED_LONG_LONG || type == MPI_COUNT) x = (long long)v.ull;
+    else return 0;
+    if (x <= 0) return 0;
+    *value = (uint64_t)x;
+    return 1;
+}
+
+/* The eager limit as the library reports it through MPI_T: the first cvar of a list chosen
+ * by library and placement that exists and has a positive value. */
+static int find_eager_limit(const char *libversion, int single_node, char *name, uint64_t *value)
+{
+    static const char *ompi_shm[] = { "btl_vader_eager_limit", "btl_sm_eager_limit", NULL };
+    static const char *ompi_net[] = { "btl_tcp_eager_limit", NULL };
+    static const char *ch3[] = { "MPIR_CVAR_CH3_EAGER_MAX_MSG_SIZE", NULL };
+    static const char *ch4_ofi[] = { "MPIR_CVAR_CH4_OFI_EAGER_MAX_MSG_SIZE", NULL };
+    static const char *ch4_shm[] = { "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE", NULL };
+    const char **lists[3] = { NULL, NULL, NULL };
+    const char *forced = getenv("LOGGPS_TRACE_EAGER_CVAR");
+    const char *one[2] = { forced, NULL };
+    if (forced && *forced) {
+        lists[0] = one;
+    } else if (strstr(libversion, "Open MPI")) {
+        lists[0] = single_node ? ompi_shm : ompi_net;
+        lists[1] = single_node ? ompi_net : ompi_shm;
+    } else if (strstr(libversion, "MPICH")) {
+        if (strstr(libversion, "ch3")) lists[0] = ch3;
+        else if (strstr(libversion, "ch4:ofi")) {
+            lists[0] = single_node ? ch4_shm : ch4_ofi;
+            lists[1] = single_node ? ch4_ofi : ch4_shm;
+        } else if (strstr(libversion, "ch4") && single_node) lists[0] = ch4_shm;
+    }
+    int provided, found = 0;
+    if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+    for (int l = 0; l < 3 && lists[l] && !found; l++)
+        for (const char **n = lists[l]; *n && !found; n++)
+            if (read_cvar(*n, value)) {
+                snprintf(name, 256, "%s", *n);
+                found = 1;
+            }
+    PMPI_T_finalize();
+    return found;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (*s) h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+    return h;
+}
+
+/* Rank 0: create the file and write the header and the J chunk. 1 on success. */
+static int create_trace(int single_node)
+{
+    T.fd = open(T.path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (T.fd < 0) {
+        if (errno == EEXIST)
+            warn("%s already exists; not overwriting it. This job runs UNTRACED "
+                 "(remove the file or set LOGGPS_TRACE to another path)", T.path);
+        else
+            warn("cannot create %s (%s); this job runs UNTRACED", T.path, strerror(errno));
+        return 0;
+    }
+    char version[MPI_MAX_LIBRARY_VERSION_STRING + 1] = "";
+    int len = 0;
+    PMPI_Get_library_version(version, &len);
+    char cvar[256] = "";
+    uint64_t eager = 0;
+    int have_eager = find_eager_limit(version, single_node, cvar, &eager);
+
+    uint8_t *b = malloc(16 + CHUNK_HEAD + sizeof version + 600), *p = b;
+    if (!b) abort();
+    memcpy(p, "LGPSTRC\x1a", 8);
+    p = put_u16(p + 8, 1);
+    p = put_u16(p, 0);
+    p = put_u32(p, (uint32_t)T.size);
+    uint8_t *chunk = p;
+    p += CHUNK_HEAD;
+    p = put_str(p, version);
+    *p++ = (uint8_t)have_eager;
+    if (have_eager) {
+        p = put_str(p, cvar);
+        p = put_u64(p, eager);
+    }
+    *p++ = 0; /* no LogGPS parameters */
+    fill_chunk_head(chunk, 'J', 0xFFFFFFFFu, (size_t)(p - chunk - CHUNK_HEAD));
+    write_all_or_stop(b, (size_t)(p - b));
+    free(b);
+    return !T.write_failed;
+}
+
+static void at_exit_flush(void)
+{
+    /* the program exited without MPI_Finalize: keep what this rank buffered */
+    if (T.recording) flush_events();
+}
+
+static void tracer_start(int code, uint64_t t0, uint64_t t1, int provided)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &T.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &T.size);
+    const char *dis = getenv("LOGGPS_TRACE_DISABLE");
+    if (dis && *dis && strcmp(dis, "0") != 0) return;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &T.priv);
+    PMPI_Comm_group(MPI_COMM_WORLD, &T.world_group);
+    T.world = (struct comm){ .id = 0, .size = T.size, .me = T.rank, .members = NULL, .refs = 1 };
+    gethostname(T.host, sizeof T.host - 1);
+    const char *path = getenv("LOGGPS_TRACE");
+    snprintf(T.path, sizeof T.path, "%s", path && *path ? path : "loggps-trace.bin");
+
+    /* agree on: threads refused?, all on one host? */
+    uint64_t h = hash_str(T.host);
+    uint64_t in[3] = { provided == MPI_THREAD_MULTIPLE, h, ~h }, out[3];
+    PMPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, T.priv);
+    int single_node = out[1] == ~out[2];
+    if (out[0]) {
+        if (T.rank == 0)
+            warn("MPI_THREAD_MULTIPLE is not supported by the tracer (events of concurrent "
+                 "threads cannot be ordered); this job runs UNTRACED");
+        PMPI_Comm_free(&T.priv);
+        return;
+    }
+
+    int ok = 1;
+    if (T.rank == 0) ok = create_trace(single_node);
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, T.priv);
+    if (ok && T.rank != 0) {
+        T.fd = open(T.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (T.fd < 0) warn("cannot open %s (%s)", T.path, strerror(errno));
+    }
+    int all = T.fd >= 0, every = 0;
+    PMPI_Allreduce(&all, &every, 1, MPI_INT, MPI_MIN, T.priv);
+    if (!ok || !every) {
+        if (ok && T.rank == 0)
+            warn("some rank cannot open %s (not a shared filesystem?); this job runs UNTRACED "
+                 "and the file holds no events", T.path);
+        if (T.fd >= 0) close(T.fd);
+        T.fd = -1;
+        PMPI_Comm_free(&T.priv);
+        return;
+    }
+
+    size_t cap = 4u << 20;
+    const char *bs = getenv("LOGGPS_TRACE_BUFFER");
+    if (bs && *bs) cap = strtoull(bs, NULL, 0);
+    if (cap < 4096) cap = 4096;
+    if (cap > (64u << 20)) cap = 64u << 20;
+    T.buf = malloc(cap);
+    if (!T.buf) abort();
+    T.cap = cap;
+    T.len = E_HEAD;
+
+    T.offset_init = measure_offset();
+    write_rank_chunk(T.offset_init, T.offset_init); /* survives a crash; replaced at Finalize */
+    T.active = 1;
+    T.recording = !T.write_failed;
+    atexit(at_exit_flush);
+    struct event e = { .code = code, .t_call = t0, .t_return = t1 };
+    record(&e);
+}
+
+/* Rank 0, after every rank flushed: append the X index and the trailer. */
+static void write_index(void)
+{
+    struct stat sb;
+    if (fstat(T.fd, &sb) != 0) return;
+    int rfd = open(T.path, O_RDONLY | O_CLOEXEC);
+    if (rfd < 0) return;
+    size_t n = 0, cap = 64;
+    uint8_t *x = malloc(CHUNK_HEAD + 4 + 12 * cap + 16);
+    if (!x) abort();
+    uint64_t off = 16, end = (uint64_t)sb.st_size;
+    while (off + CHUNK_HEAD <= end) {
+        uint8_t h[CHUNK_HEAD];
+        if (pread(rfd, h, CHUNK_HEAD, (off_t)off) != CHUNK_HEAD) break;
+        uint32_t len = h[5] | (uint32_t)h[6] << 8 | (uint32_t)h[7] << 16 | (uint32_t)h[8] << 24;
+        if (h[0] == 'E') {
+            if (n == cap) {
+                cap *= 2;
+                x = realloc(x, CHUNK_HEAD + 4 + 12 * cap + 16);
+                if (!x) abort();
+            }
+            uint8_t *p = x + CHUNK_HEAD + 4 + 12 * n++;
+            p = put_u32(p, h[1] | (uint32_t)h[2] << 8 | (uint32_t)h[3] << 16 | (uint32_t)h[4] << 24);
+            put_u64(p, off);
+        }
+        off += CHUNK_HEAD + (uint64_t)len;
+    }
+    close(rfd);
+    if (off != end) {
+        warn("%s: chunk scan stopped at %llu of %llu bytes; no index written", T.path,
+             (unsigned long long)off, (unsigned long long)end);
+        free(x);
+        return;
+    }
+    put_u32(x + CHUNK_HEAD, (uint32_t)n);
+    size_t payload = 4 + 12 * n;
+    fill_chunk_head(x, 'X', 0xFFFFFFFFu, payload);
+    uint8_t *p = put_u64(x + CHUNK_HEAD + payload, end);
+    memcpy(p, "LGPSEND\x1a", 8);
+    write_all_or_stop(x, CHUNK_HEAD + payload + 16);
+    free(x);
+}
+
+static void tracer_finish(uint64_t t0)
+{
+    PMPI_Barrier(T.priv); /* MPI_Finalize synchronizes; record that part */
+    struct event e = { .code = C_FINALIZE, .t_call = t0, .t_return = now() };
+    record(&e);
+    int64_t offset_fini = measure_offset();
+    if (T.recording) write_rank_chunk(T.offset_init, offset_fini);
+    if (T.recording) flush_events();
+    T.recording = 0;
+    PMPI_Barrier(T.priv);
+    if (T.rank == 0 && !T.write_failed) write_index();
+    uint64_t counts[2] = { T.events, T.untracked }, sums[2];
+    PMPI_Reduce(counts, sums, 2, MPI_UINT64_T, MPI_SUM, 0, T.priv);
+    if (T.rank == 0) {
+        fprintf(stderr, "loggps-trace: wrote %s (%llu events from %d ranks)\n", T.path,
+                (unsigned long long)sums[0], T.size);
+        if (sums[1])
+            fprintf(stderr, "loggps-trace: %llu calls on communicators the tracer does not "
+                    "know (intercommunicators, MPI_Comm_idup, ...) were not recorded\n",
+                    (unsigned long long)sums[1]);
+    }
+    close(T.fd);
+    T.fd = -1;
+    T.active = 0;
+    PMPI_Comm_free(&T.priv);
+    PMPI_Group_free(&T.world_group);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Wrappers: environment                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+int MPI_Init(int *argc, char ***argv)
+{
+    uint64_t t0 = now();
+    int rc = PMPI_Init(argc, argv);
+    uint64_t t1 = now();
+    if (rc == MPI_SUCCESS) tracer_start(C_INIT, t0, t1, MPI_THREAD_SINGLE);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    uint64_t t0 = now();
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    uint64_t t1 = now();
+    if (rc == MPI_SUCCESS) tracer_start(C_INIT_THREAD, t0, t1, *provided);
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    if (T.active) tracer_finish(now());
+    return PMPI_Finalize();
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    if (T.recording) flush_events(); /* keep this rank's events */
+    return PMPI_Abort(comm, errorcode);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Wrappers: point to point                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Send(buf, count, type, dest, tag, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Send(buf, count, type, dest, tag, comm);
+    send_event(C_SEND, t0, now(), count, type, dest, tag, comm, NULL);
+    return rc;
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Ssend(buf, count, type, dest, tag, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
+    send_event(C_SSEND, t0, now(), count, type, dest, tag, comm, NULL);
+    return rc;
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Bsend(buf, count, type, dest, tag, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Bsend(buf, count, type, dest, tag, comm);
+    send_event(C_BSEND, t0, now(), count, type, dest, tag, comm, NULL);
+    return rc;
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Rsend(buf, count, type, dest, tag, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Rsend(buf, count, type, dest, tag, comm);
+    send_event(C_RSEND, t0, now(), count, type, dest, tag, comm, NULL);
+    return rc;
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    if (!T.recording) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
+    send_event(C_ISEND, t0, now(), count, type, dest, tag, comm, req);
+    return rc;
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    if (!T.recording) return PMPI_Issend(buf, count, type, dest, tag, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Issend(buf, count, type, dest, tag, comm, req);
+    send_event(C_ISSEND, t0, now(), count, type, dest, tag, comm, req);
+    return rc;
+}
+
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    if (!T.recording) return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
+    send_event(C_IBSEND, t0, now(), count, type, dest, tag, comm, req);
+    return rc;
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *req)
+{
+    if (!T.recording) return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Irsend(buf, count, type, dest, tag, comm, req);
+    send_event(C_IRSEND, t0, now(), count, type, dest, tag, comm, req);
+    return rc;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    if (!T.recording) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t t0 = now();
+    int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
+    recv_event(C_RECV, t0, now(), source, tag, comm, status, 1);
+    return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+              MPI_Request *req)
+{
+    if (!T.recording) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    struct event e = { .code = C_IRECV, .t_call = t0, .t_return = t1,
+                       .recv_bytes = type_bytes(count, type), .peer = world_rank(c, source),
+                       .tag = tag_of(tag), .comm = c->id, .flags = wildcard_flags(source, tag),
+                       .req = request_new(*req, c, 1) };
+    record(&e);
+    return rc;
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                 int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!T.recording)
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t t0 = now();
+    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                           recvtype, source, recvtag, comm, status);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    struct event e = { .code = C_SENDRECV, .t_call = t0, .t_return = t1,
+                       .bytes = type_bytes(sendcount, sendtype), .peer = world_rank(c, dest),
+                       .tag = sendtag, .recv_bytes = status_bytes(status),
+                       .source = world_rank(c, status->MPI_SOURCE),
+                       .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
+                       .flags = wildcard_flags(source, recvtag) };
+    record(&e);
+    return rc;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!T.recording)
+        return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
+                                     status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t t0 = now();
+    int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
+                                   status);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    struct event e = { .code = C_SENDRECV_REPLACE, .t_call = t0, .t_return = t1,
+                       .bytes = type_bytes(count, type), .peer = world_rank(c, dest),
+                       .tag = sendtag, .recv_bytes = status_bytes(status),
+                       .source = world_rank(c, status->MPI_SOURCE),
+                       .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
+                       .flags = wildcard_flags(source, recvtag) };
+    record(&e);
+    return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!T.recording) return PMPI_Probe(source, tag, comm, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t t0 = now();
+    int rc = PMPI_Probe(source, tag, comm, status);
+    recv_event(C_PROBE, t0, now(), source, tag, comm, status, 1);
+    return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    if (!T.recording) return PMPI_Iprobe(source, tag, comm, flag, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t t0 = now();
+    int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+    recv_event(C_IPROBE, t0, now(), source, tag, comm, status, *flag);
+    return rc;
+}
+
+int MPI_Cancel(MPI_Request *req)
+{
+    if (!T.recording) return PMPI_Cancel(req);
+    struct slot *s = table_find(&T.reqs, key_req(*req));
+    uint64_t id = s ? s->id : 0;
+    uint64_t t0 = now();
+    int rc = PMPI_Cancel(req);
+    uint64_t t1 = now();
+    T.cancels++;
+    if (s) {
+        struct event e = { .code = C_CANCEL, .t_call = t0, .t_return = t1, .req = id };
+        record(&e);
+    }
+    return rc;
+}
+
+/* Not recorded; only keeps the request table from holding freed handles. */
+int MPI_Request_free(MPI_Request *req)
+{
+    if (T.active) {
+        struct slot *s = table_find(&T.reqs, key_req(*req));
+        if (s) {
+            struct comm *c = s->c;
+            table_remove(&T.reqs, s);
+            comm_release(c);
+        }
+    }
+    return PMPI_Request_free(req);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Wrappers: completion                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+    if (!T.recording) return PMPI_Wait(req, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t key = key_req(*req);
+    uint64_t t0 = now();
+    int rc = PMPI_Wait(req, status);
+    uint64_t t1 = now();
+    struct done d;
+    complete_event(C_WAIT, t0, t1, &d, (size_t)request_done(&d, key, status));
+    return rc;
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+    if (!T.recording) return PMPI_Test(req, flag, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t key = key_req(*req);
+    uint64_t t0 = now();
+    int rc = PMPI_Test(req, flag, status);
+    uint64_t t1 = now();
+    struct done d;
+    size_t n = *flag ? (size_t)request_done(&d, key, status) : 0;
+    complete_event(C_TEST, t0, t1, &d, n);
+    return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    if (!T.recording) return PMPI_Waitall(count, reqs, statuses);
+    struct multi m = multi_for(count, reqs);
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
+    uint64_t t0 = now();
+    int rc = PMPI_Waitall(count, reqs, st);
+    uint64_t t1 = now();
+    size_t n = 0;
+    for (int i = 0; i < count; i++) n += (size_t)request_done(&m.done[n], m.keys[i], &st[i]);
+    complete_event(C_WAITALL, t0, t1, m.done, n);
+    return rc;
+}
+
+int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    if (!T.recording) return PMPI_Testall(count, reqs, flag, statuses);
+    struct multi m = multi_for(count, reqs);
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
+    uint64_t t0 = now();
+    int rc = PMPI_Testall(count, reqs, flag, st);
+    uint64_t t1 = now();
+    size_t n = 0;
+    if (*flag)
+        for (int i = 0; i < count; i++) n += (size_t)request_done(&m.done[n], m.keys[i], &st[i]);
+    complete_event(C_TESTALL, t0, t1, m.done, n);
+    return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    if (!T.recording) return PMPI_Waitany(count, reqs, index, status);
+    struct multi m = multi_for(count, reqs);
+    if (status == MPI_STATUS_IGNORE) status = m.st;
+    uint64_t t0 = now();
+    int rc = PMPI_Waitany(count, reqs, index, status);
+    uint64_t t1 = now();
+    size_t n = 0;
+    if (*index != MPI_UNDEFINED && *index >= 0 && *index < count)
+        n = (size_t)request_done(m.done, m.keys[*index], status);
+    complete_event(C_WAITANY, t0, t1, m.done, n);
+    return rc;
+}
+
+int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    if (!T.recording) return PMPI_Testany(count, reqs, index, flag, status);
+    struct multi m = multi_for(count, reqs);
+    if (status == MPI_STATUS_IGNORE) status = m.st;
+    uint64_t t0 = now();
+    int rc = PMPI_Testany(count, reqs, index, flag, status);
+    uint64_t t1 = now();
+    size_t n = 0;
+    if (*flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
+        n = (size_t)request_done(m.done, m.keys[*index], status);
+    complete_event(C_TESTANY, t0, t1, m.done, n);
+    return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    if (!T.recording) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    struct multi m = multi_for(incount, reqs);
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
+    uint64_t t0 = now();
+    int rc = PMPI_Waitsome(incount, reqs, outcount, indices, st);
+    uint64_t t1 = now();
+    size_t n = 0;
+    if (*outcount != MPI_UNDEFINED)
+        for (int k = 0; k < *outcount; k++)
+            n += (size_t)request_done(&m.done[n], m.keys[indices[k]], &st[k]);
+    complete_event(C_WAITSOME, t0, t1, m.done, n);
+    return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    if (!T.recording) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    struct multi m = multi_for(incount, reqs);
+    MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
+    uint64_t t0 = now();
+    int rc = PMPI_Testsome(incount, reqs, outcount, indices, st);
+    uint64_t t1 = now();
+    size_t n = 0;
+    if (*outcount != MPI_UNDEFINED)
+        for (int k = 0; k < *outcount; k++)
+            n += (size_t)request_done(&m.done[n], m.keys[indices[k]], &st[k]);
+    complete_event(C_TESTSOME, t0, t1, m.done, n);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Wrappers: collectives. bytes = what this rank contributes, recv_bytes = what it obtains     */
+/* (FORMAT-NOTES.md gives the rule for each routine).                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+int MPI_Barrier(MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Barrier(comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Barrier(comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (c) coll_event(C_BARRIER, t0, t1, c, -1, 0, 0, 0, NULL);
+    else T.untracked++;
+    return rc;
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Bcast(buf, count, type, root, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Bcast(buf, count, type, root, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    uint64_t n = type_bytes(count, type);
+    int is_root = c->me == root;
+    coll_event(C_BCAST, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL);
+    return rc;
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               int root, MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    uint64_t n = type_bytes(count, type);
+    coll_event(C_REDUCE, t0, t1, c, root, n, c->me == root ? n : 0, 0, NULL);
+    return rc;
+}
+
+/* Allreduce, Scan, Exscan: every rank contributes and obtains count elements. */
+static void symmetric_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
+                            MPI_Comm comm)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    uint64_t n = type_bytes(count, type);
+    coll_event(code, t0, t1, c, -1, n, n, 0, NULL);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    symmetric_event(C_ALLREDUCE, t0, now(), count, type, comm);
+    return rc;
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+             MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
+    symmetric_event(C_SCAN, t0, now(), count, type, comm);
+    return rc;
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
+    symmetric_event(C_EXSCAN, t0, now(), count, type, comm);
+    return rc;
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    int is_root = c->me == root;
+    uint64_t block = is_root ? type_bytes(recvcount, recvtype) : 0;
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
+    coll_event(C_GATHER, t0, t1, c, root, sent, block * (uint64_t)c->size, 0, NULL);
+    return rc;
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            root, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                          root, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    int is_root = c->me == root;
+    size_t n = is_root ? (size_t)c->size : 0;
+    uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), recvd = 0;
+    for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
+                                            : type_bytes(sendcount, sendtype);
+    coll_event(C_GATHERV, t0, t1, c, root, sent, recvd, n, counts);
+    return rc;
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                            comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                          comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    int is_root = c->me == root;
+    uint64_t block = is_root ? type_bytes(sendcount, sendtype) : 0;
+    uint64_t got = recvbuf == MPI_IN_PLACE ? block : type_bytes(recvcount, recvtype);
+    coll_event(C_SCATTER, t0, t1, c, root, block * (uint64_t)c->size, got, 0, NULL);
+    return rc;
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                             recvtype, root, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                           root, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    int is_root = c->me == root;
+    size_t n = is_root ? (size_t)c->size : 0;
+    uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), sent = 0;
+    for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(sendcounts[i], sendtype);
+    uint64_t got = recvbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
+                                           : type_bytes(recvcount, recvtype);
+    coll_event(C_SCATTERV, t0, t1, c, root, sent, got, n, counts);
+    return rc;
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    uint64_t block = type_bytes(recvcount, recvtype);
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
+    coll_event(C_ALLGATHER, t0, t1, c, -1, sent, block * (uint64_t)c->size, 0, NULL);
+    return rc;
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                             recvtype, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    size_t n = (size_t)c->size;
+    uint64_t *counts = scratch(sizeof(uint64_t) * n), recvd = 0;
+    for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? counts[c->me] : type_bytes(sendcount, sendtype);
+    coll_event(C_ALLGATHERV, t0, t1, c, -1, sent, recvd, n, counts);
+    return rc;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    uint64_t got = type_bytes(recvcount, recvtype) * (uint64_t)c->size;
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? got
+                                            : type_bytes(sendcount, sendtype) * (uint64_t)c->size;
+    coll_event(C_ALLTOALL, t0, t1, c, -1, sent, got, 0, NULL);
+    return rc;
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                              rdispls, recvtype, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                            rdispls, recvtype, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    size_t n = (size_t)c->size;
+    uint64_t *counts = scratch(sizeof(uint64_t) * 2 * n), sent = 0, recvd = 0;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    for (size_t i = 0; i < n; i++) {
+        recvd += counts[n + i] = type_bytes(recvcounts[i], recvtype);
+        sent += counts[i] = in_place ? counts[n + i] : type_bytes(sendcounts[i], sendtype);
+    }
+    coll_event(C_ALLTOALLV, t0, t1, c, -1, sent, recvd, 2 * n, counts);
+    return rc;
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    if (!T.recording) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    size_t n = (size_t)c->size;
+    uint64_t *counts = scratch(sizeof(uint64_t) * n), sent = 0;
+    for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(recvcounts[i], type);
+    coll_event(C_REDUCE_SCATTER, t0, t1, c, -1, sent, counts[c->me], n, counts);
+    return rc;
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    if (!T.recording)
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+    uint64_t t1 = now();
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return rc; }
+    uint64_t n = type_bytes(recvcount, type);
+    coll_event(C_REDUCE_SCATTER_BLOCK, t0, t1, c, -1, n * (uint64_t)c->size, n, 0, NULL);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Wrappers: communicators                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* After a recorded creation call: register the new communicator (collective over it) and
+ * record the commop event (times taken around the MPI call only). */
+static void created(int code, uint64_t t0, uint64_t t1, MPI_Comm parent, MPI_Comm nc)
+{
+    struct comm *p = comm_get(parent);
+    struct comm *c = comm_register(nc);
+    if (!p) { T.untracked++; return; }
+    struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = p->id,
+                       .newcomm = c ? (int64_t)c->id : -1 };
+    record(&e);
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    if (!T.active) return PMPI_Comm_dup(comm, newcomm);
+    uint64_t t0 = now();
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    created(C_COMM_DUP, t0, now(), comm, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL);
+    return rc;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    if (!T.active) return PMPI_Comm_split(comm, color, key, newcomm);
+    uint64_t t0 = now();
+    int rc = PMPI_Comm_split(comm, color, key, newcomm);
+    created(C_COMM_SPLIT, t0, now(), comm, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL);
+    return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    if (!T.active) return PMPI_Comm_create(comm, group, newcomm);
+    uint64_t t0 = now();
+    int rc = PMPI_Comm_create(comm, group, newcomm);
+    created(C_COMM_CREATE, t0, now(), comm, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL);
+    return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    if (!T.active) return PMPI_Comm_free(comm);
+    struct slot *s = table_find(&T.comms, key_comm(*comm));
+    struct comm *c = s ? s->c : NULL;
+    if (s) table_remove(&T.comms, s);
+    uint64_t t0 = now();
+    int rc = PMPI_Comm_free(comm);
+    uint64_t t1 = now();
+    if (c) {
+        struct event e = { .code = C_COMM_FREE, .t_call = t0, .t_return = t1, .comm = c->id,
+                           .newcomm = -1 };
+        record(&e);
+        comm_release(c);
+    } else {
+        T.untracked++;
+    }
+    return rc;
+}
+
+/* Communicator constructors without a routine code: not recorded (they count as computation),
+ * but their communicators get an id and a C chunk so that calls on them are recorded. */
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
+
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                    int reorder, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
+                                             destinations, destweights, info, reorder, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Intercomm_merge(intercomm, high, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
