@@ -179,6 +179,8 @@ static struct {
     MPI_Group world_group;
     char host[256];
     int64_t offset_init;
+    char must_measure;   /* this rank measures its clock offset */
+    char *measure;       /* rank 0: must_measure of every rank */
     uint8_t *buf;        /* E chunk under construction: header space, then records */
     size_t len, cap;
     uint32_t nrec;
@@ -663,8 +665,17 @@ static struct multi multi_for(int n, MPI_Request reqs[])
 /* Start and end of tracing                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    while (*s) h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+    return h;
+}
+
 /* Offset to rank 0's clock (rank 0's clock = mine + offset): ping-pong with rank 0 over the
- * private communicator, keep the sample with the smallest round trip. Collective. */
+ * private communicator, keep the sample with the smallest round trip. Collective. Ranks that
+ * run on rank 0's machine (same kernel boot id) share its CLOCK_MONOTONIC: offset 0 without
+ * measuring (set LOGGPS_TRACE_MEASURE_OFFSETS=1 to measure anyway). */
 static int64_t measure_offset(void)
 {
     enum { ROUNDS = 16, TAG = 7001 };
@@ -672,12 +683,12 @@ static int64_t measure_offset(void)
     uint64_t t;
     if (T.rank == 0) {
         for (int r = 1; r < T.size; r++)
-            for (int k = 0; k < ROUNDS; k++) {
+            for (int k = 0; k < ROUNDS && T.measure[r]; k++) {
                 PMPI_Recv(&t, 1, MPI_UINT64_T, r, TAG, T.priv, MPI_STATUS_IGNORE);
                 t = now();
                 PMPI_Send(&t, 1, MPI_UINT64_T, r, TAG, T.priv);
             }
-    } else {
+    } else if (T.must_measure) {
         uint64_t best = UINT64_MAX;
         for (int k = 0; k < ROUNDS; k++) {
             uint64_t a = now();
@@ -691,6 +702,26 @@ static int64_t measure_offset(void)
         }
     }
     return offset;
+}
+
+/* Which ranks must measure their clock offset (see measure_offset). Collective. */
+static void decide_measurements(void)
+{
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f)) boot[0] = 0;
+        fclose(f);
+    }
+    uint64_t mine = hash_str(boot[0] ? boot : T.host), root = mine;
+    PMPI_Bcast(&root, 1, MPI_UINT64_T, 0, T.priv);
+    const char *force = getenv("LOGGPS_TRACE_MEASURE_OFFSETS");
+    T.must_measure = T.rank != 0 && (mine != root || (force && *force && strcmp(force, "0")));
+    if (T.rank == 0) {
+        T.measure = calloc((size_t)T.size, 1);
+        if (!T.measure) abort();
+    }
+    PMPI_Gather(&T.must_measure, 1, MPI_CHAR, T.measure, 1, MPI_CHAR, 0, T.priv);
 }
 
 /* Read one integer MPI_T control variable by name; 1 if found with a positive value. */
@@ -760,13 +791,6 @@ static int find_eager_limit(const char *libversion, int single_node, char *name,
             }
     PMPI_T_finalize();
     return found;
-}
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s) h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-    return h;
 }
 
 /* Rank 0: create the file and write the header and the J chunk. 1 on success. */
@@ -870,6 +894,7 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, int provided)
     T.cap = cap;
     T.len = E_HEAD;
 
+    decide_measurements();
     T.offset_init = measure_offset();
     write_rank_chunk(T.offset_init, T.offset_init); /* survives a crash; replaced at Finalize */
     T.active = 1;
@@ -948,6 +973,8 @@ static void tracer_finish(uint64_t t0)
     T.active = 0;
     PMPI_Comm_free(&T.priv);
     PMPI_Group_free(&T.world_group);
+    free(T.measure);
+    T.measure = NULL;
 }
 
 /* ------------------------------------------------------------------------------------------ */
