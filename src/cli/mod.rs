@@ -1,0 +1,194 @@
+//! The command line: clap definitions and the thin glue from flags to the pipeline.
+
+#![allow(non_snake_case)] // flags named as the paper's parameters: --L --o --Os --Or --Gs --Gl --s --S
+
+mod progress;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use loggps_predict::error::Error;
+use loggps_predict::model::{self, Overrides};
+use loggps_predict::report::{self, info::Info, Format, Report};
+use loggps_predict::trace::{self, binary, text, Trace};
+use progress::Progress;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "loggps-predict",
+    version,
+    about = "Predict an MPI program's runtime from its trace under the LogGPS model",
+    long_about = "Predict an MPI program's runtime from its trace under the LogGPS model (Ino et al., PPoPP 2001).\n\n\
+        The measured computation is kept; every MPI routine's duration becomes the model's cost, including the \
+        synchronization the rendezvous protocol forces on messages above the eager limit S. The report gives the \
+        predicted and measured runtime and, per rank, computation, communication, sender and receiver synchronization.\n\n\
+        Parameters come from --params FILE, else --platform, else the trace itself; each can be overridden by its own \
+        flag, which is how what-if questions are asked:\n\n  loggps-predict trace.bin --S 65536",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub predict: PredictArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Predict a trace's runtime (what plain `loggps-predict TRACE` does).
+    Predict(PredictArgs),
+    /// Summarize a trace: ranks, events per routine, bytes, message sizes, measured runtime.
+    Info {
+        /// Trace file (binary or text)
+        trace: PathBuf,
+        #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
+        format: InfoFormat,
+    },
+    /// Convert a trace between the binary and the text encoding (exact both ways).
+    Convert {
+        /// Trace to read (binary or text)
+        input: PathBuf,
+        /// Trace to write; the encoding follows the extension (.txt: text, else binary) unless --to says
+        output: PathBuf,
+        #[arg(long, value_enum)]
+        to: Option<Encoding>,
+        /// Overwrite OUTPUT if it exists
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum InfoFormat {
+    Table,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+pub enum Encoding {
+    Binary,
+    Text,
+}
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// Trace file (binary .bin or text .txt)
+    #[arg(required = true)]
+    pub trace: Option<PathBuf>,
+    /// LogGPS parameters from a TOML file (names as in the paper: L o Os Or Gs Gl s S)
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<PathBuf>,
+    /// Use the paper's parameters of a platform (Table 5)
+    #[arg(long, value_parser = ["cenju4", "myrinet", "fast-ethernet"])]
+    pub platform: Option<String>,
+    /// Latency, ns
+    #[arg(long = "L", value_name = "NS", allow_hyphen_values = true)]
+    pub L: Option<f64>,
+    /// Overhead per message (first byte), ns
+    #[arg(long = "o", value_name = "NS", allow_hyphen_values = true)]
+    pub o: Option<f64>,
+    /// Send overhead per further byte, ns/byte
+    #[arg(long = "Os", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Os: Option<f64>,
+    /// Receive overhead per further byte, ns/byte
+    #[arg(long = "Or", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Or: Option<f64>,
+    /// Gap per byte for the first s bytes, ns/byte
+    #[arg(long = "Gs", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Gs: Option<f64>,
+    /// Gap per byte beyond s bytes, ns/byte (may be negative)
+    #[arg(long = "Gl", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Gl: Option<f64>,
+    /// Bytes above which a message goes in several packets
+    #[arg(long = "s", value_name = "BYTES")]
+    pub s: Option<u64>,
+    /// Eager limit: bytes above which the rendezvous protocol is used
+    #[arg(long = "S", value_name = "BYTES")]
+    pub S: Option<u64>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Worker threads for loading and replay (default: all cores); 1 gives the same result
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// Prints a warning on stderr.
+fn warn(msg: String) {
+    eprintln!("warning: {msg}");
+}
+
+fn load(path: &Path) -> Result<Trace, Error> {
+    let label = format!("loading {}", path.display());
+    Ok(Progress::around(&label, || trace::load(path, &mut warn))?)
+}
+
+/// Runs the command line; the error's message is what the user sees.
+pub fn run(cli: Cli) -> Result<(), Error> {
+    let threads = match &cli.command {
+        Some(Command::Predict(a)) => a.threads,
+        None => cli.predict.threads,
+        _ => None,
+    };
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            return Err(Error::Usage("--threads must be at least 1".into()));
+        }
+        pool = pool.num_threads(n);
+    }
+    let pool = pool.build().map_err(|e| Error::Usage(format!("cannot start {threads:?} threads: {e}")))?;
+    pool.install(|| match cli.command {
+        Some(Command::Predict(a)) => predict(&a),
+        None => predict(&cli.predict),
+        Some(Command::Info { trace, format }) => info(&trace, format),
+        Some(Command::Convert { input, output, to, force }) => convert(&input, &output, to, force),
+    })
+}
+
+fn predict(a: &PredictArgs) -> Result<(), Error> {
+    let path = a.trace.as_deref().expect("clap requires TRACE");
+    let trace = load(path)?;
+    let ov = Overrides { L: a.L, o: a.o, Os: a.Os, Or: a.Or, Gs: a.Gs, Gl: a.Gl, s: a.s, S: a.S };
+    let resolved = model::resolve(a.params.as_deref(), a.platform.as_deref(), trace.meta.params, &ov)?;
+    for w in resolved.params.warnings() {
+        warn(format!("parameters: {w}"));
+    }
+    let bar = Progress::new("replaying", Some(trace.total_events()));
+    let prediction = loggps_predict::predict(path, &trace, &resolved.params, &|n| bar.set(n));
+    bar.finish();
+    let prediction = prediction?;
+    for w in &prediction.warnings {
+        warn(w.clone());
+    }
+    let report = Report::new(&path.display().to_string(), &trace.meta.library, trace.total_events(), &prediction, &resolved);
+    let mut out = std::io::stdout().lock();
+    report::exporter(a.format).write(&report, &mut out).map_err(|e| Error::Io(format!("writing the report: {e}")))
+}
+
+fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
+    let trace = load(path)?;
+    let info = Info::new(&path.display().to_string(), &trace);
+    let mut out = std::io::stdout().lock();
+    let res = match format {
+        InfoFormat::Table => info.write_table(&mut out),
+        InfoFormat::Json => serde_json::to_writer_pretty(&mut out, &info).map_err(std::io::Error::from).and_then(|_| writeln!(out)),
+    };
+    res.map_err(|e| Error::Io(format!("writing the summary: {e}")))
+}
+
+fn convert(input: &Path, output: &Path, to: Option<Encoding>, force: bool) -> Result<(), Error> {
+    if output.exists() && !force {
+        return Err(Error::Usage(format!("{} exists; pass --force to overwrite it", output.display())));
+    }
+    let trace = load(input)?;
+    let encoding = to.unwrap_or(if output.extension().is_some_and(|e| e == "txt") { Encoding::Text } else { Encoding::Binary });
+    let file = std::fs::File::create(output).map_err(|e| Error::Io(format!("{}: cannot create: {e}", output.display())))?;
+    let out = std::io::BufWriter::new(file);
+    let res = match encoding {
+        Encoding::Text => text::write(&trace, out),
+        Encoding::Binary => binary::write(&trace, out, trace.complete),
+    };
+    res.map_err(|e| Error::Io(format!("{}: cannot write: {e}", output.display())))
+}

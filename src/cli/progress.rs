@@ -1,0 +1,69 @@
+//! Progress on stderr for work that takes more than about a second; nothing when stderr is not
+//! a terminal.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// A bar that stays hidden for its first second.
+pub struct Progress {
+    bar: ProgressBar,
+    started: Instant,
+    shown: std::sync::atomic::AtomicBool,
+    enabled: bool,
+}
+
+const DELAY: Duration = Duration::from_secs(1);
+
+impl Progress {
+    /// A bar counting `total` units (`None`: a spinner) labelled `label`.
+    pub fn new(label: &str, total: Option<u64>) -> Progress {
+        let bar = match total {
+            Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::hidden()),
+            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()),
+        };
+        let template = if total.is_some() { "{msg} [{bar:30}] {human_pos}/{human_len} ({per_sec}, {eta})" } else { "{spinner} {msg} ({elapsed})" };
+        bar.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
+        bar.set_message(label.to_string());
+        Progress { bar, started: Instant::now(), shown: false.into(), enabled: std::io::stderr().is_terminal() }
+    }
+
+    /// Sets the position; shows the bar once a second has passed.
+    pub fn set(&self, pos: u64) {
+        self.bar.set_position(pos);
+        self.tick();
+    }
+
+    /// Shows the bar if the work has taken over a second (call from time to time).
+    pub fn tick(&self) {
+        if self.enabled && self.started.elapsed() > DELAY && !self.shown.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.bar.enable_steady_tick(Duration::from_millis(200));
+        }
+    }
+
+    /// Runs `f`, showing a spinner if it takes more than a second.
+    pub fn around<T>(label: &str, f: impl FnOnce() -> T + Send, ) -> T
+    where
+        T: Send,
+    {
+        let p = Progress::new(label, None);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                    p.tick();
+                }
+            });
+            let out = f();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            p.bar.finish_and_clear();
+            out
+        })
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}

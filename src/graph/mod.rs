@@ -1,0 +1,504 @@
+//! The happens-before graph: messages matched by MPI's rules (per communicator, source and tag,
+//! FIFO; wildcards resolved by the recorded status), requests tied to the calls that complete
+//! them, collective calls tied into instances. Program order is implicit in the per-rank
+//! columns; the cross-rank edges are compact per-rank arrays, and [`HbView`] exposes the whole
+//! graph to petgraph's algorithms without materializing it.
+
+use crate::error::TraceError;
+use crate::trace::{list_some, Routine, Shape, Trace, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, TAG_ANY};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// "No partner" in the link columns.
+pub const NONE: u32 = u32::MAX;
+
+/// A collective call as all its participants made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Instance {
+    pub comm: u32,
+    /// Its participants are `HbGraph::inst_members[first..first + size]`.
+    pub first: u32,
+    pub size: u32,
+}
+
+/// The matched trace.
+#[derive(Debug, Default)]
+pub struct HbGraph {
+    /// Per rank, per event: the matching event in the peer's rank (point-to-point), the
+    /// instance (collectives), or [`NONE`].
+    pub link: Vec<Vec<u32>>,
+    /// Per rank: `(event, partner)` for the receive half of each Sendrecv, sorted by event.
+    pub link2: Vec<Vec<(u32, u32)>>,
+    /// Per rank: request id → the event that created it.
+    pub req_origin: Vec<Vec<u32>>,
+    /// Per rank: request id → the event that completed it ([`NONE`]: never).
+    pub req_done: Vec<Vec<u32>>,
+    pub instances: Vec<Instance>,
+    /// `(rank, event)` of each instance's participants, in communicator rank order.
+    pub inst_members: Vec<(u32, u32)>,
+    /// What an unfinalized trace lacks (unmatched messages, unfinished collectives).
+    pub warnings: Vec<String>,
+}
+
+/// One side of a message, as a sortable matching key.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Side {
+    dst: u32,
+    comm: u32,
+    src: u32,
+    tag: i32,
+    /// The event on this side's own rank (the sender's for sends, the receiver's for receives).
+    event: u32,
+    /// Whether this is the receive half of a Sendrecv.
+    half: bool,
+}
+
+impl HbGraph {
+    /// The partner of the receive half of Sendrecv event `i` of rank `r`.
+    pub fn link2(&self, r: usize, i: usize) -> u32 {
+        let l = &self.link2[r];
+        l.binary_search_by_key(&(i as u32), |&(e, _)| e).map_or(NONE, |k| l[k].1)
+    }
+
+    /// The participants of instance `x`.
+    pub fn members(&self, x: u32) -> &[(u32, u32)] {
+        let inst = self.instances[x as usize];
+        &self.inst_members[inst.first as usize..(inst.first + inst.size) as usize]
+    }
+}
+
+/// The actual `(source, tag)` a receive-side event matched, if known.
+fn recv_key(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<(i32, i32)> {
+    let ev = &trace.ranks[r];
+    let e = ev.event(i);
+    match e.routine.shape() {
+        Shape::Recv => Some((e.peer, e.tag)),
+        Shape::Sendrecv => ev.recv_half(i).map(|h| (h.source, h.tag)),
+        Shape::Irecv => {
+            let wild = e.peer == PEER_ANY || e.tag == TAG_ANY || e.flags & (FLAG_ANY_SOURCE | FLAG_ANY_TAG) != 0;
+            if !wild {
+                return Some((e.peer, e.tag));
+            }
+            let done = *g.req_done[r].get(e.id as usize)?;
+            if done == NONE {
+                return None;
+            }
+            let st = ev.completions(done as usize).find(|c| c.req as i64 == e.id)?;
+            let source = if e.peer == PEER_ANY || e.flags & FLAG_ANY_SOURCE != 0 { st.source } else { e.peer };
+            let tag = if e.tag == TAG_ANY || e.flags & FLAG_ANY_TAG != 0 { st.tag } else { e.tag };
+            Some((source, tag))
+        }
+        _ => None,
+    }
+}
+
+/// Builds the graph and checks it: every message matched, every request completed once,
+/// every collective called by all members of its communicator with the same routine and root.
+pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
+    let p = trace.nranks();
+    let mut g = HbGraph { link: trace.ranks.iter().map(|ev| vec![NONE; ev.len()]).collect(), link2: vec![Vec::new(); p], ..HbGraph::default() };
+
+    // Requests: created in sequence, completed exactly once.
+    let reqs: Vec<(Vec<u32>, Vec<u32>)> = trace
+        .ranks
+        .par_iter()
+        .enumerate()
+        .map(|(r, ev)| {
+            let mut origin = Vec::new();
+            let mut done = Vec::new();
+            for i in 0..ev.len() {
+                let routine = ev.routine(i);
+                if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
+                    let id = ev.event(i).id;
+                    if id != origin.len() as i64 {
+                        return Err(TraceError::event(file, r, i, routine, format!("expected request id {} (ids are per-rank sequence numbers), found {id}", origin.len())));
+                    }
+                    origin.push(i as u32);
+                    done.push(NONE);
+                }
+                for c in ev.completions(i) {
+                    let Some(slot) = done.get_mut(c.req as usize) else {
+                        return Err(TraceError::event(file, r, i, routine, format!("completes request {} which no earlier call created", c.req)));
+                    };
+                    if *slot != NONE {
+                        return Err(TraceError::event(file, r, i, routine, format!("completes request {} a second time (event {} completed it already)", c.req, *slot)));
+                    }
+                    *slot = i as u32;
+                }
+                if routine == Routine::Cancel && ev.event(i).id as usize >= origin.len() {
+                    return Err(TraceError::event(file, r, i, routine, format!("cancels request {} which no earlier call created", ev.event(i).id)));
+                }
+            }
+            if trace.complete
+                && let Some(req) = done.iter().position(|&d| d == NONE)
+            {
+                let i = origin[req] as usize;
+                return Err(TraceError::event(file, r, i, ev.routine(i), format!("request {req} is never completed by a Wait or Test")));
+            }
+            Ok((origin, done))
+        })
+        .collect::<Result<_, _>>()?;
+    (g.req_origin, g.req_done) = reqs.into_iter().unzip();
+
+    match_messages(trace, file, &mut g)?;
+    match_collectives(trace, file, &mut g)?;
+    Ok(g)
+}
+
+fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
+    let cancelled: Vec<Vec<u32>> = trace
+        .ranks
+        .iter()
+        .map(|ev| (0..ev.len()).filter(|&i| ev.routine(i) == Routine::Cancel).map(|i| ev.event(i).id as u32).collect())
+        .collect();
+    let (mut sends, mut recvs): (Vec<Side>, Vec<Side>) = {
+        let g: &HbGraph = g;
+        let per_rank: Vec<(Vec<Side>, Vec<Side>)> = trace
+            .ranks
+            .par_iter()
+            .enumerate()
+            .map(|(r, ev)| {
+                let mut s = Vec::new();
+                let mut v = Vec::new();
+                for i in 0..ev.len() {
+                    let e = ev.event(i);
+                    let shape = e.routine.shape();
+                    if matches!(shape, Shape::Send | Shape::Isend | Shape::Sendrecv) && e.peer != PEER_NULL {
+                        s.push(Side { dst: e.peer as u32, comm: e.comm, src: r as u32, tag: e.tag, event: i as u32, half: false });
+                    }
+                    let is_recv = matches!(shape, Shape::Irecv | Shape::Sendrecv) || e.routine == Routine::Recv;
+                    if !is_recv || (shape == Shape::Irecv && cancelled[r].contains(&(e.id as u32))) {
+                        continue;
+                    }
+                    if let Some((src, tag)) = recv_key(trace, g, r, i)
+                        && src != PEER_NULL
+                    {
+                        if src < 0 || src as usize >= trace.nranks() {
+                            return Err(TraceError::event(file, r, i, e.routine, format!("received from source {src}, which is not a world rank")));
+                        }
+                        v.push(Side { dst: r as u32, comm: e.comm, src: src as u32, tag, event: i as u32, half: shape == Shape::Sendrecv });
+                    }
+                }
+                Ok((s, v))
+            })
+            .collect::<Result<_, TraceError>>()?;
+        per_rank.into_iter().fold((Vec::new(), Vec::new()), |(mut a, mut b), (s, v)| {
+            a.extend(s);
+            b.extend(v);
+            (a, b)
+        })
+    };
+    // Within one channel (dst, comm, src, tag) both sides are in program order: the n-th send
+    // matches the n-th receive (MPI's non-overtaking rule).
+    sends.par_sort_unstable();
+    recvs.par_sort_unstable();
+    let channel = |x: &Side| (x.dst, x.comm, x.src, x.tag);
+    let (mut a, mut b) = (0, 0);
+    let mut unmatched_sends = Vec::new();
+    let mut unmatched_recvs = Vec::new();
+    while a < sends.len() || b < recvs.len() {
+        let order = match (sends.get(a), recvs.get(b)) {
+            (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                unmatched_sends.push(sends[a]);
+                a += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                unmatched_recvs.push(recvs[b]);
+                b += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                let (s, v) = (sends[a], recvs[b]);
+                g.link[s.src as usize][s.event as usize] = v.event;
+                if v.half {
+                    g.link2[v.dst as usize].push((v.event, s.event));
+                } else {
+                    g.link[v.dst as usize][v.event as usize] = s.event;
+                }
+                a += 1;
+                b += 1;
+            }
+        }
+    }
+    g.link2.par_iter_mut().for_each(|l| l.sort_unstable());
+    let describe = |x: &Side, send: bool| {
+        let (rank, peer) = if send { (x.src, x.dst) } else { (x.dst, x.src) };
+        let routine = trace.ranks[rank as usize].routine(x.event as usize).mpi_name();
+        format!("rank {rank} event {} {routine} {} rank {peer} tag {} comm {}", x.event, if send { "to" } else { "from" }, x.tag, x.comm)
+    };
+    if !unmatched_sends.is_empty() || !unmatched_recvs.is_empty() {
+        let list = |v: &[Side], send: bool| list_some(&v.iter().map(|x| describe(x, send)).collect::<Vec<_>>());
+        let mut parts = Vec::new();
+        if !unmatched_sends.is_empty() {
+            parts.push(format!("{} send(s) with no matching receive{}", unmatched_sends.len(), list(&unmatched_sends, true)));
+        }
+        if !unmatched_recvs.is_empty() {
+            parts.push(format!("{} receive(s) with no matching send{}", unmatched_recvs.len(), list(&unmatched_recvs, false)));
+        }
+        let msg = parts.join("; ");
+        if trace.complete {
+            return Err(TraceError::at(file, msg));
+        }
+        g.warnings.push(msg);
+    }
+    // A probe sees the message that the next receive on its channel takes.
+    for (r, ev) in trace.ranks.iter().enumerate() {
+        for i in 0..ev.len() {
+            let e = ev.event(i);
+            if e.routine != Routine::Probe || e.peer == PEER_NULL {
+                continue;
+            }
+            let key = (r as u32, e.comm, e.peer as u32, e.tag);
+            let start = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
+            if let Some(v) = recvs.get(start).filter(|v| channel(v) == key) {
+                g.link[r][i] = if v.half { g.link2(r, v.event as usize) } else { g.link[r][v.event as usize] };
+            }
+        }
+    }
+    Ok(())
+}
+
+fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
+    // (comm, sequence number on that comm, rank, event)
+    let mut calls: Vec<(u32, u32, u32, u32)> = trace
+        .ranks
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(r, ev)| {
+            let mut seq: HashMap<u32, u32> = HashMap::new();
+            (0..ev.len())
+                .filter(|&i| ev.routine(i).is_collective())
+                .map(|i| {
+                    let c = ev.event(i).comm;
+                    let n = seq.entry(c).or_insert(0);
+                    *n += 1;
+                    (c, *n - 1, r as u32, i as u32)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    calls.par_sort_unstable();
+    let mut incomplete = Vec::new();
+    for group in calls.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        let (comm, seq, r0, i0) = group[0];
+        let members = trace.comm_members(comm).expect("validated communicator");
+        let first = trace.ranks[r0 as usize].event(i0 as usize);
+        for &(_, _, r, i) in group {
+            let e = trace.ranks[r as usize].event(i as usize);
+            if e.routine != first.routine || e.peer != first.peer {
+                return Err(TraceError::event(
+                    file,
+                    r as usize,
+                    i as usize,
+                    e.routine,
+                    format!(
+                        "collective #{seq} on communicator {comm} is {} (root {}) here but {} (root {}) at rank {r0} event {i0}",
+                        e.routine.mpi_name(),
+                        e.peer,
+                        first.routine.mpi_name(),
+                        first.peer
+                    ),
+                ));
+            }
+        }
+        let in_group = |m: u32| group.binary_search_by_key(&m, |x| x.2).is_ok();
+        let missing: Vec<u32> = members.iter().filter(|&m| !in_group(m)).collect();
+        let outsiders: Vec<u32> = group.iter().map(|x| x.2).filter(|&r| !members.iter().any(|m| m == r)).collect();
+        if let Some(&r) = outsiders.first() {
+            return Err(TraceError::at(file, format!("rank {r} calls {} on communicator {comm}, which it is not a member of", first.routine.mpi_name())));
+        }
+        if !missing.is_empty() {
+            let msg = format!("{} #{seq} on communicator {comm} is never called by rank(s){}", first.routine.mpi_name(), list_some(&missing));
+            if trace.complete {
+                return Err(TraceError::at(file, msg));
+            }
+            incomplete.push(msg);
+            continue;
+        }
+        let x = g.instances.len() as u32;
+        g.instances.push(Instance { comm, first: g.inst_members.len() as u32, size: group.len() as u32 });
+        // Participants in communicator rank order.
+        for m in members.iter() {
+            let k = group.binary_search_by_key(&m, |x| x.2).expect("member present");
+            let (_, _, r, i) = group[k];
+            g.inst_members.push((r, i));
+            g.link[r as usize][i as usize] = x;
+        }
+    }
+    if !incomplete.is_empty() {
+        g.warnings.push(format!("{} unfinished collective(s){}", incomplete.len(), list_some(&incomplete)));
+    }
+    Ok(())
+}
+
+/// The happens-before graph as petgraph sees it, for a given eager limit: nodes are each
+/// event's call and return (`2·e` and `2·e + 1` for global event `e`) and one node per
+/// collective instance; an edge `u → v` means `u` happens before `v` in the replay.
+#[derive(Clone, Copy)]
+pub struct HbView<'a> {
+    pub trace: &'a Trace,
+    pub graph: &'a HbGraph,
+    /// Bytes above which a message goes by rendezvous.
+    pub eager_limit: u64,
+    offsets: &'a [usize],
+}
+
+/// The first global event index of each rank (and the total at the end), for [`HbView`].
+pub fn rank_offsets(trace: &Trace) -> Vec<usize> {
+    let mut off = Vec::with_capacity(trace.nranks() + 1);
+    off.push(0);
+    for ev in &trace.ranks {
+        off.push(off.last().unwrap() + ev.len());
+    }
+    off
+}
+
+impl<'a> HbView<'a> {
+    pub fn new(trace: &'a Trace, graph: &'a HbGraph, eager_limit: u64, offsets: &'a [usize]) -> HbView<'a> {
+        HbView { trace, graph, eager_limit, offsets }
+    }
+
+    fn total(&self) -> usize {
+        *self.offsets.last().unwrap_or(&0)
+    }
+
+    /// `(rank, event, is_return)` of an event node, `None` for an instance node.
+    pub fn locate(&self, node: usize) -> Option<(usize, usize, bool)> {
+        let e = node / 2;
+        if e >= self.total() {
+            return None;
+        }
+        let r = self.offsets.partition_point(|&o| o <= e) - 1;
+        Some((r, e - self.offsets[r], node % 2 == 1))
+    }
+
+    fn call(&self, r: usize, i: usize) -> usize {
+        2 * (self.offsets[r] + i)
+    }
+
+    /// Whether the message sent by event `i` of rank `r` goes by rendezvous.
+    pub fn rendezvous(&self, r: usize, i: usize) -> bool {
+        let e = self.trace.ranks[r].event(i);
+        match e.routine {
+            Routine::Ssend | Routine::Issend => true,
+            Routine::Bsend | Routine::Rsend | Routine::Ibsend | Routine::Irsend => false,
+            _ => e.bytes > self.eager_limit,
+        }
+    }
+
+    /// The event whose return waits for a message event: the Wait that completes a
+    /// nonblocking operation, else the event itself.
+    fn completer(&self, r: usize, i: usize) -> usize {
+        let ev = &self.trace.ranks[r];
+        match ev.routine(i).shape() {
+            Shape::Isend | Shape::Irecv => self.graph.req_done[r].get(ev.event(i).id as usize).copied().unwrap_or(NONE) as usize,
+            _ => i,
+        }
+    }
+
+    fn successors(&self, node: usize) -> Vec<usize> {
+        let Some((r, i, is_ret)) = self.locate(node) else {
+            let x = (node - 2 * self.total()) as u32;
+            return self.graph.members(x).iter().map(|&(r, i)| self.call(r as usize, i as usize) + 1).collect();
+        };
+        let ev = &self.trace.ranks[r];
+        if is_ret {
+            return if i + 1 < ev.len() { vec![node + 1] } else { vec![] };
+        }
+        let mut out = vec![node + 1];
+        let e = ev.event(i);
+        let link = self.graph.link[r][i];
+        if e.routine.is_collective() && link != NONE {
+            out.push(2 * self.total() + link as usize);
+            return out;
+        }
+        let mut sends_to = |q: usize, j: usize| {
+            let done = self.completer(q, j);
+            if done != NONE as usize {
+                out.push(self.call(q, done) + 1);
+            }
+        };
+        // A send's call lets its receive (or the receive's Wait, or a Probe) return.
+        if matches!(e.routine.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv) && link != NONE {
+            sends_to(e.peer as usize, link as usize);
+        }
+        // A receive's call lets a rendezvous send (or its Wait) return.
+        let recv_from = match e.routine.shape() {
+            Shape::Recv if e.routine == Routine::Recv => Some((e.peer, link)),
+            Shape::Irecv => recv_source(self.trace, self.graph, r, i).map(|s| (s, link)),
+            Shape::Sendrecv => ev.recv_half(i).map(|h| (h.source, self.graph.link2(r, i))),
+            _ => None,
+        };
+        if let Some((src, j)) = recv_from
+            && j != NONE
+            && src >= 0
+            && self.rendezvous(src as usize, j as usize)
+        {
+            let done = self.completer(src as usize, j as usize);
+            if done != NONE as usize {
+                out.push(self.call(src as usize, done) + 1);
+            }
+        }
+        // A Probe's dependency on the send it sees is left out: it is never part of a
+        // deadlock cycle (the receive that follows it depends on the same send).
+        out
+    }
+}
+
+/// The actual source of a receive-side event (resolving wildcards through the status).
+pub fn recv_source(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<i32> {
+    recv_key(trace, g, r, i).map(|(s, _)| s)
+}
+
+mod petgraph_impls {
+    use super::HbView;
+    use petgraph::visit::{GraphBase, GraphRef, IntoNeighbors, IntoNodeIdentifiers, NodeCount, NodeIndexable, Visitable};
+
+    impl GraphBase for HbView<'_> {
+        type NodeId = usize;
+        type EdgeId = (usize, usize);
+    }
+    impl GraphRef for HbView<'_> {}
+    impl NodeCount for HbView<'_> {
+        fn node_count(&self) -> usize {
+            2 * self.total() + self.graph.instances.len()
+        }
+    }
+    impl NodeIndexable for HbView<'_> {
+        fn node_bound(&self) -> usize {
+            self.node_count()
+        }
+        fn to_index(&self, a: usize) -> usize {
+            a
+        }
+        fn from_index(&self, i: usize) -> usize {
+            i
+        }
+    }
+    impl IntoNodeIdentifiers for HbView<'_> {
+        type NodeIdentifiers = std::ops::Range<usize>;
+        fn node_identifiers(self) -> Self::NodeIdentifiers {
+            0..self.node_count()
+        }
+    }
+    impl IntoNeighbors for HbView<'_> {
+        type Neighbors = std::vec::IntoIter<usize>;
+        fn neighbors(self, a: usize) -> Self::Neighbors {
+            self.successors(a).into_iter()
+        }
+    }
+    impl Visitable for HbView<'_> {
+        type Map = fixedbitset::FixedBitSet;
+        fn visit_map(&self) -> Self::Map {
+            fixedbitset::FixedBitSet::with_capacity(self.node_count())
+        }
+        fn reset_map(&self, map: &mut Self::Map) {
+            map.clear();
+            map.grow(self.node_count());
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! loggps-predict: trace-driven performance prediction of MPI programs under LogGPS
+//! (Ino, Fujimoto, Hagihara, PPoPP 2001).
+//!
+//! The pipeline runs one way: [`trace`] parses a trace, [`graph`] matches it into a
+//! happens-before graph, [`replay`] costs it with [`model`], [`report`] prints the result.
+
+pub mod error;
+pub mod graph;
+pub mod model;
+pub mod replay;
+pub mod report;
+pub mod trace;
+
+use error::Error;
+use std::path::Path;
+
+/// Loads, matches and replays a trace file with resolved parameters: the whole pipeline.
+pub fn predict(path: &Path, trace: &trace::Trace, params: &model::Params, progress: &(dyn Fn(u64) + Sync)) -> Result<replay::Prediction, Error> {
+    let name = path.display().to_string();
+    let graph = graph::build(trace, &name)?;
+    Ok(replay::replay(trace, &graph, params, &name, progress)?)
+}

@@ -1,0 +1,442 @@
+//! LogGPS replay (MODEL.md §3–5): the measured computation is kept, every MPI routine's
+//! duration becomes the model's cost. A longest-path computation over the happens-before
+//! graph, run in waves: each wave advances every runnable rank (in parallel with rayon) until
+//! it needs a partner's call time that is not known yet; the ranks whose partners moved run in
+//! the next wave. Every predicted time is a pure function of the times it depends on, so the
+//! result is the same bit for bit whatever the thread count or the order of the ranks.
+
+use crate::error::TraceError;
+use crate::graph::{recv_source, HbGraph, HbView, NONE};
+use crate::model::Params;
+use crate::trace::{list_some, Routine, Shape, Trace, PEER_NULL};
+use petgraph::graph::DiGraph;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
+/// `end_ns`; the rank's start offset counts as computation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RankBreakdown {
+    pub rank: u32,
+    pub end_ns: f64,
+    pub computation_ns: f64,
+    pub communication_ns: f64,
+    pub sender_sync_ns: f64,
+    pub receiver_sync_ns: f64,
+    /// The rank's end read from the trace (clock-corrected, from time 0).
+    pub measured_end_ns: f64,
+    /// Events replayed (fewer than the rank's events when an unfinished trace cuts it short).
+    pub events: u64,
+    /// Time inside collectives (measured mode), also counted in the parts above.
+    pub collective_ns: f64,
+}
+
+/// The replay's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    pub ranks: Vec<RankBreakdown>,
+    pub predicted_ns: f64,
+    pub measured_ns: f64,
+    pub warnings: Vec<String>,
+}
+
+impl Prediction {
+    /// `100·(Tpred − Tmeas)/Tmeas`.
+    pub fn error_pct(&self) -> f64 {
+        if self.measured_ns > 0.0 { 100.0 * (self.predicted_ns - self.measured_ns) / self.measured_ns } else { 0.0 }
+    }
+}
+
+const UNKNOWN: u64 = u64::MAX;
+/// Waves with fewer runnable ranks than this run on the calling thread.
+const PARALLEL_MIN_RANKS: usize = 4;
+
+/// What a rank needs before it can go on.
+#[derive(Clone, Copy, Debug)]
+enum Dep {
+    /// The predicted call time of event `.1` of rank `.0`.
+    Event(u32, u32),
+    /// Every participant's arrival at collective instance `.0`.
+    Instance(u32),
+}
+
+enum Outcome {
+    Done,
+    Blocked(Dep),
+}
+
+struct RankState {
+    pos: usize,
+    /// Predicted time reached so far: the call of `pos` once published, else the last return.
+    clock: f64,
+    published: bool,
+    b: RankBreakdown,
+    /// Instances this rank was the last to arrive at during the current wave.
+    completed: Vec<u32>,
+}
+
+/// The data every rank reads while replaying.
+struct Shared<'a> {
+    trace: &'a Trace,
+    g: &'a HbGraph,
+    view: HbView<'a>,
+    p: &'a Params,
+    calls: Vec<Vec<AtomicU64>>,
+    arrived: Vec<AtomicU32>,
+    max_call: Vec<AtomicU64>,
+    measured_last_arrival: Vec<f64>,
+    start: Vec<f64>,
+    t0: f64,
+}
+
+/// A request's predicted completion and what it waited for.
+struct Completion {
+    done: f64,
+    /// The synchronization inside the blocking twin's duration.
+    sync: f64,
+    unblock: f64,
+    send_side: bool,
+}
+
+impl Shared<'_> {
+    fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
+        match self.calls[r][i].load(Ordering::Acquire) {
+            UNKNOWN => Err(Dep::Event(r as u32, i as u32)),
+            bits => Ok(f64::from_bits(bits)),
+        }
+    }
+
+    fn instance_done(&self, x: u32) -> bool {
+        self.arrived[x as usize].load(Ordering::Acquire) == self.g.instances[x as usize].size
+    }
+
+    /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
+    fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
+        let e = self.trace.ranks[r].event(i);
+        if e.peer == PEER_NULL {
+            return Ok(Completion { done: ti + self.p.o, sync: 0.0, unblock: ti, send_side: true });
+        }
+        // An unfinished trace may lack the receive: then the send can only be costed eagerly.
+        let link = self.g.link[r][i];
+        let rdv = link != NONE && self.view.rendezvous(r, i);
+        let tr = if rdv { self.call(e.peer as usize, link as usize)? } else { ti };
+        let c = self.p.send(e.bytes, rdv, ti, tr);
+        Ok(Completion { done: c.ret, sync: c.sync, unblock: c.unblock, send_side: true })
+    }
+
+    /// A receive started at `ti` whose message comes from event `j` of rank `q`.
+    fn recv_completion(&self, q: i32, j: u32, ti: f64) -> Result<Completion, Dep> {
+        if q < 0 || j == NONE {
+            return Ok(Completion { done: ti + self.p.o, sync: 0.0, unblock: ti, send_side: false });
+        }
+        let (q, j) = (q as usize, j as usize);
+        let ts = self.call(q, j)?;
+        let c = self.p.recv(self.trace.ranks[q].event(j).bytes, self.view.rendezvous(q, j), ts, ti);
+        Ok(Completion { done: c.ret, sync: c.sync, unblock: c.unblock, send_side: false })
+    }
+
+    /// The completion of request `req` of rank `r` (created at a known call time).
+    fn request(&self, r: usize, req: u32) -> Result<Completion, Dep> {
+        let oi = self.g.req_origin[r][req as usize] as usize;
+        let ti = self.call(r, oi).expect("a request's creator precedes its completion");
+        match self.trace.ranks[r].routine(oi).shape() {
+            Shape::Isend => self.send_completion(r, oi, ti),
+            _ => self.recv_completion(recv_source(self.trace, self.g, r, oi).unwrap_or(-1), self.g.link[r][oi], ti),
+        }
+    }
+}
+
+/// Folds the completions a call waits for into its return and breakdown (the Wait rule).
+struct WaitFold {
+    tw: f64,
+    ret: f64,
+    critical: Option<(f64, bool)>,
+}
+
+impl WaitFold {
+    fn new(tw: f64, o: f64) -> WaitFold {
+        WaitFold { tw, ret: tw + o, critical: None }
+    }
+
+    fn add(&mut self, c: Completion) {
+        if c.done > self.ret {
+            self.ret = c.done;
+            self.critical = Some((c.unblock, c.send_side));
+        }
+    }
+
+    /// `(return, communication, sender sync, receiver sync)`.
+    fn finish(self) -> (f64, f64, f64, f64) {
+        let d = self.ret - self.tw;
+        let (sync, send_side) = match self.critical {
+            Some((unblock, side)) => ((unblock - self.tw).clamp(0.0, d), side),
+            None => (0.0, false),
+        };
+        if send_side { (self.ret, d - sync, sync, 0.0) } else { (self.ret, d - sync, 0.0, sync) }
+    }
+}
+
+/// Advances rank `r` as far as its dependencies allow.
+fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
+    let ev = &sh.trace.ranks[r];
+    let p = sh.p;
+    while st.pos < ev.len() {
+        let i = st.pos;
+        let e = ev.event(i);
+        if !st.published {
+            let tc = if i == 0 { sh.start[r] } else { st.clock + (e.t_call - ev.t_return(i - 1)) as f64 };
+            st.b.computation_ns += tc - st.clock;
+            st.clock = tc;
+            sh.calls[r][i].store(tc.to_bits(), Ordering::Release);
+            st.published = true;
+            let x = sh.g.link[r][i];
+            if e.routine.is_collective() && x != NONE {
+                sh.max_call[x as usize].fetch_max(tc.to_bits(), Ordering::AcqRel);
+                if sh.arrived[x as usize].fetch_add(1, Ordering::AcqRel) + 1 == sh.g.instances[x as usize].size {
+                    st.completed.push(x);
+                }
+            }
+        }
+        let tc = st.clock;
+        if e.routine == Routine::Finalize {
+            break;
+        }
+        let link = sh.g.link[r][i];
+        let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
+            let shape = e.routine.shape();
+            Ok(match shape {
+                Shape::None => (tc, 0.0, 0.0, 0.0),
+                Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + p.o, p.o, 0.0, 0.0),
+                Shape::Send => {
+                    let c = sh.send_completion(r, i, tc)?;
+                    (c.done, c.done - tc - c.sync, c.sync, 0.0)
+                }
+                Shape::Recv if e.routine == Routine::Iprobe || link == NONE => (tc + p.o, p.o, 0.0, 0.0),
+                Shape::Recv => {
+                    let (q, j) = (e.peer as usize, link as usize);
+                    let ts = sh.call(q, j)?;
+                    let (k, rdv) = (sh.trace.ranks[q].event(j).bytes, sh.view.rendezvous(q, j));
+                    let c = if e.routine == Routine::Probe { p.probe(k, rdv, ts, tc) } else { p.recv(k, rdv, ts, tc) };
+                    (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
+                }
+                Shape::Sendrecv => {
+                    let mut w = WaitFold::new(tc, p.o);
+                    w.add(sh.send_completion(r, i, tc)?);
+                    let half = ev.recv_half(i).expect("sendrecv has a receive half");
+                    w.add(sh.recv_completion(half.source, sh.g.link2(r, i), tc)?);
+                    w.finish()
+                }
+                Shape::Complete => {
+                    let mut w = WaitFold::new(tc, p.o);
+                    for c in ev.completions(i) {
+                        w.add(sh.request(r, c.req)?);
+                    }
+                    w.finish()
+                }
+                Shape::Coll | Shape::CommOp if link != NONE => {
+                    if !sh.instance_done(link) {
+                        return Err(Dep::Instance(link));
+                    }
+                    let last_call = f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
+                    let after = (sh.trace.corrected_ns(r, e.t_return) - sh.t0 - sh.measured_last_arrival[link as usize]).max(0.0);
+                    (last_call + after, after, 0.0, last_call - tc)
+                }
+                // Comm_free, and collectives an unfinished trace never completed: measured.
+                Shape::Coll | Shape::CommOp => {
+                    let d = (e.t_return - e.t_call) as f64;
+                    (tc + d, d, 0.0, 0.0)
+                }
+            })
+        })();
+        let (ret, comm, ssync, rsync) = match cost {
+            Ok(c) => c,
+            Err(dep) => return Outcome::Blocked(dep),
+        };
+        if e.routine.is_collective() {
+            st.b.collective_ns += ret - tc;
+        }
+        st.b.communication_ns += comm;
+        st.b.sender_sync_ns += ssync;
+        st.b.receiver_sync_ns += rsync;
+        st.clock = ret;
+        st.pos += 1;
+        st.published = false;
+    }
+    st.b.end_ns = st.clock;
+    st.b.events = (st.pos + (st.pos < ev.len()) as usize) as u64;
+    Outcome::Done
+}
+
+/// Replays `trace` under `params`. `progress` is told the number of events replayed so far.
+pub fn replay(trace: &Trace, g: &HbGraph, params: &Params, file: &str, progress: &(dyn Fn(u64) + Sync)) -> Result<Prediction, TraceError> {
+    let p = trace.nranks();
+    let offsets = crate::graph::rank_offsets(trace);
+    let view = HbView::new(trace, g, params.S, &offsets);
+
+    // Time 0 is the earliest MPI_Init return; each rank starts at its own.
+    let (t0, _) = trace.measured_span_ns();
+    let begins: Vec<f64> = (0..p).map(|r| trace.measured_begin_ns(r).unwrap_or(t0)).collect();
+    let measured_last_arrival: Vec<f64> = (0..g.instances.len())
+        .into_par_iter()
+        .map(|x| {
+            g.members(x as u32).iter().map(|&(r, i)| trace.corrected_ns(r as usize, trace.ranks[r as usize].t_call(i as usize)) - t0).fold(f64::MIN, f64::max)
+        })
+        .collect();
+    let sh = Shared {
+        trace,
+        g,
+        view,
+        p: params,
+        calls: trace.ranks.par_iter().map(|ev| (0..ev.len()).map(|_| AtomicU64::new(UNKNOWN)).collect()).collect(),
+        arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
+        max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
+        measured_last_arrival,
+        start: begins.iter().map(|b| b - t0).collect(),
+        t0,
+    };
+    let states: Vec<Mutex<RankState>> = (0..p)
+        .map(|r| Mutex::new(RankState { pos: 0, clock: 0.0, published: false, b: RankBreakdown { rank: r as u32, ..Default::default() }, completed: Vec::new() }))
+        .collect();
+
+    let mut wave: Vec<u32> = (0..p as u32).collect();
+    let mut waiting_on_event: Vec<Vec<(u32, u32)>> = vec![Vec::new(); p];
+    let mut waiting_on_instance: HashMap<u32, Vec<u32>> = HashMap::new();
+    let done_events = AtomicU64::new(0);
+    while !wave.is_empty() {
+        let run = |&r: &u32| {
+            let mut st = states[r as usize].lock().expect("rank state");
+            let before = st.pos;
+            let out = advance(&sh, r as usize, &mut st);
+            done_events.fetch_add((st.pos - before) as u64, Ordering::Relaxed);
+            (r, out)
+        };
+        let outcomes: Vec<(u32, Outcome)> =
+            if wave.len() >= PARALLEL_MIN_RANKS { wave.par_iter().map(run).collect() } else { wave.iter().map(run).collect() };
+        progress(done_events.load(Ordering::Relaxed));
+        let mut next = Vec::new();
+        for (r, out) in &outcomes {
+            match *out {
+                Outcome::Done => {}
+                Outcome::Blocked(Dep::Event(q, j)) => {
+                    if sh.call(q as usize, j as usize).is_ok() {
+                        next.push(*r);
+                    } else {
+                        waiting_on_event[q as usize].push((j, *r));
+                    }
+                }
+                Outcome::Blocked(Dep::Instance(x)) => {
+                    if sh.instance_done(x) {
+                        next.push(*r);
+                    } else {
+                        waiting_on_instance.entry(x).or_default().push(*r);
+                    }
+                }
+            }
+        }
+        for (q, _) in &outcomes {
+            let q = *q as usize;
+            waiting_on_event[q].retain(|&(j, waiter)| {
+                let known = sh.call(q, j as usize).is_ok();
+                if known {
+                    next.push(waiter);
+                }
+                !known
+            });
+            let completed = std::mem::take(&mut states[q].lock().expect("rank state").completed);
+            for x in completed {
+                next.extend(waiting_on_instance.remove(&x).unwrap_or_default());
+            }
+        }
+        wave = next;
+    }
+
+    let mut warnings = g.warnings.clone();
+    let blocked: Vec<usize> = (0..p).filter(|&r| states[r].lock().expect("rank state").pos < trace.ranks[r].len() && !finalized_at(trace, r, &states[r])).collect();
+    if !blocked.is_empty() {
+        if trace.complete {
+            return Err(TraceError::at(file, deadlock_message(&sh, &states, &waiting_on_event, &waiting_on_instance)));
+        }
+        for &r in &blocked {
+            let mut st = states[r].lock().expect("rank state");
+            st.b.end_ns = st.clock;
+            st.b.events = st.pos as u64 + 1;
+        }
+        warnings.push(format!(
+            "the unfinished trace cuts {} rank(s) short at an operation whose partner was never recorded{}",
+            blocked.len(),
+            list_some(&blocked)
+        ));
+    }
+
+    let ranks: Vec<RankBreakdown> = states
+        .into_iter()
+        .enumerate()
+        .map(|(r, st)| {
+            let mut b = st.into_inner().expect("rank state").b;
+            b.measured_end_ns = trace.measured_end_ns(r).map_or(0.0, |e| e - t0);
+            b
+        })
+        .collect();
+    let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
+    let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
+    Ok(Prediction { ranks, predicted_ns, measured_ns, warnings })
+}
+
+fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
+    let pos = st.lock().expect("rank state").pos;
+    trace.ranks[r].len() > pos && trace.ranks[r].routine(pos) == Routine::Finalize
+}
+
+/// Names the ranks that wait on each other in a cycle, with what each is blocked in.
+fn deadlock_message(
+    sh: &Shared<'_>,
+    states: &[Mutex<RankState>],
+    waiting_on_event: &[Vec<(u32, u32)>],
+    waiting_on_instance: &HashMap<u32, Vec<u32>>,
+) -> String {
+    let p = states.len();
+    let mut wait_for: DiGraph<u32, ()> = DiGraph::with_capacity(p, p);
+    let nodes: Vec<_> = (0..p as u32).map(|r| wait_for.add_node(r)).collect();
+    for (q, list) in waiting_on_event.iter().enumerate() {
+        for &(_, r) in list {
+            wait_for.add_edge(nodes[r as usize], nodes[q], ());
+        }
+    }
+    for (&x, list) in waiting_on_instance {
+        for &(m, j) in sh.g.members(x) {
+            if sh.call(m as usize, j as usize).is_err() {
+                for &r in list {
+                    wait_for.add_edge(nodes[r as usize], nodes[m as usize], ());
+                }
+            }
+        }
+    }
+    let cycle = petgraph::algo::tarjan_scc(&wait_for)
+        .into_iter()
+        .find(|scc| scc.len() > 1 || wait_for.contains_edge(scc[0], scc[0]))
+        .map(|scc| {
+            let mut v: Vec<usize> = scc.into_iter().map(|n| wait_for[n] as usize).collect();
+            v.sort_unstable();
+            v
+        })
+        .unwrap_or_else(|| (0..p).filter(|&r| states[r].lock().expect("rank state").pos < sh.trace.ranks[r].len()).collect());
+    let describe = |r: usize| {
+        let i = states[r].lock().expect("rank state").pos;
+        let e = sh.trace.ranks[r].event(i);
+        let what = match e.routine.shape() {
+            Shape::Send | Shape::Isend => {
+                let why = if sh.view.rendezvous(r, i) { format!("rendezvous: {} > S = {}", e.bytes, sh.p.S) } else { "eager".into() };
+                format!("{} bytes to rank {} tag {} comm {} ({why})", e.bytes, e.peer, e.tag, e.comm)
+            }
+            Shape::Recv | Shape::Irecv => format!("from rank {} tag {} comm {}", e.peer, e.tag, e.comm),
+            Shape::Sendrecv => format!("{} bytes to rank {} and from rank {}", e.bytes, e.peer, sh.trace.ranks[r].recv_half(i).map_or(-1, |h| h.source)),
+            Shape::Coll | Shape::CommOp => format!("on comm {}", e.comm),
+            _ => String::new(),
+        };
+        format!("rank {r} event {i} {} {what}", e.routine.mpi_name())
+    };
+    let parts: Vec<String> = cycle.iter().map(|&r| describe(r)).collect();
+    format!("deadlock under S = {} bytes: rank(s) {:?} wait on each other: {}", sh.p.S, cycle, parts.join("; "))
+}

@@ -1,0 +1,133 @@
+//! `loggps-predict info`: what a trace holds, without replaying it.
+
+use crate::model::Params;
+use crate::trace::{EagerLimit, Shape, Trace, PEER_NULL};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+/// One bucket of the message-size histogram: sizes in `[min_bytes, max_bytes]`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct SizeBucket {
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    pub count: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EagerInfo {
+    pub name: String,
+    pub bytes: u64,
+}
+
+/// A trace's summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct Info {
+    pub trace: String,
+    pub ranks: usize,
+    pub events: u64,
+    pub events_by_routine: BTreeMap<&'static str, u64>,
+    /// Point-to-point messages sent (MPI_PROC_NULL excluded) and their bytes.
+    pub messages: u64,
+    pub message_bytes: u64,
+    /// Bytes sent by collectives, summed over ranks.
+    pub collective_bytes: u64,
+    pub bytes_moved: u64,
+    pub message_sizes: Vec<SizeBucket>,
+    pub measured_runtime_s: f64,
+    pub library: String,
+    pub hostnames: Vec<String>,
+    pub communicators: usize,
+    pub eager_limit: Option<EagerInfo>,
+    pub params: Option<Params>,
+    pub finalized: bool,
+}
+
+/// The histogram bucket of a `k`-byte message: 0, then powers of two.
+fn bucket(k: u64) -> usize {
+    if k == 0 { 0 } else { 64 - k.leading_zeros() as usize }
+}
+
+impl Info {
+    pub fn new(name: &str, trace: &Trace) -> Info {
+        let mut by_routine: BTreeMap<&'static str, u64> = BTreeMap::new();
+        let (mut messages, mut message_bytes, mut collective_bytes) = (0u64, 0u64, 0u64);
+        let mut hist = [0u64; 65];
+        for ev in &trace.ranks {
+            for i in 0..ev.len() {
+                let e = ev.event(i);
+                *by_routine.entry(e.routine.mpi_name()).or_insert(0) += 1;
+                match e.routine.shape() {
+                    Shape::Send | Shape::Isend | Shape::Sendrecv if e.peer != PEER_NULL => {
+                        messages += 1;
+                        message_bytes += e.bytes;
+                        hist[bucket(e.bytes)] += 1;
+                    }
+                    Shape::Coll => collective_bytes += e.bytes,
+                    _ => {}
+                }
+            }
+        }
+        let message_sizes = hist
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(b, &count)| match b {
+                0 => SizeBucket { min_bytes: 0, max_bytes: 0, count },
+                _ => SizeBucket { min_bytes: 1 << (b - 1), max_bytes: ((1u128 << b) - 1) as u64, count },
+            })
+            .collect();
+        let mut hostnames: Vec<String> = trace.meta.ranks.iter().map(|r| r.hostname.clone()).filter(|h| !h.is_empty()).collect();
+        hostnames.sort();
+        hostnames.dedup();
+        Info {
+            trace: name.to_string(),
+            ranks: trace.nranks(),
+            events: trace.total_events(),
+            events_by_routine: by_routine,
+            messages,
+            message_bytes,
+            collective_bytes,
+            bytes_moved: message_bytes + collective_bytes,
+            message_sizes,
+            measured_runtime_s: trace.measured_span_ns().1 * 1e-9,
+            library: trace.meta.library.clone(),
+            hostnames,
+            communicators: trace.comms.len() + 1,
+            eager_limit: trace.meta.eager_limit.as_ref().map(|EagerLimit { name, bytes }| EagerInfo { name: name.clone(), bytes: *bytes }),
+            params: trace.meta.params,
+            finalized: trace.complete,
+        }
+    }
+
+    pub fn write_table(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "trace          {}", self.trace)?;
+        writeln!(out, "library        {}", if self.library.is_empty() { "(not recorded)" } else { self.library.lines().next().unwrap_or("") })?;
+        writeln!(out, "hosts          {}", if self.hostnames.is_empty() { "(not recorded)".to_string() } else { self.hostnames.join(", ") })?;
+        writeln!(out, "ranks          {}", self.ranks)?;
+        writeln!(out, "communicators  {}", self.communicators)?;
+        writeln!(out, "events         {}", self.events)?;
+        writeln!(out, "finalized      {}", if self.finalized { "yes" } else { "no (the job stopped before MPI_Finalize)" })?;
+        writeln!(out, "measured       {:.6} s", self.measured_runtime_s)?;
+        match &self.eager_limit {
+            Some(e) => writeln!(out, "eager limit    {} bytes ({})", e.bytes, e.name)?,
+            None => writeln!(out, "eager limit    (not recorded)")?,
+        }
+        match &self.params {
+            Some(p) => writeln!(out, "parameters     L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}", p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S)?,
+            None => writeln!(out, "parameters     (none embedded)")?,
+        }
+        writeln!(out, "messages       {} point-to-point, {} bytes; collectives {} bytes", self.messages, self.message_bytes, self.collective_bytes)?;
+        writeln!(out, "\nevents by routine")?;
+        for (name, n) in &self.events_by_routine {
+            writeln!(out, "  {name:<26} {n:>12}")?;
+        }
+        if !self.message_sizes.is_empty() {
+            writeln!(out, "\nmessage sizes (bytes)")?;
+            for b in &self.message_sizes {
+                writeln!(out, "  {:>10} – {:<20} {:>12}", b.min_bytes, b.max_bytes, b.count)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,140 @@
+//! Turns a prediction into what users read: one exporter per output format, behind one trait.
+
+mod csv;
+pub mod info;
+mod json;
+mod table;
+
+use crate::model::Resolved;
+use crate::replay::{Prediction, RankBreakdown};
+use serde::Serialize;
+use std::io::{self, Write};
+
+/// An output format of the prediction report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+/// Writes a report in one format.
+pub trait Exporter {
+    fn write(&self, report: &Report, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// The exporter for `format`.
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Table => Box::new(table::Table),
+        Format::Json => Box::new(json::Json),
+        Format::Csv => Box::new(csv::Csv),
+    }
+}
+
+/// One parameter as used, with where its value came from.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamUsed {
+    pub value: f64,
+    pub source: String,
+}
+
+/// The four parts of a rank's predicted time (paper Fig. 6), in seconds.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Parts {
+    pub end_s: f64,
+    pub computation_s: f64,
+    pub communication_s: f64,
+    pub sender_sync_s: f64,
+    pub receiver_sync_s: f64,
+}
+
+/// One row of the per-rank table.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankRow {
+    pub rank: u32,
+    #[serde(flatten)]
+    pub parts: Parts,
+    pub measured_end_s: f64,
+    pub collective_s: f64,
+}
+
+/// Everything a prediction report shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub trace: String,
+    pub library: String,
+    pub events: u64,
+    pub predicted_s: f64,
+    pub measured_s: f64,
+    pub error_pct: f64,
+    pub params: indexmap_like::Ordered<ParamUsed>,
+    pub ranks: Vec<RankRow>,
+    pub average: Parts,
+    pub warnings: Vec<String>,
+    /// Rows the table leaves out (it shows at most `max_rows`); JSON and CSV have every rank.
+    #[serde(skip)]
+    pub max_rows: usize,
+}
+
+const NS: f64 = 1e-9;
+
+fn parts(b: &RankBreakdown) -> Parts {
+    Parts {
+        end_s: b.end_ns * NS,
+        computation_s: b.computation_ns * NS,
+        communication_s: b.communication_ns * NS,
+        sender_sync_s: b.sender_sync_ns * NS,
+        receiver_sync_s: b.receiver_sync_ns * NS,
+    }
+}
+
+impl Report {
+    pub fn new(trace: &str, library: &str, events: u64, pred: &Prediction, params: &Resolved) -> Report {
+        let n = pred.ranks.len().max(1) as f64;
+        let mut average = Parts::default();
+        for b in &pred.ranks {
+            let p = parts(b);
+            average.end_s += p.end_s / n;
+            average.computation_s += p.computation_s / n;
+            average.communication_s += p.communication_s / n;
+            average.sender_sync_s += p.sender_sync_s / n;
+            average.receiver_sync_s += p.receiver_sync_s / n;
+        }
+        Report {
+            trace: trace.to_string(),
+            library: library.to_string(),
+            events,
+            predicted_s: pred.predicted_ns * NS,
+            measured_s: pred.measured_ns * NS,
+            error_pct: pred.error_pct(),
+            params: indexmap_like::Ordered(params.iter().map(|(n, v, s)| (n.to_string(), ParamUsed { value: v, source: s.to_string() })).collect()),
+            ranks: pred
+                .ranks
+                .iter()
+                .map(|b| RankRow { rank: b.rank, parts: parts(b), measured_end_s: b.measured_end_ns * NS, collective_s: b.collective_ns * NS })
+                .collect(),
+            average,
+            warnings: pred.warnings.clone(),
+            max_rows: 64,
+        }
+    }
+}
+
+/// A JSON object that keeps its keys in insertion order (the parameters in MODEL.md order).
+pub mod indexmap_like {
+    use serde::ser::{Serialize, SerializeMap, Serializer};
+
+    #[derive(Clone, Debug)]
+    pub struct Ordered<T>(pub Vec<(String, T)>);
+
+    impl<T: Serialize> Serialize for Ordered<T> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(Some(self.0.len()))?;
+            for (k, v) in &self.0 {
+                m.serialize_entry(k, v)?;
+            }
+            m.end()
+        }
+    }
+}

@@ -1,0 +1,756 @@
+//! The binary encoding (`tracer/FORMAT.md`): nom parsers, one per record type, and the writer.
+
+use super::{Comm, Completion, EagerLimit, Event, Meta, RankEvents, RankMeta, RecvHalf, Routine, Shape, Trace};
+use crate::error::TraceError;
+use crate::model::Params;
+use nom::bytes::complete::take;
+use nom::number::complete::{le_f64, le_i64, le_u8, le_u16, le_u32, le_u64};
+use nom::sequence::tuple;
+use nom::IResult;
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+/// The first eight bytes of a binary trace.
+pub const MAGIC: [u8; 8] = *b"LGPSTRC\x1a";
+/// The last eight bytes of a finalized binary trace.
+pub const END_MAGIC: [u8; 8] = *b"LGPSEND\x1a";
+/// The format version this crate reads and writes.
+pub const VERSION: u16 = 1;
+/// The largest number of ranks a trace may declare.
+pub const MAX_RANKS: u32 = 1 << 24;
+const HEADER_LEN: usize = 16;
+const CHUNK_HEADER_LEN: usize = 9;
+const NO_RANK: u32 = u32::MAX;
+const MAX_STR: u64 = 65_536;
+/// Records per `E` chunk the writer emits.
+const RECORDS_PER_CHUNK: usize = 1 << 20;
+
+/// A parse failure: where (the unparsed input) and what was expected.
+#[derive(Debug)]
+struct PErr<'a> {
+    input: &'a [u8],
+    expected: Cow<'static, str>,
+}
+
+impl<'a> nom::error::ParseError<&'a [u8]> for PErr<'a> {
+    fn from_error_kind(input: &'a [u8], kind: nom::error::ErrorKind) -> Self {
+        let expected = match kind {
+            nom::error::ErrorKind::Eof => "more bytes (the data ends here)".into(),
+            k => format!("{k:?}").into(),
+        };
+        PErr { input, expected }
+    }
+    fn append(_: &'a [u8], _: nom::error::ErrorKind, other: Self) -> Self {
+        other
+    }
+}
+
+type Res<'a, T> = IResult<&'a [u8], T, PErr<'a>>;
+
+fn fail<T>(input: &[u8], expected: impl Into<Cow<'static, str>>) -> Res<'_, T> {
+    Err(nom::Err::Failure(PErr { input, expected: expected.into() }))
+}
+
+/// Names what a parser reads, so that a failure says "expected <what>".
+fn expect<'a, O>(what: &'static str, mut p: impl FnMut(&'a [u8]) -> Res<'a, O>) -> impl FnMut(&'a [u8]) -> Res<'a, O> {
+    move |input| {
+        p(input).map_err(|e| match e {
+            nom::Err::Error(err) | nom::Err::Failure(err) => {
+                let truncated = err.input.is_empty() || err.expected.starts_with("more bytes");
+                let expected = if truncated { format!("{what}, but the data ends here (truncated)") } else { format!("{what}: {}", err.expected) };
+                nom::Err::Failure(PErr { input, expected: expected.into() })
+            }
+            other => other,
+        })
+    }
+}
+
+fn uleb(input: &[u8]) -> Res<'_, u64> {
+    let mut value = 0u64;
+    for (i, &b) in input.iter().enumerate().take(10) {
+        let bits = (b & 0x7f) as u64;
+        if i == 9 && bits > 1 {
+            return fail(input, "a LEB128 value below 2^64");
+        }
+        value |= bits << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((&input[i + 1..], value));
+        }
+    }
+    if input.len() < 10 {
+        fail(&input[input.len()..], "more bytes (the data ends here)")
+    } else {
+        fail(input, "a LEB128 value of at most 10 bytes")
+    }
+}
+
+fn sleb(input: &[u8]) -> Res<'_, i64> {
+    let (rest, z) = uleb(input)?;
+    Ok((rest, ((z >> 1) as i64) ^ -((z & 1) as i64)))
+}
+
+fn i32_field(what: &'static str) -> impl FnMut(&[u8]) -> Res<'_, i32> {
+    move |input| {
+        let (rest, v) = expect(what, sleb)(input)?;
+        match i32::try_from(v) {
+            Ok(v) => Ok((rest, v)),
+            Err(_) => fail(input, format!("{what} in the 32-bit range, found {v}")),
+        }
+    }
+}
+
+fn u32_field(what: &'static str) -> impl FnMut(&[u8]) -> Res<'_, u32> {
+    move |input| {
+        let (rest, v) = expect(what, uleb)(input)?;
+        match u32::try_from(v) {
+            Ok(v) => Ok((rest, v)),
+            Err(_) => fail(input, format!("{what} below 2^32, found {v}")),
+        }
+    }
+}
+
+/// A count of items of at least `min_item_bytes` each: never more than the bytes left can hold.
+fn count(what: &'static str, min_item_bytes: usize) -> impl FnMut(&[u8]) -> Res<'_, usize> {
+    move |input| {
+        let (rest, n) = expect(what, uleb)(input)?;
+        if n > (rest.len() / min_item_bytes) as u64 {
+            return fail(input, format!("{what} of at most {} (what the bytes left can hold), found {n}", rest.len() / min_item_bytes));
+        }
+        Ok((rest, n as usize))
+    }
+}
+
+fn string(input: &[u8]) -> Res<'_, String> {
+    let (rest, len) = expect("a string length", uleb)(input)?;
+    if len > MAX_STR {
+        return fail(input, format!("a string of at most {MAX_STR} bytes, found length {len}"));
+    }
+    let (rest, bytes) = expect("the string's bytes", take(len as usize))(rest)?;
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok((rest, s.to_string())),
+        Err(_) => fail(rest, "a UTF-8 string"),
+    }
+}
+
+#[allow(non_snake_case)] // the paper's names
+fn params(input: &[u8]) -> Res<'_, Params> {
+    let (input, (L, o, Os, Or, Gs, Gl, s, S)) =
+        tuple((le_f64, le_f64, le_f64, le_f64, le_f64, le_f64, le_u64, le_u64))(input)?;
+    Ok((input, Params { L, o, Os, Or, Gs, Gl, s, S }))
+}
+
+fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
+    let (input, library) = expect("the MPI library string", string)(input)?;
+    let (input, has_eager) = expect("the eager-limit flag (0 or 1)", le_u8)(input)?;
+    let (input, eager_limit) = match has_eager {
+        0 => (input, None),
+        1 => {
+            let (input, name) = expect("the eager limit's name", string)(input)?;
+            let (input, bytes) = expect("the eager limit in bytes (u64)", le_u64)(input)?;
+            (input, Some(EagerLimit { name, bytes }))
+        }
+        v => return fail(input, format!("the eager-limit flag 0 or 1, found {v}")),
+    };
+    let (input, has_params) = expect("the parameters flag (0 or 1)", le_u8)(input)?;
+    let (input, params) = match has_params {
+        0 => (input, None),
+        1 => {
+            let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
+            (input, Some(p))
+        }
+        v => return fail(input, format!("the parameters flag 0 or 1, found {v}")),
+    };
+    Ok((input, (library, eager_limit, params)))
+}
+
+fn rank_meta(input: &[u8]) -> Res<'_, RankMeta> {
+    let (input, hostname) = expect("the hostname", string)(input)?;
+    let (input, clock_offset_init_ns) = expect("the clock offset at Init (i64)", le_i64)(input)?;
+    let (input, clock_offset_final_ns) = expect("the clock offset at Finalize (i64)", le_i64)(input)?;
+    Ok((input, RankMeta { hostname, clock_offset_init_ns, clock_offset_final_ns }))
+}
+
+fn comm(input: &[u8]) -> Res<'_, Comm> {
+    let (rest, id) = expect("the communicator id (u32)", le_u32)(input)?;
+    if id == 0 {
+        return fail(input, "a communicator id ≥ 1 (0 is MPI_COMM_WORLD)");
+    }
+    let (rest, n) = expect("the communicator size (u32)", le_u32)(rest)?;
+    if n == 0 || n as usize > rest.len() / 4 {
+        return fail(rest, format!("a communicator size from 1 to {} (what the chunk holds), found {n}", rest.len() / 4));
+    }
+    let mut members = Vec::with_capacity(n as usize);
+    let mut rest = rest;
+    for _ in 0..n {
+        let (r, m) = le_u32(rest)?;
+        members.push(m);
+        rest = r;
+    }
+    Ok((rest, Comm { id, members }))
+}
+
+/// The state carried from record to record of one rank.
+struct Cursor<'t> {
+    events: &'t mut RankEvents,
+    prev_return: u64,
+}
+
+fn time<'a>(input: &'a [u8], base: u64, delta: i64, what: &'static str) -> Result<u64, nom::Err<PErr<'a>>> {
+    u64::try_from(base as i128 + delta as i128)
+        .map_err(|_| nom::Err::Failure(PErr { input, expected: format!("a {what} time between 0 and 2^64 ns").into() }))
+}
+
+fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
+    let (rest, code) = expect("a routine code", le_u8)(input)?;
+    let Some(routine) = Routine::from_code(code) else {
+        return fail(input, format!("a routine code (0-2, 10-17, 20-26, 30-37, 40-55, 60-63), found {code}"));
+    };
+    let (rest, gap) = expect("the gap since the previous return (sleb)", sleb)(rest)?;
+    let (rest, dur) = expect("the duration (sleb)", sleb)(rest)?;
+    let t_call = time(input, cur.prev_return, gap, "call")?;
+    let t_return = time(input, t_call, dur, "return")?;
+    let mut e = Event::new(routine, t_call, t_return);
+    let rest = match routine.shape() {
+        Shape::None => {
+            cur.events.push(&e);
+            rest
+        }
+        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
+            let (mut rest, (bytes, peer, tag, comm)) =
+                tuple((expect("the byte count", uleb), i32_field("the peer"), i32_field("the tag"), u32_field("the communicator")))(rest)?;
+            (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
+            if matches!(routine.shape(), Shape::Recv | Shape::Irecv) {
+                let (r, flags) = expect("the receive flags", uleb)(rest)?;
+                if flags > 7 {
+                    return fail(rest, format!("receive flags below 8, found {flags}"));
+                }
+                e.flags = flags as u8;
+                rest = r;
+            }
+            if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
+                let (r, req) = u32_field("the request id")(rest)?;
+                e.id = req as i64;
+                rest = r;
+            }
+            cur.events.push(&e);
+            rest
+        }
+        Shape::Sendrecv => {
+            let (rest, (bytes, peer, tag, recv_bytes, source, recv_tag, comm, flags)) = tuple((
+                expect("the bytes sent", uleb),
+                i32_field("the destination"),
+                i32_field("the send tag"),
+                expect("the bytes received", uleb),
+                i32_field("the source"),
+                i32_field("the receive tag"),
+                u32_field("the communicator"),
+                expect("the receive flags", uleb),
+            ))(rest)?;
+            if flags > 3 {
+                return fail(rest, format!("receive flags below 4, found {flags}"));
+            }
+            (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
+            cur.events.push_sendrecv(&e, RecvHalf { bytes: recv_bytes, source, tag: recv_tag });
+            rest
+        }
+        Shape::Complete => {
+            let (mut rest, n) = count("the number of completed requests", 3)(rest)?;
+            let mut done = Vec::with_capacity(n.min(64));
+            for _ in 0..n {
+                let (r, (req, source, tag)) = tuple((u32_field("a request id"), i32_field("the status source"), i32_field("the status tag")))(rest)?;
+                done.push(Completion { req, source, tag });
+                rest = r;
+            }
+            cur.events.push_complete(&e, &done);
+            rest
+        }
+        Shape::Cancel => {
+            let (rest, req) = u32_field("the request id")(rest)?;
+            e.id = req as i64;
+            cur.events.push(&e);
+            rest
+        }
+        Shape::Coll => {
+            let (rest, (comm, root, bytes, recv_bytes)) =
+                tuple((u32_field("the communicator"), i32_field("the root"), expect("the bytes sent", uleb), expect("the bytes received", uleb)))(rest)?;
+            let (mut rest, n) = count("the number of per-rank counts", 1)(rest)?;
+            let mut counts = Vec::with_capacity(n);
+            for _ in 0..n {
+                let (r, c) = expect("a per-rank byte count", uleb)(rest)?;
+                counts.push(c);
+                rest = r;
+            }
+            (e.comm, e.peer, e.bytes) = (comm, root, bytes);
+            cur.events.push_coll(&e, recv_bytes, &counts);
+            rest
+        }
+        Shape::CommOp => {
+            let (rest, comm) = u32_field("the communicator")(rest)?;
+            let (rest, newcomm) = expect("the new communicator (sleb)", sleb)(rest)?;
+            if !(-1..=u32::MAX as i64).contains(&newcomm) {
+                return fail(rest, format!("a new communicator id or -1, found {newcomm}"));
+            }
+            (e.comm, e.id) = (comm, newcomm);
+            cur.events.push(&e);
+            rest
+        }
+    };
+    cur.prev_return = t_return;
+    Ok((rest, ()))
+}
+
+struct RawChunk<'a> {
+    kind: u8,
+    rank: u32,
+    offset: usize,
+    payload: &'a [u8],
+}
+
+fn chunk(input: &[u8]) -> Res<'_, (u8, u32, &[u8])> {
+    let (rest, (kind, rank, len)) = expect("a chunk header (kind u8, rank u32, length u32)", tuple((le_u8, le_u32, le_u32)))(input)?;
+    if len as usize > rest.len() {
+        return fail(input, format!("a chunk of at most {} bytes (what is left of the file), found length {len}", rest.len()));
+    }
+    let (rest, payload) = take(len as usize)(rest)?;
+    Ok((rest, (kind, rank, payload)))
+}
+
+/// Parses a whole binary trace (not yet validated across ranks).
+pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
+    let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
+    let to_err = |e: nom::Err<PErr<'_>>| match e {
+        nom::Err::Error(e) | nom::Err::Failure(e) => TraceError::offset(name, at(e.input), format!("expected {}", e.expected)),
+        nom::Err::Incomplete(_) => TraceError::offset(name, data.len() as u64, "expected more bytes".into()),
+    };
+
+    let header = |input| -> Res<'_, u32> {
+        let (rest, _) = expect("the magic \"LGPSTRC\\x1a\"", nom::bytes::complete::tag(&MAGIC[..]))(input)?;
+        let (rest, version) = expect("the version (u16)", le_u16)(rest)?;
+        if version != VERSION {
+            return fail(&input[8..], format!("version {VERSION} (this build reads only that), found {version}"));
+        }
+        let (rest, flags) = expect("the header flags (u16)", le_u16)(rest)?;
+        if flags != 0 {
+            return fail(&input[10..], format!("header flags 0, found {flags:#x}"));
+        }
+        let (rest, nranks) = expect("the number of ranks (u32)", le_u32)(rest)?;
+        if nranks == 0 || nranks > MAX_RANKS {
+            return fail(&input[12..], format!("a number of ranks from 1 to {MAX_RANKS}, found {nranks}"));
+        }
+        Ok((rest, nranks))
+    };
+    let (body, nranks) = header(data).map_err(to_err)?;
+    let nranks = nranks as usize;
+
+    // A finalized trace ends with a trailer naming the index chunk.
+    let mut index_offset = None;
+    let mut body_end = data.len();
+    if data.len() >= HEADER_LEN + 16 && data.ends_with(&END_MAGIC) {
+        let off = u64::from_le_bytes(data[data.len() - 16..data.len() - 8].try_into().expect("8 bytes"));
+        if off < HEADER_LEN as u64 || off > (data.len() - 16 - CHUNK_HEADER_LEN) as u64 {
+            return Err(TraceError::offset(name, (data.len() - 16) as u64, format!("expected the index offset inside the file, found {off}")));
+        }
+        index_offset = Some(off as usize);
+        body_end = data.len() - 16;
+    }
+
+    let mut chunks = Vec::new();
+    let mut rest = &body[..body_end - HEADER_LEN];
+    while !rest.is_empty() {
+        let offset = at(rest) as usize;
+        let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
+        if !b"JRCEX".contains(&kind) {
+            return Err(TraceError::offset(name, offset as u64, format!("expected a chunk kind J, R, C, E or X, found byte {kind:#04x}")));
+        }
+        if matches!(kind, b'R' | b'E') && rank as usize >= nranks {
+            return Err(TraceError::offset(name, offset as u64 + 1, format!("expected a rank below {nranks}, found {rank}")));
+        }
+        if matches!(kind, b'J' | b'C' | b'X') && rank != NO_RANK {
+            return Err(TraceError::offset(name, offset as u64 + 1, format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}")));
+        }
+        chunks.push(RawChunk { kind, rank, offset, payload });
+        rest = r;
+    }
+
+    let mut trace = Trace::new(nranks);
+    trace.complete = index_offset.is_some();
+    let mut seen_job = false;
+    let mut event_chunks: Vec<Vec<&RawChunk>> = vec![Vec::new(); nranks];
+    let whole = |p: &RawChunk, r: &[u8], what: &str| -> Result<(), TraceError> {
+        if r.is_empty() {
+            Ok(())
+        } else {
+            Err(TraceError::offset(name, at(r), format!("expected the end of the {what} chunk at byte {}, found {} more bytes", p.offset, r.len())))
+        }
+    };
+    for c in &chunks {
+        match c.kind {
+            b'J' => {
+                if seen_job {
+                    return Err(TraceError::offset(name, c.offset as u64, "expected one J (job) chunk, found a second".into()));
+                }
+                seen_job = true;
+                let (r, (library, eager_limit, params)) = job(c.payload).map_err(to_err)?;
+                whole(c, r, "J")?;
+                trace.meta.library = library;
+                trace.meta.eager_limit = eager_limit;
+                trace.meta.params = params;
+            }
+            b'R' => {
+                let (r, m) = rank_meta(c.payload).map_err(to_err)?;
+                whole(c, r, "R")?;
+                trace.meta.ranks[c.rank as usize] = m;
+            }
+            b'C' => {
+                let (r, comm) = comm(c.payload).map_err(to_err)?;
+                whole(c, r, "C")?;
+                match trace.comms.iter().find(|x| x.id == comm.id) {
+                    Some(old) if *old != comm => {
+                        return Err(TraceError::offset(name, c.offset as u64, format!("communicator {} is defined twice with different members", comm.id)));
+                    }
+                    Some(_) => {}
+                    None => trace.comms.push(comm),
+                }
+            }
+            b'E' => event_chunks[c.rank as usize].push(c),
+            _ => {
+                if Some(c.offset) != index_offset {
+                    return Err(TraceError::offset(name, c.offset as u64, "expected the X (index) chunk only where the trailer points".into()));
+                }
+                check_index(name, c, &chunks, &at)?;
+            }
+        }
+    }
+    if let Some(off) = index_offset
+        && !chunks.iter().any(|c| c.kind == b'X' && c.offset == off)
+    {
+        return Err(TraceError::offset(name, (data.len() - 16) as u64, format!("expected an X (index) chunk at byte {off}, where the trailer points")));
+    }
+    if !seen_job {
+        return Err(TraceError::at(name, "expected a J (job) chunk, found none".into()));
+    }
+
+    trace.ranks = event_chunks
+        .par_iter()
+        .enumerate()
+        .map(|(rank, cs)| {
+            let mut events = RankEvents::default();
+            let mut cur = Cursor { events: &mut events, prev_return: 0 };
+            for c in cs {
+                let (mut rest, n) = expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
+                if n as usize > rest.len() / 3 {
+                    return Err(TraceError::offset(
+                        name,
+                        c.offset as u64 + CHUNK_HEADER_LEN as u64,
+                        format!("expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}", rest.len() / 3, c.payload.len()),
+                    ));
+                }
+                for _ in 0..n {
+                    let index = cur.events.len();
+                    rest = record(rest, &mut cur).map_err(|e| to_err(e).in_event(rank, index))?.0;
+                }
+                whole(c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+            }
+            Ok(events)
+        })
+        .collect::<Result<_, TraceError>>()?;
+    Ok(trace)
+}
+
+fn check_index(name: &str, x: &RawChunk, chunks: &[RawChunk], at: &dyn Fn(&[u8]) -> u64) -> Result<(), TraceError> {
+    let err = |e: nom::Err<PErr<'_>>| match e {
+        nom::Err::Error(e) | nom::Err::Failure(e) => TraceError::offset(name, at(e.input), format!("expected {}", e.expected)),
+        nom::Err::Incomplete(_) => TraceError::offset(name, x.offset as u64, "expected a complete index".into()),
+    };
+    let (mut rest, n) = expect("the index count (u32)", le_u32)(x.payload).map_err(err)?;
+    let events: Vec<&RawChunk> = chunks.iter().filter(|c| c.kind == b'E').collect();
+    if n as usize != events.len() {
+        return Err(TraceError::offset(name, x.offset as u64, format!("expected an index of the file's {} E chunks, found {n} entries", events.len())));
+    }
+    for c in events {
+        let (r, (rank, off)) = expect("an index entry (rank u32, offset u64)", tuple((le_u32, le_u64)))(rest).map_err(err)?;
+        if rank != c.rank || off != c.offset as u64 {
+            return Err(TraceError::offset(name, at(rest), format!("expected index entry (rank {}, offset {}), found (rank {rank}, offset {off})", c.rank, c.offset)));
+        }
+        rest = r;
+    }
+    if !rest.is_empty() {
+        return Err(TraceError::offset(name, at(rest), "expected the end of the index".into()));
+    }
+    Ok(())
+}
+
+/// Reads only rank `rank`'s events, seeking through the index (finalized traces only).
+pub fn read_rank(name: &str, data: &[u8], rank: u32) -> Result<RankEvents, TraceError> {
+    if !data.starts_with(&MAGIC) || data.len() < HEADER_LEN + 16 || !data.ends_with(&END_MAGIC) {
+        return Err(TraceError::at(name, "expected a finalized binary trace (with an index) to seek in".into()));
+    }
+    let off = u64::from_le_bytes(data[data.len() - 16..data.len() - 8].try_into().expect("8 bytes")) as usize;
+    let x = data.get(off..data.len() - 16).ok_or_else(|| TraceError::offset(name, off as u64, "expected the index inside the file".into()))?;
+    let to_err = |e: nom::Err<PErr<'_>>| match e {
+        nom::Err::Error(e) | nom::Err::Failure(e) => {
+            TraceError::offset(name, (e.input.as_ptr() as usize - data.as_ptr() as usize) as u64, format!("expected {}", e.expected))
+        }
+        nom::Err::Incomplete(_) => TraceError::at(name, "truncated".into()),
+    };
+    let (_, (_, _, payload)) = chunk(x).map_err(to_err)?;
+    let (mut rest, n) = le_u32::<_, PErr>(payload).map_err(to_err)?;
+    let mut events = RankEvents::default();
+    let mut cur = Cursor { events: &mut events, prev_return: 0 };
+    for _ in 0..n {
+        let (r, (r_rank, e_off)) = tuple((le_u32, le_u64))(rest).map_err(to_err)?;
+        rest = r;
+        if r_rank != rank {
+            continue;
+        }
+        let c = data.get(e_off as usize..).ok_or_else(|| TraceError::offset(name, e_off, "expected an E chunk inside the file".into()))?;
+        let (_, (_, _, payload)) = chunk(c).map_err(to_err)?;
+        let (mut recs, count) = expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
+        if count as usize > recs.len() / 3 {
+            return Err(TraceError::offset(name, e_off, format!("expected at most {} records, found a count of {count}", recs.len() / 3)));
+        }
+        for _ in 0..count {
+            let index = cur.events.len();
+            recs = record(recs, &mut cur).map_err(|e| to_err(e).in_event(rank as usize, index))?.0;
+        }
+    }
+    Ok(events)
+}
+
+fn put_uleb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn put_sleb(out: &mut Vec<u8>, v: i64) {
+    put_uleb(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_uleb(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Appends event `i` of `ev` as one record, its gap measured from `prev_return`.
+pub fn put_record(out: &mut Vec<u8>, ev: &RankEvents, i: usize, prev_return: u64) {
+    let e = ev.event(i);
+    out.push(e.routine as u8);
+    put_sleb(out, (e.t_call as i128 - prev_return as i128) as i64);
+    put_sleb(out, (e.t_return as i128 - e.t_call as i128) as i64);
+    match e.routine.shape() {
+        Shape::None => {}
+        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
+            put_uleb(out, e.bytes);
+            put_sleb(out, e.peer as i64);
+            put_sleb(out, e.tag as i64);
+            put_uleb(out, e.comm as u64);
+            if matches!(e.routine.shape(), Shape::Recv | Shape::Irecv) {
+                put_uleb(out, e.flags as u64);
+            }
+            if matches!(e.routine.shape(), Shape::Isend | Shape::Irecv) {
+                put_uleb(out, e.id as u64);
+            }
+        }
+        Shape::Sendrecv => {
+            let h = ev.recv_half(i).expect("sendrecv has a receive half");
+            put_uleb(out, e.bytes);
+            put_sleb(out, e.peer as i64);
+            put_sleb(out, e.tag as i64);
+            put_uleb(out, h.bytes);
+            put_sleb(out, h.source as i64);
+            put_sleb(out, h.tag as i64);
+            put_uleb(out, e.comm as u64);
+            put_uleb(out, e.flags as u64);
+        }
+        Shape::Complete => {
+            put_uleb(out, ev.completions(i).len() as u64);
+            for c in ev.completions(i) {
+                put_uleb(out, c.req as u64);
+                put_sleb(out, c.source as i64);
+                put_sleb(out, c.tag as i64);
+            }
+        }
+        Shape::Cancel => put_uleb(out, e.id as u64),
+        Shape::Coll => {
+            let (recv_bytes, counts) = ev.coll_recv(i);
+            put_uleb(out, e.comm as u64);
+            put_sleb(out, e.peer as i64);
+            put_uleb(out, e.bytes);
+            put_uleb(out, recv_bytes);
+            put_uleb(out, counts.len() as u64);
+            for &c in counts {
+                put_uleb(out, c as u64);
+            }
+        }
+        Shape::CommOp => {
+            put_uleb(out, e.comm as u64);
+            put_sleb(out, e.id);
+        }
+    }
+}
+
+/// Writes chunks and keeps the offsets of the E chunks for the index.
+pub struct Writer<W: Write> {
+    out: W,
+    offset: u64,
+    index: Vec<(u32, u64)>,
+}
+
+impl<W: Write> Writer<W> {
+    /// Starts a file of `nranks` ranks: header and J chunk.
+    pub fn new(mut out: W, nranks: u32, meta: &Meta) -> io::Result<Writer<W>> {
+        let mut head = Vec::with_capacity(HEADER_LEN);
+        head.extend_from_slice(&MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&0u16.to_le_bytes());
+        head.extend_from_slice(&nranks.to_le_bytes());
+        out.write_all(&head)?;
+        let mut w = Writer { out, offset: HEADER_LEN as u64, index: Vec::new() };
+        let mut j = Vec::new();
+        put_str(&mut j, &meta.library);
+        match &meta.eager_limit {
+            Some(e) => {
+                j.push(1);
+                put_str(&mut j, &e.name);
+                j.extend_from_slice(&e.bytes.to_le_bytes());
+            }
+            None => j.push(0),
+        }
+        match &meta.params {
+            Some(p) => {
+                j.push(1);
+                for v in [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl] {
+                    j.extend_from_slice(&v.to_le_bytes());
+                }
+                j.extend_from_slice(&p.s.to_le_bytes());
+                j.extend_from_slice(&p.S.to_le_bytes());
+            }
+            None => j.push(0),
+        }
+        w.chunk(b'J', NO_RANK, &j)?;
+        Ok(w)
+    }
+
+    /// Appends one chunk.
+    pub fn chunk(&mut self, kind: u8, rank: u32, payload: &[u8]) -> io::Result<()> {
+        let len = u32::try_from(payload.len()).map_err(|_| io::Error::other("chunk over 4 GiB"))?;
+        if kind == b'E' {
+            self.index.push((rank, self.offset));
+        }
+        let mut head = [0u8; CHUNK_HEADER_LEN];
+        head[0] = kind;
+        head[1..5].copy_from_slice(&rank.to_le_bytes());
+        head[5..9].copy_from_slice(&len.to_le_bytes());
+        self.out.write_all(&head)?;
+        self.out.write_all(payload)?;
+        self.offset += (CHUNK_HEADER_LEN + payload.len()) as u64;
+        Ok(())
+    }
+
+    /// Appends a rank's metadata.
+    pub fn rank_meta(&mut self, rank: u32, m: &RankMeta) -> io::Result<()> {
+        let mut p = Vec::new();
+        put_str(&mut p, &m.hostname);
+        p.extend_from_slice(&m.clock_offset_init_ns.to_le_bytes());
+        p.extend_from_slice(&m.clock_offset_final_ns.to_le_bytes());
+        self.chunk(b'R', rank, &p)
+    }
+
+    /// Appends a communicator.
+    pub fn comm(&mut self, c: &Comm) -> io::Result<()> {
+        let mut p = Vec::with_capacity(8 + 4 * c.members.len());
+        p.extend_from_slice(&c.id.to_le_bytes());
+        p.extend_from_slice(&(c.members.len() as u32).to_le_bytes());
+        for m in &c.members {
+            p.extend_from_slice(&m.to_le_bytes());
+        }
+        self.chunk(b'C', NO_RANK, &p)
+    }
+
+    /// Appends an E chunk of `records` already encoded.
+    pub fn events(&mut self, rank: u32, records: u32, encoded: &[u8]) -> io::Result<()> {
+        let mut p = Vec::with_capacity(4 + encoded.len());
+        p.extend_from_slice(&records.to_le_bytes());
+        p.extend_from_slice(encoded);
+        self.chunk(b'E', rank, &p)
+    }
+
+    /// Writes the index and the trailer; the file is then finalized.
+    pub fn finish(mut self) -> io::Result<W> {
+        let mut x = Vec::with_capacity(4 + 12 * self.index.len());
+        x.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
+        for (rank, off) in &self.index {
+            x.extend_from_slice(&rank.to_le_bytes());
+            x.extend_from_slice(&off.to_le_bytes());
+        }
+        let index_at = self.offset;
+        self.chunk(b'X', NO_RANK, &x)?;
+        self.out.write_all(&index_at.to_le_bytes())?;
+        self.out.write_all(&END_MAGIC)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Writes a whole trace; `finalize: false` leaves out the index, as a job that died would.
+pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
+    let mut w = Writer::new(out, trace.nranks() as u32, &trace.meta)?;
+    for (r, m) in trace.meta.ranks.iter().enumerate() {
+        if *m != RankMeta::default() {
+            w.rank_meta(r as u32, m)?;
+        }
+    }
+    for c in &trace.comms {
+        w.comm(c)?;
+    }
+    let mut buf = Vec::new();
+    for (r, ev) in trace.ranks.iter().enumerate() {
+        let mut prev_return = 0;
+        for start in (0..ev.len()).step_by(RECORDS_PER_CHUNK) {
+            buf.clear();
+            let end = (start + RECORDS_PER_CHUNK).min(ev.len());
+            for i in start..end {
+                put_record(&mut buf, ev, i, prev_return);
+                prev_return = ev.t_return(i);
+            }
+            w.events(r as u32, (end - start) as u32, &buf)?;
+        }
+    }
+    if finalize {
+        w.finish()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leb128_round_trip() {
+        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut b = Vec::new();
+            put_uleb(&mut b, v);
+            assert_eq!(uleb(&b).unwrap(), (&[][..], v));
+        }
+        for v in [0i64, -1, 1, -64, 64, i64::MIN, i64::MAX] {
+            let mut b = Vec::new();
+            put_sleb(&mut b, v);
+            assert_eq!(sleb(&b).unwrap().1, v);
+        }
+        // zigzag as FORMAT.md defines it: 0→0, -1→1, 1→2
+        let mut b = Vec::new();
+        put_sleb(&mut b, -1);
+        assert_eq!(b, [1]);
+        assert!(uleb(&[0xff; 11]).is_err());
+        assert!(uleb(&[0x80]).is_err());
+    }
+}

@@ -1,0 +1,560 @@
+//! The trace model: per rank, the ordered MPI events in compact columns, plus the
+//! communicators and the job's metadata. Both encodings (`binary`, `text`) parse into it.
+
+pub mod binary;
+pub mod text;
+
+use crate::error::TraceError;
+use crate::model::Params;
+use std::path::Path;
+
+/// `MPI_ANY_SOURCE` as a peer value.
+pub const PEER_ANY: i32 = -1;
+/// `MPI_PROC_NULL` as a peer value.
+pub const PEER_NULL: i32 = -2;
+/// `MPI_ANY_TAG` as a tag value.
+pub const TAG_ANY: i32 = -1;
+/// Receive flag: the program passed `MPI_ANY_SOURCE`.
+pub const FLAG_ANY_SOURCE: u8 = 1;
+/// Receive flag: the program passed `MPI_ANY_TAG`.
+pub const FLAG_ANY_TAG: u8 = 2;
+/// `MPI_Iprobe` flag: a message was found.
+pub const FLAG_FOUND: u8 = 4;
+
+/// Which fields a routine's record carries (FORMAT.md, "shapes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    None,
+    Send,
+    Isend,
+    Recv,
+    Irecv,
+    Sendrecv,
+    Complete,
+    Cancel,
+    Coll,
+    CommOp,
+}
+
+macro_rules! routines {
+    ($($name:ident = $code:literal, $mpi:literal, $shape:ident;)*) => {
+        /// An MPI routine the tracer records; the discriminant is the code in the binary format.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        pub enum Routine { $($name = $code,)* }
+
+        impl Routine {
+            /// Every routine, in code order.
+            pub const ALL: &'static [Routine] = &[$(Routine::$name,)*];
+
+            /// The routine with binary code `code`, if there is one.
+            pub fn from_code(code: u8) -> Option<Routine> {
+                match code { $($code => Some(Routine::$name),)* _ => None }
+            }
+
+            /// The MPI name, e.g. `"MPI_Send"`.
+            pub fn mpi_name(self) -> &'static str {
+                match self { $(Routine::$name => $mpi,)* }
+            }
+
+            /// The routine called `name` (`"MPI_Send"`).
+            pub fn from_mpi_name(name: &str) -> Option<Routine> {
+                match name { $($mpi => Some(Routine::$name),)* _ => None }
+            }
+
+            /// The fields its record carries.
+            pub fn shape(self) -> Shape {
+                match self { $(Routine::$name => Shape::$shape,)* }
+            }
+        }
+    };
+}
+
+routines! {
+    Init = 0, "MPI_Init", None;
+    InitThread = 1, "MPI_Init_thread", None;
+    Finalize = 2, "MPI_Finalize", None;
+    Send = 10, "MPI_Send", Send;
+    Ssend = 11, "MPI_Ssend", Send;
+    Bsend = 12, "MPI_Bsend", Send;
+    Rsend = 13, "MPI_Rsend", Send;
+    Isend = 14, "MPI_Isend", Isend;
+    Issend = 15, "MPI_Issend", Isend;
+    Ibsend = 16, "MPI_Ibsend", Isend;
+    Irsend = 17, "MPI_Irsend", Isend;
+    Recv = 20, "MPI_Recv", Recv;
+    Irecv = 21, "MPI_Irecv", Irecv;
+    Sendrecv = 22, "MPI_Sendrecv", Sendrecv;
+    SendrecvReplace = 23, "MPI_Sendrecv_replace", Sendrecv;
+    Probe = 24, "MPI_Probe", Recv;
+    Iprobe = 25, "MPI_Iprobe", Recv;
+    Cancel = 26, "MPI_Cancel", Cancel;
+    Wait = 30, "MPI_Wait", Complete;
+    Waitall = 31, "MPI_Waitall", Complete;
+    Waitany = 32, "MPI_Waitany", Complete;
+    Waitsome = 33, "MPI_Waitsome", Complete;
+    Test = 34, "MPI_Test", Complete;
+    Testall = 35, "MPI_Testall", Complete;
+    Testany = 36, "MPI_Testany", Complete;
+    Testsome = 37, "MPI_Testsome", Complete;
+    Barrier = 40, "MPI_Barrier", Coll;
+    Bcast = 41, "MPI_Bcast", Coll;
+    Reduce = 42, "MPI_Reduce", Coll;
+    Allreduce = 43, "MPI_Allreduce", Coll;
+    Gather = 44, "MPI_Gather", Coll;
+    Gatherv = 45, "MPI_Gatherv", Coll;
+    Scatter = 46, "MPI_Scatter", Coll;
+    Scatterv = 47, "MPI_Scatterv", Coll;
+    Allgather = 48, "MPI_Allgather", Coll;
+    Allgatherv = 49, "MPI_Allgatherv", Coll;
+    Alltoall = 50, "MPI_Alltoall", Coll;
+    Alltoallv = 51, "MPI_Alltoallv", Coll;
+    ReduceScatter = 52, "MPI_Reduce_scatter", Coll;
+    ReduceScatterBlock = 53, "MPI_Reduce_scatter_block", Coll;
+    Scan = 54, "MPI_Scan", Coll;
+    Exscan = 55, "MPI_Exscan", Coll;
+    CommDup = 60, "MPI_Comm_dup", CommOp;
+    CommSplit = 61, "MPI_Comm_split", CommOp;
+    CommCreate = 62, "MPI_Comm_create", CommOp;
+    CommFree = 63, "MPI_Comm_free", CommOp;
+}
+
+impl Routine {
+    /// Synchronizing over a communicator: the collectives and the communicator constructors.
+    pub fn is_collective(self) -> bool {
+        self.shape() == Shape::Coll || matches!(self, Routine::CommDup | Routine::CommSplit | Routine::CommCreate)
+    }
+}
+
+/// One event, copied out of the columns. Field meaning depends on the routine's shape
+/// (FORMAT.md): `peer` is the destination, the (actual) source, or a collective's root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub routine: Routine,
+    pub t_call: u64,
+    pub t_return: u64,
+    pub bytes: u64,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: u32,
+    /// The request created (`isend`, `irecv`, `cancel`), or the new communicator (`commop`, -1 none).
+    pub id: i64,
+    pub flags: u8,
+}
+
+impl Event {
+    /// An event of `routine` at `[t_call, t_return]` with every other field empty.
+    pub fn new(routine: Routine, t_call: u64, t_return: u64) -> Event {
+        let root_like = matches!(routine.shape(), Shape::Coll);
+        Event {
+            routine,
+            t_call,
+            t_return,
+            bytes: 0,
+            peer: if root_like { -1 } else { 0 },
+            tag: 0,
+            comm: 0,
+            id: if routine.shape() == Shape::CommOp { -1 } else { 0 },
+            flags: 0,
+        }
+    }
+}
+
+/// One completed request in a `complete` record, with the receive status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub req: u32,
+    pub source: i32,
+    pub tag: i32,
+}
+
+/// The receive half of an `MPI_Sendrecv`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecvHalf {
+    pub bytes: u64,
+    pub source: i32,
+    pub tag: i32,
+}
+
+/// One rank's events as columns: no per-event heap allocation, variable-length parts
+/// (completions, collective counts, Sendrecv's receive half) in one shared `aux` pool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankEvents {
+    routine: Vec<Routine>,
+    t_call: Vec<u64>,
+    t_return: Vec<u64>,
+    bytes: Vec<u64>,
+    peer: Vec<i32>,
+    tag: Vec<i32>,
+    comm: Vec<u32>,
+    id: Vec<i64>,
+    flags: Vec<u8>,
+    /// `aux[aux_end[i-1]..aux_end[i]]` belongs to event `i`.
+    aux_end: Vec<u32>,
+    aux: Vec<i64>,
+}
+
+impl RankEvents {
+    pub fn len(&self) -> usize {
+        self.routine.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.routine.is_empty()
+    }
+
+    pub fn routine(&self, i: usize) -> Routine {
+        self.routine[i]
+    }
+
+    pub fn t_call(&self, i: usize) -> u64 {
+        self.t_call[i]
+    }
+
+    pub fn t_return(&self, i: usize) -> u64 {
+        self.t_return[i]
+    }
+
+    pub fn event(&self, i: usize) -> Event {
+        Event {
+            routine: self.routine[i],
+            t_call: self.t_call[i],
+            t_return: self.t_return[i],
+            bytes: self.bytes[i],
+            peer: self.peer[i],
+            tag: self.tag[i],
+            comm: self.comm[i],
+            id: self.id[i],
+            flags: self.flags[i],
+        }
+    }
+
+    fn aux(&self, i: usize) -> &[i64] {
+        let start = if i == 0 { 0 } else { self.aux_end[i - 1] as usize };
+        &self.aux[start..self.aux_end[i] as usize]
+    }
+
+    /// The requests a `complete` record says it completed.
+    pub fn completions(&self, i: usize) -> impl ExactSizeIterator<Item = Completion> + '_ {
+        let aux = if self.routine[i].shape() == Shape::Complete { self.aux(i) } else { &[] };
+        aux.chunks_exact(3).map(|c| Completion { req: c[0] as u32, source: c[1] as i32, tag: c[2] as i32 })
+    }
+
+    /// The receive half of a Sendrecv record.
+    pub fn recv_half(&self, i: usize) -> Option<RecvHalf> {
+        match (self.routine[i].shape(), self.aux(i)) {
+            (Shape::Sendrecv, &[bytes, source, tag]) => {
+                Some(RecvHalf { bytes: bytes as u64, source: source as i32, tag: tag as i32 })
+            }
+            _ => None,
+        }
+    }
+
+    /// A collective's bytes received by this rank and its per-rank counts.
+    pub fn coll_recv(&self, i: usize) -> (u64, &[i64]) {
+        match self.aux(i).split_first() {
+            Some((recv, counts)) if self.routine[i].shape() == Shape::Coll => (*recv as u64, counts),
+            _ => (0, &[]),
+        }
+    }
+
+    fn push_raw(&mut self, e: &Event, aux: impl IntoIterator<Item = i64>) {
+        self.routine.push(e.routine);
+        self.t_call.push(e.t_call);
+        self.t_return.push(e.t_return);
+        self.bytes.push(e.bytes);
+        self.peer.push(e.peer);
+        self.tag.push(e.tag);
+        self.comm.push(e.comm);
+        self.id.push(e.id);
+        self.flags.push(e.flags);
+        self.aux.extend(aux);
+        self.aux_end.push(self.aux.len() as u32);
+    }
+
+    /// Appends an event with no variable-length part.
+    pub fn push(&mut self, e: &Event) {
+        self.push_raw(e, []);
+    }
+
+    /// Appends a `complete` record.
+    pub fn push_complete(&mut self, e: &Event, done: &[Completion]) {
+        self.push_raw(e, done.iter().flat_map(|c| [c.req as i64, c.source as i64, c.tag as i64]));
+    }
+
+    /// Appends a Sendrecv record.
+    pub fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
+        self.push_raw(e, [recv.bytes as i64, recv.source as i64, recv.tag as i64]);
+    }
+
+    /// Appends a collective record.
+    pub fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
+        self.push_raw(e, std::iter::once(recv_bytes as i64).chain(counts.iter().map(|&c| c as i64)));
+    }
+
+    /// Appends event `i` of `other` (any shape).
+    pub fn push_from(&mut self, other: &RankEvents, i: usize) {
+        self.push_raw(&other.event(i), other.aux(i).iter().copied());
+    }
+
+    /// Heap bytes held by the columns.
+    pub fn heap_bytes(&self) -> usize {
+        self.len() * (1 + 8 * 3 + 4 * 3 + 8 + 1 + 4) + self.aux.len() * 8
+    }
+}
+
+/// A communicator: its job-wide id and its members as world ranks, in communicator rank order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comm {
+    pub id: u32,
+    pub members: Vec<u32>,
+}
+
+/// An eager limit as the MPI library reported it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EagerLimit {
+    pub name: String,
+    pub bytes: u64,
+}
+
+/// Per-rank metadata.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankMeta {
+    pub hostname: String,
+    /// Offset to rank 0's clock measured at `MPI_Init` and at `MPI_Finalize`, ns.
+    pub clock_offset_init_ns: i64,
+    pub clock_offset_final_ns: i64,
+}
+
+/// Job metadata.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Meta {
+    pub library: String,
+    pub eager_limit: Option<EagerLimit>,
+    pub params: Option<Params>,
+    pub ranks: Vec<RankMeta>,
+}
+
+/// A whole trace. `comms` excludes `MPI_COMM_WORLD` (id 0), which is every rank in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trace {
+    pub meta: Meta,
+    pub comms: Vec<Comm>,
+    pub ranks: Vec<RankEvents>,
+    /// False when the trace was not finalized (no index: the job died); it loads with a warning.
+    pub complete: bool,
+}
+
+impl Trace {
+    /// An empty trace of `nranks` ranks.
+    pub fn new(nranks: usize) -> Trace {
+        Trace {
+            meta: Meta { ranks: vec![RankMeta::default(); nranks], ..Meta::default() },
+            comms: Vec::new(),
+            ranks: vec![RankEvents::default(); nranks],
+            complete: true,
+        }
+    }
+
+    pub fn nranks(&self) -> usize {
+        self.ranks.len()
+    }
+
+    pub fn total_events(&self) -> u64 {
+        self.ranks.iter().map(|r| r.len() as u64).sum()
+    }
+
+    /// Members of communicator `id` as world ranks (`None` if the trace does not define it).
+    pub fn comm_members(&self, id: u32) -> Option<CommMembers<'_>> {
+        if id == 0 {
+            return Some(CommMembers::World(self.nranks() as u32));
+        }
+        self.comms.iter().find(|c| c.id == id).map(|c| CommMembers::List(&c.members))
+    }
+
+    /// Rank `r`'s timestamp `t` on rank 0's clock, interpolating the offset measured at Init
+    /// and at Finalize over the rank's run.
+    pub fn corrected_ns(&self, r: usize, t: u64) -> f64 {
+        let m = &self.meta.ranks[r];
+        let ev = &self.ranks[r];
+        if m.clock_offset_init_ns == m.clock_offset_final_ns || ev.is_empty() {
+            return t as f64 + m.clock_offset_init_ns as f64;
+        }
+        let t0 = ev.t_return(0) as f64;
+        let t1 = ev.t_call(ev.len() - 1) as f64;
+        let frac = if t1 > t0 { ((t as f64 - t0) / (t1 - t0)).clamp(0.0, 1.0) } else { 0.0 };
+        let offset = m.clock_offset_init_ns as f64 + frac * (m.clock_offset_final_ns - m.clock_offset_init_ns) as f64;
+        t as f64 + offset
+    }
+
+    /// Rank `r`'s measured start on rank 0's clock: its `MPI_Init` return, else its first call.
+    pub fn measured_begin_ns(&self, r: usize) -> Option<f64> {
+        let ev = &self.ranks[r];
+        match ev.len() {
+            0 => None,
+            _ if matches!(ev.routine(0), Routine::Init | Routine::InitThread) => Some(self.corrected_ns(r, ev.t_return(0))),
+            _ => Some(self.corrected_ns(r, ev.t_call(0))),
+        }
+    }
+
+    /// Rank `r`'s measured end on rank 0's clock: its `MPI_Finalize` call, else its last return.
+    pub fn measured_end_ns(&self, r: usize) -> Option<f64> {
+        let ev = &self.ranks[r];
+        let last = ev.len().checked_sub(1)?;
+        let end = match (0..ev.len()).find(|&i| ev.routine(i) == Routine::Finalize) {
+            Some(f) => ev.t_call(f),
+            None => ev.t_return(last),
+        };
+        Some(self.corrected_ns(r, end))
+    }
+
+    /// Time 0 (the earliest start over ranks) and the measured runtime from there.
+    pub fn measured_span_ns(&self) -> (f64, f64) {
+        let t0 = (0..self.nranks()).filter_map(|r| self.measured_begin_ns(r)).fold(f64::INFINITY, f64::min);
+        if !t0.is_finite() {
+            return (0.0, 0.0);
+        }
+        let end = (0..self.nranks()).filter_map(|r| self.measured_end_ns(r)).fold(t0, f64::max);
+        (t0, end - t0)
+    }
+
+    /// Checks what the parsers cannot see record by record: times within each rank, the
+    /// shape of ids and peers, and the communicators events refer to.
+    pub fn validate(&self, file: &str) -> Result<(), TraceError> {
+        let p = self.nranks() as i64;
+        for c in &self.comms {
+            if let Some(&m) = c.members.iter().find(|&&m| m as i64 >= p) {
+                return Err(TraceError::at(file, format!("communicator {} lists world rank {m}, but the trace has {p} ranks", c.id)));
+            }
+        }
+        for (r, ev) in self.ranks.iter().enumerate() {
+            let mut prev_return = 0u64;
+            for i in 0..ev.len() {
+                let e = ev.event(i);
+                let err = |what: String| Err(TraceError::event(file, r, i, e.routine, what));
+                if e.t_return < e.t_call {
+                    return err(format!("return time {} is before call time {}: time goes backwards", e.t_return, e.t_call));
+                }
+                if i > 0 && e.t_call < prev_return {
+                    return err(format!("call time {} is before the previous event's return {}: time goes backwards", e.t_call, prev_return));
+                }
+                prev_return = e.t_return;
+                let peer_ok = |peer: i32| (peer >= 0 && (peer as i64) < p) || peer == PEER_NULL;
+                match e.routine.shape() {
+                    Shape::Send | Shape::Isend if !peer_ok(e.peer) => {
+                        return err(format!("destination {} is not a world rank (0..{p}) or MPI_PROC_NULL", e.peer));
+                    }
+                    Shape::Recv if !peer_ok(e.peer) && !(e.routine == Routine::Iprobe && e.flags & FLAG_FOUND == 0) => {
+                        return err(format!("source {} is not a world rank (0..{p}) or MPI_PROC_NULL", e.peer));
+                    }
+                    Shape::Irecv if !peer_ok(e.peer) && e.peer != PEER_ANY => {
+                        return err(format!("source {} is not a world rank, MPI_ANY_SOURCE or MPI_PROC_NULL", e.peer));
+                    }
+                    Shape::Sendrecv => {
+                        let h = ev.recv_half(i).expect("sendrecv has a receive half");
+                        if !peer_ok(e.peer) || !peer_ok(h.source) {
+                            return err(format!("peers {} / {} are not world ranks (0..{p})", e.peer, h.source));
+                        }
+                    }
+                    Shape::Coll if e.peer < -1 || e.peer as i64 >= p => {
+                        return err(format!("root {} is not a world rank (0..{p}) or -1", e.peer));
+                    }
+                    _ => {}
+                }
+                let uses_comm = !matches!(e.routine.shape(), Shape::None | Shape::Complete | Shape::Cancel);
+                if uses_comm && self.comm_members(e.comm).is_none() {
+                    return err(format!("communicator {} is not defined in the trace", e.comm));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The members of a communicator, without copying `MPI_COMM_WORLD`.
+#[derive(Clone, Copy, Debug)]
+pub enum CommMembers<'a> {
+    World(u32),
+    List(&'a [u32]),
+}
+
+impl CommMembers<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            CommMembers::World(n) => *n as usize,
+            CommMembers::List(l) => l.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> u32 {
+        match self {
+            CommMembers::World(_) => i as u32,
+            CommMembers::List(l) => l[i],
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// Loads a trace of either encoding (chosen by the binary magic), with every check.
+/// Warnings (an unfinalized trace) go to `warn`.
+pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Trace, TraceError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let trace = if len == 0 {
+        return Err(TraceError::at(&name, "the file is empty: expected a loggps trace (binary or text)".to_string()));
+    } else {
+        // SAFETY: the map is read-only and private to this process; a trace file changing
+        // underneath a run is outside what we promise.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TraceError::at(&name, format!("cannot map: {e}")))?;
+        parse(&name, &map)?
+    };
+    if !trace.complete {
+        let unfinished: Vec<usize> = (0..trace.nranks())
+            .filter(|&r| (0..trace.ranks[r].len()).all(|i| trace.ranks[r].routine(i) != Routine::Finalize))
+            .collect();
+        warn(format!(
+            "{name}: the trace was not finalized (no index: the job stopped before MPI_Finalize); {} of {} ranks have no MPI_Finalize{}",
+            unfinished.len(),
+            trace.nranks(),
+            list_some(&unfinished)
+        ));
+    }
+    Ok(trace)
+}
+
+/// Parses a trace held in memory; `name` is used in errors.
+pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
+    let trace = if data.starts_with(&binary::MAGIC) {
+        binary::parse(name, data)?
+    } else if data.is_empty() {
+        return Err(TraceError::at(name, "the file is empty: expected a loggps trace (binary or text)".to_string()));
+    } else if data.starts_with(b"loggps-trace") || data.starts_with(b"#") {
+        text::parse(name, data)?
+    } else {
+        return Err(TraceError::offset(
+            name,
+            0,
+            format!("bad magic {:02x?}: expected a binary trace (\"LGPSTRC\\x1a\") or a text trace (\"loggps-trace 1\")", &data[..data.len().min(8)]),
+        ));
+    };
+    trace.validate(name)?;
+    Ok(trace)
+}
+
+/// ": 1, 2, 3 …" for error messages, at most eight items.
+pub fn list_some<T: std::fmt::Display>(items: &[T]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = items.iter().take(8).map(|x| x.to_string()).collect();
+    let more = if items.len() > 8 { format!(" and {} more", items.len() - 8) } else { String::new() };
+    format!(": {}{more}", shown.join(", "))
+}
