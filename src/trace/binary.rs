@@ -342,6 +342,10 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     };
     let (body, nranks) = header(data).map_err(to_err)?;
     let nranks = nranks as usize;
+    // Every rank costs memory before its first event is read: bound them by the file's size.
+    if nranks > data.len() {
+        return Err(TraceError::offset(name, 12, format!("expected at most {} ranks in a file of {} bytes, found {nranks}", data.len(), data.len())));
+    }
 
     // A finalized trace ends with a trailer naming the index chunk.
     let mut index_offset = None;

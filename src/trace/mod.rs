@@ -6,6 +6,7 @@ pub mod text;
 
 use crate::error::TraceError;
 use crate::model::Params;
+use std::collections::HashMap;
 use std::path::Path;
 
 /// `MPI_ANY_SOURCE` as a peer value.
@@ -422,10 +423,17 @@ impl Trace {
     /// shape of ids and peers, and the communicators events refer to.
     pub fn validate(&self, file: &str) -> Result<(), TraceError> {
         let p = self.nranks() as i64;
+        let mut sorted_members: HashMap<u32, Vec<u32>> = HashMap::new();
         for c in &self.comms {
             if let Some(&m) = c.members.iter().find(|&&m| m as i64 >= p) {
                 return Err(TraceError::at(file, format!("communicator {} lists world rank {m}, but the trace has {p} ranks", c.id)));
             }
+            let mut sorted = c.members.clone();
+            sorted.sort_unstable();
+            if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                return Err(TraceError::at(file, format!("communicator {} lists world rank {} twice", c.id, w[0])));
+            }
+            sorted_members.insert(c.id, sorted);
         }
         for (r, ev) in self.ranks.iter().enumerate() {
             let mut prev_return = 0u64;
@@ -462,8 +470,14 @@ impl Trace {
                     _ => {}
                 }
                 let uses_comm = !matches!(e.routine.shape(), Shape::None | Shape::Complete | Shape::Cancel);
-                if uses_comm && self.comm_members(e.comm).is_none() {
-                    return err(format!("communicator {} is not defined in the trace", e.comm));
+                if uses_comm && e.comm != 0 {
+                    match sorted_members.get(&e.comm) {
+                        None => return err(format!("communicator {} is not defined in the trace", e.comm)),
+                        Some(m) if m.binary_search(&(r as u32)).is_err() => {
+                            return err(format!("rank {r} uses communicator {}, which it is not a member of", e.comm));
+                        }
+                        _ => {}
+                    }
                 }
             }
         }

@@ -159,8 +159,9 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             if trace.is_some() {
                 return Err(err("expected one `ranks` line, found a second".into()));
             }
-            if p == 0 || p > MAX_RANKS {
-                return Err(err(format!("expected a number of ranks from 1 to {MAX_RANKS}, found {p}")));
+            // Every rank costs memory before its first event is read: bound them by the file's size.
+            if p == 0 || p > MAX_RANKS.min(data.len()) {
+                return Err(err(format!("expected a number of ranks from 1 to {} (at most one per byte of the file), found {p}", MAX_RANKS.min(data.len()))));
             }
             trace = Some(Trace::new(p));
             continue;

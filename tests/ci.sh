@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test of the project: the Rust suite and the tracer's real MPI jobs (Open MPI and
+# MPICH). Installs what it needs when run as root; otherwise says the exact command to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v cargo >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs (curl https://sh.rustup.rs -sSf | sh)"; exit 1; }
+command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
+command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
+command -v make >/dev/null || need+=(make)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "== installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "missing MPI packages; run:  sudo apt-get install -y ${need[*]}"
+    exit 1
+  fi
+fi
+
+echo "== cargo test"
+cargo build --release --quiet
+cargo test --release --quiet
+
+export LOGGPS_PREDICT="$PWD/target/release/loggps-predict"
+for lib in openmpi mpich; do
+  echo "== tracer tests ($lib)"
+  bash tracer/tests/run.sh "$lib"
+done
+echo "== all tests passed"
