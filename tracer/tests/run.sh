@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Tracer test suite: tracer/tests/run.sh [openmpi|mpich]   (default openmpi)
+#
+# Builds the tracer and the test programs for one MPI library (into tracer/build-LIB), runs
+# real mpirun jobs on 2 and 4 ranks and checks every trace with loggps-predict
+# (${LOGGPS_PREDICT:-target/release/loggps-predict}): `info --format json` must report the
+# per-routine counts the program counted itself, and `predict` must load the trace, which
+# fails on any unmatched message. Without the binary the loggps-predict checks are skipped
+# (said loudly); the jobs still run and the trace files are still checked for existence.
+set -euo pipefail
+
+MPI=${1:-openmpi}
+TRACER=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$TRACER/.." && pwd)
+case $MPI in
+openmpi) MPIRUN=mpirun.openmpi ;;
+mpich) MPIRUN=mpirun.mpich ;;
+*) echo "usage: $0 [openmpi|mpich]" >&2; exit 2 ;;
+esac
+command -v "$MPIRUN" >/dev/null || { echo "$MPIRUN not found" >&2; exit 2; }
+# Open MPI refuses to run as root without these (containers, CI)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# keep Open MPI's help aggregation from hiding messages, and its shared memory simple
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+make -s -C "$TRACER" MPI="$MPI" tests
+BUILD=$TRACER/build-$MPI
+LIB=$BUILD/libloggps-trace.so
+OUT=$BUILD/out
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+PREDICT=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
+if [[ ! -x $PREDICT ]]; then
+    echo "NOTE: $PREDICT not found: SKIPPING every loggps-predict check" \
+         "(build it with 'cargo build --release' or set LOGGPS_PREDICT)"
+    PREDICT=
+fi
+
+failures=0
+pass() { echo "ok   $*"; }
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# mpi_job NAME NP PRELOAD(yes|no) PROG [VAR=VALUE...]: run PROG on NP ranks, tracing into
+# $OUT/NAME.bin (unless LOGGPS_TRACE is among the VARs); stdout, stderr and exit status in
+# $OUT/NAME.{out,err,rc}. Never fails itself.
+mpi_job() {
+    local name=$1 np=$2 preload=$3 prog=$4
+    shift 4
+    local vars=("$@")
+    [[ " $* " == *" LOGGPS_TRACE="* ]] || vars+=("LOGGPS_TRACE=$OUT/$name.bin")
+    [[ $preload == yes ]] && vars+=("LD_PRELOAD=$LIB")
+    local args=()
+    for v in "${vars[@]}"; do
+        if [[ $MPI == openmpi ]]; then args+=(-x "$v"); else args+=(-genv "${v%%=*}" "${v#*=}"); fi
+    done
+    [[ $MPI == openmpi ]] && args+=(--oversubscribe)
+    local rc=0
+    timeout 60 "$MPIRUN" -n "$np" "${args[@]}" "$prog" >"$OUT/$name.out" 2>"$OUT/$name.err" || rc=$?
+    echo "$rc" >"$OUT/$name.rc"
+}
+
+# The program's own counts (the COUNTS line of its stdout) as JSON.
+counts_of() { sed -n 's/^COUNTS //p' "$OUT/$1.out"; }
+
+# check_trace NAME NP: the job succeeded; loggps-predict loads the trace, its per-routine counts
+# equal the program's, and every message matches (predict refuses unmatched messages).
+check_trace() {
+    local name=$1 np=$2 trace=${3:-$OUT/$1.bin}
+    if [[ $(cat "$OUT/$name.rc") != 0 ]]; then
+        fail "$name: job exited with $(cat "$OUT/$name.rc"):"; tail -20 "$OUT/$name.err"; return
+    fi
+    [[ -s $trace ]] || { fail "$name: no trace file $trace"; return; }
+    local expected
+    expected=$(counts_of "$name")
+    [[ -n $expected ]] || { fail "$name: the program printed no COUNTS line"; return; }
+    [[ -n $PREDICT ]] || { pass "$name (trace written; loggps-predict checks skipped)"; return; }
+    if ! "$PREDICT" info "$trace" --format json >"$OUT/$name.info.json" 2>"$OUT/$name.info.err"; then
+        fail "$name: loggps-predict info failed:"; cat "$OUT/$name.info.err"; return
+    fi
+    local diff
+    if ! diff=$(python3 - "$OUT/$name.info.json" "$expected" "$np" <<'EOF'
+import json, sys
+info = json.load(open(sys.argv[1]))
+want = json.loads(sys.argv[2])
+np = int(sys.argv[3])
+got = info["events_by_routine"]
+errs = []
+if info["ranks"] != np:
+    errs.append(f"ranks: trace {info['ranks']}, job {np}")
+for k in sorted(set(got) | set(want)):
+    if got.get(k, 0) != want.get(k, 0):
+        errs.append(f"{k}: trace {got.get(k, 0)}, program {want.get(k, 0)}")
+if info["events"] != sum(want.values()):
+    errs.append(f"events: trace {info['events']}, program {sum(want.values())}")
+if info.get("finalized") is False:
+    errs.append("trace not finalized")
+print("; ".join(errs))
+sys.exit(1 if errs else 0)
+EOF
+    ); then
+        fail "$name: counts differ: $diff"; return
+    fi
+    if ! "$PREDICT" predict "$trace" --platform myrinet >"$OUT/$name.predict" 2>&1; then
+        fail "$name: loggps-predict predict failed (unmatched messages?):"; cat "$OUT/$name.predict"; return
+    fi
+    if grep -qi warning "$OUT/$name.info.err" "$OUT/$name.predict"; then
+        fail "$name: loggps-predict warns:"; cat "$OUT/$name.info.err" "$OUT/$name.predict"; return
+    fi
+    pass "$name ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' \
+        "$OUT/$name.info.json") events, counts and messages match)"
+}
+
+T=$BUILD/tests
+echo "== tracer tests with $MPI ($($MPIRUN --version 2>&1 | grep -m1 -iE 'open mpi|version'))"
+
+# every point-to-point and completion routine, wildcards; 4 ranks with a 4 KiB buffer so that
+# each rank spills many E chunks
+mpi_job p2p-2 2 yes "$T/p2p"
+check_trace p2p-2 2
+mpi_job p2p-4 4 yes "$T/p2p" LOGGPS_TRACE_BUFFER=4096
+check_trace p2p-4 4
+
+# every collective; split, dup, create, free; MPI_COMM_SELF; a Cartesian communicator
+mpi_job coll-2 2 yes "$T/coll"
+check_trace coll-2 2
+mpi_job coll-4 4 yes "$T/coll"
+check_trace coll-4 4
+
+# the tracer linked into the program instead of preloaded, default output path
+mkdir -p "$OUT/cwd"
+(cd "$OUT/cwd" && mpi_job linked-2 2 no "$T/p2p-linked" LOGGPS_TRACE=)
+check_trace linked-2 2 "$OUT/cwd/loggps-trace.bin"
+
+# an existing trace file is never overwritten: the job runs untraced and says so
+echo "precious" >"$OUT/existing.bin"
+mpi_job existing 2 yes "$T/p2p" LOGGPS_TRACE="$OUT/existing.bin"
+if [[ $(cat "$OUT/existing.rc") == 0 && $(cat "$OUT/existing.bin") == precious ]] &&
+    grep -q "already exists" "$OUT/existing.err"; then
+    pass "existing: file kept, job ran untraced with a message"
+else
+    fail "existing: rc=$(cat "$OUT/existing.rc"), file or message wrong"; cat "$OUT/existing.err"
+fi
+
+# MPI_THREAD_MULTIPLE is refused at Init with a message; the job runs untraced
+mpi_job threads 2 yes "$T/threads"
+if grep -q "PROVIDED multiple" "$OUT/threads.out"; then
+    if [[ $(cat "$OUT/threads.rc") == 0 && ! -e $OUT/threads.bin ]] &&
+        grep -q "MPI_THREAD_MULTIPLE is not supported" "$OUT/threads.err"; then
+        pass "threads: MPI_THREAD_MULTIPLE refused with a message, no trace"
+    else
+        fail "threads: rc=$(cat "$OUT/threads.rc"), trace or message wrong"; cat "$OUT/threads.err"
+    fi
+else
+    check_trace threads 2 # the library gave less than MPI_THREAD_MULTIPLE: traced normally
+fi
+
+# a job that aborts mid-way leaves a partial trace that loads with a warning
+mpi_job abort 4 yes "$T/abort" LOGGPS_TRACE_BUFFER=4096
+if [[ $(cat "$OUT/abort.rc") == 0 ]]; then
+    fail "abort: the job did not fail"
+elif [[ ! -s $OUT/abort.bin ]]; then
+    fail "abort: no partial trace"
+elif [[ -z $PREDICT ]]; then
+    pass "abort: partial trace written (loggps-predict checks skipped)"
+elif ! "$PREDICT" info "$OUT/abort.bin" --format json >"$OUT/abort.info.json" 2>"$OUT/abort.info.err"; then
+    fail "abort: loggps-predict cannot load the partial trace:"; cat "$OUT/abort.info.err"
+elif ! grep -qi "warning" "$OUT/abort.info.err"; then
+    fail "abort: loggps-predict loaded the partial trace without a warning"
+elif ! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["ranks"]==4 and d["events_by_routine"].get("MPI_Sendrecv",0)>0 else 1)' "$OUT/abort.info.json"; then
+    fail "abort: partial trace lacks the events written before the abort"
+else
+    pass "abort: partial trace loads with: $(head -c 200 "$OUT/abort.info.err")"
+fi
+
+# a program of the distribution itself, preloaded unmodified (MPICH's mpivars)
+if [[ $MPI == mpich ]] && command -v mpivars >/dev/null; then
+    mpi_job mpivars 2 yes "$(command -v mpivars)"
+    echo 'COUNTS {"MPI_Init_thread": 2, "MPI_Finalize": 2}' >>"$OUT/mpivars.out"
+    check_trace mpivars 2
+fi
+
+if ((failures)); then
+    echo "== $failures FAILED ($MPI); outputs in $OUT"
+    exit 1
+fi
+echo "== all tracer tests passed ($MPI)"
