@@ -18,22 +18,47 @@ pub struct TraceError {
 impl TraceError {
     /// An error about the file as a whole.
     pub fn at(file: &str, message: String) -> TraceError {
-        TraceError { file: file.to_string(), offset: None, line: None, rank: None, event: None, routine: None, message }
+        TraceError {
+            file: file.to_string(),
+            offset: None,
+            line: None,
+            rank: None,
+            event: None,
+            routine: None,
+            message,
+        }
     }
 
     /// An error at a byte offset of a binary trace.
     pub fn offset(file: &str, offset: u64, message: String) -> TraceError {
-        TraceError { offset: Some(offset), ..TraceError::at(file, message) }
+        TraceError {
+            offset: Some(offset),
+            ..TraceError::at(file, message)
+        }
     }
 
     /// An error at a line of a text trace.
     pub fn line(file: &str, line: usize, message: String) -> TraceError {
-        TraceError { line: Some(line), ..TraceError::at(file, message) }
+        TraceError {
+            line: Some(line),
+            ..TraceError::at(file, message)
+        }
     }
 
     /// An error about event `event` of rank `rank`.
-    pub fn event(file: &str, rank: usize, event: usize, routine: Routine, message: String) -> TraceError {
-        TraceError { rank: Some(rank), event: Some(event), routine: Some(routine), ..TraceError::at(file, message) }
+    pub fn event(
+        file: &str,
+        rank: usize,
+        event: usize,
+        routine: Routine,
+        message: String,
+    ) -> TraceError {
+        TraceError {
+            rank: Some(rank),
+            event: Some(event),
+            routine: Some(routine),
+            ..TraceError::at(file, message)
+        }
     }
 
     /// The same error, located at rank `rank`, event `event`.

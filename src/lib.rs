@@ -15,7 +15,12 @@ use error::Error;
 use std::path::Path;
 
 /// Loads, matches and replays a trace file with resolved parameters: the whole pipeline.
-pub fn predict(path: &Path, trace: &trace::Trace, params: &model::Params, progress: &(dyn Fn(u64) + Sync)) -> Result<replay::Prediction, Error> {
+pub fn predict(
+    path: &Path,
+    trace: &trace::Trace,
+    params: &model::Params,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<replay::Prediction, Error> {
     let name = path.display().to_string();
     let graph = graph::build(trace, &name)?;
     Ok(replay::replay(trace, &graph, params, &name, progress)?)

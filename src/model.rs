@@ -24,9 +24,45 @@ pub const NAMES: [&str; 8] = ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S"];
 
 /// The paper's Table 5 presets.
 pub const PRESETS: [(&str, Params); 3] = [
-    ("cenju4", Params { L: 640.0, o: 7820.0, Os: 7.63, Or: 12.77, Gs: 0.57, Gl: -12.74, s: 1028, S: 1028 }),
-    ("myrinet", Params { L: 1160.0, o: 6550.0, Os: 6.86, Or: 2.57, Gs: 15.48, Gl: -0.74, s: 8191, S: 16383 }),
-    ("fast-ethernet", Params { L: 35220.0, o: 20590.0, Os: 10.67, Or: 5.87, Gs: 191.89, Gl: 74.95, s: 1023, S: 16383 }),
+    (
+        "cenju4",
+        Params {
+            L: 640.0,
+            o: 7820.0,
+            Os: 7.63,
+            Or: 12.77,
+            Gs: 0.57,
+            Gl: -12.74,
+            s: 1028,
+            S: 1028,
+        },
+    ),
+    (
+        "myrinet",
+        Params {
+            L: 1160.0,
+            o: 6550.0,
+            Os: 6.86,
+            Or: 2.57,
+            Gs: 15.48,
+            Gl: -0.74,
+            s: 8191,
+            S: 16383,
+        },
+    ),
+    (
+        "fast-ethernet",
+        Params {
+            L: 35220.0,
+            o: 20590.0,
+            Os: 10.67,
+            Or: 5.87,
+            Gs: 191.89,
+            Gl: 74.95,
+            s: 1023,
+            S: 16383,
+        },
+    ),
 ];
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant
@@ -76,28 +112,52 @@ impl Params {
     /// A blocking send called at `ts` whose receive is called at `tr` (unused when eager).
     pub fn send(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
         if !rdv {
-            return Cost { ret: ts + self.t1(k), sync: 0.0, unblock: ts };
+            return Cost {
+                ret: ts + self.t1(k),
+                sync: 0.0,
+                unblock: ts,
+            };
         }
         let req_arrives = ts + self.o + self.L;
         let confirmed = req_arrives.max(tr);
-        Cost { ret: confirmed + self.o + self.t5() + self.t1(k), sync: (tr - req_arrives).max(0.0), unblock: tr }
+        Cost {
+            ret: confirmed + self.o + self.t5() + self.t1(k),
+            sync: (tr - req_arrives).max(0.0),
+            unblock: tr,
+        }
     }
 
     /// A blocking receive called at `tr` whose send is called at `ts`.
     pub fn recv(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
         if !rdv {
             let arrives = ts + self.t1(k) + self.t2(k);
-            return Cost { ret: arrives.max(tr) + self.t3(k), sync: (arrives - tr).max(0.0), unblock: arrives };
+            return Cost {
+                ret: arrives.max(tr) + self.t3(k),
+                sync: (arrives - tr).max(0.0),
+                unblock: arrives,
+            };
         }
         let req_arrives = ts + self.o + self.L;
         let ret = req_arrives.max(tr) + self.o + self.t5() + self.t1(k) + self.t2(k) + self.t3(k);
-        Cost { ret, sync: (req_arrives - tr).max(0.0), unblock: req_arrives }
+        Cost {
+            ret,
+            sync: (req_arrives - tr).max(0.0),
+            unblock: req_arrives,
+        }
     }
 
     /// `MPI_Probe` called at `tp` for a message sent at `ts`.
     pub fn probe(&self, k: u64, rdv: bool, ts: f64, tp: f64) -> Cost {
-        let noticed = if rdv { ts + self.o + self.L } else { ts + self.t1(k) + self.t2(k) };
-        Cost { ret: noticed.max(tp) + self.o, sync: (noticed - tp).max(0.0), unblock: noticed }
+        let noticed = if rdv {
+            ts + self.o + self.L
+        } else {
+            ts + self.t1(k) + self.t2(k)
+        };
+        Cost {
+            ret: noticed.max(tp) + self.o,
+            sync: (noticed - tp).max(0.0),
+            unblock: noticed,
+        }
     }
 
     /// Every routine cost stays positive only when `Os + Or + Gl > 0` (paper §4.3).
@@ -109,7 +169,13 @@ impl Params {
                 self.Os + self.Or + self.Gl
             ));
         }
-        for (name, v) in [("L", self.L), ("o", self.o), ("Os", self.Os), ("Or", self.Or), ("Gs", self.Gs)] {
+        for (name, v) in [
+            ("L", self.L),
+            ("o", self.o),
+            ("Os", self.Os),
+            ("Or", self.Or),
+            ("Gs", self.Gs),
+        ] {
             if v < 0.0 {
                 w.push(format!("{name} = {v} is negative"));
             }
@@ -118,7 +184,16 @@ impl Params {
     }
 
     fn get(&self, i: usize) -> f64 {
-        [self.L, self.o, self.Os, self.Or, self.Gs, self.Gl, self.s as f64, self.S as f64][i]
+        [
+            self.L,
+            self.o,
+            self.Os,
+            self.Or,
+            self.Gs,
+            self.Gl,
+            self.s as f64,
+            self.S as f64,
+        ][i]
     }
 }
 
@@ -172,22 +247,50 @@ impl Resolved {
 
 /// Chooses the parameters: `--params FILE`, else `--platform`, else the trace's own, each
 /// value then overridden by its flag. All eight flags together need no base.
-pub fn resolve(file: Option<&Path>, platform: Option<&str>, embedded: Option<Params>, ov: &Overrides) -> Result<Resolved, Error> {
+pub fn resolve(
+    file: Option<&Path>,
+    platform: Option<&str>,
+    embedded: Option<Params>,
+    ov: &Overrides,
+) -> Result<Resolved, Error> {
     let base = if let Some(path) = file {
-        Some((read_params_file(path)?, Source::File(path.display().to_string())))
+        Some((
+            read_params_file(path)?,
+            Source::File(path.display().to_string()),
+        ))
     } else if let Some(name) = platform {
         let p = Params::preset(name).ok_or_else(|| {
-            Error::Params(format!("unknown platform '{name}': expected one of {}", PRESETS.map(|(n, _)| n).join(", ")))
+            Error::Params(format!(
+                "unknown platform '{name}': expected one of {}",
+                PRESETS.map(|(n, _)| n).join(", ")
+            ))
         })?;
         Some((p, Source::Platform(name.to_string())))
     } else {
         embedded.map(|p| (p, Source::Trace))
     };
-    let flags = [ov.L, ov.o, ov.Os, ov.Or, ov.Gs, ov.Gl, ov.s.map(|v| v as f64), ov.S.map(|v| v as f64)];
+    let flags = [
+        ov.L,
+        ov.o,
+        ov.Os,
+        ov.Or,
+        ov.Gs,
+        ov.Gl,
+        ov.s.map(|v| v as f64),
+        ov.S.map(|v| v as f64),
+    ];
     let Some((mut p, source)) = base.or_else(|| {
-        flags.iter().all(Option::is_some).then_some((PRESETS[0].1, Source::Flag))
+        flags
+            .iter()
+            .all(Option::is_some)
+            .then_some((PRESETS[0].1, Source::Flag))
     }) else {
-        let missing: Vec<String> = NAMES.iter().zip(flags).filter(|(_, f)| f.is_none()).map(|(n, _)| format!("--{n}")).collect();
+        let missing: Vec<String> = NAMES
+            .iter()
+            .zip(flags)
+            .filter(|(_, f)| f.is_none())
+            .map(|(n, _)| format!("--{n}"))
+            .collect();
         return Err(Error::Params(format!(
             "no LogGPS parameters: the trace embeds none; pass --platform cenju4|myrinet|fast-ethernet, \
              --params FILE (a TOML such as `loggps-predict calibrate` writes), or all of --L --o --Os --Or --Gs --Gl --s --S \
@@ -202,9 +305,18 @@ pub fn resolve(file: Option<&Path>, platform: Option<&str>, embedded: Option<Par
         )*};
     }
     apply!(0 L, 1 o, 2 Os, 3 Or, 4 Gs, 5 Gl, 6 s, 7 S);
-    for (name, v) in [("L", p.L), ("o", p.o), ("Os", p.Os), ("Or", p.Or), ("Gs", p.Gs), ("Gl", p.Gl)] {
+    for (name, v) in [
+        ("L", p.L),
+        ("o", p.o),
+        ("Os", p.Os),
+        ("Or", p.Or),
+        ("Gs", p.Gs),
+        ("Gl", p.Gl),
+    ] {
         if !v.is_finite() {
-            return Err(Error::Params(format!("parameter {name} = {v} is not a finite number")));
+            return Err(Error::Params(format!(
+                "parameter {name} = {v} is not a finite number"
+            )));
         }
     }
     Ok(Resolved { params: p, sources })
@@ -213,13 +325,16 @@ pub fn resolve(file: Option<&Path>, platform: Option<&str>, embedded: Option<Par
 /// Reads a parameter TOML: the eight names at the top level or in a `[params]` table.
 pub fn read_params_file(path: &Path) -> Result<Params, Error> {
     let name = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Params(format!("{name}: cannot read parameters: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Params(format!("{name}: cannot read parameters: {e}")))?;
     parse_params_toml(&text).map_err(|e| Error::Params(format!("{name}: {e}")))
 }
 
 /// Parses a parameter TOML (see [`read_params_file`]).
 pub fn parse_params_toml(text: &str) -> Result<Params, String> {
-    let value: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
+    let value: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
     let table = match value.get("params") {
         Some(toml::Value::Table(t)) => t.clone(),
         Some(_) => return Err("`params` must be a table".into()),
@@ -230,17 +345,34 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
             Some(toml::Value::Float(f)) => Ok(*f),
             Some(toml::Value::Integer(i)) => Ok(*i as f64),
             Some(v) => Err(format!("parameter {n} must be a number, found {v}")),
-            None => Err(format!("parameter {n} is missing (expected all of {})", NAMES.join(", "))),
+            None => Err(format!(
+                "parameter {n} is missing (expected all of {})",
+                NAMES.join(", ")
+            )),
         }
     };
     let bytes = |n: &str| -> Result<u64, String> {
         match table.get(n) {
             Some(toml::Value::Integer(i)) if *i >= 0 => Ok(*i as u64),
-            Some(v) => Err(format!("parameter {n} must be a non-negative integer number of bytes, found {v}")),
-            None => Err(format!("parameter {n} is missing (expected all of {})", NAMES.join(", "))),
+            Some(v) => Err(format!(
+                "parameter {n} must be a non-negative integer number of bytes, found {v}"
+            )),
+            None => Err(format!(
+                "parameter {n} is missing (expected all of {})",
+                NAMES.join(", ")
+            )),
         }
     };
-    Ok(Params { L: num("L")?, o: num("o")?, Os: num("Os")?, Or: num("Or")?, Gs: num("Gs")?, Gl: num("Gl")?, s: bytes("s")?, S: bytes("S")? })
+    Ok(Params {
+        L: num("L")?,
+        o: num("o")?,
+        Os: num("Os")?,
+        Or: num("Or")?,
+        Gs: num("Gs")?,
+        Gl: num("Gl")?,
+        s: bytes("s")?,
+        S: bytes("S")?,
+    })
 }
 
 /// Writes parameters as the TOML [`parse_params_toml`] reads.
@@ -279,7 +411,10 @@ mod tests {
     #[test]
     fn vector_send_16384_tr_eq_ts() {
         let p = myrinet();
-        close(p.send(16384, p.rendezvous(16384, false), 0.0, 0.0).ret, 147_464.240);
+        close(
+            p.send(16384, p.rendezvous(16384, false), 0.0, 0.0).ret,
+            147_464.240,
+        );
     }
 
     #[test]
@@ -293,14 +428,20 @@ mod tests {
     #[test]
     fn vector_recv_16384_tr_eq_ts() {
         let p = myrinet();
-        close(p.recv(16384, p.rendezvous(16384, false), 0.0, 0.0).ret, 318_014.980);
+        close(
+            p.recv(16384, p.rendezvous(16384, false), 0.0, 0.0).ret,
+            318_014.980,
+        );
     }
 
     #[test]
     fn vector_recv_65472_tr_late() {
         let p = myrinet();
         let tr = 100_000.0;
-        close(p.recv(65472, p.rendezvous(65472, false), 0.0, tr).ret - tr, 736_879.700);
+        close(
+            p.recv(65472, p.rendezvous(65472, false), 0.0, tr).ret - tr,
+            736_879.700,
+        );
     }
 
     #[test]
@@ -315,23 +456,55 @@ mod tests {
     fn toml_top_level_and_table() {
         let top = "L = 1160\no = 6550\nOs = 6.86\nOr = 2.57\nGs = 15.48\nGl = -0.74\ns = 8191\nS = 16383\n";
         assert_eq!(parse_params_toml(top).unwrap(), myrinet());
-        assert_eq!(parse_params_toml(&params_toml(&myrinet())).unwrap(), myrinet());
-        assert!(parse_params_toml("L = 1").unwrap_err().contains("parameter o is missing"));
-        assert!(parse_params_toml(&top.replace("S = 16383", "S = 1.5")).unwrap_err().contains("integer"));
+        assert_eq!(
+            parse_params_toml(&params_toml(&myrinet())).unwrap(),
+            myrinet()
+        );
+        assert!(
+            parse_params_toml("L = 1")
+                .unwrap_err()
+                .contains("parameter o is missing")
+        );
+        assert!(
+            parse_params_toml(&top.replace("S = 16383", "S = 1.5"))
+                .unwrap_err()
+                .contains("integer")
+        );
     }
 
     #[test]
     fn precedence_file_platform_trace_then_flags() {
-        let embedded = Params { L: 1.0, ..myrinet() };
+        let embedded = Params {
+            L: 1.0,
+            ..myrinet()
+        };
         let r = resolve(None, None, Some(embedded), &Overrides::default()).unwrap();
         assert_eq!(r.params.L, 1.0);
         assert_eq!(r.sources[0], Source::Trace);
-        let r = resolve(None, Some("cenju4"), Some(embedded), &Overrides { S: Some(65536), ..Default::default() }).unwrap();
+        let r = resolve(
+            None,
+            Some("cenju4"),
+            Some(embedded),
+            &Overrides {
+                S: Some(65536),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert_eq!(r.params.L, 640.0);
         assert_eq!(r.params.S, 65536);
         assert_eq!(r.sources[7], Source::Flag);
         assert_eq!(r.sources[0], Source::Platform("cenju4".into()));
-        let err = resolve(None, None, None, &Overrides { L: Some(1.0), ..Default::default() }).unwrap_err();
+        let err = resolve(
+            None,
+            None,
+            None,
+            &Overrides {
+                L: Some(1.0),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("--platform"), "{err}");
         assert!(resolve(None, Some("nope"), None, &Overrides::default()).is_err());
     }

@@ -6,7 +6,7 @@ mod common;
 
 use loggps_predict::model::Params;
 use loggps_predict::replay::Prediction;
-use loggps_predict::trace::{self, binary, text, Trace};
+use loggps_predict::trace::{self, Trace, binary, text};
 use loggps_predict::{graph, replay};
 use proptest::prelude::*;
 
@@ -20,7 +20,11 @@ fn predict(t: &Trace, p: &Params) -> Prediction {
 }
 
 fn with_threads<T: Send>(n: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(f)
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .unwrap()
+        .install(f)
 }
 
 proptest! {

@@ -7,8 +7,8 @@ mod progress;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use loggps_predict::error::Error;
 use loggps_predict::model::{self, Overrides};
-use loggps_predict::report::{self, info::Info, Format, Report};
-use loggps_predict::trace::{self, binary, text, Trace};
+use loggps_predict::report::{self, Format, Report, info::Info};
+use loggps_predict::trace::{self, Trace, binary, text};
 use progress::Progress;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -138,20 +138,41 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         }
         pool = pool.num_threads(n);
     }
-    let pool = pool.build().map_err(|e| Error::Usage(format!("cannot start {threads:?} threads: {e}")))?;
+    let pool = pool
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start {threads:?} threads: {e}")))?;
     pool.install(|| match cli.command {
         Some(Command::Predict(a)) => predict(&a),
         None => predict(&cli.predict),
         Some(Command::Info { trace, format }) => info(&trace, format),
-        Some(Command::Convert { input, output, to, force }) => convert(&input, &output, to, force),
+        Some(Command::Convert {
+            input,
+            output,
+            to,
+            force,
+        }) => convert(&input, &output, to, force),
     })
 }
 
 fn predict(a: &PredictArgs) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let trace = load(path)?;
-    let ov = Overrides { L: a.L, o: a.o, Os: a.Os, Or: a.Or, Gs: a.Gs, Gl: a.Gl, s: a.s, S: a.S };
-    let resolved = model::resolve(a.params.as_deref(), a.platform.as_deref(), trace.meta.params, &ov)?;
+    let ov = Overrides {
+        L: a.L,
+        o: a.o,
+        Os: a.Os,
+        Or: a.Or,
+        Gs: a.Gs,
+        Gl: a.Gl,
+        s: a.s,
+        S: a.S,
+    };
+    let resolved = model::resolve(
+        a.params.as_deref(),
+        a.platform.as_deref(),
+        trace.meta.params,
+        &ov,
+    )?;
     for w in resolved.params.warnings() {
         warn(format!("parameters: {w}"));
     }
@@ -162,9 +183,17 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
     for w in &prediction.warnings {
         warn(w.clone());
     }
-    let report = Report::new(&path.display().to_string(), &trace.meta.library, trace.total_events(), &prediction, &resolved);
+    let report = Report::new(
+        &path.display().to_string(),
+        &trace.meta.library,
+        trace.total_events(),
+        &prediction,
+        &resolved,
+    );
     let mut out = std::io::stdout().lock();
-    report::exporter(a.format).write(&report, &mut out).map_err(|e| Error::Io(format!("writing the report: {e}")))
+    report::exporter(a.format)
+        .write(&report, &mut out)
+        .map_err(|e| Error::Io(format!("writing the report: {e}")))
 }
 
 fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
@@ -173,18 +202,28 @@ fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     let res = match format {
         InfoFormat::Table => info.write_table(&mut out),
-        InfoFormat::Json => serde_json::to_writer_pretty(&mut out, &info).map_err(std::io::Error::from).and_then(|_| writeln!(out)),
+        InfoFormat::Json => serde_json::to_writer_pretty(&mut out, &info)
+            .map_err(std::io::Error::from)
+            .and_then(|_| writeln!(out)),
     };
     res.map_err(|e| Error::Io(format!("writing the summary: {e}")))
 }
 
 fn convert(input: &Path, output: &Path, to: Option<Encoding>, force: bool) -> Result<(), Error> {
     if output.exists() && !force {
-        return Err(Error::Usage(format!("{} exists; pass --force to overwrite it", output.display())));
+        return Err(Error::Usage(format!(
+            "{} exists; pass --force to overwrite it",
+            output.display()
+        )));
     }
     let trace = load(input)?;
-    let encoding = to.unwrap_or(if output.extension().is_some_and(|e| e == "txt") { Encoding::Text } else { Encoding::Binary });
-    let file = std::fs::File::create(output).map_err(|e| Error::Io(format!("{}: cannot create: {e}", output.display())))?;
+    let encoding = to.unwrap_or(if output.extension().is_some_and(|e| e == "txt") {
+        Encoding::Text
+    } else {
+        Encoding::Binary
+    });
+    let file = std::fs::File::create(output)
+        .map_err(|e| Error::Io(format!("{}: cannot create: {e}", output.display())))?;
     let out = std::io::BufWriter::new(file);
     let res = match encoding {
         Encoding::Text => text::write(&trace, out),

@@ -22,10 +22,23 @@ impl Progress {
             Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::hidden()),
             None => ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()),
         };
-        let template = if total.is_some() { "{msg} [{bar:30}] {human_pos}/{human_len} ({per_sec}, {eta})" } else { "{spinner} {msg} ({elapsed})" };
-        bar.set_style(ProgressStyle::with_template(template).expect("valid template").progress_chars("=> "));
+        let template = if total.is_some() {
+            "{msg} [{bar:30}] {human_pos}/{human_len} ({per_sec}, {eta})"
+        } else {
+            "{spinner} {msg} ({elapsed})"
+        };
+        bar.set_style(
+            ProgressStyle::with_template(template)
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
         bar.set_message(label.to_string());
-        Progress { bar, started: Instant::now(), shown: false.into(), enabled: std::io::stderr().is_terminal() }
+        Progress {
+            bar,
+            started: Instant::now(),
+            shown: false.into(),
+            enabled: std::io::stderr().is_terminal(),
+        }
     }
 
     /// Sets the position; shows the bar once a second has passed.
@@ -36,14 +49,17 @@ impl Progress {
 
     /// Shows the bar if the work has taken over a second (call from time to time).
     pub fn tick(&self) {
-        if self.enabled && self.started.elapsed() > DELAY && !self.shown.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        if self.enabled
+            && self.started.elapsed() > DELAY
+            && !self.shown.swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
             self.bar.enable_steady_tick(Duration::from_millis(200));
         }
     }
 
     /// Runs `f`, showing a spinner if it takes more than a second.
-    pub fn around<T>(label: &str, f: impl FnOnce() -> T + Send, ) -> T
+    pub fn around<T>(label: &str, f: impl FnOnce() -> T + Send) -> T
     where
         T: Send,
     {

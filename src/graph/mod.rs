@@ -5,7 +5,9 @@
 //! graph to petgraph's algorithms without materializing it.
 
 use crate::error::TraceError;
-use crate::trace::{list_some, Routine, Shape, Trace, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, TAG_ANY};
+use crate::trace::{
+    FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, Routine, Shape, TAG_ANY, Trace, list_some,
+};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -57,7 +59,8 @@ impl HbGraph {
     /// The partner of the receive half of Sendrecv event `i` of rank `r`.
     pub fn link2(&self, r: usize, i: usize) -> u32 {
         let l = &self.link2[r];
-        l.binary_search_by_key(&(i as u32), |&(e, _)| e).map_or(NONE, |k| l[k].1)
+        l.binary_search_by_key(&(i as u32), |&(e, _)| e)
+            .map_or(NONE, |k| l[k].1)
     }
 
     /// The participants of instance `x`.
@@ -75,7 +78,9 @@ fn recv_key(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<(i32, i32)
         Shape::Recv => Some((e.peer, e.tag)),
         Shape::Sendrecv => ev.recv_half(i).map(|h| (h.source, h.tag)),
         Shape::Irecv => {
-            let wild = e.peer == PEER_ANY || e.tag == TAG_ANY || e.flags & (FLAG_ANY_SOURCE | FLAG_ANY_TAG) != 0;
+            let wild = e.peer == PEER_ANY
+                || e.tag == TAG_ANY
+                || e.flags & (FLAG_ANY_SOURCE | FLAG_ANY_TAG) != 0;
             if !wild {
                 return Some((e.peer, e.tag));
             }
@@ -83,9 +88,19 @@ fn recv_key(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<(i32, i32)
             if done == NONE {
                 return None;
             }
-            let st = ev.completions(done as usize).find(|c| c.req as i64 == e.id)?;
-            let source = if e.peer == PEER_ANY || e.flags & FLAG_ANY_SOURCE != 0 { st.source } else { e.peer };
-            let tag = if e.tag == TAG_ANY || e.flags & FLAG_ANY_TAG != 0 { st.tag } else { e.tag };
+            let st = ev
+                .completions(done as usize)
+                .find(|c| c.req as i64 == e.id)?;
+            let source = if e.peer == PEER_ANY || e.flags & FLAG_ANY_SOURCE != 0 {
+                st.source
+            } else {
+                e.peer
+            };
+            let tag = if e.tag == TAG_ANY || e.flags & FLAG_ANY_TAG != 0 {
+                st.tag
+            } else {
+                e.tag
+            };
             Some((source, tag))
         }
         _ => None,
@@ -96,7 +111,11 @@ fn recv_key(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<(i32, i32)
 /// every collective called by all members of its communicator with the same routine and root.
 pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     let p = trace.nranks();
-    let mut g = HbGraph { link: trace.ranks.iter().map(|ev| vec![NONE; ev.len()]).collect(), link2: vec![Vec::new(); p], ..HbGraph::default() };
+    let mut g = HbGraph {
+        link: trace.ranks.iter().map(|ev| vec![NONE; ev.len()]).collect(),
+        link2: vec![Vec::new(); p],
+        ..HbGraph::default()
+    };
 
     // Requests: created in sequence, completed exactly once.
     let reqs: Vec<(Vec<u32>, Vec<u32>)> = trace
@@ -149,7 +168,12 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     let cancelled: Vec<Vec<u32>> = trace
         .ranks
         .iter()
-        .map(|ev| (0..ev.len()).filter(|&i| ev.routine(i) == Routine::Cancel).map(|i| ev.event(i).id as u32).collect())
+        .map(|ev| {
+            (0..ev.len())
+                .filter(|&i| ev.routine(i) == Routine::Cancel)
+                .map(|i| ev.event(i).id as u32)
+                .collect()
+        })
         .collect();
     let (mut sends, mut recvs): (Vec<Side>, Vec<Side>) = {
         let g: &HbGraph = g;
@@ -163,30 +187,56 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
                 for i in 0..ev.len() {
                     let e = ev.event(i);
                     let shape = e.routine.shape();
-                    if matches!(shape, Shape::Send | Shape::Isend | Shape::Sendrecv) && e.peer != PEER_NULL {
-                        s.push(Side { dst: e.peer as u32, comm: e.comm, src: r as u32, tag: e.tag, event: i as u32, half: false });
+                    if matches!(shape, Shape::Send | Shape::Isend | Shape::Sendrecv)
+                        && e.peer != PEER_NULL
+                    {
+                        s.push(Side {
+                            dst: e.peer as u32,
+                            comm: e.comm,
+                            src: r as u32,
+                            tag: e.tag,
+                            event: i as u32,
+                            half: false,
+                        });
                     }
-                    let is_recv = matches!(shape, Shape::Irecv | Shape::Sendrecv) || e.routine == Routine::Recv;
-                    if !is_recv || (shape == Shape::Irecv && cancelled[r].contains(&(e.id as u32))) {
+                    let is_recv = matches!(shape, Shape::Irecv | Shape::Sendrecv)
+                        || e.routine == Routine::Recv;
+                    if !is_recv || (shape == Shape::Irecv && cancelled[r].contains(&(e.id as u32)))
+                    {
                         continue;
                     }
                     if let Some((src, tag)) = recv_key(trace, g, r, i)
                         && src != PEER_NULL
                     {
                         if src < 0 || src as usize >= trace.nranks() {
-                            return Err(TraceError::event(file, r, i, e.routine, format!("received from source {src}, which is not a world rank")));
+                            return Err(TraceError::event(
+                                file,
+                                r,
+                                i,
+                                e.routine,
+                                format!("received from source {src}, which is not a world rank"),
+                            ));
                         }
-                        v.push(Side { dst: r as u32, comm: e.comm, src: src as u32, tag, event: i as u32, half: shape == Shape::Sendrecv });
+                        v.push(Side {
+                            dst: r as u32,
+                            comm: e.comm,
+                            src: src as u32,
+                            tag,
+                            event: i as u32,
+                            half: shape == Shape::Sendrecv,
+                        });
                     }
                 }
                 Ok((s, v))
             })
             .collect::<Result<_, TraceError>>()?;
-        per_rank.into_iter().fold((Vec::new(), Vec::new()), |(mut a, mut b), (s, v)| {
-            a.extend(s);
-            b.extend(v);
-            (a, b)
-        })
+        per_rank
+            .into_iter()
+            .fold((Vec::new(), Vec::new()), |(mut a, mut b), (s, v)| {
+                a.extend(s);
+                b.extend(v);
+                (a, b)
+            })
     };
     // Within one channel (dst, comm, src, tag) both sides are in program order: the n-th send
     // matches the n-th receive (MPI's non-overtaking rule).
@@ -227,17 +277,35 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     g.link2.par_iter_mut().for_each(|l| l.sort_unstable());
     let describe = |x: &Side, send: bool| {
         let (rank, peer) = if send { (x.src, x.dst) } else { (x.dst, x.src) };
-        let routine = trace.ranks[rank as usize].routine(x.event as usize).mpi_name();
-        format!("rank {rank} event {} {routine} {} rank {peer} tag {} comm {}", x.event, if send { "to" } else { "from" }, x.tag, x.comm)
+        let routine = trace.ranks[rank as usize]
+            .routine(x.event as usize)
+            .mpi_name();
+        format!(
+            "rank {rank} event {} {routine} {} rank {peer} tag {} comm {}",
+            x.event,
+            if send { "to" } else { "from" },
+            x.tag,
+            x.comm
+        )
     };
     if !unmatched_sends.is_empty() || !unmatched_recvs.is_empty() {
-        let list = |v: &[Side], send: bool| list_some(&v.iter().map(|x| describe(x, send)).collect::<Vec<_>>());
+        let list = |v: &[Side], send: bool| {
+            list_some(&v.iter().map(|x| describe(x, send)).collect::<Vec<_>>())
+        };
         let mut parts = Vec::new();
         if !unmatched_sends.is_empty() {
-            parts.push(format!("{} send(s) with no matching receive{}", unmatched_sends.len(), list(&unmatched_sends, true)));
+            parts.push(format!(
+                "{} send(s) with no matching receive{}",
+                unmatched_sends.len(),
+                list(&unmatched_sends, true)
+            ));
         }
         if !unmatched_recvs.is_empty() {
-            parts.push(format!("{} receive(s) with no matching send{}", unmatched_recvs.len(), list(&unmatched_recvs, false)));
+            parts.push(format!(
+                "{} receive(s) with no matching send{}",
+                unmatched_recvs.len(),
+                list(&unmatched_recvs, false)
+            ));
         }
         let msg = parts.join("; ");
         if trace.complete {
@@ -255,7 +323,11 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
             let key = (r as u32, e.comm, e.peer as u32, e.tag);
             let start = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
             if let Some(v) = recvs.get(start).filter(|v| channel(v) == key) {
-                g.link[r][i] = if v.half { g.link2(r, v.event as usize) } else { g.link[r][v.event as usize] };
+                g.link[r][i] = if v.half {
+                    g.link2(r, v.event as usize)
+                } else {
+                    g.link[r][v.event as usize]
+                };
             }
         }
     }
@@ -307,12 +379,26 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
         }
         let in_group = |m: u32| group.binary_search_by_key(&m, |x| x.2).is_ok();
         let missing: Vec<u32> = members.iter().filter(|&m| !in_group(m)).collect();
-        let outsiders: Vec<u32> = group.iter().map(|x| x.2).filter(|&r| !members.iter().any(|m| m == r)).collect();
+        let outsiders: Vec<u32> = group
+            .iter()
+            .map(|x| x.2)
+            .filter(|&r| !members.iter().any(|m| m == r))
+            .collect();
         if let Some(&r) = outsiders.first() {
-            return Err(TraceError::at(file, format!("rank {r} calls {} on communicator {comm}, which it is not a member of", first.routine.mpi_name())));
+            return Err(TraceError::at(
+                file,
+                format!(
+                    "rank {r} calls {} on communicator {comm}, which it is not a member of",
+                    first.routine.mpi_name()
+                ),
+            ));
         }
         if !missing.is_empty() {
-            let msg = format!("{} #{seq} on communicator {comm} is never called by rank(s){}", first.routine.mpi_name(), list_some(&missing));
+            let msg = format!(
+                "{} #{seq} on communicator {comm} is never called by rank(s){}",
+                first.routine.mpi_name(),
+                list_some(&missing)
+            );
             if trace.complete {
                 return Err(TraceError::at(file, msg));
             }
@@ -320,17 +406,27 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             continue;
         }
         let x = g.instances.len() as u32;
-        g.instances.push(Instance { comm, first: g.inst_members.len() as u32, size: group.len() as u32 });
+        g.instances.push(Instance {
+            comm,
+            first: g.inst_members.len() as u32,
+            size: group.len() as u32,
+        });
         // Participants in communicator rank order.
         for m in members.iter() {
-            let k = group.binary_search_by_key(&m, |x| x.2).expect("member present");
+            let k = group
+                .binary_search_by_key(&m, |x| x.2)
+                .expect("member present");
             let (_, _, r, i) = group[k];
             g.inst_members.push((r, i));
             g.link[r as usize][i as usize] = x;
         }
     }
     if !incomplete.is_empty() {
-        g.warnings.push(format!("{} unfinished collective(s){}", incomplete.len(), list_some(&incomplete)));
+        g.warnings.push(format!(
+            "{} unfinished collective(s){}",
+            incomplete.len(),
+            list_some(&incomplete)
+        ));
     }
     Ok(())
 }
@@ -358,8 +454,18 @@ pub fn rank_offsets(trace: &Trace) -> Vec<usize> {
 }
 
 impl<'a> HbView<'a> {
-    pub fn new(trace: &'a Trace, graph: &'a HbGraph, eager_limit: u64, offsets: &'a [usize]) -> HbView<'a> {
-        HbView { trace, graph, eager_limit, offsets }
+    pub fn new(
+        trace: &'a Trace,
+        graph: &'a HbGraph,
+        eager_limit: u64,
+        offsets: &'a [usize],
+    ) -> HbView<'a> {
+        HbView {
+            trace,
+            graph,
+            eager_limit,
+            offsets,
+        }
     }
 
     fn total(&self) -> usize {
@@ -395,7 +501,10 @@ impl<'a> HbView<'a> {
     fn completer(&self, r: usize, i: usize) -> usize {
         let ev = &self.trace.ranks[r];
         match ev.routine(i).shape() {
-            Shape::Isend | Shape::Irecv => self.graph.req_done[r].get(ev.event(i).id as usize).copied().unwrap_or(NONE) as usize,
+            Shape::Isend | Shape::Irecv => self.graph.req_done[r]
+                .get(ev.event(i).id as usize)
+                .copied()
+                .unwrap_or(NONE) as usize,
             _ => i,
         }
     }
@@ -403,11 +512,20 @@ impl<'a> HbView<'a> {
     fn successors(&self, node: usize) -> Vec<usize> {
         let Some((r, i, is_ret)) = self.locate(node) else {
             let x = (node - 2 * self.total()) as u32;
-            return self.graph.members(x).iter().map(|&(r, i)| self.call(r as usize, i as usize) + 1).collect();
+            return self
+                .graph
+                .members(x)
+                .iter()
+                .map(|&(r, i)| self.call(r as usize, i as usize) + 1)
+                .collect();
         };
         let ev = &self.trace.ranks[r];
         if is_ret {
-            return if i + 1 < ev.len() { vec![node + 1] } else { vec![] };
+            return if i + 1 < ev.len() {
+                vec![node + 1]
+            } else {
+                vec![]
+            };
         }
         let mut out = vec![node + 1];
         let e = ev.event(i);
@@ -423,7 +541,11 @@ impl<'a> HbView<'a> {
             }
         };
         // A send's call lets its receive (or the receive's Wait, or a Probe) return.
-        if matches!(e.routine.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv) && link != NONE {
+        if matches!(
+            e.routine.shape(),
+            Shape::Send | Shape::Isend | Shape::Sendrecv
+        ) && link != NONE
+        {
             sends_to(e.peer as usize, link as usize);
         }
         // A receive's call lets a rendezvous send (or its Wait) return.
@@ -456,7 +578,10 @@ pub fn recv_source(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<i32
 
 mod petgraph_impls {
     use super::HbView;
-    use petgraph::visit::{GraphBase, GraphRef, IntoNeighbors, IntoNodeIdentifiers, NodeCount, NodeIndexable, Visitable};
+    use petgraph::visit::{
+        GraphBase, GraphRef, IntoNeighbors, IntoNodeIdentifiers, NodeCount, NodeIndexable,
+        Visitable,
+    };
 
     impl GraphBase for HbView<'_> {
         type NodeId = usize;

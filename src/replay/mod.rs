@@ -6,14 +6,14 @@
 //! result is the same bit for bit whatever the thread count or the order of the ranks.
 
 use crate::error::TraceError;
-use crate::graph::{recv_source, HbGraph, HbView, NONE};
+use crate::graph::{HbGraph, HbView, NONE, recv_source};
 use crate::model::Params;
-use crate::trace::{list_some, Routine, Shape, Trace, PEER_NULL};
+use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
 /// `end_ns`; the rank's start offset counts as computation.
@@ -45,7 +45,11 @@ pub struct Prediction {
 impl Prediction {
     /// `100·(Tpred − Tmeas)/Tmeas`.
     pub fn error_pct(&self) -> f64 {
-        if self.measured_ns > 0.0 { 100.0 * (self.predicted_ns - self.measured_ns) / self.measured_ns } else { 0.0 }
+        if self.measured_ns > 0.0 {
+            100.0 * (self.predicted_ns - self.measured_ns) / self.measured_ns
+        } else {
+            0.0
+        }
     }
 }
 
@@ -116,34 +120,69 @@ impl Shared<'_> {
     fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
         let e = self.trace.ranks[r].event(i);
         if e.peer == PEER_NULL {
-            return Ok(Completion { done: ti + self.p.o, sync: 0.0, unblock: ti, send_side: true });
+            return Ok(Completion {
+                done: ti + self.p.o,
+                sync: 0.0,
+                unblock: ti,
+                send_side: true,
+            });
         }
         // An unfinished trace may lack the receive: then the send can only be costed eagerly.
         let link = self.g.link[r][i];
         let rdv = link != NONE && self.view.rendezvous(r, i);
-        let tr = if rdv { self.call(e.peer as usize, link as usize)? } else { ti };
+        let tr = if rdv {
+            self.call(e.peer as usize, link as usize)?
+        } else {
+            ti
+        };
         let c = self.p.send(e.bytes, rdv, ti, tr);
-        Ok(Completion { done: c.ret, sync: c.sync, unblock: c.unblock, send_side: true })
+        Ok(Completion {
+            done: c.ret,
+            sync: c.sync,
+            unblock: c.unblock,
+            send_side: true,
+        })
     }
 
     /// A receive started at `ti` whose message comes from event `j` of rank `q`.
     fn recv_completion(&self, q: i32, j: u32, ti: f64) -> Result<Completion, Dep> {
         if q < 0 || j == NONE {
-            return Ok(Completion { done: ti + self.p.o, sync: 0.0, unblock: ti, send_side: false });
+            return Ok(Completion {
+                done: ti + self.p.o,
+                sync: 0.0,
+                unblock: ti,
+                send_side: false,
+            });
         }
         let (q, j) = (q as usize, j as usize);
         let ts = self.call(q, j)?;
-        let c = self.p.recv(self.trace.ranks[q].event(j).bytes, self.view.rendezvous(q, j), ts, ti);
-        Ok(Completion { done: c.ret, sync: c.sync, unblock: c.unblock, send_side: false })
+        let c = self.p.recv(
+            self.trace.ranks[q].event(j).bytes,
+            self.view.rendezvous(q, j),
+            ts,
+            ti,
+        );
+        Ok(Completion {
+            done: c.ret,
+            sync: c.sync,
+            unblock: c.unblock,
+            send_side: false,
+        })
     }
 
     /// The completion of request `req` of rank `r` (created at a known call time).
     fn request(&self, r: usize, req: u32) -> Result<Completion, Dep> {
         let oi = self.g.req_origin[r][req as usize] as usize;
-        let ti = self.call(r, oi).expect("a request's creator precedes its completion");
+        let ti = self
+            .call(r, oi)
+            .expect("a request's creator precedes its completion");
         match self.trace.ranks[r].routine(oi).shape() {
             Shape::Isend => self.send_completion(r, oi, ti),
-            _ => self.recv_completion(recv_source(self.trace, self.g, r, oi).unwrap_or(-1), self.g.link[r][oi], ti),
+            _ => self.recv_completion(
+                recv_source(self.trace, self.g, r, oi).unwrap_or(-1),
+                self.g.link[r][oi],
+                ti,
+            ),
         }
     }
 }
@@ -157,7 +196,11 @@ struct WaitFold {
 
 impl WaitFold {
     fn new(tw: f64, o: f64) -> WaitFold {
-        WaitFold { tw, ret: tw + o, critical: None }
+        WaitFold {
+            tw,
+            ret: tw + o,
+            critical: None,
+        }
     }
 
     fn add(&mut self, c: Completion) {
@@ -174,7 +217,11 @@ impl WaitFold {
             Some((unblock, side)) => ((unblock - self.tw).clamp(0.0, d), side),
             None => (0.0, false),
         };
-        if send_side { (self.ret, d - sync, sync, 0.0) } else { (self.ret, d - sync, 0.0, sync) }
+        if send_side {
+            (self.ret, d - sync, sync, 0.0)
+        } else {
+            (self.ret, d - sync, 0.0, sync)
+        }
     }
 }
 
@@ -186,7 +233,11 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
         let i = st.pos;
         let e = ev.event(i);
         if !st.published {
-            let tc = if i == 0 { sh.start[r] } else { st.clock + (e.t_call - ev.t_return(i - 1)) as f64 };
+            let tc = if i == 0 {
+                sh.start[r]
+            } else {
+                st.clock + (e.t_call - ev.t_return(i - 1)) as f64
+            };
             st.b.computation_ns += tc - st.clock;
             st.clock = tc;
             sh.calls[r][i].store(tc.to_bits(), Ordering::Release);
@@ -194,7 +245,9 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             let x = sh.g.link[r][i];
             if e.routine.is_collective() && x != NONE {
                 sh.max_call[x as usize].fetch_max(tc.to_bits(), Ordering::AcqRel);
-                if sh.arrived[x as usize].fetch_add(1, Ordering::AcqRel) + 1 == sh.g.instances[x as usize].size {
+                if sh.arrived[x as usize].fetch_add(1, Ordering::AcqRel) + 1
+                    == sh.g.instances[x as usize].size
+                {
                     st.completed.push(x);
                 }
             }
@@ -213,12 +266,18 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     let c = sh.send_completion(r, i, tc)?;
                     (c.done, c.done - tc - c.sync, c.sync, 0.0)
                 }
-                Shape::Recv if e.routine == Routine::Iprobe || link == NONE => (tc + p.o, p.o, 0.0, 0.0),
+                Shape::Recv if e.routine == Routine::Iprobe || link == NONE => {
+                    (tc + p.o, p.o, 0.0, 0.0)
+                }
                 Shape::Recv => {
                     let (q, j) = (e.peer as usize, link as usize);
                     let ts = sh.call(q, j)?;
                     let (k, rdv) = (sh.trace.ranks[q].event(j).bytes, sh.view.rendezvous(q, j));
-                    let c = if e.routine == Routine::Probe { p.probe(k, rdv, ts, tc) } else { p.recv(k, rdv, ts, tc) };
+                    let c = if e.routine == Routine::Probe {
+                        p.probe(k, rdv, ts, tc)
+                    } else {
+                        p.recv(k, rdv, ts, tc)
+                    };
                     (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
                 }
                 Shape::Sendrecv => {
@@ -239,8 +298,12 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     if !sh.instance_done(link) {
                         return Err(Dep::Instance(link));
                     }
-                    let last_call = f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
-                    let after = (sh.trace.corrected_ns(r, e.t_return) - sh.t0 - sh.measured_last_arrival[link as usize]).max(0.0);
+                    let last_call =
+                        f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
+                    let after = (sh.trace.corrected_ns(r, e.t_return)
+                        - sh.t0
+                        - sh.measured_last_arrival[link as usize])
+                        .max(0.0);
                     (last_call + after, after, 0.0, last_call - tc)
                 }
                 // Comm_free, and collectives an unfinished trace never completed: measured.
@@ -270,18 +333,31 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
 }
 
 /// Replays `trace` under `params`. `progress` is told the number of events replayed so far.
-pub fn replay(trace: &Trace, g: &HbGraph, params: &Params, file: &str, progress: &(dyn Fn(u64) + Sync)) -> Result<Prediction, TraceError> {
+pub fn replay(
+    trace: &Trace,
+    g: &HbGraph,
+    params: &Params,
+    file: &str,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Prediction, TraceError> {
     let p = trace.nranks();
     let offsets = crate::graph::rank_offsets(trace);
     let view = HbView::new(trace, g, params.S, &offsets);
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
     let (t0, _) = trace.measured_span_ns();
-    let begins: Vec<f64> = (0..p).map(|r| trace.measured_begin_ns(r).unwrap_or(t0)).collect();
+    let begins: Vec<f64> = (0..p)
+        .map(|r| trace.measured_begin_ns(r).unwrap_or(t0))
+        .collect();
     let measured_last_arrival: Vec<f64> = (0..g.instances.len())
         .into_par_iter()
         .map(|x| {
-            g.members(x as u32).iter().map(|&(r, i)| trace.corrected_ns(r as usize, trace.ranks[r as usize].t_call(i as usize)) - t0).fold(f64::MIN, f64::max)
+            g.members(x as u32)
+                .iter()
+                .map(|&(r, i)| {
+                    trace.corrected_ns(r as usize, trace.ranks[r as usize].t_call(i as usize)) - t0
+                })
+                .fold(f64::MIN, f64::max)
         })
         .collect();
     let sh = Shared {
@@ -289,7 +365,11 @@ pub fn replay(trace: &Trace, g: &HbGraph, params: &Params, file: &str, progress:
         g,
         view,
         p: params,
-        calls: trace.ranks.par_iter().map(|ev| (0..ev.len()).map(|_| AtomicU64::new(UNKNOWN)).collect()).collect(),
+        calls: trace
+            .ranks
+            .par_iter()
+            .map(|ev| (0..ev.len()).map(|_| AtomicU64::new(UNKNOWN)).collect())
+            .collect(),
         arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
         max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
         measured_last_arrival,
@@ -297,7 +377,18 @@ pub fn replay(trace: &Trace, g: &HbGraph, params: &Params, file: &str, progress:
         t0,
     };
     let states: Vec<Mutex<RankState>> = (0..p)
-        .map(|r| Mutex::new(RankState { pos: 0, clock: 0.0, published: false, b: RankBreakdown { rank: r as u32, ..Default::default() }, completed: Vec::new() }))
+        .map(|r| {
+            Mutex::new(RankState {
+                pos: 0,
+                clock: 0.0,
+                published: false,
+                b: RankBreakdown {
+                    rank: r as u32,
+                    ..Default::default()
+                },
+                completed: Vec::new(),
+            })
+        })
         .collect();
 
     let mut wave: Vec<u32> = (0..p as u32).collect();
@@ -312,8 +403,11 @@ pub fn replay(trace: &Trace, g: &HbGraph, params: &Params, file: &str, progress:
             done_events.fetch_add((st.pos - before) as u64, Ordering::Relaxed);
             (r, out)
         };
-        let outcomes: Vec<(u32, Outcome)> =
-            if wave.len() >= PARALLEL_MIN_RANKS { wave.par_iter().map(run).collect() } else { wave.iter().map(run).collect() };
+        let outcomes: Vec<(u32, Outcome)> = if wave.len() >= PARALLEL_MIN_RANKS {
+            wave.par_iter().map(run).collect()
+        } else {
+            wave.iter().map(run).collect()
+        };
         progress(done_events.load(Ordering::Relaxed));
         let mut next = Vec::new();
         for (r, out) in &outcomes {
@@ -353,10 +447,18 @@ pub fn replay(trace: &Trace, g: &HbGraph, params: &Params, file: &str, progress:
     }
 
     let mut warnings = g.warnings.clone();
-    let blocked: Vec<usize> = (0..p).filter(|&r| states[r].lock().expect("rank state").pos < trace.ranks[r].len() && !finalized_at(trace, r, &states[r])).collect();
+    let blocked: Vec<usize> = (0..p)
+        .filter(|&r| {
+            states[r].lock().expect("rank state").pos < trace.ranks[r].len()
+                && !finalized_at(trace, r, &states[r])
+        })
+        .collect();
     if !blocked.is_empty() {
         if trace.complete {
-            return Err(TraceError::at(file, deadlock_message(&sh, &states, &waiting_on_event, &waiting_on_instance)));
+            return Err(TraceError::at(
+                file,
+                deadlock_message(&sh, &states, &waiting_on_event, &waiting_on_instance),
+            ));
         }
         for &r in &blocked {
             let mut st = states[r].lock().expect("rank state");
@@ -381,7 +483,12 @@ pub fn replay(trace: &Trace, g: &HbGraph, params: &Params, file: &str, progress:
         .collect();
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
     let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
-    Ok(Prediction { ranks, predicted_ns, measured_ns, warnings })
+    Ok(Prediction {
+        ranks,
+        predicted_ns,
+        measured_ns,
+        warnings,
+    })
 }
 
 fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
@@ -421,22 +528,45 @@ fn deadlock_message(
             v.sort_unstable();
             v
         })
-        .unwrap_or_else(|| (0..p).filter(|&r| states[r].lock().expect("rank state").pos < sh.trace.ranks[r].len()).collect());
+        .unwrap_or_else(|| {
+            (0..p)
+                .filter(|&r| states[r].lock().expect("rank state").pos < sh.trace.ranks[r].len())
+                .collect()
+        });
     let describe = |r: usize| {
         let i = states[r].lock().expect("rank state").pos;
         let e = sh.trace.ranks[r].event(i);
         let what = match e.routine.shape() {
             Shape::Send | Shape::Isend => {
-                let why = if sh.view.rendezvous(r, i) { format!("rendezvous: {} > S = {}", e.bytes, sh.p.S) } else { "eager".into() };
-                format!("{} bytes to rank {} tag {} comm {} ({why})", e.bytes, e.peer, e.tag, e.comm)
+                let why = if sh.view.rendezvous(r, i) {
+                    format!("rendezvous: {} > S = {}", e.bytes, sh.p.S)
+                } else {
+                    "eager".into()
+                };
+                format!(
+                    "{} bytes to rank {} tag {} comm {} ({why})",
+                    e.bytes, e.peer, e.tag, e.comm
+                )
             }
-            Shape::Recv | Shape::Irecv => format!("from rank {} tag {} comm {}", e.peer, e.tag, e.comm),
-            Shape::Sendrecv => format!("{} bytes to rank {} and from rank {}", e.bytes, e.peer, sh.trace.ranks[r].recv_half(i).map_or(-1, |h| h.source)),
+            Shape::Recv | Shape::Irecv => {
+                format!("from rank {} tag {} comm {}", e.peer, e.tag, e.comm)
+            }
+            Shape::Sendrecv => format!(
+                "{} bytes to rank {} and from rank {}",
+                e.bytes,
+                e.peer,
+                sh.trace.ranks[r].recv_half(i).map_or(-1, |h| h.source)
+            ),
             Shape::Coll | Shape::CommOp => format!("on comm {}", e.comm),
             _ => String::new(),
         };
         format!("rank {r} event {i} {} {what}", e.routine.mpi_name())
     };
     let parts: Vec<String> = cycle.iter().map(|&r| describe(r)).collect();
-    format!("deadlock under S = {} bytes: rank(s) {:?} wait on each other: {}", sh.p.S, cycle, parts.join("; "))
+    format!(
+        "deadlock under S = {} bytes: rank(s) {:?} wait on each other: {}",
+        sh.p.S,
+        cycle,
+        parts.join("; ")
+    )
 }

@@ -1,7 +1,7 @@
 //! `loggps-predict info`: what a trace holds, without replaying it.
 
 use crate::model::Params;
-use crate::trace::{EagerLimit, Shape, Trace, PEER_NULL};
+use crate::trace::{EagerLimit, PEER_NULL, Shape, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -45,7 +45,11 @@ pub struct Info {
 
 /// The histogram bucket of a `k`-byte message: 0, then powers of two.
 fn bucket(k: u64) -> usize {
-    if k == 0 { 0 } else { 64 - k.leading_zeros() as usize }
+    if k == 0 {
+        0
+    } else {
+        64 - k.leading_zeros() as usize
+    }
 }
 
 impl Info {
@@ -73,11 +77,25 @@ impl Info {
             .enumerate()
             .filter(|(_, c)| **c > 0)
             .map(|(b, &count)| match b {
-                0 => SizeBucket { min_bytes: 0, max_bytes: 0, count },
-                _ => SizeBucket { min_bytes: 1 << (b - 1), max_bytes: ((1u128 << b) - 1) as u64, count },
+                0 => SizeBucket {
+                    min_bytes: 0,
+                    max_bytes: 0,
+                    count,
+                },
+                _ => SizeBucket {
+                    min_bytes: 1 << (b - 1),
+                    max_bytes: ((1u128 << b) - 1) as u64,
+                    count,
+                },
             })
             .collect();
-        let mut hostnames: Vec<String> = trace.meta.ranks.iter().map(|r| r.hostname.clone()).filter(|h| !h.is_empty()).collect();
+        let mut hostnames: Vec<String> = trace
+            .meta
+            .ranks
+            .iter()
+            .map(|r| r.hostname.clone())
+            .filter(|h| !h.is_empty())
+            .collect();
         hostnames.sort();
         hostnames.dedup();
         Info {
@@ -94,7 +112,14 @@ impl Info {
             library: trace.meta.library.clone(),
             hostnames,
             communicators: trace.comms.len() + 1,
-            eager_limit: trace.meta.eager_limit.as_ref().map(|EagerLimit { name, bytes }| EagerInfo { name: name.clone(), bytes: *bytes }),
+            eager_limit: trace
+                .meta
+                .eager_limit
+                .as_ref()
+                .map(|EagerLimit { name, bytes }| EagerInfo {
+                    name: name.clone(),
+                    bytes: *bytes,
+                }),
             params: trace.meta.params,
             finalized: trace.complete,
         }
@@ -102,22 +127,54 @@ impl Info {
 
     pub fn write_table(&self, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "trace          {}", self.trace)?;
-        writeln!(out, "library        {}", if self.library.is_empty() { "(not recorded)" } else { self.library.lines().next().unwrap_or("") })?;
-        writeln!(out, "hosts          {}", if self.hostnames.is_empty() { "(not recorded)".to_string() } else { self.hostnames.join(", ") })?;
+        writeln!(
+            out,
+            "library        {}",
+            if self.library.is_empty() {
+                "(not recorded)"
+            } else {
+                self.library.lines().next().unwrap_or("")
+            }
+        )?;
+        writeln!(
+            out,
+            "hosts          {}",
+            if self.hostnames.is_empty() {
+                "(not recorded)".to_string()
+            } else {
+                self.hostnames.join(", ")
+            }
+        )?;
         writeln!(out, "ranks          {}", self.ranks)?;
         writeln!(out, "communicators  {}", self.communicators)?;
         writeln!(out, "events         {}", self.events)?;
-        writeln!(out, "finalized      {}", if self.finalized { "yes" } else { "no (the job stopped before MPI_Finalize)" })?;
+        writeln!(
+            out,
+            "finalized      {}",
+            if self.finalized {
+                "yes"
+            } else {
+                "no (the job stopped before MPI_Finalize)"
+            }
+        )?;
         writeln!(out, "measured       {:.6} s", self.measured_runtime_s)?;
         match &self.eager_limit {
             Some(e) => writeln!(out, "eager limit    {} bytes ({})", e.bytes, e.name)?,
             None => writeln!(out, "eager limit    (not recorded)")?,
         }
         match &self.params {
-            Some(p) => writeln!(out, "parameters     L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}", p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S)?,
+            Some(p) => writeln!(
+                out,
+                "parameters     L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
+                p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
+            )?,
             None => writeln!(out, "parameters     (none embedded)")?,
         }
-        writeln!(out, "messages       {} point-to-point, {} bytes; collectives {} bytes", self.messages, self.message_bytes, self.collective_bytes)?;
+        writeln!(
+            out,
+            "messages       {} point-to-point, {} bytes; collectives {} bytes",
+            self.messages, self.message_bytes, self.collective_bytes
+        )?;
         writeln!(out, "\nevents by routine")?;
         for (name, n) in &self.events_by_routine {
             writeln!(out, "  {name:<26} {n:>12}")?;
@@ -125,7 +182,11 @@ impl Info {
         if !self.message_sizes.is_empty() {
             writeln!(out, "\nmessage sizes (bytes)")?;
             for b in &self.message_sizes {
-                writeln!(out, "  {:>10} – {:<20} {:>12}", b.min_bytes, b.max_bytes, b.count)?;
+                writeln!(
+                    out,
+                    "  {:>10} – {:<20} {:>12}",
+                    b.min_bytes, b.max_bytes, b.count
+                )?;
             }
         }
         Ok(())

@@ -90,7 +90,13 @@ fn parts(b: &RankBreakdown) -> Parts {
 }
 
 impl Report {
-    pub fn new(trace: &str, library: &str, events: u64, pred: &Prediction, params: &Resolved) -> Report {
+    pub fn new(
+        trace: &str,
+        library: &str,
+        events: u64,
+        pred: &Prediction,
+        params: &Resolved,
+    ) -> Report {
         let n = pred.ranks.len().max(1) as f64;
         let mut average = Parts::default();
         for b in &pred.ranks {
@@ -108,11 +114,29 @@ impl Report {
             predicted_s: pred.predicted_ns * NS,
             measured_s: pred.measured_ns * NS,
             error_pct: pred.error_pct(),
-            params: indexmap_like::Ordered(params.iter().map(|(n, v, s)| (n.to_string(), ParamUsed { value: v, source: s.to_string() })).collect()),
+            params: indexmap_like::Ordered(
+                params
+                    .iter()
+                    .map(|(n, v, s)| {
+                        (
+                            n.to_string(),
+                            ParamUsed {
+                                value: v,
+                                source: s.to_string(),
+                            },
+                        )
+                    })
+                    .collect(),
+            ),
             ranks: pred
                 .ranks
                 .iter()
-                .map(|b| RankRow { rank: b.rank, parts: parts(b), measured_end_s: b.measured_end_ns * NS, collective_s: b.collective_ns * NS })
+                .map(|b| RankRow {
+                    rank: b.rank,
+                    parts: parts(b),
+                    measured_end_s: b.measured_end_ns * NS,
+                    collective_s: b.collective_ns * NS,
+                })
                 .collect(),
             average,
             warnings: pred.warnings.clone(),

@@ -6,9 +6,20 @@ use std::io::{self, Write};
 pub struct Table;
 
 fn row(out: &mut dyn Write, label: &str, p: &Parts) -> io::Result<()> {
-    let pct = |v: f64| if p.end_s > 0.0 { 100.0 * v / p.end_s } else { 0.0 };
+    let pct = |v: f64| {
+        if p.end_s > 0.0 {
+            100.0 * v / p.end_s
+        } else {
+            0.0
+        }
+    };
     write!(out, "{label:>8} {:>12.6}", p.end_s)?;
-    for v in [p.computation_s, p.communication_s, p.sender_sync_s, p.receiver_sync_s] {
+    for v in [
+        p.computation_s,
+        p.communication_s,
+        p.sender_sync_s,
+        p.receiver_sync_s,
+    ] {
         write!(out, " {v:>11.6} {:>5.1}%", pct(v))?;
     }
     writeln!(out)
@@ -16,8 +27,24 @@ fn row(out: &mut dyn Write, label: &str, p: &Parts) -> io::Result<()> {
 
 impl Exporter for Table {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "trace      {} ({} ranks, {} events{})", r.trace, r.ranks.len(), r.events, if r.library.is_empty() { String::new() } else { format!(", {}", r.library.lines().next().unwrap_or("")) })?;
-        let params: Vec<String> = r.params.0.iter().map(|(n, p)| format!("{n}={}", p.value)).collect();
+        writeln!(
+            out,
+            "trace      {} ({} ranks, {} events{})",
+            r.trace,
+            r.ranks.len(),
+            r.events,
+            if r.library.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", r.library.lines().next().unwrap_or(""))
+            }
+        )?;
+        let params: Vec<String> = r
+            .params
+            .0
+            .iter()
+            .map(|(n, p)| format!("{n}={}", p.value))
+            .collect();
         writeln!(out, "parameters {}", params.join(" "))?;
         let mut sources: Vec<(String, Vec<&str>)> = Vec::new();
         for (n, p) in &r.params.0 {
@@ -26,19 +53,31 @@ impl Exporter for Table {
                 None => sources.push((p.source.clone(), vec![n])),
             }
         }
-        let from: Vec<String> = sources.iter().map(|(s, n)| format!("{} from {s}", n.join(" "))).collect();
+        let from: Vec<String> = sources
+            .iter()
+            .map(|(s, n)| format!("{} from {s}", n.join(" ")))
+            .collect();
         writeln!(out, "           ({})", from.join("; "))?;
         writeln!(out)?;
         writeln!(out, "predicted  {:.6} s", r.predicted_s)?;
         writeln!(out, "measured   {:.6} s", r.measured_s)?;
         writeln!(out, "error      {:+.2} %", r.error_pct)?;
         writeln!(out)?;
-        writeln!(out, "{:>8} {:>12} {:>18} {:>18} {:>18} {:>18}", "rank", "end (s)", "computation", "communication", "sender sync", "receiver sync")?;
+        writeln!(
+            out,
+            "{:>8} {:>12} {:>18} {:>18} {:>18} {:>18}",
+            "rank", "end (s)", "computation", "communication", "sender sync", "receiver sync"
+        )?;
         for row_ in r.ranks.iter().take(r.max_rows) {
             row(out, &row_.rank.to_string(), &row_.parts)?;
         }
         if r.ranks.len() > r.max_rows {
-            writeln!(out, "{:>8} ({} more ranks not shown; --format csv or json lists every rank)", "…", r.ranks.len() - r.max_rows)?;
+            writeln!(
+                out,
+                "{:>8} ({} more ranks not shown; --format csv or json lists every rank)",
+                "…",
+                r.ranks.len() - r.max_rows
+            )?;
         }
         row(out, "average", &r.average)
     }

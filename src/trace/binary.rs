@@ -1,12 +1,15 @@
 //! The binary encoding (`tracer/FORMAT.md`): nom parsers, one per record type, and the writer.
 
-use super::{Comm, Completion, EagerLimit, Event, Meta, RankEvents, RankMeta, RecvHalf, Routine, Shape, Trace};
+use super::{
+    Comm, Completion, EagerLimit, Event, Meta, RankEvents, RankMeta, RecvHalf, Routine, Shape,
+    Trace,
+};
 use crate::error::TraceError;
 use crate::model::Params;
+use nom::IResult;
 use nom::bytes::complete::take;
 use nom::number::complete::{le_f64, le_i64, le_u8, le_u16, le_u32, le_u64};
 use nom::sequence::tuple;
-use nom::IResult;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -49,17 +52,30 @@ impl<'a> nom::error::ParseError<&'a [u8]> for PErr<'a> {
 type Res<'a, T> = IResult<&'a [u8], T, PErr<'a>>;
 
 fn fail<T>(input: &[u8], expected: impl Into<Cow<'static, str>>) -> Res<'_, T> {
-    Err(nom::Err::Failure(PErr { input, expected: expected.into() }))
+    Err(nom::Err::Failure(PErr {
+        input,
+        expected: expected.into(),
+    }))
 }
 
 /// Names what a parser reads, so that a failure says "expected <what>".
-fn expect<'a, O>(what: &'static str, mut p: impl FnMut(&'a [u8]) -> Res<'a, O>) -> impl FnMut(&'a [u8]) -> Res<'a, O> {
+fn expect<'a, O>(
+    what: &'static str,
+    mut p: impl FnMut(&'a [u8]) -> Res<'a, O>,
+) -> impl FnMut(&'a [u8]) -> Res<'a, O> {
     move |input| {
         p(input).map_err(|e| match e {
             nom::Err::Error(err) | nom::Err::Failure(err) => {
                 let truncated = err.input.is_empty() || err.expected.starts_with("more bytes");
-                let expected = if truncated { format!("{what}, but the data ends here (truncated)") } else { format!("{what}: {}", err.expected) };
-                nom::Err::Failure(PErr { input, expected: expected.into() })
+                let expected = if truncated {
+                    format!("{what}, but the data ends here (truncated)")
+                } else {
+                    format!("{what}: {}", err.expected)
+                };
+                nom::Err::Failure(PErr {
+                    input,
+                    expected: expected.into(),
+                })
             }
             other => other,
         })
@@ -115,7 +131,13 @@ fn count(what: &'static str, min_item_bytes: usize) -> impl FnMut(&[u8]) -> Res<
     move |input| {
         let (rest, n) = expect(what, uleb)(input)?;
         if n > (rest.len() / min_item_bytes) as u64 {
-            return fail(input, format!("{what} of at most {} (what the bytes left can hold), found {n}", rest.len() / min_item_bytes));
+            return fail(
+                input,
+                format!(
+                    "{what} of at most {} (what the bytes left can hold), found {n}",
+                    rest.len() / min_item_bytes
+                ),
+            );
         }
         Ok((rest, n as usize))
     }
@@ -124,7 +146,10 @@ fn count(what: &'static str, min_item_bytes: usize) -> impl FnMut(&[u8]) -> Res<
 fn string(input: &[u8]) -> Res<'_, String> {
     let (rest, len) = expect("a string length", uleb)(input)?;
     if len > MAX_STR {
-        return fail(input, format!("a string of at most {MAX_STR} bytes, found length {len}"));
+        return fail(
+            input,
+            format!("a string of at most {MAX_STR} bytes, found length {len}"),
+        );
     }
     let (rest, bytes) = expect("the string's bytes", take(len as usize))(rest)?;
     match std::str::from_utf8(bytes) {
@@ -135,9 +160,22 @@ fn string(input: &[u8]) -> Res<'_, String> {
 
 #[allow(non_snake_case)] // the paper's names
 fn params(input: &[u8]) -> Res<'_, Params> {
-    let (input, (L, o, Os, Or, Gs, Gl, s, S)) =
-        tuple((le_f64, le_f64, le_f64, le_f64, le_f64, le_f64, le_u64, le_u64))(input)?;
-    Ok((input, Params { L, o, Os, Or, Gs, Gl, s, S }))
+    let (input, (L, o, Os, Or, Gs, Gl, s, S)) = tuple((
+        le_f64, le_f64, le_f64, le_f64, le_f64, le_f64, le_u64, le_u64,
+    ))(input)?;
+    Ok((
+        input,
+        Params {
+            L,
+            o,
+            Os,
+            Or,
+            Gs,
+            Gl,
+            s,
+            S,
+        },
+    ))
 }
 
 fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
@@ -167,8 +205,16 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
 fn rank_meta(input: &[u8]) -> Res<'_, RankMeta> {
     let (input, hostname) = expect("the hostname", string)(input)?;
     let (input, clock_offset_init_ns) = expect("the clock offset at Init (i64)", le_i64)(input)?;
-    let (input, clock_offset_final_ns) = expect("the clock offset at Finalize (i64)", le_i64)(input)?;
-    Ok((input, RankMeta { hostname, clock_offset_init_ns, clock_offset_final_ns }))
+    let (input, clock_offset_final_ns) =
+        expect("the clock offset at Finalize (i64)", le_i64)(input)?;
+    Ok((
+        input,
+        RankMeta {
+            hostname,
+            clock_offset_init_ns,
+            clock_offset_final_ns,
+        },
+    ))
 }
 
 fn comm(input: &[u8]) -> Res<'_, Comm> {
@@ -178,7 +224,13 @@ fn comm(input: &[u8]) -> Res<'_, Comm> {
     }
     let (rest, n) = expect("the communicator size (u32)", le_u32)(rest)?;
     if n == 0 || n as usize > rest.len() / 4 {
-        return fail(rest, format!("a communicator size from 1 to {} (what the chunk holds), found {n}", rest.len() / 4));
+        return fail(
+            rest,
+            format!(
+                "a communicator size from 1 to {} (what the chunk holds), found {n}",
+                rest.len() / 4
+            ),
+        );
     }
     let mut members = Vec::with_capacity(n as usize);
     let mut rest = rest;
@@ -196,15 +248,27 @@ struct Cursor<'t> {
     prev_return: u64,
 }
 
-fn time<'a>(input: &'a [u8], base: u64, delta: i64, what: &'static str) -> Result<u64, nom::Err<PErr<'a>>> {
-    u64::try_from(base as i128 + delta as i128)
-        .map_err(|_| nom::Err::Failure(PErr { input, expected: format!("a {what} time between 0 and 2^64 ns").into() }))
+fn time<'a>(
+    input: &'a [u8],
+    base: u64,
+    delta: i64,
+    what: &'static str,
+) -> Result<u64, nom::Err<PErr<'a>>> {
+    u64::try_from(base as i128 + delta as i128).map_err(|_| {
+        nom::Err::Failure(PErr {
+            input,
+            expected: format!("a {what} time between 0 and 2^64 ns").into(),
+        })
+    })
 }
 
 fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
     let (rest, code) = expect("a routine code", le_u8)(input)?;
     let Some(routine) = Routine::from_code(code) else {
-        return fail(input, format!("a routine code (0-2, 10-17, 20-26, 30-37, 40-55, 60-63), found {code}"));
+        return fail(
+            input,
+            format!("a routine code (0-2, 10-17, 20-26, 30-37, 40-55, 60-63), found {code}"),
+        );
     };
     let (rest, gap) = expect("the gap since the previous return (sleb)", sleb)(rest)?;
     let (rest, dur) = expect("the duration (sleb)", sleb)(rest)?;
@@ -217,8 +281,12 @@ fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
             rest
         }
         Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
-            let (mut rest, (bytes, peer, tag, comm)) =
-                tuple((expect("the byte count", uleb), i32_field("the peer"), i32_field("the tag"), u32_field("the communicator")))(rest)?;
+            let (mut rest, (bytes, peer, tag, comm)) = tuple((
+                expect("the byte count", uleb),
+                i32_field("the peer"),
+                i32_field("the tag"),
+                u32_field("the communicator"),
+            ))(rest)?;
             (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
             if matches!(routine.shape(), Shape::Recv | Shape::Irecv) {
                 let (r, flags) = expect("the receive flags", uleb)(rest)?;
@@ -237,28 +305,40 @@ fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
             rest
         }
         Shape::Sendrecv => {
-            let (rest, (bytes, peer, tag, recv_bytes, source, recv_tag, comm, flags)) = tuple((
-                expect("the bytes sent", uleb),
-                i32_field("the destination"),
-                i32_field("the send tag"),
-                expect("the bytes received", uleb),
-                i32_field("the source"),
-                i32_field("the receive tag"),
-                u32_field("the communicator"),
-                expect("the receive flags", uleb),
-            ))(rest)?;
+            let (rest, (bytes, peer, tag, recv_bytes, source, recv_tag, comm, flags)) =
+                tuple((
+                    expect("the bytes sent", uleb),
+                    i32_field("the destination"),
+                    i32_field("the send tag"),
+                    expect("the bytes received", uleb),
+                    i32_field("the source"),
+                    i32_field("the receive tag"),
+                    u32_field("the communicator"),
+                    expect("the receive flags", uleb),
+                ))(rest)?;
             if flags > 3 {
                 return fail(rest, format!("receive flags below 4, found {flags}"));
             }
             (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
-            cur.events.push_sendrecv(&e, RecvHalf { bytes: recv_bytes, source, tag: recv_tag });
+            cur.events.push_sendrecv(
+                &e,
+                RecvHalf {
+                    bytes: recv_bytes,
+                    source,
+                    tag: recv_tag,
+                },
+            );
             rest
         }
         Shape::Complete => {
             let (mut rest, n) = count("the number of completed requests", 3)(rest)?;
             let mut done = Vec::with_capacity(n.min(64));
             for _ in 0..n {
-                let (r, (req, source, tag)) = tuple((u32_field("a request id"), i32_field("the status source"), i32_field("the status tag")))(rest)?;
+                let (r, (req, source, tag)) = tuple((
+                    u32_field("a request id"),
+                    i32_field("the status source"),
+                    i32_field("the status tag"),
+                ))(rest)?;
                 done.push(Completion { req, source, tag });
                 rest = r;
             }
@@ -272,8 +352,12 @@ fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
             rest
         }
         Shape::Coll => {
-            let (rest, (comm, root, bytes, recv_bytes)) =
-                tuple((u32_field("the communicator"), i32_field("the root"), expect("the bytes sent", uleb), expect("the bytes received", uleb)))(rest)?;
+            let (rest, (comm, root, bytes, recv_bytes)) = tuple((
+                u32_field("the communicator"),
+                i32_field("the root"),
+                expect("the bytes sent", uleb),
+                expect("the bytes received", uleb),
+            ))(rest)?;
             let (mut rest, n) = count("the number of per-rank counts", 1)(rest)?;
             let mut counts = Vec::with_capacity(n);
             for _ in 0..n {
@@ -289,7 +373,10 @@ fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
             let (rest, comm) = u32_field("the communicator")(rest)?;
             let (rest, newcomm) = expect("the new communicator (sleb)", sleb)(rest)?;
             if !(-1..=u32::MAX as i64).contains(&newcomm) {
-                return fail(rest, format!("a new communicator id or -1, found {newcomm}"));
+                return fail(
+                    rest,
+                    format!("a new communicator id or -1, found {newcomm}"),
+                );
             }
             (e.comm, e.id) = (comm, newcomm);
             cur.events.push(&e);
@@ -308,9 +395,18 @@ struct RawChunk<'a> {
 }
 
 fn chunk(input: &[u8]) -> Res<'_, (u8, u32, &[u8])> {
-    let (rest, (kind, rank, len)) = expect("a chunk header (kind u8, rank u32, length u32)", tuple((le_u8, le_u32, le_u32)))(input)?;
+    let (rest, (kind, rank, len)) = expect(
+        "a chunk header (kind u8, rank u32, length u32)",
+        tuple((le_u8, le_u32, le_u32)),
+    )(input)?;
     if len as usize > rest.len() {
-        return fail(input, format!("a chunk of at most {} bytes (what is left of the file), found length {len}", rest.len()));
+        return fail(
+            input,
+            format!(
+                "a chunk of at most {} bytes (what is left of the file), found length {len}",
+                rest.len()
+            ),
+        );
     }
     let (rest, payload) = take(len as usize)(rest)?;
     Ok((rest, (kind, rank, payload)))
@@ -320,15 +416,25 @@ fn chunk(input: &[u8]) -> Res<'_, (u8, u32, &[u8])> {
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
     let to_err = |e: nom::Err<PErr<'_>>| match e {
-        nom::Err::Error(e) | nom::Err::Failure(e) => TraceError::offset(name, at(e.input), format!("expected {}", e.expected)),
-        nom::Err::Incomplete(_) => TraceError::offset(name, data.len() as u64, "expected more bytes".into()),
+        nom::Err::Error(e) | nom::Err::Failure(e) => {
+            TraceError::offset(name, at(e.input), format!("expected {}", e.expected))
+        }
+        nom::Err::Incomplete(_) => {
+            TraceError::offset(name, data.len() as u64, "expected more bytes".into())
+        }
     };
 
     let header = |input| -> Res<'_, u32> {
-        let (rest, _) = expect("the magic \"LGPSTRC\\x1a\"", nom::bytes::complete::tag(&MAGIC[..]))(input)?;
+        let (rest, _) = expect(
+            "the magic \"LGPSTRC\\x1a\"",
+            nom::bytes::complete::tag(&MAGIC[..]),
+        )(input)?;
         let (rest, version) = expect("the version (u16)", le_u16)(rest)?;
         if version != VERSION {
-            return fail(&input[8..], format!("version {VERSION} (this build reads only that), found {version}"));
+            return fail(
+                &input[8..],
+                format!("version {VERSION} (this build reads only that), found {version}"),
+            );
         }
         let (rest, flags) = expect("the header flags (u16)", le_u16)(rest)?;
         if flags != 0 {
@@ -336,7 +442,10 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         }
         let (rest, nranks) = expect("the number of ranks (u32)", le_u32)(rest)?;
         if nranks == 0 || nranks > MAX_RANKS {
-            return fail(&input[12..], format!("a number of ranks from 1 to {MAX_RANKS}, found {nranks}"));
+            return fail(
+                &input[12..],
+                format!("a number of ranks from 1 to {MAX_RANKS}, found {nranks}"),
+            );
         }
         Ok((rest, nranks))
     };
@@ -344,16 +453,32 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let nranks = nranks as usize;
     // Every rank costs memory before its first event is read: bound them by the file's size.
     if nranks > data.len() {
-        return Err(TraceError::offset(name, 12, format!("expected at most {} ranks in a file of {} bytes, found {nranks}", data.len(), data.len())));
+        return Err(TraceError::offset(
+            name,
+            12,
+            format!(
+                "expected at most {} ranks in a file of {} bytes, found {nranks}",
+                data.len(),
+                data.len()
+            ),
+        ));
     }
 
     // A finalized trace ends with a trailer naming the index chunk.
     let mut index_offset = None;
     let mut body_end = data.len();
     if data.len() >= HEADER_LEN + 16 && data.ends_with(&END_MAGIC) {
-        let off = u64::from_le_bytes(data[data.len() - 16..data.len() - 8].try_into().expect("8 bytes"));
+        let off = u64::from_le_bytes(
+            data[data.len() - 16..data.len() - 8]
+                .try_into()
+                .expect("8 bytes"),
+        );
         if off < HEADER_LEN as u64 || off > (data.len() - 16 - CHUNK_HEADER_LEN) as u64 {
-            return Err(TraceError::offset(name, (data.len() - 16) as u64, format!("expected the index offset inside the file, found {off}")));
+            return Err(TraceError::offset(
+                name,
+                (data.len() - 16) as u64,
+                format!("expected the index offset inside the file, found {off}"),
+            ));
         }
         index_offset = Some(off as usize);
         body_end = data.len() - 16;
@@ -365,15 +490,32 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         let offset = at(rest) as usize;
         let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
         if !b"JRCEX".contains(&kind) {
-            return Err(TraceError::offset(name, offset as u64, format!("expected a chunk kind J, R, C, E or X, found byte {kind:#04x}")));
+            return Err(TraceError::offset(
+                name,
+                offset as u64,
+                format!("expected a chunk kind J, R, C, E or X, found byte {kind:#04x}"),
+            ));
         }
         if matches!(kind, b'R' | b'E') && rank as usize >= nranks {
-            return Err(TraceError::offset(name, offset as u64 + 1, format!("expected a rank below {nranks}, found {rank}")));
+            return Err(TraceError::offset(
+                name,
+                offset as u64 + 1,
+                format!("expected a rank below {nranks}, found {rank}"),
+            ));
         }
         if matches!(kind, b'J' | b'C' | b'X') && rank != NO_RANK {
-            return Err(TraceError::offset(name, offset as u64 + 1, format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}")));
+            return Err(TraceError::offset(
+                name,
+                offset as u64 + 1,
+                format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}"),
+            ));
         }
-        chunks.push(RawChunk { kind, rank, offset, payload });
+        chunks.push(RawChunk {
+            kind,
+            rank,
+            offset,
+            payload,
+        });
         rest = r;
     }
 
@@ -385,14 +527,26 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         if r.is_empty() {
             Ok(())
         } else {
-            Err(TraceError::offset(name, at(r), format!("expected the end of the {what} chunk at byte {}, found {} more bytes", p.offset, r.len())))
+            Err(TraceError::offset(
+                name,
+                at(r),
+                format!(
+                    "expected the end of the {what} chunk at byte {}, found {} more bytes",
+                    p.offset,
+                    r.len()
+                ),
+            ))
         }
     };
     for c in &chunks {
         match c.kind {
             b'J' => {
                 if seen_job {
-                    return Err(TraceError::offset(name, c.offset as u64, "expected one J (job) chunk, found a second".into()));
+                    return Err(TraceError::offset(
+                        name,
+                        c.offset as u64,
+                        "expected one J (job) chunk, found a second".into(),
+                    ));
                 }
                 seen_job = true;
                 let (r, (library, eager_limit, params)) = job(c.payload).map_err(to_err)?;
@@ -411,7 +565,14 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 whole(c, r, "C")?;
                 match trace.comms.iter().find(|x| x.id == comm.id) {
                     Some(old) if *old != comm => {
-                        return Err(TraceError::offset(name, c.offset as u64, format!("communicator {} is defined twice with different members", comm.id)));
+                        return Err(TraceError::offset(
+                            name,
+                            c.offset as u64,
+                            format!(
+                                "communicator {} is defined twice with different members",
+                                comm.id
+                            ),
+                        ));
                     }
                     Some(_) => {}
                     None => trace.comms.push(comm),
@@ -420,7 +581,11 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             b'E' => event_chunks[c.rank as usize].push(c),
             _ => {
                 if Some(c.offset) != index_offset {
-                    return Err(TraceError::offset(name, c.offset as u64, "expected the X (index) chunk only where the trailer points".into()));
+                    return Err(TraceError::offset(
+                        name,
+                        c.offset as u64,
+                        "expected the X (index) chunk only where the trailer points".into(),
+                    ));
                 }
                 check_index(name, c, &chunks, &at)?;
             }
@@ -429,10 +594,17 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     if let Some(off) = index_offset
         && !chunks.iter().any(|c| c.kind == b'X' && c.offset == off)
     {
-        return Err(TraceError::offset(name, (data.len() - 16) as u64, format!("expected an X (index) chunk at byte {off}, where the trailer points")));
+        return Err(TraceError::offset(
+            name,
+            (data.len() - 16) as u64,
+            format!("expected an X (index) chunk at byte {off}, where the trailer points"),
+        ));
     }
     if !seen_job {
-        return Err(TraceError::at(name, "expected a J (job) chunk, found none".into()));
+        return Err(TraceError::at(
+            name,
+            "expected a J (job) chunk, found none".into(),
+        ));
     }
 
     trace.ranks = event_chunks
@@ -462,25 +634,56 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     Ok(trace)
 }
 
-fn check_index(name: &str, x: &RawChunk, chunks: &[RawChunk], at: &dyn Fn(&[u8]) -> u64) -> Result<(), TraceError> {
+fn check_index(
+    name: &str,
+    x: &RawChunk,
+    chunks: &[RawChunk],
+    at: &dyn Fn(&[u8]) -> u64,
+) -> Result<(), TraceError> {
     let err = |e: nom::Err<PErr<'_>>| match e {
-        nom::Err::Error(e) | nom::Err::Failure(e) => TraceError::offset(name, at(e.input), format!("expected {}", e.expected)),
-        nom::Err::Incomplete(_) => TraceError::offset(name, x.offset as u64, "expected a complete index".into()),
+        nom::Err::Error(e) | nom::Err::Failure(e) => {
+            TraceError::offset(name, at(e.input), format!("expected {}", e.expected))
+        }
+        nom::Err::Incomplete(_) => {
+            TraceError::offset(name, x.offset as u64, "expected a complete index".into())
+        }
     };
     let (mut rest, n) = expect("the index count (u32)", le_u32)(x.payload).map_err(err)?;
     let events: Vec<&RawChunk> = chunks.iter().filter(|c| c.kind == b'E').collect();
     if n as usize != events.len() {
-        return Err(TraceError::offset(name, x.offset as u64, format!("expected an index of the file's {} E chunks, found {n} entries", events.len())));
+        return Err(TraceError::offset(
+            name,
+            x.offset as u64,
+            format!(
+                "expected an index of the file's {} E chunks, found {n} entries",
+                events.len()
+            ),
+        ));
     }
     for c in events {
-        let (r, (rank, off)) = expect("an index entry (rank u32, offset u64)", tuple((le_u32, le_u64)))(rest).map_err(err)?;
+        let (r, (rank, off)) = expect(
+            "an index entry (rank u32, offset u64)",
+            tuple((le_u32, le_u64)),
+        )(rest)
+        .map_err(err)?;
         if rank != c.rank || off != c.offset as u64 {
-            return Err(TraceError::offset(name, at(rest), format!("expected index entry (rank {}, offset {}), found (rank {rank}, offset {off})", c.rank, c.offset)));
+            return Err(TraceError::offset(
+                name,
+                at(rest),
+                format!(
+                    "expected index entry (rank {}, offset {}), found (rank {rank}, offset {off})",
+                    c.rank, c.offset
+                ),
+            ));
         }
         rest = r;
     }
     if !rest.is_empty() {
-        return Err(TraceError::offset(name, at(rest), "expected the end of the index".into()));
+        return Err(TraceError::offset(
+            name,
+            at(rest),
+            "expected the end of the index".into(),
+        ));
     }
     Ok(())
 }
@@ -488,35 +691,65 @@ fn check_index(name: &str, x: &RawChunk, chunks: &[RawChunk], at: &dyn Fn(&[u8])
 /// Reads only rank `rank`'s events, seeking through the index (finalized traces only).
 pub fn read_rank(name: &str, data: &[u8], rank: u32) -> Result<RankEvents, TraceError> {
     if !data.starts_with(&MAGIC) || data.len() < HEADER_LEN + 16 || !data.ends_with(&END_MAGIC) {
-        return Err(TraceError::at(name, "expected a finalized binary trace (with an index) to seek in".into()));
+        return Err(TraceError::at(
+            name,
+            "expected a finalized binary trace (with an index) to seek in".into(),
+        ));
     }
-    let off = u64::from_le_bytes(data[data.len() - 16..data.len() - 8].try_into().expect("8 bytes")) as usize;
-    let x = data.get(off..data.len() - 16).ok_or_else(|| TraceError::offset(name, off as u64, "expected the index inside the file".into()))?;
+    let off = u64::from_le_bytes(
+        data[data.len() - 16..data.len() - 8]
+            .try_into()
+            .expect("8 bytes"),
+    ) as usize;
+    let x = data.get(off..data.len() - 16).ok_or_else(|| {
+        TraceError::offset(
+            name,
+            off as u64,
+            "expected the index inside the file".into(),
+        )
+    })?;
     let to_err = |e: nom::Err<PErr<'_>>| match e {
-        nom::Err::Error(e) | nom::Err::Failure(e) => {
-            TraceError::offset(name, (e.input.as_ptr() as usize - data.as_ptr() as usize) as u64, format!("expected {}", e.expected))
-        }
+        nom::Err::Error(e) | nom::Err::Failure(e) => TraceError::offset(
+            name,
+            (e.input.as_ptr() as usize - data.as_ptr() as usize) as u64,
+            format!("expected {}", e.expected),
+        ),
         nom::Err::Incomplete(_) => TraceError::at(name, "truncated".into()),
     };
     let (_, (_, _, payload)) = chunk(x).map_err(to_err)?;
     let (mut rest, n) = le_u32::<_, PErr>(payload).map_err(to_err)?;
     let mut events = RankEvents::default();
-    let mut cur = Cursor { events: &mut events, prev_return: 0 };
+    let mut cur = Cursor {
+        events: &mut events,
+        prev_return: 0,
+    };
     for _ in 0..n {
         let (r, (r_rank, e_off)) = tuple((le_u32, le_u64))(rest).map_err(to_err)?;
         rest = r;
         if r_rank != rank {
             continue;
         }
-        let c = data.get(e_off as usize..).ok_or_else(|| TraceError::offset(name, e_off, "expected an E chunk inside the file".into()))?;
+        let c = data.get(e_off as usize..).ok_or_else(|| {
+            TraceError::offset(name, e_off, "expected an E chunk inside the file".into())
+        })?;
         let (_, (_, _, payload)) = chunk(c).map_err(to_err)?;
-        let (mut recs, count) = expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
+        let (mut recs, count) =
+            expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
         if count as usize > recs.len() / 3 {
-            return Err(TraceError::offset(name, e_off, format!("expected at most {} records, found a count of {count}", recs.len() / 3)));
+            return Err(TraceError::offset(
+                name,
+                e_off,
+                format!(
+                    "expected at most {} records, found a count of {count}",
+                    recs.len() / 3
+                ),
+            ));
         }
         for _ in 0..count {
             let index = cur.events.len();
-            recs = record(recs, &mut cur).map_err(|e| to_err(e).in_event(rank as usize, index))?.0;
+            recs = record(recs, &mut cur)
+                .map_err(|e| to_err(e).in_event(rank as usize, index))?
+                .0;
         }
     }
     Ok(events)
@@ -617,7 +850,11 @@ impl<W: Write> Writer<W> {
         head.extend_from_slice(&0u16.to_le_bytes());
         head.extend_from_slice(&nranks.to_le_bytes());
         out.write_all(&head)?;
-        let mut w = Writer { out, offset: HEADER_LEN as u64, index: Vec::new() };
+        let mut w = Writer {
+            out,
+            offset: HEADER_LEN as u64,
+            index: Vec::new(),
+        };
         let mut j = Vec::new();
         put_str(&mut j, &meta.library);
         match &meta.eager_limit {

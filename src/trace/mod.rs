@@ -123,7 +123,11 @@ routines! {
 impl Routine {
     /// Synchronizing over a communicator: the collectives and the communicator constructors.
     pub fn is_collective(self) -> bool {
-        self.shape() == Shape::Coll || matches!(self, Routine::CommDup | Routine::CommSplit | Routine::CommCreate)
+        self.shape() == Shape::Coll
+            || matches!(
+                self,
+                Routine::CommDup | Routine::CommSplit | Routine::CommCreate
+            )
     }
 }
 
@@ -155,7 +159,11 @@ impl Event {
             peer: if root_like { -1 } else { 0 },
             tag: 0,
             comm: 0,
-            id: if routine.shape() == Shape::CommOp { -1 } else { 0 },
+            id: if routine.shape() == Shape::CommOp {
+                -1
+            } else {
+                0
+            },
             flags: 0,
         }
     }
@@ -231,22 +239,36 @@ impl RankEvents {
     }
 
     fn aux(&self, i: usize) -> &[i64] {
-        let start = if i == 0 { 0 } else { self.aux_end[i - 1] as usize };
+        let start = if i == 0 {
+            0
+        } else {
+            self.aux_end[i - 1] as usize
+        };
         &self.aux[start..self.aux_end[i] as usize]
     }
 
     /// The requests a `complete` record says it completed.
     pub fn completions(&self, i: usize) -> impl ExactSizeIterator<Item = Completion> + '_ {
-        let aux = if self.routine[i].shape() == Shape::Complete { self.aux(i) } else { &[] };
-        aux.chunks_exact(3).map(|c| Completion { req: c[0] as u32, source: c[1] as i32, tag: c[2] as i32 })
+        let aux = if self.routine[i].shape() == Shape::Complete {
+            self.aux(i)
+        } else {
+            &[]
+        };
+        aux.chunks_exact(3).map(|c| Completion {
+            req: c[0] as u32,
+            source: c[1] as i32,
+            tag: c[2] as i32,
+        })
     }
 
     /// The receive half of a Sendrecv record.
     pub fn recv_half(&self, i: usize) -> Option<RecvHalf> {
         match (self.routine[i].shape(), self.aux(i)) {
-            (Shape::Sendrecv, &[bytes, source, tag]) => {
-                Some(RecvHalf { bytes: bytes as u64, source: source as i32, tag: tag as i32 })
-            }
+            (Shape::Sendrecv, &[bytes, source, tag]) => Some(RecvHalf {
+                bytes: bytes as u64,
+                source: source as i32,
+                tag: tag as i32,
+            }),
             _ => None,
         }
     }
@@ -254,7 +276,9 @@ impl RankEvents {
     /// A collective's bytes received by this rank and its per-rank counts.
     pub fn coll_recv(&self, i: usize) -> (u64, &[i64]) {
         match self.aux(i).split_first() {
-            Some((recv, counts)) if self.routine[i].shape() == Shape::Coll => (*recv as u64, counts),
+            Some((recv, counts)) if self.routine[i].shape() == Shape::Coll => {
+                (*recv as u64, counts)
+            }
             _ => (0, &[]),
         }
     }
@@ -280,7 +304,11 @@ impl RankEvents {
 
     /// Appends a `complete` record.
     pub fn push_complete(&mut self, e: &Event, done: &[Completion]) {
-        self.push_raw(e, done.iter().flat_map(|c| [c.req as i64, c.source as i64, c.tag as i64]));
+        self.push_raw(
+            e,
+            done.iter()
+                .flat_map(|c| [c.req as i64, c.source as i64, c.tag as i64]),
+        );
     }
 
     /// Appends a Sendrecv record.
@@ -290,7 +318,10 @@ impl RankEvents {
 
     /// Appends a collective record.
     pub fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
-        self.push_raw(e, std::iter::once(recv_bytes as i64).chain(counts.iter().map(|&c| c as i64)));
+        self.push_raw(
+            e,
+            std::iter::once(recv_bytes as i64).chain(counts.iter().map(|&c| c as i64)),
+        );
     }
 
     /// Appends event `i` of `other` (any shape).
@@ -350,7 +381,10 @@ impl Trace {
     /// An empty trace of `nranks` ranks.
     pub fn new(nranks: usize) -> Trace {
         Trace {
-            meta: Meta { ranks: vec![RankMeta::default(); nranks], ..Meta::default() },
+            meta: Meta {
+                ranks: vec![RankMeta::default(); nranks],
+                ..Meta::default()
+            },
             comms: Vec::new(),
             ranks: vec![RankEvents::default(); nranks],
             complete: true,
@@ -370,7 +404,10 @@ impl Trace {
         if id == 0 {
             return Some(CommMembers::World(self.nranks() as u32));
         }
-        self.comms.iter().find(|c| c.id == id).map(|c| CommMembers::List(&c.members))
+        self.comms
+            .iter()
+            .find(|c| c.id == id)
+            .map(|c| CommMembers::List(&c.members))
     }
 
     /// Rank `r`'s timestamp `t` on rank 0's clock, interpolating the offset measured at Init
@@ -383,8 +420,13 @@ impl Trace {
         }
         let t0 = ev.t_return(0) as f64;
         let t1 = ev.t_call(ev.len() - 1) as f64;
-        let frac = if t1 > t0 { ((t as f64 - t0) / (t1 - t0)).clamp(0.0, 1.0) } else { 0.0 };
-        let offset = m.clock_offset_init_ns as f64 + frac * (m.clock_offset_final_ns - m.clock_offset_init_ns) as f64;
+        let frac = if t1 > t0 {
+            ((t as f64 - t0) / (t1 - t0)).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let offset = m.clock_offset_init_ns as f64
+            + frac * (m.clock_offset_final_ns - m.clock_offset_init_ns) as f64;
         t as f64 + offset
     }
 
@@ -393,7 +435,9 @@ impl Trace {
         let ev = &self.ranks[r];
         match ev.len() {
             0 => None,
-            _ if matches!(ev.routine(0), Routine::Init | Routine::InitThread) => Some(self.corrected_ns(r, ev.t_return(0))),
+            _ if matches!(ev.routine(0), Routine::Init | Routine::InitThread) => {
+                Some(self.corrected_ns(r, ev.t_return(0)))
+            }
             _ => Some(self.corrected_ns(r, ev.t_call(0))),
         }
     }
@@ -411,11 +455,15 @@ impl Trace {
 
     /// Time 0 (the earliest start over ranks) and the measured runtime from there.
     pub fn measured_span_ns(&self) -> (f64, f64) {
-        let t0 = (0..self.nranks()).filter_map(|r| self.measured_begin_ns(r)).fold(f64::INFINITY, f64::min);
+        let t0 = (0..self.nranks())
+            .filter_map(|r| self.measured_begin_ns(r))
+            .fold(f64::INFINITY, f64::min);
         if !t0.is_finite() {
             return (0.0, 0.0);
         }
-        let end = (0..self.nranks()).filter_map(|r| self.measured_end_ns(r)).fold(t0, f64::max);
+        let end = (0..self.nranks())
+            .filter_map(|r| self.measured_end_ns(r))
+            .fold(t0, f64::max);
         (t0, end - t0)
     }
 
@@ -426,12 +474,21 @@ impl Trace {
         let mut sorted_members: HashMap<u32, Vec<u32>> = HashMap::new();
         for c in &self.comms {
             if let Some(&m) = c.members.iter().find(|&&m| m as i64 >= p) {
-                return Err(TraceError::at(file, format!("communicator {} lists world rank {m}, but the trace has {p} ranks", c.id)));
+                return Err(TraceError::at(
+                    file,
+                    format!(
+                        "communicator {} lists world rank {m}, but the trace has {p} ranks",
+                        c.id
+                    ),
+                ));
             }
             let mut sorted = c.members.clone();
             sorted.sort_unstable();
             if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-                return Err(TraceError::at(file, format!("communicator {} lists world rank {} twice", c.id, w[0])));
+                return Err(TraceError::at(
+                    file,
+                    format!("communicator {} lists world rank {} twice", c.id, w[0]),
+                ));
             }
             sorted_members.insert(c.id, sorted);
         }
@@ -441,40 +498,75 @@ impl Trace {
                 let e = ev.event(i);
                 let err = |what: String| Err(TraceError::event(file, r, i, e.routine, what));
                 if e.t_return < e.t_call {
-                    return err(format!("return time {} is before call time {}: time goes backwards", e.t_return, e.t_call));
+                    return err(format!(
+                        "return time {} is before call time {}: time goes backwards",
+                        e.t_return, e.t_call
+                    ));
                 }
                 if i > 0 && e.t_call < prev_return {
-                    return err(format!("call time {} is before the previous event's return {}: time goes backwards", e.t_call, prev_return));
+                    return err(format!(
+                        "call time {} is before the previous event's return {}: time goes backwards",
+                        e.t_call, prev_return
+                    ));
                 }
                 prev_return = e.t_return;
                 let peer_ok = |peer: i32| (peer >= 0 && (peer as i64) < p) || peer == PEER_NULL;
                 match e.routine.shape() {
                     Shape::Send | Shape::Isend if !peer_ok(e.peer) => {
-                        return err(format!("destination {} is not a world rank (0..{p}) or MPI_PROC_NULL", e.peer));
+                        return err(format!(
+                            "destination {} is not a world rank (0..{p}) or MPI_PROC_NULL",
+                            e.peer
+                        ));
                     }
-                    Shape::Recv if !peer_ok(e.peer) && !(e.routine == Routine::Iprobe && e.flags & FLAG_FOUND == 0) => {
-                        return err(format!("source {} is not a world rank (0..{p}) or MPI_PROC_NULL", e.peer));
+                    Shape::Recv
+                        if !(peer_ok(e.peer)
+                            || (e.routine == Routine::Iprobe && e.flags & FLAG_FOUND == 0)) =>
+                    {
+                        return err(format!(
+                            "source {} is not a world rank (0..{p}) or MPI_PROC_NULL",
+                            e.peer
+                        ));
                     }
                     Shape::Irecv if !peer_ok(e.peer) && e.peer != PEER_ANY => {
-                        return err(format!("source {} is not a world rank, MPI_ANY_SOURCE or MPI_PROC_NULL", e.peer));
+                        return err(format!(
+                            "source {} is not a world rank, MPI_ANY_SOURCE or MPI_PROC_NULL",
+                            e.peer
+                        ));
                     }
                     Shape::Sendrecv => {
                         let h = ev.recv_half(i).expect("sendrecv has a receive half");
                         if !peer_ok(e.peer) || !peer_ok(h.source) {
-                            return err(format!("peers {} / {} are not world ranks (0..{p})", e.peer, h.source));
+                            return err(format!(
+                                "peers {} / {} are not world ranks (0..{p})",
+                                e.peer, h.source
+                            ));
                         }
                     }
                     Shape::Coll if e.peer < -1 || e.peer as i64 >= p => {
-                        return err(format!("root {} is not a world rank (0..{p}) or -1", e.peer));
+                        return err(format!(
+                            "root {} is not a world rank (0..{p}) or -1",
+                            e.peer
+                        ));
                     }
                     _ => {}
                 }
-                let uses_comm = !matches!(e.routine.shape(), Shape::None | Shape::Complete | Shape::Cancel);
+                let uses_comm = !matches!(
+                    e.routine.shape(),
+                    Shape::None | Shape::Complete | Shape::Cancel
+                );
                 if uses_comm && e.comm != 0 {
                     match sorted_members.get(&e.comm) {
-                        None => return err(format!("communicator {} is not defined in the trace", e.comm)),
+                        None => {
+                            return err(format!(
+                                "communicator {} is not defined in the trace",
+                                e.comm
+                            ));
+                        }
                         Some(m) if m.binary_search(&(r as u32)).is_err() => {
-                            return err(format!("rank {r} uses communicator {}, which it is not a member of", e.comm));
+                            return err(format!(
+                                "rank {r} uses communicator {}, which it is not a member of",
+                                e.comm
+                            ));
                         }
                         _ => {}
                     }
@@ -520,19 +612,26 @@ impl CommMembers<'_> {
 /// Warnings (an unfinalized trace) go to `warn`.
 pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
+    let file = std::fs::File::open(path)
+        .map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let trace = if len == 0 {
-        return Err(TraceError::at(&name, "the file is empty: expected a loggps trace (binary or text)".to_string()));
+        return Err(TraceError::at(
+            &name,
+            "the file is empty: expected a loggps trace (binary or text)".to_string(),
+        ));
     } else {
         // SAFETY: the map is read-only and private to this process; a trace file changing
         // underneath a run is outside what we promise.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TraceError::at(&name, format!("cannot map: {e}")))?;
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| TraceError::at(&name, format!("cannot map: {e}")))?;
         parse(&name, &map)?
     };
     if !trace.complete {
         let unfinished: Vec<usize> = (0..trace.nranks())
-            .filter(|&r| (0..trace.ranks[r].len()).all(|i| trace.ranks[r].routine(i) != Routine::Finalize))
+            .filter(|&r| {
+                (0..trace.ranks[r].len()).all(|i| trace.ranks[r].routine(i) != Routine::Finalize)
+            })
             .collect();
         warn(format!(
             "{name}: the trace was not finalized (no index: the job stopped before MPI_Finalize); {} of {} ranks have no MPI_Finalize{}",
@@ -549,14 +648,20 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let trace = if data.starts_with(&binary::MAGIC) {
         binary::parse(name, data)?
     } else if data.is_empty() {
-        return Err(TraceError::at(name, "the file is empty: expected a loggps trace (binary or text)".to_string()));
+        return Err(TraceError::at(
+            name,
+            "the file is empty: expected a loggps trace (binary or text)".to_string(),
+        ));
     } else if data.starts_with(b"loggps-trace") || data.starts_with(b"#") {
         text::parse(name, data)?
     } else {
         return Err(TraceError::offset(
             name,
             0,
-            format!("bad magic {:02x?}: expected a binary trace (\"LGPSTRC\\x1a\") or a text trace (\"loggps-trace 1\")", &data[..data.len().min(8)]),
+            format!(
+                "bad magic {:02x?}: expected a binary trace (\"LGPSTRC\\x1a\") or a text trace (\"loggps-trace 1\")",
+                &data[..data.len().min(8)]
+            ),
         ));
     };
     trace.validate(name)?;
@@ -569,6 +674,10 @@ pub fn list_some<T: std::fmt::Display>(items: &[T]) -> String {
         return String::new();
     }
     let shown: Vec<String> = items.iter().take(8).map(|x| x.to_string()).collect();
-    let more = if items.len() > 8 { format!(" and {} more", items.len() - 8) } else { String::new() };
+    let more = if items.len() > 8 {
+        format!(" and {} more", items.len() - 8)
+    } else {
+        String::new()
+    };
     format!(": {}{more}", shown.join(", "))
 }

@@ -1,6 +1,9 @@
 //! The text encoding (`tracer/FORMAT.md`, "Text encoding"): one item per line, parsed with nom.
 
-use super::{Comm, Completion, EagerLimit, Event, RankMeta, RecvHalf, Routine, Shape, Trace, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND};
+use super::{
+    Comm, Completion, EagerLimit, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND, RankMeta,
+    RecvHalf, Routine, Shape, Trace,
+};
 use crate::error::TraceError;
 use crate::model::Params;
 use nom::branch::alt;
@@ -30,7 +33,10 @@ fn number<T: FromStr>(input: &str) -> Res<'_, T> {
     let (rest, t) = take_while1(|c: char| c.is_ascii_digit() || "+-.eE".contains(c))(input)?;
     match t.parse() {
         Ok(v) => Ok((rest, v)),
-        Err(_) => Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Digit))),
+        Err(_) => Err(nom::Err::Error(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::Digit,
+        ))),
     }
 }
 
@@ -39,7 +45,15 @@ fn quoted(input: &str) -> Res<'_, String> {
         map(tag("\"\""), |_| String::new()),
         delimited(
             char('"'),
-            escaped_transform(is_not("\\\""), '\\', alt((value("\\", tag("\\")), value("\"", tag("\"")), value("\n", tag("n"))))),
+            escaped_transform(
+                is_not("\\\""),
+                '\\',
+                alt((
+                    value("\\", tag("\\")),
+                    value("\"", tag("\"")),
+                    value("\n", tag("n")),
+                )),
+            ),
             char('"'),
         ),
     ))
@@ -73,16 +87,39 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
         map(preceded(kw("loggps-trace"), number), Line::Version),
         map(preceded(kw("ranks"), number), Line::Ranks),
         map(preceded(kw("library"), quoted), Line::Library),
-        map(preceded(kw("eager_limit"), separated_pair(word, space1, number)), |(n, b)| Line::Eager(n.to_string(), b)),
+        map(
+            preceded(kw("eager_limit"), separated_pair(word, space1, number)),
+            |(n, b)| Line::Eager(n.to_string(), b),
+        ),
         map(preceded(tag("params"), many0(field)), Line::Params),
         map(
-            tuple((preceded(kw("rank"), number), preceded(tuple((space1, kw("host"))), quoted), preceded(tuple((space1, kw("offset"))), separated_pair(number, space1, number)))),
+            tuple((
+                preceded(kw("rank"), number),
+                preceded(tuple((space1, kw("host"))), quoted),
+                preceded(
+                    tuple((space1, kw("offset"))),
+                    separated_pair(number, space1, number),
+                ),
+            )),
             |(r, h, (a, b))| Line::Rank(r, h, a, b),
         ),
-        map(tuple((preceded(kw("comm"), number), preceded(tuple((space1, kw("members"))), list))), |(id, m)| Line::Comm(id, m)),
-        map(tuple((number, preceded(space1, word), preceded(space1, number), preceded(space1, number), many0(field))), |(r, name, a, b, f)| {
-            Line::Event(r, name, a, b, f)
-        }),
+        map(
+            tuple((
+                preceded(kw("comm"), number),
+                preceded(tuple((space1, kw("members"))), list),
+            )),
+            |(id, m)| Line::Comm(id, m),
+        ),
+        map(
+            tuple((
+                number,
+                preceded(space1, word),
+                preceded(space1, number),
+                preceded(space1, number),
+                many0(field),
+            )),
+            |(r, name, a, b, f)| Line::Event(r, name, a, b, f),
+        ),
     ))
     .parse(input)
 }
@@ -104,7 +141,11 @@ fn parse_done(s: &str) -> Option<Vec<Completion>> {
     s.split(',')
         .map(|c| {
             let mut it = c.split(':');
-            let d = Completion { req: it.next()?.parse().ok()?, source: it.next()?.parse().ok()?, tag: it.next()?.parse().ok()? };
+            let d = Completion {
+                req: it.next()?.parse().ok()?,
+                source: it.next()?.parse().ok()?,
+                tag: it.next()?.parse().ok()?,
+            };
             it.next().is_none().then_some(d)
         })
         .collect()
@@ -118,7 +159,16 @@ fn keys(shape: Shape) -> &'static [&'static str] {
         Shape::Isend => &["bytes", "peer", "tag", "comm", "req"],
         Shape::Recv => &["bytes", "peer", "tag", "comm", "flags"],
         Shape::Irecv => &["bytes", "peer", "tag", "comm", "flags", "req"],
-        Shape::Sendrecv => &["bytes", "peer", "tag", "recv_bytes", "source", "recv_tag", "comm", "flags"],
+        Shape::Sendrecv => &[
+            "bytes",
+            "peer",
+            "tag",
+            "recv_bytes",
+            "source",
+            "recv_tag",
+            "comm",
+            "flags",
+        ],
         Shape::Complete => &["done"],
         Shape::Cancel => &["req"],
         Shape::Coll => &["comm", "root", "bytes", "recv_bytes", "counts"],
@@ -129,21 +179,32 @@ fn keys(shape: Shape) -> &'static [&'static str] {
 /// Parses a whole text trace (not yet validated across ranks).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let text = std::str::from_utf8(data).map_err(|e| {
-        let line = data[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count() + 1;
+        let line = data[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
         TraceError::line(name, line, "expected UTF-8 text".into())
     })?;
     let mut trace: Option<Trace> = None;
     let mut version_seen = false;
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
-        let content = raw.split_once('#').map_or(raw, |(a, _)| if a.contains('"') { raw } else { a }).trim();
+        let content = raw
+            .split_once('#')
+            .map_or(raw, |(a, _)| if a.contains('"') { raw } else { a })
+            .trim();
         if content.is_empty() {
             continue;
         }
         let err = |what: String| TraceError::line(name, lineno, what);
-        let parsed = all_consuming(delimited(space0, line, space0)).parse(content).map(|(_, l)| l);
+        let parsed = all_consuming(delimited(space0, line, space0))
+            .parse(content)
+            .map(|(_, l)| l);
         let Ok(l) = parsed else {
-            return Err(err(format!("expected a header line (loggps-trace, ranks, library, eager_limit, params, rank, comm) or an event `RANK MPI_Name T_CALL T_RETURN key=value…`, found `{content}`")));
+            return Err(err(format!(
+                "expected a header line (loggps-trace, ranks, library, eager_limit, params, rank, comm) or an event `RANK MPI_Name T_CALL T_RETURN key=value…`, found `{content}`"
+            )));
         };
         if !version_seen {
             match l {
@@ -151,7 +212,11 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                     version_seen = true;
                     continue;
                 }
-                Line::Version(v) => return Err(err(format!("expected version 1 (this build reads only that), found {v}"))),
+                Line::Version(v) => {
+                    return Err(err(format!(
+                        "expected version 1 (this build reads only that), found {v}"
+                    )));
+                }
                 _ => return Err(err("expected the first line `loggps-trace 1`".into())),
             }
         }
@@ -161,7 +226,10 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             }
             // Every rank costs memory before its first event is read: bound them by the file's size.
             if p == 0 || p > MAX_RANKS.min(data.len()) {
-                return Err(err(format!("expected a number of ranks from 1 to {} (at most one per byte of the file), found {p}", MAX_RANKS.min(data.len()))));
+                return Err(err(format!(
+                    "expected a number of ranks from 1 to {} (at most one per byte of the file), found {p}",
+                    MAX_RANKS.min(data.len())
+                )));
             }
             trace = Some(Trace::new(p));
             continue;
@@ -171,7 +239,11 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         };
         let p = t.nranks();
         match l {
-            Line::Version(_) => return Err(err("expected one `loggps-trace` line, found a second".into())),
+            Line::Version(_) => {
+                return Err(err(
+                    "expected one `loggps-trace` line, found a second".into()
+                ));
+            }
             Line::Ranks(_) => unreachable!("handled above"),
             Line::Library(s) => t.meta.library = s,
             Line::Eager(name, bytes) => t.meta.eager_limit = Some(EagerLimit { name, bytes }),
@@ -180,11 +252,17 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
                 }
-                t.meta.ranks[r] = RankMeta { hostname, clock_offset_init_ns: a, clock_offset_final_ns: b };
+                t.meta.ranks[r] = RankMeta {
+                    hostname,
+                    clock_offset_init_ns: a,
+                    clock_offset_final_ns: b,
+                };
             }
             Line::Comm(id, members) => {
                 if id == 0 {
-                    return Err(err("expected a communicator id ≥ 1 (0 is MPI_COMM_WORLD)".into()));
+                    return Err(err(
+                        "expected a communicator id ≥ 1 (0 is MPI_COMM_WORLD)".into()
+                    ));
                 }
                 if t.comms.iter().any(|c| c.id == id) {
                     return Err(err(format!("communicator {id} is defined twice")));
@@ -197,34 +275,84 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 }
                 let index = t.ranks[r].len();
                 let Some(routine) = Routine::from_mpi_name(routine_name) else {
-                    return Err(err(format!("expected an MPI routine name such as MPI_Send, found `{routine_name}`")).in_event(r, index));
+                    return Err(err(format!(
+                        "expected an MPI routine name such as MPI_Send, found `{routine_name}`"
+                    ))
+                    .in_event(r, index));
                 };
-                event(&mut t.ranks[r], routine, t_call, t_return, &fields)
-                    .map_err(|m| TraceError { routine: Some(routine), ..err(m).in_event(r, index) })?;
+                event(&mut t.ranks[r], routine, t_call, t_return, &fields).map_err(|m| {
+                    TraceError {
+                        routine: Some(routine),
+                        ..err(m).in_event(r, index)
+                    }
+                })?;
             }
         }
     }
     if !version_seen {
-        return Err(TraceError::line(name, 1, "expected the first line `loggps-trace 1`".into()));
+        return Err(TraceError::line(
+            name,
+            1,
+            "expected the first line `loggps-trace 1`".into(),
+        ));
     }
     trace.ok_or_else(|| TraceError::at(name, "expected a `ranks P` line, found none".into()))
 }
 
 fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
-    let get = |k: &str| fields.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).ok_or_else(|| format!("expected params {k}=…"));
-    let num = |k: &str| get(k)?.parse::<f64>().map_err(|_| format!("expected a number for params {k}"));
-    let int = |k: &str| get(k)?.parse::<u64>().map_err(|_| format!("expected an integer number of bytes for params {k}"));
-    if let Some((k, _)) = fields.iter().find(|(k, _)| !crate::model::NAMES.contains(k)) {
-        return Err(format!("expected params among {}, found `{k}`", crate::model::NAMES.join(" ")));
+    let get = |k: &str| {
+        fields
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| format!("expected params {k}=…"))
+    };
+    let num = |k: &str| {
+        get(k)?
+            .parse::<f64>()
+            .map_err(|_| format!("expected a number for params {k}"))
+    };
+    let int = |k: &str| {
+        get(k)?
+            .parse::<u64>()
+            .map_err(|_| format!("expected an integer number of bytes for params {k}"))
+    };
+    if let Some((k, _)) = fields
+        .iter()
+        .find(|(k, _)| !crate::model::NAMES.contains(k))
+    {
+        return Err(format!(
+            "expected params among {}, found `{k}`",
+            crate::model::NAMES.join(" ")
+        ));
     }
-    Ok(Params { L: num("L")?, o: num("o")?, Os: num("Os")?, Or: num("Or")?, Gs: num("Gs")?, Gl: num("Gl")?, s: int("s")?, S: int("S")? })
+    Ok(Params {
+        L: num("L")?,
+        o: num("o")?,
+        Os: num("Os")?,
+        Or: num("Or")?,
+        Gs: num("Gs")?,
+        Gl: num("Gl")?,
+        s: int("s")?,
+        S: int("S")?,
+    })
 }
 
-fn event(ev: &mut super::RankEvents, routine: Routine, t_call: u64, t_return: u64, fields: &[(&str, &str)]) -> Result<(), String> {
+fn event(
+    ev: &mut super::RankEvents,
+    routine: Routine,
+    t_call: u64,
+    t_return: u64,
+    fields: &[(&str, &str)],
+) -> Result<(), String> {
     let allowed = keys(routine.shape());
     for (i, (k, _)) in fields.iter().enumerate() {
         if !allowed.contains(k) {
-            return Err(format!("expected fields among [{}] for {}, found `{k}`", allowed.join(" "), routine.mpi_name()));
+            return Err(format!(
+                "expected fields among [{}] for {}, found `{k}`",
+                allowed.join(" "),
+                routine.mpi_name()
+            ));
         }
         if fields[..i].iter().any(|(k2, _)| k2 == k) {
             return Err(format!("field `{k}` given twice"));
@@ -233,7 +361,9 @@ fn event(ev: &mut super::RankEvents, routine: Routine, t_call: u64, t_return: u6
     let raw = |k: &str| fields.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
     fn num<T: FromStr>(k: &str, v: Option<&str>, default: Option<T>) -> Result<T, String> {
         match v {
-            Some(v) => v.parse().map_err(|_| format!("expected a number in range for `{k}`, found `{v}`")),
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("expected a number in range for `{k}`, found `{v}`")),
             None => default.ok_or_else(|| format!("expected field `{k}=…`")),
         }
     }
@@ -260,12 +390,17 @@ fn event(ev: &mut super::RankEvents, routine: Routine, t_call: u64, t_return: u6
     if allowed.contains(&"newcomm") {
         e.id = num("newcomm", raw("newcomm"), Some(-1))?;
         if !(-1..=u32::MAX as i64).contains(&e.id) {
-            return Err(format!("expected a communicator id or -1 for `newcomm`, found {}", e.id));
+            return Err(format!(
+                "expected a communicator id or -1 for `newcomm`, found {}",
+                e.id
+            ));
         }
     }
     if allowed.contains(&"flags") {
         e.flags = match raw("flags") {
-            Some(f) => parse_flags(f).ok_or_else(|| format!("expected flags among any_source|any_tag|found, found `{f}`"))?,
+            Some(f) => parse_flags(f).ok_or_else(|| {
+                format!("expected flags among any_source|any_tag|found, found `{f}`")
+            })?,
             None => 0,
         };
     }
@@ -280,14 +415,20 @@ fn event(ev: &mut super::RankEvents, routine: Routine, t_call: u64, t_return: u6
         }
         Shape::Complete => {
             let done = match raw("done") {
-                Some(d) => parse_done(d).ok_or_else(|| format!("expected done=REQ:SOURCE:TAG,…, found `{d}`"))?,
+                Some(d) => parse_done(d)
+                    .ok_or_else(|| format!("expected done=REQ:SOURCE:TAG,…, found `{d}`"))?,
                 None => Vec::new(),
             };
             ev.push_complete(&e, &done);
         }
         Shape::Coll => {
             let counts = match raw("counts") {
-                Some(c) => all_consuming(list::<u64>).parse(c).map_err(|_| format!("expected counts=N,N,…, found `{c}`"))?.1,
+                Some(c) => {
+                    all_consuming(list::<u64>)
+                        .parse(c)
+                        .map_err(|_| format!("expected counts=N,N,…, found `{c}`"))?
+                        .1
+                }
                 None => Vec::new(),
             };
             ev.push_coll(&e, num("recv_bytes", raw("recv_bytes"), Some(0))?, &counts);
@@ -298,19 +439,37 @@ fn event(ev: &mut super::RankEvents, routine: Routine, t_call: u64, t_return: u6
 }
 
 fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n"))
+    format!(
+        "\"{}\"",
+        s.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    )
 }
 
 fn flags_text(f: u8) -> String {
-    let names: Vec<&str> =
-        [(FLAG_ANY_SOURCE, "any_source"), (FLAG_ANY_TAG, "any_tag"), (FLAG_FOUND, "found")].iter().filter(|(b, _)| f & b != 0).map(|(_, n)| *n).collect();
+    let names: Vec<&str> = [
+        (FLAG_ANY_SOURCE, "any_source"),
+        (FLAG_ANY_TAG, "any_tag"),
+        (FLAG_FOUND, "found"),
+    ]
+    .iter()
+    .filter(|(b, _)| f & b != 0)
+    .map(|(_, n)| *n)
+    .collect();
     names.join("|")
 }
 
 /// Writes event `i` of rank `r` as one line (no newline).
 pub fn event_line(out: &mut String, r: usize, ev: &super::RankEvents, i: usize) {
     let e = ev.event(i);
-    let _ = write!(out, "{r} {} {} {}", e.routine.mpi_name(), e.t_call, e.t_return);
+    let _ = write!(
+        out,
+        "{r} {} {} {}",
+        e.routine.mpi_name(),
+        e.t_call,
+        e.t_return
+    );
     let shape = e.routine.shape();
     for &k in keys(shape) {
         let _ = match k {
@@ -322,7 +481,9 @@ pub fn event_line(out: &mut String, r: usize, ev: &super::RankEvents, i: usize) 
             "req" => write!(out, " req={}", e.id),
             "newcomm" => write!(out, " newcomm={}", e.id),
             "flags" if e.flags != 0 => write!(out, " flags={}", flags_text(e.flags)),
-            "recv_bytes" if shape == Shape::Sendrecv => write!(out, " recv_bytes={}", ev.recv_half(i).expect("half").bytes),
+            "recv_bytes" if shape == Shape::Sendrecv => {
+                write!(out, " recv_bytes={}", ev.recv_half(i).expect("half").bytes)
+            }
             "source" => write!(out, " source={}", ev.recv_half(i).expect("half").source),
             "recv_tag" => write!(out, " recv_tag={}", ev.recv_half(i).expect("half").tag),
             "recv_bytes" => write!(out, " recv_bytes={}", ev.coll_recv(i).0),
@@ -331,7 +492,10 @@ pub fn event_line(out: &mut String, r: usize, ev: &super::RankEvents, i: usize) 
                 write!(out, " counts={}", c.join(","))
             }
             "done" if ev.completions(i).len() > 0 => {
-                let d: Vec<String> = ev.completions(i).map(|c| format!("{}:{}:{}", c.req, c.source, c.tag)).collect();
+                let d: Vec<String> = ev
+                    .completions(i)
+                    .map(|c| format!("{}:{}:{}", c.req, c.source, c.tag))
+                    .collect();
                 write!(out, " done={}", d.join(","))
             }
             _ => Ok(()),
@@ -351,11 +515,21 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
         let _ = writeln!(s, "eager_limit {} {}", e.name, e.bytes);
     }
     if let Some(p) = &m.params {
-        let _ = writeln!(s, "params L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}", p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S);
+        let _ = writeln!(
+            s,
+            "params L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
+            p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
+        );
     }
     for (r, rm) in m.ranks.iter().enumerate() {
         if *rm != RankMeta::default() {
-            let _ = writeln!(s, "rank {r} host {} offset {} {}", quote(&rm.hostname), rm.clock_offset_init_ns, rm.clock_offset_final_ns);
+            let _ = writeln!(
+                s,
+                "rank {r} host {} offset {} {}",
+                quote(&rm.hostname),
+                rm.clock_offset_init_ns,
+                rm.clock_offset_final_ns
+            );
         }
     }
     for c in &trace.comms {

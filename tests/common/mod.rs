@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
-use loggps_predict::trace::{Completion, Event, RecvHalf, Routine, Trace, FLAG_ANY_SOURCE, PEER_ANY};
+use loggps_predict::trace::{
+    Completion, Event, FLAG_ANY_SOURCE, PEER_ANY, RecvHalf, Routine, Trace,
+};
 
 /// A small deterministic generator (xorshift64*), so a failing seed reproduces.
 pub struct Rng(u64);
@@ -54,7 +56,12 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
     let mut rng = Rng::new(seed);
     let p = 2 + rng.below(max_ranks - 1) as usize;
     let steps = rng.below(max_steps + 1);
-    let mut b = Builder { trace: Trace::new(p), clock: (0..p).map(|_| rng.below(1_000)).collect(), next_req: vec![0; p], rng };
+    let mut b = Builder {
+        trace: Trace::new(p),
+        clock: (0..p).map(|_| rng.below(1_000)).collect(),
+        next_req: vec![0; p],
+        rng,
+    };
     b.trace.meta.library = "random".into();
     for r in 0..p {
         let e = b.event(r, Routine::Init);
@@ -68,7 +75,12 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
         match b.rng.below(5) {
             0 => b.clock[i] += b.rng.below(100_000),
             1 => {
-                let routine = [Routine::Send, Routine::Ssend, Routine::Bsend, Routine::Rsend][b.rng.below(4) as usize];
+                let routine = [
+                    Routine::Send,
+                    Routine::Ssend,
+                    Routine::Bsend,
+                    Routine::Rsend,
+                ][b.rng.below(4) as usize];
                 let mut s = b.event(i, routine);
                 (s.bytes, s.peer, s.tag) = (k, j as i32, tag);
                 b.trace.ranks[i].push(&s);
@@ -87,26 +99,53 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 b.trace.ranks[i].push(&s);
                 let mut v = b.event(j, Routine::Irecv);
                 let wild = b.rng.below(2) == 0;
-                (v.bytes, v.peer, v.tag, v.id) = (k, if wild { PEER_ANY } else { i as i32 }, tag, rr as i64);
+                (v.bytes, v.peer, v.tag, v.id) =
+                    (k, if wild { PEER_ANY } else { i as i32 }, tag, rr as i64);
                 if wild {
                     v.flags = FLAG_ANY_SOURCE;
                 }
                 b.trace.ranks[j].push(&v);
                 let w = b.event(i, Routine::Wait);
-                b.trace.ranks[i].push_complete(&w, &[Completion { req: sr, source: -1, tag: -1 }]);
+                b.trace.ranks[i].push_complete(
+                    &w,
+                    &[Completion {
+                        req: sr,
+                        source: -1,
+                        tag: -1,
+                    }],
+                );
                 let w = b.event(j, Routine::Waitall);
-                b.trace.ranks[j].push_complete(&w, &[Completion { req: rr, source: i as i32, tag }]);
+                b.trace.ranks[j].push_complete(
+                    &w,
+                    &[Completion {
+                        req: rr,
+                        source: i as i32,
+                        tag,
+                    }],
+                );
             }
             3 => {
                 for (a, c) in [(i, j), (j, i)] {
                     let mut e = b.event(a, Routine::Sendrecv);
                     (e.bytes, e.peer, e.tag) = (k, c as i32, tag);
-                    b.trace.ranks[a].push_sendrecv(&e, RecvHalf { bytes: k, source: c as i32, tag });
+                    b.trace.ranks[a].push_sendrecv(
+                        &e,
+                        RecvHalf {
+                            bytes: k,
+                            source: c as i32,
+                            tag,
+                        },
+                    );
                 }
             }
             _ => {
-                let routine = [Routine::Barrier, Routine::Allreduce, Routine::Bcast][b.rng.below(3) as usize];
-                let root = if routine == Routine::Bcast { i as i32 } else { -1 };
+                let routine =
+                    [Routine::Barrier, Routine::Allreduce, Routine::Bcast][b.rng.below(3) as usize];
+                let root = if routine == Routine::Bcast {
+                    i as i32
+                } else {
+                    -1
+                };
                 for r in 0..p {
                     let mut e = b.event(r, routine);
                     (e.bytes, e.peer) = (k, root);

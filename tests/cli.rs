@@ -1,0 +1,524 @@
+//! End-to-end tests of the command line: MODEL.md §6 round trips from fixtures/, the report's
+//! formats and parameter precedence, conversion, and every malformed-input case of issue 2
+//! (exit status 2 and an error that says where and what was expected).
+
+use loggps_predict::model::Params;
+use loggps_predict::trace::{self, Trace, binary};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_loggps-predict"))
+}
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(p)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.
+#[test]
+fn round_trips_reproduce_model_table() {
+    let rows = [
+        (1000, 0, 78_340.000),
+        (1000, 500_000, 522_530.000),
+        (12000, 0, 502_796.040),
+        (12000, 500_000, 626_260.000),
+        (65536, 0, 1_490_291.720),
+        (65536, 500_000, 1_722_082.820),
+    ];
+    for (k, w, rtt_ns) in rows {
+        let f = fixture(&format!("rtt/k{k}-w{w}.txt"));
+        let v = json(&[f.to_str().unwrap(), "--format", "json"]);
+        let predicted_ns = v["predicted_s"].as_f64().unwrap() * 1e9;
+        assert!(
+            (predicted_ns - rtt_ns).abs() < 1e-6,
+            "k={k} w={w}: {predicted_ns} != {rtt_ns}"
+        );
+        // The same trace in the binary encoding, through convert, gives the same figure.
+        let dir = tempfile::tempdir().unwrap();
+        let b = dir.path().join("t.bin");
+        assert!(
+            run(&["convert", f.to_str().unwrap(), b.to_str().unwrap()])
+                .status
+                .success()
+        );
+        let v2 = json(&[b.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(v["predicted_s"], v2["predicted_s"]);
+    }
+}
+
+#[test]
+fn json_report_has_documented_keys_and_parts_add_up() {
+    let f = fixture("all-routines.txt");
+    let v = json(&[f.to_str().unwrap(), "--format", "json"]);
+    for key in [
+        "predicted_s",
+        "measured_s",
+        "error_pct",
+        "params",
+        "ranks",
+        "average",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    for name in ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S"] {
+        assert_eq!(v["params"][name]["source"], "trace", "{name}");
+    }
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    let mut max_end: f64 = 0.0;
+    for r in ranks {
+        let parts: f64 = [
+            "computation_s",
+            "communication_s",
+            "sender_sync_s",
+            "receiver_sync_s",
+        ]
+        .iter()
+        .map(|k| r[k].as_f64().unwrap())
+        .sum();
+        let end = r["end_s"].as_f64().unwrap();
+        assert!((parts - end).abs() <= 1e-12, "{parts} != {end}");
+        max_end = max_end.max(end);
+    }
+    assert_eq!(v["predicted_s"].as_f64().unwrap(), max_end);
+    let measured = v["measured_s"].as_f64().unwrap();
+    let err = v["error_pct"].as_f64().unwrap();
+    assert!((err - 100.0 * (max_end - measured) / measured).abs() < 1e-9);
+    // The fixture's measured span, by hand: rank 1's Init returns at 2700 on its clock, 1200 on
+    // rank 0's (offset −1500), which is time 0; rank 0's Finalize call at 52 000 ends the run.
+    assert!(
+        (measured * 1e9 - (52_000.0 - 1_200.0)).abs() < 1e-6,
+        "{measured}"
+    );
+}
+
+#[test]
+fn parameter_precedence_and_overrides() {
+    let f = fixture("rtt/k1000-w0.txt");
+    let f = f.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("p.toml");
+    std::fs::write(&toml, "[params]\nL = 640\no = 7820\nOs = 7.63\nOr = 12.77\nGs = 0.57\nGl = -12.74\ns = 1028\nS = 1028\n").unwrap();
+    let v = json(&[
+        f,
+        "--format",
+        "json",
+        "--platform",
+        "fast-ethernet",
+        "--params",
+        toml.to_str().unwrap(),
+        "--S",
+        "5",
+    ]);
+    assert_eq!(v["params"]["L"]["value"], 640.0);
+    assert!(
+        v["params"]["L"]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("file ")
+    );
+    assert_eq!(v["params"]["S"]["value"], 5.0);
+    assert_eq!(v["params"]["S"]["source"], "flag");
+    let v = json(&[f, "--format", "json", "--platform", "cenju4"]);
+    assert_eq!(v["params"]["o"]["value"], 7820.0);
+    // cenju4 by hand: one-way k=1000 = T1+T2+T3 = (7820+7630) + (570+640) + (7820+12770) = 37250; RTT twice that.
+    assert!((v["predicted_s"].as_f64().unwrap() * 1e9 - 74_500.0).abs() < 1e-6);
+}
+
+#[test]
+fn no_parameters_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.txt");
+    let text = std::fs::read_to_string(fixture("rtt/k1000-w0.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("params"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&f, text).unwrap();
+    let out = run(&[f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no LogGPS parameters")
+            && err.contains("--platform")
+            && err.contains("--params"),
+        "{err}"
+    );
+}
+
+#[test]
+fn info_counts_routines() {
+    let f = fixture("all-routines.txt");
+    let v = json(&["info", f.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["ranks"], 2);
+    assert_eq!(v["events"], 92);
+    assert_eq!(v["events_by_routine"]["MPI_Send"], 4); // rank 0: 1 + to PROC_NULL; rank 1: 2
+    assert_eq!(v["events_by_routine"]["MPI_Barrier"], 4);
+    assert_eq!(v["eager_limit"]["bytes"], 4096);
+    assert_eq!(v["params"]["S"], 16383);
+    let by_routine: u64 = v["events_by_routine"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(by_routine, 92);
+}
+
+#[test]
+fn threads_flag_gives_identical_output() {
+    let f = fixture("all-routines.txt");
+    let a = run(&[f.to_str().unwrap(), "--format", "json", "--threads", "1"]);
+    let b = run(&[f.to_str().unwrap(), "--format", "json", "--threads", "3"]);
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn convert_refuses_to_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.bin");
+    std::fs::write(&out, "keep").unwrap();
+    let r = run(&[
+        "convert",
+        fixture("all-routines.txt").to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep");
+}
+
+/// Two ranks that both `MPI_Send` 64 KiB to each other before receiving.
+const HEAD_TO_HEAD: &str = "loggps-trace 1\nranks 2\n\
+    0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=65536 peer=1\n0 MPI_Recv 30 40 bytes=65536 peer=1\n0 MPI_Finalize 50 60\n\
+    1 MPI_Init 0 0\n1 MPI_Send 10 20 bytes=65536 peer=0\n1 MPI_Recv 30 40 bytes=65536 peer=0\n1 MPI_Finalize 50 60\n";
+
+#[test]
+fn deadlock_only_under_rendezvous() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("h2h.txt");
+    std::fs::write(&f, HEAD_TO_HEAD).unwrap();
+    let f = f.to_str().unwrap();
+    assert!(
+        run(&[f, "--platform", "myrinet", "--S", "65536"])
+            .status
+            .success()
+    );
+    let out = run(&[f, "--platform", "myrinet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("deadlock")
+            && err.contains("rank 0 event 1 MPI_Send 65536 bytes to rank 1")
+            && err.contains("rank 1 event 1 MPI_Send"),
+        "{err}"
+    );
+    assert!(err.contains("65536 > S = 16383"), "{err}");
+}
+
+// ---- malformed input: every case of issue 2 point 4 ----
+
+fn valid_binary(finalize: bool) -> Vec<u8> {
+    let t = trace::parse("f", &std::fs::read(fixture("all-routines.txt")).unwrap()).unwrap();
+    let mut b = Vec::new();
+    binary::write(&t, &mut b, finalize).unwrap();
+    b
+}
+
+/// Runs `predict` on `data` and returns stderr, asserting exit status 2.
+fn rejected(name: &str, data: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(name);
+    std::fs::write(&f, data).unwrap();
+    let out = run(&[f.to_str().unwrap(), "--platform", "myrinet"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+    assert!(
+        err.contains(name),
+        "{name}: the error names the file: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn expect_err(err: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(err.contains(p), "expected {p:?} in: {err}");
+    }
+}
+
+/// The byte offset of the first E chunk of a binary trace.
+fn first_event_chunk(b: &[u8]) -> usize {
+    let mut at = 16;
+    while b[at] != b'E' {
+        at += 9 + u32::from_le_bytes(b[at + 5..at + 9].try_into().unwrap()) as usize;
+    }
+    at
+}
+
+#[test]
+fn empty_file() {
+    expect_err(&rejected("empty.bin", b""), &["empty"]);
+}
+
+#[test]
+fn bad_magic() {
+    expect_err(
+        &rejected("magic.bin", b"ELF\x7f not a trace at all"),
+        &["byte 0", "bad magic", "LGPSTRC"],
+    );
+}
+
+#[test]
+fn unsupported_version() {
+    let mut b = valid_binary(true);
+    b[8] = 2;
+    expect_err(
+        &rejected("version.bin", &b),
+        &["byte 8", "version 1", "found 2"],
+    );
+    expect_err(
+        &rejected("version.txt", b"loggps-trace 7\nranks 1\n"),
+        &["line 1", "version 1", "found 7"],
+    );
+}
+
+#[test]
+fn truncated_header() {
+    expect_err(
+        &rejected("header.bin", &valid_binary(true)[..13]),
+        &["byte 12", "number of ranks", "truncated"],
+    );
+}
+
+#[test]
+fn truncated_index() {
+    let b = valid_binary(true);
+    // Cut inside the X chunk: the trailer is gone and the last chunk runs past the end.
+    let cut = b.len() - 16 - 5;
+    let x_at = u64::from_le_bytes(b[b.len() - 16..b.len() - 8].try_into().unwrap());
+    expect_err(
+        &rejected("index.bin", &b[..cut]),
+        &[&format!("byte {x_at}"), "chunk of at most"],
+    );
+    // An index entry that points elsewhere.
+    let mut b2 = b.clone();
+    let entry = x_at as usize + 9 + 4 + 4;
+    b2[entry] ^= 0x40;
+    expect_err(&rejected("index2.bin", &b2), &["expected index entry"]);
+}
+
+#[test]
+fn truncated_record() {
+    let mut b = valid_binary(false);
+    let e = first_event_chunk(&b);
+    let len = u32::from_le_bytes(b[e + 5..e + 9].try_into().unwrap());
+    // Shorten the first E chunk by one byte: its last record loses its last field.
+    b[e + 5..e + 9].copy_from_slice(&(len - 1).to_le_bytes());
+    b.remove(e + 9 + len as usize - 1);
+    expect_err(
+        &rejected("record.bin", &b),
+        &["rank 0, event 51", "duration", "truncated"],
+    );
+}
+
+#[test]
+fn counts_larger_than_the_file() {
+    let mut b = valid_binary(true);
+    let e = first_event_chunk(&b);
+    b[e + 9..e + 13].copy_from_slice(&1_000_000u32.to_le_bytes());
+    expect_err(
+        &rejected("count.bin", &b),
+        &[&format!("byte {}", e + 9), "found a count of 1000000"],
+    );
+    let mut b = valid_binary(true);
+    b[12..16].copy_from_slice(&(1u32 << 20).to_le_bytes());
+    expect_err(&rejected("ranks.bin", &b), &["byte 12", "found 1048576"]);
+    expect_err(
+        &rejected("ranks.txt", b"loggps-trace 1\nranks 999999\n"),
+        &["line 2", "found 999999"],
+    );
+    let mut b = valid_binary(true);
+    let len_at = first_event_chunk(&b) + 5;
+    b[len_at..len_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    expect_err(
+        &rejected("chunk.bin", &b),
+        &[&format!("byte {}", len_at - 5), "chunk of at most"],
+    );
+}
+
+#[test]
+fn unknown_routine_code() {
+    let mut b = valid_binary(true);
+    let e = first_event_chunk(&b);
+    b[e + 13] = 99;
+    expect_err(
+        &rejected("code.bin", &b),
+        &[
+            &format!("byte {}", e + 13),
+            "rank 0, event 0",
+            "routine code",
+            "found 99",
+        ],
+    );
+    expect_err(
+        &rejected(
+            "code.txt",
+            b"loggps-trace 1\nranks 1\n0 MPI_Frobnicate 0 1\n",
+        ),
+        &["line 3", "rank 0, event 0", "MPI_Frobnicate"],
+    );
+}
+
+#[test]
+fn time_going_backwards() {
+    let t =
+        "loggps-trace 1\nranks 1\n0 MPI_Init 0 100\n0 MPI_Barrier 50 60\n0 MPI_Finalize 70 80\n";
+    expect_err(
+        &rejected("back.txt", t.as_bytes()),
+        &["rank 0, event 1", "MPI_Barrier", "time goes backwards"],
+    );
+    let t = "loggps-trace 1\nranks 1\n0 MPI_Init 0 100\n0 MPI_Finalize 170 150\n";
+    expect_err(
+        &rejected("back2.txt", t.as_bytes()),
+        &["rank 0, event 1", "time goes backwards"],
+    );
+    // The binary encoding can carry a negative gap; the reader reports it the same way.
+    let tr = trace::parse("t", t.replace("170 150", "170 180").as_bytes()).unwrap();
+    let mut b = Vec::new();
+    binary::write(&tr, &mut b, true).unwrap();
+    let e = first_event_chunk(&b);
+    // Second record (Finalize): code, gap = 70 (zigzag 140 = 0x8c 0x01); make the gap −70 (zigzag 139).
+    let pos = b[e + 13..]
+        .windows(3)
+        .position(|w| w == [2, 0x8c, 0x01])
+        .unwrap()
+        + e
+        + 13;
+    b[pos + 1] = 0x8b;
+    expect_err(
+        &rejected("back.bin", &b),
+        &["rank 0, event 1", "time goes backwards"],
+    );
+}
+
+#[test]
+fn unmatched_messages() {
+    let t = "loggps-trace 1\nranks 2\n0 MPI_Send 0 1 bytes=8 peer=1 tag=3\n0 MPI_Send 2 3 bytes=8 peer=1 tag=4\n1 MPI_Recv 0 5 bytes=8 peer=0 tag=4\n1 MPI_Recv 6 7 bytes=8 peer=0 tag=9 comm=0\n";
+    let err = rejected("unmatched.txt", t.as_bytes());
+    expect_err(
+        &err,
+        &[
+            "1 send(s) with no matching receive",
+            "rank 0 event 0 MPI_Send to rank 1 tag 3 comm 0",
+        ],
+    );
+    expect_err(
+        &err,
+        &[
+            "1 receive(s) with no matching send",
+            "rank 1 event 1 MPI_Recv from rank 0 tag 9 comm 0",
+        ],
+    );
+}
+
+#[test]
+fn requests_completed_twice_or_never() {
+    let twice = "loggps-trace 1\nranks 2\n0 MPI_Isend 0 1 bytes=8 peer=1 req=0\n0 MPI_Wait 2 3 done=0:-1:-1\n0 MPI_Wait 4 5 done=0:-1:-1\n1 MPI_Recv 0 5 bytes=8 peer=0\n";
+    expect_err(
+        &rejected("twice.txt", twice.as_bytes()),
+        &[
+            "rank 0, event 2",
+            "MPI_Wait",
+            "completes request 0 a second time (event 1",
+        ],
+    );
+    let never = "loggps-trace 1\nranks 2\n0 MPI_Isend 0 1 bytes=8 peer=1 req=0\n1 MPI_Recv 0 5 bytes=8 peer=0\n";
+    expect_err(
+        &rejected("never.txt", never.as_bytes()),
+        &[
+            "rank 0, event 0",
+            "MPI_Isend",
+            "request 0 is never completed",
+        ],
+    );
+    let unknown = "loggps-trace 1\nranks 1\n0 MPI_Wait 0 1 done=3:-1:-1\n";
+    expect_err(
+        &rejected("unknown.txt", unknown.as_bytes()),
+        &["rank 0, event 0", "request 3 which no earlier call created"],
+    );
+}
+
+#[test]
+fn text_syntax_errors_name_the_line() {
+    expect_err(
+        &rejected(
+            "syntax.txt",
+            b"loggps-trace 1\nranks 2\n0 MPI_Send 1 2 bytes=x peer=1\n",
+        ),
+        &["line 3", "rank 0, event 0", "bytes"],
+    );
+    expect_err(
+        &rejected("syntax2.txt", b"loggps-trace 1\nranks 2\nwhat is this\n"),
+        &["line 3", "expected a header line"],
+    );
+    expect_err(
+        &rejected("syntax3.txt", b"loggps-trace 1\nranks 2\n5 MPI_Init 1 2\n"),
+        &["line 3", "rank below 2"],
+    );
+}
+
+#[test]
+fn unfinalized_trace_loads_with_a_warning() {
+    // A job that died: no index, rank 1 stopped after its receive, before sending back.
+    let mut t: Trace =
+        trace::parse("t", &std::fs::read(fixture("rtt/k1000-w0.txt")).unwrap()).unwrap();
+    let mut cut = loggps_predict::trace::RankEvents::default();
+    for i in 0..2 {
+        cut.push_from(&t.ranks[1], i);
+    }
+    t.ranks[1] = cut;
+    let mut b = Vec::new();
+    binary::write(&t, &mut b, false).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("partial.bin");
+    std::fs::write(&f, &b).unwrap();
+    let out = run(&[f.to_str().unwrap(), "--format", "json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("not finalized") && err.contains("1 of 2 ranks have no MPI_Finalize: 1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 receive(s) with no matching send: rank 0 event 2 MPI_Recv from rank 1"),
+        "{err}"
+    );
+    let p = Params::preset("myrinet").unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Rank 1 got rank 0's message (its Recv returns at T1+T2+T3) and stops at its Send.
+    let one_way = p.t1(1000) + p.t2(1000) + p.t3(1000);
+    assert!(
+        (v["ranks"][1]["end_s"].as_f64().unwrap() * 1e9 - one_way).abs() < 1e-6,
+        "{v}"
+    );
+}
