@@ -586,9 +586,12 @@ static inline uint64_t type_bytes(int count, MPI_Datatype type)
 
 static inline uint64_t status_bytes(const MPI_Status *st)
 {
-    MPI_Count n = 0;
-    PMPI_Get_elements_x(st, MPI_BYTE, &n);
-    return n > 0 ? (uint64_t)n : 0;
+    int n = 0;
+    PMPI_Get_count(st, MPI_BYTE, &n); /* cheaper than PMPI_Get_elements_x */
+    if (n != MPI_UNDEFINED) return n > 0 ? (uint64_t)n : 0;
+    MPI_Count x = 0; /* more than INT_MAX bytes */
+    PMPI_Get_elements_x(st, MPI_BYTE, &x);
+    return x > 0 ? (uint64_t)x : 0;
 }
 
 static inline int64_t tag_of(int tag) { return tag == MPI_ANY_TAG ? -1 : tag; }

@@ -112,7 +112,7 @@ EOF
 }
 
 T=$BUILD/tests
-echo "== tracer tests with $MPI ($($MPIRUN --version 2>&1 | grep -m1 -iE 'open mpi|version'))"
+echo "== tracer tests with $MPI ($($MPIRUN --version 2>&1 | grep -m1 -E 'OpenRTE|Version' | tr -s ' '))"
 
 # every point-to-point and completion routine, wildcards; 4 ranks with a 4 KiB buffer so that
 # each rank spills many E chunks
