@@ -778,11 +778,14 @@ static int find_eager_limit(const char *libversion, int single_node, char *name,
         lists[0] = single_node ? ompi_shm : ompi_net;
         lists[1] = single_node ? ompi_net : ompi_shm;
     } else if (strstr(libversion, "MPICH")) {
-        if (strstr(libversion, "ch3")) lists[0] = ch3;
-        else if (strstr(libversion, "ch4:ofi")) {
+        /* the device is on the line "MPICH Device:\tch4:ucx" */
+        const char *d = strstr(libversion, "Device:");
+        d = d ? d + strlen("Device:") + strspn(d + strlen("Device:"), " \t") : "";
+        if (strncmp(d, "ch3", 3) == 0) lists[0] = ch3;
+        else if (strncmp(d, "ch4:ofi", 7) == 0) {
             lists[0] = single_node ? ch4_shm : ch4_ofi;
             lists[1] = single_node ? ch4_ofi : ch4_shm;
-        } else if (strstr(libversion, "ch4") && single_node) lists[0] = ch4_shm;
+        } else if (strncmp(d, "ch4", 3) == 0 && single_node) lists[0] = ch4_shm;
     }
     int provided, found = 0;
     if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
@@ -1701,6 +1704,13 @@ int MPI_Comm_free(MPI_Comm *comm)
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+    if (rc == MPI_SUCCESS) comm_register(*newcomm);
+    return rc;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
     if (rc == MPI_SUCCESS) comm_register(*newcomm);
     return rc;
 }
