@@ -198,7 +198,8 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
 
 fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
     let trace = load(path)?;
-    let info = Info::new(&path.display().to_string(), &trace);
+    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let info = Info::new(&path.display().to_string(), &trace, file_bytes);
     let mut out = std::io::stdout().lock();
     let res = match format {
         InfoFormat::Table => info.write_table(&mut out),

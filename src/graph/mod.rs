@@ -627,3 +627,97 @@ mod petgraph_impls {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::parse;
+
+    fn build_text(t: &str) -> (Trace, HbGraph) {
+        let trace = parse("t.txt", t.as_bytes()).unwrap();
+        let g = build(&trace, "t.txt").unwrap();
+        (trace, g)
+    }
+
+    #[test]
+    fn fifo_per_channel_and_wildcards_by_status() {
+        // Rank 0 sends tag 1, tag 2, tag 1. Rank 1 receives ANY_TAG (status says tag 2) first,
+        // then tag 1 twice: non-overtaking pairs the tag-1 messages in order.
+        let (_, g) = build_text(
+            "loggps-trace 1\nranks 2\n\
+             0 MPI_Send 0 1 bytes=1 peer=1 tag=1\n0 MPI_Send 2 3 bytes=2 peer=1 tag=2\n0 MPI_Send 4 5 bytes=3 peer=1 tag=1\n\
+             1 MPI_Irecv 0 1 bytes=9 peer=0 tag=-1 flags=any_tag req=0\n1 MPI_Wait 2 3 done=0:0:2\n\
+             1 MPI_Recv 4 5 bytes=9 peer=0 tag=1\n1 MPI_Recv 6 7 bytes=9 peer=0 tag=1\n",
+        );
+        assert_eq!(g.link[0], vec![2, 0, 3]);
+        assert_eq!(g.link[1], vec![1, NONE, 0, 2]);
+        assert_eq!(g.req_origin[1], vec![0]);
+        assert_eq!(g.req_done[1], vec![1]);
+    }
+
+    #[test]
+    fn communicators_separate_channels_and_collectives_group() {
+        let (_, g) = build_text(
+            "loggps-trace 1\nranks 3\ncomm 5 members 2,0\n\
+             0 MPI_Send 0 1 bytes=1 peer=2 tag=0 comm=5\n0 MPI_Send 2 3 bytes=1 peer=2 tag=0\n0 MPI_Barrier 4 5 comm=5\n0 MPI_Barrier 6 7\n\
+             1 MPI_Barrier 6 7\n\
+             2 MPI_Recv 0 1 bytes=1 peer=0 tag=0\n2 MPI_Recv 2 3 bytes=1 peer=0 tag=0 comm=5\n2 MPI_Barrier 4 5 comm=5\n2 MPI_Barrier 6 7\n",
+        );
+        assert_eq!(g.link[0][..2], [1, 0]);
+        assert_eq!(g.instances.len(), 2);
+        // comm 5's barrier lists its members in communicator rank order: world 2, then world 0
+        let x = g.link[0][2];
+        assert_eq!(g.members(x), &[(2, 2), (0, 2)]);
+    }
+
+    #[test]
+    fn mismatched_collectives_are_errors() {
+        let t = parse(
+            "t.txt",
+            b"loggps-trace 1\nranks 2\n0 MPI_Barrier 0 1\n1 MPI_Allreduce 0 1\n",
+        )
+        .unwrap();
+        let e = build(&t, "t.txt").unwrap_err().to_string();
+        assert!(
+            e.contains("collective #0 on communicator 0 is MPI_Allreduce")
+                && e.contains("MPI_Barrier"),
+            "{e}"
+        );
+        let t = parse("t.txt", b"loggps-trace 1\nranks 2\n0 MPI_Barrier 0 1\n").unwrap();
+        let e = build(&t, "t.txt").unwrap_err().to_string();
+        assert!(
+            e.contains("MPI_Barrier #0 on communicator 0 is never called by rank(s): 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn petgraph_sees_the_rendezvous_cycle() {
+        let text = "loggps-trace 1\nranks 2\n\
+            0 MPI_Send 10 20 bytes=65536 peer=1\n0 MPI_Recv 30 40 bytes=65536 peer=1\n\
+            1 MPI_Send 10 20 bytes=65536 peer=0\n1 MPI_Recv 30 40 bytes=65536 peer=0\n";
+        let (t, g) = build_text(text);
+        let off = rank_offsets(&t);
+        assert!(!petgraph::algo::is_cyclic_directed(HbView::new(
+            &t, &g, 65536, &off
+        )));
+        assert!(petgraph::algo::is_cyclic_directed(HbView::new(
+            &t, &g, 65535, &off
+        )));
+        let sccs = petgraph::algo::tarjan_scc(HbView::new(&t, &g, 1024, &off));
+        assert!(sccs.iter().any(|c| c.len() == 4), "{sccs:?}");
+    }
+
+    #[test]
+    fn petgraph_sees_sendrecv_exchanges_as_acyclic() {
+        let (t, g) = build_text(
+            "loggps-trace 1\nranks 2\n\
+             0 MPI_Sendrecv 0 1 bytes=99999 peer=1 recv_bytes=99999 source=1\n\
+             1 MPI_Sendrecv 0 1 bytes=99999 peer=0 recv_bytes=99999 source=0\n",
+        );
+        let off = rank_offsets(&t);
+        assert!(!petgraph::algo::is_cyclic_directed(HbView::new(
+            &t, &g, 0, &off
+        )));
+    }
+}

@@ -41,6 +41,9 @@ pub struct Info {
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
     pub finalized: bool,
+    /// The file's size, and that over the events (the encoding's compactness).
+    pub file_bytes: u64,
+    pub bytes_per_event: f64,
 }
 
 /// The histogram bucket of a `k`-byte message: 0, then powers of two.
@@ -53,7 +56,7 @@ fn bucket(k: u64) -> usize {
 }
 
 impl Info {
-    pub fn new(name: &str, trace: &Trace) -> Info {
+    pub fn new(name: &str, trace: &Trace, file_bytes: u64) -> Info {
         let mut by_routine: BTreeMap<&'static str, u64> = BTreeMap::new();
         let (mut messages, mut message_bytes, mut collective_bytes) = (0u64, 0u64, 0u64);
         let mut hist = [0u64; 65];
@@ -122,6 +125,8 @@ impl Info {
                 }),
             params: trace.meta.params,
             finalized: trace.complete,
+            file_bytes,
+            bytes_per_event: file_bytes as f64 / trace.total_events().max(1) as f64,
         }
     }
 
@@ -148,6 +153,11 @@ impl Info {
         writeln!(out, "ranks          {}", self.ranks)?;
         writeln!(out, "communicators  {}", self.communicators)?;
         writeln!(out, "events         {}", self.events)?;
+        writeln!(
+            out,
+            "file           {} bytes ({:.1} bytes/event)",
+            self.file_bytes, self.bytes_per_event
+        )?;
         writeln!(
             out,
             "finalized      {}",
