@@ -127,6 +127,29 @@ check_trace coll-2 2
 mpi_job coll-4 4 yes "$T/coll"
 check_trace coll-4 4
 
+# time stamps lie between the CLOCK_MONOTONIC readings the program takes around each call
+mpi_job clock-2 2 yes "$T/clock"
+check_trace clock-2 2
+if [[ -n $PREDICT && -s $OUT/clock-2.bin ]]; then
+    if "$PREDICT" convert "$OUT/clock-2.bin" "$OUT/clock-2.txt" 2>"$OUT/clock-2.convert" &&
+        msg=$(python3 - "$OUT/clock-2.out" "$OUT/clock-2.txt" <<'EOF'
+import sys
+stamps = [l.split() for l in open(sys.argv[1]) if l.startswith("STAMP ")]
+calls = [l.split() for l in open(sys.argv[2]) if l.startswith("0 MPI_Barrier ")]
+if len(stamps) != len(calls) or not calls:
+    print(f"{len(stamps)} stamps, {len(calls)} barriers of rank 0"); sys.exit(1)
+early = min(int(c[2]) - int(s[2]) for s, c in zip(stamps, calls))
+late = min(int(s[3]) - int(c[3]) for s, c in zip(stamps, calls))
+print(f"{len(calls)} calls, smallest margins {early} ns before, {late} ns after")
+sys.exit(0 if early >= -100 and late >= -100 else 1)
+EOF
+        ); then
+        pass "clock: trace times within the program's CLOCK_MONOTONIC readings ($msg)"
+    else
+        fail "clock: trace times outside the program's readings: ${msg:-}"; cat "$OUT/clock-2.convert"
+    fi
+fi
+
 # the tracer linked into the program instead of preloaded, default output path
 mkdir -p "$OUT/cwd"
 (cd "$OUT/cwd" && mpi_job linked-2 2 no "$T/p2p-linked" LOGGPS_TRACE=)
