@@ -960,12 +960,31 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, int provided)
         return;
     }
 
-    int ok = 1;
-    if (T.rank == 0) ok = create_trace(single_node);
-    PMPI_Bcast(&ok, 1, MPI_INT, 0, T.priv);
+    /* rank 0 creates the file and tells the others its absolute path and identity (inode and
+     * size), so that a rank on another node cannot append to a different file of that name */
+    struct { int ok; uint64_t ino, size; char path[sizeof T.path]; } made = { 0, 0, 0, "" };
+    if (T.rank == 0 && (made.ok = create_trace(single_node))) {
+        struct stat sb;
+        fstat(T.fd, &sb);
+        made.ino = (uint64_t)sb.st_ino;
+        made.size = (uint64_t)sb.st_size;
+        if (!realpath(T.path, made.path)) snprintf(made.path, sizeof made.path, "%s", T.path);
+        snprintf(T.path, sizeof T.path, "%s", made.path);
+    }
+    PMPI_Bcast(&made, (int)sizeof made, MPI_BYTE, 0, T.priv);
+    int ok = made.ok;
     if (ok && T.rank != 0) {
+        snprintf(T.path, sizeof T.path, "%s", made.path);
         T.fd = open(T.path, O_WRONLY | O_APPEND | O_CLOEXEC);
-        if (T.fd < 0) warn("cannot open %s (%s)", T.path, strerror(errno));
+        struct stat sb;
+        if (T.fd < 0) {
+            warn("cannot open %s (%s)", T.path, strerror(errno));
+        } else if (fstat(T.fd, &sb) != 0 || (uint64_t)sb.st_ino != made.ino ||
+                   (uint64_t)sb.st_size != made.size) {
+            warn("%s is not the file rank 0 created (another node's file?)", T.path);
+            close(T.fd);
+            T.fd = -1;
+        }
     }
     int all = T.fd >= 0, every = 0;
     PMPI_Allreduce(&all, &every, 1, MPI_INT, MPI_MIN, T.priv);
