@@ -32,6 +32,9 @@ pub struct Cli {
     pub command: Option<Command>,
     #[command(flatten)]
     pub predict: PredictArgs,
+    /// Worker threads for loading and replay (default: all cores); 1 gives the same result
+    #[arg(long, value_name = "N", global = true)]
+    pub threads: Option<usize>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -109,9 +112,6 @@ pub struct PredictArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Worker threads for loading and replay (default: all cores); 1 gives the same result
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
 }
 
 /// Prints a warning on stderr.
@@ -126,11 +126,7 @@ fn load(path: &Path) -> Result<Trace, Error> {
 
 /// Runs the command line; the error's message is what the user sees.
 pub fn run(cli: Cli) -> Result<(), Error> {
-    let threads = match &cli.command {
-        Some(Command::Predict(a)) => a.threads,
-        None => cli.predict.threads,
-        _ => None,
-    };
+    let threads = cli.threads;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 {
@@ -207,7 +203,7 @@ fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
             .map_err(std::io::Error::from)
             .and_then(|_| writeln!(out)),
     };
-    res.map_err(|e| Error::Io(format!("writing the summary: {e}")))
+    quiet_pipe(res, "writing the summary")
 }
 
 fn convert(input: &Path, output: &Path, to: Option<Encoding>, force: bool) -> Result<(), Error> {
@@ -231,4 +227,12 @@ fn convert(input: &Path, output: &Path, to: Option<Encoding>, force: bool) -> Re
         Encoding::Binary => binary::write(&trace, out, trace.complete),
     };
     res.map_err(|e| Error::Io(format!("{}: cannot write: {e}", output.display())))
+}
+
+/// A reader that stops early (`| head`) is not an error.
+fn quiet_pipe(res: std::io::Result<()>, what: &str) -> Result<(), Error> {
+    match res {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.map_err(|e| Error::Io(format!("{what}: {e}"))),
+    }
 }
