@@ -90,6 +90,10 @@ struct event {
     const uint64_t *counts;
 };
 
+/* Inlined into every wrapper, so that the routine code is a constant there and record()'s
+ * switch on the shape folds away (about a third fewer instructions per traced call). */
+#define HOT static inline __attribute__((always_inline))
+
 /* ------------------------------------------------------------------------------------------ */
 /* Encoding helpers                                                                            */
 /* ------------------------------------------------------------------------------------------ */
@@ -443,7 +447,7 @@ static void write_comm_chunk(const struct comm *c)
 /* record(): the one recording path                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-static uint8_t *encode(uint8_t *p, const struct event *e)
+HOT uint8_t *encode(uint8_t *p, const struct event *e)
 {
     *p++ = (uint8_t)e->code;
     p = put_sleb(p, (int64_t)(e->t_call - T.prev_return));
@@ -505,7 +509,7 @@ static uint8_t *encode(uint8_t *p, const struct event *e)
     return p;
 }
 
-static void record(const struct event *e)
+HOT void record(const struct event *e)
 {
     if (!T.recording) return;
     size_t bound = 128 + 30 * e->n; /* 1 + 2*10 + 9*10 bytes, 3*10 per list entry */
@@ -688,7 +692,7 @@ static inline uint64_t wildcard_flags(int source, int tag)
 }
 
 /* Send, Ssend, Bsend, Rsend and (with req) their nonblocking forms. */
-static void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
+HOT void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
                        int dest, int tag, MPI_Comm comm, const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
@@ -701,7 +705,7 @@ static void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Dataty
 }
 
 /* Recv, Probe, Iprobe: source and tag are the actual ones, from the status (if found). */
-static void recv_event(int code, uint64_t t0, uint64_t t1, int source, int tag, MPI_Comm comm,
+HOT void recv_event(int code, uint64_t t0, uint64_t t1, int source, int tag, MPI_Comm comm,
                        const MPI_Status *st, int found)
 {
     struct comm *c = comm_get(comm);
@@ -720,13 +724,13 @@ static void recv_event(int code, uint64_t t0, uint64_t t1, int source, int tag, 
     record(&e);
 }
 
-static void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d, size_t n)
+HOT void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d, size_t n)
 {
     struct event e = { .code = code, .t_call = t0, .t_return = t1, .n = n, .done = d };
     record(&e);
 }
 
-static void coll_event(int code, uint64_t t0, uint64_t t1, const struct comm *c, int root,
+HOT void coll_event(int code, uint64_t t0, uint64_t t1, const struct comm *c, int root,
                        uint64_t bytes, uint64_t recv_bytes, size_t n, const uint64_t *counts)
 {
     struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = c->id,
