@@ -125,6 +125,24 @@ check_trace coll-2 2
 mpi_job coll-4 4 yes "$T/coll"
 check_trace coll-4 4
 
+# together the two programs call every recorded routine
+if [[ -n $PREDICT && -s $OUT/p2p-4.info.json && -s $OUT/coll-4.info.json ]]; then
+    all_routines="MPI_Init MPI_Init_thread MPI_Finalize MPI_Send MPI_Ssend MPI_Bsend MPI_Rsend
+        MPI_Isend MPI_Issend MPI_Ibsend MPI_Irsend MPI_Recv MPI_Irecv MPI_Sendrecv
+        MPI_Sendrecv_replace MPI_Probe MPI_Iprobe MPI_Cancel MPI_Wait MPI_Waitall MPI_Waitany
+        MPI_Waitsome MPI_Test MPI_Testall MPI_Testany MPI_Testsome MPI_Barrier MPI_Bcast
+        MPI_Reduce MPI_Allreduce MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv MPI_Allgather
+        MPI_Allgatherv MPI_Alltoall MPI_Alltoallv MPI_Reduce_scatter MPI_Reduce_scatter_block
+        MPI_Scan MPI_Exscan MPI_Comm_dup MPI_Comm_split MPI_Comm_create MPI_Comm_free"
+    seen=$(cat "$OUT/p2p-4.info.json" "$OUT/coll-4.info.json" | routine_counts | cut -d: -f1 | sort -u)
+    missing=$(comm -23 <(tr -s ' \n' '\n' <<<"$all_routines" | grep . | sort -u) <(echo "$seen"))
+    if [[ -z $missing ]]; then
+        pass "coverage: all 46 recorded routines appear in the 4-rank traces"
+    else
+        fail "coverage: routines missing from the traces: $(echo $missing)"
+    fi
+fi
+
 # time stamps lie between the CLOCK_MONOTONIC readings the program takes around each call
 mpi_job clock-2 2 yes "$T/clock"
 check_trace clock-2 2
