@@ -4,6 +4,7 @@
 //! The pipeline runs one way: [`trace`] parses a trace, [`graph`] matches it into a
 //! happens-before graph, [`replay`] costs it with [`model`], [`report`] prints the result.
 
+pub mod calibrate;
 pub mod error;
 pub mod graph;
 pub mod model;
