@@ -152,7 +152,7 @@ if [[ -n $PREDICT && -s $OUT/clock-2.bin ]]; then
             awk 'NF < 8 { bad = 1 }
                  { e = $7 - $3; l = $4 - $8; if (NR == 1 || e < early) early = e; if (NR == 1 || l < late) late = l }
                  END { printf "%d calls, smallest margins %d ns before, %d ns after", NR, early, late
-                       exit (bad || NR != 200 || early < -100 || late < -100) }'
+                       exit (bad || NR != 200 || early < -500 || late < -500) }'
         ); then
         pass "clock: trace times within the program's CLOCK_MONOTONIC readings ($msg)"
     else
