@@ -57,6 +57,7 @@ fn row(k: u64, w: f64, s: u64, S: u64, hidden: bool) -> ([f64; 6], f64) {
 }
 
 /// Solves the 6×6 system `a·x = b` by Gaussian elimination with partial pivoting.
+#[allow(clippy::needless_range_loop)] // index loops read as the algebra does
 fn solve(mut a: [[f64; 6]; 6], mut b: [f64; 6]) -> Option<[f64; 6]> {
     for c in 0..6 {
         let piv = (c..6).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
@@ -258,34 +259,43 @@ fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// The paper's six quantities (§4.3) solved for the parameters: `4o+2L`, `2o+W`, `Os+Or`,
-/// `2(Os+Or+Gs)`, `2(Os+Or+Gl)`, `2Os+Or+Gl`, with the imbalance `W`.
-pub fn from_equations(
-    four_o_2l: f64,
-    two_o_w: f64,
-    w: f64,
-    os_or: f64,
-    two_os_or_gs: f64,
-    two_os_or_gl: f64,
-    two_os_or_gl_mixed: f64,
-    s: u64,
-    S: u64,
-) -> Params {
-    let o = (two_o_w - w) / 2.0;
-    let L = (four_o_2l - 4.0 * o) / 2.0;
-    let Gs = two_os_or_gs / 2.0 - os_or;
-    let Gl = two_os_or_gl / 2.0 - os_or;
-    let Os = two_os_or_gl_mixed - os_or - Gl;
-    let Or = os_or - Os;
-    Params {
-        L,
-        o,
-        Os,
-        Or,
-        Gs,
-        Gl,
-        s,
-        S,
+/// The six quantities the paper reads off its RTT plots (§4.3), with the imbalance `W`.
+#[derive(Clone, Copy, Debug)]
+pub struct PaperEquations {
+    /// `4o + 2L`: the intercept at `w = 0`.
+    pub four_o_two_l: f64,
+    /// `2o + W`: the intercept at `w = W`.
+    pub two_o_w: f64,
+    pub w: f64,
+    /// `Os + Or`: the slope at `w = W`, `k ≤ S`.
+    pub os_or: f64,
+    /// `2(Os + Or + Gs)`: the slope at `w = 0`, `k ≤ s`.
+    pub two_os_or_gs: f64,
+    /// `2(Os + Or + Gl)`: the slope at `w = 0`, `s < k ≤ S`.
+    pub two_os_or_gl: f64,
+    /// `2Os + Or + Gl`: the slope at `w = W`, `k > S`.
+    pub two_os_plus_or_gl: f64,
+}
+
+impl PaperEquations {
+    /// The parameters these quantities determine, with `s` and `S` given.
+    pub fn solve(&self, s: u64, S: u64) -> Params {
+        let o = (self.two_o_w - self.w) / 2.0;
+        let L = (self.four_o_two_l - 4.0 * o) / 2.0;
+        let Gs = self.two_os_or_gs / 2.0 - self.os_or;
+        let Gl = self.two_os_or_gl / 2.0 - self.os_or;
+        let Os = self.two_os_plus_or_gl - self.os_or - Gl;
+        let Or = self.os_or - Os;
+        Params {
+            L,
+            o,
+            Os,
+            Or,
+            Gs,
+            Gl,
+            s,
+            S,
+        }
     }
 }
 
@@ -410,9 +420,16 @@ mod tests {
 
     #[test]
     fn paper_equations_give_the_myrinet_preset() {
-        let p = from_equations(
-            28_509.02, 513_099.0, 500_000.0, 9.430108, 49.81455, 17.37150, 15.54669, 8191, 16383,
-        );
+        let eq = PaperEquations {
+            four_o_two_l: 28_509.02,
+            two_o_w: 513_099.0,
+            w: 500_000.0,
+            os_or: 9.430108,
+            two_os_or_gs: 49.81455,
+            two_os_or_gl: 17.37150,
+            two_os_plus_or_gl: 15.54669,
+        };
+        let p = eq.solve(8191, 16383);
         // Table 5's printed digits: o = 6549.5, L = 1155.5, Gs = 15.477, Gl = −0.744, Os = 6.861, Or = 2.569
         let round = |v: f64, d: i32| (v * 10f64.powi(d)).round() / 10f64.powi(d);
         assert_eq!(round(p.o, 1), 6549.5);

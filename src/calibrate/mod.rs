@@ -1,4 +1,377 @@
-//! `loggps-predict calibrate`: measure round-trip times on this machine with an MPI program,
-//! fit the LogGPS parameters to them, and write a parameter file the predictor reads.
+//! `loggps-predict calibrate`: measure round-trip times on this machine with an MPI program
+//! (`tracer/calibrate/rtt.c`), fit the LogGPS parameters to them, and write a parameter file
+//! the predictor reads.
 
 pub mod fit;
+pub mod svg;
+
+use crate::error::Error;
+use crate::model::Params;
+use fit::{Fit, Sample};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How to run the measurement.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The MPI launcher and its own arguments, e.g. `mpirun --oversubscribe`.
+    pub mpirun: Vec<String>,
+    pub np: u32,
+    /// The round-trip program.
+    pub rtt: PathBuf,
+    /// The tracer library, to read the eager limit the MPI library reports (None: skip).
+    pub tracer: Option<PathBuf>,
+    pub max_bytes: u64,
+    /// The imbalance `W`, ns.
+    pub imbalance_ns: u64,
+    /// Repetitions per point (the median is kept).
+    pub reps: u32,
+    /// Sizes per octave in the coarse sweep.
+    pub per_octave: u32,
+}
+
+/// What a calibration found.
+#[derive(Clone, Debug)]
+pub struct Calibration {
+    pub fit: Fit,
+    pub samples: Vec<Sample>,
+    pub imbalance_ns: u64,
+    /// The eager limit the library reports through the MPI tool interface, with its name.
+    pub reported_eager_limit: Option<(String, u64)>,
+    pub library: String,
+}
+
+impl Calibration {
+    /// Whether the measured `S` and the reported limit agree: the reported one may count a
+    /// protocol header the payload does not have, so within 5% or 256 bytes below.
+    pub fn eager_limits_agree(&self) -> Option<bool> {
+        let (_, reported) = self.reported_eager_limit.as_ref()?;
+        let measured = self.fit.params.S as f64;
+        let r = *reported as f64;
+        Some(measured <= r && measured >= (r - 256.0).min(0.95 * r))
+    }
+}
+
+/// The sizes of the coarse sweep: 0, then `per_octave` sizes per octave up to `max`.
+pub fn coarse_sizes(max: u64, per_octave: u32) -> Vec<u64> {
+    let mut k = vec![0u64];
+    let mut e = 0.0f64;
+    loop {
+        let v = 2f64.powf(e).round() as u64;
+        if v > max {
+            break;
+        }
+        k.push(v);
+        e += 1.0 / per_octave.max(1) as f64;
+    }
+    k.push(max);
+    k.sort_unstable();
+    k.dedup();
+    k
+}
+
+fn run_rtt(
+    opts: &Options,
+    sizes: &[u64],
+    ws: &[u64],
+    reps: u32,
+    log: &mut dyn FnMut(String),
+) -> Result<Vec<Sample>, Error> {
+    let list = |v: &[u64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let (prog, pre) = opts
+        .mpirun
+        .split_first()
+        .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+    let mut cmd = Command::new(prog);
+    cmd.args(pre)
+        .args(["-np", &opts.np.to_string()])
+        .arg(&opts.rtt);
+    cmd.args([
+        "--sizes",
+        &list(sizes),
+        "--w",
+        &list(ws),
+        "--reps",
+        &reps.to_string(),
+    ]);
+    log(format!(
+        "measuring {} size(s) × {} imbalance(s), {reps} repetitions each",
+        sizes.len(),
+        ws.len()
+    ));
+    let out = cmd.output().map_err(|e| {
+        Error::Io(format!(
+            "cannot run {prog}: {e} (is MPI installed? see --mpirun)"
+        ))
+    })?;
+    if !out.status.success() {
+        return Err(Error::Io(format!(
+            "the round-trip program failed ({}): {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim(),
+            "run it by hand to see why: ".to_string()
+                + &format!(
+                    "{} -np 2 {} --sizes 0 --w 0",
+                    opts.mpirun.join(" "),
+                    opts.rtt.display()
+                )
+        )));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let samples: Vec<Sample> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                ["rtt", k, w, median, ..] => Some(Sample {
+                    k: k.parse().ok()?,
+                    w_ns: w.parse().ok()?,
+                    rtt_ns: median.parse().ok()?,
+                }),
+                _ => None,
+            }
+        })
+        .collect();
+    if samples.len() != sizes.len() * ws.len() {
+        return Err(Error::Io(format!(
+            "the round-trip program printed {} of {} results:\n{text}",
+            samples.len(),
+            sizes.len() * ws.len()
+        )));
+    }
+    Ok(samples)
+}
+
+/// Runs the round-trip program once under the tracer and reads back what the trace records:
+/// the library and the eager limit it reports through the MPI tool interface.
+fn reported_by_library(
+    opts: &Options,
+    tracer: &Path,
+) -> Result<(String, Option<(String, u64)>), Error> {
+    let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+    let trace_path = dir.join("probe.bin");
+    let _ = std::fs::remove_file(&trace_path);
+    let (prog, pre) = opts
+        .mpirun
+        .split_first()
+        .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+    let version = Command::new(prog)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    let tracer = std::fs::canonicalize(tracer)
+        .map_err(|e| Error::Io(format!("{}: {e}", tracer.display())))?;
+    let mut cmd = Command::new(prog);
+    cmd.args(pre);
+    let (preload, out) = (
+        tracer.display().to_string(),
+        trace_path.display().to_string(),
+    );
+    if version.contains("Open MPI") || version.contains("OpenRTE") {
+        cmd.args([
+            "-x",
+            &format!("LD_PRELOAD={preload}"),
+            "-x",
+            &format!("LOGGPS_TRACE={out}"),
+        ]);
+    } else {
+        cmd.args([
+            "-genv",
+            "LD_PRELOAD",
+            &preload,
+            "-genv",
+            "LOGGPS_TRACE",
+            &out,
+        ]);
+    }
+    cmd.args(["-np", &opts.np.to_string()])
+        .arg(&opts.rtt)
+        .args(["--sizes", "0", "--w", "0", "--reps", "1", "--warmup", "0"]);
+    let status = cmd
+        .output()
+        .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
+    if !status.status.success() {
+        return Err(Error::Io(format!(
+            "the traced probe run failed: {}",
+            String::from_utf8_lossy(&status.stderr).trim()
+        )));
+    }
+    let trace = crate::trace::load(&trace_path, &mut |_| {})?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok((
+        trace.meta.library.clone(),
+        trace.meta.eager_limit.map(|e| (e.name, e.bytes)),
+    ))
+}
+
+/// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring inside it;
+/// `side(sample)` says whether a measured size lies at or below the threshold (None: cannot
+/// tell, stop).
+fn refine(
+    opts: &Options,
+    lo: u64,
+    hi: u64,
+    w: u64,
+    side: &dyn Fn(&Sample) -> Option<bool>,
+    out: &mut Vec<Sample>,
+    log: &mut dyn FnMut(String),
+) -> Result<(u64, u64), Error> {
+    let (mut lo, mut hi) = (lo, hi);
+    while hi > lo + 1 {
+        let step = ((hi - lo) / 8).max(1);
+        let probe: Vec<u64> = (1..8).map(|i| lo + i * step).filter(|&k| k < hi).collect();
+        let measured = run_rtt(opts, &probe, &[w], opts.reps, log)?;
+        let mut moved = false;
+        for x in &measured {
+            match side(x) {
+                Some(true) if x.k > lo && x.k < hi => {
+                    lo = x.k;
+                    moved = true;
+                }
+                Some(false) if x.k < hi && x.k > lo => {
+                    hi = x.k;
+                    moved = true;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        out.extend(measured);
+        if !moved {
+            break;
+        }
+    }
+    Ok((lo, hi))
+}
+
+/// Measures, refines around the thresholds, and fits.
+pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibration, Error> {
+    if opts.np != 2 {
+        return Err(Error::Usage(
+            "the round trip runs on exactly 2 ranks (--np 2)".into(),
+        ));
+    }
+    if !opts.rtt.exists() {
+        return Err(Error::Usage(format!(
+            "{} not found: build it with `make -C tracer` (or pass --rtt PATH)",
+            opts.rtt.display()
+        )));
+    }
+    let (library, reported) = match &opts.tracer {
+        Some(t) if t.exists() => reported_by_library(opts, t)?,
+        Some(t) => {
+            log(format!(
+                "{} not found: the eager limit the library reports is not read (build it with `make -C tracer`)",
+                t.display()
+            ));
+            (String::new(), None)
+        }
+        None => (String::new(), None),
+    };
+    let w = opts.imbalance_ns;
+    let mut samples = run_rtt(
+        opts,
+        &coarse_sizes(opts.max_bytes, opts.per_octave),
+        &[0, w],
+        opts.reps,
+        log,
+    )?;
+    let coarse = fit::fit(&samples)
+        .ok_or_else(|| Error::Io("the coarse sweep could not be fitted (too few sizes?)".into()))?;
+    let p = coarse.params;
+    log(format!("coarse fit: s ≈ {} bytes, S ≈ {} bytes", p.s, p.S));
+
+    // S: a jump between the eager and the rendezvous round trip, read at w = 0.
+    let above = |t: u64| samples.iter().map(|x| x.k).filter(|&k| k > t).min();
+    let (above_eager, above_packet) = (above(p.S), above(p.s));
+    if let Some(hi) = above_eager {
+        let eager = Params { S: u64::MAX, ..p };
+        let rdv = Params { S: 0, ..p };
+        let side = |x: &Sample| {
+            let (a, b) = (
+                fit::model_rtt(&eager, x.k, 0.0),
+                fit::model_rtt(&rdv, x.k, 0.0),
+            );
+            Some((x.rtt_ns - a).abs() < (x.rtt_ns - b).abs())
+        };
+        let (lo, hi) = refine(opts, p.S, hi, 0, &side, &mut samples, log)?;
+        log(format!("eager limit bracketed to ({lo}, {hi}]"));
+    }
+    // s: a change of slope below S; refined while the two slopes still tell the sizes apart.
+    if p.s < p.S
+        && let Some(hi) = above_packet
+    {
+        let one = Params {
+            s: u64::MAX,
+            S: u64::MAX,
+            ..p
+        };
+        let many = Params {
+            s: 0,
+            S: u64::MAX,
+            ..p
+        };
+        let side = |x: &Sample| {
+            let (a, b) = (
+                fit::model_rtt(&one, x.k, 0.0),
+                fit::model_rtt(&many, x.k, 0.0),
+            );
+            ((a - b).abs() > 0.02 * x.rtt_ns).then(|| (x.rtt_ns - a).abs() < (x.rtt_ns - b).abs())
+        };
+        let (lo, hi) = refine(opts, p.s, hi.min(p.S), 0, &side, &mut samples, log)?;
+        log(format!("packet size bracketed to ({lo}, {hi}]"));
+    }
+    // Each refined size at the other imbalance too, so both curves have them.
+    let refined: Vec<u64> = samples
+        .iter()
+        .filter(|x| x.w_ns == 0.0)
+        .map(|x| x.k)
+        .filter(|k| !samples.iter().any(|y| y.k == *k && y.w_ns > 0.0))
+        .collect();
+    if !refined.is_empty() {
+        let more = run_rtt(opts, &refined, &[w], opts.reps, log)?;
+        samples.extend(more);
+    }
+    samples.sort_by_key(|x| (x.k, x.w_ns as u64));
+    let fit =
+        fit::fit(&samples).ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?;
+    Ok(Calibration {
+        fit,
+        samples,
+        imbalance_ns: w,
+        reported_eager_limit: reported,
+        library,
+    })
+}
+
+/// The TOML the predictor's `--params` reads, with the fit's quality as comments.
+pub fn params_file(c: &Calibration) -> String {
+    let mut s = String::new();
+    s.push_str("# LogGPS parameters measured by `loggps-predict calibrate` (paper §4.3)\n");
+    if !c.library.is_empty() {
+        s.push_str(&format!(
+            "# MPI library: {}\n",
+            c.library.lines().next().unwrap_or("")
+        ));
+    }
+    s.push_str(&format!(
+        "# {} round trips, W = {} ns; model vs measured: rms {:.2}%, max {:.2}%; {} outlier(s) dropped\n",
+        c.samples.len(),
+        c.imbalance_ns,
+        100.0 * c.fit.rms_rel,
+        100.0 * c.fit.max_rel,
+        c.fit.outliers.len()
+    ));
+    if let Some((name, bytes)) = &c.reported_eager_limit {
+        s.push_str(&format!("# the library reports {name} = {bytes} bytes\n"));
+    }
+    s.push_str(&crate::model::params_toml(&c.fit.params));
+    s
+}

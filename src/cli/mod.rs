@@ -5,6 +5,7 @@
 mod progress;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use loggps_predict::calibrate::{self, Calibration};
 use loggps_predict::error::Error;
 use loggps_predict::model::{self, Overrides};
 use loggps_predict::report::{self, Format, Report, info::Info};
@@ -59,7 +60,46 @@ pub enum Command {
         /// Overwrite OUTPUT if it exists
         #[arg(long)]
         force: bool,
+        /// Embed these LogGPS parameters (a TOML as `calibrate` writes) in OUTPUT
+        #[arg(long, value_name = "FILE")]
+        params: Option<PathBuf>,
     },
+    /// Measure this machine's LogGPS parameters with an MPI round-trip program (paper §4.3).
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Ranks (the round trip runs on exactly 2)
+    #[arg(long, default_value_t = 2)]
+    pub np: u32,
+    /// MPI launcher with its own options, split at spaces (e.g. "mpirun --oversubscribe")
+    #[arg(long, default_value = "mpirun")]
+    pub mpirun: String,
+    /// Where to write the parameters (TOML, read by --params)
+    #[arg(short, long, default_value = "loggps-params.toml")]
+    pub output: PathBuf,
+    /// Where to draw measured vs modeled RTT (default: OUTPUT with .svg)
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// The round-trip program (built by `make -C tracer`)
+    #[arg(long, default_value = "tracer/loggps-rtt")]
+    pub rtt: PathBuf,
+    /// The tracer library, used to read the eager limit the MPI library reports
+    #[arg(long, default_value = "tracer/libloggps-trace.so")]
+    pub tracer: PathBuf,
+    /// Largest message size measured, bytes
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_bytes: u64,
+    /// The imbalance W, ns (it hides the transfer of messages that take less)
+    #[arg(long, default_value_t = 500_000)]
+    pub imbalance: u64,
+    /// Repetitions per point; the median is kept
+    #[arg(long, default_value_t = 31)]
+    pub reps: u32,
+    /// Sizes per octave in the first sweep
+    #[arg(long, default_value_t = 4)]
+    pub per_octave: u32,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -146,7 +186,9 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             output,
             to,
             force,
-        }) => convert(&input, &output, to, force),
+            params,
+        }) => convert(&input, &output, to, force, params.as_deref()),
+        Some(Command::Calibrate(a)) => calibrate(&a),
     })
 }
 
@@ -206,14 +248,23 @@ fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
     quiet_pipe(res, "writing the summary")
 }
 
-fn convert(input: &Path, output: &Path, to: Option<Encoding>, force: bool) -> Result<(), Error> {
+fn convert(
+    input: &Path,
+    output: &Path,
+    to: Option<Encoding>,
+    force: bool,
+    params: Option<&Path>,
+) -> Result<(), Error> {
     if output.exists() && !force {
         return Err(Error::Usage(format!(
             "{} exists; pass --force to overwrite it",
             output.display()
         )));
     }
-    let trace = load(input)?;
+    let mut trace = load(input)?;
+    if let Some(p) = params {
+        trace.meta.params = Some(model::read_params_file(p)?);
+    }
     let encoding = to.unwrap_or(if output.extension().is_some_and(|e| e == "txt") {
         Encoding::Text
     } else {
@@ -235,4 +286,63 @@ fn quiet_pipe(res: std::io::Result<()>, what: &str) -> Result<(), Error> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.map_err(|e| Error::Io(format!("{what}: {e}"))),
     }
+}
+
+fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
+    let opts = calibrate::Options {
+        mpirun: a.mpirun.split_whitespace().map(String::from).collect(),
+        np: a.np,
+        rtt: a.rtt.clone(),
+        tracer: Some(a.tracer.clone()),
+        max_bytes: a.max_bytes,
+        imbalance_ns: a.imbalance,
+        reps: a.reps,
+        per_octave: a.per_octave,
+    };
+    let c = calibrate::calibrate(&opts, &mut |m| eprintln!("calibrate: {m}"))?;
+    let write = |path: &Path, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| Error::Io(format!("{}: cannot write: {e}", path.display())))
+    };
+    write(&a.output, calibrate::params_file(&c))?;
+    let svg = a
+        .svg
+        .clone()
+        .unwrap_or_else(|| a.output.with_extension("svg"));
+    write(&svg, calibrate::svg::chart(&c))?;
+    print_calibration(&c, &a.output, &svg);
+    Ok(())
+}
+
+fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
+    let p = &c.fit.params;
+    println!(
+        "parameters  L={:.1} ns  o={:.1} ns  Os={:.4} ns/B  Or={:.4} ns/B  Gs={:.4} ns/B  Gl={:.4} ns/B  s={} B  S={} B",
+        p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
+    );
+    println!(
+        "fit         {} round trips: model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) dropped",
+        c.samples.len(),
+        100.0 * c.fit.rms_rel,
+        100.0 * c.fit.max_rel,
+        c.fit.outliers.len()
+    );
+    match (&c.reported_eager_limit, c.eager_limits_agree()) {
+        (Some((name, bytes)), Some(true)) => println!(
+            "eager limit measured S = {} B agrees with {name} = {bytes} B (which counts the protocol header)",
+            p.S
+        ),
+        (Some((name, bytes)), _) => println!(
+            "eager limit measured S = {} B DISAGREES with {name} = {bytes} B reported by the library",
+            p.S
+        ),
+        (None, _) => println!(
+            "eager limit measured S = {} B (the library reports none)",
+            p.S
+        ),
+    }
+    for w in p.warnings() {
+        println!("warning     {w}");
+    }
+    println!("wrote       {} and {}", toml.display(), svg.display());
 }

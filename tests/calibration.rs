@@ -1,0 +1,93 @@
+//! A real 2-rank calibration on this machine with Open MPI (short sweep): the fit finds the
+//! shared-memory eager limit (`btl_vader_eager_limit`, 4096 bytes including its header) and the
+//! raised one under `OMPI_MCA_btl_vader_eager_limit=65536`, and agrees with what the library
+//! reports through the MPI tool interface.
+//!
+//! Needs `make -C tracer MPI=openmpi` first; `tests/ci.sh` does that and sets
+//! `LOGGPS_MPI_TESTS=1`, under which a missing build is a failure, not a skip.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn build_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tracer/build-openmpi");
+    let ready = dir.join("loggps-rtt").exists() && dir.join("libloggps-trace.so").exists();
+    if !ready && std::env::var_os("LOGGPS_MPI_TESTS").is_some() {
+        panic!(
+            "{} lacks loggps-rtt or libloggps-trace.so: run `make -C tracer MPI=openmpi`",
+            dir.display()
+        );
+    }
+    ready.then_some(dir)
+}
+
+/// Calibrates with `extra_env` and returns (S from the TOML, the command's stdout).
+fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, String) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let toml = out_dir.path().join("p.toml");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loggps-predict"));
+    cmd.args([
+        "calibrate",
+        "--mpirun",
+        "mpirun.openmpi",
+        "--reps",
+        "15",
+        "--per-octave",
+        "2",
+    ])
+    .args([
+        "--max-bytes",
+        &max_bytes.to_string(),
+        "-o",
+        toml.to_str().unwrap(),
+    ])
+    .arg("--rtt")
+    .arg(dir.join("loggps-rtt"))
+    .arg("--tracer")
+    .arg(dir.join("libloggps-trace.so"))
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p = loggps_predict::model::read_params_file(&toml).unwrap();
+    assert!(toml.with_extension("svg").exists());
+    (p.S, stdout)
+}
+
+#[test]
+fn finds_open_mpi_shared_memory_eager_limits() {
+    let Some(dir) = build_dir() else {
+        eprintln!("skipped: tracer/build-openmpi is not built (make -C tracer MPI=openmpi)");
+        return;
+    };
+    let (s, out) = calibrate(&dir, 1 << 18, &[]);
+    assert!(
+        (4096 - 256..=4096).contains(&s),
+        "default limit: S = {s}\n{out}"
+    );
+    assert!(
+        out.contains("agrees with btl_vader_eager_limit = 4096"),
+        "{out}"
+    );
+    let (s, out) = calibrate(
+        &dir,
+        1 << 19,
+        &[("OMPI_MCA_btl_vader_eager_limit", "65536")],
+    );
+    assert!(
+        (65536 - 256..=65536).contains(&s),
+        "raised limit: S = {s}\n{out}"
+    );
+    assert!(
+        out.contains("agrees with btl_vader_eager_limit = 65536"),
+        "{out}"
+    );
+}

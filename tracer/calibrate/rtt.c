@@ -1,0 +1,106 @@
+/* loggps-rtt: round-trip times for LogGPS calibration (Ino et al., PPoPP 2001, §4.3, Fig. 3).
+ *
+ * Rank 0: MPI_Send(k) to rank 1, spin w ns, MPI_Recv(k) from rank 1.
+ * Rank 1: MPI_Recv(k) from rank 0, MPI_Send(k) back.
+ * One message is in flight per round trip, so no buffer ever floods. Each round trip is timed
+ * on its own; rank 0 prints, per size and imbalance, the median and the minimum over the
+ * repetitions:
+ *
+ *     rtt K W_NS MEDIAN_NS MIN_NS REPS
+ *
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N]
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The imbalance: a spin on the clock, so its length is exact whatever the CPU does. */
+static void spin(int64_t w) {
+    if (w <= 0) return;
+    int64_t end = now_ns() + w;
+    while (now_ns() < end) {
+    }
+}
+
+/* Parses "a,b,c" into a malloc'd array; returns the count, 0 on a bad list. */
+static int parse_list(const char *s, long long **out) {
+    int n = 1;
+    for (const char *p = s; *p; p++) n += *p == ',';
+    *out = malloc(sizeof(long long) * n);
+    char *end;
+    for (int i = 0; i < n; i++) {
+        (*out)[i] = strtoll(s, &end, 10);
+        if (end == s || (*end != ',' && *end != '\0') || (*out)[i] < 0) return 0;
+        s = end + 1;
+    }
+    return n;
+}
+
+static int cmp_ll(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long long *sizes = NULL, *ws = NULL;
+    int nsizes = 0, nws = 0, reps = 31, warmup = 5;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
+        else if (!strcmp(argv[i], "--w")) nws = parse_list(argv[i + 1], &ws);
+        else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
+    }
+    if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || warmup < 0) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N]%s\n", argv[0],
+                    size != 2 ? " (needs exactly 2 ranks)" : "");
+        MPI_Finalize();
+        return 2;
+    }
+    long long kmax = 0;
+    for (int i = 0; i < nsizes; i++) kmax = sizes[i] > kmax ? sizes[i] : kmax;
+    char *buf = malloc(kmax > 0 ? kmax : 1);
+    memset(buf, 1, kmax > 0 ? kmax : 1);
+    long long *rtt = malloc(sizeof(long long) * reps);
+    for (int i = 0; i < nsizes; i++) {
+        int k = (int)sizes[i];
+        for (int j = 0; j < nws; j++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            for (int r = -warmup; r < reps; r++) {
+                if (rank == 0) {
+                    int64_t t0 = now_ns();
+                    MPI_Send(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                    spin(ws[j]);
+                    MPI_Recv(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    if (r >= 0) rtt[r] = now_ns() - t0;
+                } else {
+                    MPI_Recv(buf, k, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Send(buf, k, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+                }
+            }
+            if (rank == 0) {
+                qsort(rtt, reps, sizeof(long long), cmp_ll);
+                long long median = reps % 2 ? rtt[reps / 2] : (rtt[reps / 2 - 1] + rtt[reps / 2]) / 2;
+                printf("rtt %d %lld %lld %lld %d\n", k, ws[j], median, rtt[0], reps);
+                fflush(stdout);
+            }
+        }
+    }
+    free(buf);
+    free(rtt);
+    MPI_Finalize();
+    return 0;
+}
