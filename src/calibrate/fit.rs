@@ -81,15 +81,15 @@ fn solve(mut a: [[f64; 6]; 6], mut b: [f64; 6]) -> Option<[f64; 6]> {
     Some(x)
 }
 
-/// The weighted least-squares parameters for fixed `s`, `S` and branch of each sample, and
-/// its score: the sum of squared relative residuals, each capped at 10%².
-fn fit_linear(samples: &[Sample], s: u64, S: u64, hid: &[bool]) -> Option<(Params, f64)> {
+/// The weighted least-squares parameters for fixed `s`, `S`, branch of each sample and set of
+/// samples kept.
+fn fit_linear(samples: &[Sample], s: u64, S: u64, hid: &[bool], keep: &[bool]) -> Option<Params> {
     // Columns are scaled so that per-byte and per-message terms are conditioned alike.
     let kmax = samples.iter().map(|x| x.k).max().unwrap_or(1).max(1) as f64;
     let scale = [1.0, 1.0, kmax, kmax, kmax, kmax];
     let mut ata = [[0.0; 6]; 6];
     let mut atb = [0.0; 6];
-    for (x, &h) in samples.iter().zip(hid) {
+    for ((x, &h), _) in samples.iter().zip(hid).zip(keep).filter(|(_, k)| **k) {
         let (mut r, c) = row(x.k, x.w_ns, s, S, h);
         let d = comm_part(x);
         for j in 0..6 {
@@ -105,7 +105,7 @@ fn fit_linear(samples: &[Sample], s: u64, S: u64, hid: &[bool]) -> Option<(Param
     }
     let v = solve(ata, atb)?;
     let v: Vec<f64> = (0..6).map(|j| v[j] / scale[j]).collect();
-    let p = Params {
+    Some(Params {
         o: v[0],
         L: v[1],
         Os: v[2],
@@ -114,32 +114,52 @@ fn fit_linear(samples: &[Sample], s: u64, S: u64, hid: &[bool]) -> Option<(Param
         Gl: v[5],
         s,
         S,
-    };
-    // Capped squares: an outlier not yet dropped cannot choose the change points.
+    })
+}
+
+/// A fit for fixed change points: its parameters, its score (squared relative residuals, each
+/// capped at 10%², so that no outlier chooses the change points) and the samples it kept.
+struct Candidate {
+    params: Params,
+    score: f64,
+    keep: Vec<bool>,
+}
+
+/// The robust fit for fixed `s`, `S`: least squares, then samples far from the median residual
+/// (a preempted measurement) are set aside and the fit is redone, until the set settles. Which
+/// samples `W` hides follows from the parameters, so branches are re-decided each time too.
+fn fit_fixed(samples: &[Sample], s: u64, S: u64) -> Option<Candidate> {
+    let mut hid: Vec<bool> = samples.iter().map(|x| x.w_ns > 0.0).collect();
+    let mut keep = vec![true; samples.len()];
+    let mut p = fit_linear(samples, s, S, &hid, &keep)?;
+    for _ in 0..8 {
+        let resid: Vec<f64> = samples.iter().map(|x| rel_residual(&p, x)).collect();
+        let kept: Vec<f64> = resid
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(r, _)| *r)
+            .collect();
+        let med = median(&kept);
+        let mad = 1.4826 * median(&kept.iter().map(|r| (r - med).abs()).collect::<Vec<_>>());
+        let limit = (5.0 * mad).max(0.05);
+        let next_keep: Vec<bool> = resid.iter().map(|r| (r - med).abs() <= limit).collect();
+        let next_hid: Vec<bool> = samples.iter().map(|x| hidden(&p, x.k, x.w_ns)).collect();
+        if next_keep == keep && next_hid == hid || next_keep.iter().filter(|k| **k).count() < 8 {
+            break;
+        }
+        (keep, hid) = (next_keep, next_hid);
+        p = fit_linear(samples, s, S, &hid, &keep)?;
+    }
     let score = samples
         .iter()
         .map(|x| rel_residual(&p, x).powi(2).min(0.01))
         .sum();
-    Some((p, score))
-}
-
-/// The fit for fixed `s`, `S`: which samples `W` hides follows from the parameters, so the
-/// branches are re-decided from each fit until they settle.
-fn fit_fixed(samples: &[Sample], s: u64, S: u64) -> Option<(Params, f64)> {
-    let mut hid: Vec<bool> = samples.iter().map(|x| x.w_ns > 0.0).collect();
-    let mut fit = fit_linear(samples, s, S, &hid)?;
-    for _ in 0..6 {
-        let next: Vec<bool> = samples
-            .iter()
-            .map(|x| hidden(&fit.0, x.k, x.w_ns))
-            .collect();
-        if next == hid {
-            break;
-        }
-        hid = next;
-        fit = fit_linear(samples, s, S, &hid)?;
-    }
-    Some(fit)
+    Some(Candidate {
+        params: p,
+        score,
+        keep,
+    })
 }
 
 /// The communicating part of a round trip: the imbalance is a spin on the clock, exact, so
@@ -166,83 +186,76 @@ pub struct Fit {
 }
 
 /// Fits parameters and change points to samples of both `w = 0` and `w = W`. Candidate change
-/// points are the measured sizes: `S` is the largest eager size, `s` the largest one-packet size
-/// (`s = S` when no packet change shows). Needs sizes on both sides of `S`.
+/// points are the measured sizes (`S` the largest eager size, `s` the largest one-packet size,
+/// `s = S` when no packet change shows); once the measurement has bracketed a threshold to
+/// adjacent sizes `(k, k + 1)`, change points go only inside such brackets. Needs at least two
+/// sizes above `S`.
 pub fn fit(samples: &[Sample]) -> Option<Fit> {
-    let mut kept: Vec<Sample> = samples.to_vec();
-    let mut outliers = Vec::new();
-    let mut best = search(&kept)?;
-    for _ in 0..3 {
-        let resid: Vec<f64> = kept.iter().map(|x| rel_residual(&best, x)).collect();
-        let med = median(&resid);
-        let mad = median(&resid.iter().map(|r| (r - med).abs()).collect::<Vec<_>>()) * 1.4826;
-        let limit = (5.0 * mad).max(0.05);
-        let (keep, drop): (Vec<_>, Vec<_>) = kept
-            .iter()
-            .zip(&resid)
-            .partition(|(_, r)| (**r - med).abs() <= limit);
-        if drop.is_empty() {
-            break;
-        }
-        outliers.extend(drop.into_iter().map(|(x, _)| *x));
-        kept = keep.into_iter().map(|(x, _)| *x).collect();
-        best = search(&kept)?;
-    }
-    let rel: Vec<f64> = kept.iter().map(|x| rel_residual(&best, x).abs()).collect();
+    let best = search(samples)?;
+    let kept: Vec<&Sample> = samples
+        .iter()
+        .zip(&best.keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x)
+        .collect();
+    let outliers = samples
+        .iter()
+        .zip(&best.keep)
+        .filter(|(_, k)| !**k)
+        .map(|(x, _)| *x)
+        .collect();
+    let rel: Vec<f64> = kept
+        .iter()
+        .map(|x| rel_residual(&best.params, x).abs())
+        .collect();
     let rms_rel = (rel.iter().map(|r| r * r).sum::<f64>() / rel.len().max(1) as f64).sqrt();
     let max_rel = rel.iter().copied().fold(0.0, f64::max);
     Some(Fit {
-        params: best,
+        params: best.params,
         rms_rel,
         max_rel,
         outliers,
     })
 }
 
-/// The `(s, S)` pair with the smallest residual, and its parameters.
-fn search(samples: &[Sample]) -> Option<Params> {
+/// The `(s, S)` pair with the smallest score.
+fn search(samples: &[Sample]) -> Option<Candidate> {
     let mut ks: Vec<u64> = samples.iter().map(|x| x.k).collect();
     ks.sort_unstable();
     ks.dedup();
-    // Once the measurement has bracketed the thresholds to adjacent sizes (k, k + 1), change
-    // points go only inside such brackets; before that, after any measured size.
+    let small: Vec<u64> = ks.iter().copied().filter(|&k| k < 16).collect();
     let bracketed: Vec<u64> = ks
         .windows(2)
-        .filter(|w| w[1] == w[0] + 1)
+        .filter(|w| w[0] >= 16 && w[1] == w[0] + 1)
         .map(|w| w[0])
         .collect();
-    let candidates = if bracketed.len() >= 2 {
-        bracketed
-    } else {
+    let candidates = if bracketed.is_empty() {
         ks.clone()
+    } else {
+        [small, bracketed].concat()
     };
     // S needs two sizes above it (the rendezvous slopes), s at most S.
     let third_largest = ks.len().checked_sub(3).map(|i| ks[i])?;
-    let mut best: Option<(f64, Params)> = None;
+    let mut best: Option<Candidate> = None;
     for &S in candidates.iter().filter(|&&S| S <= third_largest) {
-        let mut best_here: Option<(f64, Params)> = None;
-        for &s in candidates.iter().filter(|&&s| s <= S) {
-            if let Some((p, sse)) = fit_fixed(samples, s, S)
-                && best_here.as_ref().is_none_or(|(b, _)| sse < *b)
+        let Some(no_packets) = fit_fixed(samples, S, S) else {
+            continue;
+        };
+        let mut chosen = no_packets;
+        // A packet change point must earn its keep: it has to remove a fifth of the score.
+        let threshold = 0.8 * chosen.score;
+        for &s in candidates.iter().filter(|&&s| s < S) {
+            if let Some(c) = fit_fixed(samples, s, S)
+                && c.score < threshold.min(chosen.score)
             {
-                best_here = Some((sse, p));
+                chosen = c;
             }
         }
-        // A packet change point must earn its keep: keep s = S unless it removes a fifth of the residual.
-        if let (Some((sse, p)), Some((sse_none, p_none))) =
-            (best_here, fit_fixed(samples, S, S).map(|(p, e)| (e, p)))
-        {
-            let chosen = if sse < 0.8 * sse_none {
-                (sse, p)
-            } else {
-                (sse_none, p_none)
-            };
-            if best.as_ref().is_none_or(|(b, _)| chosen.0 < *b) {
-                best = Some(chosen);
-            }
+        if best.as_ref().is_none_or(|b| chosen.score < b.score) {
+            best = Some(chosen);
         }
     }
-    best.map(|(_, p)| p)
+    best
 }
 
 fn median(v: &[f64]) -> f64 {
