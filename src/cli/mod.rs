@@ -6,6 +6,10 @@ mod progress;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use loggps_predict::calibrate::{self, Calibration};
+use loggps_predict::casestudy::{
+    self,
+    check::{Baseline, Entry},
+};
 use loggps_predict::error::Error;
 use loggps_predict::model::{self, Overrides};
 use loggps_predict::report::{self, Format, Report, info::Info};
@@ -66,6 +70,33 @@ pub enum Command {
     },
     /// Measure this machine's LogGPS parameters with an MPI round-trip program (paper §4.3).
     Calibrate(CalibrateArgs),
+    /// The paper's Table 7 and Fig. 6 for a directory of recorded traces with a MANIFEST.tsv.
+    Table7 {
+        /// Directory with the traces and MANIFEST.tsv (as traces/record.sh writes them)
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
+        format: InfoFormat,
+        /// Also draw Fig. 6 (stacked bars of the breakdown) into this SVG file
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+    },
+    /// Compare predictions with a baseline (for CI): exit 1 and a table of what drifted.
+    Check {
+        /// Traces to predict
+        #[arg(required = true)]
+        traces: Vec<PathBuf>,
+        /// Baseline JSON (written by --update)
+        #[arg(long, value_name = "FILE")]
+        baseline: PathBuf,
+        /// Largest drift allowed: percent of the predicted runtime, and percentage points of the synchronization share
+        #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+        tolerance: f64,
+        /// Write the baseline from these predictions instead of comparing
+        #[arg(long)]
+        update: bool,
+        #[command(flatten)]
+        params: ParamArgs,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -114,11 +145,9 @@ pub enum Encoding {
     Text,
 }
 
-#[derive(Args, Debug)]
-pub struct PredictArgs {
-    /// Trace file (binary .bin or text .txt)
-    #[arg(required = true)]
-    pub trace: Option<PathBuf>,
+/// Where the LogGPS parameters come from, and per-parameter overrides.
+#[derive(Args, Debug, Clone)]
+pub struct ParamArgs {
     /// LogGPS parameters from a TOML file (names as in the paper: L o Os Or Gs Gl s S)
     #[arg(long, value_name = "FILE")]
     pub params: Option<PathBuf>,
@@ -149,6 +178,40 @@ pub struct PredictArgs {
     /// Eager limit: bytes above which the rendezvous protocol is used
     #[arg(long = "S", value_name = "BYTES")]
     pub S: Option<u64>,
+}
+
+impl ParamArgs {
+    fn resolve(&self, embedded: Option<model::Params>) -> Result<model::Resolved, Error> {
+        let ov = Overrides {
+            L: self.L,
+            o: self.o,
+            Os: self.Os,
+            Or: self.Or,
+            Gs: self.Gs,
+            Gl: self.Gl,
+            s: self.s,
+            S: self.S,
+        };
+        let r = model::resolve(
+            self.params.as_deref(),
+            self.platform.as_deref(),
+            embedded,
+            &ov,
+        )?;
+        for w in r.params.warnings() {
+            warn(format!("parameters: {w}"));
+        }
+        Ok(r)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// Trace file (binary .bin or text .txt)
+    #[arg(required = true)]
+    pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub params: ParamArgs,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -189,31 +252,21 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             params,
         }) => convert(&input, &output, to, force, params.as_deref()),
         Some(Command::Calibrate(a)) => calibrate(&a),
+        Some(Command::Table7 { dir, format, svg }) => table7(&dir, format, svg.as_deref()),
+        Some(Command::Check {
+            traces,
+            baseline,
+            tolerance,
+            update,
+            params,
+        }) => check(&traces, &baseline, tolerance, update, &params),
     })
 }
 
 fn predict(a: &PredictArgs) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let trace = load(path)?;
-    let ov = Overrides {
-        L: a.L,
-        o: a.o,
-        Os: a.Os,
-        Or: a.Or,
-        Gs: a.Gs,
-        Gl: a.Gl,
-        s: a.s,
-        S: a.S,
-    };
-    let resolved = model::resolve(
-        a.params.as_deref(),
-        a.platform.as_deref(),
-        trace.meta.params,
-        &ov,
-    )?;
-    for w in resolved.params.warnings() {
-        warn(format!("parameters: {w}"));
-    }
+    let resolved = a.params.resolve(trace.meta.params)?;
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let prediction = loggps_predict::predict(path, &trace, &resolved.params, &|n| bar.set(n));
     bar.finish();
@@ -345,4 +398,85 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         println!("warning     {w}");
     }
     println!("wrote       {} and {}", toml.display(), svg.display());
+}
+
+fn table7(dir: &Path, format: InfoFormat, svg: Option<&Path>) -> Result<(), Error> {
+    let study = Progress::around(
+        &format!("predicting the traces of {}", dir.display()),
+        || casestudy::study(dir, &mut |_, _| {}),
+    )?;
+    if let Some(path) = svg {
+        std::fs::write(path, casestudy::svg::chart(&casestudy::cells(&study)))
+            .map_err(|e| Error::Io(format!("{}: cannot write: {e}", path.display())))?;
+    }
+    let mut out = std::io::stdout().lock();
+    let res = match format {
+        InfoFormat::Table => out.write_all(casestudy::table(&study).as_bytes()),
+        InfoFormat::Json => serde_json::to_writer_pretty(&mut out, &study)
+            .map_err(std::io::Error::from)
+            .and_then(|_| writeln!(out)),
+    };
+    quiet_pipe(res, "writing the table")
+}
+
+fn check(
+    traces: &[PathBuf],
+    baseline: &Path,
+    tolerance: f64,
+    update: bool,
+    params: &ParamArgs,
+) -> Result<(), Error> {
+    let mut now = Vec::new();
+    for path in traces {
+        let trace = load(path)?;
+        let resolved = params.resolve(trace.meta.params)?;
+        let p = loggps_predict::predict(path, &trace, &resolved.params, &|_| {})?;
+        let total: f64 = p.ranks.iter().map(|r| r.end_ns).sum();
+        let sync: f64 = p
+            .ranks
+            .iter()
+            .map(|r| r.sender_sync_ns + r.receiver_sync_ns)
+            .sum();
+        let share = if total > 0.0 { sync / total } else { 0.0 };
+        now.push(Entry {
+            trace: path.display().to_string(),
+            predicted_s: p.predicted_ns * 1e-9,
+            sync_share: share,
+        });
+    }
+    if update {
+        let text = serde_json::to_string_pretty(&Baseline {
+            version: 1,
+            traces: now,
+        })
+        .expect("serializable")
+            + "\n";
+        return std::fs::write(baseline, text)
+            .map_err(|e| Error::Io(format!("{}: cannot write: {e}", baseline.display())));
+    }
+    let text = std::fs::read_to_string(baseline).map_err(|e| {
+        Error::Io(format!(
+            "{}: cannot read the baseline: {e}",
+            baseline.display()
+        ))
+    })?;
+    let base: Baseline = serde_json::from_str(&text)
+        .map_err(|e| Error::Io(format!("{}: not a baseline: {e}", baseline.display())))?;
+    let drifts = casestudy::check::compare(&base, &now, tolerance);
+    if drifts.is_empty() {
+        println!(
+            "{} prediction(s) match {} within {tolerance}%",
+            now.len(),
+            baseline.display()
+        );
+        return Ok(());
+    }
+    print!("{}", casestudy::check::drift_table(&drifts));
+    println!(
+        "{} of {} prediction(s) drifted from {} by more than {tolerance}%",
+        drifts.len(),
+        now.len(),
+        baseline.display()
+    );
+    std::process::exit(1);
 }
