@@ -34,7 +34,7 @@
 #
 # Size: ~10 bytes per event and ~85 bytes of trace per matrix row per blocking P = 2 run
 # (functional runs, Open MPI 4.1.4: n = 2048 gives 187 KB original, 277 KB fragmented, 370 KB
-# nonblocking at P = 2; 532 KB / 780 KB at P = 4), so the default set (74 traces) is about
+# nonblocking at P = 2; 532 KB / 780 KB at P = 4), so the default set (76 traces) is about
 # 10 MB, well under the 40 MiB budget; nothing is left out for size. It runs for a few
 # minutes (n = 2048 takes ~3-4 s per run at P = 2).
 set -euo pipefail
