@@ -43,69 +43,146 @@ fn hidden(p: &Params, k: u64, w: f64) -> bool {
         }
 }
 
-/// The design row of a sample: coefficients of `(o, L, Os, Or, Gs, Gl)` and a constant.
-fn row(k: u64, w: f64, s: u64, S: u64, hidden: bool) -> ([f64; 6], f64) {
+/// Unknowns of the linear fit: `o, L, Os, Or, Gs, Gl`, then the intercepts of the two
+/// rendezvous regimes. The paper derives the parameters from the eager intercepts and the four
+/// slopes only (§4.3, MODEL.md §7); the rendezvous intercepts are left free, so that a library
+/// whose handshake costs more or less than LogGPS says does not bend `o` and `L`.
+const UNKNOWNS: usize = 8;
+
+/// The design row of a sample and its constant term; with `free` the rendezvous regimes get
+/// their own intercepts, else LogGPS's (`12o + 6L` at w = 0, `10o + 4L` hidden).
+fn row(k: u64, w: f64, s: u64, S: u64, hidden: bool, free: bool) -> ([f64; UNKNOWNS], f64) {
     let kf = k as f64;
     let gs = k.min(s) as f64;
     let gl = k.saturating_sub(s) as f64;
+    let f = free as u8 as f64;
     match (hidden, k > S) {
-        (false, false) => ([4.0, 2.0, 2.0 * kf, 2.0 * kf, 2.0 * gs, 2.0 * gl], 0.0),
-        (false, true) => ([12.0, 6.0, 2.0 * kf, 2.0 * kf, 2.0 * gs, 2.0 * gl], 0.0),
-        (true, false) => ([2.0, 0.0, kf, kf, 0.0, 0.0], w),
-        (true, true) => ([10.0, 4.0, 2.0 * kf, kf, gs, gl], w),
+        (false, false) => (
+            [4.0, 2.0, 2.0 * kf, 2.0 * kf, 2.0 * gs, 2.0 * gl, 0.0, 0.0],
+            0.0,
+        ),
+        (false, true) => (
+            [
+                12.0 * (1.0 - f),
+                6.0 * (1.0 - f),
+                2.0 * kf,
+                2.0 * kf,
+                2.0 * gs,
+                2.0 * gl,
+                f,
+                0.0,
+            ],
+            0.0,
+        ),
+        (true, false) => ([2.0, 0.0, kf, kf, 0.0, 0.0, 0.0, 0.0], w),
+        (true, true) => (
+            [
+                10.0 * (1.0 - f),
+                4.0 * (1.0 - f),
+                2.0 * kf,
+                kf,
+                gs,
+                gl,
+                0.0,
+                f,
+            ],
+            w,
+        ),
     }
 }
 
-/// Solves the 6×6 system `a·x = b` by Gaussian elimination with partial pivoting.
+/// Solves `a·x = b` by Gaussian elimination with partial pivoting.
 #[allow(clippy::needless_range_loop)] // index loops read as the algebra does
-fn solve(mut a: [[f64; 6]; 6], mut b: [f64; 6]) -> Option<[f64; 6]> {
-    for c in 0..6 {
-        let piv = (c..6).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+fn solve<const N: usize>(mut a: [[f64; N]; N], mut b: [f64; N]) -> Option<[f64; N]> {
+    for c in 0..N {
+        let piv = (c..N).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
         if a[piv][c].abs() < 1e-300 {
             return None;
         }
         a.swap(c, piv);
         b.swap(c, piv);
-        for r in c + 1..6 {
+        for r in c + 1..N {
             let f = a[r][c] / a[c][c];
-            for j in c..6 {
+            for j in c..N {
                 a[r][j] -= f * a[c][j];
             }
             b[r] -= f * b[c];
         }
     }
-    let mut x = [0.0; 6];
-    for c in (0..6).rev() {
-        x[c] = (b[c] - (c + 1..6).map(|j| a[c][j] * x[j]).sum::<f64>()) / a[c][c];
+    let mut x = [0.0; N];
+    for c in (0..N).rev() {
+        x[c] = (b[c] - (c + 1..N).map(|j| a[c][j] * x[j]).sum::<f64>()) / a[c][c];
     }
     Some(x)
 }
 
-/// The weighted least-squares parameters for fixed `s`, `S`, branch of each sample and set of
-/// samples kept.
-fn fit_linear(samples: &[Sample], s: u64, S: u64, hid: &[bool], keep: &[bool]) -> Option<Params> {
+/// A linear fit: the parameters and the rendezvous intercepts (w = 0, w hidden), free or
+/// LogGPS's.
+#[derive(Clone, Copy, Debug)]
+struct Linear {
+    params: Params,
+    intercepts: [f64; 2],
+    free: bool,
+}
+
+impl Linear {
+    /// The fitted regime line at a sample (the model, but for the rendezvous intercepts).
+    fn predict(&self, x: &Sample, hidden: bool) -> f64 {
+        let p = &self.params;
+        let (r, c) = row(x.k, x.w_ns, p.s, p.S, hidden, self.free);
+        let v = [
+            p.o,
+            p.L,
+            p.Os,
+            p.Or,
+            p.Gs,
+            p.Gl,
+            self.intercepts[0],
+            self.intercepts[1],
+        ];
+        c + r.iter().zip(v).map(|(a, b)| a * b).sum::<f64>()
+    }
+}
+
+/// The weighted least-squares fit for fixed `s`, `S`, branch of each sample and samples kept.
+fn fit_linear(
+    samples: &[Sample],
+    s: u64,
+    S: u64,
+    hid: &[bool],
+    keep: &[bool],
+    free: bool,
+) -> Option<Linear> {
     // Columns are scaled so that per-byte and per-message terms are conditioned alike.
     let kmax = samples.iter().map(|x| x.k).max().unwrap_or(1).max(1) as f64;
-    let scale = [1.0, 1.0, kmax, kmax, kmax, kmax];
-    let mut ata = [[0.0; 6]; 6];
-    let mut atb = [0.0; 6];
+    let scale = [1.0, 1.0, kmax, kmax, kmax, kmax, 1.0, 1.0];
+    let mut ata = [[0.0; UNKNOWNS]; UNKNOWNS];
+    let mut atb = [0.0; UNKNOWNS];
+    let mut used = [false; UNKNOWNS];
     for ((x, &h), _) in samples.iter().zip(hid).zip(keep).filter(|(_, k)| **k) {
-        let (mut r, c) = row(x.k, x.w_ns, s, S, h);
+        let (mut r, c) = row(x.k, x.w_ns, s, S, h, free);
         let d = comm_part(x);
-        for j in 0..6 {
+        for j in 0..UNKNOWNS {
+            used[j] |= r[j] != 0.0;
             r[j] /= scale[j] * d;
         }
         let y = (x.rtt_ns - c) / d;
-        for i in 0..6 {
+        for i in 0..UNKNOWNS {
             atb[i] += r[i] * y;
-            for j in 0..6 {
+            for j in 0..UNKNOWNS {
                 ata[i][j] += r[i] * r[j];
             }
         }
     }
+    // A regime with no sample, or tied intercepts, leave a column empty: pin it to 0.
+    for j in 6..UNKNOWNS {
+        if !used[j] {
+            ata[j][j] = 1.0;
+        }
+    }
     let v = solve(ata, atb)?;
-    let v: Vec<f64> = (0..6).map(|j| v[j] / scale[j]).collect();
-    Some(Params {
+    let v: Vec<f64> = (0..UNKNOWNS).map(|j| v[j] / scale[j]).collect();
+    let params = Params {
         o: v[0],
         L: v[1],
         Os: v[2],
@@ -114,27 +191,62 @@ fn fit_linear(samples: &[Sample], s: u64, S: u64, hid: &[bool], keep: &[bool]) -
         Gl: v[5],
         s,
         S,
+    };
+    let intercepts = if free {
+        [v[6], v[7]]
+    } else {
+        [
+            12.0 * params.o + 6.0 * params.L,
+            10.0 * params.o + 4.0 * params.L,
+        ]
+    };
+    Some(Linear {
+        params,
+        intercepts,
+        free,
     })
 }
 
-/// A fit for fixed change points: its parameters, its score (squared relative residuals, each
-/// capped at 10%², so that no outlier chooses the change points) and the samples it kept.
+/// A fit for fixed change points: the fit, its score (squared relative residuals from the
+/// regime lines, each capped at 10%², so that no outlier chooses the change points) and the
+/// samples it kept.
 struct Candidate {
-    params: Params,
+    linear: Linear,
     score: f64,
     keep: Vec<bool>,
 }
 
-/// The robust fit for fixed `s`, `S`: least squares, then samples far from the median residual
+/// The fit for fixed `s`, `S`: the rendezvous intercepts are left free only if that cuts the
+/// score by a fifth (the library's handshake is not LogGPS's), else tied to the model.
+///
+/// Each is robust: least squares, then samples far from the median residual
 /// (a preempted measurement) are set aside and the fit is redone, until the set settles. Which
 /// samples `W` hides follows from the parameters, so branches are re-decided each time too.
 fn fit_fixed(samples: &[Sample], s: u64, S: u64) -> Option<Candidate> {
+    let tied = fit_robust(samples, s, S, false);
+    let free = fit_robust(samples, s, S, true);
+    match (tied, free) {
+        (Some(t), Some(f)) if f.score < 0.8 * t.score => Some(f),
+        (Some(t), _) => Some(t),
+        (None, f) => f,
+    }
+}
+
+/// [`fit_fixed`] with the rendezvous intercepts free or tied.
+fn fit_robust(samples: &[Sample], s: u64, S: u64, free: bool) -> Option<Candidate> {
     let mut hid: Vec<bool> = samples.iter().map(|x| x.w_ns > 0.0).collect();
     let mut keep = vec![true; samples.len()];
-    let mut p = fit_linear(samples, s, S, &hid, &keep)?;
+    let mut lin = fit_linear(samples, s, S, &hid, &keep, free)?;
+    let resid = |lin: &Linear, hid: &[bool]| -> Vec<f64> {
+        samples
+            .iter()
+            .zip(hid)
+            .map(|(x, &h)| (lin.predict(x, h) - x.rtt_ns) / comm_part(x))
+            .collect()
+    };
     for _ in 0..8 {
-        let resid: Vec<f64> = samples.iter().map(|x| rel_residual(&p, x)).collect();
-        let kept: Vec<f64> = resid
+        let r = resid(&lin, &hid);
+        let kept: Vec<f64> = r
             .iter()
             .zip(&keep)
             .filter(|(_, k)| **k)
@@ -143,20 +255,20 @@ fn fit_fixed(samples: &[Sample], s: u64, S: u64) -> Option<Candidate> {
         let med = median(&kept);
         let mad = 1.4826 * median(&kept.iter().map(|r| (r - med).abs()).collect::<Vec<_>>());
         let limit = (5.0 * mad).max(0.05);
-        let next_keep: Vec<bool> = resid.iter().map(|r| (r - med).abs() <= limit).collect();
-        let next_hid: Vec<bool> = samples.iter().map(|x| hidden(&p, x.k, x.w_ns)).collect();
+        let next_keep: Vec<bool> = r.iter().map(|r| (r - med).abs() <= limit).collect();
+        let next_hid: Vec<bool> = samples
+            .iter()
+            .map(|x| hidden(&lin.params, x.k, x.w_ns))
+            .collect();
         if next_keep == keep && next_hid == hid || next_keep.iter().filter(|k| **k).count() < 8 {
             break;
         }
         (keep, hid) = (next_keep, next_hid);
-        p = fit_linear(samples, s, S, &hid, &keep)?;
+        lin = fit_linear(samples, s, S, &hid, &keep, free)?;
     }
-    let score = samples
-        .iter()
-        .map(|x| rel_residual(&p, x).powi(2).min(0.01))
-        .sum();
+    let score = resid(&lin, &hid).iter().map(|r| (r * r).min(0.01)).sum();
     Some(Candidate {
-        params: p,
+        linear: lin,
         score,
         keep,
     })
@@ -168,21 +280,63 @@ fn comm_part(x: &Sample) -> f64 {
     (x.rtt_ns - x.w_ns).max(1e-3 * x.rtt_ns).max(1e-9)
 }
 
-/// The model's error on a sample, relative to the sample's communicating part.
-fn rel_residual(p: &Params, x: &Sample) -> f64 {
-    (model_rtt(p, x.k, x.w_ns) - x.rtt_ns) / comm_part(x)
-}
-
 /// The result of a fit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fit {
     pub params: Params,
-    /// Root-mean-square relative error of the model over the samples kept.
+    /// Root-mean-square error of the modeled RTT relative to the measured RTT, samples kept.
     pub rms_rel: f64,
-    /// Largest relative error over the samples kept.
+    /// Largest such error over the samples kept.
     pub max_rel: f64,
     /// Samples dropped as outliers.
     pub outliers: Vec<Sample>,
+    /// The rendezvous regimes' intercepts as measured (w = 0, w hidden), and as LogGPS models
+    /// them from the parameters (`12o + 6L`, `10o + 4L`): how far the library's handshake is
+    /// from the model's.
+    pub rendezvous_intercepts_ns: [f64; 2],
+    pub modeled_rendezvous_intercepts_ns: [f64; 2],
+}
+
+/// Where the eager limit jumps: the gap `(lo, hi)` of adjacent measured sizes across which the
+/// communicating part of the round trip (RTT − w) grows most faster than linearly, summed over
+/// both curves. A linear cost `a + b·k` with `a ≥ 0` grows at most as fast as `k`; the switch to
+/// rendezvous adds a handshake at once. The right side of a gap is the smaller of two samples,
+/// so that a high outlier does not fake a jump; the robust fit then chooses `S` among the sizes
+/// around the gap. None when no gap grows super-linearly.
+pub fn eager_jump(samples: &[Sample]) -> Option<(u64, u64)> {
+    let mut ws: Vec<f64> = samples.iter().map(|x| x.w_ns).collect();
+    ws.sort_by(f64::total_cmp);
+    ws.dedup();
+    let mut ks: Vec<u64> = samples.iter().map(|x| x.k).filter(|&k| k > 0).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    let comm = |k: u64, w: f64| -> Option<f64> {
+        let v: Vec<f64> = samples
+            .iter()
+            .filter(|x| x.k == k && x.w_ns == w)
+            .map(comm_part)
+            .collect();
+        (!v.is_empty()).then(|| median(&v))
+    };
+    let mut best: Option<(f64, u64, u64)> = None;
+    for i in 0..ks.len().saturating_sub(1) {
+        let (lo, hi) = (ks[i], ks[i + 1]);
+        let mut score = 0.0;
+        for &w in &ws {
+            let right = [Some(hi), ks.get(i + 2).copied()]
+                .into_iter()
+                .flatten()
+                .filter_map(|k| comm(k, w))
+                .fold(f64::INFINITY, f64::min);
+            if let (Some(l), true) = (comm(lo, w), right.is_finite()) {
+                score += (right / l).ln() - (hi as f64 / lo as f64).ln();
+            }
+        }
+        if score > 0.1 && best.is_none_or(|(b, ..)| score > b) {
+            best = Some((score, lo, hi));
+        }
+    }
+    best.map(|(_, lo, hi)| (lo, hi))
 }
 
 /// Fits parameters and change points to samples of both `w = 0` and `w = W`. Candidate change
@@ -192,6 +346,7 @@ pub struct Fit {
 /// sizes above `S`.
 pub fn fit(samples: &[Sample]) -> Option<Fit> {
     let best = search(samples)?;
+    let p = best.linear.params;
     let kept: Vec<&Sample> = samples
         .iter()
         .zip(&best.keep)
@@ -204,17 +359,20 @@ pub fn fit(samples: &[Sample]) -> Option<Fit> {
         .filter(|(_, k)| !**k)
         .map(|(x, _)| *x)
         .collect();
+    // Quality as the issue states it: the model's RTT against the measured RTT.
     let rel: Vec<f64> = kept
         .iter()
-        .map(|x| rel_residual(&best.params, x).abs())
+        .map(|x| ((model_rtt(&p, x.k, x.w_ns) - x.rtt_ns) / x.rtt_ns).abs())
         .collect();
     let rms_rel = (rel.iter().map(|r| r * r).sum::<f64>() / rel.len().max(1) as f64).sqrt();
     let max_rel = rel.iter().copied().fold(0.0, f64::max);
     Some(Fit {
-        params: best.params,
+        params: p,
         rms_rel,
         max_rel,
         outliers,
+        rendezvous_intercepts_ns: best.linear.intercepts,
+        modeled_rendezvous_intercepts_ns: [12.0 * p.o + 6.0 * p.L, 10.0 * p.o + 4.0 * p.L],
     })
 }
 
@@ -236,8 +394,24 @@ fn search(samples: &[Sample]) -> Option<Candidate> {
     };
     // S needs two sizes above it (the rendezvous slopes), s at most S.
     let third_largest = ks.len().checked_sub(3).map(|i| ks[i])?;
+    // A rendezvous jump fixes S; without one, S is a change point like s.
+    let eager: Vec<u64> = match eager_jump(samples) {
+        Some((lo, _)) => {
+            let at = candidates.partition_point(|&c| c < lo);
+            candidates[at.saturating_sub(2)..(at + 3).min(candidates.len())]
+                .iter()
+                .copied()
+                .filter(|&S| S <= third_largest)
+                .collect()
+        }
+        None => candidates
+            .iter()
+            .copied()
+            .filter(|&S| S <= third_largest)
+            .collect(),
+    };
     let mut best: Option<Candidate> = None;
-    for &S in candidates.iter().filter(|&&S| S <= third_largest) {
+    for &S in &eager {
         let Some(no_packets) = fit_fixed(samples, S, S) else {
             continue;
         };
@@ -429,6 +603,22 @@ mod tests {
             assert!(rel(a, b) < 1e-6, "{q:?}");
         }
         assert!(f.outliers.is_empty() && f.max_rel < 1e-9);
+    }
+
+    #[test]
+    fn the_eager_jump_is_located_in_noisy_data() {
+        let p = myrinet();
+        for seed in 1..11 {
+            let mut rng = Rng::new(seed);
+            let (lo, hi) = eager_jump(&synthetic(&p, 500_000.0, Some(&mut rng))).unwrap();
+            assert!(
+                (13777..=16384).contains(&lo) && hi <= 19484,
+                "seed {seed}: ({lo}, {hi})"
+            );
+        }
+        // No rendezvous in the sweep: no jump.
+        let eager_only = Params { S: u64::MAX, ..p };
+        assert_eq!(eager_jump(&synthetic(&eager_only, 500_000.0, None)), None);
     }
 
     #[test]

@@ -24,8 +24,10 @@ pub struct Options {
     pub max_bytes: u64,
     /// The imbalance `W`, ns.
     pub imbalance_ns: u64,
-    /// Repetitions per point (the median is kept).
+    /// Repetitions per point at least (the median is kept), more while a point has taken less
+    /// than `time_ms`.
     pub reps: u32,
+    pub time_ms: f64,
     /// Sizes per octave in the coarse sweep.
     pub per_octave: u32,
 }
@@ -193,7 +195,18 @@ fn reported_by_library(
     }
     cmd.args(["-np", &opts.np.to_string()])
         .arg(&opts.rtt)
-        .args(["--sizes", "0", "--w", "0", "--reps", "1", "--warmup", "0"]);
+        .args([
+            "--sizes",
+            "0",
+            "--w",
+            "0",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--time-ms",
+            "0",
+        ]);
     let status = cmd
         .output()
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
@@ -211,44 +224,49 @@ fn reported_by_library(
     ))
 }
 
-/// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring inside it;
-/// `side(sample)` says whether a measured size lies at or below the threshold (None: cannot
-/// tell, stop).
+/// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring inside it
+/// at imbalances `ws`; `side(measured)` says whether the size of a point (all its imbalances)
+/// lies at or below the threshold (None: cannot tell, stop).
 fn refine(
     opts: &Options,
-    lo: u64,
-    hi: u64,
-    w: u64,
-    side: &dyn Fn(&Sample) -> Option<bool>,
+    bracket: (u64, u64),
+    ws: &[u64],
+    side: &dyn Fn(&[Sample]) -> Option<bool>,
     out: &mut Vec<Sample>,
     log: &mut dyn FnMut(String),
 ) -> Result<(u64, u64), Error> {
-    let (mut lo, mut hi) = (lo, hi);
+    let (mut lo, mut hi) = bracket;
     while hi > lo + 1 {
         let step = ((hi - lo) / 8).max(1);
         let probe: Vec<u64> = (1..8).map(|i| lo + i * step).filter(|&k| k < hi).collect();
-        let measured = run_rtt(opts, &probe, &[w], opts.reps, log)?;
-        let mut moved = false;
-        for x in &measured {
-            match side(x) {
-                Some(true) if x.k > lo && x.k < hi => {
-                    lo = x.k;
-                    moved = true;
-                }
-                Some(false) if x.k < hi && x.k > lo => {
-                    hi = x.k;
-                    moved = true;
-                    break;
-                }
+        let measured = run_rtt(opts, &probe, ws, opts.reps, log)?;
+        let (mut new_lo, mut new_hi) = (lo, hi);
+        for &k in &probe {
+            let point: Vec<Sample> = measured.iter().filter(|x| x.k == k).copied().collect();
+            match side(&point) {
+                Some(true) if k < new_hi => new_lo = new_lo.max(k),
+                Some(false) => new_hi = new_hi.min(k),
                 _ => {}
             }
         }
         out.extend(measured);
-        if !moved {
+        if (new_lo, new_hi) == (lo, hi) || new_lo >= new_hi {
             break;
         }
+        (lo, hi) = (new_lo, new_hi);
     }
     Ok((lo, hi))
+}
+
+/// The median communicating part (RTT − w) of size `k` at imbalance `w`.
+fn comm_at(samples: &[Sample], k: u64, w: f64) -> Option<f64> {
+    let mut v: Vec<f64> = samples
+        .iter()
+        .filter(|x| x.k == k && x.w_ns == w)
+        .map(|x| x.rtt_ns - x.w_ns)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
 }
 
 /// Measures, refines around the thresholds, and fits.
@@ -283,28 +301,30 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         opts.reps,
         log,
     )?;
-    let coarse = fit::fit(&samples)
-        .ok_or_else(|| Error::Io("the coarse sweep could not be fitted (too few sizes?)".into()))?;
-    let p = coarse.params;
-    log(format!("coarse fit: s ≈ {} bytes, S ≈ {} bytes", p.s, p.S));
-
-    // S: a jump between the eager and the rendezvous round trip, read at w = 0.
-    let above = |t: u64| samples.iter().map(|x| x.k).filter(|&k| k > t).min();
-    let (above_eager, above_packet) = (above(p.S), above(p.s));
-    if let Some(hi) = above_eager {
-        let eager = Params { S: u64::MAX, ..p };
-        let rdv = Params { S: 0, ..p };
-        let side = |x: &Sample| {
-            let (a, b) = (
-                fit::model_rtt(&eager, x.k, 0.0),
-                fit::model_rtt(&rdv, x.k, 0.0),
-            );
-            Some((x.rtt_ns - a).abs() < (x.rtt_ns - b).abs())
+    // S: the rendezvous jump, bracketed to adjacent sizes. A size is below it when its
+    // communicating parts are closer (in ratio) to those of the bracket's low end.
+    if let Some(bracket) = fit::eager_jump(&samples) {
+        let ends = samples.clone();
+        let side = |point: &[Sample]| {
+            let mut closer_low = 0.0;
+            for x in point {
+                let (l, h) = (
+                    comm_at(&ends, bracket.0, x.w_ns)?,
+                    comm_at(&ends, bracket.1, x.w_ns)?,
+                );
+                let c = (x.rtt_ns - x.w_ns).max(1.0);
+                closer_low += (c / h).ln().abs() - (c / l).ln().abs();
+            }
+            Some(closer_low > 0.0)
         };
-        let (lo, hi) = refine(opts, p.S, hi, 0, &side, &mut samples, log)?;
+        let (lo, hi) = refine(opts, bracket, &[0, w], &side, &mut samples, log)?;
         log(format!("eager limit bracketed to ({lo}, {hi}]"));
     }
+    let p = fit::fit(&samples)
+        .ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?
+        .params;
     // s: a change of slope below S; refined while the two slopes still tell the sizes apart.
+    let above_packet = samples.iter().map(|x| x.k).filter(|&k| k > p.s).min();
     if p.s < p.S
         && let Some(hi) = above_packet
     {
@@ -318,26 +338,16 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             S: u64::MAX,
             ..p
         };
-        let side = |x: &Sample| {
+        let side = |point: &[Sample]| {
+            let x = point.iter().find(|x| x.w_ns == 0.0)?;
             let (a, b) = (
                 fit::model_rtt(&one, x.k, 0.0),
                 fit::model_rtt(&many, x.k, 0.0),
             );
             ((a - b).abs() > 0.02 * x.rtt_ns).then(|| (x.rtt_ns - a).abs() < (x.rtt_ns - b).abs())
         };
-        let (lo, hi) = refine(opts, p.s, hi.min(p.S), 0, &side, &mut samples, log)?;
+        let (lo, hi) = refine(opts, (p.s, hi.min(p.S)), &[0, w], &side, &mut samples, log)?;
         log(format!("packet size bracketed to ({lo}, {hi}]"));
-    }
-    // Each refined size at the other imbalance too, so both curves have them.
-    let refined: Vec<u64> = samples
-        .iter()
-        .filter(|x| x.w_ns == 0.0)
-        .map(|x| x.k)
-        .filter(|k| !samples.iter().any(|y| y.k == *k && y.w_ns > 0.0))
-        .collect();
-    if !refined.is_empty() {
-        let more = run_rtt(opts, &refined, &[w], opts.reps, log)?;
-        samples.extend(more);
     }
     samples.sort_by_key(|x| (x.k, x.w_ns as u64));
     let fit =

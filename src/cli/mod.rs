@@ -113,6 +113,9 @@ pub struct CalibrateArgs {
     /// Where to draw measured vs modeled RTT (default: OUTPUT with .svg)
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Also write every measured point and the model's value (TSV)
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
     /// The round-trip program (built by `make -C tracer`)
     #[arg(long, default_value = "tracer/loggps-rtt")]
     pub rtt: PathBuf,
@@ -125,9 +128,12 @@ pub struct CalibrateArgs {
     /// The imbalance W, ns (it hides the transfer of messages that take less)
     #[arg(long, default_value_t = 500_000)]
     pub imbalance: u64,
-    /// Repetitions per point; the median is kept
+    /// Repetitions per point at least; the median is kept
     #[arg(long, default_value_t = 31)]
     pub reps: u32,
+    /// More repetitions while a point has taken less than this, ms
+    #[arg(long, default_value_t = 30.0)]
+    pub time_ms: f64,
     /// Sizes per octave in the first sweep
     #[arg(long, default_value_t = 4)]
     pub per_octave: u32,
@@ -350,6 +356,7 @@ fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
         max_bytes: a.max_bytes,
         imbalance_ns: a.imbalance,
         reps: a.reps,
+        time_ms: a.time_ms,
         per_octave: a.per_octave,
     };
     let c = calibrate::calibrate(&opts, &mut |m| eprintln!("calibrate: {m}"))?;
@@ -363,6 +370,23 @@ fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
         .clone()
         .unwrap_or_else(|| a.output.with_extension("svg"));
     write(&svg, calibrate::svg::chart(&c))?;
+    if let Some(path) = &a.samples {
+        let mut t = String::from("k\tw_ns\trtt_ns\tmodel_ns\terror_pct\toutlier\n");
+        for x in &c.samples {
+            let m = calibrate::fit::model_rtt(&c.fit.params, x.k, x.w_ns);
+            let outlier = c.fit.outliers.contains(x);
+            t.push_str(&format!(
+                "{}\t{}\t{}\t{:.1}\t{:.2}\t{}\n",
+                x.k,
+                x.w_ns,
+                x.rtt_ns,
+                m,
+                100.0 * (m - x.rtt_ns) / x.rtt_ns,
+                outlier
+            ));
+        }
+        write(path, t)?;
+    }
     print_calibration(&c, &a.output, &svg);
     Ok(())
 }
@@ -393,6 +417,13 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             "eager limit measured S = {} B (the library reports none)",
             p.S
         ),
+    }
+    let [a0, aw] = c.fit.rendezvous_intercepts_ns;
+    let [m0, mw] = c.fit.modeled_rendezvous_intercepts_ns;
+    if (a0, aw) != (m0, mw) {
+        println!(
+            "rendezvous  the handshake is not LogGPS's: intercepts measured {a0:.0} ns (w = 0) and {aw:.0} ns (w = W), modeled 12o+6L = {m0:.0} ns and 10o+4L = {mw:.0} ns"
+        );
     }
     for w in p.warnings() {
         println!("warning     {w}");

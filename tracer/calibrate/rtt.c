@@ -8,7 +8,10 @@
  *
  *     rtt K W_NS MEDIAN_NS MIN_NS REPS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T]
+ *
+ * Each point gets at least N repetitions and more while it has run for less than T ms (at most
+ * MAX_REPS), so that cheap points, the noisiest, get many.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -16,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define MAX_REPS 4001
 
 static int64_t now_ns(void) {
     struct timespec t;
@@ -57,15 +62,17 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL;
     int nsizes = 0, nws = 0, reps = 31, warmup = 5;
+    double time_ms = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
         else if (!strcmp(argv[i], "--w")) nws = parse_list(argv[i + 1], &ws);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--time-ms")) time_ms = atof(argv[i + 1]);
     }
-    if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || warmup < 0) {
+    if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N]%s\n", argv[0],
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -74,27 +81,36 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nsizes; i++) kmax = sizes[i] > kmax ? sizes[i] : kmax;
     char *buf = malloc(kmax > 0 ? kmax : 1);
     memset(buf, 1, kmax > 0 ? kmax : 1);
-    long long *rtt = malloc(sizeof(long long) * reps);
+    long long *rtt = malloc(sizeof(long long) * MAX_REPS);
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
         for (int j = 0; j < nws; j++) {
             MPI_Barrier(MPI_COMM_WORLD);
-            for (int r = -warmup; r < reps; r++) {
+            int done = 0;
+            int64_t start = 0;
+            /* Rank 0 decides when a point has enough repetitions and tells rank 1 in the tag
+             * of its message (1: more follow, 0: the last), so both stop together. */
+            for (int r = -warmup;; r++) {
                 if (rank == 0) {
+                    if (r == 0) start = now_ns();
+                    int last = r >= reps - 1 && (r + 1 >= MAX_REPS || now_ns() - start >= (int64_t)(time_ms * 1e6));
                     int64_t t0 = now_ns();
-                    MPI_Send(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+                    MPI_Send(buf, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD);
                     spin(ws[j]);
                     MPI_Recv(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    if (r >= 0) rtt[r] = now_ns() - t0;
+                    if (r >= 0) rtt[done++] = now_ns() - t0;
+                    if (last) break;
                 } else {
-                    MPI_Recv(buf, k, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Status st;
+                    MPI_Recv(buf, k, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
                     MPI_Send(buf, k, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+                    if (st.MPI_TAG == 0) break;
                 }
             }
             if (rank == 0) {
-                qsort(rtt, reps, sizeof(long long), cmp_ll);
-                long long median = reps % 2 ? rtt[reps / 2] : (rtt[reps / 2 - 1] + rtt[reps / 2]) / 2;
-                printf("rtt %d %lld %lld %lld %d\n", k, ws[j], median, rtt[0], reps);
+                qsort(rtt, done, sizeof(long long), cmp_ll);
+                long long median = done % 2 ? rtt[done / 2] : (rtt[done / 2 - 1] + rtt[done / 2]) / 2;
+                printf("rtt %d %lld %lld %lld %d\n", k, ws[j], median, rtt[0], done);
                 fflush(stdout);
             }
         }
