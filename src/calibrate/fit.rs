@@ -302,8 +302,11 @@ pub struct Fit {
 /// both curves. A linear cost `a + b·k` with `a ≥ 0` grows at most as fast as `k`; the switch to
 /// rendezvous adds a handshake at once. The right side of a gap is the smaller of two samples,
 /// so that a high outlier does not fake a jump; the robust fit then chooses `S` among the sizes
-/// around the gap. None when no gap grows super-linearly.
-pub fn eager_jump(samples: &[Sample]) -> Option<(u64, u64)> {
+/// around the gap. With `near` (the limit the library reports, which may count a header), only
+/// gaps within a factor of two below it count: libraries have other protocol steps (Open MPI's
+/// fast boxes), and the reported limit says which step is the rendezvous. None when no gap
+/// grows super-linearly.
+pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
     let mut ws: Vec<f64> = samples.iter().map(|x| x.w_ns).collect();
     ws.sort_by(f64::total_cmp);
     ws.dedup();
@@ -321,6 +324,9 @@ pub fn eager_jump(samples: &[Sample]) -> Option<(u64, u64)> {
     let mut best: Option<(f64, u64, u64)> = None;
     for i in 0..ks.len().saturating_sub(1) {
         let (lo, hi) = (ks[i], ks[i + 1]);
+        if near.is_some_and(|n| lo < n / 2 || lo >= n) {
+            continue;
+        }
         let mut score = 0.0;
         for &w in &ws {
             let right = [Some(hi), ks.get(i + 2).copied()]
@@ -344,8 +350,8 @@ pub fn eager_jump(samples: &[Sample]) -> Option<(u64, u64)> {
 /// `s = S` when no packet change shows); once the measurement has bracketed a threshold to
 /// adjacent sizes `(k, k + 1)`, change points go only inside such brackets. Needs at least two
 /// sizes above `S`.
-pub fn fit(samples: &[Sample]) -> Option<Fit> {
-    let best = search(samples)?;
+pub fn fit(samples: &[Sample], near: Option<u64>) -> Option<Fit> {
+    let best = search(samples, near)?;
     let p = best.linear.params;
     let kept: Vec<&Sample> = samples
         .iter()
@@ -377,7 +383,7 @@ pub fn fit(samples: &[Sample]) -> Option<Fit> {
 }
 
 /// The `(s, S)` pair with the smallest score.
-fn search(samples: &[Sample]) -> Option<Candidate> {
+fn search(samples: &[Sample], near: Option<u64>) -> Option<Candidate> {
     let mut ks: Vec<u64> = samples.iter().map(|x| x.k).collect();
     ks.sort_unstable();
     ks.dedup();
@@ -395,7 +401,7 @@ fn search(samples: &[Sample]) -> Option<Candidate> {
     // S needs two sizes above it (the rendezvous slopes), s at most S.
     let third_largest = ks.len().checked_sub(3).map(|i| ks[i])?;
     // A rendezvous jump fixes S; without one, S is a change point like s.
-    let eager: Vec<u64> = match eager_jump(samples) {
+    let eager: Vec<u64> = match eager_jump(samples, near) {
         Some((lo, _)) => {
             let at = candidates.partition_point(|&c| c < lo);
             candidates[at.saturating_sub(2)..(at + 3).min(candidates.len())]
@@ -589,7 +595,7 @@ mod tests {
     fn exact_synthetic_data_gives_the_preset_back() {
         // W = 500 µs as in the paper: it hides the transfer of short messages only.
         let p = myrinet();
-        let f = fit(&synthetic(&p, 500_000.0, None)).unwrap();
+        let f = fit(&synthetic(&p, 500_000.0, None), None).unwrap();
         let q = f.params;
         assert_eq!((q.s, q.S), (p.s, p.S));
         for (a, b) in [
@@ -610,7 +616,7 @@ mod tests {
         let p = myrinet();
         for seed in 1..11 {
             let mut rng = Rng::new(seed);
-            let (lo, hi) = eager_jump(&synthetic(&p, 500_000.0, Some(&mut rng))).unwrap();
+            let (lo, hi) = eager_jump(&synthetic(&p, 500_000.0, Some(&mut rng)), None).unwrap();
             assert!(
                 (13777..=16384).contains(&lo) && hi <= 19484,
                 "seed {seed}: ({lo}, {hi})"
@@ -618,7 +624,10 @@ mod tests {
         }
         // No rendezvous in the sweep: no jump.
         let eager_only = Params { S: u64::MAX, ..p };
-        assert_eq!(eager_jump(&synthetic(&eager_only, 500_000.0, None)), None);
+        assert_eq!(
+            eager_jump(&synthetic(&eager_only, 500_000.0, None), None),
+            None
+        );
     }
 
     #[test]
@@ -648,7 +657,7 @@ mod tests {
         let p = myrinet();
         for seed in 1..11 {
             let mut rng = Rng::new(seed);
-            let f = fit(&synthetic(&p, 500_000.0, Some(&mut rng))).unwrap();
+            let f = fit(&synthetic(&p, 500_000.0, Some(&mut rng)), None).unwrap();
             let q = f.params;
             assert_eq!((q.s, q.S), (p.s, p.S), "seed {seed}");
             for (a, b, n) in [

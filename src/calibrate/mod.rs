@@ -225,13 +225,15 @@ fn reported_by_library(
 }
 
 /// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring inside it
-/// at imbalances `ws`; `side(measured)` says whether the size of a point (all its imbalances)
-/// lies at or below the threshold (None: cannot tell, stop).
+/// at imbalances `ws`. `below(point, lo, hi, all)` scores how much a measured point looks like
+/// it lies at or below the threshold (positive) or above it (negative), given the current
+/// bracket and all samples so far (None: cannot tell, stop). The new bracket is the split of
+/// the probes that agrees best with all their scores, so one noisy probe cannot mislead it.
 fn refine(
     opts: &Options,
     bracket: (u64, u64),
     ws: &[u64],
-    side: &dyn Fn(&[Sample]) -> Option<bool>,
+    below: &dyn Fn(&[Sample], u64, u64, &[Sample]) -> Option<f64>,
     out: &mut Vec<Sample>,
     log: &mut dyn FnMut(String),
 ) -> Result<(u64, u64), Error> {
@@ -240,17 +242,26 @@ fn refine(
         let step = ((hi - lo) / 8).max(1);
         let probe: Vec<u64> = (1..8).map(|i| lo + i * step).filter(|&k| k < hi).collect();
         let measured = run_rtt(opts, &probe, ws, opts.reps, log)?;
-        let (mut new_lo, mut new_hi) = (lo, hi);
+        out.extend(measured.iter().copied());
+        let mut scores = Vec::with_capacity(probe.len());
         for &k in &probe {
             let point: Vec<Sample> = measured.iter().filter(|x| x.k == k).copied().collect();
-            match side(&point) {
-                Some(true) if k < new_hi => new_lo = new_lo.max(k),
-                Some(false) => new_hi = new_hi.min(k),
-                _ => {}
+            match below(&point, lo, hi, out) {
+                Some(score) => scores.push(score),
+                None => return Ok((lo, hi)),
             }
         }
-        out.extend(measured);
-        if (new_lo, new_hi) == (lo, hi) || new_lo >= new_hi {
+        // Split j: probes before it are below the threshold, the rest above.
+        let agreement =
+            |j: usize| scores[..j].iter().sum::<f64>() - scores[j..].iter().sum::<f64>();
+        let j = (0..=probe.len())
+            .max_by(|&a, &b| agreement(a).total_cmp(&agreement(b)))
+            .unwrap_or(0);
+        let (new_lo, new_hi) = (
+            if j == 0 { lo } else { probe[j - 1] },
+            probe.get(j).copied().unwrap_or(hi),
+        );
+        if (new_lo, new_hi) == (lo, hi) {
             break;
         }
         (lo, hi) = (new_lo, new_hi);
@@ -303,24 +314,34 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     )?;
     // S: the rendezvous jump, bracketed to adjacent sizes. A size is below it when its
     // communicating parts are closer (in ratio) to those of the bracket's low end.
-    if let Some(bracket) = fit::eager_jump(&samples) {
-        let ends = samples.clone();
-        let side = |point: &[Sample]| {
-            let mut closer_low = 0.0;
+    let reported_limit = reported.as_ref().map(|(_, b)| *b);
+    let mut near = reported_limit;
+    if near.is_some() && fit::eager_jump(&samples, near).is_none() {
+        log(format!(
+            "no rendezvous jump below the reported eager limit {} bytes: searching all sizes",
+            near.unwrap_or(0)
+        ));
+        near = None;
+    }
+    if let Some(bracket) = fit::eager_jump(&samples, near) {
+        // A size is below the jump when the communicating part grows faster than linearly from
+        // it to the high end rather than from the low end to it (fit::eager_jump's measure).
+        let side = |point: &[Sample], lo: u64, hi: u64, all: &[Sample]| {
+            let mut below = 0.0;
             for x in point {
-                let (l, h) = (
-                    comm_at(&ends, bracket.0, x.w_ns)?,
-                    comm_at(&ends, bracket.1, x.w_ns)?,
-                );
+                let (l, h) = (comm_at(all, lo, x.w_ns)?, comm_at(all, hi, x.w_ns)?);
                 let c = (x.rtt_ns - x.w_ns).max(1.0);
-                closer_low += (c / h).ln().abs() - (c / l).ln().abs();
+                let (k, lo, hi) = (x.k as f64, lo.max(1) as f64, hi as f64);
+                let from_low = (c / l).ln() - (k / lo).ln();
+                let to_high = (h / c).ln() - (hi / k).ln();
+                below += to_high - from_low;
             }
-            Some(closer_low > 0.0)
+            Some(below)
         };
         let (lo, hi) = refine(opts, bracket, &[0, w], &side, &mut samples, log)?;
         log(format!("eager limit bracketed to ({lo}, {hi}]"));
     }
-    let p = fit::fit(&samples)
+    let p = fit::fit(&samples, near)
         .ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?
         .params;
     // s: a change of slope below S; refined while the two slopes still tell the sizes apart.
@@ -338,20 +359,21 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             S: u64::MAX,
             ..p
         };
-        let side = |point: &[Sample]| {
+        let side = |point: &[Sample], _lo: u64, _hi: u64, _all: &[Sample]| {
             let x = point.iter().find(|x| x.w_ns == 0.0)?;
             let (a, b) = (
                 fit::model_rtt(&one, x.k, 0.0),
                 fit::model_rtt(&many, x.k, 0.0),
             );
-            ((a - b).abs() > 0.02 * x.rtt_ns).then(|| (x.rtt_ns - a).abs() < (x.rtt_ns - b).abs())
+            ((a - b).abs() > 0.02 * x.rtt_ns)
+                .then(|| ((x.rtt_ns - b).abs() - (x.rtt_ns - a).abs()) / x.rtt_ns)
         };
         let (lo, hi) = refine(opts, (p.s, hi.min(p.S)), &[0, w], &side, &mut samples, log)?;
         log(format!("packet size bracketed to ({lo}, {hi}]"));
     }
     samples.sort_by_key(|x| (x.k, x.w_ns as u64));
-    let fit =
-        fit::fit(&samples).ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?;
+    let fit = fit::fit(&samples, near)
+        .ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?;
     Ok(Calibration {
         fit,
         samples,
