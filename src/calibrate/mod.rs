@@ -225,7 +225,7 @@ fn reported_by_library(
 }
 
 /// Scores a measured point against the current bracket `(lo, hi)` and all samples so far.
-type Classifier = dyn Fn(&[Sample], u64, u64, &[Sample]) -> Option<f64>;
+type Classifier<'a> = dyn Fn(&[Sample], u64, u64, &[Sample]) -> Option<f64> + 'a;
 
 /// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring inside it
 /// at imbalances `ws`. `below(point, lo, hi, all)` scores how much a measured point looks like
@@ -236,7 +236,7 @@ fn refine(
     opts: &Options,
     bracket: (u64, u64),
     ws: &[u64],
-    below: &Classifier,
+    below: &Classifier<'_>,
     out: &mut Vec<Sample>,
     log: &mut dyn FnMut(String),
 ) -> Result<(u64, u64), Error> {
