@@ -300,9 +300,11 @@ pub struct Fit {
 /// Where the eager limit jumps: the gap `(lo, hi)` of adjacent measured sizes across which the
 /// communicating part of the round trip (RTT − w) grows most faster than linearly, summed over
 /// both curves. A linear cost `a + b·k` with `a ≥ 0` grows at most as fast as `k`; the switch to
-/// rendezvous adds a handshake at once. The right side of a gap is the smaller of two samples,
-/// so that a high outlier does not fake a jump; the robust fit then chooses `S` among the sizes
-/// around the gap. With `near` (the limit the library reports, which may count a header), only
+/// rendezvous adds a handshake at once. The left side of a gap is the larger of two neighbouring
+/// samples and the right side the smaller, so that neither a slow outlier (a preempted point)
+/// nor a fast one (Open MPI's fast-box ring lets some sizes through a quicker path) fakes a
+/// jump; the robust fit then chooses `S` among the sizes around the gap. With `near` (the
+/// limit the library reports, which may count a header), only
 /// gaps within a factor of two below it count: libraries have other protocol steps (Open MPI's
 /// fast boxes), and the reported limit says which step is the rendezvous. None when no gap
 /// grows super-linearly.
@@ -334,8 +336,13 @@ pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
                 .flatten()
                 .filter_map(|k| comm(k, w))
                 .fold(f64::INFINITY, f64::min);
-            if let (Some(l), true) = (comm(lo, w), right.is_finite()) {
-                score += (right / l).ln() - (hi as f64 / lo as f64).ln();
+            let left = [i.checked_sub(1).map(|j| ks[j]), Some(lo)]
+                .into_iter()
+                .flatten()
+                .filter_map(|k| comm(k, w))
+                .fold(0.0, f64::max);
+            if left > 0.0 && right.is_finite() {
+                score += (right / left).ln() - (hi as f64 / lo as f64).ln();
             }
         }
         if score > 0.1 && best.is_none_or(|(b, ..)| score > b) {

@@ -283,6 +283,27 @@ fn comm_at(samples: &[Sample], k: u64, w: f64) -> Option<f64> {
     v.get(v.len() / 2).copied()
 }
 
+/// A bracket end's communicating part, robust to one odd sample: the low end `k` (`low`) takes
+/// the larger of `k` and the measured size below it, the high end the smaller of `k` and the
+/// size above it.
+fn comm_end(samples: &[Sample], k: u64, w: f64, low: bool) -> Option<f64> {
+    let sizes = samples.iter().filter(|x| x.w_ns == w).map(|x| x.k);
+    let neighbour = if low {
+        sizes.filter(|&j| j < k).max()
+    } else {
+        sizes.filter(|&j| j > k).min()
+    };
+    let values = [Some(k), neighbour]
+        .into_iter()
+        .flatten()
+        .filter_map(|j| comm_at(samples, j, w));
+    if low {
+        values.reduce(f64::max)
+    } else {
+        values.reduce(f64::min)
+    }
+}
+
 /// Measures, refines around the thresholds, and fits.
 pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibration, Error> {
     if opts.np != 2 {
@@ -332,7 +353,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         let side = |point: &[Sample], lo: u64, hi: u64, all: &[Sample]| {
             let mut below = 0.0;
             for x in point {
-                let (l, h) = (comm_at(all, lo, x.w_ns)?, comm_at(all, hi, x.w_ns)?);
+                let (l, h) = (
+                    comm_end(all, lo, x.w_ns, true)?,
+                    comm_end(all, hi, x.w_ns, false)?,
+                );
                 let c = (x.rtt_ns - x.w_ns).max(1.0);
                 let (k, lo, hi) = (x.k as f64, lo.max(1) as f64, hi as f64);
                 let from_low = (c / l).ln() - (k / lo).ln();
