@@ -409,6 +409,8 @@ fn search(samples: &[Sample], near: Option<u64>) -> Option<Candidate> {
     let third_largest = ks.len().checked_sub(3).map(|i| ks[i])?;
     // A rendezvous jump fixes S; without one, S is a change point like s.
     let eager: Vec<u64> = match eager_jump(samples, near) {
+        // Bracketed to one byte by the measurement: that is S.
+        Some((lo, hi)) if hi == lo + 1 => vec![lo],
         Some((lo, _)) => {
             let at = candidates.partition_point(|&c| c < lo);
             candidates[at.saturating_sub(2)..(at + 3).min(candidates.len())]
