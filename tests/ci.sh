@@ -20,9 +20,13 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-echo "== cargo test"
+echo "== build: the tracer and its programs (Open MPI), the predictor"
+make -s -C tracer MPI=openmpi
 cargo build --release --quiet
-cargo test --release --quiet
+
+echo "== cargo test (unit, properties, mutation, CLI, calibration on real MPI, case study)"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+LOGGPS_MPI_TESTS=1 cargo test --release --quiet
 
 export LOGGPS_PREDICT="$PWD/target/release/loggps-predict"
 for lib in openmpi mpich; do

@@ -187,6 +187,8 @@ pub struct ParamArgs {
 }
 
 impl ParamArgs {
+    /// The parameters for a trace embedding `embedded`; warnings about them are printed once
+    /// per distinct parameter set.
     fn resolve(&self, embedded: Option<model::Params>) -> Result<model::Resolved, Error> {
         let ov = Overrides {
             L: self.L,
@@ -204,8 +206,13 @@ impl ParamArgs {
             embedded,
             &ov,
         )?;
+        static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
         for w in r.params.warnings() {
-            warn(format!("parameters: {w}"));
+            if !warned.contains(&w) {
+                warn(format!("parameters: {w}"));
+                warned.push(w);
+            }
         }
         Ok(r)
     }

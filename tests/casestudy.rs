@@ -1,0 +1,178 @@
+//! The Gaussian-elimination case study as a regression (issue 5): every committed trace in
+//! traces/ is replayed; the predictions must match the golden JSON under fixtures/golden/ to
+//! 1e-9 relative, and the accuracy bands of the paper's Table 7 comparison must hold.
+//!
+//! The golden files change only by the explicit commands in fixtures/golden/README.md, and are
+//! reviewed in the diff.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_loggps-predict"))
+        .current_dir(root())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn table7() -> Vec<Value> {
+    let out = run(&["table7", "traces", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["rows"].as_array().unwrap().clone()
+}
+
+#[test]
+fn predictions_match_the_golden_table() {
+    let golden: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("fixtures/golden/table7.json")).unwrap(),
+    )
+    .unwrap();
+    let golden = golden["rows"].as_array().unwrap();
+    let now = table7();
+    assert_eq!(now.len(), golden.len(), "the number of rows changed");
+    for (a, b) in now.iter().zip(golden) {
+        for key in [
+            "trace",
+            "n",
+            "ranks",
+            "eager_limit",
+            "variant",
+            "mode",
+            "whatif_from",
+        ] {
+            assert_eq!(a.get(key), b.get(key), "{key} of {a}");
+        }
+        for key in [
+            "measured_s",
+            "predicted_s",
+            "error_pct",
+            "computation",
+            "communication",
+            "sender_sync",
+            "receiver_sync",
+        ] {
+            let (x, y) = (a[key].as_f64().unwrap(), b[key].as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-9 * y.abs().max(1e-12),
+                "{key} of {}: {x} vs golden {y}",
+                a["trace"]
+            );
+        }
+    }
+}
+
+#[test]
+fn check_command_agrees_with_its_baseline() {
+    let mut args = vec!["check".to_string()];
+    let mut traces: Vec<String> = std::fs::read_dir(root().join("traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "bin"))
+        .map(|p| format!("traces/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    traces.sort();
+    args.extend(traces);
+    args.extend(
+        [
+            "--baseline",
+            "fixtures/golden/gauss-check.json",
+            "--tolerance",
+            "1e-7",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // And it does report drift: a different eager limit moves the predictions.
+    let mut drifted = args.clone();
+    drifted.extend(["--S", "100"]);
+    let out = run(&drifted);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("drifted"));
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// The paper's bands (Table 7 reached 7%, 7.5%, 9.6%): on 2 ranks, each trace predicted with the
+/// eager limit it ran with within 5%, fragmented runs within 10%, what-ifs (the median of the
+/// predictions from the other limit's traces) within 8% of the target's median measured time.
+/// At n = 256 a run lasts 3 ms and two configurations that are the same program (2 KiB messages,
+/// eager under either limit) differ by 7% in their medians: there the bands are 10% and 12%.
+#[test]
+fn accuracy_bands_hold_on_two_ranks() {
+    let rows = table7();
+    let p2: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["ranks"] == 2 && r["mode"] == "blocking")
+        .collect();
+    assert!(
+        p2.len() >= 60,
+        "expected the full set of 2-rank traces, found {}",
+        p2.len()
+    );
+    let short = |r: &Value| r["n"].as_u64().unwrap() <= 256;
+    for r in p2.iter().filter(|r| r["whatif_from"].is_null()) {
+        let e = r["error_pct"].as_f64().unwrap().abs();
+        let band = match (r["variant"].as_str().unwrap(), short(r)) {
+            ("fragmented", _) => 10.0,
+            (_, false) => 5.0,
+            (_, true) => 10.0,
+        };
+        assert!(e <= band, "{}: |error| {e:.2}% > {band}%", r["trace"]);
+    }
+    let mut groups: Vec<(u64, u64)> = p2
+        .iter()
+        .filter(|r| !r["whatif_from"].is_null())
+        .map(|r| (r["n"].as_u64().unwrap(), r["eager_limit"].as_u64().unwrap()))
+        .collect();
+    groups.sort();
+    groups.dedup();
+    assert!(!groups.is_empty(), "no what-if rows");
+    for (n, limit) in groups {
+        let rows: Vec<&&Value> = p2
+            .iter()
+            .filter(|r| !r["whatif_from"].is_null() && r["n"] == n && r["eager_limit"] == limit)
+            .collect();
+        let predicted = median(
+            rows.iter()
+                .map(|r| r["predicted_s"].as_f64().unwrap())
+                .collect(),
+        );
+        let target = rows[0]["measured_s"].as_f64().unwrap();
+        let e = 100.0 * (predicted - target).abs() / target;
+        let band = if n <= 256 { 12.0 } else { 8.0 };
+        assert!(
+            e <= band,
+            "what-if n={n} S={limit}: |error| {e:.2}% > {band}%"
+        );
+    }
+}
