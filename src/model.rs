@@ -75,6 +75,24 @@ pub struct Cost {
 }
 
 impl Params {
+    /// Parameters looked up by their names: `num` for the times and per-byte terms, `bytes`
+    /// for `s` and `S` (the first error stops the lookup).
+    pub fn from_named<E>(
+        num: impl Fn(&str) -> Result<f64, E>,
+        bytes: impl Fn(&str) -> Result<u64, E>,
+    ) -> Result<Params, E> {
+        Ok(Params {
+            L: num("L")?,
+            o: num("o")?,
+            Os: num("Os")?,
+            Or: num("Or")?,
+            Gs: num("Gs")?,
+            Gl: num("Gl")?,
+            s: bytes("s")?,
+            S: bytes("S")?,
+        })
+    }
+
     /// A preset by name.
     pub fn preset(name: &str) -> Option<Params> {
         PRESETS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
@@ -363,16 +381,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
             )),
         }
     };
-    Ok(Params {
-        L: num("L")?,
-        o: num("o")?,
-        Os: num("Os")?,
-        Or: num("Or")?,
-        Gs: num("Gs")?,
-        Gl: num("Gl")?,
-        s: bytes("s")?,
-        S: bytes("S")?,
-    })
+    Params::from_named(num, bytes)
 }
 
 /// Writes parameters as the TOML [`parse_params_toml`] reads.

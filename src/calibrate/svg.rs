@@ -25,16 +25,10 @@ pub fn chart(c: &Calibration) -> String {
     let (ly0, ly1) = ((ymin * 0.8).max(1.0).log10(), (ymax * 1.25).log10());
     let px = |k: f64| LEFT + (k.log10() - lx0) / (lx1 - lx0) * (W - LEFT - RIGHT);
     let py = |t: f64| H - BOTTOM - (t.log10() - ly0) / (ly1 - ly0) * (H - TOP - BOTTOM);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="15">Round-trip time: measured (dots) and LogGPS model (lines)</text>"#,
-        W / 2.0
+    let mut s = crate::report::svg::document(
+        W,
+        H,
+        "Round-trip time: measured (dots) and LogGPS model (lines)",
     );
     // Axes with decade ticks.
     let _ = writeln!(

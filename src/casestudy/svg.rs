@@ -23,16 +23,10 @@ pub fn chart(cells: &[(Config, Cell)]) -> String {
         .map(|(_, c)| c.predicted_s)
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="20" text-anchor="middle" font-size="15">Breakdown of predicted times (LogGPS), averaged over ranks</text>"#,
-        width / 2.0
+    let mut s = crate::report::svg::document(
+        width,
+        height,
+        "Breakdown of predicted times (LogGPS), averaged over ranks",
     );
     for (i, (name, color)) in PARTS.iter().enumerate() {
         let x = left + i as f64 * 130.0;

@@ -3,6 +3,7 @@
 mod csv;
 pub mod info;
 mod json;
+pub mod svg;
 mod table;
 
 use crate::model::Resolved;

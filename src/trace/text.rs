@@ -326,16 +326,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             crate::model::NAMES.join(" ")
         ));
     }
-    Ok(Params {
-        L: num("L")?,
-        o: num("o")?,
-        Os: num("Os")?,
-        Or: num("Or")?,
-        Gs: num("Gs")?,
-        Gl: num("Gl")?,
-        s: int("s")?,
-        S: int("S")?,
-    })
+    Params::from_named(num, int)
 }
 
 fn event(
