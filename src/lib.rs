@@ -11,6 +11,7 @@ pub mod graph;
 pub mod model;
 pub mod replay;
 pub mod report;
+pub mod synth;
 pub mod trace;
 
 use error::Error;

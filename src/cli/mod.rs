@@ -80,6 +80,26 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
+    /// Write a synthetic trace of a communication pattern, streaming (up to 2^20 ranks, 10^9 events).
+    Synth {
+        #[arg(long, value_enum)]
+        pattern: loggps_predict::synth::Pattern,
+        #[arg(long)]
+        ranks: u32,
+        #[arg(long, default_value_t = 1)]
+        iterations: u32,
+        /// Bytes per message (gauss: the longest pivot row)
+        #[arg(long, default_value_t = 8)]
+        bytes: u64,
+        /// Computation between iterations, ns
+        #[arg(long, value_name = "NS", default_value_t = 0)]
+        compute: u64,
+        /// Output (binary trace); an existing file is kept unless --force
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
     /// Compare predictions with a baseline (for CI): exit 1 and a table of what drifted.
     Check {
         /// Traces to predict
@@ -265,6 +285,25 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             params,
         }) => convert(&input, &output, to, force, params.as_deref()),
         Some(Command::Calibrate(a)) => calibrate(&a),
+        Some(Command::Synth {
+            pattern,
+            ranks,
+            iterations,
+            bytes,
+            compute,
+            output,
+            force,
+        }) => synth(
+            &loggps_predict::synth::Spec {
+                pattern,
+                ranks,
+                iterations,
+                bytes,
+                compute_ns: compute,
+            },
+            &output,
+            force,
+        ),
         Some(Command::Table7 { dir, format, svg }) => table7(&dir, format, svg.as_deref()),
         Some(Command::Check {
             traces,
@@ -517,4 +556,42 @@ fn check(
         baseline.display()
     );
     std::process::exit(1);
+}
+
+fn synth(spec: &loggps_predict::synth::Spec, output: &Path, force: bool) -> Result<(), Error> {
+    if spec.ranks == 0 || spec.ranks > 1 << 20 {
+        return Err(Error::Usage(format!(
+            "--ranks must be from 1 to 2^20 (1048576), found {}",
+            spec.ranks
+        )));
+    }
+    let events = loggps_predict::synth::count_events(spec);
+    if events > 1_000_000_000_000 {
+        return Err(Error::Usage(format!(
+            "that is {events} events; at most 10^12"
+        )));
+    }
+    if output.exists() && !force {
+        return Err(Error::Usage(format!(
+            "{} exists; pass --force to overwrite it",
+            output.display()
+        )));
+    }
+    let file = std::fs::File::create(output)
+        .map_err(|e| Error::Io(format!("{}: cannot create: {e}", output.display())))?;
+    let bar = Progress::new(&format!("writing {events} events"), Some(spec.ranks as u64));
+    let written = loggps_predict::synth::write(
+        spec,
+        std::io::BufWriter::with_capacity(1 << 20, file),
+        &|r| bar.set(r),
+    );
+    bar.finish();
+    let written =
+        written.map_err(|e| Error::Io(format!("{}: cannot write: {e}", output.display())))?;
+    eprintln!(
+        "wrote {written} events of {} ranks to {}",
+        spec.ranks,
+        output.display()
+    );
+    Ok(())
 }

@@ -329,6 +329,33 @@ impl RankEvents {
         self.push_raw(&other.event(i), other.aux(i).iter().copied());
     }
 
+    /// Removes every event, keeping the allocations.
+    pub fn clear(&mut self) {
+        let RankEvents {
+            routine,
+            t_call,
+            t_return,
+            bytes,
+            peer,
+            tag,
+            comm,
+            id,
+            flags,
+            aux_end,
+            aux,
+        } = self;
+        routine.clear();
+        (t_call.clear(), t_return.clear(), bytes.clear());
+        (
+            peer.clear(),
+            tag.clear(),
+            comm.clear(),
+            id.clear(),
+            flags.clear(),
+        );
+        (aux_end.clear(), aux.clear());
+    }
+
     /// Heap bytes held by the columns.
     pub fn heap_bytes(&self) -> usize {
         self.len() * (1 + 8 * 3 + 4 * 3 + 8 + 1 + 4) + self.aux.len() * 8
