@@ -142,15 +142,15 @@ impl<W: Write> RankStream<'_, W> {
 
 /// The side lengths of a `dims`-dimensional grid of `p` ranks, as square as divisors allow.
 fn grid(p: u32, dims: usize) -> Vec<u32> {
-    let mut sides = vec![1u32; dims];
+    let mut sides = Vec::with_capacity(dims);
     let mut rest = p;
     for d in 0..dims {
         let target = (rest as f64).powf(1.0 / (dims - d) as f64).round().max(1.0) as u32;
         let side = (1..=target.max(1))
             .rev()
-            .find(|s| rest % s == 0)
+            .find(|&s| rest.is_multiple_of(s))
             .unwrap_or(1);
-        sides[d] = side;
+        sides.push(side);
         rest /= side;
     }
     sides[dims - 1] *= rest;

@@ -345,15 +345,16 @@ impl RankEvents {
             aux,
         } = self;
         routine.clear();
-        (t_call.clear(), t_return.clear(), bytes.clear());
-        (
-            peer.clear(),
-            tag.clear(),
-            comm.clear(),
-            id.clear(),
-            flags.clear(),
-        );
-        (aux_end.clear(), aux.clear());
+        t_call.clear();
+        t_return.clear();
+        bytes.clear();
+        peer.clear();
+        tag.clear();
+        comm.clear();
+        id.clear();
+        flags.clear();
+        aux_end.clear();
+        aux.clear();
     }
 
     /// Heap bytes held by the columns.
