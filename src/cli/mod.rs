@@ -100,6 +100,13 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Time the pipeline's phases on a trace (parse, graph, replay) and print figures as JSON.
+    Bench {
+        /// Trace to load, match and replay
+        trace: PathBuf,
+        #[command(flatten)]
+        params: ParamArgs,
+    },
     /// Compare predictions with a baseline (for CI): exit 1 and a table of what drifted.
     Check {
         /// Traces to predict
@@ -304,6 +311,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             &output,
             force,
         ),
+        Some(Command::Bench { trace, params }) => bench(&trace, &params),
         Some(Command::Table7 { dir, format, svg }) => table7(&dir, format, svg.as_deref()),
         Some(Command::Check {
             traces,
@@ -592,6 +600,60 @@ fn synth(spec: &loggps_predict::synth::Spec, output: &Path, force: bool) -> Resu
         "wrote {written} events of {} ranks to {}",
         spec.ranks,
         output.display()
+    );
+    Ok(())
+}
+
+/// The process's peak resident memory so far, bytes (Linux; 0 elsewhere).
+fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
+    use std::time::Instant;
+    let name = path.display().to_string();
+    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let t = Instant::now();
+    let trace = trace::load(path, &mut warn)?;
+    let parse_s = t.elapsed().as_secs_f64();
+    let resolved = params.resolve(trace.meta.params)?;
+    let t = Instant::now();
+    let graph = loggps_predict::graph::build(&trace, &name)?;
+    let graph_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let prediction =
+        loggps_predict::replay::replay(&trace, &graph, &resolved.params, &name, &|_| {})?;
+    let replay_s = t.elapsed().as_secs_f64();
+    let events = trace.total_events() as f64;
+    let total_s = parse_s + graph_s + replay_s;
+    let peak = peak_rss_bytes();
+    let figures = serde_json::json!({
+        "trace": name,
+        "ranks": trace.nranks(),
+        "events": trace.total_events(),
+        "threads": rayon::current_num_threads(),
+        "file_bytes": file_bytes,
+        "parse_s": parse_s,
+        "parse_gb_per_s": file_bytes as f64 / parse_s / 1e9,
+        "parse_events_per_s": events / parse_s,
+        "graph_s": graph_s,
+        "graph_events_per_s": events / graph_s,
+        "replay_s": replay_s,
+        "replay_events_per_s": events / replay_s,
+        "total_s": total_s,
+        "total_events_per_s": events / total_s,
+        "peak_rss_bytes": peak,
+        "peak_bytes_per_event": peak as f64 / events.max(1.0),
+        "predicted_s": prediction.predicted_ns * 1e-9,
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&figures).expect("serializable")
     );
     Ok(())
 }

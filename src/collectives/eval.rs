@@ -1,0 +1,298 @@
+//! Costing a schedule: one evaluator for every algorithm, two cost models behind
+//! [`CostModel`]. A rank's next step starts when its previous one returned; a receive needs
+//! what its matching send published at its call, a rendezvous send the receive's call time.
+
+#![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
+
+use super::schedule::{NONE, Schedule, Step};
+use crate::error::Error;
+use crate::model::Params;
+use serde::Serialize;
+
+/// What a send makes known at its call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SendCall {
+    /// What the matching receive needs (LogGPS: the call time `ts`; LogGP: the last byte's arrival).
+    pub to_receiver: f64,
+    /// Whether the send returns only once the receive is called (rendezvous).
+    pub needs_tr: bool,
+    /// The send's return when it does not need `tr`.
+    pub ret: f64,
+}
+
+/// A point-to-point cost model: how a rank's blocking sends and receives return.
+pub trait CostModel {
+    /// Per-rank state the model keeps between steps (LogGP's network ports).
+    type Port: Clone + Default;
+
+    /// A send of `bytes` called at `t`.
+    fn send_call(&self, port: &mut Self::Port, t: f64, bytes: u64) -> SendCall;
+    /// The return of a send that waited for its receive's call time `tr`.
+    fn send_return(&self, bytes: u64, call: &SendCall, t: f64, tr: f64) -> f64;
+    /// A receive of `bytes` called at `t` whose send published `from_sender`.
+    fn recv_return(&self, port: &mut Self::Port, t: f64, bytes: u64, from_sender: f64) -> f64;
+    /// A send-receive called at `t`; `send_ret` is its send half's return.
+    fn sendrecv_return(
+        &self,
+        port: &mut Self::Port,
+        t: f64,
+        send_ret: f64,
+        recv_bytes: u64,
+        from_sender: f64,
+    ) -> f64;
+    /// When a rank whose last step returned at `t` is done communicating.
+    fn rank_end(&self, port: &Self::Port, t: f64) -> f64;
+    /// `(sender busy, receiver ready)` for one `bytes` message sent at 0: how long before the
+    /// sender can start its next message and when the receiver can forward it. Tree algorithms
+    /// (optimal scatter, postal-model broadcast) pick their shape from these.
+    fn split_costs(&self, bytes: u64) -> (f64, f64);
+}
+
+/// LogGPS (shared/MODEL.md §4): the replay's own cost table.
+impl CostModel for Params {
+    type Port = ();
+
+    fn send_call(&self, _: &mut (), t: f64, bytes: u64) -> SendCall {
+        let rdv = self.rendezvous(bytes, false);
+        SendCall {
+            to_receiver: t,
+            needs_tr: rdv,
+            ret: if rdv { f64::NAN } else { t + self.t1(bytes) },
+        }
+    }
+
+    fn send_return(&self, bytes: u64, _: &SendCall, t: f64, tr: f64) -> f64 {
+        self.send(bytes, self.rendezvous(bytes, false), t, tr).ret
+    }
+
+    fn recv_return(&self, _: &mut (), t: f64, bytes: u64, ts: f64) -> f64 {
+        self.recv(bytes, self.rendezvous(bytes, false), ts, t).ret
+    }
+
+    fn sendrecv_return(&self, _: &mut (), t: f64, send_ret: f64, rb: u64, ts: f64) -> f64 {
+        // MODEL.md §4: an Isend and an Irecv at the call, then a Waitall.
+        let recv = self.recv(rb, self.rendezvous(rb, false), ts, t).ret;
+        (t + self.o).max(send_ret).max(recv)
+    }
+
+    fn rank_end(&self, _: &(), t: f64) -> f64 {
+        t
+    }
+
+    fn split_costs(&self, bytes: u64) -> (f64, f64) {
+        let rdv = self.rendezvous(bytes, false);
+        (
+            self.send(bytes, rdv, 0.0, 0.0).ret,
+            self.recv(bytes, rdv, 0.0, 0.0).ret,
+        )
+    }
+}
+
+/// LogGP (Alexandrov et al. 1995): `k` bytes cost `o + (k−1)G + L + o` end to end, consecutive
+/// messages leave (and arrive) at least `g` apart, one port per rank, no rendezvous.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LogGp {
+    pub L: f64,
+    pub o: f64,
+    pub g: f64,
+    pub G: f64,
+}
+
+/// A LogGP rank's port: when the next message may start leaving / finish arriving.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Port {
+    send_ready: f64,
+    recv_ready: f64,
+    /// The paper's communication finishing time: the last message's last byte out plus `g`.
+    comm_end: f64,
+}
+
+impl LogGp {
+    /// `(k − 1)·G`, the time between a message's first and last byte (a 0-byte message is one byte).
+    fn stream(&self, bytes: u64) -> f64 {
+        bytes.saturating_sub(1) as f64 * self.G
+    }
+}
+
+impl CostModel for LogGp {
+    type Port = Port;
+
+    fn send_call(&self, port: &mut Port, t: f64, bytes: u64) -> SendCall {
+        // The overhead overlaps the wait for the port (the paper's Fig. 1).
+        let first_out = (t + self.o).max(port.send_ready);
+        let last_out = first_out + self.stream(bytes);
+        port.send_ready = last_out + self.g;
+        port.recv_ready = port.recv_ready.max(last_out);
+        port.comm_end = port.comm_end.max(last_out + self.g);
+        SendCall {
+            to_receiver: last_out + self.L,
+            needs_tr: false,
+            ret: first_out,
+        }
+    }
+
+    fn send_return(&self, _: u64, call: &SendCall, _: f64, _: f64) -> f64 {
+        call.ret
+    }
+
+    fn recv_return(&self, port: &mut Port, t: f64, bytes: u64, arrives: f64) -> f64 {
+        let last_in = arrives.max(port.recv_ready + self.stream(bytes));
+        port.recv_ready = last_in + self.g;
+        port.send_ready = port.send_ready.max(last_in);
+        t.max(last_in) + self.o
+    }
+
+    fn sendrecv_return(
+        &self,
+        port: &mut Port,
+        _: f64,
+        send_ret: f64,
+        rb: u64,
+        arrives: f64,
+    ) -> f64 {
+        self.recv_return(port, send_ret, rb, arrives)
+    }
+
+    fn rank_end(&self, port: &Port, t: f64) -> f64 {
+        t.max(port.comm_end)
+    }
+
+    fn split_costs(&self, bytes: u64) -> (f64, f64) {
+        let s = self.stream(bytes);
+        (self.o.max(s + self.g), s + self.L + 2.0 * self.o)
+    }
+}
+
+/// A costed schedule.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Completion {
+    /// The collective's completion time: the latest rank end, all ranks calling at 0.
+    pub time_ns: f64,
+    /// Each rank's end.
+    pub rank_end_ns: Vec<f64>,
+    pub messages: u64,
+    pub bytes: u64,
+}
+
+const UNKNOWN: f64 = f64::NAN;
+
+/// Costs `schedule` with every rank calling at time 0; reductions cost `gamma_ns_per_byte`.
+pub fn evaluate<M: CostModel>(
+    schedule: &Schedule,
+    model: &M,
+    gamma_ns_per_byte: f64,
+) -> Result<Completion, Error> {
+    evaluate_from(schedule, model, gamma_ns_per_byte, &vec![0.0; schedule.ranks.len()])
+}
+
+/// Costs `schedule` with rank `r` calling at `start[r]`.
+pub fn evaluate_from<M: CostModel>(
+    schedule: &Schedule,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+) -> Result<Completion, Error> {
+    let m = schedule.matching()?;
+    let p = schedule.ranks.len();
+    let n = m.bytes.len();
+    let mut from_sender = vec![UNKNOWN; n];
+    let mut tr = vec![UNKNOWN; n];
+    let mut waiter = vec![NONE; n];
+    let mut ranks: Vec<RankState<M::Port>> = (0..p)
+        .map(|r| RankState {
+            pos: 0,
+            clock: start[r],
+            call: None,
+            port: M::Port::default(),
+        })
+        .collect();
+    let mut queue: Vec<usize> = (0..p).rev().collect();
+    while let Some(r) = queue.pop() {
+        let st = &mut ranks[r];
+        let steps = &schedule.ranks[r];
+        while st.pos < steps.len() {
+            let i = st.pos;
+            let (sid, rid) = m.ids[r][i];
+            let t = st.clock;
+            if st.call.is_none() {
+                let mut call = None;
+                if sid != NONE {
+                    let c = model.send_call(&mut st.port, t, m.bytes[sid as usize]);
+                    from_sender[sid as usize] = c.to_receiver;
+                    wake(&mut waiter, sid, &mut queue);
+                    call = Some(c);
+                }
+                if rid != NONE {
+                    tr[rid as usize] = t;
+                    wake(&mut waiter, rid, &mut queue);
+                }
+                st.call = Some(call);
+            }
+            let call = st.call.expect("set above");
+            if call.is_some_and(|c| c.needs_tr) && tr[sid as usize].is_nan() {
+                waiter[sid as usize] = r as u32;
+                break;
+            }
+            if rid != NONE && from_sender[rid as usize].is_nan() {
+                waiter[rid as usize] = r as u32;
+                break;
+            }
+            let send_ret = call.map(|c| {
+                if c.needs_tr {
+                    model.send_return(m.bytes[sid as usize], &c, t, tr[sid as usize])
+                } else {
+                    c.ret
+                }
+            });
+            st.clock = match steps[i] {
+                Step::Reduce { bytes } => t + bytes as f64 * gamma_ns_per_byte,
+                Step::Send { .. } => send_ret.expect("a send has a send half"),
+                Step::Recv { bytes, .. } => {
+                    model.recv_return(&mut st.port, t, bytes, from_sender[rid as usize])
+                }
+                Step::SendRecv { recv_bytes, .. } => model.sendrecv_return(
+                    &mut st.port,
+                    t,
+                    send_ret.expect("a sendrecv has a send half"),
+                    recv_bytes,
+                    from_sender[rid as usize],
+                ),
+            };
+            st.call = None;
+            st.pos += 1;
+        }
+    }
+    for (r, st) in ranks.iter().enumerate() {
+        if st.pos < schedule.ranks[r].len() {
+            return Err(Error::Usage(format!(
+                "schedule deadlocks: rank {r} waits forever at step {} ({:?})",
+                st.pos, schedule.ranks[r][st.pos]
+            )));
+        }
+    }
+    let rank_end_ns: Vec<f64> = ranks
+        .iter()
+        .map(|s| model.rank_end(&s.port, s.clock))
+        .collect();
+    Ok(Completion {
+        time_ns: rank_end_ns.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        rank_end_ns,
+        messages: n as u64,
+        bytes: m.bytes.iter().sum(),
+    })
+}
+
+struct RankState<P> {
+    pos: usize,
+    clock: f64,
+    /// The current step's call effects are published; its send half's call, if any.
+    call: Option<Option<SendCall>>,
+    port: P,
+}
+
+fn wake(waiter: &mut [u32], id: u32, queue: &mut Vec<usize>) {
+    let w = std::mem::replace(&mut waiter[id as usize], NONE);
+    if w != NONE {
+        queue.push(w as usize);
+    }
+}

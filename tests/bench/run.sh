@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The scale benchmark (issue 7): generates a fixed set of synthetic traces (cached in $BENCH_DIR)
+# and prints, for each, the figures of `loggps-predict bench` at 1 thread and at all threads:
+# parse GB/s and events/s, graph-build events/s, replay events/s, end-to-end events/s, peak RSS
+# and bytes per event. Figures, not assertions: machines are shared and noisy; compare ratios
+# measured in one run.
+#
+#   tests/bench/run.sh                 # the whole set
+#   CASES="diss a2a" tests/bench/run.sh
+#
+# The two LogGOPSim reference cases, measured on this 2-core machine by the project: the
+# 262,144-rank dissemination (14.2 M events, 0.94 M events/s, 1.87 GB) and the 1,024-rank
+# linear all-to-all (3.1 M events, 747 s).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
+BENCH_DIR=${BENCH_DIR:-/tmp/loggps-bench}
+CASES=${CASES:-"diss a2a ring halo3d gauss big"}
+[ -x "$BIN" ] || cargo build --release --quiet
+mkdir -p "$BENCH_DIR"
+
+spec() {
+  case $1 in
+    diss)   echo "--pattern dissemination --ranks 262144" ;;              # LogGOPSim case 1
+    a2a)    echo "--pattern alltoall --ranks 1024" ;;                     # LogGOPSim case 2
+    ring)   echo "--pattern ring --ranks 64 --iterations 20000 --bytes 20000 --compute 5000" ;;
+    halo3d) echo "--pattern halo3d --ranks 4096 --iterations 50 --bytes 65536 --compute 100000" ;;
+    gauss)  echo "--pattern gauss --ranks 64 --iterations 2048 --bytes 16392 --compute 20000" ;;
+    big)    echo "--pattern dissemination --ranks 1048576 --iterations 2" ;;  # ~10^8 events
+    *) echo "unknown case $1" >&2; exit 2 ;;
+  esac
+}
+
+printf '%-7s %7s %11s %8s | %9s %11s %11s %11s %11s | %9s %8s\n' case threads events GB \
+  parse_GB/s parse_ev/s graph_ev/s replay_ev/s total_ev/s total_s B/event
+for c in $CASES; do
+  f="$BENCH_DIR/$c.bin"
+  [ -f "$f" ] || "$BIN" synth $(spec "$c") -o "$f" 2>/dev/null
+  for t in 1 $(nproc); do
+    "$BIN" bench "$f" --platform myrinet --threads "$t" 2>/dev/null | awk -v c="$c" '
+      /"threads"/ {th=$2} /"events"/ {ev=$2} /"file_bytes"/ {fb=$2} /"parse_gb_per_s"/ {pg=$2}
+      /"parse_events_per_s"/ {pe=$2} /"graph_events_per_s"/ {ge=$2} /"replay_events_per_s"/ {re=$2}
+      /"total_events_per_s"/ {te=$2} /"total_s"/ {ts=$2} /"peak_bytes_per_event"/ {be=$2}
+      END { gsub(",", "", th); printf "%-7s %7s %11d %8.2f | %9.2f %11.3g %11.3g %11.3g %11.3g | %9.2f %8.1f\n",
+            c, th, ev, fb/1e9, pg, pe, ge, re, te, ts, be }'
+  done
+done
