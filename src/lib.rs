@@ -6,6 +6,7 @@
 
 pub mod calibrate;
 pub mod casestudy;
+pub mod collectives;
 pub mod error;
 pub mod graph;
 pub mod model;

@@ -182,7 +182,12 @@ pub fn evaluate<M: CostModel>(
     model: &M,
     gamma_ns_per_byte: f64,
 ) -> Result<Completion, Error> {
-    evaluate_from(schedule, model, gamma_ns_per_byte, &vec![0.0; schedule.ranks.len()])
+    evaluate_from(
+        schedule,
+        model,
+        gamma_ns_per_byte,
+        &vec![0.0; schedule.ranks.len()],
+    )
 }
 
 /// Costs `schedule` with rank `r` calling at `start[r]`.
@@ -275,7 +280,10 @@ pub fn evaluate_from<M: CostModel>(
         .map(|s| model.rank_end(&s.port, s.clock))
         .collect();
     Ok(Completion {
-        time_ns: rank_end_ns.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        time_ns: rank_end_ns
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max),
         rank_end_ns,
         messages: n as u64,
         bytes: m.bytes.iter().sum(),

@@ -17,7 +17,11 @@ pub fn barrier_dissemination(b: &mut Builder) {
 
 /// The largest power of two `≤ p` and the ranks left over.
 fn fold(p: usize) -> (usize, usize) {
-    let p2 = if p.is_power_of_two() { p } else { p.next_power_of_two() >> 1 };
+    let p2 = if p.is_power_of_two() {
+        p
+    } else {
+        p.next_power_of_two() >> 1
+    };
     (p2, p - p2)
 }
 
@@ -60,7 +64,11 @@ fn halving(b: &mut Builder, p2: usize, rem: usize, c: &[u64], reduce: bool) {
         let mut mask = p2 >> 1;
         while mask > 0 {
             let mid = lo + (hi - lo) / 2;
-            let (keep, give) = if nr & mask == 0 { ((lo, mid), (mid, hi)) } else { ((mid, hi), (lo, mid)) };
+            let (keep, give) = if nr & mask == 0 {
+                ((lo, mid), (mid, hi))
+            } else {
+                ((mid, hi), (lo, mid))
+            };
             let kept: u64 = c[keep.0..keep.1].iter().sum();
             let given: u64 = c[give.0..give.1].iter().sum();
             let partner = real_rank(nr ^ mask, rem);
@@ -99,7 +107,9 @@ pub fn allreduce_recursive_doubling(b: &mut Builder, bytes: u64) {
     let (p2, rem) = fold(b.p);
     fold_in(b, rem, |_| bytes, true);
     for r in 0..b.p {
-        let Some(nr) = core_rank(r, rem) else { continue };
+        let Some(nr) = core_rank(r, rem) else {
+            continue;
+        };
         let mut mask = 1;
         while mask < p2 {
             let partner = real_rank(nr ^ mask, rem);
@@ -128,8 +138,13 @@ pub fn reduce_rabenseifner(b: &mut Builder, bytes: u64) {
     let c = chunks(bytes, p2);
     fold_in(b, rem, |_| bytes, true);
     halving(b, p2, rem, &c, true);
-    for nr in 0..p2 {
-        let lsb = if nr == 0 { p2 } else { 1 << nr.trailing_zeros() };
+    // Children before parents, so that a rank's receives precede its send to its parent.
+    for nr in (0..p2).rev() {
+        let lsb = if nr == 0 {
+            p2
+        } else {
+            1 << nr.trailing_zeros()
+        };
         let mut m = 1;
         while m < lsb {
             let from = real_rank(nr + m, rem);
@@ -185,7 +200,9 @@ pub fn allgather_ring(b: &mut Builder, bytes: u64) {
 pub fn allgather_recursive_doubling(b: &mut Builder, bytes: u64) {
     let p = b.p as u64;
     let (p2, rem) = fold(b.p);
-    let c: Vec<u64> = (0..p2).map(|nr| if nr < rem { 2 * bytes } else { bytes }).collect();
+    let c: Vec<u64> = (0..p2)
+        .map(|nr| if nr < rem { 2 * bytes } else { bytes })
+        .collect();
     fold_in(b, rem, |_| bytes, false);
     doubling(b, p2, rem, &c);
     fold_out(b, rem, |_| (p - 1) * bytes);
@@ -247,7 +264,9 @@ pub fn reduce_scatter_pairwise(b: &mut Builder, bytes: u64) {
 pub fn reduce_scatter_recursive_halving(b: &mut Builder, bytes: u64) {
     let p = b.p as u64;
     let (p2, rem) = fold(b.p);
-    let c: Vec<u64> = (0..p2).map(|nr| if nr < rem { 2 * bytes } else { bytes }).collect();
+    let c: Vec<u64> = (0..p2)
+        .map(|nr| if nr < rem { 2 * bytes } else { bytes })
+        .collect();
     fold_in(b, rem, |_| p * bytes, true);
     halving(b, p2, rem, &c, true);
     fold_out(b, rem, |_| bytes);

@@ -140,7 +140,11 @@ impl Schedule {
                 if let Some((from, bytes)) = s.recv_half() {
                     let q = queues.get_mut(&(from, r as u32));
                     let Some((ids, next)) = q.filter(|(ids, next)| *next < ids.len()) else {
-                        return Err(bad(r, i, format!("receives from rank {from}, which sends no matching message")));
+                        return Err(bad(
+                            r,
+                            i,
+                            format!("receives from rank {from}, which sends no matching message"),
+                        ));
                     };
                     let id = ids[*next];
                     *next += 1;

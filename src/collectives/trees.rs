@@ -10,7 +10,11 @@ use std::collections::BinaryHeap;
 pub fn bcast_binomial(b: &mut Builder, bytes: u64) {
     let p = b.p;
     for vr in 0..p {
-        let lsb = if vr == 0 { p.next_power_of_two() } else { 1 << vr.trailing_zeros() };
+        let lsb = if vr == 0 {
+            p.next_power_of_two()
+        } else {
+            1 << vr.trailing_zeros()
+        };
         if vr != 0 {
             b.recv(vr, vr - lsb, bytes);
         }
@@ -58,7 +62,11 @@ pub fn bcast_scatter_allgather(b: &mut Builder, bytes: u64) {
     let c = chunks(bytes, p);
     let span = |lo: usize, hi: usize| c[lo..hi.min(p)].iter().sum::<u64>();
     for vr in 0..p {
-        let lsb = if vr == 0 { p.next_power_of_two() } else { 1 << vr.trailing_zeros() };
+        let lsb = if vr == 0 {
+            p.next_power_of_two()
+        } else {
+            1 << vr.trailing_zeros()
+        };
         if vr != 0 {
             b.recv(vr, vr - lsb, span(vr, vr + lsb));
         }
@@ -195,7 +203,11 @@ pub fn gather_linear(b: &mut Builder, bytes: u64) {
 
 /// The split of the paper's `A_t^k`: `t(n) = min_{0<s<n} max(ready(s·k) + t(s), busy(s·k) +
 /// t(n−s))`, the smallest best `s`. Returns `(split, t)` indexed by `n` up to `p`.
-pub fn optimal_splits(p: usize, bytes: u64, costs: &dyn Fn(u64) -> (f64, f64)) -> (Vec<usize>, Vec<f64>) {
+pub fn optimal_splits(
+    p: usize,
+    bytes: u64,
+    costs: &dyn Fn(u64) -> (f64, f64),
+) -> (Vec<usize>, Vec<f64>) {
     let c: Vec<(f64, f64)> = (0..p).map(|s| costs(s as u64 * bytes)).collect();
     let mut t = vec![0.0f64; p + 1];
     let mut split = vec![0usize; p + 1];

@@ -1,0 +1,364 @@
+//! Collectives modeled as point-to-point messages: a named algorithm expands a collective into
+//! a [`Schedule`] (per rank, ordered sends and receives with peers and byte counts, plus local
+//! reductions), and one evaluator costs any schedule under a [`CostModel`] — LogGPS as the
+//! replay uses it, or LogGP as in Alexandrov et al. (1995).
+
+pub mod eval;
+pub mod exchange;
+pub mod schedule;
+pub mod trees;
+
+pub use eval::{Completion, CostModel, LogGp, evaluate};
+pub use schedule::{Schedule, Step};
+
+use crate::error::Error;
+
+/// An MPI collective operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Gather,
+    Scatter,
+    Allgather,
+    Alltoall,
+    ReduceScatter,
+    Scan,
+    Exscan,
+}
+
+/// Each operation's name and its algorithms (the first is the default).
+pub const OPS: [(Op, &str, &[&str]); 11] = [
+    (Op::Barrier, "barrier", &["dissemination"]),
+    (
+        Op::Bcast,
+        "bcast",
+        &["binomial", "scatter-allgather", "pipeline", "postal"],
+    ),
+    (
+        Op::Reduce,
+        "reduce",
+        &["binomial", "linear", "rabenseifner"],
+    ),
+    (
+        Op::Allreduce,
+        "allreduce",
+        &["recursive-doubling", "binomial", "rabenseifner", "ring"],
+    ),
+    (Op::Gather, "gather", &["binomial", "linear"]),
+    (
+        Op::Scatter,
+        "scatter",
+        &["binomial", "linear", "short-message", "optimal"],
+    ),
+    (
+        Op::Allgather,
+        "allgather",
+        &["recursive-doubling", "ring", "bruck"],
+    ),
+    (Op::Alltoall, "alltoall", &["pairwise", "linear", "bruck"]),
+    (
+        Op::ReduceScatter,
+        "reduce_scatter",
+        &["recursive-halving", "ring", "pairwise"],
+    ),
+    (Op::Scan, "scan", &["recursive-doubling", "linear"]),
+    (Op::Exscan, "exscan", &["recursive-doubling", "linear"]),
+];
+
+impl Op {
+    /// The operation named `name` (`allreduce`, `MPI_Allreduce`, `reduce-scatter`, …).
+    pub fn parse(name: &str) -> Result<Op, Error> {
+        let n = name.to_ascii_lowercase().replace('-', "_");
+        let n = n.strip_prefix("mpi_").unwrap_or(&n);
+        let n = if n == "reduce_scatter_block" {
+            "reduce_scatter"
+        } else {
+            n
+        };
+        OPS.iter()
+            .find(|(_, s, _)| *s == n)
+            .map(|(o, _, _)| *o)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "unknown collective '{name}': expected one of {}",
+                    OPS.map(|(_, s, _)| s).join(", ")
+                ))
+            })
+    }
+
+    /// The operation's name.
+    pub fn name(self) -> &'static str {
+        OPS.iter()
+            .find(|(o, _, _)| *o == self)
+            .expect("every op is listed")
+            .1
+    }
+
+    /// The algorithms for this operation, the default first.
+    pub fn algorithms(self) -> &'static [&'static str] {
+        OPS.iter()
+            .find(|(o, _, _)| *o == self)
+            .expect("every op is listed")
+            .2
+    }
+
+    /// `name` if it is one of this operation's algorithms (`default` picks the first).
+    pub fn algorithm(self, name: &str) -> Result<&'static str, Error> {
+        let algos = self.algorithms();
+        let n = name.to_ascii_lowercase().replace('_', "-");
+        let n = match n.as_str() {
+            "default" => algos[0],
+            "simple-long-message" | "long-message" => "linear",
+            "h-tree" | "postal-tree" => "postal",
+            "chain" => "pipeline",
+            "recursive-halving-doubling" => "rabenseifner",
+            other => other,
+        };
+        algos.iter().find(|a| **a == n).copied().ok_or_else(|| {
+            Error::Usage(format!(
+                "unknown algorithm '{name}' for {}: expected one of {}",
+                self.name(),
+                algos.join(", ")
+            ))
+        })
+    }
+}
+
+/// What a collective call moves. `bytes` is MPI's per-call count in bytes: the message
+/// (bcast), the vector (reduce, allreduce, scan), the block per rank (gather, scatter,
+/// allgather, reduce-scatter) or per pair of ranks (alltoall).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spec {
+    pub ranks: usize,
+    pub bytes: u64,
+    pub root: usize,
+    /// Pipeline segment size, bytes.
+    pub segment: u64,
+    /// Postal-model latency in units of one send (`None`: from the cost model).
+    pub postal_h: Option<f64>,
+}
+
+impl Spec {
+    /// `ranks` ranks, `bytes` bytes, root 0, 8 KiB segments, `h` from the model.
+    pub fn new(ranks: usize, bytes: u64) -> Spec {
+        Spec {
+            ranks,
+            bytes,
+            root: 0,
+            segment: 8192,
+            postal_h: None,
+        }
+    }
+}
+
+/// The most ranks a schedule is built for.
+pub const MAX_RANKS: usize = 1 << 22;
+/// The most steps (over all ranks) a schedule may have.
+pub const MAX_STEPS: u64 = 20_000_000;
+/// The most ranks the optimal scatter's `O(P²)` split table is computed for.
+pub const MAX_OPTIMAL_RANKS: usize = 8192;
+
+/// Expands `op` by `algorithm` into a schedule. `costs` is the model's
+/// [`CostModel::split_costs`], which shapes the optimal scatter and the postal tree.
+pub fn build(
+    op: Op,
+    algorithm: &str,
+    spec: &Spec,
+    costs: &dyn Fn(u64) -> (f64, f64),
+) -> Result<Schedule, Error> {
+    let algo = op.algorithm(algorithm)?;
+    let (p, k) = (spec.ranks, spec.bytes);
+    if p == 0 {
+        return Err(Error::Usage("--ranks must be at least 1".into()));
+    }
+    if p > MAX_RANKS {
+        return Err(Error::Usage(format!(
+            "--ranks {p} is more than this calculator builds schedules for ({MAX_RANKS})"
+        )));
+    }
+    if spec.root >= p {
+        return Err(Error::Usage(format!(
+            "--root {} is not a rank of {p}",
+            spec.root
+        )));
+    }
+    if k.checked_mul(2 * p as u64).is_none_or(|t| t > 1 << 60) {
+        return Err(Error::Usage(format!(
+            "{k} bytes on {p} ranks is more data than the model is meant for (at most 2^60 bytes in all)"
+        )));
+    }
+    let steps = estimated_steps(op, algo, spec);
+    if steps > MAX_STEPS {
+        return Err(Error::Usage(format!(
+            "{} by {algo} on {p} ranks with {k} bytes needs about {steps} point-to-point steps, more than {MAX_STEPS}",
+            op.name()
+        )));
+    }
+    if algo == "optimal" && p > MAX_OPTIMAL_RANKS {
+        return Err(Error::Usage(format!(
+            "the optimal scatter's split table is O(P²): at most {MAX_OPTIMAL_RANKS} ranks"
+        )));
+    }
+    let mut b = Builder::new(p, spec.root);
+    match (op, algo) {
+        (Op::Barrier, _) => exchange::barrier_dissemination(&mut b),
+        (Op::Bcast, "binomial") => trees::bcast_binomial(&mut b, k),
+        (Op::Bcast, "scatter-allgather") => trees::bcast_scatter_allgather(&mut b, k),
+        (Op::Bcast, "pipeline") => trees::bcast_pipeline(&mut b, k, spec.segment),
+        (Op::Bcast, "postal") => {
+            let (busy, ready) = match spec.postal_h {
+                Some(h) => (1.0, h),
+                None => costs(k),
+            };
+            trees::bcast_postal(&mut b, k, busy, ready)
+        }
+        (Op::Reduce, "binomial") => trees::reduce_binomial(&mut b, k),
+        (Op::Reduce, "linear") => trees::reduce_linear(&mut b, k),
+        (Op::Reduce, "rabenseifner") => exchange::reduce_rabenseifner(&mut b, k),
+        (Op::Allreduce, "recursive-doubling") => exchange::allreduce_recursive_doubling(&mut b, k),
+        (Op::Allreduce, "binomial") => {
+            trees::reduce_binomial(&mut b, k);
+            trees::bcast_binomial(&mut b, k);
+        }
+        (Op::Allreduce, "rabenseifner") => exchange::allreduce_rabenseifner(&mut b, k),
+        (Op::Allreduce, "ring") => exchange::allreduce_ring(&mut b, k),
+        (Op::Gather, "binomial") => {
+            trees::scatter_split(&mut b, k, |n| n / 2);
+            b.reverse();
+        }
+        (Op::Gather, "linear") => trees::gather_linear(&mut b, k),
+        (Op::Scatter, "binomial") => trees::scatter_split(&mut b, k, |n| n / 2),
+        (Op::Scatter, "linear") => trees::scatter_linear(&mut b, k),
+        (Op::Scatter, "short-message") => trees::scatter_short(&mut b, k),
+        (Op::Scatter, "optimal") => {
+            let (split, _) = trees::optimal_splits(p, k, costs);
+            trees::scatter_split(&mut b, k, |n| split[n])
+        }
+        (Op::Allgather, "recursive-doubling") => exchange::allgather_recursive_doubling(&mut b, k),
+        (Op::Allgather, "ring") => exchange::allgather_ring(&mut b, k),
+        (Op::Allgather, "bruck") => exchange::allgather_bruck(&mut b, k),
+        (Op::Alltoall, "pairwise" | "linear") => exchange::alltoall_pairwise(&mut b, k),
+        (Op::Alltoall, "bruck") => exchange::alltoall_bruck(&mut b, k),
+        (Op::ReduceScatter, "recursive-halving") => {
+            exchange::reduce_scatter_recursive_halving(&mut b, k)
+        }
+        (Op::ReduceScatter, "ring") => exchange::reduce_scatter_ring(&mut b, k),
+        (Op::ReduceScatter, "pairwise") => exchange::reduce_scatter_pairwise(&mut b, k),
+        (Op::Scan | Op::Exscan, "recursive-doubling") => {
+            exchange::scan_recursive_doubling(&mut b, k)
+        }
+        (Op::Scan | Op::Exscan, "linear") => exchange::scan_linear(&mut b, k),
+        (op, algo) => unreachable!("{algo} is listed for {op:?} but not built"),
+    }
+    Ok(b.finish())
+}
+
+/// A generous bound on a schedule's steps, checked before building it.
+fn estimated_steps(op: Op, algo: &str, spec: &Spec) -> u64 {
+    let p = spec.ranks as u64;
+    let log = 64 - p.leading_zeros() as u64 + 1;
+    match (op, algo) {
+        (Op::Scatter, "short-message") => 2 * (p - 1) * spec.bytes.max(1),
+        (Op::Bcast, "pipeline") => 2 * p * spec.bytes.div_ceil(spec.segment.max(1)).max(1),
+        (_, "ring" | "pairwise" | "linear" | "scatter-allgather") => 3 * p * p + 4 * p * log,
+        _ => 8 * p * log,
+    }
+}
+
+/// Schedule under construction, addressed by rank relative to the root.
+pub struct Builder {
+    pub p: usize,
+    root: usize,
+    s: Schedule,
+}
+
+impl Builder {
+    fn new(p: usize, root: usize) -> Builder {
+        Builder {
+            p,
+            root,
+            s: Schedule::new(p),
+        }
+    }
+
+    fn real(&self, vr: usize) -> usize {
+        (vr + self.root) % self.p
+    }
+
+    fn push(&mut self, vr: usize, step: Step) {
+        let r = self.real(vr);
+        self.s.ranks[r].push(step);
+    }
+
+    /// `vr` sends `bytes` to `to`.
+    pub fn send(&mut self, vr: usize, to: usize, bytes: u64) {
+        let to = self.real(to) as u32;
+        self.push(vr, Step::Send { to, bytes });
+    }
+
+    /// `vr` receives `bytes` from `from`.
+    pub fn recv(&mut self, vr: usize, from: usize, bytes: u64) {
+        let from = self.real(from) as u32;
+        self.push(vr, Step::Recv { from, bytes });
+    }
+
+    /// `vr` sends to `to` and receives from `from` in one call.
+    pub fn sendrecv(
+        &mut self,
+        vr: usize,
+        to: usize,
+        send_bytes: u64,
+        from: usize,
+        recv_bytes: u64,
+    ) {
+        let (to, from) = (self.real(to) as u32, self.real(from) as u32);
+        self.push(
+            vr,
+            Step::SendRecv {
+                to,
+                send_bytes,
+                from,
+                recv_bytes,
+            },
+        );
+    }
+
+    /// `vr` reduces `bytes` locally.
+    pub fn reduce(&mut self, vr: usize, bytes: u64) {
+        self.push(vr, Step::Reduce { bytes });
+    }
+
+    fn reverse(&mut self) {
+        self.s = self.s.reversed();
+    }
+
+    fn finish(self) -> Schedule {
+        self.s
+    }
+}
+
+/// `total` bytes cut into `n` chunks as MPI implementations do: the first `total mod n` one byte longer.
+pub fn chunks(total: u64, n: usize) -> Vec<u64> {
+    let n64 = n as u64;
+    (0..n64)
+        .map(|i| total / n64 + u64::from(i < total % n64))
+        .collect()
+}
+
+/// Builds and costs `op` by `algorithm` under `model`: the calculator's one call.
+pub fn predict<M: CostModel>(
+    op: Op,
+    algorithm: &str,
+    spec: &Spec,
+    model: &M,
+    gamma_ns_per_byte: f64,
+) -> Result<Completion, Error> {
+    let schedule = build(op, algorithm, spec, &|b| model.split_costs(b))?;
+    evaluate(&schedule, model, gamma_ns_per_byte)
+}
+
+#[cfg(test)]
+mod tests;

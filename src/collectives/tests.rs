@@ -1,0 +1,356 @@
+//! Against numbers nobody here computed: the LogGP paper's Table 3 and Lemma 2, the postal
+//! model's `N_h(t)` and its n = 8 example, the lecture notes' LogP binomial broadcast, and
+//! the LogGPS paper's round trips (MODEL.md §6).
+
+#![allow(non_snake_case)] // the papers' L
+
+use super::*;
+use crate::model::Params;
+use proptest::prelude::*;
+
+/// The paper's simplified LogGP (§4.1): o = 0, G = 1 per item, items of one byte.
+fn simplified(g: f64, L: f64) -> LogGp {
+    LogGp {
+        L,
+        o: 0.0,
+        g,
+        G: 1.0,
+    }
+}
+
+fn time<M: CostModel>(op: Op, algo: &str, spec: &Spec, m: &M) -> f64 {
+    predict(op, algo, spec, m, 0.0).unwrap().time_ns
+}
+
+/// Table 3 columns: (k, g, L).
+const COLUMNS: [(u64, f64, f64); 6] = [
+    (1, 10.0, 30.0),
+    (1, 100.0, 300.0),
+    (10, 10.0, 30.0),
+    (10, 100.0, 300.0),
+    (100, 10.0, 30.0),
+    (100, 100.0, 300.0),
+];
+
+fn table3_row(algo: &str, expected: [f64; 6]) {
+    for ((k, g, L), want) in COLUMNS.into_iter().zip(expected) {
+        let got = time(Op::Scatter, algo, &Spec::new(1024, k), &simplified(g, L));
+        assert_eq!(got, want, "{algo}, k = {k}, g = {g}, L = {L}");
+    }
+}
+
+#[test]
+fn table3_short_message() {
+    table3_row(
+        "short-message",
+        [
+            10_250.0,
+            102_500.0,
+            102_320.0,
+            1_023_200.0,
+            1_023_020.0,
+            10_230_200.0,
+        ],
+    );
+}
+
+#[test]
+fn table3_simple_long_message() {
+    table3_row(
+        "linear",
+        [
+            10_250.0, 102_500.0, 19_457.0, 111_707.0, 111_527.0, 203_777.0,
+        ],
+    );
+}
+
+#[test]
+fn table3_binomial_tree() {
+    table3_row(
+        "binomial",
+        [1_313.0, 4_013.0, 10_520.0, 13_220.0, 102_590.0, 105_290.0],
+    );
+}
+
+#[test]
+fn table3_optimal() {
+    table3_row(
+        "optimal",
+        [1_171.0, 2_860.0, 10_358.0, 11_819.0, 102_419.0, 103_688.0],
+    );
+}
+
+#[test]
+fn optimal_schedule_costs_what_its_recurrence_says() {
+    for (k, g, L) in COLUMNS {
+        let m = simplified(g, L);
+        for p in [2, 3, 5, 6, 17, 100] {
+            let (_, t) = trees::optimal_splits(p, k, &|b| m.split_costs(b));
+            assert_eq!(time(Op::Scatter, "optimal", &Spec::new(p, k), &m), t[p]);
+        }
+    }
+}
+
+#[test]
+fn optimal_split_examples_from_section_4_6() {
+    // L = 30, g = 10: with 5 items send exactly 1; with 320 items send exactly 150.
+    let m = simplified(10.0, 30.0);
+    let (split, _) = trees::optimal_splits(320, 1, &|b| m.split_costs(b));
+    assert_eq!(split[5], 1);
+    assert_eq!(split[320], 150);
+}
+
+#[test]
+fn figure9_k_item_schedule_finishes_at_63() {
+    // Full LogGP, L = 4, o = 1, g = 4, G = 1, P = 6, k = 10: Algorithm A_t^k finishes at t = 63.
+    let m = LogGp {
+        L: 4.0,
+        o: 1.0,
+        g: 4.0,
+        G: 1.0,
+    };
+    assert_eq!(time(Op::Scatter, "optimal", &Spec::new(6, 10), &m), 63.0);
+}
+
+#[test]
+fn binomial_scatter_lemma2() {
+    // L ≥ g: t^k(P) = L⌈log2 P⌉ + (P − 1)k − ⌈log2 P⌉. Exact for powers of two; for other P the
+    // lemma's recurrence charges ⌊P/2⌋k for the transfer but t(⌈P/2⌉) for the subtree, which
+    // no split achieves, so there it bounds the algorithm (that sends ⌊P/2⌋, §4.4) from above.
+    let m = simplified(10.0, 30.0);
+    for p in [2usize, 3, 5, 7, 12, 64, 100, 1000, 1023, 1024] {
+        for k in [1u64, 3, 10] {
+            let lg = p.next_power_of_two().trailing_zeros() as f64;
+            let lemma = 30.0 * lg + ((p - 1) as u64 * k) as f64 - lg;
+            let got = time(Op::Scatter, "binomial", &Spec::new(p, k), &m);
+            if p.is_power_of_two() {
+                assert_eq!(got, lemma, "P = {p}, k = {k}");
+            } else {
+                assert!(got <= lemma, "P = {p}, k = {k}: {got} > {lemma}");
+            }
+            // The fixed-split recurrence t(n) = (⌊n/2⌋k − 1) + max(L + t(⌊n/2⌋), g + t(⌈n/2⌉)).
+            let mut t = vec![0.0f64; p + 1];
+            for n in 2..=p {
+                let s = n / 2;
+                t[n] = (s as u64 * k) as f64 - 1.0 + (30.0 + t[s]).max(10.0 + t[n - s]);
+            }
+            assert_eq!(got, t[p], "P = {p}, k = {k}");
+        }
+    }
+}
+
+#[test]
+fn binomial_bcast_of_a_short_message_is_log_p_hops() {
+    // LogP (lecture notes): log2(P)·(L + 2o) when g ≤ L + 2o.
+    for (L, o, g) in [(10.0, 2.0, 4.0), (1000.0, 300.0, 500.0), (5.0, 5.0, 10.0)] {
+        let m = LogGp { L, o, g, G: 0.0 };
+        for lg in 1..=10 {
+            let got = time(Op::Bcast, "binomial", &Spec::new(1 << lg, 8), &m);
+            assert_eq!(
+                got,
+                lg as f64 * (L + 2.0 * o),
+                "P = 2^{lg}, L = {L}, o = {o}, g = {g}"
+            );
+        }
+    }
+}
+
+#[test]
+fn postal_reach_is_fibonacci_for_h2() {
+    let n: Vec<u64> = (0..10).map(|t| trees::postal_reach(2, t)).collect();
+    assert_eq!(n, [1, 1, 2, 3, 5, 8, 13, 21, 34, 55]);
+    assert_eq!(
+        (0..6)
+            .map(|t| trees::postal_reach(1, t))
+            .collect::<Vec<_>>(),
+        [1, 2, 4, 8, 16, 32]
+    );
+}
+
+/// The postal model as LogGP: one step per send (g = 1), latency h, no overhead.
+fn postal(h: u64) -> (LogGp, Spec) {
+    let mut s = Spec::new(1, 1);
+    s.postal_h = Some(h as f64);
+    (simplified(1.0, h as f64), s)
+}
+
+#[test]
+fn h_tree_reaches_n_h_t_ranks_in_t_steps() {
+    for h in 1..=4u64 {
+        let (m, spec) = postal(h);
+        for t in h..=14 {
+            let n = trees::postal_reach(h, t) as usize;
+            let at = |p| time(Op::Bcast, "postal", &Spec { ranks: p, ..spec }, &m);
+            assert_eq!(at(n), t as f64, "h = {h}: N({t}) = {n} ranks in {t} steps");
+            assert_eq!(
+                at(n + 1),
+                (t + 1) as f64,
+                "h = {h}: {} ranks need one step more",
+                n + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn h_tree_beats_binomial_on_the_n8_example() {
+    let (m, spec) = postal(2);
+    let spec = Spec { ranks: 8, ..spec };
+    assert_eq!(time(Op::Bcast, "postal", &spec, &m), 5.0);
+    assert_eq!(time(Op::Bcast, "binomial", &spec, &m), 6.0);
+}
+
+fn round_trip(p: &Params, k: u64) -> f64 {
+    let s = Schedule {
+        ranks: vec![
+            vec![
+                Step::Send { to: 1, bytes: k },
+                Step::Recv { from: 1, bytes: k },
+            ],
+            vec![
+                Step::Recv { from: 0, bytes: k },
+                Step::Send { to: 0, bytes: k },
+            ],
+        ],
+    };
+    evaluate(&s, p, 0.0).unwrap().rank_end_ns[0]
+}
+
+#[test]
+fn loggps_round_trips_of_model_md_section6() {
+    let p = Params::preset("myrinet").unwrap();
+    for (k, want) in [
+        (1000, 78_340.0),
+        (12_000, 502_796.04),
+        (65_536, 1_490_291.72),
+    ] {
+        let got = round_trip(&p, k);
+        assert!((got - want).abs() < 1e-6, "k = {k}: {got} != {want}");
+    }
+}
+
+#[test]
+fn unknown_names_list_the_valid_ones() {
+    let e = Op::parse("allsum").unwrap_err().to_string();
+    assert!(e.contains("allreduce") && e.contains("alltoall"), "{e}");
+    let e = Op::Scatter.algorithm("fast").unwrap_err().to_string();
+    assert!(e.contains("short-message") && e.contains("optimal"), "{e}");
+    assert_eq!(Op::parse("MPI_Reduce_scatter").unwrap(), Op::ReduceScatter);
+    assert_eq!(
+        Op::Scatter.algorithm("simple-long-message").unwrap(),
+        "linear"
+    );
+}
+
+#[test]
+fn zero_ranks_and_absurd_sizes_are_errors() {
+    let m = simplified(10.0, 30.0);
+    let costs = |b| m.split_costs(b);
+    assert!(build(Op::Bcast, "binomial", &Spec::new(0, 8), &costs).is_err());
+    assert!(build(Op::Bcast, "binomial", &Spec::new(4, u64::MAX), &costs).is_err());
+    assert!(build(Op::Alltoall, "pairwise", &Spec::new(1 << 20, 8), &costs).is_err());
+    assert!(
+        build(
+            Op::Scatter,
+            "short-message",
+            &Spec::new(1024, 1 << 20),
+            &costs
+        )
+        .is_err()
+    );
+    let one = predict(Op::Allreduce, "ring", &Spec::new(1, 8), &m, 0.0).unwrap();
+    assert_eq!(one.time_ns, 0.0);
+}
+
+#[test]
+fn reduction_bytes_cost_gamma() {
+    let m = LogGp {
+        L: 0.0,
+        o: 0.0,
+        g: 0.0,
+        G: 0.0,
+    };
+    let c = predict(Op::Reduce, "binomial", &Spec::new(8, 100), &m, 2.0).unwrap();
+    assert_eq!(c.time_ns, 3.0 * 200.0); // root reduces three children's vectors
+}
+
+#[test]
+fn rendezvous_sendrecv_rings_do_not_deadlock() {
+    let p = Params {
+        S: 0,
+        ..Params::preset("myrinet").unwrap()
+    };
+    for (op, algo) in every_algorithm() {
+        for ranks in [2, 7, 8] {
+            predict(op, algo, &Spec::new(ranks, 100), &p, 0.0).unwrap();
+        }
+    }
+}
+
+/// Bytes each rank receives in all.
+fn received(s: &Schedule) -> Vec<u64> {
+    s.ranks
+        .iter()
+        .map(|v| v.iter().filter_map(|x| x.recv_half()).map(|(_, b)| b).sum())
+        .collect()
+}
+
+fn every_algorithm() -> Vec<(Op, &'static str)> {
+    OPS.iter()
+        .flat_map(|(op, _, algos)| algos.iter().map(move |a| (*op, *a)))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn every_schedule_matches_and_moves_at_least_mpi_data(
+        p in 1usize..40, k in 0u64..300, root in 0usize..40,
+    ) {
+        let root = root % p;
+        let m = simplified(10.0, 30.0);
+        for (op, algo) in every_algorithm() {
+            let spec = Spec { root, ..Spec::new(p, k) };
+            let s = build(op, algo, &spec, &|b| m.split_costs(b)).unwrap();
+            let got = received(&s);
+            let need = |r: usize| -> u64 {
+                let pk = (p as u64 - 1) * k;
+                match op {
+                    Op::Bcast | Op::Scatter if r != root => k,
+                    Op::Gather if r == root => pk,
+                    Op::Allgather | Op::Alltoall => pk,
+                    _ => 0,
+                }
+            };
+            for r in 0..p {
+                prop_assert!(got[r] >= need(r), "{op:?} {algo}: rank {r} receives {} < {}", got[r], need(r));
+            }
+            if matches!((op, algo), (Op::Scatter, _) | (Op::Bcast, "binomial" | "pipeline" | "postal")) {
+                prop_assert_eq!(got[root], 0);
+            }
+            let c = evaluate(&s, &m, 0.0);
+            prop_assert!(c.is_ok(), "{op:?} {algo}: {:?}", c.err());
+            let c = evaluate(&s, &Params::preset("fast-ethernet").unwrap(), 0.0);
+            prop_assert!(c.is_ok(), "{op:?} {algo}: {:?}", c.err());
+        }
+    }
+
+    #[test]
+    fn completion_never_decreases_with_bytes(
+        p in 1usize..33, k in 0u64..40_000, dk in 1u64..5000,
+    ) {
+        let models = (Params::preset("fast-ethernet").unwrap(), LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 });
+        for (op, algo) in every_algorithm() {
+            if matches!(algo, "optimal" | "postal" | "short-message") {
+                continue; // their shape follows the size
+            }
+            let a = time(op, algo, &Spec::new(p, k), &models.0);
+            let b = time(op, algo, &Spec::new(p, k + dk), &models.0);
+            prop_assert!(b >= a, "LogGPS {op:?} {algo}: {a} → {b}");
+            let a = time(op, algo, &Spec::new(p, k), &models.1);
+            let b = time(op, algo, &Spec::new(p, k + dk), &models.1);
+            prop_assert!(b >= a, "LogGP {op:?} {algo}: {a} → {b}");
+        }
+    }
+}
