@@ -164,117 +164,195 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     Ok(g)
 }
 
+/// One rank's receive-side events and their channels, in program order.
+fn receives(trace: &Trace, g: &HbGraph, file: &str, r: usize) -> Result<Vec<Side>, TraceError> {
+    let ev = &trace.ranks[r];
+    let mut cancelled: Vec<i64> = (0..ev.len())
+        .filter(|&j| ev.routine(j) == Routine::Cancel)
+        .map(|j| ev.event(j).id)
+        .collect();
+    cancelled.sort_unstable();
+    let mut v = Vec::new();
+    for i in 0..ev.len() {
+        let e = ev.event(i);
+        let shape = e.routine.shape();
+        let is_recv = matches!(shape, Shape::Irecv | Shape::Sendrecv) || e.routine == Routine::Recv;
+        // A cancelled receive matches nothing (the trace cannot say whether the cancel won).
+        if !is_recv || (shape == Shape::Irecv && cancelled.binary_search(&e.id).is_ok()) {
+            continue;
+        }
+        if let Some((src, tag)) = recv_key(trace, g, r, i)
+            && src != PEER_NULL
+        {
+            if src < 0 || src as usize >= trace.nranks() {
+                return Err(TraceError::event(
+                    file,
+                    r,
+                    i,
+                    e.routine,
+                    format!("received from source {src}, which is not a world rank"),
+                ));
+            }
+            v.push(Side {
+                dst: r as u32,
+                comm: e.comm,
+                src: src as u32,
+                tag,
+                event: i as u32,
+                half: shape == Shape::Sendrecv,
+            });
+        }
+    }
+    Ok(v)
+}
+
+/// What matching one destination found: `(sender rank, send event, receive event)` pairs,
+/// `(receive event, partner)` for Sendrecv halves, probe partners, and what did not match.
+#[derive(Default)]
+struct Matched {
+    pairs: Vec<(u32, u32, u32)>,
+    halves: Vec<(u32, u32)>,
+    probes: Vec<(u32, u32)>,
+    unmatched_sends: Vec<Side>,
+    unmatched_recvs: Vec<Side>,
+}
+
+/// Matches every message: sends are bucketed by destination (a counting sort), then each
+/// destination, in parallel, sorts its bucket by channel `(comm, src, tag)` and pairs it with
+/// its own receives in program order (MPI's non-overtaking rule: within one channel the n-th
+/// send matches the n-th receive).
 fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
-    let cancelled: Vec<Vec<u32>> = trace
+    let p = trace.nranks();
+    let sends_of: Vec<Vec<Side>> = trace
         .ranks
-        .iter()
-        .map(|ev| {
+        .par_iter()
+        .enumerate()
+        .map(|(r, ev)| {
             (0..ev.len())
-                .filter(|&i| ev.routine(i) == Routine::Cancel)
-                .map(|i| ev.event(i).id as u32)
+                .filter_map(|i| {
+                    let e = ev.event(i);
+                    let sends = matches!(
+                        e.routine.shape(),
+                        Shape::Send | Shape::Isend | Shape::Sendrecv
+                    ) && e.peer != PEER_NULL;
+                    sends.then_some(Side {
+                        dst: e.peer as u32,
+                        comm: e.comm,
+                        src: r as u32,
+                        tag: e.tag,
+                        event: i as u32,
+                        half: false,
+                    })
+                })
                 .collect()
         })
         .collect();
-    let (mut sends, mut recvs): (Vec<Side>, Vec<Side>) = {
+    let mut start = vec![0usize; p + 1];
+    for s in sends_of.iter().flatten() {
+        start[s.dst as usize + 1] += 1;
+    }
+    for d in 0..p {
+        start[d + 1] += start[d];
+    }
+    let mut bucketed = vec![
+        Side {
+            dst: 0,
+            comm: 0,
+            src: 0,
+            tag: 0,
+            event: 0,
+            half: false
+        };
+        start[p]
+    ];
+    let mut fill = start.clone();
+    for s in sends_of.into_iter().flatten() {
+        bucketed[fill[s.dst as usize]] = s;
+        fill[s.dst as usize] += 1;
+    }
+    let mut buckets: Vec<&mut [Side]> = Vec::with_capacity(p);
+    let mut rest: &mut [Side] = &mut bucketed;
+    for d in 0..p {
+        let (head, tail) = rest.split_at_mut(start[d + 1] - start[d]);
+        buckets.push(head);
+        rest = tail;
+    }
+    let channel = |x: &Side| (x.comm, x.src, x.tag);
+    let results: Vec<Matched> = {
         let g: &HbGraph = g;
-        let per_rank: Vec<(Vec<Side>, Vec<Side>)> = trace
-            .ranks
-            .par_iter()
+        buckets
+            .into_par_iter()
             .enumerate()
-            .map(|(r, ev)| {
-                let mut s = Vec::new();
-                let mut v = Vec::new();
-                for i in 0..ev.len() {
-                    let e = ev.event(i);
-                    let shape = e.routine.shape();
-                    if matches!(shape, Shape::Send | Shape::Isend | Shape::Sendrecv)
-                        && e.peer != PEER_NULL
-                    {
-                        s.push(Side {
-                            dst: e.peer as u32,
-                            comm: e.comm,
-                            src: r as u32,
-                            tag: e.tag,
-                            event: i as u32,
-                            half: false,
-                        });
+            .map(|(d, sends)| {
+                sends.sort_unstable_by_key(|x| (channel(x), x.event));
+                let mut recvs = receives(trace, g, file, d)?;
+                recvs.sort_unstable_by_key(|x| (channel(x), x.event));
+                let mut m = Matched::default();
+                let (mut a, mut b) = (0, 0);
+                while a < sends.len() || b < recvs.len() {
+                    let order = match (sends.get(a), recvs.get(b)) {
+                        (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
+                        (Some(_), None) => std::cmp::Ordering::Less,
+                        _ => std::cmp::Ordering::Greater,
+                    };
+                    match order {
+                        std::cmp::Ordering::Less => m.unmatched_sends.push(sends[a]),
+                        std::cmp::Ordering::Greater => m.unmatched_recvs.push(recvs[b]),
+                        std::cmp::Ordering::Equal => {
+                            let (s, v) = (sends[a], recvs[b]);
+                            m.pairs.push((s.src, s.event, v.event));
+                            if v.half {
+                                m.halves.push((v.event, s.event));
+                            }
+                        }
                     }
-                    let is_recv = matches!(shape, Shape::Irecv | Shape::Sendrecv)
-                        || e.routine == Routine::Recv;
-                    if !is_recv || (shape == Shape::Irecv && cancelled[r].contains(&(e.id as u32)))
-                    {
+                    a += (order != std::cmp::Ordering::Greater) as usize;
+                    b += (order != std::cmp::Ordering::Less) as usize;
+                }
+                // A probe sees the message that the next receive on its channel takes.
+                let ev = &trace.ranks[d];
+                let mut by_recv: Vec<(u32, u32)> = Vec::new();
+                for i in (0..ev.len()).filter(|&i| ev.routine(i) == Routine::Probe) {
+                    if by_recv.is_empty() {
+                        by_recv = m
+                            .pairs
+                            .iter()
+                            .map(|&(_, send, recv)| (recv, send))
+                            .collect();
+                        by_recv.sort_unstable();
+                    }
+                    let e = ev.event(i);
+                    if e.peer == PEER_NULL {
                         continue;
                     }
-                    if let Some((src, tag)) = recv_key(trace, g, r, i)
-                        && src != PEER_NULL
+                    let key = (e.comm, e.peer as u32, e.tag);
+                    let at = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
+                    if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
+                        && let Ok(k) = by_recv.binary_search_by_key(&v.event, |&(recv, _)| recv)
                     {
-                        if src < 0 || src as usize >= trace.nranks() {
-                            return Err(TraceError::event(
-                                file,
-                                r,
-                                i,
-                                e.routine,
-                                format!("received from source {src}, which is not a world rank"),
-                            ));
-                        }
-                        v.push(Side {
-                            dst: r as u32,
-                            comm: e.comm,
-                            src: src as u32,
-                            tag,
-                            event: i as u32,
-                            half: shape == Shape::Sendrecv,
-                        });
+                        m.probes.push((i as u32, by_recv[k].1));
                     }
                 }
-                Ok((s, v))
+                Ok(m)
             })
-            .collect::<Result<_, TraceError>>()?;
-        per_rank
-            .into_iter()
-            .fold((Vec::new(), Vec::new()), |(mut a, mut b), (s, v)| {
-                a.extend(s);
-                b.extend(v);
-                (a, b)
-            })
+            .collect::<Result<_, TraceError>>()?
     };
-    // Within one channel (dst, comm, src, tag) both sides are in program order: the n-th send
-    // matches the n-th receive (MPI's non-overtaking rule).
-    sends.par_sort_unstable();
-    recvs.par_sort_unstable();
-    let channel = |x: &Side| (x.dst, x.comm, x.src, x.tag);
-    let (mut a, mut b) = (0, 0);
-    let mut unmatched_sends = Vec::new();
-    let mut unmatched_recvs = Vec::new();
-    while a < sends.len() || b < recvs.len() {
-        let order = match (sends.get(a), recvs.get(b)) {
-            (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            _ => std::cmp::Ordering::Greater,
-        };
-        match order {
-            std::cmp::Ordering::Less => {
-                unmatched_sends.push(sends[a]);
-                a += 1;
-            }
-            std::cmp::Ordering::Greater => {
-                unmatched_recvs.push(recvs[b]);
-                b += 1;
-            }
-            std::cmp::Ordering::Equal => {
-                let (s, v) = (sends[a], recvs[b]);
-                g.link[s.src as usize][s.event as usize] = v.event;
-                if v.half {
-                    g.link2[v.dst as usize].push((v.event, s.event));
-                } else {
-                    g.link[v.dst as usize][v.event as usize] = s.event;
-                }
-                a += 1;
-                b += 1;
+    let (mut unmatched_sends, mut unmatched_recvs) = (Vec::new(), Vec::new());
+    for (d, m) in results.into_iter().enumerate() {
+        for (src, send, recv) in m.pairs {
+            g.link[src as usize][send as usize] = recv;
+            if trace.ranks[d].routine(recv as usize).shape() != Shape::Sendrecv {
+                g.link[d][recv as usize] = send;
             }
         }
+        g.link2[d] = m.halves;
+        g.link2[d].sort_unstable();
+        for (probe, send) in m.probes {
+            g.link[d][probe as usize] = send;
+        }
+        unmatched_sends.extend(m.unmatched_sends);
+        unmatched_recvs.extend(m.unmatched_recvs);
     }
-    g.link2.par_iter_mut().for_each(|l| l.sort_unstable());
     let describe = |x: &Side, send: bool| {
         let (rank, peer) = if send { (x.src, x.dst) } else { (x.dst, x.src) };
         let routine = trace.ranks[rank as usize]
@@ -312,24 +390,6 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
             return Err(TraceError::at(file, msg));
         }
         g.warnings.push(msg);
-    }
-    // A probe sees the message that the next receive on its channel takes.
-    for (r, ev) in trace.ranks.iter().enumerate() {
-        for i in 0..ev.len() {
-            let e = ev.event(i);
-            if e.routine != Routine::Probe || e.peer == PEER_NULL {
-                continue;
-            }
-            let key = (r as u32, e.comm, e.peer as u32, e.tag);
-            let start = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
-            if let Some(v) = recvs.get(start).filter(|v| channel(v) == key) {
-                g.link[r][i] = if v.half {
-                    g.link2(r, v.event as usize)
-                } else {
-                    g.link[r][v.event as usize]
-                };
-            }
-        }
     }
     Ok(())
 }

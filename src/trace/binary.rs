@@ -622,6 +622,8 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                         format!("expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}", rest.len() / 3, c.payload.len()),
                     ));
                 }
+                // The count is bounded by the chunk's bytes above, so this cannot over-allocate.
+                cur.events.reserve(n as usize, 0);
                 for _ in 0..n {
                     let index = cur.events.len();
                     rest = record(rest, &mut cur).map_err(|e| to_err(e).in_event(rank, index))?.0;

@@ -329,6 +329,34 @@ impl RankEvents {
         self.push_raw(&other.event(i), other.aux(i).iter().copied());
     }
 
+    /// Makes room for `n` more events (and `aux` more auxiliary values) without reallocating.
+    pub fn reserve(&mut self, n: usize, aux: usize) {
+        let RankEvents {
+            routine,
+            t_call,
+            t_return,
+            bytes,
+            peer,
+            tag,
+            comm,
+            id,
+            flags,
+            aux_end,
+            aux: pool,
+        } = self;
+        routine.reserve_exact(n);
+        t_call.reserve_exact(n);
+        t_return.reserve_exact(n);
+        bytes.reserve_exact(n);
+        peer.reserve_exact(n);
+        tag.reserve_exact(n);
+        comm.reserve_exact(n);
+        id.reserve_exact(n);
+        flags.reserve_exact(n);
+        aux_end.reserve_exact(n);
+        pool.reserve(aux);
+    }
+
     /// Removes every event, keeping the allocations.
     pub fn clear(&mut self) {
         let RankEvents {
