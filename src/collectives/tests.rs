@@ -323,8 +323,8 @@ proptest! {
                     _ => 0,
                 }
             };
-            for r in 0..p {
-                prop_assert!(got[r] >= need(r), "{op:?} {algo}: rank {r} receives {} < {}", got[r], need(r));
+            for (r, &bytes_in) in got.iter().enumerate() {
+                prop_assert!(bytes_in >= need(r), "{op:?} {algo}: rank {r} receives {bytes_in} < {}", need(r));
             }
             if matches!((op, algo), (Op::Scatter, _) | (Op::Bcast, "binomial" | "pipeline" | "postal")) {
                 prop_assert_eq!(got[root], 0);

@@ -123,10 +123,10 @@ pub fn greedy_tree(p: usize, send_busy: f64, recv_ready: f64) -> (Vec<usize>, Ve
     let mut heap = BinaryHeap::new();
     let key = |t: f64| Reverse(t.max(0.0).to_bits());
     heap.push((key(recv_ready), Reverse(0usize), 0.0f64.to_bits()));
-    for new in 1..p {
+    for (new, parent_of_new) in parent.iter_mut().enumerate().skip(1) {
         let (Reverse(arr), Reverse(u), next) = heap.pop().expect("the root is always there");
         let arrival = f64::from_bits(arr);
-        parent[new] = u;
+        *parent_of_new = u;
         children[u].push(new);
         let next = f64::from_bits(next) + send_busy;
         heap.push((key(next + recv_ready), Reverse(u), next.to_bits()));

@@ -1,0 +1,243 @@
+//! `loggps-predict collective OP`: a collective's predicted completion time by a named
+//! algorithm under LogGPS or LogGP — the calculator over `src/collectives`.
+
+#![allow(non_snake_case)] // flags named as the papers' parameters: --g --G
+
+use super::ParamArgs;
+use clap::ValueEnum;
+use loggps_predict::collectives::{self, Completion, LogGp, Op, Spec};
+use loggps_predict::error::Error;
+use loggps_predict::model::Params;
+
+/// Predict one collective call from its algorithm's point-to-point schedule.
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Predict a collective's completion time from a named algorithm (LogGPS or LogGP)",
+    long_about = "Predict a collective's completion time: the algorithm expands the call into point-to-point \
+        messages and the model costs them, every rank calling at time 0.\n\n\
+        OP and its algorithms (the first is the default):\n  \
+        barrier: dissemination\n  bcast: binomial, scatter-allgather, pipeline, postal\n  \
+        reduce: binomial, linear, rabenseifner\n  allreduce: recursive-doubling, binomial, rabenseifner, ring\n  \
+        gather: binomial, linear\n  scatter: binomial, linear (the LogGP paper's Simple Long-Message), short-message, optimal\n  \
+        allgather: recursive-doubling, ring, bruck\n  alltoall: pairwise (= linear), bruck\n  \
+        reduce_scatter: recursive-halving, ring, pairwise\n  scan, exscan: recursive-doubling, linear\n\n\
+        --bytes is MPI's count in bytes: the message (bcast), the vector (reduce, allreduce, scan), the block per \
+        rank (gather, scatter, allgather, reduce_scatter) or per pair (alltoall).\n\n\
+        The LogGP paper's Table 3 (P = 1024, simplified LogGP):\n  \
+        loggps-predict collective scatter --algorithm optimal --ranks 1024 --bytes 10 --model loggp --L 30 --g 10 --G 1"
+)]
+pub struct CollectiveArgs {
+    /// The collective (barrier, bcast, reduce, allreduce, gather, scatter, allgather, alltoall, reduce_scatter, scan, exscan)
+    pub op: String,
+    /// The algorithm that expands it (see above; `default` picks the first)
+    #[arg(long, default_value = "default")]
+    pub algorithm: String,
+    /// Number of ranks P
+    #[arg(long)]
+    pub ranks: u64,
+    /// Bytes K (per rank or per pair where MPI counts so)
+    #[arg(long, default_value_t = 0)]
+    pub bytes: u64,
+    /// Root of rooted collectives
+    #[arg(long, default_value_t = 0)]
+    pub root: u64,
+    /// Cost model
+    #[arg(long, value_enum, default_value_t = ModelKind::Loggps)]
+    pub model: ModelKind,
+    /// LogGP: gap between consecutive messages at a rank, ns (default 0)
+    #[arg(long = "g", value_name = "NS")]
+    pub g: Option<f64>,
+    /// LogGP: gap per byte, ns/byte (default: Gs of --platform/--params, else 0)
+    #[arg(long = "G", value_name = "NS_PER_BYTE")]
+    pub G: Option<f64>,
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Local reduction cost, ns per byte reduced
+    #[arg(long, value_name = "NS_PER_BYTE", default_value_t = 0.0)]
+    pub gamma: f64,
+    /// Pipeline segment size, bytes (bcast --algorithm pipeline)
+    #[arg(long, value_name = "BYTES", default_value_t = 8192)]
+    pub segment: u64,
+    /// Postal-model latency in sends (bcast --algorithm postal; default: from the model)
+    #[arg(long, value_name = "STEPS")]
+    pub h: Option<f64>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+pub enum ModelKind {
+    /// LogGPS (shared/MODEL.md), the replay's cost table, rendezvous above S included
+    Loggps,
+    /// LogGP (Alexandrov et al. 1995): o + (k−1)G + L + o per message, gap g, no rendezvous
+    Loggp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+/// The model a run uses, as chosen by the flags.
+enum Model {
+    LogGps(Params),
+    LogGp(LogGp),
+}
+
+impl CollectiveArgs {
+    fn model(&self) -> Result<Model, Error> {
+        let p = &self.params;
+        match self.model {
+            ModelKind::Loggps => {
+                if self.g.is_some() || self.G.is_some() {
+                    return Err(Error::Usage(
+                        "--g and --G are LogGP parameters: add --model loggp (LogGPS disregards g and splits G into --Gs/--Gl)".into(),
+                    ));
+                }
+                Ok(Model::LogGps(p.resolve(None)?.params))
+            }
+            ModelKind::Loggp => {
+                let loggps_only = [
+                    ("--Os", p.Os.is_some()),
+                    ("--Or", p.Or.is_some()),
+                    ("--Gs", p.Gs.is_some()),
+                    ("--Gl", p.Gl.is_some()),
+                    ("--s", p.s.is_some()),
+                    ("--S", p.S.is_some()),
+                ];
+                if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
+                    return Err(Error::Usage(format!(
+                        "{flag} is a LogGPS parameter; LogGP takes --L --o --g --G"
+                    )));
+                }
+                let base = if p.params.is_some() || p.platform.is_some() {
+                    Some(p.resolve(None)?.params)
+                } else {
+                    None
+                };
+                let L = p.L.or(base.map(|b| b.L)).ok_or_else(|| {
+                    Error::Params(
+                        "LogGP needs --L (and optionally --o --g --G), or --platform/--params for L, o and G = Gs".into(),
+                    )
+                })?;
+                let m = LogGp {
+                    L,
+                    o: p.o.or(base.map(|b| b.o)).unwrap_or(0.0),
+                    g: self.g.unwrap_or(0.0),
+                    G: self.G.or(base.map(|b| b.Gs)).unwrap_or(0.0),
+                };
+                for (name, v) in [("L", m.L), ("o", m.o), ("g", m.g), ("G", m.G)] {
+                    if !v.is_finite() || v < 0.0 {
+                        return Err(Error::Params(format!(
+                            "LogGP parameter {name} = {v} must be a finite number ≥ 0"
+                        )));
+                    }
+                }
+                Ok(Model::LogGp(m))
+            }
+        }
+    }
+}
+
+/// Runs the calculator and prints its answer.
+pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
+    let op = Op::parse(&a.op)?;
+    let algorithm = op.algorithm(&a.algorithm)?;
+    if a.ranks == 0 {
+        return Err(Error::Usage("--ranks must be at least 1".into()));
+    }
+    let ranks = usize::try_from(a.ranks)
+        .ok()
+        .filter(|&r| r <= collectives::MAX_RANKS)
+        .ok_or_else(|| {
+            Error::Usage(format!(
+                "--ranks {} is more than this calculator builds schedules for ({})",
+                a.ranks,
+                collectives::MAX_RANKS
+            ))
+        })?;
+    if a.root >= a.ranks {
+        return Err(Error::Usage(format!(
+            "--root {} is not a rank of {}",
+            a.root, a.ranks
+        )));
+    }
+    if !a.gamma.is_finite() || a.gamma < 0.0 {
+        return Err(Error::Usage(format!(
+            "--gamma {} must be a finite number ≥ 0",
+            a.gamma
+        )));
+    }
+    if a.h.is_some_and(|h| !h.is_finite() || h <= 0.0) {
+        return Err(Error::Usage(
+            "--h must be a positive number of steps".into(),
+        ));
+    }
+    let spec = Spec {
+        ranks,
+        bytes: a.bytes,
+        root: a.root as usize,
+        segment: a.segment.max(1),
+        postal_h: a.h,
+    };
+    let model = a.model()?;
+    let (c, described) = match &model {
+        Model::LogGps(p) => (
+            collectives::predict(op, algorithm, &spec, p, a.gamma)?,
+            format!(
+                "LogGPS L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
+                p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
+            ),
+        ),
+        Model::LogGp(m) => (
+            collectives::predict(op, algorithm, &spec, m, a.gamma)?,
+            format!("LogGP L={} o={} g={} G={}", m.L, m.o, m.g, m.G),
+        ),
+    };
+    print!("{}", render(a, op, algorithm, &spec, &c, &described));
+    Ok(())
+}
+
+fn render(
+    a: &CollectiveArgs,
+    op: Op,
+    algorithm: &str,
+    spec: &Spec,
+    c: &Completion,
+    described: &str,
+) -> String {
+    let model = match a.model {
+        ModelKind::Loggps => "loggps",
+        ModelKind::Loggp => "loggp",
+    };
+    match a.format {
+        Format::Json => {
+            let v = serde_json::json!({
+                "op": op.name(),
+                "algorithm": algorithm,
+                "model": model,
+                "ranks": spec.ranks,
+                "bytes": spec.bytes,
+                "root": spec.root,
+                "messages": c.messages,
+                "bytes_moved": c.bytes,
+                "predicted_ns": c.time_ns,
+            });
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).expect("plain JSON")
+            )
+        }
+        Format::Table => format!(
+            "collective   {}\nalgorithm    {algorithm}\nmodel        {described}\nranks        {}\nbytes        {}\n\
+             messages     {}\nbytes moved  {}\npredicted    {:.3} ns\n",
+            op.name(),
+            spec.ranks,
+            spec.bytes,
+            c.messages,
+            c.bytes,
+            c.time_ns
+        ),
+    }
+}
