@@ -522,3 +522,73 @@ fn unfinalized_trace_loads_with_a_warning() {
         "{v}"
     );
 }
+
+/// The collective calculator through the CLI reproduces the LogGP paper's Table 3 (P = 1024,
+/// o = 0, G = 1): a few cells of each row.
+#[test]
+fn collective_calculator_reproduces_loggp_table3() {
+    let cells = [
+        ("short-message", 10, 10, 30, 102_320.0),
+        ("linear", 10, 100, 300, 111_707.0),
+        ("binomial", 100, 10, 30, 102_590.0),
+        ("optimal", 1, 100, 300, 2_860.0),
+        ("optimal", 100, 10, 30, 102_419.0),
+    ];
+    for (algo, k, g, l, expected) in cells {
+        let args = [
+            "collective",
+            "scatter",
+            "--algorithm",
+            algo,
+            "--ranks",
+            "1024",
+            "--bytes",
+            &k.to_string(),
+            "--model",
+            "loggp",
+        ];
+        let extra = [
+            "--o",
+            "0",
+            "--G",
+            "1",
+            "--g",
+            &g.to_string(),
+            "--L",
+            &l.to_string(),
+            "--format",
+            "json",
+        ];
+        let v = json(&[&args[..], &extra[..]].concat());
+        assert_eq!(
+            v["predicted_ns"].as_f64().unwrap(),
+            expected,
+            "{algo} k={k} g={g} L={l}"
+        );
+    }
+    let out = run(&[
+        "collective",
+        "scatter",
+        "--algorithm",
+        "nope",
+        "--ranks",
+        "4",
+        "--bytes",
+        "1",
+        "--model",
+        "loggp",
+        "--L",
+        "1",
+        "--o",
+        "0",
+        "--g",
+        "1",
+        "--G",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("binomial"),
+        "lists the valid algorithms"
+    );
+}

@@ -244,7 +244,12 @@ fn refine(
     while hi > lo + 1 {
         let step = ((hi - lo) / 8).max(1);
         let probe: Vec<u64> = (1..8).map(|i| lo + i * step).filter(|&k| k < hi).collect();
-        let measured = run_rtt(opts, &probe, ws, opts.reps, log)?;
+        // The probes decide the result: measure each twice as long as the sweep does.
+        let careful = Options {
+            time_ms: 2.0 * opts.time_ms,
+            ..opts.clone()
+        };
+        let measured = run_rtt(&careful, &probe, ws, opts.reps, log)?;
         out.extend(measured.iter().copied());
         let mut scores = Vec::with_capacity(probe.len());
         for &k in &probe {

@@ -2,6 +2,7 @@
 
 #![allow(non_snake_case)] // flags named as the paper's parameters: --L --o --Os --Or --Gs --Gl --s --S
 
+mod collective;
 mod progress;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -80,6 +81,7 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
+    Collective(collective::CollectiveArgs),
     /// Write a synthetic trace of a communication pattern, streaming (up to 2^20 ranks, 10^9 events).
     Synth {
         #[arg(long, value_enum)]
@@ -312,6 +314,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             force,
         ),
         Some(Command::Bench { trace, params }) => bench(&trace, &params),
+        Some(Command::Collective(a)) => collective::run(&a),
         Some(Command::Table7 { dir, format, svg }) => table7(&dir, format, svg.as_deref()),
         Some(Command::Check {
             traces,

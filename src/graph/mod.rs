@@ -128,7 +128,7 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
             for i in 0..ev.len() {
                 let routine = ev.routine(i);
                 if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
-                    let id = ev.event(i).id;
+                    let id = ev.id(i);
                     if id != origin.len() as i64 {
                         return Err(TraceError::event(file, r, i, routine, format!("expected request id {} (ids are per-rank sequence numbers), found {id}", origin.len())));
                     }
@@ -144,8 +144,8 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
                     }
                     *slot = i as u32;
                 }
-                if routine == Routine::Cancel && ev.event(i).id as usize >= origin.len() {
-                    return Err(TraceError::event(file, r, i, routine, format!("cancels request {} which no earlier call created", ev.event(i).id)));
+                if routine == Routine::Cancel && ev.id(i) as usize >= origin.len() {
+                    return Err(TraceError::event(file, r, i, routine, format!("cancels request {} which no earlier call created", ev.id(i))));
                 }
             }
             if trace.complete
@@ -169,7 +169,7 @@ fn receives(trace: &Trace, g: &HbGraph, file: &str, r: usize) -> Result<Vec<Side
     let ev = &trace.ranks[r];
     let mut cancelled: Vec<i64> = (0..ev.len())
         .filter(|&j| ev.routine(j) == Routine::Cancel)
-        .map(|j| ev.event(j).id)
+        .map(|j| ev.id(j))
         .collect();
     cancelled.sort_unstable();
     let mut v = Vec::new();
@@ -229,20 +229,19 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         .enumerate()
         .map(|(r, ev)| {
             (0..ev.len())
-                .filter_map(|i| {
-                    let e = ev.event(i);
-                    let sends = matches!(
-                        e.routine.shape(),
+                .filter(|&i| {
+                    matches!(
+                        ev.routine(i).shape(),
                         Shape::Send | Shape::Isend | Shape::Sendrecv
-                    ) && e.peer != PEER_NULL;
-                    sends.then_some(Side {
-                        dst: e.peer as u32,
-                        comm: e.comm,
-                        src: r as u32,
-                        tag: e.tag,
-                        event: i as u32,
-                        half: false,
-                    })
+                    ) && ev.peer(i) != PEER_NULL
+                })
+                .map(|i| Side {
+                    dst: ev.peer(i) as u32,
+                    comm: ev.comm(i),
+                    src: r as u32,
+                    tag: ev.tag(i),
+                    event: i as u32,
+                    half: false,
                 })
                 .collect()
         })
@@ -405,7 +404,7 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             (0..ev.len())
                 .filter(|&i| ev.routine(i).is_collective())
                 .map(|i| {
-                    let c = ev.event(i).comm;
+                    let c = ev.comm(i);
                     let n = seq.entry(c).or_insert(0);
                     *n += 1;
                     (c, *n - 1, r as u32, i as u32)
@@ -548,11 +547,11 @@ impl<'a> HbView<'a> {
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous.
     pub fn rendezvous(&self, r: usize, i: usize) -> bool {
-        let e = self.trace.ranks[r].event(i);
-        match e.routine {
+        let ev = &self.trace.ranks[r];
+        match ev.routine(i) {
             Routine::Ssend | Routine::Issend => true,
             Routine::Bsend | Routine::Rsend | Routine::Ibsend | Routine::Irsend => false,
-            _ => e.bytes > self.eager_limit,
+            _ => ev.bytes(i) > self.eager_limit,
         }
     }
 
@@ -562,7 +561,7 @@ impl<'a> HbView<'a> {
         let ev = &self.trace.ranks[r];
         match ev.routine(i).shape() {
             Shape::Isend | Shape::Irecv => self.graph.req_done[r]
-                .get(ev.event(i).id as usize)
+                .get(ev.id(i) as usize)
                 .copied()
                 .unwrap_or(NONE) as usize,
             _ => i,

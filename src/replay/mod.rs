@@ -118,8 +118,9 @@ impl Shared<'_> {
 
     /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
     fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
-        let e = self.trace.ranks[r].event(i);
-        if e.peer == PEER_NULL {
+        let ev = &self.trace.ranks[r];
+        let (peer, bytes) = (ev.peer(i), ev.bytes(i));
+        if peer == PEER_NULL {
             return Ok(Completion {
                 done: ti + self.p.o,
                 sync: 0.0,
@@ -131,11 +132,11 @@ impl Shared<'_> {
         let link = self.g.link[r][i];
         let rdv = link != NONE && self.view.rendezvous(r, i);
         let tr = if rdv {
-            self.call(e.peer as usize, link as usize)?
+            self.call(peer as usize, link as usize)?
         } else {
             ti
         };
-        let c = self.p.send(e.bytes, rdv, ti, tr);
+        let c = self.p.send(bytes, rdv, ti, tr);
         Ok(Completion {
             done: c.ret,
             sync: c.sync,
@@ -157,7 +158,7 @@ impl Shared<'_> {
         let (q, j) = (q as usize, j as usize);
         let ts = self.call(q, j)?;
         let c = self.p.recv(
-            self.trace.ranks[q].event(j).bytes,
+            self.trace.ranks[q].bytes(j),
             self.view.rendezvous(q, j),
             ts,
             ti,
@@ -231,19 +232,19 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     let p = sh.p;
     while st.pos < ev.len() {
         let i = st.pos;
-        let e = ev.event(i);
+        let routine = ev.routine(i);
         if !st.published {
             let tc = if i == 0 {
                 sh.start[r]
             } else {
-                st.clock + (e.t_call - ev.t_return(i - 1)) as f64
+                st.clock + (ev.t_call(i) - ev.t_return(i - 1)) as f64
             };
             st.b.computation_ns += tc - st.clock;
             st.clock = tc;
             sh.calls[r][i].store(tc.to_bits(), Ordering::Release);
             st.published = true;
             let x = sh.g.link[r][i];
-            if e.routine.is_collective() && x != NONE {
+            if routine.is_collective() && x != NONE {
                 sh.max_call[x as usize].fetch_max(tc.to_bits(), Ordering::AcqRel);
                 if sh.arrived[x as usize].fetch_add(1, Ordering::AcqRel) + 1
                     == sh.g.instances[x as usize].size
@@ -253,12 +254,12 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             }
         }
         let tc = st.clock;
-        if e.routine == Routine::Finalize {
+        if routine == Routine::Finalize {
             break;
         }
         let link = sh.g.link[r][i];
         let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
-            let shape = e.routine.shape();
+            let shape = routine.shape();
             Ok(match shape {
                 Shape::None => (tc, 0.0, 0.0, 0.0),
                 Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + p.o, p.o, 0.0, 0.0),
@@ -266,14 +267,14 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     let c = sh.send_completion(r, i, tc)?;
                     (c.done, c.done - tc - c.sync, c.sync, 0.0)
                 }
-                Shape::Recv if e.routine == Routine::Iprobe || link == NONE => {
+                Shape::Recv if routine == Routine::Iprobe || link == NONE => {
                     (tc + p.o, p.o, 0.0, 0.0)
                 }
                 Shape::Recv => {
-                    let (q, j) = (e.peer as usize, link as usize);
+                    let (q, j) = (ev.peer(i) as usize, link as usize);
                     let ts = sh.call(q, j)?;
-                    let (k, rdv) = (sh.trace.ranks[q].event(j).bytes, sh.view.rendezvous(q, j));
-                    let c = if e.routine == Routine::Probe {
+                    let (k, rdv) = (sh.trace.ranks[q].bytes(j), sh.view.rendezvous(q, j));
+                    let c = if routine == Routine::Probe {
                         p.probe(k, rdv, ts, tc)
                     } else {
                         p.recv(k, rdv, ts, tc)
@@ -300,7 +301,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     }
                     let last_call =
                         f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
-                    let after = (sh.trace.corrected_ns(r, e.t_return)
+                    let after = (sh.trace.corrected_ns(r, ev.t_return(i))
                         - sh.t0
                         - sh.measured_last_arrival[link as usize])
                         .max(0.0);
@@ -308,7 +309,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                 }
                 // Comm_free, and collectives an unfinished trace never completed: measured.
                 Shape::Coll | Shape::CommOp => {
-                    let d = (e.t_return - e.t_call) as f64;
+                    let d = (ev.t_return(i) - ev.t_call(i)) as f64;
                     (tc + d, d, 0.0, 0.0)
                 }
             })
@@ -317,7 +318,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             Ok(c) => c,
             Err(dep) => return Outcome::Blocked(dep),
         };
-        if e.routine.is_collective() {
+        if routine.is_collective() {
             st.b.collective_ns += ret - tc;
         }
         st.b.communication_ns += comm;

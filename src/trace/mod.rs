@@ -224,6 +224,27 @@ impl RankEvents {
         self.t_return[i]
     }
 
+    pub fn bytes(&self, i: usize) -> u64 {
+        self.bytes[i]
+    }
+
+    pub fn peer(&self, i: usize) -> i32 {
+        self.peer[i]
+    }
+
+    pub fn comm(&self, i: usize) -> u32 {
+        self.comm[i]
+    }
+
+    pub fn tag(&self, i: usize) -> i32 {
+        self.tag[i]
+    }
+
+    pub fn id(&self, i: usize) -> i64 {
+        self.id[i]
+    }
+
+    /// Every field of event `i`; where one or two fields do, their accessors read less.
     pub fn event(&self, i: usize) -> Event {
         Event {
             routine: self.routine[i],
