@@ -185,6 +185,22 @@ pub struct RecvHalf {
     pub tag: i32,
 }
 
+/// Calls `$op($args)` on every per-event column of a [`RankEvents`].
+macro_rules! per_event_columns {
+    ($self:ident, $op:ident $(, $arg:expr)*) => {{
+        $self.routine.$op($($arg),*);
+        $self.t_call.$op($($arg),*);
+        $self.t_return.$op($($arg),*);
+        $self.bytes.$op($($arg),*);
+        $self.peer.$op($($arg),*);
+        $self.tag.$op($($arg),*);
+        $self.comm.$op($($arg),*);
+        $self.id.$op($($arg),*);
+        $self.flags.$op($($arg),*);
+        $self.aux_end.$op($($arg),*);
+    }};
+}
+
 /// One rank's events as columns: no per-event heap allocation, variable-length parts
 /// (completions, collective counts, Sendrecv's receive half) in one shared `aux` pool.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -352,58 +368,14 @@ impl RankEvents {
 
     /// Makes room for `n` more events (and `aux` more auxiliary values) without reallocating.
     pub fn reserve(&mut self, n: usize, aux: usize) {
-        let RankEvents {
-            routine,
-            t_call,
-            t_return,
-            bytes,
-            peer,
-            tag,
-            comm,
-            id,
-            flags,
-            aux_end,
-            aux: pool,
-        } = self;
-        routine.reserve_exact(n);
-        t_call.reserve_exact(n);
-        t_return.reserve_exact(n);
-        bytes.reserve_exact(n);
-        peer.reserve_exact(n);
-        tag.reserve_exact(n);
-        comm.reserve_exact(n);
-        id.reserve_exact(n);
-        flags.reserve_exact(n);
-        aux_end.reserve_exact(n);
-        pool.reserve(aux);
+        per_event_columns!(self, reserve_exact, n);
+        self.aux.reserve(aux);
     }
 
     /// Removes every event, keeping the allocations.
     pub fn clear(&mut self) {
-        let RankEvents {
-            routine,
-            t_call,
-            t_return,
-            bytes,
-            peer,
-            tag,
-            comm,
-            id,
-            flags,
-            aux_end,
-            aux,
-        } = self;
-        routine.clear();
-        t_call.clear();
-        t_return.clear();
-        bytes.clear();
-        peer.clear();
-        tag.clear();
-        comm.clear();
-        id.clear();
-        flags.clear();
-        aux_end.clear();
-        aux.clear();
+        per_event_columns!(self, clear);
+        self.aux.clear();
     }
 
     /// Heap bytes held by the columns.
