@@ -18,14 +18,33 @@ pub mod trace;
 use error::Error;
 use std::path::Path;
 
-/// Loads, matches and replays a trace file with resolved parameters: the whole pipeline.
+/// Matches and replays a loaded trace with resolved parameters, collectives measured.
 pub fn predict(
     path: &Path,
     trace: &trace::Trace,
     params: &model::Params,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<replay::Prediction, Error> {
+    predict_with(
+        path,
+        trace,
+        params,
+        &collectives::traced::Choice::default(),
+        progress,
+    )
+}
+
+/// [`predict`] with collectives costed as `coll` says.
+pub fn predict_with(
+    path: &Path,
+    trace: &trace::Trace,
+    params: &model::Params,
+    coll: &collectives::traced::Choice,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<replay::Prediction, Error> {
     let name = path.display().to_string();
     let graph = graph::build(trace, &name)?;
-    Ok(replay::replay(trace, &graph, params, &name, progress)?)
+    Ok(replay::replay_with(
+        trace, &graph, params, coll, &name, progress,
+    )?)
 }

@@ -592,3 +592,41 @@ fn collective_calculator_reproduces_loggp_table3() {
         "lists the valid algorithms"
     );
 }
+
+/// `--coll`: a traced Bcast costed by its algorithm. Four ranks call it at once with 1000 bytes
+/// (Myrinet): binomial takes two one-way hops, 2 × (T1 + T2 + T3) = 2 × 39 170 ns; a pipelined
+/// chain three; measured keeps the traced 10 ns.
+#[test]
+fn traced_collectives_by_algorithm() {
+    let mut t = String::from("loggps-trace 1\nranks 4\n");
+    for r in 0..4 {
+        let (sent, got) = if r == 0 { (1000, 0) } else { (0, 1000) };
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Bcast 0 10 root=0 bytes={sent} recv_bytes={got}\n{r} MPI_Finalize 10 20\n"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bcast.txt");
+    std::fs::write(&f, t).unwrap();
+    let f = f.to_str().unwrap();
+    let predicted = |coll: &str| {
+        json(&[
+            f,
+            "--platform",
+            "myrinet",
+            "--coll",
+            coll,
+            "--format",
+            "json",
+        ])["predicted_s"]
+            .as_f64()
+            .unwrap()
+            * 1e9
+    };
+    assert!((predicted("measured") - 10.0).abs() < 1e-6);
+    assert!((predicted("modeled") - 2.0 * 39_170.0).abs() < 1e-6);
+    assert!((predicted("bcast=binomial") - 2.0 * 39_170.0).abs() < 1e-6);
+    assert!((predicted("bcast=pipeline") - 3.0 * 39_170.0).abs() < 1e-6);
+    let bad = run(&[f, "--platform", "myrinet", "--coll", "bcast=nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -40,6 +40,18 @@ proptest! {
     }
 
     #[test]
+    fn parallel_equals_sequential_with_modeled_collectives(seed: u64) {
+        let t = common::random_trace(seed, 12, 120);
+        let p = myrinet();
+        let coll = loggps_predict::collectives::traced::Choice::parse("modeled").unwrap();
+        let run = || {
+            let g = graph::build(&t, "random").unwrap();
+            replay::replay_with(&t, &g, &p, &coll, "random", &|_| {}).unwrap()
+        };
+        prop_assert_eq!(with_threads(1, run), with_threads(4, run));
+    }
+
+    #[test]
     fn raising_s_never_slows(seed: u64, s1 in 0u64..80_000, extra in 0u64..80_000) {
         let t = common::random_trace(seed, 6, 60);
         let low = predict(&t, &Params { S: s1, ..myrinet() });

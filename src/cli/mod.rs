@@ -254,6 +254,11 @@ pub struct PredictArgs {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub params: ParamArgs,
+    /// Collectives: `measured` (traced durations), `modeled` (expanded into point-to-point
+    /// messages by each operation's default algorithm) or OP=ALGORITHM,… (e.g.
+    /// bcast=postal,allreduce=rabenseifner)
+    #[arg(long, value_name = "SPEC", default_value = "measured")]
+    pub coll: String,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -331,7 +336,9 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
     let trace = load(path)?;
     let resolved = a.params.resolve(trace.meta.params)?;
     let bar = Progress::new("replaying", Some(trace.total_events()));
-    let prediction = loggps_predict::predict(path, &trace, &resolved.params, &|n| bar.set(n));
+    let coll = loggps_predict::collectives::traced::Choice::parse(&a.coll)?;
+    let prediction =
+        loggps_predict::predict_with(path, &trace, &resolved.params, &coll, &|n| bar.set(n));
     bar.finish();
     let prediction = prediction?;
     for w in &prediction.warnings {

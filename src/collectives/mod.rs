@@ -6,6 +6,7 @@
 pub mod eval;
 pub mod exchange;
 pub mod schedule;
+pub mod traced;
 pub mod trees;
 
 pub use eval::{Completion, CostModel, LogGp, evaluate};

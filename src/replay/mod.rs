@@ -5,6 +5,8 @@
 //! the next wave. Every predicted time is a pure function of the times it depends on, so the
 //! result is the same bit for bit whatever the thread count or the order of the ranks.
 
+use crate::collectives::CostModel;
+use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, HbView, NONE, recv_source};
 use crate::model::Params;
@@ -12,8 +14,8 @@ use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
 /// `end_ns`; the rank's start offset counts as computation.
@@ -81,6 +83,9 @@ struct RankState {
     completed: Vec<u32>,
 }
 
+/// A modeled instance's returns, `(world rank, return)` sorted by rank (None: measured).
+type ModeledReturns = Option<Vec<(u32, f64)>>;
+
 /// The data every rank reads while replaying.
 struct Shared<'a> {
     trace: &'a Trace,
@@ -93,6 +98,13 @@ struct Shared<'a> {
     measured_last_arrival: Vec<f64>,
     start: Vec<f64>,
     t0: f64,
+    coll: &'a Choice,
+    /// Per instance, once every participant has arrived (modeled collectives): each
+    /// participant's predicted return, as `(world rank, return)` sorted by rank; None when the
+    /// instance is replayed as measured.
+    modeled: Vec<OnceLock<ModeledReturns>>,
+    /// Instances that could not be modeled, with why (they replay as measured).
+    unmodeled: Mutex<Vec<String>>,
 }
 
 /// A request's predicted completion and what it waited for.
@@ -110,6 +122,45 @@ impl Shared<'_> {
             UNKNOWN => Err(Dep::Event(r as u32, i as u32)),
             bits => Ok(f64::from_bits(bits)),
         }
+    }
+
+    /// The modeled returns of instance `x` (all participants arrived): its schedule, by the
+    /// chosen algorithm, costed from their predicted call times.
+    fn modeled_returns(&self, x: u32) -> Option<&[(u32, f64)]> {
+        self.modeled[x as usize]
+            .get_or_init(|| {
+                let members = self.g.members(x);
+                let (r0, i0) = members[0];
+                let op = op_of(self.trace.ranks[r0 as usize].routine(i0 as usize))?;
+                let spec = traced::spec_of(self.trace, op, members);
+                let algorithm = self.coll.algorithm(op);
+                let starts: Vec<f64> = members
+                    .iter()
+                    .map(|&(r, i)| self.call(r as usize, i as usize).expect("all arrived"))
+                    .collect();
+                let costed =
+                    crate::collectives::build(op, algorithm, &spec, &|b| self.p.split_costs(b))
+                        .and_then(|schedule| {
+                            crate::collectives::eval::evaluate_from(&schedule, self.p, 0.0, &starts)
+                        });
+                match costed {
+                    Ok(c) => {
+                        let mut ends: Vec<(u32, f64)> =
+                            members.iter().map(|&(r, _)| r).zip(c.rank_end_ns).collect();
+                        ends.sort_unstable_by_key(|&(r, _)| r);
+                        Some(ends)
+                    }
+                    Err(e) => {
+                        self.unmodeled.lock().expect("warnings").push(format!(
+                            "{} by {algorithm} on {} ranks: {e}",
+                            op.name(),
+                            members.len()
+                        ));
+                        None
+                    }
+                }
+            })
+            .as_deref()
     }
 
     fn instance_done(&self, x: u32) -> bool {
@@ -301,6 +352,18 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     }
                     let last_call =
                         f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
+                    // Modeled: the schedule's end for this rank; the wait for the last
+                    // participant (capped by the duration) counts as receiver synchronization.
+                    if sh.coll.modeled
+                        && let Some(ends) = sh.modeled_returns(link)
+                    {
+                        let k = ends
+                            .binary_search_by_key(&(r as u32), |&(q, _)| q)
+                            .expect("a participant");
+                        let ret = ends[k].1.max(tc);
+                        let sync = (last_call - tc).clamp(0.0, ret - tc);
+                        return Ok((ret, ret - tc - sync, 0.0, sync));
+                    }
                     let after = (sh.trace.corrected_ns(r, ev.t_return(i))
                         - sh.t0
                         - sh.measured_last_arrival[link as usize])
@@ -341,6 +404,18 @@ pub fn replay(
     file: &str,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Prediction, TraceError> {
+    replay_with(trace, g, params, &Choice::default(), file, progress)
+}
+
+/// [`replay`] with collectives costed as `coll` says (measured, or by their algorithms).
+pub fn replay_with(
+    trace: &Trace,
+    g: &HbGraph,
+    params: &Params,
+    coll: &Choice,
+    file: &str,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Prediction, TraceError> {
     let p = trace.nranks();
     let offsets = crate::graph::rank_offsets(trace);
     let view = HbView::new(trace, g, params.S, &offsets);
@@ -376,6 +451,9 @@ pub fn replay(
         measured_last_arrival,
         start: begins.iter().map(|b| b - t0).collect(),
         t0,
+        coll,
+        modeled: (0..g.instances.len()).map(|_| OnceLock::new()).collect(),
+        unmodeled: Mutex::new(Vec::new()),
     };
     let states: Vec<Mutex<RankState>> = (0..p)
         .map(|r| {
@@ -448,6 +526,14 @@ pub fn replay(
     }
 
     let mut warnings = g.warnings.clone();
+    let unmodeled = std::mem::take(&mut *sh.unmodeled.lock().expect("warnings"));
+    if !unmodeled.is_empty() {
+        warnings.push(format!(
+            "{} collective call(s) replayed as measured, not modeled{}",
+            unmodeled.len(),
+            list_some(&unmodeled)
+        ));
+    }
     let blocked: Vec<usize> = (0..p)
         .filter(|&r| {
             states[r].lock().expect("rank state").pos < trace.ranks[r].len()

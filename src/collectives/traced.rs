@@ -1,0 +1,132 @@
+//! Traced collective calls as schedules: which operation a recorded routine is, how many bytes
+//! the schedule moves, and which algorithm a user chose (`--coll`).
+
+use super::{Op, Spec};
+use crate::error::Error;
+use crate::trace::{Routine, Trace};
+
+/// How the replay costs collectives.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Choice {
+    /// Modeled (expanded into point-to-point schedules) rather than measured.
+    pub modeled: bool,
+    /// Algorithms chosen per operation; the others take [`default_algorithm`].
+    pub overrides: Vec<(Op, &'static str)>,
+}
+
+impl Choice {
+    /// Parses `--coll`: `measured` (traced durations), `modeled` (every operation by its default
+    /// algorithm), or `op=algorithm,…` (modeled, with these choices).
+    pub fn parse(spec: &str) -> Result<Choice, Error> {
+        match spec.trim() {
+            "measured" => return Ok(Choice::default()),
+            "modeled" | "default" => {
+                return Ok(Choice {
+                    modeled: true,
+                    overrides: Vec::new(),
+                });
+            }
+            _ => {}
+        }
+        let mut overrides = Vec::new();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (op, algo) = item.split_once('=').ok_or_else(|| {
+                Error::Usage(format!(
+                    "--coll: expected measured, modeled or OP=ALGORITHM,…, found `{item}`"
+                ))
+            })?;
+            let op = Op::parse(op)?;
+            overrides.retain(|(o, _)| *o != op);
+            overrides.push((op, op.algorithm(algo)?));
+        }
+        Ok(Choice {
+            modeled: true,
+            overrides,
+        })
+    }
+
+    /// The algorithm for `op`.
+    pub fn algorithm(&self, op: Op) -> &'static str {
+        self.overrides
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map_or_else(|| default_algorithm(op), |(_, a)| *a)
+    }
+}
+
+/// The algorithm used when none is chosen: each operation's first listed one. (Open MPI's
+/// tuned decision rules are not transcribed yet.)
+pub fn default_algorithm(op: Op) -> &'static str {
+    op.algorithms()[0]
+}
+
+/// The operation a recorded routine performs (None: not a collective the schedules model).
+pub fn op_of(routine: Routine) -> Option<Op> {
+    Some(match routine {
+        Routine::Barrier => Op::Barrier,
+        Routine::Bcast => Op::Bcast,
+        Routine::Reduce => Op::Reduce,
+        Routine::Allreduce => Op::Allreduce,
+        Routine::Gather | Routine::Gatherv => Op::Gather,
+        Routine::Scatter | Routine::Scatterv => Op::Scatter,
+        Routine::Allgather | Routine::Allgatherv => Op::Allgather,
+        Routine::Alltoall | Routine::Alltoallv => Op::Alltoall,
+        Routine::ReduceScatter | Routine::ReduceScatterBlock => Op::ReduceScatter,
+        Routine::Scan => Op::Scan,
+        Routine::Exscan => Op::Exscan,
+        _ => return None,
+    })
+}
+
+/// The schedule's spec for one collective instance: `members` are `(rank, event)` in
+/// communicator rank order. Bytes follow [`Spec`]'s meaning, read from what each member
+/// recorded (tracer/FORMAT-NOTES.md): the message (bcast, from the root), the vector (reduce,
+/// allreduce, scan), the block per rank (gather, allgather: sent; scatter, reduce-scatter:
+/// received) or per pair (alltoall: sent over the communicator size). Irregular (v) variants
+/// take their largest block.
+pub fn spec_of(trace: &Trace, op: Op, members: &[(u32, u32)]) -> Spec {
+    let n = members.len().max(1) as u64;
+    let (mut sent, mut received) = (0u64, 0u64);
+    let mut root = 0;
+    for (vr, &(r, i)) in members.iter().enumerate() {
+        let ev = &trace.ranks[r as usize];
+        sent = sent.max(ev.bytes(i as usize));
+        received = received.max(ev.coll_recv(i as usize).0);
+        if ev.peer(i as usize) == r as i32 {
+            root = vr;
+        }
+    }
+    let bytes = match op {
+        Op::Scatter | Op::ReduceScatter => received,
+        Op::Alltoall => sent / n,
+        _ => sent,
+    };
+    Spec {
+        root,
+        ..Spec::new(members.len(), bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choices_parse() {
+        assert_eq!(Choice::parse("measured").unwrap(), Choice::default());
+        assert!(Choice::parse("modeled").unwrap().modeled);
+        let c = Choice::parse("bcast=postal,allreduce=ring").unwrap();
+        assert_eq!(c.algorithm(Op::Bcast), "postal");
+        assert_eq!(c.algorithm(Op::Allreduce), "ring");
+        assert_eq!(c.algorithm(Op::Barrier), default_algorithm(Op::Barrier));
+        assert!(
+            Choice::parse("bcast=nope")
+                .unwrap_err()
+                .to_string()
+                .contains("binomial")
+        );
+        assert!(Choice::parse("frobnicate").is_err());
+        assert_eq!(op_of(Routine::Allgatherv), Some(Op::Allgather));
+        assert_eq!(op_of(Routine::CommDup), None);
+    }
+}
