@@ -33,6 +33,8 @@ pub struct RankBreakdown {
     pub events: u64,
     /// Time inside collectives (measured mode), also counted in the parts above.
     pub collective_ns: f64,
+    /// That time per collective routine, for the routines this rank called.
+    pub collective_kinds: Vec<(Routine, f64)>,
 }
 
 /// The replay's result.
@@ -383,6 +385,15 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
         };
         if routine.is_collective() {
             st.b.collective_ns += ret - tc;
+            match st
+                .b
+                .collective_kinds
+                .iter_mut()
+                .find(|(k, _)| *k == routine)
+            {
+                Some((_, t)) => *t += ret - tc,
+                None => st.b.collective_kinds.push((routine, ret - tc)),
+            }
         }
         st.b.communication_ns += comm;
         st.b.sender_sync_ns += ssync;

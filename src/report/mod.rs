@@ -72,6 +72,8 @@ pub struct Report {
     pub params: indexmap_like::Ordered<ParamUsed>,
     pub ranks: Vec<RankRow>,
     pub average: Parts,
+    /// Time in each collective routine, averaged over ranks, seconds.
+    pub collectives_s: indexmap_like::Ordered<f64>,
     pub warnings: Vec<String>,
     /// Rows the table leaves out (it shows at most `max_rows`); JSON and CSV have every rank.
     #[serde(skip)]
@@ -140,6 +142,22 @@ impl Report {
                 })
                 .collect(),
             average,
+            collectives_s: {
+                let mut kinds: Vec<(crate::trace::Routine, f64)> = Vec::new();
+                for (k, t) in pred.ranks.iter().flat_map(|b| &b.collective_kinds) {
+                    match kinds.iter_mut().find(|(q, _)| q == k) {
+                        Some((_, sum)) => *sum += t * NS / n,
+                        None => kinds.push((*k, t * NS / n)),
+                    }
+                }
+                kinds.sort_by_key(|(k, _)| *k);
+                indexmap_like::Ordered(
+                    kinds
+                        .into_iter()
+                        .map(|(k, t)| (k.mpi_name().to_string(), t))
+                        .collect(),
+                )
+            },
             warnings: pred.warnings.clone(),
             max_rows: 64,
         }

@@ -79,6 +79,13 @@ impl Exporter for Table {
                 r.ranks.len() - r.max_rows
             )?;
         }
-        row(out, "average", &r.average)
+        row(out, "average", &r.average)?;
+        if !r.collectives_s.0.is_empty() {
+            writeln!(out, "\ncollectives (time per rank, averaged over ranks)")?;
+            for (name, t) in &r.collectives_s.0 {
+                writeln!(out, "{:>8} {name:<26} {t:>12.6} s", "")?;
+            }
+        }
+        Ok(())
     }
 }
