@@ -631,9 +631,18 @@ fn traced_collectives_by_algorithm() {
     // T1 = 13 410, one hop T1 + T2 + T3 = 39 170): rank 0 ends after its two sends, 2·T1;
     // rank 1 gets the second send, T1 + 39 170; rank 2 gets the first at 39 170 and forwards,
     // + T1; rank 3 two hops, 2 · 39 170.
-    let v = json(&[f, "--platform", "myrinet", "--coll", "modeled", "--format", "json"]);
+    let v = json(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--coll",
+        "modeled",
+        "--format",
+        "json",
+    ]);
     let per_rank = v["collectives_s"]["MPI_Bcast"].as_f64().unwrap() * 1e9;
-    let hand = (2.0 * 13_410.0 + (13_410.0 + 39_170.0) + (39_170.0 + 13_410.0) + 2.0 * 39_170.0) / 4.0;
+    let hand =
+        (2.0 * 13_410.0 + (13_410.0 + 39_170.0) + (39_170.0 + 13_410.0) + 2.0 * 39_170.0) / 4.0;
     assert!((per_rank - hand).abs() < 1e-6, "{per_rank} vs {hand}");
     let bad = run(&[f, "--platform", "myrinet", "--coll", "bcast=nope"]);
     assert_eq!(bad.status.code(), Some(2));
