@@ -73,17 +73,15 @@ impl HbGraph {
 /// The actual `(source, tag)` a receive-side event matched, if known.
 fn recv_key(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<(i32, i32)> {
     let ev = &trace.ranks[r];
-    let e = ev.event(i);
-    match e.routine.shape() {
-        Shape::Recv => Some((e.peer, e.tag)),
+    match ev.routine(i).shape() {
+        Shape::Recv => Some((ev.peer(i), ev.tag(i))),
         Shape::Sendrecv => ev.recv_half(i).map(|h| (h.source, h.tag)),
         Shape::Irecv => {
-            let wild = e.peer == PEER_ANY
-                || e.tag == TAG_ANY
-                || e.flags & (FLAG_ANY_SOURCE | FLAG_ANY_TAG) != 0;
-            if !wild {
-                return Some((e.peer, e.tag));
+            let (peer, tag, flags) = (ev.peer(i), ev.tag(i), ev.flags(i));
+            if peer != PEER_ANY && tag != TAG_ANY && flags & (FLAG_ANY_SOURCE | FLAG_ANY_TAG) == 0 {
+                return Some((peer, tag));
             }
+            let e = ev.event(i);
             let done = *g.req_done[r].get(e.id as usize)?;
             if done == NONE {
                 return None;

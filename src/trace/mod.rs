@@ -256,6 +256,10 @@ impl RankEvents {
         self.tag[i]
     }
 
+    pub fn flags(&self, i: usize) -> u8 {
+        self.flags[i]
+    }
+
     pub fn id(&self, i: usize) -> i64 {
         self.id[i]
     }
