@@ -1,7 +1,7 @@
 //! Traced collective calls as schedules: which operation a recorded routine is, how many bytes
 //! the schedule moves, and which algorithm a user chose (`--coll`).
 
-use super::{Op, Spec};
+use super::{Op, Spec, openmpi};
 use crate::error::Error;
 use crate::trace::{Routine, Trace};
 
@@ -10,13 +10,14 @@ use crate::trace::{Routine, Trace};
 pub struct Choice {
     /// Modeled (expanded into point-to-point schedules) rather than measured.
     pub modeled: bool,
-    /// Algorithms chosen per operation; the others take [`default_algorithm`].
+    /// Algorithms chosen per operation; the others take Open MPI 4.1's default
+    /// ([`openmpi::tuned_algorithm`]).
     pub overrides: Vec<(Op, &'static str)>,
 }
 
 impl Choice {
-    /// Parses `--coll`: `measured` (traced durations), `modeled` (every operation by its default
-    /// algorithm), or `op=algorithm,…` (modeled, with these choices).
+    /// Parses `--coll`: `measured` (traced durations), `modeled` (every call by the algorithm
+    /// Open MPI 4.1's tuned rules pick for its size), or `op=algorithm,…` (modeled, with these choices).
     pub fn parse(spec: &str) -> Result<Choice, Error> {
         match spec.trim() {
             "measured" => return Ok(Choice::default()),
@@ -45,19 +46,15 @@ impl Choice {
         })
     }
 
-    /// The algorithm for `op`.
-    pub fn algorithm(&self, op: Op) -> &'static str {
-        self.overrides
-            .iter()
-            .find(|(o, _)| *o == op)
-            .map_or_else(|| default_algorithm(op), |(_, a)| *a)
+    /// The algorithm for one `op` call on `comm_size` ranks moving `bytes` (as
+    /// [`Spec::bytes`]), and the pipeline segment it needs (`None`: [`Spec`]'s default): the
+    /// chosen one, else Open MPI 4.1's tuned choice for that size (reductions commutative).
+    pub fn algorithm(&self, op: Op, comm_size: usize, bytes: u64) -> (&'static str, Option<u64>) {
+        match self.overrides.iter().find(|(o, _)| *o == op) {
+            Some((_, a)) => (a, None),
+            None => openmpi::tuned_algorithm(op, comm_size, bytes),
+        }
     }
-}
-
-/// The algorithm used when none is chosen: each operation's first listed one. (Open MPI's
-/// tuned decision rules are not transcribed yet.)
-pub fn default_algorithm(op: Op) -> &'static str {
-    op.algorithms()[0]
 }
 
 /// The operation a recorded routine performs (None: not a collective the schedules model).
@@ -116,9 +113,24 @@ mod tests {
         assert_eq!(Choice::parse("measured").unwrap(), Choice::default());
         assert!(Choice::parse("modeled").unwrap().modeled);
         let c = Choice::parse("bcast=postal,allreduce=ring").unwrap();
-        assert_eq!(c.algorithm(Op::Bcast), "postal");
-        assert_eq!(c.algorithm(Op::Allreduce), "ring");
-        assert_eq!(c.algorithm(Op::Barrier), default_algorithm(Op::Barrier));
+        assert_eq!(c.algorithm(Op::Bcast, 64, 1 << 20), ("postal", None));
+        assert_eq!(c.algorithm(Op::Allreduce, 8, 8), ("ring", None));
+        assert_eq!(c.algorithm(Op::Barrier, 8, 0), ("dissemination", None));
+        // Not overridden: Open MPI 4.1's rules (allreduce, 8 ≤ P < 16, < 8192 B: recursive
+        // doubling; bcast, P < 4, 200000 B: the unsegmented chain).
+        assert_eq!(
+            c.algorithm(Op::Reduce, 300, 8192),
+            openmpi::tuned_algorithm(Op::Reduce, 300, 8192)
+        );
+        let m = Choice::parse("modeled").unwrap();
+        assert_eq!(
+            m.algorithm(Op::Allreduce, 8, 8),
+            ("recursive-doubling", None)
+        );
+        assert_eq!(
+            m.algorithm(Op::Bcast, 3, 200_000),
+            ("pipeline", Some(200_000))
+        );
         assert!(
             Choice::parse("bcast=nope")
                 .unwrap_err()

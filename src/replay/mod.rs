@@ -134,8 +134,9 @@ impl Shared<'_> {
                 let members = self.g.members(x);
                 let (r0, i0) = members[0];
                 let op = op_of(self.trace.ranks[r0 as usize].routine(i0 as usize))?;
-                let spec = traced::spec_of(self.trace, op, members);
-                let algorithm = self.coll.algorithm(op);
+                let mut spec = traced::spec_of(self.trace, op, members);
+                let (algorithm, segment) = self.coll.algorithm(op, spec.ranks, spec.bytes);
+                spec.segment = segment.unwrap_or(spec.segment);
                 let starts: Vec<f64> = members
                     .iter()
                     .map(|&(r, i)| self.call(r as usize, i as usize).expect("all arrived"))
