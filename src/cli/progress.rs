@@ -23,7 +23,7 @@ impl Progress {
             None => ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()),
         };
         let template = if total.is_some() {
-            "{msg} [{bar:30}] {human_pos}/{human_len} ({per_sec}, {eta})"
+            "{msg} [{bar:30}] {human_pos}/{human_len} ({elapsed}, eta {eta})"
         } else {
             "{spinner} {msg} ({elapsed})"
         };
