@@ -94,7 +94,10 @@ struct Shared<'a> {
     g: &'a HbGraph,
     view: HbView<'a>,
     p: &'a Params,
-    calls: Vec<Vec<AtomicU64>>,
+    /// Predicted call times (f64 bits, UNKNOWN until known), all ranks in one array: rank `r`'s
+    /// event `i` at `offsets[r] + i`.
+    calls: Vec<AtomicU64>,
+    offsets: &'a [usize],
     arrived: Vec<AtomicU32>,
     max_call: Vec<AtomicU64>,
     measured_last_arrival: Vec<f64>,
@@ -120,7 +123,7 @@ struct Completion {
 
 impl Shared<'_> {
     fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
-        match self.calls[r][i].load(Ordering::Acquire) {
+        match self.calls[self.offsets[r] + i].load(Ordering::Acquire) {
             UNKNOWN => Err(Dep::Event(r as u32, i as u32)),
             bits => Ok(f64::from_bits(bits)),
         }
@@ -295,7 +298,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             };
             st.b.computation_ns += tc - st.clock;
             st.clock = tc;
-            sh.calls[r][i].store(tc.to_bits(), Ordering::Release);
+            sh.calls[sh.offsets[r] + i].store(tc.to_bits(), Ordering::Release);
             st.published = true;
             let x = sh.g.link[r][i];
             if routine.is_collective() && x != NONE {
@@ -453,11 +456,11 @@ pub fn replay_with(
         g,
         view,
         p: params,
-        calls: trace
-            .ranks
-            .par_iter()
-            .map(|ev| (0..ev.len()).map(|_| AtomicU64::new(UNKNOWN)).collect())
+        calls: (0..offsets[p])
+            .into_par_iter()
+            .map(|_| AtomicU64::new(UNKNOWN))
             .collect(),
+        offsets: &offsets,
         arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
         max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
         measured_last_arrival,
