@@ -18,7 +18,8 @@ pub mod trace;
 use error::Error;
 use std::path::Path;
 
-/// Matches and replays a loaded trace with resolved parameters, collectives measured.
+/// Matches and replays a loaded trace with resolved parameters, collectives modeled by the
+/// algorithms Open MPI 4.1 would pick.
 pub fn predict(
     path: &Path,
     trace: &trace::Trace,
@@ -29,7 +30,7 @@ pub fn predict(
         path,
         trace,
         params,
-        &collectives::traced::Choice::default(),
+        &collectives::traced::Choice::tuned(),
         progress,
     )
 }

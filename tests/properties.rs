@@ -40,10 +40,10 @@ proptest! {
     }
 
     #[test]
-    fn parallel_equals_sequential_with_modeled_collectives(seed: u64) {
+    fn parallel_equals_sequential_with_measured_collectives(seed: u64) {
         let t = common::random_trace(seed, 12, 120);
         let p = myrinet();
-        let coll = loggps_predict::collectives::traced::Choice::parse("modeled").unwrap();
+        let coll = loggps_predict::collectives::traced::Choice::measured();
         let run = || {
             let g = graph::build(&t, "random").unwrap();
             replay::replay_with(&t, &g, &p, &coll, "random", &|_| {}).unwrap()

@@ -254,10 +254,10 @@ pub struct PredictArgs {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub params: ParamArgs,
-    /// Collectives: `measured` (traced durations), `modeled` (expanded into point-to-point
-    /// messages by each operation's default algorithm) or OP=ALGORITHM,… (e.g.
-    /// bcast=postal,allreduce=rabenseifner)
-    #[arg(long, value_name = "SPEC", default_value = "measured")]
+    /// Collectives: `modeled` (expanded into point-to-point messages by the algorithm Open MPI
+    /// 4.1's tuned rules pick for the call's size), `measured` (traced durations), or
+    /// OP=ALGORITHM,… (modeled, e.g. bcast=postal,allreduce=rabenseifner)
+    #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]

@@ -16,11 +16,26 @@ pub struct Choice {
 }
 
 impl Choice {
+    /// Traced durations kept.
+    pub fn measured() -> Choice {
+        Choice {
+            modeled: false,
+            overrides: Vec::new(),
+        }
+    }
+
+    /// Every call by the algorithm Open MPI 4.1's tuned rules pick for its size: the default.
+    pub fn tuned() -> Choice {
+        Choice {
+            modeled: true,
+            overrides: Vec::new(),
+        }
+    }
     /// Parses `--coll`: `measured` (traced durations), `modeled` (every call by the algorithm
     /// Open MPI 4.1's tuned rules pick for its size), or `op=algorithm,…` (modeled, with these choices).
     pub fn parse(spec: &str) -> Result<Choice, Error> {
         match spec.trim() {
-            "measured" => return Ok(Choice::default()),
+            "measured" => return Ok(Choice::measured()),
             "modeled" | "default" => {
                 return Ok(Choice {
                     modeled: true,
@@ -110,7 +125,8 @@ mod tests {
 
     #[test]
     fn choices_parse() {
-        assert_eq!(Choice::parse("measured").unwrap(), Choice::default());
+        assert_eq!(Choice::parse("measured").unwrap(), Choice::measured());
+        assert_eq!(Choice::parse("modeled").unwrap(), Choice::tuned());
         assert!(Choice::parse("modeled").unwrap().modeled);
         let c = Choice::parse("bcast=postal,allreduce=ring").unwrap();
         assert_eq!(c.algorithm(Op::Bcast, 64, 1 << 20), ("postal", None));

@@ -411,7 +411,8 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     Outcome::Done
 }
 
-/// Replays `trace` under `params`. `progress` is told the number of events replayed so far.
+/// Replays `trace` under `params`, collectives modeled by the algorithms Open MPI 4.1 would
+/// pick. `progress` is told the number of events replayed so far.
 pub fn replay(
     trace: &Trace,
     g: &HbGraph,
@@ -419,7 +420,7 @@ pub fn replay(
     file: &str,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Prediction, TraceError> {
-    replay_with(trace, g, params, &Choice::default(), file, progress)
+    replay_with(trace, g, params, &Choice::tuned(), file, progress)
 }
 
 /// [`replay`] with collectives costed as `coll` says (measured, or by their algorithms).
