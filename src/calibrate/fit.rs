@@ -323,6 +323,8 @@ pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
             .collect();
         (!v.is_empty()).then(|| median(&v))
     };
+    // The reported limit is a prior: below it, a weaker jump is enough.
+    let threshold = if near.is_some() { 0.05 } else { 0.1 };
     let mut best: Option<(f64, u64, u64)> = None;
     for i in 0..ks.len().saturating_sub(1) {
         let (lo, hi) = (ks[i], ks[i + 1]);
@@ -331,21 +333,26 @@ pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
         }
         let mut score = 0.0;
         for &w in &ws {
+            // The smaller of hi and the next size, the larger of lo and the previous one, each
+            // with its own size: growth is judged between the samples actually compared.
+            let at = |k: u64| comm(k, w).map(|c| (k, c));
             let right = [Some(hi), ks.get(i + 2).copied()]
                 .into_iter()
                 .flatten()
-                .filter_map(|k| comm(k, w))
-                .fold(f64::INFINITY, f64::min);
+                .filter_map(at)
+                .min_by(|a, b| a.1.total_cmp(&b.1));
             let left = [i.checked_sub(1).map(|j| ks[j]), Some(lo)]
                 .into_iter()
                 .flatten()
-                .filter_map(|k| comm(k, w))
-                .fold(0.0, f64::max);
-            if left > 0.0 && right.is_finite() {
-                score += (right / left).ln() - (hi as f64 / lo as f64).ln();
+                .filter_map(at)
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            if let (Some((kr, cr)), Some((kl, cl))) = (right, left)
+                && cl > 0.0
+            {
+                score += (cr / cl).ln() - (kr as f64 / kl.max(1) as f64).ln();
             }
         }
-        if score > 0.1 && best.is_none_or(|(b, ..)| score > b) {
+        if score > threshold && best.is_none_or(|(b, ..)| score > b) {
             best = Some((score, lo, hi));
         }
     }

@@ -224,19 +224,17 @@ fn reported_by_library(
     ))
 }
 
-/// Scores a measured point against the current bracket `(lo, hi)` and all samples so far.
-type Classifier<'a> = dyn Fn(&[Sample], u64, u64, &[Sample]) -> Option<f64> + 'a;
+/// Narrows a bracket `(lo, hi)` given the sizes `probe` inside it and the samples of the launch
+/// that measured them with the bracket's ends; None: cannot tell, stop.
+type Narrow<'a> = dyn Fn(u64, u64, &[u64], &[Sample]) -> Option<(u64, u64)> + 'a;
 
-/// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring inside it
-/// at imbalances `ws`. `below(point, lo, hi, all)` scores how much a measured point looks like
-/// it lies at or below the threshold (positive) or above it (negative), given the current
-/// bracket and all samples so far (None: cannot tell, stop). The new bracket is the split of
-/// the probes that agrees best with all their scores, so one noisy probe cannot mislead it.
+/// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring seven
+/// probes inside it at imbalances `ws`, as long as `narrow` can tell where the threshold is.
 fn refine(
     opts: &Options,
     bracket: (u64, u64),
     ws: &[u64],
-    below: &Classifier<'_>,
+    narrow: &Narrow<'_>,
     out: &mut Vec<Sample>,
     log: &mut dyn FnMut(String),
 ) -> Result<(u64, u64), Error> {
@@ -244,69 +242,52 @@ fn refine(
     while hi > lo + 1 {
         let step = ((hi - lo) / 8).max(1);
         let probe: Vec<u64> = (1..8).map(|i| lo + i * step).filter(|&k| k < hi).collect();
-        // The probes decide the result: measure each twice as long as the sweep does.
+        // The probes decide the result: measure each twice as long as the sweep does, with the
+        // bracket's ends again, in one launch: a library may pick its path per launch (Open
+        // MPI's vader ran the same 48 KB round trip in 5 µs in one launch, 17 µs in the next),
+        // so a decision compares only samples of the same launch.
         let careful = Options {
             time_ms: 2.0 * opts.time_ms,
             ..opts.clone()
         };
-        let measured = run_rtt(&careful, &probe, ws, opts.reps, log)?;
-        out.extend(measured.iter().copied());
-        let mut scores = Vec::with_capacity(probe.len());
-        for &k in &probe {
-            let point: Vec<Sample> = measured.iter().filter(|x| x.k == k).copied().collect();
-            match below(&point, lo, hi, out) {
-                Some(score) => scores.push(score),
-                None => return Ok((lo, hi)),
+        let sizes: Vec<u64> = std::iter::once(lo)
+            .chain(probe.iter().copied())
+            .chain(std::iter::once(hi))
+            .collect();
+        // An inconclusive launch is measured again, in a new launch, up to three times.
+        let mut narrowed = None;
+        for _ in 0..3 {
+            let batch = run_rtt(&careful, &sizes, ws, opts.reps, log)?;
+            out.extend(batch.iter().copied());
+            narrowed = narrow(lo, hi, &probe, &batch)
+                .filter(|&(l, h)| lo <= l && l < h && h <= hi && (l, h) != (lo, hi));
+            if narrowed.is_some() {
+                break;
             }
         }
-        // Split j: probes before it are below the threshold, the rest above.
-        let agreement =
-            |j: usize| scores[..j].iter().sum::<f64>() - scores[j..].iter().sum::<f64>();
-        let j = (0..=probe.len())
-            .max_by(|&a, &b| agreement(a).total_cmp(&agreement(b)))
-            .unwrap_or(0);
-        let (new_lo, new_hi) = (
-            if j == 0 { lo } else { probe[j - 1] },
-            probe.get(j).copied().unwrap_or(hi),
-        );
-        if (new_lo, new_hi) == (lo, hi) {
-            break;
+        match narrowed {
+            Some(bracket) => (lo, hi) = bracket,
+            None => break,
         }
-        (lo, hi) = (new_lo, new_hi);
     }
     Ok((lo, hi))
 }
 
-/// The median communicating part (RTT − w) of size `k` at imbalance `w`.
-fn comm_at(samples: &[Sample], k: u64, w: f64) -> Option<f64> {
-    let mut v: Vec<f64> = samples
-        .iter()
-        .filter(|x| x.k == k && x.w_ns == w)
-        .map(|x| x.rtt_ns - x.w_ns)
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied()
-}
-
-/// A bracket end's communicating part, robust to one odd sample: the low end `k` (`low`) takes
-/// the larger of `k` and the measured size below it, the high end the smaller of `k` and the
-/// size above it.
-fn comm_end(samples: &[Sample], k: u64, w: f64, low: bool) -> Option<f64> {
-    let sizes = samples.iter().filter(|x| x.w_ns == w).map(|x| x.k);
-    let neighbour = if low {
-        sizes.filter(|&j| j < k).max()
-    } else {
-        sizes.filter(|&j| j > k).min()
-    };
-    let values = [Some(k), neighbour]
-        .into_iter()
-        .flatten()
-        .filter_map(|j| comm_at(samples, j, w));
-    if low {
-        values.reduce(f64::max)
-    } else {
-        values.reduce(f64::min)
-    }
+/// The split of `probe` (sorted sizes inside `(lo, hi)`) that agrees best with per-probe
+/// scores (positive: at or below the threshold), as a new bracket.
+fn best_split(
+    lo: u64,
+    hi: u64,
+    probe: &[u64],
+    score: &dyn Fn(u64) -> Option<f64>,
+) -> Option<(u64, u64)> {
+    let scores: Vec<f64> = probe.iter().map(|&k| score(k)).collect::<Option<_>>()?;
+    let agreement = |j: usize| scores[..j].iter().sum::<f64>() - scores[j..].iter().sum::<f64>();
+    let j = (0..=probe.len()).max_by(|&a, &b| agreement(a).total_cmp(&agreement(b)))?;
+    Some((
+        if j == 0 { lo } else { probe[j - 1] },
+        probe.get(j).copied().unwrap_or(hi),
+    ))
 }
 
 /// Measures, refines around the thresholds, and fits.
@@ -345,6 +326,24 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     // communicating parts are closer (in ratio) to those of the bracket's low end.
     let reported_limit = reported.as_ref().map(|(_, b)| *b);
     let mut near = reported_limit;
+    // The library picks its paths per launch: a sweep that shows no jump below the reported
+    // limit is measured again before the search widens.
+    for _ in 0..2 {
+        if near.is_none() || fit::eager_jump(&samples, near).is_some() {
+            break;
+        }
+        log(
+            "no rendezvous jump below the reported eager limit in this launch: measuring again"
+                .into(),
+        );
+        samples = run_rtt(
+            opts,
+            &coarse_sizes(opts.max_bytes, opts.per_octave),
+            &[0, w],
+            opts.reps,
+            log,
+        )?;
+    }
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
             "no rendezvous jump below the reported eager limit {} bytes: searching all sizes",
@@ -353,24 +352,11 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         near = None;
     }
     if let Some(bracket) = fit::eager_jump(&samples, near) {
-        // A size is below the jump when the communicating part grows faster than linearly from
-        // it to the high end rather than from the low end to it (fit::eager_jump's measure).
-        let side = |point: &[Sample], lo: u64, hi: u64, all: &[Sample]| {
-            let mut below = 0.0;
-            for x in point {
-                let (l, h) = (
-                    comm_end(all, lo, x.w_ns, true)?,
-                    comm_end(all, hi, x.w_ns, false)?,
-                );
-                let c = (x.rtt_ns - x.w_ns).max(1.0);
-                let (k, lo, hi) = (x.k as f64, lo.max(1) as f64, hi as f64);
-                let from_low = (c / l).ln() - (k / lo).ln();
-                let to_high = (h / c).ln() - (hi / k).ln();
-                below += to_high - from_low;
-            }
-            Some(below)
-        };
-        let (lo, hi) = refine(opts, bracket, &[0, w], &side, &mut samples, log)?;
+        // Within the bracket, the jump is where fit::eager_jump finds it among all samples
+        // measured there: robust to a probe that took a fast or a slow path.
+        let narrow =
+            |_lo: u64, _hi: u64, _probe: &[u64], batch: &[Sample]| fit::eager_jump(batch, None);
+        let (lo, hi) = refine(opts, bracket, &[0, w], &narrow, &mut samples, log)?;
         log(format!("eager limit bracketed to ({lo}, {hi}]"));
     }
     let p = fit::fit(&samples, near)
@@ -391,16 +377,26 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             S: u64::MAX,
             ..p
         };
-        let side = |point: &[Sample], _lo: u64, _hi: u64, _all: &[Sample]| {
-            let x = point.iter().find(|x| x.w_ns == 0.0)?;
-            let (a, b) = (
-                fit::model_rtt(&one, x.k, 0.0),
-                fit::model_rtt(&many, x.k, 0.0),
-            );
-            ((a - b).abs() > 0.02 * x.rtt_ns)
-                .then(|| ((x.rtt_ns - b).abs() - (x.rtt_ns - a).abs()) / x.rtt_ns)
+        let narrow = |lo: u64, hi: u64, probe: &[u64], all: &[Sample]| {
+            let score = |k: u64| {
+                let x = all.iter().rev().find(|x| x.k == k && x.w_ns == 0.0)?;
+                let (a, b) = (
+                    fit::model_rtt(&one, x.k, 0.0),
+                    fit::model_rtt(&many, x.k, 0.0),
+                );
+                ((a - b).abs() > 0.02 * x.rtt_ns)
+                    .then(|| ((x.rtt_ns - b).abs() - (x.rtt_ns - a).abs()) / x.rtt_ns)
+            };
+            best_split(lo, hi, probe, &score)
         };
-        let (lo, hi) = refine(opts, (p.s, hi.min(p.S)), &[0, w], &side, &mut samples, log)?;
+        let (lo, hi) = refine(
+            opts,
+            (p.s, hi.min(p.S)),
+            &[0, w],
+            &narrow,
+            &mut samples,
+            log,
+        )?;
         log(format!("packet size bracketed to ({lo}, {hi}]"));
     }
     samples.sort_by_key(|x| (x.k, x.w_ns as u64));
