@@ -1,0 +1,47 @@
+/* Collective microbenchmark for the predictor's collective models (issue 6): every collective
+ * the schedules model, ITERS times at each size, separated by barriers so that each call starts
+ * together. Trace it and compare the per-kind time `loggps-predict --coll modeled` predicts with
+ * the traced one (tracer/bench/collectives.sh does both). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ITERS = 50 };
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int p, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    const int sizes[] = {8, 1024, 16384}; /* bytes per rank block */
+    for (unsigned s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        int n = sizes[s] / (int)sizeof(double);
+        double *x = calloc((size_t)n * p, sizeof(double)), *y = calloc((size_t)n * p, sizeof(double));
+        int *counts = malloc(sizeof(int) * p), *displs = malloc(sizeof(int) * p);
+        for (int i = 0; i < p; i++) counts[i] = n, displs[i] = i * n;
+        for (int it = 0; it < ITERS; it++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Bcast(x, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Reduce(x, y, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Gather(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Scatter(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Allgather(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Alltoall(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Reduce_scatter(x, y, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Barrier(MPI_COMM_WORLD);
+            MPI_Scan(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        }
+        free(x), free(y), free(counts), free(displs);
+    }
+    MPI_Finalize();
+    return 0;
+}

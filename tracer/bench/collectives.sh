@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Traces tracer/bench/collectives.c on 2 and 4 ranks (Open MPI) and prints, per collective, the
+# time per call the trace measured and the time `loggps-predict` predicts with collectives
+# modeled (Open MPI 4.1's algorithms) and the calibrated parameters of traces/params.toml.
+# 4 ranks oversubscribe a 2-core machine: those measured times include time-slicing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+make -s -C tracer MPI=openmpi
+mkdir -p tracer/build-openmpi/bench
+mpicc.openmpi -O2 -o tracer/build-openmpi/bench/collectives tracer/bench/collectives.c
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for np in 2 4; do
+  LOGGPS_TRACE=$tmp/c$np.bin mpirun.openmpi --oversubscribe -np $np \
+    -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
+    tracer/build-openmpi/bench/collectives
+  "$BIN" convert "$tmp/c$np.bin" "$tmp/c$np.txt" >/dev/null
+  "$BIN" "$tmp/c$np.bin" --params traces/params.toml --coll modeled --format json 2>/dev/null > "$tmp/m$np.json"
+  echo "== $np ranks: time per call, µs (measured = traced duration averaged over ranks and calls)"
+  python3 - "$tmp/c$np.txt" "$tmp/m$np.json" <<'PY'
+import json, sys, collections
+dur, calls = collections.defaultdict(float), collections.Counter()
+ranks = set()
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 4 and f[1].startswith("MPI_") and f[0].isdigit():
+        ranks.add(f[0]); dur[f[1]] += int(f[3]) - int(f[2]); calls[f[1]] += 1
+pred = json.load(open(sys.argv[2]))["collectives_s"]
+p = len(ranks)
+print(f"{'routine':<20} {'measured':>10} {'predicted':>10} {'pred/meas':>9}")
+for k in sorted(pred):
+    if k == "MPI_Barrier" or calls[k] == 0: continue
+    per_call = calls[k] / p
+    m, q = dur[k] / p / per_call / 1e3, pred[k] / per_call * 1e6
+    print(f"{k:<20} {m:>10.2f} {q:>10.2f} {q / m:>9.2f}")
+PY
+done
