@@ -647,3 +647,40 @@ fn traced_collectives_by_algorithm() {
     let bad = run(&[f, "--platform", "myrinet", "--coll", "bcast=nope"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `--gamma`: reduction arithmetic in modeled collectives. A 2-rank recursive-doubling
+/// Allreduce of 1000 bytes reduces once on each rank: 1 ns/byte adds exactly 1000 ns.
+#[test]
+fn reduction_cost_is_settable() {
+    let mut t = String::from("loggps-trace 1\nranks 2\n");
+    for r in 0..2 {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 10 bytes=1000 recv_bytes=1000\n{r} MPI_Finalize 10 20\n"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("allreduce.txt");
+    std::fs::write(&f, t).unwrap();
+    let f = f.to_str().unwrap();
+    let predicted = |gamma: &str| {
+        let v = json(&[
+            f,
+            "--platform",
+            "myrinet",
+            "--coll",
+            "allreduce=recursive-doubling",
+            "--gamma",
+            gamma,
+            "--format",
+            "json",
+        ]);
+        v["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    assert!((predicted("1") - predicted("0") - 1000.0).abs() < 1e-6);
+    assert_eq!(
+        run(&[f, "--platform", "myrinet", "--gamma", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+}

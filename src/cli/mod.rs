@@ -259,6 +259,9 @@ pub struct PredictArgs {
     /// OP=ALGORITHM,… (modeled, e.g. bcast=postal,allreduce=rabenseifner)
     #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
+    /// Cost of reduction arithmetic in modeled collectives, ns per byte
+    #[arg(long, value_name = "NS_PER_BYTE", default_value_t = 0.0)]
+    pub gamma: f64,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -336,7 +339,14 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
     let trace = load(path)?;
     let resolved = a.params.resolve(trace.meta.params)?;
     let bar = Progress::new("replaying", Some(trace.total_events()));
-    let coll = loggps_predict::collectives::traced::Choice::parse(&a.coll)?;
+    let mut coll = loggps_predict::collectives::traced::Choice::parse(&a.coll)?;
+    if !a.gamma.is_finite() || a.gamma < 0.0 {
+        return Err(Error::Usage(format!(
+            "--gamma {} must be a finite number ≥ 0",
+            a.gamma
+        )));
+    }
+    coll.gamma_ns_per_byte = a.gamma;
     let prediction =
         loggps_predict::predict_with(path, &trace, &resolved.params, &coll, &|n| bar.set(n));
     bar.finish();

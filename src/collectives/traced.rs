@@ -13,6 +13,8 @@ pub struct Choice {
     /// Algorithms chosen per operation; the others take Open MPI 4.1's default
     /// ([`openmpi::tuned_algorithm`]).
     pub overrides: Vec<(Op, &'static str)>,
+    /// Cost of reduction arithmetic, ns per byte reduced (0: free).
+    pub gamma_ns_per_byte: f64,
 }
 
 impl Choice {
@@ -21,6 +23,7 @@ impl Choice {
         Choice {
             modeled: false,
             overrides: Vec::new(),
+            gamma_ns_per_byte: 0.0,
         }
     }
 
@@ -29,19 +32,16 @@ impl Choice {
         Choice {
             modeled: true,
             overrides: Vec::new(),
+            gamma_ns_per_byte: 0.0,
         }
     }
+
     /// Parses `--coll`: `measured` (traced durations), `modeled` (every call by the algorithm
     /// Open MPI 4.1's tuned rules pick for its size), or `op=algorithm,…` (modeled, with these choices).
     pub fn parse(spec: &str) -> Result<Choice, Error> {
         match spec.trim() {
             "measured" => return Ok(Choice::measured()),
-            "modeled" | "default" => {
-                return Ok(Choice {
-                    modeled: true,
-                    overrides: Vec::new(),
-                });
-            }
+            "modeled" | "default" => return Ok(Choice::tuned()),
             _ => {}
         }
         let mut overrides = Vec::new();
@@ -56,8 +56,8 @@ impl Choice {
             overrides.push((op, op.algorithm(algo)?));
         }
         Ok(Choice {
-            modeled: true,
             overrides,
+            ..Choice::tuned()
         })
     }
 

@@ -147,7 +147,12 @@ impl Shared<'_> {
                 let costed =
                     crate::collectives::build(op, algorithm, &spec, &|b| self.p.split_costs(b))
                         .and_then(|schedule| {
-                            crate::collectives::eval::evaluate_from(&schedule, self.p, 0.0, &starts)
+                            crate::collectives::eval::evaluate_from(
+                                &schedule,
+                                self.p,
+                                self.coll.gamma_ns_per_byte,
+                                &starts,
+                            )
                         });
                 match costed {
                     Ok(c) => {
