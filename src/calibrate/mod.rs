@@ -315,19 +315,21 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         None => (String::new(), None),
     };
     let w = opts.imbalance_ns;
-    let mut samples = run_rtt(
-        opts,
-        &coarse_sizes(opts.max_bytes, opts.per_octave),
-        &[0, w],
-        opts.reps,
-        log,
-    )?;
-    // S: the rendezvous jump, bracketed to adjacent sizes. A size is below it when its
-    // communicating parts are closer (in ratio) to those of the bracket's low end.
+    let sweep = |log: &mut dyn FnMut(String)| {
+        run_rtt(
+            opts,
+            &coarse_sizes(opts.max_bytes, opts.per_octave),
+            &[0, w],
+            opts.reps,
+            log,
+        )
+    };
+    let mut samples = sweep(log)?;
+    // S: the rendezvous jump (fit::eager_jump), looked for below the limit the library reports
+    // and bracketed to adjacent sizes. The library picks its paths per launch: a sweep that
+    // shows no jump below the reported limit is measured again before the search widens.
     let reported_limit = reported.as_ref().map(|(_, b)| *b);
     let mut near = reported_limit;
-    // The library picks its paths per launch: a sweep that shows no jump below the reported
-    // limit is measured again before the search widens.
     for _ in 0..2 {
         if near.is_none() || fit::eager_jump(&samples, near).is_some() {
             break;
@@ -336,13 +338,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             "no rendezvous jump below the reported eager limit in this launch: measuring again"
                 .into(),
         );
-        samples = run_rtt(
-            opts,
-            &coarse_sizes(opts.max_bytes, opts.per_octave),
-            &[0, w],
-            opts.reps,
-            log,
-        )?;
+        samples = sweep(log)?;
     }
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
