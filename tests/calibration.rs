@@ -62,13 +62,37 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     (p.S, stdout)
 }
 
+/// Calibrates until S falls in `range`, at most three times: each attempt is a real measurement
+/// on a shared machine, and Open MPI picks its paths per launch, so one attempt in a few can miss
+/// (seen here: about one in ten with this short sweep). A calibration that is wrong every time
+/// still fails. Returns the last S and output.
+fn calibrate_until(
+    dir: &Path,
+    max_bytes: u64,
+    env: &[(&str, &str)],
+    range: std::ops::RangeInclusive<u64>,
+) -> (u64, String) {
+    let mut last = (0, String::new());
+    for attempt in 1..=3 {
+        last = calibrate(dir, max_bytes, env);
+        if range.contains(&last.0) {
+            return last;
+        }
+        eprintln!(
+            "attempt {attempt}: S = {} outside {range:?}; measuring again",
+            last.0
+        );
+    }
+    last
+}
+
 #[test]
 fn finds_open_mpi_shared_memory_eager_limits() {
     let Some(dir) = build_dir() else {
         eprintln!("skipped: tracer/build-openmpi is not built (make -C tracer MPI=openmpi)");
         return;
     };
-    let (s, out) = calibrate(&dir, 1 << 18, &[]);
+    let (s, out) = calibrate_until(&dir, 1 << 18, &[], 4096 - 256..=4096);
     assert!(
         (4096 - 256..=4096).contains(&s),
         "default limit: S = {s}\n{out}"
@@ -77,10 +101,11 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         out.contains("agrees with btl_vader_eager_limit = 4096"),
         "{out}"
     );
-    let (s, out) = calibrate(
+    let (s, out) = calibrate_until(
         &dir,
         1 << 19,
         &[("OMPI_MCA_btl_vader_eager_limit", "65536")],
+        65536 - 256..=65536,
     );
     assert!(
         (65536 - 256..=65536).contains(&s),
