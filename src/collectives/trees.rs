@@ -5,16 +5,22 @@ use super::{Builder, chunks};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// The size bound of `vr`'s subtree in a binomial tree rooted at 0: its lowest set bit (for
+/// the root, the power of two covering all `p` ranks).
+fn subtree(vr: usize, p: usize) -> usize {
+    if vr == 0 {
+        p.next_power_of_two()
+    } else {
+        1 << vr.trailing_zeros()
+    }
+}
+
 /// MPICH's binomial broadcast: a rank receives from the rank its lowest set bit away and
 /// forwards to `vr + m` for each smaller power of two `m`, largest subtree first.
 pub fn bcast_binomial(b: &mut Builder, bytes: u64) {
     let p = b.p;
     for vr in 0..p {
-        let lsb = if vr == 0 {
-            p.next_power_of_two()
-        } else {
-            1 << vr.trailing_zeros()
-        };
+        let lsb = subtree(vr, p);
         if vr != 0 {
             b.recv(vr, vr - lsb, bytes);
         }
@@ -62,11 +68,7 @@ pub fn bcast_scatter_allgather(b: &mut Builder, bytes: u64) {
     let c = chunks(bytes, p);
     let span = |lo: usize, hi: usize| c[lo..hi.min(p)].iter().sum::<u64>();
     for vr in 0..p {
-        let lsb = if vr == 0 {
-            p.next_power_of_two()
-        } else {
-            1 << vr.trailing_zeros()
-        };
+        let lsb = subtree(vr, p);
         if vr != 0 {
             b.recv(vr, vr - lsb, span(vr, vr + lsb));
         }
