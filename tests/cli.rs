@@ -492,11 +492,16 @@ fn unfinalized_trace_loads_with_a_warning() {
     // A job that died: no index, rank 1 stopped after its receive, before sending back.
     let mut t: Trace =
         trace::parse("t", &std::fs::read(fixture("rtt/k1000-w0.txt")).unwrap()).unwrap();
-    let mut cut = loggps_predict::trace::RankEvents::default();
-    for i in 0..2 {
-        cut.push_from(&t.ranks[1], i);
+    let mut cut = loggps_predict::trace::Events::new(0);
+    for r in 0..2 {
+        cut.push_rank();
+        // rank 1 stops after its first two events
+        let keep = if r == 1 { 2 } else { t.rank(r).len() };
+        for i in 0..keep {
+            cut.push_from(t.rank(r), i);
+        }
     }
-    t.ranks[1] = cut;
+    t.events = cut;
     let mut b = Vec::new();
     binary::write(&t, &mut b, false).unwrap();
     let dir = tempfile::tempdir().unwrap();

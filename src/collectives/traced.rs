@@ -101,7 +101,7 @@ pub fn spec_of(trace: &Trace, op: Op, members: &[(u32, u32)]) -> Spec {
     let (mut sent, mut received) = (0u64, 0u64);
     let mut root = 0;
     for (vr, &(r, i)) in members.iter().enumerate() {
-        let ev = &trace.ranks[r as usize];
+        let ev = trace.rank(r as usize);
         sent = sent.max(ev.bytes(i as usize));
         received = received.max(ev.coll_recv(i as usize).0);
         if ev.peer(i as usize) == r as i32 {

@@ -136,7 +136,7 @@ impl Shared<'_> {
             .get_or_init(|| {
                 let members = self.g.members(x);
                 let (r0, i0) = members[0];
-                let op = op_of(self.trace.ranks[r0 as usize].routine(i0 as usize))?;
+                let op = op_of(self.trace.rank(r0 as usize).routine(i0 as usize))?;
                 let mut spec = traced::spec_of(self.trace, op, members);
                 let (algorithm, segment) = self.coll.algorithm(op, spec.ranks, spec.bytes);
                 spec.segment = segment.unwrap_or(spec.segment);
@@ -180,7 +180,7 @@ impl Shared<'_> {
 
     /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
     fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
-        let ev = &self.trace.ranks[r];
+        let ev = self.trace.rank(r);
         let (peer, bytes) = (ev.peer(i), ev.bytes(i));
         if peer == PEER_NULL {
             return Ok(Completion {
@@ -191,7 +191,7 @@ impl Shared<'_> {
             });
         }
         // An unfinished trace may lack the receive: then the send can only be costed eagerly.
-        let link = self.g.link[r][i];
+        let link = self.g.link(r, i);
         let rdv = link != NONE && self.view.rendezvous(r, i);
         let tr = if rdv {
             self.call(peer as usize, link as usize)?
@@ -220,7 +220,7 @@ impl Shared<'_> {
         let (q, j) = (q as usize, j as usize);
         let ts = self.call(q, j)?;
         let c = self.p.recv(
-            self.trace.ranks[q].bytes(j),
+            self.trace.rank(q).bytes(j),
             self.view.rendezvous(q, j),
             ts,
             ti,
@@ -235,15 +235,15 @@ impl Shared<'_> {
 
     /// The completion of request `req` of rank `r` (created at a known call time).
     fn request(&self, r: usize, req: u32) -> Result<Completion, Dep> {
-        let oi = self.g.req_origin[r][req as usize] as usize;
+        let oi = self.g.req_origin(r, req).expect("a validated request") as usize;
         let ti = self
             .call(r, oi)
             .expect("a request's creator precedes its completion");
-        match self.trace.ranks[r].routine(oi).shape() {
+        match self.trace.rank(r).routine(oi).shape() {
             Shape::Isend => self.send_completion(r, oi, ti),
             _ => self.recv_completion(
                 recv_source(self.trace, self.g, r, oi).unwrap_or(-1),
-                self.g.link[r][oi],
+                self.g.link(r, oi),
                 ti,
             ),
         }
@@ -290,7 +290,7 @@ impl WaitFold {
 
 /// Advances rank `r` as far as its dependencies allow.
 fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
-    let ev = &sh.trace.ranks[r];
+    let ev = sh.trace.rank(r);
     let p = sh.p;
     while st.pos < ev.len() {
         let i = st.pos;
@@ -305,7 +305,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             st.clock = tc;
             sh.calls[sh.offsets[r] + i].store(tc.to_bits(), Ordering::Release);
             st.published = true;
-            let x = sh.g.link[r][i];
+            let x = sh.g.link(r, i);
             if routine.is_collective() && x != NONE {
                 sh.max_call[x as usize].fetch_max(tc.to_bits(), Ordering::AcqRel);
                 if sh.arrived[x as usize].fetch_add(1, Ordering::AcqRel) + 1
@@ -319,7 +319,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
         if routine == Routine::Finalize {
             break;
         }
-        let link = sh.g.link[r][i];
+        let link = sh.g.link(r, i);
         let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
             let shape = routine.shape();
             Ok(match shape {
@@ -335,7 +335,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                 Shape::Recv => {
                     let (q, j) = (ev.peer(i) as usize, link as usize);
                     let ts = sh.call(q, j)?;
-                    let (k, rdv) = (sh.trace.ranks[q].bytes(j), sh.view.rendezvous(q, j));
+                    let (k, rdv) = (sh.trace.rank(q).bytes(j), sh.view.rendezvous(q, j));
                     let c = if routine == Routine::Probe {
                         p.probe(k, rdv, ts, tc)
                     } else {
@@ -438,8 +438,8 @@ pub fn replay_with(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Prediction, TraceError> {
     let p = trace.nranks();
-    let offsets = crate::graph::rank_offsets(trace);
-    let view = HbView::new(trace, g, params.S, &offsets);
+    let offsets = trace.events.offsets();
+    let view = HbView::new(trace, g, params.S);
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
     let (t0, _) = trace.measured_span_ns();
@@ -452,7 +452,7 @@ pub fn replay_with(
             g.members(x as u32)
                 .iter()
                 .map(|&(r, i)| {
-                    trace.corrected_ns(r as usize, trace.ranks[r as usize].t_call(i as usize)) - t0
+                    trace.corrected_ns(r as usize, trace.rank(r as usize).t_call(i as usize)) - t0
                 })
                 .fold(f64::MIN, f64::max)
         })
@@ -466,7 +466,7 @@ pub fn replay_with(
             .into_par_iter()
             .map(|_| AtomicU64::new(UNKNOWN))
             .collect(),
-        offsets: &offsets,
+        offsets,
         arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
         max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
         measured_last_arrival,
@@ -557,7 +557,7 @@ pub fn replay_with(
     }
     let blocked: Vec<usize> = (0..p)
         .filter(|&r| {
-            states[r].lock().expect("rank state").pos < trace.ranks[r].len()
+            states[r].lock().expect("rank state").pos < trace.rank(r).len()
                 && !finalized_at(trace, r, &states[r])
         })
         .collect();
@@ -601,7 +601,7 @@ pub fn replay_with(
 
 fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
     let pos = st.lock().expect("rank state").pos;
-    trace.ranks[r].len() > pos && trace.ranks[r].routine(pos) == Routine::Finalize
+    trace.rank(r).len() > pos && trace.rank(r).routine(pos) == Routine::Finalize
 }
 
 /// Names the ranks that wait on each other in a cycle, with what each is blocked in.
@@ -638,12 +638,12 @@ fn deadlock_message(
         })
         .unwrap_or_else(|| {
             (0..p)
-                .filter(|&r| states[r].lock().expect("rank state").pos < sh.trace.ranks[r].len())
+                .filter(|&r| states[r].lock().expect("rank state").pos < sh.trace.rank(r).len())
                 .collect()
         });
     let describe = |r: usize| {
         let i = states[r].lock().expect("rank state").pos;
-        let e = sh.trace.ranks[r].event(i);
+        let e = sh.trace.rank(r).event(i);
         let what = match e.routine.shape() {
             Shape::Send | Shape::Isend => {
                 let why = if sh.view.rendezvous(r, i) {
@@ -663,7 +663,7 @@ fn deadlock_message(
                 "{} bytes to rank {} and from rank {}",
                 e.bytes,
                 e.peer,
-                sh.trace.ranks[r].recv_half(i).map_or(-1, |h| h.source)
+                sh.trace.rank(r).recv_half(i).map_or(-1, |h| h.source)
             ),
             Shape::Coll | Shape::CommOp => format!("on comm {}", e.comm),
             _ => String::new(),

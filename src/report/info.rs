@@ -60,7 +60,7 @@ impl Info {
         let mut by_routine: BTreeMap<&'static str, u64> = BTreeMap::new();
         let (mut messages, mut message_bytes, mut collective_bytes) = (0u64, 0u64, 0u64);
         let mut hist = [0u64; 65];
-        for ev in &trace.ranks {
+        for ev in trace.events.ranks() {
             for i in 0..ev.len() {
                 let e = ev.event(i);
                 *by_routine.entry(e.routine.mpi_name()).or_insert(0) += 1;

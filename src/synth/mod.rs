@@ -4,7 +4,7 @@
 //! linear all-to-all among them).
 
 use crate::trace::binary::{Writer, put_record};
-use crate::trace::{Completion, Event, Meta, RankEvents, Routine};
+use crate::trace::{Completion, Event, Events, Meta, Routine};
 use std::io::{self, Write};
 
 /// A communication pattern, repeated `iterations` times.
@@ -49,7 +49,7 @@ const CHUNK_RECORDS: usize = 1 << 16;
 struct RankStream<'w, W: Write> {
     writer: &'w mut Writer<W>,
     rank: u32,
-    events: RankEvents,
+    events: Events,
     encoded: Vec<u8>,
     clock: u64,
     last_return: u64,
@@ -81,9 +81,10 @@ impl<W: Write> RankStream<'_, W> {
             return Ok(());
         }
         self.encoded.clear();
-        for i in 0..self.events.len() {
-            put_record(&mut self.encoded, &self.events, i, self.last_return);
-            self.last_return = self.events.t_return(i);
+        let ev = self.events.rank(0);
+        for i in 0..ev.len() {
+            put_record(&mut self.encoded, ev, i, self.last_return);
+            self.last_return = ev.t_return(i);
         }
         self.writer
             .events(self.rank, self.events.len() as u32, &self.encoded)?;
@@ -307,7 +308,7 @@ pub fn write(spec: &Spec, out: impl Write, progress: &dyn Fn(u64)) -> io::Result
     };
     let mut writer = Writer::new(out, spec.ranks, &meta)?;
     let mut total = 0;
-    let mut events = RankEvents::default();
+    let mut events = Events::single();
     let mut encoded = Vec::new();
     for rank in 0..spec.ranks {
         let mut st = RankStream {

@@ -1,8 +1,8 @@
 //! The binary encoding (`tracer/FORMAT.md`): nom parsers, one per record type, and the writer.
 
 use super::{
-    Comm, Completion, EagerLimit, Event, Meta, RankEvents, RankMeta, RecvHalf, Routine, Shape,
-    Trace,
+    Comm, Completion, EagerLimit, Event, Events, Meta, Rank, RankMeta, RecvHalf, Routine, Shape,
+    Sink, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
@@ -10,7 +10,6 @@ use nom::IResult;
 use nom::bytes::complete::take;
 use nom::number::complete::{le_f64, le_i64, le_u8, le_u16, le_u32, le_u64};
 use nom::sequence::tuple;
-use rayon::prelude::*;
 use std::borrow::Cow;
 use std::io::{self, Write};
 
@@ -243,8 +242,8 @@ fn comm(input: &[u8]) -> Res<'_, Comm> {
 }
 
 /// The state carried from record to record of one rank.
-struct Cursor<'t> {
-    events: &'t mut RankEvents,
+struct Cursor<'t, 's> {
+    events: &'t mut Sink<'s>,
     prev_return: u64,
 }
 
@@ -262,7 +261,7 @@ fn time<'a>(
     })
 }
 
-fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
+fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_, '_>) -> Res<'a, ()> {
     let (rest, code) = expect("a routine code", le_u8)(input)?;
     let Some(routine) = Routine::from_code(code) else {
         return fail(
@@ -372,10 +371,10 @@ fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_>) -> Res<'a, ()> {
         Shape::CommOp => {
             let (rest, comm) = u32_field("the communicator")(rest)?;
             let (rest, newcomm) = expect("the new communicator (sleb)", sleb)(rest)?;
-            if !(-1..=u32::MAX as i64).contains(&newcomm) {
+            if !(-1..u32::MAX as i64).contains(&newcomm) {
                 return fail(
                     rest,
-                    format!("a new communicator id or -1, found {newcomm}"),
+                    format!("a new communicator id below 4294967295 or -1, found {newcomm}"),
                 );
             }
             (e.comm, e.id) = (comm, newcomm);
@@ -607,32 +606,44 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         ));
     }
 
-    trace.ranks = event_chunks
-        .par_iter()
-        .enumerate()
-        .map(|(rank, cs)| {
-            let mut events = RankEvents::default();
-            let mut cur = Cursor { events: &mut events, prev_return: 0 };
-            for c in cs {
-                let (mut rest, n) = expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
-                if n as usize > rest.len() / 3 {
-                    return Err(TraceError::offset(
-                        name,
-                        c.offset as u64 + CHUNK_HEADER_LEN as u64,
-                        format!("expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}", rest.len() / 3, c.payload.len()),
-                    ));
-                }
-                // The count is bounded by the chunk's bytes above, so this cannot over-allocate.
-                cur.events.reserve(n as usize, 0);
-                for _ in 0..n {
-                    let index = cur.events.len();
-                    rest = record(rest, &mut cur).map_err(|e| to_err(e).in_event(rank, index))?.0;
-                }
-                whole(c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+    // Each rank's record count, from its chunks' headers (each bounded by the chunk's bytes,
+    // so this cannot over-allocate), then every rank parsed in place, in parallel.
+    let mut counts = vec![0usize; nranks];
+    for (rank, cs) in event_chunks.iter().enumerate() {
+        for c in cs {
+            let (rest, n) =
+                expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
+            if n as usize > rest.len() / 3 {
+                return Err(TraceError::offset(
+                    name,
+                    c.offset as u64 + CHUNK_HEADER_LEN as u64,
+                    format!(
+                        "expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}",
+                        rest.len() / 3,
+                        c.payload.len()
+                    ),
+                ));
             }
-            Ok(events)
-        })
-        .collect::<Result<_, TraceError>>()?;
+            counts[rank] += n as usize;
+        }
+    }
+    trace.events = Events::fill(&counts, &|rank, sink| {
+        let mut cur = Cursor {
+            events: sink,
+            prev_return: 0,
+        };
+        for c in &event_chunks[rank] {
+            let (mut rest, n) = le_u32::<_, PErr>(c.payload).map_err(to_err)?;
+            for _ in 0..n {
+                let index = cur.events.len();
+                rest = record(rest, &mut cur)
+                    .map_err(|e| to_err(e).in_event(rank, index))?
+                    .0;
+            }
+            whole(c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+        }
+        Ok(())
+    })?;
     Ok(trace)
 }
 
@@ -690,73 +701,6 @@ fn check_index(
     Ok(())
 }
 
-/// Reads only rank `rank`'s events, seeking through the index (finalized traces only).
-pub fn read_rank(name: &str, data: &[u8], rank: u32) -> Result<RankEvents, TraceError> {
-    if !data.starts_with(&MAGIC) || data.len() < HEADER_LEN + 16 || !data.ends_with(&END_MAGIC) {
-        return Err(TraceError::at(
-            name,
-            "expected a finalized binary trace (with an index) to seek in".into(),
-        ));
-    }
-    let off = u64::from_le_bytes(
-        data[data.len() - 16..data.len() - 8]
-            .try_into()
-            .expect("8 bytes"),
-    ) as usize;
-    let x = data.get(off..data.len() - 16).ok_or_else(|| {
-        TraceError::offset(
-            name,
-            off as u64,
-            "expected the index inside the file".into(),
-        )
-    })?;
-    let to_err = |e: nom::Err<PErr<'_>>| match e {
-        nom::Err::Error(e) | nom::Err::Failure(e) => TraceError::offset(
-            name,
-            (e.input.as_ptr() as usize - data.as_ptr() as usize) as u64,
-            format!("expected {}", e.expected),
-        ),
-        nom::Err::Incomplete(_) => TraceError::at(name, "truncated".into()),
-    };
-    let (_, (_, _, payload)) = chunk(x).map_err(to_err)?;
-    let (mut rest, n) = le_u32::<_, PErr>(payload).map_err(to_err)?;
-    let mut events = RankEvents::default();
-    let mut cur = Cursor {
-        events: &mut events,
-        prev_return: 0,
-    };
-    for _ in 0..n {
-        let (r, (r_rank, e_off)) = tuple((le_u32, le_u64))(rest).map_err(to_err)?;
-        rest = r;
-        if r_rank != rank {
-            continue;
-        }
-        let c = data.get(e_off as usize..).ok_or_else(|| {
-            TraceError::offset(name, e_off, "expected an E chunk inside the file".into())
-        })?;
-        let (_, (_, _, payload)) = chunk(c).map_err(to_err)?;
-        let (mut recs, count) =
-            expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
-        if count as usize > recs.len() / 3 {
-            return Err(TraceError::offset(
-                name,
-                e_off,
-                format!(
-                    "expected at most {} records, found a count of {count}",
-                    recs.len() / 3
-                ),
-            ));
-        }
-        for _ in 0..count {
-            let index = cur.events.len();
-            recs = record(recs, &mut cur)
-                .map_err(|e| to_err(e).in_event(rank as usize, index))?
-                .0;
-        }
-    }
-    Ok(events)
-}
-
 fn put_uleb(out: &mut Vec<u8>, mut v: u64) {
     loop {
         let b = (v & 0x7f) as u8;
@@ -779,7 +723,7 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// Appends event `i` of `ev` as one record, its gap measured from `prev_return`.
-pub fn put_record(out: &mut Vec<u8>, ev: &RankEvents, i: usize, prev_return: u64) {
+pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
     let e = ev.event(i);
     out.push(e.routine as u8);
     put_sleb(out, (e.t_call as i128 - prev_return as i128) as i64);
@@ -825,8 +769,8 @@ pub fn put_record(out: &mut Vec<u8>, ev: &RankEvents, i: usize, prev_return: u64
             put_uleb(out, e.bytes);
             put_uleb(out, recv_bytes);
             put_uleb(out, counts.len() as u64);
-            for &c in counts {
-                put_uleb(out, c as u64);
+            for c in counts {
+                put_uleb(out, c);
             }
         }
         Shape::CommOp => {
@@ -955,7 +899,7 @@ pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
         w.comm(c)?;
     }
     let mut buf = Vec::new();
-    for (r, ev) in trace.ranks.iter().enumerate() {
+    for (r, ev) in trace.events.ranks().enumerate() {
         let mut prev_return = 0;
         for start in (0..ev.len()).step_by(RECORDS_PER_CHUNK) {
             buf.clear();

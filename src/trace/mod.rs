@@ -2,7 +2,10 @@
 //! communicators and the job's metadata. Both encodings (`binary`, `text`) parse into it.
 
 pub mod binary;
+mod events;
 pub mod text;
+
+pub use events::{Events, Rank, Sink, par_ranges};
 
 use crate::error::TraceError;
 use crate::model::Params;
@@ -185,209 +188,6 @@ pub struct RecvHalf {
     pub tag: i32,
 }
 
-/// Calls `$op($args)` on every per-event column of a [`RankEvents`].
-macro_rules! per_event_columns {
-    ($self:ident, $op:ident $(, $arg:expr)*) => {{
-        $self.routine.$op($($arg),*);
-        $self.t_call.$op($($arg),*);
-        $self.t_return.$op($($arg),*);
-        $self.bytes.$op($($arg),*);
-        $self.peer.$op($($arg),*);
-        $self.tag.$op($($arg),*);
-        $self.comm.$op($($arg),*);
-        $self.id.$op($($arg),*);
-        $self.flags.$op($($arg),*);
-        $self.aux_end.$op($($arg),*);
-    }};
-}
-
-/// One rank's events as columns: no per-event heap allocation, variable-length parts
-/// (completions, collective counts, Sendrecv's receive half) in one shared `aux` pool.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RankEvents {
-    routine: Vec<Routine>,
-    t_call: Vec<u64>,
-    t_return: Vec<u64>,
-    bytes: Vec<u64>,
-    peer: Vec<i32>,
-    tag: Vec<i32>,
-    comm: Vec<u32>,
-    id: Vec<i64>,
-    flags: Vec<u8>,
-    /// `aux[aux_end[i-1]..aux_end[i]]` belongs to event `i`.
-    aux_end: Vec<u32>,
-    aux: Vec<i64>,
-}
-
-impl RankEvents {
-    pub fn len(&self) -> usize {
-        self.routine.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.routine.is_empty()
-    }
-
-    pub fn routine(&self, i: usize) -> Routine {
-        self.routine[i]
-    }
-
-    pub fn t_call(&self, i: usize) -> u64 {
-        self.t_call[i]
-    }
-
-    pub fn t_return(&self, i: usize) -> u64 {
-        self.t_return[i]
-    }
-
-    pub fn bytes(&self, i: usize) -> u64 {
-        self.bytes[i]
-    }
-
-    pub fn peer(&self, i: usize) -> i32 {
-        self.peer[i]
-    }
-
-    pub fn comm(&self, i: usize) -> u32 {
-        self.comm[i]
-    }
-
-    pub fn tag(&self, i: usize) -> i32 {
-        self.tag[i]
-    }
-
-    pub fn flags(&self, i: usize) -> u8 {
-        self.flags[i]
-    }
-
-    pub fn id(&self, i: usize) -> i64 {
-        self.id[i]
-    }
-
-    /// Every field of event `i`; where one or two fields do, their accessors read less.
-    pub fn event(&self, i: usize) -> Event {
-        Event {
-            routine: self.routine[i],
-            t_call: self.t_call[i],
-            t_return: self.t_return[i],
-            bytes: self.bytes[i],
-            peer: self.peer[i],
-            tag: self.tag[i],
-            comm: self.comm[i],
-            id: self.id[i],
-            flags: self.flags[i],
-        }
-    }
-
-    fn aux(&self, i: usize) -> &[i64] {
-        let start = if i == 0 {
-            0
-        } else {
-            self.aux_end[i - 1] as usize
-        };
-        &self.aux[start..self.aux_end[i] as usize]
-    }
-
-    /// The requests a `complete` record says it completed.
-    pub fn completions(&self, i: usize) -> impl ExactSizeIterator<Item = Completion> + '_ {
-        let aux = if self.routine[i].shape() == Shape::Complete {
-            self.aux(i)
-        } else {
-            &[]
-        };
-        aux.chunks_exact(3).map(|c| Completion {
-            req: c[0] as u32,
-            source: c[1] as i32,
-            tag: c[2] as i32,
-        })
-    }
-
-    /// The receive half of a Sendrecv record.
-    pub fn recv_half(&self, i: usize) -> Option<RecvHalf> {
-        match (self.routine[i].shape(), self.aux(i)) {
-            (Shape::Sendrecv, &[bytes, source, tag]) => Some(RecvHalf {
-                bytes: bytes as u64,
-                source: source as i32,
-                tag: tag as i32,
-            }),
-            _ => None,
-        }
-    }
-
-    /// A collective's bytes received by this rank and its per-rank counts.
-    pub fn coll_recv(&self, i: usize) -> (u64, &[i64]) {
-        match self.aux(i).split_first() {
-            Some((recv, counts)) if self.routine[i].shape() == Shape::Coll => {
-                (*recv as u64, counts)
-            }
-            _ => (0, &[]),
-        }
-    }
-
-    fn push_raw(&mut self, e: &Event, aux: impl IntoIterator<Item = i64>) {
-        self.routine.push(e.routine);
-        self.t_call.push(e.t_call);
-        self.t_return.push(e.t_return);
-        self.bytes.push(e.bytes);
-        self.peer.push(e.peer);
-        self.tag.push(e.tag);
-        self.comm.push(e.comm);
-        self.id.push(e.id);
-        self.flags.push(e.flags);
-        self.aux.extend(aux);
-        self.aux_end.push(self.aux.len() as u32);
-    }
-
-    /// Appends an event with no variable-length part.
-    pub fn push(&mut self, e: &Event) {
-        self.push_raw(e, []);
-    }
-
-    /// Appends a `complete` record.
-    pub fn push_complete(&mut self, e: &Event, done: &[Completion]) {
-        self.push_raw(
-            e,
-            done.iter()
-                .flat_map(|c| [c.req as i64, c.source as i64, c.tag as i64]),
-        );
-    }
-
-    /// Appends a Sendrecv record.
-    pub fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
-        self.push_raw(e, [recv.bytes as i64, recv.source as i64, recv.tag as i64]);
-    }
-
-    /// Appends a collective record.
-    pub fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
-        self.push_raw(
-            e,
-            std::iter::once(recv_bytes as i64).chain(counts.iter().map(|&c| c as i64)),
-        );
-    }
-
-    /// Appends event `i` of `other` (any shape).
-    pub fn push_from(&mut self, other: &RankEvents, i: usize) {
-        self.push_raw(&other.event(i), other.aux(i).iter().copied());
-    }
-
-    /// Makes room for `n` more events (and `aux` more auxiliary values) without reallocating.
-    pub fn reserve(&mut self, n: usize, aux: usize) {
-        per_event_columns!(self, reserve_exact, n);
-        self.aux.reserve(aux);
-    }
-
-    /// Removes every event, keeping the allocations.
-    pub fn clear(&mut self) {
-        per_event_columns!(self, clear);
-        self.aux.clear();
-    }
-
-    /// Heap bytes held by the columns.
-    pub fn heap_bytes(&self) -> usize {
-        self.len() * (1 + 8 * 3 + 4 * 3 + 8 + 1 + 4) + self.aux.len() * 8
-    }
-}
-
 /// A communicator: its job-wide id and its members as world ranks, in communicator rank order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Comm {
@@ -425,7 +225,7 @@ pub struct Meta {
 pub struct Trace {
     pub meta: Meta,
     pub comms: Vec<Comm>,
-    pub ranks: Vec<RankEvents>,
+    pub events: Events,
     /// False when the trace was not finalized (no index: the job died); it loads with a warning.
     pub complete: bool,
 }
@@ -439,17 +239,22 @@ impl Trace {
                 ..Meta::default()
             },
             comms: Vec::new(),
-            ranks: vec![RankEvents::default(); nranks],
+            events: Events::new(nranks),
             complete: true,
         }
     }
 
     pub fn nranks(&self) -> usize {
-        self.ranks.len()
+        self.events.nranks()
     }
 
     pub fn total_events(&self) -> u64 {
-        self.ranks.iter().map(|r| r.len() as u64).sum()
+        self.events.len() as u64
+    }
+
+    /// Rank `r`'s events.
+    pub fn rank(&self, r: usize) -> Rank<'_> {
+        self.events.rank(r)
     }
 
     /// Members of communicator `id` as world ranks (`None` if the trace does not define it).
@@ -467,7 +272,7 @@ impl Trace {
     /// and at Finalize over the rank's run.
     pub fn corrected_ns(&self, r: usize, t: u64) -> f64 {
         let m = &self.meta.ranks[r];
-        let ev = &self.ranks[r];
+        let ev = self.rank(r);
         if m.clock_offset_init_ns == m.clock_offset_final_ns || ev.is_empty() {
             return t as f64 + m.clock_offset_init_ns as f64;
         }
@@ -485,7 +290,7 @@ impl Trace {
 
     /// Rank `r`'s measured start on rank 0's clock: its `MPI_Init` return, else its first call.
     pub fn measured_begin_ns(&self, r: usize) -> Option<f64> {
-        let ev = &self.ranks[r];
+        let ev = self.rank(r);
         match ev.len() {
             0 => None,
             _ if matches!(ev.routine(0), Routine::Init | Routine::InitThread) => {
@@ -497,7 +302,7 @@ impl Trace {
 
     /// Rank `r`'s measured end on rank 0's clock: its `MPI_Finalize` call, else its last return.
     pub fn measured_end_ns(&self, r: usize) -> Option<f64> {
-        let ev = &self.ranks[r];
+        let ev = self.rank(r);
         let last = ev.len().checked_sub(1)?;
         let end = match (0..ev.len()).find(|&i| ev.routine(i) == Routine::Finalize) {
             Some(f) => ev.t_call(f),
@@ -545,7 +350,7 @@ impl Trace {
             }
             sorted_members.insert(c.id, sorted);
         }
-        for (r, ev) in self.ranks.iter().enumerate() {
+        for (r, ev) in self.events.ranks().enumerate() {
             let mut prev_return = 0u64;
             for i in 0..ev.len() {
                 let e = ev.event(i);
@@ -683,7 +488,7 @@ pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Trace, TraceErr
     if !trace.complete {
         let unfinished: Vec<usize> = (0..trace.nranks())
             .filter(|&r| {
-                (0..trace.ranks[r].len()).all(|i| trace.ranks[r].routine(i) != Routine::Finalize)
+                (0..trace.rank(r).len()).all(|i| trace.rank(r).routine(i) != Routine::Finalize)
             })
             .collect();
         warn(format!(

@@ -1,8 +1,8 @@
 //! The text encoding (`tracer/FORMAT.md`, "Text encoding"): one item per line, parsed with nom.
 
 use super::{
-    Comm, Completion, EagerLimit, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND, RankMeta,
-    RecvHalf, Routine, Shape, Trace,
+    Comm, Completion, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND,
+    RankMeta, RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
@@ -187,6 +187,8 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         TraceError::line(name, line, "expected UTF-8 text".into())
     })?;
     let mut trace: Option<Trace> = None;
+    // Events arrive in any rank order: one buffer per rank, joined at the end.
+    let mut ranks: Vec<Events> = Vec::new();
     let mut version_seen = false;
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
@@ -232,6 +234,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 )));
             }
             trace = Some(Trace::new(p));
+            ranks = (0..p).map(|_| Events::single()).collect();
             continue;
         }
         let Some(t) = trace.as_mut() else {
@@ -273,14 +276,14 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
                 }
-                let index = t.ranks[r].len();
+                let index = ranks[r].len();
                 let Some(routine) = Routine::from_mpi_name(routine_name) else {
                     return Err(err(format!(
                         "expected an MPI routine name such as MPI_Send, found `{routine_name}`"
                     ))
                     .in_event(r, index));
                 };
-                event(&mut t.ranks[r], routine, t_call, t_return, &fields).map_err(|m| {
+                event(&mut ranks[r], routine, t_call, t_return, &fields).map_err(|m| {
                     TraceError {
                         routine: Some(routine),
                         ..err(m).in_event(r, index)
@@ -296,7 +299,10 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             "expected the first line `loggps-trace 1`".into(),
         ));
     }
-    trace.ok_or_else(|| TraceError::at(name, "expected a `ranks P` line, found none".into()))
+    let mut trace = trace
+        .ok_or_else(|| TraceError::at(name, "expected a `ranks P` line, found none".into()))?;
+    trace.events = Events::concat(ranks);
+    Ok(trace)
 }
 
 fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
@@ -330,7 +336,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
 }
 
 fn event(
-    ev: &mut super::RankEvents,
+    ev: &mut super::Events,
     routine: Routine,
     t_call: u64,
     t_return: u64,
@@ -380,9 +386,9 @@ fn event(
     }
     if allowed.contains(&"newcomm") {
         e.id = num("newcomm", raw("newcomm"), Some(-1))?;
-        if !(-1..=u32::MAX as i64).contains(&e.id) {
+        if !(-1..u32::MAX as i64).contains(&e.id) {
             return Err(format!(
-                "expected a communicator id or -1 for `newcomm`, found {}",
+                "expected a communicator id below 4294967295 or -1 for `newcomm`, found {}",
                 e.id
             ));
         }
@@ -452,7 +458,7 @@ fn flags_text(f: u8) -> String {
 }
 
 /// Writes event `i` of rank `r` as one line (no newline).
-pub fn event_line(out: &mut String, r: usize, ev: &super::RankEvents, i: usize) {
+pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
     let e = ev.event(i);
     let _ = write!(
         out,
@@ -479,7 +485,7 @@ pub fn event_line(out: &mut String, r: usize, ev: &super::RankEvents, i: usize) 
             "recv_tag" => write!(out, " recv_tag={}", ev.recv_half(i).expect("half").tag),
             "recv_bytes" => write!(out, " recv_bytes={}", ev.coll_recv(i).0),
             "counts" if !ev.coll_recv(i).1.is_empty() => {
-                let c: Vec<String> = ev.coll_recv(i).1.iter().map(|c| c.to_string()).collect();
+                let c: Vec<String> = ev.coll_recv(i).1.iter().map(u64::to_string).collect();
                 write!(out, " counts={}", c.join(","))
             }
             "done" if ev.completions(i).len() > 0 => {
@@ -528,7 +534,7 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
         let _ = writeln!(s, "comm {} members {}", c.id, members.join(","));
     }
     out.write_all(s.as_bytes())?;
-    for (r, ev) in trace.ranks.iter().enumerate() {
+    for (r, ev) in trace.events.ranks().enumerate() {
         s.clear();
         for i in 0..ev.len() {
             event_line(&mut s, r, ev, i);

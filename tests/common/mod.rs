@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use loggps_predict::trace::{
-    Completion, Event, FLAG_ANY_SOURCE, PEER_ANY, RecvHalf, Routine, Trace,
+    Completion, Event, Events, FLAG_ANY_SOURCE, PEER_ANY, RecvHalf, Routine, Trace,
 };
 
 /// A small deterministic generator (xorshift64*), so a failing seed reproduces.
@@ -27,6 +27,7 @@ impl Rng {
 
 struct Builder {
     trace: Trace,
+    ranks: Vec<Events>,
     clock: Vec<u64>,
     next_req: Vec<u32>,
     rng: Rng,
@@ -58,6 +59,7 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
     let steps = rng.below(max_steps + 1);
     let mut b = Builder {
         trace: Trace::new(p),
+        ranks: (0..p).map(|_| Events::single()).collect(),
         clock: (0..p).map(|_| rng.below(1_000)).collect(),
         next_req: vec![0; p],
         rng,
@@ -65,7 +67,7 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
     b.trace.meta.library = "random".into();
     for r in 0..p {
         let e = b.event(r, Routine::Init);
-        b.trace.ranks[r].push(&e);
+        b.ranks[r].push(&e);
     }
     for step in 0..steps {
         let tag = (step % 1000) as i32;
@@ -83,20 +85,20 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 ][b.rng.below(4) as usize];
                 let mut s = b.event(i, routine);
                 (s.bytes, s.peer, s.tag) = (k, j as i32, tag);
-                b.trace.ranks[i].push(&s);
+                b.ranks[i].push(&s);
                 let mut v = b.event(j, Routine::Recv);
                 (v.bytes, v.peer, v.tag) = (k, i as i32, tag);
                 if b.rng.below(2) == 0 {
                     v.flags = FLAG_ANY_SOURCE;
                 }
-                b.trace.ranks[j].push(&v);
+                b.ranks[j].push(&v);
             }
             2 => {
                 let (sr, rr) = (b.req(i), b.req(j));
                 let routine = [Routine::Isend, Routine::Issend][b.rng.below(2) as usize];
                 let mut s = b.event(i, routine);
                 (s.bytes, s.peer, s.tag, s.id) = (k, j as i32, tag, sr as i64);
-                b.trace.ranks[i].push(&s);
+                b.ranks[i].push(&s);
                 let mut v = b.event(j, Routine::Irecv);
                 let wild = b.rng.below(2) == 0;
                 (v.bytes, v.peer, v.tag, v.id) =
@@ -104,9 +106,9 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 if wild {
                     v.flags = FLAG_ANY_SOURCE;
                 }
-                b.trace.ranks[j].push(&v);
+                b.ranks[j].push(&v);
                 let w = b.event(i, Routine::Wait);
-                b.trace.ranks[i].push_complete(
+                b.ranks[i].push_complete(
                     &w,
                     &[Completion {
                         req: sr,
@@ -115,7 +117,7 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                     }],
                 );
                 let w = b.event(j, Routine::Waitall);
-                b.trace.ranks[j].push_complete(
+                b.ranks[j].push_complete(
                     &w,
                     &[Completion {
                         req: rr,
@@ -128,7 +130,7 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 for (a, c) in [(i, j), (j, i)] {
                     let mut e = b.event(a, Routine::Sendrecv);
                     (e.bytes, e.peer, e.tag) = (k, c as i32, tag);
-                    b.trace.ranks[a].push_sendrecv(
+                    b.ranks[a].push_sendrecv(
                         &e,
                         RecvHalf {
                             bytes: k,
@@ -149,14 +151,15 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 for r in 0..p {
                     let mut e = b.event(r, routine);
                     (e.bytes, e.peer) = (k, root);
-                    b.trace.ranks[r].push_coll(&e, k, &[]);
+                    b.ranks[r].push_coll(&e, k, &[]);
                 }
             }
         }
     }
     for r in 0..p {
         let e = b.event(r, Routine::Finalize);
-        b.trace.ranks[r].push(&e);
+        b.ranks[r].push(&e);
     }
+    b.trace.events = Events::concat(b.ranks);
     b.trace
 }

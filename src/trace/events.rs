@@ -1,0 +1,675 @@
+//! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: no
+//! per-rank or per-event heap allocation, 30 bytes an event. Fields are stored 32 bits wide;
+//! the rare value that does not fit (a duration beyond ±2.1 s, a message of 4 GiB or more) is
+//! kept exactly in its rank's short `wide` list. Variable-length parts (completed requests,
+//! Sendrecv's receive half, collective counts) go to the rank's `aux` words, found through the
+//! event's `id` column.
+
+use super::{Completion, Event, RecvHalf, Routine, Shape};
+use rayon::join;
+
+/// A 32-bit value that did not fit: look it up in the rank's `wide` list.
+const WIDE_DUR: i32 = i32::MIN;
+const WIDE_BYTES: u32 = u32::MAX;
+/// `id` of a communicator operation that created no communicator (-1 in [`Event::id`]).
+const NO_COMM: u32 = u32::MAX;
+
+/// What one rank keeps besides its columns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Extra {
+    aux: Vec<u32>,
+    /// `(2·event + field, value)`, sorted: field 0 the return time, field 1 the byte count.
+    wide: Vec<(u64, u64)>,
+}
+
+/// The columns of a range of events, to be written in place.
+struct ColsMut<'a> {
+    routine: &'a mut [Routine],
+    flags: &'a mut [u8],
+    t_call: &'a mut [u64],
+    dur: &'a mut [i32],
+    bytes: &'a mut [u32],
+    peer: &'a mut [i32],
+    tag: &'a mut [i32],
+    comm: &'a mut [u32],
+    id: &'a mut [u32],
+}
+
+/// Applies `$f` to every per-event column of `$s` (an [`Events`] or a [`ColsMut`]).
+macro_rules! columns {
+    ($s:expr, $f:ident $(, $arg:expr)*) => {{
+        $s.routine.$f($($arg),*);
+        $s.flags.$f($($arg),*);
+        $s.t_call.$f($($arg),*);
+        $s.dur.$f($($arg),*);
+        $s.bytes.$f($($arg),*);
+        $s.peer.$f($($arg),*);
+        $s.tag.$f($($arg),*);
+        $s.comm.$f($($arg),*);
+        $s.id.$f($($arg),*);
+    }};
+}
+
+impl<'a> ColsMut<'a> {
+    fn split_at(self, n: usize) -> (ColsMut<'a>, ColsMut<'a>) {
+        macro_rules! split {
+            ($($c:ident),*) => {{
+                $(let $c = self.$c.split_at_mut(n);)*
+                (ColsMut { $($c: $c.0,)* }, ColsMut { $($c: $c.1,)* })
+            }};
+        }
+        split!(routine, flags, t_call, dur, bytes, peer, tag, comm, id)
+    }
+
+    /// Stores event `e` (index `i` of its rank) at slot `k`.
+    fn set(&mut self, k: usize, i: usize, e: &Event, x: &mut Extra, aux: &[u32]) {
+        let Stored { dur, bytes, id } = encode(i, e, x, aux);
+        self.routine[k] = e.routine;
+        self.flags[k] = e.flags;
+        self.t_call[k] = e.t_call;
+        self.dur[k] = dur;
+        self.bytes[k] = bytes;
+        self.peer[k] = e.peer;
+        self.tag[k] = e.tag;
+        self.comm[k] = e.comm;
+        self.id[k] = id;
+    }
+}
+
+/// The narrowed fields of one event.
+struct Stored {
+    dur: i32,
+    bytes: u32,
+    id: u32,
+}
+
+fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
+    let key = 2 * i as u64;
+    let d = e.t_return as i128 - e.t_call as i128;
+    let dur = match i32::try_from(d) {
+        Ok(d) if d != WIDE_DUR => d,
+        _ => {
+            x.wide.push((key, e.t_return));
+            WIDE_DUR
+        }
+    };
+    let bytes = match u32::try_from(e.bytes) {
+        Ok(b) if b != WIDE_BYTES => b,
+        _ => {
+            x.wide.push((key + 1, e.bytes));
+            WIDE_BYTES
+        }
+    };
+    let id = match e.routine.shape() {
+        Shape::Complete | Shape::Sendrecv | Shape::Coll => {
+            let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
+            x.aux.extend_from_slice(aux);
+            at
+        }
+        Shape::CommOp if e.id < 0 => NO_COMM,
+        _ => e.id as u32,
+    };
+    Stored { dur, bytes, id }
+}
+
+fn split_u64(v: u64) -> [u32; 2] {
+    [v as u32, (v >> 32) as u32]
+}
+
+fn join_u64(w: &[u32]) -> u64 {
+    w[0] as u64 | (w[1] as u64) << 32
+}
+
+/// Every rank's events, as columns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Events {
+    start: Vec<usize>,
+    routine: Vec<Routine>,
+    flags: Vec<u8>,
+    t_call: Vec<u64>,
+    /// Return − call, or [`WIDE_DUR`].
+    dur: Vec<i32>,
+    bytes: Vec<u32>,
+    peer: Vec<i32>,
+    tag: Vec<i32>,
+    comm: Vec<u32>,
+    /// The request (isend, irecv, cancel), the new communicator (commop), or where the
+    /// event's words start in `aux` (complete, sendrecv, coll).
+    id: Vec<u32>,
+    extra: Vec<Extra>,
+}
+
+impl Events {
+    /// `nranks` ranks without events; pushes go to the last.
+    pub fn new(nranks: usize) -> Events {
+        Events {
+            start: vec![0; nranks + 1],
+            routine: Vec::new(),
+            flags: Vec::new(),
+            t_call: Vec::new(),
+            dur: Vec::new(),
+            bytes: Vec::new(),
+            peer: Vec::new(),
+            tag: Vec::new(),
+            comm: Vec::new(),
+            id: Vec::new(),
+            extra: vec![Extra::default(); nranks],
+        }
+    }
+
+    /// One rank's events, for building a rank at a time (see [`Events::concat`]).
+    pub fn single() -> Events {
+        Events::new(1)
+    }
+
+    /// Adds a rank without events; pushes go to it.
+    pub fn push_rank(&mut self) {
+        self.start.push(self.len());
+        self.extra.push(Extra::default());
+    }
+
+    /// The ranks of `parts`, one after the other.
+    pub fn concat(parts: impl IntoIterator<Item = Events>) -> Events {
+        let mut all = Events::new(0);
+        for p in parts {
+            let base = all.len();
+            all.start.extend(p.start[1..].iter().map(|s| s + base));
+            macro_rules! append {
+                ($($c:ident),*) => {$(all.$c.extend_from_slice(&p.$c);)*};
+            }
+            append!(routine, flags, t_call, dur, bytes, peer, tag, comm, id);
+            all.extra.extend(p.extra);
+        }
+        all
+    }
+
+    pub fn nranks(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Events over all ranks.
+    pub fn len(&self) -> usize {
+        self.routine.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.routine.is_empty()
+    }
+
+    /// The first global index of each rank, and the total at the end.
+    pub fn offsets(&self) -> &[usize] {
+        &self.start
+    }
+
+    pub fn rank(&self, r: usize) -> Rank<'_> {
+        Rank {
+            ev: self,
+            x: &self.extra[r],
+            base: self.start[r],
+            len: self.start[r + 1] - self.start[r],
+        }
+    }
+
+    pub fn ranks(&self) -> impl ExactSizeIterator<Item = Rank<'_>> + '_ {
+        (0..self.nranks()).map(|r| self.rank(r))
+    }
+
+    fn push_with(&mut self, e: &Event, aux: &[u32]) {
+        let r = self.nranks() - 1;
+        let i = self.start[r + 1] - self.start[r];
+        let Stored { dur, bytes, id } = encode(i, e, &mut self.extra[r], aux);
+        self.routine.push(e.routine);
+        self.flags.push(e.flags);
+        self.t_call.push(e.t_call);
+        self.dur.push(dur);
+        self.bytes.push(bytes);
+        self.peer.push(e.peer);
+        self.tag.push(e.tag);
+        self.comm.push(e.comm);
+        self.id.push(id);
+        self.start[r + 1] += 1;
+    }
+
+    /// Appends an event with no variable-length part to the last rank.
+    pub fn push(&mut self, e: &Event) {
+        self.push_with(e, &[]);
+    }
+
+    /// Appends a `complete` record.
+    pub fn push_complete(&mut self, e: &Event, done: &[Completion]) {
+        self.push_with(e, &complete_words(done));
+    }
+
+    /// Appends a Sendrecv record.
+    pub fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
+        self.push_with(e, &sendrecv_words(recv));
+    }
+
+    /// Appends a collective record.
+    pub fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
+        self.push_with(e, &coll_words(recv_bytes, counts));
+    }
+
+    /// Appends event `i` of `from` (any shape).
+    pub fn push_from(&mut self, from: Rank<'_>, i: usize) {
+        self.push_with(&from.event(i), from.aux(i));
+    }
+
+    /// Empties the last rank (a single-rank buffer), keeping the allocations.
+    pub fn clear(&mut self) {
+        columns!(self, clear);
+        self.start.iter_mut().for_each(|s| *s = 0);
+        self.extra.iter_mut().for_each(|x| {
+            x.aux.clear();
+            x.wide.clear();
+        });
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        let per_event = 1 + 1 + 8 + 4 * 6;
+        self.len() * per_event
+            + self.start.len() * 8
+            + self
+                .extra
+                .iter()
+                .map(|x| std::mem::size_of::<Extra>() + x.aux.len() * 4 + x.wide.len() * 16)
+                .sum::<usize>()
+    }
+
+    /// Columns for ranks of `counts[r]` events, filled in parallel: `fill(r, sink)` must push
+    /// exactly `counts[r]` events into `sink`. The first error (lowest rank) is returned.
+    pub fn fill<E: Send>(
+        counts: &[usize],
+        fill: &(dyn Fn(usize, &mut Sink<'_>) -> Result<(), E> + Sync),
+    ) -> Result<Events, E> {
+        let mut start = Vec::with_capacity(counts.len() + 1);
+        start.push(0);
+        for c in counts {
+            start.push(start.last().unwrap() + c);
+        }
+        let n = *start.last().unwrap();
+        let mut ev = Events {
+            routine: vec![Routine::Init; n],
+            flags: vec![0; n],
+            t_call: vec![0; n],
+            dur: vec![0; n],
+            bytes: vec![0; n],
+            peer: vec![0; n],
+            tag: vec![0; n],
+            comm: vec![0; n],
+            id: vec![0; n],
+            extra: vec![Extra::default(); counts.len()],
+            start,
+        };
+        let cols = ColsMut {
+            routine: &mut ev.routine,
+            flags: &mut ev.flags,
+            t_call: &mut ev.t_call,
+            dur: &mut ev.dur,
+            bytes: &mut ev.bytes,
+            peer: &mut ev.peer,
+            tag: &mut ev.tag,
+            comm: &mut ev.comm,
+            id: &mut ev.id,
+        };
+        fill_ranks(&ev.start, 0, cols, &mut ev.extra, fill)?;
+        Ok(ev)
+    }
+}
+
+/// Fills ranks `first..first + extra.len()`, splitting the work in halves (rayon) down to
+/// pieces of a few thousand events.
+fn fill_ranks<E: Send>(
+    start: &[usize],
+    first: usize,
+    cols: ColsMut<'_>,
+    extra: &mut [Extra],
+    fill: &(dyn Fn(usize, &mut Sink<'_>) -> Result<(), E> + Sync),
+) -> Result<(), E> {
+    const PIECE_EVENTS: usize = 1 << 14;
+    let n = extra.len();
+    if n > 1 && start[first + n] - start[first] > PIECE_EVENTS {
+        let mid = n / 2;
+        let (a, b) = cols.split_at(start[first + mid] - start[first]);
+        let (xa, xb) = extra.split_at_mut(mid);
+        let (ra, rb) = join(
+            || fill_ranks(start, first, a, xa, fill),
+            || fill_ranks(start, first + mid, b, xb, fill),
+        );
+        return ra.and(rb);
+    }
+    let mut rest = cols;
+    for (k, x) in extra.iter_mut().enumerate() {
+        let r = first + k;
+        let (cols, tail) = rest.split_at(start[r + 1] - start[r]);
+        rest = tail;
+        let mut sink = Sink {
+            cols,
+            next: 0,
+            extra: x,
+        };
+        fill(r, &mut sink)?;
+        debug_assert_eq!(sink.next, start[r + 1] - start[r]);
+    }
+    Ok(())
+}
+
+/// What [`par_ranges`] calls for each rank.
+pub type RangeFn<'a, T, E> = dyn Fn(usize, &mut [T]) -> Result<(), E> + Sync + 'a;
+
+/// Calls `f(r, &mut data[start[r]..start[r + 1]])` for every `r`, in parallel: the ranks are
+/// split in halves (rayon) down to pieces of a few thousand items. The first error (lowest
+/// rank) is returned.
+pub fn par_ranges<T: Send, E: Send>(
+    data: &mut [T],
+    start: &[usize],
+    f: &RangeFn<'_, T, E>,
+) -> Result<(), E> {
+    fn go<T: Send, E: Send>(
+        data: &mut [T],
+        start: &[usize],
+        first: usize,
+        n: usize,
+        f: &RangeFn<'_, T, E>,
+    ) -> Result<(), E> {
+        const PIECE: usize = 1 << 14;
+        if n > 1 && start[first + n] - start[first] > PIECE {
+            let mid = n / 2;
+            let (a, b) = data.split_at_mut(start[first + mid] - start[first]);
+            let (ra, rb) = join(
+                || go(a, start, first, mid, f),
+                || go(b, start, first + mid, n - mid, f),
+            );
+            return ra.and(rb);
+        }
+        let mut rest = data;
+        for r in first..first + n {
+            let (mine, tail) = rest.split_at_mut(start[r + 1] - start[r]);
+            rest = tail;
+            f(r, mine)?;
+        }
+        Ok(())
+    }
+    go(data, start, 0, start.len() - 1, f)
+}
+
+/// One rank's slots in [`Events::fill`].
+pub struct Sink<'a> {
+    cols: ColsMut<'a>,
+    next: usize,
+    extra: &'a mut Extra,
+}
+
+impl Sink<'_> {
+    /// Events pushed so far.
+    pub fn len(&self) -> usize {
+        self.next
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.next == 0
+    }
+
+    /// Room left.
+    pub fn room(&self) -> usize {
+        self.cols.id.len() - self.next
+    }
+
+    fn push_with(&mut self, e: &Event, aux: &[u32]) {
+        self.cols.set(self.next, self.next, e, self.extra, aux);
+        self.next += 1;
+    }
+
+    pub fn push(&mut self, e: &Event) {
+        self.push_with(e, &[]);
+    }
+
+    pub fn push_complete(&mut self, e: &Event, done: &[Completion]) {
+        self.push_with(e, &complete_words(done));
+    }
+
+    pub fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
+        self.push_with(e, &sendrecv_words(recv));
+    }
+
+    pub fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
+        self.push_with(e, &coll_words(recv_bytes, counts));
+    }
+}
+
+fn complete_words(done: &[Completion]) -> Vec<u32> {
+    let mut w = Vec::with_capacity(1 + 3 * done.len());
+    w.push(done.len() as u32);
+    for c in done {
+        w.extend([c.req, c.source as u32, c.tag as u32]);
+    }
+    w
+}
+
+fn sendrecv_words(h: RecvHalf) -> [u32; 4] {
+    let [lo, hi] = split_u64(h.bytes);
+    [lo, hi, h.source as u32, h.tag as u32]
+}
+
+fn coll_words(recv_bytes: u64, counts: &[u64]) -> Vec<u32> {
+    let mut w = Vec::with_capacity(3 + 2 * counts.len());
+    w.push(counts.len() as u32);
+    w.extend(split_u64(recv_bytes));
+    w.extend(counts.iter().flat_map(|&c| split_u64(c)));
+    w
+}
+
+/// One rank's events, read from the columns.
+#[derive(Clone, Copy)]
+pub struct Rank<'a> {
+    ev: &'a Events,
+    x: &'a Extra,
+    base: usize,
+    len: usize,
+}
+
+impl<'a> Rank<'a> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Global index of event `i` (in [`Events::offsets`] numbering).
+    pub fn global(&self, i: usize) -> usize {
+        debug_assert!(i < self.len);
+        self.base + i
+    }
+
+    pub fn routine(&self, i: usize) -> Routine {
+        self.ev.routine[self.global(i)]
+    }
+
+    pub fn t_call(&self, i: usize) -> u64 {
+        self.ev.t_call[self.global(i)]
+    }
+
+    fn wide(&self, key: u64) -> u64 {
+        let k = self
+            .x
+            .wide
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .expect("a wide value is listed");
+        self.x.wide[k].1
+    }
+
+    pub fn t_return(&self, i: usize) -> u64 {
+        match self.ev.dur[self.global(i)] {
+            WIDE_DUR => self.wide(2 * i as u64),
+            d => self.t_call(i).wrapping_add_signed(d as i64),
+        }
+    }
+
+    pub fn bytes(&self, i: usize) -> u64 {
+        match self.ev.bytes[self.global(i)] {
+            WIDE_BYTES => self.wide(2 * i as u64 + 1),
+            b => b as u64,
+        }
+    }
+
+    pub fn peer(&self, i: usize) -> i32 {
+        self.ev.peer[self.global(i)]
+    }
+
+    pub fn tag(&self, i: usize) -> i32 {
+        self.ev.tag[self.global(i)]
+    }
+
+    pub fn comm(&self, i: usize) -> u32 {
+        self.ev.comm[self.global(i)]
+    }
+
+    pub fn flags(&self, i: usize) -> u8 {
+        self.ev.flags[self.global(i)]
+    }
+
+    /// The request created (isend, irecv, cancel), or the new communicator (commop, -1 none).
+    pub fn id(&self, i: usize) -> i64 {
+        let id = self.ev.id[self.global(i)];
+        match self.routine(i).shape() {
+            Shape::Complete | Shape::Sendrecv | Shape::Coll => 0,
+            Shape::CommOp if id == NO_COMM => -1,
+            _ => id as i64,
+        }
+    }
+
+    /// Every field of event `i`; where one or two fields do, their accessors read less.
+    pub fn event(&self, i: usize) -> Event {
+        Event {
+            routine: self.routine(i),
+            t_call: self.t_call(i),
+            t_return: self.t_return(i),
+            bytes: self.bytes(i),
+            peer: self.peer(i),
+            tag: self.tag(i),
+            comm: self.comm(i),
+            id: self.id(i),
+            flags: self.flags(i),
+        }
+    }
+
+    /// Event `i`'s words in `aux` (empty for shapes without).
+    fn aux(&self, i: usize) -> &'a [u32] {
+        let at = self.ev.id[self.global(i)] as usize;
+        let aux = &self.x.aux;
+        let n = match self.routine(i).shape() {
+            Shape::Complete => 1 + 3 * aux[at] as usize,
+            Shape::Sendrecv => 4,
+            Shape::Coll => 3 + 2 * aux[at] as usize,
+            _ => return &[],
+        };
+        &aux[at..at + n]
+    }
+
+    /// The requests a `complete` record says it completed.
+    pub fn completions(&self, i: usize) -> impl ExactSizeIterator<Item = Completion> + 'a {
+        let aux = self.aux(i);
+        let words = if self.routine(i).shape() == Shape::Complete {
+            &aux[1..]
+        } else {
+            &[]
+        };
+        words.chunks_exact(3).map(|c| Completion {
+            req: c[0],
+            source: c[1] as i32,
+            tag: c[2] as i32,
+        })
+    }
+
+    /// The receive half of a Sendrecv record.
+    pub fn recv_half(&self, i: usize) -> Option<RecvHalf> {
+        match (self.routine(i).shape(), self.aux(i)) {
+            (Shape::Sendrecv, w) => Some(RecvHalf {
+                bytes: join_u64(w),
+                source: w[2] as i32,
+                tag: w[3] as i32,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A collective's bytes received by this rank and its per-rank counts.
+    pub fn coll_recv(&self, i: usize) -> (u64, Vec<u64>) {
+        match (self.routine(i).shape(), self.aux(i)) {
+            (Shape::Coll, w) => (
+                join_u64(&w[1..3]),
+                w[3..].chunks_exact(2).map(join_u64).collect(),
+            ),
+            _ => (0, Vec::new()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_values_round_trip() {
+        let mut ev = Events::single();
+        let mut e = Event::new(Routine::Send, 5, 5 + (1 << 40));
+        e.bytes = 1 << 33;
+        ev.push(&e);
+        let mut back = Event::new(Routine::Recv, 10, 3); // returns before its call
+        back.bytes = u32::MAX as u64;
+        ev.push(&back);
+        let mut c = Event::new(Routine::CommDup, 20, 21);
+        c.id = -1;
+        ev.push(&c);
+        let r = ev.rank(0);
+        assert_eq!((r.event(0), r.event(1), r.event(2)), (e, back, c));
+    }
+
+    #[test]
+    fn parallel_fill_equals_pushing() {
+        let counts: Vec<usize> = (0..300).map(|r| r % 7 * 11).collect();
+        let event = |r: usize, i: usize| {
+            let mut e = Event::new(
+                Routine::Isend,
+                (r * 1000 + i) as u64,
+                (r * 1000 + 2 * i) as u64,
+            );
+            (e.peer, e.bytes, e.id) = (r as i32, i as u64, i as i64);
+            e
+        };
+        let done = |i: usize| {
+            [Completion {
+                req: i as u32,
+                source: 1,
+                tag: -1,
+            }]
+        };
+        let filled = Events::fill::<()>(&counts, &|r, sink| {
+            for i in 0..counts[r] {
+                if i % 3 == 2 {
+                    sink.push_complete(&Event::new(Routine::Waitall, 1, 2), &done(i));
+                } else {
+                    sink.push(&event(r, i));
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+        let pushed = Events::concat(counts.iter().enumerate().map(|(r, &n)| {
+            let mut one = Events::single();
+            for i in 0..n {
+                if i % 3 == 2 {
+                    one.push_complete(&Event::new(Routine::Waitall, 1, 2), &done(i));
+                } else {
+                    one.push(&event(r, i));
+                }
+            }
+            one
+        }));
+        assert_eq!(filled, pushed);
+        assert_eq!(filled.rank(5).completions(2).next().unwrap().req, 2);
+    }
+}
