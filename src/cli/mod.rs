@@ -641,10 +641,12 @@ fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
     let t = Instant::now();
     let trace = trace::load(path, &mut warn)?;
     let parse_s = t.elapsed().as_secs_f64();
+    let peak_parse = peak_rss_bytes();
     let resolved = params.resolve(trace.meta.params)?;
     let t = Instant::now();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let graph_s = t.elapsed().as_secs_f64();
+    let peak_graph = peak_rss_bytes();
     let t = Instant::now();
     let prediction =
         loggps_predict::replay::replay(&trace, &graph, &resolved.params, &name, &|_| {})?;
@@ -669,6 +671,11 @@ fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
         "total_events_per_s": events / total_s,
         "peak_rss_bytes": peak,
         "peak_bytes_per_event": peak as f64 / events.max(1.0),
+        "peak_bytes_per_event_by_phase": {
+            "parse": peak_parse as f64 / events.max(1.0),
+            "graph": peak_graph as f64 / events.max(1.0),
+            "replay": peak as f64 / events.max(1.0),
+        },
         "predicted_s": prediction.predicted_ns * 1e-9,
     });
     println!(

@@ -296,31 +296,18 @@ struct Matched {
 /// send matches the n-th receive).
 fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
     let p = trace.nranks();
-    let sends_of: Vec<Vec<Side>> = (0..trace.nranks())
-        .into_par_iter()
-        .map(|r| {
-            let ev = trace.rank(r);
-            (0..ev.len())
-                .filter(|&i| {
-                    matches!(
-                        ev.routine(i).shape(),
-                        Shape::Send | Shape::Isend | Shape::Sendrecv
-                    ) && ev.peer(i) != PEER_NULL
-                })
-                .map(|i| Side {
-                    dst: ev.peer(i) as u32,
-                    comm: ev.comm(i),
-                    src: r as u32,
-                    tag: ev.tag(i),
-                    event: i as u32,
-                    half: false,
-                })
-                .collect()
-        })
-        .collect();
+    // Counting sort of the sends by destination, straight from the columns.
+    let is_send = |ev: &crate::trace::Rank<'_>, i: usize| {
+        matches!(
+            ev.routine(i).shape(),
+            Shape::Send | Shape::Isend | Shape::Sendrecv
+        ) && ev.peer(i) != PEER_NULL
+    };
     let mut start = vec![0usize; p + 1];
-    for s in sends_of.iter().flatten() {
-        start[s.dst as usize + 1] += 1;
+    for ev in trace.events.ranks() {
+        for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
+            start[ev.peer(i) as usize + 1] += 1;
+        }
     }
     for d in 0..p {
         start[d + 1] += start[d];
@@ -337,10 +324,21 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         start[p]
     ];
     let mut fill = start.clone();
-    for s in sends_of.into_iter().flatten() {
-        bucketed[fill[s.dst as usize]] = s;
-        fill[s.dst as usize] += 1;
+    for (r, ev) in trace.events.ranks().enumerate() {
+        for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
+            let d = ev.peer(i) as usize;
+            bucketed[fill[d]] = Side {
+                dst: d as u32,
+                comm: ev.comm(i),
+                src: r as u32,
+                tag: ev.tag(i),
+                event: i as u32,
+                half: false,
+            };
+            fill[d] += 1;
+        }
     }
+    drop(fill);
     let mut buckets: Vec<&mut [Side]> = Vec::with_capacity(p);
     let mut rest: &mut [Side] = &mut bucketed;
     for d in 0..p {
