@@ -339,18 +339,25 @@ fn fill_ranks<E: Send>(
         );
         return ra.and(rb);
     }
+    // A rank's variable-length parts grow in one scratch buffer and are then kept at their
+    // exact size: no growth garbage, no spare capacity.
+    let mut scratch = Extra::default();
     let mut rest = cols;
     for (k, x) in extra.iter_mut().enumerate() {
         let r = first + k;
         let (cols, tail) = rest.split_at(start[r + 1] - start[r]);
         rest = tail;
+        scratch.aux.clear();
+        scratch.wide.clear();
         let mut sink = Sink {
             cols,
             next: 0,
-            extra: x,
+            extra: &mut scratch,
         };
         fill(r, &mut sink)?;
         debug_assert_eq!(sink.next, start[r + 1] - start[r]);
+        x.aux = scratch.aux.as_slice().into();
+        x.wide = scratch.wide.as_slice().into();
     }
     Ok(())
 }
