@@ -29,23 +29,23 @@ pub fn predict(
     predict_with(
         path,
         trace,
-        params,
+        &model::Model::LogGps(*params),
         &collectives::traced::Choice::tuned(),
         progress,
     )
 }
 
-/// [`predict`] with collectives costed as `coll` says.
+/// [`predict`] under `model` (LogGPS or LogGP), collectives costed as `coll` says.
 pub fn predict_with(
     path: &Path,
     trace: &trace::Trace,
-    params: &model::Params,
+    model: &model::Model,
     coll: &collectives::traced::Choice,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<replay::Prediction, Error> {
     let name = path.display().to_string();
     let graph = graph::build(trace, &name)?;
     Ok(replay::replay_with(
-        trace, &graph, params, coll, &name, progress,
+        trace, &graph, model, coll, &name, progress,
     )?)
 }

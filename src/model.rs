@@ -1,6 +1,7 @@
-//! LogGPS parameters and the cost table of MODEL.md §2–4: pure functions of `k`, `ts`, `tr`.
+//! LogGPS parameters and the cost table of MODEL.md §2–4: pure functions of `k`, `ts`, `tr`;
+//! and LogGP's parameters, the other model a run may choose.
 
-#![allow(non_snake_case)] // the paper's parameter names: L, o, Os, Or, Gs, Gl, s, S
+#![allow(non_snake_case)] // the papers' parameter names: L, o, Os, Or, Gs, Gl, s, S; g, G
 
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -215,6 +216,58 @@ impl Params {
     }
 }
 
+/// LogGP (Alexandrov et al. 1995): `k` bytes cost `o + (k−1)G + L + o` end to end, consecutive
+/// messages leave (and arrive) at least `g` apart, one port per rank, no rendezvous.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LogGp {
+    pub L: f64,
+    pub o: f64,
+    pub g: f64,
+    pub G: f64,
+}
+
+/// LogGP's parameter names, in the order reports list them.
+pub const LOGGP_NAMES: [&str; 4] = ["L", "o", "g", "G"];
+
+impl LogGp {
+    /// `(k − 1)·G`, the time between a message's first and last byte (a 0-byte message is one byte).
+    pub fn stream(&self, bytes: u64) -> f64 {
+        bytes.saturating_sub(1) as f64 * self.G
+    }
+
+    /// When the last byte of a `bytes` message whose first byte left at `first_out` arrives.
+    pub fn arrival(&self, first_out: f64, bytes: u64) -> f64 {
+        first_out + self.stream(bytes) + self.L
+    }
+}
+
+/// The cost model a run uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Model {
+    /// LogGPS, MODEL.md's cost table, rendezvous above `S` included.
+    LogGps(Params),
+    /// LogGP: no rendezvous, a gap `g` between consecutive messages at a rank.
+    LogGp(LogGp),
+}
+
+impl Model {
+    /// The name `--model` takes and reports show: `loggps` or `loggp`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Model::LogGps(_) => "loggps",
+            Model::LogGp(_) => "loggp",
+        }
+    }
+
+    /// The per-message overhead `o`: what an `MPI_Isend`, `MPI_Irecv` or `MPI_Iprobe` costs.
+    pub fn o(&self) -> f64 {
+        match self {
+            Model::LogGps(p) => p.o,
+            Model::LogGp(m) => m.o,
+        }
+    }
+}
+
 /// Where a parameter's value came from.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -223,6 +276,8 @@ pub enum Source {
     File(String),
     Platform(String),
     Trace,
+    /// Not given anywhere: the model's default (LogGP's `o`, `g`, `G`: 0).
+    Default,
 }
 
 impl std::fmt::Display for Source {
@@ -232,6 +287,7 @@ impl std::fmt::Display for Source {
             Source::File(p) => write!(f, "file {p}"),
             Source::Platform(n) => write!(f, "platform {n}"),
             Source::Trace => write!(f, "trace"),
+            Source::Default => write!(f, "default"),
         }
     }
 }
@@ -338,6 +394,99 @@ pub fn resolve(
         }
     }
     Ok(Resolved { params: p, sources })
+}
+
+/// LogGP parameters from the command line (`None`: not given).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LogGpFlags {
+    pub L: Option<f64>,
+    pub o: Option<f64>,
+    pub g: Option<f64>,
+    pub G: Option<f64>,
+}
+
+/// LogGP parameters with where each came from, in [`LOGGP_NAMES`] order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResolvedLogGp {
+    pub model: LogGp,
+    pub sources: [Source; 4],
+}
+
+/// Chooses LogGP's parameters: each from its flag, else `L`, `o` and `G = Gs` from the LogGPS
+/// parameters [`resolve`] picks (`file`, else `platform`, else `embedded`), else `o`, `g` and `G`
+/// are 0. `g` has no LogGPS counterpart (LogGPS disregards it); `L` has no default.
+pub fn resolve_loggp(
+    file: Option<&Path>,
+    platform: Option<&str>,
+    embedded: Option<Params>,
+    flags: &LogGpFlags,
+) -> Result<ResolvedLogGp, Error> {
+    let base = if file.is_some() || platform.is_some() || embedded.is_some() {
+        Some(resolve(file, platform, embedded, &Overrides::default())?)
+    } else {
+        None
+    };
+    // Each parameter: its flag, else its LogGPS counterpart (index into NAMES), else the default.
+    let pick = |flag: Option<f64>, counterpart: Option<usize>| match (flag, counterpart, &base) {
+        (Some(v), _, _) => Some((v, Source::Flag)),
+        (None, Some(i), Some(b)) => Some((b.params.get(i), b.sources[i].clone())),
+        _ => None,
+    };
+    let (L, L_source) = pick(flags.L, Some(0)).ok_or_else(|| {
+        Error::Params(
+            "LogGP needs L: pass --L NS (and optionally --o --g --G), or --platform/--params \
+             (or a trace that embeds LogGPS parameters) for L, o and G = Gs"
+                .into(),
+        )
+    })?;
+    let default = || (0.0, Source::Default);
+    let (o, o_source) = pick(flags.o, Some(1)).unwrap_or_else(default);
+    let (g, g_source) = pick(flags.g, None).unwrap_or_else(default);
+    let (G, G_source) = pick(flags.G, Some(4)).unwrap_or_else(default);
+    let model = LogGp { L, o, g, G };
+    for (name, v) in LOGGP_NAMES.iter().zip([L, o, g, G]) {
+        if !v.is_finite() || v < 0.0 {
+            return Err(Error::Params(format!(
+                "LogGP parameter {name} = {v} must be a finite number ≥ 0"
+            )));
+        }
+    }
+    Ok(ResolvedLogGp {
+        model,
+        sources: [L_source, o_source, g_source, G_source],
+    })
+}
+
+/// The model a run uses, each parameter with where its value came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResolvedModel {
+    LogGps(Resolved),
+    LogGp(ResolvedLogGp),
+}
+
+impl ResolvedModel {
+    pub fn model(&self) -> Model {
+        match self {
+            ResolvedModel::LogGps(r) => Model::LogGps(r.params),
+            ResolvedModel::LogGp(r) => Model::LogGp(r.model),
+        }
+    }
+
+    /// `(name, value, source)` in the model's own names and order.
+    pub fn params(&self) -> Vec<(&'static str, f64, &Source)> {
+        match self {
+            ResolvedModel::LogGps(r) => r.iter().collect(),
+            ResolvedModel::LogGp(r) => {
+                let m = &r.model;
+                LOGGP_NAMES
+                    .into_iter()
+                    .zip([m.L, m.o, m.g, m.G])
+                    .zip(&r.sources)
+                    .map(|((n, v), s)| (n, v, s))
+                    .collect()
+            }
+        }
+    }
 }
 
 /// Reads a parameter TOML: the eight names at the top level or in a `[params]` table.
@@ -516,6 +665,60 @@ mod tests {
         .unwrap_err();
         assert!(err.to_string().contains("--platform"), "{err}");
         assert!(resolve(None, Some("nope"), None, &Overrides::default()).is_err());
+    }
+
+    #[test]
+    fn loggp_takes_each_flag_else_the_loggps_base_else_zero() {
+        let flags = LogGpFlags {
+            g: Some(5.0),
+            ..Default::default()
+        };
+        let r = resolve_loggp(None, Some("myrinet"), None, &flags).unwrap();
+        let platform = Source::Platform("myrinet".into());
+        assert_eq!(
+            r.model,
+            LogGp {
+                L: 1160.0,
+                o: 6550.0,
+                g: 5.0,
+                G: 15.48
+            }
+        );
+        assert_eq!(
+            r.sources,
+            [platform.clone(), platform.clone(), Source::Flag, platform]
+        );
+        let flags = LogGpFlags {
+            L: Some(30.0),
+            ..Default::default()
+        };
+        let r = resolve_loggp(None, None, Some(myrinet()), &flags).unwrap();
+        assert_eq!((r.model.L, r.model.o, r.model.G), (30.0, 6550.0, 15.48));
+        assert_eq!(r.sources[1], Source::Trace);
+        let r = resolve_loggp(None, None, None, &flags).unwrap();
+        assert_eq!((r.model.o, r.model.g, r.model.G), (0.0, 0.0, 0.0));
+        assert_eq!(r.sources[3], Source::Default);
+        let err = resolve_loggp(None, None, None, &LogGpFlags::default()).unwrap_err();
+        assert!(err.to_string().contains("LogGP needs L"), "{err}");
+        let negative = LogGpFlags {
+            G: Some(-1.0),
+            ..flags
+        };
+        assert!(resolve_loggp(None, None, None, &negative).is_err());
+    }
+
+    #[test]
+    fn loggp_arrival_is_o_free_transfer_plus_latency() {
+        // 0-byte and 1-byte messages both take L after their first byte; k bytes (k−1)G more.
+        let m = LogGp {
+            L: 100.0,
+            o: 7.0,
+            g: 0.0,
+            G: 2.0,
+        };
+        assert_eq!(m.arrival(10.0, 0), 110.0);
+        assert_eq!(m.arrival(10.0, 1), 110.0);
+        assert_eq!(m.arrival(10.0, 51), 210.0);
     }
 
     #[test]

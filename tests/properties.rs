@@ -1,10 +1,10 @@
 //! Invariants of the pipeline on random valid traces: parallel replay equals sequential bit for
-//! bit, raising S never makes a prediction slower, text ↔ binary round trips exactly, and the
-//! four parts of every rank add up to its end.
+//! bit (LogGPS and LogGP), raising S never makes a prediction slower, text ↔ binary round trips
+//! exactly, and the four parts of every rank add up to its end.
 
 mod common;
 
-use loggps_predict::model::Params;
+use loggps_predict::model::{LogGp, Model, Params};
 use loggps_predict::replay::Prediction;
 use loggps_predict::trace::{self, Trace, binary, text};
 use loggps_predict::{graph, replay};
@@ -46,9 +46,27 @@ proptest! {
         let coll = loggps_predict::collectives::traced::Choice::measured();
         let run = || {
             let g = graph::build(&t, "random").unwrap();
-            replay::replay_with(&t, &g, &p, &coll, "random", &|_| {}).unwrap()
+            replay::replay_with(&t, &g, &Model::LogGps(p), &coll, "random", &|_| {}).unwrap()
         };
         prop_assert_eq!(with_threads(1, run), with_threads(4, run));
+    }
+
+    #[test]
+    fn parallel_equals_sequential_under_loggp(seed: u64) {
+        let t = common::random_trace(seed, 12, 120);
+        let m = Model::LogGp(LogGp { L: 1160.0, o: 6550.0, g: 9000.0, G: 15.48 });
+        let coll = loggps_predict::collectives::traced::Choice::tuned();
+        let run = || {
+            let g = graph::build(&t, "random").unwrap();
+            replay::replay_with(&t, &g, &m, &coll, "random", &|_| {}).unwrap()
+        };
+        let one = with_threads(1, run);
+        prop_assert_eq!(&one, &with_threads(4, run));
+        for r in one.ranks {
+            let sum = r.computation_ns + r.communication_ns + r.sender_sync_ns + r.receiver_sync_ns;
+            prop_assert!((sum - r.end_ns).abs() <= 1e-9 * r.end_ns.max(1.0), "rank {}: {} != {}", r.rank, sum, r.end_ns);
+            prop_assert!(r.sender_sync_ns == 0.0 && r.receiver_sync_ns >= 0.0 && r.communication_ns >= 0.0);
+        }
     }
 
     #[test]

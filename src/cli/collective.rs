@@ -1,13 +1,11 @@
 //! `loggps-predict collective OP`: a collective's predicted completion time by a named
 //! algorithm under LogGPS or LogGP — the calculator over `src/collectives`.
 
-#![allow(non_snake_case)] // flags named as the papers' parameters: --g --G
-
-use super::ParamArgs;
+use super::{ModelArgs, ParamArgs};
 use clap::ValueEnum;
-use loggps_predict::collectives::{self, Completion, LogGp, Op, Spec};
+use loggps_predict::collectives::{self, Completion, Op, Spec};
 use loggps_predict::error::Error;
-use loggps_predict::model::Params;
+use loggps_predict::model::Model;
 
 /// Predict one collective call from its algorithm's point-to-point schedule.
 #[derive(clap::Args, Debug)]
@@ -41,15 +39,8 @@ pub struct CollectiveArgs {
     /// Root of rooted collectives
     #[arg(long, default_value_t = 0)]
     pub root: u64,
-    /// Cost model
-    #[arg(long, value_enum, default_value_t = ModelKind::Loggps)]
-    pub model: ModelKind,
-    /// LogGP: gap between consecutive messages at a rank, ns (default 0)
-    #[arg(long = "g", value_name = "NS")]
-    pub g: Option<f64>,
-    /// LogGP: gap per byte, ns/byte (default: Gs of --platform/--params, else 0)
-    #[arg(long = "G", value_name = "NS_PER_BYTE")]
-    pub G: Option<f64>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[command(flatten)]
     pub params: ParamArgs,
     /// Local reduction cost, ns per byte reduced
@@ -66,78 +57,9 @@ pub struct CollectiveArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
-pub enum ModelKind {
-    /// LogGPS (shared/MODEL.md), the replay's cost table, rendezvous above S included
-    Loggps,
-    /// LogGP (Alexandrov et al. 1995): o + (k−1)G + L + o per message, gap g, no rendezvous
-    Loggp,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
 pub enum Format {
     Table,
     Json,
-}
-
-/// The model a run uses, as chosen by the flags.
-enum Model {
-    LogGps(Params),
-    LogGp(LogGp),
-}
-
-impl CollectiveArgs {
-    fn model(&self) -> Result<Model, Error> {
-        let p = &self.params;
-        match self.model {
-            ModelKind::Loggps => {
-                if self.g.is_some() || self.G.is_some() {
-                    return Err(Error::Usage(
-                        "--g and --G are LogGP parameters: add --model loggp (LogGPS disregards g and splits G into --Gs/--Gl)".into(),
-                    ));
-                }
-                Ok(Model::LogGps(p.resolve(None)?.params))
-            }
-            ModelKind::Loggp => {
-                let loggps_only = [
-                    ("--Os", p.Os.is_some()),
-                    ("--Or", p.Or.is_some()),
-                    ("--Gs", p.Gs.is_some()),
-                    ("--Gl", p.Gl.is_some()),
-                    ("--s", p.s.is_some()),
-                    ("--S", p.S.is_some()),
-                ];
-                if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
-                    return Err(Error::Usage(format!(
-                        "{flag} is a LogGPS parameter; LogGP takes --L --o --g --G"
-                    )));
-                }
-                let base = if p.params.is_some() || p.platform.is_some() {
-                    Some(p.resolve(None)?.params)
-                } else {
-                    None
-                };
-                let L = p.L.or(base.map(|b| b.L)).ok_or_else(|| {
-                    Error::Params(
-                        "LogGP needs --L (and optionally --o --g --G), or --platform/--params for L, o and G = Gs".into(),
-                    )
-                })?;
-                let m = LogGp {
-                    L,
-                    o: p.o.or(base.map(|b| b.o)).unwrap_or(0.0),
-                    g: self.g.unwrap_or(0.0),
-                    G: self.G.or(base.map(|b| b.Gs)).unwrap_or(0.0),
-                };
-                for (name, v) in [("L", m.L), ("o", m.o), ("g", m.g), ("G", m.G)] {
-                    if !v.is_finite() || v < 0.0 {
-                        return Err(Error::Params(format!(
-                            "LogGP parameter {name} = {v} must be a finite number ≥ 0"
-                        )));
-                    }
-                }
-                Ok(Model::LogGp(m))
-            }
-        }
-    }
 }
 
 /// Runs the calculator and prints its answer.
@@ -181,7 +103,7 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
         segment: a.segment.max(1),
         postal_h: a.h,
     };
-    let model = a.model()?;
+    let model = a.model.resolve(&a.params, None)?.model();
     let (c, described) = match &model {
         Model::LogGps(p) => (
             collectives::predict(op, algorithm, &spec, p, a.gamma)?,
@@ -195,7 +117,10 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
             format!("LogGP L={} o={} g={} G={}", m.L, m.o, m.g, m.G),
         ),
     };
-    print!("{}", render(a, op, algorithm, &spec, &c, &described));
+    print!(
+        "{}",
+        render(a, op, algorithm, &spec, &c, model.name(), &described)
+    );
     Ok(())
 }
 
@@ -205,12 +130,9 @@ fn render(
     algorithm: &str,
     spec: &Spec,
     c: &Completion,
+    model: &str,
     described: &str,
 ) -> String {
-    let model = match a.model {
-        ModelKind::Loggps => "loggps",
-        ModelKind::Loggp => "loggp",
-    };
     match a.format {
         Format::Json => {
             let v = serde_json::json!({

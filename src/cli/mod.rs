@@ -1,6 +1,6 @@
 //! The command line: clap definitions and the thin glue from flags to the pipeline.
 
-#![allow(non_snake_case)] // flags named as the paper's parameters: --L --o --Os --Or --Gs --Gl --s --S
+#![allow(non_snake_case)] // flags named as the papers' parameters: --L --o --Os --Or --Gs --Gl --s --S --g --G
 
 mod collective;
 mod progress;
@@ -12,7 +12,7 @@ use loggps_predict::casestudy::{
     check::{Baseline, Entry},
 };
 use loggps_predict::error::Error;
-use loggps_predict::model::{self, Overrides};
+use loggps_predict::model::{self, LogGpFlags, Overrides, ResolvedModel};
 use loggps_predict::report::{self, Format, Report, info::Info};
 use loggps_predict::trace::{self, Trace, binary, text};
 use progress::Progress;
@@ -29,7 +29,11 @@ use std::path::{Path, PathBuf};
         synchronization the rendezvous protocol forces on messages above the eager limit S. The report gives the \
         predicted and measured runtime and, per rank, computation, communication, sender and receiver synchronization.\n\n\
         Parameters come from --params FILE, else --platform, else the trace itself; each can be overridden by its own \
-        flag, which is how what-if questions are asked:\n\n  loggps-predict trace.bin --S 65536",
+        flag, which is how what-if questions are asked:\n\n  loggps-predict trace.bin --S 65536\n\n\
+        --model loggp replays the trace under LogGP (Alexandrov et al. 1995) instead: o + (k−1)G + L + o per \
+        k-byte message, a gap g between consecutive sends and between consecutive receives at a rank, no \
+        rendezvous. It takes --L --o --g --G; those not given come from the LogGPS parameters above (G = Gs), \
+        else are 0 (L must come from somewhere):\n\n  loggps-predict trace.bin --model loggp --L 5000 --o 1500 --g 3000 --G 0.1",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -247,11 +251,84 @@ impl ParamArgs {
     }
 }
 
+/// The cost model and LogGP's own parameters (`predict` and `collective`).
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Cost model; loggp takes --L --o --g --G, and none of LogGPS's --Os --Or --Gs --Gl --s --S
+    #[arg(long, value_enum, default_value_t = ModelKind::Loggps)]
+    pub model: ModelKind,
+    /// LogGP: gap between consecutive sends and between consecutive receives at a rank, ns (default 0)
+    #[arg(long = "g", value_name = "NS", allow_hyphen_values = true)]
+    pub g: Option<f64>,
+    /// LogGP: gap per byte, ns/byte (default: Gs of --params/--platform/the trace, else 0)
+    #[arg(long = "G", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub G: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+pub enum ModelKind {
+    /// LogGPS (shared/MODEL.md), the replay's cost table, rendezvous above S included
+    Loggps,
+    /// LogGP (Alexandrov et al. 1995): o + (k−1)G + L + o per message, gap g, no rendezvous
+    Loggp,
+}
+
+impl ModelArgs {
+    /// The model and its parameters for a trace embedding `embedded`: LogGPS as
+    /// [`ParamArgs::resolve`] says, or LogGP by [`model::resolve_loggp`]. A flag of the other
+    /// model is a usage error.
+    fn resolve(
+        &self,
+        p: &ParamArgs,
+        embedded: Option<model::Params>,
+    ) -> Result<ResolvedModel, Error> {
+        match self.model {
+            ModelKind::Loggps => {
+                if self.g.is_some() || self.G.is_some() {
+                    return Err(Error::Usage(
+                        "--g and --G are LogGP parameters: add --model loggp (LogGPS disregards g and splits G into --Gs/--Gl)".into(),
+                    ));
+                }
+                Ok(ResolvedModel::LogGps(p.resolve(embedded)?))
+            }
+            ModelKind::Loggp => {
+                let loggps_only = [
+                    ("--Os", p.Os.is_some()),
+                    ("--Or", p.Or.is_some()),
+                    ("--Gs", p.Gs.is_some()),
+                    ("--Gl", p.Gl.is_some()),
+                    ("--s", p.s.is_some()),
+                    ("--S", p.S.is_some()),
+                ];
+                if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
+                    return Err(Error::Usage(format!(
+                        "{flag} is a LogGPS parameter; LogGP takes --L --o --g --G"
+                    )));
+                }
+                let flags = LogGpFlags {
+                    L: p.L,
+                    o: p.o,
+                    g: self.g,
+                    G: self.G,
+                };
+                Ok(ResolvedModel::LogGp(model::resolve_loggp(
+                    p.params.as_deref(),
+                    p.platform.as_deref(),
+                    embedded,
+                    &flags,
+                )?))
+            }
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct PredictArgs {
     /// Trace file (binary .bin or text .txt)
     #[arg(required = true)]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     #[command(flatten)]
     pub params: ParamArgs,
     /// Collectives: `modeled` (expanded into point-to-point messages by the algorithm Open MPI
@@ -337,7 +414,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 fn predict(a: &PredictArgs) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let trace = load(path)?;
-    let resolved = a.params.resolve(trace.meta.params)?;
+    let resolved = a.model.resolve(&a.params, trace.meta.params)?;
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let mut coll = loggps_predict::collectives::traced::Choice::parse(&a.coll)?;
     if !a.gamma.is_finite() || a.gamma < 0.0 {
@@ -348,7 +425,7 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
     }
     coll.gamma_ns_per_byte = a.gamma;
     let prediction =
-        loggps_predict::predict_with(path, &trace, &resolved.params, &coll, &|n| bar.set(n));
+        loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n));
     bar.finish();
     let prediction = prediction?;
     for w in &prediction.warnings {

@@ -6,6 +6,7 @@
 
 use super::schedule::{NONE, Schedule, Step};
 use crate::error::Error;
+pub use crate::model::LogGp;
 use crate::model::Params;
 use serde::Serialize;
 
@@ -88,30 +89,14 @@ impl CostModel for Params {
     }
 }
 
-/// LogGP (Alexandrov et al. 1995): `k` bytes cost `o + (k−1)G + L + o` end to end, consecutive
-/// messages leave (and arrive) at least `g` apart, one port per rank, no rendezvous.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct LogGp {
-    pub L: f64,
-    pub o: f64,
-    pub g: f64,
-    pub G: f64,
-}
-
-/// A LogGP rank's port: when the next message may start leaving / finish arriving.
+/// A LogGP rank's port: when the next message may start leaving / finish arriving. The
+/// replay keeps one per rank across the whole trace, a schedule one per rank and call.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Port {
     send_ready: f64,
     recv_ready: f64,
     /// The paper's communication finishing time: the last message's last byte out plus `g`.
     comm_end: f64,
-}
-
-impl LogGp {
-    /// `(k − 1)·G`, the time between a message's first and last byte (a 0-byte message is one byte).
-    fn stream(&self, bytes: u64) -> f64 {
-        bytes.saturating_sub(1) as f64 * self.G
-    }
 }
 
 impl CostModel for LogGp {
@@ -125,7 +110,7 @@ impl CostModel for LogGp {
         port.recv_ready = port.recv_ready.max(last_out);
         port.comm_end = port.comm_end.max(last_out + self.g);
         SendCall {
-            to_receiver: last_out + self.L,
+            to_receiver: self.arrival(first_out, bytes),
             needs_tr: false,
             ret: first_out,
         }

@@ -4,12 +4,37 @@
 //! it needs a partner's call time that is not known yet; the ranks whose partners moved run in
 //! the next wave. Every predicted time is a pure function of the times it depends on, so the
 //! result is the same bit for bit whatever the thread count or the order of the ranks.
+//!
+//! Under LogGP ([`Model::LogGp`], Alexandrov et al. 1995) each rank keeps one network [`Port`],
+//! advanced by its own events in program order, with the rule of LogGP's [`CostModel`] so that a
+//! traced collective replays like its modeled schedule:
+//! - a send of `k` bytes (`MPI_Send`, `MPI_Isend`, the send half of `MPI_Sendrecv`, any mode)
+//!   called at `ts` sends its first byte at `first_out = max(ts + o, send_ready)`, its last at
+//!   `last_out = first_out + (k−1)G` (a 0-byte message counts as one byte), which arrives at
+//!   `last_out + L`; the port's next send starts no earlier than `last_out + g` and its next
+//!   receive no earlier than `last_out`. A blocking send returns at `first_out`; an `MPI_Isend`
+//!   costs `o` and its Wait's blocking twin returns at `first_out`;
+//! - a receive called at `tr` (its blocking twin, for a request) returns at `max(tr, last_in) + o`,
+//!   `last_in = max(arrival, recv_ready + (k−1)G)`; the port's next receive starts no earlier
+//!   than `last_in + g` and its next send no earlier than `last_in`. Receives go through the port
+//!   when the call that completes them is costed; a Wait or Test completing several takes them in
+//!   the order their last bytes arrive. `MPI_Irecv` costs `o`;
+//! - `MPI_Sendrecv` is its send half, then its receive called at the send's `first_out`;
+//! - Wait, Waitall and Test follow MODEL.md §4's Wait rule with these completions; `MPI_Probe`
+//!   returns at `max(tp, arrival) + o`; nothing ever goes by rendezvous, so sender
+//!   synchronization is 0 and waiting for an arrival is receiver synchronization;
+//! - a modeled collective is costed on fresh ports (what a rank's port still has to do when it
+//!   calls one is not carried into the schedule, nor the schedule's traffic out of it).
+//!
+//! A send event publishes its `first_out` where other events publish their call time: the
+//! receiver computes the arrival from it, and no reader needs a send's call time.
 
 use crate::collectives::CostModel;
+use crate::collectives::eval::Port;
 use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, HbView, NONE, recv_source};
-use crate::model::Params;
+use crate::model::{Cost, LogGp, Model, Params};
 use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
@@ -83,6 +108,8 @@ struct RankState {
     b: RankBreakdown,
     /// Instances this rank was the last to arrive at during the current wave.
     completed: Vec<u32>,
+    /// LogGP: the rank's network port (unused under LogGPS).
+    port: Port,
 }
 
 /// A modeled instance's returns, `(world rank, return)` sorted by rank (None: measured).
@@ -93,9 +120,9 @@ struct Shared<'a> {
     trace: &'a Trace,
     g: &'a HbGraph,
     view: HbView<'a>,
-    p: &'a Params,
+    model: &'a Model,
     /// Predicted call times (f64 bits, UNKNOWN until known), all ranks in one array: rank `r`'s
-    /// event `i` at `offsets[r] + i`.
+    /// event `i` at `offsets[r] + i`. Under LogGP a send's entry is its `first_out` instead.
     calls: Vec<AtomicU64>,
     offsets: &'a [usize],
     arrived: Vec<AtomicU32>,
@@ -121,6 +148,31 @@ struct Completion {
     send_side: bool,
 }
 
+impl Completion {
+    fn of(c: Cost, send_side: bool) -> Completion {
+        Completion {
+            done: c.ret,
+            sync: c.sync,
+            unblock: c.unblock,
+            send_side,
+        }
+    }
+}
+
+/// A LogGP message its receiver has yet to take through its port: the receive (or its blocking
+/// twin) called at `t`, the last of `bytes` bytes arriving at `arrival`.
+struct Inbound {
+    t: f64,
+    arrival: f64,
+    bytes: u64,
+}
+
+/// A completion, or under LogGP a receive whose completion depends on the port.
+enum Pending {
+    Done(Completion),
+    Inbound(Inbound),
+}
+
 impl Shared<'_> {
     fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
         match self.calls[self.offsets[r] + i].load(Ordering::Acquire) {
@@ -144,16 +196,15 @@ impl Shared<'_> {
                     .iter()
                     .map(|&(r, i)| self.call(r as usize, i as usize).expect("all arrived"))
                     .collect();
-                let costed =
-                    crate::collectives::build(op, algorithm, &spec, &|b| self.p.split_costs(b))
-                        .and_then(|schedule| {
-                            crate::collectives::eval::evaluate_from(
-                                &schedule,
-                                self.p,
-                                self.coll.gamma_ns_per_byte,
-                                &starts,
-                            )
-                        });
+                let gamma = self.coll.gamma_ns_per_byte;
+                let costed = match self.model {
+                    Model::LogGps(p) => {
+                        crate::collectives::predict_from(op, algorithm, &spec, p, gamma, &starts)
+                    }
+                    Model::LogGp(m) => {
+                        crate::collectives::predict_from(op, algorithm, &spec, m, gamma, &starts)
+                    }
+                };
                 match costed {
                     Ok(c) => {
                         let mut ends: Vec<(u32, f64)> =
@@ -184,12 +235,25 @@ impl Shared<'_> {
         let (peer, bytes) = (ev.peer(i), ev.bytes(i));
         if peer == PEER_NULL {
             return Ok(Completion {
-                done: ti + self.p.o,
+                done: ti + self.model.o(),
                 sync: 0.0,
                 unblock: ti,
                 send_side: true,
             });
         }
+        let p = match self.model {
+            Model::LogGps(p) => p,
+            // Done once its first byte is out, which it published at its call; nothing unblocks
+            // it, it never waits for its receiver.
+            Model::LogGp(_) => {
+                return Ok(Completion {
+                    done: self.call(r, i).expect("a send publishes at its call"),
+                    sync: 0.0,
+                    unblock: f64::NEG_INFINITY,
+                    send_side: true,
+                });
+            }
+        };
         // An unfinished trace may lack the receive: then the send can only be costed eagerly.
         let link = self.g.link(r, i);
         let rdv = link != NONE && self.view.rendezvous(r, i);
@@ -198,49 +262,61 @@ impl Shared<'_> {
         } else {
             ti
         };
-        let c = self.p.send(bytes, rdv, ti, tr);
-        Ok(Completion {
-            done: c.ret,
-            sync: c.sync,
-            unblock: c.unblock,
-            send_side: true,
-        })
+        Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
     }
 
     /// A receive started at `ti` whose message comes from event `j` of rank `q`.
-    fn recv_completion(&self, q: i32, j: u32, ti: f64) -> Result<Completion, Dep> {
+    fn recv_completion(&self, q: i32, j: u32, ti: f64) -> Result<Pending, Dep> {
         if q < 0 || j == NONE {
-            return Ok(Completion {
-                done: ti + self.p.o,
+            return Ok(Pending::Done(Completion {
+                done: ti + self.model.o(),
                 sync: 0.0,
                 unblock: ti,
                 send_side: false,
-            });
+            }));
         }
         let (q, j) = (q as usize, j as usize);
         let ts = self.call(q, j)?;
-        let c = self.p.recv(
-            self.trace.rank(q).bytes(j),
-            self.view.rendezvous(q, j),
-            ts,
-            ti,
-        );
-        Ok(Completion {
-            done: c.ret,
-            sync: c.sync,
-            unblock: c.unblock,
-            send_side: false,
-        })
+        let bytes = self.trace.rank(q).bytes(j);
+        let c = match self.model {
+            Model::LogGps(p) => p.recv(bytes, self.view.rendezvous(q, j), ts, ti),
+            Model::LogGp(m) => {
+                return Ok(Pending::Inbound(Inbound {
+                    t: ti,
+                    arrival: m.arrival(ts, bytes),
+                    bytes,
+                }));
+            }
+        };
+        Ok(Pending::Done(Completion::of(c, false)))
+    }
+
+    /// A LogGP receive taken through the rank's `port`; waiting for the last byte to arrive is
+    /// receiver synchronization, waiting for the port is communication.
+    fn receive(&self, port: &mut Port, m: Inbound) -> Cost {
+        let Model::LogGp(lg) = self.model else {
+            unreachable!("only LogGP receives wait for a port")
+        };
+        Cost {
+            ret: lg.recv_return(port, m.t, m.bytes, m.arrival),
+            sync: (m.arrival - m.t).max(0.0),
+            unblock: m.arrival,
+        }
+    }
+
+    /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
+    fn rendezvous(&self, r: usize, i: usize) -> bool {
+        matches!(self.model, Model::LogGps(_)) && self.view.rendezvous(r, i)
     }
 
     /// The completion of request `req` of rank `r` (created at a known call time).
-    fn request(&self, r: usize, req: u32) -> Result<Completion, Dep> {
+    fn request(&self, r: usize, req: u32) -> Result<Pending, Dep> {
         let oi = self.g.req_origin(r, req).expect("a validated request") as usize;
         let ti = self
             .call(r, oi)
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
-            Shape::Isend => self.send_completion(r, oi, ti),
+            Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
             _ => self.recv_completion(
                 recv_source(self.trace, self.g, r, oi).unwrap_or(-1),
                 self.g.link(r, oi),
@@ -291,7 +367,7 @@ impl WaitFold {
 /// Advances rank `r` as far as its dependencies allow.
 fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     let ev = sh.trace.rank(r);
-    let p = sh.p;
+    let o = sh.model.o();
     while st.pos < ev.len() {
         let i = st.pos;
         let routine = ev.routine(i);
@@ -303,7 +379,13 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             };
             st.b.computation_ns += tc - st.clock;
             st.clock = tc;
-            sh.calls[sh.offsets[r] + i].store(tc.to_bits(), Ordering::Release);
+            let published = match sh.model {
+                Model::LogGp(m) if sends(routine) && ev.peer(i) != PEER_NULL => {
+                    m.send_call(&mut st.port, tc, ev.bytes(i)).ret
+                }
+                _ => tc,
+            };
+            sh.calls[sh.offsets[r] + i].store(published.to_bits(), Ordering::Release);
             st.published = true;
             let x = sh.g.link(r, i);
             if routine.is_collective() && x != NONE {
@@ -320,40 +402,69 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             break;
         }
         let link = sh.g.link(r, i);
+        // The port as this event leaves it; kept only if the event can be costed now.
+        let mut port = st.port;
         let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
             let shape = routine.shape();
             Ok(match shape {
                 Shape::None => (tc, 0.0, 0.0, 0.0),
-                Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + p.o, p.o, 0.0, 0.0),
+                Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + o, o, 0.0, 0.0),
                 Shape::Send => {
                     let c = sh.send_completion(r, i, tc)?;
                     (c.done, c.done - tc - c.sync, c.sync, 0.0)
                 }
-                Shape::Recv if routine == Routine::Iprobe || link == NONE => {
-                    (tc + p.o, p.o, 0.0, 0.0)
-                }
+                Shape::Recv if routine == Routine::Iprobe || link == NONE => (tc + o, o, 0.0, 0.0),
                 Shape::Recv => {
                     let (q, j) = (ev.peer(i) as usize, link as usize);
                     let ts = sh.call(q, j)?;
-                    let (k, rdv) = (sh.trace.rank(q).bytes(j), sh.view.rendezvous(q, j));
-                    let c = if routine == Routine::Probe {
-                        p.probe(k, rdv, ts, tc)
-                    } else {
-                        p.recv(k, rdv, ts, tc)
+                    let k = sh.trace.rank(q).bytes(j);
+                    let c = match sh.model {
+                        Model::LogGps(p) if routine == Routine::Probe => {
+                            p.probe(k, sh.view.rendezvous(q, j), ts, tc)
+                        }
+                        Model::LogGps(p) => p.recv(k, sh.view.rendezvous(q, j), ts, tc),
+                        Model::LogGp(m) if routine == Routine::Probe => loggp_probe(m, k, ts, tc),
+                        Model::LogGp(m) => sh.receive(
+                            &mut port,
+                            Inbound {
+                                t: tc,
+                                arrival: m.arrival(ts, k),
+                                bytes: k,
+                            },
+                        ),
                     };
                     (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
                 }
                 Shape::Sendrecv => {
-                    let mut w = WaitFold::new(tc, p.o);
-                    w.add(sh.send_completion(r, i, tc)?);
+                    let send = sh.send_completion(r, i, tc)?;
                     let half = ev.recv_half(i).expect("sendrecv has a receive half");
-                    w.add(sh.recv_completion(half.source, sh.g.link2(r, i), tc)?);
-                    w.finish()
+                    match sh.recv_completion(half.source, sh.g.link2(r, i), tc)? {
+                        Pending::Done(recv) => {
+                            let mut w = WaitFold::new(tc, o);
+                            w.add(send);
+                            w.add(recv);
+                            w.finish()
+                        }
+                        // LogGP: the receive is called once the send's first byte is out.
+                        Pending::Inbound(m) => {
+                            let c = sh.receive(&mut port, Inbound { t: send.done, ..m });
+                            (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
+                        }
+                    }
                 }
                 Shape::Complete => {
-                    let mut w = WaitFold::new(tc, p.o);
+                    let mut w = WaitFold::new(tc, o);
+                    let mut inbound = Vec::new();
                     for c in ev.completions(i) {
-                        w.add(sh.request(r, c.req)?);
+                        match sh.request(r, c.req)? {
+                            Pending::Done(c) => w.add(c),
+                            Pending::Inbound(m) => inbound.push(m),
+                        }
+                    }
+                    // LogGP: the port takes the messages in the order their last bytes arrive.
+                    inbound.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
+                    for m in inbound {
+                        w.add(Completion::of(sh.receive(&mut port, m), false));
                     }
                     w.finish()
                 }
@@ -392,6 +503,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             Ok(c) => c,
             Err(dep) => return Outcome::Blocked(dep),
         };
+        st.port = port;
         if routine.is_collective() {
             st.b.collective_ns += ret - tc;
             match st
@@ -416,8 +528,27 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     Outcome::Done
 }
 
-/// Replays `trace` under `params`, collectives modeled by the algorithms Open MPI 4.1 would
-/// pick. `progress` is told the number of events replayed so far.
+/// Whether `routine` sends a message when it is called (a send of any mode, or a send-receive).
+fn sends(routine: Routine) -> bool {
+    matches!(
+        routine.shape(),
+        Shape::Send | Shape::Isend | Shape::Sendrecv
+    )
+}
+
+/// A LogGP `MPI_Probe` called at `tp` for a `k`-byte message whose first byte left at
+/// `first_out`: it returns `o` after noticing the last byte's arrival.
+fn loggp_probe(m: &LogGp, k: u64, first_out: f64, tp: f64) -> Cost {
+    let arrival = m.arrival(first_out, k);
+    Cost {
+        ret: arrival.max(tp) + m.o,
+        sync: (arrival - tp).max(0.0),
+        unblock: arrival,
+    }
+}
+
+/// Replays `trace` under LogGPS `params`, collectives modeled by the algorithms Open MPI 4.1
+/// would pick. `progress` is told the number of events replayed so far.
 pub fn replay(
     trace: &Trace,
     g: &HbGraph,
@@ -425,21 +556,33 @@ pub fn replay(
     file: &str,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Prediction, TraceError> {
-    replay_with(trace, g, params, &Choice::tuned(), file, progress)
+    replay_with(
+        trace,
+        g,
+        &Model::LogGps(*params),
+        &Choice::tuned(),
+        file,
+        progress,
+    )
 }
 
-/// [`replay`] with collectives costed as `coll` says (measured, or by their algorithms).
+/// [`replay`] under `model` (LogGPS or LogGP), collectives costed as `coll` says (measured, or
+/// by their algorithms).
 pub fn replay_with(
     trace: &Trace,
     g: &HbGraph,
-    params: &Params,
+    model: &Model,
     coll: &Choice,
     file: &str,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Prediction, TraceError> {
     let p = trace.nranks();
     let offsets = trace.events.offsets();
-    let view = HbView::new(trace, g, params.S);
+    let eager_limit = match model {
+        Model::LogGps(params) => params.S,
+        Model::LogGp(_) => u64::MAX,
+    };
+    let view = HbView::new(trace, g, eager_limit);
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
     let (t0, _) = trace.measured_span_ns();
@@ -461,7 +604,7 @@ pub fn replay_with(
         trace,
         g,
         view,
-        p: params,
+        model,
         calls: (0..offsets[p])
             .into_par_iter()
             .map(|_| AtomicU64::new(UNKNOWN))
@@ -487,6 +630,7 @@ pub fn replay_with(
                     ..Default::default()
                 },
                 completed: Vec::new(),
+                port: Port::default(),
             })
         })
         .collect();
@@ -646,10 +790,11 @@ fn deadlock_message(
         let e = sh.trace.rank(r).event(i);
         let what = match e.routine.shape() {
             Shape::Send | Shape::Isend => {
-                let why = if sh.view.rendezvous(r, i) {
-                    format!("rendezvous: {} > S = {}", e.bytes, sh.p.S)
-                } else {
-                    "eager".into()
+                let why = match sh.model {
+                    Model::LogGps(p) if sh.rendezvous(r, i) => {
+                        format!("rendezvous: {} > S = {}", e.bytes, p.S)
+                    }
+                    _ => "eager".into(),
                 };
                 format!(
                     "{} bytes to rank {} tag {} comm {} ({why})",
@@ -671,9 +816,12 @@ fn deadlock_message(
         format!("rank {r} event {i} {} {what}", e.routine.mpi_name())
     };
     let parts: Vec<String> = cycle.iter().map(|&r| describe(r)).collect();
+    let under = match sh.model {
+        Model::LogGps(p) => format!("S = {} bytes", p.S),
+        Model::LogGp(_) => "LogGP (no rendezvous)".into(),
+    };
     format!(
-        "deadlock under S = {} bytes: rank(s) {:?} wait on each other: {}",
-        sh.p.S,
+        "deadlock under {under}: rank(s) {:?} wait on each other: {}",
         cycle,
         parts.join("; ")
     )

@@ -6,7 +6,7 @@ mod json;
 pub mod svg;
 mod table;
 
-use crate::model::Resolved;
+use crate::model::ResolvedModel;
 use crate::replay::{Prediction, RankBreakdown};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -69,6 +69,9 @@ pub struct Report {
     pub predicted_s: f64,
     pub measured_s: f64,
     pub error_pct: f64,
+    /// The cost model: `loggps` or `loggp`.
+    pub model: String,
+    /// The model's parameters in its own names (LogGPS: L o Os Or Gs Gl s S; LogGP: L o g G).
     pub params: indexmap_like::Ordered<ParamUsed>,
     pub ranks: Vec<RankRow>,
     pub average: Parts,
@@ -98,7 +101,7 @@ impl Report {
         library: &str,
         events: u64,
         pred: &Prediction,
-        params: &Resolved,
+        model: &ResolvedModel,
     ) -> Report {
         let n = pred.ranks.len().max(1) as f64;
         let mut average = Parts::default();
@@ -117,9 +120,11 @@ impl Report {
             predicted_s: pred.predicted_ns * NS,
             measured_s: pred.measured_ns * NS,
             error_pct: pred.error_pct(),
+            model: model.model().name().to_string(),
             params: indexmap_like::Ordered(
-                params
-                    .iter()
+                model
+                    .params()
+                    .into_iter()
                     .map(|(n, v, s)| {
                         (
                             n.to_string(),

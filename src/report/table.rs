@@ -45,6 +45,7 @@ impl Exporter for Table {
             .iter()
             .map(|(n, p)| format!("{n}={}", p.value))
             .collect();
+        writeln!(out, "model      {}", r.model)?;
         writeln!(out, "parameters {}", params.join(" "))?;
         let mut sources: Vec<(String, Vec<&str>)> = Vec::new();
         for (n, p) in &r.params.0 {
