@@ -11,6 +11,8 @@ use crate::trace::{
 };
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// "No partner" in the link columns.
 pub const NONE: u32 = u32::MAX;
@@ -45,17 +47,14 @@ pub struct HbGraph {
     pub warnings: Vec<String>,
 }
 
-/// One side of a message, as a sortable matching key.
+/// One side of a message as a matching key; its destination is implied by where it is kept.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Side {
-    dst: u32,
     comm: u32,
     src: u32,
     tag: i32,
     /// The event on this side's own rank (the sender's for sends, the receiver's for receives).
     event: u32,
-    /// Whether this is the receive half of a Sendrecv.
-    half: bool,
 }
 
 impl HbGraph {
@@ -267,33 +266,21 @@ fn receives(trace: &Trace, g: &HbGraph, file: &str, r: usize) -> Result<Vec<Side
                 ));
             }
             v.push(Side {
-                dst: r as u32,
                 comm: e.comm,
                 src: src as u32,
                 tag,
                 event: i as u32,
-                half: shape == Shape::Sendrecv,
             });
         }
     }
     Ok(v)
 }
 
-/// What matching one destination found: `(sender rank, send event, receive event)` pairs,
-/// `(receive event, partner)` for Sendrecv halves, probe partners, and what did not match.
-#[derive(Default)]
-struct Matched {
-    pairs: Vec<(u32, u32, u32)>,
-    halves: Vec<(u32, u32)>,
-    probes: Vec<(u32, u32)>,
-    unmatched_sends: Vec<Side>,
-    unmatched_recvs: Vec<Side>,
-}
-
 /// Matches every message: sends are bucketed by destination (a counting sort), then each
 /// destination, in parallel, sorts its bucket by channel `(comm, src, tag)` and pairs it with
 /// its own receives in program order (MPI's non-overtaking rule: within one channel the n-th
-/// send matches the n-th receive).
+/// send matches the n-th receive). Each destination writes its pairs' links itself: a send is
+/// in one bucket only, so no two destinations write the same slot.
 fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
     let p = trace.nranks();
     // Counting sort of the sends by destination, straight from the columns.
@@ -312,122 +299,109 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     for d in 0..p {
         start[d + 1] += start[d];
     }
-    let mut bucketed = vec![
-        Side {
-            dst: 0,
-            comm: 0,
-            src: 0,
-            tag: 0,
-            event: 0,
-            half: false
-        };
-        start[p]
-    ];
+    let blank = Side {
+        comm: 0,
+        src: 0,
+        tag: 0,
+        event: 0,
+    };
+    let mut bucketed = vec![blank; start[p]];
     let mut fill = start.clone();
     for (r, ev) in trace.events.ranks().enumerate() {
         for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
             let d = ev.peer(i) as usize;
             bucketed[fill[d]] = Side {
-                dst: d as u32,
                 comm: ev.comm(i),
                 src: r as u32,
                 tag: ev.tag(i),
                 event: i as u32,
-                half: false,
             };
             fill[d] += 1;
         }
     }
     drop(fill);
-    let mut buckets: Vec<&mut [Side]> = Vec::with_capacity(p);
-    let mut rest: &mut [Side] = &mut bucketed;
-    for d in 0..p {
-        let (head, tail) = rest.split_at_mut(start[d + 1] - start[d]);
-        buckets.push(head);
-        rest = tail;
-    }
+
+    let link: Vec<AtomicU32> = std::mem::take(&mut g.link)
+        .into_iter()
+        .map(AtomicU32::new)
+        .collect();
+    let set =
+        |r: usize, i: u32, to: u32| link[g.start[r] + i as usize].store(to, Ordering::Relaxed);
+    // What only some destinations have: Sendrecv halves, and what did not match.
+    let halves = Mutex::new(Vec::<(usize, Vec<(u32, u32)>)>::new());
+    let unmatched: Mutex<Vec<(bool, usize, Side)>> = Mutex::new(Vec::new());
     let channel = |x: &Side| (x.comm, x.src, x.tag);
-    let results: Vec<Matched> = {
-        let g: &HbGraph = g;
-        buckets
-            .into_par_iter()
-            .enumerate()
-            .map(|(d, sends)| {
-                sends.sort_unstable_by_key(|x| (channel(x), x.event));
-                let mut recvs = receives(trace, g, file, d)?;
-                recvs.sort_unstable_by_key(|x| (channel(x), x.event));
-                let mut m = Matched::default();
-                let (mut a, mut b) = (0, 0);
-                while a < sends.len() || b < recvs.len() {
-                    let order = match (sends.get(a), recvs.get(b)) {
-                        (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
-                        (Some(_), None) => std::cmp::Ordering::Less,
-                        _ => std::cmp::Ordering::Greater,
-                    };
-                    match order {
-                        std::cmp::Ordering::Less => m.unmatched_sends.push(sends[a]),
-                        std::cmp::Ordering::Greater => m.unmatched_recvs.push(recvs[b]),
-                        std::cmp::Ordering::Equal => {
-                            let (s, v) = (sends[a], recvs[b]);
-                            m.pairs.push((s.src, s.event, v.event));
-                            if v.half {
-                                m.halves.push((v.event, s.event));
-                            }
-                        }
+    par_ranges(&mut bucketed, &start, &|d, sends| {
+        sends.sort_unstable_by_key(|x| (channel(x), x.event));
+        let mut recvs = receives(trace, g, file, d)?;
+        recvs.sort_unstable_by_key(|x| (channel(x), x.event));
+        let ev = trace.rank(d);
+        let probes = (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
+        let (mut mine, mut lost, mut by_recv) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut a, mut b) = (0, 0);
+        while a < sends.len() || b < recvs.len() {
+            let order = match (sends.get(a), recvs.get(b)) {
+                (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match order {
+                std::cmp::Ordering::Less => lost.push((true, d, sends[a])),
+                std::cmp::Ordering::Greater => lost.push((false, d, recvs[b])),
+                std::cmp::Ordering::Equal => {
+                    let (s, v) = (sends[a], recvs[b]);
+                    set(s.src as usize, s.event, v.event);
+                    if ev.routine(v.event as usize).shape() == Shape::Sendrecv {
+                        mine.push((v.event, s.event));
+                    } else {
+                        set(d, v.event, s.event);
                     }
-                    a += (order != std::cmp::Ordering::Greater) as usize;
-                    b += (order != std::cmp::Ordering::Less) as usize;
-                }
-                // A probe sees the message that the next receive on its channel takes.
-                let ev = trace.rank(d);
-                let mut by_recv: Vec<(u32, u32)> = Vec::new();
-                for i in (0..ev.len()).filter(|&i| ev.routine(i) == Routine::Probe) {
-                    if by_recv.is_empty() {
-                        by_recv = m
-                            .pairs
-                            .iter()
-                            .map(|&(_, send, recv)| (recv, send))
-                            .collect();
-                        by_recv.sort_unstable();
-                    }
-                    let e = ev.event(i);
-                    if e.peer == PEER_NULL {
-                        continue;
-                    }
-                    let key = (e.comm, e.peer as u32, e.tag);
-                    let at = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
-                    if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
-                        && let Ok(k) = by_recv.binary_search_by_key(&v.event, |&(recv, _)| recv)
-                    {
-                        m.probes.push((i as u32, by_recv[k].1));
+                    if probes {
+                        by_recv.push((v.event, s.event));
                     }
                 }
-                Ok(m)
-            })
-            .collect::<Result<_, TraceError>>()?
-    };
-    let (mut unmatched_sends, mut unmatched_recvs) = (Vec::new(), Vec::new());
-    for (d, m) in results.into_iter().enumerate() {
-        for (src, send, recv) in m.pairs {
-            g.set_link(src as usize, send as usize, recv);
-            if trace.rank(d).routine(recv as usize).shape() != Shape::Sendrecv {
-                g.set_link(d, recv as usize, send);
+            }
+            a += (order != std::cmp::Ordering::Greater) as usize;
+            b += (order != std::cmp::Ordering::Less) as usize;
+        }
+        // A probe sees the message that the next receive on its channel takes.
+        by_recv.sort_unstable();
+        for i in (0..ev.len()).filter(|&i| probes && ev.routine(i) == Routine::Probe) {
+            let e = ev.event(i);
+            if e.peer == PEER_NULL {
+                continue;
+            }
+            let key = (e.comm, e.peer as u32, e.tag);
+            let at = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
+            if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
+                && let Ok(k) = by_recv.binary_search_by_key(&v.event, |&(recv, _)| recv)
+            {
+                set(d, i as u32, by_recv[k].1);
             }
         }
-        g.link2[d] = m.halves;
-        g.link2[d].sort_unstable();
-        for (probe, send) in m.probes {
-            g.set_link(d, probe as usize, send);
+        if !mine.is_empty() {
+            mine.sort_unstable();
+            halves.lock().expect("halves").push((d, mine));
         }
-        unmatched_sends.extend(m.unmatched_sends);
-        unmatched_recvs.extend(m.unmatched_recvs);
+        if !lost.is_empty() {
+            unmatched.lock().expect("unmatched").extend(lost);
+        }
+        Ok(())
+    })?;
+    drop(bucketed);
+    g.link = link.into_iter().map(AtomicU32::into_inner).collect();
+    for (d, h) in halves.into_inner().expect("halves") {
+        g.link2[d] = h;
     }
-    let describe = |x: &Side, send: bool| {
-        let (rank, peer) = if send { (x.src, x.dst) } else { (x.dst, x.src) };
-        let routine = trace
-            .rank(rank as usize)
-            .routine(x.event as usize)
-            .mpi_name();
+    let mut unmatched = unmatched.into_inner().expect("unmatched");
+    unmatched.sort_unstable();
+    let describe = |&(send, d, x): &(bool, usize, Side)| {
+        let (rank, peer) = if send {
+            (x.src as usize, d)
+        } else {
+            (d, x.src as usize)
+        };
+        let routine = trace.rank(rank).routine(x.event as usize).mpi_name();
         format!(
             "rank {rank} event {} {routine} {} rank {peer} tag {} comm {}",
             x.event,
@@ -436,23 +410,24 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
             x.comm
         )
     };
-    if !unmatched_sends.is_empty() || !unmatched_recvs.is_empty() {
-        let list = |v: &[Side], send: bool| {
-            list_some(&v.iter().map(|x| describe(x, send)).collect::<Vec<_>>())
-        };
+    if !unmatched.is_empty() {
+        let split = unmatched.partition_point(|x| !x.0);
+        let (recvs, sends) = unmatched.split_at(split);
+        let list =
+            |v: &[(bool, usize, Side)]| list_some(&v.iter().map(describe).collect::<Vec<_>>());
         let mut parts = Vec::new();
-        if !unmatched_sends.is_empty() {
+        if !sends.is_empty() {
             parts.push(format!(
                 "{} send(s) with no matching receive{}",
-                unmatched_sends.len(),
-                list(&unmatched_sends, true)
+                sends.len(),
+                list(sends)
             ));
         }
-        if !unmatched_recvs.is_empty() {
+        if !recvs.is_empty() {
             parts.push(format!(
                 "{} receive(s) with no matching send{}",
-                unmatched_recvs.len(),
-                list(&unmatched_recvs, false)
+                recvs.len(),
+                list(recvs)
             ));
         }
         let msg = parts.join("; ");
