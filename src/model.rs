@@ -75,6 +75,50 @@ pub struct Cost {
     pub unblock: f64,
 }
 
+/// MODEL.md §4–5's Wait rule, folding the operations one call waits for (`MPI_Wait*`,
+/// `MPI_Sendrecv`'s two halves): the call at `tw` returns when the last of them completes, no
+/// earlier than `tw + o`; the critical one's wait for its partner is synchronization, on its side.
+#[derive(Clone, Copy, Debug)]
+pub struct WaitFold {
+    tw: f64,
+    ret: f64,
+    critical: Option<(f64, bool)>,
+}
+
+impl WaitFold {
+    /// A call at `tw` that costs at least `o`.
+    pub fn new(tw: f64, o: f64) -> WaitFold {
+        WaitFold {
+            tw,
+            ret: tw + o,
+            critical: None,
+        }
+    }
+
+    /// An operation completing at `done` that its partner unblocked at `unblock`; `send_side`:
+    /// it is a send (its synchronization is the sender's).
+    pub fn add(&mut self, done: f64, unblock: f64, send_side: bool) {
+        if done > self.ret {
+            self.ret = done;
+            self.critical = Some((unblock, send_side));
+        }
+    }
+
+    /// `(return, communication, sender sync, receiver sync)`.
+    pub fn finish(self) -> (f64, f64, f64, f64) {
+        let d = self.ret - self.tw;
+        let (sync, send_side) = match self.critical {
+            Some((unblock, side)) => ((unblock - self.tw).clamp(0.0, d), side),
+            None => (0.0, false),
+        };
+        if send_side {
+            (self.ret, d - sync, sync, 0.0)
+        } else {
+            (self.ret, d - sync, 0.0, sync)
+        }
+    }
+}
+
 impl Params {
     /// Parameters looked up by their names: `num` for the times and per-byte terms, `bytes`
     /// for `s` and `S` (the first error stops the lookup).

@@ -1,13 +1,15 @@
 //! Costing a schedule: one evaluator for every algorithm, two cost models behind
 //! [`CostModel`]. A rank's next step starts when its previous one returned; a receive needs
 //! what its matching send published at its call, a rendezvous send the receive's call time.
+//! Each step's synchronization follows the replay's point-to-point rules (MODEL.md §5), so a
+//! modeled collective splits into communication, sender and receiver synchronization too.
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
 use super::schedule::{NONE, Schedule, Step};
 use crate::error::Error;
 pub use crate::model::LogGp;
-use crate::model::Params;
+use crate::model::{Cost, Params, WaitFold};
 use serde::Serialize;
 
 /// What a send makes known at its call.
@@ -21,7 +23,17 @@ pub struct SendCall {
     pub ret: f64,
 }
 
-/// A point-to-point cost model: how a rank's blocking sends and receives return.
+/// A step's return and the synchronization inside its duration (MODEL.md §5).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepCost {
+    pub ret: f64,
+    pub sender_sync: f64,
+    pub receiver_sync: f64,
+}
+
+/// A point-to-point cost model: how a rank's blocking sends and receives return, and how long
+/// they wait for their partner (a [`Cost`]'s `sync`: the sender's for a send, the receiver's
+/// for a receive).
 pub trait CostModel {
     /// Per-rank state the model keeps between steps (LogGP's network ports).
     type Port: Clone + Default;
@@ -29,18 +41,18 @@ pub trait CostModel {
     /// A send of `bytes` called at `t`.
     fn send_call(&self, port: &mut Self::Port, t: f64, bytes: u64) -> SendCall;
     /// The return of a send that waited for its receive's call time `tr`.
-    fn send_return(&self, bytes: u64, call: &SendCall, t: f64, tr: f64) -> f64;
+    fn send_return(&self, bytes: u64, call: &SendCall, t: f64, tr: f64) -> Cost;
     /// A receive of `bytes` called at `t` whose send published `from_sender`.
-    fn recv_return(&self, port: &mut Self::Port, t: f64, bytes: u64, from_sender: f64) -> f64;
-    /// A send-receive called at `t`; `send_ret` is its send half's return.
+    fn recv_return(&self, port: &mut Self::Port, t: f64, bytes: u64, from_sender: f64) -> Cost;
+    /// A send-receive called at `t`; `send` is its send half's cost.
     fn sendrecv_return(
         &self,
         port: &mut Self::Port,
         t: f64,
-        send_ret: f64,
+        send: Cost,
         recv_bytes: u64,
         from_sender: f64,
-    ) -> f64;
+    ) -> StepCost;
     /// When a rank whose last step returned at `t` is done communicating.
     fn rank_end(&self, port: &Self::Port, t: f64) -> f64;
     /// `(sender busy, receiver ready)` for one `bytes` message sent at 0: how long before the
@@ -62,18 +74,26 @@ impl CostModel for Params {
         }
     }
 
-    fn send_return(&self, bytes: u64, _: &SendCall, t: f64, tr: f64) -> f64 {
-        self.send(bytes, self.rendezvous(bytes, false), t, tr).ret
+    fn send_return(&self, bytes: u64, _: &SendCall, t: f64, tr: f64) -> Cost {
+        self.send(bytes, self.rendezvous(bytes, false), t, tr)
     }
 
-    fn recv_return(&self, _: &mut (), t: f64, bytes: u64, ts: f64) -> f64 {
-        self.recv(bytes, self.rendezvous(bytes, false), ts, t).ret
+    fn recv_return(&self, _: &mut (), t: f64, bytes: u64, ts: f64) -> Cost {
+        self.recv(bytes, self.rendezvous(bytes, false), ts, t)
     }
 
-    fn sendrecv_return(&self, _: &mut (), t: f64, send_ret: f64, rb: u64, ts: f64) -> f64 {
+    fn sendrecv_return(&self, _: &mut (), t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
         // MODEL.md §4: an Isend and an Irecv at the call, then a Waitall.
-        let recv = self.recv(rb, self.rendezvous(rb, false), ts, t).ret;
-        (t + self.o).max(send_ret).max(recv)
+        let recv = self.recv_return(&mut (), t, rb, ts);
+        let mut w = WaitFold::new(t, self.o);
+        w.add(send.ret, send.unblock, true);
+        w.add(recv.ret, recv.unblock, false);
+        let (ret, _, sender_sync, receiver_sync) = w.finish();
+        StepCost {
+            ret,
+            sender_sync,
+            receiver_sync,
+        }
     }
 
     fn rank_end(&self, _: &(), t: f64) -> f64 {
@@ -116,26 +136,43 @@ impl CostModel for LogGp {
         }
     }
 
-    fn send_return(&self, _: u64, call: &SendCall, _: f64, _: f64) -> f64 {
-        call.ret
+    fn send_return(&self, _: u64, call: &SendCall, _: f64, _: f64) -> Cost {
+        // Done once its first byte is out: nothing unblocks it, it never waits for its receiver.
+        Cost {
+            ret: call.ret,
+            sync: 0.0,
+            unblock: f64::NEG_INFINITY,
+        }
     }
 
-    fn recv_return(&self, port: &mut Port, t: f64, bytes: u64, arrives: f64) -> f64 {
+    /// Waiting for the last byte to arrive is receiver synchronization, waiting for the port
+    /// communication.
+    fn recv_return(&self, port: &mut Port, t: f64, bytes: u64, arrives: f64) -> Cost {
         let last_in = arrives.max(port.recv_ready + self.stream(bytes));
         port.recv_ready = last_in + self.g;
         port.send_ready = port.send_ready.max(last_in);
-        t.max(last_in) + self.o
+        Cost {
+            ret: t.max(last_in) + self.o,
+            sync: (arrives - t).max(0.0),
+            unblock: arrives,
+        }
     }
 
+    /// The receive half is called once the send half's first byte is out.
     fn sendrecv_return(
         &self,
         port: &mut Port,
         _: f64,
-        send_ret: f64,
+        send: Cost,
         rb: u64,
         arrives: f64,
-    ) -> f64 {
-        self.recv_return(port, send_ret, rb, arrives)
+    ) -> StepCost {
+        let recv = self.recv_return(port, send.ret, rb, arrives);
+        StepCost {
+            ret: recv.ret,
+            sender_sync: 0.0,
+            receiver_sync: recv.sync,
+        }
     }
 
     fn rank_end(&self, port: &Port, t: f64) -> f64 {
@@ -155,6 +192,12 @@ pub struct Completion {
     pub time_ns: f64,
     /// Each rank's end.
     pub rank_end_ns: Vec<f64>,
+    /// Each rank's sender synchronization over its steps (rendezvous sends waiting for their
+    /// receive's call).
+    pub sender_sync_ns: Vec<f64>,
+    /// Each rank's receiver synchronization over its steps (receives waiting for their data).
+    /// The rest of a rank's time from its start to its end is communication.
+    pub receiver_sync_ns: Vec<f64>,
     pub messages: u64,
     pub bytes: u64,
 }
@@ -192,6 +235,8 @@ pub fn evaluate_from<M: CostModel>(
         .map(|r| RankState {
             pos: 0,
             clock: start[r],
+            sender_sync: 0.0,
+            receiver_sync: 0.0,
             call: None,
             port: M::Port::default(),
         })
@@ -227,27 +272,44 @@ pub fn evaluate_from<M: CostModel>(
                 waiter[rid as usize] = r as u32;
                 break;
             }
-            let send_ret = call.map(|c| {
-                if c.needs_tr {
-                    model.send_return(m.bytes[sid as usize], &c, t, tr[sid as usize])
-                } else {
-                    c.ret
-                }
+            let send = call.map(|c| {
+                // An eager send's return does not depend on `tr`.
+                let tr = if c.needs_tr { tr[sid as usize] } else { t };
+                model.send_return(m.bytes[sid as usize], &c, t, tr)
             });
-            st.clock = match steps[i] {
-                Step::Reduce { bytes } => t + bytes as f64 * gamma_ns_per_byte,
-                Step::Send { .. } => send_ret.expect("a send has a send half"),
+            let step = match steps[i] {
+                Step::Reduce { bytes } => StepCost {
+                    ret: t + bytes as f64 * gamma_ns_per_byte,
+                    sender_sync: 0.0,
+                    receiver_sync: 0.0,
+                },
+                Step::Send { .. } => {
+                    let c = send.expect("a send has a send half");
+                    StepCost {
+                        ret: c.ret,
+                        sender_sync: c.sync,
+                        receiver_sync: 0.0,
+                    }
+                }
                 Step::Recv { bytes, .. } => {
-                    model.recv_return(&mut st.port, t, bytes, from_sender[rid as usize])
+                    let c = model.recv_return(&mut st.port, t, bytes, from_sender[rid as usize]);
+                    StepCost {
+                        ret: c.ret,
+                        sender_sync: 0.0,
+                        receiver_sync: c.sync,
+                    }
                 }
                 Step::SendRecv { recv_bytes, .. } => model.sendrecv_return(
                     &mut st.port,
                     t,
-                    send_ret.expect("a sendrecv has a send half"),
+                    send.expect("a sendrecv has a send half"),
                     recv_bytes,
                     from_sender[rid as usize],
                 ),
             };
+            st.clock = step.ret;
+            st.sender_sync += step.sender_sync;
+            st.receiver_sync += step.receiver_sync;
             st.call = None;
             st.pos += 1;
         }
@@ -270,6 +332,8 @@ pub fn evaluate_from<M: CostModel>(
             .copied()
             .fold(f64::NEG_INFINITY, f64::max),
         rank_end_ns,
+        sender_sync_ns: ranks.iter().map(|s| s.sender_sync).collect(),
+        receiver_sync_ns: ranks.iter().map(|s| s.receiver_sync).collect(),
         messages: n as u64,
         bytes: m.bytes.iter().sum(),
     })
@@ -278,6 +342,8 @@ pub fn evaluate_from<M: CostModel>(
 struct RankState<P> {
     pos: usize,
     clock: f64,
+    sender_sync: f64,
+    receiver_sync: f64,
     /// The current step's call effects are published; its send half's call, if any.
     call: Option<Option<SendCall>>,
     port: P,

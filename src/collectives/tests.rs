@@ -229,6 +229,35 @@ fn loggps_round_trips_of_model_md_section6() {
     }
 }
 
+/// MODEL.md §6's Send vectors (Myrinet, k = 16384 > S): a rendezvous send whose receive is
+/// called 100 µs after it returns at 239 754.240 ns, and its sender synchronization is the wait
+/// for that call after the REQ arrived, 100 000 − (o + L) = 100 000 − 7710 = 92 290; what is
+/// left, 147 464.240, is the Send with tr = ts. The receive, called after the REQ is in, does
+/// not wait: receiver synchronization 0.
+#[test]
+fn rendezvous_wait_is_sender_synchronization() {
+    let p = Params::preset("myrinet").unwrap();
+    let k = 16_384;
+    let s = Schedule {
+        ranks: vec![
+            vec![Step::Send { to: 1, bytes: k }],
+            vec![Step::Recv { from: 0, bytes: k }],
+        ],
+    };
+    let c = eval::evaluate_from(&s, &p, 0.0, &[0.0, 100_000.0]).unwrap();
+    assert!((c.rank_end_ns[0] - 239_754.24).abs() < 1e-6);
+    assert!((c.sender_sync_ns[0] - 92_290.0).abs() < 1e-9);
+    assert!((c.rank_end_ns[0] - c.sender_sync_ns[0] - 147_464.24).abs() < 1e-6);
+    assert_eq!(
+        (
+            c.receiver_sync_ns[0],
+            c.sender_sync_ns[1],
+            c.receiver_sync_ns[1]
+        ),
+        (0.0, 0.0, 0.0)
+    );
+}
+
 #[test]
 fn unknown_names_list_the_valid_ones() {
     let e = Op::parse("allsum").unwrap_err().to_string();
@@ -333,6 +362,35 @@ proptest! {
             prop_assert!(c.is_ok(), "{op:?} {algo}: {:?}", c.err());
             let c = evaluate(&s, &Params::preset("fast-ethernet").unwrap(), 0.0);
             prop_assert!(c.is_ok(), "{op:?} {algo}: {:?}", c.err());
+        }
+    }
+
+    /// Every rank's synchronization is non-negative and fits in its time in the schedule, so
+    /// communication = (end − start) − sender sync − receiver sync ≥ 0, under both models and
+    /// whatever the ranks' (random) call times.
+    #[test]
+    fn synchronization_fits_in_each_rank_time(
+        p in 1usize..12, k in 0u64..3000, starts in proptest::collection::vec(0.0f64..1e6, 12),
+    ) {
+        let loggps = Params { S: 1000, ..Params::preset("fast-ethernet").unwrap() };
+        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 };
+        let start = &starts[..p];
+        for (op, algo) in every_algorithm() {
+            let s = build(op, algo, &Spec::new(p, k), &|b| loggps.split_costs(b)).unwrap();
+            for (name, c) in [
+                ("LogGPS", eval::evaluate_from(&s, &loggps, 1.0, start).unwrap()),
+                ("LogGP", eval::evaluate_from(&s, &loggp, 1.0, start).unwrap()),
+            ] {
+                for (r, &t) in start.iter().enumerate() {
+                    let (ss, rs) = (c.sender_sync_ns[r], c.receiver_sync_ns[r]);
+                    let comm = c.rank_end_ns[r] - t - ss - rs;
+                    prop_assert!(ss >= 0.0 && rs >= 0.0 && comm >= -1e-6 * c.rank_end_ns[r],
+                        "{name} {op:?} {algo}, rank {r}: sender {ss}, receiver {rs}, communication {comm}");
+                    if name == "LogGP" {
+                        prop_assert_eq!(ss, 0.0);
+                    }
+                }
+            }
         }
     }
 

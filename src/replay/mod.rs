@@ -34,7 +34,7 @@ use crate::collectives::eval::Port;
 use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, HbView, NONE, recv_source};
-use crate::model::{Cost, LogGp, Model, Params};
+use crate::model::{Cost, LogGp, Model, Params, WaitFold};
 use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
@@ -112,8 +112,18 @@ struct RankState {
     port: Port,
 }
 
-/// A modeled instance's returns, `(world rank, return)` sorted by rank (None: measured).
-type ModeledReturns = Option<Vec<(u32, f64)>>;
+/// One participant's part of a modeled instance: its predicted return and the sender and
+/// receiver synchronization inside its schedule.
+#[derive(Clone, Copy, Debug)]
+struct ModeledReturn {
+    rank: u32,
+    ret: f64,
+    sender_sync: f64,
+    receiver_sync: f64,
+}
+
+/// A modeled instance's returns, sorted by world rank (None: measured).
+type ModeledReturns = Option<Vec<ModeledReturn>>;
 
 /// The data every rank reads while replaying.
 struct Shared<'a> {
@@ -132,7 +142,7 @@ struct Shared<'a> {
     t0: f64,
     coll: &'a Choice,
     /// Per instance, once every participant has arrived (modeled collectives): each
-    /// participant's predicted return, as `(world rank, return)` sorted by rank; None when the
+    /// participant's predicted return and synchronization, sorted by rank; None when the
     /// instance is replayed as measured.
     modeled: Vec<OnceLock<ModeledReturns>>,
     /// Instances that could not be modeled, with why (they replay as measured).
@@ -183,7 +193,7 @@ impl Shared<'_> {
 
     /// The modeled returns of instance `x` (all participants arrived): its schedule, by the
     /// chosen algorithm, costed from their predicted call times.
-    fn modeled_returns(&self, x: u32) -> Option<&[(u32, f64)]> {
+    fn modeled_returns(&self, x: u32) -> Option<&[ModeledReturn]> {
         self.modeled[x as usize]
             .get_or_init(|| {
                 let members = self.g.members(x);
@@ -207,9 +217,17 @@ impl Shared<'_> {
                 };
                 match costed {
                     Ok(c) => {
-                        let mut ends: Vec<(u32, f64)> =
-                            members.iter().map(|&(r, _)| r).zip(c.rank_end_ns).collect();
-                        ends.sort_unstable_by_key(|&(r, _)| r);
+                        let mut ends: Vec<ModeledReturn> = members
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &(rank, _))| ModeledReturn {
+                                rank,
+                                ret: c.rank_end_ns[k],
+                                sender_sync: c.sender_sync_ns[k],
+                                receiver_sync: c.receiver_sync_ns[k],
+                            })
+                            .collect();
+                        ends.sort_unstable_by_key(|e| e.rank);
                         Some(ends)
                     }
                     Err(e) => {
@@ -297,11 +315,7 @@ impl Shared<'_> {
         let Model::LogGp(lg) = self.model else {
             unreachable!("only LogGP receives wait for a port")
         };
-        Cost {
-            ret: lg.recv_return(port, m.t, m.bytes, m.arrival),
-            sync: (m.arrival - m.t).max(0.0),
-            unblock: m.arrival,
-        }
+        lg.recv_return(port, m.t, m.bytes, m.arrival)
     }
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
@@ -322,44 +336,6 @@ impl Shared<'_> {
                 self.g.link(r, oi),
                 ti,
             ),
-        }
-    }
-}
-
-/// Folds the completions a call waits for into its return and breakdown (the Wait rule).
-struct WaitFold {
-    tw: f64,
-    ret: f64,
-    critical: Option<(f64, bool)>,
-}
-
-impl WaitFold {
-    fn new(tw: f64, o: f64) -> WaitFold {
-        WaitFold {
-            tw,
-            ret: tw + o,
-            critical: None,
-        }
-    }
-
-    fn add(&mut self, c: Completion) {
-        if c.done > self.ret {
-            self.ret = c.done;
-            self.critical = Some((c.unblock, c.send_side));
-        }
-    }
-
-    /// `(return, communication, sender sync, receiver sync)`.
-    fn finish(self) -> (f64, f64, f64, f64) {
-        let d = self.ret - self.tw;
-        let (sync, send_side) = match self.critical {
-            Some((unblock, side)) => ((unblock - self.tw).clamp(0.0, d), side),
-            None => (0.0, false),
-        };
-        if send_side {
-            (self.ret, d - sync, sync, 0.0)
-        } else {
-            (self.ret, d - sync, 0.0, sync)
         }
     }
 }
@@ -441,8 +417,8 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     match sh.recv_completion(half.source, sh.g.link2(r, i), tc)? {
                         Pending::Done(recv) => {
                             let mut w = WaitFold::new(tc, o);
-                            w.add(send);
-                            w.add(recv);
+                            w.add(send.done, send.unblock, send.send_side);
+                            w.add(recv.done, recv.unblock, recv.send_side);
                             w.finish()
                         }
                         // LogGP: the receive is called once the send's first byte is out.
@@ -457,14 +433,15 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     let mut inbound = Vec::new();
                     for c in ev.completions(i) {
                         match sh.request(r, c.req)? {
-                            Pending::Done(c) => w.add(c),
+                            Pending::Done(c) => w.add(c.done, c.unblock, c.send_side),
                             Pending::Inbound(m) => inbound.push(m),
                         }
                     }
                     // LogGP: the port takes the messages in the order their last bytes arrive.
                     inbound.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
                     for m in inbound {
-                        w.add(Completion::of(sh.receive(&mut port, m), false));
+                        let c = sh.receive(&mut port, m);
+                        w.add(c.ret, c.unblock, false);
                     }
                     w.finish()
                 }
@@ -472,20 +449,21 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     if !sh.instance_done(link) {
                         return Err(Dep::Instance(link));
                     }
-                    let last_call =
-                        f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
-                    // Modeled: the schedule's end for this rank; the wait for the last
-                    // participant (capped by the duration) counts as receiver synchronization.
+                    // Modeled: the schedule's end for this rank, with the synchronization its
+                    // steps had by the point-to-point rules; the rest is communication.
                     if sh.coll.modeled
                         && let Some(ends) = sh.modeled_returns(link)
                     {
                         let k = ends
-                            .binary_search_by_key(&(r as u32), |&(q, _)| q)
+                            .binary_search_by_key(&(r as u32), |e| e.rank)
                             .expect("a participant");
-                        let ret = ends[k].1.max(tc);
-                        let sync = (last_call - tc).clamp(0.0, ret - tc);
-                        return Ok((ret, ret - tc - sync, 0.0, sync));
+                        let e = ends[k];
+                        let ret = e.ret.max(tc);
+                        let comm = ret - tc - e.sender_sync - e.receiver_sync;
+                        return Ok((ret, comm, e.sender_sync, e.receiver_sync));
                     }
+                    let last_call =
+                        f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
                     let after = (sh.trace.corrected_ns(r, ev.t_return(i))
                         - sh.t0
                         - sh.measured_last_arrival[link as usize])
