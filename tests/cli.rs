@@ -518,7 +518,7 @@ fn unfinalized_trace_loads_with_a_warning() {
         // rank 1 stops after its first two events
         let keep = if r == 1 { 2 } else { t.rank(r).len() };
         for i in 0..keep {
-            cut.push_from(t.rank(r), i);
+            loggps_predict::trace::Push::push_from(&mut cut, t.rank(r), i);
         }
     }
     t.events = cut;

@@ -4,7 +4,7 @@
 //! linear all-to-all among them).
 
 use crate::trace::binary::{Writer, put_record};
-use crate::trace::{Completion, Event, Events, Meta, Routine};
+use crate::trace::{Completion, Event, Events, Meta, Push, Routine};
 use std::io::{self, Write};
 
 /// A communication pattern, repeated `iterations` times.

@@ -1,8 +1,8 @@
 //! The binary encoding (`tracer/FORMAT.md`): nom parsers, one per record type, and the writer.
 
 use super::{
-    Comm, Completion, EagerLimit, Event, Events, Meta, Rank, RankMeta, RecvHalf, Routine, Shape,
-    Sink, Trace,
+    Comm, Completion, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta, RecvHalf, Routine,
+    Shape, Sink, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;

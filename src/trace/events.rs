@@ -214,7 +214,7 @@ impl Events {
         (0..self.nranks()).map(|r| self.rank(r))
     }
 
-    fn push_with(&mut self, e: &Event, aux: &[u32]) {
+    fn push_last(&mut self, e: &Event, aux: &[u32]) {
         let r = self.nranks() - 1;
         let i = self.start[r + 1] - self.start[r];
         let Stored { dur, bytes, id } = encode(i, e, &mut self.extra[r], aux);
@@ -228,31 +228,6 @@ impl Events {
         self.comm.push(e.comm);
         self.id.push(id);
         self.start[r + 1] += 1;
-    }
-
-    /// Appends an event with no variable-length part to the last rank.
-    pub fn push(&mut self, e: &Event) {
-        self.push_with(e, &[]);
-    }
-
-    /// Appends a `complete` record.
-    pub fn push_complete(&mut self, e: &Event, done: &[Completion]) {
-        self.push_with(e, &complete_words(done));
-    }
-
-    /// Appends a Sendrecv record.
-    pub fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
-        self.push_with(e, &sendrecv_words(recv));
-    }
-
-    /// Appends a collective record.
-    pub fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
-        self.push_with(e, &coll_words(recv_bytes, counts));
-    }
-
-    /// Appends event `i` of `from` (any shape).
-    pub fn push_from(&mut self, from: Rank<'_>, i: usize) {
-        self.push_with(&from.event(i), from.aux(i));
     }
 
     /// Empties the last rank (a single-rank buffer), keeping the allocations.
@@ -417,31 +392,50 @@ impl Sink<'_> {
     pub fn is_empty(&self) -> bool {
         self.next == 0
     }
+}
 
-    /// Room left.
-    pub fn room(&self) -> usize {
-        self.cols.id.len() - self.next
-    }
-
-    fn push_with(&mut self, e: &Event, aux: &[u32]) {
+impl Push for Sink<'_> {
+    fn push_words(&mut self, e: &Event, aux: &[u32]) {
         self.cols.set(self.next, self.next, e, self.extra, aux);
         self.next += 1;
     }
+}
 
-    pub fn push(&mut self, e: &Event) {
-        self.push_with(e, &[]);
+impl Push for Events {
+    fn push_words(&mut self, e: &Event, aux: &[u32]) {
+        self.push_last(e, aux);
+    }
+}
+
+/// Appending events: to the last rank of an [`Events`], or to a rank's [`Sink`].
+pub trait Push {
+    /// Appends `e` with its variable-length words as this module encodes them.
+    #[doc(hidden)]
+    fn push_words(&mut self, e: &Event, aux: &[u32]);
+
+    /// Appends an event with no variable-length part.
+    fn push(&mut self, e: &Event) {
+        self.push_words(e, &[]);
     }
 
-    pub fn push_complete(&mut self, e: &Event, done: &[Completion]) {
-        self.push_with(e, &complete_words(done));
+    /// Appends a `complete` record.
+    fn push_complete(&mut self, e: &Event, done: &[Completion]) {
+        self.push_words(e, &complete_words(done));
     }
 
-    pub fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
-        self.push_with(e, &sendrecv_words(recv));
+    /// Appends a Sendrecv record.
+    fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
+        self.push_words(e, &sendrecv_words(recv));
     }
 
-    pub fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
-        self.push_with(e, &coll_words(recv_bytes, counts));
+    /// Appends a collective record.
+    fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
+        self.push_words(e, &coll_words(recv_bytes, counts));
+    }
+
+    /// Appends event `i` of `from` (any shape).
+    fn push_from(&mut self, from: Rank<'_>, i: usize) {
+        self.push_words(&from.event(i), from.aux(i));
     }
 }
 

@@ -1,7 +1,7 @@
 //! The text encoding (`tracer/FORMAT.md`, "Text encoding"): one item per line, parsed with nom.
 
 use super::{
-    Comm, Completion, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND,
+    Comm, Completion, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND, Push,
     RankMeta, RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use loggps_predict::trace::{
-    Completion, Event, Events, FLAG_ANY_SOURCE, PEER_ANY, RecvHalf, Routine, Trace,
+    Completion, Event, Events, FLAG_ANY_SOURCE, PEER_ANY, Push, RecvHalf, Routine, Trace,
 };
 
 /// A small deterministic generator (xorshift64*), so a failing seed reproduces.
