@@ -110,6 +110,8 @@ struct RankState {
     completed: Vec<u32>,
     /// LogGP: the rank's network port (unused under LogGPS).
     port: Port,
+    /// Where the completion call it is blocked in got to.
+    resume: Option<Resume>,
 }
 
 /// One participant's part of a modeled instance: its predicted return and the sender and
@@ -171,10 +173,20 @@ impl Completion {
 
 /// A LogGP message its receiver has yet to take through its port: the receive (or its blocking
 /// twin) called at `t`, the last of `bytes` bytes arriving at `arrival`.
+#[derive(Clone, Copy)]
 struct Inbound {
     t: f64,
     arrival: f64,
     bytes: u64,
+}
+
+/// A completion call's progress when it blocked: its event, the next completion to cost, and
+/// what the ones before it gave.
+struct Resume {
+    event: usize,
+    next: usize,
+    fold: WaitFold,
+    inbound: Vec<Inbound>,
 }
 
 /// A completion, or under LogGP a receive whose completion depends on the port.
@@ -380,6 +392,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
         let link = sh.g.link(r, i);
         // The port as this event leaves it; kept only if the event can be costed now.
         let mut port = st.port;
+        let resume = &mut st.resume;
         let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
             let shape = routine.shape();
             Ok(match shape {
@@ -429,12 +442,25 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     }
                 }
                 Shape::Complete => {
-                    let mut w = WaitFold::new(tc, o);
-                    let mut inbound = Vec::new();
-                    for c in ev.completions(i) {
-                        match sh.request(r, c.req)? {
-                            Pending::Done(c) => w.add(c.done, c.unblock, c.send_side),
-                            Pending::Inbound(m) => inbound.push(m),
+                    // Resumed where it blocked last time: a Waitall on P requests that waits
+                    // for them one by one costs O(P), not O(P²).
+                    let (mut w, mut inbound, from) = match resume.take() {
+                        Some(s) if s.event == i => (s.fold, s.inbound, s.next),
+                        _ => (WaitFold::new(tc, o), Vec::new(), 0),
+                    };
+                    for (k, c) in ev.completions(i).enumerate().skip(from) {
+                        match sh.request(r, c.req) {
+                            Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
+                            Ok(Pending::Inbound(m)) => inbound.push(m),
+                            Err(dep) => {
+                                *resume = Some(Resume {
+                                    event: i,
+                                    next: k,
+                                    fold: w,
+                                    inbound,
+                                });
+                                return Err(dep);
+                            }
                         }
                     }
                     // LogGP: the port takes the messages in the order their last bytes arrive.
@@ -609,6 +635,7 @@ pub fn replay_with(
                 },
                 completed: Vec::new(),
                 port: Port::default(),
+                resume: None,
             })
         })
         .collect();
