@@ -38,8 +38,8 @@ pub struct HbGraph {
     pub link2: Vec<Vec<(u32, u32)>>,
     /// Rank `r`'s requests at `req_start[r]..req_start[r + 1]`, by id.
     req_start: Vec<usize>,
-    /// Per request: `(the event that created it, the event that completed it or NONE)`.
-    reqs: Vec<(u32, u32)>,
+    /// Per request: the event that completed it, or NONE (the trace knows which created it).
+    reqs: Vec<u32>,
     pub instances: Vec<Instance>,
     /// `(rank, event)` of each instance's participants, in communicator rank order.
     pub inst_members: Vec<(u32, u32)>,
@@ -68,18 +68,12 @@ impl HbGraph {
         self.link[self.start[r] + i] = to;
     }
 
-    fn rank_reqs(&self, r: usize) -> &[(u32, u32)] {
-        &self.reqs[self.req_start[r]..self.req_start[r + 1]]
-    }
-
-    /// The event that created request `req` of rank `r`.
-    pub fn req_origin(&self, r: usize, req: u32) -> Option<u32> {
-        self.rank_reqs(r).get(req as usize).map(|x| x.0)
-    }
-
     /// The event that completed request `req` of rank `r` ([`NONE`]: never, or no such request).
     pub fn req_done(&self, r: usize, req: u32) -> u32 {
-        self.rank_reqs(r).get(req as usize).map_or(NONE, |x| x.1)
+        self.reqs[self.req_start[r]..self.req_start[r + 1]]
+            .get(req as usize)
+            .copied()
+            .unwrap_or(NONE)
     }
 
     /// The partner of the receive half of Sendrecv event `i` of rank `r`.
@@ -152,7 +146,7 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     for c in counts {
         req_start.push(req_start.last().unwrap() + c);
     }
-    let mut reqs = vec![(NONE, NONE); *req_start.last().unwrap()];
+    let mut reqs = vec![NONE; *req_start.last().unwrap()];
     par_ranges(&mut reqs, &req_start, &|r, reqs| {
         let ev = trace.rank(r);
         let mut created = 0;
@@ -171,7 +165,6 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
                         ),
                     ));
                 }
-                reqs[created].0 = i as u32;
                 created += 1;
             }
             for c in ev.completions(i) {
@@ -184,7 +177,7 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
                         format!("completes request {} which no earlier call created", c.req),
                     ));
                 };
-                if slot.1 != NONE {
+                if *slot != NONE {
                     return Err(TraceError::event(
                         file,
                         r,
@@ -192,11 +185,11 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
                         routine,
                         format!(
                             "completes request {} a second time (event {} completed it already)",
-                            c.req, slot.1
+                            c.req, *slot
                         ),
                     ));
                 }
-                slot.1 = i as u32;
+                *slot = i as u32;
             }
             if routine == Routine::Cancel && ev.id(i) as usize >= created {
                 return Err(TraceError::event(
@@ -209,9 +202,9 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
             }
         }
         if trace.complete
-            && let Some(req) = reqs.iter().position(|&(_, d)| d == NONE)
+            && let Some(req) = reqs.iter().position(|&d| d == NONE)
         {
-            let i = reqs[req].0 as usize;
+            let i = ev.req_origin(req as u32).expect("created in sequence") as usize;
             return Err(TraceError::event(
                 file,
                 r,
@@ -736,8 +729,8 @@ mod tests {
              1 MPI_Recv 4 5 bytes=9 peer=0 tag=1\n1 MPI_Recv 6 7 bytes=9 peer=0 tag=1\n",
         );
         assert_eq!(g.link, vec![2, 0, 3, 1, NONE, 0, 2]);
-        assert_eq!(g.reqs, vec![(0, 1)]);
-        assert_eq!((g.req_origin(1, 0), g.req_done(1, 0)), (Some(0), 1));
+        assert_eq!(g.reqs, vec![1]);
+        assert_eq!(g.req_done(1, 0), 1);
     }
 
     #[test]

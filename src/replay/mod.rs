@@ -110,8 +110,9 @@ struct RankState {
     completed: Vec<u32>,
     /// LogGP: the rank's network port (unused under LogGPS).
     port: Port,
-    /// Where the completion call it is blocked in got to.
-    resume: Option<Resume>,
+    /// Where the completion call it is blocked in got to (boxed: rarely there, and every rank
+    /// has a state).
+    resume: Option<Box<Resume>>,
 }
 
 /// One participant's part of a modeled instance: its predicted return and the sender and
@@ -337,7 +338,11 @@ impl Shared<'_> {
 
     /// The completion of request `req` of rank `r` (created at a known call time).
     fn request(&self, r: usize, req: u32) -> Result<Pending, Dep> {
-        let oi = self.g.req_origin(r, req).expect("a validated request") as usize;
+        let oi = self
+            .trace
+            .rank(r)
+            .req_origin(req)
+            .expect("a validated request") as usize;
         let ti = self
             .call(r, oi)
             .expect("a request's creator precedes its completion");
@@ -453,12 +458,12 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
                             Ok(Pending::Inbound(m)) => inbound.push(m),
                             Err(dep) => {
-                                *resume = Some(Resume {
+                                *resume = Some(Box::new(Resume {
                                     event: i,
                                     next: k,
                                     fold: w,
                                     inbound,
-                                });
+                                }));
                                 return Err(dep);
                             }
                         }

@@ -3,9 +3,10 @@
 //! the rare value that does not fit (a duration beyond ±2.1 s, a message of 4 GiB or more) is
 //! kept exactly in its rank's short `wide` list. Variable-length parts (completed requests,
 //! Sendrecv's receive half, collective counts) go to the rank's `aux` words, found through the
-//! event's `id` column.
+//! event's `id` column. A completed request takes one word when its status is what its creator
+//! implies (a send's, or a receive's with no wildcard), four words otherwise.
 
-use super::{Completion, Event, RecvHalf, Routine, Shape};
+use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
 use rayon::join;
 
 /// A 32-bit value that did not fit: look it up in the rank's `wide` list.
@@ -13,11 +14,16 @@ const WIDE_DUR: i32 = i32::MIN;
 const WIDE_BYTES: u32 = u32::MAX;
 /// `id` of a communicator operation that created no communicator (-1 in [`Event::id`]).
 const NO_COMM: u32 = u32::MAX;
+/// A completion written out in full: `EXPLICIT, req, source, tag`.
+const EXPLICIT: u32 = u32::MAX;
 
 /// What one rank keeps besides its columns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Extra {
     aux: Vec<u32>,
+    /// Request id → the event that created it (ids are per-rank sequence numbers; the table
+    /// stops at the first id out of sequence, which the graph reports).
+    origin: Vec<u32>,
     /// `(2·event + field, value)`, sorted: field 0 the return time, field 1 the byte count.
     wide: Vec<(u64, u64)>,
 }
@@ -109,7 +115,24 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
         Shape::CommOp if e.id < 0 => NO_COMM,
         _ => e.id as u32,
     };
+    if matches!(e.routine.shape(), Shape::Isend | Shape::Irecv) && e.id == x.origin.len() as i64 {
+        x.origin.push(i as u32);
+    }
     Stored { dur, bytes, id }
+}
+
+/// The status a completed request reports unless the trace says otherwise: `(-1, -1)` for a
+/// send, the posted source and tag for a receive without wildcards.
+fn implied_status(routine: Routine, peer: i32, tag: i32, flags: u8) -> Option<(i32, i32)> {
+    match routine.shape() {
+        Shape::Isend => Some((-1, -1)),
+        Shape::Irecv
+            if peer >= 0 && tag != TAG_ANY && flags & (FLAG_ANY_SOURCE | FLAG_ANY_TAG) == 0 =>
+        {
+            Some((peer, tag))
+        }
+        _ => None,
+    }
 }
 
 fn split_u64(v: u64) -> [u32; 2] {
@@ -230,12 +253,24 @@ impl Events {
         self.start[r + 1] += 1;
     }
 
+    fn implied_last(&self, req: u32) -> Option<(i32, i32)> {
+        let r = self.nranks() - 1;
+        let oi = *self.extra[r].origin.get(req as usize)? as usize + self.start[r];
+        implied_status(
+            self.routine[oi],
+            self.peer[oi],
+            self.tag[oi],
+            self.flags[oi],
+        )
+    }
+
     /// Empties the last rank (a single-rank buffer), keeping the allocations.
     pub fn clear(&mut self) {
         columns!(self, clear);
         self.start.iter_mut().for_each(|s| *s = 0);
         self.extra.iter_mut().for_each(|x| {
             x.aux.clear();
+            x.origin.clear();
             x.wide.clear();
         });
     }
@@ -248,7 +283,11 @@ impl Events {
             + self
                 .extra
                 .iter()
-                .map(|x| std::mem::size_of::<Extra>() + x.aux.len() * 4 + x.wide.len() * 16)
+                .map(|x| {
+                    std::mem::size_of::<Extra>()
+                        + (x.aux.len() + x.origin.len()) * 4
+                        + x.wide.len() * 16
+                })
                 .sum::<usize>()
     }
 
@@ -323,6 +362,7 @@ fn fill_ranks<E: Send>(
         let (cols, tail) = rest.split_at(start[r + 1] - start[r]);
         rest = tail;
         scratch.aux.clear();
+        scratch.origin.clear();
         scratch.wide.clear();
         let mut sink = Sink {
             cols,
@@ -332,6 +372,7 @@ fn fill_ranks<E: Send>(
         fill(r, &mut sink)?;
         debug_assert_eq!(sink.next, start[r + 1] - start[r]);
         x.aux = scratch.aux.as_slice().into();
+        x.origin = scratch.origin.as_slice().into();
         x.wide = scratch.wide.as_slice().into();
     }
     Ok(())
@@ -399,11 +440,21 @@ impl Push for Sink<'_> {
         self.cols.set(self.next, self.next, e, self.extra, aux);
         self.next += 1;
     }
+
+    fn implied(&self, req: u32) -> Option<(i32, i32)> {
+        let oi = *self.extra.origin.get(req as usize)? as usize;
+        let c = &self.cols;
+        implied_status(c.routine[oi], c.peer[oi], c.tag[oi], c.flags[oi])
+    }
 }
 
 impl Push for Events {
     fn push_words(&mut self, e: &Event, aux: &[u32]) {
         self.push_last(e, aux);
+    }
+
+    fn implied(&self, req: u32) -> Option<(i32, i32)> {
+        self.implied_last(req)
     }
 }
 
@@ -413,6 +464,10 @@ pub trait Push {
     #[doc(hidden)]
     fn push_words(&mut self, e: &Event, aux: &[u32]);
 
+    /// The status request `req` reports unless the trace says otherwise.
+    #[doc(hidden)]
+    fn implied(&self, req: u32) -> Option<(i32, i32)>;
+
     /// Appends an event with no variable-length part.
     fn push(&mut self, e: &Event) {
         self.push_words(e, &[]);
@@ -420,7 +475,17 @@ pub trait Push {
 
     /// Appends a `complete` record.
     fn push_complete(&mut self, e: &Event, done: &[Completion]) {
-        self.push_words(e, &complete_words(done));
+        let mut w = Vec::with_capacity(2 + 4 * done.len());
+        w.extend([done.len() as u32, 0]);
+        for c in done {
+            if c.req != EXPLICIT && self.implied(c.req) == Some((c.source, c.tag)) {
+                w.push(c.req);
+            } else {
+                w.extend([EXPLICIT, c.req, c.source as u32, c.tag as u32]);
+            }
+        }
+        w[1] = (w.len() - 2) as u32;
+        self.push_words(e, &w);
     }
 
     /// Appends a Sendrecv record.
@@ -435,17 +500,13 @@ pub trait Push {
 
     /// Appends event `i` of `from` (any shape).
     fn push_from(&mut self, from: Rank<'_>, i: usize) {
-        self.push_words(&from.event(i), from.aux(i));
+        if from.routine(i).shape() == Shape::Complete {
+            let done: Vec<Completion> = from.completions(i).collect();
+            self.push_complete(&from.event(i), &done);
+        } else {
+            self.push_words(&from.event(i), from.aux(i));
+        }
     }
-}
-
-fn complete_words(done: &[Completion]) -> Vec<u32> {
-    let mut w = Vec::with_capacity(1 + 3 * done.len());
-    w.push(done.len() as u32);
-    for c in done {
-        w.extend([c.req, c.source as u32, c.tag as u32]);
-    }
-    w
 }
 
 fn sendrecv_words(h: RecvHalf) -> [u32; 4] {
@@ -562,7 +623,7 @@ impl<'a> Rank<'a> {
         let at = self.ev.id[self.global(i)] as usize;
         let aux = &self.x.aux;
         let n = match self.routine(i).shape() {
-            Shape::Complete => 1 + 3 * aux[at] as usize,
+            Shape::Complete => 2 + aux[at + 1] as usize,
             Shape::Sendrecv => 4,
             Shape::Coll => 3 + 2 * aux[at] as usize,
             _ => return &[],
@@ -570,19 +631,23 @@ impl<'a> Rank<'a> {
         &aux[at..at + n]
     }
 
+    /// The request that created request `req`, if any.
+    pub fn req_origin(&self, req: u32) -> Option<u32> {
+        self.x.origin.get(req as usize).copied()
+    }
+
     /// The requests a `complete` record says it completed.
-    pub fn completions(&self, i: usize) -> impl ExactSizeIterator<Item = Completion> + 'a {
+    pub fn completions(&self, i: usize) -> Completions<'a> {
         let aux = self.aux(i);
-        let words = if self.routine(i).shape() == Shape::Complete {
-            &aux[1..]
-        } else {
-            &[]
+        let (n, words) = match self.routine(i).shape() {
+            Shape::Complete => (aux[0] as usize, &aux[2..]),
+            _ => (0, &[][..]),
         };
-        words.chunks_exact(3).map(|c| Completion {
-            req: c[0],
-            source: c[1] as i32,
-            tag: c[2] as i32,
-        })
+        Completions {
+            rank: *self,
+            words,
+            left: n,
+        }
     }
 
     /// The receive half of a Sendrecv record.
@@ -609,6 +674,47 @@ impl<'a> Rank<'a> {
     }
 }
 
+/// The completions of one `complete` record (see [`Rank::completions`]).
+pub struct Completions<'a> {
+    rank: Rank<'a>,
+    words: &'a [u32],
+    left: usize,
+}
+
+impl Iterator for Completions<'_> {
+    type Item = Completion;
+
+    fn next(&mut self) -> Option<Completion> {
+        let (&w, rest) = self.words.split_first()?;
+        self.left -= 1;
+        if w == EXPLICIT {
+            let c = Completion {
+                req: rest[0],
+                source: rest[1] as i32,
+                tag: rest[2] as i32,
+            };
+            self.words = &rest[3..];
+            return Some(c);
+        }
+        self.words = rest;
+        let oi = self.rank.x.origin[w as usize] as usize;
+        let r = &self.rank;
+        let (source, tag) = implied_status(r.routine(oi), r.peer(oi), r.tag(oi), r.flags(oi))
+            .expect("a one-word completion has an implied status");
+        Some(Completion {
+            req: w,
+            source,
+            tag,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Completions<'_> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -627,6 +733,48 @@ mod tests {
         ev.push(&c);
         let r = ev.rank(0);
         assert_eq!((r.event(0), r.event(1), r.event(2)), (e, back, c));
+    }
+
+    #[test]
+    fn completions_take_one_word_when_the_status_is_implied() {
+        let mut ev = Events::single();
+        let mut send = Event::new(Routine::Isend, 0, 1);
+        (send.peer, send.tag, send.id) = (1, 3, 0);
+        let mut recv = Event::new(Routine::Irecv, 2, 3);
+        (recv.peer, recv.tag, recv.id) = (1, 4, 1);
+        let mut any = Event::new(Routine::Irecv, 4, 5);
+        (any.peer, any.tag, any.id, any.flags) = (-1, 4, 2, FLAG_ANY_SOURCE);
+        for e in [&send, &recv, &any] {
+            ev.push(e);
+        }
+        let done = [
+            Completion {
+                req: 0,
+                source: -1,
+                tag: -1,
+            }, // implied: a send's
+            Completion {
+                req: 1,
+                source: 1,
+                tag: 4,
+            }, // implied: posted source and tag
+            Completion {
+                req: 2,
+                source: 5,
+                tag: 4,
+            }, // a wildcard: written out
+            Completion {
+                req: 1,
+                source: 1,
+                tag: 9,
+            }, // not what was posted: written out
+        ];
+        ev.push_complete(&Event::new(Routine::Waitall, 6, 7), &done);
+        let r = ev.rank(0);
+        assert_eq!(r.aux(3).len(), 2 + 1 + 1 + 4 + 4);
+        assert_eq!(r.completions(3).len(), 4);
+        assert_eq!(r.completions(3).collect::<Vec<_>>(), done);
+        assert_eq!(r.req_origin(2), Some(2));
     }
 
     #[test]
