@@ -167,14 +167,14 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
                 }
                 created += 1;
             }
-            for c in ev.completions(i) {
-                let Some(slot) = reqs[..created].get_mut(c.req as usize) else {
+            for req in ev.completed_reqs(i) {
+                let Some(slot) = reqs[..created].get_mut(req as usize) else {
                     return Err(TraceError::event(
                         file,
                         r,
                         i,
                         routine,
-                        format!("completes request {} which no earlier call created", c.req),
+                        format!("completes request {req} which no earlier call created"),
                     ));
                 };
                 if *slot != NONE {
@@ -184,8 +184,8 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
                         i,
                         routine,
                         format!(
-                            "completes request {} a second time (event {} completed it already)",
-                            c.req, *slot
+                            "completes request {req} a second time (event {} completed it already)",
+                            *slot
                         ),
                     ));
                 }
@@ -239,11 +239,15 @@ fn receives(trace: &Trace, g: &HbGraph, file: &str, r: usize) -> Result<Vec<Side
     cancelled.sort_unstable();
     let mut v = Vec::new();
     for i in 0..ev.len() {
-        let e = ev.event(i);
-        let shape = e.routine.shape();
-        let is_recv = matches!(shape, Shape::Irecv | Shape::Sendrecv) || e.routine == Routine::Recv;
+        let routine = ev.routine(i);
+        let shape = routine.shape();
+        let is_recv = matches!(shape, Shape::Irecv | Shape::Sendrecv) || routine == Routine::Recv;
         // A cancelled receive matches nothing (the trace cannot say whether the cancel won).
-        if !is_recv || (shape == Shape::Irecv && cancelled.binary_search(&e.id).is_ok()) {
+        if !is_recv
+            || (shape == Shape::Irecv
+                && !cancelled.is_empty()
+                && cancelled.binary_search(&ev.id(i)).is_ok())
+        {
             continue;
         }
         if let Some((src, tag)) = recv_key(trace, g, r, i)
@@ -254,12 +258,12 @@ fn receives(trace: &Trace, g: &HbGraph, file: &str, r: usize) -> Result<Vec<Side
                     file,
                     r,
                     i,
-                    e.routine,
+                    routine,
                     format!("received from source {src}, which is not a world rank"),
                 ));
             }
             v.push(Side {
-                comm: e.comm,
+                comm: ev.comm(i),
                 src: src as u32,
                 tag,
                 event: i as u32,

@@ -453,8 +453,8 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                         Some(s) if s.event == i => (s.fold, s.inbound, s.next),
                         _ => (WaitFold::new(tc, o), Vec::new(), 0),
                     };
-                    for (k, c) in ev.completions(i).enumerate().skip(from) {
-                        match sh.request(r, c.req) {
+                    for (k, req) in ev.completed_reqs(i).enumerate().skip(from) {
+                        match sh.request(r, req) {
                             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
                             Ok(Pending::Inbound(m)) => inbound.push(m),
                             Err(dep) => {

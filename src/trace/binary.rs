@@ -244,6 +244,8 @@ fn comm(input: &[u8]) -> Res<'_, Comm> {
 /// The state carried from record to record of one rank.
 struct Cursor<'t, 's> {
     events: &'t mut Sink<'s>,
+    /// A `complete` record's requests (a buffer reused from record to record).
+    done: Vec<Completion>,
     prev_return: u64,
 }
 
@@ -331,7 +333,8 @@ fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_, '_>) -> Res<'a, ()> {
         }
         Shape::Complete => {
             let (mut rest, n) = count("the number of completed requests", 3)(rest)?;
-            let mut done = Vec::with_capacity(n.min(64));
+            let done = &mut cur.done;
+            done.clear();
             for _ in 0..n {
                 let (r, (req, source, tag)) = tuple((
                     u32_field("a request id"),
@@ -341,7 +344,7 @@ fn record<'a>(input: &'a [u8], cur: &mut Cursor<'_, '_>) -> Res<'a, ()> {
                 done.push(Completion { req, source, tag });
                 rest = r;
             }
-            cur.events.push_complete(&e, &done);
+            cur.events.push_complete(&e, &cur.done);
             rest
         }
         Shape::Cancel => {
@@ -630,6 +633,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     trace.events = Events::fill(&counts, &|rank, sink| {
         let mut cur = Cursor {
             events: sink,
+            done: Vec::new(),
             prev_return: 0,
         };
         for c in &event_chunks[rank] {

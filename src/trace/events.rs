@@ -475,17 +475,23 @@ pub trait Push {
 
     /// Appends a `complete` record.
     fn push_complete(&mut self, e: &Event, done: &[Completion]) {
-        let mut w = Vec::with_capacity(2 + 4 * done.len());
-        w.extend([done.len() as u32, 0]);
-        for c in done {
-            if c.req != EXPLICIT && self.implied(c.req) == Some((c.source, c.tag)) {
-                w.push(c.req);
-            } else {
-                w.extend([EXPLICIT, c.req, c.source as u32, c.tag as u32]);
-            }
+        thread_local! {
+            /// The words being built: no allocation per record.
+            static WORDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        w[1] = (w.len() - 2) as u32;
-        self.push_words(e, &w);
+        WORDS.with_borrow_mut(|w| {
+            w.clear();
+            w.extend([done.len() as u32, 0]);
+            for c in done {
+                if c.req != EXPLICIT && self.implied(c.req) == Some((c.source, c.tag)) {
+                    w.push(c.req);
+                } else {
+                    w.extend([EXPLICIT, c.req, c.source as u32, c.tag as u32]);
+                }
+            }
+            w[1] = (w.len() - 2) as u32;
+            self.push_words(e, w);
+        });
     }
 
     /// Appends a Sendrecv record.
@@ -634,6 +640,25 @@ impl<'a> Rank<'a> {
     /// The request that created request `req`, if any.
     pub fn req_origin(&self, req: u32) -> Option<u32> {
         self.x.origin.get(req as usize).copied()
+    }
+
+    /// The ids of the requests a `complete` record completed, without their statuses (which
+    /// cost a look at each request's creator).
+    pub fn completed_reqs(&self, i: usize) -> impl Iterator<Item = u32> + 'a {
+        let mut words = match self.routine(i).shape() {
+            Shape::Complete => &self.aux(i)[2..],
+            _ => &[][..],
+        };
+        std::iter::from_fn(move || {
+            let (&w, rest) = words.split_first()?;
+            if w == EXPLICIT {
+                words = &rest[3..];
+                Some(rest[0])
+            } else {
+                words = rest;
+                Some(w)
+            }
+        })
     }
 
     /// The requests a `complete` record says it completed.
