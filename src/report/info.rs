@@ -1,7 +1,7 @@
 //! `loggps-predict info`: what a trace holds, without replaying it.
 
 use crate::model::Params;
-use crate::trace::{EagerLimit, PEER_NULL, Shape, Trace};
+use crate::trace::{EagerLimit, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -57,24 +57,30 @@ fn bucket(k: u64) -> usize {
 
 impl Info {
     pub fn new(name: &str, trace: &Trace, file_bytes: u64) -> Info {
-        let mut by_routine: BTreeMap<&'static str, u64> = BTreeMap::new();
+        let mut per_code = [0u64; 256];
         let (mut messages, mut message_bytes, mut collective_bytes) = (0u64, 0u64, 0u64);
         let mut hist = [0u64; 65];
         for ev in trace.events.ranks() {
             for i in 0..ev.len() {
-                let e = ev.event(i);
-                *by_routine.entry(e.routine.mpi_name()).or_insert(0) += 1;
-                match e.routine.shape() {
-                    Shape::Send | Shape::Isend | Shape::Sendrecv if e.peer != PEER_NULL => {
+                let routine = ev.routine(i);
+                per_code[routine as usize] += 1;
+                match routine.shape() {
+                    Shape::Send | Shape::Isend | Shape::Sendrecv if ev.peer(i) != PEER_NULL => {
+                        let bytes = ev.bytes(i);
                         messages += 1;
-                        message_bytes += e.bytes;
-                        hist[bucket(e.bytes)] += 1;
+                        message_bytes += bytes;
+                        hist[bucket(bytes)] += 1;
                     }
-                    Shape::Coll => collective_bytes += e.bytes,
+                    Shape::Coll => collective_bytes += ev.bytes(i),
                     _ => {}
                 }
             }
         }
+        let by_routine: BTreeMap<&'static str, u64> = Routine::ALL
+            .iter()
+            .filter(|&&r| per_code[r as usize] > 0)
+            .map(|&r| (r.mpi_name(), per_code[r as usize]))
+            .collect();
         let message_sizes = hist
             .iter()
             .enumerate()
