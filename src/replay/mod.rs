@@ -648,23 +648,25 @@ pub fn replay_with(
     let mut wave: Vec<u32> = (0..p as u32).collect();
     let mut waiting_on_event: Vec<Vec<(u32, u32)>> = vec![Vec::new(); p];
     let mut waiting_on_instance: HashMap<u32, Vec<u32>> = HashMap::new();
-    let done_events = AtomicU64::new(0);
+    let mut done_events = 0u64;
     while !wave.is_empty() {
         let run = |&r: &u32| {
             let mut st = states[r as usize].lock().expect("rank state");
             let before = st.pos;
             let out = advance(&sh, r as usize, &mut st);
-            done_events.fetch_add((st.pos - before) as u64, Ordering::Relaxed);
-            (r, out)
+            (r, out, (st.pos - before) as u32)
         };
-        let outcomes: Vec<(u32, Outcome)> = if wave.len() >= PARALLEL_MIN_RANKS {
+        let outcomes: Vec<(u32, Outcome, u32)> = if wave.len() >= PARALLEL_MIN_RANKS {
             wave.par_iter().map(run).collect()
         } else {
             wave.iter().map(run).collect()
         };
-        progress(done_events.load(Ordering::Relaxed));
+        // Counted here, not by every rank into one shared counter (one cache line bouncing
+        // between the threads).
+        done_events += outcomes.iter().map(|o| o.2 as u64).sum::<u64>();
+        progress(done_events);
         let mut next = Vec::new();
-        for (r, out) in &outcomes {
+        for (r, out, _) in &outcomes {
             match *out {
                 Outcome::Done => {}
                 Outcome::Blocked(Dep::Event(q, j)) => {
@@ -683,7 +685,7 @@ pub fn replay_with(
                 }
             }
         }
-        for (q, _) in &outcomes {
+        for (q, _, _) in &outcomes {
             let q = *q as usize;
             waiting_on_event[q].retain(|&(j, waiter)| {
                 let known = sh.call(q, j as usize).is_ok();
