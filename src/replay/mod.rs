@@ -110,9 +110,8 @@ struct RankState {
     completed: Vec<u32>,
     /// LogGP: the rank's network port (unused under LogGPS).
     port: Port,
-    /// Where the completion call it is blocked in got to (boxed: rarely there, and every rank
-    /// has a state).
-    resume: Option<Box<Resume>>,
+    /// Where the completion call it is blocked in got to.
+    resume: Option<Resume>,
 }
 
 /// One participant's part of a modeled instance: its predicted return and the sender and
@@ -458,12 +457,14 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
                             Ok(Pending::Inbound(m)) => inbound.push(m),
                             Err(dep) => {
-                                *resume = Some(Box::new(Resume {
-                                    event: i,
-                                    next: k,
-                                    fold: w,
-                                    inbound,
-                                }));
+                                if k > 0 {
+                                    *resume = Some(Resume {
+                                        event: i,
+                                        next: k,
+                                        fold: w,
+                                        inbound,
+                                    });
+                                }
                                 return Err(dep);
                             }
                         }

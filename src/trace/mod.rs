@@ -283,8 +283,12 @@ impl Trace {
         } else {
             0.0
         };
-        let offset = m.clock_offset_init_ns as f64
-            + frac * (m.clock_offset_final_ns - m.clock_offset_init_ns) as f64;
+        // In f64: the two offsets come from the file, their difference may not fit in i64.
+        let (init, fin) = (
+            m.clock_offset_init_ns as f64,
+            m.clock_offset_final_ns as f64,
+        );
+        let offset = init + frac * (fin - init);
         t as f64 + offset
     }
 
@@ -538,4 +542,25 @@ pub fn list_some<T: std::fmt::Display>(items: &[T]) -> String {
         String::new()
     };
     format!(": {}{more}", shown.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_offsets_whose_difference_overflows_i64_interpolate() {
+        // Found by fuzzing: offsets of -9e18 and +9e18 ns at Init and Finalize. Halfway
+        // through the rank's run the offset is their mean, 0.
+        let mut t = Trace::new(1);
+        (
+            t.meta.ranks[0].clock_offset_init_ns,
+            t.meta.ranks[0].clock_offset_final_ns,
+        ) = (-9_000_000_000_000_000_000, 9_000_000_000_000_000_000);
+        let mut ev = Events::single();
+        ev.push(&Event::new(Routine::Init, 0, 1000));
+        ev.push(&Event::new(Routine::Finalize, 3000, 3000));
+        t.events = ev;
+        assert_eq!(t.corrected_ns(0, 2000), 2000.0);
+    }
 }
