@@ -9,6 +9,7 @@ pub use events::{Completions, Events, Push, Rank, Sink, par_ranges};
 
 use crate::error::TraceError;
 use crate::model::Params;
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -354,7 +355,9 @@ impl Trace {
             }
             sorted_members.insert(c.id, sorted);
         }
-        for (r, ev) in self.events.ranks().enumerate() {
+        // Rank by rank in parallel; the error reported is the first in rank order.
+        let check_rank = |r: usize| -> Result<(), TraceError> {
+            let ev = self.rank(r);
             let mut prev_return = 0u64;
             for i in 0..ev.len() {
                 let e = ev.event(i);
@@ -434,8 +437,15 @@ impl Trace {
                     }
                 }
             }
+            Ok(())
+        };
+        match (0..self.nranks())
+            .into_par_iter()
+            .find_map_first(|r| check_rank(r).err())
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
