@@ -1,5 +1,6 @@
-//! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: no
-//! per-rank or per-event heap allocation, 30 bytes an event. Fields are stored 32 bits wide;
+//! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: 34
+//! bytes an event, no heap allocation per event, and per rank at most three exact-size vectors
+//! (auxiliary words, request origins, wide values). Fields are stored 32 bits wide;
 //! the rare value that does not fit (a duration beyond ±2.1 s, a message of 4 GiB or more) is
 //! kept exactly in its rank's short `wide` list. Variable-length parts (completed requests,
 //! Sendrecv's receive half, collective counts) go to the rank's `aux` words, found through the
@@ -273,22 +274,6 @@ impl Events {
             x.origin.clear();
             x.wide.clear();
         });
-    }
-
-    /// Heap bytes held.
-    pub fn heap_bytes(&self) -> usize {
-        let per_event = 1 + 1 + 8 + 4 * 6;
-        self.len() * per_event
-            + self.start.len() * 8
-            + self
-                .extra
-                .iter()
-                .map(|x| {
-                    std::mem::size_of::<Extra>()
-                        + (x.aux.len() + x.origin.len()) * 4
-                        + x.wide.len() * 16
-                })
-                .sum::<usize>()
     }
 
     /// Columns for ranks of `counts[r]` events, filled in parallel: `fill(r, sink)` must push
