@@ -414,6 +414,10 @@ fn chunk(input: &[u8]) -> Res<'_, (u8, u32, &[u8])> {
     Ok((rest, (kind, rank, payload)))
 }
 
+/// The most bytes of event records one rank may have: its event indices and auxiliary words
+/// are 32-bit, and a record's bytes give at most two auxiliary words each.
+const MAX_RANK_BYTES: usize = (1 << 31) - 1;
+
 /// Parses a whole binary trace (not yet validated across ranks).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
@@ -613,6 +617,15 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     // so this cannot over-allocate), then every rank parsed in place, in parallel.
     let mut counts = vec![0usize; nranks];
     for (rank, cs) in event_chunks.iter().enumerate() {
+        let bytes: usize = cs.iter().map(|c| c.payload.len()).sum();
+        if bytes > MAX_RANK_BYTES {
+            return Err(TraceError::at(
+                name,
+                format!(
+                    "rank {rank} has {bytes} bytes of event records; this build reads at most {MAX_RANK_BYTES} per rank"
+                ),
+            ));
+        }
         for c in cs {
             let (rest, n) =
                 expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
