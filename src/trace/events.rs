@@ -225,6 +225,7 @@ impl Events {
         &self.start
     }
 
+    #[inline]
     pub fn rank(&self, r: usize) -> Rank<'_> {
         Rank {
             ev: self,
@@ -523,28 +524,34 @@ pub struct Rank<'a> {
 }
 
 impl<'a> Rank<'a> {
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Global index of event `i` (in [`Events::offsets`] numbering).
+    #[inline]
     pub fn global(&self, i: usize) -> usize {
         debug_assert!(i < self.len);
         self.base + i
     }
 
+    #[inline]
     pub fn routine(&self, i: usize) -> Routine {
         self.ev.routine[self.global(i)]
     }
 
+    #[inline]
     pub fn t_call(&self, i: usize) -> u64 {
         self.ev.t_call[self.global(i)]
     }
 
+    #[inline]
     fn wide(&self, key: u64) -> u64 {
         let k = self
             .x
@@ -554,6 +561,7 @@ impl<'a> Rank<'a> {
         self.x.wide[k].1
     }
 
+    #[inline]
     pub fn t_return(&self, i: usize) -> u64 {
         match self.ev.dur[self.global(i)] {
             WIDE_DUR => self.wide(2 * i as u64),
@@ -561,6 +569,7 @@ impl<'a> Rank<'a> {
         }
     }
 
+    #[inline]
     pub fn bytes(&self, i: usize) -> u64 {
         match self.ev.bytes[self.global(i)] {
             WIDE_BYTES => self.wide(2 * i as u64 + 1),
@@ -568,23 +577,28 @@ impl<'a> Rank<'a> {
         }
     }
 
+    #[inline]
     pub fn peer(&self, i: usize) -> i32 {
         self.ev.peer[self.global(i)]
     }
 
+    #[inline]
     pub fn tag(&self, i: usize) -> i32 {
         self.ev.tag[self.global(i)]
     }
 
+    #[inline]
     pub fn comm(&self, i: usize) -> u32 {
         self.ev.comm[self.global(i)]
     }
 
+    #[inline]
     pub fn flags(&self, i: usize) -> u8 {
         self.ev.flags[self.global(i)]
     }
 
     /// The request created (isend, irecv, cancel), or the new communicator (commop, -1 none).
+    #[inline]
     pub fn id(&self, i: usize) -> i64 {
         let id = self.ev.id[self.global(i)];
         match self.routine(i).shape() {
@@ -595,6 +609,7 @@ impl<'a> Rank<'a> {
     }
 
     /// Every field of event `i`; where one or two fields do, their accessors read less.
+    #[inline]
     pub fn event(&self, i: usize) -> Event {
         Event {
             routine: self.routine(i),
@@ -610,6 +625,7 @@ impl<'a> Rank<'a> {
     }
 
     /// Event `i`'s words in `aux` (empty for shapes without).
+    #[inline]
     fn aux(&self, i: usize) -> &'a [u32] {
         let at = self.ev.id[self.global(i)] as usize;
         let aux = &self.x.aux;
@@ -623,12 +639,14 @@ impl<'a> Rank<'a> {
     }
 
     /// The request that created request `req`, if any.
+    #[inline]
     pub fn req_origin(&self, req: u32) -> Option<u32> {
         self.x.origin.get(req as usize).copied()
     }
 
     /// The ids of the requests a `complete` record completed, without their statuses (which
     /// cost a look at each request's creator).
+    #[inline]
     pub fn completed_reqs(&self, i: usize) -> impl Iterator<Item = u32> + 'a {
         let mut words = match self.routine(i).shape() {
             Shape::Complete => &self.aux(i)[2..],
@@ -647,6 +665,7 @@ impl<'a> Rank<'a> {
     }
 
     /// The requests a `complete` record says it completed.
+    #[inline]
     pub fn completions(&self, i: usize) -> Completions<'a> {
         let aux = self.aux(i);
         let (n, words) = match self.routine(i).shape() {
@@ -661,6 +680,7 @@ impl<'a> Rank<'a> {
     }
 
     /// The receive half of a Sendrecv record.
+    #[inline]
     pub fn recv_half(&self, i: usize) -> Option<RecvHalf> {
         match (self.routine(i).shape(), self.aux(i)) {
             (Shape::Sendrecv, w) => Some(RecvHalf {
@@ -673,6 +693,7 @@ impl<'a> Rank<'a> {
     }
 
     /// A collective's bytes received by this rank and its per-rank counts.
+    #[inline]
     pub fn coll_recv(&self, i: usize) -> (u64, Vec<u64>) {
         match (self.routine(i).shape(), self.aux(i)) {
             (Shape::Coll, w) => (

@@ -68,6 +68,7 @@ macro_rules! routines {
             }
 
             /// The fields its record carries.
+            #[inline]
             pub fn shape(self) -> Shape {
                 match self { $(Routine::$name => Shape::$shape,)* }
             }
@@ -254,6 +255,7 @@ impl Trace {
     }
 
     /// Rank `r`'s events.
+    #[inline]
     pub fn rank(&self, r: usize) -> Rank<'_> {
         self.events.rank(r)
     }
