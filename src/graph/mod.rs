@@ -134,20 +134,11 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     // Requests: created in sequence, completed exactly once.
     let mut req_start = Vec::with_capacity(p + 1);
     req_start.push(0);
-    let counts: Vec<usize> = (0..p)
-        .into_par_iter()
-        .map(|r| {
-            let ev = trace.rank(r);
-            (0..ev.len())
-                .filter(|&i| matches!(ev.routine(i).shape(), Shape::Isend | Shape::Irecv))
-                .count()
-        })
-        .collect();
-    for c in counts {
-        req_start.push(req_start.last().unwrap() + c);
+    for ev in trace.events.ranks() {
+        req_start.push(req_start.last().unwrap() + ev.requests());
     }
     let mut reqs = vec![NONE; *req_start.last().unwrap()];
-    par_ranges(&mut reqs, &req_start, &|r, reqs| {
+    par_ranges(&mut reqs[..], &req_start, &|r, reqs: &mut [u32]| {
         let ev = trace.rank(r);
         let mut created = 0;
         for i in 0..ev.len() {
@@ -328,7 +319,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     let halves = Mutex::new(Vec::<(usize, Vec<(u32, u32)>)>::new());
     let unmatched: Mutex<Vec<(bool, usize, Side)>> = Mutex::new(Vec::new());
     let channel = |x: &Side| (x.comm, x.src, x.tag);
-    par_ranges(&mut bucketed, &start, &|d, sends| {
+    par_ranges(&mut bucketed[..], &start, &|d, sends: &mut [Side]| {
         sends.sort_unstable_by_key(|x| (channel(x), x.event));
         let mut recvs = receives(trace, g, file, d)?;
         recvs.sort_unstable_by_key(|x| (channel(x), x.event));

@@ -9,6 +9,7 @@
 
 use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
 use rayon::join;
+use std::cell::RefCell;
 
 /// A 32-bit value that did not fit: look it up in the rank's `wide` list.
 const WIDE_DUR: i32 = i32::MIN;
@@ -42,19 +43,11 @@ struct ColsMut<'a> {
     id: &'a mut [u32],
 }
 
-/// Applies `$f` to every per-event column of `$s` (an [`Events`] or a [`ColsMut`]).
-macro_rules! columns {
-    ($s:expr, $f:ident $(, $arg:expr)*) => {{
-        $s.routine.$f($($arg),*);
-        $s.flags.$f($($arg),*);
-        $s.t_call.$f($($arg),*);
-        $s.dur.$f($($arg),*);
-        $s.bytes.$f($($arg),*);
-        $s.peer.$f($($arg),*);
-        $s.tag.$f($($arg),*);
-        $s.comm.$f($($arg),*);
-        $s.id.$f($($arg),*);
-    }};
+/// Invokes macro `$m` with the names of the per-event columns (of [`Events`] and [`ColsMut`]).
+macro_rules! with_columns {
+    ($m:ident) => {
+        $m!(routine, flags, t_call, dur, bytes, peer, tag, comm, id)
+    };
 }
 
 impl<'a> ColsMut<'a> {
@@ -65,7 +58,7 @@ impl<'a> ColsMut<'a> {
                 (ColsMut { $($c: $c.0,)* }, ColsMut { $($c: $c.1,)* })
             }};
         }
-        split!(routine, flags, t_call, dur, bytes, peer, tag, comm, id)
+        with_columns!(split)
     }
 
     /// Stores event `e` (index `i` of its rank) at slot `k`.
@@ -201,7 +194,7 @@ impl Events {
             macro_rules! append {
                 ($($c:ident),*) => {$(all.$c.extend_from_slice(&p.$c);)*};
             }
-            append!(routine, flags, t_call, dur, bytes, peer, tag, comm, id);
+            with_columns!(append);
             all.extra.extend(p.extra);
         }
         all
@@ -268,7 +261,10 @@ impl Events {
 
     /// Empties the last rank (a single-rank buffer), keeping the allocations.
     pub fn clear(&mut self) {
-        columns!(self, clear);
+        macro_rules! clear {
+            ($($c:ident),*) => {$(self.$c.clear();)*};
+        }
+        with_columns!(clear);
         self.start.iter_mut().for_each(|s| *s = 0);
         self.extra.iter_mut().for_each(|x| {
             x.aux.clear();
@@ -313,79 +309,81 @@ impl Events {
             comm: &mut ev.comm,
             id: &mut ev.id,
         };
-        fill_ranks(&ev.start, 0, cols, &mut ev.extra, fill)?;
+        thread_local! {
+            /// A rank's variable-length parts grow here and are then kept at their exact size:
+            /// no growth garbage, no spare capacity.
+            static SCRATCH: RefCell<Extra> = RefCell::default();
+        }
+        par_ranges((cols, &mut ev.extra[..]), &ev.start, &|r,
+                                                           (cols, x): (
+            ColsMut<'_>,
+            &mut [Extra],
+        )| {
+            SCRATCH.with_borrow_mut(|scratch| {
+                scratch.aux.clear();
+                scratch.origin.clear();
+                scratch.wide.clear();
+                let mut sink = Sink {
+                    cols,
+                    next: 0,
+                    extra: scratch,
+                };
+                fill(r, &mut sink)?;
+                debug_assert_eq!(sink.next, sink.cols.id.len());
+                x[0] = Extra {
+                    aux: scratch.aux.as_slice().into(),
+                    origin: scratch.origin.as_slice().into(),
+                    wide: scratch.wide.as_slice().into(),
+                };
+                Ok(())
+            })
+        })?;
         Ok(ev)
     }
 }
 
-/// Fills ranks `first..first + extra.len()`, splitting the work in halves (rayon) down to
-/// pieces of a few thousand events.
-fn fill_ranks<E: Send>(
-    start: &[usize],
-    first: usize,
-    cols: ColsMut<'_>,
-    extra: &mut [Extra],
-    fill: &(dyn Fn(usize, &mut Sink<'_>) -> Result<(), E> + Sync),
-) -> Result<(), E> {
-    const PIECE_EVENTS: usize = 1 << 14;
-    let n = extra.len();
-    if n > 1 && start[first + n] - start[first] > PIECE_EVENTS {
-        let mid = n / 2;
-        let (a, b) = cols.split_at(start[first + mid] - start[first]);
-        let (xa, xb) = extra.split_at_mut(mid);
-        let (ra, rb) = join(
-            || fill_ranks(start, first, a, xa, fill),
-            || fill_ranks(start, first + mid, b, xb, fill),
-        );
-        return ra.and(rb);
+/// Per-rank data that can be cut between two ranks: `split(ranks, events)` leaves the first
+/// `ranks` ranks, which hold `events` events, on the left.
+pub trait RankSplit: Sized + Send {
+    fn split(self, ranks: usize, events: usize) -> (Self, Self);
+}
+
+impl<T: Send> RankSplit for &mut [T] {
+    fn split(self, _: usize, events: usize) -> (Self, Self) {
+        self.split_at_mut(events)
     }
-    // A rank's variable-length parts grow in one scratch buffer and are then kept at their
-    // exact size: no growth garbage, no spare capacity.
-    let mut scratch = Extra::default();
-    let mut rest = cols;
-    for (k, x) in extra.iter_mut().enumerate() {
-        let r = first + k;
-        let (cols, tail) = rest.split_at(start[r + 1] - start[r]);
-        rest = tail;
-        scratch.aux.clear();
-        scratch.origin.clear();
-        scratch.wide.clear();
-        let mut sink = Sink {
-            cols,
-            next: 0,
-            extra: &mut scratch,
-        };
-        fill(r, &mut sink)?;
-        debug_assert_eq!(sink.next, start[r + 1] - start[r]);
-        x.aux = scratch.aux.as_slice().into();
-        x.origin = scratch.origin.as_slice().into();
-        x.wide = scratch.wide.as_slice().into();
+}
+
+impl RankSplit for (ColsMut<'_>, &mut [Extra]) {
+    fn split(self, ranks: usize, events: usize) -> (Self, Self) {
+        let (a, b) = self.0.split_at(events);
+        let (xa, xb) = self.1.split_at_mut(ranks);
+        ((a, xa), (b, xb))
     }
-    Ok(())
 }
 
 /// What [`par_ranges`] calls for each rank.
-pub type RangeFn<'a, T, E> = dyn Fn(usize, &mut [T]) -> Result<(), E> + Sync + 'a;
+pub type RangeFn<'f, P, E> = dyn Fn(usize, P) -> Result<(), E> + Sync + 'f;
 
-/// Calls `f(r, &mut data[start[r]..start[r + 1]])` for every `r`, in parallel: the ranks are
-/// split in halves (rayon) down to pieces of a few thousand items. The first error (lowest
-/// rank) is returned.
-pub fn par_ranges<T: Send, E: Send>(
-    data: &mut [T],
+/// Calls `f(r, rank r's part of data)` for every rank `r` (rank `r` holds events
+/// `start[r]..start[r + 1]`), in parallel: the ranks are split in halves (rayon) down to pieces
+/// of a few thousand events. The first error (lowest rank) is returned.
+pub fn par_ranges<P: RankSplit, E: Send>(
+    data: P,
     start: &[usize],
-    f: &RangeFn<'_, T, E>,
+    f: &RangeFn<'_, P, E>,
 ) -> Result<(), E> {
-    fn go<T: Send, E: Send>(
-        data: &mut [T],
+    fn go<P: RankSplit, E: Send>(
+        data: P,
         start: &[usize],
         first: usize,
         n: usize,
-        f: &RangeFn<'_, T, E>,
+        f: &RangeFn<'_, P, E>,
     ) -> Result<(), E> {
-        const PIECE: usize = 1 << 14;
-        if n > 1 && start[first + n] - start[first] > PIECE {
+        const PIECE_EVENTS: usize = 1 << 14;
+        if n > 1 && start[first + n] - start[first] > PIECE_EVENTS {
             let mid = n / 2;
-            let (a, b) = data.split_at_mut(start[first + mid] - start[first]);
+            let (a, b) = data.split(mid, start[first + mid] - start[first]);
             let (ra, rb) = join(
                 || go(a, start, first, mid, f),
                 || go(b, start, first + mid, n - mid, f),
@@ -394,7 +392,7 @@ pub fn par_ranges<T: Send, E: Send>(
         }
         let mut rest = data;
         for r in first..first + n {
-            let (mine, tail) = rest.split_at_mut(start[r + 1] - start[r]);
+            let (mine, tail) = rest.split(1, start[r + 1] - start[r]);
             rest = tail;
             f(r, mine)?;
         }
@@ -638,7 +636,14 @@ impl<'a> Rank<'a> {
         &aux[at..at + n]
     }
 
-    /// The request that created request `req`, if any.
+    /// How many requests the rank created in sequence (ids 0, 1, …; the count stops at the
+    /// first id out of sequence, which the graph reports).
+    #[inline]
+    pub fn requests(&self) -> usize {
+        self.x.origin.len()
+    }
+
+    /// The event that created request `req`, if any.
     #[inline]
     pub fn req_origin(&self, req: u32) -> Option<u32> {
         self.x.origin.get(req as usize).copied()
