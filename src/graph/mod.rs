@@ -31,10 +31,11 @@ pub struct Instance {
 pub struct HbGraph {
     /// The trace's event offsets: rank `r`'s events at `start[r]..start[r + 1]`.
     start: Vec<usize>,
-    /// Per event (global index): the matching event in the peer's rank (point-to-point),
+    /// Per event (global index): the matching event, by its global index (point-to-point),
     /// the instance (collectives), or [`NONE`].
     link: Vec<u32>,
-    /// Per rank: `(event, partner)` for the receive half of each Sendrecv, sorted by event.
+    /// Per rank: `(event, partner's global index)` for the receive half of each Sendrecv,
+    /// sorted by event.
     pub link2: Vec<Vec<(u32, u32)>>,
     /// Rank `r`'s requests at `req_start[r]..req_start[r + 1]`, by id.
     req_start: Vec<usize>,
@@ -58,8 +59,8 @@ struct Side {
 }
 
 impl HbGraph {
-    /// What event `i` of rank `r` is linked to: its message's partner event, its collective
-    /// instance, or [`NONE`].
+    /// What event `i` of rank `r` is linked to: its message's partner event (a global index,
+    /// see [`crate::trace::Events::locate`]), its collective instance, or [`NONE`].
     pub fn link(&self, r: usize, i: usize) -> u32 {
         self.link[self.start[r] + i]
     }
@@ -76,7 +77,7 @@ impl HbGraph {
             .unwrap_or(NONE)
     }
 
-    /// The partner of the receive half of Sendrecv event `i` of rank `r`.
+    /// The partner (global index) of the receive half of Sendrecv event `i` of rank `r`.
     pub fn link2(&self, r: usize, i: usize) -> u32 {
         let l = &self.link2[r];
         l.binary_search_by_key(&(i as u32), |&(e, _)| e)
@@ -130,6 +131,16 @@ fn recv_key(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<(i32, i32)
 pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     let p = trace.nranks();
     let start = trace.events.offsets().to_vec();
+    if start[p] >= NONE as usize {
+        return Err(TraceError::at(
+            file,
+            format!(
+                "the trace has {} events; this build handles at most {}",
+                start[p],
+                NONE - 1
+            ),
+        ));
+    }
 
     // Requests: created in sequence, completed exactly once.
     let mut req_start = Vec::with_capacity(p + 1);
@@ -338,14 +349,19 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
                 std::cmp::Ordering::Greater => lost.push((false, d, recvs[b])),
                 std::cmp::Ordering::Equal => {
                     let (s, v) = (sends[a], recvs[b]);
-                    set(s.src as usize, s.event, v.event);
+                    let send = (g.start[s.src as usize] + s.event as usize) as u32;
+                    set(
+                        s.src as usize,
+                        s.event,
+                        (g.start[d] + v.event as usize) as u32,
+                    );
                     if ev.routine(v.event as usize).shape() == Shape::Sendrecv {
-                        mine.push((v.event, s.event));
+                        mine.push((v.event, send));
                     } else {
-                        set(d, v.event, s.event);
+                        set(d, v.event, send);
                     }
                     if probes {
-                        by_recv.push((v.event, s.event));
+                        by_recv.push((v.event, send));
                     }
                 }
             }
@@ -565,11 +581,17 @@ impl<'a> HbView<'a> {
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous.
     pub fn rendezvous(&self, r: usize, i: usize) -> bool {
-        let ev = self.trace.rank(r);
-        match ev.routine(i) {
+        self.rendezvous_at(self.offsets[r] + i)
+    }
+
+    /// Whether the message sent by global event `e` goes by rendezvous.
+    #[inline]
+    pub fn rendezvous_at(&self, e: usize) -> bool {
+        let ev = &self.trace.events;
+        match ev.routine_at(e) {
             Routine::Ssend | Routine::Issend => true,
             Routine::Bsend | Routine::Rsend | Routine::Ibsend | Routine::Irsend => false,
-            _ => ev.bytes(i) > self.eager_limit,
+            _ => ev.bytes_at(e) > self.eager_limit,
         }
     }
 
@@ -608,46 +630,38 @@ impl<'a> HbView<'a> {
             out.push(2 * self.total() + link as usize);
             return out;
         }
-        let mut sends_to = |q: usize, j: usize| {
-            let done = self.completer(q, j);
-            if done != NONE as usize {
-                out.push(self.call(q, done) + 1);
-            }
-        };
         // A send's call lets its receive (or the receive's Wait, or a Probe) return.
         if matches!(
             e.routine.shape(),
             Shape::Send | Shape::Isend | Shape::Sendrecv
         ) && link != NONE
         {
-            sends_to(e.peer as usize, link as usize);
+            let (q, j) = self.trace.events.locate(link as usize);
+            let done = self.completer(q, j);
+            if done != NONE as usize {
+                out.push(self.call(q, done) + 1);
+            }
         }
         // A receive's call lets a rendezvous send (or its Wait) return.
         let recv_from = match e.routine.shape() {
-            Shape::Recv if e.routine == Routine::Recv => Some((e.peer, link)),
-            Shape::Irecv => recv_source(self.trace, self.graph, r, i).map(|s| (s, link)),
-            Shape::Sendrecv => ev.recv_half(i).map(|h| (h.source, self.graph.link2(r, i))),
-            _ => None,
+            Shape::Recv if e.routine == Routine::Recv => link,
+            Shape::Irecv => link,
+            Shape::Sendrecv => self.graph.link2(r, i),
+            _ => NONE,
         };
-        if let Some((src, j)) = recv_from
-            && j != NONE
-            && src >= 0
-            && self.rendezvous(src as usize, j as usize)
-        {
-            let done = self.completer(src as usize, j as usize);
-            if done != NONE as usize {
-                out.push(self.call(src as usize, done) + 1);
+        if recv_from != NONE {
+            let (src, j) = self.trace.events.locate(recv_from as usize);
+            if self.rendezvous(src, j) {
+                let done = self.completer(src, j);
+                if done != NONE as usize {
+                    out.push(self.call(src, done) + 1);
+                }
             }
         }
         // A Probe's dependency on the send it sees is left out: it is never part of a
         // deadlock cycle (the receive that follows it depends on the same send).
         out
     }
-}
-
-/// The actual source of a receive-side event (resolving wildcards through the status).
-pub fn recv_source(trace: &Trace, g: &HbGraph, r: usize, i: usize) -> Option<i32> {
-    recv_key(trace, g, r, i).map(|(s, _)| s)
 }
 
 mod petgraph_impls {
@@ -723,7 +737,8 @@ mod tests {
              1 MPI_Irecv 0 1 bytes=9 peer=0 tag=-1 flags=any_tag req=0\n1 MPI_Wait 2 3 done=0:0:2\n\
              1 MPI_Recv 4 5 bytes=9 peer=0 tag=1\n1 MPI_Recv 6 7 bytes=9 peer=0 tag=1\n",
         );
-        assert_eq!(g.link, vec![2, 0, 3, 1, NONE, 0, 2]);
+        // Rank 1's events are global 3..=6.
+        assert_eq!(g.link, vec![5, 3, 6, 1, NONE, 0, 2]);
         assert_eq!(g.reqs, vec![1]);
         assert_eq!(g.req_done(1, 0), 1);
     }
@@ -736,7 +751,8 @@ mod tests {
              1 MPI_Barrier 6 7\n\
              2 MPI_Recv 0 1 bytes=1 peer=0 tag=0\n2 MPI_Recv 2 3 bytes=1 peer=0 tag=0 comm=5\n2 MPI_Barrier 4 5 comm=5\n2 MPI_Barrier 6 7\n",
         );
-        assert_eq!(g.link[..2], [1, 0]);
+        // Rank 2's events are global 5..=8.
+        assert_eq!(g.link[..2], [6, 5]);
         assert_eq!(g.instances.len(), 2);
         // comm 5's barrier lists its members in communicator rank order: world 2, then world 0
         let x = g.link(0, 2);

@@ -33,9 +33,9 @@ use crate::collectives::CostModel;
 use crate::collectives::eval::Port;
 use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::TraceError;
-use crate::graph::{HbGraph, HbView, NONE, recv_source};
+use crate::graph::{HbGraph, HbView, NONE};
 use crate::model::{Cost, LogGp, Model, Params, WaitFold};
-use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some};
+use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some, prefetch};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -197,8 +197,17 @@ enum Pending {
 
 impl Shared<'_> {
     fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
-        match self.calls[self.offsets[r] + i].load(Ordering::Acquire) {
-            UNKNOWN => Err(Dep::Event(r as u32, i as u32)),
+        self.call_at(self.offsets[r] + i)
+    }
+
+    /// The predicted call time of global event `e`.
+    #[inline]
+    fn call_at(&self, e: usize) -> Result<f64, Dep> {
+        match self.calls[e].load(Ordering::Acquire) {
+            UNKNOWN => {
+                let (q, j) = self.trace.events.locate(e);
+                Err(Dep::Event(q as u32, j as u32))
+            }
             bits => Ok(f64::from_bits(bits)),
         }
     }
@@ -288,16 +297,16 @@ impl Shared<'_> {
         let link = self.g.link(r, i);
         let rdv = link != NONE && self.view.rendezvous(r, i);
         let tr = if rdv {
-            self.call(peer as usize, link as usize)?
+            self.call_at(link as usize)?
         } else {
             ti
         };
         Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
     }
 
-    /// A receive started at `ti` whose message comes from event `j` of rank `q`.
-    fn recv_completion(&self, q: i32, j: u32, ti: f64) -> Result<Pending, Dep> {
-        if q < 0 || j == NONE {
+    /// A receive started at `ti` whose message comes from global event `from` (NONE: none).
+    fn recv_completion(&self, from: u32, ti: f64) -> Result<Pending, Dep> {
+        if from == NONE {
             return Ok(Pending::Done(Completion {
                 done: ti + self.model.o(),
                 sync: 0.0,
@@ -305,11 +314,11 @@ impl Shared<'_> {
                 send_side: false,
             }));
         }
-        let (q, j) = (q as usize, j as usize);
-        let ts = self.call(q, j)?;
-        let bytes = self.trace.rank(q).bytes(j);
+        let from = from as usize;
+        let ts = self.call_at(from)?;
+        let bytes = self.trace.events.bytes_at(from);
         let c = match self.model {
-            Model::LogGps(p) => p.recv(bytes, self.view.rendezvous(q, j), ts, ti),
+            Model::LogGps(p) => p.recv(bytes, self.view.rendezvous_at(from), ts, ti),
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
                     t: ti,
@@ -347,11 +356,7 @@ impl Shared<'_> {
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
             Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
-            _ => self.recv_completion(
-                recv_source(self.trace, self.g, r, oi).unwrap_or(-1),
-                self.g.link(r, oi),
-                ti,
-            ),
+            _ => self.recv_completion(self.g.link(r, oi), ti),
         }
     }
 }
@@ -363,6 +368,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     while st.pos < ev.len() {
         let i = st.pos;
         let routine = ev.routine(i);
+        prefetch_partner(sh, r, i + PREFETCH_AHEAD);
         if !st.published {
             let tc = if i == 0 {
                 sh.start[r]
@@ -408,14 +414,13 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                 }
                 Shape::Recv if routine == Routine::Iprobe || link == NONE => (tc + o, o, 0.0, 0.0),
                 Shape::Recv => {
-                    let (q, j) = (ev.peer(i) as usize, link as usize);
-                    let ts = sh.call(q, j)?;
-                    let k = sh.trace.rank(q).bytes(j);
+                    let from = link as usize;
+                    let ts = sh.call_at(from)?;
+                    let k = sh.trace.events.bytes_at(from);
+                    let rdv = sh.view.rendezvous_at(from);
                     let c = match sh.model {
-                        Model::LogGps(p) if routine == Routine::Probe => {
-                            p.probe(k, sh.view.rendezvous(q, j), ts, tc)
-                        }
-                        Model::LogGps(p) => p.recv(k, sh.view.rendezvous(q, j), ts, tc),
+                        Model::LogGps(p) if routine == Routine::Probe => p.probe(k, rdv, ts, tc),
+                        Model::LogGps(p) => p.recv(k, rdv, ts, tc),
                         Model::LogGp(m) if routine == Routine::Probe => loggp_probe(m, k, ts, tc),
                         Model::LogGp(m) => sh.receive(
                             &mut port,
@@ -430,8 +435,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                 }
                 Shape::Sendrecv => {
                     let send = sh.send_completion(r, i, tc)?;
-                    let half = ev.recv_half(i).expect("sendrecv has a receive half");
-                    match sh.recv_completion(half.source, sh.g.link2(r, i), tc)? {
+                    match sh.recv_completion(sh.g.link2(r, i), tc)? {
                         Pending::Done(recv) => {
                             let mut w = WaitFold::new(tc, o);
                             w.add(send.done, send.unblock, send.send_side);
@@ -536,6 +540,31 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     st.b.end_ns = st.clock;
     st.b.events = (st.pos + (st.pos < ev.len()) as usize) as u64;
     Outcome::Done
+}
+
+/// How many events ahead [`advance`] asks for what an event will read of its partner.
+const PREFETCH_AHEAD: usize = 8;
+
+/// Asks for the cache lines that event `i` of rank `r`, if it is a point-to-point operation
+/// with a known partner, will read of that partner: its predicted call time, its routine and
+/// its byte count. Partners are mostly far away in memory; a few events ahead, the reads are
+/// in flight while the events before are costed.
+#[inline]
+fn prefetch_partner(sh: &Shared<'_>, r: usize, i: usize) {
+    let ev = sh.trace.rank(r);
+    if i >= ev.len()
+        || !matches!(
+            ev.routine(i).shape(),
+            Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv | Shape::Sendrecv
+        )
+    {
+        return;
+    }
+    let e = sh.g.link(r, i);
+    if e != NONE {
+        prefetch(&sh.calls[e as usize]);
+        sh.trace.events.prefetch(e as usize);
+    }
 }
 
 /// Whether `routine` sends a message when it is called (a send of any mode, or a send-receive).

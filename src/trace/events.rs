@@ -214,6 +214,37 @@ impl Events {
     }
 
     /// The first global index of each rank, and the total at the end.
+    /// Asks for the cache lines of global event `e`'s routine and byte count.
+    #[inline]
+    pub fn prefetch(&self, e: usize) {
+        prefetch(&self.routine[e]);
+        prefetch(&self.bytes[e]);
+    }
+
+    /// The rank holding global event `e`, and the event's index there.
+    pub fn locate(&self, e: usize) -> (usize, usize) {
+        let r = self.start.partition_point(|&o| o <= e) - 1;
+        (r, e - self.start[r])
+    }
+
+    /// The routine of global event `e`.
+    #[inline]
+    pub fn routine_at(&self, e: usize) -> Routine {
+        self.routine[e]
+    }
+
+    /// The byte count of global event `e`.
+    #[inline]
+    pub fn bytes_at(&self, e: usize) -> u64 {
+        match self.bytes[e] {
+            WIDE_BYTES => {
+                let (r, i) = self.locate(e);
+                self.rank(r).bytes(i)
+            }
+            b => b as u64,
+        }
+    }
+
     pub fn offsets(&self) -> &[usize] {
         &self.start
     }
@@ -340,6 +371,18 @@ impl Events {
         })?;
         Ok(ev)
     }
+}
+
+/// A hint to bring `x`'s cache line in (nothing where the target has no such instruction).
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// Per-rank data that can be cut between two ranks: `split(ranks, events)` leaves the first

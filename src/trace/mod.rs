@@ -5,7 +5,7 @@ pub mod binary;
 mod events;
 pub mod text;
 
-pub use events::{Completions, Events, Push, Rank, Sink, par_ranges};
+pub use events::{Completions, Events, Push, Rank, Sink, par_ranges, prefetch};
 
 use crate::error::TraceError;
 use crate::model::Params;
