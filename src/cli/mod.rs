@@ -351,30 +351,7 @@ fn warn(msg: String) {
 
 fn load(path: &Path) -> Result<Trace, Error> {
     let label = format!("loading {}", path.display());
-    Ok(Progress::around(&label, || {
-        small_pages(|| trace::load(path, &mut warn))
-    })?)
-}
-
-/// Runs `f` (the parse) with transparent huge pages off for this process, then turns them back
-/// on. The parse writes every column once, in order, and there each first touch of a huge page
-/// clears 2 MiB; the replay reads partners far away, and there huge pages spare it TLB misses.
-/// On the 10^8-event dissemination (2 threads, two alternating runs each): huge pages
-/// throughout, parse 7.4-8.0 s and replay 13.5-14.2 s; none, parse 4.8-5.3 s and replay
-/// 17.1-18.3 s.
-fn small_pages<T>(f: impl FnOnce() -> T) -> T {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
-    let out = f();
-    #[cfg(target_os = "linux")]
-    // SAFETY: as above.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 0, 0, 0, 0);
-    }
-    out
+    Ok(Progress::around(&label, || trace::load(path, &mut warn))?)
 }
 
 /// Runs the command line; the error's message is what the user sees.
@@ -739,7 +716,7 @@ fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
     let name = path.display().to_string();
     let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let t = Instant::now();
-    let trace = small_pages(|| trace::load(path, &mut warn))?;
+    let trace = trace::load(path, &mut warn)?;
     let parse_s = t.elapsed().as_secs_f64();
     let peak_parse = peak_rss_bytes();
     let resolved = params.resolve(trace.meta.params)?;
