@@ -148,7 +148,7 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     for ev in trace.events.ranks() {
         req_start.push(req_start.last().unwrap() + ev.requests());
     }
-    let mut reqs = vec![NONE; *req_start.last().unwrap()];
+    let mut reqs = filled(*req_start.last().unwrap(), NONE);
     par_ranges(&mut reqs[..], &req_start, &|r, reqs: &mut [u32]| {
         let ev = trace.rank(r);
         let mut created = 0;
@@ -218,7 +218,7 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
         Ok(())
     })?;
     let mut g = HbGraph {
-        link: vec![NONE; trace.events.len()],
+        link: filled(trace.events.len(), NONE),
         start,
         link2: vec![Vec::new(); p],
         req_start,
@@ -229,6 +229,11 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     match_messages(trace, file, &mut g)?;
     match_collectives(trace, file, &mut g)?;
     Ok(g)
+}
+
+/// `n` copies of `v`, written (and so first touched) in parallel.
+fn filled(n: usize, v: u32) -> Vec<u32> {
+    (0..n).into_par_iter().map(|_| v).collect()
 }
 
 /// One rank's receive-side events and their channels, in program order.
@@ -275,50 +280,90 @@ fn receives(trace: &Trace, g: &HbGraph, file: &str, r: usize) -> Result<Vec<Side
     Ok(v)
 }
 
-/// Matches every message: sends are bucketed by destination (a counting sort), then each
-/// destination, in parallel, sorts its bucket by channel `(comm, src, tag)` and pairs it with
-/// its own receives in program order (MPI's non-overtaking rule: within one channel the n-th
-/// send matches the n-th receive). Each destination writes its pairs' links itself: a send is
-/// in one bucket only, so no two destinations write the same slot.
-fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
+/// The sends bucketed by destination, straight from the columns: a counting sort run in
+/// parallel. The ranks are cut into one range per thread; each range counts its sends per
+/// destination, the counts give every (range, destination) its own slots, and each range
+/// writes its sends there. Returns the buckets' offsets (destination `d` at
+/// `start[d]..start[d + 1]`, sources in rank order) and the sends.
+fn bucket_sends(trace: &Trace) -> (Vec<usize>, Vec<Side>) {
     let p = trace.nranks();
-    // Counting sort of the sends by destination, straight from the columns.
     let is_send = |ev: &crate::trace::Rank<'_>, i: usize| {
         matches!(
             ev.routine(i).shape(),
             Shape::Send | Shape::Isend | Shape::Sendrecv
         ) && ev.peer(i) != PEER_NULL
     };
-    let mut start = vec![0usize; p + 1];
-    for ev in trace.events.ranks() {
-        for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
-            start[ev.peer(i) as usize + 1] += 1;
-        }
-    }
+    // One range per thread: the counts take ranges × ranks × 4 bytes.
+    let k = rayon::current_num_threads().clamp(1, p.max(1));
+    let ranges: Vec<std::ops::Range<usize>> = (0..k).map(|c| p * c / k..p * (c + 1) / k).collect();
+    let mut counts: Vec<Vec<u32>> = ranges
+        .par_iter()
+        .map(|ranks| {
+            let mut h = vec![0u32; p];
+            for r in ranks.clone() {
+                let ev = trace.rank(r);
+                for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
+                    h[ev.peer(i) as usize] += 1;
+                }
+            }
+            h
+        })
+        .collect();
+    // Counts become each range's first slot per destination.
+    let mut start = Vec::with_capacity(p + 1);
+    let mut at = 0usize;
     for d in 0..p {
-        start[d + 1] += start[d];
-    }
-    let blank = Side {
-        comm: 0,
-        src: 0,
-        tag: 0,
-        event: 0,
-    };
-    let mut bucketed = vec![blank; start[p]];
-    let mut fill = start.clone();
-    for (r, ev) in trace.events.ranks().enumerate() {
-        for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
-            let d = ev.peer(i) as usize;
-            bucketed[fill[d]] = Side {
-                comm: ev.comm(i),
-                src: r as u32,
-                tag: ev.tag(i),
-                event: i as u32,
-            };
-            fill[d] += 1;
+        start.push(at);
+        for h in counts.iter_mut() {
+            let n = h[d] as usize;
+            h[d] = at as u32;
+            at += n;
         }
     }
-    drop(fill);
+    start.push(at);
+    let total = at;
+
+    /// The sends' storage, shared by the ranges: each writes only its own slots.
+    struct Slots(*mut Side);
+    // SAFETY: the ranges write disjoint slots (below); nothing reads them meanwhile.
+    unsafe impl Sync for Slots {}
+    let mut bucketed: Vec<Side> = Vec::with_capacity(total);
+    let slots = Slots(bucketed.as_mut_ptr());
+    ranges
+        .par_iter()
+        .zip(counts.par_iter_mut())
+        .for_each(|(ranks, next)| {
+            let slots = &slots;
+            for r in ranks.clone() {
+                let ev = trace.rank(r);
+                for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
+                    let d = ev.peer(i) as usize;
+                    let side = Side {
+                        comm: ev.comm(i),
+                        src: r as u32,
+                        tag: ev.tag(i),
+                        event: i as u32,
+                    };
+                    // SAFETY: range c's sends to d own slots counts[c][d] (as set above) up to
+                    // the count it made in the first pass, which is exactly how many it writes
+                    // here; those slots of all (range, destination) pairs tile 0..total.
+                    unsafe { slots.0.add(next[d] as usize).write(side) };
+                    next[d] += 1;
+                }
+            }
+        });
+    // SAFETY: every slot below `total` was written once (the tiling above).
+    unsafe { bucketed.set_len(total) };
+    (start, bucketed)
+}
+
+/// Matches every message: sends are bucketed by destination (a counting sort), then each
+/// destination, in parallel, sorts its bucket by channel `(comm, src, tag)` and pairs it with
+/// its own receives in program order (MPI's non-overtaking rule: within one channel the n-th
+/// send matches the n-th receive). Each destination writes its pairs' links itself: a send is
+/// in one bucket only, so no two destinations write the same slot.
+fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
+    let (start, mut bucketed) = bucket_sends(trace);
 
     let link: Vec<AtomicU32> = std::mem::take(&mut g.link)
         .into_iter()
