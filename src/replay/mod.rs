@@ -626,6 +626,7 @@ pub fn replay_with(
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
     let (t0, _) = trace.measured_span_ns();
     let begins: Vec<f64> = (0..p)
+        .into_par_iter()
         .map(|r| trace.measured_begin_ns(r).unwrap_or(t0))
         .collect();
     let measured_last_arrival: Vec<f64> = (0..g.instances.len())
@@ -659,6 +660,7 @@ pub fn replay_with(
         unmodeled: Mutex::new(Vec::new()),
     };
     let states: Vec<Mutex<RankState>> = (0..p)
+        .into_par_iter()
         .map(|r| {
             Mutex::new(RankState {
                 pos: 0,
@@ -767,7 +769,7 @@ pub fn replay_with(
     }
 
     let ranks: Vec<RankBreakdown> = states
-        .into_iter()
+        .into_par_iter()
         .enumerate()
         .map(|(r, st)| {
             let mut b = st.into_inner().expect("rank state").b;

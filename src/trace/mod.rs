@@ -321,14 +321,16 @@ impl Trace {
     /// Time 0 (the earliest start over ranks) and the measured runtime from there.
     pub fn measured_span_ns(&self) -> (f64, f64) {
         let t0 = (0..self.nranks())
+            .into_par_iter()
             .filter_map(|r| self.measured_begin_ns(r))
-            .fold(f64::INFINITY, f64::min);
+            .reduce(|| f64::INFINITY, f64::min);
         if !t0.is_finite() {
             return (0.0, 0.0);
         }
         let end = (0..self.nranks())
+            .into_par_iter()
             .filter_map(|r| self.measured_end_ns(r))
-            .fold(t0, f64::max);
+            .reduce(|| t0, f64::max);
         (t0, end - t0)
     }
 
