@@ -62,6 +62,7 @@ impl<'a> ColsMut<'a> {
     }
 
     /// Stores event `e` (index `i` of its rank) at slot `k`.
+    #[inline]
     fn set(&mut self, k: usize, i: usize, e: &Event, x: &mut Extra, aux: &[u32]) {
         let Stored { dur, bytes, id } = encode(i, e, x, aux);
         self.routine[k] = e.routine;
@@ -83,6 +84,7 @@ struct Stored {
     id: u32,
 }
 
+#[inline]
 fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
     let key = 2 * i as u64;
     let d = e.t_return as i128 - e.t_call as i128;
@@ -463,11 +465,13 @@ impl Sink<'_> {
 }
 
 impl Push for Sink<'_> {
+    #[inline]
     fn push_words(&mut self, e: &Event, aux: &[u32]) {
         self.cols.set(self.next, self.next, e, self.extra, aux);
         self.next += 1;
     }
 
+    #[inline]
     fn implied(&self, req: u32) -> Option<(i32, i32)> {
         let oi = *self.extra.origin.get(req as usize)? as usize;
         let c = &self.cols;

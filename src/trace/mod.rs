@@ -364,77 +364,68 @@ impl Trace {
             let ev = self.rank(r);
             let mut prev_return = 0u64;
             for i in 0..ev.len() {
-                let e = ev.event(i);
-                let err = |what: String| Err(TraceError::event(file, r, i, e.routine, what));
-                if e.t_return < e.t_call {
+                // Column by column: only what is checked is read.
+                let (routine, peer) = (ev.routine(i), ev.peer(i));
+                let (t_call, t_return) = (ev.t_call(i), ev.t_return(i));
+                let err = |what: String| Err(TraceError::event(file, r, i, routine, what));
+                if t_return < t_call {
                     return err(format!(
-                        "return time {} is before call time {}: time goes backwards",
-                        e.t_return, e.t_call
+                        "return time {t_return} is before call time {t_call}: time goes backwards"
                     ));
                 }
-                if i > 0 && e.t_call < prev_return {
+                if i > 0 && t_call < prev_return {
                     return err(format!(
-                        "call time {} is before the previous event's return {}: time goes backwards",
-                        e.t_call, prev_return
+                        "call time {t_call} is before the previous event's return {prev_return}: time goes backwards"
                     ));
                 }
-                prev_return = e.t_return;
+                prev_return = t_return;
                 let peer_ok = |peer: i32| (peer >= 0 && (peer as i64) < p) || peer == PEER_NULL;
-                match e.routine.shape() {
-                    Shape::Send | Shape::Isend if !peer_ok(e.peer) => {
+                match routine.shape() {
+                    Shape::Send | Shape::Isend if !peer_ok(peer) => {
                         return err(format!(
-                            "destination {} is not a world rank (0..{p}) or MPI_PROC_NULL",
-                            e.peer
+                            "destination {peer} is not a world rank (0..{p}) or MPI_PROC_NULL"
                         ));
                     }
                     Shape::Recv
-                        if !(peer_ok(e.peer)
-                            || (e.routine == Routine::Iprobe && e.flags & FLAG_FOUND == 0)) =>
+                        if !(peer_ok(peer)
+                            || (routine == Routine::Iprobe && ev.flags(i) & FLAG_FOUND == 0)) =>
                     {
                         return err(format!(
-                            "source {} is not a world rank (0..{p}) or MPI_PROC_NULL",
-                            e.peer
+                            "source {peer} is not a world rank (0..{p}) or MPI_PROC_NULL"
                         ));
                     }
-                    Shape::Irecv if !peer_ok(e.peer) && e.peer != PEER_ANY => {
+                    Shape::Irecv if !peer_ok(peer) && peer != PEER_ANY => {
                         return err(format!(
-                            "source {} is not a world rank, MPI_ANY_SOURCE or MPI_PROC_NULL",
-                            e.peer
+                            "source {peer} is not a world rank, MPI_ANY_SOURCE or MPI_PROC_NULL"
                         ));
                     }
                     Shape::Sendrecv => {
                         let h = ev.recv_half(i).expect("sendrecv has a receive half");
-                        if !peer_ok(e.peer) || !peer_ok(h.source) {
+                        if !peer_ok(peer) || !peer_ok(h.source) {
                             return err(format!(
-                                "peers {} / {} are not world ranks (0..{p})",
-                                e.peer, h.source
+                                "peers {peer} / {} are not world ranks (0..{p})",
+                                h.source
                             ));
                         }
                     }
-                    Shape::Coll if e.peer < -1 || e.peer as i64 >= p => {
-                        return err(format!(
-                            "root {} is not a world rank (0..{p}) or -1",
-                            e.peer
-                        ));
+                    Shape::Coll if peer < -1 || peer as i64 >= p => {
+                        return err(format!("root {peer} is not a world rank (0..{p}) or -1"));
                     }
                     _ => {}
                 }
                 let uses_comm = !matches!(
-                    e.routine.shape(),
+                    routine.shape(),
                     Shape::None | Shape::Complete | Shape::Cancel
                 );
-                if uses_comm && e.comm != 0 {
-                    match sorted_members.get(&e.comm) {
+                let comm = if uses_comm { ev.comm(i) } else { 0 };
+                if comm != 0 {
+                    match sorted_members.get(&comm) {
                         None => {
-                            return err(format!(
-                                "communicator {} is not defined in the trace",
-                                e.comm
-                            ));
+                            return err(format!("communicator {comm} is not defined in the trace"));
                         }
                         Some(m) if m.binary_search(&(r as u32)).is_err() => {
                             return err(format!(
-                                "rank {r} uses communicator {}, which it is not a member of",
-                                e.comm
+                                "rank {r} uses communicator {comm}, which it is not a member of"
                             ));
                         }
                         _ => {}
