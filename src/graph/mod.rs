@@ -65,6 +65,12 @@ impl HbGraph {
         self.link[self.start[r] + i]
     }
 
+    /// Asks for the cache line of global event `e`'s link.
+    #[inline]
+    pub fn prefetch(&self, e: usize) {
+        crate::trace::prefetch(&self.link[e]);
+    }
+
     fn set_link(&mut self, r: usize, i: usize, to: u32) {
         self.link[self.start[r] + i] = to;
     }

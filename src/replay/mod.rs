@@ -35,7 +35,7 @@ use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, HbView, NONE};
 use crate::model::{Cost, LogGp, Model, Params, WaitFold};
-use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some, prefetch};
+use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -98,6 +98,38 @@ enum Dep {
 enum Outcome {
     Done,
     Blocked(Dep),
+}
+
+/// What one run of a rank in a wave did.
+struct Ran {
+    rank: u32,
+    out: Outcome,
+    /// Events it replayed.
+    events: u32,
+    /// Where it stopped.
+    pos: u32,
+    /// The instances it was the last to arrive at.
+    completed: Vec<u32>,
+}
+
+/// Ranks a wave's parallel pieces hold.
+const WAVE_CHUNK: usize = 256;
+/// How many ranks ahead a wave prefetches.
+const PREFETCH_RANKS_AHEAD: usize = 4;
+
+/// Asks for the cache lines rank `r`'s next run starts with: its state, and its columns at
+/// event `pos`.
+fn prefetch_run(sh: &Shared<'_>, states: &[Mutex<RankState>], r: usize, pos: usize) {
+    let st: *const Mutex<RankState> = &states[r];
+    for off in (0..std::mem::size_of::<Mutex<RankState>>()).step_by(64) {
+        prefetch_ptr(st.cast::<u8>().wrapping_add(off));
+    }
+    let e = sh.offsets[r] + pos;
+    if e < sh.calls.len() {
+        prefetch(&sh.calls[e]);
+        sh.g.prefetch(e);
+        sh.trace.events.prefetch_run(r, e);
+    }
 }
 
 struct RankState {
@@ -197,15 +229,26 @@ enum Pending {
 
 impl Shared<'_> {
     fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
-        self.call_at(self.offsets[r] + i)
+        self.call_at(self.offsets[r] + i, r as i32)
     }
 
-    /// The predicted call time of global event `e`.
+    /// The predicted call time of global event `e`, most likely an event of rank `hint`
+    /// (the peer a message names; any value will do).
     #[inline]
-    fn call_at(&self, e: usize) -> Result<f64, Dep> {
+    fn call_at(&self, e: usize, hint: i32) -> Result<f64, Dep> {
         match self.calls[e].load(Ordering::Acquire) {
             UNKNOWN => {
-                let (q, j) = self.trace.events.locate(e);
+                // Not a binary search over all ranks for every blocked receive when the hint
+                // is right (it is, but for wildcards).
+                let (q, j) = match usize::try_from(hint) {
+                    Ok(q)
+                        if q < self.trace.nranks()
+                            && (self.offsets[q]..self.offsets[q + 1]).contains(&e) =>
+                    {
+                        (q, e - self.offsets[q])
+                    }
+                    _ => self.trace.events.locate(e),
+                };
                 Err(Dep::Event(q as u32, j as u32))
             }
             bits => Ok(f64::from_bits(bits)),
@@ -297,15 +340,16 @@ impl Shared<'_> {
         let link = self.g.link(r, i);
         let rdv = link != NONE && self.view.rendezvous(r, i);
         let tr = if rdv {
-            self.call_at(link as usize)?
+            self.call_at(link as usize, peer)?
         } else {
             ti
         };
         Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
     }
 
-    /// A receive started at `ti` whose message comes from global event `from` (NONE: none).
-    fn recv_completion(&self, from: u32, ti: f64) -> Result<Pending, Dep> {
+    /// A receive started at `ti` whose message comes from global event `from` (NONE: none),
+    /// most likely an event of rank `source` (see [`Shared::call_at`]).
+    fn recv_completion(&self, from: u32, source: i32, ti: f64) -> Result<Pending, Dep> {
         if from == NONE {
             return Ok(Pending::Done(Completion {
                 done: ti + self.model.o(),
@@ -315,7 +359,7 @@ impl Shared<'_> {
             }));
         }
         let from = from as usize;
-        let ts = self.call_at(from)?;
+        let ts = self.call_at(from, source)?;
         let bytes = self.trace.events.bytes_at(from);
         let c = match self.model {
             Model::LogGps(p) => p.recv(bytes, self.view.rendezvous_at(from), ts, ti),
@@ -356,7 +400,7 @@ impl Shared<'_> {
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
             Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
-            _ => self.recv_completion(self.g.link(r, oi), ti),
+            _ => self.recv_completion(self.g.link(r, oi), self.trace.rank(r).peer(oi), ti),
         }
     }
 }
@@ -415,7 +459,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                 Shape::Recv if routine == Routine::Iprobe || link == NONE => (tc + o, o, 0.0, 0.0),
                 Shape::Recv => {
                     let from = link as usize;
-                    let ts = sh.call_at(from)?;
+                    let ts = sh.call_at(from, ev.peer(i))?;
                     let k = sh.trace.events.bytes_at(from);
                     let rdv = sh.view.rendezvous_at(from);
                     let c = match sh.model {
@@ -435,7 +479,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                 }
                 Shape::Sendrecv => {
                     let send = sh.send_completion(r, i, tc)?;
-                    match sh.recv_completion(sh.g.link2(r, i), tc)? {
+                    match sh.recv_completion(sh.g.link2(r, i), -1, tc)? {
                         Pending::Done(recv) => {
                             let mut w = WaitFold::new(tc, o);
                             w.add(send.done, send.unblock, send.send_side);
@@ -678,7 +722,12 @@ pub fn replay_with(
         .collect();
 
     let mut wave: Vec<u32> = (0..p as u32).collect();
+    // Where each rank stopped last (read only to prefetch what its next run starts with).
+    let mut stopped_at: Vec<u32> = vec![0; p];
     let mut waiting_on_event: Vec<Vec<(u32, u32)>> = vec![Vec::new(); p];
+    // Whether `waiting_on_event[q]` has entries: a byte per rank, so that the ranks nobody
+    // waits on cost no look at their list.
+    let mut awaited: Vec<bool> = vec![false; p];
     let mut waiting_on_instance: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut done_events = 0u64;
     while !wave.is_empty() {
@@ -686,49 +735,71 @@ pub fn replay_with(
             let mut st = states[r as usize].lock().expect("rank state");
             let before = st.pos;
             let out = advance(&sh, r as usize, &mut st);
-            (r, out, (st.pos - before) as u32)
+            Ran {
+                rank: r,
+                out,
+                events: (st.pos - before) as u32,
+                pos: st.pos as u32,
+                completed: std::mem::take(&mut st.completed),
+            }
         };
-        let outcomes: Vec<(u32, Outcome, u32)> = if wave.len() >= PARALLEL_MIN_RANKS {
-            wave.par_iter().map(run).collect()
+        // The ranks of a wave lie far apart in memory: each run asks for the lines of the run
+        // a few ranks ahead, so that they are in flight while the runs before go.
+        let outcomes: Vec<Ran> = if wave.len() >= PARALLEL_MIN_RANKS {
+            wave.par_chunks(WAVE_CHUNK)
+                .flat_map_iter(|chunk| {
+                    let (sh, states, stopped_at) = (&sh, &states, &stopped_at);
+                    chunk.iter().enumerate().map(move |(k, r)| {
+                        if let Some(&n) = chunk.get(k + PREFETCH_RANKS_AHEAD) {
+                            prefetch_run(sh, states, n as usize, stopped_at[n as usize] as usize);
+                        }
+                        run(r)
+                    })
+                })
+                .collect()
         } else {
             wave.iter().map(run).collect()
         };
         // Counted here, not by every rank into one shared counter (one cache line bouncing
         // between the threads).
-        done_events += outcomes.iter().map(|o| o.2 as u64).sum::<u64>();
+        done_events += outcomes.iter().map(|o| o.events as u64).sum::<u64>();
         progress(done_events);
         let mut next = Vec::new();
-        for (r, out, _) in &outcomes {
-            match *out {
+        for o in &outcomes {
+            stopped_at[o.rank as usize] = o.pos;
+            match o.out {
                 Outcome::Done => {}
                 Outcome::Blocked(Dep::Event(q, j)) => {
                     if sh.call(q as usize, j as usize).is_ok() {
-                        next.push(*r);
+                        next.push(o.rank);
                     } else {
-                        waiting_on_event[q as usize].push((j, *r));
+                        waiting_on_event[q as usize].push((j, o.rank));
+                        awaited[q as usize] = true;
                     }
                 }
                 Outcome::Blocked(Dep::Instance(x)) => {
                     if sh.instance_done(x) {
-                        next.push(*r);
+                        next.push(o.rank);
                     } else {
-                        waiting_on_instance.entry(x).or_default().push(*r);
+                        waiting_on_instance.entry(x).or_default().push(o.rank);
                     }
                 }
             }
         }
-        for (q, _, _) in &outcomes {
-            let q = *q as usize;
-            waiting_on_event[q].retain(|&(j, waiter)| {
-                let known = sh.call(q, j as usize).is_ok();
-                if known {
-                    next.push(waiter);
-                }
-                !known
-            });
-            let completed = std::mem::take(&mut states[q].lock().expect("rank state").completed);
-            for x in completed {
-                next.extend(waiting_on_instance.remove(&x).unwrap_or_default());
+        for o in &outcomes {
+            let q = o.rank as usize;
+            if awaited[q] {
+                waiting_on_event[q].retain(|&(j, waiter)| {
+                    let known = sh.call(q, j as usize).is_ok();
+                    if known {
+                        next.push(waiter);
+                    }
+                    !known
+                });
+                awaited[q] = !waiting_on_event[q].is_empty();
+            }
+            for x in &o.completed {
+                next.extend(waiting_on_instance.remove(x).unwrap_or_default());
             }
         }
         wave = next;

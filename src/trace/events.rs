@@ -223,6 +223,19 @@ impl Events {
         prefetch(&self.bytes[e]);
     }
 
+    /// Asks for what a replay run of rank `r` from global event `e` reads first: the rank's
+    /// own record and `e`'s columns.
+    #[inline]
+    pub fn prefetch_run(&self, r: usize, e: usize) {
+        prefetch(&self.extra[r]);
+        prefetch(&self.routine[e]);
+        prefetch(&self.t_call[e]);
+        prefetch(&self.dur[e]);
+        prefetch(&self.bytes[e]);
+        prefetch(&self.peer[e]);
+        prefetch(&self.id[e]);
+    }
+
     /// The rank holding global event `e`, and the event's index there.
     pub fn locate(&self, e: usize) -> (usize, usize) {
         let r = self.start.partition_point(|&o| o <= e) - 1;
@@ -378,13 +391,19 @@ impl Events {
 /// A hint to bring `x`'s cache line in (nothing where the target has no such instruction).
 #[inline(always)]
 pub fn prefetch<T>(x: &T) {
+    prefetch_ptr((x as *const T).cast());
+}
+
+/// [`prefetch`] by address: any address will do, nothing is read.
+#[inline(always)]
+pub fn prefetch_ptr(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it reads nothing and cannot fault.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(x as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        std::arch::x86_64::_mm_prefetch(p.cast(), std::arch::x86_64::_MM_HINT_T0)
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = p;
 }
 
 /// Per-rank data that can be cut between two ranks: `split(ranks, events)` leaves the first

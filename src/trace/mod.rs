@@ -5,7 +5,7 @@ pub mod binary;
 mod events;
 pub mod text;
 
-pub use events::{Completions, Events, Push, Rank, Sink, par_ranges, prefetch};
+pub use events::{Completions, Events, Push, Rank, Sink, par_ranges, prefetch, prefetch_ptr};
 
 use crate::error::TraceError;
 use crate::model::Params;
