@@ -108,8 +108,8 @@ struct Ran {
     events: u32,
     /// Where it stopped.
     pos: u32,
-    /// The instances it was the last to arrive at.
-    completed: Vec<u32>,
+    /// Whether it was the last to arrive at some instances (listed in its state).
+    completed: bool,
 }
 
 /// Ranks a wave's parallel pieces hold.
@@ -740,32 +740,33 @@ pub fn replay_with(
                 out,
                 events: (st.pos - before) as u32,
                 pos: st.pos as u32,
-                completed: std::mem::take(&mut st.completed),
+                completed: !st.completed.is_empty(),
             }
         };
         // The ranks of a wave lie far apart in memory: each run asks for the lines of the run
         // a few ranks ahead, so that they are in flight while the runs before go.
-        let outcomes: Vec<Ran> = if wave.len() >= PARALLEL_MIN_RANKS {
+        let outcomes: Vec<Vec<Ran>> = if wave.len() >= PARALLEL_MIN_RANKS {
             wave.par_chunks(WAVE_CHUNK)
-                .flat_map_iter(|chunk| {
-                    let (sh, states, stopped_at) = (&sh, &states, &stopped_at);
-                    chunk.iter().enumerate().map(move |(k, r)| {
+                .map(|chunk| {
+                    let prefetched = |(k, r)| {
                         if let Some(&n) = chunk.get(k + PREFETCH_RANKS_AHEAD) {
-                            prefetch_run(sh, states, n as usize, stopped_at[n as usize] as usize);
+                            prefetch_run(&sh, &states, n as usize, stopped_at[n as usize] as usize);
                         }
                         run(r)
-                    })
+                    };
+                    chunk.iter().enumerate().map(prefetched).collect()
                 })
                 .collect()
         } else {
-            wave.iter().map(run).collect()
+            vec![wave.iter().map(run).collect()]
         };
+        let outcomes = || outcomes.iter().flatten();
         // Counted here, not by every rank into one shared counter (one cache line bouncing
         // between the threads).
-        done_events += outcomes.iter().map(|o| o.events as u64).sum::<u64>();
+        done_events += outcomes().map(|o| o.events as u64).sum::<u64>();
         progress(done_events);
         let mut next = Vec::new();
-        for o in &outcomes {
+        for o in outcomes() {
             stopped_at[o.rank as usize] = o.pos;
             match o.out {
                 Outcome::Done => {}
@@ -786,7 +787,7 @@ pub fn replay_with(
                 }
             }
         }
-        for o in &outcomes {
+        for o in outcomes() {
             let q = o.rank as usize;
             if awaited[q] {
                 waiting_on_event[q].retain(|&(j, waiter)| {
@@ -798,8 +799,12 @@ pub fn replay_with(
                 });
                 awaited[q] = !waiting_on_event[q].is_empty();
             }
-            for x in &o.completed {
-                next.extend(waiting_on_instance.remove(x).unwrap_or_default());
+            if o.completed {
+                let completed =
+                    std::mem::take(&mut states[q].lock().expect("rank state").completed);
+                for x in completed {
+                    next.extend(waiting_on_instance.remove(&x).unwrap_or_default());
+                }
             }
         }
         wave = next;
