@@ -1,8 +1,10 @@
-//! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: 34
+//! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: 30
 //! bytes an event, no heap allocation per event, and per rank at most three exact-size vectors
-//! (auxiliary words, request origins, wide values). Fields are stored 32 bits wide;
-//! the rare value that does not fit (a duration beyond ±2.1 s, a message of 4 GiB or more) is
-//! kept exactly in its rank's short `wide` list. Variable-length parts (completed requests,
+//! (auxiliary words, request origins, wide values). Fields are stored 32 bits wide: a call time
+//! as its offset from the call time that opens its block (each rank's events in blocks of
+//! [`BLOCK`]). The rare value that does not fit (a call more than 4.29 s after its block's
+//! first, a duration beyond ±2.1 s, a message of 4 GiB or more) is kept exactly in its rank's
+//! short `wide` list. Variable-length parts (completed requests,
 //! Sendrecv's receive half, collective counts) go to the rank's `aux` words, found through the
 //! event's `id` column. A completed request takes one word when its status is what its creator
 //! implies (a send's, or a receive's with no wildcard), four words otherwise.
@@ -14,6 +16,20 @@ use std::cell::RefCell;
 /// A 32-bit value that did not fit: look it up in the rank's `wide` list.
 const WIDE_DUR: i32 = i32::MIN;
 const WIDE_BYTES: u32 = u32::MAX;
+const WIDE_CALL: u32 = u32::MAX;
+/// Events per block of call times (a power of two).
+const BLOCK: usize = 256;
+
+/// Blocks for a rank of `n` events.
+fn blocks(n: usize) -> usize {
+    n.div_ceil(BLOCK)
+}
+
+/// The `wide` key of field `field` of event `i`: 0 the return time, 1 the byte count, 2 the
+/// call time.
+fn wide_key(i: usize, field: u64) -> u64 {
+    4 * i as u64 + field
+}
 /// `id` of a communicator operation that created no communicator (-1 in [`Event::id`]).
 const NO_COMM: u32 = u32::MAX;
 /// A completion written out in full: `EXPLICIT, req, source, tag`.
@@ -26,7 +42,7 @@ struct Extra {
     /// Request id → the event that created it (ids are per-rank sequence numbers; the table
     /// stops at the first id out of sequence, which the graph reports).
     origin: Vec<u32>,
-    /// `(2·event + field, value)`, sorted: field 0 the return time, field 1 the byte count.
+    /// `(wide_key(event, field), value)`, sorted.
     wide: Vec<(u64, u64)>,
 }
 
@@ -34,13 +50,15 @@ struct Extra {
 struct ColsMut<'a> {
     routine: &'a mut [Routine],
     flags: &'a mut [u8],
-    t_call: &'a mut [u64],
+    t_call: &'a mut [u32],
     dur: &'a mut [i32],
     bytes: &'a mut [u32],
     peer: &'a mut [i32],
     tag: &'a mut [i32],
     comm: &'a mut [u32],
     id: &'a mut [u32],
+    /// The call time opening each block of these ranks' events.
+    t_base: &'a mut [u64],
 }
 
 /// Invokes macro `$m` with the names of the per-event columns (of [`Events`] and [`ColsMut`]).
@@ -51,11 +69,16 @@ macro_rules! with_columns {
 }
 
 impl<'a> ColsMut<'a> {
-    fn split_at(self, n: usize) -> (ColsMut<'a>, ColsMut<'a>) {
+    /// The first `n` events (and `b` blocks) on the left.
+    fn split_at(self, n: usize, b: usize) -> (ColsMut<'a>, ColsMut<'a>) {
+        let t_base = self.t_base.split_at_mut(b);
         macro_rules! split {
             ($($c:ident),*) => {{
                 $(let $c = self.$c.split_at_mut(n);)*
-                (ColsMut { $($c: $c.0,)* }, ColsMut { $($c: $c.1,)* })
+                (
+                    ColsMut { $($c: $c.0,)* t_base: t_base.0 },
+                    ColsMut { $($c: $c.1,)* t_base: t_base.1 },
+                )
             }};
         }
         with_columns!(split)
@@ -65,9 +88,12 @@ impl<'a> ColsMut<'a> {
     #[inline]
     fn set(&mut self, k: usize, i: usize, e: &Event, x: &mut Extra, aux: &[u32]) {
         let Stored { dur, bytes, id } = encode(i, e, x, aux);
+        if i.is_multiple_of(BLOCK) {
+            self.t_base[i / BLOCK] = e.t_call;
+        }
         self.routine[k] = e.routine;
         self.flags[k] = e.flags;
-        self.t_call[k] = e.t_call;
+        self.t_call[k] = call_offset(i, e.t_call, self.t_base[i / BLOCK], x);
         self.dur[k] = dur;
         self.bytes[k] = bytes;
         self.peer[k] = e.peer;
@@ -86,7 +112,7 @@ struct Stored {
 
 #[inline]
 fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
-    let key = 2 * i as u64;
+    let key = wide_key(i, 0);
     let d = e.t_return as i128 - e.t_call as i128;
     let dur = match i32::try_from(d) {
         Ok(d) if d != WIDE_DUR => d,
@@ -117,6 +143,19 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
     Stored { dur, bytes, id }
 }
 
+/// The stored call time of event `i`: its offset from its block's first call, else (listed in
+/// `wide` after what [`encode`] listed of the same event) [`WIDE_CALL`].
+#[inline]
+fn call_offset(i: usize, t_call: u64, base: u64, x: &mut Extra) -> u32 {
+    match t_call.checked_sub(base).map(u32::try_from) {
+        Some(Ok(o)) if o != WIDE_CALL => o,
+        _ => {
+            x.wide.push((wide_key(i, 2), t_call));
+            WIDE_CALL
+        }
+    }
+}
+
 /// The status a completed request reports unless the trace says otherwise: `(-1, -1)` for a
 /// send, the posted source and tag for a receive without wildcards.
 fn implied_status(routine: Routine, peer: i32, tag: i32, flags: u8) -> Option<(i32, i32)> {
@@ -143,9 +182,13 @@ fn join_u64(w: &[u32]) -> u64 {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Events {
     start: Vec<usize>,
+    /// Rank `r`'s blocks at `block_start[r]..block_start[r + 1]` of `t_base`.
+    block_start: Vec<usize>,
+    t_base: Vec<u64>,
     routine: Vec<Routine>,
     flags: Vec<u8>,
-    t_call: Vec<u64>,
+    /// Call − its block's first call, or [`WIDE_CALL`].
+    t_call: Vec<u32>,
     /// Return − call, or [`WIDE_DUR`].
     dur: Vec<i32>,
     bytes: Vec<u32>,
@@ -163,6 +206,8 @@ impl Events {
     pub fn new(nranks: usize) -> Events {
         Events {
             start: vec![0; nranks + 1],
+            block_start: vec![0; nranks + 1],
+            t_base: Vec::new(),
             routine: Vec::new(),
             flags: Vec::new(),
             t_call: Vec::new(),
@@ -184,6 +229,7 @@ impl Events {
     /// Adds a rank without events; pushes go to it.
     pub fn push_rank(&mut self) {
         self.start.push(self.len());
+        self.block_start.push(self.t_base.len());
         self.extra.push(Extra::default());
     }
 
@@ -193,6 +239,10 @@ impl Events {
         for p in parts {
             let base = all.len();
             all.start.extend(p.start[1..].iter().map(|s| s + base));
+            let blocks = all.t_base.len();
+            all.block_start
+                .extend(p.block_start[1..].iter().map(|s| s + blocks));
+            all.t_base.extend_from_slice(&p.t_base);
             macro_rules! append {
                 ($($c:ident),*) => {$(all.$c.extend_from_slice(&p.$c);)*};
             }
@@ -271,6 +321,7 @@ impl Events {
             x: &self.extra[r],
             base: self.start[r],
             len: self.start[r + 1] - self.start[r],
+            blocks: self.block_start[r],
         }
     }
 
@@ -282,9 +333,15 @@ impl Events {
         let r = self.nranks() - 1;
         let i = self.start[r + 1] - self.start[r];
         let Stored { dur, bytes, id } = encode(i, e, &mut self.extra[r], aux);
+        if i.is_multiple_of(BLOCK) {
+            self.t_base.push(e.t_call);
+            self.block_start[r + 1] += 1;
+        }
+        let base = self.t_base[self.block_start[r] + i / BLOCK];
+        let t_call = call_offset(i, e.t_call, base, &mut self.extra[r]);
         self.routine.push(e.routine);
         self.flags.push(e.flags);
-        self.t_call.push(e.t_call);
+        self.t_call.push(t_call);
         self.dur.push(dur);
         self.bytes.push(bytes);
         self.peer.push(e.peer);
@@ -311,7 +368,9 @@ impl Events {
             ($($c:ident),*) => {$(self.$c.clear();)*};
         }
         with_columns!(clear);
+        self.t_base.clear();
         self.start.iter_mut().for_each(|s| *s = 0);
+        self.block_start.iter_mut().for_each(|s| *s = 0);
         self.extra.iter_mut().for_each(|x| {
             x.aux.clear();
             x.origin.clear();
@@ -331,7 +390,14 @@ impl Events {
             start.push(start.last().unwrap() + c);
         }
         let n = *start.last().unwrap();
+        let mut block_start = Vec::with_capacity(counts.len() + 1);
+        block_start.push(0);
+        for &c in counts {
+            block_start.push(block_start.last().unwrap() + blocks(c));
+        }
         let mut ev = Events {
+            t_base: vec![0; *block_start.last().unwrap()],
+            block_start,
             routine: vec![Routine::Init; n],
             flags: vec![0; n],
             t_call: vec![0; n],
@@ -354,17 +420,16 @@ impl Events {
             tag: &mut ev.tag,
             comm: &mut ev.comm,
             id: &mut ev.id,
+            t_base: &mut ev.t_base,
         };
         thread_local! {
             /// A rank's variable-length parts grow here and are then kept at their exact size:
             /// no growth garbage, no spare capacity.
             static SCRATCH: RefCell<Extra> = RefCell::default();
         }
-        par_ranges((cols, &mut ev.extra[..]), &ev.start, &|r,
-                                                           (cols, x): (
-            ColsMut<'_>,
-            &mut [Extra],
-        )| {
+        let parts = (cols, &mut ev.extra[..], (&ev.block_start[..], 0));
+        type Parts<'a> = (ColsMut<'a>, &'a mut [Extra], (&'a [usize], usize));
+        par_ranges(parts, &ev.start, &|r, (cols, x, _): Parts<'_>| {
             SCRATCH.with_borrow_mut(|scratch| {
                 scratch.aux.clear();
                 scratch.origin.clear();
@@ -418,11 +483,18 @@ impl<T: Send> RankSplit for &mut [T] {
     }
 }
 
-impl RankSplit for (ColsMut<'_>, &mut [Extra]) {
+/// The columns of some ranks, the rank's extras, and the block starts of all ranks (with the
+/// first rank's index), to know how many blocks the left ranks hold.
+impl RankSplit for (ColsMut<'_>, &mut [Extra], (&[usize], usize)) {
     fn split(self, ranks: usize, events: usize) -> (Self, Self) {
-        let (a, b) = self.0.split_at(events);
-        let (xa, xb) = self.1.split_at_mut(ranks);
-        ((a, xa), (b, xb))
+        let (block_start, first) = self.2;
+        let b = block_start[first + ranks] - block_start[first];
+        let (a, c) = self.0.split_at(events, b);
+        let (xa, xc) = self.1.split_at_mut(ranks);
+        (
+            (a, xa, (block_start, first)),
+            (c, xc, (block_start, first + ranks)),
+        )
     }
 }
 
@@ -585,6 +657,8 @@ pub struct Rank<'a> {
     x: &'a Extra,
     base: usize,
     len: usize,
+    /// The rank's first block in `t_base`.
+    blocks: usize,
 }
 
 impl<'a> Rank<'a> {
@@ -612,7 +686,10 @@ impl<'a> Rank<'a> {
 
     #[inline]
     pub fn t_call(&self, i: usize) -> u64 {
-        self.ev.t_call[self.global(i)]
+        match self.ev.t_call[self.global(i)] {
+            WIDE_CALL => self.wide(wide_key(i, 2)),
+            o => self.ev.t_base[self.blocks + i / BLOCK] + o as u64,
+        }
     }
 
     #[inline]
@@ -628,7 +705,7 @@ impl<'a> Rank<'a> {
     #[inline]
     pub fn t_return(&self, i: usize) -> u64 {
         match self.ev.dur[self.global(i)] {
-            WIDE_DUR => self.wide(2 * i as u64),
+            WIDE_DUR => self.wide(wide_key(i, 0)),
             d => self.t_call(i).wrapping_add_signed(d as i64),
         }
     }
@@ -636,7 +713,7 @@ impl<'a> Rank<'a> {
     #[inline]
     pub fn bytes(&self, i: usize) -> u64 {
         match self.ev.bytes[self.global(i)] {
-            WIDE_BYTES => self.wide(2 * i as u64 + 1),
+            WIDE_BYTES => self.wide(wide_key(i, 1)),
             b => b as u64,
         }
     }
@@ -879,9 +956,46 @@ mod tests {
         assert_eq!(r.req_origin(2), Some(2));
     }
 
+    /// Call times are offsets from their block's first call: those that do not fit are kept
+    /// exactly, pushed one at a time or filled in parallel.
+    #[test]
+    fn call_times_round_trip_across_blocks() {
+        let base = 1u64 << 50;
+        // 600 events, three blocks (of 256); block 1 opens at event 256, at base + 7·256.
+        let time = |i: usize| match i {
+            10 => base + u32::MAX as u64 - 1, // the largest offset that fits
+            11 => base + u32::MAX as u64,     // the sentinel's value: kept wide
+            12 => base + (1 << 33),           // beyond 32 bits: kept wide
+            300 => base + 7 * 256 - 5,        // before its block's first call: kept wide
+            _ => base + 7 * i as u64,
+        };
+        let event = |i: usize| Event::new(Routine::Barrier, time(i), time(i) + 1);
+        let mut one = Events::single();
+        for i in 0..600 {
+            one.push(&event(i));
+        }
+        assert_eq!(one.extra[0].wide.len(), 3);
+        assert_eq!(one.t_base, [base, base + 7 * 256, base + 7 * 512]);
+        for i in 0..600 {
+            assert_eq!(one.rank(0).event(i), event(i), "event {i}");
+        }
+        let counts = [600, 0, 600];
+        let filled = Events::fill::<()>(&counts, &|r, sink| {
+            for i in 0..counts[r] {
+                sink.push(&event(i));
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(filled, Events::concat([one.clone(), Events::single(), one]));
+    }
+
     #[test]
     fn parallel_fill_equals_pushing() {
-        let counts: Vec<usize> = (0..300).map(|r| r % 7 * 11).collect();
+        // Ranks of up to three blocks of call times.
+        let counts: Vec<usize> = (0..300)
+            .map(|r| r % 7 * 11 + if r % 50 == 1 { 700 } else { 0 })
+            .collect();
         let event = |r: usize, i: usize| {
             let mut e = Event::new(
                 Routine::Isend,
