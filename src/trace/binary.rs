@@ -246,6 +246,8 @@ struct Cursor<'t, P> {
     events: &'t mut P,
     /// A `complete` record's requests (a buffer reused from record to record).
     done: Vec<Completion>,
+    /// A collective record's per-rank counts (likewise).
+    counts: Vec<u64>,
     prev_return: u64,
 }
 
@@ -361,14 +363,14 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
                 expect("the bytes received", uleb),
             ))(rest)?;
             let (mut rest, n) = count("the number of per-rank counts", 1)(rest)?;
-            let mut counts = Vec::with_capacity(n);
+            cur.counts.clear();
             for _ in 0..n {
                 let (r, c) = expect("a per-rank byte count", uleb)(rest)?;
-                counts.push(c);
+                cur.counts.push(c);
                 rest = r;
             }
             (e.comm, e.peer, e.bytes) = (comm, root, bytes);
-            cur.events.push_coll(&e, recv_bytes, &counts);
+            cur.events.push_coll(&e, recv_bytes, &cur.counts);
             rest
         }
         Shape::CommOp => {
@@ -725,6 +727,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         let mut cur = Cursor {
             events: sink,
             done: Vec::new(),
+            counts: Vec::new(),
             prev_return: 0,
         };
         for c in &event_chunks[rank] {
@@ -1111,11 +1114,13 @@ mod tests {
             let mut ca = Cursor {
                 events: &mut ea,
                 done: Vec::new(),
+                counts: Vec::new(),
                 prev_return,
             };
             let mut cb = Cursor {
                 events: &mut eb,
                 done: Vec::new(),
+                counts: Vec::new(),
                 prev_return,
             };
             let slow = record(&b, &mut cb).map(|(rest, ())| rest.len()).ok();

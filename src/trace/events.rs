@@ -597,12 +597,7 @@ pub trait Push {
 
     /// Appends a `complete` record.
     fn push_complete(&mut self, e: &Event, done: &[Completion]) {
-        thread_local! {
-            /// The words being built: no allocation per record.
-            static WORDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        WORDS.with_borrow_mut(|w| {
-            w.clear();
+        with_words(|w| {
             w.extend([done.len() as u32, 0]);
             for c in done {
                 if c.req != EXPLICIT && self.implied(c.req) == Some((c.source, c.tag)) {
@@ -623,7 +618,12 @@ pub trait Push {
 
     /// Appends a collective record.
     fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
-        self.push_words(e, &coll_words(recv_bytes, counts));
+        with_words(|w| {
+            w.push(counts.len() as u32);
+            w.extend(split_u64(recv_bytes));
+            w.extend(counts.iter().flat_map(|&c| split_u64(c)));
+            self.push_words(e, w);
+        });
     }
 
     /// Appends event `i` of `from` (any shape).
@@ -642,12 +642,16 @@ fn sendrecv_words(h: RecvHalf) -> [u32; 4] {
     [lo, hi, h.source as u32, h.tag as u32]
 }
 
-fn coll_words(recv_bytes: u64, counts: &[u64]) -> Vec<u32> {
-    let mut w = Vec::with_capacity(3 + 2 * counts.len());
-    w.push(counts.len() as u32);
-    w.extend(split_u64(recv_bytes));
-    w.extend(counts.iter().flat_map(|&c| split_u64(c)));
-    w
+/// Calls `f` with an empty buffer for one record's words (one per thread: no allocation per
+/// record).
+fn with_words<R>(f: impl FnOnce(&mut Vec<u32>) -> R) -> R {
+    thread_local! {
+        static WORDS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    }
+    WORDS.with_borrow_mut(|w| {
+        w.clear();
+        f(w)
+    })
 }
 
 /// One rank's events, read from the columns.
