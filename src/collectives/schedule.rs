@@ -4,7 +4,6 @@
 
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// One step of one rank, in program order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,7 +108,10 @@ impl Schedule {
     }
 
     /// Pairs every send with its receive by order per (sender, receiver); an unmatched half,
-    /// a peer out of range or a size mismatch is an error naming the rank and step.
+    /// a peer out of range or a size mismatch is an error naming the rank and step (the first
+    /// such receive in rank and step order; else the first pair, in rank order, with sends
+    /// never received). Both halves are sorted by pair (stable: each pair's halves stay in step
+    /// order) and merged: no table of queues, no allocation per pair.
     pub fn matching(&self) -> Result<Matching, Error> {
         let p = self.ranks.len();
         let mut m = Matching {
@@ -120,7 +122,9 @@ impl Schedule {
                 .collect(),
             ..Default::default()
         };
-        let mut queues: HashMap<(u32, u32), (Vec<u32>, usize)> = HashMap::new();
+        // (sender, receiver, message) and (sender, receiver, rank, step, bytes).
+        let mut sends: Vec<(u32, u32, u32)> = Vec::new();
+        let mut recvs: Vec<(u32, u32, u32, u32, u64)> = Vec::new();
         for (r, steps) in self.ranks.iter().enumerate() {
             for (i, s) in steps.iter().enumerate() {
                 if let Some((to, bytes)) = s.send_half() {
@@ -130,42 +134,68 @@ impl Schedule {
                     let id = m.bytes.len() as u32;
                     m.bytes.push(bytes);
                     m.ends.push((r as u32, to));
-                    queues.entry((r as u32, to)).or_default().0.push(id);
                     m.ids[r][i].0 = id;
+                    sends.push((r as u32, to, id));
                 }
-            }
-        }
-        for (r, steps) in self.ranks.iter().enumerate() {
-            for (i, s) in steps.iter().enumerate() {
                 if let Some((from, bytes)) = s.recv_half() {
-                    let q = queues.get_mut(&(from, r as u32));
-                    let Some((ids, next)) = q.filter(|(ids, next)| *next < ids.len()) else {
-                        return Err(bad(
-                            r,
-                            i,
-                            format!("receives from rank {from}, which sends no matching message"),
-                        ));
-                    };
-                    let id = ids[*next];
-                    *next += 1;
-                    if m.bytes[id as usize] != bytes {
-                        return Err(bad(
-                            r,
-                            i,
-                            format!(
-                                "receives {bytes} bytes from rank {from}, which sends {}",
-                                m.bytes[id as usize]
-                            ),
-                        ));
-                    }
-                    m.ids[r][i].1 = id;
+                    recvs.push((from, r as u32, r as u32, i as u32, bytes));
                 }
             }
         }
-        if let Some(((a, b), (ids, next))) = queues.iter().find(|(_, (ids, n))| *n < ids.len()) {
+        sends.sort_by_key(|&(a, b, _)| (a, b));
+        recvs.sort_by_key(|&(a, b, ..)| (a, b));
+        let mut first_bad: Option<(u32, u32, String)> = None;
+        let mut note = |r: u32, i: u32, what: String| {
+            if first_bad.as_ref().is_none_or(|b| (r, i) < (b.0, b.1)) {
+                first_bad = Some((r, i, what));
+            }
+        };
+        let mut unreceived: Option<((u32, u32), usize)> = None;
+        let (mut a, mut b) = (0, 0);
+        while a < sends.len() || b < recvs.len() {
+            let send_pair = sends.get(a).map(|&(x, y, _)| (x, y));
+            let recv_pair = recvs.get(b).map(|&(x, y, ..)| (x, y));
+            match (send_pair, recv_pair) {
+                (Some(sp), Some(rp)) if sp == rp => {
+                    let (from, r, i, bytes) = (recvs[b].0, recvs[b].2, recvs[b].3, recvs[b].4);
+                    let id = sends[a].2;
+                    if m.bytes[id as usize] != bytes {
+                        let sent = m.bytes[id as usize];
+                        note(
+                            r,
+                            i,
+                            format!("receives {bytes} bytes from rank {from}, which sends {sent}"),
+                        );
+                    }
+                    m.ids[r as usize][i as usize].1 = id;
+                    a += 1;
+                    b += 1;
+                }
+                (Some(sp), rp) if rp.is_none_or(|rp| sp < rp) => {
+                    match &mut unreceived {
+                        None => unreceived = Some((sp, 1)),
+                        Some((pair, n)) if *pair == sp => *n += 1,
+                        Some(_) => {}
+                    }
+                    a += 1;
+                }
+                _ => {
+                    let (from, _, r, i, _) = recvs[b];
+                    note(
+                        r,
+                        i,
+                        format!("receives from rank {from}, which sends no matching message"),
+                    );
+                    b += 1;
+                }
+            }
+        }
+        if let Some((r, i, what)) = first_bad {
+            return Err(bad(r as usize, i as usize, what));
+        }
+        if let Some(((from, to), n)) = unreceived {
             return Err(Error::Usage(format!(
-                "schedule: rank {a} sends {} message(s) to rank {b} that are never received",
-                ids.len() - next
+                "schedule: rank {from} sends {n} message(s) to rank {to} that are never received"
             )));
         }
         Ok(m)
@@ -174,4 +204,90 @@ impl Schedule {
 
 fn bad(r: usize, i: usize, what: String) -> Error {
     Error::Usage(format!("schedule: rank {r}, step {i}: {what}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send(to: u32, bytes: u64) -> Step {
+        Step::Send { to, bytes }
+    }
+
+    fn recv(from: u32, bytes: u64) -> Step {
+        Step::Recv { from, bytes }
+    }
+
+    fn err(ranks: Vec<Vec<Step>>) -> String {
+        Schedule { ranks }.matching().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_nth_send_of_a_pair_meets_its_nth_receive() {
+        // Rank 0 sends 10 then 20 bytes to rank 1, which receives them between an exchange
+        // with rank 2; rank 2 sends rank 1 5 bytes.
+        let m = Schedule {
+            ranks: vec![
+                vec![send(1, 10), send(1, 20)],
+                vec![
+                    recv(0, 10),
+                    Step::SendRecv {
+                        to: 2,
+                        send_bytes: 7,
+                        from: 2,
+                        recv_bytes: 5,
+                    },
+                    recv(0, 20),
+                ],
+                vec![Step::SendRecv {
+                    to: 1,
+                    send_bytes: 5,
+                    from: 1,
+                    recv_bytes: 7,
+                }],
+            ],
+        }
+        .matching()
+        .unwrap();
+        // Messages are numbered in rank and step order: 0→1 (10), 0→1 (20), 1→2 (7), 2→1 (5).
+        assert_eq!(m.bytes, [10, 20, 7, 5]);
+        assert_eq!(m.ends, [(0, 1), (0, 1), (1, 2), (2, 1)]);
+        assert_eq!(m.ids[0], [(0, NONE), (1, NONE)]);
+        assert_eq!(m.ids[1], [(NONE, 0), (2, 3), (NONE, 1)]);
+        assert_eq!(m.ids[2], [(3, 2)]);
+    }
+
+    #[test]
+    fn errors_name_the_first_bad_step() {
+        assert_eq!(
+            err(vec![vec![send(5, 1)], vec![]]),
+            "schedule: rank 0, step 0: sends to rank 5 (P = 2)"
+        );
+        assert_eq!(
+            err(vec![vec![send(1, 10)], vec![recv(0, 20)]]),
+            "schedule: rank 1, step 0: receives 20 bytes from rank 0, which sends 10"
+        );
+        // Two bad receives: rank 2's has no send, rank 1's second has none either; rank 1
+        // comes first.
+        assert_eq!(
+            err(vec![
+                vec![send(1, 1)],
+                vec![recv(0, 1), recv(0, 1)],
+                vec![recv(0, 1)]
+            ]),
+            "schedule: rank 1, step 1: receives from rank 0, which sends no matching message"
+        );
+        // A bad receive is reported before sends that are never received.
+        assert_eq!(
+            err(vec![vec![send(1, 1), send(1, 1)], vec![recv(2, 1)], vec![]]),
+            "schedule: rank 1, step 0: receives from rank 2, which sends no matching message"
+        );
+        assert_eq!(
+            err(vec![
+                vec![send(1, 1), send(1, 1), send(1, 1)],
+                vec![recv(0, 1), send(0, 4)],
+            ]),
+            "schedule: rank 0 sends 2 message(s) to rank 1 that are never received"
+        );
+    }
 }
