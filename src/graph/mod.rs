@@ -622,8 +622,8 @@ impl<'a> HbView<'a> {
         if e >= self.total() {
             return None;
         }
-        let r = self.offsets.partition_point(|&o| o <= e) - 1;
-        Some((r, e - self.offsets[r], node % 2 == 1))
+        let (r, i) = self.trace.events.locate(e);
+        Some((r, i, node % 2 == 1))
     }
 
     fn call(&self, r: usize, i: usize) -> usize {

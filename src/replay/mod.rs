@@ -35,7 +35,7 @@ use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, HbView, NONE};
 use crate::model::{Cost, LogGp, Model, Params, WaitFold};
-use crate::trace::{PEER_NULL, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
+use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -412,7 +412,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     while st.pos < ev.len() {
         let i = st.pos;
         let routine = ev.routine(i);
-        prefetch_partner(sh, r, i + PREFETCH_AHEAD);
+        prefetch_partner(sh, &ev, r, i + PREFETCH_AHEAD);
         if !st.published {
             let tc = if i == 0 {
                 sh.start[r]
@@ -594,8 +594,7 @@ const PREFETCH_AHEAD: usize = 8;
 /// its byte count. Partners are mostly far away in memory; a few events ahead, the reads are
 /// in flight while the events before are costed.
 #[inline]
-fn prefetch_partner(sh: &Shared<'_>, r: usize, i: usize) {
-    let ev = sh.trace.rank(r);
+fn prefetch_partner(sh: &Shared<'_>, ev: &Rank<'_>, r: usize, i: usize) {
     if i >= ev.len()
         || !matches!(
             ev.routine(i).shape(),

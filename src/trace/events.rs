@@ -265,7 +265,6 @@ impl Events {
         self.routine.is_empty()
     }
 
-    /// The first global index of each rank, and the total at the end.
     /// Asks for the cache lines of global event `e`'s routine and byte count.
     #[inline]
     pub fn prefetch(&self, e: usize) {
@@ -310,6 +309,7 @@ impl Events {
         }
     }
 
+    /// The first global index of each rank, and the total at the end.
     pub fn offsets(&self) -> &[usize] {
         &self.start
     }
