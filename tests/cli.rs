@@ -236,6 +236,23 @@ fn deadlock_only_under_rendezvous() {
         "{err}"
     );
     assert!(err.contains("65536 > S = 16383"), "{err}");
+    // A third rank waiting on the pair is named as blocked, not as part of the cycle, however
+    // many threads replay (blocks of ranks, then waves; or waves alone).
+    let (_d3, three) = text_trace(
+        "h2h3.txt",
+        &(HEAD_TO_HEAD.replace("ranks 2", "ranks 3").replace(
+            "0 MPI_Finalize 50 60\n",
+            "0 MPI_Send 50 55 bytes=8 peer=2\n0 MPI_Finalize 60 70\n",
+        ) + "2 MPI_Init 0 0\n2 MPI_Recv 10 60 bytes=8 peer=0\n2 MPI_Finalize 70 80\n"),
+    );
+    for threads in ["1", "2", "4"] {
+        let out = run(&[&three, "--platform", "myrinet", "--threads", threads]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rank(s) [0, 1] wait on each other") && !err.contains("rank 2 event"),
+            "--threads {threads}: {err}"
+        );
+    }
     // LogGP has no rendezvous: the same trace replays; a real cycle (both receive first) is
     // still a deadlock.
     assert!(
@@ -530,6 +547,16 @@ fn unfinalized_trace_loads_with_a_warning() {
     let out = run(&[f.to_str().unwrap(), "--format", "json"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
+    for threads in ["1", "4"] {
+        let again = run(&[
+            f.to_str().unwrap(),
+            "--format",
+            "json",
+            "--threads",
+            threads,
+        ]);
+        assert_eq!((&again.stdout, &again.stderr), (&out.stdout, &out.stderr));
+    }
     assert!(
         err.contains("not finalized") && err.contains("1 of 2 ranks have no MPI_Finalize: 1"),
         "{err}"

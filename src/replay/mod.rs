@@ -1,9 +1,13 @@
 //! LogGPS replay (MODEL.md §3–5): the measured computation is kept, every MPI routine's
 //! duration becomes the model's cost. A longest-path computation over the happens-before
-//! graph, run in waves: each wave advances every runnable rank (in parallel with rayon) until
-//! it needs a partner's call time that is not known yet; the ranks whose partners moved run in
-//! the next wave. Every predicted time is a pure function of the times it depends on, so the
-//! result is the same bit for bit whatever the thread count or the order of the ranks.
+//! graph. On several threads each takes a block of ranks and runs them round and round, each
+//! as far as its partners' predicted call times are known, reading what the other threads
+//! publish as they go ([`run_owned`]). Then, or on one thread from the start, waves: each wave
+//! advances every runnable rank until it needs a partner's call time that is not known yet; the
+//! ranks whose partners moved run in the next wave, and a wave that leaves ranks waiting on
+//! each other names the deadlock. Every predicted time is a pure function of the times it
+//! depends on, so the result is the same bit for bit whatever the thread count or the order of
+//! the ranks.
 //!
 //! Under LogGP ([`Model::LogGp`], Alexandrov et al. 1995) each rank keeps one network [`Port`],
 //! advanced by its own events in program order, with the rule of LogGP's [`CostModel`] so that a
@@ -41,6 +45,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
 /// `end_ns`; the rank's start offset counts as computation.
@@ -114,6 +119,12 @@ struct Ran {
 
 /// Ranks a wave's parallel pieces hold.
 const WAVE_CHUNK: usize = 256;
+/// How long a thread of [`run_owned`] goes without progress before it ends its round.
+const OWNED_PATIENCE: Duration = Duration::from_micros(200);
+/// The most spin-loop hints between two looks of an idle thread of [`run_owned`].
+const OWNED_MAX_BACKOFF: u32 = 256;
+/// Events a thread of [`run_owned`] replays between two progress reports.
+const OWNED_REPORT_EVENTS: u32 = 1 << 16;
 /// How many ranks ahead a wave prefetches.
 const PREFETCH_RANKS_AHEAD: usize = 4;
 
@@ -309,6 +320,14 @@ impl Shared<'_> {
 
     fn instance_done(&self, x: u32) -> bool {
         self.arrived[x as usize].load(Ordering::Acquire) == self.g.instances[x as usize].size
+    }
+
+    /// Whether a rank blocked on `dep` can go on.
+    fn ready(&self, dep: Dep) -> bool {
+        match dep {
+            Dep::Event(q, j) => self.call(q as usize, j as usize).is_ok(),
+            Dep::Instance(x) => self.instance_done(x),
+        }
     }
 
     /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
@@ -729,19 +748,49 @@ pub fn replay_with(
     let mut awaited: Vec<bool> = vec![false; p];
     let mut waiting_on_instance: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut done_events = 0u64;
-    while !wave.is_empty() {
-        let run = |&r: &u32| {
-            let mut st = states[r as usize].lock().expect("rank state");
-            let before = st.pos;
-            let out = advance(&sh, r as usize, &mut st);
-            Ran {
-                rank: r,
-                out,
-                events: (st.pos - before) as u32,
-                pos: st.pos as u32,
-                completed: !st.completed.is_empty(),
+    let run = |&r: &u32| {
+        let mut st = states[r as usize].lock().expect("rank state");
+        let before = st.pos;
+        let out = advance(&sh, r as usize, &mut st);
+        Ran {
+            rank: r,
+            out,
+            events: (st.pos - before) as u32,
+            pos: st.pos as u32,
+            completed: !st.completed.is_empty(),
+        }
+    };
+    if rayon::current_num_threads() > 1 {
+        // Rounds of blocks owned by threads while they move; waves then take what is stuck
+        // (and name a deadlock). One thread goes by waves alone: on the all-to-all they are
+        // faster than a block of every rank.
+        loop {
+            let outcomes = run_owned(&sh, &states, &wave, &run, &|n| progress(done_events + n));
+            let outcomes = || outcomes.iter().flatten();
+            let events: u64 = outcomes().map(|o| o.events as u64).sum();
+            done_events += events;
+            progress(done_events);
+            for o in outcomes() {
+                stopped_at[o.rank as usize] = o.pos;
+                if o.completed {
+                    // Nobody is listed as waiting on an instance yet: a wave checks first.
+                    states[o.rank as usize]
+                        .lock()
+                        .expect("rank state")
+                        .completed
+                        .clear();
+                }
             }
-        };
+            wave = outcomes()
+                .filter(|o| matches!(o.out, Outcome::Blocked(_)))
+                .map(|o| o.rank)
+                .collect();
+            if events == 0 || wave.is_empty() {
+                break;
+            }
+        }
+    }
+    while !wave.is_empty() {
         // The ranks of a wave lie far apart in memory: each run asks for the lines of the run
         // a few ranks ahead, so that they are in flight while the runs before go.
         let outcomes: Vec<Vec<Ran>> = if wave.len() >= PARALLEL_MIN_RANKS {
@@ -769,16 +818,16 @@ pub fn replay_with(
             stopped_at[o.rank as usize] = o.pos;
             match o.out {
                 Outcome::Done => {}
-                Outcome::Blocked(Dep::Event(q, j)) => {
-                    if sh.call(q as usize, j as usize).is_ok() {
+                Outcome::Blocked(dep @ Dep::Event(q, j)) => {
+                    if sh.ready(dep) {
                         next.push(o.rank);
                     } else {
                         waiting_on_event[q as usize].push((j, o.rank));
                         awaited[q as usize] = true;
                     }
                 }
-                Outcome::Blocked(Dep::Instance(x)) => {
-                    if sh.instance_done(x) {
+                Outcome::Blocked(dep @ Dep::Instance(x)) => {
+                    if sh.ready(dep) {
                         next.push(o.rank);
                     } else {
                         waiting_on_instance.entry(x).or_default().push(o.rank);
@@ -860,6 +909,80 @@ pub fn replay_with(
         measured_ns,
         warnings,
     })
+}
+
+/// One round of the replay on several threads: `ranks` split into one block per thread, each
+/// thread runs its block round and round, every rank as far as it goes, until the block is done
+/// or nothing has moved for [`OWNED_PATIENCE`] (waiting on a partner another thread is slow to
+/// reach, or on a deadlock). A thread needs nobody's bookkeeping to go on where waves would stop
+/// every rank at its first unknown partner: a ring or a pipeline takes a wave a message, each
+/// waking the threads for a few events. Returns where each rank stopped, block by block.
+fn run_owned(
+    sh: &Shared<'_>,
+    states: &[Mutex<RankState>],
+    ranks: &[u32],
+    run: &(impl Fn(&u32) -> Ran + Sync),
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<Vec<Ran>> {
+    let threads = rayon::current_num_threads();
+    let reported = AtomicU64::new(0);
+    ranks
+        .par_chunks(ranks.len().div_ceil(threads).max(1))
+        .map(|block| {
+            let mut ran: Vec<Ran> = block.iter().map(run).collect();
+            let mut unreported: u32 = ran.iter().map(|o| o.events).sum();
+            let (mut idle_since, mut backoff) = (None, 1);
+            loop {
+                let (mut moved, mut live) = (false, false);
+                for k in 0..ran.len() {
+                    let Outcome::Blocked(dep) = ran[k].out else {
+                        continue;
+                    };
+                    live = true;
+                    if sh.ready(dep) {
+                        if let Some(n) = ran.get(k + PREFETCH_RANKS_AHEAD) {
+                            prefetch_run(sh, states, n.rank as usize, n.pos as usize);
+                        }
+                        let o = &mut ran[k];
+                        let again = run(&o.rank);
+                        moved |= again.events > 0;
+                        unreported += again.events;
+                        *o = Ran {
+                            events: o.events + again.events,
+                            ..again
+                        };
+                    }
+                }
+                if unreported >= OWNED_REPORT_EVENTS {
+                    progress(
+                        reported.fetch_add(unreported as u64, Ordering::Relaxed)
+                            + unreported as u64,
+                    );
+                    unreported = 0;
+                }
+                if !live {
+                    break;
+                }
+                if moved {
+                    (idle_since, backoff) = (None, 1);
+                } else if idle_since.get_or_insert_with(Instant::now).elapsed() > OWNED_PATIENCE {
+                    break;
+                } else {
+                    // Looking again at once would pull the lines the other threads are writing.
+                    if backoff < OWNED_MAX_BACKOFF {
+                        for _ in 0..backoff {
+                            std::hint::spin_loop();
+                        }
+                        backoff *= 2;
+                    } else {
+                        // The thread it waits on may be off its core: let it have it.
+                        std::thread::yield_now();
+                    }
+                }
+            }
+            ran
+        })
+        .collect()
 }
 
 fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
