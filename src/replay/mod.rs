@@ -760,7 +760,7 @@ pub fn replay_with(
             completed: !st.completed.is_empty(),
         }
     };
-    if rayon::current_num_threads() > 1 {
+    if owned_blocks() > 1 {
         // Rounds of blocks owned by threads while they move; waves then take what is stuck
         // (and name a deadlock). One thread goes by waves alone: on the all-to-all they are
         // faster than a block of every rank.
@@ -911,7 +911,14 @@ pub fn replay_with(
     })
 }
 
-/// One round of the replay on several threads: `ranks` split into one block per thread, each
+/// How many blocks [`run_owned`] makes: one per thread, but no more than cores (a block whose
+/// thread is off its core stalls the blocks that wait on it).
+fn owned_blocks() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    rayon::current_num_threads().min(cores)
+}
+
+/// One round of the replay on several threads: `ranks` split into [`owned_blocks`] blocks, each
 /// thread runs its block round and round, every rank as far as it goes, until the block is done
 /// or nothing has moved for [`OWNED_PATIENCE`] (waiting on a partner another thread is slow to
 /// reach, or on a deadlock). A thread needs nobody's bookkeeping to go on where waves would stop
@@ -924,10 +931,10 @@ fn run_owned(
     run: &(impl Fn(&u32) -> Ran + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Vec<Ran>> {
-    let threads = rayon::current_num_threads();
+    let blocks = owned_blocks();
     let reported = AtomicU64::new(0);
     ranks
-        .par_chunks(ranks.len().div_ceil(threads).max(1))
+        .par_chunks(ranks.len().div_ceil(blocks).max(1))
         .map(|block| {
             let mut ran: Vec<Ran> = block.iter().map(run).collect();
             let mut unreported: u32 = ran.iter().map(|o| o.events).sum();
