@@ -34,6 +34,9 @@ fn wide_key(i: usize, field: u64) -> u64 {
 const NO_COMM: u32 = u32::MAX;
 /// A completion written out in full: `EXPLICIT, req, source, tag`.
 const EXPLICIT: u32 = u32::MAX;
+/// Marks a `complete` record stored as `RANGE | n, first`: requests `first..first + n`, each
+/// with the status its creator implies (a Waitall on requests posted together).
+const RANGE: u32 = 1 << 31;
 
 /// What one rank keeps besides its columns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -597,6 +600,16 @@ pub trait Push {
 
     /// Appends a `complete` record.
     fn push_complete(&mut self, e: &Event, done: &[Completion]) {
+        let first = done.first().map_or(0, |c| c.req);
+        let in_range = |(k, c): (usize, &Completion)| {
+            c.req as u64 == first as u64 + k as u64
+                && c.req != EXPLICIT
+                && self.implied(c.req) == Some((c.source, c.tag))
+        };
+        if !done.is_empty() && done.len() < RANGE as usize && done.iter().enumerate().all(in_range)
+        {
+            return self.push_words(e, &[RANGE | done.len() as u32, first]);
+        }
         with_words(|w| {
             w.extend([done.len() as u32, 0]);
             for c in done {
@@ -775,6 +788,7 @@ impl<'a> Rank<'a> {
         let at = self.ev.id[self.global(i)] as usize;
         let aux = &self.x.aux;
         let n = match self.routine(i).shape() {
+            Shape::Complete if aux[at] & RANGE != 0 => 2,
             Shape::Complete => 2 + aux[at + 1] as usize,
             Shape::Sendrecv => 4,
             Shape::Coll => 3 + 2 * aux[at] as usize,
@@ -800,11 +814,17 @@ impl<'a> Rank<'a> {
     /// cost a look at each request's creator).
     #[inline]
     pub fn completed_reqs(&self, i: usize) -> impl Iterator<Item = u32> + 'a {
-        let mut words = match self.routine(i).shape() {
-            Shape::Complete => &self.aux(i)[2..],
-            _ => &[][..],
+        let (mut range, mut words) = match self.routine(i).shape() {
+            Shape::Complete => match self.aux(i) {
+                &[n, first] if n & RANGE != 0 => (first..first + (n & !RANGE), &[][..]),
+                aux => (0..0, &aux[2..]),
+            },
+            _ => (0..0, &[][..]),
         };
         std::iter::from_fn(move || {
+            if let Some(req) = range.next() {
+                return Some(req);
+            }
             let (&w, rest) = words.split_first()?;
             if w == EXPLICIT {
                 words = &rest[3..];
@@ -820,14 +840,16 @@ impl<'a> Rank<'a> {
     #[inline]
     pub fn completions(&self, i: usize) -> Completions<'a> {
         let aux = self.aux(i);
-        let (n, words) = match self.routine(i).shape() {
-            Shape::Complete => (aux[0] as usize, &aux[2..]),
-            _ => (0, &[][..]),
+        let (n, words, range) = match (self.routine(i).shape(), aux) {
+            (Shape::Complete, &[n, first]) if n & RANGE != 0 => (n & !RANGE, &[][..], Some(first)),
+            (Shape::Complete, _) => (aux[0], &aux[2..], None),
+            _ => (0, &[][..], None),
         };
         Completions {
             rank: *self,
             words,
-            left: n,
+            left: n as usize,
+            range,
         }
     }
 
@@ -862,12 +884,33 @@ pub struct Completions<'a> {
     rank: Rank<'a>,
     words: &'a [u32],
     left: usize,
+    /// The next request of a record stored as a range.
+    range: Option<u32>,
+}
+
+impl Completions<'_> {
+    /// Request `req` completed with the status its creator implies.
+    fn implied(&self, req: u32) -> Completion {
+        let oi = self.rank.x.origin[req as usize] as usize;
+        let r = &self.rank;
+        let (source, tag) = implied_status(r.routine(oi), r.peer(oi), r.tag(oi), r.flags(oi))
+            .expect("a one-word completion has an implied status");
+        Completion { req, source, tag }
+    }
 }
 
 impl Iterator for Completions<'_> {
     type Item = Completion;
 
     fn next(&mut self) -> Option<Completion> {
+        if let Some(req) = self.range {
+            if self.left == 0 {
+                return None;
+            }
+            self.left -= 1;
+            self.range = Some(req + 1);
+            return Some(self.implied(req));
+        }
         let (&w, rest) = self.words.split_first()?;
         self.left -= 1;
         if w == EXPLICIT {
@@ -880,15 +923,7 @@ impl Iterator for Completions<'_> {
             return Some(c);
         }
         self.words = rest;
-        let oi = self.rank.x.origin[w as usize] as usize;
-        let r = &self.rank;
-        let (source, tag) = implied_status(r.routine(oi), r.peer(oi), r.tag(oi), r.flags(oi))
-            .expect("a one-word completion has an implied status");
-        Some(Completion {
-            req: w,
-            source,
-            tag,
-        })
+        Some(self.implied(w))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -958,6 +993,51 @@ mod tests {
         assert_eq!(r.completions(3).len(), 4);
         assert_eq!(r.completions(3).collect::<Vec<_>>(), done);
         assert_eq!(r.req_origin(2), Some(2));
+    }
+
+    #[test]
+    fn completions_of_requests_posted_together_take_two_words() {
+        let mut ev = Events::single();
+        for id in 0..4 {
+            let mut e = Event::new(
+                [Routine::Isend, Routine::Irecv][id % 2],
+                id as u64,
+                id as u64,
+            );
+            (e.peer, e.tag, e.id) = (2, 7, id as i64);
+            ev.push(&e);
+        }
+        let implied = |req: u32| Completion {
+            req,
+            source: [-1, 2][req as usize % 2],
+            tag: [-1, 7][req as usize % 2],
+        };
+        let cases: [(Vec<Completion>, usize); 6] = [
+            ((0..4).map(implied).collect(), 2),    // 0, 1, 2, 3
+            (vec![implied(2)], 2),                 // one request
+            ((1..3).map(implied).collect(), 2),    // 1, 2
+            (vec![implied(0), implied(2)], 2 + 2), // a gap: one word each
+            (vec![implied(1), implied(0)], 2 + 2), // descending
+            (
+                vec![
+                    implied(0),
+                    Completion {
+                        tag: 9,
+                        ..implied(1)
+                    },
+                ],
+                2 + 1 + 4,
+            ), // not implied
+        ];
+        for (k, (done, words)) in cases.iter().enumerate() {
+            ev.push_complete(&Event::new(Routine::Waitall, 10, 11), done);
+            let (r, i) = (ev.rank(0), 4 + k);
+            assert_eq!(r.aux(i).len(), *words, "case {k}");
+            assert_eq!(r.completions(i).len(), done.len(), "case {k}");
+            assert_eq!(r.completions(i).collect::<Vec<_>>(), *done, "case {k}");
+            let reqs: Vec<u32> = done.iter().map(|c| c.req).collect();
+            assert_eq!(r.completed_reqs(i).collect::<Vec<_>>(), reqs, "case {k}");
+        }
     }
 
     /// Call times are offsets from their block's first call: those that do not fit are kept
