@@ -938,7 +938,6 @@ fn run_owned(
         .map(|block| {
             let mut ran: Vec<Ran> = block.iter().map(run).collect();
             let mut unreported: u32 = ran.iter().map(|o| o.events).sum();
-            let (mut idle_since, mut backoff) = (None, 1);
             loop {
                 let (mut moved, mut live) = (false, false);
                 for k in 0..ran.len() {
@@ -967,29 +966,51 @@ fn run_owned(
                     );
                     unreported = 0;
                 }
-                if !live {
+                if !live || !moved && !wait_outside(sh, block, &ran) {
                     break;
-                }
-                if moved {
-                    (idle_since, backoff) = (None, 1);
-                } else if idle_since.get_or_insert_with(Instant::now).elapsed() > OWNED_PATIENCE {
-                    break;
-                } else {
-                    // Looking again at once would pull the lines the other threads are writing.
-                    if backoff < OWNED_MAX_BACKOFF {
-                        for _ in 0..backoff {
-                            std::hint::spin_loop();
-                        }
-                        backoff *= 2;
-                    } else {
-                        // The thread it waits on may be off its core: let it have it.
-                        std::thread::yield_now();
-                    }
                 }
             }
             ran
         })
         .collect()
+}
+
+/// After a pass over `block` in which no rank moved, waits until a rank blocked on a partner
+/// outside the block can go on (true), or gives up after [`OWNED_PATIENCE`] (false). Looks at
+/// those ranks alone: the others wait on ranks of the block, which will not move before they do.
+fn wait_outside(sh: &Shared<'_>, block: &[u32], ran: &[Ran]) -> bool {
+    let (first, last) = (block[0], block[block.len() - 1]);
+    let outside: Vec<Dep> = ran
+        .iter()
+        .filter_map(|o| match o.out {
+            Outcome::Blocked(dep @ Dep::Event(q, _)) if q < first || q > last => Some(dep),
+            Outcome::Blocked(dep @ Dep::Instance(_)) => Some(dep),
+            _ => None,
+        })
+        .collect();
+    if outside.is_empty() {
+        return false;
+    }
+    let since = Instant::now();
+    let mut backoff = 1;
+    loop {
+        if outside.iter().any(|&dep| sh.ready(dep)) {
+            return true;
+        }
+        if since.elapsed() > OWNED_PATIENCE {
+            return false;
+        }
+        // Looking again at once would pull the lines the other threads are writing.
+        if backoff < OWNED_MAX_BACKOFF {
+            for _ in 0..backoff {
+                std::hint::spin_loop();
+            }
+            backoff *= 2;
+        } else {
+            // The thread it waits on may be off its core: let it have it.
+            std::thread::yield_now();
+        }
+    }
 }
 
 fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
