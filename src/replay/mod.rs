@@ -100,12 +100,14 @@ enum Dep {
     Instance(u32),
 }
 
+#[derive(Clone, Copy)]
 enum Outcome {
     Done,
     Blocked(Dep),
 }
 
 /// What one run of a rank in a wave did.
+#[derive(Clone, Copy)]
 struct Ran {
     rank: u32,
     out: Outcome,
@@ -120,7 +122,7 @@ struct Ran {
 /// Ranks a wave's parallel pieces hold.
 const WAVE_CHUNK: usize = 256;
 /// How long a thread of [`run_owned`] goes without progress before it ends its round.
-const OWNED_PATIENCE: Duration = Duration::from_micros(200);
+const OWNED_PATIENCE: Duration = Duration::from_millis(5);
 /// The most spin-loop hints between two looks of an idle thread of [`run_owned`].
 const OWNED_MAX_BACKOFF: u32 = 256;
 /// Events a thread of [`run_owned`] replays between two progress reports.
@@ -764,8 +766,21 @@ pub fn replay_with(
         // Rounds of blocks owned by threads while they move; waves then take what is stuck
         // (and name a deadlock). One thread goes by waves alone: on the all-to-all they are
         // faster than a block of every rank.
+        // The first round runs every rank; a later one, those whose dependency is known.
+        let fresh = |&rank: &u32| Ran {
+            rank,
+            out: Outcome::Done,
+            events: 0,
+            pos: 0,
+            completed: false,
+        };
+        let mut pending: Vec<Ran> = wave.iter().map(fresh).collect();
+        let mut first = true;
         loop {
-            let outcomes = run_owned(&sh, &states, &wave, &run, &|n| progress(done_events + n));
+            let outcomes = run_owned(&sh, &states, &pending, first, &run, &|n| {
+                progress(done_events + n)
+            });
+            first = false;
             let outcomes = || outcomes.iter().flatten();
             let events: u64 = outcomes().map(|o| o.events as u64).sum();
             done_events += events;
@@ -781,14 +796,15 @@ pub fn replay_with(
                         .clear();
                 }
             }
-            wave = outcomes()
+            pending = outcomes()
                 .filter(|o| matches!(o.out, Outcome::Blocked(_)))
-                .map(|o| o.rank)
+                .copied()
                 .collect();
-            if events == 0 || wave.is_empty() {
+            if events == 0 || pending.is_empty() {
                 break;
             }
         }
+        wave = pending.iter().map(|o| o.rank).collect();
     }
     while !wave.is_empty() {
         // The ranks of a wave lie far apart in memory: each run asks for the lines of the run
@@ -927,16 +943,23 @@ fn owned_blocks() -> usize {
 fn run_owned(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
-    ranks: &[u32],
+    pending: &[Ran],
+    first: bool,
     run: &(impl Fn(&u32) -> Ran + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Vec<Ran>> {
     let blocks = owned_blocks();
     let reported = AtomicU64::new(0);
-    ranks
-        .par_chunks(ranks.len().div_ceil(blocks).max(1))
+    pending
+        .par_chunks(pending.len().div_ceil(blocks).max(1))
         .map(|block| {
-            let mut ran: Vec<Ran> = block.iter().map(run).collect();
+            let mut ran: Vec<Ran> = block
+                .iter()
+                .map(|o| match o.out {
+                    Outcome::Blocked(dep) if !first && !sh.ready(dep) => Ran { events: 0, ..*o },
+                    _ => run(&o.rank),
+                })
+                .collect();
             let mut unreported: u32 = ran.iter().map(|o| o.events).sum();
             loop {
                 let (mut moved, mut live) = (false, false);
@@ -966,7 +989,7 @@ fn run_owned(
                     );
                     unreported = 0;
                 }
-                if !live || !moved && !wait_outside(sh, block, &ran) {
+                if !live || !moved && !wait_outside(sh, &ran) {
                     break;
                 }
             }
@@ -975,11 +998,12 @@ fn run_owned(
         .collect()
 }
 
-/// After a pass over `block` in which no rank moved, waits until a rank blocked on a partner
-/// outside the block can go on (true), or gives up after [`OWNED_PATIENCE`] (false). Looks at
-/// those ranks alone: the others wait on ranks of the block, which will not move before they do.
-fn wait_outside(sh: &Shared<'_>, block: &[u32], ran: &[Ran]) -> bool {
-    let (first, last) = (block[0], block[block.len() - 1]);
+/// After a pass over a block (`ran`, ascending ranks) in which no rank moved, waits until a rank
+/// blocked on a partner outside the block can go on (true), or gives up after
+/// [`OWNED_PATIENCE`] (false). Looks at those ranks alone: the others wait on ranks of the
+/// block, which will not move before they do.
+fn wait_outside(sh: &Shared<'_>, ran: &[Ran]) -> bool {
+    let (first, last) = (ran[0].rank, ran[ran.len() - 1].rank);
     let outside: Vec<Dep> = ran
         .iter()
         .filter_map(|o| match o.out {
