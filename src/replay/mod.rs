@@ -972,9 +972,11 @@ fn run_owned(
                         if let Some(n) = ran.get(k + PREFETCH_RANKS_AHEAD) {
                             prefetch_run(sh, states, n.rank as usize, n.pos as usize);
                         }
+                        // What it waited on is known: it gets past it (a run can publish a
+                        // call time, a blocked send's, without finishing an event).
+                        moved = true;
                         let o = &mut ran[k];
                         let again = run(&o.rank);
-                        moved |= again.events > 0;
                         unreported += again.events;
                         *o = Ran {
                             events: o.events + again.events,
