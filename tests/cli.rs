@@ -737,6 +737,60 @@ fn reduction_cost_is_settable() {
     );
 }
 
+/// Modeled collectives of different shapes in one trace each get their own schedule (the
+/// replay builds a schedule once per shape): on 4 symmetric ranks every Allreduce ends at the
+/// same time everywhere, so a second one costs what it costs alone, and
+/// `P([a, b]) − P([a, a]) = P([b]) − P([a])`.
+#[test]
+fn collectives_of_different_shapes_keep_their_own_schedules() {
+    let dir = tempfile::tempdir().unwrap();
+    let predicted = |sizes: &[u64], coll: &str| {
+        let mut t = String::from("loggps-trace 1\nranks 4\n");
+        for r in 0..4 {
+            t += &format!("{r} MPI_Init 0 0\n");
+            let mut at = 0u64;
+            for &b in sizes {
+                let end = at + 10;
+                t += &format!("{r} MPI_Allreduce {at} {end} bytes={b} recv_bytes={b}\n");
+                at += 1_000_000_000;
+            }
+            t += &format!("{r} MPI_Finalize {at} {}\n", at + 10);
+        }
+        let f = dir.path().join(format!("{sizes:?}.txt"));
+        std::fs::write(&f, t).unwrap();
+        let f = f.to_str().unwrap();
+        let v = json(&[
+            f,
+            "--platform",
+            "myrinet",
+            "--coll",
+            coll,
+            "--format",
+            "json",
+        ]);
+        v["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    // The same algorithm with more data; the algorithms Open MPI's rules pick for each size.
+    for (small, large, coll) in [
+        (8, 2048, "allreduce=recursive-doubling"),
+        (8, 1 << 20, "modeled"),
+    ] {
+        let p = |sizes: &[u64]| predicted(sizes, coll);
+        let alone = p(&[large]) - p(&[small]);
+        assert!(
+            alone > 0.0,
+            "{large} bytes cost no more than {small}: {alone}"
+        );
+        let second = p(&[small, large]) - p(&[small, small]);
+        assert!(
+            (second - alone).abs() < 1e-3,
+            "{large}: {second} != {alone}"
+        );
+        let first = p(&[large, small]) - p(&[small, small]);
+        assert!((first - alone).abs() < 1e-3, "{large}: {first} != {alone}");
+    }
+}
+
 // ---- --model loggp (issue 6, item 3): expected values by hand from LogGP's rules ----
 
 /// Writes `text` as a trace in a fresh directory; returns the directory (kept alive) and path.

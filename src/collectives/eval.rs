@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{NONE, Schedule, Step};
+use super::schedule::{Matching, NONE, Schedule, Step};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
@@ -225,7 +225,24 @@ pub fn evaluate_from<M: CostModel>(
     gamma_ns_per_byte: f64,
     start: &[f64],
 ) -> Result<Completion, Error> {
-    let m = schedule.matching()?;
+    evaluate_matched(
+        schedule,
+        &schedule.matching()?,
+        model,
+        gamma_ns_per_byte,
+        start,
+    )
+}
+
+/// [`evaluate_from`] with the schedule's messages already matched (`m`, its
+/// [`Schedule::matching`]): a schedule costed many times is matched once.
+pub fn evaluate_matched<M: CostModel>(
+    schedule: &Schedule,
+    m: &Matching,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+) -> Result<Completion, Error> {
     let p = schedule.ranks.len();
     let n = m.bytes.len();
     let mut from_sender = vec![UNKNOWN; n];

@@ -33,9 +33,10 @@
 //! A send event publishes its `first_out` where other events publish their call time: the
 //! receiver computes the arrival from it, and no reader needs a send's call time.
 
-use crate::collectives::CostModel;
-use crate::collectives::eval::Port;
+use crate::collectives::eval::{self, Port};
+use crate::collectives::schedule::Matching;
 use crate::collectives::traced::{self, Choice, op_of};
+use crate::collectives::{CostModel, Op, Schedule, Spec};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, HbView, NONE};
 use crate::model::{Cost, LogGp, Model, Params, WaitFold};
@@ -44,7 +45,7 @@ use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
@@ -194,6 +195,58 @@ struct Shared<'a> {
     modeled: Vec<OnceLock<ModeledReturns>>,
     /// Instances that could not be modeled, with why (they replay as measured).
     unmodeled: Mutex<Vec<String>>,
+    /// Schedules of modeled instances, built and matched once for all instances of one shape.
+    schedules: Mutex<ScheduleCache>,
+}
+
+/// What a collective's schedule depends on (the cost model is the replay's).
+#[derive(Clone, Copy, PartialEq)]
+struct ScheduleKey {
+    op: Op,
+    algorithm: &'static str,
+    ranks: usize,
+    bytes: u64,
+    root: usize,
+    segment: u64,
+    postal_h: Option<u64>,
+}
+
+/// A built schedule with its messages matched.
+type Built = Arc<(Schedule, Matching)>;
+
+/// The schedules built most recently, at most [`SCHEDULE_CACHE_STEPS`] steps in all: a trace
+/// repeats a few collectives (a loop's Allreduce) many times.
+#[derive(Default)]
+struct ScheduleCache {
+    /// Oldest first.
+    entries: Vec<(ScheduleKey, Built, usize)>,
+    steps: usize,
+}
+
+/// Steps (over all ranks) the schedule cache keeps: about 160 MB at most.
+const SCHEDULE_CACHE_STEPS: usize = 1 << 22;
+
+impl ScheduleCache {
+    fn get(&self, key: &ScheduleKey) -> Option<Built> {
+        self.entries
+            .iter()
+            .find(|(k, ..)| k == key)
+            .map(|(_, b, _)| Arc::clone(b))
+    }
+
+    /// Keeps `built` (unless it alone is over the budget), forgetting the oldest to make room.
+    fn put(&mut self, key: ScheduleKey, built: &Built) {
+        let steps: usize = built.0.ranks.iter().map(Vec::len).sum();
+        if steps > SCHEDULE_CACHE_STEPS || self.get(&key).is_some() {
+            return;
+        }
+        while self.steps + steps > SCHEDULE_CACHE_STEPS {
+            let (_, _, s) = self.entries.remove(0);
+            self.steps -= s;
+        }
+        self.entries.push((key, Arc::clone(built), steps));
+        self.steps += steps;
+    }
 }
 
 /// A request's predicted completion and what it waited for.
@@ -283,14 +336,9 @@ impl Shared<'_> {
                     .iter()
                     .map(|&(r, i)| self.call(r as usize, i as usize).expect("all arrived"))
                     .collect();
-                let gamma = self.coll.gamma_ns_per_byte;
                 let costed = match self.model {
-                    Model::LogGps(p) => {
-                        crate::collectives::predict_from(op, algorithm, &spec, p, gamma, &starts)
-                    }
-                    Model::LogGp(m) => {
-                        crate::collectives::predict_from(op, algorithm, &spec, m, gamma, &starts)
-                    }
+                    Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, p, &starts),
+                    Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, m, &starts),
                 };
                 match costed {
                     Ok(c) => {
@@ -322,6 +370,41 @@ impl Shared<'_> {
 
     fn instance_done(&self, x: u32) -> bool {
         self.arrived[x as usize].load(Ordering::Acquire) == self.g.instances[x as usize].size
+    }
+
+    /// `op` by `algorithm` on `spec`, costed with the participants calling at `starts`; the
+    /// schedule is built and matched once for all instances of the same shape.
+    fn cost_modeled<M: CostModel>(
+        &self,
+        op: Op,
+        algorithm: &'static str,
+        spec: &Spec,
+        model: &M,
+        starts: &[f64],
+    ) -> Result<eval::Completion, crate::error::Error> {
+        let key = ScheduleKey {
+            op,
+            algorithm,
+            ranks: spec.ranks,
+            bytes: spec.bytes,
+            root: spec.root,
+            segment: spec.segment,
+            postal_h: spec.postal_h.map(f64::to_bits),
+        };
+        let cached = self.schedules.lock().expect("schedules").get(&key);
+        let built = match cached {
+            Some(b) => b,
+            None => {
+                let schedule =
+                    crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
+                let matching = schedule.matching()?;
+                let built = Arc::new((schedule, matching));
+                self.schedules.lock().expect("schedules").put(key, &built);
+                built
+            }
+        };
+        let gamma = self.coll.gamma_ns_per_byte;
+        eval::evaluate_matched(&built.0, &built.1, model, gamma, starts)
     }
 
     /// Whether a rank blocked on `dep` can go on.
@@ -722,6 +805,7 @@ pub fn replay_with(
         coll,
         modeled: (0..g.instances.len()).map(|_| OnceLock::new()).collect(),
         unmodeled: Mutex::new(Vec::new()),
+        schedules: Mutex::new(ScheduleCache::default()),
     };
     let states: Vec<Mutex<RankState>> = (0..p)
         .into_par_iter()
@@ -1121,4 +1205,39 @@ fn deadlock_message(
         cycle,
         parts.join("; ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collectives::Step;
+
+    /// The schedule cache keeps the newest schedules within its budget of steps.
+    #[test]
+    fn schedule_cache_forgets_the_oldest_to_stay_within_its_steps() {
+        let key = |bytes| ScheduleKey {
+            op: Op::Allreduce,
+            algorithm: "ring",
+            ranks: 1,
+            bytes,
+            root: 0,
+            segment: 8192,
+            postal_h: None,
+        };
+        let built = |steps| -> Built {
+            let ranks = vec![vec![Step::Reduce { bytes: 0 }; steps]];
+            Arc::new((Schedule { ranks }, Matching::default()))
+        };
+        let third = SCHEDULE_CACHE_STEPS / 3;
+        let mut c = ScheduleCache::default();
+        for b in 0..3 {
+            c.put(key(b), &built(third));
+        }
+        assert!((0..3).all(|b| c.get(&key(b)).is_some()));
+        c.put(key(3), &built(third)); // over the budget: the oldest goes
+        assert!(c.get(&key(0)).is_none() && (1..4).all(|b| c.get(&key(b)).is_some()));
+        assert_eq!(c.steps, 3 * third);
+        c.put(key(4), &built(SCHEDULE_CACHE_STEPS + 1)); // alone over the budget: not kept
+        assert!(c.get(&key(4)).is_none() && c.get(&key(1)).is_some());
+    }
 }
