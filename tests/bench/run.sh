@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
 BENCH_DIR=${BENCH_DIR:-/tmp/loggps-bench}
-CASES=${CASES:-"diss a2a ring halo3d gauss big"}
+CASES=${CASES:-"diss a2a ring halo3d gauss coll big"}
 [ -x "$BIN" ] || cargo build --release --quiet
 mkdir -p "$BENCH_DIR"
 
@@ -26,6 +26,7 @@ spec() {
     ring)   echo "--pattern ring --ranks 64 --iterations 20000 --bytes 20000 --compute 5000" ;;
     halo3d) echo "--pattern halo3d --ranks 4096 --iterations 50 --bytes 65536 --compute 100000" ;;
     gauss)  echo "--pattern gauss --ranks 64 --iterations 2048 --bytes 16392 --compute 20000" ;;
+    coll)   echo "--pattern allreduce --ranks 65536 --iterations 20 --bytes 8" ;;  # modeled collectives
     big)    echo "--pattern dissemination --ranks 1048576 --iterations 2" ;;  # ~10^8 events
     *) echo "unknown case $1" >&2; exit 2 ;;
   esac
