@@ -32,6 +32,14 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
+/// The predicted runtime, ns, of a successful run with `args` and `--format json`.
+fn predicted_ns(args: &[&str]) -> f64 {
+    json(&[args, &["--format", "json"]].concat())["predicted_s"]
+        .as_f64()
+        .unwrap()
+        * 1e9
+}
+
 /// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.
 #[test]
 fn round_trips_reproduce_model_table() {
@@ -661,20 +669,7 @@ fn traced_collectives_by_algorithm() {
     let f = dir.path().join("bcast.txt");
     std::fs::write(&f, t).unwrap();
     let f = f.to_str().unwrap();
-    let predicted = |coll: &str| {
-        json(&[
-            f,
-            "--platform",
-            "myrinet",
-            "--coll",
-            coll,
-            "--format",
-            "json",
-        ])["predicted_s"]
-            .as_f64()
-            .unwrap()
-            * 1e9
-    };
+    let predicted = |coll: &str| predicted_ns(&[f, "--platform", "myrinet", "--coll", coll]);
     assert!((predicted("measured") - 10.0).abs() < 1e-6);
     assert!((predicted("modeled") - 2.0 * 39_170.0).abs() < 1e-6);
     assert!((predicted("bcast=binomial") - 2.0 * 39_170.0).abs() < 1e-6);
@@ -758,17 +753,7 @@ fn collectives_of_different_shapes_keep_their_own_schedules() {
         }
         let f = dir.path().join(format!("{sizes:?}.txt"));
         std::fs::write(&f, t).unwrap();
-        let f = f.to_str().unwrap();
-        let v = json(&[
-            f,
-            "--platform",
-            "myrinet",
-            "--coll",
-            coll,
-            "--format",
-            "json",
-        ]);
-        v["predicted_s"].as_f64().unwrap() * 1e9
+        predicted_ns(&[f.to_str().unwrap(), "--platform", "myrinet", "--coll", coll])
     };
     // The same algorithm with more data; the algorithms Open MPI's rules pick for each size.
     for (small, large, coll) in [
