@@ -1018,12 +1018,14 @@ fn owned_blocks() -> usize {
     rayon::current_num_threads().min(cores)
 }
 
-/// One round of the replay on several threads: `ranks` split into [`owned_blocks`] blocks, each
-/// thread runs its block round and round, every rank as far as it goes, until the block is done
-/// or nothing has moved for [`OWNED_PATIENCE`] (waiting on a partner another thread is slow to
-/// reach, or on a deadlock). A thread needs nobody's bookkeeping to go on where waves would stop
-/// every rank at its first unknown partner: a ring or a pipeline takes a wave a message, each
-/// waking the threads for a few events. Returns where each rank stopped, block by block.
+/// One round of the replay on several threads: the `pending` ranks (ascending, with where each
+/// stopped) split into [`owned_blocks`] blocks; each thread runs its block round and round,
+/// every rank as far as it goes (in the first round every rank, after that those whose
+/// dependency is known), until the block is done or nothing has moved for [`OWNED_PATIENCE`]
+/// (waiting on a partner another thread is slow to reach, or on a deadlock). A thread needs
+/// nobody's bookkeeping to go on where waves would stop every rank at its first unknown
+/// partner: a ring or a pipeline takes a wave a message, each waking the threads for a few
+/// events. Returns where each rank stopped, block by block.
 fn run_owned(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
