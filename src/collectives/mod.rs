@@ -363,18 +363,5 @@ pub fn predict<M: CostModel>(
     evaluate(&schedule, model, gamma_ns_per_byte)
 }
 
-/// [`predict`] with rank `r` calling at `start[r]` (a traced call's members, in the replay).
-pub fn predict_from<M: CostModel>(
-    op: Op,
-    algorithm: &str,
-    spec: &Spec,
-    model: &M,
-    gamma_ns_per_byte: f64,
-    start: &[f64],
-) -> Result<Completion, Error> {
-    let schedule = build(op, algorithm, spec, &|b| model.split_costs(b))?;
-    eval::evaluate_from(&schedule, model, gamma_ns_per_byte, start)
-}
-
 #[cfg(test)]
 mod tests;

@@ -850,7 +850,8 @@ pub fn replay_with(
         // Rounds of blocks owned by threads while they move; waves then take what is stuck
         // (and name a deadlock). One thread goes by waves alone: on the all-to-all they are
         // faster than a block of every rank.
-        // The first round runs every rank; a later one, those whose dependency is known.
+        // A round runs the ranks not blocked on an unknown call time: in the first, every rank
+        // (none has run yet: `Done` stands for "not blocked").
         let fresh = |&rank: &u32| Ran {
             rank,
             out: Outcome::Done,
@@ -859,12 +860,8 @@ pub fn replay_with(
             completed: false,
         };
         let mut pending: Vec<Ran> = wave.iter().map(fresh).collect();
-        let mut first = true;
         loop {
-            let outcomes = run_owned(&sh, &states, &pending, first, &run, &|n| {
-                progress(done_events + n)
-            });
-            first = false;
+            let outcomes = run_owned(&sh, &states, &pending, &run, &|n| progress(done_events + n));
             let outcomes = || outcomes.iter().flatten();
             let events: u64 = outcomes().map(|o| o.events as u64).sum();
             done_events += events;
@@ -1020,17 +1017,16 @@ fn owned_blocks() -> usize {
 
 /// One round of the replay on several threads: the `pending` ranks (ascending, with where each
 /// stopped) split into [`owned_blocks`] blocks; each thread runs its block round and round,
-/// every rank as far as it goes (in the first round every rank, after that those whose
-/// dependency is known), until the block is done or nothing has moved for [`OWNED_PATIENCE`]
-/// (waiting on a partner another thread is slow to reach, or on a deadlock). A thread needs
-/// nobody's bookkeeping to go on where waves would stop every rank at its first unknown
-/// partner: a ring or a pipeline takes a wave a message, each waking the threads for a few
-/// events. Returns where each rank stopped, block by block.
+/// every rank as far as it goes (at first those not blocked on an unknown call time), until
+/// the block is done or nothing has moved for [`OWNED_PATIENCE`] (waiting on a partner another
+/// thread is slow to reach, or on a deadlock). A thread needs nobody's bookkeeping to go on
+/// where waves would stop every rank at its first unknown partner: a ring or a pipeline takes a
+/// wave a message, each waking the threads for a few events. Returns where each rank stopped,
+/// block by block.
 fn run_owned(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
     pending: &[Ran],
-    first: bool,
     run: &(impl Fn(&u32) -> Ran + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Vec<Ran>> {
@@ -1042,7 +1038,7 @@ fn run_owned(
             let mut ran: Vec<Ran> = block
                 .iter()
                 .map(|o| match o.out {
-                    Outcome::Blocked(dep) if !first && !sh.ready(dep) => Ran { events: 0, ..*o },
+                    Outcome::Blocked(dep) if !sh.ready(dep) => Ran { events: 0, ..*o },
                     _ => run(&o.rank),
                 })
                 .collect();
