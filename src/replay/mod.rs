@@ -846,7 +846,8 @@ pub fn replay_with(
             completed: !st.completed.is_empty(),
         }
     };
-    if owned_blocks() > 1 {
+    let blocks = owned_blocks();
+    if blocks > 1 {
         // Rounds of blocks owned by threads while they move; waves then take what is stuck
         // (and name a deadlock). One thread goes by waves alone: on the all-to-all they are
         // faster than a block of every rank.
@@ -861,7 +862,9 @@ pub fn replay_with(
         };
         let mut pending: Vec<Ran> = wave.iter().map(fresh).collect();
         loop {
-            let outcomes = run_owned(&sh, &states, &pending, &run, &|n| progress(done_events + n));
+            let outcomes = run_owned(&sh, &states, &pending, blocks, &run, &|n| {
+                progress(done_events + n)
+            });
             let outcomes = || outcomes.iter().flatten();
             let events: u64 = outcomes().map(|o| o.events as u64).sum();
             done_events += events;
@@ -1016,21 +1019,21 @@ fn owned_blocks() -> usize {
 }
 
 /// One round of the replay on several threads: the `pending` ranks (ascending, with where each
-/// stopped) split into [`owned_blocks`] blocks; each thread runs its block round and round,
-/// every rank as far as it goes (at first those not blocked on an unknown call time), until
-/// the block is done or nothing has moved for [`OWNED_PATIENCE`] (waiting on a partner another
-/// thread is slow to reach, or on a deadlock). A thread needs nobody's bookkeeping to go on
-/// where waves would stop every rank at its first unknown partner: a ring or a pipeline takes a
-/// wave a message, each waking the threads for a few events. Returns where each rank stopped,
-/// block by block.
+/// stopped) split into `blocks` blocks ([`owned_blocks`]); each thread runs its block round and
+/// round, every rank as far as it goes (at first those not blocked on an unknown call time),
+/// until the block is done or nothing has moved for [`OWNED_PATIENCE`] (waiting on a partner
+/// another thread is slow to reach, or on a deadlock). A thread needs nobody's bookkeeping to
+/// go on where waves would stop every rank at its first unknown partner: a ring or a pipeline
+/// takes a wave a message, each waking the threads for a few events. Returns where each rank
+/// stopped, block by block.
 fn run_owned(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
     pending: &[Ran],
+    blocks: usize,
     run: &(impl Fn(&u32) -> Ran + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Vec<Ran>> {
-    let blocks = owned_blocks();
     let reported = AtomicU64::new(0);
     pending
         .par_chunks(pending.len().div_ceil(blocks).max(1))
