@@ -161,8 +161,8 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
         for i in 0..ev.len() {
             let routine = ev.routine(i);
             if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
-                let id = ev.id(i);
-                if id != created as i64 {
+                if ev.req_origin(created as u32) != Some(i as u32) {
+                    let id = ev.id(i);
                     return Err(TraceError::event(
                         file,
                         r,
@@ -827,6 +827,26 @@ mod tests {
         let e = build(&t, "t.txt").unwrap_err().to_string();
         assert!(
             e.contains("MPI_Barrier #0 on communicator 0 is never called by rank(s): 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn requests_out_of_sequence_are_named() {
+        // Request ids 0, 2, 1: the second Isend is the one out of sequence, though a request
+        // with the next id follows it.
+        let t = parse(
+            "t.txt",
+            b"loggps-trace 1\nranks 2\n\
+              0 MPI_Isend 0 1 bytes=1 peer=1 req=0\n0 MPI_Isend 2 3 bytes=1 peer=1 req=2\n\
+              0 MPI_Isend 4 5 bytes=1 peer=1 req=1\n0 MPI_Waitall 6 7 done=0:-1:-1,1:-1:-1,2:-1:-1\n",
+        )
+        .unwrap();
+        assert_eq!(t.rank(0).id(1), 2);
+        let e = build(&t, "t.txt").unwrap_err().to_string();
+        assert!(
+            e.contains("rank 0, event 1")
+                && e.contains("expected request id 1 (ids are per-rank sequence numbers), found 2"),
             "{e}"
         );
     }

@@ -1,13 +1,21 @@
-//! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: 30
-//! bytes an event, no heap allocation per event, and per rank at most three exact-size vectors
-//! (auxiliary words, request origins, wide values). Fields are stored 32 bits wide: a call time
-//! as its offset from the call time that opens its block (each rank's events in blocks of
-//! [`BLOCK`]). The rare value that does not fit (a call more than 4.29 s after its block's
-//! first, a duration beyond ±2.1 s, a message of 4 GiB or more) is kept exactly in its rank's
-//! short `wide` list. Variable-length parts (completed requests,
-//! Sendrecv's receive half, collective counts) go to the rank's `aux` words, found through the
-//! event's `id` column. A completed request takes one word when its status is what its creator
-//! implies (a send's, or a receive's with no wildcard), four words otherwise.
+//! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: 19
+//! bytes an event, no heap allocation per event, and per rank at most four exact-size vectors
+//! (auxiliary words, request origins, tag and communicator keys, wide values). Each rank's
+//! events come in blocks of [`BLOCK`]:
+//! - a call time is stored as its offset from the call that opens its block;
+//! - an event's tag and communicator as a one-byte key into its block's list of the pairs its
+//!   events use (at most [`BLOCK`] of them; a regular program uses one or two a block).
+//!
+//! The rare value that does not fit 32 bits (a call more than 4.29 s after its block's first, a
+//! duration beyond ±2.1 s, a message of 4 GiB or more) is kept exactly in its rank's short
+//! `wide` list. One 32-bit `word` holds what the shape has: the byte count of a point-to-point
+//! message; where the event's words start in `aux`; the request of a cancel; the new
+//! communicator of a communicator operation. A request's id is implied: it is the request's
+//! place in the rank's `origin` table (an id out of sequence, which the graph reports, is kept
+//! in `wide`). Variable-length parts (completed requests, Sendrecv's receive half, collective
+//! counts, and the bytes sent by these two) go to the rank's `aux` words. A completed request
+//! takes one word when its status is what its creator implies (a send's, or a receive's with
+//! no wildcard), four words otherwise.
 
 use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
 use rayon::join;
@@ -25,12 +33,12 @@ fn blocks(n: usize) -> usize {
     n.div_ceil(BLOCK)
 }
 
-/// The `wide` key of field `field` of event `i`: 0 the return time, 1 the byte count, 2 the
-/// call time.
+/// The `wide` key of field `field` of event `i`: 0 the return time, 1 the byte count, 2 a
+/// request id out of sequence, 3 the call time (the order in which they are listed).
 fn wide_key(i: usize, field: u64) -> u64 {
     4 * i as u64 + field
 }
-/// `id` of a communicator operation that created no communicator (-1 in [`Event::id`]).
+/// `word` of a communicator operation that created no communicator (-1 in [`Event::id`]).
 const NO_COMM: u32 = u32::MAX;
 /// A completion written out in full: `EXPLICIT, req, source, tag`.
 const EXPLICIT: u32 = u32::MAX;
@@ -42,32 +50,35 @@ const RANGE: u32 = 1 << 31;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Extra {
     aux: Vec<u32>,
-    /// Request id → the event that created it (ids are per-rank sequence numbers; the table
-    /// stops at the first id out of sequence, which the graph reports).
+    /// Request id → the event that created it, in event order (ids are per-rank sequence
+    /// numbers: a request with the next id is listed, one out of sequence, which the graph
+    /// reports, is not).
     origin: Vec<u32>,
     /// `(wide_key(event, field), value)`, sorted.
     wide: Vec<(u64, u64)>,
+    /// `(tag, communicator)` pairs: each block's, from `k_base` of the block on.
+    keys: Vec<(i32, u32)>,
 }
 
 /// The columns of a range of events, to be written in place.
 struct ColsMut<'a> {
     routine: &'a mut [Routine],
     flags: &'a mut [u8],
+    key: &'a mut [u8],
     t_call: &'a mut [u32],
     dur: &'a mut [i32],
-    bytes: &'a mut [u32],
+    word: &'a mut [u32],
     peer: &'a mut [i32],
-    tag: &'a mut [i32],
-    comm: &'a mut [u32],
-    id: &'a mut [u32],
     /// The call time opening each block of these ranks' events.
     t_base: &'a mut [u64],
+    /// Where each block's keys start in its rank's `keys`.
+    k_base: &'a mut [u32],
 }
 
 /// Invokes macro `$m` with the names of the per-event columns (of [`Events`] and [`ColsMut`]).
 macro_rules! with_columns {
     ($m:ident) => {
-        $m!(routine, flags, t_call, dur, bytes, peer, tag, comm, id)
+        $m!(routine, flags, key, t_call, dur, word, peer)
     };
 }
 
@@ -75,12 +86,13 @@ impl<'a> ColsMut<'a> {
     /// The first `n` events (and `b` blocks) on the left.
     fn split_at(self, n: usize, b: usize) -> (ColsMut<'a>, ColsMut<'a>) {
         let t_base = self.t_base.split_at_mut(b);
+        let k_base = self.k_base.split_at_mut(b);
         macro_rules! split {
             ($($c:ident),*) => {{
                 $(let $c = self.$c.split_at_mut(n);)*
                 (
-                    ColsMut { $($c: $c.0,)* t_base: t_base.0 },
-                    ColsMut { $($c: $c.1,)* t_base: t_base.1 },
+                    ColsMut { $($c: $c.0,)* t_base: t_base.0, k_base: k_base.0 },
+                    ColsMut { $($c: $c.1,)* t_base: t_base.1, k_base: k_base.1 },
                 )
             }};
         }
@@ -90,27 +102,48 @@ impl<'a> ColsMut<'a> {
     /// Stores event `e` (index `i` of its rank) at slot `k`.
     #[inline]
     fn set(&mut self, k: usize, i: usize, e: &Event, x: &mut Extra, aux: &[u32]) {
-        let Stored { dur, bytes, id } = encode(i, e, x, aux);
+        let Stored { dur, word } = encode(i, e, x, aux);
         if i.is_multiple_of(BLOCK) {
             self.t_base[i / BLOCK] = e.t_call;
+            self.k_base[i / BLOCK] = keys_len(x);
         }
         self.routine[k] = e.routine;
         self.flags[k] = e.flags;
+        self.key[k] = intern(&mut x.keys, self.k_base[i / BLOCK], e.tag, e.comm);
         self.t_call[k] = call_offset(i, e.t_call, self.t_base[i / BLOCK], x);
         self.dur[k] = dur;
-        self.bytes[k] = bytes;
+        self.word[k] = word;
         self.peer[k] = e.peer;
-        self.tag[k] = e.tag;
-        self.comm[k] = e.comm;
-        self.id[k] = id;
     }
 }
 
 /// The narrowed fields of one event.
 struct Stored {
     dur: i32,
-    bytes: u32,
-    id: u32,
+    word: u32,
+}
+
+/// The length of a rank's `keys`, where a block that opens now starts its keys.
+fn keys_len(x: &Extra) -> u32 {
+    u32::try_from(x.keys.len()).expect("under 2^32 keys per rank")
+}
+
+/// The key of `(tag, comm)` in the block whose keys start at `keys[from]`, added if new.
+#[inline]
+fn intern(keys: &mut Vec<(i32, u32)>, from: u32, tag: i32, comm: u32) -> u8 {
+    let from = from as usize;
+    let k = match keys[from..].iter().rposition(|&p| p == (tag, comm)) {
+        Some(k) => k,
+        None => {
+            keys.push((tag, comm));
+            keys.len() - 1 - from
+        }
+    };
+    debug_assert!(
+        k < BLOCK,
+        "a block of {BLOCK} events has at most {BLOCK} keys"
+    );
+    k as u8
 }
 
 #[inline]
@@ -124,26 +157,38 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
             WIDE_DUR
         }
     };
-    let bytes = match u32::try_from(e.bytes) {
-        Ok(b) if b != WIDE_BYTES => b,
-        _ => {
-            x.wide.push((key + 1, e.bytes));
-            WIDE_BYTES
+    let shape = e.routine.shape();
+    let word = match shape {
+        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
+            let bytes = match u32::try_from(e.bytes) {
+                Ok(b) if b != WIDE_BYTES => b,
+                _ => {
+                    x.wide.push((key + 1, e.bytes));
+                    WIDE_BYTES
+                }
+            };
+            if matches!(shape, Shape::Isend | Shape::Irecv) {
+                if e.id == x.origin.len() as i64 {
+                    x.origin.push(i as u32);
+                } else {
+                    x.wide.push((key + 2, e.id as u32 as u64));
+                }
+            }
+            bytes
         }
-    };
-    let id = match e.routine.shape() {
         Shape::Complete | Shape::Sendrecv | Shape::Coll => {
             let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
+            if shape != Shape::Complete {
+                x.aux.extend(split_u64(e.bytes));
+            }
             x.aux.extend_from_slice(aux);
             at
         }
         Shape::CommOp if e.id < 0 => NO_COMM,
-        _ => e.id as u32,
+        Shape::CommOp | Shape::Cancel => e.id as u32,
+        Shape::None => 0,
     };
-    if matches!(e.routine.shape(), Shape::Isend | Shape::Irecv) && e.id == x.origin.len() as i64 {
-        x.origin.push(i as u32);
-    }
-    Stored { dur, bytes, id }
+    Stored { dur, word }
 }
 
 /// The stored call time of event `i`: its offset from its block's first call, else (listed in
@@ -153,7 +198,7 @@ fn call_offset(i: usize, t_call: u64, base: u64, x: &mut Extra) -> u32 {
     match t_call.checked_sub(base).map(u32::try_from) {
         Some(Ok(o)) if o != WIDE_CALL => o,
         _ => {
-            x.wide.push((wide_key(i, 2), t_call));
+            x.wide.push((wide_key(i, 3), t_call));
             WIDE_CALL
         }
     }
@@ -188,19 +233,21 @@ pub struct Events {
     /// Rank `r`'s blocks at `block_start[r]..block_start[r + 1]` of `t_base`.
     block_start: Vec<usize>,
     t_base: Vec<u64>,
+    /// Per block: where its keys start in its rank's `keys`.
+    k_base: Vec<u32>,
     routine: Vec<Routine>,
     flags: Vec<u8>,
+    /// The `(tag, communicator)` pair: its place among its block's keys.
+    key: Vec<u8>,
     /// Call − its block's first call, or [`WIDE_CALL`].
     t_call: Vec<u32>,
     /// Return − call, or [`WIDE_DUR`].
     dur: Vec<i32>,
-    bytes: Vec<u32>,
+    /// The byte count (send, isend, recv, irecv; or [`WIDE_BYTES`]), where the event's words
+    /// start in `aux` (complete, sendrecv, coll), the request (cancel), the new communicator
+    /// (commop).
+    word: Vec<u32>,
     peer: Vec<i32>,
-    tag: Vec<i32>,
-    comm: Vec<u32>,
-    /// The request (isend, irecv, cancel), the new communicator (commop), or where the
-    /// event's words start in `aux` (complete, sendrecv, coll).
-    id: Vec<u32>,
     extra: Vec<Extra>,
 }
 
@@ -211,15 +258,14 @@ impl Events {
             start: vec![0; nranks + 1],
             block_start: vec![0; nranks + 1],
             t_base: Vec::new(),
+            k_base: Vec::new(),
             routine: Vec::new(),
             flags: Vec::new(),
+            key: Vec::new(),
             t_call: Vec::new(),
             dur: Vec::new(),
-            bytes: Vec::new(),
+            word: Vec::new(),
             peer: Vec::new(),
-            tag: Vec::new(),
-            comm: Vec::new(),
-            id: Vec::new(),
             extra: vec![Extra::default(); nranks],
         }
     }
@@ -246,6 +292,7 @@ impl Events {
             all.block_start
                 .extend(p.block_start[1..].iter().map(|s| s + blocks));
             all.t_base.extend_from_slice(&p.t_base);
+            all.k_base.extend_from_slice(&p.k_base);
             macro_rules! append {
                 ($($c:ident),*) => {$(all.$c.extend_from_slice(&p.$c);)*};
             }
@@ -272,7 +319,7 @@ impl Events {
     #[inline]
     pub fn prefetch(&self, e: usize) {
         prefetch(&self.routine[e]);
-        prefetch(&self.bytes[e]);
+        prefetch(&self.word[e]);
     }
 
     /// Asks for what a replay run of rank `r` from global event `e` reads first: the rank's
@@ -283,9 +330,8 @@ impl Events {
         prefetch(&self.routine[e]);
         prefetch(&self.t_call[e]);
         prefetch(&self.dur[e]);
-        prefetch(&self.bytes[e]);
+        prefetch(&self.word[e]);
         prefetch(&self.peer[e]);
-        prefetch(&self.id[e]);
     }
 
     /// The rank holding global event `e`, and the event's index there.
@@ -303,12 +349,15 @@ impl Events {
     /// The byte count of global event `e`.
     #[inline]
     pub fn bytes_at(&self, e: usize) -> u64 {
-        match self.bytes[e] {
-            WIDE_BYTES => {
+        match (self.routine[e].shape(), self.word[e]) {
+            (Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv, b) if b != WIDE_BYTES => {
+                b as u64
+            }
+            (Shape::None | Shape::Complete | Shape::Cancel | Shape::CommOp, _) => 0,
+            _ => {
                 let (r, i) = self.locate(e);
                 self.rank(r).bytes(i)
             }
-            b => b as u64,
         }
     }
 
@@ -335,34 +384,30 @@ impl Events {
     fn push_last(&mut self, e: &Event, aux: &[u32]) {
         let r = self.nranks() - 1;
         let i = self.start[r + 1] - self.start[r];
-        let Stored { dur, bytes, id } = encode(i, e, &mut self.extra[r], aux);
+        let x = &mut self.extra[r];
+        let Stored { dur, word } = encode(i, e, x, aux);
         if i.is_multiple_of(BLOCK) {
             self.t_base.push(e.t_call);
+            self.k_base.push(keys_len(x));
             self.block_start[r + 1] += 1;
         }
-        let base = self.t_base[self.block_start[r] + i / BLOCK];
-        let t_call = call_offset(i, e.t_call, base, &mut self.extra[r]);
+        let block = self.block_start[r] + i / BLOCK;
+        let t_call = call_offset(i, e.t_call, self.t_base[block], x);
         self.routine.push(e.routine);
         self.flags.push(e.flags);
+        self.key
+            .push(intern(&mut x.keys, self.k_base[block], e.tag, e.comm));
         self.t_call.push(t_call);
         self.dur.push(dur);
-        self.bytes.push(bytes);
+        self.word.push(word);
         self.peer.push(e.peer);
-        self.tag.push(e.tag);
-        self.comm.push(e.comm);
-        self.id.push(id);
         self.start[r + 1] += 1;
     }
 
     fn implied_last(&self, req: u32) -> Option<(i32, i32)> {
-        let r = self.nranks() - 1;
-        let oi = *self.extra[r].origin.get(req as usize)? as usize + self.start[r];
-        implied_status(
-            self.routine[oi],
-            self.peer[oi],
-            self.tag[oi],
-            self.flags[oi],
-        )
+        let ev = self.rank(self.nranks() - 1);
+        let oi = ev.req_origin(req)? as usize;
+        implied_status(ev.routine(oi), ev.peer(oi), ev.tag(oi), ev.flags(oi))
     }
 
     /// Empties the last rank (a single-rank buffer), keeping the allocations.
@@ -372,12 +417,14 @@ impl Events {
         }
         with_columns!(clear);
         self.t_base.clear();
+        self.k_base.clear();
         self.start.iter_mut().for_each(|s| *s = 0);
         self.block_start.iter_mut().for_each(|s| *s = 0);
         self.extra.iter_mut().for_each(|x| {
             x.aux.clear();
             x.origin.clear();
             x.wide.clear();
+            x.keys.clear();
         });
     }
 
@@ -400,30 +447,28 @@ impl Events {
         }
         let mut ev = Events {
             t_base: vec![0; *block_start.last().unwrap()],
+            k_base: vec![0; *block_start.last().unwrap()],
             block_start,
             routine: vec![Routine::Init; n],
             flags: vec![0; n],
+            key: vec![0; n],
             t_call: vec![0; n],
             dur: vec![0; n],
-            bytes: vec![0; n],
+            word: vec![0; n],
             peer: vec![0; n],
-            tag: vec![0; n],
-            comm: vec![0; n],
-            id: vec![0; n],
             extra: vec![Extra::default(); counts.len()],
             start,
         };
         let cols = ColsMut {
             routine: &mut ev.routine,
             flags: &mut ev.flags,
+            key: &mut ev.key,
             t_call: &mut ev.t_call,
             dur: &mut ev.dur,
-            bytes: &mut ev.bytes,
+            word: &mut ev.word,
             peer: &mut ev.peer,
-            tag: &mut ev.tag,
-            comm: &mut ev.comm,
-            id: &mut ev.id,
             t_base: &mut ev.t_base,
+            k_base: &mut ev.k_base,
         };
         thread_local! {
             /// A rank's variable-length parts grow here and are then kept at their exact size:
@@ -437,17 +482,19 @@ impl Events {
                 scratch.aux.clear();
                 scratch.origin.clear();
                 scratch.wide.clear();
+                scratch.keys.clear();
                 let mut sink = Sink {
                     cols,
                     next: 0,
                     extra: scratch,
                 };
                 fill(r, &mut sink)?;
-                debug_assert_eq!(sink.next, sink.cols.id.len());
+                debug_assert_eq!(sink.next, sink.cols.word.len());
                 x[0] = Extra {
                     aux: scratch.aux.as_slice().into(),
                     origin: scratch.origin.as_slice().into(),
                     wide: scratch.wide.as_slice().into(),
+                    keys: scratch.keys.as_slice().into(),
                 };
                 Ok(())
             })
@@ -569,7 +616,8 @@ impl Push for Sink<'_> {
     fn implied(&self, req: u32) -> Option<(i32, i32)> {
         let oi = *self.extra.origin.get(req as usize)? as usize;
         let c = &self.cols;
-        implied_status(c.routine[oi], c.peer[oi], c.tag[oi], c.flags[oi])
+        let (tag, _) = self.extra.keys[c.k_base[oi / BLOCK] as usize + c.key[oi] as usize];
+        implied_status(c.routine[oi], c.peer[oi], tag, c.flags[oi])
     }
 }
 
@@ -704,7 +752,7 @@ impl<'a> Rank<'a> {
     #[inline]
     pub fn t_call(&self, i: usize) -> u64 {
         match self.ev.t_call[self.global(i)] {
-            WIDE_CALL => self.wide(wide_key(i, 2)),
+            WIDE_CALL => self.wide(wide_key(i, 3)),
             o => self.ev.t_base[self.blocks + i / BLOCK] + o as u64,
         }
     }
@@ -729,9 +777,14 @@ impl<'a> Rank<'a> {
 
     #[inline]
     pub fn bytes(&self, i: usize) -> u64 {
-        match self.ev.bytes[self.global(i)] {
-            WIDE_BYTES => self.wide(wide_key(i, 1)),
-            b => b as u64,
+        let word = self.ev.word[self.global(i)];
+        match self.routine(i).shape() {
+            Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => match word {
+                WIDE_BYTES => self.wide(wide_key(i, 1)),
+                b => b as u64,
+            },
+            Shape::Sendrecv | Shape::Coll => join_u64(&self.x.aux[word as usize..]),
+            _ => 0,
         }
     }
 
@@ -740,14 +793,21 @@ impl<'a> Rank<'a> {
         self.ev.peer[self.global(i)]
     }
 
+    /// Event `i`'s `(tag, communicator)`.
+    #[inline]
+    fn key(&self, i: usize) -> (i32, u32) {
+        let from = self.ev.k_base[self.blocks + i / BLOCK] as usize;
+        self.x.keys[from + self.ev.key[self.global(i)] as usize]
+    }
+
     #[inline]
     pub fn tag(&self, i: usize) -> i32 {
-        self.ev.tag[self.global(i)]
+        self.key(i).0
     }
 
     #[inline]
     pub fn comm(&self, i: usize) -> u32 {
-        self.ev.comm[self.global(i)]
+        self.key(i).1
     }
 
     #[inline]
@@ -755,14 +815,20 @@ impl<'a> Rank<'a> {
         self.ev.flags[self.global(i)]
     }
 
-    /// The request created (isend, irecv, cancel), or the new communicator (commop, -1 none).
+    /// The request created (isend, irecv) or cancelled (cancel), or the new communicator
+    /// (commop, -1 none). A request's id is its place in `origin` (a binary search), unless it
+    /// was out of sequence.
     #[inline]
     pub fn id(&self, i: usize) -> i64 {
-        let id = self.ev.id[self.global(i)];
+        let word = self.ev.word[self.global(i)];
         match self.routine(i).shape() {
-            Shape::Complete | Shape::Sendrecv | Shape::Coll => 0,
-            Shape::CommOp if id == NO_COMM => -1,
-            _ => id as i64,
+            Shape::Isend | Shape::Irecv => match self.x.origin.binary_search(&(i as u32)) {
+                Ok(req) => req as i64,
+                Err(_) => self.wide(wide_key(i, 2)) as i64,
+            },
+            Shape::CommOp if word == NO_COMM => -1,
+            Shape::CommOp | Shape::Cancel => word as i64,
+            _ => 0,
         }
     }
 
@@ -785,20 +851,21 @@ impl<'a> Rank<'a> {
     /// Event `i`'s words in `aux` (empty for shapes without).
     #[inline]
     fn aux(&self, i: usize) -> &'a [u32] {
-        let at = self.ev.id[self.global(i)] as usize;
+        let at = self.ev.word[self.global(i)] as usize;
         let aux = &self.x.aux;
-        let n = match self.routine(i).shape() {
-            Shape::Complete if aux[at] & RANGE != 0 => 2,
-            Shape::Complete => 2 + aux[at + 1] as usize,
-            Shape::Sendrecv => 4,
-            Shape::Coll => 3 + 2 * aux[at] as usize,
+        // Sendrecv's and a collective's words follow the two of their bytes sent.
+        let (at, n) = match self.routine(i).shape() {
+            Shape::Complete if aux[at] & RANGE != 0 => (at, 2),
+            Shape::Complete => (at, 2 + aux[at + 1] as usize),
+            Shape::Sendrecv => (at + 2, 4),
+            Shape::Coll => (at + 2, 3 + 2 * aux[at + 2] as usize),
             _ => return &[],
         };
         &aux[at..at + n]
     }
 
-    /// How many requests the rank created in sequence (ids 0, 1, …; the count stops at the
-    /// first id out of sequence, which the graph reports).
+    /// How many requests the rank created in sequence (ids 0, 1, …; a request out of
+    /// sequence, which the graph reports, is not counted).
     #[inline]
     pub fn requests(&self) -> usize {
         self.x.origin.len()
@@ -1072,6 +1139,99 @@ mod tests {
         })
         .unwrap();
         assert_eq!(filled, Events::concat([one.clone(), Events::single(), one]));
+    }
+
+    /// Tags and communicators as per-block keys, request ids implied by `origin`, and bytes
+    /// kept in `aux`: every event reads back as pushed, filled in parallel or pushed.
+    #[test]
+    fn keys_ids_and_aux_bytes_round_trip() {
+        // 700 events: block 0 gives every event its own tag (256 keys, the most a block can
+        // hold), blocks 1 and 2 use two pairs.
+        let event = |i: usize| {
+            let t = 10 * i as u64;
+            let mut e = match i % 5 {
+                0 | 1 => {
+                    let mut e = Event::new([Routine::Isend, Routine::Irecv][i % 2], t, t + 1);
+                    // Request ids in sequence, but event 11's is out of it.
+                    e.id = if i == 11 {
+                        99
+                    } else {
+                        (2 * (i / 5) + i % 5) as i64 - (i > 11) as i64
+                    };
+                    e.bytes = i as u64;
+                    e
+                }
+                2 => {
+                    let mut e = Event::new(Routine::Sendrecv, t, t + 1);
+                    e.bytes = (1 << 40) + i as u64; // beyond 32 bits, in aux
+                    e
+                }
+                3 => {
+                    let mut e = Event::new(Routine::Allgatherv, t, t + 1);
+                    (e.bytes, e.peer) = (u32::MAX as u64 + i as u64, 3);
+                    e
+                }
+                _ if i.is_multiple_of(2) => Event {
+                    id: 3,
+                    ..Event::new(Routine::Cancel, t, t + 1)
+                },
+                _ => Event {
+                    id: [-1, 12][i / 5 % 2],
+                    ..Event::new(Routine::CommDup, t, t + 1)
+                },
+            };
+            (e.tag, e.comm) = if i < 256 {
+                (i as i32 - 100, 4)
+            } else {
+                (5, (i % 2) as u32)
+            };
+            e
+        };
+        let push = |sink: &mut dyn FnMut(usize, &Event)| {
+            for i in 0..700 {
+                sink(i, &event(i));
+            }
+        };
+        let recv = |i: usize| RecvHalf {
+            bytes: i as u64 * 3,
+            source: 1,
+            tag: i as i32,
+        };
+        let counts = [0, 7];
+        let mut one = Events::single();
+        push(&mut |i, e| match e.routine.shape() {
+            Shape::Sendrecv => one.push_sendrecv(e, recv(i)),
+            Shape::Coll => one.push_coll(e, 2 * i as u64, &counts.map(|c| c + i as u64)),
+            _ => one.push(e),
+        });
+        assert_eq!(one.extra[0].keys.len(), 256 + 2 + 2);
+        assert_eq!(one.k_base, [0, 256, 258]);
+        let r = one.rank(0);
+        for i in 0..700 {
+            assert_eq!(r.event(i), event(i), "event {i}");
+            match event(i).routine.shape() {
+                Shape::Sendrecv => assert_eq!(r.recv_half(i), Some(recv(i))),
+                Shape::Coll => {
+                    assert_eq!(r.coll_recv(i), (2 * i as u64, vec![i as u64, 7 + i as u64]))
+                }
+                _ => {}
+            }
+            assert_eq!(one.bytes_at(i), event(i).bytes, "event {i}");
+        }
+        // Event 11 (id 99) is out of sequence: the requests after it are not.
+        assert_eq!(r.req_origin(4), Some(10));
+        assert_eq!(r.req_origin(5), Some(15));
+        assert_eq!(r.id(11), 99);
+        let filled = Events::fill::<()>(&[700], &|_, sink| {
+            push(&mut |i, e| match e.routine.shape() {
+                Shape::Sendrecv => sink.push_sendrecv(e, recv(i)),
+                Shape::Coll => sink.push_coll(e, 2 * i as u64, &counts.map(|c| c + i as u64)),
+                _ => sink.push(e),
+            });
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(filled, one);
     }
 
     #[test]
