@@ -101,15 +101,24 @@ impl<'a> ColsMut<'a> {
 
     /// Stores event `e` (index `i` of its rank) at slot `k`.
     #[inline]
-    fn set(&mut self, k: usize, i: usize, e: &Event, x: &mut Extra, aux: &[u32]) {
+    fn set(
+        &mut self,
+        k: usize,
+        i: usize,
+        e: &Event,
+        x: &mut Extra,
+        index: &mut KeyIndex,
+        aux: &[u32],
+    ) {
         let Stored { dur, word } = encode(i, e, x, aux);
         if i.is_multiple_of(BLOCK) {
             self.t_base[i / BLOCK] = e.t_call;
             self.k_base[i / BLOCK] = keys_len(x);
+            index.clear();
         }
         self.routine[k] = e.routine;
         self.flags[k] = e.flags;
-        self.key[k] = intern(&mut x.keys, self.k_base[i / BLOCK], e.tag, e.comm);
+        self.key[k] = index.intern(&mut x.keys, self.k_base[i / BLOCK], e.tag, e.comm);
         self.t_call[k] = call_offset(i, e.t_call, self.t_base[i / BLOCK], x);
         self.dur[k] = dur;
         self.word[k] = word;
@@ -126,6 +135,46 @@ struct Stored {
 /// The length of a rank's `keys`, where a block that opens now starts its keys.
 fn keys_len(x: &Extra) -> u32 {
     u32::try_from(x.keys.len()).expect("under 2^32 keys per rank")
+}
+
+/// Where each of the current block's keys is among its keys: an open-addressing table of
+/// key + 1 (0: free), for blocks with many keys (a tag per iteration gives a block dozens).
+struct KeyIndex([u16; 2 * BLOCK]);
+
+impl Default for KeyIndex {
+    fn default() -> KeyIndex {
+        KeyIndex([0; 2 * BLOCK])
+    }
+}
+
+impl KeyIndex {
+    fn clear(&mut self) {
+        self.0.fill(0);
+    }
+
+    /// [`intern`], through the table (which must hold the block's keys).
+    #[inline]
+    fn intern(&mut self, keys: &mut Vec<(i32, u32)>, from: u32, tag: i32, comm: u32) -> u8 {
+        let from = from as usize;
+        let pair = ((tag as u32 as u64) << 32 | comm as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut h = (pair >> 55) as usize; // 9 bits: 2 · BLOCK slots
+        loop {
+            match self.0[h] {
+                0 => {
+                    keys.push((tag, comm));
+                    let k = keys.len() - 1 - from;
+                    debug_assert!(
+                        k < BLOCK,
+                        "a block of {BLOCK} events has at most {BLOCK} keys"
+                    );
+                    self.0[h] = k as u16 + 1;
+                    return k as u8;
+                }
+                s if keys[from + s as usize - 1] == (tag, comm) => return (s - 1) as u8,
+                _ => h = (h + 1) % (2 * BLOCK),
+            }
+        }
+    }
 }
 
 /// The key of `(tag, comm)` in the block whose keys start at `keys[from]`, added if new.
@@ -473,12 +522,12 @@ impl Events {
         thread_local! {
             /// A rank's variable-length parts grow here and are then kept at their exact size:
             /// no growth garbage, no spare capacity.
-            static SCRATCH: RefCell<Extra> = RefCell::default();
+            static SCRATCH: RefCell<(Extra, KeyIndex)> = RefCell::default();
         }
         let parts = (cols, &mut ev.extra[..], (&ev.block_start[..], 0));
         type Parts<'a> = (ColsMut<'a>, &'a mut [Extra], (&'a [usize], usize));
         par_ranges(parts, &ev.start, &|r, (cols, x, _): Parts<'_>| {
-            SCRATCH.with_borrow_mut(|scratch| {
+            SCRATCH.with_borrow_mut(|(scratch, index)| {
                 scratch.aux.clear();
                 scratch.origin.clear();
                 scratch.wide.clear();
@@ -487,6 +536,7 @@ impl Events {
                     cols,
                     next: 0,
                     extra: scratch,
+                    index,
                 };
                 fill(r, &mut sink)?;
                 debug_assert_eq!(sink.next, sink.cols.word.len());
@@ -592,6 +642,7 @@ pub struct Sink<'a> {
     cols: ColsMut<'a>,
     next: usize,
     extra: &'a mut Extra,
+    index: &'a mut KeyIndex,
 }
 
 impl Sink<'_> {
@@ -608,7 +659,8 @@ impl Sink<'_> {
 impl Push for Sink<'_> {
     #[inline]
     fn push_words(&mut self, e: &Event, aux: &[u32]) {
-        self.cols.set(self.next, self.next, e, self.extra, aux);
+        self.cols
+            .set(self.next, self.next, e, self.extra, self.index, aux);
         self.next += 1;
     }
 
