@@ -38,7 +38,7 @@ use crate::collectives::schedule::Matching;
 use crate::collectives::traced::{self, Choice, op_of};
 use crate::collectives::{CostModel, Op, Schedule, Spec};
 use crate::error::TraceError;
-use crate::graph::{HbGraph, HbView, NONE};
+use crate::graph::{HbGraph, NONE, rendezvous_at};
 use crate::model::{Cost, LogGp, Model, Params, WaitFold};
 use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
 use petgraph::graph::DiGraph;
@@ -177,7 +177,8 @@ type ModeledReturns = Option<Vec<ModeledReturn>>;
 struct Shared<'a> {
     trace: &'a Trace,
     g: &'a HbGraph,
-    view: HbView<'a>,
+    /// Bytes above which a message goes by rendezvous (never under LogGP).
+    eager_limit: u64,
     model: &'a Model,
     /// Predicted call times (f64 bits, UNKNOWN until known), all ranks in one array: rank `r`'s
     /// event `i` at `offsets[r] + i`. Under LogGP a send's entry is its `first_out` instead.
@@ -442,7 +443,7 @@ impl Shared<'_> {
         };
         // An unfinished trace may lack the receive: then the send can only be costed eagerly.
         let link = self.g.link(r, i);
-        let rdv = link != NONE && self.view.rendezvous(r, i);
+        let rdv = link != NONE && self.rendezvous(r, i);
         let tr = if rdv {
             self.call_at(link as usize, peer)?
         } else {
@@ -466,7 +467,7 @@ impl Shared<'_> {
         let ts = self.call_at(from, source)?;
         let bytes = self.trace.events.bytes_at(from);
         let c = match self.model {
-            Model::LogGps(p) => p.recv(bytes, self.view.rendezvous_at(from), ts, ti),
+            Model::LogGps(p) => p.recv(bytes, self.rendezvous_at(from), ts, ti),
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
                     t: ti,
@@ -489,7 +490,13 @@ impl Shared<'_> {
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
     fn rendezvous(&self, r: usize, i: usize) -> bool {
-        matches!(self.model, Model::LogGps(_)) && self.view.rendezvous(r, i)
+        matches!(self.model, Model::LogGps(_)) && self.rendezvous_at(self.offsets[r] + i)
+    }
+
+    /// Whether the message sent by global event `e` goes by rendezvous.
+    #[inline]
+    fn rendezvous_at(&self, e: usize) -> bool {
+        rendezvous_at(&self.trace.events, self.eager_limit, e)
     }
 
     /// The completion of request `req` of rank `r` (created at a known call time).
@@ -565,7 +572,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     let from = link as usize;
                     let ts = sh.call_at(from, ev.peer(i))?;
                     let k = sh.trace.events.bytes_at(from);
-                    let rdv = sh.view.rendezvous_at(from);
+                    let rdv = sh.rendezvous_at(from);
                     let c = match sh.model {
                         Model::LogGps(p) if routine == Routine::Probe => p.probe(k, rdv, ts, tc),
                         Model::LogGps(p) => p.recv(k, rdv, ts, tc),
@@ -768,7 +775,6 @@ pub fn replay_with(
         Model::LogGps(params) => params.S,
         Model::LogGp(_) => u64::MAX,
     };
-    let view = HbView::new(trace, g, eager_limit);
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
     let (t0, _) = trace.measured_span_ns();
@@ -790,7 +796,7 @@ pub fn replay_with(
     let sh = Shared {
         trace,
         g,
-        view,
+        eager_limit,
         model,
         calls: (0..offsets[p])
             .into_par_iter()

@@ -1,0 +1,52 @@
+//! Large temporaries in pages of their own.
+
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
+/// Types for which all-zero bytes are a valid value.
+///
+/// # Safety
+/// Implement only for plain data whose every field accepts zero.
+pub(super) unsafe trait Zeroable: Copy {}
+
+// SAFETY: integers.
+unsafe impl Zeroable for u32 {}
+
+/// A zeroed buffer of `len` values in an anonymous mapping, unmapped when dropped. The
+/// allocator would keep a freed block resident for a while, to reuse it: for the graph's
+/// temporaries, which are freed before the replay allocates its own arrays, that kept block
+/// would add to the run's peak memory.
+pub(super) struct Pages<T: Zeroable> {
+    map: memmap2::MmapMut,
+    len: usize,
+    _of: PhantomData<T>,
+}
+
+impl<T: Zeroable> Pages<T> {
+    pub(super) fn zeroed(len: usize) -> Pages<T> {
+        let bytes = (len * size_of::<T>()).max(1);
+        let map = memmap2::MmapMut::map_anon(bytes)
+            .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}"));
+        Pages {
+            map,
+            len,
+            _of: PhantomData,
+        }
+    }
+}
+
+impl<T: Zeroable> Deref for Pages<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: the mapping is page-aligned (so aligned for T), holds `len` values, and
+        // zeroed bytes are valid values of T.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast(), self.len) }
+    }
+}
+
+impl<T: Zeroable> DerefMut for Pages<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, and the map is borrowed mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast(), self.len) }
+    }
+}
