@@ -500,6 +500,28 @@ const MAX_RANK_BYTES: usize = (1 << 31) - 1;
 
 /// Parses a whole binary trace (not yet validated across ranks).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
+    parse_releasing(name, data, &|_, _| {})
+}
+
+/// Told `(offset, length)` of input that parsing is done with, in whole [`RELEASE_UNIT`]s.
+pub type Release<'a> = dyn Fn(usize, usize) + Sync + 'a;
+
+/// The granule in which [`parse_releasing`] reports input it is done with: a multiple of the
+/// page size, large enough that a trace of small chunks costs few calls (each makes the kernel
+/// flush the other threads' TLBs). 64 KiB parsed the 262,144-rank dissemination 60 ms slower.
+pub const RELEASE_UNIT: usize = 1 << 20;
+
+/// [`parse`], telling `release` of the input it is done with (a memory map can hand those pages
+/// back to the kernel while the rest is parsed). Each rank, once parsed, reports the units whose
+/// last byte lies in one of its event chunks: in a file written rank after rank, the ranks
+/// before it in the unit were parsed before it by the same thread (the ranks are cut into
+/// contiguous pieces), or, at the edge of a piece, by another thread. A unit reported too early
+/// costs the parser a page fault to bring it back, nothing else.
+pub fn parse_releasing(
+    name: &str,
+    data: &[u8],
+    release: &Release<'_>,
+) -> Result<Trace, TraceError> {
     let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
     let to_err = |e: nom::Err<PErr<'_>>| match e {
         nom::Err::Error(e) | nom::Err::Failure(e) => {
@@ -744,6 +766,13 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 };
             }
             whole(c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+        }
+        for c in &event_chunks[rank] {
+            let end = at(c.payload) as usize + c.payload.len();
+            let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
+            if to > from {
+                release(from * RELEASE_UNIT, (to - from) * RELEASE_UNIT);
+            }
         }
         Ok(())
     })?;
