@@ -91,9 +91,10 @@ impl HbGraph {
     }
 }
 
-/// Which event completed each request. The replay does not need it (a completion call names
-/// its requests, the trace names their creators): it is built for the checks, for wildcard
-/// receives, and for [`HbView`], and not kept with the graph (4 bytes a request).
+/// Which event completed each request, for [`HbView`]. The replay does not need it (a
+/// completion call names its requests, the trace names their creators), and the graph build
+/// makes it one rank at a time (for the checks, and a wildcard receive's status): it is not
+/// kept with the graph (4 bytes a request).
 pub struct Requests {
     /// Rank `r`'s requests at `start[r]..start[r + 1]`, by id.
     start: Vec<usize>,
@@ -199,8 +200,41 @@ fn check_requests(trace: &Trace, file: &str, r: usize, reqs: &mut [u32]) -> Resu
     Ok(())
 }
 
-/// The actual `(source, tag)` a receive-side event matched, if known.
-fn recv_key(trace: &Trace, reqs: &Requests, r: usize, i: usize) -> Option<(i32, i32)> {
+/// Checks every rank's requests as [`Requests::of`] does, a rank at a time: the error of the
+/// lowest rank that has one.
+fn check_all_requests(trace: &Trace, file: &str) -> Result<(), TraceError> {
+    let first_error = (0..trace.nranks())
+        .into_par_iter()
+        .map_init(Vec::new, |done, r| {
+            rank_requests(trace, file, r, done).err()
+        })
+        .find_first(Option::is_some);
+    match first_error {
+        Some(Some(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Rank `r`'s requests, checked: `done[req]` is the event that completed request `req`.
+fn rank_requests(
+    trace: &Trace,
+    file: &str,
+    r: usize,
+    done: &mut Vec<u32>,
+) -> Result<(), TraceError> {
+    done.clear();
+    done.resize(trace.rank(r).requests(), NONE);
+    check_requests(trace, file, r, done)
+}
+
+/// The actual `(source, tag)` a receive-side event matched, if known. `done(req)` is the
+/// event that completed request `req` of rank `r` (asked for wildcard receives only).
+fn recv_key(
+    trace: &Trace,
+    done: &mut impl FnMut(u32) -> u32,
+    r: usize,
+    i: usize,
+) -> Option<(i32, i32)> {
     let ev = trace.rank(r);
     match ev.routine(i).shape() {
         Shape::Recv => Some((ev.peer(i), ev.tag(i))),
@@ -211,7 +245,7 @@ fn recv_key(trace: &Trace, reqs: &Requests, r: usize, i: usize) -> Option<(i32, 
                 return Some((peer, tag));
             }
             let e = ev.event(i);
-            let done = reqs.done(r, e.id as u32);
+            let done = done(e.id as u32);
             if done == NONE {
                 return None;
             }
@@ -250,7 +284,7 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
         ));
     }
 
-    let reqs = Requests::of(trace, file)?;
+    check_all_requests(trace, file)?;
     let mut g = HbGraph {
         link: filled(trace.events.len(), NONE),
         start,
@@ -258,7 +292,7 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
         ..HbGraph::default()
     };
 
-    match_messages(trace, file, &reqs, &mut g)?;
+    match_messages(trace, file, &mut g)?;
     match_collectives(trace, file, &mut g)?;
     Ok(g)
 }
@@ -269,13 +303,23 @@ fn filled(n: usize, v: u32) -> Vec<u32> {
 }
 
 /// One rank's receive-side events and their channels, in program order.
-fn receives(trace: &Trace, reqs: &Requests, file: &str, r: usize) -> Result<Vec<Side>, TraceError> {
+fn receives(trace: &Trace, file: &str, r: usize) -> Result<Vec<Side>, TraceError> {
     let ev = trace.rank(r);
     let mut cancelled: Vec<i64> = (0..ev.len())
         .filter(|&j| ev.routine(j) == Routine::Cancel)
         .map(|j| ev.id(j))
         .collect();
     cancelled.sort_unstable();
+    // The rank's request table, made at the first wildcard receive (checked already).
+    let mut reqs: Option<Vec<u32>> = None;
+    let mut done = |req: u32| {
+        let reqs = reqs.get_or_insert_with(|| {
+            let mut done = Vec::new();
+            rank_requests(trace, file, r, &mut done).expect("checked before matching");
+            done
+        });
+        reqs.get(req as usize).copied().unwrap_or(NONE)
+    };
     let mut v = Vec::new();
     for i in 0..ev.len() {
         let routine = ev.routine(i);
@@ -289,7 +333,7 @@ fn receives(trace: &Trace, reqs: &Requests, file: &str, r: usize) -> Result<Vec<
         {
             continue;
         }
-        if let Some((src, tag)) = recv_key(trace, reqs, r, i)
+        if let Some((src, tag)) = recv_key(trace, &mut done, r, i)
             && src != PEER_NULL
         {
             if src < 0 || src as usize >= trace.nranks() {
@@ -393,12 +437,7 @@ fn bucket_sends(trace: &Trace) -> (Vec<usize>, Pages<Side>) {
 /// its own receives in program order (MPI's non-overtaking rule: within one channel the n-th
 /// send matches the n-th receive). Each destination writes its pairs' links itself: a send is
 /// in one bucket only, so no two destinations write the same slot.
-fn match_messages(
-    trace: &Trace,
-    file: &str,
-    reqs: &Requests,
-    g: &mut HbGraph,
-) -> Result<(), TraceError> {
+fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
     let (start, mut bucketed) = bucket_sends(trace);
 
     let link: Vec<AtomicU32> = std::mem::take(&mut g.link)
@@ -413,7 +452,7 @@ fn match_messages(
     let channel = |x: &Side| (x.comm, x.src, x.tag);
     par_ranges(&mut bucketed[..], &start, &|d, sends: &mut [Side]| {
         sends.sort_unstable_by_key(|x| (channel(x), x.event));
-        let mut recvs = receives(trace, reqs, file, d)?;
+        let mut recvs = receives(trace, file, d)?;
         recvs.sort_unstable_by_key(|x| (channel(x), x.event));
         let ev = trace.rank(d);
         let probes = (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
