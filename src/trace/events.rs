@@ -15,7 +15,9 @@
 //! in `wide`). Variable-length parts (completed requests, Sendrecv's receive half, collective
 //! counts, and the bytes sent by these two) go to the rank's `aux` words. A completed request
 //! takes one word when its status is what its creator implies (a send's, or a receive's with
-//! no wildcard), four words otherwise.
+//! no wildcard), four words otherwise; a completion call on up to 127 requests created one
+//! after the other, each with its implied status (a Waitall on the requests posted together),
+//! takes none: its `flags` byte holds the count, its `word` the first request.
 
 use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
 use rayon::join;
@@ -45,6 +47,9 @@ const EXPLICIT: u32 = u32::MAX;
 /// Marks a `complete` record stored as `RANGE | n, first`: requests `first..first + n`, each
 /// with the status its creator implies (a Waitall on requests posted together).
 const RANGE: u32 = 1 << 31;
+/// The `flags` of a `complete` event whose range is in its columns: `INLINE_RANGE | n`, the
+/// first request in `word` (a `complete` record carries no flags of its own).
+const INLINE_RANGE: u8 = 0x80;
 
 /// What one rank keeps besides its columns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -110,14 +115,14 @@ impl<'a> ColsMut<'a> {
         index: &mut KeyIndex,
         aux: &[u32],
     ) {
-        let Stored { dur, word } = encode(i, e, x, aux);
+        let Stored { dur, word, flags } = encode(i, e, x, aux);
         if i.is_multiple_of(BLOCK) {
             self.t_base[i / BLOCK] = e.t_call;
             self.k_base[i / BLOCK] = keys_len(x);
             index.clear();
         }
         self.routine[k] = e.routine;
-        self.flags[k] = e.flags;
+        self.flags[k] = flags;
         self.key[k] = index.intern(&mut x.keys, self.k_base[i / BLOCK], e.tag, e.comm);
         self.t_call[k] = call_offset(i, e.t_call, self.t_base[i / BLOCK], x);
         self.dur[k] = dur;
@@ -130,6 +135,7 @@ impl<'a> ColsMut<'a> {
 struct Stored {
     dur: i32,
     word: u32,
+    flags: u8,
 }
 
 /// The length of a rank's `keys`, where a block that opens now starts its keys.
@@ -207,6 +213,7 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
         }
     };
     let shape = e.routine.shape();
+    let mut flags = e.flags;
     let word = match shape {
         Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
             let bytes = match u32::try_from(e.bytes) {
@@ -225,11 +232,24 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
             }
             bytes
         }
-        Shape::Complete | Shape::Sendrecv | Shape::Coll => {
-            let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
-            if shape != Shape::Complete {
-                x.aux.extend(split_u64(e.bytes));
+        Shape::Complete => match *aux {
+            [n, first] if n & RANGE != 0 && n & !RANGE < INLINE_RANGE as u32 && e.flags == 0 => {
+                flags = INLINE_RANGE | (n & !RANGE) as u8;
+                first
             }
+            _ => {
+                debug_assert!(
+                    e.flags & INLINE_RANGE == 0,
+                    "a complete record has no flags"
+                );
+                let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
+                x.aux.extend_from_slice(aux);
+                at
+            }
+        },
+        Shape::Sendrecv | Shape::Coll => {
+            let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
+            x.aux.extend(split_u64(e.bytes));
             x.aux.extend_from_slice(aux);
             at
         }
@@ -237,7 +257,7 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
         Shape::CommOp | Shape::Cancel => e.id as u32,
         Shape::None => 0,
     };
-    Stored { dur, word }
+    Stored { dur, word, flags }
 }
 
 /// The stored call time of event `i`: its offset from its block's first call, else (listed in
@@ -434,7 +454,7 @@ impl Events {
         let r = self.nranks() - 1;
         let i = self.start[r + 1] - self.start[r];
         let x = &mut self.extra[r];
-        let Stored { dur, word } = encode(i, e, x, aux);
+        let Stored { dur, word, flags } = encode(i, e, x, aux);
         if i.is_multiple_of(BLOCK) {
             self.t_base.push(e.t_call);
             self.k_base.push(keys_len(x));
@@ -443,7 +463,7 @@ impl Events {
         let block = self.block_start[r] + i / BLOCK;
         let t_call = call_offset(i, e.t_call, self.t_base[block], x);
         self.routine.push(e.routine);
-        self.flags.push(e.flags);
+        self.flags.push(flags);
         self.key
             .push(intern(&mut x.keys, self.k_base[block], e.tag, e.comm));
         self.t_call.push(t_call);
@@ -864,7 +884,21 @@ impl<'a> Rank<'a> {
 
     #[inline]
     pub fn flags(&self, i: usize) -> u8 {
-        self.ev.flags[self.global(i)]
+        match self.inline_range(i) {
+            Some(_) => 0,
+            None => self.ev.flags[self.global(i)],
+        }
+    }
+
+    /// The requests of a `complete` event stored in its columns (see [`INLINE_RANGE`]).
+    #[inline]
+    fn inline_range(&self, i: usize) -> Option<std::ops::Range<u32>> {
+        let g = self.global(i);
+        let f = self.ev.flags[g];
+        (f & INLINE_RANGE != 0 && self.ev.routine[g].shape() == Shape::Complete).then(|| {
+            let first = self.ev.word[g];
+            first..first + (f & !INLINE_RANGE) as u32
+        })
     }
 
     /// The request created (isend, irecv) or cancelled (cancel), or the new communicator
@@ -907,6 +941,7 @@ impl<'a> Rank<'a> {
         let aux = &self.x.aux;
         // Sendrecv's and a collective's words follow the two of their bytes sent.
         let (at, n) = match self.routine(i).shape() {
+            Shape::Complete if self.inline_range(i).is_some() => return &[],
             Shape::Complete if aux[at] & RANGE != 0 => (at, 2),
             Shape::Complete => (at, 2 + aux[at + 1] as usize),
             Shape::Sendrecv => (at + 2, 4),
@@ -933,8 +968,9 @@ impl<'a> Rank<'a> {
     /// cost a look at each request's creator).
     #[inline]
     pub fn completed_reqs(&self, i: usize) -> impl Iterator<Item = u32> + 'a {
-        let (mut range, mut words) = match self.routine(i).shape() {
-            Shape::Complete => match self.aux(i) {
+        let (mut range, mut words) = match (self.routine(i).shape(), self.inline_range(i)) {
+            (_, Some(range)) => (range, &[][..]),
+            (Shape::Complete, _) => match self.aux(i) {
                 &[n, first] if n & RANGE != 0 => (first..first + (n & !RANGE), &[][..]),
                 aux => (0..0, &aux[2..]),
             },
@@ -958,6 +994,14 @@ impl<'a> Rank<'a> {
     /// The requests a `complete` record says it completed.
     #[inline]
     pub fn completions(&self, i: usize) -> Completions<'a> {
+        if let Some(r) = self.inline_range(i) {
+            return Completions {
+                rank: *self,
+                words: &[],
+                left: r.len(),
+                range: Some(r.start),
+            };
+        }
         let aux = self.aux(i);
         let (n, words, range) = match (self.routine(i).shape(), aux) {
             (Shape::Complete, &[n, first]) if n & RANGE != 0 => (n & !RANGE, &[][..], Some(first)),
@@ -1115,9 +1159,10 @@ mod tests {
     }
 
     #[test]
-    fn completions_of_requests_posted_together_take_two_words() {
+    fn completions_of_requests_posted_together_take_no_words() {
+        // 130 requests: sends and receives from rank 2 with tag 7, alternating.
         let mut ev = Events::single();
-        for id in 0..4 {
+        for id in 0..130 {
             let mut e = Event::new(
                 [Routine::Isend, Routine::Irecv][id % 2],
                 id as u64,
@@ -1131,12 +1176,15 @@ mod tests {
             source: [-1, 2][req as usize % 2],
             tag: [-1, 7][req as usize % 2],
         };
-        let cases: [(Vec<Completion>, usize); 6] = [
-            ((0..4).map(implied).collect(), 2),    // 0, 1, 2, 3
-            (vec![implied(2)], 2),                 // one request
-            ((1..3).map(implied).collect(), 2),    // 1, 2
-            (vec![implied(0), implied(2)], 2 + 2), // a gap: one word each
-            (vec![implied(1), implied(0)], 2 + 2), // descending
+        // (completions, aux words, stored in the columns)
+        let cases: [(Vec<Completion>, usize, bool); 8] = [
+            ((0..4).map(implied).collect(), 0, true),     // 0, 1, 2, 3
+            (vec![implied(2)], 0, true),                  // one request
+            ((1..3).map(implied).collect(), 0, true),     // 1, 2
+            ((3..130).map(implied).collect(), 0, true),   // 127, the most a flags byte holds
+            ((2..130).map(implied).collect(), 2, false),  // 128: RANGE | n, first
+            (vec![implied(0), implied(2)], 2 + 2, false), // a gap: one word each
+            (vec![implied(1), implied(0)], 2 + 2, false), // descending
             (
                 vec![
                     implied(0),
@@ -1146,12 +1194,16 @@ mod tests {
                     },
                 ],
                 2 + 1 + 4,
+                false,
             ), // not implied
         ];
-        for (k, (done, words)) in cases.iter().enumerate() {
-            ev.push_complete(&Event::new(Routine::Waitall, 10, 11), done);
-            let (r, i) = (ev.rank(0), 4 + k);
+        for (k, (done, words, inline)) in cases.iter().enumerate() {
+            let wait = Event::new(Routine::Waitall, 10, 11);
+            ev.push_complete(&wait, done);
+            let (r, i) = (ev.rank(0), 130 + k);
             assert_eq!(r.aux(i).len(), *words, "case {k}");
+            assert_eq!(r.inline_range(i).is_some(), *inline, "case {k}");
+            assert_eq!(r.event(i), wait, "case {k}");
             assert_eq!(r.completions(i).len(), done.len(), "case {k}");
             assert_eq!(r.completions(i).collect::<Vec<_>>(), *done, "case {k}");
             let reqs: Vec<u32> = done.iter().map(|c| c.req).collect();
