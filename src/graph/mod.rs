@@ -95,25 +95,24 @@ impl HbGraph {
 /// completion call names its requests, the trace names their creators), and the graph build
 /// makes it one rank at a time (for the checks, and a wildcard receive's status): it is not
 /// kept with the graph (4 bytes a request).
-pub struct Requests {
+struct Requests {
     /// Rank `r`'s requests at `start[r]..start[r + 1]`, by id.
     start: Vec<usize>,
     /// Per request: the event that completed it, or NONE.
-    done: Pages<u32>,
+    done: Vec<u32>,
 }
 
 impl Requests {
     /// Every rank's requests, checked: created in sequence, completed exactly once (all of
     /// them when the trace is complete), cancelled only once created.
-    pub fn of(trace: &Trace, file: &str) -> Result<Requests, TraceError> {
+    fn of(trace: &Trace, file: &str) -> Result<Requests, TraceError> {
         let mut start = Vec::with_capacity(trace.nranks() + 1);
         start.push(0);
         for ev in trace.events.ranks() {
             start.push(start.last().unwrap() + ev.requests());
         }
-        let mut done = Pages::zeroed(*start.last().unwrap());
+        let mut done = filled(*start.last().unwrap(), NONE);
         par_ranges(&mut done[..], &start, &|r, reqs: &mut [u32]| {
-            reqs.fill(NONE);
             check_requests(trace, file, r, reqs)
         })?;
         Ok(Requests { start, done })
@@ -121,7 +120,7 @@ impl Requests {
 
     /// The event that completed request `req` of rank `r` ([`NONE`]: never, or no such
     /// request).
-    pub fn done(&self, r: usize, req: u32) -> u32 {
+    fn done(&self, r: usize, req: u32) -> u32 {
         self.done[self.start[r]..self.start[r + 1]]
             .get(req as usize)
             .copied()
@@ -862,10 +861,7 @@ mod tests {
         // Rank 1's events are global 3..=6.
         assert_eq!(g.link, vec![5, 3, 6, 1, NONE, 0, 2]);
         let reqs = Requests::of(&t, "t.txt").unwrap();
-        assert_eq!(
-            (&reqs.start[..], &reqs.done[..]),
-            (&[0, 0, 1][..], &[1][..])
-        );
+        assert_eq!((reqs.start, reqs.done), (vec![0, 0, 1], vec![1]));
     }
 
     #[test]

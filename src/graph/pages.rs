@@ -9,9 +9,6 @@ use std::ops::{Deref, DerefMut};
 /// Implement only for plain data whose every field accepts zero.
 pub(super) unsafe trait Zeroable: Copy {}
 
-// SAFETY: integers.
-unsafe impl Zeroable for u32 {}
-
 /// A zeroed buffer of `len` values in an anonymous mapping, unmapped when dropped. The
 /// allocator would keep a freed block resident for a while, to reuse it: for the graph's
 /// temporaries, which are freed before the replay allocates its own arrays, that kept block

@@ -512,10 +512,10 @@ pub type Release<'a> = dyn Fn(usize, usize) + Sync + 'a;
 pub const RELEASE_UNIT: usize = 1 << 20;
 
 /// [`parse`], telling `release` of the input it is done with (a memory map can hand those pages
-/// back to the kernel while the rest is parsed). Each rank, once parsed, reports the units whose
-/// last byte lies in one of its event chunks: in a file written rank after rank, the ranks
-/// before it in the unit were parsed before it by the same thread (the ranks are cut into
-/// contiguous pieces), or, at the edge of a piece, by another thread. A unit reported too early
+/// back to the kernel while the rest is parsed). Each event chunk, once parsed, reports the
+/// units whose last byte lies in it: in a file written rank after rank, the ranks before it in
+/// the unit were parsed before it by the same thread (the ranks are cut into contiguous
+/// pieces), or, at the edge of a piece, by another thread. A unit reported too early
 /// costs the parser a page fault to bring it back, nothing else.
 pub fn parse_releasing(
     name: &str,
@@ -766,8 +766,6 @@ pub fn parse_releasing(
                 };
             }
             whole(c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
-        }
-        for c in &event_chunks[rank] {
             let end = at(c.payload) as usize + c.payload.len();
             let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
             if to > from {

@@ -964,18 +964,29 @@ impl<'a> Rank<'a> {
         self.x.origin.get(req as usize).copied()
     }
 
+    /// A `complete` event's requests: a range of them (stored in its columns, or as two words),
+    /// or the words that list them one by one; and how many in all.
+    #[inline]
+    fn completed_parts(&self, i: usize) -> (std::ops::Range<u32>, &'a [u32], usize) {
+        if let Some(range) = self.inline_range(i) {
+            let n = range.len();
+            return (range, &[], n);
+        }
+        match (self.routine(i).shape(), self.aux(i)) {
+            (Shape::Complete, &[n, first]) if n & RANGE != 0 => {
+                let n = n & !RANGE;
+                (first..first + n, &[], n as usize)
+            }
+            (Shape::Complete, aux) => (0..0, &aux[2..], aux[0] as usize),
+            _ => (0..0, &[], 0),
+        }
+    }
+
     /// The ids of the requests a `complete` record completed, without their statuses (which
     /// cost a look at each request's creator).
     #[inline]
     pub fn completed_reqs(&self, i: usize) -> impl Iterator<Item = u32> + 'a {
-        let (mut range, mut words) = match (self.routine(i).shape(), self.inline_range(i)) {
-            (_, Some(range)) => (range, &[][..]),
-            (Shape::Complete, _) => match self.aux(i) {
-                &[n, first] if n & RANGE != 0 => (first..first + (n & !RANGE), &[][..]),
-                aux => (0..0, &aux[2..]),
-            },
-            _ => (0..0, &[][..]),
-        };
+        let (mut range, mut words, _) = self.completed_parts(i);
         std::iter::from_fn(move || {
             if let Some(req) = range.next() {
                 return Some(req);
@@ -994,25 +1005,12 @@ impl<'a> Rank<'a> {
     /// The requests a `complete` record says it completed.
     #[inline]
     pub fn completions(&self, i: usize) -> Completions<'a> {
-        if let Some(r) = self.inline_range(i) {
-            return Completions {
-                rank: *self,
-                words: &[],
-                left: r.len(),
-                range: Some(r.start),
-            };
-        }
-        let aux = self.aux(i);
-        let (n, words, range) = match (self.routine(i).shape(), aux) {
-            (Shape::Complete, &[n, first]) if n & RANGE != 0 => (n & !RANGE, &[][..], Some(first)),
-            (Shape::Complete, _) => (aux[0], &aux[2..], None),
-            _ => (0, &[][..], None),
-        };
+        let (range, words, left) = self.completed_parts(i);
         Completions {
             rank: *self,
-            words,
-            left: n as usize,
             range,
+            words,
+            left,
         }
     }
 
@@ -1045,10 +1043,11 @@ impl<'a> Rank<'a> {
 /// The completions of one `complete` record (see [`Rank::completions`]).
 pub struct Completions<'a> {
     rank: Rank<'a>,
+    /// The requests of a record stored as a range, each with its implied status.
+    range: std::ops::Range<u32>,
+    /// Those of a record that lists them.
     words: &'a [u32],
     left: usize,
-    /// The next request of a record stored as a range.
-    range: Option<u32>,
 }
 
 impl Completions<'_> {
@@ -1066,12 +1065,8 @@ impl Iterator for Completions<'_> {
     type Item = Completion;
 
     fn next(&mut self) -> Option<Completion> {
-        if let Some(req) = self.range {
-            if self.left == 0 {
-                return None;
-            }
+        if let Some(req) = self.range.next() {
             self.left -= 1;
-            self.range = Some(req + 1);
             return Some(self.implied(req));
         }
         let (&w, rest) = self.words.split_first()?;
