@@ -82,7 +82,10 @@ pub struct Cost {
 pub struct WaitFold {
     tw: f64,
     ret: f64,
-    critical: Option<(f64, bool)>,
+    /// When the critical operation's partner unblocked it (`tw` while none is critical: no
+    /// synchronization).
+    unblock: f64,
+    send_side: bool,
 }
 
 impl WaitFold {
@@ -91,7 +94,8 @@ impl WaitFold {
         WaitFold {
             tw,
             ret: tw + o,
-            critical: None,
+            unblock: tw,
+            send_side: false,
         }
     }
 
@@ -100,18 +104,16 @@ impl WaitFold {
     pub fn add(&mut self, done: f64, unblock: f64, send_side: bool) {
         if done > self.ret {
             self.ret = done;
-            self.critical = Some((unblock, send_side));
+            self.unblock = unblock;
+            self.send_side = send_side;
         }
     }
 
     /// `(return, communication, sender sync, receiver sync)`.
     pub fn finish(self) -> (f64, f64, f64, f64) {
         let d = self.ret - self.tw;
-        let (sync, send_side) = match self.critical {
-            Some((unblock, side)) => ((unblock - self.tw).clamp(0.0, d), side),
-            None => (0.0, false),
-        };
-        if send_side {
+        let sync = (self.unblock - self.tw).clamp(0.0, d);
+        if self.send_side {
             (self.ret, d - sync, sync, 0.0)
         } else {
             (self.ret, d - sync, 0.0, sync)

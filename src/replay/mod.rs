@@ -116,8 +116,6 @@ struct Ran {
     events: u32,
     /// Where it stopped.
     pos: u32,
-    /// Whether it was the last to arrive at some instances (listed in its state).
-    completed: bool,
 }
 
 /// Ranks a wave's parallel pieces hold.
@@ -146,18 +144,76 @@ fn prefetch_run(sh: &Shared<'_>, states: &[Mutex<RankState>], r: usize, pos: usi
     }
 }
 
+/// A rank's replay so far: about 100 bytes, a rank's run starts with two cache lines.
 struct RankState {
-    pos: usize,
+    pos: u32,
+    /// How many requests the completion call at `pos` had costed when it blocked (0: none),
+    /// what they gave in `fold`: a Waitall on P requests that waits for them one by one costs
+    /// O(P), not O(P²).
+    resume_at: u32,
+    /// Whether the call of `pos` is published.
+    published: bool,
     /// Predicted time reached so far: the call of `pos` once published, else the last return.
     clock: f64,
-    published: bool,
-    b: RankBreakdown,
-    /// Instances this rank was the last to arrive at during the current wave.
-    completed: Vec<u32>,
-    /// LogGP: the rank's network port (unused under LogGPS).
+    fold: WaitFold,
+    parts: Parts,
+    /// Time per collective routine, for the routines this rank called (boxed: 8 bytes for a
+    /// rank that calls none).
+    #[allow(clippy::box_collection)]
+    kinds: Option<Box<Vec<(Routine, f64)>>>,
+    /// LogGP only.
+    loggp: Option<Box<LogGpState>>,
+}
+
+/// The sums a rank's [`RankBreakdown`] is made of.
+#[derive(Clone, Copy, Default)]
+struct Parts {
+    computation: f64,
+    communication: f64,
+    sender_sync: f64,
+    receiver_sync: f64,
+    collective: f64,
+}
+
+/// A rank's network port under LogGP, and the messages the completion call it is blocked in
+/// has yet to take through it.
+#[derive(Default)]
+struct LogGpState {
     port: Port,
-    /// Where the completion call it is blocked in got to.
-    resume: Option<Resume>,
+    inbound: Vec<Inbound>,
+}
+
+impl RankState {
+    fn new(model: &Model) -> RankState {
+        RankState {
+            pos: 0,
+            resume_at: 0,
+            published: false,
+            clock: 0.0,
+            fold: WaitFold::new(0.0, 0.0),
+            parts: Parts::default(),
+            kinds: None,
+            loggp: matches!(model, Model::LogGp(_)).then(Box::default),
+        }
+    }
+
+    /// Where rank `r` (of `len` events) got to: its last event replayed is the one it is
+    /// blocked in or finalized at.
+    fn breakdown(self, r: usize, len: usize, measured_end_ns: f64) -> RankBreakdown {
+        let p = self.parts;
+        RankBreakdown {
+            rank: r as u32,
+            end_ns: self.clock,
+            computation_ns: p.computation,
+            communication_ns: p.communication,
+            sender_sync_ns: p.sender_sync,
+            receiver_sync_ns: p.receiver_sync,
+            measured_end_ns,
+            events: (self.pos as usize + 1).min(len) as u64,
+            collective_ns: p.collective,
+            collective_kinds: self.kinds.map_or_else(Vec::new, |k| *k),
+        }
+    }
 }
 
 /// One participant's part of a modeled instance: its predicted return and the sender and
@@ -198,6 +254,8 @@ struct Shared<'a> {
     unmodeled: Mutex<Vec<String>>,
     /// Schedules of modeled instances, built and matched once for all instances of one shape.
     schedules: Mutex<ScheduleCache>,
+    /// Instances whose last participant arrived since the waves last looked.
+    completed: Mutex<Vec<u32>>,
 }
 
 /// What a collective's schedule depends on (the cost model is the replay's).
@@ -277,15 +335,6 @@ struct Inbound {
     t: f64,
     arrival: f64,
     bytes: u64,
-}
-
-/// A completion call's progress when it blocked: its event, the next completion to cost, and
-/// what the ones before it gave.
-struct Resume {
-    event: usize,
-    next: usize,
-    fold: WaitFold,
-    inbound: Vec<Inbound>,
 }
 
 /// A completion, or under LogGP a receive whose completion depends on the port.
@@ -520,8 +569,8 @@ impl Shared<'_> {
 fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
-    while st.pos < ev.len() {
-        let i = st.pos;
+    while (st.pos as usize) < ev.len() {
+        let i = st.pos as usize;
         let routine = ev.routine(i);
         prefetch_partner(sh, &ev, r, i + PREFETCH_AHEAD);
         if !st.published {
@@ -530,11 +579,12 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             } else {
                 st.clock + (ev.t_call(i) - ev.t_return(i - 1)) as f64
             };
-            st.b.computation_ns += tc - st.clock;
+            st.parts.computation += tc - st.clock;
             st.clock = tc;
             let published = match sh.model {
                 Model::LogGp(m) if sends(routine) && ev.peer(i) != PEER_NULL => {
-                    m.send_call(&mut st.port, tc, ev.bytes(i)).ret
+                    let port = &mut st.loggp.as_mut().expect("a LogGP state").port;
+                    m.send_call(port, tc, ev.bytes(i)).ret
                 }
                 _ => tc,
             };
@@ -546,7 +596,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                 if sh.arrived[x as usize].fetch_add(1, Ordering::AcqRel) + 1
                     == sh.g.instances[x as usize].size
                 {
-                    st.completed.push(x);
+                    sh.completed.lock().expect("completed").push(x);
                 }
             }
         }
@@ -556,8 +606,9 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
         }
         let link = sh.g.link(r, i);
         // The port as this event leaves it; kept only if the event can be costed now.
-        let mut port = st.port;
-        let resume = &mut st.resume;
+        let mut port = st.loggp.as_ref().map_or_else(Port::default, |l| l.port);
+        let (resume_at, fold) = (&mut st.resume_at, &mut st.fold);
+        let mut inbound = st.loggp.as_mut().map(|l| &mut l.inbound);
         let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
             let shape = routine.shape();
             Ok(match shape {
@@ -605,34 +656,37 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     }
                 }
                 Shape::Complete => {
-                    // Resumed where it blocked last time: a Waitall on P requests that waits
-                    // for them one by one costs O(P), not O(P²).
-                    let (mut w, mut inbound, from) = match resume.take() {
-                        Some(s) if s.event == i => (s.fold, s.inbound, s.next),
-                        _ => (WaitFold::new(tc, o), Vec::new(), 0),
+                    // Resumed where it blocked last time.
+                    let from = std::mem::take(resume_at) as usize;
+                    let mut w = if from > 0 {
+                        *fold
+                    } else {
+                        if let Some(m) = inbound.as_deref_mut() {
+                            m.clear();
+                        }
+                        WaitFold::new(tc, o)
                     };
                     for (k, req) in ev.completed_reqs(i).enumerate().skip(from) {
                         match sh.request(r, req) {
                             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
-                            Ok(Pending::Inbound(m)) => inbound.push(m),
+                            Ok(Pending::Inbound(m)) => {
+                                inbound.as_deref_mut().expect("a LogGP state").push(m);
+                            }
                             Err(dep) => {
                                 if k > 0 {
-                                    *resume = Some(Resume {
-                                        event: i,
-                                        next: k,
-                                        fold: w,
-                                        inbound,
-                                    });
+                                    (*resume_at, *fold) = (k as u32, w);
                                 }
                                 return Err(dep);
                             }
                         }
                     }
                     // LogGP: the port takes the messages in the order their last bytes arrive.
-                    inbound.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
-                    for m in inbound {
-                        let c = sh.receive(&mut port, m);
-                        w.add(c.ret, c.unblock, false);
+                    if let Some(m) = inbound.as_deref_mut() {
+                        m.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
+                        for m in m.drain(..) {
+                            let c = sh.receive(&mut port, m);
+                            w.add(c.ret, c.unblock, false);
+                        }
                     }
                     w.finish()
                 }
@@ -672,28 +726,24 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             Ok(c) => c,
             Err(dep) => return Outcome::Blocked(dep),
         };
-        st.port = port;
+        if let Some(l) = st.loggp.as_mut() {
+            l.port = port;
+        }
         if routine.is_collective() {
-            st.b.collective_ns += ret - tc;
-            match st
-                .b
-                .collective_kinds
-                .iter_mut()
-                .find(|(k, _)| *k == routine)
-            {
+            st.parts.collective += ret - tc;
+            let kinds = st.kinds.get_or_insert_with(Box::default);
+            match kinds.iter_mut().find(|(k, _)| *k == routine) {
                 Some((_, t)) => *t += ret - tc,
-                None => st.b.collective_kinds.push((routine, ret - tc)),
+                None => kinds.push((routine, ret - tc)),
             }
         }
-        st.b.communication_ns += comm;
-        st.b.sender_sync_ns += ssync;
-        st.b.receiver_sync_ns += rsync;
+        st.parts.communication += comm;
+        st.parts.sender_sync += ssync;
+        st.parts.receiver_sync += rsync;
         st.clock = ret;
         st.pos += 1;
         st.published = false;
     }
-    st.b.end_ns = st.clock;
-    st.b.events = (st.pos + (st.pos < ev.len()) as usize) as u64;
     Outcome::Done
 }
 
@@ -812,23 +862,11 @@ pub fn replay_with(
         modeled: (0..g.instances.len()).map(|_| OnceLock::new()).collect(),
         unmodeled: Mutex::new(Vec::new()),
         schedules: Mutex::new(ScheduleCache::default()),
+        completed: Mutex::new(Vec::new()),
     };
     let states: Vec<Mutex<RankState>> = (0..p)
         .into_par_iter()
-        .map(|r| {
-            Mutex::new(RankState {
-                pos: 0,
-                clock: 0.0,
-                published: false,
-                b: RankBreakdown {
-                    rank: r as u32,
-                    ..Default::default()
-                },
-                completed: Vec::new(),
-                port: Port::default(),
-                resume: None,
-            })
-        })
+        .map(|_| Mutex::new(RankState::new(model)))
         .collect();
 
     let mut wave: Vec<u32> = (0..p as u32).collect();
@@ -847,9 +885,8 @@ pub fn replay_with(
         Ran {
             rank: r,
             out,
-            events: (st.pos - before) as u32,
-            pos: st.pos as u32,
-            completed: !st.completed.is_empty(),
+            events: st.pos - before,
+            pos: st.pos,
         }
     };
     let blocks = owned_blocks();
@@ -864,7 +901,6 @@ pub fn replay_with(
             out: Outcome::Done,
             events: 0,
             pos: 0,
-            completed: false,
         };
         let mut pending: Vec<Ran> = wave.iter().map(fresh).collect();
         loop {
@@ -877,15 +913,9 @@ pub fn replay_with(
             progress(done_events);
             for o in outcomes() {
                 stopped_at[o.rank as usize] = o.pos;
-                if o.completed {
-                    // Nobody is listed as waiting on an instance yet: a wave checks first.
-                    states[o.rank as usize]
-                        .lock()
-                        .expect("rank state")
-                        .completed
-                        .clear();
-                }
             }
+            // Nobody is listed as waiting on an instance yet: a wave checks first.
+            sh.completed.lock().expect("completed").clear();
             pending = outcomes()
                 .filter(|o| matches!(o.out, Outcome::Blocked(_)))
                 .copied()
@@ -953,13 +983,9 @@ pub fn replay_with(
                 });
                 awaited[q] = !waiting_on_event[q].is_empty();
             }
-            if o.completed {
-                let completed =
-                    std::mem::take(&mut states[q].lock().expect("rank state").completed);
-                for x in completed {
-                    next.extend(waiting_on_instance.remove(&x).unwrap_or_default());
-                }
-            }
+        }
+        for x in std::mem::take(&mut *sh.completed.lock().expect("completed")) {
+            next.extend(waiting_on_instance.remove(&x).unwrap_or_default());
         }
         wave = next;
     }
@@ -975,7 +1001,7 @@ pub fn replay_with(
     }
     let blocked: Vec<usize> = (0..p)
         .filter(|&r| {
-            states[r].lock().expect("rank state").pos < trace.rank(r).len()
+            (states[r].lock().expect("rank state").pos as usize) < trace.rank(r).len()
                 && !finalized_at(trace, r, &states[r])
         })
         .collect();
@@ -986,11 +1012,6 @@ pub fn replay_with(
                 deadlock_message(&sh, &states, &waiting_on_event, &waiting_on_instance),
             ));
         }
-        for &r in &blocked {
-            let mut st = states[r].lock().expect("rank state");
-            st.b.end_ns = st.clock;
-            st.b.events = st.pos as u64 + 1;
-        }
         warnings.push(format!(
             "the unfinished trace cuts {} rank(s) short at an operation whose partner was never recorded{}",
             blocked.len(),
@@ -998,13 +1019,15 @@ pub fn replay_with(
         ));
     }
 
+    // The predicted call times go before the breakdowns are made.
+    drop(sh);
     let ranks: Vec<RankBreakdown> = states
         .into_par_iter()
         .enumerate()
         .map(|(r, st)| {
-            let mut b = st.into_inner().expect("rank state").b;
-            b.measured_end_ns = trace.measured_end_ns(r).map_or(0.0, |e| e - t0);
-            b
+            let measured_end = trace.measured_end_ns(r).map_or(0.0, |e| e - t0);
+            let st = st.into_inner().expect("rank state");
+            st.breakdown(r, trace.rank(r).len(), measured_end)
         })
         .collect();
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
@@ -1131,7 +1154,7 @@ fn wait_outside(sh: &Shared<'_>, ran: &[Ran]) -> bool {
 }
 
 fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
-    let pos = st.lock().expect("rank state").pos;
+    let pos = st.lock().expect("rank state").pos as usize;
     trace.rank(r).len() > pos && trace.rank(r).routine(pos) == Routine::Finalize
 }
 
@@ -1169,11 +1192,13 @@ fn deadlock_message(
         })
         .unwrap_or_else(|| {
             (0..p)
-                .filter(|&r| states[r].lock().expect("rank state").pos < sh.trace.rank(r).len())
+                .filter(|&r| {
+                    (states[r].lock().expect("rank state").pos as usize) < sh.trace.rank(r).len()
+                })
                 .collect()
         });
     let describe = |r: usize| {
-        let i = states[r].lock().expect("rank state").pos;
+        let i = states[r].lock().expect("rank state").pos as usize;
         let e = sh.trace.rank(r).event(i);
         let what = match e.routine.shape() {
             Shape::Send | Shape::Isend => {
@@ -1218,6 +1243,13 @@ fn deadlock_message(
 mod tests {
     use super::*;
     use crate::collectives::Step;
+
+    /// A rank's state is what a replay of many short ranks holds per rank: two cache lines.
+    #[test]
+    fn a_rank_state_fits_two_cache_lines() {
+        let size = std::mem::size_of::<Mutex<RankState>>();
+        assert!(size <= 128, "{size} bytes");
+    }
 
     /// The schedule cache keeps the newest schedules within its budget of steps.
     #[test]
