@@ -136,7 +136,7 @@ fn check_requests(trace: &Trace, file: &str, r: usize, reqs: &mut [u32]) -> Resu
     for i in 0..ev.len() {
         let routine = ev.routine(i);
         if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
-            if ev.req_origin(created as u32) != Some(i as u32) {
+            if !ev.creates_request(i) {
                 let id = ev.id(i);
                 return Err(TraceError::event(
                     file,

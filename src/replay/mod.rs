@@ -153,6 +153,8 @@ struct RankState {
     resume_at: u32,
     /// Whether the call of `pos` is published.
     published: bool,
+    /// The last request a completion call costed, and the event that created it.
+    last_request: Option<(u32, u32)>,
     /// Predicted time reached so far: the call of `pos` once published, else the last return.
     clock: f64,
     fold: WaitFold,
@@ -189,6 +191,7 @@ impl RankState {
             pos: 0,
             resume_at: 0,
             published: false,
+            last_request: None,
             clock: 0.0,
             fold: WaitFold::new(0.0, 0.0),
             parts: Parts::default(),
@@ -548,13 +551,8 @@ impl Shared<'_> {
         rendezvous_at(&self.trace.events, self.eager_limit, e)
     }
 
-    /// The completion of request `req` of rank `r` (created at a known call time).
-    fn request(&self, r: usize, req: u32) -> Result<Pending, Dep> {
-        let oi = self
-            .trace
-            .rank(r)
-            .req_origin(req)
-            .expect("a validated request") as usize;
+    /// The completion of the request rank `r` created at its event `oi` (at a known call time).
+    fn request(&self, r: usize, oi: usize) -> Result<Pending, Dep> {
         let ti = self
             .call(r, oi)
             .expect("a request's creator precedes its completion");
@@ -607,7 +605,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
         let link = sh.g.link(r, i);
         // The port as this event leaves it; kept only if the event can be costed now.
         let mut port = st.loggp.as_ref().map_or_else(Port::default, |l| l.port);
-        let (resume_at, fold) = (&mut st.resume_at, &mut st.fold);
+        let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
         let mut inbound = st.loggp.as_mut().map(|l| &mut l.inbound);
         let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
             let shape = routine.shape();
@@ -666,8 +664,8 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                         }
                         WaitFold::new(tc, o)
                     };
-                    for (k, req) in ev.completed_reqs(i).enumerate().skip(from) {
-                        match sh.request(r, req) {
+                    for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, *last)) {
+                        match sh.request(r, oi as usize) {
                             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
                             Ok(Pending::Inbound(m)) => {
                                 inbound.as_deref_mut().expect("a LogGP state").push(m);
@@ -679,6 +677,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                                 return Err(dep);
                             }
                         }
+                        *last = Some((req, oi));
                     }
                     // LogGP: the port takes the messages in the order their last bytes arrive.
                     if let Some(m) = inbound.as_deref_mut() {

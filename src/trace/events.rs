@@ -1,18 +1,21 @@
 //! Every rank's events in one set of flat columns, rank `r` at `start[r]..start[r + 1]`: 19
-//! bytes an event, no heap allocation per event, and per rank at most four exact-size vectors
-//! (auxiliary words, request origins, tag and communicator keys, wide values). Each rank's
-//! events come in blocks of [`BLOCK`]:
+//! bytes an event, no heap allocation per event, and per rank at most three exact-size vectors
+//! (auxiliary words, tag and communicator keys, wide values). Each rank's events come in blocks
+//! of [`BLOCK`]:
 //! - a call time is stored as its offset from the call that opens its block;
 //! - an event's tag and communicator as a one-byte key into its block's list of the pairs its
-//!   events use (at most [`BLOCK`] of them; a regular program uses one or two a block).
+//!   events use (at most [`BLOCK`] of them; a regular program uses one or two a block);
+//! - a bit per event tells whether it created a request in sequence, with the count of those
+//!   before the block: a request's creator is found by rank and select, 0.14 bytes an event
+//!   where a table of creators took 4 bytes a request.
 //!
 //! The rare value that does not fit 32 bits (a call more than 4.29 s after its block's first, a
 //! duration beyond ±2.1 s, a message of 4 GiB or more) is kept exactly in its rank's short
 //! `wide` list. One 32-bit `word` holds what the shape has: the byte count of a point-to-point
 //! message; where the event's words start in `aux`; the request of a cancel; the new
-//! communicator of a communicator operation. A request's id is implied: it is the request's
-//! place in the rank's `origin` table (an id out of sequence, which the graph reports, is kept
-//! in `wide`). Variable-length parts (completed requests, Sendrecv's receive half, collective
+//! communicator of a communicator operation. A request's id is implied: it is the number of
+//! requests its rank created in sequence before it (an id out of sequence, which the graph
+//! reports, is kept in `wide`). Variable-length parts (completed requests, Sendrecv's receive half, collective
 //! counts, and the bytes sent by these two) go to the rank's `aux` words. A completed request
 //! takes one word when its status is what its creator implies (a send's, or a receive's with
 //! no wildcard), four words otherwise; a completion call on up to 127 requests created one
@@ -21,7 +24,7 @@
 
 use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
 use rayon::join;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// A 32-bit value that did not fit: look it up in the rank's `wide` list.
 const WIDE_DUR: i32 = i32::MIN;
@@ -33,6 +36,85 @@ const BLOCK: usize = 256;
 /// Blocks for a rank of `n` events.
 fn blocks(n: usize) -> usize {
     n.div_ceil(BLOCK)
+}
+
+/// A block's request bits: bit `j` of word `j / 64` for its event `j`.
+type ReqBits = [u64; BLOCK / 64];
+
+/// The requests a rank created in sequence before its event `i`, from its blocks' counts
+/// (`base`) and bits (block `i / BLOCK`'s count must be set).
+#[inline]
+fn requests_before(base: &[u32], bits: &[ReqBits], i: usize) -> u32 {
+    let (b, j) = (i / BLOCK, i % BLOCK);
+    let words = &bits[b];
+    let full: u32 = words[..j / 64].iter().map(|w| w.count_ones()).sum();
+    base[b] + full + (words[j / 64] & ((1u64 << (j % 64)) - 1)).count_ones()
+}
+
+/// The requests created in sequence up to the end of block `b`.
+fn requests_through(base: &[u32], bits: &[ReqBits], b: usize) -> u32 {
+    base[b] + bits[b].iter().map(|w| w.count_ones()).sum::<u32>()
+}
+
+/// The event that created request `req` in sequence, given its rank's blocks' counts and bits
+/// (only the blocks filled so far), most likely in block `near` (a request is mostly completed
+/// soon after it is created).
+#[inline]
+fn request_origin(base: &[u32], bits: &[ReqBits], req: u32, near: usize) -> Option<usize> {
+    // The last block whose count is at most `req` holds it, if any does: the blocks before it
+    // with the same count hold no request.
+    let holds = |b: usize| base[b] <= req && base.get(b + 1).is_none_or(|&n| n > req);
+    let b = match near < base.len() && holds(near) {
+        true => near,
+        false => base.partition_point(|&n| n <= req).checked_sub(1)?,
+    };
+    let mut k = req - base[b];
+    for (w, &word) in bits[b].iter().enumerate() {
+        let n = word.count_ones();
+        if k < n {
+            return Some(b * BLOCK + w * 64 + select(word, k) as usize);
+        }
+        k -= n;
+    }
+    None
+}
+
+/// The first event after `e`, and before `len`, that created a request in sequence, given its
+/// rank's blocks' bits.
+#[inline]
+fn next_request(bits: &[ReqBits], len: usize, e: usize) -> Option<usize> {
+    let mut i = e + 1;
+    while i < len {
+        let word = bits[i / BLOCK][i % BLOCK / 64] >> (i % 64);
+        if word != 0 {
+            return Some(i + word.trailing_zeros() as usize);
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    None
+}
+
+/// The place of the `k`-th set bit of `word` (from 0; there must be more than `k`): the byte
+/// that holds it by the bytes' running counts, then the bit within that byte.
+#[inline]
+fn select(word: u64, k: u32) -> u32 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut c = word - ((word >> 1) & 0x5555_5555_5555_5555);
+    c = (c & 0x3333_3333_3333_3333) + ((c >> 2) & 0x3333_3333_3333_3333);
+    c = (c + (c >> 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    // Byte j: the set bits in bytes 0..=j (at most 64, so no byte overflows).
+    let running = c.wrapping_mul(ONES);
+    // High bit of byte j: running count > k (each byte is at least 128 before the subtraction,
+    // which therefore borrows from no other byte).
+    let over = ((running | HIGH) - (k as u64 + 1) * ONES) & HIGH;
+    let byte = over.trailing_zeros() / 8;
+    let before = ((running << 8) >> (8 * byte)) as u32 & 0xff;
+    let mut b = (word >> (8 * byte)) & 0xff;
+    for _ in before..k {
+        b &= b - 1;
+    }
+    8 * byte + b.trailing_zeros()
 }
 
 /// The `wide` key of field `field` of event `i`: 0 the return time, 1 the byte count, 2 a
@@ -55,10 +137,6 @@ const INLINE_RANGE: u8 = 0x80;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Extra {
     aux: Vec<u32>,
-    /// Request id → the event that created it, in event order (ids are per-rank sequence
-    /// numbers: a request with the next id is listed, one out of sequence, which the graph
-    /// reports, is not).
-    origin: Vec<u32>,
     /// `(wide_key(event, field), value)`, sorted.
     wide: Vec<(u64, u64)>,
     /// `(tag, communicator)` pairs: each block's, from `k_base` of the block on.
@@ -78,34 +156,39 @@ struct ColsMut<'a> {
     t_base: &'a mut [u64],
     /// Where each block's keys start in its rank's `keys`.
     k_base: &'a mut [u32],
+    /// Requests created in sequence before each block.
+    r_base: &'a mut [u32],
+    r_bits: &'a mut [ReqBits],
 }
 
-/// Invokes macro `$m` with the names of the per-event columns (of [`Events`] and [`ColsMut`]).
+/// Invokes macro `$m` with the names of the per-event columns (of [`Events`] and [`ColsMut`]),
+/// then those of the per-block ones.
 macro_rules! with_columns {
     ($m:ident) => {
-        $m!(routine, flags, key, t_call, dur, word, peer)
+        $m!(routine, flags, key, t_call, dur, word, peer; t_base, k_base, r_base, r_bits)
     };
 }
 
 impl<'a> ColsMut<'a> {
     /// The first `n` events (and `b` blocks) on the left.
     fn split_at(self, n: usize, b: usize) -> (ColsMut<'a>, ColsMut<'a>) {
-        let t_base = self.t_base.split_at_mut(b);
-        let k_base = self.k_base.split_at_mut(b);
         macro_rules! split {
-            ($($c:ident),*) => {{
+            ($($c:ident),*; $($blk:ident),*) => {{
                 $(let $c = self.$c.split_at_mut(n);)*
+                $(let $blk = self.$blk.split_at_mut(b);)*
                 (
-                    ColsMut { $($c: $c.0,)* t_base: t_base.0, k_base: k_base.0 },
-                    ColsMut { $($c: $c.1,)* t_base: t_base.1, k_base: k_base.1 },
+                    ColsMut { $($c: $c.0,)* $($blk: $blk.0,)* },
+                    ColsMut { $($c: $c.1,)* $($blk: $blk.1,)* },
                 )
             }};
         }
         with_columns!(split)
     }
 
-    /// Stores event `e` (index `i` of its rank) at slot `k`.
+    /// Stores event `e` (index `i` of its rank) at slot `k`; `requests`: how many the rank
+    /// created in sequence before it.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn set(
         &mut self,
         k: usize,
@@ -113,14 +196,25 @@ impl<'a> ColsMut<'a> {
         e: &Event,
         x: &mut Extra,
         index: &mut KeyIndex,
+        requests: &mut u32,
         aux: &[u32],
     ) {
-        let Stored { dur, word, flags } = encode(i, e, x, aux);
+        let b = i / BLOCK;
         if i.is_multiple_of(BLOCK) {
-            self.t_base[i / BLOCK] = e.t_call;
-            self.k_base[i / BLOCK] = keys_len(x);
+            self.t_base[b] = e.t_call;
+            self.k_base[b] = keys_len(x);
+            self.r_base[b] = *requests;
             index.clear();
         }
+        let next = *requests;
+        let Stored {
+            dur,
+            word,
+            flags,
+            request,
+        } = encode(i, e, x, aux, || next);
+        self.r_bits[b][i % BLOCK / 64] |= (request as u64) << (i % 64);
+        *requests += request as u32;
         self.routine[k] = e.routine;
         self.flags[k] = flags;
         self.key[k] = index.intern(&mut x.keys, self.k_base[i / BLOCK], e.tag, e.comm);
@@ -136,6 +230,8 @@ struct Stored {
     dur: i32,
     word: u32,
     flags: u8,
+    /// It created the request with the next id of its rank.
+    request: bool,
 }
 
 /// The length of a rank's `keys`, where a block that opens now starts its keys.
@@ -201,8 +297,16 @@ fn intern(keys: &mut Vec<(i32, u32)>, from: u32, tag: i32, comm: u32) -> u8 {
     k as u8
 }
 
+/// Event `i` of a rank as stored; `next_req`: how many requests the rank created in sequence
+/// before it.
 #[inline]
-fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
+fn encode(
+    i: usize,
+    e: &Event,
+    x: &mut Extra,
+    aux: &[u32],
+    next_req: impl FnOnce() -> u32,
+) -> Stored {
     let key = wide_key(i, 0);
     let d = e.t_return as i128 - e.t_call as i128;
     let dur = match i32::try_from(d) {
@@ -214,6 +318,7 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
     };
     let shape = e.routine.shape();
     let mut flags = e.flags;
+    let mut request = false;
     let word = match shape {
         Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
             let bytes = match u32::try_from(e.bytes) {
@@ -224,9 +329,8 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
                 }
             };
             if matches!(shape, Shape::Isend | Shape::Irecv) {
-                if e.id == x.origin.len() as i64 {
-                    x.origin.push(i as u32);
-                } else {
+                request = e.id == next_req() as i64;
+                if !request {
                     x.wide.push((key + 2, e.id as u32 as u64));
                 }
             }
@@ -257,7 +361,12 @@ fn encode(i: usize, e: &Event, x: &mut Extra, aux: &[u32]) -> Stored {
         Shape::CommOp | Shape::Cancel => e.id as u32,
         Shape::None => 0,
     };
-    Stored { dur, word, flags }
+    Stored {
+        dur,
+        word,
+        flags,
+        request,
+    }
 }
 
 /// The stored call time of event `i`: its offset from its block's first call, else (listed in
@@ -304,6 +413,10 @@ pub struct Events {
     t_base: Vec<u64>,
     /// Per block: where its keys start in its rank's `keys`.
     k_base: Vec<u32>,
+    /// Per block: the requests its rank created in sequence before it.
+    r_base: Vec<u32>,
+    /// Per block: which of its events created a request in sequence.
+    r_bits: Vec<ReqBits>,
     routine: Vec<Routine>,
     flags: Vec<u8>,
     /// The `(tag, communicator)` pair: its place among its block's keys.
@@ -328,6 +441,8 @@ impl Events {
             block_start: vec![0; nranks + 1],
             t_base: Vec::new(),
             k_base: Vec::new(),
+            r_base: Vec::new(),
+            r_bits: Vec::new(),
             routine: Vec::new(),
             flags: Vec::new(),
             key: Vec::new(),
@@ -360,10 +475,8 @@ impl Events {
             let blocks = all.t_base.len();
             all.block_start
                 .extend(p.block_start[1..].iter().map(|s| s + blocks));
-            all.t_base.extend_from_slice(&p.t_base);
-            all.k_base.extend_from_slice(&p.k_base);
             macro_rules! append {
-                ($($c:ident),*) => {$(all.$c.extend_from_slice(&p.$c);)*};
+                ($($c:ident),*; $($blk:ident),*) => {$(all.$c.extend_from_slice(&p.$c);)* $(all.$blk.extend_from_slice(&p.$blk);)*};
             }
             with_columns!(append);
             all.extra.extend(p.extra);
@@ -454,13 +567,27 @@ impl Events {
         let r = self.nranks() - 1;
         let i = self.start[r + 1] - self.start[r];
         let x = &mut self.extra[r];
-        let Stored { dur, word, flags } = encode(i, e, x, aux);
+        let first = self.block_start[r];
         if i.is_multiple_of(BLOCK) {
+            let before = match i {
+                0 => 0,
+                _ => requests_through(&self.r_base[first..], &self.r_bits[first..], i / BLOCK - 1),
+            };
             self.t_base.push(e.t_call);
             self.k_base.push(keys_len(x));
+            self.r_base.push(before);
+            self.r_bits.push(ReqBits::default());
             self.block_start[r + 1] += 1;
         }
-        let block = self.block_start[r] + i / BLOCK;
+        let (base, bits) = (&self.r_base[first..], &self.r_bits[first..]);
+        let Stored {
+            dur,
+            word,
+            flags,
+            request,
+        } = encode(i, e, x, aux, || requests_before(base, bits, i));
+        let block = first + i / BLOCK;
+        self.r_bits[block][i % BLOCK / 64] |= (request as u64) << (i % 64);
         let t_call = call_offset(i, e.t_call, self.t_base[block], x);
         self.routine.push(e.routine);
         self.flags.push(flags);
@@ -482,16 +609,13 @@ impl Events {
     /// Empties the last rank (a single-rank buffer), keeping the allocations.
     pub fn clear(&mut self) {
         macro_rules! clear {
-            ($($c:ident),*) => {$(self.$c.clear();)*};
+            ($($c:ident),*; $($blk:ident),*) => {$(self.$c.clear();)* $(self.$blk.clear();)*};
         }
         with_columns!(clear);
-        self.t_base.clear();
-        self.k_base.clear();
         self.start.iter_mut().for_each(|s| *s = 0);
         self.block_start.iter_mut().for_each(|s| *s = 0);
         self.extra.iter_mut().for_each(|x| {
             x.aux.clear();
-            x.origin.clear();
             x.wide.clear();
             x.keys.clear();
         });
@@ -517,6 +641,8 @@ impl Events {
         let mut ev = Events {
             t_base: vec![0; *block_start.last().unwrap()],
             k_base: vec![0; *block_start.last().unwrap()],
+            r_base: vec![0; *block_start.last().unwrap()],
+            r_bits: vec![ReqBits::default(); *block_start.last().unwrap()],
             block_start,
             routine: vec![Routine::Init; n],
             flags: vec![0; n],
@@ -538,6 +664,8 @@ impl Events {
             peer: &mut ev.peer,
             t_base: &mut ev.t_base,
             k_base: &mut ev.k_base,
+            r_base: &mut ev.r_base,
+            r_bits: &mut ev.r_bits,
         };
         thread_local! {
             /// A rank's variable-length parts grow here and are then kept at their exact size:
@@ -549,12 +677,13 @@ impl Events {
         par_ranges(parts, &ev.start, &|r, (cols, x, _): Parts<'_>| {
             SCRATCH.with_borrow_mut(|(scratch, index)| {
                 scratch.aux.clear();
-                scratch.origin.clear();
                 scratch.wide.clear();
                 scratch.keys.clear();
                 let mut sink = Sink {
                     cols,
                     next: 0,
+                    requests: 0,
+                    last_origin: Cell::new(None),
                     extra: scratch,
                     index,
                 };
@@ -562,7 +691,6 @@ impl Events {
                 debug_assert_eq!(sink.next, sink.cols.word.len());
                 x[0] = Extra {
                     aux: scratch.aux.as_slice().into(),
-                    origin: scratch.origin.as_slice().into(),
                     wide: scratch.wide.as_slice().into(),
                     keys: scratch.keys.as_slice().into(),
                 };
@@ -661,6 +789,10 @@ pub fn par_ranges<P: RankSplit, E: Send>(
 pub struct Sink<'a> {
     cols: ColsMut<'a>,
     next: usize,
+    /// Requests created in sequence so far.
+    requests: u32,
+    /// The request [`Push::implied`] looked at last, and its creator.
+    last_origin: Cell<Option<(u32, u32)>>,
     extra: &'a mut Extra,
     index: &'a mut KeyIndex,
 }
@@ -679,15 +811,31 @@ impl Sink<'_> {
 impl Push for Sink<'_> {
     #[inline]
     fn push_words(&mut self, e: &Event, aux: &[u32]) {
-        self.cols
-            .set(self.next, self.next, e, self.extra, self.index, aux);
+        self.cols.set(
+            self.next,
+            self.next,
+            e,
+            self.extra,
+            self.index,
+            &mut self.requests,
+            aux,
+        );
         self.next += 1;
     }
 
     #[inline]
     fn implied(&self, req: u32) -> Option<(i32, i32)> {
-        let oi = *self.extra.origin.get(req as usize)? as usize;
         let c = &self.cols;
+        let filled = blocks(self.next);
+        // A completion call's requests mostly follow one another: the next one's creator is
+        // the next bit set.
+        let oi = match self.last_origin.get() {
+            Some((last_req, last)) if req == last_req.wrapping_add(1) => {
+                next_request(c.r_bits, self.next, last as usize)
+            }
+            _ => request_origin(&c.r_base[..filled], &c.r_bits[..filled], req, filled - 1),
+        }?;
+        self.last_origin.set(Some((req, oi as u32)));
         let (tag, _) = self.extra.keys[c.k_base[oi / BLOCK] as usize + c.key[oi] as usize];
         implied_status(c.routine[oi], c.peer[oi], tag, c.flags[oi])
     }
@@ -902,16 +1050,16 @@ impl<'a> Rank<'a> {
     }
 
     /// The request created (isend, irecv) or cancelled (cancel), or the new communicator
-    /// (commop, -1 none). A request's id is its place in `origin` (a binary search), unless it
-    /// was out of sequence.
+    /// (commop, -1 none). A request's id is the count of requests created in sequence before
+    /// it, unless it was out of sequence.
     #[inline]
     pub fn id(&self, i: usize) -> i64 {
         let word = self.ev.word[self.global(i)];
         match self.routine(i).shape() {
-            Shape::Isend | Shape::Irecv => match self.x.origin.binary_search(&(i as u32)) {
-                Ok(req) => req as i64,
-                Err(_) => self.wide(wide_key(i, 2)) as i64,
-            },
+            Shape::Isend | Shape::Irecv if self.creates_request(i) => {
+                requests_before(self.r_base(), self.r_bits(), i) as i64
+            }
+            Shape::Isend | Shape::Irecv => self.wide(wide_key(i, 2)) as i64,
             Shape::CommOp if word == NO_COMM => -1,
             Shape::CommOp | Shape::Cancel => word as i64,
             _ => 0,
@@ -953,15 +1101,44 @@ impl<'a> Rank<'a> {
 
     /// How many requests the rank created in sequence (ids 0, 1, …; a request out of
     /// sequence, which the graph reports, is not counted).
-    #[inline]
     pub fn requests(&self) -> usize {
-        self.x.origin.len()
+        match blocks(self.len) {
+            0 => 0,
+            n => requests_through(self.r_base(), self.r_bits(), n - 1) as usize,
+        }
+    }
+
+    /// Whether event `i` created the request with the next id of its rank (the id the rank's
+    /// earlier requests imply).
+    #[inline]
+    pub fn creates_request(&self, i: usize) -> bool {
+        let bits = &self.ev.r_bits[self.blocks + i / BLOCK];
+        bits[i % BLOCK / 64] >> (i % 64) & 1 == 1
     }
 
     /// The event that created request `req`, if any.
     #[inline]
     pub fn req_origin(&self, req: u32) -> Option<u32> {
-        self.x.origin.get(req as usize).copied()
+        self.req_origin_near(req, self.len)
+    }
+
+    /// [`Rank::req_origin`], most likely created near event `i`.
+    #[inline]
+    fn req_origin_near(&self, req: u32, i: usize) -> Option<u32> {
+        let near = i.min(self.len.saturating_sub(1)) / BLOCK;
+        request_origin(self.r_base(), self.r_bits(), req, near).map(|i| i as u32)
+    }
+
+    /// The rank's blocks' counts of requests before them.
+    #[inline]
+    fn r_base(&self) -> &'a [u32] {
+        &self.ev.r_base[self.blocks..self.blocks + blocks(self.len)]
+    }
+
+    /// The rank's blocks' request bits.
+    #[inline]
+    fn r_bits(&self) -> &'a [ReqBits] {
+        &self.ev.r_bits[self.blocks..self.blocks + blocks(self.len)]
     }
 
     /// A `complete` event's requests: a range of them (stored in its columns, or as two words),
@@ -1000,6 +1177,39 @@ impl<'a> Rank<'a> {
                 Some(w)
             }
         })
+    }
+
+    /// The requests a `complete` record completed, from its `k`-th on, each with the event that
+    /// created it (in sequence, as the graph checks). `last`: a request of the rank and its
+    /// creator, known from before. A request that follows the one before (a Waitall's requests
+    /// mostly do, as do its first and the last request a completion call found) was created by
+    /// the next event whose bit is set: no search.
+    #[inline]
+    pub fn completed_origins(
+        &self,
+        i: usize,
+        k: usize,
+        last: Option<(u32, u32)>,
+    ) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let rank = *self;
+        let mut reqs = self.completed_reqs(i).skip(k);
+        let mut prev = last;
+        std::iter::from_fn(move || {
+            let req = reqs.next()?;
+            let origin = match prev {
+                Some((p, e)) if req == p.wrapping_add(1) => rank.next_request(e as usize),
+                _ => rank.req_origin_near(req, i),
+            }
+            .expect("a request created in sequence");
+            prev = Some((req, origin));
+            Some((req, origin))
+        })
+    }
+
+    /// The first event after `e` that created a request in sequence.
+    #[inline]
+    fn next_request(&self, e: usize) -> Option<u32> {
+        next_request(self.r_bits(), self.len, e).map(|i| i as u32)
     }
 
     /// The requests a `complete` record says it completed.
@@ -1053,8 +1263,8 @@ pub struct Completions<'a> {
 impl Completions<'_> {
     /// Request `req` completed with the status its creator implies.
     fn implied(&self, req: u32) -> Completion {
-        let oi = self.rank.x.origin[req as usize] as usize;
         let r = &self.rank;
+        let oi = r.req_origin(req).expect("a request created in sequence") as usize;
         let (source, tag) = implied_status(r.routine(oi), r.peer(oi), r.tag(oi), r.flags(oi))
             .expect("a one-word completion has an implied status");
         Completion { req, source, tag }
@@ -1331,6 +1541,125 @@ mod tests {
         })
         .unwrap();
         assert_eq!(filled, one);
+    }
+
+    /// `select` against a bit-by-bit count, and a rank's request creators found by rank and
+    /// select against the list of its in-sequence request-creating events: across blocks,
+    /// with a block that creates none, around an id out of sequence.
+    #[test]
+    fn requests_are_found_by_rank_and_select() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut words = vec![
+            1,
+            u64::MAX,
+            1 << 63,
+            0xFF00_FF00_FF00_FF00,
+            0x8000_0000_0000_0001,
+        ];
+        for _ in 0..200 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            words.push(x & x.rotate_left(9)); // sparser words too
+            words.push(x);
+        }
+        for &w in &words {
+            let naive: Vec<u32> = (0..64).filter(|b| w >> b & 1 == 1).collect();
+            for (k, &b) in naive.iter().enumerate() {
+                assert_eq!(select(w, k as u32), b, "word {w:#x}, k {k}");
+            }
+        }
+
+        // 1,000 sends or requests: two requests in every three (none from 200 to 599: a
+        // whole block creates none), one id out of sequence; after every 10th a
+        // Waitall on the last two requests, after every 45th one on two requests far apart
+        // (listed one by one).
+        let creates = |i: usize| i % 3 != 2 && !(200..600).contains(&i);
+        let mut events = Vec::new();
+        let mut creators: Vec<usize> = Vec::new();
+        let mut waits: Vec<(usize, Vec<u32>)> = Vec::new();
+        for i in 0..1000 {
+            if creates(i) {
+                let mut e = Event::new(Routine::Isend, i as u64, i as u64 + 1);
+                e.id = if i == 7 * 3 {
+                    1000
+                } else {
+                    creators.len() as i64
+                };
+                if i != 7 * 3 {
+                    creators.push(events.len());
+                }
+                events.push((e, Vec::new()));
+            } else {
+                events.push((
+                    Event::new(Routine::Send, i as u64, i as u64 + 1),
+                    Vec::new(),
+                ));
+            }
+            let n = creators.len() as u32;
+            let done = match i {
+                _ if i % 45 == 44 && n > 20 => vec![n - 1, n - 20],
+                _ if i % 10 == 9 && n > 1 => vec![n - 2, n - 1],
+                _ => continue,
+            };
+            let c: Vec<Completion> = done
+                .iter()
+                .map(|&req| Completion {
+                    req,
+                    source: -1,
+                    tag: -1,
+                })
+                .collect();
+            waits.push((events.len(), done));
+            events.push((Event::new(Routine::Waitall, i as u64, i as u64 + 1), c));
+        }
+        let push = |sink: &mut dyn Push| {
+            for (e, done) in &events {
+                match e.routine {
+                    Routine::Waitall => sink.push_complete(e, done),
+                    _ => sink.push(e),
+                }
+            }
+        };
+        let mut one = Events::single();
+        push(&mut one);
+        let filled = Events::fill::<()>(&[events.len()], &|_, sink| {
+            push(sink);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(filled, one);
+        let r = one.rank(0);
+        assert!(r.len() > 4 * BLOCK);
+        assert!((BLOCK..2 * BLOCK).all(|i| !r.creates_request(i)));
+        assert_eq!(r.requests(), creators.len());
+        for (req, &e) in creators.iter().enumerate() {
+            assert_eq!(r.req_origin(req as u32), Some(e as u32), "request {req}");
+            assert_eq!(r.id(e), req as i64);
+        }
+        assert_eq!(r.req_origin(creators.len() as u32), None);
+        let odd = events.iter().position(|(e, _)| e.id == 1000).unwrap();
+        assert!(!r.creates_request(odd) && r.id(odd) == 1000);
+        for (i, done) in &waits {
+            let expect: Vec<(u32, u32)> = done
+                .iter()
+                .map(|&q| (q, creators[q as usize] as u32))
+                .collect();
+            for k in 0..done.len() {
+                let seen: Vec<_> = r.completed_origins(*i, k, None).collect();
+                assert_eq!(seen, expect[k..], "event {i} from {k}");
+                // With the request before its first known, as a replay keeps it.
+                let before = done[k]
+                    .checked_sub(1)
+                    .map(|q| (q, creators[q as usize] as u32));
+                let seen: Vec<_> = r.completed_origins(*i, k, before).collect();
+                assert_eq!(
+                    seen,
+                    expect[k..],
+                    "event {i} from {k}, request before known"
+                );
+            }
+        }
     }
 
     #[test]
