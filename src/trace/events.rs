@@ -833,7 +833,12 @@ impl Push for Sink<'_> {
             Some((last_req, last)) if req == last_req.wrapping_add(1) => {
                 next_request(c.r_bits, self.next, last as usize)
             }
-            _ => request_origin(&c.r_base[..filled], &c.r_bits[..filled], req, filled - 1),
+            _ => request_origin(
+                &c.r_base[..filled],
+                &c.r_bits[..filled],
+                req,
+                filled.saturating_sub(1),
+            ),
         }?;
         self.last_origin.set(Some((req, oi as u32)));
         let (tag, _) = self.extra.keys[c.k_base[oi / BLOCK] as usize + c.key[oi] as usize];
@@ -1660,6 +1665,22 @@ mod tests {
                 );
             }
         }
+        // A completion before any request (a trace the graph rejects) is kept as it is.
+        let done = [Completion {
+            req: 0,
+            source: -1,
+            tag: -1,
+        }];
+        let wait = Event::new(Routine::Waitall, 1, 2);
+        let filled = Events::fill::<()>(&[1], &|_, sink| {
+            sink.push_complete(&wait, &done);
+            Ok(())
+        })
+        .unwrap();
+        let mut one = Events::single();
+        one.push_complete(&wait, &done);
+        assert_eq!(filled, one);
+        assert_eq!(one.rank(0).completed_reqs(0).collect::<Vec<_>>(), [0]);
     }
 
     #[test]
