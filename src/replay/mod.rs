@@ -1020,8 +1020,9 @@ pub fn replay_with(
 
     // The predicted call times go before the breakdowns are made.
     drop(sh);
+    // In place: a sequential map of a vector's values to smaller ones reuses its allocation.
     let ranks: Vec<RankBreakdown> = states
-        .into_par_iter()
+        .into_iter()
         .enumerate()
         .map(|(r, st)| {
             let measured_end = trace.measured_end_ns(r).map_or(0.0, |e| e - t0);
