@@ -38,7 +38,7 @@ pub struct HbGraph {
     /// the instance (collectives), or [`NONE`].
     link: Vec<u32>,
     /// Per rank: `(event, partner's global index)` for the receive half of each Sendrecv,
-    /// sorted by event.
+    /// sorted by event (no ranks at all where no rank calls Sendrecv).
     pub link2: Vec<Vec<(u32, u32)>>,
     pub instances: Vec<Instance>,
     /// `(rank, event)` of each instance's participants, in communicator rank order.
@@ -79,7 +79,9 @@ impl HbGraph {
 
     /// The partner (global index) of the receive half of Sendrecv event `i` of rank `r`.
     pub fn link2(&self, r: usize, i: usize) -> u32 {
-        let l = &self.link2[r];
+        let Some(l) = self.link2.get(r) else {
+            return NONE;
+        };
         l.binary_search_by_key(&(i as u32), |&(e, _)| e)
             .map_or(NONE, |k| l[k].1)
     }
@@ -287,7 +289,6 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     let mut g = HbGraph {
         link: filled(trace.events.len(), NONE),
         start,
-        link2: vec![Vec::new(); p],
         ..HbGraph::default()
     };
 
@@ -513,7 +514,11 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     })?;
     drop(bucketed);
     g.link = link.into_iter().map(AtomicU32::into_inner).collect();
-    for (d, h) in halves.into_inner().expect("halves") {
+    let halves = halves.into_inner().expect("halves");
+    if !halves.is_empty() {
+        g.link2 = vec![Vec::new(); trace.nranks()];
+    }
+    for (d, h) in halves {
         g.link2[d] = h;
     }
     let mut unmatched = unmatched.into_inner().expect("unmatched");
