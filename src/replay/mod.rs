@@ -144,7 +144,7 @@ fn prefetch_run(sh: &Shared<'_>, states: &[Mutex<RankState>], r: usize, pos: usi
     }
 }
 
-/// A rank's replay so far: about 100 bytes, a rank's run starts with two cache lines.
+/// A rank's replay so far: 128 bytes with its lock, the two cache lines a rank's run starts with.
 struct RankState {
     pos: u32,
     /// How many requests the completion call at `pos` had costed when it blocked (0: none),

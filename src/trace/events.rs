@@ -15,12 +15,13 @@
 //! message; where the event's words start in `aux`; the request of a cancel; the new
 //! communicator of a communicator operation. A request's id is implied: it is the number of
 //! requests its rank created in sequence before it (an id out of sequence, which the graph
-//! reports, is kept in `wide`). Variable-length parts (completed requests, Sendrecv's receive half, collective
-//! counts, and the bytes sent by these two) go to the rank's `aux` words. A completed request
-//! takes one word when its status is what its creator implies (a send's, or a receive's with
-//! no wildcard), four words otherwise; a completion call on up to 127 requests created one
-//! after the other, each with its implied status (a Waitall on the requests posted together),
-//! takes none: its `flags` byte holds the count, its `word` the first request.
+//! reports, is kept in `wide`). Variable-length parts (completed requests, Sendrecv's receive
+//! half, collective counts, and the bytes sent by these two) go to the rank's `aux` words. A
+//! completed request takes one word when its status is what its creator implies (a send's, or
+//! a receive's with no wildcard), four words otherwise; a completion call on up to 127
+//! requests created one after the other, each with its implied status (a Waitall on the
+//! requests posted together), takes none: its `flags` byte holds the count, its `word` the
+//! first request.
 
 use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
 use rayon::join;
@@ -78,6 +79,25 @@ fn request_origin(base: &[u32], bits: &[ReqBits], req: u32, near: usize) -> Opti
         k -= n;
     }
     None
+}
+
+/// The event that created request `req` in sequence, as [`request_origin`] finds it, unless
+/// `prev`, the request looked up before it with its creator, is the one before it (a
+/// completion call's requests mostly follow one another): then the next bit set after it, no
+/// search. `len`: the events filled so far.
+#[inline]
+fn find_origin(
+    base: &[u32],
+    bits: &[ReqBits],
+    len: usize,
+    req: u32,
+    prev: Option<(u32, u32)>,
+    near: usize,
+) -> Option<usize> {
+    match prev {
+        Some((p, e)) if req == p.wrapping_add(1) => next_request(bits, len, e as usize),
+        _ => request_origin(base, bits, req, near),
+    }
 }
 
 /// The first event after `e`, and before `len`, that created a request in sequence, given its
@@ -528,7 +548,10 @@ impl Events {
             all.block_start
                 .extend(p.block_start[1..].iter().map(|s| s + blocks));
             macro_rules! append {
-                ($($c:ident),*; $($blk:ident),*) => {$(all.$c.extend_from_slice(&p.$c);)* $(all.$blk.extend_from_slice(&p.$blk);)*};
+                ($($c:ident),*; $($blk:ident),*) => {
+                    $(all.$c.extend_from_slice(&p.$c);)*
+                    $(all.$blk.extend_from_slice(&p.$blk);)*
+                };
             }
             with_columns!(append);
             all.extra.extend(p.extra);
@@ -885,19 +908,14 @@ impl Push for Sink<'_> {
     fn implied(&self, req: u32) -> Option<(i32, i32)> {
         let c = &self.cols;
         let filled = blocks(self.next);
-        // A completion call's requests mostly follow one another: the next one's creator is
-        // the next bit set.
-        let oi = match self.last_origin.get() {
-            Some((last_req, last)) if req == last_req.wrapping_add(1) => {
-                next_request(c.r_bits, self.next, last as usize)
-            }
-            _ => request_origin(
-                &c.r_base[..filled],
-                &c.r_bits[..filled],
-                req,
-                filled.saturating_sub(1),
-            ),
-        }?;
+        let oi = find_origin(
+            &c.r_base[..filled],
+            &c.r_bits[..filled],
+            self.next,
+            req,
+            self.last_origin.get(),
+            filled.saturating_sub(1),
+        )?;
         self.last_origin.set(Some((req, oi as u32)));
         let (tag, _) = self.extra.keys[c.k_base[oi / BLOCK] as usize + c.key[oi] as usize];
         implied_status(c.routine[oi], c.peer[oi], tag, c.flags[oi])
@@ -1182,14 +1200,15 @@ impl<'a> Rank<'a> {
     /// The event that created request `req`, if any.
     #[inline]
     pub fn req_origin(&self, req: u32) -> Option<u32> {
-        self.req_origin_near(req, self.len)
+        self.find_origin(req, None, self.len)
     }
 
-    /// [`Rank::req_origin`], most likely created near event `i`.
+    /// [`find_origin`] in this rank, the request most likely created near event `i`.
     #[inline]
-    fn req_origin_near(&self, req: u32, i: usize) -> Option<u32> {
+    fn find_origin(&self, req: u32, prev: Option<(u32, u32)>, i: usize) -> Option<u32> {
         let near = i.min(self.len.saturating_sub(1)) / BLOCK;
-        request_origin(self.r_base(), self.r_bits(), req, near).map(|i| i as u32)
+        let (base, bits) = (self.r_base(), self.r_bits());
+        find_origin(base, bits, self.len, req, prev, near).map(|i| i as u32)
     }
 
     /// The rank's blocks' counts of requests before them.
@@ -1244,9 +1263,8 @@ impl<'a> Rank<'a> {
 
     /// The requests a `complete` record completed, from its `k`-th on, each with the event that
     /// created it (in sequence, as the graph checks). `last`: a request of the rank and its
-    /// creator, known from before. A request that follows the one before (a Waitall's requests
-    /// mostly do, as do its first and the last request a completion call found) was created by
-    /// the next event whose bit is set: no search.
+    /// creator, known from before (see [`find_origin`]: a Waitall's first request mostly
+    /// follows the last one the call before it completed).
     #[inline]
     pub fn completed_origins(
         &self,
@@ -1259,20 +1277,12 @@ impl<'a> Rank<'a> {
         let mut prev = last;
         std::iter::from_fn(move || {
             let req = reqs.next()?;
-            let origin = match prev {
-                Some((p, e)) if req == p.wrapping_add(1) => rank.next_request(e as usize),
-                _ => rank.req_origin_near(req, i),
-            }
-            .expect("a request created in sequence");
+            let origin = rank
+                .find_origin(req, prev, i)
+                .expect("a request created in sequence");
             prev = Some((req, origin));
             Some((req, origin))
         })
-    }
-
-    /// The first event after `e` that created a request in sequence.
-    #[inline]
-    fn next_request(&self, e: usize) -> Option<u32> {
-        next_request(self.r_bits(), self.len, e).map(|i| i as u32)
     }
 
     /// The requests a `complete` record says it completed.
