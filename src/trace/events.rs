@@ -16,7 +16,9 @@
 //! communicator of a communicator operation. A request's id is implied: it is the number of
 //! requests its rank created in sequence before it (an id out of sequence, which the graph
 //! reports, is kept in `wide`). Variable-length parts (completed requests, Sendrecv's receive
-//! half, collective counts, and the bytes sent by these two) go to the rank's `aux` words. A
+//! half, collective counts, and the bytes sent by these two) go to the rank's `aux` words, but
+//! for a collective without counts that sends what it receives, or one of the two only (an
+//! Allreduce, a Barrier, a Bcast): its `flags` byte tells which, its `word` the count. A
 //! completed request takes one word when its status is what its creator implies (a send's, or
 //! a receive's with no wildcard), four words otherwise; a completion call on up to 127
 //! requests created one after the other, each with its implied status (a Waitall on the
@@ -153,6 +155,15 @@ const RANGE: u32 = 1 << 31;
 /// The `flags` of a `complete` event whose range is in its columns: `INLINE_RANGE | n`, the
 /// first request in `word` (a `complete` record carries no flags of its own).
 const INLINE_RANGE: u8 = 0x80;
+/// The `flags` of a collective without counts whose byte counts are in its columns:
+/// `INLINE_COLL | form`, `word` the count that is not implied (a collective record carries no
+/// flags of its own). Where aux words took 20 bytes a call (an Allreduce, a Bcast, a Barrier).
+const INLINE_COLL: u8 = 0x80;
+/// Forms of an inline collective: receives what it sends (Allreduce, Barrier); receives
+/// nothing (Bcast's root, Reduce's others); sends nothing, `word` the bytes received.
+const COLL_SYMMETRIC: u8 = 0;
+const COLL_SENDS: u8 = 1;
+const COLL_RECEIVES: u8 = 2;
 
 /// What one rank keeps besides its columns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -423,6 +434,10 @@ fn encode(
                 at
             }
         },
+        Shape::Coll if let Some((form, word)) = inline_coll(e, aux) => {
+            flags = INLINE_COLL | form;
+            word
+        }
         Shape::Sendrecv | Shape::Coll => {
             let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
             x.aux.extend(split_u64(e.bytes));
@@ -439,6 +454,20 @@ fn encode(
         flags,
         request,
     }
+}
+
+/// The form and word of a collective kept in its columns (see [`INLINE_COLL`]), given its
+/// words `[counts, recv_bytes (2 words), counts…]`, if it can be.
+fn inline_coll(e: &Event, aux: &[u32]) -> Option<(u8, u32)> {
+    let [0, lo, hi] = *aux else { return None };
+    let recv = join_u64(&[lo, hi]);
+    let (form, word) = match (e.bytes, recv) {
+        (b, r) if b == r => (COLL_SYMMETRIC, b),
+        (b, 0) => (COLL_SENDS, b),
+        (0, r) => (COLL_RECEIVES, r),
+        _ => return None,
+    };
+    (e.flags == 0).then_some((form, u32::try_from(word).ok()?))
 }
 
 /// The stored call time of event `i`: its offset from its block's first call, else (listed in
@@ -993,6 +1022,9 @@ pub trait Push {
         if from.routine(i).shape() == Shape::Complete {
             let done: Vec<Completion> = from.completions(i).collect();
             self.push_complete(&from.event(i), &done);
+        } else if from.routine(i).shape() == Shape::Coll {
+            let (received, counts) = from.coll_recv(i);
+            self.push_coll(&from.event(i), received, &counts);
         } else {
             self.push_words(&from.event(i), from.aux(i));
         }
@@ -1084,6 +1116,7 @@ impl<'a> Rank<'a> {
                 WIDE_BYTES => self.wide(wide_key(i, 1)),
                 b => b as u64,
             },
+            Shape::Coll if let Some((sent, _)) = self.inline_coll(i) => sent,
             Shape::Sendrecv | Shape::Coll => join_u64(&self.x.aux[word as usize..]),
             _ => 0,
         }
@@ -1113,10 +1146,25 @@ impl<'a> Rank<'a> {
 
     #[inline]
     pub fn flags(&self, i: usize) -> u8 {
-        match self.inline_range(i) {
-            Some(_) => 0,
-            None => self.ev.flags[self.global(i)],
+        let g = self.global(i);
+        match self.ev.routine[g].shape() {
+            Shape::Complete | Shape::Coll if self.ev.flags[g] & INLINE_RANGE != 0 => 0,
+            _ => self.ev.flags[g],
         }
+    }
+
+    /// The bytes sent and received by a collective stored in its columns (see
+    /// [`INLINE_COLL`]).
+    #[inline]
+    fn inline_coll(&self, i: usize) -> Option<(u64, u64)> {
+        let g = self.global(i);
+        let (f, w) = (self.ev.flags[g], self.ev.word[g] as u64);
+        let inline = f & INLINE_COLL != 0 && self.ev.routine[g].shape() == Shape::Coll;
+        inline.then_some(match f & !INLINE_COLL {
+            COLL_SYMMETRIC => (w, w),
+            COLL_SENDS => (w, 0),
+            _ => (0, w),
+        })
     }
 
     /// The requests of a `complete` event stored in its columns (see [`INLINE_RANGE`]).
@@ -1174,6 +1222,7 @@ impl<'a> Rank<'a> {
             Shape::Complete if aux[at] & RANGE != 0 => (at, 2),
             Shape::Complete => (at, 2 + aux[at + 1] as usize),
             Shape::Sendrecv => (at + 2, 4),
+            Shape::Coll if self.inline_coll(i).is_some() => return &[],
             Shape::Coll => (at + 2, 3 + 2 * aux[at + 2] as usize),
             _ => return &[],
         };
@@ -1313,6 +1362,9 @@ impl<'a> Rank<'a> {
     /// A collective's bytes received by this rank and its per-rank counts.
     #[inline]
     pub fn coll_recv(&self, i: usize) -> (u64, Vec<u64>) {
+        if let Some((_, received)) = self.inline_coll(i) {
+            return (received, Vec::new());
+        }
         match (self.routine(i).shape(), self.aux(i)) {
             (Shape::Coll, w) => (
                 join_u64(&w[1..3]),
@@ -1487,6 +1539,55 @@ mod tests {
             let reqs: Vec<u32> = done.iter().map(|c| c.req).collect();
             assert_eq!(r.completed_reqs(i).collect::<Vec<_>>(), reqs, "case {k}");
         }
+    }
+
+    /// A collective without counts whose byte counts are equal, or one of them 0, and fit 32
+    /// bits keeps them in its columns; any other keeps its words. Either reads back the same,
+    /// pushed or filled, and copies as itself.
+    #[test]
+    fn collectives_without_counts_take_no_words() {
+        let big = 1u64 << 32;
+        // (bytes sent, bytes received, counts, aux words besides the bytes sent)
+        let cases: [(u64, u64, Vec<u64>, usize); 9] = [
+            (8, 8, vec![], 0),               // Allreduce
+            (0, 0, vec![], 0),               // Barrier
+            (4096, 0, vec![], 0),            // Bcast's root
+            (0, 4096, vec![], 0),            // Bcast's others
+            (u32::MAX as u64, 0, vec![], 0), // the largest that fits
+            (big, big, vec![], 3),           // too large
+            (0, big, vec![], 3),             // too large, received
+            (8, 16, vec![], 3),              // Gather's root: neither 0 nor equal
+            (8, 8, vec![8, 8], 3 + 2 * 2),   // counts
+        ];
+        let event = |k: usize| {
+            let mut e = Event::new(Routine::Allreduce, 10 * k as u64, 10 * k as u64 + 5);
+            (e.bytes, e.peer, e.comm) = (cases[k].0, -1, 0);
+            e
+        };
+        let mut one = Events::single();
+        for (k, (_, received, counts, _)) in cases.iter().enumerate() {
+            one.push_coll(&event(k), *received, counts);
+        }
+        let filled = Events::fill::<()>(&[cases.len()], &|_, sink| {
+            for (k, (_, received, counts, _)) in cases.iter().enumerate() {
+                sink.push_coll(&event(k), *received, counts);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(filled, one);
+        let mut copy = Events::single();
+        let r = one.rank(0);
+        for (k, (sent, received, counts, words)) in cases.iter().enumerate() {
+            assert_eq!(r.event(k), event(k), "case {k}");
+            assert_eq!(r.bytes(k), *sent, "case {k}");
+            assert_eq!(one.bytes_at(k), *sent, "case {k}");
+            assert_eq!(r.coll_recv(k), (*received, counts.clone()), "case {k}");
+            assert_eq!(r.aux(k).len(), *words, "case {k}");
+            assert_eq!(r.flags(k), 0, "case {k}");
+            copy.push_from(r, k);
+        }
+        assert_eq!(copy, one);
     }
 
     /// Call times are offsets from their block's first call: those that do not fit are kept
