@@ -214,7 +214,7 @@ pub fn evaluate<M: CostModel>(
         schedule,
         model,
         gamma_ns_per_byte,
-        &vec![0.0; schedule.ranks.len()],
+        &vec![0.0; schedule.ranks()],
     )
 }
 
@@ -243,7 +243,7 @@ pub fn evaluate_matched<M: CostModel>(
     gamma_ns_per_byte: f64,
     start: &[f64],
 ) -> Result<Completion, Error> {
-    let p = schedule.ranks.len();
+    let p = schedule.ranks();
     let n = m.bytes.len();
     let mut from_sender = vec![UNKNOWN; n];
     let mut tr = vec![UNKNOWN; n];
@@ -261,10 +261,10 @@ pub fn evaluate_matched<M: CostModel>(
     let mut queue: Vec<usize> = (0..p).rev().collect();
     while let Some(r) = queue.pop() {
         let st = &mut ranks[r];
-        let steps = &schedule.ranks[r];
-        while st.pos < steps.len() {
+        let ids = m.ids(r);
+        while st.pos < ids.len() {
             let i = st.pos;
-            let (sid, rid) = m.ids[r][i];
+            let (sid, rid) = ids[i];
             let t = st.clock;
             if st.call.is_none() {
                 let mut call = None;
@@ -294,7 +294,7 @@ pub fn evaluate_matched<M: CostModel>(
                 let tr = if c.needs_tr { tr[sid as usize] } else { t };
                 model.send_return(m.bytes[sid as usize], &c, t, tr)
             });
-            let step = match steps[i] {
+            let step = match schedule.step(r, i) {
                 Step::Reduce { bytes } => StepCost {
                     ret: t + bytes as f64 * gamma_ns_per_byte,
                     sender_sync: 0.0,
@@ -332,10 +332,11 @@ pub fn evaluate_matched<M: CostModel>(
         }
     }
     for (r, st) in ranks.iter().enumerate() {
-        if st.pos < schedule.ranks[r].len() {
+        if st.pos < schedule.len(r) {
             return Err(Error::Usage(format!(
                 "schedule deadlocks: rank {r} waits forever at step {} ({:?})",
-                st.pos, schedule.ranks[r][st.pos]
+                st.pos,
+                schedule.step(r, st.pos)
             )));
         }
     }

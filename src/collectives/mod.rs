@@ -293,7 +293,7 @@ impl Builder {
 
     fn push(&mut self, vr: usize, step: Step) {
         let r = self.real(vr);
-        self.s.ranks[r].push(step);
+        self.s.push(r, step);
     }
 
     /// `vr` sends `bytes` to `to`.

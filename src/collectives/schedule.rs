@@ -46,11 +46,28 @@ impl Step {
     }
 }
 
-/// Per rank, the ordered steps of one collective call.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Per rank, the ordered steps of one collective call, stored as [`Packed`] steps.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Schedule {
-    pub ranks: Vec<Vec<Step>>,
+    ranks: Vec<Vec<Packed>>,
+    /// Byte counts of [`BIG`] or more, which steps name by their place here.
+    big: Vec<u64>,
 }
+
+/// A step as stored: 16 bytes where a [`Step`] takes 32 (a 65,536-rank recursive-doubling
+/// Allreduce has 2 M steps). A half that is absent has peer [`NONE`]; a reduction has neither,
+/// its bytes in `send`. A byte count under [`BIG`] is itself, else `BIG |` its place in
+/// [`Schedule::big`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Packed {
+    to: u32,
+    from: u32,
+    send: u32,
+    recv: u32,
+}
+
+/// The byte counts a step keeps in place are below this.
+const BIG: u32 = 1 << 31;
 
 /// No message on this half of a step.
 pub const NONE: u32 = u32::MAX;
@@ -58,12 +75,20 @@ pub const NONE: u32 = u32::MAX;
 /// Which message each step's send and receive halves carry (ids index [`Matching::bytes`]).
 #[derive(Clone, Debug, Default)]
 pub struct Matching {
-    /// `[rank][step] = (send message, receive message)`, [`NONE`] where the half is absent.
-    pub ids: Vec<Vec<(u32, u32)>>,
+    /// Where each rank's steps start in `ids`, and their total at the end.
+    first: Vec<u32>,
+    /// Per step, in rank then step order: `(send message, receive message)`, [`NONE`] where the
+    /// half is absent.
+    ids: Vec<(u32, u32)>,
     /// Bytes of each message.
     pub bytes: Vec<u64>,
-    /// `(sender, receiver)` of each message.
-    pub ends: Vec<(u32, u32)>,
+}
+
+impl Matching {
+    /// `(send message, receive message)` of each of rank `r`'s steps.
+    pub fn ids(&self, r: usize) -> &[(u32, u32)] {
+        &self.ids[self.first[r] as usize..self.first[r + 1] as usize]
+    }
 }
 
 impl Schedule {
@@ -71,7 +96,106 @@ impl Schedule {
     pub fn new(p: usize) -> Schedule {
         Schedule {
             ranks: vec![Vec::new(); p],
+            big: Vec::new(),
         }
+    }
+
+    /// The schedule of these steps.
+    pub fn from_steps(ranks: Vec<Vec<Step>>) -> Schedule {
+        let mut s = Schedule::new(ranks.len());
+        for (r, steps) in ranks.into_iter().enumerate() {
+            for step in steps {
+                s.push(r, step);
+            }
+        }
+        s
+    }
+
+    /// Appends `step` to rank `r`'s steps.
+    pub fn push(&mut self, r: usize, step: Step) {
+        let mut bytes = |b: u64| match u32::try_from(b) {
+            Ok(b) if b < BIG => b,
+            _ => {
+                self.big.push(b);
+                BIG | u32::try_from(self.big.len() - 1).expect("under 2^31 large counts")
+            }
+        };
+        let p = match step {
+            Step::Send { to, bytes: b } => Packed {
+                to,
+                from: NONE,
+                send: bytes(b),
+                recv: 0,
+            },
+            Step::Recv { from, bytes: b } => Packed {
+                to: NONE,
+                from,
+                send: 0,
+                recv: bytes(b),
+            },
+            Step::SendRecv {
+                to,
+                send_bytes,
+                from,
+                recv_bytes,
+            } => Packed {
+                to,
+                from,
+                send: bytes(send_bytes),
+                recv: bytes(recv_bytes),
+            },
+            Step::Reduce { bytes: b } => Packed {
+                to: NONE,
+                from: NONE,
+                send: bytes(b),
+                recv: 0,
+            },
+        };
+        self.ranks[r].push(p);
+    }
+
+    /// Number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.ranks.len()
+    }
+
+    /// Number of rank `r`'s steps.
+    pub fn len(&self, r: usize) -> usize {
+        self.ranks[r].len()
+    }
+
+    /// Rank `r`'s step `i`.
+    #[inline]
+    pub fn step(&self, r: usize, i: usize) -> Step {
+        let p = self.ranks[r][i];
+        let bytes = |b: u32| match b {
+            b if b < BIG => b as u64,
+            b => self.big[(b & !BIG) as usize],
+        };
+        match (p.to, p.from) {
+            (NONE, NONE) => Step::Reduce {
+                bytes: bytes(p.send),
+            },
+            (to, NONE) => Step::Send {
+                to,
+                bytes: bytes(p.send),
+            },
+            (NONE, from) => Step::Recv {
+                from,
+                bytes: bytes(p.recv),
+            },
+            (to, from) => Step::SendRecv {
+                to,
+                send_bytes: bytes(p.send),
+                from,
+                recv_bytes: bytes(p.recv),
+            },
+        }
+    }
+
+    /// Rank `r`'s steps in order.
+    pub fn steps_of(&self, r: usize) -> impl Iterator<Item = Step> + '_ {
+        (0..self.len(r)).map(move |i| self.step(r, i))
     }
 
     /// Number of steps over all ranks.
@@ -82,7 +206,7 @@ impl Schedule {
     /// The same messages flowing the other way, each rank's steps in reverse order: a scatter
     /// tree becomes a gather tree, a broadcast tree a reduction tree without the reductions.
     pub fn reversed(&self) -> Schedule {
-        let flip = |s: &Step| match *s {
+        let flip = |s: Step| match s {
             Step::Send { to, bytes } => Step::Recv { from: to, bytes },
             Step::Recv { from, bytes } => Step::Send { to: from, bytes },
             Step::SendRecv {
@@ -98,52 +222,66 @@ impl Schedule {
             },
             r @ Step::Reduce { .. } => r,
         };
-        Schedule {
-            ranks: self
-                .ranks
-                .iter()
-                .map(|v| v.iter().rev().map(flip).collect())
-                .collect(),
+        let mut out = Schedule::new(self.ranks());
+        for r in 0..self.ranks() {
+            for i in (0..self.len(r)).rev() {
+                out.push(r, flip(self.step(r, i)));
+            }
         }
+        out
     }
 
     /// Pairs every send with its receive by order per (sender, receiver); an unmatched half,
     /// a peer out of range or a size mismatch is an error naming the rank and step (the first
     /// such receive in rank and step order; else the first pair, in rank order, with sends
-    /// never received). Both halves are sorted by pair (stable: each pair's halves stay in step
-    /// order) and merged: no table of queues, no allocation per pair.
+    /// never received). Both halves are sorted by pair, then by step order (messages are
+    /// numbered in rank and step order), and merged: no table of queues, no allocation per
+    /// pair.
     pub fn matching(&self) -> Result<Matching, Error> {
-        let p = self.ranks.len();
+        let p = self.ranks();
+        let mut first = Vec::with_capacity(p + 1);
+        first.push(0u32);
+        for steps in &self.ranks {
+            let n = *first.last().expect("pushed") as usize + steps.len();
+            first.push(
+                u32::try_from(n)
+                    .map_err(|_| Error::Usage(format!("schedule: {n} steps, more than 2^32")))?,
+            );
+        }
         let mut m = Matching {
-            ids: self
-                .ranks
-                .iter()
-                .map(|v| vec![(NONE, NONE); v.len()])
-                .collect(),
-            ..Default::default()
+            ids: vec![(NONE, NONE); first[p] as usize],
+            first,
+            bytes: Vec::new(),
         };
-        // (sender, receiver, message) and (sender, receiver, rank, step, bytes).
+        // (sender, receiver, message) and (sender, receiver, rank's first step + step).
         let mut sends: Vec<(u32, u32, u32)> = Vec::new();
-        let mut recvs: Vec<(u32, u32, u32, u32, u64)> = Vec::new();
-        for (r, steps) in self.ranks.iter().enumerate() {
-            for (i, s) in steps.iter().enumerate() {
+        let mut recvs: Vec<(u32, u32, u32)> = Vec::new();
+        for r in 0..p {
+            for i in 0..self.len(r) {
+                let s = self.step(r, i);
+                let g = m.first[r] + i as u32;
                 if let Some((to, bytes)) = s.send_half() {
                     if to as usize >= p || to as usize == r {
                         return Err(bad(r, i, format!("sends to rank {to} (P = {p})")));
                     }
                     let id = m.bytes.len() as u32;
                     m.bytes.push(bytes);
-                    m.ends.push((r as u32, to));
-                    m.ids[r][i].0 = id;
+                    m.ids[g as usize].0 = id;
                     sends.push((r as u32, to, id));
                 }
-                if let Some((from, bytes)) = s.recv_half() {
-                    recvs.push((from, r as u32, r as u32, i as u32, bytes));
+                if let Some((from, _)) = s.recv_half() {
+                    recvs.push((from, r as u32, g));
                 }
             }
         }
-        sends.sort_by_key(|&(a, b, _)| (a, b));
-        recvs.sort_by_key(|&(a, b, ..)| (a, b));
+        // Both keys are unique (a message id, a step): no stable sort is needed.
+        sends.sort_unstable();
+        recvs.sort_unstable();
+        // The rank and step of global step `g`.
+        let at = |g: u32| {
+            let r = m.first.partition_point(|&f| f <= g) - 1;
+            (r as u32, g - m.first[r])
+        };
         let mut first_bad: Option<(u32, u32, String)> = None;
         let mut note = |r: u32, i: u32, what: String| {
             if first_bad.as_ref().is_none_or(|b| (r, i) < (b.0, b.1)) {
@@ -154,10 +292,16 @@ impl Schedule {
         let (mut a, mut b) = (0, 0);
         while a < sends.len() || b < recvs.len() {
             let send_pair = sends.get(a).map(|&(x, y, _)| (x, y));
-            let recv_pair = recvs.get(b).map(|&(x, y, ..)| (x, y));
+            let recv_pair = recvs.get(b).map(|&(x, y, _)| (x, y));
             match (send_pair, recv_pair) {
                 (Some(sp), Some(rp)) if sp == rp => {
-                    let (from, r, i, bytes) = (recvs[b].0, recvs[b].2, recvs[b].3, recvs[b].4);
+                    let (from, g) = (recvs[b].0, recvs[b].2);
+                    let (r, i) = at(g);
+                    let bytes = self
+                        .step(r as usize, i as usize)
+                        .recv_half()
+                        .expect("a receive")
+                        .1;
                     let id = sends[a].2;
                     if m.bytes[id as usize] != bytes {
                         let sent = m.bytes[id as usize];
@@ -167,7 +311,7 @@ impl Schedule {
                             format!("receives {bytes} bytes from rank {from}, which sends {sent}"),
                         );
                     }
-                    m.ids[r as usize][i as usize].1 = id;
+                    m.ids[g as usize].1 = id;
                     a += 1;
                     b += 1;
                 }
@@ -180,7 +324,8 @@ impl Schedule {
                     a += 1;
                 }
                 _ => {
-                    let (from, _, r, i, _) = recvs[b];
+                    let (from, _, g) = recvs[b];
+                    let (r, i) = at(g);
                     note(
                         r,
                         i,
@@ -219,42 +364,42 @@ mod tests {
     }
 
     fn err(ranks: Vec<Vec<Step>>) -> String {
-        Schedule { ranks }.matching().unwrap_err().to_string()
+        Schedule::from_steps(ranks)
+            .matching()
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
     fn the_nth_send_of_a_pair_meets_its_nth_receive() {
         // Rank 0 sends 10 then 20 bytes to rank 1, which receives them between an exchange
         // with rank 2; rank 2 sends rank 1 5 bytes.
-        let m = Schedule {
-            ranks: vec![
-                vec![send(1, 10), send(1, 20)],
-                vec![
-                    recv(0, 10),
-                    Step::SendRecv {
-                        to: 2,
-                        send_bytes: 7,
-                        from: 2,
-                        recv_bytes: 5,
-                    },
-                    recv(0, 20),
-                ],
-                vec![Step::SendRecv {
-                    to: 1,
-                    send_bytes: 5,
-                    from: 1,
-                    recv_bytes: 7,
-                }],
+        let m = Schedule::from_steps(vec![
+            vec![send(1, 10), send(1, 20)],
+            vec![
+                recv(0, 10),
+                Step::SendRecv {
+                    to: 2,
+                    send_bytes: 7,
+                    from: 2,
+                    recv_bytes: 5,
+                },
+                recv(0, 20),
             ],
-        }
+            vec![Step::SendRecv {
+                to: 1,
+                send_bytes: 5,
+                from: 1,
+                recv_bytes: 7,
+            }],
+        ])
         .matching()
         .unwrap();
         // Messages are numbered in rank and step order: 0→1 (10), 0→1 (20), 1→2 (7), 2→1 (5).
         assert_eq!(m.bytes, [10, 20, 7, 5]);
-        assert_eq!(m.ends, [(0, 1), (0, 1), (1, 2), (2, 1)]);
-        assert_eq!(m.ids[0], [(0, NONE), (1, NONE)]);
-        assert_eq!(m.ids[1], [(NONE, 0), (2, 3), (NONE, 1)]);
-        assert_eq!(m.ids[2], [(3, 2)]);
+        assert_eq!(m.ids(0), [(0, NONE), (1, NONE)]);
+        assert_eq!(m.ids(1), [(NONE, 0), (2, 3), (NONE, 1)]);
+        assert_eq!(m.ids(2), [(3, 2)]);
     }
 
     #[test]

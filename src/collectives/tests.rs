@@ -201,18 +201,16 @@ fn h_tree_beats_binomial_on_the_n8_example() {
 }
 
 fn round_trip(p: &Params, k: u64) -> f64 {
-    let s = Schedule {
-        ranks: vec![
-            vec![
-                Step::Send { to: 1, bytes: k },
-                Step::Recv { from: 1, bytes: k },
-            ],
-            vec![
-                Step::Recv { from: 0, bytes: k },
-                Step::Send { to: 0, bytes: k },
-            ],
+    let s = Schedule::from_steps(vec![
+        vec![
+            Step::Send { to: 1, bytes: k },
+            Step::Recv { from: 1, bytes: k },
         ],
-    };
+        vec![
+            Step::Recv { from: 0, bytes: k },
+            Step::Send { to: 0, bytes: k },
+        ],
+    ]);
     evaluate(&s, p, 0.0).unwrap().rank_end_ns[0]
 }
 
@@ -238,12 +236,10 @@ fn loggps_round_trips_of_model_md_section6() {
 fn rendezvous_wait_is_sender_synchronization() {
     let p = Params::preset("myrinet").unwrap();
     let k = 16_384;
-    let s = Schedule {
-        ranks: vec![
-            vec![Step::Send { to: 1, bytes: k }],
-            vec![Step::Recv { from: 0, bytes: k }],
-        ],
-    };
+    let s = Schedule::from_steps(vec![
+        vec![Step::Send { to: 1, bytes: k }],
+        vec![Step::Recv { from: 0, bytes: k }],
+    ]);
     let c = eval::evaluate_from(&s, &p, 0.0, &[0.0, 100_000.0]).unwrap();
     assert!((c.rank_end_ns[0] - 239_754.24).abs() < 1e-6);
     assert!((c.sender_sync_ns[0] - 92_290.0).abs() < 1e-9);
@@ -318,9 +314,13 @@ fn rendezvous_sendrecv_rings_do_not_deadlock() {
 
 /// Bytes each rank receives in all.
 fn received(s: &Schedule) -> Vec<u64> {
-    s.ranks
-        .iter()
-        .map(|v| v.iter().filter_map(|x| x.recv_half()).map(|(_, b)| b).sum())
+    (0..s.ranks())
+        .map(|r| {
+            s.steps_of(r)
+                .filter_map(|x| x.recv_half())
+                .map(|(_, b)| b)
+                .sum()
+        })
         .collect()
 }
 
