@@ -402,9 +402,13 @@ impl Shared<'_> {
             Returns::Unknown => None,
             Returns::Measured => Some(None),
             Returns::Ready(ends) => {
-                let k = ends
-                    .binary_search_by_key(&r, |e| e.rank)
-                    .expect("a participant");
+                // Where the participants are consecutive ranks (the world), at `r - first`.
+                let k = match (r.wrapping_sub(ends[0].rank) as usize, ends.len()) {
+                    (k, n) if k < n && ends[k].rank == r => k,
+                    _ => ends
+                        .binary_search_by_key(&r, |e| e.rank)
+                        .expect("a participant"),
+                };
                 Some(Some(ends[k]))
             }
             Returns::Read => unreachable!("a participant reads its return once"),
