@@ -469,6 +469,17 @@ fn fast_sleb(input: &[u8], at: &mut usize) -> Option<i64> {
     Some(((z >> 1) as i64) ^ -((z & 1) as i64))
 }
 
+/// The chunk at `offset` of `body` (the file up to its trailer), read before.
+fn chunk_at(body: &[u8], offset: usize) -> RawChunk<'_> {
+    let (_, (kind, rank, payload)) = chunk(&body[offset..]).expect("a chunk read before");
+    RawChunk {
+        kind,
+        rank,
+        offset,
+        payload,
+    }
+}
+
 struct RawChunk<'a> {
     kind: u8,
     rank: u32,
@@ -557,7 +568,7 @@ pub fn parse_releasing(
         }
         Ok((rest, nranks))
     };
-    let (body, nranks) = header(data).map_err(to_err)?;
+    let (_, nranks) = header(data).map_err(to_err)?;
     let nranks = nranks as usize;
     // Every rank costs memory before its first event is read: bound them by the file's size.
     if nranks > data.len() {
@@ -592,8 +603,32 @@ pub fn parse_releasing(
         body_end = data.len() - 16;
     }
 
-    let mut chunks = Vec::new();
-    let mut rest = &body[..body_end - HEADER_LEN];
+    let mut trace = Trace::new(nranks);
+    trace.complete = index_offset.is_some();
+    let whole = |p: &RawChunk, r: &[u8], what: &str| -> Result<(), TraceError> {
+        if r.is_empty() {
+            Ok(())
+        } else {
+            Err(TraceError::offset(
+                name,
+                at(r),
+                format!(
+                    "expected the end of the {what} chunk at byte {}, found {} more bytes",
+                    p.offset,
+                    r.len()
+                ),
+            ))
+        }
+    };
+    // The chunks in file order: job-wide ones read as they come, event chunks listed by offset
+    // alone (their rank and payload are read again from their header): 8 bytes a chunk, where
+    // a list of chunks and one of each rank's took 70 bytes a rank.
+    let body = &data[..body_end];
+    let mut seen_job = false;
+    let mut index = None;
+    let mut event_chunks: Vec<usize> = Vec::new();
+    let mut in_rank_order = true;
+    let mut rest = &body[HEADER_LEN..];
     while !rest.is_empty() {
         let offset = at(rest) as usize;
         let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
@@ -618,35 +653,13 @@ pub fn parse_releasing(
                 format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}"),
             ));
         }
-        chunks.push(RawChunk {
+        let c = RawChunk {
             kind,
             rank,
             offset,
             payload,
-        });
+        };
         rest = r;
-    }
-
-    let mut trace = Trace::new(nranks);
-    trace.complete = index_offset.is_some();
-    let mut seen_job = false;
-    let mut event_chunks: Vec<Vec<&RawChunk>> = vec![Vec::new(); nranks];
-    let whole = |p: &RawChunk, r: &[u8], what: &str| -> Result<(), TraceError> {
-        if r.is_empty() {
-            Ok(())
-        } else {
-            Err(TraceError::offset(
-                name,
-                at(r),
-                format!(
-                    "expected the end of the {what} chunk at byte {}, found {} more bytes",
-                    p.offset,
-                    r.len()
-                ),
-            ))
-        }
-    };
-    for c in &chunks {
         match c.kind {
             b'J' => {
                 if seen_job {
@@ -658,19 +671,19 @@ pub fn parse_releasing(
                 }
                 seen_job = true;
                 let (r, (library, eager_limit, params)) = job(c.payload).map_err(to_err)?;
-                whole(c, r, "J")?;
+                whole(&c, r, "J")?;
                 trace.meta.library = library;
                 trace.meta.eager_limit = eager_limit;
                 trace.meta.params = params;
             }
             b'R' => {
                 let (r, m) = rank_meta(c.payload).map_err(to_err)?;
-                whole(c, r, "R")?;
+                whole(&c, r, "R")?;
                 trace.meta.ranks[c.rank as usize] = m;
             }
             b'C' => {
                 let (r, comm) = comm(c.payload).map_err(to_err)?;
-                whole(c, r, "C")?;
+                whole(&c, r, "C")?;
                 match trace.comms.iter().find(|x| x.id == comm.id) {
                     Some(old) if *old != comm => {
                         return Err(TraceError::offset(
@@ -686,7 +699,11 @@ pub fn parse_releasing(
                     None => trace.comms.push(comm),
                 }
             }
-            b'E' => event_chunks[c.rank as usize].push(c),
+            b'E' => {
+                let before = event_chunks.last().map(|&off| chunk_at(body, off).rank);
+                in_rank_order &= before.is_none_or(|b| b <= c.rank);
+                event_chunks.push(c.offset);
+            }
             _ => {
                 if Some(c.offset) != index_offset {
                     return Err(TraceError::offset(
@@ -695,18 +712,20 @@ pub fn parse_releasing(
                         "expected the X (index) chunk only where the trailer points".into(),
                     ));
                 }
-                check_index(name, c, &chunks, &at)?;
+                index = Some(c);
             }
         }
     }
-    if let Some(off) = index_offset
-        && !chunks.iter().any(|c| c.kind == b'X' && c.offset == off)
-    {
-        return Err(TraceError::offset(
-            name,
-            (data.len() - 16) as u64,
-            format!("expected an X (index) chunk at byte {off}, where the trailer points"),
-        ));
+    match (index_offset, index) {
+        (_, Some(x)) => check_index(name, &x, body, &event_chunks, &at)?,
+        (Some(off), None) => {
+            return Err(TraceError::offset(
+                name,
+                (data.len() - 16) as u64,
+                format!("expected an X (index) chunk at byte {off}, where the trailer points"),
+            ));
+        }
+        (None, None) => {}
     }
     if !seen_job {
         return Err(TraceError::at(
@@ -714,12 +733,38 @@ pub fn parse_releasing(
             "expected a J (job) chunk, found none".into(),
         ));
     }
+    // Each rank's event chunks: rank `r`'s at `first[r]..first[r + 1]` of `by_rank`, in file
+    // order (a counting sort, unless the file lists them rank after rank already).
+    let mut first = vec![0usize; nranks + 1];
+    for &off in &event_chunks {
+        first[chunk_at(body, off).rank as usize + 1] += 1;
+    }
+    for r in 0..nranks {
+        first[r + 1] += first[r];
+    }
+    let by_rank = if in_rank_order {
+        event_chunks
+    } else {
+        let mut next = first.clone();
+        let mut sorted = vec![0usize; event_chunks.len()];
+        for &off in &event_chunks {
+            let r = chunk_at(body, off).rank as usize;
+            sorted[next[r]] = off;
+            next[r] += 1;
+        }
+        sorted
+    };
+    let chunks_of = |r: usize| {
+        by_rank[first[r]..first[r + 1]]
+            .iter()
+            .map(|&off| chunk_at(body, off))
+    };
 
     // Each rank's record count, from its chunks' headers (each bounded by the chunk's bytes,
     // so this cannot over-allocate), then every rank parsed in place, in parallel.
     let mut counts = vec![0usize; nranks];
-    for (rank, cs) in event_chunks.iter().enumerate() {
-        let bytes: usize = cs.iter().map(|c| c.payload.len()).sum();
+    for (rank, count) in counts.iter_mut().enumerate() {
+        let bytes: usize = chunks_of(rank).map(|c| c.payload.len()).sum();
         if bytes > MAX_RANK_BYTES {
             return Err(TraceError::at(
                 name,
@@ -728,7 +773,7 @@ pub fn parse_releasing(
                 ),
             ));
         }
-        for c in cs {
+        for c in chunks_of(rank) {
             let (rest, n) =
                 expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
             if n as usize > rest.len() / 3 {
@@ -742,7 +787,7 @@ pub fn parse_releasing(
                     ),
                 ));
             }
-            counts[rank] += n as usize;
+            *count += n as usize;
         }
     }
     trace.events = Events::fill(&counts, &|rank, sink| {
@@ -752,7 +797,7 @@ pub fn parse_releasing(
             counts: Vec::new(),
             prev_return: 0,
         };
-        for c in &event_chunks[rank] {
+        for c in chunks_of(rank) {
             let (mut rest, n) = le_u32::<_, PErr>(c.payload).map_err(to_err)?;
             for _ in 0..n {
                 rest = match record_fast(rest, &mut cur) {
@@ -765,7 +810,7 @@ pub fn parse_releasing(
                     }
                 };
             }
-            whole(c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+            whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
             let end = at(c.payload) as usize + c.payload.len();
             let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
             if to > from {
@@ -780,7 +825,8 @@ pub fn parse_releasing(
 fn check_index(
     name: &str,
     x: &RawChunk,
-    chunks: &[RawChunk],
+    body: &[u8],
+    event_chunks: &[usize],
     at: &dyn Fn(&[u8]) -> u64,
 ) -> Result<(), TraceError> {
     let err = |e: nom::Err<PErr<'_>>| match e {
@@ -792,18 +838,17 @@ fn check_index(
         }
     };
     let (mut rest, n) = expect("the index count (u32)", le_u32)(x.payload).map_err(err)?;
-    let events: Vec<&RawChunk> = chunks.iter().filter(|c| c.kind == b'E').collect();
-    if n as usize != events.len() {
+    if n as usize != event_chunks.len() {
         return Err(TraceError::offset(
             name,
             x.offset as u64,
             format!(
                 "expected an index of the file's {} E chunks, found {n} entries",
-                events.len()
+                event_chunks.len()
             ),
         ));
     }
-    for c in events {
+    for c in event_chunks.iter().map(|&off| chunk_at(body, off)) {
         let (r, (rank, off)) = expect(
             "an index entry (rank u32, offset u64)",
             tuple((le_u32, le_u64)),
@@ -1050,6 +1095,47 @@ pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Event chunks in any order, a rank's split over several: each rank reads its own in
+    /// file order, with or without an index.
+    #[test]
+    fn event_chunks_out_of_rank_order() {
+        let text = "loggps-trace 1\nranks 3\n\
+            0 MPI_Send 10 20 bytes=8 peer=1 tag=0\n1 MPI_Recv 5 30 bytes=8 peer=0 tag=0\n\
+            1 MPI_Send 40 50 bytes=9 peer=2 tag=1\n2 MPI_Recv 0 60 bytes=9 peer=1 tag=1\n\
+            1 MPI_Barrier 70 80\n0 MPI_Barrier 70 80\n2 MPI_Barrier 70 80\n";
+        let t = crate::trace::text::parse("t.txt", text.as_bytes()).unwrap();
+        // Rank 1's three records in two chunks, around ranks 2's and 0's.
+        let chunk = |r: usize, from: usize, to: usize| {
+            let (ev, mut buf) = (t.events.rank(r), Vec::new());
+            let mut prev = if from == 0 { 0 } else { ev.t_return(from - 1) };
+            for i in from..to {
+                put_record(&mut buf, ev, i, prev);
+                prev = ev.t_return(i);
+            }
+            (r as u32, (to - from) as u32, buf)
+        };
+        let order = [
+            chunk(1, 0, 2),
+            chunk(2, 0, 2),
+            chunk(0, 0, 2),
+            chunk(1, 2, 3),
+        ];
+        for finalize in [false, true] {
+            let mut out = Vec::new();
+            let mut w = Writer::new(&mut out, 3, &t.meta).unwrap();
+            for (r, n, buf) in &order {
+                w.events(*r, *n, buf).unwrap();
+            }
+            match finalize {
+                true => drop(w.finish().unwrap()),
+                false => drop(w),
+            }
+            let back = parse("t.bin", &out).unwrap();
+            assert_eq!(back.complete, finalize);
+            assert_eq!(back.events, t.events, "finalized: {finalize}");
+        }
+    }
 
     #[test]
     fn leb128_round_trip() {
