@@ -246,9 +246,22 @@ enum Returns {
     /// Replayed as measured.
     Measured,
     /// Sorted by world rank.
-    Ready(Box<[ModeledReturn]>),
+    Ready(Arc<[ModeledReturn]>),
     /// Every participant has read its own.
     Read,
+}
+
+/// What a thread's runs tell the collective instances, batched until [`Shared::flush`]: the
+/// participants of a 65,536-rank Allreduce made five atomic writes each to the instance's few
+/// cache lines, which bounced between the threads (two threads replayed it slower than one).
+#[derive(Default)]
+struct Local {
+    /// `(instance, arrivals, latest call time's bits)`.
+    arrivals: Vec<(u32, u32, u64)>,
+    /// `(instance, participants that read their return)`.
+    reads: Vec<(u32, u32)>,
+    /// The returns of the instance read last.
+    returns: Option<(u32, Arc<[ModeledReturn]>)>,
 }
 
 /// The data every rank reads while replaying.
@@ -394,37 +407,60 @@ impl Shared<'_> {
     }
 
     /// Participant `r`'s modeled return from instance `x` (all participants arrived), None when
-    /// the instance replays as measured. Each participant reads its own once; the last frees
-    /// them.
-    fn modeled_return(&self, x: u32, r: u32) -> Option<ModeledReturn> {
-        let slot = &self.modeled[x as usize];
-        let mine = |rs: &Returns| match rs {
-            Returns::Unknown => None,
-            Returns::Measured => Some(None),
-            Returns::Ready(ends) => {
-                // Where the participants are consecutive ranks (the world), at `r - first`.
-                let k = match (r.wrapping_sub(ends[0].rank) as usize, ends.len()) {
-                    (k, n) if k < n && ends[k].rank == r => k,
-                    _ => ends
-                        .binary_search_by_key(&r, |e| e.rank)
-                        .expect("a participant"),
-                };
-                Some(Some(ends[k]))
-            }
-            Returns::Read => unreachable!("a participant reads its return once"),
-        };
-        let got = mine(&slot.returns.read().expect("returns"));
-        let got = got.unwrap_or_else(|| {
-            let mut rs = slot.returns.write().expect("returns");
-            if matches!(*rs, Returns::Unknown) {
-                *rs = self.cost_instance(x);
-            }
-            mine(&rs).expect("costed")
-        });
-        if slot.unread.fetch_sub(1, Ordering::AcqRel) == 1 {
-            *slot.returns.write().expect("returns") = Returns::Read;
+    /// the instance replays as measured. Each participant reads its own once; the last read
+    /// flushed frees them.
+    fn modeled_return(&self, x: u32, r: u32, local: &mut Local) -> Option<ModeledReturn> {
+        match local.reads.iter_mut().find(|(y, _)| *y == x) {
+            Some((_, n)) => *n += 1,
+            None => local.reads.push((x, 1)),
         }
-        got
+        if !matches!(&local.returns, Some((y, _)) if *y == x) {
+            let slot = &self.modeled[x as usize];
+            let ready = |rs: &Returns| match rs {
+                Returns::Unknown => None,
+                Returns::Measured => Some(None),
+                Returns::Ready(ends) => Some(Some(Arc::clone(ends))),
+                Returns::Read => unreachable!("a participant reads its return once"),
+            };
+            let got = ready(&slot.returns.read().expect("returns"));
+            let got = got.unwrap_or_else(|| {
+                let mut rs = slot.returns.write().expect("returns");
+                if matches!(*rs, Returns::Unknown) {
+                    *rs = self.cost_instance(x);
+                }
+                ready(&rs).expect("costed")
+            });
+            local.returns = Some((x, got?));
+        }
+        let ends = &local.returns.as_ref().expect("set above").1;
+        // Where the participants are consecutive ranks (the world), at `r - first`.
+        let k = match (r.wrapping_sub(ends[0].rank) as usize, ends.len()) {
+            (k, n) if k < n && ends[k].rank == r => k,
+            _ => ends
+                .binary_search_by_key(&r, |e| e.rank)
+                .expect("a participant"),
+        };
+        Some(ends[k])
+    }
+
+    /// Publishes what `local` batched: arrivals (an instance whose last participant arrived is
+    /// listed as completed) and reads (an instance all of whose participants read their returns
+    /// lets them go).
+    fn flush(&self, local: &mut Local) {
+        for (x, n, latest) in local.arrivals.drain(..) {
+            self.max_call[x as usize].fetch_max(latest, Ordering::AcqRel);
+            if self.arrived[x as usize].fetch_add(n, Ordering::AcqRel) + n
+                == self.g.instances[x as usize].size
+            {
+                self.completed.lock().expect("completed").push(x);
+            }
+        }
+        for (x, n) in local.reads.drain(..) {
+            let slot = &self.modeled[x as usize];
+            if slot.unread.fetch_sub(n, Ordering::AcqRel) == n {
+                *slot.returns.write().expect("returns") = Returns::Read;
+            }
+        }
     }
 
     /// The returns of instance `x`: its schedule, by the chosen algorithm, costed from its
@@ -459,7 +495,7 @@ impl Shared<'_> {
                     })
                     .collect();
                 ends.sort_unstable_by_key(|e| e.rank);
-                Returns::Ready(ends.into_boxed_slice())
+                Returns::Ready(ends.into())
             }
             Err(e) => {
                 self.unmodeled.lock().expect("warnings").push(format!(
@@ -615,7 +651,7 @@ impl Shared<'_> {
 }
 
 /// Advances rank `r` as far as its dependencies allow.
-fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
+fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> Outcome {
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
     while (st.pos as usize) < ev.len() {
@@ -641,11 +677,11 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
             st.published = true;
             let x = sh.g.link(r, i);
             if routine.is_collective() && x != NONE {
-                sh.max_call[x as usize].fetch_max(tc.to_bits(), Ordering::AcqRel);
-                if sh.arrived[x as usize].fetch_add(1, Ordering::AcqRel) + 1
-                    == sh.g.instances[x as usize].size
-                {
-                    sh.completed.lock().expect("completed").push(x);
+                // Call times are positive: their bits order as they do.
+                let bits = tc.to_bits();
+                match local.arrivals.iter_mut().find(|a| a.0 == x) {
+                    Some((_, n, latest)) => (*n, *latest) = (*n + 1, bits.max(*latest)),
+                    None => local.arrivals.push((x, 1, bits)),
                 }
             }
         }
@@ -747,7 +783,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState) -> Outcome {
                     // Modeled: the schedule's end for this rank, with the synchronization its
                     // steps had by the point-to-point rules; the rest is communication.
                     if sh.coll.modeled
-                        && let Some(e) = sh.modeled_return(link, r as u32)
+                        && let Some(e) = sh.modeled_return(link, r as u32, local)
                     {
                         let ret = e.ret.max(tc);
                         let comm = ret - tc - e.sender_sync - e.receiver_sync;
@@ -931,10 +967,10 @@ pub fn replay_with(
     let mut awaited: Vec<bool> = vec![false; p];
     let mut waiting_on_instance: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut done_events = 0u64;
-    let run = |&r: &u32| {
+    let run = |local: &mut Local, &r: &u32| {
         let mut st = states[r as usize].lock().expect("rank state");
         let before = st.pos;
-        let out = advance(&sh, r as usize, &mut st);
+        let out = advance(&sh, r as usize, &mut st, local);
         Ran {
             rank: r,
             out,
@@ -985,17 +1021,23 @@ pub fn replay_with(
         let outcomes: Vec<Vec<Ran>> = if wave.len() >= PARALLEL_MIN_RANKS {
             wave.par_chunks(WAVE_CHUNK)
                 .map(|chunk| {
+                    let mut local = Local::default();
                     let prefetched = |(k, r)| {
                         if let Some(&n) = chunk.get(k + PREFETCH_RANKS_AHEAD) {
                             prefetch_run(&sh, &states, n as usize, stopped_at[n as usize] as usize);
                         }
-                        run(r)
+                        run(&mut local, r)
                     };
-                    chunk.iter().enumerate().map(prefetched).collect()
+                    let ran = chunk.iter().enumerate().map(prefetched).collect();
+                    sh.flush(&mut local);
+                    ran
                 })
                 .collect()
         } else {
-            vec![wave.iter().map(run).collect()]
+            let mut local = Local::default();
+            let ran = wave.iter().map(|r| run(&mut local, r)).collect();
+            sh.flush(&mut local);
+            vec![ran]
         };
         let outcomes = || outcomes.iter().flatten();
         // Counted here, not by every rank into one shared counter (one cache line bouncing
@@ -1114,20 +1156,23 @@ fn run_owned(
     states: &[Mutex<RankState>],
     pending: &[Ran],
     blocks: usize,
-    run: &(impl Fn(&u32) -> Ran + Sync),
+    run: &(impl Fn(&mut Local, &u32) -> Ran + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Vec<Ran>> {
     let reported = AtomicU64::new(0);
     pending
         .par_chunks(pending.len().div_ceil(blocks).max(1))
         .map(|block| {
+            // Flushed after each pass over the block: before anyone waits on it.
+            let mut local = Local::default();
             let mut ran: Vec<Ran> = block
                 .iter()
                 .map(|o| match o.out {
                     Outcome::Blocked(dep) if !sh.ready(dep) => Ran { events: 0, ..*o },
-                    _ => run(&o.rank),
+                    _ => run(&mut local, &o.rank),
                 })
                 .collect();
+            sh.flush(&mut local);
             let mut unreported: u32 = ran.iter().map(|o| o.events).sum();
             loop {
                 let (mut moved, mut live) = (false, false);
@@ -1144,7 +1189,7 @@ fn run_owned(
                         // call time, a blocked send's, without finishing an event).
                         moved = true;
                         let o = &mut ran[k];
-                        let again = run(&o.rank);
+                        let again = run(&mut local, &o.rank);
                         unreported += again.events;
                         *o = Ran {
                             events: o.events + again.events,
@@ -1159,6 +1204,7 @@ fn run_owned(
                     );
                     unreported = 0;
                 }
+                sh.flush(&mut local);
                 if !live || !moved && !wait_outside(sh, &ran) {
                     break;
                 }
