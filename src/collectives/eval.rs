@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{Matching, NONE, Schedule, Step};
+use super::schedule::{Matching, NONE, Schedule};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
@@ -294,35 +294,31 @@ pub fn evaluate_matched<M: CostModel>(
                 let tr = if c.needs_tr { tr[sid as usize] } else { t };
                 model.send_return(m.bytes[sid as usize], &c, t, tr)
             });
-            let step = match schedule.step(r, i) {
-                Step::Reduce { bytes } => StepCost {
-                    ret: t + bytes as f64 * gamma_ns_per_byte,
+            // The halves tell the step's kind: a matched schedule has an id on every half.
+            let step = match (send, rid) {
+                (None, NONE) => StepCost {
+                    ret: t + schedule.reduce_bytes(r, i) as f64 * gamma_ns_per_byte,
                     sender_sync: 0.0,
                     receiver_sync: 0.0,
                 },
-                Step::Send { .. } => {
-                    let c = send.expect("a send has a send half");
-                    StepCost {
-                        ret: c.ret,
-                        sender_sync: c.sync,
-                        receiver_sync: 0.0,
-                    }
-                }
-                Step::Recv { bytes, .. } => {
-                    let c = model.recv_return(&mut st.port, t, bytes, from_sender[rid as usize]);
+                (Some(c), NONE) => StepCost {
+                    ret: c.ret,
+                    sender_sync: c.sync,
+                    receiver_sync: 0.0,
+                },
+                (None, rid) => {
+                    let (bytes, ts) = (m.bytes[rid as usize], from_sender[rid as usize]);
+                    let c = model.recv_return(&mut st.port, t, bytes, ts);
                     StepCost {
                         ret: c.ret,
                         sender_sync: 0.0,
                         receiver_sync: c.sync,
                     }
                 }
-                Step::SendRecv { recv_bytes, .. } => model.sendrecv_return(
-                    &mut st.port,
-                    t,
-                    send.expect("a sendrecv has a send half"),
-                    recv_bytes,
-                    from_sender[rid as usize],
-                ),
+                (Some(c), rid) => {
+                    let (bytes, ts) = (m.bytes[rid as usize], from_sender[rid as usize]);
+                    model.sendrecv_return(&mut st.port, t, c, bytes, ts)
+                }
             };
             st.clock = step.ret;
             st.sender_sync += step.sender_sync;

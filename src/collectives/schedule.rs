@@ -193,6 +193,17 @@ impl Schedule {
         }
     }
 
+    /// The bytes of rank `r`'s step `i`, a reduction.
+    #[inline]
+    pub fn reduce_bytes(&self, r: usize, i: usize) -> u64 {
+        let p = self.ranks[r][i];
+        debug_assert!((p.to, p.from) == (NONE, NONE), "a reduction");
+        match p.send {
+            b if b < BIG => b as u64,
+            b => self.big[(b & !BIG) as usize],
+        }
+    }
+
     /// Rank `r`'s steps in order.
     pub fn steps_of(&self, r: usize) -> impl Iterator<Item = Step> + '_ {
         (0..self.len(r)).map(move |i| self.step(r, i))
