@@ -168,10 +168,7 @@ impl Schedule {
     #[inline]
     pub fn step(&self, r: usize, i: usize) -> Step {
         let p = self.ranks[r][i];
-        let bytes = |b: u32| match b {
-            b if b < BIG => b as u64,
-            b => self.big[(b & !BIG) as usize],
-        };
+        let bytes = |b| self.bytes(b);
         match (p.to, p.from) {
             (NONE, NONE) => Step::Reduce {
                 bytes: bytes(p.send),
@@ -198,10 +195,7 @@ impl Schedule {
     pub fn reduce_bytes(&self, r: usize, i: usize) -> u64 {
         let p = self.ranks[r][i];
         debug_assert!((p.to, p.from) == (NONE, NONE), "a reduction");
-        match p.send {
-            b if b < BIG => b as u64,
-            b => self.big[(b & !BIG) as usize],
-        }
+        self.bytes(p.send)
     }
 
     /// Rank `r`'s steps in order.
@@ -245,9 +239,10 @@ impl Schedule {
     /// Pairs every send with its receive by order per (sender, receiver); an unmatched half,
     /// a peer out of range or a size mismatch is an error naming the rank and step (the first
     /// such receive in rank and step order; else the first pair, in rank order, with sends
-    /// never received). Both halves are sorted by pair, then by step order (messages are
-    /// numbered in rank and step order), and merged: no table of queues, no allocation per
-    /// pair.
+    /// never received). Messages are numbered in rank and step order. Each sender's sends,
+    /// sorted by receiver, meet the receives from it, which a counting sort on the sender
+    /// leaves in rank and step order: no table of queues, no allocation per pair, no sort of
+    /// all the messages.
     pub fn matching(&self) -> Result<Matching, Error> {
         let p = self.ranks();
         let mut first = Vec::with_capacity(p + 1);
@@ -264,85 +259,103 @@ impl Schedule {
             first,
             bytes: Vec::new(),
         };
-        // (sender, receiver, message) and (sender, receiver, rank's first step + step).
-        let mut sends: Vec<(u32, u32, u32)> = Vec::new();
-        let mut recvs: Vec<(u32, u32, u32)> = Vec::new();
-        for r in 0..p {
-            for i in 0..self.len(r) {
-                let s = self.step(r, i);
-                let g = m.first[r] + i as u32;
-                if let Some((to, bytes)) = s.send_half() {
-                    if to as usize >= p || to as usize == r {
-                        return Err(bad(r, i, format!("sends to rank {to} (P = {p})")));
-                    }
-                    let id = m.bytes.len() as u32;
-                    m.bytes.push(bytes);
-                    m.ids[g as usize].0 = id;
-                    sends.push((r as u32, to, id));
-                }
-                if let Some((from, _)) = s.recv_half() {
-                    recvs.push((from, r as u32, g));
-                }
-            }
-        }
-        // Both keys are unique (a message id, a step): no stable sort is needed.
-        sends.sort_unstable();
-        recvs.sort_unstable();
-        // The rank and step of global step `g`.
-        let at = |g: u32| {
-            let r = m.first.partition_point(|&f| f <= g) - 1;
-            (r as u32, g - m.first[r])
-        };
         let mut first_bad: Option<(u32, u32, String)> = None;
         let mut note = |r: u32, i: u32, what: String| {
             if first_bad.as_ref().is_none_or(|b| (r, i) < (b.0, b.1)) {
                 first_bad = Some((r, i, what));
             }
         };
+        // Per sender, `(receiver, message)` sorted; the receives from each sender counted.
+        let mut sends: Vec<(u32, u32)> = Vec::new();
+        let mut sends_from = Vec::with_capacity(p + 1);
+        sends_from.push(0usize);
+        let mut recvs_from = vec![0usize; p + 1];
+        for (r, steps) in self.ranks.iter().enumerate() {
+            for (i, s) in steps.iter().enumerate() {
+                if s.to != NONE {
+                    if s.to as usize >= p || s.to as usize == r {
+                        return Err(bad(r, i, format!("sends to rank {} (P = {p})", s.to)));
+                    }
+                    let id = m.bytes.len() as u32;
+                    m.bytes.push(self.bytes(s.send));
+                    m.ids[m.first[r] as usize + i].0 = id;
+                    sends.push((s.to, id));
+                }
+                match s.from {
+                    NONE => {}
+                    from if (from as usize) < p => recvs_from[from as usize + 1] += 1,
+                    from => note(
+                        r as u32,
+                        i as u32,
+                        format!("receives from rank {from}, which sends no matching message"),
+                    ),
+                }
+            }
+            let mine = *sends_from.last().expect("pushed");
+            sends[mine..].sort_unstable();
+            sends_from.push(sends.len());
+        }
+        for a in 0..p {
+            recvs_from[a + 1] += recvs_from[a];
+        }
+        // `(receiver, its step)` of each receive, by sender.
+        let mut recvs = vec![(0u32, 0u32); recvs_from[p]];
+        let mut next = recvs_from.clone();
+        for (r, steps) in self.ranks.iter().enumerate() {
+            for (i, s) in steps.iter().enumerate() {
+                if s.from != NONE && (s.from as usize) < p {
+                    let at = &mut next[s.from as usize];
+                    recvs[*at] = (r as u32, m.first[r] + i as u32);
+                    *at += 1;
+                }
+            }
+        }
+        drop(next);
         let mut unreceived: Option<((u32, u32), usize)> = None;
-        let (mut a, mut b) = (0, 0);
-        while a < sends.len() || b < recvs.len() {
-            let send_pair = sends.get(a).map(|&(x, y, _)| (x, y));
-            let recv_pair = recvs.get(b).map(|&(x, y, _)| (x, y));
-            match (send_pair, recv_pair) {
-                (Some(sp), Some(rp)) if sp == rp => {
-                    let (from, g) = (recvs[b].0, recvs[b].2);
-                    let (r, i) = at(g);
-                    let bytes = self
-                        .step(r as usize, i as usize)
-                        .recv_half()
-                        .expect("a receive")
-                        .1;
-                    let id = sends[a].2;
-                    if m.bytes[id as usize] != bytes {
-                        let sent = m.bytes[id as usize];
+        for a in 0..p {
+            let sent = &sends[sends_from[a]..sends_from[a + 1]];
+            let got = &recvs[recvs_from[a]..recvs_from[a + 1]];
+            let (mut x, mut y) = (0, 0);
+            while x < sent.len() || y < got.len() {
+                let to = sent.get(x).map(|&(to, _)| to);
+                let by = got.get(y).map(|&(r, _)| r);
+                match (to, by) {
+                    (Some(to), Some(by)) if to == by => {
+                        let (id, g) = (sent[x].1, got[y].1);
+                        let i = g - m.first[by as usize];
+                        let bytes = self.bytes(self.ranks[by as usize][i as usize].recv);
+                        let sent_bytes = m.bytes[id as usize];
+                        if sent_bytes != bytes {
+                            note(
+                                by,
+                                i,
+                                format!(
+                                    "receives {bytes} bytes from rank {a}, which sends {sent_bytes}"
+                                ),
+                            );
+                        }
+                        m.ids[g as usize].1 = id;
+                        x += 1;
+                        y += 1;
+                    }
+                    (Some(to), by) if by.is_none_or(|by| to < by) => {
+                        let pair = (a as u32, to);
+                        match &mut unreceived {
+                            None => unreceived = Some((pair, 1)),
+                            Some((q, n)) if *q == pair => *n += 1,
+                            Some(_) => {}
+                        }
+                        x += 1;
+                    }
+                    (_, by) => {
+                        let (r, g) = (by.expect("a receive left"), got[y].1);
                         note(
                             r,
-                            i,
-                            format!("receives {bytes} bytes from rank {from}, which sends {sent}"),
+                            g - m.first[r as usize],
+                            format!("receives from rank {a}, which sends no matching message"),
                         );
+                        y += 1;
                     }
-                    m.ids[g as usize].1 = id;
-                    a += 1;
-                    b += 1;
-                }
-                (Some(sp), rp) if rp.is_none_or(|rp| sp < rp) => {
-                    match &mut unreceived {
-                        None => unreceived = Some((sp, 1)),
-                        Some((pair, n)) if *pair == sp => *n += 1,
-                        Some(_) => {}
-                    }
-                    a += 1;
-                }
-                _ => {
-                    let (from, _, g) = recvs[b];
-                    let (r, i) = at(g);
-                    note(
-                        r,
-                        i,
-                        format!("receives from rank {from}, which sends no matching message"),
-                    );
-                    b += 1;
                 }
             }
         }
@@ -355,6 +368,15 @@ impl Schedule {
             )));
         }
         Ok(m)
+    }
+
+    /// A byte count as a step keeps it.
+    #[inline]
+    fn bytes(&self, b: u32) -> u64 {
+        match b {
+            b if b < BIG => b as u64,
+            b => self.big[(b & !BIG) as usize],
+        }
     }
 }
 
