@@ -455,6 +455,15 @@ mod tests {
             ]),
             "schedule: rank 1, step 1: receives from rank 0, which sends no matching message"
         );
+        // A receive from a rank out of range, after one from itself.
+        assert_eq!(
+            err(vec![vec![recv(0, 1), recv(9, 1)], vec![]]),
+            "schedule: rank 0, step 0: receives from rank 0, which sends no matching message"
+        );
+        assert_eq!(
+            err(vec![vec![], vec![recv(9, 1)]]),
+            "schedule: rank 1, step 0: receives from rank 9, which sends no matching message"
+        );
         // A bad receive is reported before sends that are never received.
         assert_eq!(
             err(vec![vec![send(1, 1), send(1, 1)], vec![recv(2, 1)], vec![]]),
