@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{Matching, NONE, Schedule};
+use super::schedule::{Matching, NONE, REDUCTION, Schedule};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
@@ -225,25 +225,18 @@ pub fn evaluate_from<M: CostModel>(
     gamma_ns_per_byte: f64,
     start: &[f64],
 ) -> Result<Completion, Error> {
-    evaluate_matched(
-        schedule,
-        &schedule.matching()?,
-        model,
-        gamma_ns_per_byte,
-        start,
-    )
+    evaluate_matched(&schedule.matching()?, model, gamma_ns_per_byte, start)
 }
 
-/// [`evaluate_from`] with the schedule's messages already matched (`m`, its
-/// [`Schedule::matching`]): a schedule costed many times is matched once.
+/// [`evaluate_from`] with the schedule already matched (`m`, its [`Schedule::matching`], all
+/// the evaluation reads of it): a schedule costed many times is matched once.
 pub fn evaluate_matched<M: CostModel>(
-    schedule: &Schedule,
     m: &Matching,
     model: &M,
     gamma_ns_per_byte: f64,
     start: &[f64],
 ) -> Result<Completion, Error> {
-    let p = schedule.ranks();
+    let p = m.ranks();
     let n = m.bytes.len();
     let mut from_sender = vec![UNKNOWN; n];
     let mut tr = vec![UNKNOWN; n];
@@ -265,6 +258,12 @@ pub fn evaluate_matched<M: CostModel>(
         while st.pos < ids.len() {
             let i = st.pos;
             let (sid, rid) = ids[i];
+            // A reduction has no halves: its bytes are named where a receive's message is.
+            let (rid, reduction) = match rid {
+                NONE => (NONE, None),
+                id if id >= REDUCTION => (NONE, Some(m.reduction(id))),
+                id => (id, None),
+            };
             let t = st.clock;
             if st.call.is_none() {
                 let mut call = None;
@@ -297,7 +296,7 @@ pub fn evaluate_matched<M: CostModel>(
             // The halves tell the step's kind: a matched schedule has an id on every half.
             let step = match (send, rid) {
                 (None, NONE) => StepCost {
-                    ret: t + schedule.reduce_bytes(r, i) as f64 * gamma_ns_per_byte,
+                    ret: t + reduction.unwrap_or(0) as f64 * gamma_ns_per_byte,
                     sender_sync: 0.0,
                     receiver_sync: 0.0,
                 },
@@ -328,11 +327,17 @@ pub fn evaluate_matched<M: CostModel>(
         }
     }
     for (r, st) in ranks.iter().enumerate() {
-        if st.pos < schedule.len(r) {
+        if st.pos < m.ids(r).len() {
+            let (send, recv) = m.ids(r)[st.pos];
+            let id = |id: u32| match id {
+                NONE => "none".to_string(),
+                id => id.to_string(),
+            };
             return Err(Error::Usage(format!(
-                "schedule deadlocks: rank {r} waits forever at step {} ({:?})",
+                "schedule deadlocks: rank {r} waits forever at step {} (send message {}, receive message {})",
                 st.pos,
-                schedule.step(r, st.pos)
+                id(send),
+                id(recv)
             )));
         }
     }

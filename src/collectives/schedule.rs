@@ -72,22 +72,45 @@ const BIG: u32 = 1 << 31;
 /// No message on this half of a step.
 pub const NONE: u32 = u32::MAX;
 
-/// Which message each step's send and receive halves carry (ids index [`Matching::bytes`]).
+/// A schedule as its evaluation reads it: which message each step's send and receive halves
+/// carry (ids index [`Matching::bytes`]), and the bytes of its reductions. 8 bytes a step and
+/// 8 a message: a replay keeps this, not the schedule, for the collectives it costs again.
 #[derive(Clone, Debug, Default)]
 pub struct Matching {
     /// Where each rank's steps start in `ids`, and their total at the end.
     first: Vec<u32>,
     /// Per step, in rank then step order: `(send message, receive message)`, [`NONE`] where the
-    /// half is absent.
+    /// half is absent; a reduction's is `(NONE, REDUCTION | its place in reductions)`.
     ids: Vec<(u32, u32)>,
     /// Bytes of each message.
     pub bytes: Vec<u64>,
+    /// Bytes of the reductions (consecutive equal ones share an entry).
+    reductions: Vec<u64>,
 }
+
+/// Marks a reduction in [`Matching`]'s ids; messages are numbered below it.
+pub const REDUCTION: u32 = 1 << 31;
 
 impl Matching {
     /// `(send message, receive message)` of each of rank `r`'s steps.
     pub fn ids(&self, r: usize) -> &[(u32, u32)] {
         &self.ids[self.first[r] as usize..self.first[r + 1] as usize]
+    }
+
+    /// Number of ranks.
+    pub fn ranks(&self) -> usize {
+        self.first.len() - 1
+    }
+
+    /// Number of steps over all ranks.
+    pub fn steps(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The bytes of the reduction whose ids are `(NONE, id)`.
+    #[inline]
+    pub fn reduction(&self, id: u32) -> u64 {
+        self.reductions[(id & !REDUCTION) as usize]
     }
 }
 
@@ -190,14 +213,6 @@ impl Schedule {
         }
     }
 
-    /// The bytes of rank `r`'s step `i`, a reduction.
-    #[inline]
-    pub fn reduce_bytes(&self, r: usize, i: usize) -> u64 {
-        let p = self.ranks[r][i];
-        debug_assert!((p.to, p.from) == (NONE, NONE), "a reduction");
-        self.bytes(p.send)
-    }
-
     /// Rank `r`'s steps in order.
     pub fn steps_of(&self, r: usize) -> impl Iterator<Item = Step> + '_ {
         (0..self.len(r)).map(move |i| self.step(r, i))
@@ -258,6 +273,7 @@ impl Schedule {
             ids: vec![(NONE, NONE); first[p] as usize],
             first,
             bytes: Vec::new(),
+            reductions: Vec::new(),
         };
         let mut first_bad: Option<(u32, u32, String)> = None;
         let mut note = |r: u32, i: u32, what: String| {
@@ -272,9 +288,23 @@ impl Schedule {
         let mut recvs_from = vec![0usize; p + 1];
         for (r, steps) in self.ranks.iter().enumerate() {
             for (i, s) in steps.iter().enumerate() {
+                if (s.to, s.from) == (NONE, NONE) {
+                    let bytes = self.bytes(s.send);
+                    if m.reductions.last() != Some(&bytes) {
+                        m.reductions.push(bytes);
+                    }
+                    let k = m.reductions.len() - 1;
+                    if k as u32 >= REDUCTION {
+                        return Err(bad(r, i, "more than 2^31 reductions".into()));
+                    }
+                    m.ids[m.first[r] as usize + i].1 = REDUCTION | k as u32;
+                }
                 if s.to != NONE {
                     if s.to as usize >= p || s.to as usize == r {
                         return Err(bad(r, i, format!("sends to rank {} (P = {p})", s.to)));
+                    }
+                    if m.bytes.len() >= REDUCTION as usize {
+                        return Err(bad(r, i, "more than 2^31 messages".into()));
                     }
                     let id = m.bytes.len() as u32;
                     m.bytes.push(self.bytes(s.send));

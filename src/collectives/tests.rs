@@ -227,6 +227,28 @@ fn loggps_round_trips_of_model_md_section6() {
     }
 }
 
+/// Two ranks that each receive before they send wait forever: the evaluation names the first
+/// and what it waits on (messages are numbered in rank and step order: rank 0's send is 0).
+#[test]
+fn a_deadlocked_schedule_is_an_error() {
+    let p = Params::preset("myrinet").unwrap();
+    let s = Schedule::from_steps(vec![
+        vec![
+            Step::Recv { from: 1, bytes: 8 },
+            Step::Send { to: 1, bytes: 8 },
+        ],
+        vec![
+            Step::Recv { from: 0, bytes: 8 },
+            Step::Send { to: 0, bytes: 8 },
+        ],
+    ]);
+    let e = evaluate(&s, &p, 0.0).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "schedule deadlocks: rank 0 waits forever at step 0 (send message none, receive message 1)"
+    );
+}
+
 /// MODEL.md §6's Send vectors (Myrinet, k = 16384 > S): a rendezvous send whose receive is
 /// called 100 µs after it returns at 239 754.240 ns, and its sender synchronization is the wait
 /// for that call after the REQ arrived, 100 000 − (o + L) = 100 000 − 7710 = 92 290; what is

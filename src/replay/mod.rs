@@ -36,7 +36,7 @@
 use crate::collectives::eval::{self, Port};
 use crate::collectives::schedule::Matching;
 use crate::collectives::traced::{self, Choice, op_of};
-use crate::collectives::{CostModel, Op, Schedule, Spec};
+use crate::collectives::{CostModel, Op, Spec};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, NONE, rendezvous_at};
 use crate::model::{Cost, LogGp, Model, Params, WaitFold};
@@ -304,8 +304,8 @@ struct ScheduleKey {
     postal_h: Option<u64>,
 }
 
-/// A built schedule with its messages matched.
-type Built = Arc<(Schedule, Matching)>;
+/// A built schedule, matched: all its evaluation reads.
+type Built = Arc<Matching>;
 
 /// The schedules built most recently, at most [`SCHEDULE_CACHE_STEPS`] steps in all: a trace
 /// repeats a few collectives (a loop's Allreduce) many times.
@@ -316,8 +316,8 @@ struct ScheduleCache {
     steps: usize,
 }
 
-/// Steps (over all ranks) the schedule cache keeps: at most 32 bytes each with their matching,
-/// about 130 MB.
+/// Steps (over all ranks) the schedule cache keeps: their matchings take at most 16 bytes a
+/// step, about 67 MB.
 const SCHEDULE_CACHE_STEPS: usize = 1 << 22;
 
 impl ScheduleCache {
@@ -330,7 +330,7 @@ impl ScheduleCache {
 
     /// Keeps `built` (unless it alone is over the budget), forgetting the oldest to make room.
     fn put(&mut self, key: ScheduleKey, built: &Built) {
-        let steps = built.0.steps();
+        let steps = built.steps();
         if steps > SCHEDULE_CACHE_STEPS || self.get(&key).is_some() {
             return;
         }
@@ -538,13 +538,13 @@ impl Shared<'_> {
                 let schedule =
                     crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
                 let matching = schedule.matching()?;
-                let built = Arc::new((schedule, matching));
+                let built = Arc::new(matching);
                 self.schedules.lock().expect("schedules").put(key, &built);
                 built
             }
         };
         let gamma = self.coll.gamma_ns_per_byte;
-        eval::evaluate_matched(&built.0, &built.1, model, gamma, starts)
+        eval::evaluate_matched(&built, model, gamma, starts)
     }
 
     /// Whether a rank blocked on `dep` can go on.
@@ -1342,7 +1342,7 @@ fn deadlock_message(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collectives::Step;
+    use crate::collectives::{Schedule, Step};
 
     /// A rank's state is what a replay of many short ranks holds per rank: two cache lines.
     #[test]
@@ -1365,7 +1365,7 @@ mod tests {
         };
         let built = |steps| -> Built {
             let ranks = vec![vec![Step::Reduce { bytes: 0 }; steps]];
-            Arc::new((Schedule::from_steps(ranks), Matching::default()))
+            Arc::new(Schedule::from_steps(ranks).matching().unwrap())
         };
         let third = SCHEDULE_CACHE_STEPS / 3;
         let mut c = ScheduleCache::default();
