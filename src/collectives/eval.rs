@@ -236,11 +236,43 @@ pub fn evaluate_matched<M: CostModel>(
     gamma_ns_per_byte: f64,
     start: &[f64],
 ) -> Result<Completion, Error> {
+    evaluate_in(m, model, gamma_ns_per_byte, start, &mut Scratch::default())
+}
+
+/// The per-message arrays of an evaluation, kept to be reused: a replay costing a 65,536-rank
+/// collective again and again needs 20 MB of them each time, and the threads' heaps each kept
+/// a copy.
+#[derive(Default)]
+pub struct Scratch {
+    /// What each message's send published at its call.
+    from_sender: Vec<f64>,
+    /// Each message's receive call time.
+    tr: Vec<f64>,
+    /// The rank waiting on each message, or [`NONE`].
+    waiter: Vec<u32>,
+}
+
+/// [`evaluate_matched`] in `scratch`'s arrays.
+pub fn evaluate_in<M: CostModel>(
+    m: &Matching,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+    scratch: &mut Scratch,
+) -> Result<Completion, Error> {
     let p = m.ranks();
     let n = m.bytes.len();
-    let mut from_sender = vec![UNKNOWN; n];
-    let mut tr = vec![UNKNOWN; n];
-    let mut waiter = vec![NONE; n];
+    let Scratch {
+        from_sender,
+        tr,
+        waiter,
+    } = scratch;
+    for (v, fill) in [(&mut *from_sender, UNKNOWN), (&mut *tr, UNKNOWN)] {
+        v.clear();
+        v.resize(n, fill);
+    }
+    waiter.clear();
+    waiter.resize(n, NONE);
     let mut ranks: Vec<RankState<M::Port>> = (0..p)
         .map(|r| RankState {
             pos: 0,
@@ -270,12 +302,12 @@ pub fn evaluate_matched<M: CostModel>(
                 if sid != NONE {
                     let c = model.send_call(&mut st.port, t, m.bytes[sid as usize]);
                     from_sender[sid as usize] = c.to_receiver;
-                    wake(&mut waiter, sid, &mut queue);
+                    wake(waiter, sid, &mut queue);
                     call = Some(c);
                 }
                 if rid != NONE {
                     tr[rid as usize] = t;
-                    wake(&mut waiter, rid, &mut queue);
+                    wake(waiter, rid, &mut queue);
                 }
                 st.call = Some(call);
             }

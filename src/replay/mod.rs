@@ -290,6 +290,9 @@ struct Shared<'a> {
     schedules: Mutex<ScheduleCache>,
     /// Instances whose last participant arrived since the waves last looked.
     completed: Mutex<Vec<u32>>,
+    /// The arrays of the evaluations of modeled instances (one at a time; another evaluated
+    /// meanwhile makes its own).
+    scratch: Mutex<eval::Scratch>,
 }
 
 /// What a collective's schedule depends on (the cost model is the replay's).
@@ -544,7 +547,10 @@ impl Shared<'_> {
             }
         };
         let gamma = self.coll.gamma_ns_per_byte;
-        eval::evaluate_matched(&built, model, gamma, starts)
+        match self.scratch.try_lock() {
+            Ok(mut scratch) => eval::evaluate_in(&built, model, gamma, starts, &mut scratch),
+            Err(_) => eval::evaluate_matched(&built, model, gamma, starts),
+        }
     }
 
     /// Whether a rank blocked on `dep` can go on.
@@ -952,6 +958,7 @@ pub fn replay_with(
         unmodeled: Mutex::new(Vec::new()),
         schedules: Mutex::new(ScheduleCache::default()),
         completed: Mutex::new(Vec::new()),
+        scratch: Mutex::default(),
     };
     let states: Vec<Mutex<RankState>> = (0..p)
         .into_par_iter()
