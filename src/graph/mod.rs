@@ -1002,30 +1002,24 @@ mod tests {
 
     #[test]
     fn mismatched_collectives_are_errors() {
-        let t = parse(
-            "t.txt",
-            b"loggps-trace 1\nranks 2\n0 MPI_Barrier 0 1\n1 MPI_Allreduce 0 1\n",
-        )
-        .unwrap();
-        let e = build(&t, "t.txt").unwrap_err().to_string();
+        let err = |text: &[u8]| {
+            let t = parse("t.txt", text).unwrap();
+            build(&t, "t.txt").unwrap_err().to_string()
+        };
+        let e = err(b"loggps-trace 1\nranks 2\n0 MPI_Barrier 0 1\n1 MPI_Allreduce 0 1\n");
         assert!(
             e.contains("collective #0 on communicator 0 is MPI_Allreduce")
                 && e.contains("MPI_Barrier"),
             "{e}"
         );
-        let t = parse("t.txt", b"loggps-trace 1\nranks 2\n0 MPI_Barrier 0 1\n").unwrap();
-        let e = build(&t, "t.txt").unwrap_err().to_string();
+        let e = err(b"loggps-trace 1\nranks 2\n0 MPI_Barrier 0 1\n");
         assert!(
             e.contains("MPI_Barrier #0 on communicator 0 is never called by rank(s): 1"),
             "{e}"
         );
         // On a communicator listed out of world order, the one member missing is named.
-        let t = parse(
-            "t.txt",
-            b"loggps-trace 1\nranks 4\ncomm 5 members 3,0,2\n0 MPI_Barrier 0 1 comm=5\n3 MPI_Barrier 0 1 comm=5\n",
-        )
-        .unwrap();
-        let e = build(&t, "t.txt").unwrap_err().to_string();
+        let e = err(b"loggps-trace 1\nranks 4\ncomm 5 members 3,0,2\n\
+            0 MPI_Barrier 0 1 comm=5\n3 MPI_Barrier 0 1 comm=5\n");
         assert!(
             e.contains("MPI_Barrier #0 on communicator 5 is never called by rank(s): 2"),
             "{e}"
