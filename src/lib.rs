@@ -9,6 +9,7 @@ pub mod casestudy;
 pub mod collectives;
 pub mod error;
 pub mod graph;
+pub mod memory;
 pub mod model;
 pub mod replay;
 pub mod report;

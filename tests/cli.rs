@@ -40,6 +40,67 @@ fn predicted_ns(args: &[&str]) -> f64 {
         * 1e9
 }
 
+/// A trace too large for the memory available (as `LOGGPS_MEMORY_AVAILABLE` sets it) is an
+/// error before the phase that would not fit allocates: loading takes 19 bytes an event and 250
+/// a rank, matching 20 bytes an event.
+#[test]
+fn too_little_memory_is_an_error_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("ring.bin");
+    let t = t.to_str().unwrap();
+    let out = run(&[
+        "synth",
+        "--pattern",
+        "ring",
+        "--ranks",
+        "4",
+        "--iterations",
+        "500",
+    ]
+    .iter()
+    .copied()
+    .chain(["-o", t])
+    .collect::<Vec<_>>());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = json(&["info", t, "--format", "json"])["events"]
+        .as_u64()
+        .unwrap();
+    let with = |available: u64| {
+        bin()
+            .args([t, "--platform", "myrinet"])
+            .env("LOGGPS_MEMORY_AVAILABLE", available.to_string())
+            .output()
+            .unwrap()
+    };
+    let load = 19 * events + 250 * 4;
+    let out = with(load - 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    expect_err(
+        &err,
+        &[
+            t,
+            &format!("loading {events} events of 4 ranks needs about"),
+        ],
+    );
+    // Enough to load, not to match.
+    assert!(20 * events > load);
+    let out = with(load);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    expect_err(
+        &err,
+        &[&format!(
+            "matching the messages of {events} events needs about"
+        )],
+    );
+    assert!(with(20 * events).status.success());
+}
+
 /// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.
 #[test]
 fn round_trips_reproduce_model_table() {

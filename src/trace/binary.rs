@@ -790,6 +790,11 @@ pub fn parse_releasing(
             *count += n as usize;
         }
     }
+    // The columns (19 bytes an event) and each rank's lists and blocks.
+    let events: usize = counts.iter().sum();
+    let need = 19 * events as u64 + 250 * nranks as u64;
+    let what = format!("loading {events} events of {nranks} ranks");
+    crate::memory::ensure(&what, need).map_err(|e| TraceError::at(name, e))?;
     trace.events = Events::fill(&counts, &|rank, sink| {
         let mut cur = Cursor {
             events: sink,

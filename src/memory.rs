@@ -1,0 +1,98 @@
+//! Whether the memory a phase is about to take is there: a trace too large for the machine is
+//! an error naming what it needs and what is available, before the allocation, not a process
+//! killed for memory minutes into the run.
+
+/// Overrides the memory found available (bytes): to try a smaller machine's limit.
+pub const AVAILABLE_VAR: &str = "LOGGPS_MEMORY_AVAILABLE";
+
+/// The memory this process may still take, in bytes: `MemAvailable`, or less where a cgroup
+/// (v2) limits it; [`AVAILABLE_VAR`] overrides both. None where none of them can be read.
+pub fn available() -> Option<u64> {
+    if let Some(v) = std::env::var_os(AVAILABLE_VAR) {
+        return v.to_str()?.trim().parse().ok();
+    }
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let system = meminfo.as_deref().and_then(mem_available);
+    let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok();
+    let group = cgroup_left(
+        read("memory.max").as_deref(),
+        read("memory.current").as_deref(),
+    );
+    match (system, group) {
+        (Some(s), Some(g)) => Some(s.min(g)),
+        (s, g) => s.or(g),
+    }
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// What a cgroup v2 limit leaves, from its `memory.max` and `memory.current` (None: no limit).
+fn cgroup_left(max: Option<&str>, current: Option<&str>) -> Option<u64> {
+    let max: u64 = max?.trim().parse().ok()?; // "max": no limit
+    let current: u64 = current?.trim().parse().ok()?;
+    Some(max.saturating_sub(current))
+}
+
+/// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why
+/// not.
+pub fn ensure(what: &str, need: u64) -> Result<(), String> {
+    verdict(what, need, available())
+}
+
+fn verdict(what: &str, need: u64, available: Option<u64>) -> Result<(), String> {
+    match available {
+        Some(a) if need > a => Err(format!(
+            "{what} needs about {} of memory and {} is available; run it on a machine with more \
+             memory",
+            size(need),
+            size(a)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `n` bytes for a person: kB below a MB, MB below a GB (rounded up), else GB with one
+/// decimal.
+fn size(n: u64) -> String {
+    match n {
+        n if n < 1 << 20 => format!("{} kB", n.div_ceil(1 << 10)),
+        n if n < 1 << 30 => format!("{} MB", n.div_ceil(1 << 20)),
+        n => format!("{:.1} GB", n as f64 / (1u64 << 30) as f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn available_memory_is_read_and_compared() {
+        let meminfo = "MemTotal:       24684180 kB\nMemFree:        20145000 kB\n\
+                       MemAvailable:   24177964 kB\nBuffers:          123 kB\n";
+        assert_eq!(mem_available(meminfo), Some(24_177_964 * 1024));
+        assert_eq!(mem_available("MemTotal: 1 kB\n"), None);
+        assert_eq!(
+            cgroup_left(Some("8589934592\n"), Some("1073741824\n")),
+            Some(7 << 30)
+        );
+        assert_eq!(cgroup_left(Some("max\n"), Some("1073741824\n")), None);
+        assert_eq!(cgroup_left(None, None), None);
+        assert_eq!(verdict("x", 10 << 30, Some(11 << 30)), Ok(()));
+        assert_eq!(verdict("x", 10 << 30, None), Ok(()));
+        assert_eq!(
+            verdict("loading 1000 events", 19 << 30, Some(3 << 29)).unwrap_err(),
+            "loading 1000 events needs about 19.0 GB of memory and 1.5 GB is available; run it \
+             on a machine with more memory"
+        );
+        assert_eq!(size(1), "1 kB");
+        assert_eq!(size(1 << 20), "1 MB");
+        assert_eq!(size((1 << 30) - 1), "1024 MB");
+    }
+}
