@@ -41,8 +41,8 @@ fn predicted_ns(args: &[&str]) -> f64 {
 }
 
 /// A trace too large for the memory available (as `LOGGPS_MEMORY_AVAILABLE` sets it) is an
-/// error before the phase that would not fit allocates: loading takes 19 bytes an event and 250
-/// a rank, matching 20 bytes an event.
+/// error before anything is allocated for it: loading takes 19 bytes an event and 250 a rank,
+/// a prediction at least 12 and 256 more (links, call times, rank states).
 #[test]
 fn too_little_memory_is_an_error_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
@@ -56,11 +56,9 @@ fn too_little_memory_is_an_error_before_allocating() {
         "4",
         "--iterations",
         "500",
-    ]
-    .iter()
-    .copied()
-    .chain(["-o", t])
-    .collect::<Vec<_>>());
+        "-o",
+        t,
+    ]);
     assert!(
         out.status.success(),
         "{}",
@@ -69,36 +67,28 @@ fn too_little_memory_is_an_error_before_allocating() {
     let events = json(&["info", t, "--format", "json"])["events"]
         .as_u64()
         .unwrap();
-    let with = |available: u64| {
+    let with = |args: &[&str], available: u64| {
         bin()
-            .args([t, "--platform", "myrinet"])
+            .args(args)
             .env("LOGGPS_MEMORY_AVAILABLE", available.to_string())
             .output()
             .unwrap()
     };
-    let load = 19 * events + 250 * 4;
-    let out = with(load - 1);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    expect_err(
-        &err,
-        &[
-            t,
-            &format!("loading {events} events of 4 ranks needs about"),
-        ],
-    );
-    // Enough to load, not to match.
-    assert!(20 * events > load);
-    let out = with(load);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    expect_err(
-        &err,
-        &[&format!(
-            "matching the messages of {events} events needs about"
-        )],
-    );
-    assert!(with(20 * events).status.success());
+    let fails = |args: &[&str], available: u64, what: &str| {
+        let out = with(args, available);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        expect_err(
+            &err,
+            &[t, &format!("{what} {events} events of 4 ranks needs about")],
+        );
+    };
+    let (load, predict) = (19 * events + 250 * 4, 31 * events + 506 * 4);
+    fails(&["info", t], load - 1, "loading");
+    assert!(with(&["info", t], load).status.success());
+    let prediction = [t, "--platform", "myrinet"];
+    fails(&prediction, predict - 1, "predicting on");
+    assert!(with(&prediction, predict).status.success());
 }
 
 /// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.

@@ -350,8 +350,15 @@ fn warn(msg: String) {
 }
 
 fn load(path: &Path) -> Result<Trace, Error> {
+    load_then(path, trace::Then::LOAD)
+}
+
+/// [`load`], for a caller that goes on as `then` says.
+fn load_then(path: &Path, then: trace::Then) -> Result<Trace, Error> {
     let label = format!("loading {}", path.display());
-    Ok(Progress::around(&label, || trace::load(path, &mut warn))?)
+    Ok(Progress::around(&label, || {
+        trace::load_then(path, &mut warn, then)
+    })?)
 }
 
 /// Runs the command line; the error's message is what the user sees.
@@ -413,7 +420,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 
 fn predict(a: &PredictArgs) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
-    let trace = load(path)?;
+    let trace = load_then(path, trace::Then::PREDICT)?;
     let resolved = a.model.resolve(&a.params, trace.meta.params)?;
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let mut coll = loggps_predict::collectives::traced::Choice::parse(&a.coll)?;
@@ -610,7 +617,7 @@ fn check(
 ) -> Result<(), Error> {
     let mut now = Vec::new();
     for path in traces {
-        let trace = load(path)?;
+        let trace = load_then(path, trace::Then::PREDICT)?;
         let resolved = params.resolve(trace.meta.params)?;
         let p = loggps_predict::predict(path, &trace, &resolved.params, &|_| {})?;
         let total: f64 = p.ranks.iter().map(|r| r.end_ns).sum();
@@ -716,7 +723,7 @@ fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
     let name = path.display().to_string();
     let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let t = Instant::now();
-    let trace = trace::load(path, &mut warn)?;
+    let trace = trace::load_then(path, &mut warn, trace::Then::PREDICT)?;
     let parse_s = t.elapsed().as_secs_f64();
     let peak_parse = peak_rss_bytes();
     let resolved = params.resolve(trace.meta.params)?;

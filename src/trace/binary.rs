@@ -511,7 +511,7 @@ const MAX_RANK_BYTES: usize = (1 << 31) - 1;
 
 /// Parses a whole binary trace (not yet validated across ranks).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
-    parse_releasing(name, data, &|_, _| {})
+    parse_releasing(name, data, &|_, _| {}, super::Then::LOAD)
 }
 
 /// Told `(offset, length)` of input that parsing is done with, in whole [`RELEASE_UNIT`]s.
@@ -532,6 +532,7 @@ pub fn parse_releasing(
     name: &str,
     data: &[u8],
     release: &Release<'_>,
+    then: super::Then,
 ) -> Result<Trace, TraceError> {
     let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
     let to_err = |e: nom::Err<PErr<'_>>| match e {
@@ -790,10 +791,11 @@ pub fn parse_releasing(
             *count += n as usize;
         }
     }
-    // The columns (19 bytes an event) and each rank's lists and blocks.
+    // The columns (19 bytes an event) and each rank's lists and blocks, and what follows.
     let events: usize = counts.iter().sum();
-    let need = 19 * events as u64 + 250 * nranks as u64;
-    let what = format!("loading {events} events of {nranks} ranks");
+    let (e, p) = (events as u64, nranks as u64);
+    let need = (19 + then.bytes_per_event) * e + (250 + then.bytes_per_rank) * p;
+    let what = format!("{} {events} events of {nranks} ranks", then.what);
     crate::memory::ensure(&what, need).map_err(|e| TraceError::at(name, e))?;
     trace.events = Events::fill(&counts, &|rank, sink| {
         let mut cur = Cursor {

@@ -475,9 +475,44 @@ impl CommMembers<'_> {
     }
 }
 
+/// What a caller allocates after loading a trace, besides its events: a load that could not be
+/// followed through for memory fails before it allocates anything (see [`crate::memory`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Then {
+    /// What the caller does, to name in the error ("predicting on").
+    pub what: &'static str,
+    pub bytes_per_event: u64,
+    pub bytes_per_rank: u64,
+}
+
+impl Then {
+    /// Nothing: the trace alone.
+    pub const LOAD: Then = Then {
+        what: "loading",
+        bytes_per_event: 0,
+        bytes_per_rank: 0,
+    };
+    /// A prediction, at its least: the graph's links (4 bytes an event) and the replay's call
+    /// times (8) beside the events, and each rank's replay state and bookkeeping.
+    pub const PREDICT: Then = Then {
+        what: "predicting on",
+        bytes_per_event: 12,
+        bytes_per_rank: 256,
+    };
+}
+
 /// Loads a trace of either encoding (chosen by the binary magic), with every check.
 /// Warnings (an unfinalized trace) go to `warn`.
 pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Trace, TraceError> {
+    load_then(path, warn, Then::LOAD)
+}
+
+/// [`load`], failing at once where `then` will not fit in memory beside the events.
+pub fn load_then(
+    path: &Path,
+    warn: &mut dyn FnMut(String),
+    then: Then,
+) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path)
         .map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
@@ -500,7 +535,7 @@ pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Trace, TraceErr
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
             };
         };
-        parse_releasing(&name, &map, &release)?
+        parse_releasing(&name, &map, &release, then)?
     };
     if !trace.complete {
         let unfinished: Vec<usize> = (0..trace.nranks())
@@ -520,7 +555,7 @@ pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Trace, TraceErr
 
 /// Parses a trace held in memory; `name` is used in errors.
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
-    parse_releasing(name, data, &|_, _| {})
+    parse_releasing(name, data, &|_, _| {}, Then::LOAD)
 }
 
 /// [`parse`], telling `release` of the input it is done with (binary traces, see
@@ -529,9 +564,10 @@ fn parse_releasing(
     name: &str,
     data: &[u8],
     release: &binary::Release<'_>,
+    then: Then,
 ) -> Result<Trace, TraceError> {
     let trace = if data.starts_with(&binary::MAGIC) {
-        binary::parse_releasing(name, data, release)?
+        binary::parse_releasing(name, data, release, then)?
     } else if data.is_empty() {
         return Err(TraceError::at(
             name,
@@ -584,9 +620,12 @@ mod tests {
         let mut buf = Vec::new();
         crate::synth::write(&spec, &mut buf, &|_| {}).unwrap();
         let released = std::sync::Mutex::new(Vec::new());
-        let t = binary::parse_releasing("t", &buf, &|offset, len| {
-            released.lock().unwrap().push((offset, len))
-        })
+        let t = binary::parse_releasing(
+            "t",
+            &buf,
+            &|offset, len| released.lock().unwrap().push((offset, len)),
+            Then::LOAD,
+        )
         .unwrap();
         let mut released = released.into_inner().unwrap();
         released.sort_unstable();
