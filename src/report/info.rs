@@ -101,8 +101,8 @@ impl Info {
         let mut hostnames: Vec<String> = trace
             .meta
             .ranks
-            .iter()
-            .map(|r| r.hostname.clone())
+            .recorded()
+            .map(|(_, r)| r.hostname.clone())
             .filter(|h| !h.is_empty())
             .collect();
         hostnames.sort();

@@ -680,7 +680,7 @@ pub fn parse_releasing(
             b'R' => {
                 let (r, m) = rank_meta(c.payload).map_err(to_err)?;
                 whole(&c, r, "R")?;
-                trace.meta.ranks[c.rank as usize] = m;
+                trace.meta.ranks.set(c.rank as usize, m);
             }
             b'C' => {
                 let (r, comm) = comm(c.payload).map_err(to_err)?;
@@ -1072,10 +1072,8 @@ impl<W: Write> Writer<W> {
 /// Writes a whole trace; `finalize: false` leaves out the index, as a job that died would.
 pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
     let mut w = Writer::new(out, trace.nranks() as u32, &trace.meta)?;
-    for (r, m) in trace.meta.ranks.iter().enumerate() {
-        if *m != RankMeta::default() {
-            w.rank_meta(r as u32, m)?;
-        }
+    for (r, m) in trace.meta.ranks.recorded() {
+        w.rank_meta(r as u32, m)?;
     }
     for c in &trace.comms {
         w.comm(c)?;

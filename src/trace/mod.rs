@@ -219,7 +219,57 @@ pub struct Meta {
     pub library: String,
     pub eager_limit: Option<EagerLimit>,
     pub params: Option<Params>,
-    pub ranks: Vec<RankMeta>,
+    pub ranks: RankMetas,
+}
+
+/// Every rank's metadata, kept only once some rank has any: a synthetic trace has none, and
+/// 262,144 empty ones took 10 MB.
+#[derive(Clone, Debug, Default)]
+pub struct RankMetas {
+    nranks: usize,
+    /// Empty, or one per rank.
+    list: Vec<RankMeta>,
+}
+
+/// A rank's metadata when none was recorded.
+static NO_META: RankMeta = RankMeta {
+    hostname: String::new(),
+    clock_offset_init_ns: 0,
+    clock_offset_final_ns: 0,
+};
+
+impl RankMetas {
+    pub fn new(nranks: usize) -> RankMetas {
+        RankMetas {
+            nranks,
+            list: Vec::new(),
+        }
+    }
+
+    pub fn get(&self, r: usize) -> &RankMeta {
+        self.list.get(r).unwrap_or(&NO_META)
+    }
+
+    pub fn set(&mut self, r: usize, m: RankMeta) {
+        if self.list.is_empty() {
+            self.list = vec![RankMeta::default(); self.nranks];
+        }
+        self.list[r] = m;
+    }
+
+    /// `(rank, metadata)` of the ranks whose metadata is recorded.
+    pub fn recorded(&self) -> impl Iterator<Item = (usize, &RankMeta)> {
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m != RankMeta::default())
+    }
+}
+
+impl PartialEq for RankMetas {
+    fn eq(&self, other: &RankMetas) -> bool {
+        self.nranks == other.nranks && self.recorded().eq(other.recorded())
+    }
 }
 
 /// A whole trace. `comms` excludes `MPI_COMM_WORLD` (id 0), which is every rank in order.
@@ -237,7 +287,7 @@ impl Trace {
     pub fn new(nranks: usize) -> Trace {
         Trace {
             meta: Meta {
-                ranks: vec![RankMeta::default(); nranks],
+                ranks: RankMetas::new(nranks),
                 ..Meta::default()
             },
             comms: Vec::new(),
@@ -274,7 +324,7 @@ impl Trace {
     /// Rank `r`'s timestamp `t` on rank 0's clock, interpolating the offset measured at Init
     /// and at Finalize over the rank's run.
     pub fn corrected_ns(&self, r: usize, t: u64) -> f64 {
-        let m = &self.meta.ranks[r];
+        let m = self.meta.ranks.get(r);
         let ev = self.rank(r);
         if m.clock_offset_init_ns == m.clock_offset_final_ns || ev.is_empty() {
             return t as f64 + m.clock_offset_init_ns as f64;
@@ -653,15 +703,40 @@ mod tests {
         assert_eq!(loaded, parse("t", &buf).unwrap());
     }
 
+    /// Ranks' metadata is kept only once one is recorded; a rank without reads as empty, and
+    /// lists compare by what they record.
+    #[test]
+    fn rank_metadata_is_kept_once_recorded() {
+        let mut m = RankMetas::new(3);
+        assert_eq!(m.get(1), &RankMeta::default());
+        assert_eq!(m.recorded().count(), 0);
+        let host = RankMeta {
+            hostname: "node7".into(),
+            ..RankMeta::default()
+        };
+        m.set(2, host.clone());
+        assert_eq!((m.get(2), m.get(0)), (&host, &RankMeta::default()));
+        assert_eq!(m.recorded().collect::<Vec<_>>(), [(2, &host)]);
+        let mut same = RankMetas::new(3);
+        same.set(0, RankMeta::default());
+        same.set(2, host);
+        assert_eq!(m, same);
+        assert_ne!(m, RankMetas::new(3));
+    }
+
     #[test]
     fn clock_offsets_whose_difference_overflows_i64_interpolate() {
         // Found by fuzzing: offsets of -9e18 and +9e18 ns at Init and Finalize. Halfway
         // through the rank's run the offset is their mean, 0.
         let mut t = Trace::new(1);
-        (
-            t.meta.ranks[0].clock_offset_init_ns,
-            t.meta.ranks[0].clock_offset_final_ns,
-        ) = (-9_000_000_000_000_000_000, 9_000_000_000_000_000_000);
+        t.meta.ranks.set(
+            0,
+            RankMeta {
+                clock_offset_init_ns: -9_000_000_000_000_000_000,
+                clock_offset_final_ns: 9_000_000_000_000_000_000,
+                ..RankMeta::default()
+            },
+        );
         let mut ev = Events::single();
         ev.push(&Event::new(Routine::Init, 0, 1000));
         ev.push(&Event::new(Routine::Finalize, 3000, 3000));

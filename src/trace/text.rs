@@ -255,11 +255,14 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
                 }
-                t.meta.ranks[r] = RankMeta {
-                    hostname,
-                    clock_offset_init_ns: a,
-                    clock_offset_final_ns: b,
-                };
+                t.meta.ranks.set(
+                    r,
+                    RankMeta {
+                        hostname,
+                        clock_offset_init_ns: a,
+                        clock_offset_final_ns: b,
+                    },
+                );
             }
             Line::Comm(id, members) => {
                 if id == 0 {
@@ -518,16 +521,14 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
             p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
         );
     }
-    for (r, rm) in m.ranks.iter().enumerate() {
-        if *rm != RankMeta::default() {
-            let _ = writeln!(
-                s,
-                "rank {r} host {} offset {} {}",
-                quote(&rm.hostname),
-                rm.clock_offset_init_ns,
-                rm.clock_offset_final_ns
-            );
-        }
+    for (r, rm) in m.ranks.recorded() {
+        let _ = writeln!(
+            s,
+            "rank {r} host {} offset {} {}",
+            quote(&rm.hostname),
+            rm.clock_offset_init_ns,
+            rm.clock_offset_final_ns
+        );
     }
     for c in &trace.comms {
         let members: Vec<String> = c.members.iter().map(|m| m.to_string()).collect();
