@@ -6,10 +6,15 @@
 pub const AVAILABLE_VAR: &str = "LOGGPS_MEMORY_AVAILABLE";
 
 /// The memory this process may still take, in bytes: `MemAvailable`, or less where a cgroup
-/// (v2) limits it; [`AVAILABLE_VAR`] overrides both. None where none of them can be read.
-pub fn available() -> Option<u64> {
+/// (v2) limits it; [`AVAILABLE_VAR`] overrides both (an error if it is not a number). None
+/// where none of them can be read.
+pub fn available() -> Result<Option<u64>, String> {
     if let Some(v) = std::env::var_os(AVAILABLE_VAR) {
-        return v.to_str()?.trim().parse().ok();
+        let v = v.to_string_lossy();
+        return match v.trim().parse() {
+            Ok(n) => Ok(Some(n)),
+            Err(_) => Err(format!("{AVAILABLE_VAR} is {v:?}, not a number of bytes")),
+        };
     }
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
     let system = meminfo.as_deref().and_then(mem_available);
@@ -18,10 +23,10 @@ pub fn available() -> Option<u64> {
         read("memory.max").as_deref(),
         read("memory.current").as_deref(),
     );
-    match (system, group) {
+    Ok(match (system, group) {
         (Some(s), Some(g)) => Some(s.min(g)),
         (s, g) => s.or(g),
-    }
+    })
 }
 
 /// `MemAvailable` of a `/proc/meminfo` text, in bytes.
@@ -43,7 +48,7 @@ fn cgroup_left(max: Option<&str>, current: Option<&str>) -> Option<u64> {
 /// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why
 /// not.
 pub fn ensure(what: &str, need: u64) -> Result<(), String> {
-    verdict(what, need, available())
+    verdict(what, need, available()?)
 }
 
 fn verdict(what: &str, need: u64, available: Option<u64>) -> Result<(), String> {

@@ -89,6 +89,17 @@ fn too_little_memory_is_an_error_before_allocating() {
     let prediction = [t, "--platform", "myrinet"];
     fails(&prediction, predict - 1, "predicting on");
     assert!(with(&prediction, predict).status.success());
+    let out = bin()
+        .args(["info", t])
+        .env("LOGGPS_MEMORY_AVAILABLE", "8G")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    expect_err(
+        &err,
+        &["LOGGPS_MEMORY_AVAILABLE is \"8G\", not a number of bytes"],
+    );
 }
 
 /// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.
