@@ -628,7 +628,9 @@ pub fn parse_releasing(
     let mut seen_job = false;
     let mut index = None;
     let mut event_chunks: Vec<usize> = Vec::new();
-    let mut in_rank_order = true;
+    // Rank `r`'s event chunks are counted at `first[r + 1]`.
+    let mut first = vec![0usize; nranks + 1];
+    let (mut in_rank_order, mut last_rank) = (true, 0);
     let mut rest = &body[HEADER_LEN..];
     while !rest.is_empty() {
         let offset = at(rest) as usize;
@@ -701,8 +703,9 @@ pub fn parse_releasing(
                 }
             }
             b'E' => {
-                let before = event_chunks.last().map(|&off| chunk_at(body, off).rank);
-                in_rank_order &= before.is_none_or(|b| b <= c.rank);
+                in_rank_order &= last_rank <= c.rank;
+                last_rank = c.rank;
+                first[c.rank as usize + 1] += 1;
                 event_chunks.push(c.offset);
             }
             _ => {
@@ -736,10 +739,6 @@ pub fn parse_releasing(
     }
     // Each rank's event chunks: rank `r`'s at `first[r]..first[r + 1]` of `by_rank`, in file
     // order (a counting sort, unless the file lists them rank after rank already).
-    let mut first = vec![0usize; nranks + 1];
-    for &off in &event_chunks {
-        first[chunk_at(body, off).rank as usize + 1] += 1;
-    }
     for r in 0..nranks {
         first[r + 1] += first[r];
     }
