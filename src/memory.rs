@@ -2,6 +2,16 @@
 //! an error naming what it needs and what is available, before the allocation, not a process
 //! killed for memory minutes into the run.
 
+/// What the pipeline's phases allocate, in bytes: loading, an event's columns and a rank's
+/// lists and blocks; matching, an event's link and its bucketed send; replaying, an event's
+/// predicted call time and a rank's state and bookkeeping.
+pub const LOAD_PER_EVENT: u64 = 19;
+pub const LOAD_PER_RANK: u64 = 250;
+pub const LINK_PER_EVENT: u64 = 4;
+pub const SEND_PER_EVENT: u64 = 16;
+pub const REPLAY_PER_EVENT: u64 = 8;
+pub const REPLAY_PER_RANK: u64 = 256;
+
 /// Overrides the memory found available (bytes): to try a smaller machine's limit.
 pub const AVAILABLE_VAR: &str = "LOGGPS_MEMORY_AVAILABLE";
 

@@ -281,10 +281,12 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     }
 
     check_all_requests(trace, file)?;
-    // The links, and the sends bucketed by destination (16 bytes each, at most one an event).
+    // The links, and the sends bucketed by destination (at most one an event).
+    use crate::memory::{LINK_PER_EVENT, SEND_PER_EVENT, ensure};
     let events = trace.events.len();
     let what = format!("matching the messages of {events} events");
-    crate::memory::ensure(&what, 20 * events as u64).map_err(|e| TraceError::at(file, e))?;
+    let need = (LINK_PER_EVENT + SEND_PER_EVENT) * events as u64;
+    ensure(&what, need).map_err(|e| TraceError::at(file, e))?;
     let mut g = HbGraph {
         link: filled(trace.events.len(), NONE),
         start,

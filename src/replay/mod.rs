@@ -909,10 +909,10 @@ pub fn replay_with(
 ) -> Result<Prediction, TraceError> {
     let p = trace.nranks();
     let offsets = trace.events.offsets();
-    // The predicted call times (8 bytes an event), and each rank's state and bookkeeping.
+    use crate::memory::{REPLAY_PER_EVENT, REPLAY_PER_RANK, ensure};
     let what = format!("replaying {} events of {p} ranks", offsets[p]);
-    let need = 8 * offsets[p] as u64 + 256 * p as u64;
-    crate::memory::ensure(&what, need).map_err(|e| TraceError::at(file, e))?;
+    let need = REPLAY_PER_EVENT * offsets[p] as u64 + REPLAY_PER_RANK * p as u64;
+    ensure(&what, need).map_err(|e| TraceError::at(file, e))?;
     let eager_limit = match model {
         Model::LogGps(params) => params.S,
         Model::LogGp(_) => u64::MAX,

@@ -793,7 +793,9 @@ pub fn parse_releasing(
     // The columns (19 bytes an event) and each rank's lists and blocks, and what follows.
     let events: usize = counts.iter().sum();
     let (e, p) = (events as u64, nranks as u64);
-    let need = (19 + then.bytes_per_event) * e + (250 + then.bytes_per_rank) * p;
+    use crate::memory::{LOAD_PER_EVENT, LOAD_PER_RANK};
+    let need =
+        (LOAD_PER_EVENT + then.bytes_per_event) * e + (LOAD_PER_RANK + then.bytes_per_rank) * p;
     let what = format!("{} {events} events of {nranks} ranks", then.what);
     crate::memory::ensure(&what, need).map_err(|e| TraceError::at(name, e))?;
     trace.events = Events::fill(&counts, &|rank, sink| {

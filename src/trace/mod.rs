@@ -546,8 +546,8 @@ impl Then {
     /// times (8) beside the events, and each rank's replay state and bookkeeping.
     pub const PREDICT: Then = Then {
         what: "predicting on",
-        bytes_per_event: 12,
-        bytes_per_rank: 256,
+        bytes_per_event: crate::memory::LINK_PER_EVENT + crate::memory::REPLAY_PER_EVENT,
+        bytes_per_rank: crate::memory::REPLAY_PER_RANK,
     };
 }
 
