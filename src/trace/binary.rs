@@ -1,8 +1,8 @@
 //! The binary encoding (`tracer/FORMAT.md`): nom parsers, one per record type, and the writer.
 
 use super::{
-    Comm, Completion, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta, RecvHalf, Routine,
-    Shape, Trace,
+    Checks, Comm, Completion, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta, RecvHalf,
+    Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
@@ -249,6 +249,31 @@ struct Cursor<'t, P> {
     /// A collective record's per-rank counts (likewise).
     counts: Vec<u64>,
     prev_return: u64,
+    rank: usize,
+    checks: &'t Checks,
+    /// A communicator the rank was found a member of before.
+    known_comm: u32,
+    /// Why the record [`record`] failed on is wrong, where that is not its form but what
+    /// [`Checks`] sees: its routine and the message.
+    invalid: Option<(Routine, String)>,
+}
+
+impl<P> Cursor<'_, P> {
+    /// Whether `e` passes [`Checks`]; `source`: a Sendrecv's receive source.
+    #[inline]
+    fn valid(&mut self, e: &Event, source: i32) -> bool {
+        let r = self.rank;
+        match self
+            .checks
+            .event(r, e, self.prev_return, source, &mut self.known_comm)
+        {
+            Ok(()) => true,
+            Err(what) => {
+                self.invalid = Some((e.routine, what));
+                false
+            }
+        }
+    }
 }
 
 fn time<'a>(
@@ -278,6 +303,7 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
     let t_call = time(input, cur.prev_return, gap, "call")?;
     let t_return = time(input, t_call, dur, "return")?;
     let mut e = Event::new(routine, t_call, t_return);
+    let mut source = 0;
     let rest = match routine.shape() {
         Shape::None => {
             cur.events.push(&e);
@@ -308,7 +334,7 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
             rest
         }
         Shape::Sendrecv => {
-            let (rest, (bytes, peer, tag, recv_bytes, source, recv_tag, comm, flags)) =
+            let (rest, (bytes, peer, tag, recv_bytes, recv_source, recv_tag, comm, flags)) =
                 tuple((
                     expect("the bytes sent", uleb),
                     i32_field("the destination"),
@@ -323,11 +349,12 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
                 return fail(rest, format!("receive flags below 4, found {flags}"));
             }
             (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
+            source = recv_source;
             cur.events.push_sendrecv(
                 &e,
                 RecvHalf {
                     bytes: recv_bytes,
-                    source,
+                    source: recv_source,
                     tag: recv_tag,
                 },
             );
@@ -387,14 +414,18 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
             rest
         }
     };
+    // Pushed already: a record found wrong here ends the parse.
+    if !cur.valid(&e, source) {
+        return fail(input, "a valid record");
+    }
     cur.prev_return = t_return;
     Ok((rest, ()))
 }
 
 /// The common records (every shape but Sendrecv, collectives and communicator operations)
 /// decoded without nom: `None` on anything unusual (a field out of range, the data ending,
-/// a LEB128 value of 10 bytes, another shape), before anything is pushed, and [`record`] then
-/// parses the same bytes with its error messages. Accepts exactly what [`record`] accepts.
+/// a LEB128 value of 10 bytes, another shape, a record [`Checks`] finds wrong), before
+/// anything is pushed, and [`record`] then parses the same bytes with its error messages. Accepts exactly what [`record`] accepts.
 fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<&'a [u8]> {
     let mut at = 1;
     let routine = Routine::from_code(*input.first()?)?;
@@ -403,8 +434,8 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
     let t_call = u64::try_from(cur.prev_return as i128 + gap as i128).ok()?;
     let t_return = u64::try_from(t_call as i128 + dur as i128).ok()?;
     let mut e = Event::new(routine, t_call, t_return);
-    match routine.shape() {
-        Shape::None => cur.events.push(&e),
+    let complete = match routine.shape() {
+        Shape::None => false,
         shape @ (Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv) => {
             e.bytes = fast_uleb(input, &mut at)?;
             e.peer = i32::try_from(fast_sleb(input, &mut at)?).ok()?;
@@ -418,7 +449,7 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
             if matches!(shape, Shape::Isend | Shape::Irecv) {
                 e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
             }
-            cur.events.push(&e);
+            false
         }
         Shape::Complete => {
             let n = fast_uleb(input, &mut at)?;
@@ -432,13 +463,20 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
                 let tag = i32::try_from(fast_sleb(input, &mut at)?).ok()?;
                 cur.done.push(Completion { req, source, tag });
             }
-            cur.events.push_complete(&e, &cur.done);
+            true
         }
         Shape::Cancel => {
             e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
-            cur.events.push(&e);
+            false
         }
         Shape::Sendrecv | Shape::Coll | Shape::CommOp => return None,
+    };
+    if !cur.valid(&e, 0) {
+        return None;
+    }
+    match complete {
+        true => cur.events.push_complete(&e, &cur.done),
+        false => cur.events.push(&e),
     }
     cur.prev_return = t_return;
     Some(&input[at..])
@@ -509,7 +547,7 @@ fn chunk(input: &[u8]) -> Res<'_, (u8, u32, &[u8])> {
 /// are 32-bit, and a record's bytes give at most two auxiliary words each.
 const MAX_RANK_BYTES: usize = (1 << 31) - 1;
 
-/// Parses a whole binary trace (not yet validated across ranks).
+/// Parses a whole binary trace, each event checked as it is decoded ([`Checks`]).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     parse_releasing(name, data, &|_, _| {}, super::Then::LOAD)
 }
@@ -628,8 +666,12 @@ pub fn parse_releasing(
     let mut seen_job = false;
     let mut index = None;
     let mut event_chunks: Vec<usize> = Vec::new();
-    // Rank `r`'s event chunks are counted at `first[r + 1]`.
+    // Rank `r`'s event chunks are counted at `first[r + 1]`, its records and their bytes in
+    // `counts[r]` and `bytes[r]` (each chunk's count bounded by its bytes, so that the columns
+    // cannot be over-allocated).
     let mut first = vec![0usize; nranks + 1];
+    let mut counts = vec![0usize; nranks];
+    let mut bytes = vec![0usize; nranks];
     let (mut in_rank_order, mut last_rank) = (true, 0);
     let mut rest = &body[HEADER_LEN..];
     while !rest.is_empty() {
@@ -703,9 +745,33 @@ pub fn parse_releasing(
                 }
             }
             b'E' => {
+                let (rest, n) =
+                    expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
+                if n as usize > rest.len() / 3 {
+                    return Err(TraceError::offset(
+                        name,
+                        c.offset as u64 + CHUNK_HEADER_LEN as u64,
+                        format!(
+                            "expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}",
+                            rest.len() / 3,
+                            c.payload.len()
+                        ),
+                    ));
+                }
+                let rank = c.rank as usize;
+                (counts[rank], bytes[rank]) = (counts[rank] + n as usize, bytes[rank] + rest.len());
+                if bytes[rank] > MAX_RANK_BYTES {
+                    return Err(TraceError::offset(
+                        name,
+                        c.offset as u64,
+                        format!(
+                            "rank {rank} has over {MAX_RANK_BYTES} bytes of event records, the most this build reads per rank"
+                        ),
+                    ));
+                }
                 in_rank_order &= last_rank <= c.rank;
                 last_rank = c.rank;
-                first[c.rank as usize + 1] += 1;
+                first[rank + 1] += 1;
                 event_chunks.push(c.offset);
             }
             _ => {
@@ -760,36 +826,7 @@ pub fn parse_releasing(
             .map(|&off| chunk_at(body, off))
     };
 
-    // Each rank's record count, from its chunks' headers (each bounded by the chunk's bytes,
-    // so this cannot over-allocate), then every rank parsed in place, in parallel.
-    let mut counts = vec![0usize; nranks];
-    for (rank, count) in counts.iter_mut().enumerate() {
-        let bytes: usize = chunks_of(rank).map(|c| c.payload.len()).sum();
-        if bytes > MAX_RANK_BYTES {
-            return Err(TraceError::at(
-                name,
-                format!(
-                    "rank {rank} has {bytes} bytes of event records; this build reads at most {MAX_RANK_BYTES} per rank"
-                ),
-            ));
-        }
-        for c in chunks_of(rank) {
-            let (rest, n) =
-                expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
-            if n as usize > rest.len() / 3 {
-                return Err(TraceError::offset(
-                    name,
-                    c.offset as u64 + CHUNK_HEADER_LEN as u64,
-                    format!(
-                        "expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}",
-                        rest.len() / 3,
-                        c.payload.len()
-                    ),
-                ));
-            }
-            *count += n as usize;
-        }
-    }
+    drop(bytes);
     // The columns (19 bytes an event) and each rank's lists and blocks, and what follows.
     let events: usize = counts.iter().sum();
     let (e, p) = (events as u64, nranks as u64);
@@ -798,12 +835,17 @@ pub fn parse_releasing(
         (LOAD_PER_EVENT + then.bytes_per_event) * e + (LOAD_PER_RANK + then.bytes_per_rank) * p;
     let what = format!("{} {events} events of {nranks} ranks", then.what);
     crate::memory::ensure(&what, need).map_err(|e| TraceError::at(name, e))?;
+    let checks = Checks::new(name, nranks, &trace.comms)?;
     trace.events = Events::fill(&counts, &|rank, sink| {
         let mut cur = Cursor {
             events: sink,
             done: Vec::new(),
             counts: Vec::new(),
             prev_return: 0,
+            rank,
+            checks: &checks,
+            known_comm: 0,
+            invalid: None,
         };
         for c in chunks_of(rank) {
             let (mut rest, n) = le_u32::<_, PErr>(c.payload).map_err(to_err)?;
@@ -813,7 +855,13 @@ pub fn parse_releasing(
                     None => {
                         let index = cur.events.len();
                         record(rest, &mut cur)
-                            .map_err(|e| to_err(e).in_event(rank, index))?
+                            .map_err(|e| match cur.invalid.take() {
+                                Some((routine, what)) => TraceError {
+                                    offset: Some(at(rest)),
+                                    ..TraceError::event(name, rank, index, routine, what)
+                                },
+                                None => to_err(e).in_event(rank, index),
+                            })?
                             .0
                     }
                 };
@@ -1189,8 +1237,14 @@ mod tests {
             i64::MAX as u64,
             u64::MAX,
         ];
+        // Any peer is a rank, communicators 0 and 1 hold rank 0 (most records pass the checks).
+        let one = Comm {
+            id: 1,
+            members: vec![0],
+        };
+        let checks = Checks::new("t", 1 << 24, &[one]).unwrap();
         let (mut fast, mut both) = (0, 0);
-        for case in 0..200_000 {
+        for case in 0..400_000 {
             let mut b = Vec::new();
             let codes = [
                 0u8, 2, 10, 14, 17, 20, 21, 22, 24, 25, 26, 30, 31, 34, 40, 99,
@@ -1235,12 +1289,20 @@ mod tests {
                 done: Vec::new(),
                 counts: Vec::new(),
                 prev_return,
+                rank: 0,
+                checks: &checks,
+                known_comm: 0,
+                invalid: None,
             };
             let mut cb = Cursor {
                 events: &mut eb,
                 done: Vec::new(),
                 counts: Vec::new(),
                 prev_return,
+                rank: 0,
+                checks: &checks,
+                known_comm: 0,
+                invalid: None,
             };
             let slow = record(&b, &mut cb).map(|(rest, ())| rest.len()).ok();
             if let Some(rest) = record_fast(&b, &mut ca) {

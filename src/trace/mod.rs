@@ -384,12 +384,49 @@ impl Trace {
         (t0, end - t0)
     }
 
-    /// Checks what the parsers cannot see record by record: times within each rank, the
-    /// shape of ids and peers, and the communicators events refer to.
+    /// Checks what a parser cannot see in a record alone ([`Checks`]), after parsing: the
+    /// text encoding's way; the binary parser checks as it decodes.
     pub fn validate(&self, file: &str) -> Result<(), TraceError> {
-        let p = self.nranks() as i64;
-        let mut sorted_members: HashMap<u32, Vec<u32>> = HashMap::new();
-        for c in &self.comms {
+        let checks = Checks::new(file, self.nranks(), &self.comms)?;
+        // Rank by rank in parallel; the error reported is the first in rank order.
+        let check_rank = |r: usize| -> Result<(), TraceError> {
+            let ev = self.rank(r);
+            let (mut prev_return, mut known_comm) = (0, 0);
+            for i in 0..ev.len() {
+                let e = ev.event(i);
+                let source = ev.recv_half(i).map_or(0, |h| h.source);
+                checks
+                    .event(r, &e, prev_return, source, &mut known_comm)
+                    .map_err(|what| TraceError::event(file, r, i, e.routine, what))?;
+                prev_return = e.t_return;
+            }
+            Ok(())
+        };
+        match (0..self.nranks())
+            .into_par_iter()
+            .find_map_first(|r| check_rank(r).err())
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What a parser cannot see in a record alone, given the trace's ranks and communicators:
+/// times within each rank, the shape of peers, and the communicators events refer to.
+pub struct Checks {
+    p: i64,
+    /// Each communicator's members, sorted.
+    members: HashMap<u32, Vec<u32>>,
+}
+
+impl Checks {
+    /// The checks for a trace of `nranks` ranks and these communicators, which must list each
+    /// member once, and only world ranks.
+    pub fn new(file: &str, nranks: usize, comms: &[Comm]) -> Result<Checks, TraceError> {
+        let p = nranks as i64;
+        let mut members = HashMap::new();
+        for c in comms {
             if let Some(&m) = c.members.iter().find(|&&m| m as i64 >= p) {
                 return Err(TraceError::at(
                     file,
@@ -407,90 +444,79 @@ impl Trace {
                     format!("communicator {} lists world rank {} twice", c.id, w[0]),
                 ));
             }
-            sorted_members.insert(c.id, sorted);
+            members.insert(c.id, sorted);
         }
-        // Rank by rank in parallel; the error reported is the first in rank order.
-        let check_rank = |r: usize| -> Result<(), TraceError> {
-            let ev = self.rank(r);
-            let mut prev_return = 0u64;
-            for i in 0..ev.len() {
-                // Column by column: only what is checked is read.
-                let (routine, peer) = (ev.routine(i), ev.peer(i));
-                let (t_call, t_return) = (ev.t_call(i), ev.t_return(i));
-                let err = |what: String| Err(TraceError::event(file, r, i, routine, what));
-                if t_return < t_call {
-                    return err(format!(
-                        "return time {t_return} is before call time {t_call}: time goes backwards"
-                    ));
-                }
-                if i > 0 && t_call < prev_return {
-                    return err(format!(
-                        "call time {t_call} is before the previous event's return {prev_return}: time goes backwards"
-                    ));
-                }
-                prev_return = t_return;
-                let peer_ok = |peer: i32| (peer >= 0 && (peer as i64) < p) || peer == PEER_NULL;
-                match routine.shape() {
-                    Shape::Send | Shape::Isend if !peer_ok(peer) => {
-                        return err(format!(
-                            "destination {peer} is not a world rank (0..{p}) or MPI_PROC_NULL"
-                        ));
-                    }
-                    Shape::Recv
-                        if !(peer_ok(peer)
-                            || (routine == Routine::Iprobe && ev.flags(i) & FLAG_FOUND == 0)) =>
-                    {
-                        return err(format!(
-                            "source {peer} is not a world rank (0..{p}) or MPI_PROC_NULL"
-                        ));
-                    }
-                    Shape::Irecv if !peer_ok(peer) && peer != PEER_ANY => {
-                        return err(format!(
-                            "source {peer} is not a world rank, MPI_ANY_SOURCE or MPI_PROC_NULL"
-                        ));
-                    }
-                    Shape::Sendrecv => {
-                        let h = ev.recv_half(i).expect("sendrecv has a receive half");
-                        if !peer_ok(peer) || !peer_ok(h.source) {
-                            return err(format!(
-                                "peers {peer} / {} are not world ranks (0..{p})",
-                                h.source
-                            ));
-                        }
-                    }
-                    Shape::Coll if peer < -1 || peer as i64 >= p => {
-                        return err(format!("root {peer} is not a world rank (0..{p}) or -1"));
-                    }
-                    _ => {}
-                }
-                let uses_comm = !matches!(
-                    routine.shape(),
-                    Shape::None | Shape::Complete | Shape::Cancel
-                );
-                let comm = if uses_comm { ev.comm(i) } else { 0 };
-                if comm != 0 {
-                    match sorted_members.get(&comm) {
-                        None => {
-                            return err(format!("communicator {comm} is not defined in the trace"));
-                        }
-                        Some(m) if m.binary_search(&(r as u32)).is_err() => {
-                            return err(format!(
-                                "rank {r} uses communicator {comm}, which it is not a member of"
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
+        Ok(Checks { p, members })
+    }
+
+    /// What is wrong with event `e` of rank `r`, whose previous event returned at
+    /// `prev_return` (0 before its first); `source`: a Sendrecv's receive source.
+    /// `known_comm`: a communicator other than world found fine for this rank before (0 at
+    /// first), which this updates.
+    #[inline]
+    pub fn event(
+        &self,
+        r: usize,
+        e: &Event,
+        prev_return: u64,
+        source: i32,
+        known_comm: &mut u32,
+    ) -> Result<(), String> {
+        let (p, peer, t_call, t_return) = (self.p, e.peer, e.t_call, e.t_return);
+        if t_return < t_call {
+            return Err(format!(
+                "return time {t_return} is before call time {t_call}: time goes backwards"
+            ));
+        }
+        if t_call < prev_return {
+            return Err(format!(
+                "call time {t_call} is before the previous event's return {prev_return}: time goes backwards"
+            ));
+        }
+        let peer_ok = |peer: i32| (peer >= 0 && (peer as i64) < p) || peer == PEER_NULL;
+        match e.routine.shape() {
+            Shape::Send | Shape::Isend if !peer_ok(peer) => {
+                return Err(format!(
+                    "destination {peer} is not a world rank (0..{p}) or MPI_PROC_NULL"
+                ));
             }
-            Ok(())
-        };
-        match (0..self.nranks())
-            .into_par_iter()
-            .find_map_first(|r| check_rank(r).err())
-        {
-            Some(e) => Err(e),
-            None => Ok(()),
+            Shape::Recv
+                if !(peer_ok(peer)
+                    || (e.routine == Routine::Iprobe && e.flags & FLAG_FOUND == 0)) =>
+            {
+                return Err(format!(
+                    "source {peer} is not a world rank (0..{p}) or MPI_PROC_NULL"
+                ));
+            }
+            Shape::Irecv if !peer_ok(peer) && peer != PEER_ANY => {
+                return Err(format!(
+                    "source {peer} is not a world rank, MPI_ANY_SOURCE or MPI_PROC_NULL"
+                ));
+            }
+            Shape::Sendrecv if !peer_ok(peer) || !peer_ok(source) => {
+                return Err(format!(
+                    "peers {peer} / {source} are not world ranks (0..{p})"
+                ));
+            }
+            Shape::Coll if peer < -1 || peer as i64 >= p => {
+                return Err(format!("root {peer} is not a world rank (0..{p}) or -1"));
+            }
+            Shape::None | Shape::Complete | Shape::Cancel => return Ok(()),
+            _ => {}
         }
+        let comm = e.comm;
+        if comm != 0 && comm != *known_comm {
+            match self.members.get(&comm) {
+                None => return Err(format!("communicator {comm} is not defined in the trace")),
+                Some(m) if m.binary_search(&(r as u32)).is_err() => {
+                    return Err(format!(
+                        "rank {r} uses communicator {comm}, which it is not a member of"
+                    ));
+                }
+                _ => *known_comm = comm,
+            }
+        }
+        Ok(())
     }
 }
 
@@ -624,7 +650,9 @@ fn parse_releasing(
             "the file is empty: expected a loggps trace (binary or text)".to_string(),
         ));
     } else if data.starts_with(b"loggps-trace") || data.starts_with(b"#") {
-        text::parse(name, data)?
+        let trace = text::parse(name, data)?;
+        trace.validate(name)?;
+        trace
     } else {
         return Err(TraceError::offset(
             name,
@@ -635,7 +663,6 @@ fn parse_releasing(
             ),
         ));
     };
-    trace.validate(name)?;
     Ok(trace)
 }
 
@@ -656,6 +683,115 @@ pub fn list_some<T: std::fmt::Display>(items: &[T]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each check of [`Checks`] rejects the same event with the same message in both
+    /// encodings: the text one after parsing, the binary one as it decodes (and there at the
+    /// byte of the event's record); and what they accept (a wildcard source, an Iprobe that
+    /// found nothing, a communicator the rank is in) loads in both.
+    #[test]
+    fn both_encodings_check_events_alike() {
+        let head = "loggps-trace 1\nranks 2\ncomm 1 members 0\n";
+        let bad: &[(&str, usize, &str)] = &[
+            (
+                "0 MPI_Init 0 100\n0 MPI_Finalize 170 150\n",
+                1,
+                "return time 150 is before call time 170",
+            ),
+            (
+                "0 MPI_Init 0 100\n0 MPI_Finalize 90 150\n",
+                1,
+                "call time 90 is before the previous event's return 100",
+            ),
+            (
+                "0 MPI_Send 0 1 bytes=8 peer=2 tag=0\n",
+                0,
+                "destination 2 is not a world rank (0..2)",
+            ),
+            (
+                "0 MPI_Isend 0 1 bytes=8 peer=-1 tag=0 req=0\n",
+                0,
+                "destination -1 is not a world rank",
+            ),
+            (
+                "0 MPI_Recv 0 1 bytes=8 peer=-1 tag=0\n",
+                0,
+                "source -1 is not a world rank (0..2)",
+            ),
+            (
+                "0 MPI_Irecv 0 1 bytes=8 peer=-3 tag=0 req=0\n",
+                0,
+                "source -3 is not a world rank, MPI_ANY_SOURCE",
+            ),
+            (
+                "0 MPI_Sendrecv 0 1 bytes=8 peer=1 recv_bytes=8 source=5\n",
+                0,
+                "peers 1 / 5 are not world ranks",
+            ),
+            (
+                "0 MPI_Init 0 1\n0 MPI_Bcast 2 3 root=2 bytes=8\n",
+                1,
+                "root 2 is not a world rank",
+            ),
+            (
+                "0 MPI_Send 0 1 bytes=8 peer=1 tag=0 comm=7\n",
+                0,
+                "communicator 7 is not defined",
+            ),
+            (
+                "1 MPI_Send 0 1 bytes=8 peer=0 tag=0 comm=1\n",
+                0,
+                "rank 1 uses communicator 1, which it is not a member of",
+            ),
+        ];
+        for &(events, event, message) in bad {
+            let text = format!("{head}{events}");
+            let t = text::parse("t", text.as_bytes()).unwrap();
+            let mut bin = Vec::new();
+            binary::write(&t, &mut bin, true).unwrap();
+            let rank = events.as_bytes()[0] as usize - b'0' as usize;
+            for (name, data) in [("t.txt", text.as_bytes()), ("t.bin", &bin[..])] {
+                let e = parse(name, data).expect_err(events);
+                assert_eq!(
+                    (e.rank, e.event),
+                    (Some(rank), Some(event)),
+                    "{name} {events}: {e}"
+                );
+                assert!(e.message.contains(message), "{name} {events}: {e}");
+                if name == "t.bin" {
+                    let at = e.offset.expect("a byte offset") as usize;
+                    assert_eq!(Some(bin[at]), e.routine.map(|r| r as u8), "{events}: {e}");
+                }
+            }
+        }
+        let good = "0 MPI_Irecv 0 1 bytes=8 peer=-1 tag=0 req=0\n0 MPI_Wait 2 3 done=0:1:0\n\
+            0 MPI_Iprobe 4 5 peer=-1 tag=0 flags=any_source\n0 MPI_Send 6 7 bytes=8 peer=0 tag=0 comm=1\n\
+            0 MPI_Send 8 9 bytes=8 peer=0 tag=0\n1 MPI_Send 0 1 bytes=8 peer=0 tag=0\n";
+        let text = format!("{head}{good}");
+        let t = parse("t.txt", text.as_bytes()).unwrap();
+        let mut bin = Vec::new();
+        binary::write(&t, &mut bin, true).unwrap();
+        assert_eq!(parse("t.bin", &bin).unwrap().events, t.events);
+        // Communicators are checked before any event.
+        for (comm, message) in [
+            (
+                "comm 1 members 0,2",
+                "lists world rank 2, but the trace has 2",
+            ),
+            ("comm 1 members 1,0,1", "lists world rank 1 twice"),
+        ] {
+            let text = format!("loggps-trace 1\nranks 2\n{comm}\n0 MPI_Init 0 1\n");
+            let t = text::parse("t", text.as_bytes()).unwrap();
+            let mut bin = Vec::new();
+            binary::write(&t, &mut bin, true).unwrap();
+            for (name, data) in [("t.txt", text.as_bytes()), ("t.bin", &bin[..])] {
+                let e = parse(name, data).expect_err(comm);
+                assert!(
+                    e.message.contains(message) && e.rank.is_none(),
+                    "{name}: {e}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn parsed_input_is_released_in_whole_units_and_a_loaded_file_reads_the_same() {

@@ -176,7 +176,7 @@ fn keys(shape: Shape) -> &'static [&'static str] {
     }
 }
 
-/// Parses a whole text trace (not yet validated across ranks).
+/// Parses a whole text trace (not yet validated across ranks: [`super::Trace::validate`]).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let text = std::str::from_utf8(data).map_err(|e| {
         let line = data[..e.valid_up_to()]
