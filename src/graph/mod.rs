@@ -8,8 +8,8 @@ mod pages;
 
 use crate::error::TraceError;
 use crate::trace::{
-    FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, Routine, Shape, TAG_ANY, Trace, list_some,
-    par_ranges,
+    CommMembers, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, Routine, Shape, TAG_ANY,
+    Trace, list_some, par_ranges,
 };
 use pages::Pages;
 use rayon::prelude::*;
@@ -629,8 +629,12 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             Some(a)
         })
         .collect();
-    drop(per_rank);
     g.inst_members = vec![(0, 0); total];
+    if let Some(ranks_in) = uniform(trace, &per_rank, &comms, &most) {
+        drop(per_rank);
+        return place_uniform(trace, file, g, &comms, &first, &at, &ranks_in);
+    }
+    drop(per_rank);
     let mut seq: Vec<u32> = vec![0; comms.len()];
     let mut used: Vec<usize> = Vec::new();
     for r in 0..p {
@@ -742,6 +746,143 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
         ));
     }
     Ok(())
+}
+
+/// Each communicator's ranks by world rank: `None` for world (the same), else sorted
+/// `(world rank, communicator rank)` pairs.
+type RanksIn = Vec<Option<Vec<(u32, u32)>>>;
+
+/// The rank of world rank `r` in a communicator, from its [`RanksIn`] entry, if a member.
+fn rank_in(of: &Option<Vec<(u32, u32)>>, r: u32) -> Option<u32> {
+    match of {
+        None => Some(r),
+        Some(pairs) => pairs
+            .binary_search_by_key(&r, |&(w, _)| w)
+            .ok()
+            .map(|k| pairs[k].1),
+    }
+}
+
+/// The communicators' [`RanksIn`] when each member of each of them calls a collective on it the
+/// same number of times (`most`), and no other rank does: the common case, where every
+/// instance is complete and a participant's place in it is its communicator rank. `per_rank`:
+/// each rank's `(communicator, its calls on it)`.
+fn uniform(
+    trace: &Trace,
+    per_rank: &[Vec<(u32, u32)>],
+    comms: &[u32],
+    most: &[u32],
+) -> Option<RanksIn> {
+    let ranks_in: RanksIn = comms
+        .iter()
+        .map(
+            |&c| match trace.comm_members(c).expect("validated communicator") {
+                CommMembers::World(_) => None,
+                CommMembers::List(m) => {
+                    let mut pairs: Vec<(u32, u32)> = (0..).zip(m).map(|(k, &w)| (w, k)).collect();
+                    pairs.sort_unstable();
+                    Some(pairs)
+                }
+            },
+        )
+        .collect();
+    let mut callers = vec![0usize; comms.len()];
+    for (r, on) in per_rank.iter().enumerate() {
+        for &(c, n) in on {
+            let k = comms.binary_search(&c).expect("listed");
+            callers[k] += 1;
+            if n != most[k] || rank_in(&ranks_in[k], r as u32).is_none() {
+                return None;
+            }
+        }
+    }
+    let size = |k: usize| trace.comm_members(comms[k]).map_or(0, |m| m.len());
+    (0..comms.len())
+        .all(|k| callers[k] == size(k))
+        .then_some(ranks_in)
+}
+
+/// [`match_collectives`] in the [`uniform`] case, in parallel: each rank puts its calls in
+/// their instances (instance `(k, s)`, the `s`-th call on communicator `comms[k]`, is bucket
+/// `first[k] + s`, starting at `at[first[k] + s]` of `inst_members`) at its communicator rank
+/// and links them; then the instances are checked.
+fn place_uniform(
+    trace: &Trace,
+    file: &str,
+    g: &mut HbGraph,
+    comms: &[u32],
+    first: &[usize],
+    at: &[usize],
+    ranks_in: &RanksIn,
+) -> Result<(), TraceError> {
+    /// The participants' storage, shared by the ranks: each writes only its own slots.
+    struct Slots(*mut (u32, u32));
+    // SAFETY: each (instance, communicator rank) slot is written by the one rank that has that
+    // communicator rank, once (below); nothing reads them meanwhile.
+    unsafe impl Sync for Slots {}
+    let slots = Slots(g.inst_members.as_mut_ptr());
+    let slots = &slots;
+    par_ranges(&mut g.link[..], &g.start, &|r, links: &mut [u32]| {
+        let ev = trace.rank(r);
+        // `(communicator index, calls so far)`: a rank uses a few communicators.
+        let mut seq: Vec<(usize, usize)> = Vec::new();
+        for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
+            let k = comms.binary_search(&ev.comm(i)).expect("listed");
+            let s = match seq.iter_mut().find(|(c, _)| *c == k) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n - 1
+                }
+                None => {
+                    seq.push((k, 1));
+                    0
+                }
+            };
+            let b = first[k] + s;
+            let slot = at[b] + rank_in(&ranks_in[k], r as u32).expect("a member") as usize;
+            // SAFETY: see `Slots`; `slot` is in bucket b, whose size is the communicator's.
+            unsafe { slots.0.add(slot).write((r as u32, i as u32)) };
+            links[i] = b as u32;
+        }
+        Ok::<(), TraceError>(())
+    })?;
+    g.instances = (0..at.len())
+        .map(|b| {
+            let k = first.partition_point(|&f| f <= b) - 1;
+            let end = at.get(b + 1).copied().unwrap_or(g.inst_members.len());
+            Instance {
+                comm: comms[k],
+                first: at[b] as u32,
+                size: (end - at[b]) as u32,
+            }
+        })
+        .collect();
+    let mismatch = (0..g.instances.len()).into_par_iter().find_map_first(|x| {
+        let (inst, members) = (g.instances[x], g.members(x as u32));
+        let (r0, i0) = members[0];
+        let head = trace.rank(r0 as usize);
+        let (routine, root) = (head.routine(i0 as usize), head.peer(i0 as usize));
+        members.iter().find_map(|&(r, i)| {
+            let ev = trace.rank(r as usize);
+            let (here, here_root) = (ev.routine(i as usize), ev.peer(i as usize));
+            let seq = x - first[comms.binary_search(&inst.comm).expect("listed")];
+            (here != routine || here_root != root).then(|| {
+                TraceError::event(
+                    file,
+                    r as usize,
+                    i as usize,
+                    here,
+                    format!(
+                        "collective #{seq} on communicator {} is {} (root {here_root}) here but {} (root {root}) at rank {r0} event {i0}",
+                        inst.comm,
+                        here.mpi_name(),
+                        routine.mpi_name(),
+                    ),
+                )
+            })
+        })
+    });
+    mismatch.map_or(Ok(()), Err)
 }
 
 /// Whether the message sent by global event `e` goes by rendezvous under eager limit `S`.
@@ -1003,6 +1144,63 @@ mod tests {
             g.warnings[0].contains("MPI_Barrier #1 on communicator 0 is never called by rank(s)"),
             "{:?}",
             g.warnings
+        );
+    }
+
+    /// Where every member of each communicator calls on it equally often, the instances are
+    /// placed rank by rank in parallel; an unfinished collective at the end of one rank sends
+    /// the same trace down the general path, which must find the same instances, members and
+    /// links (and leave the unfinished call out).
+    #[test]
+    fn both_ways_of_grouping_collectives_agree() {
+        // World, comm 5 (world 3, 0, 2) and comm 6 (world 1, 3), calls interleaved per rank.
+        let mut text =
+            String::from("loggps-trace 1\nranks 4\ncomm 5 members 3,0,2\ncomm 6 members 1,3\n");
+        let calls = |r: usize| -> Vec<String> {
+            let mut v = vec!["MPI_Barrier".to_string()];
+            if r != 1 {
+                v.extend(["MPI_Allreduce comm=5".into(), "MPI_Allreduce comm=5".into()]);
+            }
+            if r == 1 || r == 3 {
+                v.extend(["MPI_Bcast root=1 comm=6".into()]);
+            }
+            v.push("MPI_Barrier".into());
+            if r != 1 {
+                v.push("MPI_Allreduce comm=5".into());
+            }
+            if r == 1 || r == 3 {
+                v.push("MPI_Bcast root=3 comm=6".into());
+            }
+            v
+        };
+        for r in 0..4 {
+            for (i, c) in calls(r).iter().enumerate() {
+                let (name, rest) = c.split_once(' ').unwrap_or((c, ""));
+                text += &format!("{r} {name} {} {} {rest}\n", 2 * i, 2 * i + 1);
+            }
+        }
+        let (t, uniform) = build_text(&text);
+        let mut t2 = parse("t.txt", format!("{text}0 MPI_Barrier 100 101\n").as_bytes()).unwrap();
+        t2.complete = false;
+        let general = build(&t2, "t.txt").unwrap();
+        assert_eq!(uniform.instances, general.instances);
+        assert_eq!(uniform.inst_members, general.inst_members);
+        let last = t.rank(0).len();
+        assert_eq!(general.link(0, last), NONE);
+        for r in 0..4 {
+            for i in 0..t.rank(r).len() {
+                assert_eq!(uniform.link(r, i), general.link(r, i), "rank {r} event {i}");
+            }
+        }
+        // 2 world Barriers, 3 Allreduces on comm 5, 2 Bcasts on comm 6, each in communicator
+        // rank order: comm 5's first Allreduce is world 3's event 1, 0's event 1, 2's event 1.
+        assert_eq!(uniform.instances.len(), 7);
+        assert_eq!(uniform.members(2), &[(3, 1), (0, 1), (2, 1)]);
+        assert_eq!(uniform.members(5), &[(1, 1), (3, 3)]);
+        assert!(
+            general.warnings[0].contains("MPI_Barrier #2 on communicator 0"),
+            "{:?}",
+            general.warnings
         );
     }
 
