@@ -425,7 +425,8 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
 /// The common records (every shape but Sendrecv, collectives and communicator operations)
 /// decoded without nom: `None` on anything unusual (a field out of range, the data ending,
 /// a LEB128 value of 10 bytes, another shape, a record [`Checks`] finds wrong), before
-/// anything is pushed, and [`record`] then parses the same bytes with its error messages. Accepts exactly what [`record`] accepts.
+/// anything is pushed, and [`record`] then parses the same bytes with its error messages.
+/// Accepts exactly what [`record`] accepts.
 fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<&'a [u8]> {
     let mut at = 1;
     let routine = Routine::from_code(*input.first()?)?;

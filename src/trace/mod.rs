@@ -764,7 +764,8 @@ mod tests {
             }
         }
         let good = "0 MPI_Irecv 0 1 bytes=8 peer=-1 tag=0 req=0\n0 MPI_Wait 2 3 done=0:1:0\n\
-            0 MPI_Iprobe 4 5 peer=-1 tag=0 flags=any_source\n0 MPI_Send 6 7 bytes=8 peer=0 tag=0 comm=1\n\
+            0 MPI_Iprobe 4 5 peer=-1 tag=0 flags=any_source\n\
+            0 MPI_Send 6 7 bytes=8 peer=0 tag=0 comm=1\n\
             0 MPI_Send 8 9 bytes=8 peer=0 tag=0\n1 MPI_Send 0 1 bytes=8 peer=0 tag=0\n";
         let text = format!("{head}{good}");
         let t = parse("t.txt", text.as_bytes()).unwrap();
