@@ -8,8 +8,8 @@ mod pages;
 
 use crate::error::TraceError;
 use crate::trace::{
-    CommMembers, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, Routine, Shape, TAG_ANY,
-    Trace, list_some, par_ranges,
+    CommMembers, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, RankRequests, Routine, Shape,
+    TAG_ANY, Trace, list_some, par_ranges,
 };
 use pages::Pages;
 use rayon::prelude::*;
@@ -110,7 +110,10 @@ impl Requests {
         }
         let mut done = filled(*start.last().unwrap(), NONE);
         par_ranges(&mut done[..], &start, &|r, reqs: &mut [u32]| {
-            check_requests(trace, file, r, reqs)
+            let mut checked = Vec::with_capacity(reqs.len());
+            rank_requests(trace, file, r, &mut checked)?;
+            reqs.copy_from_slice(&checked);
+            Ok(())
         })?;
         Ok(Requests { start, done })
     }
@@ -125,92 +128,6 @@ impl Requests {
     }
 }
 
-/// Rank `r`'s part of [`Requests::of`]: fills `reqs` (its requests, by id) with the events
-/// completing them.
-fn check_requests(trace: &Trace, file: &str, r: usize, reqs: &mut [u32]) -> Result<(), TraceError> {
-    let ev = trace.rank(r);
-    let mut created = 0;
-    for i in 0..ev.len() {
-        let routine = ev.routine(i);
-        if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
-            if !ev.creates_request(i) {
-                let id = ev.id(i);
-                return Err(TraceError::event(
-                    file,
-                    r,
-                    i,
-                    routine,
-                    format!(
-                        "expected request id {created} (ids are per-rank sequence numbers), found {id}"
-                    ),
-                ));
-            }
-            created += 1;
-        }
-        for req in ev.completed_reqs(i) {
-            let Some(slot) = reqs[..created].get_mut(req as usize) else {
-                return Err(TraceError::event(
-                    file,
-                    r,
-                    i,
-                    routine,
-                    format!("completes request {req} which no earlier call created"),
-                ));
-            };
-            if *slot != NONE {
-                return Err(TraceError::event(
-                    file,
-                    r,
-                    i,
-                    routine,
-                    format!(
-                        "completes request {req} a second time (event {} completed it already)",
-                        *slot
-                    ),
-                ));
-            }
-            *slot = i as u32;
-        }
-        if routine == Routine::Cancel && ev.id(i) as usize >= created {
-            return Err(TraceError::event(
-                file,
-                r,
-                i,
-                routine,
-                format!("cancels request {} which no earlier call created", ev.id(i)),
-            ));
-        }
-    }
-    if trace.complete
-        && let Some(req) = reqs.iter().position(|&d| d == NONE)
-    {
-        let i = ev.req_origin(req as u32).expect("created in sequence") as usize;
-        return Err(TraceError::event(
-            file,
-            r,
-            i,
-            ev.routine(i),
-            format!("request {req} is never completed by a Wait or Test"),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks every rank's requests as [`Requests::of`] does, a rank at a time: the error of the
-/// lowest rank that has one.
-fn check_all_requests(trace: &Trace, file: &str) -> Result<(), TraceError> {
-    let first_error = (0..trace.nranks())
-        .into_par_iter()
-        .map_init(Vec::new, |done, r| {
-            rank_requests(trace, file, r, done).err()
-        })
-        .find_first(Option::is_some);
-    match first_error {
-        Some(Some(e)) => Err(e),
-        _ => Ok(()),
-    }
-}
-
 /// Rank `r`'s requests, checked: `done[req]` is the event that completed request `req`.
 fn rank_requests(
     trace: &Trace,
@@ -218,9 +135,12 @@ fn rank_requests(
     r: usize,
     done: &mut Vec<u32>,
 ) -> Result<(), TraceError> {
-    done.clear();
-    done.resize(trace.rank(r).requests(), NONE);
-    check_requests(trace, file, r, done)
+    let mut reqs = RankRequests {
+        done: std::mem::take(done),
+    };
+    let checked = trace.rank_requests(file, r, &mut reqs);
+    *done = reqs.done;
+    checked
 }
 
 /// The actual `(source, tag)` a receive-side event matched, if known. `done(req)` is the
@@ -264,8 +184,9 @@ fn recv_key(
     }
 }
 
-/// Builds the graph and checks it: every message matched, every request completed once,
-/// every collective called by all members of its communicator with the same routine and root.
+/// Builds the graph of a loaded trace (whose loading checked its events and requests) and
+/// checks it: every message matched, every collective called by all members of its
+/// communicator with the same routine and root.
 pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     let p = trace.nranks();
     let start = trace.events.offsets().to_vec();
@@ -280,7 +201,6 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
         ));
     }
 
-    check_all_requests(trace, file)?;
     // The links, and the sends bucketed by destination (at most one an event).
     use crate::memory::{LINK_PER_EVENT, SEND_PER_EVENT, ensure};
     let events = trace.events.len();
@@ -1233,19 +1153,23 @@ mod tests {
     #[test]
     fn requests_out_of_sequence_are_named() {
         // Request ids 0, 2, 1: the second Isend is the one out of sequence, though a request
-        // with the next id follows it.
-        let t = parse(
-            "t.txt",
-            b"loggps-trace 1\nranks 2\n\
+        // with the next id follows it. The text parser keeps the ids; loading checks them.
+        let text = b"loggps-trace 1\nranks 2\n\
               0 MPI_Isend 0 1 bytes=1 peer=1 req=0\n0 MPI_Isend 2 3 bytes=1 peer=1 req=2\n\
-              0 MPI_Isend 4 5 bytes=1 peer=1 req=1\n0 MPI_Waitall 6 7 done=0:-1:-1,1:-1:-1,2:-1:-1\n",
-        )
-        .unwrap();
+              0 MPI_Isend 4 5 bytes=1 peer=1 req=1\n0 MPI_Waitall 6 7 done=0:-1:-1,1:-1:-1,2:-1:-1\n";
+        let t = crate::trace::text::parse("t.txt", text).unwrap();
         assert_eq!(t.rank(0).id(1), 2);
-        let e = build(&t, "t.txt").unwrap_err().to_string();
+        let e = parse("t.txt", text).unwrap_err().to_string();
         assert!(
             e.contains("rank 0, event 1")
                 && e.contains("expected request id 1 (ids are per-rank sequence numbers), found 2"),
+            "{e}"
+        );
+        let mut bin = Vec::new();
+        crate::trace::binary::write(&t, &mut bin, true).unwrap();
+        let e = parse("t.bin", &bin).unwrap_err().to_string();
+        assert!(
+            e.contains("rank 0, event 1") && e.contains("found 2"),
             "{e}"
         );
     }

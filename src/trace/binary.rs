@@ -1,8 +1,8 @@
 //! The binary encoding (`tracer/FORMAT.md`): nom parsers, one per record type, and the writer.
 
 use super::{
-    Checks, Comm, Completion, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta, RecvHalf,
-    Routine, Shape, Trace,
+    Checks, Comm, Completion, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta, RankRequests,
+    RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
@@ -253,20 +253,26 @@ struct Cursor<'t, P> {
     checks: &'t Checks,
     /// A communicator the rank was found a member of before.
     known_comm: u32,
+    /// The rank's requests so far.
+    requests: &'t mut RankRequests,
     /// Why the record [`record`] failed on is wrong, where that is not its form but what
     /// [`Checks`] sees: its routine and the message.
     invalid: Option<(Routine, String)>,
 }
 
 impl<P> Cursor<'_, P> {
-    /// Whether `e` passes [`Checks`]; `source`: a Sendrecv's receive source.
+    /// Whether `e`, the rank's event `i`, passes [`Checks`] and its [`RankRequests`] (which
+    /// then record it); `source`: a Sendrecv's receive source. A completion call's requests
+    /// are in `done`.
     #[inline]
-    fn valid(&mut self, e: &Event, source: i32) -> bool {
+    fn valid(&mut self, i: usize, e: &Event, source: i32) -> bool {
         let r = self.rank;
-        match self
+        let completed = self.done.iter().map(|c| c.req);
+        let checked = self
             .checks
             .event(r, e, self.prev_return, source, &mut self.known_comm)
-        {
+            .and_then(|()| self.requests.event(i as u32, e, completed));
+        match checked {
             Ok(()) => true,
             Err(what) => {
                 self.invalid = Some((e.routine, what));
@@ -303,7 +309,7 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
     let t_call = time(input, cur.prev_return, gap, "call")?;
     let t_return = time(input, t_call, dur, "return")?;
     let mut e = Event::new(routine, t_call, t_return);
-    let mut source = 0;
+    let (index, mut source) = (cur.events.pushed(), 0);
     let rest = match routine.shape() {
         Shape::None => {
             cur.events.push(&e);
@@ -415,7 +421,7 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
         }
     };
     // Pushed already: a record found wrong here ends the parse.
-    if !cur.valid(&e, source) {
+    if !cur.valid(index, &e, source) {
         return fail(input, "a valid record");
     }
     cur.prev_return = t_return;
@@ -472,7 +478,7 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
         }
         Shape::Sendrecv | Shape::Coll | Shape::CommOp => return None,
     };
-    if !cur.valid(&e, 0) {
+    if !cur.valid(cur.events.pushed(), &e, 0) {
         return None;
     }
     match complete {
@@ -837,44 +843,59 @@ pub fn parse_releasing(
     let what = format!("{} {events} events of {nranks} ranks", then.what);
     crate::memory::ensure(&what, need).map_err(|e| TraceError::at(name, e))?;
     let checks = Checks::new(name, nranks, &trace.comms)?;
+    let complete = trace.complete;
+    thread_local! {
+        /// A rank's requests, for the next rank parsed on this thread.
+        static REQUESTS: std::cell::RefCell<RankRequests> = Default::default();
+    }
     trace.events = Events::fill(&counts, &|rank, sink| {
-        let mut cur = Cursor {
-            events: sink,
-            done: Vec::new(),
-            counts: Vec::new(),
-            prev_return: 0,
-            rank,
-            checks: &checks,
-            known_comm: 0,
-            invalid: None,
-        };
-        for c in chunks_of(rank) {
-            let (mut rest, n) = le_u32::<_, PErr>(c.payload).map_err(to_err)?;
-            for _ in 0..n {
-                rest = match record_fast(rest, &mut cur) {
-                    Some(r) => r,
-                    None => {
-                        let index = cur.events.len();
-                        record(rest, &mut cur)
-                            .map_err(|e| match cur.invalid.take() {
-                                Some((routine, what)) => TraceError {
-                                    offset: Some(at(rest)),
-                                    ..TraceError::event(name, rank, index, routine, what)
-                                },
-                                None => to_err(e).in_event(rank, index),
-                            })?
-                            .0
-                    }
-                };
+        REQUESTS.with_borrow_mut(|requests| {
+            requests.done.clear();
+            let mut cur = Cursor {
+                events: sink,
+                done: Vec::new(),
+                counts: Vec::new(),
+                prev_return: 0,
+                rank,
+                checks: &checks,
+                known_comm: 0,
+                requests,
+                invalid: None,
+            };
+            for c in chunks_of(rank) {
+                let (mut rest, n) = le_u32::<_, PErr>(c.payload).map_err(to_err)?;
+                for _ in 0..n {
+                    rest = match record_fast(rest, &mut cur) {
+                        Some(r) => r,
+                        None => {
+                            let index = cur.events.len();
+                            record(rest, &mut cur)
+                                .map_err(|e| match cur.invalid.take() {
+                                    Some((routine, what)) => TraceError {
+                                        offset: Some(at(rest)),
+                                        ..TraceError::event(name, rank, index, routine, what)
+                                    },
+                                    None => to_err(e).in_event(rank, index),
+                                })?
+                                .0
+                        }
+                    };
+                }
+                whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+                let end = at(c.payload) as usize + c.payload.len();
+                let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
+                if to > from {
+                    release(from * RELEASE_UNIT, (to - from) * RELEASE_UNIT);
+                }
             }
-            whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
-            let end = at(c.payload) as usize + c.payload.len();
-            let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
-            if to > from {
-                release(from * RELEASE_UNIT, (to - from) * RELEASE_UNIT);
+            match cur.requests.never_done() {
+                Some((req, what)) if complete => {
+                    let (i, routine) = cur.events.origin(req).expect("created in sequence");
+                    Err(TraceError::event(name, rank, i, routine, what))
+                }
+                _ => Ok(()),
             }
-        }
-        Ok(())
+        })
     })?;
     Ok(trace)
 }
@@ -1244,8 +1265,11 @@ mod tests {
             members: vec![0],
         };
         let checks = Checks::new("t", 1 << 24, &[one]).unwrap();
+        let created = RankRequests {
+            done: vec![super::super::NOT_DONE],
+        };
         let (mut fast, mut both) = (0, 0);
-        for case in 0..400_000 {
+        for case in 0..500_000 {
             let mut b = Vec::new();
             let codes = [
                 0u8, 2, 10, 14, 17, 20, 21, 22, 24, 25, 26, 30, 31, 34, 40, 99,
@@ -1285,6 +1309,7 @@ mod tests {
             };
             ea.push(&creator);
             eb.push(&creator);
+            let (mut requests_ca, mut requests_cb) = (created.clone(), created.clone());
             let mut ca = Cursor {
                 events: &mut ea,
                 done: Vec::new(),
@@ -1293,6 +1318,7 @@ mod tests {
                 rank: 0,
                 checks: &checks,
                 known_comm: 0,
+                requests: &mut requests_ca,
                 invalid: None,
             };
             let mut cb = Cursor {
@@ -1303,6 +1329,7 @@ mod tests {
                 rank: 0,
                 checks: &checks,
                 known_comm: 0,
+                requests: &mut requests_cb,
                 invalid: None,
             };
             let slow = record(&b, &mut cb).map(|(rest, ())| rest.len()).ok();

@@ -949,6 +949,18 @@ impl Push for Sink<'_> {
         let (tag, _) = self.extra.keys[c.k_base[oi / BLOCK] as usize + c.key[oi] as usize];
         implied_status(c.routine[oi], c.peer[oi], tag, c.flags[oi])
     }
+
+    fn pushed(&self) -> usize {
+        self.next
+    }
+
+    fn origin(&self, req: u32) -> Option<(usize, Routine)> {
+        let c = &self.cols;
+        let filled = blocks(self.next);
+        let (base, bits) = (&c.r_base[..filled], &c.r_bits[..filled]);
+        let oi = find_origin(base, bits, self.next, req, None, filled.saturating_sub(1))?;
+        Some((oi, c.routine[oi]))
+    }
 }
 
 impl Push for Events {
@@ -958,6 +970,16 @@ impl Push for Events {
 
     fn implied(&self, req: u32) -> Option<(i32, i32)> {
         self.implied_last(req)
+    }
+
+    fn pushed(&self) -> usize {
+        self.rank(self.nranks() - 1).len()
+    }
+
+    fn origin(&self, req: u32) -> Option<(usize, Routine)> {
+        let ev = self.rank(self.nranks() - 1);
+        let oi = ev.req_origin(req)? as usize;
+        Some((oi, ev.routine(oi)))
     }
 }
 
@@ -970,6 +992,14 @@ pub trait Push {
     /// The status request `req` reports unless the trace says otherwise.
     #[doc(hidden)]
     fn implied(&self, req: u32) -> Option<(i32, i32)>;
+
+    /// The events of the rank pushed so far.
+    #[doc(hidden)]
+    fn pushed(&self) -> usize;
+
+    /// The event that created request `req` in sequence, and its routine.
+    #[doc(hidden)]
+    fn origin(&self, req: u32) -> Option<(usize, Routine)>;
 
     /// Appends an event with no variable-length part.
     fn push(&mut self, e: &Event) {
@@ -1293,7 +1323,7 @@ impl<'a> Rank<'a> {
     /// The ids of the requests a `complete` record completed, without their statuses (which
     /// cost a look at each request's creator).
     #[inline]
-    pub fn completed_reqs(&self, i: usize) -> impl Iterator<Item = u32> + 'a {
+    pub fn completed_reqs(&self, i: usize) -> impl Iterator<Item = u32> + Clone + 'a {
         let (mut range, mut words, _) = self.completed_parts(i);
         std::iter::from_fn(move || {
             if let Some(req) = range.next() {

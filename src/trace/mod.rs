@@ -384,8 +384,8 @@ impl Trace {
         (t0, end - t0)
     }
 
-    /// Checks what a parser cannot see in a record alone ([`Checks`]), after parsing: the
-    /// text encoding's way; the binary parser checks as it decodes.
+    /// Checks what a parser cannot see in a record alone ([`Checks`], [`RankRequests`]),
+    /// after parsing: the text encoding's way; the binary parser checks as it decodes.
     pub fn validate(&self, file: &str) -> Result<(), TraceError> {
         let checks = Checks::new(file, self.nranks(), &self.comms)?;
         // Rank by rank in parallel; the error reported is the first in rank order.
@@ -400,7 +400,7 @@ impl Trace {
                     .map_err(|what| TraceError::event(file, r, i, e.routine, what))?;
                 prev_return = e.t_return;
             }
-            Ok(())
+            self.rank_requests(file, r, &mut RankRequests::default())
         };
         match (0..self.nranks())
             .into_par_iter()
@@ -408,6 +408,29 @@ impl Trace {
         {
             Some(e) => Err(e),
             None => Ok(()),
+        }
+    }
+
+    /// Rank `r`'s requests, checked ([`RankRequests`]) into `reqs`.
+    pub fn rank_requests(
+        &self,
+        file: &str,
+        r: usize,
+        reqs: &mut RankRequests,
+    ) -> Result<(), TraceError> {
+        reqs.done.clear();
+        let ev = self.rank(r);
+        for i in 0..ev.len() {
+            let e = ev.event(i);
+            reqs.event(i as u32, &e, ev.completed_reqs(i))
+                .map_err(|what| TraceError::event(file, r, i, e.routine, what))?;
+        }
+        match reqs.never_done() {
+            Some((req, what)) if self.complete => {
+                let i = ev.req_origin(req).expect("created in sequence") as usize;
+                Err(TraceError::event(file, r, i, ev.routine(i), what))
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -517,6 +540,76 @@ impl Checks {
             }
         }
         Ok(())
+    }
+}
+
+/// A rank's requests as its events come, checked: created in sequence (ids 0, 1, …), each
+/// completed once by a later call, cancelled only once created. `done[req]` is the event that
+/// completed request `req` ([`NOT_DONE`]: none yet); in a complete trace, every request must
+/// have one by the rank's end ([`RankRequests::never_done`]). 4 bytes a request of the rank.
+#[derive(Clone, Debug, Default)]
+pub struct RankRequests {
+    pub done: Vec<u32>,
+}
+
+/// No event completed the request.
+pub const NOT_DONE: u32 = u32::MAX;
+
+impl RankRequests {
+    /// What is wrong with event `i`, `e`, whose completed requests (for a completion call)
+    /// are `completed`. Nothing is recorded of an event found wrong.
+    #[inline]
+    pub fn event(
+        &mut self,
+        i: u32,
+        e: &Event,
+        completed: impl Iterator<Item = u32> + Clone,
+    ) -> Result<(), String> {
+        let created = self.done.len();
+        match e.routine.shape() {
+            Shape::Isend | Shape::Irecv if e.id != created as i64 => Err(format!(
+                "expected request id {created} (ids are per-rank sequence numbers), found {}",
+                e.id
+            )),
+            Shape::Isend | Shape::Irecv => {
+                self.done.push(NOT_DONE);
+                Ok(())
+            }
+            Shape::Complete => {
+                for (k, req) in completed.clone().enumerate() {
+                    let wrong = match self.done.get(req as usize) {
+                        None => format!("completes request {req} which no earlier call created"),
+                        Some(&NOT_DONE) => {
+                            self.done[req as usize] = i;
+                            continue;
+                        }
+                        Some(&by) => format!(
+                            "completes request {req} a second time (event {by} completed it already)"
+                        ),
+                    };
+                    // Those before it in this call were not done before it (else it stopped).
+                    for req in completed.take(k) {
+                        self.done[req as usize] = NOT_DONE;
+                    }
+                    return Err(wrong);
+                }
+                Ok(())
+            }
+            Shape::Cancel if !(0..created as i64).contains(&e.id) => Err(format!(
+                "cancels request {} which no earlier call created",
+                e.id
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The first request no event completed, and what to say of it at its creator.
+    pub fn never_done(&self) -> Option<(u32, String)> {
+        let req = self.done.iter().position(|&d| d == NOT_DONE)? as u32;
+        Some((
+            req,
+            format!("request {req} is never completed by a Wait or Test"),
+        ))
     }
 }
 
@@ -684,9 +777,9 @@ pub fn list_some<T: std::fmt::Display>(items: &[T]) -> String {
 mod tests {
     use super::*;
 
-    /// Each check of [`Checks`] rejects the same event with the same message in both
-    /// encodings: the text one after parsing, the binary one as it decodes (and there at the
-    /// byte of the event's record); and what they accept (a wildcard source, an Iprobe that
+    /// Each check of [`Checks`] and [`RankRequests`] rejects the same event with the same
+    /// message in both encodings: the text one after parsing, the binary one as it decodes
+    /// (and there at the byte of the event's record); and what they accept (a wildcard source, an Iprobe that
     /// found nothing, a communicator the rank is in) loads in both.
     #[test]
     fn both_encodings_check_events_alike() {
@@ -742,6 +835,45 @@ mod tests {
                 0,
                 "rank 1 uses communicator 1, which it is not a member of",
             ),
+            // Requests (RankRequests).
+            (
+                "0 MPI_Isend 0 1 bytes=8 peer=1 tag=0 req=1\n",
+                0,
+                "expected request id 0 (ids are per-rank sequence numbers), found 1",
+            ),
+            (
+                "0 MPI_Wait 0 1 done=3:-1:-1\n",
+                0,
+                "completes request 3 which no earlier call created",
+            ),
+            (
+                "0 MPI_Isend 0 1 bytes=8 peer=1 tag=0 req=0\n0 MPI_Wait 2 3 done=0:-1:-1\n\
+                 0 MPI_Wait 4 5 done=0:-1:-1\n",
+                2,
+                "completes request 0 a second time (event 1 completed it already)",
+            ),
+            (
+                "0 MPI_Isend 0 1 bytes=8 peer=1 tag=0 req=0\n0 MPI_Waitall 2 3 done=0:-1:-1,0:-1:-1\n",
+                1,
+                "completes request 0 a second time (event 1 completed it already)",
+            ),
+            // Request 0 is taken back when request 5 fails: the binary parser's second
+            // reading of the record (for its message) must not find it completed already.
+            (
+                "0 MPI_Isend 0 1 bytes=8 peer=1 tag=0 req=0\n0 MPI_Waitall 2 3 done=0:-1:-1,5:-1:-1\n",
+                1,
+                "completes request 5 which no earlier call created",
+            ),
+            (
+                "0 MPI_Cancel 0 1 req=0\n",
+                0,
+                "cancels request 0 which no earlier call created",
+            ),
+            (
+                "0 MPI_Init 0 1\n0 MPI_Irecv 2 3 bytes=8 peer=1 tag=0 req=0\n",
+                1,
+                "request 0 is never completed by a Wait or Test",
+            ),
         ];
         for &(events, event, message) in bad {
             let text = format!("{head}{events}");
@@ -757,10 +889,17 @@ mod tests {
                     "{name} {events}: {e}"
                 );
                 assert!(e.message.contains(message), "{name} {events}: {e}");
-                if name == "t.bin" {
+                // Known at the rank's end: no byte to name.
+                if name == "t.bin" && !message.contains("never completed") {
                     let at = e.offset.expect("a byte offset") as usize;
                     assert_eq!(Some(bin[at]), e.routine.map(|r| r as u8), "{events}: {e}");
                 }
+            }
+            // An unfinished binary trace may leave requests uncompleted.
+            if message.contains("never completed") {
+                let mut bin = Vec::new();
+                binary::write(&t, &mut bin, false).unwrap();
+                assert!(!parse("t.bin", &bin).unwrap().complete);
             }
         }
         let good = "0 MPI_Irecv 0 1 bytes=8 peer=-1 tag=0 req=0\n0 MPI_Wait 2 3 done=0:1:0\n\
