@@ -59,6 +59,16 @@ struct Side {
 // SAFETY: four integers.
 unsafe impl pages::Zeroable for Side {}
 
+impl Side {
+    /// `(channel, event)` as one number, to sort by: a 128-bit comparison where the tuple took
+    /// four.
+    #[inline]
+    fn order(&self) -> u128 {
+        let tag = (self.tag as u32 ^ 1 << 31) as u128; // i32 order as u32 order
+        (self.comm as u128) << 96 | (self.src as u128) << 64 | tag << 32 | self.event as u128
+    }
+}
+
 impl HbGraph {
     /// What event `i` of rank `r` is linked to: its message's partner event (a global index,
     /// see [`crate::trace::Events::locate`]), its collective instance, or [`NONE`].
@@ -372,9 +382,9 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     let unmatched: Mutex<Vec<(bool, usize, Side)>> = Mutex::new(Vec::new());
     let channel = |x: &Side| (x.comm, x.src, x.tag);
     par_ranges(&mut bucketed[..], &start, &|d, sends: &mut [Side]| {
-        sends.sort_unstable_by_key(|x| (channel(x), x.event));
+        sends.sort_unstable_by_key(Side::order);
         let mut recvs = receives(trace, file, d)?;
-        recvs.sort_unstable_by_key(|x| (channel(x), x.event));
+        recvs.sort_unstable_by_key(Side::order);
         let ev = trace.rank(d);
         let probes = (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
         let (mut mine, mut lost, mut by_recv) = (Vec::new(), Vec::new(), Vec::new());
@@ -1122,6 +1132,38 @@ mod tests {
             "{:?}",
             general.warnings
         );
+    }
+
+    /// The sort key orders sides as the `(comm, src, tag, event)` tuple that matching compares,
+    /// negative tags and the ends of every range included.
+    #[test]
+    fn side_order_is_the_tuple_order() {
+        let (u, t) = (
+            [0, 1, 7, u32::MAX - 1, u32::MAX],
+            [i32::MIN, -1, 0, 1, i32::MAX],
+        );
+        let mut sides = Vec::new();
+        for (k, &tag) in t.iter().enumerate() {
+            for (j, &a) in u.iter().enumerate() {
+                let b = u[(j + k) % u.len()];
+                sides.push(Side {
+                    comm: a,
+                    src: b,
+                    tag,
+                    event: u[(j + 2 * k) % u.len()],
+                });
+                sides.push(Side {
+                    comm: b,
+                    src: a,
+                    tag,
+                    event: a,
+                });
+            }
+        }
+        let mut by_key = sides.clone();
+        by_key.sort_unstable_by_key(Side::order);
+        sides.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event));
+        assert!(by_key == sides);
     }
 
     #[test]
