@@ -2,7 +2,7 @@
 # The scale benchmark (issue 7): generates a fixed set of synthetic traces (cached in $BENCH_DIR)
 # and prints, for each, the figures of `loggps-predict bench` at 1 thread and at all threads:
 # parse GB/s and events/s, graph-build events/s, replay events/s, end-to-end events/s, peak RSS
-# and bytes per event. Figures, not assertions: machines are shared and noisy; compare ratios
+# and bytes per event, and at all threads the speedup over 1 thread (end to end, same run). Figures, not assertions: machines are shared and noisy; compare ratios
 # measured in one run.
 #
 #   tests/bench/run.sh                 # the whole set
@@ -32,18 +32,22 @@ spec() {
   esac
 }
 
-printf '%-7s %7s %11s %8s | %9s %11s %11s %11s %11s | %9s %8s\n' case threads events GB \
-  parse_GB/s parse_ev/s graph_ev/s replay_ev/s total_ev/s total_s B/event
+printf '%-7s %7s %11s %8s | %9s %11s %11s %11s %11s | %9s %8s %8s\n' case threads events GB \
+  parse_GB/s parse_ev/s graph_ev/s replay_ev/s total_ev/s total_s B/event speedup
 for c in $CASES; do
   f="$BENCH_DIR/$c.bin"
   [ -f "$f" ] || "$BIN" synth $(spec "$c") -o "$f" 2>/dev/null
   cat "$f" > /dev/null   # parse figures are for a file in the page cache, not for the disk
+  one=""  # total_s at 1 thread: the speedup column is that over this run's total_s
   for t in 1 $(nproc); do
-    "$BIN" bench "$f" --platform myrinet --threads "$t" 2>/dev/null | awk -v c="$c" '
+    row=$("$BIN" bench "$f" --platform myrinet --threads "$t" 2>/dev/null | awk -v c="$c" -v one="$one" '
       /"threads"/ {th=$2} /"events"/ {ev=$2} /"file_bytes"/ {fb=$2} /"parse_gb_per_s"/ {pg=$2}
       /"parse_events_per_s"/ {pe=$2} /"graph_events_per_s"/ {ge=$2} /"replay_events_per_s"/ {re=$2}
       /"total_events_per_s"/ {te=$2} /"total_s"/ {ts=$2} /"peak_bytes_per_event"/ {be=$2}
-      END { gsub(",", "", th); printf "%-7s %7s %11d %8.2f | %9.2f %11.3g %11.3g %11.3g %11.3g | %9.2f %8.1f\n",
-            c, th, ev, fb/1e9, pg, pe, ge, re, te, ts, be }'
+      END { gsub(",", "", th); gsub(",", "", ts)
+            printf "%-7s %7s %11d %8.2f | %9.2f %11.3g %11.3g %11.3g %11.3g | %9.2f %8.1f %8.2f %s\n",
+            c, th, ev, fb/1e9, pg, pe, ge, re, te, ts, be, (one == "" ? 1 : one / ts), ts }')
+    echo "${row% *}"
+    one=${one:-${row##* }}
   done
 done
