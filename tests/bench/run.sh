@@ -2,8 +2,8 @@
 # The scale benchmark (issue 7): generates a fixed set of synthetic traces (cached in $BENCH_DIR)
 # and prints, for each, the figures of `loggps-predict bench` at 1 thread and at all threads:
 # parse GB/s and events/s, graph-build events/s, replay events/s, end-to-end events/s, peak RSS
-# and bytes per event, and at all threads the speedup over 1 thread (end to end, same run). Figures, not assertions: machines are shared and noisy; compare ratios
-# measured in one run.
+# and bytes per event, and at all threads the speedup over 1 thread (end to end, same run).
+# Figures, not assertions: machines are shared and noisy; compare ratios measured in one run.
 #
 #   tests/bench/run.sh                 # the whole set
 #   CASES="diss a2a" tests/bench/run.sh
