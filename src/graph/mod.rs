@@ -120,9 +120,9 @@ impl Requests {
         }
         let mut done = filled(*start.last().unwrap(), NONE);
         par_ranges(&mut done[..], &start, &|r, reqs: &mut [u32]| {
-            let mut checked = Vec::with_capacity(reqs.len());
-            rank_requests(trace, file, r, &mut checked)?;
-            reqs.copy_from_slice(&checked);
+            let mut checked = RankRequests::default();
+            trace.rank_requests(file, r, &mut checked)?;
+            reqs.copy_from_slice(&checked.done);
             Ok(())
         })?;
         Ok(Requests { start, done })
@@ -136,21 +136,6 @@ impl Requests {
             .copied()
             .unwrap_or(NONE)
     }
-}
-
-/// Rank `r`'s requests, checked: `done[req]` is the event that completed request `req`.
-fn rank_requests(
-    trace: &Trace,
-    file: &str,
-    r: usize,
-    done: &mut Vec<u32>,
-) -> Result<(), TraceError> {
-    let mut reqs = RankRequests {
-        done: std::mem::take(done),
-    };
-    let checked = trace.rank_requests(file, r, &mut reqs);
-    *done = reqs.done;
-    checked
 }
 
 /// The actual `(source, tag)` a receive-side event matched, if known. `done(req)` is the
@@ -242,14 +227,16 @@ fn receives(trace: &Trace, file: &str, r: usize) -> Result<Vec<Side>, TraceError
         .collect();
     cancelled.sort_unstable();
     // The rank's request table, made at the first wildcard receive (checked already).
-    let mut reqs: Option<Vec<u32>> = None;
+    let mut reqs: Option<RankRequests> = None;
     let mut done = |req: u32| {
         let reqs = reqs.get_or_insert_with(|| {
-            let mut done = Vec::new();
-            rank_requests(trace, file, r, &mut done).expect("checked before matching");
-            done
+            let mut reqs = RankRequests::default();
+            trace
+                .rank_requests(file, r, &mut reqs)
+                .expect("checked when the trace loaded");
+            reqs
         });
-        reqs.get(req as usize).copied().unwrap_or(NONE)
+        reqs.done.get(req as usize).copied().unwrap_or(NONE)
     };
     let mut v = Vec::new();
     for i in 0..ev.len() {
@@ -600,26 +587,8 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             let n = n as usize;
             let group = &g.inst_members[from..from + n];
             from += n;
-            let (r0, i0) = group[0];
-            let head = trace.rank(r0 as usize);
-            let (routine, root) = (head.routine(i0 as usize), head.peer(i0 as usize));
-            for &(r, i) in group {
-                let ev = trace.rank(r as usize);
-                let (here, here_root) = (ev.routine(i as usize), ev.peer(i as usize));
-                if here != routine || here_root != root {
-                    return Err(TraceError::event(
-                        file,
-                        r as usize,
-                        i as usize,
-                        here,
-                        format!(
-                            "collective #{seq} on communicator {comm} is {} (root {here_root}) here but {} (root {root}) at rank {r0} event {i0}",
-                            here.mpi_name(),
-                            routine.mpi_name(),
-                        ),
-                    ));
-                }
-            }
+            same_call(trace, file, comm, seq, group)?;
+            let routine = trace.rank(group[0].0 as usize).routine(group[0].1 as usize);
             let is_member = |r: u32| sorted.binary_search(&r).is_ok();
             if let Some(&(r, _)) = group.iter().find(|x| !is_member(x.0)) {
                 return Err(TraceError::at(
@@ -788,31 +757,43 @@ fn place_uniform(
         })
         .collect();
     let mismatch = (0..g.instances.len()).into_par_iter().find_map_first(|x| {
-        let (inst, members) = (g.instances[x], g.members(x as u32));
-        let (r0, i0) = members[0];
-        let head = trace.rank(r0 as usize);
-        let (routine, root) = (head.routine(i0 as usize), head.peer(i0 as usize));
-        members.iter().find_map(|&(r, i)| {
-            let ev = trace.rank(r as usize);
-            let (here, here_root) = (ev.routine(i as usize), ev.peer(i as usize));
-            let seq = x - first[comms.binary_search(&inst.comm).expect("listed")];
-            (here != routine || here_root != root).then(|| {
-                TraceError::event(
-                    file,
-                    r as usize,
-                    i as usize,
-                    here,
-                    format!(
-                        "collective #{seq} on communicator {} is {} (root {here_root}) here but {} (root {root}) at rank {r0} event {i0}",
-                        inst.comm,
-                        here.mpi_name(),
-                        routine.mpi_name(),
-                    ),
-                )
-            })
-        })
+        let comm = g.instances[x].comm;
+        let seq = x - first[comms.binary_search(&comm).expect("listed")];
+        same_call(trace, file, comm, seq, g.members(x as u32)).err()
     });
     mismatch.map_or(Ok(()), Err)
+}
+
+/// Whether every participant of collective #`seq` on `comm` (`group`, of calls) makes the call
+/// its first one makes: the same routine, the same root.
+fn same_call(
+    trace: &Trace,
+    file: &str,
+    comm: u32,
+    seq: usize,
+    group: &[(u32, u32)],
+) -> Result<(), TraceError> {
+    let (r0, i0) = group[0];
+    let head = trace.rank(r0 as usize);
+    let (routine, root) = (head.routine(i0 as usize), head.peer(i0 as usize));
+    for &(r, i) in group {
+        let ev = trace.rank(r as usize);
+        let (here, here_root) = (ev.routine(i as usize), ev.peer(i as usize));
+        if here != routine || here_root != root {
+            return Err(TraceError::event(
+                file,
+                r as usize,
+                i as usize,
+                here,
+                format!(
+                    "collective #{seq} on communicator {comm} is {} (root {here_root}) here but {} (root {root}) at rank {r0} event {i0}",
+                    here.mpi_name(),
+                    routine.mpi_name(),
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether the message sent by global event `e` goes by rendezvous under eager limit `S`.
