@@ -254,7 +254,7 @@ struct Cursor<'t, P> {
     /// A communicator the rank was found a member of before.
     known_comm: u32,
     /// The rank's requests so far.
-    requests: &'t mut RankRequests,
+    requests: RankRequests,
     /// Why the record [`record`] failed on is wrong, where that is not its form but what
     /// [`Checks`] sees: its routine and the message.
     invalid: Option<(Routine, String)>,
@@ -845,57 +845,56 @@ pub fn parse_releasing(
     let checks = Checks::new(name, nranks, &trace.comms)?;
     let complete = trace.complete;
     thread_local! {
-        /// A rank's requests, for the next rank parsed on this thread.
-        static REQUESTS: std::cell::RefCell<RankRequests> = Default::default();
+        /// A cursor's buffers, kept from rank to rank on this thread (not allocated per rank).
+        static BUFFERS: std::cell::Cell<(Vec<Completion>, Vec<u64>, RankRequests)> =
+            Default::default();
     }
     trace.events = Events::fill(&counts, &|rank, sink| {
-        REQUESTS.with_borrow_mut(|requests| {
-            requests.done.clear();
-            let mut cur = Cursor {
-                events: sink,
-                done: Vec::new(),
-                counts: Vec::new(),
-                prev_return: 0,
-                rank,
-                checks: &checks,
-                known_comm: 0,
-                requests,
-                invalid: None,
-            };
-            for c in chunks_of(rank) {
-                let (mut rest, n) = le_u32::<_, PErr>(c.payload).map_err(to_err)?;
-                for _ in 0..n {
-                    rest = match record_fast(rest, &mut cur) {
-                        Some(r) => r,
-                        None => {
-                            let index = cur.events.len();
-                            record(rest, &mut cur)
-                                .map_err(|e| match cur.invalid.take() {
-                                    Some((routine, what)) => TraceError {
-                                        offset: Some(at(rest)),
-                                        ..TraceError::event(name, rank, index, routine, what)
-                                    },
-                                    None => to_err(e).in_event(rank, index),
-                                })?
-                                .0
-                        }
-                    };
-                }
-                whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
-                let end = at(c.payload) as usize + c.payload.len();
-                let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
-                if to > from {
-                    release(from * RELEASE_UNIT, (to - from) * RELEASE_UNIT);
-                }
+        let (done, counts, mut requests) = BUFFERS.take();
+        requests.done.clear();
+        let mut cur = Cursor {
+            events: sink,
+            done,
+            counts,
+            prev_return: 0,
+            rank,
+            checks: &checks,
+            known_comm: 0,
+            requests,
+            invalid: None,
+        };
+        for c in chunks_of(rank) {
+            let (mut rest, n) = le_u32::<_, PErr>(c.payload).map_err(to_err)?;
+            for _ in 0..n {
+                rest = match record_fast(rest, &mut cur) {
+                    Some(r) => r,
+                    None => {
+                        let index = cur.events.len();
+                        record(rest, &mut cur)
+                            .map_err(|e| match cur.invalid.take() {
+                                Some((routine, what)) => TraceError {
+                                    offset: Some(at(rest)),
+                                    ..TraceError::event(name, rank, index, routine, what)
+                                },
+                                None => to_err(e).in_event(rank, index),
+                            })?
+                            .0
+                    }
+                };
             }
-            match cur.requests.never_done() {
-                Some((req, what)) if complete => {
-                    let (i, routine) = cur.events.origin(req).expect("created in sequence");
-                    Err(TraceError::event(name, rank, i, routine, what))
-                }
-                _ => Ok(()),
+            whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+            let end = at(c.payload) as usize + c.payload.len();
+            let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
+            if to > from {
+                release(from * RELEASE_UNIT, (to - from) * RELEASE_UNIT);
             }
-        })
+        }
+        if let Some((req, what)) = cur.requests.never_done().filter(|_| complete) {
+            let (i, routine) = cur.events.origin(req).expect("created in sequence");
+            return Err(TraceError::event(name, rank, i, routine, what));
+        }
+        BUFFERS.set((cur.done, cur.counts, cur.requests));
+        Ok(())
     })?;
     Ok(trace)
 }
@@ -1309,7 +1308,6 @@ mod tests {
             };
             ea.push(&creator);
             eb.push(&creator);
-            let (mut requests_ca, mut requests_cb) = (created.clone(), created.clone());
             let mut ca = Cursor {
                 events: &mut ea,
                 done: Vec::new(),
@@ -1318,7 +1316,7 @@ mod tests {
                 rank: 0,
                 checks: &checks,
                 known_comm: 0,
-                requests: &mut requests_ca,
+                requests: created.clone(),
                 invalid: None,
             };
             let mut cb = Cursor {
@@ -1329,7 +1327,7 @@ mod tests {
                 rank: 0,
                 checks: &checks,
                 known_comm: 0,
-                requests: &mut requests_cb,
+                requests: created.clone(),
                 invalid: None,
             };
             let slow = record(&b, &mut cb).map(|(rest, ())| rest.len()).ok();
