@@ -869,7 +869,7 @@ pub fn parse_releasing(
                 rest = match record_fast(rest, &mut cur) {
                     Some(r) => r,
                     None => {
-                        let index = cur.events.len();
+                        let index = cur.events.pushed();
                         record(rest, &mut cur)
                             .map_err(|e| match cur.invalid.take() {
                                 Some((routine, what)) => TraceError {
@@ -882,7 +882,7 @@ pub fn parse_releasing(
                     }
                 };
             }
-            whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.len()))?;
+            whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.pushed()))?;
             let end = at(c.payload) as usize + c.payload.len();
             let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
             if to > from {

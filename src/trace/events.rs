@@ -907,17 +907,6 @@ pub struct Sink<'a> {
     index: &'a mut KeyIndex,
 }
 
-impl Sink<'_> {
-    /// Events pushed so far.
-    pub fn len(&self) -> usize {
-        self.next
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.next == 0
-    }
-}
-
 impl Push for Sink<'_> {
     #[inline]
     fn push_words(&mut self, e: &Event, aux: &[u32]) {
