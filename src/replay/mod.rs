@@ -44,7 +44,7 @@ use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace, list_some, prefetch, 
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -120,12 +120,14 @@ struct Ran {
 
 /// Ranks a wave's parallel pieces hold.
 const WAVE_CHUNK: usize = 256;
-/// How long a thread of [`run_owned`] goes without progress before it ends its round.
+/// How long a thread of [`run_owned`] waits while no thread moves before it ends its round.
 const OWNED_PATIENCE: Duration = Duration::from_millis(5);
 /// The most spin-loop hints between two looks of an idle thread of [`run_owned`].
 const OWNED_MAX_BACKOFF: u32 = 256;
-/// Events a thread of [`run_owned`] replays between two progress reports.
-const OWNED_REPORT_EVENTS: u32 = 1 << 16;
+/// Events replayed by the threads of [`run_owned`] between two progress reports.
+const OWNED_REPORT_EVENTS: u64 = 1 << 16;
+/// Events a thread of [`run_owned`] replays before it adds them to the count all threads see.
+const OWNED_SHARE_EVENTS: u32 = 1 << 10;
 /// How many ranks ahead a wave prefetches.
 const PREFETCH_RANKS_AHEAD: usize = 4;
 
@@ -1157,8 +1159,8 @@ fn owned_blocks() -> usize {
 /// One round of the replay on several threads: the `pending` ranks (ascending, with where each
 /// stopped) split into `blocks` blocks ([`owned_blocks`]); each thread runs its block round and
 /// round, every rank as far as it goes (at first those not blocked on an unknown call time),
-/// until the block is done or nothing has moved for [`OWNED_PATIENCE`] (waiting on a partner
-/// another thread is slow to reach, or on a deadlock). A thread needs nobody's bookkeeping to
+/// until the block is done or it waits for others that have stopped ([`wait_outside`]: on a
+/// partner another thread is slow to reach, or on a deadlock). A thread needs nobody's bookkeeping to
 /// go on where waves would stop every rank at its first unknown partner: a ring or a pipeline
 /// takes a wave a message, each waking the threads for a few events. Returns where each rank
 /// stopped, block by block.
@@ -1170,21 +1172,29 @@ fn run_owned(
     run: &(impl Fn(&mut Local, &u32) -> Ran + Sync),
     progress: &(dyn Fn(u64) + Sync),
 ) -> Vec<Vec<Ran>> {
-    let reported = AtomicU64::new(0);
+    let size = pending.len().div_ceil(blocks).max(1);
+    let moves = Moves {
+        events: AtomicU64::new(0),
+        running: AtomicUsize::new(pending.len().div_ceil(size)),
+    };
     pending
-        .par_chunks(pending.len().div_ceil(blocks).max(1))
+        .par_chunks(size)
         .map(|block| {
             // Flushed after each pass over the block: before anyone waits on it.
             let mut local = Local::default();
+            let mut unshared = 0;
             let mut ran: Vec<Ran> = block
                 .iter()
                 .map(|o| match o.out {
                     Outcome::Blocked(dep) if !sh.ready(dep) => Ran { events: 0, ..*o },
-                    _ => run(&mut local, &o.rank),
+                    _ => {
+                        let ran = run(&mut local, &o.rank);
+                        moves.add(&mut unshared, ran.events, progress);
+                        ran
+                    }
                 })
                 .collect();
             sh.flush(&mut local);
-            let mut unreported: u32 = ran.iter().map(|o| o.events).sum();
             loop {
                 let (mut moved, mut live) = (false, false);
                 for k in 0..ran.len() {
@@ -1201,35 +1211,54 @@ fn run_owned(
                         moved = true;
                         let o = &mut ran[k];
                         let again = run(&mut local, &o.rank);
-                        unreported += again.events;
+                        moves.add(&mut unshared, again.events, progress);
                         *o = Ran {
                             events: o.events + again.events,
                             ..again
                         };
                     }
                 }
-                if unreported >= OWNED_REPORT_EVENTS {
-                    progress(
-                        reported.fetch_add(unreported as u64, Ordering::Relaxed)
-                            + unreported as u64,
-                    );
-                    unreported = 0;
-                }
                 sh.flush(&mut local);
-                if !live || !moved && !wait_outside(sh, &ran) {
+                if !live || !moved && !wait_outside(sh, &ran, &moves) {
                     break;
                 }
             }
+            moves.running.fetch_sub(1, Ordering::AcqRel);
             ran
         })
         .collect()
 }
 
+/// What the threads of [`run_owned`] tell each other of their progress.
+struct Moves {
+    /// Events replayed, each thread adding its own every [`OWNED_SHARE_EVENTS`].
+    events: AtomicU64,
+    /// Blocks not yet ended.
+    running: AtomicUsize,
+}
+
+impl Moves {
+    /// Counts `n` more events of a thread whose `unshared` were not yet added; reports the
+    /// total to `progress` every [`OWNED_REPORT_EVENTS`].
+    fn add(&self, unshared: &mut u32, n: u32, progress: &(dyn Fn(u64) + Sync)) {
+        *unshared += n;
+        if *unshared >= OWNED_SHARE_EVENTS {
+            let before = self.events.fetch_add(*unshared as u64, Ordering::Relaxed);
+            let after = before + *unshared as u64;
+            if after / OWNED_REPORT_EVENTS != before / OWNED_REPORT_EVENTS {
+                progress(after);
+            }
+            *unshared = 0;
+        }
+    }
+}
+
 /// After a pass over a block (`ran`, ascending ranks) in which no rank moved, waits until a rank
-/// blocked on a partner outside the block can go on (true), or gives up after
-/// [`OWNED_PATIENCE`] (false). Looks at those ranks alone: the others wait on ranks of the
-/// block, which will not move before they do.
-fn wait_outside(sh: &Shared<'_>, ran: &[Ran]) -> bool {
+/// blocked on a partner outside the block can go on (true), or gives up (false) once no other
+/// block is running or none has moved for [`OWNED_PATIENCE`]: a thread still in a long pass
+/// may yet publish what this one waits for. Looks at the ranks blocked on a partner outside
+/// the block alone: the others wait on ranks of the block, which will not move before they do.
+fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves) -> bool {
     let (first, last) = (ran[0].rank, ran[ran.len() - 1].rank);
     let outside: Vec<Dep> = ran
         .iter()
@@ -1242,13 +1271,20 @@ fn wait_outside(sh: &Shared<'_>, ran: &[Ran]) -> bool {
     if outside.is_empty() {
         return false;
     }
-    let since = Instant::now();
+    let mut since = Instant::now();
+    let mut seen = moves.events.load(Ordering::Relaxed);
     let mut backoff = 1;
     loop {
         if outside.iter().any(|&dep| sh.ready(dep)) {
             return true;
         }
-        if since.elapsed() > OWNED_PATIENCE {
+        if moves.running.load(Ordering::Acquire) == 1 {
+            return false;
+        }
+        let now = moves.events.load(Ordering::Relaxed);
+        if now != seen {
+            (seen, since) = (now, Instant::now());
+        } else if since.elapsed() > OWNED_PATIENCE {
             return false;
         }
         // Looking again at once would pull the lines the other threads are writing.
