@@ -88,7 +88,10 @@ impl Prediction {
     }
 }
 
-const UNKNOWN: u64 = u64::MAX;
+/// What [`Shared::calls`] holds for a call time not yet known: they hold a time's bits
+/// complemented, so that memory the system hands over zeroed needs no pass to mark them all
+/// unknown (no time has all bits set: that is a NaN).
+const UNKNOWN: u64 = 0;
 /// Waves with fewer runnable ranks than this run on the calling thread.
 const PARALLEL_MIN_RANKS: usize = 4;
 
@@ -273,9 +276,10 @@ struct Shared<'a> {
     /// Bytes above which a message goes by rendezvous (never under LogGP).
     eager_limit: u64,
     model: &'a Model,
-    /// Predicted call times (f64 bits, UNKNOWN until known), all ranks in one array: rank `r`'s
-    /// event `i` at `offsets[r] + i`. Under LogGP a send's entry is its `first_out` instead.
-    calls: Vec<AtomicU64>,
+    /// Predicted call times (f64 bits complemented, [`UNKNOWN`] until known), all ranks in one
+    /// array: rank `r`'s event `i` at `offsets[r] + i`. Under LogGP a send's entry is its
+    /// `first_out` instead.
+    calls: Box<[AtomicU64]>,
     offsets: &'a [usize],
     arrived: Vec<AtomicU32>,
     max_call: Vec<AtomicU64>,
@@ -407,7 +411,7 @@ impl Shared<'_> {
                 };
                 Err(Dep::Event(q as u32, j as u32))
             }
-            bits => Ok(f64::from_bits(bits)),
+            bits => Ok(f64::from_bits(!bits)),
         }
     }
 
@@ -681,7 +685,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 }
                 _ => tc,
             };
-            sh.calls[sh.offsets[r] + i].store(published.to_bits(), Ordering::Release);
+            sh.calls[sh.offsets[r] + i].store(!published.to_bits(), Ordering::Release);
             st.published = true;
             let x = sh.g.link(r, i);
             if routine.is_collective() && x != NONE {
@@ -921,11 +925,17 @@ pub fn replay_with(
     };
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
-    let (t0, _) = trace.measured_span_ns();
-    let begins: Vec<f64> = (0..p)
+    let firsts: Vec<Option<f64>> = (0..p)
         .into_par_iter()
-        .map(|r| trace.measured_begin_ns(r).unwrap_or(t0))
+        .map(|r| trace.measured_begin_ns(r))
         .collect();
+    // As [`Trace::measured_span_ns`] has it, without reading every rank's end for it.
+    let t0 = firsts
+        .iter()
+        .flatten()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let t0 = if t0.is_finite() { t0 } else { 0.0 };
     let measured_last_arrival: Vec<f64> = (0..g.instances.len())
         .into_par_iter()
         .map(|x| {
@@ -942,15 +952,12 @@ pub fn replay_with(
         g,
         eager_limit,
         model,
-        calls: (0..offsets[p])
-            .into_par_iter()
-            .map(|_| AtomicU64::new(UNKNOWN))
-            .collect(),
+        calls: zeroed_atomics(offsets[p]),
         offsets,
         arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
         max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
         measured_last_arrival,
-        start: begins.iter().map(|b| b - t0).collect(),
+        start: firsts.iter().map(|b| b.map_or(0.0, |b| b - t0)).collect(),
         t0,
         coll,
         modeled: g
@@ -1108,6 +1115,7 @@ pub fn replay_with(
         ));
     }
     let blocked: Vec<usize> = (0..p)
+        .into_par_iter()
         .filter(|&r| {
             (states[r].lock().expect("rank state").pos as usize) < trace.rank(r).len()
                 && !finalized_at(trace, r, &states[r])
@@ -1129,9 +1137,8 @@ pub fn replay_with(
 
     // The predicted call times go before the breakdowns are made.
     drop(sh);
-    // In place: a sequential map of a vector's values to smaller ones reuses its allocation.
     let ranks: Vec<RankBreakdown> = states
-        .into_iter()
+        .into_par_iter()
         .enumerate()
         .map(|(r, st)| {
             let measured_end = trace.measured_end_ns(r).map_or(0.0, |e| e - t0);
@@ -1147,6 +1154,13 @@ pub fn replay_with(
         measured_ns,
         warnings,
     })
+}
+
+/// `n` atomics at 0, in memory the allocator asks zeroed of the system (for large arrays, pages
+/// zeroed as they are first touched, by whichever thread touches them).
+fn zeroed_atomics(n: usize) -> Box<[AtomicU64]> {
+    // SAFETY: all-zero bytes are a valid AtomicU64 (its in-memory representation is a u64's).
+    unsafe { Box::new_zeroed_slice(n).assume_init() }
 }
 
 /// How many blocks [`run_owned`] makes: one per thread, but no more than cores (a block whose
