@@ -11,6 +11,7 @@ pub mod error;
 pub mod graph;
 pub mod memory;
 pub mod model;
+mod pages;
 pub mod replay;
 pub mod report;
 pub mod synth;

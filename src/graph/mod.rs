@@ -4,14 +4,12 @@
 //! columns; the cross-rank edges are compact per-rank arrays, and [`HbView`] exposes the whole
 //! graph to petgraph's algorithms without materializing it.
 
-mod pages;
-
 use crate::error::TraceError;
+use crate::pages::{self, Pages};
 use crate::trace::{
     CommMembers, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, RankRequests, Routine, Shape,
     TAG_ANY, Trace, list_some, par_ranges,
 };
-use pages::Pages;
 use rayon::prelude::*;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -6,10 +6,12 @@ use super::{
 };
 use crate::error::TraceError;
 use crate::model::Params;
+use crate::pages::{Pages, Zeroable};
 use nom::IResult;
 use nom::bytes::complete::take;
 use nom::number::complete::{le_f64, le_i64, le_u8, le_u16, le_u32, le_u64};
 use nom::sequence::tuple;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::io::{self, Write};
 
@@ -516,18 +518,11 @@ fn fast_sleb(input: &[u8], at: &mut usize) -> Option<i64> {
 
 /// The chunk at `offset` of `body` (the file up to its trailer), read before.
 fn chunk_at(body: &[u8], offset: usize) -> RawChunk<'_> {
-    let (_, (kind, rank, payload)) = chunk(&body[offset..]).expect("a chunk read before");
-    RawChunk {
-        kind,
-        rank,
-        offset,
-        payload,
-    }
+    let (_, (_, _, payload)) = chunk(&body[offset..]).expect("a chunk read before");
+    RawChunk { offset, payload }
 }
 
 struct RawChunk<'a> {
-    kind: u8,
-    rank: u32,
     offset: usize,
     payload: &'a [u8],
 }
@@ -580,14 +575,7 @@ pub fn parse_releasing(
     then: super::Then,
 ) -> Result<Trace, TraceError> {
     let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
-    let to_err = |e: nom::Err<PErr<'_>>| match e {
-        nom::Err::Error(e) | nom::Err::Failure(e) => {
-            TraceError::offset(name, at(e.input), format!("expected {}", e.expected))
-        }
-        nom::Err::Incomplete(_) => {
-            TraceError::offset(name, data.len() as u64, "expected more bytes".into())
-        }
-    };
+    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
 
     let header = |input| -> Res<'_, u32> {
         let (rest, _) = expect(
@@ -651,28 +639,33 @@ pub fn parse_releasing(
 
     let mut trace = Trace::new(nranks);
     trace.complete = index_offset.is_some();
-    let whole = |p: &RawChunk, r: &[u8], what: &str| -> Result<(), TraceError> {
-        if r.is_empty() {
-            Ok(())
-        } else {
-            Err(TraceError::offset(
-                name,
-                at(r),
-                format!(
-                    "expected the end of the {what} chunk at byte {}, found {} more bytes",
-                    p.offset,
-                    r.len()
-                ),
-            ))
-        }
-    };
-    // The chunks in file order: job-wide ones read as they come, event chunks listed by offset
-    // alone (their rank and payload are read again from their header): 8 bytes a chunk, where
-    // a list of chunks and one of each rank's took 70 bytes a rank.
+    // The chunks, read by stretches in parallel where the index says where stretches start
+    // (else, or if the index is wrong, in one stretch), then taken in file order: event chunks
+    // listed with their rank (16 bytes a chunk, where a list of chunks and one of each rank's
+    // took 70 bytes a rank).
     let body = &data[..body_end];
+    let starts = index_offset
+        .and_then(|x| stretch_starts(body, x, rayon::current_num_threads() * STRETCHES_PER_THREAD));
+    let read = |starts: &[usize]| -> Vec<Stretch> {
+        let ends: Vec<usize> = starts[1..].iter().copied().chain([body.len()]).collect();
+        let pairs: Vec<(usize, usize)> = starts.iter().copied().zip(ends).collect();
+        pairs
+            .par_iter()
+            .map(|&(from, to)| scan(name, data, body, from, to, nranks))
+            .collect()
+    };
+    let stretches = match starts.map(|s| read(&s)) {
+        // Each stretch must end where the next starts.
+        Some(v) if v.iter().all(|s| s.error.is_some() || s.end == s.to) => v,
+        _ => read(&[HEADER_LEN]),
+    };
     let mut seen_job = false;
     let mut index = None;
-    let mut event_chunks: Vec<usize> = Vec::new();
+    // In pages of their own, bounded by the chunks found (a vector's growth would stay
+    // resident).
+    let found: usize = stretches.iter().map(|s| s.chunks).sum();
+    let mut event_chunks = Pages::<(u32, usize)>::zeroed(found);
+    let mut e_chunks = 0;
     // Rank `r`'s event chunks are counted at `first[r + 1]`, its records and their bytes in
     // `counts[r]` and `bytes[r]` (each chunk's count bounded by its bytes, so that the columns
     // cannot be over-allocated).
@@ -680,121 +673,103 @@ pub fn parse_releasing(
     let mut counts = vec![0usize; nranks];
     let mut bytes = vec![0usize; nranks];
     let (mut in_rank_order, mut last_rank) = (true, 0);
-    let mut rest = &body[HEADER_LEN..];
-    while !rest.is_empty() {
-        let offset = at(rest) as usize;
-        let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
-        if !b"JRCEX".contains(&kind) {
-            return Err(TraceError::offset(
-                name,
-                offset as u64,
-                format!("expected a chunk kind J, R, C, E or X, found byte {kind:#04x}"),
-            ));
-        }
-        if matches!(kind, b'R' | b'E') && rank as usize >= nranks {
-            return Err(TraceError::offset(
-                name,
-                offset as u64 + 1,
-                format!("expected a rank below {nranks}, found {rank}"),
-            ));
-        }
-        if matches!(kind, b'J' | b'C' | b'X') && rank != NO_RANK {
-            return Err(TraceError::offset(
-                name,
-                offset as u64 + 1,
-                format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}"),
-            ));
-        }
-        let c = RawChunk {
-            kind,
-            rank,
-            offset,
-            payload,
-        };
-        rest = r;
-        match c.kind {
-            b'J' => {
-                if seen_job {
-                    return Err(TraceError::offset(
-                        name,
-                        c.offset as u64,
-                        "expected one J (job) chunk, found a second".into(),
-                    ));
-                }
-                seen_job = true;
-                let (r, (library, eager_limit, params)) = job(c.payload).map_err(to_err)?;
-                whole(&c, r, "J")?;
-                trace.meta.library = library;
-                trace.meta.eager_limit = eager_limit;
-                trace.meta.params = params;
-            }
-            b'R' => {
-                let (r, m) = rank_meta(c.payload).map_err(to_err)?;
-                whole(&c, r, "R")?;
-                trace.meta.ranks.set(c.rank as usize, m);
-            }
-            b'C' => {
-                let (r, comm) = comm(c.payload).map_err(to_err)?;
-                whole(&c, r, "C")?;
-                match trace.comms.iter().find(|x| x.id == comm.id) {
-                    Some(old) if *old != comm => {
+    // The rank whose R chunk is last at each offset + 1 (0: none), read once the scan is done.
+    let mut metas: Vec<u64> = Vec::new();
+    for stretch in stretches {
+        for f in &stretch.found[..stretch.chunks] {
+            let offset = f.offset as usize;
+            let payload = || chunk_at(body, offset).payload;
+            match f.kind {
+                b'J' => {
+                    if seen_job {
                         return Err(TraceError::offset(
                             name,
-                            c.offset as u64,
+                            f.offset,
+                            "expected one J (job) chunk, found a second".into(),
+                        ));
+                    }
+                    seen_job = true;
+                    let (_, job) = job(payload()).expect("read before");
+                    (
+                        trace.meta.library,
+                        trace.meta.eager_limit,
+                        trace.meta.params,
+                    ) = job;
+                }
+                b'R' => {
+                    metas.resize(nranks, 0);
+                    metas[f.rank as usize] = f.offset + 1;
+                }
+                b'C' => {
+                    let (_, comm) = comm(payload()).expect("read before");
+                    match trace.comms.iter().find(|x| x.id == comm.id) {
+                        Some(old) if *old != comm => {
+                            return Err(TraceError::offset(
+                                name,
+                                f.offset,
+                                format!(
+                                    "communicator {} is defined twice with different members",
+                                    comm.id
+                                ),
+                            ));
+                        }
+                        Some(_) => {}
+                        None => trace.comms.push(comm),
+                    }
+                }
+                b'E' => {
+                    let r = f.rank as usize;
+                    counts[r] += f.records as usize;
+                    bytes[r] += f.len as usize;
+                    if bytes[r] > MAX_RANK_BYTES {
+                        return Err(TraceError::offset(
+                            name,
+                            f.offset,
                             format!(
-                                "communicator {} is defined twice with different members",
-                                comm.id
+                                "rank {r} has over {MAX_RANK_BYTES} bytes of event records, the most this build reads per rank"
                             ),
                         ));
                     }
-                    Some(_) => {}
-                    None => trace.comms.push(comm),
+                    in_rank_order &= last_rank <= f.rank;
+                    last_rank = f.rank;
+                    first[r + 1] += 1;
+                    event_chunks[e_chunks] = (f.rank, offset);
+                    e_chunks += 1;
+                }
+                _ => {
+                    if Some(offset) != index_offset {
+                        return Err(TraceError::offset(
+                            name,
+                            f.offset,
+                            "expected the X (index) chunk only where the trailer points".into(),
+                        ));
+                    }
+                    index = Some(chunk_at(body, offset));
                 }
             }
-            b'E' => {
-                let (rest, n) =
-                    expect("the number of records (u32)", le_u32)(c.payload).map_err(to_err)?;
-                if n as usize > rest.len() / 3 {
-                    return Err(TraceError::offset(
-                        name,
-                        c.offset as u64 + CHUNK_HEADER_LEN as u64,
-                        format!(
-                            "expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}",
-                            rest.len() / 3,
-                            c.payload.len()
-                        ),
-                    ));
-                }
-                let rank = c.rank as usize;
-                (counts[rank], bytes[rank]) = (counts[rank] + n as usize, bytes[rank] + rest.len());
-                if bytes[rank] > MAX_RANK_BYTES {
-                    return Err(TraceError::offset(
-                        name,
-                        c.offset as u64,
-                        format!(
-                            "rank {rank} has over {MAX_RANK_BYTES} bytes of event records, the most this build reads per rank"
-                        ),
-                    ));
-                }
-                in_rank_order &= last_rank <= c.rank;
-                last_rank = c.rank;
-                first[rank + 1] += 1;
-                event_chunks.push(c.offset);
-            }
-            _ => {
-                if Some(c.offset) != index_offset {
-                    return Err(TraceError::offset(
-                        name,
-                        c.offset as u64,
-                        "expected the X (index) chunk only where the trailer points".into(),
-                    ));
-                }
-                index = Some(c);
-            }
+        }
+        if let Some(e) = stretch.error {
+            return Err(e);
+        }
+    }
+    let metas: Vec<Option<RankMeta>> = metas
+        .par_iter()
+        .map(|&at| {
+            let at = at.checked_sub(1)? as usize;
+            Some(
+                rank_meta(chunk_at(body, at).payload)
+                    .expect("read before")
+                    .1,
+            )
+        })
+        .collect();
+    for (r, m) in metas.into_iter().enumerate() {
+        if let Some(m) = m {
+            trace.meta.ranks.set(r, m);
         }
     }
     match (index_offset, index) {
-        (_, Some(x)) => check_index(name, &x, body, &event_chunks, &at)?,
+        (_, Some(x)) => check_index(name, &x, &event_chunks[..e_chunks], &at)?,
         (Some(off), None) => {
             return Err(TraceError::offset(
                 name,
@@ -815,15 +790,17 @@ pub fn parse_releasing(
     for r in 0..nranks {
         first[r + 1] += first[r];
     }
-    let by_rank = if in_rank_order {
-        event_chunks
+    let by_rank: Vec<usize> = if in_rank_order {
+        event_chunks[..e_chunks]
+            .iter()
+            .map(|&(_, off)| off)
+            .collect()
     } else {
         let mut next = first.clone();
-        let mut sorted = vec![0usize; event_chunks.len()];
-        for &off in &event_chunks {
-            let r = chunk_at(body, off).rank as usize;
-            sorted[next[r]] = off;
-            next[r] += 1;
+        let mut sorted = vec![0usize; e_chunks];
+        for &(r, off) in &event_chunks[..e_chunks] {
+            sorted[next[r as usize]] = off;
+            next[r as usize] += 1;
         }
         sorted
     };
@@ -882,7 +859,8 @@ pub fn parse_releasing(
                     }
                 };
             }
-            whole(&c, rest, "E").map_err(|e| e.in_event(rank, cur.events.pushed()))?;
+            chunk_end(name, data, c.offset, rest, "E")
+                .map_err(|e| e.in_event(rank, cur.events.pushed()))?;
             let end = at(c.payload) as usize + c.payload.len();
             let (from, to) = (c.offset / RELEASE_UNIT, end / RELEASE_UNIT);
             if to > from {
@@ -899,11 +877,190 @@ pub fn parse_releasing(
     Ok(trace)
 }
 
+/// Stretches of the chunk scan per thread (more than one: stretches differ in their chunks).
+const STRETCHES_PER_THREAD: usize = 4;
+
+/// A chunk the scan found good in itself: where it is, its kind, and for an E chunk its rank,
+/// records and their bytes (what is left to check depends on the chunks before it).
+#[derive(Clone, Copy)]
+struct Found {
+    offset: u64,
+    rank: u32,
+    records: u32,
+    len: u32,
+    kind: u8,
+}
+
+// SAFETY: integers only.
+unsafe impl Zeroable for Found {}
+
+/// The chunks of one stretch of the file, from `from` to `to`, read by [`scan`].
+struct Stretch {
+    /// The chunks, `found[..chunks]`: in pages of their own, returned when dropped (the
+    /// allocator would keep a vector's for reuse, where nothing reuses them).
+    found: Pages<Found>,
+    chunks: usize,
+    /// What stopped the scan before `to`.
+    error: Option<TraceError>,
+    /// Where the scan stopped: `to`, unless the last chunk crossed it or an error stopped it.
+    end: usize,
+    to: usize,
+}
+
+/// Where stretches of about equal numbers of event chunks start, by the index at `x`, the
+/// first at the header's end: `None` if the index does not read as offsets rising inside the
+/// body (then the file is read in one stretch, which finds what is wrong).
+fn stretch_starts(body: &[u8], x: usize, stretches: usize) -> Option<Vec<usize>> {
+    let (_, (kind, _, payload)) = chunk(&body[x..]).ok()?;
+    let (entries, n) = le_u32::<_, PErr>(payload).ok()?;
+    let n = n as usize;
+    if kind != b'X' || entries.len() != n * 12 || n < stretches || stretches < 2 {
+        return None;
+    }
+    let offset = |k: usize| {
+        u64::from_le_bytes(
+            entries[k * 12 + 4..k * 12 + 12]
+                .try_into()
+                .expect("8 bytes"),
+        ) as usize
+    };
+    let mut starts = vec![HEADER_LEN];
+    for j in 1..stretches {
+        let off = offset(n * j / stretches);
+        if off <= *starts.last().expect("one") || off >= x {
+            return None;
+        }
+        starts.push(off);
+    }
+    Some(starts)
+}
+
+/// Reads the chunks of `body` (the file `data` up to its trailer) from offset `from` until one
+/// ends at or past `to`, or one is wrong.
+fn scan(name: &str, data: &[u8], body: &[u8], from: usize, to: usize, nranks: usize) -> Stretch {
+    let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
+    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
+    let whole = |offset, r: &[u8], what| chunk_end(name, data, offset, r, what);
+    let mut rest = &body[from..];
+    let one = |offset: usize, rest: &mut &[u8]| -> Result<Found, TraceError> {
+        let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
+        if !b"JRCEX".contains(&kind) {
+            return Err(TraceError::offset(
+                name,
+                offset as u64,
+                format!("expected a chunk kind J, R, C, E or X, found byte {kind:#04x}"),
+            ));
+        }
+        if matches!(kind, b'R' | b'E') && rank as usize >= nranks {
+            return Err(TraceError::offset(
+                name,
+                offset as u64 + 1,
+                format!("expected a rank below {nranks}, found {rank}"),
+            ));
+        }
+        if matches!(kind, b'J' | b'C' | b'X') && rank != NO_RANK {
+            return Err(TraceError::offset(
+                name,
+                offset as u64 + 1,
+                format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}"),
+            ));
+        }
+        *rest = r;
+        let mut found = Found {
+            offset: offset as u64,
+            rank,
+            records: 0,
+            len: 0,
+            kind,
+        };
+        // J, R and C chunks are read here to be checked, and again where they are used.
+        match kind {
+            b'J' => whole(offset, job(payload).map_err(to_err)?.0, "J")?,
+            b'R' => whole(offset, rank_meta(payload).map_err(to_err)?.0, "R")?,
+            b'C' => whole(offset, comm(payload).map_err(to_err)?.0, "C")?,
+            b'E' => {
+                let (rest, n) =
+                    expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
+                if n as usize > rest.len() / 3 {
+                    return Err(TraceError::offset(
+                        name,
+                        offset as u64 + CHUNK_HEADER_LEN as u64,
+                        format!(
+                            "expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}",
+                            rest.len() / 3,
+                            payload.len()
+                        ),
+                    ));
+                }
+                (found.records, found.len) = (n, rest.len() as u32);
+            }
+            _ => {}
+        }
+        Ok(found)
+    };
+    // No more chunks than headers fit before `to`, and one that may cross it.
+    let mut found = Pages::<Found>::zeroed((to - from) / CHUNK_HEADER_LEN + 1);
+    let (mut chunks, mut offset) = (0, from);
+    let mut error = None;
+    while offset < to && !rest.is_empty() {
+        match one(offset, &mut rest) {
+            Ok(f) => found[chunks] = f,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+        chunks += 1;
+        offset = at(rest) as usize;
+    }
+    Stretch {
+        found,
+        chunks,
+        error,
+        end: offset,
+        to,
+    }
+}
+
+/// Whether `r`, what is left of the chunk at `offset` of `data` once read, is nothing.
+fn chunk_end(
+    name: &str,
+    data: &[u8],
+    offset: usize,
+    r: &[u8],
+    what: &str,
+) -> Result<(), TraceError> {
+    if r.is_empty() {
+        return Ok(());
+    }
+    let at = (r.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
+    Err(TraceError::offset(
+        name,
+        at,
+        format!(
+            "expected the end of the {what} chunk at byte {offset}, found {} more bytes",
+            r.len()
+        ),
+    ))
+}
+
+/// A nom error as the trace error it is, at its offset in `data`.
+fn nom_error(name: &str, data: &[u8], e: nom::Err<PErr<'_>>) -> TraceError {
+    match e {
+        nom::Err::Error(e) | nom::Err::Failure(e) => {
+            let at = (e.input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
+            TraceError::offset(name, at, format!("expected {}", e.expected))
+        }
+        nom::Err::Incomplete(_) => {
+            TraceError::offset(name, data.len() as u64, "expected more bytes".into())
+        }
+    }
+}
+
 fn check_index(
     name: &str,
     x: &RawChunk,
-    body: &[u8],
-    event_chunks: &[usize],
+    event_chunks: &[(u32, usize)],
     at: &dyn Fn(&[u8]) -> u64,
 ) -> Result<(), TraceError> {
     let err = |e: nom::Err<PErr<'_>>| match e {
@@ -925,19 +1082,18 @@ fn check_index(
             ),
         ));
     }
-    for c in event_chunks.iter().map(|&off| chunk_at(body, off)) {
+    for &(c_rank, c_offset) in event_chunks {
         let (r, (rank, off)) = expect(
             "an index entry (rank u32, offset u64)",
             tuple((le_u32, le_u64)),
         )(rest)
         .map_err(err)?;
-        if rank != c.rank || off != c.offset as u64 {
+        if rank != c_rank || off != c_offset as u64 {
             return Err(TraceError::offset(
                 name,
                 at(rest),
                 format!(
-                    "expected index entry (rank {}, offset {}), found (rank {rank}, offset {off})",
-                    c.rank, c.offset
+                    "expected index entry (rank {c_rank}, offset {c_offset}), found (rank {rank}, offset {off})"
                 ),
             ));
         }
@@ -1210,6 +1366,145 @@ mod tests {
             assert_eq!(back.complete, finalize);
             assert_eq!(back.events, t.events, "finalized: {finalize}");
         }
+    }
+
+    /// A finalized 40-rank ring, rank by rank: `before(writer, r)` writes what goes before rank
+    /// `r`'s E chunk. Returns the file and where each rank's E chunk is.
+    fn ring_file(before: &dyn Fn(&mut Writer<&mut Vec<u8>>, u32)) -> (Vec<u8>, Vec<usize>) {
+        let spec = crate::synth::Spec {
+            pattern: crate::synth::Pattern::Ring,
+            ranks: 40,
+            iterations: 2,
+            bytes: 8,
+            compute_ns: 0,
+        };
+        let mut file = Vec::new();
+        crate::synth::write(&spec, &mut file, &|_| {}).unwrap();
+        let t = parse("t.bin", &file).unwrap();
+        let mut out = Vec::new();
+        let mut w = Writer::new(&mut out, 40, &t.meta).unwrap();
+        let mut e_chunks = Vec::new();
+        for r in 0..40 {
+            before(&mut w, r as u32);
+            let (ev, mut buf, mut prev) = (t.events.rank(r), Vec::new(), 0);
+            for i in 0..ev.len() {
+                put_record(&mut buf, ev, i, prev);
+                prev = ev.t_return(i);
+            }
+            e_chunks.push(w.offset as usize);
+            w.events(r as u32, ev.len() as u32, &buf).unwrap();
+        }
+        w.finish().unwrap();
+        (out, e_chunks)
+    }
+
+    /// The chunk scan read in stretches, where the index says they start, finds what a scan in
+    /// one stretch finds: the same trace and, with a byte changed before the index, the same
+    /// first error. The one-stretch scan reads the same bytes without the trailer, so that it
+    /// has no index to split by; where it stops only at the index chunk it was not told of,
+    /// the change was found later than the scan (in the records), and there is nothing to
+    /// compare.
+    #[test]
+    fn stretches_read_as_one() {
+        let host = |name: String| RankMeta {
+            hostname: name,
+            clock_offset_init_ns: 5,
+            clock_offset_final_ns: -5,
+        };
+        // Each rank's R chunk before its events, rank 7's again before rank 35's events.
+        let (file, e_chunks) = ring_file(&|w, r| {
+            w.rank_meta(r, &host(format!("n{}", r % 3))).unwrap();
+            if r == 35 {
+                w.rank_meta(7, &host("late".into())).unwrap();
+            }
+        });
+        let trailer = file.len() - 16;
+        let x = u64::from_le_bytes(file[trailer..trailer + 8].try_into().unwrap()) as usize;
+        assert_eq!(e_chunks.len(), 40);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let starts = stretch_starts(&file[..trailer], x, 3 * STRETCHES_PER_THREAD).unwrap();
+            assert_eq!(starts.len(), 12);
+            let whole = parse("t.bin", &file).unwrap();
+            let mut text = Vec::new();
+            crate::trace::text::write(&whole, &mut text).unwrap();
+            let again = crate::trace::text::parse("t.txt", &text).unwrap();
+            assert_eq!(whole.events, again.events);
+            assert_eq!(whole.events.len(), 40 * 8);
+            assert_eq!(whole.meta.ranks.get(7).hostname, "late");
+            assert_eq!(whole.meta.ranks.get(8).hostname, "n2");
+            assert_eq!(whole.meta.ranks.get(39).clock_offset_final_ns, -5);
+
+            let mut seed = 0x2545_f491_4f6c_dd1du64;
+            let (mut compared, mut in_headers) = (0, 0);
+            for case in 0..4000 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Half the cases in an E chunk's header or record count, half anywhere.
+                let at = if case % 2 == 0 {
+                    e_chunks[seed as usize % 40] + (seed >> 20) as usize % (CHUNK_HEADER_LEN + 4)
+                } else {
+                    HEADER_LEN + (seed >> 8) as usize % (x - HEADER_LEN)
+                };
+                let mut f = file.clone();
+                f[at] ^= 1 << ((seed >> 40) % 8);
+                let Err(one) = parse("t.bin", &f[..trailer]) else {
+                    continue;
+                };
+                if one.offset == Some(x as u64) {
+                    continue;
+                }
+                let stretched =
+                    parse("t.bin", &f).expect_err("an error the one-stretch scan finds");
+                assert_eq!(
+                    stretched.to_string(),
+                    one.to_string(),
+                    "bit flipped at byte {at}"
+                );
+                compared += 1;
+                in_headers += usize::from(e_chunks.iter().any(|&c| (c..c + 13).contains(&at)));
+            }
+            assert!(
+                compared > 1000 && in_headers > 500,
+                "{compared} compared, {in_headers} in E headers"
+            );
+        });
+    }
+
+    /// An error the chunks' order finds (a communicator defined again, differently) is reported
+    /// before one a later chunk of the same stretch has in itself.
+    #[test]
+    fn stretches_report_errors_in_file_order() {
+        let comm = |members: Vec<u32>| Comm { id: 5, members };
+        let (mut out, e_chunks) = ring_file(&|w, r| match r {
+            0 => w.comm(&comm(vec![0, 1])).unwrap(),
+            31 => w.comm(&comm(vec![1, 0])).unwrap(),
+            _ => {}
+        });
+        assert!(parse("t.bin", &out).is_err_and(|e| e.message.contains("defined twice")));
+        // Rank 31's chunk, after the second definition, made of an unknown kind.
+        out[e_chunks[31]] = b'Q';
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let e = pool.install(|| parse("t.bin", &out)).unwrap_err();
+        // The stretch that starts at rank 30's chunk holds the second C chunk (9 + 16 bytes).
+        let starts = pool.install(|| {
+            stretch_starts(&out[..out.len() - 16], out.len() - 16 - 9 - 4 - 40 * 12, 12)
+        });
+        assert!(starts.unwrap().contains(&e_chunks[30]));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "t.bin: byte {}: communicator 5 is defined twice with different members",
+                e_chunks[31] - 25
+            )
+        );
     }
 
     #[test]

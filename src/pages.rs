@@ -7,20 +7,24 @@ use std::ops::{Deref, DerefMut};
 ///
 /// # Safety
 /// Implement only for plain data whose every field accepts zero.
-pub(super) unsafe trait Zeroable: Copy {}
+pub(crate) unsafe trait Zeroable: Copy {}
+
+// SAFETY: integers only.
+unsafe impl Zeroable for (u32, usize) {}
 
 /// A zeroed buffer of `len` values in an anonymous mapping, unmapped when dropped. The
 /// allocator would keep a freed block resident for a while, to reuse it: for the graph's
 /// temporaries, which are freed before the replay allocates its own arrays, that kept block
-/// would add to the run's peak memory.
-pub(super) struct Pages<T: Zeroable> {
+/// would add to the run's peak memory. Only the pages touched count: a bound on the length will
+/// do where the length is not known.
+pub(crate) struct Pages<T: Zeroable> {
     map: memmap2::MmapMut,
     len: usize,
     _of: PhantomData<T>,
 }
 
 impl<T: Zeroable> Pages<T> {
-    pub(super) fn zeroed(len: usize) -> Pages<T> {
+    pub(crate) fn zeroed(len: usize) -> Pages<T> {
         let bytes = (len * size_of::<T>()).max(1);
         let map = memmap2::MmapMut::map_anon(bytes)
             .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}"));
