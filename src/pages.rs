@@ -15,8 +15,7 @@ unsafe impl Zeroable for (u32, usize) {}
 /// A zeroed buffer of `len` values in an anonymous mapping, unmapped when dropped. The
 /// allocator would keep a freed block resident for a while, to reuse it: for the graph's
 /// temporaries, which are freed before the replay allocates its own arrays, that kept block
-/// would add to the run's peak memory. Only the pages touched count: a bound on the length will
-/// do where the length is not known.
+/// would add to the run's peak memory.
 pub(crate) struct Pages<T: Zeroable> {
     map: memmap2::MmapMut,
     len: usize,
@@ -34,6 +33,13 @@ impl<T: Zeroable> Pages<T> {
             _of: PhantomData,
         }
     }
+
+    /// Twice as many values, the new ones zeroed: the old pages copied, then unmapped.
+    pub(crate) fn doubled(&self) -> Pages<T> {
+        let mut more = Pages::zeroed(2 * self.len.max(1));
+        more[..self.len].copy_from_slice(self);
+        more
+    }
 }
 
 impl<T: Zeroable> Deref for Pages<T> {
@@ -49,5 +55,19 @@ impl<T: Zeroable> DerefMut for Pages<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         // SAFETY: as in `deref`, and the map is borrowed mutably.
         unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast(), self.len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubling_keeps_the_values_and_zeroes_the_rest() {
+        let mut p = Pages::<(u32, usize)>::zeroed(2);
+        p.copy_from_slice(&[(7, 8), (9, 10)]);
+        let q = p.doubled();
+        assert_eq!(&q[..], &[(7, 8), (9, 10), (0, 0), (0, 0)]);
+        assert_eq!(Pages::<(u32, usize)>::zeroed(0).doubled().len(), 2);
     }
 }

@@ -925,17 +925,7 @@ pub fn replay_with(
     };
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
-    let firsts: Vec<Option<f64>> = (0..p)
-        .into_par_iter()
-        .map(|r| trace.measured_begin_ns(r))
-        .collect();
-    // As [`Trace::measured_span_ns`] has it, without reading every rank's end for it.
-    let t0 = firsts
-        .iter()
-        .flatten()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
-    let t0 = if t0.is_finite() { t0 } else { 0.0 };
+    let (t0, start) = trace.measured_starts();
     let measured_last_arrival: Vec<f64> = (0..g.instances.len())
         .into_par_iter()
         .map(|x| {
@@ -957,7 +947,7 @@ pub fn replay_with(
         arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
         max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
         measured_last_arrival,
-        start: firsts.iter().map(|b| b.map_or(0.0, |b| b - t0)).collect(),
+        start,
         t0,
         coll,
         modeled: g
@@ -1174,10 +1164,10 @@ fn owned_blocks() -> usize {
 /// stopped) split into `blocks` blocks ([`owned_blocks`]); each thread runs its block round and
 /// round, every rank as far as it goes (at first those not blocked on an unknown call time),
 /// until the block is done or it waits for others that have stopped ([`wait_outside`]: on a
-/// partner another thread is slow to reach, or on a deadlock). A thread needs nobody's bookkeeping to
-/// go on where waves would stop every rank at its first unknown partner: a ring or a pipeline
-/// takes a wave a message, each waking the threads for a few events. Returns where each rank
-/// stopped, block by block.
+/// partner another thread is slow to reach, or on a deadlock). A thread needs nobody's
+/// bookkeeping to go on where waves would stop every rank at its first unknown partner: a ring
+/// or a pipeline takes a wave a message, each waking the threads for a few events. Returns
+/// where each rank stopped, block by block.
 fn run_owned(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],

@@ -574,7 +574,7 @@ pub fn parse_releasing(
     release: &Release<'_>,
     then: super::Then,
 ) -> Result<Trace, TraceError> {
-    let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
+    let at = |input: &[u8]| offset_in(data, input);
     let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
 
     let header = |input| -> Res<'_, u32> {
@@ -673,7 +673,7 @@ pub fn parse_releasing(
     let mut counts = vec![0usize; nranks];
     let mut bytes = vec![0usize; nranks];
     let (mut in_rank_order, mut last_rank) = (true, 0);
-    // The rank whose R chunk is last at each offset + 1 (0: none), read once the scan is done.
+    // Each rank's last R chunk, at its offset + 1 (0: none), read once the scan is done.
     let mut metas: Vec<u64> = Vec::new();
     for stretch in stretches {
         for f in &stretch.found[..stretch.chunks] {
@@ -938,7 +938,7 @@ fn stretch_starts(body: &[u8], x: usize, stretches: usize) -> Option<Vec<usize>>
 /// Reads the chunks of `body` (the file `data` up to its trailer) from offset `from` until one
 /// ends at or past `to`, or one is wrong.
 fn scan(name: &str, data: &[u8], body: &[u8], from: usize, to: usize, nranks: usize) -> Stretch {
-    let at = |input: &[u8]| (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
+    let at = |input: &[u8]| offset_in(data, input);
     let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
     let whole = |offset, r: &[u8], what| chunk_end(name, data, offset, r, what);
     let mut rest = &body[from..];
@@ -998,11 +998,13 @@ fn scan(name: &str, data: &[u8], body: &[u8], from: usize, to: usize, nranks: us
         }
         Ok(found)
     };
-    // No more chunks than headers fit before `to`, and one that may cross it.
-    let mut found = Pages::<Found>::zeroed((to - from) / CHUNK_HEADER_LEN + 1);
+    let mut found = Pages::<Found>::zeroed(1 << 12);
     let (mut chunks, mut offset) = (0, from);
     let mut error = None;
     while offset < to && !rest.is_empty() {
+        if chunks == found.len() {
+            found = found.doubled();
+        }
         match one(offset, &mut rest) {
             Ok(f) => found[chunks] = f,
             Err(e) => {
@@ -1033,10 +1035,9 @@ fn chunk_end(
     if r.is_empty() {
         return Ok(());
     }
-    let at = (r.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
     Err(TraceError::offset(
         name,
-        at,
+        offset_in(data, r),
         format!(
             "expected the end of the {what} chunk at byte {offset}, found {} more bytes",
             r.len()
@@ -1044,13 +1045,19 @@ fn chunk_end(
     ))
 }
 
+/// Where `input`, a part of `data`, starts in it.
+fn offset_in(data: &[u8], input: &[u8]) -> u64 {
+    (input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64
+}
+
 /// A nom error as the trace error it is, at its offset in `data`.
 fn nom_error(name: &str, data: &[u8], e: nom::Err<PErr<'_>>) -> TraceError {
     match e {
-        nom::Err::Error(e) | nom::Err::Failure(e) => {
-            let at = (e.input.as_ptr() as usize).saturating_sub(data.as_ptr() as usize) as u64;
-            TraceError::offset(name, at, format!("expected {}", e.expected))
-        }
+        nom::Err::Error(e) | nom::Err::Failure(e) => TraceError::offset(
+            name,
+            offset_in(data, e.input),
+            format!("expected {}", e.expected),
+        ),
         nom::Err::Incomplete(_) => {
             TraceError::offset(name, data.len() as u64, "expected more bytes".into())
         }
