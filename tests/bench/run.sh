@@ -6,7 +6,11 @@
 # Figures, not assertions: machines are shared and noisy; compare ratios measured in one run.
 #
 #   tests/bench/run.sh                 # the whole set
-#   CASES="diss a2a" tests/bench/run.sh
+#   CASES="diss a2a" REPEAT=5 tests/bench/run.sh
+#
+# Each row is the fastest end to end of REPEAT runs (3 unless set), 1 thread and all threads
+# taking turns: on a shared machine a single run's speed drifts by tens of percent, and the
+# fastest is the one least disturbed. The speedup is of the two rows' times.
 #
 # The two LogGOPSim reference cases, measured on this 2-core machine by the project: the
 # 262,144-rank dissemination (14.2 M events, 0.94 M events/s, 1.87 GB) and the 1,024-rank
@@ -16,6 +20,7 @@ cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
 BENCH_DIR=${BENCH_DIR:-/tmp/loggps-bench}
 CASES=${CASES:-"diss a2a ring halo3d gauss coll big"}
+REPEAT=${REPEAT:-3}
 [ -x "$BIN" ] || cargo build --release --quiet
 mkdir -p "$BENCH_DIR"
 
@@ -38,16 +43,24 @@ for c in $CASES; do
   f="$BENCH_DIR/$c.bin"
   [ -f "$f" ] || "$BIN" synth $(spec "$c") -o "$f" 2>/dev/null
   cat "$f" > /dev/null   # parse figures are for a file in the page cache, not for the disk
-  one=""  # total_s at 1 thread: the speedup column is that over this run's total_s
+  # The thread counts take turns, so that a drift of the machine's speed hits both alike.
+  declare -A best=() best_s=()
+  for _ in $(seq "$REPEAT"); do
+    for t in 1 $(nproc); do
+      out=$("$BIN" bench "$f" --platform myrinet --threads "$t" 2>/dev/null)
+      s=$(echo "$out" | awk '/"total_s"/ {gsub(",", "", $2); print $2}')
+      if [ -z "${best[$t]:-}" ] || awk -v a="$s" -v b="${best_s[$t]}" 'BEGIN {exit !(a < b)}'; then
+        best[$t]=$out best_s[$t]=$s
+      fi
+    done
+  done
   for t in 1 $(nproc); do
-    row=$("$BIN" bench "$f" --platform myrinet --threads "$t" 2>/dev/null | awk -v c="$c" -v one="$one" '
+    echo "${best[$t]}" | awk -v c="$c" -v one="${best_s[1]}" '
       /"threads"/ {th=$2} /"events"/ {ev=$2} /"file_bytes"/ {fb=$2} /"parse_gb_per_s"/ {pg=$2}
       /"parse_events_per_s"/ {pe=$2} /"graph_events_per_s"/ {ge=$2} /"replay_events_per_s"/ {re=$2}
       /"total_events_per_s"/ {te=$2} /"total_s"/ {ts=$2} /"peak_bytes_per_event"/ {be=$2}
       END { gsub(",", "", th); gsub(",", "", ts)
-            printf "%-7s %7s %11d %8.2f | %9.2f %11.3g %11.3g %11.3g %11.3g | %9.2f %8.1f %8.2f %s\n",
-            c, th, ev, fb/1e9, pg, pe, ge, re, te, ts, be, (one == "" ? 1 : one / ts), ts }')
-    echo "${row% *}"
-    one=${one:-${row##* }}
+            printf "%-7s %7s %11d %8.2f | %9.2f %11.3g %11.3g %11.3g %11.3g | %9.2f %8.1f %8.2f\n",
+            c, th, ev, fb/1e9, pg, pe, ge, re, te, ts, be, one / ts }'
   done
 done
