@@ -633,6 +633,11 @@ impl Events {
         self.routine[e]
     }
 
+    /// Every event's routine, in global event order.
+    pub fn routines(&self) -> &[Routine] {
+        &self.routine
+    }
+
     /// The byte count of global event `e`.
     #[inline]
     pub fn bytes_at(&self, e: usize) -> u64 {
