@@ -71,12 +71,20 @@ impl Side {
 
 impl Side {
     /// Sorts by [`Side::order`]. Receives posted from the farthest source down, as a
-    /// dissemination's are, come strictly descending: reversed, not sorted (the sort of a few
-    /// elements, by insertion, took them in n^2 / 2 moves).
+    /// dissemination's are, come in strictly descending runs (one, or two where the sources
+    /// wrap around the ranks): each run reversed, they are sorted, and no sort runs (a few
+    /// elements sort by insertion, in n^2 / 2 moves on such input).
     fn sort(v: &mut [Side]) {
-        if v.windows(2).all(|w| w[0].order() > w[1].order()) {
-            v.reverse();
-        } else {
+        let mut i = 0;
+        while i < v.len() {
+            let mut j = i + 1;
+            while j < v.len() && v[j - 1].order() > v[j].order() {
+                j += 1;
+            }
+            v[i..j].reverse();
+            i = j;
+        }
+        if !v.is_sorted_by_key(Side::order) {
             v.sort_unstable_by_key(Side::order);
         }
     }
@@ -1177,10 +1185,14 @@ mod tests {
         descending.reverse();
         sides.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event));
         assert!(by_key == sides);
-        // Strictly descending, and descending but for one pair: sorted either way.
+        // Strictly descending; descending but for one pair; two descending runs, the second
+        // above the first (a dissemination's sources wrapping around): sorted each way.
         let mut once = descending.clone();
         once.swap(3, 4);
-        for mut v in [descending, once] {
+        let mid = descending.len() / 3;
+        let (high, low) = descending.split_at(mid);
+        let wrapped: Vec<Side> = low.iter().chain(high).copied().collect();
+        for mut v in [descending, once, wrapped] {
             Side::sort(&mut v);
             sides.dedup();
             assert!(v == sides);
