@@ -430,11 +430,12 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
     Ok((rest, ()))
 }
 
-/// The common records (every shape but Sendrecv, collectives and communicator operations)
-/// decoded without nom: `None` on anything unusual (a field out of range, the data ending,
-/// a LEB128 value of 10 bytes, another shape, a record [`Checks`] finds wrong), before
-/// anything is pushed, and [`record`] then parses the same bytes with its error messages.
-/// Accepts exactly what [`record`] accepts.
+/// Records decoded without nom: `None` on anything unusual (a field out of range, the data
+/// ending, a LEB128 value of 10 bytes, a record [`Checks`] finds wrong), before anything is
+/// pushed, and [`record`] then parses the same bytes with its error messages. Accepts exactly
+/// what [`record`] accepts. The common shapes here, Sendrecv, collectives and communicator
+/// operations in [`record_fast_more`] (in one function, the common shapes' parse took 10%
+/// longer).
 fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<&'a [u8]> {
     let mut at = 1;
     let routine = Routine::from_code(*input.first()?)?;
@@ -478,7 +479,7 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
             e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
             false
         }
-        Shape::Sendrecv | Shape::Coll | Shape::CommOp => return None,
+        Shape::Sendrecv | Shape::Coll | Shape::CommOp => return record_fast_more(input, cur, e),
     };
     if !cur.valid(cur.events.pushed(), &e, 0) {
         return None;
@@ -488,6 +489,79 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
         false => cur.events.push(&e),
     }
     cur.prev_return = t_return;
+    Some(&input[at..])
+}
+
+/// [`record_fast`] for a Sendrecv, a collective or a communicator operation, `e` its event
+/// with the times read.
+#[inline(never)]
+fn record_fast_more<'a, P: Push>(
+    input: &'a [u8],
+    cur: &mut Cursor<'_, P>,
+    mut e: Event,
+) -> Option<&'a [u8]> {
+    let mut at = 1;
+    fast_sleb(input, &mut at)?;
+    fast_sleb(input, &mut at)?;
+    let u32_at = |at: &mut usize| u32::try_from(fast_uleb(input, at)?).ok();
+    let i32_at = |at: &mut usize| i32::try_from(fast_sleb(input, at)?).ok();
+    /// What the record pushes besides its event.
+    enum Part {
+        Half(RecvHalf),
+        Counts { recv_bytes: u64 },
+        Nothing,
+    }
+    let part = match e.routine.shape() {
+        Shape::Sendrecv => {
+            e.bytes = fast_uleb(input, &mut at)?;
+            e.peer = i32_at(&mut at)?;
+            e.tag = i32_at(&mut at)?;
+            let bytes = fast_uleb(input, &mut at)?;
+            let source = i32_at(&mut at)?;
+            let tag = i32_at(&mut at)?;
+            e.comm = u32_at(&mut at)?;
+            e.flags = u8::try_from(fast_uleb(input, &mut at)?)
+                .ok()
+                .filter(|&f| f <= 3)?;
+            Part::Half(RecvHalf { bytes, source, tag })
+        }
+        Shape::Coll => {
+            e.comm = u32_at(&mut at)?;
+            e.peer = i32_at(&mut at)?;
+            e.bytes = fast_uleb(input, &mut at)?;
+            let recv_bytes = fast_uleb(input, &mut at)?;
+            let n = fast_uleb(input, &mut at)?;
+            if n > (input.len() - at) as u64 {
+                return None;
+            }
+            cur.counts.clear();
+            for _ in 0..n {
+                cur.counts.push(fast_uleb(input, &mut at)?);
+            }
+            Part::Counts { recv_bytes }
+        }
+        _ => {
+            e.comm = u32_at(&mut at)?;
+            e.id = fast_sleb(input, &mut at)?;
+            if !(-1..u32::MAX as i64).contains(&e.id) {
+                return None;
+            }
+            Part::Nothing
+        }
+    };
+    let source = match part {
+        Part::Half(h) => h.source,
+        _ => 0,
+    };
+    if !cur.valid(cur.events.pushed(), &e, source) {
+        return None;
+    }
+    match part {
+        Part::Half(h) => cur.events.push_sendrecv(&e, h),
+        Part::Counts { recv_bytes } => cur.events.push_coll(&e, recv_bytes, &cur.counts),
+        Part::Nothing => cur.events.push(&e),
+    }
+    cur.prev_return = e.t_return;
     Some(&input[at..])
 }
 
@@ -1570,10 +1644,11 @@ mod tests {
             done: vec![super::super::NOT_DONE],
         };
         let (mut fast, mut both) = (0, 0);
-        for case in 0..500_000 {
+        for case in 0..700_000 {
             let mut b = Vec::new();
             let codes = [
-                0u8, 2, 10, 14, 17, 20, 21, 22, 24, 25, 26, 30, 31, 34, 40, 99,
+                0u8, 2, 10, 14, 17, 20, 21, 22, 23, 24, 25, 26, 30, 31, 34, 40, 43, 45, 51, 60, 61,
+                63, 99,
             ];
             b.push(codes[rnd() as usize % codes.len()]);
             let value = |rnd: &mut dyn FnMut() -> u64| match rnd() % 4 {
@@ -1582,8 +1657,11 @@ mod tests {
                 2 => (rnd() % 300).wrapping_neg(),
                 _ => rnd() >> (rnd() % 64),
             };
+            // Half the records of small values alone, so that records of many fields (a
+            // Sendrecv's eight) pass the checks too.
+            let small = rnd() % 2 == 0;
             for _ in 0..rnd() % 14 {
-                let v = value(&mut rnd);
+                let v = if small { rnd() % 4 } else { value(&mut rnd) };
                 if rnd() % 2 == 0 {
                     put_uleb(&mut b, v);
                 } else {
