@@ -16,6 +16,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// "No partner" in the link columns.
 pub const NONE: u32 = u32::MAX;
+// A request's completing event comes from the trace's request check, whose "none" is this one.
+const _: () = assert!(NONE == crate::trace::NOT_DONE);
 
 /// A collective call as all its participants made it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,7 +168,8 @@ impl Requests {
         for ev in trace.events.ranks() {
             start.push(start.last().unwrap() + ev.requests());
         }
-        let mut done = filled(*start.last().unwrap(), NONE);
+        // Every slot is written below.
+        let mut done = vec![0; *start.last().unwrap()];
         par_ranges(&mut done[..], &start, &|r, reqs: &mut [u32]| {
             let mut checked = RankRequests::default();
             trace.rank_requests(file, r, &mut checked)?;
@@ -259,11 +262,6 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     match_messages(trace, file, &mut g)?;
     match_collectives(trace, file, &mut g)?;
     Ok(g)
-}
-
-/// `n` copies of `v`, written (and so first touched) in parallel.
-fn filled(n: usize, v: u32) -> Vec<u32> {
-    (0..n).into_par_iter().map(|_| v).collect()
 }
 
 /// One rank's receive-side events and their channels, in program order.

@@ -479,7 +479,9 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
             e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
             false
         }
-        Shape::Sendrecv | Shape::Coll | Shape::CommOp => return record_fast_more(input, cur, e),
+        Shape::Sendrecv | Shape::Coll | Shape::CommOp => {
+            return record_fast_more(input, at, cur, e);
+        }
     };
     if !cur.valid(cur.events.pushed(), &e, 0) {
         return None;
@@ -492,17 +494,15 @@ fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<
     Some(&input[at..])
 }
 
-/// [`record_fast`] for a Sendrecv, a collective or a communicator operation, `e` its event
-/// with the times read.
+/// [`record_fast`] for a Sendrecv, a collective or a communicator operation: `e` its event
+/// with the times read, its other fields at `input[at..]`.
 #[inline(never)]
 fn record_fast_more<'a, P: Push>(
     input: &'a [u8],
+    mut at: usize,
     cur: &mut Cursor<'_, P>,
     mut e: Event,
 ) -> Option<&'a [u8]> {
-    let mut at = 1;
-    fast_sleb(input, &mut at)?;
-    fast_sleb(input, &mut at)?;
     let u32_at = |at: &mut usize| u32::try_from(fast_uleb(input, at)?).ok();
     let i32_at = |at: &mut usize| i32::try_from(fast_sleb(input, at)?).ok();
     /// What the record pushes besides its event.

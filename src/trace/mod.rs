@@ -790,8 +790,8 @@ mod tests {
 
     /// Each check of [`Checks`] and [`RankRequests`] rejects the same event with the same
     /// message in both encodings: the text one after parsing, the binary one as it decodes
-    /// (and there at the byte of the event's record); and what they accept (a wildcard source, an Iprobe that
-    /// found nothing, a communicator the rank is in) loads in both.
+    /// (and there at the byte of the event's record); and what they accept (a wildcard source,
+    /// an Iprobe that found nothing, a communicator the rank is in) loads in both.
     #[test]
     fn both_encodings_check_events_alike() {
         let head = "loggps-trace 1\nranks 2\ncomm 1 members 0\n";
