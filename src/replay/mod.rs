@@ -568,6 +568,7 @@ impl Shared<'_> {
     }
 
     /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
+    #[inline(always)]
     fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
         let ev = self.trace.rank(r);
         let (peer, bytes) = (ev.peer(i), ev.bytes(i));
@@ -605,6 +606,7 @@ impl Shared<'_> {
 
     /// A receive started at `ti` whose message comes from global event `from` (NONE: none),
     /// most likely an event of rank `source` (see [`Shared::call_at`]).
+    #[inline(always)]
     fn recv_completion(&self, from: u32, source: i32, ti: f64) -> Result<Pending, Dep> {
         if from == NONE {
             return Ok(Pending::Done(Completion {
@@ -651,6 +653,7 @@ impl Shared<'_> {
     }
 
     /// The completion of the request rank `r` created at its event `oi` (at a known call time).
+    #[inline(always)]
     fn request(&self, r: usize, oi: usize) -> Result<Pending, Dep> {
         let ti = self
             .call(r, oi)
@@ -660,6 +663,16 @@ impl Shared<'_> {
             _ => self.recv_completion(self.g.link(r, oi), self.trace.rank(r).peer(oi), ti),
         }
     }
+}
+
+/// The value of a `Result<_, Dep>`, or from [`advance`]: blocked on the `Dep`.
+macro_rules! or_block {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(dep) => return Outcome::Blocked(dep),
+        }
+    };
 }
 
 /// Advances rank `r` as far as its dependencies allow.
@@ -706,19 +719,22 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
         let mut port = st.loggp.as_ref().map_or_else(Port::default, |l| l.port);
         let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
         let mut inbound = st.loggp.as_mut().map(|l| &mut l.inbound);
-        let cost: Result<(f64, f64, f64, f64), Dep> = (|| {
-            let shape = routine.shape();
-            Ok(match shape {
+        // Computed in place, not by a closure, and the completions it asks for inlined: their
+        // results went through memory, read back by 16-byte loads of two 8-byte stores, which
+        // the core cannot forward. The dissemination's replay stalled there for half of its
+        // time in the closure.
+        let (ret, comm, ssync, rsync) = 'cost: {
+            match routine.shape() {
                 Shape::None => (tc, 0.0, 0.0, 0.0),
                 Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + o, o, 0.0, 0.0),
                 Shape::Send => {
-                    let c = sh.send_completion(r, i, tc)?;
+                    let c = or_block!(sh.send_completion(r, i, tc));
                     (c.done, c.done - tc - c.sync, c.sync, 0.0)
                 }
                 Shape::Recv if routine == Routine::Iprobe || link == NONE => (tc + o, o, 0.0, 0.0),
                 Shape::Recv => {
                     let from = link as usize;
-                    let ts = sh.call_at(from, ev.peer(i))?;
+                    let ts = or_block!(sh.call_at(from, ev.peer(i)));
                     let k = sh.trace.events.bytes_at(from);
                     let rdv = sh.rendezvous_at(from);
                     let c = match sh.model {
@@ -737,8 +753,8 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                     (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
                 }
                 Shape::Sendrecv => {
-                    let send = sh.send_completion(r, i, tc)?;
-                    match sh.recv_completion(sh.g.link2(r, i), -1, tc)? {
+                    let send = or_block!(sh.send_completion(r, i, tc));
+                    match or_block!(sh.recv_completion(sh.g.link2(r, i), -1, tc)) {
                         Pending::Done(recv) => {
                             let mut w = WaitFold::new(tc, o);
                             w.add(send.done, send.unblock, send.send_side);
@@ -773,13 +789,13 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                                 if k > 0 {
                                     (*resume_at, *fold) = (k as u32, w);
                                 }
-                                return Err(dep);
+                                return Outcome::Blocked(dep);
                             }
                         }
                         *last = Some((req, oi));
                     }
                     // LogGP: the port takes the messages in the order their last bytes arrive.
-                    if let Some(m) = inbound.as_deref_mut() {
+                    if let Some(m) = inbound {
                         m.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
                         for m in m.drain(..) {
                             let c = sh.receive(&mut port, m);
@@ -790,7 +806,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 }
                 Shape::Coll | Shape::CommOp if link != NONE => {
                     if !sh.instance_done(link) {
-                        return Err(Dep::Instance(link));
+                        return Outcome::Blocked(Dep::Instance(link));
                     }
                     // Modeled: the schedule's end for this rank, with the synchronization its
                     // steps had by the point-to-point rules; the rest is communication.
@@ -799,7 +815,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                     {
                         let ret = e.ret.max(tc);
                         let comm = ret - tc - e.sender_sync - e.receiver_sync;
-                        return Ok((ret, comm, e.sender_sync, e.receiver_sync));
+                        break 'cost (ret, comm, e.sender_sync, e.receiver_sync);
                     }
                     let last_call =
                         f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
@@ -814,11 +830,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                     let d = (ev.t_return(i) - ev.t_call(i)) as f64;
                     (tc + d, d, 0.0, 0.0)
                 }
-            })
-        })();
-        let (ret, comm, ssync, rsync) = match cost {
-            Ok(c) => c,
-            Err(dep) => return Outcome::Blocked(dep),
+            }
         };
         if let Some(l) = st.loggp.as_mut() {
             l.port = port;
