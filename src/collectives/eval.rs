@@ -6,11 +6,13 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{Matching, NONE, REDUCTION, Schedule};
+use super::schedule::{Levels, Matching, NONE, REDUCTION, Schedule};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
+use rayon::prelude::*;
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a send makes known at its call.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,9 +36,9 @@ pub struct StepCost {
 /// A point-to-point cost model: how a rank's blocking sends and receives return, and how long
 /// they wait for their partner (a [`Cost`]'s `sync`: the sender's for a send, the receiver's
 /// for a receive).
-pub trait CostModel {
+pub trait CostModel: Sync {
     /// Per-rank state the model keeps between steps (LogGP's network ports).
-    type Port: Clone + Default;
+    type Port: Clone + Default + Send;
 
     /// A send of `bytes` called at `t`.
     fn send_call(&self, port: &mut Self::Port, t: f64, bytes: u64) -> SendCall;
@@ -244,15 +246,32 @@ pub fn evaluate_matched<M: CostModel>(
 /// a copy.
 #[derive(Default)]
 pub struct Scratch {
-    /// What each message's send published at its call.
-    from_sender: Vec<f64>,
-    /// Each message's receive call time.
-    tr: Vec<f64>,
+    /// What each message's send published at its call (f64 bits; NaN: not yet).
+    from_sender: Vec<AtomicU64>,
+    /// Each message's receive call time (likewise).
+    tr: Vec<AtomicU64>,
     /// The rank waiting on each message, or [`NONE`].
     waiter: Vec<u32>,
 }
 
-/// [`evaluate_matched`] in `scratch`'s arrays.
+/// A message's value, NaN while unknown. Relaxed: the threads of a leveled evaluation read
+/// only what passes before published, and a pass ends when all its threads have.
+fn get(v: &[AtomicU64], id: u32) -> f64 {
+    f64::from_bits(v[id as usize].load(Ordering::Relaxed))
+}
+
+fn set(v: &[AtomicU64], id: u32, x: f64) {
+    v[id as usize].store(x.to_bits(), Ordering::Relaxed);
+}
+
+/// Passes of a leveled evaluation with fewer runs are taken by one thread (in tests, all but
+/// the smallest are shared, in small pieces).
+const PARALLEL_MIN_RUNS: usize = if cfg!(test) { 2 } else { 1 << 12 };
+/// Runs a thread takes at a time in a pass.
+const RUNS_PER_PIECE: usize = if cfg!(test) { 3 } else { 1 << 10 };
+
+/// [`evaluate_matched`] in `scratch`'s arrays; by the passes of `m`'s [`Levels`], where it has
+/// them, on the pool's threads.
 pub fn evaluate_in<M: CostModel>(
     m: &Matching,
     model: &M,
@@ -267,12 +286,10 @@ pub fn evaluate_in<M: CostModel>(
         tr,
         waiter,
     } = scratch;
-    for (v, fill) in [(&mut *from_sender, UNKNOWN), (&mut *tr, UNKNOWN)] {
+    for v in [&mut *from_sender, &mut *tr] {
         v.clear();
-        v.resize(n, fill);
+        v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
     }
-    waiter.clear();
-    waiter.resize(n, NONE);
     let mut ranks: Vec<RankState<M::Port>> = (0..p)
         .map(|r| RankState {
             pos: 0,
@@ -283,95 +300,16 @@ pub fn evaluate_in<M: CostModel>(
             port: M::Port::default(),
         })
         .collect();
-    let mut queue: Vec<usize> = (0..p).rev().collect();
-    while let Some(r) = queue.pop() {
-        let st = &mut ranks[r];
-        let ids = m.ids(r);
-        while st.pos < ids.len() {
-            let i = st.pos;
-            let (sid, rid) = ids[i];
-            // A reduction has no halves: its bytes are named where a receive's message is.
-            let (rid, reduction) = match rid {
-                NONE => (NONE, None),
-                id if id >= REDUCTION => (NONE, Some(m.reduction(id))),
-                id => (id, None),
-            };
-            let t = st.clock;
-            if st.call.is_none() {
-                let mut call = None;
-                if sid != NONE {
-                    let c = model.send_call(&mut st.port, t, m.bytes[sid as usize]);
-                    from_sender[sid as usize] = c.to_receiver;
-                    wake(waiter, sid, &mut queue);
-                    call = Some(c);
-                }
-                if rid != NONE {
-                    tr[rid as usize] = t;
-                    wake(waiter, rid, &mut queue);
-                }
-                st.call = Some(call);
-            }
-            let call = st.call.expect("set above");
-            if call.is_some_and(|c| c.needs_tr) && tr[sid as usize].is_nan() {
-                waiter[sid as usize] = r as u32;
-                break;
-            }
-            if rid != NONE && from_sender[rid as usize].is_nan() {
-                waiter[rid as usize] = r as u32;
-                break;
-            }
-            let send = call.map(|c| {
-                // An eager send's return does not depend on `tr`.
-                let tr = if c.needs_tr { tr[sid as usize] } else { t };
-                model.send_return(m.bytes[sid as usize], &c, t, tr)
-            });
-            // The halves tell the step's kind: a matched schedule has an id on every half.
-            let step = match (send, rid) {
-                (None, NONE) => StepCost {
-                    ret: t + reduction.unwrap_or(0) as f64 * gamma_ns_per_byte,
-                    sender_sync: 0.0,
-                    receiver_sync: 0.0,
-                },
-                (Some(c), NONE) => StepCost {
-                    ret: c.ret,
-                    sender_sync: c.sync,
-                    receiver_sync: 0.0,
-                },
-                (None, rid) => {
-                    let (bytes, ts) = (m.bytes[rid as usize], from_sender[rid as usize]);
-                    let c = model.recv_return(&mut st.port, t, bytes, ts);
-                    StepCost {
-                        ret: c.ret,
-                        sender_sync: 0.0,
-                        receiver_sync: c.sync,
-                    }
-                }
-                (Some(c), rid) => {
-                    let (bytes, ts) = (m.bytes[rid as usize], from_sender[rid as usize]);
-                    model.sendrecv_return(&mut st.port, t, c, bytes, ts)
-                }
-            };
-            st.clock = step.ret;
-            st.sender_sync += step.sender_sync;
-            st.receiver_sync += step.receiver_sync;
-            st.call = None;
-            st.pos += 1;
-        }
-    }
-    for (r, st) in ranks.iter().enumerate() {
-        if st.pos < m.ids(r).len() {
-            let (send, recv) = m.ids(r)[st.pos];
-            let id = |id: u32| match id {
-                NONE => "none".to_string(),
-                id => id.to_string(),
-            };
-            return Err(Error::Usage(format!(
-                "schedule deadlocks: rank {r} waits forever at step {} (send message {}, receive message {})",
-                st.pos,
-                id(send),
-                id(recv)
-            )));
-        }
+    let ev = Evaluation {
+        m,
+        model,
+        gamma_ns_per_byte,
+        from_sender,
+        tr,
+    };
+    match &m.levels {
+        Some(levels) if rayon::current_num_threads() > 1 => ev.by_passes(levels, &mut ranks),
+        _ => ev.by_queue(&mut ranks, waiter)?,
     }
     let rank_end_ns: Vec<f64> = ranks
         .iter()
@@ -388,6 +326,182 @@ pub fn evaluate_in<M: CostModel>(
         messages: n as u64,
         bytes: m.bytes.iter().sum(),
     })
+}
+
+/// One evaluation's schedule, model and message values.
+struct Evaluation<'a, M> {
+    m: &'a Matching,
+    model: &'a M,
+    gamma_ns_per_byte: f64,
+    from_sender: &'a [AtomicU64],
+    tr: &'a [AtomicU64],
+}
+
+impl<M: CostModel> Evaluation<'_, M> {
+    /// Every rank as far as it goes, from a queue of those that can go on: a rank waiting on a
+    /// message is woken when its other half is called.
+    fn by_queue(
+        &self,
+        ranks: &mut [RankState<M::Port>],
+        waiter: &mut Vec<u32>,
+    ) -> Result<(), Error> {
+        let m = self.m;
+        waiter.clear();
+        waiter.resize(m.bytes.len(), NONE);
+        let mut queue: Vec<usize> = (0..ranks.len()).rev().collect();
+        while let Some(r) = queue.pop() {
+            let st = &mut ranks[r];
+            let ids = m.ids(r);
+            while st.pos < ids.len() {
+                let (sid, rid, reduction) = halves(m, ids[st.pos]);
+                if st.call.is_none() {
+                    self.call(st, sid, rid);
+                    for id in [sid, rid] {
+                        if id != NONE {
+                            wake(waiter, id, &mut queue);
+                        }
+                    }
+                }
+                let call = st.call.expect("set above");
+                if call.is_some_and(|c| c.needs_tr) && get(self.tr, sid).is_nan() {
+                    waiter[sid as usize] = r as u32;
+                    break;
+                }
+                if rid != NONE && get(self.from_sender, rid).is_nan() {
+                    waiter[rid as usize] = r as u32;
+                    break;
+                }
+                self.finish(st, sid, rid, reduction);
+            }
+        }
+        for (r, st) in ranks.iter().enumerate() {
+            if st.pos < m.ids(r).len() {
+                let (send, recv) = m.ids(r)[st.pos];
+                let id = |id: u32| match id {
+                    NONE => "none".to_string(),
+                    id => id.to_string(),
+                };
+                return Err(Error::Usage(format!(
+                    "schedule deadlocks: rank {r} waits forever at step {} (send message {}, receive message {})",
+                    st.pos,
+                    id(send),
+                    id(recv)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Pass after pass of `levels`, each pass's runs split among the pool's threads: all a
+    /// run waits for, passes before published.
+    fn by_passes(&self, levels: &Levels, ranks: &mut [RankState<M::Port>]) {
+        let run = |st: &mut RankState<M::Port>, r: u32, end: u32| {
+            let ids = self.m.ids(r as usize);
+            while let Some(&h) = ids.get(st.pos) {
+                let (sid, rid, reduction) = halves(self.m, h);
+                if st.call.is_none() {
+                    self.call(st, sid, rid);
+                }
+                if st.pos == end as usize {
+                    break;
+                }
+                self.finish(st, sid, rid, reduction);
+            }
+        };
+        for runs in levels.passes() {
+            if runs.len() < PARALLEL_MIN_RUNS {
+                for &(r, end) in runs {
+                    run(&mut ranks[r as usize], r, end);
+                }
+                continue;
+            }
+            // Runs are by rank: each piece's ranks lie apart from the others'.
+            let mut pieces = Vec::with_capacity(runs.len().div_ceil(RUNS_PER_PIECE));
+            let (mut rest, mut base) = (&mut *ranks, 0);
+            for piece in runs.chunks(RUNS_PER_PIECE) {
+                let end = piece[piece.len() - 1].0 as usize + 1;
+                let (mine, after) = std::mem::take(&mut rest).split_at_mut(end - base);
+                pieces.push((piece, mine, base));
+                (rest, base) = (after, end);
+            }
+            pieces.into_par_iter().for_each(|(piece, states, base)| {
+                for &(r, end) in piece {
+                    run(&mut states[r as usize - base], r, end);
+                }
+            });
+        }
+    }
+
+    /// The call of `st`'s step `(sid, rid)` at its clock: what its halves publish.
+    #[inline(always)]
+    fn call(&self, st: &mut RankState<M::Port>, sid: u32, rid: u32) {
+        let mut call = None;
+        if sid != NONE {
+            let c = self
+                .model
+                .send_call(&mut st.port, st.clock, self.m.bytes[sid as usize]);
+            set(self.from_sender, sid, c.to_receiver);
+            call = Some(c);
+        }
+        if rid != NONE {
+            set(self.tr, rid, st.clock);
+        }
+        st.call = Some(call);
+    }
+
+    /// Costs `st`'s step `(sid, rid)` (a `reduction`'s bytes), called, what it waits for
+    /// published; the rank then stands at its next step.
+    #[inline(always)]
+    fn finish(&self, st: &mut RankState<M::Port>, sid: u32, rid: u32, reduction: Option<u64>) {
+        let (m, model, t) = (self.m, self.model, st.clock);
+        let send = st.call.expect("called").map(|c| {
+            // An eager send's return does not depend on `tr`.
+            let tr = if c.needs_tr { get(self.tr, sid) } else { t };
+            model.send_return(m.bytes[sid as usize], &c, t, tr)
+        });
+        // The halves tell the step's kind: a matched schedule has an id on every half.
+        let step = match (send, rid) {
+            (None, NONE) => StepCost {
+                ret: t + reduction.unwrap_or(0) as f64 * self.gamma_ns_per_byte,
+                sender_sync: 0.0,
+                receiver_sync: 0.0,
+            },
+            (Some(c), NONE) => StepCost {
+                ret: c.ret,
+                sender_sync: c.sync,
+                receiver_sync: 0.0,
+            },
+            (None, rid) => {
+                let (bytes, ts) = (m.bytes[rid as usize], get(self.from_sender, rid));
+                let c = model.recv_return(&mut st.port, t, bytes, ts);
+                StepCost {
+                    ret: c.ret,
+                    sender_sync: 0.0,
+                    receiver_sync: c.sync,
+                }
+            }
+            (Some(c), rid) => {
+                let (bytes, ts) = (m.bytes[rid as usize], get(self.from_sender, rid));
+                model.sendrecv_return(&mut st.port, t, c, bytes, ts)
+            }
+        };
+        st.clock = step.ret;
+        st.sender_sync += step.sender_sync;
+        st.receiver_sync += step.receiver_sync;
+        st.call = None;
+        st.pos += 1;
+    }
+}
+
+/// A step's `(send message, receive message, reduction bytes)`: a reduction has no halves, its
+/// bytes named where a receive's message is.
+#[inline(always)]
+fn halves(m: &Matching, (sid, rid): (u32, u32)) -> (u32, u32, Option<u64>) {
+    match rid {
+        NONE => (sid, NONE, None),
+        id if id >= REDUCTION => (sid, NONE, Some(m.reduction(id))),
+        id => (sid, id, None),
+    }
 }
 
 struct RankState<P> {

@@ -86,6 +86,30 @@ pub struct Matching {
     pub bytes: Vec<u64>,
     /// Bytes of the reductions (consecutive equal ones share an entry).
     reductions: Vec<u64>,
+    /// The order in which threads can share its evaluation, where [`Matching::leveled`] found
+    /// one.
+    pub levels: Option<Levels>,
+}
+
+/// The passes in which a matched schedule's steps can be costed by many threads at once. In
+/// pass `l`, a run `(rank, end)` takes its rank's steps up to `end` (then calls the next):
+/// what they wait for, their partners published in earlier passes. Pass 0 calls every rank's
+/// first step. A send is taken to wait for its receive's call, as a rendezvous send does,
+/// whatever its size: one order serves every model and eager limit.
+#[derive(Clone, Debug, Default)]
+pub struct Levels {
+    /// Pass `l`'s runs are `runs[start[l]..start[l + 1]]`, by rank.
+    start: Vec<u32>,
+    runs: Vec<(u32, u32)>,
+}
+
+impl Levels {
+    /// Each pass's runs, `(rank, end)` by rank.
+    pub fn passes(&self) -> impl Iterator<Item = &[(u32, u32)]> {
+        self.start
+            .windows(2)
+            .map(|w| &self.runs[w[0] as usize..w[1] as usize])
+    }
 }
 
 /// Marks a reduction in [`Matching`]'s ids; messages are numbered below it.
@@ -105,6 +129,104 @@ impl Matching {
     /// Number of steps over all ranks.
     pub fn steps(&self) -> usize {
         self.ids.len()
+    }
+
+    /// This matching with its [`Levels`] where its passes hold `min_width` runs or more on
+    /// average (a narrow pass gives threads little to share) and no step waits, even
+    /// rendezvous, on one after it.
+    pub fn leveled(mut self, min_width: usize) -> Matching {
+        self.levels = self.levels(min_width);
+        self
+    }
+
+    /// Each step's pass: the latest of its rank's step before it and one past the passes in
+    /// which its message's other half was called. Found by the evaluator's walk (a rank goes
+    /// on until it waits on a call not yet made, which wakes it).
+    fn levels(&self, min_width: usize) -> Option<Levels> {
+        const UNKNOWN: u32 = u32::MAX;
+        let (p, n) = (self.ranks(), self.bytes.len());
+        // The pass in which each message's send half was called, and its receive half.
+        let (mut sent, mut received) = (vec![UNKNOWN; n], vec![UNKNOWN; n]);
+        let mut waiter = vec![NONE; n];
+        let mut level = vec![0u32; self.steps()];
+        // Per rank: its next step, the pass of the step before, whether the next is called.
+        let mut at = vec![(0usize, 0u32, false); p];
+        let mut queue: Vec<u32> = (0..p as u32).rev().collect();
+        let wake = |waiter: &mut [u32], id: u32, queue: &mut Vec<u32>| {
+            let w = std::mem::replace(&mut waiter[id as usize], NONE);
+            if w != NONE {
+                queue.push(w);
+            }
+        };
+        while let Some(r) = queue.pop() {
+            let ids = self.ids(r as usize);
+            let (k, pass, called) = &mut at[r as usize];
+            while *k < ids.len() {
+                let (sid, rid) = match ids[*k] {
+                    (sid, rid) if rid >= REDUCTION => (sid, NONE),
+                    ids => ids,
+                };
+                if !*called {
+                    if sid != NONE {
+                        sent[sid as usize] = *pass;
+                        wake(&mut waiter, sid, &mut queue);
+                    }
+                    if rid != NONE {
+                        received[rid as usize] = *pass;
+                        wake(&mut waiter, rid, &mut queue);
+                    }
+                    *called = true;
+                }
+                let halves = [(sid, &received), (rid, &sent)];
+                let other =
+                    |(id, of): (u32, &Vec<u32>)| (id != NONE).then(|| (id, of[id as usize]));
+                if let Some((id, _)) = halves
+                    .into_iter()
+                    .filter_map(other)
+                    .find(|h| h.1 == UNKNOWN)
+                {
+                    waiter[id as usize] = r;
+                    break;
+                }
+                let l = halves
+                    .into_iter()
+                    .filter_map(other)
+                    .fold((*pass).max(1), |l, (_, q)| l.max(q + 1));
+                level[self.first[r as usize] as usize + *k] = l;
+                (*k, *pass, *called) = (*k + 1, l, false);
+            }
+        }
+        if (0..p).any(|r| at[r].0 < self.ids(r).len()) {
+            return None;
+        }
+        // Per pass, its runs: a rank's consecutive steps of one pass are one run.
+        let passes = level.iter().max().map_or(1, |&l| l as usize + 1);
+        if self.steps() < min_width.saturating_mul(passes - 1) {
+            return None;
+        }
+        let runs_of = |r: usize| {
+            let lv = &level[self.first[r] as usize..self.first[r + 1] as usize];
+            let ends = (1..=lv.len()).filter(move |&k| k == lv.len() || lv[k] != lv[k - 1]);
+            std::iter::once((0, 0)).chain(ends.map(move |k| (lv[k - 1], k as u32)))
+        };
+        let mut start = vec![0u32; passes + 1];
+        for r in 0..p {
+            for (l, _) in runs_of(r) {
+                start[l as usize + 1] += 1;
+            }
+        }
+        for l in 0..passes {
+            start[l + 1] += start[l];
+        }
+        let mut next = start.clone();
+        let mut runs = vec![(0, 0); start[passes] as usize];
+        for r in 0..p {
+            for (l, end) in runs_of(r) {
+                runs[next[l as usize] as usize] = (r as u32, end);
+                next[l as usize] += 1;
+            }
+        }
+        Some(Levels { start, runs })
     }
 
     /// The bytes of the reduction whose ids are `(NONE, id)`.
@@ -274,6 +396,7 @@ impl Schedule {
             first,
             bytes: Vec::new(),
             reductions: Vec::new(),
+            levels: None,
         };
         let mut first_bad: Option<(u32, u32, String)> = None;
         let mut note = |r: u32, i: u32, what: String| {
@@ -431,6 +554,52 @@ mod tests {
             .matching()
             .unwrap_err()
             .to_string()
+    }
+
+    /// A chain 0 → 1 → 2 (rank 1 reduces between): pass 0 calls every first step; rank 0's
+    /// send and rank 1's receive wait only for those calls (pass 1), and rank 1 goes on with
+    /// its reduction and its send (whose receive was called in pass 0) in the same run; rank
+    /// 2's receive waits for that send's call, made in pass 1.
+    #[test]
+    fn levels_of_a_chain_by_hand() {
+        let reduce = Step::Reduce { bytes: 8 };
+        let s = Schedule::from_steps(vec![
+            vec![send(1, 8)],
+            vec![recv(0, 8), reduce, send(2, 8)],
+            vec![recv(1, 8)],
+        ]);
+        let m = s.matching().unwrap().leveled(0);
+        let passes: Vec<Vec<(u32, u32)>> = m
+            .levels
+            .as_ref()
+            .unwrap()
+            .passes()
+            .map(<[_]>::to_vec)
+            .collect();
+        assert_eq!(
+            passes,
+            [
+                vec![(0, 0), (1, 0), (2, 0)],
+                vec![(0, 1), (1, 3)],
+                vec![(2, 1)]
+            ]
+        );
+        // Passes under two runs on average are not worth sharing.
+        assert!(s.matching().unwrap().leveled(3).levels.is_none());
+        // Two ranks that each send before receiving deadlock once sends wait for their
+        // receives: no passes.
+        let both_send_first = Schedule::from_steps(vec![
+            vec![send(1, 8), recv(1, 8)],
+            vec![send(0, 8), recv(0, 8)],
+        ]);
+        assert!(
+            both_send_first
+                .matching()
+                .unwrap()
+                .leveled(0)
+                .levels
+                .is_none()
+        );
     }
 
     #[test]

@@ -355,6 +355,41 @@ fn every_algorithm() -> Vec<(Op, &'static str)> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
+    /// Costed by passes on three threads, every schedule gives what the one-thread queue gives,
+    /// bit for bit, under both models, eager and rendezvous, whatever the (random) call times.
+    #[test]
+    fn costing_by_passes_on_threads_equals_the_queue(
+        p in 1usize..40, k in 0u64..3000, starts in proptest::collection::vec(0.0f64..1e5, 40),
+    ) {
+        let loggps = Params { S: 1000, ..Params::preset("fast-ethernet").unwrap() };
+        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 };
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        for (op, algo) in every_algorithm() {
+            let s = build(op, algo, &Spec::new(p, k), &|b| loggps.split_costs(b)).unwrap();
+            let m = s.matching().unwrap();
+            let leveled = m.clone().leveled(0);
+            let Some(levels) = &leveled.levels else {
+                // Only schedules that a rendezvous send would deadlock have none.
+                prop_assert!(eval::evaluate(&s, &Params { S: 0, ..loggps }, 0.0).is_err(),
+                    "{op:?} {algo}: no passes");
+                continue;
+            };
+            prop_assert!(p < 2 || levels.passes().count() >= 2, "{op:?} {algo}: no steps");
+            let start = &starts[..p];
+            let mut scratch = eval::Scratch::default();
+            let queue = (
+                eval::evaluate_in(&m, &loggps, 1.0, start, &mut scratch).unwrap(),
+                eval::evaluate_in(&m, &loggp, 1.0, start, &mut scratch).unwrap(),
+            );
+            let passes = pool.install(|| (
+                eval::evaluate_in(&leveled, &loggps, 1.0, start, &mut eval::Scratch::default()),
+                eval::evaluate_in(&leveled, &loggp, 1.0, start, &mut eval::Scratch::default()),
+            ));
+            prop_assert_eq!(&passes.0.unwrap(), &queue.0, "LogGPS {:?} {}", op, algo);
+            prop_assert_eq!(&passes.1.unwrap(), &queue.1, "LogGP {:?} {}", op, algo);
+        }
+    }
+
     #[test]
     fn every_schedule_matches_and_moves_at_least_mpi_data(
         p in 1usize..40, k in 0u64..300, root in 0usize..40,

@@ -4,6 +4,7 @@
 use super::{Op, Spec, openmpi};
 use crate::error::Error;
 use crate::trace::{Routine, Trace};
+use rayon::prelude::*;
 
 /// How the replay costs collectives.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -98,16 +99,21 @@ pub fn op_of(routine: Routine) -> Option<Op> {
 /// take their largest block.
 pub fn spec_of(trace: &Trace, op: Op, members: &[(u32, u32)]) -> Spec {
     let n = members.len().max(1) as u64;
-    let (mut sent, mut received) = (0u64, 0u64);
-    let mut root = 0;
-    for (vr, &(r, i)) in members.iter().enumerate() {
-        let ev = trace.rank(r as usize);
-        sent = sent.max(ev.bytes(i as usize));
-        received = received.max(ev.coll_recv(i as usize).0);
-        if ev.peer(i as usize) == r as i32 {
-            root = vr;
-        }
-    }
+    // In parallel: a 65,536-rank instance reads as many ranks' columns, and the other threads
+    // wait for its cost. The root is the last member naming itself.
+    let (sent, received, root) = members
+        .par_iter()
+        .enumerate()
+        .map(|(vr, &(r, i))| {
+            let ev = trace.rank(r as usize);
+            let root = (ev.peer(i as usize) == r as i32).then_some(vr);
+            (ev.bytes(i as usize), ev.coll_recv(i as usize).0, root)
+        })
+        .reduce(
+            || (0, 0, None),
+            |a, b| (a.0.max(b.0), a.1.max(b.1), b.2.or(a.2)),
+        );
+    let root = root.unwrap_or(0);
     let bytes = match op {
         Op::Scatter | Op::ReduceScatter => received,
         Op::Alltoall => sent / n,

@@ -45,7 +45,7 @@ use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, TryLockError};
 use std::time::{Duration, Instant};
 
 /// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
@@ -313,6 +313,12 @@ struct ScheduleKey {
     postal_h: Option<u64>,
 }
 
+/// Schedules of fewer steps are costed by one thread: finding passes its threads can share
+/// costs about one evaluation.
+const LEVELED_MIN_STEPS: usize = 1 << 16;
+/// The fewest runs a pass of a leveled schedule holds on average.
+const LEVELED_MIN_WIDTH: usize = 1 << 10;
+
 /// A built schedule, matched: all its evaluation reads.
 type Built = Arc<Matching>;
 
@@ -431,14 +437,32 @@ impl Shared<'_> {
                 Returns::Ready(ends) => Some(Some(Arc::clone(ends))),
                 Returns::Read => unreachable!("a participant reads its return once"),
             };
-            let got = ready(&slot.returns.read().expect("returns"));
-            let got = got.unwrap_or_else(|| {
-                let mut rs = slot.returns.write().expect("returns");
-                if matches!(*rs, Returns::Unknown) {
-                    *rs = self.cost_instance(x);
+            let mut idle = 0u32;
+            let got = loop {
+                match slot.returns.try_read() {
+                    Ok(rs) if let Some(got) = ready(&rs) => break got,
+                    Err(TryLockError::Poisoned(_)) => panic!("a thread costing returns panicked"),
+                    _ => {}
                 }
-                ready(&rs).expect("costed")
-            });
+                if let Ok(mut rs) = slot.returns.try_write() {
+                    if matches!(*rs, Returns::Unknown) {
+                        *rs = self.cost_instance(x);
+                    }
+                    break ready(&rs).expect("costed");
+                }
+                // Another thread costs it, perhaps by passes its threads can share: this one
+                // takes a part, where blocking on the lock would leave them all to the other.
+                // With nothing to take for a while, it lets its core go (more threads than
+                // cores: the one costing may need it).
+                match rayon::yield_now() {
+                    Some(rayon::Yield::Executed) => idle = 0,
+                    _ if idle < OWNED_MAX_BACKOFF => {
+                        idle += 1;
+                        std::hint::spin_loop();
+                    }
+                    _ => std::thread::yield_now(),
+                }
+            };
             local.returns = Some((x, got?));
         }
         let ends = &local.returns.as_ref().expect("set above").1;
@@ -484,7 +508,7 @@ impl Shared<'_> {
         let (algorithm, segment) = self.coll.algorithm(op, spec.ranks, spec.bytes);
         spec.segment = segment.unwrap_or(spec.segment);
         let starts: Vec<f64> = members
-            .iter()
+            .par_iter()
             .map(|&(r, i)| self.call(r as usize, i as usize).expect("all arrived"))
             .collect();
         let costed = match self.model {
@@ -494,7 +518,7 @@ impl Shared<'_> {
         match costed {
             Ok(c) => {
                 let mut ends: Vec<ModeledReturn> = members
-                    .iter()
+                    .par_iter()
                     .enumerate()
                     .map(|(k, &(rank, _))| ModeledReturn {
                         rank,
@@ -503,7 +527,7 @@ impl Shared<'_> {
                         receiver_sync: c.receiver_sync_ns[k],
                     })
                     .collect();
-                ends.sort_unstable_by_key(|e| e.rank);
+                ends.par_sort_unstable_by_key(|e| e.rank);
                 Returns::Ready(ends.into())
             }
             Err(e) => {
@@ -546,7 +570,10 @@ impl Shared<'_> {
             None => {
                 let schedule =
                     crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
-                let matching = schedule.matching()?;
+                let mut matching = schedule.matching()?;
+                if rayon::current_num_threads() > 1 && matching.steps() >= LEVELED_MIN_STEPS {
+                    matching = matching.leveled(LEVELED_MIN_WIDTH);
+                }
                 let built = Arc::new(matching);
                 self.schedules.lock().expect("schedules").put(key, &built);
                 built
