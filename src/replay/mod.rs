@@ -394,13 +394,14 @@ enum Pending {
 }
 
 impl Shared<'_> {
+    #[inline(always)]
     fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
         self.call_at(self.offsets[r] + i, r as i32)
     }
 
     /// The predicted call time of global event `e`, most likely an event of rank `hint`
     /// (the peer a message names; any value will do).
-    #[inline]
+    #[inline(always)]
     fn call_at(&self, e: usize, hint: i32) -> Result<f64, Dep> {
         match self.calls[e].load(Ordering::Acquire) {
             UNKNOWN => {

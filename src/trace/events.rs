@@ -639,7 +639,7 @@ impl Events {
     }
 
     /// The byte count of global event `e`.
-    #[inline]
+    #[inline(always)]
     pub fn bytes_at(&self, e: usize) -> u64 {
         match (self.routine[e].shape(), self.word[e]) {
             (Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv, b) if b != WIDE_BYTES => {
@@ -1117,7 +1117,7 @@ impl<'a> Rank<'a> {
         self.ev.routine[self.global(i)]
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn t_call(&self, i: usize) -> u64 {
         match self.ev.t_call[self.global(i)] {
             WIDE_CALL => self.wide(wide_key(i, 3)),
