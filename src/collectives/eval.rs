@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{Levels, Matching, NONE, REDUCTION, Schedule};
+use super::schedule::{Levels, Matching, NONE, Schedule, wake};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
@@ -348,12 +348,12 @@ impl<M: CostModel> Evaluation<'_, M> {
         let m = self.m;
         waiter.clear();
         waiter.resize(m.bytes.len(), NONE);
-        let mut queue: Vec<usize> = (0..ranks.len()).rev().collect();
+        let mut queue: Vec<u32> = (0..ranks.len() as u32).rev().collect();
         while let Some(r) = queue.pop() {
-            let st = &mut ranks[r];
-            let ids = m.ids(r);
+            let st = &mut ranks[r as usize];
+            let ids = m.ids(r as usize);
             while st.pos < ids.len() {
-                let (sid, rid, reduction) = halves(m, ids[st.pos]);
+                let (sid, rid, reduction) = m.halves(ids[st.pos]);
                 if st.call.is_none() {
                     self.call(st, sid, rid);
                     for id in [sid, rid] {
@@ -364,11 +364,11 @@ impl<M: CostModel> Evaluation<'_, M> {
                 }
                 let call = st.call.expect("set above");
                 if call.is_some_and(|c| c.needs_tr) && get(self.tr, sid).is_nan() {
-                    waiter[sid as usize] = r as u32;
+                    waiter[sid as usize] = r;
                     break;
                 }
                 if rid != NONE && get(self.from_sender, rid).is_nan() {
-                    waiter[rid as usize] = r as u32;
+                    waiter[rid as usize] = r;
                     break;
                 }
                 self.finish(st, sid, rid, reduction);
@@ -398,7 +398,7 @@ impl<M: CostModel> Evaluation<'_, M> {
         let run = |st: &mut RankState<M::Port>, r: u32, end: u32| {
             let ids = self.m.ids(r as usize);
             while let Some(&h) = ids.get(st.pos) {
-                let (sid, rid, reduction) = halves(self.m, h);
+                let (sid, rid, reduction) = self.m.halves(h);
                 if st.call.is_none() {
                     self.call(st, sid, rid);
                 }
@@ -493,17 +493,6 @@ impl<M: CostModel> Evaluation<'_, M> {
     }
 }
 
-/// A step's `(send message, receive message, reduction bytes)`: a reduction has no halves, its
-/// bytes named where a receive's message is.
-#[inline(always)]
-fn halves(m: &Matching, (sid, rid): (u32, u32)) -> (u32, u32, Option<u64>) {
-    match rid {
-        NONE => (sid, NONE, None),
-        id if id >= REDUCTION => (sid, NONE, Some(m.reduction(id))),
-        id => (sid, id, None),
-    }
-}
-
 struct RankState<P> {
     pos: usize,
     clock: f64,
@@ -512,11 +501,4 @@ struct RankState<P> {
     /// The current step's call effects are published; its send half's call, if any.
     call: Option<Option<SendCall>>,
     port: P,
-}
-
-fn wake(waiter: &mut [u32], id: u32, queue: &mut Vec<usize>) {
-    let w = std::mem::replace(&mut waiter[id as usize], NONE);
-    if w != NONE {
-        queue.push(w as usize);
-    }
 }

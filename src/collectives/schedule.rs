@@ -152,20 +152,11 @@ impl Matching {
         // Per rank: its next step, the pass of the step before, whether the next is called.
         let mut at = vec![(0usize, 0u32, false); p];
         let mut queue: Vec<u32> = (0..p as u32).rev().collect();
-        let wake = |waiter: &mut [u32], id: u32, queue: &mut Vec<u32>| {
-            let w = std::mem::replace(&mut waiter[id as usize], NONE);
-            if w != NONE {
-                queue.push(w);
-            }
-        };
         while let Some(r) = queue.pop() {
             let ids = self.ids(r as usize);
             let (k, pass, called) = &mut at[r as usize];
             while *k < ids.len() {
-                let (sid, rid) = match ids[*k] {
-                    (sid, rid) if rid >= REDUCTION => (sid, NONE),
-                    ids => ids,
-                };
+                let (sid, rid, _) = self.halves(ids[*k]);
                 if !*called {
                     if sid != NONE {
                         sent[sid as usize] = *pass;
@@ -177,21 +168,20 @@ impl Matching {
                     }
                     *called = true;
                 }
-                let halves = [(sid, &received), (rid, &sent)];
-                let other =
-                    |(id, of): (u32, &Vec<u32>)| (id != NONE).then(|| (id, of[id as usize]));
-                if let Some((id, _)) = halves
-                    .into_iter()
-                    .filter_map(other)
-                    .find(|h| h.1 == UNKNOWN)
-                {
+                // A send waits for its receive's call, a receive for its send's (an absent
+                // half, NONE, is past the arrays' end).
+                let (mut l, mut waits) = ((*pass).max(1), None);
+                for (id, other) in [(sid, &received), (rid, &sent)] {
+                    match other.get(id as usize) {
+                        Some(&UNKNOWN) => waits = waits.or(Some(id)),
+                        Some(&q) => l = l.max(q + 1),
+                        None => {}
+                    }
+                }
+                if let Some(id) = waits {
                     waiter[id as usize] = r;
                     break;
                 }
-                let l = halves
-                    .into_iter()
-                    .filter_map(other)
-                    .fold((*pass).max(1), |l, (_, q)| l.max(q + 1));
                 level[self.first[r as usize] as usize + *k] = l;
                 (*k, *pass, *called) = (*k + 1, l, false);
             }
@@ -227,6 +217,17 @@ impl Matching {
             }
         }
         Some(Levels { start, runs })
+    }
+
+    /// A step's `(send message, receive message, reduction bytes)` from its ids: a reduction
+    /// has no halves, its bytes named where a receive's message is.
+    #[inline(always)]
+    pub fn halves(&self, (sid, rid): (u32, u32)) -> (u32, u32, Option<u64>) {
+        match rid {
+            NONE => (sid, NONE, None),
+            id if id >= REDUCTION => (sid, NONE, Some(self.reduction(id))),
+            id => (sid, id, None),
+        }
     }
 
     /// The bytes of the reduction whose ids are `(NONE, id)`.
@@ -530,6 +531,14 @@ impl Schedule {
             b if b < BIG => b as u64,
             b => self.big[(b & !BIG) as usize],
         }
+    }
+}
+
+/// Queues the rank waiting on message `id`, if one is, and forgets that it waited.
+pub(super) fn wake(waiter: &mut [u32], id: u32, queue: &mut Vec<u32>) {
+    let w = std::mem::replace(&mut waiter[id as usize], NONE);
+    if w != NONE {
+        queue.push(w);
     }
 }
 
