@@ -324,18 +324,29 @@ fn keys_len(x: &Extra) -> u32 {
 }
 
 /// Where each of the current block's keys is among its keys: an open-addressing table of
-/// key + 1 (0: free), for blocks with many keys (a tag per iteration gives a block dozens).
-struct KeyIndex([u16; 2 * BLOCK]);
+/// key + 1 (0: free), for blocks with many keys (a tag per iteration gives a block dozens), and
+/// the slots taken, to free them alone (the whole table cleared for every rank of a few events
+/// was a kilobyte written per rank).
+struct KeyIndex {
+    slots: [u16; 2 * BLOCK],
+    taken: Vec<u16>,
+}
 
 impl Default for KeyIndex {
     fn default() -> KeyIndex {
-        KeyIndex([0; 2 * BLOCK])
+        KeyIndex {
+            slots: [0; 2 * BLOCK],
+            taken: Vec::with_capacity(BLOCK),
+        }
     }
 }
 
 impl KeyIndex {
     fn clear(&mut self) {
-        self.0.fill(0);
+        for &h in &self.taken {
+            self.slots[h as usize] = 0;
+        }
+        self.taken.clear();
     }
 
     /// [`intern`], through the table (which must hold the block's keys).
@@ -345,7 +356,7 @@ impl KeyIndex {
         let pair = ((tag as u32 as u64) << 32 | comm as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut h = (pair >> 55) as usize; // 9 bits: 2 · BLOCK slots
         loop {
-            match self.0[h] {
+            match self.slots[h] {
                 0 => {
                     keys.push((tag, comm));
                     let k = keys.len() - 1 - from;
@@ -353,7 +364,8 @@ impl KeyIndex {
                         k < BLOCK,
                         "a block of {BLOCK} events has at most {BLOCK} keys"
                     );
-                    self.0[h] = k as u16 + 1;
+                    self.slots[h] = k as u16 + 1;
+                    self.taken.push(h as u16);
                     return k as u8;
                 }
                 s if keys[from + s as usize - 1] == (tag, comm) => return (s - 1) as u8,
@@ -805,6 +817,7 @@ impl Events {
                     next: 0,
                     requests: 0,
                     last_origin: Cell::new(None),
+                    recent: [(NO_REQUEST, None); RECENT],
                     extra: scratch,
                     index,
                 };
@@ -919,13 +932,23 @@ pub struct Sink<'a> {
     requests: u32,
     /// The request [`Push::implied`] looked at last, and its creator.
     last_origin: Cell<Option<(u32, u32)>>,
+    /// The status each of the last [`RECENT`] requests created in sequence implies, at its id
+    /// modulo [`RECENT`] (a completion call most often completes requests just made: their
+    /// statuses are known without a look for their creators in the columns).
+    recent: [(u32, Option<(i32, i32)>); RECENT],
     extra: &'a mut Extra,
     index: &'a mut KeyIndex,
 }
 
+/// Requests whose implied statuses a [`Sink`] keeps (a power of two).
+const RECENT: usize = 16;
+/// An id no request has in [`Sink::recent`].
+const NO_REQUEST: u32 = u32::MAX;
+
 impl Push for Sink<'_> {
     #[inline]
     fn push_words(&mut self, e: &Event, aux: &[u32]) {
+        let before = self.requests;
         self.cols.set(
             self.next,
             self.next,
@@ -935,11 +958,19 @@ impl Push for Sink<'_> {
             &mut self.requests,
             aux,
         );
+        if self.requests != before {
+            self.recent[before as usize % RECENT] =
+                (before, implied_status(e.routine, e.peer, e.tag, e.flags));
+        }
         self.next += 1;
     }
 
     #[inline]
     fn implied(&self, req: u32) -> Option<(i32, i32)> {
+        match self.recent[req as usize % RECENT] {
+            (id, status) if id == req => return status,
+            _ => {}
+        }
         let c = &self.cols;
         let filled = blocks(self.next);
         let oi = find_origin(
@@ -1117,6 +1148,11 @@ impl<'a> Rank<'a> {
         self.ev.routine[self.global(i)]
     }
 
+    /// The rank's events' routines.
+    pub fn routines(&self) -> &'a [Routine] {
+        &self.ev.routine[self.base..self.base + self.len]
+    }
+
     #[inline(always)]
     pub fn t_call(&self, i: usize) -> u64 {
         match self.ev.t_call[self.global(i)] {
@@ -1135,7 +1171,7 @@ impl<'a> Rank<'a> {
         self.x.wide[k].1
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn t_return(&self, i: usize) -> u64 {
         match self.ev.dur[self.global(i)] {
             WIDE_DUR => self.wide(wide_key(i, 0)),
@@ -1885,6 +1921,81 @@ mod tests {
         one.push_complete(&wait, &done);
         assert_eq!(filled, one);
         assert_eq!(one.rank(0).completed_reqs(0).collect::<Vec<_>>(), [0]);
+    }
+
+    /// A filled rank keeps the statuses its last requests imply ([`Sink::recent`]); what it
+    /// stores of a completion call is what pushing stores, for requests just made or made long
+    /// before, implied statuses or not, and requests made out of sequence.
+    #[test]
+    fn completions_are_stored_alike_filled_or_pushed() {
+        // 100 requests: sends, receives from a rank, and receives from any source or with any
+        // tag; request 50 made with an id out of sequence (it stays 999).
+        let mut events: Vec<(Event, Vec<Completion>)> = Vec::new();
+        let mut implied = Vec::new();
+        for k in 0..100u32 {
+            let routine = [Routine::Isend, Routine::Irecv][k as usize % 2];
+            let mut e = Event::new(routine, k as u64, k as u64 + 1);
+            (e.peer, e.tag, e.id) = (k as i32 % 5, k as i32 % 3, implied.len() as i64);
+            match k % 7 {
+                3 => e.flags = FLAG_ANY_SOURCE,
+                5 => e.flags = FLAG_ANY_TAG,
+                6 if routine == Routine::Irecv => e.peer = -1,
+                _ => {}
+            }
+            if k == 50 {
+                e.id = 999;
+            } else {
+                implied.push(implied_status(e.routine, e.peer, e.tag, e.flags));
+            }
+            events.push((e, Vec::new()));
+        }
+        let status = |req: u32, differ: bool| {
+            let (source, tag) = implied[req as usize].unwrap_or((4, 2));
+            Completion {
+                req,
+                source,
+                tag: tag + differ as i32,
+            }
+        };
+        let n = implied.len() as u32;
+        let waits: Vec<Vec<Completion>> = vec![
+            vec![status(n - 2, false), status(n - 1, false)],
+            (n - 40..n).map(|q| status(q, false)).collect(),
+            vec![status(1, false), status(n - 1, false)],
+            vec![status(n - 3, true), status(n - 2, false)],
+            vec![
+                status(0, false),
+                status(n - 17, false),
+                status(n - 16, false),
+            ],
+        ];
+        for (j, done) in waits.into_iter().enumerate() {
+            let t = 200 + j as u64;
+            events.push((Event::new(Routine::Waitall, t, t), done));
+        }
+        let push = |sink: &mut dyn Push| {
+            for (e, done) in &events {
+                match e.routine {
+                    Routine::Waitall => sink.push_complete(e, done),
+                    _ => sink.push(e),
+                }
+            }
+        };
+        let mut one = Events::single();
+        push(&mut one);
+        let filled = Events::fill::<()>(&[events.len()], &|_, sink| {
+            push(sink);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(filled, one);
+        let r = filled.rank(0);
+        for (i, (_, done)) in events.iter().enumerate().skip(100) {
+            assert_eq!(r.completions(i).collect::<Vec<_>>(), *done, "event {i}");
+        }
+        // The 40 requests listed one by one (some statuses are not implied), the two last as
+        // a range in the columns.
+        assert!(r.inline_range(100).is_some() && r.inline_range(101).is_none());
     }
 
     /// Ranks parsed one after the other with the same tags and communicators hold one copy of

@@ -361,7 +361,7 @@ impl Trace {
     pub fn measured_end_ns(&self, r: usize) -> Option<f64> {
         let ev = self.rank(r);
         let last = ev.len().checked_sub(1)?;
-        let end = match (0..ev.len()).find(|&i| ev.routine(i) == Routine::Finalize) {
+        let end = match ev.routines().iter().position(|&x| x == Routine::Finalize) {
             Some(f) => ev.t_call(f),
             None => ev.t_return(last),
         };
@@ -719,9 +719,7 @@ pub fn load_then(
     };
     if !trace.complete {
         let unfinished: Vec<usize> = (0..trace.nranks())
-            .filter(|&r| {
-                (0..trace.rank(r).len()).all(|i| trace.rank(r).routine(i) != Routine::Finalize)
-            })
+            .filter(|&r| !trace.rank(r).routines().contains(&Routine::Finalize))
             .collect();
         warn(format!(
             "{name}: the trace was not finalized (no index: the job stopped before MPI_Finalize); {} of {} ranks have no MPI_Finalize{}",
