@@ -1791,6 +1791,28 @@ mod tests {
     /// `select` against a bit-by-bit count, and a rank's request creators found by rank and
     /// select against the list of its in-sequence request-creating events: across blocks,
     /// with a block that creates none, around an id out of sequence.
+    /// One rank of `events` (a Waitall's completions beside it), pushed, checked equal to
+    /// the same filled through a [`Sink`].
+    fn pushed_equals_filled(events: &[(Event, Vec<Completion>)]) -> Events {
+        let push = |sink: &mut dyn Push| {
+            for (e, done) in events {
+                match e.routine {
+                    Routine::Waitall => sink.push_complete(e, done),
+                    _ => sink.push(e),
+                }
+            }
+        };
+        let mut one = Events::single();
+        push(&mut one);
+        let filled = Events::fill::<()>(&[events.len()], &|_, sink| {
+            push(sink);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(filled, one);
+        one
+    }
+
     #[test]
     fn requests_are_found_by_rank_and_select() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -1858,22 +1880,7 @@ mod tests {
             waits.push((events.len(), done));
             events.push((Event::new(Routine::Waitall, i as u64, i as u64 + 1), c));
         }
-        let push = |sink: &mut dyn Push| {
-            for (e, done) in &events {
-                match e.routine {
-                    Routine::Waitall => sink.push_complete(e, done),
-                    _ => sink.push(e),
-                }
-            }
-        };
-        let mut one = Events::single();
-        push(&mut one);
-        let filled = Events::fill::<()>(&[events.len()], &|_, sink| {
-            push(sink);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(filled, one);
+        let one = pushed_equals_filled(&events);
         let r = one.rank(0);
         assert!(r.len() > 4 * BLOCK);
         assert!((BLOCK..2 * BLOCK).all(|i| !r.creates_request(i)));
@@ -1973,22 +1980,7 @@ mod tests {
             let t = 200 + j as u64;
             events.push((Event::new(Routine::Waitall, t, t), done));
         }
-        let push = |sink: &mut dyn Push| {
-            for (e, done) in &events {
-                match e.routine {
-                    Routine::Waitall => sink.push_complete(e, done),
-                    _ => sink.push(e),
-                }
-            }
-        };
-        let mut one = Events::single();
-        push(&mut one);
-        let filled = Events::fill::<()>(&[events.len()], &|_, sink| {
-            push(sink);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(filled, one);
+        let filled = pushed_equals_filled(&events);
         let r = filled.rank(0);
         for (i, (_, done)) in events.iter().enumerate().skip(100) {
             assert_eq!(r.completions(i).collect::<Vec<_>>(), *done, "event {i}");
