@@ -1788,9 +1788,6 @@ mod tests {
         assert_eq!(filled, one);
     }
 
-    /// `select` against a bit-by-bit count, and a rank's request creators found by rank and
-    /// select against the list of its in-sequence request-creating events: across blocks,
-    /// with a block that creates none, around an id out of sequence.
     /// One rank of `events` (a Waitall's completions beside it), pushed, checked equal to
     /// the same filled through a [`Sink`].
     fn pushed_equals_filled(events: &[(Event, Vec<Completion>)]) -> Events {
@@ -1813,6 +1810,9 @@ mod tests {
         one
     }
 
+    /// `select` against a bit-by-bit count, and a rank's request creators found by rank and
+    /// select against the list of its in-sequence request-creating events: across blocks,
+    /// with a block that creates none, around an id out of sequence.
     #[test]
     fn requests_are_found_by_rank_and_select() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
