@@ -12,7 +12,10 @@ pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// What a send makes known at its call.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -255,7 +258,8 @@ pub struct Scratch {
 }
 
 /// A message's value, NaN while unknown. Relaxed: the threads of a leveled evaluation read
-/// only what passes before published, and a pass ends when all its threads have.
+/// only what passes before published, and a pass ends when all its threads have; a block
+/// reads another's values, which guard nothing else.
 fn get(v: &[AtomicU64], id: u32) -> f64 {
     f64::from_bits(v[id as usize].load(Ordering::Relaxed))
 }
@@ -270,14 +274,74 @@ const PARALLEL_MIN_RUNS: usize = if cfg!(test) { 2 } else { 1 << 12 };
 /// Runs a thread takes at a time in a pass.
 const RUNS_PER_PIECE: usize = if cfg!(test) { 3 } else { 1 << 10 };
 
-/// [`evaluate_matched`] in `scratch`'s arrays; by the passes of `m`'s [`Levels`], where it has
-/// them, on the pool's threads.
+/// The fewest ranks a block of [`Evaluation::by_blocks`] holds (in tests, a few).
+const BLOCK_MIN_RANKS: usize = if cfg!(test) { 2 } else { 1 << 11 };
+/// How long a block of [`Evaluation::by_blocks`] with no rank that can go on waits while no
+/// other block moves, before it stops.
+const BLOCK_PATIENCE: Duration = Duration::from_millis(5);
+/// How long a block of [`Evaluation::by_blocks`] with no rank that can go on waits for a block
+/// that no thread took up yet: it may be queued behind this one on this thread.
+const BLOCK_START_PATIENCE: Duration = Duration::from_micros(100);
+/// Steps a block of [`Evaluation::by_blocks`] costs between two reports of its moves.
+const BLOCK_REPORT_STEPS: u64 = 1 << 12;
+
+/// In which order an evaluation takes the steps: all give the same costs, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Order {
+    /// One thread, ranks from a queue of those that can go on ([`Evaluation::by_queue`]).
+    Queue,
+    /// The passes of the matching's [`Levels`] on the pool's threads
+    /// ([`Evaluation::by_passes`]); a matching without levels goes by the queue.
+    Passes,
+    /// Contiguous blocks of ranks, each by a queue of its own on one of the pool's threads
+    /// ([`Evaluation::by_blocks`]), the queue taking what they leave.
+    Blocks,
+}
+
+impl Order {
+    /// The order for `m` on the pool's threads (no more than cores): one thread, the queue;
+    /// a schedule in which every rank moves in most passes (recursive doubling, rings), by its
+    /// passes, which stream through the ranks where a queue jumps from partner to partner and
+    /// back; others, trees whose passes narrow to a few ranks near the root, by blocks (of
+    /// [`BLOCK_MIN_RANKS`] or more).
+    pub fn for_matching(m: &Matching) -> Order {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (p, threads) = (m.ranks(), rayon::current_num_threads().min(cores));
+        match &m.levels {
+            _ if threads < 2 => Order::Queue,
+            Some(l) if l.runs() >= l.passes().len() * p / 4 => Order::Passes,
+            _ if p >= 2 * BLOCK_MIN_RANKS => Order::Blocks,
+            _ => Order::Queue,
+        }
+    }
+}
+
+/// [`evaluate_matched`] in `scratch`'s arrays, in the [`Order::for_matching`].
 pub fn evaluate_in<M: CostModel>(
     m: &Matching,
     model: &M,
     gamma_ns_per_byte: f64,
     start: &[f64],
     scratch: &mut Scratch,
+) -> Result<Completion, Error> {
+    evaluate_by(
+        m,
+        model,
+        gamma_ns_per_byte,
+        start,
+        scratch,
+        Order::for_matching(m),
+    )
+}
+
+/// [`evaluate_in`] in `order`.
+pub fn evaluate_by<M: CostModel>(
+    m: &Matching,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+    scratch: &mut Scratch,
+    order: Order,
 ) -> Result<Completion, Error> {
     let p = m.ranks();
     let n = m.bytes.len();
@@ -307,8 +371,13 @@ pub fn evaluate_in<M: CostModel>(
         from_sender,
         tr,
     };
-    match &m.levels {
-        Some(levels) if rayon::current_num_threads() > 1 => ev.by_passes(levels, &mut ranks),
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let blocks = rayon::current_num_threads()
+        .min(cores)
+        .min(p / BLOCK_MIN_RANKS);
+    match (order, &m.levels) {
+        (Order::Passes, Some(levels)) => ev.by_passes(levels, &mut ranks),
+        (Order::Blocks, _) if blocks > 1 && ev.by_blocks(&mut ranks, waiter, blocks) => {}
         _ => ev.by_queue(&mut ranks, waiter)?,
     }
     let rank_end_ns: Vec<f64> = ranks
@@ -390,6 +459,152 @@ impl<M: CostModel> Evaluation<'_, M> {
             }
         }
         Ok(())
+    }
+
+    /// Every rank as far as it goes, the ranks split into `blocks` contiguous blocks, each run
+    /// by one thread from a queue of its own as [`Evaluation::by_queue`] runs them all: a rank
+    /// waiting on a message from a rank of its block is woken when that rank calls; one waiting
+    /// on another block, or on its receive's call (a rendezvous send), is looked at again when
+    /// the block has no other rank to run. A block stops when its ranks are done, or when none
+    /// can go on and no other block has moved for [`BLOCK_PATIENCE`] (a block no thread took
+    /// up yet, a deadlock): whether all ranks are done; [`Evaluation::by_queue`] takes what is
+    /// left. Messages are numbered in rank order: a block's own are one range of ids, and
+    /// where a message's sender is, its id tells.
+    fn by_blocks(
+        &self,
+        ranks: &mut [RankState<M::Port>],
+        waiter: &mut Vec<u32>,
+        blocks: usize,
+    ) -> bool {
+        let (p, n) = (ranks.len(), self.m.bytes.len());
+        let size = p.div_ceil(blocks);
+        waiter.clear();
+        waiter.resize(n, NONE);
+        let mut parts = Vec::with_capacity(blocks);
+        let (mut states, mut waiters, mut id) = (ranks, waiter.as_mut_slice(), 0u32);
+        for lo in (0..p).step_by(size) {
+            let hi = (lo + size).min(p);
+            let end = if hi == p {
+                n as u32
+            } else {
+                self.m.first_message(hi)
+            };
+            let (mine, rest) = std::mem::take(&mut states).split_at_mut(hi - lo);
+            let (w, wrest) = std::mem::take(&mut waiters).split_at_mut((end - id) as usize);
+            parts.push((lo, mine, w, id..end));
+            (states, waiters, id) = (rest, wrest, end);
+        }
+        let shared = Blocks {
+            moved: AtomicU64::new(0),
+            running: AtomicUsize::new(parts.len()),
+            unstarted: AtomicUsize::new(parts.len()),
+        };
+        parts
+            .into_par_iter()
+            .map(|(lo, states, waiter, ids)| {
+                shared.unstarted.fetch_sub(1, Ordering::AcqRel);
+                let done = self.run_block(lo, states, waiter, ids, &shared);
+                shared.running.fetch_sub(1, Ordering::AcqRel);
+                done
+            })
+            .reduce(|| true, |a, b| a && b)
+    }
+
+    /// One block of [`Evaluation::by_blocks`]: ranks `lo..`, `states`; `waiter` for the
+    /// messages `ids` its ranks send. Whether its ranks are done.
+    fn run_block(
+        &self,
+        lo: usize,
+        states: &mut [RankState<M::Port>],
+        waiter: &mut [u32],
+        ids: Range<u32>,
+        shared: &Blocks,
+    ) -> bool {
+        let m = self.m;
+        let mut queue: Vec<u32> = (lo as u32..(lo + states.len()) as u32).rev().collect();
+        let mut outside: VecDeque<u32> = VecDeque::new();
+        let (mut left, mut steps) = (states.len(), 0u64);
+        loop {
+            while let Some(r) = queue.pop() {
+                let st = &mut states[r as usize - lo];
+                let steps_of = m.ids(r as usize);
+                loop {
+                    let Some(&h) = steps_of.get(st.pos) else {
+                        left -= 1;
+                        break;
+                    };
+                    let (sid, rid, reduction) = m.halves(h);
+                    if st.call.is_none() {
+                        self.call(st, sid, rid);
+                        if ids.contains(&sid) {
+                            wake(waiter, sid - ids.start, &mut queue);
+                        }
+                    }
+                    let call = st.call.expect("set above");
+                    if call.is_some_and(|c| c.needs_tr) && get(self.tr, sid).is_nan() {
+                        outside.push_back(r);
+                        break;
+                    }
+                    if rid != NONE && get(self.from_sender, rid).is_nan() {
+                        match ids.contains(&rid) {
+                            true => waiter[(rid - ids.start) as usize] = r,
+                            false => outside.push_back(r),
+                        }
+                        break;
+                    }
+                    self.finish(st, sid, rid, reduction);
+                    steps += 1;
+                    if steps.is_multiple_of(BLOCK_REPORT_STEPS) {
+                        shared.moved.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            if left == 0 {
+                return true;
+            }
+            // The ranks waiting outside, in turn: they were put there about in the order the
+            // other blocks call their partners, so that the first looks mostly find them.
+            let (mut since, mut seen, mut backoff, mut misses) = (Instant::now(), u64::MAX, 1, 0);
+            while queue.is_empty() {
+                let Some(r) = outside.pop_front() else {
+                    unreachable!("a block with ranks left has ranks waiting outside")
+                };
+                let st = &states[r as usize - lo];
+                let (sid, rid, _) = m.halves(m.ids(r as usize)[st.pos]);
+                let rendezvous = st.call.is_some_and(|c| c.is_some_and(|c| c.needs_tr));
+                let waits = rendezvous && get(self.tr, sid).is_nan()
+                    || rid != NONE && get(self.from_sender, rid).is_nan();
+                if !waits {
+                    queue.push(r);
+                    break;
+                }
+                outside.push_back(r);
+                misses += 1;
+                if misses < outside.len() {
+                    continue;
+                }
+                // None can go on.
+                misses = 0;
+                if shared.running.load(Ordering::Acquire) == 1 {
+                    return false;
+                }
+                let now = shared.moved.load(Ordering::Relaxed);
+                let patience = match shared.unstarted.load(Ordering::Acquire) {
+                    0 => BLOCK_PATIENCE,
+                    _ => BLOCK_START_PATIENCE,
+                };
+                if now != seen {
+                    (seen, since) = (now, Instant::now());
+                } else if since.elapsed() > patience {
+                    return false;
+                }
+                // Looking again at once would pull the lines the other blocks are writing.
+                for _ in 0..backoff {
+                    std::hint::spin_loop();
+                }
+                backoff = (backoff * 2).min(64);
+            }
+        }
     }
 
     /// Pass after pass of `levels`, each pass's runs split among the pool's threads: all a
@@ -491,6 +706,16 @@ impl<M: CostModel> Evaluation<'_, M> {
         st.call = None;
         st.pos += 1;
     }
+}
+
+/// What the blocks of [`Evaluation::by_blocks`] tell each other.
+struct Blocks {
+    /// Grows as the blocks cost steps.
+    moved: AtomicU64,
+    /// Blocks not yet stopped.
+    running: AtomicUsize,
+    /// Blocks no thread took up yet.
+    unstarted: AtomicUsize,
 }
 
 struct RankState<P> {

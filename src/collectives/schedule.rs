@@ -104,8 +104,13 @@ pub struct Levels {
 }
 
 impl Levels {
+    /// Runs over all passes.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
     /// Each pass's runs, `(rank, end)` by rank.
-    pub fn passes(&self) -> impl Iterator<Item = &[(u32, u32)]> {
+    pub fn passes(&self) -> impl ExactSizeIterator<Item = &[(u32, u32)]> {
         self.start
             .windows(2)
             .map(|w| &self.runs[w[0] as usize..w[1] as usize])
@@ -124,6 +129,16 @@ impl Matching {
     /// Number of ranks.
     pub fn ranks(&self) -> usize {
         self.first.len() - 1
+    }
+
+    /// The first message rank `r` sends, or any rank after it (messages are numbered in rank
+    /// and step order: the messages ranks `a..b` send are `first_message(a)..first_message(b)`).
+    pub fn first_message(&self, r: usize) -> u32 {
+        let after = &self.ids[self.first[r] as usize..];
+        after
+            .iter()
+            .find(|h| h.0 != NONE)
+            .map_or(self.bytes.len() as u32, |h| h.0)
     }
 
     /// Number of steps over all ranks.

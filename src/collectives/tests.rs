@@ -355,10 +355,11 @@ fn every_algorithm() -> Vec<(Op, &'static str)> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Costed by passes on three threads, every schedule gives what the one-thread queue gives,
-    /// bit for bit, under both models, eager and rendezvous, whatever the (random) call times.
+    /// Costed by passes or by blocks on three threads, every schedule gives what the one-thread
+    /// queue gives, bit for bit, under both models, eager and rendezvous, whatever the (random)
+    /// call times.
     #[test]
-    fn costing_by_passes_on_threads_equals_the_queue(
+    fn costing_on_threads_equals_the_queue(
         p in 1usize..40, k in 0u64..3000, starts in proptest::collection::vec(0.0f64..1e5, 40),
     ) {
         let loggps = Params { S: 1000, ..Params::preset("fast-ethernet").unwrap() };
@@ -381,12 +382,17 @@ proptest! {
                 eval::evaluate_in(&m, &loggps, 1.0, start, &mut scratch).unwrap(),
                 eval::evaluate_in(&m, &loggp, 1.0, start, &mut scratch).unwrap(),
             );
-            let passes = pool.install(|| (
-                eval::evaluate_in(&leveled, &loggps, 1.0, start, &mut eval::Scratch::default()),
-                eval::evaluate_in(&leveled, &loggp, 1.0, start, &mut eval::Scratch::default()),
-            ));
-            prop_assert_eq!(&passes.0.unwrap(), &queue.0, "LogGPS {:?} {}", op, algo);
-            prop_assert_eq!(&passes.1.unwrap(), &queue.1, "LogGP {:?} {}", op, algo);
+            for order in [eval::Order::Passes, eval::Order::Blocks] {
+                let by = |scratch: &mut _| pool.install(|| (
+                    eval::evaluate_by(&leveled, &loggps, 1.0, start, scratch, order),
+                    eval::evaluate_by(&leveled, &loggp, 1.0, start, scratch, order),
+                ));
+                let threaded = by(&mut eval::Scratch::default());
+                prop_assert_eq!(&threaded.0.unwrap(), &queue.0, "LogGPS {:?} {} {:?}", op, algo,
+                    order);
+                prop_assert_eq!(&threaded.1.unwrap(), &queue.1, "LogGP {:?} {} {:?}", op, algo,
+                    order);
+            }
         }
     }
 
