@@ -300,18 +300,17 @@ pub enum Order {
 
 impl Order {
     /// The order for `m` on the pool's threads (no more than cores): one thread, the queue;
-    /// a schedule in which every rank moves in most passes (recursive doubling, rings), by its
-    /// passes, which stream through the ranks where a queue jumps from partner to partner and
-    /// back; others, trees whose passes narrow to a few ranks near the root, by blocks (of
-    /// [`BLOCK_MIN_RANKS`] or more).
+    /// a schedule with [`Levels`] (the replay levels those whose ranks move together, each in
+    /// most passes: [`Matching::even`]), by its passes, which stream through the ranks where a
+    /// queue jumps from partner to partner and back; others, trees whose passes narrow to a
+    /// few ranks near the root, by blocks (of [`BLOCK_MIN_RANKS`] or more).
     pub fn for_matching(m: &Matching) -> Order {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let (p, threads) = (m.ranks(), rayon::current_num_threads().min(cores));
         match &m.levels {
-            _ if threads < 2 => Order::Queue,
-            Some(l) if l.runs() >= l.passes().len() * p / 4 => Order::Passes,
-            _ if p >= 2 * BLOCK_MIN_RANKS => Order::Blocks,
-            _ => Order::Queue,
+            _ if rayon::current_num_threads().min(cores) < 2 => Order::Queue,
+            Some(_) => Order::Passes,
+            None if m.ranks() >= 2 * BLOCK_MIN_RANKS => Order::Blocks,
+            None => Order::Queue,
         }
     }
 }

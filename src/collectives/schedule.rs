@@ -146,6 +146,14 @@ impl Matching {
         self.ids.len()
     }
 
+    /// Whether no rank has more than 4 times the mean number of steps: a schedule whose ranks
+    /// move together, each in most passes (recursive doubling, rings), not a tree whose passes
+    /// narrow to a few ranks near its root.
+    pub fn even(&self) -> bool {
+        let p = self.ranks();
+        (0..p).all(|r| p * self.ids(r).len() <= 4 * self.steps())
+    }
+
     /// This matching with its [`Levels`] where its passes hold `min_width` runs or more on
     /// average (a narrow pass gives threads little to share) and no step waits, even
     /// rendezvous, on one after it.

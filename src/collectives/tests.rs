@@ -335,6 +335,28 @@ fn rendezvous_sendrecv_rings_do_not_deadlock() {
 }
 
 /// Bytes each rank receives in all.
+/// Recursive doubling and rings move every rank in each round; a binomial tree's root takes
+/// log2(P) steps where the mean rank takes about 2 (P − 1 messages, each a send step and a
+/// receive step, over P ranks).
+#[test]
+fn even_tells_exchanges_from_trees() {
+    let m = simplified(10.0, 30.0);
+    let even = |op, algo, p| {
+        let s = build(op, algo, &Spec::new(p, 8), &|b| m.split_costs(b)).unwrap();
+        s.matching().unwrap().even()
+    };
+    assert!(even(Op::Allreduce, "recursive-doubling", 1024));
+    assert!(even(Op::Allreduce, "ring", 64));
+    assert!(even(Op::Allgather, "ring", 64));
+    // Root: 10 steps; mean: 2 * 1023 / 1024 < 2; 10 > 4 * 2.
+    assert!(!even(Op::Bcast, "binomial", 1024));
+    assert!(!even(Op::Allreduce, "binomial", 1024));
+    // Root: 1023 receives, the others 1 send each.
+    assert!(!even(Op::Gather, "linear", 1024));
+    // Root: 3 steps; mean 14 / 8; 3 <= 4 * 1.75: a tree this small passes for even.
+    assert!(even(Op::Bcast, "binomial", 8));
+}
+
 fn received(s: &Schedule) -> Vec<u64> {
     (0..s.ranks())
         .map(|r| {

@@ -313,8 +313,8 @@ struct ScheduleKey {
     postal_h: Option<u64>,
 }
 
-/// Schedules of fewer steps are costed by one thread: finding passes its threads can share
-/// costs about one evaluation.
+/// Schedules of fewer steps are not leveled: finding passes its threads can share costs about
+/// one evaluation.
 const LEVELED_MIN_STEPS: usize = 1 << 16;
 /// The fewest runs a pass of a leveled schedule holds on average.
 const LEVELED_MIN_WIDTH: usize = 1 << 10;
@@ -572,7 +572,10 @@ impl Shared<'_> {
                 let schedule =
                     crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
                 let mut matching = schedule.matching()?;
-                if rayon::current_num_threads() > 1 && matching.steps() >= LEVELED_MIN_STEPS {
+                if rayon::current_num_threads() > 1
+                    && matching.steps() >= LEVELED_MIN_STEPS
+                    && matching.even()
+                {
                     matching = matching.leveled(LEVELED_MIN_WIDTH);
                 }
                 let built = Arc::new(matching);
