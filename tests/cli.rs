@@ -757,6 +757,52 @@ fn traced_collectives_by_algorithm() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// A collective too big to model replays as measured, and the warning gives each reason once,
+/// with how many calls it held back: here 3 Allreduces that a ring on 8,192 ranks would take
+/// 2 · 8,191 steps a rank (more than the 2·10^7 steps a schedule may have) for.
+#[test]
+fn unmodeled_collectives_are_counted_by_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("allreduce.bin");
+    let f = f.to_str().unwrap();
+    let synth = [
+        "synth",
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        "8192",
+        "--iterations",
+        "3",
+    ];
+    assert!(run(&[&synth[..], &["-o", f]].concat()).status.success());
+    let v = json(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--coll",
+        "allreduce=ring",
+        "--format",
+        "json",
+    ]);
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let [w] = warnings[..] else {
+        panic!("one warning expected: {warnings:?}")
+    };
+    let head = "3 collective call(s) replayed as measured, not modeled: allreduce by ring on 8192 \
+                ranks with 8 bytes needs about ";
+    assert!(w.starts_with(head), "{w}");
+    assert!(
+        w.ends_with("point-to-point steps, more than 20000000 (3 calls)"),
+        "{w}"
+    );
+    assert_eq!(w.matches("allreduce by ring").count(), 1, "{w}");
+}
+
 /// `--gamma`: reduction arithmetic in modeled collectives. A 2-rank recursive-doubling
 /// Allreduce of 1000 bytes reduces once on each rank: 1 ns/byte adds exactly 1000 ns.
 #[test]

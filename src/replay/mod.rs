@@ -532,11 +532,13 @@ impl Shared<'_> {
                 Returns::Ready(ends.into())
             }
             Err(e) => {
-                self.unmodeled.lock().expect("warnings").push(format!(
-                    "{} by {algorithm} on {} ranks: {e}",
-                    op.name(),
-                    members.len()
-                ));
+                let what = format!("{} by {algorithm} on {} ranks", op.name(), members.len());
+                let e = e.to_string();
+                let why = match e.starts_with(&what) {
+                    true => e,
+                    false => format!("{what}: {e}"),
+                };
+                self.unmodeled.lock().expect("warnings").push(why);
                 Returns::Measured
             }
         }
@@ -1144,7 +1146,7 @@ pub fn replay_with(
         warnings.push(format!(
             "{} collective call(s) replayed as measured, not modeled{}",
             unmodeled.len(),
-            list_some(&unmodeled)
+            list_some(&counted(unmodeled))
         ));
     }
     let blocked: Vec<usize> = (0..p)
@@ -1374,6 +1376,27 @@ fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves) -> bool {
             std::thread::yield_now();
         }
     }
+}
+
+/// `reasons`, each once, in the order first given, with how many times where more than one.
+fn counted(reasons: Vec<String>) -> Vec<String> {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
+    for why in reasons {
+        match at.get(&why) {
+            Some(&k) => seen[k].1 += 1,
+            None => {
+                at.insert(why.clone(), seen.len());
+                seen.push((why, 1));
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|(why, n)| match n {
+            1 => why,
+            n => format!("{why} ({n} calls)"),
+        })
+        .collect()
 }
 
 fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
