@@ -890,7 +890,9 @@ pub type RangeFn<'f, P, E> = dyn Fn(usize, P) -> Result<(), E> + Sync + 'f;
 
 /// Calls `f(r, rank r's part of data)` for every rank `r` (rank `r` holds events
 /// `start[r]..start[r + 1]`), in parallel: the ranks are split in halves (rayon) down to pieces
-/// of a few thousand events. The first error (lowest rank) is returned.
+/// of a few thousand events or ranks (`f` may do work per rank that its part does not tell:
+/// matching the receives of a trace of collectives, whose ranks all have empty parts of the
+/// sends, went on one thread). The first error (lowest rank) is returned.
 pub fn par_ranges<P: RankSplit, E: Send>(
     data: P,
     start: &[usize],
@@ -904,7 +906,8 @@ pub fn par_ranges<P: RankSplit, E: Send>(
         f: &RangeFn<'_, P, E>,
     ) -> Result<(), E> {
         const PIECE_EVENTS: usize = 1 << 14;
-        if n > 1 && start[first + n] - start[first] > PIECE_EVENTS {
+        const PIECE_RANKS: usize = 1 << 12;
+        if n > PIECE_RANKS || n > 1 && start[first + n] - start[first] > PIECE_EVENTS {
             let mid = n / 2;
             let (a, b) = data.split(mid, start[first + mid] - start[first]);
             let (ra, rb) = join(
