@@ -308,14 +308,20 @@ impl Order {
     /// queue jumps from partner to partner and back; others, trees whose passes narrow to a
     /// few ranks near the root, by blocks (of [`BLOCK_MIN_RANKS`] or more).
     pub fn for_matching(m: &Matching) -> Order {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         match &m.levels {
-            _ if rayon::current_num_threads().min(cores) < 2 => Order::Queue,
+            _ if threads() < 2 => Order::Queue,
             Some(_) => Order::Passes,
             None if m.ranks() >= 2 * BLOCK_MIN_RANKS => Order::Blocks,
             None => Order::Queue,
         }
     }
+}
+
+/// The pool's threads, no more than cores: a block whose thread is off its core stalls the
+/// others.
+fn threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    rayon::current_num_threads().min(cores)
 }
 
 /// [`evaluate_matched`] in `scratch`'s arrays, in the [`Order::for_matching`].
@@ -375,10 +381,7 @@ pub fn evaluate_by<M: CostModel>(
         from_sender,
         tr,
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let blocks = rayon::current_num_threads()
-        .min(cores)
-        .min(p / BLOCK_MIN_RANKS);
+    let blocks = threads().min(p / BLOCK_MIN_RANKS);
     match (order, &m.levels) {
         (Order::Passes, Some(levels)) => ev.by_passes(levels, &mut ranks),
         (Order::Blocks, _) if blocks > 1 && ev.by_blocks(&mut ranks, waiter, blocks) => {}
@@ -579,7 +582,8 @@ impl<M: CostModel> Evaluation<'_, M> {
             let (mut since, mut seen, mut backoff, mut misses) = (Instant::now(), u64::MAX, 1, 0);
             while queue.is_empty() {
                 let Some(r) = outside.pop_front() else {
-                    unreachable!("a block with ranks left has ranks waiting outside")
+                    // Its ranks wait on each other: a deadlock, which the queue names.
+                    return false;
                 };
                 let st = &states[r as usize - lo];
                 let (sid, rid, _) = m.halves(m.ids(r as usize)[st.pos]);

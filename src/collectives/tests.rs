@@ -249,6 +249,45 @@ fn a_deadlocked_schedule_is_an_error() {
     );
 }
 
+/// Costed by blocks on two threads, a schedule that deadlocks inside a block (ranks 0 and 1, 2
+/// and 3 each receive from the other first) or across blocks (0 and 2, 1 and 3) is the queue's
+/// error, not a hang or a panic.
+#[test]
+fn a_deadlock_by_blocks_is_the_queues_error() {
+    let p = Params::preset("myrinet").unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for partner in [[1, 0, 3, 2], [2, 3, 0, 1]] {
+        let s = Schedule::from_steps(
+            partner
+                .iter()
+                .map(|&q| {
+                    vec![
+                        Step::Recv { from: q, bytes: 8 },
+                        Step::Send { to: q, bytes: 8 },
+                    ]
+                })
+                .collect(),
+        );
+        let m = s.matching().unwrap();
+        let by = |order| {
+            pool.install(|| {
+                eval::evaluate_by(&m, &p, 0.0, &[0.0; 4], &mut Default::default(), order)
+            })
+            .unwrap_err()
+            .to_string()
+        };
+        let queue = by(eval::Order::Queue);
+        assert!(
+            queue.starts_with("schedule deadlocks: rank 0 waits forever at step 0"),
+            "{queue}"
+        );
+        assert_eq!(by(eval::Order::Blocks), queue);
+    }
+}
+
 /// MODEL.md §6's Send vectors (Myrinet, k = 16384 > S): a rendezvous send whose receive is
 /// called 100 µs after it returns at 239 754.240 ns, and its sender synchronization is the wait
 /// for that call after the REQ arrived, 100 000 − (o + L) = 100 000 − 7710 = 92 290; what is
