@@ -250,8 +250,9 @@ enum Returns {
     Unknown,
     /// Replayed as measured.
     Measured,
-    /// Sorted by world rank.
-    Ready(Arc<[ModeledReturn]>),
+    /// Sorted by world rank (the vector as costed: an `Arc<[_]>` of it was a copy, 2 MB on
+    /// one thread for each call of a 65,536-rank collective).
+    Ready(Arc<Vec<ModeledReturn>>),
     /// Every participant has read its own.
     Read,
 }
@@ -266,7 +267,7 @@ struct Local {
     /// `(instance, participants that read their return)`.
     reads: Vec<(u32, u32)>,
     /// The returns of the instance read last.
-    returns: Option<(u32, Arc<[ModeledReturn]>)>,
+    returns: Option<(u32, Arc<Vec<ModeledReturn>>)>,
 }
 
 /// The data every rank reads while replaying.
@@ -529,7 +530,7 @@ impl Shared<'_> {
                     })
                     .collect();
                 ends.par_sort_unstable_by_key(|e| e.rank);
-                Returns::Ready(ends.into())
+                Returns::Ready(Arc::new(ends))
             }
             Err(e) => {
                 let what = format!("{} by {algorithm} on {} ranks", op.name(), members.len());
