@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -285,6 +286,8 @@ const BLOCK_PATIENCE: Duration = Duration::from_millis(5);
 /// How long a block of [`Evaluation::by_blocks`] with no rank that can go on waits for a block
 /// that no thread took up yet: it may be queued behind this one on this thread.
 const BLOCK_START_PATIENCE: Duration = Duration::from_micros(100);
+/// The most spin-loop hints between two looks of a waiting block of [`Evaluation::by_blocks`].
+const BLOCK_MAX_BACKOFF: u32 = 64;
 /// Steps a block of [`Evaluation::by_blocks`] costs between two reports of its moves.
 const BLOCK_REPORT_STEPS: u64 = 1 << 12;
 
@@ -303,10 +306,11 @@ pub enum Order {
 
 impl Order {
     /// The order for `m` on the pool's threads (no more than cores): one thread, the queue;
-    /// a schedule with [`Levels`] (the replay levels those whose ranks move together, each in
-    /// most passes: [`Matching::even`]), by its passes, which stream through the ranks where a
-    /// queue jumps from partner to partner and back; others, trees whose passes narrow to a
-    /// few ranks near the root, by blocks (of [`BLOCK_MIN_RANKS`] or more).
+    /// a schedule with [`Levels`] (the replay levels those of 2^16 steps or more whose ranks
+    /// move together, each in most passes: [`Matching::even`]), by its passes, which stream
+    /// through the ranks where a queue jumps from partner to partner and back; any other of
+    /// 2 [`BLOCK_MIN_RANKS`] ranks or more (trees, whose passes would narrow to a few ranks
+    /// near the root), by blocks; smaller ones, the queue.
     pub fn for_matching(m: &Matching) -> Order {
         match &m.levels {
             _ if threads() < 2 => Order::Queue,
@@ -317,10 +321,11 @@ impl Order {
     }
 }
 
-/// The pool's threads, no more than cores: a block whose thread is off its core stalls the
-/// others.
-fn threads() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+/// The pool's threads, no more than cores (a block whose thread is off its core stalls the
+/// others); the cores are asked once (the call reads the affinity mask and cgroup files).
+pub(crate) fn threads() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     rayon::current_num_threads().min(cores)
 }
 
@@ -381,10 +386,10 @@ pub fn evaluate_by<M: CostModel>(
         from_sender,
         tr,
     };
-    let blocks = threads().min(p / BLOCK_MIN_RANKS);
+    let blocks = || threads().min(p / BLOCK_MIN_RANKS);
     match (order, &m.levels) {
         (Order::Passes, Some(levels)) => ev.by_passes(levels, &mut ranks),
-        (Order::Blocks, _) if blocks > 1 && ev.by_blocks(&mut ranks, waiter, blocks) => {}
+        (Order::Blocks, _) if blocks() > 1 && ev.by_blocks(&mut ranks, waiter, blocks()) => {}
         _ => ev.by_queue(&mut ranks, waiter)?,
     }
     let (mut rank_end_ns, mut sender_sync_ns, mut receiver_sync_ns) =
@@ -480,11 +485,13 @@ impl<M: CostModel> Evaluation<'_, M> {
     /// by one thread from a queue of its own as [`Evaluation::by_queue`] runs them all: a rank
     /// waiting on a message from a rank of its block is woken when that rank calls; one waiting
     /// on another block, or on its receive's call (a rendezvous send), is looked at again when
-    /// the block has no other rank to run. A block stops when its ranks are done, or when none
-    /// can go on and no other block has moved for [`BLOCK_PATIENCE`] (a block no thread took
-    /// up yet, a deadlock): whether all ranks are done; [`Evaluation::by_queue`] takes what is
-    /// left. Messages are numbered in rank order: a block's own are one range of ids, and
-    /// where a message's sender is, its id tells.
+    /// the block has no other rank to run. Messages are numbered in rank order: a block's own
+    /// are one range of ids, and where a message's sender is, its id tells. A block stops
+    /// when its ranks are done; or, none of them able to go on, when they wait on each other
+    /// only (a deadlock), when no other block is running, or when no other block has moved
+    /// for [`BLOCK_PATIENCE`] ([`BLOCK_START_PATIENCE`] while one has not started: it may wait
+    /// behind this one on this thread). Whether all ranks are done: [`Evaluation::by_queue`]
+    /// takes what is left.
     fn by_blocks(
         &self,
         ranks: &mut [RankState<M::Port>],
@@ -499,11 +506,7 @@ impl<M: CostModel> Evaluation<'_, M> {
         let (mut states, mut waiters, mut id) = (ranks, waiter.as_mut_slice(), 0u32);
         for lo in (0..p).step_by(size) {
             let hi = (lo + size).min(p);
-            let end = if hi == p {
-                n as u32
-            } else {
-                self.m.first_message(hi)
-            };
+            let end = self.m.first_message(hi);
             let (mine, rest) = std::mem::take(&mut states).split_at_mut(hi - lo);
             let (w, wrest) = std::mem::take(&mut waiters).split_at_mut((end - id) as usize);
             parts.push((lo, mine, w, id..end));
@@ -551,6 +554,7 @@ impl<M: CostModel> Evaluation<'_, M> {
                     let (sid, rid, reduction) = m.halves(h);
                     if st.call.is_none() {
                         self.call(st, sid, rid);
+                        // A send of the block's (any: `NONE` is out of range).
                         if ids.contains(&sid) {
                             wake(waiter, sid - ids.start, &mut queue);
                         }
@@ -579,7 +583,9 @@ impl<M: CostModel> Evaluation<'_, M> {
             }
             // The ranks waiting outside, in turn: they were put there about in the order the
             // other blocks call their partners, so that the first looks mostly find them.
-            let (mut since, mut seen, mut backoff, mut misses) = (Instant::now(), u64::MAX, 1, 0);
+            let (mut seen, mut backoff, mut misses) = (u64::MAX, 1, 0);
+            let mut since: Option<Instant> = None;
+            let mut last_look = false;
             while queue.is_empty() {
                 let Some(r) = outside.pop_front() else {
                     // Its ranks wait on each other: a deadlock, which the queue names.
@@ -601,24 +607,34 @@ impl<M: CostModel> Evaluation<'_, M> {
                 }
                 // None can go on.
                 misses = 0;
-                if shared.running.load(Ordering::Acquire) == 1 {
+                if last_look {
                     return false;
+                }
+                if shared.running.load(Ordering::Acquire) == 1 {
+                    // The others are done: one more look sees all they published.
+                    last_look = true;
+                    continue;
                 }
                 let now = shared.moved.load(Ordering::Relaxed);
                 let patience = match shared.unstarted.load(Ordering::Acquire) {
                     0 => BLOCK_PATIENCE,
                     _ => BLOCK_START_PATIENCE,
                 };
-                if now != seen {
-                    (seen, since) = (now, Instant::now());
-                } else if since.elapsed() > patience {
-                    return false;
+                match since {
+                    Some(t) if now == seen && t.elapsed() > patience => return false,
+                    Some(_) if now == seen => {}
+                    _ => (seen, since) = (now, Some(Instant::now())),
                 }
-                // Looking again at once would pull the lines the other blocks are writing.
-                for _ in 0..backoff {
-                    std::hint::spin_loop();
+                // Looking again at once would pull the lines the other blocks are writing; a
+                // thread long in waiting lets its core go (the one it waits on may need it).
+                if backoff < BLOCK_MAX_BACKOFF {
+                    for _ in 0..backoff {
+                        std::hint::spin_loop();
+                    }
+                    backoff *= 2;
+                } else {
+                    std::thread::yield_now();
                 }
-                backoff = (backoff * 2).min(64);
             }
         }
     }

@@ -104,13 +104,8 @@ pub struct Levels {
 }
 
 impl Levels {
-    /// Runs over all passes.
-    pub fn runs(&self) -> usize {
-        self.runs.len()
-    }
-
     /// Each pass's runs, `(rank, end)` by rank.
-    pub fn passes(&self) -> impl ExactSizeIterator<Item = &[(u32, u32)]> {
+    pub fn passes(&self) -> impl Iterator<Item = &[(u32, u32)]> {
         self.start
             .windows(2)
             .map(|w| &self.runs[w[0] as usize..w[1] as usize])

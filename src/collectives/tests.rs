@@ -373,7 +373,6 @@ fn rendezvous_sendrecv_rings_do_not_deadlock() {
     }
 }
 
-/// Bytes each rank receives in all.
 /// Recursive doubling and rings move every rank in each round; a binomial tree's root takes
 /// log2(P) steps where the mean rank takes about 2 (P − 1 messages, each a send step and a
 /// receive step, over P ranks).
@@ -396,6 +395,7 @@ fn even_tells_exchanges_from_trees() {
     assert!(even(Op::Bcast, "binomial", 8));
 }
 
+/// Bytes each rank receives in all.
 fn received(s: &Schedule) -> Vec<u64> {
     (0..s.ranks())
         .map(|r| {
@@ -440,8 +440,10 @@ proptest! {
             let start = &starts[..p];
             let mut scratch = eval::Scratch::default();
             let queue = (
-                eval::evaluate_in(&m, &loggps, 1.0, start, &mut scratch).unwrap(),
-                eval::evaluate_in(&m, &loggp, 1.0, start, &mut scratch).unwrap(),
+                eval::evaluate_by(&m, &loggps, 1.0, start, &mut scratch, eval::Order::Queue)
+                    .unwrap(),
+                eval::evaluate_by(&m, &loggp, 1.0, start, &mut scratch, eval::Order::Queue)
+                    .unwrap(),
             );
             for order in [eval::Order::Passes, eval::Order::Blocks] {
                 let by = |scratch: &mut _| pool.install(|| (

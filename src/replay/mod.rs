@@ -575,10 +575,7 @@ impl Shared<'_> {
                 let schedule =
                     crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
                 let mut matching = schedule.matching()?;
-                if rayon::current_num_threads() > 1
-                    && matching.steps() >= LEVELED_MIN_STEPS
-                    && matching.even()
-                {
+                if eval::threads() > 1 && matching.steps() >= LEVELED_MIN_STEPS && matching.even() {
                     matching = matching.leveled(LEVELED_MIN_WIDTH);
                 }
                 let built = Arc::new(matching);
@@ -1034,7 +1031,9 @@ pub fn replay_with(
             pos: st.pos,
         }
     };
-    let blocks = owned_blocks();
+    // One block per thread, but no more than cores: a block whose thread is off its core
+    // stalls the blocks that wait on it.
+    let blocks = eval::threads();
     if blocks > 1 {
         // Rounds of blocks owned by threads while they move; waves then take what is stuck
         // (and name a deadlock). One thread goes by waves alone: on the all-to-all they are
@@ -1228,15 +1227,8 @@ fn populate_for_writes(a: &[AtomicU64]) {
     }
 }
 
-/// How many blocks [`run_owned`] makes: one per thread, but no more than cores (a block whose
-/// thread is off its core stalls the blocks that wait on it).
-fn owned_blocks() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    rayon::current_num_threads().min(cores)
-}
-
 /// One round of the replay on several threads: the `pending` ranks (ascending, with where each
-/// stopped) split into `blocks` blocks ([`owned_blocks`]); each thread runs its block round and
+/// stopped) split into `blocks` blocks ([`eval::threads`]); each thread runs its block round and
 /// round, every rank as far as it goes (at first those not blocked on an unknown call time),
 /// until the block is done or it waits for others that have stopped ([`wait_outside`]: on a
 /// partner another thread is slow to reach, or on a deadlock). A thread needs nobody's
