@@ -321,6 +321,13 @@ impl Order {
     }
 }
 
+thread_local! {
+    /// Tests: how many blocks [`Evaluation::by_blocks`] makes, whatever the threads (0: as
+    /// [`threads`] and [`BLOCK_MIN_RANKS`] say). More blocks than threads stop part way (they
+    /// wait on blocks not started) and leave the rest to the queue.
+    pub(crate) static FORCED_BLOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The pool's threads, no more than cores (a block whose thread is off its core stalls the
 /// others); the cores are asked once (the call reads the affinity mask and cgroup files).
 pub(crate) fn threads() -> usize {
@@ -386,7 +393,10 @@ pub fn evaluate_by<M: CostModel>(
         from_sender,
         tr,
     };
-    let blocks = || threads().min(p / BLOCK_MIN_RANKS);
+    let blocks = || match FORCED_BLOCKS.get() {
+        0 => threads().min(p / BLOCK_MIN_RANKS),
+        n => n,
+    };
     match (order, &m.levels) {
         (Order::Passes, Some(levels)) => ev.by_passes(levels, &mut ranks),
         (Order::Blocks, _) if blocks() > 1 && ev.by_blocks(&mut ranks, waiter, blocks()) => {}

@@ -249,6 +249,34 @@ fn a_deadlocked_schedule_is_an_error() {
     );
 }
 
+/// Three blocks on one thread: the first two stop part way, waiting on blocks not started,
+/// the last finds the others stopped, and the queue goes on from where they left every rank.
+/// The costs are the queue's own, bit for bit, for every algorithm, rendezvous and eager.
+#[test]
+fn blocks_stopped_part_way_are_finished_by_the_queue() {
+    let model = Params {
+        S: 1000,
+        ..Params::preset("fast-ethernet").unwrap()
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let start: Vec<f64> = (0..13).map(|r| (r * 7919 % 13) as f64 * 1000.0).collect();
+    for (op, algo) in every_algorithm() {
+        let s = build(op, algo, &Spec::new(13, 3000), &|b| model.split_costs(b)).unwrap();
+        let m = s.matching().unwrap();
+        let by = |order| {
+            pool.install(|| {
+                eval::FORCED_BLOCKS.set(3);
+                eval::evaluate_by(&m, &model, 1.0, &start, &mut Default::default(), order).unwrap()
+            })
+        };
+        let queue = by(eval::Order::Queue);
+        assert_eq!(by(eval::Order::Blocks), queue, "{op:?} {algo}");
+    }
+}
+
 /// Costed by blocks on two threads, a schedule that deadlocks inside a block (ranks 0 and 1, 2
 /// and 3 each receive from the other first) or across blocks (0 and 2, 1 and 3) is the queue's
 /// error, not a hang or a panic.
