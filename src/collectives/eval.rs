@@ -328,6 +328,21 @@ thread_local! {
     pub(crate) static FORCED_BLOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// One pause of a thread looking again and again for what others publish: `spins` spin-loop
+/// hints, twice as many at each pause up to `max`, then letting the core go (the thread waited
+/// on may be off its core). Looking again at once would pull the cache lines the others are
+/// writing.
+pub(crate) fn back_off(spins: &mut u32, max: u32) {
+    if *spins < max {
+        for _ in 0..*spins {
+            std::hint::spin_loop();
+        }
+        *spins *= 2;
+    } else {
+        std::thread::yield_now();
+    }
+}
+
 /// The pool's threads, no more than cores (a block whose thread is off its core stalls the
 /// others); the cores are asked once (the call reads the affinity mask and cgroup files).
 pub(crate) fn threads() -> usize {
@@ -635,16 +650,7 @@ impl<M: CostModel> Evaluation<'_, M> {
                     Some(_) if now == seen => {}
                     _ => (seen, since) = (now, Some(Instant::now())),
                 }
-                // Looking again at once would pull the lines the other blocks are writing; a
-                // thread long in waiting lets its core go (the one it waits on may need it).
-                if backoff < BLOCK_MAX_BACKOFF {
-                    for _ in 0..backoff {
-                        std::hint::spin_loop();
-                    }
-                    backoff *= 2;
-                } else {
-                    std::thread::yield_now();
-                }
+                back_off(&mut backoff, BLOCK_MAX_BACKOFF);
             }
         }
     }

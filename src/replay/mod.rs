@@ -1358,16 +1358,7 @@ fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves) -> bool {
         } else if since.elapsed() > OWNED_PATIENCE {
             return false;
         }
-        // Looking again at once would pull the lines the other threads are writing.
-        if backoff < OWNED_MAX_BACKOFF {
-            for _ in 0..backoff {
-                std::hint::spin_loop();
-            }
-            backoff *= 2;
-        } else {
-            // The thread it waits on may be off its core: let it have it.
-            std::thread::yield_now();
-        }
+        eval::back_off(&mut backoff, OWNED_MAX_BACKOFF);
     }
 }
 
