@@ -3,14 +3,17 @@
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
-/// Types for which all-zero bytes are a valid value.
+/// Types for which all-zero bytes are a valid value, and that need no drop.
 ///
 /// # Safety
 /// Implement only for plain data whose every field accepts zero.
-pub(crate) unsafe trait Zeroable: Copy {}
+pub(crate) unsafe trait Zeroable: Sized {}
 
 // SAFETY: integers only.
 unsafe impl Zeroable for (u32, usize) {}
+
+// SAFETY: an atomic integer is an integer in memory.
+unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
 
 /// A zeroed buffer of `len` values in an anonymous mapping, unmapped when dropped. The
 /// allocator would keep a freed block resident for a while, to reuse it: for the graph's
@@ -35,7 +38,10 @@ impl<T: Zeroable> Pages<T> {
     }
 
     /// Twice as many values, the new ones zeroed: the old pages copied, then unmapped.
-    pub(crate) fn doubled(&self) -> Pages<T> {
+    pub(crate) fn doubled(&self) -> Pages<T>
+    where
+        T: Copy,
+    {
         let mut more = Pages::zeroed(2 * self.len.max(1));
         more[..self.len].copy_from_slice(self);
         more

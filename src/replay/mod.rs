@@ -40,6 +40,7 @@ use crate::collectives::{CostModel, Op, Spec};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, NONE, rendezvous_at};
 use crate::model::{Cost, LogGp, Model, Params, WaitFold};
+use crate::pages::Pages;
 use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
@@ -280,7 +281,7 @@ struct Shared<'a> {
     /// Predicted call times (f64 bits complemented, [`UNKNOWN`] until known), all ranks in one
     /// array: rank `r`'s event `i` at `offsets[r] + i`. Under LogGP a send's entry is its
     /// `first_out` instead.
-    calls: Box<[AtomicU64]>,
+    calls: Pages<AtomicU64>,
     offsets: &'a [usize],
     arrived: Vec<AtomicU32>,
     max_call: Vec<AtomicU64>,
@@ -1191,11 +1192,11 @@ pub fn replay_with(
     })
 }
 
-/// `n` atomics at 0, in memory the allocator asks zeroed of the system, its pages then made
-/// present and writable in parallel ([`populate_for_writes`]).
-fn zeroed_atomics(n: usize) -> Box<[AtomicU64]> {
-    // SAFETY: all-zero bytes are a valid AtomicU64 (its in-memory representation is a u64's).
-    let calls: Box<[AtomicU64]> = unsafe { Box::new_zeroed_slice(n).assume_init() };
+/// `n` atomics at 0, in pages of their own ([`Pages`]: unmapped when the replay drops them,
+/// before it makes the breakdowns, where a freed block the allocator kept had added 8 bytes an
+/// event to the run's peak), made present and writable in parallel ([`populate_for_writes`]).
+fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
+    let calls = Pages::zeroed(n);
     populate_for_writes(&calls);
     calls
 }
