@@ -1015,10 +1015,7 @@ pub fn replay_with(
     let mut wave: Vec<u32> = (0..p as u32).collect();
     // Where each rank stopped last (read only to prefetch what its next run starts with).
     let mut stopped_at: Vec<u32> = vec![0; p];
-    let mut waiting_on_event: Vec<Vec<(u32, u32)>> = vec![Vec::new(); p];
-    // Whether `waiting_on_event[q]` has entries: a byte per rank, so that the ranks nobody
-    // waits on cost no look at their list.
-    let mut awaited: Vec<bool> = vec![false; p];
+    let mut waiting_on_event = Waiters::new(p);
     let mut waiting_on_instance: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut done_events = 0u64;
     let run = |local: &mut Local, &r: &u32| {
@@ -1109,8 +1106,7 @@ pub fn replay_with(
                     if sh.ready(dep) {
                         next.push(o.rank);
                     } else {
-                        waiting_on_event[q as usize].push((j, o.rank));
-                        awaited[q as usize] = true;
+                        waiting_on_event.add(q, j, o.rank);
                     }
                 }
                 Outcome::Blocked(dep @ Dep::Instance(x)) => {
@@ -1123,17 +1119,8 @@ pub fn replay_with(
             }
         }
         for o in outcomes() {
-            let q = o.rank as usize;
-            if awaited[q] {
-                waiting_on_event[q].retain(|&(j, waiter)| {
-                    let known = sh.call(q, j as usize).is_ok();
-                    if known {
-                        next.push(waiter);
-                    }
-                    !known
-                });
-                awaited[q] = !waiting_on_event[q].is_empty();
-            }
+            let q = o.rank;
+            waiting_on_event.wake(q, |j| sh.call(q as usize, j as usize).is_ok(), &mut next);
         }
         for x in std::mem::take(&mut *sh.completed.lock().expect("completed")) {
             next.extend(waiting_on_instance.remove(&x).unwrap_or_default());
@@ -1389,19 +1376,90 @@ fn finalized_at(trace: &Trace, r: usize, st: &Mutex<RankState>) -> bool {
     trace.rank(r).len() > pos && trace.rank(r).routine(pos) == Routine::Finalize
 }
 
+/// The ranks of the waves that wait on a call time another rank has yet to publish, listed by
+/// that rank: a list threaded through arrays of one entry a rank (a rank waits on one event at a
+/// time), 12 bytes a rank where a `Vec` a rank took 24 and its first 32 on the heap.
+struct Waiters {
+    /// Per rank `q`: the first rank waiting on one of `q`'s events, or [`NONE`].
+    first: Vec<u32>,
+    /// Per waiting rank: the next rank waiting on the same rank, or [`NONE`].
+    next: Vec<u32>,
+    /// Per waiting rank: the event it waits on, of the rank it waits on.
+    event: Vec<u32>,
+}
+
+impl Waiters {
+    fn new(p: usize) -> Waiters {
+        Waiters {
+            first: vec![NONE; p],
+            next: vec![NONE; p],
+            event: vec![0; p],
+        }
+    }
+
+    /// Lists `waiter` as waiting on event `j` of rank `q`.
+    fn add(&mut self, q: u32, j: u32, waiter: u32) {
+        let w = waiter as usize;
+        self.event[w] = j;
+        self.next[w] = self.first[q as usize];
+        self.first[q as usize] = waiter;
+    }
+
+    /// Moves into `woken` the ranks waiting on an event of `q` that is `known`, in the order
+    /// they were listed in.
+    fn wake(&mut self, q: u32, known: impl Fn(u32) -> bool, woken: &mut Vec<u32>) {
+        let mut at = q as usize;
+        let mut w = self.first[at];
+        if w == NONE {
+            return;
+        }
+        // Newest first: the ranks woken go out in reverse, so that they keep the order they
+        // came in.
+        let from = woken.len();
+        let mut first = true;
+        while w != NONE {
+            let after = self.next[w as usize];
+            if known(self.event[w as usize]) {
+                woken.push(w);
+                if first {
+                    self.first[at] = after;
+                } else {
+                    self.next[at] = after;
+                }
+            } else {
+                (at, first) = (w as usize, false);
+            }
+            w = after;
+        }
+        woken[from..].reverse();
+    }
+
+    /// The ranks waiting on an event of `q`.
+    fn on(&self, q: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut w = self.first[q as usize];
+        std::iter::from_fn(move || {
+            let r = w;
+            (r != NONE).then(|| {
+                w = self.next[r as usize];
+                r
+            })
+        })
+    }
+}
+
 /// Names the ranks that wait on each other in a cycle, with what each is blocked in.
 fn deadlock_message(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
-    waiting_on_event: &[Vec<(u32, u32)>],
+    waiting_on_event: &Waiters,
     waiting_on_instance: &HashMap<u32, Vec<u32>>,
 ) -> String {
     let p = states.len();
     let mut wait_for: DiGraph<u32, ()> = DiGraph::with_capacity(p, p);
     let nodes: Vec<_> = (0..p as u32).map(|r| wait_for.add_node(r)).collect();
-    for (q, list) in waiting_on_event.iter().enumerate() {
-        for &(_, r) in list {
-            wait_for.add_edge(nodes[r as usize], nodes[q], ());
+    for q in 0..p as u32 {
+        for r in waiting_on_event.on(q) {
+            wait_for.add_edge(nodes[r as usize], nodes[q as usize], ());
         }
     }
     for (&x, list) in waiting_on_instance {
@@ -1480,6 +1538,39 @@ mod tests {
     fn a_rank_state_fits_two_cache_lines() {
         let size = std::mem::size_of::<Mutex<RankState>>();
         assert!(size <= 128, "{size} bytes");
+    }
+
+    /// Waiters on one rank are woken in the order they were listed, only those whose event is
+    /// known, and the rest stay listed, whichever place in the list they held.
+    #[test]
+    fn waiters_wake_in_order_and_the_rest_stay() {
+        let mut w = Waiters::new(8);
+        // Ranks 1, 4, 2, 6 wait on events 3, 5, 3, 7 of rank 0; rank 5 on event 1 of rank 3.
+        for (q, j, r) in [(0, 3, 1), (0, 5, 4), (0, 3, 2), (3, 1, 5), (0, 7, 6)] {
+            w.add(q, j, r);
+        }
+        assert_eq!(w.on(0).collect::<Vec<_>>(), [6, 2, 4, 1]);
+        let mut woken = vec![9];
+        // Rank 0 has published its events up to 4.
+        w.wake(0, |j| j <= 4, &mut woken);
+        assert_eq!(woken, [9, 1, 2]);
+        assert_eq!(w.on(0).collect::<Vec<_>>(), [6, 4]);
+        assert_eq!(w.on(3).collect::<Vec<_>>(), [5]);
+        w.wake(1, |_| true, &mut woken);
+        assert_eq!(woken, [9, 1, 2]);
+        // The first listed (newest) is woken, then the last.
+        w.wake(0, |j| j == 7, &mut woken);
+        assert_eq!((woken.len(), w.on(0).collect::<Vec<_>>()), (4, vec![4]));
+        w.wake(0, |_| true, &mut woken);
+        assert_eq!(woken, [9, 1, 2, 6, 4]);
+        assert_eq!(w.on(0).count(), 0);
+        // A woken rank can wait again.
+        w.add(3, 2, 1);
+        w.wake(3, |j| j == 1, &mut woken);
+        assert_eq!(
+            (&woken[5..], w.on(3).collect::<Vec<_>>()),
+            (&[5][..], vec![1])
+        );
     }
 
     /// The schedule cache keeps the newest schedules within its budget of steps.
