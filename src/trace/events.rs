@@ -166,14 +166,75 @@ const COLL_SYMMETRIC: u8 = 0;
 const COLL_SENDS: u8 = 1;
 const COLL_RECEIVES: u8 = 2;
 
-/// What one rank keeps besides its columns.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// What one rank keeps besides its columns: 32 bytes, and a box for the ranks with words
+/// that do not fit the columns (72 bytes a rank with the two lists in place: 10 MB of the
+/// 262,144-rank dissemination, whose ranks have none).
+#[derive(Clone, Debug, Default)]
 struct Extra {
+    /// `(tag, communicator)` pairs: each block's, from `k_base` of the block on.
+    keys: Keys,
+    more: Option<Box<More>>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct More {
     aux: Vec<u32>,
     /// `(wide_key(event, field), value)`, sorted.
     wide: Vec<(u64, u64)>,
-    /// `(tag, communicator)` pairs: each block's, from `k_base` of the block on.
-    keys: Keys,
+}
+
+/// Compared by their lists, however held (an emptied box is no box).
+impl PartialEq for Extra {
+    fn eq(&self, other: &Extra) -> bool {
+        self.keys == other.keys && self.aux() == other.aux() && self.wide() == other.wide()
+    }
+}
+
+impl Eq for Extra {}
+
+impl Extra {
+    #[inline]
+    fn aux(&self) -> &[u32] {
+        self.more.as_ref().map_or(&[], |m| &m.aux)
+    }
+
+    #[inline]
+    fn wide(&self) -> &[(u64, u64)] {
+        self.more.as_ref().map_or(&[], |m| &m.wide)
+    }
+
+    /// The lists, to add to.
+    #[inline]
+    fn more(&mut self) -> &mut More {
+        self.more.get_or_insert_default()
+    }
+
+    /// Empties the lists and the keys, keeping the allocations.
+    fn clear(&mut self) {
+        if let Some(m) = &mut self.more {
+            m.aux.clear();
+            m.wide.clear();
+        }
+        self.keys.own().clear();
+    }
+
+    /// What a rank keeps of `self`, built in a scratch: the lists at their exact size, or none.
+    fn kept(&self, keys: SharedKeys) -> Extra {
+        let more = self
+            .more
+            .as_ref()
+            .filter(|m| !m.aux.is_empty() || !m.wide.is_empty())
+            .map(|m| {
+                Box::new(More {
+                    aux: m.aux.as_slice().into(),
+                    wide: m.wide.as_slice().into(),
+                })
+            });
+        Extra {
+            keys: Keys::Shared(keys),
+            more,
+        }
+    }
 }
 
 /// A rank's `(tag, communicator)` pairs: its own while they grow, then (in a parallel fill)
@@ -408,7 +469,7 @@ fn encode(
     let dur = match i32::try_from(d) {
         Ok(d) if d != WIDE_DUR => d,
         _ => {
-            x.wide.push((key, e.t_return));
+            x.more().wide.push((key, e.t_return));
             WIDE_DUR
         }
     };
@@ -420,14 +481,14 @@ fn encode(
             let bytes = match u32::try_from(e.bytes) {
                 Ok(b) if b != WIDE_BYTES => b,
                 _ => {
-                    x.wide.push((key + 1, e.bytes));
+                    x.more().wide.push((key + 1, e.bytes));
                     WIDE_BYTES
                 }
             };
             if matches!(shape, Shape::Isend | Shape::Irecv) {
                 request = e.id == next_req() as i64;
                 if !request {
-                    x.wide.push((key + 2, e.id as u32 as u64));
+                    x.more().wide.push((key + 2, e.id as u32 as u64));
                 }
             }
             bytes
@@ -442,8 +503,9 @@ fn encode(
                     e.flags & INLINE_RANGE == 0,
                     "a complete record has no flags"
                 );
-                let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
-                x.aux.extend_from_slice(aux);
+                let x = &mut x.more().aux;
+                let at = u32::try_from(x.len()).expect("under 2^32 auxiliary words per rank");
+                x.extend_from_slice(aux);
                 at
             }
         },
@@ -452,9 +514,10 @@ fn encode(
             word
         }
         Shape::Sendrecv | Shape::Coll => {
-            let at = u32::try_from(x.aux.len()).expect("under 2^32 auxiliary words per rank");
-            x.aux.extend(split_u64(e.bytes));
-            x.aux.extend_from_slice(aux);
+            let x = &mut x.more().aux;
+            let at = u32::try_from(x.len()).expect("under 2^32 auxiliary words per rank");
+            x.extend(split_u64(e.bytes));
+            x.extend_from_slice(aux);
             at
         }
         Shape::CommOp if e.id < 0 => NO_COMM,
@@ -490,7 +553,7 @@ fn call_offset(i: usize, t_call: u64, base: u64, x: &mut Extra) -> u32 {
     match t_call.checked_sub(base).map(u32::try_from) {
         Some(Ok(o)) if o != WIDE_CALL => o,
         _ => {
-            x.wide.push((wide_key(i, 3), t_call));
+            x.more().wide.push((wide_key(i, 3), t_call));
             WIDE_CALL
         }
     }
@@ -736,11 +799,7 @@ impl Events {
         with_columns!(clear);
         self.start.iter_mut().for_each(|s| *s = 0);
         self.block_start.iter_mut().for_each(|s| *s = 0);
-        self.extra.iter_mut().for_each(|x| {
-            x.aux.clear();
-            x.wide.clear();
-            x.keys.own().clear();
-        });
+        self.extra.iter_mut().for_each(Extra::clear);
     }
 
     /// Columns for ranks of `counts[r]` events, filled in parallel: `fill(r, sink)` must push
@@ -809,9 +868,7 @@ impl Events {
         type Parts<'a> = (ColsMut<'a>, &'a mut [Extra], (&'a [usize], usize));
         par_ranges(parts, &ev.start, &|r, (cols, x, _): Parts<'_>| {
             SCRATCH.with_borrow_mut(|(scratch, index, before)| {
-                scratch.aux.clear();
-                scratch.wide.clear();
-                scratch.keys.own().clear();
+                scratch.clear();
                 let mut sink = Sink {
                     cols,
                     next: 0,
@@ -828,11 +885,7 @@ impl Events {
                     _ => Arc::from(&scratch.keys[..]),
                 };
                 *before = Some(Arc::clone(&keys));
-                x[0] = Extra {
-                    aux: scratch.aux.as_slice().into(),
-                    wide: scratch.wide.as_slice().into(),
-                    keys: Keys::Shared(keys),
-                };
+                x[0] = scratch.kept(keys);
                 Ok(())
             })
         })?;
@@ -1166,12 +1219,11 @@ impl<'a> Rank<'a> {
 
     #[inline]
     fn wide(&self, key: u64) -> u64 {
-        let k = self
-            .x
-            .wide
+        let wide = self.x.wide();
+        let k = wide
             .binary_search_by_key(&key, |&(k, _)| k)
             .expect("a wide value is listed");
-        self.x.wide[k].1
+        wide[k].1
     }
 
     #[inline(always)]
@@ -1191,7 +1243,7 @@ impl<'a> Rank<'a> {
                 b => b as u64,
             },
             Shape::Coll if let Some((sent, _)) = self.inline_coll(i) => sent,
-            Shape::Sendrecv | Shape::Coll => join_u64(&self.x.aux[word as usize..]),
+            Shape::Sendrecv | Shape::Coll => join_u64(&self.x.aux()[word as usize..]),
             _ => 0,
         }
     }
@@ -1289,7 +1341,7 @@ impl<'a> Rank<'a> {
     #[inline]
     fn aux(&self, i: usize) -> &'a [u32] {
         let at = self.ev.word[self.global(i)] as usize;
-        let aux = &self.x.aux;
+        let aux = self.x.aux();
         // Sendrecv's and a collective's words follow the two of their bytes sent.
         let (at, n) = match self.routine(i).shape() {
             Shape::Complete if self.inline_range(i).is_some() => return &[],
@@ -1682,7 +1734,7 @@ mod tests {
         for i in 0..600 {
             one.push(&event(i));
         }
-        assert_eq!(one.extra[0].wide.len(), 3);
+        assert_eq!(one.extra[0].wide().len(), 3);
         assert_eq!(one.t_base, [base, base + 7 * 256, base + 7 * 512]);
         for i in 0..600 {
             assert_eq!(one.rank(0).event(i), event(i), "event {i}");
