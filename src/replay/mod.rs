@@ -1180,8 +1180,9 @@ pub fn replay_with(
 }
 
 /// `n` atomics at 0, in pages of their own ([`Pages`]: unmapped when the replay drops them,
-/// before it makes the breakdowns, where a freed block the allocator kept had added 8 bytes an
-/// event to the run's peak), made present and writable in parallel ([`populate_for_writes`]).
+/// before it makes the breakdowns; the allocator had kept the freed block while they were
+/// made, which put the peak of the 65,536-rank broadcast 2.3 bytes/event higher), made present
+/// and writable in parallel ([`populate_for_writes`]).
 fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
     let calls = Pages::zeroed(n);
     populate_for_writes(&calls);
@@ -1408,26 +1409,22 @@ impl Waiters {
     /// Moves into `woken` the ranks waiting on an event of `q` that is `known`, in the order
     /// they were listed in.
     fn wake(&mut self, q: u32, known: impl Fn(u32) -> bool, woken: &mut Vec<u32>) {
-        let mut at = q as usize;
-        let mut w = self.first[at];
-        if w == NONE {
-            return;
-        }
         // Newest first: the ranks woken go out in reverse, so that they keep the order they
         // came in.
         let from = woken.len();
-        let mut first = true;
+        // The last rank left listed, whose `next` skips those woken after it.
+        let mut kept: Option<usize> = None;
+        let mut w = self.first[q as usize];
         while w != NONE {
             let after = self.next[w as usize];
             if known(self.event[w as usize]) {
                 woken.push(w);
-                if first {
-                    self.first[at] = after;
-                } else {
-                    self.next[at] = after;
+                match kept {
+                    None => self.first[q as usize] = after,
+                    Some(k) => self.next[k] = after,
                 }
             } else {
-                (at, first) = (w as usize, false);
+                kept = Some(w as usize);
             }
             w = after;
         }

@@ -167,8 +167,8 @@ const COLL_SENDS: u8 = 1;
 const COLL_RECEIVES: u8 = 2;
 
 /// What one rank keeps besides its columns: 32 bytes, and a box for the ranks with words
-/// that do not fit the columns (72 bytes a rank with the two lists in place: 10 MB of the
-/// 262,144-rank dissemination, whose ranks have none).
+/// that do not fit the columns (the two lists in place took 72 bytes a rank; boxed, the
+/// 262,144-rank dissemination, whose ranks have none, keeps 10 MB less).
 #[derive(Clone, Debug, Default)]
 struct Extra {
     /// `(tag, communicator)` pairs: each block's, from `k_base` of the block on.
@@ -1555,6 +1555,20 @@ impl ExactSizeIterator for Completions<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rank keeps a box of words only when it has words: an emptied box compares as none,
+    /// and what a rank keeps of an empty scratch has none.
+    #[test]
+    fn an_emptied_box_of_words_is_no_box() {
+        let mut x = Extra::default();
+        x.more().aux.push(1);
+        assert_ne!(x, Extra::default());
+        assert_eq!(x.kept(Arc::from(&[][..])).aux(), [1]);
+        x.clear();
+        assert!(x.more.is_some());
+        assert_eq!(x, Extra::default());
+        assert!(x.kept(Arc::from(&[][..])).more.is_none());
+    }
 
     #[test]
     fn wide_values_round_trip() {
