@@ -12,6 +12,7 @@ pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
 use rayon::prelude::*;
 use serde::Serialize;
+use std::any::Any;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -42,7 +43,7 @@ pub struct StepCost {
 /// for a receive).
 pub trait CostModel: Sync {
     /// Per-rank state the model keeps between steps (LogGP's network ports).
-    type Port: Clone + Default + Send + Sync;
+    type Port: Clone + Default + Send + Sync + 'static;
 
     /// A send of `bytes` called at `t`.
     fn send_call(&self, port: &mut Self::Port, t: f64, bytes: u64) -> SendCall;
@@ -245,9 +246,9 @@ pub fn evaluate_matched<M: CostModel>(
     evaluate_in(m, model, gamma_ns_per_byte, start, &mut Scratch::default())
 }
 
-/// The per-message arrays of an evaluation, kept to be reused: a replay costing a 65,536-rank
-/// collective again and again needs 20 MB of them each time, and the threads' heaps each kept
-/// a copy.
+/// The arrays of an evaluation, kept to be reused: a replay costing a 65,536-rank collective
+/// again and again needs 20 MB of per-message arrays and 5 MB of per-rank ones each time, and
+/// the heap of each thread that costed one kept a copy.
 #[derive(Default)]
 pub struct Scratch {
     /// What each message's send published at its call (f64 bits; NaN: not yet).
@@ -256,6 +257,18 @@ pub struct Scratch {
     tr: Vec<AtomicU64>,
     /// The rank waiting on each message, or [`NONE`].
     waiter: Vec<u32>,
+    /// The rank states of the last evaluation, a `Vec<RankState<_>>` of its model's port
+    /// (taken again by an evaluation under the same model).
+    ranks: Option<Box<dyn Any + Send>>,
+    /// The per-rank vectors of a [`Completion`] handed back by [`Scratch::recycle`].
+    ends: [Vec<f64>; 3],
+}
+
+impl Scratch {
+    /// Keeps `c`'s per-rank vectors for the next evaluation's [`Completion`].
+    pub fn recycle(&mut self, c: Completion) {
+        self.ends = [c.rank_end_ns, c.sender_sync_ns, c.receiver_sync_ns];
+    }
 }
 
 /// A message's value, NaN while unknown. Relaxed: the threads of a leveled evaluation read
@@ -384,23 +397,31 @@ pub fn evaluate_by<M: CostModel>(
         from_sender,
         tr,
         waiter,
+        ranks: kept_ranks,
+        ends: kept_ends,
     } = scratch;
     for v in [&mut *from_sender, &mut *tr] {
         v.clear();
         v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
     }
-    let mut ranks: Vec<RankState<M::Port>> = (0..p)
-        .into_par_iter()
-        .with_min_len(PARALLEL_MIN_RANKS)
-        .map(|r| RankState {
-            pos: 0,
-            clock: start[r],
-            sender_sync: 0.0,
-            receiver_sync: 0.0,
-            call: None,
-            port: M::Port::default(),
-        })
-        .collect();
+    let mut ranks: Vec<RankState<M::Port>> = kept_ranks
+        .take()
+        .and_then(|k| k.downcast().ok())
+        .map_or_else(Vec::new, |k| *k);
+    ranks.clear();
+    ranks.par_extend(
+        (0..p)
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN_RANKS)
+            .map(|r| RankState {
+                pos: 0,
+                clock: start[r],
+                sender_sync: 0.0,
+                receiver_sync: 0.0,
+                call: None,
+                port: M::Port::default(),
+            }),
+    );
     let ev = Evaluation {
         m,
         model,
@@ -417,8 +438,11 @@ pub fn evaluate_by<M: CostModel>(
         (Order::Blocks, _) if blocks() > 1 && ev.by_blocks(&mut ranks, waiter, blocks()) => {}
         _ => ev.by_queue(&mut ranks, waiter)?,
     }
-    let (mut rank_end_ns, mut sender_sync_ns, mut receiver_sync_ns) =
-        (vec![0.0; p], vec![0.0; p], vec![0.0; p]);
+    let [mut rank_end_ns, mut sender_sync_ns, mut receiver_sync_ns] = std::mem::take(kept_ends);
+    for v in [&mut rank_end_ns, &mut sender_sync_ns, &mut receiver_sync_ns] {
+        v.clear();
+        v.resize(p, 0.0);
+    }
     rank_end_ns
         .par_iter_mut()
         .zip(&mut sender_sync_ns)
@@ -429,6 +453,7 @@ pub fn evaluate_by<M: CostModel>(
             *end = model.rank_end(&st.port, st.clock);
             (*ss, *rs) = (st.sender_sync, st.receiver_sync);
         });
+    *kept_ranks = Some(Box::new(ranks));
     Ok(Completion {
         time_ns: rank_end_ns
             .iter()
