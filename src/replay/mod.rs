@@ -303,9 +303,10 @@ struct Shared<'a> {
     scratch: Mutex<Costing>,
 }
 
-/// The arrays a modeled instance's costing fills, kept from one to the next: made afresh, 8 MB
-/// a call of a 65,536-rank Allreduce, by whichever thread costed it, each thread's heap kept
-/// what it freed (2 threads peaked 20 bytes/event above 1 on the Allreduce trace).
+/// The arrays a modeled instance's costing fills, kept from one to the next: made afresh (8 MB
+/// a call of a 65,536-rank Allreduce) by whichever thread costed the call, they stayed in each
+/// thread's heap once freed (the Allreduce trace peaked at 84-100 bytes/event at 2 threads,
+/// 73 at 1; 80-82 since).
 #[derive(Default)]
 struct Costing {
     eval: eval::Scratch,
