@@ -52,6 +52,7 @@ pub struct CollectiveArgs {
     /// Postal-model latency in sends (bcast --algorithm postal; default: from the model)
     #[arg(long, value_name = "STEPS")]
     pub h: Option<f64>,
+    /// Output format (json: for scripts)
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 }

@@ -55,6 +55,7 @@ pub enum Command {
     Info {
         /// Trace file (binary or text)
         trace: PathBuf,
+        /// Output format (json: for scripts)
         #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
         format: InfoFormat,
     },
@@ -79,6 +80,7 @@ pub enum Command {
     Table7 {
         /// Directory with the traces and MANIFEST.tsv (as traces/record.sh writes them)
         dir: PathBuf,
+        /// Output format (json: for scripts)
         #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
         format: InfoFormat,
         /// Also draw Fig. 6 (stacked bars of the breakdown) into this SVG file
@@ -90,8 +92,11 @@ pub enum Command {
     Synth {
         #[arg(long, value_enum)]
         pattern: loggps_predict::synth::Pattern,
+        /// Number of ranks, 1 to 2^20
         #[arg(long)]
         ranks: u32,
+        /// How many times the pattern repeats (dissemination: barriers; gauss: matrix columns;
+        /// allreduce: calls)
         #[arg(long, default_value_t = 1)]
         iterations: u32,
         /// Bytes per message (gauss: the longest pivot row)
@@ -103,6 +108,7 @@ pub enum Command {
         /// Output (binary trace); an existing file is kept unless --force
         #[arg(short, long)]
         output: PathBuf,
+        /// Overwrite the output if it exists
         #[arg(long)]
         force: bool,
     },
