@@ -1401,7 +1401,7 @@ impl<W: Write> Writer<W> {
 
     /// Writes the index and the trailer; the file is then finalized.
     pub fn finish(mut self) -> io::Result<W> {
-        let mut x = Vec::with_capacity(4 + 12 * self.index.len());
+        let mut x = Vec::with_capacity(4 + INDEX_ENTRY_LEN * self.index.len());
         x.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
         for (rank, off) in &self.index {
             x.extend_from_slice(&rank.to_le_bytes());
