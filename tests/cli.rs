@@ -1507,3 +1507,31 @@ fn modeled_bcast_under_loggp_by_hand() {
     assert_parts(&v, 0, [5250.0, 5000.0, 250.0, 0.0, 0.0], "LogGP");
     assert_parts(&v, 1, [6300.0, 0.0, 100.0, 0.0, 6200.0], "LogGP");
 }
+
+/// A reader that stops early (`| head`) ends a long report quietly: status 0, nothing on
+/// standard error. The JSON report of 4,096 ranks is about 1 MB, far more than a pipe holds, so the
+/// program is still writing when the pipe closes.
+#[test]
+fn a_report_cut_short_by_its_reader_is_no_error() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("ring.bin");
+    let f = f.to_str().unwrap();
+    let synth = ["synth", "--pattern", "ring", "--ranks", "4096", "-o", f];
+    assert!(run(&synth).status.success());
+    for format in ["json", "csv", "table"] {
+        let mut child = bin()
+            .args([f, "--platform", "myrinet", "--format", format])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("runs");
+        let mut head = [0u8; 100];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{format}: {stderr}");
+        assert!(!stderr.contains("error"), "{format}: {stderr}");
+    }
+}
