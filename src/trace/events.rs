@@ -358,7 +358,11 @@ impl<'a> ColsMut<'a> {
             flags,
             request,
         } = encode(i, e, x, aux, || next);
-        self.r_bits[b][i % BLOCK / 64] |= (request as u64) << (i % 64);
+        // Written for a request alone: the bits of ranks that make none stay zeroed pages
+        // never touched, so never resident.
+        if request {
+            self.r_bits[b][i % BLOCK / 64] |= 1 << (i % 64);
+        }
         *requests += request as u32;
         self.routine[k] = e.routine;
         self.flags[k] = flags;
