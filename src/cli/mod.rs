@@ -498,7 +498,6 @@ fn convert(
     res.map_err(|e| Error::Io(format!("{}: cannot write: {e}", output.display())))
 }
 
-/// A reader that stops early (`| head`) is not an error.
 /// Runs `write` on standard output through a buffer, flushed at the end. Standard output is
 /// line-buffered: a JSON report of 262,144 ranks (14 lines each) went out one write call a line,
 /// 0.65 s of a 1.47 s prediction.
@@ -514,6 +513,7 @@ fn json_to(out: &mut dyn Write, value: &impl serde::Serialize) -> std::io::Resul
     writeln!(out)
 }
 
+/// A reader that stops early (`| head`) is not an error.
 fn quiet_pipe(res: std::io::Result<()>, what: &str) -> Result<(), Error> {
     match res {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
