@@ -1,6 +1,7 @@
 //! Whether the memory a phase is about to take is there: a trace too large for the machine is
 //! an error naming what it needs and what is available, before the allocation, not a process
-//! killed for memory minutes into the run.
+//! killed for memory minutes into the run. And what the phases before freed, handed back to
+//! the system before a phase takes more ([`release_freed`]).
 
 /// What the pipeline's phases allocate, in bytes: loading, an event's columns and a rank's
 /// lists and blocks; matching, an event's link and its bucketed send; replaying, an event's
@@ -57,6 +58,16 @@ fn cgroup_left(max: Option<&str>, current: Option<&str>) -> Option<u64> {
 
 /// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why
 /// not.
+/// Has the allocator of every thread of the pool, and of this one, give back the pages it
+/// keeps freed (mimalloc returns them after a delay, and only when its heap is used again):
+/// before a phase allocates its arrays on top of what the phases before freed. Takes 0.1-2 ms.
+pub fn release_freed() {
+    // SAFETY: mi_collect gives back only memory that no allocation holds.
+    let collect = || unsafe { libmimalloc_sys::mi_collect(true) };
+    rayon::broadcast(|_| collect());
+    collect();
+}
+
 pub fn ensure(what: &str, need: u64) -> Result<(), String> {
     verdict(what, need, available()?)
 }
