@@ -76,20 +76,28 @@ impl Side {
     /// elements sort by insertion, in n^2 / 2 moves on such input).
     ///
     /// Many messages between few ranks (a Gaussian elimination's: thousands a destination, 64
-    /// sources, tags alternating) are sorted by source first, then each source's alone: a
-    /// bucket of sends comes by source already; receives are put so by a counting sort where
-    /// the sources are few for the receives (below 4 a receive) and on one communicator.
+    /// sources, tags alternating) are put by source first, then each source's in tag order
+    /// ([`Side::tags_in_order`]): a bucket of sends comes by source already; receives are put so
+    /// by a counting sort where the sources are few for the receives (below 4 a receive) and on
+    /// one communicator. Both keep each source's sides in program order.
     fn sort(v: &mut [Side]) {
-        let mut i = 0;
-        while i < v.len() {
-            let mut j = i + 1;
-            while j < v.len() && v[j - 1].order() > v[j].order() {
-                j += 1;
-            }
-            v[i..j].reverse();
-            i = j;
-        }
         if v.is_sorted_by_key(Side::order) {
+            return;
+        }
+        // By source, each source's sides in program order (a bucket of sends; receives from a
+        // few sources after the counting sort below): each source's sides are put in tag order.
+        let by_source = |a: &Side, b: &Side| (a.comm, a.src, a.event) <= (b.comm, b.src, b.event);
+        if v.is_sorted_by(by_source) {
+            Side::tags_in_order(v);
+            return;
+        }
+        if Side::runs_reversed_sort(v) {
+            let mut i = 0;
+            while i < v.len() {
+                let j = Side::run_end(v, i);
+                v[i..j].reverse();
+                i = j;
+            }
             return;
         }
         let pair = |s: &Side| (s.comm, s.src);
@@ -113,8 +121,63 @@ impl Side {
                 at[s.src as usize] += 1;
             }
         }
-        for group in v.chunk_by_mut(|a, b| pair(a) == pair(b)) {
-            group.sort_unstable_by_key(Side::order);
+        Side::tags_in_order(v);
+    }
+
+    /// Where the strictly descending run of `v` that starts at `i` ends.
+    fn run_end(v: &[Side], i: usize) -> usize {
+        let mut j = i + 1;
+        while j < v.len() && v[j - 1].order() > v[j].order() {
+            j += 1;
+        }
+        j
+    }
+
+    /// Whether reversing each strictly descending run of `v` would sort it: each run's least
+    /// side (its last) above the greatest (the first) of the run before.
+    fn runs_reversed_sort(v: &[Side]) -> bool {
+        let (mut i, mut greatest) = (0, None);
+        while i < v.len() {
+            let j = Side::run_end(v, i);
+            if greatest.is_some_and(|g| g > v[j - 1].order()) {
+                return false;
+            }
+            greatest = Some(v[i].order());
+            i = j;
+        }
+        true
+    }
+
+    /// Sorts sides that are in `(comm, src)` order, each source's in program order: a source's
+    /// sides with a few tags (a Gaussian elimination's alternate two) are taken out tag by tag,
+    /// in program order still; with more, they are sorted.
+    fn tags_in_order(v: &mut [Side]) {
+        const FEW_TAGS: usize = 8;
+        let mut tags = Vec::with_capacity(FEW_TAGS);
+        let mut out = Vec::new();
+        for group in v.chunk_by_mut(|a, b| (a.comm, a.src) == (b.comm, b.src)) {
+            if group.is_sorted_by_key(Side::order) {
+                continue;
+            }
+            tags.clear();
+            for s in group.iter() {
+                if !tags.contains(&s.tag) {
+                    tags.push(s.tag);
+                    if tags.len() > FEW_TAGS {
+                        break;
+                    }
+                }
+            }
+            if tags.len() > FEW_TAGS || !group.is_sorted_by_key(|s| s.event) {
+                group.sort_unstable_by_key(Side::order);
+                continue;
+            }
+            tags.sort_unstable();
+            out.clear();
+            for &t in &tags {
+                out.extend(group.iter().filter(|s| s.tag == t));
+            }
+            group.copy_from_slice(&out);
         }
     }
 }
@@ -1226,7 +1289,8 @@ mod tests {
 
     /// Many sides from few sources, as a Gaussian elimination's destinations have them: in
     /// program order (sources cycling), by source with tags alternating (a bucket of sends),
-    /// and on two communicators; [`Side::sort`] orders each as the tuple sort does.
+    /// on two communicators, shuffled, and with eleven tags; [`Side::sort`] orders each as the
+    /// tuple sort does.
     #[test]
     fn few_sources_sort_as_the_tuple_order() {
         let side = |comm, src, tag, event| Side {
@@ -1236,7 +1300,7 @@ mod tests {
             event,
         };
         let cycling: Vec<Side> = (0..600)
-            .map(|e| side(3, e % 7, [-1, 0, 5][e as usize % 3], e))
+            .map(|e| side(3, e % 7, [5, -1, 0][e as usize % 3], e))
             .collect();
         let mut by_source = cycling.clone();
         by_source.sort_by_key(|s| (s.src, s.event));
@@ -1244,7 +1308,11 @@ mod tests {
         two_comms[17].comm = 1;
         // 241 is prime to 600: k -> 241 k mod 600 visits every side once.
         let shuffled: Vec<Side> = (0..600).map(|k| cycling[k * 241 % 600]).collect();
-        for mut v in [cycling, by_source, two_comms, shuffled] {
+        // More tags than are taken out one by one.
+        let many_tags: Vec<Side> = (0..600)
+            .map(|e| side(3, e % 7, (e % 11) as i32, e))
+            .collect();
+        for mut v in [cycling, by_source, two_comms, shuffled, many_tags] {
             let mut want = v.clone();
             want.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event));
             Side::sort(&mut v);
