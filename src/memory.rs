@@ -56,8 +56,6 @@ fn cgroup_left(max: Option<&str>, current: Option<&str>) -> Option<u64> {
     Some(max.saturating_sub(current))
 }
 
-/// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why
-/// not.
 /// Has the allocator of every thread of the pool, and of this one, give back the pages it
 /// keeps freed (mimalloc returns them after a delay, and only when its heap is used again):
 /// before a phase allocates its arrays on top of what the phases before freed. Takes 0.1-2 ms.
@@ -68,6 +66,8 @@ pub fn release_freed() {
     collect();
 }
 
+/// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why
+/// not.
 pub fn ensure(what: &str, need: u64) -> Result<(), String> {
     verdict(what, need, available()?)
 }

@@ -1021,7 +1021,7 @@ pub fn replay_with(
         .collect();
     // The replay's peak is the run's: what the load and the graph freed goes back first
     // (65,536-rank broadcast at 2 threads: 41.5 -> 39.8 bytes/event; 262,144-rank
-    // dissemination: 38.1 -> 36.8).
+    // dissemination: 38.1 -> 36.9).
     crate::memory::release_freed();
     let sh = Shared {
         trace,
