@@ -88,6 +88,13 @@ pub struct WaitFold {
     send_side: bool,
 }
 
+/// A [`WaitFold`]'s return and unblocking times.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SavedFold {
+    ret: f64,
+    unblock: f64,
+}
+
 impl WaitFold {
     /// A call at `tw` that costs at least `o`.
     pub fn new(tw: f64, o: f64) -> WaitFold {
@@ -106,6 +113,26 @@ impl WaitFold {
             self.ret = done;
             self.unblock = unblock;
             self.send_side = send_side;
+        }
+    }
+
+    /// The fold but its call time, and whether its critical operation is a send: to keep where
+    /// the call time is kept anyway ([`WaitFold::resume`]).
+    pub fn save(&self) -> (SavedFold, bool) {
+        let saved = SavedFold {
+            ret: self.ret,
+            unblock: self.unblock,
+        };
+        (saved, self.send_side)
+    }
+
+    /// The fold [`WaitFold::save`] gave, of the call at `tw`.
+    pub fn resume(tw: f64, saved: SavedFold, send_side: bool) -> WaitFold {
+        WaitFold {
+            tw,
+            ret: saved.ret,
+            unblock: saved.unblock,
+            send_side,
         }
     }
 
