@@ -192,8 +192,8 @@ struct Rare {
     /// Time in collectives, and per collective routine, for the routines this rank called.
     collective: f64,
     kinds: Vec<(Routine, f64)>,
-    /// LogGP only.
-    loggp: Option<LogGpState>,
+    /// LogGP only (boxed apart: most ranks of a trace of collectives have none).
+    loggp: Option<Box<LogGpState>>,
 }
 
 /// A rank's network port under LogGP, and the messages the completion call it is blocked in
@@ -217,7 +217,7 @@ impl RankState {
             parts: Parts::default(),
             rare: matches!(model, Model::LogGp(_)).then(|| {
                 Box::new(Rare {
-                    loggp: Some(LogGpState::default()),
+                    loggp: Some(Box::default()),
                     ..Rare::default()
                 })
             }),
@@ -227,7 +227,9 @@ impl RankState {
     /// The rank's LogGP state (under LogGP).
     #[inline]
     fn loggp(&mut self) -> Option<&mut LogGpState> {
-        self.rare.as_deref_mut().and_then(|x| x.loggp.as_mut())
+        self.rare
+            .as_deref_mut()
+            .and_then(|x| x.loggp.as_deref_mut())
     }
 
     /// Adds `t` spent in a collective `routine`.
@@ -237,7 +239,12 @@ impl RankState {
         rare.collective += t;
         match rare.kinds.iter_mut().find(|(k, _)| *k == routine) {
             Some((_, s)) => *s += t,
-            None => rare.kinds.push((routine, t)),
+            // One routine more, room for it alone: a vector's first growth, room for four, put
+            // the Allreduce trace's peak 4.5 bytes/event higher at 1 thread.
+            None => {
+                rare.kinds.reserve_exact(1);
+                rare.kinds.push((routine, t));
+            }
         }
     }
 
@@ -821,7 +828,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
         let mut inbound = st
             .rare
             .as_deref_mut()
-            .and_then(|x| x.loggp.as_mut())
+            .and_then(|x| x.loggp.as_deref_mut())
             .map(|l| &mut l.inbound);
         // Computed in place, not by a closure, and the completions it asks for inlined: their
         // results went through memory, read back by 16-byte loads of two 8-byte stores, which
