@@ -196,6 +196,15 @@ struct Rare {
     loggp: Option<Box<LogGpState>>,
 }
 
+impl Rare {
+    /// The LogGP state in a rank state's `rare` (a field's borrow, where the state's other
+    /// fields are borrowed too).
+    #[inline]
+    fn loggp(rare: &mut Option<Box<Rare>>) -> Option<&mut LogGpState> {
+        rare.as_deref_mut().and_then(|x| x.loggp.as_deref_mut())
+    }
+}
+
 /// A rank's network port under LogGP, and the messages the completion call it is blocked in
 /// has yet to take through it.
 #[derive(Default)]
@@ -227,9 +236,7 @@ impl RankState {
     /// The rank's LogGP state (under LogGP).
     #[inline]
     fn loggp(&mut self) -> Option<&mut LogGpState> {
-        self.rare
-            .as_deref_mut()
-            .and_then(|x| x.loggp.as_deref_mut())
+        Rare::loggp(&mut self.rare)
     }
 
     /// Adds `t` spent in a collective `routine`.
@@ -825,11 +832,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
         let mut port = st.loggp().map_or_else(Port::default, |l| l.port);
         let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
         let fold_send_side = &mut st.fold_send_side;
-        let mut inbound = st
-            .rare
-            .as_deref_mut()
-            .and_then(|x| x.loggp.as_deref_mut())
-            .map(|l| &mut l.inbound);
+        let mut inbound = Rare::loggp(&mut st.rare).map(|l| &mut l.inbound);
         // Computed in place, not by a closure, and the completions it asks for inlined: their
         // results went through memory, read back by 16-byte loads of two 8-byte stores, which
         // the core cannot forward. The dissemination's replay stalled there for half of its
