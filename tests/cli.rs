@@ -1535,3 +1535,38 @@ fn a_report_cut_short_by_its_reader_is_no_error() {
         assert!(!stderr.contains("error"), "{format}: {stderr}");
     }
 }
+
+/// From 2^17 ranks one thread replays the ranks as one block before it goes by waves (a
+/// broadcast's ranks all finish in the block; an Allreduce's wait there for the collective and
+/// finish by waves): the same report, bit for bit, as two threads, each with a block of its own.
+#[test]
+fn one_thread_on_many_ranks_predicts_as_two() {
+    let dir = tempfile::tempdir().unwrap();
+    for pattern in ["bcast", "allreduce"] {
+        let f = dir.path().join(format!("{pattern}.bin"));
+        let f = f.to_str().unwrap();
+        let synth = ["synth", "--pattern", pattern, "--ranks", "131072", "-o", f];
+        assert!(run(&synth).status.success());
+        let report = |threads| {
+            let out = run(&[
+                f,
+                "--platform",
+                "myrinet",
+                "--format",
+                "json",
+                "--threads",
+                threads,
+            ]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        };
+        assert!(
+            report("1") == report("2"),
+            "{pattern}: 1 and 2 threads differ"
+        );
+    }
+}

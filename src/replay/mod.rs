@@ -2,7 +2,8 @@
 //! duration becomes the model's cost. A longest-path computation over the happens-before
 //! graph. On several threads each takes a block of ranks and runs them round and round, each
 //! as far as its partners' predicted call times are known, reading what the other threads
-//! publish as they go ([`run_owned`]). Then, or on one thread from the start, waves: each wave
+//! publish as they go ([`run_owned`]; one thread takes every rank as one block when there are
+//! many, [`ONE_BLOCK_MIN_RANKS`]). Then, or on one thread from the start, waves: each wave
 //! advances every runnable rank until it needs a partner's call time that is not known yet; the
 //! ranks whose partners moved run in the next wave, and a wave that leaves ranks waiting on
 //! each other names the deadlock. Every predicted time is a pure function of the times it
@@ -95,6 +96,16 @@ impl Prediction {
 const UNKNOWN: u64 = 0;
 /// Waves with fewer runnable ranks than this run on the calling thread.
 const PARALLEL_MIN_RANKS: usize = 4;
+/// From this many ranks, one thread runs them as one block, round and round, before it goes by
+/// waves. A block lets a rank go on past a partner run earlier in the same pass, where a wave
+/// stops it until the next, and a pass only looks at what its ranks wait on, where a wave
+/// files every stopped rank under its partner and wakes it from there, random accesses over
+/// every rank. The 1,048,576-rank dissemination took 41 waves and 9.2 M runs of a rank, or 3
+/// passes and 2.1 M runs; the 262,144-rank one 0.52 M runs either way. Replay at one thread,
+/// minimum of 5 alternating runs, waves -> block: 16.3 -> 7.3 s and 694 -> 506 ms. With fewer
+/// ranks the waves' lists stay in cache, and the 64-rank ring (138 -> 161 ms) and the 1,024-rank
+/// all-to-all (143 -> 179 ms) were faster by waves.
+const ONE_BLOCK_MIN_RANKS: usize = 1 << 17;
 
 /// What a rank needs before it can go on.
 #[derive(Clone, Copy, Debug)]
@@ -1115,10 +1126,9 @@ pub fn replay_with(
     // One block per thread, but no more than cores: a block whose thread is off its core
     // stalls the blocks that wait on it.
     let blocks = eval::threads();
-    if blocks > 1 {
+    if blocks > 1 || p >= ONE_BLOCK_MIN_RANKS {
         // Rounds of blocks owned by threads while they move; waves then take what is stuck
-        // (and name a deadlock). One thread goes by waves alone: on the all-to-all they are
-        // faster than a block of every rank.
+        // (and name a deadlock). One thread with fewer ranks goes by waves alone.
         // A round runs the ranks not blocked on an unknown call time: in the first, every rank
         // (none has run yet: `Done` stands for "not blocked").
         let fresh = |&rank: &u32| Ran {
