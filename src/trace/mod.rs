@@ -359,10 +359,17 @@ impl Trace {
 
     /// Rank `r`'s measured end on rank 0's clock: its `MPI_Finalize` call, else its last return.
     pub fn measured_end_ns(&self, r: usize) -> Option<f64> {
+        self.measured_end_ns_from(r, 0)
+    }
+
+    /// [`Trace::measured_end_ns`] of a rank whose events before `from` are known to hold no
+    /// `MPI_Finalize` (a replay stops at the first): the search for it starts at `from`.
+    pub fn measured_end_ns_from(&self, r: usize, from: usize) -> Option<f64> {
         let ev = self.rank(r);
         let last = ev.len().checked_sub(1)?;
-        let end = match ev.routines().iter().position(|&x| x == Routine::Finalize) {
-            Some(f) => ev.t_call(f),
+        let rest = ev.routines().get(from..).unwrap_or_default();
+        let end = match rest.iter().position(|&x| x == Routine::Finalize) {
+            Some(f) => ev.t_call(from + f),
             None => ev.t_return(last),
         };
         Some(self.corrected_ns(r, end))
@@ -1027,5 +1034,23 @@ mod tests {
         ev.push(&Event::new(Routine::Finalize, 3000, 3000));
         t.events = ev;
         assert_eq!(t.corrected_ns(0, 2000), 2000.0);
+    }
+
+    /// A rank's measured end is its first MPI_Finalize's call, searched for from where the
+    /// caller knows there is none before; without one, its last return.
+    #[test]
+    fn the_measured_end_is_the_first_finalize_from_where_the_search_starts() {
+        let mut t = Trace::new(1);
+        let mut ev = Events::single();
+        ev.push(&Event::new(Routine::Init, 0, 1000));
+        ev.push(&Event::new(Routine::Barrier, 2000, 2500));
+        ev.push(&Event::new(Routine::Finalize, 3000, 3100));
+        ev.push(&Event::new(Routine::Finalize, 4000, 4200));
+        t.events = ev;
+        let ends: Vec<_> = (0..6).map(|from| t.measured_end_ns_from(0, from)).collect();
+        let (first, second, last) = (Some(3000.0), Some(4000.0), Some(4200.0));
+        assert_eq!(ends, [first, first, first, second, last, last]);
+        assert_eq!(t.measured_end_ns(0), first);
+        assert_eq!(Trace::new(1).measured_end_ns_from(0, 0), None);
     }
 }
