@@ -1570,3 +1570,109 @@ fn one_thread_on_many_ranks_predicts_as_two() {
         );
     }
 }
+
+/// `bench` times the prediction it makes: its events are the trace's (2p + 3p per ring
+/// iteration, by hand, and what `info` counts), its phases add up to its total, each rate is
+/// events over its phase's time, the peak never falls from phase to phase, and it predicts what
+/// `loggps-predict TRACE` predicts.
+#[test]
+fn bench_reports_the_figures_of_the_prediction_it_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("ring.bin");
+    let f = f.to_str().unwrap();
+    let synth = [
+        "synth",
+        "--pattern",
+        "ring",
+        "--ranks",
+        "8",
+        "--iterations",
+        "100",
+    ];
+    assert!(run(&[&synth[..], &["-o", f]].concat()).status.success());
+    let b = json(&["bench", f, "--platform", "myrinet", "--threads", "2"]);
+    let num = |k: &str| b[k].as_f64().unwrap_or_else(|| panic!("{k} in {b}"));
+    let events = 2 * 8 + 100 * 3 * 8;
+    assert_eq!(b["events"], events);
+    assert_eq!(json(&["info", f, "--format", "json"])["events"], events);
+    assert_eq!(
+        (b["ranks"].as_u64(), b["threads"].as_u64()),
+        (Some(8), Some(2))
+    );
+    assert_eq!(b["file_bytes"], std::fs::metadata(f).unwrap().len());
+    let phases = ["parse", "graph", "replay"].map(|p| num(&format!("{p}_s")));
+    assert!(phases.iter().all(|&s| s > 0.0), "{b}");
+    let total = num("total_s");
+    assert!(
+        (phases.iter().sum::<f64>() - total).abs() <= 1e-9 * total,
+        "{b}"
+    );
+    for (rate, s) in [
+        ("parse_events_per_s", "parse_s"),
+        ("graph_events_per_s", "graph_s"),
+        ("replay_events_per_s", "replay_s"),
+        ("total_events_per_s", "total_s"),
+    ] {
+        let n = num(rate) * num(s);
+        assert!(
+            (n - events as f64).abs() <= 1e-6 * events as f64,
+            "{rate}: {b}"
+        );
+    }
+    let peak = num("peak_rss_bytes");
+    assert!(
+        (num("peak_bytes_per_event") - peak / events as f64).abs() < 1e-9,
+        "{b}"
+    );
+    let by_phase = &b["peak_bytes_per_event_by_phase"];
+    let at = |p: &str| by_phase[p].as_f64().unwrap();
+    assert!(0.0 < at("parse") && at("parse") <= at("graph") && at("graph") <= at("replay"));
+    let predicted = predicted_ns(&[f, "--platform", "myrinet"]);
+    assert_eq!(num("predicted_s") * 1e9, predicted);
+}
+
+/// The scale benchmark runs end to end on one case: a row for each thread count, with the
+/// Gaussian elimination's events (2p + 6(p − 1) a column, by hand), then the targets that
+/// apply to it, each met or MISSED.
+#[test]
+fn the_bench_script_prints_a_row_per_thread_count_and_the_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bench/run.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("LOGGPS_PREDICT", env!("CARGO_BIN_EXE_loggps-predict"))
+        .env("BENCH_DIR", dir.path())
+        .env("CASES", "gauss")
+        .env("REPEAT", "1")
+        .env("THREADS", "1 2")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("gauss "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let events = (2 * 64 + 2048 * 6 * 63).to_string();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    for (row, threads) in rows.iter().zip(["1", "2"]) {
+        assert_eq!((row[1], row[2]), (threads, events.as_str()), "{stdout}");
+    }
+    assert_eq!(rows[0].last(), Some(&"1.00"), "{stdout}");
+    for target in [
+        "gauss peak <= 40 bytes/event",
+        "gauss 2 threads >= 1.7x 1 thread",
+    ] {
+        let line = stdout.lines().find(|l| l.contains(target));
+        let verdict = line.and_then(|l| l.split_whitespace().last());
+        assert!(
+            matches!(verdict, Some("met" | "MISSED")),
+            "{target}: {stdout}"
+        );
+    }
+}
