@@ -96,18 +96,13 @@ impl Prediction {
 const UNKNOWN: u64 = 0;
 /// Waves with fewer runnable ranks than this run on the calling thread.
 const PARALLEL_MIN_RANKS: usize = 4;
-/// From this many ranks, one thread runs them as one block, round and round, before it goes by
-/// waves. A block lets a rank go on past a partner run earlier in the same pass, where a wave
-/// stops it until the next, and a pass only looks at what its ranks wait on, where a wave
-/// files every stopped rank under its partner and wakes it from there, random accesses over
-/// every rank. The 1,048,576-rank dissemination took 41 waves and 9.2 M runs of a rank, or 3
-/// passes and 2.1 M runs; the 262,144-rank one 0.52 M runs either way. Replay at one thread,
-/// minimum of 5 alternating runs, waves -> block: 16.3 -> 7.3 s and 694 -> 506 ms. With fewer
-/// ranks the waves' lists stay in cache, and the 64-rank ring (138 -> 161 ms) and the 1,024-rank
-/// all-to-all (143 -> 179 ms) were faster by waves: a wave runs a rank whose partner was ahead
-/// when the wave began, so a run goes further (the ring: 0.64 M runs by waves, 1.26 M in a
-/// block, a step each). A block that runs only the ranks ready when its pass begins ran the ring
-/// in 126 ms, but the dissemination 16% slower, its ranks' lines fetched twice a pass.
+/// From this many ranks, one thread runs them as one block, round and round, before waves: a
+/// block lets a rank go past a partner run earlier in the same pass, and a pass only looks at
+/// what its ranks wait on, where a wave files every stopped rank under its partner (random
+/// accesses over every rank). Replay at one thread, waves -> block: the 1,048,576-rank
+/// dissemination 16.3 -> 7.3 s (9.2 M runs of a rank -> 2.1 M), the 262,144-rank one 694 -> 506
+/// ms. With fewer ranks waves won: the 64-rank ring 138 -> 161 ms, where a wave, running a rank
+/// whose partner was ahead when it began, took half the runs (0.64 M, not 1.26 M).
 const ONE_BLOCK_MIN_RANKS: usize = 1 << 17;
 
 /// What a rank needs before it can go on.
