@@ -22,6 +22,18 @@ fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("runs")
 }
 
+/// The trace `synth` writes with `args` (a pattern and its sizes) into `dir`, named after its
+/// pattern.
+fn synthesized(dir: &Path, args: &[&str]) -> String {
+    let pattern = args.iter().skip_while(|&&a| a != "--pattern").nth(1);
+    let f = dir.join(format!("{}.bin", pattern.expect("a --pattern")));
+    let f = f.to_str().unwrap().to_string();
+    let out = run(&[&["synth"], args, &["-o", &f]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {err}");
+    f
+}
+
 fn json(args: &[&str]) -> Value {
     let out = run(args);
     assert!(
@@ -46,24 +58,8 @@ fn predicted_ns(args: &[&str]) -> f64 {
 #[test]
 fn too_little_memory_is_an_error_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
-    let t = dir.path().join("ring.bin");
-    let t = t.to_str().unwrap();
-    let out = run(&[
-        "synth",
-        "--pattern",
-        "ring",
-        "--ranks",
-        "4",
-        "--iterations",
-        "500",
-        "-o",
-        t,
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let ring = ["--pattern", "ring", "--ranks", "4", "--iterations", "500"];
+    let t = &synthesized(dir.path(), &ring);
     let events = json(&["info", t, "--format", "json"])["events"]
         .as_u64()
         .unwrap();
@@ -763,10 +759,7 @@ fn traced_collectives_by_algorithm() {
 #[test]
 fn unmodeled_collectives_are_counted_by_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("allreduce.bin");
-    let f = f.to_str().unwrap();
-    let synth = [
-        "synth",
+    let allreduce = [
         "--pattern",
         "allreduce",
         "--ranks",
@@ -774,7 +767,7 @@ fn unmodeled_collectives_are_counted_by_reason() {
         "--iterations",
         "3",
     ];
-    assert!(run(&[&synth[..], &["-o", f]].concat()).status.success());
+    let f = &synthesized(dir.path(), &allreduce);
     let v = json(&[
         f,
         "--platform",
@@ -1516,10 +1509,7 @@ fn a_report_cut_short_by_its_reader_is_no_error() {
     use std::io::Read;
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("ring.bin");
-    let f = f.to_str().unwrap();
-    let synth = ["synth", "--pattern", "ring", "--ranks", "4096", "-o", f];
-    assert!(run(&synth).status.success());
+    let f = &synthesized(dir.path(), &["--pattern", "ring", "--ranks", "4096"]);
     for format in ["json", "csv", "table"] {
         let mut child = bin()
             .args([f, "--platform", "myrinet", "--format", format])
@@ -1543,10 +1533,7 @@ fn a_report_cut_short_by_its_reader_is_no_error() {
 fn one_thread_on_many_ranks_predicts_as_two() {
     let dir = tempfile::tempdir().unwrap();
     for pattern in ["bcast", "allreduce"] {
-        let f = dir.path().join(format!("{pattern}.bin"));
-        let f = f.to_str().unwrap();
-        let synth = ["synth", "--pattern", pattern, "--ranks", "131072", "-o", f];
-        assert!(run(&synth).status.success());
+        let f = &synthesized(dir.path(), &["--pattern", pattern, "--ranks", "131072"]);
         let report = |threads| {
             let out = run(&[
                 f,
@@ -1573,23 +1560,13 @@ fn one_thread_on_many_ranks_predicts_as_two() {
 
 /// `bench` times the prediction it makes: its events are the trace's (2p + 3p per ring
 /// iteration, by hand, and what `info` counts), its phases add up to its total, each rate is
-/// events over its phase's time, the peak never falls from phase to phase, and it predicts what
+/// events over its phase's time, its peak is the replay's, and it predicts what
 /// `loggps-predict TRACE` predicts.
 #[test]
 fn bench_reports_the_figures_of_the_prediction_it_makes() {
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("ring.bin");
-    let f = f.to_str().unwrap();
-    let synth = [
-        "synth",
-        "--pattern",
-        "ring",
-        "--ranks",
-        "8",
-        "--iterations",
-        "100",
-    ];
-    assert!(run(&[&synth[..], &["-o", f]].concat()).status.success());
+    let ring = ["--pattern", "ring", "--ranks", "8", "--iterations", "100"];
+    let f = &synthesized(dir.path(), &ring);
     let b = json(&["bench", f, "--platform", "myrinet", "--threads", "2"]);
     let num = |k: &str| b[k].as_f64().unwrap_or_else(|| panic!("{k} in {b}"));
     let events = 2 * 8 + 100 * 3 * 8;
@@ -1624,9 +1601,15 @@ fn bench_reports_the_figures_of_the_prediction_it_makes() {
         (num("peak_bytes_per_event") - peak / events as f64).abs() < 1e-9,
         "{b}"
     );
+    // The peak after the replay is the run's. VmHWM is no true running maximum (Linux records
+    // the high-water mark at an unmap, say, and otherwise reports the current RSS, summed from
+    // per-CPU counters): once in this suite a phase read higher than the next. So a phase
+    // before the replay is only held to be no more than 10% over it.
     let by_phase = &b["peak_bytes_per_event_by_phase"];
     let at = |p: &str| by_phase[p].as_f64().unwrap();
-    assert!(0.0 < at("parse") && at("parse") <= at("graph") && at("graph") <= at("replay"));
+    assert_eq!(at("replay"), num("peak_bytes_per_event"));
+    let before = |p| 0.0 < at(p) && at(p) <= 1.1 * at("replay");
+    assert!(before("parse") && before("graph"), "{b}");
     let predicted = predicted_ns(&[f, "--platform", "myrinet"]);
     assert_eq!(num("predicted_s") * 1e9, predicted);
 }
