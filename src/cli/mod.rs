@@ -88,7 +88,7 @@ pub enum Command {
         svg: Option<PathBuf>,
     },
     Collective(collective::CollectiveArgs),
-    /// Write a synthetic trace of a communication pattern, streaming (up to 2^20 ranks, 10^9 events).
+    /// Write a synthetic trace of a communication pattern, streaming (up to 2^20 ranks, 10^12 events).
     Synth {
         #[arg(long, value_enum)]
         pattern: loggps_predict::synth::Pattern,
