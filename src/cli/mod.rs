@@ -775,9 +775,8 @@ fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
         },
         "predicted_s": prediction.predicted_ns * 1e-9,
     });
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&figures).expect("serializable")
-    );
-    Ok(())
+    quiet_pipe(
+        to_stdout(|out| json_to(out, &figures)),
+        "writing the figures",
+    )
 }
