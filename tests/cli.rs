@@ -1693,3 +1693,213 @@ fn synth_refuses_sizes_out_of_range_before_writing() {
         assert!(!Path::new(f).exists(), "{ranks}: a file was written");
     }
 }
+
+/// One 10,000-byte Send/Recv between two ranks, 10 ns of computation before and after.
+const ONE_MESSAGE: &str = "loggps-trace 1\nranks 2\n\
+    0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=10000 peer=1\n0 MPI_Finalize 30 40\n\
+    1 MPI_Init 0 0\n1 MPI_Recv 10 20 bytes=10000 peer=0\n1 MPI_Finalize 30 40\n";
+
+/// `--sweep` replays once per value, as many runs with that flag would, and says so per value.
+/// By hand (MODEL.md §2 and §4, myrinet, k = 10,000 > s = 8,191), ts = tr = 10:
+/// T1 = 6550 + 10000·6.86 = 75150, T2' = 8191·15.48 + 1809·(−0.74) + 1160 = 126618.02,
+/// T3 = 6550 + 10000·2.57 = 32250, T5 = 6550 + 1160 + 6550 = 14260.
+/// Eager (S = 10,000): the Send returns at 10 + T1 = 75160, the Recv at 10 + T1 + T2' + T3 =
+/// 234028.02; each rank ends 10 ns later. Rendezvous (S = 1,000): the Send returns at
+/// max(10 + 6550 + 1160, 10) + 6550 + T5 + T1 = 103680, the Recv at 7720 + 6550 + T5 + T1 + T2'
+/// + T3 = 262548.02.
+#[test]
+fn sweep_replays_each_value_as_its_own_run_would() {
+    let (_d, f) = text_trace("one.txt", ONE_MESSAGE);
+    let v = json(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--sweep",
+        "S=1000,10000",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["parameter"], "S");
+    assert!(v["params"].get("S").is_none() && v["params"]["L"]["value"] == 1160.0);
+    assert_eq!(
+        (v["ranks"].as_u64(), v["events"].as_u64()),
+        (Some(2), Some(6))
+    );
+    assert!((v["measured_s"].as_f64().unwrap() - 30e-9).abs() < 1e-15);
+    let p = &v["points"];
+    let close = |x: &Value, ns: f64| (x.as_f64().unwrap() * 1e9 - ns).abs() < 1e-6;
+    assert!(close(&p[0]["predicted_s"], 262558.02), "{}", p[0]);
+    assert!(close(&p[1]["predicted_s"], 234038.02), "{}", p[1]);
+    assert!(close(
+        &p[0]["average"]["end_s"],
+        (103690.0 + 262558.02) / 2.0
+    ));
+    assert!(close(
+        &p[1]["average"]["end_s"],
+        (75170.0 + 234038.02) / 2.0
+    ));
+    let ratio = p[1]["vs_first"].as_f64().unwrap();
+    assert!((ratio - 234038.02 / 262558.02).abs() < 1e-12 && p[0]["vs_first"] == 1.0);
+
+    // Each value as its own run: the same prediction to the last digit, on a trace of many
+    // ranks and messages (20,000 bytes: rendezvous, then eager), and under LogGP.
+    let dir = tempfile::tempdir().unwrap();
+    let halo = ["--pattern", "halo2d", "--ranks", "16", "--iterations", "5"];
+    let halo = &synthesized(dir.path(), &[&halo[..], &["--bytes", "20000"]].concat());
+    for (args, name, values) in [
+        (
+            vec![halo.as_str(), "--platform", "myrinet"],
+            "S",
+            &["16383", "65536"][..],
+        ),
+        (
+            vec![halo, "--platform", "myrinet", "--model", "loggp"],
+            "g",
+            &["0", "5000", "50000"],
+        ),
+        (vec![&f, "--platform", "cenju4"], "L", &["0", "640", "1e5"]),
+    ] {
+        let sweep = format!("{name}={}", values.join(","));
+        let v = json(&[&args[..], &["--sweep", &sweep, "--format", "json"]].concat());
+        let mut seen = Vec::new();
+        for (k, value) in values.iter().enumerate() {
+            let flag = format!("--{name}");
+            let one = json(&[&args[..], &[&flag, value, "--format", "json"]].concat());
+            let point = &v["points"][k];
+            assert_eq!(
+                point["value"].as_f64(),
+                value.parse::<f64>().ok(),
+                "{sweep}"
+            );
+            assert_eq!(point["predicted_s"], one["predicted_s"], "{sweep}: {value}");
+            assert_eq!(point["average"], one["average"], "{sweep}: {value}");
+            seen.push(one["predicted_s"].as_f64().unwrap());
+        }
+        // The values change the prediction (the sweep does vary the parameter).
+        assert!(seen.windows(2).all(|w| w[0] != w[1]), "{sweep}: {seen:?}");
+    }
+}
+
+/// A value that deadlocks is a row that says so, the others replay; where every value fails,
+/// the sweep fails as one run would. Bad specs are usage errors that say what is wrong.
+#[test]
+fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
+    let (_d, f) = text_trace("h2h.txt", HEAD_TO_HEAD);
+    let out = run(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--sweep",
+        "S=1000,65536",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: S=1000: ") && err.contains("deadlock under S = 1000"),
+        "{err}"
+    );
+    assert!(v["points"][0]["predicted_s"].is_null());
+    assert!(
+        v["points"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("wait on each other")
+    );
+    let one = json(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--S",
+        "65536",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["points"][1]["predicted_s"], one["predicted_s"]);
+    assert_eq!(v["points"][1]["vs_first"], 1.0);
+
+    let table = run(&[&f, "--platform", "myrinet", "--sweep", "S=1000,65536"]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("(L o Os Or Gs Gl s from platform myrinet; S swept)"),
+        "{table}"
+    );
+    assert!(table.contains("(stderr has the rest)"), "{table}");
+    let csv = run(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--sweep",
+        "S=1000,65536",
+        "--format",
+        "csv",
+    ]);
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("S,predicted_s,vs_first,error_pct,end_s,"));
+    assert!(lines[1].starts_with("1000,,,,,,,,,\"") && lines[1].contains("deadlock"));
+
+    let out = run(&[&f, "--platform", "myrinet", "--sweep", "S=1000,2000"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ") && err.contains("deadlock under S = 1000"),
+        "{err}"
+    );
+
+    for (spec, why) in [
+        (
+            "S",
+            "--sweep S: expected NAME=V1,V2,… (e.g. S=4096,16384,65536)",
+        ),
+        (
+            "X=1",
+            "--sweep X=1: LogGPS has no parameter \"X\"; it has L o Os Or Gs Gl s S",
+        ),
+        (
+            "g=1",
+            "--sweep g=1: LogGPS has no parameter \"g\"; it has L o Os Or Gs Gl s S",
+        ),
+        ("S=", "--sweep S=: \"\" is not a number"),
+        ("L=1,,2", "--sweep L=1,,2: \"\" is not a number"),
+        (
+            "S=1.5",
+            "--sweep S=1.5: S takes whole numbers of bytes ≥ 0, not 1.5",
+        ),
+        (
+            "s=-1",
+            "--sweep s=-1: s takes whole numbers of bytes ≥ 0, not -1",
+        ),
+        ("L=nan", "--sweep L=nan: nan is not a finite number"),
+    ] {
+        let out = run(&[&f, "--platform", "myrinet", "--sweep", spec]);
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("error: {why}\n")
+        );
+    }
+    let out = run(&[&f, "--platform", "myrinet", "--S", "10", "--sweep", "S=1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--S sets the parameter the sweep varies"),
+        "{err}"
+    );
+    let out = run(&[
+        &f,
+        "--model",
+        "loggp",
+        "--platform",
+        "myrinet",
+        "--sweep",
+        "S=1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("LogGP has no parameter \"S\"; it has L o g G"),
+        "{err}"
+    );
+}

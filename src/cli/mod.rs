@@ -345,6 +345,10 @@ pub struct PredictArgs {
     /// Cost of reduction arithmetic in modeled collectives, ns per byte
     #[arg(long, value_name = "NS_PER_BYTE", default_value_t = 0.0)]
     pub gamma: f64,
+    /// What-if sweep: one prediction per value of one parameter of the model, the trace loaded
+    /// and matched once; a row per value (e.g. --sweep S=4096,16384,65536)
+    #[arg(long, value_name = "NAME=V1,V2,…")]
+    pub sweep: Option<String>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -426,9 +430,11 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 
 fn predict(a: &PredictArgs) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
-    let trace = load_then(path, trace::Then::PREDICT)?;
-    let resolved = a.model.resolve(&a.params, trace.meta.params)?;
-    let bar = Progress::new("replaying", Some(trace.total_events()));
+    let sweep = a
+        .sweep
+        .as_deref()
+        .map(|s| Sweep::parse(s, &a.model, &a.params))
+        .transpose()?;
     let mut coll = loggps_predict::collectives::traced::Choice::parse(&a.coll)?;
     if !a.gamma.is_finite() || a.gamma < 0.0 {
         return Err(Error::Usage(format!(
@@ -437,6 +443,12 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
         )));
     }
     coll.gamma_ns_per_byte = a.gamma;
+    let trace = load_then(path, trace::Then::PREDICT)?;
+    if let Some(sweep) = sweep {
+        return predict_sweep(a, &sweep, &trace, &coll);
+    }
+    let resolved = a.model.resolve(&a.params, trace.meta.params)?;
+    let bar = Progress::new("replaying", Some(trace.total_events()));
     let prediction =
         loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n));
     bar.finish();
@@ -452,6 +464,146 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
         &resolved,
     );
     let res = to_stdout(|out| report::exporter(a.format).write(&report, out));
+    quiet_pipe(res, "writing the report")
+}
+
+/// `--sweep NAME=V1,V2,…`: one parameter of the model and the values it takes in turn.
+struct Sweep {
+    name: &'static str,
+    values: Vec<f64>,
+}
+
+impl Sweep {
+    /// Checks the name against the model's parameters (not one also given by its own flag) and
+    /// the values as that flag would.
+    fn parse(spec: &str, model: &ModelArgs, params: &ParamArgs) -> Result<Sweep, Error> {
+        let usage = |why: String| Error::Usage(format!("--sweep {spec}: {why}"));
+        let (name, list) = spec
+            .split_once('=')
+            .ok_or_else(|| usage("expected NAME=V1,V2,… (e.g. S=4096,16384,65536)".into()))?;
+        let names: &[&'static str] = match model.model {
+            ModelKind::Loggps => &model::NAMES,
+            ModelKind::Loggp => &model::LOGGP_NAMES,
+        };
+        let name = *names.iter().find(|&&n| n == name.trim()).ok_or_else(|| {
+            usage(format!(
+                "{} has no parameter {:?}; it has {}",
+                match model.model {
+                    ModelKind::Loggps => "LogGPS",
+                    ModelKind::Loggp => "LogGP",
+                },
+                name.trim(),
+                names.join(" ")
+            ))
+        })?;
+        if Sweep::set(model, params, name, 0.0).is_none() {
+            return Err(usage(format!(
+                "--{name} sets the parameter the sweep varies; give one or the other"
+            )));
+        }
+        let integer = matches!(name, "s" | "S");
+        let value = |v: &str| {
+            let x: f64 = (v.parse()).map_err(|_| usage(format!("{v:?} is not a number")))?;
+            if integer && !(x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(63)) {
+                Err(usage(format!(
+                    "{name} takes whole numbers of bytes ≥ 0, not {v}"
+                )))
+            } else if !x.is_finite() {
+                Err(usage(format!("{v} is not a finite number")))
+            } else {
+                Ok(x)
+            }
+        };
+        let values = (list.split(',').map(|v| value(v.trim()))).collect::<Result<_, _>>()?;
+        Ok(Sweep { name, values })
+    }
+
+    /// The model's and the parameters' flags with `name` set to `v`; None where a flag of its
+    /// own sets it already.
+    fn set(
+        model: &ModelArgs,
+        params: &ParamArgs,
+        name: &str,
+        v: f64,
+    ) -> Option<(ModelArgs, ParamArgs)> {
+        let (mut m, mut p) = (model.clone(), params.clone());
+        let slot = match name {
+            "L" => &mut p.L,
+            "o" => &mut p.o,
+            "Os" => &mut p.Os,
+            "Or" => &mut p.Or,
+            "Gs" => &mut p.Gs,
+            "Gl" => &mut p.Gl,
+            "g" => &mut m.g,
+            "G" => &mut m.G,
+            "s" | "S" => {
+                let slot = if name == "s" { &mut p.s } else { &mut p.S };
+                return slot.replace(v as u64).is_none().then_some((m, p));
+            }
+            _ => unreachable!("a parameter name checked by Sweep::parse"),
+        };
+        slot.replace(v).is_none().then_some((m, p))
+    }
+}
+
+/// `predict --sweep`: the trace matched once, then replayed once per value.
+fn predict_sweep(
+    a: &PredictArgs,
+    sweep: &Sweep,
+    trace: &Trace,
+    coll: &loggps_predict::collectives::traced::Choice,
+) -> Result<(), Error> {
+    let path = a.trace.as_deref().expect("clap requires TRACE");
+    let name = path.display().to_string();
+    let graph = loggps_predict::graph::build(trace, &name)?;
+    let (mut points, mut first_error, mut model_name) = (Vec::new(), None, "");
+    for (k, &v) in sweep.values.iter().enumerate() {
+        let (m, p) = Sweep::set(&a.model, &a.params, sweep.name, v).expect("checked by parse");
+        let resolved = m.resolve(&p, trace.meta.params)?;
+        model_name = resolved.model().name();
+        let label = format!(
+            "replaying {}={v} ({} of {})",
+            sweep.name,
+            k + 1,
+            sweep.values.len()
+        );
+        let bar = Progress::new(&label, Some(trace.total_events()));
+        let prediction = loggps_predict::replay::replay_with(
+            trace,
+            &graph,
+            &resolved.model(),
+            coll,
+            &name,
+            &|n| bar.set(n),
+        );
+        bar.finish();
+        let point = match prediction {
+            Ok(pred) => {
+                for w in &pred.warnings {
+                    warn(format!("{}={v}: {w}", sweep.name));
+                }
+                report::sweep::Point::of(v, &pred, &resolved)
+            }
+            Err(e) => {
+                let point = report::sweep::Point::failed(v, &e.to_string(), &resolved);
+                first_error.get_or_insert(e);
+                point
+            }
+        };
+        points.push(point);
+    }
+    // Where no value replays, the sweep fails as one prediction would; else each value that
+    // did not is told in full here (the table shows the start of it).
+    if let Some(e) = first_error.filter(|_| points.iter().all(|p| p.predicted_s.is_none())) {
+        return Err(e.into());
+    }
+    for p in &points {
+        if let Some(e) = &p.error {
+            warn(format!("{}={}: {e}", sweep.name, p.value));
+        }
+    }
+    let report = report::sweep::SweepReport::new(&name, trace, model_name, sweep.name, points);
+    let res = to_stdout(|out| report.write(a.format, out));
     quiet_pipe(res, "writing the report")
 }
 

@@ -4,6 +4,7 @@ mod csv;
 pub mod info;
 mod json;
 pub mod svg;
+pub mod sweep;
 mod table;
 
 use crate::model::ResolvedModel;
@@ -121,21 +122,7 @@ impl Report {
             measured_s: pred.measured_ns * NS,
             error_pct: pred.error_pct(),
             model: model.model().name().to_string(),
-            params: indexmap_like::Ordered(
-                model
-                    .params()
-                    .into_iter()
-                    .map(|(n, v, s)| {
-                        (
-                            n.to_string(),
-                            ParamUsed {
-                                value: v,
-                                source: s.to_string(),
-                            },
-                        )
-                    })
-                    .collect(),
-            ),
+            params: params_used(model),
             ranks: pred
                 .ranks
                 .iter()
@@ -167,6 +154,23 @@ impl Report {
             max_rows: 64,
         }
     }
+}
+
+/// The model's parameters as used, with where each came from.
+pub fn params_used(model: &ResolvedModel) -> indexmap_like::Ordered<ParamUsed> {
+    indexmap_like::Ordered(
+        model
+            .params()
+            .into_iter()
+            .map(|(n, v, s)| {
+                let used = ParamUsed {
+                    value: v,
+                    source: s.to_string(),
+                };
+                (n.to_string(), used)
+            })
+            .collect(),
+    )
 }
 
 /// A JSON object that keeps its keys in insertion order (the parameters in MODEL.md order).

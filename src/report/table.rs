@@ -1,6 +1,6 @@
 //! The report as a human-readable table (the paper's Fig. 6 per rank, and the average).
 
-use super::{Exporter, Parts, Report};
+use super::{Exporter, ParamUsed, Parts, Report, indexmap_like::Ordered};
 use std::io::{self, Write};
 
 pub struct Table;
@@ -25,6 +25,31 @@ fn row(out: &mut dyn Write, label: &str, p: &Parts) -> io::Result<()> {
     writeln!(out)
 }
 
+/// The parameters' values on one line, and on the next where each came from (`also`: one more
+/// such part, e.g. the parameter a sweep varies).
+pub(super) fn parameters(
+    out: &mut dyn Write,
+    params: &Ordered<ParamUsed>,
+    also: Option<&str>,
+) -> io::Result<()> {
+    let values: Vec<String> = (params.0.iter())
+        .map(|(n, p)| format!("{n}={}", p.value))
+        .collect();
+    writeln!(out, "parameters {}", values.join(" "))?;
+    let mut sources: Vec<(String, Vec<&str>)> = Vec::new();
+    for (n, p) in &params.0 {
+        match sources.iter_mut().find(|(s, _)| *s == p.source) {
+            Some((_, names)) => names.push(n),
+            None => sources.push((p.source.clone(), vec![n])),
+        }
+    }
+    let from: Vec<String> = (sources.iter())
+        .map(|(s, n)| format!("{} from {s}", n.join(" ")))
+        .chain(also.map(str::to_string))
+        .collect();
+    writeln!(out, "           ({})", from.join("; "))
+}
+
 impl Exporter for Table {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
@@ -39,26 +64,8 @@ impl Exporter for Table {
                 format!(", {}", r.library.lines().next().unwrap_or(""))
             }
         )?;
-        let params: Vec<String> = r
-            .params
-            .0
-            .iter()
-            .map(|(n, p)| format!("{n}={}", p.value))
-            .collect();
         writeln!(out, "model      {}", r.model)?;
-        writeln!(out, "parameters {}", params.join(" "))?;
-        let mut sources: Vec<(String, Vec<&str>)> = Vec::new();
-        for (n, p) in &r.params.0 {
-            match sources.iter_mut().find(|(s, _)| *s == p.source) {
-                Some((_, names)) => names.push(n),
-                None => sources.push((p.source.clone(), vec![n])),
-            }
-        }
-        let from: Vec<String> = sources
-            .iter()
-            .map(|(s, n)| format!("{} from {s}", n.join(" ")))
-            .collect();
-        writeln!(out, "           ({})", from.join("; "))?;
+        parameters(out, &r.params, None)?;
         writeln!(out)?;
         writeln!(out, "predicted  {:.6} s", r.predicted_s)?;
         writeln!(out, "measured   {:.6} s", r.measured_s)?;

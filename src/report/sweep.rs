@@ -1,0 +1,211 @@
+//! A what-if sweep (`predict --sweep NAME=V1,V2,…`): one row per value of the swept parameter,
+//! with the predicted runtime, its ratio to the first value's, and the average rank's parts.
+
+use super::{Format, ParamUsed, Parts, Report, indexmap_like::Ordered, params_used};
+use crate::model::ResolvedModel;
+use crate::replay::Prediction;
+use crate::trace::Trace;
+use serde::Serialize;
+use std::io::{self, Write};
+
+/// How much of a failed value's error the table shows.
+const ERROR_CHARS: usize = 90;
+
+/// One value of the swept parameter and what the replay made of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub value: f64,
+    /// None where the replay failed (`error` says why: a deadlock under rendezvous, say).
+    pub predicted_s: Option<f64>,
+    pub error_pct: Option<f64>,
+    /// The predicted runtime over the first value's that replayed.
+    pub vs_first: Option<f64>,
+    /// The parts averaged over ranks.
+    pub average: Option<Parts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip)]
+    params: Ordered<ParamUsed>,
+    #[serde(skip)]
+    measured_s: f64,
+}
+
+impl Point {
+    pub fn of(value: f64, pred: &Prediction, model: &ResolvedModel) -> Point {
+        let r = Report::new("", "", 0, pred, model);
+        Point {
+            value,
+            predicted_s: Some(r.predicted_s),
+            error_pct: Some(r.error_pct),
+            vs_first: None,
+            average: Some(r.average),
+            error: None,
+            params: r.params,
+            measured_s: r.measured_s,
+        }
+    }
+
+    pub fn failed(value: f64, error: &str, model: &ResolvedModel) -> Point {
+        Point {
+            value,
+            predicted_s: None,
+            error_pct: None,
+            vs_first: None,
+            average: None,
+            error: Some(error.to_string()),
+            params: params_used(model),
+            measured_s: f64::NAN,
+        }
+    }
+}
+
+/// Everything a sweep's report shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepReport {
+    pub trace: String,
+    pub library: String,
+    pub events: u64,
+    pub ranks: usize,
+    pub measured_s: f64,
+    pub model: String,
+    /// The swept parameter's name.
+    pub parameter: String,
+    /// The other parameters, as every value used them.
+    pub params: Ordered<ParamUsed>,
+    pub points: Vec<Point>,
+}
+
+impl SweepReport {
+    /// The report of `points` (at least one replayed), of `model` (its name), over `trace`.
+    pub fn new(
+        path: &str,
+        trace: &Trace,
+        model: &str,
+        parameter: &str,
+        mut points: Vec<Point>,
+    ) -> SweepReport {
+        let replayed = points.iter().find(|p| p.predicted_s.is_some());
+        let (first, measured_s) =
+            replayed.map_or((None, f64::NAN), |p| (p.predicted_s, p.measured_s));
+        for p in &mut points {
+            p.vs_first = p.predicted_s.zip(first).map(|(t, f)| t / f);
+        }
+        let params = points.first().map_or(Ordered(Vec::new()), |p| {
+            let others = p.params.0.iter().filter(|(n, _)| n != parameter);
+            Ordered(others.cloned().collect())
+        });
+        SweepReport {
+            trace: path.to_string(),
+            library: trace.meta.library.clone(),
+            events: trace.total_events(),
+            ranks: trace.nranks(),
+            measured_s,
+            model: model.to_string(),
+            parameter: parameter.to_string(),
+            params,
+            points,
+        }
+    }
+
+    pub fn write(&self, format: Format, out: &mut dyn Write) -> io::Result<()> {
+        match format {
+            Format::Table => self.table(out),
+            Format::Json => {
+                serde_json::to_writer_pretty(&mut *out, self)?;
+                writeln!(out)
+            }
+            Format::Csv => self.csv(out),
+        }
+    }
+
+    fn table(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "trace      {} ({} ranks, {} events{})",
+            self.trace,
+            self.ranks,
+            self.events,
+            match self.library.lines().next() {
+                Some(l) if !l.is_empty() => format!(", {l}"),
+                _ => String::new(),
+            }
+        )?;
+        writeln!(out, "model      {}", self.model)?;
+        let swept = format!("{} swept", self.parameter);
+        super::table::parameters(out, &self.params, Some(&swept))?;
+        writeln!(out, "measured   {:.6} s", self.measured_s)?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:>12} {:>13} {:>9} {:>10} | {:>13} {:>13} {:>13} {:>13}",
+            self.parameter,
+            "predicted (s)",
+            "vs first",
+            "error",
+            "computation",
+            "communication",
+            "sender sync",
+            "receiver sync"
+        )?;
+        for p in &self.points {
+            write!(out, "{:>12}", p.value)?;
+            match (p.predicted_s, p.vs_first, p.error_pct, &p.average) {
+                (Some(t), Some(x), Some(e), Some(a)) => writeln!(
+                    out,
+                    " {t:>13.6} {x:>8.3}× {e:>+9.2}% | {:>13.6} {:>13.6} {:>13.6} {:>13.6}",
+                    a.computation_s, a.communication_s, a.sender_sync_s, a.receiver_sync_s
+                )?,
+                _ => {
+                    // Its start: the whole message went to stderr, and is in JSON and CSV.
+                    let error = p.error.as_deref().unwrap_or("");
+                    let start: String = error.chars().take(ERROR_CHARS).collect();
+                    let cut = if start.len() < error.len() {
+                        "… (stderr has the rest)"
+                    } else {
+                        ""
+                    };
+                    writeln!(out, " {:>13} {start}{cut}", "—")?
+                }
+            }
+        }
+        writeln!(
+            out,
+            "\n(computation … receiver sync: the average rank's, in seconds; --format json or csv \
+             for scripts)"
+        )
+    }
+
+    fn csv(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "{},predicted_s,vs_first,error_pct,end_s,computation_s,communication_s,sender_sync_s,\
+             receiver_sync_s,error",
+            self.parameter
+        )?;
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+        for p in &self.points {
+            let a = p.average.clone().unwrap_or_default();
+            let parts = match p.average {
+                Some(_) => format!(
+                    "{},{},{},{},{}",
+                    a.end_s, a.computation_s, a.communication_s, a.sender_sync_s, a.receiver_sync_s
+                ),
+                None => ",,,,".to_string(),
+            };
+            // The error is quoted, its quotes doubled (RFC 4180).
+            let error = p
+                .error
+                .as_deref()
+                .map_or(String::new(), |e| format!("\"{}\"", e.replace('"', "\"\"")));
+            writeln!(
+                out,
+                "{},{},{},{},{parts},{error}",
+                p.value,
+                opt(p.predicted_s),
+                opt(p.vs_first),
+                opt(p.error_pct)
+            )?;
+        }
+        Ok(())
+    }
+}
