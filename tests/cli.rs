@@ -1694,6 +1694,11 @@ fn synth_refuses_sizes_out_of_range_before_writing() {
     }
 }
 
+/// `f` under the paper's Myrinet parameters, then `args`.
+fn myrinet<'a>(f: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    [&[f, "--platform", "myrinet"], args].concat()
+}
+
 /// One 10,000-byte Send/Recv between two ranks, 10 ns of computation before and after.
 const ONE_MESSAGE: &str = "loggps-trace 1\nranks 2\n\
     0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=10000 peer=1\n0 MPI_Finalize 30 40\n\
@@ -1710,15 +1715,10 @@ const ONE_MESSAGE: &str = "loggps-trace 1\nranks 2\n\
 #[test]
 fn sweep_replays_each_value_as_its_own_run_would() {
     let (_d, f) = text_trace("one.txt", ONE_MESSAGE);
-    let v = json(&[
+    let v = json(&myrinet(
         &f,
-        "--platform",
-        "myrinet",
-        "--sweep",
-        "S=1000,10000",
-        "--format",
-        "json",
-    ]);
+        &["--sweep", "S=1000,10000", "--format", "json"],
+    ));
     assert_eq!(v["parameter"], "S");
     assert!(v["params"].get("S").is_none() && v["params"]["L"]["value"] == 1160.0);
     assert_eq!(
@@ -1785,15 +1785,10 @@ fn sweep_replays_each_value_as_its_own_run_would() {
 #[test]
 fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
     let (_d, f) = text_trace("h2h.txt", HEAD_TO_HEAD);
-    let out = run(&[
+    let out = run(&myrinet(
         &f,
-        "--platform",
-        "myrinet",
-        "--sweep",
-        "S=1000,65536",
-        "--format",
-        "json",
-    ]);
+        &["--sweep", "S=1000,65536", "--format", "json"],
+    ));
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -1808,15 +1803,7 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
             .unwrap()
             .contains("wait on each other")
     );
-    let one = json(&[
-        &f,
-        "--platform",
-        "myrinet",
-        "--S",
-        "65536",
-        "--format",
-        "json",
-    ]);
+    let one = json(&myrinet(&f, &["--S", "65536", "--format", "json"]));
     assert_eq!(v["points"][1]["predicted_s"], one["predicted_s"]);
     assert_eq!(v["points"][1]["vs_first"], 1.0);
 
@@ -1827,15 +1814,10 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
         "{table}"
     );
     assert!(table.contains("(stderr has the rest)"), "{table}");
-    let csv = run(&[
+    let csv = run(&myrinet(
         &f,
-        "--platform",
-        "myrinet",
-        "--sweep",
-        "S=1000,65536",
-        "--format",
-        "csv",
-    ]);
+        &["--sweep", "S=1000,65536", "--format", "csv"],
+    ));
     let csv = String::from_utf8_lossy(&csv.stdout);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
