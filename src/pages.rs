@@ -18,10 +18,9 @@ unsafe impl Zeroable for (u32, usize) {}
 unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
 
 /// A zeroed buffer of `len` values in an anonymous mapping, unmapped when dropped (unless
-/// [`Pages::recycle`]d). The
-/// allocator would keep a freed block resident for a while, to reuse it: for the graph's
-/// temporaries, which are freed before the replay allocates its own arrays, that kept block
-/// would add to the run's peak memory.
+/// [`Pages::recycle`]d). The allocator would keep a freed block resident for a while, to reuse
+/// it: for the graph's temporaries, which are freed before the replay allocates its own arrays,
+/// that kept block would add to the run's peak memory.
 pub(crate) struct Pages<T: Zeroable> {
     map: memmap2::MmapMut,
     len: usize,

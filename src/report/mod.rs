@@ -105,15 +105,6 @@ impl Report {
         model: &ResolvedModel,
     ) -> Report {
         let n = pred.ranks.len().max(1) as f64;
-        let mut average = Parts::default();
-        for b in &pred.ranks {
-            let p = parts(b);
-            average.end_s += p.end_s / n;
-            average.computation_s += p.computation_s / n;
-            average.communication_s += p.communication_s / n;
-            average.sender_sync_s += p.sender_sync_s / n;
-            average.receiver_sync_s += p.receiver_sync_s / n;
-        }
         Report {
             trace: trace.to_string(),
             library: library.to_string(),
@@ -133,7 +124,7 @@ impl Report {
                     collective_s: b.collective_ns * NS,
                 })
                 .collect(),
-            average,
+            average: average(pred),
             collectives_s: {
                 let mut kinds: Vec<(crate::trace::Routine, f64)> = Vec::new();
                 for (k, t) in pred.ranks.iter().flat_map(|b| &b.collective_kinds) {
@@ -154,6 +145,21 @@ impl Report {
             max_rows: 64,
         }
     }
+}
+
+/// The four parts averaged over ranks.
+pub fn average(pred: &Prediction) -> Parts {
+    let n = pred.ranks.len().max(1) as f64;
+    let mut average = Parts::default();
+    for b in &pred.ranks {
+        let p = parts(b);
+        average.end_s += p.end_s / n;
+        average.computation_s += p.computation_s / n;
+        average.communication_s += p.communication_s / n;
+        average.sender_sync_s += p.sender_sync_s / n;
+        average.receiver_sync_s += p.receiver_sync_s / n;
+    }
+    average
 }
 
 /// The model's parameters as used, with where each came from.

@@ -1,7 +1,7 @@
 //! A what-if sweep (`predict --sweep NAME=V1,V2,…`): one row per value of the swept parameter,
 //! with the predicted runtime, its ratio to the first value's, and the average rank's parts.
 
-use super::{Format, ParamUsed, Parts, Report, indexmap_like::Ordered, params_used};
+use super::{Format, ParamUsed, Parts, average, indexmap_like::Ordered, params_used};
 use crate::model::ResolvedModel;
 use crate::replay::Prediction;
 use crate::trace::Trace;
@@ -32,16 +32,15 @@ pub struct Point {
 
 impl Point {
     pub fn of(value: f64, pred: &Prediction, model: &ResolvedModel) -> Point {
-        let r = Report::new("", "", 0, pred, model);
         Point {
             value,
-            predicted_s: Some(r.predicted_s),
-            error_pct: Some(r.error_pct),
+            predicted_s: Some(pred.predicted_ns * 1e-9),
+            error_pct: Some(pred.error_pct()),
             vs_first: None,
-            average: Some(r.average),
+            average: Some(average(pred)),
             error: None,
-            params: r.params,
-            measured_s: r.measured_s,
+            params: params_used(model),
+            measured_s: pred.measured_ns * 1e-9,
         }
     }
 
