@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
         synchronization the rendezvous protocol forces on messages above the eager limit S. The report gives the \
         predicted and measured runtime and, per rank, computation, communication, sender and receiver synchronization.\n\n\
         Parameters come from --params FILE, else --platform, else the trace itself; each can be overridden by its own \
-        flag, which is how what-if questions are asked:\n\n  loggps-predict trace.bin --S 65536\n\n\
+        flag, which is how what-if questions are asked; --sweep asks one for several values, the trace loaded \
+        and matched once:\n\n  loggps-predict trace.bin --S 65536\n  loggps-predict trace.bin --sweep S=4096,16384,65536\n\n\
         --model loggp replays the trace under LogGP (Alexandrov et al. 1995) instead: o + (k−1)G + L + o per \
         k-byte message, a gap g between consecutive sends and between consecutive receives at a rank, no \
         rendezvous. It takes --L --o --g --G; those not given come from the LogGPS parameters above (G = Gs), \
