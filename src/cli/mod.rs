@@ -557,11 +557,11 @@ fn predict_sweep(
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let name = path.display().to_string();
     let graph = loggps_predict::graph::build(trace, &name)?;
-    let (mut points, mut first_error, mut model_name) = (Vec::new(), None, "");
+    let (mut points, mut first_error) = (Vec::new(), None);
+    let (mut model, mut measured_s) = (None, f64::NAN);
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p) = Sweep::set(&a.model, &a.params, sweep.name, v).expect("checked by parse");
         let resolved = m.resolve(&p, trace.meta.params)?;
-        model_name = resolved.model().name();
         let label = format!(
             "replaying {}={v} ({} of {})",
             sweep.name,
@@ -583,15 +583,17 @@ fn predict_sweep(
                 for w in &pred.warnings {
                     warn(format!("{}={v}: {w}", sweep.name));
                 }
-                report::sweep::Point::of(v, &pred, &resolved)
+                measured_s = pred.measured_ns * 1e-9;
+                report::sweep::Point::of(v, &pred)
             }
             Err(e) => {
-                let point = report::sweep::Point::failed(v, &e.to_string(), &resolved);
+                let point = report::sweep::Point::failed(v, &e.to_string());
                 first_error.get_or_insert(e);
                 point
             }
         };
         points.push(point);
+        model = Some(resolved);
     }
     // Where no value replays, the sweep fails as one prediction would; else each value that
     // did not is told in full here (the table shows the start of it).
@@ -603,7 +605,9 @@ fn predict_sweep(
             warn(format!("{}={}: {e}", sweep.name, p.value));
         }
     }
-    let report = report::sweep::SweepReport::new(&name, trace, model_name, sweep.name, points);
+    let model = model.expect("a sweep has a value at least");
+    let report =
+        report::sweep::SweepReport::new(&name, trace, &model, sweep.name, measured_s, points);
     let res = to_stdout(|out| report.write(a.format, out));
     quiet_pipe(res, "writing the report")
 }

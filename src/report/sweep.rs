@@ -24,14 +24,10 @@ pub struct Point {
     pub average: Option<Parts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    #[serde(skip)]
-    params: Ordered<ParamUsed>,
-    #[serde(skip)]
-    measured_s: f64,
 }
 
 impl Point {
-    pub fn of(value: f64, pred: &Prediction, model: &ResolvedModel) -> Point {
+    pub fn of(value: f64, pred: &Prediction) -> Point {
         Point {
             value,
             predicted_s: Some(pred.predicted_ns * 1e-9),
@@ -39,12 +35,10 @@ impl Point {
             vs_first: None,
             average: Some(average(pred)),
             error: None,
-            params: params_used(model),
-            measured_s: pred.measured_ns * 1e-9,
         }
     }
 
-    pub fn failed(value: f64, error: &str, model: &ResolvedModel) -> Point {
+    pub fn failed(value: f64, error: &str) -> Point {
         Point {
             value,
             predicted_s: None,
@@ -52,8 +46,6 @@ impl Point {
             vs_first: None,
             average: None,
             error: Some(error.to_string()),
-            params: params_used(model),
-            measured_s: f64::NAN,
         }
     }
 }
@@ -75,31 +67,29 @@ pub struct SweepReport {
 }
 
 impl SweepReport {
-    /// The report of `points` (at least one replayed), of `model` (its name), over `trace`.
+    /// The report of `points` over `trace` (measured `measured_s`), under `model` with any
+    /// value of `parameter`.
     pub fn new(
         path: &str,
         trace: &Trace,
-        model: &str,
+        model: &ResolvedModel,
         parameter: &str,
+        measured_s: f64,
         mut points: Vec<Point>,
     ) -> SweepReport {
-        let replayed = points.iter().find(|p| p.predicted_s.is_some());
-        let (first, measured_s) =
-            replayed.map_or((None, f64::NAN), |p| (p.predicted_s, p.measured_s));
+        let first = points.iter().find_map(|p| p.predicted_s);
         for p in &mut points {
             p.vs_first = p.predicted_s.zip(first).map(|(t, f)| t / f);
         }
-        let params = points.first().map_or(Ordered(Vec::new()), |p| {
-            let others = p.params.0.iter().filter(|(n, _)| n != parameter);
-            Ordered(others.cloned().collect())
-        });
+        let mut params = params_used(model);
+        params.0.retain(|(n, _)| n != parameter);
         SweepReport {
             trace: path.to_string(),
             library: trace.meta.library.clone(),
             events: trace.total_events(),
             ranks: trace.nranks(),
             measured_s,
-            model: model.to_string(),
+            model: model.model().name().to_string(),
             parameter: parameter.to_string(),
             params,
             points,
@@ -118,18 +108,8 @@ impl SweepReport {
     }
 
     fn table(&self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "trace      {} ({} ranks, {} events{})",
-            self.trace,
-            self.ranks,
-            self.events,
-            match self.library.lines().next() {
-                Some(l) if !l.is_empty() => format!(", {l}"),
-                _ => String::new(),
-            }
-        )?;
-        writeln!(out, "model      {}", self.model)?;
+        let (trace, library) = (&self.trace, &self.library);
+        super::table::header(out, trace, self.ranks, self.events, library, &self.model)?;
         let swept = format!("{} swept", self.parameter);
         super::table::parameters(out, &self.params, Some(&swept))?;
         writeln!(out, "measured   {:.6} s", self.measured_s)?;
@@ -183,9 +163,8 @@ impl SweepReport {
         )?;
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
         for p in &self.points {
-            let a = p.average.clone().unwrap_or_default();
-            let parts = match p.average {
-                Some(_) => format!(
+            let parts = match &p.average {
+                Some(a) => format!(
                     "{},{},{},{},{}",
                     a.end_s, a.computation_s, a.communication_s, a.sender_sync_s, a.receiver_sync_s
                 ),

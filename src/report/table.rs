@@ -25,6 +25,26 @@ fn row(out: &mut dyn Write, label: &str, p: &Parts) -> io::Result<()> {
     writeln!(out)
 }
 
+/// The trace's line (ranks, events, the first line of its MPI library's name) and the model's.
+pub(super) fn header(
+    out: &mut dyn Write,
+    trace: &str,
+    ranks: usize,
+    events: u64,
+    library: &str,
+    model: &str,
+) -> io::Result<()> {
+    let library = match library.lines().next() {
+        Some(l) if !l.is_empty() => format!(", {l}"),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "trace      {trace} ({ranks} ranks, {events} events{library})"
+    )?;
+    writeln!(out, "model      {model}")
+}
+
 /// The parameters' values on one line, and on the next where each came from (`also`: one more
 /// such part, e.g. the parameter a sweep varies).
 pub(super) fn parameters(
@@ -52,19 +72,7 @@ pub(super) fn parameters(
 
 impl Exporter for Table {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "trace      {} ({} ranks, {} events{})",
-            r.trace,
-            r.ranks.len(),
-            r.events,
-            if r.library.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", r.library.lines().next().unwrap_or(""))
-            }
-        )?;
-        writeln!(out, "model      {}", r.model)?;
+        header(out, &r.trace, r.ranks.len(), r.events, &r.library, &r.model)?;
         parameters(out, &r.params, None)?;
         writeln!(out)?;
         writeln!(out, "predicted  {:.6} s", r.predicted_s)?;
