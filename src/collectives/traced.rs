@@ -3,6 +3,7 @@
 
 use super::{Op, Spec, openmpi};
 use crate::error::Error;
+use crate::graph::Members;
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
 
@@ -97,14 +98,14 @@ pub fn op_of(routine: Routine) -> Option<Op> {
 /// allreduce, scan), the block per rank (gather, allgather: sent; scatter, reduce-scatter:
 /// received) or per pair (alltoall: sent over the communicator size). Irregular (v) variants
 /// take their largest block.
-pub fn spec_of(trace: &Trace, op: Op, members: &[(u32, u32)]) -> Spec {
+pub fn spec_of(trace: &Trace, op: Op, members: Members<'_>) -> Spec {
     let n = members.len().max(1) as u64;
     // In parallel: a 65,536-rank instance reads as many ranks' columns, and the other threads
     // wait for its cost. The root is the last member naming itself.
     let (sent, received, root) = members
         .par_iter()
         .enumerate()
-        .map(|(vr, &(r, i))| {
+        .map(|(vr, (r, i))| {
             let ev = trace.rank(r as usize);
             let root = (ev.peer(i as usize) == r as i32).then_some(vr);
             (ev.bytes(i as usize), ev.coll_recv(i as usize).0, root)

@@ -23,9 +23,47 @@ const _: () = assert!(NONE == crate::trace::NOT_DONE);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instance {
     pub comm: u32,
-    /// Its participants are `HbGraph::inst_members[first..first + size]`.
+    /// The communicator's place in the trace's `comms`, or [`WORLD`].
+    comm_at: u32,
+    /// Its participants' events are `HbGraph::inst_members[first..first + size]`.
     pub first: u32,
     pub size: u32,
+}
+
+/// [`Instance::comm_at`] of `MPI_COMM_WORLD`, which the trace does not list.
+const WORLD: u32 = u32::MAX;
+
+/// An instance's participants, `(world rank, event)` in communicator rank order: the ranks are
+/// the communicator's (an instance is every member's call), so the graph keeps only the events
+/// (4 bytes a collective call, not 8).
+#[derive(Clone, Copy, Debug)]
+pub struct Members<'a> {
+    ranks: CommMembers<'a>,
+    events: &'a [u32],
+}
+
+impl Members<'_> {
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The participant of communicator rank `k`.
+    #[inline]
+    pub fn get(&self, k: usize) -> (u32, u32) {
+        (self.ranks.get(k), self.events[k])
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + Clone + '_ {
+        (0..self.len()).map(|k| self.get(k))
+    }
+
+    pub fn par_iter(&self) -> impl IndexedParallelIterator<Item = (u32, u32)> + '_ {
+        (0..self.len()).into_par_iter().map(|k| self.get(k))
+    }
 }
 
 /// The matched trace.
@@ -42,8 +80,9 @@ pub struct HbGraph {
     /// sorted by event (no ranks at all where no rank calls Sendrecv).
     pub link2: Vec<Vec<(u32, u32)>>,
     pub instances: Vec<Instance>,
-    /// `(rank, event)` of each instance's participants, in communicator rank order.
-    pub inst_members: Vec<(u32, u32)>,
+    /// The event of each instance's participants, in communicator rank order (their ranks:
+    /// [`HbGraph::members`]).
+    inst_members: Vec<u32>,
     /// What an unfinalized trace lacks (unmatched messages, unfinished collectives).
     pub warnings: Vec<String>,
 }
@@ -204,10 +243,16 @@ impl HbGraph {
             .map_or(NONE, |k| l[k].1)
     }
 
-    /// The participants of instance `x`.
-    pub fn members(&self, x: u32) -> &[(u32, u32)] {
+    /// The participants of instance `x`; `trace` is the graph's.
+    pub fn members<'a>(&'a self, trace: &'a Trace, x: u32) -> Members<'a> {
         let inst = self.instances[x as usize];
-        &self.inst_members[inst.first as usize..(inst.first + inst.size) as usize]
+        Members {
+            ranks: match inst.comm_at {
+                WORLD => CommMembers::World(trace.nranks() as u32),
+                k => CommMembers::List(&trace.comms[k as usize].members),
+            },
+            events: &self.inst_members[inst.first as usize..(inst.first + inst.size) as usize],
+        }
     }
 }
 
@@ -597,9 +642,10 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
 
 /// Ties collective calls into instances: the `n`-th call of each member of a communicator on
 /// it. The calls are placed by a counting sort on (communicator, sequence number), which leaves
-/// each instance's participants in world rank order, straight into `inst_members` (8 bytes a
-/// call; a general sort of (communicator, sequence, rank, event) took 16, and on a 65,536-rank
-/// loop of Allreduce most of the graph's time).
+/// each instance's participants in world rank order (a general sort of (communicator,
+/// sequence, rank, event) took 16 bytes a call, and on a 65,536-rank loop of Allreduce most of
+/// the graph's time). Where every member calls alike ([`uniform`]), each rank puts its calls'
+/// events straight into `inst_members` at their communicator rank: 4 bytes a call.
 fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
     let p = trace.nranks();
     // Point-to-point traces have no collective call: a look at the routine column tells, by a
@@ -667,12 +713,16 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             Some(a)
         })
         .collect();
-    g.inst_members = vec![(0, 0); total];
     if let Some(ranks_in) = uniform(trace, &per_rank, &comms, &most) {
         drop(per_rank);
+        g.inst_members = vec![0; total];
         return place_uniform(trace, file, g, &comms, &first, &at, &ranks_in);
     }
     drop(per_rank);
+    // Each instance's `(rank, event)` in world rank order, then its events in communicator rank
+    // order, unfinished instances left out.
+    let mut placed = vec![(0u32, 0u32); total];
+    g.inst_members = Vec::with_capacity(total);
     let mut seq: Vec<u32> = vec![0; comms.len()];
     let mut used: Vec<usize> = Vec::new();
     for r in 0..p {
@@ -680,7 +730,7 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
         for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
             let k = index(ev.comm(i));
             let b = first[k] + seq[k] as usize;
-            g.inst_members[at[b]] = (r as u32, i as u32);
+            placed[at[b]] = (r as u32, i as u32);
             at[b] += 1;
             if seq[k] == 0 {
                 used.push(k);
@@ -693,11 +743,8 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     }
     drop(at);
     let mut incomplete = Vec::new();
-    // Groups in bucket order, moved down over the unfinished ones left out, each put in
-    // communicator rank order.
-    let (mut from, mut to) = (0usize, 0usize);
+    let mut from = 0usize;
     let mut sorted: Vec<u32> = Vec::new();
-    let mut ordered: Vec<(u32, u32)> = Vec::new();
     for (k, &comm) in comms.iter().enumerate() {
         let members = trace.comm_members(comm).expect("validated communicator");
         sorted.clear();
@@ -706,9 +753,9 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
         sorted.sort_unstable();
         for (seq, &n) in size[first[k]..first[k + 1]].iter().enumerate() {
             let n = n as usize;
-            let group = &g.inst_members[from..from + n];
+            let group = &placed[from..from + n];
             from += n;
-            same_call(trace, file, comm, seq, group)?;
+            same_call(trace, file, comm, seq, group.iter().copied())?;
             let routine = trace.rank(group[0].0 as usize).routine(group[0].1 as usize);
             let is_member = |r: u32| sorted.binary_search(&r).is_ok();
             if let Some(&(r, _)) = group.iter().find(|x| !is_member(x.0)) {
@@ -735,29 +782,27 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
                 incomplete.push(msg);
                 continue;
             }
-            // Participants in communicator rank order (the group is in world rank order).
-            if !in_order {
-                ordered.clear();
-                ordered.extend(members.iter().map(|m| {
-                    let j = group.binary_search_by_key(&m, |x| x.0);
-                    group[j.expect("member present")]
-                }));
-                g.inst_members[from - n..from].copy_from_slice(&ordered);
-            }
-            g.inst_members.copy_within(from - n..from, to);
             let x = g.instances.len() as u32;
             g.instances.push(Instance {
                 comm,
-                first: to as u32,
+                comm_at: comm_at(trace, comm),
+                first: g.inst_members.len() as u32,
                 size: n as u32,
             });
-            for &(r, i) in &g.inst_members[to..to + n] {
+            // Participants in communicator rank order (the group is in world rank order).
+            if in_order {
+                g.inst_members.extend(group.iter().map(|&(_, i)| i));
+            } else {
+                g.inst_members.extend(members.iter().map(|m| {
+                    let j = group.binary_search_by_key(&m, |x| x.0);
+                    group[j.expect("member present")].1
+                }));
+            }
+            for &(r, i) in group {
                 g.link[g.start[r as usize] + i as usize] = !x;
             }
-            to += n;
         }
     }
-    g.inst_members.truncate(to);
     if !incomplete.is_empty() {
         g.warnings.push(format!(
             "{} unfinished collective(s){}",
@@ -766,6 +811,18 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
         ));
     }
     Ok(())
+}
+
+/// Communicator `comm`'s [`Instance::comm_at`].
+fn comm_at(trace: &Trace, comm: u32) -> u32 {
+    match comm {
+        0 => WORLD,
+        _ => trace
+            .comms
+            .iter()
+            .position(|c| c.id == comm)
+            .expect("validated communicator") as u32,
+    }
 }
 
 /// Each communicator's ranks by world rank: `None` for world (the same), else sorted
@@ -836,7 +893,7 @@ fn place_uniform(
     ranks_in: &RanksIn,
 ) -> Result<(), TraceError> {
     /// The participants' storage, shared by the ranks: each writes only its own slots.
-    struct Slots(*mut (u32, u32));
+    struct Slots(*mut u32);
     // SAFETY: each (instance, communicator rank) slot is written by the one rank that has that
     // communicator rank, once (below); nothing reads them meanwhile.
     unsafe impl Sync for Slots {}
@@ -861,7 +918,7 @@ fn place_uniform(
             let b = first[k] + s;
             let slot = at[b] + rank_in(&ranks_in[k], r as u32).expect("a member") as usize;
             // SAFETY: see `Slots`; `slot` is in bucket b, whose size is the communicator's.
-            unsafe { slots.0.add(slot).write((r as u32, i as u32)) };
+            unsafe { slots.0.add(slot).write(i as u32) };
             links[i] = !(b as u32);
         }
         Ok::<(), TraceError>(())
@@ -872,6 +929,7 @@ fn place_uniform(
             let end = at.get(b + 1).copied().unwrap_or(g.inst_members.len());
             Instance {
                 comm: comms[k],
+                comm_at: comm_at(trace, comms[k]),
                 first: at[b] as u32,
                 size: (end - at[b]) as u32,
             }
@@ -880,7 +938,7 @@ fn place_uniform(
     let mismatch = (0..g.instances.len()).into_par_iter().find_map_first(|x| {
         let comm = g.instances[x].comm;
         let seq = x - first[comms.binary_search(&comm).expect("listed")];
-        same_call(trace, file, comm, seq, g.members(x as u32)).err()
+        same_call(trace, file, comm, seq, g.members(trace, x as u32).iter()).err()
     });
     mismatch.map_or(Ok(()), Err)
 }
@@ -892,12 +950,14 @@ fn same_call(
     file: &str,
     comm: u32,
     seq: usize,
-    group: &[(u32, u32)],
+    mut group: impl Iterator<Item = (u32, u32)>,
 ) -> Result<(), TraceError> {
-    let (r0, i0) = group[0];
+    let Some((r0, i0)) = group.next() else {
+        return Ok(());
+    };
     let head = trace.rank(r0 as usize);
     let (routine, root) = (head.routine(i0 as usize), head.peer(i0 as usize));
-    for &(r, i) in group {
+    for (r, i) in group {
         let ev = trace.rank(r as usize);
         let (here, here_root) = (ev.routine(i as usize), ev.peer(i as usize));
         if here != routine || here_root != root {
@@ -990,9 +1050,9 @@ impl<'a> HbView<'a> {
             let x = (node - 2 * self.total()) as u32;
             return self
                 .graph
-                .members(x)
+                .members(self.trace, x)
                 .iter()
-                .map(|&(r, i)| self.call(r as usize, i as usize) + 1)
+                .map(|(r, i)| self.call(r as usize, i as usize) + 1)
                 .collect();
         };
         let ev = self.trace.rank(r);
@@ -1130,7 +1190,7 @@ mod tests {
 
     #[test]
     fn communicators_separate_channels_and_collectives_group() {
-        let (_, g) = build_text(
+        let (t, g) = build_text(
             "loggps-trace 1\nranks 3\ncomm 5 members 2,0\n\
              0 MPI_Send 0 1 bytes=1 peer=2 tag=0 comm=5\n0 MPI_Send 2 3 bytes=1 peer=2 tag=0\n0 MPI_Barrier 4 5 comm=5\n0 MPI_Barrier 6 7\n\
              1 MPI_Barrier 6 7\n\
@@ -1141,7 +1201,8 @@ mod tests {
         assert_eq!(g.instances.len(), 2);
         // comm 5's barrier lists its members in communicator rank order: world 2, then world 0
         let x = g.link(0, 2);
-        assert_eq!(g.members(x), &[(2, 2), (0, 2)]);
+        let members: Vec<_> = g.members(&t, x).iter().collect();
+        assert_eq!(members, [(2, 2), (0, 2)]);
     }
 
     /// An unfinished trace: world's second Barrier lacks ranks 1 and 2 and is left out; comm
@@ -1164,17 +1225,22 @@ mod tests {
             [
                 Instance {
                     comm: 0,
+                    comm_at: WORLD,
                     first: 0,
                     size: 3
                 },
                 Instance {
                     comm: 5,
+                    comm_at: 0,
                     first: 3,
                     size: 2
                 }
             ]
         );
-        assert_eq!(g.inst_members, [(0, 0), (1, 0), (2, 0), (2, 1), (1, 1)]);
+        assert_eq!(g.inst_members, [0, 0, 0, 1, 1]);
+        let members = |x| g.members(&t, x).iter().collect::<Vec<_>>();
+        assert_eq!(members(0), [(0, 0), (1, 0), (2, 0)]);
+        assert_eq!(members(1), [(2, 1), (1, 1)]);
         // Global events: rank 0 at 0..2, rank 1 at 2..4, rank 2 at 4..6.
         assert_eq!(links(&g), [0, NONE, 0, 1, 0, 1]);
         assert!(
@@ -1232,8 +1298,9 @@ mod tests {
         // 2 world Barriers, 3 Allreduces on comm 5, 2 Bcasts on comm 6, each in communicator
         // rank order: comm 5's first Allreduce is world 3's event 1, 0's event 1, 2's event 1.
         assert_eq!(uniform.instances.len(), 7);
-        assert_eq!(uniform.members(2), &[(3, 1), (0, 1), (2, 1)]);
-        assert_eq!(uniform.members(5), &[(1, 1), (3, 3)]);
+        let members = |x| uniform.members(&t, x).iter().collect::<Vec<_>>();
+        assert_eq!(members(2), [(3, 1), (0, 1), (2, 1)]);
+        assert_eq!(members(5), [(1, 1), (3, 3)]);
         assert!(
             general.warnings[0].contains("MPI_Barrier #2 on communicator 0"),
             "{:?}",

@@ -585,8 +585,8 @@ impl Shared<'_> {
     /// its point-to-point events (gauss at 1 thread: replay median 27.7 -> 25.9 ms out of it).
     #[inline(never)]
     fn cost_instance(&self, x: u32) -> Returns {
-        let members = self.g.members(x);
-        let (r0, i0) = members[0];
+        let members = self.g.members(self.trace, x);
+        let (r0, i0) = members.get(0);
         let Some(op) = op_of(self.trace.rank(r0 as usize).routine(i0 as usize)) else {
             return Returns::Measured;
         };
@@ -601,7 +601,7 @@ impl Shared<'_> {
         starts.par_extend(
             members
                 .par_iter()
-                .map(|&(r, i)| self.call(r as usize, i as usize).expect("all arrived")),
+                .map(|(r, i)| self.call(r as usize, i as usize).expect("all arrived")),
         );
         let eval = &mut arrays.eval;
         let costed = match self.model {
@@ -613,7 +613,7 @@ impl Shared<'_> {
             Ok(c) => {
                 let mut ends = std::mem::take(&mut arrays.returns);
                 ends.clear();
-                ends.par_extend(members.par_iter().enumerate().map(|(k, &(rank, _))| {
+                ends.par_extend(members.par_iter().enumerate().map(|(k, (rank, _))| {
                     ModeledReturn {
                         rank,
                         ret: c.rank_end_ns[k],
@@ -1061,9 +1061,9 @@ pub fn replay_with(
     let measured_last_arrival: Vec<f64> = (0..g.instances.len())
         .into_par_iter()
         .map(|x| {
-            g.members(x as u32)
+            g.members(trace, x as u32)
                 .iter()
-                .map(|&(r, i)| {
+                .map(|(r, i)| {
                     trace.corrected_ns(r as usize, trace.rank(r as usize).t_call(i as usize)) - t0
                 })
                 .fold(f64::MIN, f64::max)
@@ -1556,7 +1556,7 @@ fn deadlock_message(
         }
     }
     for (&x, list) in waiting_on_instance {
-        for &(m, j) in sh.g.members(x) {
+        for (m, j) in sh.g.members(sh.trace, x).iter() {
             if sh.call(m as usize, j as usize).is_err() {
                 for &r in list {
                     wait_for.add_edge(nodes[r as usize], nodes[m as usize], ());
