@@ -711,11 +711,8 @@ fn collective_calculator_reproduces_loggp_table3() {
     );
 }
 
-/// `--coll`: a traced Bcast costed by its algorithm. Four ranks call it at once with 1000 bytes
-/// (Myrinet): binomial takes two one-way hops, 2 × (T1 + T2 + T3) = 2 × 39 170 ns; a pipelined
-/// chain three; measured keeps the traced 10 ns.
-#[test]
-fn traced_collectives_by_algorithm() {
+/// Four ranks that call a 1000-byte Bcast from rank 0 at once, for 10 ns.
+fn bcast4() -> String {
     let mut t = String::from("loggps-trace 1\nranks 4\n");
     for r in 0..4 {
         let (sent, got) = if r == 0 { (1000, 0) } else { (0, 1000) };
@@ -723,10 +720,16 @@ fn traced_collectives_by_algorithm() {
             "{r} MPI_Init 0 0\n{r} MPI_Bcast 0 10 root=0 bytes={sent} recv_bytes={got}\n{r} MPI_Finalize 10 20\n"
         );
     }
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("bcast.txt");
-    std::fs::write(&f, t).unwrap();
-    let f = f.to_str().unwrap();
+    t
+}
+
+/// `--coll`: a traced Bcast costed by its algorithm. Four ranks call it at once with 1000 bytes
+/// (Myrinet): binomial takes two one-way hops, 2 × (T1 + T2 + T3) = 2 × 39 170 ns; a pipelined
+/// chain three; measured keeps the traced 10 ns.
+#[test]
+fn traced_collectives_by_algorithm() {
+    let (_d, f) = text_trace("bcast.txt", &bcast4());
+    let f = f.as_str();
     let predicted = |coll: &str| predicted_ns(&[f, "--platform", "myrinet", "--coll", coll]);
     assert!((predicted("measured") - 10.0).abs() < 1e-6);
     assert!((predicted("modeled") - 2.0 * 39_170.0).abs() < 1e-6);
@@ -1835,15 +1838,20 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
     for (spec, why) in [
         (
             "S",
-            "--sweep S: expected NAME=V1,V2,… (e.g. S=4096,16384,65536)",
+            "--sweep S: expected NAME=V1,V2,… (e.g. S=4096,16384,65536 or \
+             allreduce=ring,rabenseifner)",
         ),
         (
             "X=1",
-            "--sweep X=1: LogGPS has no parameter \"X\"; it has L o Os Or Gs Gl s S",
+            "--sweep X=1: LogGPS has no parameter \"X\"; it has L o Os Or Gs Gl s S, and a \
+             collective's algorithms are swept by its name (barrier bcast reduce allreduce gather \
+             scatter allgather alltoall reduce_scatter scan exscan)",
         ),
         (
             "g=1",
-            "--sweep g=1: LogGPS has no parameter \"g\"; it has L o Os Or Gs Gl s S",
+            "--sweep g=1: LogGPS has no parameter \"g\"; it has L o Os Or Gs Gl s S, and a \
+             collective's algorithms are swept by its name (barrier bcast reduce allreduce gather \
+             scatter allgather alltoall reduce_scatter scan exscan)",
         ),
         ("S=", "--sweep S=: \"\" is not a number"),
         ("L=1,,2", "--sweep L=1,,2: \"\" is not a number"),
@@ -1884,4 +1892,148 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
         err.contains("LogGP has no parameter \"S\"; it has L o g G"),
         "{err}"
     );
+}
+
+/// `--sweep OP=ALG1,ALG2,…`: the algorithms of one collective in turn. On the four-rank
+/// 1000-byte Bcast (Myrinet, one hop 39,170 ns, see `traced_collectives_by_algorithm`):
+/// binomial, Open MPI's choice at that size, takes two hops, a pipelined chain three. Every
+/// algorithm predicts what `--coll OP=ALG` alone does; bad specs and conflicts with `--coll`
+/// are usage errors; an operation the trace never calls is a warning.
+#[test]
+fn sweep_of_a_collectives_algorithms() {
+    let (_d, f) = text_trace("bcast.txt", &bcast4());
+    let v = json(&myrinet(
+        &f,
+        &[
+            "--sweep",
+            "bcast=tuned,binomial,pipeline",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(v["parameter"], "bcast");
+    let p = &v["points"];
+    let ns = |k: usize| p[k]["predicted_s"].as_f64().unwrap() * 1e9;
+    assert_eq!(
+        (&p[0]["value"], &p[2]["value"]),
+        (&"tuned".into(), &"pipeline".into())
+    );
+    assert!((ns(0) - 2.0 * 39_170.0).abs() < 1e-6, "{}", p[0]);
+    assert!((ns(1) - 2.0 * 39_170.0).abs() < 1e-6, "{}", p[1]);
+    assert!((ns(2) - 3.0 * 39_170.0).abs() < 1e-6, "{}", p[2]);
+    assert!((p[2]["vs_first"].as_f64().unwrap() - 1.5).abs() < 1e-12);
+
+    let all = ["binomial", "scatter-allgather", "pipeline", "postal"];
+    let v = json(&myrinet(
+        &f,
+        &[
+            "--sweep",
+            &format!("bcast={}", all.join(",")),
+            "--format",
+            "json",
+        ],
+    ));
+    let mut seen = Vec::new();
+    for (k, algo) in all.iter().enumerate() {
+        let coll = format!("bcast={algo}");
+        let one = json(&myrinet(&f, &["--coll", &coll, "--format", "json"]));
+        assert_eq!(v["points"][k]["value"], *algo);
+        assert_eq!(v["points"][k]["predicted_s"], one["predicted_s"], "{algo}");
+        assert_eq!(v["points"][k]["average"], one["average"], "{algo}");
+        seen.push(one["predicted_s"].as_f64().unwrap());
+    }
+    assert!(seen.windows(2).all(|w| w[0] != w[1]), "{seen:?}");
+    let table = run(&myrinet(&f, &["--sweep", "bcast=postal,scatter-allgather"]));
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("(L o Os Or Gs Gl s S from platform myrinet; bcast swept)"));
+    assert!(table.contains("\nscatter-allgather "), "{table}");
+    assert!(table.contains("\n           postal "), "{table}");
+
+    let out = run(&myrinet(&f, &["--sweep", "allreduce=ring,tuned"]));
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err,
+        "warning: the trace has no allreduce call: every algorithm predicts the same\n"
+    );
+    for (args, why) in [
+        (
+            &["--sweep", "bcast=binomial,nope"][..],
+            "--sweep bcast=binomial,nope: \"nope\" is not an algorithm of bcast: it has binomial \
+             scatter-allgather pipeline postal (and tuned: Open MPI 4.1's choice for each call's \
+             size)",
+        ),
+        (
+            &["--sweep", "bcast=postal", "--coll", "measured"],
+            "--sweep bcast=postal: --coll measured keeps the traced durations; a sweep of bcast's \
+             algorithms models them",
+        ),
+        (
+            &[
+                "--sweep",
+                "bcast=postal",
+                "--coll",
+                "bcast=pipeline,allreduce=ring",
+            ],
+            "--sweep bcast=postal: --coll sets the algorithm of bcast the sweep varies; give one \
+             or the other",
+        ),
+    ] {
+        let out = run(&myrinet(&f, args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("error: {why}\n")
+        );
+    }
+    // A value whose calls cannot be modeled replays them as measured: its row is marked, its
+    // warning in the JSON (a ring on 8,192 ranks: more steps than a schedule may have, see
+    // `unmodeled_collectives_are_counted_by_reason`).
+    let dir = tempfile::tempdir().unwrap();
+    let big = [
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        "8192",
+        "--iterations",
+        "3",
+    ];
+    let big = &synthesized(dir.path(), &big);
+    let sweep = ["--sweep", "allreduce=recursive-doubling,ring"];
+    let v = json(&myrinet(big, &[&sweep[..], &["--format", "json"]].concat()));
+    assert!(
+        v["points"][0].get("warnings").is_none(),
+        "{}",
+        v["points"][0]
+    );
+    let w = v["points"][1]["warnings"][0].as_str().unwrap();
+    assert!(
+        w.starts_with("3 collective call(s) replayed as measured"),
+        "{w}"
+    );
+    let table = run(&myrinet(big, &sweep));
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains(&format!("\n{:>18}  ", "ring*")), "{table}");
+    assert!(
+        table.contains("\n* its replay gave warnings (on stderr"),
+        "{table}"
+    );
+
+    // Other collectives' choices in --coll are taken beside the sweep.
+    let v = json(&myrinet(
+        &f,
+        &[
+            "--sweep",
+            "bcast=postal",
+            "--coll",
+            "allreduce=ring",
+            "--format",
+            "json",
+        ],
+    ));
+    let one = json(&myrinet(
+        &f,
+        &["--coll", "bcast=postal,allreduce=ring", "--format", "json"],
+    ));
+    assert_eq!(v["points"][0]["predicted_s"], one["predicted_s"]);
 }

@@ -11,11 +11,15 @@ use loggps_predict::casestudy::{
     self,
     check::{Baseline, Entry},
 };
+use loggps_predict::collectives::traced::{Choice, op_of};
+use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
 use loggps_predict::model::{self, LogGpFlags, Overrides, ResolvedModel};
+use loggps_predict::report::sweep::Value;
 use loggps_predict::report::{self, Format, Report, info::Info};
-use loggps_predict::trace::{self, Trace, binary, text};
+use loggps_predict::trace::{self, Routine, Trace, binary, text};
 use progress::Progress;
+use rayon::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -29,8 +33,9 @@ use std::path::{Path, PathBuf};
         synchronization the rendezvous protocol forces on messages above the eager limit S. The report gives the \
         predicted and measured runtime and, per rank, computation, communication, sender and receiver synchronization.\n\n\
         Parameters come from --params FILE, else --platform, else the trace itself; each can be overridden by its own \
-        flag, which is how what-if questions are asked; --sweep asks one for several values, the trace loaded \
-        and matched once:\n\n  loggps-predict trace.bin --S 65536\n  loggps-predict trace.bin --sweep S=4096,16384,65536\n\n\
+        flag, which is how what-if questions are asked; --sweep asks one for several values, or for several \
+        algorithms of a collective, the trace loaded and matched once:\n\n  loggps-predict trace.bin --S 65536\n  \
+        loggps-predict trace.bin --sweep S=4096,16384,65536\n  loggps-predict trace.bin --sweep allreduce=tuned,ring,rabenseifner\n\n\
         --model loggp replays the trace under LogGP (Alexandrov et al. 1995) instead: o + (k−1)G + L + o per \
         k-byte message, a gap g between consecutive sends and between consecutive receives at a rank, no \
         rendezvous. It takes --L --o --g --G; those not given come from the LogGPS parameters above (G = Gs), \
@@ -346,8 +351,9 @@ pub struct PredictArgs {
     /// Cost of reduction arithmetic in modeled collectives, ns per byte
     #[arg(long, value_name = "NS_PER_BYTE", default_value_t = 0.0)]
     pub gamma: f64,
-    /// What-if sweep: one prediction per value of one parameter of the model, the trace loaded
-    /// and matched once; a row per value (e.g. --sweep S=4096,16384,65536)
+    /// What-if sweep: one prediction per value of one parameter of the model, or per algorithm
+    /// of one collective (tuned: Open MPI 4.1's choice by size), the trace loaded and matched
+    /// once; a row per value (e.g. --sweep S=4096,16384,65536, --sweep allreduce=tuned,ring)
     #[arg(long, value_name = "NAME=V1,V2,…")]
     pub sweep: Option<String>,
     /// Output format
@@ -431,12 +437,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
 
 fn predict(a: &PredictArgs) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
-    let sweep = a
-        .sweep
-        .as_deref()
-        .map(|s| Sweep::parse(s, &a.model, &a.params))
-        .transpose()?;
-    let mut coll = loggps_predict::collectives::traced::Choice::parse(&a.coll)?;
+    let mut coll = Choice::parse(&a.coll)?;
     if !a.gamma.is_finite() || a.gamma < 0.0 {
         return Err(Error::Usage(format!(
             "--gamma {} must be a finite number ≥ 0",
@@ -444,6 +445,11 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
         )));
     }
     coll.gamma_ns_per_byte = a.gamma;
+    let sweep = a
+        .sweep
+        .as_deref()
+        .map(|s| Sweep::parse(s, &a.model, &a.params, &coll))
+        .transpose()?;
     let trace = load_then(path, trace::Then::PREDICT)?;
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, &coll);
@@ -468,42 +474,63 @@ fn predict(a: &PredictArgs) -> Result<(), Error> {
     quiet_pipe(res, "writing the report")
 }
 
-/// `--sweep NAME=V1,V2,…`: one parameter of the model and the values it takes in turn.
+/// `--sweep NAME=V1,V2,…`: one parameter of the model and the values it takes in turn, or one
+/// collective operation and the algorithms it is modeled by in turn.
 struct Sweep {
     name: &'static str,
-    values: Vec<f64>,
+    /// The operation whose algorithm is swept (None: a parameter).
+    op: Option<Op>,
+    values: Vec<Value>,
 }
+
+/// The sweep's value for Open MPI 4.1's choice by each call's size.
+const TUNED: &str = "tuned";
 
 impl Sweep {
     /// Checks the name against the model's parameters (not one also given by its own flag) and
-    /// the values as that flag would.
-    fn parse(spec: &str, model: &ModelArgs, params: &ParamArgs) -> Result<Sweep, Error> {
+    /// the values as that flag would; or against the collective operations (modeled, and with
+    /// no algorithm of their own in `coll`) and the values against the operation's algorithms.
+    fn parse(
+        spec: &str,
+        model: &ModelArgs,
+        params: &ParamArgs,
+        coll: &Choice,
+    ) -> Result<Sweep, Error> {
         let usage = |why: String| Error::Usage(format!("--sweep {spec}: {why}"));
-        let (name, list) = spec
-            .split_once('=')
-            .ok_or_else(|| usage("expected NAME=V1,V2,… (e.g. S=4096,16384,65536)".into()))?;
+        let (name, list) = spec.split_once('=').ok_or_else(|| {
+            usage(
+                "expected NAME=V1,V2,… (e.g. S=4096,16384,65536 or allreduce=ring,rabenseifner)"
+                    .into(),
+            )
+        })?;
+        let list: Vec<&str> = list.split(',').map(str::trim).collect();
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &model::NAMES,
             ModelKind::Loggp => &model::LOGGP_NAMES,
         };
-        let name = *names.iter().find(|&&n| n == name.trim()).ok_or_else(|| {
-            usage(format!(
-                "{} has no parameter {:?}; it has {}",
-                match model.model {
-                    ModelKind::Loggps => "LogGPS",
-                    ModelKind::Loggp => "LogGP",
-                },
-                name.trim(),
-                names.join(" ")
-            ))
-        })?;
+        let Some(&name) = names.iter().find(|&&n| n == name.trim()) else {
+            let op = Op::parse(name.trim()).map_err(|_| {
+                usage(format!(
+                    "{} has no parameter {:?}; it has {}, and a collective's algorithms are swept \
+                     by its name ({})",
+                    match model.model {
+                        ModelKind::Loggps => "LogGPS",
+                        ModelKind::Loggp => "LogGP",
+                    },
+                    name.trim(),
+                    names.join(" "),
+                    OPS.map(|(_, n, _)| n).join(" ")
+                ))
+            })?;
+            return Sweep::algorithms(op, &list, coll).map_err(|e| usage(e.to_string()));
+        };
         if Sweep::set(model, params, name, 0.0).is_none() {
             return Err(usage(format!(
                 "--{name} sets the parameter the sweep varies; give one or the other"
             )));
         }
         let integer = matches!(name, "s" | "S");
-        let value = |v: &str| {
+        let value = |&v: &&str| {
             let x: f64 = (v.parse()).map_err(|_| usage(format!("{v:?} is not a number")))?;
             if integer && !(x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(63)) {
                 Err(usage(format!(
@@ -512,11 +539,48 @@ impl Sweep {
             } else if !x.is_finite() {
                 Err(usage(format!("{v} is not a finite number")))
             } else {
-                Ok(x)
+                Ok(Value::Number(x))
             }
         };
-        let values = (list.split(',').map(|v| value(v.trim()))).collect::<Result<_, _>>()?;
-        Ok(Sweep { name, values })
+        let values = list.iter().map(value).collect::<Result<_, _>>()?;
+        Ok(Sweep {
+            name,
+            op: None,
+            values,
+        })
+    }
+
+    /// The sweep of `op`'s algorithms `list` (each of them, or [`TUNED`]).
+    fn algorithms(op: Op, list: &[&str], coll: &Choice) -> Result<Sweep, Error> {
+        if !coll.modeled {
+            return Err(Error::Usage(format!(
+                "--coll measured keeps the traced durations; a sweep of {}'s algorithms models \
+                 them",
+                op.name()
+            )));
+        }
+        if coll.overrides.iter().any(|(o, _)| *o == op) {
+            return Err(Error::Usage(format!(
+                "--coll sets the algorithm of {} the sweep varies; give one or the other",
+                op.name()
+            )));
+        }
+        let value = |v: &&str| match *v {
+            TUNED => Ok(Value::Algorithm(TUNED)),
+            v => op.algorithm(v).map(Value::Algorithm).map_err(|_| {
+                Error::Usage(format!(
+                    "{v:?} is not an algorithm of {}: it has {} (and {TUNED}: Open MPI 4.1's \
+                     choice for each call's size)",
+                    op.name(),
+                    op.algorithms().join(" ")
+                ))
+            }),
+        };
+        Ok(Sweep {
+            name: op.name(),
+            op: Some(op),
+            values: list.iter().map(value).collect::<Result<_, _>>()?,
+        })
     }
 
     /// The model's and the parameters' flags with `name` set to `v`; None where a flag of its
@@ -545,6 +609,25 @@ impl Sweep {
         };
         slot.replace(v).is_none().then_some((m, p))
     }
+
+    /// The model's flags and the collectives' choice for `value`.
+    fn at(&self, a: &PredictArgs, coll: &Choice, value: Value) -> (ModelArgs, ParamArgs, Choice) {
+        match (self.op, value) {
+            (None, Value::Number(v)) => {
+                let (m, p) =
+                    Sweep::set(&a.model, &a.params, self.name, v).expect("checked by parse");
+                (m, p, coll.clone())
+            }
+            (Some(op), Value::Algorithm(algo)) => {
+                let mut c = coll.clone();
+                if algo != TUNED {
+                    c.overrides.push((op, algo));
+                }
+                (a.model.clone(), a.params.clone(), c)
+            }
+            _ => unreachable!("a parameter's values are numbers, an operation's algorithms"),
+        }
+    }
 }
 
 /// `predict --sweep`: the trace matched once, then replayed once per value.
@@ -552,15 +635,24 @@ fn predict_sweep(
     a: &PredictArgs,
     sweep: &Sweep,
     trace: &Trace,
-    coll: &loggps_predict::collectives::traced::Choice,
+    coll: &Choice,
 ) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let name = path.display().to_string();
     let graph = loggps_predict::graph::build(trace, &name)?;
+    if let Some(op) = sweep.op {
+        let calls = |r: &Routine| op_of(*r) == Some(op);
+        if !trace.events.routines().par_iter().any(calls) {
+            warn(format!(
+                "the trace has no {} call: every algorithm predicts the same",
+                op.name()
+            ));
+        }
+    }
     let (mut points, mut first_error) = (Vec::new(), None);
     let (mut model, mut measured_s) = (None, f64::NAN);
     for (k, &v) in sweep.values.iter().enumerate() {
-        let (m, p) = Sweep::set(&a.model, &a.params, sweep.name, v).expect("checked by parse");
+        let (m, p, coll) = sweep.at(a, coll, v);
         let resolved = m.resolve(&p, trace.meta.params)?;
         let label = format!(
             "replaying {}={v} ({} of {})",
@@ -573,7 +665,7 @@ fn predict_sweep(
             trace,
             &graph,
             &resolved.model(),
-            coll,
+            &coll,
             &name,
             &|n| bar.set(n),
         );

@@ -1,20 +1,40 @@
-//! A what-if sweep (`predict --sweep NAME=V1,V2,…`): one row per value of the swept parameter,
-//! with the predicted runtime, its ratio to the first value's, and the average rank's parts.
+//! A what-if sweep (`predict --sweep NAME=V1,V2,…`): one row per value of the swept parameter
+//! (or algorithm of a collective), with the predicted runtime, its ratio to the first value's,
+//! and the average rank's parts.
 
 use super::{Format, ParamUsed, Parts, average, indexmap_like::Ordered, params_used};
 use crate::model::ResolvedModel;
 use crate::replay::Prediction;
 use crate::trace::Trace;
 use serde::Serialize;
+use std::fmt;
 use std::io::{self, Write};
 
 /// How much of a failed value's error the table shows.
 const ERROR_CHARS: usize = 90;
 
+/// A value the sweep gives: a parameter's number, or the name of a collective's algorithm
+/// (`tuned`: the one Open MPI 4.1's rules pick for each call's size).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Value {
+    Number(f64),
+    Algorithm(&'static str),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Number(v) => write!(f, "{v}"),
+            Value::Algorithm(a) => f.write_str(a),
+        }
+    }
+}
+
 /// One value of the swept parameter and what the replay made of it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Point {
-    pub value: f64,
+    pub value: Value,
     /// None where the replay failed (`error` says why: a deadlock under rendezvous, say).
     pub predicted_s: Option<f64>,
     pub error_pct: Option<f64>,
@@ -24,10 +44,14 @@ pub struct Point {
     pub average: Option<Parts>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What its replay warned of (a collective replayed as measured, not by the algorithm
+    /// swept, say).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Point {
-    pub fn of(value: f64, pred: &Prediction) -> Point {
+    pub fn of(value: Value, pred: &Prediction) -> Point {
         Point {
             value,
             predicted_s: Some(pred.predicted_ns * 1e-9),
@@ -35,10 +59,11 @@ impl Point {
             vs_first: None,
             average: Some(average(pred)),
             error: None,
+            warnings: pred.warnings.clone(),
         }
     }
 
-    pub fn failed(value: f64, error: &str) -> Point {
+    pub fn failed(value: Value, error: &str) -> Point {
         Point {
             value,
             predicted_s: None,
@@ -46,6 +71,7 @@ impl Point {
             vs_first: None,
             average: None,
             error: Some(error.to_string()),
+            warnings: Vec::new(),
         }
     }
 }
@@ -114,9 +140,17 @@ impl SweepReport {
         super::table::parameters(out, &self.params, Some(&swept))?;
         writeln!(out, "measured   {:.6} s", self.measured_s)?;
         writeln!(out)?;
+        // A value whose replay warned is marked.
+        let mark = |p: &Point| if p.warnings.is_empty() { "" } else { "*" };
+        let shown: Vec<String> = (self.points.iter())
+            .map(|p| format!("{}{}", p.value, mark(p)))
+            .collect();
+        let w = (shown.iter().chain([&self.parameter]))
+            .map(|v| v.chars().count())
+            .fold(12, usize::max);
         writeln!(
             out,
-            "{:>12} {:>13} {:>9} {:>10} | {:>13} {:>13} {:>13} {:>13}",
+            "{:>w$} {:>13} {:>9} {:>10} | {:>13} {:>13} {:>13} {:>13}",
             self.parameter,
             "predicted (s)",
             "vs first",
@@ -126,8 +160,8 @@ impl SweepReport {
             "sender sync",
             "receiver sync"
         )?;
-        for p in &self.points {
-            write!(out, "{:>12}", p.value)?;
+        for (p, value) in self.points.iter().zip(&shown) {
+            write!(out, "{value:>w$}")?;
             match (p.predicted_s, p.vs_first, p.error_pct, &p.average) {
                 (Some(t), Some(x), Some(e), Some(a)) => writeln!(
                     out,
@@ -147,6 +181,12 @@ impl SweepReport {
                 }
             }
         }
+        if self.points.iter().any(|p| !p.warnings.is_empty()) {
+            writeln!(
+                out,
+                "\n* its replay gave warnings (on stderr; in JSON and CSV too)"
+            )?;
+        }
         writeln!(
             out,
             "\n(computation … receiver sync: the average rank's, in seconds; --format json or csv \
@@ -158,7 +198,7 @@ impl SweepReport {
         writeln!(
             out,
             "{},predicted_s,vs_first,error_pct,end_s,computation_s,communication_s,sender_sync_s,\
-             receiver_sync_s,error",
+             receiver_sync_s,error,warnings",
             self.parameter
         )?;
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
@@ -170,14 +210,16 @@ impl SweepReport {
                 ),
                 None => ",,,,".to_string(),
             };
-            // The error is quoted, its quotes doubled (RFC 4180).
-            let error = p
-                .error
-                .as_deref()
-                .map_or(String::new(), |e| format!("\"{}\"", e.replace('"', "\"\"")));
+            // The error and the warnings are quoted, their quotes doubled (RFC 4180).
+            let quoted = |e: &str| format!("\"{}\"", e.replace('"', "\"\""));
+            let error = p.error.as_deref().map_or(String::new(), quoted);
+            let warnings = match &p.warnings[..] {
+                [] => String::new(),
+                w => quoted(&w.join("; ")),
+            };
             writeln!(
                 out,
-                "{},{},{},{},{parts},{error}",
+                "{},{},{},{},{parts},{error},{warnings}",
                 p.value,
                 opt(p.predicted_s),
                 opt(p.vs_first),
