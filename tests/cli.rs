@@ -1922,6 +1922,8 @@ fn sweep_of_a_collectives_algorithms() {
     assert!((ns(1) - 2.0 * 39_170.0).abs() < 1e-6, "{}", p[1]);
     assert!((ns(2) - 3.0 * 39_170.0).abs() < 1e-6, "{}", p[2]);
     assert!((p[2]["vs_first"].as_f64().unwrap() - 1.5).abs() < 1e-12);
+    let tuned = json(&myrinet(&f, &["--coll", "bcast=tuned", "--format", "json"]));
+    assert_eq!(p[0]["predicted_s"], tuned["predicted_s"]);
 
     let all = ["binomial", "scatter-allgather", "pipeline", "postal"];
     let v = json(&myrinet(

@@ -11,7 +11,7 @@ use loggps_predict::casestudy::{
     self,
     check::{Baseline, Entry},
 };
-use loggps_predict::collectives::traced::{Choice, op_of};
+use loggps_predict::collectives::traced::{Choice, TUNED, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
 use loggps_predict::model::{self, LogGpFlags, Overrides, ResolvedModel};
@@ -345,7 +345,8 @@ pub struct PredictArgs {
     pub params: ParamArgs,
     /// Collectives: `modeled` (expanded into point-to-point messages by the algorithm Open MPI
     /// 4.1's tuned rules pick for the call's size), `measured` (traced durations), or
-    /// OP=ALGORITHM,… (modeled, e.g. bcast=postal,allreduce=rabenseifner)
+    /// OP=ALGORITHM,… (modeled, e.g. bcast=postal,allreduce=rabenseifner; tuned: Open MPI's
+    /// choice for that operation)
     #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
     /// Cost of reduction arithmetic in modeled collectives, ns per byte
@@ -482,9 +483,6 @@ struct Sweep {
     op: Option<Op>,
     values: Vec<Value>,
 }
-
-/// The sweep's value for Open MPI 4.1's choice by each call's size.
-const TUNED: &str = "tuned";
 
 impl Sweep {
     /// Checks the name against the model's parameters (not one also given by its own flag) and

@@ -7,6 +7,10 @@ use crate::graph::Members;
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
 
+/// The algorithm Open MPI 4.1's tuned rules pick for each call's size, as a choice of `--coll`
+/// and `--sweep`.
+pub const TUNED: &str = "tuned";
+
 /// How the replay costs collectives.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Choice {
@@ -39,7 +43,8 @@ impl Choice {
     }
 
     /// Parses `--coll`: `measured` (traced durations), `modeled` (every call by the algorithm
-    /// Open MPI 4.1's tuned rules pick for its size), or `op=algorithm,…` (modeled, with these choices).
+    /// Open MPI 4.1's tuned rules pick for its size), or `op=algorithm,…` (modeled, with these
+    /// choices; `op=`[`TUNED`] is Open MPI's for that operation).
     pub fn parse(spec: &str) -> Result<Choice, Error> {
         match spec.trim() {
             "measured" => return Ok(Choice::measured()),
@@ -55,7 +60,9 @@ impl Choice {
             })?;
             let op = Op::parse(op)?;
             overrides.retain(|(o, _)| *o != op);
-            overrides.push((op, op.algorithm(algo)?));
+            if algo.trim() != TUNED {
+                overrides.push((op, op.algorithm(algo)?));
+            }
         }
         Ok(Choice {
             overrides,
@@ -138,6 +145,10 @@ mod tests {
         let c = Choice::parse("bcast=postal,allreduce=ring").unwrap();
         assert_eq!(c.algorithm(Op::Bcast, 64, 1 << 20), ("postal", None));
         assert_eq!(c.algorithm(Op::Allreduce, 8, 8), ("ring", None));
+        // `tuned` is the rules' choice, and undoes a choice before it.
+        let tuned = Choice::parse("bcast=postal,allreduce=ring,bcast=tuned").unwrap();
+        assert_eq!(tuned.overrides, [(Op::Allreduce, "ring")]);
+        assert_eq!(Choice::parse("allreduce=tuned").unwrap(), Choice::tuned());
         assert_eq!(c.algorithm(Op::Barrier, 8, 0), ("dissemination", None));
         // Not overridden: Open MPI 4.1's rules (allreduce, 8 ≤ P < 16, < 8192 B: recursive
         // doubling; bcast, P < 4, 200000 B: the unsegmented chain).
