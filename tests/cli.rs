@@ -756,21 +756,23 @@ fn traced_collectives_by_algorithm() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// A loop of 3 Allreduces on 8,192 ranks, which a ring cannot model.
+const UNMODELED_RING: [&str; 6] = [
+    "--pattern",
+    "allreduce",
+    "--ranks",
+    "8192",
+    "--iterations",
+    "3",
+];
+
 /// A collective too big to model replays as measured, and the warning gives each reason once,
 /// with how many calls it held back: here 3 Allreduces that a ring on 8,192 ranks would take
 /// 2 · 8,191 steps a rank (more than the 2·10^7 steps a schedule may have) for.
 #[test]
 fn unmodeled_collectives_are_counted_by_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let allreduce = [
-        "--pattern",
-        "allreduce",
-        "--ranks",
-        "8192",
-        "--iterations",
-        "3",
-    ];
-    let f = &synthesized(dir.path(), &allreduce);
+    let f = &synthesized(dir.path(), &UNMODELED_RING);
     let v = json(&[
         f,
         "--platform",
@@ -1992,15 +1994,7 @@ fn sweep_of_a_collectives_algorithms() {
     // warning in the JSON (a ring on 8,192 ranks: more steps than a schedule may have, see
     // `unmodeled_collectives_are_counted_by_reason`).
     let dir = tempfile::tempdir().unwrap();
-    let big = [
-        "--pattern",
-        "allreduce",
-        "--ranks",
-        "8192",
-        "--iterations",
-        "3",
-    ];
-    let big = &synthesized(dir.path(), &big);
+    let big = &synthesized(dir.path(), &UNMODELED_RING);
     let sweep = ["--sweep", "allreduce=recursive-doubling,ring"];
     let v = json(&myrinet(big, &[&sweep[..], &["--format", "json"]].concat()));
     assert!(
