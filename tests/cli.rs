@@ -1563,6 +1563,37 @@ fn one_thread_on_many_ranks_predicts_as_two() {
     }
 }
 
+/// A collective over every rank is costed by blocks of ranks at 2 threads (one a thread: the
+/// other waits for the cost), by a queue at 1: the same report, bit for bit, by every Allreduce
+/// algorithm, on 256 ranks.
+#[test]
+fn collectives_over_every_rank_cost_the_same_by_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let loop_ = [
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        "256",
+        "--iterations",
+        "4",
+    ];
+    let f = &synthesized(dir.path(), &[&loop_[..], &["--bytes", "4096"]].concat());
+    for algo in [
+        "tuned",
+        "recursive-doubling",
+        "binomial",
+        "rabenseifner",
+        "ring",
+    ] {
+        let coll = format!("allreduce={algo}");
+        let report = |threads| {
+            let args = ["--coll", &coll, "--format", "json", "--threads", threads];
+            run(&myrinet(f, &args)).stdout
+        };
+        assert!(report("1") == report("2"), "{algo}: 1 and 2 threads differ");
+    }
+}
+
 /// `bench` times the prediction it makes: its events are the trace's (2p + 3p per ring
 /// iteration, by hand, and what `info` counts), its phases add up to its total, each rate is
 /// events over its phase's time, its peak is the replay's, and it predicts what

@@ -274,6 +274,7 @@ fn blocks_stopped_part_way_are_finished_by_the_queue() {
         };
         let queue = by(eval::Order::Queue);
         assert_eq!(by(eval::Order::Blocks), queue, "{op:?} {algo}");
+        assert_eq!(by(eval::Order::HelpedBlocks), queue, "{op:?} {algo}");
     }
 }
 

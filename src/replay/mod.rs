@@ -678,7 +678,12 @@ impl Shared<'_> {
             }
         };
         let gamma = self.coll.gamma_ns_per_byte;
-        eval::evaluate_in(&built, model, gamma, starts, scratch)
+        // Every rank takes part: every thread waits for this cost, and takes a part.
+        let order = match spec.ranks == self.trace.nranks() {
+            true => eval::Order::for_helped(&built),
+            false => eval::Order::for_matching(&built),
+        };
+        eval::evaluate_by(&built, model, gamma, starts, scratch, order)
     }
 
     /// Whether a rank blocked on `dep` can go on.
