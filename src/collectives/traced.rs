@@ -5,7 +5,6 @@ use super::{Op, Spec, openmpi};
 use crate::error::Error;
 use crate::graph::Members;
 use crate::trace::{Routine, Trace};
-use rayon::prelude::*;
 
 /// The algorithm Open MPI 4.1's tuned rules pick for each call's size, as a choice of `--coll`
 /// and `--sweep`.
@@ -107,21 +106,16 @@ pub fn op_of(routine: Routine) -> Option<Op> {
 /// take their largest block.
 pub fn spec_of(trace: &Trace, op: Op, members: Members<'_>) -> Spec {
     let n = members.len().max(1) as u64;
-    // In parallel: a 65,536-rank instance reads as many ranks' columns, and the other threads
-    // wait for its cost. The root is the last member naming itself.
-    let (sent, received, root) = members
-        .par_iter()
-        .enumerate()
-        .map(|(vr, (r, i))| {
-            let ev = trace.rank(r as usize);
-            let root = (ev.peer(i as usize) == r as i32).then_some(vr);
-            (ev.bytes(i as usize), ev.coll_recv(i as usize).0, root)
-        })
-        .reduce(
-            || (0, 0, None),
-            |a, b| (a.0.max(b.0), a.1.max(b.1), b.2.or(a.2)),
-        );
-    let root = root.unwrap_or(0);
+    // The root is the last member naming itself.
+    let (mut sent, mut received, mut root) = (0, 0, 0);
+    for (vr, (r, i)) in members.iter().enumerate() {
+        let ev = trace.rank(r as usize);
+        if ev.peer(i as usize) == r as i32 {
+            root = vr;
+        }
+        sent = sent.max(ev.bytes(i as usize));
+        received = received.max(ev.coll_recv(i as usize).0);
+    }
     let bytes = match op {
         Op::Scatter | Op::ReduceScatter => received,
         Op::Alltoall => sent / n,
