@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
 BENCH_DIR=${BENCH_DIR:-/tmp/loggps-bench}
-CASES=${CASES:-"diss a2a ring halo3d gauss bcast coll big"}
+CASES=${CASES:-"diss a2a ring halo3d gauss bcast coll allr big"}
 REPEAT=${REPEAT:-3}
 THREADS=${THREADS:-$(echo 1 "$(nproc)" | tr ' ' '\n' | sort -nu | tr '\n' ' ')}
 FIRST=${THREADS%% *}
@@ -40,6 +40,7 @@ spec() {
     gauss)  echo "--pattern gauss --ranks 64 --iterations 2048 --bytes 16392 --compute 20000" ;;
     bcast)  echo "--pattern bcast --ranks 65536 --iterations 20" ;;      # binomial Send/Recv loop
     coll)   echo "--pattern allreduce --ranks 65536 --iterations 20 --bytes 8" ;;  # modeled collectives
+    allr)   echo "--pattern allreduce --ranks 1024 --iterations 10000 --bytes 8" ;;  # many small ones
     big)    echo "--pattern dissemination --ranks 1048576 --iterations 2" ;;  # ~10^8 events
     *) echo "unknown case $1" >&2; exit 2 ;;
   esac
