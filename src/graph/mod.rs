@@ -747,6 +747,7 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     let mut sorted: Vec<u32> = Vec::new();
     for (k, &comm) in comms.iter().enumerate() {
         let members = trace.comm_members(comm).expect("validated communicator");
+        let at = comm_at(trace, comm);
         sorted.clear();
         sorted.extend(members.iter());
         let in_order = sorted.is_sorted();
@@ -785,7 +786,7 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             let x = g.instances.len() as u32;
             g.instances.push(Instance {
                 comm,
-                comm_at: comm_at(trace, comm),
+                comm_at: at,
                 first: g.inst_members.len() as u32,
                 size: n as u32,
             });
@@ -923,13 +924,14 @@ fn place_uniform(
         }
         Ok::<(), TraceError>(())
     })?;
+    let comms_at: Vec<u32> = comms.iter().map(|&c| comm_at(trace, c)).collect();
     g.instances = (0..at.len())
         .map(|b| {
             let k = first.partition_point(|&f| f <= b) - 1;
             let end = at.get(b + 1).copied().unwrap_or(g.inst_members.len());
             Instance {
                 comm: comms[k],
-                comm_at: comm_at(trace, comms[k]),
+                comm_at: comms_at[k],
                 first: at[b] as u32,
                 size: (end - at[b]) as u32,
             }
