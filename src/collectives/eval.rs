@@ -296,8 +296,9 @@ const BLOCK_MIN_RANKS: usize = if cfg!(test) { 2 } else { 1 << 11 };
 /// The fewest ranks a block of [`Order::HelpedBlocks`] holds. The other threads wait for the
 /// evaluation and take a block at once: a loop of 2,000 Allreduces on 1,024 ranks by recursive
 /// doubling replayed at 2 threads in 0.39 s where the queue took 0.55, on 128 ranks 0.36 where
-/// it took 0.46; blocks of 2^11 ranks, there without help, made a loop of Allreduces on two
-/// 1,024-rank communicators, one a thread, 22-27% slower.
+/// it took 0.46. Where no thread waits to help, such blocks (of 64 or of 512 ranks) made a loop
+/// of Allreduces on two 1,024-rank communicators, one a thread, 22-27% slower: the block wants
+/// its partner block started, and waits for it.
 const HELPED_BLOCK_MIN_RANKS: usize = if cfg!(test) { 2 } else { 1 << 6 };
 /// How long a block of [`Evaluation::by_blocks`] with no rank that can go on waits while no
 /// other block moves, before it stops.
