@@ -1648,6 +1648,34 @@ fn bench_reports_the_figures_of_the_prediction_it_makes() {
     assert!(before("parse") && before("graph"), "{b}");
     let predicted = predicted_ns(&[f, "--platform", "myrinet"]);
     assert_eq!(num("predicted_s") * 1e9, predicted);
+
+    // Its collectives as a prediction's `--coll` says: recursive doubling, the traced time, or
+    // Open MPI's choice (on 16 ranks and 64 KiB, reduce then broadcast by binomial trees).
+    let loop_ = [
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        "16",
+        "--iterations",
+        "3",
+    ];
+    let f = &synthesized(dir.path(), &[&loop_[..], &["--bytes", "65536"]].concat());
+    let doubling = "allreduce=recursive-doubling";
+    for coll in [doubling, "measured"] {
+        let b = json(&["bench", f, "--platform", "myrinet", "--coll", coll]);
+        assert_eq!(b["coll"], coll);
+        let predicted = predicted_ns(&[f, "--platform", "myrinet", "--coll", coll]);
+        assert_eq!(
+            b["predicted_s"].as_f64().unwrap() * 1e9,
+            predicted,
+            "{coll}"
+        );
+    }
+    let bench = |coll| json(&["bench", f, "--platform", "myrinet", "--coll", coll]);
+    assert_ne!(
+        bench("modeled")["predicted_s"],
+        bench(doubling)["predicted_s"]
+    );
 }
 
 /// The scale benchmark runs end to end on one case: a row for each thread count, with the

@@ -124,6 +124,9 @@ pub enum Command {
         trace: PathBuf,
         #[command(flatten)]
         params: ParamArgs,
+        /// Collectives, as for a prediction: modeled, measured or OP=ALGORITHM,…
+        #[arg(long, value_name = "SPEC", default_value = "modeled")]
+        coll: String,
     },
     /// Compare predictions with a baseline (for CI): exit 1 and a table of what drifted.
     Check {
@@ -423,7 +426,11 @@ pub fn run(cli: Cli) -> Result<(), Error> {
             &output,
             force,
         ),
-        Some(Command::Bench { trace, params }) => bench(&trace, &params),
+        Some(Command::Bench {
+            trace,
+            params,
+            coll,
+        }) => bench(&trace, &params, &coll),
         Some(Command::Collective(a)) => collective::run(&a),
         Some(Command::Table7 { dir, format, svg }) => table7(&dir, format, svg.as_deref()),
         Some(Command::Check {
@@ -978,8 +985,9 @@ fn peak_rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
+fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), Error> {
     use std::time::Instant;
+    let choice = Choice::parse(coll)?;
     let name = path.display().to_string();
     let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let t = Instant::now();
@@ -992,8 +1000,9 @@ fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
     let graph_s = t.elapsed().as_secs_f64();
     let peak_graph = peak_rss_bytes();
     let t = Instant::now();
+    let model = model::Model::LogGps(resolved.params);
     let prediction =
-        loggps_predict::replay::replay(&trace, &graph, &resolved.params, &name, &|_| {})?;
+        loggps_predict::replay::replay_with(&trace, &graph, &model, &choice, &name, &|_| {})?;
     let replay_s = t.elapsed().as_secs_f64();
     let events = trace.total_events() as f64;
     let total_s = parse_s + graph_s + replay_s;
@@ -1003,6 +1012,7 @@ fn bench(path: &Path, params: &ParamArgs) -> Result<(), Error> {
         "ranks": trace.nranks(),
         "events": trace.total_events(),
         "threads": rayon::current_num_threads(),
+        "coll": coll,
         "file_bytes": file_bytes,
         "parse_s": parse_s,
         "parse_gb_per_s": file_bytes as f64 / parse_s / 1e9,
