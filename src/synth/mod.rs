@@ -28,6 +28,9 @@ pub enum Pattern {
     /// MPI_Allreduce of `bytes` on MPI_COMM_WORLD, the collective most solver loops end with
     /// (replayed by the algorithm Open MPI would pick unless `--coll measured`).
     Allreduce,
+    /// A conjugate-gradient-like solver step: the 2-D halo exchange of `bytes`, then an 8-byte
+    /// MPI_Allreduce (its dot product).
+    Cg,
 }
 
 /// What to generate.
@@ -189,34 +192,16 @@ fn rank_events<W: Write>(s: &Spec, st: &mut RankStream<'_, W>) -> io::Result<()>
             }
             Pattern::Halo2d | Pattern::Halo3d => {
                 let dims = if s.pattern == Pattern::Halo2d { 2 } else { 3 };
-                let sides = grid(p, dims);
-                let mut coord = Vec::with_capacity(dims);
-                let mut rest = r;
-                for &side in &sides {
-                    coord.push(rest % side);
-                    rest /= side;
-                }
-                let rank_of = |c: &[u32]| {
-                    c.iter()
-                        .zip(&sides)
-                        .rev()
-                        .fold(0u32, |acc, (&x, &side)| acc * side + x)
-                };
                 st.clock += first_gap;
-                done.clear();
-                for d in 0..dims {
-                    for (dir, forward) in [(1 % sides[d], true), (sides[d] - 1, false)] {
-                        let mut c = coord.clone();
-                        c[d] = (c[d] + dir) % sides[d];
-                        let peer = rank_of(&c);
-                        // Tags name the direction, so opposite neighbours that coincide still match.
-                        let t = (2 * d + !forward as usize) as i32;
-                        let back = (2 * d + forward as usize) as i32;
-                        done.push(st.post(Routine::Irecv, peer, back, s.bytes)?);
-                        done.push(st.post(Routine::Isend, peer, t, s.bytes)?);
-                    }
-                }
-                st.waitall(&done)?;
+                halo(s, st, dims, &mut done)?;
+            }
+            Pattern::Cg => {
+                st.clock += first_gap;
+                halo(s, st, 2, &mut done)?;
+                let mut e = st.event(Routine::Allreduce, GAP_NS);
+                e.bytes = 8;
+                st.events.push_coll(&e, 8, &[]);
+                st.flush_if_full()?;
             }
             Pattern::Bcast => {
                 // Binomial tree from 0: receive from the parent (clear the lowest set bit), then
@@ -294,6 +279,43 @@ fn rank_events<W: Write>(s: &Spec, st: &mut RankStream<'_, W>) -> io::Result<()>
     Ok(())
 }
 
+/// One exchange with the neighbours on a periodic grid of `dims` dimensions: an Irecv and an
+/// Isend of `bytes` each way along each dimension, then one Waitall.
+fn halo<W: Write>(
+    s: &Spec,
+    st: &mut RankStream<'_, W>,
+    dims: usize,
+    done: &mut Vec<Completion>,
+) -> io::Result<()> {
+    let sides = grid(s.ranks, dims);
+    let mut coord = Vec::with_capacity(dims);
+    let mut rest = st.rank;
+    for &side in &sides {
+        coord.push(rest % side);
+        rest /= side;
+    }
+    let rank_of = |c: &[u32]| {
+        c.iter()
+            .zip(&sides)
+            .rev()
+            .fold(0u32, |acc, (&x, &side)| acc * side + x)
+    };
+    done.clear();
+    for d in 0..dims {
+        for (dir, forward) in [(1 % sides[d], true), (sides[d] - 1, false)] {
+            let mut c = coord.clone();
+            c[d] = (c[d] + dir) % sides[d];
+            let peer = rank_of(&c);
+            // Tags name the direction, so opposite neighbours that coincide still match.
+            let t = (2 * d + !forward as usize) as i32;
+            let back = (2 * d + forward as usize) as i32;
+            done.push(st.post(Routine::Irecv, peer, back, s.bytes)?);
+            done.push(st.post(Routine::Isend, peer, t, s.bytes)?);
+        }
+    }
+    st.waitall(done)
+}
+
 /// The number of events the spec generates (for progress and to check limits up front).
 pub fn count_events(s: &Spec) -> u64 {
     let (p, it) = (s.ranks as u64, s.iterations as u64);
@@ -306,6 +328,7 @@ pub fn count_events(s: &Spec) -> u64 {
         Pattern::Alltoall => p * 3 * (p - 1),
         Pattern::Gauss => 6 * (p - 1),
         Pattern::Allreduce => p,
+        Pattern::Cg => p * 10,
     };
     2 * p + it * per_iteration
 }
@@ -376,6 +399,7 @@ mod tests {
             Pattern::Alltoall,
             Pattern::Gauss,
             Pattern::Allreduce,
+            Pattern::Cg,
         ] {
             for ranks in [2, 5, 8, 12] {
                 let t = generate(pattern, ranks, 3);
@@ -414,6 +438,22 @@ mod tests {
             compute_ns: 0,
         };
         assert_eq!(count_events(&a), 1024 * (2 + 3 * 1023));
+        // A CG step on 16 ranks: 4 Irecv, 4 Isend, a Waitall and an Allreduce a rank, written.
+        let cg = Spec {
+            pattern: Pattern::Cg,
+            ranks: 16,
+            iterations: 3,
+            bytes: 8,
+            compute_ns: 0,
+        };
+        let mut buf = Vec::new();
+        assert_eq!(write(&cg, &mut buf, &|_| {}).unwrap(), 16 * (2 + 3 * 10));
+        let t = trace::parse("cg", &buf).unwrap();
+        let allreduces = (0..16)
+            .flat_map(|r| (0..t.rank(r).len()).map(move |i| (r, i)))
+            .filter(|&(r, i)| t.rank(r).routine(i) == Routine::Allreduce)
+            .count();
+        assert_eq!(allreduces, 16 * 3);
     }
 
     #[test]

@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
 BENCH_DIR=${BENCH_DIR:-/tmp/loggps-bench}
-CASES=${CASES:-"diss a2a ring halo3d gauss bcast coll allr big"}
+CASES=${CASES:-"diss a2a ring halo3d gauss bcast coll allr cg big"}
 REPEAT=${REPEAT:-3}
 THREADS=${THREADS:-$(echo 1 "$(nproc)" | tr ' ' '\n' | sort -nu | tr '\n' ' ')}
 FIRST=${THREADS%% *}
@@ -41,6 +41,7 @@ spec() {
     bcast)  echo "--pattern bcast --ranks 65536 --iterations 20" ;;      # binomial Send/Recv loop
     coll)   echo "--pattern allreduce --ranks 65536 --iterations 20 --bytes 8" ;;  # modeled collectives
     allr)   echo "--pattern allreduce --ranks 1024 --iterations 10000 --bytes 8" ;;  # many small ones
+    cg)     echo "--pattern cg --ranks 1024 --iterations 500 --bytes 8192 --compute 50000" ;;  # both
     big)    echo "--pattern dissemination --ranks 1048576 --iterations 2" ;;  # ~10^8 events
     *) echo "unknown case $1" >&2; exit 2 ;;
   esac
