@@ -11,7 +11,7 @@ use loggps_predict::casestudy::{
     self,
     check::{Baseline, Entry},
 };
-use loggps_predict::collectives::traced::{Choice, TUNED, op_of};
+use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
 use loggps_predict::model::{self, LogGpFlags, Overrides, ResolvedModel};
@@ -570,17 +570,17 @@ impl Sweep {
                 op.name()
             )));
         }
-        let value = |v: &&str| match *v {
-            TUNED => Ok(Value::Algorithm(TUNED)),
-            v => op.algorithm(v).map(Value::Algorithm).map_err(|_| {
+        let value =
+            |&v: &&str| {
+                algorithm_or_tuned(op, v).map(Value::Algorithm).map_err(|_| {
                 Error::Usage(format!(
                     "{v:?} is not an algorithm of {}: it has {} (and {TUNED}: Open MPI 4.1's \
                      choice for each call's size)",
                     op.name(),
                     op.algorithms().join(" ")
                 ))
-            }),
-        };
+            })
+            };
         Ok(Sweep {
             name: op.name(),
             op: Some(op),
@@ -623,13 +623,11 @@ impl Sweep {
                     Sweep::set(&a.model, &a.params, self.name, v).expect("checked by parse");
                 (m, p, coll.clone())
             }
-            (Some(op), Value::Algorithm(algo)) => {
-                let mut c = coll.clone();
-                if algo != TUNED {
-                    c.overrides.push((op, algo));
-                }
-                (a.model.clone(), a.params.clone(), c)
-            }
+            (Some(op), Value::Algorithm(algo)) => (
+                a.model.clone(),
+                a.params.clone(),
+                coll.clone().with(op, algo),
+            ),
             _ => unreachable!("a parameter's values are numbers, an operation's algorithms"),
         }
     }

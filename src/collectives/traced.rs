@@ -50,7 +50,7 @@ impl Choice {
             "modeled" | "default" => return Ok(Choice::tuned()),
             _ => {}
         }
-        let mut overrides = Vec::new();
+        let mut choice = Choice::tuned();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (op, algo) = item.split_once('=').ok_or_else(|| {
                 Error::Usage(format!(
@@ -58,15 +58,19 @@ impl Choice {
                 ))
             })?;
             let op = Op::parse(op)?;
-            overrides.retain(|(o, _)| *o != op);
-            if algo.trim() != TUNED {
-                overrides.push((op, op.algorithm(algo)?));
-            }
+            choice = choice.with(op, algorithm_or_tuned(op, algo)?);
         }
-        Ok(Choice {
-            overrides,
-            ..Choice::tuned()
-        })
+        Ok(choice)
+    }
+
+    /// This choice with `op` by `algorithm` ([`TUNED`]: Open MPI's rules), whatever it said of
+    /// `op` before.
+    pub fn with(mut self, op: Op, algorithm: &'static str) -> Choice {
+        self.overrides.retain(|(o, _)| *o != op);
+        if algorithm != TUNED {
+            self.overrides.push((op, algorithm));
+        }
+        self
     }
 
     /// The algorithm for one `op` call on `comm_size` ranks moving `bytes` (as
@@ -77,6 +81,14 @@ impl Choice {
             Some((_, a)) => (a, None),
             None => openmpi::tuned_algorithm(op, comm_size, bytes),
         }
+    }
+}
+
+/// `name` as one of `op`'s algorithms ([`crate::collectives::Op::algorithm`]), or [`TUNED`].
+pub fn algorithm_or_tuned(op: Op, name: &str) -> Result<&'static str, Error> {
+    match name.trim() {
+        TUNED => Ok(TUNED),
+        name => op.algorithm(name),
     }
 }
 
