@@ -145,6 +145,14 @@ impl<W: Write> RankStream<'_, W> {
         self.events.push_complete(&e, done);
         self.flush_if_full()
     }
+
+    /// An MPI_Allreduce of `bytes` on MPI_COMM_WORLD, `gap` after the last call.
+    fn allreduce(&mut self, bytes: u64, gap: u64) -> io::Result<()> {
+        let mut e = self.event(Routine::Allreduce, gap);
+        e.bytes = bytes;
+        self.events.push_coll(&e, bytes, &[]);
+        self.flush_if_full()
+    }
 }
 
 /// The side lengths of a `dims`-dimensional grid of `p` ranks, as square as divisors allow.
@@ -198,10 +206,7 @@ fn rank_events<W: Write>(s: &Spec, st: &mut RankStream<'_, W>) -> io::Result<()>
             Pattern::Cg => {
                 st.clock += first_gap;
                 halo(s, st, 2, &mut done)?;
-                let mut e = st.event(Routine::Allreduce, GAP_NS);
-                e.bytes = 8;
-                st.events.push_coll(&e, 8, &[]);
-                st.flush_if_full()?;
+                st.allreduce(8, GAP_NS)?;
             }
             Pattern::Bcast => {
                 // Binomial tree from 0: receive from the parent (clear the lowest set bit), then
@@ -235,12 +240,7 @@ fn rank_events<W: Write>(s: &Spec, st: &mut RankStream<'_, W>) -> io::Result<()>
                     st.waitall(&done)?;
                 }
             }
-            Pattern::Allreduce => {
-                let mut e = st.event(Routine::Allreduce, first_gap);
-                e.bytes = s.bytes;
-                st.events.push_coll(&e, s.bytes, &[]);
-                st.flush_if_full()?;
-            }
+            Pattern::Allreduce => st.allreduce(s.bytes, first_gap)?,
             Pattern::Gauss => {
                 // Column `it` of an n = iterations matrix, rows `bytes / 8` doubles wide at most.
                 let owner = it % p;
