@@ -394,8 +394,9 @@ struct ScheduleKey {
 const LEVELED_MIN_STEPS: usize = 1 << 16;
 /// The fewest steps of a schedule whose memory is handed back to the system once it is matched:
 /// on the 65,536-rank Allreduce loop (binomial, 327,675 steps), peak 71.5 -> 65.8 bytes/event
-/// at 1 thread, 74.2 -> 68.5 at 2, for 1.2 ms of `mi_collect` (medians of 6 alternating runs);
-/// by recursive doubling, whose levels are found at 2 threads, 126.4 -> 111.8 (one run).
+/// at 1 thread, 74.2 -> 68.5 at 2, for 1.2 ms of `mi_collect` (medians of 6 alternating runs;
+/// the 2-thread replay 1-3% longer over 12); by recursive doubling, whose levels are found at 2
+/// threads, 126.4 -> 111.8 (one run).
 const RELEASE_SCHEDULE_MIN_STEPS: usize = 1 << 18;
 
 /// The fewest runs a pass of a leveled schedule holds on average.
