@@ -801,6 +801,58 @@ fn unmodeled_collectives_are_counted_by_reason() {
     assert_eq!(w.matches("allreduce by ring").count(), 1, "{w}");
 }
 
+/// A tree's collective on a quarter of a million ranks is modeled, not replayed as measured: its
+/// schedule (1.3 M steps) is under the cap, which an estimate of 8 · P log P steps (42 M) had
+/// it over. Every rank calls at once, so its slowest rank's time in it is the calculator's.
+#[test]
+fn a_binomial_allreduce_on_262144_ranks_is_modeled() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        "262144",
+        "--iterations",
+        "1",
+    ];
+    let f = &synthesized(dir.path(), &args);
+    let coll = ["--coll", "allreduce=binomial"];
+    let v = json(
+        &[
+            &[f.as_str(), "--platform", "myrinet", "--format", "json"],
+            &coll[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let slowest = v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["collective_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let calc = json(&[
+        "collective",
+        "allreduce",
+        "--algorithm",
+        "binomial",
+        "--ranks",
+        "262144",
+        "--bytes",
+        "8",
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+    ]);
+    let want = calc["predicted_ns"].as_f64().unwrap();
+    assert!(want > 100_000.0, "{want}");
+    assert!(
+        (slowest * 1e9 - want).abs() < 1e-9 * want,
+        "{slowest} s, calculator {want} ns"
+    );
+}
+
 /// `--gamma`: reduction arithmetic in modeled collectives. A 2-rank recursive-doubling
 /// Allreduce of 1000 bytes reduces once on each rank: 1 ns/byte adds exactly 1000 ns.
 #[test]
