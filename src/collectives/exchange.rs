@@ -57,8 +57,20 @@ fn fold_out(b: &mut Builder, rem: usize, bytes: impl Fn(usize) -> u64) {
     }
 }
 
+/// The bytes of chunks `a..b` of `c`, in constant time (prefix sums): summing each range as a
+/// step needs it made building Rabenseifner's schedule O(P²), 10 s on 131,072 ranks.
+fn sums(c: &[u64]) -> impl Fn(usize, usize) -> u64 {
+    let mut prefix = Vec::with_capacity(c.len() + 1);
+    prefix.push(0u64);
+    for &x in c {
+        prefix.push(prefix.last().expect("pushed") + x);
+    }
+    move |a, b| prefix[b] - prefix[a]
+}
+
 /// Recursive halving over the core: a core rank ends with the reduced chunk of its own index.
 fn halving(b: &mut Builder, p2: usize, rem: usize, c: &[u64], reduce: bool) {
+    let sum = sums(c);
     for nr in 0..p2 {
         let (mut lo, mut hi) = (0, p2);
         let mut mask = p2 >> 1;
@@ -69,8 +81,7 @@ fn halving(b: &mut Builder, p2: usize, rem: usize, c: &[u64], reduce: bool) {
             } else {
                 ((mid, hi), (lo, mid))
             };
-            let kept: u64 = c[keep.0..keep.1].iter().sum();
-            let given: u64 = c[give.0..give.1].iter().sum();
+            let (kept, given) = (sum(keep.0, keep.1), sum(give.0, give.1));
             let partner = real_rank(nr ^ mask, rem);
             b.sendrecv(real_rank(nr, rem), partner, given, partner, kept);
             if reduce {
@@ -84,6 +95,7 @@ fn halving(b: &mut Builder, p2: usize, rem: usize, c: &[u64], reduce: bool) {
 
 /// Recursive doubling over the core: a core rank starts with chunk `nr` and ends with all.
 fn doubling(b: &mut Builder, p2: usize, rem: usize, c: &[u64]) {
+    let sum = sums(c);
     for nr in 0..p2 {
         let mut mask = 1;
         while mask < p2 {
@@ -93,9 +105,9 @@ fn doubling(b: &mut Builder, p2: usize, rem: usize, c: &[u64]) {
             b.sendrecv(
                 real_rank(nr, rem),
                 partner,
-                c[mine..mine + mask].iter().sum(),
+                sum(mine, mine + mask),
                 partner,
-                c[theirs..theirs + mask].iter().sum(),
+                sum(theirs, theirs + mask),
             );
             mask <<= 1;
         }
