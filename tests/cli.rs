@@ -98,6 +98,39 @@ fn too_little_memory_is_an_error_before_allocating() {
     );
 }
 
+/// A collective's schedule too large for the memory available is an error before it is built:
+/// a barrier on 4,096 ranks is bounded by (⌈log2 4096⌉ + 4) · 4096 = 65,536 steps, at 64 bytes
+/// a step 4,194,304 bytes.
+#[test]
+fn a_schedule_too_large_for_the_memory_is_an_error_before_building() {
+    let barrier = [
+        "collective",
+        "barrier",
+        "--ranks",
+        "4096",
+        "--platform",
+        "myrinet",
+    ];
+    let with = |available: u64| {
+        bin()
+            .args(barrier)
+            .env("LOGGPS_MEMORY_AVAILABLE", available.to_string())
+            .output()
+            .unwrap()
+    };
+    let out = with(4_194_303);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    expect_err(
+        &err,
+        &[
+            "barrier by dissemination on 4096 ranks needs about 4 MB of memory and 4 MB is \
+             available; run it on a machine with more memory",
+        ],
+    );
+    assert!(with(4_194_304).status.success());
+}
+
 /// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.
 #[test]
 fn round_trips_reproduce_model_table() {
@@ -768,7 +801,7 @@ const UNMODELED_RING: [&str; 6] = [
 
 /// A collective too big to model replays as measured, and the warning gives each reason once,
 /// with how many calls it held back: here 3 Allreduces that a ring on 8,192 ranks would take
-/// 2 · 8,191 steps a rank (more than the 2·10^7 steps a schedule may have) for.
+/// 3 · 8,191 steps a rank (more than the 2^26 steps a schedule may have) for.
 #[test]
 fn unmodeled_collectives_are_counted_by_reason() {
     let dir = tempfile::tempdir().unwrap();
@@ -795,7 +828,7 @@ fn unmodeled_collectives_are_counted_by_reason() {
                 ranks with 8 bytes needs about ";
     assert!(w.starts_with(head), "{w}");
     assert!(
-        w.ends_with("point-to-point steps, more than 20000000 (3 calls)"),
+        w.ends_with("point-to-point steps, more than 67108864 (3 calls)"),
         "{w}"
     );
     assert_eq!(w.matches("allreduce by ring").count(), 1, "{w}");
