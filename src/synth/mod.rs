@@ -31,6 +31,9 @@ pub enum Pattern {
     /// A conjugate-gradient-like solver step: the 2-D halo exchange of `bytes`, then an 8-byte
     /// MPI_Allreduce (its dot product).
     Cg,
+    /// Collectives on MPI_COMM_WORLD in turn: an MPI_Allreduce of `bytes`, an MPI_Barrier and
+    /// an MPI_Bcast of `bytes` from rank 0 (three schedules for the replay to keep).
+    Collectives,
 }
 
 /// What to generate.
@@ -148,9 +151,21 @@ impl<W: Write> RankStream<'_, W> {
 
     /// An MPI_Allreduce of `bytes` on MPI_COMM_WORLD, `gap` after the last call.
     fn allreduce(&mut self, bytes: u64, gap: u64) -> io::Result<()> {
-        let mut e = self.event(Routine::Allreduce, gap);
-        e.bytes = bytes;
-        self.events.push_coll(&e, bytes, &[]);
+        self.collective(Routine::Allreduce, -1, (bytes, bytes), gap)
+    }
+
+    /// A collective `routine` on MPI_COMM_WORLD from `root` (-1: none) sending and receiving
+    /// `(bytes, recv_bytes)`, `gap` after the last call.
+    fn collective(
+        &mut self,
+        routine: Routine,
+        root: i32,
+        (bytes, recv_bytes): (u64, u64),
+        gap: u64,
+    ) -> io::Result<()> {
+        let mut e = self.event(routine, gap);
+        (e.peer, e.bytes) = (root, bytes);
+        self.events.push_coll(&e, recv_bytes, &[]);
         self.flush_if_full()
     }
 }
@@ -241,6 +256,11 @@ fn rank_events<W: Write>(s: &Spec, st: &mut RankStream<'_, W>) -> io::Result<()>
                 }
             }
             Pattern::Allreduce => st.allreduce(s.bytes, first_gap)?,
+            Pattern::Collectives => {
+                st.allreduce(s.bytes, first_gap)?;
+                st.collective(Routine::Barrier, -1, (0, 0), GAP_NS)?;
+                st.collective(Routine::Bcast, 0, (s.bytes, 0), GAP_NS)?;
+            }
             Pattern::Gauss => {
                 // Column `it` of an n = iterations matrix, rows `bytes / 8` doubles wide at most.
                 let owner = it % p;
@@ -329,6 +349,7 @@ pub fn count_events(s: &Spec) -> u64 {
         Pattern::Gauss => 6 * (p - 1),
         Pattern::Allreduce => p,
         Pattern::Cg => p * 10,
+        Pattern::Collectives => p * 3,
     };
     2 * p + it * per_iteration
 }
@@ -400,6 +421,7 @@ mod tests {
             Pattern::Gauss,
             Pattern::Allreduce,
             Pattern::Cg,
+            Pattern::Collectives,
         ] {
             for ranks in [2, 5, 8, 12] {
                 let t = generate(pattern, ranks, 3);

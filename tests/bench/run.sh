@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
 BENCH_DIR=${BENCH_DIR:-/tmp/loggps-bench}
-CASES=${CASES:-"diss a2a ring halo3d gauss bcast coll allr cg big"}
+CASES=${CASES:-"diss a2a ring halo3d gauss bcast coll allr cg mix big"}
 REPEAT=${REPEAT:-3}
 MIN_SECONDS=${MIN_SECONDS:-2}
 MAX_REPEAT=${MAX_REPEAT:-30}
@@ -46,6 +46,7 @@ spec() {
     coll)   echo "--pattern allreduce --ranks 65536 --iterations 20 --bytes 8" ;;  # modeled collectives
     allr)   echo "--pattern allreduce --ranks 1024 --iterations 10000 --bytes 8" ;;  # many small ones
     cg)     echo "--pattern cg --ranks 1024 --iterations 500 --bytes 8192 --compute 50000" ;;  # both
+    mix)    echo "--pattern collectives --ranks 262144 --iterations 10 --bytes 8" ;;  # 3 schedules
     big)    echo "--pattern dissemination --ranks 1048576 --iterations 2" ;;  # ~10^8 events
     *) echo "unknown case $1" >&2; exit 2 ;;
   esac
