@@ -489,7 +489,7 @@ pub fn evaluate_by<M: CostModel>(
         sender_sync_ns,
         receiver_sync_ns,
         messages: n as u64,
-        bytes: m.bytes.iter().sum(),
+        bytes: m.bytes.total(),
     })
 }
 
@@ -753,7 +753,7 @@ impl<M: CostModel> Evaluation<'_, M> {
         if sid != NONE {
             let c = self
                 .model
-                .send_call(&mut st.port, st.clock, self.m.bytes[sid as usize]);
+                .send_call(&mut st.port, st.clock, self.m.bytes.get(sid));
             set(self.from_sender, sid, c.to_receiver);
             call = Some(c);
         }
@@ -771,7 +771,7 @@ impl<M: CostModel> Evaluation<'_, M> {
         let send = st.call.expect("called").map(|c| {
             // An eager send's return does not depend on `tr`.
             let tr = if c.needs_tr { get(self.tr, sid) } else { t };
-            model.send_return(m.bytes[sid as usize], &c, t, tr)
+            model.send_return(m.bytes.get(sid), &c, t, tr)
         });
         // The halves tell the step's kind: a matched schedule has an id on every half.
         let step = match (send, rid) {
@@ -786,7 +786,7 @@ impl<M: CostModel> Evaluation<'_, M> {
                 receiver_sync: 0.0,
             },
             (None, rid) => {
-                let (bytes, ts) = (m.bytes[rid as usize], get(self.from_sender, rid));
+                let (bytes, ts) = (m.bytes.get(rid), get(self.from_sender, rid));
                 let c = model.recv_return(&mut st.port, t, bytes, ts);
                 StepCost {
                     ret: c.ret,
@@ -795,7 +795,7 @@ impl<M: CostModel> Evaluation<'_, M> {
                 }
             }
             (Some(c), rid) => {
-                let (bytes, ts) = (m.bytes[rid as usize], get(self.from_sender, rid));
+                let (bytes, ts) = (m.bytes.get(rid), get(self.from_sender, rid));
                 model.sendrecv_return(&mut st.port, t, c, bytes, ts)
             }
         };
