@@ -102,7 +102,7 @@ pub enum Command {
         #[arg(long)]
         ranks: u32,
         /// How many times the pattern repeats (dissemination: barriers; gauss: matrix columns;
-        /// allreduce: calls)
+        /// allreduce: calls; collectives: turns of three calls)
         #[arg(long, default_value_t = 1)]
         iterations: u32,
         /// Bytes per message (gauss: the longest pivot row)
