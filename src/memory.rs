@@ -64,16 +64,14 @@ fn cgroup_left(max: Option<&str>, current: Option<&str>) -> Option<u64> {
 /// keeps freed (mimalloc returns them after a delay, and only when its heap is used again):
 /// before a phase allocates its arrays on top of what the phases before freed. Takes 0.1-2 ms.
 pub fn release_freed() {
-    // SAFETY: mi_collect gives back only memory that no allocation holds.
-    let collect = || unsafe { libmimalloc_sys::mi_collect(true) };
-    rayon::broadcast(|_| collect());
-    collect();
+    rayon::broadcast(|_| release_freed_here());
+    release_freed_here();
 }
 
 /// [`release_freed`] for this thread's allocator alone: after a large structure this thread
 /// built and dropped, while the pool's other threads work on.
 pub fn release_freed_here() {
-    // SAFETY: as in release_freed.
+    // SAFETY: mi_collect gives back only memory that no allocation holds.
     unsafe { libmimalloc_sys::mi_collect(true) };
 }
 

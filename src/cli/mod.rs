@@ -570,17 +570,19 @@ impl Sweep {
                 op.name()
             )));
         }
-        let value =
-            |&v: &&str| {
-                algorithm_or_tuned(op, v).map(Value::Algorithm).map_err(|_| {
-                Error::Usage(format!(
-                    "{v:?} is not an algorithm of {}: it has {} (and {TUNED}: Open MPI 4.1's \
-                     choice for each call's size)",
-                    op.name(),
-                    op.algorithms().join(" ")
-                ))
-            })
-            };
+        let not_one = |v: &str| {
+            Error::Usage(format!(
+                "{v:?} is not an algorithm of {}: it has {} (and {TUNED}: Open MPI 4.1's choice \
+                 for each call's size)",
+                op.name(),
+                op.algorithms().join(" ")
+            ))
+        };
+        let value = |&v: &&str| {
+            algorithm_or_tuned(op, v)
+                .map(Value::Algorithm)
+                .map_err(|_| not_one(v))
+        };
         Ok(Sweep {
             name: op.name(),
             op: Some(op),
