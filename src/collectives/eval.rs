@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{Levels, Matching, NONE, Schedule, wake};
+use super::schedule::{Levels, Matching, NONE, Schedule};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
@@ -491,6 +491,14 @@ pub fn evaluate_by<M: CostModel>(
         messages: n as u64,
         bytes: m.bytes.total(),
     })
+}
+
+/// Queues the rank waiting on message `id`, if one is, and forgets that it waited.
+fn wake(waiter: &mut [u32], id: u32, queue: &mut Vec<u32>) {
+    let w = std::mem::replace(&mut waiter[id as usize], NONE);
+    if w != NONE {
+        queue.push(w);
+    }
 }
 
 /// One evaluation's schedule, model and message values.

@@ -3,7 +3,9 @@
 //! rule orders messages within one communicator.
 
 use crate::error::Error;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// One step of one rank, in program order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -167,6 +169,9 @@ impl Levels {
     }
 }
 
+/// Looks at ranks that cannot go on that [`Matching::leveled`] takes whatever the steps.
+const IDLE_LOOKS: usize = 1 << 16;
+
 /// Marks a reduction in [`Matching`]'s ids; messages are numbered below it.
 pub const REDUCTION: u32 = 1 << 31;
 
@@ -205,90 +210,96 @@ impl Matching {
     }
 
     /// This matching with its [`Levels`] where its passes hold `min_width` runs or more on
-    /// average (a narrow pass gives threads little to share) and no step waits, even
-    /// rendezvous, on one after it.
+    /// average (a narrow pass gives threads little to share), no step waits, even rendezvous,
+    /// on one after it, and finding them looks at ranks that cannot go on no more often than
+    /// the steps or [`IDLE_LOOKS`] times (a pipeline whose ranks wait in most passes).
     pub fn leveled(mut self, min_width: usize) -> Matching {
-        self.levels = self.levels(min_width);
+        self.levels = self.levels(min_width, self.steps().max(IDLE_LOOKS));
+        self
+    }
+
+    /// [`Matching::leveled`] whatever the looks.
+    #[cfg(test)]
+    pub fn leveled_at_any_cost(mut self) -> Matching {
+        self.levels = self.levels(0, usize::MAX);
         self
     }
 
     /// Each step's pass: the latest of its rank's step before it and one past the passes in
-    /// which its message's other half was called. Found by the evaluator's walk (a rank goes
-    /// on until it waits on a call not yet made, which wakes it).
-    fn levels(&self, min_width: usize) -> Option<Levels> {
-        const UNKNOWN: u32 = u32::MAX;
-        let (p, n) = (self.ranks(), self.bytes.len());
+    /// which its message's other half was called. Found pass by pass, each on the pool's
+    /// threads: in pass `l` every rank not done goes on while the halves its step waits for
+    /// were called in passes before `l`, and calls its next step in `l` (a call made in `l` by
+    /// another thread reads as not yet made, whichever thread is first: the passes do not
+    /// depend on the threads). None also after `max_idle` looks at ranks that cannot go on.
+    fn levels(&self, min_width: usize, max_idle: usize) -> Option<Levels> {
+        let (p, n, steps) = (self.ranks(), self.bytes.len(), self.steps());
+        let unknown = || (0..n).map(|_| AtomicU32::new(NONE)).collect::<Vec<_>>();
         // The pass in which each message's send half was called, and its receive half.
-        let (mut sent, mut received) = (vec![UNKNOWN; n], vec![UNKNOWN; n]);
-        let mut waiter = vec![NONE; n];
-        let mut level = vec![0u32; self.steps()];
-        // Per rank: its next step, the pass of the step before, whether the next is called.
-        let mut at = vec![(0usize, 0u32, false); p];
-        let mut queue: Vec<u32> = (0..p as u32).rev().collect();
-        while let Some(r) = queue.pop() {
-            let ids = self.ids(r as usize);
-            let (k, pass, called) = &mut at[r as usize];
-            while *k < ids.len() {
-                let (sid, rid, _) = self.halves(ids[*k]);
-                if !*called {
-                    if sid != NONE {
-                        sent[sid as usize] = *pass;
-                        wake(&mut waiter, sid, &mut queue);
-                    }
-                    if rid != NONE {
-                        received[rid as usize] = *pass;
-                        wake(&mut waiter, rid, &mut queue);
-                    }
-                    *called = true;
-                }
-                // A send waits for its receive's call, a receive for its send's (an absent
-                // half, NONE, is past the arrays' end).
-                let (mut l, mut waits) = ((*pass).max(1), None);
-                for (id, other) in [(sid, &received), (rid, &sent)] {
-                    match other.get(id as usize) {
-                        Some(&UNKNOWN) => waits = waits.or(Some(id)),
-                        Some(&q) => l = l.max(q + 1),
-                        None => {}
+        let (sent, received) = (unknown(), unknown());
+        let call = |r: usize, k: usize, l: u32| {
+            if let Some(&ids) = self.ids(r).get(k) {
+                let (sid, rid, _) = self.halves(ids);
+                for (id, at) in [(sid, &sent), (rid, &received)] {
+                    if id != NONE {
+                        at[id as usize].store(l, Relaxed);
                     }
                 }
-                if let Some(id) = waits {
-                    waiter[id as usize] = r;
-                    break;
-                }
-                level[self.first[r as usize] as usize + *k] = l;
-                (*k, *pass, *called) = (*k + 1, l, false);
             }
-        }
-        if (0..p).any(|r| at[r].0 < self.ids(r).len()) {
-            return None;
-        }
-        // Per pass, its runs: a rank's consecutive steps of one pass are one run.
-        let passes = level.iter().max().map_or(1, |&l| l as usize + 1);
-        if self.steps() < min_width.saturating_mul(passes - 1) {
-            return None;
-        }
-        let runs_of = |r: usize| {
-            let lv = &level[self.first[r] as usize..self.first[r + 1] as usize];
-            let ends = (1..=lv.len()).filter(move |&k| k == lv.len() || lv[k] != lv[k - 1]);
-            std::iter::once((0, 0)).chain(ends.map(move |k| (lv[k - 1], k as u32)))
         };
-        let mut start = vec![0u32; passes + 1];
-        for r in 0..p {
-            for (l, _) in runs_of(r) {
-                start[l as usize + 1] += 1;
+        // Whether a step can complete in pass `l`: a send waits for its receive's call, a
+        // receive for its send's.
+        let ready = |ids: (u32, u32), l: u32| {
+            let (sid, rid, _) = self.halves(ids);
+            [(sid, &received), (rid, &sent)]
+                .into_iter()
+                .all(|(id, other)| id == NONE || other[id as usize].load(Relaxed) < l)
+        };
+        (0..p).into_par_iter().for_each(|r| call(r, 0, 0));
+        let mut start = vec![0, p as u32];
+        // At most a run a step after pass 0's: reserved, as a vector grown by doubling would
+        // hold both its copies at once (pages never written take no memory).
+        let mut runs: Vec<(u32, u32)> = Vec::with_capacity(p + steps);
+        runs.extend((0..p as u32).map(|r| (r, 0)));
+        // The ranks not done: each with its next step before this pass and after.
+        let mut active: Vec<(u32, u32, u32)> = (0..p as u32)
+            .filter(|&r| !self.ids(r as usize).is_empty())
+            .map(|r| (r, 0, 0))
+            .collect();
+        let (mut l, mut idle) = (0u32, 0usize);
+        while !active.is_empty() {
+            l += 1;
+            if steps < min_width.saturating_mul(l as usize) || idle > max_idle {
+                return None;
             }
-        }
-        for l in 0..passes {
-            start[l + 1] += start[l];
-        }
-        let mut next = start.clone();
-        let mut runs = vec![(0, 0); start[passes] as usize];
-        for r in 0..p {
-            for (l, end) in runs_of(r) {
-                runs[next[l as usize] as usize] = (r as u32, end);
-                next[l as usize] += 1;
+            active
+                .par_iter_mut()
+                .with_min_len(256)
+                .for_each(|(r, _, k)| {
+                    let ids = self.ids(*r as usize);
+                    while (*k as usize) < ids.len() && ready(ids[*k as usize], l) {
+                        *k += 1;
+                        call(*r as usize, *k as usize, l);
+                    }
+                });
+            let (before, mut kept) = (runs.len(), 0);
+            for i in 0..active.len() {
+                let (r, k0, k) = active[i];
+                match k > k0 {
+                    true => runs.push((r, k)),
+                    false => idle += 1,
+                }
+                if (k as usize) < self.ids(r as usize).len() {
+                    active[kept] = (r, k, k);
+                    kept += 1;
+                }
             }
+            active.truncate(kept);
+            if runs.len() == before {
+                return None;
+            }
+            start.push(runs.len() as u32);
         }
+        runs.shrink_to_fit();
         Some(Levels { start, runs })
     }
 
@@ -607,14 +618,6 @@ impl Schedule {
     }
 }
 
-/// Queues the rank waiting on message `id`, if one is, and forgets that it waited.
-pub(super) fn wake(waiter: &mut [u32], id: u32, queue: &mut Vec<u32>) {
-    let w = std::mem::replace(&mut waiter[id as usize], NONE);
-    if w != NONE {
-        queue.push(w);
-    }
-}
-
 fn bad(r: usize, i: usize, what: String) -> Error {
     Error::Usage(format!("schedule: rank {r}, step {i}: {what}"))
 }
@@ -682,6 +685,30 @@ mod tests {
                 .levels
                 .is_none()
         );
+    }
+
+    /// A chain of `p` ranks each passing one message on: rank `l` receives in pass `l` (with
+    /// rank 0 in pass 1) while the ranks after it wait, looked at in vain (p - 2) + (p - 3) +
+    /// ... + 1 = (p - 2)(p - 1) / 2 times before the last pass: 65,341 for 363 ranks, 65,703
+    /// for 364, over [`IDLE_LOOKS`] (2^16 = 65,536) and the 726 steps.
+    #[test]
+    fn a_chain_is_leveled_until_its_waiting_ranks_cost_more_than_its_steps() {
+        let chain = |p: u32| {
+            let s = Schedule::from_steps(
+                (0..p)
+                    .map(|r| match r {
+                        0 => vec![send(1, 8)],
+                        r if r == p - 1 => vec![recv(r - 1, 8)],
+                        r => vec![recv(r - 1, 8), send(r + 1, 8)],
+                    })
+                    .collect(),
+            );
+            s.matching().unwrap()
+        };
+        let passes = |m: Matching| m.levels.map(|l| l.passes().count());
+        assert_eq!(passes(chain(363).leveled(0)), Some(363));
+        assert_eq!(passes(chain(364).leveled(0)), None);
+        assert_eq!(passes(chain(364).leveled_at_any_cost()), Some(364));
     }
 
     #[test]

@@ -460,7 +460,7 @@ proptest! {
         for (op, algo) in every_algorithm() {
             let s = build(op, algo, &Spec::new(p, k), &|b| loggps.split_costs(b)).unwrap();
             let m = s.matching().unwrap();
-            let leveled = m.clone().leveled(0);
+            let leveled = m.clone().leveled_at_any_cost();
             let Some(levels) = &leveled.levels else {
                 // Only schedules that a rendezvous send would deadlock have none.
                 prop_assert!(eval::evaluate(&s, &Params { S: 0, ..loggps }, 0.0).is_err(),
