@@ -214,7 +214,7 @@ pub fn build(
             "the optimal scatter's split table is O(P²): at most {MAX_OPTIMAL_RANKS} ranks"
         )));
     }
-    let mut b = Builder::new(p, spec.root);
+    let mut b = Builder::new(p, spec.root, steps as usize);
     match (op, algo) {
         (Op::Barrier, _) => exchange::barrier_dissemination(&mut b),
         (Op::Bcast, "binomial") => trees::bcast_binomial(&mut b, k),
@@ -300,15 +300,19 @@ fn estimated_steps(op: Op, algo: &str, spec: &Spec) -> u64 {
 pub struct Builder {
     pub p: usize,
     root: usize,
-    s: Schedule,
+    s: schedule::Log,
+    /// Whether [`Builder::finish`] reverses it.
+    reversed: bool,
 }
 
 impl Builder {
-    fn new(p: usize, root: usize) -> Builder {
+    /// A builder with room for `steps` steps.
+    fn new(p: usize, root: usize, steps: usize) -> Builder {
         Builder {
             p,
             root,
-            s: Schedule::new(p),
+            s: schedule::Log::with_capacity(p, steps),
+            reversed: false,
         }
     }
 
@@ -317,6 +321,7 @@ impl Builder {
     }
 
     fn push(&mut self, vr: usize, step: Step) {
+        debug_assert!(!self.reversed, "a step added after reverse()");
         let r = self.real(vr);
         self.s.push(r, step);
     }
@@ -359,12 +364,17 @@ impl Builder {
         self.push(vr, Step::Reduce { bytes });
     }
 
+    /// Reverses the schedule built ([`Schedule::reversed`]), the last thing done to it.
     fn reverse(&mut self) {
-        self.s = self.s.reversed();
+        self.reversed = true;
     }
 
     fn finish(self) -> Schedule {
-        self.s
+        let s = self.s.finish();
+        match self.reversed {
+            true => s.reversed(),
+            false => s,
+        }
     }
 }
 

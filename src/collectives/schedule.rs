@@ -48,12 +48,109 @@ impl Step {
     }
 }
 
-/// Per rank, the ordered steps of one collective call, stored as [`Packed`] steps.
+/// Per rank, the ordered steps of one collective call, stored as [`Packed`] steps, rank after
+/// rank.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Schedule {
-    ranks: Vec<Vec<Packed>>,
+    /// Where each rank's steps start in `steps`, and their total at the end.
+    first: Vec<usize>,
+    steps: Vec<Packed>,
     /// Byte counts of [`BIG`] or more, which steps name by their place here.
     big: Vec<u64>,
+}
+
+/// A schedule being built: steps in the order they are added, each with its rank, put rank
+/// after rank by [`Log::finish`]. One vector, where a vector a rank grown by doubling held 512
+/// bytes for a barrier rank's 18 steps of 16 (134 MB on 262,144 ranks).
+#[derive(Debug, Default)]
+pub struct Log {
+    p: usize,
+    added: Vec<(u32, Packed)>,
+    big: Vec<u64>,
+}
+
+impl Log {
+    /// An empty schedule for `p` ranks, with room for `steps` steps (reserved, as a vector grown
+    /// by doubling would hold both its copies at once; pages never written take no memory).
+    pub fn with_capacity(p: usize, steps: usize) -> Log {
+        Log {
+            p,
+            added: Vec::with_capacity(steps),
+            big: Vec::new(),
+        }
+    }
+
+    /// Appends `step` to rank `r`'s steps.
+    pub fn push(&mut self, r: usize, step: Step) {
+        assert!(r < self.p, "rank {r} of {}", self.p);
+        let mut bytes = |b: u64| match u32::try_from(b) {
+            Ok(b) if b < BIG => b,
+            _ => {
+                self.big.push(b);
+                BIG | u32::try_from(self.big.len() - 1).expect("under 2^31 large counts")
+            }
+        };
+        let packed = match step {
+            Step::Send { to, bytes: b } => Packed {
+                to,
+                from: NONE,
+                send: bytes(b),
+                recv: 0,
+            },
+            Step::Recv { from, bytes: b } => Packed {
+                to: NONE,
+                from,
+                send: 0,
+                recv: bytes(b),
+            },
+            Step::SendRecv {
+                to,
+                send_bytes,
+                from,
+                recv_bytes,
+            } => Packed {
+                to,
+                from,
+                send: bytes(send_bytes),
+                recv: bytes(recv_bytes),
+            },
+            Step::Reduce { bytes: b } => Packed {
+                to: NONE,
+                from: NONE,
+                send: bytes(b),
+                recv: 0,
+            },
+        };
+        self.added.push((r as u32, packed));
+    }
+
+    /// The schedule: the steps sorted by rank (counting them), in the order added per rank.
+    pub fn finish(self) -> Schedule {
+        let mut first = vec![0usize; self.p + 1];
+        for &(r, _) in &self.added {
+            first[r as usize + 1] += 1;
+        }
+        for r in 0..self.p {
+            first[r + 1] += first[r];
+        }
+        let mut next = first.clone();
+        let none = Packed {
+            to: NONE,
+            from: NONE,
+            send: 0,
+            recv: 0,
+        };
+        let mut steps = vec![none; self.added.len()];
+        for (r, step) in self.added {
+            steps[next[r as usize]] = step;
+            next[r as usize] += 1;
+        }
+        Schedule {
+            first,
+            steps,
+            big: self.big,
+        }
+    }
 }
 
 /// A step as stored: 16 bytes where a [`Step`] takes 32 (a 65,536-rank recursive-doubling
@@ -322,82 +419,36 @@ impl Matching {
 }
 
 impl Schedule {
-    /// An empty schedule for `p` ranks.
-    pub fn new(p: usize) -> Schedule {
-        Schedule {
-            ranks: vec![Vec::new(); p],
-            big: Vec::new(),
-        }
-    }
-
     /// The schedule of these steps.
     pub fn from_steps(ranks: Vec<Vec<Step>>) -> Schedule {
-        let mut s = Schedule::new(ranks.len());
+        let mut log = Log::with_capacity(ranks.len(), ranks.iter().map(Vec::len).sum());
         for (r, steps) in ranks.into_iter().enumerate() {
             for step in steps {
-                s.push(r, step);
+                log.push(r, step);
             }
         }
-        s
-    }
-
-    /// Appends `step` to rank `r`'s steps.
-    pub fn push(&mut self, r: usize, step: Step) {
-        let mut bytes = |b: u64| match u32::try_from(b) {
-            Ok(b) if b < BIG => b,
-            _ => {
-                self.big.push(b);
-                BIG | u32::try_from(self.big.len() - 1).expect("under 2^31 large counts")
-            }
-        };
-        let p = match step {
-            Step::Send { to, bytes: b } => Packed {
-                to,
-                from: NONE,
-                send: bytes(b),
-                recv: 0,
-            },
-            Step::Recv { from, bytes: b } => Packed {
-                to: NONE,
-                from,
-                send: 0,
-                recv: bytes(b),
-            },
-            Step::SendRecv {
-                to,
-                send_bytes,
-                from,
-                recv_bytes,
-            } => Packed {
-                to,
-                from,
-                send: bytes(send_bytes),
-                recv: bytes(recv_bytes),
-            },
-            Step::Reduce { bytes: b } => Packed {
-                to: NONE,
-                from: NONE,
-                send: bytes(b),
-                recv: 0,
-            },
-        };
-        self.ranks[r].push(p);
+        log.finish()
     }
 
     /// Number of ranks.
     pub fn ranks(&self) -> usize {
-        self.ranks.len()
+        self.first.len() - 1
+    }
+
+    /// Rank `r`'s steps as stored.
+    fn of(&self, r: usize) -> &[Packed] {
+        &self.steps[self.first[r]..self.first[r + 1]]
     }
 
     /// Number of rank `r`'s steps.
     pub fn len(&self, r: usize) -> usize {
-        self.ranks[r].len()
+        self.of(r).len()
     }
 
     /// Rank `r`'s step `i`.
     #[inline]
     pub fn step(&self, r: usize, i: usize) -> Step {
-        let p = self.ranks[r][i];
+        let p = self.of(r)[i];
         let bytes = |b| self.bytes(b);
         match (p.to, p.from) {
             (NONE, NONE) => Step::Reduce {
@@ -427,35 +478,27 @@ impl Schedule {
 
     /// Number of steps over all ranks.
     pub fn steps(&self) -> usize {
-        self.ranks.iter().map(Vec::len).sum()
+        self.steps.len()
     }
 
     /// The same messages flowing the other way, each rank's steps in reverse order: a scatter
     /// tree becomes a gather tree, a broadcast tree a reduction tree without the reductions.
-    pub fn reversed(&self) -> Schedule {
-        let flip = |s: Step| match s {
-            Step::Send { to, bytes } => Step::Recv { from: to, bytes },
-            Step::Recv { from, bytes } => Step::Send { to: from, bytes },
-            Step::SendRecv {
-                to,
-                send_bytes,
-                from,
-                recv_bytes,
-            } => Step::SendRecv {
-                to: from,
-                send_bytes: recv_bytes,
-                from: to,
-                recv_bytes: send_bytes,
-            },
-            r @ Step::Reduce { .. } => r,
-        };
-        let mut out = Schedule::new(self.ranks());
+    pub fn reversed(mut self) -> Schedule {
         for r in 0..self.ranks() {
-            for i in (0..self.len(r)).rev() {
-                out.push(r, flip(self.step(r, i)));
+            self.steps[self.first[r]..self.first[r + 1]].reverse();
+        }
+        for s in &mut self.steps {
+            // A reduction's bytes stay where they are.
+            if (s.to, s.from) != (NONE, NONE) {
+                *s = Packed {
+                    to: s.from,
+                    from: s.to,
+                    send: s.recv,
+                    recv: s.send,
+                };
             }
         }
-        out
+        self
     }
 
     /// Pairs every send with its receive by order per (sender, receiver); an unmatched half,
@@ -467,15 +510,11 @@ impl Schedule {
     /// all the messages.
     pub fn matching(&self) -> Result<Matching, Error> {
         let p = self.ranks();
-        let mut first = Vec::with_capacity(p + 1);
-        first.push(0u32);
-        for steps in &self.ranks {
-            let n = *first.last().expect("pushed") as usize + steps.len();
-            first.push(
-                u32::try_from(n)
-                    .map_err(|_| Error::Usage(format!("schedule: {n} steps, more than 2^32")))?,
-            );
+        let n = self.steps();
+        if u32::try_from(n).is_err() {
+            return Err(Error::Usage(format!("schedule: {n} steps, more than 2^32")));
         }
+        let first: Vec<u32> = self.first.iter().map(|&f| f as u32).collect();
         let mut m = Matching {
             ids: vec![(NONE, NONE); first[p] as usize],
             first,
@@ -489,13 +528,15 @@ impl Schedule {
                 first_bad = Some((r, i, what));
             }
         };
-        // Per sender, `(receiver, message)` sorted; the receives from each sender counted.
-        let mut sends: Vec<(u32, u32)> = Vec::new();
+        // Per sender, `(receiver, message)` sorted; the receives from each sender counted. A
+        // send a step reserved: grown by doubling, `sends` would hold both its copies at once
+        // (pages never written take no memory).
+        let mut sends: Vec<(u32, u32)> = Vec::with_capacity(m.ids.len());
         let mut sends_from = Vec::with_capacity(p + 1);
         sends_from.push(0usize);
         let mut recvs_from = vec![0usize; p + 1];
-        for (r, steps) in self.ranks.iter().enumerate() {
-            for (i, s) in steps.iter().enumerate() {
+        for r in 0..p {
+            for (i, s) in self.of(r).iter().enumerate() {
                 if (s.to, s.from) == (NONE, NONE) {
                     let bytes = self.bytes(s.send);
                     if m.reductions.last() != Some(&bytes) {
@@ -539,8 +580,8 @@ impl Schedule {
         // `(receiver, its step)` of each receive, by sender.
         let mut recvs = vec![(0u32, 0u32); recvs_from[p]];
         let mut next = recvs_from.clone();
-        for (r, steps) in self.ranks.iter().enumerate() {
-            for (i, s) in steps.iter().enumerate() {
+        for r in 0..p {
+            for (i, s) in self.of(r).iter().enumerate() {
                 if s.from != NONE && (s.from as usize) < p {
                     let at = &mut next[s.from as usize];
                     recvs[*at] = (r as u32, m.first[r] + i as u32);
@@ -561,7 +602,7 @@ impl Schedule {
                     (Some(to), Some(by)) if to == by => {
                         let (id, g) = (sent[x].1, got[y].1);
                         let i = g - m.first[by as usize];
-                        let got_bytes = self.bytes(self.ranks[by as usize][i as usize].recv);
+                        let got_bytes = self.bytes(self.of(by as usize)[i as usize].recv);
                         let sent_bytes = m.bytes.get(id);
                         if sent_bytes != got_bytes {
                             note(

@@ -711,9 +711,9 @@ impl Shared<'_> {
                 if eval::threads() > 1 && matching.steps() >= LEVELED_MIN_STEPS && matching.even() {
                     matching = matching.leveled(LEVELED_MIN_WIDTH);
                 }
-                // The schedule was a vector a rank, small blocks that the allocator keeps for
-                // reuse once freed and that the evaluations' arrays cannot reuse: handed back,
-                // with what the matching and its levels used on the way.
+                // The schedule and what matching and leveling it used on the way, freed, the
+                // allocator keeps for reuse, where the evaluations' arrays do not fit: handed
+                // back (mix at 2 threads: peak 81 bytes/event with, 94 without).
                 if matching.steps() >= RELEASE_SCHEDULE_MIN_STEPS {
                     crate::memory::release_freed_here();
                 }
