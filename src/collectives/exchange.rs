@@ -6,10 +6,12 @@ use super::{Builder, chunks};
 /// Dissemination barrier: in round `k` rank `r` signals `r + 2^k` and hears from `r − 2^k`.
 pub fn barrier_dissemination(b: &mut Builder) {
     let p = b.p;
+    // Modulo P without a division (both below 2P).
+    let wrap = |x: usize| if x < p { x } else { x - p };
     let mut d = 1;
     while d < p {
         for r in 0..p {
-            b.sendrecv(r, (r + d) % p, 0, (r + p - d) % p, 0);
+            b.sendrecv(r, wrap(r + d), 0, wrap(r + p - d), 0);
         }
         d <<= 1;
     }
