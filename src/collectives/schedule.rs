@@ -204,22 +204,6 @@ pub struct MessageBytes {
 }
 
 impl MessageBytes {
-    /// Adds a message of `b` bytes: one count a message only from the first that differs.
-    fn push(&mut self, b: u64) {
-        match (self.n, self.mask) {
-            (0, _) => self.each = vec![b],
-            (_, 0) if b == self.each[0] => {}
-            (n, mask) => {
-                if mask == 0 {
-                    self.each = vec![self.each[0]; n];
-                    self.mask = u32::MAX;
-                }
-                self.each.push(b);
-            }
-        }
-        self.n += 1;
-    }
-
     /// Number of messages.
     pub fn len(&self) -> usize {
         self.n
@@ -504,151 +488,237 @@ impl Schedule {
     /// Pairs every send with its receive by order per (sender, receiver); an unmatched half,
     /// a peer out of range or a size mismatch is an error naming the rank and step (the first
     /// such receive in rank and step order; else the first pair, in rank order, with sends
-    /// never received). Messages are numbered in rank and step order. Each sender's sends,
-    /// sorted by receiver, meet the receives from it, which a counting sort on the sender
-    /// leaves in rank and step order: no table of queues, no allocation per pair, no sort of
-    /// all the messages.
+    /// never received). Messages are numbered in rank and step order. Each sender's sends are
+    /// sorted by receiver; each receiver's receives, sorted by sender, take the sends to it in
+    /// their sender's list in order: no table of queues, no sort of all the messages, and the
+    /// ranks in blocks on the pool's threads, each writing its own steps' ids.
     pub fn matching(&self) -> Result<Matching, Error> {
-        let p = self.ranks();
-        let n = self.steps();
+        let (p, n) = (self.ranks(), self.steps());
         if u32::try_from(n).is_err() {
             return Err(Error::Usage(format!("schedule: {n} steps, more than 2^32")));
         }
         let first: Vec<u32> = self.first.iter().map(|&f| f as u32).collect();
-        let mut m = Matching {
-            ids: vec![(NONE, NONE); first[p] as usize],
-            first,
-            bytes: MessageBytes::default(),
-            reductions: Vec::new(),
-            levels: None,
-        };
-        let mut first_bad: Option<(u32, u32, String)> = None;
-        let mut note = |r: u32, i: u32, what: String| {
-            if first_bad.as_ref().is_none_or(|b| (r, i) < (b.0, b.1)) {
-                first_bad = Some((r, i, what));
-            }
-        };
-        // Per sender, `(receiver, message)` sorted; the receives from each sender counted. A
-        // send a step reserved: grown by doubling, `sends` would hold both its copies at once
-        // (pages never written take no memory).
-        let mut sends: Vec<(u32, u32)> = Vec::with_capacity(m.ids.len());
-        let mut sends_from = Vec::with_capacity(p + 1);
-        sends_from.push(0usize);
-        let mut recvs_from = vec![0usize; p + 1];
+        let blocks = block_ends(p);
+        // Rank r's sends are messages sent_before[r]..sent_before[r + 1].
+        let mut sent_before = vec![0usize; p + 1];
+        let counts: Vec<usize> = (0..p)
+            .into_par_iter()
+            .map(|r| self.of(r).iter().filter(|s| s.to != NONE).count())
+            .collect();
         for r in 0..p {
-            for (i, s) in self.of(r).iter().enumerate() {
-                if (s.to, s.from) == (NONE, NONE) {
-                    let bytes = self.bytes(s.send);
-                    if m.reductions.last() != Some(&bytes) {
-                        m.reductions.push(bytes);
-                    }
-                    let k = m.reductions.len() - 1;
-                    if k as u32 >= REDUCTION {
-                        return Err(bad(r, i, "more than 2^31 reductions".into()));
-                    }
-                    m.ids[m.first[r] as usize + i].1 = REDUCTION | k as u32;
-                }
-                if s.to != NONE {
-                    if s.to as usize >= p || s.to as usize == r {
-                        return Err(bad(r, i, format!("sends to rank {} (P = {p})", s.to)));
-                    }
-                    if m.bytes.len() >= REDUCTION as usize {
-                        return Err(bad(r, i, "more than 2^31 messages".into()));
-                    }
-                    let id = m.bytes.len() as u32;
-                    m.bytes.push(self.bytes(s.send));
-                    m.ids[m.first[r] as usize + i].0 = id;
-                    sends.push((s.to, id));
-                }
-                match s.from {
-                    NONE => {}
-                    from if (from as usize) < p => recvs_from[from as usize + 1] += 1,
-                    from => note(
-                        r as u32,
-                        i as u32,
-                        format!("receives from rank {from}, which sends no matching message"),
-                    ),
-                }
-            }
-            let mine = *sends_from.last().expect("pushed");
-            sends[mine..].sort_unstable();
-            sends_from.push(sends.len());
+            sent_before[r + 1] = sent_before[r] + counts[r];
         }
-        for a in 0..p {
-            recvs_from[a + 1] += recvs_from[a];
-        }
-        // `(receiver, its step)` of each receive, by sender.
-        let mut recvs = vec![(0u32, 0u32); recvs_from[p]];
-        let mut next = recvs_from.clone();
-        for r in 0..p {
-            for (i, s) in self.of(r).iter().enumerate() {
-                if s.from != NONE && (s.from as usize) < p {
-                    let at = &mut next[s.from as usize];
-                    recvs[*at] = (r as u32, m.first[r] + i as u32);
-                    *at += 1;
-                }
-            }
-        }
-        drop(next);
-        let mut unreceived: Option<((u32, u32), usize)> = None;
-        for a in 0..p {
-            let sent = &sends[sends_from[a]..sends_from[a + 1]];
-            let got = &recvs[recvs_from[a]..recvs_from[a + 1]];
-            let (mut x, mut y) = (0, 0);
-            while x < sent.len() || y < got.len() {
-                let to = sent.get(x).map(|&(to, _)| to);
-                let by = got.get(y).map(|&(r, _)| r);
-                match (to, by) {
-                    (Some(to), Some(by)) if to == by => {
-                        let (id, g) = (sent[x].1, got[y].1);
-                        let i = g - m.first[by as usize];
-                        let got_bytes = self.bytes(self.of(by as usize)[i as usize].recv);
-                        let sent_bytes = m.bytes.get(id);
-                        if sent_bytes != got_bytes {
-                            note(
-                                by,
-                                i,
-                                format!(
-                                    "receives {got_bytes} bytes from rank {a}, which sends {sent_bytes}"
-                                ),
-                            );
-                        }
-                        m.ids[g as usize].1 = id;
-                        x += 1;
-                        y += 1;
-                    }
-                    (Some(to), by) if by.is_none_or(|by| to < by) => {
-                        let pair = (a as u32, to);
-                        match &mut unreceived {
-                            None => unreceived = Some((pair, 1)),
-                            Some((q, n)) if *q == pair => *n += 1,
-                            Some(_) => {}
-                        }
-                        x += 1;
-                    }
-                    (_, by) => {
-                        let (r, g) = (by.expect("a receive left"), got[y].1);
-                        note(
-                            r,
-                            g - m.first[r as usize],
-                            format!("receives from rank {a}, which sends no matching message"),
-                        );
-                        y += 1;
-                    }
-                }
-            }
-        }
-        if let Some((r, i, what)) = first_bad {
-            return Err(bad(r as usize, i as usize, what));
-        }
-        if let Some(((from, to), n)) = unreceived {
+        drop(counts);
+        let messages = sent_before[p];
+        if messages >= REDUCTION as usize {
             return Err(Error::Usage(format!(
-                "schedule: rank {from} sends {n} message(s) to rank {to} that are never received"
+                "schedule: {messages} messages, more than 2^31"
             )));
         }
-        Ok(m)
+        let mut ids = vec![(NONE, NONE); n];
+        // Per sender, `(receiver, message)` sorted by receiver.
+        let mut sends = vec![(0u32, 0u32); messages];
+        let step_ends = || blocks.iter().map(|&(_, hi)| self.first[hi]);
+        let bad_send = cut(&mut ids, step_ends())
+            .into_par_iter()
+            .zip(cut(
+                &mut sends,
+                blocks.iter().map(|&(_, hi)| sent_before[hi]),
+            ))
+            .zip(&blocks)
+            .map(|((ids, sends), &(lo, hi))| {
+                let (mut k, mut bad) = (0, None);
+                for r in lo..hi {
+                    let (base, mine) = (self.first[r] - self.first[lo], k);
+                    for (i, s) in self.of(r).iter().enumerate() {
+                        if s.to == NONE {
+                            continue;
+                        }
+                        if s.to as usize >= p || s.to as usize == r {
+                            bad = bad.or(Some((r, i, s.to)));
+                        }
+                        let id = (sent_before[lo] + k) as u32;
+                        ids[base + i].0 = id;
+                        sends[k] = (s.to, id);
+                        k += 1;
+                    }
+                    sends[mine..k].sort_unstable();
+                }
+                bad
+            })
+            .collect::<Vec<_>>();
+        if let Some((r, i, to)) = bad_send.into_iter().flatten().next() {
+            return Err(bad(r, i, format!("sends to rank {to} (P = {p})")));
+        }
+        let bytes = self.message_bytes(&sent_before, &blocks);
+        let reductions = self.reductions(&mut ids)?;
+        // Each receive's message: `(first bad receive, its complaint)` and the receives
+        // matched, per block.
+        let received = cut(&mut ids, step_ends())
+            .into_par_iter()
+            .zip(&blocks)
+            .map(|(ids, &(lo, hi))| {
+                let (mut from, mut matched) = (Vec::new(), 0usize);
+                let mut bad: Option<(usize, usize, String)> = None;
+                let mut note = |r: usize, i: usize, what: String| {
+                    if bad.as_ref().is_none_or(|b| (r, i) < (b.0, b.1)) {
+                        bad = Some((r, i, what));
+                    }
+                };
+                for r in lo..hi {
+                    let base = self.first[r] - self.first[lo];
+                    from.clear();
+                    from.extend(
+                        (self.of(r).iter().enumerate())
+                            .filter(|(_, s)| s.from != NONE)
+                            .map(|(i, s)| (s.from, i as u32)),
+                    );
+                    from.sort_unstable();
+                    for group in from.chunk_by(|x, y| x.0 == y.0) {
+                        let a = group[0].0 as usize;
+                        let theirs = match a < p {
+                            true => &sends[sent_before[a]..sent_before[a + 1]],
+                            false => &[][..],
+                        };
+                        let lo = theirs.partition_point(|s| (s.0 as usize) < r);
+                        let to_me = &theirs[lo..theirs.partition_point(|s| s.0 as usize <= r)];
+                        for (k, &(_, i)) in group.iter().enumerate() {
+                            let i = i as usize;
+                            let Some(&(_, id)) = to_me.get(k) else {
+                                note(
+                                    r,
+                                    i,
+                                    format!(
+                                        "receives from rank {a}, which sends no matching message"
+                                    ),
+                                );
+                                continue;
+                            };
+                            let (got, sent) = (self.bytes(self.of(r)[i].recv), bytes.get(id));
+                            if got != sent {
+                                note(
+                                    r,
+                                    i,
+                                    format!(
+                                        "receives {got} bytes from rank {a}, which sends {sent}"
+                                    ),
+                                );
+                            }
+                            ids[base + i].1 = id;
+                            matched += 1;
+                        }
+                    }
+                }
+                (bad, matched)
+            })
+            .collect::<Vec<_>>();
+        let matched: usize = received.iter().map(|b| b.1).sum();
+        if let Some((r, i, what)) = received.into_iter().find_map(|b| b.0) {
+            return Err(bad(r, i, what));
+        }
+        if matched < messages {
+            return Err(self.unreceived(&sends, &sent_before));
+        }
+        Ok(Matching {
+            first,
+            ids,
+            bytes,
+            reductions,
+            levels: None,
+        })
     }
 
+    /// The bytes of the messages rank `r` sends from `sent_before[r]` on, found by the
+    /// `blocks` of ranks on the pool's threads.
+    fn message_bytes(&self, sent_before: &[usize], blocks: &[(usize, usize)]) -> MessageBytes {
+        let sent = |r: usize| {
+            (self.of(r).iter())
+                .filter(|s| s.to != NONE)
+                .map(|s| self.bytes(s.send))
+        };
+        let Some(b) = (0..self.ranks()).find_map(|r| sent(r).next()) else {
+            return MessageBytes::default();
+        };
+        let n = sent_before[self.ranks()];
+        if (0..self.ranks())
+            .into_par_iter()
+            .all(|r| sent(r).all(|x| x == b))
+        {
+            return MessageBytes {
+                each: vec![b],
+                mask: 0,
+                n,
+            };
+        }
+        let mut each = vec![0; n];
+        cut(&mut each, blocks.iter().map(|&(_, hi)| sent_before[hi]))
+            .into_par_iter()
+            .zip(blocks)
+            .for_each(|(each, &(lo, hi))| {
+                for (x, b) in each.iter_mut().zip((lo..hi).flat_map(sent)) {
+                    *x = b;
+                }
+            });
+        MessageBytes {
+            each,
+            mask: u32::MAX,
+            n,
+        }
+    }
+
+    /// The bytes of the reductions, consecutive equal ones sharing an entry, each named in
+    /// `ids` where a receive's message is.
+    fn reductions(&self, ids: &mut [(u32, u32)]) -> Result<Vec<u64>, Error> {
+        let mut reductions = Vec::new();
+        for r in 0..self.ranks() {
+            for (i, s) in self.of(r).iter().enumerate() {
+                if (s.to, s.from) != (NONE, NONE) {
+                    continue;
+                }
+                let bytes = self.bytes(s.send);
+                if reductions.last() != Some(&bytes) {
+                    reductions.push(bytes);
+                }
+                let k = reductions.len() - 1;
+                if k as u32 >= REDUCTION {
+                    return Err(bad(r, i, "more than 2^31 reductions".into()));
+                }
+                ids[self.first[r] + i].1 = REDUCTION | k as u32;
+            }
+        }
+        Ok(reductions)
+    }
+
+    /// The first pair, in rank order, with sends never received, where fewer receives than
+    /// sends matched.
+    fn unreceived(&self, sends: &[(u32, u32)], sent_before: &[usize]) -> Error {
+        for a in 0..self.ranks() {
+            let theirs = &sends[sent_before[a]..sent_before[a + 1]];
+            for group in theirs.chunk_by(|x, y| x.0 == y.0) {
+                let to = group[0].0;
+                let got = self
+                    .of(to as usize)
+                    .iter()
+                    .filter(|s| s.from == a as u32)
+                    .count();
+                if group.len() > got {
+                    return Error::Usage(format!(
+                        "schedule: rank {a} sends {} message(s) to rank {to} that are never received",
+                        group.len() - got
+                    ));
+                }
+            }
+        }
+        unreachable!("fewer receives matched than sends, yet every pair received all")
+    }
+
+    /// Pairs every send with its receive by order per (sender, receiver); an unmatched half,
+    /// a peer out of range or a size mismatch is an error naming the rank and step (the first
+    /// such receive in rank and step order; else the first pair, in rank order, with sends
+    /// never received). Messages are numbered in rank and step order. Each sender's sends,
+    /// sorted by receiver, meet the receives from it, which a counting sort on the sender
+    /// leaves in rank and step order: no table of queues, no allocation per pair, no sort of
+    /// all the messages.
     /// A byte count as a step keeps it.
     #[inline]
     fn bytes(&self, b: u32) -> u64 {
@@ -657,6 +727,27 @@ impl Schedule {
             b => self.big[(b & !BIG) as usize],
         }
     }
+}
+
+/// The ranks `0..p` in blocks `(first, end)` for the pool's threads: 4 a thread, of 1,024 ranks
+/// or more.
+fn block_ends(p: usize) -> Vec<(usize, usize)> {
+    let size = p.div_ceil(4 * rayon::current_num_threads()).max(1024);
+    (0..p)
+        .step_by(size)
+        .map(|lo| (lo, (lo + size).min(p)))
+        .collect()
+}
+
+/// `v` cut before each of `ends` (increasing, the last `v.len()`): a slice each.
+fn cut<T>(mut v: &mut [T], ends: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+    let (mut out, mut at) = (Vec::new(), 0);
+    for end in ends {
+        let (mine, rest) = std::mem::take(&mut v).split_at_mut(end - at);
+        out.push(mine);
+        (v, at) = (rest, end);
+    }
+    out
 }
 
 fn bad(r: usize, i: usize, what: String) -> Error {
@@ -752,6 +843,49 @@ mod tests {
         assert_eq!(passes(chain(364).leveled_at_any_cost()), Some(364));
     }
 
+    /// A ring of 3,000 ranks, each sending rank r + 1 8 bytes then receiving from r - 1, in
+    /// blocks of 1,024 ranks on 3 threads: the first bad receive in rank order is named
+    /// whichever block finds it, then a send never received.
+    #[test]
+    fn the_first_bad_receive_is_named_whatever_block_finds_it() {
+        let p = 3000u32;
+        let ring = |change: &dyn Fn(u32) -> Option<Vec<Step>>| {
+            let ranks = (0..p).map(|r| {
+                change(r).unwrap_or_else(|| vec![send((r + 1) % p, 8), recv((r + p - 1) % p, 8)])
+            });
+            let s = Schedule::from_steps(ranks.collect());
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
+            pool.install(|| s.matching().map(|_| ()).map_err(|e| e.to_string()))
+        };
+        let wrong = |r| match r {
+            1500 => Some(vec![send(1501, 8), recv(7, 8)]),
+            2500 => Some(vec![send(2501, 8), recv(2499, 9)]),
+            _ => None,
+        };
+        assert_eq!(
+            ring(&wrong),
+            Err("schedule: rank 1500, step 1: receives from rank 7, which sends no matching message".into())
+        );
+        assert_eq!(
+            ring(&|r| wrong(r).filter(|_| r == 2500)),
+            Err(
+                "schedule: rank 2500, step 1: receives 9 bytes from rank 2499, which sends 8"
+                    .into()
+            )
+        );
+        assert_eq!(
+            ring(&|r| (r == 1500).then(|| vec![send(1501, 8)])),
+            Err(
+                "schedule: rank 1499 sends 1 message(s) to rank 1500 that are never received"
+                    .into()
+            )
+        );
+        assert_eq!(ring(&|_| None), Ok(()));
+    }
+
     #[test]
     fn the_nth_send_of_a_pair_meets_its_nth_receive() {
         // Rank 0 sends 10 then 20 bytes to rank 1, which receives them between an exchange
@@ -788,21 +922,34 @@ mod tests {
         assert_eq!(m.ids(2), [(3, 2)]);
     }
 
+    /// A ring of 3,000 ranks (blocks of 1,024 on 3 threads) whose messages all carry 8 bytes
+    /// keeps one count; where rank 2000 sends 5, one a message.
     #[test]
-    fn message_bytes_are_one_count_until_one_differs() {
-        let mut b = MessageBytes::default();
-        for x in [8, 8, 8] {
-            b.push(x);
-        }
-        assert_eq!(b.each, [8]);
-        assert_eq!((b.len(), b.get(2), b.total()), (3, 8, 24));
-        b.push(5);
-        b.push(8);
-        assert_eq!(
-            (0..5).map(|i| b.get(i)).collect::<Vec<_>>(),
-            [8, 8, 8, 5, 8]
-        );
-        assert_eq!((b.len(), b.total()), (5, 37));
+    fn message_bytes_are_one_count_unless_one_differs() {
+        let p = 3000u32;
+        let ring = |odd: u64| {
+            let bytes = |r| if r == 2000 { odd } else { 8 };
+            let ranks = (0..p).map(|r| {
+                vec![
+                    send((r + 1) % p, bytes(r)),
+                    recv((r + p - 1) % p, bytes((r + p - 1) % p)),
+                ]
+            });
+            let s = Schedule::from_steps(ranks.collect());
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
+            pool.install(|| s.matching()).unwrap().bytes
+        };
+        let same = ring(8);
+        assert_eq!(same.each, [8]);
+        assert_eq!((same.len(), same.get(2999), same.total()), (3000, 8, 24000));
+        let one_odd = ring(5);
+        assert_eq!(one_odd.each.len(), 3000);
+        let all: Vec<u64> = (0..3000).map(|id| one_odd.get(id)).collect();
+        assert_eq!((all[1999], all[2000], all[2001]), (8, 5, 8));
+        assert_eq!((one_odd.len(), one_odd.total()), (3000, 23997));
     }
 
     #[test]
