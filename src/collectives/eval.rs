@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{Levels, Matching, NONE, Schedule};
+use super::schedule::{Levels, Matching, NONE, Pass, Schedule};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
@@ -730,7 +730,25 @@ impl<M: CostModel> Evaluation<'_, M> {
                 self.finish(st, sid, rid, reduction);
             }
         };
-        for runs in levels.passes() {
+        for pass in levels.passes() {
+            let runs = match pass {
+                Pass::Every(end) if ranks.len() < PARALLEL_MIN_RUNS => {
+                    for (r, st) in ranks.iter_mut().enumerate() {
+                        run(st, r as u32, end);
+                    }
+                    continue;
+                }
+                Pass::Every(end) => {
+                    let pieces = ranks.par_chunks_mut(RUNS_PER_PIECE).enumerate();
+                    pieces.for_each(|(k, states)| {
+                        for (j, st) in states.iter_mut().enumerate() {
+                            run(st, (k * RUNS_PER_PIECE + j) as u32, end);
+                        }
+                    });
+                    continue;
+                }
+                Pass::Runs(runs) => runs,
+            };
             if runs.len() < PARALLEL_MIN_RUNS {
                 for &(r, end) in runs {
                     run(&mut ranks[r as usize], r, end);

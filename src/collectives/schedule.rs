@@ -236,17 +236,31 @@ impl MessageBytes {
 /// whatever its size: one order serves every model and eager limit.
 #[derive(Clone, Debug, Default)]
 pub struct Levels {
-    /// Pass `l`'s runs are `runs[start[l]..start[l + 1]]`, by rank.
+    /// Pass `l`'s runs are `runs[start[l]..start[l + 1]]`, by rank; `[(NONE, end)]` where every
+    /// rank runs to `end`.
     start: Vec<u32>,
     runs: Vec<(u32, u32)>,
 }
 
+/// One pass of [`Levels`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pass<'a> {
+    /// Every rank takes its steps up to this one: the rounds of a barrier or of a recursive
+    /// doubling, kept without a run a rank (40 MB for a barrier on 262,144 ranks).
+    Every(u32),
+    /// `(rank, end)`, by rank.
+    Runs(&'a [(u32, u32)]),
+}
+
 impl Levels {
-    /// Each pass's runs, `(rank, end)` by rank.
-    pub fn passes(&self) -> impl Iterator<Item = &[(u32, u32)]> {
+    /// Each pass.
+    pub fn passes(&self) -> impl Iterator<Item = Pass<'_>> {
         self.start
             .windows(2)
-            .map(|w| &self.runs[w[0] as usize..w[1] as usize])
+            .map(|w| match &self.runs[w[0] as usize..w[1] as usize] {
+                &[(NONE, end)] => Pass::Every(end),
+                runs => Pass::Runs(runs),
+            })
     }
 }
 
@@ -336,11 +350,11 @@ impl Matching {
                 .all(|(id, other)| id == NONE || other[id as usize].load(Relaxed) < l)
         };
         (0..p).into_par_iter().for_each(|r| call(r, 0, 0));
-        let mut start = vec![0, p as u32];
+        let mut start = vec![0, 1];
         // At most a run a step after pass 0's: reserved, as a vector grown by doubling would
         // hold both its copies at once (pages never written take no memory).
-        let mut runs: Vec<(u32, u32)> = Vec::with_capacity(p + steps);
-        runs.extend((0..p as u32).map(|r| (r, 0)));
+        let mut runs: Vec<(u32, u32)> = Vec::with_capacity(1 + steps);
+        runs.push((NONE, 0));
         // The ranks not done: each with its next step before this pass and after.
         let mut active: Vec<(u32, u32, u32)> = (0..p as u32)
             .filter(|&r| !self.ids(r as usize).is_empty())
@@ -363,10 +377,16 @@ impl Matching {
                     }
                 });
             let (before, mut kept) = (runs.len(), 0);
+            let end = active[0].2;
+            let every = active.len() == p && active.iter().all(|&(_, k0, k)| k0 < k && k == end);
+            if every {
+                runs.push((NONE, end));
+            }
             for i in 0..active.len() {
                 let (r, k0, k) = active[i];
                 match k > k0 {
-                    true => runs.push((r, k)),
+                    true if !every => runs.push((r, k)),
+                    true => {}
                     false => idle += 1,
                 }
                 if (k as usize) < self.ids(r as usize).len() {
@@ -786,19 +806,13 @@ mod tests {
             vec![recv(1, 8)],
         ]);
         let m = s.matching().unwrap().leveled(0);
-        let passes: Vec<Vec<(u32, u32)>> = m
-            .levels
-            .as_ref()
-            .unwrap()
-            .passes()
-            .map(<[_]>::to_vec)
-            .collect();
+        let passes: Vec<Pass> = m.levels.as_ref().unwrap().passes().collect();
         assert_eq!(
             passes,
             [
-                vec![(0, 0), (1, 0), (2, 0)],
-                vec![(0, 1), (1, 3)],
-                vec![(2, 1)]
+                Pass::Every(0),
+                Pass::Runs(&[(0, 1), (1, 3)]),
+                Pass::Runs(&[(2, 1)])
             ]
         );
         // Passes under two runs on average are not worth sharing.
@@ -816,6 +830,52 @@ mod tests {
                 .leveled(0)
                 .levels
                 .is_none()
+        );
+    }
+
+    /// Three ranks, each exchanging with the next then reducing, twice: every rank runs to its
+    /// second step in pass 1 and its fourth in pass 2, passes kept without a run a rank. One
+    /// rank more, receiving what rank 0 sends last (called in pass 2, its receive in pass 0),
+    /// makes them lists: it sits out passes 1 and 2 and receives in pass 3.
+    #[test]
+    fn passes_where_every_rank_moves_alike_take_no_list() {
+        let round = |r: u32, p: u32| {
+            let sr = Step::SendRecv {
+                to: (r + 1) % p,
+                send_bytes: 8,
+                from: (r + p - 1) % p,
+                recv_bytes: 8,
+            };
+            [sr, Step::Reduce { bytes: 8 }]
+        };
+        let lockstep = Schedule::from_steps(
+            (0..3)
+                .map(|r| [round(r, 3), round(r, 3)].concat())
+                .collect(),
+        );
+        let levels = lockstep.matching().unwrap().leveled(0).levels.unwrap();
+        let passes: Vec<Pass> = levels.passes().collect();
+        assert_eq!(passes, [Pass::Every(0), Pass::Every(2), Pass::Every(4)]);
+        let mut ranks: Vec<Vec<Step>> = (0..3)
+            .map(|r| [round(r, 3), round(r, 3)].concat())
+            .collect();
+        ranks[0].push(send(3, 8));
+        ranks.push(vec![recv(0, 8)]);
+        let levels = Schedule::from_steps(ranks)
+            .matching()
+            .unwrap()
+            .leveled(0)
+            .levels
+            .unwrap();
+        let passes: Vec<Pass> = levels.passes().collect();
+        assert_eq!(
+            passes,
+            [
+                Pass::Every(0),
+                Pass::Runs(&[(0, 2), (1, 2), (2, 2)]),
+                Pass::Runs(&[(0, 5), (1, 4), (2, 4)]),
+                Pass::Runs(&[(3, 1)])
+            ]
         );
     }
 
