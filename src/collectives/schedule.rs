@@ -189,7 +189,8 @@ pub struct Matching {
     /// Where each rank's steps start in `ids`, and their total at the end.
     first: Vec<u32>,
     /// Per step, in rank then step order: `(send message, receive message)`, [`NONE`] where the
-    /// half is absent; a reduction's is `(NONE, REDUCTION | its place in reductions)`.
+    /// half is absent; a reduction's is `(NONE, REDUCTION | its place in reductions)`. Messages
+    /// are numbered in rank and step order, or by [`Levels`] once leveled.
     ids: Vec<(u32, u32)>,
     /// Bytes of each message.
     pub bytes: MessageBytes,
@@ -291,8 +292,16 @@ impl Matching {
         self.first.len() - 1
     }
 
+    /// Has the core fetch rank `r`'s step `pos` (any `pos`: nothing is read).
+    #[inline(always)]
+    pub fn prefetch(&self, r: usize, pos: usize) {
+        let at = self.ids.as_ptr().wrapping_add(self.first[r] as usize + pos);
+        crate::trace::prefetch_ptr(at.cast());
+    }
+
     /// The first message rank `r` sends, or any rank after it (messages are numbered in rank
-    /// and step order: the messages ranks `a..b` send are `first_message(a)..first_message(b)`).
+    /// and step order: the messages ranks `a..b` send are `first_message(a)..first_message(b)`;
+    /// not so once leveled).
     pub fn first_message(&self, r: usize) -> u32 {
         let after = &self.ids[self.first[r] as usize..];
         after
@@ -318,15 +327,64 @@ impl Matching {
     /// average (a narrow pass gives threads little to share), no step waits, even rendezvous,
     /// on one after it, and finding them looks at ranks that cannot go on no more often than
     /// the steps or [`IDLE_LOOKS`] times (a pipeline whose ranks wait in most passes).
-    pub fn leveled(mut self, min_width: usize) -> Matching {
-        self.levels = self.levels(min_width, self.steps().max(IDLE_LOOKS));
-        self
+    pub fn leveled(self, min_width: usize) -> Matching {
+        let levels = self.levels(min_width, self.steps().max(IDLE_LOOKS));
+        self.numbered_by(levels)
     }
 
     /// [`Matching::leveled`] whatever the looks.
     #[cfg(test)]
-    pub fn leveled_at_any_cost(mut self) -> Matching {
-        self.levels = self.levels(0, usize::MAX);
+    pub fn leveled_at_any_cost(self) -> Matching {
+        let levels = self.levels(0, usize::MAX);
+        self.numbered_by(levels)
+    }
+
+    /// This matching with `levels`, its messages numbered again in the order the passes call
+    /// their send halves (by pass, rank and step), where they were in rank and step order: a
+    /// pass then writes and reads the evaluation's arrays message after message, where a
+    /// barrier's took a cache line a message (by rank, the messages of one round lie 18 apart
+    /// on 262,144 ranks).
+    fn numbered_by(mut self, levels: Option<Levels>) -> Matching {
+        let Some(levels) = levels else {
+            return self;
+        };
+        let (p, n) = (self.ranks(), self.bytes.len());
+        let mut new = vec![NONE; n];
+        let (mut next, mut called) = (0u32, vec![0u32; p]);
+        let mut call = |r: usize, end: u32| {
+            let ids = self.ids(r);
+            let to = (end as usize + 1).min(ids.len());
+            for &(sid, _) in ids.get(called[r] as usize..to).unwrap_or_default() {
+                if sid != NONE {
+                    new[sid as usize] = next;
+                    next += 1;
+                }
+            }
+            called[r] = called[r].max(to as u32);
+        };
+        for pass in levels.passes() {
+            match pass {
+                Pass::Every(end) => (0..p).for_each(|r| call(r, end)),
+                Pass::Runs(runs) => runs.iter().for_each(|&(r, end)| call(r as usize, end)),
+            }
+        }
+        debug_assert_eq!(next as usize, n, "every send called once");
+        self.ids.par_iter_mut().for_each(|(sid, rid)| {
+            if *sid != NONE {
+                *sid = new[*sid as usize];
+            }
+            if *rid != NONE && *rid < REDUCTION {
+                *rid = new[*rid as usize];
+            }
+        });
+        if self.bytes.mask != 0 {
+            let mut each = vec![0; n];
+            for (old, &b) in self.bytes.each.iter().enumerate() {
+                each[new[old] as usize] = b;
+            }
+            self.bytes.each = each;
+        }
+        self.levels = Some(levels);
         self
     }
 
@@ -844,7 +902,8 @@ mod tests {
     }
 
     /// Three ranks, each exchanging with the next then reducing, twice: every rank runs to its
-    /// second step in pass 1 and its fourth in pass 2, passes kept without a run a rank. One
+    /// second step in pass 1 and its fourth in pass 2, passes kept without a run a rank, its
+    /// messages numbered by pass. One
     /// rank more, receiving what rank 0 sends last (called in pass 2, its receive in pass 0),
     /// makes them lists: it sits out passes 1 and 2 and receives in pass 3.
     #[test]
@@ -863,9 +922,21 @@ mod tests {
                 .map(|r| [round(r, 3), round(r, 3)].concat())
                 .collect(),
         );
-        let levels = lockstep.matching().unwrap().leveled(0).levels.unwrap();
-        let passes: Vec<Pass> = levels.passes().collect();
+        let m = lockstep.matching().unwrap();
+        // By rank, rank 0 sends messages 0 and 1, rank 1 2 and 3, rank 2 4 and 5.
+        assert_eq!(
+            (m.ids(0)[0], m.ids(0)[2], m.ids(1)[2]),
+            ((0, 4), (1, 5), (3, 1))
+        );
+        let m = m.leveled(0);
+        let passes: Vec<Pass> = m.levels.as_ref().unwrap().passes().collect();
         assert_eq!(passes, [Pass::Every(0), Pass::Every(2), Pass::Every(4)]);
+        // By pass: pass 0 calls every rank's first exchange (messages 0, 1, 2), pass 1 their
+        // second (3, 4, 5).
+        assert_eq!(
+            (m.ids(0)[0], m.ids(0)[2], m.ids(1)[2]),
+            ((0, 2), (3, 5), (4, 3))
+        );
         let mut ranks: Vec<Vec<Step>> = (0..3)
             .map(|r| [round(r, 3), round(r, 3)].concat())
             .collect();

@@ -475,10 +475,10 @@ proptest! {
                 eval::evaluate_by(&m, &loggp, 1.0, start, &mut Default::default(),
                     eval::Order::Queue).unwrap(),
             );
-            for order in [eval::Order::Passes, eval::Order::Blocks] {
+            for (order, m) in [(eval::Order::Passes, &leveled), (eval::Order::Blocks, &m)] {
                 let by = |scratch: &mut _| pool.install(|| (
-                    eval::evaluate_by(&leveled, &loggps, 1.0, start, scratch, order),
-                    eval::evaluate_by(&leveled, &loggp, 1.0, start, scratch, order),
+                    eval::evaluate_by(m, &loggps, 1.0, start, scratch, order),
+                    eval::evaluate_by(m, &loggp, 1.0, start, scratch, order),
                 ));
                 let (gps, gp) = by(&mut kept);
                 let (gps, gp) = (gps.unwrap(), gp.unwrap());
