@@ -391,12 +391,12 @@ struct ScheduleKey {
 
 /// Schedules of fewer steps are not leveled (finding the passes its threads can share took
 /// about one evaluation when done on one thread; on two, a 262,144-rank barrier's take 45 ms, an
-/// evaluation by them 114).
+/// evaluation by them 70-100).
 const LEVELED_MIN_STEPS: usize = 1 << 16;
 /// The fewest steps of a schedule whose memory is handed back to the system once it is matched:
 /// on the 65,536-rank Allreduce loop (binomial, 327,675 steps), peak 71.5 -> 65.8 bytes/event
 /// at 1 thread, 74.2 -> 68.5 at 2, for 1.2 ms of `mi_collect` (medians of 6 alternating runs;
-/// the 2-thread replay 1-3% longer over 12); by recursive doubling, whose levels are found at 2
+/// the 2-thread replay 1-3% longer over 12); by recursive doubling, whose levels were found at 2
 /// threads, 126.4 -> 111.8 (one run).
 const RELEASE_SCHEDULE_MIN_STEPS: usize = 1 << 18;
 
@@ -709,7 +709,7 @@ impl Shared<'_> {
                     crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
                 let mut matching = schedule.matching()?;
                 drop(schedule);
-                if eval::threads() > 1 && matching.steps() >= LEVELED_MIN_STEPS && matching.even() {
+                if matching.steps() >= LEVELED_MIN_STEPS && matching.even() {
                     matching = matching.leveled(LEVELED_MIN_WIDTH);
                 }
                 // The schedule and what matching and leveling it used on the way, freed, the
