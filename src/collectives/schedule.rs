@@ -275,6 +275,10 @@ impl Levels {
     }
 }
 
+/// Ranks ahead that finding and numbering passes fetch the step of: each rank's steps lie a
+/// cache line or more from the next one's.
+const AHEAD: usize = 16;
+
 /// Looks at ranks that cannot go on that [`Matching::leveled`] takes whatever the steps.
 const IDLE_LOOKS: usize = 1 << 16;
 
@@ -351,7 +355,11 @@ impl Matching {
         let (p, n) = (self.ranks(), self.bytes.len());
         let mut new = vec![NONE; n];
         let (mut next, mut called) = (0u32, vec![0u32; p]);
-        let mut call = |r: usize, end: u32| {
+        // Calls rank `r`'s steps up to `end`, fetching ahead the next step of rank `ahead`.
+        let mut call = |r: usize, end: u32, ahead: Option<usize>| {
+            if let Some(a) = ahead.filter(|&a| a < p) {
+                self.prefetch(a, called[a] as usize);
+            }
             let ids = self.ids(r);
             let to = (end as usize + 1).min(ids.len());
             for &(sid, _) in ids.get(called[r] as usize..to).unwrap_or_default() {
@@ -364,8 +372,10 @@ impl Matching {
         };
         for pass in levels.passes() {
             match pass {
-                Pass::Every(end) => (0..p).for_each(|r| call(r, end)),
-                Pass::Runs(runs) => runs.iter().for_each(|&(r, end)| call(r as usize, end)),
+                Pass::Every(end) => (0..p).for_each(|r| call(r, end, Some(r + AHEAD))),
+                Pass::Runs(runs) => runs.iter().enumerate().for_each(|(k, &(r, end))| {
+                    call(r as usize, end, runs.get(k + AHEAD).map(|x| x.0 as usize))
+                }),
             }
         }
         debug_assert_eq!(next as usize, n, "every send called once");
@@ -434,16 +444,19 @@ impl Matching {
             if steps < min_width.saturating_mul(l as usize) || idle > max_idle {
                 return None;
             }
-            active
-                .par_iter_mut()
-                .with_min_len(256)
-                .for_each(|(r, _, k)| {
+            active.par_chunks_mut(256).for_each(|ranks| {
+                for i in 0..ranks.len() {
+                    if let Some(&(a, _, at)) = ranks.get(i + AHEAD) {
+                        self.prefetch(a as usize, at as usize);
+                    }
+                    let (r, _, k) = &mut ranks[i];
                     let ids = self.ids(*r as usize);
                     while (*k as usize) < ids.len() && ready(ids[*k as usize], l) {
                         *k += 1;
                         call(*r as usize, *k as usize, l);
                     }
-                });
+                }
+            });
             let (before, mut kept) = (runs.len(), 0);
             let end = active[0].2;
             let every = active.len() == p && active.iter().all(|&(_, k0, k)| k0 < k && k == end);
