@@ -60,8 +60,9 @@ pub struct Schedule {
 }
 
 /// A schedule being built: steps in the order they are added, each with its rank, put rank
-/// after rank by [`Log::finish`] (as they are where they were added so). One vector, where a vector a rank grown by doubling held 512
-/// bytes for a barrier rank's 18 steps of 16 (134 MB on 262,144 ranks).
+/// after rank by [`Log::finish`] (as they are where they were added so). One vector, where a
+/// vector a rank grown by doubling held 512 bytes for a barrier rank's 18 steps of 16 (134 MB
+/// on 262,144 ranks).
 #[derive(Debug, Default)]
 pub struct Log {
     p: usize,
@@ -813,13 +814,6 @@ impl Schedule {
         unreachable!("fewer receives matched than sends, yet every pair received all")
     }
 
-    /// Pairs every send with its receive by order per (sender, receiver); an unmatched half,
-    /// a peer out of range or a size mismatch is an error naming the rank and step (the first
-    /// such receive in rank and step order; else the first pair, in rank order, with sends
-    /// never received). Messages are numbered in rank and step order. Each sender's sends,
-    /// sorted by receiver, meet the receives from it, which a counting sort on the sender
-    /// leaves in rank and step order: no table of queues, no allocation per pair, no sort of
-    /// all the messages.
     /// A byte count as a step keeps it.
     #[inline]
     fn bytes(&self, b: u32) -> u64 {
