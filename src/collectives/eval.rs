@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::schedule::{Levels, Matching, NONE, Pass, Schedule};
+use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
@@ -768,15 +768,16 @@ impl<M: CostModel> Evaluation<'_, M> {
                 continue;
             }
             // Runs are by rank: each piece's ranks lie apart from the others'.
-            let mut pieces = Vec::with_capacity(runs.len().div_ceil(RUNS_PER_PIECE));
-            let (mut rest, mut base) = (&mut *ranks, 0);
-            for piece in runs.chunks(RUNS_PER_PIECE) {
-                let end = piece[piece.len() - 1].0 as usize + 1;
-                let (mine, after) = std::mem::take(&mut rest).split_at_mut(end - base);
-                pieces.push((piece, mine, base));
-                (rest, base) = (after, end);
-            }
-            pieces.into_par_iter().for_each(|(piece, states, base)| {
+            let ends = runs
+                .chunks(RUNS_PER_PIECE)
+                .map(|piece| piece[piece.len() - 1].0 as usize + 1);
+            let bases = std::iter::once(0).chain(ends.clone());
+            let pieces: Vec<_> = runs
+                .chunks(RUNS_PER_PIECE)
+                .zip(cut(ranks, ends))
+                .zip(bases)
+                .collect();
+            pieces.into_par_iter().for_each(|((piece, states), base)| {
                 for (k, &(r, end)) in piece.iter().enumerate() {
                     if let Some(&(ahead, _)) = piece.get(k + PREFETCH_AHEAD) {
                         self.m

@@ -834,8 +834,9 @@ fn block_ends(p: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// `v` cut before each of `ends` (increasing, the last `v.len()`): a slice each.
-fn cut<T>(mut v: &mut [T], ends: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
+/// `v` cut before each of `ends` (increasing, none past `v.len()`): a slice each, what is
+/// after the last left out.
+pub(super) fn cut<T>(mut v: &mut [T], ends: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
     let (mut out, mut at) = (Vec::new(), 0);
     for end in ends {
         let (mine, rest) = std::mem::take(&mut v).split_at_mut(end - at);
