@@ -567,6 +567,19 @@ impl Schedule {
         self.steps.len()
     }
 
+    /// Whether every message goes between neighbouring ranks, `r` and `r ± 1` modulo P: a
+    /// ring's or a chain's.
+    pub fn neighbours_only(&self) -> bool {
+        let p = self.ranks();
+        let near = |r: usize, peer: u32| {
+            let peer = peer as usize;
+            peer == NONE as usize || peer == (r + 1) % p || (peer + 1) % p == r
+        };
+        (0..p)
+            .into_par_iter()
+            .all(|r| self.of(r).iter().all(|s| near(r, s.to) && near(r, s.from)))
+    }
+
     /// The same messages flowing the other way, each rank's steps in reverse order: a scatter
     /// tree becomes a gather tree, a broadcast tree a reduction tree without the reductions.
     pub fn reversed(mut self) -> Schedule {

@@ -601,3 +601,24 @@ fn estimates_bound_the_steps_closely() {
         }
     }
 }
+
+/// Rings and the pipeline's chain send to the next rank only (and a 2-rank exchange is between
+/// neighbours either way); recursive doubling's partner r ^ 2 on 7 ranks, a dissemination's
+/// r + 2, a binomial tree's root to rank 4 are not neighbours.
+#[test]
+fn rings_and_chains_are_neighbours_only() {
+    let m = simplified(10.0, 30.0);
+    let costs = |b| m.split_costs(b);
+    let local = |op, algo, p| {
+        build(op, algo, &Spec::new(p, 100_000), &costs)
+            .unwrap()
+            .neighbours_only()
+    };
+    assert!(local(Op::Allreduce, "ring", 7));
+    assert!(local(Op::Allgather, "ring", 7));
+    assert!(local(Op::Bcast, "pipeline", 7));
+    assert!(local(Op::Allreduce, "recursive-doubling", 2));
+    assert!(!local(Op::Allreduce, "recursive-doubling", 7));
+    assert!(!local(Op::Barrier, "dissemination", 7));
+    assert!(!local(Op::Bcast, "binomial", 7));
+}
