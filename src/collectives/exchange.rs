@@ -175,39 +175,45 @@ pub fn reduce_rabenseifner(b: &mut Builder, bytes: u64) {
     }
 }
 
-/// Ring reduce-scatter then ring allgather of `P` chunks.
+/// Ring reduce-scatter then ring allgather of `P` chunks, rank after rank (a schedule built so
+/// is kept as built, not sorted by rank: 0.8 GB copied on 4,096 ranks).
 pub fn allreduce_ring(b: &mut Builder, bytes: u64) {
     let c = chunks(bytes, b.p);
-    ring_reduce_scatter(b, &c);
-    ring_allgather(b, &c);
-}
-
-fn ring_reduce_scatter(b: &mut Builder, c: &[u64]) {
-    let p = b.p;
-    for r in 0..p {
-        for i in 0..p - 1 {
-            let out = (r + 2 * p - i - 1) % p;
-            let inn = (r + 2 * p - i - 2) % p;
-            b.sendrecv(r, (r + 1) % p, c[out], (r + p - 1) % p, c[inn]);
-            b.reduce(r, c[inn]);
-        }
+    for r in 0..b.p {
+        ring_reduce_scatter(b, &c, r);
+        ring_allgather(b, &c, r);
     }
 }
 
-fn ring_allgather(b: &mut Builder, c: &[u64]) {
-    let p = b.p;
-    for r in 0..p {
-        for i in 0..p - 1 {
-            let out = (r + p - i) % p;
-            let inn = (r + 2 * p - i - 1) % p;
-            b.sendrecv(r, (r + 1) % p, c[out], (r + p - 1) % p, c[inn]);
-        }
+/// Rank `vr`'s steps of a ring reduce-scatter of chunks `c`: in step `i` it passes chunk
+/// `vr − i − 1` on to `vr + 1` and reduces chunk `vr − i − 2` from `vr − 1` into its own.
+fn ring_reduce_scatter(b: &mut Builder, c: &[u64], vr: usize) {
+    let (p, next, prev) = (b.p, b.next(vr), b.prev(vr));
+    let (mut out, mut inn) = (prev, b.prev(prev));
+    for _ in 1..p {
+        b.sendrecv(vr, next, c[out], prev, c[inn]);
+        b.reduce(vr, c[inn]);
+        (out, inn) = (inn, b.prev(inn));
+    }
+}
+
+/// Rank `vr`'s steps of a ring allgather of chunks `c`: in step `i` it passes chunk `vr − i`
+/// on to `vr + 1` and takes chunk `vr − i − 1` from `vr − 1`.
+pub(super) fn ring_allgather(b: &mut Builder, c: &[u64], vr: usize) {
+    let (p, next, prev) = (b.p, b.next(vr), b.prev(vr));
+    let (mut out, mut inn) = (vr, prev);
+    for _ in 1..p {
+        b.sendrecv(vr, next, c[out], prev, c[inn]);
+        (out, inn) = (inn, b.prev(inn));
     }
 }
 
 /// Ring allgather of `bytes` per rank.
 pub fn allgather_ring(b: &mut Builder, bytes: u64) {
-    ring_allgather(b, &vec![bytes; b.p]);
+    let c = vec![bytes; b.p];
+    for r in 0..b.p {
+        ring_allgather(b, &c, r);
+    }
 }
 
 /// Recursive-doubling allgather; folded ranks hand their block in and get all others back.
@@ -260,7 +266,10 @@ pub fn alltoall_bruck(b: &mut Builder, bytes: u64) {
 
 /// Ring reduce-scatter of `bytes` per rank.
 pub fn reduce_scatter_ring(b: &mut Builder, bytes: u64) {
-    ring_reduce_scatter(b, &vec![bytes; b.p]);
+    let c = vec![bytes; b.p];
+    for r in 0..b.p {
+        ring_reduce_scatter(b, &c, r);
+    }
 }
 
 /// Pairwise reduce-scatter: step `i` sends `r + i` its block and reduces the one from `r − i`.

@@ -325,6 +325,22 @@ impl Builder {
         }
     }
 
+    /// The rank after `vr` in a ring, and the one before it.
+    fn next(&self, vr: usize) -> usize {
+        if vr + 1 == self.p { 0 } else { vr + 1 }
+    }
+
+    fn prev(&self, vr: usize) -> usize {
+        if vr == 0 { self.p - 1 } else { vr - 1 }
+    }
+
+    /// The ranks relative to the root, in the order of their ranks: a schedule whose ranks are
+    /// built so is kept as built, not sorted by rank.
+    fn by_rank(&self) -> impl Iterator<Item = usize> + use<> {
+        let first = self.p - self.root;
+        (first..self.p).chain(0..first)
+    }
+
     fn push(&mut self, vr: usize, step: Step) {
         debug_assert!(!self.reversed, "a step added after reverse()");
         let r = self.real(vr);

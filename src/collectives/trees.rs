@@ -67,7 +67,7 @@ pub fn bcast_scatter_allgather(b: &mut Builder, bytes: u64) {
     let p = b.p;
     let c = chunks(bytes, p);
     let span = |lo: usize, hi: usize| c[lo..hi.min(p)].iter().sum::<u64>();
-    for vr in 0..p {
+    for vr in b.by_rank() {
         let lsb = subtree(vr, p);
         if vr != 0 {
             b.recv(vr, vr - lsb, span(vr, vr + lsb));
@@ -79,13 +79,7 @@ pub fn bcast_scatter_allgather(b: &mut Builder, bytes: u64) {
             }
             m >>= 1;
         }
-    }
-    for vr in 0..p {
-        for i in 0..p - 1 {
-            let out = (vr + p - i) % p;
-            let inn = (vr + 2 * p - i - 1) % p;
-            b.sendrecv(vr, (vr + 1) % p, c[out], (vr + p - 1) % p, c[inn]);
-        }
+        super::exchange::ring_allgather(b, &c, vr);
     }
 }
 
