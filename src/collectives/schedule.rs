@@ -695,8 +695,9 @@ impl Schedule {
                             true => &sends[sent_before[a]..sent_before[a + 1]],
                             false => &[][..],
                         };
-                        let lo = theirs.partition_point(|s| (s.0 as usize) < r);
-                        let to_me = &theirs[lo..theirs.partition_point(|s| s.0 as usize <= r)];
+                        let to_me = &theirs[first_to(theirs, r as u32, p)..];
+                        let to_me =
+                            &to_me[..to_me.iter().take_while(|s| s.0 as usize == r).count()];
                         for (k, &(_, i)) in group.iter().enumerate() {
                             let i = i as usize;
                             let Some(&(_, id)) = to_me.get(k) else {
@@ -845,6 +846,38 @@ fn block_ends(p: usize) -> Vec<(usize, usize)> {
         .step_by(size)
         .map(|lo| (lo, (lo + size).min(p)))
         .collect()
+}
+
+/// Where the sends to rank `r` start in a sender's `(receiver, message)` list, sorted by
+/// receiver, of receivers under `p`: looked for where `r` would be among ranks spread evenly,
+/// then galloping from there. A sender to every rank (a pairwise all-to-all's) has them at
+/// that place, where a binary search loaded 12 cache lines: the matching of a pairwise
+/// all-to-all on 4,096 ranks 1.86-1.97 -> 0.52-0.57 s at 2 threads, a 262,144-rank barrier's
+/// 103-124 -> 92-106 ms.
+fn first_to(theirs: &[(u32, u32)], r: u32, p: usize) -> usize {
+    let n = theirs.len();
+    let below = |i: usize| theirs[i].0 < r;
+    let guess = (n as u64 * u64::from(r) / p as u64) as usize;
+    let (lo, hi) = if guess == n {
+        (0, n)
+    } else if below(guess) {
+        // All before `lo` are below `r`.
+        let (mut lo, mut step) = (guess + 1, 1);
+        while lo + step <= n && below(lo + step - 1) {
+            lo += step;
+            step *= 2;
+        }
+        (lo, (lo + step - 1).min(n))
+    } else {
+        // The one at `hi` is not.
+        let (mut hi, mut step) = (guess, 1);
+        while hi >= step && !below(hi - step) {
+            hi -= step;
+            step *= 2;
+        }
+        ((hi + 1).saturating_sub(step), hi)
+    };
+    lo + theirs[lo..hi].partition_point(|s| s.0 < r)
 }
 
 /// `v` cut before each of `ends` (increasing, none past `v.len()`): a slice each, what is
@@ -1155,5 +1188,26 @@ mod tests {
             ]),
             "schedule: rank 0 sends 2 message(s) to rank 1 that are never received"
         );
+    }
+
+    proptest::proptest! {
+        /// Where a sender's list starts its sends to `r`, found from a guess, is where a
+        /// binary search finds it: lists of up to 300 sends among up to 64 ranks, some
+        /// ranks sent many, some none.
+        #[test]
+        fn the_sends_to_a_rank_are_found_from_a_guess_as_by_a_binary_search(
+            p in 1u32..64,
+            mut to in proptest::collection::vec(0u32..64, 0..300),
+            r in 0u32..64,
+        ) {
+            to.iter_mut().for_each(|t| *t %= p);
+            to.sort_unstable();
+            let theirs: Vec<(u32, u32)> = to.iter().map(|&t| (t, 0)).collect();
+            let r = r % p;
+            proptest::prop_assert_eq!(
+                first_to(&theirs, r, p as usize),
+                theirs.partition_point(|s| s.0 < r)
+            );
+        }
     }
 }
