@@ -532,9 +532,8 @@ impl<M: CostModel> Evaluation<'_, M> {
         let mut queue: Vec<u32> = (0..ranks.len() as u32).rev().collect();
         while let Some(r) = queue.pop() {
             let st = &mut ranks[r as usize];
-            let ids = m.ids(r as usize);
-            while st.pos < ids.len() {
-                let (sid, rid, reduction) = m.halves(ids[st.pos]);
+            while let Some(h) = m.step(r as usize, st.pos) {
+                let (sid, rid, reduction) = m.halves(h);
                 if st.call.is_none() {
                     self.call(st, sid, rid);
                     for id in [sid, rid] {
@@ -556,8 +555,7 @@ impl<M: CostModel> Evaluation<'_, M> {
             }
         }
         for (r, st) in ranks.iter().enumerate() {
-            if st.pos < m.ids(r).len() {
-                let (send, recv) = m.ids(r)[st.pos];
+            if let Some((send, recv)) = m.step(r, st.pos) {
                 let id = |id: u32| match id {
                     NONE => "none".to_string(),
                     id => id.to_string(),
@@ -637,9 +635,8 @@ impl<M: CostModel> Evaluation<'_, M> {
         loop {
             while let Some(r) = queue.pop() {
                 let st = &mut states[r as usize - lo];
-                let steps_of = m.ids(r as usize);
                 loop {
-                    let Some(&h) = steps_of.get(st.pos) else {
+                    let Some(h) = m.step(r as usize, st.pos) else {
                         left -= 1;
                         break;
                     };
@@ -684,7 +681,7 @@ impl<M: CostModel> Evaluation<'_, M> {
                     return false;
                 };
                 let st = &states[r as usize - lo];
-                let (sid, rid, _) = m.halves(m.ids(r as usize)[st.pos]);
+                let (sid, rid, _) = m.halves(m.step(r as usize, st.pos).expect("waiting"));
                 let rendezvous = st.call.is_some_and(|c| c.is_some_and(|c| c.needs_tr));
                 let waits = rendezvous && get(self.tr, sid).is_nan()
                     || rid != NONE && get(self.from_sender, rid).is_nan();
@@ -726,8 +723,7 @@ impl<M: CostModel> Evaluation<'_, M> {
     /// run waits for, passes before published.
     fn by_passes(&self, levels: &Levels, ranks: &mut [RankState<M::Port>]) {
         let run = |st: &mut RankState<M::Port>, r: u32, end: u32| {
-            let ids = self.m.ids(r as usize);
-            while let Some(&h) = ids.get(st.pos) {
+            while let Some(h) = self.m.step(r as usize, st.pos) {
                 let (sid, rid, reduction) = self.m.halves(h);
                 if st.call.is_none() {
                     self.call(st, sid, rid);

@@ -445,8 +445,9 @@ fn every_algorithm() -> Vec<(Op, &'static str)> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Costed by passes or by blocks on three threads, every schedule gives what the one-thread
-    /// queue gives, bit for bit, under both models, eager and rendezvous, whatever the (random)
+    /// Costed by passes or by blocks on three threads, or by the queue once leveled (its steps
+    /// held step after step where every rank has as many), every schedule gives what the
+    /// one-thread queue gives, bit for bit, under both models, eager and rendezvous, whatever the (random)
     /// call times; the threaded costings in the arrays that all costings before left in one
     /// scratch (rank states of either model, completions handed back), the queue's in fresh ones.
     #[test]
@@ -475,7 +476,12 @@ proptest! {
                 eval::evaluate_by(&m, &loggp, 1.0, start, &mut Default::default(),
                     eval::Order::Queue).unwrap(),
             );
-            for (order, m) in [(eval::Order::Passes, &leveled), (eval::Order::Blocks, &m)] {
+            let orders = [
+                (eval::Order::Passes, &leveled),
+                (eval::Order::Queue, &leveled),
+                (eval::Order::Blocks, &m),
+            ];
+            for (order, m) in orders {
                 let by = |scratch: &mut _| pool.install(|| (
                     eval::evaluate_by(m, &loggps, 1.0, start, scratch, order),
                     eval::evaluate_by(m, &loggp, 1.0, start, scratch, order),
