@@ -59,17 +59,19 @@ pub struct Schedule {
     big: Vec<u64>,
 }
 
-/// A schedule being built: steps in the order they are added, each with its rank, put rank
-/// after rank by [`Log::finish`] (as they are where they were added so). One vector, where a
-/// vector a rank grown by doubling held 512 bytes for a barrier rank's 18 steps of 16 (134 MB
-/// on 262,144 ranks).
+/// A schedule being built: steps in the order they are added, put rank after rank by
+/// [`Log::finish`] (as they are where they were added so). One vector, where a vector a rank
+/// grown by doubling held 512 bytes for a barrier rank's 18 steps of 16 (134 MB on 262,144
+/// ranks).
 #[derive(Debug, Default)]
 pub struct Log {
-    p: usize,
     added: Vec<Packed>,
-    ranks: Vec<u32>,
-    /// Whether the ranks were added in order.
-    in_order: bool,
+    /// Each rank's steps.
+    counts: Vec<u32>,
+    /// Each step's rank, once one was added to a rank before the last one's (4 bytes a step
+    /// that a schedule added rank after rank does without).
+    ranks: Option<Vec<u32>>,
+    last: u32,
     big: Vec<u64>,
 }
 
@@ -78,17 +80,17 @@ impl Log {
     /// by doubling would hold both its copies at once; pages never written take no memory).
     pub fn with_capacity(p: usize, steps: usize) -> Log {
         Log {
-            p,
             added: Vec::with_capacity(steps),
-            ranks: Vec::with_capacity(steps),
-            in_order: true,
+            counts: vec![0; p],
+            ranks: None,
+            last: 0,
             big: Vec::new(),
         }
     }
 
     /// Appends `step` to rank `r`'s steps.
     pub fn push(&mut self, r: usize, step: Step) {
-        assert!(r < self.p, "rank {r} of {}", self.p);
+        assert!(r < self.counts.len(), "rank {r} of {}", self.counts.len());
         let mut bytes = |b: u64| match u32::try_from(b) {
             Ok(b) if b < BIG => b,
             _ => {
@@ -127,29 +129,39 @@ impl Log {
                 recv: 0,
             },
         };
-        self.in_order &= self.ranks.last().is_none_or(|&last| last as usize <= r);
+        let r32 = r as u32;
+        if self.ranks.is_none() && r32 < self.last {
+            // The steps so far, rank after rank.
+            let mut ranks = Vec::with_capacity(self.added.capacity());
+            for (q, &n) in self.counts.iter().enumerate() {
+                ranks.extend(std::iter::repeat_n(q as u32, n as usize));
+            }
+            self.ranks = Some(ranks);
+        }
+        match &mut self.ranks {
+            Some(ranks) => ranks.push(r32),
+            None => self.last = r32,
+        }
+        self.counts[r] += 1;
         self.added.push(packed);
-        self.ranks.push(r as u32);
     }
 
     /// The schedule: the steps sorted by rank (counting them), in the order added per rank;
     /// where they were added rank after rank, as they are (a 262,144-rank barrier's 75 MB, not
     /// copied).
     pub fn finish(self) -> Schedule {
-        let mut first = vec![0usize; self.p + 1];
-        for &r in &self.ranks {
-            first[r as usize + 1] += 1;
+        let mut first = Vec::with_capacity(self.counts.len() + 1);
+        first.push(0usize);
+        for &n in &self.counts {
+            first.push(first[first.len() - 1] + n as usize);
         }
-        for r in 0..self.p {
-            first[r + 1] += first[r];
-        }
-        let steps = match self.in_order {
-            true => self.added,
-            false => {
+        let steps = match self.ranks {
+            None => self.added,
+            Some(ranks) => {
                 let mut next = first.clone();
                 // Each place written below.
                 let mut steps = self.added.clone();
-                for (&r, &step) in self.ranks.iter().zip(&self.added) {
+                for (&r, &step) in ranks.iter().zip(&self.added) {
                     steps[next[r as usize]] = step;
                     next[r as usize] += 1;
                 }
