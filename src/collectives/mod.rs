@@ -272,7 +272,6 @@ pub fn build(
 /// (`estimates_bound_the_steps_closely`).
 fn estimated_steps(op: Op, algo: &str, spec: &Spec) -> u64 {
     let p = spec.ranks as u64;
-    let log = 64 - p.leading_zeros() as u64 + 1;
     match (op, algo) {
         (Op::Scatter, "short-message") => 2 * (p - 1) * spec.bytes.max(1),
         (Op::Bcast, "pipeline") => 2 * p * spec.bytes.div_ceil(spec.segment.max(1)).max(1),
@@ -281,7 +280,13 @@ fn estimated_steps(op: Op, algo: &str, spec: &Spec) -> u64 {
         // Allreduce on 262,144 ranks (1.3 M steps) over the cap.
         (_, "binomial" | "postal" | "optimal")
         | (Op::Reduce | Op::Gather | Op::Scatter | Op::Scan | Op::Exscan, "linear") => 6 * p,
-        (_, "ring" | "pairwise" | "linear" | "scatter-allgather") => 3 * p * p + 4 * p * log,
+        // P − 1 exchanges a rank, a step each (allgather, all-to-all), two (reduce-scatter: its
+        // reduction) or three (allreduce: both): an allgather or all-to-all on 8,192 ranks takes
+        // 67.1 M steps, under the cap, where 3 P² refused it.
+        (Op::Allreduce, "ring") => 3 * p * (p - 1),
+        (Op::ReduceScatter, _) if algo != "recursive-halving" => 2 * p * (p - 1),
+        (Op::Bcast, "scatter-allgather") => p * (p - 1) + 2 * p,
+        (_, "ring" | "pairwise" | "linear") => p * (p - 1),
         // ⌈log2 P⌉ rounds of a step or two a rank, and the extra ones of a P not a power of 2:
         // a barrier on 2^20 ranks takes 21 M steps, where 8 · P log P said 185 M.
         _ => {
