@@ -322,28 +322,18 @@ impl Builder {
     }
 
     fn real(&self, vr: usize) -> usize {
-        // Without a division for a rank below P (three a step: most of a barrier's build).
-        match vr + self.root {
-            r if r < self.p => r,
-            r if r < 2 * self.p => r - self.p,
-            r => r % self.p,
-        }
+        real(self.p, self.root, vr)
     }
 
-    /// The rank after `vr` in a ring, and the one before it.
-    fn next(&self, vr: usize) -> usize {
-        if vr + 1 == self.p { 0 } else { vr + 1 }
-    }
-
-    fn prev(&self, vr: usize) -> usize {
-        if vr == 0 { self.p - 1 } else { vr - 1 }
-    }
-
-    /// The ranks relative to the root, in the order of their ranks: a schedule whose ranks are
-    /// built so is kept as built, not sorted by rank.
-    fn by_rank(&self) -> impl Iterator<Item = usize> + use<> {
-        let first = self.p - self.root;
-        (first..self.p).chain(0..first)
+    /// Every rank's steps, the first added: `rank(s, vr)` adds rank `vr`'s (relative to the
+    /// root) through `s`, each rank apart from the others, on the pool's threads
+    /// ([`schedule::Log::each_rank`]).
+    fn each_rank(&mut self, rank: impl Fn(&mut RankBuilder, usize) + Sync) {
+        let (p, root) = (self.p, self.root);
+        self.s.each_rank(|r, sink| {
+            let vr = if r >= root { r - root } else { r + p - root };
+            rank(&mut RankBuilder { p, root, sink }, vr);
+        });
     }
 
     fn push(&mut self, vr: usize, step: Step) {
@@ -402,6 +392,64 @@ impl Builder {
             false => s,
         }
     }
+}
+
+/// One rank's steps being added by [`Builder::each_rank`], peers relative to the root as for a
+/// [`Builder`].
+pub struct RankBuilder<'s, 'a> {
+    pub p: usize,
+    root: usize,
+    sink: &'s mut schedule::RankSink<'a>,
+}
+
+impl RankBuilder<'_, '_> {
+    /// Sends `bytes` to `to`.
+    pub fn send(&mut self, to: usize, bytes: u64) {
+        let to = real(self.p, self.root, to) as u32;
+        self.sink.push(Step::Send { to, bytes });
+    }
+
+    /// Receives `bytes` from `from`.
+    pub fn recv(&mut self, from: usize, bytes: u64) {
+        let from = real(self.p, self.root, from) as u32;
+        self.sink.push(Step::Recv { from, bytes });
+    }
+
+    /// Sends to `to` and receives from `from` in one call.
+    pub fn sendrecv(&mut self, to: usize, send_bytes: u64, from: usize, recv_bytes: u64) {
+        let (to, from) = (real(self.p, self.root, to), real(self.p, self.root, from));
+        self.sink.push(Step::SendRecv {
+            to: to as u32,
+            send_bytes,
+            from: from as u32,
+            recv_bytes,
+        });
+    }
+
+    /// Reduces `bytes` locally.
+    pub fn reduce(&mut self, bytes: u64) {
+        self.sink.push(Step::Reduce { bytes });
+    }
+}
+
+/// The rank of `vr`, relative to `root` among `p`: without a division for a rank below P
+/// (three a step: most of a barrier's build).
+#[inline]
+fn real(p: usize, root: usize, vr: usize) -> usize {
+    match vr + root {
+        r if r < p => r,
+        r if r < 2 * p => r - p,
+        r => r % p,
+    }
+}
+
+/// The rank after `x` in a ring of `p`, and the one before it.
+fn ring_next(p: usize, x: usize) -> usize {
+    if x + 1 == p { 0 } else { x + 1 }
+}
+
+fn ring_prev(p: usize, x: usize) -> usize {
+    if x == 0 { p - 1 } else { x - 1 }
 }
 
 /// `total` bytes cut into `n` chunks as MPI implementations do: the first `total mod n` one byte longer.

@@ -67,20 +67,20 @@ pub fn bcast_scatter_allgather(b: &mut Builder, bytes: u64) {
     let p = b.p;
     let c = chunks(bytes, p);
     let span = |lo: usize, hi: usize| c[lo..hi.min(p)].iter().sum::<u64>();
-    for vr in b.by_rank() {
+    b.each_rank(|s, vr| {
         let lsb = subtree(vr, p);
         if vr != 0 {
-            b.recv(vr, vr - lsb, span(vr, vr + lsb));
+            s.recv(vr - lsb, span(vr, vr + lsb));
         }
         let mut m = lsb >> 1;
         while m > 0 {
             if vr + m < p {
-                b.send(vr, vr + m, span(vr + m, vr + 2 * m));
+                s.send(vr + m, span(vr + m, vr + 2 * m));
             }
             m >>= 1;
         }
-        super::exchange::ring_allgather(b, &c, vr);
-    }
+        super::exchange::ring_allgather(s, &c, vr);
+    });
 }
 
 /// A chain 0 → 1 → … → P−1 carrying the message in `segment`-byte pieces.
