@@ -335,11 +335,11 @@ pub enum Order {
 impl Order {
     /// The order for `m` on the pool's threads (no more than cores): a schedule with
     /// [`Levels`] (the replay levels those of 2^16 steps or more whose ranks move together,
-    /// each in most passes: [`Matching::even`], but for rings and chains), by its passes, which stream through the ranks
-    /// where a queue jumps from partner to partner and back (on one thread too, which the
-    /// replay levels from 16,384 ranks: a 262,144-rank barrier's ten evaluations and its
-    /// leveling, 3.99 -> 3.22 s end to end); on one thread, any other by the queue; of 2 [`BLOCK_MIN_RANKS`] ranks or more (trees, whose passes
-    /// would narrow to a few ranks near the root), by blocks; smaller ones, the queue.
+    /// each in most passes: [`Matching::even`], but for rings and chains), by its passes, which
+    /// stream through the ranks where a queue jumps from partner to partner and back (on one
+    /// thread too); on one thread, any other by the queue; of 2 [`BLOCK_MIN_RANKS`] ranks or
+    /// more (trees, whose passes would narrow to a few ranks near the root), by blocks; smaller
+    /// ones, the queue.
     pub fn for_matching(m: &Matching) -> Order {
         match &m.levels {
             Some(_) => Order::Passes,

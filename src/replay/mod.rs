@@ -400,12 +400,6 @@ const LEVELED_MIN_STEPS: usize = 1 << 16;
 /// threads, 126.4 -> 111.8 (one run).
 const RELEASE_SCHEDULE_MIN_STEPS: usize = 1 << 18;
 
-/// The fewest ranks of a schedule one thread levels (and costs by passes, not by the queue):
-/// a loop of Allreduce, Barrier and Bcast on 16,384 ranks, replay 0.22 -> 0.18-0.19 s; on
-/// 262,144 ranks 3.99 -> 3.22 s end to end; a ring Allreduce on 1,024 ranks (2,046 passes of
-/// 1,024 runs) 0.82-0.86 -> 0.94-1.18 s, left to the queue.
-const ONE_THREAD_LEVELED_MIN_RANKS: usize = 1 << 14;
-
 /// The fewest runs a pass of a leveled schedule holds on average: as many as a pass needs to
 /// be shared by the threads at all (narrower ones run on one; a ring Allreduce on 1,024 ranks,
 /// 2,046 passes of 1,024 runs, replayed in 0.87-0.88 s at 2 threads by its passes, 0.48-0.51
@@ -717,14 +711,17 @@ impl Shared<'_> {
                 let schedule =
                     crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
                 let mut matching = schedule.matching()?;
-                let worth = eval::threads() > 1 || spec.ranks >= ONE_THREAD_LEVELED_MIN_RANKS;
                 // Not a ring or a chain: a block of their ranks waits on its two ends only, where
                 // each of a ring's 2P passes costs the threads a meeting (a ring Allreduce on 4,096
                 // ranks, 8,191 passes: leveled in 1.26 s, then 0.33-0.45 s an evaluation by
                 // passes, 0.27 by blocks; pairwise all-to-all, 4,096 passes as wide, 0.14 by
-                // passes, 0.32 by blocks).
-                let level = worth
-                    && matching.steps() >= LEVELED_MIN_STEPS
+                // passes, 0.32 by blocks), and one thread's queue follows a ring's ranks in
+                // order (on 1,024 ranks 0.82-0.86 s, by passes 0.94-1.18). Other schedules go by
+                // passes on one thread too, which stream through the ranks where the queue jumps
+                // from partner to partner: replay at 1 thread, pairwise all-to-all on 4,096 ranks
+                // 4.5 -> 2.5 s, Rabenseifner's Allreduce on 8,192 0.215 -> 0.107 s (leveled only
+                // from 16,384 ranks before; on 262,144, mix 3.99 -> 3.22 s end to end).
+                let level = matching.steps() >= LEVELED_MIN_STEPS
                     && matching.even()
                     && !schedule.neighbours_only();
                 drop(schedule);
