@@ -428,8 +428,14 @@ pub fn evaluate_by<M: CostModel>(
         ranks: kept_ranks,
         ends: kept_ends,
     } = scratch;
+    // By passes, every value is read in a pass after the one that wrote it (the levels' rule):
+    // what earlier costings left can stay, where setting it unknown took one thread (a
+    // 262,144-rank barrier's 75 MB a costing).
+    let passes = order == Order::Passes && m.levels.is_some();
     for v in [&mut *from_sender, &mut *tr] {
-        v.clear();
+        if !passes {
+            v.clear();
+        }
         v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
     }
     let mut ranks: Vec<RankState<M::Port>> = kept_ranks
