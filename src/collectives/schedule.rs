@@ -447,15 +447,6 @@ impl Matching {
         &self.ids[self.first[r] as usize..self.first[r + 1] as usize]
     }
 
-    /// Number of rank `r`'s steps.
-    #[inline(always)]
-    pub fn len(&self, r: usize) -> usize {
-        match self.by_step {
-            Some(steps) => steps as usize,
-            None => (self.first[r + 1] - self.first[r]) as usize,
-        }
-    }
-
     /// `(send message, receive message)` of rank `r`'s step `k`, if it has one.
     #[inline(always)]
     pub fn step(&self, r: usize, k: usize) -> Option<(u32, u32)> {
@@ -589,7 +580,8 @@ impl Matching {
         let Ok(by_step) = u32::try_from(steps) else {
             return self;
         };
-        let mut t = vec![(NONE, NONE); self.ids.len()];
+        // Every place written below, in zeroed memory the threads touch first.
+        let mut t = vec![(0, 0); self.ids.len()];
         t.par_chunks_mut(TILE * p)
             .enumerate()
             .for_each(|(j, rows)| {
