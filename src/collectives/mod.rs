@@ -231,7 +231,10 @@ pub fn build(
         (Op::Reduce, "linear") => trees::reduce_linear(&mut b, k),
         (Op::Reduce, "rabenseifner") => exchange::reduce_rabenseifner(&mut b, k),
         (Op::Allreduce, "recursive-doubling") => exchange::allreduce_recursive_doubling(&mut b, k),
-        (Op::Allreduce, "binomial") => trees::allreduce_binomial(&mut b, k),
+        (Op::Allreduce, "binomial") => {
+            trees::reduce_binomial(&mut b, k);
+            trees::bcast_binomial(&mut b, k);
+        }
         (Op::Allreduce, "rabenseifner") => exchange::allreduce_rabenseifner(&mut b, k),
         (Op::Allreduce, "ring") => exchange::allreduce_ring(&mut b, k),
         (Op::Gather, "binomial") => {

@@ -1,7 +1,7 @@
 //! Rooted collectives as trees: broadcast, reduce, scatter, gather (LogGP paper §4, the
 //! postal-model h-tree, MPICH's binomial trees).
 
-use super::{Builder, RankBuilder, chunks};
+use super::{Builder, chunks};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -18,50 +18,39 @@ fn subtree(vr: usize, p: usize) -> usize {
 /// MPICH's binomial broadcast: a rank receives from the rank its lowest set bit away and
 /// forwards to `vr + m` for each smaller power of two `m`, largest subtree first.
 pub fn bcast_binomial(b: &mut Builder, bytes: u64) {
-    b.each_rank(|s, vr| bcast_binomial_rank(s, vr, bytes));
-}
-
-fn bcast_binomial_rank(s: &mut RankBuilder, vr: usize, bytes: u64) {
-    let p = s.p;
-    let lsb = subtree(vr, p);
-    if vr != 0 {
-        s.recv(vr - lsb, bytes);
-    }
-    let mut m = lsb >> 1;
-    while m > 0 {
-        if vr + m < p {
-            s.send(vr + m, bytes);
+    let p = b.p;
+    for vr in 0..p {
+        let lsb = subtree(vr, p);
+        if vr != 0 {
+            b.recv(vr, vr - lsb, bytes);
         }
-        m >>= 1;
+        let mut m = lsb >> 1;
+        while m > 0 {
+            if vr + m < p {
+                b.send(vr, vr + m, bytes);
+            }
+            m >>= 1;
+        }
     }
 }
 
 /// MPICH's binomial reduce: the mirror of [`bcast_binomial`], reducing each child's vector.
 pub fn reduce_binomial(b: &mut Builder, bytes: u64) {
-    b.each_rank(|s, vr| reduce_binomial_rank(s, vr, bytes));
-}
-
-fn reduce_binomial_rank(s: &mut RankBuilder, vr: usize, bytes: u64) {
-    let mut mask = 1;
-    while mask < s.p {
-        if vr & mask != 0 {
-            s.send(vr - mask, bytes);
-            break;
+    let p = b.p;
+    for vr in 0..p {
+        let mut mask = 1;
+        while mask < p {
+            if vr & mask != 0 {
+                b.send(vr, vr - mask, bytes);
+                break;
+            }
+            if vr + mask < p {
+                b.recv(vr, vr + mask, bytes);
+                b.reduce(vr, bytes);
+            }
+            mask <<= 1;
         }
-        if vr + mask < s.p {
-            s.recv(vr + mask, bytes);
-            s.reduce(bytes);
-        }
-        mask <<= 1;
     }
-}
-
-/// A binomial reduce to the root, then a binomial broadcast from it.
-pub fn allreduce_binomial(b: &mut Builder, bytes: u64) {
-    b.each_rank(|s, vr| {
-        reduce_binomial_rank(s, vr, bytes);
-        bcast_binomial_rank(s, vr, bytes);
-    });
 }
 
 /// The root receives every rank's vector in turn and reduces it.
