@@ -861,7 +861,7 @@ impl Schedule {
                         sends[k] = (s.to, id);
                         k += 1;
                     }
-                    sends[mine..k].sort_unstable();
+                    sort_runs(&mut sends[mine..k]);
                 }
                 bad
             })
@@ -892,7 +892,7 @@ impl Schedule {
                             .filter(|(_, s)| s.from != NONE)
                             .map(|(i, s)| (s.from, i as u32)),
                     );
-                    from.sort_unstable();
+                    sort_runs(&mut from);
                     for group in from.chunk_by(|x, y| x.0 == y.0) {
                         let a = group[0].0 as usize;
                         let theirs = match a < p {
@@ -1051,6 +1051,38 @@ fn block_ends(p: usize) -> Vec<(usize, usize)> {
         .step_by(size)
         .map(|lo| (lo, (lo + size).min(p)))
         .collect()
+}
+
+/// Sorts `v`, in linear time where it is a sorted run turned at one place (a pairwise
+/// exchange's peers: `r + 1, r + 2, …` modulo P), or such a run reversed (`r − 1, r − 2, …`),
+/// sorted as it is included: sorting them took O(P log P) a rank, most of matching a pairwise
+/// all-to-all.
+fn sort_runs(v: &mut [(u32, u32)]) {
+    // Where a sorted run turned at one place turns, if `v` is one.
+    let turn = |v: &[(u32, u32)]| {
+        let mut at = None;
+        for i in 1..v.len() {
+            if v[i - 1] > v[i] {
+                if at.is_some() {
+                    return None;
+                }
+                at = Some(i);
+            }
+        }
+        match at {
+            None => Some(0),
+            Some(i) if v[v.len() - 1] <= v[0] => Some(i),
+            Some(_) => None,
+        }
+    };
+    if let Some(i) = turn(v) {
+        return v.rotate_left(i);
+    }
+    v.reverse();
+    match turn(v) {
+        Some(i) => v.rotate_left(i),
+        None => v.sort_unstable(),
+    }
 }
 
 /// Where the sends to rank `r` start in a sender's `(receiver, message)` list, sorted by
@@ -1437,6 +1469,35 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Sorting a list that is a sorted run turned at one place, such a run reversed, or any
+        /// list, gives what a sort gives.
+        #[test]
+        fn runs_turned_or_reversed_are_sorted_as_by_a_sort(
+            mut v in proptest::collection::vec((0u32..50, 0u32..50), 0..60),
+            turn in 0usize..60,
+            how in 0u8..3,
+        ) {
+            v.sort_unstable();
+            v.dedup();
+            if !v.is_empty() {
+                let at = turn % v.len();
+                v.rotate_left(at);
+            }
+            match how {
+                0 => {}
+                1 => v.reverse(),
+                _ if !v.is_empty() => {
+                    let half = v.len() / 2;
+                    v.swap(0, half);
+                }
+                _ => {}
+            }
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            sort_runs(&mut v);
+            proptest::prop_assert_eq!(v, sorted);
+        }
+
         /// Where a sender's list starts its sends to `r`, found from a guess, is where a
         /// binary search finds it: lists of up to 300 sends among up to 64 ranks, some
         /// ranks sent many, some none.
