@@ -7,11 +7,10 @@ use super::{Builder, RankBuilder, chunks, ring_next, ring_prev};
 /// Dissemination barrier: in round `k` rank `r` signals `r + 2^k` and hears from `r − 2^k`.
 pub fn barrier_dissemination(b: &mut Builder) {
     let p = b.p;
-    // Modulo P without a division (both below 2P).
-    let wrap = |x: usize| if x < p { x } else { x - p };
+    // Peers below 2P, which the builder takes modulo P without a division.
     b.each_rank(|s, r| {
         for d in std::iter::successors(Some(1), |d| Some(d << 1)).take_while(|&d| d < p) {
-            s.sendrecv(wrap(r + d), 0, wrap(r + p - d), 0);
+            s.sendrecv(r + d, 0, r + p - d, 0);
         }
     });
 }
@@ -256,11 +255,10 @@ pub fn allgather_recursive_doubling(b: &mut Builder, bytes: u64) {
 /// `r − 2^k`.
 pub fn allgather_bruck(b: &mut Builder, bytes: u64) {
     let p = b.p;
-    let wrap = |x: usize| if x < p { x } else { x - p };
     b.each_rank(|s, r| {
         for d in std::iter::successors(Some(1), |d| Some(d << 1)).take_while(|&d| d < p) {
             let n = d.min(p - d) as u64 * bytes;
-            s.sendrecv(wrap(r + p - d), n, wrap(r + d), n);
+            s.sendrecv(r + p - d, n, r + d, n);
         }
     });
 }
@@ -290,10 +288,9 @@ pub fn alltoall_bruck(b: &mut Builder, bytes: u64) {
         .take_while(|&d| d < p)
         .map(|d| (d, (0..p).filter(|j| j & d != 0).count() as u64 * bytes))
         .collect();
-    let wrap = |x: usize| if x < p { x } else { x - p };
     b.each_rank(|s, r| {
         for &(d, n) in &rounds {
-            s.sendrecv(wrap(r + d), n, wrap(r + p - d), n);
+            s.sendrecv(r + d, n, r + p - d, n);
         }
     });
 }

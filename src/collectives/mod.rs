@@ -395,7 +395,7 @@ impl Builder {
 }
 
 /// One rank's steps being added by [`Builder::each_rank`], peers relative to the root as for a
-/// [`Builder`].
+/// [`Builder`] (any rank below 2P taken modulo P without a division).
 pub struct RankBuilder<'s, 'a> {
     pub p: usize,
     root: usize,

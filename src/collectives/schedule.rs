@@ -153,11 +153,7 @@ impl Log {
                 u32::try_from(sink.n).expect("under 2^32 steps a rank")
             })
             .collect();
-        let mut first = Vec::with_capacity(p + 1);
-        first.push(0usize);
-        for &n in &self.counts {
-            first.push(first[first.len() - 1] + n as usize);
-        }
+        let first = starts(self.counts.iter().map(|&n| n as usize));
         // SAFETY: a `Packed` is four `u32`s, for which zero bits are a value. Zeroed memory,
         // whose pages the threads that write them touch first.
         let mut added = unsafe { Box::<[Packed]>::new_zeroed_slice(first[p]).assume_init() };
@@ -206,11 +202,7 @@ impl Log {
     /// where they were added rank after rank, as they are (a 262,144-rank barrier's 75 MB, not
     /// copied).
     pub fn finish(self) -> Schedule {
-        let mut first = Vec::with_capacity(self.counts.len() + 1);
-        first.push(0usize);
-        for &n in &self.counts {
-            first.push(first[first.len() - 1] + n as usize);
-        }
+        let first = starts(self.counts.iter().map(|&n| n as usize));
         let steps = match self.ranks {
             None => self.added,
             Some(ranks) => {
@@ -814,15 +806,12 @@ impl Schedule {
         let first: Vec<u32> = self.first.iter().map(|&f| f as u32).collect();
         let blocks = block_ends(p);
         // Rank r's sends are messages sent_before[r]..sent_before[r + 1].
-        let mut sent_before = vec![0usize; p + 1];
-        let counts: Vec<usize> = (0..p)
-            .into_par_iter()
-            .map(|r| self.of(r).iter().filter(|s| s.to != NONE).count())
-            .collect();
-        for r in 0..p {
-            sent_before[r + 1] = sent_before[r] + counts[r];
-        }
-        drop(counts);
+        let sent_before = starts(
+            (0..p)
+                .into_par_iter()
+                .map(|r| self.of(r).iter().filter(|s| s.to != NONE).count())
+                .collect::<Vec<_>>(),
+        );
         let messages = sent_before[p];
         if messages >= REDUCTION as usize {
             return Err(Error::Usage(format!(
@@ -1051,6 +1040,19 @@ fn block_ends(p: usize) -> Vec<(usize, usize)> {
         .step_by(size)
         .map(|lo| (lo, (lo + size).min(p)))
         .collect()
+}
+
+/// Where each of the parts counted in `counts` starts when they are put one after the other,
+/// and their total at the end.
+fn starts(counts: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let counts = counts.into_iter();
+    let mut at = Vec::with_capacity(counts.size_hint().0 + 1);
+    at.push(0);
+    at.extend(counts.scan(0, |sum, n| {
+        *sum += n;
+        Some(*sum)
+    }));
+    at
 }
 
 /// Sorts `v`, in linear time where it is a sorted run turned at one place (a pairwise
