@@ -99,36 +99,31 @@ fn too_little_memory_is_an_error_before_allocating() {
 }
 
 /// A collective's schedule too large for the memory available is an error before it is built:
-/// a barrier on 65,536 ranks is bounded by (⌈log2 65536⌉ + 4) · 65536 = 1,310,720 steps, at 64
-/// bytes a step 83,886,080 bytes (80 MB). Smaller schedules are not checked.
+/// a binomial broadcast on 262,144 ranks is bounded by 6 · 262144 = 1,572,864 steps, at 64
+/// bytes a step 100,663,296 bytes (96 MB). Smaller schedules are not checked, nor collectives
+/// whose ranks go in lockstep (a barrier), which are never built.
 #[test]
 fn a_schedule_too_large_for_the_memory_is_an_error_before_building() {
-    let with = |ranks: &str, available: u64| {
+    let with = |op: &str, ranks: &str, available: u64| {
         bin()
-            .args([
-                "collective",
-                "barrier",
-                "--ranks",
-                ranks,
-                "--platform",
-                "myrinet",
-            ])
+            .args(["collective", op, "--ranks", ranks, "--platform", "myrinet"])
             .env("LOGGPS_MEMORY_AVAILABLE", available.to_string())
             .output()
             .unwrap()
     };
-    let out = with("65536", 83_886_079);
+    let out = with("bcast", "262144", 100_663_295);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     expect_err(
         &err,
         &[
-            "barrier by dissemination on 65536 ranks needs about 80 MB of memory and 80 MB is \
+            "bcast by binomial on 262144 ranks needs about 96 MB of memory and 96 MB is \
              available; run it on a machine with more memory",
         ],
     );
-    assert!(with("65536", 83_886_080).status.success());
-    assert!(with("4096", 1).status.success());
+    assert!(with("bcast", "262144", 100_663_296).status.success());
+    assert!(with("bcast", "4096", 1).status.success());
+    assert!(with("barrier", "262144", 1).status.success());
 }
 
 /// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.

@@ -6,6 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
+use super::lockstep::Lockstep;
 use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
 pub use crate::model::LogGp;
@@ -438,24 +439,7 @@ pub fn evaluate_by<M: CostModel>(
         }
         v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
     }
-    let mut ranks: Vec<RankState<M::Port>> = kept_ranks
-        .take()
-        .and_then(|k| k.downcast().ok())
-        .map_or_else(Vec::new, |k| *k);
-    ranks.clear();
-    ranks.par_extend(
-        (0..p)
-            .into_par_iter()
-            .with_min_len(PARALLEL_MIN_RANKS)
-            .map(|r| RankState {
-                pos: 0,
-                clock: start[r],
-                sender_sync: 0.0,
-                receiver_sync: 0.0,
-                call: None,
-                port: M::Port::default(),
-            }),
-    );
+    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
     let ev = Evaluation {
         m,
         model,
@@ -478,6 +462,25 @@ pub fn evaluate_by<M: CostModel>(
         _ if blocks > 1 && m.levels.is_none() && ev.by_blocks(&mut ranks, waiter, blocks) => {}
         _ => ev.by_queue(&mut ranks, waiter)?,
     }
+    Ok(completion(
+        model,
+        ranks,
+        kept_ranks,
+        kept_ends,
+        (n as u64, m.bytes.total()),
+    ))
+}
+
+/// The completion of ranks at `ranks` (their states kept in `kept_ranks`, its vectors made of
+/// `kept_ends`), which moved `(messages, bytes)`.
+fn completion<M: CostModel>(
+    model: &M,
+    ranks: Vec<RankState<M::Port>>,
+    kept_ranks: &mut Option<Box<dyn Any + Send>>,
+    kept_ends: &mut [Vec<f64>; 3],
+    (messages, bytes): (u64, u64),
+) -> Completion {
+    let p = ranks.len();
     let [mut rank_end_ns, mut sender_sync_ns, mut receiver_sync_ns] = std::mem::take(kept_ends);
     for v in [&mut rank_end_ns, &mut sender_sync_ns, &mut receiver_sync_ns] {
         v.clear();
@@ -494,7 +497,7 @@ pub fn evaluate_by<M: CostModel>(
             (*ss, *rs) = (st.sender_sync, st.receiver_sync);
         });
     *kept_ranks = Some(Box::new(ranks));
-    Ok(Completion {
+    Completion {
         time_ns: rank_end_ns
             .iter()
             .copied()
@@ -502,9 +505,81 @@ pub fn evaluate_by<M: CostModel>(
         rank_end_ns,
         sender_sync_ns,
         receiver_sync_ns,
-        messages: n as u64,
-        bytes: m.bytes.total(),
-    })
+        messages,
+        bytes,
+    }
+}
+
+/// Costs `ls` with rank `r` calling at `start[r]` in `scratch`'s arrays, as
+/// [`evaluate_matched`] costs its built schedule, bit for bit: in pass `k` every rank finishes
+/// round `k − 1`, whose partners called in pass `k − 1`, and calls round `k`. A call publishes
+/// in the half of the per-rank arrays of its round's parity, which the pass after reads.
+pub fn evaluate_lockstep<M: CostModel>(
+    ls: &Lockstep,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+    scratch: &mut Scratch,
+) -> Completion {
+    let (p, rounds) = (ls.ranks(), ls.rounds());
+    let Scratch {
+        from_sender,
+        tr,
+        ranks: kept_ranks,
+        ends: kept_ends,
+        ..
+    } = scratch;
+    // Each value is read in the pass after the one that wrote it, as by passes.
+    for v in [&mut *from_sender, &mut *tr] {
+        v.resize_with(2 * p, || AtomicU64::new(UNKNOWN.to_bits()));
+    }
+    let (from_sender, tr) = (&*from_sender, &*tr);
+    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
+    let slot = |k: usize, r: usize| ((k % 2) * p + r) as u32;
+    let step = |r: usize, st: &mut RankState<M::Port>, k: usize| {
+        if k > 0 {
+            let (x, t) = (&rounds[k - 1], st.clock);
+            let c = st.call.take().flatten().expect("called in the pass before");
+            // An eager send's return does not depend on `tr`.
+            let tr = match c.needs_tr {
+                true => get(tr, slot(k - 1, ls.peer(r, x.to))),
+                false => t,
+            };
+            let send = model.send_return(x.send_bytes, &c, t, tr);
+            let ts = get(from_sender, slot(k - 1, ls.peer(r, x.from)));
+            let c = model.sendrecv_return(&mut st.port, t, send, x.recv_bytes, ts);
+            st.clock = c.ret;
+            st.sender_sync += c.sender_sync;
+            st.receiver_sync += c.receiver_sync;
+            if let Some(bytes) = x.reduce {
+                // As a built schedule's reduction step costs it, to the bit.
+                st.clock += bytes as f64 * gamma_ns_per_byte;
+                st.sender_sync += 0.0;
+                st.receiver_sync += 0.0;
+            }
+        }
+        if let Some(x) = rounds.get(k) {
+            let c = model.send_call(&mut st.port, st.clock, x.send_bytes);
+            set(from_sender, slot(k, r), c.to_receiver);
+            set(tr, slot(k, r), st.clock);
+            st.call = Some(Some(c));
+        }
+    };
+    for k in 0..=rounds.len() {
+        if p < PARALLEL_MIN_RUNS || threads() < 2 {
+            for (r, st) in ranks.iter_mut().enumerate() {
+                step(r, st, k);
+            }
+            continue;
+        }
+        let pieces = ranks.par_chunks_mut(RUNS_PER_PIECE).enumerate();
+        pieces.for_each(|(i, states)| {
+            for (j, st) in states.iter_mut().enumerate() {
+                step(i * RUNS_PER_PIECE + j, st, k);
+            }
+        });
+    }
+    completion(model, ranks, kept_ranks, kept_ends, ls.messages())
 }
 
 /// Queues the rank waiting on message `id`, if one is, and forgets that it waited.
@@ -870,4 +945,29 @@ struct RankState<P> {
     /// The current step's call effects are published; its send half's call, if any.
     call: Option<Option<SendCall>>,
     port: P,
+}
+
+impl<P: Default + Send + 'static> RankState<P> {
+    /// Ranks calling at `start`, in the vector `kept` holds if it holds one of this port.
+    fn starting(kept: &mut Option<Box<dyn Any + Send>>, start: &[f64]) -> Vec<RankState<P>> {
+        let mut ranks: Vec<RankState<P>> = kept
+            .take()
+            .and_then(|k| k.downcast().ok())
+            .map_or_else(Vec::new, |k| *k);
+        ranks.clear();
+        ranks.par_extend(
+            start
+                .par_iter()
+                .with_min_len(PARALLEL_MIN_RANKS)
+                .map(|&clock| RankState {
+                    pos: 0,
+                    clock,
+                    sender_sync: 0.0,
+                    receiver_sync: 0.0,
+                    call: None,
+                    port: P::default(),
+                }),
+        );
+        ranks
+    }
 }

@@ -5,12 +5,14 @@
 
 pub mod eval;
 pub mod exchange;
+pub mod lockstep;
 pub mod openmpi;
 pub mod schedule;
 pub mod traced;
 pub mod trees;
 
 pub use eval::{Completion, CostModel, LogGp, evaluate};
+pub use lockstep::Lockstep;
 pub use schedule::{Schedule, Step};
 
 use crate::error::Error;
@@ -168,14 +170,15 @@ const CHECKED_SCHEDULE_BYTES: u64 = 64 << 20;
 /// The most ranks the optimal scatter's `O(P²)` split table is computed for.
 pub const MAX_OPTIMAL_RANKS: usize = 8192;
 
-/// Expands `op` by `algorithm` into a schedule. `costs` is the model's
-/// [`CostModel::split_costs`], which shapes the optimal scatter and the postal tree.
-pub fn build(
-    op: Op,
-    algorithm: &str,
-    spec: &Spec,
-    costs: &dyn Fn(u64) -> (f64, f64),
-) -> Result<Schedule, Error> {
+/// `op` by `algorithm` on `spec` as a [`Lockstep`] if its ranks go in lockstep (`None`: it
+/// must be built), refused as [`build`] refuses it.
+pub fn lockstep(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Lockstep>, Error> {
+    let (algo, _) = checked(op, algorithm, spec)?;
+    Ok(Lockstep::of(op, algo, spec))
+}
+
+/// `algorithm`'s name for `op` and the bound on its steps, if a schedule of `spec` is built.
+fn checked(op: Op, algorithm: &str, spec: &Spec) -> Result<(&'static str, u64), Error> {
     let algo = op.algorithm(algorithm)?;
     let (p, k) = (spec.ranks, spec.bytes);
     if p == 0 {
@@ -204,15 +207,28 @@ pub fn build(
             op.name()
         )));
     }
-    let need = steps * crate::memory::SCHEDULE_PER_STEP;
-    if need >= CHECKED_SCHEDULE_BYTES {
-        let what = format!("{} by {algo} on {p} ranks", op.name());
-        crate::memory::ensure(&what, need).map_err(Error::Usage)?;
-    }
     if algo == "optimal" && p > MAX_OPTIMAL_RANKS {
         return Err(Error::Usage(format!(
             "the optimal scatter's split table is O(P²): at most {MAX_OPTIMAL_RANKS} ranks"
         )));
+    }
+    Ok((algo, steps))
+}
+
+/// Expands `op` by `algorithm` into a schedule. `costs` is the model's
+/// [`CostModel::split_costs`], which shapes the optimal scatter and the postal tree.
+pub fn build(
+    op: Op,
+    algorithm: &str,
+    spec: &Spec,
+    costs: &dyn Fn(u64) -> (f64, f64),
+) -> Result<Schedule, Error> {
+    let (algo, steps) = checked(op, algorithm, spec)?;
+    let (p, k) = (spec.ranks, spec.bytes);
+    let need = steps * crate::memory::SCHEDULE_PER_STEP;
+    if need >= CHECKED_SCHEDULE_BYTES {
+        let what = format!("{} by {algo} on {p} ranks", op.name());
+        crate::memory::ensure(&what, need).map_err(Error::Usage)?;
     }
     let mut b = Builder::new(p, spec.root, steps as usize);
     match (op, algo) {
@@ -468,6 +484,17 @@ pub fn predict<M: CostModel>(
     model: &M,
     gamma_ns_per_byte: f64,
 ) -> Result<Completion, Error> {
+    if let Some(ls) = lockstep(op, algorithm, spec)? {
+        let start = vec![0.0; spec.ranks];
+        let mut scratch = eval::Scratch::default();
+        return Ok(eval::evaluate_lockstep(
+            &ls,
+            model,
+            gamma_ns_per_byte,
+            &start,
+            &mut scratch,
+        ));
+    }
     let schedule = build(op, algorithm, spec, &|b| model.split_costs(b))?;
     evaluate(&schedule, model, gamma_ns_per_byte)
 }

@@ -628,3 +628,115 @@ fn rings_and_chains_are_neighbours_only() {
     assert!(!local(Op::Barrier, "dissemination", 7));
     assert!(!local(Op::Bcast, "binomial", 7));
 }
+
+/// Which collectives go in lockstep: every barrier, exchange and ring; recursive doubling and
+/// halving on a power of two only (on 7 ranks, ranks fold in first); the ring and Rabenseifner
+/// Allreduce only where P divides the vector (else chunks differ); trees, chains and scans never.
+#[test]
+fn lockstep_collectives_are_the_exchanges_of_equal_ranks() {
+    let is = |op, algo, p, k| Lockstep::of(op, algo, &Spec::new(p, k)).is_some();
+    for p in [7, 64] {
+        assert!(is(Op::Barrier, "dissemination", p, 0));
+        assert!(is(Op::Allgather, "bruck", p, 8));
+        assert!(is(Op::Allgather, "ring", p, 8));
+        assert!(is(Op::Alltoall, "pairwise", p, 8));
+        assert!(is(Op::Alltoall, "bruck", p, 8));
+        assert!(is(Op::ReduceScatter, "ring", p, 8));
+        assert!(is(Op::ReduceScatter, "pairwise", p, 8));
+        assert!(!is(Op::Bcast, "binomial", p, 8));
+        assert!(!is(Op::Reduce, "rabenseifner", p, 64 * 7));
+        assert!(!is(Op::Scan, "recursive-doubling", p, 8));
+        assert!(!is(Op::Bcast, "scatter-allgather", p, 64 * 7));
+    }
+    assert!(is(Op::Allreduce, "recursive-doubling", 64, 8));
+    assert!(!is(Op::Allreduce, "recursive-doubling", 7, 8));
+    assert!(is(Op::Allgather, "recursive-doubling", 64, 8));
+    assert!(!is(Op::Allgather, "recursive-doubling", 7, 8));
+    assert!(is(Op::ReduceScatter, "recursive-halving", 64, 8));
+    assert!(!is(Op::ReduceScatter, "recursive-halving", 7, 8));
+    assert!(is(Op::Allreduce, "ring", 7, 70));
+    assert!(!is(Op::Allreduce, "ring", 7, 71));
+    assert!(is(Op::Allreduce, "rabenseifner", 64, 640));
+    assert!(!is(Op::Allreduce, "rabenseifner", 64, 8));
+    assert!(!is(Op::Allreduce, "rabenseifner", 7, 70));
+}
+
+/// A lockstep's rounds are, rank by rank and step by step, the schedule that the builders make,
+/// whatever the ranks, bytes and root.
+#[test]
+fn lockstep_rounds_are_the_built_steps() {
+    let costs = |_| (1.0, 2.0);
+    let mut seen = 0;
+    for (op, algo) in every_algorithm() {
+        for p in (1..=33).chain([64, 128]) {
+            for k in [0, 1, 7, 64, 3000, 128 * 33] {
+                for root in [0, p / 3, p - 1] {
+                    let spec = Spec {
+                        root,
+                        ..Spec::new(p, k)
+                    };
+                    let Some(ls) = Lockstep::of(op, algo, &spec) else {
+                        continue;
+                    };
+                    let built = build(op, algo, &spec, &costs).unwrap();
+                    let what = format!("{op:?} by {algo}, P = {p}, k = {k}, root {root}");
+                    assert_eq!(ls.schedule(), built, "{what}");
+                    let m = built.matching().unwrap();
+                    assert_eq!(
+                        ls.messages(),
+                        (m.bytes.len() as u64, m.bytes.total()),
+                        "{what}"
+                    );
+                    seen += 1;
+                }
+            }
+        }
+    }
+    assert!(seen > 2000, "{seen} lockstep cases");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Costed round after round, a lockstep gives what its built schedule gives by the queue,
+    /// bit for bit, under both models, eager and rendezvous, whatever the (random) call times
+    /// and root, on one thread and on three, in the arrays that costings of either kind left.
+    #[test]
+    fn lockstep_costs_what_its_schedule_costs(
+        p in 1usize..70, k in 0u64..3000, root in 0usize..70,
+        starts in proptest::collection::vec(0.0f64..1e5, 70),
+    ) {
+        let loggps = Params { S: 1000, ..Params::preset("fast-ethernet").unwrap() };
+        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 };
+        let pools = [1, 3].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
+        let mut kept = eval::Scratch::default();
+        let start = &starts[..p];
+        // k a multiple of P too, for the ring and Rabenseifner Allreduce.
+        for k in [k, k - k % p as u64] {
+            let spec = Spec { root: root % p, ..Spec::new(p, k) };
+            for (op, algo) in every_algorithm() {
+                let Some(ls) = Lockstep::of(op, algo, &spec) else { continue };
+                let m = build(op, algo, &spec, &|b| loggps.split_costs(b)).unwrap().matching().unwrap();
+                let want = (
+                    eval::evaluate_by(&m, &loggps, 1.0, start, &mut Default::default(),
+                        eval::Order::Queue).unwrap(),
+                    eval::evaluate_by(&m, &loggp, 1.0, start, &mut Default::default(),
+                        eval::Order::Queue).unwrap(),
+                );
+                for pool in &pools {
+                    let threads = pool.current_num_threads();
+                    let (gps, gp) = pool.install(|| (
+                        eval::evaluate_lockstep(&ls, &loggps, 1.0, start, &mut kept),
+                        eval::evaluate_lockstep(&ls, &loggp, 1.0, start, &mut kept),
+                    ));
+                    prop_assert_eq!(&gps, &want.0, "LogGPS {:?} {} on {} threads", op, algo, threads);
+                    prop_assert_eq!(&gp, &want.1, "LogGP {:?} {} on {} threads", op, algo, threads);
+                    kept.recycle(gps);
+                }
+                // A built schedule's costing in the same arrays.
+                let by = pools[1].install(|| eval::evaluate_by(&m, &loggps, 1.0, start, &mut kept, eval::Order::Blocks).unwrap());
+                prop_assert_eq!(&by, &want.0);
+            }
+        }
+    }
+}

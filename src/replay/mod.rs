@@ -695,6 +695,11 @@ impl Shared<'_> {
         starts: &[f64],
         scratch: &mut eval::Scratch,
     ) -> Result<eval::Completion, crate::error::Error> {
+        let gamma = self.coll.gamma_ns_per_byte;
+        // Costed round after round, its steps never built (a few per call to compute).
+        if let Some(ls) = crate::collectives::lockstep(op, algorithm, spec)? {
+            return Ok(eval::evaluate_lockstep(&ls, model, gamma, starts, scratch));
+        }
         let key = ScheduleKey {
             op,
             algorithm,
@@ -739,7 +744,6 @@ impl Shared<'_> {
                 built
             }
         };
-        let gamma = self.coll.gamma_ns_per_byte;
         // Every rank takes part: every thread waits for this cost, and takes a part.
         let order = match spec.ranks == self.trace.nranks() {
             true => eval::Order::for_helped(&built),
