@@ -881,6 +881,91 @@ fn a_binomial_allreduce_on_262144_ranks_is_modeled() {
     );
 }
 
+/// Collectives whose ranks go in lockstep are costed round after round from 4,096 ranks on,
+/// never built: one recursive-doubling Allreduce's slowest rank takes the calculator's time
+/// (which the unit tests check against the built schedule's), and a loop of Allreduces,
+/// Barriers and Bcasts gives the same report at 1 thread and at 2.
+#[test]
+fn lockstep_collectives_on_4096_ranks_cost_as_the_calculator() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = [
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        "4096",
+        "--iterations",
+        "1",
+    ];
+    let f = &synthesized(dir.path(), &one);
+    let coll = ["--coll", "allreduce=recursive_doubling"];
+    let v = json(
+        &[
+            &[f.as_str(), "--platform", "myrinet", "--format", "json"],
+            &coll[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let slowest = v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["collective_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let calc = json(&[
+        "collective",
+        "allreduce",
+        "--ranks",
+        "4096",
+        "--bytes",
+        "8",
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+    ]);
+    let want = calc["predicted_ns"].as_f64().unwrap();
+    assert!(want > 50_000.0, "{want}");
+    assert!(
+        (slowest * 1e9 - want).abs() < 1e-9 * want,
+        "{slowest} s, calculator {want} ns"
+    );
+    let mix = [
+        "--pattern",
+        "collectives",
+        "--ranks",
+        "4096",
+        "--iterations",
+        "3",
+    ];
+    let f = &synthesized(dir.path(), &mix);
+    let at = |threads: &str| {
+        run(&[
+            &[
+                f.as_str(),
+                "--platform",
+                "myrinet",
+                "--format",
+                "json",
+                "--threads",
+                threads,
+            ],
+            &coll[..],
+        ]
+        .concat())
+    };
+    let (one, two) = (at("1"), at("2"));
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&one.stdout),
+        String::from_utf8_lossy(&two.stdout)
+    );
+}
+
 /// `--gamma`: reduction arithmetic in modeled collectives. A 2-rank recursive-doubling
 /// Allreduce of 1000 bytes reduces once on each rank: 1 ns/byte adds exactly 1000 ns.
 #[test]

@@ -170,15 +170,30 @@ const CHECKED_SCHEDULE_BYTES: u64 = 64 << 20;
 /// The most ranks the optimal scatter's `O(P²)` split table is computed for.
 pub const MAX_OPTIMAL_RANKS: usize = 8192;
 
+/// The most rounds times ranks a [`Lockstep`] is costed for: a pairwise all-to-all on 32,768
+/// ranks (2^30), about 7 s a call at 2 threads, where one on 8,192 ranks took 0.45 s.
+pub const MAX_LOCKSTEP_STEPS: u64 = 1 << 30;
+
 /// `op` by `algorithm` on `spec` as a [`Lockstep`] if its ranks go in lockstep (`None`: it
-/// must be built), refused as [`build`] refuses it.
+/// must be built), refused as [`build`] refuses it but for its size: it takes no memory a step.
 pub fn lockstep(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Lockstep>, Error> {
-    let (algo, _) = checked(op, algorithm, spec)?;
-    Ok(Lockstep::of(op, algo, spec))
+    let algo = checked(op, algorithm, spec)?;
+    let Some(ls) = Lockstep::of(op, algo, spec) else {
+        return Ok(None);
+    };
+    let steps = (spec.ranks * ls.rounds().len()) as u64;
+    if steps > MAX_LOCKSTEP_STEPS {
+        return Err(Error::Usage(format!(
+            "{} by {algo} on {} ranks takes {steps} exchanges (ranks × rounds), more than {MAX_LOCKSTEP_STEPS}",
+            op.name(),
+            spec.ranks
+        )));
+    }
+    Ok(Some(ls))
 }
 
-/// `algorithm`'s name for `op` and the bound on its steps, if a schedule of `spec` is built.
-fn checked(op: Op, algorithm: &str, spec: &Spec) -> Result<(&'static str, u64), Error> {
+/// `algorithm`'s name for `op`, if a collective of `spec` can be modeled at all.
+fn checked(op: Op, algorithm: &str, spec: &Spec) -> Result<&'static str, Error> {
     let algo = op.algorithm(algorithm)?;
     let (p, k) = (spec.ranks, spec.bytes);
     if p == 0 {
@@ -200,19 +215,12 @@ fn checked(op: Op, algorithm: &str, spec: &Spec) -> Result<(&'static str, u64), 
             "{k} bytes on {p} ranks is more data than the model is meant for (at most 2^60 bytes in all)"
         )));
     }
-    let steps = estimated_steps(op, algo, spec);
-    if steps > MAX_STEPS {
-        return Err(Error::Usage(format!(
-            "{} by {algo} on {p} ranks with {k} bytes needs about {steps} point-to-point steps, more than {MAX_STEPS}",
-            op.name()
-        )));
-    }
     if algo == "optimal" && p > MAX_OPTIMAL_RANKS {
         return Err(Error::Usage(format!(
             "the optimal scatter's split table is O(P²): at most {MAX_OPTIMAL_RANKS} ranks"
         )));
     }
-    Ok((algo, steps))
+    Ok(algo)
 }
 
 /// Expands `op` by `algorithm` into a schedule. `costs` is the model's
@@ -223,8 +231,15 @@ pub fn build(
     spec: &Spec,
     costs: &dyn Fn(u64) -> (f64, f64),
 ) -> Result<Schedule, Error> {
-    let (algo, steps) = checked(op, algorithm, spec)?;
+    let algo = checked(op, algorithm, spec)?;
     let (p, k) = (spec.ranks, spec.bytes);
+    let steps = estimated_steps(op, algo, spec);
+    if steps > MAX_STEPS {
+        return Err(Error::Usage(format!(
+            "{} by {algo} on {p} ranks with {k} bytes needs about {steps} point-to-point steps, more than {MAX_STEPS}",
+            op.name()
+        )));
+    }
     let need = steps * crate::memory::SCHEDULE_PER_STEP;
     if need >= CHECKED_SCHEDULE_BYTES {
         let what = format!("{} by {algo} on {p} ranks", op.name());

@@ -740,3 +740,15 @@ proptest! {
         }
     }
 }
+
+/// A lockstep is bounded by its exchanges, not by the memory a built schedule's steps take: a
+/// pairwise all-to-all on 16,384 ranks (268 M steps) is refused built but costed in lockstep;
+/// one on 65,536 ranks (65,536 · 65,535 exchanges) is refused either way.
+#[test]
+fn lockstep_is_bounded_by_its_exchanges() {
+    let spec = Spec::new(16_384, 8);
+    assert!(build(Op::Alltoall, "pairwise", &spec, &|_| (1.0, 2.0)).is_err());
+    assert!(lockstep(Op::Alltoall, "pairwise", &spec).unwrap().is_some());
+    let e = lockstep(Op::Alltoall, "pairwise", &Spec::new(65_536, 8)).unwrap_err();
+    assert!(e.to_string().contains("4294901760 exchanges"), "{e}");
+}
