@@ -421,6 +421,7 @@ pub fn evaluate_by<M: CostModel>(
     order: Order,
 ) -> Result<Completion, Error> {
     let p = m.ranks();
+    debug_assert_eq!(start.len(), p, "a call time a rank");
     let n = m.bytes.len();
     let Scratch {
         from_sender,
@@ -522,6 +523,7 @@ pub fn evaluate_lockstep<M: CostModel>(
     scratch: &mut Scratch,
 ) -> Completion {
     let (p, rounds) = (ls.ranks(), ls.rounds());
+    debug_assert_eq!(start.len(), p, "a call time a rank");
     let Scratch {
         from_sender,
         tr,
