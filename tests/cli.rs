@@ -829,29 +829,29 @@ fn unmodeled_collectives_are_counted_by_reason() {
     assert_eq!(w.matches("allreduce by ring").count(), 1, "{w}");
 }
 
-/// A tree's collective on a quarter of a million ranks is modeled, not replayed as measured: its
-/// schedule (1.3 M steps) is under the cap, which an estimate of 8 · P log P steps (42 M) had
-/// it over. Every rank calls at once, so its slowest rank's time in it is the calculator's.
-#[test]
-fn a_binomial_allreduce_on_262144_ranks_is_modeled() {
-    let dir = tempfile::tempdir().unwrap();
+/// One Allreduce of 8 bytes on `ranks` ranks, all calling at once, replayed with
+/// `--coll allreduce=ALGORITHM` (no warning: modeled): its slowest rank's time in it is the
+/// calculator's.
+fn one_allreduce_takes_the_calculators_time(dir: &Path, ranks: &str, algorithm: &str) {
     let args = [
         "--pattern",
         "allreduce",
         "--ranks",
-        "262144",
+        ranks,
         "--iterations",
         "1",
     ];
-    let f = &synthesized(dir.path(), &args);
-    let coll = ["--coll", "allreduce=binomial"];
-    let v = json(
-        &[
-            &[f.as_str(), "--platform", "myrinet", "--format", "json"],
-            &coll[..],
-        ]
-        .concat(),
-    );
+    let f = &synthesized(dir, &args);
+    let coll = format!("allreduce={algorithm}");
+    let v = json(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+        "--coll",
+        &coll,
+    ]);
     assert_eq!(v["warnings"], serde_json::json!([]));
     let slowest = v["ranks"]
         .as_array()
@@ -863,60 +863,9 @@ fn a_binomial_allreduce_on_262144_ranks_is_modeled() {
         "collective",
         "allreduce",
         "--algorithm",
-        "binomial",
+        algorithm,
         "--ranks",
-        "262144",
-        "--bytes",
-        "8",
-        "--platform",
-        "myrinet",
-        "--format",
-        "json",
-    ]);
-    let want = calc["predicted_ns"].as_f64().unwrap();
-    assert!(want > 100_000.0, "{want}");
-    assert!(
-        (slowest * 1e9 - want).abs() < 1e-9 * want,
-        "{slowest} s, calculator {want} ns"
-    );
-}
-
-/// Collectives whose ranks go in lockstep are costed round after round from 4,096 ranks on,
-/// never built: one recursive-doubling Allreduce's slowest rank takes the calculator's time
-/// (which the unit tests check against the built schedule's), and a loop of Allreduces,
-/// Barriers and Bcasts gives the same report at 1 thread and at 2.
-#[test]
-fn lockstep_collectives_on_4096_ranks_cost_as_the_calculator() {
-    let dir = tempfile::tempdir().unwrap();
-    let one = [
-        "--pattern",
-        "allreduce",
-        "--ranks",
-        "4096",
-        "--iterations",
-        "1",
-    ];
-    let f = &synthesized(dir.path(), &one);
-    let coll = ["--coll", "allreduce=recursive_doubling"];
-    let v = json(
-        &[
-            &[f.as_str(), "--platform", "myrinet", "--format", "json"],
-            &coll[..],
-        ]
-        .concat(),
-    );
-    assert_eq!(v["warnings"], serde_json::json!([]));
-    let slowest = v["ranks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["collective_s"].as_f64().unwrap())
-        .fold(0.0, f64::max);
-    let calc = json(&[
-        "collective",
-        "allreduce",
-        "--ranks",
-        "4096",
+        ranks,
         "--bytes",
         "8",
         "--platform",
@@ -930,6 +879,25 @@ fn lockstep_collectives_on_4096_ranks_cost_as_the_calculator() {
         (slowest * 1e9 - want).abs() < 1e-9 * want,
         "{slowest} s, calculator {want} ns"
     );
+}
+
+/// A tree's collective on a quarter of a million ranks is modeled, not replayed as measured: its
+/// schedule (1.3 M steps) is under the cap, which an estimate of 8 · P log P steps (42 M) had
+/// it over.
+#[test]
+fn a_binomial_allreduce_on_262144_ranks_is_modeled() {
+    let dir = tempfile::tempdir().unwrap();
+    one_allreduce_takes_the_calculators_time(dir.path(), "262144", "binomial");
+}
+
+/// Collectives whose ranks go in lockstep are costed round after round from 4,096 ranks on,
+/// never built: one recursive-doubling Allreduce takes the calculator's time (which the unit
+/// tests check against the built schedule's), and a loop of Allreduces, Barriers and Bcasts
+/// gives the same report at 1 thread and at 2.
+#[test]
+fn lockstep_collectives_on_4096_ranks_cost_as_the_calculator() {
+    let dir = tempfile::tempdir().unwrap();
+    one_allreduce_takes_the_calculators_time(dir.path(), "4096", "recursive-doubling");
     let mix = [
         "--pattern",
         "collectives",
@@ -940,16 +908,14 @@ fn lockstep_collectives_on_4096_ranks_cost_as_the_calculator() {
     ];
     let f = &synthesized(dir.path(), &mix);
     let at = |threads: &str| {
+        let coll = [
+            "--coll",
+            "allreduce=recursive_doubling",
+            "--threads",
+            threads,
+        ];
         run(&[
-            &[
-                f.as_str(),
-                "--platform",
-                "myrinet",
-                "--format",
-                "json",
-                "--threads",
-                threads,
-            ],
+            &[f.as_str(), "--platform", "myrinet", "--format", "json"],
             &coll[..],
         ]
         .concat())
