@@ -784,19 +784,19 @@ fn traced_collectives_by_algorithm() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
-/// A loop of 3 Allreduces on 8,192 ranks, which a ring cannot model.
+/// A loop of 3 Allreduces on 32,768 ranks, which a ring cannot model.
 const UNMODELED_RING: [&str; 6] = [
     "--pattern",
     "allreduce",
     "--ranks",
-    "8192",
+    "32768",
     "--iterations",
     "3",
 ];
 
 /// A collective too big to model replays as measured, and the warning gives each reason once,
-/// with how many calls it held back: here 3 Allreduces that a ring on 8,192 ranks would take
-/// 3 · 8,191 steps a rank (more than the 2^26 steps a schedule may have) for.
+/// with how many calls it held back: here 3 Allreduces that a ring on 32,768 ranks would take
+/// 2 · 32,767 rounds of 32,768 exchanges (more than the 2^30 a lockstep may have) for.
 #[test]
 fn unmodeled_collectives_are_counted_by_reason() {
     let dir = tempfile::tempdir().unwrap();
@@ -819,12 +819,10 @@ fn unmodeled_collectives_are_counted_by_reason() {
     let [w] = warnings[..] else {
         panic!("one warning expected: {warnings:?}")
     };
-    let head = "3 collective call(s) replayed as measured, not modeled: allreduce by ring on 8192 \
-                ranks with 8 bytes needs about ";
-    assert!(w.starts_with(head), "{w}");
-    assert!(
-        w.ends_with("point-to-point steps, more than 67108864 (3 calls)"),
-        "{w}"
+    assert_eq!(
+        w,
+        "3 collective call(s) replayed as measured, not modeled: allreduce by ring on 32768 ranks \
+         takes 2147418112 exchanges (ranks × rounds), more than 1073741824 (3 calls)"
     );
     assert_eq!(w.matches("allreduce by ring").count(), 1, "{w}");
 }
@@ -2181,7 +2179,7 @@ fn sweep_of_a_collectives_algorithms() {
         );
     }
     // A value whose calls cannot be modeled replays them as measured: its row is marked, its
-    // warning in the JSON (a ring on 8,192 ranks: more steps than a schedule may have, see
+    // warning in the JSON (a ring on 32,768 ranks: more exchanges than a lockstep may have, see
     // `unmodeled_collectives_are_counted_by_reason`).
     let dir = tempfile::tempdir().unwrap();
     let big = &synthesized(dir.path(), &UNMODELED_RING);

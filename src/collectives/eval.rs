@@ -547,21 +547,22 @@ pub fn evaluate_lockstep<M: CostModel>(
                 true => get(tr, slot(k - 1, ls.peer(r, x.to))),
                 false => t,
             };
-            let send = model.send_return(x.send_bytes, &c, t, tr);
+            let send = model.send_return(ls.bytes(r, x.send), &c, t, tr);
             let ts = get(from_sender, slot(k - 1, ls.peer(r, x.from)));
-            let c = model.sendrecv_return(&mut st.port, t, send, x.recv_bytes, ts);
+            let recv_bytes = ls.bytes(r, x.recv);
+            let c = model.sendrecv_return(&mut st.port, t, send, recv_bytes, ts);
             st.clock = c.ret;
             st.sender_sync += c.sender_sync;
             st.receiver_sync += c.receiver_sync;
-            if let Some(bytes) = x.reduce {
+            if x.reduce {
                 // As a built schedule's reduction step costs it, to the bit.
-                st.clock += bytes as f64 * gamma_ns_per_byte;
+                st.clock += recv_bytes as f64 * gamma_ns_per_byte;
                 st.sender_sync += 0.0;
                 st.receiver_sync += 0.0;
             }
         }
         if let Some(x) = rounds.get(k) {
-            let c = model.send_call(&mut st.port, st.clock, x.send_bytes);
+            let c = model.send_call(&mut st.port, st.clock, ls.bytes(r, x.send));
             set(from_sender, slot(k, r), c.to_receiver);
             set(tr, slot(k, r), st.clock);
             st.call = Some(Some(c));

@@ -1,6 +1,7 @@
 //! Schedules whose ranks all take the same steps, each round one exchange with peers that a
 //! rule names (`r + d`, `r XOR m`) and as many bytes on every rank: the dissemination barrier,
-//! pairwise and Bruck exchanges, rings, and recursive doubling and halving on a power of two.
+//! pairwise and Bruck exchanges, rings, and recursive doubling and halving on a power of two,
+//! byte counts given by a rule too (a chunk of the vector, or a run of chunks).
 //! They are costed round after round ([`super::eval::evaluate_lockstep`]) without their
 //! P · rounds steps being built, matched and leveled: on 262,144 ranks a recursive-doubling
 //! Allreduce's schedule and matching held 4.7 M steps, about 140 MB.
@@ -17,14 +18,63 @@ pub enum Peer {
     Xor(usize),
 }
 
-/// One round of every rank: a send-receive, then a local reduction if `reduce`.
+/// How many bytes a rank sends or receives in a round, as a rule of its rank `v` relative to
+/// the root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bytes {
+    /// As many on every rank.
+    Each(u64),
+    /// Chunk `(v + at) mod P` of a vector cut as [`super::chunks`] cuts it, `base` bytes and
+    /// one more for the first `rem` (a ring's; `at < P`).
+    Chunk { base: u64, rem: usize, at: usize },
+    /// Chunks `a..a + m` of such a vector, `a` being `v XOR flip` with its bits below `m`
+    /// cleared (recursive halving's and doubling's; `m` a power of two).
+    Chunks {
+        base: u64,
+        rem: usize,
+        m: usize,
+        flip: usize,
+    },
+}
+
+impl Bytes {
+    /// On rank `v` of `p`.
+    #[inline(always)]
+    fn on(self, v: usize, p: usize) -> u64 {
+        match self {
+            Bytes::Each(b) => b,
+            Bytes::Chunk { base, rem, at } => {
+                let i = match v + at {
+                    i if i >= p => i - p,
+                    i => i,
+                };
+                base + u64::from(i < rem)
+            }
+            Bytes::Chunks { base, rem, m, flip } => {
+                let a = (v ^ flip) & !(m - 1);
+                m as u64 * base + rem.saturating_sub(a).min(m) as u64
+            }
+        }
+    }
+
+    /// On all `p` ranks together: each chunk is some rank's (a ring's), or each `m` ranks'.
+    fn total(self, p: usize) -> u64 {
+        match self {
+            Bytes::Each(b) => p as u64 * b,
+            Bytes::Chunk { base, rem, .. } => p as u64 * base + rem as u64,
+            Bytes::Chunks { base, rem, m, .. } => (p as u64 * base + rem as u64) * m as u64,
+        }
+    }
+}
+
+/// One round of every rank: a send-receive, then a reduction of what it received if `reduce`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Round {
     pub to: Peer,
-    pub send_bytes: u64,
+    pub send: Bytes,
     pub from: Peer,
-    pub recv_bytes: u64,
-    pub reduce: Option<u64>,
+    pub recv: Bytes,
+    pub reduce: bool,
 }
 
 /// A collective whose ranks go in lockstep: P ranks, root `root`, the same rounds on all.
@@ -46,65 +96,105 @@ impl Lockstep {
     pub fn of(op: Op, algorithm: &str, spec: &Spec) -> Option<Lockstep> {
         let (p, k) = (spec.ranks, spec.bytes);
         let pow2 = p.is_power_of_two();
-        let exchange = |to, send_bytes, from, recv_bytes, reduce| Round {
-            to,
-            send_bytes,
-            from,
-            recv_bytes,
-            reduce,
+        // The vector cut into P chunks.
+        let (base, rem) = (k / p as u64, (k % p as u64) as usize);
+        // In round d, to v + d and from v − d, `bytes(d)` each way.
+        let shifts = |ds: &mut dyn Iterator<Item = usize>, bytes: &dyn Fn(usize) -> u64, reduce| {
+            ds.map(|d| {
+                let b = Bytes::Each(bytes(d));
+                Round {
+                    to: Peer::Shift(d),
+                    send: b,
+                    from: Peer::Shift(p - d),
+                    recv: b,
+                    reduce,
+                }
+            })
+            .collect::<Vec<_>>()
         };
-        // In round d, to v + d and from v − d, `bytes` each way.
-        let shifts =
-            |ds: &mut dyn Iterator<Item = usize>, bytes: &dyn Fn(usize) -> u64, reduce: bool| {
-                ds.map(|d| {
-                    let b = bytes(d);
-                    exchange(
-                        Peer::Shift(d),
-                        b,
-                        Peer::Shift(p - d),
-                        b,
-                        reduce.then_some(b),
-                    )
+        // With v XOR m, `bytes(m)` out and in.
+        let xors = |ms: &mut dyn Iterator<Item = usize>,
+                    bytes: &dyn Fn(usize) -> (Bytes, Bytes),
+                    reduce| {
+            ms.map(|m| {
+                let (send, recv) = bytes(m);
+                Round {
+                    to: Peer::Xor(m),
+                    send,
+                    from: Peer::Xor(m),
+                    recv,
+                    reduce,
+                }
+            })
+            .collect::<Vec<_>>()
+        };
+        let each = |b| (Bytes::Each(b), Bytes::Each(b));
+        // A ring: p − 1 rounds to v + 1 and from v − 1, round i passing on chunk v + at(i)
+        // and taking chunk v + at(i) − 1.
+        let ring = |at: &dyn Fn(usize) -> usize, reduce| {
+            (0..p.saturating_sub(1))
+                .map(|i| Round {
+                    to: Peer::Shift(1),
+                    send: Bytes::Chunk {
+                        base,
+                        rem,
+                        at: at(i),
+                    },
+                    from: Peer::Shift(p - 1),
+                    recv: Bytes::Chunk {
+                        base,
+                        rem,
+                        at: (at(i) + p - 1) % p,
+                    },
+                    reduce,
                 })
                 .collect::<Vec<_>>()
-            };
-        // With v XOR m, `bytes(m)` each way.
-        let xors =
-            |ms: &mut dyn Iterator<Item = usize>, bytes: &dyn Fn(usize) -> u64, reduce: bool| {
-                ms.map(|m| {
-                    let b = bytes(m);
-                    exchange(Peer::Xor(m), b, Peer::Xor(m), b, reduce.then_some(b))
-                })
-                .collect::<Vec<_>>()
-            };
-        // A ring: p − 1 rounds to v + 1 and from v − 1.
-        let ring =
-            |bytes: u64, reduce| shifts(&mut std::iter::repeat_n(1, p - 1), &|_| bytes, reduce);
+        };
+        let same_ring = |bytes: u64, reduce| {
+            shifts(
+                &mut std::iter::repeat_n(1, p.saturating_sub(1)),
+                &|_| bytes,
+                reduce,
+            )
+        };
+        // Chunks of the halves kept and given, or held and taken.
+        let halves = |m, flip_out, flip_in| {
+            let chunks = |flip| Bytes::Chunks { base, rem, m, flip };
+            (chunks(flip_out), chunks(flip_in))
+        };
         let rounds = match (op, algorithm) {
             (Op::Barrier, _) => shifts(&mut powers(p), &|_| 0, false),
-            (Op::Allreduce, "recursive-doubling") if pow2 => xors(&mut powers(p), &|_| k, true),
-            // Chunks of one size: P divides the vector.
-            (Op::Allreduce, "ring") if k % p as u64 == 0 => {
-                let c = k / p as u64;
-                let mut r = ring(c, true);
-                r.extend(ring(c, false));
+            (Op::Allreduce, "recursive-doubling") if pow2 => {
+                xors(&mut powers(p), &|_| each(k), true)
+            }
+            // Reduce-scatter passes on chunk v − i − 1, allgather chunk v − i.
+            (Op::Allreduce, "ring") => {
+                let mut r = ring(&|i| (2 * p - 1 - i) % p, true);
+                r.extend(ring(&|i| (p - i) % p, false));
                 r
             }
-            (Op::Allreduce, "rabenseifner") if pow2 && k % p as u64 == 0 => {
-                let c = k / p as u64;
-                let mut r = xors(&mut powers(p).rev(), &|m| m as u64 * c, true);
-                r.extend(xors(&mut powers(p), &|m| m as u64 * c, false));
+            // Halving gives the half without v's chunk and keeps the other; doubling sends
+            // the chunks it holds and takes its partner's.
+            (Op::Allreduce, "rabenseifner") if pow2 => {
+                let mut r = xors(&mut powers(p).rev(), &|m| halves(m, m, 0), true);
+                r.extend(xors(&mut powers(p), &|m| halves(m, 0, m), false));
                 r
             }
             (Op::Allgather, "recursive-doubling") if pow2 => {
-                xors(&mut powers(p), &|m| m as u64 * k, false)
+                xors(&mut powers(p), &|m| each(m as u64 * k), false)
             }
-            (Op::Allgather, "ring") => ring(k, false),
+            (Op::Allgather, "ring") => same_ring(k, false),
             // To v − d and from v + d.
             (Op::Allgather, "bruck") => powers(p)
                 .map(|d| {
-                    let n = d.min(p - d) as u64 * k;
-                    exchange(Peer::Shift(p - d), n, Peer::Shift(d), n, None)
+                    let n = Bytes::Each(d.min(p - d) as u64 * k);
+                    Round {
+                        to: Peer::Shift(p - d),
+                        send: n,
+                        from: Peer::Shift(d),
+                        recv: n,
+                        reduce: false,
+                    }
                 })
                 .collect(),
             (Op::Alltoall, "pairwise" | "linear") => shifts(&mut (1..p), &|_| k, false),
@@ -112,10 +202,10 @@ impl Lockstep {
                 let blocks = |d: usize| (0..p).filter(|j| j & d != 0).count() as u64 * k;
                 shifts(&mut powers(p), &blocks, false)
             }
-            (Op::ReduceScatter, "ring") => ring(k, true),
+            (Op::ReduceScatter, "ring") => same_ring(k, true),
             (Op::ReduceScatter, "pairwise") => shifts(&mut (1..p), &|_| k, true),
             (Op::ReduceScatter, "recursive-halving") if pow2 => {
-                xors(&mut powers(p).rev(), &|m| m as u64 * k, true)
+                xors(&mut powers(p).rev(), &|m| each(m as u64 * k), true)
             }
             _ => return None,
         };
@@ -143,18 +233,29 @@ impl Lockstep {
                 x if x >= self.p => x - self.p,
                 x => x,
             },
-            Peer::Xor(m) => {
-                let v = real(self.p, self.p - self.root, r);
-                real(self.p, self.root, v ^ m)
-            }
+            Peer::Xor(m) => real(self.p, self.root, self.relative(r) ^ m),
+        }
+    }
+
+    /// Rank `r`'s place from the root.
+    #[inline(always)]
+    fn relative(&self, r: usize) -> usize {
+        real(self.p, self.p - self.root, r)
+    }
+
+    /// Rank `r`'s `bytes`.
+    #[inline(always)]
+    pub fn bytes(&self, r: usize, bytes: Bytes) -> u64 {
+        match bytes {
+            Bytes::Each(b) => b,
+            b => b.on(self.relative(r), self.p),
         }
     }
 
     /// The messages of one costing (a send-receive a rank and round) and their bytes.
     pub fn messages(&self) -> (u64, u64) {
-        let p = self.p as u64;
-        let bytes = self.rounds.iter().map(|x| x.send_bytes).sum::<u64>();
-        (p * self.rounds.len() as u64, p * bytes)
+        let bytes = self.rounds.iter().map(|x| x.send.total(self.p)).sum();
+        ((self.p * self.rounds.len()) as u64, bytes)
     }
 
     /// The steps [`super::build`] would make of it, rank after rank.
@@ -162,14 +263,15 @@ impl Lockstep {
         let steps = |r: usize| {
             let mut s = Vec::new();
             for x in &self.rounds {
+                let recv_bytes = self.bytes(r, x.recv);
                 s.push(Step::SendRecv {
                     to: self.peer(r, x.to) as u32,
-                    send_bytes: x.send_bytes,
+                    send_bytes: self.bytes(r, x.send),
                     from: self.peer(r, x.from) as u32,
-                    recv_bytes: x.recv_bytes,
+                    recv_bytes,
                 });
-                if let Some(bytes) = x.reduce {
-                    s.push(Step::Reduce { bytes });
+                if x.reduce {
+                    s.push(Step::Reduce { bytes: recv_bytes });
                 }
             }
             s
