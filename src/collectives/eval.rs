@@ -6,7 +6,7 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
-use super::lockstep::Lockstep;
+use super::lockstep::{Lockstep, Round};
 use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
 pub use crate::model::LogGp;
@@ -522,7 +522,7 @@ pub fn evaluate_lockstep<M: CostModel>(
     start: &[f64],
     scratch: &mut Scratch,
 ) -> Completion {
-    let (p, rounds) = (ls.ranks(), ls.rounds());
+    let (p, rounds) = (ls.ranks(), ls.len());
     debug_assert_eq!(start.len(), p, "a call time a rank");
     let Scratch {
         from_sender,
@@ -538,9 +538,14 @@ pub fn evaluate_lockstep<M: CostModel>(
     let (from_sender, tr) = (&*from_sender, &*tr);
     let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
     let slot = |k: usize, r: usize| ((k % 2) * p + r) as u32;
-    let step = |r: usize, st: &mut RankState<M::Port>, k: usize| {
-        if k > 0 {
-            let (x, t) = (&rounds[k - 1], st.clock);
+    // Rank r's finishing of round k − 1 (`done`), and call of round k (`next`).
+    let step = |r: usize,
+                st: &mut RankState<M::Port>,
+                k: usize,
+                done: &Option<Round>,
+                next: &Option<Round>| {
+        if let Some(x) = done {
+            let t = st.clock;
             let c = st.call.take().flatten().expect("called in the pass before");
             // An eager send's return does not depend on `tr`.
             let tr = match c.needs_tr {
@@ -561,24 +566,26 @@ pub fn evaluate_lockstep<M: CostModel>(
                 st.receiver_sync += 0.0;
             }
         }
-        if let Some(x) = rounds.get(k) {
+        if let Some(x) = next {
             let c = model.send_call(&mut st.port, st.clock, ls.bytes(r, x.send));
             set(from_sender, slot(k, r), c.to_receiver);
             set(tr, slot(k, r), st.clock);
             st.call = Some(Some(c));
         }
     };
-    for k in 0..=rounds.len() {
+    for k in 0..=rounds {
+        let done = k.checked_sub(1).map(|i| ls.round(i));
+        let next = (k < rounds).then(|| ls.round(k));
         if p < PARALLEL_MIN_RUNS || threads() < 2 {
             for (r, st) in ranks.iter_mut().enumerate() {
-                step(r, st, k);
+                step(r, st, k, &done, &next);
             }
             continue;
         }
         let pieces = ranks.par_chunks_mut(RUNS_PER_PIECE).enumerate();
         pieces.for_each(|(i, states)| {
             for (j, st) in states.iter_mut().enumerate() {
-                step(i * RUNS_PER_PIECE + j, st, k);
+                step(i * RUNS_PER_PIECE + j, st, k, &done, &next);
             }
         });
     }

@@ -82,7 +82,29 @@ pub struct Round {
 pub struct Lockstep {
     p: usize,
     root: usize,
-    rounds: Vec<Round>,
+    rounds: Rounds,
+}
+
+/// A lockstep's rounds: listed (⌈log2 P⌉ of them, or twice that), or, for the P − 1 or
+/// 2(P − 1) of a pairwise exchange or a ring, given by their index: a list would take 5 MB a
+/// call of a pairwise all-to-all on 32,768 ranks.
+#[derive(Clone, Debug, PartialEq)]
+enum Rounds {
+    Listed(Vec<Round>),
+    /// Round `i` to `v + i + 1` and from `v − i − 1`, `bytes` each way.
+    Pairwise {
+        bytes: u64,
+        reduce: bool,
+    },
+    /// `reducing` rounds of a ring reduce-scatter (round `i` passing on chunk `v − i − 1` to
+    /// `v + 1`, reducing chunk `v − i − 2` from `v − 1`), then `gathering` of a ring allgather
+    /// (passing on chunk `v − i`): each chunk `bytes`, or of a vector cut into P `chunks`.
+    Ring {
+        bytes: u64,
+        chunks: Option<(u64, usize)>,
+        reducing: usize,
+        gathering: usize,
+    },
 }
 
 /// `1, 2, 4, …` below `p`.
@@ -99,18 +121,18 @@ impl Lockstep {
         // The vector cut into P chunks.
         let (base, rem) = (k / p as u64, (k % p as u64) as usize);
         // In round d, to v + d and from v − d, `bytes(d)` each way.
-        let shifts = |ds: &mut dyn Iterator<Item = usize>, bytes: &dyn Fn(usize) -> u64, reduce| {
-            ds.map(|d| {
+        let shifts = |ds: &mut dyn Iterator<Item = usize>, bytes: &dyn Fn(usize) -> u64| {
+            let rounds = ds.map(|d| {
                 let b = Bytes::Each(bytes(d));
                 Round {
                     to: Peer::Shift(d),
                     send: b,
                     from: Peer::Shift(p - d),
                     recv: b,
-                    reduce,
+                    reduce: false,
                 }
-            })
-            .collect::<Vec<_>>()
+            });
+            Rounds::Listed(rounds.collect())
         };
         // With v XOR m, `bytes(m)` out and in.
         let xors = |ms: &mut dyn Iterator<Item = usize>,
@@ -129,83 +151,65 @@ impl Lockstep {
             .collect::<Vec<_>>()
         };
         let each = |b| (Bytes::Each(b), Bytes::Each(b));
-        // A ring: p − 1 rounds to v + 1 and from v − 1, round i passing on chunk v + at(i)
-        // and taking chunk v + at(i) − 1.
-        let ring = |at: &dyn Fn(usize) -> usize, reduce| {
-            (0..p.saturating_sub(1))
-                .map(|i| Round {
-                    to: Peer::Shift(1),
-                    send: Bytes::Chunk {
-                        base,
-                        rem,
-                        at: at(i),
-                    },
-                    from: Peer::Shift(p - 1),
-                    recv: Bytes::Chunk {
-                        base,
-                        rem,
-                        at: (at(i) + p - 1) % p,
-                    },
-                    reduce,
-                })
-                .collect::<Vec<_>>()
+        let ring = |bytes, chunks, reducing, gathering| Rounds::Ring {
+            bytes,
+            chunks,
+            reducing,
+            gathering,
         };
-        let same_ring = |bytes: u64, reduce| {
-            shifts(
-                &mut std::iter::repeat_n(1, p.saturating_sub(1)),
-                &|_| bytes,
-                reduce,
-            )
-        };
+        let around = p.saturating_sub(1);
         // Chunks of the halves kept and given, or held and taken.
         let halves = |m, flip_out, flip_in| {
             let chunks = |flip| Bytes::Chunks { base, rem, m, flip };
             (chunks(flip_out), chunks(flip_in))
         };
         let rounds = match (op, algorithm) {
-            (Op::Barrier, _) => shifts(&mut powers(p), &|_| 0, false),
+            (Op::Barrier, _) => shifts(&mut powers(p), &|_| 0),
             (Op::Allreduce, "recursive-doubling") if pow2 => {
-                xors(&mut powers(p), &|_| each(k), true)
+                Rounds::Listed(xors(&mut powers(p), &|_| each(k), true))
             }
-            // Reduce-scatter passes on chunk v − i − 1, allgather chunk v − i.
-            (Op::Allreduce, "ring") => {
-                let mut r = ring(&|i| (2 * p - 1 - i) % p, true);
-                r.extend(ring(&|i| (p - i) % p, false));
-                r
-            }
+            (Op::Allreduce, "ring") => ring(0, Some((base, rem)), around, around),
             // Halving gives the half without v's chunk and keeps the other; doubling sends
             // the chunks it holds and takes its partner's.
             (Op::Allreduce, "rabenseifner") if pow2 => {
                 let mut r = xors(&mut powers(p).rev(), &|m| halves(m, m, 0), true);
                 r.extend(xors(&mut powers(p), &|m| halves(m, 0, m), false));
-                r
+                Rounds::Listed(r)
             }
             (Op::Allgather, "recursive-doubling") if pow2 => {
-                xors(&mut powers(p), &|m| each(m as u64 * k), false)
+                Rounds::Listed(xors(&mut powers(p), &|m| each(m as u64 * k), false))
             }
-            (Op::Allgather, "ring") => same_ring(k, false),
+            (Op::Allgather, "ring") => ring(k, None, 0, around),
             // To v − d and from v + d.
-            (Op::Allgather, "bruck") => powers(p)
-                .map(|d| {
-                    let n = Bytes::Each(d.min(p - d) as u64 * k);
-                    Round {
-                        to: Peer::Shift(p - d),
-                        send: n,
-                        from: Peer::Shift(d),
-                        recv: n,
-                        reduce: false,
-                    }
-                })
-                .collect(),
-            (Op::Alltoall, "pairwise" | "linear") => shifts(&mut (1..p), &|_| k, false),
-            (Op::Alltoall, "bruck") => {
-                let blocks = |d: usize| (0..p).filter(|j| j & d != 0).count() as u64 * k;
-                shifts(&mut powers(p), &blocks, false)
-            }
-            (Op::ReduceScatter, "ring") => same_ring(k, true),
-            (Op::ReduceScatter, "pairwise") => shifts(&mut (1..p), &|_| k, true),
+            (Op::Allgather, "bruck") => Rounds::Listed(
+                powers(p)
+                    .map(|d| {
+                        let n = Bytes::Each(d.min(p - d) as u64 * k);
+                        Round {
+                            to: Peer::Shift(p - d),
+                            send: n,
+                            from: Peer::Shift(d),
+                            recv: n,
+                            reduce: false,
+                        }
+                    })
+                    .collect(),
+            ),
+            (Op::Alltoall, "pairwise" | "linear") => Rounds::Pairwise {
+                bytes: k,
+                reduce: false,
+            },
+            // The blocks whose index has bit d set.
+            (Op::Alltoall, "bruck") => shifts(&mut powers(p), &|d| {
+                ((p / (2 * d)) * d + (p % (2 * d)).saturating_sub(d)) as u64 * k
+            }),
+            (Op::ReduceScatter, "ring") => ring(k, None, around, 0),
+            (Op::ReduceScatter, "pairwise") => Rounds::Pairwise {
+                bytes: k,
+                reduce: true,
+            },
             (Op::ReduceScatter, "recursive-halving") if pow2 => {
-                xors(&mut powers(p).rev(), &|m| each(m as u64 * k), true)
+                Rounds::Listed(xors(&mut powers(p).rev(), &|m| each(m as u64 * k), true))
             }
             _ => return None,
         };
@@ -220,8 +224,64 @@ impl Lockstep {
         self.p
     }
 
-    pub fn rounds(&self) -> &[Round] {
-        &self.rounds
+    /// How many rounds.
+    pub fn len(&self) -> usize {
+        match &self.rounds {
+            Rounds::Listed(v) => v.len(),
+            Rounds::Pairwise { .. } => self.p.saturating_sub(1),
+            Rounds::Ring {
+                reducing,
+                gathering,
+                ..
+            } => reducing + gathering,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Round `i` (below [`Lockstep::len`]).
+    pub fn round(&self, i: usize) -> Round {
+        let p = self.p;
+        match self.rounds {
+            Rounds::Listed(ref v) => v[i],
+            Rounds::Pairwise { bytes, reduce } => Round {
+                to: Peer::Shift(i + 1),
+                send: Bytes::Each(bytes),
+                from: Peer::Shift(p - i - 1),
+                recv: Bytes::Each(bytes),
+                reduce,
+            },
+            Rounds::Ring {
+                bytes,
+                chunks,
+                reducing,
+                ..
+            } => {
+                // The chunk passed on is v + at, the one taken v + at − 1.
+                let at = match i.checked_sub(reducing) {
+                    None => (2 * p - 1 - i) % p,
+                    Some(i) => (p - i) % p,
+                };
+                let chunk = |at| match chunks {
+                    Some((base, rem)) => Bytes::Chunk { base, rem, at },
+                    None => Bytes::Each(bytes),
+                };
+                Round {
+                    to: Peer::Shift(1),
+                    send: chunk(at),
+                    from: Peer::Shift(p - 1),
+                    recv: chunk((at + p - 1) % p),
+                    reduce: i < reducing,
+                }
+            }
+        }
+    }
+
+    /// The rounds in order.
+    fn rounds(&self) -> impl Iterator<Item = Round> + '_ {
+        (0..self.len()).map(|i| self.round(i))
     }
 
     /// Rank `r`'s `peer`.
@@ -254,15 +314,15 @@ impl Lockstep {
 
     /// The messages of one costing (a send-receive a rank and round) and their bytes.
     pub fn messages(&self) -> (u64, u64) {
-        let bytes = self.rounds.iter().map(|x| x.send.total(self.p)).sum();
-        ((self.p * self.rounds.len()) as u64, bytes)
+        let bytes = self.rounds().map(|x| x.send.total(self.p)).sum();
+        ((self.p * self.len()) as u64, bytes)
     }
 
     /// The steps [`super::build`] would make of it, rank after rank.
     pub fn schedule(&self) -> Schedule {
         let steps = |r: usize| {
             let mut s = Vec::new();
-            for x in &self.rounds {
+            for x in self.rounds() {
                 let recv_bytes = self.bytes(r, x.recv);
                 s.push(Step::SendRecv {
                     to: self.peer(r, x.to) as u32,

@@ -181,7 +181,7 @@ pub fn lockstep(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Lockstep>
     let Some(ls) = Lockstep::of(op, algo, spec) else {
         return Ok(None);
     };
-    let steps = (spec.ranks * ls.rounds().len()) as u64;
+    let steps = (spec.ranks * ls.len()) as u64;
     if steps > MAX_LOCKSTEP_STEPS {
         return Err(Error::Usage(format!(
             "{} by {algo} on {} ranks takes {steps} exchanges (ranks × rounds), more than {MAX_LOCKSTEP_STEPS}",
