@@ -99,9 +99,9 @@ fn too_little_memory_is_an_error_before_allocating() {
 }
 
 /// A collective's schedule too large for the memory available is an error before it is built:
-/// a binomial broadcast on 262,144 ranks is bounded by 6 · 262144 = 1,572,864 steps, at 64
+/// a binomial scatter on 262,144 ranks is bounded by 6 · 262144 = 1,572,864 steps, at 64
 /// bytes a step 100,663,296 bytes (96 MB). Smaller schedules are not checked, nor collectives
-/// whose ranks go in lockstep (a barrier), which are never built.
+/// that a rule gives (a barrier in lockstep, a binomial broadcast), which are never built.
 #[test]
 fn a_schedule_too_large_for_the_memory_is_an_error_before_building() {
     let with = |op: &str, ranks: &str, available: u64| {
@@ -111,19 +111,20 @@ fn a_schedule_too_large_for_the_memory_is_an_error_before_building() {
             .output()
             .unwrap()
     };
-    let out = with("bcast", "262144", 100_663_295);
+    let out = with("scatter", "262144", 100_663_295);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     expect_err(
         &err,
         &[
-            "bcast by binomial on 262144 ranks needs about 96 MB of memory and 96 MB is \
+            "scatter by binomial on 262144 ranks needs about 96 MB of memory and 96 MB is \
              available; run it on a machine with more memory",
         ],
     );
-    assert!(with("bcast", "262144", 100_663_296).status.success());
-    assert!(with("bcast", "4096", 1).status.success());
+    assert!(with("scatter", "262144", 100_663_296).status.success());
+    assert!(with("scatter", "4096", 1).status.success());
     assert!(with("barrier", "262144", 1).status.success());
+    assert!(with("bcast", "262144", 1).status.success());
 }
 
 /// MODEL.md §6 round-trip table: replaying each fixture gives eqs. (12)–(14) exactly.

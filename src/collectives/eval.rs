@@ -6,6 +6,8 @@
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
 
+use super::Ruled;
+use super::binomial::Binomial;
 use super::lockstep::{Lockstep, Round};
 use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
@@ -511,6 +513,21 @@ fn completion<M: CostModel>(
     }
 }
 
+/// Costs `ruled` with rank `r` calling at `start[r]` in `scratch`'s arrays, as
+/// [`evaluate_matched`] costs its built schedule, bit for bit.
+pub fn evaluate_ruled<M: CostModel>(
+    ruled: &Ruled,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+    scratch: &mut Scratch,
+) -> Completion {
+    match ruled {
+        Ruled::Lockstep(ls) => evaluate_lockstep(ls, model, gamma_ns_per_byte, start, scratch),
+        Ruled::Binomial(tree) => evaluate_binomial(tree, model, gamma_ns_per_byte, start, scratch),
+    }
+}
+
 /// Costs `ls` with rank `r` calling at `start[r]` in `scratch`'s arrays, as
 /// [`evaluate_matched`] costs its built schedule, bit for bit: in pass `k` every rank finishes
 /// round `k − 1`, whose partners called in pass `k − 1`, and calls round `k`. A call publishes
@@ -590,6 +607,168 @@ pub fn evaluate_lockstep<M: CostModel>(
         });
     }
     completion(model, ranks, kept_ranks, kept_ends, ls.messages())
+}
+
+/// The fewest ranks of a subtree whose children's subtrees [`evaluate_binomial`] costs on the
+/// pool's threads (in tests, a few).
+const TREE_PARALLEL_MIN_RANKS: usize = if cfg!(test) { 4 } else { 1 << 12 };
+
+/// Costs `tree` with rank `r` calling at `start[r]` in `scratch`'s arrays, as
+/// [`evaluate_matched`] costs its built schedule, bit for bit. Ranks are held in their order
+/// from the root, so that a subtree is a run of them: the reduce goes up, a rank receiving from
+/// each child once the child's subtree has called its send to it (the children's subtrees on the
+/// threads), then finishing the child's send; the broadcast goes down, a rank receiving then
+/// sending to each child before the children's subtrees go on. A message is numbered by its
+/// child: its send's call in `from_sender`, its receive's in `tr` (a broadcast's receive is
+/// its rank's first step: called at the clock the reduce left).
+pub fn evaluate_binomial<M: CostModel>(
+    tree: &Binomial,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+    scratch: &mut Scratch,
+) -> Completion {
+    let (p, root) = (tree.p, tree.root);
+    debug_assert_eq!(start.len(), p, "a call time a rank");
+    let Scratch {
+        from_sender,
+        tr,
+        ranks: kept_ranks,
+        ends: kept_ends,
+        ..
+    } = scratch;
+    // Each value is read after it is written.
+    for v in [&mut *from_sender, &mut *tr] {
+        v.resize_with(p, || AtomicU64::new(UNKNOWN.to_bits()));
+    }
+    let mut from_root = start.to_vec();
+    from_root.rotate_left(root);
+    let mut ranks = RankState::<M::Port>::starting(kept_ranks, &from_root);
+    let t = Tree {
+        p,
+        k: tree.bytes,
+        model,
+        gamma_ns_per_byte,
+        from_sender,
+        tr,
+    };
+    if tree.reduce {
+        t.up(&mut ranks, 0);
+    }
+    if tree.bcast {
+        ranks
+            .par_iter()
+            .with_min_len(PARALLEL_MIN_RANKS)
+            .enumerate()
+            .for_each(|(v, st)| set(tr, v as u32, st.clock));
+        t.down(&mut ranks, 0);
+    }
+    ranks.rotate_right(root);
+    completion(model, ranks, kept_ranks, kept_ends, tree.messages())
+}
+
+/// One costing of a binomial tree: its ranks, bytes an edge, model and message values.
+struct Tree<'a, M> {
+    p: usize,
+    k: u64,
+    model: &'a M,
+    gamma_ns_per_byte: f64,
+    from_sender: &'a [AtomicU64],
+    tr: &'a [AtomicU64],
+}
+
+impl<M: CostModel> Tree<'_, M> {
+    /// The subtrees of rank `v`'s children, `rest` being its own but `v`: child `v + m` first
+    /// in `rest[m - 1..2m - 1]` (cut at P), smallest first.
+    fn children<'s>(
+        &self,
+        v: usize,
+        mut rest: &'s mut [RankState<M::Port>],
+    ) -> Vec<(usize, &'s mut [RankState<M::Port>])> {
+        let mut subtrees = Vec::new();
+        let mut m = 1;
+        while m < super::trees::subtree(v, self.p) && !rest.is_empty() {
+            let at = m.min(rest.len());
+            let (this, more) = std::mem::take(&mut rest).split_at_mut(at);
+            subtrees.push((v + m, this));
+            (rest, m) = (more, 2 * m);
+        }
+        subtrees
+    }
+
+    /// The reduce over rank `v`'s subtree, `ranks`: each rank receives and reduces its children's
+    /// vectors, smallest subtree first, then calls its send to its parent (but the root).
+    fn up(&self, ranks: &mut [RankState<M::Port>], v: usize) {
+        let (k, model) = (self.k, self.model);
+        let parallel = ranks.len() >= TREE_PARALLEL_MIN_RANKS && threads() > 1;
+        let (st, rest) = ranks.split_first_mut().expect("a subtree has its root");
+        let mut below = self.children(v, rest);
+        match parallel {
+            true => below.par_iter_mut().for_each(|(c, s)| self.up(s, *c)),
+            false => below.iter_mut().for_each(|(c, s)| self.up(s, *c)),
+        }
+        for (c, s) in below {
+            // The receive's call, its return, the reduction; then the child's send returns.
+            set(self.tr, c as u32, st.clock);
+            let t = st.clock;
+            let cost = model.recv_return(&mut st.port, t, k, get(self.from_sender, c as u32));
+            st.clock = cost.ret;
+            st.sender_sync += 0.0;
+            st.receiver_sync += cost.sync;
+            st.clock += k as f64 * self.gamma_ns_per_byte;
+            st.sender_sync += 0.0;
+            st.receiver_sync += 0.0;
+            let child = &mut s[0];
+            let call = child.call.take().flatten().expect("called");
+            let tr = match call.needs_tr {
+                true => get(self.tr, c as u32),
+                false => child.clock,
+            };
+            let cost = model.send_return(k, &call, child.clock, tr);
+            child.clock = cost.ret;
+            child.sender_sync += cost.sync;
+            child.receiver_sync += 0.0;
+        }
+        if v != 0 {
+            let call = model.send_call(&mut st.port, st.clock, k);
+            set(self.from_sender, v as u32, call.to_receiver);
+            st.call = Some(Some(call));
+        }
+    }
+
+    /// The broadcast over rank `v`'s subtree, `ranks`: each rank receives (but the root), sends
+    /// to its children, largest subtree first, and then their subtrees go on.
+    fn down(&self, ranks: &mut [RankState<M::Port>], v: usize) {
+        let (k, model) = (self.k, self.model);
+        let parallel = ranks.len() >= TREE_PARALLEL_MIN_RANKS && threads() > 1;
+        let (st, rest) = ranks.split_first_mut().expect("a subtree has its root");
+        if v != 0 {
+            let t = st.clock;
+            let cost = model.recv_return(&mut st.port, t, k, get(self.from_sender, v as u32));
+            st.clock = cost.ret;
+            st.sender_sync += 0.0;
+            st.receiver_sync += cost.sync;
+        }
+        let mut m = super::trees::subtree(v, self.p) >> 1;
+        while m > 0 {
+            if v + m < self.p {
+                let (c, t) = ((v + m) as u32, st.clock);
+                let call = model.send_call(&mut st.port, t, k);
+                set(self.from_sender, c, call.to_receiver);
+                let tr = if call.needs_tr { get(self.tr, c) } else { t };
+                let cost = model.send_return(k, &call, t, tr);
+                st.clock = cost.ret;
+                st.sender_sync += cost.sync;
+                st.receiver_sync += 0.0;
+            }
+            m >>= 1;
+        }
+        let below = self.children(v, rest);
+        match parallel {
+            true => below.into_par_iter().for_each(|(c, s)| self.down(s, c)),
+            false => below.into_iter().for_each(|(c, s)| self.down(s, c)),
+        }
+    }
 }
 
 /// Queues the rank waiting on message `id`, if one is, and forgets that it waited.

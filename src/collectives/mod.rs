@@ -3,6 +3,7 @@
 //! reductions), and one evaluator costs any schedule under a [`CostModel`] — LogGPS as the
 //! replay uses it, or LogGP as in Alexandrov et al. (1995).
 
+pub mod binomial;
 pub mod eval;
 pub mod exchange;
 pub mod lockstep;
@@ -11,6 +12,7 @@ pub mod schedule;
 pub mod traced;
 pub mod trees;
 
+pub use binomial::Binomial;
 pub use eval::{Completion, CostModel, LogGp, evaluate};
 pub use lockstep::Lockstep;
 pub use schedule::{Schedule, Step};
@@ -174,10 +176,21 @@ pub const MAX_OPTIMAL_RANKS: usize = 8192;
 /// ranks (2^30), about 7 s a call at 2 threads, where one on 8,192 ranks took 0.45 s.
 pub const MAX_LOCKSTEP_STEPS: u64 = 1 << 30;
 
-/// `op` by `algorithm` on `spec` as a [`Lockstep`] if its ranks go in lockstep (`None`: it
-/// must be built), refused as [`build`] refuses it but for its size: it takes no memory a step.
-pub fn lockstep(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Lockstep>, Error> {
+/// A collective whose steps a rule gives, costed from it without being built.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ruled {
+    Lockstep(Lockstep),
+    Binomial(Binomial),
+}
+
+/// `op` by `algorithm` on `spec` as a [`Ruled`] collective if a rule gives its steps (`None`:
+/// it must be built), refused as [`build`] refuses it but for its size: it takes no memory a
+/// step.
+pub fn ruled(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Ruled>, Error> {
     let algo = checked(op, algorithm, spec)?;
+    if let Some(tree) = Binomial::of(op, algo, spec) {
+        return Ok(Some(Ruled::Binomial(tree)));
+    }
     let Some(ls) = Lockstep::of(op, algo, spec) else {
         return Ok(None);
     };
@@ -189,7 +202,7 @@ pub fn lockstep(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Lockstep>
             spec.ranks
         )));
     }
-    Ok(Some(ls))
+    Ok(Some(Ruled::Lockstep(ls)))
 }
 
 /// `algorithm`'s name for `op`, if a collective of `spec` can be modeled at all.
@@ -499,11 +512,11 @@ pub fn predict<M: CostModel>(
     model: &M,
     gamma_ns_per_byte: f64,
 ) -> Result<Completion, Error> {
-    if let Some(ls) = lockstep(op, algorithm, spec)? {
+    if let Some(ruled) = ruled(op, algorithm, spec)? {
         let start = vec![0.0; spec.ranks];
         let mut scratch = eval::Scratch::default();
-        return Ok(eval::evaluate_lockstep(
-            &ls,
+        return Ok(eval::evaluate_ruled(
+            &ruled,
             model,
             gamma_ns_per_byte,
             &start,

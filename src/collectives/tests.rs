@@ -698,11 +698,12 @@ fn lockstep_rounds_are_the_built_steps() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
-    /// Costed round after round, a lockstep gives what its built schedule gives by the queue,
-    /// bit for bit, under both models, eager and rendezvous, whatever the (random) call times
-    /// and root, on one thread and on three, in the arrays that costings of either kind left.
+    /// Costed from its rule, round after round or down and up its tree, a collective gives
+    /// what its built schedule gives by the queue, bit for bit, under both models, eager and
+    /// rendezvous, whatever the (random) call times and root, on one thread and on three, in
+    /// the arrays that costings of either kind left.
     #[test]
-    fn lockstep_costs_what_its_schedule_costs(
+    fn ruled_collectives_cost_what_their_schedules_cost(
         p in 1usize..70, k in 0u64..3000, root in 0usize..70,
         starts in proptest::collection::vec(0.0f64..1e5, 70),
     ) {
@@ -715,7 +716,7 @@ proptest! {
         for k in [k, k - k % p as u64] {
             let spec = Spec { root: root % p, ..Spec::new(p, k) };
             for (op, algo) in every_algorithm() {
-                let Some(ls) = Lockstep::of(op, algo, &spec) else { continue };
+                let Some(ls) = ruled(op, algo, &spec).unwrap() else { continue };
                 let m = build(op, algo, &spec, &|b| loggps.split_costs(b)).unwrap().matching().unwrap();
                 let want = (
                     eval::evaluate_by(&m, &loggps, 1.0, start, &mut Default::default(),
@@ -726,8 +727,8 @@ proptest! {
                 for pool in &pools {
                     let threads = pool.current_num_threads();
                     let (gps, gp) = pool.install(|| (
-                        eval::evaluate_lockstep(&ls, &loggps, 1.0, start, &mut kept),
-                        eval::evaluate_lockstep(&ls, &loggp, 1.0, start, &mut kept),
+                        eval::evaluate_ruled(&ls, &loggps, 1.0, start, &mut kept),
+                        eval::evaluate_ruled(&ls, &loggp, 1.0, start, &mut kept),
                     ));
                     prop_assert_eq!(&gps, &want.0, "LogGPS {:?} {} on {} threads", op, algo, threads);
                     prop_assert_eq!(&gp, &want.1, "LogGP {:?} {} on {} threads", op, algo, threads);
@@ -748,7 +749,7 @@ proptest! {
 fn lockstep_is_bounded_by_its_exchanges() {
     let spec = Spec::new(16_384, 8);
     assert!(build(Op::Alltoall, "pairwise", &spec, &|_| (1.0, 2.0)).is_err());
-    assert!(lockstep(Op::Alltoall, "pairwise", &spec).unwrap().is_some());
-    let e = lockstep(Op::Alltoall, "pairwise", &Spec::new(65_536, 8)).unwrap_err();
+    assert!(ruled(Op::Alltoall, "pairwise", &spec).unwrap().is_some());
+    let e = ruled(Op::Alltoall, "pairwise", &Spec::new(65_536, 8)).unwrap_err();
     assert!(e.to_string().contains("4294901760 exchanges"), "{e}");
 }

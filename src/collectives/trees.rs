@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 
 /// The size bound of `vr`'s subtree in a binomial tree rooted at 0: its lowest set bit (for
 /// the root, the power of two covering all `p` ranks).
-fn subtree(vr: usize, p: usize) -> usize {
+pub(super) fn subtree(vr: usize, p: usize) -> usize {
     if vr == 0 {
         p.next_power_of_two()
     } else {

@@ -406,12 +406,13 @@ const RELEASE_SCHEDULE_MIN_STEPS: usize = 1 << 18;
 /// by blocks, where 1,024 was the least).
 const LEVELED_MIN_WIDTH: usize = 1 << 12;
 
-/// The fewest ranks of a collective costed in lockstep where its ranks go so: a lockstep's
-/// pass over fewer is too short to share among the threads, where a built schedule's blocks,
-/// which every thread waiting for the costing takes part in, are shared at any size (the
-/// 1,024-rank Allreduce loop, 10,000 calls by recursive doubling: replay at 2 threads 0.71-0.74
-/// s built, 0.77-1.07 s in lockstep; at 1 thread 1.17-1.23 s and 1.29 s).
-const LOCKSTEP_MIN_RANKS: usize = 1 << 12;
+/// The fewest ranks of a collective costed from its rule ([`crate::collectives::Ruled`]) where
+/// one gives its steps: a lockstep's pass over fewer is too short to share among the threads,
+/// where a built schedule's blocks, which every thread waiting for the costing takes part in,
+/// are shared at any size (the 1,024-rank Allreduce loop, 10,000 calls by recursive doubling:
+/// replay at 2 threads 0.71-0.74 s built, 0.77-1.07 s in lockstep; at 1 thread 1.17-1.23 s and
+/// 1.29 s).
+const RULED_MIN_RANKS: usize = 1 << 12;
 
 /// A built schedule, matched: all its evaluation reads.
 type Built = Arc<Matching>;
@@ -703,11 +704,11 @@ impl Shared<'_> {
         scratch: &mut eval::Scratch,
     ) -> Result<eval::Completion, crate::error::Error> {
         let gamma = self.coll.gamma_ns_per_byte;
-        // Costed round after round, its steps never built (a few per call to compute).
-        if spec.ranks >= LOCKSTEP_MIN_RANKS
-            && let Some(ls) = crate::collectives::lockstep(op, algorithm, spec)?
+        // Costed from the rule that gives its steps, never built (a few per call to compute).
+        if spec.ranks >= RULED_MIN_RANKS
+            && let Some(ruled) = crate::collectives::ruled(op, algorithm, spec)?
         {
-            return Ok(eval::evaluate_lockstep(&ls, model, gamma, starts, scratch));
+            return Ok(eval::evaluate_ruled(&ruled, model, gamma, starts, scratch));
         }
         let key = ScheduleKey {
             op,
