@@ -267,7 +267,25 @@ pub struct Scratch {
     ends: [Vec<f64>; 3],
 }
 
+/// The parts of a [`Scratch`] a ruled costing takes: `from_sender` and `tr` of `n` values each,
+/// its rank states and its completion's vectors.
+type RuledArrays<'a> = (
+    &'a [AtomicU64],
+    &'a [AtomicU64],
+    &'a mut Option<Box<dyn Any + Send>>,
+    &'a mut [Vec<f64>; 3],
+);
+
 impl Scratch {
+    /// The arrays of a ruled costing with `n` message values. What earlier costings left in
+    /// them stays: a ruled costing reads each value after writing it.
+    fn ruled(&mut self, n: usize) -> RuledArrays<'_> {
+        for v in [&mut self.from_sender, &mut self.tr] {
+            v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
+        }
+        (&self.from_sender, &self.tr, &mut self.ranks, &mut self.ends)
+    }
+
     /// Keeps `c`'s per-rank vectors for the next evaluation's [`Completion`].
     pub fn recycle(&mut self, c: Completion) {
         self.ends = [c.rank_end_ns, c.sender_sync_ns, c.receiver_sync_ns];
@@ -541,18 +559,7 @@ pub fn evaluate_lockstep<M: CostModel>(
 ) -> Completion {
     let (p, rounds) = (ls.ranks(), ls.len());
     debug_assert_eq!(start.len(), p, "a call time a rank");
-    let Scratch {
-        from_sender,
-        tr,
-        ranks: kept_ranks,
-        ends: kept_ends,
-        ..
-    } = scratch;
-    // Each value is read in the pass after the one that wrote it, as by passes.
-    for v in [&mut *from_sender, &mut *tr] {
-        v.resize_with(2 * p, || AtomicU64::new(UNKNOWN.to_bits()));
-    }
-    let (from_sender, tr) = (&*from_sender, &*tr);
+    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(2 * p);
     let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
     let slot = |k: usize, r: usize| ((k % 2) * p + r) as u32;
     // Rank r's finishing of round k − 1 (`done`), and call of round k (`next`).
@@ -630,17 +637,7 @@ pub fn evaluate_binomial<M: CostModel>(
 ) -> Completion {
     let (p, root) = (tree.p, tree.root);
     debug_assert_eq!(start.len(), p, "a call time a rank");
-    let Scratch {
-        from_sender,
-        tr,
-        ranks: kept_ranks,
-        ends: kept_ends,
-        ..
-    } = scratch;
-    // Each value is read after it is written.
-    for v in [&mut *from_sender, &mut *tr] {
-        v.resize_with(p, || AtomicU64::new(UNKNOWN.to_bits()));
-    }
+    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(p);
     let mut from_root = start.to_vec();
     from_root.rotate_left(root);
     let mut ranks = RankState::<M::Port>::starting(kept_ranks, &from_root);
