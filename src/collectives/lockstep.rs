@@ -1,8 +1,7 @@
 //! Schedules whose ranks all take the same steps, each round one exchange with peers that a
-//! rule names (`r + d`, `r XOR m`) and as many bytes on every rank: the dissemination barrier,
-//! pairwise and Bruck exchanges, rings, and recursive doubling and halving on a power of two,
-//! byte counts given by a rule too (a chunk of the vector, or a run of chunks).
-//! They are costed round after round ([`super::eval::evaluate_lockstep`]) without their
+//! rule names (`v + d`, `v XOR m`) and bytes that a rule gives (as many on every rank, a chunk
+//! of the vector, or a run of chunks): the dissemination barrier, pairwise and Bruck exchanges,
+//! rings, and recursive doubling and halving on a power of two. They are costed round after round ([`super::eval::evaluate_lockstep`]) without their
 //! P · rounds steps being built, matched and leveled: on 262,144 ranks a recursive-doubling
 //! Allreduce's schedule and matching held 4.7 M steps, about 140 MB.
 
