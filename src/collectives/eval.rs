@@ -675,56 +675,65 @@ struct Tree<'a, M> {
 }
 
 impl<M: CostModel> Tree<'_, M> {
-    /// The subtrees of rank `v`'s children, `rest` being its own but `v`: child `v + m` first
-    /// in `rest[m - 1..2m - 1]` (cut at P), smallest first.
-    fn children<'s>(
+    /// The costing `each` of the subtrees of rank `v`'s children, `rest` being its own but `v`:
+    /// child `v + m`'s first in `rest[m - 1..2m - 1]` (cut at P). On the pool's threads where
+    /// the subtree is large (a list of them made), else one after the other, smallest first.
+    fn each_child(
         &self,
         v: usize,
-        mut rest: &'s mut [RankState<M::Port>],
-    ) -> Vec<(usize, &'s mut [RankState<M::Port>])> {
-        let mut subtrees = Vec::new();
-        let mut m = 1;
-        while m < super::trees::subtree(v, self.p) && !rest.is_empty() {
+        rest: &mut [RankState<M::Port>],
+        each: impl Fn(&Self, &mut [RankState<M::Port>], usize) + Sync,
+    ) {
+        let len = rest.len();
+        if len + 1 < TREE_PARALLEL_MIN_RANKS || threads() < 2 {
+            let mut m = 1;
+            while m <= len {
+                each(self, &mut rest[m - 1..(2 * m - 1).min(len)], v + m);
+                m *= 2;
+            }
+            return;
+        }
+        let mut below = Vec::new();
+        let (mut rest, mut m) = (rest, 1);
+        while !rest.is_empty() {
             let at = m.min(rest.len());
             let (this, more) = std::mem::take(&mut rest).split_at_mut(at);
-            subtrees.push((v + m, this));
+            below.push((v + m, this));
             (rest, m) = (more, 2 * m);
         }
-        subtrees
+        below.into_par_iter().for_each(|(c, s)| each(self, s, c));
     }
 
     /// The reduce over rank `v`'s subtree, `ranks`: each rank receives and reduces its children's
     /// vectors, smallest subtree first, then calls its send to its parent (but the root).
     fn up(&self, ranks: &mut [RankState<M::Port>], v: usize) {
         let (k, model) = (self.k, self.model);
-        let parallel = ranks.len() >= TREE_PARALLEL_MIN_RANKS && threads() > 1;
         let (st, rest) = ranks.split_first_mut().expect("a subtree has its root");
-        let mut below = self.children(v, rest);
-        match parallel {
-            true => below.par_iter_mut().for_each(|(c, s)| self.up(s, *c)),
-            false => below.iter_mut().for_each(|(c, s)| self.up(s, *c)),
-        }
-        for (c, s) in below {
+        self.each_child(v, rest, |t, s, c| t.up(s, c));
+        let mut m = 1;
+        while m <= rest.len() {
             // The receive's call, its return, the reduction; then the child's send returns.
-            set(self.tr, c as u32, st.clock);
+            let c = (v + m) as u32;
+            set(self.tr, c, st.clock);
             let t = st.clock;
-            let cost = model.recv_return(&mut st.port, t, k, get(self.from_sender, c as u32));
+            let cost = model.recv_return(&mut st.port, t, k, get(self.from_sender, c));
             st.clock = cost.ret;
             st.sender_sync += 0.0;
             st.receiver_sync += cost.sync;
             st.clock += k as f64 * self.gamma_ns_per_byte;
             st.sender_sync += 0.0;
             st.receiver_sync += 0.0;
-            let child = &mut s[0];
+            let child = &mut rest[m - 1];
             let call = child.call.take().flatten().expect("called");
             let tr = match call.needs_tr {
-                true => get(self.tr, c as u32),
+                true => get(self.tr, c),
                 false => child.clock,
             };
             let cost = model.send_return(k, &call, child.clock, tr);
             child.clock = cost.ret;
             child.sender_sync += cost.sync;
             child.receiver_sync += 0.0;
+            m *= 2;
         }
         if v != 0 {
             let call = model.send_call(&mut st.port, st.clock, k);
@@ -737,7 +746,6 @@ impl<M: CostModel> Tree<'_, M> {
     /// to its children, largest subtree first, and then their subtrees go on.
     fn down(&self, ranks: &mut [RankState<M::Port>], v: usize) {
         let (k, model) = (self.k, self.model);
-        let parallel = ranks.len() >= TREE_PARALLEL_MIN_RANKS && threads() > 1;
         let (st, rest) = ranks.split_first_mut().expect("a subtree has its root");
         if v != 0 {
             let t = st.clock;
@@ -760,11 +768,7 @@ impl<M: CostModel> Tree<'_, M> {
             }
             m >>= 1;
         }
-        let below = self.children(v, rest);
-        match parallel {
-            true => below.into_par_iter().for_each(|(c, s)| self.down(s, c)),
-            false => below.into_iter().for_each(|(c, s)| self.down(s, c)),
-        }
+        self.each_child(v, rest, |t, s, c| t.down(s, c));
     }
 }
 
