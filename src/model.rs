@@ -97,6 +97,7 @@ pub struct SavedFold {
 
 impl WaitFold {
     /// A call at `tw` that costs at least `o`.
+    #[inline(always)]
     pub fn new(tw: f64, o: f64) -> WaitFold {
         WaitFold {
             tw,
@@ -108,6 +109,7 @@ impl WaitFold {
 
     /// An operation completing at `done` that its partner unblocked at `unblock`; `send_side`:
     /// it is a send (its synchronization is the sender's).
+    #[inline(always)]
     pub fn add(&mut self, done: f64, unblock: f64, send_side: bool) {
         if done > self.ret {
             self.ret = done;
@@ -137,6 +139,7 @@ impl WaitFold {
     }
 
     /// `(return, communication, sender sync, receiver sync)`.
+    #[inline(always)]
     pub fn finish(self) -> (f64, f64, f64, f64) {
         let d = self.ret - self.tw;
         let sync = (self.unblock - self.tw).clamp(0.0, d);
@@ -173,11 +176,13 @@ impl Params {
     }
 
     /// Send overhead `T1 = o + k·Os`.
+    #[inline(always)]
     pub fn t1(&self, k: u64) -> f64 {
         self.o + k as f64 * self.Os
     }
 
     /// First byte leaves → last byte arrives: `T2` (k ≤ s) or `T2'` (k > s).
+    #[inline(always)]
     pub fn t2(&self, k: u64) -> f64 {
         if k <= self.s {
             k as f64 * self.Gs + self.L
@@ -187,21 +192,25 @@ impl Params {
     }
 
     /// Receive overhead `T3 = o + k·Or`.
+    #[inline(always)]
     pub fn t3(&self, k: u64) -> f64 {
         self.o + k as f64 * self.Or
     }
 
     /// ACK back to the sender, `T5 = o + L + o`.
+    #[inline(always)]
     pub fn t5(&self) -> f64 {
         self.o + self.L + self.o
     }
 
     /// Whether a `k`-byte message goes by rendezvous (`always` for synchronous sends).
+    #[inline(always)]
     pub fn rendezvous(&self, k: u64, always: bool) -> bool {
         always || k > self.S
     }
 
     /// A blocking send called at `ts` whose receive is called at `tr` (unused when eager).
+    #[inline(always)]
     pub fn send(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
         if !rdv {
             return Cost {
@@ -220,6 +229,7 @@ impl Params {
     }
 
     /// A blocking receive called at `tr` whose send is called at `ts`.
+    #[inline(always)]
     pub fn recv(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
         if !rdv {
             let arrives = ts + self.t1(k) + self.t2(k);

@@ -75,6 +75,7 @@ pub trait CostModel: Sync {
 impl CostModel for Params {
     type Port = ();
 
+    #[inline(always)]
     fn send_call(&self, _: &mut (), t: f64, bytes: u64) -> SendCall {
         let rdv = self.rendezvous(bytes, false);
         SendCall {
@@ -84,14 +85,17 @@ impl CostModel for Params {
         }
     }
 
+    #[inline(always)]
     fn send_return(&self, bytes: u64, _: &SendCall, t: f64, tr: f64) -> Cost {
         self.send(bytes, self.rendezvous(bytes, false), t, tr)
     }
 
+    #[inline(always)]
     fn recv_return(&self, _: &mut (), t: f64, bytes: u64, ts: f64) -> Cost {
         self.recv(bytes, self.rendezvous(bytes, false), ts, t)
     }
 
+    #[inline(always)]
     fn sendrecv_return(&self, _: &mut (), t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
         // MODEL.md §4: an Isend and an Irecv at the call, then a Waitall.
         let recv = self.recv_return(&mut (), t, rb, ts);
