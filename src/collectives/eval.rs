@@ -299,10 +299,12 @@ impl Scratch {
 /// A message's value, NaN while unknown. Relaxed: the threads of a leveled evaluation read
 /// only what passes before published, and a pass ends when all its threads have; a block
 /// reads another's values, which guard nothing else.
+#[inline(always)]
 fn get(v: &[AtomicU64], id: u32) -> f64 {
     f64::from_bits(v[id as usize].load(Ordering::Relaxed))
 }
 
+#[inline(always)]
 fn set(v: &[AtomicU64], id: u32, x: f64) {
     v[id as usize].store(x.to_bits(), Ordering::Relaxed);
 }
