@@ -538,7 +538,8 @@ fn completion<M: CostModel>(
 }
 
 /// Costs `ruled` with rank `r` calling at `start[r]` in `scratch`'s arrays, as
-/// [`evaluate_matched`] costs its built schedule, bit for bit.
+/// [`evaluate_matched`] costs its built schedule, bit for bit: a binomial tree's phases, then
+/// a lockstep's rounds, on the same rank states.
 pub fn evaluate_ruled<M: CostModel>(
     ruled: &Ruled,
     model: &M,
@@ -546,27 +547,41 @@ pub fn evaluate_ruled<M: CostModel>(
     start: &[f64],
     scratch: &mut Scratch,
 ) -> Completion {
-    match ruled {
-        Ruled::Lockstep(ls) => evaluate_lockstep(ls, model, gamma_ns_per_byte, start, scratch),
-        Ruled::Binomial(tree) => evaluate_binomial(tree, model, gamma_ns_per_byte, start, scratch),
+    let p = start.len();
+    let (tree, ls) = match ruled {
+        Ruled::Lockstep(ls) => (None, Some(ls)),
+        Ruled::Binomial(tree) => (Some(tree), None),
+        Ruled::ScatterAllgather(tree, ls) => (Some(tree), Some(ls)),
+    };
+    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(2 * p);
+    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
+    let (mut messages, mut bytes) = (0, 0);
+    for (n, b) in [
+        tree.map(|t| binomial(t, model, gamma_ns_per_byte, &mut ranks, from_sender, tr)),
+        ls.map(|ls| lockstep(ls, model, gamma_ns_per_byte, &mut ranks, from_sender, tr)),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        (messages, bytes) = (messages + n, bytes + b);
     }
+    completion(model, ranks, kept_ranks, kept_ends, (messages, bytes))
 }
 
-/// Costs `ls` with rank `r` calling at `start[r]` in `scratch`'s arrays, as
-/// [`evaluate_matched`] costs its built schedule, bit for bit: in pass `k` every rank finishes
-/// round `k − 1`, whose partners called in pass `k − 1`, and calls round `k`. A call publishes
-/// in the half of the per-rank arrays of its round's parity, which the pass after reads.
-pub fn evaluate_lockstep<M: CostModel>(
+/// Costs `ls` from the rank states `ranks` on: in pass `k` every rank finishes round `k − 1`,
+/// whose partners called in pass `k − 1`, and calls round `k`. A call publishes in the half of
+/// the per-rank arrays `from_sender` and `tr` (2P values each) of its round's parity, which
+/// the pass after reads. Its messages and their bytes.
+fn lockstep<M: CostModel>(
     ls: &Lockstep,
     model: &M,
     gamma_ns_per_byte: f64,
-    start: &[f64],
-    scratch: &mut Scratch,
-) -> Completion {
+    ranks: &mut [RankState<M::Port>],
+    from_sender: &[AtomicU64],
+    tr: &[AtomicU64],
+) -> (u64, u64) {
     let (p, rounds) = (ls.ranks(), ls.len());
-    debug_assert_eq!(start.len(), p, "a call time a rank");
-    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(2 * p);
-    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
+    debug_assert_eq!(ranks.len(), p, "a state a rank");
     let slot = |k: usize, r: usize| ((k % 2) * p + r) as u32;
     // Rank r's finishing of round k − 1 (`done`), and call of round k (`next`).
     let step = |r: usize,
@@ -619,44 +634,40 @@ pub fn evaluate_lockstep<M: CostModel>(
             }
         });
     }
-    completion(model, ranks, kept_ranks, kept_ends, ls.messages())
+    ls.messages()
 }
 
-/// The fewest ranks of a subtree whose children's subtrees [`evaluate_binomial`] costs on the
-/// pool's threads (in tests, a few).
+/// The fewest ranks of a subtree whose children's subtrees [`binomial`] costs on the pool's
+/// threads (in tests, a few).
 const TREE_PARALLEL_MIN_RANKS: usize = if cfg!(test) { 4 } else { 1 << 12 };
 
-/// Costs `tree` with rank `r` calling at `start[r]` in `scratch`'s arrays, as
-/// [`evaluate_matched`] costs its built schedule, bit for bit. Ranks are held in their order
-/// from the root, so that a subtree is a run of them: the reduce goes up, a rank receiving from
-/// each child once the child's subtree has called its send to it (the children's subtrees on the
-/// threads), then finishing the child's send; the broadcast goes down, a rank receiving then
-/// sending to each child before the children's subtrees go on. A message is numbered by its
-/// child: its send's call in `from_sender`, its receive's in `tr` (a broadcast's receive is
-/// its rank's first step: called at the clock the reduce left).
-pub fn evaluate_binomial<M: CostModel>(
+/// Costs `tree` from the rank states `ranks` on. Ranks are held in their order from the root
+/// meanwhile, so that a subtree is a run of them: the reduce goes up, a rank receiving from
+/// each child once the child's subtree has called its send to it (the children's subtrees on
+/// the threads), then finishing the child's send; the broadcast goes down, a rank receiving
+/// then sending to each child before the children's subtrees go on. A message is numbered by
+/// its child: its send's call in `from_sender`, its receive's in `tr` (a broadcast's receive
+/// is its rank's first step: called at the clock the reduce left). Its messages and their
+/// bytes.
+fn binomial<M: CostModel>(
     tree: &Binomial,
     model: &M,
     gamma_ns_per_byte: f64,
-    start: &[f64],
-    scratch: &mut Scratch,
-) -> Completion {
-    let (p, root) = (tree.p, tree.root);
-    debug_assert_eq!(start.len(), p, "a call time a rank");
-    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(p);
-    let mut from_root = start.to_vec();
-    from_root.rotate_left(root);
-    let mut ranks = RankState::<M::Port>::starting(kept_ranks, &from_root);
+    ranks: &mut [RankState<M::Port>],
+    from_sender: &[AtomicU64],
+    tr: &[AtomicU64],
+) -> (u64, u64) {
+    debug_assert_eq!(ranks.len(), tree.p, "a state a rank");
+    ranks.rotate_left(tree.root);
     let t = Tree {
-        p,
-        k: tree.bytes,
+        tree,
         model,
         gamma_ns_per_byte,
         from_sender,
         tr,
     };
     if tree.reduce {
-        t.up(&mut ranks, 0);
+        t.up(ranks, 0);
     }
     if tree.bcast {
         ranks
@@ -664,16 +675,15 @@ pub fn evaluate_binomial<M: CostModel>(
             .with_min_len(PARALLEL_MIN_RANKS)
             .enumerate()
             .for_each(|(v, st)| set(tr, v as u32, st.clock));
-        t.down(&mut ranks, 0);
+        t.down(ranks, 0);
     }
-    ranks.rotate_right(root);
-    completion(model, ranks, kept_ranks, kept_ends, tree.messages())
+    ranks.rotate_right(tree.root);
+    tree.messages()
 }
 
-/// One costing of a binomial tree: its ranks, bytes an edge, model and message values.
+/// One costing of a binomial tree: the tree, model and message values.
 struct Tree<'a, M> {
-    p: usize,
-    k: u64,
+    tree: &'a Binomial,
     model: &'a M,
     gamma_ns_per_byte: f64,
     from_sender: &'a [AtomicU64],
@@ -713,12 +723,13 @@ impl<M: CostModel> Tree<'_, M> {
     /// The reduce over rank `v`'s subtree, `ranks`: each rank receives and reduces its children's
     /// vectors, smallest subtree first, then calls its send to its parent (but the root).
     fn up(&self, ranks: &mut [RankState<M::Port>], v: usize) {
-        let (k, model) = (self.k, self.model);
+        let (tree, model) = (self.tree, self.model);
         let (st, rest) = ranks.split_first_mut().expect("a subtree has its root");
         self.each_child(v, rest, |t, s, c| t.up(s, c));
         let mut m = 1;
         while m <= rest.len() {
             // The receive's call, its return, the reduction; then the child's send returns.
+            let k = tree.edge(v + m, m);
             let c = (v + m) as u32;
             set(self.tr, c, st.clock);
             let t = st.clock;
@@ -742,6 +753,7 @@ impl<M: CostModel> Tree<'_, M> {
             m *= 2;
         }
         if v != 0 {
+            let k = tree.edge(v, super::trees::subtree(v, tree.p));
             let call = model.send_call(&mut st.port, st.clock, k);
             set(self.from_sender, v as u32, call.to_receiver);
             st.call = Some(Some(call));
@@ -751,19 +763,20 @@ impl<M: CostModel> Tree<'_, M> {
     /// The broadcast over rank `v`'s subtree, `ranks`: each rank receives (but the root), sends
     /// to its children, largest subtree first, and then their subtrees go on.
     fn down(&self, ranks: &mut [RankState<M::Port>], v: usize) {
-        let (k, model) = (self.k, self.model);
+        let (tree, model) = (self.tree, self.model);
         let (st, rest) = ranks.split_first_mut().expect("a subtree has its root");
         if v != 0 {
+            let k = tree.edge(v, super::trees::subtree(v, tree.p));
             let t = st.clock;
             let cost = model.recv_return(&mut st.port, t, k, get(self.from_sender, v as u32));
             st.clock = cost.ret;
             st.sender_sync += 0.0;
             st.receiver_sync += cost.sync;
         }
-        let mut m = super::trees::subtree(v, self.p) >> 1;
+        let mut m = super::trees::subtree(v, tree.p) >> 1;
         while m > 0 {
-            if v + m < self.p {
-                let (c, t) = ((v + m) as u32, st.clock);
+            if v + m < tree.p {
+                let (c, t, k) = ((v + m) as u32, st.clock, tree.edge(v + m, m));
                 let call = model.send_call(&mut st.port, t, k);
                 set(self.from_sender, c, call.to_receiver);
                 let tr = if call.needs_tr { get(self.tr, c) } else { t };

@@ -1,7 +1,7 @@
 //! Schedules whose ranks all take the same steps, each round one exchange with peers that a
 //! rule names (`v + d`, `v XOR m`) and bytes that a rule gives (as many on every rank, a chunk
 //! of the vector, or a run of chunks): the dissemination barrier, pairwise and Bruck exchanges,
-//! rings, and recursive doubling and halving on a power of two. They are costed round after round ([`super::eval::evaluate_lockstep`]) without their
+//! rings, and recursive doubling and halving on a power of two. They are costed round after round ([`super::eval::evaluate_ruled`]) without their
 //! P · rounds steps being built, matched and leveled: on 262,144 ranks a recursive-doubling
 //! Allreduce's schedule and matching held 4.7 M steps, about 140 MB.
 
@@ -217,6 +217,21 @@ impl Lockstep {
             root: spec.root,
             rounds,
         })
+    }
+
+    /// The ring allgather of the scatter-allgather broadcast: of chunks of the message cut into P.
+    pub fn allgather_of_chunks(spec: &Spec) -> Lockstep {
+        let (p, k) = (spec.ranks, spec.bytes);
+        Lockstep {
+            p,
+            root: spec.root,
+            rounds: Rounds::Ring {
+                bytes: 0,
+                chunks: Some((k / p as u64, (k % p as u64) as usize)),
+                reducing: 0,
+                gathering: p.saturating_sub(1),
+            },
+        }
     }
 
     pub fn ranks(&self) -> usize {

@@ -181,6 +181,8 @@ pub const MAX_LOCKSTEP_STEPS: u64 = 1 << 30;
 pub enum Ruled {
     Lockstep(Lockstep),
     Binomial(Binomial),
+    /// The scatter-allgather broadcast: a binomial scatter, then a ring allgather.
+    ScatterAllgather(Binomial, Lockstep),
 }
 
 /// `op` by `algorithm` on `spec` as a [`Ruled`] collective if a rule gives its steps (`None`:
@@ -191,8 +193,15 @@ pub fn ruled(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Ruled>, Erro
     if let Some(tree) = Binomial::of(op, algo, spec) {
         return Ok(Some(Ruled::Binomial(tree)));
     }
-    let Some(ls) = Lockstep::of(op, algo, spec) else {
-        return Ok(None);
+    let (tree, ls) = match (op, algo) {
+        (Op::Bcast, "scatter-allgather") => (
+            Some(Binomial::scatter(spec)),
+            Lockstep::allgather_of_chunks(spec),
+        ),
+        _ => match Lockstep::of(op, algo, spec) {
+            Some(ls) => (None, ls),
+            None => return Ok(None),
+        },
     };
     let steps = (spec.ranks * ls.len()) as u64;
     if steps > MAX_LOCKSTEP_STEPS {
@@ -202,7 +211,10 @@ pub fn ruled(op: Op, algorithm: &str, spec: &Spec) -> Result<Option<Ruled>, Erro
             spec.ranks
         )));
     }
-    Ok(Some(Ruled::Lockstep(ls)))
+    Ok(Some(match tree {
+        Some(tree) => Ruled::ScatterAllgather(tree, ls),
+        None => Ruled::Lockstep(ls),
+    }))
 }
 
 /// `algorithm`'s name for `op`, if a collective of `spec` can be modeled at all.
