@@ -889,14 +889,60 @@ fn a_binomial_allreduce_on_262144_ranks_is_modeled() {
     one_allreduce_takes_the_calculators_time(dir.path(), "262144", "binomial");
 }
 
-/// Collectives whose ranks go in lockstep are costed round after round from 4,096 ranks on,
-/// never built: one recursive-doubling Allreduce takes the calculator's time (which the unit
-/// tests check against the built schedule's), and a loop of Allreduces, Barriers and Bcasts
+/// Each rank's time in one MPI_Bcast of `fields` on 4,096 ranks all calling at 0.
+fn bcast_times_on_4096_ranks(fields: &str) -> Vec<f64> {
+    let (_d, f) = coll_trace("MPI_Bcast", &vec![(0, fields.to_string()); 4096]);
+    let v = json(&[&f, "--platform", "myrinet", "--format", "json"]);
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let mut t = vec![f64::NAN; 4096];
+    for r in v["ranks"].as_array().unwrap() {
+        t[r["rank"].as_u64().unwrap() as usize] = r["collective_s"].as_f64().unwrap();
+    }
+    t
+}
+
+/// Collectives that a rule gives are costed from it from 4,096 ranks on, never built: one
+/// recursive-doubling Allreduce, and one Bcast of 1,000,000 bytes (Open MPI's choice:
+/// scatter-allgather, a tree then a ring) take the calculator's time (which the unit tests
+/// check against the built schedule's); a binomial Bcast from rank 1234 gives each rank the time
+/// of its place from the root in one from rank 0; a loop of Allreduces, Barriers and Bcasts
 /// gives the same report at 1 thread and at 2.
 #[test]
-fn lockstep_collectives_on_4096_ranks_cost_as_the_calculator() {
+fn ruled_collectives_on_4096_ranks_cost_as_the_calculator() {
     let dir = tempfile::tempdir().unwrap();
     one_allreduce_takes_the_calculators_time(dir.path(), "4096", "recursive-doubling");
+    let t = bcast_times_on_4096_ranks("root=0 bytes=1000000");
+    let slowest = t.iter().copied().fold(0.0, f64::max);
+    let calc = json(&[
+        "collective",
+        "bcast",
+        "--algorithm",
+        "scatter-allgather",
+        "--ranks",
+        "4096",
+        "--bytes",
+        "1000000",
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+    ]);
+    let want = calc["predicted_ns"].as_f64().unwrap();
+    assert!(
+        (slowest * 1e9 - want).abs() < 1e-9 * want,
+        "{slowest} s, calculator {want} ns"
+    );
+    let (from_0, from_1234) = (
+        bcast_times_on_4096_ranks("root=0 bytes=8"),
+        bcast_times_on_4096_ranks("root=1234 bytes=8"),
+    );
+    assert!(
+        from_0[0] != from_0[4095],
+        "a tree's ranks take different times"
+    );
+    for r in 0..4096 {
+        assert_eq!(from_1234[r], from_0[(r + 4096 - 1234) % 4096], "rank {r}");
+    }
     let mix = [
         "--pattern",
         "collectives",
