@@ -8,7 +8,7 @@
 
 use super::Ruled;
 use super::binomial::Binomial;
-use super::lockstep::{Lockstep, Round};
+use super::lockstep::{Fold, Lockstep, Round};
 use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
 pub use crate::model::LogGp;
@@ -583,39 +583,97 @@ fn lockstep<M: CostModel>(
     let (p, rounds) = (ls.ranks(), ls.len());
     debug_assert_eq!(ranks.len(), p, "a state a rank");
     let slot = |k: usize, r: usize| ((k % 2) * p + r) as u32;
-    // Rank r's finishing of round k − 1 (`done`), and call of round k (`next`).
+    // A step's cost on its rank, then the reduction of `reduce` bytes received, as a built
+    // schedule's reduction step costs it, to the bit.
+    let add = |st: &mut RankState<M::Port>, c: StepCost, reduce: Option<u64>| {
+        st.clock = c.ret;
+        st.sender_sync += c.sender_sync;
+        st.receiver_sync += c.receiver_sync;
+        if let Some(bytes) = reduce {
+            st.clock += bytes as f64 * gamma_ns_per_byte;
+            st.sender_sync += 0.0;
+            st.receiver_sync += 0.0;
+        }
+    };
+    // Rank r's finishing of round k − 1 (`done`), and call of round k (`next`), each as the
+    // step of a built schedule, where it takes part.
     let step = |r: usize,
                 st: &mut RankState<M::Port>,
                 k: usize,
                 done: &Option<Round>,
                 next: &Option<Round>| {
-        if let Some(x) = done {
+        if let Some(x) = done
+            && x.fold == Fold::No
+        {
+            // Every rank sends and receives (the peer it sends to only read for a rendezvous).
             let t = st.clock;
             let c = st.call.take().flatten().expect("called in the pass before");
-            // An eager send's return does not depend on `tr`.
             let tr = match c.needs_tr {
                 true => get(tr, slot(k - 1, ls.peer(r, x.to))),
                 false => t,
             };
             let send = model.send_return(ls.bytes(r, x.send), &c, t, tr);
-            let ts = get(from_sender, slot(k - 1, ls.peer(r, x.from)));
-            let recv_bytes = ls.bytes(r, x.recv);
-            let c = model.sendrecv_return(&mut st.port, t, send, recv_bytes, ts);
-            st.clock = c.ret;
-            st.sender_sync += c.sender_sync;
-            st.receiver_sync += c.receiver_sync;
-            if x.reduce {
-                // As a built schedule's reduction step costs it, to the bit.
-                st.clock += recv_bytes as f64 * gamma_ns_per_byte;
-                st.sender_sync += 0.0;
-                st.receiver_sync += 0.0;
-            }
+            let (from, bytes) = (ls.peer(r, x.from), ls.bytes(r, x.recv));
+            let ts = get(from_sender, slot(k - 1, from));
+            let c = model.sendrecv_return(&mut st.port, t, send, bytes, ts);
+            add(st, c, x.reduce.then_some(bytes));
+        } else if let Some(x) = done
+            && let (send, recv) = ls.halves(r, x)
+            && (send.is_some() || recv.is_some())
+        {
+            let t = st.clock;
+            let call = st.call.take().expect("called in the pass before");
+            let send = send.map(|(to, bytes)| {
+                let c = call.expect("a send's call");
+                // An eager send's return does not depend on `tr`.
+                let tr = match c.needs_tr {
+                    true => get(tr, slot(k - 1, to)),
+                    false => t,
+                };
+                model.send_return(bytes, &c, t, tr)
+            });
+            let ts = |from| get(from_sender, slot(k - 1, from));
+            let c = match (send, recv) {
+                (Some(c), None) => StepCost {
+                    ret: c.ret,
+                    sender_sync: c.sync,
+                    receiver_sync: 0.0,
+                },
+                (None, Some((from, bytes))) => {
+                    let c = model.recv_return(&mut st.port, t, bytes, ts(from));
+                    StepCost {
+                        ret: c.ret,
+                        sender_sync: 0.0,
+                        receiver_sync: c.sync,
+                    }
+                }
+                (Some(c), Some((from, bytes))) => {
+                    model.sendrecv_return(&mut st.port, t, c, bytes, ts(from))
+                }
+                (None, None) => unreachable!("it takes part"),
+            };
+            add(st, c, recv.filter(|_| x.reduce).map(|(_, bytes)| bytes));
         }
-        if let Some(x) = next {
+        if let Some(x) = next
+            && x.fold == Fold::No
+        {
             let c = model.send_call(&mut st.port, st.clock, ls.bytes(r, x.send));
             set(from_sender, slot(k, r), c.to_receiver);
             set(tr, slot(k, r), st.clock);
             st.call = Some(Some(c));
+        } else if let Some(x) = next
+            && let (send, recv) = ls.halves(r, x)
+            && (send.is_some() || recv.is_some())
+        {
+            let call = send.map(|(_, bytes)| {
+                let c = model.send_call(&mut st.port, st.clock, bytes);
+                set(from_sender, slot(k, r), c.to_receiver);
+                c
+            });
+            if recv.is_some() {
+                set(tr, slot(k, r), st.clock);
+            }
+            st.call = Some(call);
         }
     };
     for k in 0..=rounds {

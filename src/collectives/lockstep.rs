@@ -26,10 +26,12 @@ pub enum Bytes {
     /// Chunk `(v + at) mod P` of a vector cut as [`super::chunks`] cuts it, `base` bytes and
     /// one more for the first `rem` (a ring's; `at < P`).
     Chunk { base: u64, rem: usize, at: usize },
-    /// Chunks `a..a + m` of such a vector, `a` being `v XOR flip` with its bits below `m`
-    /// cleared (recursive halving's and doubling's; `m` a power of two).
+    /// Chunks `a..a + m` of a vector of chunks of `base` bytes, `extra` more for the first
+    /// `rem`, `a` being `v XOR flip` with its bits below `m` cleared (recursive halving's and
+    /// doubling's; `m` a power of two; `v` a core rank where ranks fold in).
     Chunks {
         base: u64,
+        extra: u64,
         rem: usize,
         m: usize,
         flip: usize,
@@ -49,9 +51,15 @@ impl Bytes {
                 };
                 base + u64::from(i < rem)
             }
-            Bytes::Chunks { base, rem, m, flip } => {
+            Bytes::Chunks {
+                base,
+                extra,
+                rem,
+                m,
+                flip,
+            } => {
                 let a = (v ^ flip) & !(m - 1);
-                m as u64 * base + rem.saturating_sub(a).min(m) as u64
+                m as u64 * base + extra * rem.saturating_sub(a).min(m) as u64
             }
         }
     }
@@ -61,12 +69,34 @@ impl Bytes {
         match self {
             Bytes::Each(b) => p as u64 * b,
             Bytes::Chunk { base, rem, .. } => p as u64 * base + rem as u64,
-            Bytes::Chunks { base, rem, m, .. } => (p as u64 * base + rem as u64) * m as u64,
+            Bytes::Chunks {
+                base,
+                extra,
+                rem,
+                m,
+                ..
+            } => (p as u64 * base + extra * rem as u64) * m as u64,
         }
     }
 }
 
-/// One round of every rank: a send-receive, then a reduction of what it received if `reduce`.
+/// Which ranks take part in a round where P is not a power of two and `rem` ranks fold in
+/// (MPICH): the even ranks below `2·rem` hand their vector to the odd one after them, which
+/// stands for both in a core of a power of two, and get the result back at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    /// Every rank.
+    No,
+    /// The core ranks, as their place in the core (`v / 2` below `2·rem`, else `v − rem`).
+    Core(usize),
+    /// The handing in: the even ranks below `2·rem` send to `v + 1`, the odd ones receive.
+    In(usize),
+    /// The handing back: the odd ranks below `2·rem` send to `v − 1`, the even ones receive.
+    Out(usize),
+}
+
+/// One round of every rank: a send-receive, then a reduction of what it received if `reduce`
+/// (of the ranks `fold` names, a send or a receive alone while ranks fold in or out).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Round {
     pub to: Peer,
@@ -74,6 +104,15 @@ pub struct Round {
     pub from: Peer,
     pub recv: Bytes,
     pub reduce: bool,
+    pub fold: Fold,
+}
+
+/// A rank's halves in a round: to whom and how many bytes it sends, from whom it receives.
+pub type Halves = (Option<(usize, u64)>, Option<(usize, u64)>);
+
+/// Core rank `nr`'s rank, `rem` ranks folded in.
+fn unfolded(nr: usize, rem: usize) -> usize {
+    if nr < rem { 2 * nr + 1 } else { nr + rem }
 }
 
 /// A collective whose ranks go in lockstep: P ranks, root `root`, the same rounds on all.
@@ -116,7 +155,18 @@ impl Lockstep {
     /// the same rounds as [`super::build`] gives each rank, step for step.
     pub fn of(op: Op, algorithm: &str, spec: &Spec) -> Option<Lockstep> {
         let (p, k) = (spec.ranks, spec.bytes);
-        let pow2 = p.is_power_of_two();
+        // The core of a power of two, and the ranks folded into it.
+        let p2 = if p.is_power_of_two() {
+            p
+        } else {
+            p.next_power_of_two() >> 1
+        };
+        let folded = p - p2;
+        let core = if folded == 0 {
+            Fold::No
+        } else {
+            Fold::Core(folded)
+        };
         // The vector cut into P chunks.
         let (base, rem) = (k / p as u64, (k % p as u64) as usize);
         // In round d, to v + d and from v − d, `bytes(d)` each way.
@@ -129,11 +179,12 @@ impl Lockstep {
                     from: Peer::Shift(p - d),
                     recv: b,
                     reduce: false,
+                    fold: Fold::No,
                 }
             });
             Rounds::Listed(rounds.collect())
         };
-        // With v XOR m, `bytes(m)` out and in.
+        // With core rank nr XOR m, `bytes(m)` out and in.
         let xors = |ms: &mut dyn Iterator<Item = usize>,
                     bytes: &dyn Fn(usize) -> (Bytes, Bytes),
                     reduce| {
@@ -145,9 +196,30 @@ impl Lockstep {
                     from: Peer::Xor(m),
                     recv,
                     reduce,
+                    fold: core,
                 }
             })
             .collect::<Vec<_>>()
+        };
+        // The handing in of `bytes` (reduced if `reduce`) and the handing back of `back`
+        // around the core's rounds.
+        let around_core = |bytes: u64, reduce, rounds: Vec<Round>, back: u64| {
+            let fold = |fold, bytes, reduce| Round {
+                to: Peer::Shift(0),
+                send: Bytes::Each(bytes),
+                from: Peer::Shift(0),
+                recv: Bytes::Each(bytes),
+                reduce,
+                fold,
+            };
+            let (hand_in, hand_back) = match folded {
+                0 => (None, None),
+                n => (
+                    Some(fold(Fold::In(n), bytes, reduce)),
+                    Some(fold(Fold::Out(n), back, false)),
+                ),
+            };
+            Rounds::Listed(hand_in.into_iter().chain(rounds).chain(hand_back).collect())
         };
         let each = |b| (Bytes::Each(b), Bytes::Each(b));
         let ring = |bytes, chunks, reducing, gathering| Rounds::Ring {
@@ -157,26 +229,36 @@ impl Lockstep {
             gathering,
         };
         let around = p.saturating_sub(1);
-        // Chunks of the halves kept and given, or held and taken.
-        let halves = |m, flip_out, flip_in| {
-            let chunks = |flip| Bytes::Chunks { base, rem, m, flip };
+        // Chunks of the halves kept and given, or held and taken: of a vector cut into the
+        // core's ranks (`extra` 1), or of blocks twice as large for the ranks folded in.
+        let halves = |(base, extra, rem), m, flip_out, flip_in| {
+            let chunks = |flip| Bytes::Chunks {
+                base,
+                extra,
+                rem,
+                m,
+                flip,
+            };
             (chunks(flip_out), chunks(flip_in))
         };
+        let cut = (k / p2 as u64, 1, (k % p2 as u64) as usize);
+        let blocks = (k, k, folded);
         let rounds = match (op, algorithm) {
             (Op::Barrier, _) => shifts(&mut powers(p), &|_| 0),
-            (Op::Allreduce, "recursive-doubling") if pow2 => {
-                Rounds::Listed(xors(&mut powers(p), &|_| each(k), true))
+            (Op::Allreduce, "recursive-doubling") => {
+                around_core(k, true, xors(&mut powers(p2), &|_| each(k), true), k)
             }
             (Op::Allreduce, "ring") => ring(0, Some((base, rem)), around, around),
             // Halving gives the half without v's chunk and keeps the other; doubling sends
             // the chunks it holds and takes its partner's.
-            (Op::Allreduce, "rabenseifner") if pow2 => {
-                let mut r = xors(&mut powers(p).rev(), &|m| halves(m, m, 0), true);
-                r.extend(xors(&mut powers(p), &|m| halves(m, 0, m), false));
-                Rounds::Listed(r)
+            (Op::Allreduce, "rabenseifner") => {
+                let mut r = xors(&mut powers(p2).rev(), &|m| halves(cut, m, m, 0), true);
+                r.extend(xors(&mut powers(p2), &|m| halves(cut, m, 0, m), false));
+                around_core(k, true, r, k)
             }
-            (Op::Allgather, "recursive-doubling") if pow2 => {
-                Rounds::Listed(xors(&mut powers(p), &|m| each(m as u64 * k), false))
+            (Op::Allgather, "recursive-doubling") => {
+                let r = xors(&mut powers(p2), &|m| halves(blocks, m, 0, m), false);
+                around_core(k, false, r, (p as u64 - 1) * k)
             }
             (Op::Allgather, "ring") => ring(k, None, 0, around),
             // To v − d and from v + d.
@@ -190,6 +272,7 @@ impl Lockstep {
                             from: Peer::Shift(d),
                             recv: n,
                             reduce: false,
+                            fold: Fold::No,
                         }
                     })
                     .collect(),
@@ -207,8 +290,9 @@ impl Lockstep {
                 bytes: k,
                 reduce: true,
             },
-            (Op::ReduceScatter, "recursive-halving") if pow2 => {
-                Rounds::Listed(xors(&mut powers(p).rev(), &|m| each(m as u64 * k), true))
+            (Op::ReduceScatter, "recursive-halving") => {
+                let r = xors(&mut powers(p2).rev(), &|m| halves(blocks, m, m, 0), true);
+                around_core(p as u64 * k, true, r, k)
             }
             _ => return None,
         };
@@ -266,6 +350,7 @@ impl Lockstep {
                 from: Peer::Shift(p - i - 1),
                 recv: Bytes::Each(bytes),
                 reduce,
+                fold: Fold::No,
             },
             Rounds::Ring {
                 bytes,
@@ -288,6 +373,7 @@ impl Lockstep {
                     from: Peer::Shift(p - 1),
                     recv: chunk((at + p - 1) % p),
                     reduce: i < reducing,
+                    fold: Fold::No,
                 }
             }
         }
@@ -326,10 +412,60 @@ impl Lockstep {
         }
     }
 
-    /// The messages of one costing (a send-receive a rank and round) and their bytes.
+    /// Rank `r`'s halves in round `x`: its peers and bytes, none where it sits the round out.
+    #[inline(always)]
+    pub fn halves(&self, r: usize, x: &Round) -> Halves {
+        let real = |v| real(self.p, self.root, v);
+        match x.fold {
+            Fold::No => (
+                Some((self.peer(r, x.to), self.bytes(r, x.send))),
+                Some((self.peer(r, x.from), self.bytes(r, x.recv))),
+            ),
+            Fold::Core(rem) => {
+                let nr = match self.relative(r) {
+                    v if v >= 2 * rem => v - rem,
+                    v if v % 2 == 1 => v / 2,
+                    _ => return (None, None),
+                };
+                let half = |peer, bytes: Bytes| {
+                    let Peer::Xor(m) = peer else {
+                        unreachable!("a core's peers are by XOR")
+                    };
+                    (real(unfolded(nr ^ m, rem)), bytes.on(nr, self.p))
+                };
+                (Some(half(x.to, x.send)), Some(half(x.from, x.recv)))
+            }
+            Fold::In(rem) | Fold::Out(rem) => {
+                let v = self.relative(r);
+                let bytes = |b| match b {
+                    Bytes::Each(b) => b,
+                    _ => unreachable!("folding moves whole vectors"),
+                };
+                match (v, x.fold) {
+                    (v, _) if v >= 2 * rem => (None, None),
+                    (v, Fold::In(_)) if v % 2 == 0 => (Some((real(v + 1), bytes(x.send))), None),
+                    (v, Fold::In(_)) => (None, Some((real(v - 1), bytes(x.recv)))),
+                    (v, _) if v % 2 == 1 => (Some((real(v - 1), bytes(x.send))), None),
+                    (v, _) => (None, Some((real(v + 1), bytes(x.recv)))),
+                }
+            }
+        }
+    }
+
+    /// The messages of one costing (a send a rank and round, but where ranks sit out) and their
+    /// bytes.
     pub fn messages(&self) -> (u64, u64) {
-        let bytes = self.rounds().map(|x| x.send.total(self.p)).sum();
-        ((self.p * self.len()) as u64, bytes)
+        let (mut n, mut bytes) = (0, 0);
+        for x in self.rounds() {
+            let senders = match x.fold {
+                Fold::No => self.p,
+                Fold::Core(rem) => self.p - rem,
+                Fold::In(rem) | Fold::Out(rem) => rem,
+            };
+            n += senders as u64;
+            bytes += x.send.total(senders);
+        }
+        (n, bytes)
     }
 
     /// The steps [`super::build`] would make of it, rank after rank.
@@ -337,15 +473,26 @@ impl Lockstep {
         let steps = |r: usize| {
             let mut s = Vec::new();
             for x in self.rounds() {
-                let recv_bytes = self.bytes(r, x.recv);
-                s.push(Step::SendRecv {
-                    to: self.peer(r, x.to) as u32,
-                    send_bytes: self.bytes(r, x.send),
-                    from: self.peer(r, x.from) as u32,
-                    recv_bytes,
+                let (send, recv) = self.halves(r, &x);
+                s.extend(match (send, recv) {
+                    (None, None) => None,
+                    (Some((to, bytes)), None) => Some(Step::Send {
+                        to: to as u32,
+                        bytes,
+                    }),
+                    (None, Some((from, bytes))) => Some(Step::Recv {
+                        from: from as u32,
+                        bytes,
+                    }),
+                    (Some((to, send_bytes)), Some((from, recv_bytes))) => Some(Step::SendRecv {
+                        to: to as u32,
+                        send_bytes,
+                        from: from as u32,
+                        recv_bytes,
+                    }),
                 });
-                if x.reduce {
-                    s.push(Step::Reduce { bytes: recv_bytes });
+                if let (true, Some((_, bytes))) = (x.reduce, recv) {
+                    s.push(Step::Reduce { bytes });
                 }
             }
             s
