@@ -1,7 +1,9 @@
 //! Schedules whose ranks all take the same steps, each round one exchange with peers that a
 //! rule names (`v + d`, `v XOR m`) and bytes that a rule gives (as many on every rank, a chunk
 //! of the vector, or a run of chunks): the dissemination barrier, pairwise and Bruck exchanges,
-//! rings, and recursive doubling and halving on a power of two. They are costed round after round ([`super::eval::evaluate_ruled`]) without their
+//! rings, and recursive doubling and halving (where P is not a power of two, the ranks folded
+//! into a core of one hand in and get back in rounds of their own, the others sitting out).
+//! They are costed round after round ([`super::eval::evaluate_ruled`]) without their
 //! P · rounds steps being built, matched and leveled: on 262,144 ranks a recursive-doubling
 //! Allreduce's schedule and matching held 4.7 M steps, about 140 MB.
 
