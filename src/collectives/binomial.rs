@@ -42,12 +42,12 @@ impl Binomial {
     /// The scatter of the scatter-allgather broadcast: rank `v` gets chunks `v..v + m` (its
     /// subtree) of the message cut into P.
     pub fn scatter(spec: &Spec) -> Binomial {
-        let p = spec.ranks;
+        let (p, n) = (spec.ranks, spec.ranks.max(1) as u64);
         Binomial {
             p,
             root: spec.root,
             bytes: spec.bytes,
-            span: Some((spec.bytes / p as u64, (spec.bytes % p as u64) as usize)),
+            span: Some((spec.bytes / n, (spec.bytes % n) as usize)),
             reduce: false,
             bcast: true,
         }

@@ -157,6 +157,9 @@ impl Lockstep {
     /// the same rounds as [`super::build`] gives each rank, step for step.
     pub fn of(op: Op, algorithm: &str, spec: &Spec) -> Option<Lockstep> {
         let (p, k) = (spec.ranks, spec.bytes);
+        if p == 0 {
+            return None;
+        }
         // The core of a power of two, and the ranks folded into it.
         let p2 = if p.is_power_of_two() {
             p
@@ -307,13 +310,13 @@ impl Lockstep {
 
     /// The ring allgather of the scatter-allgather broadcast: of chunks of the message cut into P.
     pub fn allgather_of_chunks(spec: &Spec) -> Lockstep {
-        let (p, k) = (spec.ranks, spec.bytes);
+        let (p, k, n) = (spec.ranks, spec.bytes, spec.ranks.max(1) as u64);
         Lockstep {
             p,
             root: spec.root,
             rounds: Rounds::Ring {
                 bytes: 0,
-                chunks: Some((k / p as u64, (k % p as u64) as usize)),
+                chunks: Some((k / n, (k % n) as usize)),
                 reducing: 0,
                 gathering: p.saturating_sub(1),
             },
