@@ -304,9 +304,14 @@ struct Modeled {
 
 #[derive(Default)]
 enum Returns {
-    /// Not costed yet.
+    /// No participant's call time flushed yet (and none ever, for an instance that is not
+    /// costed by a schedule).
     #[default]
     Unknown,
+    /// The participants' call times so far, in communicator rank order (NaN: not yet): kept
+    /// here from the first arrival to the costing, not in [`Shared::calls`], which then holds
+    /// no collective call (8 bytes an event, the whole array for a trace of collectives alone).
+    Arriving(Vec<f64>),
     /// Replayed as measured.
     Measured,
     /// Sorted by world rank (the vector as costed: an `Arc<[_]>` of it was a copy, 2 MB on
@@ -327,6 +332,8 @@ struct Local {
     reads: Vec<(u32, u32)>,
     /// The returns of the instance read last.
     returns: Option<(u32, Arc<Vec<ModeledReturn>>)>,
+    /// `(instance, world rank, call time)` of arrivals at modeled collectives.
+    starts: Vec<(u32, u32, f64)>,
 }
 
 /// The data every rank reads while replaying.
@@ -337,8 +344,9 @@ struct Shared<'a> {
     eager_limit: u64,
     model: &'a Model,
     /// Predicted call times (f64 bits complemented, [`UNKNOWN`] until known), all ranks in one
-    /// array: rank `r`'s event `i` at `offsets[r] + i`. Under LogGP a send's entry is its
-    /// `first_out` instead.
+    /// array: rank `r`'s event `i` at `offsets[r] + i`, for the point-to-point events only
+    /// ([`read_by_partners`]; other entries stay unknown, and the array is empty where there
+    /// are none). Under LogGP a send's entry is its `first_out` instead.
     calls: Pages<AtomicU64>,
     offsets: &'a [usize],
     arrived: Vec<AtomicU32>,
@@ -347,6 +355,9 @@ struct Shared<'a> {
     /// Per instance of a modeled collective, its schedule's bytes and root (empty where
     /// collectives replay as measured).
     shapes: Vec<(u64, u32)>,
+    /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
+    /// rank: where an arrival's call time goes in [`Returns::Arriving`].
+    places: HashMap<u32, Vec<(u32, u32)>>,
     start: Vec<f64>,
     t0: f64,
     coll: &'a Choice,
@@ -371,7 +382,8 @@ struct Shared<'a> {
 #[derive(Default)]
 struct Costing {
     eval: eval::Scratch,
-    /// The participants' call times.
+    /// The participants' call times of the instance costed last, for the next instance's
+    /// arrivals ([`Returns::Arriving`]).
     starts: Vec<f64>,
     /// The returns of an instance whose participants have all read theirs.
     returns: Vec<ModeledReturn>,
@@ -543,7 +555,7 @@ impl Shared<'_> {
         if !matches!(&local.returns, Some((y, _)) if *y == x) {
             let slot = &self.modeled[x as usize];
             let ready = |rs: &Returns| match rs {
-                Returns::Unknown => None,
+                Returns::Unknown | Returns::Arriving(_) => None,
                 Returns::Measured => Some(None),
                 Returns::Ready(ends) => Some(Some(Arc::clone(ends))),
                 Returns::Read => unreachable!("a participant reads its return once"),
@@ -556,8 +568,13 @@ impl Shared<'_> {
                     _ => {}
                 }
                 if let Ok(mut rs) = slot.returns.try_write() {
-                    if matches!(*rs, Returns::Unknown) {
-                        *rs = self.cost_instance(x);
+                    let starts = match &mut *rs {
+                        Returns::Arriving(starts) => Some(std::mem::take(starts)),
+                        Returns::Unknown => Some(Vec::new()),
+                        _ => None,
+                    };
+                    if let Some(starts) = starts {
+                        *rs = self.cost_instance(x, starts);
                     }
                     break ready(&rs).expect("costed");
                 }
@@ -593,6 +610,28 @@ impl Shared<'_> {
     /// listed as completed) and reads (an instance all of whose participants read their returns
     /// lets them go).
     fn flush(&self, local: &mut Local) {
+        // The call times first: an instance is costed once its arrivals are all counted.
+        for run in local.starts.chunk_by(|a, b| a.0 == b.0) {
+            let x = run[0].0 as usize;
+            let mut rs = self.modeled[x].returns.write().expect("returns");
+            if matches!(*rs, Returns::Unknown) {
+                *rs = Returns::Arriving(self.fresh_starts(self.g.instances[x].size as usize));
+            }
+            let Returns::Arriving(starts) = &mut *rs else {
+                unreachable!("an instance is costed once all its participants arrived")
+            };
+            let place = |r: u32| match self.places.get(&self.g.instances[x].comm) {
+                None => r as usize,
+                Some(pairs) => {
+                    let k = pairs.binary_search_by_key(&r, |&(w, _)| w);
+                    pairs[k.expect("a member")].1 as usize
+                }
+            };
+            for &(_, r, t) in run {
+                starts[place(r)] = t;
+            }
+        }
+        local.starts.clear();
         for (x, n, latest) in local.arrivals.drain(..) {
             self.max_call[x as usize].fetch_max(latest, Ordering::AcqRel);
             if self.arrived[x as usize].fetch_add(n, Ordering::AcqRel) + n
@@ -613,6 +652,18 @@ impl Shared<'_> {
         }
     }
 
+    /// An instance's vector of `n` call times, unknown: the one the last costing left, if it
+    /// is free.
+    fn fresh_starts(&self, n: usize) -> Vec<f64> {
+        let mut starts = match self.scratch.try_lock() {
+            Ok(mut kept) => std::mem::take(&mut kept.starts),
+            Err(_) => Vec::new(),
+        };
+        starts.clear();
+        starts.resize(n, f64::NAN);
+        starts
+    }
+
     /// Gives an instance's returns, if this was their last holder, to the next costing to fill
     /// again: a thread's runs keep the last they read, and dropped there they were 2 MB (on
     /// 65,536 ranks) freed by one thread that the costing one could not reuse.
@@ -626,11 +677,11 @@ impl Shared<'_> {
     }
 
     /// The returns of instance `x`: its schedule, by the chosen algorithm, costed from its
-    /// participants' predicted call times. Kept out of [`advance`]'s code, with
+    /// participants' predicted call times (`starts`, in communicator rank order). Kept out of [`advance`]'s code, with
     /// [`Shared::modeled_return`] and [`RankState::add_collective`]: inlined there, they slowed
     /// its point-to-point events (gauss at 1 thread: replay median 27.7 -> 25.9 ms out of it).
     #[inline(never)]
-    fn cost_instance(&self, x: u32) -> Returns {
+    fn cost_instance(&self, x: u32, starts: Vec<f64>) -> Returns {
         let members = self.g.members(self.trace, x);
         let (r0, i0) = members.get(0);
         let Some(op) = op_of(self.trace.rank(r0 as usize).routine(i0 as usize)) else {
@@ -646,13 +697,7 @@ impl Shared<'_> {
         let mut kept = self.scratch.try_lock().ok();
         let mut own = Costing::default();
         let arrays = kept.as_deref_mut().unwrap_or(&mut own);
-        let mut starts = std::mem::take(&mut arrays.starts);
-        starts.clear();
-        starts.par_extend(
-            members
-                .par_iter()
-                .map(|(r, i)| self.call(r as usize, i as usize).expect("all arrived")),
-        );
+        debug_assert!(starts.len() == members.len() && !starts.iter().any(|t| t.is_nan()));
         let eval = &mut arrays.eval;
         let costed = match self.model {
             Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, p, &starts, eval),
@@ -901,7 +946,9 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 }
                 _ => tc,
             };
-            sh.calls[sh.offsets[r] + i].store(!published.to_bits(), Ordering::Release);
+            if read_by_partners(routine) {
+                sh.calls[sh.offsets[r] + i].store(!published.to_bits(), Ordering::Release);
+            }
             st.published = true;
             let x = sh.g.link(r, i);
             if routine.is_collective() && x != NONE {
@@ -910,6 +957,9 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 match local.arrivals.iter_mut().find(|a| a.0 == x) {
                     Some((_, n, latest)) => (*n, *latest) = (*n + 1, bits.max(*latest)),
                     None => local.arrivals.push((x, 1, bits)),
+                }
+                if sh.coll.modeled && op_of(routine).is_some() {
+                    local.starts.push((x, r as u32, tc));
                 }
             }
         }
@@ -1063,12 +1113,7 @@ const PREFETCH_AHEAD: usize = 8;
 /// in flight while the events before are costed.
 #[inline]
 fn prefetch_partner(sh: &Shared<'_>, ev: &Rank<'_>, r: usize, i: usize) {
-    if i >= ev.len()
-        || !matches!(
-            ev.routine(i).shape(),
-            Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv | Shape::Sendrecv
-        )
-    {
+    if i >= ev.len() || !read_by_partners(ev.routine(i)) {
         return;
     }
     let e = sh.g.link(r, i);
@@ -1076,6 +1121,17 @@ fn prefetch_partner(sh: &Shared<'_>, ev: &Rank<'_>, r: usize, i: usize) {
         prefetch(&sh.calls[e as usize]);
         sh.trace.events.prefetch(e as usize);
     }
+}
+
+/// Whether other events read the predicted call time of a `routine` event: a point-to-point
+/// operation's (its partner's, its request's completion). Only those are kept in
+/// [`Shared::calls`].
+#[inline(always)]
+fn read_by_partners(routine: Routine) -> bool {
+    matches!(
+        routine.shape(),
+        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv | Shape::Sendrecv
+    )
 }
 
 /// Whether `routine` sends a message when it is called (a send of any mode, or a send-receive).
@@ -1171,17 +1227,40 @@ pub fn replay_with(
     // (65,536-rank broadcast at 2 threads: 41.5 -> 39.8 bytes/event; 262,144-rank
     // dissemination: 38.1 -> 36.9).
     crate::memory::release_freed();
+    // A trace of collectives alone keeps no call time by event.
+    let mut point_to_point = [false; 256];
+    for &r in Routine::ALL {
+        point_to_point[r as usize] = read_by_partners(r);
+    }
+    let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | point_to_point[r as usize]);
+    let calls = match trace.events.routines().par_chunks(1 << 16).any(any) {
+        true => zeroed_atomics(offsets[p]),
+        false => Pages::zeroed(0),
+    };
+    let places = match coll.modeled {
+        true => trace
+            .comms
+            .iter()
+            .map(|c| {
+                let mut pairs: Vec<(u32, u32)> = c.members.iter().copied().zip(0..).collect();
+                pairs.sort_unstable();
+                (c.id, pairs)
+            })
+            .collect(),
+        false => HashMap::new(),
+    };
     let sh = Shared {
         trace,
         g,
         eager_limit,
         model,
-        calls: zeroed_atomics(offsets[p]),
+        calls,
         offsets,
         arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
         max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
         measured_last_arrival,
         shapes,
+        places,
         start,
         t0,
         coll,
