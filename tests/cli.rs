@@ -348,6 +348,27 @@ fn deadlock_only_under_rendezvous() {
             "--threads {threads}: {err}"
         );
     }
+    // Across a collective: rank 0 waits in a Barrier for rank 1, which waits to receive from
+    // rank 0 first; rank 2, in the Barrier too, waits on them but is not in the cycle (it was,
+    // when ranks in a collective were taken for not having called it).
+    let (_d4, across) = text_trace(
+        "barrier.txt",
+        "loggps-trace 1\nranks 3\n\
+         0 MPI_Init 0 0\n0 MPI_Barrier 10 20\n0 MPI_Send 30 40 bytes=8 peer=1\n0 MPI_Finalize 50 60\n\
+         1 MPI_Init 0 0\n1 MPI_Recv 10 20 bytes=8 peer=0\n1 MPI_Barrier 30 40\n1 MPI_Finalize 50 60\n\
+         2 MPI_Init 0 0\n2 MPI_Barrier 10 40\n2 MPI_Finalize 50 60\n",
+    );
+    for coll in ["measured", "modeled"] {
+        let out = run(&[&across, "--platform", "myrinet", "--coll", coll]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("rank(s) [0, 1] wait on each other")
+                && err.contains("rank 0 event 1 MPI_Barrier")
+                && err.contains("rank 1 event 1 MPI_Recv")
+                && !err.contains("rank 2 event"),
+            "--coll {coll}: {err}"
+        );
+    }
     // LogGP has no rendezvous: the same trace replays; a real cycle (both receive first) is
     // still a deadlock.
     assert!(

@@ -1733,9 +1733,14 @@ fn deadlock_message(
             wait_for.add_edge(nodes[r as usize], nodes[q as usize], ());
         }
     }
+    // Whether rank `m` has called its event `j` (collective call times are not kept by event).
+    let called = |m: u32, j: u32| {
+        let st = states[m as usize].lock().expect("rank state");
+        st.pos > j || (st.pos == j && st.published)
+    };
     for (&x, list) in waiting_on_instance {
         for (m, j) in sh.g.members(sh.trace, x).iter() {
-            if sh.call(m as usize, j as usize).is_err() {
+            if !called(m, j) {
                 for &r in list {
                     wait_for.add_edge(nodes[r as usize], nodes[m as usize], ());
                 }
