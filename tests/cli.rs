@@ -806,6 +806,39 @@ fn traced_collectives_by_algorithm() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// A modeled Bcast on a communicator whose ranks are not in world order (comm 5: world ranks
+/// 3 and 1, rank 3 its root, calling at 10 ns; rank 1 at 50) costs each rank what the same
+/// Bcast on a world of two costs its rank there. By hand (Myrinet, 1000 bytes, eager): the
+/// root returns T1 = 13,410 ns after its call, the message arrives at 10 + 39,170; each rank
+/// then computes 40 ns to MPI_Finalize. Swapping the two ranks' call times gives 39,260.
+#[test]
+fn collectives_on_a_reordered_communicator_cost_by_communicator_rank() {
+    let (_d, sub) = text_trace(
+        "sub.txt",
+        "loggps-trace 1\nranks 4\ncomm 5 members 3,1\n\
+         0 MPI_Init 0 0\n0 MPI_Finalize 100 110\n\
+         1 MPI_Init 0 0\n1 MPI_Bcast 50 60 root=3 bytes=0 recv_bytes=1000 comm=5\n1 MPI_Finalize 100 110\n\
+         2 MPI_Init 0 0\n2 MPI_Finalize 100 110\n\
+         3 MPI_Init 0 0\n3 MPI_Bcast 10 60 root=3 bytes=1000 recv_bytes=0 comm=5\n3 MPI_Finalize 100 110\n",
+    );
+    let (_e, two) = text_trace(
+        "two.txt",
+        "loggps-trace 1\nranks 2\n\
+         0 MPI_Init 0 0\n0 MPI_Bcast 10 60 root=0 bytes=1000 recv_bytes=0\n0 MPI_Finalize 100 110\n\
+         1 MPI_Init 0 0\n1 MPI_Bcast 50 60 root=0 bytes=0 recv_bytes=1000\n1 MPI_Finalize 100 110\n",
+    );
+    let v = json(&myrinet(&sub, &["--format", "json"]));
+    let w = json(&myrinet(&two, &["--format", "json"]));
+    let end_ns = |r: &Value| r["end_s"].as_f64().unwrap() * 1e9;
+    assert!((end_ns(&v["ranks"][3]) - 13_460.0).abs() < 1e-3, "{v}");
+    assert!((end_ns(&v["ranks"][1]) - 39_220.0).abs() < 1e-3, "{v}");
+    assert_eq!(v["ranks"][3]["collective_s"], w["ranks"][0]["collective_s"]);
+    assert_eq!(
+        v["ranks"][1]["receiver_sync_s"],
+        w["ranks"][1]["receiver_sync_s"]
+    );
+}
+
 /// A loop of 3 Allreduces on 32,768 ranks, which a ring cannot model.
 const UNMODELED_RING: [&str; 6] = [
     "--pattern",

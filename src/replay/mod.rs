@@ -287,13 +287,12 @@ impl RankState {
 /// receiver synchronization inside its schedule.
 #[derive(Clone, Copy, Debug)]
 struct ModeledReturn {
-    rank: u32,
     ret: f64,
     sender_sync: f64,
     receiver_sync: f64,
 }
 
-/// A modeled instance's returns, held from its costing to its last participant's read: 32
+/// A modeled instance's returns, held from its costing to its last participant's read: 24
 /// bytes a participant (a 65,536-rank Allreduce in a loop of 1,000 kept 2 GB when all stayed).
 #[derive(Default)]
 struct Modeled {
@@ -314,9 +313,10 @@ enum Returns {
     Arriving(Vec<f64>),
     /// Replayed as measured.
     Measured,
-    /// Sorted by world rank (the vector as costed: an `Arc<[_]>` of it was a copy, 2 MB on
-    /// one thread for each call of a 65,536-rank collective).
-    Ready(Arc<Vec<ModeledReturn>>),
+    /// The costing's own vectors, in communicator rank order (they were copied into a vector
+    /// of returns by world rank, sorted: 32 bytes a participant more, twice where two were
+    /// held).
+    Ready(Arc<eval::Completion>),
     /// Every participant has read its own.
     Read,
 }
@@ -331,7 +331,7 @@ struct Local {
     /// `(instance, participants that read their return)`.
     reads: Vec<(u32, u32)>,
     /// The returns of the instance read last.
-    returns: Option<(u32, Arc<Vec<ModeledReturn>>)>,
+    returns: Option<(u32, Arc<eval::Completion>)>,
     /// `(instance, world rank, call time)` of arrivals at modeled collectives.
     starts: Vec<(u32, u32, f64)>,
 }
@@ -370,23 +370,26 @@ struct Shared<'a> {
     schedules: Mutex<ScheduleCache>,
     /// Instances whose last participant arrived since the waves last looked.
     completed: Mutex<Vec<u32>>,
-    /// The arrays of the costings of modeled instances (one at a time; another costed
-    /// meanwhile makes its own).
-    scratch: Mutex<Costing>,
+    /// The arrays a modeled instance's costing fills, kept from one to the next: made afresh
+    /// (8 MB a call of a 65,536-rank Allreduce) by whichever thread costed the call, they
+    /// stayed in each thread's heap once freed (the Allreduce trace peaked at 84-100
+    /// bytes/event at 2 threads, 73 at 1; 80-82 since). One costing at a time holds them;
+    /// another costed meanwhile makes its own.
+    scratch: Mutex<eval::Scratch>,
+    /// What costings hand on, under a lock of its own: taken with the scratch's, a flush
+    /// that held it briefly made a costing on the other thread allocate its own arrays
+    /// (6 MB more at 2 threads on the 65,536-rank Allreduce loop).
+    spare: Mutex<Spare>,
 }
 
-/// The arrays a modeled instance's costing fills, kept from one to the next: made afresh (8 MB
-/// a call of a 65,536-rank Allreduce) by whichever thread costed the call, they stayed in each
-/// thread's heap once freed (the Allreduce trace peaked at 84-100 bytes/event at 2 threads,
-/// 73 at 1; 80-82 since).
+/// The vectors one instance's costing hands to the next.
 #[derive(Default)]
-struct Costing {
-    eval: eval::Scratch,
+struct Spare {
     /// The participants' call times of the instance costed last, for the next instance's
     /// arrivals ([`Returns::Arriving`]).
     starts: Vec<f64>,
-    /// The returns of an instance whose participants have all read theirs.
-    returns: Vec<ModeledReturn>,
+    /// Returns every participant has read, for the next costing to fill again.
+    returns: Option<eval::Completion>,
 }
 
 /// What a collective's schedule depends on (the cost model is the replay's).
@@ -595,15 +598,25 @@ impl Shared<'_> {
                 self.recycle_returns(read);
             }
         }
-        let ends = &local.returns.as_ref().expect("set above").1;
-        // Where the participants are consecutive ranks (the world), at `r - first`.
-        let k = match (r.wrapping_sub(ends[0].rank) as usize, ends.len()) {
-            (k, n) if k < n && ends[k].rank == r => k,
-            _ => ends
-                .binary_search_by_key(&r, |e| e.rank)
-                .expect("a participant"),
-        };
-        Some(ends[k])
+        let c = &local.returns.as_ref().expect("set above").1;
+        let k = self.place(x, r);
+        Some(ModeledReturn {
+            ret: c.rank_end_ns[k],
+            sender_sync: c.sender_sync_ns[k],
+            receiver_sync: c.receiver_sync_ns[k],
+        })
+    }
+
+    /// World rank `r`'s communicator rank in instance `x`.
+    #[inline]
+    fn place(&self, x: u32, r: u32) -> usize {
+        match self.places.get(&self.g.instances[x as usize].comm) {
+            None => r as usize,
+            Some(pairs) => {
+                let k = pairs.binary_search_by_key(&r, |&(w, _)| w);
+                pairs[k.expect("a member")].1 as usize
+            }
+        }
     }
 
     /// Publishes what `local` batched: arrivals (an instance whose last participant arrived is
@@ -620,25 +633,17 @@ impl Shared<'_> {
             let Returns::Arriving(starts) = &mut *rs else {
                 unreachable!("an instance is costed once all its participants arrived")
             };
-            let place = |r: u32| match self.places.get(&self.g.instances[x].comm) {
-                None => r as usize,
-                Some(pairs) => {
-                    let k = pairs.binary_search_by_key(&r, |&(w, _)| w);
-                    pairs[k.expect("a member")].1 as usize
-                }
-            };
-            for &(_, r, t) in run {
-                starts[place(r)] = t;
+            for &(x, r, t) in run {
+                starts[self.place(x, r)] = t;
             }
         }
         local.starts.clear();
-        for (x, n, latest) in local.arrivals.drain(..) {
-            self.max_call[x as usize].fetch_max(latest, Ordering::AcqRel);
-            if self.arrived[x as usize].fetch_add(n, Ordering::AcqRel) + n
-                == self.g.instances[x as usize].size
-            {
-                self.completed.lock().expect("completed").push(x);
-            }
+        // The reads before the arrivals, the returns read last let go: the returns all
+        // participants have read are then there for the costing that arrivals may let another
+        // thread start (the 262,144-rank trace of three collectives held three instances'
+        // returns at 1 thread, 24 bytes a rank each).
+        if let Some((_, held)) = local.returns.take() {
+            self.recycle_returns(held);
         }
         for (x, n) in local.reads.drain(..) {
             let slot = &self.modeled[x as usize];
@@ -650,15 +655,19 @@ impl Shared<'_> {
                 }
             }
         }
+        for (x, n, latest) in local.arrivals.drain(..) {
+            self.max_call[x as usize].fetch_max(latest, Ordering::AcqRel);
+            if self.arrived[x as usize].fetch_add(n, Ordering::AcqRel) + n
+                == self.g.instances[x as usize].size
+            {
+                self.completed.lock().expect("completed").push(x);
+            }
+        }
     }
 
-    /// An instance's vector of `n` call times, unknown: the one the last costing left, if it
-    /// is free.
+    /// An instance's vector of `n` call times, unknown: the one the last costing left, if any.
     fn fresh_starts(&self, n: usize) -> Vec<f64> {
-        let mut starts = match self.scratch.try_lock() {
-            Ok(mut kept) => std::mem::take(&mut kept.starts),
-            Err(_) => Vec::new(),
-        };
+        let mut starts = std::mem::take(&mut self.spare.lock().expect("spare").starts);
         starts.clear();
         starts.resize(n, f64::NAN);
         starts
@@ -667,19 +676,17 @@ impl Shared<'_> {
     /// Gives an instance's returns, if this was their last holder, to the next costing to fill
     /// again: a thread's runs keep the last they read, and dropped there they were 2 MB (on
     /// 65,536 ranks) freed by one thread that the costing one could not reuse.
-    fn recycle_returns(&self, returns: Arc<Vec<ModeledReturn>>) {
-        if let Ok(returns) = Arc::try_unwrap(returns)
-            && let Ok(mut kept) = self.scratch.try_lock()
-            && kept.returns.capacity() < returns.capacity()
-        {
-            kept.returns = returns;
+    fn recycle_returns(&self, returns: Arc<eval::Completion>) {
+        if let Ok(returns) = Arc::try_unwrap(returns) {
+            self.spare.lock().expect("spare").returns = Some(returns);
         }
     }
 
     /// The returns of instance `x`: its schedule, by the chosen algorithm, costed from its
-    /// participants' predicted call times (`starts`, in communicator rank order). Kept out of [`advance`]'s code, with
-    /// [`Shared::modeled_return`] and [`RankState::add_collective`]: inlined there, they slowed
-    /// its point-to-point events (gauss at 1 thread: replay median 27.7 -> 25.9 ms out of it).
+    /// participants' predicted call times (`starts`, in communicator rank order). Kept out of
+    /// [`advance`]'s code, with [`Shared::modeled_return`] and [`RankState::add_collective`]:
+    /// inlined there, they slowed its point-to-point events (gauss at 1 thread: replay median
+    /// 27.7 -> 25.9 ms out of it).
     #[inline(never)]
     fn cost_instance(&self, x: u32, starts: Vec<f64>) -> Returns {
         let members = self.g.members(self.trace, x);
@@ -695,31 +702,19 @@ impl Shared<'_> {
         let (algorithm, segment) = self.coll.algorithm(op, spec.ranks, spec.bytes);
         spec.segment = segment.unwrap_or(spec.segment);
         let mut kept = self.scratch.try_lock().ok();
-        let mut own = Costing::default();
-        let arrays = kept.as_deref_mut().unwrap_or(&mut own);
+        let mut own = eval::Scratch::default();
+        let eval = kept.as_deref_mut().unwrap_or(&mut own);
+        if let Some(read) = self.spare.lock().expect("spare").returns.take() {
+            eval.recycle(read);
+        }
         debug_assert!(starts.len() == members.len() && !starts.iter().any(|t| t.is_nan()));
-        let eval = &mut arrays.eval;
         let costed = match self.model {
             Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, p, &starts, eval),
             Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, m, &starts, eval),
         };
-        arrays.starts = starts;
+        self.spare.lock().expect("spare").starts = starts;
         match costed {
-            Ok(c) => {
-                let mut ends = std::mem::take(&mut arrays.returns);
-                ends.clear();
-                ends.par_extend(members.par_iter().enumerate().map(|(k, (rank, _))| {
-                    ModeledReturn {
-                        rank,
-                        ret: c.rank_end_ns[k],
-                        sender_sync: c.sender_sync_ns[k],
-                        receiver_sync: c.receiver_sync_ns[k],
-                    }
-                }));
-                arrays.eval.recycle(c);
-                ends.par_sort_unstable_by_key(|e| e.rank);
-                Returns::Ready(Arc::new(ends))
-            }
+            Ok(c) => Returns::Ready(Arc::new(c)),
             Err(e) => {
                 let what = format!("{} by {algorithm} on {} ranks", op.name(), members.len());
                 let e = e.to_string();
@@ -1276,6 +1271,7 @@ pub fn replay_with(
         schedules: Mutex::new(ScheduleCache::for_events(offsets[p])),
         completed: Mutex::new(Vec::new()),
         scratch: Mutex::default(),
+        spare: Mutex::default(),
     };
     let mut states: Vec<Mutex<RankState>> = (0..p)
         .into_par_iter()
