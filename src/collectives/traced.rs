@@ -3,8 +3,7 @@
 
 use super::{Op, Spec, openmpi};
 use crate::error::Error;
-use crate::graph::Members;
-use crate::trace::{Routine, Trace};
+use crate::trace::Routine;
 
 /// The algorithm Open MPI 4.1's tuned rules pick for each call's size, as a choice of `--coll`
 /// and `--sweep`.
@@ -110,32 +109,32 @@ pub fn op_of(routine: Routine) -> Option<Op> {
     })
 }
 
-/// The schedule's spec for one collective instance: `members` are `(rank, event)` in
-/// communicator rank order. Bytes follow [`Spec`]'s meaning, read from what each member
-/// recorded (tracer/FORMAT-NOTES.md): the message (bcast, from the root), the vector (reduce,
-/// allreduce, scan), the block per rank (gather, allgather: sent; scatter, reduce-scatter:
-/// received) or per pair (alltoall: sent over the communicator size). Irregular (v) variants
-/// take their largest block.
-pub fn spec_of(trace: &Trace, op: Op, members: Members<'_>) -> Spec {
-    let n = members.len().max(1) as u64;
-    // The root is the last member naming itself.
-    let (mut sent, mut received, mut root) = (0, 0, 0);
-    for (vr, (r, i)) in members.iter().enumerate() {
-        let ev = trace.rank(r as usize);
-        if ev.peer(i as usize) == r as i32 {
-            root = vr;
+/// What one collective instance's participants recorded, folded one participant at a time, in
+/// any order: the largest block sent and received, and the root, the member of highest
+/// communicator rank naming itself (0 if none does).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Recorded {
+    pub sent: u64,
+    pub received: u64,
+    pub root: usize,
+}
+
+impl Recorded {
+    /// The schedule's spec on `n` ranks. Bytes follow [`Spec`]'s meaning, read from what each
+    /// member recorded (tracer/FORMAT-NOTES.md): the message (bcast, from the root), the vector
+    /// (reduce, allreduce, scan), the block per rank (gather, allgather: sent; scatter,
+    /// reduce-scatter: received) or per pair (alltoall: sent over the communicator size).
+    /// Irregular (v) variants take their largest block.
+    pub fn spec(&self, op: Op, n: usize) -> Spec {
+        let bytes = match op {
+            Op::Scatter | Op::ReduceScatter => self.received,
+            Op::Alltoall => self.sent / n.max(1) as u64,
+            _ => self.sent,
+        };
+        Spec {
+            root: self.root,
+            ..Spec::new(n, bytes)
         }
-        sent = sent.max(ev.bytes(i as usize));
-        received = received.max(ev.coll_recv(i as usize).0);
-    }
-    let bytes = match op {
-        Op::Scatter | Op::ReduceScatter => received,
-        Op::Alltoall => sent / n,
-        _ => sent,
-    };
-    Spec {
-        root,
-        ..Spec::new(members.len(), bytes)
     }
 }
 

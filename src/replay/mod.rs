@@ -352,9 +352,9 @@ struct Shared<'a> {
     arrived: Vec<AtomicU32>,
     max_call: Vec<AtomicU64>,
     measured_last_arrival: Vec<f64>,
-    /// Per instance of a modeled collective, its schedule's bytes and root (empty where
-    /// collectives replay as measured).
-    shapes: Vec<(u64, u32)>,
+    /// Per instance of a modeled collective, its schedule's bytes and root, and its operation
+    /// (None: not one a schedule costs); empty where collectives replay as measured.
+    shapes: Vec<(u64, u32, Option<Op>)>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
     places: HashMap<u32, Vec<(u32, u32)>>,
@@ -610,13 +610,7 @@ impl Shared<'_> {
     /// World rank `r`'s communicator rank in instance `x`.
     #[inline]
     fn place(&self, x: u32, r: u32) -> usize {
-        match self.places.get(&self.g.instances[x as usize].comm) {
-            None => r as usize,
-            Some(pairs) => {
-                let k = pairs.binary_search_by_key(&r, |&(w, _)| w);
-                pairs[k.expect("a member")].1 as usize
-            }
-        }
+        place(&self.places, self.g.instances[x as usize].comm, r)
     }
 
     /// Publishes what `local` batched: arrivals (an instance whose last participant arrived is
@@ -689,15 +683,14 @@ impl Shared<'_> {
     /// 27.7 -> 25.9 ms out of it).
     #[inline(never)]
     fn cost_instance(&self, x: u32, starts: Vec<f64>) -> Returns {
-        let members = self.g.members(self.trace, x);
-        let (r0, i0) = members.get(0);
-        let Some(op) = op_of(self.trace.rank(r0 as usize).routine(i0 as usize)) else {
+        let (bytes, root, op) = self.shapes[x as usize];
+        let Some(op) = op else {
             return Returns::Measured;
         };
-        let (bytes, root) = self.shapes[x as usize];
+        let size = self.g.instances[x as usize].size as usize;
         let mut spec = Spec {
             root: root as usize,
-            ..Spec::new(members.len(), bytes)
+            ..Spec::new(size, bytes)
         };
         let (algorithm, segment) = self.coll.algorithm(op, spec.ranks, spec.bytes);
         spec.segment = segment.unwrap_or(spec.segment);
@@ -707,7 +700,7 @@ impl Shared<'_> {
         if let Some(read) = self.spare.lock().expect("spare").returns.take() {
             eval.recycle(read);
         }
-        debug_assert!(starts.len() == members.len() && !starts.iter().any(|t| t.is_nan()));
+        debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
         let costed = match self.model {
             Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, p, &starts, eval),
             Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, m, &starts, eval),
@@ -716,7 +709,7 @@ impl Shared<'_> {
         match costed {
             Ok(c) => Returns::Ready(Arc::new(c)),
             Err(e) => {
-                let what = format!("{} by {algorithm} on {} ranks", op.name(), members.len());
+                let what = format!("{} by {algorithm} on {size} ranks", op.name());
                 let e = e.to_string();
                 let why = match e.starts_with(&what) {
                     true => e,
@@ -1118,6 +1111,107 @@ fn prefetch_partner(sh: &Shared<'_>, ev: &Rank<'_>, r: usize, i: usize) {
     }
 }
 
+/// World rank `r`'s rank in communicator `comm`, given `places` (see [`Shared::places`]).
+#[inline]
+fn place(places: &HashMap<u32, Vec<(u32, u32)>>, comm: u32, r: u32) -> usize {
+    match places.get(&comm) {
+        None => r as usize,
+        Some(pairs) => {
+            let k = pairs.binary_search_by_key(&r, |&(w, _)| w);
+            pairs[k.expect("a member")].1 as usize
+        }
+    }
+}
+
+/// `x`'s bits, in the order of the values (an atomic maximum of times that may be negative).
+fn ordered(x: f64) -> u64 {
+    let b = x.to_bits();
+    match b >> 63 {
+        1 => !b,
+        _ => b | 1 << 63,
+    }
+}
+
+/// The time of [`ordered`] bits.
+fn from_ordered(b: u64) -> f64 {
+    f64::from_bits(match b >> 63 {
+        1 => b & !(1 << 63),
+        _ => !b,
+    })
+}
+
+/// Per collective instance, from its participants' records: its last measured call, after `t0`,
+/// and where `modeled` its schedule's bytes, root and operation ([`Shared::shapes`]). Gathered
+/// rank by rank in parallel, each value raised to what a participant recorded (a participant
+/// mostly records what the one before did: mostly no write). Read when an instance was costed,
+/// these took 14 µs an instance of 1,024 ranks while the other threads waited (a loop of
+/// 10,000 Allreduces at 2 threads: replay 0.70 -> 0.65 s, minimum of 5); read over each
+/// instance's list of participants, they needed the graph to keep one (4 bytes a call).
+#[allow(clippy::type_complexity)]
+fn recorded(
+    trace: &Trace,
+    g: &HbGraph,
+    modeled: bool,
+    t0: f64,
+    places: &HashMap<u32, Vec<(u32, u32)>>,
+) -> (Vec<f64>, Vec<(u64, u32, Option<Op>)>) {
+    let n = g.instances.len();
+    let atomics = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
+    let last = atomics(n);
+    let m = if modeled { n } else { 0 };
+    let (sent, received, root, code) = (atomics(m), atomics(m), atomics(m), atomics(m));
+    let raise = |a: &AtomicU64, v: u64| {
+        if a.load(Ordering::Relaxed) < v {
+            a.fetch_max(v, Ordering::Relaxed);
+        }
+    };
+    if n > 0 {
+        (0..trace.nranks()).into_par_iter().for_each(|r| {
+            let ev = trace.rank(r);
+            for i in 0..ev.len() {
+                let routine = ev.routine(i);
+                let x = match routine.is_collective() {
+                    true => g.link(r, i),
+                    false => NONE,
+                };
+                if x == NONE {
+                    continue;
+                }
+                let x = x as usize;
+                raise(&last[x], ordered(trace.corrected_ns(r, ev.t_call(i)) - t0));
+                if modeled {
+                    raise(&sent[x], ev.bytes(i));
+                    raise(&received[x], ev.coll_recv(i).0);
+                    if ev.peer(i) == r as i32 {
+                        let k = place(places, g.instances[x].comm, r as u32);
+                        raise(&root[x], k as u64);
+                    }
+                    raise(&code[x], routine as u64);
+                }
+            }
+        });
+    }
+    let shapes = (0..m)
+        .map(|x| {
+            let get = |a: &[AtomicU64]| a[x].load(Ordering::Relaxed);
+            match Routine::from_code(get(&code) as u8).and_then(op_of) {
+                Some(op) => {
+                    let rec = traced::Recorded {
+                        sent: get(&sent),
+                        received: get(&received),
+                        root: get(&root) as usize,
+                    };
+                    let spec = rec.spec(op, g.instances[x].size as usize);
+                    (spec.bytes, spec.root as u32, Some(op))
+                }
+                None => (0, 0, None),
+            }
+        })
+        .collect();
+    let last = last.into_iter().map(|a| from_ordered(a.into_inner()));
+    (last.collect(), shapes)
+}
+
 /// Whether other events read the predicted call time of a `routine` event: a point-to-point
 /// operation's (its partner's, its request's completion). Only those are kept in
 /// [`Shared::calls`].
@@ -1190,34 +1284,19 @@ pub fn replay_with(
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
     let (t0, start) = trace.measured_starts();
-    // Per instance, from its participants' records, read here in parallel over instances: its
-    // last measured call, and the bytes and root of its schedule where modeled. Read when it
-    // was costed, those took 14 µs an instance of 1,024 ranks while the other threads waited
-    // (a loop of 10,000 Allreduces at 2 threads: replay 0.70 -> 0.65 s, minimum of 5).
-    let last_arrival = |x: usize| {
-        g.members(trace, x as u32)
+    let places: HashMap<u32, Vec<(u32, u32)>> = match coll.modeled {
+        true => trace
+            .comms
             .iter()
-            .map(|(r, i)| {
-                trace.corrected_ns(r as usize, trace.rank(r as usize).t_call(i as usize)) - t0
+            .map(|c| {
+                let mut pairs: Vec<(u32, u32)> = c.members.iter().copied().zip(0..).collect();
+                pairs.sort_unstable();
+                (c.id, pairs)
             })
-            .fold(f64::MIN, f64::max)
+            .collect(),
+        false => HashMap::new(),
     };
-    let shape = |x: usize| {
-        let members = g.members(trace, x as u32);
-        let (r0, i0) = members.get(0);
-        match op_of(trace.rank(r0 as usize).routine(i0 as usize)) {
-            Some(op) => {
-                let spec = traced::spec_of(trace, op, members);
-                (spec.bytes, spec.root as u32)
-            }
-            None => (0, 0),
-        }
-    };
-    let instances = (0..g.instances.len()).into_par_iter();
-    let (measured_last_arrival, shapes): (Vec<f64>, Vec<(u64, u32)>) = match coll.modeled {
-        true => instances.map(|x| (last_arrival(x), shape(x))).unzip(),
-        false => (instances.map(last_arrival).collect(), Vec::new()),
-    };
+    let (measured_last_arrival, shapes) = recorded(trace, g, coll.modeled, t0, &places);
     // The replay's peak is the run's: what the load and the graph freed goes back first
     // (65,536-rank broadcast at 2 threads: 41.5 -> 39.8 bytes/event; 262,144-rank
     // dissemination: 38.1 -> 36.9).
@@ -1231,18 +1310,6 @@ pub fn replay_with(
     let calls = match trace.events.routines().par_chunks(1 << 16).any(any) {
         true => zeroed_atomics(offsets[p]),
         false => Pages::zeroed(0),
-    };
-    let places = match coll.modeled {
-        true => trace
-            .comms
-            .iter()
-            .map(|c| {
-                let mut pairs: Vec<(u32, u32)> = c.members.iter().copied().zip(0..).collect();
-                pairs.sort_unstable();
-                (c.id, pairs)
-            })
-            .collect(),
-        false => HashMap::new(),
     };
     let sh = Shared {
         trace,
@@ -1729,14 +1796,17 @@ fn deadlock_message(
             wait_for.add_edge(nodes[r as usize], nodes[q as usize], ());
         }
     }
-    // Whether rank `m` has called its event `j` (collective call times are not kept by event).
-    let called = |m: u32, j: u32| {
+    // Whether rank `m` has called instance `x`: it waits in it (it cannot have left it).
+    let called = |m: u32, x: u32| {
         let st = states[m as usize].lock().expect("rank state");
-        st.pos > j || (st.pos == j && st.published)
+        let i = st.pos as usize;
+        i < sh.trace.rank(m as usize).len() && st.published && sh.g.link(m as usize, i) == x
     };
     for (&x, list) in waiting_on_instance {
-        for (m, j) in sh.g.members(sh.trace, x).iter() {
-            if !called(m, j) {
+        let comm = sh.g.instances[x as usize].comm;
+        let members = sh.trace.comm_members(comm).expect("validated communicator");
+        for m in (0..members.len()).map(|k| members.get(k)) {
+            if !called(m, x) {
                 for &r in list {
                     wait_for.add_edge(nodes[r as usize], nodes[m as usize], ());
                 }
