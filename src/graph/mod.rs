@@ -12,58 +12,20 @@ use crate::trace::{
 };
 use rayon::prelude::*;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// "No partner" in the link columns.
 pub const NONE: u32 = u32::MAX;
 // A request's completing event comes from the trace's request check, whose "none" is this one.
 const _: () = assert!(NONE == crate::trace::NOT_DONE);
 
-/// A collective call as all its participants made it.
+/// A collective call as all its participants made it: every member of communicator `comm`
+/// (`size` of them) links its call to the instance. The graph keeps no list of participants
+/// (4 bytes a call): the replay needs none, and [`HbGraph::participants`] makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instance {
     pub comm: u32,
-    /// The communicator's place in the trace's `comms`, or [`WORLD`].
-    comm_at: u32,
-    /// Its participants' events are `HbGraph::inst_members[first..first + size]`.
-    pub first: u32,
     pub size: u32,
-}
-
-/// [`Instance::comm_at`] of `MPI_COMM_WORLD`, which the trace does not list.
-const WORLD: u32 = u32::MAX;
-
-/// An instance's participants, `(world rank, event)` in communicator rank order: the ranks are
-/// the communicator's (an instance is every member's call), so the graph keeps only the events
-/// (4 bytes a collective call, not 8).
-#[derive(Clone, Copy, Debug)]
-pub struct Members<'a> {
-    ranks: CommMembers<'a>,
-    events: &'a [u32],
-}
-
-impl Members<'_> {
-    pub fn len(&self) -> usize {
-        self.events.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.events.is_empty()
-    }
-
-    /// The participant of communicator rank `k`.
-    #[inline]
-    pub fn get(&self, k: usize) -> (u32, u32) {
-        (self.ranks.get(k), self.events[k])
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (u32, u32)> + Clone + '_ {
-        (0..self.len()).map(|k| self.get(k))
-    }
-
-    pub fn par_iter(&self) -> impl IndexedParallelIterator<Item = (u32, u32)> + '_ {
-        (0..self.len()).into_par_iter().map(|k| self.get(k))
-    }
 }
 
 /// The matched trace.
@@ -80,9 +42,6 @@ pub struct HbGraph {
     /// sorted by event (no ranks at all where no rank calls Sendrecv).
     pub link2: Vec<Vec<(u32, u32)>>,
     pub instances: Vec<Instance>,
-    /// The event of each instance's participants, in communicator rank order (their ranks:
-    /// [`HbGraph::members`]).
-    inst_members: Vec<u32>,
     /// What an unfinalized trace lacks (unmatched messages, unfinished collectives).
     pub warnings: Vec<String>,
 }
@@ -243,16 +202,28 @@ impl HbGraph {
             .map_or(NONE, |k| l[k].1)
     }
 
-    /// The participants of instance `x`; `trace` is the graph's.
-    pub fn members<'a>(&'a self, trace: &'a Trace, x: u32) -> Members<'a> {
-        let inst = self.instances[x as usize];
-        Members {
-            ranks: match inst.comm_at {
-                WORLD => CommMembers::World(trace.nranks() as u32),
-                k => CommMembers::List(&trace.comms[k as usize].members),
-            },
-            events: &self.inst_members[inst.first as usize..(inst.first + inst.size) as usize],
+    /// Each instance's participants, `(world rank, event)` in communicator rank order, found
+    /// from the links (every event read: for views and checks; `trace` is the graph's).
+    pub fn participants(&self, trace: &Trace) -> Vec<Vec<(u32, u32)>> {
+        let mut lists: Vec<Vec<(u32, u32)>> = self
+            .instances
+            .iter()
+            .map(|x| Vec::with_capacity(x.size as usize))
+            .collect();
+        for r in 0..trace.nranks() {
+            let ev = trace.rank(r);
+            for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
+                if let Some(list) = lists.get_mut(self.link(r, i) as usize) {
+                    list.push((r as u32, i as u32));
+                }
+            }
         }
+        // In world rank order: a communicator's own order is its list's.
+        for (list, x) in lists.iter_mut().zip(&self.instances) {
+            let of = ranks_of(trace, x.comm);
+            list.sort_by_key(|&(r, _)| rank_in(&of, r));
+        }
+        lists
     }
 }
 
@@ -649,8 +620,8 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
 /// it. The calls are placed by a counting sort on (communicator, sequence number), which leaves
 /// each instance's participants in world rank order (a general sort of (communicator,
 /// sequence, rank, event) took 16 bytes a call, and on a 65,536-rank loop of Allreduce most of
-/// the graph's time). Where every member calls alike ([`uniform`]), each rank puts its calls'
-/// events straight into `inst_members` at their communicator rank: 4 bytes a call.
+/// the graph's time). Where every member calls alike ([`uniform`]), each rank links its own
+/// calls, in parallel, with no list of calls at all.
 fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
     let p = trace.nranks();
     // Point-to-point traces have no collective call: a look at the routine column tells, by a
@@ -710,6 +681,11 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             size[b] += size[b + 1];
         }
     }
+    if let Some(ranks_in) = uniform(trace, &per_rank, &comms, &most) {
+        drop(per_rank);
+        return place_uniform(trace, file, g, &comms, &first, &size, &ranks_in);
+    }
+    drop(per_rank);
     let mut at: Vec<usize> = size
         .iter()
         .scan(0usize, |acc, &n| {
@@ -718,16 +694,8 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             Some(a)
         })
         .collect();
-    if let Some(ranks_in) = uniform(trace, &per_rank, &comms, &most) {
-        drop(per_rank);
-        g.inst_members = vec![0; total];
-        return place_uniform(trace, file, g, &comms, &first, &at, &ranks_in);
-    }
-    drop(per_rank);
-    // Each instance's `(rank, event)` in world rank order, then its events in communicator rank
-    // order, unfinished instances left out.
+    // Each instance's `(rank, event)` in world rank order, unfinished instances left out.
     let mut placed = vec![(0u32, 0u32); total];
-    g.inst_members = Vec::with_capacity(total);
     let mut seq: Vec<u32> = vec![0; comms.len()];
     let mut used: Vec<usize> = Vec::new();
     for r in 0..p {
@@ -752,10 +720,8 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     let mut sorted: Vec<u32> = Vec::new();
     for (k, &comm) in comms.iter().enumerate() {
         let members = trace.comm_members(comm).expect("validated communicator");
-        let at = comm_at(trace, comm);
         sorted.clear();
         sorted.extend(members.iter());
-        let in_order = sorted.is_sorted();
         sorted.sort_unstable();
         for (seq, &n) in size[first[k]..first[k + 1]].iter().enumerate() {
             let n = n as usize;
@@ -791,19 +757,8 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             let x = g.instances.len() as u32;
             g.instances.push(Instance {
                 comm,
-                comm_at: at,
-                first: g.inst_members.len() as u32,
                 size: n as u32,
             });
-            // Participants in communicator rank order (the group is in world rank order).
-            if in_order {
-                g.inst_members.extend(group.iter().map(|&(_, i)| i));
-            } else {
-                g.inst_members.extend(members.iter().map(|m| {
-                    let j = group.binary_search_by_key(&m, |x| x.0);
-                    group[j.expect("member present")].1
-                }));
-            }
             for &(r, i) in group {
                 g.link[g.start[r as usize] + i as usize] = !x;
             }
@@ -819,21 +774,21 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     Ok(())
 }
 
-/// Communicator `comm`'s [`Instance::comm_at`].
-fn comm_at(trace: &Trace, comm: u32) -> u32 {
-    match comm {
-        0 => WORLD,
-        _ => trace
-            .comms
-            .iter()
-            .position(|c| c.id == comm)
-            .expect("validated communicator") as u32,
-    }
-}
-
 /// Each communicator's ranks by world rank: `None` for world (the same), else sorted
 /// `(world rank, communicator rank)` pairs.
 type RanksIn = Vec<Option<Vec<(u32, u32)>>>;
+
+/// Communicator `comm`'s [`RanksIn`] entry.
+fn ranks_of(trace: &Trace, comm: u32) -> Option<Vec<(u32, u32)>> {
+    match trace.comm_members(comm).expect("validated communicator") {
+        CommMembers::World(_) => None,
+        CommMembers::List(m) => {
+            let mut pairs: Vec<(u32, u32)> = m.iter().copied().zip(0..).collect();
+            pairs.sort_unstable();
+            Some(pairs)
+        }
+    }
+}
 
 /// The rank of world rank `r` in a communicator, from its [`RanksIn`] entry, if a member.
 fn rank_in(of: &Option<Vec<(u32, u32)>>, r: u32) -> Option<u32> {
@@ -856,19 +811,7 @@ fn uniform(
     comms: &[u32],
     most: &[u32],
 ) -> Option<RanksIn> {
-    let ranks_in: RanksIn = comms
-        .iter()
-        .map(
-            |&c| match trace.comm_members(c).expect("validated communicator") {
-                CommMembers::World(_) => None,
-                CommMembers::List(m) => {
-                    let mut pairs: Vec<(u32, u32)> = (0..).zip(m).map(|(k, &w)| (w, k)).collect();
-                    pairs.sort_unstable();
-                    Some(pairs)
-                }
-            },
-        )
-        .collect();
+    let ranks_in: RanksIn = comms.iter().map(|&c| ranks_of(trace, c)).collect();
     let mut callers = vec![0usize; comms.len()];
     for (r, on) in per_rank.iter().enumerate() {
         for &(c, n) in on {
@@ -885,69 +828,97 @@ fn uniform(
         .then_some(ranks_in)
 }
 
-/// [`match_collectives`] in the [`uniform`] case, in parallel: each rank puts its calls in
+/// [`match_collectives`] in the [`uniform`] case, in parallel: each rank links its calls to
 /// their instances (instance `(k, s)`, the `s`-th call on communicator `comms[k]`, is bucket
-/// `first[k] + s`, starting at `at[first[k] + s]` of `inst_members`) at its communicator rank
-/// and links them; then the instances are checked.
+/// `first[k] + s`, of `size[b]` calls), and the one of communicator rank 0 names its call the
+/// instance's first; then each rank checks its calls against the firsts. The first mismatch
+/// (by instance, then communicator rank) is the error.
 fn place_uniform(
     trace: &Trace,
     file: &str,
     g: &mut HbGraph,
     comms: &[u32],
     first: &[usize],
-    at: &[usize],
+    size: &[u32],
     ranks_in: &RanksIn,
 ) -> Result<(), TraceError> {
-    /// The participants' storage, shared by the ranks: each writes only its own slots.
-    struct Slots(*mut u32);
-    // SAFETY: each (instance, communicator rank) slot is written by the one rank that has that
-    // communicator rank, once (below); nothing reads them meanwhile.
-    unsafe impl Sync for Slots {}
-    let slots = Slots(g.inst_members.as_mut_ptr());
-    let slots = &slots;
-    par_ranges(&mut g.link[..], &g.start, &|r, links: &mut [u32]| {
+    // Per instance, its first call: rank << 32 | event.
+    let firsts: Vec<AtomicU64> = size.iter().map(|_| AtomicU64::new(u64::MAX)).collect();
+    // Rank `r`'s calls with their instances and its communicator rank in them.
+    let calls = |r: usize| {
         let ev = trace.rank(r);
         // `(communicator index, calls so far)`: a rank uses a few communicators.
         let mut seq: Vec<(usize, usize)> = Vec::new();
-        for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-            let k = comms.binary_search(&ev.comm(i)).expect("listed");
-            let s = match seq.iter_mut().find(|(c, _)| *c == k) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n - 1
-                }
-                None => {
-                    seq.push((k, 1));
-                    0
-                }
-            };
-            let b = first[k] + s;
-            let slot = at[b] + rank_in(&ranks_in[k], r as u32).expect("a member") as usize;
-            // SAFETY: see `Slots`; `slot` is in bucket b, whose size is the communicator's.
-            unsafe { slots.0.add(slot).write(i as u32) };
+        (0..ev.len())
+            .filter(move |&i| ev.routine(i).is_collective())
+            .map(move |i| {
+                let k = comms.binary_search(&ev.comm(i)).expect("listed");
+                let s = match seq.iter_mut().find(|(c, _)| *c == k) {
+                    Some((_, n)) => {
+                        *n += 1;
+                        *n - 1
+                    }
+                    None => {
+                        seq.push((k, 1));
+                        0
+                    }
+                };
+                let at = rank_in(&ranks_in[k], r as u32).expect("a member");
+                (i, first[k] + s, at)
+            })
+    };
+    par_ranges(&mut g.link[..], &g.start, &|r, links: &mut [u32]| {
+        for (i, b, at) in calls(r) {
             links[i] = !(b as u32);
+            if at == 0 {
+                firsts[b].store((r as u64) << 32 | i as u64, Ordering::Relaxed);
+            }
         }
         Ok::<(), TraceError>(())
     })?;
-    let comms_at: Vec<u32> = comms.iter().map(|&c| comm_at(trace, c)).collect();
-    g.instances = (0..at.len())
-        .map(|b| {
-            let k = first.partition_point(|&f| f <= b) - 1;
-            let end = at.get(b + 1).copied().unwrap_or(g.inst_members.len());
-            Instance {
-                comm: comms[k],
-                comm_at: comms_at[k],
-                first: at[b] as u32,
-                size: (end - at[b]) as u32,
-            }
+    g.instances = (0..size.len())
+        .map(|b| Instance {
+            comm: comms[first.partition_point(|&f| f <= b) - 1],
+            size: size[b],
         })
         .collect();
-    let mismatch = (0..g.instances.len()).into_par_iter().find_map_first(|x| {
-        let comm = g.instances[x].comm;
-        let seq = x - first[comms.binary_search(&comm).expect("listed")];
-        same_call(trace, file, comm, seq, g.members(trace, x as u32).iter()).err()
-    });
-    mismatch.map_or(Ok(()), Err)
+    let firsts: Vec<(u32, u32)> = firsts
+        .into_iter()
+        .map(|f| {
+            let f = f.into_inner();
+            ((f >> 32) as u32, f as u32)
+        })
+        .collect();
+    let mismatch = (0..trace.nranks())
+        .into_par_iter()
+        .filter_map(|r| {
+            calls(r)
+                .filter(|&(i, b, _)| differs(trace, firsts[b], (r as u32, i as u32)))
+                .map(|(i, b, at)| (b, at, r, i))
+                .min()
+        })
+        .min();
+    match mismatch {
+        None => Ok(()),
+        Some((b, _, r, i)) => {
+            let k = first.partition_point(|&f| f <= b) - 1;
+            let (r, i) = (r as u32, i as u32);
+            same_call(
+                trace,
+                file,
+                comms[k],
+                b - first[k],
+                [firsts[b], (r, i)].into_iter(),
+            )
+        }
+    }
+}
+
+/// Whether call `(r, i)` is not the call `head` is: another routine, or another root.
+fn differs(trace: &Trace, head: (u32, u32), (r, i): (u32, u32)) -> bool {
+    let (a, b) = (trace.rank(head.0 as usize), trace.rank(r as usize));
+    let (h, i) = (head.1 as usize, i as usize);
+    a.routine(h) != b.routine(i) || a.peer(h) != b.peer(i)
 }
 
 /// Whether every participant of collective #`seq` on `comm` (`group`, of calls) makes the call
@@ -967,7 +938,7 @@ fn same_call(
     for (r, i) in group {
         let ev = trace.rank(r as usize);
         let (here, here_root) = (ev.routine(i as usize), ev.peer(i as usize));
-        if here != routine || here_root != root {
+        if differs(trace, (r0, i0), (r, i)) {
             return Err(TraceError::event(
                 file,
                 r as usize,
@@ -1005,6 +976,8 @@ pub struct HbView<'a> {
     pub eager_limit: u64,
     offsets: &'a [usize],
     reqs: Requests,
+    /// Each instance's participants ([`HbGraph::participants`]).
+    participants: Vec<Vec<(u32, u32)>>,
 }
 
 impl<'a> HbView<'a> {
@@ -1016,6 +989,7 @@ impl<'a> HbView<'a> {
             eager_limit,
             offsets: trace.events.offsets(),
             reqs: Requests::of(trace, "").expect("requests checked when the graph was built"),
+            participants: graph.participants(trace),
         }
     }
 
@@ -1054,12 +1028,10 @@ impl<'a> HbView<'a> {
 
     fn successors(&self, node: usize) -> Vec<usize> {
         let Some((r, i, is_ret)) = self.locate(node) else {
-            let x = (node - 2 * self.total()) as u32;
-            return self
-                .graph
-                .members(self.trace, x)
+            let x = node - 2 * self.total();
+            return self.participants[x]
                 .iter()
-                .map(|(r, i)| self.call(r as usize, i as usize) + 1)
+                .map(|&(r, i)| self.call(r as usize, i as usize) + 1)
                 .collect();
         };
         let ev = self.trace.rank(r);
@@ -1208,8 +1180,7 @@ mod tests {
         assert_eq!(g.instances.len(), 2);
         // comm 5's barrier lists its members in communicator rank order: world 2, then world 0
         let x = g.link(0, 2);
-        let members: Vec<_> = g.members(&t, x).iter().collect();
-        assert_eq!(members, [(2, 2), (0, 2)]);
+        assert_eq!(g.participants(&t)[x as usize], [(2, 2), (0, 2)]);
     }
 
     /// An unfinished trace: world's second Barrier lacks ranks 1 and 2 and is left out; comm
@@ -1229,25 +1200,11 @@ mod tests {
         let g = build(&t, "t.txt").unwrap();
         assert_eq!(
             g.instances,
-            [
-                Instance {
-                    comm: 0,
-                    comm_at: WORLD,
-                    first: 0,
-                    size: 3
-                },
-                Instance {
-                    comm: 5,
-                    comm_at: 0,
-                    first: 3,
-                    size: 2
-                }
-            ]
+            [Instance { comm: 0, size: 3 }, Instance { comm: 5, size: 2 }]
         );
-        assert_eq!(g.inst_members, [0, 0, 0, 1, 1]);
-        let members = |x| g.members(&t, x).iter().collect::<Vec<_>>();
-        assert_eq!(members(0), [(0, 0), (1, 0), (2, 0)]);
-        assert_eq!(members(1), [(2, 1), (1, 1)]);
+        let members = g.participants(&t);
+        assert_eq!(members[0], [(0, 0), (1, 0), (2, 0)]);
+        assert_eq!(members[1], [(2, 1), (1, 1)]);
         // Global events: rank 0 at 0..2, rank 1 at 2..4, rank 2 at 4..6.
         assert_eq!(links(&g), [0, NONE, 0, 1, 0, 1]);
         assert!(
@@ -1294,7 +1251,7 @@ mod tests {
         t2.complete = false;
         let general = build(&t2, "t.txt").unwrap();
         assert_eq!(uniform.instances, general.instances);
-        assert_eq!(uniform.inst_members, general.inst_members);
+        assert_eq!(uniform.participants(&t), general.participants(&t2));
         let last = t.rank(0).len();
         assert_eq!(general.link(0, last), NONE);
         for r in 0..4 {
@@ -1305,9 +1262,9 @@ mod tests {
         // 2 world Barriers, 3 Allreduces on comm 5, 2 Bcasts on comm 6, each in communicator
         // rank order: comm 5's first Allreduce is world 3's event 1, 0's event 1, 2's event 1.
         assert_eq!(uniform.instances.len(), 7);
-        let members = |x| uniform.members(&t, x).iter().collect::<Vec<_>>();
-        assert_eq!(members(2), [(3, 1), (0, 1), (2, 1)]);
-        assert_eq!(members(5), [(1, 1), (3, 3)]);
+        let members = uniform.participants(&t);
+        assert_eq!(members[2], [(3, 1), (0, 1), (2, 1)]);
+        assert_eq!(members[5], [(1, 1), (3, 3)]);
         assert!(
             general.warnings[0].contains("MPI_Barrier #2 on communicator 0"),
             "{:?}",
@@ -1410,6 +1367,16 @@ mod tests {
         let e = err(b"loggps-trace 1\nranks 2\n0 MPI_Barrier 0 1\n");
         assert!(
             e.contains("MPI_Barrier #0 on communicator 0 is never called by rank(s): 1"),
+            "{e}"
+        );
+        // On a communicator listed out of world order (3, 0, 2), calls are compared with its
+        // rank 0's (world 3); of two mismatches, the first instance's is named.
+        let e = err(b"loggps-trace 1\nranks 4\ncomm 5 members 3,0,2\n\
+            0 MPI_Barrier 0 1 comm=5\n0 MPI_Allreduce 2 3 comm=5\n\
+            2 MPI_Allreduce 0 1 comm=5\n2 MPI_Barrier 2 3 comm=5\n\
+            3 MPI_Barrier 0 1 comm=5\n3 MPI_Barrier 2 3 comm=5\n");
+        assert!(
+            e.contains("rank 2, event 0 (MPI_Allreduce): collective #0 on communicator 5 is MPI_Allreduce (root -1) here but MPI_Barrier (root -1) at rank 3 event 0"),
             "{e}"
         );
         // On a communicator listed out of world order, the one member missing is named.
