@@ -553,7 +553,9 @@ pub fn evaluate_ruled<M: CostModel>(
         Ruled::Binomial(tree) => (Some(tree), None),
         Ruled::ScatterAllgather(tree, ls) => (Some(tree), Some(ls)),
     };
-    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(2 * p);
+    // A value a rank; a lockstep's rounds take two (see [`lockstep`]).
+    let slots = if ls.is_some() { 2 * p } else { p };
+    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(slots);
     let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
     let (mut messages, mut bytes) = (0, 0);
     for (n, b) in [
