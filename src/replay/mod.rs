@@ -352,9 +352,8 @@ struct Shared<'a> {
     arrived: Vec<AtomicU32>,
     max_call: Vec<AtomicU64>,
     measured_last_arrival: Vec<f64>,
-    /// Per instance of a modeled collective, its schedule's bytes and root, and its operation
-    /// (None: not one a schedule costs); empty where collectives replay as measured.
-    shapes: Vec<(u64, u32, Option<Op>)>,
+    /// Per instance of a modeled collective (empty where collectives replay as measured).
+    shapes: Vec<Shaped>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
     places: HashMap<u32, Vec<(u32, u32)>>,
@@ -381,6 +380,10 @@ struct Shared<'a> {
     /// (6 MB more at 2 threads on the 65,536-rank Allreduce loop).
     spare: Mutex<Spare>,
 }
+
+/// A modeled instance's schedule's bytes and root, and its operation (None: not one a schedule
+/// costs).
+type Shaped = (u64, u32, Option<Op>);
 
 /// The vectors one instance's costing hands to the next.
 #[derive(Default)]
@@ -1147,14 +1150,13 @@ fn from_ordered(b: u64) -> f64 {
 /// these took 14 µs an instance of 1,024 ranks while the other threads waited (a loop of
 /// 10,000 Allreduces at 2 threads: replay 0.70 -> 0.65 s, minimum of 5); read over each
 /// instance's list of participants, they needed the graph to keep one (4 bytes a call).
-#[allow(clippy::type_complexity)]
 fn recorded(
     trace: &Trace,
     g: &HbGraph,
     modeled: bool,
     t0: f64,
     places: &HashMap<u32, Vec<(u32, u32)>>,
-) -> (Vec<f64>, Vec<(u64, u32, Option<Op>)>) {
+) -> (Vec<f64>, Vec<Shaped>) {
     let n = g.instances.len();
     let atomics = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
     let last = atomics(n);
@@ -1871,6 +1873,18 @@ mod tests {
     use crate::collectives::{Schedule, Step};
 
     /// A rank's state is what a replay of many short ranks holds per rank: 96 bytes.
+    #[test]
+    fn ordered_bits_keep_the_order_of_times_and_give_them_back() {
+        let times = [f64::MIN, -1e9, -1.5, -0.0, 0.0, 1e-300, 2.0, 3e9, f64::MAX];
+        let bits: Vec<u64> = times.iter().map(|&t| ordered(t)).collect();
+        assert!(bits.windows(2).all(|w| w[0] < w[1]), "{bits:x?}");
+        for (&t, &b) in times.iter().zip(&bits) {
+            assert_eq!(from_ordered(b).to_bits(), t.to_bits());
+        }
+        // An instance with no participant yet (0) is below any time.
+        assert!(bits.iter().all(|&b| b > 0));
+    }
+
     #[test]
     fn a_rank_state_takes_96_bytes() {
         let size = std::mem::size_of::<Mutex<RankState>>();
