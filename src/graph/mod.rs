@@ -34,10 +34,15 @@ pub struct HbGraph {
     /// The trace's event offsets: rank `r`'s events at `start[r]..start[r + 1]`.
     start: Vec<usize>,
     /// Per event (global index), complemented: the matching event, by its global index
-    /// (point-to-point), the instance (collectives), or [`NONE`]. Stored as `!link`, so that
-    /// [`NONE`] is 0 and the array comes zeroed from the system, its pages touched first by the
-    /// matching's writes (setting every entry to [`NONE`] first took 18 ms on 262,144 ranks).
+    /// (point-to-point), the instance (collectives, unless [`HbGraph::implicit`]), or [`NONE`].
+    /// Stored as `!link`, so that [`NONE`] is 0 and the array comes zeroed from the system, its
+    /// pages touched first by the matching's writes (setting every entry to [`NONE`] first took
+    /// 18 ms on 262,144 ranks; a trace of collectives alone touches none).
     link: Vec<u32>,
+    /// Every collective call is on the world communicator and every rank makes as many: the
+    /// instance of a call is the number of collective calls its rank made before it, and is not
+    /// linked (4 bytes a call; see [`HbGraph::instance`]).
+    pub implicit: bool,
     /// Per rank: `(event, partner's global index)` for the receive half of each Sendrecv,
     /// sorted by event (no ranks at all where no rank calls Sendrecv).
     pub link2: Vec<Vec<(u32, u32)>>,
@@ -202,6 +207,21 @@ impl HbGraph {
             .map_or(NONE, |k| l[k].1)
     }
 
+    /// The instance of collective call `i` of rank `r` (`NONE`: not a collective call, or one
+    /// an unfinished trace left out): its link, or where [`HbGraph::implicit`] the rank's
+    /// collective calls before it (counted: for views and checks; `trace` is the graph's).
+    pub fn instance(&self, trace: &Trace, r: usize, i: usize) -> u32 {
+        let ev = trace.rank(r);
+        match (ev.routine(i).is_collective(), self.implicit) {
+            (false, _) => NONE,
+            (true, false) => self.link(r, i),
+            (true, true) => ev.routines()[..i]
+                .iter()
+                .filter(|x| x.is_collective())
+                .count() as u32,
+        }
+    }
+
     /// Each instance's participants, `(world rank, event)` in communicator rank order, found
     /// from the links (every event read: for views and checks; `trace` is the graph's).
     pub fn participants(&self, trace: &Trace) -> Vec<Vec<(u32, u32)>> {
@@ -212,8 +232,14 @@ impl HbGraph {
             .collect();
         for r in 0..trace.nranks() {
             let ev = trace.rank(r);
-            for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-                if let Some(list) = lists.get_mut(self.link(r, i) as usize) {
+            let calls = (0..ev.len()).filter(|&i| ev.routine(i).is_collective());
+            for (s, i) in calls.enumerate() {
+                let x = if self.implicit {
+                    s as u32
+                } else {
+                    self.link(r, i)
+                };
+                if let Some(list) = lists.get_mut(x as usize) {
                     list.push((r as u32, i as u32));
                 }
             }
@@ -867,9 +893,14 @@ fn place_uniform(
                 (i, first[k] + s, at)
             })
     };
+    // World alone: every call's instance is implied (bucket b is the rank's b-th call).
+    g.implicit = comms == [0];
+    let implicit = g.implicit;
     par_ranges(&mut g.link[..], &g.start, &|r, links: &mut [u32]| {
         for (i, b, at) in calls(r) {
-            links[i] = !(b as u32);
+            if !implicit {
+                links[i] = !(b as u32);
+            }
             if at == 0 {
                 firsts[b].store((r as u64) << 32 | i as u64, Ordering::Relaxed);
             }
@@ -978,18 +1009,27 @@ pub struct HbView<'a> {
     reqs: Requests,
     /// Each instance's participants ([`HbGraph::participants`]).
     participants: Vec<Vec<(u32, u32)>>,
+    /// The instance of each collective call, by global event.
+    instance: std::collections::HashMap<usize, u32>,
 }
 
 impl<'a> HbView<'a> {
     /// The view of `graph`, which [`build`] made from `trace` (and so checked its requests).
     pub fn new(trace: &'a Trace, graph: &'a HbGraph, eager_limit: u64) -> HbView<'a> {
+        let offsets = trace.events.offsets();
+        let participants = graph.participants(trace);
+        let instance = (participants.iter().zip(0..))
+            .flat_map(|(list, x)| list.iter().map(move |&(r, i)| (r, i, x)))
+            .map(|(r, i, x)| (offsets[r as usize] + i as usize, x))
+            .collect();
         HbView {
             trace,
             graph,
             eager_limit,
-            offsets: trace.events.offsets(),
+            offsets,
             reqs: Requests::of(trace, "").expect("requests checked when the graph was built"),
-            participants: graph.participants(trace),
+            participants,
+            instance,
         }
     }
 
@@ -1044,11 +1084,11 @@ impl<'a> HbView<'a> {
         }
         let mut out = vec![node + 1];
         let e = ev.event(i);
-        let link = self.graph.link(r, i);
-        if e.routine.is_collective() && link != NONE {
-            out.push(2 * self.total() + link as usize);
+        if let Some(&x) = self.instance.get(&(self.offsets[r] + i)) {
+            out.push(2 * self.total() + x as usize);
             return out;
         }
+        let link = self.graph.link(r, i);
         // A send's call lets its receive (or the receive's Wait, or a Probe) return.
         if matches!(
             e.routine.shape(),
@@ -1270,6 +1310,40 @@ mod tests {
             "{:?}",
             general.warnings
         );
+    }
+
+    /// A trace whose collectives are all on the world, every rank calling alike, links none of
+    /// them: a call's instance is its rank's count of collective calls before it. The view
+    /// still ties each call to its instance: rank 0 calls the Barrier before the Send that rank
+    /// 1 must receive before it calls the Barrier, a cycle.
+    #[test]
+    fn world_collectives_are_implied_not_linked() {
+        let (t, g) = build_text(
+            "loggps-trace 1\nranks 2\n\
+             0 MPI_Barrier 0 1\n0 MPI_Send 2 3 bytes=1 peer=1\n0 MPI_Allreduce 4 5\n\
+             1 MPI_Recv 0 1 bytes=1 peer=0\n1 MPI_Barrier 2 3\n1 MPI_Allreduce 4 5\n",
+        );
+        assert!(g.implicit);
+        // Global events: rank 0 at 0..3, rank 1 at 3..6; only the message is linked.
+        assert_eq!(links(&g), [NONE, 3, NONE, 1, NONE, NONE]);
+        let instance = |r, i| g.instance(&t, r, i);
+        assert_eq!(
+            [instance(0, 2), instance(1, 1), instance(1, 0)],
+            [1, 0, NONE]
+        );
+        assert_eq!(
+            g.participants(&t),
+            [vec![(0, 0), (1, 1)], vec![(0, 2), (1, 2)]]
+        );
+        assert!(petgraph::algo::is_cyclic_directed(&HbView::new(&t, &g, 0)));
+        // A communicator besides the world: links as before.
+        let (_, g) = build_text(
+            "loggps-trace 1\nranks 2\ncomm 5 members 1,0\n\
+             0 MPI_Barrier 0 1\n0 MPI_Barrier 2 3 comm=5\n\
+             1 MPI_Barrier 0 1\n1 MPI_Barrier 2 3 comm=5\n",
+        );
+        assert!(!g.implicit);
+        assert_eq!(links(&g), [0, 1, 0, 1]);
     }
 
     /// The sort key orders sides as the `(comm, src, tag, event)` tuple that matching compares,

@@ -163,6 +163,9 @@ fn prefetch_run(sh: &Shared<'_>, states: &[Mutex<RankState>], r: usize, pos: usi
 /// took with the fold's call time, an `Option` of the last request and two boxes).
 struct RankState {
     pos: u32,
+    /// Collective calls made so far: the instance of the next where the graph implies it
+    /// ([`HbGraph::implicit`]).
+    colls: u32,
     /// How many requests the completion call at `pos` had costed when it blocked (0: none),
     /// what they gave in `fold`: a Waitall on P requests that waits for them one by one costs
     /// O(P), not O(P²).
@@ -226,6 +229,7 @@ impl RankState {
     fn new(model: &Model) -> RankState {
         RankState {
             pos: 0,
+            colls: 0,
             resume_at: 0,
             published: false,
             last_request: (0, NO_EVENT),
@@ -941,7 +945,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 sh.calls[sh.offsets[r] + i].store(!published.to_bits(), Ordering::Release);
             }
             st.published = true;
-            let x = sh.g.link(r, i);
+            let x = link_of(sh, r, i, routine, st.colls);
             if routine.is_collective() && x != NONE {
                 // Call times are positive: their bits order as they do.
                 let bits = tc.to_bits();
@@ -958,7 +962,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
         if routine == Routine::Finalize {
             break;
         }
-        let link = sh.g.link(r, i);
+        let link = link_of(sh, r, i, routine, st.colls);
         // The port as this event leaves it; kept only if the event can be costed now.
         let mut port = st.loggp().map_or_else(Port::default, |l| l.port);
         let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
@@ -1084,6 +1088,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
         }
         if routine.is_collective() {
             st.add_collective(routine, ret - tc);
+            st.colls += 1;
         }
         st.parts.communication += comm;
         st.parts.sender_sync += ssync;
@@ -1170,12 +1175,15 @@ fn recorded(
     if n > 0 {
         (0..trace.nranks()).into_par_iter().for_each(|r| {
             let ev = trace.rank(r);
+            let mut colls = 0;
             for i in 0..ev.len() {
                 let routine = ev.routine(i);
-                let x = match routine.is_collective() {
-                    true => g.link(r, i),
-                    false => NONE,
+                let x = match (routine.is_collective(), g.implicit) {
+                    (false, _) => NONE,
+                    (true, false) => g.link(r, i),
+                    (true, true) => colls,
                 };
+                colls += routine.is_collective() as u32;
                 if x == NONE {
                     continue;
                 }
@@ -1212,6 +1220,16 @@ fn recorded(
         .collect();
     let last = last.into_iter().map(|a| from_ordered(a.into_inner()));
     (last.collect(), shapes)
+}
+
+/// The link of event `i` (a `routine` call) of rank `r`, or the instance of a collective call
+/// that the graph implies ([`HbGraph::implicit`]: the rank's `colls` collective calls before it).
+#[inline(always)]
+fn link_of(sh: &Shared<'_>, r: usize, i: usize, routine: Routine, colls: u32) -> u32 {
+    match sh.g.implicit && routine.is_collective() {
+        true => colls,
+        false => sh.g.link(r, i),
+    }
 }
 
 /// Whether other events read the predicted call time of a `routine` event: a point-to-point
@@ -1796,8 +1814,8 @@ fn deadlock_message(
     // Whether rank `m` has called instance `x`: it waits in it (it cannot have left it).
     let called = |m: u32, x: u32| {
         let st = states[m as usize].lock().expect("rank state");
-        let i = st.pos as usize;
-        i < sh.trace.rank(m as usize).len() && st.published && sh.g.link(m as usize, i) == x
+        let (i, ev) = (st.pos as usize, sh.trace.rank(m as usize));
+        i < ev.len() && st.published && link_of(sh, m as usize, i, ev.routine(i), st.colls) == x
     };
     for (&x, list) in waiting_on_instance {
         let comm = sh.g.instances[x as usize].comm;
