@@ -839,6 +839,38 @@ fn collectives_on_a_reordered_communicator_cost_by_communicator_rank() {
     );
 }
 
+/// The time in collectives per routine, by hand: each of two ranks calls a Barrier of 10 ns, an
+/// Allreduce of 20 and a Barrier of 30, all at once, replayed as measured: 40 ns of Barrier and
+/// 20 of Allreduce a rank, 60 in all (a rank's second routine moves its time per routine out
+/// of the rank state, where a loop of one routine keeps it).
+#[test]
+fn collective_time_is_split_by_routine() {
+    let mut text = String::from("loggps-trace 1\nranks 2\n");
+    for r in 0..2 {
+        text += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Barrier 10 20\n{r} MPI_Allreduce 30 50 bytes=8 recv_bytes=8\n\
+             {r} MPI_Barrier 60 90\n{r} MPI_Finalize 100 110\n"
+        );
+    }
+    let (_d, f) = text_trace("kinds.txt", &text);
+    let v = json(&myrinet(&f, &["--coll", "measured", "--format", "json"]));
+    let ns = |v: &Value| v.as_f64().unwrap() * 1e9;
+    assert!(
+        (ns(&v["collectives_s"]["MPI_Barrier"]) - 40.0).abs() < 1e-6,
+        "{v}"
+    );
+    assert!(
+        (ns(&v["collectives_s"]["MPI_Allreduce"]) - 20.0).abs() < 1e-6,
+        "{v}"
+    );
+    for r in 0..2 {
+        assert!(
+            (ns(&v["ranks"][r]["collective_s"]) - 60.0).abs() < 1e-6,
+            "{v}"
+        );
+    }
+}
+
 /// A loop of 3 Allreduces on 32,768 ranks, which a ring cannot model.
 const UNMODELED_RING: [&str; 6] = [
     "--pattern",
