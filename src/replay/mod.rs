@@ -131,6 +131,9 @@ struct Ran {
     pos: u32,
 }
 
+/// Arrivals at modeled collectives a thread batches before it writes their call times.
+const STARTS_BATCH: usize = 4096;
+
 /// Ranks a wave's parallel pieces hold.
 const WAVE_CHUNK: usize = 256;
 /// How long a thread of [`run_owned`] waits while no thread moves before it ends its round.
@@ -649,20 +652,7 @@ impl Shared<'_> {
     /// lets them go).
     fn flush(&self, local: &mut Local) {
         // The call times first: an instance is costed once its arrivals are all counted.
-        for run in local.starts.chunk_by(|a, b| a.0 == b.0) {
-            let x = run[0].0 as usize;
-            let mut rs = self.modeled[x].returns.write().expect("returns");
-            if matches!(*rs, Returns::Unknown) {
-                *rs = Returns::Arriving(self.fresh_starts(self.g.instances[x].size as usize));
-            }
-            let Returns::Arriving(starts) = &mut *rs else {
-                unreachable!("an instance is costed once all its participants arrived")
-            };
-            for &(x, r, t) in run {
-                starts[self.place(x, r)] = t;
-            }
-        }
-        local.starts.clear();
+        self.flush_starts(local);
         // The reads before the arrivals, the returns read last let go: the returns all
         // participants have read are then there for the costing that arrivals may let another
         // thread start (the 262,144-rank trace of three collectives held three instances'
@@ -688,6 +678,25 @@ impl Shared<'_> {
                 self.completed.lock().expect("completed").push(x);
             }
         }
+    }
+
+    /// Writes the call times `local` batched into their instances (at most [`STARTS_BATCH`]:
+    /// a thread's block of 32,768 ranks batched 512 kB of them).
+    fn flush_starts(&self, local: &mut Local) {
+        for run in local.starts.chunk_by(|a, b| a.0 == b.0) {
+            let x = run[0].0 as usize;
+            let mut rs = self.modeled[x].returns.write().expect("returns");
+            if matches!(*rs, Returns::Unknown) {
+                *rs = Returns::Arriving(self.fresh_starts(self.g.instances[x].size as usize));
+            }
+            let Returns::Arriving(starts) = &mut *rs else {
+                unreachable!("an instance is costed once all its participants arrived")
+            };
+            for &(x, r, t) in run {
+                starts[self.place(x, r)] = t;
+            }
+        }
+        local.starts.clear();
     }
 
     /// An instance's vector of `n` call times, unknown: the one the last costing left, if any.
@@ -979,6 +988,9 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 }
                 if sh.coll.modeled && op_of(routine).is_some() {
                     local.starts.push((x, r as u32, tc));
+                    if local.starts.len() == STARTS_BATCH {
+                        sh.flush_starts(local);
+                    }
                 }
             }
         }
@@ -1757,6 +1769,9 @@ fn counted(reasons: Vec<String>) -> Vec<String> {
 /// that rank: a list threaded through arrays of one entry a rank (a rank waits on one event at a
 /// time), 12 bytes a rank where a `Vec` a rank took 24 and its first 32 on the heap.
 struct Waiters {
+    /// The ranks: the lists below are made for them at the first wait (12 bytes a rank, which
+    /// a replay whose waves never wait on an event, as one of collectives alone, goes without).
+    p: usize,
     /// Per rank `q`: the first rank waiting on one of `q`'s events, or [`NONE`].
     first: Vec<u32>,
     /// Per waiting rank: the next rank waiting on the same rank, or [`NONE`].
@@ -1768,14 +1783,19 @@ struct Waiters {
 impl Waiters {
     fn new(p: usize) -> Waiters {
         Waiters {
-            first: vec![NONE; p],
-            next: vec![NONE; p],
-            event: vec![0; p],
+            p,
+            first: Vec::new(),
+            next: Vec::new(),
+            event: Vec::new(),
         }
     }
 
     /// Lists `waiter` as waiting on event `j` of rank `q`.
     fn add(&mut self, q: u32, j: u32, waiter: u32) {
+        if self.first.is_empty() {
+            (self.first, self.next, self.event) =
+                (vec![NONE; self.p], vec![NONE; self.p], vec![0; self.p]);
+        }
         let w = waiter as usize;
         self.event[w] = j;
         self.next[w] = self.first[q as usize];
@@ -1790,7 +1810,7 @@ impl Waiters {
         let from = woken.len();
         // The last rank left listed, whose `next` skips those woken after it.
         let mut kept: Option<usize> = None;
-        let mut w = self.first[q as usize];
+        let mut w = self.first.get(q as usize).copied().unwrap_or(NONE);
         while w != NONE {
             let after = self.next[w as usize];
             if known(self.event[w as usize]) {
@@ -1809,7 +1829,7 @@ impl Waiters {
 
     /// The ranks waiting on an event of `q`.
     fn on(&self, q: u32) -> impl Iterator<Item = u32> + '_ {
-        let mut w = self.first[q as usize];
+        let mut w = self.first.get(q as usize).copied().unwrap_or(NONE);
         std::iter::from_fn(move || {
             let r = w;
             (r != NONE).then(|| {
