@@ -66,8 +66,20 @@ pub struct RankBreakdown {
     pub events: u64,
     /// Time inside collectives (measured mode), also counted in the parts above.
     pub collective_ns: f64,
-    /// That time per collective routine, for the routines this rank called.
+    /// The routine of the rank's collective calls, where it called one only: all of that time
+    /// is its (a vector of one a rank was 1 MB on 65,536 ranks, made at the replay's end).
+    pub collective_routine: Option<Routine>,
+    /// That time per collective routine, where the rank called several (else empty): see
+    /// [`RankBreakdown::by_routine`].
     pub collective_kinds: Vec<(Routine, f64)>,
+}
+
+impl RankBreakdown {
+    /// The rank's time in collectives per routine, for the routines it called.
+    pub fn by_routine(&self) -> impl Iterator<Item = (Routine, f64)> + '_ {
+        let one = self.collective_routine.map(|k| (k, self.collective_ns));
+        one.into_iter().chain(self.collective_kinds.iter().copied())
+    }
 }
 
 /// The replay's result.
@@ -305,11 +317,11 @@ impl RankState {
             measured_end_ns,
             events: (self.pos as usize + 1).min(len) as u64,
             collective_ns: self.collective,
-            collective_kinds: match (self.rare, self.first_collective) {
-                (Some(x), _) if !x.kinds.is_empty() => x.kinds,
-                (_, Some(k)) => vec![(k, self.collective)],
-                (_, None) => Vec::new(),
+            collective_routine: match &self.rare {
+                Some(x) if !x.kinds.is_empty() => None,
+                _ => self.first_collective,
             },
+            collective_kinds: self.rare.map_or_else(Vec::new, |x| x.kinds),
         }
     }
 }

@@ -127,10 +127,10 @@ impl Report {
             average: average(pred),
             collectives_s: {
                 let mut kinds: Vec<(crate::trace::Routine, f64)> = Vec::new();
-                for (k, t) in pred.ranks.iter().flat_map(|b| &b.collective_kinds) {
-                    match kinds.iter_mut().find(|(q, _)| q == k) {
+                for (k, t) in pred.ranks.iter().flat_map(|b| b.by_routine()) {
+                    match kinds.iter_mut().find(|(q, _)| *q == k) {
                         Some((_, sum)) => *sum += t * NS / n,
-                        None => kinds.push((*k, t * NS / n)),
+                        None => kinds.push((k, t * NS / n)),
                     }
                 }
                 kinds.sort_by_key(|(k, _)| *k);
