@@ -20,8 +20,9 @@ pub const NONE: u32 = u32::MAX;
 const _: () = assert!(NONE == crate::trace::NOT_DONE);
 
 /// A collective call as all its participants made it: every member of communicator `comm`
-/// (`size` of them) links its call to the instance. The graph keeps no list of participants
-/// (4 bytes a call): the replay needs none, and [`HbGraph::participants`] makes one.
+/// (`size` of them) made it, its call linked to the instance (or implied:
+/// [`HbGraph::implicit`]). The graph keeps no list of participants (4 bytes a call): the replay
+/// needs none, and [`HbGraph::participants`] makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Instance {
     pub comm: u32,
@@ -244,7 +245,7 @@ impl HbGraph {
                 }
             }
         }
-        // In world rank order: a communicator's own order is its list's.
+        // Found in world rank order; put in communicator rank order.
         for (list, x) in lists.iter_mut().zip(&self.instances) {
             let of = ranks_of(trace, x.comm);
             list.sort_by_key(|&(r, _)| rank_in(&of, r));
