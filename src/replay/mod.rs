@@ -118,7 +118,7 @@ const PARALLEL_MIN_RANKS: usize = 4;
 const ONE_BLOCK_MIN_RANKS: usize = 1 << 17;
 
 /// What a rank needs before it can go on.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Dep {
     /// The predicted call time of event `.1` of rank `.0`.
     Event(u32, u32),
@@ -400,7 +400,7 @@ struct Shared<'a> {
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
     places: HashMap<u32, Vec<(u32, u32)>>,
-    start: Vec<f64>,
+    /// Time 0 ([`Trace::measured_t0`]): each rank starts at its measured begin from there.
     t0: f64,
     coll: &'a Choice,
     /// Per instance, once every participant has arrived (modeled collectives): each
@@ -973,7 +973,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
         prefetch_partner(sh, &ev, r, i + PREFETCH_AHEAD);
         if !st.published {
             let tc = if i == 0 {
-                sh.start[r]
+                sh.trace.measured_begin_ns(r).map_or(0.0, |b| b - sh.t0)
             } else {
                 st.clock + (ev.t_call(i) - ev.t_return(i - 1)) as f64
             };
@@ -1351,7 +1351,7 @@ pub fn replay_with(
     };
 
     // Time 0 is the earliest MPI_Init return; each rank starts at its own.
-    let (t0, start) = trace.measured_starts();
+    let t0 = trace.measured_t0();
     let places: HashMap<u32, Vec<(u32, u32)>> = match coll.modeled {
         true => trace
             .comms
@@ -1391,7 +1391,6 @@ pub fn replay_with(
         measured_last_arrival,
         shapes,
         places,
-        start,
         t0,
         coll,
         modeled: g
@@ -1415,7 +1414,7 @@ pub fn replay_with(
 
     let mut wave: Vec<u32> = (0..p as u32).collect();
     // Where each rank stopped last (read only to prefetch what its next run starts with).
-    let mut stopped_at: Vec<u32> = vec![0; p];
+    let mut stopped_at: Vec<u32> = Vec::new();
     let mut waiting_on_event = Waiters::new(p);
     let mut waiting_on_instance: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut done_events = 0u64;
@@ -1452,9 +1451,6 @@ pub fn replay_with(
             let events: u64 = pending.iter().map(|o| o.events as u64).sum();
             done_events += events;
             progress(done_events);
-            for o in &pending {
-                stopped_at[o.rank as usize] = o.pos;
-            }
             // Nobody is listed as waiting on an instance yet: a wave checks first.
             sh.completed.lock().expect("completed").clear();
             pending.retain(|o| matches!(o.out, Outcome::Blocked(_)));
@@ -1463,6 +1459,16 @@ pub fn replay_with(
             }
         }
         wave = pending.iter().map(|o| o.rank).collect();
+        // Made for the waves alone (4 bytes a rank that a replay done in rounds goes without).
+        if !wave.is_empty() {
+            stopped_at.resize(p, 0);
+            for o in &pending {
+                stopped_at[o.rank as usize] = o.pos;
+            }
+        }
+    }
+    if !wave.is_empty() {
+        stopped_at.resize(p, 0);
     }
     while !wave.is_empty() {
         // The ranks of a wave lie far apart in memory: each run asks for the lines of the run
@@ -1725,14 +1731,20 @@ impl Moves {
 /// the block alone: the others wait on ranks of the block, which will not move before they do.
 fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves) -> bool {
     let (first, last) = (ran[0].rank, ran[ran.len() - 1].rank);
-    let outside: Vec<Dep> = ran
-        .iter()
-        .filter_map(|o| match o.out {
-            Outcome::Blocked(dep @ Dep::Event(q, _)) if q < first || q > last => Some(dep),
-            Outcome::Blocked(dep @ Dep::Instance(_)) => Some(dep),
-            _ => None,
-        })
-        .collect();
+    let mut outside: Vec<Dep> = Vec::new();
+    for o in ran {
+        let dep = match o.out {
+            Outcome::Blocked(dep @ Dep::Event(q, _)) if q < first || q > last => dep,
+            Outcome::Blocked(dep @ Dep::Instance(_)) => dep,
+            _ => continue,
+        };
+        // Once for the ranks after it waiting on the same: a collective's participants wait
+        // on one instance (a block of 32,768 ranks listed it 32,768 times, 393 kB, at every
+        // wait).
+        if outside.last() != Some(&dep) {
+            outside.push(dep);
+        }
+    }
     if outside.is_empty() {
         return false;
     }

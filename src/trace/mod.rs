@@ -375,26 +375,20 @@ impl Trace {
         Some(self.corrected_ns(r, end))
     }
 
-    /// Time 0 (the earliest start over ranks; 0 if no rank has events) and each rank's start
-    /// from there (0 for a rank without events).
-    pub fn measured_starts(&self) -> (f64, Vec<f64>) {
-        let begins: Vec<Option<f64>> = (0..self.nranks())
+    /// Time 0: the earliest start over ranks ([`Trace::measured_begin_ns`]; 0 if no rank has
+    /// events). A rank's start from there is its begin − time 0, found when needed: a vector
+    /// of them was 8 bytes a rank through the replay.
+    pub fn measured_t0(&self) -> f64 {
+        let t0 = (0..self.nranks())
             .into_par_iter()
-            .map(|r| self.measured_begin_ns(r))
-            .collect();
-        let t0 = begins
-            .iter()
-            .flatten()
-            .copied()
-            .fold(f64::INFINITY, f64::min);
-        let t0 = if t0.is_finite() { t0 } else { 0.0 };
-        let starts = begins.iter().map(|b| b.map_or(0.0, |b| b - t0)).collect();
-        (t0, starts)
+            .filter_map(|r| self.measured_begin_ns(r))
+            .reduce(|| f64::INFINITY, f64::min);
+        if t0.is_finite() { t0 } else { 0.0 }
     }
 
-    /// Time 0 ([`Trace::measured_starts`]) and the measured runtime from there.
+    /// Time 0 ([`Trace::measured_t0`]) and the measured runtime from there.
     pub fn measured_span_ns(&self) -> (f64, f64) {
-        let (t0, _) = self.measured_starts();
+        let t0 = self.measured_t0();
         let end = (0..self.nranks())
             .into_par_iter()
             .filter_map(|r| self.measured_end_ns(r))
