@@ -23,5 +23,7 @@ fn main() {
 
 /// mimalloc keeps freed memory for reuse instead of handing large blocks back to the kernel and
 /// faulting them in again (a third of the time on a 262,144-rank trace went to page clearing).
+/// Counted, for `bench`'s allocations per phase.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: loggps_predict::memory::Counting<mimalloc::MiMalloc> =
+    loggps_predict::memory::Counting(mimalloc::MiMalloc);

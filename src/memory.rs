@@ -1,7 +1,11 @@
 //! Whether the memory a phase is about to take is there: a trace too large for the machine is
 //! an error naming what it needs and what is available, before the allocation, not a process
 //! killed for memory minutes into the run. And what the phases before freed, handed back to
-//! the system before a phase takes more ([`release_freed`]).
+//! the system before a phase takes more ([`release_freed`]). And how many heap allocations a
+//! phase made ([`Counting`], [`allocations`]): the figure that shows none is made per event.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
 
 /// What the pipeline's phases allocate, in bytes: loading, an event's columns and a rank's
 /// lists and blocks; matching, an event's link and its bucketed send; replaying, an event's
@@ -74,6 +78,58 @@ pub fn release_freed() {
 pub fn release_freed_here() {
     // SAFETY: mi_collect gives back only memory that no allocation holds.
     unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+/// A global allocator that counts, per thread, the allocations and reallocations `A` makes:
+/// the binary's, so that `loggps-predict bench` tells the heap allocations of each phase (one
+/// add to a thread-local counter each; frees are not counted).
+pub struct Counting<A>(pub A);
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+#[inline(always)]
+fn count() {
+    // A constant-initialized cell needs no registration: safe inside the allocator. After the
+    // thread's locals are gone (its exit), an allocation goes uncounted.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: every call goes to `A` as it came; counting allocates nothing.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: the caller's promises, passed on.
+        unsafe { self.0.alloc(layout) }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: as above.
+        unsafe { self.0.alloc_zeroed(layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: as above.
+        unsafe { self.0.realloc(ptr, layout, new_size) }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { self.0.dealloc(ptr, layout) }
+    }
+}
+
+/// The heap allocations (and reallocations) this thread and every thread of the pool have made
+/// so far, where the global allocator is a [`Counting`] (0 otherwise).
+pub fn allocations() -> u64 {
+    rayon::broadcast(|_| ALLOCATIONS.get()).iter().sum::<u64>() + ALLOCATIONS.get()
 }
 
 /// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why

@@ -990,21 +990,27 @@ fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), Error> {
     let choice = Choice::parse(coll)?;
     let name = path.display().to_string();
     let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let allocs = loggps_predict::memory::allocations;
+    let a0 = allocs();
     let t = Instant::now();
     let trace = trace::load_then(path, &mut warn, trace::Then::PREDICT)?;
     let parse_s = t.elapsed().as_secs_f64();
     let peak_parse = peak_rss_bytes();
+    let a_parse = allocs();
     let resolved = params.resolve(trace.meta.params)?;
     let t = Instant::now();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let graph_s = t.elapsed().as_secs_f64();
     let peak_graph = peak_rss_bytes();
+    let a_graph = allocs();
     let t = Instant::now();
     let model = model::Model::LogGps(resolved.params);
     let prediction =
         loggps_predict::replay::replay_with(&trace, &graph, &model, &choice, &name, &|_| {})?;
     let replay_s = t.elapsed().as_secs_f64();
+    let a_replay = allocs();
     let events = trace.total_events() as f64;
+    let per_event = |n: u64| n as f64 / events.max(1.0);
     let total_s = parse_s + graph_s + replay_s;
     let peak = peak_rss_bytes();
     let figures = serde_json::json!({
@@ -1029,6 +1035,16 @@ fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), Error> {
             "parse": peak_parse as f64 / events.max(1.0),
             "graph": peak_graph as f64 / events.max(1.0),
             "replay": peak as f64 / events.max(1.0),
+        },
+        "allocations": {
+            "parse": a_parse - a0,
+            "graph": a_graph - a_parse,
+            "replay": a_replay - a_graph,
+        },
+        "allocations_per_event": {
+            "parse": per_event(a_parse - a0),
+            "graph": per_event(a_graph - a_parse),
+            "replay": per_event(a_replay - a_graph),
         },
         "predicted_s": prediction.predicted_ns * 1e-9,
     });

@@ -45,6 +45,7 @@ use crate::pages::Pages;
 use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
 use petgraph::graph::DiGraph;
 use rayon::prelude::*;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, TryLockError};
@@ -126,14 +127,15 @@ enum Dep {
     Instance(u32),
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 enum Outcome {
+    #[default]
     Done,
     Blocked(Dep),
 }
 
 /// What one run of a rank in a wave did.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Ran {
     rank: u32,
     out: Outcome,
@@ -362,6 +364,20 @@ enum Returns {
     Ready(Arc<eval::Completion>),
     /// Every participant has read its own.
     Read,
+}
+
+thread_local! {
+    /// The thread's batches, kept from wave to wave and round to round (flushed after each).
+    static LOCAL: RefCell<Local> = RefCell::default();
+}
+
+/// Calls `f` with the thread's [`Local`], or with a new one where the thread is already in
+/// such a call (a costing's parallel parts can run another block or piece of a wave on it).
+fn with_local<R>(f: impl FnOnce(&mut Local) -> R) -> R {
+    LOCAL.with(|l| match l.try_borrow_mut() {
+        Ok(mut local) => f(&mut local),
+        Err(_) => f(&mut Local::default()),
+    })
 }
 
 /// What a thread's runs tell the collective instances, batched until [`Shared::flush`]: the
@@ -1470,36 +1486,44 @@ pub fn replay_with(
     if !wave.is_empty() {
         stopped_at.resize(p, 0);
     }
+    // What a wave makes is kept for the next (a wave per collective call on 1,024 ranks made
+    // a hundred allocations at 1 thread): its outcomes, the next wave, each thread's batches
+    // (LOCAL), the lists of ranks waiting on an instance.
+    let mut outcomes: Vec<Ran> = Vec::new();
+    let mut next = Vec::new();
+    let mut spare_lists: Vec<Vec<u32>> = Vec::new();
     while !wave.is_empty() {
+        outcomes.resize(wave.len(), Ran::default());
         // The ranks of a wave lie far apart in memory: each run asks for the lines of the run
         // a few ranks ahead, so that they are in flight while the runs before go.
-        let outcomes: Vec<Vec<Ran>> = if wave.len() >= PARALLEL_MIN_RANKS {
+        if wave.len() >= PARALLEL_MIN_RANKS {
             wave.par_chunks(WAVE_CHUNK)
-                .map(|chunk| {
-                    let mut local = Local::default();
-                    let prefetched = |(k, r)| {
-                        if let Some(&n) = chunk.get(k + PREFETCH_RANKS_AHEAD) {
-                            prefetch_run(&sh, &states, n as usize, stopped_at[n as usize] as usize);
+                .zip(outcomes.par_chunks_mut(WAVE_CHUNK))
+                .for_each(|(chunk, out)| {
+                    with_local(|local| {
+                        for (k, (r, o)) in chunk.iter().zip(out).enumerate() {
+                            if let Some(&n) = chunk.get(k + PREFETCH_RANKS_AHEAD) {
+                                let at = stopped_at[n as usize] as usize;
+                                prefetch_run(&sh, &states, n as usize, at);
+                            }
+                            *o = run(local, r);
                         }
-                        run(&mut local, r)
-                    };
-                    let ran = chunk.iter().enumerate().map(prefetched).collect();
-                    sh.flush(&mut local);
-                    ran
-                })
-                .collect()
+                        sh.flush(local);
+                    })
+                });
         } else {
-            let mut local = Local::default();
-            let ran = wave.iter().map(|r| run(&mut local, r)).collect();
-            sh.flush(&mut local);
-            vec![ran]
-        };
-        let outcomes = || outcomes.iter().flatten();
+            with_local(|local| {
+                for (r, o) in wave.iter().zip(&mut outcomes) {
+                    *o = run(local, r);
+                }
+                sh.flush(local);
+            });
+        }
+        let outcomes = || outcomes.iter();
         // Counted here, not by every rank into one shared counter (one cache line bouncing
         // between the threads).
         done_events += outcomes().map(|o| o.events as u64).sum::<u64>();
         progress(done_events);
-        let mut next = Vec::new();
         for o in outcomes() {
             stopped_at[o.rank as usize] = o.pos;
             match o.out {
@@ -1515,7 +1539,9 @@ pub fn replay_with(
                     if sh.ready(dep) {
                         next.push(o.rank);
                     } else {
-                        waiting_on_instance.entry(x).or_default().push(o.rank);
+                        let list = waiting_on_instance.entry(x);
+                        let list = list.or_insert_with(|| spare_lists.pop().unwrap_or_default());
+                        list.push(o.rank);
                     }
                 }
             }
@@ -1524,10 +1550,14 @@ pub fn replay_with(
             let q = o.rank;
             waiting_on_event.wake(q, |j| sh.call(q as usize, j as usize).is_ok(), &mut next);
         }
-        for x in std::mem::take(&mut *sh.completed.lock().expect("completed")) {
-            next.extend(waiting_on_instance.remove(&x).unwrap_or_default());
+        for x in sh.completed.lock().expect("completed").drain(..) {
+            if let Some(mut list) = waiting_on_instance.remove(&x) {
+                next.append(&mut list);
+                spare_lists.push(list);
+            }
         }
-        wave = next;
+        std::mem::swap(&mut wave, &mut next);
+        next.clear();
     }
 
     let mut warnings = g.warnings.clone();
@@ -1654,50 +1684,63 @@ fn run_owned(
         running: AtomicUsize::new(pending.len().div_ceil(size)),
     };
     pending.par_chunks_mut(size).for_each(|ran| {
-        // Flushed after each pass over the block: before anyone waits on it.
-        let mut local = Local::default();
-        let mut unshared = 0;
-        for o in ran.iter_mut() {
-            *o = match o.out {
-                Outcome::Blocked(dep) if !sh.ready(dep) => Ran { events: 0, ..*o },
-                _ => {
-                    let ran = run(&mut local, &o.rank);
-                    moves.add(&mut unshared, ran.events, progress);
-                    ran
-                }
-            };
-        }
-        sh.flush(&mut local);
-        loop {
-            let (mut moved, mut live) = (false, false);
-            for k in 0..ran.len() {
-                let Outcome::Blocked(dep) = ran[k].out else {
-                    continue;
-                };
-                live = true;
-                if sh.ready(dep) {
-                    if let Some(n) = ran.get(k + PREFETCH_RANKS_AHEAD) {
-                        prefetch_run(sh, states, n.rank as usize, n.pos as usize);
-                    }
-                    // What it waited on is known: it gets past it (a run can publish a
-                    // call time, a blocked send's, without finishing an event).
-                    moved = true;
-                    let o = &mut ran[k];
-                    let again = run(&mut local, &o.rank);
-                    moves.add(&mut unshared, again.events, progress);
-                    *o = Ran {
-                        events: o.events + again.events,
-                        ..again
-                    };
-                }
-            }
-            sh.flush(&mut local);
-            if !live || !moved && !wait_outside(sh, ran, &moves) {
-                break;
-            }
-        }
-        moves.running.fetch_sub(1, Ordering::AcqRel);
+        with_local(|local| run_block(sh, states, ran, run, &moves, local, progress))
     });
+}
+
+/// [`run_owned`] on one thread's block `ran`, batching into `local` (flushed after each pass
+/// over the block: before anyone waits on it).
+fn run_block(
+    sh: &Shared<'_>,
+    states: &[Mutex<RankState>],
+    ran: &mut [Ran],
+    run: &(impl Fn(&mut Local, &u32) -> Ran + Sync),
+    moves: &Moves,
+    local: &mut Local,
+    progress: &(dyn Fn(u64) + Sync),
+) {
+    let mut outside = Vec::new();
+    let mut unshared = 0;
+    for o in ran.iter_mut() {
+        *o = match o.out {
+            Outcome::Blocked(dep) if !sh.ready(dep) => Ran { events: 0, ..*o },
+            _ => {
+                let ran = run(local, &o.rank);
+                moves.add(&mut unshared, ran.events, progress);
+                ran
+            }
+        };
+    }
+    sh.flush(local);
+    loop {
+        let (mut moved, mut live) = (false, false);
+        for k in 0..ran.len() {
+            let Outcome::Blocked(dep) = ran[k].out else {
+                continue;
+            };
+            live = true;
+            if sh.ready(dep) {
+                if let Some(n) = ran.get(k + PREFETCH_RANKS_AHEAD) {
+                    prefetch_run(sh, states, n.rank as usize, n.pos as usize);
+                }
+                // What it waited on is known: it gets past it (a run can publish a
+                // call time, a blocked send's, without finishing an event).
+                moved = true;
+                let o = &mut ran[k];
+                let again = run(local, &o.rank);
+                moves.add(&mut unshared, again.events, progress);
+                *o = Ran {
+                    events: o.events + again.events,
+                    ..again
+                };
+            }
+        }
+        sh.flush(local);
+        if !live || !moved && !wait_outside(sh, ran, moves, &mut outside) {
+            break;
+        }
+    }
+    moves.running.fetch_sub(1, Ordering::AcqRel);
 }
 
 /// What the threads of [`run_owned`] tell each other of their progress.
@@ -1729,9 +1772,10 @@ impl Moves {
 /// block is running or none has moved for [`OWNED_PATIENCE`]: a thread still in a long pass
 /// may yet publish what this one waits for. Looks at the ranks blocked on a partner outside
 /// the block alone: the others wait on ranks of the block, which will not move before they do.
-fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves) -> bool {
+/// `outside`: where their dependencies are listed (the thread's, kept from wait to wait).
+fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves, outside: &mut Vec<Dep>) -> bool {
     let (first, last) = (ran[0].rank, ran[ran.len() - 1].rank);
-    let mut outside: Vec<Dep> = Vec::new();
+    outside.clear();
     for o in ran {
         let dep = match o.out {
             Outcome::Blocked(dep @ Dep::Event(q, _)) if q < first || q > last => dep,
