@@ -1940,6 +1940,58 @@ fn bench_reports_the_figures_of_the_prediction_it_makes() {
     );
 }
 
+/// No heap allocation per event (issue 7): `bench` counts each phase's allocations, and ten
+/// times the iterations of a pattern add next to none: at most one per 500 added events (the
+/// Gaussian elimination's tags, listed by doubling, add about one per 700), at 1 thread, and as
+/// many plus 100 at 2, whose counts move a little with the threads' timing. An allocation per
+/// event, per message or per collective call (two events on 2 ranks) would add hundreds to
+/// thousands of times that. The counts are real: each run allocates.
+#[test]
+fn allocations_do_not_grow_with_the_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let patterns: [&[&str]; 7] = [
+        &["ring", "--ranks", "4"],
+        &["halo2d", "--ranks", "16"],
+        &["gauss", "--ranks", "8"],
+        &["allreduce", "--ranks", "2"],
+        &["allreduce", "--ranks", "64"],
+        &["collectives", "--ranks", "16"],
+        &["cg", "--ranks", "16"],
+    ];
+    for (k, pattern) in patterns.into_iter().enumerate() {
+        let sized = |iterations: &str| {
+            let sub = dir.path().join(format!("{k}-{iterations}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let args = [&["--pattern"], pattern, &["--iterations", iterations]].concat();
+            synthesized(&sub, &args)
+        };
+        let (small, large) = (sized("200"), sized("2000"));
+        for (threads, slack) in [("1", 0), ("2", 100)] {
+            let count = |f: &str| {
+                let b = json(&["bench", f, "--platform", "myrinet", "--threads", threads]);
+                let phases = ["parse", "graph", "replay"];
+                let n: u64 = phases
+                    .iter()
+                    .map(|p| b["allocations"][p].as_u64().unwrap())
+                    .sum();
+                (n, b["events"].as_u64().unwrap(), b)
+            };
+            let ((a, e, _), (b, f, figures)) = (count(&small), count(&large));
+            assert!(
+                a > 0 && b > 0,
+                "{pattern:?}: no allocation counted: {figures}"
+            );
+            assert!(
+                b <= a + (f - e) / 500 + slack,
+                "{pattern:?} at {threads} thread(s): {a} allocations for {e} events, {b} for {f}"
+            );
+            let per_event = figures["allocations_per_event"]["replay"].as_f64().unwrap();
+            let replay = figures["allocations"]["replay"].as_u64().unwrap();
+            assert_eq!(per_event, replay as f64 / f as f64, "{figures}");
+        }
+    }
+}
+
 /// The scale benchmark runs end to end on one case: a row for each thread count, with the
 /// Gaussian elimination's events (2p + 6(p − 1) a column, by hand), then the targets that
 /// apply to it, each met or MISSED.
@@ -1976,6 +2028,7 @@ fn the_bench_script_prints_a_row_per_thread_count_and_the_targets() {
     for target in [
         "gauss peak <= 40 bytes/event",
         "gauss 2 threads >= 1.7x 1 thread",
+        "heap allocations <= 0.01 per event",
     ] {
         let line = stdout.lines().find(|l| l.contains(target));
         let verdict = line.and_then(|l| l.split_whitespace().last());

@@ -200,7 +200,7 @@ impl CostModel for LogGp {
 }
 
 /// A costed schedule.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Completion {
     /// The collective's completion time: the latest rank end, all ranks calling at 0.
     pub time_ns: f64,
@@ -528,7 +528,10 @@ fn completion<M: CostModel>(
             *end = model.rank_end(&st.port, st.clock);
             (*ss, *rs) = (st.sender_sync, st.receiver_sync);
         });
-    *kept_ranks = Some(Box::new(ranks));
+    match kept_ranks.as_mut().and_then(|k| k.downcast_mut()) {
+        Some(kept) => *kept = ranks,
+        None => *kept_ranks = Some(Box::new(ranks)),
+    }
     Completion {
         time_ns: rank_end_ns
             .iter()
@@ -884,7 +887,13 @@ impl<M: CostModel> Evaluation<'_, M> {
         let m = self.m;
         waiter.clear();
         waiter.resize(m.bytes.len(), NONE);
-        let mut queue: Vec<u32> = (0..ranks.len() as u32).rev().collect();
+        // The thread's queue of [`Evaluation::run_block`], lent (no allocation a call).
+        let lent = |q: &std::cell::RefCell<(Vec<u32>, VecDeque<u32>)>| {
+            q.try_borrow_mut().map(|mut q| std::mem::take(&mut q.0))
+        };
+        let mut queue = BLOCK_QUEUES.with(lent).unwrap_or_default();
+        queue.clear();
+        queue.extend((0..ranks.len() as u32).rev());
         while let Some(r) = queue.pop() {
             let st = &mut ranks[r as usize];
             while let Some(h) = m.step(r as usize, st.pos) {
@@ -909,6 +918,11 @@ impl<M: CostModel> Evaluation<'_, M> {
                 self.finish(st, sid, rid, reduction);
             }
         }
+        BLOCK_QUEUES.with(|q| {
+            if let Ok(mut q) = q.try_borrow_mut() {
+                q.0 = queue;
+            }
+        });
         for (r, st) in ranks.iter().enumerate() {
             if let Some((send, recv)) = m.step(r, st.pos) {
                 let id = |id: u32| match id {
@@ -1249,10 +1263,12 @@ struct RankState<P> {
 impl<P: Default + Send + 'static> RankState<P> {
     /// Ranks calling at `start`, in the vector `kept` holds if it holds one of this port.
     fn starting(kept: &mut Option<Box<dyn Any + Send>>, start: &[f64]) -> Vec<RankState<P>> {
+        // Taken out of its box, which stays for [`completion`] to put them back in.
         let mut ranks: Vec<RankState<P>> = kept
-            .take()
-            .and_then(|k| k.downcast().ok())
-            .map_or_else(Vec::new, |k| *k);
+            .as_mut()
+            .and_then(|k| k.downcast_mut())
+            .map(std::mem::take)
+            .unwrap_or_default();
         ranks.clear();
         ranks.par_extend(
             start

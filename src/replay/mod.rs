@@ -450,8 +450,9 @@ struct Spare {
     /// The participants' call times of the instance costed last, for the next instance's
     /// arrivals ([`Returns::Arriving`]).
     starts: Vec<f64>,
-    /// Returns every participant has read, for the next costing to fill again.
-    returns: Option<eval::Completion>,
+    /// Returns every participant has read, held nowhere else, for the next costing to fill
+    /// again (the vectors and the shared block: no allocation a call).
+    returns: Option<Arc<eval::Completion>>,
 }
 
 /// What a collective's schedule depends on (the cost model is the replay's).
@@ -738,8 +739,8 @@ impl Shared<'_> {
     /// Gives an instance's returns, if this was their last holder, to the next costing to fill
     /// again: a thread's runs keep the last they read, and dropped there they were 2 MB (on
     /// 65,536 ranks) freed by one thread that the costing one could not reuse.
-    fn recycle_returns(&self, returns: Arc<eval::Completion>) {
-        if let Ok(returns) = Arc::try_unwrap(returns) {
+    fn recycle_returns(&self, mut returns: Arc<eval::Completion>) {
+        if Arc::get_mut(&mut returns).is_some() {
             self.spare.lock().expect("spare").returns = Some(returns);
         }
     }
@@ -765,8 +766,9 @@ impl Shared<'_> {
         let mut kept = self.scratch.try_lock().ok();
         let mut own = eval::Scratch::default();
         let eval = kept.as_deref_mut().unwrap_or(&mut own);
-        if let Some(read) = self.spare.lock().expect("spare").returns.take() {
-            eval.recycle(read);
+        let mut shell = self.spare.lock().expect("spare").returns.take();
+        if let Some(read) = shell.as_mut().and_then(Arc::get_mut) {
+            eval.recycle(std::mem::take(read));
         }
         debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
         let costed = match self.model {
@@ -775,7 +777,13 @@ impl Shared<'_> {
         };
         self.spare.lock().expect("spare").starts = starts;
         match costed {
-            Ok(c) => Returns::Ready(Arc::new(c)),
+            Ok(c) => Returns::Ready(match shell {
+                Some(mut a) => {
+                    *Arc::get_mut(&mut a).expect("held nowhere else") = c;
+                    a
+                }
+                None => Arc::new(c),
+            }),
             Err(e) => {
                 let what = format!("{} by {algorithm} on {size} ranks", op.name());
                 let e = e.to_string();
