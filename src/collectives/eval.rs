@@ -395,10 +395,22 @@ thread_local! {
     /// wait on blocks not started) and leave the rest to the queue.
     pub(crate) static FORCED_BLOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 
-    /// The queues of [`Evaluation::run_block`], kept from call to call: a costing of 10,000
-    /// Allreduces on 1,024 ranks made four allocations each for them at 2 threads.
-    static BLOCK_QUEUES: std::cell::RefCell<(Vec<u32>, VecDeque<u32>)> =
-        std::cell::RefCell::default();
+    /// The queues of [`Evaluation::by_queue`] and [`Evaluation::run_block`], kept from call to
+    /// call: a costing of 10,000 Allreduces on 1,024 ranks made four allocations each for them
+    /// at 2 threads.
+    static QUEUES: std::cell::RefCell<(Vec<u32>, VecDeque<u32>)> = std::cell::RefCell::default();
+}
+
+/// Calls `f` with the thread's queues ([`QUEUES`]), or with new ones where the thread is
+/// already in such a call (rayon may run a block on a thread that waits in another).
+fn with_queues<R>(f: impl FnOnce(&mut Vec<u32>, &mut VecDeque<u32>) -> R) -> R {
+    QUEUES.with(|q| match q.try_borrow_mut() {
+        Ok(mut q) => {
+            let (queue, outside) = &mut *q;
+            f(queue, outside)
+        }
+        Err(_) => f(&mut Vec::new(), &mut VecDeque::new()),
+    })
 }
 
 /// One pause of a thread looking again and again for what others publish: `spins` spin-loop
@@ -887,40 +899,32 @@ impl<M: CostModel> Evaluation<'_, M> {
         let m = self.m;
         waiter.clear();
         waiter.resize(m.bytes.len(), NONE);
-        // The thread's queue of [`Evaluation::run_block`], lent (no allocation a call).
-        let lent = |q: &std::cell::RefCell<(Vec<u32>, VecDeque<u32>)>| {
-            q.try_borrow_mut().map(|mut q| std::mem::take(&mut q.0))
-        };
-        let mut queue = BLOCK_QUEUES.with(lent).unwrap_or_default();
-        queue.clear();
-        queue.extend((0..ranks.len() as u32).rev());
-        while let Some(r) = queue.pop() {
-            let st = &mut ranks[r as usize];
-            while let Some(h) = m.step(r as usize, st.pos) {
-                let (sid, rid, reduction) = m.halves(h);
-                if st.call.is_none() {
-                    self.call(st, sid, rid);
-                    for id in [sid, rid] {
-                        if id != NONE {
-                            wake(waiter, id, &mut queue);
+        with_queues(|queue, _| {
+            queue.clear();
+            queue.extend((0..ranks.len() as u32).rev());
+            while let Some(r) = queue.pop() {
+                let st = &mut ranks[r as usize];
+                while let Some(h) = m.step(r as usize, st.pos) {
+                    let (sid, rid, reduction) = m.halves(h);
+                    if st.call.is_none() {
+                        self.call(st, sid, rid);
+                        for id in [sid, rid] {
+                            if id != NONE {
+                                wake(waiter, id, queue);
+                            }
                         }
                     }
+                    let call = st.call.expect("set above");
+                    if call.is_some_and(|c| c.needs_tr) && get(self.tr, sid).is_nan() {
+                        waiter[sid as usize] = r;
+                        break;
+                    }
+                    if rid != NONE && get(self.from_sender, rid).is_nan() {
+                        waiter[rid as usize] = r;
+                        break;
+                    }
+                    self.finish(st, sid, rid, reduction);
                 }
-                let call = st.call.expect("set above");
-                if call.is_some_and(|c| c.needs_tr) && get(self.tr, sid).is_nan() {
-                    waiter[sid as usize] = r;
-                    break;
-                }
-                if rid != NONE && get(self.from_sender, rid).is_nan() {
-                    waiter[rid as usize] = r;
-                    break;
-                }
-                self.finish(st, sid, rid, reduction);
-            }
-        }
-        BLOCK_QUEUES.with(|q| {
-            if let Ok(mut q) = q.try_borrow_mut() {
-                q.0 = queue;
             }
         });
         for (r, st) in ranks.iter().enumerate() {
@@ -980,7 +984,9 @@ impl<M: CostModel> Evaluation<'_, M> {
             .into_par_iter()
             .map(|(lo, states, waiter, ids)| {
                 shared.unstarted.fetch_sub(1, Ordering::AcqRel);
-                let done = self.run_block(lo, states, waiter, ids, &shared);
+                let done = with_queues(|queue, outside| {
+                    self.run_block(lo, states, waiter, ids, &shared, queue, outside)
+                });
                 shared.running.fetch_sub(1, Ordering::AcqRel);
                 done
             })
@@ -988,30 +994,10 @@ impl<M: CostModel> Evaluation<'_, M> {
     }
 
     /// One block of [`Evaluation::by_blocks`]: ranks `lo..`, `states`; `waiter` for the
-    /// messages `ids` its ranks send. Whether its ranks are done.
-    fn run_block(
-        &self,
-        lo: usize,
-        states: &mut [RankState<M::Port>],
-        waiter: &mut [u32],
-        ids: Range<u32>,
-        shared: &Blocks,
-    ) -> bool {
-        BLOCK_QUEUES.with(|q| match q.try_borrow_mut() {
-            Ok(mut q) => {
-                let (queue, outside) = &mut *q;
-                self.run_block_in(lo, states, waiter, ids, shared, queue, outside)
-            }
-            // A block run while the thread waits in another (rayon may do that).
-            Err(_) => {
-                self.run_block_in(lo, states, waiter, ids, shared, &mut vec![], &mut [].into())
-            }
-        })
-    }
-
-    /// [`Evaluation::run_block`] with its queues (emptied first).
+    /// messages `ids` its ranks send; `queue` and `outside` its queues (emptied first).
+    /// Whether its ranks are done.
     #[allow(clippy::too_many_arguments)]
-    fn run_block_in(
+    fn run_block(
         &self,
         lo: usize,
         states: &mut [RankState<M::Port>],
