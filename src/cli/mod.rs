@@ -119,6 +119,11 @@ pub enum Command {
         force: bool,
     },
     /// Time the pipeline's phases on a trace (parse, graph, replay) and print figures as JSON.
+    ///
+    /// Per phase: seconds and events/s (parse also GB/s), peak resident memory after it
+    /// (`peak_bytes_per_event_by_phase`), and the heap allocations it made (`allocations`,
+    /// `allocations_per_event`); then end to end. `tests/bench/run.sh` runs it over the scale
+    /// benchmark's synthetic traces.
     Bench {
         /// Trace to load, match and replay
         trace: PathBuf,
