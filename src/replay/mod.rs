@@ -778,10 +778,13 @@ impl Shared<'_> {
         self.spare.lock().expect("spare").starts = starts;
         match costed {
             Ok(c) => Returns::Ready(match shell {
-                Some(mut a) => {
-                    *Arc::get_mut(&mut a).expect("held nowhere else") = c;
-                    a
-                }
+                Some(mut a) => match Arc::get_mut(&mut a) {
+                    Some(slot) => {
+                        *slot = c;
+                        a
+                    }
+                    None => Arc::new(c),
+                },
                 None => Arc::new(c),
             }),
             Err(e) => {
