@@ -9,7 +9,7 @@ use crate::model::Params;
 use nom::branch::alt;
 use nom::bytes::complete::{escaped_transform, is_not, tag, take_while1};
 use nom::character::complete::{char, space0, space1};
-use nom::combinator::{all_consuming, map, value};
+use nom::combinator::{all_consuming, map, rest, value};
 use nom::multi::{many0, separated_list1};
 use nom::sequence::{delimited, preceded, separated_pair, tuple};
 use nom::{IResult, Parser};
@@ -78,7 +78,8 @@ enum Line<'a> {
     Params(Vec<(&'a str, &'a str)>),
     Rank(usize, String, i64, i64),
     Comm(u32, Vec<u32>),
-    Event(usize, &'a str, u64, u64, Vec<(&'a str, &'a str)>),
+    /// Rank, routine, call and return times, and the `key=value` fields' text ([`fields`]).
+    Event(usize, &'a str, u64, u64, &'a str),
 }
 
 fn line(input: &str) -> Res<'_, Line<'_>> {
@@ -116,12 +117,24 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                 preceded(space1, word),
                 preceded(space1, number),
                 preceded(space1, number),
-                many0(field),
+                rest,
             )),
             |(r, name, a, b, f)| Line::Event(r, name, a, b, f),
         ),
     ))
     .parse(input)
+}
+
+/// The `key=value` fields of an event line's `text`, into `out` (emptied first; kept from line
+/// to line, where a vector a line was an allocation an event). None where `text` is not fields.
+fn fields<'a>(mut text: &'a str, out: &mut Vec<(&'a str, &'a str)>) -> Option<()> {
+    out.clear();
+    while !text.is_empty() {
+        let (after, f) = field(text).ok()?;
+        out.push(f);
+        text = after;
+    }
+    Some(())
 }
 
 fn parse_flags(s: &str) -> Option<u8> {
@@ -134,21 +147,22 @@ fn parse_flags(s: &str) -> Option<u8> {
     })
 }
 
-fn parse_done(s: &str) -> Option<Vec<Completion>> {
+/// A `done=` field's completions, into `done` (emptied first).
+fn parse_done(s: &str, done: &mut Vec<Completion>) -> Option<()> {
+    done.clear();
     if s.is_empty() {
-        return Some(Vec::new());
+        return Some(());
     }
-    s.split(',')
-        .map(|c| {
-            let mut it = c.split(':');
-            let d = Completion {
-                req: it.next()?.parse().ok()?,
-                source: it.next()?.parse().ok()?,
-                tag: it.next()?.parse().ok()?,
-            };
-            it.next().is_none().then_some(d)
-        })
-        .collect()
+    for c in s.split(',') {
+        let mut it = c.split(':');
+        done.push(Completion {
+            req: it.next()?.parse().ok()?,
+            source: it.next()?.parse().ok()?,
+            tag: it.next()?.parse().ok()?,
+        });
+        it.next().is_none().then_some(())?;
+    }
+    Some(())
 }
 
 /// The keys each shape reads; anything else on an event line is an error.
@@ -190,6 +204,8 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     // Events arrive in any rank order: one buffer per rank, joined at the end.
     let mut ranks: Vec<Events> = Vec::new();
     let mut version_seen = false;
+    // An event line's fields and completions, kept from line to line.
+    let (mut fields_of, mut done) = (Vec::new(), Vec::new());
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
         let content = raw
@@ -203,10 +219,17 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
         let parsed = all_consuming(delimited(space0, line, space0))
             .parse(content)
             .map(|(_, l)| l);
-        let Ok(l) = parsed else {
-            return Err(err(format!(
+        let unknown = || {
+            err(format!(
                 "expected a header line (loggps-trace, ranks, library, eager_limit, params, rank, comm) or an event `RANK MPI_Name T_CALL T_RETURN key=value…`, found `{content}`"
-            )));
+            ))
+        };
+        let l = match parsed {
+            Ok(Line::Event(_, _, _, _, f)) if fields(f, &mut fields_of).is_none() => {
+                return Err(unknown());
+            }
+            Ok(l) => l,
+            Err(_) => return Err(unknown()),
         };
         if !version_seen {
             match l {
@@ -275,7 +298,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 }
                 t.comms.push(Comm { id, members });
             }
-            Line::Event(r, routine_name, t_call, t_return, fields) => {
+            Line::Event(r, routine_name, t_call, t_return, _) => {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
                 }
@@ -286,11 +309,10 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                     ))
                     .in_event(r, index));
                 };
-                event(&mut ranks[r], routine, t_call, t_return, &fields).map_err(|m| {
-                    TraceError {
-                        routine: Some(routine),
-                        ..err(m).in_event(r, index)
-                    }
+                let line = (routine, t_call, t_return);
+                event(&mut ranks[r], line, &fields_of, &mut done).map_err(|m| TraceError {
+                    routine: Some(routine),
+                    ..err(m).in_event(r, index)
                 })?;
             }
         }
@@ -338,12 +360,13 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     Params::from_named(num, int)
 }
 
+/// Pushes the event of `(routine, t_call, t_return)` and `fields` onto `ev`; `done`: room for a
+/// completion call's requests.
 fn event(
     ev: &mut super::Events,
-    routine: Routine,
-    t_call: u64,
-    t_return: u64,
+    (routine, t_call, t_return): (Routine, u64, u64),
     fields: &[(&str, &str)],
+    done: &mut Vec<Completion>,
 ) -> Result<(), String> {
     let allowed = keys(routine.shape());
     for (i, (k, _)) in fields.iter().enumerate() {
@@ -414,12 +437,12 @@ fn event(
             ev.push_sendrecv(&e, half);
         }
         Shape::Complete => {
-            let done = match raw("done") {
-                Some(d) => parse_done(d)
+            match raw("done") {
+                Some(d) => parse_done(d, done)
                     .ok_or_else(|| format!("expected done=REQ:SOURCE:TAG,…, found `{d}`"))?,
-                None => Vec::new(),
-            };
-            ev.push_complete(&e, &done);
+                None => done.clear(),
+            }
+            ev.push_complete(&e, done);
         }
         Shape::Coll => {
             let counts = match raw("counts") {
