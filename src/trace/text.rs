@@ -470,17 +470,20 @@ fn quote(s: &str) -> String {
     )
 }
 
-fn flags_text(f: u8) -> String {
-    let names: Vec<&str> = [
-        (FLAG_ANY_SOURCE, "any_source"),
-        (FLAG_ANY_TAG, "any_tag"),
-        (FLAG_FOUND, "found"),
-    ]
-    .iter()
-    .filter(|(b, _)| f & b != 0)
-    .map(|(_, n)| *n)
-    .collect();
-    names.join("|")
+/// Writes `items` to `out`, `sep` between them, each as `each` writes it: no string or vector
+/// an item (writing a trace as text allocated four times a completion call).
+fn write_joined<T>(
+    out: &mut String,
+    items: impl Iterator<Item = T>,
+    sep: &str,
+    mut each: impl FnMut(&mut String, T),
+) {
+    for (k, x) in items.enumerate() {
+        if k > 0 {
+            out.push_str(sep);
+        }
+        each(out, x);
+    }
 }
 
 /// Writes event `i` of rank `r` as one line (no newline).
@@ -503,7 +506,17 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
             "comm" => write!(out, " comm={}", e.comm),
             "req" => write!(out, " req={}", e.id),
             "newcomm" => write!(out, " newcomm={}", e.id),
-            "flags" if e.flags != 0 => write!(out, " flags={}", flags_text(e.flags)),
+            "flags" if e.flags != 0 => {
+                out.push_str(" flags=");
+                let names = [
+                    (FLAG_ANY_SOURCE, "any_source"),
+                    (FLAG_ANY_TAG, "any_tag"),
+                    (FLAG_FOUND, "found"),
+                ];
+                let set = names.into_iter().filter(|(b, _)| e.flags & b != 0);
+                write_joined(out, set, "|", |out, (_, n)| out.push_str(n));
+                Ok(())
+            }
             "recv_bytes" if shape == Shape::Sendrecv => {
                 write!(out, " recv_bytes={}", ev.recv_half(i).expect("half").bytes)
             }
@@ -511,15 +524,19 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
             "recv_tag" => write!(out, " recv_tag={}", ev.recv_half(i).expect("half").tag),
             "recv_bytes" => write!(out, " recv_bytes={}", ev.coll_recv(i).0),
             "counts" if !ev.coll_recv(i).1.is_empty() => {
-                let c: Vec<String> = ev.coll_recv(i).1.iter().map(u64::to_string).collect();
-                write!(out, " counts={}", c.join(","))
+                out.push_str(" counts=");
+                let counts = ev.coll_recv(i).1;
+                write_joined(out, counts.iter(), ",", |out, c| {
+                    let _ = write!(out, "{c}");
+                });
+                Ok(())
             }
             "done" if ev.completions(i).len() > 0 => {
-                let d: Vec<String> = ev
-                    .completions(i)
-                    .map(|c| format!("{}:{}:{}", c.req, c.source, c.tag))
-                    .collect();
-                write!(out, " done={}", d.join(","))
+                out.push_str(" done=");
+                write_joined(out, ev.completions(i), ",", |out, c| {
+                    let _ = write!(out, "{}:{}:{}", c.req, c.source, c.tag);
+                });
+                Ok(())
             }
             _ => Ok(()),
         };
