@@ -5,7 +5,8 @@
 //! phase made ([`Counting`], [`allocations`]): the figure that shows none is made per event.
 
 use std::alloc::{GlobalAlloc, Layout};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::thread::LocalKey;
 
 /// What the pipeline's phases allocate, in bytes: loading, an event's columns and a rank's
 /// lists and blocks; matching, an event's link and its bucketed send; replaying, an event's
@@ -130,6 +131,19 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 /// so far, where the global allocator is a [`Counting`] (0 otherwise).
 pub fn allocations() -> u64 {
     rayon::broadcast(|_| ALLOCATIONS.get()).iter().sum::<u64>() + ALLOCATIONS.get()
+}
+
+/// Calls `f` with the thread's `kept` (buffers kept from call to call, so that a loop run again
+/// and again allocates nothing), or with a new one where the thread is already in such a call
+/// (rayon may run another piece of the same work on a thread that waits in one).
+pub fn with_kept<T: Default, R>(
+    kept: &'static LocalKey<RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    kept.with(|k| match k.try_borrow_mut() {
+        Ok(mut k) => f(&mut k),
+        Err(_) => f(&mut T::default()),
+    })
 }
 
 /// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why

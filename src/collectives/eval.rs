@@ -11,6 +11,7 @@ use super::binomial::Binomial;
 use super::lockstep::{Fold, Lockstep, Round};
 use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
+use crate::memory::with_kept;
 pub use crate::model::LogGp;
 use crate::model::{Cost, Params, WaitFold};
 use rayon::prelude::*;
@@ -396,21 +397,9 @@ thread_local! {
     pub(crate) static FORCED_BLOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 
     /// The queues of [`Evaluation::by_queue`] and [`Evaluation::run_block`], kept from call to
-    /// call: a costing of 10,000 Allreduces on 1,024 ranks made four allocations each for them
-    /// at 2 threads.
+    /// call ([`with_kept`]): a costing of 10,000 Allreduces on 1,024 ranks made four
+    /// allocations each for them at 2 threads.
     static QUEUES: std::cell::RefCell<(Vec<u32>, VecDeque<u32>)> = std::cell::RefCell::default();
-}
-
-/// Calls `f` with the thread's queues ([`QUEUES`]), or with new ones where the thread is
-/// already in such a call (rayon may run a block on a thread that waits in another).
-fn with_queues<R>(f: impl FnOnce(&mut Vec<u32>, &mut VecDeque<u32>) -> R) -> R {
-    QUEUES.with(|q| match q.try_borrow_mut() {
-        Ok(mut q) => {
-            let (queue, outside) = &mut *q;
-            f(queue, outside)
-        }
-        Err(_) => f(&mut Vec::new(), &mut VecDeque::new()),
-    })
 }
 
 /// One pause of a thread looking again and again for what others publish: `spins` spin-loop
@@ -899,7 +888,7 @@ impl<M: CostModel> Evaluation<'_, M> {
         let m = self.m;
         waiter.clear();
         waiter.resize(m.bytes.len(), NONE);
-        with_queues(|queue, _| {
+        with_kept(&QUEUES, |(queue, _)| {
             queue.clear();
             queue.extend((0..ranks.len() as u32).rev());
             while let Some(r) = queue.pop() {
@@ -984,7 +973,7 @@ impl<M: CostModel> Evaluation<'_, M> {
             .into_par_iter()
             .map(|(lo, states, waiter, ids)| {
                 shared.unstarted.fetch_sub(1, Ordering::AcqRel);
-                let done = with_queues(|queue, outside| {
+                let done = with_kept(&QUEUES, |(queue, outside)| {
                     self.run_block(lo, states, waiter, ids, &shared, queue, outside)
                 });
                 shared.running.fetch_sub(1, Ordering::AcqRel);

@@ -40,6 +40,7 @@ use crate::collectives::traced::{self, Choice, op_of};
 use crate::collectives::{CostModel, Op, Spec};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, NONE, rendezvous_at};
+use crate::memory::with_kept;
 use crate::model::{Cost, LogGp, Model, Params, SavedFold, WaitFold};
 use crate::pages::Pages;
 use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
@@ -367,17 +368,9 @@ enum Returns {
 }
 
 thread_local! {
-    /// The thread's batches, kept from wave to wave and round to round (flushed after each).
+    /// The thread's batches, kept from wave to wave and round to round (flushed after each;
+    /// [`with_kept`]).
     static LOCAL: RefCell<Local> = RefCell::default();
-}
-
-/// Calls `f` with the thread's [`Local`], or with a new one where the thread is already in
-/// such a call (a costing's parallel parts can run another block or piece of a wave on it).
-fn with_local<R>(f: impl FnOnce(&mut Local) -> R) -> R {
-    LOCAL.with(|l| match l.try_borrow_mut() {
-        Ok(mut local) => f(&mut local),
-        Err(_) => f(&mut Local::default()),
-    })
 }
 
 /// What a thread's runs tell the collective instances, batched until [`Shared::flush`]: the
@@ -1511,7 +1504,7 @@ pub fn replay_with(
             wave.par_chunks(WAVE_CHUNK)
                 .zip(outcomes.par_chunks_mut(WAVE_CHUNK))
                 .for_each(|(chunk, out)| {
-                    with_local(|local| {
+                    with_kept(&LOCAL, |local| {
                         for (k, (r, o)) in chunk.iter().zip(out).enumerate() {
                             if let Some(&n) = chunk.get(k + PREFETCH_RANKS_AHEAD) {
                                 let at = stopped_at[n as usize] as usize;
@@ -1523,7 +1516,7 @@ pub fn replay_with(
                     })
                 });
         } else {
-            with_local(|local| {
+            with_kept(&LOCAL, |local| {
                 for (r, o) in wave.iter().zip(&mut outcomes) {
                     *o = run(local, r);
                 }
@@ -1695,7 +1688,9 @@ fn run_owned(
         running: AtomicUsize::new(pending.len().div_ceil(size)),
     };
     pending.par_chunks_mut(size).for_each(|ran| {
-        with_local(|local| run_block(sh, states, ran, run, &moves, local, progress))
+        with_kept(&LOCAL, |local| {
+            run_block(sh, states, ran, run, &moves, local, progress)
+        })
     });
 }
 

@@ -224,13 +224,12 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 "expected a header line (loggps-trace, ranks, library, eager_limit, params, rank, comm) or an event `RANK MPI_Name T_CALL T_RETURN key=value…`, found `{content}`"
             ))
         };
-        let l = match parsed {
-            Ok(Line::Event(_, _, _, _, f)) if fields(f, &mut fields_of).is_none() => {
-                return Err(unknown());
-            }
-            Ok(l) => l,
-            Err(_) => return Err(unknown()),
-        };
+        let l = parsed.map_err(|_| unknown())?;
+        if let Line::Event(.., f) = l
+            && fields(f, &mut fields_of).is_none()
+        {
+            return Err(unknown());
+        }
         if !version_seen {
             match l {
                 Line::Version(1) => {
