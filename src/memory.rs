@@ -127,6 +127,153 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     }
 }
 
+/// A global allocator that gives each block of at least [`HUGE_FROM`] bytes a mapping of its
+/// own, starting on a 2 MiB boundary and advised to take transparent huge pages, unmapped when
+/// freed; smaller blocks come from `A`. The large blocks are the columns and arrays of the
+/// pipeline, written whole: one page fault a 2 MiB page instead of 512. Small blocks stay on
+/// small pages, in `A`'s memory, which is never advised: a huge page clears 2 MiB at its first
+/// touch, however little of it is used.
+pub struct HugePages<A>(pub A);
+
+/// The size from which [`HugePages`] maps a block of its own.
+pub const HUGE_FROM: usize = 4 << 20;
+
+const PAGE: usize = 4096;
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Whether [`HugePages`] maps blocks of this layout itself (decided by the layout alone, so that
+/// the block's free takes the same way as its allocation).
+#[inline]
+fn mapped(layout: Layout) -> bool {
+    layout.size() >= HUGE_FROM && layout.align() <= PAGE
+}
+
+/// A fresh zeroed mapping of `size` bytes at a 2 MiB boundary, advised for huge pages (null if
+/// the kernel refuses it).
+fn map(size: usize) -> *mut u8 {
+    let len = size.next_multiple_of(PAGE);
+    let span = len + HUGE_PAGE - PAGE;
+    // SAFETY: a new private anonymous mapping, then the parts of it before the boundary and
+    // past the block unmapped: nothing else refers to any of it.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        let (p, start) = (p as usize, (p as usize).next_multiple_of(HUGE_PAGE));
+        if start > p {
+            libc::munmap(p as *mut libc::c_void, start - p);
+        }
+        if p + span > start + len {
+            libc::munmap((start + len) as *mut libc::c_void, p + span - start - len);
+        }
+        // A kernel without the advice (or huge pages) maps small pages: the same block.
+        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        start as *mut u8
+    }
+}
+
+// SAFETY: small blocks go to `A` as they came; a large block is a mapping of its own (zeroed,
+// page-aligned, so aligned as its layout asks: `mapped`), of at least its size, unmapped by its
+// free and resized by `mremap`, which keeps its bytes.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for HugePages<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        match mapped(layout) {
+            true => map(layout.size()),
+            // SAFETY: the caller's promises, passed on.
+            false => unsafe { self.0.alloc(layout) },
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        match mapped(layout) {
+            true => map(layout.size()),
+            // SAFETY: as above.
+            false => unsafe { self.0.alloc_zeroed(layout) },
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller promises a size that, rounded to the alignment, does not overflow.
+        let new = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        match (mapped(layout), mapped(new)) {
+            // SAFETY: as above.
+            (false, false) => unsafe { self.0.realloc(ptr, layout, new_size) },
+            // SAFETY: `ptr` is a mapping of the old size rounded to pages (`map`).
+            (true, true) => unsafe {
+                let (old, len) = (layout.size(), new_size);
+                let at = libc::mremap(
+                    ptr.cast(),
+                    old.next_multiple_of(PAGE),
+                    len.next_multiple_of(PAGE),
+                    libc::MREMAP_MAYMOVE,
+                );
+                match at == libc::MAP_FAILED {
+                    true => std::ptr::null_mut(),
+                    false => at.cast(),
+                }
+            },
+            // SAFETY: a new block of the new layout, the old one's bytes copied, the old freed.
+            _ => unsafe {
+                let at = self.alloc(new);
+                if !at.is_null() {
+                    std::ptr::copy_nonoverlapping(ptr, at, layout.size().min(new_size));
+                    self.dealloc(ptr, layout);
+                }
+                at
+            },
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        match mapped(layout) {
+            // SAFETY: the block's own mapping (`map`).
+            true => unsafe {
+                libc::munmap(ptr.cast(), layout.size().next_multiple_of(PAGE));
+            },
+            // SAFETY: as above.
+            false => unsafe { self.0.dealloc(ptr, layout) },
+        }
+    }
+}
+
+/// Has this process take transparent huge pages only where it asks for them ([`HugePages`],
+/// [`crate::pages::Pages`]), whatever the system's setting (Linux 6.18's
+/// `PR_THP_DISABLE_EXCEPT_ADVISED`). An older kernel refuses that; if its setting is `always`,
+/// huge pages are then turned off for the whole process, else (`madvise` or `never`) left as
+/// they are: only advised memory gets them.
+pub fn huge_pages_where_advised() {
+    #[cfg(target_os = "linux")]
+    {
+        const PR_THP_DISABLE_EXCEPT_ADVISED: libc::c_ulong = 1 << 1;
+        // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process.
+        let set = unsafe {
+            libc::prctl(
+                libc::PR_SET_THP_DISABLE,
+                1,
+                PR_THP_DISABLE_EXCEPT_ADVISED,
+                0,
+                0,
+            )
+        };
+        let setting = || std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
+        if set != 0 && setting().is_ok_and(|s| s.contains("[always]")) {
+            // SAFETY: as above.
+            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) };
+        }
+    }
+}
+
 /// The heap allocations (and reallocations) this thread and every thread of the pool have made
 /// so far, where the global allocator is a [`Counting`] (0 otherwise).
 pub fn allocations() -> u64 {
@@ -177,6 +324,50 @@ fn size(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Large blocks are mappings of their own, at 2 MiB boundaries, zeroed; a block keeps its
+    /// bytes when it grows into one, grows or shrinks as one, and shrinks out of one.
+    #[test]
+    fn large_blocks_keep_their_bytes_across_sizes() {
+        let a = HugePages(std::alloc::System);
+        let layout = |n| Layout::from_size_align(n, 8).unwrap();
+        let bytes = |p: *mut u8, n: usize| unsafe { std::slice::from_raw_parts_mut(p, n) };
+        let pattern = |n: usize| (0..n).map(|i| (i % 251) as u8);
+        // SAFETY: each block is used within its size and freed with its layout.
+        unsafe {
+            let small = a.alloc(layout(1000));
+            bytes(small, 1000)
+                .iter_mut()
+                .zip(pattern(1000))
+                .for_each(|(b, v)| *b = v);
+            let sizes = [HUGE_FROM + 123, 3 * HUGE_FROM, HUGE_FROM, 500];
+            let (mut p, mut n) = (small, 1000);
+            for m in sizes {
+                let q = a.realloc(p, layout(n), m);
+                assert!(!q.is_null());
+                let kept = n.min(m);
+                assert!(
+                    bytes(q, kept).iter().copied().eq(pattern(kept)),
+                    "{n} -> {m}"
+                );
+                if m >= HUGE_FROM {
+                    bytes(q, m)
+                        .iter_mut()
+                        .zip(pattern(m))
+                        .for_each(|(b, v)| *b = v);
+                }
+                (p, n) = (q, m);
+            }
+            a.dealloc(p, layout(n));
+            let z = a.alloc_zeroed(layout(HUGE_FROM + 1));
+            assert_eq!(z as usize % HUGE_PAGE, 0);
+            assert!(bytes(z, HUGE_FROM + 1).iter().all(|&b| b == 0));
+            a.dealloc(z, layout(HUGE_FROM + 1));
+            let big = a.alloc(layout(HUGE_FROM));
+            assert_eq!(big as usize % HUGE_PAGE, 0);
+            a.dealloc(big, layout(HUGE_FROM));
+        }
+    }
 
     #[test]
     fn available_memory_is_read_and_compared() {
