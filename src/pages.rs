@@ -56,22 +56,8 @@ impl<T: Zeroable> Pages<T> {
                     .for_each(|c| c.fill(0));
                 map
             }
-            None => {
-                let map = memmap2::MmapMut::map_anon(bytes)
-                    .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}"));
-                // Huge pages, as for the allocator's large blocks (memory::HugePages), for
-                // the whole mapping: advice on a part would split it, and a mapping in
-                // pieces can no longer be remapped.
-                // SAFETY: advice on the mapping's own pages, which leaves their contents.
-                unsafe {
-                    libc::madvise(
-                        map.as_ptr() as *mut libc::c_void,
-                        map.len(),
-                        libc::MADV_HUGEPAGE,
-                    )
-                };
-                map
-            }
+            None => memmap2::MmapMut::map_anon(bytes)
+                .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}")),
         };
         Pages {
             map,
