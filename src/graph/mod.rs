@@ -5,12 +5,14 @@
 //! graph to petgraph's algorithms without materializing it.
 
 use crate::error::TraceError;
+use crate::memory::with_kept;
 use crate::pages::{self, Pages};
 use crate::trace::{
     CommMembers, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, RankRequests, Routine, Shape,
     TAG_ANY, Trace, list_some, par_ranges,
 };
 use rayon::prelude::*;
+use std::cell::RefCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -370,8 +372,9 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     Ok(g)
 }
 
-/// One rank's receive-side events and their channels, in program order.
-fn receives(trace: &Trace, file: &str, r: usize) -> Result<Vec<Side>, TraceError> {
+/// One rank's receive-side events and their channels, in program order, into `v` (emptied
+/// first: a buffer the thread keeps from rank to rank).
+fn receives(trace: &Trace, file: &str, r: usize, v: &mut Vec<Side>) -> Result<(), TraceError> {
     let ev = trace.rank(r);
     let mut cancelled: Vec<i64> = (0..ev.len())
         .filter(|&j| ev.routine(j) == Routine::Cancel)
@@ -396,7 +399,8 @@ fn receives(trace: &Trace, file: &str, r: usize) -> Result<Vec<Side>, TraceError
     // Room for them all at once: grown by doubling, the vector of a rank of 10 M receives (a
     // 2-rank ring of 60 M events) took 290 MB at its last growth, not 160, and the threads each
     // hold one; the Gaussian elimination's, of 6,000, left 0.8 bytes/event more at 2 threads.
-    let mut v = Vec::with_capacity((0..ev.len()).filter(|&i| is_recv(ev.routine(i))).count());
+    v.clear();
+    v.reserve_exact((0..ev.len()).filter(|&i| is_recv(ev.routine(i))).count());
     for i in 0..ev.len() {
         let routine = ev.routine(i);
         let shape = routine.shape();
@@ -428,7 +432,7 @@ fn receives(trace: &Trace, file: &str, r: usize) -> Result<Vec<Side>, TraceError
             });
         }
     }
-    Ok(v)
+    Ok(())
 }
 
 /// The sends bucketed by destination, straight from the columns: a counting sort run in
@@ -525,67 +529,73 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     let halves = Mutex::new(Vec::<(usize, Vec<(u32, u32)>)>::new());
     let unmatched: Mutex<Vec<(bool, usize, Side)>> = Mutex::new(Vec::new());
     let channel = |x: &Side| (x.comm, x.src, x.tag);
+    thread_local! {
+        /// A destination's receives, kept from destination to destination.
+        static RECEIVES: RefCell<Vec<Side>> = const { RefCell::new(Vec::new()) };
+    }
     par_ranges(&mut bucketed[..], &start, &|d, sends: &mut [Side]| {
         Side::sort(sends);
-        let mut recvs = receives(trace, file, d)?;
-        Side::sort(&mut recvs);
-        let ev = trace.rank(d);
-        let probes = (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
-        let (mut mine, mut lost, mut by_recv) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut a, mut b) = (0, 0);
-        while a < sends.len() || b < recvs.len() {
-            let order = match (sends.get(a), recvs.get(b)) {
-                (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
-                (Some(_), None) => std::cmp::Ordering::Less,
-                _ => std::cmp::Ordering::Greater,
-            };
-            match order {
-                std::cmp::Ordering::Less => lost.push((true, d, sends[a])),
-                std::cmp::Ordering::Greater => lost.push((false, d, recvs[b])),
-                std::cmp::Ordering::Equal => {
-                    let (s, v) = (sends[a], recvs[b]);
-                    let send = (g.start[s.src as usize] + s.event as usize) as u32;
-                    set(
-                        s.src as usize,
-                        s.event,
-                        (g.start[d] + v.event as usize) as u32,
-                    );
-                    if ev.routine(v.event as usize).shape() == Shape::Sendrecv {
-                        mine.push((v.event, send));
-                    } else {
-                        set(d, v.event, send);
-                    }
-                    if probes {
-                        by_recv.push((v.event, send));
+        with_kept(&RECEIVES, |recvs| {
+            receives(trace, file, d, recvs)?;
+            Side::sort(recvs);
+            let ev = trace.rank(d);
+            let probes = (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
+            let (mut mine, mut lost, mut by_recv) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut a, mut b) = (0, 0);
+            while a < sends.len() || b < recvs.len() {
+                let order = match (sends.get(a), recvs.get(b)) {
+                    (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    _ => std::cmp::Ordering::Greater,
+                };
+                match order {
+                    std::cmp::Ordering::Less => lost.push((true, d, sends[a])),
+                    std::cmp::Ordering::Greater => lost.push((false, d, recvs[b])),
+                    std::cmp::Ordering::Equal => {
+                        let (s, v) = (sends[a], recvs[b]);
+                        let send = (g.start[s.src as usize] + s.event as usize) as u32;
+                        set(
+                            s.src as usize,
+                            s.event,
+                            (g.start[d] + v.event as usize) as u32,
+                        );
+                        if ev.routine(v.event as usize).shape() == Shape::Sendrecv {
+                            mine.push((v.event, send));
+                        } else {
+                            set(d, v.event, send);
+                        }
+                        if probes {
+                            by_recv.push((v.event, send));
+                        }
                     }
                 }
+                a += (order != std::cmp::Ordering::Greater) as usize;
+                b += (order != std::cmp::Ordering::Less) as usize;
             }
-            a += (order != std::cmp::Ordering::Greater) as usize;
-            b += (order != std::cmp::Ordering::Less) as usize;
-        }
-        // A probe sees the message that the next receive on its channel takes.
-        by_recv.sort_unstable();
-        for i in (0..ev.len()).filter(|&i| probes && ev.routine(i) == Routine::Probe) {
-            let e = ev.event(i);
-            if e.peer == PEER_NULL {
-                continue;
+            // A probe sees the message that the next receive on its channel takes.
+            by_recv.sort_unstable();
+            for i in (0..ev.len()).filter(|&i| probes && ev.routine(i) == Routine::Probe) {
+                let e = ev.event(i);
+                if e.peer == PEER_NULL {
+                    continue;
+                }
+                let key = (e.comm, e.peer as u32, e.tag);
+                let at = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
+                if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
+                    && let Ok(k) = by_recv.binary_search_by_key(&v.event, |&(recv, _)| recv)
+                {
+                    set(d, i as u32, by_recv[k].1);
+                }
             }
-            let key = (e.comm, e.peer as u32, e.tag);
-            let at = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
-            if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
-                && let Ok(k) = by_recv.binary_search_by_key(&v.event, |&(recv, _)| recv)
-            {
-                set(d, i as u32, by_recv[k].1);
+            if !mine.is_empty() {
+                mine.sort_unstable();
+                halves.lock().expect("halves").push((d, mine));
             }
-        }
-        if !mine.is_empty() {
-            mine.sort_unstable();
-            halves.lock().expect("halves").push((d, mine));
-        }
-        if !lost.is_empty() {
-            unmatched.lock().expect("unmatched").extend(lost);
-        }
-        Ok(())
+            if !lost.is_empty() {
+                unmatched.lock().expect("unmatched").extend(lost);
+            }
+            Ok(())
+        })
     })?;
     // Its pages become the replay's call times (8 bytes an event, where these are 16 a send).
     bucketed.recycle();
@@ -662,34 +672,31 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     if !trace.events.routines().par_chunks(1 << 16).any(any) {
         return Ok(());
     }
-    // Per rank, `(communicator, its calls on it)`: a rank uses a few communicators.
-    let per_rank: Vec<Vec<(u32, u32)>> = (0..p)
+    // Per rank, `(communicator, its calls on it)`.
+    let per_rank: Vec<Tally> = (0..p)
         .into_par_iter()
         .map(|r| {
             let ev = trace.rank(r);
-            let mut on: Vec<(u32, u32)> = Vec::new();
+            let mut on = Tally::default();
             for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-                let c = ev.comm(i);
-                match on.iter_mut().find(|(k, _)| *k == c) {
-                    Some((_, n)) => *n += 1,
-                    None => on.push((c, 1)),
-                }
+                on.bump(ev.comm(i));
             }
             on
         })
         .collect();
-    let total: usize = per_rank.iter().flatten().map(|&(_, n)| n as usize).sum();
+    let pairs = || per_rank.iter().flat_map(Tally::pairs);
+    let total: usize = pairs().map(|(_, n)| n as usize).sum();
     if total == 0 {
         return Ok(());
     }
     // Instance (comm, s) is bucket `first[k] + s` (`comms[k] == comm`); its size: how many
     // ranks call more than `s` times on it.
-    let mut comms: Vec<u32> = per_rank.iter().flatten().map(|&(c, _)| c).collect();
+    let mut comms: Vec<u32> = pairs().map(|(c, _)| c).collect();
     comms.sort_unstable();
     comms.dedup();
     let index = |c: u32| comms.binary_search(&c).expect("listed");
     let mut most = vec![0u32; comms.len()];
-    for &(c, n) in per_rank.iter().flatten() {
+    for (c, n) in pairs() {
         let k = index(c);
         most[k] = most[k].max(n);
     }
@@ -699,7 +706,7 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
         first.push(first.last().expect("pushed") + m as usize);
     }
     let mut size = vec![0u32; first[comms.len()]];
-    for &(c, n) in per_rank.iter().flatten() {
+    for (c, n) in pairs() {
         size[first[index(c)] + n as usize - 1] += 1;
     }
     for k in 0..comms.len() {
@@ -832,16 +839,11 @@ fn rank_in(of: &Option<Vec<(u32, u32)>>, r: u32) -> Option<u32> {
 /// same number of times (`most`), and no other rank does: the common case, where every
 /// instance is complete and a participant's place in it is its communicator rank. `per_rank`:
 /// each rank's `(communicator, its calls on it)`.
-fn uniform(
-    trace: &Trace,
-    per_rank: &[Vec<(u32, u32)>],
-    comms: &[u32],
-    most: &[u32],
-) -> Option<RanksIn> {
+fn uniform(trace: &Trace, per_rank: &[Tally], comms: &[u32], most: &[u32]) -> Option<RanksIn> {
     let ranks_in: RanksIn = comms.iter().map(|&c| ranks_of(trace, c)).collect();
     let mut callers = vec![0usize; comms.len()];
     for (r, on) in per_rank.iter().enumerate() {
-        for &(c, n) in on {
+        for (c, n) in on.pairs() {
             let k = comms.binary_search(&c).expect("listed");
             callers[k] += 1;
             if n != most[k] || rank_in(&ranks_in[k], r as u32).is_none() {
@@ -874,22 +876,13 @@ fn place_uniform(
     // Rank `r`'s calls with their instances and its communicator rank in them.
     let calls = |r: usize| {
         let ev = trace.rank(r);
-        // `(communicator index, calls so far)`: a rank uses a few communicators.
-        let mut seq: Vec<(usize, usize)> = Vec::new();
+        // `(communicator index, calls so far)`.
+        let mut seq = Tally::default();
         (0..ev.len())
             .filter(move |&i| ev.routine(i).is_collective())
             .map(move |i| {
                 let k = comms.binary_search(&ev.comm(i)).expect("listed");
-                let s = match seq.iter_mut().find(|(c, _)| *c == k) {
-                    Some((_, n)) => {
-                        *n += 1;
-                        *n - 1
-                    }
-                    None => {
-                        seq.push((k, 1));
-                        0
-                    }
-                };
+                let s = seq.bump(k as u32) as usize;
                 let at = rank_in(&ranks_in[k], r as u32).expect("a member");
                 (i, first[k] + s, at)
             })
@@ -943,6 +936,41 @@ fn place_uniform(
                 [firsts[b], (r, i)].into_iter(),
             )
         }
+    }
+}
+
+/// A rank's `(key, count)` pairs, one a communicator it calls collectives on: a rank uses a
+/// few, so the first two are held inline, the rest in a vector (a vector a rank was 262,144
+/// allocations on a trace of as many ranks, made and freed twice).
+#[derive(Default)]
+struct Tally {
+    inline: [(u32, u32); 2],
+    len: u8,
+    more: Vec<(u32, u32)>,
+}
+
+impl Tally {
+    /// Counts one more for `key`; returns its count before.
+    fn bump(&mut self, key: u32) -> u32 {
+        let n = self.len as usize;
+        let mut held = self.inline[..n].iter_mut().chain(self.more.iter_mut());
+        if let Some((_, c)) = held.find(|(k, _)| *k == key) {
+            *c += 1;
+            return *c - 1;
+        }
+        match n < self.inline.len() {
+            true => (self.inline[n], self.len) = ((key, 1), self.len + 1),
+            false => self.more.push((key, 1)),
+        }
+        0
+    }
+
+    /// The pairs, in the order their keys were first counted.
+    fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.inline[..self.len as usize]
+            .iter()
+            .chain(&self.more)
+            .copied()
     }
 }
 
@@ -1180,6 +1208,21 @@ mod petgraph_impls {
 mod tests {
     use super::*;
     use crate::trace::parse;
+
+    /// A tally counts each key apart, inline or past the inline pairs, and lists its pairs in
+    /// the order the keys came.
+    #[test]
+    fn tally_counts_each_key() {
+        let mut t = Tally::default();
+        let keys = [7, 7, 3, 7, 9, 3, 11, 9, 9];
+        let before: Vec<u32> = keys.iter().map(|&k| t.bump(k)).collect();
+        assert_eq!(before, [0, 1, 0, 2, 0, 1, 0, 1, 2]);
+        assert_eq!(
+            t.pairs().collect::<Vec<_>>(),
+            [(7, 3), (3, 2), (9, 3), (11, 1)]
+        );
+        assert_eq!(Tally::default().pairs().count(), 0);
+    }
 
     /// Every event's link, as [`HbGraph::link`] gives them.
     fn links(g: &HbGraph) -> Vec<u32> {
