@@ -1940,6 +1940,46 @@ fn bench_reports_the_figures_of_the_prediction_it_makes() {
     );
 }
 
+/// Heap allocations do not grow with the ranks either: a trace of 4,096 ranks against one of
+/// 256, 1 thread. Loading and matching add at most one allocation per 100 added ranks (a
+/// rank's receives and its counts of collective calls, each a vector of its own, added 2 to 6
+/// a rank before session 27: 578 -> 8,258 on the dissemination); so does the replay,
+/// except where each rank calls several collective routines (`collectives`: their times in a
+/// box a rank, 6 allocations each, which this bounds by 8).
+#[test]
+fn allocations_do_not_grow_with_the_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let patterns: [(&[&str], u64); 4] = [
+        (&["dissemination"], 0),
+        (&["bcast", "--iterations", "2"], 0),
+        (&["allreduce", "--iterations", "3"], 0),
+        (&["collectives", "--iterations", "2"], 8),
+    ];
+    for (k, (pattern, replay_per_rank)) in patterns.into_iter().enumerate() {
+        let count = |ranks: &str| {
+            let sub = dir.path().join(format!("{k}-{ranks}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let args = [&["--pattern"], pattern, &["--ranks", ranks]].concat();
+            let f = synthesized(&sub, &args);
+            let b = json(&["bench", &f, "--platform", "myrinet", "--threads", "1"]);
+            let n = |p: &str| b["allocations"][p].as_u64().unwrap();
+            (n("parse") + n("graph"), n("replay"))
+        };
+        let ((load, replay), (load_more, replay_more)) = (count("256"), count("4096"));
+        let added = 4096 - 256;
+        assert!(
+            load > 0 && load_more <= load + added / 100,
+            "{pattern:?}: loading and matching made {load} allocations on 256 ranks, \
+             {load_more} on 4,096"
+        );
+        assert!(
+            replay > 0 && replay_more <= replay + added / 100 + replay_per_rank * added,
+            "{pattern:?}: the replay made {replay} allocations on 256 ranks, {replay_more} on \
+             4,096"
+        );
+    }
+}
+
 /// No heap allocation per event (issue 7): `bench` counts each phase's allocations, and ten
 /// times the iterations of a pattern add next to none: at most one per 500 added events (the
 /// Gaussian elimination's tags, listed by doubling, add about one per 700), at 1 thread, and as
