@@ -771,13 +771,11 @@ impl Shared<'_> {
         self.spare.lock().expect("spare").starts = starts;
         match costed {
             Ok(c) => Returns::Ready(match shell {
-                Some(mut a) => match Arc::get_mut(&mut a) {
-                    Some(slot) => {
-                        *slot = c;
-                        a
-                    }
-                    None => Arc::new(c),
-                },
+                // Held nowhere else (`recycle_returns`): filled in place, never cloned.
+                Some(mut a) => {
+                    *Arc::make_mut(&mut a) = c;
+                    a
+                }
                 None => Arc::new(c),
             }),
             Err(e) => {
