@@ -105,22 +105,22 @@ impl<T: Zeroable> DerefMut for Pages<T> {
 }
 
 /// Maps the whole pages inside `s` present and writable at once (`MADV_POPULATE_WRITE`, Linux
-/// 5.14; elsewhere nothing), not one fault a page as they are first written.
-pub(crate) fn populate_writes<T>(s: &mut [T]) {
+/// 5.14), not one fault a page as they are first written. False where the kernel has no such
+/// advice (then nothing is done).
+pub(crate) fn populate_writes<T>(s: &mut [T]) -> bool {
     const PAGE: usize = 4096;
     let (at, len) = (s.as_mut_ptr() as usize, size_of_val(s));
     let (first, end) = (at.next_multiple_of(PAGE), (at + len) / PAGE * PAGE);
-    if end > first {
-        // SAFETY: the advice only maps pages of `s`'s own memory (whole pages inside it),
-        // leaving their contents as they are.
-        unsafe {
+    // SAFETY: the advice only maps pages of `s`'s own memory (whole pages inside it), leaving
+    // their contents as they are.
+    end <= first
+        || unsafe {
             libc::madvise(
                 first as *mut libc::c_void,
                 end - first,
                 libc::MADV_POPULATE_WRITE,
-            )
-        };
-    }
+            ) == 0
+        }
 }
 
 #[cfg(test)]

@@ -1632,8 +1632,8 @@ pub fn replay_with(
 /// sends left ([`Pages::recycle`]), as far as those go: the 262,144-rank dissemination at 2
 /// threads, replay 297 -> 281 ms (minimum of 8 alternating runs), end to end 718 -> 680 ms.
 fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
-    let calls = Pages::zeroed(n);
-    populate_for_writes(&calls);
+    let mut calls = Pages::zeroed(n);
+    populate_for_writes(&mut calls);
     calls
 }
 
@@ -1643,20 +1643,14 @@ fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
 /// TLB, an interrupt to each other core the process runs on. On the 64-rank ring and
 /// Gaussian elimination, where ranks look at partners' times before they are written, those
 /// interrupts took 7-9% of the run's CPU at 2 threads. `MADV_POPULATE_WRITE` (Linux 5.14)
-/// maps the pages writable in 2 MiB pieces, in parallel; where the kernel has no such advice,
-/// a write to each page does it.
-fn populate_for_writes(a: &[AtomicU64]) {
+/// maps the pages writable in 2 MiB pieces, in parallel (`a` starts on a page, as [`Pages`]
+/// do, so every piece does); where the kernel has no such advice, a write to each page does it.
+fn populate_for_writes(a: &mut [AtomicU64]) {
     const PAGE: usize = 4096;
     const PIECE: usize = 2 << 20;
-    let (at, len) = (a.as_ptr() as usize, size_of_val(a));
-    let (first, end) = (at.next_multiple_of(PAGE), (at + len) / PAGE * PAGE);
-    let pieces: Vec<usize> = (first..end).step_by(PIECE).collect();
-    let advised = pieces.par_iter().all(|&from| {
-        let n = (end - from).min(PIECE);
-        // SAFETY: the advice only maps pages of `a`'s own memory (whole pages inside it),
-        // leaving their contents as they are.
-        unsafe { libc::madvise(from as *mut libc::c_void, n, libc::MADV_POPULATE_WRITE) == 0 }
-    });
+    let advised = a
+        .par_chunks_mut(PIECE / size_of::<AtomicU64>())
+        .all(crate::pages::populate_writes);
     if !advised {
         let per_page = PAGE / size_of::<AtomicU64>();
         a.par_chunks(per_page)

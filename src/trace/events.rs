@@ -953,7 +953,7 @@ impl RankSplit for (ColsMut<'_>, &mut [Extra], (&[usize], usize)) {
     fn prepare(&mut self) {
         macro_rules! populate {
             ($($c:ident),*; $($blk:ident),*) => {{
-                $(crate::pages::populate_writes(&mut self.0.$c[..]);)*
+                $(let _ = crate::pages::populate_writes(&mut self.0.$c[..]);)*
             }};
         }
         with_columns!(populate)

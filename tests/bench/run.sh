@@ -16,8 +16,9 @@
 # took less than MIN_SECONDS (5 unless set; their end-to-end times summed) runs more rounds, up
 # to MAX_REPEAT (30): the 64-rank Gaussian elimination, 0.1 s a round, gets 30 draws, not 3,
 # and the CG-like loop, 1 s a round, 5 (with 3, one slow spell made its speedup 1.52x where 8
-# draws gave 1.94x). The speedup is of the row's time over the first thread count's. Last, the run's figures against issue 7's targets
-# (met or MISSED: a summary to read, never a test's verdict).
+# draws gave 1.94x). The speedup is of the row's time over the first thread count's. Last, the
+# run's figures against issue 7's targets (met or MISSED: a summary to read, never a test's
+# verdict).
 #
 # The two LogGOPSim reference cases, measured on this 2-core machine by the project: the
 # 262,144-rank dissemination (14.2 M events, 0.94 M events/s, 1.87 GB) and the 1,024-rank
