@@ -1231,6 +1231,75 @@ fn loggp_ping_pong_by_hand() {
     assert_close(rank_ns(&v, 0)[3], 0.0, "no sender sync");
 }
 
+/// A receive costs its message as sent, whatever it posted: the send's bytes, and the protocol
+/// of the send's mode (the graph marks plain sends, standard-mode ones of a 32-bit byte count,
+/// so that the replay reads less of them; this holds marked and unmarked messages alike to
+/// MODEL.md's table). L = 1000, o = 100, Os = Or = 0, Gs = Gl = 1, s = 0 (so T2 = k + L),
+/// S = 1000, no computation, every call at 0. A receive of a message of k bytes sent at 0 and
+/// posted at 0 returns, eager, at max(T1 + T2, 0) + T3 = k + 1200, by rendezvous at
+/// max(o + L, 0) + o + T5 + T1 + T2 + T3 = k + 3600 (T5 = o + L + o = 1200); as an Irecv
+/// (returns at o) and a Wait called at 0 (the Wait rule: max(0 + Tblk, 0 + o)) at the same.
+#[test]
+fn a_receive_costs_the_message_as_sent() {
+    let cases = [
+        // rank 0's send, rank 1's receive, the bytes it posted, rank 1's end.
+        ("MPI_Send 0 0 bytes=10 peer=1", 10u64, 1210.0), // plain, eager
+        ("MPI_Send 0 0 bytes=5000 peer=1", 5000, 8600.0), // plain, rendezvous
+        (
+            "MPI_Isend 0 0 bytes=5000 peer=1 req=0\n0 MPI_Wait 0 0 done=0:-1:-1",
+            5000,
+            8600.0,
+        ),
+        ("MPI_Send 0 0 bytes=10 peer=1", 5000, 1210.0), // posted more than it got
+        ("MPI_Ssend 0 0 bytes=10 peer=1", 10, 3610.0),  // synchronous: rendezvous
+        ("MPI_Bsend 0 0 bytes=5000 peer=1", 5000, 6200.0), // buffered: eager
+        ("MPI_Rsend 0 0 bytes=5000 peer=1", 5000, 6200.0), // ready: eager
+        // Beyond 32 bits, kept apart from the columns.
+        (
+            "MPI_Send 0 0 bytes=4294967296 peer=1",
+            4294967296,
+            4294970896.0,
+        ),
+    ];
+    let params = [
+        "--L", "1000", "--o", "100", "--Os", "0", "--Or", "0", "--Gs", "1", "--Gl", "1", "--s",
+        "0", "--S", "1000", "--format", "json",
+    ];
+    for (send, posted, end) in cases {
+        for recv in [
+            format!("MPI_Recv 0 0 bytes={posted} peer=0"),
+            format!("MPI_Irecv 0 0 bytes={posted} peer=0 req=0\n1 MPI_Wait 0 0 done=0:0:0"),
+        ] {
+            let (_d, f) = text_trace(
+                "message.txt",
+                &format!(
+                    "loggps-trace 1\nranks 2\n0 MPI_Init 0 0\n0 {send}\n0 MPI_Finalize 0 0\n\
+                     1 MPI_Init 0 0\n1 {recv}\n1 MPI_Finalize 0 0\n"
+                ),
+            );
+            let v = json(&[&[f.as_str()][..], &params].concat());
+            assert_close(rank_ns(&v, 1)[0], end, &format!("{send} / {recv}"));
+        }
+    }
+    // A Sendrecv's send (5000 bytes, its word not a byte count) into an Irecv, with S = 10^5:
+    // rank 1's Irecv returns at 100, its Send of 10 bytes is called there and returns at 200,
+    // its Wait (called at 200) at max(0 + T1 + T2 + T3, 200 + o) = 6200. Rank 0's receive half
+    // takes rank 1's message sent at 100: 100 + T1 + T2 + T3 = 1310, its send half returns at
+    // T1 = 100, so the Sendrecv at 1310.
+    let (_d, f) = text_trace(
+        "sendrecv.txt",
+        "loggps-trace 1\nranks 2\n\
+         0 MPI_Init 0 0\n0 MPI_Sendrecv 0 0 bytes=5000 peer=1 recv_bytes=10 source=1\n0 MPI_Finalize 0 0\n\
+         1 MPI_Init 0 0\n1 MPI_Irecv 0 0 bytes=5000 peer=0 req=0\n1 MPI_Send 0 0 bytes=10 peer=0\n\
+         1 MPI_Wait 0 0 done=0:0:0\n1 MPI_Finalize 0 0\n",
+    );
+    let mut args = params.to_vec();
+    args[15] = "100000";
+    let v = json(&[&[f.as_str()][..], &args].concat());
+    assert_close(rank_ns(&v, 0)[0], 1310.0, "Sendrecv");
+    assert_close(rank_ns(&v, 1)[0], 6200.0, "Wait on the Sendrecv's message");
+}
+
 /// The gap g: rank 0 posts two 1-byte Isends back to back (calls at 0 and 100), then a
 /// Waitall; rank 1 receives them in turn. L = 1000, o = 100, g = 500, G = 1 ((k−1)G = 0).
 /// First message: out at 0 + o = 100, arrives 1100. Second: its overhead ends at 100 + o = 200

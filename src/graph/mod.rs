@@ -18,6 +18,16 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// "No partner" in the link columns.
 pub const NONE: u32 = u32::MAX;
+
+/// The most events a trace may have: a link (a global event index) leaves its top bit free.
+pub const MAX_EVENTS: usize = (1 << 31) - 1;
+
+/// A receive's link bit: its message comes from a plain send
+/// ([`crate::trace::Rank::plain_send`]), whose byte count alone tells its size and protocol,
+/// so that the replay need not read the send's routine too, a cache line far away (the
+/// 262,144-rank dissemination's replay at 2 threads: 0.348 -> 0.324 s, medians of 10
+/// alternating runs). Also a send's [`Side::at`] bit, which the matching passes on.
+const PLAIN: u32 = 1 << 31;
 // A request's completing event comes from the trace's request check, whose "none" is this one.
 const _: () = assert!(NONE == crate::trace::NOT_DONE);
 
@@ -40,7 +50,9 @@ pub struct HbGraph {
     /// (point-to-point), the instance (collectives, unless [`HbGraph::implicit`]), or [`NONE`].
     /// Stored as `!link`, so that [`NONE`] is 0 and the array comes zeroed from the system, its
     /// pages touched first by the matching's writes (setting every entry to [`NONE`] first took
-    /// 18 ms on 262,144 ranks; a trace of collectives alone touches none).
+    /// 18 ms on 262,144 ranks; a trace of collectives alone touches none). Links are below
+    /// [`MAX_EVENTS`], so a stored link has its top bit set; a receive's has it clear where its
+    /// message is [`PLAIN`].
     link: Vec<u32>,
     /// Every collective call is on the world communicator and every rank makes as many: the
     /// instance of a call is the number of collective calls its rank made before it, and is not
@@ -60,20 +72,45 @@ struct Side {
     comm: u32,
     src: u32,
     tag: i32,
-    /// The event on this side's own rank (the sender's for sends, the receiver's for receives).
-    event: u32,
+    /// The event on this side's own rank (the sender's for sends, the receiver's for
+    /// receives), below 2^31 ([`MAX_EVENTS`]), with [`PLAIN`] set on a plain send's: read by
+    /// [`Side::event`] and [`Side::plain`].
+    at: u32,
 }
 
 // SAFETY: four integers.
 unsafe impl pages::Zeroable for Side {}
 
 impl Side {
+    fn new(comm: u32, src: u32, tag: i32, event: u32) -> Side {
+        Side {
+            comm,
+            src,
+            tag,
+            at: event,
+        }
+    }
+
+    /// The event on this side's own rank.
+    #[inline]
+    fn event(&self) -> u32 {
+        self.at & !PLAIN
+    }
+
+    /// Whether this is a plain send's side, known where the sender's columns are read in order
+    /// (reading the send's routine and word at the matching, for each message, took the
+    /// dissemination's graph from 0.30 to 0.42 s at 1 thread).
+    #[inline]
+    fn plain(&self) -> bool {
+        self.at & PLAIN != 0
+    }
+
     /// `(channel, event)` as one number, to sort by: a 128-bit comparison where the tuple took
     /// four.
     #[inline]
     fn order(&self) -> u128 {
         let tag = (self.tag as u32 ^ 1 << 31) as u128; // i32 order as u32 order
-        (self.comm as u128) << 96 | (self.src as u128) << 64 | tag << 32 | self.event as u128
+        (self.comm as u128) << 96 | (self.src as u128) << 64 | tag << 32 | self.event() as u128
     }
 
     /// Sorts by [`Side::order`]. Receives posted from the farthest source down, as a
@@ -92,7 +129,8 @@ impl Side {
         }
         // By source, each source's sides in program order (a bucket of sends; receives from a
         // few sources after the counting sort below): each source's sides are put in tag order.
-        let by_source = |a: &Side, b: &Side| (a.comm, a.src, a.event) <= (b.comm, b.src, b.event);
+        let by_source =
+            |a: &Side, b: &Side| (a.comm, a.src, a.event()) <= (b.comm, b.src, b.event());
         if v.is_sorted_by(by_source) {
             Side::tags_in_order(v);
             return;
@@ -174,7 +212,7 @@ impl Side {
                     }
                 }
             }
-            if tags.len() > FEW_TAGS || !group.is_sorted_by_key(|s| s.event) {
+            if tags.len() > FEW_TAGS || !group.is_sorted_by_key(Side::event) {
                 group.sort_unstable_by_key(Side::order);
                 continue;
             }
@@ -191,8 +229,19 @@ impl Side {
 impl HbGraph {
     /// What event `i` of rank `r` is linked to: its message's partner event (a global index,
     /// see [`crate::trace::Events::locate`]), its collective instance, or [`NONE`].
+    #[inline]
     pub fn link(&self, r: usize, i: usize) -> u32 {
-        !self.link[self.start[r] + i]
+        self.link_plain(r, i).0
+    }
+
+    /// [`HbGraph::link`], and whether it is a receive's whose message comes from a plain send
+    /// (see [`PLAIN`]).
+    #[inline]
+    pub fn link_plain(&self, r: usize, i: usize) -> (u32, bool) {
+        match self.link[self.start[r] + i] {
+            0 => (NONE, false),
+            s => (!(s | PLAIN), s & PLAIN == 0),
+        }
     }
 
     /// Asks for the cache line of global event `e`'s link.
@@ -344,13 +393,12 @@ fn recv_key(
 pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
     let p = trace.nranks();
     let start = trace.events.offsets().to_vec();
-    if start[p] >= NONE as usize {
+    if start[p] > MAX_EVENTS {
         return Err(TraceError::at(
             file,
             format!(
-                "the trace has {} events; this build handles at most {}",
-                start[p],
-                NONE - 1
+                "the trace has {} events; this build handles at most {MAX_EVENTS}",
+                start[p]
             ),
         ));
     }
@@ -424,12 +472,7 @@ fn receives(trace: &Trace, file: &str, r: usize, v: &mut Vec<Side>) -> Result<()
                     format!("received from source {src}, which is not a world rank"),
                 ));
             }
-            v.push(Side {
-                comm: ev.comm(i),
-                src: src as u32,
-                tag,
-                event: i as u32,
-            });
+            v.push(Side::new(ev.comm(i), src as u32, tag, i as u32));
         }
     }
     Ok(())
@@ -497,7 +540,7 @@ fn bucket_sends(trace: &Trace) -> (Vec<usize>, Pages<Side>) {
                         comm: ev.comm(i),
                         src: r as u32,
                         tag: ev.tag(i),
-                        event: i as u32,
+                        at: i as u32 | (PLAIN * ev.plain_send(i) as u32),
                     };
                     // SAFETY: range c's sends to d own slots counts[c][d] (as set above) up to
                     // the count it made in the first pass, which is exactly how many it writes
@@ -525,6 +568,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         .collect();
     let set =
         |r: usize, i: u32, to: u32| link[g.start[r] + i as usize].store(!to, Ordering::Relaxed);
+
     // What only some destinations have: Sendrecv halves, and what did not match.
     let halves = Mutex::new(Vec::<(usize, Vec<(u32, u32)>)>::new());
     let unmatched: Mutex<Vec<(bool, usize, Side)>> = Mutex::new(Vec::new());
@@ -555,19 +599,20 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
                     std::cmp::Ordering::Greater => lost.push((false, d, recvs[b])),
                     std::cmp::Ordering::Equal => {
                         let (s, v) = (sends[a], recvs[b]);
-                        let send = (g.start[s.src as usize] + s.event as usize) as u32;
+                        let send = (g.start[s.src as usize] + s.event() as usize) as u32;
+                        let recv = v.event();
                         set(
                             s.src as usize,
-                            s.event,
-                            (g.start[d] + v.event as usize) as u32,
+                            s.event(),
+                            (g.start[d] + recv as usize) as u32,
                         );
-                        if ev.routine(v.event as usize).shape() == Shape::Sendrecv {
-                            mine.push((v.event, send));
+                        if ev.routine(recv as usize).shape() == Shape::Sendrecv {
+                            mine.push((recv, send));
                         } else {
-                            set(d, v.event, send);
+                            set(d, recv, send | (PLAIN * s.plain() as u32));
                         }
                         if probes {
-                            by_recv.push((v.event, send));
+                            by_recv.push((recv, send));
                         }
                     }
                 }
@@ -582,9 +627,9 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
                     continue;
                 }
                 let key = (e.comm, e.peer as u32, e.tag);
-                let at = recvs.partition_point(|v| (channel(v), v.event) <= (key, i as u32));
+                let at = recvs.partition_point(|v| (channel(v), v.event()) <= (key, i as u32));
                 if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
-                    && let Ok(k) = by_recv.binary_search_by_key(&v.event, |&(recv, _)| recv)
+                    && let Ok(k) = by_recv.binary_search_by_key(&v.event(), |&(recv, _)| recv)
                 {
                     set(d, i as u32, by_recv[k].1);
                 }
@@ -604,7 +649,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
             Ok(())
         })
     })?;
-    // Its pages become the replay's call times (8 bytes an event, where these are 16 a send).
+    // Its pages become the replay's call times (8 bytes an event, where these are 20 a send).
     bucketed.recycle();
     g.link = link.into_iter().map(AtomicU32::into_inner).collect();
     let halves = halves.into_inner().expect("halves");
@@ -622,10 +667,10 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         } else {
             (d, x.src as usize)
         };
-        let routine = trace.rank(rank).routine(x.event as usize).mpi_name();
+        let routine = trace.rank(rank).routine(x.event() as usize).mpi_name();
         format!(
             "rank {rank} event {} {routine} {} rank {peer} tag {} comm {}",
-            x.event,
+            x.event(),
             if send { "to" } else { "from" },
             x.tag,
             x.comm
@@ -1233,7 +1278,10 @@ mod tests {
 
     /// Every event's link, as [`HbGraph::link`] gives them.
     fn links(g: &HbGraph) -> Vec<u32> {
-        g.link.iter().map(|&l| !l).collect()
+        let p = g.start.len() - 1;
+        (0..p)
+            .flat_map(|r| (0..g.start[r + 1] - g.start[r]).map(move |i| g.link(r, i)))
+            .collect()
     }
 
     fn build_text(t: &str) -> (Trace, HbGraph) {
@@ -1409,18 +1457,8 @@ mod tests {
         for (k, &tag) in t.iter().enumerate() {
             for (j, &a) in u.iter().enumerate() {
                 let b = u[(j + k) % u.len()];
-                sides.push(Side {
-                    comm: a,
-                    src: b,
-                    tag,
-                    event: u[(j + 2 * k) % u.len()],
-                });
-                sides.push(Side {
-                    comm: b,
-                    src: a,
-                    tag,
-                    event: a,
-                });
+                sides.push(Side::new(a, b, tag, u[(j + 2 * k) % u.len()]));
+                sides.push(Side::new(b, a, tag, a));
             }
         }
         let mut by_key = sides.clone();
@@ -1428,7 +1466,7 @@ mod tests {
         let mut descending = by_key.clone();
         descending.dedup();
         descending.reverse();
-        sides.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event));
+        sides.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event()));
         assert!(by_key == sides);
         sides.dedup();
         // Strictly descending; descending but for one pair; two descending runs, the second
@@ -1450,17 +1488,12 @@ mod tests {
     /// tuple sort does.
     #[test]
     fn few_sources_sort_as_the_tuple_order() {
-        let side = |comm, src, tag, event| Side {
-            comm,
-            src,
-            tag,
-            event,
-        };
+        let side = Side::new;
         let cycling: Vec<Side> = (0..600)
             .map(|e| side(3, e % 7, [5, -1, 0][e as usize % 3], e))
             .collect();
         let mut by_source = cycling.clone();
-        by_source.sort_by_key(|s| (s.src, s.event));
+        by_source.sort_by_key(|s| (s.src, s.event()));
         let mut two_comms = cycling.clone();
         two_comms[17].comm = 1;
         // 241 is prime to 600: k -> 241 k mod 600 visits every side once.
@@ -1471,7 +1504,7 @@ mod tests {
             .collect();
         for mut v in [cycling, by_source, two_comms, shuffled, many_tags] {
             let mut want = v.clone();
-            want.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event));
+            want.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event()));
             Side::sort(&mut v);
             assert!(v == want);
         }

@@ -911,9 +911,16 @@ impl Shared<'_> {
     }
 
     /// A receive started at `ti` whose message comes from global event `from` (NONE: none),
-    /// most likely an event of rank `source` (see [`Shared::call_at`]).
+    /// most likely an event of rank `source` (see [`Shared::call_at`]); `plain`: a plain
+    /// send's ([`HbGraph::link_plain`]).
     #[inline(always)]
-    fn recv_completion(&self, from: u32, source: i32, ti: f64) -> Result<Pending, Dep> {
+    fn recv_completion(
+        &self,
+        from: u32,
+        plain: bool,
+        source: i32,
+        ti: f64,
+    ) -> Result<Pending, Dep> {
         if from == NONE {
             return Ok(Pending::Done(Completion {
                 done: ti + self.model.o(),
@@ -924,9 +931,9 @@ impl Shared<'_> {
         }
         let from = from as usize;
         let ts = self.call_at(from, source)?;
-        let bytes = self.trace.events.bytes_at(from);
+        let (bytes, rdv) = self.message(from, plain);
         let c = match self.model {
-            Model::LogGps(p) => p.recv(bytes, self.rendezvous_at(from), ts, ti),
+            Model::LogGps(p) => p.recv(bytes, rdv, ts, ti),
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
                     t: ti,
@@ -945,6 +952,19 @@ impl Shared<'_> {
             unreachable!("only LogGP receives wait for a port")
         };
         lg.recv_return(port, m.t, m.bytes, m.arrival)
+    }
+
+    /// The bytes of the message sent by global event `from`, and whether it goes by
+    /// rendezvous; from its byte count alone where it is `plain` (the graph tells).
+    #[inline(always)]
+    fn message(&self, from: usize, plain: bool) -> (u64, bool) {
+        match plain {
+            true => {
+                let k = self.trace.events.plain_bytes_at(from);
+                (k, k > self.eager_limit)
+            }
+            false => (self.trace.events.bytes_at(from), self.rendezvous_at(from)),
+        }
     }
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
@@ -966,7 +986,10 @@ impl Shared<'_> {
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
             Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
-            _ => self.recv_completion(self.g.link(r, oi), self.trace.rank(r).peer(oi), ti),
+            _ => {
+                let (from, plain) = self.g.link_plain(r, oi);
+                self.recv_completion(from, plain, self.trace.rank(r).peer(oi), ti)
+            }
         }
     }
 }
@@ -1028,7 +1051,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
         if routine == Routine::Finalize {
             break;
         }
-        let link = link_of(sh, r, i, routine, st.colls);
+        let (link, plain) = link_plain_of(sh, r, i, routine, st.colls);
         // The port as this event leaves it; kept only if the event can be costed now.
         let mut port = st.loggp().map_or_else(Port::default, |l| l.port);
         let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
@@ -1050,8 +1073,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 Shape::Recv => {
                     let from = link as usize;
                     let ts = or_block!(sh.call_at(from, ev.peer(i)));
-                    let k = sh.trace.events.bytes_at(from);
-                    let rdv = sh.rendezvous_at(from);
+                    let (k, rdv) = sh.message(from, plain);
                     let c = match sh.model {
                         Model::LogGps(p) if routine == Routine::Probe => p.probe(k, rdv, ts, tc),
                         Model::LogGps(p) => p.recv(k, rdv, ts, tc),
@@ -1069,7 +1091,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                 }
                 Shape::Sendrecv => {
                     let send = or_block!(sh.send_completion(r, i, tc));
-                    match or_block!(sh.recv_completion(sh.g.link2(r, i), -1, tc)) {
+                    match or_block!(sh.recv_completion(sh.g.link2(r, i), false, -1, tc)) {
                         Pending::Done(recv) => {
                             let mut w = WaitFold::new(tc, o);
                             w.add(send.done, send.unblock, send.send_side);
@@ -1178,10 +1200,10 @@ fn prefetch_partner(sh: &Shared<'_>, ev: &Rank<'_>, r: usize, i: usize) {
     if i >= ev.len() || !read_by_partners(ev.routine(i)) {
         return;
     }
-    let e = sh.g.link(r, i);
+    let (e, plain) = sh.g.link_plain(r, i);
     if e != NONE {
         prefetch(&sh.calls[e as usize]);
-        sh.trace.events.prefetch(e as usize);
+        sh.trace.events.prefetch(e as usize, plain);
     }
 }
 
@@ -1292,9 +1314,16 @@ fn recorded(
 /// that the graph implies ([`HbGraph::implicit`]: the rank's `colls` collective calls before it).
 #[inline(always)]
 fn link_of(sh: &Shared<'_>, r: usize, i: usize, routine: Routine, colls: u32) -> u32 {
+    link_plain_of(sh, r, i, routine, colls).0
+}
+
+/// [`link_of`], and whether a receive's message comes from a plain send
+/// ([`HbGraph::link_plain`]).
+#[inline(always)]
+fn link_plain_of(sh: &Shared<'_>, r: usize, i: usize, routine: Routine, colls: u32) -> (u32, bool) {
     match sh.g.implicit && routine.is_collective() {
-        true => colls,
-        false => sh.g.link(r, i),
+        true => (colls, false),
+        false => sh.g.link_plain(r, i),
     }
 }
 

@@ -681,10 +681,13 @@ impl Events {
         self.routine.is_empty()
     }
 
-    /// Asks for the cache lines of global event `e`'s routine and byte count.
+    /// Asks for the cache lines of global event `e`'s routine and byte count (its byte count
+    /// alone where it is a `plain` send: [`Events::plain_bytes_at`]).
     #[inline]
-    pub fn prefetch(&self, e: usize) {
-        prefetch(&self.routine[e]);
+    pub fn prefetch(&self, e: usize, plain: bool) {
+        if !plain {
+            prefetch(&self.routine[e]);
+        }
         prefetch(&self.word[e]);
     }
 
@@ -730,6 +733,13 @@ impl Events {
                 self.rank(r).bytes(i)
             }
         }
+    }
+
+    /// The byte count of global event `e`, a plain send ([`Rank::plain_send`]): its word,
+    /// not its routine's cache line too.
+    #[inline(always)]
+    pub fn plain_bytes_at(&self, e: usize) -> u64 {
+        self.word[e] as u64
     }
 
     /// The first global index of each rank, and the total at the end.
@@ -1255,6 +1265,14 @@ impl<'a> Rank<'a> {
             WIDE_DUR => self.wide(wide_key(i, 0)),
             d => self.t_call(i).wrapping_add_signed(d as i64),
         }
+    }
+
+    /// Whether event `i` is a plain send: a standard-mode `Send` or `Isend`, whose byte count
+    /// is its word ([`Events::plain_bytes_at`]) and alone tells whether it goes by rendezvous.
+    #[inline]
+    pub fn plain_send(&self, i: usize) -> bool {
+        matches!(self.routine(i), Routine::Send | Routine::Isend)
+            && self.ev.word[self.global(i)] != WIDE_BYTES
     }
 
     #[inline]
