@@ -607,6 +607,13 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     }
     const KEEP_RECEIVES: usize = 1 << 16;
     par_ranges(&mut bucketed[..], &start, &|d, sends: &mut [Side]| {
+        // The senders' links this destination will write, mostly far apart: asked for before
+        // its receives are gathered and sorted, so that the writes find them (a write that
+        // misses holds up the writes behind it; the dissemination's graph at 1 thread 0.280 ->
+        // 0.272 s, at 2 0.148 -> 0.142, fastest of 4 and 8).
+        for s in sends.iter().take(32) {
+            crate::trace::prefetch(&link[g.start[s.src as usize] + s.event() as usize]);
+        }
         Side::sort(sends);
         with_kept(&RECEIVES, |recvs| {
             receives(trace, file, d, seen, recvs)?;
