@@ -266,7 +266,7 @@ impl<P> Cursor<'_, P> {
     /// Whether `e`, the rank's event `i`, passes [`Checks`] and its [`RankRequests`] (which
     /// then record it); `source`: a Sendrecv's receive source. A completion call's requests
     /// are in `done`.
-    #[inline]
+    #[inline(always)]
     fn valid(&mut self, i: usize, e: &Event, source: i32) -> bool {
         let r = self.rank;
         let completed = self.done.iter().map(|c| c.req);

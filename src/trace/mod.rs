@@ -487,8 +487,10 @@ impl Checks {
     /// What is wrong with event `e` of rank `r`, whose previous event returned at
     /// `prev_return` (0 before its first); `source`: a Sendrecv's receive source.
     /// `known_comm`: a communicator other than world found fine for this rank before (0 at
-    /// first), which this updates.
-    #[inline]
+    /// first), which this updates. Inlined into the parse's loop, as are the request check and
+    /// the cursor's, where each was a call an event (the dissemination's parse 0.642 -> 0.626 s
+    /// at 1 thread, 0.367 -> 0.346 at 2, fastest of 4 and 8).
+    #[inline(always)]
     pub fn event(
         &self,
         r: usize,
@@ -570,7 +572,7 @@ pub const NOT_DONE: u32 = u32::MAX;
 impl RankRequests {
     /// What is wrong with event `i`, `e`, whose completed requests (for a completion call)
     /// are `completed`. Nothing is recorded of an event found wrong.
-    #[inline]
+    #[inline(always)]
     pub fn event(
         &mut self,
         i: u32,
