@@ -1102,7 +1102,9 @@ fn same_call(
 }
 
 /// Whether the message sent by global event `e` goes by rendezvous under eager limit `S`.
-#[inline]
+/// Inlined: the replay asks for each send, a few events ahead and again when costing it (as a
+/// call, the dissemination's replay at 1 thread took 0.495 s, inlined 0.478).
+#[inline(always)]
 pub fn rendezvous_at(ev: &crate::trace::Events, eager_limit: u64, e: usize) -> bool {
     match ev.routine_at(e) {
         Routine::Ssend | Routine::Issend => true,
