@@ -968,6 +968,9 @@ impl Shared<'_> {
     }
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
+    /// Inlined, as is the search for a completed request's creator: the compiler kept both as
+    /// calls (the dissemination's replay at 2 threads 0.271 -> 0.262 s, fastest of 8).
+    #[inline(always)]
     fn rendezvous(&self, r: usize, i: usize) -> bool {
         matches!(self.model, Model::LogGps(_)) && self.rendezvous_at(self.offsets[r] + i)
     }

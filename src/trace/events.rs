@@ -1420,7 +1420,7 @@ impl<'a> Rank<'a> {
     }
 
     /// [`find_origin`] in this rank, the request most likely created near event `i`.
-    #[inline]
+    #[inline(always)]
     fn find_origin(&self, req: u32, prev: Option<(u32, u32)>, i: usize) -> Option<u32> {
         let near = i.min(self.len.saturating_sub(1)) / BLOCK;
         let (base, bits) = (self.r_base(), self.r_bits());
