@@ -1054,7 +1054,7 @@ impl Push for Sink<'_> {
         self.next += 1;
     }
 
-    #[inline]
+    #[inline(always)]
     fn implied(&self, req: u32) -> Option<(i32, i32)> {
         match self.recent[req as usize % RECENT] {
             (id, status) if id == req => return status,
@@ -1275,7 +1275,7 @@ impl<'a> Rank<'a> {
             && self.ev.word[self.global(i)] != WIDE_BYTES
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn bytes(&self, i: usize) -> u64 {
         let word = self.ev.word[self.global(i)];
         match self.routine(i).shape() {

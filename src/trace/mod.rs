@@ -52,7 +52,11 @@ macro_rules! routines {
             /// Every routine, in code order.
             pub const ALL: &'static [Routine] = &[$(Routine::$name,)*];
 
-            /// The routine with binary code `code`, if there is one.
+            /// The routine with binary code `code`, if there is one. Inlined into the parse's
+            /// loop, as are a request's implied status and an event's byte count, which the
+            /// compiler kept as calls (the dissemination's parse 0.601 -> 0.584 s at 1 thread,
+            /// 0.354 -> 0.341 at 2, fastest of 4 and 8).
+            #[inline(always)]
             pub fn from_code(code: u8) -> Option<Routine> {
                 match code { $($code => Some(Routine::$name),)* _ => None }
             }
