@@ -1101,16 +1101,31 @@ fn same_call(
     Ok(())
 }
 
-/// Whether the message sent by global event `e` goes by rendezvous under eager limit `S`.
-/// Inlined: the replay asks for each send, a few events ahead and again when costing it (as a
-/// call, the dissemination's replay at 1 thread took 0.495 s, inlined 0.478).
+/// Whether a message sent by a `routine` call of `bytes()` bytes goes by rendezvous under
+/// eager limit `S`: by the send's mode, else by its size.
 #[inline(always)]
-pub fn rendezvous_at(ev: &crate::trace::Events, eager_limit: u64, e: usize) -> bool {
-    match ev.routine_at(e) {
+fn rendezvous_by(routine: Routine, eager_limit: u64, bytes: impl FnOnce() -> u64) -> bool {
+    match routine {
         Routine::Ssend | Routine::Issend => true,
         Routine::Bsend | Routine::Rsend | Routine::Ibsend | Routine::Irsend => false,
-        _ => ev.bytes_at(e) > eager_limit,
+        _ => bytes() > eager_limit,
     }
+}
+
+/// Whether the message sent by global event `e` goes by rendezvous under eager limit `S`.
+/// Inlined, as is [`rendezvous_in`]: the replay asks for each send, a few events ahead and
+/// again when costing it (as a call, the dissemination's replay at 1 thread took 0.495 s,
+/// inlined 0.478).
+#[inline(always)]
+pub fn rendezvous_at(ev: &crate::trace::Events, eager_limit: u64, e: usize) -> bool {
+    rendezvous_by(ev.routine_at(e), eager_limit, || ev.bytes_at(e))
+}
+
+/// [`rendezvous_at`] for event `i` of rank `ev`: its byte count read in the rank, where a
+/// global event's that is not in its columns (a Sendrecv's) first looks for its rank.
+#[inline(always)]
+pub fn rendezvous_in(ev: &crate::trace::Rank<'_>, eager_limit: u64, i: usize) -> bool {
+    rendezvous_by(ev.routine(i), eager_limit, || ev.bytes(i))
 }
 
 /// The happens-before graph as petgraph sees it, for a given eager limit: nodes are each
@@ -1170,7 +1185,7 @@ impl<'a> HbView<'a> {
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous.
     pub fn rendezvous(&self, r: usize, i: usize) -> bool {
-        rendezvous_at(&self.trace.events, self.eager_limit, self.offsets[r] + i)
+        rendezvous_in(&self.trace.rank(r), self.eager_limit, i)
     }
 
     /// The event whose return waits for a message event: the Wait that completes a

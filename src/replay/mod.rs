@@ -39,7 +39,7 @@ use crate::collectives::schedule::Matching;
 use crate::collectives::traced::{self, Choice, op_of};
 use crate::collectives::{CostModel, Op, Spec};
 use crate::error::TraceError;
-use crate::graph::{HbGraph, NONE, rendezvous_at};
+use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
 use crate::memory::with_kept;
 use crate::model::{Cost, LogGp, Model, Params, SavedFold, WaitFold};
 use crate::pages::Pages;
@@ -972,7 +972,8 @@ impl Shared<'_> {
     /// calls (the dissemination's replay at 2 threads 0.271 -> 0.262 s, fastest of 8).
     #[inline(always)]
     fn rendezvous(&self, r: usize, i: usize) -> bool {
-        matches!(self.model, Model::LogGps(_)) && self.rendezvous_at(self.offsets[r] + i)
+        matches!(self.model, Model::LogGps(_))
+            && rendezvous_in(&self.trace.rank(r), self.eager_limit, i)
     }
 
     /// Whether the message sent by global event `e` goes by rendezvous.
