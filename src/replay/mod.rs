@@ -159,6 +159,9 @@ const OWNED_PATIENCE: Duration = Duration::from_millis(5);
 /// and 256 of them (looks of 1, 2, 4 up to 256 hints: 12.6 us before the first yield) left a
 /// waiter asleep in its hints for microseconds after the partner had published.
 const OWNED_MAX_BACKOFF: u32 = 16;
+/// The spin-loop hints a thread waiting for another's costing of a collective makes, one a
+/// look, before it yields its core at each look (a costing takes long: it need not look often).
+const COSTING_MAX_SPINS: u32 = 256;
 /// Events replayed by the threads of [`run_owned`] between two progress reports.
 const OWNED_REPORT_EVENTS: u64 = 1 << 16;
 /// Events a thread of [`run_owned`] replays before it adds them to the count all threads see.
@@ -647,7 +650,7 @@ impl Shared<'_> {
                 // cores: the one costing may need it).
                 match rayon::yield_now() {
                     Some(rayon::Yield::Executed) => idle = 0,
-                    _ if idle < OWNED_MAX_BACKOFF => {
+                    _ if idle < COSTING_MAX_SPINS => {
                         idle += 1;
                         std::hint::spin_loop();
                     }
