@@ -107,8 +107,9 @@ impl<T: Zeroable> Drop for Pages<T> {
                 let from = k * RELEASE_PIECE_BYTES;
                 // SAFETY: the pieces are whole pages of the mapping (it starts on a page, and
                 // pieces are whole pages but the last, which ends where the mapping does), no
-                // longer referred to: the buffer is being dropped. What the advice drops reads
-                // back as zeroes; nothing reads it before the map is unmapped below.
+                // longer referred to: the buffer is being dropped, and its map is unmapped
+                // right after (when the field is dropped), so nothing reads what the advice
+                // drops (it would read back as zeroes).
                 unsafe {
                     libc::madvise(
                         (at + from) as *mut libc::c_void,

@@ -152,7 +152,12 @@ const STARTS_BATCH: usize = 4096;
 /// Ranks a wave's parallel pieces hold.
 const WAVE_CHUNK: usize = 256;
 /// How long a thread of [`run_owned`] waits while no thread moves before it ends its round.
-const OWNED_PATIENCE: Duration = Duration::from_millis(5);
+/// Both blocks stop moving for good only on a deadlock or an unfinished trace; a shorter
+/// stall is the host taking a core away (this machine's vCPUs: pauses of 1-10 ms a few times a
+/// second in slow hours), and a thread that gave up there left its ranks until the other
+/// gave up too: the Gaussian elimination's 2-thread replay took two or three rounds in 2 of 15
+/// runs of a noisy hour with 5 ms, none with 50.
+const OWNED_PATIENCE: Duration = Duration::from_millis(50);
 /// The most spin-loop hints between two looks of an idle thread of [`run_owned`], before it
 /// yields its core at each look. Short: a thread of the Gaussian elimination waits on the
 /// other a thousand times, a few microseconds each; on this machine's AMD EPYC a hint is 25 ns,
