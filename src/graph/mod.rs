@@ -594,8 +594,9 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         .map(AtomicU32::new)
         .collect();
     // Where messages are an eighth of the events or more, the matching writes most pages of
-    // the links, at random: made present first, in parallel, not a fault at each write. (Not
-    // where messages are few: a trace of collectives writes none of its links.)
+    // the links, at random: made present first, in parallel, not a fault at each write (the
+    // dissemination's graph at 2 threads 0.157 -> 0.143 s). Not where messages are few: a
+    // trace of collectives writes none of its links, which would then be resident for nothing.
     if 8 * bucketed.len() >= link.len() {
         const PIECE: usize = 2 << 20;
         link.par_chunks_mut(PIECE / size_of::<AtomicU32>())
