@@ -156,6 +156,15 @@ pub(crate) fn populate_writes<T>(s: &mut [T]) -> bool {
         }
 }
 
+/// [`populate_writes`] in parallel, 2 MiB at a time (the whole pages inside each piece: where
+/// `s` does not start on a page, the page at each seam is left to fault when written). False
+/// where the kernel has no such advice.
+pub(crate) fn populate_writes_in_parallel<T: Send>(s: &mut [T]) -> bool {
+    const PIECE: usize = 2 << 20;
+    s.par_chunks_mut((PIECE / size_of::<T>().max(1)).max(1))
+        .all(populate_writes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

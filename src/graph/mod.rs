@@ -598,11 +598,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     // dissemination's graph at 2 threads 0.157 -> 0.143 s). Not where messages are few: a
     // trace of collectives writes none of its links, which would then be resident for nothing.
     if 8 * bucketed.len() >= link.len() {
-        const PIECE: usize = 2 << 20;
-        link.par_chunks_mut(PIECE / size_of::<AtomicU32>())
-            .for_each(|c| {
-                crate::pages::populate_writes(c);
-            });
+        crate::pages::populate_writes_in_parallel(&mut link);
     }
     let set =
         |r: usize, i: u32, to: u32| link[g.start[r] + i as usize].store(!to, Ordering::Relaxed);

@@ -1703,11 +1703,7 @@ fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
 /// do, so every piece does); where the kernel has no such advice, a write to each page does it.
 fn populate_for_writes(a: &mut [AtomicU64]) {
     const PAGE: usize = 4096;
-    const PIECE: usize = 2 << 20;
-    let advised = a
-        .par_chunks_mut(PIECE / size_of::<AtomicU64>())
-        .all(crate::pages::populate_writes);
-    if !advised {
+    if !crate::pages::populate_writes_in_parallel(a) {
         let per_page = PAGE / size_of::<AtomicU64>();
         a.par_chunks(per_page)
             .for_each(|c| c[0].store(0, Ordering::Relaxed));
