@@ -906,7 +906,7 @@ pub fn parse_releasing(
             Default::default();
     }
     let records = &counts;
-    let events = Events::fill(&counts, &|rank, sink| {
+    let columns = Events::fill(&counts, &|rank, sink| {
         let (done, counts, mut requests) = BUFFERS.take();
         requests.done.clear();
         // A request a record at most: room made once, not by doubling (the copy of the last
@@ -964,7 +964,7 @@ pub fn parse_releasing(
     Ok(Trace {
         meta,
         comms,
-        events,
+        events: columns,
         complete,
     })
 }
