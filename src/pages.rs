@@ -24,6 +24,8 @@ unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
 pub(crate) struct Pages<T: Zeroable> {
     map: memmap2::MmapMut,
     len: usize,
+    /// Its first bytes that were present and written when it was made ([`Pages::written`]).
+    written: usize,
     _of: PhantomData<T>,
 }
 
@@ -31,17 +33,25 @@ pub(crate) struct Pages<T: Zeroable> {
 /// take over. Its pages are resident already: zeroing them costs a fraction of what the kernel
 /// takes to fault fresh ones in (this machine: 2.3-3 GB/s for fresh pages, page fault and clear,
 /// against tens of GB/s to clear resident ones).
-static SPARE: Mutex<Option<memmap2::MmapMut>> = Mutex::new(None);
+static SPARE: Mutex<Option<Spare>> = Mutex::new(None);
+
+/// A mapping [`Pages::recycle`]d, and how many of its first bytes are known to be zero
+/// (cleared by its last user, which wrote them).
+struct Spare {
+    map: memmap2::MmapMut,
+    zero: usize,
+}
 
 impl<T: Zeroable> Pages<T> {
     /// `len` zeroed values, in the pages a temporary left ([`Pages::recycle`]) where there are
-    /// some: cut or grown to size, zeroed in parallel. The spare goes either way, so that no
-    /// resident pages are kept past the next buffer.
+    /// some: cut or grown to size, zeroed in parallel (but what is known to be zero). The spare
+    /// goes either way, so that no resident pages are kept past the next buffer.
     pub(crate) fn zeroed(len: usize) -> Pages<T> {
         let bytes = (len * size_of::<T>()).max(1);
         let spare = SPARE.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let mut written = 0;
         let map = match spare {
-            Some(mut map) => {
+            Some(Spare { mut map, zero }) => {
                 // What the spare held, up to the end of its last page (a buffer cut to a
                 // smaller size keeps its last page whole, written past its length).
                 // SAFETY: sysconf only reads a constant.
@@ -51,9 +61,10 @@ impl<T: Zeroable> Pages<T> {
                 // buffer, which is gone); a move leaves no reference behind either.
                 unsafe { map.remap(bytes, memmap2::RemapOptions::new().may_move(true)) }
                     .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}"));
-                map[..reused]
+                map[zero.min(reused)..reused]
                     .par_chunks_mut(1 << 20)
                     .for_each(|c| c.fill(0));
+                written = reused;
                 map
             }
             None => memmap2::MmapMut::map_anon(bytes)
@@ -62,18 +73,37 @@ impl<T: Zeroable> Pages<T> {
         Pages {
             map,
             len,
+            written,
             _of: PhantomData,
         }
     }
 
+    /// How many of its first values were in pages present and written when it was made: those
+    /// of a recycled buffer, written by its user or cleared here (the rest are fresh pages, to
+    /// fault in as they are first written).
+    pub(crate) fn written(&self) -> usize {
+        self.written.min(self.len * size_of::<T>()) / size_of::<T>().max(1)
+    }
+
     /// Drops the buffer but keeps its pages for the next [`Pages::zeroed`] (replacing any
     /// spare not yet taken): for a temporary freed just before a buffer of about its size is
-    /// made, as the graph's bucketed sends before the replay's call times.
-    pub(crate) fn recycle(self) {
+    /// made, as the graph's bucketed sends before the replay's call times. `cleared`: the
+    /// caller has set every value back to zero (where it last read it, in cache: a write), so
+    /// that the next buffer need not clear them.
+    pub(crate) fn recycle(self, cleared: bool) {
+        let zero = if cleared {
+            self.len * size_of::<T>()
+        } else {
+            0
+        };
+        debug_assert!(self.map[..zero].iter().all(|&b| b == 0));
         let this = std::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again: its map is moved out once.
         let map = unsafe { std::ptr::read(&this.map) };
-        let old = SPARE.lock().unwrap_or_else(|e| e.into_inner()).replace(map);
+        let old = SPARE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(Spare { map, zero });
         drop(old);
     }
 
@@ -180,19 +210,29 @@ mod tests {
 
     /// Recycled pages come back zeroed, cut or grown to the new length, also those of a buffer
     /// cut mid-page and then grown (whichever buffer takes them: another test may make one in
-    /// between), and those of one large enough to be handed back in parallel when dropped (the
-    /// last, dropped on two threads).
+    /// between), those of a buffer set back to zero by its user (whose last page, cut from a
+    /// larger buffer's, still holds that one's values past its length), and those of one large
+    /// enough to be handed back in parallel when dropped (the last, dropped on two threads).
     #[test]
     fn recycled_pages_come_back_zeroed_at_any_length() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build();
         pool.expect("a pool").install(|| {
             let mut p = Pages::<(u32, usize)>::zeroed(5000);
-            for len in [3000, 100_000, 1, 700_000, 20, 3_000_000, 2_000_000] {
-                p.fill((7, 9));
-                p.recycle();
+            let lengths = [3000, 100_000, 1, 700_000, 20, 3_000_000, 2_000_000, 5, 9000];
+            for (k, len) in lengths.into_iter().enumerate() {
+                let cleared = k % 3 == 2;
+                p.fill(if cleared { (0, 0) } else { (7, 9) });
+                let pages = (p.len() * 16).next_multiple_of(4096) / 16;
+                p.recycle(cleared);
                 p = Pages::<(u32, usize)>::zeroed(len);
                 assert_eq!(p.len(), len);
                 assert!(p.iter().all(|&v| v == (0, 0)), "{len}");
+                // Written: what of the spare it took, if no other buffer took the spare first.
+                assert!(
+                    [0, len.min(pages)].contains(&p.written()),
+                    "{len}: {}",
+                    p.written()
+                );
             }
             p.fill((7, 9));
         });

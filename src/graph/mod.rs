@@ -687,11 +687,14 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
             if recvs.capacity() > KEEP_RECEIVES {
                 *recvs = Vec::new();
             }
+            // Cleared while in cache, for the replay's call times to take over as they are.
+            sends.fill(Side::new(0, 0, 0, 0));
             Ok(())
         })
     })?;
-    // Its pages become the replay's call times (8 bytes an event, where these are 20 a send).
-    bucketed.recycle();
+    // Its pages become the replay's call times (8 bytes an event, where these are 16 a send),
+    // cleared already: the dissemination's 113 MB took 3-6 ms to clear at 2 threads.
+    bucketed.recycle(true);
     g.link = link.into_iter().map(AtomicU32::into_inner).collect();
     let halves = halves.into_inner().expect("halves");
     if !halves.is_empty() {

@@ -1739,9 +1739,13 @@ fn replay_judged(
 /// and writable in parallel ([`populate_for_writes`]). They are the pages the graph's bucketed
 /// sends left ([`Pages::recycle`]), as far as those go: the 262,144-rank dissemination at 2
 /// threads, replay 297 -> 281 ms (minimum of 8 alternating runs), end to end 718 -> 680 ms.
+/// Those are present and written already, and made present again they cost the kernel a walk
+/// of their pages: the dissemination's 117 MB of call times took 8.6-9.1 ms at 2 threads, the
+/// 42 MB past the 75 MB of its bucketed sends 6.9 ms.
 fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
     let mut calls = Pages::zeroed(n);
-    populate_for_writes(&mut calls);
+    let written = calls.written();
+    populate_for_writes(&mut calls[written..]);
     calls
 }
 
@@ -1751,8 +1755,9 @@ fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
 /// TLB, an interrupt to each other core the process runs on. On the 64-rank ring and
 /// Gaussian elimination, where ranks look at partners' times before they are written, those
 /// interrupts took 7-9% of the run's CPU at 2 threads. `MADV_POPULATE_WRITE` (Linux 5.14)
-/// maps the pages writable in 2 MiB pieces, in parallel (`a` starts on a page, as [`Pages`]
-/// do, so every piece does); where the kernel has no such advice, a write to each page does it.
+/// maps the pages writable in 2 MiB pieces, in parallel (`a` starts on a page, a [`Pages`]'s
+/// first or the first past what of it was written, so every piece does); where the kernel has
+/// no such advice, a write to each page does it.
 fn populate_for_writes(a: &mut [AtomicU64]) {
     const PAGE: usize = 4096;
     if !crate::pages::populate_writes_in_parallel(a) {
