@@ -48,7 +48,7 @@ use petgraph::graph::DiGraph;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -173,33 +173,6 @@ const OWNED_REPORT_EVENTS: u64 = 1 << 16;
 const OWNED_SHARE_EVENTS: u32 = 1 << 10;
 /// How many ranks ahead a wave prefetches.
 const PREFETCH_RANKS_AHEAD: usize = 4;
-
-/// How a round of [`run_owned`] deals its ranks to its threads (how many).
-#[derive(Clone, Copy)]
-enum Deal {
-    /// In blocks of consecutive ranks: partners near in rank (a ring, a halo, a
-    /// dissemination's early rounds) are then on one thread, and a pass over a block meets a
-    /// partner of lower rank before the rank that waits on it.
-    Blocks(usize),
-    /// Rank `r` to thread `r` mod the threads: where the ranks take turns at a long chain of
-    /// events that the others wait on (a Gaussian elimination's column owner), blocks leave one
-    /// thread the chains of a block's ranks in turn while the other waits; dealt in turn, the
-    /// next chain is on the other thread.
-    Cyclic(usize),
-}
-
-/// The first round of [`run_owned`], in blocks, is judged once its threads have replayed this
-/// share of the events (1 / `REDEAL_AT_SHARE`): from there it goes on dealt cyclically if
-/// they waited on each other for [`REDEAL_WAITED`] of their time or more, in
-/// [`REDEAL_MIN_WAITS`] waits or more a thread (many short waits, the pattern's; not a stall
-/// of the host's). By then, at 2 threads, the 64-rank Gaussian elimination had waited a quarter
-/// of its threads' time, 340 times (its whole replay in blocks: 17-28%, 1,100 waits a thread);
-/// every other bench trace 4% or less, but the all-to-all once 19% in 16 waits (a stall).
-const REDEAL_AT_SHARE: u64 = 8;
-/// See [`REDEAL_AT_SHARE`].
-const REDEAL_WAITED: f64 = 0.12;
-/// See [`REDEAL_AT_SHARE`].
-const REDEAL_MIN_WAITS: u64 = 64;
 
 /// Asks for the cache lines rank `r`'s next run starts with: its state, and its columns at
 /// event `pos`.
@@ -1440,24 +1413,6 @@ pub fn replay_with(
     file: &str,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Prediction, TraceError> {
-    let judged = Judging {
-        at: trace.events.len() as u64 / REDEAL_AT_SHARE,
-        always: false,
-    };
-    replay_judged(trace, g, model, coll, file, progress, judged).map(|(prediction, _)| prediction)
-}
-
-/// [`replay_with`], its first round on several threads judged as `judging` says; also tells
-/// whether the rest was dealt in turn.
-fn replay_judged(
-    trace: &Trace,
-    g: &HbGraph,
-    model: &Model,
-    coll: &Choice,
-    file: &str,
-    progress: &(dyn Fn(u64) + Sync),
-    judging: Judging,
-) -> Result<(Prediction, bool), TraceError> {
     let p = trace.nranks();
     let offsets = trace.events.offsets();
     use crate::memory::{REPLAY_PER_EVENT, REPLAY_PER_RANK, ensure};
@@ -1551,7 +1506,6 @@ fn replay_judged(
     // One block per thread, but no more than cores: a block whose thread is off its core
     // stalls the blocks that wait on it.
     let blocks = eval::threads();
-    let mut in_turn = false;
     if blocks > 1 || p >= ONE_BLOCK_MIN_RANKS {
         // Rounds of blocks owned by threads while they move; waves then take what is stuck
         // (and name a deadlock). One thread with fewer ranks goes by waves alone.
@@ -1564,15 +1518,10 @@ fn replay_judged(
             pos: 0,
         };
         let mut pending: Vec<Ran> = std::mem::take(&mut wave).iter().map(fresh).collect();
-        let (mut deal, mut judging) = (Deal::Blocks(blocks), Some(judging));
         loop {
-            let redeal = run_owned(&sh, &states, &mut pending, deal, judging, &run, &|n| {
+            run_owned(&sh, &states, &mut pending, blocks, &run, &|n| {
                 progress(done_events + n)
             });
-            if redeal {
-                (deal, in_turn) = (Deal::Cyclic(blocks), true);
-            }
-            judging = None;
             let events: u64 = pending.iter().map(|o| o.events as u64).sum();
             done_events += events;
             progress(done_events);
@@ -1724,13 +1673,12 @@ fn replay_judged(
         .collect();
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
     let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
-    let prediction = Prediction {
+    Ok(Prediction {
         ranks,
         predicted_ns,
         measured_ns,
         warnings,
-    };
-    Ok((prediction, in_turn))
+    })
 }
 
 /// `n` atomics at 0, in pages of their own ([`Pages`]: unmapped when the replay drops them,
@@ -1768,69 +1716,31 @@ fn populate_for_writes(a: &mut [AtomicU64]) {
 }
 
 /// One round of the replay on several threads: the `pending` ranks (ascending, with where each
-/// stopped) dealt to the threads ([`eval::threads`]) as `deal` says; each thread runs its block
-/// round and round, every rank as far as it goes (at first those not blocked on an unknown
-/// call time), until the block is done or it waits for others that have stopped
-/// ([`wait_outside`]: on a partner another thread is slow to reach, or on a deadlock). A thread
-/// needs nobody's bookkeeping to go on where waves would stop every rank at its first unknown
-/// partner: a ring or a pipeline takes a wave a message, each waking the threads for a few
-/// events. Leaves in `pending` (ascending again) where each rank stopped (in place: a copy was
-/// 24 bytes a rank more). With `judging`, the round may end early for the rest to be dealt in
-/// turn ([`REDEAL_AT_SHARE`]): then true.
+/// stopped) split into `blocks` blocks ([`eval::threads`]); each thread runs its block round and
+/// round, every rank as far as it goes (at first those not blocked on an unknown call time),
+/// until the block is done or it waits for others that have stopped ([`wait_outside`]: on a
+/// partner another thread is slow to reach, or on a deadlock). A thread needs nobody's
+/// bookkeeping to go on where waves would stop every rank at its first unknown partner: a ring
+/// or a pipeline takes a wave a message, each waking the threads for a few events. Leaves in
+/// `pending` where each rank stopped (in place: a copy was 24 bytes a rank more).
 fn run_owned(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
     pending: &mut [Ran],
-    deal: Deal,
-    judging: Option<Judging>,
+    blocks: usize,
     run: &(impl Fn(&mut Local, &u32) -> Ran + Sync),
     progress: &(dyn Fn(u64) + Sync),
-) -> bool {
-    let mut parts: Vec<&mut [Ran]> = Vec::new();
-    let mut rest = &mut pending[..];
-    match deal {
-        Deal::Blocks(blocks) => {
-            let size = rest.len().div_ceil(blocks).max(1);
-            while !rest.is_empty() {
-                let n = size.min(rest.len());
-                let (part, after) = std::mem::take(&mut rest).split_at_mut(n);
-                parts.push(part);
-                rest = after;
-            }
-        }
-        Deal::Cyclic(blocks) => {
-            let thread = |o: &Ran| o.rank as usize % blocks;
-            rest.sort_unstable_by_key(|o| (thread(o), o.rank));
-            while let Some(first) = rest.first() {
-                let n = rest.partition_point(|o| thread(o) == thread(first));
-                let (part, after) = std::mem::take(&mut rest).split_at_mut(n);
-                parts.push(part);
-                rest = after;
-            }
-        }
-    }
+) {
+    let size = pending.len().div_ceil(blocks).max(1);
     let moves = Moves {
         events: AtomicU64::new(0),
-        running: AtomicUsize::new(parts.len()),
-        deal,
-        judge: judging.filter(|_| parts.len() > 1).map(|judging| Judge {
-            judging,
-            threads: parts.len() as u64,
-            began: Instant::now(),
-            waits: AtomicU64::new(0),
-            waited_ns: AtomicU64::new(0),
-            redeal: AtomicBool::new(false),
-        }),
+        running: AtomicUsize::new(pending.len().div_ceil(size)),
     };
-    parts.into_par_iter().for_each(|ran| {
+    pending.par_chunks_mut(size).for_each(|ran| {
         with_kept(&LOCAL, |local| {
             run_block(sh, states, ran, run, &moves, local, progress)
         })
     });
-    if let Deal::Cyclic(_) = deal {
-        pending.sort_unstable_by_key(|o| o.rank);
-    }
-    moves.judge.is_some_and(|j| j.redeal.into_inner())
 }
 
 /// [`run_owned`] on one thread's block `ran`, batching into `local` (flushed after each pass
@@ -1881,15 +1791,7 @@ fn run_block(
             }
         }
         sh.flush(local);
-        if !live
-            || moves
-                .judge
-                .as_ref()
-                .is_some_and(|j| j.redeal.load(Ordering::Relaxed))
-        {
-            break;
-        }
-        if !moved && !wait_outside(sh, ran, moves, &mut outside) {
+        if !live || !moved && !wait_outside(sh, ran, moves, &mut outside) {
             break;
         }
     }
@@ -1902,46 +1804,6 @@ struct Moves {
     events: AtomicU64,
     /// Blocks not yet ended.
     running: AtomicUsize,
-    /// How the ranks were dealt.
-    deal: Deal,
-    /// Where the round is to be judged for a deal in turn ([`REDEAL_AT_SHARE`]).
-    judge: Option<Judge>,
-}
-
-/// When the first round of [`run_owned`] is judged.
-#[derive(Clone, Copy)]
-struct Judging {
-    /// Once this many events are replayed.
-    at: u64,
-    /// Dealt in turn from there, whatever the waits (tests).
-    always: bool,
-}
-
-/// What the first round's threads wait, and whether it ends for a deal in turn.
-struct Judge {
-    judging: Judging,
-    threads: u64,
-    began: Instant,
-    /// The threads' waits, and their time, so far.
-    waits: AtomicU64,
-    waited_ns: AtomicU64,
-    /// Set once judged to end: the threads leave their blocks at the end of a pass.
-    redeal: AtomicBool,
-}
-
-/// Whether `threads` that waited `waits` times, `waited_ns` in all, of the `spent_ns` they
-/// spent together, waited enough to be dealt in turn ([`REDEAL_AT_SHARE`]).
-fn waited_to_redeal(threads: u64, waits: u64, waited_ns: u64, spent_ns: u64) -> bool {
-    waits >= REDEAL_MIN_WAITS * threads && waited_ns as f64 >= REDEAL_WAITED * spent_ns as f64
-}
-
-impl Judge {
-    /// Whether threads that waited `waits` times, `waited_ns` in all, since it began would
-    /// replay the rest faster dealt in turn.
-    fn redeals(&self, waits: u64, waited_ns: u64) -> bool {
-        let spent_ns = self.began.elapsed().as_nanos() as u64 * self.threads;
-        self.judging.always || waited_to_redeal(self.threads, waits, waited_ns, spent_ns)
-    }
 }
 
 impl Moves {
@@ -1954,15 +1816,6 @@ impl Moves {
             let after = before + *unshared as u64;
             if after / OWNED_REPORT_EVENTS != before / OWNED_REPORT_EVENTS {
                 progress(after);
-            }
-            if let Some(j) = &self.judge
-                && before < j.judging.at
-                && after >= j.judging.at
-            {
-                let waits = j.waits.load(Ordering::Relaxed);
-                if j.redeals(waits, j.waited_ns.load(Ordering::Relaxed)) {
-                    j.redeal.store(true, Ordering::Relaxed);
-                }
             }
             *unshared = 0;
         }
@@ -1977,14 +1830,10 @@ impl Moves {
 /// `outside`: where their dependencies are listed (the thread's, kept from wait to wait).
 fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves, outside: &mut Vec<Dep>) -> bool {
     let (first, last) = (ran[0].rank, ran[ran.len() - 1].rank);
-    let other = |q: u32| match moves.deal {
-        Deal::Blocks(_) => q < first || q > last,
-        Deal::Cyclic(n) => q as usize % n != first as usize % n,
-    };
     outside.clear();
     for o in ran {
         let dep = match o.out {
-            Outcome::Blocked(dep @ Dep::Event(q, _)) if other(q) => dep,
+            Outcome::Blocked(dep @ Dep::Event(q, _)) if q < first || q > last => dep,
             Outcome::Blocked(dep @ Dep::Instance(_)) => dep,
             _ => continue,
         };
@@ -1998,37 +1847,24 @@ fn wait_outside(sh: &Shared<'_>, ran: &[Ran], moves: &Moves, outside: &mut Vec<D
     if outside.is_empty() {
         return false;
     }
-    let began = Instant::now();
-    let (mut since, mut seen) = (began, moves.events.load(Ordering::Relaxed));
+    let mut since = Instant::now();
+    let mut seen = moves.events.load(Ordering::Relaxed);
     let mut backoff = 1;
-    let moved = loop {
+    loop {
         if outside.iter().any(|&dep| sh.ready(dep)) {
-            break true;
+            return true;
         }
         if moves.running.load(Ordering::Acquire) == 1 {
-            break false;
+            return false;
         }
         let now = moves.events.load(Ordering::Relaxed);
         if now != seen {
             (seen, since) = (now, Instant::now());
         } else if since.elapsed() > OWNED_PATIENCE {
-            break false;
-        }
-        if moves
-            .judge
-            .as_ref()
-            .is_some_and(|j| j.redeal.load(Ordering::Relaxed))
-        {
-            break false;
+            return false;
         }
         eval::back_off(&mut backoff, OWNED_MAX_BACKOFF);
-    };
-    if let Some(j) = &moves.judge {
-        j.waits.fetch_add(1, Ordering::Relaxed);
-        j.waited_ns
-            .fetch_add(began.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
-    moved
 }
 
 /// `reasons`, each once, in the order first given, with how many times where more than one.
@@ -2220,76 +2056,6 @@ fn deadlock_message(
 mod tests {
     use super::*;
     use crate::collectives::{Schedule, Step};
-
-    /// Ranks dealt in turn from the first share of events on, or from half of them on, predict
-    /// as one thread does (by waves), bit for bit: the Gaussian elimination the deal is for, on
-    /// an odd number of ranks (threads of unequal counts), and traces whose partners are near in
-    /// rank, every rank, or collective instances, modeled or not.
-    #[test]
-    fn ranks_dealt_in_turn_predict_as_one_thread() {
-        use crate::synth::{Pattern, Spec, write};
-        let pool = |n| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .unwrap()
-        };
-        let (one, two) = (pool(1), pool(2));
-        let cases = [
-            (Pattern::Gauss, 33, 80, 4096),
-            (Pattern::Ring, 17, 200, 64),
-            (Pattern::Alltoall, 24, 4, 64),
-            (Pattern::Allreduce, 40, 120, 8),
-            (Pattern::Collectives, 19, 80, 8),
-        ];
-        for (pattern, ranks, iterations, bytes) in cases {
-            let spec = Spec {
-                pattern,
-                ranks,
-                iterations,
-                bytes,
-                compute_ns: 5_000,
-            };
-            let mut buf = Vec::new();
-            write(&spec, &mut buf, &|_| {}).unwrap();
-            let t = crate::trace::binary::parse("synth", &buf).unwrap();
-            let g = crate::graph::build(&t, "synth").unwrap();
-            let n = t.events.len() as u64;
-            assert!(n > 4 * OWNED_SHARE_EVENTS as u64, "{pattern:?}: {n} events");
-            for coll in [Choice::tuned(), Choice::measured()] {
-                let model = Model::LogGps(crate::model::Params::preset("myrinet").unwrap());
-                let replay = |at| {
-                    let judging = Judging { at, always: true };
-                    replay_judged(&t, &g, &model, &coll, "synth", &|_| {}, judging).unwrap()
-                };
-                let (by_waves, in_turn) = one.install(|| replay(1));
-                assert!(!in_turn, "one thread runs waves");
-                for at in [1, n / 2] {
-                    let (dealt, in_turn) = two.install(|| replay(at));
-                    assert_eq!(
-                        dealt, by_waves,
-                        "{pattern:?} dealt in turn after {at} events"
-                    );
-                    assert_eq!(in_turn, two.install(eval::threads) > 1, "{pattern:?}, {at}");
-                }
-            }
-        }
-    }
-
-    /// The judge's thresholds on what the bench traces' first rounds waited at 2 threads
-    /// (measured, 1/8 of the events in): the Gaussian elimination is dealt in turn, the others
-    /// are not (the all-to-all waited long but a few times, a stall; `cg` and the Allreduce loop
-    /// often but little).
-    #[test]
-    fn only_many_long_waits_deal_in_turn() {
-        let ms = |x: f64| (x * 1e6) as u64;
-        // threads, waits, waited, wall time since the round began.
-        assert!(waited_to_redeal(2, 341, ms(0.948), 2 * ms(1.879)));
-        assert!(!waited_to_redeal(2, 16, ms(4.336), 2 * ms(11.518))); // a2a
-        assert!(!waited_to_redeal(2, 62, ms(1.163), 2 * ms(19.069))); // cg
-        assert!(!waited_to_redeal(2, 681, ms(3.909), 2 * ms(77.124))); // allr
-        assert!(!waited_to_redeal(2, 54, ms(0.292), 2 * ms(9.230))); // ring
-    }
 
     /// A rank's state is what a replay of many short ranks holds per rank: 104 bytes.
     #[test]
