@@ -120,10 +120,12 @@ impl<T: Zeroable> Pages<T> {
 
 /// Buffers from this size on hand their pages back in parallel before they are unmapped: one
 /// thread's unmapping of the 262,144-rank dissemination's call times (117 MB) took 7.5-8.4 ms
-/// at the end of the replay, the other thread idle.
-const PARALLEL_RELEASE_BYTES: usize = 16 << 20;
+/// at the end of the replay, the other thread idle. The 64-rank Gaussian elimination's (6 MB,
+/// under the 16 MB first set here) took 0.49-0.55 ms on one thread, 0.36-0.42 in 1 MB pieces
+/// on two.
+const PARALLEL_RELEASE_BYTES: usize = 4 << 20;
 /// The pieces a parallel release hands back at a time.
-const RELEASE_PIECE_BYTES: usize = 4 << 20;
+const RELEASE_PIECE_BYTES: usize = 1 << 20;
 
 impl<T: Zeroable> Drop for Pages<T> {
     fn drop(&mut self) {
