@@ -412,6 +412,9 @@ struct Shared<'a> {
     /// ([`read_by_partners`]; other entries stay unknown, and the array is empty where there
     /// are none). Under LogGP a send's entry is its `first_out` instead.
     calls: Pages<AtomicU64>,
+    /// Whether [`advance`] asks ahead for what events will read of their partners
+    /// ([`PARTNER_PREFETCH_MIN_RANKS`]).
+    prefetch_partners: bool,
     offsets: &'a [usize],
     arrived: Vec<AtomicU32>,
     max_call: Vec<AtomicU64>,
@@ -1027,7 +1030,9 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
     while (st.pos as usize) < ev.len() {
         let i = st.pos as usize;
         let routine = ev.routine(i);
-        prefetch_partner(sh, &ev, r, i + PREFETCH_AHEAD);
+        if sh.prefetch_partners {
+            prefetch_partner(sh, &ev, r, i + PREFETCH_AHEAD);
+        }
         if !st.published {
             let tc = if i == 0 {
                 sh.trace.measured_begin_ns(r).map_or(0.0, |b| b - sh.t0)
@@ -1207,6 +1212,27 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
 /// How many events ahead [`advance`] asks for what an event will read of its partner.
 const PREFETCH_AHEAD: usize = 8;
 
+/// The fewest ranks with which [`advance`] asks ahead for partners' lines
+/// ([`prefetch_partner`]). A pass over a block touches, a rank, its 104-byte state and a line
+/// of each column where it stands, about 700 bytes: on 131,072 ranks 90 MB, far past this
+/// machine's 32 MB L3, so a partner's lines are cold when a rank reads them. With fewer ranks
+/// the partners were mostly touched a moment before, and asking cost more than it saved. Replay at 1 thread,
+/// asking / not (fastest of 5-6 alternating runs): dissemination on 262,144 ranks 0.517 /
+/// 0.604 s, on 131,072 0.213 / 0.238, on 65,536 0.125 / 0.129, on 16,384 0.024 / 0.023;
+/// binomial broadcast loop on 65,536 ranks 0.070 / 0.062; Gaussian elimination on 64 ranks
+/// 20.8 / 19.2 ms (at 2 threads 14.5 / 13.0, likely also as lines the other thread is still
+/// writing, asked for too early, must be fetched again); ring on 64 ranks 0.139 / 0.130 s;
+/// all-to-all on 1,024 0.126 / 0.117; halo3d on 4,096 0.189 / 0.169; CG-like on 1,024 0.340 /
+/// 0.306. (The broadcast loop on 262,144 ranks, whose ranks each run all their events at once,
+/// a parent's lines read long after it ran: 0.301 / 0.268, left asking.)
+const PARTNER_PREFETCH_MIN_RANKS: usize = 1 << 17;
+
+thread_local! {
+    /// Tests: partner prefetching on or off whatever the ranks, for the replays this thread
+    /// starts ([`PARTNER_PREFETCH_MIN_RANKS`]).
+    static FORCED_PREFETCH: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
 /// Asks for the cache lines that event `i` of rank `r`, if it is a point-to-point operation
 /// with a known partner, will read of that partner: a receive, its send's predicted call
 /// time, routine and byte count (the byte count alone of a plain send); a send (a Sendrecv's
@@ -1214,7 +1240,7 @@ const PREFETCH_AHEAD: usize = 8;
 /// its receive: asking for those three lines for each send too took the dissemination's
 /// replay from 0.511 to 0.534 s at 1 thread, 0.285 to 0.299 at 2 (fastest of 5 and 10).
 /// Partners are mostly far away in memory; a few events ahead, the reads are in flight while
-/// the events before are costed.
+/// the events before are costed. Only on many ranks ([`PARTNER_PREFETCH_MIN_RANKS`]).
 #[inline]
 fn prefetch_partner(sh: &Shared<'_>, ev: &Rank<'_>, r: usize, i: usize) {
     if i >= ev.len() {
@@ -1459,6 +1485,9 @@ pub fn replay_with(
         eager_limit,
         model,
         calls,
+        prefetch_partners: FORCED_PREFETCH
+            .get()
+            .unwrap_or(p >= PARTNER_PREFETCH_MIN_RANKS),
         offsets,
         arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
         max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
@@ -2068,6 +2097,74 @@ mod tests {
         }
         // An instance with no participant yet (0) is below any time.
         assert!(bits.iter().all(|&b| b > 0));
+    }
+
+    /// Asking ahead for partners' lines changes no prediction: every synthetic pattern (eager
+    /// and by rendezvous), every recorded routine, under LogGPS and LogGP, at 1 and 2 threads,
+    /// the same with prefetching forced on as off (on few ranks it is off unless forced).
+    #[test]
+    fn partner_prefetching_changes_no_prediction() {
+        use crate::model::{LogGp, Params};
+        use crate::synth::{Pattern, Spec};
+        let mut traces = vec![(
+            "all-routines".to_string(),
+            crate::trace::parse(
+                "all-routines",
+                include_bytes!("../../fixtures/all-routines.txt"),
+            )
+            .unwrap(),
+        )];
+        for pattern in [
+            Pattern::Dissemination,
+            Pattern::Ring,
+            Pattern::Halo2d,
+            Pattern::Halo3d,
+            Pattern::Bcast,
+            Pattern::Alltoall,
+            Pattern::Gauss,
+            Pattern::Cg,
+        ] {
+            for bytes in [100, 100_000] {
+                let spec = Spec {
+                    pattern,
+                    ranks: 12,
+                    iterations: 3,
+                    bytes,
+                    compute_ns: 5000,
+                };
+                let mut buf = Vec::new();
+                crate::synth::write(&spec, &mut buf, &|_| {}).unwrap();
+                let name = format!("{pattern:?} of {bytes} bytes");
+                traces.push((name, crate::trace::parse("synth", &buf).unwrap()));
+            }
+        }
+        let models = [
+            Model::LogGps(Params::preset("myrinet").unwrap()),
+            Model::LogGp(LogGp {
+                L: 1160.0,
+                o: 6550.0,
+                g: 9000.0,
+                G: 15.48,
+            }),
+        ];
+        let coll = Choice::tuned();
+        for (name, t) in &traces {
+            let g = crate::graph::build(t, name).unwrap();
+            for model in &models {
+                for threads in [1, 2] {
+                    let run = |forced| {
+                        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
+                        pool.build().unwrap().install(|| {
+                            FORCED_PREFETCH.set(Some(forced));
+                            let p = replay_with(t, &g, model, &coll, name, &|_| {});
+                            FORCED_PREFETCH.set(None);
+                            p.unwrap()
+                        })
+                    };
+                    assert_eq!(run(true), run(false), "{name}, {threads} thread(s)");
+                }
+            }
+        }
     }
 
     #[test]
