@@ -188,12 +188,17 @@ pub(crate) fn populate_writes<T>(s: &mut [T]) -> bool {
         }
 }
 
-/// [`populate_writes`] in parallel, 2 MiB at a time (the whole pages inside each piece: where
-/// `s` does not start on a page, the page at each seam is left to fault when written). False
-/// where the kernel has no such advice.
+/// [`populate_writes`] in parallel, 2 MiB at a time, or in four pieces a thread where that is
+/// less (the whole pages inside each piece: where `s` does not start on a page, the page at
+/// each seam is left to fault when written). False where the kernel has no such advice. The
+/// Gaussian elimination's links, 3.1 MB: 1.05 ms at 1 thread; at 2, in two pieces of 2 and
+/// 1.1 MB, 0.70 ms, in eight 0.56 (fastest of 12 alternating runs).
 pub(crate) fn populate_writes_in_parallel<T: Send>(s: &mut [T]) -> bool {
     const PIECE: usize = 2 << 20;
-    s.par_chunks_mut((PIECE / size_of::<T>().max(1)).max(1))
+    const PAGE: usize = 4096;
+    let shares = 4 * rayon::current_num_threads();
+    let piece = PIECE.min(size_of_val(s).div_ceil(shares).next_multiple_of(PAGE));
+    s.par_chunks_mut((piece / size_of::<T>().max(1)).max(1))
         .all(populate_writes)
 }
 
