@@ -197,29 +197,46 @@ impl Side {
     /// in program order still; with more, they are sorted.
     fn tags_in_order(v: &mut [Side]) {
         const FEW_TAGS: usize = 8;
-        let mut tags = Vec::with_capacity(FEW_TAGS);
         let mut out = Vec::new();
         for group in v.chunk_by_mut(|a, b| (a.comm, a.src) == (b.comm, b.src)) {
             if group.is_sorted_by_key(Side::order) {
                 continue;
             }
-            tags.clear();
+            // The tags and how many sides each has, in one pass (with whether the group is in
+            // program order); then each side put at its tag's next place.
+            let mut tags = [(0i32, 0usize); FEW_TAGS];
+            let (mut n, mut ordered, mut last) = (0, true, 0);
             for s in group.iter() {
-                if !tags.contains(&s.tag) {
-                    tags.push(s.tag);
-                    if tags.len() > FEW_TAGS {
+                ordered &= s.event() >= last;
+                last = s.event();
+                match tags[..n].iter_mut().find(|t| t.0 == s.tag) {
+                    Some(t) => t.1 += 1,
+                    None if n < FEW_TAGS => {
+                        tags[n] = (s.tag, 1);
+                        n += 1;
+                    }
+                    None => {
+                        ordered = false;
                         break;
                     }
                 }
             }
-            if tags.len() > FEW_TAGS || !group.is_sorted_by_key(Side::event) {
+            if !ordered {
                 group.sort_unstable_by_key(Side::order);
                 continue;
             }
+            let tags = &mut tags[..n];
             tags.sort_unstable();
+            let mut at = 0;
+            for t in tags.iter_mut() {
+                (at, t.1) = (at + t.1, at);
+            }
             out.clear();
-            for &t in &tags {
-                out.extend(group.iter().filter(|s| s.tag == t));
+            out.resize(group.len(), Side::new(0, 0, 0, 0));
+            for s in group.iter() {
+                let t = tags.iter_mut().find(|t| t.0 == s.tag).expect("counted");
+                out[t.1] = *s;
+                t.1 += 1;
             }
             group.copy_from_slice(&out);
         }
@@ -1545,8 +1562,8 @@ mod tests {
 
     /// Many sides from few sources, as a Gaussian elimination's destinations have them: in
     /// program order (sources cycling), by source with tags alternating (a bucket of sends),
-    /// on two communicators, shuffled, and with eleven tags; [`Side::sort`] orders each as the
-    /// tuple sort does.
+    /// on two communicators, shuffled, and with eight and eleven tags; [`Side::sort`] orders
+    /// each as the tuple sort does.
     #[test]
     fn few_sources_sort_as_the_tuple_order() {
         let side = Side::new;
@@ -1559,11 +1576,16 @@ mod tests {
         two_comms[17].comm = 1;
         // 241 is prime to 600: k -> 241 k mod 600 visits every side once.
         let shuffled: Vec<Side> = (0..600).map(|k| cycling[k * 241 % 600]).collect();
-        // More tags than are taken out one by one.
+        // As many tags as are taken out one by one, and more.
+        let eight_tags: Vec<Side> = (0..600)
+            .map(|e| side(3, e % 7, 4 - (e % 8) as i32, e))
+            .collect();
         let many_tags: Vec<Side> = (0..600)
             .map(|e| side(3, e % 7, (e % 11) as i32, e))
             .collect();
-        for mut v in [cycling, by_source, two_comms, shuffled, many_tags] {
+        for mut v in [
+            cycling, by_source, two_comms, shuffled, eight_tags, many_tags,
+        ] {
             let mut want = v.clone();
             want.sort_unstable_by_key(|x| (x.comm, x.src, x.tag, x.event()));
             Side::sort(&mut v);
