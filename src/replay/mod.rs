@@ -2114,16 +2114,7 @@ mod tests {
             )
             .unwrap(),
         )];
-        for pattern in [
-            Pattern::Dissemination,
-            Pattern::Ring,
-            Pattern::Halo2d,
-            Pattern::Halo3d,
-            Pattern::Bcast,
-            Pattern::Alltoall,
-            Pattern::Gauss,
-            Pattern::Cg,
-        ] {
+        for &pattern in <Pattern as clap::ValueEnum>::value_variants() {
             for bytes in [100, 100_000] {
                 let spec = Spec {
                     pattern,

@@ -411,18 +411,7 @@ mod tests {
     #[test]
     fn every_pattern_is_a_valid_matched_deadlock_free_trace() {
         let p = Params::preset("myrinet").unwrap();
-        for pattern in [
-            Pattern::Dissemination,
-            Pattern::Ring,
-            Pattern::Halo2d,
-            Pattern::Halo3d,
-            Pattern::Bcast,
-            Pattern::Alltoall,
-            Pattern::Gauss,
-            Pattern::Allreduce,
-            Pattern::Cg,
-            Pattern::Collectives,
-        ] {
+        for &pattern in <Pattern as clap::ValueEnum>::value_variants() {
             for ranks in [2, 5, 8, 12] {
                 let t = generate(pattern, ranks, 3);
                 let g = graph::build(&t, "synth")
