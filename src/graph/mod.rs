@@ -193,8 +193,10 @@ impl Side {
     }
 
     /// Sorts sides that are in `(comm, src)` order, each source's in program order: a source's
-    /// sides with a few tags (a Gaussian elimination's alternate two) are taken out tag by tag,
-    /// in program order still; with more, they are sorted.
+    /// sides with a few tags (a Gaussian elimination's three) are put in tag order by counts,
+    /// in program order still; with more, they are sorted. Taken out one pass a tag into a
+    /// vector grown as it went, they took the Gaussian elimination's graph 18.5 ms at 1 thread,
+    /// 9.4 at 2; counted, 17.7 and 9.1 (fastest of 12 alternating runs).
     fn tags_in_order(v: &mut [Side]) {
         const FEW_TAGS: usize = 8;
         let mut out = Vec::new();
@@ -225,6 +227,7 @@ impl Side {
                 group.sort_unstable_by_key(Side::order);
                 continue;
             }
+            // Each tag's count becomes its first place, the tags in order.
             let tags = &mut tags[..n];
             tags.sort_unstable();
             let mut at = 0;

@@ -1216,15 +1216,16 @@ const PREFETCH_AHEAD: usize = 8;
 /// ([`prefetch_partner`]). A pass over a block touches, a rank, its 104-byte state and a line
 /// of each column where it stands, about 700 bytes: on 131,072 ranks 90 MB, far past this
 /// machine's 32 MB L3, so a partner's lines are cold when a rank reads them. With fewer ranks
-/// the partners were mostly touched a moment before, and asking cost more than it saved. Replay at 1 thread,
-/// asking / not (fastest of 5-6 alternating runs): dissemination on 262,144 ranks 0.517 /
-/// 0.604 s, on 131,072 0.213 / 0.238, on 65,536 0.125 / 0.129, on 16,384 0.024 / 0.023;
-/// binomial broadcast loop on 65,536 ranks 0.070 / 0.062; Gaussian elimination on 64 ranks
-/// 20.8 / 19.2 ms (at 2 threads 14.5 / 13.0, likely also as lines the other thread is still
-/// writing, asked for too early, must be fetched again); ring on 64 ranks 0.139 / 0.130 s;
-/// all-to-all on 1,024 0.126 / 0.117; halo3d on 4,096 0.189 / 0.169; CG-like on 1,024 0.340 /
-/// 0.306. (The broadcast loop on 262,144 ranks, whose ranks each run all their events at once,
-/// a parent's lines read long after it ran: 0.301 / 0.268, left asking.)
+/// the partners were mostly touched a moment before, and asking cost more than it saved.
+/// Replay at 1 thread, asking / not (fastest of 5-6 alternating runs): dissemination on
+/// 262,144 ranks 0.517 / 0.604 s, on 131,072 0.213 / 0.238, on 65,536 0.125 / 0.129, on
+/// 16,384 0.024 / 0.023; binomial broadcast loop on 65,536 ranks 0.070 / 0.062; Gaussian
+/// elimination on 64 ranks 20.8 / 19.2 ms (at 2 threads 14.5 / 13.0, likely also as lines the
+/// other thread is still writing, asked for too early, must be fetched again); ring on 64
+/// ranks 0.139 / 0.130 s; all-to-all on 1,024 0.126 / 0.117; halo3d on 4,096 0.189 / 0.169;
+/// CG-like on 1,024 0.340 / 0.306. (The broadcast loop on 262,144 ranks, whose ranks each run
+/// all their events at once, a parent's lines read long after it ran: 0.301 / 0.268, left
+/// asking.)
 const PARTNER_PREFETCH_MIN_RANKS: usize = 1 << 17;
 
 thread_local! {
