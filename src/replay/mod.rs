@@ -1033,6 +1033,10 @@ macro_rules! or_block {
 fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> Outcome {
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
+    // The measured return of the event before, once this run has read it (read again at each
+    // event, it took the Gaussian elimination's replay 18.0 ms at 1 thread, 16.8 since: fastest
+    // of 20 alternating runs).
+    let mut returned = None;
     while (st.pos as usize) < ev.len() {
         let i = st.pos as usize;
         let routine = ev.routine(i);
@@ -1043,8 +1047,10 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
             let tc = if i == 0 {
                 sh.trace.measured_begin_ns(r).map_or(0.0, |b| b - sh.t0)
             } else {
-                st.clock + (ev.t_call(i) - ev.t_return(i - 1)) as f64
+                let before = returned.unwrap_or_else(|| ev.t_return(i - 1));
+                st.clock + (ev.t_call(i) - before) as f64
             };
+            returned = Some(ev.t_return(i));
             st.parts.computation += tc - st.clock;
             st.clock = tc;
             let published = match sh.model {
