@@ -204,12 +204,12 @@ impl Side {
             if group.is_sorted_by_key(Side::order) {
                 continue;
             }
-            // The tags and how many sides each has, in one pass (with whether the group is in
-            // program order); then each side put at its tag's next place.
+            // The tags and how many sides each has, in one pass; then each side put at its
+            // tag's next place. Only a group in program order with a few tags goes so.
             let mut tags = [(0i32, 0usize); FEW_TAGS];
-            let (mut n, mut ordered, mut last) = (0, true, 0);
+            let (mut n, mut by_counts, mut last) = (0, true, 0);
             for s in group.iter() {
-                ordered &= s.event() >= last;
+                by_counts &= s.event() >= last;
                 last = s.event();
                 match tags[..n].iter_mut().find(|t| t.0 == s.tag) {
                     Some(t) => t.1 += 1,
@@ -218,12 +218,12 @@ impl Side {
                         n += 1;
                     }
                     None => {
-                        ordered = false;
+                        by_counts = false;
                         break;
                     }
                 }
             }
-            if !ordered {
+            if !by_counts {
                 group.sort_unstable_by_key(Side::order);
                 continue;
             }

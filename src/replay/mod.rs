@@ -1186,10 +1186,13 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                     }
                     w.finish()
                 }
-                Shape::Coll | Shape::CommOp
-                    if let link = link_of(sh, r, i, routine, st.colls)
-                        && link != NONE =>
-                {
+                Shape::Coll | Shape::CommOp => {
+                    let link = link_of(sh, r, i, routine, st.colls);
+                    // Comm_free, and collectives an unfinished trace never completed: measured.
+                    if link == NONE {
+                        let d = (ev.t_return(i) - ev.t_call(i)) as f64;
+                        break 'cost (tc + d, d, 0.0, 0.0);
+                    }
                     if !sh.instance_done(link) {
                         return Outcome::Blocked(Dep::Instance(link));
                     }
@@ -1209,11 +1212,6 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                         - sh.measured_last_arrival[link as usize])
                         .max(0.0);
                     (last_call + after, after, 0.0, last_call - tc)
-                }
-                // Comm_free, and collectives an unfinished trace never completed: measured.
-                Shape::Coll | Shape::CommOp => {
-                    let d = (ev.t_return(i) - ev.t_call(i)) as f64;
-                    (tc + d, d, 0.0, 0.0)
                 }
             }
         };
@@ -1751,9 +1749,10 @@ fn zeroed_atomics(n: usize) -> Pages<AtomicU64> {
 /// TLB, an interrupt to each other core the process runs on. On the 64-rank ring and
 /// Gaussian elimination, where ranks look at partners' times before they are written, those
 /// interrupts took 7-9% of the run's CPU at 2 threads. `MADV_POPULATE_WRITE` (Linux 5.14)
-/// maps the pages writable in 2 MiB pieces, in parallel (`a` starts on a page, a [`Pages`]'s
-/// first or the first past what of it was written, so every piece does); where the kernel has
-/// no such advice, a write to each page does it.
+/// maps the pages writable in pieces, in parallel
+/// ([`crate::pages::populate_writes_in_parallel`]; `a` starts on a page, a [`Pages`]'s first or
+/// the first past what of it was written, so every piece does); where the kernel has no such
+/// advice, a write to each page does it.
 fn populate_for_writes(a: &mut [AtomicU64]) {
     const PAGE: usize = 4096;
     if !crate::pages::populate_writes_in_parallel(a) {

@@ -16,8 +16,9 @@
 # took less than MIN_SECONDS (5 unless set; their end-to-end times summed) runs more rounds, up
 # to MAX_REPEAT (60): the 64-rank Gaussian elimination, 0.09 s a round, gets about 55 draws,
 # not 3 (30 until session 32: in one run the fastest of 30 at 2 threads still had a graph phase
-# 25% slower than the other runs'), and the CG-like loop, 1 s a round, 5 (with 3, one slow spell
-# made its speedup 1.52x where 8 draws gave 1.94x). The speedup is of the row's time over the first thread count's. Last, the
+# taking 25% longer than in other runs), and the CG-like loop, 1 s a round, 5 (with 3, one slow
+# spell made its speedup 1.52x where 8 draws gave 1.94x). The speedup is of the row's time over
+# the first thread count's. Last, the
 # run's figures against issue 7's targets (met or MISSED: a summary to read, never a test's
 # verdict).
 #
