@@ -2104,7 +2104,8 @@ mod tests {
     use super::*;
     use crate::collectives::{Schedule, Step};
 
-    /// A rank's state is what a replay of many short ranks holds per rank: 104 bytes.
+    /// [`ordered`] keeps the order of times, negative ones and both zeros included, and
+    /// [`from_ordered`] gives each back bit for bit.
     #[test]
     fn ordered_bits_keep_the_order_of_times_and_give_them_back() {
         let times = [f64::MIN, -1e9, -1.5, -0.0, 0.0, 1e-300, 2.0, 3e9, f64::MAX];
@@ -2176,6 +2177,7 @@ mod tests {
         }
     }
 
+    /// A rank's state is what a replay of many short ranks holds per rank: 104 bytes.
     #[test]
     fn a_rank_state_takes_104_bytes() {
         let size = std::mem::size_of::<Mutex<RankState>>();

@@ -18,9 +18,8 @@
 # not 3 (30 until session 32: in one run the fastest of 30 at 2 threads still had a graph phase
 # taking 25% longer than in other runs), and the CG-like loop, 1 s a round, 5 (with 3, one slow
 # spell made its speedup 1.52x where 8 draws gave 1.94x). The speedup is of the row's time over
-# the first thread count's. Last, the
-# run's figures against issue 7's targets (met or MISSED: a summary to read, never a test's
-# verdict).
+# the first thread count's. Last, the run's figures against issue 7's targets (met or MISSED: a
+# summary to read, never a test's verdict).
 #
 # The two LogGOPSim reference cases, measured on this 2-core machine by the project: the
 # 262,144-rank dissemination (14.2 M events, 0.94 M events/s, 1.87 GB) and the 1,024-rank
