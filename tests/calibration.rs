@@ -64,8 +64,8 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
 
 /// Calibrates until S falls in `range`, at most three times: each attempt is a real measurement
 /// on a shared machine, and Open MPI picks its paths per launch, so one attempt in a few can miss
-/// (seen here: about one in ten with this short sweep). A calibration that is wrong every time
-/// still fails. Returns the last S and output.
+/// with this short sweep. A calibration that is wrong every time still fails. Returns the last S
+/// and output.
 fn calibrate_until(
     dir: &Path,
     max_bytes: u64,

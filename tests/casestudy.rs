@@ -125,8 +125,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// The paper's bands (Table 7 reached 7%, 7.5%, 9.6%): on 2 ranks, each trace predicted with the
 /// eager limit it ran with within 5%, fragmented runs within 10%, what-ifs (the median of the
 /// predictions from the other limit's traces) within 8% of the target's median measured time.
-/// At n = 256 a run lasts 3 ms and two configurations that are the same program (2 KiB messages,
-/// eager under either limit) differ by 7% in their medians: there the bands are 10% and 12%.
+/// At n = 256 a run lasts milliseconds, and two configurations that are the same program (2 KiB
+/// messages, eager under either limit) differ by up to 7% in the committed traces' medians: there
+/// the bands are 10% and 12%.
 #[test]
 fn accuracy_bands_hold_on_two_ranks() {
     let rows = table7();

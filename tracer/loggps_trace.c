@@ -91,7 +91,7 @@ struct event {
 };
 
 /* Inlined into every wrapper, so that the routine code is a constant there and record()'s
- * switch on the shape folds away (about a third fewer instructions per traced call). */
+ * switch on the shape folds away (fewer instructions per traced call; see tracer/bench/run.sh). */
 #define HOT static inline __attribute__((always_inline))
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1019,7 +1019,7 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, int provided)
     T.active = 1;
     T.recording = !T.write_failed;
     atexit(at_exit_flush);
-    /* The tracer's setup (Open MPI's MPI_T_init_thread alone takes ~0.2 s) is part of what the
+    /* The tracer's setup (Open MPI's MPI_T_init_thread alone is slow) is part of what the
      * program sees as MPI_Init, so the event returns now, not when PMPI_Init returned. */
     (void)t1;
     struct event e = { .code = code, .t_call = t0, .t_return = now() };

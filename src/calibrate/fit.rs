@@ -1,4 +1,5 @@
-//! Fitting LogGPS parameters to measured round-trip times (paper §4.3, MODEL.md §7).
+//! Fitting LogGPS parameters to measured round-trip times (paper §4.3; the model's "Fitting
+//! the parameters" section, src/model/MODEL.md).
 //!
 //! In each regime — `w = 0` or `w = W`, eager (`k ≤ S`) or rendezvous, one packet (`k ≤ s`) or
 //! several — the modeled RTT is linear in `(o, L, Os, Or, Gs, Gl)`. For every candidate pair of
@@ -19,7 +20,8 @@ pub struct Sample {
     pub rtt_ns: f64,
 }
 
-/// The modeled RTT of MODEL.md §6's round trip: eqs. (12)–(14) of the paper.
+/// The modeled RTT of the round trip of the model's §6 (src/model/MODEL.md): eqs. (12)–(14) of
+/// the paper.
 pub fn model_rtt(p: &Params, k: u64, w: f64) -> f64 {
     let (t1, t2, t3) = (p.t1(k), p.t2(k), p.t3(k));
     if k <= p.S {
@@ -45,8 +47,9 @@ fn hidden(p: &Params, k: u64, w: f64) -> bool {
 
 /// Unknowns of the linear fit: `o, L, Os, Or, Gs, Gl`, then the intercepts of the two
 /// rendezvous regimes. The paper derives the parameters from the eager intercepts and the four
-/// slopes only (§4.3, MODEL.md §7); the rendezvous intercepts are left free, so that a library
-/// whose handshake costs more or less than LogGPS says does not bend `o` and `L`.
+/// slopes only (§4.3; the model's "Fitting the parameters" section, src/model/MODEL.md); the
+/// rendezvous intercepts are left free, so that a library whose handshake costs more or less
+/// than LogGPS says does not bend `o` and `L`.
 const UNKNOWNS: usize = 8;
 
 /// The design row of a sample and its constant term; with `free` the rendezvous regimes get

@@ -244,8 +244,8 @@ fn refine(
         let probe: Vec<u64> = (1..8).map(|i| lo + i * step).filter(|&k| k < hi).collect();
         // The probes decide the result: measure each twice as long as the sweep does, with the
         // bracket's ends again, in one launch: a library may pick its path per launch (Open
-        // MPI's vader ran the same 48 KB round trip in 5 µs in one launch, 17 µs in the next),
-        // so a decision compares only samples of the same launch.
+        // MPI's vader can run the same round trip several times faster in one launch than in
+        // the next), so a decision compares only samples of the same launch.
         let careful = Options {
             time_ms: 2.0 * opts.time_ms,
             ..opts.clone()

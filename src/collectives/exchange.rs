@@ -63,7 +63,7 @@ fn fold_out(s: &mut RankBuilder, r: usize, rem: usize, bytes: u64) {
 }
 
 /// The bytes of chunks `a..b` of `c`, in constant time (prefix sums): summing each range as a
-/// step needs it made building Rabenseifner's schedule O(P²), 10 s on 131,072 ranks.
+/// step needs it would make building Rabenseifner's schedule O(P²).
 fn sums(c: &[u64]) -> impl Fn(usize, usize) -> u64 + Sync + use<> {
     let mut prefix = Vec::with_capacity(c.len() + 1);
     prefix.push(0u64);

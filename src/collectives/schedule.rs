@@ -61,8 +61,7 @@ pub struct Schedule {
 
 /// A schedule being built: steps in the order they are added, put rank after rank by
 /// [`Log::finish`] (as they are where they were added so). One vector, where a vector a rank
-/// grown by doubling held 512 bytes for a barrier rank's 18 steps of 16 (134 MB on 262,144
-/// ranks).
+/// grown by doubling would hold 512 bytes for a barrier rank's 18 steps of 16.
 #[derive(Debug, Default)]
 pub struct Log {
     added: Vec<Packed>,
@@ -80,8 +79,8 @@ pub struct Log {
 impl Log {
     /// An empty schedule for `p` ranks, with room for `steps` steps once one is added (reserved,
     /// as a vector grown by doubling would hold both its copies at once; pages never written
-    /// take no memory, but a reservation [`Log::each_rank`] does not use cost mix 3 bytes/event
-    /// at 2 threads).
+    /// take no memory, but a reservation [`Log::each_rank`] does not use still costs some: see
+    /// the bytes/event of the `mix` case of tests/bench/run.sh).
     pub fn with_capacity(p: usize, steps: usize) -> Log {
         Log {
             added: Vec::new(),
@@ -120,8 +119,7 @@ impl Log {
     /// Every rank's steps, where none were added before: `steps(r, sink)` puts rank `r`'s in
     /// `sink`, rank after rank; with threads to share them, in blocks of ranks on the pool's
     /// threads, counted first, then written in place (counting costs a thread about as much
-    /// again: a 262,144-rank barrier built so on one thread took 69 ms, rank after rank 45-48;
-    /// 28 ms at 2 threads; a pairwise all-to-all on 4,096 ranks 143-148 ms, 84-85 at 2).
+    /// again, so one thread builds rank after rank; see the `mix` case of tests/bench/run.sh).
     pub fn each_rank(&mut self, steps: impl Fn(usize, &mut RankSink) + Sync) {
         assert!(self.added.is_empty(), "steps added before");
         let p = self.counts.len();
@@ -199,8 +197,7 @@ impl Log {
     }
 
     /// The schedule: the steps sorted by rank (counting them), in the order added per rank;
-    /// where they were added rank after rank, as they are (a 262,144-rank barrier's 75 MB, not
-    /// copied).
+    /// where they were added rank after rank, as they are (not copied).
     pub fn finish(self) -> Schedule {
         let first = starts(self.counts.iter().map(|&n| n as usize));
         let steps = match self.ranks {
@@ -331,8 +328,8 @@ pub struct Matching {
     ids: Vec<(u32, u32)>,
     /// The steps every rank has, where `ids` holds them step after step (rank `r`'s step `k` at
     /// `k · P + r`): a leveled schedule whose ranks all have as many steps, whose passes then
-    /// read the steps they take one after the other, where by rank each took a cache line (a
-    /// 262,144-rank barrier's evaluation at 2 threads 49-56 -> 37-48 ms).
+    /// read the steps they take one after the other, where by rank each would take a cache
+    /// line (see the `mix` case of tests/bench/run.sh).
     by_step: Option<u32>,
     /// Bytes of each message.
     pub bytes: MessageBytes,
@@ -508,7 +505,7 @@ impl Matching {
     /// This matching with `levels`, its messages numbered again in the order the passes call
     /// their send halves (by pass, rank and step), where they were in rank and step order: a
     /// pass then writes and reads the evaluation's arrays message after message, where a
-    /// barrier's took a cache line a message (by rank, the messages of one round lie 18 apart
+    /// barrier's would take a cache line a message (by rank, the messages of one round lie 18 apart
     /// on 262,144 ranks).
     fn numbered_by(mut self, levels: Option<Levels>) -> Matching {
         let Some(levels) = levels else {
@@ -819,9 +816,8 @@ impl Schedule {
             )));
         }
         // Every step's ids written on the threads below, in zeroed memory whose pages the
-        // thread that writes them first touches, where setting them all to `NONE` first took
-        // one thread (matching a 262,144-rank barrier at 2 threads: 85-94 -> 77-92 ms; a
-        // pairwise all-to-all on 4,096 ranks 439-470 -> 400-413 ms).
+        // thread that writes them first touches, where setting them all to `NONE` first would
+        // take one thread (see the `mix` case of tests/bench/run.sh).
         let mut ids = vec![(0, 0); n];
         // Per sender, `(receiver, message)` sorted by receiver.
         let mut sends = vec![(0u32, 0u32); messages];
@@ -1057,8 +1053,8 @@ fn starts(counts: impl IntoIterator<Item = usize>) -> Vec<usize> {
 
 /// Sorts `v`, in linear time where it is a sorted run turned at one place (a pairwise
 /// exchange's peers: `r + 1, r + 2, …` modulo P), or such a run reversed (`r − 1, r − 2, …`),
-/// sorted as it is included: sorting them took O(P log P) a rank, most of matching a pairwise
-/// all-to-all.
+/// sorted as it is included: sorting them would take O(P log P) a rank, most of matching a
+/// pairwise all-to-all.
 fn sort_runs(v: &mut [(u32, u32)]) {
     // Where a sorted run turned at one place turns, if `v` is one.
     let turn = |v: &[(u32, u32)]| {
@@ -1090,9 +1086,8 @@ fn sort_runs(v: &mut [(u32, u32)]) {
 /// Where the sends to rank `r` start in a sender's `(receiver, message)` list, sorted by
 /// receiver, of receivers under `p`: looked for where `r` would be among ranks spread evenly,
 /// then galloping from there. A sender to every rank (a pairwise all-to-all's) has them at
-/// that place, where a binary search loaded 12 cache lines: the matching of a pairwise
-/// all-to-all on 4,096 ranks 1.86-1.97 -> 0.52-0.57 s at 2 threads, a 262,144-rank barrier's
-/// 103-124 -> 92-106 ms.
+/// that place, where a binary search would load a dozen cache lines (see the `a2a` and `mix`
+/// cases of tests/bench/run.sh).
 fn first_to(theirs: &[(u32, u32)], r: u32, p: usize) -> usize {
     let n = theirs.len();
     let below = |i: usize| theirs[i].0 < r;

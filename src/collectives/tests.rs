@@ -1,6 +1,6 @@
 //! Against numbers nobody here computed: the LogGP paper's Table 3 and Lemma 2, the postal
 //! model's `N_h(t)` and its n = 8 example, the lecture notes' LogP binomial broadcast, and
-//! the LogGPS paper's round trips (MODEL.md §6).
+//! the LogGPS paper's round trips (the model's §6, src/model/MODEL.md).
 
 #![allow(non_snake_case)] // the papers' L
 
@@ -317,11 +317,11 @@ fn a_deadlock_by_blocks_is_the_queues_error() {
     }
 }
 
-/// MODEL.md §6's Send vectors (Myrinet, k = 16384 > S): a rendezvous send whose receive is
-/// called 100 µs after it returns at 239 754.240 ns, and its sender synchronization is the wait
-/// for that call after the REQ arrived, 100 000 − (o + L) = 100 000 − 7710 = 92 290; what is
-/// left, 147 464.240, is the Send with tr = ts. The receive, called after the REQ is in, does
-/// not wait: receiver synchronization 0.
+/// The Send vectors of the model's §6 (src/model/MODEL.md; Myrinet, k = 16384 > S): a
+/// rendezvous send whose receive is called 100 µs after it returns at 239 754.240 ns, and its
+/// sender synchronization is the wait for that call after the REQ arrived, 100 000 − (o + L) =
+/// 100 000 − 7710 = 92 290; what is left, 147 464.240, is the Send with tr = ts. The receive,
+/// called after the REQ is in, does not wait: receiver synchronization 0.
 #[test]
 fn rendezvous_wait_is_sender_synchronization() {
     let p = Params::preset("myrinet").unwrap();

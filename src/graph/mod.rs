@@ -24,9 +24,9 @@ pub const MAX_EVENTS: usize = (1 << 31) - 1;
 
 /// A receive's link bit: its message comes from a plain send
 /// ([`crate::trace::Rank::plain_send`]), whose byte count alone tells its size and protocol,
-/// so that the replay need not read the send's routine too, a cache line far away (the
-/// 262,144-rank dissemination's replay at 2 threads: 0.348 -> 0.324 s, medians of 10
-/// alternating runs). Also a send's [`Side::at`] bit, which the matching passes on.
+/// so that the replay need not read the send's routine too, a cache line far away (see the
+/// `diss` case of tests/bench/run.sh). Also a send's [`Side::at`] bit, which the matching
+/// passes on.
 const PLAIN: u32 = 1 << 31;
 // A request's completing event comes from the trace's request check, whose "none" is this one.
 const _: () = assert!(NONE == crate::trace::NOT_DONE);
@@ -49,8 +49,8 @@ pub struct HbGraph {
     /// Per event (global index), complemented: the matching event, by its global index
     /// (point-to-point), the instance (collectives, unless [`HbGraph::implicit`]), or [`NONE`].
     /// Stored as `!link`, so that [`NONE`] is 0 and the array comes zeroed from the system, its
-    /// pages touched first by the matching's writes (setting every entry to [`NONE`] first took
-    /// 18 ms on 262,144 ranks; a trace of collectives alone touches none). Links are below
+    /// pages touched first by the matching's writes (setting every entry to [`NONE`] first
+    /// would touch them all; a trace of collectives alone touches none). Links are below
     /// [`MAX_EVENTS`], so a stored link has its top bit set; a receive's has it clear where its
     /// message is [`PLAIN`].
     link: Vec<u32>,
@@ -97,15 +97,14 @@ impl Side {
         self.at & !PLAIN
     }
 
-    /// Whether this is a plain send's side, known where the sender's columns are read in order
-    /// (reading the send's routine and word at the matching, for each message, took the
-    /// dissemination's graph from 0.30 to 0.42 s at 1 thread).
+    /// Whether this is a plain send's side, known where the sender's columns are read in order,
+    /// so that the matching need not read each message's send routine and word at random.
     #[inline]
     fn plain(&self) -> bool {
         self.at & PLAIN != 0
     }
 
-    /// `(channel, event)` as one number, to sort by: a 128-bit comparison where the tuple took
+    /// `(channel, event)` as one number, to sort by: a 128-bit comparison where the tuple takes
     /// four.
     #[inline]
     fn order(&self) -> u128 {
@@ -194,9 +193,8 @@ impl Side {
 
     /// Sorts sides that are in `(comm, src)` order, each source's in program order: a source's
     /// sides with a few tags (a Gaussian elimination's three) are put in tag order by counts,
-    /// in program order still; with more, they are sorted. Taken out one pass a tag into a
-    /// vector grown as it went, they took the Gaussian elimination's graph 18.5 ms at 1 thread,
-    /// 9.4 at 2; counted, 17.7 and 9.1 (fastest of 12 alternating runs).
+    /// in program order still; with more, they are sorted. Counting beats a pass a tag into a
+    /// growing vector (see the `gauss` case of tests/bench/run.sh).
     fn tags_in_order(v: &mut [Side]) {
         const FEW_TAGS: usize = 8;
         let mut out = Vec::new();
@@ -473,9 +471,9 @@ fn receives(
     let is_recv = |routine: Routine| {
         matches!(routine.shape(), Shape::Irecv | Shape::Sendrecv) || routine == Routine::Recv
     };
-    // Room for them all at once: grown by doubling, the vector of a rank of 10 M receives (a
-    // 2-rank ring of 60 M events) took 290 MB at its last growth, not 160, and the threads each
-    // hold one; the Gaussian elimination's, of 6,000, left 0.8 bytes/event more at 2 threads.
+    // Room for them all at once: grown by doubling, the vector of a rank of many receives would
+    // take up to twice its room at its last growth, and the threads each hold one (see the
+    // bytes/event of the `gauss` case of tests/bench/run.sh).
     v.clear();
     v.reserve_exact((0..ev.len()).filter(|&i| is_recv(ev.routine(i))).count());
     for i in 0..ev.len() {
@@ -592,9 +590,9 @@ fn bucket_sends(trace: &Trace) -> (Vec<usize>, Pages<Side>, Seen) {
     (start, bucketed, seen)
 }
 
-/// Whether a trace has routines that matching looks for in each destination's events (a
-/// look that took the 262,144-rank dissemination's graph 0.28 -> 0.30 s at 1 thread, where
-/// there are none). Found while the sends are counted.
+/// Whether a trace has routines that matching looks for in each destination's events, so that
+/// traces without them (the `diss` case of tests/bench/run.sh) skip the look. Found while the
+/// sends are counted.
 #[derive(Clone, Copy, Default)]
 struct Seen {
     probes: bool,
@@ -614,8 +612,8 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         .map(AtomicU32::new)
         .collect();
     // Where messages are an eighth of the events or more, the matching writes most pages of
-    // the links, at random: made present first, in parallel, not a fault at each write (the
-    // dissemination's graph at 2 threads 0.157 -> 0.143 s). Not where messages are few: a
+    // the links, at random: made present first, in parallel, not a fault at each write (see
+    // the `diss` case of tests/bench/run.sh). Not where messages are few: a
     // trace of collectives writes none of its links, which would then be resident for nothing.
     if 8 * bucketed.len() >= link.len() {
         crate::pages::populate_writes_in_parallel(&mut link);
@@ -636,8 +634,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     par_ranges(&mut bucketed[..], &start, &|d, sends: &mut [Side]| {
         // The senders' links this destination will write, mostly far apart: asked for before
         // its receives are gathered and sorted, so that the writes find them (a write that
-        // misses holds up the writes behind it; the dissemination's graph at 1 thread 0.280 ->
-        // 0.272 s, at 2 0.148 -> 0.142, fastest of 4 and 8).
+        // misses holds up the writes behind it; see the `diss` case of tests/bench/run.sh).
         for s in sends.iter().take(32) {
             crate::trace::prefetch(&link[g.start[s.src as usize] + s.event() as usize]);
         }
@@ -703,7 +700,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
                 unmatched.lock().expect("unmatched").extend(lost);
             }
             // A destination of many receives does not leave its vector to the thread, which
-            // would keep it through the replay (160 MB for a rank of 10 M receives).
+            // would keep it through the replay (16 bytes a receive).
             if recvs.capacity() > KEEP_RECEIVES {
                 *recvs = Vec::new();
             }
@@ -713,7 +710,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         })
     })?;
     // Its pages become the replay's call times (8 bytes an event, where these are 16 a send),
-    // cleared already: the dissemination's 113 MB took 3-6 ms to clear at 2 threads.
+    // cleared already, each destination's while in cache, not in a pass of their own.
     bucketed.recycle(true);
     g.link = link.into_iter().map(AtomicU32::into_inner).collect();
     let halves = halves.into_inner().expect("halves");
@@ -772,14 +769,14 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
 /// Ties collective calls into instances: the `n`-th call of each member of a communicator on
 /// it. The calls are placed by a counting sort on (communicator, sequence number), which leaves
 /// each instance's participants in world rank order (a general sort of (communicator,
-/// sequence, rank, event) took 16 bytes a call, and on a 65,536-rank loop of Allreduce most of
-/// the graph's time). Where every member calls alike ([`uniform`]), each rank links its own
-/// calls, in parallel, with no list of calls at all.
+/// sequence, rank, event) takes 16 bytes a call, and most of the graph's time on the `coll`
+/// case of tests/bench/run.sh). Where every member calls alike ([`uniform`]), each rank links
+/// its own calls, in parallel, with no list of calls at all.
 fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
     let p = trace.nranks();
     // Point-to-point traces have no collective call: a look at the routine column tells, by a
-    // table and without stopping early, which the compiler makes vector code (a list per rank
-    // took 10 ms on 262,144 ranks, this look 2-3 at 2 threads).
+    // table and without stopping early, which the compiler makes vector code (cheaper than a
+    // list per rank; see the `diss` case of tests/bench/run.sh).
     let mut collective = [false; 256];
     for &r in Routine::ALL {
         collective[r as usize] = r.is_collective();
@@ -1056,8 +1053,8 @@ fn place_uniform(
 }
 
 /// A rank's `(key, count)` pairs, one a communicator it calls collectives on: a rank uses a
-/// few, so the first two are held inline, the rest in a vector (a vector a rank was 262,144
-/// allocations on a trace of as many ranks, made and freed twice).
+/// few, so the first two are held inline, the rest in a vector (a vector a rank would be an
+/// allocation a rank, made and freed twice).
 #[derive(Default)]
 struct Tally {
     inline: [(u32, u32); 2],
@@ -1144,8 +1141,8 @@ fn rendezvous_by(routine: Routine, eager_limit: u64, bytes: impl FnOnce() -> u64
 
 /// Whether the message sent by global event `e` goes by rendezvous under eager limit `S`.
 /// Inlined, as is [`rendezvous_in`]: the replay asks for each send, a few events ahead and
-/// again when costing it (as a call, the dissemination's replay at 1 thread took 0.495 s,
-/// inlined 0.478).
+/// again when costing it, and a call each time shows (see the `diss` case of
+/// tests/bench/run.sh).
 #[inline(always)]
 pub fn rendezvous_at(ev: &crate::trace::Events, eager_limit: u64, e: usize) -> bool {
     rendezvous_by(ev.routine_at(e), eager_limit, || ev.bytes_at(e))

@@ -179,7 +179,8 @@ pub fn params_used(model: &ResolvedModel) -> indexmap_like::Ordered<ParamUsed> {
     )
 }
 
-/// A JSON object that keeps its keys in insertion order (the parameters in MODEL.md order).
+/// A JSON object that keeps its keys in insertion order (the parameters in the order of the
+/// model's §1, src/model/MODEL.md).
 pub mod indexmap_like {
     use serde::ser::{Serialize, SerializeMap, Serializer};
 

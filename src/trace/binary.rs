@@ -434,8 +434,8 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
 /// ending, a LEB128 value of 10 bytes, a record [`Checks`] finds wrong), before anything is
 /// pushed, and [`record`] then parses the same bytes with its error messages. Accepts exactly
 /// what [`record`] accepts. The common shapes here, Sendrecv, collectives and communicator
-/// operations in [`record_fast_more`] (in one function, the common shapes' parse took 10%
-/// longer).
+/// operations in [`record_fast_more`] (in one function with them, the common shapes' parse is
+/// slower).
 fn record_fast<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Option<&'a [u8]> {
     let mut at = 1;
     let routine = Routine::from_code(*input.first()?)?;
@@ -633,7 +633,7 @@ pub type Release<'a> = dyn Fn(usize, usize) + Sync + 'a;
 
 /// The granule in which [`parse_releasing`] reports input it is done with: a multiple of the
 /// page size, large enough that a trace of small chunks costs few calls (each makes the kernel
-/// flush the other threads' TLBs). 64 KiB parsed the 262,144-rank dissemination 60 ms slower.
+/// flush the other threads' TLBs; see the `diss` case of tests/bench/run.sh).
 pub const RELEASE_UNIT: usize = 1 << 20;
 
 /// [`parse`], telling `release` of the input it is done with (a memory map can hand those pages
@@ -711,8 +711,8 @@ pub fn parse_releasing(
         body_end = data.len() - 16;
     }
 
-    // The trace is made at the end, around its events: an empty one of 262,144 ranks, whose
-    // events the fill replaces, took 3-4 ms on one thread.
+    // The trace is made at the end, around its events: an empty one made first, whose events
+    // the fill replaces, would cost time a rank on one thread.
     let mut meta = Meta {
         ranks: RankMetas::new(nranks),
         ..Meta::default()
@@ -722,7 +722,7 @@ pub fn parse_releasing(
     // The chunks, read by stretches in parallel where the index says where stretches start
     // (else, or if the index is wrong, in one stretch), then taken in file order: event chunks
     // listed with their rank (16 bytes a chunk, where a list of chunks and one of each rank's
-    // took 70 bytes a rank).
+    // would take 70 bytes a rank).
     let body = &data[..body_end];
     let starts = index_offset
         .and_then(|x| stretch_starts(body, x, rayon::current_num_threads() * STRETCHES_PER_THREAD));
@@ -910,7 +910,7 @@ pub fn parse_releasing(
         let (done, counts, mut requests) = BUFFERS.take();
         requests.done.clear();
         // A request a record at most: room made once, not by doubling (the copy of the last
-        // doubling held 1.5 times the requests of the largest rank on each thread).
+        // doubling would hold 1.5 times the requests of the largest rank on each thread).
         requests.done.reserve(records[rank]);
         let mut cur = Cursor {
             events: sink,
@@ -957,8 +957,8 @@ pub fn parse_releasing(
         BUFFERS.set((cur.done, cur.counts, cur.requests));
         Ok(())
     })?;
-    // What the buffers grew to for the largest rank is not kept past the load: a 2-rank ring of
-    // 60 M events kept 4 bytes an event on each thread for its requests.
+    // What the buffers grew to for the largest rank is not kept past the load: a rank of many
+    // events would leave 4 bytes an event on each thread for its requests.
     rayon::broadcast(|_| drop(BUFFERS.take()));
     drop(BUFFERS.take());
     Ok(Trace {
@@ -1032,8 +1032,8 @@ fn index_offset(entries: &[u8], k: usize) -> usize {
 }
 
 /// How many event chunks ahead [`scan`] asks for a chunk's header: chunks are hundreds of
-/// bytes apart, each header a miss that a core's own prefetching does not foresee (the
-/// dissemination's scan waited on them for 86% of its header reads).
+/// bytes apart, each header a miss that a core's own prefetching does not foresee (see the
+/// `diss` case of tests/bench/run.sh).
 const SCAN_AHEAD: usize = 16;
 
 /// Reads the chunks of `body` (the file `data` up to its trailer) from offset `from` until one

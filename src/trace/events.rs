@@ -7,7 +7,7 @@
 //!   events use (at most [`BLOCK`] of them; a regular program uses one or two a block);
 //! - a bit per event tells whether it created a request in sequence, with the count of those
 //!   before the block: a request's creator is found by rank and select, 0.14 bytes an event
-//!   where a table of creators took 4 bytes a request.
+//!   where a table of creators would take 4 bytes a request.
 //!
 //! The rare value that does not fit 32 bits (a call more than 4.29 s after its block's first, a
 //! duration beyond ±2.1 s, a message of 4 GiB or more) is kept exactly in its rank's short
@@ -158,7 +158,7 @@ const RANGE: u32 = 1 << 31;
 const INLINE_RANGE: u8 = 0x80;
 /// The `flags` of a collective without counts whose byte counts are in its columns:
 /// `INLINE_COLL | form`, `word` the count that is not implied (a collective record carries no
-/// flags of its own). Where aux words took 20 bytes a call (an Allreduce, a Bcast, a Barrier).
+/// flags of its own). Aux words would take 20 bytes a call (an Allreduce, a Bcast, a Barrier).
 const INLINE_COLL: u8 = 0x80;
 /// Forms of an inline collective: receives what it sends (Allreduce, Barrier); receives
 /// nothing (Bcast's root, Reduce's others); sends nothing, `word` the bytes received.
@@ -167,8 +167,8 @@ const COLL_SENDS: u8 = 1;
 const COLL_RECEIVES: u8 = 2;
 
 /// What one rank keeps besides its columns: 32 bytes, and a box for the ranks with words
-/// that do not fit the columns (the two lists in place took 72 bytes a rank; boxed, the
-/// 262,144-rank dissemination, whose ranks have none, keeps 10 MB less).
+/// that do not fit the columns (the two lists in place would take 72 bytes a rank, and most
+/// ranks, all of a dissemination's, have none).
 #[derive(Clone, Debug, Default)]
 struct Extra {
     /// `(tag, communicator)` pairs: each block's, from `k_base` of the block on.
@@ -239,8 +239,8 @@ impl Extra {
 
 /// A rank's `(tag, communicator)` pairs: its own while they grow, then (in a parallel fill)
 /// shared with the rank parsed before it on the same thread when they are the same: the ranks
-/// of a regular program use the same tags, and 262,144 copies of a dissemination's 18 pairs
-/// took 38 MB. Compared by their pairs, however held.
+/// of a regular program use the same tags, and a copy a rank would repeat them on every rank
+/// of a large job. Compared by their pairs, however held.
 #[derive(Clone, Debug)]
 enum Keys {
     Own(Vec<(i32, u32)>),
@@ -391,7 +391,7 @@ fn keys_len(x: &Extra) -> u32 {
 /// Where each of the current block's keys is among its keys: an open-addressing table of
 /// key + 1 (0: free), for blocks with many keys (a tag per iteration gives a block dozens), and
 /// the slots taken, to free them alone (the whole table cleared for every rank of a few events
-/// was a kilobyte written per rank).
+/// would be a kilobyte written per rank).
 struct KeyIndex {
     slots: [u16; 2 * BLOCK],
     taken: Vec<u16>,
@@ -833,14 +833,12 @@ impl Events {
         for &c in counts {
             block_start.push(block_start.last().unwrap() + blocks(c));
         }
-        // Columns of zeroed memory, whose pages the threads that fill them touch first (made
-        // present up front, they took longer), a piece of ranks at a time as it is filled
-        // ([`RankSplit::prepare`]: one call a column, not a fault a page; the 262,144-rank
-        // dissemination's parse 0.391 -> 0.373 s at 2 threads, 0.696 -> 0.667 at 1, minimum
-        // of 8 and 4 alternating runs; made present for the whole trace at once, they raised
-        // the peak where the file, released as it is parsed, is large beside them), and each
-        // rank's parts made in parallel: writing every routine and rank's parts before the
-        // fill took 17 ms on 262,144 ranks.
+        // Columns of zeroed memory, whose pages the threads that fill them touch first, a
+        // piece of ranks at a time as it is filled ([`RankSplit::prepare`]: one call a column,
+        // not a fault a page, see the `diss` case of tests/bench/run.sh; made present for the
+        // whole trace at once, they would raise the peak where the file, released as it is
+        // parsed, is large beside them), and each rank's parts made in parallel, not written
+        // for every rank before the fill.
         let mut ev = Events {
             t_base: vec![0; *block_start.last().unwrap()],
             k_base: vec![0; *block_start.last().unwrap()],
@@ -977,7 +975,7 @@ pub type RangeFn<'f, P, E> = dyn Fn(usize, P) -> Result<(), E> + Sync + 'f;
 /// `start[r]..start[r + 1]`), in parallel: the ranks are split in halves (rayon) down to pieces
 /// of a few thousand events or ranks (`f` may do work per rank that its part does not tell:
 /// matching the receives of a trace of collectives, whose ranks all have empty parts of the
-/// sends, went on one thread). The first error (lowest rank) is returned.
+/// sends, would otherwise go on one thread). The first error (lowest rank) is returned.
 pub fn par_ranges<P: RankSplit, E: Send>(
     data: P,
     start: &[usize],
@@ -1441,9 +1439,9 @@ impl<'a> Rank<'a> {
 
     /// A `complete` event's requests: a range of them (stored in its columns, or as two words),
     /// or the words that list them one by one; and how many in all. Inlined where the range is
-    /// in the columns: a call returned the three through memory, and the replay's 16-byte loads
-    /// of them waited on the callee's 8-byte stores (9% of the dissemination's replay; 0.530 ->
-    /// 0.501 s at 1 thread, 0.295 -> 0.277 at 2, fastest of 4 and 8).
+    /// in the columns: a call would return the three through memory, and the replay's 16-byte
+    /// loads of them would wait on the callee's 8-byte stores (see the `diss` case of
+    /// tests/bench/run.sh).
     #[inline(always)]
     fn completed_parts(&self, i: usize) -> (std::ops::Range<u32>, &'a [u32], usize) {
         match self.inline_range(i) {

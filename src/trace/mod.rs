@@ -54,8 +54,7 @@ macro_rules! routines {
 
             /// The routine with binary code `code`, if there is one. Inlined into the parse's
             /// loop, as are a request's implied status and an event's byte count, which the
-            /// compiler kept as calls (the dissemination's parse 0.601 -> 0.584 s at 1 thread,
-            /// 0.354 -> 0.341 at 2, fastest of 4 and 8).
+            /// compiler kept as calls (see the `diss` case of tests/bench/run.sh).
             #[inline(always)]
             pub fn from_code(code: u8) -> Option<Routine> {
                 match code { $($code => Some(Routine::$name),)* _ => None }
@@ -227,7 +226,7 @@ pub struct Meta {
 }
 
 /// Every rank's metadata, kept only once some rank has any: a synthetic trace has none, and
-/// 262,144 empty ones took 10 MB.
+/// an empty one a rank would cost memory on every rank for nothing.
 #[derive(Clone, Debug, Default)]
 pub struct RankMetas {
     nranks: usize,
@@ -381,7 +380,7 @@ impl Trace {
 
     /// Time 0: the earliest start over ranks ([`Trace::measured_begin_ns`]; 0 if no rank has
     /// events). A rank's start from there is its begin − time 0, found when needed: a vector
-    /// of them was 8 bytes a rank through the replay.
+    /// of them would hold 8 bytes a rank through the replay.
     pub fn measured_t0(&self) -> f64 {
         let t0 = (0..self.nranks())
             .into_par_iter()
@@ -492,8 +491,8 @@ impl Checks {
     /// `prev_return` (0 before its first); `source`: a Sendrecv's receive source.
     /// `known_comm`: a communicator other than world found fine for this rank before (0 at
     /// first), which this updates. Inlined into the parse's loop, as are the request check and
-    /// the cursor's, where each was a call an event (the dissemination's parse 0.642 -> 0.626 s
-    /// at 1 thread, 0.367 -> 0.346 at 2, fastest of 4 and 8).
+    /// the cursor's, which would otherwise be a call an event (see the `diss` case of
+    /// tests/bench/run.sh).
     #[inline(always)]
     pub fn event(
         &self,

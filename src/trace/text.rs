@@ -126,7 +126,8 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
 }
 
 /// The `key=value` fields of an event line's `text`, into `out` (emptied first; kept from line
-/// to line, where a vector a line was an allocation an event). None where `text` is not fields.
+/// to line, where a vector a line would be an allocation an event). None where `text` is not
+/// fields.
 fn fields<'a>(mut text: &'a str, out: &mut Vec<(&'a str, &'a str)>) -> Option<()> {
     out.clear();
     while !text.is_empty() {
@@ -470,7 +471,7 @@ fn quote(s: &str) -> String {
 }
 
 /// Writes `items` to `out`, `sep` between them, each as `each` writes it: no string or vector
-/// an item (writing a trace as text allocated four times a completion call).
+/// an item (which would be several allocations a completion call).
 fn write_joined<T>(
     out: &mut String,
     items: impl Iterator<Item = T>,

@@ -14,16 +14,13 @@
 # all, unless THREADS lists others) taking turns: on a shared machine a single run's speed
 # drifts by tens of percent, and the fastest is the one least disturbed. A case whose rounds
 # took less than MIN_SECONDS (5 unless set; their end-to-end times summed) runs more rounds, up
-# to MAX_REPEAT (60): the 64-rank Gaussian elimination, 0.09 s a round, gets about 55 draws,
-# not 3 (30 until session 32: in one run the fastest of 30 at 2 threads still had a graph phase
-# taking 25% longer than in other runs), and the CG-like loop, 1 s a round, 5 (with 3, one slow
-# spell made its speedup 1.52x where 8 draws gave 1.94x). The speedup is of the row's time over
-# the first thread count's. Last, the run's figures against issue 7's targets (met or MISSED: a
-# summary to read, never a test's verdict).
+# to MAX_REPEAT (60): a short case needs many draws for one to be undisturbed in every phase,
+# and a longer one a few more than 3, so that one slow spell does not set its speedup. The
+# speedup is of the row's time over the first thread count's. Last, the run's figures against
+# issue 7's targets (met or MISSED: a summary to read, never a test's verdict).
 #
-# The two LogGOPSim reference cases, measured on this 2-core machine by the project: the
-# 262,144-rank dissemination (14.2 M events, 0.94 M events/s, 1.87 GB) and the 1,024-rank
-# linear all-to-all (3.1 M events, 747 s).
+# `diss` and `a2a` are the two LogGOPSim reference cases: the 262,144-rank dissemination and
+# the 1,024-rank linear all-to-all (LogGOPSim's own figures for them: tests/bench/RESULTS.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -93,7 +90,7 @@ for c in $CASES; do
   done
 done
 
-# Issue 7's targets (set for this project's 2-core machine), as this run measured them: the
+# Issue 7's targets (set for a 2-core machine), as this run measured them: the
 # end-to-end rate and the all-to-all's time at 2 threads (else the last count), a second
 # thread's speedup where 1 and 2 were run, and each case's peak (printed to a digit more than
 # the rows: a speedup of 1.697 is not 1.7). No heap allocation per event: at most one per 100

@@ -2,7 +2,7 @@
 # Traces tracer/bench/collectives.c on 2 and 4 ranks (Open MPI) and prints, per collective, the
 # time per call the trace measured and the time `loggps-predict` predicts with collectives
 # modeled (Open MPI 4.1's algorithms) and the calibrated parameters of traces/params.toml.
-# 4 ranks oversubscribe a 2-core machine: those measured times include time-slicing.
+# 4 ranks oversubscribe a machine of fewer cores: there the measured times include time-slicing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}

@@ -1,7 +1,7 @@
 /* Overhead benchmark, 2 ranks: a ping-pong of 8-byte messages, and MPI_Send to MPI_PROC_NULL
  * (a traced call that communicates nothing).
  *
- * This machine's timings drift from run to run far more than the tracer costs, so the
+ * A shared machine's timings drift from run to run far more than the tracer costs, so the
  * comparison is made inside one run: blocks of iterations alternate between the PMPI_ entry
  * points (never traced) and the MPI_ ones (traced when the tracer is preloaded), and the
  * median over blocks of (MPI_ block - PMPI_ block) is the added time. Without the tracer the
