@@ -12,8 +12,9 @@ pub mod schedule;
 pub mod traced;
 pub mod trees;
 
+pub use crate::model::{CostModel, LogGp};
 pub use binomial::Binomial;
-pub use eval::{Completion, CostModel, LogGp, evaluate};
+pub use eval::{Completion, evaluate};
 pub use lockstep::Lockstep;
 pub use schedule::{Schedule, Step};
 
@@ -163,17 +164,18 @@ impl Spec {
 
 /// The most ranks a schedule is built for.
 pub const MAX_RANKS: usize = 1 << 22;
-/// The most steps (over all ranks) a schedule may have, as estimated: Rabenseifner's Allreduce
-/// on 2^20 ranks (63 M steps, 11 s from the calculator), not a ring on 8,192 (201 M).
+/// The most steps (over all ranks) a schedule may have, as estimated, to bound a calculator
+/// call's time and memory: Rabenseifner's Allreduce on 2^20 ranks (63 M steps), not a ring on
+/// 8,192 (201 M).
 pub const MAX_STEPS: u64 = 1 << 26;
 /// The least memory a schedule's estimate needs for it to be checked against what is available
-/// (reading that took 19 µs, where a 64-rank Allreduce's schedule is built in 4).
+/// (reading what is available costs more than building a small schedule).
 const CHECKED_SCHEDULE_BYTES: u64 = 64 << 20;
 /// The most ranks the optimal scatter's `O(P²)` split table is computed for.
 pub const MAX_OPTIMAL_RANKS: usize = 8192;
 
-/// The most rounds times ranks a [`Lockstep`] is costed for: a pairwise all-to-all on 32,768
-/// ranks (2^30), about 7 s a call at 2 threads, where one on 8,192 ranks took 0.45 s.
+/// The most rounds times ranks a [`Lockstep`] is costed for, to bound a call's time: a pairwise
+/// all-to-all on 32,768 ranks (2^30).
 pub const MAX_LOCKSTEP_STEPS: u64 = 1 << 30;
 
 /// A collective whose steps a rule gives, costed from it without being built.
@@ -332,19 +334,19 @@ fn estimated_steps(op: Op, algo: &str, spec: &Spec) -> u64 {
         (Op::Scatter, "short-message") => 2 * (p - 1) * spec.bytes.max(1),
         (Op::Bcast, "pipeline") => 2 * p * spec.bytes.div_ceil(spec.segment.max(1)).max(1),
         // A message to each rank but one (one to each of two trees for a binomial Allreduce),
-        // a send, a receive and a reduction each: 6 · P, where 8 · P log P had a binomial
-        // Allreduce on 262,144 ranks (1.3 M steps) over the cap.
+        // a send, a receive and a reduction each: 6 · P (8 · P log P would put a binomial
+        // Allreduce on 262,144 ranks, 1.3 M steps, over the cap).
         (_, "binomial" | "postal" | "optimal")
         | (Op::Reduce | Op::Gather | Op::Scatter | Op::Scan | Op::Exscan, "linear") => 6 * p,
         // P − 1 exchanges a rank, a step each (allgather, all-to-all), two (reduce-scatter: its
         // reduction) or three (allreduce: both): an allgather or all-to-all on 8,192 ranks takes
-        // 67.1 M steps, under the cap, where 3 P² refused it.
+        // 67.1 M steps, under the cap, which 3 P² would refuse.
         (Op::Allreduce, "ring") => 3 * p * (p - 1),
         (Op::ReduceScatter, _) if algo != "recursive-halving" => 2 * p * (p - 1),
         (Op::Bcast, "scatter-allgather") => p * (p - 1) + 2 * p,
         (_, "ring" | "pairwise" | "linear") => p * (p - 1),
         // ⌈log2 P⌉ rounds of a step or two a rank, and the extra ones of a P not a power of 2:
-        // a barrier on 2^20 ranks takes 21 M steps, where 8 · P log P said 185 M.
+        // a barrier on 2^20 ranks takes 21 M steps, where 8 · P log P would say 185 M.
         _ => {
             let rounds = p.next_power_of_two().trailing_zeros() as u64;
             let per_round = match (op, algo) {

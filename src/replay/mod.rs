@@ -34,14 +34,14 @@
 //! A send event publishes its `first_out` where other events publish their call time: the
 //! receiver computes the arrival from it, and no reader needs a send's call time.
 
-use crate::collectives::eval::{self, Port};
+use crate::collectives::eval;
 use crate::collectives::schedule::Matching;
 use crate::collectives::traced::{self, Choice, op_of};
-use crate::collectives::{CostModel, Op, Spec};
+use crate::collectives::{Op, Spec};
 use crate::error::TraceError;
 use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
 use crate::memory::with_kept;
-use crate::model::{Cost, LogGp, Model, Params, SavedFold, WaitFold};
+use crate::model::{Cost, CostModel, Model, Params, Port, SavedFold, WaitFold};
 use crate::pages::Pages;
 use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace, list_some, prefetch, prefetch_ptr};
 use petgraph::graph::DiGraph;
@@ -1120,7 +1120,7 @@ fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> 
                     let c = match sh.model {
                         Model::LogGps(p) if routine == Routine::Probe => p.probe(k, rdv, ts, tc),
                         Model::LogGps(p) => p.recv(k, rdv, ts, tc),
-                        Model::LogGp(m) if routine == Routine::Probe => loggp_probe(m, k, ts, tc),
+                        Model::LogGp(m) if routine == Routine::Probe => m.probe(k, ts, tc),
                         Model::LogGp(m) => sh.receive(
                             &mut port,
                             Inbound {
@@ -1414,17 +1414,6 @@ fn sends(routine: Routine) -> bool {
         routine.shape(),
         Shape::Send | Shape::Isend | Shape::Sendrecv
     )
-}
-
-/// A LogGP `MPI_Probe` called at `tp` for a `k`-byte message whose first byte left at
-/// `first_out`: it returns `o` after noticing the last byte's arrival.
-fn loggp_probe(m: &LogGp, k: u64, first_out: f64, tp: f64) -> Cost {
-    let arrival = m.arrival(first_out, k);
-    Cost {
-        ret: arrival.max(tp) + m.o,
-        sync: (arrival - tp).max(0.0),
-        unblock: arrival,
-    }
 }
 
 /// Replays `trace` under LogGPS `params`, collectives modeled by the algorithms Open MPI 4.1

@@ -1,0 +1,344 @@
+//! LogGPS's parameters and its cost table (the model's §1–4): pure functions of `k`, `ts`, `tr`.
+
+#![allow(non_snake_case)] // the paper's parameter names: L, o, Os, Or, Gs, Gl, s, S
+
+use super::{Cost, CostModel, SendCall, StepCost, WaitFold};
+use serde::{Deserialize, Serialize};
+
+/// The LogGPS parameters (MODEL.md §1): times in ns, per-byte terms in ns/byte, `s`/`S` in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    pub L: f64,
+    pub o: f64,
+    pub Os: f64,
+    pub Or: f64,
+    pub Gs: f64,
+    pub Gl: f64,
+    pub s: u64,
+    pub S: u64,
+}
+
+/// The parameter names in MODEL.md order.
+pub const NAMES: [&str; 8] = ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S"];
+
+/// The paper's Table 5 presets.
+pub const PRESETS: [(&str, Params); 3] = [
+    (
+        "cenju4",
+        Params {
+            L: 640.0,
+            o: 7820.0,
+            Os: 7.63,
+            Or: 12.77,
+            Gs: 0.57,
+            Gl: -12.74,
+            s: 1028,
+            S: 1028,
+        },
+    ),
+    (
+        "myrinet",
+        Params {
+            L: 1160.0,
+            o: 6550.0,
+            Os: 6.86,
+            Or: 2.57,
+            Gs: 15.48,
+            Gl: -0.74,
+            s: 8191,
+            S: 16383,
+        },
+    ),
+    (
+        "fast-ethernet",
+        Params {
+            L: 35220.0,
+            o: 20590.0,
+            Os: 10.67,
+            Or: 5.87,
+            Gs: 191.89,
+            Gl: 74.95,
+            s: 1023,
+            S: 16383,
+        },
+    ),
+];
+
+impl Params {
+    /// Parameters looked up by their names: `num` for the times and per-byte terms, `bytes`
+    /// for `s` and `S` (the first error stops the lookup).
+    pub fn from_named<E>(
+        num: impl Fn(&str) -> Result<f64, E>,
+        bytes: impl Fn(&str) -> Result<u64, E>,
+    ) -> Result<Params, E> {
+        Ok(Params {
+            L: num("L")?,
+            o: num("o")?,
+            Os: num("Os")?,
+            Or: num("Or")?,
+            Gs: num("Gs")?,
+            Gl: num("Gl")?,
+            s: bytes("s")?,
+            S: bytes("S")?,
+        })
+    }
+
+    /// A preset by name.
+    pub fn preset(name: &str) -> Option<Params> {
+        PRESETS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    /// Send overhead `T1 = o + k·Os`.
+    #[inline(always)]
+    pub fn t1(&self, k: u64) -> f64 {
+        self.o + k as f64 * self.Os
+    }
+
+    /// First byte leaves → last byte arrives: `T2` (k ≤ s) or `T2'` (k > s).
+    #[inline(always)]
+    pub fn t2(&self, k: u64) -> f64 {
+        if k <= self.s {
+            k as f64 * self.Gs + self.L
+        } else {
+            self.s as f64 * self.Gs + (k - self.s) as f64 * self.Gl + self.L
+        }
+    }
+
+    /// Receive overhead `T3 = o + k·Or`.
+    #[inline(always)]
+    pub fn t3(&self, k: u64) -> f64 {
+        self.o + k as f64 * self.Or
+    }
+
+    /// ACK back to the sender, `T5 = o + L + o`.
+    #[inline(always)]
+    pub fn t5(&self) -> f64 {
+        self.o + self.L + self.o
+    }
+
+    /// Whether a `k`-byte message goes by rendezvous (`always` for synchronous sends).
+    #[inline(always)]
+    pub fn rendezvous(&self, k: u64, always: bool) -> bool {
+        always || k > self.S
+    }
+
+    /// A blocking send called at `ts` whose receive is called at `tr` (unused when eager).
+    #[inline(always)]
+    pub fn send(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
+        if !rdv {
+            return Cost {
+                ret: ts + self.t1(k),
+                sync: 0.0,
+                unblock: ts,
+            };
+        }
+        let req_arrives = ts + self.o + self.L;
+        let confirmed = req_arrives.max(tr);
+        Cost {
+            ret: confirmed + self.o + self.t5() + self.t1(k),
+            sync: (tr - req_arrives).max(0.0),
+            unblock: tr,
+        }
+    }
+
+    /// A blocking receive called at `tr` whose send is called at `ts`.
+    #[inline(always)]
+    pub fn recv(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
+        if !rdv {
+            let arrives = ts + self.t1(k) + self.t2(k);
+            return Cost {
+                ret: arrives.max(tr) + self.t3(k),
+                sync: (arrives - tr).max(0.0),
+                unblock: arrives,
+            };
+        }
+        let req_arrives = ts + self.o + self.L;
+        let ret = req_arrives.max(tr) + self.o + self.t5() + self.t1(k) + self.t2(k) + self.t3(k);
+        Cost {
+            ret,
+            sync: (req_arrives - tr).max(0.0),
+            unblock: req_arrives,
+        }
+    }
+
+    /// `MPI_Probe` called at `tp` for a message sent at `ts`.
+    pub fn probe(&self, k: u64, rdv: bool, ts: f64, tp: f64) -> Cost {
+        let noticed = if rdv {
+            ts + self.o + self.L
+        } else {
+            ts + self.t1(k) + self.t2(k)
+        };
+        Cost {
+            ret: noticed.max(tp) + self.o,
+            sync: (noticed - tp).max(0.0),
+            unblock: noticed,
+        }
+    }
+
+    /// Every routine cost stays positive only when `Os + Or + Gl > 0` (paper §4.3).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.Os + self.Or + self.Gl <= 0.0 {
+            w.push(format!(
+                "Os + Or + Gl = {} ≤ 0: long messages get cheaper with size and some costs can turn negative (paper §4.3)",
+                self.Os + self.Or + self.Gl
+            ));
+        }
+        for (name, v) in [
+            ("L", self.L),
+            ("o", self.o),
+            ("Os", self.Os),
+            ("Or", self.Or),
+            ("Gs", self.Gs),
+        ] {
+            if v < 0.0 {
+                w.push(format!("{name} = {v} is negative"));
+            }
+        }
+        w
+    }
+
+    /// The value of the `i`-th parameter of [`NAMES`].
+    pub(super) fn get(&self, i: usize) -> f64 {
+        [
+            self.L,
+            self.o,
+            self.Os,
+            self.Or,
+            self.Gs,
+            self.Gl,
+            self.s as f64,
+            self.S as f64,
+        ][i]
+    }
+}
+
+/// LogGPS (the model's §4): the replay's own cost table.
+impl CostModel for Params {
+    type Port = ();
+
+    #[inline(always)]
+    fn send_call(&self, _: &mut (), t: f64, bytes: u64) -> SendCall {
+        let rdv = self.rendezvous(bytes, false);
+        SendCall {
+            to_receiver: t,
+            needs_tr: rdv,
+            ret: if rdv { f64::NAN } else { t + self.t1(bytes) },
+        }
+    }
+
+    #[inline(always)]
+    fn send_return(&self, bytes: u64, _: &SendCall, t: f64, tr: f64) -> Cost {
+        self.send(bytes, self.rendezvous(bytes, false), t, tr)
+    }
+
+    #[inline(always)]
+    fn recv_return(&self, _: &mut (), t: f64, bytes: u64, ts: f64) -> Cost {
+        self.recv(bytes, self.rendezvous(bytes, false), ts, t)
+    }
+
+    #[inline(always)]
+    fn sendrecv_return(&self, _: &mut (), t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
+        // MODEL.md §4: an Isend and an Irecv at the call, then a Waitall.
+        let recv = self.recv_return(&mut (), t, rb, ts);
+        let mut w = WaitFold::new(t, self.o);
+        w.add(send.ret, send.unblock, true);
+        w.add(recv.ret, recv.unblock, false);
+        let (ret, _, sender_sync, receiver_sync) = w.finish();
+        StepCost {
+            ret,
+            sender_sync,
+            receiver_sync,
+        }
+    }
+
+    fn rank_end(&self, _: &(), t: f64) -> f64 {
+        t
+    }
+
+    fn split_costs(&self, bytes: u64) -> (f64, f64) {
+        let rdv = self.rendezvous(bytes, false);
+        (
+            self.send(bytes, rdv, 0.0, 0.0).ret,
+            self.recv(bytes, rdv, 0.0, 0.0).ret,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn myrinet() -> Params {
+        Params::preset("myrinet").unwrap()
+    }
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-6, "{a} != {b}");
+    }
+
+    // MODEL.md §6, each value the routine's predicted duration (return − its own call).
+    #[test]
+    fn vector_k1000_one_way() {
+        let p = myrinet();
+        close(p.t1(1000) + p.t2(1000) + p.t3(1000), 39_170.0);
+    }
+
+    #[test]
+    fn vector_k16383_one_way() {
+        let p = myrinet();
+        close(p.t1(16383) + p.t2(16383) + p.t3(16383), 289_486.290);
+    }
+
+    #[test]
+    fn vector_send_16384_tr_eq_ts() {
+        let p = myrinet();
+        close(
+            p.send(16384, p.rendezvous(16384, false), 0.0, 0.0).ret,
+            147_464.240,
+        );
+    }
+
+    #[test]
+    fn vector_send_16384_tr_late() {
+        let p = myrinet();
+        let c = p.send(16384, true, 0.0, 100_000.0);
+        close(c.ret, 239_754.240);
+        close(c.sync, 100_000.0 - 6550.0 - 1160.0);
+    }
+
+    #[test]
+    fn vector_recv_16384_tr_eq_ts() {
+        let p = myrinet();
+        close(
+            p.recv(16384, p.rendezvous(16384, false), 0.0, 0.0).ret,
+            318_014.980,
+        );
+    }
+
+    #[test]
+    fn vector_recv_65472_tr_late() {
+        let p = myrinet();
+        let tr = 100_000.0;
+        close(
+            p.recv(65472, p.rendezvous(65472, false), 0.0, tr).ret - tr,
+            736_879.700,
+        );
+    }
+
+    #[test]
+    fn eager_limit_is_inclusive() {
+        let p = myrinet();
+        assert!(!p.rendezvous(16383, false));
+        assert!(p.rendezvous(16384, false));
+        assert!(p.rendezvous(1, true));
+    }
+
+    #[test]
+    fn warns_when_long_messages_get_cheaper() {
+        let p = Params::preset("cenju4").unwrap(); // Os + Or + Gl = 7.66 > 0
+        assert!(p.warnings().is_empty());
+        let bad = Params { Gl: -30.0, ..p };
+        assert_eq!(bad.warnings().len(), 1);
+    }
+}
