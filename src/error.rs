@@ -103,4 +103,7 @@ pub enum Error {
     Usage(String),
     #[error("{0}")]
     Io(String),
+    /// Not enough memory for what a phase was about to take.
+    #[error("{0}")]
+    Memory(#[from] crate::memory::Shortfall),
 }

@@ -11,7 +11,6 @@ pub mod error;
 pub mod graph;
 pub mod memory;
 pub mod model;
-mod pages;
 pub mod replay;
 pub mod report;
 pub mod synth;
@@ -47,7 +46,5 @@ pub fn predict_with(
 ) -> Result<replay::Prediction, Error> {
     let name = path.display().to_string();
     let graph = graph::build(trace, &name)?;
-    Ok(replay::replay_with(
-        trace, &graph, model, coll, &name, progress,
-    )?)
+    replay::replay_with(trace, &graph, model, coll, &name, progress)
 }

@@ -5,15 +5,7 @@ mod cli;
 use clap::Parser;
 
 fn main() {
-    // Transparent huge pages make every first touch clear 2 MiB; on the 262,144-rank
-    // dissemination trace end to end took 3.7-4.9 s with them and 2.5-2.9 s without (three
-    // alternating runs each, 2 threads). The columns are written once, in order: small pages
-    // lose nothing.
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-    }
+    loggps_predict::memory::disable_transparent_huge_pages();
     let cli = cli::Cli::parse();
     if let Err(e) = cli::run(cli) {
         eprintln!("error: {e}");

@@ -163,6 +163,10 @@ impl Spec {
 }
 
 /// The most ranks a schedule is built for.
+/// What a modeled collective allocates per step of its schedule's estimate (built, matched and
+/// evaluated): a schedule takes at most 42 bytes a step, with a margin for the estimate.
+pub const BYTES_PER_STEP: u64 = 64;
+
 pub const MAX_RANKS: usize = 1 << 22;
 /// The most steps (over all ranks) a schedule may have, as estimated, to bound a calculator
 /// call's time and memory: Rabenseifner's Allreduce on 2^20 ranks (63 M steps), not a ring on
@@ -267,10 +271,10 @@ pub fn build(
             op.name()
         )));
     }
-    let need = steps * crate::memory::SCHEDULE_PER_STEP;
+    let need = steps * BYTES_PER_STEP;
     if need >= CHECKED_SCHEDULE_BYTES {
         let what = format!("{} by {algo} on {p} ranks", op.name());
-        crate::memory::ensure(&what, need).map_err(Error::Usage)?;
+        crate::memory::ensure(&what, need)?;
     }
     let mut b = Builder::new(p, spec.root, steps as usize);
     match (op, algo) {

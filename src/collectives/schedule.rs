@@ -152,9 +152,8 @@ impl Log {
             })
             .collect();
         let first = starts(self.counts.iter().map(|&n| n as usize));
-        // SAFETY: a `Packed` is four `u32`s, for which zero bits are a value. Zeroed memory,
-        // whose pages the threads that write them touch first.
-        let mut added = unsafe { Box::<[Packed]>::new_zeroed_slice(first[p]).assume_init() };
+        // Zeroed memory, whose pages the threads that write them touch first.
+        let mut added = crate::memory::zeroed_slice::<Packed>(first[p]);
         let blocks = block_ends(p);
         let bigs: Vec<Vec<u64>> = cut(&mut added, blocks.iter().map(|&(_, hi)| first[hi]))
             .into_par_iter()
@@ -308,6 +307,13 @@ struct Packed {
     recv: u32,
 }
 
+crate::memory::zeroable!(Packed {
+    to: u32,
+    from: u32,
+    send: u32,
+    recv: u32
+});
+
 /// The byte counts a step keeps in place are below this.
 const BIG: u32 = 1 << 31;
 
@@ -458,7 +464,7 @@ impl Matching {
             return;
         }
         let at = self.ids.as_ptr().wrapping_add(self.first[r] as usize + pos);
-        crate::trace::prefetch_ptr(at.cast());
+        crate::memory::prefetch_ptr(at.cast());
     }
 
     /// The first message rank `r` sends, or any rank after it (messages are numbered in rank

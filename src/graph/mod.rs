@@ -4,9 +4,9 @@
 //! columns; the cross-rank edges are compact per-rank arrays, and [`HbView`] exposes the whole
 //! graph to petgraph's algorithms without materializing it.
 
-use crate::error::TraceError;
+use crate::error::{Error, TraceError};
 use crate::memory::with_kept;
-use crate::pages::{self, Pages};
+use crate::memory::{self, Pages, Shortfall};
 use crate::trace::{
     CommMembers, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, RankRequests, Routine, Shape,
     TAG_ANY, Trace, list_some, par_ranges,
@@ -78,8 +78,12 @@ struct Side {
     at: u32,
 }
 
-// SAFETY: four integers.
-unsafe impl pages::Zeroable for Side {}
+memory::zeroable!(Side {
+    comm: u32,
+    src: u32,
+    tag: i32,
+    at: u32
+});
 
 impl Side {
     fn new(comm: u32, src: u32, tag: i32, event: u32) -> Side {
@@ -265,7 +269,7 @@ impl HbGraph {
     /// Asks for the cache line of global event `e`'s link.
     #[inline]
     pub fn prefetch(&self, e: usize) {
-        crate::trace::prefetch(&self.link[e]);
+        crate::memory::prefetch(&self.link[e]);
     }
 
     /// The partner (global index) of the receive half of Sendrecv event `i` of rank `r`.
@@ -405,10 +409,15 @@ fn recv_key(
     }
 }
 
+/// What matching allocates beside the trace: an event's link, kept for the replay.
+pub const LINK_BYTES_PER_EVENT: u64 = 4;
+/// What matching allocates for a while: an event's bucketed send (at most one an event).
+const SEND_BYTES_PER_EVENT: u64 = 16;
+
 /// Builds the graph of a loaded trace (whose loading checked its events and requests) and
 /// checks it: every message matched, every collective called by all members of its
 /// communicator with the same routine and root.
-pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
+pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, Error> {
     let p = trace.nranks();
     let start = trace.events.offsets().to_vec();
     if start[p] > MAX_EVENTS {
@@ -418,15 +427,15 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, TraceError> {
                 "the trace has {} events; this build handles at most {MAX_EVENTS}",
                 start[p]
             ),
-        ));
+        )
+        .into());
     }
 
     // The links, and the sends bucketed by destination (at most one an event).
-    use crate::memory::{LINK_PER_EVENT, SEND_PER_EVENT, ensure};
     let events = trace.events.len();
     let what = format!("matching the messages of {events} events");
-    let need = (LINK_PER_EVENT + SEND_PER_EVENT) * events as u64;
-    ensure(&what, need).map_err(|e| TraceError::at(file, e))?;
+    let need = (LINK_BYTES_PER_EVENT + SEND_BYTES_PER_EVENT) * events as u64;
+    memory::ensure(&what, need).map_err(|e| e.in_file(file))?;
     let mut g = HbGraph {
         link: vec![!NONE; trace.events.len()],
         start,
@@ -510,7 +519,7 @@ fn receives(
 /// destination, the counts give every (range, destination) its own slots, and each range
 /// writes its sends there. Returns the buckets' offsets (destination `d` at
 /// `start[d]..start[d + 1]`, sources in rank order) and the sends.
-fn bucket_sends(trace: &Trace) -> (Vec<usize>, Pages<Side>, Seen) {
+fn bucket_sends(trace: &Trace) -> Result<(Vec<usize>, Pages<Side>, Seen), Shortfall> {
     let p = trace.nranks();
     let is_send = |ev: &crate::trace::Rank<'_>, i: usize| {
         matches!(
@@ -557,37 +566,29 @@ fn bucket_sends(trace: &Trace) -> (Vec<usize>, Pages<Side>, Seen) {
     start.push(at);
     let total = at;
 
-    /// The sends' storage, shared by the ranges: each writes only its own slots.
-    struct Slots(*mut Side);
-    // SAFETY: the ranges write disjoint slots (below); nothing reads them meanwhile.
-    unsafe impl Sync for Slots {}
-    let mut bucketed = Pages::<Side>::zeroed(total);
-    let slots = Slots(bucketed.as_mut_ptr());
-    ranges
-        .par_iter()
-        .zip(counts.par_iter_mut())
-        .for_each(|(ranks, next)| {
-            let slots = &slots;
-            for r in ranks.clone() {
-                let ev = trace.rank(r);
-                for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
-                    let d = ev.peer(i) as usize;
-                    let side = Side {
-                        comm: ev.comm(i),
-                        src: r as u32,
-                        tag: ev.tag(i),
-                        at: i as u32 | (PLAIN * ev.plain_send(i) as u32),
-                    };
-                    // SAFETY: range c's sends to d own slots counts[c][d] (as set above) up to
-                    // the count it made in the first pass, which is exactly how many it writes
-                    // here; those slots of all (range, destination) pairs tile 0..total, the
-                    // buffer's length.
-                    unsafe { slots.0.add(next[d] as usize).write(side) };
-                    next[d] += 1;
-                }
+    let mut bucketed = Pages::<Side>::zeroed(total)?;
+    let bucket_end: Vec<u32> = start[1..].iter().map(|&e| e as u32).collect();
+    let fill = |ranks: &std::ops::Range<usize>, slots: &mut memory::Scatter<'_, Side>| {
+        for r in ranks.clone() {
+            let ev = trace.rank(r);
+            for i in (0..ev.len()).filter(|&i| is_send(&ev, i)) {
+                let side = Side {
+                    comm: ev.comm(i),
+                    src: r as u32,
+                    tag: ev.tag(i),
+                    at: i as u32 | (PLAIN * ev.plain_send(i) as u32),
+                };
+                slots.put(ev.peer(i) as usize, side);
             }
-        });
-    (start, bucketed, seen)
+        }
+    };
+    let overflow = memory::scatter(&mut bucketed, &ranges, &mut counts, &bucket_end, fill);
+    debug_assert_eq!(
+        overflow,
+        Ok(0),
+        "the second pass sends what the first counted"
+    );
+    Ok((start, bucketed, seen))
 }
 
 /// Whether a trace has routines that matching looks for in each destination's events, so that
@@ -604,8 +605,8 @@ struct Seen {
 /// its own receives in program order (MPI's non-overtaking rule: within one channel the n-th
 /// send matches the n-th receive). Each destination writes its pairs' links itself: a send is
 /// in one bucket only, so no two destinations write the same slot.
-fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
-    let (start, mut bucketed, seen) = bucket_sends(trace);
+fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Error> {
+    let (start, mut bucketed, seen) = bucket_sends(trace).map_err(|e| e.in_file(file))?;
 
     let mut link: Vec<AtomicU32> = std::mem::take(&mut g.link)
         .into_iter()
@@ -616,7 +617,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
     // the `diss` case of tests/bench/run.sh). Not where messages are few: a
     // trace of collectives writes none of its links, which would then be resident for nothing.
     if 8 * bucketed.len() >= link.len() {
-        crate::pages::populate_writes_in_parallel(&mut link);
+        crate::memory::populate_writes_in_parallel(&mut link);
     }
     let set =
         |r: usize, i: u32, to: u32| link[g.start[r] + i as usize].store(!to, Ordering::Relaxed);
@@ -631,12 +632,14 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         static RECEIVES: RefCell<Vec<Side>> = const { RefCell::new(Vec::new()) };
     }
     const KEEP_RECEIVES: usize = 1 << 16;
-    par_ranges(&mut bucketed[..], &start, &|d, sends: &mut [Side]| {
+    par_ranges(&mut bucketed[..], &start, &|d,
+                                            sends: &mut [Side]|
+     -> Result<(), TraceError> {
         // The senders' links this destination will write, mostly far apart: asked for before
         // its receives are gathered and sorted, so that the writes find them (a write that
         // misses holds up the writes behind it; see the `diss` case of tests/bench/run.sh).
         for s in sends.iter().take(32) {
-            crate::trace::prefetch(&link[g.start[s.src as usize] + s.event() as usize]);
+            crate::memory::prefetch(&link[g.start[s.src as usize] + s.event() as usize]);
         }
         Side::sort(sends);
         with_kept(&RECEIVES, |recvs| {
@@ -759,7 +762,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Trac
         }
         let msg = parts.join("; ");
         if trace.complete {
-            return Err(TraceError::at(file, msg));
+            return Err(TraceError::at(file, msg).into());
         }
         g.warnings.push(msg);
     }

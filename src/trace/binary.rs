@@ -5,8 +5,8 @@ use super::{
     RankRequests, RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
+use crate::memory::Pages;
 use crate::model::Params;
-use crate::pages::{Pages, Zeroable};
 use nom::IResult;
 use nom::bytes::complete::take;
 use nom::number::complete::{le_f64, le_i64, le_u8, le_u16, le_u32, le_u64};
@@ -726,7 +726,7 @@ pub fn parse_releasing(
     let body = &data[..body_end];
     let starts = index_offset
         .and_then(|x| stretch_starts(body, x, rayon::current_num_threads() * STRETCHES_PER_THREAD));
-    let read = |starts: &[(usize, &[u8])]| -> Vec<Stretch> {
+    let read = |starts: &[(usize, &[u8])]| -> Result<Vec<Stretch>, TraceError> {
         let ends = starts[1..].iter().map(|s| s.0).chain([body.len()]);
         let pairs: Vec<(usize, usize, &[u8])> = starts
             .iter()
@@ -738,17 +738,17 @@ pub fn parse_releasing(
             .map(|&(from, to, ahead)| scan(name, data, body, (from, to), nranks, ahead))
             .collect()
     };
-    let stretches = match starts.map(|s| read(&s)) {
+    let stretches = match starts.map(|s| read(&s)).transpose()? {
         // Each stretch must end where the next starts.
         Some(v) if v.iter().all(|s| s.error.is_some() || s.end == s.to) => v,
-        _ => read(&[(HEADER_LEN, &[])]),
+        _ => read(&[(HEADER_LEN, &[])])?,
     };
     let mut seen_job = false;
     let mut index = None;
     // In pages of their own, bounded by the chunks found (a vector's growth would stay
     // resident).
     let found: usize = stretches.iter().map(|s| s.chunks).sum();
-    let mut event_chunks = Pages::<(u32, usize)>::zeroed(found);
+    let mut event_chunks = Pages::<(u32, usize)>::zeroed(found).map_err(|e| shortfall(name, e))?;
     let mut e_chunks = 0;
     // Rank `r`'s event chunks are counted at `first[r + 1]`, its records and their bytes in
     // `counts[r]` and `bytes[r]` (each chunk's count bounded by its bytes, so that the columns
@@ -894,11 +894,11 @@ pub fn parse_releasing(
     // The columns (19 bytes an event) and each rank's lists and blocks, and what follows.
     let events: usize = counts.iter().sum();
     let (e, p) = (events as u64, nranks as u64);
-    use crate::memory::{LOAD_PER_EVENT, LOAD_PER_RANK};
+    use super::{BYTES_PER_EVENT, BYTES_PER_RANK};
     let need =
-        (LOAD_PER_EVENT + then.bytes_per_event) * e + (LOAD_PER_RANK + then.bytes_per_rank) * p;
+        (BYTES_PER_EVENT + then.bytes_per_event) * e + (BYTES_PER_RANK + then.bytes_per_rank) * p;
     let what = format!("{} {events} events of {nranks} ranks", then.what);
-    crate::memory::ensure(&what, need).map_err(|e| TraceError::at(name, e))?;
+    crate::memory::ensure(&what, need).map_err(|e| shortfall(name, e))?;
     let checks = Checks::new(name, nranks, &comms)?;
     thread_local! {
         /// A cursor's buffers, kept from rank to rank on this thread (not allocated per rank).
@@ -983,8 +983,13 @@ struct Found {
     kind: u8,
 }
 
-// SAFETY: integers only.
-unsafe impl Zeroable for Found {}
+crate::memory::zeroable!(Found {
+    offset: u64,
+    rank: u32,
+    records: u32,
+    len: u32,
+    kind: u8
+});
 
 /// The chunks of one stretch of the file, from `from` to `to`, read by [`scan`].
 struct Stretch {
@@ -1048,7 +1053,7 @@ fn scan(
     (from, to): (usize, usize),
     nranks: usize,
     ahead: &[u8],
-) -> Stretch {
+) -> Result<Stretch, TraceError> {
     let at = |input: &[u8]| offset_in(data, input);
     let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
     let whole = |offset, r: &[u8], what| chunk_end(name, data, offset, r, what);
@@ -1109,7 +1114,7 @@ fn scan(
         }
         Ok(found)
     };
-    let mut found = Pages::<Found>::zeroed(1 << 12);
+    let mut found = Pages::<Found>::zeroed(1 << 12).map_err(|e| shortfall(name, e))?;
     let (mut chunks, mut offset) = (0, from);
     let mut error = None;
     let listed = ahead.len() / INDEX_ENTRY_LEN;
@@ -1117,7 +1122,7 @@ fn scan(
         if k < listed {
             let at = index_offset(ahead, k);
             if at < body.len() {
-                crate::trace::prefetch(&body[at]);
+                crate::memory::prefetch(&body[at]);
             }
         }
     };
@@ -1125,7 +1130,7 @@ fn scan(
     let mut e_chunks = 0;
     while offset < to && !rest.is_empty() {
         if chunks == found.len() {
-            found = found.doubled();
+            found = found.doubled().map_err(|e| shortfall(name, e))?;
         }
         match one(offset, &mut rest) {
             Ok(f) => {
@@ -1143,13 +1148,18 @@ fn scan(
         chunks += 1;
         offset = at(rest) as usize;
     }
-    Stretch {
+    Ok(Stretch {
         found,
         chunks,
         error,
         end: offset,
         to,
-    }
+    })
+}
+
+/// A shortfall of memory while parsing `name`, as the parser's error.
+fn shortfall(name: &str, e: crate::memory::Shortfall) -> TraceError {
+    TraceError::at(name, e.message)
 }
 
 /// Whether `r`, what is left of the chunk at `offset` of `data` once read, is nothing.

@@ -26,6 +26,7 @@
 //! first request.
 
 use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
+use crate::memory::prefetch;
 use rayon::join;
 use rayon::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -845,11 +846,7 @@ impl Events {
             r_base: vec![0; *block_start.last().unwrap()],
             r_bits: vec![ReqBits::default(); *block_start.last().unwrap()],
             block_start,
-            routine: {
-                const _: () = assert!(Routine::Init as u8 == 0);
-                // SAFETY: Routine is repr(u8), and 0 is Init (asserted above).
-                unsafe { Box::<[Routine]>::new_zeroed_slice(n).assume_init() }.into_vec()
-            },
+            routine: crate::memory::zeroed_slice::<Routine>(n).into_vec(),
             flags: vec![0; n],
             key: vec![0; n],
             t_call: vec![0; n],
@@ -910,24 +907,6 @@ impl Events {
     }
 }
 
-/// A hint to bring `x`'s cache line in (nothing where the target has no such instruction).
-#[inline(always)]
-pub fn prefetch<T>(x: &T) {
-    prefetch_ptr((x as *const T).cast());
-}
-
-/// [`prefetch`] by address: any address will do, nothing is read.
-#[inline(always)]
-pub fn prefetch_ptr(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it reads nothing and cannot fault.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p.cast(), std::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// Per-rank data that can be cut between two ranks: `split(ranks, events)` leaves the first
 /// `ranks` ranks, which hold `events` events, on the left.
 pub trait RankSplit: Sized + Send {
@@ -957,11 +936,11 @@ impl RankSplit for (ColsMut<'_>, &mut [Extra], (&[usize], usize)) {
         )
     }
 
-    /// The piece's columns made present ([`crate::pages::populate_writes`]).
+    /// The piece's columns made present ([`crate::memory::populate_writes`]).
     fn prepare(&mut self) {
         macro_rules! populate {
             ($($c:ident),*; $($blk:ident),*) => {{
-                $(let _ = crate::pages::populate_writes(&mut self.0.$c[..]);)*
+                $(let _ = crate::memory::populate_writes(&mut self.0.$c[..]);)*
             }};
         }
         with_columns!(populate)

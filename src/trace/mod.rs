@@ -5,7 +5,7 @@ pub mod binary;
 mod events;
 pub mod text;
 
-pub use events::{Completions, Events, Push, Rank, Sink, par_ranges, prefetch, prefetch_ptr};
+pub use events::{Completions, Events, Push, Rank, Sink, par_ranges};
 
 use crate::error::TraceError;
 use crate::model::Params;
@@ -47,6 +47,7 @@ macro_rules! routines {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
         pub enum Routine { $($name = $code,)* }
+        crate::memory::zeroable!(enum Routine = Routine::Init);
 
         impl Routine {
             /// Every routine, in code order.
@@ -661,6 +662,10 @@ impl CommMembers<'_> {
     }
 }
 
+/// What loading allocates: an event's columns, and a rank's lists and blocks.
+pub const BYTES_PER_EVENT: u64 = 19;
+pub const BYTES_PER_RANK: u64 = 250;
+
 /// What a caller allocates after loading a trace, besides its events: a load that could not be
 /// followed through for memory fails before it allocates anything (see [`crate::memory`]).
 #[derive(Clone, Copy, Debug)]
@@ -677,13 +682,6 @@ impl Then {
         what: "loading",
         bytes_per_event: 0,
         bytes_per_rank: 0,
-    };
-    /// A prediction, at its least: the graph's links (4 bytes an event) and the replay's call
-    /// times (8) beside the events, and each rank's replay state and bookkeeping.
-    pub const PREDICT: Then = Then {
-        what: "predicting on",
-        bytes_per_event: crate::memory::LINK_PER_EVENT + crate::memory::REPLAY_PER_EVENT,
-        bytes_per_rank: crate::memory::REPLAY_PER_RANK,
     };
 }
 
@@ -709,18 +707,10 @@ pub fn load_then(
             "the file is empty: expected a loggps trace (binary or text)".to_string(),
         ));
     } else {
-        // SAFETY: the map is read-only and private to this process; a trace file changing
-        // underneath a run is outside what we promise.
-        let map = unsafe { memmap2::Mmap::map(&file) }
+        let map = crate::memory::MappedFile::open(&file)
             .map_err(|e| TraceError::at(&name, format!("cannot map: {e}")))?;
         // The parsed parts of the file need not stay in memory while the rest is parsed.
-        let release = |offset, len| {
-            // SAFETY: the map is read-only, so a page dropped from it reads back the same bytes
-            // from the file when touched again. A failure only leaves the page in memory.
-            let _ = unsafe {
-                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
-            };
-        };
+        let release = |offset, len| map.release(offset, len);
         parse_releasing(&name, &map, &release, then)?
     };
     if !trace.complete {

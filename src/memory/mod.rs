@@ -1,27 +1,108 @@
-//! Whether the memory a phase is about to take is there: a trace too large for the machine is
-//! an error naming what it needs and what is available, before the allocation, not a process
-//! killed for memory minutes into the run. And what the phases before freed, handed back to
-//! the system before a phase takes more ([`release_freed`]). And how many heap allocations a
-//! phase made ([`Counting`], [`allocations`]): the figure that shows none is made per event.
+//! The machine's memory, fenced: every `unsafe` of the pipeline's memory handling is here, behind
+//! safe functions.
+//! - Whether the memory a phase is about to take is there ([`ensure`]): a trace too large for
+//!   the machine is a [`Shortfall`] naming what it needs and what is available, before the
+//!   allocation, not a process killed for memory minutes into the run.
+//! - What the phases before freed, handed back to the system before a phase takes more
+//!   ([`release_freed`]); large temporaries in pages of their own ([`Pages`]); zeroed memory
+//!   ([`zeroed_slice`]); pages made present at once ([`populate_writes`]); a file mapped
+//!   read-only ([`MappedFile`]); a parallel counting sort's scatter ([`scatter`]).
+//! - Cache hints ([`prefetch`]).
+//! - How many heap allocations a phase made ([`Counting`], [`allocations`]): the figure that
+//!   shows none is made per event.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::{Cell, RefCell};
 use std::thread::LocalKey;
 
-/// What the pipeline's phases allocate, in bytes: loading, an event's columns and a rank's
-/// lists and blocks; matching, an event's link and its bucketed send; replaying, an event's
-/// predicted call time and a rank's state and bookkeeping.
-pub const LOAD_PER_EVENT: u64 = 19;
-pub const LOAD_PER_RANK: u64 = 250;
-pub const LINK_PER_EVENT: u64 = 4;
-pub const SEND_PER_EVENT: u64 = 16;
-pub const REPLAY_PER_EVENT: u64 = 8;
-pub const REPLAY_PER_RANK: u64 = 256;
-/// A modeled collective, per step of its schedule's estimate (built, matched and evaluated): on
-/// 2^20 ranks a barrier (25 M estimated) peaked at 1.6 GB, a recursive-doubling Allreduce (46 M)
-/// at 2.1 GB, a Rabenseifner Allreduce (67 M) at 3.2 GB; since schedules are built into one
-/// vector and matched by receiver, at 1.0, 1.5 and 2.85 GB (at most 42 bytes a step).
-pub const SCHEDULE_PER_STEP: u64 = 64;
+mod pages;
+mod prefetch;
+mod scatter;
+
+pub(crate) use pages::zeroable;
+pub(crate) use pages::{Pages, populate_writes, populate_writes_in_parallel, zeroed_atomics};
+pub use pages::{Zeroable, zeroed_slice};
+pub use prefetch::{prefetch, prefetch_all, prefetch_ptr};
+pub use scatter::{Scatter, scatter};
+
+/// Not enough memory for what a phase is about to take (or the system refused a mapping):
+/// what it needed, where, and what was there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shortfall {
+    /// The trace or input it was for, where there is one.
+    pub file: Option<String>,
+    pub message: String,
+}
+
+impl Shortfall {
+    /// The system refused `bytes` of fresh memory.
+    fn mapping(bytes: usize, e: std::io::Error) -> Shortfall {
+        Shortfall {
+            file: None,
+            message: format!("cannot map {bytes} bytes of memory: {e}"),
+        }
+    }
+
+    /// The same shortfall, said of `file`.
+    pub fn in_file(self, file: &str) -> Shortfall {
+        Shortfall {
+            file: Some(file.to_string()),
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{file}: {}", self.message),
+            None => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for Shortfall {}
+
+/// A file mapped read-only into memory, whose pages can be handed back once read.
+pub struct MappedFile(memmap2::Mmap);
+
+impl MappedFile {
+    /// Maps `file` whole.
+    pub fn open(file: &std::fs::File) -> std::io::Result<MappedFile> {
+        // SAFETY: the map is read-only and private to this process; a trace file changing
+        // underneath a run is outside what we promise.
+        unsafe { memmap2::Mmap::map(file) }.map(MappedFile)
+    }
+
+    /// Hands the pages of `offset..offset + len` back: read again, they come back from the
+    /// file. A failure only leaves them in memory.
+    pub fn release(&self, offset: usize, len: usize) {
+        // SAFETY: the map is read-only, so a page dropped from it reads back the same bytes
+        // from the file when touched again.
+        let _ = unsafe {
+            self.0
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
+        };
+    }
+}
+
+impl std::ops::Deref for MappedFile {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Turns transparent huge pages off for this process: with them every first touch clears
+/// 2 MiB, where the columns are written once, in order, and small pages lose nothing (the
+/// `diss` case of tests/bench/run.sh shows the difference).
+pub fn disable_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
 
 /// Overrides the memory found available (bytes): to try a smaller machine's limit.
 pub const AVAILABLE_VAR: &str = "LOGGPS_MEMORY_AVAILABLE";
@@ -148,8 +229,12 @@ pub fn with_kept<T: Default, R>(
 
 /// Ok when `need` bytes for `what` fit in what is available (or it cannot be told), else why
 /// not.
-pub fn ensure(what: &str, need: u64) -> Result<(), String> {
-    verdict(what, need, available()?)
+pub fn ensure(what: &str, need: u64) -> Result<(), Shortfall> {
+    let shortfall = |message| Shortfall {
+        file: None,
+        message,
+    };
+    verdict(what, need, available().map_err(shortfall)?).map_err(shortfall)
 }
 
 fn verdict(what: &str, need: u64, available: Option<u64>) -> Result<(), String> {

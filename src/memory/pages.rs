@@ -1,21 +1,61 @@
-//! Large temporaries in pages of their own.
+//! Large temporaries in pages of their own, zeroed memory, and pages made present at once.
 
+use super::Shortfall;
 use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Types for which all-zero bytes are a valid value, and that need no drop.
+/// Types for which all-zero bytes are a valid value, and that need no drop. Declared with
+/// [`zeroable!`](crate::memory::zeroable), which checks that every field is itself zeroable.
 ///
 /// # Safety
 /// Implement only for plain data whose every field accepts zero.
-pub(crate) unsafe trait Zeroable: Sized {}
+pub unsafe trait Zeroable: Sized {}
 
-// SAFETY: integers only.
+// SAFETY: integers, tuples of integers and atomic integers: zero bits are a value of each.
+unsafe impl Zeroable for u8 {}
+unsafe impl Zeroable for u16 {}
+unsafe impl Zeroable for u32 {}
+unsafe impl Zeroable for u64 {}
+unsafe impl Zeroable for usize {}
+unsafe impl Zeroable for i32 {}
+unsafe impl Zeroable for i64 {}
 unsafe impl Zeroable for (u32, usize) {}
-
-// SAFETY: an atomic integer is an integer in memory.
 unsafe impl Zeroable for std::sync::atomic::AtomicU64 {}
+
+/// Declares a struct zeroable, naming all its fields with their types: the declaration does
+/// not compile unless the names are all the fields (an exhaustive pattern) and each type is
+/// itself [`Zeroable`]. `zeroable!(enum E = E::A)` declares a one-byte enum whose variant
+/// `E::A` is 0.
+macro_rules! zeroable {
+    ($t:ident { $($f:ident: $ft:ty),+ $(,)? }) => {
+        const _: () = {
+            #[allow(dead_code)]
+            fn all_fields_named(x: $t) { let $t { $($f: _),+ } = x; }
+            #[allow(dead_code)]
+            fn fields_zeroable(x: &$t) {
+                fn zeroable<T: $crate::memory::Zeroable>(_: &T) {}
+                $(let f: &$ft = &x.$f; zeroable(f);)+
+            }
+        };
+        // SAFETY: every field is zeroable (checked above).
+        unsafe impl $crate::memory::Zeroable for $t {}
+    };
+    (enum $t:ty = $zero:expr) => {
+        const _: () = assert!(size_of::<$t>() == 1 && $zero as u8 == 0);
+        // SAFETY: one byte, whose value 0 is the variant named (asserted above).
+        unsafe impl $crate::memory::Zeroable for $t {}
+    };
+}
+pub(crate) use zeroable;
+
+/// `n` zeroed values on the heap, whose pages the threads that first write them make present.
+pub fn zeroed_slice<T: Zeroable>(n: usize) -> Box<[T]> {
+    // SAFETY: zero bytes are a value of T (Zeroable).
+    unsafe { Box::<[T]>::new_zeroed_slice(n).assume_init() }
+}
 
 /// A zeroed buffer of `len` values in an anonymous mapping, unmapped when dropped (unless
 /// [`Pages::recycle`]d). The allocator would keep a freed block resident for a while, to reuse
@@ -46,7 +86,7 @@ impl<T: Zeroable> Pages<T> {
     /// `len` zeroed values, in the pages a temporary left ([`Pages::recycle`]) where there are
     /// some: cut or grown to size, zeroed in parallel (but what is known to be zero). The spare
     /// goes either way, so that no resident pages are kept past the next buffer.
-    pub(crate) fn zeroed(len: usize) -> Pages<T> {
+    pub(crate) fn zeroed(len: usize) -> Result<Pages<T>, Shortfall> {
         let bytes = (len * size_of::<T>()).max(1);
         let spare = SPARE.lock().unwrap_or_else(|e| e.into_inner()).take();
         let mut written = 0;
@@ -60,22 +100,21 @@ impl<T: Zeroable> Pages<T> {
                 // SAFETY: nothing else refers to the spare's memory (it was taken out of its
                 // buffer, which is gone); a move leaves no reference behind either.
                 unsafe { map.remap(bytes, memmap2::RemapOptions::new().may_move(true)) }
-                    .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}"));
+                    .map_err(|e| Shortfall::mapping(bytes, e))?;
                 map[zero.min(reused)..reused]
                     .par_chunks_mut(1 << 20)
                     .for_each(|c| c.fill(0));
                 written = reused;
                 map
             }
-            None => memmap2::MmapMut::map_anon(bytes)
-                .unwrap_or_else(|e| panic!("cannot map {bytes} bytes of memory: {e}")),
+            None => memmap2::MmapMut::map_anon(bytes).map_err(|e| Shortfall::mapping(bytes, e))?,
         };
-        Pages {
+        Ok(Pages {
             map,
             len,
             written,
             _of: PhantomData,
-        }
+        })
     }
 
     /// How many of its first values were in pages present and written when it was made: those
@@ -108,13 +147,13 @@ impl<T: Zeroable> Pages<T> {
     }
 
     /// Twice as many values, the new ones zeroed: the old pages copied, then unmapped.
-    pub(crate) fn doubled(&self) -> Pages<T>
+    pub(crate) fn doubled(&self) -> Result<Pages<T>, Shortfall>
     where
         T: Copy,
     {
-        let mut more = Pages::zeroed(2 * self.len.max(1));
+        let mut more = Pages::zeroed(2 * self.len.max(1))?;
         more[..self.len].copy_from_slice(self);
-        more
+        Ok(more)
     }
 }
 
@@ -202,17 +241,53 @@ pub(crate) fn populate_writes_in_parallel<T: Send>(s: &mut [T]) -> bool {
         .all(populate_writes)
 }
 
+/// `n` atomics at 0, in pages of their own ([`Pages`]: unmapped when dropped, where the
+/// allocator would keep a freed block resident), made present and writable in parallel
+/// ([`populate_for_writes`]). They take the pages a temporary left ([`Pages::recycle`]) as far
+/// as those go: those are present and written already, and made present again they would cost
+/// the kernel a walk of their pages.
+pub(crate) fn zeroed_atomics(n: usize) -> Result<Pages<AtomicU64>, Shortfall> {
+    let mut calls = Pages::zeroed(n)?;
+    let written = calls.written();
+    populate_for_writes(&mut calls[written..]);
+    Ok(calls)
+}
+
+/// Makes the pages of `a` present and writable before they are read. A page of fresh zeroed
+/// memory that a thread reads first is mapped to the shared zero page; the first write then
+/// copies it and flushes the page from every core's TLB, an interrupt to each other core the
+/// process runs on (the `ring` and `gauss` cases of tests/bench/run.sh, where ranks look at
+/// partners' times before they are written). `MADV_POPULATE_WRITE` maps the pages writable in
+/// pieces, in parallel ([`populate_writes_in_parallel`]; `a` starts on a page, a [`Pages`]'s
+/// first or the first past what of it was written, so every piece does); where the kernel has
+/// no such advice, a write to each page does it.
+fn populate_for_writes(a: &mut [AtomicU64]) {
+    const PAGE: usize = 4096;
+    if !populate_writes_in_parallel(a) {
+        let per_page = PAGE / size_of::<AtomicU64>();
+        a.par_chunks(per_page)
+            .for_each(|c| c[0].store(0, Ordering::Relaxed));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn doubling_keeps_the_values_and_zeroes_the_rest() {
-        let mut p = Pages::<(u32, usize)>::zeroed(2);
+        let mut p = Pages::<(u32, usize)>::zeroed(2).unwrap();
         p.copy_from_slice(&[(7, 8), (9, 10)]);
-        let q = p.doubled();
+        let q = p.doubled().unwrap();
         assert_eq!(&q[..], &[(7, 8), (9, 10), (0, 0), (0, 0)]);
-        assert_eq!(Pages::<(u32, usize)>::zeroed(0).doubled().len(), 2);
+        assert_eq!(
+            Pages::<(u32, usize)>::zeroed(0)
+                .unwrap()
+                .doubled()
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     /// Recycled pages come back zeroed, cut or grown to the new length, also those of a buffer
@@ -224,14 +299,14 @@ mod tests {
     fn recycled_pages_come_back_zeroed_at_any_length() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build();
         pool.expect("a pool").install(|| {
-            let mut p = Pages::<(u32, usize)>::zeroed(5000);
+            let mut p = Pages::<(u32, usize)>::zeroed(5000).unwrap();
             let lengths = [3000, 100_000, 1, 700_000, 20, 3_000_000, 2_000_000, 5, 9000];
             for (k, len) in lengths.into_iter().enumerate() {
                 let cleared = k % 3 == 2;
                 p.fill(if cleared { (0, 0) } else { (7, 9) });
                 let pages = (p.len() * 16).next_multiple_of(4096) / 16;
                 p.recycle(cleared);
-                p = Pages::<(u32, usize)>::zeroed(len);
+                p = Pages::<(u32, usize)>::zeroed(len).unwrap();
                 assert_eq!(p.len(), len);
                 assert!(p.iter().all(|&v| v == (0, 0)), "{len}");
                 // Written: what of the spare it took, if no other buffer took the spare first.

@@ -1,0 +1,466 @@
+//! Modeled collectives as the replay reaches them: one entry point ([`Shared::modeled_return`])
+//! that owns the batching of arrivals, the costing of an instance once all its participants
+//! arrived (by the algorithm chosen for it, its schedule built and matched once for all
+//! instances of the same shape and cached), and the hand-back of returns once read.
+
+use super::Shared;
+use crate::collectives::eval;
+use crate::collectives::schedule::Matching;
+use crate::collectives::{Op, Spec};
+use crate::model::{CostModel, Model};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, RwLock, TryLockError};
+
+/// Arrivals at modeled collectives a thread batches before it writes their call times.
+pub(super) const STARTS_BATCH: usize = 4096;
+/// The spin-loop hints a thread waiting for another's costing of a collective makes, one a
+/// look, before it yields its core at each look (a costing takes long: it need not look often).
+pub(super) const COSTING_MAX_SPINS: u32 = 256;
+
+/// One participant's part of a modeled instance: its predicted return and the sender and
+/// receiver synchronization inside its schedule.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ModeledReturn {
+    pub(super) ret: f64,
+    pub(super) sender_sync: f64,
+    pub(super) receiver_sync: f64,
+}
+
+/// A modeled instance's returns, held from its costing to its last participant's read: 24
+/// bytes a participant (a 65,536-rank Allreduce in a loop of 1,000 kept 2 GB when all stayed).
+#[derive(Default)]
+pub(super) struct Modeled {
+    pub(super) returns: RwLock<Returns>,
+    /// Participants yet to read theirs.
+    pub(super) unread: AtomicU32,
+}
+
+#[derive(Default)]
+pub(super) enum Returns {
+    /// No participant's call time flushed yet (and none ever, for an instance that is not
+    /// costed by a schedule).
+    #[default]
+    Unknown,
+    /// The participants' call times so far, in communicator rank order (NaN: not yet): kept
+    /// here from the first arrival to the costing, not in [`Shared::calls`], which then holds
+    /// no collective call (8 bytes an event, the whole array for a trace of collectives alone).
+    Arriving(Vec<f64>),
+    /// Replayed as measured.
+    Measured,
+    /// The costing's own vectors, in communicator rank order (they were copied into a vector
+    /// of returns by world rank, sorted: 32 bytes a participant more, twice where two were
+    /// held).
+    Ready(Arc<eval::Completion>),
+    /// Every participant has read its own.
+    Read,
+}
+
+thread_local! {
+    /// The thread's batches, kept from wave to wave and round to round (flushed after each;
+    /// [`with_kept`]).
+    pub(super) static LOCAL: RefCell<Local> = RefCell::default();
+}
+
+/// What a thread's runs tell the collective instances, batched until [`Shared::flush`]: the
+/// participants of a 65,536-rank Allreduce made five atomic writes each to the instance's few
+/// cache lines, which bounced between the threads (two threads replayed it slower than one).
+#[derive(Default)]
+pub(super) struct Local {
+    /// `(instance, arrivals, latest call time's bits)`.
+    pub(super) arrivals: Vec<(u32, u32, u64)>,
+    /// `(instance, participants that read their return)`.
+    pub(super) reads: Vec<(u32, u32)>,
+    /// The returns of the instance read last.
+    pub(super) returns: Option<(u32, Arc<eval::Completion>)>,
+    /// `(instance, world rank, call time)` of arrivals at modeled collectives.
+    pub(super) starts: Vec<(u32, u32, f64)>,
+}
+
+/// A modeled instance's schedule's bytes and root, and its operation (None: not one a schedule
+/// costs).
+pub(super) type Shaped = (u64, u32, Option<Op>);
+
+/// The vectors one instance's costing hands to the next.
+#[derive(Default)]
+pub(super) struct Spare {
+    /// The participants' call times of the instance costed last, for the next instance's
+    /// arrivals ([`Returns::Arriving`]).
+    pub(super) starts: Vec<f64>,
+    /// Returns every participant has read, held nowhere else, for the next costing to fill
+    /// again (the vectors and the shared block: no allocation a call).
+    pub(super) returns: Option<Arc<eval::Completion>>,
+}
+
+/// What a collective's schedule depends on (the cost model is the replay's).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) struct ScheduleKey {
+    pub(super) op: Op,
+    pub(super) algorithm: &'static str,
+    pub(super) ranks: usize,
+    pub(super) bytes: u64,
+    pub(super) root: usize,
+    pub(super) segment: u64,
+    pub(super) postal_h: Option<u64>,
+}
+
+/// Schedules of fewer steps are not leveled (finding the passes its threads can share took
+/// about one evaluation when done on one thread; on two, a 262,144-rank barrier's take 45 ms, an
+/// evaluation by them 70-100).
+pub(super) const LEVELED_MIN_STEPS: usize = 1 << 16;
+/// The fewest steps of a schedule whose memory is handed back to the system once it is matched:
+/// on the 65,536-rank Allreduce loop (binomial, 327,675 steps), peak 71.5 -> 65.8 bytes/event
+/// at 1 thread, 74.2 -> 68.5 at 2, for 1.2 ms of `mi_collect` (medians of 6 alternating runs;
+/// the 2-thread replay 1-3% longer over 12); by recursive doubling, whose levels were found at 2
+/// threads, 126.4 -> 111.8 (one run).
+pub(super) const RELEASE_SCHEDULE_MIN_STEPS: usize = 1 << 18;
+
+/// The fewest runs a pass of a leveled schedule holds on average: as many as a pass needs to
+/// be shared by the threads at all (narrower ones run on one; a ring Allreduce on 1,024 ranks,
+/// 2,046 passes of 1,024 runs, replayed in 0.87-0.88 s at 2 threads by its passes, 0.48-0.51
+/// by blocks, where 1,024 was the least).
+pub(super) const LEVELED_MIN_WIDTH: usize = 1 << 12;
+
+/// The fewest ranks of a collective costed from its rule ([`crate::collectives::Ruled`]) where
+/// one gives its steps: a lockstep's pass over fewer is too short to share among the threads,
+/// where a built schedule's blocks, which every thread waiting for the costing takes part in,
+/// are shared at any size (the 1,024-rank Allreduce loop, 10,000 calls by recursive doubling:
+/// replay at 2 threads 0.71-0.74 s built, 0.77-1.07 s in lockstep; at 1 thread 1.17-1.23 s and
+/// 1.29 s).
+pub(super) const RULED_MIN_RANKS: usize = 1 << 12;
+
+/// A built schedule, matched: all its evaluation reads.
+pub(super) type Built = Arc<Matching>;
+
+/// The schedules built most recently, at most its budget of steps in all, or the newest alone
+/// if it has more: a trace repeats a few collectives (a loop's Allreduce) many times.
+pub(super) struct ScheduleCache {
+    /// Oldest first.
+    pub(super) entries: Vec<(ScheduleKey, Built, usize)>,
+    pub(super) steps: usize,
+    pub(super) budget: usize,
+}
+
+/// Steps (over all ranks) the schedule cache keeps beyond the newest schedule: their matchings
+/// take at most 16 bytes a step, about 67 MB; or as many as the trace has events. A loop of an
+/// Allreduce, a Barrier and a Bcast on 262,144 ranks (6.5 M steps, the Barrier's 4.7 M; 8.4 M
+/// events in 10 turns) built and matched all three again at every turn: replay 9.4 -> 3.9 s at
+/// 1 thread, 12.0 -> 2.6 s at 2, and its peak fell, 110 -> 98 bytes/event (one run each).
+pub(super) const SCHEDULE_CACHE_STEPS: usize = 1 << 22;
+
+impl ScheduleCache {
+    /// A cache for a replay of `events` events.
+    pub(super) fn for_events(events: usize) -> ScheduleCache {
+        ScheduleCache {
+            entries: Vec::new(),
+            steps: 0,
+            budget: SCHEDULE_CACHE_STEPS.max(events),
+        }
+    }
+
+    pub(super) fn get(&self, key: &ScheduleKey) -> Option<Built> {
+        self.entries
+            .iter()
+            .find(|(k, ..)| k == key)
+            .map(|(_, b, _)| Arc::clone(b))
+    }
+
+    /// Keeps `built`, forgetting the oldest to make room: all of them for one over the budget
+    /// alone (a loop's collective on 2^20 ranks, 5.2 M steps, was built and matched again at
+    /// every call: 20 calls replayed in 11.2 s at 1 thread).
+    pub(super) fn put(&mut self, key: ScheduleKey, built: &Built) {
+        let steps = built.steps();
+        if self.get(&key).is_some() {
+            return;
+        }
+        while !self.entries.is_empty() && self.steps + steps > self.budget {
+            let (_, _, s) = self.entries.remove(0);
+            self.steps -= s;
+        }
+        self.entries.push((key, Arc::clone(built), steps));
+        self.steps += steps;
+    }
+}
+
+impl Shared<'_> {
+    /// Participant `r`'s modeled return from instance `x` (all participants arrived), None when
+    /// the instance replays as measured. Each participant reads its own once; the last read
+    /// flushed frees them.
+    #[inline(never)]
+    pub(super) fn modeled_return(
+        &self,
+        x: u32,
+        r: u32,
+        local: &mut Local,
+    ) -> Option<ModeledReturn> {
+        match local.reads.iter_mut().find(|(y, _)| *y == x) {
+            Some((_, n)) => *n += 1,
+            None => local.reads.push((x, 1)),
+        }
+        if !matches!(&local.returns, Some((y, _)) if *y == x) {
+            let slot = &self.modeled[x as usize];
+            let ready = |rs: &Returns| match rs {
+                Returns::Unknown | Returns::Arriving(_) => None,
+                Returns::Measured => Some(None),
+                Returns::Ready(ends) => Some(Some(Arc::clone(ends))),
+                Returns::Read => unreachable!("a participant reads its return once"),
+            };
+            let mut idle = 0u32;
+            let got = loop {
+                match slot.returns.try_read() {
+                    Ok(rs) if let Some(got) = ready(&rs) => break got,
+                    Err(TryLockError::Poisoned(_)) => panic!("a thread costing returns panicked"),
+                    _ => {}
+                }
+                if let Ok(mut rs) = slot.returns.try_write() {
+                    let starts = match &mut *rs {
+                        Returns::Arriving(starts) => Some(std::mem::take(starts)),
+                        Returns::Unknown => Some(Vec::new()),
+                        _ => None,
+                    };
+                    if let Some(starts) = starts {
+                        *rs = self.cost_instance(x, starts);
+                    }
+                    break ready(&rs).expect("costed");
+                }
+                // Another thread costs it, perhaps by passes its threads can share: this one
+                // takes a part, where blocking on the lock would leave them all to the other.
+                // With nothing to take for a while, it lets its core go (more threads than
+                // cores: the one costing may need it).
+                match rayon::yield_now() {
+                    Some(rayon::Yield::Executed) => idle = 0,
+                    _ if idle < COSTING_MAX_SPINS => {
+                        idle += 1;
+                        std::hint::spin_loop();
+                    }
+                    _ => std::thread::yield_now(),
+                }
+            };
+            if let Some((_, read)) = local.returns.replace((x, got?)) {
+                self.recycle_returns(read);
+            }
+        }
+        let c = &local.returns.as_ref().expect("set above").1;
+        let k = self.place(x, r);
+        Some(ModeledReturn {
+            ret: c.rank_end_ns[k],
+            sender_sync: c.sender_sync_ns[k],
+            receiver_sync: c.receiver_sync_ns[k],
+        })
+    }
+
+    /// World rank `r`'s communicator rank in instance `x`.
+    #[inline]
+    pub(super) fn place(&self, x: u32, r: u32) -> usize {
+        place(&self.places, self.g.instances[x as usize].comm, r)
+    }
+
+    /// Publishes what `local` batched: arrivals (an instance whose last participant arrived is
+    /// listed as completed) and reads (an instance all of whose participants read their returns
+    /// lets them go).
+    pub(super) fn flush(&self, local: &mut Local) {
+        // The call times first: an instance is costed once its arrivals are all counted.
+        self.flush_starts(local);
+        // The reads before the arrivals, the returns read last let go: the returns all
+        // participants have read are then there for the costing that arrivals may let another
+        // thread start (the 262,144-rank trace of three collectives held three instances'
+        // returns at 1 thread, 24 bytes a rank each).
+        if let Some((_, held)) = local.returns.take() {
+            self.recycle_returns(held);
+        }
+        for (x, n) in local.reads.drain(..) {
+            let slot = &self.modeled[x as usize];
+            if slot.unread.fetch_sub(n, Ordering::AcqRel) == n {
+                let read =
+                    std::mem::replace(&mut *slot.returns.write().expect("returns"), Returns::Read);
+                if let Returns::Ready(returns) = read {
+                    self.recycle_returns(returns);
+                }
+            }
+        }
+        for (x, n, latest) in local.arrivals.drain(..) {
+            self.max_call[x as usize].fetch_max(latest, Ordering::AcqRel);
+            if self.arrived[x as usize].fetch_add(n, Ordering::AcqRel) + n
+                == self.g.instances[x as usize].size
+            {
+                self.completed.lock().expect("completed").push(x);
+            }
+        }
+    }
+
+    /// Writes the call times `local` batched into their instances (at most [`STARTS_BATCH`]:
+    /// a thread's block of 32,768 ranks batched 512 kB of them).
+    pub(super) fn flush_starts(&self, local: &mut Local) {
+        for run in local.starts.chunk_by(|a, b| a.0 == b.0) {
+            let x = run[0].0 as usize;
+            let mut rs = self.modeled[x].returns.write().expect("returns");
+            if matches!(*rs, Returns::Unknown) {
+                *rs = Returns::Arriving(self.fresh_starts(self.g.instances[x].size as usize));
+            }
+            let Returns::Arriving(starts) = &mut *rs else {
+                unreachable!("an instance is costed once all its participants arrived")
+            };
+            for &(x, r, t) in run {
+                starts[self.place(x, r)] = t;
+            }
+        }
+        local.starts.clear();
+    }
+
+    /// An instance's vector of `n` call times, unknown: the one the last costing left, if any.
+    pub(super) fn fresh_starts(&self, n: usize) -> Vec<f64> {
+        let mut starts = std::mem::take(&mut self.spare.lock().expect("spare").starts);
+        starts.clear();
+        starts.resize(n, f64::NAN);
+        starts
+    }
+
+    /// Gives an instance's returns, if this was their last holder, to the next costing to fill
+    /// again: a thread's runs keep the last they read, and dropped there they were 2 MB (on
+    /// 65,536 ranks) freed by one thread that the costing one could not reuse.
+    pub(super) fn recycle_returns(&self, mut returns: Arc<eval::Completion>) {
+        if Arc::get_mut(&mut returns).is_some() {
+            self.spare.lock().expect("spare").returns = Some(returns);
+        }
+    }
+
+    /// The returns of instance `x`: its schedule, by the chosen algorithm, costed from its
+    /// participants' predicted call times (`starts`, in communicator rank order). Kept out of
+    /// [`advance`]'s code, with [`Shared::modeled_return`] and [`RankState::add_collective`]:
+    /// inlined there, they slowed its point-to-point events (gauss at 1 thread: replay median
+    /// 27.7 -> 25.9 ms out of it).
+    #[inline(never)]
+    pub(super) fn cost_instance(&self, x: u32, starts: Vec<f64>) -> Returns {
+        let (bytes, root, op) = self.shapes[x as usize];
+        let Some(op) = op else {
+            return Returns::Measured;
+        };
+        let size = self.g.instances[x as usize].size as usize;
+        let mut spec = Spec {
+            root: root as usize,
+            ..Spec::new(size, bytes)
+        };
+        let (algorithm, segment) = self.coll.algorithm(op, spec.ranks, spec.bytes);
+        spec.segment = segment.unwrap_or(spec.segment);
+        let mut kept = self.scratch.try_lock().ok();
+        let mut own = eval::Scratch::default();
+        let eval = kept.as_deref_mut().unwrap_or(&mut own);
+        let mut shell = self.spare.lock().expect("spare").returns.take();
+        if let Some(read) = shell.as_mut().and_then(Arc::get_mut) {
+            eval.recycle(std::mem::take(read));
+        }
+        debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
+        let costed = match self.model {
+            Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, p, &starts, eval),
+            Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, m, &starts, eval),
+        };
+        self.spare.lock().expect("spare").starts = starts;
+        match costed {
+            Ok(c) => Returns::Ready(match shell {
+                // Held nowhere else (`recycle_returns`): filled in place, never cloned.
+                Some(mut a) => {
+                    *Arc::make_mut(&mut a) = c;
+                    a
+                }
+                None => Arc::new(c),
+            }),
+            Err(e) => {
+                let what = format!("{} by {algorithm} on {size} ranks", op.name());
+                let e = e.to_string();
+                let why = match e.starts_with(&what) {
+                    true => e,
+                    false => format!("{what}: {e}"),
+                };
+                self.unmodeled.lock().expect("warnings").push(why);
+                Returns::Measured
+            }
+        }
+    }
+
+    pub(super) fn instance_done(&self, x: u32) -> bool {
+        self.arrived[x as usize].load(Ordering::Acquire) == self.g.instances[x as usize].size
+    }
+
+    /// `op` by `algorithm` on `spec`, costed with the participants calling at `starts`; the
+    /// schedule is built and matched once for all instances of the same shape.
+    pub(super) fn cost_modeled<M: CostModel>(
+        &self,
+        op: Op,
+        algorithm: &'static str,
+        spec: &Spec,
+        model: &M,
+        starts: &[f64],
+        scratch: &mut eval::Scratch,
+    ) -> Result<eval::Completion, crate::error::Error> {
+        let gamma = self.coll.gamma_ns_per_byte;
+        // Costed from the rule that gives its steps, never built (a few per call to compute).
+        if spec.ranks >= RULED_MIN_RANKS
+            && let Some(ruled) = crate::collectives::ruled(op, algorithm, spec)?
+        {
+            return Ok(eval::evaluate_ruled(&ruled, model, gamma, starts, scratch));
+        }
+        let key = ScheduleKey {
+            op,
+            algorithm,
+            ranks: spec.ranks,
+            bytes: spec.bytes,
+            root: spec.root,
+            segment: spec.segment,
+            postal_h: spec.postal_h.map(f64::to_bits),
+        };
+        let cached = self.schedules.lock().expect("schedules").get(&key);
+        let built = match cached {
+            Some(b) => b,
+            None => {
+                let schedule =
+                    crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
+                let mut matching = schedule.matching()?;
+                // Not a ring or a chain: a block of their ranks waits on its two ends only, where
+                // each of a ring's 2P passes costs the threads a meeting (a ring Allreduce on 4,096
+                // ranks, 8,191 passes: leveled in 1.26 s, then 0.33-0.45 s an evaluation by
+                // passes, 0.27 by blocks; pairwise all-to-all, 4,096 passes as wide, 0.14 by
+                // passes, 0.32 by blocks), and one thread's queue follows a ring's ranks in
+                // order (on 1,024 ranks 0.82-0.86 s, by passes 0.94-1.18). Other schedules go by
+                // passes on one thread too, which stream through the ranks where the queue jumps
+                // from partner to partner: replay at 1 thread, pairwise all-to-all on 4,096 ranks
+                // 4.5 -> 2.5 s, Rabenseifner's Allreduce on 8,192 0.215 -> 0.107 s (leveled only
+                // from 16,384 ranks before; on 262,144, mix 3.99 -> 3.22 s end to end).
+                let level = matching.steps() >= LEVELED_MIN_STEPS
+                    && matching.even()
+                    && !schedule.neighbours_only();
+                drop(schedule);
+                if level {
+                    matching = matching.leveled(LEVELED_MIN_WIDTH);
+                }
+                // The schedule and what matching and leveling it used on the way, freed, the
+                // allocator keeps for reuse, where the evaluations' arrays do not fit: handed
+                // back (mix at 2 threads: peak 81 bytes/event with, 94 without).
+                if matching.steps() >= RELEASE_SCHEDULE_MIN_STEPS {
+                    crate::memory::release_freed_here();
+                }
+                let built = Arc::new(matching);
+                self.schedules.lock().expect("schedules").put(key, &built);
+                built
+            }
+        };
+        // Every rank takes part: every thread waits for this cost, and takes a part.
+        let order = match spec.ranks == self.trace.nranks() {
+            true => eval::Order::for_helped(&built),
+            false => eval::Order::for_matching(&built),
+        };
+        eval::evaluate_by(&built, model, gamma, starts, scratch, order)
+    }
+}
+
+/// World rank `r`'s rank in communicator `comm`, given `places` (see [`Shared::places`]).
+#[inline]
+pub(super) fn place(places: &HashMap<u32, Vec<(u32, u32)>>, comm: u32, r: u32) -> usize {
+    match places.get(&comm) {
+        None => r as usize,
+        Some(pairs) => {
+            let k = pairs.binary_search_by_key(&r, |&(w, _)| w);
+            pairs[k.expect("a member")].1 as usize
+        }
+    }
+}

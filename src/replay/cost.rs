@@ -1,0 +1,356 @@
+//! The costing of one event: the model's rule for its routine (the model's §4–5), from its call
+//! time and its partners' predicted times as they published them. Every rule is the model's
+//! ([`crate::model`]); here are only the reads of the partners' times and which rule applies.
+
+use super::collective::Local;
+use super::rank::{NO_EVENT, RankState, Rare};
+use super::{Dep, Shared, UNKNOWN, link_of};
+use crate::graph::{NONE, rendezvous_at, rendezvous_in};
+use crate::model::{Cost, CostModel, Model, Port, WaitFold};
+use crate::trace::{PEER_NULL, Routine, Shape};
+use std::sync::atomic::Ordering;
+
+/// A request's predicted completion and what it waited for.
+pub(super) struct Completion {
+    pub(super) done: f64,
+    /// The synchronization inside the blocking twin's duration.
+    pub(super) sync: f64,
+    pub(super) unblock: f64,
+    pub(super) send_side: bool,
+}
+
+impl Completion {
+    pub(super) fn of(c: Cost, send_side: bool) -> Completion {
+        Completion {
+            done: c.ret,
+            sync: c.sync,
+            unblock: c.unblock,
+            send_side,
+        }
+    }
+}
+
+/// A LogGP message its receiver has yet to take through its port: the receive (or its blocking
+/// twin) called at `t`, the last of `bytes` bytes arriving at `arrival`.
+#[derive(Clone, Copy)]
+pub(super) struct Inbound {
+    pub(super) t: f64,
+    pub(super) arrival: f64,
+    pub(super) bytes: u64,
+}
+
+/// A completion, or under LogGP a receive whose completion depends on the port.
+pub(super) enum Pending {
+    Done(Completion),
+    Inbound(Inbound),
+}
+
+/// An event's predicted return and its duration's parts: `(return, communication, sender
+/// sync, receiver sync)`.
+pub(super) type Step = (f64, f64, f64, f64);
+
+/// The cost of event `i` of rank `r` (a `routine` called at `tc`) by the model's rule for it,
+/// from its partners' predicted times as they published them: blocked on the first one not
+/// known yet. A completion call blocked part way keeps what it costed so far in `st`, to go on
+/// from there; under LogGP, `port` is the rank's port, moved by the event. Inlined into
+/// [`super::advance`]: called through memory, its results were read back by loads the core
+/// cannot forward from the stores that wrote them (see the `diss` case of tests/bench/run.sh).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn cost_event(
+    sh: &Shared<'_>,
+    r: usize,
+    i: usize,
+    routine: Routine,
+    tc: f64,
+    st: &mut RankState,
+    port: &mut Port,
+    local: &mut Local,
+) -> Result<Step, Dep> {
+    let ev = sh.trace.rank(r);
+    let o = sh.model.o();
+    let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
+    let fold_send_side = &mut st.fold_send_side;
+    let mut inbound = Rare::loggp(&mut st.rare).map(|l| &mut l.inbound);
+    let step = match routine.shape() {
+        Shape::None => (tc, 0.0, 0.0, 0.0),
+        Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + o, o, 0.0, 0.0),
+        Shape::Send => {
+            let c = sh.send_completion(r, i, tc)?;
+            (c.done, c.done - tc - c.sync, c.sync, 0.0)
+        }
+        Shape::Recv => {
+            // Its link read here, where it is used: most events have none to read.
+            let (link, plain) = sh.g.link_plain(r, i);
+            if routine == Routine::Iprobe || link == NONE {
+                return Ok((tc + o, o, 0.0, 0.0));
+            }
+            let from = link as usize;
+            let ts = sh.call_at(from, ev.peer(i))?;
+            let (k, rdv) = sh.message(from, plain);
+            let c = match sh.model {
+                Model::LogGps(p) if routine == Routine::Probe => p.probe(k, rdv, ts, tc),
+                Model::LogGps(p) => p.recv(k, rdv, ts, tc),
+                Model::LogGp(m) if routine == Routine::Probe => m.probe(k, ts, tc),
+                Model::LogGp(m) => sh.receive(
+                    port,
+                    Inbound {
+                        t: tc,
+                        arrival: m.arrival(ts, k),
+                        bytes: k,
+                    },
+                ),
+            };
+            (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
+        }
+        Shape::Sendrecv => {
+            let send = sh.send_completion(r, i, tc)?;
+            match sh.recv_completion(sh.g.link2(r, i), false, -1, tc)? {
+                Pending::Done(recv) => {
+                    let mut w = WaitFold::new(tc, o);
+                    w.add(send.done, send.unblock, send.send_side);
+                    w.add(recv.done, recv.unblock, recv.send_side);
+                    w.finish()
+                }
+                // LogGP: the receive is called once the send's first byte is out.
+                Pending::Inbound(m) => {
+                    let c = sh.receive(port, Inbound { t: send.done, ..m });
+                    (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
+                }
+            }
+        }
+        Shape::Complete => {
+            // Resumed where it blocked last time.
+            let from = std::mem::take(resume_at) as usize;
+            let mut w = if from > 0 {
+                WaitFold::resume(tc, *fold, *fold_send_side)
+            } else {
+                if let Some(m) = inbound.as_deref_mut() {
+                    m.clear();
+                }
+                WaitFold::new(tc, o)
+            };
+            let hint = (last.1 != NO_EVENT).then_some(*last);
+            for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, hint)) {
+                match sh.request(r, oi as usize) {
+                    Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
+                    Ok(Pending::Inbound(m)) => {
+                        inbound.as_deref_mut().expect("a LogGP state").push(m);
+                    }
+                    Err(dep) => {
+                        if k > 0 {
+                            *resume_at = k as u32;
+                            (*fold, *fold_send_side) = w.save();
+                        }
+                        return Err(dep);
+                    }
+                }
+                *last = (req, oi);
+            }
+            // LogGP: the port takes the messages in the order their last bytes arrive.
+            if let Some(m) = inbound {
+                m.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
+                for m in m.drain(..) {
+                    let c = sh.receive(port, m);
+                    w.add(c.ret, c.unblock, false);
+                }
+            }
+            w.finish()
+        }
+        Shape::Coll | Shape::CommOp => {
+            let link = link_of(sh, r, i, routine, st.colls);
+            // Comm_free, and collectives an unfinished trace never completed: measured.
+            if link == NONE {
+                let d = (ev.t_return(i) - ev.t_call(i)) as f64;
+                return Ok((tc + d, d, 0.0, 0.0));
+            }
+            if !sh.instance_done(link) {
+                return Err(Dep::Instance(link));
+            }
+            // Modeled: the schedule's end for this rank, with the synchronization its
+            // steps had by the point-to-point rules; the rest is communication.
+            if sh.coll.modeled
+                && let Some(e) = sh.modeled_return(link, r as u32, local)
+            {
+                let ret = e.ret.max(tc);
+                let comm = ret - tc - e.sender_sync - e.receiver_sync;
+                return Ok((ret, comm, e.sender_sync, e.receiver_sync));
+            }
+            let last_call = f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
+            let after = (sh.trace.corrected_ns(r, ev.t_return(i))
+                - sh.t0
+                - sh.measured_last_arrival[link as usize])
+                .max(0.0);
+            (last_call + after, after, 0.0, last_call - tc)
+        }
+    };
+    Ok(step)
+}
+
+impl Shared<'_> {
+    #[inline(always)]
+    pub(super) fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
+        self.call_at(self.offsets[r] + i, r as i32)
+    }
+
+    /// The predicted call time of global event `e`, most likely an event of rank `hint`
+    /// (the peer a message names; any value will do).
+    #[inline(always)]
+    pub(super) fn call_at(&self, e: usize, hint: i32) -> Result<f64, Dep> {
+        match self.calls[e].load(Ordering::Acquire) {
+            UNKNOWN => {
+                // Not a binary search over all ranks for every blocked receive when the hint
+                // is right (it is, but for wildcards).
+                let (q, j) = match usize::try_from(hint) {
+                    Ok(q)
+                        if q < self.trace.nranks()
+                            && (self.offsets[q]..self.offsets[q + 1]).contains(&e) =>
+                    {
+                        (q, e - self.offsets[q])
+                    }
+                    _ => self.trace.events.locate(e),
+                };
+                Err(Dep::Event(q as u32, j as u32))
+            }
+            bits => Ok(f64::from_bits(!bits)),
+        }
+    }
+
+    /// Whether a rank blocked on `dep` can go on.
+    pub(super) fn ready(&self, dep: Dep) -> bool {
+        match dep {
+            Dep::Event(q, j) => self.call(q as usize, j as usize).is_ok(),
+            Dep::Instance(x) => self.instance_done(x),
+        }
+    }
+
+    /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
+    #[inline(always)]
+    pub(super) fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
+        let ev = self.trace.rank(r);
+        let (peer, bytes) = (ev.peer(i), ev.bytes(i));
+        if peer == PEER_NULL {
+            return Ok(Completion {
+                done: ti + self.model.o(),
+                sync: 0.0,
+                unblock: ti,
+                send_side: true,
+            });
+        }
+        let p = match self.model {
+            Model::LogGps(p) => p,
+            // Done once its first byte is out, which it published at its call; nothing unblocks
+            // it, it never waits for its receiver.
+            Model::LogGp(_) => {
+                return Ok(Completion {
+                    done: self.call(r, i).expect("a send publishes at its call"),
+                    sync: 0.0,
+                    unblock: f64::NEG_INFINITY,
+                    send_side: true,
+                });
+            }
+        };
+        // An unfinished trace may lack the receive: then the send can only be costed eagerly.
+        // Its link read only by rendezvous (most sends are eager): replay at 2 threads, the
+        // Gaussian elimination 12.0 -> 11.5 ms, the dissemination 0.253 -> 0.244 s (fastest of
+        // 20 and 6 alternating runs); at 1 thread within noise.
+        let link = match self.rendezvous(r, i) {
+            true => self.g.link(r, i),
+            false => NONE,
+        };
+        let rdv = link != NONE;
+        let tr = if rdv {
+            self.call_at(link as usize, peer)?
+        } else {
+            ti
+        };
+        Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
+    }
+
+    /// A receive started at `ti` whose message comes from global event `from` (NONE: none),
+    /// most likely an event of rank `source` (see [`Shared::call_at`]); `plain`: a plain
+    /// send's ([`HbGraph::link_plain`]).
+    #[inline(always)]
+    pub(super) fn recv_completion(
+        &self,
+        from: u32,
+        plain: bool,
+        source: i32,
+        ti: f64,
+    ) -> Result<Pending, Dep> {
+        if from == NONE {
+            return Ok(Pending::Done(Completion {
+                done: ti + self.model.o(),
+                sync: 0.0,
+                unblock: ti,
+                send_side: false,
+            }));
+        }
+        let from = from as usize;
+        let ts = self.call_at(from, source)?;
+        let (bytes, rdv) = self.message(from, plain);
+        let c = match self.model {
+            Model::LogGps(p) => p.recv(bytes, rdv, ts, ti),
+            Model::LogGp(m) => {
+                return Ok(Pending::Inbound(Inbound {
+                    t: ti,
+                    arrival: m.arrival(ts, bytes),
+                    bytes,
+                }));
+            }
+        };
+        Ok(Pending::Done(Completion::of(c, false)))
+    }
+
+    /// A LogGP receive taken through the rank's `port`; waiting for the last byte to arrive is
+    /// receiver synchronization, waiting for the port is communication.
+    pub(super) fn receive(&self, port: &mut Port, m: Inbound) -> Cost {
+        let Model::LogGp(lg) = self.model else {
+            unreachable!("only LogGP receives wait for a port")
+        };
+        lg.recv_return(port, m.t, m.bytes, m.arrival)
+    }
+
+    /// The bytes of the message sent by global event `from`, and whether it goes by
+    /// rendezvous; from its byte count alone where it is `plain` (the graph tells).
+    #[inline(always)]
+    pub(super) fn message(&self, from: usize, plain: bool) -> (u64, bool) {
+        match plain {
+            true => {
+                let k = self.trace.events.plain_bytes_at(from);
+                (k, k > self.eager_limit)
+            }
+            false => (self.trace.events.bytes_at(from), self.rendezvous_at(from)),
+        }
+    }
+
+    /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
+    /// Inlined, as is the search for a completed request's creator: the compiler kept both as
+    /// calls (the dissemination's replay at 2 threads 0.271 -> 0.262 s, fastest of 8).
+    #[inline(always)]
+    pub(super) fn rendezvous(&self, r: usize, i: usize) -> bool {
+        matches!(self.model, Model::LogGps(_))
+            && rendezvous_in(&self.trace.rank(r), self.eager_limit, i)
+    }
+
+    /// Whether the message sent by global event `e` goes by rendezvous.
+    #[inline]
+    pub(super) fn rendezvous_at(&self, e: usize) -> bool {
+        rendezvous_at(&self.trace.events, self.eager_limit, e)
+    }
+
+    /// The completion of the request rank `r` created at its event `oi` (at a known call time).
+    #[inline(always)]
+    pub(super) fn request(&self, r: usize, oi: usize) -> Result<Pending, Dep> {
+        let ti = self
+            .call(r, oi)
+            .expect("a request's creator precedes its completion");
+        match self.trace.rank(r).routine(oi).shape() {
+            Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
+            _ => {
+                let (from, plain) = self.g.link_plain(r, oi);
+                self.recv_completion(from, plain, self.trace.rank(r).peer(oi), ti)
+            }
+        }
+    }
+}

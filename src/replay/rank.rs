@@ -1,0 +1,246 @@
+//! One rank's replay: its state, and the walk over its events ([`advance`]) that keeps the
+//! measured computation, publishes each call time and adds each event's cost.
+
+use super::collective::{Local, STARTS_BATCH};
+use super::cost::Inbound;
+use super::cost::cost_event;
+use super::schedule::{PREFETCH_AHEAD, prefetch_partner};
+use super::{Outcome, RankBreakdown, Shared, link_of, read_by_partners, sends};
+use crate::collectives::traced::op_of;
+use crate::graph::NONE;
+use crate::model::{CostModel, Model, Port, SavedFold};
+use crate::trace::{PEER_NULL, Routine};
+use std::sync::atomic::Ordering;
+
+/// A rank's replay so far: 104 bytes with its lock (on 65,536 ranks, 1.5 MB less than the 128
+/// it took with the fold's call time, an `Option` of the last request and two boxes; 96 until
+/// its collective time came out of a box that every rank of a collective loop had, 64 bytes).
+pub(super) struct RankState {
+    pub(super) pos: u32,
+    /// Collective calls made so far: the instance of the next where the graph implies it
+    /// ([`HbGraph::implicit`]).
+    pub(super) colls: u32,
+    /// How many requests the completion call at `pos` had costed when it blocked (0: none),
+    /// what they gave in `fold`: a Waitall on P requests that waits for them one by one costs
+    /// O(P), not O(P²).
+    pub(super) resume_at: u32,
+    /// Whether the call of `pos` is published.
+    pub(super) published: bool,
+    /// The last request a completion call costed, and the event that created it (the event
+    /// [`NO_EVENT`]: none yet).
+    pub(super) last_request: (u32, u32),
+    /// Predicted time reached so far: the call of `pos` once published, else the last return.
+    pub(super) clock: f64,
+    /// The fold of the completion call at `pos` when `resume_at` > 0, but its call time, the
+    /// clock; and whether its critical operation is a send.
+    pub(super) fold: SavedFold,
+    pub(super) fold_send_side: bool,
+    pub(super) parts: Parts,
+    /// Time in collectives, and the routine of the first collective call: all of that time is
+    /// its routine's until the rank calls another, when the time per routine goes to `rare`
+    /// (on a loop of one collective, no rank needs a box: 64 bytes a rank with it).
+    pub(super) collective: f64,
+    pub(super) first_collective: Option<Routine>,
+    /// What only some ranks have (boxed: 8 bytes for a rank that has none of it).
+    pub(super) rare: Option<Box<Rare>>,
+}
+
+/// No event (no rank has `u32::MAX` events: see [`crate::graph::NONE`]).
+pub(super) const NO_EVENT: u32 = u32::MAX;
+
+/// The sums a rank's [`RankBreakdown`] is made of (its collectives' in [`Rare`]).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Parts {
+    pub(super) computation: f64,
+    pub(super) communication: f64,
+    pub(super) sender_sync: f64,
+    pub(super) receiver_sync: f64,
+}
+
+/// A rank state's parts that only ranks calling collectives of several routines, or replayed
+/// under LogGP, have.
+#[derive(Default)]
+pub(super) struct Rare {
+    /// Time in collectives per routine, for the routines this rank called (empty while it
+    /// called one only: [`RankState::first_collective`]).
+    pub(super) kinds: Vec<(Routine, f64)>,
+    /// LogGP only (boxed apart: most ranks of a trace of collectives have none).
+    pub(super) loggp: Option<Box<LogGpState>>,
+}
+
+impl Rare {
+    /// The LogGP state in a rank state's `rare` (a field's borrow, where the state's other
+    /// fields are borrowed too).
+    #[inline]
+    pub(super) fn loggp(rare: &mut Option<Box<Rare>>) -> Option<&mut LogGpState> {
+        rare.as_deref_mut().and_then(|x| x.loggp.as_deref_mut())
+    }
+}
+
+/// A rank's network port under LogGP, and the messages the completion call it is blocked in
+/// has yet to take through it.
+#[derive(Default)]
+pub(super) struct LogGpState {
+    pub(super) port: Port,
+    pub(super) inbound: Vec<Inbound>,
+}
+
+impl RankState {
+    pub(super) fn new(model: &Model) -> RankState {
+        RankState {
+            pos: 0,
+            colls: 0,
+            resume_at: 0,
+            published: false,
+            last_request: (0, NO_EVENT),
+            clock: 0.0,
+            fold: SavedFold::default(),
+            fold_send_side: false,
+            parts: Parts::default(),
+            collective: 0.0,
+            first_collective: None,
+            rare: matches!(model, Model::LogGp(_)).then(|| {
+                Box::new(Rare {
+                    loggp: Some(Box::default()),
+                    ..Rare::default()
+                })
+            }),
+        }
+    }
+
+    /// The rank's LogGP state (under LogGP).
+    #[inline]
+    pub(super) fn loggp(&mut self) -> Option<&mut LogGpState> {
+        Rare::loggp(&mut self.rare)
+    }
+
+    /// Adds `t` spent in a collective `routine`.
+    #[cold]
+    pub(super) fn add_collective(&mut self, routine: Routine, t: f64) {
+        let first = *self.first_collective.get_or_insert(routine);
+        let several = self.rare.as_ref().is_some_and(|x| !x.kinds.is_empty());
+        if first == routine && !several {
+            self.collective += t;
+            return;
+        }
+        let rare = self.rare.get_or_insert_with(Box::default);
+        if rare.kinds.is_empty() {
+            // All the time so far was the first routine's; room for it and this one.
+            rare.kinds.reserve_exact(2);
+            rare.kinds.push((first, self.collective));
+        }
+        self.collective += t;
+        match rare.kinds.iter_mut().find(|(k, _)| *k == routine) {
+            Some((_, s)) => *s += t,
+            // One routine more, room for it alone: a vector's first growth, room for four, put
+            // the Allreduce trace's peak 4.5 bytes/event higher at 1 thread.
+            None => {
+                rare.kinds.reserve_exact(1);
+                rare.kinds.push((routine, t));
+            }
+        }
+    }
+
+    /// Where rank `r` (of `len` events) got to: its last event replayed is the one it is
+    /// blocked in or finalized at.
+    pub(super) fn breakdown(self, r: usize, len: usize, measured_end_ns: f64) -> RankBreakdown {
+        let p = self.parts;
+        RankBreakdown {
+            rank: r as u32,
+            end_ns: self.clock,
+            computation_ns: p.computation,
+            communication_ns: p.communication,
+            sender_sync_ns: p.sender_sync,
+            receiver_sync_ns: p.receiver_sync,
+            measured_end_ns,
+            events: (self.pos as usize + 1).min(len) as u64,
+            collective_ns: self.collective,
+            collective_routine: match &self.rare {
+                Some(x) if !x.kinds.is_empty() => None,
+                _ => self.first_collective,
+            },
+            collective_kinds: self.rare.map_or_else(Vec::new, |x| x.kinds),
+        }
+    }
+}
+
+/// Advances rank `r` as far as its dependencies allow: each event's call time, from the
+/// computation measured before it, published for its partners, then its cost
+/// ([`cost_event`]) added to the rank's parts.
+pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> Outcome {
+    let ev = sh.trace.rank(r);
+    // The measured return of the event before, once this run has read it: not read twice.
+    let mut returned = None;
+    while (st.pos as usize) < ev.len() {
+        let i = st.pos as usize;
+        let routine = ev.routine(i);
+        if sh.prefetch_partners {
+            prefetch_partner(sh, &ev, r, i + PREFETCH_AHEAD);
+        }
+        if !st.published {
+            let tc = if i == 0 {
+                sh.trace.measured_begin_ns(r).map_or(0.0, |b| b - sh.t0)
+            } else {
+                let before = returned.unwrap_or_else(|| ev.t_return(i - 1));
+                st.clock + (ev.t_call(i) - before) as f64
+            };
+            returned = Some(ev.t_return(i));
+            st.parts.computation += tc - st.clock;
+            st.clock = tc;
+            let published = match sh.model {
+                Model::LogGp(m) if sends(routine) && ev.peer(i) != PEER_NULL => {
+                    let port = &mut st.loggp().expect("a LogGP state").port;
+                    m.send_call(port, tc, ev.bytes(i)).ret
+                }
+                _ => tc,
+            };
+            if read_by_partners(routine) {
+                sh.calls[sh.offsets[r] + i].store(!published.to_bits(), Ordering::Release);
+            }
+            st.published = true;
+            let x = match routine.is_collective() {
+                true => link_of(sh, r, i, routine, st.colls),
+                false => NONE,
+            };
+            if x != NONE {
+                // Call times are positive: their bits order as they do.
+                let bits = tc.to_bits();
+                match local.arrivals.iter_mut().find(|a| a.0 == x) {
+                    Some((_, n, latest)) => (*n, *latest) = (*n + 1, bits.max(*latest)),
+                    None => local.arrivals.push((x, 1, bits)),
+                }
+                if sh.coll.modeled && op_of(routine).is_some() {
+                    local.starts.push((x, r as u32, tc));
+                    if local.starts.len() == STARTS_BATCH {
+                        sh.flush_starts(local);
+                    }
+                }
+            }
+        }
+        let tc = st.clock;
+        if routine == Routine::Finalize {
+            break;
+        }
+        // The port as this event leaves it; kept only if the event can be costed now.
+        let mut port = st.loggp().map_or_else(Port::default, |l| l.port);
+        let (ret, comm, ssync, rsync) =
+            match cost_event(sh, r, i, routine, tc, st, &mut port, local) {
+                Ok(step) => step,
+                Err(dep) => return Outcome::Blocked(dep),
+            };
+        if let Some(l) = st.loggp() {
+            l.port = port;
+        }
+        if routine.is_collective() {
+            st.add_collective(routine, ret - tc);
+            st.colls += 1;
+        }
+        st.parts.communication += comm;
+        st.parts.sender_sync += ssync;
+        st.parts.receiver_sync += rsync;
+        st.clock = ret;
+        st.pos += 1;
+        st.published = false;
+    }
+    Outcome::Done
+}
