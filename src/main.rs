@@ -14,7 +14,7 @@ fn main() {
 }
 
 /// mimalloc keeps freed memory for reuse instead of handing large blocks back to the kernel and
-/// faulting them in again (a third of the time on a 262,144-rank trace went to page clearing).
+/// faulting them in again, page clearing and all (see the `diss` case of tests/bench/run.sh).
 /// Counted, for `bench`'s allocations per phase.
 #[global_allocator]
 static GLOBAL: loggps_predict::memory::Counting<mimalloc::MiMalloc> =

@@ -1,7 +1,7 @@
 //! Costing a schedule: one evaluator for every algorithm, two cost models behind
 //! [`CostModel`]. A rank's next step starts when its previous one returned; a receive needs
 //! what its matching send published at its call, a rendezvous send the receive's call time.
-//! Each step's synchronization follows the replay's point-to-point rules (MODEL.md §5), so a
+//! Each step's synchronization follows the replay's point-to-point rules (the model's §5), so a
 //! modeled collective splits into communication, sender and receiver synchronization too.
 
 #![allow(non_snake_case)] // the papers' parameter names: L, o, g, G
@@ -78,7 +78,7 @@ pub fn evaluate_matched<M: CostModel>(
 
 /// The arrays of an evaluation, kept to be reused: a replay costing a 65,536-rank collective
 /// again and again needs 20 MB of per-message arrays and 5 MB of per-rank ones each time, and
-/// the heap of each thread that costed one kept a copy.
+/// the heap of each thread that costed one would keep a copy.
 #[derive(Default)]
 pub struct Scratch {
     /// What each message's send published at its call (f64 bits; NaN: not yet).
@@ -139,21 +139,19 @@ const PARALLEL_MIN_RUNS: usize = if cfg!(test) { 2 } else { 1 << 12 };
 const RUNS_PER_PIECE: usize = if cfg!(test) { 3 } else { 1 << 10 };
 
 /// How many runs ahead a pass fetches the step a run starts with: a pass reads each rank's
-/// steps at one place, a cache line a rank, which the core's own prefetching did not foresee
-/// (the 262,144-rank barrier's evaluation, at 2 threads, spent 61% of its time on that load).
+/// steps at one place, a cache line a rank, which the core's own prefetching does not foresee
+/// (see the `mix` case of tests/bench/run.sh, whose 262,144-rank Barrier goes by passes).
 const PREFETCH_AHEAD: usize = 16;
 
-/// The fewest ranks a thread takes in the per-rank work before and after an evaluation (on
-/// 65,536 ranks, 0.5-1 ms an evaluation on one thread: the pages of fresh arrays).
+/// The fewest ranks a thread takes in the per-rank work before and after an evaluation, mostly
+/// faulting in the pages of fresh arrays (see the `coll` case of tests/bench/run.sh).
 const PARALLEL_MIN_RANKS: usize = 1 << 12;
 /// The fewest ranks a block of [`Evaluation::by_blocks`] holds (in tests, a few).
 const BLOCK_MIN_RANKS: usize = if cfg!(test) { 2 } else { 1 << 11 };
 /// The fewest ranks a block of [`Order::HelpedBlocks`] holds. The other threads wait for the
-/// evaluation and take a block at once: a loop of 2,000 Allreduces on 1,024 ranks by recursive
-/// doubling replayed at 2 threads in 0.39 s where the queue took 0.55, on 128 ranks 0.36 where
-/// it took 0.46. Where no thread waits to help, such blocks (of 64 or of 512 ranks) made a loop
-/// of Allreduces on two 1,024-rank communicators, one a thread, 22-27% slower: the block wants
-/// its partner block started, and waits for it.
+/// evaluation and take a block at once, so that even small blocks beat one thread's queue (see
+/// the `allr` case of tests/bench/run.sh). Where no thread waits to help, such small blocks
+/// are slower: a block wants its partner block started, and waits for it.
 const HELPED_BLOCK_MIN_RANKS: usize = if cfg!(test) { 2 } else { 1 << 6 };
 /// How long a block of [`Evaluation::by_blocks`] with no rank that can go on waits while no
 /// other block moves, before it stops.
@@ -219,8 +217,8 @@ thread_local! {
     pub(crate) static FORCED_BLOCKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 
     /// The queues of [`Evaluation::by_queue`] and [`Evaluation::run_block`], kept from call to
-    /// call ([`with_kept`]): a costing of 10,000 Allreduces on 1,024 ranks made four
-    /// allocations each for them at 2 threads.
+    /// call ([`with_kept`]): else a loop of many small collectives allocates them at every
+    /// costing (see the `allr` case of tests/bench/run.sh).
     static QUEUES: std::cell::RefCell<(Vec<u32>, VecDeque<u32>)> = std::cell::RefCell::default();
 }
 
@@ -285,8 +283,8 @@ pub fn evaluate_by<M: CostModel>(
         ends: kept_ends,
     } = scratch;
     // By passes, every value is read in a pass after the one that wrote it (the levels' rule):
-    // what earlier costings left can stay, where setting it unknown took one thread (a
-    // 262,144-rank barrier's 75 MB a costing).
+    // what earlier costings left can stay, where setting it unknown would take one thread a
+    // pass over the arrays (a 262,144-rank barrier's 75 MB a costing).
     let passes = order == Order::Passes && m.levels.is_some();
     for v in [&mut *from_sender, &mut *tr] {
         if !passes {

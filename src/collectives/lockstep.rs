@@ -152,15 +152,17 @@ fn powers(p: usize) -> impl DoubleEndedIterator<Item = usize> {
     (0..p.next_power_of_two().trailing_zeros()).map(|i| 1usize << i)
 }
 
-impl Lockstep {
-    /// `op` by `algorithm` (one of [`Op::algorithms`]) on `spec`, if its ranks go in lockstep:
-    /// the same rounds as [`super::build`] gives each rank, step for step.
-    pub fn of(op: Op, algorithm: &str, spec: &Spec) -> Option<Lockstep> {
-        let (p, k) = (spec.ranks, spec.bytes);
-        if p == 0 {
-            return None;
-        }
-        // The core of a power of two, and the ranks folded into it.
+/// What the rounds of a lockstep algorithm on `p` ranks are made of: a core of a power of two
+/// ranks, and the ranks folded into it.
+struct Makings {
+    p: usize,
+    p2: usize,
+    folded: usize,
+    core: Fold,
+}
+
+impl Makings {
+    fn new(p: usize, _k: u64) -> Makings {
         let p2 = if p.is_power_of_two() {
             p
         } else {
@@ -172,98 +174,133 @@ impl Lockstep {
         } else {
             Fold::Core(folded)
         };
+        Makings {
+            p,
+            p2,
+            folded,
+            core,
+        }
+    }
+
+    /// In round d, to v + d and from v − d, `bytes(d)` each way.
+    fn shifts(&self, ds: impl Iterator<Item = usize>, bytes: impl Fn(usize) -> u64) -> Rounds {
+        let rounds = ds.map(|d| {
+            let b = Bytes::Each(bytes(d));
+            Round {
+                to: Peer::Shift(d),
+                send: b,
+                from: Peer::Shift(self.p - d),
+                recv: b,
+                reduce: false,
+                fold: Fold::No,
+            }
+        });
+        Rounds::Listed(rounds.collect())
+    }
+
+    /// With core rank nr XOR m, `bytes(m)` out and in.
+    fn xors(
+        &self,
+        ms: impl Iterator<Item = usize>,
+        bytes: impl Fn(usize) -> (Bytes, Bytes),
+        reduce: bool,
+    ) -> Vec<Round> {
+        ms.map(|m| {
+            let (send, recv) = bytes(m);
+            Round {
+                to: Peer::Xor(m),
+                send,
+                from: Peer::Xor(m),
+                recv,
+                reduce,
+                fold: self.core,
+            }
+        })
+        .collect()
+    }
+
+    /// The handing in of `bytes` (reduced if `reduce`) and the handing back of `back` around
+    /// the core's rounds.
+    fn around_core(&self, bytes: u64, reduce: bool, rounds: Vec<Round>, back: u64) -> Rounds {
+        let fold = |fold, bytes, reduce| Round {
+            to: Peer::Shift(0),
+            send: Bytes::Each(bytes),
+            from: Peer::Shift(0),
+            recv: Bytes::Each(bytes),
+            reduce,
+            fold,
+        };
+        let (hand_in, hand_back) = match self.folded {
+            0 => (None, None),
+            n => (
+                Some(fold(Fold::In(n), bytes, reduce)),
+                Some(fold(Fold::Out(n), back, false)),
+            ),
+        };
+        Rounds::Listed(hand_in.into_iter().chain(rounds).chain(hand_back).collect())
+    }
+}
+
+/// A ring's rounds.
+fn ring(bytes: u64, chunks: Option<(u64, usize)>, reducing: usize, gathering: usize) -> Rounds {
+    Rounds::Ring {
+        bytes,
+        chunks,
+        reducing,
+        gathering,
+    }
+}
+
+/// Chunks of the halves kept and given, or held and taken: of a vector cut into the core's
+/// ranks (`extra` 1), or of blocks twice as large for the ranks folded in.
+fn halves(
+    (base, extra, rem): (u64, u64, usize),
+    m: usize,
+    flip_out: usize,
+    flip_in: usize,
+) -> (Bytes, Bytes) {
+    let chunks = |flip| Bytes::Chunks {
+        base,
+        extra,
+        rem,
+        m,
+        flip,
+    };
+    (chunks(flip_out), chunks(flip_in))
+}
+
+impl Lockstep {
+    /// `op` by `algorithm` (one of [`Op::algorithms`]) on `spec`, if its ranks go in lockstep:
+    /// the same rounds as [`super::build`] gives each rank, step for step.
+    pub fn of(op: Op, algorithm: &str, spec: &Spec) -> Option<Lockstep> {
+        let (p, k) = (spec.ranks, spec.bytes);
+        if p == 0 {
+            return None;
+        }
+        let m = Makings::new(p, k);
+        let folded = m.folded;
         // The vector cut into P chunks.
         let (base, rem) = (k / p as u64, (k % p as u64) as usize);
-        // In round d, to v + d and from v − d, `bytes(d)` each way.
-        let shifts = |ds: &mut dyn Iterator<Item = usize>, bytes: &dyn Fn(usize) -> u64| {
-            let rounds = ds.map(|d| {
-                let b = Bytes::Each(bytes(d));
-                Round {
-                    to: Peer::Shift(d),
-                    send: b,
-                    from: Peer::Shift(p - d),
-                    recv: b,
-                    reduce: false,
-                    fold: Fold::No,
-                }
-            });
-            Rounds::Listed(rounds.collect())
-        };
-        // With core rank nr XOR m, `bytes(m)` out and in.
-        let xors = |ms: &mut dyn Iterator<Item = usize>,
-                    bytes: &dyn Fn(usize) -> (Bytes, Bytes),
-                    reduce| {
-            ms.map(|m| {
-                let (send, recv) = bytes(m);
-                Round {
-                    to: Peer::Xor(m),
-                    send,
-                    from: Peer::Xor(m),
-                    recv,
-                    reduce,
-                    fold: core,
-                }
-            })
-            .collect::<Vec<_>>()
-        };
-        // The handing in of `bytes` (reduced if `reduce`) and the handing back of `back`
-        // around the core's rounds.
-        let around_core = |bytes: u64, reduce, rounds: Vec<Round>, back: u64| {
-            let fold = |fold, bytes, reduce| Round {
-                to: Peer::Shift(0),
-                send: Bytes::Each(bytes),
-                from: Peer::Shift(0),
-                recv: Bytes::Each(bytes),
-                reduce,
-                fold,
-            };
-            let (hand_in, hand_back) = match folded {
-                0 => (None, None),
-                n => (
-                    Some(fold(Fold::In(n), bytes, reduce)),
-                    Some(fold(Fold::Out(n), back, false)),
-                ),
-            };
-            Rounds::Listed(hand_in.into_iter().chain(rounds).chain(hand_back).collect())
-        };
         let each = |b| (Bytes::Each(b), Bytes::Each(b));
-        let ring = |bytes, chunks, reducing, gathering| Rounds::Ring {
-            bytes,
-            chunks,
-            reducing,
-            gathering,
-        };
         let around = p.saturating_sub(1);
-        // Chunks of the halves kept and given, or held and taken: of a vector cut into the
-        // core's ranks (`extra` 1), or of blocks twice as large for the ranks folded in.
-        let halves = |(base, extra, rem), m, flip_out, flip_in| {
-            let chunks = |flip| Bytes::Chunks {
-                base,
-                extra,
-                rem,
-                m,
-                flip,
-            };
-            (chunks(flip_out), chunks(flip_in))
-        };
-        let cut = (k / p2 as u64, 1, (k % p2 as u64) as usize);
+        let cut = (k / m.p2 as u64, 1, (k % m.p2 as u64) as usize);
         let blocks = (k, k, folded);
         let rounds = match (op, algorithm) {
-            (Op::Barrier, _) => shifts(&mut powers(p), &|_| 0),
+            (Op::Barrier, _) => m.shifts(powers(p), |_| 0),
             (Op::Allreduce, "recursive-doubling") => {
-                around_core(k, true, xors(&mut powers(p2), &|_| each(k), true), k)
+                m.around_core(k, true, m.xors(powers(m.p2), |_| each(k), true), k)
             }
             (Op::Allreduce, "ring") => ring(0, Some((base, rem)), around, around),
             // Halving gives the half without v's chunk and keeps the other; doubling sends
             // the chunks it holds and takes its partner's.
             (Op::Allreduce, "rabenseifner") => {
-                let mut r = xors(&mut powers(p2).rev(), &|m| halves(cut, m, m, 0), true);
-                r.extend(xors(&mut powers(p2), &|m| halves(cut, m, 0, m), false));
-                around_core(k, true, r, k)
+                let mut r = m.xors(powers(m.p2).rev(), |x| halves(cut, x, x, 0), true);
+                r.extend(m.xors(powers(m.p2), |x| halves(cut, x, 0, x), false));
+                m.around_core(k, true, r, k)
             }
             (Op::Allgather, "recursive-doubling") => {
-                let r = xors(&mut powers(p2), &|m| halves(blocks, m, 0, m), false);
-                around_core(k, false, r, (p as u64 - 1) * k)
+                let r = m.xors(powers(m.p2), |x| halves(blocks, x, 0, x), false);
+                m.around_core(k, false, r, (p as u64 - 1) * k)
             }
             (Op::Allgather, "ring") => ring(k, None, 0, around),
             // To v − d and from v + d.
@@ -287,7 +324,7 @@ impl Lockstep {
                 reduce: false,
             },
             // The blocks whose index has bit d set.
-            (Op::Alltoall, "bruck") => shifts(&mut powers(p), &|d| {
+            (Op::Alltoall, "bruck") => m.shifts(powers(p), |d| {
                 ((p / (2 * d)) * d + (p % (2 * d)).saturating_sub(d)) as u64 * k
             }),
             (Op::ReduceScatter, "ring") => ring(k, None, around, 0),
@@ -296,8 +333,8 @@ impl Lockstep {
                 reduce: true,
             },
             (Op::ReduceScatter, "recursive-halving") => {
-                let r = xors(&mut powers(p2).rev(), &|m| halves(blocks, m, m, 0), true);
-                around_core(p as u64 * k, true, r, k)
+                let r = m.xors(powers(m.p2).rev(), |x| halves(blocks, x, x, 0), true);
+                m.around_core(p as u64 * k, true, r, k)
             }
             _ => return None,
         };

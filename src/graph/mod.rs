@@ -624,8 +624,7 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Erro
 
     // What only some destinations have: Sendrecv halves, and what did not match.
     let halves = Mutex::new(Vec::<(usize, Vec<(u32, u32)>)>::new());
-    let unmatched: Mutex<Vec<(bool, usize, Side)>> = Mutex::new(Vec::new());
-    let channel = |x: &Side| (x.comm, x.src, x.tag);
+    let unmatched: Mutex<Vec<Unmatched>> = Mutex::new(Vec::new());
     thread_local! {
         /// A destination's receives, kept from destination to destination (up to
         /// `KEEP_RECEIVES` of them: 1 MiB).
@@ -645,58 +644,8 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Erro
         with_kept(&RECEIVES, |recvs| {
             receives(trace, file, d, seen, recvs)?;
             Side::sort(recvs);
-            let ev = trace.rank(d);
-            let probes = seen.probes && (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
-            let (mut mine, mut lost, mut by_recv) = (Vec::new(), Vec::new(), Vec::new());
-            let (mut a, mut b) = (0, 0);
-            while a < sends.len() || b < recvs.len() {
-                let order = match (sends.get(a), recvs.get(b)) {
-                    (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
-                    (Some(_), None) => std::cmp::Ordering::Less,
-                    _ => std::cmp::Ordering::Greater,
-                };
-                match order {
-                    std::cmp::Ordering::Less => lost.push((true, d, sends[a])),
-                    std::cmp::Ordering::Greater => lost.push((false, d, recvs[b])),
-                    std::cmp::Ordering::Equal => {
-                        let (s, v) = (sends[a], recvs[b]);
-                        let send = (g.start[s.src as usize] + s.event() as usize) as u32;
-                        let recv = v.event();
-                        set(
-                            s.src as usize,
-                            s.event(),
-                            (g.start[d] + recv as usize) as u32,
-                        );
-                        if ev.routine(recv as usize).shape() == Shape::Sendrecv {
-                            mine.push((recv, send));
-                        } else {
-                            set(d, recv, send | (PLAIN * s.plain() as u32));
-                        }
-                        if probes {
-                            by_recv.push((recv, send));
-                        }
-                    }
-                }
-                a += (order != std::cmp::Ordering::Greater) as usize;
-                b += (order != std::cmp::Ordering::Less) as usize;
-            }
-            // A probe sees the message that the next receive on its channel takes.
-            by_recv.sort_unstable();
-            for i in (0..ev.len()).filter(|&i| probes && ev.routine(i) == Routine::Probe) {
-                let e = ev.event(i);
-                if e.peer == PEER_NULL {
-                    continue;
-                }
-                let key = (e.comm, e.peer as u32, e.tag);
-                let at = recvs.partition_point(|v| (channel(v), v.event()) <= (key, i as u32));
-                if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
-                    && let Ok(k) = by_recv.binary_search_by_key(&v.event(), |&(recv, _)| recv)
-                {
-                    set(d, i as u32, by_recv[k].1);
-                }
-            }
+            let (mine, lost) = pair(trace, d, &g.start, seen.probes, sends, recvs, &set);
             if !mine.is_empty() {
-                mine.sort_unstable();
                 halves.lock().expect("halves").push((d, mine));
             }
             if !lost.is_empty() {
@@ -723,7 +672,85 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Erro
     for (d, h) in halves {
         g.link2[d] = h;
     }
-    let mut unmatched = unmatched.into_inner().expect("unmatched");
+    let unmatched = unmatched.into_inner().expect("unmatched");
+    unmatched_messages(trace, file, unmatched, g)
+}
+
+/// A side that matched nothing: `(is_send, destination, side)`.
+type Unmatched = (bool, usize, Side);
+
+/// Pairs destination `d`'s sends (sorted by [`Side::sort`]) with its receives (sorted alike),
+/// the n-th send of a channel with its n-th receive, writing both links through `set`; and a
+/// probe's link to the message the next receive on its channel takes. Returns the Sendrecv
+/// receive halves' links `(event, send)`, sorted, and what matched nothing (`(is_send, d, side)`).
+fn pair(
+    trace: &Trace,
+    d: usize,
+    start: &[usize],
+    probes_seen: bool,
+    sends: &[Side],
+    recvs: &[Side],
+    set: &impl Fn(usize, u32, u32),
+) -> (Vec<(u32, u32)>, Vec<Unmatched>) {
+    let channel = |x: &Side| (x.comm, x.src, x.tag);
+    let ev = trace.rank(d);
+    let probes = probes_seen && (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
+    let (mut mine, mut lost, mut by_recv) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut a, mut b) = (0, 0);
+    while a < sends.len() || b < recvs.len() {
+        let order = match (sends.get(a), recvs.get(b)) {
+            (Some(s), Some(v)) => channel(s).cmp(&channel(v)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => lost.push((true, d, sends[a])),
+            std::cmp::Ordering::Greater => lost.push((false, d, recvs[b])),
+            std::cmp::Ordering::Equal => {
+                let (s, v) = (sends[a], recvs[b]);
+                let send = (start[s.src as usize] + s.event() as usize) as u32;
+                let recv = v.event();
+                set(s.src as usize, s.event(), (start[d] + recv as usize) as u32);
+                if ev.routine(recv as usize).shape() == Shape::Sendrecv {
+                    mine.push((recv, send));
+                } else {
+                    set(d, recv, send | (PLAIN * s.plain() as u32));
+                }
+                if probes {
+                    by_recv.push((recv, send));
+                }
+            }
+        }
+        a += (order != std::cmp::Ordering::Greater) as usize;
+        b += (order != std::cmp::Ordering::Less) as usize;
+    }
+    // A probe sees the message that the next receive on its channel takes.
+    by_recv.sort_unstable();
+    for i in (0..ev.len()).filter(|&i| probes && ev.routine(i) == Routine::Probe) {
+        let e = ev.event(i);
+        if e.peer == PEER_NULL {
+            continue;
+        }
+        let key = (e.comm, e.peer as u32, e.tag);
+        let at = recvs.partition_point(|v| (channel(v), v.event()) <= (key, i as u32));
+        if let Some(v) = recvs.get(at).filter(|v| channel(v) == key)
+            && let Ok(k) = by_recv.binary_search_by_key(&v.event(), |&(recv, _)| recv)
+        {
+            set(d, i as u32, by_recv[k].1);
+        }
+    }
+    mine.sort_unstable();
+    (mine, lost)
+}
+
+/// What matched nothing: an error naming them in a complete trace, else a warning (an
+/// unfinished trace lacks the other sides).
+fn unmatched_messages(
+    trace: &Trace,
+    file: &str,
+    mut unmatched: Vec<Unmatched>,
+    g: &mut HbGraph,
+) -> Result<(), Error> {
     unmatched.sort_unstable();
     let describe = |&(send, d, x): &(bool, usize, Side)| {
         let (rank, peer) = if send {
@@ -776,20 +803,11 @@ fn match_messages(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), Erro
 /// case of tests/bench/run.sh). Where every member calls alike ([`uniform`]), each rank links
 /// its own calls, in parallel, with no list of calls at all.
 fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), TraceError> {
-    let p = trace.nranks();
-    // Point-to-point traces have no collective call: a look at the routine column tells, by a
-    // table and without stopping early, which the compiler makes vector code (cheaper than a
-    // list per rank; see the `diss` case of tests/bench/run.sh).
-    let mut collective = [false; 256];
-    for &r in Routine::ALL {
-        collective[r as usize] = r.is_collective();
-    }
-    let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | collective[r as usize]);
-    if !trace.events.routines().par_chunks(1 << 16).any(any) {
+    if !any_collective(trace) {
         return Ok(());
     }
     // Per rank, `(communicator, its calls on it)`.
-    let per_rank: Vec<Tally> = (0..p)
+    let per_rank: Vec<Tally> = (0..trace.nranks())
         .into_par_iter()
         .map(|r| {
             let ev = trace.rank(r);
@@ -800,42 +818,93 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             on
         })
         .collect();
-    let pairs = || per_rank.iter().flat_map(Tally::pairs);
-    let total: usize = pairs().map(|(_, n)| n as usize).sum();
-    if total == 0 {
+    let Some(b) = Buckets::of(&per_rank) else {
         return Ok(());
-    }
-    // Instance (comm, s) is bucket `first[k] + s` (`comms[k] == comm`); its size: how many
-    // ranks call more than `s` times on it.
-    let mut comms: Vec<u32> = pairs().map(|(c, _)| c).collect();
-    comms.sort_unstable();
-    comms.dedup();
-    let index = |c: u32| comms.binary_search(&c).expect("listed");
-    let mut most = vec![0u32; comms.len()];
-    for (c, n) in pairs() {
-        let k = index(c);
-        most[k] = most[k].max(n);
-    }
-    let mut first = Vec::with_capacity(comms.len() + 1);
-    first.push(0usize);
-    for &m in &most {
-        first.push(first.last().expect("pushed") + m as usize);
-    }
-    let mut size = vec![0u32; first[comms.len()]];
-    for (c, n) in pairs() {
-        size[first[index(c)] + n as usize - 1] += 1;
-    }
-    for k in 0..comms.len() {
-        // Calls `n` times: is in buckets 0..n.
-        for b in (first[k]..first[k + 1] - 1).rev() {
-            size[b] += size[b + 1];
-        }
-    }
-    if let Some(ranks_in) = uniform(trace, &per_rank, &comms, &most) {
+    };
+    if let Some(ranks_in) = uniform(trace, &per_rank, &b.comms, &b.most) {
         drop(per_rank);
-        return place_uniform(trace, file, g, &comms, &first, &size, &ranks_in);
+        return place_uniform(trace, file, g, &b.comms, &b.first, &b.size, &ranks_in);
     }
     drop(per_rank);
+    let placed = place_calls(trace, &b);
+    tie_instances(trace, file, g, &b, &placed)
+}
+
+/// Whether any event of the trace is a collective call. Point-to-point traces have none: a look
+/// at the routine column tells, by a table and without stopping early, which the compiler makes
+/// vector code (cheaper than a list per rank; see the `diss` case of tests/bench/run.sh).
+fn any_collective(trace: &Trace) -> bool {
+    let mut collective = [false; 256];
+    for &r in Routine::ALL {
+        collective[r as usize] = r.is_collective();
+    }
+    let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | collective[r as usize]);
+    trace.events.routines().par_chunks(1 << 16).any(any)
+}
+
+/// The collective instances as buckets: instance `(comm, s)` is bucket `first[k] + s`
+/// (`comms[k] == comm`), of `size` callers (how many ranks call more than `s` times on it).
+struct Buckets {
+    comms: Vec<u32>,
+    /// Per communicator, the most calls a rank makes on it.
+    most: Vec<u32>,
+    first: Vec<usize>,
+    size: Vec<u32>,
+    /// Collective calls in all.
+    total: usize,
+}
+
+impl Buckets {
+    /// The buckets of ranks' tallies; None where no rank calls a collective.
+    fn of(per_rank: &[Tally]) -> Option<Buckets> {
+        let pairs = || per_rank.iter().flat_map(Tally::pairs);
+        let total: usize = pairs().map(|(_, n)| n as usize).sum();
+        if total == 0 {
+            return None;
+        }
+        let mut comms: Vec<u32> = pairs().map(|(c, _)| c).collect();
+        comms.sort_unstable();
+        comms.dedup();
+        let index = |c: u32| comms.binary_search(&c).expect("listed");
+        let mut most = vec![0u32; comms.len()];
+        for (c, n) in pairs() {
+            let k = index(c);
+            most[k] = most[k].max(n);
+        }
+        let mut first = Vec::with_capacity(comms.len() + 1);
+        first.push(0usize);
+        for &m in &most {
+            first.push(first.last().expect("pushed") + m as usize);
+        }
+        let mut size = vec![0u32; first[comms.len()]];
+        for (c, n) in pairs() {
+            size[first[index(c)] + n as usize - 1] += 1;
+        }
+        for k in 0..comms.len() {
+            // Calls `n` times: is in buckets 0..n.
+            for b in (first[k]..first[k + 1] - 1).rev() {
+                size[b] += size[b + 1];
+            }
+        }
+        Some(Buckets {
+            comms,
+            most,
+            first,
+            size,
+            total,
+        })
+    }
+
+    /// Communicator `c`'s place in `comms`.
+    fn index(&self, c: u32) -> usize {
+        self.comms.binary_search(&c).expect("listed")
+    }
+}
+
+/// Each instance's `(rank, event)` in world rank order, bucket after bucket: a counting sort
+/// of every collective call.
+fn place_calls(trace: &Trace, b: &Buckets) -> Vec<(u32, u32)> {
+    let (first, size, comms) = (&b.first, &b.size, &b.comms);
     let mut at: Vec<usize> = size
         .iter()
         .scan(0usize, |acc, &n| {
@@ -844,14 +913,13 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
             Some(a)
         })
         .collect();
-    // Each instance's `(rank, event)` in world rank order, unfinished instances left out.
-    let mut placed = vec![(0u32, 0u32); total];
+    let mut placed = vec![(0u32, 0u32); b.total];
     let mut seq: Vec<u32> = vec![0; comms.len()];
     let mut used: Vec<usize> = Vec::new();
-    for r in 0..p {
+    for r in 0..trace.nranks() {
         let ev = trace.rank(r);
         for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-            let k = index(ev.comm(i));
+            let k = b.index(ev.comm(i));
             let b = first[k] + seq[k] as usize;
             placed[at[b]] = (r as u32, i as u32);
             at[b] += 1;
@@ -865,10 +933,24 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
         }
     }
     drop(at);
+    placed
+}
+
+/// Ties each bucket's calls into an instance, checked: the same routine (and root) from every
+/// caller, callers members of the communicator; one that not all members call is an error in
+/// a complete trace, else left out with a warning.
+fn tie_instances(
+    trace: &Trace,
+    file: &str,
+    g: &mut HbGraph,
+    b: &Buckets,
+    placed: &[(u32, u32)],
+) -> Result<(), TraceError> {
+    let (first, size) = (&b.first, &b.size);
     let mut incomplete = Vec::new();
     let mut from = 0usize;
     let mut sorted: Vec<u32> = Vec::new();
-    for (k, &comm) in comms.iter().enumerate() {
+    for (k, &comm) in b.comms.iter().enumerate() {
         let members = trace.comm_members(comm).expect("validated communicator");
         sorted.clear();
         sorted.extend(members.iter());

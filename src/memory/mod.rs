@@ -149,7 +149,7 @@ fn cgroup_left(max: Option<&str>, current: Option<&str>) -> Option<u64> {
 
 /// Has the allocator of every thread of the pool, and of this one, give back the pages it
 /// keeps freed (mimalloc returns them after a delay, and only when its heap is used again):
-/// before a phase allocates its arrays on top of what the phases before freed. Takes 0.1-2 ms.
+/// before a phase allocates its arrays on top of what the phases before freed.
 pub fn release_freed() {
     rayon::broadcast(|_| release_freed_here());
     release_freed_here();

@@ -71,8 +71,7 @@ pub(crate) struct Pages<T: Zeroable> {
 
 /// The mapping of a temporary given up by [`Pages::recycle`], for the next [`Pages::zeroed`] to
 /// take over. Its pages are resident already: zeroing them costs a fraction of what the kernel
-/// takes to fault fresh ones in (this machine: 2.3-3 GB/s for fresh pages, page fault and clear,
-/// against tens of GB/s to clear resident ones).
+/// takes to fault fresh ones in (a page fault and a clear a page).
 static SPARE: Mutex<Option<Spare>> = Mutex::new(None);
 
 /// A mapping [`Pages::recycle`]d, and how many of its first bytes are known to be zero
@@ -157,11 +156,9 @@ impl<T: Zeroable> Pages<T> {
     }
 }
 
-/// Buffers from this size on hand their pages back in parallel before they are unmapped: one
-/// thread's unmapping of the 262,144-rank dissemination's call times (117 MB) took 7.5-8.4 ms
-/// at the end of the replay, the other thread idle. The 64-rank Gaussian elimination's (6 MB,
-/// under the 16 MB first set here) took 0.49-0.55 ms on one thread, 0.36-0.42 in 1 MB pieces
-/// on two.
+/// Buffers from this size on hand their pages back in parallel before they are unmapped: else
+/// one thread unmaps them at the end of the replay while the others idle, a cost already at a
+/// few MB (see the `diss` and `gauss` cases of tests/bench/run.sh).
 const PARALLEL_RELEASE_BYTES: usize = 4 << 20;
 /// The pieces a parallel release hands back at a time.
 const RELEASE_PIECE_BYTES: usize = 1 << 20;
@@ -229,9 +226,9 @@ pub(crate) fn populate_writes<T>(s: &mut [T]) -> bool {
 
 /// [`populate_writes`] in parallel, 2 MiB at a time, or in four pieces a thread where that is
 /// less (the whole pages inside each piece: where `s` does not start on a page, the page at
-/// each seam is left to fault when written). False where the kernel has no such advice. The
-/// Gaussian elimination's links, 3.1 MB: 1.05 ms at 1 thread; at 2, in two pieces of 2 and
-/// 1.1 MB, 0.70 ms, in eight 0.56 (fastest of 12 alternating runs).
+/// each seam is left to fault when written). False where the kernel has no such advice. Four
+/// pieces a thread, so that a buffer of a few MB is still shared evenly (see the `gauss` case
+/// of tests/bench/run.sh).
 pub(crate) fn populate_writes_in_parallel<T: Send>(s: &mut [T]) -> bool {
     const PIECE: usize = 2 << 20;
     const PAGE: usize = 4096;

@@ -5,7 +5,7 @@
 use super::{Cost, CostModel, SendCall, StepCost, WaitFold};
 use serde::{Deserialize, Serialize};
 
-/// The LogGPS parameters (MODEL.md §1): times in ns, per-byte terms in ns/byte, `s`/`S` in bytes.
+/// The LogGPS parameters (the model's §1): times in ns, per-byte terms in ns/byte, `s`/`S` in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     pub L: f64,
@@ -18,7 +18,7 @@ pub struct Params {
     pub S: u64,
 }
 
-/// The parameter names in MODEL.md order.
+/// The parameter names in the order of the model's §1.
 pub const NAMES: [&str; 8] = ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S"];
 
 /// The paper's Table 5 presets.
@@ -239,7 +239,7 @@ impl CostModel for Params {
 
     #[inline(always)]
     fn sendrecv_return(&self, _: &mut (), t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
-        // MODEL.md §4: an Isend and an Irecv at the call, then a Waitall.
+        // The model's §4: an Isend and an Irecv at the call, then a Waitall.
         let recv = self.recv_return(&mut (), t, rb, ts);
         let mut w = WaitFold::new(t, self.o);
         w.add(send.ret, send.unblock, true);
@@ -277,7 +277,7 @@ mod tests {
         assert!((a - b).abs() < 1e-6, "{a} != {b}");
     }
 
-    // MODEL.md §6, each value the routine's predicted duration (return − its own call).
+    // The model's §6, each value the routine's predicted duration (return − its own call).
     #[test]
     fn vector_k1000_one_way() {
         let p = myrinet();

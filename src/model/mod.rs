@@ -21,7 +21,7 @@ pub struct Cost {
     pub unblock: f64,
 }
 
-/// MODEL.md §4–5's Wait rule, folding the operations one call waits for (`MPI_Wait*`,
+/// the model's §4–5 Wait rule, folding the operations one call waits for (`MPI_Wait*`,
 /// `MPI_Sendrecv`'s two halves): the call at `tw` returns when the last of them completes, no
 /// earlier than `tw + o`; the critical one's wait for its partner is synchronization, on its side.
 #[derive(Clone, Copy, Debug)]
@@ -108,7 +108,7 @@ pub struct SendCall {
     pub ret: f64,
 }
 
-/// A step's return and the synchronization inside its duration (MODEL.md §5).
+/// A step's return and the synchronization inside its duration (the model's §5).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepCost {
     pub ret: f64,
@@ -149,7 +149,7 @@ pub trait CostModel: Sync {
 /// The cost model a run uses.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Model {
-    /// LogGPS, MODEL.md's cost table, rendezvous above `S` included.
+    /// LogGPS, the model's cost table (§4), rendezvous above `S` included.
     LogGps(Params),
     /// LogGP: no rendezvous, a gap `g` between consecutive messages at a rank.
     LogGp(LogGp),

@@ -51,7 +51,7 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// `(name, value, source)` in MODEL.md order.
+    /// `(name, value, source)` in the order of the model's §1.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64, &Source)> + '_ {
         (0..8).map(|i| (NAMES[i], self.params.get(i), &self.sources[i]))
     }

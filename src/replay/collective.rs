@@ -29,7 +29,7 @@ pub(super) struct ModeledReturn {
 }
 
 /// A modeled instance's returns, held from its costing to its last participant's read: 24
-/// bytes a participant (a 65,536-rank Allreduce in a loop of 1,000 kept 2 GB when all stayed).
+/// bytes a participant, which would pile up over a loop's instances if all stayed.
 #[derive(Default)]
 pub(super) struct Modeled {
     pub(super) returns: RwLock<Returns>,
@@ -49,9 +49,8 @@ pub(super) enum Returns {
     Arriving(Vec<f64>),
     /// Replayed as measured.
     Measured,
-    /// The costing's own vectors, in communicator rank order (they were copied into a vector
-    /// of returns by world rank, sorted: 32 bytes a participant more, twice where two were
-    /// held).
+    /// The costing's own vectors, in communicator rank order (not copied into a vector of
+    /// returns by world rank, sorted: 32 bytes a participant more, twice where two are held).
     Ready(Arc<eval::Completion>),
     /// Every participant has read its own.
     Read,
@@ -63,9 +62,9 @@ thread_local! {
     pub(super) static LOCAL: RefCell<Local> = RefCell::default();
 }
 
-/// What a thread's runs tell the collective instances, batched until [`Shared::flush`]: the
-/// participants of a 65,536-rank Allreduce made five atomic writes each to the instance's few
-/// cache lines, which bounced between the threads (two threads replayed it slower than one).
+/// What a thread's runs tell the collective instances, batched until [`Shared::flush`]:
+/// unbatched, every participant writes atomically to the instance's few cache lines, which
+/// bounce between the threads (see the `coll` case of tests/bench/run.sh).
 #[derive(Default)]
 pub(super) struct Local {
     /// `(instance, arrivals, latest call time's bits)`.
@@ -105,29 +104,23 @@ pub(super) struct ScheduleKey {
     pub(super) postal_h: Option<u64>,
 }
 
-/// Schedules of fewer steps are not leveled (finding the passes its threads can share took
-/// about one evaluation when done on one thread; on two, a 262,144-rank barrier's take 45 ms, an
-/// evaluation by them 70-100).
+/// Schedules of fewer steps are not leveled: finding the passes the threads can share costs
+/// about an evaluation, which only a large schedule wins back.
 pub(super) const LEVELED_MIN_STEPS: usize = 1 << 16;
 /// The fewest steps of a schedule whose memory is handed back to the system once it is matched:
-/// on the 65,536-rank Allreduce loop (binomial, 327,675 steps), peak 71.5 -> 65.8 bytes/event
-/// at 1 thread, 74.2 -> 68.5 at 2, for 1.2 ms of `mi_collect` (medians of 6 alternating runs;
-/// the 2-thread replay 1-3% longer over 12); by recursive doubling, whose levels were found at 2
-/// threads, 126.4 -> 111.8 (one run).
+/// the `mi_collect` that does it costs little against the peak it lowers on schedules this
+/// large (see the `coll` case of tests/bench/run.sh).
 pub(super) const RELEASE_SCHEDULE_MIN_STEPS: usize = 1 << 18;
 
 /// The fewest runs a pass of a leveled schedule holds on average: as many as a pass needs to
-/// be shared by the threads at all (narrower ones run on one; a ring Allreduce on 1,024 ranks,
-/// 2,046 passes of 1,024 runs, replayed in 0.87-0.88 s at 2 threads by its passes, 0.48-0.51
-/// by blocks, where 1,024 was the least).
+/// be shared by the threads at all, each pass costing them a meeting (narrower ones run on
+/// one; a ring Allreduce on 1,024 ranks, 2,046 passes of 1,024 runs, goes faster by blocks).
 pub(super) const LEVELED_MIN_WIDTH: usize = 1 << 12;
 
 /// The fewest ranks of a collective costed from its rule ([`crate::collectives::Ruled`]) where
 /// one gives its steps: a lockstep's pass over fewer is too short to share among the threads,
 /// where a built schedule's blocks, which every thread waiting for the costing takes part in,
-/// are shared at any size (the 1,024-rank Allreduce loop, 10,000 calls by recursive doubling:
-/// replay at 2 threads 0.71-0.74 s built, 0.77-1.07 s in lockstep; at 1 thread 1.17-1.23 s and
-/// 1.29 s).
+/// are shared at any size (see the `allr` case of tests/bench/run.sh).
 pub(super) const RULED_MIN_RANKS: usize = 1 << 12;
 
 /// A built schedule, matched: all its evaluation reads.
@@ -143,10 +136,9 @@ pub(super) struct ScheduleCache {
 }
 
 /// Steps (over all ranks) the schedule cache keeps beyond the newest schedule: their matchings
-/// take at most 16 bytes a step, about 67 MB; or as many as the trace has events. A loop of an
-/// Allreduce, a Barrier and a Bcast on 262,144 ranks (6.5 M steps, the Barrier's 4.7 M; 8.4 M
-/// events in 10 turns) built and matched all three again at every turn: replay 9.4 -> 3.9 s at
-/// 1 thread, 12.0 -> 2.6 s at 2, and its peak fell, 110 -> 98 bytes/event (one run each).
+/// take at most 16 bytes a step, about 67 MB; or as many as the trace has events, so that a
+/// loop of several collectives on many ranks keeps all their schedules, not building and
+/// matching each again at every turn (see the `mix` case of tests/bench/run.sh).
 pub(super) const SCHEDULE_CACHE_STEPS: usize = 1 << 22;
 
 impl ScheduleCache {
@@ -167,8 +159,8 @@ impl ScheduleCache {
     }
 
     /// Keeps `built`, forgetting the oldest to make room: all of them for one over the budget
-    /// alone (a loop's collective on 2^20 ranks, 5.2 M steps, was built and matched again at
-    /// every call: 20 calls replayed in 11.2 s at 1 thread).
+    /// alone, kept so that a loop's collective on 2^20 ranks is not built and matched again at
+    /// every call.
     pub(super) fn put(&mut self, key: ScheduleKey, built: &Built) {
         let steps = built.steps();
         if self.get(&key).is_some() {
@@ -264,8 +256,8 @@ impl Shared<'_> {
         self.flush_starts(local);
         // The reads before the arrivals, the returns read last let go: the returns all
         // participants have read are then there for the costing that arrivals may let another
-        // thread start (the 262,144-rank trace of three collectives held three instances'
-        // returns at 1 thread, 24 bytes a rank each).
+        // thread start (else a loop of three collectives can hold three instances' returns at
+        // once, 24 bytes a rank each).
         if let Some((_, held)) = local.returns.take() {
             self.recycle_returns(held);
         }
@@ -290,7 +282,7 @@ impl Shared<'_> {
     }
 
     /// Writes the call times `local` batched into their instances (at most [`STARTS_BATCH`]:
-    /// a thread's block of 32,768 ranks batched 512 kB of them).
+    /// a thread's block of 32,768 ranks would batch 512 kB of them).
     pub(super) fn flush_starts(&self, local: &mut Local) {
         for run in local.starts.chunk_by(|a, b| a.0 == b.0) {
             let x = run[0].0 as usize;
@@ -317,8 +309,8 @@ impl Shared<'_> {
     }
 
     /// Gives an instance's returns, if this was their last holder, to the next costing to fill
-    /// again: a thread's runs keep the last they read, and dropped there they were 2 MB (on
-    /// 65,536 ranks) freed by one thread that the costing one could not reuse.
+    /// again: a thread's runs keep the last they read, and dropped there they would go back to
+    /// that thread's heap, where the costing thread cannot reuse them (2 MB on 65,536 ranks).
     pub(super) fn recycle_returns(&self, mut returns: Arc<eval::Completion>) {
         if Arc::get_mut(&mut returns).is_some() {
             self.spare.lock().expect("spare").returns = Some(returns);
@@ -328,8 +320,8 @@ impl Shared<'_> {
     /// The returns of instance `x`: its schedule, by the chosen algorithm, costed from its
     /// participants' predicted call times (`starts`, in communicator rank order). Kept out of
     /// [`advance`]'s code, with [`Shared::modeled_return`] and [`RankState::add_collective`]:
-    /// inlined there, they slowed its point-to-point events (gauss at 1 thread: replay median
-    /// 27.7 -> 25.9 ms out of it).
+    /// inlined there, they slow its point-to-point events (see the `gauss` case of
+    /// tests/bench/run.sh).
     #[inline(never)]
     pub(super) fn cost_instance(&self, x: u32, starts: Vec<f64>) -> Returns {
         let (bytes, root, op) = self.shapes[x as usize];
@@ -417,15 +409,10 @@ impl Shared<'_> {
                     crate::collectives::build(op, algorithm, spec, &|b| model.split_costs(b))?;
                 let mut matching = schedule.matching()?;
                 // Not a ring or a chain: a block of their ranks waits on its two ends only, where
-                // each of a ring's 2P passes costs the threads a meeting (a ring Allreduce on 4,096
-                // ranks, 8,191 passes: leveled in 1.26 s, then 0.33-0.45 s an evaluation by
-                // passes, 0.27 by blocks; pairwise all-to-all, 4,096 passes as wide, 0.14 by
-                // passes, 0.32 by blocks), and one thread's queue follows a ring's ranks in
-                // order (on 1,024 ranks 0.82-0.86 s, by passes 0.94-1.18). Other schedules go by
-                // passes on one thread too, which stream through the ranks where the queue jumps
-                // from partner to partner: replay at 1 thread, pairwise all-to-all on 4,096 ranks
-                // 4.5 -> 2.5 s, Rabenseifner's Allreduce on 8,192 0.215 -> 0.107 s (leveled only
-                // from 16,384 ranks before; on 262,144, mix 3.99 -> 3.22 s end to end).
+                // each of a ring's 2P passes costs the threads a meeting, and one thread's queue
+                // follows a ring's ranks in order. Other schedules go by passes on one thread
+                // too, which stream through the ranks where the queue jumps from partner to
+                // partner (see the `mix` case of tests/bench/run.sh).
                 let level = matching.steps() >= LEVELED_MIN_STEPS
                     && matching.even()
                     && !schedule.neighbours_only();
@@ -435,7 +422,7 @@ impl Shared<'_> {
                 }
                 // The schedule and what matching and leveling it used on the way, freed, the
                 // allocator keeps for reuse, where the evaluations' arrays do not fit: handed
-                // back (mix at 2 threads: peak 81 bytes/event with, 94 without).
+                // back (see the peak of the `mix` case of tests/bench/run.sh).
                 if matching.steps() >= RELEASE_SCHEDULE_MIN_STEPS {
                     crate::memory::release_freed_here();
                 }

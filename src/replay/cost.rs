@@ -251,9 +251,8 @@ impl Shared<'_> {
             }
         };
         // An unfinished trace may lack the receive: then the send can only be costed eagerly.
-        // Its link read only by rendezvous (most sends are eager): replay at 2 threads, the
-        // Gaussian elimination 12.0 -> 11.5 ms, the dissemination 0.253 -> 0.244 s (fastest of
-        // 20 and 6 alternating runs); at 1 thread within noise.
+        // Its link read only by rendezvous: most sends are eager, and an eager send needs
+        // nothing of its receive (see the `gauss` and `diss` cases of tests/bench/run.sh).
         let link = match self.rendezvous(r, i) {
             true => self.g.link(r, i),
             false => NONE,
@@ -325,8 +324,8 @@ impl Shared<'_> {
     }
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
-    /// Inlined, as is the search for a completed request's creator: the compiler kept both as
-    /// calls (the dissemination's replay at 2 threads 0.271 -> 0.262 s, fastest of 8).
+    /// Inlined, as is the search for a completed request's creator: left to it, the compiler
+    /// keeps both as calls (see the `diss` case of tests/bench/run.sh).
     #[inline(always)]
     pub(super) fn rendezvous(&self, r: usize, i: usize) -> bool {
         matches!(self.model, Model::LogGps(_))

@@ -25,7 +25,7 @@
 //!   when the call that completes them is costed; a Wait or Test completing several takes them in
 //!   the order their last bytes arrive. `MPI_Irecv` costs `o`;
 //! - `MPI_Sendrecv` is its send half, then its receive called at the send's `first_out`;
-//! - Wait, Waitall and Test follow MODEL.md §4's Wait rule with these completions; `MPI_Probe`
+//! - Wait, Waitall and Test follow the model's §4 Wait rule with these completions; `MPI_Probe`
 //!   returns at `max(tp, arrival) + o`; nothing ever goes by rendezvous, so sender
 //!   synchronization is 0 and waiting for an arrival is receiver synchronization;
 //! - a modeled collective is costed on fresh ports (what a rank's port still has to do when it
@@ -73,7 +73,7 @@ pub struct RankBreakdown {
     /// Time inside collectives (measured mode), also counted in the parts above.
     pub collective_ns: f64,
     /// The routine of the rank's collective calls, where it called one only: all of that time
-    /// is its (a vector of one a rank was 1 MB on 65,536 ranks, made at the replay's end).
+    /// is its (a vector of one a rank would be 1 MB on 65,536 ranks, made at the replay's end).
     pub collective_routine: Option<Routine>,
     /// That time per collective routine, where the rank called several (else empty): see
     /// [`RankBreakdown::by_routine`].
@@ -181,13 +181,12 @@ struct Shared<'a> {
     completed: Mutex<Vec<u32>>,
     /// The arrays a modeled instance's costing fills, kept from one to the next: made afresh
     /// (8 MB a call of a 65,536-rank Allreduce) by whichever thread costed the call, they
-    /// stayed in each thread's heap once freed (the Allreduce trace peaked at 84-100
-    /// bytes/event at 2 threads, 73 at 1; 80-82 since). One costing at a time holds them;
-    /// another costed meanwhile makes its own.
+    /// would stay in each thread's heap once freed and raise the peak (see the `coll` case of
+    /// tests/bench/run.sh). One costing at a time holds them; another costed meanwhile makes
+    /// its own.
     scratch: Mutex<eval::Scratch>,
     /// What costings hand on, under a lock of its own: taken with the scratch's, a flush
-    /// that held it briefly made a costing on the other thread allocate its own arrays
-    /// (6 MB more at 2 threads on the 65,536-rank Allreduce loop).
+    /// that held it briefly would make a costing on the other thread allocate its own arrays.
     spare: Mutex<Spare>,
 }
 
@@ -222,8 +221,7 @@ impl<'a> Shared<'a> {
         };
         let (measured_last_arrival, shapes) = recorded(trace, g, coll.modeled, t0, &places);
         // The replay's peak is the run's: what the load and the graph freed goes back first
-        // (65,536-rank broadcast at 2 threads: 41.5 -> 39.8 bytes/event; 262,144-rank
-        // dissemination: 38.1 -> 36.9).
+        // (see the peaks of the `bcast` and `diss` cases of tests/bench/run.sh).
         crate::memory::release_freed();
         // A trace of collectives alone keeps no call time by event.
         let mut point_to_point = [false; 256];
@@ -291,10 +289,9 @@ fn from_ordered(b: u64) -> f64 {
 /// Per collective instance, from its participants' records: its last measured call, after `t0`,
 /// and where `modeled` its schedule's bytes, root and operation ([`Shared::shapes`]). Gathered
 /// rank by rank in parallel, each value raised to what a participant recorded (a participant
-/// mostly records what the one before did: mostly no write). Read when an instance was costed,
-/// these took 14 µs an instance of 1,024 ranks while the other threads waited (a loop of
-/// 10,000 Allreduces at 2 threads: replay 0.70 -> 0.65 s, minimum of 5); read over each
-/// instance's list of participants, they needed the graph to keep one (4 bytes a call).
+/// mostly records what the one before did: mostly no write). Not read when an instance is
+/// costed, where the other threads wait on it (see the `allr` case of tests/bench/run.sh), nor
+/// over each instance's list of participants, which the graph would then keep (4 bytes a call).
 fn recorded(
     trace: &Trace,
     g: &HbGraph,

@@ -12,9 +12,9 @@ use crate::model::{CostModel, Model, Port, SavedFold};
 use crate::trace::{PEER_NULL, Routine};
 use std::sync::atomic::Ordering;
 
-/// A rank's replay so far: 104 bytes with its lock (on 65,536 ranks, 1.5 MB less than the 128
-/// it took with the fold's call time, an `Option` of the last request and two boxes; 96 until
-/// its collective time came out of a box that every rank of a collective loop had, 64 bytes).
+/// A rank's replay so far: 104 bytes with its lock, what a replay of many short ranks holds a
+/// rank: the fold kept without its call time (the clock), the last request without an
+/// `Option`, what only some ranks have in one box ([`Rare`]).
 pub(super) struct RankState {
     pub(super) pos: u32,
     /// Collective calls made so far: the instance of the next where the graph implies it
@@ -132,8 +132,8 @@ impl RankState {
         self.collective += t;
         match rare.kinds.iter_mut().find(|(k, _)| *k == routine) {
             Some((_, s)) => *s += t,
-            // One routine more, room for it alone: a vector's first growth, room for four, put
-            // the Allreduce trace's peak 4.5 bytes/event higher at 1 thread.
+            // One routine more, room for it alone: a vector's first growth, room for four,
+            // would hold room for routines never called on every rank that calls several.
             None => {
                 rare.kinds.reserve_exact(1);
                 rare.kinds.push((routine, t));

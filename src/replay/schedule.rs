@@ -20,10 +20,9 @@ pub(super) const PARALLEL_MIN_RANKS: usize = 4;
 /// From this many ranks, one thread runs them as one block, round and round, before waves: a
 /// block lets a rank go past a partner run earlier in the same pass, and a pass only looks at
 /// what its ranks wait on, where a wave files every stopped rank under its partner (random
-/// accesses over every rank). Replay at one thread, waves -> block: the 1,048,576-rank
-/// dissemination 16.3 -> 7.3 s (9.2 M runs of a rank -> 2.1 M), the 262,144-rank one 694 -> 506
-/// ms. With fewer ranks waves won: the 64-rank ring 138 -> 161 ms, where a wave, running a rank
-/// whose partner was ahead when it began, took half the runs (0.64 M, not 1.26 M).
+/// accesses over every rank). With fewer ranks waves win: a wave runs a rank whose partner was
+/// ahead when it began, and needs about half the runs (see the `big`, `diss` and `ring` cases
+/// of tests/bench/run.sh).
 pub(super) const ONE_BLOCK_MIN_RANKS: usize = 1 << 17;
 
 /// What one run of a rank in a wave did.
@@ -41,16 +40,14 @@ pub(super) struct Ran {
 pub(super) const WAVE_CHUNK: usize = 256;
 /// How long a thread of [`run_owned`] waits while no thread moves before it ends its round.
 /// Both blocks stop moving for good only on a deadlock or an unfinished trace; a shorter
-/// stall is the host taking a core away (this machine's vCPUs: pauses of 1-10 ms a few times a
-/// second in slow hours), and a thread that gave up there left its ranks until the other
-/// gave up too: the Gaussian elimination's 2-thread replay took two or three rounds in 2 of 15
-/// runs of a noisy hour with 5 ms, none with 50.
+/// stall is the host taking a core away for a few milliseconds, and a thread that gives up
+/// there leaves its ranks until the other gives up too, for rounds more (see the `gauss` case
+/// of tests/bench/run.sh at 2 threads on a busy machine).
 pub(super) const OWNED_PATIENCE: Duration = Duration::from_millis(50);
 /// The most spin-loop hints between two looks of an idle thread of [`run_owned`], before it
 /// yields its core at each look. Short: a thread of the Gaussian elimination waits on the
-/// other a thousand times, a few microseconds each; on this machine's AMD EPYC a hint is 25 ns,
-/// and 256 of them (looks of 1, 2, 4 up to 256 hints: 12.6 us before the first yield) left a
-/// waiter asleep in its hints for microseconds after the partner had published.
+/// other a thousand times, a few microseconds each, and a longer backoff leaves a waiter in
+/// its hints well after the partner has published (see the `gauss` case of tests/bench/run.sh).
 pub(super) const OWNED_MAX_BACKOFF: u32 = 16;
 /// Events replayed by the threads of [`run_owned`] between two progress reports.
 pub(super) const OWNED_REPORT_EVENTS: u64 = 1 << 16;
@@ -76,17 +73,13 @@ pub(super) const PREFETCH_AHEAD: usize = 8;
 
 /// The fewest ranks with which [`advance`] asks ahead for partners' lines
 /// ([`prefetch_partner`]). A pass over a block touches, a rank, its 104-byte state and a line
-/// of each column where it stands, about 700 bytes: on 131,072 ranks 90 MB, far past this
-/// machine's 32 MB L3, so a partner's lines are cold when a rank reads them. With fewer ranks
-/// the partners were mostly touched a moment before, and asking cost more than it saved.
-/// Replay at 1 thread, asking / not (fastest of 5-6 alternating runs): dissemination on
-/// 262,144 ranks 0.517 / 0.604 s, on 131,072 0.213 / 0.238, on 65,536 0.125 / 0.129, on
-/// 16,384 0.024 / 0.023; binomial broadcast loop on 65,536 ranks 0.070 / 0.062; Gaussian
-/// elimination on 64 ranks 20.8 / 19.2 ms (at 2 threads 14.5 / 13.0, likely also as lines the
-/// other thread is still writing, asked for too early, must be fetched again); ring on 64
-/// ranks 0.139 / 0.130 s; all-to-all on 1,024 0.126 / 0.117; halo3d on 4,096 0.189 / 0.169;
-/// CG-like on 1,024 0.340 / 0.306. (The broadcast loop on 262,144 ranks, whose ranks each run
-/// all their events at once, a parent's lines read long after it ran: 0.301 / 0.268, left
+/// of each column where it stands, about 700 bytes: on 131,072 ranks 90 MB, far past a
+/// last-level cache, so a partner's lines are cold when a rank reads them. With fewer ranks
+/// the partners were mostly touched a moment before, and asking costs more than it saves (at
+/// 2 threads also as lines the other thread is still writing, asked for too early, must be
+/// fetched again): see the `diss`, `bcast`, `gauss`, `ring`, `a2a`, `halo3d` and `cg` cases of
+/// tests/bench/run.sh. (A broadcast loop on as many ranks, whose ranks each run all their
+/// events at once, a parent's lines read long after it ran, loses a little by asking: left
 /// asking.)
 pub(super) const PARTNER_PREFETCH_MIN_RANKS: usize = 1 << 17;
 
@@ -100,8 +93,8 @@ thread_local! {
 /// with a known partner, will read of that partner: a receive, its send's predicted call
 /// time, routine and byte count (the byte count alone of a plain send); a send (a Sendrecv's
 /// too), its receive's call time, where it goes by rendezvous. An eager send reads nothing of
-/// its receive: asking for those three lines for each send too took the dissemination's
-/// replay from 0.511 to 0.534 s at 1 thread, 0.285 to 0.299 at 2 (fastest of 5 and 10).
+/// its receive, and asking for those three lines for each send too slows the replay (see the
+/// `diss` case of tests/bench/run.sh).
 /// Partners are mostly far away in memory; a few events ahead, the reads are in flight while
 /// the events before are costed. Only on many ranks ([`PARTNER_PREFETCH_MIN_RANKS`]).
 #[inline]
@@ -225,9 +218,9 @@ fn waves(
     mut done_events: u64,
     progress: &(dyn Fn(u64) + Sync),
 ) {
-    // What a wave makes is kept for the next (a wave per collective call on 1,024 ranks made
-    // a hundred allocations at 1 thread): its outcomes, the next wave, each thread's batches
-    // (LOCAL), the lists of ranks waiting on an instance.
+    // What a wave makes is kept for the next, so that a replay of many collectives, a wave
+    // each, does not allocate at every wave: its outcomes, the next wave, each thread's
+    // batches (LOCAL), the lists of ranks waiting on an instance.
     let mut outcomes: Vec<Ran> = Vec::new();
     let mut next = Vec::new();
     let mut spare_lists: Vec<Vec<u32>> = Vec::new();
@@ -309,7 +302,7 @@ fn waves(
 /// partner another thread is slow to reach, or on a deadlock). A thread needs nobody's
 /// bookkeeping to go on where waves would stop every rank at its first unknown partner: a ring
 /// or a pipeline takes a wave a message, each waking the threads for a few events. Leaves in
-/// `pending` where each rank stopped (in place: a copy was 24 bytes a rank more).
+/// `pending` where each rank stopped (in place: a copy would be 24 bytes a rank more).
 pub(super) fn run_owned(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
@@ -430,8 +423,8 @@ pub(super) fn wait_outside(
             _ => continue,
         };
         // Once for the ranks after it waiting on the same: a collective's participants wait
-        // on one instance (a block of 32,768 ranks listed it 32,768 times, 393 kB, at every
-        // wait).
+        // on one instance (a block of 32,768 ranks would list it 32,768 times, 393 kB, at
+        // every wait).
         if outside.last() != Some(&dep) {
             outside.push(dep);
         }
@@ -461,7 +454,7 @@ pub(super) fn wait_outside(
 
 /// The ranks of the waves that wait on a call time another rank has yet to publish, listed by
 /// that rank: a list threaded through arrays of one entry a rank (a rank waits on one event at a
-/// time), 12 bytes a rank where a `Vec` a rank took 24 and its first 32 on the heap.
+/// time), 12 bytes a rank where a `Vec` a rank would take 24 and its first 32 on the heap.
 pub(super) struct Waiters {
     /// The ranks: the lists below are made for them at the first wait (12 bytes a rank, which
     /// a replay whose waves never wait on an event, as one of collectives alone, goes without).
