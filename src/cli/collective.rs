@@ -1,7 +1,7 @@
 //! `loggps-predict collective OP`: a collective's predicted completion time by a named
 //! algorithm under LogGPS or LogGP — the calculator over `src/collectives`.
 
-use super::{ModelArgs, ParamArgs};
+use super::args::{ModelArgs, ParamArgs};
 use clap::ValueEnum;
 use loggps_predict::collectives::{self, Completion, Op, Spec};
 use loggps_predict::error::Error;

@@ -648,9 +648,31 @@ pub fn parse_releasing(
     release: &Release<'_>,
     then: super::Then,
 ) -> Result<Trace, TraceError> {
-    let at = |input: &[u8]| offset_in(data, input);
-    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
+    let (nranks, index_offset) = header_and_trailer(name, data)?;
+    let listing = list_chunks(name, data, nranks, index_offset)?;
+    // The columns (19 bytes an event) and each rank's lists and blocks, and what follows.
+    let events: usize = listing.counts.iter().sum();
+    let (e, p) = (events as u64, nranks as u64);
+    use super::{BYTES_PER_EVENT, BYTES_PER_RANK};
+    let need =
+        (BYTES_PER_EVENT + then.bytes_per_event) * e + (BYTES_PER_RANK + then.bytes_per_rank) * p;
+    let what = format!("{} {events} events of {nranks} ranks", then.what);
+    crate::memory::ensure(&what, need).map_err(|e| shortfall(name, e))?;
+    let complete = index_offset.is_some();
+    let columns = fill_columns(name, data, &listing, release, complete)?;
+    let Listing { meta, comms, .. } = listing;
+    Ok(Trace {
+        meta,
+        comms,
+        events: columns,
+        complete,
+    })
+}
 
+/// The header's number of ranks, checked, and the offset of the index chunk that a finalized
+/// trace's trailer names (None: no trailer, the job stopped before `MPI_Finalize`).
+fn header_and_trailer(name: &str, data: &[u8]) -> Result<(usize, Option<usize>), TraceError> {
+    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
     let header = |input| -> Res<'_, u32> {
         let (rest, _) = expect(
             "the magic \"LGPSTRC\\x1a\"",
@@ -693,7 +715,6 @@ pub fn parse_releasing(
 
     // A finalized trace ends with a trailer naming the index chunk.
     let mut index_offset = None;
-    let mut body_end = data.len();
     if data.len() >= HEADER_LEN + 16 && data.ends_with(&END_MAGIC) {
         let off = u64::from_le_bytes(
             data[data.len() - 16..data.len() - 8]
@@ -708,9 +729,38 @@ pub fn parse_releasing(
             ));
         }
         index_offset = Some(off as usize);
-        body_end = data.len() - 16;
     }
+    Ok((nranks, index_offset))
+}
 
+/// What the chunks of a trace say before its events are decoded: the job's and ranks'
+/// metadata, the communicators, each rank's records, and where each rank's event chunks are.
+struct Listing<'a> {
+    meta: Meta,
+    comms: Vec<Comm>,
+    /// Rank `r`'s records (each chunk's count bounded by its bytes, so that the columns cannot
+    /// be over-allocated).
+    counts: Vec<usize>,
+    /// Rank `r`'s event chunks are `by_rank[first[r]..first[r + 1]]`, in file order.
+    first: Vec<usize>,
+    by_rank: Vec<usize>,
+    /// The file up to its trailer.
+    body: &'a [u8],
+}
+
+/// Reads every chunk but the events' records: by stretches in parallel where the index says
+/// where stretches start (else, or if the index is wrong, in one stretch), then in file order.
+fn list_chunks<'a>(
+    name: &str,
+    data: &'a [u8],
+    nranks: usize,
+    index_offset: Option<usize>,
+) -> Result<Listing<'a>, TraceError> {
+    let at = |input: &[u8]| offset_in(data, input);
+    let body_end = match index_offset {
+        Some(_) => data.len() - 16,
+        None => data.len(),
+    };
     // The trace is made at the end, around its events: an empty one made first, whose events
     // the fill replaces, would cost time a rank on one thread.
     let mut meta = Meta {
@@ -718,11 +768,8 @@ pub fn parse_releasing(
         ..Meta::default()
     };
     let mut comms: Vec<Comm> = Vec::new();
-    let complete = index_offset.is_some();
-    // The chunks, read by stretches in parallel where the index says where stretches start
-    // (else, or if the index is wrong, in one stretch), then taken in file order: event chunks
-    // listed with their rank (16 bytes a chunk, where a list of chunks and one of each rank's
-    // would take 70 bytes a rank).
+    // Event chunks listed with their rank (16 bytes a chunk, where a list of chunks and one of
+    // each rank's would take 70 bytes a rank).
     let body = &data[..body_end];
     let starts = index_offset
         .and_then(|x| stretch_starts(body, x, rayon::current_num_threads() * STRETCHES_PER_THREAD));
@@ -884,29 +931,47 @@ pub fn parse_releasing(
         }
         sorted
     };
+
+    Ok(Listing {
+        meta,
+        comms,
+        counts,
+        first,
+        by_rank,
+        body,
+    })
+}
+
+/// Decodes every rank's event records into the columns, each event checked ([`Checks`]),
+/// telling `release` of the input done with.
+fn fill_columns(
+    name: &str,
+    data: &[u8],
+    listing: &Listing<'_>,
+    release: &Release<'_>,
+    complete: bool,
+) -> Result<Events, TraceError> {
+    let at = |input: &[u8]| offset_in(data, input);
+    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
+    let (counts, first, by_rank, body) = (
+        &listing.counts,
+        &listing.first,
+        &listing.by_rank,
+        listing.body,
+    );
     let chunks_of = |r: usize| {
         by_rank[first[r]..first[r + 1]]
             .iter()
             .map(|&off| chunk_at(body, off))
     };
-
-    drop(bytes);
-    // The columns (19 bytes an event) and each rank's lists and blocks, and what follows.
-    let events: usize = counts.iter().sum();
-    let (e, p) = (events as u64, nranks as u64);
-    use super::{BYTES_PER_EVENT, BYTES_PER_RANK};
-    let need =
-        (BYTES_PER_EVENT + then.bytes_per_event) * e + (BYTES_PER_RANK + then.bytes_per_rank) * p;
-    let what = format!("{} {events} events of {nranks} ranks", then.what);
-    crate::memory::ensure(&what, need).map_err(|e| shortfall(name, e))?;
-    let checks = Checks::new(name, nranks, &comms)?;
+    let checks = Checks::new(name, counts.len(), &listing.comms)?;
     thread_local! {
         /// A cursor's buffers, kept from rank to rank on this thread (not allocated per rank).
         static BUFFERS: std::cell::Cell<(Vec<Completion>, Vec<u64>, RankRequests)> =
             Default::default();
     }
-    let records = &counts;
-    let columns = Events::fill(&counts, &|rank, sink| {
+    let records = counts;
+    let columns = Events::fill(counts, &|rank, sink| {
         let (done, counts, mut requests) = BUFFERS.take();
         requests.done.clear();
         // A request a record at most: room made once, not by doubling (the copy of the last
@@ -961,12 +1026,7 @@ pub fn parse_releasing(
     // events would leave 4 bytes an event on each thread for its requests.
     rayon::broadcast(|_| drop(BUFFERS.take()));
     drop(BUFFERS.take());
-    Ok(Trace {
-        meta,
-        comms,
-        events: columns,
-        complete,
-    })
+    Ok(columns)
 }
 
 /// Stretches of the chunk scan per thread (more than one: stretches differ in their chunks).

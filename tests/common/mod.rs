@@ -163,3 +163,131 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
     b.trace.events = Events::concat(b.ranks);
     b.trace
 }
+
+// ---- the command line: running the binary and the traces that several tests/cli_*.rs share ----
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The predictor's binary, ready for its arguments.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_loggps-predict"))
+}
+
+/// A file of fixtures/.
+pub fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(p)
+}
+
+/// Runs the predictor with `args` to the end.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+/// The trace `synth` writes with `args` (a pattern and its sizes) into `dir`, named after its
+/// pattern.
+pub fn synthesized(dir: &Path, args: &[&str]) -> String {
+    let pattern = args.iter().skip_while(|&&a| a != "--pattern").nth(1);
+    let f = dir.join(format!("{}.bin", pattern.expect("a --pattern")));
+    let f = f.to_str().unwrap().to_string();
+    let out = run(&[&["synth"], args, &["-o", &f]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {err}");
+    f
+}
+
+/// The JSON that a successful run with `args` prints.
+pub fn json(args: &[&str]) -> Value {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// The predicted runtime, ns, of a successful run with `args` and `--format json`.
+pub fn predicted_ns(args: &[&str]) -> f64 {
+    json(&[args, &["--format", "json"]].concat())["predicted_s"]
+        .as_f64()
+        .unwrap()
+        * 1e9
+}
+
+/// Writes `text` as a trace in a fresh directory; returns the directory (kept alive) and path.
+pub fn text_trace(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(name);
+    std::fs::write(&f, text).unwrap();
+    let path = f.to_str().unwrap().to_string();
+    (dir, path)
+}
+
+/// Rank `r`'s end (ns) and four parts from a JSON report.
+pub fn rank_ns(v: &Value, r: usize) -> [f64; 5] {
+    let x = &v["ranks"][r];
+    [
+        "end_s",
+        "computation_s",
+        "communication_s",
+        "sender_sync_s",
+        "receiver_sync_s",
+    ]
+    .map(|k| x[k].as_f64().unwrap() * 1e9)
+}
+
+/// Asserts `got` is `want` to within 10^-6, naming `what` if not.
+pub fn assert_close(got: f64, want: f64, what: &str) {
+    assert!((got - want).abs() < 1e-6, "{what}: {got} != {want}");
+}
+
+/// A trace where rank `r` computes until `calls[r].0`, then calls `routine` with the fields
+/// `calls[r].1` and goes straight on to MPI_Finalize: its end is the collective's return.
+pub fn coll_trace(routine: &str, calls: &[(u64, String)]) -> (tempfile::TempDir, String) {
+    let mut t = format!("loggps-trace 1\nranks {}\n", calls.len());
+    for (r, (c, fields)) in calls.iter().enumerate() {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} {routine} {c} {} {fields}\n{r} MPI_Finalize {} {}\n",
+            c + 10,
+            c + 10,
+            c + 20
+        );
+    }
+    text_trace("coll.txt", &t)
+}
+
+/// `f` under the paper's Myrinet parameters, then `args`.
+pub fn myrinet<'a>(f: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    [&[f, "--platform", "myrinet"], args].concat()
+}
+
+/// Two ranks that both `MPI_Send` 64 KiB to each other before receiving.
+pub const HEAD_TO_HEAD: &str = "loggps-trace 1\nranks 2\n\
+    0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=65536 peer=1\n0 MPI_Recv 30 40 bytes=65536 peer=1\n0 MPI_Finalize 50 60\n\
+    1 MPI_Init 0 0\n1 MPI_Send 10 20 bytes=65536 peer=0\n1 MPI_Recv 30 40 bytes=65536 peer=0\n1 MPI_Finalize 50 60\n";
+
+/// Four ranks that call a 1000-byte Bcast from rank 0 at once, for 10 ns.
+pub fn bcast4() -> String {
+    let mut t = String::from("loggps-trace 1\nranks 4\n");
+    for r in 0..4 {
+        let (sent, got) = if r == 0 { (1000, 0) } else { (0, 1000) };
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Bcast 0 10 root=0 bytes={sent} recv_bytes={got}\n{r} MPI_Finalize 10 20\n"
+        );
+    }
+    t
+}
+
+/// A loop of 3 Allreduces on 32,768 ranks, which a ring cannot model.
+pub const UNMODELED_RING: [&str; 6] = [
+    "--pattern",
+    "allreduce",
+    "--ranks",
+    "32768",
+    "--iterations",
+    "3",
+];

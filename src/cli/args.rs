@@ -1,0 +1,157 @@
+//! Flag groups that several subcommands share: where the parameters come from, the cost
+//! model, and the table-or-JSON output format.
+
+#![allow(non_snake_case)] // flags named as the papers' parameters: --L --o --Os --Or --Gs --Gl --s --S --g --G
+
+use super::warn;
+use clap::{Args, ValueEnum};
+use loggps_predict::error::Error;
+use loggps_predict::model::{self, LogGpFlags, Overrides, ResolvedModel};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum InfoFormat {
+    Table,
+    Json,
+}
+
+/// Where the LogGPS parameters come from, and per-parameter overrides.
+#[derive(Args, Debug, Clone)]
+pub struct ParamArgs {
+    /// LogGPS parameters from a TOML file (names as in the paper: L o Os Or Gs Gl s S)
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<PathBuf>,
+    /// Use the paper's parameters of a platform (Table 5)
+    #[arg(long, value_parser = ["cenju4", "myrinet", "fast-ethernet"])]
+    pub platform: Option<String>,
+    /// Latency, ns
+    #[arg(long = "L", value_name = "NS", allow_hyphen_values = true)]
+    pub L: Option<f64>,
+    /// Overhead per message (first byte), ns
+    #[arg(long = "o", value_name = "NS", allow_hyphen_values = true)]
+    pub o: Option<f64>,
+    /// Send overhead per further byte, ns/byte
+    #[arg(long = "Os", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Os: Option<f64>,
+    /// Receive overhead per further byte, ns/byte
+    #[arg(long = "Or", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Or: Option<f64>,
+    /// Gap per byte for the first s bytes, ns/byte
+    #[arg(long = "Gs", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Gs: Option<f64>,
+    /// Gap per byte beyond s bytes, ns/byte (may be negative)
+    #[arg(long = "Gl", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Gl: Option<f64>,
+    /// Bytes above which a message goes in several packets
+    #[arg(long = "s", value_name = "BYTES")]
+    pub s: Option<u64>,
+    /// Eager limit: bytes above which the rendezvous protocol is used
+    #[arg(long = "S", value_name = "BYTES")]
+    pub S: Option<u64>,
+}
+
+impl ParamArgs {
+    /// The parameters for a trace embedding `embedded`; warnings about them are printed once
+    /// per distinct parameter set.
+    pub(super) fn resolve(
+        &self,
+        embedded: Option<model::Params>,
+    ) -> Result<model::Resolved, Error> {
+        let ov = Overrides {
+            L: self.L,
+            o: self.o,
+            Os: self.Os,
+            Or: self.Or,
+            Gs: self.Gs,
+            Gl: self.Gl,
+            s: self.s,
+            S: self.S,
+        };
+        let r = model::resolve(
+            self.params.as_deref(),
+            self.platform.as_deref(),
+            embedded,
+            &ov,
+        )?;
+        static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+        for w in r.params.warnings() {
+            if !warned.contains(&w) {
+                warn(format!("parameters: {w}"));
+                warned.push(w);
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// The cost model and LogGP's own parameters (`predict` and `collective`).
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// Cost model; loggp takes --L --o --g --G, and none of LogGPS's --Os --Or --Gs --Gl --s --S
+    #[arg(long, value_enum, default_value_t = ModelKind::Loggps)]
+    pub model: ModelKind,
+    /// LogGP: gap between consecutive sends and between consecutive receives at a rank, ns (default 0)
+    #[arg(long = "g", value_name = "NS", allow_hyphen_values = true)]
+    pub g: Option<f64>,
+    /// LogGP: gap per byte, ns/byte (default: Gs of --params/--platform/the trace, else 0)
+    #[arg(long = "G", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub G: Option<f64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+pub enum ModelKind {
+    /// LogGPS as in the model documentation (src/model/MODEL.md): the replay's cost table, rendezvous above S included
+    Loggps,
+    /// LogGP (Alexandrov et al. 1995): o + (k−1)G + L + o per message, gap g, no rendezvous
+    Loggp,
+}
+
+impl ModelArgs {
+    /// The model and its parameters for a trace embedding `embedded`: LogGPS as
+    /// [`ParamArgs::resolve`] says, or LogGP by [`model::resolve_loggp`]. A flag of the other
+    /// model is a usage error.
+    pub(super) fn resolve(
+        &self,
+        p: &ParamArgs,
+        embedded: Option<model::Params>,
+    ) -> Result<ResolvedModel, Error> {
+        match self.model {
+            ModelKind::Loggps => {
+                if self.g.is_some() || self.G.is_some() {
+                    return Err(Error::Usage(
+                        "--g and --G are LogGP parameters: add --model loggp (LogGPS disregards g and splits G into --Gs/--Gl)".into(),
+                    ));
+                }
+                Ok(ResolvedModel::LogGps(p.resolve(embedded)?))
+            }
+            ModelKind::Loggp => {
+                let loggps_only = [
+                    ("--Os", p.Os.is_some()),
+                    ("--Or", p.Or.is_some()),
+                    ("--Gs", p.Gs.is_some()),
+                    ("--Gl", p.Gl.is_some()),
+                    ("--s", p.s.is_some()),
+                    ("--S", p.S.is_some()),
+                ];
+                if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
+                    return Err(Error::Usage(format!(
+                        "{flag} is a LogGPS parameter; LogGP takes --L --o --g --G"
+                    )));
+                }
+                let flags = LogGpFlags {
+                    L: p.L,
+                    o: p.o,
+                    g: self.g,
+                    G: self.G,
+                };
+                Ok(ResolvedModel::LogGp(model::resolve_loggp(
+                    p.params.as_deref(),
+                    p.platform.as_deref(),
+                    embedded,
+                    &flags,
+                )?))
+            }
+        }
+    }
+}

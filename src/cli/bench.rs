@@ -1,0 +1,99 @@
+//! `loggps-predict bench TRACE`: the pipeline's phases timed, as JSON.
+
+use super::args::ParamArgs;
+use super::{json_to, quiet_pipe, to_stdout, warn};
+use clap::Args;
+use loggps_predict::collectives::traced::Choice;
+use loggps_predict::error::Error;
+use loggps_predict::{model, trace};
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Trace to load, match and replay
+    pub trace: PathBuf,
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Collectives, as for a prediction: modeled, measured or OP=ALGORITHM,…
+    #[arg(long, value_name = "SPEC", default_value = "modeled")]
+    pub coll: String,
+}
+
+/// The process's peak resident memory so far, bytes (Linux; 0 elsewhere).
+fn peak_rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+pub(super) fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), Error> {
+    use std::time::Instant;
+    let choice = Choice::parse(coll)?;
+    let name = path.display().to_string();
+    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let allocs = loggps_predict::memory::allocations;
+    let a0 = allocs();
+    let t = Instant::now();
+    let trace = trace::load_then(path, &mut warn, trace::Then::PREDICT)?;
+    let parse_s = t.elapsed().as_secs_f64();
+    let peak_parse = peak_rss_bytes();
+    let a_parse = allocs();
+    let resolved = params.resolve(trace.meta.params)?;
+    let t = Instant::now();
+    let graph = loggps_predict::graph::build(&trace, &name)?;
+    let graph_s = t.elapsed().as_secs_f64();
+    let peak_graph = peak_rss_bytes();
+    let a_graph = allocs();
+    let t = Instant::now();
+    let model = model::Model::LogGps(resolved.params);
+    let prediction =
+        loggps_predict::replay::replay_with(&trace, &graph, &model, &choice, &name, &|_| {})?;
+    let replay_s = t.elapsed().as_secs_f64();
+    let a_replay = allocs();
+    let events = trace.total_events() as f64;
+    let per_event = |n: u64| n as f64 / events.max(1.0);
+    let total_s = parse_s + graph_s + replay_s;
+    let peak = peak_rss_bytes();
+    let figures = serde_json::json!({
+        "trace": name,
+        "ranks": trace.nranks(),
+        "events": trace.total_events(),
+        "threads": rayon::current_num_threads(),
+        "coll": coll,
+        "file_bytes": file_bytes,
+        "parse_s": parse_s,
+        "parse_gb_per_s": file_bytes as f64 / parse_s / 1e9,
+        "parse_events_per_s": events / parse_s,
+        "graph_s": graph_s,
+        "graph_events_per_s": events / graph_s,
+        "replay_s": replay_s,
+        "replay_events_per_s": events / replay_s,
+        "total_s": total_s,
+        "total_events_per_s": events / total_s,
+        "peak_rss_bytes": peak,
+        "peak_bytes_per_event": peak as f64 / events.max(1.0),
+        "peak_bytes_per_event_by_phase": {
+            "parse": peak_parse as f64 / events.max(1.0),
+            "graph": peak_graph as f64 / events.max(1.0),
+            "replay": peak as f64 / events.max(1.0),
+        },
+        "allocations": {
+            "parse": a_parse - a0,
+            "graph": a_graph - a_parse,
+            "replay": a_replay - a_graph,
+        },
+        "allocations_per_event": {
+            "parse": per_event(a_parse - a0),
+            "graph": per_event(a_graph - a_parse),
+            "replay": per_event(a_replay - a_graph),
+        },
+        "predicted_s": prediction.predicted_ns * 1e-9,
+    });
+    quiet_pipe(
+        to_stdout(|out| json_to(out, &figures)),
+        "writing the figures",
+    )
+}

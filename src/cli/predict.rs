@@ -1,0 +1,79 @@
+//! `loggps-predict [predict] TRACE`: replay a trace under the model and print the report.
+
+use super::args::{ModelArgs, ParamArgs};
+use super::progress::Progress;
+use super::sweep::{Sweep, predict_sweep};
+use super::{load_then, quiet_pipe, to_stdout, warn};
+use clap::Args;
+use loggps_predict::collectives::traced::Choice;
+use loggps_predict::error::Error;
+use loggps_predict::report::{self, Format, Report};
+use loggps_predict::trace;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// Trace file (binary .bin or text .txt)
+    #[arg(required = true)]
+    pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Collectives: `modeled` (expanded into point-to-point messages by the algorithm Open MPI
+    /// 4.1's tuned rules pick for the call's size), `measured` (traced durations), or
+    /// OP=ALGORITHM,… (modeled, e.g. bcast=postal,allreduce=rabenseifner; tuned: Open MPI's
+    /// choice for that operation)
+    #[arg(long, value_name = "SPEC", default_value = "modeled")]
+    pub coll: String,
+    /// Cost of reduction arithmetic in modeled collectives, ns per byte
+    #[arg(long, value_name = "NS_PER_BYTE", default_value_t = 0.0)]
+    pub gamma: f64,
+    /// What-if sweep: one prediction per value of one parameter of the model, or per algorithm
+    /// of one collective (tuned: Open MPI 4.1's choice by size), the trace loaded and matched
+    /// once; a row per value (e.g. --sweep S=4096,16384,65536, --sweep allreduce=tuned,ring)
+    #[arg(long, value_name = "NAME=V1,V2,…")]
+    pub sweep: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
+    let path = a.trace.as_deref().expect("clap requires TRACE");
+    let mut coll = Choice::parse(&a.coll)?;
+    if !a.gamma.is_finite() || a.gamma < 0.0 {
+        return Err(Error::Usage(format!(
+            "--gamma {} must be a finite number ≥ 0",
+            a.gamma
+        )));
+    }
+    coll.gamma_ns_per_byte = a.gamma;
+    let sweep = a
+        .sweep
+        .as_deref()
+        .map(|s| Sweep::parse(s, &a.model, &a.params, &coll))
+        .transpose()?;
+    let trace = load_then(path, trace::Then::PREDICT)?;
+    if let Some(sweep) = sweep {
+        return predict_sweep(a, &sweep, &trace, &coll);
+    }
+    let resolved = a.model.resolve(&a.params, trace.meta.params)?;
+    let bar = Progress::new("replaying", Some(trace.total_events()));
+    let prediction =
+        loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n));
+    bar.finish();
+    let prediction = prediction?;
+    for w in &prediction.warnings {
+        warn(w.clone());
+    }
+    let report = Report::new(
+        &path.display().to_string(),
+        &trace.meta.library,
+        trace.total_events(),
+        &prediction,
+        &resolved,
+    );
+    let res = to_stdout(|out| report::exporter(a.format).write(&report, out));
+    quiet_pipe(res, "writing the report")
+}

@@ -1,0 +1,472 @@
+//! Collectives: the calculator (`collective`), traced collectives costed by their algorithm
+//! (`--coll`, `--gamma`), and collectives too large to model or costed by a rule.
+
+mod common;
+
+use common::{
+    UNMODELED_RING, bcast4, coll_trace, json, myrinet, predicted_ns, run, synthesized, text_trace,
+};
+use serde_json::Value;
+use std::path::Path;
+
+/// The collective calculator through the CLI reproduces the LogGP paper's Table 3 (P = 1024,
+/// o = 0, G = 1): a few cells of each row.
+#[test]
+fn collective_calculator_reproduces_loggp_table3() {
+    let cells = [
+        ("short-message", 10, 10, 30, 102_320.0),
+        ("linear", 10, 100, 300, 111_707.0),
+        ("binomial", 100, 10, 30, 102_590.0),
+        ("optimal", 1, 100, 300, 2_860.0),
+        ("optimal", 100, 10, 30, 102_419.0),
+    ];
+    for (algo, k, g, l, expected) in cells {
+        let args = [
+            "collective",
+            "scatter",
+            "--algorithm",
+            algo,
+            "--ranks",
+            "1024",
+            "--bytes",
+            &k.to_string(),
+            "--model",
+            "loggp",
+        ];
+        let extra = [
+            "--o",
+            "0",
+            "--G",
+            "1",
+            "--g",
+            &g.to_string(),
+            "--L",
+            &l.to_string(),
+            "--format",
+            "json",
+        ];
+        let v = json(&[&args[..], &extra[..]].concat());
+        assert_eq!(
+            v["predicted_ns"].as_f64().unwrap(),
+            expected,
+            "{algo} k={k} g={g} L={l}"
+        );
+    }
+    let out = run(&[
+        "collective",
+        "scatter",
+        "--algorithm",
+        "nope",
+        "--ranks",
+        "4",
+        "--bytes",
+        "1",
+        "--model",
+        "loggp",
+        "--L",
+        "1",
+        "--o",
+        "0",
+        "--g",
+        "1",
+        "--G",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("binomial"),
+        "lists the valid algorithms"
+    );
+}
+
+/// `--coll`: a traced Bcast costed by its algorithm. Four ranks call it at once with 1000 bytes
+/// (Myrinet): binomial takes two one-way hops, 2 × (T1 + T2 + T3) = 2 × 39 170 ns; a pipelined
+/// chain three; measured keeps the traced 10 ns.
+#[test]
+fn traced_collectives_by_algorithm() {
+    let (_d, f) = text_trace("bcast.txt", &bcast4());
+    let f = f.as_str();
+    let predicted = |coll: &str| predicted_ns(&[f, "--platform", "myrinet", "--coll", coll]);
+    assert!((predicted("measured") - 10.0).abs() < 1e-6);
+    assert!((predicted("modeled") - 2.0 * 39_170.0).abs() < 1e-6);
+    assert!((predicted("bcast=binomial") - 2.0 * 39_170.0).abs() < 1e-6);
+    assert!((predicted("bcast=pipeline") - 3.0 * 39_170.0).abs() < 1e-6);
+    // The report's time per collective kind, by hand (binomial from 0: 0→2, then 0→1; 2→3;
+    // T1 = 13 410, one hop T1 + T2 + T3 = 39 170): rank 0 ends after its two sends, 2·T1;
+    // rank 1 gets the second send, T1 + 39 170; rank 2 gets the first at 39 170 and forwards,
+    // + T1; rank 3 two hops, 2 · 39 170.
+    let v = json(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--coll",
+        "modeled",
+        "--format",
+        "json",
+    ]);
+    let per_rank = v["collectives_s"]["MPI_Bcast"].as_f64().unwrap() * 1e9;
+    let hand =
+        (2.0 * 13_410.0 + (13_410.0 + 39_170.0) + (39_170.0 + 13_410.0) + 2.0 * 39_170.0) / 4.0;
+    assert!((per_rank - hand).abs() < 1e-6, "{per_rank} vs {hand}");
+    let bad = run(&[f, "--platform", "myrinet", "--coll", "bcast=nope"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// A modeled Bcast on a communicator whose ranks are not in world order (comm 5: world ranks
+/// 3 and 1, rank 3 its root, calling at 10 ns; rank 1 at 50) costs each rank what the same
+/// Bcast on a world of two costs its rank there. By hand (Myrinet, 1000 bytes, eager): the
+/// root returns T1 = 13,410 ns after its call, the message arrives at 10 + 39,170; each rank
+/// then computes 40 ns to MPI_Finalize. Swapping the two ranks' call times gives 39,260.
+#[test]
+fn collectives_on_a_reordered_communicator_cost_by_communicator_rank() {
+    let (_d, sub) = text_trace(
+        "sub.txt",
+        "loggps-trace 1\nranks 4\ncomm 5 members 3,1\n\
+         0 MPI_Init 0 0\n0 MPI_Finalize 100 110\n\
+         1 MPI_Init 0 0\n1 MPI_Bcast 50 60 root=3 bytes=0 recv_bytes=1000 comm=5\n1 MPI_Finalize 100 110\n\
+         2 MPI_Init 0 0\n2 MPI_Finalize 100 110\n\
+         3 MPI_Init 0 0\n3 MPI_Bcast 10 60 root=3 bytes=1000 recv_bytes=0 comm=5\n3 MPI_Finalize 100 110\n",
+    );
+    let (_e, two) = text_trace(
+        "two.txt",
+        "loggps-trace 1\nranks 2\n\
+         0 MPI_Init 0 0\n0 MPI_Bcast 10 60 root=0 bytes=1000 recv_bytes=0\n0 MPI_Finalize 100 110\n\
+         1 MPI_Init 0 0\n1 MPI_Bcast 50 60 root=0 bytes=0 recv_bytes=1000\n1 MPI_Finalize 100 110\n",
+    );
+    let v = json(&myrinet(&sub, &["--format", "json"]));
+    let w = json(&myrinet(&two, &["--format", "json"]));
+    let end_ns = |r: &Value| r["end_s"].as_f64().unwrap() * 1e9;
+    assert!((end_ns(&v["ranks"][3]) - 13_460.0).abs() < 1e-3, "{v}");
+    assert!((end_ns(&v["ranks"][1]) - 39_220.0).abs() < 1e-3, "{v}");
+    assert_eq!(v["ranks"][3]["collective_s"], w["ranks"][0]["collective_s"]);
+    assert_eq!(
+        v["ranks"][1]["receiver_sync_s"],
+        w["ranks"][1]["receiver_sync_s"]
+    );
+}
+
+/// The time in collectives per routine, by hand: each of two ranks calls a Barrier of 10 ns, an
+/// Allreduce of 20 and a Barrier of 30, all at once, replayed as measured: 40 ns of Barrier and
+/// 20 of Allreduce a rank, 60 in all (a rank's second routine moves its time per routine out
+/// of the rank state, where a loop of one routine keeps it).
+#[test]
+fn collective_time_is_split_by_routine() {
+    let mut text = String::from("loggps-trace 1\nranks 2\n");
+    for r in 0..2 {
+        text += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Barrier 10 20\n{r} MPI_Allreduce 30 50 bytes=8 recv_bytes=8\n\
+             {r} MPI_Barrier 60 90\n{r} MPI_Finalize 100 110\n"
+        );
+    }
+    let (_d, f) = text_trace("kinds.txt", &text);
+    let v = json(&myrinet(&f, &["--coll", "measured", "--format", "json"]));
+    let ns = |v: &Value| v.as_f64().unwrap() * 1e9;
+    assert!(
+        (ns(&v["collectives_s"]["MPI_Barrier"]) - 40.0).abs() < 1e-6,
+        "{v}"
+    );
+    assert!(
+        (ns(&v["collectives_s"]["MPI_Allreduce"]) - 20.0).abs() < 1e-6,
+        "{v}"
+    );
+    for r in 0..2 {
+        assert!(
+            (ns(&v["ranks"][r]["collective_s"]) - 60.0).abs() < 1e-6,
+            "{v}"
+        );
+    }
+}
+
+/// A collective too big to model replays as measured, and the warning gives each reason once,
+/// with how many calls it held back: here 3 Allreduces that a ring on 32,768 ranks would take
+/// 2 · 32,767 rounds of 32,768 exchanges (more than the 2^30 a lockstep may have) for.
+#[test]
+fn unmodeled_collectives_are_counted_by_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = &synthesized(dir.path(), &UNMODELED_RING);
+    let v = json(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--coll",
+        "allreduce=ring",
+        "--format",
+        "json",
+    ]);
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let [w] = warnings[..] else {
+        panic!("one warning expected: {warnings:?}")
+    };
+    assert_eq!(
+        w,
+        "3 collective call(s) replayed as measured, not modeled: allreduce by ring on 32768 ranks \
+         takes 2147418112 exchanges (ranks × rounds), more than 1073741824 (3 calls)"
+    );
+    assert_eq!(w.matches("allreduce by ring").count(), 1, "{w}");
+}
+
+/// One Allreduce of 8 bytes on `ranks` ranks, all calling at once, replayed with
+/// `--coll allreduce=ALGORITHM` (no warning: modeled): its slowest rank's time in it is the
+/// calculator's.
+fn one_allreduce_takes_the_calculators_time(dir: &Path, ranks: &str, algorithm: &str) {
+    let args = [
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        ranks,
+        "--iterations",
+        "1",
+    ];
+    let f = &synthesized(dir, &args);
+    let coll = format!("allreduce={algorithm}");
+    let v = json(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+        "--coll",
+        &coll,
+    ]);
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let slowest = v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["collective_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let calc = json(&[
+        "collective",
+        "allreduce",
+        "--algorithm",
+        algorithm,
+        "--ranks",
+        ranks,
+        "--bytes",
+        "8",
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+    ]);
+    let want = calc["predicted_ns"].as_f64().unwrap();
+    assert!(want > 50_000.0, "{want}");
+    assert!(
+        (slowest * 1e9 - want).abs() < 1e-9 * want,
+        "{slowest} s, calculator {want} ns"
+    );
+}
+
+/// A tree's collective on a quarter of a million ranks is modeled, not replayed as measured: its
+/// schedule (1.3 M steps) is under the cap, which an estimate of 8 · P log P steps (42 M) had
+/// it over.
+#[test]
+fn a_binomial_allreduce_on_262144_ranks_is_modeled() {
+    let dir = tempfile::tempdir().unwrap();
+    one_allreduce_takes_the_calculators_time(dir.path(), "262144", "binomial");
+}
+
+/// Each rank's time in one MPI_Bcast of `fields` on 4,096 ranks all calling at 0.
+fn bcast_times_on_4096_ranks(fields: &str) -> Vec<f64> {
+    let (_d, f) = coll_trace("MPI_Bcast", &vec![(0, fields.to_string()); 4096]);
+    let v = json(&[&f, "--platform", "myrinet", "--format", "json"]);
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    let mut t = vec![f64::NAN; 4096];
+    for r in v["ranks"].as_array().unwrap() {
+        t[r["rank"].as_u64().unwrap() as usize] = r["collective_s"].as_f64().unwrap();
+    }
+    t
+}
+
+/// Collectives that a rule gives are costed from it from 4,096 ranks on, never built: one
+/// recursive-doubling Allreduce, and one Bcast of 1,000,000 bytes (Open MPI's choice:
+/// scatter-allgather, a tree then a ring) take the calculator's time (which the unit tests
+/// check against the built schedule's); a binomial Bcast from rank 1234 gives each rank the time
+/// of its place from the root in one from rank 0; a loop of Allreduces, Barriers and Bcasts
+/// gives the same report at 1 thread and at 2.
+#[test]
+fn ruled_collectives_on_4096_ranks_cost_as_the_calculator() {
+    let dir = tempfile::tempdir().unwrap();
+    one_allreduce_takes_the_calculators_time(dir.path(), "4096", "recursive-doubling");
+    let t = bcast_times_on_4096_ranks("root=0 bytes=1000000");
+    let slowest = t.iter().copied().fold(0.0, f64::max);
+    let calc = json(&[
+        "collective",
+        "bcast",
+        "--algorithm",
+        "scatter-allgather",
+        "--ranks",
+        "4096",
+        "--bytes",
+        "1000000",
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+    ]);
+    let want = calc["predicted_ns"].as_f64().unwrap();
+    assert!(
+        (slowest * 1e9 - want).abs() < 1e-9 * want,
+        "{slowest} s, calculator {want} ns"
+    );
+    let (from_0, from_1234) = (
+        bcast_times_on_4096_ranks("root=0 bytes=8"),
+        bcast_times_on_4096_ranks("root=1234 bytes=8"),
+    );
+    assert!(
+        from_0[0] != from_0[4095],
+        "a tree's ranks take different times"
+    );
+    for r in 0..4096 {
+        assert_eq!(from_1234[r], from_0[(r + 4096 - 1234) % 4096], "rank {r}");
+    }
+    let mix = [
+        "--pattern",
+        "collectives",
+        "--ranks",
+        "4096",
+        "--iterations",
+        "3",
+    ];
+    let f = &synthesized(dir.path(), &mix);
+    let at = |threads: &str| {
+        let coll = [
+            "--coll",
+            "allreduce=recursive_doubling",
+            "--threads",
+            threads,
+        ];
+        run(&[
+            &[f.as_str(), "--platform", "myrinet", "--format", "json"],
+            &coll[..],
+        ]
+        .concat())
+    };
+    let (one, two) = (at("1"), at("2"));
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&one.stdout),
+        String::from_utf8_lossy(&two.stdout)
+    );
+}
+
+/// `--gamma`: reduction arithmetic in modeled collectives. A 2-rank recursive-doubling
+/// Allreduce of 1000 bytes reduces once on each rank: 1 ns/byte adds exactly 1000 ns.
+#[test]
+fn reduction_cost_is_settable() {
+    let mut t = String::from("loggps-trace 1\nranks 2\n");
+    for r in 0..2 {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 10 bytes=1000 recv_bytes=1000\n{r} MPI_Finalize 10 20\n"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("allreduce.txt");
+    std::fs::write(&f, t).unwrap();
+    let f = f.to_str().unwrap();
+    let predicted = |gamma: &str| {
+        let v = json(&[
+            f,
+            "--platform",
+            "myrinet",
+            "--coll",
+            "allreduce=recursive-doubling",
+            "--gamma",
+            gamma,
+            "--format",
+            "json",
+        ]);
+        v["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    assert!((predicted("1") - predicted("0") - 1000.0).abs() < 1e-6);
+    assert_eq!(
+        run(&[f, "--platform", "myrinet", "--gamma", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+/// Modeled collectives of different shapes in one trace each get their own schedule (the
+/// replay builds a schedule once per shape): on 4 symmetric ranks every Allreduce ends at the
+/// same time everywhere, so a second one costs what it costs alone, and
+/// `P([a, b]) − P([a, a]) = P([b]) − P([a])`.
+#[test]
+fn collectives_of_different_shapes_keep_their_own_schedules() {
+    let dir = tempfile::tempdir().unwrap();
+    let predicted = |sizes: &[u64], coll: &str| {
+        let mut t = String::from("loggps-trace 1\nranks 4\n");
+        for r in 0..4 {
+            t += &format!("{r} MPI_Init 0 0\n");
+            let mut at = 0u64;
+            for &b in sizes {
+                let end = at + 10;
+                t += &format!("{r} MPI_Allreduce {at} {end} bytes={b} recv_bytes={b}\n");
+                at += 1_000_000_000;
+            }
+            t += &format!("{r} MPI_Finalize {at} {}\n", at + 10);
+        }
+        let f = dir.path().join(format!("{sizes:?}.txt"));
+        std::fs::write(&f, t).unwrap();
+        predicted_ns(&[f.to_str().unwrap(), "--platform", "myrinet", "--coll", coll])
+    };
+    // The same algorithm with more data; the algorithms Open MPI's rules pick for each size.
+    for (small, large, coll) in [
+        (8, 2048, "allreduce=recursive-doubling"),
+        (8, 1 << 20, "modeled"),
+    ] {
+        let p = |sizes: &[u64]| predicted(sizes, coll);
+        let alone = p(&[large]) - p(&[small]);
+        assert!(
+            alone > 0.0,
+            "{large} bytes cost no more than {small}: {alone}"
+        );
+        let second = p(&[small, large]) - p(&[small, small]);
+        assert!(
+            (second - alone).abs() < 1e-3,
+            "{large}: {second} != {alone}"
+        );
+        let first = p(&[large, small]) - p(&[small, small]);
+        assert!((first - alone).abs() < 1e-3, "{large}: {first} != {alone}");
+    }
+}
+
+/// A collective over every rank is costed by blocks of ranks at 2 threads (one a thread: the
+/// other waits for the cost), by a queue at 1: the same report, bit for bit, by every Allreduce
+/// algorithm, on 256 ranks.
+#[test]
+fn collectives_over_every_rank_cost_the_same_by_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let loop_ = [
+        "--pattern",
+        "allreduce",
+        "--ranks",
+        "256",
+        "--iterations",
+        "4",
+    ];
+    let f = &synthesized(dir.path(), &[&loop_[..], &["--bytes", "4096"]].concat());
+    for algo in [
+        "tuned",
+        "recursive-doubling",
+        "binomial",
+        "rabenseifner",
+        "ring",
+    ] {
+        let coll = format!("allreduce={algo}");
+        let report = |threads| {
+            let args = ["--coll", &coll, "--format", "json", "--threads", threads];
+            run(&myrinet(f, &args)).stdout
+        };
+        assert!(report("1") == report("2"), "{algo}: 1 and 2 threads differ");
+    }
+}
