@@ -167,13 +167,13 @@ const BLOCK_REPORT_STEPS: u64 = 1 << 12;
 /// In which order an evaluation takes the steps: all give the same costs, bit for bit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Order {
-    /// One thread, ranks from a queue of those that can go on ([`Evaluation::by_queue`]).
+    /// One thread, ranks from a queue of those that can go on (`Evaluation::by_queue`).
     Queue,
     /// The passes of the matching's [`Levels`] on the pool's threads
-    /// ([`Evaluation::by_passes`]); a matching without levels goes by the queue.
+    /// (`Evaluation::by_passes`); a matching without levels goes by the queue.
     Passes,
     /// Contiguous blocks of ranks, each by a queue of its own on one of the pool's threads
-    /// ([`Evaluation::by_blocks`]), the queue taking what they leave (all of a matching with
+    /// (`Evaluation::by_blocks`), the queue taking what they leave (all of a matching with
     /// levels: its messages are not numbered by rank).
     Blocks,
     /// [`Order::Blocks`] of fewer ranks each, for an evaluation every thread waits for.
@@ -185,7 +185,7 @@ impl Order {
     /// [`Levels`] (the replay levels those of 2^16 steps or more whose ranks move together,
     /// each in most passes: [`Matching::even`], but for rings and chains), by its passes, which
     /// stream through the ranks where a queue jumps from partner to partner and back (on one
-    /// thread too); on one thread, any other by the queue; of 2 [`BLOCK_MIN_RANKS`] ranks or
+    /// thread too); on one thread, any other by the queue; of 2 `BLOCK_MIN_RANKS` ranks or
     /// more (trees, whose passes would narrow to a few ranks near the root), by blocks; smaller
     /// ones, the queue.
     pub fn for_matching(m: &Matching) -> Order {
@@ -199,7 +199,7 @@ impl Order {
 
     /// [`Order::for_matching`] for an evaluation that every thread of the pool waits for (the
     /// replay's collective over all its ranks), and so takes a block of at once: by blocks from
-    /// 2 [`HELPED_BLOCK_MIN_RANKS`] ranks.
+    /// 2 `HELPED_BLOCK_MIN_RANKS` ranks.
     pub fn for_helped(m: &Matching) -> Order {
         match Order::for_matching(m) {
             Order::Queue if threads() > 1 && m.ranks() >= 2 * HELPED_BLOCK_MIN_RANKS => {

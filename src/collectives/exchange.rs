@@ -1,6 +1,6 @@
 //! Collectives where every rank both sends and receives: barrier, allreduce, allgather,
 //! alltoall, reduce-scatter, scan (MPICH's algorithms, P not a power of two included). Each
-//! rank's steps are built apart from the others' ([`Builder::each_rank`]), on the threads.
+//! rank's steps are built apart from the others' (`Builder::each_rank`), on the threads.
 
 use super::{Builder, RankBuilder, chunks, ring_next, ring_prev};
 

@@ -456,7 +456,7 @@ impl Builder {
     }
 }
 
-/// One rank's steps being added by [`Builder::each_rank`], peers relative to the root as for a
+/// One rank's steps being added by `Builder::each_rank`, peers relative to the root as for a
 /// [`Builder`] (any rank below 2P taken modulo P without a division).
 pub struct RankBuilder<'s, 'a> {
     pub p: usize,

@@ -48,7 +48,7 @@ impl Step {
     }
 }
 
-/// Per rank, the ordered steps of one collective call, stored as [`Packed`] steps, rank after
+/// Per rank, the ordered steps of one collective call, stored as `Packed` steps, rank after
 /// rank.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Schedule {
@@ -495,7 +495,7 @@ impl Matching {
     /// This matching with its [`Levels`] where its passes hold `min_width` runs or more on
     /// average (a narrow pass gives threads little to share), no step waits, even rendezvous,
     /// on one after it, and finding them looks at ranks that cannot go on no more often than
-    /// the steps or [`IDLE_LOOKS`] times (a pipeline whose ranks wait in most passes).
+    /// the steps or `IDLE_LOOKS` times (a pipeline whose ranks wait in most passes).
     pub fn leveled(self, min_width: usize) -> Matching {
         let levels = self.levels(min_width, self.steps().max(IDLE_LOOKS));
         self.numbered_by(levels)

@@ -257,7 +257,7 @@ impl HbGraph {
     }
 
     /// [`HbGraph::link`], and whether it is a receive's whose message comes from a plain send
-    /// (see [`PLAIN`]).
+    /// (see `PLAIN`).
     #[inline]
     pub fn link_plain(&self, r: usize, i: usize) -> (u32, bool) {
         match self.link[self.start[r] + i] {

@@ -4,8 +4,8 @@
 //!   the machine is a [`Shortfall`] naming what it needs and what is available, before the
 //!   allocation, not a process killed for memory minutes into the run.
 //! - What the phases before freed, handed back to the system before a phase takes more
-//!   ([`release_freed`]); large temporaries in pages of their own ([`Pages`]); zeroed memory
-//!   ([`zeroed_slice`]); pages made present at once ([`populate_writes`]); a file mapped
+//!   ([`release_freed`]); large temporaries in pages of their own (`Pages`); zeroed memory
+//!   ([`zeroed_slice`]); pages made present at once (`populate_writes`); a file mapped
 //!   read-only ([`MappedFile`]); a parallel counting sort's scatter ([`scatter`]).
 //! - Cache hints ([`prefetch`]).
 //! - How many heap allocations a phase made ([`Counting`], [`allocations`]): the figure that

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Types for which all-zero bytes are a valid value, and that need no drop. Declared with
-/// [`zeroable!`](crate::memory::zeroable), which checks that every field is itself zeroable.
+/// `zeroable!`, which checks that every field is itself zeroable.
 ///
 /// # Safety
 /// Implement only for plain data whose every field accepts zero.

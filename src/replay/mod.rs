@@ -2,16 +2,16 @@
 //! duration becomes the model's cost. A longest-path computation over the happens-before
 //! graph. On several threads each takes a block of ranks and runs them round and round, each
 //! as far as its partners' predicted call times are known, reading what the other threads
-//! publish as they go ([`run_owned`]; one thread takes every rank as one block when there are
-//! many, [`ONE_BLOCK_MIN_RANKS`]). Then, or from the start on one thread with fewer ranks,
+//! publish as they go (`run_owned`; one thread takes every rank as one block when there are
+//! many, `ONE_BLOCK_MIN_RANKS`). Then, or from the start on one thread with fewer ranks,
 //! waves: each wave advances every runnable rank until it needs a partner's call time that is
 //! not known yet; the ranks whose partners moved run in the next wave, and a wave that leaves
 //! ranks waiting on each other names the deadlock. Every predicted time is a pure function of
 //! the times it depends on, so the result is the same bit for bit whatever the thread count or
 //! the order of the ranks.
 //!
-//! Under LogGP ([`Model::LogGp`], Alexandrov et al. 1995) each rank keeps one network [`Port`],
-//! advanced by its own events in program order, with the rule of LogGP's [`CostModel`] so that a
+//! Under LogGP ([`Model::LogGp`], Alexandrov et al. 1995) each rank keeps one network `Port`,
+//! advanced by its own events in program order, with the rule of LogGP's `CostModel` so that a
 //! traced collective replays like its modeled schedule:
 //! - a send of `k` bytes (`MPI_Send`, `MPI_Isend`, the send half of `MPI_Sendrecv`, any mode)
 //!   called at `ts` sends its first byte at `first_out = max(ts + o, send_ready)`, its last at

@@ -1467,7 +1467,7 @@ impl<'a> Rank<'a> {
 
     /// The requests a `complete` record completed, from its `k`-th on, each with the event that
     /// created it (in sequence, as the graph checks). `last`: a request of the rank and its
-    /// creator, known from before (see [`find_origin`]: a Waitall's first request mostly
+    /// creator, known from before (see `find_origin`: a Waitall's first request mostly
     /// follows the last one the call before it completed).
     #[inline]
     pub fn completed_origins(
