@@ -69,9 +69,6 @@ pub(super) fn cost_event(
 ) -> Result<Step, Dep> {
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
-    let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
-    let fold_send_side = &mut st.fold_send_side;
-    let mut inbound = Rare::loggp(&mut st.rare).map(|l| &mut l.inbound);
     let step = match routine.shape() {
         Shape::None => (tc, 0.0, 0.0, 0.0),
         Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + o, o, 0.0, 0.0),
@@ -119,72 +116,104 @@ pub(super) fn cost_event(
                 }
             }
         }
-        Shape::Complete => {
-            // Resumed where it blocked last time.
-            let from = std::mem::take(resume_at) as usize;
-            let mut w = if from > 0 {
-                WaitFold::resume(tc, *fold, *fold_send_side)
-            } else {
-                if let Some(m) = inbound.as_deref_mut() {
-                    m.clear();
-                }
-                WaitFold::new(tc, o)
-            };
-            let hint = (last.1 != NO_EVENT).then_some(*last);
-            for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, hint)) {
-                match sh.request(r, oi as usize) {
-                    Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
-                    Ok(Pending::Inbound(m)) => {
-                        inbound.as_deref_mut().expect("a LogGP state").push(m);
-                    }
-                    Err(dep) => {
-                        if k > 0 {
-                            *resume_at = k as u32;
-                            (*fold, *fold_send_side) = w.save();
-                        }
-                        return Err(dep);
-                    }
-                }
-                *last = (req, oi);
-            }
-            // LogGP: the port takes the messages in the order their last bytes arrive.
-            if let Some(m) = inbound {
-                m.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
-                for m in m.drain(..) {
-                    let c = sh.receive(port, m);
-                    w.add(c.ret, c.unblock, false);
-                }
-            }
-            w.finish()
-        }
-        Shape::Coll | Shape::CommOp => {
-            let link = link_of(sh, r, i, routine, st.colls);
-            // Comm_free, and collectives an unfinished trace never completed: measured.
-            if link == NONE {
-                let d = (ev.t_return(i) - ev.t_call(i)) as f64;
-                return Ok((tc + d, d, 0.0, 0.0));
-            }
-            if !sh.instance_done(link) {
-                return Err(Dep::Instance(link));
-            }
-            // Modeled: the schedule's end for this rank, with the synchronization its
-            // steps had by the point-to-point rules; the rest is communication.
-            if sh.coll.modeled
-                && let Some(e) = sh.modeled_return(link, r as u32, local)
-            {
-                let ret = e.ret.max(tc);
-                let comm = ret - tc - e.sender_sync - e.receiver_sync;
-                return Ok((ret, comm, e.sender_sync, e.receiver_sync));
-            }
-            let last_call = f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
-            let after = (sh.trace.corrected_ns(r, ev.t_return(i))
-                - sh.t0
-                - sh.measured_last_arrival[link as usize])
-                .max(0.0);
-            (last_call + after, after, 0.0, last_call - tc)
-        }
+        Shape::Complete => completion(sh, r, i, tc, st, port)?,
+        Shape::Coll | Shape::CommOp => collective(sh, r, i, routine, tc, st.colls, local)?,
     };
     Ok(step)
+}
+
+/// A completion call's cost (`MPI_Wait*`, `MPI_Test*` that completed): the Wait rule over the
+/// requests the trace says it completed, resumed where it blocked last time.
+#[inline(always)]
+fn completion(
+    sh: &Shared<'_>,
+    r: usize,
+    i: usize,
+    tc: f64,
+    st: &mut RankState,
+    port: &mut Port,
+) -> Result<Step, Dep> {
+    let ev = sh.trace.rank(r);
+    let o = sh.model.o();
+    let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
+    let fold_send_side = &mut st.fold_send_side;
+    let mut inbound = Rare::loggp(&mut st.rare).map(|l| &mut l.inbound);
+    // Resumed where it blocked last time.
+    let from = std::mem::take(resume_at) as usize;
+    let mut w = if from > 0 {
+        WaitFold::resume(tc, *fold, *fold_send_side)
+    } else {
+        if let Some(m) = inbound.as_deref_mut() {
+            m.clear();
+        }
+        WaitFold::new(tc, o)
+    };
+    let hint = (last.1 != NO_EVENT).then_some(*last);
+    for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, hint)) {
+        match sh.request(r, oi as usize) {
+            Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
+            Ok(Pending::Inbound(m)) => {
+                inbound.as_deref_mut().expect("a LogGP state").push(m);
+            }
+            Err(dep) => {
+                if k > 0 {
+                    *resume_at = k as u32;
+                    (*fold, *fold_send_side) = w.save();
+                }
+                return Err(dep);
+            }
+        }
+        *last = (req, oi);
+    }
+    // LogGP: the port takes the messages in the order their last bytes arrive.
+    if let Some(m) = inbound {
+        m.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
+        for m in m.drain(..) {
+            let c = sh.receive(port, m);
+            w.add(c.ret, c.unblock, false);
+        }
+    }
+    Ok(w.finish())
+}
+
+/// A collective call's cost: its modeled schedule's end for this rank where it is modeled,
+/// else the measured rule (the latest call of the instance plus this rank's own measured time
+/// after the last arrival). `colls`: the collective calls the rank made before.
+#[inline(always)]
+fn collective(
+    sh: &Shared<'_>,
+    r: usize,
+    i: usize,
+    routine: Routine,
+    tc: f64,
+    colls: u32,
+    local: &mut Local,
+) -> Result<Step, Dep> {
+    let ev = sh.trace.rank(r);
+    let link = link_of(sh, r, i, routine, colls);
+    // Comm_free, and collectives an unfinished trace never completed: measured.
+    if link == NONE {
+        let d = (ev.t_return(i) - ev.t_call(i)) as f64;
+        return Ok((tc + d, d, 0.0, 0.0));
+    }
+    if !sh.instance_done(link) {
+        return Err(Dep::Instance(link));
+    }
+    // Modeled: the schedule's end for this rank, with the synchronization its
+    // steps had by the point-to-point rules; the rest is communication.
+    if sh.coll.modeled
+        && let Some(e) = sh.modeled_return(link, r as u32, local)
+    {
+        let ret = e.ret.max(tc);
+        let comm = ret - tc - e.sender_sync - e.receiver_sync;
+        return Ok((ret, comm, e.sender_sync, e.receiver_sync));
+    }
+    let last_call = f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
+    let after = (sh.trace.corrected_ns(r, ev.t_return(i))
+        - sh.t0
+        - sh.measured_last_arrival[link as usize])
+        .max(0.0);
+    Ok((last_call + after, after, 0.0, last_call - tc))
 }
 
 impl Shared<'_> {

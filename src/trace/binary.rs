@@ -761,124 +761,31 @@ fn list_chunks<'a>(
         Some(_) => data.len() - 16,
         None => data.len(),
     };
-    // The trace is made at the end, around its events: an empty one made first, whose events
-    // the fill replaces, would cost time a rank on one thread.
-    let mut meta = Meta {
-        ranks: RankMetas::new(nranks),
-        ..Meta::default()
-    };
-    let mut comms: Vec<Comm> = Vec::new();
-    // Event chunks listed with their rank (16 bytes a chunk, where a list of chunks and one of
-    // each rank's would take 70 bytes a rank).
     let body = &data[..body_end];
-    let starts = index_offset
-        .and_then(|x| stretch_starts(body, x, rayon::current_num_threads() * STRETCHES_PER_THREAD));
-    let read = |starts: &[(usize, &[u8])]| -> Result<Vec<Stretch>, TraceError> {
-        let ends = starts[1..].iter().map(|s| s.0).chain([body.len()]);
-        let pairs: Vec<(usize, usize, &[u8])> = starts
-            .iter()
-            .zip(ends)
-            .map(|(&(from, x), to)| (from, to, x))
-            .collect();
-        pairs
-            .par_iter()
-            .map(|&(from, to, ahead)| scan(name, data, body, (from, to), nranks, ahead))
-            .collect()
-    };
-    let stretches = match starts.map(|s| read(&s)).transpose()? {
-        // Each stretch must end where the next starts.
-        Some(v) if v.iter().all(|s| s.error.is_some() || s.end == s.to) => v,
-        _ => read(&[(HEADER_LEN, &[])])?,
-    };
-    let mut seen_job = false;
-    let mut index = None;
-    // In pages of their own, bounded by the chunks found (a vector's growth would stay
-    // resident).
+    let stretches = read_stretches(name, data, body, nranks, index_offset)?;
     let found: usize = stretches.iter().map(|s| s.chunks).sum();
-    let mut event_chunks = Pages::<(u32, usize)>::zeroed(found).map_err(|e| shortfall(name, e))?;
-    let mut e_chunks = 0;
-    // Rank `r`'s event chunks are counted at `first[r + 1]`, its records and their bytes in
-    // `counts[r]` and `bytes[r]` (each chunk's count bounded by its bytes, so that the columns
-    // cannot be over-allocated).
-    let mut first = vec![0usize; nranks + 1];
-    let mut counts = vec![0usize; nranks];
-    let mut bytes = vec![0usize; nranks];
-    let (mut in_rank_order, mut last_rank) = (true, 0);
-    // Each rank's last R chunk, at its offset + 1 (0: none), read once the scan is done.
-    let mut metas: Vec<u64> = Vec::new();
+    let mut t = Tally::new(name, nranks, found)?;
     for stretch in stretches {
         for f in &stretch.found[..stretch.chunks] {
-            let offset = f.offset as usize;
-            let payload = || chunk_at(body, offset).payload;
-            match f.kind {
-                b'J' => {
-                    if seen_job {
-                        return Err(TraceError::offset(
-                            name,
-                            f.offset,
-                            "expected one J (job) chunk, found a second".into(),
-                        ));
-                    }
-                    seen_job = true;
-                    let (_, job) = job(payload()).expect("read before");
-                    (meta.library, meta.eager_limit, meta.params) = job;
-                }
-                b'R' => {
-                    metas.resize(nranks, 0);
-                    metas[f.rank as usize] = f.offset + 1;
-                }
-                b'C' => {
-                    let (_, comm) = comm(payload()).expect("read before");
-                    match comms.iter().find(|x| x.id == comm.id) {
-                        Some(old) if *old != comm => {
-                            return Err(TraceError::offset(
-                                name,
-                                f.offset,
-                                format!(
-                                    "communicator {} is defined twice with different members",
-                                    comm.id
-                                ),
-                            ));
-                        }
-                        Some(_) => {}
-                        None => comms.push(comm),
-                    }
-                }
-                b'E' => {
-                    let r = f.rank as usize;
-                    counts[r] += f.records as usize;
-                    bytes[r] += f.len as usize;
-                    if bytes[r] > MAX_RANK_BYTES {
-                        return Err(TraceError::offset(
-                            name,
-                            f.offset,
-                            format!(
-                                "rank {r} has over {MAX_RANK_BYTES} bytes of event records, the most this build reads per rank"
-                            ),
-                        ));
-                    }
-                    in_rank_order &= last_rank <= f.rank;
-                    last_rank = f.rank;
-                    first[r + 1] += 1;
-                    event_chunks[e_chunks] = (f.rank, offset);
-                    e_chunks += 1;
-                }
-                _ => {
-                    if Some(offset) != index_offset {
-                        return Err(TraceError::offset(
-                            name,
-                            f.offset,
-                            "expected the X (index) chunk only where the trailer points".into(),
-                        ));
-                    }
-                    index = Some(chunk_at(body, offset));
-                }
-            }
+            t.take(name, body, f, index_offset)?;
         }
         if let Some(e) = stretch.error {
             return Err(e);
         }
     }
+    let Tally {
+        mut meta,
+        comms,
+        seen_job,
+        index,
+        event_chunks,
+        e_chunks,
+        mut first,
+        counts,
+        in_rank_order,
+        metas,
+        ..
+    } = t;
     let metas: Vec<Option<RankMeta>> = metas
         .par_iter()
         .map(|&at| {
@@ -940,6 +847,160 @@ fn list_chunks<'a>(
         by_rank,
         body,
     })
+}
+
+/// The stretches of chunks of `body`, scanned in parallel where the index at `index_offset`
+/// tells where they start, else (or where the stretches do not meet) in one.
+fn read_stretches(
+    name: &str,
+    data: &[u8],
+    body: &[u8],
+    nranks: usize,
+    index_offset: Option<usize>,
+) -> Result<Vec<Stretch>, TraceError> {
+    let starts = index_offset
+        .and_then(|x| stretch_starts(body, x, rayon::current_num_threads() * STRETCHES_PER_THREAD));
+    let read = |starts: &[(usize, &[u8])]| -> Result<Vec<Stretch>, TraceError> {
+        let ends = starts[1..].iter().map(|s| s.0).chain([body.len()]);
+        let pairs: Vec<(usize, usize, &[u8])> = starts
+            .iter()
+            .zip(ends)
+            .map(|(&(from, x), to)| (from, to, x))
+            .collect();
+        pairs
+            .par_iter()
+            .map(|&(from, to, ahead)| scan(name, data, body, (from, to), nranks, ahead))
+            .collect()
+    };
+    Ok(match starts.map(|s| read(&s)).transpose()? {
+        // Each stretch must end where the next starts.
+        Some(v) if v.iter().all(|s| s.error.is_some() || s.end == s.to) => v,
+        _ => read(&[(HEADER_LEN, &[])])?,
+    })
+}
+
+/// What the chunks say, taken in file order.
+struct Tally<'a> {
+    // The trace is made at the end, around its events: an empty one made first, whose events
+    // the fill replaces, would cost time a rank on one thread.
+    meta: Meta,
+    comms: Vec<Comm>,
+    seen_job: bool,
+    index: Option<RawChunk<'a>>,
+    /// Event chunks listed with their rank (16 bytes a chunk, where a list of chunks and one
+    /// of each rank's would take 70 bytes a rank), in pages of their own, bounded by the chunks
+    /// found (a vector's growth would stay resident).
+    event_chunks: Pages<(u32, usize)>,
+    e_chunks: usize,
+    /// Rank `r`'s event chunks are counted at `first[r + 1]`, its records and their bytes in
+    /// `counts[r]` and `bytes[r]` (each chunk's count bounded by its bytes, so that the
+    /// columns cannot be over-allocated).
+    first: Vec<usize>,
+    counts: Vec<usize>,
+    bytes: Vec<usize>,
+    in_rank_order: bool,
+    last_rank: u32,
+    /// Each rank's last R chunk, at its offset + 1 (0: none), read once the scan is done.
+    metas: Vec<u64>,
+}
+
+impl<'a> Tally<'a> {
+    fn new(name: &str, nranks: usize, found: usize) -> Result<Tally<'a>, TraceError> {
+        Ok(Tally {
+            meta: Meta {
+                ranks: RankMetas::new(nranks),
+                ..Meta::default()
+            },
+            comms: Vec::new(),
+            seen_job: false,
+            index: None,
+            event_chunks: Pages::zeroed(found).map_err(|e| shortfall(name, e))?,
+            e_chunks: 0,
+            first: vec![0; nranks + 1],
+            counts: vec![0; nranks],
+            bytes: vec![0; nranks],
+            in_rank_order: true,
+            last_rank: 0,
+            metas: Vec::new(),
+        })
+    }
+
+    /// Takes chunk `f` of `body`.
+    fn take(
+        &mut self,
+        name: &str,
+        body: &'a [u8],
+        f: &Found,
+        index_offset: Option<usize>,
+    ) -> Result<(), TraceError> {
+        let offset = f.offset as usize;
+        let payload = || chunk_at(body, offset).payload;
+        match f.kind {
+            b'J' => {
+                if self.seen_job {
+                    return Err(TraceError::offset(
+                        name,
+                        f.offset,
+                        "expected one J (job) chunk, found a second".into(),
+                    ));
+                }
+                self.seen_job = true;
+                let (_, job) = job(payload()).expect("read before");
+                (self.meta.library, self.meta.eager_limit, self.meta.params) = job;
+            }
+            b'R' => {
+                self.metas.resize(self.counts.len(), 0);
+                self.metas[f.rank as usize] = f.offset + 1;
+            }
+            b'C' => {
+                let (_, comm) = comm(payload()).expect("read before");
+                match self.comms.iter().find(|x| x.id == comm.id) {
+                    Some(old) if *old != comm => {
+                        return Err(TraceError::offset(
+                            name,
+                            f.offset,
+                            format!(
+                                "communicator {} is defined twice with different members",
+                                comm.id
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                    None => self.comms.push(comm),
+                }
+            }
+            b'E' => {
+                let r = f.rank as usize;
+                self.counts[r] += f.records as usize;
+                self.bytes[r] += f.len as usize;
+                if self.bytes[r] > MAX_RANK_BYTES {
+                    return Err(TraceError::offset(
+                        name,
+                        f.offset,
+                        format!(
+                            "rank {r} has over {MAX_RANK_BYTES} bytes of event records, the most this build reads per rank"
+                        ),
+                    ));
+                }
+                self.in_rank_order &= self.last_rank <= f.rank;
+                self.last_rank = f.rank;
+                self.first[r + 1] += 1;
+                self.event_chunks[self.e_chunks] = (f.rank, offset);
+                self.e_chunks += 1;
+            }
+            _ => {
+                if Some(offset) != index_offset {
+                    return Err(TraceError::offset(
+                        name,
+                        f.offset,
+                        "expected the X (index) chunk only where the trailer points".into(),
+                    ));
+                }
+                self.index = Some(chunk_at(body, offset));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Decodes every rank's event records into the columns, each event checked ([`Checks`]),
