@@ -130,7 +130,7 @@ mod tests {
             scatter(&mut out, &more, &mut first, &[3, 4, 5], fill),
             Ok(1)
         );
-        let mut gap = vec![vec![0, 3, 4], vec![1, 3, 5]];
+        let mut gap = vec![vec![1, 3, 4], vec![2, 3, 5]];
         assert!(scatter(&mut out, &more, &mut gap, &[3, 4, 5], fill).is_err());
     }
 }
