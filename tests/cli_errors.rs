@@ -139,6 +139,9 @@ fn expect_err(err: &str, parts: &[&str]) {
     }
 }
 
+/// The binary header's length: a file cut before it is no trace.
+const HEADER_LEN_FOR_TESTS: usize = 16;
+
 /// The byte offset of the first E chunk of a binary trace.
 fn first_event_chunk(b: &[u8]) -> usize {
     let mut at = 16;
@@ -190,8 +193,21 @@ fn truncated_index() {
     let cut = b.len() - 16 - 5;
     let x_at = u64::from_le_bytes(b[b.len() - 16..b.len() - 8].try_into().unwrap());
     expect_err(
-        &rejected("index.bin", &b[..cut]),
-        &[&format!("byte {x_at}"), "chunk of at most"],
+        &loaded("index.bin", &b[..cut]),
+        &[
+            &format!("the file ends inside the chunk at byte {x_at}"),
+            "loaded what comes before it",
+            "not finalized (no index: its end is missing), though every rank reached MPI_Finalize",
+        ],
+    );
+    // Cut anywhere past its job chunk, a trace without its trailer loads what it holds;
+    // cut inside the job chunk, it holds nothing to load.
+    for cut in (first_event_chunk(&b)..b.len() - 16).step_by(7) {
+        loaded("cut.bin", &b[..cut]);
+    }
+    expect_err(
+        &rejected("job.bin", &b[..HEADER_LEN_FOR_TESTS + 12]),
+        &["the file ends inside its first chunks", "nothing to load"],
     );
     // An index entry that points elsewhere.
     let mut b2 = b.clone();
@@ -294,10 +310,22 @@ fn time_going_backwards() {
     );
 }
 
+/// Runs `predict` on `data` and returns stderr, asserting success.
+fn loaded(name: &str, data: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(name);
+    std::fs::write(&f, data).unwrap();
+    let out = run(&[f.to_str().unwrap(), "--platform", "myrinet"]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{name}: {err}");
+    err
+}
+
+/// A job may end with messages nobody received: a warning naming them, not a refusal.
 #[test]
 fn unmatched_messages() {
     let t = "loggps-trace 1\nranks 2\n0 MPI_Send 0 1 bytes=8 peer=1 tag=3\n0 MPI_Send 2 3 bytes=8 peer=1 tag=4\n1 MPI_Recv 0 5 bytes=8 peer=0 tag=4\n1 MPI_Recv 6 7 bytes=8 peer=0 tag=9 comm=0\n";
-    let err = rejected("unmatched.txt", t.as_bytes());
+    let err = loaded("unmatched.txt", t.as_bytes());
     expect_err(
         &err,
         &[
@@ -325,13 +353,13 @@ fn requests_completed_twice_or_never() {
             "completes request 0 a second time (event 1",
         ],
     );
+    // Left pending at the end (legal): a warning naming the request's creator.
     let never = "loggps-trace 1\nranks 2\n0 MPI_Isend 0 1 bytes=8 peer=1 req=0\n1 MPI_Recv 0 5 bytes=8 peer=0\n";
     expect_err(
-        &rejected("never.txt", never.as_bytes()),
+        &loaded("never.txt", never.as_bytes()),
         &[
-            "rank 0, event 0",
-            "MPI_Isend",
-            "request 0 is never completed",
+            "1 request(s) never completed by a Wait, Test or MPI_Request_free",
+            "rank 0 event 0 MPI_Isend",
         ],
     );
     let unknown = "loggps-trace 1\nranks 1\n0 MPI_Wait 0 1 done=3:-1:-1\n";

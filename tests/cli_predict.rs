@@ -303,3 +303,34 @@ fn one_thread_on_many_ranks_predicts_as_two() {
         );
     }
 }
+
+/// `MPI_Request_free` completes its request without a waiter: the free costs `o`, where a Wait
+/// on the same rendezvous send would wait for the late receiver. By hand (myrinet, the model's
+/// §2 and §4): rank 0's Isend at 0 returns at o = 6550, its free, called 1 ns later, at
+/// 6551 + o = 13,101. Rank 1 starts at 1,000,000 and receives 20,000 bytes (> S) sent at 0:
+/// max(0 + o + L, 10^6) + o + T5 + T1 + T2' + T3.
+#[test]
+fn a_freed_request_completes_without_a_waiter() {
+    let trace = |completion: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n0 MPI_Isend 0 1 bytes=20000 peer=1 tag=0 req=0\n\
+             0 {completion} 2 3 done=0:-1:-1\n1 MPI_Recv 1000000 1000005 bytes=20000 peer=0 tag=0\n"
+        )
+    };
+    let (_d, freed) = text_trace("freed.txt", &trace("MPI_Request_free"));
+    let v = json(&[&freed, "--platform", "myrinet", "--format", "json"]);
+    let (o, l, os, or, gs, gl, s) = (6550.0, 1160.0, 6.86, 2.57, 15.48, -0.74, 8191.0);
+    assert_close(
+        rank_ns(&v, 0)[0],
+        6551.0 + o,
+        "rank 0 ends at its free's return",
+    );
+    let k = 20000.0;
+    let t2 = s * gs + (k - s) * gl + l;
+    let recv = 1e6 + o + (o + l + o) + (o + k * os) + t2 + (o + k * or);
+    assert_close(rank_ns(&v, 1)[0], recv, "rank 1's rendezvous receive");
+    // Waited on instead, the send waits for the receiver's call.
+    let (_d, waited) = text_trace("waited.txt", &trace("MPI_Wait"));
+    let w = json(&[&waited, "--platform", "myrinet", "--format", "json"]);
+    assert!(rank_ns(&w, 0)[0] > 1e6, "{}", rank_ns(&w, 0)[0]);
+}

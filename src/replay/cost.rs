@@ -135,6 +135,10 @@ fn completion(
 ) -> Result<Step, Dep> {
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
+    // A freed request's operation completes without a waiter: the free costs its overhead.
+    if ev.routine(i) == Routine::RequestFree {
+        return Ok((tc + o, o, 0.0, 0.0));
+    }
     let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
     let fold_send_side = &mut st.fold_send_side;
     let mut inbound = Rare::loggp(&mut st.rare).map(|l| &mut l.inbound);
