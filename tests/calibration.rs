@@ -59,6 +59,16 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     );
     let p = loggps_predict::model::read_params_file(&toml).unwrap();
     assert!(toml.with_extension("svg").exists());
+    // The failed poll is measured and written, commented out (traced durations are the
+    // default): a real call of Open MPI's on shared memory, tens of nanoseconds.
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let poll: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# poll = "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("a `# poll = NS` line in:\n{text}"));
+    assert!(poll > 1.0 && poll < 10_000.0, "poll = {poll}\n{text}");
+    assert_eq!(p.poll, None, "{text}");
     (p.S, stdout)
 }
 

@@ -9,6 +9,7 @@ command -v cargo >/dev/null || { echo "cargo not found: install Rust from https:
 command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
 command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
 command -v make >/dev/null || need+=(make)
+command -v gfortran >/dev/null || need+=(gfortran)   # the tracer's Fortran tests
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "== installing ${need[*]}"

@@ -334,3 +334,49 @@ fn a_freed_request_completes_without_a_waiter() {
     let w = json(&[&waited, "--platform", "myrinet", "--format", "json"]);
     assert!(rank_ns(&w, 0)[0] > 1e6, "{}", rank_ns(&w, 0)[0]);
 }
+
+/// A failed poll (a Test that completed nothing, an Iprobe that found nothing) costs the
+/// model's `poll`, else its own traced duration, never `o`. By hand (myrinet): rank 0 calls
+/// Irecv at 0 (returns at o = 6550), then after 1 ns a Test that took 100 ns when traced, then
+/// after 1 ns an Iprobe that took 40 ns: ends at 6550 + 1 + 100 + 1 + 40 = 6692, or with
+/// `--poll 25` at 6550 + 1 + 25 + 1 + 25 = 6602. Its request stays pending (a warning).
+#[test]
+fn failed_polls_cost_poll_or_their_traced_time() {
+    let t = "loggps-trace 1\nranks 2\n0 MPI_Irecv 0 1 bytes=8 peer=1 tag=0 req=0\n\
+             0 MPI_Test 2 102\n0 MPI_Iprobe 103 143 peer=1 tag=5\n";
+    let (_d, f) = text_trace("poll.txt", t);
+    let end = |extra: &[&str]| {
+        let v = json(
+            &[
+                &[f.as_str(), "--platform", "myrinet", "--format", "json"],
+                extra,
+            ]
+            .concat(),
+        );
+        rank_ns(&v, 0)[0]
+    };
+    assert_close(
+        end(&[]),
+        6550.0 + 1.0 + 100.0 + 1.0 + 40.0,
+        "traced durations",
+    );
+    assert_close(
+        end(&["--poll", "25"]),
+        6550.0 + 1.0 + 25.0 + 1.0 + 25.0,
+        "--poll 25",
+    );
+    // From a parameter file, listed in the report with its source.
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("p.toml");
+    let text = loggps_predict::model::params_toml(&loggps_predict::model::Params {
+        poll: Some(25.0),
+        ..loggps_predict::model::Params::preset("myrinet").unwrap()
+    });
+    std::fs::write(&toml, &text).unwrap();
+    let v = json(&[&f, "--params", toml.to_str().unwrap(), "--format", "json"]);
+    assert_close(rank_ns(&v, 0)[0], 6602.0, "poll from a file");
+    assert_eq!(v["params"]["poll"]["value"].as_f64(), Some(25.0), "{v}");
+    std::fs::write(&toml, text.replace("poll = 25.0", "poll = -1.0")).unwrap();
+    let out = run(&[&f, "--params", toml.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}

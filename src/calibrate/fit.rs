@@ -194,6 +194,7 @@ fn fit_linear(
         Gl: v[5],
         s,
         S,
+        poll: None,
     };
     let intercepts = if free {
         [v[6], v[7]]
@@ -507,6 +508,7 @@ impl PaperEquations {
             Gl,
             s,
             S,
+            poll: None,
         }
     }
 }

@@ -41,6 +41,8 @@ pub struct Calibration {
     /// The eager limit the library reports through the MPI tool interface, with its name.
     pub reported_eager_limit: Option<(String, u64)>,
     pub library: String,
+    /// What a failed poll costs here, ns, untraced and on one request.
+    pub poll_ns: f64,
 }
 
 impl Calibration {
@@ -398,13 +400,53 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     samples.sort_by_key(|x| (x.k, x.w_ns as u64));
     let fit = fit::fit(&samples, near)
         .ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?;
+    let poll_ns = measure_poll(opts, log)?;
     Ok(Calibration {
         fit,
         samples,
         imbalance_ns: w,
         reported_eager_limit: reported,
         library,
+        poll_ns,
     })
+}
+
+/// Batches of failed polls the round-trip program times (`--poll`).
+const POLL_BATCHES: u32 = 101;
+
+/// What a failed poll costs here, ns: the median over batches of failed `MPI_Test` and
+/// `MPI_Iprobe` calls, which the round-trip program times (its `--poll`).
+fn measure_poll(opts: &Options, log: &mut dyn FnMut(String)) -> Result<f64, Error> {
+    let (prog, pre) = opts
+        .mpirun
+        .split_first()
+        .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+    log(format!("timing {POLL_BATCHES} batches of failed polls"));
+    let out = Command::new(prog)
+        .args(pre)
+        .args(["-np", &opts.np.to_string()])
+        .arg(&opts.rtt)
+        .args(["--sizes", "0", "--w", "0", "--reps", "1"])
+        .args(["--poll", &POLL_BATCHES.to_string()])
+        .output()
+        .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let median = text
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["poll", median, ..] => median.parse::<f64>().ok(),
+            _ => None,
+        });
+    match (out.status.success(), median) {
+        (true, Some(ns)) => Ok(ns),
+        _ => Err(Error::Io(format!(
+            "the round-trip program did not time failed polls ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll)",
+            out.status,
+            text.trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+    }
 }
 
 /// The TOML the predictor's `--params` reads, with the fit's quality as comments.
@@ -429,5 +471,12 @@ pub fn params_file(c: &Calibration) -> String {
         s.push_str(&format!("# the library reports {name} = {bytes} bytes\n"));
     }
     s.push_str(&crate::model::params_toml(&c.fit.params));
+    // A program's failed polls cost what they cost in its trace unless `poll` is set: a poll
+    // over many requests costs more than this one-request figure.
+    s.push_str(&format!(
+        "# a failed poll (MPI_Test, MPI_Iprobe on one request) costs {} ns here; set `poll` to \
+         cost every failed poll so (by default each keeps its traced duration)\n# poll = {:?}\n",
+        c.poll_ns, c.poll_ns
+    ));
     s
 }

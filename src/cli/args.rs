@@ -48,6 +48,10 @@ pub struct ParamArgs {
     /// Eager limit: bytes above which the rendezvous protocol is used
     #[arg(long = "S", value_name = "BYTES")]
     pub S: Option<u64>,
+    /// What a failed poll (an MPI_Test* that completes nothing, an MPI_Iprobe that finds
+    /// nothing) costs, ns; by default each keeps its traced duration
+    #[arg(long = "poll", value_name = "NS")]
+    pub poll: Option<f64>,
 }
 
 impl ParamArgs {
@@ -66,6 +70,7 @@ impl ParamArgs {
             Gl: self.Gl,
             s: self.s,
             S: self.S,
+            poll: self.poll,
         };
         let r = model::resolve(
             self.params.as_deref(),

@@ -116,6 +116,11 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             p.S
         ),
     }
+    println!(
+        "failed poll {:.0} ns (MPI_Test, MPI_Iprobe on one request; written commented out: \
+         a trace's own failed polls keep their durations unless --poll or `poll` is set)",
+        c.poll_ns
+    );
     let [a0, aw] = c.fit.rendezvous_intercepts_ns;
     let [m0, mw] = c.fit.modeled_rendezvous_intercepts_ns;
     if (a0, aw) != (m0, mw) {

@@ -16,6 +16,11 @@ pub struct Params {
     pub Gl: f64,
     pub s: u64,
     pub S: u64,
+    /// What a failed poll (an `MPI_Test*` that completes nothing, an `MPI_Iprobe` that finds
+    /// nothing) costs, ns; None: each such call keeps its traced duration. Not the paper's: a
+    /// polling loop makes millions of them, each far cheaper than `o`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll: Option<f64>,
 }
 
 /// The parameter names in the order of the model's §1.
@@ -34,6 +39,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             Gl: -12.74,
             s: 1028,
             S: 1028,
+            poll: None,
         },
     ),
     (
@@ -47,6 +53,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             Gl: -0.74,
             s: 8191,
             S: 16383,
+            poll: None,
         },
     ),
     (
@@ -60,6 +67,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             Gl: 74.95,
             s: 1023,
             S: 16383,
+            poll: None,
         },
     ),
 ];
@@ -80,6 +88,7 @@ impl Params {
             Gl: num("Gl")?,
             s: bytes("s")?,
             S: bytes("S")?,
+            poll: None,
         })
     }
 

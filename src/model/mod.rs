@@ -164,6 +164,16 @@ impl Model {
         }
     }
 
+    /// What a failed poll costs, ns (None: each keeps its traced duration); LogGP has no such
+    /// parameter.
+    #[inline]
+    pub fn poll(&self) -> Option<f64> {
+        match self {
+            Model::LogGps(p) => p.poll,
+            Model::LogGp(_) => None,
+        }
+    }
+
     /// The per-message overhead `o`: what an `MPI_Isend`, `MPI_Irecv` or `MPI_Iprobe` costs.
     pub fn o(&self) -> f64 {
         match self {

@@ -41,6 +41,8 @@ pub struct Overrides {
     pub Gl: Option<f64>,
     pub s: Option<u64>,
     pub S: Option<u64>,
+    /// A failed poll's cost, ns (`--poll`).
+    pub poll: Option<f64>,
 }
 
 /// The parameters a run used, each with where it came from.
@@ -48,12 +50,16 @@ pub struct Overrides {
 pub struct Resolved {
     pub params: Params,
     pub sources: [Source; 8],
+    /// Where `params.poll` came from (unused while it is None: failed polls as traced).
+    pub poll_source: Source,
 }
 
 impl Resolved {
-    /// `(name, value, source)` in the order of the model's §1.
+    /// `(name, value, source)` in the order of the model's §1, then `poll` where one is set.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64, &Source)> + '_ {
-        (0..8).map(|i| (NAMES[i], self.params.get(i), &self.sources[i]))
+        let named = (0..8).map(|i| (NAMES[i], self.params.get(i), &self.sources[i]));
+        let poll = self.params.poll.map(|v| ("poll", v, &self.poll_source));
+        named.chain(poll)
     }
 }
 
@@ -111,6 +117,10 @@ pub fn resolve(
         )));
     };
     let mut sources: [Source; 8] = std::array::from_fn(|_| source.clone());
+    let mut poll_source = source.clone();
+    if let Some(v) = ov.poll {
+        (p.poll, poll_source) = (Some(v), Source::Flag);
+    }
     macro_rules! apply {
         ($($i:literal $f:ident),*) => {$(
             if let Some(v) = ov.$f { p.$f = v; sources[$i] = Source::Flag; }
@@ -124,6 +134,7 @@ pub fn resolve(
         ("Or", p.Or),
         ("Gs", p.Gs),
         ("Gl", p.Gl),
+        ("poll", p.poll.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -131,7 +142,17 @@ pub fn resolve(
             )));
         }
     }
-    Ok(Resolved { params: p, sources })
+    if p.poll.is_some_and(|v| v < 0.0) {
+        return Err(Error::Params(format!(
+            "parameter poll = {} is negative: a failed poll costs 0 ns or more",
+            p.poll.unwrap_or(0.0)
+        )));
+    }
+    Ok(Resolved {
+        params: p,
+        sources,
+        poll_source,
+    })
 }
 
 /// LogGP parameters from the command line (`None`: not given).
@@ -197,6 +218,7 @@ pub fn resolve_loggp(
 
 /// The model a run uses, each parameter with where its value came from.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one a run: its size does not matter
 pub enum ResolvedModel {
     LogGps(Resolved),
     LogGp(ResolvedLogGp),
@@ -268,13 +290,21 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
             )),
         }
     };
-    Params::from_named(num, bytes)
+    let poll = match table.get("poll") {
+        None => None,
+        Some(_) => Some(num("poll")?),
+    };
+    Ok(Params {
+        poll,
+        ..Params::from_named(num, bytes)?
+    })
 }
 
 /// Writes parameters as the TOML [`parse_params_toml`] reads.
 pub fn params_toml(p: &Params) -> String {
+    let poll = p.poll.map_or(String::new(), |v| format!("poll = {v:?}\n"));
     format!(
-        "# LogGPS parameters (ns, ns/byte, bytes)\n[params]\nL = {:?}\no = {:?}\nOs = {:?}\nOr = {:?}\nGs = {:?}\nGl = {:?}\ns = {}\nS = {}\n",
+        "# LogGPS parameters (ns, ns/byte, bytes)\n[params]\nL = {:?}\no = {:?}\nOs = {:?}\nOr = {:?}\nGs = {:?}\nGl = {:?}\ns = {}\nS = {}\n{poll}",
         p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
     )
 }

@@ -7,7 +7,7 @@ use super::rank::{NO_EVENT, RankState, Rare};
 use super::{Dep, Shared, UNKNOWN, link_of};
 use crate::graph::{NONE, rendezvous_at, rendezvous_in};
 use crate::model::{Cost, CostModel, Model, Port, WaitFold};
-use crate::trace::{PEER_NULL, Routine, Shape};
+use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape};
 use std::sync::atomic::Ordering;
 
 /// A request's predicted completion and what it waited for.
@@ -79,6 +79,9 @@ pub(super) fn cost_event(
         Shape::Recv => {
             // Its link read here, where it is used: most events have none to read.
             let (link, plain) = sh.g.link_plain(r, i);
+            if routine == Routine::Iprobe && ev.flags(i) & FLAG_FOUND == 0 {
+                return Ok(failed_poll(sh, r, i, tc));
+            }
             if routine == Routine::Iprobe || link == NONE {
                 return Ok((tc + o, o, 0.0, 0.0));
             }
@@ -122,6 +125,19 @@ pub(super) fn cost_event(
     Ok(step)
 }
 
+/// A failed poll (an `MPI_Test*` that completed nothing, an `MPI_Iprobe` that found nothing)
+/// called at `tc`: the model's `poll`, else what the call took when traced. All communication:
+/// it waits for nobody.
+#[inline(always)]
+fn failed_poll(sh: &Shared<'_>, r: usize, i: usize, tc: f64) -> Step {
+    let ev = sh.trace.rank(r);
+    let d = match sh.model.poll() {
+        Some(poll) => poll,
+        None => (ev.t_return(i) - ev.t_call(i)) as f64,
+    };
+    (tc + d, d, 0.0, 0.0)
+}
+
 /// A completion call's cost (`MPI_Wait*`, `MPI_Test*` that completed): the Wait rule over the
 /// requests the trace says it completed, resumed where it blocked last time.
 #[inline(always)]
@@ -136,8 +152,12 @@ fn completion(
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
     // A freed request's operation completes without a waiter: the free costs its overhead.
-    if ev.routine(i) == Routine::RequestFree {
+    let routine = ev.routine(i);
+    if routine == Routine::RequestFree {
         return Ok((tc + o, o, 0.0, 0.0));
+    }
+    if routine.polls() && ev.completed_reqs(i).next().is_none() {
+        return Ok(failed_poll(sh, r, i, tc));
     }
     let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
     let fold_send_side = &mut st.fold_send_side;

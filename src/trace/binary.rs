@@ -175,6 +175,7 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             Gl,
             s,
             S,
+            poll: None,
         },
     ))
 }
@@ -191,14 +192,20 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         }
         v => return fail(input, format!("the eager-limit flag 0 or 1, found {v}")),
     };
-    let (input, has_params) = expect("the parameters flag (0 or 1)", le_u8)(input)?;
+    let (input, has_params) = expect("the parameters flag (0, 1 or 2)", le_u8)(input)?;
     let (input, params) = match has_params {
         0 => (input, None),
         1 => {
             let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
             (input, Some(p))
         }
-        v => return fail(input, format!("the parameters flag 0 or 1, found {v}")),
+        2 => {
+            let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
+            let (input, poll) = expect("the cost of a failed poll (f64)", le_f64)(input)?;
+            let poll = Some(poll);
+            (input, Some(Params { poll, ..p }))
+        }
+        v => return fail(input, format!("the parameters flag 0, 1 or 2, found {v}")),
     };
     Ok((input, (library, eager_limit, params)))
 }
@@ -1529,12 +1536,16 @@ impl<W: Write> Writer<W> {
         }
         match &meta.params {
             Some(p) => {
-                j.push(1);
+                // 2: the eight parameters and the cost of a failed poll.
+                j.push(1 + p.poll.is_some() as u8);
                 for v in [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl] {
                     j.extend_from_slice(&v.to_le_bytes());
                 }
                 j.extend_from_slice(&p.s.to_le_bytes());
                 j.extend_from_slice(&p.S.to_le_bytes());
+                if let Some(poll) = p.poll {
+                    j.extend_from_slice(&poll.to_le_bytes());
+                }
             }
             None => j.push(0),
         }

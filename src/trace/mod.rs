@@ -131,6 +131,15 @@ routines! {
 }
 
 impl Routine {
+    /// Whether it asks if requests have completed without waiting (`MPI_Test*`).
+    #[inline]
+    pub fn polls(self) -> bool {
+        matches!(
+            self,
+            Routine::Test | Routine::Testany | Routine::Testsome | Routine::Testall
+        )
+    }
+
     /// Synchronizing over a communicator: the collectives and the communicator constructors.
     pub fn is_collective(self) -> bool {
         self.shape() == Shape::Coll
@@ -812,6 +821,29 @@ mod tests {
     /// message in both encodings: the text one after parsing, the binary one as it decodes
     /// (and there at the byte of the event's record); and what they accept (a wildcard source,
     /// an Iprobe that found nothing, a communicator the rank is in) loads in both.
+    /// The cost of a failed poll travels with the parameters, in both encodings; without it
+    /// the binary record is as before (flag 1).
+    #[test]
+    fn poll_travels_with_the_parameters() {
+        for (line, poll) in [(" poll=30.5", Some(30.5)), ("", None)] {
+            let text = format!(
+                "loggps-trace 1\nranks 1\nparams L=1 o=2 Os=3 Or=4 Gs=5 Gl=6 s=7 S=8{line}\n\
+                 0 MPI_Init 0 1\n"
+            );
+            let t = parse("t.txt", text.as_bytes()).unwrap();
+            assert_eq!(t.meta.params.unwrap().poll, poll);
+            let mut bin = Vec::new();
+            binary::write(&t, &mut bin, true).unwrap();
+            assert_eq!(parse("t.bin", &bin).unwrap().meta.params, t.meta.params);
+            let mut again = Vec::new();
+            text::write(&t, &mut again).unwrap();
+            assert_eq!(
+                String::from_utf8(again).unwrap().contains(" poll=30.5"),
+                poll.is_some()
+            );
+        }
+    }
+
     #[test]
     fn both_encodings_check_events_alike() {
         let head = "loggps-trace 1\nranks 2\ncomm 1 members 0\n";

@@ -350,14 +350,21 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     if let Some((k, _)) = fields
         .iter()
-        .find(|(k, _)| !crate::model::NAMES.contains(k))
+        .find(|(k, _)| !crate::model::NAMES.contains(k) && *k != "poll")
     {
         return Err(format!(
-            "expected params among {}, found `{k}`",
+            "expected params among {} poll, found `{k}`",
             crate::model::NAMES.join(" ")
         ));
     }
-    Params::from_named(num, int)
+    let poll = match get("poll") {
+        Ok(_) => Some(num("poll")?),
+        Err(_) => None,
+    };
+    Ok(Params {
+        poll,
+        ..Params::from_named(num, int)?
+    })
 }
 
 /// Pushes the event of `(routine, t_call, t_return)` and `fields` onto `ev`; `done`: room for a
@@ -557,8 +564,16 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
     if let Some(p) = &m.params {
         let _ = writeln!(
             s,
-            "params L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
-            p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
+            "params L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}{}",
+            p.L,
+            p.o,
+            p.Os,
+            p.Or,
+            p.Gs,
+            p.Gl,
+            p.s,
+            p.S,
+            p.poll.map_or(String::new(), |v| format!(" poll={v}"))
         );
     }
     for (r, rm) in m.ranks.recorded() {

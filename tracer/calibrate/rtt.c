@@ -8,7 +8,13 @@
  *
  *     rtt K W_NS MEDIAN_NS MIN_NS REPS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T]
+ * With --poll B, rank 0 then times failed polls (MPI_Test on a receive nothing has matched yet,
+ * MPI_Iprobe for a message nobody sent), in B batches of POLL_BATCH calls, and prints the
+ * median and the minimum of the batches' time per call:
+ *
+ *     poll MEDIAN_NS MIN_NS B
+ *
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--poll B]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -55,13 +61,43 @@ static int cmp_ll(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* Timed in batches: a clock read costs about as much as a failed poll. */
+#define POLL_BATCH 1000
+
+/* Failed polls on rank 0 while rank 1 waits; rank 1 then sends the message rank 0's receive
+ * waits for, so that every request completes. */
+static void polls(int rank, int batches, long long *per_call) {
+    char b = 0;
+    if (rank == 1) {
+        MPI_Recv(&b, 0, MPI_BYTE, 0, 76, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&b, 1, MPI_BYTE, 0, 77, MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Request req;
+    int flag = 0;
+    MPI_Irecv(&b, 1, MPI_BYTE, 1, 77, MPI_COMM_WORLD, &req);
+    for (int k = 0; k < batches; k++) {
+        int64_t t0 = now_ns();
+        for (int i = 0; i < POLL_BATCH; i++) {
+            if (i & 1) MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+            else MPI_Iprobe(1, 78, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        }
+        per_call[k] = (now_ns() - t0) / POLL_BATCH;
+    }
+    MPI_Send(&b, 0, MPI_BYTE, 1, 76, MPI_COMM_WORLD);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    qsort(per_call, batches, sizeof(long long), cmp_ll);
+    printf("poll %lld %lld %d\n", per_call[batches / 2], per_call[0], batches);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL;
-    int nsizes = 0, nws = 0, reps = 31, warmup = 5;
+    int nsizes = 0, nws = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -69,8 +105,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--time-ms")) time_ms = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--poll")) poll_batches = atoi(argv[i + 1]);
     }
-    if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0) {
+    if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
+        poll_batches < 0 || poll_batches > MAX_REPS) {
         if (rank == 0)
             fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
@@ -115,6 +153,7 @@ int main(int argc, char **argv) {
             }
         }
     }
+    if (poll_batches > 0) polls(rank, poll_batches, rtt);
     free(buf);
     free(rtt);
     MPI_Finalize();
