@@ -126,3 +126,33 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         "{out}"
     );
 }
+
+/// Run from any directory, `calibrate` finds its round-trip program and the tracer in the
+/// source tree it was built from (here: the build of tracer/build-openmpi for mpirun.openmpi).
+#[test]
+fn calibrate_runs_from_any_directory() {
+    if build_dir().is_none() {
+        eprintln!("skipped: tracer/build-openmpi is not built (make -C tracer MPI=openmpi)");
+        return;
+    }
+    let cwd = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loggps-predict"))
+        .current_dir(cwd.path())
+        .args([
+            "calibrate",
+            "--mpirun",
+            "mpirun.openmpi",
+            "--max-bytes",
+            "8192",
+        ])
+        .args(["--reps", "5", "--per-octave", "1", "--time-ms", "1"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("not found"), "{err}");
+    let toml = cwd.path().join("loggps-params.toml");
+    loggps_predict::model::read_params_file(&toml).unwrap();
+}

@@ -22,12 +22,14 @@ pub struct CalibrateArgs {
     /// Also write every measured point and the model's value (TSV)
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
-    /// The round-trip program (built by `make -C tracer`)
-    #[arg(long, default_value = "tracer/loggps-rtt")]
-    pub rtt: PathBuf,
-    /// The tracer library, used to read the eager limit the MPI library reports
-    #[arg(long, default_value = "tracer/libloggps-trace.so")]
-    pub tracer: PathBuf,
+    /// The round-trip program (built by `make -C tracer`; by default looked for beside this
+    /// binary, then in the tracer/ of this source tree and of the current directory)
+    #[arg(long)]
+    pub rtt: Option<PathBuf>,
+    /// The tracer library, used to read the eager limit the MPI library reports (looked for
+    /// as --rtt is)
+    #[arg(long)]
+    pub tracer: Option<PathBuf>,
     /// Largest message size measured, bytes
     #[arg(long, default_value_t = 4 << 20)]
     pub max_bytes: u64,
@@ -45,12 +47,68 @@ pub struct CalibrateArgs {
     pub per_octave: u32,
 }
 
+/// Where a file of the tracer's build is looked for when no flag names it: beside this binary
+/// (an installed copy), then in the tracer/ of the source tree it was built from and of the
+/// current directory: the plain build (`make -C tracer`) first, else the one of the MPI that
+/// `mpirun` names (`mpirun.openmpi`: build-openmpi/).
+fn candidates(name: &str, mpirun: &str) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| Some(e.parent()?.to_path_buf()))
+    {
+        dirs.push(dir);
+    }
+    let builds = match mpirun {
+        m if m.ends_with(".mpich") => ["", "build-mpich"],
+        _ => ["", "build-openmpi"],
+    };
+    for root in [
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        PathBuf::from("."),
+    ] {
+        dirs.extend(builds.map(|b| root.join("tracer").join(b)));
+    }
+    dirs.into_iter().map(|d| d.join(name)).collect()
+}
+
+/// The file `flag` names, else the first of [`candidates`] that exists, else an error saying
+/// where it looked and what to build.
+fn found(flag: &Option<PathBuf>, name: &str, mpirun: &str) -> Result<PathBuf, Error> {
+    if let Some(p) = flag {
+        return Ok(p.clone());
+    }
+    let looked = candidates(name, mpirun);
+    if let Some(p) = looked.iter().find(|p| p.exists()) {
+        return Ok(p.clone());
+    }
+    let list: Vec<String> = looked.iter().map(|p| p.display().to_string()).collect();
+    Err(Error::Usage(format!(
+        "{name} not found (looked in {}): build it with `make -C {}/tracer` with the MPI you \
+         calibrate, or name it with --{}",
+        list.join(", "),
+        env!("CARGO_MANIFEST_DIR"),
+        if name.ends_with(".so") {
+            "tracer"
+        } else {
+            "rtt"
+        }
+    )))
+}
+
 pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
+    let launcher = a.mpirun.split_whitespace().next().unwrap_or("mpirun");
     let opts = calibrate::Options {
         mpirun: a.mpirun.split_whitespace().map(String::from).collect(),
         np: a.np,
-        rtt: a.rtt.clone(),
-        tracer: Some(a.tracer.clone()),
+        rtt: found(&a.rtt, "loggps-rtt", launcher)?,
+        tracer: match found(&a.tracer, "libloggps-trace.so", launcher) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("calibrate: {e}; the eager limit the library reports is not read");
+                None
+            }
+        },
         max_bytes: a.max_bytes,
         imbalance_ns: a.imbalance,
         reps: a.reps,
