@@ -380,3 +380,21 @@ fn failed_polls_cost_poll_or_their_traced_time() {
     let out = run(&[&f, "--params", toml.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A matched probe is a probe and its `MPI_Mrecv` the receive of the message it found. By hand
+/// (myrinet, 100 bytes sent at 0): the message is there at T1 + T2 = (6550 + 686) + (1548 +
+/// 1160) = 9944; the Mprobe called at 0 returns at 9944 + o = 16,494; the Mrecv, called 1 ns
+/// later, at 16,495 + T3 = 16,495 + 6550 + 257 = 23,302.
+#[test]
+fn matched_probes_probe_and_receive() {
+    let t = "loggps-trace 1\nranks 2\n0 MPI_Mprobe 0 5 bytes=100 peer=1 tag=3\n\
+             0 MPI_Mrecv 6 9 bytes=100 peer=1 tag=3\n1 MPI_Send 0 1 bytes=100 peer=0 tag=3\n";
+    let (_d, f) = text_trace("mprobe.txt", t);
+    let v = json(&[&f, "--platform", "myrinet", "--format", "json"]);
+    assert_close(
+        rank_ns(&v, 0)[0],
+        23_302.0,
+        "rank 0 ends at its Mrecv's return",
+    );
+    assert!(v["warnings"].as_array().unwrap().is_empty(), "{v}");
+}

@@ -500,9 +500,7 @@ fn receives(
         });
         reqs.done.get(req as usize).copied().unwrap_or(NONE)
     };
-    let is_recv = |routine: Routine| {
-        matches!(routine.shape(), Shape::Irecv | Shape::Sendrecv) || routine == Routine::Recv
-    };
+    let is_recv = |routine: Routine| routine.receives();
     // Room for them all at once: grown by doubling, the vector of a rank of many receives would
     // take up to twice its room at its last growth, and the threads each hold one (see the
     // bytes/event of the `gauss` case of tests/bench/run.sh).
@@ -561,7 +559,7 @@ fn bucket_sends(trace: &Trace) -> Result<(Vec<usize>, Pages<Side>, Seen), Shortf
                 let ev = trace.rank(r);
                 for i in 0..ev.len() {
                     let routine = ev.routine(i);
-                    seen.probes |= routine == Routine::Probe;
+                    seen.probes |= routine.is_probe();
                     seen.cancels |= routine == Routine::Cancel;
                     if is_send(&ev, i) {
                         h[ev.peer(i) as usize] += 1;
@@ -718,7 +716,7 @@ fn pair(
 ) -> (Vec<(u32, u32)>, Vec<Unmatched>) {
     let channel = |x: &Side| (x.comm, x.src, x.tag);
     let ev = trace.rank(d);
-    let probes = probes_seen && (0..ev.len()).any(|i| ev.routine(i) == Routine::Probe);
+    let probes = probes_seen && (0..ev.len()).any(|i| ev.routine(i).is_probe());
     let (mut mine, mut lost, mut by_recv) = (Vec::new(), Vec::new(), Vec::new());
     let (mut a, mut b) = (0, 0);
     while a < sends.len() || b < recvs.len() {
@@ -750,7 +748,7 @@ fn pair(
     }
     // A probe sees the message that the next receive on its channel takes.
     by_recv.sort_unstable();
-    for i in (0..ev.len()).filter(|&i| probes && ev.routine(i) == Routine::Probe) {
+    for i in (0..ev.len()).filter(|&i| probes && ev.routine(i).is_probe()) {
         let e = ev.event(i);
         if e.peer == PEER_NULL {
             continue;
@@ -1363,7 +1361,7 @@ impl<'a> HbView<'a> {
         }
         // A receive's call lets a rendezvous send (or its Wait) return.
         let recv_from = match e.routine.shape() {
-            Shape::Recv if e.routine == Routine::Recv => link,
+            Shape::Recv if e.routine.receives() => link,
             Shape::Irecv => link,
             Shape::Sendrecv => self.graph.link2(r, i),
             _ => NONE,

@@ -79,19 +79,19 @@ pub(super) fn cost_event(
         Shape::Recv => {
             // Its link read here, where it is used: most events have none to read.
             let (link, plain) = sh.g.link_plain(r, i);
-            if routine == Routine::Iprobe && ev.flags(i) & FLAG_FOUND == 0 {
+            if routine.is_iprobe() && ev.flags(i) & FLAG_FOUND == 0 {
                 return Ok(failed_poll(sh, r, i, tc));
             }
-            if routine == Routine::Iprobe || link == NONE {
+            if routine.is_iprobe() || link == NONE {
                 return Ok((tc + o, o, 0.0, 0.0));
             }
             let from = link as usize;
             let ts = sh.call_at(from, ev.peer(i))?;
             let (k, rdv) = sh.message(from, plain);
             let c = match sh.model {
-                Model::LogGps(p) if routine == Routine::Probe => p.probe(k, rdv, ts, tc),
+                Model::LogGps(p) if routine.is_probe() => p.probe(k, rdv, ts, tc),
                 Model::LogGps(p) => p.recv(k, rdv, ts, tc),
-                Model::LogGp(m) if routine == Routine::Probe => m.probe(k, ts, tc),
+                Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),
                 Model::LogGp(m) => sh.receive(
                     port,
                     Inbound {

@@ -92,6 +92,8 @@ routines! {
     Issend = 15, "MPI_Issend", Isend;
     Ibsend = 16, "MPI_Ibsend", Isend;
     Irsend = 17, "MPI_Irsend", Isend;
+    Mrecv = 18, "MPI_Mrecv", Recv;
+    Imrecv = 19, "MPI_Imrecv", Irecv;
     Recv = 20, "MPI_Recv", Recv;
     Irecv = 21, "MPI_Irecv", Irecv;
     Sendrecv = 22, "MPI_Sendrecv", Sendrecv;
@@ -100,6 +102,8 @@ routines! {
     Iprobe = 25, "MPI_Iprobe", Recv;
     Cancel = 26, "MPI_Cancel", Cancel;
     RequestFree = 27, "MPI_Request_free", Complete;
+    Mprobe = 28, "MPI_Mprobe", Recv;
+    Improbe = 29, "MPI_Improbe", Recv;
     Wait = 30, "MPI_Wait", Complete;
     Waitall = 31, "MPI_Waitall", Complete;
     Waitany = 32, "MPI_Waitany", Complete;
@@ -131,6 +135,26 @@ routines! {
 }
 
 impl Routine {
+    /// A blocking probe: `MPI_Probe`, `MPI_Mprobe` (which also takes the message it finds off
+    /// the queue, for the `MPI_Mrecv` after it: matched like a probe and that receive).
+    #[inline]
+    pub fn is_probe(self) -> bool {
+        matches!(self, Routine::Probe | Routine::Mprobe)
+    }
+
+    /// A probe that returns at once: `MPI_Iprobe`, `MPI_Improbe`.
+    #[inline]
+    pub fn is_iprobe(self) -> bool {
+        matches!(self, Routine::Iprobe | Routine::Improbe)
+    }
+
+    /// A receive-side event that takes a message: not a probe.
+    #[inline]
+    pub fn receives(self) -> bool {
+        matches!(self.shape(), Shape::Irecv | Shape::Sendrecv)
+            || matches!(self, Routine::Recv | Routine::Mrecv)
+    }
+
     /// Whether it asks if requests have completed without waiting (`MPI_Test*`).
     #[inline]
     pub fn polls(self) -> bool {
@@ -552,8 +576,7 @@ impl Checks {
                 ));
             }
             Shape::Recv
-                if !(peer_ok(peer)
-                    || (e.routine == Routine::Iprobe && e.flags & FLAG_FOUND == 0)) =>
+                if !(peer_ok(peer) || (e.routine.is_iprobe() && e.flags & FLAG_FOUND == 0)) =>
             {
                 return Err(format!(
                     "source {peer} is not a world rank (0..{p}) or MPI_PROC_NULL"
