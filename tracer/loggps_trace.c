@@ -8,7 +8,9 @@
  * every rank, so chunks never interleave on a local filesystem). Rank 0 creates the file and
  * writes the header and the `J` chunk in MPI_Init; each rank writes its `R` chunk at Init and
  * again at Finalize; the rank 0 of each new communicator writes its `C` chunk; rank 0 appends
- * the `X` index and the trailer at Finalize, after everybody flushed.
+ * the `X` index and the trailer at Finalize, after everybody flushed. Under
+ * MPI_THREAD_MULTIPLE only one thread at a time may be inside a wrapper (enter/leave); a rank
+ * whose threads really call MPI at once stops recording.
  *
  * Environment: LOGGPS_TRACE (output path, default ./loggps-trace.bin), LOGGPS_TRACE_BUFFER
  * (event buffer bytes per rank, default 4 MiB, 4 KiB..64 MiB), LOGGPS_TRACE_DISABLE=1,
@@ -19,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,7 +43,7 @@ enum code {
     C_SEND = 10, C_SSEND = 11, C_BSEND = 12, C_RSEND = 13,
     C_ISEND = 14, C_ISSEND = 15, C_IBSEND = 16, C_IRSEND = 17,
     C_RECV = 20, C_IRECV = 21, C_SENDRECV = 22, C_SENDRECV_REPLACE = 23,
-    C_PROBE = 24, C_IPROBE = 25, C_CANCEL = 26,
+    C_PROBE = 24, C_IPROBE = 25, C_CANCEL = 26, C_REQUEST_FREE = 27,
     C_WAIT = 30, C_WAITALL = 31, C_WAITANY = 32, C_WAITSOME = 33,
     C_TEST = 34, C_TESTALL = 35, C_TESTANY = 36, C_TESTSOME = 37,
     C_BARRIER = 40, C_BCAST = 41, C_REDUCE = 42, C_ALLREDUCE = 43,
@@ -58,6 +61,7 @@ static const unsigned char shape_of[C_COUNT] = {
     [C_RECV] = SH_RECV, [C_IRECV] = SH_IRECV,
     [C_SENDRECV] = SH_SENDRECV, [C_SENDRECV_REPLACE] = SH_SENDRECV,
     [C_PROBE] = SH_RECV, [C_IPROBE] = SH_RECV, [C_CANCEL] = SH_CANCEL,
+    [C_REQUEST_FREE] = SH_COMPLETE,
     [C_WAIT] = SH_COMPLETE, [C_WAITALL] = SH_COMPLETE, [C_WAITANY] = SH_COMPLETE,
     [C_WAITSOME] = SH_COMPLETE, [C_TEST] = SH_COMPLETE, [C_TESTALL] = SH_COMPLETE,
     [C_TESTANY] = SH_COMPLETE, [C_TESTSOME] = SH_COMPLETE,
@@ -247,12 +251,25 @@ struct comm {
     int refs;            /* the comm table's reference + one per pending request */
 };
 
+/* What a request is, for the status its completion records (see request_done). */
+enum { REQ_SEND, REQ_RECV, REQ_RECV_NULL /* a receive from MPI_PROC_NULL */ };
+
+/* A request queued behind a live one with the same handle value (see request_new). */
+struct queued {
+    struct queued *next;
+    uint64_t id;
+    struct comm *c;
+    uint8_t kind;
+};
+
 /* Slot of a small open-addressing hash table keyed by a handle's bits. */
 struct slot {
     uint64_t key;
     uint64_t id;         /* request id (request table) */
     struct comm *c;      /* the communicator */
-    uint8_t used, recv;  /* recv: the request is a receive */
+    struct queued *queue; /* request table: younger requests with this handle value, a ring
+                           * (queue is the youngest, queue->next the oldest); NULL if none */
+    uint8_t used, kind;  /* kind: REQ_SEND, REQ_RECV or REQ_RECV_NULL */
 };
 
 struct table { struct slot *s; size_t cap, n; };
@@ -263,6 +280,8 @@ struct table { struct slot *s; size_t cap, n; };
 static struct {
     int active;          /* all ranks run the tracer's collective protocol (identical everywhere) */
     int recording;       /* this rank records events */
+    int stopped;         /* recording stopped because two threads called MPI at once */
+    uintptr_t owner;     /* the thread inside a wrapper (enter), 0 if none */
     int rank, size;
     int fd;
     char path[4096];
@@ -283,6 +302,7 @@ static struct {
     uint64_t events;
     struct comm world, *self;
     struct table comms, reqs;
+    struct queued *spare; /* unused queue entries, kept for reuse */
     void *scratch;       /* arrays for the multi-request and v-collective wrappers */
     size_t scratch_cap;
     int write_failed;
@@ -296,6 +316,65 @@ static void warn(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+/*
+ * Threads. A program may ask for MPI_THREAD_MULTIPLE and still call MPI from one thread at a
+ * time; that is traced. Every wrapper that records (or touches the tables and the buffer) runs
+ * between enter() and leave(), which make the calling thread the owner of the tracer's state;
+ * only the owner touches it, so threads that take turns need no lock. A thread that finds
+ * another one inside really overlaps with it: the events of the two have no program order, so
+ * this rank stops recording for good (overlap). A thread that finds itself inside is in a
+ * callback of its own MPI call (an attribute's delete function calling MPI_Comm_free, say):
+ * that call goes through unrecorded.
+ */
+static inline uintptr_t thread_id(void) { return (uintptr_t)pthread_self(); }
+
+/* Make thread `me` the owner if there is none: 0, else the owner there is. */
+static inline uintptr_t grab(uintptr_t me)
+{
+    uintptr_t none = 0;
+    __atomic_compare_exchange_n(&T.owner, &none, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    return none;
+}
+
+/* Whether the calling thread owns the tracer's state (it is inside a wrapper enter() let in,
+ * or in a call from inside one). */
+static inline int owned(void)
+{
+    return __atomic_load_n(&T.owner, __ATOMIC_RELAXED) == thread_id();
+}
+
+/* Two threads inside at once. The events recorded so far stay in the buffer and are written
+ * at MPI_Finalize (or exit, MPI_Abort); the other ranks go on recording. Rank 0 then writes no
+ * index, so the trace loads as an unfinished one, with a warning. The owner may be inside
+ * record() now: only it writes the buffer, and it sees `recording` 0 from its next event on.
+ * (Wrappers read `recording` plainly: it only ever drops to 0 here, and a thread that still
+ * reads 1 meets the owner in enter().) */
+__attribute__((cold, noinline)) static void overlap(void)
+{
+    __atomic_store_n(&T.recording, 0, __ATOMIC_RELAXED);
+    if (!__atomic_exchange_n(&T.stopped, 1, __ATOMIC_RELAXED))
+        warn("two threads called MPI at the same time: rank %d stops recording here (its "
+             "events so far are kept; the trace will load as unfinished)", T.rank);
+}
+
+/* Start of a wrapper: 1 if this call is recorded (the thread now owns the tracer's state and
+ * must call leave), 0 if it just calls the PMPI routine. */
+HOT int enter(void)
+{
+    if (!T.recording) return 0;
+    uintptr_t me = thread_id(), other = grab(me);
+    if (!other) return 1;
+    if (other != me) overlap();
+    return 0;
+}
+
+/* End of a wrapper that enter() let in; returns rc, for `return leave(rc);`. */
+HOT int leave(int rc)
+{
+    __atomic_store_n(&T.owner, 0, __ATOMIC_RELEASE);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -605,6 +684,11 @@ static struct comm *comm_get(MPI_Comm comm)
  * global agreement, and identical on every member because rank 0 broadcasts it. Rank 0 of the
  * new communicator appends its C chunk. Returns NULL (untracked) for MPI_COMM_NULL and
  * intercommunicators.
+ *
+ * Every rank takes part even when it does not record the call, as the others may record calls
+ * on the communicator: a rank stopped by overlapping threads still gives out ids and writes C
+ * chunks (both safe from any thread). Only a thread that owns the tracer's state (see enter)
+ * puts the communicator in the table.
  */
 static struct comm *comm_register(MPI_Comm nc)
 {
@@ -615,7 +699,8 @@ static struct comm *comm_register(MPI_Comm nc)
     PMPI_Comm_rank(nc, &me);
     uint64_t id = 0;
     if (me == 0) {
-        id = 1u + (uint64_t)T.rank + (uint64_t)T.size * ++T.comm_seq;
+        id = 1u + (uint64_t)T.rank +
+             (uint64_t)T.size * __atomic_add_fetch(&T.comm_seq, 1, __ATOMIC_RELAXED);
         if (id > UINT32_MAX) id = 0;
     }
     PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, nc);
@@ -624,24 +709,49 @@ static struct comm *comm_register(MPI_Comm nc)
         return NULL;
     }
     struct comm *c = new_comm((uint32_t)id, nc);
+    if (me == 0) write_comm_chunk(c); /* (a no-op once a write failed) */
+    if (!owned()) {
+        comm_release(c);
+        return NULL;
+    }
     comm_insert(nc, c);
-    if (me == 0 && T.recording) write_comm_chunk(c);
     return c;
 }
 
-static uint64_t request_new(MPI_Request r, struct comm *c, int recv)
+/*
+ * Requests. Each request the tracer creates an id for stays its own request whatever handle
+ * value the library returns: both Open MPI and MPICH hand out one shared handle for every small
+ * nonblocking send that completed at once and for operations on MPI_PROC_NULL, so several live
+ * requests can have the same handle value. The first one lives in the table slot, later ones
+ * queue behind it, and a completion (or free) of that handle value takes the oldest. Requests
+ * behind a shared handle are complete from the start, so which of them a call names changes no
+ * time, and a program that completes all its requests completes every id once. A unique
+ * handle, the usual case, costs no more than a plain table entry.
+ */
+static uint64_t request_new(MPI_Request r, struct comm *c, int kind)
 {
     struct slot *s = table_put(&T.reqs, key_req(r));
-    if (s->c) comm_release(s->c); /* a stale entry (request freed where we did not see it) */
-    s->id = T.next_req++;
-    s->c = c;
-    s->recv = (uint8_t)recv;
+    uint64_t id = T.next_req++;
     c->refs++;
-    return s->id;
+    if (!s->c) { /* no live request has this handle value */
+        s->id = id;
+        s->c = c;
+        s->kind = (uint8_t)kind;
+        return id;
+    }
+    struct queued *q = T.spare;
+    if (q) T.spare = q->next;
+    else if (!(q = malloc(sizeof *q))) abort();
+    *q = (struct queued){ .id = id, .c = c, .kind = (uint8_t)kind };
+    q->next = s->queue ? s->queue->next : q; /* the youngest points at the oldest */
+    if (s->queue) s->queue->next = q;
+    s->queue = q;
+    return id;
 }
 
-/* If the request whose handle had bits `key` is one we track, fill *d (its id and, for a
- * receive, the status source and tag), forget it and return 1. */
+/* If a request with the handle value `key` is one we track, fill *d with the oldest one's id
+ * and, for a receive, the status source and tag (from st; none for a freed request), forget it
+ * and return 1. */
 static int request_done(struct done *d, uint64_t key, const MPI_Status *st)
 {
     struct slot *s = table_find(&T.reqs, key);
@@ -649,7 +759,12 @@ static int request_done(struct done *d, uint64_t key, const MPI_Status *st)
     d->req = s->id;
     d->source = -1;
     d->tag = -1;
-    if (s->recv) {
+    if (!st) {
+        /* freed: no status */
+    } else if (s->kind == REQ_RECV_NULL) {
+        /* what the standard's status says; MPICH 4.0 leaves it at source 0, tag 0 */
+        d->source = -2;
+    } else if (s->kind == REQ_RECV) {
         int cancelled = 0;
         if (T.cancels) PMPI_Test_cancelled(st, &cancelled);
         if (!cancelled) {
@@ -658,7 +773,18 @@ static int request_done(struct done *d, uint64_t key, const MPI_Status *st)
         }
     }
     struct comm *c = s->c;
-    table_remove(&T.reqs, s);
+    struct queued *q = s->queue ? s->queue->next : NULL; /* the next oldest takes the slot */
+    if (q) {
+        s->id = q->id;
+        s->c = q->c;
+        s->kind = q->kind;
+        if (q == s->queue) s->queue = NULL;
+        else s->queue->next = q->next;
+        q->next = T.spare;
+        T.spare = q;
+    } else {
+        table_remove(&T.reqs, s);
+    }
     comm_release(c);
     return 1;
 }
@@ -701,7 +827,7 @@ HOT void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype 
     struct event e = { .code = code, .t_call = t0, .t_return = t1,
                        .bytes = type_bytes(count, type), .peer = world_rank(c, dest),
                        .tag = tag, .comm = c->id };
-    if (req) e.req = request_new(*req, c, 0);
+    if (req) e.req = request_new(*req, c, REQ_SEND);
     record(&e);
 }
 
@@ -932,13 +1058,22 @@ static int create_trace(int single_node)
     return !T.write_failed;
 }
 
+/* Write what this rank buffered, unless a thread is inside a wrapper (it may be writing
+ * there); after the end of tracing there is nothing. */
+static void flush_if_idle(void)
+{
+    if (grab(thread_id())) return;
+    flush_events();
+    leave(0);
+}
+
 static void at_exit_flush(void)
 {
     /* the program exited without MPI_Finalize: keep what this rank buffered */
-    if (T.recording) flush_events();
+    if (T.active) flush_if_idle();
 }
 
-static void tracer_start(int code, uint64_t t0, uint64_t t1, int provided)
+static void tracer_start(int code, uint64_t t0, uint64_t t1)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &T.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &T.size);
@@ -952,18 +1087,11 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, int provided)
     const char *path = getenv("LOGGPS_TRACE");
     snprintf(T.path, sizeof T.path, "%s", path && *path ? path : "loggps-trace.bin");
 
-    /* agree on: threads refused?, all on one host? */
+    /* agree on: all on one host? (the largest hash and the largest complement meet) */
     uint64_t h = hash_str(T.host);
-    uint64_t in[3] = { provided == MPI_THREAD_MULTIPLE, h, ~h }, out[3];
-    PMPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MAX, T.priv);
-    int single_node = out[1] == ~out[2];
-    if (out[0]) {
-        if (T.rank == 0)
-            warn("MPI_THREAD_MULTIPLE is not supported by the tracer (events of concurrent "
-                 "threads cannot be ordered); this job runs UNTRACED");
-        PMPI_Comm_free(&T.priv);
-        return;
-    }
+    uint64_t in[2] = { h, ~h }, out[2];
+    PMPI_Allreduce(in, out, 2, MPI_UINT64_T, MPI_MAX, T.priv);
+    int single_node = out[0] == ~out[1];
 
     /* rank 0 creates the file and tells the others its absolute path and identity (inode and
      * size), so that a rank on another node cannot append to a different file of that name */
@@ -1075,13 +1203,17 @@ static void tracer_finish(uint64_t t0)
     struct event e = { .code = C_FINALIZE, .t_call = t0, .t_return = now() };
     record(&e);
     int64_t offset_fini = measure_offset();
-    if (T.recording) write_rank_chunk(T.offset_init, offset_fini);
-    if (T.recording) flush_events();
+    /* also on a rank that stopped recording: its events up to the stop (no-ops once a write
+     * failed) */
+    write_rank_chunk(T.offset_init, offset_fini);
+    flush_events();
     T.recording = 0;
-    PMPI_Barrier(T.priv);
-    if (T.rank == 0 && !T.write_failed) write_index();
-    uint64_t counts[2] = { T.events, T.untracked }, sums[2];
-    PMPI_Reduce(counts, sums, 2, MPI_UINT64_T, MPI_SUM, 0, T.priv);
+    /* rank 0 has the sums only when every rank has flushed: the barrier before the index */
+    uint64_t counts[3] = { T.events, T.untracked, (uint64_t)T.stopped }, sums[3];
+    PMPI_Reduce(counts, sums, 3, MPI_UINT64_T, MPI_SUM, 0, T.priv);
+    /* a rank that stopped has no MPI_Finalize: without the index the trace is an unfinished
+     * one, which a reader loads with a warning */
+    if (T.rank == 0 && !T.write_failed && !sums[2]) write_index();
     if (T.rank == 0) {
         fprintf(stderr, "loggps-trace: wrote %s (%llu events from %d ranks)\n", T.path,
                 (unsigned long long)sums[0], T.size);
@@ -1089,6 +1221,10 @@ static void tracer_finish(uint64_t t0)
             fprintf(stderr, "loggps-trace: %llu calls on communicators the tracer does not "
                     "know (intercommunicators, MPI_Comm_idup, ...) were not recorded\n",
                     (unsigned long long)sums[1]);
+        if (sums[2])
+            fprintf(stderr, "loggps-trace: %llu ranks stopped recording (two threads called "
+                    "MPI at the same time); no index written: the trace is unfinished\n",
+                    (unsigned long long)sums[2]);
     }
     close(T.fd);
     T.fd = -1;
@@ -1108,7 +1244,7 @@ int MPI_Init(int *argc, char ***argv)
     uint64_t t0 = now();
     int rc = PMPI_Init(argc, argv);
     uint64_t t1 = now();
-    if (rc == MPI_SUCCESS) tracer_start(C_INIT, t0, t1, MPI_THREAD_SINGLE);
+    if (rc == MPI_SUCCESS) tracer_start(C_INIT, t0, t1);
     return rc;
 }
 
@@ -1117,7 +1253,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     uint64_t t0 = now();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     uint64_t t1 = now();
-    if (rc == MPI_SUCCESS) tracer_start(C_INIT_THREAD, t0, t1, *provided);
+    if (rc == MPI_SUCCESS) tracer_start(C_INIT_THREAD, t0, t1);
     return rc;
 }
 
@@ -1129,7 +1265,7 @@ int MPI_Finalize(void)
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-    if (T.recording) flush_events(); /* keep this rank's events */
+    if (T.active) flush_if_idle(); /* keep this rank's events */
     return PMPI_Abort(comm, errorcode);
 }
 
@@ -1139,114 +1275,115 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Send(buf, count, type, dest, tag, comm);
+    if (!enter()) return PMPI_Send(buf, count, type, dest, tag, comm);
     uint64_t t0 = now();
     int rc = PMPI_Send(buf, count, type, dest, tag, comm);
     send_event(C_SEND, t0, now(), count, type, dest, tag, comm, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Ssend(buf, count, type, dest, tag, comm);
+    if (!enter()) return PMPI_Ssend(buf, count, type, dest, tag, comm);
     uint64_t t0 = now();
     int rc = PMPI_Ssend(buf, count, type, dest, tag, comm);
     send_event(C_SSEND, t0, now(), count, type, dest, tag, comm, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Bsend(buf, count, type, dest, tag, comm);
+    if (!enter()) return PMPI_Bsend(buf, count, type, dest, tag, comm);
     uint64_t t0 = now();
     int rc = PMPI_Bsend(buf, count, type, dest, tag, comm);
     send_event(C_BSEND, t0, now(), count, type, dest, tag, comm, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Rsend(buf, count, type, dest, tag, comm);
+    if (!enter()) return PMPI_Rsend(buf, count, type, dest, tag, comm);
     uint64_t t0 = now();
     int rc = PMPI_Rsend(buf, count, type, dest, tag, comm);
     send_event(C_RSEND, t0, now(), count, type, dest, tag, comm, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
               MPI_Request *req)
 {
-    if (!T.recording) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+    if (!enter()) return PMPI_Isend(buf, count, type, dest, tag, comm, req);
     uint64_t t0 = now();
     int rc = PMPI_Isend(buf, count, type, dest, tag, comm, req);
     send_event(C_ISEND, t0, now(), count, type, dest, tag, comm, req);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    if (!T.recording) return PMPI_Issend(buf, count, type, dest, tag, comm, req);
+    if (!enter()) return PMPI_Issend(buf, count, type, dest, tag, comm, req);
     uint64_t t0 = now();
     int rc = PMPI_Issend(buf, count, type, dest, tag, comm, req);
     send_event(C_ISSEND, t0, now(), count, type, dest, tag, comm, req);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    if (!T.recording) return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
+    if (!enter()) return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
     uint64_t t0 = now();
     int rc = PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
     send_event(C_IBSEND, t0, now(), count, type, dest, tag, comm, req);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                MPI_Request *req)
 {
-    if (!T.recording) return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
+    if (!enter()) return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
     uint64_t t0 = now();
     int rc = PMPI_Irsend(buf, count, type, dest, tag, comm, req);
     send_event(C_IRSEND, t0, now(), count, type, dest, tag, comm, req);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    if (!T.recording) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+    if (!enter()) return PMPI_Recv(buf, count, type, source, tag, comm, status);
     MPI_Status local;
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
     recv_event(C_RECV, t0, now(), source, tag, comm, status, 1);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *req)
 {
-    if (!T.recording) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+    if (!enter()) return PMPI_Irecv(buf, count, type, source, tag, comm, req);
     uint64_t t0 = now();
     int rc = PMPI_Irecv(buf, count, type, source, tag, comm, req);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     struct event e = { .code = C_IRECV, .t_call = t0, .t_return = t1,
                        .recv_bytes = type_bytes(count, type), .peer = world_rank(c, source),
                        .tag = tag_of(tag), .comm = c->id, .flags = wildcard_flags(source, tag),
-                       .req = request_new(*req, c, 1) };
+                       .req = request_new(*req, c,
+                                          source == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV) };
     record(&e);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                              recvtype, source, recvtag, comm, status);
     MPI_Status local;
@@ -1256,7 +1393,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                            recvtype, source, recvtag, comm, status);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     struct event e = { .code = C_SENDRECV, .t_call = t0, .t_return = t1,
                        .bytes = type_bytes(sendcount, sendtype), .peer = world_rank(c, dest),
                        .tag = sendtag, .recv_bytes = status_bytes(status),
@@ -1264,13 +1401,13 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                        .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
                        .flags = wildcard_flags(source, recvtag) };
     record(&e);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm,
                                      status);
     MPI_Status local;
@@ -1280,7 +1417,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                                    status);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     struct event e = { .code = C_SENDRECV_REPLACE, .t_call = t0, .t_return = t1,
                        .bytes = type_bytes(count, type), .peer = world_rank(c, dest),
                        .tag = sendtag, .recv_bytes = status_bytes(status),
@@ -1288,34 +1425,34 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                        .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
                        .flags = wildcard_flags(source, recvtag) };
     record(&e);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (!T.recording) return PMPI_Probe(source, tag, comm, status);
+    if (!enter()) return PMPI_Probe(source, tag, comm, status);
     MPI_Status local;
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Probe(source, tag, comm, status);
     recv_event(C_PROBE, t0, now(), source, tag, comm, status, 1);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    if (!T.recording) return PMPI_Iprobe(source, tag, comm, flag, status);
+    if (!enter()) return PMPI_Iprobe(source, tag, comm, flag, status);
     MPI_Status local;
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     recv_event(C_IPROBE, t0, now(), source, tag, comm, status, *flag);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Cancel(MPI_Request *req)
 {
-    if (!T.recording) return PMPI_Cancel(req);
+    if (!enter()) return PMPI_Cancel(req);
     struct slot *s = table_find(&T.reqs, key_req(*req));
     uint64_t id = s ? s->id : 0;
     uint64_t t0 = now();
@@ -1326,21 +1463,21 @@ int MPI_Cancel(MPI_Request *req)
         struct event e = { .code = C_CANCEL, .t_call = t0, .t_return = t1, .req = id };
         record(&e);
     }
-    return rc;
+    return leave(rc);
 }
 
-/* Not recorded; only keeps the request table from holding freed handles. */
+/* Recorded like an MPI_Wait that completes the request (no status) when it is one we track;
+ * the request is forgotten. The operation itself goes on without a waiter. */
 int MPI_Request_free(MPI_Request *req)
 {
-    if (T.active) {
-        struct slot *s = table_find(&T.reqs, key_req(*req));
-        if (s) {
-            struct comm *c = s->c;
-            table_remove(&T.reqs, s);
-            comm_release(c);
-        }
-    }
-    return PMPI_Request_free(req);
+    if (!enter()) return PMPI_Request_free(req);
+    uint64_t key = key_req(*req);
+    uint64_t t0 = now();
+    int rc = PMPI_Request_free(req);
+    uint64_t t1 = now();
+    struct done d;
+    if (request_done(&d, key, NULL)) complete_event(C_REQUEST_FREE, t0, t1, &d, 1);
+    return leave(rc);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1349,7 +1486,7 @@ int MPI_Request_free(MPI_Request *req)
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
-    if (!T.recording) return PMPI_Wait(req, status);
+    if (!enter()) return PMPI_Wait(req, status);
     MPI_Status local;
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t key = key_req(*req);
@@ -1358,12 +1495,12 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
     uint64_t t1 = now();
     struct done d;
     complete_event(C_WAIT, t0, t1, &d, (size_t)request_done(&d, key, status));
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
-    if (!T.recording) return PMPI_Test(req, flag, status);
+    if (!enter()) return PMPI_Test(req, flag, status);
     MPI_Status local;
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t key = key_req(*req);
@@ -1373,12 +1510,12 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
     struct done d;
     size_t n = *flag ? (size_t)request_done(&d, key, status) : 0;
     complete_event(C_TEST, t0, t1, &d, n);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
-    if (!T.recording) return PMPI_Waitall(count, reqs, statuses);
+    if (!enter()) return PMPI_Waitall(count, reqs, statuses);
     struct multi m = multi_for(count, reqs);
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
     uint64_t t0 = now();
@@ -1387,12 +1524,12 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     size_t n = 0;
     for (int i = 0; i < count; i++) n += (size_t)request_done(&m.done[n], m.keys[i], &st[i]);
     complete_event(C_WAITALL, t0, t1, m.done, n);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
-    if (!T.recording) return PMPI_Testall(count, reqs, flag, statuses);
+    if (!enter()) return PMPI_Testall(count, reqs, flag, statuses);
     struct multi m = multi_for(count, reqs);
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
     uint64_t t0 = now();
@@ -1402,12 +1539,12 @@ int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
     if (*flag)
         for (int i = 0; i < count; i++) n += (size_t)request_done(&m.done[n], m.keys[i], &st[i]);
     complete_event(C_TESTALL, t0, t1, m.done, n);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
-    if (!T.recording) return PMPI_Waitany(count, reqs, index, status);
+    if (!enter()) return PMPI_Waitany(count, reqs, index, status);
     struct multi m = multi_for(count, reqs);
     if (status == MPI_STATUS_IGNORE) status = m.st;
     uint64_t t0 = now();
@@ -1417,12 +1554,12 @@ int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     if (*index != MPI_UNDEFINED && *index >= 0 && *index < count)
         n = (size_t)request_done(m.done, m.keys[*index], status);
     complete_event(C_WAITANY, t0, t1, m.done, n);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-    if (!T.recording) return PMPI_Testany(count, reqs, index, flag, status);
+    if (!enter()) return PMPI_Testany(count, reqs, index, flag, status);
     struct multi m = multi_for(count, reqs);
     if (status == MPI_STATUS_IGNORE) status = m.st;
     uint64_t t0 = now();
@@ -1432,13 +1569,13 @@ int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status
     if (*flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
         n = (size_t)request_done(m.done, m.keys[*index], status);
     complete_event(C_TESTANY, t0, t1, m.done, n);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
-    if (!T.recording) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
+    if (!enter()) return PMPI_Waitsome(incount, reqs, outcount, indices, statuses);
     struct multi m = multi_for(incount, reqs);
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
     uint64_t t0 = now();
@@ -1449,13 +1586,13 @@ int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
         for (int k = 0; k < *outcount; k++)
             n += (size_t)request_done(&m.done[n], m.keys[indices[k]], &st[k]);
     complete_event(C_WAITSOME, t0, t1, m.done, n);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
-    if (!T.recording) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
+    if (!enter()) return PMPI_Testsome(incount, reqs, outcount, indices, statuses);
     struct multi m = multi_for(incount, reqs);
     MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? m.st : statuses;
     uint64_t t0 = now();
@@ -1466,7 +1603,7 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
         for (int k = 0; k < *outcount; k++)
             n += (size_t)request_done(&m.done[n], m.keys[indices[k]], &st[k]);
     complete_event(C_TESTSOME, t0, t1, m.done, n);
-    return rc;
+    return leave(rc);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1476,42 +1613,42 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 
 int MPI_Barrier(MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Barrier(comm);
+    if (!enter()) return PMPI_Barrier(comm);
     uint64_t t0 = now();
     int rc = PMPI_Barrier(comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
     if (c) coll_event(C_BARRIER, t0, t1, c, -1, 0, 0, 0, NULL);
     else T.untracked++;
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Bcast(buf, count, type, root, comm);
+    if (!enter()) return PMPI_Bcast(buf, count, type, root, comm);
     uint64_t t0 = now();
     int rc = PMPI_Bcast(buf, count, type, root, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     uint64_t n = type_bytes(count, type);
     int is_root = c->me == root;
     coll_event(C_BCAST, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    if (!enter()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     uint64_t t0 = now();
     int rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     uint64_t n = type_bytes(count, type);
     coll_event(C_REDUCE, t0, t1, c, root, n, c->me == root ? n : 0, 0, NULL);
-    return rc;
+    return leave(rc);
 }
 
 /* Allreduce, Scan, Exscan: every rank contributes and obtains count elements. */
@@ -1527,56 +1664,56 @@ static void symmetric_event(int code, uint64_t t0, uint64_t t1, int count, MPI_D
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                   MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    if (!enter()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     symmetric_event(C_ALLREDUCE, t0, now(), count, type, comm);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
              MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
+    if (!enter()) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
     symmetric_event(C_SCAN, t0, now(), count, type, comm);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
+    if (!enter()) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
     symmetric_event(C_EXSCAN, t0, now(), count, type, comm);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                            comm);
     uint64_t t0 = now();
     int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     int is_root = c->me == root;
     uint64_t block = is_root ? type_bytes(recvcount, recvtype) : 0;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
     coll_event(C_GATHER, t0, t1, c, root, sent, block * (uint64_t)c->size, 0, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                             root, comm);
     uint64_t t0 = now();
@@ -1584,7 +1721,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                           root, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     int is_root = c->me == root;
     size_t n = is_root ? (size_t)c->size : 0;
     uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), recvd = 0;
@@ -1592,13 +1729,13 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     uint64_t sent = sendbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
                                             : type_bytes(sendcount, sendtype);
     coll_event(C_GATHERV, t0, t1, c, root, sent, recvd, n, counts);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                             comm);
     uint64_t t0 = now();
@@ -1606,19 +1743,19 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                           comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     int is_root = c->me == root;
     uint64_t block = is_root ? type_bytes(sendcount, sendtype) : 0;
     uint64_t got = recvbuf == MPI_IN_PLACE ? block : type_bytes(recvcount, recvtype);
     coll_event(C_SCATTER, t0, t1, c, root, block * (uint64_t)c->size, got, 0, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                              recvtype, root, comm);
     uint64_t t0 = now();
@@ -1626,7 +1763,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                            root, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     int is_root = c->me == root;
     size_t n = is_root ? (size_t)c->size : 0;
     uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), sent = 0;
@@ -1634,30 +1771,30 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     uint64_t got = recvbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
                                            : type_bytes(recvcount, recvtype);
     coll_event(C_SCATTERV, t0, t1, c, root, sent, got, n, counts);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     uint64_t t0 = now();
     int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     uint64_t block = type_bytes(recvcount, recvtype);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
     coll_event(C_ALLGATHER, t0, t1, c, -1, sent, block * (uint64_t)c->size, 0, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                recvtype, comm);
     uint64_t t0 = now();
@@ -1665,37 +1802,37 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                              recvtype, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     size_t n = (size_t)c->size;
     uint64_t *counts = scratch(sizeof(uint64_t) * n), recvd = 0;
     for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? counts[c->me] : type_bytes(sendcount, sendtype);
     coll_event(C_ALLGATHERV, t0, t1, c, -1, sent, recvd, n, counts);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     uint64_t t0 = now();
     int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     uint64_t got = type_bytes(recvcount, recvtype) * (uint64_t)c->size;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? got
                                             : type_bytes(sendcount, sendtype) * (uint64_t)c->size;
     coll_event(C_ALLTOALL, t0, t1, c, -1, sent, got, 0, NULL);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                               rdispls, recvtype, comm);
     uint64_t t0 = now();
@@ -1703,7 +1840,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                             rdispls, recvtype, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     size_t n = (size_t)c->size;
     uint64_t *counts = scratch(sizeof(uint64_t) * 2 * n), sent = 0, recvd = 0;
     int in_place = sendbuf == MPI_IN_PLACE;
@@ -1712,86 +1849,94 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         sent += counts[i] = in_place ? counts[n + i] : type_bytes(sendcounts[i], sendtype);
     }
     coll_event(C_ALLTOALLV, t0, t1, c, -1, sent, recvd, 2 * n, counts);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    if (!T.recording) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+    if (!enter()) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     size_t n = (size_t)c->size;
     uint64_t *counts = scratch(sizeof(uint64_t) * n), sent = 0;
     for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(recvcounts[i], type);
     coll_event(C_REDUCE_SCATTER, t0, t1, c, -1, sent, counts[c->me], n, counts);
-    return rc;
+    return leave(rc);
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    if (!T.recording)
+    if (!enter())
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
     uint64_t t1 = now();
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return rc; }
+    if (!c) { T.untracked++; return leave(rc); }
     uint64_t n = type_bytes(recvcount, type);
     coll_event(C_REDUCE_SCATTER_BLOCK, t0, t1, c, -1, n * (uint64_t)c->size, n, 0, NULL);
-    return rc;
+    return leave(rc);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Wrappers: communicators                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-/* After a recorded creation call: register the new communicator (collective over it) and
- * record the commop event (times taken around the MPI call only). */
-static void created(int code, uint64_t t0, uint64_t t1, MPI_Comm parent, MPI_Comm nc)
+/* After a creation call with a routine code, called at t0 if enter() let it in (own): register
+ * the new communicator (collective over it: every rank takes part, see comm_register) and, if
+ * own, record the commop event (times taken around the MPI call only). Only the owner reads
+ * the clock (now() updates its state). Returns rc. */
+static int created(int own, int code, uint64_t t0, int rc, MPI_Comm parent, const MPI_Comm *nc)
 {
+    uint64_t t1 = own ? now() : 0;
+    struct comm *c = comm_register(rc == MPI_SUCCESS ? *nc : MPI_COMM_NULL);
+    if (!own) return rc;
     struct comm *p = comm_get(parent);
-    struct comm *c = comm_register(nc);
-    if (!p) { T.untracked++; return; }
-    struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = p->id,
-                       .newcomm = c ? (int64_t)c->id : -1 };
-    record(&e);
+    if (p) {
+        struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = p->id,
+                           .newcomm = c ? (int64_t)c->id : -1 };
+        record(&e);
+    } else {
+        T.untracked++;
+    }
+    return leave(rc);
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     if (!T.active) return PMPI_Comm_dup(comm, newcomm);
-    uint64_t t0 = now();
+    int own = enter();
+    uint64_t t0 = own ? now() : 0;
     int rc = PMPI_Comm_dup(comm, newcomm);
-    created(C_COMM_DUP, t0, now(), comm, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL);
-    return rc;
+    return created(own, C_COMM_DUP, t0, rc, comm, newcomm);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     if (!T.active) return PMPI_Comm_split(comm, color, key, newcomm);
-    uint64_t t0 = now();
+    int own = enter();
+    uint64_t t0 = own ? now() : 0;
     int rc = PMPI_Comm_split(comm, color, key, newcomm);
-    created(C_COMM_SPLIT, t0, now(), comm, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL);
-    return rc;
+    return created(own, C_COMM_SPLIT, t0, rc, comm, newcomm);
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     if (!T.active) return PMPI_Comm_create(comm, group, newcomm);
-    uint64_t t0 = now();
+    int own = enter();
+    uint64_t t0 = own ? now() : 0;
     int rc = PMPI_Comm_create(comm, group, newcomm);
-    created(C_COMM_CREATE, t0, now(), comm, rc == MPI_SUCCESS ? *newcomm : MPI_COMM_NULL);
-    return rc;
+    return created(own, C_COMM_CREATE, t0, rc, comm, newcomm);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
-    if (!T.active) return PMPI_Comm_free(comm);
+    if (!enter()) return PMPI_Comm_free(comm);
     struct slot *s = table_find(&T.comms, key_comm(*comm));
     struct comm *c = s ? s->c : NULL;
     if (s) table_remove(&T.comms, s);
@@ -1806,54 +1951,61 @@ int MPI_Comm_free(MPI_Comm *comm)
     } else {
         T.untracked++;
     }
-    return rc;
+    return leave(rc);
 }
 
 /* Communicator constructors without a routine code: not recorded (they count as computation),
- * but their communicators get an id and a C chunk so that calls on them are recorded. */
+ * but their communicators get an id and a C chunk so that calls on them are recorded. They
+ * enter() all the same, to own the table they put the communicator in (own: leave after).
+ * Returns rc. */
+static int registered(int own, int rc, MPI_Comm *nc)
+{
+    if (rc == MPI_SUCCESS) comm_register(*nc);
+    return own ? leave(rc) : rc;
+}
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
 }
 
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
 }
 
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                      int reorder, MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
 }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
@@ -1861,15 +2013,35 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int source
                                    const int destinations[], const int destweights[],
                                    MPI_Info info, int reorder, MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
                                              destinations, destweights, info, reorder, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
 }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newcomm)
 {
+    int own = enter();
     int rc = PMPI_Intercomm_merge(intercomm, high, newcomm);
-    if (rc == MPI_SUCCESS) comm_register(*newcomm);
-    return rc;
+    return registered(own, rc, newcomm);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* At exit: MPI ran, but the tracer never saw its MPI_Init                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Otherwise such a job (MPI linked statically, bindings that call PMPI_Init directly) would
+ * leave no trace and no word. tracer_start sets T.size first, so 0 means it never ran. MPI may
+ * be finalized by now: the rank comes from the launcher's environment; one line, from rank 0
+ * (or from every process where the launcher does not say). */
+__attribute__((destructor)) static void untraced_check(void)
+{
+    int initialized = 0;
+    if (T.size != 0 || PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return;
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank) rank = getenv("PMI_RANK");
+    if (!rank) rank = getenv("PMIX_RANK");
+    if (rank && strcmp(rank, "0") != 0) return;
+    fprintf(stderr, "loggps-trace: MPI was initialized without the tracer's MPI_Init (MPI linked "
+            "statically? bindings that call PMPI_Init?); this job ran UNTRACED\n");
 }

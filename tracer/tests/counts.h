@@ -11,7 +11,7 @@ static const char *counted_names[] = {
     "MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend",
     "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend",
     "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace",
-    "MPI_Probe", "MPI_Iprobe", "MPI_Cancel",
+    "MPI_Probe", "MPI_Iprobe", "MPI_Cancel", "MPI_Request_free",
     "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
     "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",

@@ -1,6 +1,7 @@
 /* Every recorded point-to-point and completion routine, on 2 or 4 (any even number of) ranks
  * in a ring: blocking sends of every mode, nonblocking ones, wildcard receives with
- * MPI_STATUS(ES)_IGNORE, probes, a cancelled receive, MPI_PROC_NULL and a derived datatype. */
+ * MPI_STATUS(ES)_IGNORE, probes, a cancelled receive, a freed request, MPI_PROC_NULL and a
+ * derived datatype. */
 #include "counts.h"
 
 int main(int argc, char **argv)
@@ -131,6 +132,11 @@ int main(int argc, char **argv)
     C(MPI_Wait)(&r[0], &st);
     MPI_Test_cancelled(&st, &flag);
     CHECK(flag);
+
+    /* a send request freed while active: the message still arrives */
+    C(MPI_Isend)(a, 12, MPI_INT, right, 19, W, &r[0]);
+    C(MPI_Request_free)(&r[0]);
+    C(MPI_Recv)(b, 12, MPI_INT, left, 19, W, MPI_STATUS_IGNORE);
 
     /* MPI_PROC_NULL peers */
     C(MPI_Send)(a, 1, MPI_INT, MPI_PROC_NULL, 17, W);

@@ -1,0 +1,598 @@
+/*
+ * Fortran entry points for Open MPI, compiled into libloggps-trace.so with loggps_trace.c.
+ *
+ * Why: Open MPI's Fortran bindings (mpif.h, `use mpi`, `use mpi_f08`) call the C library's
+ * PMPI_ routines directly, below the MPI_ routines the tracer defines, so a Fortran program
+ * would run untraced. MPICH's bindings call the MPI_ routines, which the tracer sees already:
+ * there this file compiles to nothing (no call is recorded twice).
+ *
+ * How: for every routine loggps_trace.c wraps, a function with Open MPI's Fortran calling
+ * convention converts the Fortran handles, sentinels, LOGICALs and indices to C, calls the
+ * tracer's C MPI_ routine (which records and calls PMPI_), and writes the outputs and ierr
+ * back. Each function is defined under every name a Fortran program ends up calling:
+ *
+ *   mpi_send_, mpi_send__, mpi_send, MPI_SEND   mpif.h and `use mpi` (gfortran calls mpi_send_;
+ *                                               the others are other compilers' manglings, all
+ *                                               four exported by libmpi_mpifh too)
+ *   ompi_send_f                                 what `use mpi_f08` calls: libmpi_usempif08's
+ *                                               mpi_send_f08_ calls ompi_send_f of libmpi_mpifh
+ *   mpi_test_f08_                               the ten routines whose mpi_f08 version calls
+ *                                               pmpi_test_ & co. instead (LOGICAL arguments);
+ *                                               their f08 arguments have the mpif.h layout
+ *                                               (TYPE(MPI_Comm) etc. hold one INTEGER)
+ *
+ * Preloaded, or linked before the MPI libraries, these definitions come first. Tested with
+ * Open MPI 4.1 and gfortran.
+ */
+#include <mpi.h>
+
+#ifdef OPEN_MPI
+#include <stdlib.h>
+
+/* Statuses are passed through as they are: Open MPI's Fortran status (MPI_STATUS_SIZE
+ * INTEGERs, or mpi_f08's bind(C) TYPE(MPI_Status)) has the layout of a C MPI_Status, and Open
+ * MPI's own Fortran wrappers cast it the same way. Arrays of counts and displacements too. */
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER is not a C int");
+_Static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "MPI_Status is not INTEGERs");
+
+#define F_TRUE 1 /* .TRUE. of gfortran (Open MPI's OMPI_FORTRAN_VALUE_TRUE) */
+
+/* Fortran's MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE, ... are common blocks: a program
+ * passes their address, which Open MPI's wrappers compare with the four names a Fortran
+ * compiler may give the block (ompi/mpi/fortran/base/constants.h). Weak: a library need not
+ * define all four (Debian's has only mpi_fortran_bottom_ & co.); an absent one is NULL. */
+#define SENTINEL(lo, UP)                                                                        \
+    extern char lo __attribute__((weak)), lo##_ __attribute__((weak)),                          \
+        lo##__ __attribute__((weak)), UP __attribute__((weak));                                 \
+    static int is_##lo(const void *p)                                                           \
+    {                                                                                           \
+        return p && (p == &lo || p == &lo##_ || p == &lo##__ || p == &UP);                      \
+    }
+SENTINEL(mpi_fortran_bottom, MPI_FORTRAN_BOTTOM)
+SENTINEL(mpi_fortran_in_place, MPI_FORTRAN_IN_PLACE)
+SENTINEL(mpi_fortran_status_ignore, MPI_FORTRAN_STATUS_IGNORE)
+SENTINEL(mpi_fortran_statuses_ignore, MPI_FORTRAN_STATUSES_IGNORE)
+SENTINEL(mpi_fortran_unweighted, MPI_FORTRAN_UNWEIGHTED)
+SENTINEL(mpi_fortran_weights_empty, MPI_FORTRAN_WEIGHTS_EMPTY)
+
+static void *fbuf(void *p)
+{
+    return is_mpi_fortran_bottom(p) ? MPI_BOTTOM : is_mpi_fortran_in_place(p) ? MPI_IN_PLACE : p;
+}
+
+static MPI_Status *fstatus(MPI_Fint *s)
+{
+    return is_mpi_fortran_status_ignore(s) ? MPI_STATUS_IGNORE : (MPI_Status *)s;
+}
+
+static MPI_Status *fstatuses(MPI_Fint *s)
+{
+    return is_mpi_fortran_statuses_ignore(s) ? MPI_STATUSES_IGNORE : (MPI_Status *)s;
+}
+
+static const int *fweights(MPI_Fint *w)
+{
+    return is_mpi_fortran_unweighted(w) ? MPI_UNWEIGHTED
+         : is_mpi_fortran_weights_empty(w) ? MPI_WEIGHTS_EMPTY : w;
+}
+
+#define COMM(f) MPI_Comm_f2c(*(f))
+#define TYPE(f) MPI_Type_f2c(*(f))
+#define OP(f) MPI_Op_f2c(*(f))
+
+/* ierr is NULL where mpi_f08's optional ierror is absent */
+static void set(MPI_Fint *ierr, int rc)
+{
+    if (ierr) *ierr = rc;
+}
+
+/* A routine that makes a communicator or a request: its handle goes back on success. */
+static void made_comm(int rc, const MPI_Comm *c, MPI_Fint *f, MPI_Fint *ierr)
+{
+    if (rc == MPI_SUCCESS) *f = MPI_Comm_c2f(*c);
+    set(ierr, rc);
+}
+
+static void made_request(int rc, const MPI_Request *r, MPI_Fint *f, MPI_Fint *ierr)
+{
+    if (rc == MPI_SUCCESS) *f = MPI_Request_c2f(*r);
+    set(ierr, rc);
+}
+
+/* Arrays converted for a call (requests are pointers in C): on the stack when they are small,
+ * else malloc'd. Not a static buffer: under MPI_THREAD_MULTIPLE several threads may be in
+ * these wrappers at once. */
+enum { N_LOCAL = 64 };
+
+static void *space(int n, size_t size, void *local)
+{
+    if (n <= N_LOCAL) return local;
+    void *p = malloc((size_t)n * size);
+    if (!p) abort();
+    return p;
+}
+
+static MPI_Request *requests_in(int n, const MPI_Fint *f, MPI_Request *local)
+{
+    MPI_Request *r = space(n, sizeof *r, local);
+    for (int i = 0; i < n; i++) r[i] = MPI_Request_f2c(f[i]);
+    return r;
+}
+
+/* Completed requests became MPI_REQUEST_NULL (also under MPI_ERR_IN_STATUS): write back */
+static void requests_out(int rc, int n, MPI_Request *r, MPI_Fint *f, MPI_Request *local)
+{
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
+        for (int i = 0; i < n; i++) f[i] = MPI_Request_c2f(r[i]);
+    if (r != local) free(r);
+}
+
+static int *logicals_in(int n, const MPI_Fint *f, int *local)
+{
+    int *v = space(n, sizeof *v, local);
+    for (int i = 0; i < n; i++) v[i] = f[i] != 0;
+    return v;
+}
+
+/* The n indices of Waitany & co.: C counts from 0, Fortran from 1; MPI_UNDEFINED stays */
+static void indices_out(int rc, int n, MPI_Fint *indices)
+{
+    if ((rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) || n == MPI_UNDEFINED) return;
+    for (int i = 0; i < n; i++)
+        if (indices[i] != MPI_UNDEFINED) indices[i]++;
+}
+
+/* The names of one routine (see the top of the file), aliases of ompi_<name>_f */
+#define ALIAS(lo) __attribute__((alias("ompi_" #lo "_f")))
+#define NAMES(lo, UP)                                                                           \
+    extern __typeof__(ompi_##lo##_f) mpi_##lo##_ ALIAS(lo), mpi_##lo##__ ALIAS(lo),              \
+        mpi_##lo ALIAS(lo), MPI_##UP ALIAS(lo);
+#define F08_NAME(lo) extern __typeof__(ompi_##lo##_f) mpi_##lo##_f08_ ALIAS(lo);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Environment                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+void ompi_init_f(MPI_Fint *ierr)
+{
+    set(ierr, MPI_Init(NULL, NULL));
+}
+NAMES(init, INIT)
+
+void ompi_init_thread_f(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Init_thread(NULL, NULL, *required, provided));
+}
+NAMES(init_thread, INIT_THREAD)
+
+void ompi_finalize_f(MPI_Fint *ierr)
+{
+    set(ierr, MPI_Finalize());
+}
+NAMES(finalize, FINALIZE)
+
+void ompi_abort_f(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Abort(COMM(comm), *errorcode));
+}
+NAMES(abort, ABORT)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Point to point                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+#define BLOCKING_SEND(lo, UP, fn)                                                               \
+    void ompi_##lo##_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,              \
+                       MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)                            \
+    {                                                                                           \
+        set(ierr, fn(fbuf(buf), *count, TYPE(type), *dest, *tag, COMM(comm)));                   \
+    }                                                                                           \
+    NAMES(lo, UP)
+BLOCKING_SEND(send, SEND, MPI_Send)
+BLOCKING_SEND(ssend, SSEND, MPI_Ssend)
+BLOCKING_SEND(bsend, BSEND, MPI_Bsend)
+BLOCKING_SEND(rsend, RSEND, MPI_Rsend)
+
+#define NONBLOCKING_SEND(lo, UP, fn)                                                            \
+    void ompi_##lo##_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,              \
+                       MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)             \
+    {                                                                                           \
+        MPI_Request r;                                                                          \
+        made_request(fn(fbuf(buf), *count, TYPE(type), *dest, *tag, COMM(comm), &r), &r, req,   \
+                     ierr);                                                                     \
+    }                                                                                           \
+    NAMES(lo, UP)
+NONBLOCKING_SEND(isend, ISEND, MPI_Isend)
+NONBLOCKING_SEND(issend, ISSEND, MPI_Issend)
+NONBLOCKING_SEND(ibsend, IBSEND, MPI_Ibsend)
+NONBLOCKING_SEND(irsend, IRSEND, MPI_Irsend)
+
+void ompi_recv_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
+                 MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Recv(fbuf(buf), *count, TYPE(type), *source, *tag, COMM(comm),
+                       fstatus(status)));
+}
+NAMES(recv, RECV)
+
+void ompi_irecv_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
+                  MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Irecv(fbuf(buf), *count, TYPE(type), *source, *tag, COMM(comm), &r), &r,
+                 req, ierr);
+}
+NAMES(irecv, IRECV)
+
+void ompi_sendrecv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest,
+                     MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,
+                     MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status,
+                     MPI_Fint *ierr)
+{
+    set(ierr, MPI_Sendrecv(fbuf(sendbuf), *sendcount, TYPE(sendtype), *dest, *sendtag,
+                           fbuf(recvbuf), *recvcount, TYPE(recvtype), *source, *recvtag,
+                           COMM(comm), fstatus(status)));
+}
+NAMES(sendrecv, SENDRECV)
+
+void ompi_sendrecv_replace_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,
+                             MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag,
+                             MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Sendrecv_replace(fbuf(buf), *count, TYPE(type), *dest, *sendtag, *source,
+                                   *recvtag, COMM(comm), fstatus(status)));
+}
+NAMES(sendrecv_replace, SENDRECV_REPLACE)
+
+void ompi_probe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status,
+                  MPI_Fint *ierr)
+{
+    set(ierr, MPI_Probe(*source, *tag, COMM(comm), fstatus(status)));
+}
+NAMES(probe, PROBE)
+
+void ompi_iprobe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag,
+                   MPI_Fint *status, MPI_Fint *ierr)
+{
+    int f = 0;
+    set(ierr, MPI_Iprobe(*source, *tag, COMM(comm), &f, fstatus(status)));
+    *flag = f ? F_TRUE : 0;
+}
+NAMES(iprobe, IPROBE)
+F08_NAME(iprobe)
+
+void ompi_cancel_f(MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r = MPI_Request_f2c(*req);
+    set(ierr, MPI_Cancel(&r));
+}
+NAMES(cancel, CANCEL)
+
+void ompi_request_free_f(MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r = MPI_Request_f2c(*req);
+    made_request(MPI_Request_free(&r), &r, req, ierr);
+}
+NAMES(request_free, REQUEST_FREE)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Completion                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+void ompi_wait_f(MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request r = MPI_Request_f2c(*req);
+    made_request(MPI_Wait(&r, fstatus(status)), &r, req, ierr);
+}
+NAMES(wait, WAIT)
+
+void ompi_test_f(MPI_Fint *req, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request r = MPI_Request_f2c(*req);
+    int f = 0;
+    made_request(MPI_Test(&r, &f, fstatus(status)), &r, req, ierr);
+    *flag = f ? F_TRUE : 0;
+}
+NAMES(test, TEST)
+F08_NAME(test)
+
+void ompi_waitall_f(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    MPI_Request local[N_LOCAL], *r = requests_in(*count, reqs, local);
+    int rc = MPI_Waitall(*count, r, fstatuses(statuses));
+    requests_out(rc, *count, r, reqs, local);
+    set(ierr, rc);
+}
+NAMES(waitall, WAITALL)
+
+void ompi_testall_f(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *flag, MPI_Fint *statuses,
+                    MPI_Fint *ierr)
+{
+    MPI_Request local[N_LOCAL], *r = requests_in(*count, reqs, local);
+    int f = 0, rc = MPI_Testall(*count, r, &f, fstatuses(statuses));
+    requests_out(rc, *count, r, reqs, local);
+    *flag = f ? F_TRUE : 0;
+    set(ierr, rc);
+}
+NAMES(testall, TESTALL)
+F08_NAME(testall)
+
+void ompi_waitany_f(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *status,
+                    MPI_Fint *ierr)
+{
+    MPI_Request local[N_LOCAL], *r = requests_in(*count, reqs, local);
+    int rc = MPI_Waitany(*count, r, index, fstatus(status));
+    requests_out(rc, *count, r, reqs, local);
+    indices_out(rc, 1, index);
+    set(ierr, rc);
+}
+NAMES(waitany, WAITANY)
+
+void ompi_testany_f(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *flag,
+                    MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Request local[N_LOCAL], *r = requests_in(*count, reqs, local);
+    int f = 0, rc = MPI_Testany(*count, r, index, &f, fstatus(status));
+    requests_out(rc, *count, r, reqs, local);
+    indices_out(rc, 1, index);
+    *flag = f ? F_TRUE : 0;
+    set(ierr, rc);
+}
+NAMES(testany, TESTANY)
+F08_NAME(testany)
+
+void ompi_waitsome_f(MPI_Fint *incount, MPI_Fint *reqs, MPI_Fint *outcount, MPI_Fint *indices,
+                     MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    MPI_Request local[N_LOCAL], *r = requests_in(*incount, reqs, local);
+    int rc = MPI_Waitsome(*incount, r, outcount, indices, fstatuses(statuses));
+    requests_out(rc, *incount, r, reqs, local);
+    indices_out(rc, *outcount, indices);
+    set(ierr, rc);
+}
+NAMES(waitsome, WAITSOME)
+
+void ompi_testsome_f(MPI_Fint *incount, MPI_Fint *reqs, MPI_Fint *outcount, MPI_Fint *indices,
+                     MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    MPI_Request local[N_LOCAL], *r = requests_in(*incount, reqs, local);
+    int rc = MPI_Testsome(*incount, r, outcount, indices, fstatuses(statuses));
+    requests_out(rc, *incount, r, reqs, local);
+    indices_out(rc, *outcount, indices);
+    set(ierr, rc);
+}
+NAMES(testsome, TESTSOME)
+F08_NAME(testsome)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Collectives                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+void ompi_barrier_f(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Barrier(COMM(comm)));
+}
+NAMES(barrier, BARRIER)
+
+void ompi_bcast_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
+                  MPI_Fint *ierr)
+{
+    set(ierr, MPI_Bcast(fbuf(buf), *count, TYPE(type), *root, COMM(comm)));
+}
+NAMES(bcast, BCAST)
+
+void ompi_reduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
+                   MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Reduce(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), *root,
+                         COMM(comm)));
+}
+NAMES(reduce, REDUCE)
+
+/* Allreduce, Scan, Exscan */
+#define REDUCTION(lo, UP, fn)                                                                   \
+    void ompi_##lo##_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type,           \
+                       MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)                             \
+    {                                                                                           \
+        set(ierr, fn(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), COMM(comm)));    \
+    }                                                                                           \
+    NAMES(lo, UP)
+REDUCTION(allreduce, ALLREDUCE, MPI_Allreduce)
+REDUCTION(scan, SCAN, MPI_Scan)
+REDUCTION(exscan, EXSCAN, MPI_Exscan)
+
+/* Gather, Scatter (rooted) and Allgather, Alltoall: one count and type on each side */
+#define ROOTED(lo, UP, fn)                                                                      \
+    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, \
+                       MPI_Fint *ierr)                                                          \
+    {                                                                                           \
+        set(ierr, fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,      \
+                     TYPE(recvtype), *root, COMM(comm)));                                       \
+    }                                                                                           \
+    NAMES(lo, UP)
+ROOTED(gather, GATHER, MPI_Gather)
+ROOTED(scatter, SCATTER, MPI_Scatter)
+
+#define ALL_TO(lo, UP, fn)                                                                      \
+    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)  \
+    {                                                                                           \
+        set(ierr, fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,      \
+                     TYPE(recvtype), COMM(comm)));                                              \
+    }                                                                                           \
+    NAMES(lo, UP)
+ALL_TO(allgather, ALLGATHER, MPI_Allgather)
+ALL_TO(alltoall, ALLTOALL, MPI_Alltoall)
+
+void ompi_gatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                    MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root,
+                    MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Gatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), recvcounts,
+                          displs, TYPE(recvtype), *root, COMM(comm)));
+}
+NAMES(gatherv, GATHERV)
+
+void ompi_scatterv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype,
+                     void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root,
+                     MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Scatterv(fbuf(sendbuf), sendcounts, displs, TYPE(sendtype), fbuf(recvbuf),
+                           *recvcount, TYPE(recvtype), *root, COMM(comm)));
+}
+NAMES(scatterv, SCATTERV)
+
+void ompi_allgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                       MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype,
+                       MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Allgatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
+                             recvcounts, displs, TYPE(recvtype), COMM(comm)));
+}
+NAMES(allgatherv, ALLGATHERV)
+
+void ompi_alltoallv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
+                      void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype,
+                      MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Alltoallv(fbuf(sendbuf), sendcounts, sdispls, TYPE(sendtype), fbuf(recvbuf),
+                            recvcounts, rdispls, TYPE(recvtype), COMM(comm)));
+}
+NAMES(alltoallv, ALLTOALLV)
+
+void ompi_reduce_scatter_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *type,
+                           MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Reduce_scatter(fbuf(sendbuf), fbuf(recvbuf), recvcounts, TYPE(type), OP(op),
+                                 COMM(comm)));
+}
+NAMES(reduce_scatter, REDUCE_SCATTER)
+
+void ompi_reduce_scatter_block_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcount,
+                                 MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Reduce_scatter_block(fbuf(sendbuf), fbuf(recvbuf), *recvcount, TYPE(type),
+                                       OP(op), COMM(comm)));
+}
+NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Communicators: the recorded ones and the constructors whose communicators get an id         */
+/* ------------------------------------------------------------------------------------------ */
+
+void ompi_comm_dup_f(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Comm_dup(COMM(comm), &c), &c, newcomm, ierr);
+}
+NAMES(comm_dup, COMM_DUP)
+
+void ompi_comm_split_f(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm,
+                       MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Comm_split(COMM(comm), *color, *key, &c), &c, newcomm, ierr);
+}
+NAMES(comm_split, COMM_SPLIT)
+
+void ompi_comm_create_f(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Comm_create(COMM(comm), MPI_Group_f2c(*group), &c), &c, newcomm, ierr);
+}
+NAMES(comm_create, COMM_CREATE)
+
+void ompi_comm_free_f(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    MPI_Comm c = COMM(comm);
+    made_comm(MPI_Comm_free(&c), &c, comm, ierr); /* MPI_COMM_NULL */
+}
+NAMES(comm_free, COMM_FREE)
+
+void ompi_comm_split_type_f(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
+                            MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Comm_split_type(COMM(comm), *split_type, *key, MPI_Info_f2c(*info), &c), &c,
+              newcomm, ierr);
+}
+NAMES(comm_split_type, COMM_SPLIT_TYPE)
+
+void ompi_comm_dup_with_info_f(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm,
+                               MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Comm_dup_with_info(COMM(comm), MPI_Info_f2c(*info), &c), &c, newcomm, ierr);
+}
+NAMES(comm_dup_with_info, COMM_DUP_WITH_INFO)
+
+void ompi_comm_create_group_f(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm,
+                              MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Comm_create_group(COMM(comm), MPI_Group_f2c(*group), *tag, &c), &c, newcomm,
+              ierr);
+}
+NAMES(comm_create_group, COMM_CREATE_GROUP)
+
+void ompi_cart_create_f(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods,
+                        MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    int local[N_LOCAL], *p = logicals_in(*ndims, periods, local);
+    MPI_Comm c;
+    made_comm(MPI_Cart_create(COMM(comm), *ndims, dims, p, *reorder != 0, &c), &c, newcomm,
+              ierr);
+    if (p != local) free(p);
+}
+NAMES(cart_create, CART_CREATE)
+F08_NAME(cart_create)
+
+void ompi_cart_sub_f(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    int ndims = 0; /* stays 0 if comm is not Cartesian: MPI_Cart_sub reports that */
+    MPI_Cartdim_get(COMM(comm), &ndims);
+    int local[N_LOCAL], *remain = logicals_in(ndims, remain_dims, local);
+    MPI_Comm c;
+    made_comm(MPI_Cart_sub(COMM(comm), remain, &c), &c, newcomm, ierr);
+    if (remain != local) free(remain);
+}
+NAMES(cart_sub, CART_SUB)
+F08_NAME(cart_sub)
+
+void ompi_graph_create_f(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges,
+                         MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Graph_create(COMM(comm), *nnodes, index, edges, *reorder != 0, &c), &c,
+              newcomm, ierr);
+}
+NAMES(graph_create, GRAPH_CREATE)
+F08_NAME(graph_create)
+
+void ompi_dist_graph_create_adjacent_f(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources,
+                                       MPI_Fint *sourceweights, MPI_Fint *outdegree,
+                                       MPI_Fint *destinations, MPI_Fint *destweights,
+                                       MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm,
+                                       MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Dist_graph_create_adjacent(COMM(comm), *indegree, sources,
+                                             fweights(sourceweights), *outdegree, destinations,
+                                             fweights(destweights), MPI_Info_f2c(*info),
+                                             *reorder != 0, &c),
+              &c, newcomm, ierr);
+}
+NAMES(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT)
+F08_NAME(dist_graph_create_adjacent)
+
+void ompi_intercomm_merge_f(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newcomm,
+                            MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    made_comm(MPI_Intercomm_merge(COMM(intercomm), *high != 0, &c), &c, newcomm, ierr);
+}
+NAMES(intercomm_merge, INTERCOMM_MERGE)
+F08_NAME(intercomm_merge)
+
+#endif /* OPEN_MPI */
