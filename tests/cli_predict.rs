@@ -398,3 +398,23 @@ fn matched_probes_probe_and_receive() {
     );
     assert!(v["warnings"].as_array().unwrap().is_empty(), "{v}");
 }
+
+/// One-sided calls and neighborhood collectives load and replay at their traced durations,
+/// counted in a warning: a rank that fences (100 ns), puts (30 ns) and fences (100 ns), 1 ns
+/// of computation between, ends at 100 + 1 + 30 + 1 + 100 = 232 ns whatever the platform.
+#[test]
+fn calls_the_model_does_not_cost_keep_their_durations() {
+    let t = "loggps-trace 1\nranks 1\n0 MPI_Win_fence 0 100\n0 MPI_Put 101 131\n\
+             0 MPI_Win_fence 132 232\n0 MPI_Neighbor_alltoall 233 243\n";
+    let (_d, f) = text_trace("rma.txt", t);
+    for platform in ["myrinet", "fast-ethernet"] {
+        let v = json(&[&f, "--platform", platform, "--format", "json"]);
+        assert_close(rank_ns(&v, 0)[0], 243.0, platform);
+        let w = v["warnings"].to_string();
+        assert!(
+            w.contains("4 call(s) the model does not cost")
+                && w.contains("MPI_Win_fence 2, MPI_Put 1, MPI_Neighbor_alltoall 1"),
+            "{w}"
+        );
+    }
+}

@@ -447,7 +447,39 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, Error> {
     if !trace.pending.is_empty() {
         g.warnings.push(pending_requests(trace));
     }
+    if let Some(w) = kept_measured(trace) {
+        g.warnings.push(w);
+    }
     Ok(g)
+}
+
+/// The warning for calls the model does not cost (one-sided communication, neighborhood
+/// collectives), counted by routine; None where the trace has none. A look at the routine
+/// column by a table, as for collectives ([`any_collective`]).
+fn kept_measured(trace: &Trace) -> Option<String> {
+    let mut kept = [false; 256];
+    for &r in Routine::ALL {
+        kept[r as usize] = r.kept_measured();
+    }
+    let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | kept[r as usize]);
+    if !trace.events.routines().par_chunks(1 << 16).any(any) {
+        return None;
+    }
+    let mut counts = [0u64; 256];
+    for &r in trace.events.routines() {
+        counts[r as usize] += kept[r as usize] as u64;
+    }
+    let by_routine: Vec<String> = Routine::ALL
+        .iter()
+        .filter(|&&r| counts[r as usize] > 0)
+        .map(|&r| format!("{} {}", r.mpi_name(), counts[r as usize]))
+        .collect();
+    Some(format!(
+        "{} call(s) the model does not cost (one-sided communication, neighborhood collectives) \
+         replay at their traced durations: {}",
+        counts.iter().sum::<u64>(),
+        by_routine.join(", ")
+    ))
 }
 
 /// The warning for requests no call completed: legal where a program leaves them pending at

@@ -70,6 +70,10 @@ pub(super) fn cost_event(
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
     let step = match routine.shape() {
+        Shape::None if routine.kept_measured() => {
+            let d = (ev.t_return(i) - ev.t_call(i)) as f64;
+            (tc + d, d, 0.0, 0.0)
+        }
         Shape::None => (tc, 0.0, 0.0, 0.0),
         Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + o, o, 0.0, 0.0),
         Shape::Send => {

@@ -132,9 +132,51 @@ routines! {
     CommSplit = 61, "MPI_Comm_split", CommOp;
     CommCreate = 62, "MPI_Comm_create", CommOp;
     CommFree = 63, "MPI_Comm_free", CommOp;
+    // One-sided communication and neighborhood collectives: recorded, kept at their traced
+    // durations (`Routine::kept_measured`).
+    WinCreate = 70, "MPI_Win_create", None;
+    WinAllocate = 71, "MPI_Win_allocate", None;
+    WinAllocateShared = 72, "MPI_Win_allocate_shared", None;
+    WinCreateDynamic = 73, "MPI_Win_create_dynamic", None;
+    WinFree = 74, "MPI_Win_free", None;
+    WinFence = 75, "MPI_Win_fence", None;
+    WinLock = 76, "MPI_Win_lock", None;
+    WinUnlock = 77, "MPI_Win_unlock", None;
+    WinLockAll = 78, "MPI_Win_lock_all", None;
+    WinUnlockAll = 79, "MPI_Win_unlock_all", None;
+    WinFlush = 80, "MPI_Win_flush", None;
+    WinFlushAll = 81, "MPI_Win_flush_all", None;
+    WinFlushLocal = 82, "MPI_Win_flush_local", None;
+    WinSync = 83, "MPI_Win_sync", None;
+    WinPost = 84, "MPI_Win_post", None;
+    WinStart = 85, "MPI_Win_start", None;
+    WinComplete = 86, "MPI_Win_complete", None;
+    WinWait = 87, "MPI_Win_wait", None;
+    Put = 88, "MPI_Put", None;
+    Get = 89, "MPI_Get", None;
+    Accumulate = 90, "MPI_Accumulate", None;
+    GetAccumulate = 91, "MPI_Get_accumulate", None;
+    FetchAndOp = 92, "MPI_Fetch_and_op", None;
+    CompareAndSwap = 93, "MPI_Compare_and_swap", None;
+    NeighborAllgather = 100, "MPI_Neighbor_allgather", None;
+    NeighborAllgatherv = 101, "MPI_Neighbor_allgatherv", None;
+    NeighborAlltoall = 102, "MPI_Neighbor_alltoall", None;
+    NeighborAlltoallv = 103, "MPI_Neighbor_alltoallv", None;
+    NeighborAlltoallw = 104, "MPI_Neighbor_alltoallw", None;
 }
 
 impl Routine {
+    /// Recorded but not costed by the model (one-sided communication, neighborhood
+    /// collectives): replayed at its traced duration, and counted in a warning.
+    #[inline]
+    pub fn kept_measured(self) -> bool {
+        self.shape() == Shape::None
+            && !matches!(
+                self,
+                Routine::Init | Routine::InitThread | Routine::Finalize
+            )
+    }
+
     /// A blocking probe: `MPI_Probe`, `MPI_Mprobe` (which also takes the message it finds off
     /// the queue, for the `MPI_Mrecv` after it: matched like a probe and that receive).
     #[inline]
