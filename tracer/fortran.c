@@ -16,7 +16,7 @@
  *                                               four exported by libmpi_mpifh too)
  *   ompi_send_f                                 what `use mpi_f08` calls: libmpi_usempif08's
  *                                               mpi_send_f08_ calls ompi_send_f of libmpi_mpifh
- *   mpi_test_f08_                               the ten routines whose mpi_f08 version calls
+ *   mpi_test_f08_                               the eleven routines whose mpi_f08 version calls
  *                                               pmpi_test_ & co. instead (LOGICAL arguments);
  *                                               their f08 arguments have the mpif.h layout
  *                                               (TYPE(MPI_Comm) etc. hold one INTEGER)
@@ -96,6 +96,13 @@ static void made_comm(int rc, const MPI_Comm *c, MPI_Fint *f, MPI_Fint *ierr)
 static void made_request(int rc, const MPI_Request *r, MPI_Fint *f, MPI_Fint *ierr)
 {
     if (rc == MPI_SUCCESS) *f = MPI_Request_c2f(*r);
+    set(ierr, rc);
+}
+
+/* A matched probe's message goes back, and a matched receive's (now MPI_MESSAGE_NULL) */
+static void made_message(int rc, const MPI_Message *m, MPI_Fint *f, MPI_Fint *ierr)
+{
+    if (rc == MPI_SUCCESS) *f = MPI_Message_c2f(*m);
     set(ierr, rc);
 }
 
@@ -260,6 +267,47 @@ void ompi_iprobe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *fl
 }
 NAMES(iprobe, IPROBE)
 F08_NAME(iprobe)
+
+void ompi_mprobe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message,
+                   MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Message m;
+    made_message(MPI_Mprobe(*source, *tag, COMM(comm), &m, fstatus(status)), &m, message, ierr);
+}
+NAMES(mprobe, MPROBE)
+
+/* the message is set only when one was found */
+void ompi_improbe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag,
+                    MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Message m;
+    int f = 0, rc = MPI_Improbe(*source, *tag, COMM(comm), &f, &m, fstatus(status));
+    if (f) made_message(rc, &m, message, ierr);
+    else set(ierr, rc);
+    *flag = f ? F_TRUE : 0;
+}
+NAMES(improbe, IMPROBE)
+F08_NAME(improbe)
+
+void ompi_mrecv_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message,
+                  MPI_Fint *status, MPI_Fint *ierr)
+{
+    MPI_Message m = MPI_Message_f2c(*message);
+    made_message(MPI_Mrecv(fbuf(buf), *count, TYPE(type), &m, fstatus(status)), &m, message,
+                 ierr);
+}
+NAMES(mrecv, MRECV)
+
+void ompi_imrecv_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message,
+                   MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Message m = MPI_Message_f2c(*message);
+    MPI_Request r;
+    int rc = MPI_Imrecv(fbuf(buf), *count, TYPE(type), &m, &r);
+    made_message(rc, &m, message, NULL);
+    made_request(rc, &r, req, ierr);
+}
+NAMES(imrecv, IMRECV)
 
 void ompi_cancel_f(MPI_Fint *req, MPI_Fint *ierr)
 {

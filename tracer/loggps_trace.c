@@ -41,9 +41,10 @@ enum shape { SH_NONE, SH_SEND, SH_ISEND, SH_RECV, SH_IRECV, SH_SENDRECV, SH_COMP
 enum code {
     C_INIT = 0, C_INIT_THREAD = 1, C_FINALIZE = 2,
     C_SEND = 10, C_SSEND = 11, C_BSEND = 12, C_RSEND = 13,
-    C_ISEND = 14, C_ISSEND = 15, C_IBSEND = 16, C_IRSEND = 17,
+    C_ISEND = 14, C_ISSEND = 15, C_IBSEND = 16, C_IRSEND = 17, C_MRECV = 18, C_IMRECV = 19,
     C_RECV = 20, C_IRECV = 21, C_SENDRECV = 22, C_SENDRECV_REPLACE = 23,
     C_PROBE = 24, C_IPROBE = 25, C_CANCEL = 26, C_REQUEST_FREE = 27,
+    C_MPROBE = 28, C_IMPROBE = 29,
     C_WAIT = 30, C_WAITALL = 31, C_WAITANY = 32, C_WAITSOME = 33,
     C_TEST = 34, C_TESTALL = 35, C_TESTANY = 36, C_TESTSOME = 37,
     C_BARRIER = 40, C_BCAST = 41, C_REDUCE = 42, C_ALLREDUCE = 43,
@@ -58,9 +59,10 @@ static const unsigned char shape_of[C_COUNT] = {
     [C_INIT] = SH_NONE, [C_INIT_THREAD] = SH_NONE, [C_FINALIZE] = SH_NONE,
     [C_SEND] = SH_SEND, [C_SSEND] = SH_SEND, [C_BSEND] = SH_SEND, [C_RSEND] = SH_SEND,
     [C_ISEND] = SH_ISEND, [C_ISSEND] = SH_ISEND, [C_IBSEND] = SH_ISEND, [C_IRSEND] = SH_ISEND,
-    [C_RECV] = SH_RECV, [C_IRECV] = SH_IRECV,
+    [C_RECV] = SH_RECV, [C_IRECV] = SH_IRECV, [C_MRECV] = SH_RECV, [C_IMRECV] = SH_IRECV,
     [C_SENDRECV] = SH_SENDRECV, [C_SENDRECV_REPLACE] = SH_SENDRECV,
-    [C_PROBE] = SH_RECV, [C_IPROBE] = SH_RECV, [C_CANCEL] = SH_CANCEL,
+    [C_PROBE] = SH_RECV, [C_IPROBE] = SH_RECV, [C_MPROBE] = SH_RECV, [C_IMPROBE] = SH_RECV,
+    [C_CANCEL] = SH_CANCEL,
     [C_REQUEST_FREE] = SH_COMPLETE,
     [C_WAIT] = SH_COMPLETE, [C_WAITALL] = SH_COMPLETE, [C_WAITANY] = SH_COMPLETE,
     [C_WAITSOME] = SH_COMPLETE, [C_TEST] = SH_COMPLETE, [C_TESTALL] = SH_COMPLETE,
@@ -301,7 +303,7 @@ static struct {
     uint64_t untracked;  /* calls not recorded because their communicator is unknown */
     uint64_t events;
     struct comm world, *self;
-    struct table comms, reqs;
+    struct table comms, reqs, msgs; /* communicators, requests, messages (matched probes) */
     struct queued *spare; /* unused queue entries, kept for reuse */
     void *scratch;       /* arrays for the multi-request and v-collective wrappers */
     size_t scratch_cap;
@@ -448,6 +450,13 @@ static inline uint64_t key_req(MPI_Request r)
 {
     uint64_t k = 0;
     memcpy(&k, &r, sizeof r < sizeof k ? sizeof r : sizeof k);
+    return k;
+}
+
+static inline uint64_t key_msg(MPI_Message m)
+{
+    uint64_t k = 0;
+    memcpy(&k, &m, sizeof m < sizeof k ? sizeof m : sizeof k);
     return k;
 }
 
@@ -789,6 +798,34 @@ static int request_done(struct done *d, uint64_t key, const MPI_Status *st)
     return 1;
 }
 
+/*
+ * Messages of matched probes. MPI_Mrecv and MPI_Imrecv name no communicator, only the message
+ * that MPI_Mprobe or MPI_Improbe returned, so the message table keeps the communicator of each
+ * message (a reference, as a request does) from its probe to its receive. A message whose
+ * probe was not recorded (an unknown communicator) is not in the table, and its receive is not
+ * recorded either. MPI_MESSAGE_NO_PROC, the one handle of every probe on MPI_PROC_NULL, is
+ * never taken out: it keeps the communicator of the latest such probe.
+ */
+static void message_new(MPI_Message m, struct comm *c)
+{
+    struct slot *s = table_put(&T.msgs, key_msg(m));
+    if (s->c) comm_release(s->c); /* MPI_MESSAGE_NO_PROC again, or a receive we did not see */
+    c->refs++;
+    s->c = c;
+}
+
+/* The communicator of message m, or NULL; for a receive, which takes the message: the caller
+ * releases the communicator after its record. */
+static struct comm *message_take(MPI_Message m)
+{
+    struct slot *s = table_find(&T.msgs, key_msg(m));
+    if (!s) return NULL;
+    struct comm *c = s->c;
+    if (m == MPI_MESSAGE_NO_PROC) c->refs++; /* the table keeps its own */
+    else table_remove(&T.msgs, s);
+    return c;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers shared by the wrappers                                                              */
 /* ------------------------------------------------------------------------------------------ */
@@ -831,24 +868,26 @@ HOT void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype 
     record(&e);
 }
 
-/* Recv, Probe, Iprobe: source and tag are the actual ones, from the status (if found). */
-HOT void recv_event(int code, uint64_t t0, uint64_t t1, int source, int tag, MPI_Comm comm,
-                       const MPI_Status *st, int found)
+/* Recv and the probes: source and tag are the actual ones, from the status (if found).
+ * Returns the communicator, NULL if it is unknown (nothing recorded). */
+HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, int source, int tag,
+                            MPI_Comm comm, const MPI_Status *st, int found)
 {
     struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return; }
+    if (!c) { T.untracked++; return NULL; }
     struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = c->id,
                        .flags = wildcard_flags(source, tag) };
     if (found) {
         e.recv_bytes = status_bytes(st);
         e.peer = world_rank(c, st->MPI_SOURCE);
         e.tag = tag_of(st->MPI_TAG);
-        if (code == C_IPROBE) e.flags |= F_FOUND;
+        if (code == C_IPROBE || code == C_IMPROBE) e.flags |= F_FOUND;
     } else {
         e.peer = world_rank(c, source);
         e.tag = tag_of(tag);
     }
     record(&e);
+    return c;
 }
 
 HOT void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d, size_t n)
@@ -1447,6 +1486,77 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     uint64_t t0 = now();
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
     recv_event(C_IPROBE, t0, now(), source, tag, comm, status, *flag);
+    return leave(rc);
+}
+
+/* Matched probes: recorded as Probe and Iprobe; the message found keeps its communicator for
+ * the receive (see message_new). */
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (!enter()) return PMPI_Mprobe(source, tag, comm, message, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t t0 = now();
+    int rc = PMPI_Mprobe(source, tag, comm, message, status);
+    struct comm *c = recv_event(C_MPROBE, t0, now(), source, tag, comm, status, 1);
+    if (c && rc == MPI_SUCCESS) message_new(*message, c);
+    return leave(rc);
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status)
+{
+    if (!enter()) return PMPI_Improbe(source, tag, comm, flag, message, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    uint64_t t0 = now();
+    int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+    struct comm *c = recv_event(C_IMPROBE, t0, now(), source, tag, comm, status, *flag);
+    if (c && rc == MPI_SUCCESS && *flag) message_new(*message, c);
+    return leave(rc);
+}
+
+/* Recorded as MPI_Recv: source, tag and size of the message from the status. It names no
+ * source or tag itself: no wildcard flags. */
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+    if (!enter()) return PMPI_Mrecv(buf, count, type, message, status);
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    struct comm *c = message_take(*message); /* before the call sets it to MPI_MESSAGE_NULL */
+    uint64_t t0 = now();
+    int rc = PMPI_Mrecv(buf, count, type, message, status);
+    uint64_t t1 = now();
+    if (!c) { T.untracked++; return leave(rc); }
+    struct event e = { .code = C_MRECV, .t_call = t0, .t_return = t1,
+                       .recv_bytes = status_bytes(status),
+                       .peer = world_rank(c, status->MPI_SOURCE),
+                       .tag = tag_of(status->MPI_TAG), .comm = c->id };
+    record(&e);
+    comm_release(c);
+    return leave(rc);
+}
+
+/* Recorded as the MPI_Irecv it amounts to: of the posted size, and, as the message's source
+ * and tag are known to its probe only, with both wildcards, so that the completion's status
+ * gives the actual ones. MPI_MESSAGE_NO_PROC's is an MPI_Irecv from MPI_PROC_NULL. */
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+               MPI_Request *req)
+{
+    if (!enter()) return PMPI_Imrecv(buf, count, type, message, req);
+    int source = *message == MPI_MESSAGE_NO_PROC ? MPI_PROC_NULL : MPI_ANY_SOURCE;
+    struct comm *c = message_take(*message);
+    uint64_t t0 = now();
+    int rc = PMPI_Imrecv(buf, count, type, message, req);
+    uint64_t t1 = now();
+    if (!c) { T.untracked++; return leave(rc); }
+    struct event e = { .code = C_IMRECV, .t_call = t0, .t_return = t1,
+                       .recv_bytes = type_bytes(count, type), .peer = world_rank(c, source),
+                       .tag = -1, .comm = c->id, .flags = wildcard_flags(source, MPI_ANY_TAG),
+                       .req = request_new(*req, c,
+                                          source == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV) };
+    record(&e);
+    comm_release(c);
     return leave(rc);
 }
 

@@ -12,6 +12,7 @@ static const char *counted_names[] = {
     "MPI_Isend", "MPI_Issend", "MPI_Ibsend", "MPI_Irsend",
     "MPI_Recv", "MPI_Irecv", "MPI_Sendrecv", "MPI_Sendrecv_replace",
     "MPI_Probe", "MPI_Iprobe", "MPI_Cancel", "MPI_Request_free",
+    "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv",
     "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
     "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome",
     "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",

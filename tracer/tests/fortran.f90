@@ -1,8 +1,9 @@
 ! `use mpi`: every recorded point-to-point and completion routine, as p2p.c does it (blocking
 ! sends of every mode, nonblocking ones completed by each Wait and Test routine, wildcard
-! receives with MPI_STATUS(ES)_IGNORE, probes, a cancelled receive, MPI_PROC_NULL, a derived
-! datatype), then a few collectives with MPI_IN_PLACE, MPI_Comm_split, and a Cartesian
-! communicator (its creation is not recorded, its traffic is). 2 or 4 (any even number) ranks.
+! receives with MPI_STATUS(ES)_IGNORE, probes, matched probes, a cancelled receive,
+! MPI_PROC_NULL, a derived datatype), then a few collectives with MPI_IN_PLACE, MPI_Comm_split,
+! and a Cartesian communicator (its creation is not recorded, its traffic is). 2 or 4 (any even
+! number) ranks.
 program fortran
   use mpi
   use fortran_counts
@@ -10,7 +11,7 @@ program fortran
   integer, parameter :: W = MPI_COMM_WORLD
   integer :: rank, size, right, left, ierr, k, i, done, got, idx, outcount, vec, bufsize
   integer :: a(64), b(64), r(4), indices(4), st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4)
-  integer :: half, hme, hn, ring, src, dst, v(4)
+  integer :: half, hme, hn, ring, src, dst, v(4), msg
   double precision :: x(8), y(8)
   character, allocatable :: bsendbuf(:)
   logical :: even, flag
@@ -161,6 +162,28 @@ program fortran
   call check(got == 11 .and. st(MPI_SOURCE) == left, 'Iprobe status')
   call tally('MPI_Recv'); call MPI_Recv(b, 11, MPI_INTEGER, MPI_ANY_SOURCE, 16, W, MPI_STATUS_IGNORE, ierr)
   call tally('MPI_Wait'); call MPI_Wait(r(1), MPI_STATUS_IGNORE, ierr)
+
+  ! matched probes: Mprobe + Mrecv, Improbe (polling) + Imrecv + Wait, Mprobe on MPI_PROC_NULL
+  call tally('MPI_Isend'); call MPI_Isend(a, 13, MPI_INTEGER, right, 20, W, r(1), ierr)
+  call tally('MPI_Mprobe'); call MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, W, msg, st, ierr)
+  call check(st(MPI_SOURCE) == left .and. st(MPI_TAG) == 20, 'Mprobe status')
+  call tally('MPI_Mrecv'); call MPI_Mrecv(b, 64, MPI_INTEGER, msg, MPI_STATUS_IGNORE, ierr)
+  call check(msg == MPI_MESSAGE_NULL .and. b(1) == left * 100, 'Mrecv')
+  call tally('MPI_Wait'); call MPI_Wait(r(1), MPI_STATUS_IGNORE, ierr)
+  call tally('MPI_Isend'); call MPI_Isend(a, 14, MPI_INTEGER, right, 21, W, r(1), ierr)
+  flag = .false.
+  do while (.not. flag)
+     call tally('MPI_Improbe'); call MPI_Improbe(MPI_ANY_SOURCE, 21, W, flag, msg, MPI_STATUS_IGNORE, ierr)
+  end do
+  call tally('MPI_Imrecv'); call MPI_Imrecv(b, 64, MPI_INTEGER, msg, r(2), ierr)
+  call check(msg == MPI_MESSAGE_NULL, 'Imrecv takes the message')
+  call tally('MPI_Wait'); call MPI_Wait(r(2), st, ierr)
+  call MPI_Get_count(st, MPI_INTEGER, got, ierr)
+  call check(st(MPI_SOURCE) == left .and. st(MPI_TAG) == 21 .and. got == 14, 'Imrecv status')
+  call tally('MPI_Wait'); call MPI_Wait(r(1), MPI_STATUS_IGNORE, ierr)
+  call tally('MPI_Mprobe'); call MPI_Mprobe(MPI_PROC_NULL, 22, W, msg, st, ierr)
+  call check(msg == MPI_MESSAGE_NO_PROC .and. st(MPI_SOURCE) == MPI_PROC_NULL, 'Mprobe on MPI_PROC_NULL')
+  call tally('MPI_Mrecv'); call MPI_Mrecv(b, 1, MPI_INTEGER, msg, MPI_STATUS_IGNORE, ierr)
 
   ! a receive that is never matched, cancelled
   call tally('MPI_Irecv'); call MPI_Irecv(b, 1, MPI_INTEGER, left, 999, W, r(1), ierr)

@@ -8,13 +8,14 @@ module fortran_counts
   private
   public :: tally, print_counts, check
 
-  integer, parameter :: n = 47
+  integer, parameter :: n = 51
   character(len=24), parameter :: names(n) = [character(len=24) :: &
        'MPI_Init', 'MPI_Init_thread', 'MPI_Finalize', &
        'MPI_Send', 'MPI_Ssend', 'MPI_Bsend', 'MPI_Rsend', &
        'MPI_Isend', 'MPI_Issend', 'MPI_Ibsend', 'MPI_Irsend', &
        'MPI_Recv', 'MPI_Irecv', 'MPI_Sendrecv', 'MPI_Sendrecv_replace', &
        'MPI_Probe', 'MPI_Iprobe', 'MPI_Cancel', 'MPI_Request_free', &
+       'MPI_Mprobe', 'MPI_Improbe', 'MPI_Mrecv', 'MPI_Imrecv', &
        'MPI_Wait', 'MPI_Waitall', 'MPI_Waitany', 'MPI_Waitsome', &
        'MPI_Test', 'MPI_Testall', 'MPI_Testany', 'MPI_Testsome', &
        'MPI_Barrier', 'MPI_Bcast', 'MPI_Reduce', 'MPI_Allreduce', &

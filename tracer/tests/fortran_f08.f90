@@ -1,10 +1,10 @@
 ! `use mpi_f08`: handles as derived types, TYPE(MPI_Status), optional ierror. Point-to-point
-! completed by each Wait and Test routine, probes, collectives with MPI_IN_PLACE and v-counts,
-! MPI_Comm_split/dup/free, and the communicators of Cart_create, Cart_sub, Graph_create,
-! Dist_graph_create_adjacent (MPI_UNWEIGHTED), Intercomm_merge, Comm_dup_with_info and
-! Comm_create_group, which are not recorded but whose calls are. In Open MPI the routines with
-! LOGICAL arguments (Test*, Iprobe, the topology constructors, Intercomm_merge) take another
-! path through the mpi_f08 library than the rest. Indices of Waitany & co. are not checked
+! completed by each Wait and Test routine, probes and matched probes, collectives with
+! MPI_IN_PLACE and v-counts, MPI_Comm_split/dup/free, and the communicators of Cart_create,
+! Cart_sub, Graph_create, Dist_graph_create_adjacent (MPI_UNWEIGHTED), Intercomm_merge,
+! Comm_dup_with_info and Comm_create_group, which are not recorded but whose calls are. In Open
+! MPI the routines with LOGICAL arguments (Test*, Iprobe, Improbe, the topology constructors,
+! Intercomm_merge) take another path through the mpi_f08 library than the rest. Indices of Waitany & co. are not checked
 ! here (fortran.f90 does): MPICH 4.0's mpi_f08 returns them counted from 0. 2 or 4 (any even
 ! number) ranks, at most 16.
 program fortran_f08
@@ -13,6 +13,7 @@ program fortran_f08
   implicit none
   type(MPI_Comm) :: W, half, dup, ring, grid, row, graph, dist, inter, merged, info_dup, grp_comm
   type(MPI_Request) :: r(4)
+  type(MPI_Message) :: msg
   type(MPI_Status) :: st, sts(4)
   type(MPI_Group) :: wg
   integer :: rank, size, right, left, i, done, idx, outcount, got, v, src, dst
@@ -99,6 +100,20 @@ program fortran_f08
   end do
   call tally('MPI_Probe'); call MPI_Probe(st%MPI_SOURCE, 10, W, MPI_STATUS_IGNORE)
   call tally('MPI_Recv'); call MPI_Recv(b, 11, MPI_INTEGER, left, 10, W, MPI_STATUS_IGNORE)
+  call tally('MPI_Wait'); call MPI_Wait(r(1), MPI_STATUS_IGNORE)
+  ! matched probes: Improbe (LOGICAL flag) + Imrecv, Mprobe + Mrecv
+  call tally('MPI_Isend'); call MPI_Isend(a, 12, MPI_INTEGER, right, 13, W, r(1))
+  flag = .false.
+  do while (.not. flag)
+     call tally('MPI_Improbe'); call MPI_Improbe(MPI_ANY_SOURCE, 13, W, flag, msg, st)
+  end do
+  call check(st%MPI_SOURCE == left, 'Improbe status')
+  call tally('MPI_Imrecv'); call MPI_Imrecv(b, 12, MPI_INTEGER, msg, r(2))
+  call tally('MPI_Waitall'); call MPI_Waitall(2, r, MPI_STATUSES_IGNORE)
+  call tally('MPI_Isend'); call MPI_Isend(a, 5, MPI_INTEGER, right, 14, W, r(1))
+  call tally('MPI_Mprobe'); call MPI_Mprobe(left, MPI_ANY_TAG, W, msg, MPI_STATUS_IGNORE)
+  call tally('MPI_Mrecv'); call MPI_Mrecv(b, 5, MPI_INTEGER, msg, st)
+  call check(st%MPI_TAG == 14 .and. msg == MPI_MESSAGE_NULL, 'Mrecv')
   call tally('MPI_Wait'); call MPI_Wait(r(1), MPI_STATUS_IGNORE)
   call tally('MPI_Irecv'); call MPI_Irecv(b, 1, MPI_INTEGER, left, 999, W, r(1))
   call tally('MPI_Cancel'); call MPI_Cancel(r(1))

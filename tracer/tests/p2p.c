@@ -1,7 +1,8 @@
 /* Every recorded point-to-point and completion routine, on 2 or 4 (any even number of) ranks
  * in a ring: blocking sends of every mode, nonblocking ones, wildcard receives with
- * MPI_STATUS(ES)_IGNORE, probes, a cancelled receive, a freed request, MPI_PROC_NULL and a
- * derived datatype. */
+ * MPI_STATUS(ES)_IGNORE, probes, matched probes (also on a communicator in reverse rank order
+ * and on MPI_PROC_NULL), a cancelled receive, a freed request, MPI_PROC_NULL and a derived
+ * datatype. */
 #include "counts.h"
 
 int main(int argc, char **argv)
@@ -124,6 +125,36 @@ int main(int argc, char **argv)
     C(MPI_Isend)(a, 11, MPI_INT, right, 16, W, &r[0]);
     do C(MPI_Iprobe)(MPI_ANY_SOURCE, 16, W, &flag, MPI_STATUS_IGNORE); while (!flag);
     C(MPI_Recv)(b, 11, MPI_INT, MPI_ANY_SOURCE, 16, W, MPI_STATUS_IGNORE);
+    C(MPI_Wait)(&r[0], MPI_STATUS_IGNORE);
+
+    /* matched probes: Mprobe + Mrecv on the world; Improbe (polling) + Imrecv + Wait on a
+     * communicator in reverse rank order, whose ranks are not world ranks; both on
+     * MPI_PROC_NULL (MPI_MESSAGE_NO_PROC) */
+    MPI_Message msg;
+    C(MPI_Isend)(a, 13, MPI_INT, right, 20, W, &r[0]);
+    C(MPI_Mprobe)(MPI_ANY_SOURCE, MPI_ANY_TAG, W, &msg, &st);
+    CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 20);
+    C(MPI_Mrecv)(b, 64, MPI_INT, &msg, MPI_STATUS_IGNORE);
+    CHECK(msg == MPI_MESSAGE_NULL && b[0] == left * 100);
+    C(MPI_Wait)(&r[0], MPI_STATUS_IGNORE);
+
+    MPI_Comm rev;
+    C(MPI_Comm_split)(W, 0, size - rank, &rev); /* rank size-1-rank there */
+    C(MPI_Isend)(a, 14, MPI_INT, (size - rank) % size, 21, rev, &r[0]); /* to world rank left */
+    do C(MPI_Improbe)(MPI_ANY_SOURCE, 21, rev, &flag, &msg, MPI_STATUS_IGNORE); while (!flag);
+    C(MPI_Imrecv)(b, 64, MPI_INT, &msg, &r[1]);
+    C(MPI_Wait)(&r[1], &st);
+    MPI_Get_count(&st, MPI_INT, &got);
+    CHECK(st.MPI_SOURCE == size - 1 - right && st.MPI_TAG == 21 && got == 14);
+    C(MPI_Wait)(&r[0], MPI_STATUS_IGNORE);
+    C(MPI_Comm_free)(&rev);
+
+    C(MPI_Mprobe)(MPI_PROC_NULL, 22, W, &msg, &st);
+    CHECK(msg == MPI_MESSAGE_NO_PROC && st.MPI_SOURCE == MPI_PROC_NULL);
+    C(MPI_Mrecv)(b, 1, MPI_INT, &msg, &st);
+    C(MPI_Improbe)(MPI_PROC_NULL, 22, W, &flag, &msg, MPI_STATUS_IGNORE);
+    CHECK(flag && msg == MPI_MESSAGE_NO_PROC);
+    C(MPI_Imrecv)(b, 1, MPI_INT, &msg, &r[0]);
     C(MPI_Wait)(&r[0], MPI_STATUS_IGNORE);
 
     /* a receive that is never matched, cancelled */
