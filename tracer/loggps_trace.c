@@ -52,7 +52,17 @@ enum code {
     C_ALLGATHER = 48, C_ALLGATHERV = 49, C_ALLTOALL = 50, C_ALLTOALLV = 51,
     C_REDUCE_SCATTER = 52, C_REDUCE_SCATTER_BLOCK = 53, C_SCAN = 54, C_EXSCAN = 55,
     C_COMM_DUP = 60, C_COMM_SPLIT = 61, C_COMM_CREATE = 62, C_COMM_FREE = 63,
-    C_COUNT = 64
+    /* one-sided communication and neighborhood collectives: shape none (times only) */
+    C_WIN_CREATE = 70, C_WIN_ALLOCATE = 71, C_WIN_ALLOCATE_SHARED = 72,
+    C_WIN_CREATE_DYNAMIC = 73, C_WIN_FREE = 74, C_WIN_FENCE = 75, C_WIN_LOCK = 76,
+    C_WIN_UNLOCK = 77, C_WIN_LOCK_ALL = 78, C_WIN_UNLOCK_ALL = 79, C_WIN_FLUSH = 80,
+    C_WIN_FLUSH_ALL = 81, C_WIN_FLUSH_LOCAL = 82, C_WIN_SYNC = 83, C_WIN_POST = 84,
+    C_WIN_START = 85, C_WIN_COMPLETE = 86, C_WIN_WAIT = 87,
+    C_PUT = 88, C_GET = 89, C_ACCUMULATE = 90, C_GET_ACCUMULATE = 91, C_FETCH_AND_OP = 92,
+    C_COMPARE_AND_SWAP = 93,
+    C_NEIGHBOR_ALLGATHER = 100, C_NEIGHBOR_ALLGATHERV = 101, C_NEIGHBOR_ALLTOALL = 102,
+    C_NEIGHBOR_ALLTOALLV = 103, C_NEIGHBOR_ALLTOALLW = 104,
+    C_COUNT = 105
 };
 
 static const unsigned char shape_of[C_COUNT] = {
@@ -74,6 +84,7 @@ static const unsigned char shape_of[C_COUNT] = {
     [C_SCAN] = SH_COLL, [C_EXSCAN] = SH_COLL,
     [C_COMM_DUP] = SH_COMMOP, [C_COMM_SPLIT] = SH_COMMOP, [C_COMM_CREATE] = SH_COMMOP,
     [C_COMM_FREE] = SH_COMMOP,
+    /* codes 70-104 are SH_NONE (0), as every code not listed */
 };
 
 /* flags of receives and probes */
@@ -264,13 +275,26 @@ struct queued {
     uint8_t kind;
 };
 
+/* The arguments of a persistent request's *_init call, for the operation each MPI_Start of
+ * it records (see persist_new). */
+struct persist {
+    uint8_t code, kind;  /* the nonblocking routine a start amounts to (C_ISEND, ..., C_IRECV);
+                          * the request kind of its starts */
+    uint64_t bytes, flags;
+    int64_t peer, tag;   /* world rank (or -1, -2), tag (or -1) */
+};
+
 /* Slot of a small open-addressing hash table keyed by a handle's bits. */
 struct slot {
     uint64_t key;
     uint64_t id;         /* request id (request table) */
-    struct comm *c;      /* the communicator */
-    struct queued *queue; /* request table: younger requests with this handle value, a ring
-                           * (queue is the youngest, queue->next the oldest); NULL if none */
+    struct comm *c;      /* the communicator (NULL in the persistent table: not known) */
+    union {
+        struct queued *queue; /* request table: younger requests with this handle value, a
+                               * ring (queue is the youngest, queue->next the oldest); NULL if
+                               * none */
+        struct persist *init; /* persistent table: the *_init call's arguments */
+    };
     uint8_t used, kind;  /* kind: REQ_SEND, REQ_RECV or REQ_RECV_NULL */
 };
 
@@ -304,6 +328,7 @@ static struct {
     uint64_t events;
     struct comm world, *self;
     struct table comms, reqs, msgs; /* communicators, requests, messages (matched probes) */
+    struct table pers;   /* persistent requests, by the handle their *_init returned */
     struct queued *spare; /* unused queue entries, kept for reuse */
     void *scratch;       /* arrays for the multi-request and v-collective wrappers */
     size_t scratch_cap;
@@ -903,6 +928,62 @@ HOT void coll_event(int code, uint64_t t0, uint64_t t1, const struct comm *c, in
                        .root = root < 0 ? -1 : world_rank(c, root), .bytes = bytes,
                        .recv_bytes = recv_bytes, .n = n, .counts = counts };
     record(&e);
+}
+
+/*
+ * Persistent requests. A *_init call is not recorded (it communicates nothing): the persistent
+ * table keeps its arguments under the handle it returned, and each MPI_Start of that handle
+ * records the nonblocking operation it starts (MPI_Isend & co., MPI_Irecv) with a new request
+ * id, in the request table under the persistent handle like any request, so that its
+ * completion names it. The handle stays valid after a completion and can be started again:
+ * its arguments are forgotten only at MPI_Request_free. One on a communicator the tracer does
+ * not know is kept without one (c NULL), so that its starts count as untracked calls.
+ */
+static void persist_forget(uint64_t key)
+{
+    struct slot *s = table_find(&T.pers, key);
+    if (!s) return;
+    free(s->init);
+    if (s->c) comm_release(s->c);
+    table_remove(&T.pers, s);
+}
+
+/* After MPI_Send_init & co. (code: the nonblocking routine a start amounts to) and
+ * MPI_Recv_init (C_IRECV; peer is the source). */
+static void persist_new(MPI_Request r, int code, int count, MPI_Datatype type, int peer,
+                        int tag, MPI_Comm comm)
+{
+    struct comm *c = comm_get(comm);
+    struct persist *p = malloc(sizeof *p);
+    if (!p) abort();
+    int recv = code == C_IRECV;
+    *p = (struct persist){ .code = (uint8_t)code, .bytes = type_bytes(count, type),
+                           .peer = c ? world_rank(c, peer) : 0, .tag = tag_of(tag),
+                           .flags = recv ? wildcard_flags(peer, tag) : 0,
+                           .kind = !recv ? REQ_SEND
+                                         : peer == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV };
+    persist_forget(key_req(r)); /* a handle freed where the tracer did not see it */
+    struct slot *s = table_put(&T.pers, key_req(r));
+    s->init = p;
+    s->c = c;
+    if (c) c->refs++;
+}
+
+/* Record the operation one start of persistent request r begins, at [t0, t1]; 1 if recorded.
+ * Not ours (a persistent collective, say): nothing. */
+static int start_event(MPI_Request r, uint64_t t0, uint64_t t1)
+{
+    struct slot *s = table_find(&T.pers, key_req(r));
+    if (!s) return 0;
+    if (!s->c) { T.untracked++; return 0; }
+    const struct persist *p = s->init;
+    struct event e = { .code = p->code, .t_call = t0, .t_return = t1, .peer = p->peer,
+                       .tag = p->tag, .comm = s->c->id, .flags = p->flags,
+                       .req = request_new(r, s->c, p->kind) };
+    if (p->code == C_IRECV) e.recv_bytes = p->bytes;
+    else e.bytes = p->bytes;
+    record(&e);
+    return 1;
 }
 
 /* Arrays for a call on n requests: handle bits before the call, statuses, completions. */
@@ -1576,8 +1657,9 @@ int MPI_Cancel(MPI_Request *req)
     return leave(rc);
 }
 
-/* Recorded like an MPI_Wait that completes the request (no status) when it is one we track;
- * the request is forgotten. The operation itself goes on without a waiter. */
+/* Recorded like an MPI_Wait that completes the request (no status) when it is one we track
+ * (of a persistent request: the operation its last start began, if still active); the request
+ * is forgotten. The operation itself goes on without a waiter. */
 int MPI_Request_free(MPI_Request *req)
 {
     if (!enter()) return PMPI_Request_free(req);
@@ -1587,6 +1669,78 @@ int MPI_Request_free(MPI_Request *req)
     uint64_t t1 = now();
     struct done d;
     if (request_done(&d, key, NULL)) complete_event(C_REQUEST_FREE, t0, t1, &d, 1);
+    persist_forget(key); /* a persistent request: its handle is gone */
+    return leave(rc);
+}
+
+/* Persistent requests: the *_init calls are not recorded (see persist_new); each start is
+ * recorded as the nonblocking operation it begins. */
+int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Send_init(buf, count, type, dest, tag, comm, req);
+    int rc = PMPI_Send_init(buf, count, type, dest, tag, comm, req);
+    if (rc == MPI_SUCCESS) persist_new(*req, C_ISEND, count, type, dest, tag, comm);
+    return leave(rc);
+}
+
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
+    int rc = PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
+    if (rc == MPI_SUCCESS) persist_new(*req, C_ISSEND, count, type, dest, tag, comm);
+    return leave(rc);
+}
+
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
+    int rc = PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
+    if (rc == MPI_SUCCESS) persist_new(*req, C_IBSEND, count, type, dest, tag, comm);
+    return leave(rc);
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
+    int rc = PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
+    if (rc == MPI_SUCCESS) persist_new(*req, C_IRSEND, count, type, dest, tag, comm);
+    return leave(rc);
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request *req)
+{
+    if (!enter()) return PMPI_Recv_init(buf, count, type, source, tag, comm, req);
+    int rc = PMPI_Recv_init(buf, count, type, source, tag, comm, req);
+    if (rc == MPI_SUCCESS) persist_new(*req, C_IRECV, count, type, source, tag, comm);
+    return leave(rc);
+}
+
+int MPI_Start(MPI_Request *req)
+{
+    if (!enter()) return PMPI_Start(req);
+    uint64_t t0 = now();
+    int rc = PMPI_Start(req);
+    uint64_t t1 = now();
+    if (rc == MPI_SUCCESS) start_event(*req, t0, t1);
+    return leave(rc);
+}
+
+/* One record per request started: the first at the call's times, each later one at its
+ * return with duration 0 (a record may not begin before the previous one returned). */
+int MPI_Startall(int count, MPI_Request reqs[])
+{
+    if (!enter()) return PMPI_Startall(count, reqs);
+    uint64_t t0 = now();
+    int rc = PMPI_Startall(count, reqs);
+    uint64_t t1 = now();
+    if (rc == MPI_SUCCESS)
+        for (int i = 0; i < count; i++)
+            if (start_event(reqs[i], t0, t1)) t0 = t1;
     return leave(rc);
 }
 
@@ -1991,6 +2145,180 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     uint64_t n = type_bytes(recvcount, type);
     coll_event(C_REDUCE_SCATTER_BLOCK, t0, t1, c, -1, n * (uint64_t)c->size, n, 0, NULL);
     return leave(rc);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Wrappers: one-sided communication and neighborhood collectives. Recorded with their times   */
+/* only (shape none): the model does not cost them, a reader keeps their durations.           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The body of such a wrapper; `call` is its PMPI call. The record names no window or
+ * communicator, so it is written whatever group the call is on. */
+#define TIMES_ONLY(routine, call)                                                \
+    do {                                                                         \
+        if (!enter()) return call;                                               \
+        uint64_t t0_ = now();                                                    \
+        int rc_ = call;                                                          \
+        struct event e_ = { .code = routine, .t_call = t0_, .t_return = now() }; \
+        record(&e_);                                                             \
+        return leave(rc_);                                                       \
+    } while (0)
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win)
+{
+    TIMES_ONLY(C_WIN_CREATE, PMPI_Win_create(base, size, disp_unit, info, comm, win));
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win)
+{
+    TIMES_ONLY(C_WIN_ALLOCATE, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win)
+{
+    TIMES_ONLY(C_WIN_ALLOCATE_SHARED,
+               PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win));
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    TIMES_ONLY(C_WIN_CREATE_DYNAMIC, PMPI_Win_create_dynamic(info, comm, win));
+}
+
+int MPI_Win_free(MPI_Win *win) { TIMES_ONLY(C_WIN_FREE, PMPI_Win_free(win)); }
+
+int MPI_Win_fence(int assert, MPI_Win win) { TIMES_ONLY(C_WIN_FENCE, PMPI_Win_fence(assert, win)); }
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+    TIMES_ONLY(C_WIN_LOCK, PMPI_Win_lock(lock_type, rank, assert, win));
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win) { TIMES_ONLY(C_WIN_UNLOCK, PMPI_Win_unlock(rank, win)); }
+
+int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+    TIMES_ONLY(C_WIN_LOCK_ALL, PMPI_Win_lock_all(assert, win));
+}
+
+int MPI_Win_unlock_all(MPI_Win win) { TIMES_ONLY(C_WIN_UNLOCK_ALL, PMPI_Win_unlock_all(win)); }
+
+int MPI_Win_flush(int rank, MPI_Win win) { TIMES_ONLY(C_WIN_FLUSH, PMPI_Win_flush(rank, win)); }
+
+int MPI_Win_flush_all(MPI_Win win) { TIMES_ONLY(C_WIN_FLUSH_ALL, PMPI_Win_flush_all(win)); }
+
+int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+    TIMES_ONLY(C_WIN_FLUSH_LOCAL, PMPI_Win_flush_local(rank, win));
+}
+
+int MPI_Win_sync(MPI_Win win) { TIMES_ONLY(C_WIN_SYNC, PMPI_Win_sync(win)); }
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    TIMES_ONLY(C_WIN_POST, PMPI_Win_post(group, assert, win));
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    TIMES_ONLY(C_WIN_START, PMPI_Win_start(group, assert, win));
+}
+
+int MPI_Win_complete(MPI_Win win) { TIMES_ONLY(C_WIN_COMPLETE, PMPI_Win_complete(win)); }
+
+int MPI_Win_wait(MPI_Win win) { TIMES_ONLY(C_WIN_WAIT, PMPI_Win_wait(win)); }
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_type, MPI_Win win)
+{
+    TIMES_ONLY(C_PUT, PMPI_Put(origin_addr, origin_count, origin_type, target_rank, target_disp,
+                               target_count, target_type, win));
+}
+
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_type, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_type, MPI_Win win)
+{
+    TIMES_ONLY(C_GET, PMPI_Get(origin_addr, origin_count, origin_type, target_rank, target_disp,
+                               target_count, target_type, win));
+}
+
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_type, MPI_Op op, MPI_Win win)
+{
+    TIMES_ONLY(C_ACCUMULATE, PMPI_Accumulate(origin_addr, origin_count, origin_type,
+                                             target_rank, target_disp, target_count,
+                                             target_type, op, win));
+}
+
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_type,
+                       void *result_addr, int result_count, MPI_Datatype result_type,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_type, MPI_Op op, MPI_Win win)
+{
+    TIMES_ONLY(C_GET_ACCUMULATE,
+               PMPI_Get_accumulate(origin_addr, origin_count, origin_type, result_addr,
+                                   result_count, result_type, target_rank, target_disp,
+                                   target_count, target_type, op, win));
+}
+
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype type,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    TIMES_ONLY(C_FETCH_AND_OP, PMPI_Fetch_and_op(origin_addr, result_addr, type, target_rank,
+                                                 target_disp, op, win));
+}
+
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                         MPI_Datatype type, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+    TIMES_ONLY(C_COMPARE_AND_SWAP, PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr,
+                                                         type, target_rank, target_disp, win));
+}
+
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    TIMES_ONLY(C_NEIGHBOR_ALLGATHER, PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype,
+                                                             recvbuf, recvcount, recvtype, comm));
+}
+
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm)
+{
+    TIMES_ONLY(C_NEIGHBOR_ALLGATHERV,
+               PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                        displs, recvtype, comm));
+}
+
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    TIMES_ONLY(C_NEIGHBOR_ALLTOALL, PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+                                                           recvcount, recvtype, comm));
+}
+
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    TIMES_ONLY(C_NEIGHBOR_ALLTOALLV,
+               PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm));
+}
+
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm)
+{
+    TIMES_ONLY(C_NEIGHBOR_ALLTOALLW,
+               PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                       recvcounts, rdispls, recvtypes, comm));
 }
 
 /* ------------------------------------------------------------------------------------------ */
