@@ -4,7 +4,8 @@
 mod common;
 
 use common::{
-    HEAD_TO_HEAD, UNMODELED_RING, bcast4, fixture, json, myrinet, run, synthesized, text_trace,
+    HEAD_TO_HEAD, UNMODELED_RING, assert_close, bcast4, fixture, json, myrinet, predicted_ns, run,
+    synthesized, text_trace,
 };
 use serde_json::Value;
 
@@ -183,13 +184,13 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
         ),
         (
             "X=1",
-            "--sweep X=1: LogGPS has no parameter \"X\"; it has L o Os Or Gs Gl s S, and a \
+            "--sweep X=1: LogGPS has no parameter \"X\"; it has L o Os Or Gs Gl s S poll, and a \
              collective's algorithms are swept by its name (barrier bcast reduce allreduce gather \
              scatter allgather alltoall reduce_scatter scan exscan)",
         ),
         (
             "g=1",
-            "--sweep g=1: LogGPS has no parameter \"g\"; it has L o Os Or Gs Gl s S, and a \
+            "--sweep g=1: LogGPS has no parameter \"g\"; it has L o Os Or Gs Gl s S poll, and a \
              collective's algorithms are swept by its name (barrier bcast reduce allreduce gather \
              scatter allgather alltoall reduce_scatter scan exscan)",
         ),
@@ -370,4 +371,32 @@ fn sweep_of_a_collectives_algorithms() {
         &["--coll", "bcast=postal,allreduce=ring", "--format", "json"],
     ));
     assert_eq!(v["points"][0]["predicted_s"], one["predicted_s"]);
+}
+
+/// `--sweep poll=…` replays once per cost of a failed poll, each row what `--poll V` alone
+/// predicts (a Test that failed, 100 ns when traced: rank 0 ends at 6550 + 1 + V with myrinet).
+#[test]
+fn a_sweep_over_the_cost_of_a_failed_poll() {
+    let t = "loggps-trace 1\nranks 1\n0 MPI_Irecv 0 1 bytes=8 peer=-2 tag=0 req=0\n\
+             0 MPI_Test 2 102\n0 MPI_Wait 103 104 done=0:-2:-1\n";
+    let (_d, f) = text_trace("sweep-poll.txt", t);
+    let v = json(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--sweep",
+        "poll=10,1000",
+        "--format",
+        "json",
+    ]);
+    let points = v["points"].as_array().unwrap();
+    for (p, poll) in points.iter().zip([10.0, 1000.0]) {
+        let alone = predicted_ns(&[&f, "--platform", "myrinet", "--poll", &poll.to_string()]);
+        assert_close(
+            p["predicted_s"].as_f64().unwrap() * 1e9,
+            alone,
+            "row = --poll alone",
+        );
+    }
+    assert!(points[1]["predicted_s"].as_f64() > points[0]["predicted_s"].as_f64());
 }

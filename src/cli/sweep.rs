@@ -41,8 +41,9 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
+        const LOGGPS_SWEPT: [&str; 9] = ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll"];
         let names: &[&'static str] = match model.model {
-            ModelKind::Loggps => &model::NAMES,
+            ModelKind::Loggps => &LOGGPS_SWEPT,
             ModelKind::Loggp => &model::LOGGP_NAMES,
         };
         let Some(&name) = names.iter().find(|&&n| n == name.trim()) else {
@@ -138,6 +139,7 @@ impl Sweep {
             "Or" => &mut p.Or,
             "Gs" => &mut p.Gs,
             "Gl" => &mut p.Gl,
+            "poll" => &mut p.poll,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {
