@@ -79,6 +79,7 @@ static const int *fweights(MPI_Fint *w)
 #define COMM(f) MPI_Comm_f2c(*(f))
 #define TYPE(f) MPI_Type_f2c(*(f))
 #define OP(f) MPI_Op_f2c(*(f))
+#define WIN(f) MPI_Win_f2c(*(f))
 
 /* ierr is NULL where mpi_f08's optional ierror is absent */
 static void set(MPI_Fint *ierr, int rc)
@@ -96,6 +97,12 @@ static void made_comm(int rc, const MPI_Comm *c, MPI_Fint *f, MPI_Fint *ierr)
 static void made_request(int rc, const MPI_Request *r, MPI_Fint *f, MPI_Fint *ierr)
 {
     if (rc == MPI_SUCCESS) *f = MPI_Request_c2f(*r);
+    set(ierr, rc);
+}
+
+static void made_win(int rc, const MPI_Win *w, MPI_Fint *f, MPI_Fint *ierr)
+{
+    if (rc == MPI_SUCCESS) *f = MPI_Win_c2f(*w);
     set(ierr, rc);
 }
 
@@ -132,6 +139,18 @@ static void requests_out(int rc, int n, MPI_Request *r, MPI_Fint *f, MPI_Request
     if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)
         for (int i = 0; i < n; i++) f[i] = MPI_Request_c2f(r[i]);
     if (r != local) free(r);
+}
+
+static MPI_Datatype *types_in(int n, const MPI_Fint *f, MPI_Datatype *local)
+{
+    MPI_Datatype *t = space(n, sizeof *t, local);
+    for (int i = 0; i < n; i++) t[i] = MPI_Type_f2c(f[i]);
+    return t;
+}
+
+static void types_free(MPI_Datatype *t, MPI_Datatype *local)
+{
+    if (t != local) free(t);
 }
 
 static int *logicals_in(int n, const MPI_Fint *f, int *local)
@@ -322,6 +341,38 @@ void ompi_request_free_f(MPI_Fint *req, MPI_Fint *ierr)
     made_request(MPI_Request_free(&r), &r, req, ierr);
 }
 NAMES(request_free, REQUEST_FREE)
+
+/* Persistent requests: the *_init routines have the arguments of the nonblocking ones */
+NONBLOCKING_SEND(send_init, SEND_INIT, MPI_Send_init)
+NONBLOCKING_SEND(ssend_init, SSEND_INIT, MPI_Ssend_init)
+NONBLOCKING_SEND(bsend_init, BSEND_INIT, MPI_Bsend_init)
+NONBLOCKING_SEND(rsend_init, RSEND_INIT, MPI_Rsend_init)
+
+void ompi_recv_init_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source,
+                      MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Recv_init(fbuf(buf), *count, TYPE(type), *source, *tag, COMM(comm), &r),
+                 &r, req, ierr);
+}
+NAMES(recv_init, RECV_INIT)
+
+/* A start may give the request another C handle (Open MPI's start_f writes it back too) */
+void ompi_start_f(MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r = MPI_Request_f2c(*req);
+    made_request(MPI_Start(&r), &r, req, ierr);
+}
+NAMES(start, START)
+
+void ompi_startall_f(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *ierr)
+{
+    MPI_Request local[N_LOCAL], *r = requests_in(*count, reqs, local);
+    int rc = MPI_Startall(*count, r);
+    requests_out(rc, *count, r, reqs, local);
+    set(ierr, rc);
+}
+NAMES(startall, STARTALL)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Completion                                                                                  */
@@ -524,6 +575,168 @@ void ompi_reduce_scatter_block_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcou
                                        OP(op), COMM(comm)));
 }
 NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
+
+/* Neighborhood collectives: the arguments of the ordinary ones (no root, no MPI_IN_PLACE) */
+ALL_TO(neighbor_allgather, NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather)
+ALL_TO(neighbor_alltoall, NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall)
+
+void ompi_neighbor_allgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
+                                void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs,
+                                MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Neighbor_allgatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
+                                      recvcounts, displs, TYPE(recvtype), COMM(comm)));
+}
+NAMES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
+
+void ompi_neighbor_alltoallv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
+                               MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
+                               MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,
+                               MPI_Fint *ierr)
+{
+    set(ierr, MPI_Neighbor_alltoallv(fbuf(sendbuf), sendcounts, sdispls, TYPE(sendtype),
+                                     fbuf(recvbuf), recvcounts, rdispls, TYPE(recvtype),
+                                     COMM(comm)));
+}
+NAMES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
+
+/* The in- and out-degree of a communicator's topology, the lengths of Neighbor_alltoallw's
+ * datatype arrays (as Open MPI's neighbor_alltoallw_f finds them); 0 without a topology,
+ * which the call itself then reports */
+static void degrees(MPI_Comm c, int *in, int *out)
+{
+    int topo = MPI_UNDEFINED, rank, weighted;
+    *in = *out = 0;
+    MPI_Topo_test(c, &topo);
+    if (topo == MPI_CART) {
+        MPI_Cartdim_get(c, in);
+        *in = *out = 2 * *in;
+    } else if (topo == MPI_GRAPH) {
+        MPI_Comm_rank(c, &rank);
+        MPI_Graph_neighbors_count(c, rank, in);
+        *out = *in;
+    } else if (topo == MPI_DIST_GRAPH) {
+        MPI_Dist_graph_neighbors_count(c, in, out, &weighted);
+    }
+}
+
+/* displacements are INTEGER(KIND=MPI_ADDRESS_KIND), MPI_Aint in C; datatypes an array each */
+void ompi_neighbor_alltoallw_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls,
+                               MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts,
+                               MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+                               MPI_Fint *ierr)
+{
+    MPI_Comm c = COMM(comm);
+    int in, out;
+    degrees(c, &in, &out);
+    MPI_Datatype slocal[N_LOCAL], *st = types_in(out, sendtypes, slocal);
+    MPI_Datatype rlocal[N_LOCAL], *rt = types_in(in, recvtypes, rlocal);
+    set(ierr, MPI_Neighbor_alltoallw(fbuf(sendbuf), sendcounts, sdispls, st, fbuf(recvbuf),
+                                     recvcounts, rdispls, rt, c));
+    types_free(st, slocal);
+    types_free(rt, rlocal);
+}
+NAMES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
+
+/* ------------------------------------------------------------------------------------------ */
+/* One-sided communication. Sizes and target displacements are INTEGER(KIND=MPI_ADDRESS_KIND), */
+/* which Open MPI makes the size of MPI_Aint.                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+void ompi_win_create_f(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info,
+                       MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+{
+    MPI_Win w;
+    made_win(MPI_Win_create(base, *size, *disp_unit, MPI_Info_f2c(*info), COMM(comm), &w), &w,
+             win, ierr);
+}
+NAMES(win_create, WIN_CREATE)
+
+/* baseptr receives the window's address: an INTEGER(KIND=MPI_ADDRESS_KIND), or a TYPE(C_PTR)
+ * for the _cptr names `use mpi` calls for that overload (mpi_f08 calls ompi_win_allocate_f) */
+#define WIN_ALLOCATE(lo, UP, fn)                                                                    void ompi_##lo##_f(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,                           void *baseptr, MPI_Fint *win, MPI_Fint *ierr)                                 {                                                                                                   MPI_Win w;                                                                                      made_win(fn(*size, *disp_unit, MPI_Info_f2c(*info), COMM(comm), baseptr, &w), &w, win,                   ierr);                                                                             }                                                                                               NAMES(lo, UP)                                                                                   extern __typeof__(ompi_##lo##_f) ompi_##lo##_cptr_f ALIAS(lo);                                   NAMES(lo##_cptr, UP##_CPTR)
+WIN_ALLOCATE(win_allocate, WIN_ALLOCATE, MPI_Win_allocate)
+WIN_ALLOCATE(win_allocate_shared, WIN_ALLOCATE_SHARED, MPI_Win_allocate_shared)
+
+void ompi_win_create_dynamic_f(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+{
+    MPI_Win w;
+    made_win(MPI_Win_create_dynamic(MPI_Info_f2c(*info), COMM(comm), &w), &w, win, ierr);
+}
+NAMES(win_create_dynamic, WIN_CREATE_DYNAMIC)
+
+void ompi_win_free_f(MPI_Fint *win, MPI_Fint *ierr)
+{
+    MPI_Win w = WIN(win);
+    made_win(MPI_Win_free(&w), &w, win, ierr); /* MPI_WIN_NULL */
+}
+NAMES(win_free, WIN_FREE)
+
+/* Synchronization: fn(win), fn(int, win), fn(int, int, win), fn(group, int, win) */
+#define WIN_SYNC0(lo, UP, fn)                                                                       void ompi_##lo##_f(MPI_Fint *win, MPI_Fint *ierr) { set(ierr, fn(WIN(win))); }                 NAMES(lo, UP)
+#define WIN_SYNC1(lo, UP, fn)                                                                       void ompi_##lo##_f(MPI_Fint *i, MPI_Fint *win, MPI_Fint *ierr)                                 {                                                                                                   set(ierr, fn(*i, WIN(win)));                                                                }                                                                                               NAMES(lo, UP)
+#define WIN_GROUP(lo, UP, fn)                                                                       void ompi_##lo##_f(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)           {                                                                                                   set(ierr, fn(MPI_Group_f2c(*group), *assert, WIN(win)));                                    }                                                                                               NAMES(lo, UP)
+WIN_SYNC1(win_fence, WIN_FENCE, MPI_Win_fence)
+WIN_SYNC1(win_unlock, WIN_UNLOCK, MPI_Win_unlock)
+WIN_SYNC1(win_lock_all, WIN_LOCK_ALL, MPI_Win_lock_all)
+WIN_SYNC0(win_unlock_all, WIN_UNLOCK_ALL, MPI_Win_unlock_all)
+WIN_SYNC1(win_flush, WIN_FLUSH, MPI_Win_flush)
+WIN_SYNC0(win_flush_all, WIN_FLUSH_ALL, MPI_Win_flush_all)
+WIN_SYNC1(win_flush_local, WIN_FLUSH_LOCAL, MPI_Win_flush_local)
+WIN_SYNC0(win_sync, WIN_SYNC, MPI_Win_sync)
+WIN_GROUP(win_post, WIN_POST, MPI_Win_post)
+WIN_GROUP(win_start, WIN_START, MPI_Win_start)
+WIN_SYNC0(win_complete, WIN_COMPLETE, MPI_Win_complete)
+WIN_SYNC0(win_wait, WIN_WAIT, MPI_Win_wait)
+
+void ompi_win_lock_f(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win,
+                     MPI_Fint *ierr)
+{
+    set(ierr, MPI_Win_lock(*lock_type, *rank, *assert, WIN(win)));
+}
+NAMES(win_lock, WIN_LOCK)
+
+/* Put, Get */
+#define RMA(lo, UP, fn)                                                                             void ompi_##lo##_f(void *origin, MPI_Fint *origin_count, MPI_Fint *origin_type,                                   MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,                            MPI_Fint *target_type, MPI_Fint *win, MPI_Fint *ierr)                        {                                                                                                   set(ierr, fn(fbuf(origin), *origin_count, TYPE(origin_type), *target_rank, *target_disp,                      *target_count, TYPE(target_type), WIN(win)));                                  }                                                                                               NAMES(lo, UP)
+RMA(put, PUT, MPI_Put)
+RMA(get, GET, MPI_Get)
+
+void ompi_accumulate_f(void *origin, MPI_Fint *origin_count, MPI_Fint *origin_type,
+                       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+                       MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Accumulate(fbuf(origin), *origin_count, TYPE(origin_type), *target_rank,
+                             *target_disp, *target_count, TYPE(target_type), OP(op), WIN(win)));
+}
+NAMES(accumulate, ACCUMULATE)
+
+void ompi_get_accumulate_f(void *origin, MPI_Fint *origin_count, MPI_Fint *origin_type,
+                           void *result, MPI_Fint *result_count, MPI_Fint *result_type,
+                           MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
+                           MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Get_accumulate(fbuf(origin), *origin_count, TYPE(origin_type), fbuf(result),
+                                 *result_count, TYPE(result_type), *target_rank, *target_disp,
+                                 *target_count, TYPE(target_type), OP(op), WIN(win)));
+}
+NAMES(get_accumulate, GET_ACCUMULATE)
+
+void ompi_fetch_and_op_f(void *origin, void *result, MPI_Fint *type, MPI_Fint *target_rank,
+                         MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
+{
+    set(ierr, MPI_Fetch_and_op(fbuf(origin), fbuf(result), TYPE(type), *target_rank,
+                               *target_disp, OP(op), WIN(win)));
+}
+NAMES(fetch_and_op, FETCH_AND_OP)
+
+void ompi_compare_and_swap_f(void *origin, void *compare, void *result, MPI_Fint *type,
+                             MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win,
+                             MPI_Fint *ierr)
+{
+    set(ierr, MPI_Compare_and_swap(fbuf(origin), fbuf(compare), fbuf(result), TYPE(type),
+                                   *target_rank, *target_disp, WIN(win)));
+}
+NAMES(compare_and_swap, COMPARE_AND_SWAP)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Communicators: the recorded ones and the constructors whose communicators get an id         */

@@ -8,7 +8,7 @@ module fortran_counts
   private
   public :: tally, print_counts, check
 
-  integer, parameter :: n = 51
+  integer, parameter :: n = 80
   character(len=24), parameter :: names(n) = [character(len=24) :: &
        'MPI_Init', 'MPI_Init_thread', 'MPI_Finalize', &
        'MPI_Send', 'MPI_Ssend', 'MPI_Bsend', 'MPI_Rsend', &
@@ -22,7 +22,15 @@ module fortran_counts
        'MPI_Gather', 'MPI_Gatherv', 'MPI_Scatter', 'MPI_Scatterv', &
        'MPI_Allgather', 'MPI_Allgatherv', 'MPI_Alltoall', 'MPI_Alltoallv', &
        'MPI_Reduce_scatter', 'MPI_Reduce_scatter_block', 'MPI_Scan', 'MPI_Exscan', &
-       'MPI_Comm_dup', 'MPI_Comm_split', 'MPI_Comm_create', 'MPI_Comm_free']
+       'MPI_Comm_dup', 'MPI_Comm_split', 'MPI_Comm_create', 'MPI_Comm_free', &
+       'MPI_Win_create', 'MPI_Win_allocate', 'MPI_Win_allocate_shared', 'MPI_Win_create_dynamic', &
+       'MPI_Win_free', 'MPI_Win_fence', 'MPI_Win_lock', 'MPI_Win_unlock', 'MPI_Win_lock_all', &
+       'MPI_Win_unlock_all', 'MPI_Win_flush', 'MPI_Win_flush_all', 'MPI_Win_flush_local', &
+       'MPI_Win_sync', 'MPI_Win_post', 'MPI_Win_start', 'MPI_Win_complete', 'MPI_Win_wait', &
+       'MPI_Put', 'MPI_Get', 'MPI_Accumulate', 'MPI_Get_accumulate', 'MPI_Fetch_and_op', &
+       'MPI_Compare_and_swap', &
+       'MPI_Neighbor_allgather', 'MPI_Neighbor_allgatherv', 'MPI_Neighbor_alltoall', &
+       'MPI_Neighbor_alltoallv', 'MPI_Neighbor_alltoallw']
   integer, save :: counted(n) = 0
 
 contains
@@ -44,7 +52,7 @@ contains
   subroutine print_counts()
     use mpi, only: MPI_COMM_WORLD, MPI_INTEGER, MPI_SUM
     integer :: total(n), rank, ierr, i, k
-    character(len=2048) :: line
+    character(len=4096) :: line
     character(len=16) :: num
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
     call tally('MPI_Reduce') ! before it, so that the totals include it

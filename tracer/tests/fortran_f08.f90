@@ -2,12 +2,16 @@
 ! completed by each Wait and Test routine, probes and matched probes, collectives with
 ! MPI_IN_PLACE and v-counts, MPI_Comm_split/dup/free, and the communicators of Cart_create,
 ! Cart_sub, Graph_create, Dist_graph_create_adjacent (MPI_UNWEIGHTED), Intercomm_merge,
-! Comm_dup_with_info and Comm_create_group, which are not recorded but whose calls are. In Open
+! Comm_dup_with_info and Comm_create_group, which are not recorded but whose calls are;
+! persistent requests, a window of MPI_Win_allocate (its baseptr a TYPE(C_PTR)), and
+! MPI_Neighbor_alltoallw (datatype arrays) on the distributed graph. In Open
 ! MPI the routines with LOGICAL arguments (Test*, Iprobe, Improbe, the topology constructors,
-! Intercomm_merge) take another path through the mpi_f08 library than the rest. Indices of Waitany & co. are not checked
+! Intercomm_merge) take another path through the mpi_f08 library than the rest. Under Open MPI
+! the window needs OMPI_MCA_osc=sm,pt2pt (see run.sh). Indices of Waitany & co. are not checked
 ! here (fortran.f90 does): MPICH 4.0's mpi_f08 returns them counted from 0. 2 or 4 (any even
 ! number) ranks, at most 16.
 program fortran_f08
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   use mpi_f08
   use fortran_counts
   implicit none
@@ -16,6 +20,11 @@ program fortran_f08
   type(MPI_Message) :: msg
   type(MPI_Status) :: st, sts(4)
   type(MPI_Group) :: wg
+  type(MPI_Win) :: win
+  type(MPI_Datatype) :: types(1)
+  type(c_ptr) :: baseptr
+  integer, pointer :: base(:)
+  integer(kind=MPI_ADDRESS_KIND) :: bdispls(1)
   integer :: rank, size, right, left, i, done, idx, outcount, got, v, src, dst
   integer :: a(64), b(64), indices(4), counts(16), displs(16), index(16), edges(32)
   double precision :: x(256), y(256)
@@ -124,6 +133,29 @@ program fortran_f08
   call MPI_Sendrecv_replace(b, 3, MPI_INTEGER, right, 11, left, 11, W, MPI_STATUS_IGNORE)
   call tally('MPI_Rsend'); call MPI_Rsend(a, 1, MPI_INTEGER, MPI_PROC_NULL, 12, W)
 
+  ! persistent requests: each start counted as the nonblocking routine it is recorded as
+  call MPI_Recv_init(b, 3, MPI_INTEGER, left, 15, W, r(1))
+  call MPI_Send_init(a, 3, MPI_INTEGER, right, 15, W, r(2))
+  call tally('MPI_Irecv'); call MPI_Start(r(1))
+  call tally('MPI_Isend'); call MPI_Start(r(2))
+  call tally('MPI_Waitall'); call MPI_Waitall(2, r, MPI_STATUSES_IGNORE)
+  call tally('MPI_Irecv'); call tally('MPI_Isend'); call MPI_Startall(2, r)
+  call tally('MPI_Waitall'); call MPI_Waitall(2, r, sts)
+  call check(sts(1)%MPI_SOURCE == left .and. b(1) == left * 100, 'Startall')
+  call MPI_Request_free(r(1))
+  call MPI_Request_free(r(2))
+
+  ! a window the library allocates, read through its TYPE(C_PTR) baseptr
+  call tally('MPI_Win_allocate')
+  call MPI_Win_allocate(64_MPI_ADDRESS_KIND, 4, MPI_INFO_NULL, W, baseptr, win)
+  call c_f_pointer(baseptr, base, [16])
+  base = 0
+  call tally('MPI_Win_fence'); call MPI_Win_fence(0, win)
+  call tally('MPI_Put'); call MPI_Put(a, 2, MPI_INTEGER, right, 3_MPI_ADDRESS_KIND, 2, MPI_INTEGER, win)
+  call tally('MPI_Win_fence'); call MPI_Win_fence(0, win)
+  call check(base(4) == left * 100 .and. base(5) == left * 100 + 1, 'Put into an allocated window')
+  call tally('MPI_Win_free'); call MPI_Win_free(win)
+
   ! collectives: MPI_IN_PLACE, v-counts
   x = [(rank + i, i = 1, 256)]
   do i = 1, size
@@ -172,6 +204,15 @@ program fortran_f08
   call MPI_Dist_graph_create_adjacent(W, 1, [left], MPI_UNWEIGHTED, 1, [right], MPI_UNWEIGHTED, &
        MPI_INFO_NULL, .false., dist)
   call tally('MPI_Barrier'); call MPI_Barrier(dist)
+  ! Neighbor_alltoallw's datatype arrays are as long as the topology's in- and out-degree (on
+  ! `graph`, MPICH 4.0's mpi_f08 binding fails: it asks for a distributed graph's degrees)
+  types = MPI_INTEGER
+  bdispls = 0
+  a(1) = rank * 100
+  b(1) = -1
+  call tally('MPI_Neighbor_alltoallw')
+  call MPI_Neighbor_alltoallw(a, [1], bdispls, types, b, [1], bdispls, types, dist)
+  call check(b(1) == left * 100, 'Neighbor_alltoallw on the distributed graph')
 
   ! an intercommunicator between the halves (rank 0 of each is its highest world rank), merged;
   ! the intercommunicator itself is unknown to the tracer: its free is not recorded

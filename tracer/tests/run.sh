@@ -342,10 +342,10 @@ else
     fi
 fi
 
-# Fortran (fortran.f90: `use mpi`, fortran_f77.f: mpif.h, fortran_f08.f90: `use mpi_f08`; built
-# where gfortran and the MPI's mpif90 exist): Open MPI's bindings reach the tracer through
-# fortran.c, MPICH's through its calls of the C MPI_ routines; equal per-routine counts show that
-# no call is lost or recorded twice. MPI initialized where the tracer cannot see it (Open MPI's
+# Fortran (fortran.f90 and fortran_persist.f90: `use mpi`, fortran_f77.f: mpif.h,
+# fortran_f08.f90: `use mpi_f08`; built where gfortran and the MPI's mpif90 exist): Open MPI's
+# bindings reach the tracer through fortran.c, MPICH's through its calls of the C MPI_ routines;
+# equal per-routine counts show that no call is lost or recorded twice. MPI initialized where the tracer cannot see it (Open MPI's
 # Fortran PMPI_Init, MPICH 4.0's mpi_f08 bindings, which call PMPI_ routines): no trace, and one
 # line at exit that says so.
 fortran_untraced() {
@@ -366,8 +366,7 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
     mpi_job fortran-f77-4 4 yes "$T/fortran_f77"
     check_trace fortran-f77-4 4
     if [[ -n $PREDICT && -s $OUT/fortran-4.info.json && -s $OUT/fortran-f77-4.info.json ]]; then
-        # together the two call every routine of counts.h up to the one-sided ones (which
-        # Open MPI's Fortran bindings would need entry points in fortran.c for)
+        # together the two call every routine of counts.h up to the one-sided ones
         want=$(sed -n '/counted_names\[\]/,/end of the routines the Fortran tests call/p' \
             "$TRACER/tests/counts.h" | grep -o 'MPI_[A-Za-z_]*' | sort -u)
         seen=$(cat "$OUT/fortran-4.info.json" "$OUT/fortran-f77-4.info.json" | routine_counts | cut -d: -f1 | sort -u)
@@ -378,9 +377,32 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
             fail "fortran coverage: routines missing from the Fortran traces: $(echo $missing)"
         fi
     fi
+    # persistent requests, one-sided routines and neighborhood collectives (fortran_persist.f90,
+    # `use mpi`); each start counted as the nonblocking routine it is recorded as. Its windows
+    # need osc/sm and osc/pt2pt under Open MPI, as rma-N's do.
+    for np in 2 4; do
+        mpi_job "fortran-persist-$np" $np yes "$T/fortran_persist" "${osc[@]}"
+        check_trace "fortran-persist-$np" $np "" "call\(s\) the model does not cost"
+    done
+    if [[ -n $PREDICT && -s $OUT/fortran-persist-4.info.json ]]; then
+        # every routine of counts.h after the ones above: codes 70-104
+        want=$(sed -n '/end of the routines the Fortran tests call/,/};/p' "$TRACER/tests/counts.h" |
+            grep -o 'MPI_[A-Za-z_]*' | sort -u)
+        seen=$(routine_counts <"$OUT/fortran-persist-4.info.json" | cut -d: -f1 | sort -u)
+        missing=$(comm -23 <(echo "$want") <(echo "$seen"))
+        if [[ -z $missing ]]; then
+            pass "fortran rma coverage: all $(echo "$want" | wc -l) one-sided and neighborhood routines appear in the Fortran trace"
+        else
+            fail "fortran rma coverage: routines missing from the Fortran trace: $(echo $missing)"
+        fi
+    fi
     if [[ -x $T/fortran_f08 ]]; then
-        mpi_job fortran-f08-4 4 yes "$T/fortran_f08"
-        if [[ $MPI == openmpi ]]; then check_trace fortran-f08-4 4; else fortran_untraced fortran-f08-4; fi
+        mpi_job fortran-f08-4 4 yes "$T/fortran_f08" "${osc[@]}"
+        if [[ $MPI == openmpi ]]; then
+            check_trace fortran-f08-4 4 "" "call\(s\) the model does not cost"
+        else
+            fortran_untraced fortran-f08-4
+        fi
     fi
     if [[ $MPI == openmpi ]]; then # MPICH's Fortran PMPI_Init calls MPI_Init: traced there
         mpi_job fortran-pmpi 2 yes "$T/fortran_pmpi"
