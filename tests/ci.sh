@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of the project: the Rust suite and the tracer's real MPI jobs (Open MPI and
-# MPICH). Installs what it needs when run as root; otherwise says the exact command to run.
+# Runs every test of the project: the Rust suite, the tracer's real MPI jobs (Open MPI and
+# MPICH) and real applications traced and predicted. Installs what it needs when run as root; otherwise says the exact command to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,13 +12,17 @@ command -v make >/dev/null || need+=(make)
 command -v gfortran >/dev/null || need+=(gfortran)   # the tracer's Fortran tests
 # the tracer's mpi4py test (Debian's mpi4py, for the system python3, built against Open MPI)
 /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null || need+=(python3-mpi4py python3-numpy)
+# the real applications of tests/apps/run.sh
+command -v hpcc >/dev/null || need+=(hpcc)
+command -v lmp >/dev/null || need+=(lammps)
+command -v NPopenmpi >/dev/null || need+=(netpipe-openmpi)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "== installing ${need[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "missing MPI packages; run:  sudo apt-get install -y ${need[*]}"
+    echo "missing packages; run:  sudo apt-get install -y ${need[*]}"
     exit 1
   fi
 fi
@@ -36,4 +40,6 @@ for lib in openmpi mpich; do
   echo "== tracer tests ($lib)"
   bash tracer/tests/run.sh "$lib"
 done
+echo "== real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE"
+bash tests/apps/run.sh
 echo "== all tests passed"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Real applications from Debian's packages, traced on 2 ranks under Open MPI and predicted with
+# this machine's parameters: HPCC (small N), LAMMPS (an LJ melt of 4,000 atoms) and NetPIPE
+# (sizes up to 64 KiB, 50 repetitions each). Each runs RUNS times (3 unless set). A run fails the script if its trace
+# does not load, a message has no partner or a request is never completed; the accuracy is
+# printed, as the median error over the runs and the spread of the measured runtimes (2 ranks on
+# this 2-core machine vary from launch to launch), never asserted.
+#
+#   tests/apps/run.sh                  # every application
+#   APPS="hpcc" RUNS=7 tests/apps/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BIN=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
+TRACER=${TRACER:-$ROOT/tracer/build-openmpi/libloggps-trace.so}
+PARAMS=${PARAMS:-$ROOT/traces/params.toml}
+RUNS=${RUNS:-3}
+APPS=${APPS:-"hpcc lammps netpipe"}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+# The command of application $1, run in $W/$1.
+command_of() {
+  case $1 in
+    hpcc) sed -e 's/^1000 *Ns/1200         Ns/' -e 's/^2 *Ps/1            Ps/' \
+            /usr/share/doc/hpcc/examples/_hpccinf.txt > hpccinf.txt
+          echo hpcc ;;
+    lammps) echo "lmp -in $ROOT/tests/apps/in.lj -log none -screen none" ;;
+    netpipe) echo "NPopenmpi -u 65536 -n 50 -p 0 -o /dev/null" ;;
+    *) echo "unknown application $1" >&2; exit 2 ;;
+  esac
+}
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+
+printf '%-8s %10s %11s %11s %8s %20s %s\n' app events measured_s predicted_s error_% measured_min..max_s \
+  "comp/comm/ssync/rsync_% (last run)"
+for app in $APPS; do
+  mkdir -p "$W/$app"
+  cd "$W/$app"
+  cmd=$(command_of "$app")
+  : > runs.tsv
+  for i in $(seq "$RUNS"); do
+    t="$W/$app/run$i.bin"
+    # shellcheck disable=SC2086
+    LOGGPS_TRACE=$t mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$TRACER" $cmd \
+      > out.txt 2> err.txt || { cat out.txt err.txt; echo "FAIL $app: the job failed"; exit 1; }
+    "$BIN" "$t" --params "$PARAMS" --format json > pred.json 2> warn.txt ||
+      { cat warn.txt; echo "FAIL $app: its trace was refused"; exit 1; }
+    if grep -E "no matching|never completed|not finalized" warn.txt; then
+      echo "FAIL $app: run $i's trace lacks partners or completions"; exit 1
+    fi
+    events=$("$BIN" info "$t" --format json | grep -o '"events": *[0-9]*' | grep -o '[0-9]*$')
+    pred=$(grep -o '"predicted_s": *[0-9.e+-]*' pred.json | grep -o '[0-9.e+-]*$')
+    meas=$(grep -o '"measured_s": *[0-9.e+-]*' pred.json | grep -o '[0-9.e+-]*$')
+    echo "$events $meas $pred" >> runs.tsv
+  done
+  # The average rank's four parts, as shares of its end.
+  parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
+    awk -F': *' '{v[$1] = $2} END {e = v["end_s"]; if (e <= 0) e = 1;
+      printf "%.0f/%.0f/%.0f/%.0f", 100 * v["computation_s"] / e, 100 * v["communication_s"] / e,
+        100 * v["sender_sync_s"] / e, 100 * v["receiver_sync_s"] / e}')
+  ev=$(cut -d' ' -f1 runs.tsv | median)
+  me=$(cut -d' ' -f2 runs.tsv | median)
+  pr=$(cut -d' ' -f3 runs.tsv | median)
+  er=$(awk '{print 100 * ($3 - $2) / $2}' runs.tsv | median)
+  lo=$(cut -d' ' -f2 runs.tsv | sort -g | head -1)
+  hi=$(cut -d' ' -f2 runs.tsv | sort -g | tail -1)
+  printf '%-8s %10s %11.4f %11.4f %+8.1f %9.4f..%-9.4f %s\n' "$app" "$ev" "$me" "$pr" "$er" "$lo" "$hi" \
+    "$parts"
+  cd "$ROOT"
+done
