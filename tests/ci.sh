@@ -16,6 +16,7 @@ command -v gfortran >/dev/null || need+=(gfortran)   # the tracer's Fortran test
 command -v hpcc >/dev/null || need+=(hpcc)
 command -v lmp >/dev/null || need+=(lammps)
 command -v NPopenmpi >/dev/null || need+=(netpipe-openmpi)
+command -v pw.x >/dev/null || need+=(quantum-espresso)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "== installing ${need[*]}"
@@ -40,6 +41,6 @@ for lib in openmpi mpich; do
   echo "== tracer tests ($lib)"
   bash tracer/tests/run.sh "$lib"
 done
-echo "== real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE"
+echo "== real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE, Quantum ESPRESSO, mpi4py"
 bash tests/apps/run.sh
 echo "== all tests passed"

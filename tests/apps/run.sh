@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real applications from Debian's packages, traced on 2 ranks under Open MPI and predicted with
-# this machine's parameters: HPCC (small N), LAMMPS (an LJ melt of 4,000 atoms) and NetPIPE
-# (sizes up to 64 KiB, 50 repetitions each). Each runs RUNS times (3 unless set). A run fails the script if its trace
+# this machine's parameters: HPCC (small N), LAMMPS (an LJ melt of 4,000 atoms), NetPIPE (sizes
+# up to 64 KiB, 50 repetitions each), Quantum ESPRESSO's pw.x (Fortran: silicon, 2 atoms) and
+# an mpi4py script at mpi4py's default settings. Each runs RUNS times (3 unless set). A run fails the script if its trace
 # does not load, a message has no partner or a request is never completed; the accuracy is
 # printed, as the median error over the runs and the spread of the measured runtimes (2 ranks on
 # this 2-core machine vary from launch to launch), never asserted.
@@ -15,7 +16,7 @@ BIN=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
 TRACER=${TRACER:-$ROOT/tracer/build-openmpi/libloggps-trace.so}
 PARAMS=${PARAMS:-$ROOT/traces/params.toml}
 RUNS=${RUNS:-3}
-APPS=${APPS:-"hpcc lammps netpipe"}
+APPS=${APPS:-"hpcc lammps netpipe qe mpi4py"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -28,6 +29,8 @@ command_of() {
           echo hpcc ;;
     lammps) echo "lmp -in $ROOT/tests/apps/in.lj -log none -screen none" ;;
     netpipe) echo "NPopenmpi -u 65536 -n 50 -p 0 -o /dev/null" ;;
+    qe) echo "pw.x -in $ROOT/tests/apps/si.in" ;;
+    mpi4py) echo "/usr/bin/python3 $ROOT/tracer/tests/mpi4py_pingpong.py" ;;
     *) echo "unknown application $1" >&2; exit 2 ;;
   esac
 }
