@@ -658,8 +658,8 @@ impl Checks {
 
 /// A rank's requests as its events come, checked: created in sequence (ids 0, 1, …), each
 /// completed once by a later call, cancelled only once created. `done[req]` is the event that
-/// completed request `req` ([`NOT_DONE`]: none yet); in a complete trace, every request must
-/// have one by the rank's end ([`RankRequests::never_done`]). 4 bytes a request of the rank.
+/// completed request `req` ([`NOT_DONE`]: none yet); a legal program may leave some pending at
+/// its end ([`RankRequests::pending`], [`Trace::pending`]). 4 bytes a request of the rank.
 #[derive(Clone, Debug, Default)]
 pub struct RankRequests {
     pub done: Vec<u32>,
