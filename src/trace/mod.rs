@@ -485,11 +485,11 @@ impl Trace {
     }
 
     /// Checks what a parser cannot see in a record alone ([`Checks`], [`RankRequests`]),
-    /// after parsing: the text encoding's way; the binary parser checks as it decodes.
-    pub fn validate(&self, file: &str) -> Result<(), TraceError> {
+    /// after parsing: the text encoding's way; the binary parser checks as it decodes. Returns
+    /// the requests no call completed ([`Trace::pending`]), in rank order.
+    pub fn validate(&self, file: &str) -> Result<Vec<(u32, u32)>, TraceError> {
         let checks = Checks::new(file, self.nranks(), &self.comms)?;
-        // Rank by rank in parallel; the error reported is the first in rank order.
-        let check_rank = |r: usize| -> Result<(), TraceError> {
+        let check_rank = |r: usize| -> Result<Vec<(u32, u32)>, TraceError> {
             let ev = self.rank(r);
             let (mut prev_return, mut known_comm) = (0, 0);
             for i in 0..ev.len() {
@@ -500,15 +500,18 @@ impl Trace {
                     .map_err(|what| TraceError::event(file, r, i, e.routine, what))?;
                 prev_return = e.t_return;
             }
-            self.rank_requests(file, r, &mut RankRequests::default())
+            let mut reqs = RankRequests::default();
+            self.rank_requests(file, r, &mut reqs)?;
+            let origin = |req| ev.req_origin(req).expect("created in sequence");
+            Ok(reqs.pending().map(|req| (r as u32, origin(req))).collect())
         };
-        match (0..self.nranks())
-            .into_par_iter()
-            .find_map_first(|r| check_rank(r).err())
-        {
-            Some(e) => Err(e),
-            None => Ok(()),
+        // Rank by rank in parallel; the error reported is the first in rank order.
+        let ranks: Vec<_> = (0..self.nranks()).into_par_iter().map(check_rank).collect();
+        let mut pending = Vec::new();
+        for rank in ranks {
+            pending.extend(rank?);
         }
+        Ok(pending)
     }
 
     /// Rank `r`'s requests, checked ([`RankRequests`]) into `reqs`.
@@ -526,24 +529,6 @@ impl Trace {
                 .map_err(|what| TraceError::event(file, r, i, e.routine, what))?;
         }
         Ok(())
-    }
-
-    /// `(rank, event)` of every request that no call completed ([`Trace::pending`]), read from
-    /// the events (for a trace made in memory; the binary parser finds them as it goes).
-    pub fn pending_requests(&self) -> Vec<(u32, u32)> {
-        let mut pending = Vec::new();
-        for r in 0..self.nranks() {
-            let mut reqs = RankRequests::default();
-            if self.rank_requests("", r, &mut reqs).is_err() {
-                continue;
-            }
-            let ev = self.rank(r);
-            for req in reqs.pending() {
-                let i = ev.req_origin(req).expect("created in sequence");
-                pending.push((r as u32, i));
-            }
-        }
-        pending
     }
 }
 
@@ -848,8 +833,7 @@ fn parse_releasing(
         ));
     } else if data.starts_with(b"loggps-trace") || data.starts_with(b"#") {
         let mut trace = text::parse(name, data)?;
-        trace.validate(name)?;
-        trace.pending = trace.pending_requests();
+        trace.pending = trace.validate(name)?;
         trace
     } else {
         return Err(TraceError::offset(
