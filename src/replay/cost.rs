@@ -123,7 +123,7 @@ pub(super) fn cost_event(
                 }
             }
         }
-        Shape::Complete => completion(sh, r, i, tc, st, port)?,
+        Shape::Complete => completion(sh, r, i, routine, tc, st, port)?,
         Shape::Coll | Shape::CommOp => collective(sh, r, i, routine, tc, st.colls, local)?,
     };
     Ok(step)
@@ -145,10 +145,12 @@ fn failed_poll(sh: &Shared<'_>, r: usize, i: usize, tc: f64) -> Step {
 /// A completion call's cost (`MPI_Wait*`, `MPI_Test*` that completed): the Wait rule over the
 /// requests the trace says it completed, resumed where it blocked last time.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn completion(
     sh: &Shared<'_>,
     r: usize,
     i: usize,
+    routine: Routine,
     tc: f64,
     st: &mut RankState,
     port: &mut Port,
@@ -156,7 +158,6 @@ fn completion(
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
     // A freed request's operation completes without a waiter: the free costs its overhead.
-    let routine = ev.routine(i);
     if routine == Routine::RequestFree {
         return Ok((tc + o, o, 0.0, 0.0));
     }
