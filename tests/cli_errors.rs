@@ -117,14 +117,22 @@ fn valid_binary(finalize: bool) -> Vec<u8> {
     b
 }
 
-/// Runs `predict` on `data` and returns stderr, asserting exit status 2.
-fn rejected(name: &str, data: &[u8]) -> String {
+/// Runs `predict` on `data` written as file `name`: its exit status and stderr.
+fn predict(name: &str, data: &[u8]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join(name);
     std::fs::write(&f, data).unwrap();
     let out = run(&[f.to_str().unwrap(), "--platform", "myrinet"]);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// Runs `predict` on `data` and returns stderr, asserting exit status 2.
+fn rejected(name: &str, data: &[u8]) -> String {
+    let (code, err) = predict(name, data);
+    assert_eq!(code, Some(2), "{name}: {err}");
     assert!(
         err.contains(name),
         "{name}: the error names the file: {err}"
@@ -312,12 +320,8 @@ fn time_going_backwards() {
 
 /// Runs `predict` on `data` and returns stderr, asserting success.
 fn loaded(name: &str, data: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join(name);
-    std::fs::write(&f, data).unwrap();
-    let out = run(&[f.to_str().unwrap(), "--platform", "myrinet"]);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{name}: {err}");
+    let (code, err) = predict(name, data);
+    assert_eq!(code, Some(0), "{name}: {err}");
     err
 }
 
