@@ -418,3 +418,91 @@ fn calls_the_model_does_not_cost_keep_their_durations() {
         );
     }
 }
+
+/// A nonblocking collective returns after `o` and completes at its Wait, where its blocking
+/// twin would have returned. By hand (myrinet, o = 6550, collectives measured: the instance
+/// completes at its latest call): rank 0 calls Ibarrier at 0 (returns 6550), computes 9999 ns,
+/// calls Wait at 16549, which returns when rank 1 calls at 50000; rank 1 calls at 50000
+/// (returns 56550), computes 1 ns, and its Wait at 56551 finds the barrier done: it costs o,
+/// ending at 63101. Rank 0's wait is synchronization, 50000 − 16549 = 33451 ns.
+#[test]
+fn a_nonblocking_collective_completes_at_its_wait() {
+    let t = "loggps-trace 1\nranks 2\n0 MPI_Ibarrier 0 1 req=0\n0 MPI_Wait 10000 10001 done=0:-1:-1\n\
+             1 MPI_Ibarrier 50000 50001 req=0\n1 MPI_Wait 50002 50003 done=0:-1:-1\n";
+    let (_d, f) = text_trace("ibarrier.txt", t);
+    let v = json(&[&f, "--platform", "myrinet", "--coll", "measured", "--format", "json"]);
+    let [end0, comp0, comm0, _, rsync0] = rank_ns(&v, 0);
+    assert_close(end0, 50000.0, "rank 0 returns from its Wait at rank 1's call");
+    assert_close(comp0, 9999.0, "rank 0's computation");
+    assert_close(comm0, 6550.0, "rank 0's Ibarrier call");
+    assert_close(rsync0, 50000.0 - 16549.0, "rank 0 waits for rank 1");
+    assert_close(rank_ns(&v, 1)[0], 63101.0, "rank 1's Wait costs o");
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 0, "{v}");
+}
+
+/// Modeled, a nonblocking collective waited for at once ends where its blocking twin does, and
+/// one overlapped with 1 ms of computation costs its two calls' overheads alone (myrinet: the
+/// 8-byte Iallreduce on 2 ranks ends long before the Wait): 6550 + 1 000 000 + 6550 ns.
+#[test]
+fn a_nonblocking_collective_overlaps_computation() {
+    let trace = |wait_at: u64, blocking: bool| {
+        let mut t = String::from("loggps-trace 1\nranks 2\n");
+        for r in 0..2 {
+            if blocking {
+                t += &format!("{r} MPI_Allreduce 0 1 bytes=8 recv_bytes=8\n");
+            } else {
+                t += &format!("{r} MPI_Iallreduce 0 1 bytes=8 recv_bytes=8 req=0\n");
+                t += &format!("{r} MPI_Wait {wait_at} {} done=0:-1:-1\n", wait_at + 1);
+            }
+        }
+        t
+    };
+    let end = |text: String| {
+        let (_d, f) = text_trace("t.txt", &text);
+        json(&[&f, "--platform", "myrinet", "--format", "json"])["predicted_s"]
+            .as_f64()
+            .unwrap()
+            * 1e9
+    };
+    let (blocking, at_once) = (end(trace(0, true)), end(trace(2, false)));
+    assert!(blocking > 2.0 * 6550.0 + 1.0, "{blocking}");
+    assert_close(at_once, blocking, "waited at once: the blocking twin's end");
+    assert_close(
+        end(trace(1_000_001, false)),
+        6550.0 + 1_000_000.0 + 6550.0,
+        "overlapped: the calls' overheads alone",
+    );
+}
+
+/// Nonblocking collectives off the world communicator (where the graph links every call), an
+/// `MPI_Comm_idup`, an `MPI_Ialltoallw` modeled as its blocking `MPI_Alltoallw` is, and one left
+/// pending at the end (legal: a warning, no refusal). By hand (myrinet, collectives measured):
+/// rank 1 calls Comm_idup at 1000 (ends 7550) and its Ialltoallw at 7551 (ends 14101); rank 0
+/// calls them at 0 and 6551 and its Wait on both at 13102, which returns at rank 1's latest
+/// call, 7551, no earlier than 13102 + o = 19652. Its Iallreduce on comm 1 at 19653 costs o
+/// (26203) and is never waited for.
+#[test]
+fn nonblocking_collectives_on_communicators_and_left_pending() {
+    let t = "loggps-trace 1\nranks 2\ncomm 1 members 0,1\n\
+             0 MPI_Comm_idup 0 1 comm=0 req=0\n\
+             0 MPI_Ialltoallw 2 3 bytes=16 recv_bytes=16 counts=8,8,8,8 req=1\n\
+             0 MPI_Waitall 4 5 done=0:-1:-1,1:-1:-1\n\
+             0 MPI_Iallreduce 6 7 comm=1 bytes=8 recv_bytes=8 req=2\n\
+             1 MPI_Comm_idup 1000 1001 comm=0 req=0\n\
+             1 MPI_Ialltoallw 1002 1003 bytes=16 recv_bytes=16 counts=8,8,8,8 req=1\n\
+             1 MPI_Waitall 1004 1005 done=0:-1:-1,1:-1:-1\n\
+             1 MPI_Iallreduce 1006 1007 comm=1 bytes=8 recv_bytes=8 req=2\n\
+             1 MPI_Wait 1008 1009 done=2:-1:-1\n";
+    let (_d, f) = text_trace("icolls.txt", t);
+    let v = json(&[&f, "--platform", "myrinet", "--coll", "measured", "--format", "json"]);
+    assert_close(rank_ns(&v, 0)[0], 26203.0, "rank 0 ends at its Iallreduce's return");
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("1 request(s) never completed"), "{warnings}");
+    // Modeled (each as its blocking twin: `collectives::traced::op_of`), the same loads and
+    // lists the calls by routine.
+    let modeled = json(&[&f, "--platform", "myrinet", "--format", "json"]);
+    let by_routine = modeled["collectives_s"].as_object().unwrap();
+    for r in ["MPI_Comm_idup", "MPI_Ialltoallw", "MPI_Iallreduce"] {
+        assert!(by_routine.contains_key(r), "{r}: {modeled}");
+    }
+}

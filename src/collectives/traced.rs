@@ -93,7 +93,7 @@ pub fn algorithm_or_tuned(op: Op, name: &str) -> Result<&'static str, Error> {
 
 /// The operation a recorded routine performs (None: not a collective the schedules model).
 pub fn op_of(routine: Routine) -> Option<Op> {
-    Some(match routine {
+    Some(match routine.blocking() {
         Routine::Barrier => Op::Barrier,
         Routine::Bcast => Op::Bcast,
         Routine::Reduce => Op::Reduce,
@@ -101,7 +101,7 @@ pub fn op_of(routine: Routine) -> Option<Op> {
         Routine::Gather | Routine::Gatherv => Op::Gather,
         Routine::Scatter | Routine::Scatterv => Op::Scatter,
         Routine::Allgather | Routine::Allgatherv => Op::Allgather,
-        Routine::Alltoall | Routine::Alltoallv => Op::Alltoall,
+        Routine::Alltoall | Routine::Alltoallv | Routine::Alltoallw => Op::Alltoall,
         Routine::ReduceScatter | Routine::ReduceScatterBlock => Op::ReduceScatter,
         Routine::Scan => Op::Scan,
         Routine::Exscan => Op::Exscan,
@@ -179,5 +179,11 @@ mod tests {
         assert!(Choice::parse("frobnicate").is_err());
         assert_eq!(op_of(Routine::Allgatherv), Some(Op::Allgather));
         assert_eq!(op_of(Routine::CommDup), None);
+        // Nonblocking collectives as their blocking twins; Alltoallw as Alltoallv.
+        assert_eq!(op_of(Routine::Iallgatherv), Some(Op::Allgather));
+        assert_eq!(op_of(Routine::Iexscan), Some(Op::Exscan));
+        assert_eq!(op_of(Routine::Alltoallw), Some(Op::Alltoall));
+        assert_eq!(op_of(Routine::Ialltoallw), Some(Op::Alltoall));
+        assert_eq!(op_of(Routine::CommIdup), None);
     }
 }

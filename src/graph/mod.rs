@@ -1136,7 +1136,8 @@ fn place_uniform(
     let implicit = g.implicit;
     par_ranges(&mut g.link[..], &g.start, &|r, links: &mut [u32]| {
         for (i, b, at) in calls(r) {
-            if !implicit {
+            // A nonblocking call's instance is read at its Wait, where no count implies it.
+            if !implicit || trace.rank(r).routine(i).nonblocking() {
                 links[i] = !(b as u32);
             }
             if at == 0 {
@@ -1346,22 +1347,25 @@ impl<'a> HbView<'a> {
         rendezvous_in(&self.trace.rank(r), self.eager_limit, i)
     }
 
-    /// The event whose return waits for a message event: the Wait that completes a
-    /// nonblocking operation, else the event itself.
+    /// The event whose return waits for a message or collective event: the Wait that
+    /// completes a nonblocking operation, else the event itself.
     fn completer(&self, r: usize, i: usize) -> usize {
         let ev = self.trace.rank(r);
-        match ev.routine(i).shape() {
-            Shape::Isend | Shape::Irecv => self.reqs.done(r, ev.id(i) as u32) as usize,
-            _ => i,
+        match ev.routine(i).creates_request() {
+            true => self.reqs.done(r, ev.id(i) as u32) as usize,
+            false => i,
         }
     }
 
     fn successors(&self, node: usize) -> Vec<usize> {
         let Some((r, i, is_ret)) = self.locate(node) else {
             let x = node - 2 * self.total();
+            // A nonblocking collective's completes at its Wait (none: at no event).
             return self.participants[x]
                 .iter()
-                .map(|&(r, i)| self.call(r as usize, i as usize) + 1)
+                .map(|&(r, i)| (r as usize, self.completer(r as usize, i as usize)))
+                .filter(|&(_, done)| done != NONE as usize)
+                .map(|(r, done)| self.call(r, done) + 1)
                 .collect();
         };
         let ev = self.trace.rank(r);

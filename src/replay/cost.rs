@@ -123,7 +123,9 @@ pub(super) fn cost_event(
                 }
             }
         }
-        Shape::Complete => completion(sh, r, i, routine, tc, st, port)?,
+        Shape::Complete => completion(sh, r, i, routine, tc, st, port, local)?,
+        // A nonblocking collective starts its part and returns; its Wait waits for the end.
+        Shape::Coll if routine.nonblocking() => (tc + o, o, 0.0, 0.0),
         Shape::Coll | Shape::CommOp => collective(sh, r, i, routine, tc, st.colls, local)?,
     };
     Ok(step)
@@ -154,6 +156,7 @@ fn completion(
     tc: f64,
     st: &mut RankState,
     port: &mut Port,
+    local: &mut Local,
 ) -> Result<Step, Dep> {
     let ev = sh.trace.rank(r);
     let o = sh.model.o();
@@ -179,7 +182,7 @@ fn completion(
     };
     let hint = (last.1 != NO_EVENT).then_some(*last);
     for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, hint)) {
-        match sh.request(r, oi as usize) {
+        match sh.request(r, oi as usize, local) {
             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
             Ok(Pending::Inbound(m)) => {
                 inbound.as_deref_mut().expect("a LogGP state").push(m);
@@ -246,6 +249,52 @@ fn collective(
 }
 
 impl Shared<'_> {
+    /// A nonblocking collective's completion, rank `r`'s part of it started at `ti` (its event
+    /// `oi`): where its blocking twin would have returned. Modeled: the schedule's end for this
+    /// rank, its synchronization counted first (the wait for its partners comes before the
+    /// transfers it lets go); measured: the latest call of the instance, all of it
+    /// synchronization. An instance an unfinished trace left out completes at once.
+    #[cold]
+    fn collective_completion(
+        &self,
+        r: usize,
+        oi: usize,
+        ti: f64,
+        local: &mut Local,
+    ) -> Result<Completion, Dep> {
+        // Linked even where the graph implies the other collective calls' instances.
+        let x = self.g.link(r, oi);
+        if x == NONE {
+            return Ok(Completion {
+                done: ti,
+                sync: 0.0,
+                unblock: ti,
+                send_side: false,
+            });
+        }
+        if !self.instance_done(x) {
+            return Err(Dep::Instance(x));
+        }
+        if self.coll.modeled
+            && let Some(e) = self.modeled_return(x, r as u32, local)
+        {
+            let sync = e.sender_sync + e.receiver_sync;
+            return Ok(Completion {
+                done: e.ret,
+                sync,
+                unblock: ti + sync,
+                send_side: e.sender_sync > e.receiver_sync,
+            });
+        }
+        let last_call = f64::from_bits(self.max_call[x as usize].load(Ordering::Acquire));
+        Ok(Completion {
+            done: last_call,
+            sync: (last_call - ti).max(0.0),
+            unblock: last_call,
+            send_side: false,
+        })
+    }
+
     #[inline(always)]
     pub(super) fn call(&self, r: usize, i: usize) -> Result<f64, Dep> {
         self.call_at(self.offsets[r] + i, r as i32)
@@ -398,12 +447,13 @@ impl Shared<'_> {
 
     /// The completion of the request rank `r` created at its event `oi` (at a known call time).
     #[inline(always)]
-    pub(super) fn request(&self, r: usize, oi: usize) -> Result<Pending, Dep> {
+    pub(super) fn request(&self, r: usize, oi: usize, local: &mut Local) -> Result<Pending, Dep> {
         let ti = self
             .call(r, oi)
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
             Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
+            Shape::Coll => self.collective_completion(r, oi, ti, local).map(Pending::Done),
             _ => {
                 let (from, plain) = self.g.link_plain(r, oi);
                 self.recv_completion(from, plain, self.trace.rank(r).peer(oi), ti)

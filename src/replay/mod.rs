@@ -370,14 +370,15 @@ fn link_of(sh: &Shared<'_>, r: usize, i: usize, routine: Routine, colls: u32) ->
 }
 
 /// Whether other events read the predicted call time of a `routine` event: a point-to-point
-/// operation's (its partner's, its request's completion). Only those are kept in
+/// operation's (its partner's, its request's completion), a nonblocking collective's (its
+/// request's completion). Only those are kept in
 /// [`Shared::calls`].
 #[inline(always)]
 fn read_by_partners(routine: Routine) -> bool {
     matches!(
         routine.shape(),
         Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv | Shape::Sendrecv
-    )
+    ) || routine.nonblocking()
 }
 
 /// Whether `routine` sends a message when it is called (a send of any mode, or a send-receive).

@@ -310,7 +310,7 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
     let Some(routine) = Routine::from_code(code) else {
         return fail(
             input,
-            format!("a routine code (0-2, 10-17, 20-26, 30-37, 40-55, 60-63), found {code}"),
+            format!("a routine code ({}), found {code}", Routine::code_ranges()),
         );
     };
     let (rest, gap) = expect("the gap since the previous return (sleb)", sleb)(rest)?;
@@ -410,6 +410,10 @@ fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> 
                 let (r, c) = expect("a per-rank byte count", uleb)(rest)?;
                 cur.counts.push(c);
                 rest = r;
+            }
+            if routine.nonblocking() {
+                let (r, req) = u32_field("the request id")(rest)?;
+                (e.id, rest) = (req as i64, r);
             }
             (e.comm, e.peer, e.bytes) = (comm, root, bytes);
             cur.events.push_coll(&e, recv_bytes, &cur.counts);
@@ -544,6 +548,9 @@ fn record_fast_more<'a, P: Push>(
             cur.counts.clear();
             for _ in 0..n {
                 cur.counts.push(fast_uleb(input, &mut at)?);
+            }
+            if e.routine.nonblocking() {
+                e.id = u32_at(&mut at)? as i64;
             }
             Part::Counts { recv_bytes }
         }
@@ -1494,6 +1501,9 @@ pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
             put_uleb(out, counts.len() as u64);
             for c in counts {
                 put_uleb(out, c);
+            }
+            if e.routine.nonblocking() {
+                put_uleb(out, e.id as u64);
             }
         }
         Shape::CommOp => {

@@ -490,12 +490,6 @@ fn encode(
                     WIDE_BYTES
                 }
             };
-            if matches!(shape, Shape::Isend | Shape::Irecv) {
-                request = e.id == next_req() as i64;
-                if !request {
-                    x.more().wide.push((key + 2, e.id as u32 as u64));
-                }
-            }
             bytes
         }
         Shape::Complete => match *aux {
@@ -529,6 +523,12 @@ fn encode(
         Shape::CommOp | Shape::Cancel => e.id as u32,
         Shape::None => 0,
     };
+    if e.routine.creates_request() {
+        request = e.id == next_req() as i64;
+        if !request {
+            x.more().wide.push((key + 2, e.id as u32 as u64));
+        }
+    }
     Stored {
         dur,
         word,
@@ -569,6 +569,7 @@ fn call_offset(i: usize, t_call: u64, base: u64, x: &mut Extra) -> u32 {
 fn implied_status(routine: Routine, peer: i32, tag: i32, flags: u8) -> Option<(i32, i32)> {
     match routine.shape() {
         Shape::Isend => Some((-1, -1)),
+        Shape::Coll if routine.nonblocking() => Some((-1, -1)),
         Shape::Irecv
             if peer >= 0 && tag != TAG_ANY && flags & (FLAG_ANY_SOURCE | FLAG_ANY_TAG) == 0 =>
         {
@@ -1328,11 +1329,12 @@ impl<'a> Rank<'a> {
     #[inline]
     pub fn id(&self, i: usize) -> i64 {
         let word = self.ev.word[self.global(i)];
-        match self.routine(i).shape() {
-            Shape::Isend | Shape::Irecv if self.creates_request(i) => {
+        let routine = self.routine(i);
+        match routine.shape() {
+            _ if routine.creates_request() && self.creates_request(i) => {
                 requests_before(self.r_base(), self.r_bits(), i) as i64
             }
-            Shape::Isend | Shape::Irecv => self.wide(wide_key(i, 2)) as i64,
+            _ if routine.creates_request() => self.wide(wide_key(i, 2)) as i64,
             Shape::CommOp if word == NO_COMM => -1,
             Shape::CommOp | Shape::Cancel => word as i64,
             _ => 0,

@@ -128,10 +128,13 @@ routines! {
     ReduceScatterBlock = 53, "MPI_Reduce_scatter_block", Coll;
     Scan = 54, "MPI_Scan", Coll;
     Exscan = 55, "MPI_Exscan", Coll;
+    Alltoallw = 56, "MPI_Alltoallw", Coll;
     CommDup = 60, "MPI_Comm_dup", CommOp;
     CommSplit = 61, "MPI_Comm_split", CommOp;
     CommCreate = 62, "MPI_Comm_create", CommOp;
     CommFree = 63, "MPI_Comm_free", CommOp;
+    // A collective record that also creates a request (`Routine::nonblocking`).
+    CommIdup = 64, "MPI_Comm_idup", Coll;
     // One-sided communication and neighborhood collectives: recorded, kept at their traced
     // durations (`Routine::kept_measured`).
     WinCreate = 70, "MPI_Win_create", None;
@@ -163,6 +166,24 @@ routines! {
     NeighborAlltoall = 102, "MPI_Neighbor_alltoall", None;
     NeighborAlltoallv = 103, "MPI_Neighbor_alltoallv", None;
     NeighborAlltoallw = 104, "MPI_Neighbor_alltoallw", None;
+    // Nonblocking collectives: the blocking twin's code + 70 (`Routine::blocking`).
+    Ibarrier = 110, "MPI_Ibarrier", Coll;
+    Ibcast = 111, "MPI_Ibcast", Coll;
+    Ireduce = 112, "MPI_Ireduce", Coll;
+    Iallreduce = 113, "MPI_Iallreduce", Coll;
+    Igather = 114, "MPI_Igather", Coll;
+    Igatherv = 115, "MPI_Igatherv", Coll;
+    Iscatter = 116, "MPI_Iscatter", Coll;
+    Iscatterv = 117, "MPI_Iscatterv", Coll;
+    Iallgather = 118, "MPI_Iallgather", Coll;
+    Iallgatherv = 119, "MPI_Iallgatherv", Coll;
+    Ialltoall = 120, "MPI_Ialltoall", Coll;
+    Ialltoallv = 121, "MPI_Ialltoallv", Coll;
+    IreduceScatter = 122, "MPI_Ireduce_scatter", Coll;
+    IreduceScatterBlock = 123, "MPI_Ireduce_scatter_block", Coll;
+    Iscan = 124, "MPI_Iscan", Coll;
+    Iexscan = 125, "MPI_Iexscan", Coll;
+    Ialltoallw = 126, "MPI_Ialltoallw", Coll;
 }
 
 impl Routine {
@@ -204,6 +225,47 @@ impl Routine {
             self,
             Routine::Test | Routine::Testany | Routine::Testsome | Routine::Testall
         )
+    }
+
+    /// The codes in use, as ranges: `"0-2, 10-37, …"`.
+    pub fn code_ranges() -> String {
+        let mut ranges: Vec<(u8, u8)> = Vec::new();
+        for &r in Routine::ALL {
+            match ranges.last_mut() {
+                Some((_, hi)) if *hi + 1 == r as u8 => *hi = r as u8,
+                _ => ranges.push((r as u8, r as u8)),
+            }
+        }
+        let each = ranges.iter().map(|&(lo, hi)| match lo == hi {
+            true => lo.to_string(),
+            false => format!("{lo}-{hi}"),
+        });
+        each.collect::<Vec<_>>().join(", ")
+    }
+
+    /// A collective that returns at once with a request, completed by a Wait or Test (the
+    /// nonblocking collectives, `MPI_Comm_idup`): its record is a collective's and an
+    /// `isend`'s request (FORMAT.md, shape `icoll`).
+    #[inline]
+    pub fn nonblocking(self) -> bool {
+        self as u8 >= Routine::Ibarrier as u8 || self == Routine::CommIdup
+    }
+
+    /// Whether its record creates a request: a nonblocking send or receive, or a nonblocking
+    /// collective.
+    #[inline]
+    pub fn creates_request(self) -> bool {
+        matches!(self.shape(), Shape::Isend | Shape::Irecv) || self.nonblocking()
+    }
+
+    /// The blocking collective a nonblocking one is modeled as (`MPI_Comm_idup`:
+    /// `MPI_Comm_dup`); any other routine itself.
+    pub fn blocking(self) -> Routine {
+        match self {
+            Routine::CommIdup => Routine::CommDup,
+            r if r.nonblocking() => Routine::from_code(r as u8 - 70).expect("a twin 70 codes below"),
+            r => r,
+        }
     }
 
     /// Synchronizing over a communicator: the collectives and the communicator constructors.
@@ -665,11 +727,11 @@ impl RankRequests {
     ) -> Result<(), String> {
         let created = self.done.len();
         match e.routine.shape() {
-            Shape::Isend | Shape::Irecv if e.id != created as i64 => Err(format!(
+            _ if e.routine.creates_request() && e.id != created as i64 => Err(format!(
                 "expected request id {created} (ids are per-rank sequence numbers), found {}",
                 e.id
             )),
-            Shape::Isend | Shape::Irecv => {
+            _ if e.routine.creates_request() => {
                 self.done.push(NOT_DONE);
                 Ok(())
             }
@@ -865,6 +927,30 @@ pub fn list_some<T: std::fmt::Display>(items: &[T]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every nonblocking collective's twin is the blocking routine of the same name, and only
+    /// they create requests besides the point-to-point I-forms.
+    #[test]
+    fn nonblocking_collectives_have_blocking_twins() {
+        let nonblocking: Vec<Routine> = Routine::ALL
+            .iter()
+            .copied()
+            .filter(|r| r.nonblocking())
+            .collect();
+        assert_eq!(nonblocking.len(), 18, "{nonblocking:?}");
+        for r in nonblocking {
+            let twin = r.blocking();
+            let name = r.mpi_name().replacen("MPI_I", "MPI_", 1).replace("idup", "dup");
+            assert!(twin.mpi_name().eq_ignore_ascii_case(&name), "{r:?} → {twin:?}");
+            assert!(r.is_collective() && r.creates_request() && !twin.nonblocking());
+        }
+        assert_eq!(Routine::Alltoallw.blocking(), Routine::Alltoallw);
+        assert!(Routine::Irecv.creates_request() && !Routine::Allreduce.creates_request());
+        assert_eq!(
+            Routine::code_ranges(),
+            "0-2, 10-37, 40-56, 60-64, 70-93, 100-104, 110-126"
+        );
+    }
 
     /// Each check of [`Checks`] and [`RankRequests`] rejects the same event with the same
     /// message in both encodings: the text one after parsing, the binary one as it decodes

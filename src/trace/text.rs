@@ -166,9 +166,9 @@ fn parse_done(s: &str, done: &mut Vec<Completion>) -> Option<()> {
     Some(())
 }
 
-/// The keys each shape reads; anything else on an event line is an error.
-fn keys(shape: Shape) -> &'static [&'static str] {
-    match shape {
+/// The keys a routine's shape reads; anything else on an event line is an error.
+fn keys(routine: Routine) -> &'static [&'static str] {
+    match routine.shape() {
         Shape::None => &[],
         Shape::Send => &["bytes", "peer", "tag", "comm"],
         Shape::Isend => &["bytes", "peer", "tag", "comm", "req"],
@@ -186,6 +186,9 @@ fn keys(shape: Shape) -> &'static [&'static str] {
         ],
         Shape::Complete => &["done"],
         Shape::Cancel => &["req"],
+        Shape::Coll if routine.nonblocking() => {
+            &["comm", "root", "bytes", "recv_bytes", "counts", "req"]
+        }
         Shape::Coll => &["comm", "root", "bytes", "recv_bytes", "counts"],
         Shape::CommOp => &["comm", "newcomm"],
     }
@@ -375,7 +378,7 @@ fn event(
     fields: &[(&str, &str)],
     done: &mut Vec<Completion>,
 ) -> Result<(), String> {
-    let allowed = keys(routine.shape());
+    let allowed = keys(routine);
     for (i, (k, _)) in fields.iter().enumerate() {
         if !allowed.contains(k) {
             return Err(format!(
@@ -504,7 +507,7 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
         e.t_return
     );
     let shape = e.routine.shape();
-    for &k in keys(shape) {
+    for &k in keys(e.routine) {
         let _ = match k {
             "bytes" => write!(out, " bytes={}", e.bytes),
             "peer" => write!(out, " peer={}", e.peer),

@@ -30,6 +30,8 @@ struct Builder {
     ranks: Vec<Events>,
     clock: Vec<u64>,
     next_req: Vec<u32>,
+    /// Per rank, the nonblocking collectives' requests not waited for yet.
+    outstanding: Vec<Vec<u32>>,
     rng: Rng,
 }
 
@@ -48,6 +50,21 @@ impl Builder {
         self.next_req[r] += 1;
         self.next_req[r] - 1
     }
+    /// Rank `r` waits for its outstanding nonblocking collectives, if any, in one Waitall.
+    fn wait_outstanding(&mut self, r: usize) {
+        if self.outstanding[r].is_empty() {
+            return;
+        }
+        let w = self.event(r, Routine::Waitall);
+        let done: Vec<Completion> = (self.outstanding[r].drain(..))
+            .map(|req| Completion {
+                req,
+                source: -1,
+                tag: -1,
+            })
+            .collect();
+        self.ranks[r].push_complete(&w, &done);
+    }
 }
 
 const SIZES: [u64; 6] = [0, 100, 5_000, 12_000, 20_000, 70_000];
@@ -62,6 +79,7 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
         ranks: (0..p).map(|_| Events::single()).collect(),
         clock: (0..p).map(|_| rng.below(1_000)).collect(),
         next_req: vec![0; p],
+        outstanding: vec![Vec::new(); p],
         rng,
     };
     b.trace.meta.library = "random".into();
@@ -148,15 +166,29 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 } else {
                     -1
                 };
+                // A third of them nonblocking, waited for at once or some steps later.
+                let nonblocking = b.rng.below(3) == 0;
+                let routine = match nonblocking {
+                    true => Routine::from_code(routine as u8 + 70).expect("a nonblocking twin"),
+                    false => routine,
+                };
                 for r in 0..p {
                     let mut e = b.event(r, routine);
                     (e.bytes, e.peer) = (k, root);
+                    if nonblocking {
+                        e.id = b.req(r) as i64;
+                        b.outstanding[r].push(e.id as u32);
+                    }
                     b.ranks[r].push_coll(&e, k, &[]);
+                }
+                if nonblocking && b.rng.below(2) == 0 {
+                    (0..p).for_each(|r| b.wait_outstanding(r));
                 }
             }
         }
     }
     for r in 0..p {
+        b.wait_outstanding(r);
         let e = b.event(r, Routine::Finalize);
         b.ranks[r].push(&e);
     }
