@@ -430,9 +430,21 @@ fn a_nonblocking_collective_completes_at_its_wait() {
     let t = "loggps-trace 1\nranks 2\n0 MPI_Ibarrier 0 1 req=0\n0 MPI_Wait 10000 10001 done=0:-1:-1\n\
              1 MPI_Ibarrier 50000 50001 req=0\n1 MPI_Wait 50002 50003 done=0:-1:-1\n";
     let (_d, f) = text_trace("ibarrier.txt", t);
-    let v = json(&[&f, "--platform", "myrinet", "--coll", "measured", "--format", "json"]);
+    let v = json(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--coll",
+        "measured",
+        "--format",
+        "json",
+    ]);
     let [end0, comp0, comm0, _, rsync0] = rank_ns(&v, 0);
-    assert_close(end0, 50000.0, "rank 0 returns from its Wait at rank 1's call");
+    assert_close(
+        end0,
+        50000.0,
+        "rank 0 returns from its Wait at rank 1's call",
+    );
     assert_close(comp0, 9999.0, "rank 0's computation");
     assert_close(comm0, 6550.0, "rank 0's Ibarrier call");
     assert_close(rsync0, 50000.0 - 16549.0, "rank 0 waits for rank 1");
@@ -494,10 +506,25 @@ fn nonblocking_collectives_on_communicators_and_left_pending() {
              1 MPI_Iallreduce 1006 1007 comm=1 bytes=8 recv_bytes=8 req=2\n\
              1 MPI_Wait 1008 1009 done=2:-1:-1\n";
     let (_d, f) = text_trace("icolls.txt", t);
-    let v = json(&[&f, "--platform", "myrinet", "--coll", "measured", "--format", "json"]);
-    assert_close(rank_ns(&v, 0)[0], 26203.0, "rank 0 ends at its Iallreduce's return");
+    let v = json(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--coll",
+        "measured",
+        "--format",
+        "json",
+    ]);
+    assert_close(
+        rank_ns(&v, 0)[0],
+        26203.0,
+        "rank 0 ends at its Iallreduce's return",
+    );
     let warnings = v["warnings"].to_string();
-    assert!(warnings.contains("1 request(s) never completed"), "{warnings}");
+    assert!(
+        warnings.contains("1 request(s) never completed"),
+        "{warnings}"
+    );
     // Modeled (each as its blocking twin: `collectives::traced::op_of`), the same loads and
     // lists the calls by routine.
     let modeled = json(&[&f, "--platform", "myrinet", "--format", "json"]);

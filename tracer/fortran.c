@@ -27,7 +27,9 @@
 #include <mpi.h>
 
 #ifdef OPEN_MPI
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Statuses are passed through as they are: Open MPI's Fortran status (MPI_STATUS_SIZE
  * INTEGERs, or mpi_f08's bind(C) TYPE(MPI_Status)) has the layout of a C MPI_Status, and Open
@@ -151,6 +153,41 @@ static MPI_Datatype *types_in(int n, const MPI_Fint *f, MPI_Datatype *local)
 static void types_free(MPI_Datatype *t, MPI_Datatype *local)
 {
     if (t != local) free(t);
+}
+
+/* The n datatypes of f as an array that outlives the call, for Ialltoallw: Open MPI reads the
+ * arrays again when the operation completes (to release derived datatypes). Each distinct
+ * array is kept to the end of the program, and given again when the same one comes back
+ * (programs pass few distinct ones). */
+static const MPI_Datatype *types_kept(int n, const MPI_Fint *f)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct kept { struct kept *next; int n; MPI_Datatype t[]; } *all;
+    MPI_Datatype local[N_LOCAL], *t = types_in(n, f, local);
+    size_t bytes = (size_t)(n > 0 ? n : 0) * sizeof *t;
+    pthread_mutex_lock(&lock);
+    struct kept *k = all;
+    while (k && (k->n != n || memcmp(k->t, t, bytes) != 0)) k = k->next;
+    if (!k) {
+        if (!(k = malloc(sizeof *k + bytes))) abort();
+        k->n = n;
+        memcpy(k->t, t, bytes);
+        k->next = all;
+        all = k;
+    }
+    pthread_mutex_unlock(&lock);
+    types_free(t, local);
+    return k->t;
+}
+
+/* The length of Alltoallw's datatype arrays: the size of the (remote) group */
+static int peers(MPI_Comm c)
+{
+    int inter = 0, n = 0;
+    MPI_Comm_test_inter(c, &inter);
+    if (inter) MPI_Comm_remote_size(c, &n);
+    else MPI_Comm_size(c, &n);
+    return n;
 }
 
 static int *logicals_in(int n, const MPI_Fint *f, int *local)
@@ -576,6 +613,173 @@ void ompi_reduce_scatter_block_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcou
 }
 NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
 
+/* datatype arrays, one entry per rank; sendtypes not read under MPI_IN_PLACE */
+void ompi_alltoallw_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes,
+                      void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes,
+                      MPI_Fint *comm, MPI_Fint *ierr)
+{
+    MPI_Comm c = COMM(comm);
+    int n = peers(c), in_place = is_mpi_fortran_in_place(sendbuf);
+    MPI_Datatype slocal[N_LOCAL], *st = in_place ? NULL : types_in(n, sendtypes, slocal);
+    MPI_Datatype rlocal[N_LOCAL], *rt = types_in(n, recvtypes, rlocal);
+    set(ierr, MPI_Alltoallw(fbuf(sendbuf), sendcounts, sdispls, st, fbuf(recvbuf), recvcounts,
+                            rdispls, rt, c));
+    if (st) types_free(st, slocal);
+    types_free(rt, rlocal);
+}
+NAMES(alltoallw, ALLTOALLW)
+
+/* Nonblocking collectives: the arguments of the blocking ones, then the request */
+void ompi_ibarrier_f(MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Ibarrier(COMM(comm), &r), &r, req, ierr);
+}
+NAMES(ibarrier, IBARRIER)
+
+void ompi_ibcast_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
+                   MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Ibcast(fbuf(buf), *count, TYPE(type), *root, COMM(comm), &r), &r, req,
+                 ierr);
+}
+NAMES(ibcast, IBCAST)
+
+void ompi_ireduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
+                    MPI_Fint *root, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Ireduce(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), *root,
+                             COMM(comm), &r),
+                 &r, req, ierr);
+}
+NAMES(ireduce, IREDUCE)
+
+#define IREDUCTION(lo, UP, fn)                                                                  \
+    void ompi_##lo##_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type,           \
+                       MPI_Fint *op, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)              \
+    {                                                                                           \
+        MPI_Request r;                                                                          \
+        made_request(fn(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), COMM(comm),   \
+                        &r),                                                                    \
+                     &r, req, ierr);                                                            \
+    }                                                                                           \
+    NAMES(lo, UP)
+IREDUCTION(iallreduce, IALLREDUCE, MPI_Iallreduce)
+IREDUCTION(iscan, ISCAN, MPI_Iscan)
+IREDUCTION(iexscan, IEXSCAN, MPI_Iexscan)
+
+#define IROOTED(lo, UP, fn)                                                                     \
+    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, \
+                       MPI_Fint *req, MPI_Fint *ierr)                                           \
+    {                                                                                           \
+        MPI_Request r;                                                                          \
+        made_request(fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,  \
+                        TYPE(recvtype), *root, COMM(comm), &r),                                 \
+                     &r, req, ierr);                                                            \
+    }                                                                                           \
+    NAMES(lo, UP)
+IROOTED(igather, IGATHER, MPI_Igather)
+IROOTED(iscatter, ISCATTER, MPI_Iscatter)
+
+#define IALL_TO(lo, UP, fn)                                                                     \
+    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
+                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *req,  \
+                       MPI_Fint *ierr)                                                          \
+    {                                                                                           \
+        MPI_Request r;                                                                          \
+        made_request(fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,  \
+                        TYPE(recvtype), COMM(comm), &r),                                        \
+                     &r, req, ierr);                                                            \
+    }                                                                                           \
+    NAMES(lo, UP)
+IALL_TO(iallgather, IALLGATHER, MPI_Iallgather)
+IALL_TO(ialltoall, IALLTOALL, MPI_Ialltoall)
+
+void ompi_igatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                     MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root,
+                     MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Igatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
+                              recvcounts, displs, TYPE(recvtype), *root, COMM(comm), &r),
+                 &r, req, ierr);
+}
+NAMES(igatherv, IGATHERV)
+
+void ompi_iscatterv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype,
+                      void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root,
+                      MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Iscatterv(fbuf(sendbuf), sendcounts, displs, TYPE(sendtype), fbuf(recvbuf),
+                               *recvcount, TYPE(recvtype), *root, COMM(comm), &r),
+                 &r, req, ierr);
+}
+NAMES(iscatterv, ISCATTERV)
+
+void ompi_iallgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
+                        MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype,
+                        MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Iallgatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
+                                 recvcounts, displs, TYPE(recvtype), COMM(comm), &r),
+                 &r, req, ierr);
+}
+NAMES(iallgatherv, IALLGATHERV)
+
+void ompi_ialltoallv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
+                       MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
+                       MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *req,
+                       MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Ialltoallv(fbuf(sendbuf), sendcounts, sdispls, TYPE(sendtype),
+                                fbuf(recvbuf), recvcounts, rdispls, TYPE(recvtype), COMM(comm),
+                                &r),
+                 &r, req, ierr);
+}
+NAMES(ialltoallv, IALLTOALLV)
+
+void ompi_ialltoallw_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
+                       MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts,
+                       MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *req,
+                       MPI_Fint *ierr)
+{
+    MPI_Comm c = COMM(comm);
+    int n = peers(c);
+    const MPI_Datatype *st = is_mpi_fortran_in_place(sendbuf) ? NULL : types_kept(n, sendtypes);
+    MPI_Request r;
+    made_request(MPI_Ialltoallw(fbuf(sendbuf), sendcounts, sdispls, st, fbuf(recvbuf),
+                                recvcounts, rdispls, types_kept(n, recvtypes), c, &r),
+                 &r, req, ierr);
+}
+NAMES(ialltoallw, IALLTOALLW)
+
+void ompi_ireduce_scatter_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *type,
+                            MPI_Fint *op, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Ireduce_scatter(fbuf(sendbuf), fbuf(recvbuf), recvcounts, TYPE(type),
+                                     OP(op), COMM(comm), &r),
+                 &r, req, ierr);
+}
+NAMES(ireduce_scatter, IREDUCE_SCATTER)
+
+void ompi_ireduce_scatter_block_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcount,
+                                  MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *req,
+                                  MPI_Fint *ierr)
+{
+    MPI_Request r;
+    made_request(MPI_Ireduce_scatter_block(fbuf(sendbuf), fbuf(recvbuf), *recvcount, TYPE(type),
+                                           OP(op), COMM(comm), &r),
+                 &r, req, ierr);
+}
+NAMES(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK)
+
 /* Neighborhood collectives: the arguments of the ordinary ones (no root, no MPI_IN_PLACE) */
 ALL_TO(neighbor_allgather, NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather)
 ALL_TO(neighbor_alltoall, NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall)
@@ -763,6 +967,17 @@ void ompi_comm_create_f(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_
     made_comm(MPI_Comm_create(COMM(comm), MPI_Group_f2c(*group), &c), &c, newcomm, ierr);
 }
 NAMES(comm_create, COMM_CREATE)
+
+/* the new communicator's handle is set at the call, usable once the request completes */
+void ompi_comm_idup_f(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *req, MPI_Fint *ierr)
+{
+    MPI_Comm c;
+    MPI_Request r;
+    int rc = MPI_Comm_idup(COMM(comm), &c, &r);
+    made_comm(rc, &c, newcomm, NULL);
+    made_request(rc, &r, req, ierr);
+}
+NAMES(comm_idup, COMM_IDUP)
 
 void ompi_comm_free_f(MPI_Fint *comm, MPI_Fint *ierr)
 {

@@ -36,7 +36,7 @@
 /* ------------------------------------------------------------------------------------------ */
 
 enum shape { SH_NONE, SH_SEND, SH_ISEND, SH_RECV, SH_IRECV, SH_SENDRECV, SH_COMPLETE,
-             SH_CANCEL, SH_COLL, SH_COMMOP };
+             SH_CANCEL, SH_COLL, SH_ICOLL, SH_COMMOP };
 
 enum code {
     C_INIT = 0, C_INIT_THREAD = 1, C_FINALIZE = 2,
@@ -51,7 +51,8 @@ enum code {
     C_GATHER = 44, C_GATHERV = 45, C_SCATTER = 46, C_SCATTERV = 47,
     C_ALLGATHER = 48, C_ALLGATHERV = 49, C_ALLTOALL = 50, C_ALLTOALLV = 51,
     C_REDUCE_SCATTER = 52, C_REDUCE_SCATTER_BLOCK = 53, C_SCAN = 54, C_EXSCAN = 55,
-    C_COMM_DUP = 60, C_COMM_SPLIT = 61, C_COMM_CREATE = 62, C_COMM_FREE = 63,
+    C_ALLTOALLW = 56,
+    C_COMM_DUP = 60, C_COMM_SPLIT = 61, C_COMM_CREATE = 62, C_COMM_FREE = 63, C_COMM_IDUP = 64,
     /* one-sided communication and neighborhood collectives: shape none (times only) */
     C_WIN_CREATE = 70, C_WIN_ALLOCATE = 71, C_WIN_ALLOCATE_SHARED = 72,
     C_WIN_CREATE_DYNAMIC = 73, C_WIN_FREE = 74, C_WIN_FENCE = 75, C_WIN_LOCK = 76,
@@ -62,7 +63,13 @@ enum code {
     C_COMPARE_AND_SWAP = 93,
     C_NEIGHBOR_ALLGATHER = 100, C_NEIGHBOR_ALLGATHERV = 101, C_NEIGHBOR_ALLTOALL = 102,
     C_NEIGHBOR_ALLTOALLV = 103, C_NEIGHBOR_ALLTOALLW = 104,
-    C_COUNT = 105
+    /* nonblocking collectives: the blocking twin's code + 70 */
+    C_IBARRIER = 110, C_IBCAST = 111, C_IREDUCE = 112, C_IALLREDUCE = 113,
+    C_IGATHER = 114, C_IGATHERV = 115, C_ISCATTER = 116, C_ISCATTERV = 117,
+    C_IALLGATHER = 118, C_IALLGATHERV = 119, C_IALLTOALL = 120, C_IALLTOALLV = 121,
+    C_IREDUCE_SCATTER = 122, C_IREDUCE_SCATTER_BLOCK = 123, C_ISCAN = 124, C_IEXSCAN = 125,
+    C_IALLTOALLW = 126,
+    C_COUNT = 127
 };
 
 static const unsigned char shape_of[C_COUNT] = {
@@ -81,10 +88,16 @@ static const unsigned char shape_of[C_COUNT] = {
     [C_GATHER] = SH_COLL, [C_GATHERV] = SH_COLL, [C_SCATTER] = SH_COLL, [C_SCATTERV] = SH_COLL,
     [C_ALLGATHER] = SH_COLL, [C_ALLGATHERV] = SH_COLL, [C_ALLTOALL] = SH_COLL,
     [C_ALLTOALLV] = SH_COLL, [C_REDUCE_SCATTER] = SH_COLL, [C_REDUCE_SCATTER_BLOCK] = SH_COLL,
-    [C_SCAN] = SH_COLL, [C_EXSCAN] = SH_COLL,
+    [C_SCAN] = SH_COLL, [C_EXSCAN] = SH_COLL, [C_ALLTOALLW] = SH_COLL,
     [C_COMM_DUP] = SH_COMMOP, [C_COMM_SPLIT] = SH_COMMOP, [C_COMM_CREATE] = SH_COMMOP,
-    [C_COMM_FREE] = SH_COMMOP,
+    [C_COMM_FREE] = SH_COMMOP, [C_COMM_IDUP] = SH_ICOLL,
     /* codes 70-104 are SH_NONE (0), as every code not listed */
+    [C_IBARRIER] = SH_ICOLL, [C_IBCAST] = SH_ICOLL, [C_IREDUCE] = SH_ICOLL,
+    [C_IALLREDUCE] = SH_ICOLL, [C_IGATHER] = SH_ICOLL, [C_IGATHERV] = SH_ICOLL,
+    [C_ISCATTER] = SH_ICOLL, [C_ISCATTERV] = SH_ICOLL, [C_IALLGATHER] = SH_ICOLL,
+    [C_IALLGATHERV] = SH_ICOLL, [C_IALLTOALL] = SH_ICOLL, [C_IALLTOALLV] = SH_ICOLL,
+    [C_IREDUCE_SCATTER] = SH_ICOLL, [C_IREDUCE_SCATTER_BLOCK] = SH_ICOLL, [C_ISCAN] = SH_ICOLL,
+    [C_IEXSCAN] = SH_ICOLL, [C_IALLTOALLW] = SH_ICOLL,
 };
 
 /* flags of receives and probes */
@@ -264,14 +277,25 @@ struct comm {
     int refs;            /* the comm table's reference + one per pending request */
 };
 
-/* What a request is, for the status its completion records (see request_done). */
+/* What a request is, for the status its completion records (see request_done). Requests of
+ * nonblocking collectives and MPI_Comm_idup are REQ_SEND (source and tag -1). */
 enum { REQ_SEND, REQ_RECV, REQ_RECV_NULL /* a receive from MPI_PROC_NULL */ };
+
+/* The tracer's side of an MPI_Comm_idup: its own nonblocking broadcast of the new
+ * communicator's id over the parent, completed with the idup's request (see idup_start). */
+struct idup {
+    struct idup *next;   /* in T.idups: every one not completed yet */
+    uint64_t id;         /* the broadcast's buffer */
+    MPI_Request bcast;
+    MPI_Comm nc;         /* the new communicator: its handle is set at the call */
+};
 
 /* A request queued behind a live one with the same handle value (see request_new). */
 struct queued {
     struct queued *next;
     uint64_t id;
     struct comm *c;
+    struct idup *idup;   /* MPI_Comm_idup's request only, else NULL */
     uint8_t kind;
 };
 
@@ -295,6 +319,7 @@ struct slot {
                                * none */
         struct persist *init; /* persistent table: the *_init call's arguments */
     };
+    struct idup *idup;   /* request table: MPI_Comm_idup's request only, else NULL */
     uint8_t used, kind;  /* kind: REQ_SEND, REQ_RECV or REQ_RECV_NULL */
 };
 
@@ -330,6 +355,7 @@ static struct {
     struct table comms, reqs, msgs; /* communicators, requests, messages (matched probes) */
     struct table pers;   /* persistent requests, by the handle their *_init returned */
     struct queued *spare; /* unused queue entries, kept for reuse */
+    struct idup *idups;  /* MPI_Comm_idup broadcasts not completed yet */
     void *scratch;       /* arrays for the multi-request and v-collective wrappers */
     size_t scratch_cap;
     int write_failed;
@@ -608,12 +634,14 @@ HOT uint8_t *encode(uint8_t *p, const struct event *e)
         p = put_uleb(p, e->req);
         break;
     case SH_COLL:
+    case SH_ICOLL:
         p = put_uleb(p, e->comm);
         p = put_sleb(p, e->root);
         p = put_uleb(p, e->bytes);
         p = put_uleb(p, e->recv_bytes);
         p = put_uleb(p, e->n);
         for (size_t i = 0; i < e->n; i++) p = put_uleb(p, e->counts[i]);
+        if (shape_of[e->code] == SH_ICOLL) p = put_uleb(p, e->req);
         break;
     case SH_COMMOP:
         p = put_uleb(p, e->comm);
@@ -711,6 +739,17 @@ static struct comm *comm_get(MPI_Comm comm)
     return NULL;
 }
 
+/* The id of a new communicator, given out by its rank 0 (see comm_register); 0 once ids are
+ * exhausted. */
+static uint64_t comm_id_new(void)
+{
+    uint64_t id = 1u + (uint64_t)T.rank +
+                  (uint64_t)T.size * __atomic_add_fetch(&T.comm_seq, 1, __ATOMIC_RELAXED);
+    if (id <= UINT32_MAX) return id;
+    warn("communicator ids exhausted; calls on new communicators are not recorded");
+    return 0;
+}
+
 /*
  * Register a communicator just created (collective over its members). Its id is
  * 1 + w + P * s, where w is the world rank of its rank 0 and s the number of communicators
@@ -731,17 +770,9 @@ static struct comm *comm_register(MPI_Comm nc)
     PMPI_Comm_test_inter(nc, &inter);
     if (inter) return NULL;
     PMPI_Comm_rank(nc, &me);
-    uint64_t id = 0;
-    if (me == 0) {
-        id = 1u + (uint64_t)T.rank +
-             (uint64_t)T.size * __atomic_add_fetch(&T.comm_seq, 1, __ATOMIC_RELAXED);
-        if (id > UINT32_MAX) id = 0;
-    }
+    uint64_t id = me == 0 ? comm_id_new() : 0;
     PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, nc);
-    if (id == 0) {
-        if (me == 0) warn("communicator ids exhausted; calls on new communicators are not recorded");
-        return NULL;
-    }
+    if (id == 0) return NULL;
     struct comm *c = new_comm((uint32_t)id, nc);
     if (me == 0) write_comm_chunk(c); /* (a no-op once a write failed) */
     if (!owned()) {
@@ -750,6 +781,48 @@ static struct comm *comm_register(MPI_Comm nc)
     }
     comm_insert(nc, c);
     return c;
+}
+
+/*
+ * MPI_Comm_idup's communicator cannot be registered as comm_register does: it is not usable
+ * before the idup's request completes, and a blocking broadcast inside one rank's Wait could
+ * deadlock a legal program. So at the call the tracer starts its own nonblocking broadcast of
+ * the id over the parent (whose rank 0 is the new one's and gives the id out), and when the
+ * idup's request completes it completes the broadcast and registers the communicator with
+ * no collective. Every rank starts the broadcast whether or not it records the call, as
+ * comm_register takes part; one whose idup request is freed (or never completed) leaves the
+ * communicator unknown, and its broadcast is completed at MPI_Finalize. Returns the state
+ * for the request's entry, NULL for an intercommunicator (not tracked).
+ */
+static struct idup *idup_start(MPI_Comm parent, MPI_Comm nc)
+{
+    int inter = 0, me = 0;
+    PMPI_Comm_test_inter(parent, &inter);
+    if (inter) return NULL;
+    struct idup *d = calloc(1, sizeof *d);
+    if (!d) abort();
+    PMPI_Comm_rank(parent, &me);
+    if (me == 0) d->id = comm_id_new();
+    d->nc = nc;
+    PMPI_Ibcast(&d->id, 1, MPI_UINT64_T, 0, parent, &d->bcast);
+    return d;
+}
+
+/* The idup's request completed (complete) or was freed: register its communicator, or leave
+ * the broadcast to MPI_Finalize. */
+static void idup_done(struct idup *d, int complete)
+{
+    if (!complete) return;
+    PMPI_Wait(&d->bcast, MPI_STATUS_IGNORE);
+    if (d->id != 0) {
+        struct comm *c = new_comm((uint32_t)d->id, d->nc);
+        if (c->me == 0) write_comm_chunk(c);
+        comm_insert(d->nc, c);
+    }
+    struct idup **p = &T.idups;
+    while (*p != d) p = &(*p)->next;
+    *p = d->next;
+    free(d);
 }
 
 /*
@@ -807,10 +880,12 @@ static int request_done(struct done *d, uint64_t key, const MPI_Status *st)
         }
     }
     struct comm *c = s->c;
+    struct idup *idup = s->idup;
     struct queued *q = s->queue ? s->queue->next : NULL; /* the next oldest takes the slot */
     if (q) {
         s->id = q->id;
         s->c = q->c;
+        s->idup = q->idup;
         s->kind = q->kind;
         if (q == s->queue) s->queue = NULL;
         else s->queue->next = q->next;
@@ -819,6 +894,7 @@ static int request_done(struct done *d, uint64_t key, const MPI_Status *st)
     } else {
         table_remove(&T.reqs, s);
     }
+    if (idup) idup_done(idup, st != NULL);
     comm_release(c);
     return 1;
 }
@@ -921,12 +997,15 @@ HOT void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d
     record(&e);
 }
 
-HOT void coll_event(int code, uint64_t t0, uint64_t t1, const struct comm *c, int root,
-                       uint64_t bytes, uint64_t recv_bytes, size_t n, const uint64_t *counts)
+/* A collective and (with req, the request it made) a nonblocking one. */
+HOT void coll_event(int code, uint64_t t0, uint64_t t1, struct comm *c, int root,
+                    uint64_t bytes, uint64_t recv_bytes, size_t n, const uint64_t *counts,
+                    const MPI_Request *req)
 {
     struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = c->id,
                        .root = root < 0 ? -1 : world_rank(c, root), .bytes = bytes,
                        .recv_bytes = recv_bytes, .n = n, .counts = counts };
+    if (req) e.req = request_new(*req, c, REQ_SEND);
     record(&e);
 }
 
@@ -1322,6 +1401,12 @@ static void tracer_finish(uint64_t t0)
     PMPI_Barrier(T.priv); /* MPI_Finalize synchronizes; record that part */
     struct event e = { .code = C_FINALIZE, .t_call = t0, .t_return = now() };
     record(&e);
+    while (T.idups) { /* of idup requests freed or never completed (see idup_start) */
+        struct idup *d = T.idups;
+        T.idups = d->next;
+        PMPI_Wait(&d->bcast, MPI_STATUS_IGNORE);
+        free(d);
+    }
     int64_t offset_fini = measure_offset();
     /* also on a rank that stopped recording: its events up to the stop (no-ops once a write
      * failed) */
@@ -1339,7 +1424,7 @@ static void tracer_finish(uint64_t t0)
                 (unsigned long long)sums[0], T.size);
         if (sums[1])
             fprintf(stderr, "loggps-trace: %llu calls on communicators the tracer does not "
-                    "know (intercommunicators, MPI_Comm_idup, ...) were not recorded\n",
+                    "know (intercommunicators, spawned worlds, ...) were not recorded\n",
                     (unsigned long long)sums[1]);
         if (sums[2])
             fprintf(stderr, "loggps-trace: %llu ranks stopped recording (two threads called "
@@ -1871,20 +1956,46 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Wrappers: collectives. bytes = what this rank contributes, recv_bytes = what it obtains     */
-/* (FORMAT-NOTES.md gives the rule for each routine).                                          */
+/* Wrappers: collectives and their nonblocking forms. bytes = what this rank contributes,      */
+/* recv_bytes = what it obtains (FORMAT-NOTES.md gives the rule for each routine). One         */
+/* function makes the record of a collective and of its nonblocking form (req: the request     */
+/* that one made; NULL for the blocking one).                                                  */
 /* ------------------------------------------------------------------------------------------ */
+
+HOT void barrier_event(int code, uint64_t t0, uint64_t t1, MPI_Comm comm,
+                       const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (c) coll_event(code, t0, t1, c, -1, 0, 0, 0, NULL, req);
+    else T.untracked++;
+}
 
 int MPI_Barrier(MPI_Comm comm)
 {
     if (!enter()) return PMPI_Barrier(comm);
     uint64_t t0 = now();
     int rc = PMPI_Barrier(comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (c) coll_event(C_BARRIER, t0, t1, c, -1, 0, 0, 0, NULL);
-    else T.untracked++;
+    barrier_event(C_BARRIER, t0, now(), comm, NULL);
     return leave(rc);
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Ibarrier(comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ibarrier(comm, req);
+    barrier_event(C_IBARRIER, t0, now(), comm, req);
+    return leave(rc);
+}
+
+HOT void bcast_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type, int root,
+                     MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    uint64_t n = type_bytes(count, type);
+    int is_root = c->me == root;
+    coll_event(code, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL, req);
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
@@ -1892,13 +2003,27 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
     if (!enter()) return PMPI_Bcast(buf, count, type, root, comm);
     uint64_t t0 = now();
     int rc = PMPI_Bcast(buf, count, type, root, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    uint64_t n = type_bytes(count, type);
-    int is_root = c->me == root;
-    coll_event(C_BCAST, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL);
+    bcast_event(C_BCAST, t0, now(), count, type, root, comm, NULL);
     return leave(rc);
+}
+
+int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+               MPI_Request *req)
+{
+    if (!enter()) return PMPI_Ibcast(buf, count, type, root, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ibcast(buf, count, type, root, comm, req);
+    bcast_event(C_IBCAST, t0, now(), count, type, root, comm, req);
+    return leave(rc);
+}
+
+HOT void reduce_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
+                      int root, MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    uint64_t n = type_bytes(count, type);
+    coll_event(code, t0, t1, c, root, n, c->me == root ? n : 0, 0, NULL, req);
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -1907,22 +2032,28 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
     if (!enter()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     uint64_t t0 = now();
     int rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    uint64_t n = type_bytes(count, type);
-    coll_event(C_REDUCE, t0, t1, c, root, n, c->me == root ? n : 0, 0, NULL);
+    reduce_event(C_REDUCE, t0, now(), count, type, root, comm, NULL);
+    return leave(rc);
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, req);
+    reduce_event(C_IREDUCE, t0, now(), count, type, root, comm, req);
     return leave(rc);
 }
 
 /* Allreduce, Scan, Exscan: every rank contributes and obtains count elements. */
-static void symmetric_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
-                            MPI_Comm comm)
+HOT void symmetric_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
+                         MPI_Comm comm, const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
-    coll_event(code, t0, t1, c, -1, n, n, 0, NULL);
+    coll_event(code, t0, t1, c, -1, n, n, 0, NULL, req);
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -1931,7 +2062,17 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype ty
     if (!enter()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-    symmetric_event(C_ALLREDUCE, t0, now(), count, type, comm);
+    symmetric_event(C_ALLREDUCE, t0, now(), count, type, comm, NULL);
+    return leave(rc);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, req);
+    symmetric_event(C_IALLREDUCE, t0, now(), count, type, comm, req);
     return leave(rc);
 }
 
@@ -1941,7 +2082,17 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, M
     if (!enter()) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
-    symmetric_event(C_SCAN, t0, now(), count, type, comm);
+    symmetric_event(C_SCAN, t0, now(), count, type, comm, NULL);
+    return leave(rc);
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+              MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Iscan(sendbuf, recvbuf, count, type, op, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Iscan(sendbuf, recvbuf, count, type, op, comm, req);
+    symmetric_event(C_ISCAN, t0, now(), count, type, comm, req);
     return leave(rc);
 }
 
@@ -1951,8 +2102,30 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
     if (!enter()) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
-    symmetric_event(C_EXSCAN, t0, now(), count, type, comm);
+    symmetric_event(C_EXSCAN, t0, now(), count, type, comm, NULL);
     return leave(rc);
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter()) return PMPI_Iexscan(sendbuf, recvbuf, count, type, op, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Iexscan(sendbuf, recvbuf, count, type, op, comm, req);
+    symmetric_event(C_IEXSCAN, t0, now(), count, type, comm, req);
+    return leave(rc);
+}
+
+HOT void gather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf, int sendcount,
+                      MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    int is_root = c->me == root;
+    uint64_t block = is_root ? type_bytes(recvcount, recvtype) : 0;
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
+    coll_event(code, t0, t1, c, root, sent, block * (uint64_t)c->size, 0, NULL, req);
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -1963,14 +2136,40 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                            comm);
     uint64_t t0 = now();
     int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    int is_root = c->me == root;
-    uint64_t block = is_root ? type_bytes(recvcount, recvtype) : 0;
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
-    coll_event(C_GATHER, t0, t1, c, root, sent, block * (uint64_t)c->size, 0, NULL);
+    gather_event(C_GATHER, t0, now(), sendbuf, sendcount, sendtype, recvcount, recvtype, root,
+                 comm, NULL);
     return leave(rc);
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                            comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                          req);
+    gather_event(C_IGATHER, t0, now(), sendbuf, sendcount, sendtype, recvcount, recvtype, root,
+                 comm, req);
+    return leave(rc);
+}
+
+HOT void gatherv_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
+                       int sendcount, MPI_Datatype sendtype, const int recvcounts[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    int is_root = c->me == root;
+    size_t n = is_root ? (size_t)c->size : 0;
+    uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), recvd = 0;
+    for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
+                                            : type_bytes(sendcount, sendtype);
+    coll_event(code, t0, t1, c, root, sent, recvd, n, counts, req);
 }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -1983,17 +2182,37 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     uint64_t t0 = now();
     int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                           root, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    int is_root = c->me == root;
-    size_t n = is_root ? (size_t)c->size : 0;
-    uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), recvd = 0;
-    for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
-                                            : type_bytes(sendcount, sendtype);
-    coll_event(C_GATHERV, t0, t1, c, root, sent, recvd, n, counts);
+    gatherv_event(C_GATHERV, t0, now(), sendbuf, sendcount, sendtype, recvcounts, recvtype,
+                  root, comm, NULL);
     return leave(rc);
+}
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                             recvtype, root, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                           root, comm, req);
+    gatherv_event(C_IGATHERV, t0, now(), sendbuf, sendcount, sendtype, recvcounts, recvtype,
+                  root, comm, req);
+    return leave(rc);
+}
+
+HOT void scatter_event(int code, uint64_t t0, uint64_t t1, int sendcount,
+                       MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    int is_root = c->me == root;
+    uint64_t block = is_root ? type_bytes(sendcount, sendtype) : 0;
+    uint64_t got = recvbuf == MPI_IN_PLACE ? block : type_bytes(recvcount, recvtype);
+    coll_event(code, t0, t1, c, root, block * (uint64_t)c->size, got, 0, NULL, req);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -2005,14 +2224,40 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     uint64_t t0 = now();
     int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                           comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    int is_root = c->me == root;
-    uint64_t block = is_root ? type_bytes(sendcount, sendtype) : 0;
-    uint64_t got = recvbuf == MPI_IN_PLACE ? block : type_bytes(recvcount, recvtype);
-    coll_event(C_SCATTER, t0, t1, c, root, block * (uint64_t)c->size, got, 0, NULL);
+    scatter_event(C_SCATTER, t0, now(), sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                  comm, NULL);
     return leave(rc);
+}
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                             comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                           comm, req);
+    scatter_event(C_ISCATTER, t0, now(), sendcount, sendtype, recvbuf, recvcount, recvtype,
+                  root, comm, req);
+    return leave(rc);
+}
+
+HOT void scatterv_event(int code, uint64_t t0, uint64_t t1, const int sendcounts[],
+                        MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    int is_root = c->me == root;
+    size_t n = is_root ? (size_t)c->size : 0;
+    uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), sent = 0;
+    for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(sendcounts[i], sendtype);
+    uint64_t got = recvbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
+                                           : type_bytes(recvcount, recvtype);
+    coll_event(code, t0, t1, c, root, sent, got, n, counts, req);
 }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -2025,17 +2270,35 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     uint64_t t0 = now();
     int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                            root, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    int is_root = c->me == root;
-    size_t n = is_root ? (size_t)c->size : 0;
-    uint64_t *counts = scratch(sizeof(uint64_t) * (n + 1)), sent = 0;
-    for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(sendcounts[i], sendtype);
-    uint64_t got = recvbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
-                                           : type_bytes(recvcount, recvtype);
-    coll_event(C_SCATTERV, t0, t1, c, root, sent, got, n, counts);
+    scatterv_event(C_SCATTERV, t0, now(), sendcounts, sendtype, recvbuf, recvcount, recvtype,
+                   root, comm, NULL);
     return leave(rc);
+}
+
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                              recvtype, root, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                            root, comm, req);
+    scatterv_event(C_ISCATTERV, t0, now(), sendcounts, sendtype, recvbuf, recvcount, recvtype,
+                   root, comm, req);
+    return leave(rc);
+}
+
+HOT void allgather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
+                         int sendcount, MPI_Datatype sendtype, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    uint64_t block = type_bytes(recvcount, recvtype);
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
+    coll_event(code, t0, t1, c, -1, sent, block * (uint64_t)c->size, 0, NULL, req);
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -2045,13 +2308,36 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     uint64_t t0 = now();
     int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    uint64_t block = type_bytes(recvcount, recvtype);
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
-    coll_event(C_ALLGATHER, t0, t1, c, -1, sent, block * (uint64_t)c->size, 0, NULL);
+    allgather_event(C_ALLGATHER, t0, now(), sendbuf, sendcount, sendtype, recvcount, recvtype,
+                    comm, NULL);
     return leave(rc);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                               req);
+    uint64_t t0 = now();
+    int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                             req);
+    allgather_event(C_IALLGATHER, t0, now(), sendbuf, sendcount, sendtype, recvcount, recvtype,
+                    comm, req);
+    return leave(rc);
+}
+
+HOT void allgatherv_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
+                          int sendcount, MPI_Datatype sendtype, const int recvcounts[],
+                          MPI_Datatype recvtype, MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    size_t n = (size_t)c->size;
+    uint64_t *counts = scratch(sizeof(uint64_t) * n), recvd = 0;
+    for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? counts[c->me] : type_bytes(sendcount, sendtype);
+    coll_event(code, t0, t1, c, -1, sent, recvd, n, counts, req);
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -2064,15 +2350,36 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     uint64_t t0 = now();
     int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                              recvtype, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    size_t n = (size_t)c->size;
-    uint64_t *counts = scratch(sizeof(uint64_t) * n), recvd = 0;
-    for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? counts[c->me] : type_bytes(sendcount, sendtype);
-    coll_event(C_ALLGATHERV, t0, t1, c, -1, sent, recvd, n, counts);
+    allgatherv_event(C_ALLGATHERV, t0, now(), sendbuf, sendcount, sendtype, recvcounts,
+                     recvtype, comm, NULL);
     return leave(rc);
+}
+
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                recvtype, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                              recvtype, comm, req);
+    allgatherv_event(C_IALLGATHERV, t0, now(), sendbuf, sendcount, sendtype, recvcounts,
+                     recvtype, comm, req);
+    return leave(rc);
+}
+
+HOT void alltoall_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
+                        int sendcount, MPI_Datatype sendtype, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    uint64_t got = type_bytes(recvcount, recvtype) * (uint64_t)c->size;
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? got
+                                            : type_bytes(sendcount, sendtype) * (uint64_t)c->size;
+    coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req);
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -2082,14 +2389,44 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     uint64_t t0 = now();
     int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    uint64_t got = type_bytes(recvcount, recvtype) * (uint64_t)c->size;
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? got
-                                            : type_bytes(sendcount, sendtype) * (uint64_t)c->size;
-    coll_event(C_ALLTOALL, t0, t1, c, -1, sent, got, 0, NULL);
+    alltoall_event(C_ALLTOALL, t0, now(), sendbuf, sendcount, sendtype, recvcount, recvtype,
+                   comm, NULL);
     return leave(rc);
+}
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                            req);
+    alltoall_event(C_IALLTOALL, t0, now(), sendbuf, sendcount, sendtype, recvcount, recvtype,
+                   comm, req);
+    return leave(rc);
+}
+
+/* Alltoallv (one datatype a side: stride 0) and Alltoallw (one per rank: stride 1): the bytes
+ * sent to each rank, then the bytes received from each. MPI_IN_PLACE sends what it receives
+ * (sendtypes is then not read). */
+HOT void alltoallv_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
+                         const int sendcounts[], const MPI_Datatype sendtypes[],
+                         const int recvcounts[], const MPI_Datatype recvtypes[],
+                         size_t stride, MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    size_t n = (size_t)c->size;
+    uint64_t *counts = scratch(sizeof(uint64_t) * 2 * n), sent = 0, recvd = 0;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    for (size_t i = 0; i < n; i++) {
+        recvd += counts[n + i] = type_bytes(recvcounts[i], recvtypes[stride * i]);
+        sent += counts[i] = in_place ? counts[n + i]
+                                     : type_bytes(sendcounts[i], sendtypes[stride * i]);
+    }
+    coll_event(code, t0, t1, c, -1, sent, recvd, 2 * n, counts, req);
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -2102,18 +2439,66 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     uint64_t t0 = now();
     int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    size_t n = (size_t)c->size;
-    uint64_t *counts = scratch(sizeof(uint64_t) * 2 * n), sent = 0, recvd = 0;
-    int in_place = sendbuf == MPI_IN_PLACE;
-    for (size_t i = 0; i < n; i++) {
-        recvd += counts[n + i] = type_bytes(recvcounts[i], recvtype);
-        sent += counts[i] = in_place ? counts[n + i] : type_bytes(sendcounts[i], sendtype);
-    }
-    coll_event(C_ALLTOALLV, t0, t1, c, -1, sent, recvd, 2 * n, counts);
+    alltoallv_event(C_ALLTOALLV, t0, now(), sendbuf, sendcounts, &sendtype, recvcounts,
+                    &recvtype, 0, comm, NULL);
     return leave(rc);
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                               rdispls, recvtype, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                             rdispls, recvtype, comm, req);
+    alltoallv_event(C_IALLTOALLV, t0, now(), sendbuf, sendcounts, &sendtype, recvcounts,
+                    &recvtype, 0, comm, req);
+    return leave(rc);
+}
+
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    if (!enter())
+        return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                              rdispls, recvtypes, comm);
+    uint64_t t0 = now();
+    int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                            rdispls, recvtypes, comm);
+    alltoallv_event(C_ALLTOALLW, t0, now(), sendbuf, sendcounts, sendtypes, recvcounts,
+                    recvtypes, 1, comm, NULL);
+    return leave(rc);
+}
+
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                               rdispls, recvtypes, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                             rdispls, recvtypes, comm, req);
+    alltoallv_event(C_IALLTOALLW, t0, now(), sendbuf, sendcounts, sendtypes, recvcounts,
+                    recvtypes, 1, comm, req);
+    return leave(rc);
+}
+
+HOT void reduce_scatter_event(int code, uint64_t t0, uint64_t t1, const int recvcounts[],
+                              MPI_Datatype type, MPI_Comm comm, const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    size_t n = (size_t)c->size;
+    uint64_t *counts = scratch(sizeof(uint64_t) * n), sent = 0;
+    for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(recvcounts[i], type);
+    coll_event(code, t0, t1, c, -1, sent, counts[c->me], n, counts, req);
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -2122,14 +2507,29 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
     if (!enter()) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    size_t n = (size_t)c->size;
-    uint64_t *counts = scratch(sizeof(uint64_t) * n), sent = 0;
-    for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(recvcounts[i], type);
-    coll_event(C_REDUCE_SCATTER, t0, t1, c, -1, sent, counts[c->me], n, counts);
+    reduce_scatter_event(C_REDUCE_SCATTER, t0, now(), recvcounts, type, comm, NULL);
     return leave(rc);
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, req);
+    reduce_scatter_event(C_IREDUCE_SCATTER, t0, now(), recvcounts, type, comm, req);
+    return leave(rc);
+}
+
+HOT void reduce_scatter_block_event(int code, uint64_t t0, uint64_t t1, int recvcount,
+                                    MPI_Datatype type, MPI_Comm comm,
+                                    const MPI_Request *req)
+{
+    struct comm *c = comm_get(comm);
+    if (!c) { T.untracked++; return; }
+    uint64_t n = type_bytes(recvcount, type);
+    coll_event(code, t0, t1, c, -1, n * (uint64_t)c->size, n, 0, NULL, req);
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -2139,11 +2539,18 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
     uint64_t t0 = now();
     int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-    uint64_t t1 = now();
-    struct comm *c = comm_get(comm);
-    if (!c) { T.untracked++; return leave(rc); }
-    uint64_t n = type_bytes(recvcount, type);
-    coll_event(C_REDUCE_SCATTER_BLOCK, t0, t1, c, -1, n * (uint64_t)c->size, n, 0, NULL);
+    reduce_scatter_block_event(C_REDUCE_SCATTER_BLOCK, t0, now(), recvcount, type, comm, NULL);
+    return leave(rc);
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    if (!enter())
+        return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, req);
+    uint64_t t0 = now();
+    int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, req);
+    reduce_scatter_block_event(C_IREDUCE_SCATTER_BLOCK, t0, now(), recvcount, type, comm, req);
     return leave(rc);
 }
 
@@ -2370,6 +2777,32 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     uint64_t t0 = own ? now() : 0;
     int rc = PMPI_Comm_create(comm, group, newcomm);
     return created(own, C_COMM_CREATE, t0, rc, comm, newcomm);
+}
+
+/* Recorded as the nonblocking collective it is (shape icoll, no bytes); its communicator is
+ * registered when its request completes (see idup_start). Only the owner reads the clock. */
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *req)
+{
+    if (!T.active) return PMPI_Comm_idup(comm, newcomm, req);
+    int own = enter();
+    uint64_t t0 = own ? now() : 0;
+    int rc = PMPI_Comm_idup(comm, newcomm, req);
+    uint64_t t1 = own ? now() : 0;
+    struct idup *d = rc == MPI_SUCCESS ? idup_start(comm, *newcomm) : NULL;
+    if (!own) return rc; /* its broadcast is never completed: the communicator stays unknown */
+    if (d) {
+        d->next = T.idups;
+        T.idups = d;
+    }
+    struct comm *p = comm_get(comm);
+    if (!p) { T.untracked++; return leave(rc); }
+    struct event e = { .code = C_COMM_IDUP, .t_call = t0, .t_return = t1, .comm = p->id,
+                       .root = -1, .req = request_new(*req, p, REQ_SEND) };
+    struct slot *s = table_find(&T.reqs, key_req(*req));
+    if (s->queue) s->queue->idup = d; /* the youngest with this handle value: ours */
+    else s->idup = d;
+    record(&e);
+    return leave(rc);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)

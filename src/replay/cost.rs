@@ -453,7 +453,9 @@ impl Shared<'_> {
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
             Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
-            Shape::Coll => self.collective_completion(r, oi, ti, local).map(Pending::Done),
+            Shape::Coll => self
+                .collective_completion(r, oi, ti, local)
+                .map(Pending::Done),
             _ => {
                 let (from, plain) = self.g.link_plain(r, oi);
                 self.recv_completion(from, plain, self.trace.rank(r).peer(oi), ti)

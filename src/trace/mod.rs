@@ -263,7 +263,9 @@ impl Routine {
     pub fn blocking(self) -> Routine {
         match self {
             Routine::CommIdup => Routine::CommDup,
-            r if r.nonblocking() => Routine::from_code(r as u8 - 70).expect("a twin 70 codes below"),
+            r if r.nonblocking() => {
+                Routine::from_code(r as u8 - 70).expect("a twin 70 codes below")
+            }
             r => r,
         }
     }
@@ -940,8 +942,14 @@ mod tests {
         assert_eq!(nonblocking.len(), 18, "{nonblocking:?}");
         for r in nonblocking {
             let twin = r.blocking();
-            let name = r.mpi_name().replacen("MPI_I", "MPI_", 1).replace("idup", "dup");
-            assert!(twin.mpi_name().eq_ignore_ascii_case(&name), "{r:?} → {twin:?}");
+            let name = r
+                .mpi_name()
+                .replacen("MPI_I", "MPI_", 1)
+                .replace("idup", "dup");
+            assert!(
+                twin.mpi_name().eq_ignore_ascii_case(&name),
+                "{r:?} → {twin:?}"
+            );
             assert!(r.is_collective() && r.creates_request() && !twin.nonblocking());
         }
         assert_eq!(Routine::Alltoallw.blocking(), Routine::Alltoallw);

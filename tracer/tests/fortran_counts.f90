@@ -8,8 +8,8 @@ module fortran_counts
   private
   public :: tally, print_counts, check
 
-  integer, parameter :: n = 80
-  character(len=24), parameter :: names(n) = [character(len=24) :: &
+  integer, parameter :: n = 99
+  character(len=25), parameter :: names(n) = [character(len=25) :: &
        'MPI_Init', 'MPI_Init_thread', 'MPI_Finalize', &
        'MPI_Send', 'MPI_Ssend', 'MPI_Bsend', 'MPI_Rsend', &
        'MPI_Isend', 'MPI_Issend', 'MPI_Ibsend', 'MPI_Irsend', &
@@ -23,6 +23,11 @@ module fortran_counts
        'MPI_Allgather', 'MPI_Allgatherv', 'MPI_Alltoall', 'MPI_Alltoallv', &
        'MPI_Reduce_scatter', 'MPI_Reduce_scatter_block', 'MPI_Scan', 'MPI_Exscan', &
        'MPI_Comm_dup', 'MPI_Comm_split', 'MPI_Comm_create', 'MPI_Comm_free', &
+       'MPI_Alltoallw', 'MPI_Comm_idup', &
+       'MPI_Ibarrier', 'MPI_Ibcast', 'MPI_Ireduce', 'MPI_Iallreduce', &
+       'MPI_Igather', 'MPI_Igatherv', 'MPI_Iscatter', 'MPI_Iscatterv', &
+       'MPI_Iallgather', 'MPI_Iallgatherv', 'MPI_Ialltoall', 'MPI_Ialltoallv', 'MPI_Ialltoallw', &
+       'MPI_Ireduce_scatter', 'MPI_Ireduce_scatter_block', 'MPI_Iscan', 'MPI_Iexscan', &
        'MPI_Win_create', 'MPI_Win_allocate', 'MPI_Win_allocate_shared', 'MPI_Win_create_dynamic', &
        'MPI_Win_free', 'MPI_Win_fence', 'MPI_Win_lock', 'MPI_Win_unlock', 'MPI_Win_lock_all', &
        'MPI_Win_unlock_all', 'MPI_Win_flush', 'MPI_Win_flush_all', 'MPI_Win_flush_local', &

@@ -3,8 +3,9 @@
 ! MPI_IN_PLACE and v-counts, MPI_Comm_split/dup/free, and the communicators of Cart_create,
 ! Cart_sub, Graph_create, Dist_graph_create_adjacent (MPI_UNWEIGHTED), Intercomm_merge,
 ! Comm_dup_with_info and Comm_create_group, which are not recorded but whose calls are;
-! persistent requests, a window of MPI_Win_allocate (its baseptr a TYPE(C_PTR)), and
-! MPI_Neighbor_alltoallw (datatype arrays) on the distributed graph. In Open
+! nonblocking collectives, MPI_Ialltoallw with a datatype per peer, MPI_Comm_idup and calls on
+! its communicator; persistent requests, a window of MPI_Win_allocate (its baseptr a
+! TYPE(C_PTR)), and MPI_Neighbor_alltoallw (datatype arrays) on the distributed graph. In Open
 ! MPI the routines with LOGICAL arguments (Test*, Iprobe, Improbe, the topology constructors,
 ! Intercomm_merge) take another path through the mpi_f08 library than the rest. Under Open MPI
 ! the window needs OMPI_MCA_osc=sm,pt2pt (see run.sh). Indices of Waitany & co. are not checked
@@ -16,17 +17,18 @@ program fortran_f08
   use fortran_counts
   implicit none
   type(MPI_Comm) :: W, half, dup, ring, grid, row, graph, dist, inter, merged, info_dup, grp_comm
+  type(MPI_Comm) :: idup
   type(MPI_Request) :: r(4)
   type(MPI_Message) :: msg
   type(MPI_Status) :: st, sts(4)
   type(MPI_Group) :: wg
   type(MPI_Win) :: win
-  type(MPI_Datatype) :: types(1)
+  type(MPI_Datatype) :: types(1), wtypes(16)
   type(c_ptr) :: baseptr
   integer, pointer :: base(:)
   integer(kind=MPI_ADDRESS_KIND) :: bdispls(1)
   integer :: rank, size, right, left, i, done, idx, outcount, got, v, src, dst
-  integer :: a(64), b(64), indices(4), counts(16), displs(16), index(16), edges(32)
+  integer :: a(64), b(64), indices(4), counts(16), displs(16), index(16), edges(32), ones(16)
   double precision :: x(256), y(256)
   logical :: even, flag
 
@@ -177,6 +179,29 @@ program fortran_f08
   v = rank
   call tally('MPI_Allgather'); call MPI_Allgather(v, 1, MPI_INTEGER, a, 1, MPI_INTEGER, W)
   call check(all(a(1:size) == [(i, i = 0, size - 1)]), 'Allgather result')
+
+  ! nonblocking collectives and an idup, completed together; Ialltoallw exchanging one
+  ! MPI_INTEGER with even ranks and one MPI_DOUBLE_PRECISION with odd ones, 8 bytes a peer
+  call tally('MPI_Ibarrier'); call MPI_Ibarrier(W, r(1))
+  call tally('MPI_Ibcast'); call MPI_Ibcast(x, 4, MPI_DOUBLE_PRECISION, 0, W, r(2))
+  call tally('MPI_Iallreduce'); call MPI_Iallreduce(a, b, 4, MPI_INTEGER, MPI_SUM, W, r(3))
+  call tally('MPI_Comm_idup'); call MPI_Comm_idup(W, idup, r(4))
+  call tally('MPI_Waitall'); call MPI_Waitall(4, r, MPI_STATUSES_IGNORE)
+  call check(b(2) == size, 'Iallreduce')
+  call tally('MPI_Bcast'); call MPI_Bcast(v, 1, MPI_INTEGER, size - 1, idup)
+  call tally('MPI_Allreduce'); call MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INTEGER, MPI_SUM, idup)
+  call check(v == size * (size - 1), 'Allreduce on the idup communicator')
+  call tally('MPI_Comm_free'); call MPI_Comm_free(idup)
+  do i = 1, size
+     wtypes(i) = merge(MPI_INTEGER, MPI_DOUBLE_PRECISION, mod(rank + i - 1, 2) == 0)
+     ones(i) = 1
+     displs(i) = (i - 1) * 8
+     a(2 * i - 1) = rank * 100 + i - 1
+  end do
+  call tally('MPI_Ialltoallw')
+  call MPI_Ialltoallw(a, ones, displs, wtypes, b, ones, displs, wtypes, W, r(1))
+  call tally('MPI_Wait'); call MPI_Wait(r(1), MPI_STATUS_IGNORE)
+  call check(b(2 * left + 1) == left * 100 + rank, 'Ialltoallw')
 
   ! communicators
   call tally('MPI_Comm_split'); call MPI_Comm_split(W, mod(rank, 2), -rank, half)

@@ -147,8 +147,30 @@ check_trace coll-2 2
 mpi_job coll-4 4 yes "$T/coll"
 check_trace coll-4 4
 
-# together the two programs call every recorded routine but those of codes 70-104 (rma below)
-if [[ -n $PREDICT && -s $OUT/p2p-4.info.json && -s $OUT/coll-4.info.json ]]; then
+# every nonblocking collective (outstanding together, Test loops, overlapped with computation),
+# MPI_Alltoallw and MPI_Ialltoallw, MPI_Comm_idup completed by Wait, Waitall and Test, with
+# calls on the new communicators; 4 ranks with a 4 KiB buffer
+mpi_job icoll-2 2 yes "$T/icoll"
+check_trace icoll-2 2
+check_params icoll-2
+mpi_job icoll-4 4 yes "$T/icoll" LOGGPS_TRACE_BUFFER=4096
+check_trace icoll-4 4
+check_params icoll-4
+# MPI_Comm_idup's communicators carry their calls: rank 0's first MPI_Bcast (just after its first
+# idup, of the world) is on a communicator of all 4 ranks that is not the world
+if [[ -n $PREDICT && -s $OUT/icoll-4.bin ]]; then
+    if "$PREDICT" convert "$OUT/icoll-4.bin" "$OUT/icoll-4.txt" 2>"$OUT/icoll-4.convert" &&
+        comm=$(grep -m1 '^0 MPI_Bcast ' "$OUT/icoll-4.txt" | grep -o ' comm=[0-9]*' | cut -d= -f2) &&
+        [[ -n $comm && $comm != 0 ]] && grep -q "^comm $comm members 0,1,2,3$" "$OUT/icoll-4.txt"; then
+        pass "icoll-4: the calls on MPI_Comm_idup's communicator are recorded on it (id $comm)"
+    else
+        fail "icoll-4: rank 0's first MPI_Bcast is not on the world's idup (comm=${comm:-none}):"
+        cat "$OUT/icoll-4.convert"; grep -m3 -E '^(comm |0 MPI_Bcast )' "$OUT/icoll-4.txt"
+    fi
+fi
+
+# together the three programs call every recorded routine but those of codes 70-104 (rma below)
+if [[ -n $PREDICT && -s $OUT/p2p-4.info.json && -s $OUT/coll-4.info.json && -s $OUT/icoll-4.info.json ]]; then
     all_routines="MPI_Init MPI_Init_thread MPI_Finalize MPI_Send MPI_Ssend MPI_Bsend MPI_Rsend
         MPI_Isend MPI_Issend MPI_Ibsend MPI_Irsend MPI_Recv MPI_Irecv MPI_Sendrecv
         MPI_Sendrecv_replace MPI_Probe MPI_Iprobe MPI_Mprobe MPI_Improbe MPI_Mrecv MPI_Imrecv
@@ -156,9 +178,14 @@ if [[ -n $PREDICT && -s $OUT/p2p-4.info.json && -s $OUT/coll-4.info.json ]]; the
         MPI_Waitsome MPI_Test MPI_Testall MPI_Testany MPI_Testsome MPI_Barrier MPI_Bcast
         MPI_Reduce MPI_Allreduce MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv MPI_Allgather
         MPI_Allgatherv MPI_Alltoall MPI_Alltoallv MPI_Reduce_scatter MPI_Reduce_scatter_block
-        MPI_Scan MPI_Exscan MPI_Comm_dup MPI_Comm_split MPI_Comm_create MPI_Comm_free"
+        MPI_Scan MPI_Exscan MPI_Comm_dup MPI_Comm_split MPI_Comm_create MPI_Comm_free
+        MPI_Alltoallw MPI_Comm_idup MPI_Ibarrier MPI_Ibcast MPI_Ireduce MPI_Iallreduce MPI_Igather
+        MPI_Igatherv MPI_Iscatter MPI_Iscatterv MPI_Iallgather MPI_Iallgatherv MPI_Ialltoall
+        MPI_Ialltoallv MPI_Ialltoallw MPI_Ireduce_scatter MPI_Ireduce_scatter_block MPI_Iscan
+        MPI_Iexscan"
     all_routines=$(tr -s ' \n' '\n' <<<"$all_routines" | grep . | sort -u)
-    seen=$(cat "$OUT/p2p-4.info.json" "$OUT/coll-4.info.json" | routine_counts | cut -d: -f1 | sort -u)
+    seen=$(cat "$OUT/p2p-4.info.json" "$OUT/coll-4.info.json" "$OUT/icoll-4.info.json" |
+        routine_counts | cut -d: -f1 | sort -u)
     missing=$(comm -23 <(echo "$all_routines") <(echo "$seen"))
     if [[ -z $missing ]]; then
         pass "coverage: all $(echo "$all_routines" | wc -l) recorded routines appear in the 4-rank traces"
@@ -342,8 +369,8 @@ else
     fi
 fi
 
-# Fortran (fortran.f90 and fortran_persist.f90: `use mpi`, fortran_f77.f: mpif.h,
-# fortran_f08.f90: `use mpi_f08`; built where gfortran and the MPI's mpif90 exist): Open MPI's
+# Fortran (fortran.f90, fortran_persist.f90 and fortran_icoll.f90: `use mpi`, fortran_f77.f:
+# mpif.h, fortran_f08.f90: `use mpi_f08`; built where gfortran and the MPI's mpif90 exist): Open MPI's
 # bindings reach the tracer through fortran.c, MPICH's through its calls of the C MPI_ routines;
 # equal per-routine counts show that no call is lost or recorded twice. MPI initialized where the tracer cannot see it (Open MPI's
 # Fortran PMPI_Init, MPICH 4.0's mpi_f08 bindings, which call PMPI_ routines): no trace, and one
@@ -365,11 +392,18 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
     check_trace fortran-4 4
     mpi_job fortran-f77-4 4 yes "$T/fortran_f77"
     check_trace fortran-f77-4 4
-    if [[ -n $PREDICT && -s $OUT/fortran-4.info.json && -s $OUT/fortran-f77-4.info.json ]]; then
-        # together the two call every routine of counts.h up to the one-sided ones
+    # nonblocking collectives, MPI_(I)alltoallw and MPI_Comm_idup (fortran_icoll.f90, `use mpi`)
+    for np in 2 4; do
+        mpi_job "fortran-icoll-$np" $np yes "$T/fortran_icoll"
+        check_trace "fortran-icoll-$np" $np
+    done
+    if [[ -n $PREDICT && -s $OUT/fortran-4.info.json && -s $OUT/fortran-f77-4.info.json &&
+        -s $OUT/fortran-icoll-4.info.json ]]; then
+        # together the three call every routine of counts.h up to the one-sided ones
         want=$(sed -n '/counted_names\[\]/,/end of the routines the Fortran tests call/p' \
             "$TRACER/tests/counts.h" | grep -o 'MPI_[A-Za-z_]*' | sort -u)
-        seen=$(cat "$OUT/fortran-4.info.json" "$OUT/fortran-f77-4.info.json" | routine_counts | cut -d: -f1 | sort -u)
+        seen=$(cat "$OUT/fortran-4.info.json" "$OUT/fortran-f77-4.info.json" "$OUT/fortran-icoll-4.info.json" |
+            routine_counts | cut -d: -f1 | sort -u)
         missing=$(comm -23 <(echo "$want") <(echo "$seen"))
         if [[ -z $missing ]]; then
             pass "fortran coverage: all $(echo "$want" | wc -l) recorded routines appear in the Fortran traces"
