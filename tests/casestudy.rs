@@ -177,3 +177,53 @@ fn accuracy_bands_hold_on_two_ranks() {
         );
     }
 }
+
+/// The paper's eight parameters are the two-band case of the model's §10: every recorded trace
+/// (the golden files' own) predicts the same with its parameters and with each preset, whether
+/// the set is given in the paper's form or as its bands. Equal to 1e-12 relative, not bit for
+/// bit: above `s` the bands compute `T2` as `(L + s·(Gs − Gl)) + k·Gl` where the paper's form
+/// computes `s·Gs + (k − s)·Gl + L`, the same line rounded in another order (a last-digit
+/// difference, 1e-16 of a time).
+#[test]
+fn the_paper_form_and_its_bands_predict_alike() {
+    use loggps_predict::model::{Bands, Params};
+    use loggps_predict::{graph, replay, trace};
+    let mut files: Vec<_> = std::fs::read_dir(root().join("traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 70, "{} traces", files.len());
+    let presets = ["myrinet", "cenju4", "fast-ethernet"].map(|n| Params::preset(n).unwrap());
+    for f in &files {
+        let t = trace::load(f, &mut |_| {}).unwrap();
+        let g = graph::build(&t, "t").unwrap();
+        for p in t.meta.params.iter().chain(&presets) {
+            let banded = Params::banded(Bands::of_paper(p), p.S, p.poll);
+            let a = replay::replay(&t, &g, p, "t", &|_| {}).unwrap();
+            let b = replay::replay(&t, &g, &banded, "t", &|_| {}).unwrap();
+            let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(1.0);
+            assert!(
+                close(a.predicted_ns, b.predicted_ns),
+                "{}: {} vs {}",
+                f.display(),
+                a.predicted_ns,
+                b.predicted_ns
+            );
+            for (x, y) in a.ranks.iter().zip(&b.ranks) {
+                let parts = |r: &replay::RankBreakdown| {
+                    [
+                        r.end_ns,
+                        r.communication_ns,
+                        r.sender_sync_ns,
+                        r.receiver_sync_ns,
+                    ]
+                };
+                for (u, v) in parts(x).into_iter().zip(parts(y)) {
+                    assert!(close(u, v), "{} rank {}: {u} vs {v}", f.display(), x.rank);
+                }
+            }
+        }
+    }
+}

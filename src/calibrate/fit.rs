@@ -195,6 +195,7 @@ fn fit_linear(
         s,
         S,
         poll: None,
+        bands: None,
     };
     let intercepts = if free {
         [v[6], v[7]]
@@ -509,6 +510,7 @@ impl PaperEquations {
             s,
             S,
             poll: None,
+            bands: None,
         }
     }
 }

@@ -52,6 +52,22 @@ pub struct ParamArgs {
     /// nothing) costs, ns; by default each keeps its traced duration
     #[arg(long = "poll", value_name = "NS")]
     pub poll: Option<f64>,
+    /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
+    /// both), Gs, Gl; repeatable, applied after the absolute values
+    #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
+    pub scale: Vec<(String, f64)>,
+}
+
+/// `NAME=F` of `--scale`.
+fn parse_scale(s: &str) -> Result<(String, f64), String> {
+    let (name, f) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=F (e.g. L=2), found `{s}`"))?;
+    let f: f64 = f
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number after `{name}=`, found `{f}`"))?;
+    Ok((name.trim().to_string(), f))
 }
 
 impl ParamArgs {
@@ -71,6 +87,7 @@ impl ParamArgs {
             s: self.s,
             S: self.S,
             poll: self.poll,
+            scale: self.scale.clone(),
         };
         let r = model::resolve(
             self.params.as_deref(),
@@ -138,6 +155,7 @@ impl ModelArgs {
                     ("--Gl", p.Gl.is_some()),
                     ("--s", p.s.is_some()),
                     ("--S", p.S.is_some()),
+                    ("--scale", !p.scale.is_empty()),
                 ];
                 if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
                     return Err(Error::Usage(format!(

@@ -108,10 +108,7 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
     let (c, described) = match &model {
         Model::LogGps(p) => (
             collectives::predict(op, algorithm, &spec, p, a.gamma)?,
-            format!(
-                "LogGPS L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
-                p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
-            ),
+            format!("LogGPS {p}"),
         ),
         Model::LogGp(m) => (
             collectives::predict(op, algorithm, &spec, m, a.gamma)?,

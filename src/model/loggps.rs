@@ -2,6 +2,7 @@
 
 #![allow(non_snake_case)] // the paper's parameter names: L, o, Os, Or, Gs, Gl, s, S
 
+use super::bands::Bands;
 use super::{Cost, CostModel, SendCall, StepCost, WaitFold};
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,11 @@ pub struct Params {
     /// polling loop makes millions of them, each far cheaper than `o`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll: Option<f64>,
+    /// The set in bands of message size (the model's §10), where it is one: each message's
+    /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
+    /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
+    #[serde(skip)]
+    pub bands: Option<Bands>,
 }
 
 /// The parameter names in the order of the model's §1.
@@ -40,6 +46,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             s: 1028,
             S: 1028,
             poll: None,
+            bands: None,
         },
     ),
     (
@@ -54,6 +61,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             s: 8191,
             S: 16383,
             poll: None,
+            bands: None,
         },
     ),
     (
@@ -68,6 +76,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             s: 1023,
             S: 16383,
             poll: None,
+            bands: None,
         },
     ),
 ];
@@ -89,7 +98,41 @@ impl Params {
             s: bytes("s")?,
             S: bytes("S")?,
             poll: None,
+            bands: None,
         })
+    }
+
+    /// A set in `bands`, eager up to `S`: its other fields (`o`, `L`, the control messages')
+    /// from the first band, as [`Params::bands`] says.
+    pub fn banded(bands: Bands, S: u64, poll: Option<f64>) -> Params {
+        let first = *bands.first();
+        Params {
+            L: first.L,
+            o: first.o,
+            Os: first.Os,
+            Or: first.Or,
+            Gs: first.G,
+            Gl: first.G,
+            s: first.hi,
+            S,
+            poll,
+            bands: Some(bands),
+        }
+    }
+
+    /// The set with its bands changed by `f`, the first band's `o` and `L` mirrored again.
+    pub fn with_bands(
+        &self,
+        f: impl FnOnce(&mut Bands) -> Result<(), String>,
+    ) -> Result<Params, String> {
+        let mut b = self.bands.ok_or("not a set in bands")?;
+        f(&mut b)?;
+        Ok(Params::banded(b, self.S, self.poll))
+    }
+
+    /// The bands of the set: its own, or the paper form's two.
+    pub fn as_bands(&self) -> Bands {
+        self.bands.unwrap_or_else(|| Bands::of_paper(self))
     }
 
     /// A preset by name.
@@ -97,26 +140,39 @@ impl Params {
         PRESETS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
     }
 
-    /// Send overhead `T1 = o + k·Os`.
+    /// Send overhead `T1 = o + k·Os` (of `k`'s band).
     #[inline(always)]
     pub fn t1(&self, k: u64) -> f64 {
-        self.o + k as f64 * self.Os
-    }
-
-    /// First byte leaves → last byte arrives: `T2` (k ≤ s) or `T2'` (k > s).
-    #[inline(always)]
-    pub fn t2(&self, k: u64) -> f64 {
-        if k <= self.s {
-            k as f64 * self.Gs + self.L
-        } else {
-            self.s as f64 * self.Gs + (k - self.s) as f64 * self.Gl + self.L
+        match &self.bands {
+            None => self.o + k as f64 * self.Os,
+            Some(b) => b.of(k).o + k as f64 * b.of(k).Os,
         }
     }
 
-    /// Receive overhead `T3 = o + k·Or`.
+    /// First byte leaves → last byte arrives: `T2` (k ≤ s) or `T2'` (k > s); `L + k·G` of
+    /// `k`'s band.
+    #[inline(always)]
+    pub fn t2(&self, k: u64) -> f64 {
+        match &self.bands {
+            None if k <= self.s => k as f64 * self.Gs + self.L,
+            None => self.s as f64 * self.Gs + (k - self.s) as f64 * self.Gl + self.L,
+            Some(b) => b.of(k).L + k as f64 * b.of(k).G,
+        }
+    }
+
+    /// Receive overhead `T3 = o + k·Or` (of `k`'s band).
     #[inline(always)]
     pub fn t3(&self, k: u64) -> f64 {
-        self.o + k as f64 * self.Or
+        match &self.bands {
+            None => self.o + k as f64 * self.Or,
+            Some(b) => b.of(k).o + k as f64 * b.of(k).Or,
+        }
+    }
+
+    /// What makes the set invalid (the model's §10), naming the band and the term; checked
+    /// for sets in bands (a set of the paper's form is warned of: [`Params::warnings`]).
+    pub fn invalid(&self) -> Option<String> {
+        self.bands.as_ref().and_then(Bands::invalid)
     }
 
     /// ACK back to the sender, `T5 = o + L + o`.
@@ -184,9 +240,13 @@ impl Params {
         }
     }
 
-    /// Every routine cost stays positive only when `Os + Or + Gl > 0` (paper §4.3).
+    /// Every routine cost stays positive only when `Os + Or + Gl > 0` (paper §4.3). A set in
+    /// bands is valid or refused ([`Params::invalid`]): nothing to warn of.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
+        if self.bands.is_some() {
+            return w;
+        }
         if self.Os + self.Or + self.Gl <= 0.0 {
             w.push(format!(
                 "Os + Or + Gl = {} ≤ 0: long messages get cheaper with size and some costs can turn negative (paper §4.3)",
@@ -219,6 +279,20 @@ impl Params {
             self.s as f64,
             self.S as f64,
         ][i]
+    }
+}
+
+impl std::fmt::Display for Params {
+    /// `L=… o=… Os=… Or=… Gs=… Gl=… s=… S=…`, or `S=… in bands: …` ([`Bands`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.bands {
+            Some(b) => write!(f, "S={} in bands: {b}", self.S),
+            None => write!(
+                f,
+                "L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
+                self.L, self.o, self.Os, self.Or, self.Gs, self.Gl, self.s, self.S
+            ),
+        }
     }
 }
 
@@ -333,6 +407,54 @@ mod tests {
             p.recv(65472, p.rendezvous(65472, false), 0.0, tr).ret - tr,
             736_879.700,
         );
+    }
+
+    /// The model's §6 vectors with Myrinet given as its two bands (§10).
+    #[test]
+    fn vectors_hold_in_bands() {
+        let paper = myrinet();
+        let p = Params::banded(Bands::of_paper(&paper), paper.S, None);
+        close(p.t1(1000) + p.t2(1000) + p.t3(1000), 39_170.0);
+        close(p.t1(16383) + p.t2(16383) + p.t3(16383), 289_486.290);
+        close(p.send(16384, true, 0.0, 0.0).ret, 147_464.240);
+        close(p.send(16384, true, 0.0, 100_000.0).ret, 239_754.240);
+        close(p.recv(16384, true, 0.0, 0.0).ret, 318_014.980);
+        close(
+            p.recv(65472, true, 0.0, 100_000.0).ret - 100_000.0,
+            736_879.700,
+        );
+        assert!(p.warnings().is_empty() && p.invalid().is_none());
+    }
+
+    /// Each message's `T1`, `T2`, `T3` from its band; the control messages' `o + L` from the
+    /// first band. By hand, bands (0, 256] o = 100, L = 50, Os = Or = 0.5, G = 1 and
+    /// (256, ∞) o = 1000, L = 2000, Os = Or = 0.1, G = 0.2, S = 256: a 100-byte message costs
+    /// (100 + 50) + (50 + 100) + (100 + 50) = 450; a 1000-byte one, rendezvous, called at 0
+    /// with its receive at 0: the request's `o + L` = 150, then `o` + `T5` (o + L + o = 250) with
+    /// the first band, then `T1 + T2 + T3` = 1100 + 2200 + 1100 of its own: 150 + 100 + 250 +
+    /// 4400 = 4900.
+    #[test]
+    fn costs_come_from_each_message_band() {
+        let band = |hi, o, L, Os, G| super::super::Band {
+            hi,
+            o,
+            L,
+            Os,
+            Or: Os,
+            G,
+        };
+        let b = Bands::new(&[
+            band(256, 100.0, 50.0, 0.5, 1.0),
+            band(u64::MAX, 1000.0, 2000.0, 0.1, 0.2),
+        ])
+        .unwrap();
+        let p = Params::banded(b, 256, None);
+        close(p.t1(100) + p.t2(100) + p.t3(100), 450.0);
+        close(
+            p.recv(1000, p.rendezvous(1000, false), 0.0, 0.0).ret,
+            4900.0,
+        );
+        assert_eq!((p.o, p.L), (100.0, 50.0));
     }
 
     #[test]

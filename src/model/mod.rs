@@ -1,10 +1,12 @@
 #![doc = include_str!("MODEL.md")]
 #![allow(non_snake_case)] // the papers' parameter names: L, o, Os, Or, Gs, Gl, s, S; g, G
 
+mod bands;
 mod loggp;
 mod loggps;
 mod params;
 
+pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{NAMES, PRESETS, Params};
 pub use params::{
@@ -148,6 +150,7 @@ pub trait CostModel: Sync {
 
 /// The cost model a run uses.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)] // a set's bands in place; one a run, used by reference
 pub enum Model {
     /// LogGPS, the model's cost table (§4), rendezvous above `S` included.
     LogGps(Params),

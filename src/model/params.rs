@@ -1,7 +1,7 @@
 //! Which parameters a run uses: `--params FILE`, `--platform`, the trace's own, each overridden
 //! by its flag; and the parameter TOML.
 
-use super::{LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params};
+use super::{BAND_NAMES, Band, Bands, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params};
 use crate::error::Error;
 use serde::Serialize;
 use std::path::Path;
@@ -30,8 +30,8 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// Per-parameter overrides from the command line (`--L`, `--S`, …).
-#[derive(Clone, Copy, Debug, Default)]
+/// Per-parameter overrides from the command line (`--L`, `--S`, …, `--scale`).
+#[derive(Clone, Debug, Default)]
 pub struct Overrides {
     pub L: Option<f64>,
     pub o: Option<f64>,
@@ -43,6 +43,9 @@ pub struct Overrides {
     pub S: Option<u64>,
     /// A failed poll's cost, ns (`--poll`).
     pub poll: Option<f64>,
+    /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
+    /// after the absolute values are set.
+    pub scale: Vec<(String, f64)>,
 }
 
 /// The parameters a run used, each with where it came from.
@@ -56,10 +59,32 @@ pub struct Resolved {
 
 impl Resolved {
     /// `(name, value, source)` in the order of the model's §1, then `poll` where one is set.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64, &Source)> + '_ {
-        let named = (0..8).map(|i| (NAMES[i], self.params.get(i), &self.sources[i]));
-        let poll = self.params.poll.map(|v| ("poll", v, &self.poll_source));
-        named.chain(poll)
+    /// A set in bands: each band's `hi` and [`BAND_NAMES`] as `b1.hi`, `b1.o`, … (split at
+    /// `S`, the model's §10), then `S`.
+    pub fn iter(&self) -> impl Iterator<Item = (String, f64, &Source)> + '_ {
+        let p = &self.params;
+        let named: Vec<(String, f64, &Source)> = match &p.bands {
+            None => (0..8)
+                .map(|i| (NAMES[i].to_string(), p.get(i), &self.sources[i]))
+                .collect(),
+            Some(b) => {
+                let mut v = Vec::new();
+                for (j, (_, band)) in b.split_at(p.S).into_iter().enumerate() {
+                    if band.hi != u64::MAX {
+                        v.push((format!("b{}.hi", j + 1), band.hi as f64, &self.sources[7]));
+                    }
+                    for (i, name) in BAND_NAMES.iter().enumerate() {
+                        let source =
+                            &self.sources[NAMES.iter().position(|n| n == name).unwrap_or(4)];
+                        v.push((format!("b{}.{name}", j + 1), band.get(i), source));
+                    }
+                }
+                v.push(("S".to_string(), p.S as f64, &self.sources[7]));
+                v
+            }
+        };
+        let poll = p.poll.map(|v| ("poll".to_string(), v, &self.poll_source));
+        named.into_iter().chain(poll)
     }
 }
 
@@ -121,12 +146,23 @@ pub fn resolve(
     if let Some(v) = ov.poll {
         (p.poll, poll_source) = (Some(v), Source::Flag);
     }
-    macro_rules! apply {
-        ($($i:literal $f:ident),*) => {$(
-            if let Some(v) = ov.$f { p.$f = v; sources[$i] = Source::Flag; }
-        )*};
+    match p.bands {
+        None => {
+            macro_rules! apply {
+                ($($i:literal $f:ident),*) => {$(
+                    if let Some(v) = ov.$f { p.$f = v; sources[$i] = Source::Flag; }
+                )*};
+            }
+            apply!(0 L, 1 o, 2 Os, 3 Or, 4 Gs, 5 Gl, 6 s, 7 S);
+        }
+        Some(_) => p = override_bands(p, ov, &mut sources)?,
     }
-    apply!(0 L, 1 o, 2 Os, 3 Or, 4 Gs, 5 Gl, 6 s, 7 S);
+    for (name, f) in &ov.scale {
+        p = scale(p, name, *f)?;
+        if let Some(i) = NAMES.iter().position(|n| n == name) {
+            sources[i] = Source::Flag;
+        }
+    }
     for (name, v) in [
         ("L", p.L),
         ("o", p.o),
@@ -142,6 +178,9 @@ pub fn resolve(
             )));
         }
     }
+    if let Some(why) = p.invalid() {
+        return Err(Error::Params(format!("invalid parameters: {why}")));
+    }
     if p.poll.is_some_and(|v| v < 0.0) {
         return Err(Error::Params(format!(
             "parameter poll = {} is negative: a failed poll costs 0 ns or more",
@@ -153,6 +192,69 @@ pub fn resolve(
         sources,
         poll_source,
     })
+}
+
+/// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
+/// in every band, `--S` moved; the paper's `--Gs`, `--Gl`, `--s` have no meaning there.
+fn override_bands(p: Params, ov: &Overrides, sources: &mut [Source; 8]) -> Result<Params, Error> {
+    let paper_only = [
+        ("--Gs", ov.Gs),
+        ("--Gl", ov.Gl),
+        ("--s", ov.s.map(|v| v as f64)),
+    ];
+    if let Some((flag, _)) = paper_only.iter().find(|(_, v)| v.is_some()) {
+        return Err(Error::Usage(format!(
+            "{flag} is a parameter of the paper's form; these parameters are in bands, each with its own G: use --scale G=F (or --L --o --Os --Or, set in every band)"
+        )));
+    }
+    let mut p = p;
+    for (i, name, v) in [
+        (0, "L", ov.L),
+        (1, "o", ov.o),
+        (2, "Os", ov.Os),
+        (3, "Or", ov.Or),
+    ] {
+        if let Some(v) = v {
+            p = p.with_bands(|b| b.set(name, v)).map_err(Error::Params)?;
+            sources[i] = Source::Flag;
+        }
+    }
+    if let Some(S) = ov.S {
+        (p.S, sources[7]) = (S, Source::Flag);
+    }
+    Ok(p)
+}
+
+/// `p` with parameter `name` multiplied by `f` (`--scale NAME=F`): in every band of a set in
+/// bands (`o`, `L`, `Os`, `Or`, `G`); in the paper's form any of its six times and rates, `G`
+/// both `Gs` and `Gl`.
+pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
+    if !f.is_finite() || f < 0.0 {
+        return Err(Error::Usage(format!(
+            "--scale {name}={f}: the factor must be a finite number ≥ 0"
+        )));
+    }
+    if p.bands.is_some() {
+        return p
+            .with_bands(|b| b.scale(name, f))
+            .map_err(|e| Error::Usage(format!("--scale {name}={f}: {e}")));
+    }
+    let mut p = p;
+    match name {
+        "L" => p.L *= f,
+        "o" => p.o *= f,
+        "Os" => p.Os *= f,
+        "Or" => p.Or *= f,
+        "Gs" => p.Gs *= f,
+        "Gl" => p.Gl *= f,
+        "G" => (p.Gs, p.Gl) = (p.Gs * f, p.Gl * f),
+        _ => {
+            return Err(Error::Usage(format!(
+                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G"
+            )));
+        }
+    }
+    Ok(p)
 }
 
 /// LogGP parameters from the command line (`None`: not given).
@@ -233,7 +335,7 @@ impl ResolvedModel {
     }
 
     /// `(name, value, source)` in the model's own names and order.
-    pub fn params(&self) -> Vec<(&'static str, f64, &Source)> {
+    pub fn params(&self) -> Vec<(String, f64, &Source)> {
         match self {
             ResolvedModel::LogGps(r) => r.iter().collect(),
             ResolvedModel::LogGp(r) => {
@@ -242,7 +344,7 @@ impl ResolvedModel {
                     .into_iter()
                     .zip([m.L, m.o, m.g, m.G])
                     .zip(&r.sources)
-                    .map(|((n, v), s)| (n, v, s))
+                    .map(|((n, v), s)| (n.to_string(), v, s))
                     .collect()
             }
         }
@@ -294,15 +396,106 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         None => None,
         Some(_) => Some(num("poll")?),
     };
+    if let Some(bands) = table.get("bands") {
+        let paper: Vec<&str> = NAMES[..7]
+            .iter()
+            .copied()
+            .filter(|n| table.contains_key(*n))
+            .collect();
+        if !paper.is_empty() {
+            return Err(format!(
+                "a file holds the paper's parameters or bands, not both: remove {} or `bands`",
+                paper.join(", ")
+            ));
+        }
+        let p = Params::banded(parse_bands(bands)?, bytes("S")?, poll);
+        return match p.invalid() {
+            Some(why) => Err(format!("invalid parameters: {why}")),
+            None => Ok(p),
+        };
+    }
     Ok(Params {
         poll,
         ..Params::from_named(num, bytes)?
     })
 }
 
+/// `[[bands]]` tables: `hi` (bytes; omitted on the last) and [`BAND_NAMES`], each checked.
+fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
+    let Some(list) = v.as_array() else {
+        return Err("`bands` must be an array of tables ([[bands]])".into());
+    };
+    let mut bands = Vec::with_capacity(list.len());
+    for (j, t) in list.iter().enumerate() {
+        let Some(t) = t.as_table() else {
+            return Err(format!("band {} must be a table", j + 1));
+        };
+        let num = |n: &str| match t.get(n) {
+            Some(toml::Value::Float(f)) => Ok(*f),
+            Some(toml::Value::Integer(i)) => Ok(*i as f64),
+            Some(v) => Err(format!("band {}: {n} must be a number, found {v}", j + 1)),
+            None => Err(format!(
+                "band {}: {n} is missing (expected hi and all of {})",
+                j + 1,
+                BAND_NAMES.join(", ")
+            )),
+        };
+        let last = j + 1 == list.len();
+        let hi = match t.get("hi") {
+            None if last => u64::MAX,
+            Some(toml::Value::Integer(i)) if *i >= 0 && !last => *i as u64,
+            Some(_) if last => {
+                return Err(format!("band {}: the last band has no `hi`", j + 1));
+            }
+            v => {
+                return Err(format!(
+                    "band {}: hi must be a non-negative integer number of bytes, found {}",
+                    j + 1,
+                    v.map_or("nothing".into(), |v| v.to_string())
+                ));
+            }
+        };
+        if let Some(k) = t
+            .keys()
+            .find(|k| *k != "hi" && !BAND_NAMES.contains(&k.as_str()))
+        {
+            return Err(format!(
+                "band {}: unknown key `{k}` (expected hi, {})",
+                j + 1,
+                BAND_NAMES.join(", ")
+            ));
+        }
+        bands.push(Band {
+            hi,
+            o: num("o")?,
+            L: num("L")?,
+            Os: num("Os")?,
+            Or: num("Or")?,
+            G: num("G")?,
+        });
+    }
+    Bands::new(&bands)
+}
+
 /// Writes parameters as the TOML [`parse_params_toml`] reads.
 pub fn params_toml(p: &Params) -> String {
     let poll = p.poll.map_or(String::new(), |v| format!("poll = {v:?}\n"));
+    if let Some(b) = &p.bands {
+        let mut out = format!(
+            "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",
+            p.S
+        );
+        for band in b.as_slice() {
+            out += "\n[[bands]]\n";
+            if band.hi != u64::MAX {
+                out += &format!("hi = {}\n", band.hi);
+            }
+            for (i, name) in BAND_NAMES.iter().enumerate() {
+                out += &format!("{name} = {:?}\n", band.get(i));
+            }
+        }
+        return out;
+    }
     format!(
         "# LogGPS parameters (ns, ns/byte, bytes)\n[params]\nL = {:?}\no = {:?}\nOs = {:?}\nOr = {:?}\nGs = {:?}\nGl = {:?}\ns = {}\nS = {}\n{poll}",
         p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S

@@ -179,11 +179,7 @@ impl Info {
             None => writeln!(out, "eager limit    (not recorded)")?,
         }
         match &self.params {
-            Some(p) => writeln!(
-                out,
-                "parameters     L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
-                p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
-            )?,
+            Some(p) => writeln!(out, "parameters     {p}")?,
             None => writeln!(out, "parameters     (none embedded)")?,
         }
         writeln!(

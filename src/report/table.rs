@@ -47,20 +47,55 @@ pub(super) fn header(
 
 /// The parameters' values on one line, and on the next where each came from (`also`: one more
 /// such part, e.g. the parameter a sweep varies).
+/// `(band, name)` of a banded set's parameter name (`b1.o`).
+fn in_band(n: &str) -> Option<(&str, &str)> {
+    n.split_once('.').filter(|(b, _)| b.starts_with('b'))
+}
+
 pub(super) fn parameters(
     out: &mut dyn Write,
     params: &Ordered<ParamUsed>,
     also: Option<&str>,
 ) -> io::Result<()> {
+    // A set in bands: `b1.o`, … as a table of bands, a row each.
     let values: Vec<String> = (params.0.iter())
+        .filter(|(n, _)| in_band(n).is_none())
         .map(|(n, p)| format!("{n}={}", p.value))
         .collect();
     writeln!(out, "parameters {}", values.join(" "))?;
+    let mut rows: Vec<(&str, Vec<(&str, f64)>)> = Vec::new();
+    for (n, p) in &params.0 {
+        if let Some((band, name)) = in_band(n) {
+            match rows.last_mut() {
+                Some((b, cells)) if *b == band => cells.push((name, p.value)),
+                _ => rows.push((band, vec![(name, p.value)])),
+            }
+        }
+    }
+    let mut lo = 0.0;
+    for (k, (_, cells)) in rows.iter().enumerate() {
+        let get = |name: &str| cells.iter().find(|(n, _)| *n == name).map(|c| c.1);
+        let hi = get("hi").map_or("∞".to_string(), |h| h.to_string());
+        let cols: Vec<String> = ["o", "L", "Os", "Or", "G"]
+            .iter()
+            .map(|n| format!("{n}={}", get(n).unwrap_or(f64::NAN)))
+            .collect();
+        let bytes = format!("{lo}–{hi} B");
+        writeln!(out, "  band {} {bytes:>16}  {}", k + 1, cols.join(" "))?;
+        lo = get("hi").unwrap_or(f64::INFINITY);
+    }
     let mut sources: Vec<(String, Vec<&str>)> = Vec::new();
     for (n, p) in &params.0 {
-        match sources.iter_mut().find(|(s, _)| *s == p.source) {
+        // A band's parameter by its name alone: a flag sets it in every band.
+        let (n, source) = match in_band(n) {
+            Some((_, name)) if p.source == "flag" => (name, "flag, in every band".to_string()),
+            Some((_, name)) => (name, p.source.clone()),
+            None => (n.as_str(), p.source.clone()),
+        };
+        match sources.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, names)) if names.contains(&n) => {}
             Some((_, names)) => names.push(n),
-            None => sources.push((p.source.clone(), vec![n])),
+            None => sources.push((source, vec![n])),
         }
     }
     let from: Vec<String> = (sources.iter())

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::error::TraceError;
 use crate::memory::Pages;
-use crate::model::Params;
+use crate::model::{Band, Bands, Params};
 use nom::IResult;
 use nom::bytes::complete::take;
 use nom::number::complete::{le_f64, le_i64, le_u8, le_u16, le_u32, le_u64};
@@ -176,8 +176,40 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             s,
             S,
             poll: None,
+            bands: None,
         },
     ))
+}
+
+/// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, `u8` whether a
+/// poll cost follows, and then its `f64`.
+fn banded(input: &[u8]) -> Res<'_, Params> {
+    let (mut input, n) = le_u8(input)?;
+    let mut list = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (rest, (hi, o, l, os, or, g)) =
+            tuple((le_u64, le_f64, le_f64, le_f64, le_f64, le_f64))(input)?;
+        list.push(Band {
+            hi,
+            o,
+            L: l,
+            Os: os,
+            Or: or,
+            G: g,
+        });
+        input = rest;
+    }
+    let bands = match Bands::new(&list) {
+        Ok(b) => b,
+        Err(why) => return fail(input, format!("valid bands ({why})")),
+    };
+    let (input, (s, has_poll)) = tuple((le_u64, le_u8))(input)?;
+    let (input, poll) = match has_poll {
+        0 => (input, None),
+        1 => le_f64(input).map(|(i, p)| (i, Some(p)))?,
+        v => return fail(input, format!("the poll flag 0 or 1, found {v}")),
+    };
+    Ok((input, Params::banded(bands, s, poll)))
 }
 
 fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
@@ -192,7 +224,7 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         }
         v => return fail(input, format!("the eager-limit flag 0 or 1, found {v}")),
     };
-    let (input, has_params) = expect("the parameters flag (0, 1 or 2)", le_u8)(input)?;
+    let (input, has_params) = expect("the parameters flag (0 to 3)", le_u8)(input)?;
     let (input, params) = match has_params {
         0 => (input, None),
         1 => {
@@ -205,7 +237,8 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
             let poll = Some(poll);
             (input, Some(Params { poll, ..p }))
         }
-        v => return fail(input, format!("the parameters flag 0, 1 or 2, found {v}")),
+        3 => expect("LogGPS parameters in bands", banded)(input).map(|(i, p)| (i, Some(p)))?,
+        v => return fail(input, format!("the parameters flag 0 to 3, found {v}")),
     };
     Ok((input, (library, eager_limit, params)))
 }
@@ -1545,6 +1578,21 @@ impl<W: Write> Writer<W> {
             None => j.push(0),
         }
         match &meta.params {
+            Some(p) if let Some(b) = &p.bands => {
+                j.push(3);
+                j.push(b.as_slice().len() as u8);
+                for band in b.as_slice() {
+                    j.extend_from_slice(&band.hi.to_le_bytes());
+                    for v in [band.o, band.L, band.Os, band.Or, band.G] {
+                        j.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+                j.extend_from_slice(&p.S.to_le_bytes());
+                j.push(p.poll.is_some() as u8);
+                if let Some(poll) = p.poll {
+                    j.extend_from_slice(&poll.to_le_bytes());
+                }
+            }
             Some(p) => {
                 // 2: the eight parameters and the cost of a failed poll.
                 j.push(1 + p.poll.is_some() as u8);

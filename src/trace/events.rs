@@ -482,16 +482,13 @@ fn encode(
     let mut flags = e.flags;
     let mut request = false;
     let word = match shape {
-        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
-            let bytes = match u32::try_from(e.bytes) {
-                Ok(b) if b != WIDE_BYTES => b,
-                _ => {
-                    x.more().wide.push((key + 1, e.bytes));
-                    WIDE_BYTES
-                }
-            };
-            bytes
-        }
+        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => match u32::try_from(e.bytes) {
+            Ok(b) if b != WIDE_BYTES => b,
+            _ => {
+                x.more().wide.push((key + 1, e.bytes));
+                WIDE_BYTES
+            }
+        },
         Shape::Complete => match *aux {
             [n, first] if n & RANGE != 0 && n & !RANGE < INLINE_RANGE as u32 && e.flags == 0 => {
                 flags = INLINE_RANGE | (n & !RANGE) as u8;

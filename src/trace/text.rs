@@ -351,23 +351,69 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             .parse::<u64>()
             .map_err(|_| format!("expected an integer number of bytes for params {k}"))
     };
-    if let Some((k, _)) = fields
-        .iter()
-        .find(|(k, _)| !crate::model::NAMES.contains(k) && *k != "poll")
-    {
-        return Err(format!(
-            "expected params among {} poll, found `{k}`",
-            crate::model::NAMES.join(" ")
-        ));
+    let banded = get("bands").is_ok();
+    let known = |k: &str| match banded {
+        false => crate::model::NAMES.contains(&k) || k == "poll",
+        true => matches!(k, "bands" | "S" | "poll"),
+    };
+    if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
+        return Err(match banded {
+            false => format!(
+                "expected params among {} poll bands, found `{k}`",
+                crate::model::NAMES.join(" ")
+            ),
+            true => format!("expected params bands= S= poll= with bands, found `{k}`"),
+        });
     }
     let poll = match get("poll") {
         Ok(_) => Some(num("poll")?),
         Err(_) => None,
     };
+    if banded {
+        let bands = parse_bands(get("bands")?)?;
+        return Ok(Params::banded(bands, int("S")?, poll));
+    }
     Ok(Params {
         poll,
         ..Params::from_named(num, int)?
     })
+}
+
+/// `bands=HI:o:L:Os:Or:G;…` of a `params` line, the last band's `HI` `inf`.
+fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
+    let band = |b: &str| -> Option<crate::model::Band> {
+        let f: Vec<&str> = b.split(':').collect();
+        let [hi, o, l, os, or, g] = f[..] else {
+            return None;
+        };
+        let n = |x: &str| x.parse::<f64>().ok();
+        Some(crate::model::Band {
+            hi: match hi {
+                "inf" => u64::MAX,
+                hi => hi.parse().ok()?,
+            },
+            o: n(o)?,
+            L: n(l)?,
+            Os: n(os)?,
+            Or: n(or)?,
+            G: n(g)?,
+        })
+    };
+    let list: Option<Vec<_>> = v.split(';').map(band).collect();
+    let list = list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G;…, found `{v}`"))?;
+    crate::model::Bands::new(&list)
+}
+
+/// A set's `bands=` value (see [`parse_bands`]).
+fn bands_field(b: &crate::model::Bands) -> String {
+    let each = b.as_slice().iter().map(|b| {
+        let hi = match b.hi {
+            u64::MAX => "inf".to_string(),
+            hi => hi.to_string(),
+        };
+        format!("{hi}:{}:{}:{}:{}:{}", b.o, b.L, b.Os, b.Or, b.G)
+    });
+    each.collect::<Vec<_>>().join(";")
 }
 
 /// Pushes the event of `(routine, t_call, t_return)` and `fields` onto `ev`; `done`: room for a
@@ -564,7 +610,17 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
     if let Some(e) = &m.eager_limit {
         let _ = writeln!(s, "eager_limit {} {}", e.name, e.bytes);
     }
-    if let Some(p) = &m.params {
+    if let Some(p) = &m.params
+        && let Some(b) = &p.bands
+    {
+        let _ = writeln!(
+            s,
+            "params bands={} S={}{}",
+            bands_field(b),
+            p.S,
+            p.poll.map_or(String::new(), |v| format!(" poll={v}"))
+        );
+    } else if let Some(p) = &m.params {
         let _ = writeln!(
             s,
             "params L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}{}",

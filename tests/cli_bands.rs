@@ -1,0 +1,159 @@
+//! Parameters in bands of message size (the model's §10) through the command line: costing,
+//! the report, what-if flags, the validity rule, and bands embedded in traces.
+
+mod common;
+
+use common::{fixture, json, run};
+
+/// Three bands, eager up to 4096 bytes.
+const BANDS: &str = "# three protocols\nS = 4096\n\
+    [[bands]]\nhi = 256\no = 300\nL = 200\nOs = 0.1\nOr = 0.1\nG = 0.3\n\
+    [[bands]]\nhi = 32768\no = 500\nL = 600\nOs = 0.05\nOr = 0.05\nG = 0.1\n\
+    [[bands]]\no = 900\nL = 2000\nOs = 0.02\nOr = 0.02\nG = 0.05\n";
+
+/// `text` written as `name` in a fresh directory (kept alive with it).
+fn file(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join(name);
+    std::fs::write(&f, text).unwrap();
+    let f = f.to_str().unwrap().to_string();
+    (dir, f)
+}
+
+/// The 1000-byte ping-pong of the model's §6 (no computation) with `args`.
+fn rtt_ns(args: &[&str]) -> f64 {
+    let f = fixture("rtt/k1000-w0.txt");
+    let v = json(&[&[f.to_str().unwrap(), "--format", "json"], args].concat());
+    v["predicted_s"].as_f64().unwrap() * 1e9
+}
+
+/// By hand: 1000 bytes are in the second band, eager: `T1 = T3 = 500 + 1000·0.05 = 550`,
+/// `T2 = 600 + 1000·0.1 = 700`, a round trip 2 × 1800 = 3600 ns. `--L 100` sets `L` in every
+/// band: `T2 = 200`, 2600 ns; `--scale G=2` doubles every `G`: `T2 = 800`, 3800 ns.
+#[test]
+fn a_message_is_costed_by_its_band() {
+    let (_d, p) = file("b.toml", BANDS);
+    assert!((rtt_ns(&["--params", &p]) - 3600.0).abs() < 1e-9);
+    assert!((rtt_ns(&["--params", &p, "--L", "100"]) - 2600.0).abs() < 1e-9);
+    assert!((rtt_ns(&["--params", &p, "--scale", "G=2"]) - 3800.0).abs() < 1e-9);
+    // The report lists the bands split at S, and where each value came from.
+    let f = fixture("rtt/k1000-w0.txt");
+    let out = run(&[f.to_str().unwrap(), "--params", &p, "--L", "100"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("band 2       256–4096 B  o=500 L=100"),
+        "{table}"
+    );
+    assert!(table.contains("band 3     4096–32768 B"), "{table}");
+    assert!(table.contains("L from flag, in every band"), "{table}");
+    let v = json(&[f.to_str().unwrap(), "--params", &p, "--format", "json"]);
+    assert_eq!(v["params"]["b2.hi"]["value"], 4096.0, "{v}");
+    assert_eq!(v["params"]["b3.G"]["value"], 0.1);
+    assert_eq!(v["params"]["b4.L"]["value"], 2000.0);
+    assert!(v["params"]["b4.hi"].is_null(), "the last band has no end");
+    // `--S 512` moves the split: the second band now ends there.
+    let v = json(&[
+        f.to_str().unwrap(),
+        "--params",
+        &p,
+        "--S",
+        "512",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["params"]["b2.hi"]["value"], 512.0, "{v}");
+    assert_eq!(v["params"]["S"]["source"], "flag");
+}
+
+/// Flags of the paper's form have no meaning on bands; a `--scale` name must be a band's.
+#[test]
+fn paper_flags_on_bands_are_refused() {
+    let (_d, p) = file("b.toml", BANDS);
+    let f = fixture("rtt/k1000-w0.txt");
+    for (flag, v, says) in [
+        ("--Gs", "3", "--Gs is a parameter of the paper's form"),
+        ("--s", "100", "--s is a parameter of the paper's form"),
+        (
+            "--scale",
+            "Gl=2",
+            "expected a band parameter among o, L, Os, Or, G",
+        ),
+        ("--scale", "G=-1", "the factor must be a finite number ≥ 0"),
+    ] {
+        let out = run(&[f.to_str().unwrap(), "--params", &p, flag, v]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {v}: {err}");
+        assert!(err.contains(says), "{flag} {v}: {err}");
+    }
+}
+
+/// A set that breaks the validity rule is refused, naming the band and the term, from a file
+/// or after a flag; a file mixing the two forms, or with a malformed band, says what is wrong.
+#[test]
+fn invalid_sets_are_refused() {
+    let f = fixture("rtt/k1000-w0.txt");
+    let refused = |toml: &str, extra: &[&str], says: &str| {
+        let (_d, p) = file("b.toml", toml);
+        let out = run(&[&[f.to_str().unwrap(), "--params", &p], extra].concat());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{says}: {err}");
+    };
+    refused(
+        &BANDS.replace("L = 600", "L = -600"),
+        &[],
+        "band 2 (256–32768 B): L = -600 must be ≥ 0",
+    );
+    refused(
+        BANDS,
+        &["--o", "-1"],
+        "band 1 (0–256 B): o = -1 must be ≥ 0",
+    );
+    refused(
+        &BANDS.replace("G = 0.05", "G = -0.05"),
+        &[],
+        "band 3 (32768–∞ B): Os + Or + G",
+    );
+    refused(
+        &format!("Gs = 1\n{BANDS}"),
+        &[],
+        "the paper's parameters or bands, not both",
+    );
+    refused(
+        &BANDS.replace("hi = 32768\n", ""),
+        &[],
+        "band 2: hi must be a non-negative integer",
+    );
+    refused(
+        &BANDS.replace("Or = 0.02", "R = 1"),
+        &[],
+        "band 3: unknown key `R`",
+    );
+    refused(
+        &BANDS.replace("hi = 32768", "hi = 100"),
+        &[],
+        "band 2 ends at 100 bytes, not above band 1's 256",
+    );
+}
+
+/// Bands travel with a trace (`convert --params`), in both encodings, and are its parameters
+/// when no others are given.
+#[test]
+fn bands_travel_in_traces() {
+    let (d, p) = file("b.toml", BANDS);
+    let f = fixture("rtt/k1000-w0.txt");
+    let bin = d.path().join("t.bin").to_str().unwrap().to_string();
+    let txt = d.path().join("t.txt").to_str().unwrap().to_string();
+    let ok = |args: &[&str]| assert!(run(args).status.success(), "{args:?}");
+    ok(&["convert", f.to_str().unwrap(), &bin, "--params", &p]);
+    ok(&["convert", &bin, &txt]);
+    let text = std::fs::read_to_string(&txt).unwrap();
+    assert!(
+        text.contains("params bands=256:300:200:0.1:0.1:0.3;32768:500:600:0.05:0.05:0.1;inf:900:2000:0.02:0.02:0.05 S=4096"),
+        "{text}"
+    );
+    for t in [&bin, &txt] {
+        let v = json(&[t, "--format", "json"]);
+        assert!((v["predicted_s"].as_f64().unwrap() * 1e9 - 3600.0).abs() < 1e-9);
+        assert_eq!(v["params"]["b1.o"]["source"], "trace", "{v}");
+    }
+}
