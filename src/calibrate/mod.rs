@@ -2,6 +2,7 @@
 //! (`tracer/calibrate/rtt.c`), fit the LogGPS parameters to them, and write a parameter file
 //! the predictor reads.
 
+pub mod banded;
 pub mod fit;
 pub mod svg;
 
