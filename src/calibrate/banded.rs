@@ -204,77 +204,61 @@ fn split(
     Some(out)
 }
 
-/// One band fitted on `samples` by constrained least squares on relative residuals: eager
+/// One band fitted on `samples` by bounded least squares on relative residuals: eager
 /// (`control` None) or rendezvous with the control messages' `(o₁, L₁)`; `hid` tells the
-/// samples whose transfer the imbalance hides. Unknowns `o, L,
-/// Os, Or` ≥ 0 and `G` free; eager bands fit
-/// `Os + Or` as one and split it evenly.
+/// samples whose transfer the imbalance hides. The unknowns are what the round trips determine,
+/// each ≥ 0: `o`, `L`, the per-byte send and receive overhead (eager: `Os + Or`, split evenly;
+/// rendezvous: `Os`, with `Or = 0`) and `H = Os + Or + G`, the one-way cost's growth per byte
+/// (so that no band's messages get cheaper with size: the validity rule holds by construction).
 fn fit_segment(
     samples: &[Sample],
     control: Option<(f64, f64)>,
     hid: &dyn Fn(&Sample) -> bool,
 ) -> Option<Segment> {
     let kmax = samples.iter().map(|x| x.k).max()?.max(1) as f64;
-    // Columns: o, L, Os, Or, G (per-byte ones scaled by kmax for conditioning).
-    let mut a: Vec<[f64; 5]> = Vec::with_capacity(samples.len());
+    // Columns: o, L, the overhead per byte, H (per-byte ones scaled by kmax for conditioning).
+    let mut a: Vec<Vec<f64>> = Vec::with_capacity(samples.len());
     let mut y = Vec::with_capacity(samples.len());
     for x in samples {
         let k = x.k as f64 / kmax;
         let (row, c) = match (control, hid(x)) {
-            (None, false) => ([4.0, 2.0, 2.0 * k, 2.0 * k, 2.0 * k], 0.0),
-            (None, true) => ([2.0, 0.0, k, k, 0.0], x.w_ns),
-            (Some((o1, l1)), false) => ([4.0, 2.0, 2.0 * k, 2.0 * k, 2.0 * k], 8.0 * o1 + 4.0 * l1),
-            (Some((o1, l1)), true) => ([3.0, 1.0, 2.0 * k, k, k], x.w_ns + 7.0 * o1 + 3.0 * l1),
+            (None, false) => ([4.0, 2.0, 0.0, 2.0 * k], 0.0),
+            (None, true) => ([2.0, 0.0, k, 0.0], x.w_ns),
+            (Some((o1, l1)), false) => ([4.0, 2.0, 0.0, 2.0 * k], 8.0 * o1 + 4.0 * l1),
+            (Some((o1, l1)), true) => ([3.0, 1.0, k, k], x.w_ns + 7.0 * o1 + 3.0 * l1),
         };
         let d = comm_part(x);
-        a.push(row.map(|v| v / d));
+        a.push(row.iter().map(|v| v / d).collect());
         y.push((x.rtt_ns - c) / d);
     }
-    // Eager: Os and Or are one column (their sum), Or's column left out. Rendezvous: Or and G
-    // are one column (their sum, free), Or's left out.
-    let cols: &[usize] = match control {
-        None => &[0, 1, 2, 4],
-        Some(_) => &[0, 1, 2, 4],
-    };
-    let sub: Vec<Vec<f64>> = a
-        .iter()
-        .map(|r| cols.iter().map(|&j| r[j]).collect())
-        .collect();
-    let free: Vec<bool> = cols.iter().map(|&j| j == 4).collect();
-    let v = nnls(&sub, &y, &free)?;
-    let score: f64 = (sub.iter().zip(&y))
+    let v = nnls(&a, &y)?;
+    let score: f64 = (a.iter().zip(&y))
         .map(|(r, yi)| (r.iter().zip(&v).map(|(p, q)| p * q).sum::<f64>() - yi).powi(2))
         .sum();
-    let mut x = [0.0; 5];
-    for (&j, &vj) in cols.iter().zip(&v) {
-        x[j] = vj;
-    }
-    if control.is_none() {
-        (x[2], x[3]) = (x[2] / 2.0, x[2] / 2.0);
-    }
+    let (per_byte, h) = (v[2] / kmax, v[3] / kmax);
+    let (os, or) = match control {
+        None => (per_byte / 2.0, per_byte / 2.0),
+        Some(_) => (per_byte, 0.0),
+    };
     Some(Segment {
         band: Band {
             hi: samples.iter().map(|x| x.k).max()?,
-            o: x[0],
-            L: x[1],
-            Os: x[2] / kmax,
-            Or: x[3] / kmax,
-            G: x[4] / kmax,
+            o: v[0],
+            L: v[1],
+            Os: os,
+            Or: or,
+            G: h - os - or,
         },
         score,
     })
 }
 
-/// Least squares with bounds (Lawson and Hanson's NNLS, with free columns): `x` minimizing
-/// `|A·x − y|²`, `A` given by rows, every `x[j] ≥ 0` but where `free[j]`. None on a system too
-/// ill-conditioned to solve.
-fn nnls(a: &[Vec<f64>], y: &[f64], free: &[bool]) -> Option<Vec<f64>> {
+/// Non-negative least squares (Lawson and Hanson): `x ≥ 0` minimizing `|A·x − y|²`, `A` given
+/// by rows. None on a system too ill-conditioned to solve.
+fn nnls(a: &[Vec<f64>], y: &[f64]) -> Option<Vec<f64>> {
     let n = a.first()?.len();
-    let mut passive = free.to_vec();
-    let mut x = match passive.iter().any(|&p| p) {
-        true => least_squares(a, y, &passive)?,
-        false => vec![0.0; n],
-    };
+    let mut x = vec![0.0; n];
+    let mut passive = vec![false; n];
     let grad = |x: &[f64]| -> Vec<f64> {
         let mut g = vec![0.0; n];
         for (r, yi) in a.iter().zip(y) {
@@ -295,23 +279,22 @@ fn nnls(a: &[Vec<f64>], y: &[f64], free: &[bool]) -> Option<Vec<f64>> {
             return Some(x);
         };
         passive[t] = true;
-        loop {
+        // Each pass of the inner loop releases a column: at most n of them (rounding could
+        // otherwise cycle).
+        for _ in 0..=n {
             let z = least_squares(a, y, &passive)?;
-            let bound = |j: usize| passive[j] && !free[j];
-            if (0..n).all(|j| !bound(j) || z[j] > 0.0) {
+            if (0..n).all(|j| !passive[j] || z[j] > 0.0) {
                 x = z;
                 break;
             }
             // Step towards z as far as the bounds allow, and release what reaches 0.
             let alpha = (0..n)
-                .filter(|&j| bound(j) && z[j] <= 0.0)
+                .filter(|&j| passive[j] && z[j] <= 0.0 && x[j] > z[j])
                 .map(|j| x[j] / (x[j] - z[j]))
-                .fold(f64::INFINITY, f64::min);
+                .fold(1.0, f64::min);
             for j in 0..n {
                 x[j] += alpha * (z[j] - x[j]);
-            }
-            for j in 0..n {
-                if passive[j] && !free[j] && x[j] <= 1e-15 {
+                if passive[j] && x[j] <= 1e-15 {
                     (passive[j], x[j]) = (false, 0.0);
                 }
             }
@@ -497,7 +480,7 @@ mod tests {
     fn nnls_keeps_unknowns_non_negative() {
         let a: Vec<Vec<f64>> = (1..=4).map(|k| vec![1.0, k as f64]).collect();
         let y: Vec<f64> = (1..=4).map(|k| 2.0 * k as f64 - 1.0).collect();
-        let x = nnls(&a, &y, &[false, false]).unwrap();
+        let x = nnls(&a, &y).unwrap();
         assert_eq!(x[0], 0.0);
         // Through the origin: Σky/Σk² = (1 + 6 + 15 + 28)/30.
         assert!((x[1] - 50.0 / 30.0).abs() < 1e-12, "{x:?}");
