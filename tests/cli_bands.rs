@@ -65,6 +65,31 @@ fn a_message_is_costed_by_its_band() {
     assert_eq!(v["params"]["S"]["source"], "flag");
 }
 
+/// A sweep over a band parameter sets it in every band, each row what the flag alone gives:
+/// `L` = 100 and 1000 give 2 × (550 + 200 + 550) = 2600 and 2 × (550 + 1100 + 550) = 4400 ns.
+#[test]
+fn a_sweep_sets_every_band() {
+    let (_d, p) = file("b.toml", BANDS);
+    let f = fixture("rtt/k1000-w0.txt");
+    let v = json(&[
+        f.to_str().unwrap(),
+        "--params",
+        &p,
+        "--sweep",
+        "L=100,1000",
+        "--format",
+        "json",
+    ]);
+    let ns: Vec<f64> = (v["points"].as_array().unwrap().iter())
+        .map(|x| x["predicted_s"].as_f64().unwrap() * 1e9)
+        .collect();
+    assert_eq!(ns.len(), 2, "{v}");
+    assert!(
+        (ns[0] - 2600.0).abs() < 1e-9 && (ns[1] - 4400.0).abs() < 1e-9,
+        "{ns:?}"
+    );
+}
+
 /// Flags of the paper's form have no meaning on bands; a `--scale` name must be a band's.
 #[test]
 fn paper_flags_on_bands_are_refused() {

@@ -419,6 +419,19 @@ fn calls_the_model_does_not_cost_keep_their_durations() {
     }
 }
 
+/// The JSON report of trace `f` under Myrinet, collectives measured.
+fn measured(f: &str) -> serde_json::Value {
+    json(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--coll",
+        "measured",
+        "--format",
+        "json",
+    ])
+}
+
 /// A nonblocking collective returns after `o` and completes at its Wait, where its blocking
 /// twin would have returned. By hand (myrinet, o = 6550, collectives measured: the instance
 /// completes at its latest call): rank 0 calls Ibarrier at 0 (returns 6550), computes 9999 ns,
@@ -430,15 +443,7 @@ fn a_nonblocking_collective_completes_at_its_wait() {
     let t = "loggps-trace 1\nranks 2\n0 MPI_Ibarrier 0 1 req=0\n0 MPI_Wait 10000 10001 done=0:-1:-1\n\
              1 MPI_Ibarrier 50000 50001 req=0\n1 MPI_Wait 50002 50003 done=0:-1:-1\n";
     let (_d, f) = text_trace("ibarrier.txt", t);
-    let v = json(&[
-        &f,
-        "--platform",
-        "myrinet",
-        "--coll",
-        "measured",
-        "--format",
-        "json",
-    ]);
+    let v = measured(&f);
     let [end0, comp0, comm0, _, rsync0] = rank_ns(&v, 0);
     assert_close(
         end0,
@@ -506,15 +511,7 @@ fn nonblocking_collectives_on_communicators_and_left_pending() {
              1 MPI_Iallreduce 1006 1007 comm=1 bytes=8 recv_bytes=8 req=2\n\
              1 MPI_Wait 1008 1009 done=2:-1:-1\n";
     let (_d, f) = text_trace("icolls.txt", t);
-    let v = json(&[
-        &f,
-        "--platform",
-        "myrinet",
-        "--coll",
-        "measured",
-        "--format",
-        "json",
-    ]);
+    let v = measured(&f);
     assert_close(
         rank_ns(&v, 0)[0],
         26203.0,
