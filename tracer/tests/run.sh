@@ -67,6 +67,22 @@ mpi_job() {
 counts_of() { sed -n 's/^COUNTS //p' "$OUT/$1.out"; }
 # JSON on stdin -> its "MPI_Xxx": N pairs as sorted lines MPI_Xxx:N
 routine_counts() { grep -o '"MPI_[A-Za-z_]*": *[0-9]*' | tr -d ' "' | sort; }
+# coverage LABEL WANT INFO...: every routine of WANT (one a line, sorted) appears in the
+# `info --format json` files INFO.
+coverage() {
+    local label=$1 want=$2
+    shift 2
+    local seen missing
+    seen=$(cat "$@" | routine_counts | cut -d: -f1 | sort -u)
+    missing=$(comm -23 <(echo "$want") <(echo "$seen"))
+    if [[ -z $missing ]]; then
+        pass "$label coverage: all $(echo "$want" | wc -l) routines appear in ${*##*/}"
+    else
+        fail "$label coverage: routines missing from ${*##*/}: $(echo $missing)"
+    fi
+}
+# counted FROM TO: the routines of counts.h between the lines that sed addresses FROM and TO
+counted() { sed -n "$1,$2p" "$TRACER/tests/counts.h" | grep -o 'MPI_[A-Za-z_]*' | sort -u; }
 # JSON on stdin -> the number under a top-level key
 json_number() { grep -o "\"$1\": *[0-9]*" | head -1 | grep -o '[0-9]*$'; }
 
@@ -184,14 +200,8 @@ if [[ -n $PREDICT && -s $OUT/p2p-4.info.json && -s $OUT/coll-4.info.json && -s $
         MPI_Ialltoallv MPI_Ialltoallw MPI_Ireduce_scatter MPI_Ireduce_scatter_block MPI_Iscan
         MPI_Iexscan"
     all_routines=$(tr -s ' \n' '\n' <<<"$all_routines" | grep . | sort -u)
-    seen=$(cat "$OUT/p2p-4.info.json" "$OUT/coll-4.info.json" "$OUT/icoll-4.info.json" |
-        routine_counts | cut -d: -f1 | sort -u)
-    missing=$(comm -23 <(echo "$all_routines") <(echo "$seen"))
-    if [[ -z $missing ]]; then
-        pass "coverage: all $(echo "$all_routines" | wc -l) recorded routines appear in the 4-rank traces"
-    else
-        fail "coverage: routines missing from the traces: $(echo $missing)"
-    fi
+    coverage "recorded" "$all_routines" "$OUT/p2p-4.info.json" "$OUT/coll-4.info.json" \
+        "$OUT/icoll-4.info.json"
 fi
 
 # time stamps lie between the CLOCK_MONOTONIC readings the program takes around each call
@@ -246,15 +256,8 @@ for np in 2 4; do
 done
 if [[ -n $PREDICT && -s $OUT/rma-4.info.json ]]; then
     # the routines of counts.h after the Fortran ones: codes 70-104
-    want=$(sed -n '/end of the routines the Fortran tests call/,/};/p' "$TRACER/tests/counts.h" |
-        grep -o 'MPI_[A-Za-z_]*' | sort -u)
-    seen=$(routine_counts <"$OUT/rma-4.info.json" | cut -d: -f1 | sort -u)
-    missing=$(comm -23 <(echo "$want") <(echo "$seen"))
-    if [[ -z $missing ]]; then
-        pass "rma coverage: all $(echo "$want" | wc -l) one-sided and neighborhood routines appear in the 4-rank trace"
-    else
-        fail "rma coverage: routines missing from the trace: $(echo $missing)"
-    fi
+    coverage "rma" "$(counted '/end of the routines the Fortran tests call/' '/};/')" \
+        "$OUT/rma-4.info.json"
 fi
 
 # the tracer linked into the program instead of preloaded, default output path
@@ -400,16 +403,10 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
     if [[ -n $PREDICT && -s $OUT/fortran-4.info.json && -s $OUT/fortran-f77-4.info.json &&
         -s $OUT/fortran-icoll-4.info.json ]]; then
         # together the three call every routine of counts.h up to the one-sided ones
-        want=$(sed -n '/counted_names\[\]/,/end of the routines the Fortran tests call/p' \
-            "$TRACER/tests/counts.h" | grep -o 'MPI_[A-Za-z_]*' | sort -u)
-        seen=$(cat "$OUT/fortran-4.info.json" "$OUT/fortran-f77-4.info.json" "$OUT/fortran-icoll-4.info.json" |
-            routine_counts | cut -d: -f1 | sort -u)
-        missing=$(comm -23 <(echo "$want") <(echo "$seen"))
-        if [[ -z $missing ]]; then
-            pass "fortran coverage: all $(echo "$want" | wc -l) recorded routines appear in the Fortran traces"
-        else
-            fail "fortran coverage: routines missing from the Fortran traces: $(echo $missing)"
-        fi
+        coverage "fortran" \
+            "$(counted '/counted_names\[\]/' '/end of the routines the Fortran tests call/')" \
+            "$OUT/fortran-4.info.json" "$OUT/fortran-f77-4.info.json" \
+            "$OUT/fortran-icoll-4.info.json"
     fi
     # persistent requests, one-sided routines and neighborhood collectives (fortran_persist.f90,
     # `use mpi`); each start counted as the nonblocking routine it is recorded as. Its windows
@@ -420,15 +417,8 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
     done
     if [[ -n $PREDICT && -s $OUT/fortran-persist-4.info.json ]]; then
         # every routine of counts.h after the ones above: codes 70-104
-        want=$(sed -n '/end of the routines the Fortran tests call/,/};/p' "$TRACER/tests/counts.h" |
-            grep -o 'MPI_[A-Za-z_]*' | sort -u)
-        seen=$(routine_counts <"$OUT/fortran-persist-4.info.json" | cut -d: -f1 | sort -u)
-        missing=$(comm -23 <(echo "$want") <(echo "$seen"))
-        if [[ -z $missing ]]; then
-            pass "fortran rma coverage: all $(echo "$want" | wc -l) one-sided and neighborhood routines appear in the Fortran trace"
-        else
-            fail "fortran rma coverage: routines missing from the Fortran trace: $(echo $missing)"
-        fi
+        coverage "fortran rma" "$(counted '/end of the routines the Fortran tests call/' '/};/')" \
+            "$OUT/fortran-persist-4.info.json"
     fi
     if [[ -x $T/fortran_f08 ]]; then
         mpi_job fortran-f08-4 4 yes "$T/fortran_f08" "${osc[@]}"
