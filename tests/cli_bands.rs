@@ -36,6 +36,22 @@ fn a_message_is_costed_by_its_band() {
     assert!((rtt_ns(&["--params", &p]) - 3600.0).abs() < 1e-9);
     assert!((rtt_ns(&["--params", &p, "--L", "100"]) - 2600.0).abs() < 1e-9);
     assert!((rtt_ns(&["--params", &p, "--scale", "G=2"]) - 3800.0).abs() < 1e-9);
+    let f = fixture("rtt/k1000-w0.txt");
+    let scaled = json(&[
+        f.to_str().unwrap(),
+        "--params",
+        &p,
+        "--scale",
+        "G=2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(scaled["params"]["b1.G"]["source"], "flag", "{scaled}");
+    assert_eq!(
+        scaled["params"]["b1.o"]["source"],
+        format!("file {p}"),
+        "{scaled}"
+    );
     // The report lists the bands split at S, and where each value came from.
     let f = fixture("rtt/k1000-w0.txt");
     let out = run(&[f.to_str().unwrap(), "--params", &p, "--L", "100"]);

@@ -145,7 +145,10 @@ impl Params {
     pub fn t1(&self, k: u64) -> f64 {
         match &self.bands {
             None => self.o + k as f64 * self.Os,
-            Some(b) => b.of(k).o + k as f64 * b.of(k).Os,
+            Some(b) => {
+                let x = b.of(k);
+                x.o + k as f64 * x.Os
+            }
         }
     }
 
@@ -156,7 +159,10 @@ impl Params {
         match &self.bands {
             None if k <= self.s => k as f64 * self.Gs + self.L,
             None => self.s as f64 * self.Gs + (k - self.s) as f64 * self.Gl + self.L,
-            Some(b) => b.of(k).L + k as f64 * b.of(k).G,
+            Some(b) => {
+                let x = b.of(k);
+                x.L + k as f64 * x.G
+            }
         }
     }
 
@@ -165,7 +171,10 @@ impl Params {
     pub fn t3(&self, k: u64) -> f64 {
         match &self.bands {
             None => self.o + k as f64 * self.Or,
-            Some(b) => b.of(k).o + k as f64 * b.of(k).Or,
+            Some(b) => {
+                let x = b.of(k);
+                x.o + k as f64 * x.Or
+            }
         }
     }
 

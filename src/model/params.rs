@@ -48,6 +48,10 @@ pub struct Overrides {
     pub scale: Vec<(String, f64)>,
 }
 
+/// Where each of [`BAND_NAMES`] (`o L Os Or G`) takes its source from in a set in bands: the
+/// place in [`NAMES`] of the parameter its flag sets (`G`: `Gs`, which `--scale G` marks).
+const BAND_SOURCES: [usize; 5] = [1, 0, 2, 3, 4];
+
 /// The parameters a run used, each with where it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
@@ -74,8 +78,7 @@ impl Resolved {
                         v.push((format!("b{}.hi", j + 1), band.hi as f64, &self.sources[7]));
                     }
                     for (i, name) in BAND_NAMES.iter().enumerate() {
-                        let source =
-                            &self.sources[NAMES.iter().position(|n| n == name).unwrap_or(4)];
+                        let source = &self.sources[BAND_SOURCES[i]];
                         v.push((format!("b{}.{name}", j + 1), band.get(i), source));
                     }
                 }
@@ -159,7 +162,11 @@ pub fn resolve(
     }
     for (name, f) in &ov.scale {
         p = scale(p, name, *f)?;
-        if let Some(i) = NAMES.iter().position(|n| n == name) {
+        let scaled = match name.as_str() {
+            "G" => &["Gs", "Gl"][..],
+            name => &[name][..],
+        };
+        for (i, _) in NAMES.iter().enumerate().filter(|(_, n)| scaled.contains(n)) {
             sources[i] = Source::Flag;
         }
     }
