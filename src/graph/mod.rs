@@ -454,15 +454,10 @@ pub fn build(trace: &Trace, file: &str) -> Result<HbGraph, Error> {
 }
 
 /// The warning for calls the model does not cost (one-sided communication, neighborhood
-/// collectives), counted by routine; None where the trace has none. A look at the routine
-/// column by a table, as for collectives ([`any_collective`]).
+/// collectives), counted by routine; None where the trace has none.
 fn kept_measured(trace: &Trace) -> Option<String> {
-    let mut kept = [false; 256];
-    for &r in Routine::ALL {
-        kept[r as usize] = r.kept_measured();
-    }
-    let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | kept[r as usize]);
-    if !trace.events.routines().par_chunks(1 << 16).any(any) {
+    let kept = routine_table(Routine::kept_measured);
+    if !any_routine(trace, &kept) {
         return None;
     }
     let mut counts = [0u64; 256];
@@ -876,15 +871,25 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     tie_instances(trace, file, g, &b, &placed)
 }
 
-/// Whether any event of the trace is a collective call. Point-to-point traces have none: a look
-/// at the routine column tells, by a table and without stopping early, which the compiler makes
-/// vector code (cheaper than a list per rank; see the `diss` case of tests/bench/run.sh).
+/// Whether any event of the trace is a collective call (point-to-point traces have none).
 fn any_collective(trace: &Trace) -> bool {
-    let mut collective = [false; 256];
+    any_routine(trace, &routine_table(Routine::is_collective))
+}
+
+/// Per routine code, whether `pred` holds of its routine.
+fn routine_table(pred: fn(Routine) -> bool) -> [bool; 256] {
+    let mut table = [false; 256];
     for &r in Routine::ALL {
-        collective[r as usize] = r.is_collective();
+        table[r as usize] = pred(r);
     }
-    let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | collective[r as usize]);
+    table
+}
+
+/// Whether any event's routine is one `table` marks: a look at the routine column by the table
+/// and without stopping early, which the compiler makes vector code (cheaper than a list per
+/// rank; see the `diss` case of tests/bench/run.sh).
+fn any_routine(trace: &Trace, table: &[bool; 256]) -> bool {
+    let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | table[r as usize]);
     trace.events.routines().par_chunks(1 << 16).any(any)
 }
 
