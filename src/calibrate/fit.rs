@@ -20,6 +20,17 @@ pub struct Sample {
     pub rtt_ns: f64,
 }
 
+/// The durations of rank 0's own calls in a round trip whose imbalance `w` just hides the
+/// transfer (the round-trip program's `--hide`): the send's (`T1` when eager) and the
+/// receive's, of a message already there (`T3` when eager). Medians of repetitions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calls {
+    pub k: u64,
+    pub w_ns: f64,
+    pub send_ns: f64,
+    pub recv_ns: f64,
+}
+
 /// The modeled RTT of the round trip of the model's §6 (src/model/MODEL.md): eqs. (12)–(14) of
 /// the paper.
 pub fn model_rtt(p: &Params, k: u64, w: f64) -> f64 {
@@ -459,7 +470,7 @@ fn search(samples: &[Sample], near: Option<u64>) -> Option<Candidate> {
     best
 }
 
-fn median(v: &[f64]) -> f64 {
+pub(crate) fn median(v: &[f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }

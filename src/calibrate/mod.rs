@@ -1,14 +1,14 @@
-//! `loggps-predict calibrate`: measure round-trip times on this machine with an MPI program
-//! (`tracer/calibrate/rtt.c`), fit the LogGPS parameters to them, and write a parameter file
-//! the predictor reads.
+//! `loggps-predict calibrate`: measure round-trip times and call durations on this machine
+//! with an MPI program (`tracer/calibrate/rtt.c`), fit LogGPS parameters in bands of message
+//! size to them (`banded`), and write a parameter file the predictor reads.
 
 pub mod banded;
 pub mod fit;
 pub mod svg;
 
 use crate::error::Error;
-use crate::model::Params;
-use fit::{Fit, Sample};
+use banded::BandedFit;
+use fit::{Calls, Sample};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,7 +23,8 @@ pub struct Options {
     /// The tracer library, to read the eager limit the MPI library reports (None: skip).
     pub tracer: Option<PathBuf>,
     pub max_bytes: u64,
-    /// The imbalance `W`, ns.
+    /// A fixed imbalance `W`, ns, measured besides the one that hides each size's transfer
+    /// (0: none).
     pub imbalance_ns: u64,
     /// Repetitions per point at least (the median is kept), more while a point has taken less
     /// than `time_ms`.
@@ -31,17 +32,27 @@ pub struct Options {
     pub time_ms: f64,
     /// Sizes per octave in the coarse sweep.
     pub per_octave: u32,
+    /// Launches of the coarse sweep, combined by their medians: the library may pick its path
+    /// per launch.
+    pub launches: u32,
 }
 
 /// What a calibration found.
 #[derive(Clone, Debug)]
 pub struct Calibration {
-    pub fit: Fit,
+    pub fit: BandedFit,
     pub samples: Vec<Sample>,
+    /// Rank 0's calls at an imbalance that just hides the transfer, per size of the sweep.
+    pub calls: Vec<Calls>,
+    /// Where the round trips jump to the rendezvous: the largest size measured eager and the
+    /// smallest measured rendezvous (None: no jump found, `S` from the library or unbounded).
+    pub jump: Option<(u64, u64)>,
     pub imbalance_ns: u64,
     /// The eager limit the library reports through the MPI tool interface, with its name.
     pub reported_eager_limit: Option<(String, u64)>,
     pub library: String,
+    /// Launches of the sweep combined.
+    pub launches: u32,
     /// What a failed poll costs here, ns, untraced and on one request.
     pub poll_ns: f64,
 }
@@ -75,13 +86,20 @@ pub fn coarse_sizes(max: u64, per_octave: u32) -> Vec<u64> {
     k
 }
 
+/// The imbalance of the point that times the calls, as a multiple of the size's round trip at
+/// `w = 0` (the round-trip program's `--hide`).
+const HIDE: f64 = 1.5;
+
+/// One launch of the round-trip program over `sizes` × `ws`; with `calls`, each size's calls
+/// timed too (`--hide`).
 fn run_rtt(
     opts: &Options,
     sizes: &[u64],
     ws: &[u64],
-    reps: u32,
+    calls: bool,
     log: &mut dyn FnMut(String),
-) -> Result<Vec<Sample>, Error> {
+) -> Result<(Vec<Sample>, Vec<Calls>), Error> {
+    let reps = opts.reps;
     let list = |v: &[u64]| {
         v.iter()
             .map(|x| x.to_string())
@@ -103,7 +121,12 @@ fn run_rtt(
         &list(ws),
         "--reps",
         &reps.to_string(),
+        "--time-ms",
+        &opts.time_ms.to_string(),
     ]);
+    if calls {
+        cmd.args(["--hide", &HIDE.to_string()]);
+    }
     log(format!(
         "measuring {} size(s) × {} imbalance(s), {reps} repetitions each",
         sizes.len(),
@@ -128,28 +151,95 @@ fn run_rtt(
         )));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let samples: Vec<Sample> = text
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                ["rtt", k, w, median, ..] => Some(Sample {
-                    k: k.parse().ok()?,
-                    w_ns: w.parse().ok()?,
-                    rtt_ns: median.parse().ok()?,
-                }),
-                _ => None,
+    let (mut samples, mut timed) = (Vec::new(), Vec::new());
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+        let (Some(k), Some(w), Some(rtt)) = (num(1), num(2), num(3)) else {
+            continue;
+        };
+        let sample = Sample {
+            k: k as u64,
+            w_ns: w,
+            rtt_ns: rtt,
+        };
+        match (f[0], num(6), num(7)) {
+            ("rtt", ..) => samples.push(sample),
+            ("hide", Some(send), Some(recv)) => {
+                samples.push(sample);
+                timed.push(Calls {
+                    k: k as u64,
+                    w_ns: w,
+                    send_ns: send,
+                    recv_ns: recv,
+                });
             }
-        })
-        .collect();
-    if samples.len() != sizes.len() * ws.len() {
+            _ => {}
+        }
+    }
+    let expected = sizes.len() * (ws.len() + calls as usize);
+    if samples.len() != expected || (calls && timed.len() != sizes.len()) {
         return Err(Error::Io(format!(
-            "the round-trip program printed {} of {} results:\n{text}",
+            "the round-trip program printed {} of {expected} round trips and {} of {} call \
+             timings (rebuild it with `make -C tracer`: older builds have no --hide):\n{text}",
             samples.len(),
-            sizes.len() * ws.len()
+            timed.len(),
+            if calls { sizes.len() } else { 0 }
         )));
     }
-    Ok(samples)
+    Ok((samples, timed))
+}
+
+/// The imbalances of the sweep besides the one that hides each size's transfer: 0, and `W`
+/// where one is given.
+fn imbalances(opts: &Options) -> Vec<u64> {
+    match opts.imbalance_ns {
+        0 => vec![0],
+        w => vec![0, w],
+    }
+}
+
+/// The coarse sweep, `opts.launches` times, combined: per size and imbalance the median of the
+/// launches' medians (the hiding imbalance, which each launch sets from its own round trip,
+/// the median too), per size the median call durations.
+fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Vec<Sample>, Vec<Calls>), Error> {
+    let sizes = coarse_sizes(opts.max_bytes, opts.per_octave);
+    let ws = imbalances(opts);
+    let (mut samples, mut calls) = (Vec::new(), Vec::new());
+    for i in 0..opts.launches.max(1) {
+        log(format!("launch {} of {}", i + 1, opts.launches.max(1)));
+        let (s, c) = run_rtt(opts, &sizes, &ws, true, log)?;
+        samples.extend(s);
+        calls.extend(c);
+    }
+    let med = |v: Vec<f64>| fit::median(&v);
+    let hiding = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
+    let (mut out, mut timed) = (Vec::new(), Vec::new());
+    for &k in &sizes {
+        for &w in &ws {
+            let at = samples.iter().filter(|x| x.k == k && x.w_ns == w as f64 && !hiding(x));
+            out.push(Sample {
+                k,
+                w_ns: w as f64,
+                rtt_ns: med(at.map(|x| x.rtt_ns).collect()),
+            });
+        }
+        let at: Vec<&Calls> = calls.iter().filter(|c| c.k == k).collect();
+        let hid: Vec<&Sample> = samples.iter().filter(|x| x.k == k && hiding(x)).collect();
+        let w = med(at.iter().map(|c| c.w_ns).collect());
+        out.push(Sample {
+            k,
+            w_ns: w,
+            rtt_ns: w + med(hid.iter().map(|x| x.rtt_ns - x.w_ns).collect()),
+        });
+        timed.push(Calls {
+            k,
+            w_ns: w,
+            send_ns: med(at.iter().map(|c| c.send_ns).collect()),
+            recv_ns: med(at.iter().map(|c| c.recv_ns).collect()),
+        });
+    }
+    Ok((out, timed))
 }
 
 /// Runs the round-trip program once under the tracer and reads back what the trace records:
@@ -238,7 +328,6 @@ fn refine(
     bracket: (u64, u64),
     ws: &[u64],
     narrow: &Narrow<'_>,
-    out: &mut Vec<Sample>,
     log: &mut dyn FnMut(String),
 ) -> Result<(u64, u64), Error> {
     let (mut lo, mut hi) = bracket;
@@ -260,8 +349,7 @@ fn refine(
         // An inconclusive launch is measured again, in a new launch, up to three times.
         let mut narrowed = None;
         for _ in 0..3 {
-            let batch = run_rtt(&careful, &sizes, ws, opts.reps, log)?;
-            out.extend(batch.iter().copied());
+            let (batch, _) = run_rtt(&careful, &sizes, ws, false, log)?;
             narrowed = narrow(lo, hi, &probe, &batch)
                 .filter(|&(l, h)| lo <= l && l < h && h <= hi && (l, h) != (lo, hi));
             if narrowed.is_some() {
@@ -274,23 +362,6 @@ fn refine(
         }
     }
     Ok((lo, hi))
-}
-
-/// The split of `probe` (sorted sizes inside `(lo, hi)`) that agrees best with per-probe
-/// scores (positive: at or below the threshold), as a new bracket.
-fn best_split(
-    lo: u64,
-    hi: u64,
-    probe: &[u64],
-    score: &dyn Fn(u64) -> Option<f64>,
-) -> Option<(u64, u64)> {
-    let scores: Vec<f64> = probe.iter().map(|&k| score(k)).collect::<Option<_>>()?;
-    let agreement = |j: usize| scores[..j].iter().sum::<f64>() - scores[j..].iter().sum::<f64>();
-    let j = (0..=probe.len()).max_by(|&a, &b| agreement(a).total_cmp(&agreement(b)))?;
-    Some((
-        if j == 0 { lo } else { probe[j - 1] },
-        probe.get(j).copied().unwrap_or(hi),
-    ))
 }
 
 /// Measures, refines around the thresholds, and fits.
@@ -318,16 +389,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         None => (String::new(), None),
     };
     let w = opts.imbalance_ns;
-    let sweep = |log: &mut dyn FnMut(String)| {
-        run_rtt(
-            opts,
-            &coarse_sizes(opts.max_bytes, opts.per_octave),
-            &[0, w],
-            opts.reps,
-            log,
-        )
-    };
-    let mut samples = sweep(log)?;
+    let (mut samples, mut calls) = sweep(opts, log)?;
     // S: the rendezvous jump (fit::eager_jump), looked for below the limit the library reports
     // and bracketed to adjacent sizes. The library picks its paths per launch: a sweep that
     // shows no jump below the reported limit is measured again before the search widens.
@@ -338,10 +400,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             break;
         }
         log(
-            "no rendezvous jump below the reported eager limit in this launch: measuring again"
+            "no rendezvous jump below the reported eager limit in these launches: measuring again"
                 .into(),
         );
-        samples = sweep(log)?;
+        (samples, calls) = sweep(opts, log)?;
     }
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
@@ -350,61 +412,46 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         ));
         near = None;
     }
+    let mut jump = None;
     if let Some(bracket) = fit::eager_jump(&samples, near) {
         // Within the bracket, the jump is where fit::eager_jump finds it among all samples
         // measured there: robust to a probe that took a fast or a slow path.
         let narrow =
             |_lo: u64, _hi: u64, _probe: &[u64], batch: &[Sample]| fit::eager_jump(batch, None);
-        let (lo, hi) = refine(opts, bracket, &[0, w], &narrow, &mut samples, log)?;
+        // The probes only place the jump: measured in one launch each, on whichever path that
+        // launch took, they are not fitted.
+        let (lo, hi) = refine(opts, bracket, &imbalances(opts), &narrow, log)?;
         log(format!("eager limit bracketed to ({lo}, {hi}]"));
+        jump = Some((lo, hi));
     }
-    let p = fit::fit(&samples, near)
-        .ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?
-        .params;
-    // s: a change of slope below S; refined while the two slopes still tell the sizes apart.
-    let above_packet = samples.iter().map(|x| x.k).filter(|&k| k > p.s).min();
-    if p.s < p.S
-        && let Some(hi) = above_packet
-    {
-        let one = Params {
-            s: u64::MAX,
-            S: u64::MAX,
-            ..p
-        };
-        let many = Params {
-            s: 0,
-            S: u64::MAX,
-            ..p
-        };
-        let narrow = |lo: u64, hi: u64, probe: &[u64], all: &[Sample]| {
-            let score = |k: u64| {
-                let x = all.iter().rev().find(|x| x.k == k && x.w_ns == 0.0)?;
-                let (a, b) = (
-                    fit::model_rtt(&one, x.k, 0.0),
-                    fit::model_rtt(&many, x.k, 0.0),
-                );
-                ((a - b).abs() > 0.02 * x.rtt_ns)
-                    .then(|| ((x.rtt_ns - b).abs() - (x.rtt_ns - a).abs()) / x.rtt_ns)
-            };
-            best_split(lo, hi, probe, &score)
-        };
-        let (lo, hi) = refine(
-            opts,
-            (p.s, hi.min(p.S)),
-            &[0, w],
-            &narrow,
-            &mut samples,
-            log,
-        )?;
-        log(format!("packet size bracketed to ({lo}, {hi}]"));
-    }
+    // S is the largest size measured eager; with no jump, the library's limit, else none.
+    let limit = match (jump, reported_limit) {
+        (Some((lo, _)), _) => lo,
+        (None, Some(r)) => {
+            log(format!(
+                "no rendezvous jump in the round trips: S = {r} bytes, as the library reports"
+            ));
+            r
+        }
+        (None, None) => {
+            log("no rendezvous jump in the round trips and no limit reported: every size is eager".into());
+            u64::MAX
+        }
+    };
     samples.sort_by_key(|x| (x.k, x.w_ns as u64));
-    let fit = fit::fit(&samples, near)
-        .ok_or_else(|| Error::Io("the sweep could not be fitted".into()))?;
+    let fit = banded::fit_bands(&samples, &calls, limit).ok_or_else(|| {
+        Error::Io(format!(
+            "the sweep could not be fitted in bands (S = {limit} bytes): too few sizes on a side \
+             of S? (raise --max-bytes or --per-octave)"
+        ))
+    })?;
     let poll_ns = measure_poll(opts, log)?;
     Ok(Calibration {
         fit,
         samples,
+        calls,
+        jump,
+        launches: opts.launches.max(1),
         imbalance_ns: w,
         reported_eager_limit: reported,
         library,
@@ -453,7 +500,9 @@ fn measure_poll(opts: &Options, log: &mut dyn FnMut(String)) -> Result<f64, Erro
 /// The TOML the predictor's `--params` reads, with the fit's quality as comments.
 pub fn params_file(c: &Calibration) -> String {
     let mut s = String::new();
-    s.push_str("# LogGPS parameters measured by `loggps-predict calibrate` (paper §4.3)\n");
+    s.push_str(
+        "# LogGPS parameters in bands of message size, measured by `loggps-predict calibrate`\n",
+    );
     if !c.library.is_empty() {
         s.push_str(&format!(
             "# MPI library: {}\n",
@@ -461,9 +510,13 @@ pub fn params_file(c: &Calibration) -> String {
         ));
     }
     s.push_str(&format!(
-        "# {} round trips, W = {} ns; model vs measured: rms {:.2}%, max {:.2}%; {} outlier(s) dropped\n",
+        "# {} round trips ({} launches; w = 0 and w = {HIDE} × the round trip{}); model vs measured: rms {:.2}%, max {:.2}%; {} outlier(s) dropped\n",
         c.samples.len(),
-        c.imbalance_ns,
+        c.launches,
+        match c.imbalance_ns {
+            0 => String::new(),
+            w => format!(" and W = {w} ns"),
+        },
         100.0 * c.fit.rms_rel,
         100.0 * c.fit.max_rel,
         c.fit.outliers.len()

@@ -1,5 +1,5 @@
 //! The paper's Figs. 4–5 for this machine: measured and modeled RTT over message size, for
-//! both imbalances, on log–log axes, with `s` and `S` marked.
+//! both imbalances, on log–log axes, with the bands' edges and `S` marked.
 
 use super::Calibration;
 use super::fit::model_rtt;
@@ -86,16 +86,21 @@ pub fn chart(c: &Calibration) -> String {
         (LEFT + W - RIGHT) / 2.0,
         H - 18.0
     );
-    // s and S.
-    for (k, name) in [(p.s, "s"), (p.S, "S")] {
+    // The bands' edges, S among them.
+    let edges: Vec<u64> = p.as_bands().as_slice().iter().map(|b| b.hi).collect();
+    for (i, &k) in edges.iter().enumerate() {
         if (k as f64) < kmax {
             let x = px(xk(k) + 0.5);
+            let (name, dash) = match k == p.S {
+                true => ("S", "5,4"),
+                false => ("band", "2,3"),
+            };
             let _ = writeln!(
                 s,
-                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#888" stroke-dasharray="5,4"/><text x="{:.1}" y="{}" fill="#555">{name} = {k}</text>"##,
+                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#888" stroke-dasharray="{dash}"/><text x="{:.1}" y="{}" fill="#555">{name} ≤ {k}</text>"##,
                 H - BOTTOM,
                 x + 4.0,
-                TOP + 14.0 + if name == "S" { 16.0 } else { 0.0 }
+                TOP + 14.0 + 16.0 * (i % 2) as f64
             );
         }
     }
@@ -112,7 +117,7 @@ pub fn chart(c: &Calibration) -> String {
         let mut ks: Vec<u64> = (0..=400)
             .map(|j| (0.5 * (2.0 * kmax).powf(j as f64 / 400.0)) as u64)
             .collect();
-        ks.extend([p.s, p.s + 1, p.S, p.S + 1]);
+        ks.extend(edges.iter().flat_map(|&e| [e, e.saturating_add(1)]));
         ks.sort_unstable();
         ks.dedup();
         let mut path = String::new();

@@ -1,6 +1,7 @@
 //! `loggps-predict calibrate`: this machine's LogGPS parameters from an MPI round-trip program.
 
 use clap::Args;
+use loggps_predict::calibrate::fit::Sample;
 use loggps_predict::calibrate::{self, Calibration};
 use loggps_predict::error::Error;
 use std::path::{Path, PathBuf};
@@ -33,18 +34,24 @@ pub struct CalibrateArgs {
     /// Largest message size measured, bytes
     #[arg(long, default_value_t = 4 << 20)]
     pub max_bytes: u64,
-    /// The imbalance W, ns (it hides the transfer of messages that take less)
-    #[arg(long, default_value_t = 500_000)]
+    /// A fixed imbalance W, ns, measured besides w = 0 and the imbalance that just hides each
+    /// size's transfer (1.5 × its round trip): 0 for none. A long W chills the caches, and the
+    /// calls after it are slower than a program's
+    #[arg(long, default_value_t = 0)]
     pub imbalance: u64,
     /// Repetitions per point at least; the median is kept
     #[arg(long, default_value_t = 31)]
     pub reps: u32,
     /// More repetitions while a point has taken less than this, ms
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 10.0)]
     pub time_ms: f64,
     /// Sizes per octave in the first sweep
     #[arg(long, default_value_t = 4)]
     pub per_octave: u32,
+    /// Launches of the sweep, combined by their medians (the MPI library may choose its path
+    /// per launch)
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=25))]
+    pub launches: u32,
 }
 
 /// Where a file of the tracer's build is looked for when no flag names it: beside this binary
@@ -114,6 +121,7 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
         reps: a.reps,
         time_ms: a.time_ms,
         per_octave: a.per_octave,
+        launches: a.launches,
     };
     let c = calibrate::calibrate(&opts, &mut |m| eprintln!("calibrate: {m}"))?;
     let write = |path: &Path, text: String| {
@@ -127,48 +135,120 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
         .unwrap_or_else(|| a.output.with_extension("svg"));
     write(&svg, calibrate::svg::chart(&c))?;
     if let Some(path) = &a.samples {
-        let mut t = String::from("k\tw_ns\trtt_ns\tmodel_ns\terror_pct\toutlier\n");
-        for x in &c.samples {
-            let m = calibrate::fit::model_rtt(&c.fit.params, x.k, x.w_ns);
-            let outlier = c.fit.outliers.contains(x);
-            t.push_str(&format!(
-                "{}\t{}\t{}\t{:.1}\t{:.2}\t{}\n",
-                x.k,
-                x.w_ns,
-                x.rtt_ns,
-                m,
-                100.0 * (m - x.rtt_ns) / x.rtt_ns,
-                outlier
-            ));
-        }
-        write(path, t)?;
+        write(path, samples_tsv(&c))?;
     }
     print_calibration(&c, &a.output, &svg);
     Ok(())
 }
 
+/// Every measurement with the model's value: round trips (`rtt`), and rank 0's calls at the
+/// imbalance that hides the transfer (`send`, `recv`).
+fn samples_tsv(c: &Calibration) -> String {
+    let p = &c.fit.params;
+    let mut t = String::from("kind\tk\tw_ns\tmeasured_ns\tmodel_ns\terror_pct\toutlier\n");
+    let mut line = |kind: &str, k: u64, w: f64, measured: f64, model: f64, outlier: bool| {
+        let error = 100.0 * (model - measured) / measured.max(1e-9);
+        t.push_str(&format!(
+            "{kind}\t{k}\t{w}\t{measured}\t{model:.1}\t{error:.2}\t{outlier}\n"
+        ));
+    };
+    for x in &c.samples {
+        let model = calibrate::fit::model_rtt(p, x.k, x.w_ns);
+        let outlier = c.fit.outliers.contains(x);
+        line("rtt", x.k, x.w_ns, x.rtt_ns, model, outlier);
+    }
+    for x in &c.calls {
+        let (send, recv) = calibrate::banded::model_calls(p, x.k);
+        line("send", x.k, x.w_ns, x.send_ns, send, false);
+        line("recv", x.k, x.w_ns, x.recv_ns, recv, false);
+    }
+    t
+}
+
+/// The fit's quality limit: every round trip within 5% of the model.
+const QUALITY: f64 = 0.05;
+
 fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
     let p = &c.fit.params;
+    let bands = p.as_bands();
+    let kept: Vec<&Sample> = c
+        .samples
+        .iter()
+        .filter(|x| !c.fit.outliers.contains(x))
+        .collect();
     println!(
-        "parameters  L={:.1} ns  o={:.1} ns  Os={:.4} ns/B  Or={:.4} ns/B  Gs={:.4} ns/B  Gl={:.4} ns/B  s={} B  S={} B",
-        p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
+        "{:<6} {:>21}  {:>8} {:>8} {:>9} {:>9} {:>9}  {:>16}",
+        "band", "sizes (B)", "o (ns)", "L (ns)", "Os (ns/B)", "Or (ns/B)", "G (ns/B)", "RTT error rms/max"
     );
+    let mut lo = 0;
+    for (i, b) in bands.as_slice().iter().enumerate() {
+        let within: Vec<f64> = kept
+            .iter()
+            .filter(|x| (i == 0 || x.k > lo) && x.k <= b.hi)
+            .map(|x| calibrate::banded::residual(p, x))
+            .collect();
+        let rms = (within.iter().map(|r| r * r).sum::<f64>() / within.len().max(1) as f64).sqrt();
+        let max = within.iter().fold(0.0f64, |m, r| m.max(r.abs()));
+        let hi = match b.hi {
+            u64::MAX => "∞".to_string(),
+            h => h.to_string(),
+        };
+        let span = if i == 0 { format!("0 … {hi}") } else { format!("{} … {hi}", lo + 1) };
+        println!(
+            "{:<6} {:>21}  {:>8.1} {:>8.1} {:>9.4} {:>9.4} {:>9.4}  {:>7.2}% / {:.2}%",
+            i + 1,
+            span,
+            b.o,
+            b.L,
+            b.Os,
+            b.Or,
+            b.G,
+            100.0 * rms,
+            100.0 * max
+        );
+        lo = b.hi;
+    }
     println!(
-        "fit         {} round trips: model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) dropped",
+        "fit         {} round trips ({} launches combined): model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) set aside",
         c.samples.len(),
+        c.launches,
         100.0 * c.fit.rms_rel,
         100.0 * c.fit.max_rel,
         c.fit.outliers.len()
     );
+    let misses: Vec<(&Sample, f64)> = kept
+        .iter()
+        .map(|x| (*x, calibrate::banded::residual(p, x)))
+        .filter(|(_, r)| r.abs() > QUALITY)
+        .collect();
+    if let Some((x, r)) = misses.iter().max_by(|a, b| a.1.abs().total_cmp(&b.1.abs())) {
+        println!(
+            "WARNING     the model misses {} of {} round trips by more than {:.0}% (worst: k = {} B, w = {} ns, {:+.1}%): \
+             predictions of messages of those sizes are as far off; see the chart",
+            misses.len(),
+            kept.len(),
+            100.0 * QUALITY,
+            x.k,
+            x.w_ns,
+            100.0 * r
+        );
+    }
     match (&c.reported_eager_limit, c.eager_limits_agree()) {
         (Some((name, bytes)), Some(true)) => println!(
             "eager limit measured S = {} B agrees with {name} = {bytes} B (which counts the protocol header)",
+            p.S
+        ),
+        (Some((name, bytes)), _) if c.jump.is_none() => println!(
+            "eager limit S = {} B as {name} = {bytes} B reports: the round trips show no rendezvous jump",
             p.S
         ),
         (Some((name, bytes)), _) => println!(
             "eager limit measured S = {} B DISAGREES with {name} = {bytes} B reported by the library",
             p.S
         ),
+        (None, _) if c.jump.is_none() => {
+            println!("eager limit none: the round trips show no rendezvous jump (every size eager)")
+        }
         (None, _) => println!(
             "eager limit measured S = {} B (the library reports none)",
             p.S
@@ -179,15 +259,5 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
          a trace's own failed polls keep their durations unless --poll or `poll` is set)",
         c.poll_ns
     );
-    let [a0, aw] = c.fit.rendezvous_intercepts_ns;
-    let [m0, mw] = c.fit.modeled_rendezvous_intercepts_ns;
-    if (a0, aw) != (m0, mw) {
-        println!(
-            "rendezvous  the handshake is not LogGPS's: intercepts measured {a0:.0} ns (w = 0) and {aw:.0} ns (w = W), modeled 12o+6L = {m0:.0} ns and 10o+4L = {mw:.0} ns"
-        );
-    }
-    for w in p.warnings() {
-        println!("warning     {w}");
-    }
     println!("wrote       {} and {}", toml.display(), svg.display());
 }

@@ -4,9 +4,18 @@
  * Rank 1: MPI_Recv(k) from rank 0, MPI_Send(k) back.
  * One message is in flight per round trip, so no buffer ever floods. Each round trip is timed
  * on its own; rank 0 prints, per size and imbalance, the median and the minimum over the
- * repetitions:
+ * repetitions, then the medians of rank 0's MPI_Send and MPI_Recv alone (the calls' own
+ * durations tell the send overhead from the receive overhead, which the round trip sums):
  *
- *     rtt K W_NS MEDIAN_NS MIN_NS REPS
+ *     rtt K W_NS MEDIAN_NS MIN_NS REPS SEND_NS RECV_NS
+ *
+ * With --hide F, each size then gets one more point, at an imbalance of F times its round trip
+ * at w = 0 (at least HIDE_MIN_NS; --w must list 0): long enough that the reply is there before
+ * rank 0 receives, short enough that the wait does not chill rank 0's caches (a spin of
+ * hundreds of microseconds makes the next MPI call several times slower). Its line reads as
+ * an rtt line does:
+ *
+ *     hide K W_NS MEDIAN_NS MIN_NS REPS SEND_NS RECV_NS
  *
  * With --poll B, rank 0 then times failed polls (MPI_Test on a receive nothing has matched yet,
  * MPI_Iprobe for a message nobody sent), in B batches of POLL_BATCH calls, and prints the
@@ -14,7 +23,7 @@
  *
  *     poll MEDIAN_NS MIN_NS B
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--poll B]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -27,6 +36,7 @@
 #include <time.h>
 
 #define MAX_REPS 4001
+#define HIDE_MIN_NS 2000
 
 static int64_t now_ns(void) {
     struct timespec t;
@@ -59,6 +69,12 @@ static int parse_list(const char *s, long long **out) {
 static int cmp_ll(const void *a, const void *b) {
     long long x = *(const long long *)a, y = *(const long long *)b;
     return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) and returns its median. */
+static long long median(long long *v, int n) {
+    qsort(v, n, sizeof(long long), cmp_ll);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Timed in batches: a clock read costs about as much as a failed poll. */
@@ -98,19 +114,22 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL;
     int nsizes = 0, nws = 0, reps = 31, warmup = 5, poll_batches = 0;
-    double time_ms = 0;
+    double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
         else if (!strcmp(argv[i], "--w")) nws = parse_list(argv[i + 1], &ws);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--time-ms")) time_ms = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--hide")) hide = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--poll")) poll_batches = atoi(argv[i + 1]);
     }
+    int has_zero = 0;
+    for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        poll_batches < 0 || poll_batches > MAX_REPS) {
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -120,9 +139,16 @@ int main(int argc, char **argv) {
     char *buf = malloc(kmax > 0 ? kmax : 1);
     memset(buf, 1, kmax > 0 ? kmax : 1);
     long long *rtt = malloc(sizeof(long long) * MAX_REPS);
+    long long *send = malloc(sizeof(long long) * MAX_REPS);
+    long long *recv = malloc(sizeof(long long) * MAX_REPS);
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
-        for (int j = 0; j < nws; j++) {
+        long long rtt0 = 0;
+        for (int j = 0; j < nws + (hide > 0); j++) {
+            /* j == nws: the point that hides the transfer (only rank 0 spins: rank 1 need not
+             * know w). */
+            long long w = j < nws ? ws[j] : (long long)(hide * rtt0);
+            if (j == nws && w < HIDE_MIN_NS) w = HIDE_MIN_NS;
             MPI_Barrier(MPI_COMM_WORLD);
             int done = 0;
             int64_t start = 0;
@@ -134,9 +160,16 @@ int main(int argc, char **argv) {
                     int last = r >= reps - 1 && (r + 1 >= MAX_REPS || now_ns() - start >= (int64_t)(time_ms * 1e6));
                     int64_t t0 = now_ns();
                     MPI_Send(buf, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD);
-                    spin(ws[j]);
+                    int64_t t1 = now_ns();
+                    spin(w);
+                    int64_t t2 = now_ns();
                     MPI_Recv(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                    if (r >= 0) rtt[done++] = now_ns() - t0;
+                    int64_t t3 = now_ns();
+                    if (r >= 0) {
+                        send[done] = t1 - t0;
+                        recv[done] = t3 - t2;
+                        rtt[done++] = t3 - t0;
+                    }
                     if (last) break;
                 } else {
                     MPI_Status st;
@@ -146,9 +179,10 @@ int main(int argc, char **argv) {
                 }
             }
             if (rank == 0) {
-                qsort(rtt, done, sizeof(long long), cmp_ll);
-                long long median = done % 2 ? rtt[done / 2] : (rtt[done / 2 - 1] + rtt[done / 2]) / 2;
-                printf("rtt %d %lld %lld %lld %d\n", k, ws[j], median, rtt[0], done);
+                long long m = median(rtt, done);
+                if (w == 0) rtt0 = m;
+                printf("%s %d %lld %lld %lld %d %lld %lld\n", j < nws ? "rtt" : "hide", k, w, m, rtt[0], done,
+                       median(send, done), median(recv, done));
                 fflush(stdout);
             }
         }
@@ -156,6 +190,8 @@ int main(int argc, char **argv) {
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
     free(buf);
     free(rtt);
+    free(send);
+    free(recv);
     MPI_Finalize();
     return 0;
 }
