@@ -1,7 +1,8 @@
 //! A real 2-rank calibration on this machine with Open MPI (short sweep): the fit finds the
 //! shared-memory eager limit (`btl_vader_eager_limit`, 4096 bytes including its header) and the
-//! raised one under `OMPI_MCA_btl_vader_eager_limit=65536`, and agrees with what the library
-//! reports through the MPI tool interface.
+//! raised one under `OMPI_MCA_btl_vader_eager_limit=65536`, agrees with what the library
+//! reports through the MPI tool interface, and writes a valid set in bands (no parameter
+//! negative).
 //!
 //! Needs `make -C tracer MPI=openmpi` first; `tests/ci.sh` does that and sets
 //! `LOGGPS_MPI_TESTS=1`, under which a missing build is a failure, not a skip.
@@ -59,6 +60,12 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     );
     let p = loggps_predict::model::read_params_file(&toml).unwrap();
     assert!(toml.with_extension("svg").exists());
+    let bands = p.bands.unwrap_or_else(|| panic!("bands in {}", toml.display()));
+    assert_eq!(p.invalid(), None, "{stdout}");
+    for b in bands.as_slice() {
+        assert!(b.o >= 0.0 && b.L >= 0.0 && b.Os >= 0.0 && b.Or >= 0.0, "{b:?}\n{stdout}");
+    }
+    assert!(stdout.contains("RTT error rms/max"), "{stdout}");
     // The failed poll is measured and written, commented out (traced durations are the
     // default): a real call of Open MPI's on shared memory, tens of nanoseconds.
     let text = std::fs::read_to_string(&toml).unwrap();

@@ -122,12 +122,14 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// The paper's bands (Table 7 reached 7%, 7.5%, 9.6%): on 2 ranks, each trace predicted with the
-/// eager limit it ran with within 5%, fragmented runs within 10%, what-ifs (the median of the
-/// predictions from the other limit's traces) within 8% of the target's median measured time.
-/// At n = 256 a run lasts milliseconds, and two configurations that are the same program (2 KiB
-/// messages, eager under either limit) differ by up to 7% in the committed traces' medians: there
-/// the bands are 10% and 12%.
+/// The paper's bands (Table 7 reached 7%, 7.5%, 9.6%): on 2 ranks, the median prediction of
+/// each configuration's runs with the eager limit they ran with within 5% of their median
+/// measured time, fragmented runs within 10%, what-ifs (the median of the predictions from the
+/// other limit's traces) within 8% of the target's median measured time. Medians, as the
+/// paper's table and the issue state them: one run on this shared machine can be 15% slower
+/// than the next. At n = 256 a run lasts milliseconds, and two configurations that are the same
+/// program (2 KiB messages, eager under either limit) differ by up to 7% in the committed
+/// traces' medians: there the bands are 10% and 12%.
 #[test]
 fn accuracy_bands_hold_on_two_ranks() {
     let rows = table7();
@@ -140,15 +142,34 @@ fn accuracy_bands_hold_on_two_ranks() {
         "expected the full set of 2-rank traces, found {}",
         p2.len()
     );
-    let short = |r: &Value| r["n"].as_u64().unwrap() <= 256;
-    for r in p2.iter().filter(|r| r["whatif_from"].is_null()) {
-        let e = r["error_pct"].as_f64().unwrap().abs();
-        let band = match (r["variant"].as_str().unwrap(), short(r)) {
-            ("fragmented", _) => 10.0,
-            (_, false) => 5.0,
-            (_, true) => 10.0,
+    let key = |r: &Value| {
+        (
+            r["n"].as_u64().unwrap(),
+            r["eager_limit"].as_u64().unwrap(),
+            r["variant"].as_str().unwrap().to_string(),
+        )
+    };
+    let own: Vec<&&Value> = p2.iter().filter(|r| r["whatif_from"].is_null()).collect();
+    let mut configs: Vec<_> = own.iter().map(|r| key(r)).collect();
+    configs.sort();
+    configs.dedup();
+    for (n, limit, variant) in configs {
+        let runs: Vec<&&&Value> = own
+            .iter()
+            .filter(|r| key(r) == (n, limit, variant.clone()))
+            .collect();
+        let of = |name: &str| median(runs.iter().map(|r| r[name].as_f64().unwrap()).collect());
+        let (predicted, measured) = (of("predicted_s"), of("measured_s"));
+        let e = 100.0 * (predicted - measured).abs() / measured;
+        let band = match (variant.as_str(), n <= 256) {
+            ("fragmented", _) | (_, true) => 10.0,
+            _ => 5.0,
         };
-        assert!(e <= band, "{}: |error| {e:.2}% > {band}%", r["trace"]);
+        assert!(
+            e <= band,
+            "n={n} S={limit} {variant}: |error| of the medians {e:.2}% > {band}% ({} runs)",
+            runs.len()
+        );
     }
     let mut groups: Vec<(u64, u64)> = p2
         .iter()
@@ -179,8 +200,8 @@ fn accuracy_bands_hold_on_two_ranks() {
 }
 
 /// The paper's eight parameters are the two-band case of the model's §10: every recorded trace
-/// (the golden files' own) predicts the same with its parameters and with each preset, whether
-/// the set is given in the paper's form or as its bands. Equal to 1e-12 relative, not bit for
+/// (the golden files' own) predicts the same with each preset (and its own parameters where
+/// they are of the paper's form), whether the set is given in the paper's form or as its bands. Equal to 1e-12 relative, not bit for
 /// bit: above `s` the bands compute `T2` as `(L + s·(Gs − Gl)) + k·Gl` where the paper's form
 /// computes `s·Gs + (k − s)·Gl + L`, the same line rounded in another order (a last-digit
 /// difference, 1e-16 of a time).
@@ -199,7 +220,9 @@ fn the_paper_form_and_its_bands_predict_alike() {
     for f in &files {
         let t = trace::load(f, &mut |_| {}).unwrap();
         let g = graph::build(&t, "t").unwrap();
-        for p in t.meta.params.iter().chain(&presets) {
+        // A trace's own set in bands has no paper form to compare with.
+        let own = t.meta.params.iter().filter(|p| p.bands.is_none());
+        for p in own.chain(&presets) {
             let banded = Params::banded(Bands::of_paper(p), p.S, p.poll);
             let a = replay::replay(&t, &g, p, "t", &|_| {}).unwrap();
             let b = replay::replay(&t, &g, &banded, "t", &|_| {}).unwrap();

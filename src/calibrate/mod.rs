@@ -422,7 +422,13 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         // launch took, they are not fitted.
         let (lo, hi) = refine(opts, bracket, &imbalances(opts), &narrow, log)?;
         log(format!("eager limit bracketed to ({lo}, {hi}]"));
-        jump = Some((lo, hi));
+        let above = samples.iter().filter(|x| x.k > lo && x.w_ns == 0.0).count();
+        match above >= banded::MIN_SIZES {
+            true => jump = Some((lo, hi)),
+            false => log(format!(
+                "a jump with {above} size(s) above it cannot be fitted: ignored (raise --max-bytes)"
+            )),
+        }
     }
     // S is the largest size measured eager; with no jump, the library's limit, else none.
     let limit = match (jump, reported_limit) {

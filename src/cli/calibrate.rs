@@ -50,7 +50,7 @@ pub struct CalibrateArgs {
     pub per_octave: u32,
     /// Launches of the sweep, combined by their medians (the MPI library may choose its path
     /// per launch)
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=25))]
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=25))]
     pub launches: u32,
 }
 

@@ -78,7 +78,11 @@ pub(super) fn parameters(
         let hi = get("hi").map_or("∞".to_string(), |h| h.to_string());
         let cols: Vec<String> = ["o", "L", "Os", "Or", "G"]
             .iter()
-            .map(|n| format!("{n}={}", get(n).unwrap_or(f64::NAN)))
+            .map(|&n| match get(n).unwrap_or(f64::NAN) {
+                // ns to a tenth, ns per byte to four decimals: what a measurement can tell.
+                v if n == "o" || n == "L" => format!("{n}={v:.1}"),
+                v => format!("{n}={v:.4}"),
+            })
             .collect();
         let bytes = format!("{lo}–{hi} B");
         writeln!(out, "  band {} {bytes:>16}  {}", k + 1, cols.join(" "))?;
