@@ -60,10 +60,15 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     );
     let p = loggps_predict::model::read_params_file(&toml).unwrap();
     assert!(toml.with_extension("svg").exists());
-    let bands = p.bands.unwrap_or_else(|| panic!("bands in {}", toml.display()));
+    let bands = p
+        .bands
+        .unwrap_or_else(|| panic!("bands in {}", toml.display()));
     assert_eq!(p.invalid(), None, "{stdout}");
     for b in bands.as_slice() {
-        assert!(b.o >= 0.0 && b.L >= 0.0 && b.Os >= 0.0 && b.Or >= 0.0, "{b:?}\n{stdout}");
+        assert!(
+            b.o >= 0.0 && b.L >= 0.0 && b.Os >= 0.0 && b.Or >= 0.0,
+            "{b:?}\n{stdout}"
+        );
     }
     assert!(stdout.contains("RTT error rms/max"), "{stdout}");
     // The failed poll is measured and written, commented out (traced durations are the

@@ -104,8 +104,11 @@ fn spikes(samples: &[Sample], rel: &[f64]) -> Vec<bool> {
     let mut far = vec![false; samples.len()];
     for (j, &i) in order.iter().enumerate() {
         let r = rel[i].abs();
-        let calm = |n: Option<&usize>| n.is_none_or(|&n| samples[n].w_ns != samples[i].w_ns || rel[n].abs() < r / 2.0);
-        far[i] = r > cut && calm(j.checked_sub(1).and_then(|j| order.get(j))) && calm(order.get(j + 1));
+        let calm = |n: Option<&usize>| {
+            n.is_none_or(|&n| samples[n].w_ns != samples[i].w_ns || rel[n].abs() < r / 2.0)
+        };
+        far[i] =
+            r > cut && calm(j.checked_sub(1).and_then(|j| order.get(j))) && calm(order.get(j + 1));
     }
     far
 }
@@ -122,10 +125,7 @@ pub fn model_calls(p: &Params, k: u64) -> (f64, f64) {
     let (t1, t2, t3) = (p.t1(k), p.t2(k), p.t3(k));
     match k <= p.S {
         true => (t1, t3),
-        false => (
-            4.0 * p.o + 2.0 * p.L + t1,
-            3.0 * p.o + p.L + t1 + t2 + t3,
-        ),
+        false => (4.0 * p.o + 2.0 * p.L + t1, 3.0 * p.o + p.L + t1 + t2 + t3),
     }
 }
 
@@ -161,17 +161,19 @@ fn hidden(p: &Params, x: &Sample) -> bool {
 
 /// One fit of every band, outliers and all; the samples the imbalance hides by `prev` (None:
 /// every one with an imbalance).
-fn fit_once(
-    samples: &[Sample],
-    calls: &[Calls],
-    S: u64,
-    prev: Option<&Params>,
-) -> Option<Params> {
+fn fit_once(samples: &[Sample], calls: &[Calls], S: u64, prev: Option<&Params>) -> Option<Params> {
     let hid = |x: &Sample| prev.map_or(x.w_ns > 0.0, |p| hidden(p, x));
     // The calls measured at the sizes of a run of samples.
     let calls_of = |seg: &[Sample]| -> Vec<Calls> {
-        let (lo, hi) = (seg.first().map_or(0, |x| x.k), seg.last().map_or(0, |x| x.k));
-        calls.iter().filter(|c| (lo..=hi).contains(&c.k)).copied().collect()
+        let (lo, hi) = (
+            seg.first().map_or(0, |x| x.k),
+            seg.last().map_or(0, |x| x.k),
+        );
+        calls
+            .iter()
+            .filter(|c| (lo..=hi).contains(&c.k))
+            .copied()
+            .collect()
     };
     let (eager, rdv): (Vec<Sample>, Vec<Sample>) = samples.iter().partition(|x| x.k <= S);
     let fit = |seg: &[Sample]| fit_segment(seg, &calls_of(seg), None, &hid);
@@ -210,10 +212,7 @@ fn split(
     if m < MIN_SIZES {
         // Too few sizes to split: one band, if they determine it.
         let (hi, s) = (*sizes.last()?, fit(&sorted)?);
-        return Some(vec![Band {
-            hi,
-            ..s.band
-        }]);
+        return Some(vec![Band { hi, ..s.band }]);
     }
     // The samples of sizes[a..b].
     let run = |a: usize, b: usize| {
@@ -228,7 +227,11 @@ fn split(
     let segs: Vec<Vec<Option<Segment>>> = (0..=m)
         .map(|a| {
             let wide = |b: usize| sizes[b - 1] >= MIN_SPAN.max(2 * sizes[a]);
-            let each = |b: usize| (b >= a + MIN_SIZES && wide(b)).then(|| fit(run(a, b))).flatten();
+            let each = |b: usize| {
+                (b >= a + MIN_SIZES && wide(b))
+                    .then(|| fit(run(a, b)))
+                    .flatten()
+            };
             (0..=m).map(each).collect()
         })
         .collect();
@@ -312,7 +315,10 @@ fn fit_segment(
     for c in calls {
         let k = c.k as f64 / kmax;
         let ((send, cs), (recv, cr)) = match control {
-            None => (([1.0, 0.0, k, 0.0, 0.0], 0.0), ([1.0, 0.0, 0.0, k, 0.0], 0.0)),
+            None => (
+                ([1.0, 0.0, k, 0.0, 0.0], 0.0),
+                ([1.0, 0.0, 0.0, k, 0.0], 0.0),
+            ),
             Some(_) => (
                 ([1.0, 0.0, k, 0.0, 0.0], 4.0 * o1 + 2.0 * l1),
                 ([2.0, 1.0, k, k, 0.0], 3.0 * o1 + l1),
@@ -622,8 +628,11 @@ mod measured {
         let (mut samples, mut calls) = (Vec::new(), Vec::<Calls>::new());
         for l in text.lines().skip(1) {
             let f: Vec<&str> = l.split('\t').collect();
-            let (k, w, v): (u64, f64, f64) =
-                (f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap());
+            let (k, w, v): (u64, f64, f64) = (
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+            );
             match f[0] {
                 "rtt" => samples.push(Sample {
                     k,

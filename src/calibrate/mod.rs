@@ -217,7 +217,9 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Vec<Sample>, Ve
     let (mut out, mut timed) = (Vec::new(), Vec::new());
     for &k in &sizes {
         for &w in &ws {
-            let at = samples.iter().filter(|x| x.k == k && x.w_ns == w as f64 && !hiding(x));
+            let at = samples
+                .iter()
+                .filter(|x| x.k == k && x.w_ns == w as f64 && !hiding(x));
             out.push(Sample {
                 k,
                 w_ns: w as f64,
@@ -440,7 +442,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             r
         }
         (None, None) => {
-            log("no rendezvous jump in the round trips and no limit reported: every size is eager".into());
+            log(
+                "no rendezvous jump in the round trips and no limit reported: every size is eager"
+                    .into(),
+            );
             u64::MAX
         }
     };

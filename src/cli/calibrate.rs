@@ -178,7 +178,14 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         .collect();
     println!(
         "{:<6} {:>21}  {:>8} {:>8} {:>9} {:>9} {:>9}  {:>16}",
-        "band", "sizes (B)", "o (ns)", "L (ns)", "Os (ns/B)", "Or (ns/B)", "G (ns/B)", "RTT error rms/max"
+        "band",
+        "sizes (B)",
+        "o (ns)",
+        "L (ns)",
+        "Os (ns/B)",
+        "Or (ns/B)",
+        "G (ns/B)",
+        "RTT error rms/max"
     );
     let mut lo = 0;
     for (i, b) in bands.as_slice().iter().enumerate() {
@@ -193,7 +200,11 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             u64::MAX => "∞".to_string(),
             h => h.to_string(),
         };
-        let span = if i == 0 { format!("0 … {hi}") } else { format!("{} … {hi}", lo + 1) };
+        let span = if i == 0 {
+            format!("0 … {hi}")
+        } else {
+            format!("{} … {hi}", lo + 1)
+        };
         println!(
             "{:<6} {:>21}  {:>8.1} {:>8.1} {:>9.4} {:>9.4} {:>9.4}  {:>7.2}% / {:.2}%",
             i + 1,
