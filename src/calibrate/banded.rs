@@ -182,7 +182,12 @@ fn fit_once(samples: &[Sample], calls: &[Calls], S: u64, prev: Option<&Params>) 
     list.last_mut().expect("a band").hi = S;
     if !rdv.is_empty() {
         let fit = |seg: &[Sample]| fit_segment(seg, &calls_of(seg), Some(control), &hid);
-        list.extend(split(&rdv, MAX_SIDE, &fit)?);
+        match split(&rdv, MAX_SIDE, &fit) {
+            Some(bands) => list.extend(bands),
+            // Too few sizes above S to determine a band: the last eager band's parameters
+            // continue above it (the handshake still costs what the first band says).
+            None => list.push(*list.last().expect("a band")),
+        }
     }
     list.last_mut().expect("a band").hi = u64::MAX;
     let p = Params::banded(Bands::new(&list).ok()?, S, None);
@@ -198,7 +203,8 @@ struct Segment {
 
 /// The samples split into at most `most` runs of consecutive sizes, each fitted by `fit`, that
 /// minimize the summed score plus the penalty per band: dynamic programming over the sizes.
-/// Each band ends at the largest size of its run. Fewer than [`MIN_SIZES`] sizes make one band.
+/// Each band ends at the largest size of its run. Fewer than [`MIN_SIZES`] sizes make one band
+/// (None below two).
 fn split(
     samples: &[Sample],
     most: usize,
@@ -210,7 +216,10 @@ fn split(
     sizes.dedup();
     let m = sizes.len();
     if m < MIN_SIZES {
-        // Too few sizes to split: one band, if they determine it.
+        // Too few sizes to split: one band, if two sizes at least (a line) determine it.
+        if m < 2 {
+            return None;
+        }
         let (hi, s) = (*sizes.last()?, fit(&sorted)?);
         return Some(vec![Band { hi, ..s.band }]);
     }
@@ -603,6 +612,29 @@ mod tests {
         );
         let f = fit_bands(&samples(&one, &|_| 1.0), &calls(&one, &|_| 1.0), p.S).unwrap();
         assert_eq!(edges(&f.params).len(), 2, "{:?}", edges(&f.params));
+    }
+
+    /// A sweep that stops just above `S` (one size beyond it) still gives a valid set: the
+    /// last eager band continues above `S`, with `S` an edge.
+    #[test]
+    fn one_size_above_the_eager_limit_continues_the_last_band() {
+        let t = truth();
+        let upto = |x: &u64| *x <= 5000;
+        let s: Vec<Sample> = samples(&t, &|_| 1.0)
+            .into_iter()
+            .filter(|x| upto(&x.k))
+            .collect();
+        let c: Vec<Calls> = calls(&t, &|_| 1.0)
+            .into_iter()
+            .filter(|x| upto(&x.k))
+            .collect();
+        let f = fit_bands(&s, &c, 4096).expect("a fit");
+        let b = f.params.bands.unwrap();
+        let list = b.as_slice();
+        assert_eq!(f.params.invalid(), None);
+        assert_eq!(list[list.len() - 2].hi, 4096);
+        let (eager, above) = (list[list.len() - 2], list[list.len() - 1]);
+        assert_eq!((eager.o, eager.Os, eager.G), (above.o, above.Os, above.G));
     }
 
     /// NNLS keeps every unknown at or above 0: a line with a negative intercept gets 0 and the

@@ -424,12 +424,18 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         // launch took, they are not fitted.
         let (lo, hi) = refine(opts, bracket, &imbalances(opts), &narrow, log)?;
         log(format!("eager limit bracketed to ({lo}, {hi}]"));
+        // A jump at the last size cannot be told from a slow last point.
         let above = samples.iter().filter(|x| x.k > lo && x.w_ns == 0.0).count();
-        match above >= banded::MIN_SIZES {
+        match above >= 2 {
             true => jump = Some((lo, hi)),
             false => log(format!(
-                "a jump with {above} size(s) above it cannot be fitted: ignored (raise --max-bytes)"
+                "a jump with {above} size above it is not trusted: ignored (raise --max-bytes)"
             )),
+        }
+        if (2..banded::MIN_SIZES).contains(&above) {
+            log(format!(
+                "{above} sizes above S: too few to split into bands (raise --max-bytes)"
+            ));
         }
     }
     // S is the largest size measured eager; with no jump, the library's limit, else none.
