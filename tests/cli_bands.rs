@@ -57,7 +57,7 @@ fn a_message_is_costed_by_its_band() {
     let out = run(&[f.to_str().unwrap(), "--params", &p, "--L", "100"]);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
-        table.contains("band 2       256–4096 B  o=500 L=100"),
+        table.contains("band 2       256–4096 B  o=500.0 L=100.0"),
         "{table}"
     );
     assert!(table.contains("band 3     4096–32768 B"), "{table}");
