@@ -204,14 +204,15 @@ impl Bands {
 }
 
 impl std::fmt::Display for Bands {
-    /// `0–256 B: o=300 L=200 Os=0.1 Or=0.1 G=0.3; 256–∞ B: …`
+    /// `0–256 B: o=300.0 L=200.0 Os=0.1000 Or=0.1000 G=0.3000; 256–∞ B: …`: for people, ns to
+    /// a tenth and ns per byte to four decimals (files and traces keep every digit).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut lo = 0;
         for (j, b) in self.as_slice().iter().enumerate() {
             let sep = if j > 0 { "; " } else { "" };
             write!(
                 f,
-                "{sep}{lo}–{} B: o={} L={} Os={} Or={} G={}",
+                "{sep}{lo}–{} B: o={:.1} L={:.1} Os={:.4} Or={:.4} G={:.4}",
                 end(b.hi),
                 b.o,
                 b.L,
