@@ -2,7 +2,7 @@
 //! both imbalances, on log–log axes, with the bands' edges and `S` marked.
 
 use super::Calibration;
-use super::fit::model_rtt;
+use super::fit::{Sample, model_rtt};
 use std::fmt::Write;
 
 const W: f64 = 900.0;
@@ -87,7 +87,9 @@ pub fn chart(c: &Calibration) -> String {
         H - 18.0
     );
     // The bands' edges, S among them.
-    let edges: Vec<u64> = p.as_bands().as_slice().iter().map(|b| b.hi).collect();
+    let edges: Vec<u64> = (p.as_bands().split_at(p.S).iter())
+        .map(|(_, b)| b.hi)
+        .collect();
     for (i, &k) in edges.iter().enumerate() {
         if (k as f64) < kmax {
             let x = px(xk(k) + 0.5);
@@ -104,24 +106,48 @@ pub fn chart(c: &Calibration) -> String {
             );
         }
     }
-    let ws: Vec<f64> = {
-        let mut v: Vec<f64> = c.samples.iter().map(|x| x.w_ns).collect();
-        v.sort_by(f64::total_cmp);
-        v.dedup();
-        v
-    };
+    // The series: w = 0 and a fixed W, each with the model drawn densely; the round trips at the
+    // imbalance that hides each size's transfer (its own w per size), the model at each.
+    let hiding = |x: &Sample| c.calls.iter().any(|t| t.k == x.k && t.w_ns == x.w_ns);
+    let mut fixed: Vec<f64> = c
+        .samples
+        .iter()
+        .filter(|x| !hiding(x))
+        .map(|x| x.w_ns)
+        .collect();
+    fixed.sort_by(f64::total_cmp);
+    fixed.dedup();
     let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
-    for (i, &w) in ws.iter().enumerate() {
-        let color = colors[i % colors.len()];
-        // The model, sampled densely on the log axis and at both sides of each threshold.
+    let mut series: Vec<(String, Vec<&Sample>, Vec<(u64, f64)>)> = Vec::new();
+    for &w in &fixed {
+        // The model, sampled densely on the log axis and at both sides of each band edge.
         let mut ks: Vec<u64> = (0..=400)
             .map(|j| (0.5 * (2.0 * kmax).powf(j as f64 / 400.0)) as u64)
             .collect();
         ks.extend(edges.iter().flat_map(|&e| [e, e.saturating_add(1)]));
         ks.sort_unstable();
         ks.dedup();
+        let curve = ks.into_iter().map(|k| (k, w)).collect();
+        let points = c
+            .samples
+            .iter()
+            .filter(|x| x.w_ns == w && !hiding(x))
+            .collect();
+        series.push((format!("w = {} µs", w / 1e3), points, curve));
+    }
+    let hidden: Vec<&Sample> = c.samples.iter().filter(|x| hiding(x)).collect();
+    if !hidden.is_empty() {
+        let curve = hidden.iter().map(|x| (x.k, x.w_ns)).collect();
+        series.push((
+            "w hiding the transfer (1.5 × RTT at w = 0)".into(),
+            hidden,
+            curve,
+        ));
+    }
+    for (i, (label, points, curve)) in series.iter().enumerate() {
+        let color = colors[i % colors.len()];
         let mut path = String::new();
-        for k in ks.into_iter().filter(|&k| (k as f64) <= kmax) {
+        for &(k, w) in curve.iter().filter(|(k, _)| (*k as f64) <= kmax) {
             let _ = write!(
                 path,
                 "{}{:.1},{:.1} ",
@@ -134,7 +160,7 @@ pub fn chart(c: &Calibration) -> String {
             s,
             r#"<path d="{path}" fill="none" stroke="{color}" stroke-width="1.5"/>"#
         );
-        for x in c.samples.iter().filter(|x| x.w_ns == w) {
+        for x in points {
             let _ = writeln!(
                 s,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}"/>"#,
@@ -144,10 +170,9 @@ pub fn chart(c: &Calibration) -> String {
         }
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{}" fill="{color}">w = {} µs</text>"#,
+            r#"<text x="{}" y="{}" fill="{color}">{label}</text>"#,
             LEFT + 12.0,
             TOP + 16.0 * (i as f64 + 1.0),
-            w / 1e3
         );
     }
     for x in &c.fit.outliers {
@@ -162,4 +187,66 @@ pub fn chart(c: &Calibration) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::banded::BandedFit;
+    use crate::calibrate::fit::Calls;
+    use crate::model::{Bands, Params};
+
+    /// The round trips at the hiding imbalance (each size its own `w`) are one series with one
+    /// legend entry, beside `w = 0`; each band edge and `S` are marked.
+    #[test]
+    fn hiding_round_trips_are_one_series() {
+        let paper = Params::preset("myrinet").unwrap();
+        let p = Params::banded(Bands::of_paper(&paper), paper.S, None);
+        let ks = [0u64, 1000, 10_000, 100_000];
+        let mut samples = Vec::new();
+        let mut calls = Vec::new();
+        for k in ks {
+            let rtt = model_rtt(&p, k, 0.0);
+            samples.push(Sample {
+                k,
+                w_ns: 0.0,
+                rtt_ns: rtt,
+            });
+            let w = 1.5 * rtt;
+            samples.push(Sample {
+                k,
+                w_ns: w,
+                rtt_ns: model_rtt(&p, k, w),
+            });
+            calls.push(Calls {
+                k,
+                w_ns: w,
+                send_ns: 1.0,
+                recv_ns: 1.0,
+            });
+        }
+        let c = Calibration {
+            fit: BandedFit {
+                params: p,
+                rms_rel: 0.0,
+                max_rel: 0.0,
+                outliers: vec![],
+            },
+            samples,
+            calls,
+            jump: None,
+            imbalance_ns: 0,
+            reported_eager_limit: None,
+            library: String::new(),
+            launches: 1,
+            poll_ns: 0.0,
+        };
+        let svg = chart(&c);
+        assert_eq!(svg.matches("<path").count(), 2, "{svg}");
+        assert_eq!(svg.matches(">w = ").count(), 1, "{svg}");
+        assert_eq!(svg.matches("w hiding the transfer").count(), 1, "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 8);
+        assert!(svg.contains(&format!("S ≤ {}", paper.S)), "{svg}");
+        assert!(svg.contains(&format!("band ≤ {}", paper.s)), "{svg}");
+    }
 }
