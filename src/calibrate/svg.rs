@@ -118,7 +118,9 @@ pub fn chart(c: &Calibration) -> String {
     fixed.sort_by(f64::total_cmp);
     fixed.dedup();
     let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
-    let mut series: Vec<(String, Vec<&Sample>, Vec<(u64, f64)>)> = Vec::new();
+    // (legend, measured points, the model's (k, w) to draw through)
+    type Series<'a> = (String, Vec<&'a Sample>, Vec<(u64, f64)>);
+    let mut series: Vec<Series> = Vec::new();
     for &w in &fixed {
         // The model, sampled densely on the log axis and at both sides of each band edge.
         let mut ks: Vec<u64> = (0..=400)
