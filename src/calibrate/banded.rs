@@ -76,14 +76,9 @@ pub fn fit_bands(samples: &[Sample], calls: &[Calls], S: u64) -> Option<BandedFi
                 outliers,
             });
         }
-        let mut i = 0;
-        keep.retain(|x| {
-            i += 1;
-            !far[i - 1] || {
-                outliers.push(*x);
-                false
-            }
-        });
+        let (gone, kept): (Vec<_>, Vec<_>) = keep.iter().zip(&far).partition(|(_, f)| **f);
+        outliers.extend(gone.into_iter().map(|(x, _)| *x));
+        keep = kept.into_iter().map(|(x, _)| *x).collect();
         prev = Some(p);
     }
     unreachable!("the last round returns")
@@ -297,7 +292,7 @@ fn fit_segment(
     hid: &dyn Fn(&Sample) -> bool,
 ) -> Option<Segment> {
     let kmax = samples.iter().map(|x| x.k).max()?.max(1) as f64;
-    // Rows over o, L, Os, Or, H (the per-byte ones scaled by kmax for conditioning), each with
+    // Rows over o, L, Os, Or, J (the per-byte ones scaled by kmax for conditioning), each with
     // the constant part of its measurement and what its residual is relative to.
     let mut a: Vec<Vec<f64>> = Vec::with_capacity(samples.len() + 2 * calls.len());
     let mut y = Vec::with_capacity(a.capacity());
@@ -323,16 +318,12 @@ fn fit_segment(
     }
     for c in calls {
         let k = c.k as f64 / kmax;
-        let ((send, cs), (recv, cr)) = match control {
-            None => (
-                ([1.0, 0.0, k, 0.0, 0.0], 0.0),
-                ([1.0, 0.0, 0.0, k, 0.0], 0.0),
-            ),
-            Some(_) => (
-                ([1.0, 0.0, k, 0.0, 0.0], 4.0 * o1 + 2.0 * l1),
-                ([2.0, 1.0, k, k, 0.0], 3.0 * o1 + l1),
-            ),
+        // The send costs T1 either way (after the handshake above S); the receives differ.
+        let (recv, cs, cr) = match control {
+            None => ([1.0, 0.0, 0.0, k, 0.0], 0.0, 0.0),
+            Some(_) => ([2.0, 1.0, k, k, 0.0], 4.0 * o1 + 2.0 * l1, 3.0 * o1 + l1),
         };
+        let send = [1.0, 0.0, k, 0.0, 0.0];
         row(send, c.send_ns, cs, c.send_ns / CALL_WEIGHT);
         row(recv, c.recv_ns, cr, c.recv_ns / CALL_WEIGHT);
     }
