@@ -81,6 +81,11 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
         .unwrap_or_else(|| panic!("a `# poll = NS` line in:\n{text}"));
     assert!(poll > 1.0 && poll < 10_000.0, "poll = {poll}\n{text}");
     assert_eq!(p.poll, None, "{text}");
+    // gamma, from the library's own reduction of doubles: no core adds faster than 1 TB/s of
+    // them, and none this slow (100 MB/s) runs MPI programs.
+    let gamma = p.gamma.unwrap_or_else(|| panic!("gamma in:\n{text}"));
+    assert!(gamma > 0.001 && gamma < 10.0, "gamma = {gamma}\n{text}");
+    assert!(stdout.contains("gamma "), "{stdout}");
     (p.S, stdout)
 }
 

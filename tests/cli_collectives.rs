@@ -396,6 +396,74 @@ fn reduction_cost_is_settable() {
     );
 }
 
+/// `gamma` travels with the parameters: from a file, from the trace's own `params` line, the
+/// flag overriding either, the report naming its source; and `--sweep gamma=…`. The same
+/// Allreduce as above: each ns/byte adds 1000 ns.
+#[test]
+fn reduction_cost_travels_with_the_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let myrinet = "L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383";
+    let trace = |params: &str| {
+        let mut t = format!("loggps-trace 1\nranks 2\nparams {myrinet}{params}\n");
+        for r in 0..2 {
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 10 bytes=1000 recv_bytes=1000\n{r} MPI_Finalize 10 20\n"
+            );
+        }
+        let f = dir.path().join(format!("t{}.txt", params.len()));
+        std::fs::write(&f, t).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    let (free, embedded) = (trace(""), trace(" gamma=2"));
+    let coll = ["--coll", "allreduce=recursive-doubling", "--format", "json"];
+    let predicted = |args: &[&str]| {
+        let v = json(&[args, &coll[..]].concat());
+        (
+            v["predicted_s"].as_f64().unwrap() * 1e9,
+            v["params"].clone(),
+        )
+    };
+    let (base, p) = predicted(&[&free]);
+    assert!(p.get("gamma").is_none(), "no gamma, none listed: {p}");
+    let (t, p) = predicted(&[&embedded]);
+    assert!(
+        (t - base - 2000.0).abs() < 1e-6,
+        "from the trace: {t} vs {base}"
+    );
+    assert_eq!(p["gamma"]["value"].as_f64(), Some(2.0), "{p}");
+    assert_eq!(p["gamma"]["source"], "trace", "{p}");
+    let (t, p) = predicted(&[&embedded, "--gamma", "0.5"]);
+    assert!((t - base - 500.0).abs() < 1e-6, "the flag wins: {t}");
+    assert_eq!(p["gamma"]["source"], "flag", "{p}");
+    let toml = dir.path().join("p.toml");
+    let with_gamma = loggps_predict::model::Params {
+        gamma: Some(3.0),
+        ..loggps_predict::model::Params::preset("myrinet").unwrap()
+    };
+    std::fs::write(&toml, loggps_predict::model::params_toml(&with_gamma)).unwrap();
+    let (t, _) = predicted(&[&free, "--params", toml.to_str().unwrap()]);
+    assert!((t - base - 3000.0).abs() < 1e-6, "from a file: {t}");
+    let v = json(&[&embedded, "--sweep", "gamma=0,4", "--format", "json"]);
+    let points: Vec<f64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["predicted_s"].as_f64().unwrap() * 1e9)
+        .collect();
+    assert!((points[1] - points[0] - 4000.0).abs() < 1e-6, "{v}");
+    let negative = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replace("gamma = 3.0", "gamma = -1.0");
+    std::fs::write(&toml, negative).unwrap();
+    let out = run(&[&free, "--params", toml.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("gamma = -1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Modeled collectives of different shapes in one trace each get their own schedule (the
 /// replay builds a schedule once per shape): on 4 symmetric ranks every Allreduce ends at the
 /// same time everywhere, so a second one costs what it costs alone, and

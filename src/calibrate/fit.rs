@@ -206,6 +206,7 @@ fn fit_linear(
         s,
         S,
         poll: None,
+        gamma: None,
         bands: None,
     };
     let intercepts = if free {
@@ -521,6 +522,7 @@ impl PaperEquations {
             s,
             S,
             poll: None,
+            gamma: None,
             bands: None,
         }
     }

@@ -4,11 +4,13 @@
 
 pub mod banded;
 pub mod fit;
+pub mod reduce;
 pub mod svg;
 
 use crate::error::Error;
 use banded::BandedFit;
 use fit::{Calls, Sample};
+use reduce::Reduction;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -55,6 +57,8 @@ pub struct Calibration {
     pub launches: u32,
     /// What a failed poll costs here, ns, untraced and on one request.
     pub poll_ns: f64,
+    /// The library's reduction timed over the vector's size; its slope is `fit.params.gamma`.
+    pub reduction: Reduction,
 }
 
 impl Calibration {
@@ -456,13 +460,14 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         }
     };
     samples.sort_by_key(|x| (x.k, x.w_ns as u64));
-    let fit = banded::fit_bands(&samples, &calls, limit).ok_or_else(|| {
+    let mut fit = banded::fit_bands(&samples, &calls, limit).ok_or_else(|| {
         Error::Io(format!(
             "the sweep could not be fitted in bands (S = {limit} bytes): too few sizes on a side \
              of S? (raise --max-bytes or --per-octave)"
         ))
     })?;
-    let poll_ns = measure_poll(opts, log)?;
+    let (poll_ns, reduction) = measure_local(opts, log)?;
+    fit.params.gamma = Some(reduction.gamma);
     Ok(Calibration {
         fit,
         samples,
@@ -473,26 +478,34 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         reported_eager_limit: reported,
         library,
         poll_ns,
+        reduction,
     })
 }
 
 /// Batches of failed polls the round-trip program times (`--poll`).
 const POLL_BATCHES: u32 = 101;
 
-/// What a failed poll costs here, ns: the median over batches of failed `MPI_Test` and
-/// `MPI_Iprobe` calls, which the round-trip program times (its `--poll`).
-fn measure_poll(opts: &Options, log: &mut dyn FnMut(String)) -> Result<f64, Error> {
+/// What costs no message, timed by the round-trip program in one launch: a failed poll, the
+/// median over batches of failed `MPI_Test` and `MPI_Iprobe` calls (its `--poll`), and the
+/// library's reduction over [`reduce::SIZES`] (its `--reduce`), fitted for `gamma`.
+fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(f64, Reduction), Error> {
     let (prog, pre) = opts
         .mpirun
         .split_first()
         .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
-    log(format!("timing {POLL_BATCHES} batches of failed polls"));
+    log(format!(
+        "timing {POLL_BATCHES} batches of failed polls, and MPI_Reduce_local on {} sizes",
+        reduce::SIZES.len()
+    ));
+    let sizes: Vec<String> = reduce::SIZES.iter().map(u64::to_string).collect();
     let out = Command::new(prog)
         .args(pre)
         .args(["-np", &opts.np.to_string()])
         .arg(&opts.rtt)
-        .args(["--sizes", "0", "--w", "0", "--reps", "1"])
+        .args(["--sizes", "0", "--w", "0", "--reps", &opts.reps.to_string()])
+        .args(["--time-ms", &opts.time_ms.to_string()])
         .args(["--poll", &POLL_BATCHES.to_string()])
+        .args(["--reduce", &sizes.join(",")])
         .output()
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -502,11 +515,12 @@ fn measure_poll(opts: &Options, log: &mut dyn FnMut(String)) -> Result<f64, Erro
             ["poll", median, ..] => median.parse::<f64>().ok(),
             _ => None,
         });
-    match (out.status.success(), median) {
-        (true, Some(ns)) => Ok(ns),
+    let reduction = Reduction::fit(reduce::parse(&text));
+    match (out.status.success(), median, reduction) {
+        (true, Some(ns), Some(r)) => Ok((ns, r)),
         _ => Err(Error::Io(format!(
-            "the round-trip program did not time failed polls ({}): {}{}\n(rebuild it with \
-             `make -C tracer`: older builds have no --poll)",
+            "the round-trip program did not time failed polls and reductions ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll or --reduce)",
             out.status,
             text.trim(),
             String::from_utf8_lossy(&out.stderr).trim()
@@ -541,6 +555,14 @@ pub fn params_file(c: &Calibration) -> String {
     if let Some((name, bytes)) = &c.reported_eager_limit {
         s.push_str(&format!("# the library reports {name} = {bytes} bytes\n"));
     }
+    let r = &c.reduction;
+    let (lo, hi) = (r.points.first(), r.points.last());
+    s.push_str(&format!(
+        "# gamma: the slope of MPI_Reduce_local (MPI_SUM on doubles) over {}–{} bytes (fixed cost {:.0} ns)\n",
+        lo.map_or(0, |p| p.0),
+        hi.map_or(0, |p| p.0),
+        r.intercept_ns
+    ));
     s.push_str(&crate::model::params_toml(&c.fit.params));
     // A program's failed polls cost what they cost in its trace unless `poll` is set: a poll
     // over many requests costs more than this one-request figure.

@@ -242,6 +242,7 @@ mod tests {
             library: String::new(),
             launches: 1,
             poll_ns: 0.0,
+            reduction: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
         };
         let svg = chart(&c);
         assert_eq!(svg.matches("<path").count(), 2, "{svg}");

@@ -52,6 +52,10 @@ pub struct ParamArgs {
     /// nothing) costs, ns; by default each keeps its traced duration
     #[arg(long = "poll", value_name = "NS")]
     pub poll: Option<f64>,
+    /// What reducing one byte costs in a modeled collective's reduction steps, ns/byte
+    /// (default: `gamma` of the parameters, else 0)
+    #[arg(long = "gamma", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub gamma: Option<f64>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
     /// both), Gs, Gl; repeatable, applied after the absolute values
     #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
@@ -87,6 +91,7 @@ impl ParamArgs {
             s: self.s,
             S: self.S,
             poll: self.poll,
+            gamma: self.gamma,
             scale: self.scale.clone(),
         };
         let r = model::resolve(
@@ -167,6 +172,7 @@ impl ModelArgs {
                     o: p.o,
                     g: self.g,
                     G: self.G,
+                    gamma: p.gamma,
                 };
                 Ok(ResolvedModel::LogGp(model::resolve_loggp(
                     p.params.as_deref(),

@@ -141,8 +141,9 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Every measurement with the model's value: round trips (`rtt`), and rank 0's calls at the
-/// imbalance that hides the transfer (`send`, `recv`).
+/// Every measurement with the model's value: round trips (`rtt`), rank 0's calls at the
+/// imbalance that hides the transfer (`send`, `recv`), and the library's reduction (`reduce`,
+/// against the line whose slope is `gamma`).
 fn samples_tsv(c: &Calibration) -> String {
     let p = &c.fit.params;
     let mut t = String::from("kind\tk\tw_ns\tmeasured_ns\tmodel_ns\terror_pct\toutlier\n");
@@ -161,6 +162,9 @@ fn samples_tsv(c: &Calibration) -> String {
         let (send, recv) = calibrate::banded::model_calls(p, x.k);
         line("send", x.k, x.w_ns, x.send_ns, send, false);
         line("recv", x.k, x.w_ns, x.recv_ns, recv, false);
+    }
+    for &(k, ns) in &c.reduction.points {
+        line("reduce", k, 0.0, ns, c.reduction.model(k), false);
     }
     t
 }
@@ -269,6 +273,14 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         "failed poll {:.0} ns (MPI_Test, MPI_Iprobe on one request; written commented out: \
          a trace's own failed polls keep their durations unless --poll or `poll` is set)",
         c.poll_ns
+    );
+    let r = &c.reduction;
+    println!(
+        "gamma       {:.4} ns/B (MPI_Reduce_local, MPI_SUM on doubles, {}–{} B: the slope; {:.0} ns a call besides)",
+        r.gamma,
+        r.points.first().map_or(0, |p| p.0),
+        r.points.last().map_or(0, |p| p.0),
+        r.intercept_ns
     );
     println!("wrote       {} and {}", toml.display(), svg.display());
 }

@@ -43,9 +43,6 @@ pub struct CollectiveArgs {
     pub model: ModelArgs,
     #[command(flatten)]
     pub params: ParamArgs,
-    /// Local reduction cost, ns per byte reduced
-    #[arg(long, value_name = "NS_PER_BYTE", default_value_t = 0.0)]
-    pub gamma: f64,
     /// Pipeline segment size, bytes (bcast --algorithm pipeline)
     #[arg(long, value_name = "BYTES", default_value_t = 8192)]
     pub segment: u64,
@@ -86,12 +83,6 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
             a.root, a.ranks
         )));
     }
-    if !a.gamma.is_finite() || a.gamma < 0.0 {
-        return Err(Error::Usage(format!(
-            "--gamma {} must be a finite number ≥ 0",
-            a.gamma
-        )));
-    }
     if a.h.is_some_and(|h| !h.is_finite() || h <= 0.0) {
         return Err(Error::Usage(
             "--h must be a positive number of steps".into(),
@@ -104,14 +95,15 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
         segment: a.segment.max(1),
         postal_h: a.h,
     };
-    let model = a.model.resolve(&a.params, None)?.model();
+    let resolved = a.model.resolve(&a.params, None)?;
+    let (model, gamma) = (resolved.model(), resolved.gamma());
     let (c, described) = match &model {
         Model::LogGps(p) => (
-            collectives::predict(op, algorithm, &spec, p, a.gamma)?,
+            collectives::predict(op, algorithm, &spec, p, gamma)?,
             format!("LogGPS {p}"),
         ),
         Model::LogGp(m) => (
-            collectives::predict(op, algorithm, &spec, m, a.gamma)?,
+            collectives::predict(op, algorithm, &spec, m, gamma)?,
             format!("LogGP L={} o={} g={} G={}", m.L, m.o, m.g, m.G),
         ),
     };

@@ -26,9 +26,6 @@ pub struct PredictArgs {
     /// choice for that operation)
     #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
-    /// Cost of reduction arithmetic in modeled collectives, ns per byte
-    #[arg(long, value_name = "NS_PER_BYTE", default_value_t = 0.0)]
-    pub gamma: f64,
     /// What-if sweep: one prediction per value of one parameter of the model, or per algorithm
     /// of one collective (tuned: Open MPI 4.1's choice by size), the trace loaded and matched
     /// once; a row per value (e.g. --sweep S=4096,16384,65536, --sweep allreduce=tuned,ring)
@@ -41,14 +38,7 @@ pub struct PredictArgs {
 
 pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
-    let mut coll = Choice::parse(&a.coll)?;
-    if !a.gamma.is_finite() || a.gamma < 0.0 {
-        return Err(Error::Usage(format!(
-            "--gamma {} must be a finite number ≥ 0",
-            a.gamma
-        )));
-    }
-    coll.gamma_ns_per_byte = a.gamma;
+    let coll = Choice::parse(&a.coll)?;
     let sweep = a
         .sweep
         .as_deref()
@@ -59,6 +49,7 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
         return predict_sweep(a, &sweep, &trace, &coll);
     }
     let resolved = a.model.resolve(&a.params, trace.meta.params)?;
+    let coll = coll.with_gamma(resolved.gamma());
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let prediction =
         loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n));

@@ -41,7 +41,8 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 9] = ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll"];
+        const LOGGPS_SWEPT: [&str; 10] =
+            ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma"];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
             ModelKind::Loggp => &model::LOGGP_NAMES,
@@ -140,6 +141,7 @@ impl Sweep {
             "Gs" => &mut p.Gs,
             "Gl" => &mut p.Gl,
             "poll" => &mut p.poll,
+            "gamma" => &mut p.gamma,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {
@@ -193,6 +195,7 @@ pub(super) fn predict_sweep(
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p, coll) = sweep.at(a, coll, v);
         let resolved = m.resolve(&p, trace.meta.params)?;
+        let coll = coll.with_gamma(resolved.gamma());
         let label = format!(
             "replaying {}={v} ({} of {})",
             sweep.name,

@@ -62,6 +62,12 @@ impl Choice {
         Ok(choice)
     }
 
+    /// The choice with reductions costing `gamma` ns per byte (the parameters' `gamma`).
+    pub fn with_gamma(mut self, gamma_ns_per_byte: f64) -> Choice {
+        self.gamma_ns_per_byte = gamma_ns_per_byte;
+        self
+    }
+
     /// This choice with `op` by `algorithm` ([`TUNED`]: Open MPI's rules), whatever it said of
     /// `op` before.
     pub fn with(mut self, op: Op, algorithm: &'static str) -> Choice {

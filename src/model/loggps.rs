@@ -22,6 +22,10 @@ pub struct Params {
     /// polling loop makes millions of them, each far cheaper than `o`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll: Option<f64>,
+    /// What reducing one byte costs in a reducing collective's steps, ns/byte (the model's
+    /// §10 `gamma`); None: the arithmetic is free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gamma: Option<f64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -46,6 +50,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             s: 1028,
             S: 1028,
             poll: None,
+            gamma: None,
             bands: None,
         },
     ),
@@ -61,6 +66,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             s: 8191,
             S: 16383,
             poll: None,
+            gamma: None,
             bands: None,
         },
     ),
@@ -76,6 +82,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             s: 1023,
             S: 16383,
             poll: None,
+            gamma: None,
             bands: None,
         },
     ),
@@ -98,6 +105,7 @@ impl Params {
             s: bytes("s")?,
             S: bytes("S")?,
             poll: None,
+            gamma: None,
             bands: None,
         })
     }
@@ -116,6 +124,7 @@ impl Params {
             s: first.hi,
             S,
             poll,
+            gamma: None,
             bands: Some(bands),
         }
     }
@@ -127,7 +136,10 @@ impl Params {
     ) -> Result<Params, String> {
         let mut b = self.bands.ok_or("not a set in bands")?;
         f(&mut b)?;
-        Ok(Params::banded(b, self.S, self.poll))
+        Ok(Params {
+            gamma: self.gamma,
+            ..Params::banded(b, self.S, self.poll)
+        })
     }
 
     /// The bands of the set: its own, or the paper form's two.

@@ -43,6 +43,8 @@ pub struct Overrides {
     pub S: Option<u64>,
     /// A failed poll's cost, ns (`--poll`).
     pub poll: Option<f64>,
+    /// Reduction arithmetic's cost, ns/byte (`--gamma`).
+    pub gamma: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -59,10 +61,13 @@ pub struct Resolved {
     pub sources: [Source; 8],
     /// Where `params.poll` came from (unused while it is None: failed polls as traced).
     pub poll_source: Source,
+    /// Where `params.gamma` came from (unused while it is None: reductions free).
+    pub gamma_source: Source,
 }
 
 impl Resolved {
-    /// `(name, value, source)` in the order of the model's §1, then `poll` where one is set.
+    /// `(name, value, source)` in the order of the model's §1, then `poll` and `gamma` where
+    /// they are set.
     /// A set in bands: each band's `hi` and [`BAND_NAMES`] as `b1.hi`, `b1.o`, … (split at
     /// `S`, the model's §10), then `S`.
     pub fn iter(&self) -> impl Iterator<Item = (String, f64, &Source)> + '_ {
@@ -87,7 +92,10 @@ impl Resolved {
             }
         };
         let poll = p.poll.map(|v| ("poll".to_string(), v, &self.poll_source));
-        named.into_iter().chain(poll)
+        let gamma = p
+            .gamma
+            .map(|v| ("gamma".to_string(), v, &self.gamma_source));
+        named.into_iter().chain(poll).chain(gamma)
     }
 }
 
@@ -149,6 +157,10 @@ pub fn resolve(
     if let Some(v) = ov.poll {
         (p.poll, poll_source) = (Some(v), Source::Flag);
     }
+    let mut gamma_source = source.clone();
+    if let Some(v) = ov.gamma {
+        (p.gamma, gamma_source) = (Some(v), Source::Flag);
+    }
     match p.bands {
         None => {
             macro_rules! apply {
@@ -178,6 +190,7 @@ pub fn resolve(
         ("Gs", p.Gs),
         ("Gl", p.Gl),
         ("poll", p.poll.unwrap_or(0.0)),
+        ("gamma", p.gamma.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -194,11 +207,22 @@ pub fn resolve(
             p.poll.unwrap_or(0.0)
         )));
     }
+    if let Some(why) = gamma_invalid(p.gamma) {
+        return Err(Error::Params(why));
+    }
     Ok(Resolved {
         params: p,
         sources,
         poll_source,
+        gamma_source,
     })
+}
+
+/// Why a reduction cost cannot be used: a negative one would make reducing save time.
+fn gamma_invalid(gamma: Option<f64>) -> Option<String> {
+    gamma
+        .filter(|v| !(v.is_finite() && *v >= 0.0))
+        .map(|v| format!("parameter gamma = {v} must be a finite number ≥ 0 (ns per byte reduced)"))
 }
 
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
@@ -271,6 +295,8 @@ pub struct LogGpFlags {
     pub o: Option<f64>,
     pub g: Option<f64>,
     pub G: Option<f64>,
+    /// Reduction arithmetic, ns/byte (`--gamma`).
+    pub gamma: Option<f64>,
 }
 
 /// LogGP parameters with where each came from, in [`LOGGP_NAMES`] order.
@@ -278,6 +304,8 @@ pub struct LogGpFlags {
 pub struct ResolvedLogGp {
     pub model: LogGp,
     pub sources: [Source; 4],
+    /// Reduction arithmetic, ns/byte, and where it came from (as LogGPS's `gamma`).
+    pub gamma: Option<(f64, Source)>,
 }
 
 /// Chooses LogGP's parameters: each from its flag, else `L`, `o` and `G = Gs` from the LogGPS
@@ -319,9 +347,18 @@ pub fn resolve_loggp(
             )));
         }
     }
+    let gamma = match (flags.gamma, &base) {
+        (Some(v), _) => Some((v, Source::Flag)),
+        (None, Some(b)) => b.params.gamma.map(|v| (v, b.gamma_source.clone())),
+        (None, None) => None,
+    };
+    if let Some(why) = gamma_invalid(gamma.as_ref().map(|g| g.0)) {
+        return Err(Error::Params(why));
+    }
     Ok(ResolvedLogGp {
         model,
         sources: [L_source, o_source, g_source, G_source],
+        gamma,
     })
 }
 
@@ -347,14 +384,25 @@ impl ResolvedModel {
             ResolvedModel::LogGps(r) => r.iter().collect(),
             ResolvedModel::LogGp(r) => {
                 let m = &r.model;
+                let gamma = r.gamma.iter().map(|(v, s)| ("gamma".to_string(), *v, s));
                 LOGGP_NAMES
                     .into_iter()
                     .zip([m.L, m.o, m.g, m.G])
                     .zip(&r.sources)
                     .map(|((n, v), s)| (n.to_string(), v, s))
+                    .chain(gamma)
                     .collect()
             }
         }
+    }
+
+    /// What reducing one byte costs in modeled collectives, ns (0 where no `gamma` is set).
+    pub fn gamma(&self) -> f64 {
+        match self {
+            ResolvedModel::LogGps(r) => r.params.gamma,
+            ResolvedModel::LogGp(r) => r.gamma.as_ref().map(|g| g.0),
+        }
+        .unwrap_or(0.0)
     }
 }
 
@@ -403,6 +451,13 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         None => None,
         Some(_) => Some(num("poll")?),
     };
+    let gamma = match table.get("gamma") {
+        None => None,
+        Some(_) => Some(num("gamma")?),
+    };
+    if let Some(why) = gamma_invalid(gamma) {
+        return Err(why);
+    }
     if let Some(bands) = table.get("bands") {
         let paper: Vec<&str> = NAMES[..7]
             .iter()
@@ -415,7 +470,10 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
                 paper.join(", ")
             ));
         }
-        let p = Params::banded(parse_bands(bands)?, bytes("S")?, poll);
+        let p = Params {
+            gamma,
+            ..Params::banded(parse_bands(bands)?, bytes("S")?, poll)
+        };
         return match p.invalid() {
             Some(why) => Err(format!("invalid parameters: {why}")),
             None => Ok(p),
@@ -423,6 +481,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
     }
     Ok(Params {
         poll,
+        gamma,
         ..Params::from_named(num, bytes)?
     })
 }
@@ -486,7 +545,9 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
 
 /// Writes parameters as the TOML [`parse_params_toml`] reads.
 pub fn params_toml(p: &Params) -> String {
-    let poll = p.poll.map_or(String::new(), |v| format!("poll = {v:?}\n"));
+    let poll = p.poll.map_or(String::new(), |v| format!("poll = {v:?}\n"))
+        + &p.gamma
+            .map_or(String::new(), |v| format!("gamma = {v:?}\n"));
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",
@@ -535,6 +596,29 @@ mod tests {
                 .unwrap_err()
                 .contains("integer")
         );
+    }
+
+    /// `gamma` is written and read back in both forms; the calibrated banded set of
+    /// traces/params.toml carries one.
+    #[test]
+    fn toml_keeps_gamma() {
+        let paper = Params {
+            gamma: Some(0.03),
+            poll: Some(40.0),
+            ..myrinet()
+        };
+        let banded = Params {
+            gamma: Some(0.03),
+            ..Params::banded(myrinet().as_bands(), myrinet().S, None)
+        };
+        for p in [paper, banded] {
+            let text = params_toml(&p);
+            assert!(text.contains("gamma = 0.03\n"), "{text}");
+            assert_eq!(parse_params_toml(&text).unwrap(), p);
+        }
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/params.toml");
+        let calibrated = read_params_file(Path::new(file)).unwrap();
+        assert!(calibrated.gamma.is_some_and(|g| g > 0.0), "{calibrated:?}");
     }
 
     #[test]

@@ -402,7 +402,7 @@ pub fn replay(
         trace,
         g,
         &Model::LogGps(*params),
-        &Choice::tuned(),
+        &Choice::tuned().with_gamma(params.gamma.unwrap_or(0.0)),
         file,
         progress,
     )

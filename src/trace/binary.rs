@@ -9,6 +9,7 @@ use crate::memory::Pages;
 use crate::model::{Band, Bands, Params};
 use nom::IResult;
 use nom::bytes::complete::take;
+use nom::combinator::cond;
 use nom::number::complete::{le_f64, le_i64, le_u8, le_u16, le_u32, le_u64};
 use nom::sequence::tuple;
 use rayon::prelude::*;
@@ -176,13 +177,14 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             s,
             S,
             poll: None,
+            gamma: None,
             bands: None,
         },
     ))
 }
 
-/// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, `u8` whether a
-/// poll cost follows, and then its `f64`.
+/// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, then the
+/// [`extras`].
 fn banded(input: &[u8]) -> Res<'_, Params> {
     let (mut input, n) = le_u8(input)?;
     let mut list = Vec::with_capacity(n as usize);
@@ -203,13 +205,38 @@ fn banded(input: &[u8]) -> Res<'_, Params> {
         Ok(b) => b,
         Err(why) => return fail(input, format!("valid bands ({why})")),
     };
-    let (input, (s, has_poll)) = tuple((le_u64, le_u8))(input)?;
-    let (input, poll) = match has_poll {
-        0 => (input, None),
-        1 => le_f64(input).map(|(i, p)| (i, Some(p)))?,
-        v => return fail(input, format!("the poll flag 0 or 1, found {v}")),
-    };
-    Ok((input, Params::banded(bands, s, poll)))
+    let (input, s) = le_u64(input)?;
+    let (input, (poll, gamma)) = extras(input)?;
+    Ok((
+        input,
+        Params {
+            gamma,
+            ..Params::banded(bands, s, poll)
+        },
+    ))
+}
+
+/// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows), then each
+/// that is there as an `f64`, in that order.
+fn extras(input: &[u8]) -> Res<'_, (Option<f64>, Option<f64>)> {
+    let (input, bits) = le_u8(input)?;
+    if bits > 3 {
+        return fail(
+            input,
+            format!("the optional parameters' bits 0 to 3, found {bits}"),
+        );
+    }
+    let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
+    let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
+    Ok((input, (poll, gamma)))
+}
+
+/// Writes the [`extras`] of `p`.
+fn put_extras(j: &mut Vec<u8>, p: &Params) {
+    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1);
+    for v in [p.poll, p.gamma].into_iter().flatten() {
+        j.extend_from_slice(&v.to_le_bytes());
+    }
 }
 
 fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
@@ -224,7 +251,7 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         }
         v => return fail(input, format!("the eager-limit flag 0 or 1, found {v}")),
     };
-    let (input, has_params) = expect("the parameters flag (0 to 3)", le_u8)(input)?;
+    let (input, has_params) = expect("the parameters flag (0 to 4)", le_u8)(input)?;
     let (input, params) = match has_params {
         0 => (input, None),
         1 => {
@@ -238,7 +265,12 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
             (input, Some(Params { poll, ..p }))
         }
         3 => expect("LogGPS parameters in bands", banded)(input).map(|(i, p)| (i, Some(p)))?,
-        v => return fail(input, format!("the parameters flag 0 to 3, found {v}")),
+        4 => {
+            let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
+            let (input, (poll, gamma)) = expect("the optional parameters", extras)(input)?;
+            (input, Some(Params { poll, gamma, ..p }))
+        }
+        v => return fail(input, format!("the parameters flag 0 to 4, found {v}")),
     };
     Ok((input, (library, eager_limit, params)))
 }
@@ -1588,21 +1620,24 @@ impl<W: Write> Writer<W> {
                     }
                 }
                 j.extend_from_slice(&p.S.to_le_bytes());
-                j.push(p.poll.is_some() as u8);
-                if let Some(poll) = p.poll {
-                    j.extend_from_slice(&poll.to_le_bytes());
-                }
+                put_extras(&mut j, p);
             }
             Some(p) => {
-                // 2: the eight parameters and the cost of a failed poll.
-                j.push(1 + p.poll.is_some() as u8);
+                // 1: the eight parameters, 2: and the cost of a failed poll (as earlier
+                // writers did), 4: and the optional parameters with their bits.
+                j.push(match (p.poll, p.gamma) {
+                    (_, Some(_)) => 4,
+                    (Some(_), None) => 2,
+                    (None, None) => 1,
+                });
                 for v in [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl] {
                     j.extend_from_slice(&v.to_le_bytes());
                 }
                 j.extend_from_slice(&p.s.to_le_bytes());
                 j.extend_from_slice(&p.S.to_le_bytes());
-                if let Some(poll) = p.poll {
-                    j.extend_from_slice(&poll.to_le_bytes());
+                match p.gamma {
+                    Some(_) => put_extras(&mut j, p),
+                    None => j.extend(p.poll.iter().flat_map(|v| v.to_le_bytes())),
                 }
             }
             None => j.push(0),

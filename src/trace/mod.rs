@@ -966,6 +966,34 @@ mod tests {
     /// an Iprobe that found nothing, a communicator the rank is in) loads in both.
     /// The cost of a failed poll travels with the parameters, in both encodings; without it
     /// the binary record is as before (flag 1).
+    /// `gamma` travels too, with or without `poll`, in the paper's form (flag 4) and in bands.
+    #[test]
+    fn gamma_travels_with_the_parameters() {
+        let paper = "L=1 o=2 Os=3 Or=4 Gs=5 Gl=6 s=7 S=8";
+        let bands = "bands=100:1:2:0.1:0.2:0.3;inf:5:6:0.4:0.5:0.6 S=100";
+        for (params, poll, gamma) in [
+            (paper, "", " gamma=0.25"),
+            (paper, " poll=30.5", " gamma=0.25"),
+            (bands, "", " gamma=0.25"),
+            (bands, " poll=30.5", " gamma=0.25"),
+            (bands, " poll=30.5", ""),
+        ] {
+            let text =
+                format!("loggps-trace 1\nranks 1\nparams {params}{poll}{gamma}\n0 MPI_Init 0 1\n");
+            let t = parse("t.txt", text.as_bytes()).unwrap();
+            let p = t.meta.params.unwrap();
+            assert_eq!(p.gamma, (!gamma.is_empty()).then_some(0.25), "{text}");
+            assert_eq!(p.poll, (!poll.is_empty()).then_some(30.5), "{text}");
+            let mut bin = Vec::new();
+            binary::write(&t, &mut bin, true).unwrap();
+            assert_eq!(parse("t.bin", &bin).unwrap().meta.params, t.meta.params);
+            let mut again = Vec::new();
+            text::write(&t, &mut again).unwrap();
+            let again = String::from_utf8(again).unwrap();
+            assert!(again.contains(&format!("{poll}{gamma}\n")), "{again}");
+        }
+    }
+
     #[test]
     fn poll_travels_with_the_parameters() {
         for (line, poll) in [(" poll=30.5", Some(30.5)), ("", None)] {

@@ -353,28 +353,33 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     let known = |k: &str| match banded {
-        false => crate::model::NAMES.contains(&k) || k == "poll",
-        true => matches!(k, "bands" | "S" | "poll"),
+        false => crate::model::NAMES.contains(&k) || matches!(k, "poll" | "gamma"),
+        true => matches!(k, "bands" | "S" | "poll" | "gamma"),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll bands, found `{k}`",
+                "expected params among {} poll gamma bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
-            true => format!("expected params bands= S= poll= with bands, found `{k}`"),
+            true => format!("expected params bands= S= poll= gamma= with bands, found `{k}`"),
         });
     }
-    let poll = match get("poll") {
-        Ok(_) => Some(num("poll")?),
-        Err(_) => None,
+    let optional = |k: &str| match get(k) {
+        Ok(_) => num(k).map(Some),
+        Err(_) => Ok(None),
     };
+    let (poll, gamma) = (optional("poll")?, optional("gamma")?);
     if banded {
         let bands = parse_bands(get("bands")?)?;
-        return Ok(Params::banded(bands, int("S")?, poll));
+        return Ok(Params {
+            gamma,
+            ..Params::banded(bands, int("S")?, poll)
+        });
     }
     Ok(Params {
         poll,
+        gamma,
         ..Params::from_named(num, int)?
     })
 }
@@ -402,6 +407,12 @@ fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
     let list: Option<Vec<_>> = v.split(';').map(band).collect();
     let list = list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G;…, found `{v}`"))?;
     crate::model::Bands::new(&list)
+}
+
+/// The ` poll=NS gamma=NS_PER_BYTE` that end a `params` line, each where it is set.
+fn extras_fields(p: &Params) -> String {
+    let poll = p.poll.map_or(String::new(), |v| format!(" poll={v}"));
+    poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}"))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]).
@@ -618,7 +629,7 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
             "params bands={} S={}{}",
             bands_field(b),
             p.S,
-            p.poll.map_or(String::new(), |v| format!(" poll={v}"))
+            extras_fields(p)
         );
     } else if let Some(p) = &m.params {
         let _ = writeln!(
@@ -632,7 +643,7 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
             p.Gl,
             p.s,
             p.S,
-            p.poll.map_or(String::new(), |v| format!(" poll={v}"))
+            extras_fields(p)
         );
     }
     for (r, rm) in m.ranks.recorded() {

@@ -23,7 +23,13 @@
  *
  *     poll MEDIAN_NS MIN_NS B
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B]
+ * With --reduce K,K,..., rank 0 then times MPI_Reduce_local (MPI_SUM on K bytes of doubles),
+ * the arithmetic a reducing collective's step does, and prints per size the median and the
+ * minimum over the repetitions:
+ *
+ *     reduce K MEDIAN_NS MIN_NS REPS
+ *
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -107,13 +113,39 @@ static void polls(int rank, int batches, long long *per_call) {
     fflush(stdout);
 }
 
+/* MPI_Reduce_local over each size in turn, timed per call as the round trips are (at least
+ * reps calls, more while a size has run for less than time_ms). */
+static void reductions(const long long *sizes, int n, int reps, int warmup, double time_ms, long long *t) {
+    for (int i = 0; i < n; i++) {
+        int count = (int)(sizes[i] / (long long)sizeof(double));
+        double *in = malloc(sizeof(double) * (count > 0 ? count : 1));
+        double *inout = malloc(sizeof(double) * (count > 0 ? count : 1));
+        for (int j = 0; j < count; j++) in[j] = 1e-9 * j, inout[j] = 1.0;
+        int done = 0;
+        int64_t start = now_ns();
+        for (int r = -warmup;; r++) {
+            int64_t t0 = now_ns();
+            MPI_Reduce_local(in, inout, count, MPI_DOUBLE, MPI_SUM);
+            int64_t t1 = now_ns();
+            if (r == 0) start = t0;
+            if (r >= 0) t[done++] = t1 - t0;
+            if (r >= reps - 1 && (done >= MAX_REPS || t1 - start >= (int64_t)(time_ms * 1e6))) break;
+        }
+        long long m = median(t, done);
+        printf("reduce %lld %lld %lld %d\n", (long long)count * (long long)sizeof(double), m, t[0], done);
+        fflush(stdout);
+        free(in);
+        free(inout);
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long long *sizes = NULL, *ws = NULL;
-    int nsizes = 0, nws = 0, reps = 31, warmup = 5, poll_batches = 0;
+    long long *sizes = NULL, *ws = NULL, *reduce = NULL;
+    int nsizes = 0, nws = 0, nreduce = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -123,13 +155,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--time-ms")) time_ms = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--hide")) hide = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--poll")) poll_batches = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--reduce")) nreduce = parse_list(argv[i + 1], &reduce);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS) {
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -188,6 +221,7 @@ int main(int argc, char **argv) {
         }
     }
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
+    if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
     free(buf);
     free(rtt);
     free(send);
