@@ -2,24 +2,30 @@
 # Real applications from Debian's packages, traced on 2 ranks under Open MPI and predicted with
 # this machine's parameters: HPCC (small N), LAMMPS (an LJ melt of 4,000 atoms), NetPIPE (sizes
 # up to 64 KiB, 50 repetitions each), Quantum ESPRESSO's pw.x (Fortran: silicon, 2 atoms) and
-# an mpi4py script at mpi4py's default settings. Each runs RUNS times (3 unless set). A run fails the script if its trace
+# an mpi4py script at mpi4py's default settings; and the communication-bound suite of
+# tracer/bench/commbound.c (cb-pingpong 8 B-512 KiB, cb-halo with Isend/Irecv/Waitall and
+# overlapping computation, cb-collectives, cb-cg). Each runs RUNS times (3 unless set). A run fails the script if its trace
 # does not load, a message has no partner or a request is never completed; the accuracy is
 # printed, as the median error over the runs and the spread of the measured runtimes (2 ranks on
 # this 2-core machine vary from launch to launch), never asserted.
 #
 #   tests/apps/run.sh                  # every application
 #   APPS="hpcc" RUNS=7 tests/apps/run.sh
+#   CALIBRATE=1 RUNS=7 tests/apps/run.sh   # each run predicted with a calibration taken just
+#                                          # before it (this machine's speed drifts by minutes)
 set -euo pipefail
+PARAMS=${PARAMS:+$(realpath "$PARAMS")}   # the caller's path, before the cd
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BIN=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
 TRACER=${TRACER:-$ROOT/tracer/build-openmpi/libloggps-trace.so}
 PARAMS=${PARAMS:-$ROOT/traces/params.toml}
 RUNS=${RUNS:-3}
-APPS=${APPS:-"hpcc lammps netpipe qe mpi4py"}
+APPS=${APPS:-"hpcc lammps netpipe qe mpi4py cb-pingpong cb-halo cb-collectives cb-cg"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+make -s -C "$ROOT/tracer" MPI=openmpi all bench
 
 # The command of application $1, run in $W/$1.
 command_of() {
@@ -31,6 +37,7 @@ command_of() {
     netpipe) echo "NPopenmpi -u 65536 -n 50 -p 0 -o /dev/null" ;;
     qe) echo "pw.x -in $ROOT/tests/apps/si.in" ;;
     mpi4py) echo "/usr/bin/python3 $ROOT/tracer/tests/mpi4py_pingpong.py" ;;
+    cb-*) echo "$ROOT/tracer/build-openmpi/bench/commbound ${1#cb-}" ;;
     *) echo "unknown application $1" >&2; exit 2 ;;
   esac
 }
@@ -46,6 +53,11 @@ for app in $APPS; do
   : > runs.tsv
   for i in $(seq "$RUNS"); do
     t="$W/$app/run$i.bin"
+    if [[ ${CALIBRATE:-0} == 1 ]]; then
+      PARAMS=$W/$app/params$i.toml
+      "$BIN" calibrate --mpirun mpirun.openmpi --launches 1 -o "$PARAMS" > calibrate.txt 2>&1 ||
+        { cat calibrate.txt; echo "FAIL $app: calibration failed"; exit 1; }
+    fi
     # shellcheck disable=SC2086
     LOGGPS_TRACE=$t mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$TRACER" $cmd \
       > out.txt 2> err.txt || { cat out.txt err.txt; echo "FAIL $app: the job failed"; exit 1; }
