@@ -530,3 +530,95 @@ fn nonblocking_collectives_on_communicators_and_left_pending() {
         assert!(by_routine.contains_key(r), "{r}: {modeled}");
     }
 }
+
+/// `--svg`: the breakdown as stacked bars, the average rank first, then each rank, each bar's
+/// segments its parts' shares and its label its end. The round trip of the model's §6 with
+/// k = 12000, w = 500 µs (Myrinet, eager): rank 0 computes w and ends at the RTT, 626,260 ns;
+/// rank 1 waits T1 + T2' = 88,870 + 125,138.02 ns for the message (receiver sync), then pays
+/// T3 + T1 = 37,390 + 88,870 ns (communication), ending at 340,268.02 ns.
+#[test]
+fn svg_draws_each_ranks_breakdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("b.svg");
+    let f = fixture("rtt/k12000-w500000.txt");
+    let out = run(&[f.to_str().unwrap(), "--svg", svg.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let titles: Vec<&str> = svg
+        .split("<title>")
+        .skip(1)
+        .map(|t| &t[..t.find('<').unwrap()])
+        .collect();
+    let share = |part: f64, end: f64| format!("{:.1}%", 100.0 * part / end);
+    let (end0, end1) = (626_260.0, 340_268.02);
+    let rank0 = [
+        share(500_000.0, end0),
+        share(126_260.0, end0),
+        share(0.0, end0),
+        share(0.0, end0),
+    ];
+    let rank1 = [
+        share(0.0, end1),
+        share(126_260.0, end1),
+        share(0.0, end1),
+        share(214_008.02, end1),
+    ];
+    assert_eq!(titles.len(), 12, "{svg}");
+    for (bar, want) in [(1, rank0), (2, rank1)] {
+        for (k, w) in want.iter().enumerate() {
+            assert!(
+                titles[4 * bar + k].ends_with(&format!(": {w}")),
+                "{titles:?}"
+            );
+        }
+    }
+    assert!(
+        svg.contains(">rank 1<") && svg.contains(">0.000340 s<"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains(">average of 2 ranks<") && svg.contains("(the run: 0.000626 s)"),
+        "{svg}"
+    );
+}
+
+/// Beyond 32 ranks the chart shows the 32 that end last (in rank order) and says so.
+#[test]
+fn svg_of_many_ranks_shows_those_that_end_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = synthesized(
+        dir.path(),
+        &["--pattern", "gauss", "--ranks", "40", "--iterations", "3"],
+    );
+    let svg = dir.path().join("m.svg");
+    let v = json(&[
+        &f,
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    let mut ends: Vec<(f64, u64)> = v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["end_s"].as_f64().unwrap(), r["rank"].as_u64().unwrap()))
+        .collect();
+    ends.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut last: Vec<u64> = ends[..32].iter().map(|e| e.1).collect();
+    last.sort();
+    let shown: Vec<u64> = svg
+        .split(">rank ")
+        .skip(1)
+        .map(|s| s[..s.find('<').unwrap()].parse().unwrap())
+        .collect();
+    assert_eq!(shown, last, "{svg}");
+    assert!(svg.contains("the 32 of 40 ranks that end last"), "{svg}");
+}

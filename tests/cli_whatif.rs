@@ -149,6 +149,26 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
     );
     let one = json(&myrinet(&f, &["--S", "65536", "--format", "json"]));
     assert_eq!(v["points"][1]["predicted_s"], one["predicted_s"]);
+    // --svg: a bar per value, the one that failed without segments and saying so.
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("s.svg");
+    let drawn = run(&myrinet(
+        &f,
+        &["--sweep", "S=1000,65536", "--svg", svg.to_str().unwrap()],
+    ));
+    assert!(drawn.status.success());
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(svg.matches("<title>").count(), 4, "{svg}");
+    assert!(
+        svg.contains(">S=1000<") && svg.contains(">S=65536<"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains(">failed: ") && svg.contains("deadlock"),
+        "{svg}"
+    );
+    let runtime = format!(">{:.6} s<", one["predicted_s"].as_f64().unwrap());
+    assert!(svg.contains(&runtime), "{runtime} in {svg}");
     assert_eq!(v["points"][1]["vs_first"], 1.0);
 
     let table = run(&[&f, "--platform", "myrinet", "--sweep", "S=1000,65536"]);

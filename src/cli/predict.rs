@@ -34,6 +34,10 @@ pub struct PredictArgs {
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also draw the breakdown as stacked bars (the paper's Fig. 6) into FILE: one bar per
+    /// rank and their average, or with --sweep one per value
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
@@ -65,6 +69,15 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
         &prediction,
         &resolved,
     );
+    if let Some(path) = &a.svg {
+        write_svg(path, &report.svg())?;
+    }
     let res = to_stdout(|out| report::exporter(a.format).write(&report, out));
     quiet_pipe(res, "writing the report")
+}
+
+/// Writes a chart, the error naming the file.
+pub(super) fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> {
+    std::fs::write(path, svg)
+        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }

@@ -242,6 +242,9 @@ pub(super) fn predict_sweep(
     let model = model.expect("a sweep has a value at least");
     let report =
         report::sweep::SweepReport::new(&name, trace, &model, sweep.name, measured_s, points);
+    if let Some(path) = &a.svg {
+        super::predict::write_svg(path, &report.svg())?;
+    }
     let res = to_stdout(|out| report.write(a.format, out));
     quiet_pipe(res, "writing the report")
 }

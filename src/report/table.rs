@@ -60,7 +60,11 @@ pub(super) fn parameters(
     // A set in bands: `b1.o`, … as a table of bands, a row each.
     let values: Vec<String> = (params.0.iter())
         .filter(|(n, _)| in_band(n).is_none())
-        .map(|(n, p)| format!("{n}={}", p.value))
+        .map(|(n, p)| match p.value {
+            // A calibrated gamma to four decimals, as a band's per-byte terms.
+            v if n == "gamma" && v >= 1e-3 => format!("{n}={v:.4}"),
+            v => format!("{n}={v}"),
+        })
         .collect();
     writeln!(out, "parameters {}", values.join(" "))?;
     let mut rows: Vec<(&str, Vec<(&str, f64)>)> = Vec::new();
