@@ -622,3 +622,62 @@ fn svg_of_many_ranks_shows_those_that_end_last() {
     assert_eq!(shown, last, "{svg}");
     assert!(svg.contains("the 32 of 40 ranks that end last"), "{svg}");
 }
+
+/// `--progress calls`: a nonblocking receive's message moves at its rank's next call that
+/// starts no request. Myrinet, k = 20,000 > S (rendezvous): T5 = 14,260, T1 = 143,750,
+/// T2' = 119,218.02, T3 = 57,950 ns; o + L = 7,710 ns. Rank 0 posts an Irecv at 0 (returning
+/// at o = 6,550), computes 100 µs, waits at 106,550; rank 1 sends at 0.
+/// - async (the paper's model): tr = 0; the Wait returns at 7,710 + o + T5 + T1 + T2' + T3 =
+///   349,438.02, the Send at 7,710 + o + T5 + T1 = 172,270.
+/// - calls: tr = the Wait's call, 106,550: the Wait returns at 106,550 + 6,550 + 14,260 +
+///   143,750 + 119,218.02 + 57,950 = 448,278.02; the Send at 106,550 + o + T5 + T1 = 271,110,
+///   98,840 of it sender synchronization (106,550 − 7,710).
+#[test]
+fn progress_at_calls_moves_a_posted_receive_at_the_next_call() {
+    let t = "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+        0 MPI_Init 0 0\n0 MPI_Irecv 0 10 bytes=20000 peer=1 tag=0 req=0\n0 MPI_Wait 100010 100020 done=0:1:0\n0 MPI_Finalize 100020 100030\n\
+        1 MPI_Init 0 0\n1 MPI_Send 0 10 bytes=20000 peer=0 tag=0\n1 MPI_Finalize 10 20\n";
+    let (_d, f) = text_trace("irecv.txt", t);
+    let v = json(&[&f, "--format", "json"]);
+    assert_close(
+        v["predicted_s"].as_f64().unwrap() * 1e9,
+        349_438.02,
+        "async",
+    );
+    assert_close(rank_ns(&v, 1)[0], 172_270.0, "async send");
+    assert_eq!(v["progress"], "async");
+    let v = json(&[&f, "--progress", "calls", "--format", "json"]);
+    assert_close(
+        v["predicted_s"].as_f64().unwrap() * 1e9,
+        448_278.02,
+        "calls",
+    );
+    let send = rank_ns(&v, 1);
+    assert_close(send[0], 271_110.0, "calls send");
+    assert_close(send[3], 98_840.0, "calls sender sync");
+    assert_eq!(v["progress"], "calls");
+    let table = String::from_utf8_lossy(&run(&[&f, "--progress", "calls"]).stdout).to_string();
+    assert!(
+        table.contains("messages move only inside MPI calls"),
+        "{table}"
+    );
+}
+
+/// The next call after a posted receive need not be its Wait: here rank 1's blocking Recv of
+/// a small message moves the large one, which rank 0's Wait needs before rank 0 sends that
+/// small message. No deadlock: rank 0's Isend completes at max(o + L, 6,550) + o + T5 + T1 =
+/// 172,270, its 8-byte Send returns at + 6,604.88; rank 1's Recv returns at 178,874.88 +
+/// T2 (1,283.84) + T3 (6,570.56) = 186,729.28, its Wait at 7,710 + o + T5 + T1 + T2' + T3 =
+/// 349,438.02 (numbers as in the test above).
+#[test]
+fn progress_at_calls_takes_the_first_call_not_the_wait() {
+    let t = "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+        0 MPI_Init 0 0\n0 MPI_Isend 0 10 bytes=20000 peer=1 tag=0 req=0\n0 MPI_Wait 10 20 done=0:-1:-1\n\
+        0 MPI_Send 20 30 bytes=8 peer=1 tag=1\n0 MPI_Finalize 30 40\n\
+        1 MPI_Init 0 0\n1 MPI_Irecv 0 10 bytes=20000 peer=0 tag=0 req=0\n1 MPI_Recv 10 20 bytes=8 peer=0 tag=1\n\
+        1 MPI_Wait 20 30 done=0:0:0\n1 MPI_Finalize 30 40\n";
+    let (_d, f) = text_trace("first.txt", t);
+    let v = json(&[&f, "--progress", "calls", "--format", "json"]);
+    assert_close(rank_ns(&v, 0)[0], 178_874.88, "rank 0");
+    assert_close(rank_ns(&v, 1)[0], 349_438.02, "rank 1");
+}

@@ -93,6 +93,24 @@ proptest! {
         prop_assert_eq!(&from_txt, &t);
     }
 
+    /// Messages that move only inside calls: the replay is still the same on any number of
+    /// threads, its parts still add up, and it is never faster than the paper's model (every
+    /// receive's `tr` only moves later, and every cost grows with `tr`).
+    #[test]
+    fn progress_at_calls_is_deterministic_and_never_faster(seed: u64) {
+        let t = common::random_trace(seed, 8, 80);
+        let calls = Params { progress_at_calls: true, ..myrinet() };
+        let one = with_threads(1, || predict(&t, &calls));
+        prop_assert_eq!(&one, &with_threads(4, || predict(&t, &calls)));
+        let paper = predict(&t, &myrinet());
+        prop_assert!(one.predicted_ns >= paper.predicted_ns, "{} < {}", one.predicted_ns, paper.predicted_ns);
+        for r in one.ranks {
+            let sum = r.computation_ns + r.communication_ns + r.sender_sync_ns + r.receiver_sync_ns;
+            prop_assert!((sum - r.end_ns).abs() <= 1e-9 * r.end_ns.max(1.0), "rank {}: {} != {}", r.rank, sum, r.end_ns);
+            prop_assert!(r.sender_sync_ns >= 0.0 && r.receiver_sync_ns >= 0.0 && r.communication_ns >= 0.0);
+        }
+    }
+
     #[test]
     fn parts_add_up_to_end(seed: u64) {
         let t = common::random_trace(seed, 8, 80);

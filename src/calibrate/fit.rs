@@ -207,6 +207,7 @@ fn fit_linear(
         S,
         poll: None,
         gamma: None,
+        progress_at_calls: false,
         bands: None,
     };
     let intercepts = if free {
@@ -523,6 +524,7 @@ impl PaperEquations {
             S,
             poll: None,
             gamma: None,
+            progress_at_calls: false,
             bands: None,
         }
     }

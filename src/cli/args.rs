@@ -56,6 +56,12 @@ pub struct ParamArgs {
     /// (default: `gamma` of the parameters, else 0)
     #[arg(long = "gamma", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub gamma: Option<f64>,
+    /// Where messages move: `async` (whatever the ranks do: the paper's model) or `calls`
+    /// (only while the receiving rank is inside an MPI call, as in MPI libraries without a
+    /// progress thread: a nonblocking receive's message moves at the rank's next Wait, Test or
+    /// blocking call); default: the parameters', else async
+    #[arg(long = "progress", value_name = "WHERE", value_parser = ["async", "calls"])]
+    pub progress: Option<String>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
     /// both), Gs, Gl; repeatable, applied after the absolute values
     #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
@@ -92,6 +98,7 @@ impl ParamArgs {
             S: self.S,
             poll: self.poll,
             gamma: self.gamma,
+            progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             scale: self.scale.clone(),
         };
         let r = model::resolve(
@@ -161,6 +168,7 @@ impl ModelArgs {
                     ("--s", p.s.is_some()),
                     ("--S", p.S.is_some()),
                     ("--scale", !p.scale.is_empty()),
+                    ("--progress", p.progress.is_some()),
                 ];
                 if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
                     return Err(Error::Usage(format!(

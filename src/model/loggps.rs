@@ -26,6 +26,12 @@ pub struct Params {
     /// §10 `gamma`); None: the arithmetic is free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gamma: Option<f64>,
+    /// Whether a nonblocking receive's message moves only while its rank is inside an MPI call
+    /// (an MPI library without an asynchronous progress engine, the model's §4): its `tr` is
+    /// then the call time of the rank's first call after it that starts no request. False:
+    /// the paper's model, the Irecv's own call time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub progress_at_calls: bool,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -51,6 +57,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             S: 1028,
             poll: None,
             gamma: None,
+            progress_at_calls: false,
             bands: None,
         },
     ),
@@ -67,6 +74,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             S: 16383,
             poll: None,
             gamma: None,
+            progress_at_calls: false,
             bands: None,
         },
     ),
@@ -83,6 +91,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             S: 16383,
             poll: None,
             gamma: None,
+            progress_at_calls: false,
             bands: None,
         },
     ),
@@ -106,6 +115,7 @@ impl Params {
             S: bytes("S")?,
             poll: None,
             gamma: None,
+            progress_at_calls: false,
             bands: None,
         })
     }
@@ -125,6 +135,7 @@ impl Params {
             S,
             poll,
             gamma: None,
+            progress_at_calls: false,
             bands: Some(bands),
         }
     }
@@ -138,6 +149,7 @@ impl Params {
         f(&mut b)?;
         Ok(Params {
             gamma: self.gamma,
+            progress_at_calls: self.progress_at_calls,
             ..Params::banded(b, self.S, self.poll)
         })
     }

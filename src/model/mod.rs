@@ -11,7 +11,7 @@ pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{NAMES, PRESETS, Params};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, params_toml,
-    parse_params_toml, read_params_file, resolve, resolve_loggp,
+    parse_params_toml, parse_progress, read_params_file, resolve, resolve_loggp,
 };
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant
@@ -175,6 +175,13 @@ impl Model {
             Model::LogGps(p) => p.poll,
             Model::LogGp(_) => None,
         }
+    }
+
+    /// Whether messages move only inside MPI calls (LogGPS's `progress_at_calls`); LogGP's
+    /// network always progresses.
+    #[inline]
+    pub fn progress_at_calls(&self) -> bool {
+        matches!(self, Model::LogGps(p) if p.progress_at_calls)
     }
 
     /// The per-message overhead `o`: what an `MPI_Isend`, `MPI_Irecv` or `MPI_Iprobe` costs.

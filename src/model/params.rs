@@ -45,6 +45,8 @@ pub struct Overrides {
     pub poll: Option<f64>,
     /// Reduction arithmetic's cost, ns/byte (`--gamma`).
     pub gamma: Option<f64>,
+    /// Whether messages move only inside MPI calls (`--progress calls`) or asynchronously.
+    pub progress_at_calls: Option<bool>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -160,6 +162,9 @@ pub fn resolve(
     let mut gamma_source = source.clone();
     if let Some(v) = ov.gamma {
         (p.gamma, gamma_source) = (Some(v), Source::Flag);
+    }
+    if let Some(calls) = ov.progress_at_calls {
+        p.progress_at_calls = calls;
     }
     match p.bands {
         None => {
@@ -458,6 +463,15 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
     if let Some(why) = gamma_invalid(gamma) {
         return Err(why);
     }
+    let progress_at_calls = match table.get("progress") {
+        None => false,
+        Some(toml::Value::String(v)) => parse_progress(v)?,
+        Some(v) => {
+            return Err(format!(
+                "progress must be \"async\" or \"calls\", found {v}"
+            ));
+        }
+    };
     if let Some(bands) = table.get("bands") {
         let paper: Vec<&str> = NAMES[..7]
             .iter()
@@ -472,6 +486,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         }
         let p = Params {
             gamma,
+            progress_at_calls,
             ..Params::banded(parse_bands(bands)?, bytes("S")?, poll)
         };
         return match p.invalid() {
@@ -482,8 +497,21 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
     Ok(Params {
         poll,
         gamma,
+        progress_at_calls,
         ..Params::from_named(num, bytes)?
     })
+}
+
+/// `async` (messages move whatever the ranks do: the paper's model) or `calls` (only while the
+/// receiving rank is inside an MPI call): whether progress is at calls.
+pub fn parse_progress(v: &str) -> Result<bool, String> {
+    match v {
+        "async" => Ok(false),
+        "calls" => Ok(true),
+        _ => Err(format!(
+            "progress must be \"async\" or \"calls\", found \"{v}\""
+        )),
+    }
 }
 
 /// `[[bands]]` tables: `hi` (bytes; omitted on the last) and [`BAND_NAMES`], each checked.
@@ -545,9 +573,14 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
 
 /// Writes parameters as the TOML [`parse_params_toml`] reads.
 pub fn params_toml(p: &Params) -> String {
+    let progress = match p.progress_at_calls {
+        true => "progress = \"calls\"\n",
+        false => "",
+    };
     let poll = p.poll.map_or(String::new(), |v| format!("poll = {v:?}\n"))
         + &p.gamma
-            .map_or(String::new(), |v| format!("gamma = {v:?}\n"));
+            .map_or(String::new(), |v| format!("gamma = {v:?}\n"))
+        + progress;
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",
@@ -598,8 +631,8 @@ mod tests {
         );
     }
 
-    /// `gamma` is written and read back in both forms; the calibrated banded set of
-    /// traces/params.toml carries one.
+    /// `gamma` is written and read back in both forms, `progress` too; the calibrated banded
+    /// set of traces/params.toml carries a gamma.
     #[test]
     fn toml_keeps_gamma() {
         let paper = Params {
@@ -616,6 +649,19 @@ mod tests {
             assert!(text.contains("gamma = 0.03\n"), "{text}");
             assert_eq!(parse_params_toml(&text).unwrap(), p);
         }
+        let calls = Params {
+            progress_at_calls: true,
+            ..myrinet()
+        };
+        let text = params_toml(&calls);
+        assert!(text.contains("progress = \"calls\"\n"), "{text}");
+        assert_eq!(parse_params_toml(&text).unwrap(), calls);
+        let bad = text.replace("\"calls\"", "\"sometimes\"");
+        assert!(
+            parse_params_toml(&bad)
+                .unwrap_err()
+                .contains("\"async\" or \"calls\"")
+        );
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/params.toml");
         let calibrated = read_params_file(Path::new(file)).unwrap();
         assert!(calibrated.gamma.is_some_and(|g| g > 0.0), "{calibrated:?}");

@@ -366,7 +366,7 @@ impl Shared<'_> {
         };
         let rdv = link != NONE;
         let tr = if rdv {
-            self.call_at(link as usize, peer)?
+            self.call_at(self.moves_at(link) as usize, peer)?
         } else {
             ti
         };
@@ -458,8 +458,26 @@ impl Shared<'_> {
                 .map(Pending::Done),
             _ => {
                 let (from, plain) = self.g.link_plain(r, oi);
-                self.recv_completion(from, plain, self.trace.rank(r).peer(oi), ti)
+                let tr = match self.progress_at.is_empty() {
+                    true => ti,
+                    false => {
+                        let e = self.moves_at((self.offsets[r] + oi) as u32) as usize;
+                        self.call_at(e, r as i32)?
+                    }
+                };
+                self.recv_completion(from, plain, self.trace.rank(r).peer(oi), tr)
             }
+        }
+    }
+
+    /// The global event at whose call a receive posted at global event `e` takes its
+    /// message: `e` itself, but where messages move only inside calls and `e` starts a
+    /// request, its rank's next call that starts none (`e` where none follows).
+    #[inline(always)]
+    pub(super) fn moves_at(&self, e: u32) -> u32 {
+        match self.progress_at.get(e as usize) {
+            Some(&at) if at != NONE => at,
+            _ => e,
         }
     }
 }

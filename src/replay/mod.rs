@@ -188,6 +188,28 @@ struct Shared<'a> {
     /// What costings hand on, under a lock of its own: taken with the scratch's, a flush
     /// that held it briefly would make a costing on the other thread allocate its own arrays.
     spare: Mutex<Spare>,
+    /// Where messages move only inside MPI calls ([`Model::progress_at_calls`]): per global
+    /// event, the global event of its rank's first call at or after it that starts no request
+    /// (NONE: none follows); empty otherwise.
+    progress_at: Vec<u32>,
+}
+
+/// For every event, the first event of its rank at or after it that starts no request: where a
+/// request started there can first move, when messages move only inside MPI calls.
+fn progress_points(trace: &Trace) -> Vec<u32> {
+    let offsets = trace.events.offsets();
+    let mut at = vec![NONE; offsets[trace.nranks()]];
+    for r in 0..trace.nranks() {
+        let ev = trace.rank(r);
+        let mut next = NONE;
+        for i in (0..ev.len()).rev() {
+            if !ev.routine(i).creates_request() {
+                next = (offsets[r] + i) as u32;
+            }
+            at[offsets[r] + i] = next;
+        }
+    }
+    at
 }
 
 impl<'a> Shared<'a> {
@@ -229,7 +251,9 @@ impl<'a> Shared<'a> {
             point_to_point[r as usize] = read_by_partners(r);
         }
         let any = |r: &[Routine]| r.iter().fold(false, |a, &r| a | point_to_point[r as usize]);
-        let calls = match trace.events.routines().par_chunks(1 << 16).any(any) {
+        let published =
+            model.progress_at_calls() || trace.events.routines().par_chunks(1 << 16).any(any);
+        let calls = match published {
             true => crate::memory::zeroed_atomics(offsets[p])?,
             false => Pages::zeroed(0)?,
         };
@@ -263,6 +287,10 @@ impl<'a> Shared<'a> {
             completed: Mutex::new(Vec::new()),
             scratch: Mutex::default(),
             spare: Mutex::default(),
+            progress_at: match model.progress_at_calls() {
+                true => progress_points(trace),
+                false => Vec::new(),
+            },
         };
 
         Ok(sh)

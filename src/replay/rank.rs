@@ -194,7 +194,8 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
                 }
                 _ => tc,
             };
-            if read_by_partners(routine) {
+            // Where messages move only inside calls, a partner may read any call's time.
+            if read_by_partners(routine) || !sh.progress_at.is_empty() {
                 sh.calls[sh.offsets[r] + i].store(!published.to_bits(), Ordering::Release);
             }
             st.published = true;

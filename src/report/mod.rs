@@ -72,6 +72,8 @@ pub struct Report {
     pub error_pct: f64,
     /// The cost model: `loggps` or `loggp`.
     pub model: String,
+    /// Where messages move: `async` (the paper's model) or `calls` (only inside MPI calls).
+    pub progress: &'static str,
     /// The model's parameters in its own names (LogGPS: L o Os Or Gs Gl s S; LogGP: L o g G).
     pub params: indexmap_like::Ordered<ParamUsed>,
     pub ranks: Vec<RankRow>,
@@ -113,6 +115,7 @@ impl Report {
             measured_s: pred.measured_ns * NS,
             error_pct: pred.error_pct(),
             model: model.model().name().to_string(),
+            progress: progress(model),
             params: params_used(model),
             ranks: pred
                 .ranks
@@ -160,6 +163,22 @@ pub fn average(pred: &Prediction) -> Parts {
         average.receiver_sync_s += p.receiver_sync_s / n;
     }
     average
+}
+
+/// `calls` where messages move only inside MPI calls, else `async`.
+pub fn progress(model: &ResolvedModel) -> &'static str {
+    match model.model().progress_at_calls() {
+        true => "calls",
+        false => "async",
+    }
+}
+
+/// The model line of a table: the model's name, and where messages move when not the paper's.
+pub(crate) fn model_line(model: &str, progress: &str) -> String {
+    match progress {
+        "calls" => format!("{model}, messages move only inside MPI calls (--progress calls)"),
+        _ => model.to_string(),
+    }
 }
 
 /// The model's parameters as used, with where each came from.

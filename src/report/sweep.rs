@@ -2,7 +2,9 @@
 //! (or algorithm of a collective), with the predicted runtime, its ratio to the first value's,
 //! and the average rank's parts.
 
-use super::{Format, ParamUsed, Parts, average, indexmap_like::Ordered, params_used};
+use super::{
+    Format, ParamUsed, Parts, average, indexmap_like::Ordered, model_line, params_used, progress,
+};
 use crate::model::ResolvedModel;
 use crate::replay::Prediction;
 use crate::trace::Trace;
@@ -85,6 +87,8 @@ pub struct SweepReport {
     pub ranks: usize,
     pub measured_s: f64,
     pub model: String,
+    /// Where messages move: `async` or `calls` ([`super::Report::progress`]).
+    pub progress: &'static str,
     /// The swept parameter's name.
     pub parameter: String,
     /// The other parameters, as every value used them.
@@ -116,6 +120,7 @@ impl SweepReport {
             ranks: trace.nranks(),
             measured_s,
             model: model.model().name().to_string(),
+            progress: progress(model),
             parameter: parameter.to_string(),
             params,
             points,
@@ -135,7 +140,8 @@ impl SweepReport {
 
     fn table(&self, out: &mut dyn Write) -> io::Result<()> {
         let (trace, library) = (&self.trace, &self.library);
-        super::table::header(out, trace, self.ranks, self.events, library, &self.model)?;
+        let model = model_line(&self.model, self.progress);
+        super::table::header(out, trace, self.ranks, self.events, library, &model)?;
         let swept = format!("{} swept", self.parameter);
         super::table::parameters(out, &self.params, Some(&swept))?;
         writeln!(out, "measured   {:.6} s", self.measured_s)?;

@@ -115,7 +115,8 @@ pub(super) fn parameters(
 
 impl Exporter for Table {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
-        header(out, &r.trace, r.ranks.len(), r.events, &r.library, &r.model)?;
+        let model = super::model_line(&r.model, r.progress);
+        header(out, &r.trace, r.ranks.len(), r.events, &r.library, &model)?;
         parameters(out, &r.params, None)?;
         writeln!(out)?;
         writeln!(out, "predicted  {:.6} s", r.predicted_s)?;

@@ -178,6 +178,7 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             S,
             poll: None,
             gamma: None,
+            progress_at_calls: false,
             bands: None,
         },
     ))
@@ -206,34 +207,39 @@ fn banded(input: &[u8]) -> Res<'_, Params> {
         Err(why) => return fail(input, format!("valid bands ({why})")),
     };
     let (input, s) = le_u64(input)?;
-    let (input, (poll, gamma)) = extras(input)?;
+    let (input, (poll, gamma, progress_at_calls)) = extras(input)?;
     Ok((
         input,
         Params {
             gamma,
+            progress_at_calls,
             ..Params::banded(bands, s, poll)
         },
     ))
 }
 
-/// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows), then each
-/// that is there as an `f64`, in that order.
-fn extras(input: &[u8]) -> Res<'_, (Option<f64>, Option<f64>)> {
+/// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
+/// progress only inside MPI calls), then each value that is there as an `f64`, in that order.
+fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
-    if bits > 3 {
+    if bits > 7 {
         return fail(
             input,
-            format!("the optional parameters' bits 0 to 3, found {bits}"),
+            format!("the optional parameters' bits 0 to 7, found {bits}"),
         );
     }
     let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
     let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
-    Ok((input, (poll, gamma)))
+    Ok((input, (poll, gamma, bits & 4 != 0)))
 }
+
+/// `poll`, `gamma` and `progress_at_calls`.
+type Extras = (Option<f64>, Option<f64>, bool);
 
 /// Writes the [`extras`] of `p`.
 fn put_extras(j: &mut Vec<u8>, p: &Params) {
-    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1);
+    let progress = (p.progress_at_calls as u8) << 2;
+    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress);
     for v in [p.poll, p.gamma].into_iter().flatten() {
         j.extend_from_slice(&v.to_le_bytes());
     }
@@ -267,8 +273,15 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         3 => expect("LogGPS parameters in bands", banded)(input).map(|(i, p)| (i, Some(p)))?,
         4 => {
             let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
-            let (input, (poll, gamma)) = expect("the optional parameters", extras)(input)?;
-            (input, Some(Params { poll, gamma, ..p }))
+            let (input, (poll, gamma, progress_at_calls)) =
+                expect("the optional parameters", extras)(input)?;
+            let p = Params {
+                poll,
+                gamma,
+                progress_at_calls,
+                ..p
+            };
+            (input, Some(p))
         }
         v => return fail(input, format!("the parameters flag 0 to 4, found {v}")),
     };
@@ -1625,19 +1638,20 @@ impl<W: Write> Writer<W> {
             Some(p) => {
                 // 1: the eight parameters, 2: and the cost of a failed poll (as earlier
                 // writers did), 4: and the optional parameters with their bits.
-                j.push(match (p.poll, p.gamma) {
-                    (_, Some(_)) => 4,
-                    (Some(_), None) => 2,
-                    (None, None) => 1,
+                let extras = p.gamma.is_some() || p.progress_at_calls;
+                j.push(match (p.poll, extras) {
+                    (_, true) => 4,
+                    (Some(_), false) => 2,
+                    (None, false) => 1,
                 });
                 for v in [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl] {
                     j.extend_from_slice(&v.to_le_bytes());
                 }
                 j.extend_from_slice(&p.s.to_le_bytes());
                 j.extend_from_slice(&p.S.to_le_bytes());
-                match p.gamma {
-                    Some(_) => put_extras(&mut j, p),
-                    None => j.extend(p.poll.iter().flat_map(|v| v.to_le_bytes())),
+                match extras {
+                    true => put_extras(&mut j, p),
+                    false => j.extend(p.poll.iter().flat_map(|v| v.to_le_bytes())),
                 }
             }
             None => j.push(0),

@@ -966,7 +966,8 @@ mod tests {
     /// an Iprobe that found nothing, a communicator the rank is in) loads in both.
     /// The cost of a failed poll travels with the parameters, in both encodings; without it
     /// the binary record is as before (flag 1).
-    /// `gamma` travels too, with or without `poll`, in the paper's form (flag 4) and in bands.
+    /// `gamma` and `progress` travel too, with or without `poll`, in the paper's form (flag 4)
+    /// and in bands.
     #[test]
     fn gamma_travels_with_the_parameters() {
         let paper = "L=1 o=2 Os=3 Or=4 Gs=5 Gl=6 s=7 S=8";
@@ -977,12 +978,16 @@ mod tests {
             (bands, "", " gamma=0.25"),
             (bands, " poll=30.5", " gamma=0.25"),
             (bands, " poll=30.5", ""),
+            (paper, "", " progress=calls"),
+            (bands, " poll=30.5", " gamma=0.25 progress=calls"),
         ] {
             let text =
                 format!("loggps-trace 1\nranks 1\nparams {params}{poll}{gamma}\n0 MPI_Init 0 1\n");
             let t = parse("t.txt", text.as_bytes()).unwrap();
             let p = t.meta.params.unwrap();
-            assert_eq!(p.gamma, (!gamma.is_empty()).then_some(0.25), "{text}");
+            let has_gamma = gamma.contains("gamma");
+            assert_eq!(p.gamma, has_gamma.then_some(0.25), "{text}");
+            assert_eq!(p.progress_at_calls, gamma.contains("calls"), "{text}");
             assert_eq!(p.poll, (!poll.is_empty()).then_some(30.5), "{text}");
             let mut bin = Vec::new();
             binary::write(&t, &mut bin, true).unwrap();

@@ -353,16 +353,18 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     let known = |k: &str| match banded {
-        false => crate::model::NAMES.contains(&k) || matches!(k, "poll" | "gamma"),
-        true => matches!(k, "bands" | "S" | "poll" | "gamma"),
+        false => crate::model::NAMES.contains(&k) || matches!(k, "poll" | "gamma" | "progress"),
+        true => matches!(k, "bands" | "S" | "poll" | "gamma" | "progress"),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma bands, found `{k}`",
+                "expected params among {} poll gamma progress bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
-            true => format!("expected params bands= S= poll= gamma= with bands, found `{k}`"),
+            true => {
+                format!("expected params bands= S= poll= gamma= progress= with bands, found `{k}`")
+            }
         });
     }
     let optional = |k: &str| match get(k) {
@@ -370,16 +372,22 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Err(_) => Ok(None),
     };
     let (poll, gamma) = (optional("poll")?, optional("gamma")?);
+    let progress_at_calls = match get("progress") {
+        Ok(v) => crate::model::parse_progress(v)?,
+        Err(_) => false,
+    };
     if banded {
         let bands = parse_bands(get("bands")?)?;
         return Ok(Params {
             gamma,
+            progress_at_calls,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
     Ok(Params {
         poll,
         gamma,
+        progress_at_calls,
         ..Params::from_named(num, int)?
     })
 }
@@ -409,10 +417,15 @@ fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
     crate::model::Bands::new(&list)
 }
 
-/// The ` poll=NS gamma=NS_PER_BYTE` that end a `params` line, each where it is set.
+/// The ` poll=NS gamma=NS_PER_BYTE progress=calls` that end a `params` line, each where set.
 fn extras_fields(p: &Params) -> String {
     let poll = p.poll.map_or(String::new(), |v| format!(" poll={v}"));
-    poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}"))
+    let progress = if p.progress_at_calls {
+        " progress=calls"
+    } else {
+        ""
+    };
+    poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}")) + progress
 }
 
 /// A set's `bands=` value (see [`parse_bands`]).

@@ -13,6 +13,7 @@
 #   APPS="hpcc" RUNS=7 tests/apps/run.sh
 #   CALIBRATE=1 RUNS=7 tests/apps/run.sh   # each run predicted with a calibration taken just
 #                                          # before it (this machine's speed drifts by minutes)
+#   PREDICT_ARGS="--progress calls" tests/apps/run.sh   # predictor flags for every run
 set -euo pipefail
 PARAMS=${PARAMS:+$(realpath "$PARAMS")}   # the caller's path, before the cd
 cd "$(dirname "$0")/../.."
@@ -61,7 +62,8 @@ for app in $APPS; do
     # shellcheck disable=SC2086
     LOGGPS_TRACE=$t mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$TRACER" $cmd \
       > out.txt 2> err.txt || { cat out.txt err.txt; echo "FAIL $app: the job failed"; exit 1; }
-    "$BIN" "$t" --params "$PARAMS" --format json > pred.json 2> warn.txt ||
+    # shellcheck disable=SC2086
+    "$BIN" "$t" --params "$PARAMS" ${PREDICT_ARGS:-} --format json > pred.json 2> warn.txt ||
       { cat warn.txt; echo "FAIL $app: its trace was refused"; exit 1; }
     if grep -E "no matching|never completed|not finalized" warn.txt; then
       echo "FAIL $app: run $i's trace lacks partners or completions"; exit 1
