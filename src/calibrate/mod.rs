@@ -59,6 +59,11 @@ pub struct Calibration {
     pub poll_ns: f64,
     /// The library's reduction timed over the vector's size; its slope is `fit.params.gamma`.
     pub reduction: Reduction,
+    /// The progress probe: how long a posted receive of [`PROGRESS_BYTES`] waited after
+    /// computation, and the same message's round trip, ns medians; `fit.params.progress_at_calls`
+    /// says what they tell.
+    pub progress_wait_ns: f64,
+    pub progress_rtt_ns: f64,
 }
 
 impl Calibration {
@@ -466,8 +471,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
              of S? (raise --max-bytes or --per-octave)"
         ))
     })?;
-    let (poll_ns, reduction) = measure_local(opts, log)?;
-    fit.params.gamma = Some(reduction.gamma);
+    let local = measure_local(opts, log)?;
+    fit.params.gamma = Some(local.reduction.gamma);
+    fit.params.progress_at_calls =
+        moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
     Ok(Calibration {
         fit,
         samples,
@@ -477,18 +484,39 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         imbalance_ns: w,
         reported_eager_limit: reported,
         library,
-        poll_ns,
-        reduction,
+        poll_ns: local.poll_ns,
+        reduction: local.reduction,
+        progress_wait_ns: local.progress_wait_ns,
+        progress_rtt_ns: local.progress_rtt_ns,
     })
+}
+
+/// The message of the progress probe, bytes: above every eager limit the libraries set here.
+pub const PROGRESS_BYTES: u64 = 262_144;
+
+/// Whether messages move only inside MPI calls: a posted receive that waits, after the
+/// computation, a quarter of the one-way transfer or more still had its message to move
+/// (with background progress it finds it there, a wait of a few hundred nanoseconds).
+pub fn moves_only_in_calls(wait_ns: f64, rtt_ns: f64) -> bool {
+    wait_ns > 0.25 * rtt_ns / 2.0
+}
+
+/// What [`measure_local`] times.
+struct Local {
+    poll_ns: f64,
+    reduction: Reduction,
+    progress_wait_ns: f64,
+    progress_rtt_ns: f64,
 }
 
 /// Batches of failed polls the round-trip program times (`--poll`).
 const POLL_BATCHES: u32 = 101;
 
-/// What costs no message, timed by the round-trip program in one launch: a failed poll, the
-/// median over batches of failed `MPI_Test` and `MPI_Iprobe` calls (its `--poll`), and the
-/// library's reduction over [`reduce::SIZES`] (its `--reduce`), fitted for `gamma`.
-fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(f64, Reduction), Error> {
+/// What the round trips do not tell, timed by the round-trip program in one launch: a failed
+/// poll, the median over batches of failed `MPI_Test` and `MPI_Iprobe` calls (its `--poll`);
+/// the library's reduction over [`reduce::SIZES`] (its `--reduce`), fitted for `gamma`; and
+/// whether a posted receive's message moves while its rank computes (its `--progress`).
+fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, Error> {
     let (prog, pre) = opts
         .mpirun
         .split_first()
@@ -506,6 +534,7 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(f64, Re
         .args(["--time-ms", &opts.time_ms.to_string()])
         .args(["--poll", &POLL_BATCHES.to_string()])
         .args(["--reduce", &sizes.join(",")])
+        .args(["--progress", &PROGRESS_BYTES.to_string()])
         .output()
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -516,15 +545,39 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(f64, Re
             _ => None,
         });
     let reduction = Reduction::fit(reduce::parse(&text));
-    match (out.status.success(), median, reduction) {
-        (true, Some(ns), Some(r)) => Ok((ns, r)),
+    let progress = text
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["progress", _, wait, rtt, ..] => Some((wait.parse().ok()?, rtt.parse().ok()?)),
+            _ => None,
+        });
+    match (out.status.success(), median, reduction, progress) {
+        (true, Some(ns), Some(r), Some((wait, rtt))) => Ok(Local {
+            poll_ns: ns,
+            reduction: r,
+            progress_wait_ns: wait,
+            progress_rtt_ns: rtt,
+        }),
         _ => Err(Error::Io(format!(
-            "the round-trip program did not time failed polls and reductions ({}): {}{}\n(rebuild it with \
-             `make -C tracer`: older builds have no --poll or --reduce)",
+            "the round-trip program did not time failed polls, reductions and progress ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll, --reduce or --progress)",
             out.status,
             text.trim(),
             String::from_utf8_lossy(&out.stderr).trim()
         ))),
+    }
+}
+
+/// What the progress probe found, in words.
+pub fn progress_finding(c: &Calibration) -> String {
+    let (wait, one_way) = (c.progress_wait_ns / 1e3, c.progress_rtt_ns / 2e3);
+    match c.fit.params.progress_at_calls {
+        true => format!(
+            "calls: a posted receive of {PROGRESS_BYTES} bytes waited {wait:.1} µs after its rank computed, a one-way transfer takes {one_way:.1} µs: messages move only inside MPI calls"
+        ),
+        false => format!(
+            "async: a posted receive of {PROGRESS_BYTES} bytes waited {wait:.1} µs after its rank computed, a one-way transfer takes {one_way:.1} µs: messages move in the background"
+        ),
     }
 }
 
@@ -563,6 +616,7 @@ pub fn params_file(c: &Calibration) -> String {
         hi.map_or(0, |p| p.0),
         r.intercept_ns
     ));
+    s.push_str(&format!("# progress: {}\n", progress_finding(c)));
     s.push_str(&crate::model::params_toml(&c.fit.params));
     // A program's failed polls cost what they cost in its trace unless `poll` is set: a poll
     // over many requests costs more than this one-request figure.

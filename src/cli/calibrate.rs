@@ -282,5 +282,6 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         r.points.last().map_or(0, |p| p.0),
         r.intercept_ns
     );
+    println!("progress    {}", calibrate::progress_finding(c));
     println!("wrote       {} and {}", toml.display(), svg.display());
 }

@@ -176,7 +176,7 @@ pub fn progress(model: &ResolvedModel) -> &'static str {
 /// The model line of a table: the model's name, and where messages move when not the paper's.
 pub(crate) fn model_line(model: &str, progress: &str) -> String {
     match progress {
-        "calls" => format!("{model}, messages move only inside MPI calls (--progress calls)"),
+        "calls" => format!("{model}, progress calls: messages move only inside MPI calls"),
         _ => model.to_string(),
     }
 }

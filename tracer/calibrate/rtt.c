@@ -29,7 +29,15 @@
  *
  *     reduce K MEDIAN_NS MIN_NS REPS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...]
+ * With --progress K, rank 1 posts a receive of K bytes, computes PROGRESS_SPIN_NS, then waits
+ * for it while rank 0 sends it at once; rank 0 then times the same message's plain round trip.
+ * Where the library moves messages only inside MPI calls (no progress thread), the wait holds
+ * the whole transfer; where it progresses in the background, the wait finds the message there.
+ * Rank 0 prints the medians over the repetitions:
+ *
+ *     progress K WAIT_NS RTT_NS REPS
+ *
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -139,12 +147,54 @@ static void reductions(const long long *sizes, int n, int reps, int warmup, doub
     }
 }
 
+#define PROGRESS_SPIN_NS 200000
+
+/* The --progress probe (see the top): `reps` posted receives waited for after a spin, and as
+ * many plain round trips of the same size. */
+static void progress_probe(int rank, long long k, int reps, long long *wait, long long *rtt) {
+    char *buf = malloc(k > 0 ? k : 1);
+    memset(buf, 1, k > 0 ? k : 1);
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            MPI_Request req;
+            MPI_Irecv(buf, (int)k, MPI_BYTE, 0, 5, MPI_COMM_WORLD, &req);
+            MPI_Send(buf, 0, MPI_BYTE, 0, 6, MPI_COMM_WORLD);
+            spin(PROGRESS_SPIN_NS);
+            int64_t t0 = now_ns();
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            long long w = now_ns() - t0;
+            MPI_Send(&w, 1, MPI_LONG_LONG, 0, 7, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int)k, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)k, MPI_BYTE, 0, 8, MPI_COMM_WORLD);
+        } else {
+            /* The receive is posted before the message leaves. */
+            MPI_Recv(buf, 0, MPI_BYTE, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Request req;
+            MPI_Isend(buf, (int)k, MPI_BYTE, 1, 5, MPI_COMM_WORLD, &req);
+            MPI_Recv(&wait[r], 1, MPI_LONG_LONG, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            int64_t t0 = now_ns();
+            MPI_Send(buf, (int)k, MPI_BYTE, 1, 8, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int)k, MPI_BYTE, 1, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            rtt[r] = now_ns() - t0;
+        }
+    }
+    if (rank == 0) {
+        long long w = median(wait, reps);
+        printf("progress %lld %lld %lld %d\n", k, w, median(rtt, reps), reps);
+        fflush(stdout);
+    }
+    free(buf);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
+    long long progress_k = -1;
     int nsizes = 0, nws = 0, nreduce = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -156,13 +206,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--hide")) hide = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--poll")) poll_batches = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reduce")) nreduce = parse_list(argv[i + 1], &reduce);
+        else if (!strcmp(argv[i], "--progress")) progress_k = atoll(argv[i + 1]);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
         hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -222,6 +273,7 @@ int main(int argc, char **argv) {
     }
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
+    if (progress_k >= 0) progress_probe(rank, progress_k, reps < MAX_REPS ? reps : MAX_REPS, send, recv);
     free(buf);
     free(rtt);
     free(send);
