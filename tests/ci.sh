@@ -41,6 +41,6 @@ for lib in openmpi mpich; do
   echo "== tracer tests ($lib)"
   bash tracer/tests/run.sh "$lib"
 done
-echo "== real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE, Quantum ESPRESSO, mpi4py"
+echo "== real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE, Quantum ESPRESSO, mpi4py, the communication-bound suite"
 bash tests/apps/run.sh
 echo "== all tests passed"
