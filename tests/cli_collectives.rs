@@ -538,3 +538,29 @@ fn collectives_over_every_rank_cost_the_same_by_blocks() {
         assert!(report("1") == report("2"), "{algo}: 1 and 2 threads differ");
     }
 }
+
+/// `collective --algorithm tuned`: the algorithm Open MPI 4.1's fixed rules pick. Their
+/// allreduce table for fewer than 4 ranks (coll_tuned_decision_fixed.c) reads < 8 bytes ring,
+/// < 4096 recursive doubling, < 8192 ring, < 16384 recursive doubling, < 65536 ring: 2 ranks
+/// and 16,384 bytes are ring, 1,000 bytes recursive doubling; each costs what naming it does.
+#[test]
+fn the_calculator_takes_open_mpis_choice() {
+    for (bytes, algorithm) in [("16384", "ring"), ("1000", "recursive-doubling")] {
+        let ask = |a: &str| {
+            let args = ["collective", "allreduce", "--ranks", "2", "--bytes", bytes];
+            let out = run(&[&args[..], &["--algorithm", a, "--platform", "myrinet"]].concat());
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).to_string()
+        };
+        let (tuned, named) = (ask("tuned"), ask(algorithm));
+        assert!(
+            tuned.contains(&format!("algorithm    {algorithm}\n")),
+            "{tuned}"
+        );
+        assert_eq!(tuned, named);
+    }
+}

@@ -3,6 +3,7 @@
 
 use super::args::{ModelArgs, ParamArgs};
 use clap::ValueEnum;
+use loggps_predict::collectives::traced::TUNED;
 use loggps_predict::collectives::{self, Completion, Op, Spec};
 use loggps_predict::error::Error;
 use loggps_predict::model::Model;
@@ -18,7 +19,8 @@ use loggps_predict::model::Model;
         reduce: binomial, linear, rabenseifner\n  allreduce: recursive-doubling, binomial, rabenseifner, ring\n  \
         gather: binomial, linear\n  scatter: binomial, linear (the LogGP paper's Simple Long-Message), short-message, optimal\n  \
         allgather: recursive-doubling, ring, bruck\n  alltoall: pairwise (= linear), bruck\n  \
-        reduce_scatter: recursive-halving, ring, pairwise\n  scan, exscan: recursive-doubling, linear\n\n\
+        reduce_scatter: recursive-halving, ring, pairwise\n  scan, exscan: recursive-doubling, linear\n\
+        Any OP: tuned, the algorithm Open MPI 4.1's rules pick for --ranks and --bytes (as predictions do).\n\n\
         --bytes is MPI's count in bytes: the message (bcast), the vector (reduce, allreduce, scan), the block per \
         rank (gather, scatter, allgather, reduce_scatter) or per pair (alltoall).\n\n\
         The LogGP paper's Table 3 (P = 1024, simplified LogGP):\n  \
@@ -27,7 +29,8 @@ use loggps_predict::model::Model;
 pub struct CollectiveArgs {
     /// The collective (barrier, bcast, reduce, allreduce, gather, scatter, allgather, alltoall, reduce_scatter, scan, exscan)
     pub op: String,
-    /// The algorithm that expands it (see above; `default` picks the first)
+    /// The algorithm that expands it (see above; `default` picks the first, `tuned` the one
+    /// Open MPI 4.1's rules pick for these ranks and bytes, as predictions do)
     #[arg(long, default_value = "default")]
     pub algorithm: String,
     /// Number of ranks P
@@ -63,7 +66,6 @@ pub enum Format {
 /// Runs the calculator and prints its answer.
 pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
     let op = Op::parse(&a.op)?;
-    let algorithm = op.algorithm(&a.algorithm)?;
     if a.ranks == 0 {
         return Err(Error::Usage("--ranks must be at least 1".into()));
     }
@@ -88,11 +90,15 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
             "--h must be a positive number of steps".into(),
         ));
     }
+    let (algorithm, segment) = match a.algorithm.as_str() {
+        TUNED => collectives::openmpi::tuned_algorithm(op, ranks, a.bytes),
+        name => (op.algorithm(name)?, None),
+    };
     let spec = Spec {
         ranks,
         bytes: a.bytes,
         root: a.root as usize,
-        segment: a.segment.max(1),
+        segment: segment.unwrap_or(a.segment.max(1)),
         postal_h: a.h,
     };
     let resolved = a.model.resolve(&a.params, None)?;
