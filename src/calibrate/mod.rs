@@ -55,6 +55,8 @@ pub struct Calibration {
     pub library: String,
     /// Launches of the sweep combined.
     pub launches: u32,
+    /// How far their round trips at `w = 0` differ ([`launch_spread`]).
+    pub launch_spread: f64,
     /// What a failed poll costs here, ns, untraced and on one request.
     pub poll_ns: f64,
     /// The library's reduction timed over the vector's size; its slope is `fit.params.gamma`.
@@ -210,8 +212,12 @@ fn imbalances(opts: &Options) -> Vec<u64> {
 
 /// The coarse sweep, `opts.launches` times, combined: per size and imbalance the median of the
 /// launches' medians (the hiding imbalance, which each launch sets from its own round trip,
-/// the median too), per size the median call durations.
-fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Vec<Sample>, Vec<Calls>), Error> {
+/// the median too), per size the median call durations; and how far the launches' round trips
+/// at `w = 0` differ ([`launch_spread`]).
+fn sweep(
+    opts: &Options,
+    log: &mut dyn FnMut(String),
+) -> Result<(Vec<Sample>, Vec<Calls>, f64), Error> {
     let sizes = coarse_sizes(opts.max_bytes, opts.per_octave);
     let ws = imbalances(opts);
     let (mut samples, mut calls) = (Vec::new(), Vec::new());
@@ -223,6 +229,12 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Vec<Sample>, Ve
     }
     let med = |v: Vec<f64>| fit::median(&v);
     let hiding = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
+    let at0: Vec<Sample> = samples
+        .iter()
+        .filter(|x| x.w_ns == 0.0 && !hiding(x))
+        .cloned()
+        .collect();
+    let spread = launch_spread(&at0);
     let (mut out, mut timed) = (Vec::new(), Vec::new());
     for &k in &sizes {
         for &w in &ws {
@@ -250,7 +262,37 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Vec<Sample>, Ve
             recv_ns: med(at.iter().map(|c| c.recv_ns).collect()),
         });
     }
-    Ok((out, timed))
+    Ok((out, timed, spread))
+}
+
+/// How far launches disagree: per size, the range of its round trips (with four or more,
+/// the highest and the lowest left out: one odd launch the medians absorb) over their median,
+/// and the median of that over the sizes (0 with one launch). The library may pick another
+/// path per launch, and a machine may change speed between them.
+pub fn launch_spread(round_trips: &[Sample]) -> f64 {
+    let mut sizes: Vec<u64> = round_trips.iter().map(|x| x.k).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let per_size: Vec<f64> = sizes
+        .iter()
+        .map(|&k| {
+            let mut v: Vec<f64> = (round_trips.iter())
+                .filter(|x| x.k == k)
+                .map(|x| x.rtt_ns)
+                .collect();
+            v.sort_by(f64::total_cmp);
+            let inner = if v.len() >= 4 {
+                &v[1..v.len() - 1]
+            } else {
+                &v[..]
+            };
+            (inner[inner.len() - 1] - inner[0]) / fit::median(&v).max(1e-9)
+        })
+        .collect();
+    match per_size.is_empty() {
+        true => 0.0,
+        false => fit::median(&per_size),
+    }
 }
 
 /// Runs the round-trip program once under the tracer and reads back what the trace records:
@@ -400,7 +442,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         None => (String::new(), None),
     };
     let w = opts.imbalance_ns;
-    let (mut samples, mut calls) = sweep(opts, log)?;
+    let (mut samples, mut calls, mut launch_spread) = sweep(opts, log)?;
     // S: the rendezvous jump (fit::eager_jump), looked for below the limit the library reports
     // and bracketed to adjacent sizes. The library picks its paths per launch: a sweep that
     // shows no jump below the reported limit is measured again before the search widens.
@@ -414,7 +456,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             "no rendezvous jump below the reported eager limit in these launches: measuring again"
                 .into(),
         );
-        (samples, calls) = sweep(opts, log)?;
+        (samples, calls, launch_spread) = sweep(opts, log)?;
     }
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
@@ -484,6 +526,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         imbalance_ns: w,
         reported_eager_limit: reported,
         library,
+        launch_spread,
         poll_ns: local.poll_ns,
         reduction: local.reduction,
         progress_wait_ns: local.progress_wait_ns,
@@ -508,6 +551,10 @@ struct Local {
     progress_wait_ns: f64,
     progress_rtt_ns: f64,
 }
+
+/// Launches whose round trips differ by more than this (median over sizes) were taken while
+/// the machine changed speed or path: `calibrate` says so.
+pub const SPREAD_WARNING: f64 = 0.25;
 
 /// Batches of failed polls the round-trip program times (`--poll`).
 const POLL_BATCHES: u32 = 101;
@@ -626,4 +673,40 @@ pub fn params_file(c: &Calibration) -> String {
         c.poll_ns, c.poll_ns
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rtt(k: u64, rtt_ns: f64) -> Sample {
+        Sample {
+            k,
+            w_ns: 0.0,
+            rtt_ns,
+        }
+    }
+
+    /// Per size the range over the median, then the median over sizes; one launch, none.
+    #[test]
+    fn launch_spread_is_the_median_range() {
+        let three = [
+            rtt(8, 400.0),
+            rtt(8, 500.0),
+            rtt(8, 600.0),
+            rtt(16, 1000.0),
+            rtt(16, 1000.0),
+            rtt(16, 1100.0),
+        ];
+        // 200/500 = 0.4 and 100/1000 = 0.1: their median is 0.25.
+        assert!((launch_spread(&three) - 0.25).abs() < 1e-12);
+        // Five launches, one far off: the middle three's range, 0.1 of the median.
+        let five: Vec<Sample> = [1000.0, 1050.0, 1100.0, 2000.0, 900.0]
+            .iter()
+            .map(|&t| rtt(8, t))
+            .collect();
+        assert!((launch_spread(&five) - 0.1 / 1.05).abs() < 1e-12);
+        assert_eq!(launch_spread(&[rtt(8, 400.0), rtt(16, 900.0)]), 0.0);
+        assert_eq!(launch_spread(&[]), 0.0);
+    }
 }

@@ -241,6 +241,7 @@ mod tests {
             reported_eager_limit: None,
             library: String::new(),
             launches: 1,
+            launch_spread: 0.0,
             poll_ns: 0.0,
             reduction: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             progress_wait_ns: 0.0,

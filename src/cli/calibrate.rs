@@ -224,9 +224,10 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         lo = b.hi;
     }
     println!(
-        "fit         {} round trips ({} launches combined): model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) set aside",
+        "fit         {} round trips ({} launches combined, differing by {:.0}%): model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) set aside",
         c.samples.len(),
         c.launches,
+        100.0 * c.launch_spread,
         100.0 * c.fit.rms_rel,
         100.0 * c.fit.max_rel,
         c.fit.outliers.len()
@@ -246,6 +247,14 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             x.k,
             x.w_ns,
             100.0 * r
+        );
+    }
+    if c.launch_spread > calibrate::SPREAD_WARNING {
+        println!(
+            "WARNING     the {} launches' round trips differ by {:.0}% (median over sizes): the machine changed speed or path \
+             while calibrating, and predictions of runs taken at another moment are as far off; calibrate again on a quiet machine",
+            c.launches,
+            100.0 * c.launch_spread
         );
     }
     match (&c.reported_eager_limit, c.eager_limits_agree()) {
