@@ -316,16 +316,27 @@ impl Params {
 }
 
 impl std::fmt::Display for Params {
-    /// `L=… o=… Os=… Or=… Gs=… Gl=… s=… S=…`, or `S=… in bands: …` ([`Bands`]).
+    /// `L=… o=… Os=… Or=… Gs=… Gl=… s=… S=…`, or `S=… in bands: …` ([`Bands`]); then
+    /// `poll=…`, `gamma=…` and `progress=calls` where they are set.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.bands {
-            Some(b) => write!(f, "S={} in bands: {b}", self.S),
+            Some(b) => write!(f, "S={} in bands: {b}", self.S)?,
             None => write!(
                 f,
                 "L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}",
                 self.L, self.o, self.Os, self.Or, self.Gs, self.Gl, self.s, self.S
-            ),
+            )?,
         }
+        if let Some(poll) = self.poll {
+            write!(f, "; poll={poll}")?;
+        }
+        if let Some(gamma) = self.gamma {
+            write!(f, "; gamma={gamma:.4}")?;
+        }
+        if self.progress_at_calls {
+            write!(f, "; progress=calls")?;
+        }
+        Ok(())
     }
 }
 
