@@ -31,7 +31,7 @@ pub fn predict(
         path,
         trace,
         &model::Model::LogGps(*params),
-        &collectives::traced::Choice::tuned().with_gamma(params.gamma.unwrap_or(0.0)),
+        &collectives::traced::Choice::tuned(),
         progress,
     )
 }

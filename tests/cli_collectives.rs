@@ -388,6 +388,18 @@ fn reduction_cost_is_settable() {
         v["predicted_s"].as_f64().unwrap() * 1e9
     };
     assert!((predicted("1") - predicted("0") - 1000.0).abs() < 1e-6);
+    // LogGP's collectives reduce at the same cost.
+    let loggp = |gamma: &str| {
+        let args = [
+            f, "--model", "loggp", "--L", "100", "--o", "10", "--gamma", gamma,
+        ];
+        let coll = ["--coll", "allreduce=recursive-doubling", "--format", "json"];
+        json(&[&args[..], &coll[..]].concat())["predicted_s"]
+            .as_f64()
+            .unwrap()
+            * 1e9
+    };
+    assert!((loggp("1") - loggp("0") - 1000.0).abs() < 1e-6);
     assert_eq!(
         run(&[f, "--platform", "myrinet", "--gamma", "-1"])
             .status

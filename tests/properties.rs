@@ -54,7 +54,7 @@ proptest! {
     #[test]
     fn parallel_equals_sequential_under_loggp(seed: u64) {
         let t = common::random_trace(seed, 12, 120);
-        let m = Model::LogGp(LogGp { L: 1160.0, o: 6550.0, g: 9000.0, G: 15.48 });
+        let m = Model::LogGp(LogGp { L: 1160.0, o: 6550.0, g: 9000.0, G: 15.48, gamma: 0.0 });
         let coll = loggps_predict::collectives::traced::Choice::tuned();
         let run = || {
             let g = graph::build(&t, "random").unwrap();

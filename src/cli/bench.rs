@@ -49,7 +49,6 @@ pub(super) fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), E
     let a_graph = allocs();
     let t = Instant::now();
     let model = model::Model::LogGps(resolved.params);
-    let choice = choice.with_gamma(resolved.params.gamma.unwrap_or(0.0));
     let prediction =
         loggps_predict::replay::replay_with(&trace, &graph, &model, &choice, &name, &|_| {})?;
     let replay_s = t.elapsed().as_secs_f64();

@@ -53,7 +53,6 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
         return predict_sweep(a, &sweep, &trace, &coll);
     }
     let resolved = a.model.resolve(&a.params, trace.meta.params)?;
-    let coll = coll.with_gamma(resolved.gamma());
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let prediction =
         loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n));

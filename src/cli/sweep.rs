@@ -195,7 +195,6 @@ pub(super) fn predict_sweep(
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p, coll) = sweep.at(a, coll, v);
         let resolved = m.resolve(&p, trace.meta.params)?;
-        let coll = coll.with_gamma(resolved.gamma());
         let label = format!(
             "replaying {}={v} ({} of {})",
             sweep.name,

@@ -15,6 +15,7 @@ fn simplified(g: f64, L: f64) -> LogGp {
         o: 0.0,
         g,
         G: 1.0,
+        gamma: 0.0,
     }
 }
 
@@ -108,6 +109,7 @@ fn figure9_k_item_schedule_finishes_at_63() {
         o: 1.0,
         g: 4.0,
         G: 1.0,
+        gamma: 0.0,
     };
     assert_eq!(time(Op::Scatter, "optimal", &Spec::new(6, 10), &m), 63.0);
 }
@@ -143,7 +145,13 @@ fn binomial_scatter_lemma2() {
 fn binomial_bcast_of_a_short_message_is_log_p_hops() {
     // LogP (lecture notes): log2(P)·(L + 2o) when g ≤ L + 2o.
     for (L, o, g) in [(10.0, 2.0, 4.0), (1000.0, 300.0, 500.0), (5.0, 5.0, 10.0)] {
-        let m = LogGp { L, o, g, G: 0.0 };
+        let m = LogGp {
+            L,
+            o,
+            g,
+            G: 0.0,
+            gamma: 0.0,
+        };
         for lg in 1..=10 {
             let got = time(Op::Bcast, "binomial", &Spec::new(1 << lg, 8), &m);
             assert_eq!(
@@ -384,6 +392,7 @@ fn reduction_bytes_cost_gamma() {
         o: 0.0,
         g: 0.0,
         G: 0.0,
+        gamma: 0.0,
     };
     let c = predict(Op::Reduce, "binomial", &Spec::new(8, 100), &m, 2.0).unwrap();
     assert_eq!(c.time_ns, 3.0 * 200.0); // root reduces three children's vectors
@@ -455,7 +464,7 @@ proptest! {
         p in 1usize..40, k in 0u64..3000, starts in proptest::collection::vec(0.0f64..1e5, 40),
     ) {
         let loggps = Params { S: 1000, ..Params::preset("fast-ethernet").unwrap() };
-        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 };
+        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0, gamma: 0.0 };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         let mut kept = eval::Scratch::default();
         for (op, algo) in every_algorithm() {
@@ -535,7 +544,7 @@ proptest! {
         p in 1usize..12, k in 0u64..3000, starts in proptest::collection::vec(0.0f64..1e6, 12),
     ) {
         let loggps = Params { S: 1000, ..Params::preset("fast-ethernet").unwrap() };
-        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 };
+        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0, gamma: 0.0 };
         let start = &starts[..p];
         for (op, algo) in every_algorithm() {
             let s = build(op, algo, &Spec::new(p, k), &|b| loggps.split_costs(b)).unwrap();
@@ -560,7 +569,7 @@ proptest! {
     fn completion_never_decreases_with_bytes(
         p in 1usize..33, k in 0u64..40_000, dk in 1u64..5000,
     ) {
-        let models = (Params::preset("fast-ethernet").unwrap(), LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 });
+        let models = (Params::preset("fast-ethernet").unwrap(), LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0, gamma: 0.0 });
         for (op, algo) in every_algorithm() {
             if matches!(algo, "optimal" | "postal" | "short-message") {
                 continue; // their shape follows the size
@@ -706,7 +715,7 @@ proptest! {
         starts in proptest::collection::vec(0.0f64..1e5, 70),
     ) {
         let loggps = Params { S: 1000, ..Params::preset("fast-ethernet").unwrap() };
-        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0 };
+        let loggp = LogGp { L: 3000.0, o: 500.0, g: 800.0, G: 2.0, gamma: 0.0 };
         let pools = [1, 3].map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap());
         let mut kept = eval::Scratch::default();
         let start = &starts[..p];

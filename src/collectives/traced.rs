@@ -17,8 +17,6 @@ pub struct Choice {
     /// Algorithms chosen per operation; the others take Open MPI 4.1's default
     /// ([`openmpi::tuned_algorithm`]).
     pub overrides: Vec<(Op, &'static str)>,
-    /// Cost of reduction arithmetic, ns per byte reduced (0: free).
-    pub gamma_ns_per_byte: f64,
 }
 
 impl Choice {
@@ -27,7 +25,6 @@ impl Choice {
         Choice {
             modeled: false,
             overrides: Vec::new(),
-            gamma_ns_per_byte: 0.0,
         }
     }
 
@@ -36,7 +33,6 @@ impl Choice {
         Choice {
             modeled: true,
             overrides: Vec::new(),
-            gamma_ns_per_byte: 0.0,
         }
     }
 
@@ -60,12 +56,6 @@ impl Choice {
             choice = choice.with(op, algorithm_or_tuned(op, algo)?);
         }
         Ok(choice)
-    }
-
-    /// The choice with reductions costing `gamma` ns per byte (the parameters' `gamma`).
-    pub fn with_gamma(mut self, gamma_ns_per_byte: f64) -> Choice {
-        self.gamma_ns_per_byte = gamma_ns_per_byte;
-        self
     }
 
     /// This choice with `op` by `algorithm` ([`TUNED`]: Open MPI's rules), whatever it said of

@@ -14,6 +14,10 @@ pub struct LogGp {
     pub o: f64,
     pub g: f64,
     pub G: f64,
+    /// Reducing one byte in a modeled collective's steps, ns (not LogGP's: the same `gamma`
+    /// LogGPS carries, for the collectives both models expand).
+    #[serde(skip)]
+    pub gamma: f64,
 }
 
 /// LogGP's parameter names, in the order reports list them.
@@ -130,6 +134,7 @@ mod tests {
             o: 7.0,
             g: 0.0,
             G: 2.0,
+            gamma: 0.0,
         };
         assert_eq!(m.arrival(10.0, 0), 110.0);
         assert_eq!(m.arrival(10.0, 1), 110.0);

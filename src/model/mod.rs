@@ -177,6 +177,16 @@ impl Model {
         }
     }
 
+    /// What reducing one byte costs in a modeled collective's steps, ns (0 where no `gamma`
+    /// is set).
+    #[inline]
+    pub fn gamma(&self) -> f64 {
+        match self {
+            Model::LogGps(p) => p.gamma.unwrap_or(0.0),
+            Model::LogGp(m) => m.gamma,
+        }
+    }
+
     /// Whether messages move only inside MPI calls (LogGPS's `progress_at_calls`); LogGP's
     /// network always progresses.
     #[inline]

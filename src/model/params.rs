@@ -344,7 +344,6 @@ pub fn resolve_loggp(
     let (o, o_source) = pick(flags.o, Some(1)).unwrap_or_else(default);
     let (g, g_source) = pick(flags.g, None).unwrap_or_else(default);
     let (G, G_source) = pick(flags.G, Some(4)).unwrap_or_else(default);
-    let model = LogGp { L, o, g, G };
     for (name, v) in LOGGP_NAMES.iter().zip([L, o, g, G]) {
         if !v.is_finite() || v < 0.0 {
             return Err(Error::Params(format!(
@@ -360,6 +359,13 @@ pub fn resolve_loggp(
     if let Some(why) = gamma_invalid(gamma.as_ref().map(|g| g.0)) {
         return Err(Error::Params(why));
     }
+    let model = LogGp {
+        L,
+        o,
+        g,
+        G,
+        gamma: gamma.as_ref().map_or(0.0, |g| g.0),
+    };
     Ok(ResolvedLogGp {
         model,
         sources: [L_source, o_source, g_source, G_source],
@@ -403,11 +409,7 @@ impl ResolvedModel {
 
     /// What reducing one byte costs in modeled collectives, ns (0 where no `gamma` is set).
     pub fn gamma(&self) -> f64 {
-        match self {
-            ResolvedModel::LogGps(r) => r.params.gamma,
-            ResolvedModel::LogGp(r) => r.gamma.as_ref().map(|g| g.0),
-        }
-        .unwrap_or(0.0)
+        self.model().gamma()
     }
 }
 
@@ -718,7 +720,8 @@ mod tests {
                 L: 1160.0,
                 o: 6550.0,
                 g: 5.0,
-                G: 15.48
+                G: 15.48,
+                gamma: 0.0,
             }
         );
         assert_eq!(

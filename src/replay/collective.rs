@@ -385,7 +385,7 @@ impl Shared<'_> {
         starts: &[f64],
         scratch: &mut eval::Scratch,
     ) -> Result<eval::Completion, crate::error::Error> {
-        let gamma = self.coll.gamma_ns_per_byte;
+        let gamma = self.model.gamma();
         // Costed from the rule that gives its steps, never built (a few per call to compute).
         if spec.ranks >= RULED_MIN_RANKS
             && let Some(ruled) = crate::collectives::ruled(op, algorithm, spec)?

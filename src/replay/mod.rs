@@ -430,7 +430,7 @@ pub fn replay(
         trace,
         g,
         &Model::LogGps(*params),
-        &Choice::tuned().with_gamma(params.gamma.unwrap_or(0.0)),
+        &Choice::tuned(),
         file,
         progress,
     )
@@ -585,6 +585,7 @@ mod tests {
                 o: 6550.0,
                 g: 9000.0,
                 G: 15.48,
+                gamma: 0.0,
             }),
         ];
         let coll = Choice::tuned();
