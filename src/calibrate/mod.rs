@@ -66,6 +66,10 @@ pub struct Calibration {
     /// says what they tell.
     pub progress_wait_ns: f64,
     pub progress_rtt_ns: f64,
+    /// The copy probe: a memcpy of [`COPY_BYTES`] between page-aligned buffers and with the
+    /// destination [`COPY_ALIAS`] bytes past the source modulo 4096, ns medians.
+    pub copy_aligned_ns: f64,
+    pub copy_aliased_ns: f64,
 }
 
 impl Calibration {
@@ -531,6 +535,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         reduction: local.reduction,
         progress_wait_ns: local.progress_wait_ns,
         progress_rtt_ns: local.progress_rtt_ns,
+        copy_aligned_ns: local.copy_ns.0,
+        copy_aliased_ns: local.copy_ns.1,
     })
 }
 
@@ -544,12 +550,25 @@ pub fn moves_only_in_calls(wait_ns: f64, rtt_ns: f64) -> bool {
     wait_ns > 0.25 * rtt_ns / 2.0
 }
 
+/// The copy probe's size, bytes (the round-trip program's `--copy`).
+pub const COPY_BYTES: u64 = 16_384;
+
+/// How far past the source, modulo 4096, the copy probe puts its slow copy's destination.
+pub const COPY_ALIAS: u64 = 16;
+
+/// A copy whose destination lies [`COPY_ALIAS`] bytes past its source (modulo 4096) slower than
+/// this many times an aligned one: `calibrate` warns that what a message costs on this CPU
+/// depends on where the program's buffers lie.
+pub const COPY_WARNING: f64 = 2.0;
+
 /// What [`measure_local`] times.
 struct Local {
     poll_ns: f64,
     reduction: Reduction,
     progress_wait_ns: f64,
     progress_rtt_ns: f64,
+    /// Aligned, aliased.
+    copy_ns: (f64, f64),
 }
 
 /// Launches whose round trips differ by more than this (median over sizes) were taken while
@@ -582,6 +601,7 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
         .args(["--poll", &POLL_BATCHES.to_string()])
         .args(["--reduce", &sizes.join(",")])
         .args(["--progress", &PROGRESS_BYTES.to_string()])
+        .args(["--copy", &COPY_BYTES.to_string()])
         .output()
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -598,16 +618,25 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
             ["progress", _, wait, rtt, ..] => Some((wait.parse().ok()?, rtt.parse().ok()?)),
             _ => None,
         });
-    match (out.status.success(), median, reduction, progress) {
-        (true, Some(ns), Some(r), Some((wait, rtt))) => Ok(Local {
+    let copy = text
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["copy", _, aligned, aliased, ..] => {
+                Some((aligned.parse().ok()?, aliased.parse().ok()?))
+            }
+            _ => None,
+        });
+    match (out.status.success(), median, reduction, progress, copy) {
+        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns)) => Ok(Local {
             poll_ns: ns,
             reduction: r,
             progress_wait_ns: wait,
             progress_rtt_ns: rtt,
+            copy_ns,
         }),
         _ => Err(Error::Io(format!(
-            "the round-trip program did not time failed polls, reductions and progress ({}): {}{}\n(rebuild it with \
-             `make -C tracer`: older builds have no --poll, --reduce or --progress)",
+            "the round-trip program did not time failed polls, reductions, progress and copies ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll, --reduce, --progress or --copy)",
             out.status,
             text.trim(),
             String::from_utf8_lossy(&out.stderr).trim()
@@ -624,6 +653,30 @@ pub fn progress_finding(c: &Calibration) -> String {
         ),
         false => format!(
             "async: a posted receive of {PROGRESS_BYTES} bytes waited {wait:.1} µs after its rank computed, a one-way transfer takes {one_way:.1} µs: messages move in the background"
+        ),
+    }
+}
+
+/// What the copy probe found (its medians, ns), in words, and whether it is a warning.
+pub fn copy_finding(fast: f64, slow: f64) -> (String, bool) {
+    let ratio = slow / fast.max(1.0);
+    let warn = ratio > COPY_WARNING;
+    let what = format!(
+        "a {COPY_BYTES}-byte memcpy takes {:.2} µs between page-aligned buffers and {:.2} µs ({ratio:.1}×) with the destination {COPY_ALIAS} bytes past the source modulo 4096",
+        fast / 1e3,
+        slow / 1e3
+    );
+    match warn {
+        true => (
+            format!(
+                "{what}: on this CPU a message costs more where the buffers it is copied between lie so (4 KiB aliasing); \
+                 no parameter carries that, so a program whose buffers fall so runs slower than predicted (page-aligned buffers avoid it)"
+            ),
+            true,
+        ),
+        false => (
+            format!("{what}: where buffers lie does not matter here"),
+            false,
         ),
     }
 }
@@ -664,6 +717,10 @@ pub fn params_file(c: &Calibration) -> String {
         r.intercept_ns
     ));
     s.push_str(&format!("# progress: {}\n", progress_finding(c)));
+    s.push_str(&format!(
+        "# copies: {}\n",
+        copy_finding(c.copy_aligned_ns, c.copy_aliased_ns).0
+    ));
     s.push_str(&crate::model::params_toml(&c.fit.params));
     // A program's failed polls cost what they cost in its trace unless `poll` is set: a poll
     // over many requests costs more than this one-request figure.
@@ -708,5 +765,19 @@ mod tests {
         assert!((launch_spread(&five) - 0.1 / 1.05).abs() < 1e-12);
         assert_eq!(launch_spread(&[rtt(8, 400.0), rtt(16, 900.0)]), 0.0);
         assert_eq!(launch_spread(&[]), 0.0);
+    }
+
+    /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.
+    #[test]
+    fn copy_finding_warns_on_aliasing() {
+        let (text, warn) = copy_finding(431.0, 9448.0);
+        assert!(warn);
+        assert!(
+            text.contains("0.43 µs") && text.contains("9.45 µs (21.9×)"),
+            "{text}"
+        );
+        let (text, warn) = copy_finding(431.0, 800.0);
+        assert!(!warn);
+        assert!(text.contains("does not matter"), "{text}");
     }
 }

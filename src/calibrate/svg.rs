@@ -246,6 +246,8 @@ mod tests {
             reduction: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             progress_wait_ns: 0.0,
             progress_rtt_ns: 0.0,
+            copy_aligned_ns: 0.0,
+            copy_aliased_ns: 0.0,
         };
         let svg = chart(&c);
         assert_eq!(svg.matches("<path").count(), 2, "{svg}");

@@ -292,5 +292,9 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         r.intercept_ns
     );
     println!("progress    {}", calibrate::progress_finding(c));
+    match calibrate::copy_finding(c.copy_aligned_ns, c.copy_aliased_ns) {
+        (text, true) => println!("WARNING     copies: {text}"),
+        (text, false) => println!("copies      {text}"),
+    }
     println!("wrote       {} and {}", toml.display(), svg.display());
 }

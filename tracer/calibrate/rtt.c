@@ -37,7 +37,15 @@
  *
  *     progress K WAIT_NS RTT_NS REPS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K]
+ * With --copy K, rank 0 then times memcpy of K bytes between page-aligned buffers twice: with
+ * the destination COPY_ALIAS bytes past the source modulo 4096, and with both aligned. Some
+ * CPUs copy the first many times slower (a load is taken to depend on a store 4 KiB away), and
+ * what a message costs then depends on where the program's buffers lie, which no model
+ * parameter carries. It prints the medians over the repetitions:
+ *
+ *     copy K ALIGNED_NS ALIASED_NS REPS
+ *
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -147,6 +155,27 @@ static void reductions(const long long *sizes, int n, int reps, int warmup, doub
     }
 }
 
+#define COPY_ALIAS 16
+
+/* The --copy probe (see the top): `reps` memcpy of k bytes per placement. */
+static void copies(long long k, int reps, long long *aligned, long long *aliased) {
+    size_t span = ((size_t)k + 4096) / 4096 * 4096;
+    char *src = aligned_alloc(4096, 3 * span), *dst = src + span;
+    memset(src, 1, 3 * span);
+    for (int r = -5; r < reps; r++)
+        for (int a = 0; a < 2; a++) {
+            char *d = dst + (a ? COPY_ALIAS : 0);
+            int64_t t0 = now_ns();
+            memcpy(d, src, (size_t)k);
+            __asm__ volatile("" : : "r"(d) : "memory");
+            int64_t t = now_ns() - t0;
+            if (r >= 0) (a ? aliased : aligned)[r] = t;
+        }
+    printf("copy %lld %lld %lld %d\n", k, median(aligned, reps), median(aliased, reps), reps);
+    fflush(stdout);
+    free(src);
+}
+
 #define PROGRESS_SPIN_NS 200000
 
 /* The --progress probe (see the top): `reps` posted receives waited for after a spin, and as
@@ -194,7 +223,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
-    long long progress_k = -1;
+    long long progress_k = -1, copy_k = -1;
     int nsizes = 0, nws = 0, nreduce = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -207,13 +236,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--poll")) poll_batches = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reduce")) nreduce = parse_list(argv[i + 1], &reduce);
         else if (!strcmp(argv[i], "--progress")) progress_k = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--copy")) copy_k = atoll(argv[i + 1]);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
         hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -274,6 +304,7 @@ int main(int argc, char **argv) {
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
     if (progress_k >= 0) progress_probe(rank, progress_k, reps < MAX_REPS ? reps : MAX_REPS, send, recv);
+    if (copy_k >= 0 && rank == 0) copies(copy_k, MAX_REPS, send, recv);
     free(buf);
     free(rtt);
     free(send);
