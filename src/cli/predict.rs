@@ -7,7 +7,9 @@ use super::{load_then, quiet_pipe, to_stdout, warn};
 use clap::Args;
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::error::Error;
-use loggps_predict::report::{self, Format, Report};
+use loggps_predict::model::ResolvedModel;
+use loggps_predict::replay::Prediction;
+use loggps_predict::report::{self, Format, Report, timeline};
 use loggps_predict::trace;
 use std::path::PathBuf;
 
@@ -38,6 +40,19 @@ pub struct PredictArgs {
     /// rank and their average, or with --sweep one per value
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Also write the predicted run as a timeline into FILE, in the Chrome trace-event JSON
+    /// format (open it in ui.perfetto.dev or chrome://tracing): per rank the predicted calls
+    /// with their synchronization and the computation between, the measured calls beside them,
+    /// each message an arrow
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+    /// The timeline's ranks only (e.g. 0,4,8-15)
+    #[arg(long, value_name = "LIST", requires = "timeline")]
+    pub ranks: Option<String>,
+    /// The timeline's slices that overlap T0:T1 only (e.g. 0:2ms, 1.5s:1.6s; seconds without a
+    /// unit)
+    #[arg(long, value_name = "T0:T1", requires = "timeline")]
+    pub window: Option<String>,
 }
 
 pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
@@ -48,14 +63,37 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
         .as_deref()
         .map(|s| Sweep::parse(s, &a.model, &a.params, &coll))
         .transpose()?;
+    let cut = timeline::Cut {
+        ranks: a
+            .ranks
+            .as_deref()
+            .map(timeline::Cut::parse_ranks)
+            .transpose()
+            .map_err(Error::Usage)?,
+        window_ns: a
+            .window
+            .as_deref()
+            .map(timeline::Cut::parse_window)
+            .transpose()
+            .map_err(Error::Usage)?,
+    };
+    if sweep.is_some() && a.timeline.is_some() {
+        return Err(Error::Usage(
+            "--timeline draws one prediction: leave out --sweep (or predict each value with its own flags)".into(),
+        ));
+    }
     let trace = load_then(path, trace::Then::PREDICT)?;
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, &coll);
     }
     let resolved = a.model.resolve(&a.params, trace.meta.params)?;
     let bar = Progress::new("replaying", Some(trace.total_events()));
-    let prediction =
-        loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n));
+    let prediction = match &a.timeline {
+        None => {
+            loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n))
+        }
+        Some(file) => with_timeline(path, file, cut, &trace, &resolved, &coll, &|n| bar.set(n)),
+    };
     bar.finish();
     let prediction = prediction?;
     for w in &prediction.warnings {
@@ -79,4 +117,66 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
 pub(super) fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> {
     std::fs::write(path, svg)
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The prediction, its timeline written into `file` as the replay goes. The file is ended
+/// whatever the replay gives: a deadlock's timeline shows the calls up to where its ranks
+/// stopped, and says why in its `otherData`.
+fn with_timeline(
+    path: &std::path::Path,
+    file: &std::path::Path,
+    cut: timeline::Cut,
+    trace: &trace::Trace,
+    resolved: &ResolvedModel,
+    coll: &Choice,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Prediction, Error> {
+    let n = trace.nranks() as u32;
+    if let Some((_, b)) = cut.ranks.iter().flatten().find(|(_, b)| *b >= n) {
+        return Err(Error::Usage(format!(
+            "--ranks: rank {b} is not in the trace (ranks 0–{})",
+            n.saturating_sub(1)
+        )));
+    }
+    let name = path.display().to_string();
+    let graph = loggps_predict::graph::build(trace, &name)?;
+    let cannot = |e: std::io::Error| Error::Io(format!("cannot write {}: {e}", file.display()));
+    let out = std::fs::File::create(file).map_err(cannot)?;
+    let tl = timeline::Timeline::new(trace, &graph, cut, std::io::BufWriter::new(out))
+        .map_err(cannot)?;
+    let model = resolved.model();
+    let observe = |steps: &[loggps_predict::replay::Step]| tl.observe(steps);
+    let prediction = loggps_predict::replay::replay_observed(
+        trace,
+        &graph,
+        &model,
+        coll,
+        &name,
+        progress,
+        Some(&observe),
+    );
+    let other = match &prediction {
+        Ok(p) => {
+            let report = Report::new(
+                &name,
+                &trace.meta.library,
+                trace.total_events(),
+                p,
+                resolved,
+            );
+            serde_json::json!({
+                "trace": name,
+                "model": report.model,
+                "progress": report.progress,
+                "parameters": report.params,
+                "predicted_s": report.predicted_s,
+                "measured_s": report.measured_s,
+                "error_pct": report.error_pct,
+                "tracks": "per rank: predicted (tid 0: calls, their sender and receiver synchronization, computation), measured (tid 1)",
+            })
+        }
+        Err(e) => serde_json::json!({ "trace": name, "error": e.to_string() }),
+    };
+    tl.finish(&other).map_err(cannot)?;
+    prediction
 }

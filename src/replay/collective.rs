@@ -75,7 +75,12 @@ pub(super) struct Local {
     pub(super) returns: Option<(u32, Arc<eval::Completion>)>,
     /// `(instance, world rank, call time)` of arrivals at modeled collectives.
     pub(super) starts: Vec<(u32, u32, f64)>,
+    /// Costed events for the observer (at most [`STEPS_BATCH`]).
+    pub(super) steps: Vec<super::Step>,
 }
+
+/// Steps a thread batches before it hands them to the observer.
+pub(super) const STEPS_BATCH: usize = 4096;
 
 /// A modeled instance's schedule's bytes and root, and its operation (None: not one a schedule
 /// costs).
@@ -252,6 +257,7 @@ impl Shared<'_> {
     /// listed as completed) and reads (an instance all of whose participants read their returns
     /// lets them go).
     pub(super) fn flush(&self, local: &mut Local) {
+        self.flush_steps(local);
         // The call times first: an instance is costed once its arrivals are all counted.
         self.flush_starts(local);
         // The reads before the arrivals, the returns read last let go: the returns all
@@ -278,6 +284,16 @@ impl Shared<'_> {
             {
                 self.completed.lock().expect("completed").push(x);
             }
+        }
+    }
+
+    /// Hands the steps `local` batched to the observer.
+    pub(super) fn flush_steps(&self, local: &mut Local) {
+        if let Some(observe) = self.observer
+            && !local.steps.is_empty()
+        {
+            observe(&local.steps);
+            local.steps.clear();
         }
     }
 

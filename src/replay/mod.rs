@@ -88,6 +88,23 @@ impl RankBreakdown {
     }
 }
 
+/// One event as the replay costed it, handed to an observer ([`replay_observed`]: the
+/// timeline): its predicted call and return, ns from time 0, and its return's parts. A rank's
+/// steps come in its program order; different ranks' interleave in any order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    pub rank: u32,
+    pub event: u32,
+    pub call_ns: f64,
+    pub return_ns: f64,
+    pub communication_ns: f64,
+    pub sender_sync_ns: f64,
+    pub receiver_sync_ns: f64,
+}
+
+/// What an observer of the replay is: called with batches of steps, from any thread.
+pub type Observer<'a> = &'a (dyn Fn(&[Step]) + Sync);
+
 /// The replay's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prediction {
@@ -192,6 +209,8 @@ struct Shared<'a> {
     /// event, the global event of its rank's first call at or after it that starts no request
     /// (NONE: none follows); empty otherwise.
     progress_at: Vec<u32>,
+    /// Told every costed event, in batches ([`replay_observed`]).
+    observer: Option<Observer<'a>>,
 }
 
 /// For every event, the first event of its rank at or after it that starts no request: where a
@@ -219,6 +238,7 @@ impl<'a> Shared<'a> {
         g: &'a HbGraph,
         model: &'a Model,
         coll: &'a Choice,
+        observer: Option<Observer<'a>>,
     ) -> Result<Shared<'a>, Error> {
         let p = trace.nranks();
         let offsets = trace.events.offsets();
@@ -291,6 +311,7 @@ impl<'a> Shared<'a> {
                 true => progress_points(trace),
                 false => Vec::new(),
             },
+            observer,
         };
 
         Ok(sh)
@@ -446,12 +467,26 @@ pub fn replay_with(
     file: &str,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Prediction, Error> {
+    replay_observed(trace, g, model, coll, file, progress, None)
+}
+
+/// [`replay_with`], every costed event handed to `observer` as it goes (in batches, from the
+/// threads that cost them); a deadlock's events up to where its ranks stopped too.
+pub fn replay_observed(
+    trace: &Trace,
+    g: &HbGraph,
+    model: &Model,
+    coll: &Choice,
+    file: &str,
+    progress: &(dyn Fn(u64) + Sync),
+    observer: Option<Observer<'_>>,
+) -> Result<Prediction, Error> {
     let p = trace.nranks();
     let events = trace.events.offsets()[p];
     let what = format!("replaying {events} events of {p} ranks");
     let need = BYTES_PER_EVENT * events as u64 + BYTES_PER_RANK * p as u64;
     crate::memory::ensure(&what, need).map_err(|e| e.in_file(file))?;
-    let sh = Shared::new(trace, g, model, coll)?;
+    let sh = Shared::new(trace, g, model, coll, observer)?;
     let states: Vec<Mutex<RankState>> = (0..p)
         .into_par_iter()
         .map(|_| Mutex::new(RankState::new(model)))

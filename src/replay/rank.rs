@@ -1,11 +1,11 @@
 //! One rank's replay: its state, and the walk over its events ([`advance`]) that keeps the
 //! measured computation, publishes each call time and adds each event's cost.
 
-use super::collective::{Local, STARTS_BATCH};
+use super::collective::{Local, STARTS_BATCH, STEPS_BATCH};
 use super::cost::Inbound;
 use super::cost::cost_event;
 use super::schedule::{PREFETCH_AHEAD, prefetch_partner};
-use super::{Outcome, RankBreakdown, Shared, link_of, read_by_partners, sends};
+use super::{Outcome, RankBreakdown, Shared, Step, link_of, read_by_partners, sends};
 use crate::collectives::traced::op_of;
 use crate::graph::NONE;
 use crate::model::{CostModel, Model, Port, SavedFold};
@@ -235,6 +235,20 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
         if routine.is_collective() {
             st.add_collective(routine, ret - tc);
             st.colls += 1;
+        }
+        if sh.observer.is_some() {
+            local.steps.push(Step {
+                rank: r as u32,
+                event: i as u32,
+                call_ns: tc,
+                return_ns: ret,
+                communication_ns: comm,
+                sender_sync_ns: ssync,
+                receiver_sync_ns: rsync,
+            });
+            if local.steps.len() == STEPS_BATCH {
+                sh.flush_steps(local);
+            }
         }
         st.parts.communication += comm;
         st.parts.sender_sync += ssync;

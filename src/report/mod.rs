@@ -6,6 +6,7 @@ mod json;
 pub mod svg;
 pub mod sweep;
 mod table;
+pub mod timeline;
 
 use crate::model::ResolvedModel;
 use crate::replay::{Prediction, RankBreakdown};
