@@ -209,16 +209,16 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
         };
         let from = st.call_ns - gap;
         let pid = st.rank;
-        if self.cut.keeps(from, st.return_ns) {
-            if gap > 0.0 {
-                let _ = write!(
-                    s,
-                    ",\n{{\"name\":\"computation\",\"cat\":\"computation\",\"ph\":\"X\",\"pid\":{pid},\"tid\":0,\"ts\":{},\"dur\":{}}}",
-                    Us(from),
-                    Us(gap)
-                );
-                n += 1;
-            }
+        if gap > 0.0 && self.cut.keeps(from, st.call_ns) {
+            let _ = write!(
+                s,
+                ",\n{{\"name\":\"computation\",\"cat\":\"computation\",\"ph\":\"X\",\"pid\":{pid},\"tid\":0,\"ts\":{},\"dur\":{}}}",
+                Us(from),
+                Us(gap)
+            );
+            n += 1;
+        }
+        if self.cut.keeps(st.call_ns, st.return_ns) {
             let _ = write!(
                 s,
                 ",\n{{\"name\":\"{name}\",\"cat\":\"mpi\",\"ph\":\"X\",\"pid\":{pid},\"tid\":0,\"ts\":{},\"dur\":{},\"args\":{{\"event\":{i}",

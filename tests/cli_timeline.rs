@@ -1,0 +1,278 @@
+//! `predict --timeline`: the Chrome trace-event JSON of a prediction, each slice checked
+//! against hand calculations from the model documentation (src/model/MODEL.md), its cuts, and
+//! what it writes when the replay cannot finish.
+
+mod common;
+
+use common::{bin, fixture, run, text_trace};
+use serde_json::Value;
+
+/// Runs a prediction with `--timeline` (and `args`) and returns the timeline, checked to be
+/// the format's JSON: an object whose `traceEvents` are objects with a name, a phase and a
+/// process; complete slices (`X`) with a time and a duration, flow ends (`s`, `f`) with an id.
+fn timeline(trace: &str, args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    let out = run(&[&[trace, "--timeline", f.to_str().unwrap()], args].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).expect("JSON");
+    for e in v["traceEvents"].as_array().expect("traceEvents") {
+        assert!(e["name"].is_string() && e["pid"].is_i64(), "{e}");
+        match e["ph"].as_str().unwrap() {
+            "M" => assert!(e["args"].is_object(), "{e}"),
+            "X" => assert!(e["ts"].is_f64() || e["ts"].is_u64(), "{e}"),
+            "s" | "f" => assert!(e["id"].is_u64() && e["ts"].is_number(), "{e}"),
+            ph => panic!("phase {ph}: {e}"),
+        }
+        if e["ph"] == "X" {
+            assert!(e["dur"].as_f64().unwrap() >= 0.0, "{e}");
+        }
+    }
+    assert_eq!(v["displayTimeUnit"], "ns");
+    v
+}
+
+/// The slices of `pid`'s thread `tid`, as (name, ts µs, dur µs), in the file's order: a rank's
+/// in program order, a call's slice before the synchronization inside it.
+fn slices(v: &Value, pid: i64, tid: i64) -> Vec<(String, f64, f64)> {
+    v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid)
+        .map(|e| {
+            let name = e["name"].as_str().unwrap().to_string();
+            (name, e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap())
+        })
+        .collect()
+}
+
+fn assert_slices(got: &[(String, f64, f64)], want: &[(&str, f64, f64)], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: {got:?}");
+    for (g, w) in got.iter().zip(want) {
+        // Written to the nanosecond: within half of one.
+        assert!(
+            g.0 == w.0 && (g.1 - w.1).abs() < 5e-4 && (g.2 - w.2).abs() < 5e-4,
+            "{what}: {g:?} != {w:?}\n{got:?}"
+        );
+    }
+}
+
+/// The round trip of the model's §6 with k = 12000, w = 500 µs (Myrinet, eager; hand-costed
+/// in tests/cli_predict.rs's `svg_draws_each_ranks_breakdown`): T1 = 88,870, T1 + T2' =
+/// 214,008.02, T3 = 37,390 ns.
+/// - rank 0: Send at 0 for T1; computes 500 µs from 88,870; Recv at 588,870, its message there
+///   since 465,406.04, for T3: returns at 626,260.
+/// - rank 1: Recv at 0 waits 214,008.02 (receiver sync) and pays T3: returns at 251,398.02;
+///   Send there for T1: returns at 340,268.02.
+///
+/// Measured: each call as the fixture times it. Two messages: rank 0's Send (event 1) to rank
+/// 1's Recv, rank 1's Send (event 6: rank 1's events start at 4) to rank 0's Recv.
+#[test]
+fn every_slice_is_the_hand_calculation() {
+    let f = fixture("rtt/k12000-w500000.txt");
+    let v = timeline(f.to_str().unwrap(), &[]);
+    assert_slices(
+        &slices(&v, 0, 0),
+        &[
+            ("MPI_Init", 0.0, 0.0),
+            ("MPI_Send", 0.0, 88.870),
+            ("computation", 88.870, 500.0),
+            ("MPI_Recv", 588.870, 37.390),
+        ],
+        "rank 0 predicted",
+    );
+    assert_slices(
+        &slices(&v, 1, 0),
+        &[
+            ("MPI_Init", 0.0, 0.0),
+            ("MPI_Recv", 0.0, 251.39802),
+            ("receiver sync", 0.0, 214.00802),
+            ("MPI_Send", 251.39802, 88.870),
+        ],
+        "rank 1 predicted",
+    );
+    assert_slices(
+        &slices(&v, 0, 1),
+        &[
+            ("MPI_Init", 0.0, 0.0),
+            ("MPI_Send", 0.0, 1.0),
+            ("MPI_Recv", 501.0, 4.0),
+        ],
+        "rank 0 measured",
+    );
+    assert_slices(
+        &slices(&v, 1, 1),
+        &[
+            ("MPI_Init", 0.0, 0.0),
+            ("MPI_Recv", 0.0, 2.0),
+            ("MPI_Send", 2.0, 1.0),
+        ],
+        "rank 1 measured",
+    );
+    let mut flows: Vec<(String, u64, i64, f64)> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "s" || e["ph"] == "f")
+        .map(|e| {
+            let ph = e["ph"].as_str().unwrap().to_string();
+            (
+                ph,
+                e["id"].as_u64().unwrap(),
+                e["pid"].as_i64().unwrap(),
+                e["ts"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    flows.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    let want = [
+        ("f", 1, 1, 0.0),
+        ("s", 1, 0, 0.0),
+        ("f", 6, 0, 588.870),
+        ("s", 6, 1, 251.39802),
+    ];
+    assert_eq!(flows.len(), 4, "{flows:?}");
+    for (g, w) in flows.iter().zip(want) {
+        assert!(
+            g.0 == w.0 && g.1 == w.1 && g.2 == w.2 && (g.3 - w.3).abs() < 5e-4,
+            "{flows:?}"
+        );
+    }
+    // The ranks and their tracks are named; the model and the prediction are in otherData.
+    let names: Vec<String> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] != "process_sort_index")
+        .map(|e| format!("{} {}", e["pid"], e["args"]["name"].as_str().unwrap()))
+        .collect();
+    for n in [
+        "0 rank 0",
+        "1 rank 1",
+        "0 predicted",
+        "0 measured",
+        "1 measured",
+    ] {
+        assert!(names.contains(&n.to_string()), "{names:?}");
+    }
+    let other = &v["otherData"];
+    assert_eq!(other["model"], "loggps");
+    assert_eq!(other["parameters"]["o"]["value"], 6550.0);
+    assert!((other["predicted_s"].as_f64().unwrap() - 626_260e-9).abs() < 1e-12);
+}
+
+/// A rendezvous send's sender synchronization is a slice of its own at the start of the call
+/// (tests/cli_predict.rs's `progress_at_calls_moves_a_posted_receive_at_the_next_call`, by
+/// hand: Myrinet, k = 20,000 > S; messages move only inside calls). Rank 0 posts an Irecv at 0
+/// (o = 6,550), computes 100 µs, waits from 106,550 to 448,278.02. Rank 1's Send at 0 returns
+/// at 271,110, 98,840 of it sender synchronization (106,550 − o − L).
+#[test]
+fn sender_synchronization_is_its_own_slice() {
+    let t = "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+        0 MPI_Init 0 0\n0 MPI_Irecv 0 10 bytes=20000 peer=1 tag=0 req=0\n0 MPI_Wait 100010 100020 done=0:1:0\n0 MPI_Finalize 100020 100030\n\
+        1 MPI_Init 0 0\n1 MPI_Send 0 10 bytes=20000 peer=0 tag=0\n1 MPI_Finalize 10 20\n";
+    let (_d, f) = text_trace("irecv.txt", t);
+    let v = timeline(&f, &["--progress", "calls"]);
+    assert_slices(
+        &slices(&v, 1, 0),
+        &[
+            ("MPI_Init", 0.0, 0.0),
+            ("MPI_Send", 0.0, 271.110),
+            ("sender sync", 0.0, 98.840),
+        ],
+        "rank 1 predicted",
+    );
+    let rank0 = slices(&v, 0, 0);
+    let names: Vec<&str> = rank0.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(
+        names[..4],
+        ["MPI_Init", "MPI_Irecv", "computation", "MPI_Wait"],
+        "{rank0:?}"
+    );
+    assert_slices(
+        &rank0[1..4],
+        &[
+            ("MPI_Irecv", 0.0, 6.550),
+            ("computation", 6.550, 100.0),
+            ("MPI_Wait", 106.550, 341.72802),
+        ],
+        "rank 0 predicted",
+    );
+}
+
+/// `--ranks` keeps the ranks listed, `--window` the slices that overlap it; a rank the trace
+/// does not have, a bad window and a sweep are errors that say so.
+#[test]
+fn ranks_and_window_cut_the_timeline() {
+    let f = fixture("rtt/k12000-w500000.txt");
+    let f = f.to_str().unwrap();
+    let v = timeline(f, &["--ranks", "1"]);
+    let pids: std::collections::BTreeSet<i64> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] != "M")
+        .map(|e| e["pid"].as_i64().unwrap())
+        .collect();
+    assert_eq!(pids.into_iter().collect::<Vec<_>>(), [1]);
+    // 300–400 µs: rank 0's computation (88.87–588.87) and rank 1's Send (251.398–340.268).
+    let v = timeline(f, &["--window", "300us:400us"]);
+    assert_eq!(
+        slices(&v, 0, 0)
+            .iter()
+            .map(|s| s.0.as_str())
+            .collect::<Vec<_>>(),
+        ["computation"]
+    );
+    assert_eq!(
+        slices(&v, 1, 0)
+            .iter()
+            .map(|s| s.0.as_str())
+            .collect::<Vec<_>>(),
+        ["MPI_Send"]
+    );
+    assert!(slices(&v, 0, 1).is_empty() && slices(&v, 1, 1).is_empty());
+    let err = |args: &[&str]| {
+        let out = run(&[&[f, "--timeline", "/dev/null"], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    assert!(err(&["--ranks", "0-2"]).contains("rank 2 is not in the trace (ranks 0–1)"));
+    assert!(err(&["--window", "2ms:1ms"]).contains("T0 must come before T1"));
+    assert!(err(&["--sweep", "o=1,2"]).contains("--timeline draws one prediction"));
+    let out = run(&[f, "--ranks", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--timeline"));
+}
+
+/// A deadlock is still an error, and its timeline is complete JSON: the calls up to where the
+/// ranks stopped, and why in otherData.
+#[test]
+fn a_deadlocks_timeline_ends_with_why() {
+    let t = "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+        0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=20000 peer=1 tag=0\n0 MPI_Recv 20 30 bytes=20000 peer=1 tag=0\n0 MPI_Finalize 30 40\n\
+        1 MPI_Init 0 0\n1 MPI_Send 10 20 bytes=20000 peer=0 tag=0\n1 MPI_Recv 20 30 bytes=20000 peer=0 tag=0\n1 MPI_Finalize 30 40\n";
+    let (d, f) = text_trace("dead.txt", t);
+    let tl = d.path().join("t.json");
+    let out = bin()
+        .args([&f, "--timeline", tl.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let v: Value = serde_json::from_slice(&std::fs::read(&tl).unwrap()).expect("JSON");
+    assert!(
+        v["otherData"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("deadlock"),
+        "{}",
+        v["otherData"]
+    );
+    // Each rank's MPI_Init was costed before the sends that never return.
+    assert_eq!(slices(&v, 0, 0).len(), 1, "{v}");
+}
