@@ -7,6 +7,7 @@
 pub mod calibrate;
 pub mod casestudy;
 pub mod collectives;
+pub mod critical;
 pub mod error;
 pub mod graph;
 pub mod memory;

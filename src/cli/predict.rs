@@ -6,6 +6,7 @@ use super::sweep::{Sweep, predict_sweep};
 use super::{load_then, quiet_pipe, to_stdout, warn};
 use clap::Args;
 use loggps_predict::collectives::traced::Choice;
+use loggps_predict::critical::{Composition, CriticalPath, Record};
 use loggps_predict::error::Error;
 use loggps_predict::model::ResolvedModel;
 use loggps_predict::replay::Prediction;
@@ -53,6 +54,11 @@ pub struct PredictArgs {
     /// unit)
     #[arg(long, value_name = "T0:T1", requires = "timeline")]
     pub window: Option<String>,
+    /// Also find the critical path: the chain of calls, messages and computation that sets the
+    /// predicted runtime, reported as its parts, by routine and by rank (table and JSON; with
+    /// --timeline, also drawn there)
+    #[arg(long)]
+    pub critical_path: bool,
 }
 
 pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
@@ -77,9 +83,9 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
             .transpose()
             .map_err(Error::Usage)?,
     };
-    if sweep.is_some() && a.timeline.is_some() {
+    if sweep.is_some() && (a.timeline.is_some() || a.critical_path) {
         return Err(Error::Usage(
-            "--timeline draws one prediction: leave out --sweep (or predict each value with its own flags)".into(),
+            "--timeline and --critical-path follow one prediction: leave out --sweep (or predict each value with its own flags)".into(),
         ));
     }
     let trace = load_then(path, trace::Then::PREDICT)?;
@@ -88,24 +94,38 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
     }
     let resolved = a.model.resolve(&a.params, trace.meta.params)?;
     let bar = Progress::new("replaying", Some(trace.total_events()));
-    let prediction = match &a.timeline {
-        None => {
-            loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n))
-        }
-        Some(file) => with_timeline(path, file, cut, &trace, &resolved, &coll, &|n| bar.set(n)),
+    let (prediction, critical) = match (&a.timeline, a.critical_path) {
+        (None, false) => (
+            loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n)),
+            None,
+        ),
+        (file, critical) => observed(
+            path,
+            file.as_deref(),
+            critical,
+            cut,
+            &trace,
+            &resolved,
+            &coll,
+            &|n| bar.set(n),
+        )?,
     };
     bar.finish();
     let prediction = prediction?;
     for w in &prediction.warnings {
         warn(w.clone());
     }
-    let report = Report::new(
+    let mut report = Report::new(
         &path.display().to_string(),
         &trace.meta.library,
         trace.total_events(),
         &prediction,
         &resolved,
     );
+    report.critical_path = critical.as_ref().map(Into::into);
+    if critical.is_some() && a.format == Format::Csv {
+        warn("the critical path is reported in the table and JSON formats, not CSV".into());
+    }
     if let Some(path) = &a.svg {
         write_svg(path, &report.svg())?;
     }
@@ -119,18 +139,21 @@ pub(super) fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> 
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }
 
-/// The prediction, its timeline written into `file` as the replay goes. The file is ended
-/// whatever the replay gives: a deadlock's timeline shows the calls up to where its ranks
-/// stopped, and says why in its `otherData`.
-fn with_timeline(
+/// The prediction, observed as the replay goes: its timeline written into `file` where there
+/// is one, the events kept for the critical path where it is asked for (its composition comes
+/// back with the prediction). The timeline is ended whatever the replay gives: a deadlock's
+/// shows the calls up to where its ranks stopped, and says why in its `otherData`.
+#[allow(clippy::too_many_arguments)]
+fn observed(
     path: &std::path::Path,
-    file: &std::path::Path,
+    file: Option<&std::path::Path>,
+    critical: bool,
     cut: timeline::Cut,
     trace: &trace::Trace,
     resolved: &ResolvedModel,
     coll: &Choice,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<Prediction, Error> {
+) -> Result<(Result<Prediction, Error>, Option<Composition>), Error> {
     let n = trace.nranks() as u32;
     if let Some((_, b)) = cut.ranks.iter().flatten().find(|(_, b)| *b >= n) {
         return Err(Error::Usage(format!(
@@ -140,12 +163,27 @@ fn with_timeline(
     }
     let name = path.display().to_string();
     let graph = loggps_predict::graph::build(trace, &name)?;
-    let cannot = |e: std::io::Error| Error::Io(format!("cannot write {}: {e}", file.display()));
-    let out = std::fs::File::create(file).map_err(cannot)?;
-    let tl = timeline::Timeline::new(trace, &graph, cut, std::io::BufWriter::new(out))
-        .map_err(cannot)?;
+    let cannot = |f: &std::path::Path, e: std::io::Error| {
+        Error::Io(format!("cannot write {}: {e}", f.display()))
+    };
+    let tl = match file {
+        Some(f) => {
+            let out = std::fs::File::create(f).map_err(|e| cannot(f, e))?;
+            let w = std::io::BufWriter::new(out);
+            Some(timeline::Timeline::new(trace, &graph, cut, w).map_err(|e| cannot(f, e))?)
+        }
+        None => None,
+    };
+    let record = critical.then(|| Record::new(trace));
     let model = resolved.model();
-    let observe = |steps: &[loggps_predict::replay::Step]| tl.observe(steps);
+    let observe = |steps: &[loggps_predict::replay::Step]| {
+        if let Some(tl) = &tl {
+            tl.observe(steps);
+        }
+        if let Some(r) = &record {
+            r.observe(steps);
+        }
+    };
     let prediction = loggps_predict::replay::replay_observed(
         trace,
         &graph,
@@ -155,28 +193,44 @@ fn with_timeline(
         progress,
         Some(&observe),
     );
-    let other = match &prediction {
-        Ok(p) => {
-            let report = Report::new(
-                &name,
-                &trace.meta.library,
-                trace.total_events(),
-                p,
-                resolved,
-            );
-            serde_json::json!({
-                "trace": name,
-                "model": report.model,
-                "progress": report.progress,
-                "parameters": report.params,
-                "predicted_s": report.predicted_s,
-                "measured_s": report.measured_s,
-                "error_pct": report.error_pct,
-                "tracks": "per rank: predicted (tid 0: calls, their sender and receiver synchronization, computation), measured (tid 1)",
-            })
-        }
-        Err(e) => serde_json::json!({ "trace": name, "error": e.to_string() }),
+    let path = match (&prediction, &record) {
+        (Ok(p), Some(r)) => Some(CriticalPath::find(
+            trace,
+            &graph,
+            r,
+            p,
+            model.progress_at_calls(),
+        )),
+        _ => None,
     };
-    tl.finish(&other).map_err(cannot)?;
-    prediction
+    let composition = path.as_ref().map(|c| c.composition(trace));
+    if let (Some(tl), Some(f)) = (tl, file) {
+        if let Some(c) = &path {
+            tl.critical(c);
+        }
+        let other = match &prediction {
+            Ok(p) => {
+                let report = Report::new(
+                    &name,
+                    &trace.meta.library,
+                    trace.total_events(),
+                    p,
+                    resolved,
+                );
+                serde_json::json!({
+                    "trace": name,
+                    "model": report.model,
+                    "progress": report.progress,
+                    "parameters": report.params,
+                    "predicted_s": report.predicted_s,
+                    "measured_s": report.measured_s,
+                    "error_pct": report.error_pct,
+                    "tracks": "per rank: predicted (tid 0: calls, their sender and receiver synchronization, computation), measured (tid 1), critical path (tid 2, with --critical-path)",
+                })
+            }
+            Err(e) => serde_json::json!({ "trace": name, "error": e.to_string() }),
+        };
+        tl.finish(&other).map_err(|e| cannot(f, e))?;
+    }
+    Ok((prediction, composition))
 }

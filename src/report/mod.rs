@@ -82,6 +82,9 @@ pub struct Report {
     /// Time in each collective routine, averaged over ranks, seconds.
     pub collectives_s: indexmap_like::Ordered<f64>,
     pub warnings: Vec<String>,
+    /// The critical path's composition, where asked for (`--critical-path`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_path: Option<CriticalPathReport>,
     /// Rows the table leaves out (it shows at most `max_rows`); JSON and CSV have every rank.
     #[serde(skip)]
     pub max_rows: usize,
@@ -146,7 +149,57 @@ impl Report {
                 )
             },
             warnings: pred.warnings.clone(),
+            critical_path: None,
             max_rows: 64,
+        }
+    }
+}
+
+/// The critical path ([`crate::critical`]): its length, its four parts, its time by rank (the
+/// ranks it crosses) and by routine (most first; computation as `computation`), seconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct CriticalPathReport {
+    pub length_s: f64,
+    pub computation_s: f64,
+    pub communication_s: f64,
+    pub sender_sync_s: f64,
+    pub receiver_sync_s: f64,
+    /// How many times the path moves to the partner a call waited for.
+    pub jumps: usize,
+    pub by_rank: Vec<RankTime>,
+    pub by_routine: indexmap_like::Ordered<f64>,
+}
+
+/// A rank's time on the critical path, seconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankTime {
+    pub rank: u32,
+    pub time_s: f64,
+}
+
+impl From<&crate::critical::Composition> for CriticalPathReport {
+    fn from(c: &crate::critical::Composition) -> Self {
+        CriticalPathReport {
+            length_s: c.length_ns * NS,
+            computation_s: c.computation_ns * NS,
+            communication_s: c.communication_ns * NS,
+            sender_sync_s: c.sender_sync_ns * NS,
+            receiver_sync_s: c.receiver_sync_ns * NS,
+            jumps: c.jumps,
+            by_rank: c
+                .by_rank
+                .iter()
+                .map(|&(rank, t)| RankTime {
+                    rank,
+                    time_s: t * NS,
+                })
+                .collect(),
+            by_routine: indexmap_like::Ordered(
+                c.by_routine
+                    .iter()
+                    .map(|(n, t)| (n.clone(), t * NS))
+                    .collect(),
+            ),
         }
     }
 }

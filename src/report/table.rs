@@ -146,6 +146,53 @@ impl Exporter for Table {
                 writeln!(out, "{:>8} {name:<26} {t:>12.6} s", "")?;
             }
         }
+        if let Some(c) = &r.critical_path {
+            critical_path(out, c)?;
+        }
         Ok(())
     }
 }
+
+/// The critical path's section: its parts, then its time by routine and by rank (the first
+/// `CRITICAL_ROWS` of each, most first).
+fn critical_path(out: &mut dyn Write, c: &super::CriticalPathReport) -> io::Result<()> {
+    let share = |t: f64| 100.0 * t / c.length_s.max(f64::MIN_POSITIVE);
+    writeln!(
+        out,
+        "\ncritical path  {:.6} s, {} jump(s) to a partner a call waited for: computation {:.1}%, communication {:.1}%, sender sync {:.1}%, receiver sync {:.1}%",
+        c.length_s,
+        c.jumps,
+        share(c.computation_s),
+        share(c.communication_s),
+        share(c.sender_sync_s),
+        share(c.receiver_sync_s)
+    )?;
+    for (name, t) in c.by_routine.0.iter().take(CRITICAL_ROWS) {
+        writeln!(out, "{:>8} {name:<26} {t:>12.6} s {:>6.1}%", "", share(*t))?;
+    }
+    let mut ranks: Vec<&super::RankTime> = c.by_rank.iter().collect();
+    ranks.sort_by(|a, b| b.time_s.total_cmp(&a.time_s).then(a.rank.cmp(&b.rank)));
+    for x in ranks.iter().take(CRITICAL_ROWS) {
+        let rank = format!("rank {}", x.rank);
+        writeln!(
+            out,
+            "{:>8} {rank:<26} {:>12.6} s {:>6.1}%",
+            "",
+            x.time_s,
+            share(x.time_s)
+        )?;
+    }
+    let more = c.by_routine.0.len().saturating_sub(CRITICAL_ROWS)
+        + ranks.len().saturating_sub(CRITICAL_ROWS);
+    if more > 0 {
+        writeln!(
+            out,
+            "{:>8} ({more} more rows: --format json lists them all)",
+            "…"
+        )?;
+    }
+    Ok(())
+}
+
+/// Rows of routines and of ranks the table shows of the critical path.
+const CRITICAL_ROWS: usize = 10;

@@ -14,6 +14,7 @@
 //! so what it holds is a batch, whatever the trace. Events are in no particular order (the
 //! format does not ask for one).
 
+use crate::critical::{CriticalPath, Part};
 use crate::graph::{HbGraph, NONE};
 use crate::replay::Step;
 use crate::trace::{PEER_NULL, Shape, Trace};
@@ -313,6 +314,67 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
             _ => {}
         }
         n
+    }
+
+    /// Adds the critical path ([`crate::critical`]): on each rank it crosses a third track,
+    /// `critical path` (tid 2), with its segments (a routine's name, or `computation`), and an
+    /// arrow where it moves from a waiting call to the partner it waited for.
+    pub fn critical(&self, path: &CriticalPath) {
+        let mut s = String::new();
+        let mut n = 0;
+        let ranks: std::collections::BTreeSet<u32> = path.segments.iter().map(|x| x.rank).collect();
+        for r in ranks.into_iter().filter(|&r| self.cut.keeps_rank(r)) {
+            let _ = write!(
+                s,
+                ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{r},\"tid\":2,\"args\":{{\"name\":\"critical path\"}}}}"
+            );
+        }
+        for x in &path.segments {
+            if !self.cut.keeps_rank(x.rank) || !self.cut.keeps(x.from_ns, x.to_ns) {
+                continue;
+            }
+            let name = match x.part {
+                Part::Computation => "computation",
+                _ => self
+                    .trace
+                    .rank(x.rank as usize)
+                    .routine(x.event as usize)
+                    .mpi_name(),
+            };
+            let part = serde_json::to_string(&x.part).unwrap_or_default();
+            let _ = write!(
+                s,
+                ",\n{{\"name\":\"{name}\",\"cat\":\"critical\",\"ph\":\"X\",\"pid\":{},\"tid\":2,\"ts\":{},\"dur\":{},\"args\":{{\"event\":{},\"part\":{part}}}}}",
+                x.rank,
+                Us(x.from_ns),
+                Us(x.to_ns - x.from_ns),
+                x.event
+            );
+            n += 1;
+            if s.len() >= CHUNK {
+                self.put(&s, n);
+                s.clear();
+                n = 0;
+            }
+        }
+        // Ids past every event's, which the messages' arrows use.
+        let first = self.trace.events.offsets()[self.trace.nranks()];
+        for (k, j) in path.jumps.iter().enumerate() {
+            let keep = |r: u32| self.cut.keeps_rank(r) && self.cut.keeps(j.at_ns, j.at_ns);
+            if !keep(j.partner_rank) || !keep(j.rank) {
+                continue;
+            }
+            for (ph, pid, bind) in [("s", j.partner_rank, ""), ("f", j.rank, ",\"bp\":\"e\"")] {
+                let _ = write!(
+                    s,
+                    ",\n{{\"name\":\"waited for\",\"cat\":\"critical\",\"ph\":\"{ph}\",\"id\":{},\"pid\":{pid},\"tid\":2,\"ts\":{}{bind}}}",
+                    first + k,
+                    Us(j.at_ns)
+                );
+                n += 1;
+            }
+        }
+        self.put(&s, n);
     }
 
     /// Ends the file with `other` (the model, its parameters, the prediction) as `otherData`;
