@@ -14,6 +14,7 @@ pub mod memory;
 pub mod model;
 pub mod replay;
 pub mod report;
+pub mod sensitivity;
 pub mod synth;
 pub mod trace;
 

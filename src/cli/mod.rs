@@ -10,6 +10,7 @@ mod convert;
 mod info;
 mod predict;
 mod progress;
+mod sensitivity;
 mod sweep;
 mod synth;
 mod table7;
@@ -76,6 +77,10 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Compare predictions with a baseline (for CI): exit 1 and a table of what drifted.
     Check(check::CheckArgs),
+    /// What each LogGPS parameter is worth: the runtime's derivative by each (every band's, and
+    /// gamma), how far L, o and G can grow before the runtime rises by 1% and 5%, and the best
+    /// eager limit S in a range; by replays of the trace, matched once.
+    Sensitivity(sensitivity::SensitivityArgs),
 }
 
 /// Prints a warning on stderr.
@@ -120,6 +125,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Some(Command::Bench(a)) => bench::bench(&a.trace, &a.params, &a.coll),
         Some(Command::Collective(a)) => collective::run(&a),
         Some(Command::Table7(a)) => table7::table7(&a.dir, a.format, a.svg.as_deref()),
+        Some(Command::Sensitivity(a)) => sensitivity::sensitivity(&a),
         Some(Command::Check(a)) => {
             check::check(&a.traces, &a.baseline, a.tolerance, a.update, &a.params)
         }

@@ -79,6 +79,12 @@ impl Progress {
         })
     }
 
+    /// Changes the label (and shows the bar once a second has passed).
+    pub fn label(&self, label: &str) {
+        self.bar.set_message(label.to_string());
+        self.tick();
+    }
+
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }

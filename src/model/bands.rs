@@ -194,6 +194,16 @@ impl Bands {
         Ok(())
     }
 
+    /// Sets parameter `name` (of [`BAND_NAMES`]) to `v` in band `j` (from 0).
+    pub fn set_in(&mut self, j: usize, name: &str, v: f64) -> Result<(), String> {
+        let i = index(name)?;
+        let band = self.list[..self.len as usize]
+            .get_mut(j)
+            .ok_or_else(|| format!("the set has no band {}", j + 1))?;
+        *band.get_mut(i) = v;
+        Ok(())
+    }
+
     /// Multiplies parameter `name` (of [`BAND_NAMES`]) by `f` in every band.
     pub fn scale(&mut self, name: &str, f: f64) -> Result<(), String> {
         let i = index(name)?;

@@ -1,0 +1,217 @@
+//! `loggps-predict sensitivity TRACE`: what each LogGPS parameter is worth to the predicted
+//! runtime, by replays of the trace matched once ([`loggps_predict::sensitivity`]).
+
+use super::args::{InfoFormat, ModelArgs, ModelKind, ParamArgs};
+use super::progress::Progress;
+use super::{load_then, quiet_pipe, to_stdout, warn};
+use clap::Args;
+use loggps_predict::collectives::traced::Choice;
+use loggps_predict::error::Error;
+use loggps_predict::model::ResolvedModel;
+use loggps_predict::sensitivity::{
+    Added, BestS, Derivative, Replayer, Tolerance, best_s, derivatives, message_sizes, tolerance,
+};
+use loggps_predict::trace;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct SensitivityArgs {
+    /// Trace file (binary .bin or text .txt)
+    pub trace: PathBuf,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Collectives, as for a prediction (`modeled`, `measured` or OP=ALGORITHM,…)
+    #[arg(long, value_name = "SPEC", default_value = "modeled")]
+    pub coll: String,
+    /// The range the best eager limit S is looked for in, bytes (default: 0 to the trace's
+    /// largest message)
+    #[arg(long = "S-range", value_name = "LO:HI")]
+    pub s_range: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = InfoFormat::Table)]
+    pub format: InfoFormat,
+}
+
+/// The rises in runtime each tolerance is found for, percent.
+const RISES: [f64; 2] = [1.0, 5.0];
+
+#[derive(Serialize)]
+struct Sensitivity {
+    trace: String,
+    predicted_s: f64,
+    parameters: Vec<Derivative>,
+    tolerances: Vec<Tolerance>,
+    best_s: Option<BestS>,
+    /// The eager limit of the parameters.
+    s: u64,
+    replays: u32,
+}
+
+/// `LO:HI` of `--S-range`.
+fn parse_range(s: &str) -> Result<(u64, u64), Error> {
+    let bad = || {
+        Error::Usage(format!(
+            "--S-range {s}: expected LO:HI in bytes, LO ≤ HI (e.g. 0:65536)"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let (a, b): (u64, u64) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    match a <= b {
+        true => Ok((a, b)),
+        false => Err(bad()),
+    }
+}
+
+pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
+    if a.model.model == ModelKind::Loggp {
+        return Err(Error::Usage(
+            "sensitivity covers LogGPS's parameters; leave out --model loggp".into(),
+        ));
+    }
+    let coll = Choice::parse(&a.coll)?;
+    let range = a.s_range.as_deref().map(parse_range).transpose()?;
+    let trace = load_then(&a.trace, trace::Then::PREDICT)?;
+    let ResolvedModel::LogGps(resolved) = a.model.resolve(&a.params, trace.meta.params)? else {
+        unreachable!("LogGPS, checked above")
+    };
+    let p = resolved.params;
+    let name = a.trace.display().to_string();
+    let graph = loggps_predict::graph::build(&trace, &name)?;
+    let bar = Progress::new("sensitivity", None);
+    let label = |what: &str| bar.label(&format!("replaying with {what}"));
+    let rp = Replayer {
+        trace: &trace,
+        graph: &graph,
+        coll: &coll,
+        file: &name,
+        progress: &label,
+        replays: Default::default(),
+    };
+    let t0 = rp.runtime(&p, "the parameters as given")?;
+    let parameters = derivatives(&rp, &p, t0)?;
+    let mut tolerances = Vec::new();
+    for what in Added::ALL {
+        // The derivative of the quantity added to every band: the sum of the bands' own.
+        let slope: f64 = parameters
+            .iter()
+            .filter(|d| match what {
+                Added::G => matches!(d.name.rsplit('.').next(), Some("G" | "Gs" | "Gl")),
+                _ => d.name.rsplit('.').next() == Some(what.name()),
+            })
+            .map(|d| d.ns_per_unit)
+            .sum();
+        for rise in RISES {
+            tolerances.push(tolerance(&rp, &p, t0, what, slope, rise)?);
+        }
+    }
+    let sizes = message_sizes(&trace);
+    let (lo, hi) = range.unwrap_or((0, sizes.last().copied().unwrap_or(0)));
+    let best = match sizes.is_empty() {
+        true => {
+            warn("the trace has no point-to-point message: the eager limit changes nothing".into());
+            None
+        }
+        false => Some(best_s(&rp, &p, &sizes, lo, hi)?),
+    };
+    bar.finish();
+    let s = Sensitivity {
+        trace: name.clone(),
+        predicted_s: t0 * 1e-9,
+        parameters,
+        tolerances,
+        best_s: best,
+        s: p.S,
+        replays: rp.replays.get(),
+    };
+    let res = to_stdout(|out| match a.format {
+        InfoFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, &s).map_err(std::io::Error::other)?;
+            writeln!(out)
+        }
+        InfoFormat::Table => table(&s, out),
+    });
+    quiet_pipe(res, "writing the report")
+}
+
+fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "trace      {}", s.trace)?;
+    writeln!(
+        out,
+        "predicted  {:.6} s ({} replays)",
+        s.predicted_s, s.replays
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<10} {:>14} {:>6}  {:>18} {:>11}  (1% more of it: the runtime's change in %)",
+        "parameter", "value", "unit", "d runtime (ns/unit)", "elasticity"
+    )?;
+    for d in &s.parameters {
+        writeln!(
+            out,
+            "{:<10} {:>14.6} {:>6}  {:>18.6} {:>11.5}{}",
+            d.name,
+            d.value,
+            d.unit,
+            d.ns_per_unit,
+            d.elasticity,
+            match d.difference {
+                "forward" => "  (forward: it may not go below 0)",
+                _ => "",
+            }
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "tolerance  how much can be added (in every band) before the runtime rises by"
+    )?;
+    for what in Added::ALL {
+        let of: Vec<&Tolerance> = s
+            .tolerances
+            .iter()
+            .filter(|t| t.name == what.name())
+            .collect();
+        let cell = |t: &Tolerance| match t.added {
+            Some(x) => format!("{x:.6} {}", t.unit),
+            None => "any: it does not matter".to_string(),
+        };
+        let cells: Vec<String> = of
+            .iter()
+            .map(|t| format!("{}%: {}", t.rise_pct, cell(t)))
+            .collect();
+        writeln!(out, "{:<10} {}", what.name(), cells.join("   "))?;
+    }
+    if let Some(b) = &s.best_s {
+        writeln!(out)?;
+        // The candidate that predicts as the set's own S: the largest at or below it.
+        let now = b
+            .tried
+            .iter()
+            .filter(|(x, _)| *x <= s.s)
+            .max_by_key(|(x, _)| *x)
+            .filter(|_| (b.lo..=b.hi).contains(&s.s));
+        writeln!(
+            out,
+            "best S     {} B: {:.6} s ({} of the {} message sizes in {}–{} B replayed{})",
+            b.best,
+            b.best_ns * 1e-9,
+            b.tried.len(),
+            b.candidates,
+            b.lo,
+            b.hi,
+            match now {
+                Some((_, t)) => format!("; the set's S = {}: {:.6} s", s.s, t * 1e-9),
+                None => String::new(),
+            }
+        )?;
+    }
+    Ok(())
+}

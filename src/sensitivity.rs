@@ -1,0 +1,431 @@
+//! What each LogGPS parameter is worth to a trace's predicted runtime, found by replays of the
+//! trace (matched once) at other values:
+//! - the **derivative** of the runtime by each parameter (`L o Os Or Gs Gl` of the paper's form,
+//!   or `o L Os Or G` of each band, and `gamma`): a central difference over a small step (one
+//!   step forward where the parameter may not go below 0). The replay is a longest path over
+//!   costs linear in the parameters, so the runtime is piecewise linear in each: the difference
+//!   is the derivative wherever the step does not cross a change of the critical path;
+//! - the **tolerance** of `L`, `o` and `G` (added in every band, `G` as `Gs` and `Gl` in the
+//!   paper's form): how much each can grow before the runtime rises by 1% and by 5%. The
+//!   runtime grows with them and is convex in them (a maximum of linear functions), so a secant
+//!   from the derivative's guess brackets the answer, and false position closes on it;
+//! - the **best `S`** in a range: the runtime changes with `S` only where `S` crosses a message
+//!   size of the trace, so the candidates are those sizes; up to [`S_CANDIDATES`] spread over
+//!   them are replayed, then the sizes between the best one's neighbours, the same again.
+
+use crate::collectives::traced::Choice;
+use crate::error::Error;
+use crate::graph::HbGraph;
+use crate::model::{BAND_NAMES, Model, Params};
+use crate::replay::replay_with;
+use crate::trace::{Shape, Trace};
+use serde::Serialize;
+
+/// A parameter the runtime may depend on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Knob {
+    /// The paper's form: `L o Os Or Gs Gl` ([`PAPER`]).
+    Paper(usize),
+    /// Band `.0` (from 0): `o L Os Or G` ([`BAND_NAMES`]).
+    Band(usize, usize),
+    Gamma,
+}
+
+/// The paper form's parameters a derivative is taken of.
+pub const PAPER: [&str; 6] = ["L", "o", "Os", "Or", "Gs", "Gl"];
+
+impl Knob {
+    /// Every parameter of `p`, in the model's order, `gamma` last.
+    pub fn all(p: &Params) -> Vec<Knob> {
+        let mut v: Vec<Knob> = match &p.bands {
+            None => (0..PAPER.len()).map(Knob::Paper).collect(),
+            Some(b) => (0..b.as_slice().len())
+                .flat_map(|j| (0..BAND_NAMES.len()).map(move |i| Knob::Band(j, i)))
+                .collect(),
+        };
+        v.push(Knob::Gamma);
+        v
+    }
+
+    /// Its name as reports and flags write it (`b3.o`: band 3's).
+    pub fn name(&self) -> String {
+        match *self {
+            Knob::Paper(i) => PAPER[i].to_string(),
+            Knob::Band(j, i) => format!("b{}.{}", j + 1, BAND_NAMES[i]),
+            Knob::Gamma => "gamma".to_string(),
+        }
+    }
+
+    /// Nanoseconds, or nanoseconds per byte.
+    pub fn unit(&self) -> &'static str {
+        match *self {
+            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1) => "ns",
+            _ => "ns/B",
+        }
+    }
+
+    pub fn get(&self, p: &Params) -> f64 {
+        match *self {
+            Knob::Paper(i) => [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl][i],
+            Knob::Band(j, i) => p.as_bands().as_slice()[j].get(i),
+            Knob::Gamma => p.gamma.unwrap_or(0.0),
+        }
+    }
+
+    /// `p` with this parameter set to `v`.
+    pub fn set(&self, p: &Params, v: f64) -> Params {
+        let mut q = *p;
+        match *self {
+            Knob::Paper(i) => {
+                *[
+                    &mut q.L, &mut q.o, &mut q.Os, &mut q.Or, &mut q.Gs, &mut q.Gl,
+                ][i] = v
+            }
+            Knob::Band(j, i) => {
+                q = p
+                    .with_bands(|b| b.set_in(j, BAND_NAMES[i], v))
+                    .expect("a band of the set");
+            }
+            Knob::Gamma => q.gamma = Some(v),
+        }
+        q
+    }
+
+    /// Whether the parameter may not go below 0 (overheads and latencies; `G` may, the paper's
+    /// `Gl` is).
+    fn nonnegative(&self) -> bool {
+        match *self {
+            Knob::Paper(i) => i < 4,
+            Knob::Band(_, i) => i < 4,
+            Knob::Gamma => true,
+        }
+    }
+
+    /// The step of its central difference: a thousandth of its value, at least a tenth of a
+    /// nanosecond (a ten-thousandth of one per byte).
+    fn step(&self, v: f64) -> f64 {
+        let least = match self.unit() {
+            "ns" => 0.1,
+            _ => 1e-4,
+        };
+        (v.abs() * 1e-3).max(least)
+    }
+}
+
+/// What a replay of the trace predicts: runtime, ns, or why it could not.
+pub struct Replayer<'a> {
+    pub trace: &'a Trace,
+    pub graph: &'a HbGraph,
+    pub coll: &'a Choice,
+    pub file: &'a str,
+    /// Told each replay as it starts (what it varies).
+    pub progress: &'a (dyn Fn(&str) + Sync),
+    /// Replays made so far.
+    pub replays: std::cell::Cell<u32>,
+}
+
+impl Replayer<'_> {
+    /// The predicted runtime under `p`, ns.
+    pub fn runtime(&self, p: &Params, what: &str) -> Result<f64, Error> {
+        if let Some(why) = p.invalid() {
+            return Err(Error::Usage(format!("{what}: {why}")));
+        }
+        (self.progress)(what);
+        self.replays.set(self.replays.get() + 1);
+        let pred = replay_with(
+            self.trace,
+            self.graph,
+            &Model::LogGps(*p),
+            self.coll,
+            self.file,
+            &|_| {},
+        )?;
+        Ok(pred.predicted_ns)
+    }
+}
+
+/// A parameter's derivative.
+#[derive(Clone, Debug, Serialize)]
+pub struct Derivative {
+    pub name: String,
+    pub unit: &'static str,
+    pub value: f64,
+    /// d runtime / d parameter: ns per unit of the parameter.
+    pub ns_per_unit: f64,
+    /// (d runtime / runtime) / (d parameter / parameter): how many percent the runtime moves for
+    /// 1% of the parameter (0 where the parameter is 0).
+    pub elasticity: f64,
+    /// `central`, or `forward` where the parameter may not go below 0.
+    pub difference: &'static str,
+}
+
+/// Every parameter's derivative at `p`, whose runtime is `t0` ns.
+pub fn derivatives(rp: &Replayer<'_>, p: &Params, t0: f64) -> Result<Vec<Derivative>, Error> {
+    Knob::all(p)
+        .into_iter()
+        .map(|k| {
+            let v = k.get(p);
+            let h = k.step(v);
+            let name = k.name();
+            let up = rp.runtime(&k.set(p, v + h), &format!("{name} + {h:e}"))?;
+            let down_ok = !(k.nonnegative() && v - h < 0.0);
+            let at_down = k.set(p, v - h);
+            let (d, difference) = match down_ok && at_down.invalid().is_none() {
+                true => {
+                    let down = rp.runtime(&at_down, &format!("{name} − {h:e}"))?;
+                    ((up - down) / (2.0 * h), "central")
+                }
+                false => ((up - t0) / h, "forward"),
+            };
+            Ok(Derivative {
+                elasticity: match t0 > 0.0 {
+                    true => d * v / t0,
+                    false => 0.0,
+                },
+                name,
+                unit: k.unit(),
+                value: v,
+                ns_per_unit: d,
+                difference,
+            })
+        })
+        .collect()
+}
+
+/// A quantity added to every band (to both of `Gs` and `Gl` for `G` in the paper's form).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Added {
+    L,
+    O,
+    G,
+}
+
+impl Added {
+    pub const ALL: [Added; 3] = [Added::L, Added::O, Added::G];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Added::L => "L",
+            Added::O => "o",
+            Added::G => "G",
+        }
+    }
+
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Added::G => "ns/B",
+            _ => "ns",
+        }
+    }
+
+    /// `p` with `d` added.
+    pub fn add(&self, p: &Params, d: f64) -> Params {
+        match (&p.bands, self) {
+            (None, Added::L) => Params { L: p.L + d, ..*p },
+            (None, Added::O) => Params { o: p.o + d, ..*p },
+            (None, Added::G) => Params {
+                Gs: p.Gs + d,
+                Gl: p.Gl + d,
+                ..*p
+            },
+            (Some(_), _) => {
+                let i = match self {
+                    Added::O => 0,
+                    Added::L => 1,
+                    Added::G => 4,
+                };
+                p.with_bands(|b| {
+                    for (j, x) in b.as_slice().to_vec().iter().enumerate() {
+                        b.set_in(j, BAND_NAMES[i], x.get(i) + d)?;
+                    }
+                    Ok(())
+                })
+                .expect("a set in bands")
+            }
+        }
+    }
+}
+
+/// How far a parameter can grow before the runtime rises by a share.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tolerance {
+    pub name: &'static str,
+    pub unit: &'static str,
+    /// The rise in runtime, percent.
+    pub rise_pct: f64,
+    /// What may be added (None: the runtime never rises so far: it does not depend on it).
+    pub added: Option<f64>,
+    /// Replays the search took.
+    pub replays: u32,
+}
+
+/// Beyond this many replays a tolerance search stops (where it is then is within a thousandth
+/// of the rise anyway: the runtime is piecewise linear).
+const TOLERANCE_REPLAYS: u32 = 24;
+
+/// How much `what` can grow at `p` (runtime `t0` ns, derivative `slope` ns per unit) before the
+/// runtime rises by `rise_pct` percent.
+pub fn tolerance(
+    rp: &Replayer<'_>,
+    p: &Params,
+    t0: f64,
+    what: Added,
+    slope: f64,
+    rise_pct: f64,
+) -> Result<Tolerance, Error> {
+    let target = t0 * (1.0 + rise_pct / 100.0);
+    let before = rp.replays.get();
+    let at = |d: f64| {
+        rp.runtime(
+            &what.add(p, d),
+            &format!("{} + {d:.4e} (tolerance of {rise_pct}%)", what.name()),
+        )
+    };
+    let done = |added| Tolerance {
+        name: what.name(),
+        unit: what.unit(),
+        rise_pct,
+        added,
+        replays: rp.replays.get() - before,
+    };
+    // The guess the derivative gives; convex, the runtime there is at the target or above.
+    let mut hi = match slope > 0.0 {
+        true => (target - t0) / slope,
+        false => 1.0,
+    };
+    let mut t_hi = at(hi)?;
+    while t_hi < target {
+        if hi > 1e12 {
+            return Ok(done(None));
+        }
+        hi *= 16.0;
+        t_hi = at(hi)?;
+    }
+    // False position on [lo, hi] (Illinois: the side kept twice is halved).
+    let (mut lo, mut t_lo) = (0.0, t0);
+    let mut kept = 0i8;
+    while rp.replays.get() - before < TOLERANCE_REPLAYS && (t_hi - target) > 1e-4 * (target - t0) {
+        let x = match t_hi > t_lo {
+            true => hi - (t_hi - target) * (hi - lo) / (t_hi - t_lo),
+            false => 0.5 * (lo + hi),
+        };
+        let t = at(x)?;
+        if t >= target {
+            (hi, t_hi) = (x, t);
+            if kept == 1 {
+                t_lo = target - 0.5 * (target - t_lo);
+            }
+            kept = 1;
+        } else {
+            (lo, t_lo) = (x, t);
+            if kept == -1 {
+                t_hi = target + 0.5 * (t_hi - target);
+            }
+            kept = -1;
+        }
+    }
+    Ok(done(Some(hi)))
+}
+
+/// Where the runtime is least with `S` in a range.
+#[derive(Clone, Debug, Serialize)]
+pub struct BestS {
+    pub lo: u64,
+    pub hi: u64,
+    /// Message sizes of the trace in the range (the candidates).
+    pub candidates: usize,
+    /// `(S, runtime ns)` of every `S` replayed, by `S`.
+    pub tried: Vec<(u64, f64)>,
+    pub best: u64,
+    pub best_ns: f64,
+}
+
+/// At most this many candidates are replayed in each of the two rounds of [`best_s`].
+pub const S_CANDIDATES: usize = 16;
+
+/// The distinct sizes of the trace's point-to-point messages (their send's bytes), sorted.
+pub fn message_sizes(trace: &Trace) -> Vec<u64> {
+    let mut sizes = std::collections::BTreeSet::new();
+    for r in 0..trace.nranks() {
+        let ev = trace.rank(r);
+        for i in 0..ev.len() {
+            if matches!(
+                ev.routine(i).shape(),
+                Shape::Send | Shape::Isend | Shape::Sendrecv
+            ) {
+                sizes.insert(ev.bytes(i));
+            }
+        }
+    }
+    sizes.into_iter().collect()
+}
+
+/// The `S` in `lo..=hi` with the least runtime (ties: the smallest), from the candidates `lo`
+/// and the message sizes in the range ([`S_CANDIDATES`] spread over them, then those between
+/// the best one's neighbours; and the candidate that predicts as `p`'s own `S` does).
+pub fn best_s(
+    rp: &Replayer<'_>,
+    p: &Params,
+    sizes: &[u64],
+    lo: u64,
+    hi: u64,
+) -> Result<BestS, Error> {
+    let mut cands: Vec<u64> = std::iter::once(lo)
+        .chain(sizes.iter().copied().filter(|&k| k > lo && k <= hi))
+        .collect();
+    cands.dedup();
+    let mut tried: Vec<(u64, f64)> = Vec::new();
+    let run = |idx: &[usize], tried: &mut Vec<(u64, f64)>| -> Result<(), Error> {
+        for &i in idx {
+            let s = cands[i];
+            if tried.iter().all(|&(t, _)| t != s) {
+                let t = rp.runtime(&Params { S: s, ..*p }, &format!("S = {s}"))?;
+                tried.push((s, t));
+            }
+        }
+        Ok(())
+    };
+    // The set's own S first, where it is in the range: what the best is compared with.
+    if (lo..=hi).contains(&p.S) {
+        let own = cands.partition_point(|&c| c <= p.S).saturating_sub(1);
+        run(&[own], &mut tried)?;
+    }
+    let spread = |a: usize, b: usize| -> Vec<usize> {
+        let n = b - a + 1;
+        match n <= S_CANDIDATES {
+            true => (a..=b).collect(),
+            false => (0..S_CANDIDATES)
+                .map(|j| a + (j * (n - 1)) / (S_CANDIDATES - 1))
+                .collect(),
+        }
+    };
+    run(&spread(0, cands.len() - 1), &mut tried)?;
+    let best_at = |tried: &[(u64, f64)]| {
+        let (s, _) = tried
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+            .expect("a candidate at least");
+        cands.iter().position(|c| c == s).expect("a candidate")
+    };
+    // Then between the best one's neighbours among those tried.
+    let b = best_at(&tried);
+    let mut idx: Vec<usize> = tried
+        .iter()
+        .map(|(s, _)| cands.iter().position(|c| c == s).expect("a candidate"))
+        .collect();
+    idx.sort_unstable();
+    let k = idx.iter().position(|&i| i == b).expect("tried");
+    let (a, z) = (idx[k.saturating_sub(1)], idx[(k + 1).min(idx.len() - 1)]);
+    run(&spread(a, z), &mut tried)?;
+    tried.sort_by_key(|&(s, _)| s);
+    let b = cands[best_at(&tried)];
+    let best_ns = tried.iter().find(|(s, _)| *s == b).expect("tried").1;
+    Ok(BestS {
+        lo,
+        hi,
+        candidates: cands.len(),
+        tried,
+        best: b,
+        best_ns,
+    })
+}

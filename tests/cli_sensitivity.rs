@@ -1,0 +1,182 @@
+//! `sensitivity`: derivatives against hand calculation and against predictions at nearby
+//! values, tolerances, the best eager limit.
+
+mod common;
+
+use common::{fixture, json, predicted_ns, run, synthesized};
+use serde_json::Value;
+
+fn sensitivity(args: &[&str]) -> Value {
+    json(&[&["sensitivity"], args, &["--format", "json"]].concat())
+}
+
+/// The derivative of parameter `name` in a sensitivity report.
+fn derivative(v: &Value, name: &str) -> f64 {
+    v["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {v}"))["ns_per_unit"]
+        .as_f64()
+        .unwrap()
+}
+
+fn tolerance(v: &Value, name: &str, rise: f64) -> Option<f64> {
+    v["tolerances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name && t["rise_pct"] == rise)
+        .unwrap_or_else(|| panic!("{name} {rise}% in {v}"))["added"]
+        .as_f64()
+}
+
+fn close(got: f64, want: f64, rel: f64, what: &str) {
+    assert!(
+        (got - want).abs() <= rel * want.abs().max(1.0),
+        "{what}: {got} != {want}"
+    );
+}
+
+/// The round trip of the model's §6 with k = 12000, w = 0 (Myrinet, eager, s = 8191): the
+/// runtime is 2(T1 + T2' + T3) = 2(2o + L + k·Os + s·Gs + (k − s)·Gl + k·Or) = 502,796.04 ns,
+/// so its derivatives are 2 by L, 4 by o, 2k = 24,000 by Os and by Or, 2s = 16,382 by Gs,
+/// 2(k − s) = 7,618 by Gl, and 0 by gamma (no reduction). It rises by 1% (5,027.9604 ns) when
+/// L grows by 2,513.9802, o by 1,256.9901 or G (Gs and Gl) by 5,027.9604 / 24,000, and five
+/// times as much for 5%. Every S from 12,000 on keeps the message eager: the best.
+#[test]
+fn derivatives_and_tolerances_are_the_hand_calculation() {
+    let f = fixture("rtt/k12000-w0.txt");
+    let v = sensitivity(&[f.to_str().unwrap()]);
+    close(
+        v["predicted_s"].as_f64().unwrap() * 1e9,
+        502_796.04,
+        1e-12,
+        "runtime",
+    );
+    for (name, want) in [
+        ("L", 2.0),
+        ("o", 4.0),
+        ("Os", 24_000.0),
+        ("Or", 24_000.0),
+        ("Gs", 16_382.0),
+        ("Gl", 7_618.0),
+        ("gamma", 0.0),
+    ] {
+        close(derivative(&v, name), want, 1e-6, name);
+    }
+    let rise = 5_027.9604;
+    for (name, per) in [("L", 2.0), ("o", 4.0), ("G", 24_000.0)] {
+        close(tolerance(&v, name, 1.0).unwrap(), rise / per, 1e-6, name);
+        close(
+            tolerance(&v, name, 5.0).unwrap(),
+            5.0 * rise / per,
+            1e-6,
+            name,
+        );
+    }
+    // The runtime with L grown so is 1% more, as a prediction says.
+    let l = 1160.0 + tolerance(&v, "L", 1.0).unwrap();
+    let t = predicted_ns(&[f.to_str().unwrap(), "--L", &l.to_string()]);
+    close(t, 1.01 * 502_796.04, 1e-9, "L at its tolerance");
+    assert_eq!(v["best_s"]["best"], 12000);
+    close(
+        v["best_s"]["best_ns"].as_f64().unwrap(),
+        502_796.04,
+        1e-12,
+        "best",
+    );
+    // S = 0 sends it by rendezvous: slower.
+    let at0 = &v["best_s"]["tried"][0];
+    assert_eq!(at0[0], 0);
+    assert!(at0[1].as_f64().unwrap() > 502_796.04, "{v}");
+}
+
+/// Each derivative agrees with predictions at nearby values made by the prediction's own flags:
+/// on the synthetic patterns under Myrinet's parameters (a central difference of `--L`, `--o`,
+/// `--Os`, `--Gs`), and on the recorded Gaussian-elimination traces, whose parameters come in
+/// bands: there `--scale NAME=1±ε` moves every band's NAME at once, so the runtime moves by
+/// the sum over bands of each band's value times its derivative.
+#[test]
+fn derivatives_agree_with_predictions_at_nearby_values() {
+    let dir = tempfile::tempdir().unwrap();
+    for pattern in ["ring", "halo2d", "bcast", "gauss", "cg"] {
+        let f = synthesized(
+            dir.path(),
+            &[
+                "--pattern",
+                pattern,
+                "--ranks",
+                "8",
+                "--iterations",
+                "3",
+                "--bytes",
+                "20000",
+            ],
+        );
+        let v = sensitivity(&[&f, "--platform", "myrinet"]);
+        for (name, value, h) in [
+            ("L", 1160.0, 1.0),
+            ("o", 6550.0, 1.0),
+            ("Os", 6.86, 1e-3),
+            ("Gs", 15.48, 1e-3),
+        ] {
+            let at = |x: f64| {
+                predicted_ns(&[
+                    &f,
+                    "--platform",
+                    "myrinet",
+                    &format!("--{name}"),
+                    &x.to_string(),
+                ])
+            };
+            let fd = (at(value + h) - at(value - h)) / (2.0 * h);
+            close(
+                derivative(&v, name),
+                fd,
+                1e-6,
+                &format!("{pattern}: {name}"),
+            );
+        }
+    }
+    for t in [
+        "traces/gauss-n512-p2-s4096-original-r1.bin",
+        "traces/gauss-n1024-p2-s4096-fragmented-r1.bin",
+    ] {
+        let v = sensitivity(&[t]);
+        let t0 = v["predicted_s"].as_f64().unwrap() * 1e9;
+        for name in ["o", "Os", "Or"] {
+            let eps = 1e-4;
+            let at = |f: f64| predicted_ns(&[t, "--scale", &format!("{name}={f}")]);
+            let fd = (at(1.0 + eps) - at(1.0 - eps)) / (2.0 * eps);
+            let by_bands: f64 = v["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["name"].as_str().unwrap().ends_with(&format!(".{name}")))
+                .map(|d| d["value"].as_f64().unwrap() * d["ns_per_unit"].as_f64().unwrap())
+                .sum();
+            close(by_bands, fd, 1e-4, &format!("{t}: {name}"));
+            assert!(t0 > 0.0);
+        }
+    }
+}
+
+/// A trace without messages does not depend on L: its tolerance is none; a bad range says so.
+#[test]
+fn what_does_not_matter_says_so() {
+    let t = "loggps-trace 1\nranks 1\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+        0 MPI_Init 0 0\n0 MPI_Finalize 1000 1010\n";
+    let (_d, f) = common::text_trace("alone.txt", t);
+    let v = sensitivity(&[&f]);
+    assert_eq!(tolerance(&v, "L", 1.0), None, "{v}");
+    assert!(v["best_s"].is_null());
+    let table = String::from_utf8_lossy(&run(&["sensitivity", &f]).stdout).to_string();
+    assert!(table.contains("any: it does not matter"), "{table}");
+    let out = run(&["sensitivity", &f, "--S-range", "9:3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected LO:HI"));
+    let out = run(&["sensitivity", &f, "--model", "loggp"]);
+    assert_eq!(out.status.code(), Some(2));
+}
