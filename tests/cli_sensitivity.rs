@@ -66,7 +66,7 @@ fn derivatives_and_tolerances_are_the_hand_calculation() {
     ] {
         close(derivative(&v, name), want, 1e-6, name);
     }
-    let rise = 5_027.9604;
+    let rise = 5_027.960_4;
     for (name, per) in [("L", 2.0), ("o", 4.0), ("G", 24_000.0)] {
         close(tolerance(&v, name, 1.0).unwrap(), rise / per, 1e-6, name);
         close(
