@@ -18,17 +18,26 @@
 //! The path's segments add up to the predicted runtime. Each is told by rank, by routine (a
 //! call's communication and synchronization are its routine's) and as the four parts.
 
-use crate::graph::{HbGraph, NONE};
+use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
+use crate::model::{Model, Params};
 use crate::replay::{Prediction, Step};
-use crate::trace::{Routine, Shape, Trace};
+use crate::sensitivity::Knob;
+use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
-/// The collective instances' participants, and each collective call's instance.
-struct Collectives<'a> {
+/// What the walk reads: the trace, its graph, the model, the collective instances'
+/// participants and each collective call's instance, and the recorded call times.
+struct Context<'a> {
+    trace: &'a Trace,
+    g: &'a HbGraph,
+    model: &'a Model,
     participants: &'a [Vec<(u32, u32)>],
     instances: &'a HashMap<(u32, u32), u32>,
+    call: &'a dyn Fn(usize, usize) -> Option<f64>,
+    /// Time 0 of the replay ([`Trace::measured_t0`]).
+    t0: f64,
 }
 
 /// What the replay costed, per global event: call, return, communication, sender and receiver
@@ -76,14 +85,108 @@ pub enum Part {
 }
 
 /// A stretch of the path on one rank: the computation before event `event`, or part of its
-/// call.
+/// call, with the model's rule that gave its cost.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Segment {
     pub rank: u32,
     pub event: u32,
     pub part: Part,
+    pub rule: Rule,
     pub from_ns: f64,
     pub to_ns: f64,
+}
+
+/// The model's rule that gave a segment's end, with its inputs: what the end would be under
+/// other parameters, the inputs held ([`Rule::ret`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    /// A cost that no parameter moves: computation, a call kept at its traced duration.
+    Const,
+    /// `o` after the instant `.0`: a nonblocking call, a Wait with nothing left to wait for.
+    O(f64),
+    /// A send of `k` bytes called at `ts` whose receive was called at `tr` ([`Params::send`]).
+    Send { k: u64, rdv: bool, ts: f64, tr: f64 },
+    /// A receive called at `tr` of a message sent at `ts` ([`Params::recv`]).
+    Recv { k: u64, rdv: bool, ts: f64, tr: f64 },
+    /// A blocking probe called at `tr` for a message sent at `ts` ([`Params::probe`]).
+    Probe { k: u64, rdv: bool, ts: f64, tr: f64 },
+    /// A cost no rule here tells (a modeled collective's; any under LogGP).
+    Unknown,
+}
+
+impl Rule {
+    /// The segment's end under `p` (0 for a constant one: only its change is read, see
+    /// [`CriticalPath::derivative`]); None where no rule tells.
+    fn ret(&self, p: &Params) -> Option<f64> {
+        match *self {
+            Rule::Const => Some(0.0),
+            Rule::O(t) => Some(t + p.o),
+            Rule::Send { k, rdv, ts, tr } => Some(p.send(k, rdv, ts, tr).ret),
+            Rule::Recv { k, rdv, ts, tr } => Some(p.recv(k, rdv, ts, tr).ret),
+            Rule::Probe { k, rdv, ts, tr } => Some(p.probe(k, rdv, ts, tr).ret),
+            Rule::Unknown => None,
+        }
+    }
+
+    /// The rule held to the branch of its maximum that bound it under `base`: the input that
+    /// did not bind set to −∞, so that other parameters move the end only as that branch
+    /// does (at a tie, the one the walk followed: the call's own).
+    fn held(&self, base: &Params) -> Rule {
+        let never = f64::NEG_INFINITY;
+        match *self {
+            Rule::Send { k, rdv, ts, tr } => match base.send(k, rdv, ts, tr).sync > 0.0 {
+                true => Rule::Send {
+                    k,
+                    rdv,
+                    ts: never,
+                    tr,
+                },
+                false => Rule::Send {
+                    k,
+                    rdv,
+                    ts,
+                    tr: never,
+                },
+            },
+            Rule::Recv { k, rdv, ts, tr } => match base.recv(k, rdv, ts, tr).sync > 0.0 {
+                true => Rule::Recv {
+                    k,
+                    rdv,
+                    ts,
+                    tr: never,
+                },
+                false => Rule::Recv {
+                    k,
+                    rdv,
+                    ts: never,
+                    tr,
+                },
+            },
+            Rule::Probe { k, rdv, ts, tr } => match base.probe(k, rdv, ts, tr).sync > 0.0 {
+                true => Rule::Probe {
+                    k,
+                    rdv,
+                    ts,
+                    tr: never,
+                },
+                false => Rule::Probe {
+                    k,
+                    rdv,
+                    ts: never,
+                    tr,
+                },
+            },
+            other => other,
+        }
+    }
+}
+
+/// Where a call's return came from: its own call, or another event's call (a partner's, a
+/// request's creator, the call where a posted receive moved).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Binder {
+    Own,
+    Event(usize, usize),
 }
 
 /// Where the path leaves a waiting call for the partner it waited for: at the partner's call.
@@ -126,7 +229,7 @@ impl CriticalPath {
         g: &HbGraph,
         record: &Record,
         pred: &Prediction,
-        progress_at_calls: bool,
+        model: &Model,
     ) -> CriticalPath {
         let times = record.times.lock().expect("record");
         let at = |r: usize, i: usize| times[record.offsets[r] + i];
@@ -154,33 +257,31 @@ impl CriticalPath {
             .enumerate()
             .flat_map(|(x, list)| list.iter().map(move |&p| (p, x as u32)))
             .collect();
-        let colls = Collectives {
+        let ctx = Context {
+            trace,
+            g,
+            model,
             participants: &participants,
             instances: &instances,
+            call: &|q: usize, j: usize| {
+                let t = at(q, j)[0];
+                (!t.is_nan()).then_some(t)
+            },
+            t0: trace.measured_t0(),
         };
         let mut path = CriticalPath::default();
-        let seg = |path: &mut CriticalPath, r: usize, i: usize, part, from: f64, to: f64| {
+        let seg = |path: &mut CriticalPath, r: usize, i: usize, part, rule, from: f64, to: f64| {
             if to > from {
                 path.segments.push(Segment {
                     rank: r as u32,
                     event: i as u32,
                     part,
+                    rule,
                     from_ns: from,
                     to_ns: to,
                 });
             }
         };
-        // The rank ends at its MPI_Finalize's call: the computation before it first.
-        if i + 1 < ev.len() {
-            seg(
-                &mut path,
-                r,
-                i + 1,
-                Part::Computation,
-                at(r, i)[1],
-                last.end_ns,
-            );
-        }
         // Entered at an event's return (its call's whole duration on the path) or, after a
         // jump, at its call (only the computation before it).
         let mut at_call = false;
@@ -190,37 +291,38 @@ impl CriticalPath {
             budget -= 1;
             let [call, ret, comm, ss, rs] = at(r, i);
             if !at_call {
-                let partner = match ss + rs > 0.0 {
-                    true => waited_for(trace, g, &colls, progress_at_calls, r, i)
-                        .into_iter()
-                        .filter(|&(q, j)| (q, j) != (r, i) && known(q, j) && at(q, j)[0] <= ret)
-                        .max_by(|a, b| at(a.0, a.1)[0].total_cmp(&at(b.0, b.1)[0])),
-                    false => None,
+                let (rule, from) = match explain(&ctx, r, i, call, ret) {
+                    Some(x) => x,
+                    None => (Rule::Unknown, waited(&ctx, r, i, call, ret, ss + rs)),
                 };
-                match partner {
-                    Some((q, j)) if budget > 0 => {
-                        seg(&mut path, r, i, Part::Communication, at(q, j)[0], ret);
+                match from {
+                    Binder::Event(q, j) if (q, j) != (r, i) && budget > 0 => {
+                        let t = at(q, j)[0];
+                        seg(&mut path, r, i, Part::Communication, rule, t, ret);
                         path.jumps.push(Jump {
                             partner_rank: q as u32,
                             partner_event: j as u32,
                             rank: r as u32,
                             event: i as u32,
-                            at_ns: at(q, j)[0],
+                            at_ns: t,
                         });
                         (r, i, at_call) = (q, j, true);
                         continue;
                     }
                     _ => {
-                        seg(&mut path, r, i, Part::Communication, call + ss + rs, ret);
+                        let (c, rs_, ss_) =
+                            (Part::Communication, Part::ReceiverSync, Part::SenderSync);
+                        seg(&mut path, r, i, c, rule, call + ss + rs, ret);
                         seg(
                             &mut path,
                             r,
                             i,
-                            Part::ReceiverSync,
+                            rs_,
+                            Rule::Unknown,
                             call + ss,
                             call + ss + rs,
                         );
-                        seg(&mut path, r, i, Part::SenderSync, call, call + ss);
+                        seg(&mut path, r, i, ss_, Rule::Unknown, call, call + ss);
                         debug_assert!(
                             (call + ss + rs + comm - ret).abs() <= 1e-6 * ret.abs().max(1.0)
                         );
@@ -232,7 +334,15 @@ impl CriticalPath {
                 _ if known(r, i - 1) => at(r, i - 1)[1],
                 _ => 0.0,
             };
-            seg(&mut path, r, i, Part::Computation, before, call);
+            seg(
+                &mut path,
+                r,
+                i,
+                Part::Computation,
+                Rule::Const,
+                before,
+                call,
+            );
             if i == 0 || !known(r, i - 1) || budget == 0 {
                 break;
             }
@@ -241,6 +351,26 @@ impl CriticalPath {
         path.segments.reverse();
         path.jumps.reverse();
         path
+    }
+
+    /// The runtime's derivative by `knob`, read off the path: each segment's cost under the
+    /// model's rule that made it, held to the branch that bound it ([`Rule::held`]) and so
+    /// linear in the parameters, at `p` and with the knob a step up, its inputs (the instants
+    /// it started from) held. Also the path's time whose cost no rule tells (a modeled
+    /// collective's, LogGP's): the derivative leaves it out.
+    pub fn derivative(&self, p: &Params, knob: Knob) -> (f64, f64) {
+        let v = knob.get(p);
+        let h = knob.step(v);
+        let up = knob.set(p, v + h);
+        let (mut d, mut unread) = (0.0, 0.0);
+        for s in &self.segments {
+            let rule = s.rule.held(p);
+            match (rule.ret(p), rule.ret(&up)) {
+                (Some(a), Some(b)) => d += (b - a) / h,
+                _ => unread += s.to_ns - s.from_ns,
+            }
+        }
+        (d, unread)
     }
 
     /// The path's composition.
@@ -280,60 +410,285 @@ impl CriticalPath {
     }
 }
 
-/// The partners event `i` of rank `r` may have waited for, as `(rank, event)` (see the top).
-fn waited_for(
-    trace: &Trace,
-    g: &HbGraph,
-    colls: &Collectives<'_>,
-    progress_at_calls: bool,
-    r: usize,
-    i: usize,
-) -> Vec<(usize, usize)> {
-    let ev = trace.rank(r);
-    let mut out = Vec::new();
-    let linked = |e: u32, out: &mut Vec<(usize, usize)>| {
-        if e == NONE {
-            return;
+/// How event `i` of rank `r` (called at `call`, returning at `ret`) was costed, where the
+/// model's rule for it, from the recorded times of what it depends on, gives `ret` again: the
+/// rule and what its return came from. None where no rule does (a collective, LogGP).
+fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option<(Rule, Binder)> {
+    let Model::LogGps(p) = ctx.model else {
+        return None;
+    };
+    let ev = ctx.trace.rank(r);
+    let routine = ev.routine(i);
+    let same = |x: f64| (x - ret).abs() <= 1e-9 * ret.abs().max(1.0);
+    let found = match routine.shape() {
+        Shape::None => Some((Rule::Const, Binder::Own)),
+        Shape::Isend | Shape::Irecv | Shape::Cancel => Some((Rule::O(call), Binder::Own)),
+        Shape::Coll if routine.nonblocking() => Some((Rule::O(call), Binder::Own)),
+        Shape::Send => send_of(ctx, p, r, i, call),
+        Shape::Recv => {
+            if routine.is_iprobe() && ev.flags(i) & FLAG_FOUND == 0 {
+                return Some((Rule::Const, Binder::Own));
+            }
+            let link = ctx.g.link(r, i);
+            if routine.is_iprobe() || link == NONE {
+                return Some((Rule::O(call), Binder::Own)).filter(|_| same(call + p.o));
+            }
+            let (q, j) = ctx.trace.events.locate(link as usize);
+            let ts = (ctx.call)(q, j)?;
+            let (k, rdv) = message(ctx, p, link as usize);
+            let (rule, waits) = match routine.is_probe() {
+                true => (
+                    Rule::Probe {
+                        k,
+                        rdv,
+                        ts,
+                        tr: call,
+                    },
+                    p.probe(k, rdv, ts, call).sync > 0.0,
+                ),
+                false => (
+                    Rule::Recv {
+                        k,
+                        rdv,
+                        ts,
+                        tr: call,
+                    },
+                    p.recv(k, rdv, ts, call).sync > 0.0,
+                ),
+            };
+            Some((
+                rule,
+                if waits {
+                    Binder::Event(q, j)
+                } else {
+                    Binder::Own
+                },
+            ))
         }
-        let (q, j) = trace.events.locate(e as usize);
-        out.push(moved_at(trace, progress_at_calls, q, j));
+        Shape::Sendrecv => {
+            let send = send_of(ctx, p, r, i, call)?;
+            let link = ctx.g.link2(r, i);
+            let recv = match link {
+                NONE => (Rule::O(call), Binder::Own),
+                e => {
+                    let (q, j) = ctx.trace.events.locate(e as usize);
+                    let ts = (ctx.call)(q, j)?;
+                    let (k, rdv) = message(ctx, p, e as usize);
+                    let waits = p.recv(k, rdv, ts, call).sync > 0.0;
+                    (
+                        Rule::Recv {
+                            k,
+                            rdv,
+                            ts,
+                            tr: call,
+                        },
+                        if waits {
+                            Binder::Event(q, j)
+                        } else {
+                            Binder::Own
+                        },
+                    )
+                }
+            };
+            Some(fold(p, call, &[send, recv]))
+        }
+        Shape::Complete => {
+            if routine == Routine::RequestFree {
+                return Some((Rule::O(call), Binder::Own)).filter(|_| same(call + p.o));
+            }
+            if routine.polls() && ev.completed_reqs(i).next().is_none() {
+                return Some((Rule::Const, Binder::Own));
+            }
+            let mut done = Vec::new();
+            for (_, oi) in ev.completed_origins(i, 0, None) {
+                let oi = oi as usize;
+                let t = (ctx.call)(r, oi)?;
+                done.push(match ev.routine(oi).shape() {
+                    Shape::Isend => send_of(ctx, p, r, oi, t)?,
+                    Shape::Irecv => {
+                        // Its message moves at its rank's call that moved it.
+                        let (mr, mi) = moved_at(ctx, r, oi);
+                        let tr = (ctx.call)(mr, mi)?;
+                        let moved = if (mr, mi) == (r, i) {
+                            Binder::Own
+                        } else {
+                            Binder::Event(mr, mi)
+                        };
+                        match ctx.g.link(r, oi) {
+                            NONE => (Rule::O(tr), moved),
+                            e => {
+                                let (q, j) = ctx.trace.events.locate(e as usize);
+                                let ts = (ctx.call)(q, j)?;
+                                let (k, rdv) = message(ctx, p, e as usize);
+                                let waits = p.recv(k, rdv, ts, tr).sync > 0.0;
+                                (
+                                    Rule::Recv { k, rdv, ts, tr },
+                                    if waits { Binder::Event(q, j) } else { moved },
+                                )
+                            }
+                        }
+                    }
+                    _ => return None,
+                });
+            }
+            Some(fold(p, call, &done))
+        }
+        Shape::Coll | Shape::CommOp => measured_collective(ctx, r, i, ret),
+    };
+    found.filter(|(rule, _)| match rule {
+        Rule::Const => true,
+        rule => rule.ret(p).is_some_and(same),
+    })
+}
+
+/// A collective call replayed as measured (collectives measured, a communicator's creation,
+/// an instance no algorithm models): it returns its own traced time after the instance's last
+/// call, so it comes from that call, at a cost no parameter moves. None where that does not
+/// give `ret` again (a modeled one).
+fn measured_collective(ctx: &Context<'_>, r: usize, i: usize, ret: f64) -> Option<(Rule, Binder)> {
+    let x = *ctx.instances.get(&(r as u32, i as u32))?;
+    let list = ctx.participants.get(x as usize)?;
+    let tr = ctx.trace;
+    let (mut last, mut measured_last, mut who) = (f64::NEG_INFINITY, f64::NEG_INFINITY, (r, i));
+    for &(q, j) in list {
+        let (q, j) = (q as usize, j as usize);
+        let t = (ctx.call)(q, j)?;
+        if t > last {
+            (last, who) = (t, (q, j));
+        }
+        let m = tr.corrected_ns(q, tr.rank(q).t_call(j)) - ctx.t0;
+        measured_last = measured_last.max(m);
+    }
+    let after = (tr.corrected_ns(r, tr.rank(r).t_return(i)) - ctx.t0 - measured_last).max(0.0);
+    if (last + after - ret).abs() > 1e-9 * ret.abs().max(1.0) {
+        return None;
+    }
+    let binder = match who == (r, i) {
+        true => Binder::Own,
+        false => Binder::Event(who.0, who.1),
+    };
+    Some((Rule::Const, binder))
+}
+
+/// A send's rule at event `i` of rank `r` (a Send, an Isend's start or a Sendrecv's send half,
+/// called at `ts`): eager, or by rendezvous from its receive's moving call.
+fn send_of(ctx: &Context<'_>, p: &Params, r: usize, i: usize, ts: f64) -> Option<(Rule, Binder)> {
+    let ev = ctx.trace.rank(r);
+    let k = ev.bytes(i);
+    if ev.peer(i) == PEER_NULL {
+        return Some((Rule::O(ts), Binder::Own));
+    }
+    let link = match rendezvous_in(&ev, p.S, i) {
+        true => ctx.g.link(r, i),
+        false => NONE,
+    };
+    let own = match ev.routine(i).shape() {
+        Shape::Isend => Binder::Event(r, i),
+        _ => Binder::Own,
+    };
+    if link == NONE {
+        return Some((
+            Rule::Send {
+                k,
+                rdv: false,
+                ts,
+                tr: ts,
+            },
+            own,
+        ));
+    }
+    let (q, j) = ctx.trace.events.locate(link as usize);
+    let (q, j) = moved_at(ctx, q, j);
+    let tr = (ctx.call)(q, j)?;
+    let waits = p.send(k, true, ts, tr).sync > 0.0;
+    Some((
+        Rule::Send {
+            k,
+            rdv: true,
+            ts,
+            tr,
+        },
+        if waits { Binder::Event(q, j) } else { own },
+    ))
+}
+
+/// The Wait rule over the completions `done` of a call at `tw`: the one that ends last, or `o`
+/// after the call where none ends later.
+fn fold(p: &Params, tw: f64, done: &[(Rule, Binder)]) -> (Rule, Binder) {
+    let mut best = (Rule::O(tw), Binder::Own);
+    let mut latest = tw + p.o;
+    for &(rule, binder) in done {
+        let Some(t) = rule.ret(p) else {
+            continue;
+        };
+        if t > latest {
+            (latest, best) = (t, (rule, binder));
+        }
+    }
+    best
+}
+
+/// The bytes of the message sent by global event `e` and whether it goes by rendezvous.
+fn message(ctx: &Context<'_>, p: &Params, e: usize) -> (u64, bool) {
+    (
+        ctx.trace.events.bytes_at(e),
+        rendezvous_at(&ctx.trace.events, p.S, e),
+    )
+}
+
+/// Where no rule tells how event `i` of rank `r` was costed: the partner it waited for, if it
+/// waited (`sync` is not 0): of its partners, the one that called last.
+fn waited(ctx: &Context<'_>, r: usize, i: usize, _call: f64, ret: f64, sync: f64) -> Binder {
+    if sync <= 0.0 {
+        return Binder::Own;
+    }
+    let ev = ctx.trace.rank(r);
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let linked = |e: u32, out: &mut Vec<(usize, usize)>| {
+        if e != NONE {
+            let (q, j) = ctx.trace.events.locate(e as usize);
+            out.push(moved_at(ctx, q, j));
+        }
     };
     let instance = |j: usize, out: &mut Vec<(usize, usize)>| {
-        let x = colls.instances.get(&(r as u32, j as u32));
-        if let Some(list) = x.and_then(|&x| colls.participants.get(x as usize)) {
+        let x = ctx.instances.get(&(r as u32, j as u32));
+        if let Some(list) = x.and_then(|&x| ctx.participants.get(x as usize)) {
             out.extend(list.iter().map(|&(q, j)| (q as usize, j as usize)));
         }
     };
     match ev.routine(i).shape() {
-        Shape::Send | Shape::Recv => linked(g.link(r, i), &mut out),
+        Shape::Send | Shape::Recv => linked(ctx.g.link(r, i), &mut out),
         Shape::Sendrecv => {
-            linked(g.link(r, i), &mut out);
-            linked(g.link2(r, i), &mut out);
+            linked(ctx.g.link(r, i), &mut out);
+            linked(ctx.g.link2(r, i), &mut out);
         }
         Shape::Complete => {
             for (_, oi) in ev.completed_origins(i, 0, None) {
                 let oi = oi as usize;
                 match ev.routine(oi).shape() {
                     Shape::Coll => instance(oi, &mut out),
-                    _ => linked(g.link(r, oi), &mut out),
+                    _ => linked(ctx.g.link(r, oi), &mut out),
                 }
             }
         }
         Shape::Coll | Shape::CommOp => instance(i, &mut out),
         _ => {}
     }
-    out
+    out.into_iter()
+        .filter(|&(q, j)| (q, j) != (r, i))
+        .filter_map(|(q, j)| Some(((q, j), (ctx.call)(q, j).filter(|&t| t <= ret)?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(Binder::Own, |((q, j), _)| Binder::Event(q, j))
 }
 
 /// Where a partner's operation at event `j` of rank `q` moved: there, or where messages move
 /// only inside calls and it was posted without blocking, at its rank's next call that starts
-/// no request.
-fn moved_at(trace: &Trace, progress_at_calls: bool, q: usize, j: usize) -> (usize, usize) {
-    let ev = trace.rank(q);
-    if !progress_at_calls || !matches!(ev.routine(j).shape(), Shape::Irecv | Shape::Isend) {
+/// no request (as the replay's progress points).
+fn moved_at(ctx: &Context<'_>, q: usize, j: usize) -> (usize, usize) {
+    let ev = ctx.trace.rank(q);
+    if !ctx.model.progress_at_calls() || !ev.routine(j).creates_request() {
         return (q, j);
     }
-    let next = (j..ev.len())
-        .find(|&k| !ev.routine(k).creates_request() && ev.routine(k) != Routine::Finalize);
+    let next = (j..ev.len()).find(|&k| !ev.routine(k).creates_request());
     (q, next.unwrap_or(j))
 }

@@ -14,10 +14,11 @@
 //!   them are replayed, then the sizes between the best one's neighbours, the same again.
 
 use crate::collectives::traced::Choice;
+use crate::critical::{CriticalPath, Record};
 use crate::error::Error;
 use crate::graph::HbGraph;
 use crate::model::{BAND_NAMES, Model, Params};
-use crate::replay::replay_with;
+use crate::replay::{replay_observed, replay_with};
 use crate::trace::{Shape, Trace};
 use serde::Serialize;
 
@@ -103,7 +104,7 @@ impl Knob {
 
     /// The step of its central difference: a thousandth of its value, at least a tenth of a
     /// nanosecond (a ten-thousandth of one per byte).
-    fn step(&self, v: f64) -> f64 {
+    pub(crate) fn step(&self, v: f64) -> f64 {
         let least = match self.unit() {
             "ns" => 0.1,
             _ => 1e-4,
@@ -125,6 +126,26 @@ pub struct Replayer<'a> {
 }
 
 impl Replayer<'_> {
+    /// The predicted runtime under `p`, ns, and its critical path.
+    pub fn critical(&self, p: &Params) -> Result<(f64, CriticalPath), Error> {
+        (self.progress)("the parameters as given");
+        self.replays.set(self.replays.get() + 1);
+        let record = Record::new(self.trace);
+        let model = Model::LogGps(*p);
+        let observe = |steps: &[crate::replay::Step]| record.observe(steps);
+        let pred = replay_observed(
+            self.trace,
+            self.graph,
+            &model,
+            self.coll,
+            self.file,
+            &|_| {},
+            Some(&observe),
+        )?;
+        let path = CriticalPath::find(self.trace, self.graph, &record, &pred, &model);
+        Ok((pred.predicted_ns, path))
+    }
+
     /// The predicted runtime under `p`, ns.
     pub fn runtime(&self, p: &Params, what: &str) -> Result<f64, Error> {
         if let Some(why) = p.invalid() {
@@ -157,10 +178,23 @@ pub struct Derivative {
     pub elasticity: f64,
     /// `central`, or `forward` where the parameter may not go below 0.
     pub difference: &'static str,
+    /// The one-sided differences, by the step up and by the step down (None: not taken). They
+    /// differ where the critical path changes within the step (a kink of the runtime).
+    pub right_ns_per_unit: f64,
+    pub left_ns_per_unit: Option<f64>,
+    /// The same read off the critical path ([`CriticalPath::derivative`]): each of its
+    /// segments' costs by the model's rule that made it; the segments no rule tells (see
+    /// [`Sensitivity`]'s `unread`) left out.
+    pub from_critical_path: f64,
 }
 
-/// Every parameter's derivative at `p`, whose runtime is `t0` ns.
-pub fn derivatives(rp: &Replayer<'_>, p: &Params, t0: f64) -> Result<Vec<Derivative>, Error> {
+/// Every parameter's derivative at `p`, whose runtime is `t0` ns and critical path `path`.
+pub fn derivatives(
+    rp: &Replayer<'_>,
+    p: &Params,
+    t0: f64,
+    path: &CriticalPath,
+) -> Result<Vec<Derivative>, Error> {
     Knob::all(p)
         .into_iter()
         .map(|k| {
@@ -170,12 +204,13 @@ pub fn derivatives(rp: &Replayer<'_>, p: &Params, t0: f64) -> Result<Vec<Derivat
             let up = rp.runtime(&k.set(p, v + h), &format!("{name} + {h:e}"))?;
             let down_ok = !(k.nonnegative() && v - h < 0.0);
             let at_down = k.set(p, v - h);
-            let (d, difference) = match down_ok && at_down.invalid().is_none() {
+            let right = (up - t0) / h;
+            let (d, left, difference) = match down_ok && at_down.invalid().is_none() {
                 true => {
                     let down = rp.runtime(&at_down, &format!("{name} − {h:e}"))?;
-                    ((up - down) / (2.0 * h), "central")
+                    ((up - down) / (2.0 * h), Some((t0 - down) / h), "central")
                 }
-                false => ((up - t0) / h, "forward"),
+                false => (right, None, "forward"),
             };
             Ok(Derivative {
                 elasticity: match t0 > 0.0 {
@@ -187,6 +222,9 @@ pub fn derivatives(rp: &Replayer<'_>, p: &Params, t0: f64) -> Result<Vec<Derivat
                 value: v,
                 ns_per_unit: d,
                 difference,
+                right_ns_per_unit: right,
+                left_ns_per_unit: left,
+                from_critical_path: path.derivative(p, k).0,
             })
         })
         .collect()

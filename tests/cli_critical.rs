@@ -155,3 +155,24 @@ fn a_collective_waits_for_the_last_to_call() {
         close(ns(&c["length_s"]), 1_050_000.0 + barrier, coll);
     }
 }
+
+/// A Wait whose return is its request's completion, not a wait for anyone: an eager Isend of
+/// k = 12000 at 0 completes at T1 = 88,870, after the Wait's call (16,550: the Isend's o and
+/// 10 µs of computation). The path goes from the Wait's return to the Isend's call: the 10 µs
+/// and the Isend's o are not on it. Rank 0 then computes 1 ms: 1,088,870 in all.
+#[test]
+fn a_wait_comes_from_its_requests_start() {
+    let t = format!(
+        "loggps-trace 1\nranks 2\n{PARAMS}\n\
+        0 MPI_Init 0 0\n0 MPI_Isend 0 10 bytes=12000 peer=1 tag=0 req=0\n0 MPI_Wait 10010 10020 done=0:-1:-1\n0 MPI_Finalize 1010020 1010030\n\
+        1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=12000 peer=0 tag=0\n1 MPI_Finalize 10 20\n"
+    );
+    let (_d, f) = text_trace("wait.txt", &t);
+    let c = critical(&[&f]);
+    close(ns(&c["length_s"]), 1_088_870.0, "length");
+    close(ns(&c["computation_s"]), 1_000_000.0, "computation");
+    close(ns(&c["by_routine"]["MPI_Wait"]), 88_870.0, "MPI_Wait");
+    assert!(c["by_routine"].get("MPI_Isend").is_none(), "{c}");
+    assert_eq!(c["jumps"], 1);
+    assert_eq!(c["by_rank"].as_array().unwrap().len(), 1, "{c}");
+}

@@ -22,6 +22,18 @@ fn derivative(v: &Value, name: &str) -> f64 {
         .unwrap()
 }
 
+/// Field `key` of parameter `name`'s derivative.
+fn field(v: &Value, name: &str, key: &str) -> f64 {
+    v["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {v}"))[key]
+        .as_f64()
+        .unwrap()
+}
+
 fn tolerance(v: &Value, name: &str, rise: f64) -> Option<f64> {
     v["tolerances"]
         .as_array()
@@ -65,6 +77,7 @@ fn derivatives_and_tolerances_are_the_hand_calculation() {
         ("gamma", 0.0),
     ] {
         close(derivative(&v, name), want, 1e-6, name);
+        close(field(&v, name, "from_critical_path"), want, 1e-6, name);
     }
     let rise = 5_027.960_4;
     for (name, per) in [("L", 2.0), ("o", 4.0), ("G", 24_000.0)] {
@@ -97,7 +110,10 @@ fn derivatives_and_tolerances_are_the_hand_calculation() {
 /// on the synthetic patterns under Myrinet's parameters (a central difference of `--L`, `--o`,
 /// `--Os`, `--Gs`), and on the recorded Gaussian-elimination traces, whose parameters come in
 /// bands: there `--scale NAME=1±ε` moves every band's NAME at once, so the runtime moves by
-/// the sum over bands of each band's value times its derivative.
+/// the sum over bands of each band's value times its derivative. The derivative read off the
+/// critical path is the one the replays give by a step up (the path's own side, where the
+/// path changes within the step), for every parameter, collectives kept as measured (a
+/// modeled collective's cost is not read off the path: the report gives that time).
 #[test]
 fn derivatives_agree_with_predictions_at_nearby_values() {
     let dir = tempfile::tempdir().unwrap();
@@ -139,6 +155,9 @@ fn derivatives_agree_with_predictions_at_nearby_values() {
                 &format!("{pattern}: {name}"),
             );
         }
+        let v = sensitivity(&[&f, "--platform", "myrinet", "--coll", "measured"]);
+        assert_eq!(v["critical_path_unread_s"], 0.0, "{pattern}");
+        path_is_the_right_derivative(&v, pattern);
     }
     for t in [
         "traces/gauss-n512-p2-s4096-original-r1.bin",
@@ -160,6 +179,27 @@ fn derivatives_agree_with_predictions_at_nearby_values() {
             close(by_bands, fd, 1e-4, &format!("{t}: {name}"));
             assert!(t0 > 0.0);
         }
+        path_is_the_right_derivative(&sensitivity(&[t, "--coll", "measured"]), t);
+    }
+    // The synthetic CG's Allreduce, modeled, is on its path: that time is told.
+    let other = tempfile::tempdir().unwrap();
+    let f = synthesized(
+        other.path(),
+        &["--pattern", "cg", "--ranks", "4", "--iterations", "2"],
+    );
+    let v = sensitivity(&[&f, "--platform", "myrinet"]);
+    assert!(v["critical_path_unread_s"].as_f64().unwrap() > 0.0, "{v}");
+}
+
+/// Every parameter's derivative read off the critical path is the replays' by a step up.
+fn path_is_the_right_derivative(v: &Value, what: &str) {
+    for d in v["parameters"].as_array().unwrap() {
+        let name = d["name"].as_str().unwrap();
+        let (path, right) = (
+            d["from_critical_path"].as_f64().unwrap(),
+            d["right_ns_per_unit"].as_f64().unwrap(),
+        );
+        close(path, right, 1e-6, &format!("{what}: {name}"));
     }
 }
 

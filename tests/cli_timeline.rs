@@ -70,6 +70,8 @@ fn assert_slices(got: &[(String, f64, f64)], want: &[(&str, f64, f64)], what: &s
 /// - rank 1: Recv at 0 waits 214,008.02 (receiver sync) and pays T3: returns at 251,398.02;
 ///   Send there for T1: returns at 340,268.02.
 ///
+/// Each rank ends at its MPI_Finalize's call, a slice of no duration.
+///
 /// Measured: each call as the fixture times it. Two messages: rank 0's Send (event 1) to rank
 /// 1's Recv, rank 1's Send (event 6: rank 1's events start at 4) to rank 0's Recv.
 #[test]
@@ -83,6 +85,7 @@ fn every_slice_is_the_hand_calculation() {
             ("MPI_Send", 0.0, 88.870),
             ("computation", 88.870, 500.0),
             ("MPI_Recv", 588.870, 37.390),
+            ("MPI_Finalize", 626.260, 0.0),
         ],
         "rank 0 predicted",
     );
@@ -93,6 +96,7 @@ fn every_slice_is_the_hand_calculation() {
             ("MPI_Recv", 0.0, 251.39802),
             ("receiver sync", 0.0, 214.00802),
             ("MPI_Send", 251.39802, 88.870),
+            ("MPI_Finalize", 340.26802, 0.0),
         ],
         "rank 1 predicted",
     );
@@ -102,6 +106,7 @@ fn every_slice_is_the_hand_calculation() {
             ("MPI_Init", 0.0, 0.0),
             ("MPI_Send", 0.0, 1.0),
             ("MPI_Recv", 501.0, 4.0),
+            ("MPI_Finalize", 505.0, 0.1),
         ],
         "rank 0 measured",
     );
@@ -111,6 +116,7 @@ fn every_slice_is_the_hand_calculation() {
             ("MPI_Init", 0.0, 0.0),
             ("MPI_Recv", 0.0, 2.0),
             ("MPI_Send", 2.0, 1.0),
+            ("MPI_Finalize", 3.0, 0.1),
         ],
         "rank 1 measured",
     );
@@ -184,6 +190,7 @@ fn sender_synchronization_is_its_own_slice() {
             ("MPI_Init", 0.0, 0.0),
             ("MPI_Send", 0.0, 271.110),
             ("sender sync", 0.0, 98.840),
+            ("MPI_Finalize", 271.110, 0.0),
         ],
         "rank 1 predicted",
     );
@@ -205,7 +212,8 @@ fn sender_synchronization_is_its_own_slice() {
     );
 }
 
-/// `--ranks` keeps the ranks listed, `--window` the slices that overlap it; a rank the trace
+/// `--ranks` keeps the ranks listed, `--window` the slices that overlap it (rank 1's
+/// MPI_Finalize at 340.268 µs, a point, too); a rank the trace
 /// does not have, a bad window and a sweep are errors that say so.
 #[test]
 fn ranks_and_window_cut_the_timeline() {
@@ -234,7 +242,7 @@ fn ranks_and_window_cut_the_timeline() {
             .iter()
             .map(|s| s.0.as_str())
             .collect::<Vec<_>>(),
-        ["MPI_Send"]
+        ["MPI_Send", "MPI_Finalize"]
     );
     assert!(slices(&v, 0, 1).is_empty() && slices(&v, 1, 1).is_empty());
     let err = |args: &[&str]| {
@@ -244,7 +252,9 @@ fn ranks_and_window_cut_the_timeline() {
     };
     assert!(err(&["--ranks", "0-2"]).contains("rank 2 is not in the trace (ranks 0–1)"));
     assert!(err(&["--window", "2ms:1ms"]).contains("T0 must come before T1"));
-    assert!(err(&["--sweep", "o=1,2"]).contains("--timeline draws one prediction"));
+    assert!(
+        err(&["--sweep", "o=1,2"]).contains("--timeline and --critical-path follow one prediction")
+    );
     let out = run(&[f, "--ranks", "0"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--timeline"));

@@ -194,13 +194,7 @@ fn observed(
         Some(&observe),
     );
     let path = match (&prediction, &record) {
-        (Ok(p), Some(r)) => Some(CriticalPath::find(
-            trace,
-            &graph,
-            r,
-            p,
-            model.progress_at_calls(),
-        )),
+        (Ok(p), Some(r)) => Some(CriticalPath::find(trace, &graph, r, p, &model)),
         _ => None,
     };
     let composition = path.as_ref().map(|c| c.composition(trace));

@@ -46,6 +46,9 @@ struct Sensitivity {
     parameters: Vec<Derivative>,
     tolerances: Vec<Tolerance>,
     best_s: Option<BestS>,
+    /// The critical path's time whose cost no rule tells (a modeled collective's): its
+    /// derivatives leave it out, seconds.
+    critical_path_unread_s: f64,
     /// The eager limit of the parameters.
     s: u64,
     replays: u32,
@@ -94,8 +97,11 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         progress: &label,
         replays: Default::default(),
     };
-    let t0 = rp.runtime(&p, "the parameters as given")?;
-    let parameters = derivatives(&rp, &p, t0)?;
+    let (t0, path) = rp.critical(&p)?;
+    let unread: f64 = path
+        .derivative(&p, loggps_predict::sensitivity::Knob::Gamma)
+        .1;
+    let parameters = derivatives(&rp, &p, t0, &path)?;
     let mut tolerances = Vec::new();
     for what in Added::ALL {
         // The derivative of the quantity added to every band: the sum of the bands' own.
@@ -127,6 +133,7 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         parameters,
         tolerances,
         best_s: best,
+        critical_path_unread_s: unread * 1e-9,
         s: p.S,
         replays: rp.replays.get(),
     };
@@ -150,24 +157,40 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
-        "{:<10} {:>14} {:>6}  {:>18} {:>11}  (1% more of it: the runtime's change in %)",
-        "parameter", "value", "unit", "d runtime (ns/unit)", "elasticity"
+        "{:<10} {:>14} {:>6}  {:>18} {:>18} {:>11}",
+        "parameter", "value", "unit", "d runtime (ns/unit)", "critical path", "elasticity"
     )?;
     for d in &s.parameters {
         writeln!(
             out,
-            "{:<10} {:>14.6} {:>6}  {:>18.6} {:>11.5}{}",
+            "{:<10} {:>14.6} {:>6}  {:>18.6} {:>18.6} {:>11.5}{}{}",
             d.name,
             d.value,
             d.unit,
             d.ns_per_unit,
+            d.from_critical_path,
             d.elasticity,
             match d.difference {
                 "forward" => "  (forward: it may not go below 0)",
                 _ => "",
+            },
+            match d.left_ns_per_unit {
+                Some(l) if (l - d.right_ns_per_unit).abs() > 1e-6 * l.abs().max(1.0) => format!(
+                    "  (a kink: {:.6} below, {:.6} above; the path's is along itself)",
+                    l, d.right_ns_per_unit
+                ),
+                _ => String::new(),
             }
         )?;
     }
+    writeln!(
+        out,
+        "(d runtime: by replays at nearby values; critical path: read off it, its segments' costs by their rules{}; elasticity: the runtime's change in % for 1% more of it)",
+        match s.critical_path_unread_s {
+            x if x > 0.0 => format!(", {x:.6} s of it untold (modeled collectives)"),
+            _ => String::new(),
+        }
+    )?;
     writeln!(out)?;
     writeln!(
         out,

@@ -220,6 +220,21 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
         }
         let tc = st.clock;
         if routine == Routine::Finalize {
+            // Not costed: the rank ends at its call. The observer sees it there.
+            if sh.observer.is_some() {
+                local.steps.push(Step {
+                    rank: r as u32,
+                    event: i as u32,
+                    call_ns: tc,
+                    return_ns: tc,
+                    communication_ns: 0.0,
+                    sender_sync_ns: 0.0,
+                    receiver_sync_ns: 0.0,
+                });
+                if local.steps.len() == STEPS_BATCH {
+                    sh.flush_steps(local);
+                }
+            }
             break;
         }
         // The port as this event leaves it; kept only if the event can be costed now.
