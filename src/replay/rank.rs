@@ -221,20 +221,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
         let tc = st.clock;
         if routine == Routine::Finalize {
             // Not costed: the rank ends at its call. The observer sees it there.
-            if sh.observer.is_some() {
-                local.steps.push(Step {
-                    rank: r as u32,
-                    event: i as u32,
-                    call_ns: tc,
-                    return_ns: tc,
-                    communication_ns: 0.0,
-                    sender_sync_ns: 0.0,
-                    receiver_sync_ns: 0.0,
-                });
-                if local.steps.len() == STEPS_BATCH {
-                    sh.flush_steps(local);
-                }
-            }
+            observe(sh, local, r, i, tc, (tc, 0.0, 0.0, 0.0));
             break;
         }
         // The port as this event leaves it; kept only if the event can be costed now.
@@ -251,20 +238,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
             st.add_collective(routine, ret - tc);
             st.colls += 1;
         }
-        if sh.observer.is_some() {
-            local.steps.push(Step {
-                rank: r as u32,
-                event: i as u32,
-                call_ns: tc,
-                return_ns: ret,
-                communication_ns: comm,
-                sender_sync_ns: ssync,
-                receiver_sync_ns: rsync,
-            });
-            if local.steps.len() == STEPS_BATCH {
-                sh.flush_steps(local);
-            }
-        }
+        observe(sh, local, r, i, tc, (ret, comm, ssync, rsync));
         st.parts.communication += comm;
         st.parts.sender_sync += ssync;
         st.parts.receiver_sync += rsync;
@@ -273,4 +247,33 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
         st.published = false;
     }
     Outcome::Done
+}
+
+/// Batches event `i` of rank `r`, called at `tc` and costed `(return, communication, sender
+/// sync, receiver sync)`, for the replay's observer where there is one.
+#[inline(always)]
+fn observe(
+    sh: &Shared<'_>,
+    local: &mut Local,
+    r: usize,
+    i: usize,
+    tc: f64,
+    cost: (f64, f64, f64, f64),
+) {
+    if sh.observer.is_none() {
+        return;
+    }
+    let (ret, comm, ssync, rsync) = cost;
+    local.steps.push(Step {
+        rank: r as u32,
+        event: i as u32,
+        call_ns: tc,
+        return_ns: ret,
+        communication_ns: comm,
+        sender_sync_ns: ssync,
+        receiver_sync_ns: rsync,
+    });
+    if local.steps.len() == STEPS_BATCH {
+        sh.flush_steps(local);
+    }
 }
