@@ -374,6 +374,8 @@ pub struct BestS {
     pub candidates: usize,
     /// `(S, runtime ns)` of every `S` replayed, by `S`.
     pub tried: Vec<(u64, f64)>,
+    /// `(S, why)` of those that could not be replayed (a deadlock by rendezvous), by `S`.
+    pub failed: Vec<(u64, String)>,
     pub best: u64,
     pub best_ns: f64,
 }
@@ -413,12 +415,18 @@ pub fn best_s(
         .collect();
     cands.dedup();
     let mut tried: Vec<(u64, f64)> = Vec::new();
+    let failed = std::cell::RefCell::new(Vec::new());
+    // A candidate that cannot be replayed (sends that deadlock by rendezvous) is no answer.
     let run = |idx: &[usize], tried: &mut Vec<(u64, f64)>| -> Result<(), Error> {
         for &i in idx {
             let s = cands[i];
-            if tried.iter().all(|&(t, _)| t != s) {
-                let t = rp.runtime(&Params { S: s, ..*p }, &format!("S = {s}"))?;
-                tried.push((s, t));
+            let seen = |x: &u64| *x == s;
+            if tried.iter().any(|(t, _)| seen(t)) || failed.borrow().iter().any(|(t, _)| seen(t)) {
+                continue;
+            }
+            match rp.runtime(&Params { S: s, ..*p }, &format!("S = {s}")) {
+                Ok(t) => tried.push((s, t)),
+                Err(e) => failed.borrow_mut().push((s, e.to_string())),
             }
         }
         Ok(())
@@ -441,12 +449,20 @@ pub fn best_s(
     let best_at = |tried: &[(u64, f64)]| {
         let (s, _) = tried
             .iter()
-            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
-            .expect("a candidate at least");
-        cands.iter().position(|c| c == s).expect("a candidate")
+            .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))?;
+        cands.iter().position(|c| c == s)
+    };
+    let Some(b) = best_at(&tried) else {
+        let mut failed = failed.into_inner();
+        failed.sort_by_key(|x| x.0);
+        let why = failed
+            .first()
+            .map_or(String::new(), |(s, e)| format!(" (S = {s}: {e})"));
+        return Err(Error::Usage(format!(
+            "no S in {lo}–{hi} tried replays: every one failed{why}; try another --S-range"
+        )));
     };
     // Then between the best one's neighbours among those tried.
-    let b = best_at(&tried);
     let mut idx: Vec<usize> = tried
         .iter()
         .map(|(s, _)| cands.iter().position(|c| c == s).expect("a candidate"))
@@ -456,13 +472,16 @@ pub fn best_s(
     let (a, z) = (idx[k.saturating_sub(1)], idx[(k + 1).min(idx.len() - 1)]);
     run(&spread(a, z), &mut tried)?;
     tried.sort_by_key(|&(s, _)| s);
-    let b = cands[best_at(&tried)];
+    let b = cands[best_at(&tried).expect("tried before")];
+    let mut failed = failed.into_inner();
+    failed.sort_by_key(|x| x.0);
     let best_ns = tried.iter().find(|(s, _)| *s == b).expect("tried").1;
     Ok(BestS {
         lo,
         hi,
         candidates: cands.len(),
         tried,
+        failed,
         best: b,
         best_ns,
     })

@@ -220,3 +220,25 @@ fn what_does_not_matter_says_so() {
     let out = run(&["sensitivity", &f, "--model", "loggp"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Two ranks that both send 1000 bytes before they receive: any S below 1000 deadlocks. The
+/// best S is 1000, the failed one is named; a range where all fail is a warning, not an end.
+#[test]
+fn an_s_that_deadlocks_is_no_answer() {
+    let t = "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+        0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=1000 peer=1\n0 MPI_Recv 30 40 bytes=1000 peer=1\n0 MPI_Finalize 50 60\n\
+        1 MPI_Init 0 0\n1 MPI_Send 10 20 bytes=1000 peer=0\n1 MPI_Recv 30 40 bytes=1000 peer=0\n1 MPI_Finalize 50 60\n";
+    let (_d, f) = common::text_trace("h2h.txt", t);
+    let v = sensitivity(&[&f]);
+    assert_eq!(v["best_s"]["best"], 1000, "{v}");
+    assert_eq!(v["best_s"]["failed"][0][0], 0, "{v}");
+    assert!(
+        v["best_s"]["failed"][0][1]
+            .as_str()
+            .unwrap()
+            .contains("deadlock")
+    );
+    let out = run(&["sensitivity", &f, "--S-range", "0:500"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("every one failed"));
+}

@@ -124,7 +124,13 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
             warn("the trace has no point-to-point message: the eager limit changes nothing".into());
             None
         }
-        false => Some(best_s(&rp, &p, &sizes, lo, hi)?),
+        false => match best_s(&rp, &p, &sizes, lo, hi) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                warn(e.to_string());
+                None
+            }
+        },
     };
     bar.finish();
     let s = Sensitivity {
@@ -235,6 +241,14 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
                 None => String::new(),
             }
         )?;
+        if let Some((x, why)) = b.failed.first() {
+            writeln!(
+                out,
+                "{:<10} {} value(s) of S could not be replayed, the smallest {x}: {why}",
+                "",
+                b.failed.len()
+            )?;
+        }
     }
     Ok(())
 }
