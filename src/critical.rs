@@ -18,14 +18,16 @@
 //! The path's segments add up to the predicted runtime. Each is told by rank, by routine (a
 //! call's communication and synchronization are its routine's) and as the four parts.
 
+use crate::collectives::traced::{Choice, Recorded, op_of};
+use crate::collectives::{Op, Spec, eval};
 use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
-use crate::model::{Model, Params};
+use crate::model::{CostModel, Model, Params};
 use crate::replay::{Prediction, Step};
 use crate::sensitivity::Knob;
 use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What the walk reads: the trace, its graph, the model, the collective instances'
 /// participants and each collective call's instance, and the recorded call times.
@@ -35,6 +37,7 @@ struct Context<'a> {
     model: &'a Model,
     participants: &'a [Vec<(u32, u32)>],
     instances: &'a HashMap<(u32, u32), u32>,
+    coll: &'a Choice,
     call: &'a dyn Fn(usize, usize) -> Option<f64>,
     /// Time 0 of the replay ([`Trace::measured_t0`]).
     t0: f64,
@@ -86,7 +89,7 @@ pub enum Part {
 
 /// A stretch of the path on one rank: the computation before event `event`, or part of its
 /// call, with the model's rule that gave its cost.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Segment {
     pub rank: u32,
     pub event: u32,
@@ -98,7 +101,7 @@ pub struct Segment {
 
 /// The model's rule that gave a segment's end, with its inputs: what the end would be under
 /// other parameters, the inputs held ([`Rule::ret`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Rule {
     /// A cost that no parameter moves: computation, a call kept at its traced duration.
     Const,
@@ -110,8 +113,47 @@ pub enum Rule {
     Recv { k: u64, rdv: bool, ts: f64, tr: f64 },
     /// A blocking probe called at `tr` for a message sent at `ts` ([`Params::probe`]).
     Probe { k: u64, rdv: bool, ts: f64, tr: f64 },
-    /// A cost no rule here tells (a modeled collective's; any under LogGP).
+    /// A modeled collective: its instance's schedule costed again from its participants'
+    /// calls.
+    Collective(Arc<Modeled>),
+    /// A cost no rule here tells (any under LogGP).
     Unknown,
+}
+
+/// A modeled collective instance as a participant's return came from it: the operation, its
+/// algorithm and shape, every participant's call (in communicator rank order), the
+/// participant's place among them and its own call.
+#[derive(Debug, PartialEq)]
+pub struct Modeled {
+    op: Op,
+    algorithm: &'static str,
+    spec: Spec,
+    starts: Vec<f64>,
+    place: usize,
+    call: f64,
+}
+
+impl Modeled {
+    /// The participant's return under `p` (its `gamma` charging reductions): the schedule's
+    /// end for it, never before its call.
+    fn end(&self, p: &Params) -> Option<f64> {
+        let gamma = p.gamma.unwrap_or(0.0);
+        let c = match crate::collectives::ruled(self.op, self.algorithm, &self.spec).ok()? {
+            Some(ruled) => {
+                let mut scratch = eval::Scratch::default();
+                eval::evaluate_ruled(&ruled, p, gamma, &self.starts, &mut scratch)
+            }
+            None => {
+                let schedule =
+                    crate::collectives::build(self.op, self.algorithm, &self.spec, &|b| {
+                        p.split_costs(b)
+                    })
+                    .ok()?;
+                eval::evaluate_from(&schedule, p, gamma, &self.starts).ok()?
+            }
+        };
+        Some(c.rank_end_ns.get(self.place)?.max(self.call))
+    }
 }
 
 impl Rule {
@@ -124,6 +166,7 @@ impl Rule {
             Rule::Send { k, rdv, ts, tr } => Some(p.send(k, rdv, ts, tr).ret),
             Rule::Recv { k, rdv, ts, tr } => Some(p.recv(k, rdv, ts, tr).ret),
             Rule::Probe { k, rdv, ts, tr } => Some(p.probe(k, rdv, ts, tr).ret),
+            Rule::Collective(ref m) => m.end(p),
             Rule::Unknown => None,
         }
     }
@@ -176,7 +219,7 @@ impl Rule {
                     tr,
                 },
             },
-            other => other,
+            ref other => other.clone(),
         }
     }
 }
@@ -230,6 +273,7 @@ impl CriticalPath {
         record: &Record,
         pred: &Prediction,
         model: &Model,
+        coll: &Choice,
     ) -> CriticalPath {
         let times = record.times.lock().expect("record");
         let at = |r: usize, i: usize| times[record.offsets[r] + i];
@@ -263,6 +307,7 @@ impl CriticalPath {
             model,
             participants: &participants,
             instances: &instances,
+            coll,
             call: &|q: usize, j: usize| {
                 let t = at(q, j)[0];
                 (!t.is_nan()).then_some(t)
@@ -310,19 +355,20 @@ impl CriticalPath {
                         continue;
                     }
                     _ => {
-                        let (c, rs_, ss_) =
-                            (Part::Communication, Part::ReceiverSync, Part::SenderSync);
-                        seg(&mut path, r, i, c, rule, call + ss + rs, ret);
-                        seg(
-                            &mut path,
-                            r,
-                            i,
-                            rs_,
-                            Rule::Unknown,
-                            call + ss,
-                            call + ss + rs,
-                        );
-                        seg(&mut path, r, i, ss_, Rule::Unknown, call, call + ss);
+                        // The parts as drawn, latest first (the walk goes back); the rule,
+                        // which gives the whole call's end, goes with the first that is there.
+                        let parts = [
+                            (Part::Communication, call + ss + rs, ret),
+                            (Part::ReceiverSync, call + ss, call + ss + rs),
+                            (Part::SenderSync, call, call + ss),
+                        ];
+                        let mut rule = Some(rule);
+                        for (part, from, to) in parts {
+                            if to > from {
+                                let r_ = rule.take().unwrap_or(Rule::Const);
+                                seg(&mut path, r, i, part, r_, from, to);
+                            }
+                        }
                         debug_assert!(
                             (call + ss + rs + comm - ret).abs() <= 1e-6 * ret.abs().max(1.0)
                         );
@@ -356,8 +402,8 @@ impl CriticalPath {
     /// The runtime's derivative by `knob`, read off the path: each segment's cost under the
     /// model's rule that made it, held to the branch that bound it ([`Rule::held`]) and so
     /// linear in the parameters, at `p` and with the knob a step up, its inputs (the instants
-    /// it started from) held. Also the path's time whose cost no rule tells (a modeled
-    /// collective's, LogGP's): the derivative leaves it out.
+    /// it started from) held. Also the path's time whose cost no rule gave again (LogGP's):
+    /// the derivative leaves it out.
     pub fn derivative(&self, p: &Params, knob: Knob) -> (f64, f64) {
         let v = knob.get(p);
         let h = knob.step(v);
@@ -412,7 +458,7 @@ impl CriticalPath {
 
 /// How event `i` of rank `r` (called at `call`, returning at `ret`) was costed, where the
 /// model's rule for it, from the recorded times of what it depends on, gives `ret` again: the
-/// rule and what its return came from. None where no rule does (a collective, LogGP).
+/// rule and what its return came from. None where no rule does (LogGP).
 fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option<(Rule, Binder)> {
     let Model::LogGps(p) = ctx.model else {
         return None;
@@ -490,7 +536,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                     )
                 }
             };
-            Some(fold(p, call, &[send, recv]))
+            Some(fold(p, call, vec![send, recv]))
         }
         Shape::Complete => {
             if routine == Routine::RequestFree {
@@ -531,9 +577,11 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                     _ => return None,
                 });
             }
-            Some(fold(p, call, &done))
+            Some(fold(p, call, done))
         }
-        Shape::Coll | Shape::CommOp => measured_collective(ctx, r, i, ret),
+        Shape::Coll | Shape::CommOp => {
+            measured_collective(ctx, r, i, ret).or_else(|| modeled_collective(ctx, r, i, call))
+        }
     };
     found.filter(|(rule, _)| match rule {
         Rule::Const => true,
@@ -568,6 +616,51 @@ fn measured_collective(ctx: &Context<'_>, r: usize, i: usize, ret: f64) -> Optio
         false => Binder::Event(who.0, who.1),
     };
     Some((Rule::Const, binder))
+}
+
+/// A collective call modeled by its algorithm's schedule: its rule, and where it came from,
+/// the participant that called last (itself if it did).
+fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Option<(Rule, Binder)> {
+    let ev = ctx.trace.rank(r);
+    let op = op_of(ev.routine(i))?;
+    let x = *ctx.instances.get(&(r as u32, i as u32))?;
+    let list = ctx.participants.get(x as usize)?;
+    let mut rec = Recorded::default();
+    let mut starts = Vec::with_capacity(list.len());
+    let (mut place, mut last, mut who) = (0, f64::NEG_INFINITY, (r, i));
+    for (k, &(q, j)) in list.iter().enumerate() {
+        let (q, j) = (q as usize, j as usize);
+        let e = ctx.trace.rank(q);
+        rec.sent = rec.sent.max(e.bytes(j));
+        rec.received = rec.received.max(e.coll_recv(j).0);
+        if e.peer(j) == q as i32 {
+            rec.root = rec.root.max(k);
+        }
+        let t = (ctx.call)(q, j)?;
+        if t > last {
+            (last, who) = (t, (q, j));
+        }
+        if (q, j) == (r, i) {
+            place = k;
+        }
+        starts.push(t);
+    }
+    let mut spec = rec.spec(op, list.len());
+    let (algorithm, segment) = ctx.coll.algorithm(op, spec.ranks, spec.bytes);
+    spec.segment = segment.unwrap_or(spec.segment);
+    let m = Modeled {
+        op,
+        algorithm,
+        spec,
+        starts,
+        place,
+        call,
+    };
+    let binder = match who == (r, i) {
+        true => Binder::Own,
+        false => Binder::Event(who.0, who.1),
+    };
+    Some((Rule::Collective(Arc::new(m)), binder))
 }
 
 /// A send's rule at event `i` of rank `r` (a Send, an Isend's start or a Sendrecv's send half,
@@ -614,10 +707,10 @@ fn send_of(ctx: &Context<'_>, p: &Params, r: usize, i: usize, ts: f64) -> Option
 
 /// The Wait rule over the completions `done` of a call at `tw`: the one that ends last, or `o`
 /// after the call where none ends later.
-fn fold(p: &Params, tw: f64, done: &[(Rule, Binder)]) -> (Rule, Binder) {
+fn fold(p: &Params, tw: f64, done: Vec<(Rule, Binder)>) -> (Rule, Binder) {
     let mut best = (Rule::O(tw), Binder::Own);
     let mut latest = tw + p.o;
-    for &(rule, binder) in done {
+    for (rule, binder) in done {
         let Some(t) = rule.ret(p) else {
             continue;
         };

@@ -142,7 +142,7 @@ impl Replayer<'_> {
             &|_| {},
             Some(&observe),
         )?;
-        let path = CriticalPath::find(self.trace, self.graph, &record, &pred, &model);
+        let path = CriticalPath::find(self.trace, self.graph, &record, &pred, &model, self.coll);
         Ok((pred.predicted_ns, path))
     }
 
@@ -183,8 +183,8 @@ pub struct Derivative {
     pub right_ns_per_unit: f64,
     pub left_ns_per_unit: Option<f64>,
     /// The same read off the critical path ([`CriticalPath::derivative`]): each of its
-    /// segments' costs by the model's rule that made it; the segments no rule tells (see
-    /// [`Sensitivity`]'s `unread`) left out.
+    /// segments' costs by the model's rule that made it (a modeled collective's: its schedule
+    /// costed again), the inputs held.
     pub from_critical_path: f64,
 }
 

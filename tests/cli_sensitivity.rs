@@ -112,8 +112,8 @@ fn derivatives_and_tolerances_are_the_hand_calculation() {
 /// bands: there `--scale NAME=1±ε` moves every band's NAME at once, so the runtime moves by
 /// the sum over bands of each band's value times its derivative. The derivative read off the
 /// critical path is the one the replays give by a step up (the path's own side, where the
-/// path changes within the step), for every parameter, collectives kept as measured (a
-/// modeled collective's cost is not read off the path: the report gives that time).
+/// path changes within the step), for every parameter, collectives modeled (their schedules
+/// costed again) and measured.
 #[test]
 fn derivatives_agree_with_predictions_at_nearby_values() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,9 +155,19 @@ fn derivatives_agree_with_predictions_at_nearby_values() {
                 &format!("{pattern}: {name}"),
             );
         }
-        let v = sensitivity(&[&f, "--platform", "myrinet", "--coll", "measured"]);
-        assert_eq!(v["critical_path_unread_s"], 0.0, "{pattern}");
-        path_is_the_right_derivative(&v, pattern);
+        for coll in ["modeled", "measured"] {
+            let v = sensitivity(&[
+                &f,
+                "--platform",
+                "myrinet",
+                "--coll",
+                coll,
+                "--gamma",
+                "0.5",
+            ]);
+            assert_eq!(v["critical_path_unread_s"], 0.0, "{pattern}");
+            path_is_the_right_derivative(&v, pattern);
+        }
     }
     for t in [
         "traces/gauss-n512-p2-s4096-original-r1.bin",
@@ -179,16 +189,35 @@ fn derivatives_agree_with_predictions_at_nearby_values() {
             close(by_bands, fd, 1e-4, &format!("{t}: {name}"));
             assert!(t0 > 0.0);
         }
+        path_is_the_right_derivative(&v, t);
         path_is_the_right_derivative(&sensitivity(&[t, "--coll", "measured"]), t);
     }
-    // The synthetic CG's Allreduce, modeled, is on its path: that time is told.
+    // 64 ranks' Allreduces of 100 kB, modeled: gamma's derivative is read off the path too.
+    // Open MPI's choice here is recursive doubling (`collective allreduce --ranks 64 --bytes
+    // 100000 --algorithm tuned`): log2 64 = 6 steps each reducing the whole vector, 600 kB a
+    // call, so by hand 3 × 600,000 = 1,800,000 ns per ns/B on the path.
     let other = tempfile::tempdir().unwrap();
     let f = synthesized(
         other.path(),
-        &["--pattern", "cg", "--ranks", "4", "--iterations", "2"],
+        &[
+            "--pattern",
+            "allreduce",
+            "--ranks",
+            "64",
+            "--iterations",
+            "3",
+            "--bytes",
+            "100000",
+        ],
     );
-    let v = sensitivity(&[&f, "--platform", "myrinet"]);
-    assert!(v["critical_path_unread_s"].as_f64().unwrap() > 0.0, "{v}");
+    let v = sensitivity(&[&f, "--platform", "myrinet", "--gamma", "0.5"]);
+    path_is_the_right_derivative(&v, "allreduce");
+    close(
+        field(&v, "gamma", "from_critical_path"),
+        1_800_000.0,
+        1e-6,
+        "gamma",
+    );
 }
 
 /// Every parameter's derivative read off the critical path is the replays' by a step up.

@@ -194,7 +194,7 @@ fn observed(
         Some(&observe),
     );
     let path = match (&prediction, &record) {
-        (Ok(p), Some(r)) => Some(CriticalPath::find(trace, &graph, r, p, &model)),
+        (Ok(p), Some(r)) => Some(CriticalPath::find(trace, &graph, r, p, &model, coll)),
         _ => None,
     };
     let composition = path.as_ref().map(|c| c.composition(trace));

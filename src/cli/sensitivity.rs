@@ -46,7 +46,7 @@ struct Sensitivity {
     parameters: Vec<Derivative>,
     tolerances: Vec<Tolerance>,
     best_s: Option<BestS>,
-    /// The critical path's time whose cost no rule tells (a modeled collective's): its
+    /// The critical path's time whose cost no rule gave again (none on the traces tested): its
     /// derivatives leave it out, seconds.
     critical_path_unread_s: f64,
     /// The eager limit of the parameters.
@@ -193,7 +193,7 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
         out,
         "(d runtime: by replays at nearby values; critical path: read off it, its segments' costs by their rules{}; elasticity: the runtime's change in % for 1% more of it)",
         match s.critical_path_unread_s {
-            x if x > 0.0 => format!(", {x:.6} s of it untold (modeled collectives)"),
+            x if x > 0.0 => format!(", {x:.6} s of it untold (calls no rule gave again)"),
             _ => String::new(),
         }
     )?;
