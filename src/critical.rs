@@ -1,27 +1,27 @@
 //! The critical path of a prediction: the chain of events that sets the predicted runtime.
 //!
-//! Walked back from the rank that ends last, from its last event's return. On each rank the
-//! path takes an event's whole duration and the computation before it, back to the event
-//! before; where an event waited (its sender or receiver synchronization is not 0), the path
-//! leaves it for the partner it waited for, at the partner's call: the stretch from that call
-//! to the waiting event's return (the message's way and the rest of the call) is that event's
-//! communication, and the path goes on before the partner's call on the partner's rank. So
-//! synchronization lies on the path only where a wait has no partner to name. The partner a
-//! call waited for is the one of its partners that called last:
-//! - a receive (or probe): its message's send; a send: its message's receive (where messages
-//!   move only inside calls and the receive was posted without blocking: the call of its rank
-//!   that moved it, [`crate::model::Model::progress_at_calls`]); a Sendrecv: both;
-//! - a Wait or Test: those of every request it completed (a nonblocking collective's: the
-//!   instance's participants);
-//! - a collective: the instance's other participants.
+//! Walked back from the rank that ends last, from its `MPI_Finalize` call. At each call the
+//! model's rule for it ([`Rule`]), applied to the recorded times of what it depends on, must
+//! give its return again, and tells which instant the return came from:
+//! - its own call: the path takes the call's whole duration and the computation before it,
+//!   back to the event before;
+//! - another event's call: the send a receive waited for, the receive a rendezvous send waited
+//!   for (where messages move only inside calls, the call that moved it,
+//!   [`crate::model::Model::progress_at_calls`]); for a Wait, what its last completion came
+//!   from (a partner, or the call that started the request); for a collective, the
+//!   instance's last call. The stretch from there to the return is the call's communication,
+//!   and the path goes on before that call.
 //!
-//! The path's segments add up to the predicted runtime. Each is told by rank, by routine (a
-//! call's communication and synchronization are its routine's) and as the four parts.
+//! Where no rule gives the return again (LogGP), a call that waited goes to the partner that
+//! called last. So synchronization lies on the path only where a wait has no partner to name.
+//! The path's segments add up to the predicted runtime; each keeps its rule, held to the
+//! branch that bound it, so that the runtime's derivative by any parameter can be read off
+//! the path ([`CriticalPath::derivative`]).
 
 use crate::collectives::traced::{Choice, Recorded, op_of};
-use crate::collectives::{Op, Spec, eval};
+use crate::collectives::{Op, Spec};
 use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
-use crate::model::{CostModel, Model, Params};
+use crate::model::{Model, Params};
 use crate::replay::{Prediction, Step};
 use crate::sensitivity::Knob;
 use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
@@ -107,17 +107,41 @@ pub enum Rule {
     Const,
     /// `o` after the instant `.0`: a nonblocking call, a Wait with nothing left to wait for.
     O(f64),
-    /// A send of `k` bytes called at `ts` whose receive was called at `tr` ([`Params::send`]).
-    Send { k: u64, rdv: bool, ts: f64, tr: f64 },
-    /// A receive called at `tr` of a message sent at `ts` ([`Params::recv`]).
-    Recv { k: u64, rdv: bool, ts: f64, tr: f64 },
-    /// A blocking probe called at `tr` for a message sent at `ts` ([`Params::probe`]).
-    Probe { k: u64, rdv: bool, ts: f64, tr: f64 },
+    /// A `k`-byte message's send, receive or probe ([`Side`]), sent at `ts` and received (or
+    /// probed for) at `tr`.
+    Message {
+        side: Side,
+        k: u64,
+        rdv: bool,
+        ts: f64,
+        tr: f64,
+    },
     /// A modeled collective: its instance's schedule costed again from its participants'
     /// calls.
     Collective(Arc<Modeled>),
     /// A cost no rule here tells (any under LogGP).
     Unknown,
+}
+
+/// Which end of a message a [`Rule::Message`] costs: the model's rule for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Side {
+    /// [`Params::send`]: it waits for the receive's call `tr` (rendezvous).
+    Send,
+    /// [`Params::recv`]: it waits for the message sent at `ts`.
+    Recv,
+    /// [`Params::probe`]: as a receive.
+    Probe,
+}
+
+impl Side {
+    fn cost(self, p: &Params, k: u64, rdv: bool, ts: f64, tr: f64) -> crate::model::Cost {
+        match self {
+            Side::Send => p.send(k, rdv, ts, tr),
+            Side::Recv => p.recv(k, rdv, ts, tr),
+            Side::Probe => p.probe(k, rdv, ts, tr),
+        }
+    }
 }
 
 /// A modeled collective instance as a participant's return came from it: the operation, its
@@ -138,20 +162,15 @@ impl Modeled {
     /// end for it, never before its call.
     fn end(&self, p: &Params) -> Option<f64> {
         let gamma = p.gamma.unwrap_or(0.0);
-        let c = match crate::collectives::ruled(self.op, self.algorithm, &self.spec).ok()? {
-            Some(ruled) => {
-                let mut scratch = eval::Scratch::default();
-                eval::evaluate_ruled(&ruled, p, gamma, &self.starts, &mut scratch)
-            }
-            None => {
-                let schedule =
-                    crate::collectives::build(self.op, self.algorithm, &self.spec, &|b| {
-                        p.split_costs(b)
-                    })
-                    .ok()?;
-                eval::evaluate_from(&schedule, p, gamma, &self.starts).ok()?
-            }
-        };
+        let c = crate::collectives::predict_from(
+            self.op,
+            self.algorithm,
+            &self.spec,
+            p,
+            gamma,
+            &self.starts,
+        )
+        .ok()?;
         Some(c.rank_end_ns.get(self.place)?.max(self.call))
     }
 }
@@ -163,9 +182,13 @@ impl Rule {
         match *self {
             Rule::Const => Some(0.0),
             Rule::O(t) => Some(t + p.o),
-            Rule::Send { k, rdv, ts, tr } => Some(p.send(k, rdv, ts, tr).ret),
-            Rule::Recv { k, rdv, ts, tr } => Some(p.recv(k, rdv, ts, tr).ret),
-            Rule::Probe { k, rdv, ts, tr } => Some(p.probe(k, rdv, ts, tr).ret),
+            Rule::Message {
+                side,
+                k,
+                rdv,
+                ts,
+                tr,
+            } => Some(side.cost(p, k, rdv, ts, tr).ret),
             Rule::Collective(ref m) => m.end(p),
             Rule::Unknown => None,
         }
@@ -175,51 +198,27 @@ impl Rule {
     /// did not bind set to −∞, so that other parameters move the end only as that branch
     /// does (at a tie, the one the walk followed: the call's own).
     fn held(&self, base: &Params) -> Rule {
-        let never = f64::NEG_INFINITY;
-        match *self {
-            Rule::Send { k, rdv, ts, tr } => match base.send(k, rdv, ts, tr).sync > 0.0 {
-                true => Rule::Send {
-                    k,
-                    rdv,
-                    ts: never,
-                    tr,
-                },
-                false => Rule::Send {
-                    k,
-                    rdv,
-                    ts,
-                    tr: never,
-                },
-            },
-            Rule::Recv { k, rdv, ts, tr } => match base.recv(k, rdv, ts, tr).sync > 0.0 {
-                true => Rule::Recv {
-                    k,
-                    rdv,
-                    ts,
-                    tr: never,
-                },
-                false => Rule::Recv {
-                    k,
-                    rdv,
-                    ts: never,
-                    tr,
-                },
-            },
-            Rule::Probe { k, rdv, ts, tr } => match base.probe(k, rdv, ts, tr).sync > 0.0 {
-                true => Rule::Probe {
-                    k,
-                    rdv,
-                    ts,
-                    tr: never,
-                },
-                false => Rule::Probe {
-                    k,
-                    rdv,
-                    ts: never,
-                    tr,
-                },
-            },
-            ref other => other.clone(),
+        let Rule::Message {
+            side,
+            k,
+            rdv,
+            mut ts,
+            mut tr,
+        } = *self
+        else {
+            return self.clone();
+        };
+        // A send waits for its receive's call, a receive or a probe for its message.
+        match (side, side.cost(base, k, rdv, ts, tr).sync > 0.0) {
+            (Side::Send, true) | (Side::Recv | Side::Probe, false) => ts = f64::NEG_INFINITY,
+            _ => tr = f64::NEG_INFINITY,
+        }
+        Rule::Message {
+            side,
+            k,
+            rdv,
+            ts,
+            tr,
         }
     }
 }
@@ -338,7 +337,7 @@ impl CriticalPath {
             if !at_call {
                 let (rule, from) = match explain(&ctx, r, i, call, ret) {
                     Some(x) => x,
-                    None => (Rule::Unknown, waited(&ctx, r, i, call, ret, ss + rs)),
+                    None => (Rule::Unknown, waited(&ctx, r, i, ret, ss + rs)),
                 };
                 match from {
                     Binder::Event(q, j) if (q, j) != (r, i) && budget > 0 => {
@@ -479,62 +478,17 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
             if routine.is_iprobe() || link == NONE {
                 return Some((Rule::O(call), Binder::Own)).filter(|_| same(call + p.o));
             }
-            let (q, j) = ctx.trace.events.locate(link as usize);
-            let ts = (ctx.call)(q, j)?;
-            let (k, rdv) = message(ctx, p, link as usize);
-            let (rule, waits) = match routine.is_probe() {
-                true => (
-                    Rule::Probe {
-                        k,
-                        rdv,
-                        ts,
-                        tr: call,
-                    },
-                    p.probe(k, rdv, ts, call).sync > 0.0,
-                ),
-                false => (
-                    Rule::Recv {
-                        k,
-                        rdv,
-                        ts,
-                        tr: call,
-                    },
-                    p.recv(k, rdv, ts, call).sync > 0.0,
-                ),
+            let side = match routine.is_probe() {
+                true => Side::Probe,
+                false => Side::Recv,
             };
-            Some((
-                rule,
-                if waits {
-                    Binder::Event(q, j)
-                } else {
-                    Binder::Own
-                },
-            ))
+            recv_of(ctx, p, side, link, call, Binder::Own)
         }
         Shape::Sendrecv => {
             let send = send_of(ctx, p, r, i, call)?;
-            let link = ctx.g.link2(r, i);
-            let recv = match link {
+            let recv = match ctx.g.link2(r, i) {
                 NONE => (Rule::O(call), Binder::Own),
-                e => {
-                    let (q, j) = ctx.trace.events.locate(e as usize);
-                    let ts = (ctx.call)(q, j)?;
-                    let (k, rdv) = message(ctx, p, e as usize);
-                    let waits = p.recv(k, rdv, ts, call).sync > 0.0;
-                    (
-                        Rule::Recv {
-                            k,
-                            rdv,
-                            ts,
-                            tr: call,
-                        },
-                        if waits {
-                            Binder::Event(q, j)
-                        } else {
-                            Binder::Own
-                        },
-                    )
-                }
+                e => recv_of(ctx, p, Side::Recv, e, call, Binder::Own)?,
             };
             Some(fold(p, call, vec![send, recv]))
         }
@@ -562,16 +516,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                         };
                         match ctx.g.link(r, oi) {
                             NONE => (Rule::O(tr), moved),
-                            e => {
-                                let (q, j) = ctx.trace.events.locate(e as usize);
-                                let ts = (ctx.call)(q, j)?;
-                                let (k, rdv) = message(ctx, p, e as usize);
-                                let waits = p.recv(k, rdv, ts, tr).sync > 0.0;
-                                (
-                                    Rule::Recv { k, rdv, ts, tr },
-                                    if waits { Binder::Event(q, j) } else { moved },
-                                )
-                            }
+                            e => recv_of(ctx, p, Side::Recv, e, tr, moved)?,
                         }
                     }
                     _ => return None,
@@ -597,25 +542,39 @@ fn measured_collective(ctx: &Context<'_>, r: usize, i: usize, ret: f64) -> Optio
     let x = *ctx.instances.get(&(r as u32, i as u32))?;
     let list = ctx.participants.get(x as usize)?;
     let tr = ctx.trace;
-    let (mut last, mut measured_last, mut who) = (f64::NEG_INFINITY, f64::NEG_INFINITY, (r, i));
+    let (last, binder) = last_caller(ctx, list, (r, i))?;
+    let measured_last = list
+        .iter()
+        .map(|&(q, j)| tr.corrected_ns(q as usize, tr.rank(q as usize).t_call(j as usize)))
+        .fold(f64::NEG_INFINITY, f64::max)
+        - ctx.t0;
+    let after = (tr.corrected_ns(r, tr.rank(r).t_return(i)) - ctx.t0 - measured_last).max(0.0);
+    if (last + after - ret).abs() > 1e-9 * ret.abs().max(1.0) {
+        return None;
+    }
+    Some((Rule::Const, binder))
+}
+
+/// The latest call among a collective instance's participants `list` and where a call `me`
+/// among them came from: itself where it called last, else that last caller.
+fn last_caller(
+    ctx: &Context<'_>,
+    list: &[(u32, u32)],
+    me: (usize, usize),
+) -> Option<(f64, Binder)> {
+    let (mut last, mut who) = (f64::NEG_INFINITY, me);
     for &(q, j) in list {
         let (q, j) = (q as usize, j as usize);
         let t = (ctx.call)(q, j)?;
         if t > last {
             (last, who) = (t, (q, j));
         }
-        let m = tr.corrected_ns(q, tr.rank(q).t_call(j)) - ctx.t0;
-        measured_last = measured_last.max(m);
     }
-    let after = (tr.corrected_ns(r, tr.rank(r).t_return(i)) - ctx.t0 - measured_last).max(0.0);
-    if (last + after - ret).abs() > 1e-9 * ret.abs().max(1.0) {
-        return None;
-    }
-    let binder = match who == (r, i) {
+    let binder = match who == me {
         true => Binder::Own,
         false => Binder::Event(who.0, who.1),
     };
-    Some((Rule::Const, binder))
+    Some((last, binder))
 }
 
 /// A collective call modeled by its algorithm's schedule: its rule, and where it came from,
@@ -627,7 +586,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
     let list = ctx.participants.get(x as usize)?;
     let mut rec = Recorded::default();
     let mut starts = Vec::with_capacity(list.len());
-    let (mut place, mut last, mut who) = (0, f64::NEG_INFINITY, (r, i));
+    let mut place = 0;
     for (k, &(q, j)) in list.iter().enumerate() {
         let (q, j) = (q as usize, j as usize);
         let e = ctx.trace.rank(q);
@@ -636,15 +595,12 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         if e.peer(j) == q as i32 {
             rec.root = rec.root.max(k);
         }
-        let t = (ctx.call)(q, j)?;
-        if t > last {
-            (last, who) = (t, (q, j));
-        }
         if (q, j) == (r, i) {
             place = k;
         }
-        starts.push(t);
+        starts.push((ctx.call)(q, j)?);
     }
+    let (_, binder) = last_caller(ctx, list, (r, i))?;
     let mut spec = rec.spec(op, list.len());
     let (algorithm, segment) = ctx.coll.algorithm(op, spec.ranks, spec.bytes);
     spec.segment = segment.unwrap_or(spec.segment);
@@ -655,10 +611,6 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         starts,
         place,
         call,
-    };
-    let binder = match who == (r, i) {
-        true => Binder::Own,
-        false => Binder::Event(who.0, who.1),
     };
     Some((Rule::Collective(Arc::new(m)), binder))
 }
@@ -679,30 +631,53 @@ fn send_of(ctx: &Context<'_>, p: &Params, r: usize, i: usize, ts: f64) -> Option
         Shape::Isend => Binder::Event(r, i),
         _ => Binder::Own,
     };
+    let eager = Rule::Message {
+        side: Side::Send,
+        k,
+        rdv: false,
+        ts,
+        tr: ts,
+    };
     if link == NONE {
-        return Some((
-            Rule::Send {
-                k,
-                rdv: false,
-                ts,
-                tr: ts,
-            },
-            own,
-        ));
+        return Some((eager, own));
     }
     let (q, j) = ctx.trace.events.locate(link as usize);
     let (q, j) = moved_at(ctx, q, j);
     let tr = (ctx.call)(q, j)?;
     let waits = p.send(k, true, ts, tr).sync > 0.0;
-    Some((
-        Rule::Send {
-            k,
-            rdv: true,
-            ts,
-            tr,
-        },
-        if waits { Binder::Event(q, j) } else { own },
-    ))
+    let rule = Rule::Message {
+        side: Side::Send,
+        k,
+        rdv: true,
+        ts,
+        tr,
+    };
+    Some((rule, if waits { Binder::Event(q, j) } else { own }))
+}
+
+/// A receive's (or probe's) rule, of the message sent by global event `e`, received at `tr`:
+/// from the send where it waited for the message, else from `own` (the call, or where the
+/// receive moved).
+fn recv_of(
+    ctx: &Context<'_>,
+    p: &Params,
+    side: Side,
+    e: u32,
+    tr: f64,
+    own: Binder,
+) -> Option<(Rule, Binder)> {
+    let (q, j) = ctx.trace.events.locate(e as usize);
+    let ts = (ctx.call)(q, j)?;
+    let (k, rdv) = message(ctx, p, e as usize);
+    let waits = side.cost(p, k, rdv, ts, tr).sync > 0.0;
+    let rule = Rule::Message {
+        side,
+        k,
+        rdv,
+        ts,
+        tr,
+    };
+    Some((rule, if waits { Binder::Event(q, j) } else { own }))
 }
 
 /// The Wait rule over the completions `done` of a call at `tw`: the one that ends last, or `o`
@@ -731,7 +706,7 @@ fn message(ctx: &Context<'_>, p: &Params, e: usize) -> (u64, bool) {
 
 /// Where no rule tells how event `i` of rank `r` was costed: the partner it waited for, if it
 /// waited (`sync` is not 0): of its partners, the one that called last.
-fn waited(ctx: &Context<'_>, r: usize, i: usize, _call: f64, ret: f64, sync: f64) -> Binder {
+fn waited(ctx: &Context<'_>, r: usize, i: usize, ret: f64, sync: f64) -> Binder {
     if sync <= 0.0 {
         return Binder::Own;
     }

@@ -530,19 +530,37 @@ pub fn predict<M: CostModel>(
     model: &M,
     gamma_ns_per_byte: f64,
 ) -> Result<Completion, Error> {
+    predict_from(
+        op,
+        algorithm,
+        spec,
+        model,
+        gamma_ns_per_byte,
+        &vec![0.0; spec.ranks],
+    )
+}
+
+/// [`predict`] with rank `r` calling at `start[r]`.
+pub fn predict_from<M: CostModel>(
+    op: Op,
+    algorithm: &str,
+    spec: &Spec,
+    model: &M,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+) -> Result<Completion, Error> {
     if let Some(ruled) = ruled(op, algorithm, spec)? {
-        let start = vec![0.0; spec.ranks];
         let mut scratch = eval::Scratch::default();
         return Ok(eval::evaluate_ruled(
             &ruled,
             model,
             gamma_ns_per_byte,
-            &start,
+            start,
             &mut scratch,
         ));
     }
     let schedule = build(op, algorithm, spec, &|b| model.split_costs(b))?;
-    evaluate(&schedule, model, gamma_ns_per_byte)
+    eval::evaluate_from(&schedule, model, gamma_ns_per_byte, start)
 }
 
 #[cfg(test)]
