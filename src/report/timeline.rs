@@ -8,7 +8,9 @@
 //! computation before each call is a slice too. On `measured`, each call is a slice from its
 //! traced call to its return, on rank 0's clock. Each message is a flow arrow from its send's
 //! slice to its receive's. Times are microseconds from time 0 (the earliest `MPI_Init` return),
-//! to the nanosecond. The model, its parameters and the prediction are in `otherData`.
+//! to the nanosecond. The model, its parameters and the prediction are in `otherData`. With
+//! the critical path ([`Timeline::critical`]), the ranks it crosses get a third track,
+//! `critical path` (tid 2), with an arrow where it moves from rank to rank.
 //!
 //! Written as the replay goes: each batch of costed events is formatted and written at once,
 //! so what it holds is a batch, whatever the trace. Events are in no particular order (the
