@@ -14,13 +14,16 @@
  *
  * Environment: LOGGPS_TRACE (output path, default ./loggps-trace.bin), LOGGPS_TRACE_BUFFER
  * (event buffer bytes per rank, default 4 MiB, 4 KiB..64 MiB), LOGGPS_TRACE_DISABLE=1,
- * LOGGPS_TRACE_EAGER_CVAR (name of the MPI_T cvar to report as the eager limit).
+ * LOGGPS_TRACE_EAGER_CVAR (name of the MPI_T cvar to report as the eager limit),
+ * LOGGPS_TRACE_SITES=0 (no call sites: no `S` and `M` chunks).
  */
 #define _GNU_SOURCE
 #include <mpi.h>
 
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -359,6 +362,22 @@ static struct {
     void *scratch;       /* arrays for the multi-request and v-collective wrappers */
     size_t scratch_cap;
     int write_failed;
+    /* call sites (see "Call sites" below) */
+    int sites;           /* this rank records them */
+    uintptr_t site;      /* where the call inside a wrapper was made from */
+    struct table site_ids; /* address -> its index in addrs */
+    uintptr_t last_site; /* the last address looked up, and its index */
+    uint64_t last_id;
+    uint64_t *addrs;     /* the site table: every address, in order of first use */
+    size_t naddrs, addrs_cap, addrs_written; /* ... those written in S chunks so far */
+    uint8_t *sbuf;       /* the site index of each record of the E chunk under construction */
+    size_t slen, scap;
+    uint8_t *sout;       /* an S chunk being written */
+    size_t sout_cap;
+    uintptr_t self_lo, self_span; /* this library's loaded segments */
+    struct { uintptr_t lo, span; } bindings[4]; /* MPI's language bindings' */
+    int nbindings;
+    uint32_t nobjects;   /* the objects the M chunk lists */
 } T = { .fd = -1 };
 
 static void warn(const char *fmt, ...)
@@ -412,16 +431,23 @@ __attribute__((cold, noinline)) static void overlap(void)
              "events so far are kept; the trace will load as unfinished)", T.rank);
 }
 
+HOT uintptr_t site_of(void *ra, void *frame);
+
 /* Start of a wrapper: 1 if this call is recorded (the thread now owns the tracer's state and
- * must call leave), 0 if it just calls the PMPI routine. */
-HOT int enter(void)
+ * must call leave), 0 if it just calls the PMPI routine. `ra` and `frame` are the wrapper's
+ * return address and frame (the enter() macro passes them): where the call came from. */
+HOT int enter_at(void *ra, void *frame)
 {
     if (!T.recording) return 0;
     uintptr_t me = thread_id(), other = grab(me);
-    if (!other) return 1;
+    if (!other) {
+        T.site = site_of(ra, frame);
+        return 1;
+    }
     if (other != me) overlap();
     return 0;
 }
+#define enter() enter_at(__builtin_return_address(0), __builtin_frame_address(0))
 
 /* End of a wrapper that enter() let in; returns rc, for `return leave(rc);`. */
 HOT int leave(int rc)
@@ -552,9 +578,202 @@ static void append_chunk(uint8_t *buf, char kind, uint32_t rank, size_t payload)
     write_all_or_stop(buf, CHUNK_HEAD + payload);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Call sites                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Every record has a site: the return address of the program's MPI call. A rank's distinct
+ * addresses make its site table, in order of first use; the `S` chunk written just before
+ * each `E` chunk carries the addresses new since the last one and each record's index into
+ * the table. The `M` chunk lists the loaded objects (path, build id, where they lie), so that
+ * `loggps-predict callsites` can turn the addresses into function, file and line: they differ
+ * from rank to rank, since each process loads its objects at addresses of its own.
+ *
+ * A call that reached the wrapper through this library (fortran.c's entry points) or through
+ * MPI's Fortran bindings (MPICH's libmpifort, Open MPI's mpi_f08 module) was made by the
+ * program somewhere further up the stack: program_site finds it.
+ */
+
+/* Whether a return address lies in this library or in a binding (see above). */
+static inline int indirect(uintptr_t a)
+{
+    int in = a - T.self_lo < T.self_span;
+    for (int i = 0; i < T.nbindings; i++) in |= a - T.bindings[i].lo < T.bindings[i].span;
+    return in;
+}
+
+/* The program's call that led to a wrapper whose return address `ra` is indirect; `frame` is
+ * the wrapper's frame. */
+__attribute__((cold, noinline)) static uintptr_t program_site(uintptr_t ra, const uintptr_t *frame)
+{
+    /* From fortran.c's entry point: its return address is one frame up (this library keeps
+     * frame pointers, see the Makefile). */
+    if (ra - T.self_lo < T.self_span && frame) {
+        const uintptr_t *up = (const uintptr_t *)frame[0];
+        if (up > frame && (uintptr_t)(up - frame) < (1u << 20) && !indirect(up[1])) return up[1];
+    }
+    /* Through a binding built without frame pointers: unwind (a microsecond or so). */
+    void *pcs[16];
+    int n = backtrace(pcs, 16);
+    for (int i = 0; i < n; i++)
+        if (!indirect((uintptr_t)pcs[i])) return (uintptr_t)pcs[i];
+    return ra;
+}
+
+/* The site of a call whose wrapper has return address `ra` and frame `frame`. */
+HOT uintptr_t site_of(void *ra, void *frame)
+{
+    uintptr_t a = (uintptr_t)ra;
+    return indirect(a) ? program_site(a, frame) : a;
+}
+
+/* The index of address a in the site table (added if new). */
+HOT uint64_t site_id(uintptr_t a)
+{
+    if (a == T.last_site && T.naddrs) return T.last_id;
+    struct slot *s = table_find(&T.site_ids, a);
+    if (!s) {
+        if (T.naddrs == T.addrs_cap) {
+            T.addrs_cap = T.addrs_cap ? 2 * T.addrs_cap : 256;
+            T.addrs = realloc(T.addrs, T.addrs_cap * sizeof *T.addrs);
+            if (!T.addrs) abort();
+        }
+        s = table_put(&T.site_ids, a);
+        s->id = T.naddrs;
+        T.addrs[T.naddrs++] = a;
+    }
+    T.last_site = a;
+    T.last_id = s->id;
+    return s->id;
+}
+
+/* Appends the S chunk of the next E chunk's `nrec` records (their indices are in sbuf). */
+static void write_sites(uint32_t nrec)
+{
+    size_t fresh = T.naddrs - T.addrs_written;
+    size_t need = CHUNK_HEAD + 8 + 8 * fresh + T.slen;
+    if (need > T.sout_cap) {
+        free(T.sout);
+        T.sout_cap = 2 * need;
+        T.sout = malloc(T.sout_cap);
+        if (!T.sout) abort();
+    }
+    uint8_t *p = put_u32(T.sout + CHUNK_HEAD, (uint32_t)fresh);
+    for (size_t i = T.addrs_written; i < T.naddrs; i++) p = put_u64(p, T.addrs[i]);
+    p = put_u32(p, nrec);
+    memcpy(p, T.sbuf, T.slen);
+    p += T.slen;
+    append_chunk(T.sout, 'S', (uint32_t)T.rank, (size_t)(p - T.sout - CHUNK_HEAD));
+    T.addrs_written = T.naddrs;
+    T.slen = 0;
+}
+
+/* The loaded objects, encoded as the M chunk's payload. */
+struct objects { uint8_t *b; size_t len, cap; uint32_t n, seen; };
+
+static const char *const binding_names[] = { "libmpifort.", "libmpi_mpifh.", "libmpi_usempif08.",
+                                             "libmpi_usempi_ignore_tkr.", "libmpi_usempi.",
+                                             "libfmpich." };
+
+static int one_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct objects *o = data;
+    int first = o->seen++ == 0;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    char id[2 * 64 + 1] = "";
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD) {
+            uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+            if (a < lo) lo = a;
+            if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+        } else if (ph->p_type == PT_NOTE && !*id) {
+            /* the GNU build id note: namesz, descsz, type 3, "GNU\0", the id */
+            const uint8_t *n = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+            const uint8_t *end = n + ph->p_memsz;
+            while (n + 12 <= end) {
+                uint32_t namesz, descsz, type;
+                memcpy(&namesz, n, 4);
+                memcpy(&descsz, n + 4, 4);
+                memcpy(&type, n + 8, 4);
+                const uint8_t *name = n + 12, *desc = name + ((namesz + 3) & ~3u);
+                if (desc + descsz > end) break;
+                if (type == 3 && namesz == 4 && memcmp(name, "GNU", 4) == 0 && descsz <= 64) {
+                    for (uint32_t k = 0; k < descsz; k++) sprintf(id + 2 * k, "%02x", desc[k]);
+                    break;
+                }
+                n = desc + ((descsz + 3) & ~3u);
+            }
+        }
+    }
+    if (hi <= lo) return 0;
+    char path[4096] = "";
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    if (!*name && first) { /* the program itself */
+        ssize_t k = readlink("/proc/self/exe", path, sizeof path - 1);
+        path[k > 0 ? k : 0] = 0;
+    } else {
+        snprintf(path, sizeof path, "%s", name);
+    }
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if ((uintptr_t)&program_site - lo < hi - lo) {
+        T.self_lo = lo;
+        T.self_span = hi - lo;
+    }
+    for (size_t i = 0; i < sizeof binding_names / sizeof *binding_names; i++)
+        if (strncmp(base, binding_names[i], strlen(binding_names[i])) == 0 && T.nbindings < 4) {
+            T.bindings[T.nbindings].lo = lo;
+            T.bindings[T.nbindings++].span = hi - lo;
+        }
+    if (o->len + 3 * 8 + 2 * 10 + sizeof id + strlen(path) > o->cap) {
+        o->cap = 2 * o->cap + sizeof path + 256;
+        o->b = realloc(o->b, o->cap);
+        if (!o->b) abort();
+    }
+    uint8_t *p = o->b + o->len;
+    p = put_u64(p, (uint64_t)info->dlpi_addr);
+    p = put_u64(p, (uint64_t)lo);
+    p = put_u64(p, (uint64_t)hi);
+    p = put_str(p, id);
+    p = put_str(p, path);
+    o->len = (size_t)(p - o->b);
+    o->n++;
+    return 0;
+}
+
+static int count_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info, (void)size;
+    ++*(uint32_t *)data;
+    return 0;
+}
+
+static uint32_t count_objects(void)
+{
+    uint32_t n = 0;
+    dl_iterate_phdr(count_one, &n);
+    return n;
+}
+
+/* Appends this rank's M chunk; the number of objects loaded (count_objects). */
+static uint32_t write_objects(void)
+{
+    struct objects o = { malloc(4096), CHUNK_HEAD + 4, 4096, 0, 0 };
+    if (!o.b) abort();
+    T.nbindings = 0;
+    dl_iterate_phdr(one_object, &o);
+    put_u32(o.b + CHUNK_HEAD, o.n);
+    append_chunk(o.b, 'M', (uint32_t)T.rank, o.len - CHUNK_HEAD);
+    free(o.b);
+    return o.seen;
+}
+
 static void flush_events(void)
 {
     if (T.nrec == 0 || T.fd < 0) return;
+    if (T.sites) write_sites(T.nrec);
     fill_chunk_head(T.buf, 'E', (uint32_t)T.rank, T.len - CHUNK_HEAD);
     put_u32(T.buf + CHUNK_HEAD, T.nrec);
     write_all_or_stop(T.buf, T.len);
@@ -655,18 +874,24 @@ HOT void record(const struct event *e)
 {
     if (!T.recording) return;
     size_t bound = 128 + 30 * e->n; /* 1 + 2*10 + 9*10 bytes, 3*10 per list entry */
-    if (T.len + bound > T.cap) flush_events();
+    if (T.len + bound > T.cap || T.slen + 10 > T.scap) flush_events();
+    uint64_t site = T.sites ? site_id(T.site) : 0;
     if (T.len + bound > T.cap) {
         /* a single record larger than the buffer (collective on a huge communicator) */
         uint8_t *b = malloc(E_HEAD + bound);
         if (!b) abort();
         uint8_t *end = encode(b + E_HEAD, e);
         put_u32(b + CHUNK_HEAD, 1);
+        if (T.sites) {
+            T.slen = (size_t)(put_uleb(T.sbuf, site) - T.sbuf);
+            write_sites(1);
+        }
         append_chunk(b, 'E', (uint32_t)T.rank, (size_t)(end - b - CHUNK_HEAD));
         free(b);
     } else {
         T.len = (size_t)(encode(T.buf + T.len, e) - T.buf);
         T.nrec++;
+        if (T.sites) T.slen = (size_t)(put_uleb(T.sbuf + T.slen, site) - T.sbuf);
     }
     T.prev_return = e->t_return;
     T.events++;
@@ -1272,7 +1497,7 @@ static void at_exit_flush(void)
     if (T.active) flush_if_idle();
 }
 
-static void tracer_start(int code, uint64_t t0, uint64_t t1)
+static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *frame)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &T.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &T.size);
@@ -1339,10 +1564,21 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1)
     if (!T.buf) abort();
     T.cap = cap;
     T.len = E_HEAD;
+    const char *sites = getenv("LOGGPS_TRACE_SITES");
+    T.sites = !(sites && strcmp(sites, "0") == 0);
 
     decide_measurements();
     T.offset_init = measure_offset();
     write_rank_chunk(T.offset_init, T.offset_init); /* survives a crash; replaced at Finalize */
+    if (T.sites) {
+        T.scap = cap / 2;
+        T.sbuf = malloc(T.scap);
+        if (!T.sbuf) abort();
+        T.nobjects = write_objects();
+        void *pc[2];
+        if (T.nbindings) backtrace(pc, 2); /* loads the unwinder now, not inside a call */
+        T.site = site_of(ra, frame);
+    }
     T.active = 1;
     T.recording = !T.write_failed;
     atexit(at_exit_flush);
@@ -1396,9 +1632,10 @@ static void write_index(void)
     free(x);
 }
 
-static void tracer_finish(uint64_t t0)
+static void tracer_finish(uint64_t t0, void *ra, void *frame)
 {
     PMPI_Barrier(T.priv); /* MPI_Finalize synchronizes; record that part */
+    if (T.sites) T.site = site_of(ra, frame);
     struct event e = { .code = C_FINALIZE, .t_call = t0, .t_return = now() };
     record(&e);
     while (T.idups) { /* of idup requests freed or never completed (see idup_start) */
@@ -1412,6 +1649,8 @@ static void tracer_finish(uint64_t t0)
      * failed) */
     write_rank_chunk(T.offset_init, offset_fini);
     flush_events();
+    /* objects loaded since MPI_Init (dlopen) may hold sites: list them all again */
+    if (T.sites && !T.write_failed && count_objects() != T.nobjects) write_objects();
     T.recording = 0;
     /* rank 0 has the sums only when every rank has flushed: the barrier before the index */
     uint64_t counts[3] = { T.events, T.untracked, (uint64_t)T.stopped }, sums[3];
@@ -1449,7 +1688,8 @@ int MPI_Init(int *argc, char ***argv)
     uint64_t t0 = now();
     int rc = PMPI_Init(argc, argv);
     uint64_t t1 = now();
-    if (rc == MPI_SUCCESS) tracer_start(C_INIT, t0, t1);
+    if (rc == MPI_SUCCESS)
+        tracer_start(C_INIT, t0, t1, __builtin_return_address(0), __builtin_frame_address(0));
     return rc;
 }
 
@@ -1458,13 +1698,15 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     uint64_t t0 = now();
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     uint64_t t1 = now();
-    if (rc == MPI_SUCCESS) tracer_start(C_INIT_THREAD, t0, t1);
+    if (rc == MPI_SUCCESS)
+        tracer_start(C_INIT_THREAD, t0, t1, __builtin_return_address(0),
+                     __builtin_frame_address(0));
     return rc;
 }
 
 int MPI_Finalize(void)
 {
-    if (T.active) tracer_finish(now());
+    if (T.active) tracer_finish(now(), __builtin_return_address(0), __builtin_frame_address(0));
     return PMPI_Finalize();
 }
 

@@ -1,5 +1,6 @@
 //! The binary encoding (`tracer/FORMAT.md`): nom parsers, one per record type, and the writer.
 
+use super::sites::{Object, Sites, UNKNOWN};
 use super::{
     Checks, Comm, Completion, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta, RankMetas,
     RankRequests, RecvHalf, Routine, Shape, Trace,
@@ -301,6 +302,72 @@ fn rank_meta(input: &[u8]) -> Res<'_, RankMeta> {
             clock_offset_final_ns,
         },
     ))
+}
+
+/// An `S` chunk: the addresses it adds to its rank's site table, and the site index of each of
+/// the rank's next records.
+fn site_chunk(input: &[u8]) -> Res<'_, (Vec<u64>, Vec<u32>)> {
+    let (rest, n) = expect("the number of new addresses (u32)", le_u32)(input)?;
+    if n as usize > rest.len() / 8 {
+        return fail(
+            input,
+            format!(
+                "at most {} addresses (what the bytes left can hold), found {n}",
+                rest.len() / 8
+            ),
+        );
+    }
+    let (rest, addresses) = nom::multi::count(le_u64, n as usize)(rest)?;
+    let (mut rest, m) = expect("the number of records (u32)", le_u32)(rest)?;
+    if m as usize > rest.len() {
+        return fail(
+            rest,
+            format!(
+                "at most {} site indices (what the bytes left can hold), found {m}",
+                rest.len()
+            ),
+        );
+    }
+    let mut indices = Vec::with_capacity(m as usize);
+    for _ in 0..m {
+        let (r, i) = u32_field("a site index")(rest)?;
+        indices.push(i);
+        rest = r;
+    }
+    Ok((rest, (addresses, indices)))
+}
+
+/// An `M` chunk: the rank's loaded objects.
+fn objects_chunk(input: &[u8]) -> Res<'_, Vec<Object>> {
+    const MIN_OBJECT_BYTES: usize = 3 * 8 + 2;
+    let (mut rest, n) = expect("the number of objects (u32)", le_u32)(input)?;
+    if n as usize > rest.len() / MIN_OBJECT_BYTES {
+        return fail(
+            input,
+            format!(
+                "at most {} objects (what the bytes left can hold), found {n}",
+                rest.len() / MIN_OBJECT_BYTES
+            ),
+        );
+    }
+    let mut objects = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (r, (bias, lo, hi)) = expect(
+            "an object's bias and address range (3 × u64)",
+            tuple((le_u64, le_u64, le_u64)),
+        )(rest)?;
+        let (r, build_id) = expect("the object's build id", string)(r)?;
+        let (r, path) = expect("the object's path", string)(r)?;
+        objects.push(Object {
+            bias,
+            lo,
+            hi,
+            build_id,
+            path,
+        });
+        rest = r;
+    }
+    Ok((rest, objects))
 }
 
 fn comm(input: &[u8]) -> Res<'_, Comm> {
@@ -753,9 +820,15 @@ pub fn parse_releasing(
     let complete = index_offset.is_some();
     let (columns, pending) = fill_columns(name, data, &listing, release)?;
     let Listing {
-        meta, comms, cut, ..
+        meta,
+        comms,
+        cut,
+        body,
+        site_chunks,
+        object_chunks,
+        ..
     } = listing;
-    let warnings = cut
+    let mut warnings: Vec<String> = cut
         .map(|at| {
             format!(
                 "{name}: the file ends inside the chunk at byte {at} (cut short while it was written, \
@@ -764,6 +837,8 @@ pub fn parse_releasing(
         })
         .into_iter()
         .collect();
+    let chunks = (site_chunks.as_slice(), object_chunks.as_slice());
+    let sites = read_sites(name, data, body, chunks, columns.offsets(), &mut warnings)?;
     Ok(Trace {
         meta,
         comms,
@@ -771,7 +846,72 @@ pub fn parse_releasing(
         complete,
         pending,
         warnings,
+        sites,
     })
+}
+
+/// The call sites of the `S` and `M` chunks at `(sites, objects)` (as [`Tally`] lists them)
+/// of a trace whose ranks' events start at `offsets`; None if it has none. A rank whose sites
+/// do not number its events (a job cut short) has them unknown, with a warning.
+fn read_sites(
+    name: &str,
+    data: &[u8],
+    body: &[u8],
+    (sites, objects): (&[(u32, usize)], &[u64]),
+    offsets: &[usize],
+    warnings: &mut Vec<String>,
+) -> Result<Option<Sites>, TraceError> {
+    if sites.is_empty() && objects.iter().all(|&o| o == 0) {
+        return Ok(None);
+    }
+    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
+    let nranks = offsets.len() - 1;
+    let mut s = Sites::unknown(nranks, offsets[nranks]);
+    let mut given = vec![0usize; nranks];
+    for &(r, offset) in sites {
+        let r = r as usize;
+        let payload = chunk_at(body, offset).payload;
+        let (rest, (addresses, indices)) = site_chunk(payload).map_err(to_err)?;
+        chunk_end(name, data, offset, rest, "S")?;
+        s.addresses[r].extend(addresses);
+        let table = s.addresses[r].len() as u32;
+        if let Some(&i) = indices.iter().find(|&&i| i >= table) {
+            return Err(TraceError::offset(
+                name,
+                offset as u64,
+                format!("expected site indices below {table}, the addresses of rank {r} so far, found {i}"),
+            ));
+        }
+        let (from, to) = (offsets[r] + given[r], offsets[r + 1]);
+        let fit = indices.len().min(to.saturating_sub(from));
+        s.of_event[from..from + fit].copy_from_slice(&indices[..fit]);
+        given[r] += indices.len();
+    }
+    let odd: Vec<usize> = (0..nranks)
+        .filter(|&r| given[r] != offsets[r + 1] - offsets[r] && given[r] > 0)
+        .collect();
+    for &r in &odd {
+        s.of_event[offsets[r]..offsets[r + 1]].fill(UNKNOWN);
+    }
+    if let Some(&r) = odd.first() {
+        warnings.push(format!(
+            "{name}: rank {r} has call sites for {} records but {} events{}: the call sites of \
+             {} ranks are left unknown",
+            given[r],
+            offsets[r + 1] - offsets[r],
+            if odd.len() > 1 { " (and others)" } else { "" },
+            odd.len()
+        ));
+    }
+    for (r, &at) in objects.iter().enumerate() {
+        if let Some(offset) = at.checked_sub(1) {
+            let offset = offset as usize;
+            let (rest, list) = objects_chunk(chunk_at(body, offset).payload).map_err(to_err)?;
+            chunk_end(name, data, offset, rest, "M")?;
+            s.objects[r] = list;
+        }
+    }
+    Ok(Some(s))
 }
 
 /// The header's number of ranks, checked, and the offset of the index chunk that a finalized
@@ -853,6 +993,9 @@ struct Listing<'a> {
     body: &'a [u8],
     /// Where an unfinished trace's file ends inside a chunk: the chunks before it are loaded.
     cut: Option<usize>,
+    /// As [`Tally`]'s.
+    site_chunks: Vec<(u32, usize)>,
+    object_chunks: Vec<u64>,
 }
 
 /// Reads every chunk but the events' records: by stretches in parallel where the index says
@@ -897,6 +1040,8 @@ fn list_chunks<'a>(
         counts,
         in_rank_order,
         metas,
+        site_chunks,
+        object_chunks,
         ..
     } = t;
     let metas: Vec<Option<RankMeta>> = metas
@@ -964,6 +1109,8 @@ fn list_chunks<'a>(
         by_rank,
         body,
         cut,
+        site_chunks,
+        object_chunks,
     })
 }
 
@@ -1029,6 +1176,9 @@ struct Tally<'a> {
     last_rank: u32,
     /// Each rank's last R chunk, at its offset + 1 (0: none), read once the scan is done.
     metas: Vec<u64>,
+    /// The S chunks with their rank, in file order, and each rank's last M chunk (as `metas`).
+    site_chunks: Vec<(u32, usize)>,
+    object_chunks: Vec<u64>,
 }
 
 impl<'a> Tally<'a> {
@@ -1049,6 +1199,8 @@ impl<'a> Tally<'a> {
             in_rank_order: true,
             last_rank: 0,
             metas: Vec::new(),
+            site_chunks: Vec::new(),
+            object_chunks: Vec::new(),
         })
     }
 
@@ -1078,6 +1230,11 @@ impl<'a> Tally<'a> {
             b'R' => {
                 self.metas.resize(self.counts.len(), 0);
                 self.metas[f.rank as usize] = f.offset + 1;
+            }
+            b'S' => self.site_chunks.push((f.rank, offset)),
+            b'M' => {
+                self.object_chunks.resize(self.counts.len(), 0);
+                self.object_chunks[f.rank as usize] = f.offset + 1;
             }
             b'C' => {
                 let (_, comm) = comm(payload()).expect("read before");
@@ -1315,14 +1472,14 @@ fn scan(
     let mut rest = &body[from..];
     let one = |offset: usize, rest: &mut &[u8]| -> Result<Found, TraceError> {
         let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
-        if !b"JRCEX".contains(&kind) {
+        if !b"JRCEXSM".contains(&kind) {
             return Err(TraceError::offset(
                 name,
                 offset as u64,
-                format!("expected a chunk kind J, R, C, E or X, found byte {kind:#04x}"),
+                format!("expected a chunk kind J, R, C, E, S, M or X, found byte {kind:#04x}"),
             ));
         }
-        if matches!(kind, b'R' | b'E') && rank as usize >= nranks {
+        if matches!(kind, b'R' | b'E' | b'S' | b'M') && rank as usize >= nranks {
             return Err(TraceError::offset(
                 name,
                 offset as u64 + 1,
@@ -1696,6 +1853,33 @@ impl<W: Write> Writer<W> {
         self.chunk(b'C', NO_RANK, &p)
     }
 
+    /// Appends an S chunk: `fresh` addresses added to rank `rank`'s site table, and the site
+    /// indices of its next records.
+    pub fn sites(&mut self, rank: u32, fresh: &[u64], indices: &[u32]) -> io::Result<()> {
+        let mut p = Vec::with_capacity(8 + 8 * fresh.len() + 2 * indices.len());
+        p.extend_from_slice(&(fresh.len() as u32).to_le_bytes());
+        fresh
+            .iter()
+            .for_each(|a| p.extend_from_slice(&a.to_le_bytes()));
+        p.extend_from_slice(&(indices.len() as u32).to_le_bytes());
+        indices.iter().for_each(|&i| put_uleb(&mut p, i as u64));
+        self.chunk(b'S', rank, &p)
+    }
+
+    /// Appends an M chunk: rank `rank`'s loaded objects.
+    pub fn objects(&mut self, rank: u32, objects: &[Object]) -> io::Result<()> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&(objects.len() as u32).to_le_bytes());
+        for o in objects {
+            for v in [o.bias, o.lo, o.hi] {
+                p.extend_from_slice(&v.to_le_bytes());
+            }
+            put_str(&mut p, &o.build_id);
+            put_str(&mut p, &o.path);
+        }
+        self.chunk(b'M', rank, &p)
+    }
+
     /// Appends an E chunk of `records` already encoded.
     pub fn events(&mut self, rank: u32, records: u32, encoded: &[u8]) -> io::Result<()> {
         let mut p = Vec::with_capacity(4 + encoded.len());
@@ -1730,12 +1914,31 @@ pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
     for c in &trace.comms {
         w.comm(c)?;
     }
+    if let Some(s) = &trace.sites {
+        for (r, objects) in s.objects.iter().enumerate() {
+            if !objects.is_empty() {
+                w.objects(r as u32, objects)?;
+            }
+        }
+    }
     let mut buf = Vec::new();
     for (r, ev) in trace.events.ranks().enumerate() {
         let mut prev_return = 0;
+        // A rank's sites are written where every event has one (else they are unknown), its
+        // whole site table with the first chunk.
+        let at = trace.events.offsets()[r];
+        let sites = trace
+            .sites
+            .as_ref()
+            .map(|s| (s, &s.of_event[at..at + ev.len()]))
+            .filter(|(_, of)| of.iter().all(|&i| i != UNKNOWN));
         for start in (0..ev.len()).step_by(RECORDS_PER_CHUNK) {
             buf.clear();
             let end = (start + RECORDS_PER_CHUNK).min(ev.len());
+            if let Some((s, of)) = sites {
+                let fresh = if start == 0 { &s.addresses[r][..] } else { &[] };
+                w.sites(r as u32, fresh, &of[start..end])?;
+            }
             for i in start..end {
                 put_record(&mut buf, ev, i, prev_return);
                 prev_return = ev.t_return(i);

@@ -3,6 +3,7 @@
 
 pub mod binary;
 mod events;
+pub mod sites;
 pub mod text;
 
 pub use events::{Completions, Events, Push, Rank, Sink, par_ranges};
@@ -430,6 +431,8 @@ pub struct Trace {
     pub pending: Vec<(u32, u32)>,
     /// What loading found that the user should know, each said once (a file cut short).
     pub warnings: Vec<String>,
+    /// Where each call was made, if the tracer recorded it.
+    pub sites: Option<sites::Sites>,
 }
 
 impl Trace {
@@ -445,6 +448,7 @@ impl Trace {
             complete: true,
             pending: Vec::new(),
             warnings: Vec::new(),
+            sites: None,
         }
     }
 

@@ -1,5 +1,6 @@
 //! The text encoding (`tracer/FORMAT.md`, "Text encoding"): one item per line, parsed with nom.
 
+use super::sites::{Object, Sites, UNKNOWN};
 use super::{
     Comm, Completion, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND, Push,
     RankMeta, RecvHalf, Routine, Shape, Trace,
@@ -60,6 +61,21 @@ fn quoted(input: &str) -> Res<'_, String> {
     .parse(input)
 }
 
+/// `0x` and hex digits.
+fn hex(input: &str) -> Res<'_, u64> {
+    let (rest, digits) = preceded(
+        tag("0x"),
+        take_while1(|c: char| c.is_ascii_hexdigit()),
+    )(input)?;
+    match u64::from_str_radix(digits, 16) {
+        Ok(v) => Ok((rest, v)),
+        Err(_) => Err(nom::Err::Error(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::HexDigit,
+        ))),
+    }
+}
+
 fn list<T: FromStr>(input: &str) -> Res<'_, Vec<T>> {
     separated_list1(char(','), number::<T>).parse(input)
 }
@@ -78,6 +94,10 @@ enum Line<'a> {
     Params(Vec<(&'a str, &'a str)>),
     Rank(usize, String, i64, i64),
     Comm(u32, Vec<u32>),
+    /// Rank and one of its loaded objects.
+    Object(usize, Object),
+    /// Rank and its site table.
+    Sites(usize, Vec<u64>),
     /// Rank, routine, call and return times, and the `key=value` fields' text ([`fields`]).
     Event(usize, &'a str, u64, u64, &'a str),
 }
@@ -110,6 +130,35 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                 preceded(tuple((space1, kw("members"))), list),
             )),
             |(id, m)| Line::Comm(id, m),
+        ),
+        map(
+            tuple((
+                preceded(kw("object"), number),
+                preceded(space1, separated_pair(hex, space1, hex)),
+                preceded(space1, hex),
+                preceded(space1, token),
+                preceded(space1, quoted),
+            )),
+            |(r, (bias, lo), hi, id, path)| {
+                let build_id = if id == "-" { "" } else { id }.to_string();
+                Line::Object(
+                    r,
+                    Object {
+                        bias,
+                        lo,
+                        hi,
+                        build_id,
+                        path,
+                    },
+                )
+            },
+        ),
+        map(
+            tuple((
+                preceded(kw("sites"), number),
+                preceded(space1, separated_list1(char(','), hex)),
+            )),
+            |(r, a)| Line::Sites(r, a),
         ),
         map(
             tuple((
@@ -210,6 +259,9 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let mut version_seen = false;
     // An event line's fields and completions, kept from line to line.
     let (mut fields_of, mut done) = (Vec::new(), Vec::new());
+    // Each rank's call sites: its objects, its site table, its events' `site=` (any seen?).
+    let mut sites: Option<Sites> = None;
+    let mut site_of: Vec<Vec<u32>> = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
         let content = raw
@@ -225,7 +277,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             .map(|(_, l)| l);
         let unknown = || {
             err(format!(
-                "expected a header line (loggps-trace, ranks, library, eager_limit, params, rank, comm) or an event `RANK MPI_Name T_CALL T_RETURN key=value…`, found `{content}`"
+                "expected a header line (loggps-trace, ranks, library, eager_limit, params, rank, comm, object, sites) or an event `RANK MPI_Name T_CALL T_RETURN key=value…`, found `{content}`"
             ))
         };
         let l = parsed.map_err(|_| unknown())?;
@@ -261,6 +313,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             }
             trace = Some(Trace::new(p));
             ranks = (0..p).map(|_| Events::single()).collect();
+            site_of = vec![Vec::new(); p];
             continue;
         }
         let Some(t) = trace.as_mut() else {
@@ -301,6 +354,17 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 }
                 t.comms.push(Comm { id, members });
             }
+            Line::Object(r, _) | Line::Sites(r, _) if r >= p => {
+                return Err(err(format!("expected a rank below {p}, found {r}")));
+            }
+            Line::Object(r, o) => sites.get_or_insert_with(|| Sites::unknown(p, 0)).objects[r].push(o),
+            Line::Sites(r, a) => {
+                let table = &mut sites.get_or_insert_with(|| Sites::unknown(p, 0)).addresses[r];
+                if !table.is_empty() {
+                    return Err(err(format!("expected one `sites` line for rank {r}, found a second")));
+                }
+                *table = a;
+            }
             Line::Event(r, routine_name, t_call, t_return, _) => {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
@@ -313,6 +377,19 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                     .in_event(r, index));
                 };
                 let line = (routine, t_call, t_return);
+                let site = match fields_of.iter().position(|(k, _)| *k == "site") {
+                    Some(k) => {
+                        let v = fields_of.remove(k).1;
+                        let i = v.parse().ok().filter(|&i| i != UNKNOWN).ok_or_else(|| {
+                            err(format!("expected a site index for `site`, found `{v}`"))
+                                .in_event(r, index)
+                        })?;
+                        sites.get_or_insert_with(|| Sites::unknown(p, 0));
+                        i
+                    }
+                    None => UNKNOWN,
+                };
+                site_of[r].push(site);
                 event(&mut ranks[r], line, &fields_of, &mut done).map_err(|m| TraceError {
                     routine: Some(routine),
                     ..err(m).in_event(r, index)
@@ -330,6 +407,23 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let mut trace = trace
         .ok_or_else(|| TraceError::at(name, "expected a `ranks P` line, found none".into()))?;
     trace.events = Events::concat(ranks);
+    if let Some(mut s) = sites {
+        for (r, of) in site_of.iter().enumerate() {
+            let table = s.addresses[r].len();
+            if let Some(i) = of.iter().position(|&i| i != UNKNOWN && i as usize >= table) {
+                return Err(TraceError::at(
+                    name,
+                    format!(
+                        "expected site indices below {table}, the length of rank {r}'s `sites` line, found site={}",
+                        of[i]
+                    ),
+                )
+                .in_event(r, i));
+            }
+        }
+        s.of_event = site_of.concat();
+        trace.sites = Some(s);
+    }
     Ok(trace)
 }
 
@@ -672,11 +766,34 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
         let members: Vec<String> = c.members.iter().map(|m| m.to_string()).collect();
         let _ = writeln!(s, "comm {} members {}", c.id, members.join(","));
     }
+    let sites = trace.sites.as_ref();
+    for (r, objects) in sites.iter().flat_map(|x| x.objects.iter().enumerate()) {
+        for o in objects {
+            let id = if o.build_id.is_empty() { "-" } else { &o.build_id };
+            let (path, bias, lo, hi) = (quote(&o.path), o.bias, o.lo, o.hi);
+            let _ = writeln!(s, "object {r} {bias:#x} {lo:#x} {hi:#x} {id} {path}");
+        }
+    }
+    for (r, table) in sites.iter().flat_map(|x| x.addresses.iter().enumerate()) {
+        if !table.is_empty() {
+            let _ = write!(s, "sites {r} ");
+            write_joined(&mut s, table.iter(), ",", |out, a| {
+                let _ = write!(out, "{a:#x}");
+            });
+            s.push('\n');
+        }
+    }
     out.write_all(s.as_bytes())?;
     for (r, ev) in trace.events.ranks().enumerate() {
         s.clear();
+        let at = trace.events.offsets()[r];
         for i in 0..ev.len() {
             event_line(&mut s, r, ev, i);
+            if let Some(&site) = sites.and_then(|x| x.of_event.get(at + i))
+                && site != UNKNOWN
+            {
+                let _ = write!(s, " site={site}");
+            }
             s.push('\n');
             if s.len() > 1 << 20 {
                 out.write_all(s.as_bytes())?;

@@ -1,0 +1,76 @@
+//! Call sites: where in the program each call was made (tracer/FORMAT.md, the `S` and `M`
+//! chunks). The addresses are each rank's own, since every process loads its objects where it
+//! may: [`Sites::locate`] turns one into an object and an address in that object's file, which
+//! is the same for every rank that ran the same code.
+
+/// The site index of an event whose site was not recorded.
+pub const UNKNOWN: u32 = u32::MAX;
+
+/// A loaded object (the program, a shared library) of one rank.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Object {
+    /// What the loader added to the file's addresses.
+    pub bias: u64,
+    /// The addresses its loaded segments span, `lo..hi`.
+    pub lo: u64,
+    pub hi: u64,
+    /// Its GNU build id, in hex ("" if it has none).
+    pub build_id: String,
+    pub path: String,
+}
+
+/// The call sites of a trace.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sites {
+    /// Rank `r`'s loaded objects.
+    pub objects: Vec<Vec<Object>>,
+    /// Rank `r`'s site table: the return addresses of its calls, in order of first use.
+    pub addresses: Vec<Vec<u64>>,
+    /// Each event's index in its rank's table (events numbered across ranks as
+    /// [`super::Events`] does), or [`UNKNOWN`].
+    pub of_event: Vec<u32>,
+}
+
+/// Where a return address lies: in `objects[rank][object]`, at `file_address` of its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub object: usize,
+    /// The address inside the call instruction (the return address less one), as the file
+    /// numbers it.
+    pub file_address: u64,
+}
+
+impl Sites {
+    /// Sites of `nranks` ranks and `events` events, none known.
+    pub fn unknown(nranks: usize, events: usize) -> Sites {
+        Sites {
+            objects: vec![Vec::new(); nranks],
+            addresses: vec![Vec::new(); nranks],
+            of_event: vec![UNKNOWN; events],
+        }
+    }
+
+    /// The return address of event `e` (numbered across ranks) of rank `r`, if recorded.
+    pub fn address(&self, r: usize, e: usize) -> Option<u64> {
+        let i = *self.of_event.get(e)?;
+        self.addresses[r].get(i as usize).copied()
+    }
+
+    /// The object of rank `r` that holds return address `a`, and the call's address in its
+    /// file.
+    pub fn locate(&self, r: usize, a: u64) -> Option<Located> {
+        let at = a.checked_sub(1)?;
+        let object = self.objects[r]
+            .iter()
+            .position(|o| (o.lo..o.hi).contains(&at))?;
+        Some(Located {
+            object,
+            file_address: at - self.objects[r][object].bias,
+        })
+    }
+
+    /// Whether any event has a site.
+    pub fn any(&self) -> bool {
+        self.of_event.iter().any(|&i| i != UNKNOWN)
+    }
+}
