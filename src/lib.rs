@@ -5,6 +5,7 @@
 //! happens-before graph, [`replay`] costs it with [`model`], [`report`] prints the result.
 
 pub mod calibrate;
+pub mod callsites;
 pub mod casestudy;
 pub mod collectives;
 pub mod critical;

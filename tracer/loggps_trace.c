@@ -672,7 +672,7 @@ static void write_sites(uint32_t nrec)
 /* The loaded objects, encoded as the M chunk's payload. */
 struct objects { uint8_t *b; size_t len, cap; uint32_t n, seen; };
 
-static const char *const binding_names[] = { "libmpifort.", "libmpi_mpifh.", "libmpi_usempif08.",
+static const char *const binding_names[] = { "libmpifort.", "libmpichfort.", "libmpi_mpifh.", "libmpi_usempif08.",
                                              "libmpi_usempi_ignore_tkr.", "libmpi_usempi.",
                                              "libfmpich." };
 
@@ -874,7 +874,7 @@ HOT void record(const struct event *e)
 {
     if (!T.recording) return;
     size_t bound = 128 + 30 * e->n; /* 1 + 2*10 + 9*10 bytes, 3*10 per list entry */
-    if (T.len + bound > T.cap || T.slen + 10 > T.scap) flush_events();
+    if (T.len + bound > T.cap || (T.sites && T.slen + 10 > T.scap)) flush_events();
     uint64_t site = T.sites ? site_id(T.site) : 0;
     if (T.len + bound > T.cap) {
         /* a single record larger than the buffer (collective on a huge communicator) */

@@ -4,6 +4,7 @@
 mod args;
 mod bench;
 mod calibrate;
+mod callsites;
 mod check;
 mod collective;
 mod convert;
@@ -81,6 +82,10 @@ pub enum Command {
     /// gamma), how far L, o and G can grow before the runtime rises by 1% and 5%, and the best
     /// eager limit S in a range; by replays of the trace, matched once.
     Sensitivity(sensitivity::SensitivityArgs),
+    /// The lines of the program whose calls cost the most in the predicted run: per call site
+    /// (function, file and line, from the program's debug information), the receiver and
+    /// sender synchronization, communication, calls and ranks, summed over ranks.
+    Callsites(callsites::CallsitesArgs),
 }
 
 /// Prints a warning on stderr.
@@ -126,6 +131,7 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         Some(Command::Collective(a)) => collective::run(&a),
         Some(Command::Table7(a)) => table7::table7(&a.dir, a.format, a.svg.as_deref()),
         Some(Command::Sensitivity(a)) => sensitivity::sensitivity(&a),
+        Some(Command::Callsites(a)) => callsites::callsites(&a),
         Some(Command::Check(a)) => {
             check::check(&a.traces, &a.baseline, a.tolerance, a.update, &a.params)
         }

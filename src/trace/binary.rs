@@ -879,7 +879,9 @@ fn read_sites(
             return Err(TraceError::offset(
                 name,
                 offset as u64,
-                format!("expected site indices below {table}, the addresses of rank {r} so far, found {i}"),
+                format!(
+                    "expected site indices below {table}, the addresses of rank {r} so far, found {i}"
+                ),
             ));
         }
         let (from, to) = (offsets[r] + given[r], offsets[r + 1]);

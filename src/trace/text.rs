@@ -63,10 +63,7 @@ fn quoted(input: &str) -> Res<'_, String> {
 
 /// `0x` and hex digits.
 fn hex(input: &str) -> Res<'_, u64> {
-    let (rest, digits) = preceded(
-        tag("0x"),
-        take_while1(|c: char| c.is_ascii_hexdigit()),
-    )(input)?;
+    let (rest, digits) = preceded(tag("0x"), take_while1(|c: char| c.is_ascii_hexdigit()))(input)?;
     match u64::from_str_radix(digits, 16) {
         Ok(v) => Ok((rest, v)),
         Err(_) => Err(nom::Err::Error(nom::error::Error::new(
@@ -357,11 +354,15 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             Line::Object(r, _) | Line::Sites(r, _) if r >= p => {
                 return Err(err(format!("expected a rank below {p}, found {r}")));
             }
-            Line::Object(r, o) => sites.get_or_insert_with(|| Sites::unknown(p, 0)).objects[r].push(o),
+            Line::Object(r, o) => {
+                sites.get_or_insert_with(|| Sites::unknown(p, 0)).objects[r].push(o)
+            }
             Line::Sites(r, a) => {
                 let table = &mut sites.get_or_insert_with(|| Sites::unknown(p, 0)).addresses[r];
                 if !table.is_empty() {
-                    return Err(err(format!("expected one `sites` line for rank {r}, found a second")));
+                    return Err(err(format!(
+                        "expected one `sites` line for rank {r}, found a second"
+                    )));
                 }
                 *table = a;
             }
@@ -769,7 +770,11 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
     let sites = trace.sites.as_ref();
     for (r, objects) in sites.iter().flat_map(|x| x.objects.iter().enumerate()) {
         for o in objects {
-            let id = if o.build_id.is_empty() { "-" } else { &o.build_id };
+            let id = if o.build_id.is_empty() {
+                "-"
+            } else {
+                &o.build_id
+            };
             let (path, bias, lo, hi) = (quote(&o.path), o.bias, o.lo, o.hi);
             let _ = writeln!(s, "object {r} {bias:#x} {lo:#x} {hi:#x} {id} {path}");
         }

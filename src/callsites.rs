@@ -1,0 +1,353 @@
+//! Call sites ranked by what their calls cost in the predicted run (`loggps-predict
+//! callsites`): each step of the replay is summed by the site its event was called from
+//! ([`Tally`]); the sites of all ranks that lie at one address of one file are taken together,
+//! and named by function, file and line from that file's debug information, or by function
+//! from its symbol table where it has none ([`Symbolizer`]).
+
+use crate::replay::Step;
+use crate::trace::sites::{Object, Sites, UNKNOWN};
+use crate::trace::{Routine, Trace};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// What the calls of one site cost in the predicted run, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Cost {
+    pub calls: u64,
+    pub communication_ns: f64,
+    pub sender_sync_ns: f64,
+    pub receiver_sync_ns: f64,
+    /// The routines called there, bit `code` each.
+    pub routines: u128,
+}
+
+impl Cost {
+    fn add(&mut self, s: &Step, routine: Routine) {
+        self.calls += 1;
+        self.communication_ns += s.communication_ns;
+        self.sender_sync_ns += s.sender_sync_ns;
+        self.receiver_sync_ns += s.receiver_sync_ns;
+        self.routines |= 1 << (routine as u8);
+    }
+
+    fn merge(&mut self, o: &Cost) {
+        self.calls += o.calls;
+        self.communication_ns += o.communication_ns;
+        self.sender_sync_ns += o.sender_sync_ns;
+        self.receiver_sync_ns += o.receiver_sync_ns;
+        self.routines |= o.routines;
+    }
+}
+
+/// The replay's steps summed by rank and site: an observer of [`crate::replay::replay_observed`].
+pub struct Tally<'a> {
+    trace: &'a Trace,
+    sites: &'a Sites,
+    /// Rank `r`'s sites are `costs[first[r]..first[r + 1]]`, in the order of its site table.
+    first: Vec<usize>,
+    costs: Mutex<Vec<Cost>>,
+    /// The steps of events without a site.
+    unknown: Mutex<Cost>,
+}
+
+impl<'a> Tally<'a> {
+    pub fn new(trace: &'a Trace, sites: &'a Sites) -> Tally<'a> {
+        let mut first = vec![0];
+        for table in &sites.addresses {
+            first.push(first.last().expect("one") + table.len());
+        }
+        let n = *first.last().expect("one");
+        Tally {
+            trace,
+            sites,
+            first,
+            costs: Mutex::new(vec![Cost::default(); n]),
+            unknown: Mutex::new(Cost::default()),
+        }
+    }
+
+    /// Takes a batch of steps.
+    pub fn observe(&self, steps: &[Step]) {
+        let offsets = self.trace.events.offsets();
+        let mut costs = self.costs.lock().expect("not poisoned");
+        for s in steps {
+            let (r, e) = (s.rank as usize, offsets[s.rank as usize] + s.event as usize);
+            let routine = self.trace.events.routine_at(e);
+            match self.sites.of_event[e] {
+                UNKNOWN => self.unknown.lock().expect("not poisoned").add(s, routine),
+                i => costs[self.first[r] + i as usize].add(s, routine),
+            }
+        }
+    }
+
+    /// The sites with calls, those at one place of one file together (see [`Row`]), ranked by
+    /// `key` (largest first); and the cost of the calls without a site.
+    pub fn rows(self, symbolizer: &mut Symbolizer, key: SortKey) -> (Vec<Row>, Cost) {
+        let costs = self.costs.into_inner().expect("not poisoned");
+        // By object file (path and build id) and address in it; sites in no object by rank and
+        // address.
+        let mut by_address: HashMap<(String, String, u64), (Cost, Vec<u32>)> = HashMap::new();
+        let mut files: HashMap<(String, String), Object> = HashMap::new();
+        for (r, table) in self.sites.addresses.iter().enumerate() {
+            for (i, &a) in table.iter().enumerate() {
+                let c = &costs[self.first[r] + i];
+                if c.calls == 0 {
+                    continue;
+                }
+                let key = match self.sites.locate(r, a) {
+                    Some(l) => {
+                        let o = &self.sites.objects[r][l.object];
+                        files
+                            .entry((o.path.clone(), o.build_id.clone()))
+                            .or_insert_with(|| o.clone());
+                        (o.path.clone(), o.build_id.clone(), l.file_address)
+                    }
+                    None => (format!("rank {r}"), String::new(), a),
+                };
+                let entry = by_address.entry(key).or_default();
+                entry.0.merge(c);
+                if entry.1.last() != Some(&(r as u32)) {
+                    entry.1.push(r as u32);
+                }
+            }
+        }
+        // Named, and one row a place (calls on one line are one row).
+        let mut by_place: HashMap<String, (Place, Cost, Vec<u32>)> = HashMap::new();
+        for ((path, build_id, address), (cost, ranks)) in by_address {
+            let place = match files.get(&(path.clone(), build_id)) {
+                Some(o) => symbolizer.place(o, address),
+                None => Place::unnamed(&path, address),
+            };
+            let entry = by_place
+                .entry(place.display())
+                .or_insert_with(|| (place, Cost::default(), Vec::new()));
+            entry.1.merge(&cost);
+            entry.2.extend(ranks);
+        }
+        let mut rows: Vec<Row> = by_place
+            .into_values()
+            .map(|(place, cost, mut ranks)| {
+                ranks.sort_unstable();
+                ranks.dedup();
+                Row::new(place, &cost, ranks.len() as u32)
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            key.of(b)
+                .total_cmp(&key.of(a))
+                .then_with(|| a.site.cmp(&b.site))
+        });
+        (rows, self.unknown.into_inner().expect("not poisoned"))
+    }
+}
+
+/// What the sites are ranked by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SortKey {
+    /// Sender and receiver synchronization together
+    Sync,
+    /// Sender synchronization
+    Sender,
+    /// Receiver synchronization
+    Receiver,
+    /// Communication (the model's cost of the calls, synchronization left out)
+    Communication,
+    /// Number of calls
+    Count,
+}
+
+impl SortKey {
+    fn of(self, r: &Row) -> f64 {
+        match self {
+            SortKey::Sync => r.sender_sync_s + r.receiver_sync_s,
+            SortKey::Sender => r.sender_sync_s,
+            SortKey::Receiver => r.receiver_sync_s,
+            SortKey::Communication => r.communication_s,
+            SortKey::Count => r.calls as f64,
+        }
+    }
+}
+
+/// A place in the program: a function, and the file and line of the call where the debug
+/// information has them; else the object and the address in its file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub object: String,
+    /// The address in the object's file (of one of the sites there).
+    pub address: u64,
+}
+
+impl Place {
+    fn unnamed(object: &str, address: u64) -> Place {
+        Place {
+            function: None,
+            file: None,
+            line: None,
+            object: object.to_string(),
+            address,
+        }
+    }
+
+    /// `function file:line`, or what of it is known.
+    pub fn display(&self) -> String {
+        let f = self.function.as_deref().unwrap_or("?");
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => format!("{f} {file}:{line}"),
+            (Some(file), None) => format!("{f} {file}"),
+            _ => {
+                let base = self.object.rsplit('/').next().unwrap_or(&self.object);
+                format!("{f} ({base}+{:#x})", self.address)
+            }
+        }
+    }
+}
+
+/// One place's calls, over every rank.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// As [`Place::display`].
+    pub site: String,
+    pub function: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub object: String,
+    /// Hex, in the object's file.
+    pub address: String,
+    pub routines: Vec<&'static str>,
+    pub ranks: u32,
+    pub calls: u64,
+    pub communication_s: f64,
+    pub sender_sync_s: f64,
+    pub receiver_sync_s: f64,
+}
+
+impl Row {
+    fn new(p: Place, c: &Cost, ranks: u32) -> Row {
+        Row {
+            site: p.display(),
+            routines: Routine::ALL
+                .iter()
+                .filter(|&&r| c.routines & (1 << (r as u8)) != 0)
+                .map(|r| r.mpi_name())
+                .collect(),
+            ranks,
+            calls: c.calls,
+            communication_s: c.communication_ns * 1e-9,
+            sender_sync_s: c.sender_sync_ns * 1e-9,
+            receiver_sync_s: c.receiver_sync_ns * 1e-9,
+            address: format!("{:#x}", p.address),
+            function: p.function,
+            file: p.file,
+            line: p.line,
+            object: p.object,
+        }
+    }
+}
+
+/// Names addresses of object files, each file opened once. A file is looked for at its
+/// recorded path, then by its name in each search folder; one whose build id differs from the
+/// recorded one (rebuilt since the trace) is not used.
+pub struct Symbolizer {
+    search: Vec<PathBuf>,
+    loaded: HashMap<(String, String), Option<addr2line::Loader>>,
+    /// What could not be done, one line an object.
+    pub warnings: Vec<String>,
+}
+
+impl Symbolizer {
+    pub fn new(search: Vec<PathBuf>) -> Symbolizer {
+        Symbolizer {
+            search,
+            loaded: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The place of `address` in object `o`'s file.
+    pub fn place(&mut self, o: &Object, address: u64) -> Place {
+        let key = (o.path.clone(), o.build_id.clone());
+        if !self.loaded.contains_key(&key) {
+            let loader = self.open(o);
+            self.loaded.insert(key.clone(), loader);
+        }
+        let mut place = Place::unnamed(&o.path, address);
+        let Some(loader) = &self.loaded[&key] else {
+            return place;
+        };
+        if let Ok(mut frames) = loader.find_frames(address)
+            && let Ok(Some(frame)) = frames.next()
+        {
+            place.function = frame
+                .function
+                .as_ref()
+                .and_then(|f| f.demangle().ok())
+                .map(|f| f.into_owned());
+            if let Some(l) = frame.location {
+                place.file = l.file.map(shorten);
+                place.line = l.line;
+            }
+        }
+        if place.function.is_none() {
+            place.function = loader
+                .find_symbol(address)
+                .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
+        }
+        place
+    }
+
+    fn open(&mut self, o: &Object) -> Option<addr2line::Loader> {
+        let recorded = Path::new(&o.path);
+        let name = recorded.file_name()?;
+        let candidates =
+            std::iter::once(recorded.to_path_buf()).chain(self.search.iter().map(|d| d.join(name)));
+        let mut differs = None;
+        for c in candidates.filter(|c| c.is_file()) {
+            match build_id(&c) {
+                Some(id) if !o.build_id.is_empty() && id != o.build_id => {
+                    differs.get_or_insert(c);
+                }
+                _ => match addr2line::Loader::new(&c) {
+                    Ok(l) => return Some(l),
+                    Err(e) => {
+                        self.warnings
+                            .push(format!("cannot read {}: {e}", c.display()));
+                        return None;
+                    }
+                },
+            }
+        }
+        self.warnings.push(match differs {
+            Some(c) => format!(
+                "{}: not the file traced (its build id differs: rebuilt since?); its call sites are shown as addresses (--search DIR names a folder with the traced one)",
+                c.display()
+            ),
+            None => format!(
+                "{} not found; its call sites are shown as addresses (--search DIR names a folder holding it)",
+                o.path
+            ),
+        });
+        None
+    }
+}
+
+/// The GNU build id of the object file at `path`, in hex.
+fn build_id(path: &Path) -> Option<String> {
+    use object::Object as _;
+    let data = std::fs::read(path).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let id = file.build_id().ok()??;
+    Some(id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A source file's path, relative to the current folder where it lies below it.
+fn shorten(file: &str) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|d| Path::new(file).strip_prefix(d).ok().map(Path::to_path_buf))
+        .map_or_else(|| file.to_string(), |p| p.display().to_string())
+}
