@@ -586,7 +586,7 @@ static void append_chunk(uint8_t *buf, char kind, uint32_t rank, size_t payload)
  * Every record has a site: the return address of the program's MPI call. A rank's distinct
  * addresses make its site table, in order of first use; the `S` chunk written just before
  * each `E` chunk carries the addresses new since the last one and each record's index into
- * the table. The `M` chunk lists the loaded objects (path, build id, where they lie), so that
+ * the table, plus one. The `M` chunk lists the loaded objects (path, build id, where they lie), so that
  * `loggps-predict callsites` can turn the addresses into function, file and line: they differ
  * from rank to rank, since each process loads its objects at addresses of its own.
  *
@@ -883,7 +883,7 @@ HOT void record(const struct event *e)
         uint8_t *end = encode(b + E_HEAD, e);
         put_u32(b + CHUNK_HEAD, 1);
         if (T.sites) {
-            T.slen = (size_t)(put_uleb(T.sbuf, site) - T.sbuf);
+            T.slen = (size_t)(put_uleb(T.sbuf, site + 1) - T.sbuf);
             write_sites(1);
         }
         append_chunk(b, 'E', (uint32_t)T.rank, (size_t)(end - b - CHUNK_HEAD));
@@ -891,7 +891,7 @@ HOT void record(const struct event *e)
     } else {
         T.len = (size_t)(encode(T.buf + T.len, e) - T.buf);
         T.nrec++;
-        if (T.sites) T.slen = (size_t)(put_uleb(T.sbuf + T.slen, site) - T.sbuf);
+        if (T.sites) T.slen = (size_t)(put_uleb(T.sbuf + T.slen, site + 1) - T.sbuf);
     }
     T.prev_return = e->t_return;
     T.events++;

@@ -304,8 +304,9 @@ fn rank_meta(input: &[u8]) -> Res<'_, RankMeta> {
     ))
 }
 
-/// An `S` chunk: the addresses it adds to its rank's site table, and the site index of each of
-/// the rank's next records.
+/// An `S` chunk: the addresses it adds to its rank's site table, and the site of each of the
+/// rank's next records (its index in the table, [`UNKNOWN`] for none: 0 in the file, else the
+/// index + 1).
 fn site_chunk(input: &[u8]) -> Res<'_, (Vec<u64>, Vec<u32>)> {
     let (rest, n) = expect("the number of new addresses (u32)", le_u32)(input)?;
     if n as usize > rest.len() / 8 {
@@ -331,7 +332,7 @@ fn site_chunk(input: &[u8]) -> Res<'_, (Vec<u64>, Vec<u32>)> {
     let mut indices = Vec::with_capacity(m as usize);
     for _ in 0..m {
         let (r, i) = u32_field("a site index")(rest)?;
-        indices.push(i);
+        indices.push(i.wrapping_sub(1));
         rest = r;
     }
     Ok((rest, (addresses, indices)))
@@ -875,12 +876,13 @@ fn read_sites(
         chunk_end(name, data, offset, rest, "S")?;
         s.addresses[r].extend(addresses);
         let table = s.addresses[r].len() as u32;
-        if let Some(&i) = indices.iter().find(|&&i| i >= table) {
+        if let Some(&i) = indices.iter().find(|&&i| i >= table && i != UNKNOWN) {
             return Err(TraceError::offset(
                 name,
                 offset as u64,
                 format!(
-                    "expected site indices below {table}, the addresses of rank {r} so far, found {i}"
+                    "expected sites below {table}, the addresses of rank {r} so far, found {i} (written {})",
+                    i + 1
                 ),
             ));
         }
@@ -1855,8 +1857,8 @@ impl<W: Write> Writer<W> {
         self.chunk(b'C', NO_RANK, &p)
     }
 
-    /// Appends an S chunk: `fresh` addresses added to rank `rank`'s site table, and the site
-    /// indices of its next records.
+    /// Appends an S chunk: `fresh` addresses added to rank `rank`'s site table, and the sites
+    /// of its next records (indices into the table, or [`UNKNOWN`]).
     pub fn sites(&mut self, rank: u32, fresh: &[u64], indices: &[u32]) -> io::Result<()> {
         let mut p = Vec::with_capacity(8 + 8 * fresh.len() + 2 * indices.len());
         p.extend_from_slice(&(fresh.len() as u32).to_le_bytes());
@@ -1864,7 +1866,9 @@ impl<W: Write> Writer<W> {
             .iter()
             .for_each(|a| p.extend_from_slice(&a.to_le_bytes()));
         p.extend_from_slice(&(indices.len() as u32).to_le_bytes());
-        indices.iter().for_each(|&i| put_uleb(&mut p, i as u64));
+        indices
+            .iter()
+            .for_each(|&i| put_uleb(&mut p, (i as u64 + 1) % (UNKNOWN as u64 + 1)));
         self.chunk(b'S', rank, &p)
     }
 
@@ -1926,14 +1930,13 @@ pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
     let mut buf = Vec::new();
     for (r, ev) in trace.events.ranks().enumerate() {
         let mut prev_return = 0;
-        // A rank's sites are written where every event has one (else they are unknown), its
-        // whole site table with the first chunk.
+        // A rank's sites, where it has any, its whole site table with its first chunk.
         let at = trace.events.offsets()[r];
         let sites = trace
             .sites
             .as_ref()
             .map(|s| (s, &s.of_event[at..at + ev.len()]))
-            .filter(|(_, of)| of.iter().all(|&i| i != UNKNOWN));
+            .filter(|(s, of)| !s.addresses[r].is_empty() || of.iter().any(|&i| i != UNKNOWN));
         for start in (0..ev.len()).step_by(RECORDS_PER_CHUNK) {
             buf.clear();
             let end = (start + RECORDS_PER_CHUNK).min(ev.len());
