@@ -147,6 +147,25 @@ check_params() {
     fi
 }
 
+# check_sites NAME FILES: `callsites` of the job puts every call site in the program's own
+# source files (FILES: an extended regex of their paths), none in the tracer or MPI's bindings
+check_sites() {
+    local name=$1 files=$2 csv=$OUT/$1.sites.csv
+    [[ -n $PREDICT && -s $OUT/$name.bin ]] || return 0
+    if ! "$PREDICT" callsites "$OUT/$name.bin" --params "$ROOT/traces/params.toml" --format csv \
+        >"$csv" 2>"$OUT/$name.sites.err"; then
+        fail "$name: callsites failed:"; cat "$OUT/$name.sites.err"; return
+    fi
+    local rows own
+    rows=$(($(wc -l <"$csv") - 1))
+    own=$(grep -cE ",\"[^\"]*($files)\",[0-9]+," "$csv" || true)
+    if ((rows > 0 && own == rows)); then
+        pass "$name: all $rows call sites in the program's own lines ($files)"
+    else
+        fail "$name: $own of $rows call sites in $files:"; grep -vE ",\"[^\"]*($files)\",[0-9]+," "$csv" | head -5
+    fi
+}
+
 T=$BUILD/tests
 echo "== tracer tests with $MPI ($($MPIRUN --version 2>&1 | grep -m1 -E 'OpenRTE|Version' | tr -s ' '))"
 
@@ -154,6 +173,20 @@ echo "== tracer tests with $MPI ($($MPIRUN --version 2>&1 | grep -m1 -E 'OpenRTE
 # each rank spills many E chunks
 mpi_job p2p-2 2 yes "$T/p2p"
 check_trace p2p-2 2
+check_sites p2p-2 'tests/p2p\.c|tests/counts\.h'
+
+# call sites (tests/callsite.c): the slow receive's line comes first, by receiver synchronization
+mpi_job callsite 2 yes "$T/callsite"
+check_sites callsite 'tests/callsite\.c'
+if [[ -s $OUT/callsite.sites.csv ]]; then
+    want=$(grep -n 'SLOW RECEIVE \*/' "$TRACER/tests/callsite.c" | cut -d: -f1)
+    top=$(sed -n 2p "$OUT/callsite.sites.csv")
+    if [[ $top == *'"MPI_Recv","main","'*'tests/callsite.c",'"$want,"* ]]; then
+        pass "callsite: the slow receive, callsite.c:$want, first"
+    else
+        fail "callsite: expected MPI_Recv at callsite.c:$want first, found: $top"
+    fi
+fi
 mpi_job p2p-4 4 yes "$T/p2p" LOGGPS_TRACE_BUFFER=4096
 check_trace p2p-4 4
 
@@ -393,8 +426,10 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
     check_trace fortran-2 2
     mpi_job fortran-4 4 yes "$T/fortran" LOGGPS_TRACE_BUFFER=4096
     check_trace fortran-4 4
+    check_sites fortran-4 'tests/fortran(_counts)?\.f90'
     mpi_job fortran-f77-4 4 yes "$T/fortran_f77"
     check_trace fortran-f77-4 4
+    check_sites fortran-f77-4 'tests/fortran_f77\.f|tests/fortran_counts\.f90'
     # nonblocking collectives, MPI_(I)alltoallw and MPI_Comm_idup (fortran_icoll.f90, `use mpi`)
     for np in 2 4; do
         mpi_job "fortran-icoll-$np" $np yes "$T/fortran_icoll"
@@ -424,6 +459,7 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
         mpi_job fortran-f08-4 4 yes "$T/fortran_f08" "${osc[@]}"
         if [[ $MPI == openmpi ]]; then
             check_trace fortran-f08-4 4 "" "call\(s\) the model does not cost"
+            check_sites fortran-f08-4 'tests/fortran_f08\.f90|tests/fortran_counts\.f90'
         else
             fortran_untraced fortran-f08-4
         fi
