@@ -24,7 +24,8 @@ pub struct Cost {
 }
 
 impl Cost {
-    fn add(&mut self, s: &Step, routine: Routine) {
+    /// One call's step (its routine `routine`).
+    pub fn add(&mut self, s: &Step, routine: Routine) {
         self.calls += 1;
         self.communication_ns += s.communication_ns;
         self.sender_sync_ns += s.sender_sync_ns;
@@ -82,65 +83,77 @@ impl<'a> Tally<'a> {
         }
     }
 
-    /// The sites with calls, those at one place of one file together (see [`Row`]), ranked by
-    /// `key` (largest first); and the cost of the calls without a site.
+    /// The sites with calls, those at one place together ([`rows`]), ranked by `key`; and the
+    /// cost of the calls without a site.
     pub fn rows(self, symbolizer: &mut Symbolizer, key: SortKey) -> (Vec<Row>, Cost) {
-        let costs = self.costs.into_inner().expect("not poisoned");
-        // By object file (path and build id) and address in it; sites in no object by rank and
-        // address.
-        let mut by_address: HashMap<(String, String, u64), (Cost, Vec<u32>)> = HashMap::new();
-        let mut files: HashMap<(String, String), Object> = HashMap::new();
-        for (r, table) in self.sites.addresses.iter().enumerate() {
-            for (i, &a) in table.iter().enumerate() {
-                let c = &costs[self.first[r] + i];
-                if c.calls == 0 {
-                    continue;
-                }
-                let key = match self.sites.locate(r, a) {
-                    Some(l) => {
-                        let o = &self.sites.objects[r][l.object];
-                        files
-                            .entry((o.path.clone(), o.build_id.clone()))
-                            .or_insert_with(|| o.clone());
-                        (o.path.clone(), o.build_id.clone(), l.file_address)
-                    }
-                    None => (format!("rank {r}"), String::new(), a),
-                };
-                let entry = by_address.entry(key).or_default();
-                entry.0.merge(c);
-                if entry.1.last() != Some(&(r as u32)) {
-                    entry.1.push(r as u32);
-                }
-            }
-        }
-        // Named, and one row a place (calls on one line are one row).
-        let mut by_place: HashMap<String, (Place, Cost, Vec<u32>)> = HashMap::new();
-        for ((path, build_id, address), (cost, ranks)) in by_address {
-            let place = match files.get(&(path.clone(), build_id)) {
-                Some(o) => symbolizer.place(o, address),
-                None => Place::unnamed(&path, address),
-            };
-            let entry = by_place
-                .entry(place.display())
-                .or_insert_with(|| (place, Cost::default(), Vec::new()));
-            entry.1.merge(&cost);
-            entry.2.extend(ranks);
-        }
-        let mut rows: Vec<Row> = by_place
-            .into_values()
-            .map(|(place, cost, mut ranks)| {
-                ranks.sort_unstable();
-                ranks.dedup();
-                Row::new(place, &cost, ranks.len() as u32)
-            })
-            .collect();
-        rows.sort_by(|a, b| {
-            key.of(b)
-                .total_cmp(&key.of(a))
-                .then_with(|| a.site.cmp(&b.site))
-        });
+        let costs = &self.costs.into_inner().expect("not poisoned");
+        let first = &self.first;
+        let items = (0..self.sites.addresses.len())
+            .flat_map(|r| (first[r]..first[r + 1]).map(move |k| (r, k - first[r], costs[k])));
+        let rows = rows(self.sites, items, symbolizer, key);
         (rows, self.unknown.into_inner().expect("not poisoned"))
     }
+}
+
+/// The costs `(rank, site index, cost)` of `items`, summed by place: the sites of all ranks
+/// at one address of one file (path and build id) together, named ([`Symbolizer`]), and then
+/// those of one name (calls on one line); ranked by `key`, largest first.
+pub fn rows(
+    sites: &Sites,
+    items: impl Iterator<Item = (usize, usize, Cost)>,
+    symbolizer: &mut Symbolizer,
+    key: SortKey,
+) -> Vec<Row> {
+    // By object file and address in it; sites in no object by rank and address.
+    let mut by_address: HashMap<(String, String, u64), (Cost, Vec<u32>)> = HashMap::new();
+    let mut files: HashMap<(String, String), Object> = HashMap::new();
+    for (r, i, c) in items {
+        if c.calls == 0 {
+            continue;
+        }
+        let a = sites.addresses[r][i];
+        let key = match sites.locate(r, a) {
+            Some(l) => {
+                let o = &sites.objects[r][l.object];
+                files
+                    .entry((o.path.clone(), o.build_id.clone()))
+                    .or_insert_with(|| o.clone());
+                (o.path.clone(), o.build_id.clone(), l.file_address)
+            }
+            None => (format!("rank {r}"), String::new(), a),
+        };
+        let entry = by_address.entry(key).or_default();
+        entry.0.merge(&c);
+        if entry.1.last() != Some(&(r as u32)) {
+            entry.1.push(r as u32);
+        }
+    }
+    let mut by_place: HashMap<String, (Place, Cost, Vec<u32>)> = HashMap::new();
+    for ((path, build_id, address), (cost, ranks)) in by_address {
+        let place = match files.get(&(path.clone(), build_id)) {
+            Some(o) => symbolizer.place(o, address),
+            None => Place::unnamed(&path, address),
+        };
+        let entry = by_place
+            .entry(place.display())
+            .or_insert_with(|| (place, Cost::default(), Vec::new()));
+        entry.1.merge(&cost);
+        entry.2.extend(ranks);
+    }
+    let mut rows: Vec<Row> = by_place
+        .into_values()
+        .map(|(place, cost, mut ranks)| {
+            ranks.sort_unstable();
+            ranks.dedup();
+            Row::new(place, &cost, ranks.len() as u32)
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        key.of(b)
+            .total_cmp(&key.of(a))
+            .then_with(|| a.site.cmp(&b.site))
+    });
+    rows
 }
 
 /// What the sites are ranked by.
@@ -156,6 +169,8 @@ pub enum SortKey {
     Communication,
     /// Number of calls
     Count,
+    /// Communication and synchronization together
+    Total,
 }
 
 impl SortKey {
@@ -166,6 +181,7 @@ impl SortKey {
             SortKey::Receiver => r.receiver_sync_s,
             SortKey::Communication => r.communication_s,
             SortKey::Count => r.calls as f64,
+            SortKey::Total => r.communication_s + r.sender_sync_s + r.receiver_sync_s,
         }
     }
 }

@@ -18,12 +18,14 @@
 //! branch that bound it, so that the runtime's derivative by any parameter can be read off
 //! the path ([`CriticalPath::derivative`]).
 
+use crate::callsites::Cost;
 use crate::collectives::traced::{Choice, Recorded, op_of};
 use crate::collectives::{Op, Spec};
 use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
 use crate::model::{Model, Params};
 use crate::replay::{Prediction, Step};
 use crate::sensitivity::Knob;
+use crate::trace::sites::UNKNOWN;
 use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -262,6 +264,11 @@ pub struct Composition {
     pub by_routine: Vec<(String, f64)>,
     /// How many times the path moves to another rank's call.
     pub jumps: usize,
+    /// `(rank, site index, its calls' time on the path)` of the calls on the path with a
+    /// recorded site (none where the trace has no sites): to be named and summed by place
+    /// ([`crate::callsites::rows`]).
+    #[serde(skip)]
+    pub by_site: Vec<(usize, usize, Cost)>,
 }
 
 impl CriticalPath {
@@ -426,6 +433,8 @@ impl CriticalPath {
         };
         let mut ranks: BTreeMap<u32, f64> = BTreeMap::new();
         let mut routines: Vec<(String, f64)> = Vec::new();
+        let mut sites: BTreeMap<(usize, usize), Cost> = BTreeMap::new();
+        let mut last = None;
         for s in &self.segments {
             let d = s.to_ns - s.from_ns;
             c.length_ns += d;
@@ -447,7 +456,26 @@ impl CriticalPath {
                 Some((_, t)) => *t += d,
                 None => routines.push((name.to_string(), d)),
             }
+            let (r, e) = (s.rank as usize, s.event as usize);
+            let site = trace.sites.as_ref().filter(|_| s.part != Part::Computation);
+            if let Some(i) = site.map(|x| x.of_event[trace.events.offsets()[r] + e])
+                && i != UNKNOWN
+            {
+                let c = sites.entry((r, i as usize)).or_default();
+                match s.part {
+                    Part::Communication => c.communication_ns += d,
+                    Part::SenderSync => c.sender_sync_ns += d,
+                    Part::ReceiverSync => c.receiver_sync_ns += d,
+                    Part::Computation => unreachable!("left out above"),
+                }
+                if last != Some((r, e)) {
+                    c.calls += 1;
+                    c.routines |= 1 << (trace.rank(r).routine(e) as u8);
+                }
+                last = Some((r, e));
+            }
         }
+        c.by_site = sites.into_iter().map(|((r, i), c)| (r, i, c)).collect();
         c.by_rank = ranks.into_iter().collect();
         routines.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         c.by_routine = routines;

@@ -115,6 +115,32 @@ fn each_site_sums_the_hand_calculation() {
     );
 }
 
+/// The critical path's time by call site: each site holds one routine here, so its time is the
+/// path's time in that routine, and together they are the path less its computation.
+#[test]
+fn the_critical_path_by_call_site_is_its_time_by_routine() {
+    let (_d, f) = text_trace("rtt.txt", &round_trip_with_sites());
+    let v = json(&[&f, "--critical-path", "--format", "json"]);
+    let c = &v["critical_path"];
+    let (by_site, by_routine) = (&c["by_call_site"], &c["by_routine"]);
+    assert_eq!(by_site.as_object().unwrap().len(), 2, "{c}");
+    let s = |x: &serde_json::Value| x.as_f64().unwrap();
+    assert!(
+        (s(&by_site["? (prog+0x200)"]) - s(&by_routine["MPI_Recv"])).abs() < 1e-15,
+        "{c}"
+    );
+    assert!(
+        (s(&by_site["? (prog+0x300)"]) - s(&by_routine["MPI_Send"])).abs() < 1e-15,
+        "{c}"
+    );
+    let calls = s(&by_site["? (prog+0x200)"]) + s(&by_site["? (prog+0x300)"]);
+    assert!(
+        (calls - (s(&c["length_s"]) - s(&c["computation_s"]))).abs() < 1e-12,
+        "{c}"
+    );
+    assert!(s(&by_site["? (prog+0x300)"]) > 0.0 && s(&by_site["? (prog+0x200)"]) > 0.0);
+}
+
 #[test]
 fn sites_survive_conversion_both_ways() {
     let (d, f) = text_trace("rtt.txt", &round_trip_with_sites());

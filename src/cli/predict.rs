@@ -5,13 +5,15 @@ use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
 use super::{load_then, quiet_pipe, to_stdout, warn};
 use clap::Args;
+use loggps_predict::callsites::{self, SortKey, Symbolizer};
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::critical::{Composition, CriticalPath, Record};
 use loggps_predict::error::Error;
 use loggps_predict::model::ResolvedModel;
 use loggps_predict::replay::Prediction;
+use loggps_predict::report::indexmap_like::Ordered;
 use loggps_predict::report::{self, Format, Report, timeline};
-use loggps_predict::trace;
+use loggps_predict::trace::{self, sites::Sites};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -123,6 +125,9 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
         &resolved,
     );
     report.critical_path = critical.as_ref().map(Into::into);
+    if let (Some(c), Some(r), Some(sites)) = (&critical, &mut report.critical_path, &trace.sites) {
+        r.by_call_site = critical_sites(c, sites);
+    }
     if critical.is_some() && a.format == Format::Csv {
         warn("the critical path is reported in the table and JSON formats, not CSV".into());
     }
@@ -134,6 +139,22 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
 }
 
 /// Writes a chart, the error naming the file.
+/// The critical path's calls' time by call site, named, most first.
+fn critical_sites(c: &Composition, sites: &Sites) -> Ordered<f64> {
+    let mut symbolizer = Symbolizer::new(Vec::new());
+    let items = c.by_site.iter().copied();
+    let rows = callsites::rows(sites, items, &mut symbolizer, SortKey::Total);
+    for w in symbolizer.warnings {
+        warn(w);
+    }
+    let total = |r: &callsites::Row| r.communication_s + r.sender_sync_s + r.receiver_sync_s;
+    Ordered(
+        rows.into_iter()
+            .map(|r| (r.site.clone(), total(&r)))
+            .collect(),
+    )
+}
+
 pub(super) fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> {
     std::fs::write(path, svg)
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))

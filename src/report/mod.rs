@@ -168,6 +168,10 @@ pub struct CriticalPathReport {
     pub jumps: usize,
     pub by_rank: Vec<RankTime>,
     pub by_routine: indexmap_like::Ordered<f64>,
+    /// The calls' time on the path by call site (`function file:line`), most first; empty
+    /// where the trace has no sites (filled by the caller, who names them:
+    /// [`crate::callsites::rows`]).
+    pub by_call_site: indexmap_like::Ordered<f64>,
 }
 
 /// A rank's time on the critical path, seconds.
@@ -200,6 +204,7 @@ impl From<&crate::critical::Composition> for CriticalPathReport {
                     .map(|(n, t)| (n.clone(), t * NS))
                     .collect(),
             ),
+            by_call_site: indexmap_like::Ordered(Vec::new()),
         }
     }
 }

@@ -153,8 +153,8 @@ impl Exporter for Table {
     }
 }
 
-/// The critical path's section: its parts, then its time by routine and by rank (the first
-/// `CRITICAL_ROWS` of each, most first).
+/// The critical path's section: its parts, then its time by routine, by rank and by call site
+/// (the first `CRITICAL_ROWS` of each, most first).
 fn critical_path(out: &mut dyn Write, c: &super::CriticalPathReport) -> io::Result<()> {
     let share = |t: f64| 100.0 * t / c.length_s.max(f64::MIN_POSITIVE);
     writeln!(
@@ -182,8 +182,12 @@ fn critical_path(out: &mut dyn Write, c: &super::CriticalPathReport) -> io::Resu
             share(x.time_s)
         )?;
     }
+    for (site, t) in c.by_call_site.0.iter().take(CRITICAL_ROWS) {
+        writeln!(out, "{:>8} {site:<26} {t:>12.6} s {:>6.1}%", "", share(*t))?;
+    }
     let more = c.by_routine.0.len().saturating_sub(CRITICAL_ROWS)
-        + ranks.len().saturating_sub(CRITICAL_ROWS);
+        + ranks.len().saturating_sub(CRITICAL_ROWS)
+        + c.by_call_site.0.len().saturating_sub(CRITICAL_ROWS);
     if more > 0 {
         writeln!(
             out,
