@@ -366,6 +366,7 @@ static struct {
     int sites;           /* this rank records them */
     uintptr_t site;      /* where the call inside a wrapper was made from */
     struct table site_ids; /* address -> its index in addrs */
+    struct table binding_calls; /* see through_binding */
     uintptr_t last_site; /* the last address looked up, and its index */
     uint64_t last_id;
     uint64_t *addrs;     /* the site table: every address, in order of first use */
@@ -603,22 +604,66 @@ static inline int indirect(uintptr_t a)
     return in;
 }
 
-/* The program's call that led to a wrapper whose return address `ra` is indirect; `frame` is
- * the wrapper's frame. */
-__attribute__((cold, noinline)) static uintptr_t program_site(uintptr_t ra, const uintptr_t *frame)
+/* The first return address on the stack outside this library and the bindings (0: none). */
+static uintptr_t unwound(void)
 {
-    /* From fortran.c's entry point: its return address is one frame up (this library keeps
-     * frame pointers, see the Makefile). */
-    if (ra - T.self_lo < T.self_span && frame) {
-        const uintptr_t *up = (const uintptr_t *)frame[0];
-        if (up > frame && (uintptr_t)(up - frame) < (1u << 20) && !indirect(up[1])) return up[1];
-    }
-    /* Through a binding built without frame pointers: unwind (a microsecond or so). */
-    void *pcs[16];
-    int n = backtrace(pcs, 16);
+    void *pcs[8];
+    int n = backtrace(pcs, 8);
     for (int i = 0; i < n; i++)
         if (!indirect((uintptr_t)pcs[i])) return (uintptr_t)pcs[i];
-    return ra;
+    return 0;
+}
+
+/* Unwinding costs a microsecond or more a call; a binding's frame has the same layout at each
+ * of its calls, so where its return address lies above the stack pointer at a return address
+ * `ra` into it is learned from one unwinding, checked by SITE_CHECKS more, and then read
+ * directly (T.binding_calls: slot id = the word offset, kind = checks left; UINT64_MAX: not
+ * found, unwind every time). x86-64 only: elsewhere every call through a binding unwinds. */
+#define SITE_CHECKS 4
+static uintptr_t through_binding(uintptr_t ra, const uintptr_t *sp)
+{
+#if defined(__x86_64__)
+    struct slot *s = table_find(&T.binding_calls, ra);
+    if (s && s->kind == 0 && s->id != UINT64_MAX && !indirect(sp[s->id]) && sp[s->id])
+        return sp[s->id];
+    uintptr_t u = unwound();
+    if (!u) return ra;
+    if (!s) {
+        s = table_put(&T.binding_calls, ra);
+        s->id = UINT64_MAX;
+        for (uint64_t d = 0; d < 256 && s->id == UINT64_MAX; d++)
+            if (sp[d] == u) s->id = d;
+        s->kind = s->id == UINT64_MAX ? 0 : SITE_CHECKS;
+    } else if (s->kind > 0) {
+        if (sp[s->id] == u) s->kind--;
+        else s->id = UINT64_MAX, s->kind = 0;
+    }
+    return u;
+#else
+    (void)sp;
+    uintptr_t u = unwound();
+    return u ? u : ra;
+#endif
+}
+
+/* The program's call that led to a wrapper whose return address `ra` is indirect; `frame` is
+ * the wrapper's frame (it keeps a frame pointer, see the Makefile: on x86-64 the caller's
+ * stack pointer once the wrapper returned is frame + 2 words). */
+__attribute__((cold, noinline)) static uintptr_t program_site(uintptr_t ra, const uintptr_t *frame)
+{
+    uintptr_t u;
+    if (!frame) return (u = unwound()) ? u : ra;
+    const uintptr_t *sp = frame + 2;
+    /* From fortran.c's entry point (which keeps a frame pointer too): its return address is
+     * one frame up. */
+    if (ra - T.self_lo < T.self_span) {
+        const uintptr_t *up = (const uintptr_t *)frame[0];
+        if (!(up > frame && (uintptr_t)(up - frame) < (1u << 20))) return (u = unwound()) ? u : ra;
+        ra = up[1];
+        sp = up + 2;
+        if (!indirect(ra)) return ra;
+    }
+    return through_binding(ra, sp);
 }
 
 /* The site of a call whose wrapper has return address `ra` and frame `frame`. */
