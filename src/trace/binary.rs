@@ -1961,6 +1961,53 @@ pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// A file of the two ranks of `t`, each rank's records after one S chunk of `sites[r]`.
+    fn with_site_chunks(t: &Trace, sites: [&[u32]; 2]) -> Vec<u8> {
+        let mut w = Writer::new(Vec::new(), 2, &t.meta).unwrap();
+        for (r, idx) in sites.into_iter().enumerate() {
+            let ev = t.events.rank(r);
+            let (mut buf, mut prev) = (Vec::new(), 0);
+            for i in 0..ev.len() {
+                put_record(&mut buf, ev, i, prev);
+                prev = ev.t_return(i);
+            }
+            w.sites(r as u32, &[0x10 + r as u64], idx).unwrap();
+            w.events(r as u32, ev.len() as u32, &buf).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    /// Sites round-trip; a rank whose S chunks number fewer records than it has loads with its
+    /// sites unknown and a warning; an index past the table is an error at the chunk.
+    #[test]
+    fn call_sites_are_checked_against_the_events() {
+        let text = "loggps-trace 1\nranks 2\n\
+                    0 MPI_Init 0 1\n0 MPI_Finalize 2 3\n1 MPI_Init 0 1\n1 MPI_Finalize 2 3\n";
+        let t = super::super::text::parse("t.txt", text.as_bytes()).unwrap();
+        let good = parse("t.bin", &with_site_chunks(&t, [&[0, UNKNOWN], &[0, 0]])).unwrap();
+        let s = good.sites.as_ref().unwrap();
+        assert_eq!(s.of_event, [0, UNKNOWN, 0, 0]);
+        assert_eq!((s.address(0, 0), s.address(1, 2)), (Some(0x10), Some(0x11)));
+        assert!(good.warnings.is_empty(), "{:?}", good.warnings);
+        let mut out = Vec::new();
+        write(&good, &mut out, true).unwrap();
+        assert_eq!(parse("t.bin", &out).unwrap().sites, good.sites);
+
+        let short = parse("t.bin", &with_site_chunks(&t, [&[0, 0], &[0]])).unwrap();
+        assert_eq!(
+            short.sites.as_ref().unwrap().of_event,
+            [0, 0, UNKNOWN, UNKNOWN]
+        );
+        assert!(
+            short.warnings[0].contains("rank 1 has call sites for 1 records but 2 events"),
+            "{:?}",
+            short.warnings
+        );
+
+        let e = parse("t.bin", &with_site_chunks(&t, [&[0, 1], &[0, 0]])).unwrap_err();
+        assert!(e.to_string().contains("expected sites below 1"), "{e}");
+    }
+
     /// Event chunks in any order, a rank's split over several: each rank reads its own in
     /// file order, with or without an index.
     #[test]
