@@ -192,3 +192,17 @@ impl ModelArgs {
         }
     }
 }
+
+/// A trace and the flags of its replay, as a prediction takes them (`sensitivity`, `callsites`).
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Trace file (binary .bin or text .txt)
+    pub trace: PathBuf,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Collectives, as for a prediction (`modeled`, `measured` or OP=ALGORITHM,…)
+    #[arg(long, value_name = "SPEC", default_value = "modeled")]
+    pub coll: String,
+}

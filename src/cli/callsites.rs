@@ -1,7 +1,7 @@
 //! `loggps-predict callsites TRACE`: the lines of the program whose MPI calls cost the most
 //! synchronization and communication in the predicted run ([`loggps_predict::callsites`]).
 
-use super::args::{ModelArgs, ParamArgs};
+use super::args::ReplayArgs;
 use super::progress::Progress;
 use super::{json_to, load_then, quiet_pipe, to_stdout, warn};
 use clap::Args;
@@ -16,15 +16,8 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct CallsitesArgs {
-    /// Trace file (binary .bin or text .txt) recorded with call sites (the tracer's default)
-    pub trace: PathBuf,
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub params: ParamArgs,
-    /// Collectives, as for a prediction (`modeled`, `measured` or OP=ALGORITHM,…)
-    #[arg(long, value_name = "SPEC", default_value = "modeled")]
-    pub coll: String,
+    pub replay: ReplayArgs,
     /// What the sites are ranked by
     #[arg(long, value_enum, default_value_t = SortKey::Sync)]
     pub sort: SortKey,
@@ -51,15 +44,18 @@ struct Callsites<'a> {
 }
 
 pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
-    let coll = Choice::parse(&a.coll)?;
-    let trace = load_then(&a.trace, trace::Then::PREDICT)?;
-    let name = a.trace.display().to_string();
+    let coll = Choice::parse(&a.replay.coll)?;
+    let trace = load_then(&a.replay.trace, trace::Then::PREDICT)?;
+    let name = a.replay.trace.display().to_string();
     let Some(sites) = trace.sites.as_ref().filter(|s| s.any()) else {
         return Err(Error::Usage(format!(
             "{name} has no call sites: record it again with loggps-trace (without LOGGPS_TRACE_SITES=0)"
         )));
     };
-    let resolved = a.model.resolve(&a.params, trace.meta.params)?;
+    let resolved = a
+        .replay
+        .model
+        .resolve(&a.replay.params, trace.meta.params)?;
     let model = resolved.model();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let tally = Tally::new(&trace, sites);

@@ -1,7 +1,7 @@
 //! `loggps-predict sensitivity TRACE`: what each LogGPS parameter is worth to the predicted
 //! runtime, by replays of the trace matched once ([`loggps_predict::sensitivity`]).
 
-use super::args::{InfoFormat, ModelArgs, ModelKind, ParamArgs};
+use super::args::{InfoFormat, ModelKind, ReplayArgs};
 use super::progress::Progress;
 use super::{load_then, quiet_pipe, to_stdout, warn};
 use clap::Args;
@@ -14,19 +14,11 @@ use loggps_predict::sensitivity::{
 use loggps_predict::trace;
 use serde::Serialize;
 use std::io::Write;
-use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct SensitivityArgs {
-    /// Trace file (binary .bin or text .txt)
-    pub trace: PathBuf,
     #[command(flatten)]
-    pub model: ModelArgs,
-    #[command(flatten)]
-    pub params: ParamArgs,
-    /// Collectives, as for a prediction (`modeled`, `measured` or OP=ALGORITHM,…)
-    #[arg(long, value_name = "SPEC", default_value = "modeled")]
-    pub coll: String,
+    pub replay: ReplayArgs,
     /// The range the best eager limit S is looked for in, bytes (default: 0 to the trace's
     /// largest message)
     #[arg(long = "S-range", value_name = "LO:HI")]
@@ -73,19 +65,23 @@ fn parse_range(s: &str) -> Result<(u64, u64), Error> {
 }
 
 pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
-    if a.model.model == ModelKind::Loggp {
+    if a.replay.model.model == ModelKind::Loggp {
         return Err(Error::Usage(
             "sensitivity covers LogGPS's parameters; leave out --model loggp".into(),
         ));
     }
-    let coll = Choice::parse(&a.coll)?;
+    let coll = Choice::parse(&a.replay.coll)?;
     let range = a.s_range.as_deref().map(parse_range).transpose()?;
-    let trace = load_then(&a.trace, trace::Then::PREDICT)?;
-    let ResolvedModel::LogGps(resolved) = a.model.resolve(&a.params, trace.meta.params)? else {
+    let trace = load_then(&a.replay.trace, trace::Then::PREDICT)?;
+    let ResolvedModel::LogGps(resolved) = a
+        .replay
+        .model
+        .resolve(&a.replay.params, trace.meta.params)?
+    else {
         unreachable!("LogGPS, checked above")
     };
     let p = resolved.params;
-    let name = a.trace.display().to_string();
+    let name = a.replay.trace.display().to_string();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let bar = Progress::new("sensitivity", None);
     let label = |what: &str| bar.label(&format!("replaying with {what}"));
