@@ -156,6 +156,30 @@ pub fn rows(
     rows
 }
 
+/// Every site's name ([`Place::display`]), by rank and index in its rank's table: for a
+/// report that labels each call (the timeline).
+pub fn names(sites: &Sites, symbolizer: &mut Symbolizer) -> Vec<Vec<String>> {
+    let mut named: HashMap<(String, String, u64), String> = HashMap::new();
+    (0..sites.addresses.len())
+        .map(|r| {
+            sites.addresses[r]
+                .iter()
+                .map(|&a| match sites.locate(r, a) {
+                    Some(l) => {
+                        let o = &sites.objects[r][l.object];
+                        let key = (o.path.clone(), o.build_id.clone(), l.file_address);
+                        named
+                            .entry(key)
+                            .or_insert_with(|| symbolizer.place(o, l.file_address).display())
+                            .clone()
+                    }
+                    None => Place::unnamed(&format!("rank {r}"), a).display(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// What the sites are ranked by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SortKey {

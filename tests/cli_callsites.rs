@@ -141,6 +141,35 @@ fn the_critical_path_by_call_site_is_its_time_by_routine() {
     assert!(s(&by_site["? (prog+0x300)"]) > 0.0 && s(&by_site["? (prog+0x200)"]) > 0.0);
 }
 
+/// On the timeline, each call's slices (predicted and measured) name its call site; calls
+/// without one have none.
+#[test]
+fn timeline_slices_name_their_call_site() {
+    let (d, f) = text_trace("rtt.txt", &round_trip_with_sites());
+    let tl = d.path().join("t.json");
+    let out = run(&[&f, "--timeline", tl.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&tl).unwrap()).unwrap();
+    let mut seen = 0;
+    for e in v["traceEvents"].as_array().unwrap() {
+        let want = match e["name"].as_str().unwrap() {
+            "MPI_Recv" => Some("? (prog+0x200)"),
+            "MPI_Send" => Some("? (prog+0x300)"),
+            "MPI_Init" | "MPI_Finalize" => None,
+            _ => continue,
+        };
+        if e["ph"] == "X" {
+            assert_eq!(e["args"]["site"].as_str(), want, "{e}");
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 16, "8 calls, on the predicted and the measured track");
+}
+
 #[test]
 fn sites_survive_conversion_both_ways() {
     let (d, f) = text_trace("rtt.txt", &round_trip_with_sites());

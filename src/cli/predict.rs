@@ -155,6 +155,16 @@ fn critical_sites(c: &Composition, sites: &Sites) -> Ordered<f64> {
     )
 }
 
+/// Every call site's name, for the timeline.
+fn site_names(sites: &Sites) -> Vec<Vec<String>> {
+    let mut symbolizer = Symbolizer::new(Vec::new());
+    let names = callsites::names(sites, &mut symbolizer);
+    for w in symbolizer.warnings {
+        warn(w);
+    }
+    names
+}
+
 pub(super) fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> {
     std::fs::write(path, svg)
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
@@ -191,7 +201,11 @@ fn observed(
         Some(f) => {
             let out = std::fs::File::create(f).map_err(|e| cannot(f, e))?;
             let w = std::io::BufWriter::new(out);
-            Some(timeline::Timeline::new(trace, &graph, cut, w).map_err(|e| cannot(f, e))?)
+            let tl = timeline::Timeline::new(trace, &graph, cut, w).map_err(|e| cannot(f, e))?;
+            Some(match &trace.sites {
+                Some(sites) => tl.with_sites(site_names(sites)),
+                None => tl,
+            })
         }
         None => None,
     };

@@ -6,7 +6,8 @@
 //! return; inside it, its sender synchronization and then its receiver synchronization are
 //! slices of their own, from the call on (a call waits first, then moves its message); the
 //! computation before each call is a slice too. On `measured`, each call is a slice from its
-//! traced call to its return, on rank 0's clock. Each message is a flow arrow from its send's
+//! traced call to its return, on rank 0's clock. A call's slices name its call site (`site` in
+//! their args, [`Timeline::with_sites`]) where the trace has one. Each message is a flow arrow from its send's
 //! slice to its receive's. Times are microseconds from time 0 (the earliest `MPI_Init` return),
 //! to the nanosecond. The model, its parameters and the prediction are in `otherData`. With
 //! the critical path ([`Timeline::critical`]), the ranks it crosses get a third track,
@@ -110,6 +111,9 @@ pub struct Timeline<'a, W: Write + Send> {
     t0: f64,
     cut: Cut,
     out: Mutex<Out<W>>,
+    /// Each rank's call sites' names as JSON strings, by index in its site table
+    /// ([`Timeline::with_sites`]); empty: no `site` in the slices' args.
+    sites: Vec<Vec<String>>,
 }
 
 struct Out<W> {
@@ -142,6 +146,7 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
                 error: None,
                 events: 0,
             }),
+            sites: Vec::new(),
         };
         {
             let mut o = tl.out.lock().expect("timeline");
@@ -195,6 +200,28 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
         self.put(&s, n);
     }
 
+    /// Labels each call's slices with its call site: `names[r][i]` for site `i` of rank `r`
+    /// ([`crate::callsites::names`]).
+    pub fn with_sites(mut self, names: Vec<Vec<String>>) -> Self {
+        let json = |n: String| serde_json::to_string(&n).expect("a string");
+        self.sites = names
+            .into_iter()
+            .map(|r| r.into_iter().map(json).collect())
+            .collect();
+        self
+    }
+
+    /// `,"site":NAME` for event `i` of rank `r`, where it has one.
+    fn site_arg(&self, r: usize, i: usize) -> String {
+        let of = self.trace.sites.as_ref().map(|s| &s.of_event);
+        match of.and_then(|of| of.get(self.trace.events.offsets()[r] + i)) {
+            Some(&k) if (k as usize) < self.sites.get(r).map_or(0, Vec::len) => {
+                format!(",\"site\":{}", self.sites[r][k as usize])
+            }
+            _ => String::new(),
+        }
+    }
+
     /// One costed event's slices, arrows and measured slice; returns how many it wrote.
     fn step(&self, st: &Step, s: &mut String) -> u64 {
         let (r, i) = (st.rank as usize, st.event as usize);
@@ -238,11 +265,12 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
             }
             let _ = write!(
                 s,
-                ",\"bytes\":{},\"communication_ns\":{},\"sender_sync_ns\":{},\"receiver_sync_ns\":{}}}}}",
+                ",\"bytes\":{},\"communication_ns\":{},\"sender_sync_ns\":{},\"receiver_sync_ns\":{}{}}}}}",
                 ev.bytes(i),
                 st.communication_ns,
                 st.sender_sync_ns,
-                st.receiver_sync_ns
+                st.receiver_sync_ns,
+                self.site_arg(r, i)
             );
             n += 1;
             let mut at = st.call_ns;
@@ -272,9 +300,10 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
         if mr >= mc && self.cut.keeps(mc, mr) {
             let _ = write!(
                 s,
-                ",\n{{\"name\":\"{name}\",\"cat\":\"mpi\",\"ph\":\"X\",\"pid\":{pid},\"tid\":1,\"ts\":{},\"dur\":{},\"args\":{{\"event\":{i}}}}}",
+                ",\n{{\"name\":\"{name}\",\"cat\":\"mpi\",\"ph\":\"X\",\"pid\":{pid},\"tid\":1,\"ts\":{},\"dur\":{},\"args\":{{\"event\":{i}{}}}}}",
                 Us(mc),
-                Us(mr - mc)
+                Us(mr - mc),
+                self.site_arg(r, i)
             );
             n += 1;
         }
