@@ -289,9 +289,10 @@ impl Row {
     }
 }
 
-/// Names addresses of object files, each file opened once. A file is looked for at its
-/// recorded path, then by its name in each search folder; one whose build id differs from the
-/// recorded one (rebuilt since the trace) is not used.
+/// Names addresses of object files, each file opened once. A file is looked for as a debug
+/// file named by its build id (`.build-id/ab/cdef….debug` under each search folder and
+/// /usr/lib/debug), then at its recorded path, then by its name in each search folder; one
+/// whose build id differs from the recorded one (rebuilt since the trace) is not used.
 pub struct Symbolizer {
     search: Vec<PathBuf>,
     loaded: HashMap<(String, String), Option<addr2line::Loader>>,
@@ -341,6 +342,26 @@ impl Symbolizer {
     }
 
     fn open(&mut self, o: &Object) -> Option<addr2line::Loader> {
+        // A separate debug file named by the build id (Debian's -dbgsym packages put them in
+        // /usr/lib/debug): the object's addresses, with the DWARF and symbols a stripped
+        // object lacks.
+        if o.build_id.len() > 2 && o.build_id.is_ascii() {
+            let (dir, file) = o.build_id.split_at(2);
+            let roots = self.search.iter().map(PathBuf::as_path);
+            for root in roots.chain([Path::new("/usr/lib/debug")]) {
+                let f = root
+                    .join(".build-id")
+                    .join(dir)
+                    .join(format!("{file}.debug"));
+                if let Some(l) = f
+                    .is_file()
+                    .then(|| addr2line::Loader::new(&f).ok())
+                    .flatten()
+                {
+                    return Some(l);
+                }
+            }
+        }
         let recorded = Path::new(&o.path);
         let name = recorded.file_name()?;
         let candidates =

@@ -327,3 +327,86 @@ fn a_real_slow_receive_is_named_by_file_and_line() {
     );
     assert_eq!(v["unknown_calls"], 0);
 }
+
+/// Runs `cmd` with `args`; its stdout, or None where the tool is missing.
+fn tool(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd).args(args).output().ok()?;
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+/// A stripped program's call sites are named from its separate debug file, found by build id
+/// under a `--search` folder's `.build-id/` (as Debian's -dbgsym packages lay them out in
+/// /usr/lib/debug); without it, the stripped program names nothing. The expected name and
+/// line come from the compiler's own tools (`nm` before stripping) and the source.
+#[test]
+fn a_stripped_program_is_named_from_its_debug_file() {
+    let d = tempfile::tempdir().unwrap();
+    let (src, prog) = (d.path().join("prog.c"), d.path().join("prog"));
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n\
+         __attribute__((noinline)) int twice(int x)\n{\n    return 2 * x;\n}\n\
+         int main(int argc, char **argv)\n{\n    (void)argv;\n    printf(\"%d\\n\", twice(argc));\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let (p, s) = (prog.to_str().unwrap(), src.to_str().unwrap());
+    let Some(_) = tool("cc", &["-g", "-O1", "-Wl,--build-id", "-o", p, s]) else {
+        eprintln!("SKIPPED: no C compiler");
+        return;
+    };
+    let nm = tool("nm", &[p]).expect("nm");
+    let twice = nm
+        .lines()
+        .find(|l| l.ends_with(" twice"))
+        .map(|l| u64::from_str_radix(l.split(' ').next().unwrap(), 16).unwrap())
+        .expect("twice in the symbol table");
+    let notes = tool("readelf", &["-n", p]).expect("readelf");
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .expect("a build id")
+        .to_string();
+    let debug_dir = d.path().join("debug/.build-id").join(&id[..2]);
+    std::fs::create_dir_all(&debug_dir).unwrap();
+    let debug = debug_dir.join(format!("{}.debug", &id[2..]));
+    tool(
+        "objcopy",
+        &["--only-keep-debug", p, debug.to_str().unwrap()],
+    )
+    .expect("objcopy");
+    tool("strip", &["--strip-all", p]).expect("strip");
+
+    // A site just inside `twice` (a return address one past its first instruction), the
+    // object loaded at 0x10000.
+    let bias = 0x10000;
+    let trace = format!(
+        "loggps-trace 1\nranks 1\nobject 0 {bias:#x} {bias:#x} {:#x} {id} \"{p}\"\nsites 0 {:#x}\n\
+         0 MPI_Init 0 10 site=0\n0 MPI_Finalize 20 30 site=0\n",
+        bias + 0x100000,
+        bias + twice + 1
+    );
+    let (_t, f) = text_trace("t.txt", &trace);
+    let args = ["callsites", &f, "--platform", "myrinet", "--format", "json"];
+    let stripped = json(&args);
+    assert_eq!(
+        stripped["sites"][0]["function"],
+        serde_json::Value::Null,
+        "{stripped}"
+    );
+    let search = d.path().join("debug");
+    let named = json(&[&args[..], &["--search", search.to_str().unwrap()]].concat());
+    let site = &named["sites"][0];
+    assert_eq!(site["function"], "twice", "{named}");
+    assert!(
+        site["file"].as_str().unwrap().ends_with("prog.c"),
+        "{named}"
+    );
+    // `twice` spans lines 2–5 (its one statement on line 4, where -O1 puts its first
+    // instruction, having no prologue).
+    assert!(matches!(site["line"].as_u64(), Some(2..=4)), "{named}");
+}

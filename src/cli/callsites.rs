@@ -25,7 +25,8 @@ pub struct CallsitesArgs {
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub top: usize,
     /// A folder to look for the traced program and libraries in, by file name, where they are
-    /// not at their recorded paths (repeatable)
+    /// not at their recorded paths, and for debug files by build id (DIR/.build-id/ab/cdef….debug,
+    /// as /usr/lib/debug holds them); repeatable
     #[arg(long, value_name = "DIR")]
     pub search: Vec<PathBuf>,
     /// Output format
