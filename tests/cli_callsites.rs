@@ -194,6 +194,19 @@ fn sites_survive_conversion_both_ways() {
     let a = json(&["callsites", &f, "--format", "json"]);
     let b = json(&["callsites", bin.to_str().unwrap(), "--format", "json"]);
     assert_eq!(a["sites"], b["sites"]);
+    // `info` counts them: the four sends and receives, two addresses a rank.
+    let i = json(&["info", bin.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        i["call_sites"],
+        serde_json::json!({"events_with_site": 4, "addresses": 4})
+    );
+    let i = json(&[
+        "info",
+        fixture("rtt/k12000-w500000.txt").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(i["call_sites"], serde_json::Value::Null);
 }
 
 #[test]

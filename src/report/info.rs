@@ -1,6 +1,7 @@
 //! `loggps-predict info`: what a trace holds, without replaying it.
 
 use crate::model::Params;
+use crate::trace::sites::UNKNOWN;
 use crate::trace::{EagerLimit, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -41,9 +42,18 @@ pub struct Info {
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
     pub finalized: bool,
+    /// Call sites: the events with a recorded site, and the distinct return addresses summed
+    /// over ranks (None: the trace has none).
+    pub call_sites: Option<CallSites>,
     /// The file's size, and that over the events (the encoding's compactness).
     pub file_bytes: u64,
     pub bytes_per_event: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CallSites {
+    pub events_with_site: u64,
+    pub addresses: u64,
 }
 
 /// The histogram bucket of a `k`-byte message: 0, then powers of two.
@@ -131,6 +141,10 @@ impl Info {
                 }),
             params: trace.meta.params,
             finalized: trace.complete,
+            call_sites: trace.sites.as_ref().map(|s| CallSites {
+                events_with_site: s.of_event.iter().filter(|&&i| i != UNKNOWN).count() as u64,
+                addresses: s.addresses.iter().map(|a| a.len() as u64).sum(),
+            }),
             file_bytes,
             bytes_per_event: file_bytes as f64 / trace.total_events().max(1) as f64,
         }
@@ -173,6 +187,14 @@ impl Info {
                 "no (the job stopped before MPI_Finalize)"
             }
         )?;
+        match &self.call_sites {
+            Some(c) => writeln!(
+                out,
+                "call sites     {} events with one, {} addresses over all ranks (`callsites` names them)",
+                c.events_with_site, c.addresses
+            )?,
+            None => writeln!(out, "call sites     (not recorded)")?,
+        }
         writeln!(out, "measured       {:.6} s", self.measured_runtime_s)?;
         match &self.eager_limit {
             Some(e) => writeln!(out, "eager limit    {} bytes ({})", e.bytes, e.name)?,
