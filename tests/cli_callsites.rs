@@ -12,30 +12,14 @@ use common::{fixture, json, run, text_trace};
 use std::path::Path;
 use std::process::Command;
 
-/// The round trip of fixtures/rtt/k12000-w500000.txt (hand-costed in tests/cli_timeline.rs,
-/// `every_slice_is_the_hand_calculation`): T1 = 88,870 ns a send, T3 = 37,390 ns a receive,
-/// and rank 1's receive waits 214,008.02 ns (receiver synchronization). Here each rank's Recv
-/// and Send have sites, at one address of one file for both ranks (each rank loaded it
-/// elsewhere: bias 0x1000 and 0x8000), and MPI_Init and MPI_Finalize have none.
+/// fixtures/sites.txt: the round trip of fixtures/rtt/k12000-w500000.txt (hand-costed in
+/// tests/cli_timeline.rs, `every_slice_is_the_hand_calculation`): T1 = 88,870 ns a send,
+/// T3 = 37,390 ns a receive, and rank 1's receive waits 214,008.02 ns (receiver
+/// synchronization). Each rank's Recv and Send have sites, at one address of one file for both
+/// ranks (each rank loaded it elsewhere: bias 0x1000 and 0x8000), and MPI_Init and
+/// MPI_Finalize have none.
 fn round_trip_with_sites() -> String {
-    let f = std::fs::read_to_string(fixture("rtt/k12000-w500000.txt")).unwrap();
-    let mut t = String::new();
-    for line in f.lines() {
-        t += line;
-        match line.split_whitespace().nth(1) {
-            Some("MPI_Recv") => t += " site=0",
-            Some("MPI_Send") => t += " site=1",
-            _ => {}
-        }
-        t += "\n";
-        if line.starts_with("params") {
-            t += "object 0 0x1000 0x1000 0x2000 - \"/nonexistent/prog\"\n\
-                  object 1 0x8000 0x8000 0x9000 - \"/nonexistent/prog\"\n\
-                  sites 0 0x1201,0x1301\n\
-                  sites 1 0x8201,0x8301\n";
-        }
-    }
-    t
+    std::fs::read_to_string(fixture("sites.txt")).unwrap()
 }
 
 #[test]

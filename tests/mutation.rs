@@ -12,7 +12,10 @@ use std::panic;
 fn corpus() -> Vec<Vec<u8>> {
     let mut traces = Vec::new();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
-    let mut files = vec![format!("{dir}/all-routines.txt")];
+    let mut files = vec![
+        format!("{dir}/all-routines.txt"),
+        format!("{dir}/sites.txt"),
+    ];
     for e in std::fs::read_dir(format!("{dir}/rtt")).unwrap() {
         files.push(e.unwrap().path().display().to_string());
     }

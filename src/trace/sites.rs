@@ -65,7 +65,7 @@ impl Sites {
             .position(|o| (o.lo..o.hi).contains(&at))?;
         Some(Located {
             object,
-            file_address: at - self.objects[r][object].bias,
+            file_address: at.checked_sub(self.objects[r][object].bias)?,
         })
     }
 
