@@ -187,6 +187,15 @@ if [[ -s $OUT/callsite.sites.csv ]]; then
         fail "callsite: expected MPI_Recv at callsite.c:$want first, found: $top"
     fi
 fi
+# LOGGPS_TRACE_SITES=0: the same job records no call sites
+mpi_job callsite-nosites 2 yes "$T/callsite" LOGGPS_TRACE_SITES=0
+if [[ -n $PREDICT && -s $OUT/callsite-nosites.bin ]]; then
+    if "$PREDICT" info "$OUT/callsite-nosites.bin" --format json | grep -q '"call_sites": null'; then
+        pass "callsite-nosites: LOGGPS_TRACE_SITES=0 records no call sites"
+    else
+        fail "callsite-nosites: call sites recorded under LOGGPS_TRACE_SITES=0"
+    fi
+fi
 mpi_job p2p-4 4 yes "$T/p2p" LOGGPS_TRACE_BUFFER=4096
 check_trace p2p-4 4
 
