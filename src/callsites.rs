@@ -136,7 +136,12 @@ pub fn rows(
         };
         let entry = by_place
             .entry(place.display())
-            .or_insert_with(|| (place, Cost::default(), Vec::new()));
+            .or_insert_with(|| (place.clone(), Cost::default(), Vec::new()));
+        // Of several addresses with one name, the row shows the lowest (whatever the order
+        // they come in).
+        if place.address < entry.0.address {
+            entry.0 = place;
+        }
         entry.1.merge(&cost);
         entry.2.extend(ranks);
     }
@@ -218,7 +223,7 @@ pub struct Place {
     pub file: Option<String>,
     pub line: Option<u32>,
     pub object: String,
-    /// The address in the object's file (of one of the sites there).
+    /// The address in the object's file (the lowest of the sites there).
     pub address: u64,
 }
 
