@@ -72,15 +72,17 @@ impl<'a> Tally<'a> {
     /// Takes a batch of steps.
     pub fn observe(&self, steps: &[Step]) {
         let offsets = self.trace.events.offsets();
+        let mut unknown = Cost::default();
         let mut costs = self.costs.lock().expect("not poisoned");
         for s in steps {
             let (r, e) = (s.rank as usize, offsets[s.rank as usize] + s.event as usize);
             let routine = self.trace.events.routine_at(e);
             match self.sites.of_event[e] {
-                UNKNOWN => self.unknown.lock().expect("not poisoned").add(s, routine),
+                UNKNOWN => unknown.add(s, routine),
                 i => costs[self.first[r] + i as usize].add(s, routine),
             }
         }
+        self.unknown.lock().expect("not poisoned").merge(&unknown);
     }
 
     /// The sites with calls, those at one place together ([`rows`]), ranked by `key`; and the
@@ -96,44 +98,17 @@ impl<'a> Tally<'a> {
 }
 
 /// The costs `(rank, site index, cost)` of `items`, summed by place: the sites of all ranks
-/// at one address of one file (path and build id) together, named ([`Symbolizer`]), and then
-/// those of one name (calls on one line); ranked by `key`, largest first.
+/// named alike ([`Symbolizer::site`]: one address of one file, or calls on one line) together;
+/// ranked by `key`, largest first.
 pub fn rows(
     sites: &Sites,
     items: impl Iterator<Item = (usize, usize, Cost)>,
     symbolizer: &mut Symbolizer,
     key: SortKey,
 ) -> Vec<Row> {
-    // By object file and address in it; sites in no object by rank and address.
-    let mut by_address: HashMap<(String, String, u64), (Cost, Vec<u32>)> = HashMap::new();
-    let mut files: HashMap<(String, String), Object> = HashMap::new();
-    for (r, i, c) in items {
-        if c.calls == 0 {
-            continue;
-        }
-        let a = sites.addresses[r][i];
-        let key = match sites.locate(r, a) {
-            Some(l) => {
-                let o = &sites.objects[r][l.object];
-                files
-                    .entry((o.path.clone(), o.build_id.clone()))
-                    .or_insert_with(|| o.clone());
-                (o.path.clone(), o.build_id.clone(), l.file_address)
-            }
-            None => (format!("rank {r}"), String::new(), a),
-        };
-        let entry = by_address.entry(key).or_default();
-        entry.0.merge(&c);
-        if entry.1.last() != Some(&(r as u32)) {
-            entry.1.push(r as u32);
-        }
-    }
     let mut by_place: HashMap<String, (Place, Cost, Vec<u32>)> = HashMap::new();
-    for ((path, build_id, address), (cost, ranks)) in by_address {
-        let place = match files.get(&(path.clone(), build_id)) {
-            Some(o) => symbolizer.place(o, address),
-            None => Place::unnamed(&path, address),
-        };
+    for (r, i, c) in items.filter(|x| x.2.calls > 0) {
+        let place = symbolizer.site(sites, r, sites.addresses[r][i]);
         let entry = by_place
             .entry(place.display())
             .or_insert_with(|| (place.clone(), Cost::default(), Vec::new()));
@@ -142,8 +117,8 @@ pub fn rows(
         if place.address < entry.0.address {
             entry.0 = place;
         }
-        entry.1.merge(&cost);
-        entry.2.extend(ranks);
+        entry.1.merge(&c);
+        entry.2.push(r as u32);
     }
     let mut rows: Vec<Row> = by_place
         .into_values()
@@ -164,22 +139,10 @@ pub fn rows(
 /// Every site's name ([`Place::display`]), by rank and index in its rank's table: for a
 /// report that labels each call (the timeline).
 pub fn names(sites: &Sites, symbolizer: &mut Symbolizer) -> Vec<Vec<String>> {
-    let mut named: HashMap<(String, String, u64), String> = HashMap::new();
     (0..sites.addresses.len())
         .map(|r| {
-            sites.addresses[r]
-                .iter()
-                .map(|&a| match sites.locate(r, a) {
-                    Some(l) => {
-                        let o = &sites.objects[r][l.object];
-                        let key = (o.path.clone(), o.build_id.clone(), l.file_address);
-                        named
-                            .entry(key)
-                            .or_insert_with(|| symbolizer.place(o, l.file_address).display())
-                            .clone()
-                    }
-                    None => Place::unnamed(&format!("rank {r}"), a).display(),
-                })
+            (sites.addresses[r].iter())
+                .map(|&a| symbolizer.site(sites, r, a).display())
                 .collect()
         })
         .collect()
@@ -301,6 +264,8 @@ impl Row {
 pub struct Symbolizer {
     search: Vec<PathBuf>,
     loaded: HashMap<(String, String), Option<addr2line::Loader>>,
+    /// Each address of each file (path, build id) named so far.
+    places: HashMap<(String, String, u64), Place>,
     /// What could not be done, one line an object.
     pub warnings: Vec<String>,
 }
@@ -310,12 +275,29 @@ impl Symbolizer {
         Symbolizer {
             search,
             loaded: HashMap::new(),
+            places: HashMap::new(),
             warnings: Vec::new(),
         }
     }
 
+    /// The place of return address `a` of rank `r`: where it lies in the object that holds
+    /// it (each address of each file named once); unnamed where no object holds it.
+    pub fn site(&mut self, sites: &Sites, r: usize, a: u64) -> Place {
+        let Some(l) = sites.locate(r, a) else {
+            return Place::unnamed(&format!("rank {r}"), a);
+        };
+        let o = &sites.objects[r][l.object];
+        let key = (o.path.clone(), o.build_id.clone(), l.file_address);
+        if let Some(p) = self.places.get(&key) {
+            return p.clone();
+        }
+        let p = self.place(o, l.file_address);
+        self.places.insert(key, p.clone());
+        p
+    }
+
     /// The place of `address` in object `o`'s file.
-    pub fn place(&mut self, o: &Object, address: u64) -> Place {
+    fn place(&mut self, o: &Object, address: u64) -> Place {
         let key = (o.path.clone(), o.build_id.clone());
         if !self.loaded.contains_key(&key) {
             let loader = self.open(o);

@@ -604,14 +604,15 @@ static inline int indirect(uintptr_t a)
     return in;
 }
 
-/* The first return address on the stack outside this library and the bindings (0: none). */
-static uintptr_t unwound(void)
+/* The first return address on the stack outside this library and the bindings, else
+ * `otherwise`. */
+static uintptr_t unwound(uintptr_t otherwise)
 {
     void *pcs[8];
     int n = backtrace(pcs, 8);
     for (int i = 0; i < n; i++)
         if (!indirect((uintptr_t)pcs[i])) return (uintptr_t)pcs[i];
-    return 0;
+    return otherwise;
 }
 
 /* Unwinding costs a microsecond or more a call; a binding's frame has the same layout at each
@@ -626,7 +627,7 @@ static uintptr_t through_binding(uintptr_t ra, const uintptr_t *sp)
     struct slot *s = table_find(&T.binding_calls, ra);
     if (s && s->kind == 0 && s->id != UINT64_MAX && !indirect(sp[s->id]) && sp[s->id])
         return sp[s->id];
-    uintptr_t u = unwound();
+    uintptr_t u = unwound(0);
     if (!u) return ra;
     if (!s) {
         s = table_put(&T.binding_calls, ra);
@@ -641,8 +642,7 @@ static uintptr_t through_binding(uintptr_t ra, const uintptr_t *sp)
     return u;
 #else
     (void)sp;
-    uintptr_t u = unwound();
-    return u ? u : ra;
+    return unwound(ra);
 #endif
 }
 
@@ -651,14 +651,13 @@ static uintptr_t through_binding(uintptr_t ra, const uintptr_t *sp)
  * stack pointer once the wrapper returned is frame + 2 words). */
 __attribute__((cold, noinline)) static uintptr_t program_site(uintptr_t ra, const uintptr_t *frame)
 {
-    uintptr_t u;
-    if (!frame) return (u = unwound()) ? u : ra;
+    if (!frame) return unwound(ra);
     const uintptr_t *sp = frame + 2;
     /* From fortran.c's entry point (which keeps a frame pointer too): its return address is
      * one frame up. */
     if (ra - T.self_lo < T.self_span) {
         const uintptr_t *up = (const uintptr_t *)frame[0];
-        if (!(up > frame && (uintptr_t)(up - frame) < (1u << 20))) return (u = unwound()) ? u : ra;
+        if (!(up > frame && (uintptr_t)(up - frame) < (1u << 20))) return unwound(ra);
         ra = up[1];
         sp = up + 2;
         if (!indirect(ra)) return ra;
@@ -717,9 +716,10 @@ static void write_sites(uint32_t nrec)
 /* The loaded objects, encoded as the M chunk's payload. */
 struct objects { uint8_t *b; size_t len, cap; uint32_t n, seen; };
 
-static const char *const binding_names[] = { "libmpifort.", "libmpichfort.", "libmpi_mpifh.", "libmpi_usempif08.",
-                                             "libmpi_usempi_ignore_tkr.", "libmpi_usempi.",
-                                             "libfmpich." };
+static const char *const binding_names[] = {
+    "libmpifort.", "libmpichfort.", "libmpi_mpifh.", "libmpi_usempif08.",
+    "libmpi_usempi_ignore_tkr.", "libmpi_usempi.", "libfmpich."
+};
 
 static int one_object(struct dl_phdr_info *info, size_t size, void *data)
 {

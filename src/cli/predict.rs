@@ -95,6 +95,8 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
         return predict_sweep(a, &sweep, &trace, &coll);
     }
     let resolved = a.model.resolve(&a.params, trace.meta.params)?;
+    // Names call sites for the timeline and the critical path, each object opened once.
+    let mut symbolizer = Symbolizer::new(Vec::new());
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let (prediction, critical) = match (&a.timeline, a.critical_path) {
         (None, false) => (
@@ -110,6 +112,7 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
             &resolved,
             &coll,
             &|n| bar.set(n),
+            &mut symbolizer,
         )?,
     };
     bar.finish();
@@ -126,7 +129,10 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
     );
     report.critical_path = critical.as_ref().map(Into::into);
     if let (Some(c), Some(r), Some(sites)) = (&critical, &mut report.critical_path, &trace.sites) {
-        r.by_call_site = critical_sites(c, sites);
+        r.by_call_site = critical_sites(c, sites, &mut symbolizer);
+    }
+    for w in symbolizer.warnings {
+        warn(w);
     }
     if critical.is_some() && a.format == Format::Csv {
         warn("the critical path is reported in the table and JSON formats, not CSV".into());
@@ -140,29 +146,15 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
 
 /// Writes a chart, the error naming the file.
 /// The critical path's calls' time by call site, named, most first.
-fn critical_sites(c: &Composition, sites: &Sites) -> Ordered<f64> {
-    let mut symbolizer = Symbolizer::new(Vec::new());
+fn critical_sites(c: &Composition, sites: &Sites, symbolizer: &mut Symbolizer) -> Ordered<f64> {
     let items = c.by_site.iter().copied();
-    let rows = callsites::rows(sites, items, &mut symbolizer, SortKey::Total);
-    for w in symbolizer.warnings {
-        warn(w);
-    }
+    let rows = callsites::rows(sites, items, symbolizer, SortKey::Total);
     let total = |r: &callsites::Row| r.communication_s + r.sender_sync_s + r.receiver_sync_s;
     Ordered(
         rows.into_iter()
             .map(|r| (r.site.clone(), total(&r)))
             .collect(),
     )
-}
-
-/// Every call site's name, for the timeline.
-fn site_names(sites: &Sites) -> Vec<Vec<String>> {
-    let mut symbolizer = Symbolizer::new(Vec::new());
-    let names = callsites::names(sites, &mut symbolizer);
-    for w in symbolizer.warnings {
-        warn(w);
-    }
-    names
 }
 
 pub(super) fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> {
@@ -184,6 +176,7 @@ fn observed(
     resolved: &ResolvedModel,
     coll: &Choice,
     progress: &(dyn Fn(u64) + Sync),
+    symbolizer: &mut Symbolizer,
 ) -> Result<(Result<Prediction, Error>, Option<Composition>), Error> {
     let n = trace.nranks() as u32;
     if let Some((_, b)) = cut.ranks.iter().flatten().find(|(_, b)| *b >= n) {
@@ -203,7 +196,7 @@ fn observed(
             let w = std::io::BufWriter::new(out);
             let tl = timeline::Timeline::new(trace, &graph, cut, w).map_err(|e| cannot(f, e))?;
             Some(match &trace.sites {
-                Some(sites) => tl.with_sites(site_names(sites)),
+                Some(sites) => tl.with_sites(callsites::names(sites, symbolizer)),
                 None => tl,
             })
         }
