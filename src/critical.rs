@@ -121,6 +121,10 @@ pub enum Rule {
     /// A modeled collective: its instance's schedule costed again from its participants'
     /// calls.
     Collective(Arc<Modeled>),
+    /// Receives taken one at a time in one completion call (messages moving only inside
+    /// calls): the first that did not wait for another (`.0`, a [`Rule::Message`]), then
+    /// each `(k, rendezvous)` of those after it, each started at the end of the one before.
+    Queue(Box<Rule>, Arc<[(u64, bool)]>),
     /// A cost no rule here tells (any under LogGP).
     Unknown,
 }
@@ -192,6 +196,10 @@ impl Rule {
                 tr,
             } => Some(side.cost(p, k, rdv, ts, tr).ret),
             Rule::Collective(ref m) => m.end(p),
+            Rule::Queue(ref head, ref after) => {
+                let busy: f64 = after.iter().map(|&(k, rdv)| p.recv_busy(k, rdv)).sum();
+                Some(head.ret(p)? + busy)
+            }
             Rule::Unknown => None,
         }
     }
@@ -200,6 +208,9 @@ impl Rule {
     /// did not bind set to −∞, so that other parameters move the end only as that branch
     /// does (at a tie, the one the walk followed: the call's own).
     fn held(&self, base: &Params) -> Rule {
+        if let Rule::Queue(head, after) = self {
+            return Rule::Queue(Box::new(head.held(base)), after.clone());
+        }
         let Rule::Message {
             side,
             k,
@@ -528,6 +539,8 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                 return Some((Rule::Const, Binder::Own));
             }
             let mut done = Vec::new();
+            // Where messages move only inside calls, the receives, taken one at a time.
+            let mut queue = Vec::new();
             for (_, oi) in ev.completed_origins(i, 0, None) {
                 let oi = oi as usize;
                 let t = (ctx.call)(r, oi)?;
@@ -544,12 +557,17 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                         };
                         match ctx.g.link(r, oi) {
                             NONE => (Rule::O(tr), moved),
+                            e if ctx.model.progress_at_calls() => {
+                                queue.push(recv_of(ctx, p, Side::Recv, e, tr, moved)?);
+                                continue;
+                            }
                             e => recv_of(ctx, p, Side::Recv, e, tr, moved)?,
                         }
                     }
                     _ => return None,
                 });
             }
+            done.extend(serial(p, queue));
             Some(fold(p, call, done))
         }
         Shape::Coll | Shape::CommOp => {
@@ -706,6 +724,37 @@ fn recv_of(
         tr,
     };
     Some((rule, if waits { Binder::Event(q, j) } else { own }))
+}
+
+/// Receives `queue` (each a [`Rule::Message`]) taken one at a time, as the replay takes them
+/// (`replay::cost::Queued::serial`): in the order they can start, each from its start or the
+/// previous one's end. The rule of the last one's end, and where it came from: the last
+/// receive that started on its own, the ones after it adding their costs.
+fn serial(p: &Params, mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> {
+    let start = |rule: &Rule| match *rule {
+        Rule::Message { k, rdv, ts, tr, .. } => tr + p.recv(k, rdv, ts, tr).sync,
+        _ => f64::NEG_INFINITY,
+    };
+    queue.sort_by(|a, b| start(&a.0).total_cmp(&start(&b.0)));
+    let (mut free, mut last) = (f64::NEG_INFINITY, None);
+    for (rule, binder) in queue {
+        let Rule::Message { k, rdv, ts, tr, .. } = rule else {
+            continue;
+        };
+        let c = p.recv(k, rdv, ts, tr);
+        last = match last {
+            Some((Rule::Queue(head, after), b)) if free > tr + c.sync => {
+                let after: Vec<_> = after.iter().copied().chain([(k, rdv)]).collect();
+                free += p.recv_busy(k, rdv);
+                Some((Rule::Queue(head, after.into()), b))
+            }
+            _ => {
+                free = c.ret;
+                Some((Rule::Queue(Box::new(rule), Arc::new([])), binder))
+            }
+        };
+    }
+    last
 }
 
 /// The Wait rule over the completions `done` of a call at `tw`: the one that ends last, or `o`

@@ -663,6 +663,110 @@ fn progress_at_calls_moves_a_posted_receive_at_the_next_call() {
     );
 }
 
+/// `--progress calls`: a rank takes the receives one Waitall completes one at a time, each
+/// from its start (its message, or the rendezvous request, there and the call made) or the
+/// end of the one before, whichever is later. Myrinet. Rank 0 posts two Irecvs (calls at 0
+/// and o = 6,550), computes 99,990 ns and calls Waitall at tw = 113,090; rank 1 sends both
+/// messages at once.
+/// - 1,000 B (eager; T1 = 13,410, T2 = 16,640, T3 = 9,120): both arrive (30,050 and 43,460)
+///   before tw, so both start at tw: the first ends at tw + T3 = 122,210, the second at
+///   131,330, the Waitall's return and the runtime (each taken at once: 122,210). The runtime
+///   is 4o + 99,990 + 2·k·Or: its derivative is 4 by o, 2,000 by Or, 0 by L, Os and G.
+/// - With rank 1's second send 119,990 ns later (at 133,400, arriving at 163,450, after the
+///   first receive's end): it waits for its message, not for the first: 163,450 + T3 = 172,570.
+/// - 20,000 B (rendezvous), Isends at 0 and 6,550: each receive costs o + T5 + T1 + T2' + T3 =
+///   6,550 + 14,260 + 143,750 + 119,218.02 + 57,950 = 341,728.02 from tw (the requests arrived
+///   at 7,710 and 14,260), the second from the first's end: 796,546.04. By o: 2 for the
+///   Irecvs and 5 for each receive (o, 2o in T5, T1, T3), 12; by L: 2·2 (T5, T2') = 4; by Os and Or:
+///   2k = 40,000; by Gs: 2s = 16,382; by Gl: 2(k − s) = 23,618. The critical path's reading
+///   of each is the same.
+#[test]
+fn progress_at_calls_takes_a_waitalls_receives_one_at_a_time() {
+    let trace = |k: u64, send: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+            0 MPI_Init 0 0\n0 MPI_Irecv 0 10 bytes={k} peer=1 tag=0 req=0\n0 MPI_Irecv 10 20 bytes={k} peer=1 tag=1 req=1\n\
+            0 MPI_Waitall 100010 100020 done=0:1:0,1:1:1\n0 MPI_Finalize 100020 100030\n\
+            1 MPI_Init 0 0\n{send}"
+        )
+    };
+    let blocking = |gap: u64| {
+        format!(
+            "1 MPI_Send 0 10 bytes=1000 peer=0 tag=0\n1 MPI_Send {} {} bytes=1000 peer=0 tag=1\n\
+            1 MPI_Finalize {} {}\n",
+            10 + gap,
+            20 + gap,
+            20 + gap,
+            30 + gap
+        )
+    };
+    let calls = |t: &str, name: &str| {
+        let (_d, f) = text_trace(name, t);
+        json(&[&f, "--progress", "calls", "--format", "json"])
+    };
+    let v = calls(&trace(1000, &blocking(0)), "eager.txt");
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 131_330.0, "eager");
+    let r0 = rank_ns(&v, 0);
+    assert_close(
+        r0[2],
+        2.0 * 6550.0 + 2.0 * 9120.0,
+        "eager communication: 2 Irecvs, 2 T3",
+    );
+    let (_d, f) = text_trace("eager.txt", &trace(1000, &blocking(0)));
+    let s = json(&["sensitivity", &f, "--progress", "calls", "--format", "json"]);
+    let d = |v: &serde_json::Value, name: &str, key: &str| {
+        v["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap()[key]
+            .as_f64()
+            .unwrap()
+    };
+    for (name, want) in [
+        ("o", 4.0f64),
+        ("Or", 2000.0),
+        ("L", 0.0),
+        ("Os", 0.0),
+        ("Gs", 0.0),
+    ] {
+        for key in ["ns_per_unit", "from_critical_path"] {
+            let got = d(&s, name, key);
+            assert!(
+                (got - want).abs() < 1e-5 * want.max(1.0),
+                "{name} {key}: {got}"
+            );
+        }
+    }
+    let v = calls(&trace(1000, &blocking(119_990)), "late.txt");
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 172_570.0, "late");
+    let isends = "1 MPI_Isend 0 10 bytes=20000 peer=0 tag=0 req=0\n1 MPI_Isend 10 20 bytes=20000 peer=0 tag=1 req=1\n\
+        1 MPI_Waitall 20 30 done=0:-1:-1,1:-1:-1\n1 MPI_Finalize 30 40\n";
+    let t = trace(20000, isends);
+    let v = calls(&t, "rdv.txt");
+    assert_close(
+        v["predicted_s"].as_f64().unwrap() * 1e9,
+        796_546.04,
+        "rendezvous",
+    );
+    let (_d, f) = text_trace("rdv.txt", &t);
+    let s = json(&["sensitivity", &f, "--progress", "calls", "--format", "json"]);
+    for (name, want) in [
+        ("o", 12.0),
+        ("L", 4.0),
+        ("Os", 40_000.0),
+        ("Or", 40_000.0),
+        ("Gs", 16_382.0),
+        ("Gl", 23_618.0),
+    ] {
+        for key in ["ns_per_unit", "from_critical_path"] {
+            let got = d(&s, name, key);
+            assert!((got - want).abs() < 1e-5 * want, "{name} {key}: {got}");
+        }
+    }
+}
+
 /// The next call after a posted receive need not be its Wait: here rank 1's blocking Recv of
 /// a small message moves the large one, which rank 0's Wait needs before rank 0 sends that
 /// small message. No deadlock: rank 0's Isend completes at max(o + L, 6,550) + o + T5 + T1 =

@@ -259,6 +259,16 @@ impl Params {
         }
     }
 
+    /// What a `k`-byte receive costs after it can start (its message, or the rendezvous
+    /// request, there and its call made): `T3` eager, `o + T5 + T1 + T2* + T3` rendezvous, the
+    /// time its rank is busy with it where it takes receives one at a time.
+    pub fn recv_busy(&self, k: u64, rdv: bool) -> f64 {
+        match rdv {
+            false => self.t3(k),
+            true => self.o + self.t5() + self.t1(k) + self.t2(k) + self.t3(k),
+        }
+    }
+
     /// `MPI_Probe` called at `tp` for a message sent at `ts`.
     pub fn probe(&self, k: u64, rdv: bool, ts: f64, tp: f64) -> Cost {
         let noticed = if rdv {

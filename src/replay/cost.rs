@@ -11,6 +11,7 @@ use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape};
 use std::sync::atomic::Ordering;
 
 /// A request's predicted completion and what it waited for.
+#[derive(Clone, Copy)]
 pub(super) struct Completion {
     pub(super) done: f64,
     /// The synchronization inside the blocking twin's duration.
@@ -39,10 +40,40 @@ pub(super) struct Inbound {
     pub(super) bytes: u64,
 }
 
-/// A completion, or under LogGP a receive whose completion depends on the port.
+/// A receive that messages move for only inside calls: its rank takes it once its message is
+/// there and the call that moves it is made (`start`), busy for `done − start`, one receive at
+/// a time ([`Queued::serial`]).
+#[derive(Clone, Copy)]
+pub(super) struct Queued {
+    pub(super) start: f64,
+    pub(super) c: Completion,
+}
+
+impl Queued {
+    /// The completions of one call's receives `q` taken one at a time, in the order they can
+    /// start (the requests' order at a tie): each from its start or the previous one's end,
+    /// whichever is later, for its own duration. A receive that need not wait keeps its
+    /// completion as it is, bit for bit.
+    pub(super) fn serial(q: &mut [Queued]) -> impl Iterator<Item = Completion> + '_ {
+        q.sort_by(|a, b| a.start.total_cmp(&b.start));
+        let mut free = f64::NEG_INFINITY;
+        q.iter().map(move |x| {
+            let mut c = x.c;
+            if free > x.start {
+                c.done = free + (x.c.done - x.start);
+            }
+            free = c.done;
+            c
+        })
+    }
+}
+
+/// A completion, under LogGP a receive whose completion depends on the port, or where messages
+/// move only inside calls a receive that waits for the rank's other receives.
 pub(super) enum Pending {
     Done(Completion),
     Inbound(Inbound),
+    Queued(Queued),
 }
 
 /// An event's predicted return and its duration's parts: `(return, communication, sender
@@ -121,6 +152,7 @@ pub(super) fn cost_event(
                     let c = sh.receive(port, Inbound { t: send.done, ..m });
                     (c.ret, c.ret - tc - c.sync, 0.0, c.sync)
                 }
+                Pending::Queued(_) => unreachable!("only a request's receive is queued"),
             }
         }
         Shape::Complete => completion(sh, r, i, routine, tc, st, port, local)?,
@@ -169,14 +201,14 @@ fn completion(
     }
     let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
     let fold_send_side = &mut st.fold_send_side;
-    let mut inbound = Rare::loggp(&mut st.rare).map(|l| &mut l.inbound);
+    let rare = &mut st.rare;
     // Resumed where it blocked last time.
     let from = std::mem::take(resume_at) as usize;
     let mut w = if from > 0 {
         WaitFold::resume(tc, *fold, *fold_send_side)
     } else {
-        if let Some(m) = inbound.as_deref_mut() {
-            m.clear();
+        if let Some(x) = rare.as_deref_mut() {
+            x.clear_pending();
         }
         WaitFold::new(tc, o)
     };
@@ -185,8 +217,9 @@ fn completion(
         match sh.request(r, oi as usize, local) {
             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
             Ok(Pending::Inbound(m)) => {
-                inbound.as_deref_mut().expect("a LogGP state").push(m);
+                Rare::loggp(rare).expect("a LogGP state").inbound.push(m);
             }
+            Ok(Pending::Queued(q)) => rare.get_or_insert_with(Box::default).queued.push(q),
             Err(dep) => {
                 if k > 0 {
                     *resume_at = k as u32;
@@ -197,13 +230,19 @@ fn completion(
         }
         *last = (req, oi);
     }
-    // LogGP: the port takes the messages in the order their last bytes arrive.
-    if let Some(m) = inbound {
-        m.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
-        for m in m.drain(..) {
-            let c = sh.receive(port, m);
-            w.add(c.ret, c.unblock, false);
+    if let Some(x) = rare.as_deref_mut() {
+        // LogGP: the port takes the messages in the order their last bytes arrive.
+        if let Some(l) = x.loggp.as_deref_mut() {
+            l.inbound.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
+            for m in l.inbound.drain(..) {
+                let c = sh.receive(port, m);
+                w.add(c.ret, c.unblock, false);
+            }
         }
+        for c in Queued::serial(&mut x.queued) {
+            w.add(c.done, c.unblock, false);
+        }
+        x.queued.clear();
     }
     Ok(w.finish())
 }
@@ -465,7 +504,17 @@ impl Shared<'_> {
                         self.call_at(e, r as i32)?
                     }
                 };
-                self.recv_completion(from, plain, self.trace.rank(r).peer(oi), tr)
+                let c = self.recv_completion(from, plain, self.trace.rank(r).peer(oi), tr)?;
+                Ok(match c {
+                    // One at a time, in the call that completes them.
+                    Pending::Done(c) if from != NONE && !self.progress_at.is_empty() => {
+                        Pending::Queued(Queued {
+                            start: tr + c.sync,
+                            c,
+                        })
+                    }
+                    c => c,
+                })
             }
         }
     }

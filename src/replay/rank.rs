@@ -2,8 +2,8 @@
 //! measured computation, publishes each call time and adds each event's cost.
 
 use super::collective::{Local, STARTS_BATCH, STEPS_BATCH};
-use super::cost::Inbound;
 use super::cost::cost_event;
+use super::cost::{Inbound, Queued};
 use super::schedule::{PREFETCH_AHEAD, prefetch_partner};
 use super::{Outcome, RankBreakdown, Shared, Step, link_of, read_by_partners, sends};
 use crate::collectives::traced::op_of;
@@ -66,9 +66,20 @@ pub(super) struct Rare {
     pub(super) kinds: Vec<(Routine, f64)>,
     /// LogGP only (boxed apart: most ranks of a trace of collectives have none).
     pub(super) loggp: Option<Box<LogGpState>>,
+    /// Where messages move only inside calls: the receives the completion call it is blocked
+    /// in has costed, to be taken one at a time ([`Queued::serial`]).
+    pub(super) queued: Vec<Queued>,
 }
 
 impl Rare {
+    /// Forgets what a completion call left to take: a new one begins.
+    pub(super) fn clear_pending(&mut self) {
+        if let Some(l) = self.loggp.as_deref_mut() {
+            l.inbound.clear();
+        }
+        self.queued.clear();
+    }
+
     /// The LogGP state in a rank state's `rare` (a field's borrow, where the state's other
     /// fields are borrowed too).
     #[inline]
