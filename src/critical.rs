@@ -164,19 +164,19 @@ pub struct Modeled {
 }
 
 impl Modeled {
-    /// The participant's return under `p` (its `gamma` charging reductions): the schedule's
-    /// end for it, never before its call.
+    /// The participant's return under `p` (its `gamma` charging reductions, each part started
+    /// `oc` after its call): the schedule's end for it, never before its call.
     fn end(&self, p: &Params) -> Option<f64> {
         let gamma = p.gamma.unwrap_or(0.0);
-        let c = crate::collectives::predict_from(
-            self.op,
-            self.algorithm,
-            &self.spec,
-            p,
-            gamma,
-            &self.starts,
-        )
-        .ok()?;
+        let oc = p.oc.unwrap_or(0.0);
+        let starts: Vec<f64> = self.starts.iter().map(|t| t + oc).collect();
+        let starts = match oc != 0.0 {
+            true => &starts,
+            false => &self.starts,
+        };
+        let c =
+            crate::collectives::predict_from(self.op, self.algorithm, &self.spec, p, gamma, starts)
+                .ok()?;
         Some(c.rank_end_ns.get(self.place)?.max(self.call))
     }
 }

@@ -30,13 +30,15 @@ pub enum Knob {
     /// Band `.0` (from 0): `o L Os Or G` ([`BAND_NAMES`]).
     Band(usize, usize),
     Gamma,
+    /// A modeled collective call's own cost, `oc`.
+    Oc,
 }
 
 /// The paper form's parameters a derivative is taken of.
 pub const PAPER: [&str; 6] = ["L", "o", "Os", "Or", "Gs", "Gl"];
 
 impl Knob {
-    /// Every parameter of `p`, in the model's order, `gamma` last.
+    /// Every parameter of `p`, in the model's order, then `gamma` and `oc`.
     pub fn all(p: &Params) -> Vec<Knob> {
         let mut v: Vec<Knob> = match &p.bands {
             None => (0..PAPER.len()).map(Knob::Paper).collect(),
@@ -44,7 +46,7 @@ impl Knob {
                 .flat_map(|j| (0..BAND_NAMES.len()).map(move |i| Knob::Band(j, i)))
                 .collect(),
         };
-        v.push(Knob::Gamma);
+        v.extend([Knob::Gamma, Knob::Oc]);
         v
     }
 
@@ -54,13 +56,14 @@ impl Knob {
             Knob::Paper(i) => PAPER[i].to_string(),
             Knob::Band(j, i) => format!("b{}.{}", j + 1, BAND_NAMES[i]),
             Knob::Gamma => "gamma".to_string(),
+            Knob::Oc => "oc".to_string(),
         }
     }
 
     /// Nanoseconds, or nanoseconds per byte.
     pub fn unit(&self) -> &'static str {
         match *self {
-            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1) => "ns",
+            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1) | Knob::Oc => "ns",
             _ => "ns/B",
         }
     }
@@ -70,6 +73,7 @@ impl Knob {
             Knob::Paper(i) => [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl][i],
             Knob::Band(j, i) => p.as_bands().as_slice()[j].get(i),
             Knob::Gamma => p.gamma.unwrap_or(0.0),
+            Knob::Oc => p.oc.unwrap_or(0.0),
         }
     }
 
@@ -88,6 +92,7 @@ impl Knob {
                     .expect("a band of the set");
             }
             Knob::Gamma => q.gamma = Some(v),
+            Knob::Oc => q.oc = Some(v),
         }
         q
     }
@@ -98,7 +103,7 @@ impl Knob {
         match *self {
             Knob::Paper(i) => i < 4,
             Knob::Band(_, i) => i < 4,
-            Knob::Gamma => true,
+            Knob::Gamma | Knob::Oc => true,
         }
     }
 

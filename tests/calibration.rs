@@ -91,6 +91,15 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     assert!(p.progress_at_calls, "{stdout}\n{text}");
     assert!(text.contains("progress = \"calls\""), "{text}");
     assert!(stdout.contains("progress    calls: "), "{stdout}");
+    // oc, the barrier's excess over its messages: never negative, and no library's barrier of
+    // 2 ranks on one machine costs 100 µs beyond its messages; both collectives said.
+    let oc = p.oc.unwrap_or_else(|| panic!("oc in:\n{text}"));
+    assert!((0.0..100_000.0).contains(&oc), "oc = {oc}\n{text}");
+    assert!(
+        text.contains("# oc: back to back on 2 ranks, MPI_Barrier of 0 B"),
+        "{text}"
+    );
+    assert!(stdout.contains("MPI_Allreduce of 8 B"), "{stdout}");
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so
     // only that it was measured and said, on the screen and in the file.
     assert!(

@@ -576,3 +576,62 @@ fn the_calculator_takes_open_mpis_choice() {
         assert_eq!(tuned, named);
     }
 }
+
+/// `oc`: each participant's part of a modeled collective starts `oc` after its call. Two ranks
+/// call one `MPI_Allreduce` of 8 bytes, rank 1 100 µs after rank 0 (Myrinet): the schedule is
+/// the same with every start moved by `oc`, so the runtime grows by exactly `oc` (1,000 ns),
+/// its derivative by `oc` read off the critical path and by replays is 1 (one call on the
+/// path), the parameter travels through the binary format, and a negative one is refused.
+#[test]
+fn oc_starts_each_part_of_a_modeled_collective_later() {
+    let fields = "bytes=8 recv_bytes=8";
+    let (d, f) = coll_trace(
+        "MPI_Allreduce",
+        &[(0, fields.to_string()), (100_000, fields.to_string())],
+    );
+    let base = predicted_ns(&myrinet(&f, &[]));
+    let with = predicted_ns(&myrinet(&f, &["--oc", "1000"]));
+    assert!((with - base - 1000.0).abs() < 1e-6, "{base} {with}");
+    let v = json(&myrinet(&f, &["--oc", "1000", "--format", "json"]));
+    assert_eq!(v["params"]["oc"]["value"], 1000.0, "{v}");
+    assert_eq!(v["params"]["oc"]["source"], "flag", "{v}");
+    let s = json(&[
+        "sensitivity",
+        &f,
+        "--platform",
+        "myrinet",
+        "--oc",
+        "1000",
+        "--format",
+        "json",
+    ]);
+    let oc = s["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "oc")
+        .unwrap_or_else(|| panic!("oc in {s}"));
+    for key in ["ns_per_unit", "from_critical_path"] {
+        let got = oc[key].as_f64().unwrap();
+        assert!((got - 1.0).abs() < 1e-6, "{key}: {got}");
+    }
+    // Embedded in a binary trace, it is read back.
+    let text = std::fs::read_to_string(&f).unwrap().replace(
+        "ranks 2\n",
+        "ranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383 oc=1000\n",
+    );
+    let t = d.path().join("oc.txt");
+    std::fs::write(&t, text).unwrap();
+    let b = d.path().join("oc.bin");
+    assert!(
+        run(&["convert", t.to_str().unwrap(), b.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let again = predicted_ns(&[b.to_str().unwrap()]);
+    assert!((again - with).abs() < 1e-6, "{again} {with}");
+    let out = run(&myrinet(&f, &["--oc", "-5"]));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("oc = -5"), "{err}");
+}

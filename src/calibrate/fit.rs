@@ -207,6 +207,7 @@ fn fit_linear(
         S,
         poll: None,
         gamma: None,
+        oc: None,
         progress_at_calls: false,
         bands: None,
     };
@@ -524,6 +525,7 @@ impl PaperEquations {
             S,
             poll: None,
             gamma: None,
+            oc: None,
             progress_at_calls: false,
             bands: None,
         }

@@ -70,6 +70,61 @@ pub struct Calibration {
     /// destination [`COPY_ALIAS`] bytes past the source modulo 4096, ns medians.
     pub copy_aligned_ns: f64,
     pub copy_aliased_ns: f64,
+    /// Small collectives timed back to back; the first's excess over its messages is
+    /// `fit.params.oc` ([`collective_overhead`]).
+    pub collectives: Vec<CollectiveCall>,
+}
+
+/// A collective timed back to back on 2 ranks (the round-trip program's `--coll`): its time
+/// per call, the median over batches, and what its algorithm's messages cost by the fitted
+/// parameters with `oc` = 0, ns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveCall {
+    pub name: String,
+    pub bytes: u64,
+    pub measured_ns: f64,
+    pub modeled_ns: f64,
+}
+
+impl CollectiveCall {
+    /// What the call costs beyond its messages.
+    pub fn excess_ns(&self) -> f64 {
+        self.measured_ns - self.modeled_ns
+    }
+}
+
+/// `oc`, what a collective call costs beyond its algorithm's messages: the excess of
+/// `MPI_Barrier`, whose messages carry nothing (a reduction's call adds its own work on the
+/// data: the others are reported, not fitted), never below 0. None without a barrier.
+pub fn collective_overhead(calls: &[CollectiveCall]) -> Option<f64> {
+    let barrier = calls.iter().find(|c| c.name == "MPI_Barrier")?;
+    Some(barrier.excess_ns().max(0.0))
+}
+
+/// `(name, bytes, median ns)` of each `--coll` line costed by `p` on 2 ranks, every rank calling
+/// at 0 and `oc` left out: the collective's completion, all ranks' latest end.
+fn collective_calls(p: &crate::model::Params, timed: &[(String, u64, f64)]) -> Vec<CollectiveCall> {
+    use crate::collectives::{Op, Spec, predict, traced::Choice};
+    let mut out = Vec::new();
+    for (name, bytes, ns) in timed {
+        let Ok(op) = Op::parse(name) else {
+            continue;
+        };
+        let (algorithm, segment) = Choice::tuned().algorithm(op, 2, *bytes);
+        let mut spec = Spec::new(2, *bytes);
+        spec.segment = segment.unwrap_or(spec.segment);
+        let p = crate::model::Params { oc: None, ..*p };
+        let Ok(c) = predict(op, algorithm, &spec, &p, p.gamma.unwrap_or(0.0)) else {
+            continue;
+        };
+        out.push(CollectiveCall {
+            name: name.clone(),
+            bytes: *bytes,
+            measured_ns: *ns,
+            modeled_ns: c.time_ns,
+        });
+    }
+    out
 }
 
 impl Calibration {
@@ -521,6 +576,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.gamma = Some(local.reduction.gamma);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
+    let collectives = collective_calls(&fit.params, &local.collectives);
+    fit.params.oc = collective_overhead(&collectives);
     Ok(Calibration {
         fit,
         samples,
@@ -537,6 +594,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         progress_rtt_ns: local.progress_rtt_ns,
         copy_aligned_ns: local.copy_ns.0,
         copy_aliased_ns: local.copy_ns.1,
+        collectives,
     })
 }
 
@@ -569,6 +627,8 @@ struct Local {
     progress_rtt_ns: f64,
     /// Aligned, aliased.
     copy_ns: (f64, f64),
+    /// `(name, bytes, median ns a call)` of the collectives timed back to back.
+    collectives: Vec<(String, u64, f64)>,
 }
 
 /// Launches whose round trips differ by more than this (median over sizes) were taken while
@@ -577,6 +637,9 @@ pub const SPREAD_WARNING: f64 = 0.25;
 
 /// Batches of failed polls the round-trip program times (`--poll`).
 const POLL_BATCHES: u32 = 101;
+
+/// Batches of back-to-back collective calls it times (`--coll`).
+const COLL_BATCHES: u32 = 51;
 
 /// What the round trips do not tell, timed by the round-trip program in one launch: a failed
 /// poll, the median over batches of failed `MPI_Test` and `MPI_Iprobe` calls (its `--poll`);
@@ -602,6 +665,7 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
         .args(["--reduce", &sizes.join(",")])
         .args(["--progress", &PROGRESS_BYTES.to_string()])
         .args(["--copy", &COPY_BYTES.to_string()])
+        .args(["--coll", &COLL_BATCHES.to_string()])
         .output()
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -626,22 +690,57 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
             }
             _ => None,
         });
+    let collectives: Vec<(String, u64, f64)> = text
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["coll", name, bytes, median, ..] => {
+                Some((name.to_string(), bytes.parse().ok()?, median.parse().ok()?))
+            }
+            _ => None,
+        })
+        .collect();
     match (out.status.success(), median, reduction, progress, copy) {
-        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns)) => Ok(Local {
-            poll_ns: ns,
-            reduction: r,
-            progress_wait_ns: wait,
-            progress_rtt_ns: rtt,
-            copy_ns,
-        }),
+        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns)) if !collectives.is_empty() => {
+            Ok(Local {
+                poll_ns: ns,
+                reduction: r,
+                progress_wait_ns: wait,
+                progress_rtt_ns: rtt,
+                copy_ns,
+                collectives,
+            })
+        }
         _ => Err(Error::Io(format!(
-            "the round-trip program did not time failed polls, reductions, progress and copies ({}): {}{}\n(rebuild it with \
-             `make -C tracer`: older builds have no --poll, --reduce, --progress or --copy)",
+            "the round-trip program did not time failed polls, reductions, progress, copies and collectives ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll, --reduce, --progress, --copy or --coll)",
             out.status,
             text.trim(),
             String::from_utf8_lossy(&out.stderr).trim()
         ))),
     }
+}
+
+/// What the collectives probe found, in words: each call's time, its messages' and the
+/// difference (oc from the barrier's).
+pub fn collectives_finding(c: &Calibration) -> String {
+    let each: Vec<String> = c
+        .collectives
+        .iter()
+        .map(|x| {
+            format!(
+                "{} of {} B {:.0} ns a call, its messages {:.0} ns, {:+.0} ns",
+                x.name,
+                x.bytes,
+                x.measured_ns,
+                x.modeled_ns,
+                x.excess_ns()
+            )
+        })
+        .collect();
+    format!(
+        "back to back on 2 ranks, {}; oc = the barrier's excess",
+        each.join("; ")
+    )
 }
 
 /// What the progress probe found, in words.
@@ -721,6 +820,7 @@ pub fn params_file(c: &Calibration) -> String {
         "# copies: {}\n",
         copy_finding(c.copy_aligned_ns, c.copy_aliased_ns).0
     ));
+    s.push_str(&format!("# oc: {}\n", collectives_finding(c)));
     s.push_str(&crate::model::params_toml(&c.fit.params));
     // A program's failed polls cost what they cost in its trace unless `poll` is set: a poll
     // over many requests costs more than this one-request figure.
@@ -765,6 +865,28 @@ mod tests {
         assert!((launch_spread(&five) - 0.1 / 1.05).abs() < 1e-12);
         assert_eq!(launch_spread(&[rtt(8, 400.0), rtt(16, 900.0)]), 0.0);
         assert_eq!(launch_spread(&[]), 0.0);
+    }
+
+    /// oc is the barrier's measured time less its messages', never below 0; the allreduce's
+    /// excess is not fitted; without a barrier there is none.
+    #[test]
+    fn oc_is_the_barriers_excess() {
+        let call = |name: &str, measured_ns, modeled_ns| CollectiveCall {
+            name: name.into(),
+            bytes: 0,
+            measured_ns,
+            modeled_ns,
+        };
+        let calls = [
+            call("MPI_Barrier", 520.0, 233.0),
+            call("MPI_Allreduce", 650.0, 236.0),
+        ];
+        assert_eq!(collective_overhead(&calls), Some(287.0));
+        assert_eq!(
+            collective_overhead(&[call("MPI_Barrier", 200.0, 233.0)]),
+            Some(0.0)
+        );
+        assert_eq!(collective_overhead(&calls[1..]), None);
     }
 
     /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.

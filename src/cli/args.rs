@@ -56,6 +56,10 @@ pub struct ParamArgs {
     /// (default: `gamma` of the parameters, else 0)
     #[arg(long = "gamma", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub gamma: Option<f64>,
+    /// What a modeled collective call costs beyond its algorithm's messages, ns: each rank's
+    /// part starts this long after its call (default: `oc` of the parameters, else 0)
+    #[arg(long = "oc", value_name = "NS", allow_hyphen_values = true)]
+    pub oc: Option<f64>,
     /// Where messages move: `async` (whatever the ranks do: the paper's model) or `calls`
     /// (only while the receiving rank is inside an MPI call, as in MPI libraries without a
     /// progress thread: a nonblocking receive's message moves at the rank's next Wait, Test or
@@ -98,6 +102,7 @@ impl ParamArgs {
             S: self.S,
             poll: self.poll,
             gamma: self.gamma,
+            oc: self.oc,
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             scale: self.scale.clone(),
         };
@@ -169,6 +174,7 @@ impl ModelArgs {
                     ("--S", p.S.is_some()),
                     ("--scale", !p.scale.is_empty()),
                     ("--progress", p.progress.is_some()),
+                    ("--oc", p.oc.is_some()),
                 ];
                 if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
                     return Err(Error::Usage(format!(

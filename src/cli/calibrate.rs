@@ -292,6 +292,11 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         r.intercept_ns
     );
     println!("progress    {}", calibrate::progress_finding(c));
+    println!(
+        "oc          {:.0} ns a collective call: {}",
+        p.oc.unwrap_or(0.0),
+        calibrate::collectives_finding(c)
+    );
     match calibrate::copy_finding(c.copy_aligned_ns, c.copy_aliased_ns) {
         (text, true) => println!("WARNING     copies: {text}"),
         (text, false) => println!("copies      {text}"),

@@ -103,13 +103,15 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
     };
     let resolved = a.model.resolve(&a.params, None)?;
     let (model, gamma) = (resolved.model(), resolved.gamma());
+    // Every rank calls at 0; its part starts `oc` later.
+    let starts = vec![model.oc(); spec.ranks];
     let (c, described) = match &model {
         Model::LogGps(p) => (
-            collectives::predict(op, algorithm, &spec, p, gamma)?,
+            collectives::predict_from(op, algorithm, &spec, p, gamma, &starts)?,
             format!("LogGPS {p}"),
         ),
         Model::LogGp(m) => (
-            collectives::predict(op, algorithm, &spec, m, gamma)?,
+            collectives::predict_from(op, algorithm, &spec, m, gamma, &starts)?,
             format!("LogGP L={} o={} g={} G={}", m.L, m.o, m.g, m.G),
         ),
     };

@@ -41,8 +41,9 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 10] =
-            ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma"];
+        const LOGGPS_SWEPT: [&str; 11] = [
+            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc",
+        ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
             ModelKind::Loggp => &model::LOGGP_NAMES,
@@ -142,6 +143,7 @@ impl Sweep {
             "Gl" => &mut p.Gl,
             "poll" => &mut p.poll,
             "gamma" => &mut p.gamma,
+            "oc" => &mut p.oc,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

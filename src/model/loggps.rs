@@ -26,6 +26,10 @@ pub struct Params {
     /// §10 `gamma`); None: the arithmetic is free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gamma: Option<f64>,
+    /// What a modeled collective call costs beyond its schedule's messages, ns (the model's §8
+    /// `oc`): each participant's part of the schedule starts `oc` after its call. None: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oc: Option<f64>,
     /// Whether a nonblocking receive's message moves only while its rank is inside an MPI call
     /// (an MPI library without an asynchronous progress engine, the model's §4): its `tr` is
     /// then the call time of the rank's first call after it that starts no request. False:
@@ -57,6 +61,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             S: 1028,
             poll: None,
             gamma: None,
+            oc: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -74,6 +79,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             S: 16383,
             poll: None,
             gamma: None,
+            oc: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -91,6 +97,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             S: 16383,
             poll: None,
             gamma: None,
+            oc: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -115,6 +122,7 @@ impl Params {
             S: bytes("S")?,
             poll: None,
             gamma: None,
+            oc: None,
             progress_at_calls: false,
             bands: None,
         })
@@ -135,6 +143,7 @@ impl Params {
             S,
             poll,
             gamma: None,
+            oc: None,
             progress_at_calls: false,
             bands: Some(bands),
         }
@@ -149,6 +158,7 @@ impl Params {
         f(&mut b)?;
         Ok(Params {
             gamma: self.gamma,
+            oc: self.oc,
             progress_at_calls: self.progress_at_calls,
             ..Params::banded(b, self.S, self.poll)
         })
@@ -327,7 +337,7 @@ impl Params {
 
 impl std::fmt::Display for Params {
     /// `L=… o=… Os=… Or=… Gs=… Gl=… s=… S=…`, or `S=… in bands: …` ([`Bands`]); then
-    /// `poll=…`, `gamma=…` and `progress=calls` where they are set.
+    /// `poll=…`, `gamma=…`, `oc=…` and `progress=calls` where they are set.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.bands {
             Some(b) => write!(f, "S={} in bands: {b}", self.S)?,
@@ -342,6 +352,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(gamma) = self.gamma {
             write!(f, "; gamma={gamma:.4}")?;
+        }
+        if let Some(oc) = self.oc {
+            write!(f, "; oc={oc}")?;
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;

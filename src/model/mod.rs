@@ -187,6 +187,16 @@ impl Model {
         }
     }
 
+    /// What a modeled collective call costs beyond its schedule's messages, ns (LogGPS's `oc`;
+    /// 0 where none is set, and under LogGP).
+    #[inline]
+    pub fn oc(&self) -> f64 {
+        match self {
+            Model::LogGps(p) => p.oc.unwrap_or(0.0),
+            Model::LogGp(_) => 0.0,
+        }
+    }
+
     /// Whether messages move only inside MPI calls (LogGPS's `progress_at_calls`); LogGP's
     /// network always progresses.
     #[inline]

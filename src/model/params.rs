@@ -45,6 +45,8 @@ pub struct Overrides {
     pub poll: Option<f64>,
     /// Reduction arithmetic's cost, ns/byte (`--gamma`).
     pub gamma: Option<f64>,
+    /// A modeled collective call's own cost, ns (`--oc`).
+    pub oc: Option<f64>,
     /// Whether messages move only inside MPI calls (`--progress calls`) or asynchronously.
     pub progress_at_calls: Option<bool>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
@@ -65,10 +67,12 @@ pub struct Resolved {
     pub poll_source: Source,
     /// Where `params.gamma` came from (unused while it is None: reductions free).
     pub gamma_source: Source,
+    /// Where `params.oc` came from (unused while it is None).
+    pub oc_source: Source,
 }
 
 impl Resolved {
-    /// `(name, value, source)` in the order of the model's §1, then `poll` and `gamma` where
+    /// `(name, value, source)` in the order of the model's §1, then `poll`, `gamma` and `oc` where
     /// they are set.
     /// A set in bands: each band's `hi` and [`BAND_NAMES`] as `b1.hi`, `b1.o`, … (split at
     /// `S`, the model's §10), then `S`.
@@ -97,7 +101,8 @@ impl Resolved {
         let gamma = p
             .gamma
             .map(|v| ("gamma".to_string(), v, &self.gamma_source));
-        named.into_iter().chain(poll).chain(gamma)
+        let oc = p.oc.map(|v| ("oc".to_string(), v, &self.oc_source));
+        named.into_iter().chain(poll).chain(gamma).chain(oc)
     }
 }
 
@@ -163,6 +168,10 @@ pub fn resolve(
     if let Some(v) = ov.gamma {
         (p.gamma, gamma_source) = (Some(v), Source::Flag);
     }
+    let mut oc_source = source.clone();
+    if let Some(v) = ov.oc {
+        (p.oc, oc_source) = (Some(v), Source::Flag);
+    }
     if let Some(calls) = ov.progress_at_calls {
         p.progress_at_calls = calls;
     }
@@ -196,6 +205,7 @@ pub fn resolve(
         ("Gl", p.Gl),
         ("poll", p.poll.unwrap_or(0.0)),
         ("gamma", p.gamma.unwrap_or(0.0)),
+        ("oc", p.oc.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -212,7 +222,7 @@ pub fn resolve(
             p.poll.unwrap_or(0.0)
         )));
     }
-    if let Some(why) = gamma_invalid(p.gamma) {
+    if let Some(why) = gamma_invalid(p.gamma).or_else(|| oc_invalid(p.oc)) {
         return Err(Error::Params(why));
     }
     Ok(Resolved {
@@ -220,6 +230,7 @@ pub fn resolve(
         sources,
         poll_source,
         gamma_source,
+        oc_source,
     })
 }
 
@@ -228,6 +239,12 @@ fn gamma_invalid(gamma: Option<f64>) -> Option<String> {
     gamma
         .filter(|v| !(v.is_finite() && *v >= 0.0))
         .map(|v| format!("parameter gamma = {v} must be a finite number ≥ 0 (ns per byte reduced)"))
+}
+
+/// Why a collective call's cost cannot be used: a negative one would make a call save time.
+fn oc_invalid(oc: Option<f64>) -> Option<String> {
+    oc.filter(|v| !(v.is_finite() && *v >= 0.0))
+        .map(|v| format!("parameter oc = {v} must be a finite number ≥ 0 (ns a collective call)"))
 }
 
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
@@ -462,7 +479,11 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         None => None,
         Some(_) => Some(num("gamma")?),
     };
-    if let Some(why) = gamma_invalid(gamma) {
+    let oc = match table.get("oc") {
+        None => None,
+        Some(_) => Some(num("oc")?),
+    };
+    if let Some(why) = gamma_invalid(gamma).or_else(|| oc_invalid(oc)) {
         return Err(why);
     }
     let progress_at_calls = match table.get("progress") {
@@ -488,6 +509,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         }
         let p = Params {
             gamma,
+            oc,
             progress_at_calls,
             ..Params::banded(parse_bands(bands)?, bytes("S")?, poll)
         };
@@ -499,6 +521,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
     Ok(Params {
         poll,
         gamma,
+        oc,
         progress_at_calls,
         ..Params::from_named(num, bytes)?
     })
@@ -582,6 +605,7 @@ pub fn params_toml(p: &Params) -> String {
     let poll = p.poll.map_or(String::new(), |v| format!("poll = {v:?}\n"))
         + &p.gamma
             .map_or(String::new(), |v| format!("gamma = {v:?}\n"))
+        + &p.oc.map_or(String::new(), |v| format!("oc = {v:?}\n"))
         + progress;
     if let Some(b) = &p.bands {
         let mut out = format!(

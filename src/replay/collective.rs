@@ -339,7 +339,7 @@ impl Shared<'_> {
     /// inlined there, they slow its point-to-point events (see the `gauss` case of
     /// tests/bench/run.sh).
     #[inline(never)]
-    pub(super) fn cost_instance(&self, x: u32, starts: Vec<f64>) -> Returns {
+    pub(super) fn cost_instance(&self, x: u32, mut starts: Vec<f64>) -> Returns {
         let (bytes, root, op) = self.shapes[x as usize];
         let Some(op) = op else {
             return Returns::Measured;
@@ -359,6 +359,11 @@ impl Shared<'_> {
             eval.recycle(std::mem::take(read));
         }
         debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
+        // Each participant's part starts `oc` after its call (the model's §8).
+        let oc = self.model.oc();
+        if oc != 0.0 {
+            starts.iter_mut().for_each(|t| *t += oc);
+        }
         let costed = match self.model {
             Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, p, &starts, eval),
             Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, m, &starts, eval),

@@ -179,6 +179,7 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             S,
             poll: None,
             gamma: None,
+            oc: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -208,11 +209,12 @@ fn banded(input: &[u8]) -> Res<'_, Params> {
         Err(why) => return fail(input, format!("valid bands ({why})")),
     };
     let (input, s) = le_u64(input)?;
-    let (input, (poll, gamma, progress_at_calls)) = extras(input)?;
+    let (input, (poll, gamma, oc, progress_at_calls)) = extras(input)?;
     Ok((
         input,
         Params {
             gamma,
+            oc,
             progress_at_calls,
             ..Params::banded(bands, s, poll)
         },
@@ -220,28 +222,31 @@ fn banded(input: &[u8]) -> Res<'_, Params> {
 }
 
 /// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
-/// progress only inside MPI calls), then each value that is there as an `f64`, in that order.
+/// progress only inside MPI calls, 8: `oc` follows), then each value that is there as an
+/// `f64`, in the order `poll`, `gamma`, `oc`.
 fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
-    if bits > 7 {
+    if bits > 15 {
         return fail(
             input,
-            format!("the optional parameters' bits 0 to 7, found {bits}"),
+            format!("the optional parameters' bits 0 to 15, found {bits}"),
         );
     }
     let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
     let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
-    Ok((input, (poll, gamma, bits & 4 != 0)))
+    let (input, oc) = cond(bits & 8 != 0, le_f64)(input)?;
+    Ok((input, (poll, gamma, oc, bits & 4 != 0)))
 }
 
-/// `poll`, `gamma` and `progress_at_calls`.
-type Extras = (Option<f64>, Option<f64>, bool);
+/// `poll`, `gamma`, `oc` and `progress_at_calls`.
+type Extras = (Option<f64>, Option<f64>, Option<f64>, bool);
 
 /// Writes the [`extras`] of `p`.
 fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
-    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress);
-    for v in [p.poll, p.gamma].into_iter().flatten() {
+    let oc = (p.oc.is_some() as u8) << 3;
+    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc);
+    for v in [p.poll, p.gamma, p.oc].into_iter().flatten() {
         j.extend_from_slice(&v.to_le_bytes());
     }
 }
@@ -274,11 +279,12 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         3 => expect("LogGPS parameters in bands", banded)(input).map(|(i, p)| (i, Some(p)))?,
         4 => {
             let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
-            let (input, (poll, gamma, progress_at_calls)) =
+            let (input, (poll, gamma, oc, progress_at_calls)) =
                 expect("the optional parameters", extras)(input)?;
             let p = Params {
                 poll,
                 gamma,
+                oc,
                 progress_at_calls,
                 ..p
             };
@@ -1801,7 +1807,7 @@ impl<W: Write> Writer<W> {
             Some(p) => {
                 // 1: the eight parameters, 2: and the cost of a failed poll (as earlier
                 // writers did), 4: and the optional parameters with their bits.
-                let extras = p.gamma.is_some() || p.progress_at_calls;
+                let extras = p.gamma.is_some() || p.oc.is_some() || p.progress_at_calls;
                 j.push(match (p.poll, extras) {
                     (_, true) => 4,
                     (Some(_), false) => 2,

@@ -448,17 +448,21 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     let known = |k: &str| match banded {
-        false => crate::model::NAMES.contains(&k) || matches!(k, "poll" | "gamma" | "progress"),
-        true => matches!(k, "bands" | "S" | "poll" | "gamma" | "progress"),
+        false => {
+            crate::model::NAMES.contains(&k) || matches!(k, "poll" | "gamma" | "oc" | "progress")
+        }
+        true => matches!(k, "bands" | "S" | "poll" | "gamma" | "oc" | "progress"),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma progress bands, found `{k}`",
+                "expected params among {} poll gamma oc progress bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
             true => {
-                format!("expected params bands= S= poll= gamma= progress= with bands, found `{k}`")
+                format!(
+                    "expected params bands= S= poll= gamma= oc= progress= with bands, found `{k}`"
+                )
             }
         });
     }
@@ -466,7 +470,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Ok(_) => num(k).map(Some),
         Err(_) => Ok(None),
     };
-    let (poll, gamma) = (optional("poll")?, optional("gamma")?);
+    let (poll, gamma, oc) = (optional("poll")?, optional("gamma")?, optional("oc")?);
     let progress_at_calls = match get("progress") {
         Ok(v) => crate::model::parse_progress(v)?,
         Err(_) => false,
@@ -475,6 +479,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         let bands = parse_bands(get("bands")?)?;
         return Ok(Params {
             gamma,
+            oc,
             progress_at_calls,
             ..Params::banded(bands, int("S")?, poll)
         });
@@ -482,6 +487,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     Ok(Params {
         poll,
         gamma,
+        oc,
         progress_at_calls,
         ..Params::from_named(num, int)?
     })
@@ -512,7 +518,8 @@ fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
     crate::model::Bands::new(&list)
 }
 
-/// The ` poll=NS gamma=NS_PER_BYTE progress=calls` that end a `params` line, each where set.
+/// The ` poll=NS gamma=NS_PER_BYTE oc=NS progress=calls` that end a `params` line, each where
+/// set.
 fn extras_fields(p: &Params) -> String {
     let poll = p.poll.map_or(String::new(), |v| format!(" poll={v}"));
     let progress = if p.progress_at_calls {
@@ -520,7 +527,9 @@ fn extras_fields(p: &Params) -> String {
     } else {
         ""
     };
-    poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}")) + progress
+    poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}"))
+        + &p.oc.map_or(String::new(), |v| format!(" oc={v}"))
+        + progress
 }
 
 /// A set's `bands=` value (see [`parse_bands`]).
