@@ -91,15 +91,16 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     assert!(p.progress_at_calls, "{stdout}\n{text}");
     assert!(text.contains("progress = \"calls\""), "{text}");
     assert!(stdout.contains("progress    calls: "), "{stdout}");
-    // oc, the barrier's excess over its messages: never negative, and no library's barrier of
-    // 2 ranks on one machine costs 100 µs beyond its messages; both collectives said.
+    // oc, fitted to the traced loop of collectives: never negative, and no library on one
+    // machine spends 100 µs of its own on a 2-rank collective call; said on the screen and in
+    // the file, with the loop's 4,501 calls a rank (500 rounds of 9, and the round trip's barrier).
     let oc = p.oc.unwrap_or_else(|| panic!("oc in:\n{text}"));
     assert!((0.0..100_000.0).contains(&oc), "oc = {oc}\n{text}");
     assert!(
-        text.contains("# oc: back to back on 2 ranks, MPI_Barrier of 0 B"),
+        text.contains("# oc: a traced loop of 8-byte collectives"),
         "{text}"
     );
-    assert!(stdout.contains("MPI_Allreduce of 8 B"), "{stdout}");
+    assert!(stdout.contains("(4501 calls a rank)"), "{stdout}");
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so
     // only that it was measured and said, on the screen and in the file.
     assert!(
@@ -197,4 +198,40 @@ fn calibrate_runs_from_any_directory() {
     assert!(!err.contains("not found"), "{err}");
     let toml = cwd.path().join("loggps-params.toml");
     loggps_predict::model::read_params_file(&toml).unwrap();
+}
+
+/// `oc` is fitted so that the replay predicts the traced loop's measured time. Two ranks call
+/// `MPI_Barrier` ten times, back to back, each call measured at 20 µs (Myrinet): on 2 ranks
+/// the barrier is one exchange of empty messages, each rank's send costing `o` and its receive
+/// returning at `o + L + o` = 14,260 ns after the calls, so the loop is predicted at
+/// 10 × (14,260 + oc) ns against 200,000 measured: oc = 5,740 ns. A loop the model already
+/// makes too slow gets 0.
+#[test]
+fn oc_makes_the_replay_reproduce_the_traced_loop() {
+    let loop_of = |each: u64| {
+        let mut t = String::from(
+            "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
+        );
+        for r in 0..2 {
+            t += &format!("{r} MPI_Init 0 0\n");
+            for i in 0..10 {
+                t += &format!("{r} MPI_Barrier {} {}\n", i * each, (i + 1) * each);
+            }
+            t += &format!("{r} MPI_Finalize {} {}\n", 10 * each, 10 * each + 1);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("loop.txt");
+        std::fs::write(&f, t).unwrap();
+        let trace = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
+        let p = loggps_predict::model::Params::preset("myrinet").unwrap();
+        loggps_predict::calibrate::fit_oc(&trace, &p).unwrap()
+    };
+    let (oc, fit) = loop_of(20_000);
+    assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
+    assert_eq!(fit.calls, 10);
+    assert!((fit.without_ns - 142_600.0).abs() < 1e-6, "{fit:?}");
+    assert!((fit.measured_ns - 200_000.0).abs() < 1e-6, "{fit:?}");
+    assert!((fit.with_ns - 200_000.0).abs() < 0.2, "{fit:?}");
+    let (oc, _) = loop_of(10_000);
+    assert_eq!(oc, 0.0);
 }

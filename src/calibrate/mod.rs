@@ -70,61 +70,61 @@ pub struct Calibration {
     /// destination [`COPY_ALIAS`] bytes past the source modulo 4096, ns medians.
     pub copy_aligned_ns: f64,
     pub copy_aliased_ns: f64,
-    /// Small collectives timed back to back; the first's excess over its messages is
-    /// `fit.params.oc` ([`collective_overhead`]).
-    pub collectives: Vec<CollectiveCall>,
+    /// The traced loop of small collectives `fit.params.oc` is fitted to (None: no tracer).
+    pub oc_fit: Option<OcFit>,
 }
 
-/// A collective timed back to back on 2 ranks (the round-trip program's `--coll`): its time
-/// per call, the median over batches, and what its algorithm's messages cost by the fitted
-/// parameters with `oc` = 0, ns.
+/// `oc` fitted to a traced loop of 8-byte collectives of every kind on 2 ranks (the round-trip
+/// program's `--coll`): the value with which the replay predicts the run's measured time.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CollectiveCall {
-    pub name: String,
-    pub bytes: u64,
+pub struct OcFit {
+    /// Collective calls of rank 0.
+    pub calls: usize,
     pub measured_ns: f64,
-    pub modeled_ns: f64,
+    /// Predicted with `oc` = 0, and with the fitted `oc`.
+    pub without_ns: f64,
+    pub with_ns: f64,
 }
 
-impl CollectiveCall {
-    /// What the call costs beyond its messages.
-    pub fn excess_ns(&self) -> f64 {
-        self.measured_ns - self.modeled_ns
+/// Rounds of collectives the traced probe run makes (`--coll`).
+const COLL_ROUNDS: u32 = 500;
+
+/// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise)
+/// predicts its measured runtime: the runtime does not fall as `oc` grows, and grows by at
+/// least `oc` where a collective call lies on the critical path, so the root lies between 0
+/// and the shortfall at 0, found by bisection to 0.01 ns. 0 where the model is not short.
+pub fn fit_oc(
+    trace: &crate::trace::Trace,
+    p: &crate::model::Params,
+) -> Result<(f64, OcFit), Error> {
+    use crate::collectives::traced::Choice;
+    let g = crate::graph::build(trace, "the collectives probe")?;
+    let coll = Choice::tuned();
+    let runtime = |oc: f64| -> Result<(f64, f64), Error> {
+        let model = crate::model::Model::LogGps(crate::model::Params { oc: Some(oc), ..*p });
+        let pred = crate::replay::replay_with(trace, &g, &model, &coll, "probe", &|_| {})?;
+        Ok((pred.predicted_ns, pred.measured_ns))
+    };
+    let (without, measured) = runtime(0.0)?;
+    let (mut lo, mut hi) = (0.0, (measured - without).max(0.0));
+    while hi - lo > 0.01 {
+        let mid = 0.5 * (lo + hi);
+        match runtime(mid)?.0 < measured {
+            true => lo = mid,
+            false => hi = mid,
+        }
     }
-}
-
-/// `oc`, what a collective call costs beyond its algorithm's messages: the excess of
-/// `MPI_Barrier`, whose messages carry nothing (a reduction's call adds its own work on the
-/// data: the others are reported, not fitted), never below 0. None without a barrier.
-pub fn collective_overhead(calls: &[CollectiveCall]) -> Option<f64> {
-    let barrier = calls.iter().find(|c| c.name == "MPI_Barrier")?;
-    Some(barrier.excess_ns().max(0.0))
-}
-
-/// `(name, bytes, median ns)` of each `--coll` line costed by `p` on 2 ranks, every rank calling
-/// at 0 and `oc` left out: the collective's completion, all ranks' latest end.
-fn collective_calls(p: &crate::model::Params, timed: &[(String, u64, f64)]) -> Vec<CollectiveCall> {
-    use crate::collectives::{Op, Spec, predict, traced::Choice};
-    let mut out = Vec::new();
-    for (name, bytes, ns) in timed {
-        let Ok(op) = Op::parse(name) else {
-            continue;
-        };
-        let (algorithm, segment) = Choice::tuned().algorithm(op, 2, *bytes);
-        let mut spec = Spec::new(2, *bytes);
-        spec.segment = segment.unwrap_or(spec.segment);
-        let p = crate::model::Params { oc: None, ..*p };
-        let Ok(c) = predict(op, algorithm, &spec, &p, p.gamma.unwrap_or(0.0)) else {
-            continue;
-        };
-        out.push(CollectiveCall {
-            name: name.clone(),
-            bytes: *bytes,
-            measured_ns: *ns,
-            modeled_ns: c.time_ns,
-        });
-    }
-    out
+    let oc = hi;
+    let calls = (trace.rank(0).routines().iter())
+        .filter(|r| matches!(r.shape(), crate::trace::Shape::Coll))
+        .count();
+    let fit = OcFit {
+        calls,
+        measured_ns: measured,
+        without_ns: without,
+        with_ns: runtime(oc)?.0,
+    };
+    Ok((oc, fit))
 }
 
 impl Calibration {
@@ -354,12 +354,13 @@ pub fn launch_spread(round_trips: &[Sample]) -> f64 {
     }
 }
 
-/// Runs the round-trip program once under the tracer and reads back what the trace records:
-/// the library and the eager limit it reports through the MPI tool interface.
-fn reported_by_library(
-    opts: &Options,
-    tracer: &Path,
-) -> Result<(String, Option<(String, u64)>), Error> {
+/// What the traced probe run gives: the library, the eager limit it reports through the MPI
+/// tool interface, and the trace (of its loop of collectives, for `oc`).
+type Reported = (String, Option<(String, u64)>, Option<crate::trace::Trace>);
+
+/// Runs the round-trip program once under the tracer, with a loop of small collectives, and
+/// reads back what the trace records.
+fn reported_by_library(opts: &Options, tracer: &Path) -> Result<Reported, Error> {
     let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
     let trace_path = dir.join("probe.bin");
@@ -411,6 +412,8 @@ fn reported_by_library(
             "0",
             "--time-ms",
             "0",
+            "--coll",
+            &COLL_ROUNDS.to_string(),
         ]);
     let status = cmd
         .output()
@@ -425,7 +428,8 @@ fn reported_by_library(
     let _ = std::fs::remove_dir_all(&dir);
     Ok((
         trace.meta.library.clone(),
-        trace.meta.eager_limit.map(|e| (e.name, e.bytes)),
+        trace.meta.eager_limit.clone().map(|e| (e.name, e.bytes)),
+        Some(trace),
     ))
 }
 
@@ -489,16 +493,16 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             opts.rtt.display()
         )));
     }
-    let (library, reported) = match &opts.tracer {
+    let (library, reported, probe) = match &opts.tracer {
         Some(t) if t.exists() => reported_by_library(opts, t)?,
         Some(t) => {
             log(format!(
-                "{} not found: the eager limit the library reports is not read (build it with `make -C tracer`)",
+                "{} not found: the eager limit the library reports is not read, nor oc fitted (build it with `make -C tracer`)",
                 t.display()
             ));
-            (String::new(), None)
+            (String::new(), None, None)
         }
-        None => (String::new(), None),
+        None => (String::new(), None, None),
     };
     let w = opts.imbalance_ns;
     let (mut samples, mut calls, mut launch_spread) = sweep(opts, log)?;
@@ -576,8 +580,15 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.gamma = Some(local.reduction.gamma);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
-    let collectives = collective_calls(&fit.params, &local.collectives);
-    fit.params.oc = collective_overhead(&collectives);
+    let oc_fit = match &probe {
+        Some(trace) => {
+            log("fitting oc to the traced loop of collectives".into());
+            let (oc, f) = fit_oc(trace, &fit.params)?;
+            fit.params.oc = Some(oc);
+            Some(f)
+        }
+        None => None,
+    };
     Ok(Calibration {
         fit,
         samples,
@@ -594,7 +605,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         progress_rtt_ns: local.progress_rtt_ns,
         copy_aligned_ns: local.copy_ns.0,
         copy_aliased_ns: local.copy_ns.1,
-        collectives,
+        oc_fit,
     })
 }
 
@@ -627,8 +638,6 @@ struct Local {
     progress_rtt_ns: f64,
     /// Aligned, aliased.
     copy_ns: (f64, f64),
-    /// `(name, bytes, median ns a call)` of the collectives timed back to back.
-    collectives: Vec<(String, u64, f64)>,
 }
 
 /// Launches whose round trips differ by more than this (median over sizes) were taken while
@@ -637,9 +646,6 @@ pub const SPREAD_WARNING: f64 = 0.25;
 
 /// Batches of failed polls the round-trip program times (`--poll`).
 const POLL_BATCHES: u32 = 101;
-
-/// Batches of back-to-back collective calls it times (`--coll`).
-const COLL_BATCHES: u32 = 51;
 
 /// What the round trips do not tell, timed by the round-trip program in one launch: a failed
 /// poll, the median over batches of failed `MPI_Test` and `MPI_Iprobe` calls (its `--poll`);
@@ -665,7 +671,6 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
         .args(["--reduce", &sizes.join(",")])
         .args(["--progress", &PROGRESS_BYTES.to_string()])
         .args(["--copy", &COPY_BYTES.to_string()])
-        .args(["--coll", &COLL_BATCHES.to_string()])
         .output()
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -690,29 +695,17 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
             }
             _ => None,
         });
-    let collectives: Vec<(String, u64, f64)> = text
-        .lines()
-        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
-            ["coll", name, bytes, median, ..] => {
-                Some((name.to_string(), bytes.parse().ok()?, median.parse().ok()?))
-            }
-            _ => None,
-        })
-        .collect();
     match (out.status.success(), median, reduction, progress, copy) {
-        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns)) if !collectives.is_empty() => {
-            Ok(Local {
-                poll_ns: ns,
-                reduction: r,
-                progress_wait_ns: wait,
-                progress_rtt_ns: rtt,
-                copy_ns,
-                collectives,
-            })
-        }
+        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns)) => Ok(Local {
+            poll_ns: ns,
+            reduction: r,
+            progress_wait_ns: wait,
+            progress_rtt_ns: rtt,
+            copy_ns,
+        }),
         _ => Err(Error::Io(format!(
-            "the round-trip program did not time failed polls, reductions, progress, copies and collectives ({}): {}{}\n(rebuild it with \
-             `make -C tracer`: older builds have no --poll, --reduce, --progress, --copy or --coll)",
+            "the round-trip program did not time failed polls, reductions, progress and copies ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll, --reduce, --progress or --copy)",
             out.status,
             text.trim(),
             String::from_utf8_lossy(&out.stderr).trim()
@@ -720,27 +713,20 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
     }
 }
 
-/// What the collectives probe found, in words: each call's time, its messages' and the
-/// difference (oc from the barrier's).
+/// What the collectives probe found, in words.
 pub fn collectives_finding(c: &Calibration) -> String {
-    let each: Vec<String> = c
-        .collectives
-        .iter()
-        .map(|x| {
-            format!(
-                "{} of {} B {:.0} ns a call, its messages {:.0} ns, {:+.0} ns",
-                x.name,
-                x.bytes,
-                x.measured_ns,
-                x.modeled_ns,
-                x.excess_ns()
-            )
-        })
-        .collect();
-    format!(
-        "back to back on 2 ranks, {}; oc = the barrier's excess",
-        each.join("; ")
-    )
+    match &c.oc_fit {
+        None => "not measured (no tracer: the collectives probe runs traced)".into(),
+        Some(f) => format!(
+            "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank) ran \
+             {:.1} µs, predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} ns",
+            f.calls,
+            f.measured_ns / 1e3,
+            f.without_ns / 1e3,
+            f.with_ns / 1e3,
+            c.fit.params.oc.unwrap_or(0.0)
+        ),
+    }
 }
 
 /// What the progress probe found, in words.
@@ -865,28 +851,6 @@ mod tests {
         assert!((launch_spread(&five) - 0.1 / 1.05).abs() < 1e-12);
         assert_eq!(launch_spread(&[rtt(8, 400.0), rtt(16, 900.0)]), 0.0);
         assert_eq!(launch_spread(&[]), 0.0);
-    }
-
-    /// oc is the barrier's measured time less its messages', never below 0; the allreduce's
-    /// excess is not fitted; without a barrier there is none.
-    #[test]
-    fn oc_is_the_barriers_excess() {
-        let call = |name: &str, measured_ns, modeled_ns| CollectiveCall {
-            name: name.into(),
-            bytes: 0,
-            measured_ns,
-            modeled_ns,
-        };
-        let calls = [
-            call("MPI_Barrier", 520.0, 233.0),
-            call("MPI_Allreduce", 650.0, 236.0),
-        ];
-        assert_eq!(collective_overhead(&calls), Some(287.0));
-        assert_eq!(
-            collective_overhead(&[call("MPI_Barrier", 200.0, 233.0)]),
-            Some(0.0)
-        );
-        assert_eq!(collective_overhead(&calls[1..]), None);
     }
 
     /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.

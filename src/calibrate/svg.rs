@@ -248,7 +248,7 @@ mod tests {
             progress_rtt_ns: 0.0,
             copy_aligned_ns: 0.0,
             copy_aliased_ns: 0.0,
-            collectives: Vec::new(),
+            oc_fit: None,
         };
         let svg = chart(&c);
         assert_eq!(svg.matches("<path").count(), 2, "{svg}");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Traces tracer/bench/collectives.c on 2 and 4 ranks (Open MPI) and prints, per collective, the
 # time per call the trace measured and the time `loggps-predict` predicts with collectives
-# modeled (Open MPI 4.1's algorithms) and the calibrated parameters of traces/params.toml.
+# modeled (Open MPI 4.1's algorithms) and the calibrated parameters of traces/params.toml (or
+# of the file PARAMS names).
 # 4 ranks oversubscribe a machine of fewer cores: there the measured times include time-slicing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +18,7 @@ for np in 2 4; do
     -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
     tracer/build-openmpi/bench/collectives
   "$BIN" convert "$tmp/c$np.bin" "$tmp/c$np.txt" >/dev/null
-  "$BIN" "$tmp/c$np.bin" --params traces/params.toml --coll modeled --format json 2>/dev/null > "$tmp/m$np.json"
+  "$BIN" "$tmp/c$np.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2>/dev/null > "$tmp/m$np.json"
   echo "== $np ranks: time per call, µs (measured = traced duration averaged over ranks and calls)"
   python3 - "$tmp/c$np.txt" "$tmp/m$np.json" <<'PY'
 import json, sys, collections

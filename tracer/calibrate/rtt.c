@@ -45,15 +45,12 @@
  *
  *     copy K ALIGNED_NS ALIASED_NS REPS
  *
- * With --coll B, both ranks then call MPI_Barrier, and then MPI_Allreduce of one double, back
- * to back in B batches of COLL_BATCH calls (after one batch to warm up): collectives whose
- * ranks end together, so that a call's time is one collective's, its messages and the
- * library's own work on it. Rank 0 prints per collective the median and the minimum of the
- * batches' time per call:
+ * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
+ * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
+ * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
+ * `oc` to, a collective call's cost beyond its messages.
  *
- *     coll NAME BYTES MEDIAN_NS MIN_NS B
- *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll B]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -165,27 +162,20 @@ static void reductions(const long long *sizes, int n, int reps, int warmup, doub
 
 #define COPY_ALIAS 16
 
-#define COLL_BATCH 100
-
-/* The --coll probe (see the top). */
-static void collective_calls(int rank, int batches, long long *per_call) {
-    double x = 1.0, y = 0.0;
-    for (int op = 0; op < 2; op++) {
+/* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
+static void collective_calls(int rounds) {
+    double x[2] = {1.0, 2.0}, y[2] = {0.0, 0.0};
+    for (int i = 0; i < rounds; i++) {
+        int root = i % 2;
+        MPI_Bcast(x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allgather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+        MPI_Alltoall(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+        MPI_Reduce(x, y, 1, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+        MPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        MPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        MPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
-        for (int k = -1; k < batches; k++) {
-            int64_t t0 = now_ns();
-            for (int i = 0; i < COLL_BATCH; i++) {
-                if (op == 0) MPI_Barrier(MPI_COMM_WORLD);
-                else MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            }
-            if (k >= 0) per_call[k] = (now_ns() - t0) / COLL_BATCH;
-        }
-        if (rank == 0) {
-            qsort(per_call, batches, sizeof(long long), cmp_ll);
-            printf("coll %s %d %lld %lld %d\n", op ? "MPI_Allreduce" : "MPI_Barrier", op ? 8 : 0,
-                   per_call[batches / 2], per_call[0], batches);
-            fflush(stdout);
-        }
     }
 }
 
@@ -256,7 +246,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
     long long progress_k = -1, copy_k = -1;
-    int coll_batches = 0;
+    int coll_rounds = 0;
     int nsizes = 0, nws = 0, nreduce = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -270,15 +260,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reduce")) nreduce = parse_list(argv[i + 1], &reduce);
         else if (!strcmp(argv[i], "--progress")) progress_k = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--copy")) copy_k = atoll(argv[i + 1]);
-        else if (!strcmp(argv[i], "--coll")) coll_batches = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--coll")) coll_rounds = atoi(argv[i + 1]);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
         hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) ||
-        coll_batches < 0 || coll_batches > MAX_REPS) {
+        coll_rounds < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll B]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -340,7 +330,7 @@ int main(int argc, char **argv) {
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
     if (progress_k >= 0) progress_probe(rank, progress_k, reps < MAX_REPS ? reps : MAX_REPS, send, recv);
     if (copy_k >= 0 && rank == 0) copies(copy_k, MAX_REPS, send, recv);
-    if (coll_batches > 0) collective_calls(rank, coll_batches, rtt);
+    if (coll_rounds > 0) collective_calls(coll_rounds);
     free(buf);
     free(rtt);
     free(send);
