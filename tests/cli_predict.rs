@@ -712,33 +712,34 @@ fn progress_at_calls_takes_a_waitalls_receives_one_at_a_time() {
         2.0 * 6550.0 + 2.0 * 9120.0,
         "eager communication: 2 Irecvs, 2 T3",
     );
-    let (_d, f) = text_trace("eager.txt", &trace(1000, &blocking(0)));
-    let s = json(&["sensitivity", &f, "--progress", "calls", "--format", "json"]);
-    let d = |v: &serde_json::Value, name: &str, key: &str| {
-        v["parameters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["name"] == name)
-            .unwrap()[key]
-            .as_f64()
-            .unwrap()
+    // Each parameter's derivative, by replays and read off the critical path, is `want`.
+    let derivatives = |t: &str, wants: &[(&str, f64)]| {
+        let (_d, f) = text_trace("d.txt", t);
+        let s = json(&["sensitivity", &f, "--progress", "calls", "--format", "json"]);
+        for &(name, want) in wants {
+            let d = s["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["name"] == name)
+                .unwrap();
+            for key in ["ns_per_unit", "from_critical_path"] {
+                let got = d[key].as_f64().unwrap();
+                assert!(
+                    (got - want).abs() < 1e-5 * want.max(1.0),
+                    "{name} {key}: {got}"
+                );
+            }
+        }
     };
-    for (name, want) in [
-        ("o", 4.0f64),
+    let eager = [
+        ("o", 4.0),
         ("Or", 2000.0),
         ("L", 0.0),
         ("Os", 0.0),
         ("Gs", 0.0),
-    ] {
-        for key in ["ns_per_unit", "from_critical_path"] {
-            let got = d(&s, name, key);
-            assert!(
-                (got - want).abs() < 1e-5 * want.max(1.0),
-                "{name} {key}: {got}"
-            );
-        }
-    }
+    ];
+    derivatives(&trace(1000, &blocking(0)), &eager);
     let v = calls(&trace(1000, &blocking(119_990)), "late.txt");
     assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 172_570.0, "late");
     let isends = "1 MPI_Isend 0 10 bytes=20000 peer=0 tag=0 req=0\n1 MPI_Isend 10 20 bytes=20000 peer=0 tag=1 req=1\n\
@@ -750,21 +751,15 @@ fn progress_at_calls_takes_a_waitalls_receives_one_at_a_time() {
         796_546.04,
         "rendezvous",
     );
-    let (_d, f) = text_trace("rdv.txt", &t);
-    let s = json(&["sensitivity", &f, "--progress", "calls", "--format", "json"]);
-    for (name, want) in [
+    let rendezvous = [
         ("o", 12.0),
         ("L", 4.0),
         ("Os", 40_000.0),
         ("Or", 40_000.0),
         ("Gs", 16_382.0),
         ("Gl", 23_618.0),
-    ] {
-        for key in ["ns_per_unit", "from_critical_path"] {
-            let got = d(&s, name, key);
-            assert!((got - want).abs() < 1e-5 * want, "{name} {key}: {got}");
-        }
-    }
+    ];
+    derivatives(&t, &rendezvous);
 }
 
 /// The next call after a posted receive need not be its Wait: here rank 1's blocking Recv of
