@@ -77,6 +77,9 @@ pub(super) struct Local {
     pub(super) starts: Vec<(u32, u32, f64)>,
     /// Costed events for the observer (at most [`STEPS_BATCH`]).
     pub(super) steps: Vec<super::Step>,
+    /// The receives of the completion call being costed, taken one at a time
+    /// ([`super::cost::Queued::serial`]); kept in the rank's state only while it is blocked.
+    pub(super) queued: Vec<super::cost::Queued>,
 }
 
 /// Steps a thread batches before it hands them to the observer.

@@ -55,7 +55,9 @@ impl Queued {
     /// whichever is later, for its own duration. A receive that need not wait keeps its
     /// completion as it is, bit for bit.
     pub(super) fn serial(q: &mut [Queued]) -> impl Iterator<Item = Completion> + '_ {
-        q.sort_by(|a, b| a.start.total_cmp(&b.start));
+        if !q.is_sorted_by(|a, b| a.start <= b.start) {
+            q.sort_by(|a, b| a.start.total_cmp(&b.start));
+        }
         let mut free = f64::NEG_INFINITY;
         q.iter().map(move |x| {
             let mut c = x.c;
@@ -202,13 +204,20 @@ fn completion(
     let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
     let fold_send_side = &mut st.fold_send_side;
     let rare = &mut st.rare;
+    // The receives to take one at a time: those costed before it blocked, kept in the rank's
+    // state, and this pass's.
+    let mut queued = std::mem::take(&mut local.queued);
+    queued.clear();
     // Resumed where it blocked last time.
     let from = std::mem::take(resume_at) as usize;
     let mut w = if from > 0 {
+        if let Some(x) = rare.as_deref_mut() {
+            queued.append(&mut x.queued);
+        }
         WaitFold::resume(tc, *fold, *fold_send_side)
     } else {
-        if let Some(x) = rare.as_deref_mut() {
-            x.clear_pending();
+        if let Some(l) = Rare::loggp(rare) {
+            l.inbound.clear();
         }
         WaitFold::new(tc, o)
     };
@@ -219,31 +228,35 @@ fn completion(
             Ok(Pending::Inbound(m)) => {
                 Rare::loggp(rare).expect("a LogGP state").inbound.push(m);
             }
-            Ok(Pending::Queued(q)) => rare.get_or_insert_with(Box::default).queued.push(q),
+            Ok(Pending::Queued(q)) => queued.push(q),
             Err(dep) => {
                 if k > 0 {
                     *resume_at = k as u32;
                     (*fold, *fold_send_side) = w.save();
+                    if !queued.is_empty() {
+                        rare.get_or_insert_with(Box::default)
+                            .queued
+                            .append(&mut queued);
+                    }
                 }
+                local.queued = queued;
                 return Err(dep);
             }
         }
         *last = (req, oi);
     }
-    if let Some(x) = rare.as_deref_mut() {
-        // LogGP: the port takes the messages in the order their last bytes arrive.
-        if let Some(l) = x.loggp.as_deref_mut() {
-            l.inbound.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
-            for m in l.inbound.drain(..) {
-                let c = sh.receive(port, m);
-                w.add(c.ret, c.unblock, false);
-            }
+    // LogGP: the port takes the messages in the order their last bytes arrive.
+    if let Some(l) = Rare::loggp(rare) {
+        l.inbound.sort_by(|a, b| a.arrival.total_cmp(&b.arrival));
+        for m in l.inbound.drain(..) {
+            let c = sh.receive(port, m);
+            w.add(c.ret, c.unblock, false);
         }
-        for c in Queued::serial(&mut x.queued) {
-            w.add(c.done, c.unblock, false);
-        }
-        x.queued.clear();
     }
+    for c in Queued::serial(&mut queued) {
+        w.add(c.done, c.unblock, false);
+    }
+    local.queued = queued;
     Ok(w.finish())
 }
 

@@ -67,19 +67,11 @@ pub(super) struct Rare {
     /// LogGP only (boxed apart: most ranks of a trace of collectives have none).
     pub(super) loggp: Option<Box<LogGpState>>,
     /// Where messages move only inside calls: the receives the completion call it is blocked
-    /// in has costed, to be taken one at a time ([`Queued::serial`]).
+    /// in had costed, to be taken one at a time with the rest ([`Queued::serial`]).
     pub(super) queued: Vec<Queued>,
 }
 
 impl Rare {
-    /// Forgets what a completion call left to take: a new one begins.
-    pub(super) fn clear_pending(&mut self) {
-        if let Some(l) = self.loggp.as_deref_mut() {
-            l.inbound.clear();
-        }
-        self.queued.clear();
-    }
-
     /// The LogGP state in a rank state's `rare` (a field's borrow, where the state's other
     /// fields are borrowed too).
     #[inline]
