@@ -583,9 +583,18 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let oc_fit = match &probe {
         Some(trace) => {
             log("fitting oc to the traced loop of collectives".into());
-            let (oc, f) = fit_oc(trace, &fit.params)?;
-            fit.params.oc = Some(oc);
-            Some(f)
+            match fit_oc(trace, &fit.params) {
+                Ok((oc, f)) => {
+                    fit.params.oc = Some(oc);
+                    Some(f)
+                }
+                Err(e) => {
+                    log(format!(
+                        "oc not fitted: the collectives probe's replay failed: {e}"
+                    ));
+                    None
+                }
+            }
         }
         None => None,
     };
@@ -716,7 +725,7 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
 /// What the collectives probe found, in words.
 pub fn collectives_finding(c: &Calibration) -> String {
     match &c.oc_fit {
-        None => "not measured (no tracer: the collectives probe runs traced)".into(),
+        None => "not fitted (the collectives probe runs under the tracer: none given, or its replay failed)".into(),
         Some(f) => format!(
             "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank) ran \
              {:.1} µs, predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} ns",
