@@ -354,7 +354,7 @@ impl std::fmt::Display for Params {
             write!(f, "; gamma={gamma:.4}")?;
         }
         if let Some(oc) = self.oc {
-            write!(f, "; oc={oc}")?;
+            write!(f, "; oc={oc:.1}")?;
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;
