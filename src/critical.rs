@@ -169,9 +169,12 @@ impl Modeled {
     fn end(&self, p: &Params) -> Option<f64> {
         let gamma = p.gamma.unwrap_or(0.0);
         let oc = p.oc.unwrap_or(0.0);
-        let starts: Vec<f64> = self.starts.iter().map(|t| t + oc).collect();
+        let shifted: Vec<f64>;
         let starts = match oc != 0.0 {
-            true => &starts,
+            true => {
+                shifted = self.starts.iter().map(|t| t + oc).collect();
+                &shifted
+            }
             false => &self.starts,
         };
         let c =

@@ -255,13 +255,13 @@ impl Params {
         if !rdv {
             let arrives = ts + self.t1(k) + self.t2(k);
             return Cost {
-                ret: arrives.max(tr) + self.t3(k),
+                ret: arrives.max(tr) + self.recv_busy(k, false),
                 sync: (arrives - tr).max(0.0),
                 unblock: arrives,
             };
         }
         let req_arrives = ts + self.o + self.L;
-        let ret = req_arrives.max(tr) + self.o + self.t5() + self.t1(k) + self.t2(k) + self.t3(k);
+        let ret = req_arrives.max(tr) + self.recv_busy(k, true);
         Cost {
             ret,
             sync: (req_arrives - tr).max(0.0),
