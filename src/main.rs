@@ -7,9 +7,10 @@ use clap::Parser;
 fn main() {
     loggps_predict::memory::disable_transparent_huge_pages();
     let cli = cli::Cli::parse();
-    if let Err(e) = cli::run(cli) {
-        eprintln!("error: {e}");
-        std::process::exit(2);
+    // MPI, where it was started, is finalized before the process exits.
+    match cli::main(cli) {
+        0 => {}
+        code => std::process::exit(code),
     }
 }
 

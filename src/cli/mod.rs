@@ -18,11 +18,13 @@ mod table7;
 
 use clap::{Parser, Subcommand};
 use loggps_predict::error::Error;
+use loggps_predict::replay::{self, split::Exchange};
 use loggps_predict::trace::{self, Trace};
 use predict::PredictArgs;
 use progress::Progress;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -88,9 +90,70 @@ pub enum Command {
     Callsites(callsites::CallsitesArgs),
 }
 
-/// Prints a warning on stderr.
+/// The processes a replay is split over, where this one is one of several in an MPI job
+/// (the `mpi` feature; else None).
+pub type Split<'a> = Option<&'a dyn Exchange>;
+
+/// Set on every process of a split replay but process 0, which alone prints.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process prints nothing (a split replay's process other than 0).
+fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Runs the command line as a process: in an MPI job of several (the `mpi` feature), as one of
+/// them. Gives the exit status: 0, or 2 with the error printed (by process 0 alone).
+pub fn main(cli: Cli) -> i32 {
+    #[cfg(feature = "mpi")]
+    let mpi = match loggps_predict::replay::mpi::Mpi::init() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    #[cfg(feature = "mpi")]
+    let split: Split<'_> = mpi
+        .as_ref()
+        .map(|m| m as &dyn Exchange)
+        .filter(|m| m.processes() > 1);
+    #[cfg(not(feature = "mpi"))]
+    let split: Split<'_> = None;
+    QUIET.store(split.is_some_and(|s| s.process() != 0), Ordering::Relaxed);
+    match run(cli, split) {
+        Ok(()) => 0,
+        Err(e) => {
+            if !quiet() {
+                eprintln!("error: {e}");
+            }
+            2
+        }
+    }
+}
+
+/// The prediction of `trace` (matched as `graph`), split over the processes of `split` where
+/// there are several (process 0 holds the whole prediction).
+fn replay(
+    trace: &Trace,
+    graph: &loggps_predict::graph::HbGraph,
+    model: &loggps_predict::model::Model,
+    coll: &loggps_predict::collectives::traced::Choice,
+    name: &str,
+    progress: &(dyn Fn(u64) + Sync),
+    split: Split<'_>,
+) -> Result<loggps_predict::replay::Prediction, Error> {
+    match split {
+        Some(ex) => Ok(replay::replay_split(trace, graph, model, coll, name, progress, ex)?.0),
+        None => replay::replay_with(trace, graph, model, coll, name, progress),
+    }
+}
+
+/// Prints a warning on stderr (process 0 alone, in a split replay).
 fn warn(msg: String) {
-    eprintln!("warning: {msg}");
+    if !quiet() {
+        eprintln!("warning: {msg}");
+    }
 }
 
 fn load(path: &Path) -> Result<Trace, Error> {
@@ -105,9 +168,15 @@ fn load_then(path: &Path, then: trace::Then) -> Result<Trace, Error> {
     })?)
 }
 
-/// Runs the command line; the error's message is what the user sees.
-pub fn run(cli: Cli) -> Result<(), Error> {
+/// Runs the command line; the error's message is what the user sees. `split`: the processes of
+/// an MPI job this one is one of, which `predict` and `bench` split their replay over.
+pub fn run(cli: Cli, split: Split<'_>) -> Result<(), Error> {
     let threads = cli.threads;
+    if let Some(name) = split.and(single_process(&cli)) {
+        return Err(Error::Usage(format!(
+            "`{name}` runs in one process: run it without mpirun (predict and bench split their replay over an MPI job)"
+        )));
+    }
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 {
@@ -119,8 +188,8 @@ pub fn run(cli: Cli) -> Result<(), Error> {
         .build()
         .map_err(|e| Error::Usage(format!("cannot start {threads:?} threads: {e}")))?;
     pool.install(|| match cli.command {
-        Some(Command::Predict(a)) => predict::predict(&a),
-        None => predict::predict(&cli.predict),
+        Some(Command::Predict(a)) => predict::predict(&a, split),
+        None => predict::predict(&cli.predict, split),
         Some(Command::Info(a)) => info::info(&a.trace, a.format),
         Some(Command::Convert(a)) => {
             convert::convert(&a.input, &a.output, a.to, a.force, a.params.as_deref())
@@ -138,9 +207,28 @@ pub fn run(cli: Cli) -> Result<(), Error> {
     })
 }
 
+/// The subcommand of `cli` that does not split over an MPI job, if it is one.
+fn single_process(cli: &Cli) -> Option<&'static str> {
+    match &cli.command {
+        None | Some(Command::Predict(_)) | Some(Command::Bench(_)) => None,
+        Some(Command::Info(_)) => Some("info"),
+        Some(Command::Convert(_)) => Some("convert"),
+        Some(Command::Calibrate(_)) => Some("calibrate"),
+        Some(Command::Table7(_)) => Some("table7"),
+        Some(Command::Collective(_)) => Some("collective"),
+        Some(Command::Synth(_)) => Some("synth"),
+        Some(Command::Check(_)) => Some("check"),
+        Some(Command::Sensitivity(_)) => Some("sensitivity"),
+        Some(Command::Callsites(_)) => Some("callsites"),
+    }
+}
+
 /// Runs `write` on standard output through a buffer, flushed at the end: standard output is
 /// line-buffered, and a report of many ranks would otherwise go out one write call a line.
 fn to_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
+    if quiet() {
+        return Ok(());
+    }
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     write(&mut out)?;
     out.flush()

@@ -3,7 +3,7 @@
 use super::args::{ModelArgs, ParamArgs};
 use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
-use super::{load_then, quiet_pipe, to_stdout, warn};
+use super::{Split, load_then, quiet, quiet_pipe, replay, to_stdout, warn};
 use clap::Args;
 use loggps_predict::callsites::{self, SortKey, Symbolizer};
 use loggps_predict::collectives::traced::Choice;
@@ -63,7 +63,7 @@ pub struct PredictArgs {
     pub critical_path: bool,
 }
 
-pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
+pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let coll = Choice::parse(&a.coll)?;
     let sweep = a
@@ -90,19 +90,29 @@ pub(super) fn predict(a: &PredictArgs) -> Result<(), Error> {
             "--timeline and --critical-path follow one prediction: leave out --sweep (or predict each value with its own flags)".into(),
         ));
     }
+    if split.is_some() && (a.timeline.is_some() || a.critical_path) {
+        return Err(Error::Usage(
+            "--timeline and --critical-path follow one process's replay: run them without mpirun"
+                .into(),
+        ));
+    }
     let trace = load_then(path, trace::Then::PREDICT)?;
     if let Some(sweep) = sweep {
-        return predict_sweep(a, &sweep, &trace, &coll);
+        return predict_sweep(a, &sweep, &trace, &coll, split);
     }
     let resolved = a.model.resolve(&a.params, trace.meta.params)?;
     // Names call sites for the timeline and the critical path, each object opened once.
     let mut symbolizer = Symbolizer::new(Vec::new());
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let (prediction, critical) = match (&a.timeline, a.critical_path) {
-        (None, false) => (
-            loggps_predict::predict_with(path, &trace, &resolved.model(), &coll, &|n| bar.set(n)),
-            None,
-        ),
+        (None, false) => {
+            let name = path.display().to_string();
+            let replayed = loggps_predict::graph::build(&trace, &name).and_then(|g| {
+                let model = resolved.model();
+                replay(&trace, &g, &model, &coll, &name, &|n| bar.set(n), split)
+            });
+            (replayed, None)
+        }
         (file, critical) => observed(
             path,
             file.as_deref(),
@@ -158,6 +168,9 @@ fn critical_sites(c: &Composition, sites: &Sites, symbolizer: &mut Symbolizer) -
 }
 
 pub(super) fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> {
+    if quiet() {
+        return Ok(());
+    }
     std::fs::write(path, svg)
         .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }

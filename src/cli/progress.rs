@@ -37,7 +37,7 @@ impl Progress {
             bar,
             started: Instant::now(),
             shown: false.into(),
-            enabled: std::io::stderr().is_terminal(),
+            enabled: std::io::stderr().is_terminal() && !super::quiet(),
         }
     }
 

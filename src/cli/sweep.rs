@@ -4,7 +4,7 @@
 use super::args::{ModelArgs, ModelKind, ParamArgs};
 use super::predict::PredictArgs;
 use super::progress::Progress;
-use super::{quiet_pipe, to_stdout, warn};
+use super::{Split, quiet_pipe, replay, to_stdout, warn};
 use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
@@ -179,6 +179,7 @@ pub(super) fn predict_sweep(
     sweep: &Sweep,
     trace: &Trace,
     coll: &Choice,
+    split: Split<'_>,
 ) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let name = path.display().to_string();
@@ -204,14 +205,8 @@ pub(super) fn predict_sweep(
             sweep.values.len()
         );
         let bar = Progress::new(&label, Some(trace.total_events()));
-        let prediction = loggps_predict::replay::replay_with(
-            trace,
-            &graph,
-            &resolved.model(),
-            &coll,
-            &name,
-            &|n| bar.set(n),
-        );
+        let m = resolved.model();
+        let prediction = replay(trace, &graph, &m, &coll, &name, &|n| bar.set(n), split);
         bar.finish();
         let point = match prediction {
             Ok(pred) => {

@@ -280,13 +280,25 @@ impl Shared<'_> {
                 }
             }
         }
+        if let Some(part) = &self.part {
+            part.arrivals
+                .lock()
+                .expect("arrivals")
+                .extend_from_slice(&local.arrivals);
+        }
         for (x, n, latest) in local.arrivals.drain(..) {
-            self.max_call[x as usize].fetch_max(latest, Ordering::AcqRel);
-            if self.arrived[x as usize].fetch_add(n, Ordering::AcqRel) + n
-                == self.g.instances[x as usize].size
-            {
-                self.completed.lock().expect("completed").push(x);
-            }
+            self.arrive(x, n, latest);
+        }
+    }
+
+    /// Counts `n` arrivals at instance `x`, the latest called at `latest` (its bits): an
+    /// instance whose last participant arrived is listed as completed.
+    pub(super) fn arrive(&self, x: u32, n: u32, latest: u64) {
+        self.max_call[x as usize].fetch_max(latest, Ordering::AcqRel);
+        if self.arrived[x as usize].fetch_add(n, Ordering::AcqRel) + n
+            == self.g.instances[x as usize].size
+        {
+            self.completed.lock().expect("completed").push(x);
         }
     }
 
@@ -303,7 +315,19 @@ impl Shared<'_> {
     /// Writes the call times `local` batched into their instances (at most [`STARTS_BATCH`]:
     /// a thread's block of 32,768 ranks would batch 512 kB of them).
     pub(super) fn flush_starts(&self, local: &mut Local) {
-        for run in local.starts.chunk_by(|a, b| a.0 == b.0) {
+        if let Some(part) = &self.part {
+            part.starts
+                .lock()
+                .expect("starts")
+                .extend_from_slice(&local.starts);
+        }
+        self.write_starts(&local.starts);
+        local.starts.clear();
+    }
+
+    /// Writes `(instance, world rank, call time)` arrivals at modeled instances into them.
+    pub(super) fn write_starts(&self, starts: &[(u32, u32, f64)]) {
+        for run in starts.chunk_by(|a, b| a.0 == b.0) {
             let x = run[0].0 as usize;
             let mut rs = self.modeled[x].returns.write().expect("returns");
             if matches!(*rs, Returns::Unknown) {
@@ -316,7 +340,6 @@ impl Shared<'_> {
                 starts[self.place(x, r)] = t;
             }
         }
-        local.starts.clear();
     }
 
     /// An instance's vector of `n` call times, unknown: the one the last costing left, if any.
@@ -388,7 +411,7 @@ impl Shared<'_> {
                     true => e,
                     false => format!("{what}: {e}"),
                 };
-                self.unmodeled.lock().expect("warnings").push(why);
+                self.unmodeled.lock().expect("warnings").push((x, why));
                 Returns::Measured
             }
         }

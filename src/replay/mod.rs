@@ -37,8 +37,11 @@
 mod collective;
 mod cost;
 mod deadlock;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod rank;
 mod schedule;
+pub mod split;
 
 use crate::collectives::eval;
 use crate::collectives::traced::{self, Choice, op_of};
@@ -52,6 +55,7 @@ use deadlock::{counted, deadlock_message};
 use rank::RankState;
 use rayon::prelude::*;
 use schedule::{FORCED_PREFETCH, PARTNER_PREFETCH_MIN_RANKS, Waiting};
+use split::{Exchange, Gathered, Part, SplitStats};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -191,7 +195,7 @@ struct Shared<'a> {
     /// participant's predicted return and synchronization, until all have read theirs.
     modeled: Vec<Modeled>,
     /// Instances that could not be modeled, with why (they replay as measured).
-    unmodeled: Mutex<Vec<String>>,
+    unmodeled: Mutex<Vec<(u32, String)>>,
     /// Schedules of modeled instances, built and matched once for all instances of one shape.
     schedules: Mutex<ScheduleCache>,
     /// Instances whose last participant arrived since the waves last looked.
@@ -211,6 +215,9 @@ struct Shared<'a> {
     progress_at: Vec<u32>,
     /// Told every costed event, in batches ([`replay_observed`]).
     observer: Option<Observer<'a>>,
+    /// Where the replay is split over processes ([`replay_split`]): this one's ranks, and what
+    /// they published of collectives since the last exchange.
+    part: Option<Part<'a>>,
 }
 
 /// For every event, the first event of its rank at or after it that starts no request: where a
@@ -239,6 +246,7 @@ impl<'a> Shared<'a> {
         model: &'a Model,
         coll: &'a Choice,
         observer: Option<Observer<'a>>,
+        ex: Option<&'a dyn Exchange>,
     ) -> Result<Shared<'a>, Error> {
         let p = trace.nranks();
         let offsets = trace.events.offsets();
@@ -312,6 +320,7 @@ impl<'a> Shared<'a> {
                 false => Vec::new(),
             },
             observer,
+            part: ex.map(|ex| Part::new(ex, trace, g)),
         };
 
         Ok(sh)
@@ -486,13 +495,109 @@ pub fn replay_observed(
     let what = format!("replaying {events} events of {p} ranks");
     let need = BYTES_PER_EVENT * events as u64 + BYTES_PER_RANK * p as u64;
     crate::memory::ensure(&what, need).map_err(|e| e.in_file(file))?;
-    let sh = Shared::new(trace, g, model, coll, observer)?;
-    let states: Vec<Mutex<RankState>> = (0..p)
+    let sh = Shared::new(trace, g, model, coll, observer, None)?;
+    let states = fresh_states(p, model);
+    let waiting = schedule::run(&sh, &states, (0..p as u32).collect(), progress);
+    finish(sh, states, &waiting, file)
+}
+
+fn fresh_states(p: usize, model: &Model) -> Vec<Mutex<RankState>> {
+    (0..p)
         .into_par_iter()
         .map(|_| Mutex::new(RankState::new(model)))
-        .collect();
-    let waiting = schedule::run(&sh, &states, progress);
-    finish(sh, states, &waiting, file)
+        .collect()
+}
+
+/// [`replay_with`] split over the processes `ex` joins ([`split`]): this one replays its
+/// block of ranks, exchanging call times with the others in rounds. Every process calls it
+/// alike. Process 0 gets the whole prediction, the one [`replay_with`] gives bit for bit; the
+/// others get their own ranks' breakdowns (and the same error, if there is one). `progress`
+/// is told the events this process replayed.
+pub fn replay_split(
+    trace: &Trace,
+    g: &HbGraph,
+    model: &Model,
+    coll: &Choice,
+    file: &str,
+    progress: &(dyn Fn(u64) + Sync),
+    ex: &dyn Exchange,
+) -> Result<(Prediction, SplitStats), Error> {
+    let p = trace.nranks();
+    let events = trace.events.offsets()[p];
+    let what = format!("replaying {events} events of {p} ranks");
+    let need = BYTES_PER_EVENT * events as u64 + BYTES_PER_RANK * p as u64;
+    crate::memory::ensure(&what, need).map_err(|e| e.in_file(file))?;
+    let sh = Shared::new(trace, g, model, coll, None, Some(ex))?;
+    let states = fresh_states(p, model);
+    let mut stats = split::run(&sh, &states, progress)?;
+    let own = sh.part.as_ref().expect("split").ranks.clone();
+    let (t0, mut warnings) = (sh.t0, g.warnings.clone());
+    let unmodeled = std::mem::take(&mut *sh.unmodeled.lock().expect("warnings"));
+    drop(sh);
+    let mine = Gathered {
+        stuck: own
+            .clone()
+            .filter(|&r| {
+                let pos = states[r].lock().expect("rank state").pos as usize;
+                let ev = trace.rank(r);
+                pos < ev.len() && ev.routine(pos) != Routine::Finalize
+            })
+            .collect(),
+        ranks: own
+            .map(|r| {
+                let st = std::mem::replace(
+                    &mut *states[r].lock().expect("rank state"),
+                    RankState::new(model),
+                );
+                let measured_end = trace.measured_end_ns_from(r, st.pos as usize);
+                st.breakdown(r, trace.rank(r).len(), measured_end.map_or(0.0, |e| e - t0))
+            })
+            .collect(),
+        unmodeled,
+    };
+    let (all, stuck) = split::gather(ex, mine, &mut stats)?;
+    if stuck > 0 && trace.complete {
+        return Err(match ex.process() {
+            0 => match replay_with(trace, g, model, coll, file, &|_| {}) {
+                Err(e) => e,
+                Ok(_) => TraceError::at(file, format!("{stuck} rank(s) could not end")).into(),
+            },
+            _ => split::deadlock_elsewhere(file),
+        });
+    }
+    warnings.extend(unmodeled_warning(all.unmodeled));
+    if stuck > 0 {
+        warnings.push(format!(
+            "the unfinished trace cuts {} rank(s) short at an operation whose partner was never recorded{}",
+            stuck,
+            list_some(&all.stuck)
+        ));
+    }
+    let ranks = all.ranks;
+    let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
+    let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
+    let prediction = Prediction {
+        ranks,
+        predicted_ns,
+        measured_ns,
+        warnings,
+    };
+    Ok((prediction, stats))
+}
+
+/// The warning for the instances that could not be modeled (`(instance, why)`), in the
+/// order of the instances, if there are any.
+fn unmodeled_warning(mut unmodeled: Vec<(u32, String)>) -> Option<String> {
+    if unmodeled.is_empty() {
+        return None;
+    }
+    unmodeled.sort_unstable_by_key(|u| u.0);
+    let n = unmodeled.len();
+    let reasons = counted(unmodeled.into_iter().map(|u| u.1).collect());
+    Some(format!(
+        "{n} collective call(s) replayed as measured, not modeled{}",
+        list_some(&reasons)
+    ))
 }
 
 /// The prediction from the ranks' states once no rank can go on: an error naming the deadlock
@@ -506,13 +611,7 @@ fn finish(
     let (trace, g, t0) = (sh.trace, sh.g, sh.t0);
     let mut warnings = g.warnings.clone();
     let unmodeled = std::mem::take(&mut *sh.unmodeled.lock().expect("warnings"));
-    if !unmodeled.is_empty() {
-        warnings.push(format!(
-            "{} collective call(s) replayed as measured, not modeled{}",
-            unmodeled.len(),
-            list_some(&counted(unmodeled))
-        ));
-    }
+    warnings.extend(unmodeled_warning(unmodeled));
     // Read without locking: no thread runs now.
     let blocked: Vec<usize> = states
         .par_iter_mut()

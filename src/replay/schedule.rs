@@ -122,16 +122,17 @@ pub(super) struct Waiting {
     pub(super) on_instance: HashMap<u32, Vec<u32>>,
 }
 
-/// Replays every rank as far as it goes: in rounds of blocks owned by threads while they move
-/// ([`run_owned`]), then in waves ([`waves`]), which take what is stuck and leave a deadlock's
-/// ranks waiting. `progress` is told the events replayed so far.
+/// Replays `ranks` (ascending) as far as they go: in rounds of blocks owned by threads while
+/// they move ([`run_owned`]), then in waves ([`waves`]), which take what is stuck and leave a
+/// deadlock's ranks waiting. `progress` is told the events replayed so far.
 pub(super) fn run(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
+    ranks: Vec<u32>,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Waiting {
     let p = states.len();
-    let mut wave: Vec<u32> = (0..p as u32).collect();
+    let mut wave = ranks;
     // Where each rank stopped last (read only to prefetch what its next run starts with).
     let mut stopped_at: Vec<u32> = Vec::new();
     let mut done_events = 0u64;
@@ -422,6 +423,12 @@ pub(super) fn wait_outside(
             Outcome::Blocked(dep @ Dep::Instance(_)) => dep,
             _ => continue,
         };
+        // What another process publishes comes after the round.
+        if let Some(part) = &sh.part
+            && !part.may_come(sh, dep)
+        {
+            continue;
+        }
         // Once for the ranks after it waiting on the same: a collective's participants wait
         // on one instance (a block of 32,768 ranks would list it 32,768 times, 393 kB, at
         // every wait).

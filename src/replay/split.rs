@@ -1,0 +1,533 @@
+//! The replay split over processes (`mpirun -np K loggps-predict TRACE`, the `mpi` feature):
+//! process `k` of `K` replays a contiguous block of the trace's ranks ([`owned`]) with its
+//! threads, as one process replays them all, and the processes exchange in rounds what their
+//! ranks published that another process's ranks read:
+//! - the predicted call times of point-to-point events (a send's, a receive's; under
+//!   `progress = calls` every call's), sent to the processes that own a rank the event's rank
+//!   exchanges messages with;
+//! - arrivals at collective instances (their number and latest call) and, where collectives are
+//!   modeled, each participant's call time, sent to the processes that own a member of the
+//!   instance's communicator.
+//!
+//! A round: each process runs its ranks until none can go on without a time it does not know
+//! ([`schedule::run`]), then all exchange ([`Exchange::all_to_all`]) what was published since
+//! the last round, and write what they received where their ranks read it. When a round moves
+//! nothing between processes, no rank anywhere can go on: every rank ended, or the trace
+//! deadlocks (or is unfinished). Every predicted time is a pure function of the times it
+//! depends on, so the prediction is the one a single process makes, bit for bit.
+//!
+//! At the end process 0 gathers every rank's breakdown, the warnings and the ranks that could
+//! not end; it alone holds the whole [`Prediction`] (the others hold their own ranks'). A
+//! deadlock's cycle is named by process 0, which replays the trace alone to find it (each
+//! process holds the whole trace and graph: what the split divides is the replay's work).
+
+use super::rank::RankState;
+use super::schedule;
+use super::{Dep, RankBreakdown, Shared};
+use crate::error::{Error, TraceError};
+use crate::graph::{HbGraph, NONE};
+use crate::trace::{Routine, Trace};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// The processes a replay is split over, as one of them sees them.
+pub trait Exchange: Sync {
+    /// This process's place, from 0.
+    fn process(&self) -> usize;
+    /// How many processes there are.
+    fn processes(&self) -> usize;
+    /// Sends `out[k]` to process `k` (every process calls it alike, `out` with one vector a
+    /// process) and gives what each process sent this one, by process.
+    fn all_to_all(&self, out: Vec<Vec<u64>>) -> Result<Vec<Vec<u64>>, Error>;
+}
+
+/// The ranks process `k` of `n` replays, of `p`: contiguous blocks, their sizes differing by
+/// one at most.
+pub fn owned(k: usize, n: usize, p: usize) -> Range<usize> {
+    k * p / n..(k + 1) * p / n
+}
+
+/// What a split replay measured of its exchanges, on one process.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SplitStats {
+    pub process: usize,
+    pub processes: usize,
+    /// The ranks it replayed.
+    pub ranks: usize,
+    /// Rounds of replay and exchange, the last (which moved nothing) included.
+    pub rounds: u64,
+    /// Bytes and messages (non-empty vectors) it sent to the others, the final gather's
+    /// included.
+    pub bytes_sent: u64,
+    pub messages_sent: u64,
+}
+
+/// What a split replay's [`Shared`] holds: the process's ranks, and what its runs published of
+/// collectives since the last round (batched there by the threads' flushes).
+pub(super) struct Part<'x> {
+    pub(super) ex: &'x dyn Exchange,
+    pub(super) ranks: Range<usize>,
+    /// `(instance, arrivals, latest call's bits)`.
+    pub(super) arrivals: Mutex<Vec<(u32, u32, u64)>>,
+    /// `(instance, world rank, call time)` at modeled instances.
+    pub(super) starts: Mutex<Vec<(u32, u32, f64)>>,
+    /// The communicators all of whose members are this process's (the world's id where it
+    /// holds every rank).
+    whole: Vec<u32>,
+}
+
+impl<'x> Part<'x> {
+    pub(super) fn new(ex: &'x dyn Exchange, trace: &Trace, g: &HbGraph) -> Part<'x> {
+        let ranks = owned(ex.process(), ex.processes(), trace.nranks());
+        let whole = g.instances.iter().map(|x| x.comm).filter(|&c| {
+            match trace.comms.iter().find(|m| m.id == c) {
+                Some(m) => m.members.iter().all(|&r| ranks.contains(&(r as usize))),
+                None => ranks.len() == trace.nranks(),
+            }
+        });
+        let mut whole: Vec<u32> = whole.collect();
+        whole.sort_unstable();
+        whole.dedup();
+        Part {
+            ex,
+            ranks,
+            arrivals: Mutex::default(),
+            starts: Mutex::default(),
+            whole,
+        }
+    }
+
+    /// Whether `dep` may be met by this process's ranks within a round (else it waits for
+    /// the exchange).
+    pub(super) fn may_come(&self, sh: &Shared<'_>, dep: Dep) -> bool {
+        match dep {
+            Dep::Event(q, _) => self.ranks.contains(&(q as usize)),
+            Dep::Instance(x) => {
+                let comm = sh.g.instances[x as usize].comm;
+                self.whole.binary_search(&comm).is_ok()
+            }
+        }
+    }
+}
+
+/// A record's kinds, its first word (three words each).
+const CALL: u64 = 0;
+const ARRIVAL: u64 = 1;
+const START: u64 = 2;
+
+/// Where a process's records go: per owned rank, the processes its call times go to; per
+/// communicator but the world, the processes that own a member.
+struct Routes {
+    /// Each process's first rank, and the number of ranks after the last.
+    firsts: Vec<usize>,
+    readers: Vec<Vec<u32>>,
+    comms: HashMap<u32, Vec<u32>>,
+}
+
+impl Routes {
+    fn new(trace: &Trace, sh: &Shared<'_>, part: &Part<'_>) -> Routes {
+        let (n, p, me) = (part.ex.processes(), trace.nranks(), part.ex.process());
+        let firsts: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
+        let owner = |r: usize| firsts.partition_point(|&f| f <= r) - 1;
+        let readers = part
+            .ranks
+            .clone()
+            .map(|r| {
+                let ev = trace.rank(r);
+                let mut to: Vec<u32> = Vec::new();
+                let mut add = |e: u32| {
+                    let k = owner(trace.events.locate(e as usize).0) as u32;
+                    if k as usize != me && !to.contains(&k) {
+                        to.push(k);
+                    }
+                };
+                for i in 0..ev.len() {
+                    let e = sh.g.link(r, i);
+                    if e != NONE && !ev.routine(i).is_collective() {
+                        add(e);
+                    }
+                }
+                for &(_, e) in sh.g.link2.get(r).into_iter().flatten() {
+                    add(e);
+                }
+                to.sort_unstable();
+                to
+            })
+            .collect();
+        let comms = trace
+            .comms
+            .iter()
+            .map(|c| {
+                let mut to: Vec<u32> = c
+                    .members
+                    .iter()
+                    .map(|&m| owner(m as usize) as u32)
+                    .collect();
+                to.sort_unstable();
+                to.dedup();
+                to.retain(|&k| k as usize != me);
+                (c.id, to)
+            })
+            .collect();
+        Routes {
+            firsts,
+            readers,
+            comms,
+        }
+    }
+
+    /// The other processes that own a member of instance `x`'s communicator.
+    fn of_instance<'r>(&'r self, sh: &Shared<'_>, x: u32, me: usize) -> Vec<u32> {
+        let comm = sh.g.instances[x as usize].comm;
+        match self.comms.get(&comm) {
+            Some(to) => to.clone(),
+            // The world.
+            None => (0..self.firsts.len() as u32 - 1)
+                .filter(|&k| k as usize != me)
+                .collect(),
+        }
+    }
+}
+
+/// Replays this process's ranks in rounds with the others until no rank anywhere can go on
+/// (the module's doc). `progress` is told the events this process replayed so far.
+pub(super) fn run(
+    sh: &Shared<'_>,
+    states: &[Mutex<RankState>],
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<SplitStats, Error> {
+    let part = sh.part.as_ref().expect("a split replay");
+    let (ex, trace) = (part.ex, sh.trace);
+    let (me, n) = (ex.process(), ex.processes());
+    let routes = Routes::new(trace, sh, part);
+    let own = part.ranks.clone();
+    let mut stats = SplitStats {
+        process: me,
+        processes: n,
+        ranks: own.len(),
+        ..SplitStats::default()
+    };
+    // Per owned rank: its events before this one have had their call times sent.
+    let mut sent: Vec<u32> = vec![0; own.len()];
+    let mut ranks: Vec<u32> = own.clone().map(|r| r as u32).collect();
+    let mut done = 0u64;
+    loop {
+        stats.rounds += 1;
+        let before = done;
+        schedule::run(sh, states, std::mem::take(&mut ranks), &|e| {
+            progress(before + e)
+        });
+        sh.completed.lock().expect("completed").clear();
+        let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
+        done = 0;
+        for r in own.clone() {
+            let st = states[r].lock().expect("rank state");
+            let len = trace.rank(r).len() as u32;
+            done += (st.pos + 1).min(len) as u64;
+            let upto = (st.pos + st.published as u32).min(len);
+            let k = r - own.start;
+            if !routes.readers[k].is_empty() && !sh.calls.is_empty() {
+                for i in sent[k]..upto {
+                    let e = sh.offsets[r] + i as usize;
+                    let bits = sh.calls[e].load(Ordering::Acquire);
+                    if bits != super::UNKNOWN {
+                        for &to in &routes.readers[k] {
+                            out[to as usize].extend([CALL, e as u64, bits]);
+                        }
+                    }
+                }
+            }
+            sent[k] = upto;
+            if !ended(trace, r, &st) {
+                ranks.push(r as u32);
+            }
+        }
+        for (x, m, latest) in std::mem::take(&mut *part.arrivals.lock().expect("arrivals")) {
+            for to in routes.of_instance(sh, x, me) {
+                out[to as usize].extend([ARRIVAL, x as u64 | (m as u64) << 32, latest]);
+            }
+        }
+        for (x, r, t) in std::mem::take(&mut *part.starts.lock().expect("starts")) {
+            for to in routes.of_instance(sh, x, me) {
+                out[to as usize].extend([START, x as u64 | (r as u64) << 32, t.to_bits()]);
+            }
+        }
+        let sending: u64 = out.iter().map(|v| v.len() as u64).sum();
+        count(&mut stats, &out);
+        // Each vector ends with what this process sent in all: every process learns whether
+        // anything moved.
+        for v in &mut out {
+            v.push(sending);
+        }
+        let got = ex.all_to_all(out)?;
+        let moved: u64 = got.iter().map(|v| v.last().copied().unwrap_or(0)).sum();
+        if moved == 0 {
+            return Ok(stats);
+        }
+        let (mut arrivals, mut starts) = (Vec::new(), Vec::new());
+        for v in &got {
+            for w in v[..v.len() - 1].chunks_exact(3) {
+                match w[0] {
+                    CALL => sh.calls[w[1] as usize].store(w[2], Ordering::Release),
+                    ARRIVAL => arrivals.push((w[1] as u32, (w[1] >> 32) as u32, w[2])),
+                    _ => starts.push((w[1] as u32, (w[1] >> 32) as u32, f64::from_bits(w[2]))),
+                }
+            }
+        }
+        // The call times first: an instance is costed once its arrivals are all counted.
+        starts.sort_unstable_by_key(|s| s.0);
+        sh.write_starts(&starts);
+        for (x, m, latest) in arrivals {
+            sh.arrive(x, m, latest);
+        }
+        sh.completed.lock().expect("completed").clear();
+    }
+}
+
+/// Whether rank `r` has ended: replayed to its last event or to its MPI_Finalize.
+fn ended(trace: &Trace, r: usize, st: &RankState) -> bool {
+    let ev = trace.rank(r);
+    let pos = st.pos as usize;
+    pos >= ev.len() || ev.routine(pos) == Routine::Finalize
+}
+
+/// Adds to `stats` the vectors of `out` about to be sent.
+fn count(stats: &mut SplitStats, out: &[Vec<u64>]) {
+    for v in out.iter().filter(|v| !v.is_empty()) {
+        stats.bytes_sent += 8 * v.len() as u64;
+        stats.messages_sent += 1;
+    }
+}
+
+/// What process 0 learns of each process at the end: its ranks' breakdowns, its ranks that
+/// could not end, and the instances it could not model.
+#[derive(Default)]
+pub(super) struct Gathered {
+    pub(super) ranks: Vec<RankBreakdown>,
+    pub(super) stuck: Vec<usize>,
+    pub(super) unmodeled: Vec<(u32, String)>,
+}
+
+/// Sends `own` (this process's ranks' breakdowns, stuck ranks and unmodeled instances) to
+/// process 0, which gets every process's, in rank order; the others get their own back. Every
+/// process learns how many ranks could not end, anywhere.
+pub(super) fn gather(
+    ex: &dyn Exchange,
+    own: Gathered,
+    stats: &mut SplitStats,
+) -> Result<(Gathered, usize), Error> {
+    let n = ex.processes();
+    let mut words = Vec::new();
+    words.push(own.ranks.len() as u64);
+    for b in &own.ranks {
+        encode_breakdown(b, &mut words);
+    }
+    words.push(own.stuck.len() as u64);
+    words.extend(own.stuck.iter().map(|&r| r as u64));
+    words.push(own.unmodeled.len() as u64);
+    for (x, why) in &own.unmodeled {
+        words.push(*x as u64);
+        encode_str(why, &mut words);
+    }
+    let mut out: Vec<Vec<u64>> = vec![vec![own.stuck.len() as u64]; n];
+    out[0] = words;
+    count(stats, &out[1..]);
+    if ex.process() != 0 {
+        count(stats, &out[..1]);
+    }
+    let got = ex.all_to_all(out)?;
+    if ex.process() != 0 {
+        let stuck = got.iter().map(|v| v[0] as usize).sum();
+        return Ok((own, stuck));
+    }
+    let mut all = Gathered::default();
+    for v in &got {
+        let mut w = v.iter().copied();
+        let bad = || Error::Io("a split replay's gather was cut short".into());
+        let mut next = || w.next().ok_or_else(bad);
+        for _ in 0..next()? {
+            all.ranks.push(decode_breakdown(&mut next)?);
+        }
+        for _ in 0..next()? {
+            all.stuck.push(next()? as usize);
+        }
+        for _ in 0..next()? {
+            let x = next()? as u32;
+            all.unmodeled.push((x, decode_str(&mut next)?));
+        }
+    }
+    // An instance another process costed too is listed once.
+    all.unmodeled.sort_by_key(|u| u.0);
+    all.unmodeled.dedup_by_key(|u| u.0);
+    let stuck = all.stuck.len();
+    Ok((all, stuck))
+}
+
+fn encode_breakdown(b: &RankBreakdown, w: &mut Vec<u64>) {
+    w.push(b.rank as u64);
+    for x in [
+        b.end_ns,
+        b.computation_ns,
+        b.communication_ns,
+        b.sender_sync_ns,
+        b.receiver_sync_ns,
+        b.measured_end_ns,
+        b.collective_ns,
+    ] {
+        w.push(x.to_bits());
+    }
+    w.push(b.events);
+    w.push(b.collective_routine.map_or(u64::MAX, |k| k as u64));
+    w.push(b.collective_kinds.len() as u64);
+    for &(k, t) in &b.collective_kinds {
+        w.extend([k as u64, t.to_bits()]);
+    }
+}
+
+fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<RankBreakdown, Error> {
+    let rank = next()? as u32;
+    let mut f = [0.0; 7];
+    for x in &mut f {
+        *x = f64::from_bits(next()?);
+    }
+    let events = next()?;
+    let routine = |c: u64| {
+        Routine::from_code(c as u8).ok_or_else(|| Error::Io(format!("no routine of code {c}")))
+    };
+    let collective_routine = match next()? {
+        u64::MAX => None,
+        c => Some(routine(c)?),
+    };
+    let mut collective_kinds = Vec::new();
+    for _ in 0..next()? {
+        let k = routine(next()?)?;
+        collective_kinds.push((k, f64::from_bits(next()?)));
+    }
+    let [
+        end_ns,
+        computation_ns,
+        communication_ns,
+        sender_sync_ns,
+        receiver_sync_ns,
+        measured_end_ns,
+        collective_ns,
+    ] = f;
+    Ok(RankBreakdown {
+        rank,
+        end_ns,
+        computation_ns,
+        communication_ns,
+        sender_sync_ns,
+        receiver_sync_ns,
+        measured_end_ns,
+        events,
+        collective_ns,
+        collective_routine,
+        collective_kinds,
+    })
+}
+
+/// A string as its length and its bytes, eight a word.
+fn encode_str(s: &str, w: &mut Vec<u64>) {
+    w.push(s.len() as u64);
+    for c in s.as_bytes().chunks(8) {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        w.push(u64::from_le_bytes(b));
+    }
+}
+
+fn decode_str(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<String, Error> {
+    let len = next()? as usize;
+    let mut bytes = Vec::with_capacity(len);
+    for _ in 0..len.div_ceil(8) {
+        bytes.extend_from_slice(&next()?.to_le_bytes());
+    }
+    bytes.truncate(len);
+    String::from_utf8(bytes).map_err(|_| Error::Io("a gathered warning is not UTF-8".into()))
+}
+
+/// The error of a deadlock on a process other than 0, which names it.
+pub(super) fn deadlock_elsewhere(file: &str) -> Error {
+    TraceError::at(
+        file,
+        "the replay deadlocks (process 0 names the cycle)".to_string(),
+    )
+    .into()
+}
+
+/// Processes as threads of one program, exchanging through memory: the split replay's logic
+/// tested without an MPI library. A process that waits at an exchange for 20 s while
+/// another has stopped (panicked) panics too, where a real MPI job would hang.
+pub struct Threads {
+    k: usize,
+    n: usize,
+    shared: Arc<ThreadsShared>,
+}
+
+struct ThreadsShared {
+    /// `slots[from][to]`: what `from` sent `to` in the exchange under way; and the exchange's
+    /// meeting: how many processes reached it, and how many meetings were held.
+    slots: Mutex<(Vec<Vec<Vec<u64>>>, usize, u64)>,
+    met: Condvar,
+}
+
+impl Threads {
+    /// The `n` processes of a group, one to hand to each thread.
+    pub fn group(n: usize) -> Vec<Threads> {
+        let shared = Arc::new(ThreadsShared {
+            slots: Mutex::new((vec![Vec::new(); n], 0, 0)),
+            met: Condvar::new(),
+        });
+        (0..n)
+            .map(|k| Threads {
+                k,
+                n,
+                shared: Arc::clone(&shared),
+            })
+            .collect()
+    }
+
+    /// Waits until every process has come here as often as this one.
+    fn meet(&self, mut slots: std::sync::MutexGuard<'_, (Vec<Vec<Vec<u64>>>, usize, u64)>) {
+        let held = slots.2;
+        slots.1 += 1;
+        if slots.1 == self.n {
+            (slots.1, slots.2) = (0, held + 1);
+            self.shared.met.notify_all();
+            return;
+        }
+        let wait = self
+            .shared
+            .met
+            .wait_timeout_while(slots, Duration::from_secs(20), |s| s.2 == held);
+        assert!(!wait.expect("slots").1.timed_out(), "a process stopped");
+    }
+}
+
+impl Exchange for Threads {
+    fn process(&self) -> usize {
+        self.k
+    }
+
+    fn processes(&self) -> usize {
+        self.n
+    }
+
+    fn all_to_all(&self, out: Vec<Vec<u64>>) -> Result<Vec<Vec<u64>>, Error> {
+        assert_eq!(out.len(), self.n, "a vector for each process");
+        let mut slots = self.shared.slots.lock().expect("slots");
+        slots.0[self.k] = out;
+        self.meet(slots);
+        let mut slots = self.shared.slots.lock().expect("slots");
+        let got = (slots.0.iter_mut())
+            .map(|from| std::mem::take(&mut from[self.k]))
+            .collect();
+        // Nobody writes the next exchange's vectors before all have taken this one's.
+        self.meet(slots);
+        Ok(got)
+    }
+}

@@ -1,0 +1,214 @@
+//! The replay split over processes (`replay::split`), its processes as threads of this test
+//! ([`Threads`]): for K = 1…4 process 0's prediction is the single replay's, bit for bit, on
+//! every synthetic pattern, the fixtures, recorded traces and random traces, under LogGPS
+//! (progress asynchronous and at calls), LogGP, modeled and measured collectives; a deadlock
+//! gives the single replay's error on process 0 and an error on the others; an unfinished
+//! trace the same warnings. The same over MPI processes: tests/split/run.sh.
+
+mod common;
+
+use loggps_predict::collectives::traced::Choice;
+use loggps_predict::graph;
+use loggps_predict::model::{LogGp, Model, Params};
+use loggps_predict::replay::split::{SplitStats, Threads};
+use loggps_predict::replay::{self, Prediction};
+use loggps_predict::synth::{Pattern, Spec};
+use loggps_predict::trace::{self, Trace};
+use proptest::prelude::*;
+
+/// Every process's result of `trace` split over `k` thread-processes.
+fn split(
+    t: &Trace,
+    model: &Model,
+    coll: &Choice,
+    k: usize,
+) -> Vec<Result<(Prediction, SplitStats), String>> {
+    let g = graph::build(t, "t").unwrap();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = Threads::group(k)
+            .into_iter()
+            .map(|ex| {
+                let g = &g;
+                // A pool of its own, as a process has: processes sharing one pool's threads
+                // could wait on each other inside it.
+                s.spawn(move || {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(2);
+                    pool.build().unwrap().install(|| {
+                        replay::replay_split(t, g, model, coll, "t", &|_| {}, &ex)
+                            .map_err(|e| e.to_string())
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn single(t: &Trace, model: &Model, coll: &Choice) -> Result<Prediction, String> {
+    let g = graph::build(t, "t").unwrap();
+    replay::replay_with(t, &g, model, coll, "t", &|_| {}).map_err(|e| e.to_string())
+}
+
+/// Process 0's prediction is the single replay's for K = 1…4, the others' errors are errors
+/// where it fails; gives the stats of each K's processes.
+fn same_for_every_k(what: &str, t: &Trace, model: &Model, coll: &Choice) -> Vec<Vec<SplitStats>> {
+    let one = single(t, model, coll);
+    let mut stats = Vec::new();
+    for k in 1..=4 {
+        let all = split(t, model, coll, k);
+        match (&one, &all[0]) {
+            (Ok(a), Ok((b, _))) => assert_eq!(a, b, "{what}, K = {k}"),
+            (Err(a), Err(b)) => assert_eq!(a, b, "{what}, K = {k}"),
+            (a, b) => panic!("{what}, K = {k}: {a:?} against {b:?}"),
+        }
+        assert!(
+            all.iter().all(|x| x.is_ok() == one.is_ok()),
+            "{what}, K = {k}: {all:?}"
+        );
+        stats.push(
+            all.into_iter()
+                .filter_map(Result::ok)
+                .map(|x| x.1)
+                .collect(),
+        );
+    }
+    stats
+}
+
+fn models() -> Vec<(&'static str, Model)> {
+    let myrinet = Params::preset("myrinet").unwrap();
+    vec![
+        ("LogGPS", Model::LogGps(myrinet)),
+        (
+            "LogGPS, progress at calls",
+            Model::LogGps(Params {
+                progress_at_calls: true,
+                ..myrinet
+            }),
+        ),
+        (
+            "LogGP",
+            Model::LogGp(LogGp {
+                L: 1160.0,
+                o: 6550.0,
+                g: 9000.0,
+                G: 15.48,
+                gamma: 0.0,
+            }),
+        ),
+    ]
+}
+
+fn synthetic(pattern: Pattern, ranks: u32, bytes: u64) -> Trace {
+    let spec = Spec {
+        pattern,
+        ranks,
+        iterations: 3,
+        bytes,
+        compute_ns: 5000,
+    };
+    let mut buf = Vec::new();
+    loggps_predict::synth::write(&spec, &mut buf, &|_| {}).unwrap();
+    trace::parse("synth", &buf).unwrap()
+}
+
+#[test]
+fn every_synthetic_pattern_splits_bit_for_bit() {
+    for &pattern in <Pattern as clap::ValueEnum>::value_variants() {
+        for bytes in [100, 100_000] {
+            let t = synthetic(pattern, 11, bytes);
+            for (name, model) in models() {
+                for coll in [Choice::tuned(), Choice::measured()] {
+                    let what = format!("{pattern:?} of {bytes} bytes, {name}");
+                    let stats = same_for_every_k(&what, &t, &model, &coll);
+                    // One process sends nothing; with more, each names its own ranks.
+                    assert_eq!(stats[0][0].bytes_sent, 0, "{what}");
+                    for (k, s) in stats.iter().enumerate() {
+                        let ranks: usize = s.iter().map(|x| x.ranks).sum();
+                        assert_eq!((s.len(), ranks), (k + 1, 11), "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fixtures_and_recorded_traces_split_bit_for_bit() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![
+        root.join("fixtures/all-routines.txt"),
+        root.join("fixtures/sites.txt"),
+    ];
+    for f in std::fs::read_dir(root.join("fixtures/rtt")).unwrap() {
+        files.push(f.unwrap().path());
+    }
+    for name in [
+        "gauss-n256-p2-s4096-original-nonblocking-r1.bin",
+        "gauss-n1024-p4-s4096-fragmented-r1.bin",
+        "gauss-n1024-p4-s65536-original-r1.bin",
+    ] {
+        files.push(root.join("traces").join(name));
+    }
+    for f in files {
+        let t = trace::parse(&f.display().to_string(), &std::fs::read(&f).unwrap()).unwrap();
+        let embedded = t.meta.params.unwrap_or(Params::preset("myrinet").unwrap());
+        let models = [
+            Model::LogGps(embedded),
+            Model::LogGps(Params {
+                progress_at_calls: true,
+                ..embedded
+            }),
+        ];
+        for model in models {
+            let what = f.display().to_string();
+            same_for_every_k(&what, &t, &model, &Choice::tuned());
+        }
+    }
+}
+
+/// A deadlock is named by process 0 as the single replay names it; the others fail too.
+#[test]
+fn a_deadlock_is_named_once_by_process_0() {
+    let t = trace::parse("h2h.txt", common::HEAD_TO_HEAD.as_bytes()).unwrap();
+    let model = Model::LogGps(Params::preset("myrinet").unwrap());
+    let one = single(&t, &model, &Choice::tuned()).unwrap_err();
+    assert!(one.contains("deadlock"), "{one}");
+    let all = split(&t, &model, &Choice::tuned(), 2);
+    assert_eq!(all[0].as_ref().unwrap_err(), &one);
+    let other = all[1].as_ref().unwrap_err();
+    assert!(other.contains("process 0 names the cycle"), "{other}");
+    same_for_every_k("head to head", &t, &model, &Choice::tuned());
+}
+
+/// An unfinished trace whose ranks wait on each other: the same warning, naming the same
+/// ranks, from every K.
+#[test]
+fn an_unfinished_trace_warns_alike() {
+    let mut t = trace::parse("h2h.txt", common::HEAD_TO_HEAD.as_bytes()).unwrap();
+    t.complete = false;
+    let model = Model::LogGps(Params::preset("myrinet").unwrap());
+    let one = single(&t, &model, &Choice::tuned()).unwrap();
+    assert!(
+        one.warnings
+            .iter()
+            .any(|w| w.contains("cuts 2 rank(s) short")),
+        "{:?}",
+        one.warnings
+    );
+    same_for_every_k("unfinished", &t, &model, &Choice::tuned());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_traces_split_bit_for_bit(seed: u64) {
+        let t = common::random_trace(seed, 12, 120);
+        for (name, model) in models() {
+            for coll in [Choice::tuned(), Choice::measured()] {
+                same_for_every_k(&format!("seed {seed}, {name}"), &t, &model, &coll);
+            }
+        }
+    }
+}
