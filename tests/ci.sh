@@ -41,6 +41,9 @@ for lib in openmpi mpich; do
   echo "== tracer tests ($lib)"
   bash tracer/tests/run.sh "$lib"
 done
+echo "== the replay split over MPI processes (the mpi feature): Open MPI, MPICH"
+bash tests/split/run.sh openmpi
+bash tests/split/run.sh mpich quick
 echo "== real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE, Quantum ESPRESSO, mpi4py, the communication-bound suite"
 bash tests/apps/run.sh
 echo "== all tests passed"

@@ -44,8 +44,18 @@ impl Mpi {
                 "the MPI library gives {threading:?} threads, the replay needs MPI_THREAD_SERIALIZED"
             )));
         }
+        let world = universe.world();
+        let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok()?.parse::<i32>().ok());
+        if let Some(n) = launched.filter(|&n| n != world.size()) {
+            return Err(Error::Usage(format!(
+                "started as one of {n} processes, MPI sees {}: loggps-predict was built against another MPI library than the launcher's (build it with MPICC set to that library's mpicc)",
+                world.size()
+            )));
+        }
         Ok(Some(Mpi {
-            world: universe.world(),
+            world,
             _universe: universe,
         }))
     }
