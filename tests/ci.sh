@@ -10,6 +10,8 @@ command -v mpicc.openmpi >/dev/null || need+=(openmpi-bin libopenmpi-dev)
 command -v mpicc.mpich >/dev/null || need+=(mpich libmpich-dev)
 command -v make >/dev/null || need+=(make)
 command -v gfortran >/dev/null || need+=(gfortran)   # the tracer's Fortran tests
+# the mpi feature's build (tests/split/run.sh): rsmpi's bindings are generated with libclang
+compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null || need+=(libclang-dev)
 # the tracer's mpi4py test (Debian's mpi4py, for the system python3, built against Open MPI)
 /usr/bin/python3 -c 'import mpi4py, numpy' 2>/dev/null || need+=(python3-mpi4py python3-numpy)
 # the real applications of tests/apps/run.sh
