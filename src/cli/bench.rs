@@ -1,10 +1,12 @@
 //! `loggps-predict bench TRACE`: the pipeline's phases timed, as JSON.
 
 use super::args::ParamArgs;
-use super::{json_to, quiet_pipe, to_stdout, warn};
+use super::{Split, json_to, quiet_pipe, to_stdout, warn};
 use clap::Args;
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::error::Error;
+use loggps_predict::replay::split::{Exchange, SplitStats};
+use loggps_predict::replay::{replay_split, replay_with};
 use loggps_predict::{model, trace};
 use std::path::{Path, PathBuf};
 
@@ -29,7 +31,12 @@ fn peak_rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-pub(super) fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), Error> {
+pub(super) fn bench(
+    path: &Path,
+    params: &ParamArgs,
+    coll: &str,
+    split: Split<'_>,
+) -> Result<(), Error> {
     use std::time::Instant;
     let choice = Choice::parse(coll)?;
     let name = path.display().to_string();
@@ -49,15 +56,27 @@ pub(super) fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), E
     let a_graph = allocs();
     let t = Instant::now();
     let model = model::Model::LogGps(resolved.params);
-    let prediction =
-        loggps_predict::replay::replay_with(&trace, &graph, &model, &choice, &name, &|_| {})?;
+    let (prediction, stats) = match split {
+        Some(ex) => {
+            let (p, s) = replay_split(&trace, &graph, &model, &choice, &name, &|_| {}, ex)?;
+            (p, Some(s))
+        }
+        None => (
+            replay_with(&trace, &graph, &model, &choice, &name, &|_| {})?,
+            None,
+        ),
+    };
     let replay_s = t.elapsed().as_secs_f64();
     let a_replay = allocs();
     let events = trace.total_events() as f64;
     let per_event = |n: u64| n as f64 / events.max(1.0);
     let total_s = parse_s + graph_s + replay_s;
     let peak = peak_rss_bytes();
-    let figures = serde_json::json!({
+    let processes = match (split, stats) {
+        (Some(ex), Some(s)) => Some(per_process(ex, &s, peak, replay_s)?),
+        _ => None,
+    };
+    let mut figures = serde_json::json!({
         "trace": name,
         "ranks": trace.nranks(),
         "events": trace.total_events(),
@@ -92,8 +111,47 @@ pub(super) fn bench(path: &Path, params: &ParamArgs, coll: &str) -> Result<(), E
         },
         "predicted_s": prediction.predicted_ns * 1e-9,
     });
+    if let Some(p) = processes {
+        figures["processes"] = p;
+    }
     quiet_pipe(
         to_stdout(|out| json_to(out, &figures)),
         "writing the figures",
     )
+}
+
+/// Each process's figures of a split replay, gathered on process 0 (JSON there; Null on the
+/// others): its ranks, peak memory, replay time, rounds, and what it sent the others.
+fn per_process(
+    ex: &dyn Exchange,
+    s: &SplitStats,
+    peak: u64,
+    replay_s: f64,
+) -> Result<serde_json::Value, Error> {
+    let mine = vec![
+        s.ranks as u64,
+        peak,
+        replay_s.to_bits(),
+        s.rounds,
+        s.bytes_sent,
+        s.messages_sent,
+    ];
+    let mut out = vec![Vec::new(); ex.processes()];
+    out[0] = mine;
+    let got = ex.all_to_all(out)?;
+    if ex.process() != 0 {
+        return Ok(serde_json::Value::Null);
+    }
+    let rows = got.iter().enumerate().map(|(k, w)| {
+        serde_json::json!({
+            "process": k,
+            "ranks": w[0],
+            "peak_rss_bytes": w[1],
+            "replay_s": f64::from_bits(w[2]),
+            "rounds": w[3],
+            "bytes_sent": w[4],
+            "messages_sent": w[5],
+        })
+    });
+    Ok(serde_json::Value::Array(rows.collect()))
 }

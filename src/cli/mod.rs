@@ -196,7 +196,7 @@ pub fn run(cli: Cli, split: Split<'_>) -> Result<(), Error> {
         }
         Some(Command::Calibrate(a)) => calibrate::calibrate(&a),
         Some(Command::Synth(a)) => synth::synth(&a.spec(), &a.output, a.force),
-        Some(Command::Bench(a)) => bench::bench(&a.trace, &a.params, &a.coll),
+        Some(Command::Bench(a)) => bench::bench(&a.trace, &a.params, &a.coll, split),
         Some(Command::Collective(a)) => collective::run(&a),
         Some(Command::Table7(a)) => table7::table7(&a.dir, a.format, a.svg.as_deref()),
         Some(Command::Sensitivity(a)) => sensitivity::sensitivity(&a),

@@ -180,7 +180,7 @@ impl Routes {
     }
 
     /// The other processes that own a member of instance `x`'s communicator.
-    fn of_instance<'r>(&'r self, sh: &Shared<'_>, x: u32, me: usize) -> Vec<u32> {
+    fn of_instance(&self, sh: &Shared<'_>, x: u32, me: usize) -> Vec<u32> {
         let comm = sh.g.instances[x as usize].comm;
         match self.comms.get(&comm) {
             Some(to) => to.clone(),
@@ -469,17 +469,29 @@ pub struct Threads {
 }
 
 struct ThreadsShared {
-    /// `slots[from][to]`: what `from` sent `to` in the exchange under way; and the exchange's
-    /// meeting: how many processes reached it, and how many meetings were held.
-    slots: Mutex<(Vec<Vec<Vec<u64>>>, usize, u64)>,
+    slots: Mutex<Slots>,
     met: Condvar,
+}
+
+/// What the processes of [`Threads`] share.
+struct Slots {
+    /// `sent[from][to]`: what `from` sent `to` in the exchange under way.
+    sent: Vec<Vec<Vec<u64>>>,
+    /// How many processes reached the meeting under way.
+    here: usize,
+    /// How many meetings were held.
+    held: u64,
 }
 
 impl Threads {
     /// The `n` processes of a group, one to hand to each thread.
     pub fn group(n: usize) -> Vec<Threads> {
         let shared = Arc::new(ThreadsShared {
-            slots: Mutex::new((vec![Vec::new(); n], 0, 0)),
+            slots: Mutex::new(Slots {
+                sent: vec![Vec::new(); n],
+                here: 0,
+                held: 0,
+            }),
             met: Condvar::new(),
         });
         (0..n)
@@ -492,18 +504,18 @@ impl Threads {
     }
 
     /// Waits until every process has come here as often as this one.
-    fn meet(&self, mut slots: std::sync::MutexGuard<'_, (Vec<Vec<Vec<u64>>>, usize, u64)>) {
-        let held = slots.2;
-        slots.1 += 1;
-        if slots.1 == self.n {
-            (slots.1, slots.2) = (0, held + 1);
+    fn meet(&self, mut slots: std::sync::MutexGuard<'_, Slots>) {
+        let held = slots.held;
+        slots.here += 1;
+        if slots.here == self.n {
+            (slots.here, slots.held) = (0, held + 1);
             self.shared.met.notify_all();
             return;
         }
         let wait = self
             .shared
             .met
-            .wait_timeout_while(slots, Duration::from_secs(20), |s| s.2 == held);
+            .wait_timeout_while(slots, Duration::from_secs(20), |s| s.held == held);
         assert!(!wait.expect("slots").1.timed_out(), "a process stopped");
     }
 }
@@ -520,10 +532,10 @@ impl Exchange for Threads {
     fn all_to_all(&self, out: Vec<Vec<u64>>) -> Result<Vec<Vec<u64>>, Error> {
         assert_eq!(out.len(), self.n, "a vector for each process");
         let mut slots = self.shared.slots.lock().expect("slots");
-        slots.0[self.k] = out;
+        slots.sent[self.k] = out;
         self.meet(slots);
         let mut slots = self.shared.slots.lock().expect("slots");
-        let got = (slots.0.iter_mut())
+        let got = (slots.sent.iter_mut())
             .map(|from| std::mem::take(&mut from[self.k]))
             .collect();
         // Nobody writes the next exchange's vectors before all have taken this one's.
