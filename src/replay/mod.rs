@@ -490,22 +490,37 @@ pub fn replay_observed(
     progress: &(dyn Fn(u64) + Sync),
     observer: Option<Observer<'_>>,
 ) -> Result<Prediction, Error> {
+    check_memory(trace, file)?;
+    let sh = Shared::new(trace, g, model, coll, observer, None)?;
+    let states = fresh_states(trace.nranks(), model);
+    let waiting = schedule::run(&sh, &states, (0..trace.nranks() as u32).collect(), progress);
+    finish(sh, states, &waiting, file)
+}
+
+/// Refuses a replay of `trace` that would take more memory than is left.
+fn check_memory(trace: &Trace, file: &str) -> Result<(), Error> {
     let p = trace.nranks();
     let events = trace.events.offsets()[p];
     let what = format!("replaying {events} events of {p} ranks");
     let need = BYTES_PER_EVENT * events as u64 + BYTES_PER_RANK * p as u64;
     crate::memory::ensure(&what, need).map_err(|e| e.in_file(file))?;
-    let sh = Shared::new(trace, g, model, coll, observer, None)?;
-    let states = fresh_states(p, model);
-    let waiting = schedule::run(&sh, &states, (0..p as u32).collect(), progress);
-    finish(sh, states, &waiting, file)
+    Ok(())
 }
 
+/// Every rank's state before the replay.
 fn fresh_states(p: usize, model: &Model) -> Vec<Mutex<RankState>> {
     (0..p)
         .into_par_iter()
         .map(|_| Mutex::new(RankState::new(model)))
         .collect()
+}
+
+/// Whether rank `r`, replayed up to event `pos`, has ended: at its last event or its
+/// MPI_Finalize (else it is blocked).
+fn ended(trace: &Trace, r: usize, pos: u32) -> bool {
+    let ev = trace.rank(r);
+    let pos = pos as usize;
+    pos >= ev.len() || ev.routine(pos) == Routine::Finalize
 }
 
 /// [`replay_with`] split over the processes `ex` joins ([`split`]): this one replays its
@@ -522,13 +537,9 @@ pub fn replay_split(
     progress: &(dyn Fn(u64) + Sync),
     ex: &dyn Exchange,
 ) -> Result<(Prediction, SplitStats), Error> {
-    let p = trace.nranks();
-    let events = trace.events.offsets()[p];
-    let what = format!("replaying {events} events of {p} ranks");
-    let need = BYTES_PER_EVENT * events as u64 + BYTES_PER_RANK * p as u64;
-    crate::memory::ensure(&what, need).map_err(|e| e.in_file(file))?;
+    check_memory(trace, file)?;
     let sh = Shared::new(trace, g, model, coll, None, Some(ex))?;
-    let states = fresh_states(p, model);
+    let states = fresh_states(trace.nranks(), model);
     let mut stats = split::run(&sh, &states, progress)?;
     let own = sh.part.as_ref().expect("split").ranks.clone();
     let (t0, mut warnings) = (sh.t0, g.warnings.clone());
@@ -537,11 +548,7 @@ pub fn replay_split(
     let mine = Gathered {
         stuck: own
             .clone()
-            .filter(|&r| {
-                let pos = states[r].lock().expect("rank state").pos as usize;
-                let ev = trace.rank(r);
-                pos < ev.len() && ev.routine(pos) != Routine::Finalize
-            })
+            .filter(|&r| !ended(trace, r, states[r].lock().expect("rank state").pos))
             .collect(),
         ranks: own
             .map(|r| {
@@ -617,9 +624,7 @@ fn finish(
         .par_iter_mut()
         .enumerate()
         .filter_map(|(r, st)| {
-            let pos = st.get_mut().expect("rank state").pos as usize;
-            let ev = trace.rank(r);
-            (pos < ev.len() && ev.routine(pos) != Routine::Finalize).then_some(r)
+            (!ended(trace, r, st.get_mut().expect("rank state").pos)).then_some(r)
         })
         .collect();
     if !blocked.is_empty() {

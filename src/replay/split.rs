@@ -241,7 +241,7 @@ pub(super) fn run(
                 }
             }
             sent[k] = upto;
-            if !ended(trace, r, &st) {
+            if !super::ended(trace, r, st.pos) {
                 ranks.push(r as u32);
             }
         }
@@ -285,13 +285,6 @@ pub(super) fn run(
         }
         sh.completed.lock().expect("completed").clear();
     }
-}
-
-/// Whether rank `r` has ended: replayed to its last event or to its MPI_Finalize.
-fn ended(trace: &Trace, r: usize, st: &RankState) -> bool {
-    let ev = trace.rank(r);
-    let pos = st.pos as usize;
-    pos >= ev.len() || ev.routine(pos) == Routine::Finalize
 }
 
 /// Adds to `stats` the vectors of `out` about to be sent.
