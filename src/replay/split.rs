@@ -121,10 +121,10 @@ const START: u64 = 2;
 /// Where a process's records go: per owned rank, the processes its call times go to; per
 /// communicator but the world, the processes that own a member.
 struct Routes {
-    /// Each process's first rank, and the number of ranks after the last.
-    firsts: Vec<usize>,
     readers: Vec<Vec<u32>>,
     comms: HashMap<u32, Vec<u32>>,
+    /// Every other process: the world's.
+    others: Vec<u32>,
 }
 
 impl Routes {
@@ -173,22 +173,16 @@ impl Routes {
             })
             .collect();
         Routes {
-            firsts,
             readers,
             comms,
+            others: (0..n as u32).filter(|&k| k as usize != me).collect(),
         }
     }
 
     /// The other processes that own a member of instance `x`'s communicator.
-    fn of_instance(&self, sh: &Shared<'_>, x: u32, me: usize) -> Vec<u32> {
+    fn of_instance(&self, sh: &Shared<'_>, x: u32) -> &[u32] {
         let comm = sh.g.instances[x as usize].comm;
-        match self.comms.get(&comm) {
-            Some(to) => to.clone(),
-            // The world.
-            None => (0..self.firsts.len() as u32 - 1)
-                .filter(|&k| k as usize != me)
-                .collect(),
-        }
+        self.comms.get(&comm).unwrap_or(&self.others)
     }
 }
 
@@ -246,12 +240,12 @@ pub(super) fn run(
             }
         }
         for (x, m, latest) in std::mem::take(&mut *part.arrivals.lock().expect("arrivals")) {
-            for to in routes.of_instance(sh, x, me) {
+            for &to in routes.of_instance(sh, x) {
                 out[to as usize].extend([ARRIVAL, x as u64 | (m as u64) << 32, latest]);
             }
         }
         for (x, r, t) in std::mem::take(&mut *part.starts.lock().expect("starts")) {
-            for to in routes.of_instance(sh, x, me) {
+            for &to in routes.of_instance(sh, x) {
                 out[to as usize].extend([START, x as u64 | (r as u64) << 32, t.to_bits()]);
             }
         }
