@@ -121,7 +121,8 @@ pub(super) fn bench(
 }
 
 /// Each process's figures of a split replay, gathered on process 0 (JSON there; Null on the
-/// others): its ranks, peak memory, replay time, rounds, and what it sent the others.
+/// others): its ranks, peak memory, replay time, rounds, what it sent the others, and the
+/// parts of its replay time spent on the records and in the exchanges.
 fn per_process(
     ex: &dyn Exchange,
     s: &SplitStats,
@@ -135,6 +136,8 @@ fn per_process(
         s.rounds,
         s.bytes_sent,
         s.messages_sent,
+        s.recording.as_secs_f64().to_bits(),
+        s.exchanging.as_secs_f64().to_bits(),
     ];
     let mut out = vec![Vec::new(); ex.processes()];
     out[0] = mine;
@@ -151,6 +154,8 @@ fn per_process(
             "rounds": w[3],
             "bytes_sent": w[4],
             "messages_sent": w[5],
+            "records_s": f64::from_bits(w[6]),
+            "exchange_s": f64::from_bits(w[7]),
         })
     });
     Ok(serde_json::Value::Array(rows.collect()))

@@ -316,6 +316,7 @@ pub(super) fn run_owned(
     let moves = Moves {
         events: AtomicU64::new(0),
         running: AtomicUsize::new(pending.len().div_ceil(size)),
+        waiting: AtomicUsize::new(0),
     };
     pending.par_chunks_mut(size).for_each(|ran| {
         with_kept(&LOCAL, |local| {
@@ -385,6 +386,8 @@ pub(super) struct Moves {
     pub(super) events: AtomicU64,
     /// Blocks not yet ended.
     pub(super) running: AtomicUsize,
+    /// Blocks whose threads wait in [`wait_outside`], each having published what it ran.
+    pub(super) waiting: AtomicUsize,
 }
 
 impl Moves {
@@ -405,8 +408,8 @@ impl Moves {
 
 /// After a pass over a block (`ran`, ascending ranks) in which no rank moved, waits until a rank
 /// blocked on a partner outside the block can go on (true), or gives up (false) once no other
-/// block is running or none has moved for [`OWNED_PATIENCE`]: a thread still in a long pass
-/// may yet publish what this one waits for. Looks at the ranks blocked on a partner outside
+/// block is running, every running block waits too, or none has moved for [`OWNED_PATIENCE`]:
+/// a thread still in a long pass may yet publish what this one waits for. Looks at the ranks blocked on a partner outside
 /// the block alone: the others wait on ranks of the block, which will not move before they do.
 /// `outside`: where their dependencies are listed (the thread's, kept from wait to wait).
 pub(super) fn wait_outside(
@@ -439,6 +442,15 @@ pub(super) fn wait_outside(
     if outside.is_empty() {
         return false;
     }
+    // Counted among the waiting while it waits (what it ran is published already).
+    struct Waits<'m>(&'m AtomicUsize);
+    impl Drop for Waits<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    moves.waiting.fetch_add(1, Ordering::AcqRel);
+    let _waits = Waits(&moves.waiting);
     let mut since = Instant::now();
     let mut seen = moves.events.load(Ordering::Relaxed);
     let mut backoff = 1;
@@ -448,6 +460,11 @@ pub(super) fn wait_outside(
         }
         if moves.running.load(Ordering::Acquire) == 1 {
             return false;
+        }
+        // Every running block waits: none will publish more this round, unless what one
+        // published before it came to wait is what this one waits on (seen after its count).
+        if moves.waiting.load(Ordering::Acquire) >= moves.running.load(Ordering::Acquire) {
+            return outside.iter().any(|&dep| sh.ready(dep));
         }
         let now = moves.events.load(Ordering::Relaxed);
         if now != seen {

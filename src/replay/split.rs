@@ -27,11 +27,12 @@ use super::{Dep, RankBreakdown, Shared};
 use crate::error::{Error, TraceError};
 use crate::graph::{HbGraph, NONE};
 use crate::trace::{Routine, Trace};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The processes a replay is split over, as one of them sees them.
 pub trait Exchange: Sync {
@@ -63,6 +64,10 @@ pub struct SplitStats {
     /// included.
     pub bytes_sent: u64,
     pub messages_sent: u64,
+    /// Time spent making the records to send and writing those received, and in the
+    /// exchanges themselves (waiting for the slowest process included).
+    pub recording: Duration,
+    pub exchanging: Duration,
 }
 
 /// What a split replay's [`Shared`] holds: the process's ranks, and what its runs published of
@@ -215,28 +220,56 @@ pub(super) fn run(
             progress(before + e)
         });
         sh.completed.lock().expect("completed").clear();
-        let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
-        done = 0;
-        for r in own.clone() {
-            let st = states[r].lock().expect("rank state");
-            let len = trace.rank(r).len() as u32;
-            done += (st.pos + 1).min(len) as u64;
-            let upto = (st.pos + st.published as u32).min(len);
-            let k = r - own.start;
-            if !routes.readers[k].is_empty() && !sh.calls.is_empty() {
-                for i in sent[k]..upto {
-                    let e = sh.offsets[r] + i as usize;
-                    let bits = sh.calls[e].load(Ordering::Acquire);
-                    if bits != super::UNKNOWN {
-                        for &to in &routes.readers[k] {
-                            out[to as usize].extend([CALL, e as u64, bits]);
+        let clock = Instant::now();
+        // The call times newly known, a piece of owned ranks per task (a round's records are
+        // up to 3 words an event: made by one thread, they would take longer than the replay).
+        let piece = own.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+        let pieces: Vec<Piece> = sent
+            .par_chunks_mut(piece)
+            .enumerate()
+            .map(|(c, sent)| {
+                let first = own.start + c * piece;
+                let mut p = Piece {
+                    out: vec![Vec::new(); n],
+                    done: 0,
+                    going: Vec::new(),
+                };
+                for (j, sent) in sent.iter_mut().enumerate() {
+                    let r = first + j;
+                    let st = states[r].lock().expect("rank state");
+                    let len = trace.rank(r).len() as u32;
+                    p.done += (st.pos + 1).min(len) as u64;
+                    let upto = (st.pos + st.published as u32).min(len);
+                    let readers = &routes.readers[r - own.start];
+                    if !readers.is_empty() && !sh.calls.is_empty() {
+                        for i in *sent..upto {
+                            let e = sh.offsets[r] + i as usize;
+                            let bits = sh.calls[e].load(Ordering::Acquire);
+                            if bits != super::UNKNOWN {
+                                for &to in readers {
+                                    p.out[to as usize].extend([CALL, e as u64, bits]);
+                                }
+                            }
                         }
                     }
+                    *sent = upto;
+                    if !super::ended(trace, r, st.pos) {
+                        p.going.push(r as u32);
+                    }
                 }
-            }
-            sent[k] = upto;
-            if !super::ended(trace, r, st.pos) {
-                ranks.push(r as u32);
+                p
+            })
+            .collect();
+        // Joined in rank order, each piece's vectors freed as they are copied.
+        let mut out: Vec<Vec<u64>> = (0..n)
+            .map(|k| Vec::with_capacity(pieces.iter().map(|p| p.out[k].len()).sum::<usize>() + 1))
+            .collect();
+        done = 0;
+        for p in pieces {
+            done += p.done;
+            ranks.extend(p.going);
+            for (o, v) in out.iter_mut().zip(p.out) {
+                o.extend(v);
             }
         }
         for (x, m, latest) in std::mem::take(&mut *part.arrivals.lock().expect("arrivals")) {
@@ -256,29 +289,57 @@ pub(super) fn run(
         for v in &mut out {
             v.push(sending);
         }
+        stats.recording += clock.elapsed();
+        let clock = Instant::now();
         let got = ex.all_to_all(out)?;
+        stats.exchanging += clock.elapsed();
         let moved: u64 = got.iter().map(|v| v.last().copied().unwrap_or(0)).sum();
         if moved == 0 {
             return Ok(stats);
         }
-        let (mut arrivals, mut starts) = (Vec::new(), Vec::new());
-        for v in &got {
-            for w in v[..v.len() - 1].chunks_exact(3) {
-                match w[0] {
-                    CALL => sh.calls[w[1] as usize].store(w[2], Ordering::Release),
-                    ARRIVAL => arrivals.push((w[1] as u32, (w[1] >> 32) as u32, w[2])),
-                    _ => starts.push((w[1] as u32, (w[1] >> 32) as u32, f64::from_bits(w[2]))),
+        let clock = Instant::now();
+        // Call times written in parallel (each to its own slot); the few collective records
+        // gathered.
+        let (mut arrivals, mut starts) = got
+            .par_iter()
+            .flat_map(|v| v[..v.len() - 1].par_chunks(3 * 4096))
+            .map(|words| {
+                let (mut arrivals, mut starts) = (Vec::new(), Vec::new());
+                for w in words.chunks_exact(3) {
+                    match w[0] {
+                        CALL => sh.calls[w[1] as usize].store(w[2], Ordering::Release),
+                        ARRIVAL => arrivals.push((w[1] as u32, (w[1] >> 32) as u32, w[2])),
+                        _ => starts.push((w[1] as u32, (w[1] >> 32) as u32, f64::from_bits(w[2]))),
+                    }
                 }
-            }
-        }
+                (arrivals, starts)
+            })
+            .reduce(
+                || (Vec::new(), Vec::new()),
+                |(mut a, mut s), (b, t)| {
+                    a.extend(b);
+                    s.extend(t);
+                    (a, s)
+                },
+            );
+        drop(got);
         // The call times first: an instance is costed once its arrivals are all counted.
         starts.sort_unstable_by_key(|s| s.0);
         sh.write_starts(&starts);
-        for (x, m, latest) in arrivals {
+        for (x, m, latest) in arrivals.drain(..) {
             sh.arrive(x, m, latest);
         }
         sh.completed.lock().expect("completed").clear();
+        stats.recording += clock.elapsed();
     }
+}
+
+/// What one task found of a piece of owned ranks at the end of a round: its records by
+/// destination process, its events replayed, and its ranks that have not ended.
+struct Piece {
+    out: Vec<Vec<u64>>,
+    done: u64,
+    going: Vec<u32>,
 }
 
 /// Adds to `stats` the vectors of `out` about to be sent.
