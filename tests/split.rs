@@ -181,6 +181,39 @@ fn a_deadlock_is_named_once_by_process_0() {
     same_for_every_k("head to head", &t, &model, &Choice::tuned());
 }
 
+/// A process that fails alone stops every process: it fails with its own error, the others
+/// with the first failed process's, named; where none fails, each keeps its value.
+#[test]
+fn a_process_that_fails_alone_stops_them_all() {
+    use loggps_predict::error::Error;
+    use loggps_predict::replay::split::agreed;
+    for failing in [vec![], vec![1], vec![0, 2], vec![2, 1]] {
+        let got: Vec<Result<usize, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = Threads::group(3)
+                .into_iter()
+                .enumerate()
+                .map(|(k, ex)| {
+                    let r = match failing.contains(&k) {
+                        true => Err(Error::Io(format!("no trace on node {k}"))),
+                        false => Ok(k),
+                    };
+                    s.spawn(move || agreed(r, &ex).map_err(|e| e.to_string()))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let first = failing.iter().min();
+        for (k, r) in got.iter().enumerate() {
+            let want = match first {
+                None => Ok(k),
+                Some(_) if failing.contains(&k) => Err(format!("no trace on node {k}")),
+                Some(f) => Err(format!("process {f} of 3: no trace on node {f}")),
+            };
+            assert_eq!(r, &want, "failing {failing:?}, process {k}");
+        }
+    }
+}
+
 /// An unfinished trace whose ranks wait on each other: the same warning, naming the same
 /// ranks, from every K.
 #[test]

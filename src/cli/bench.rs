@@ -1,7 +1,7 @@
 //! `loggps-predict bench TRACE`: the pipeline's phases timed, as JSON.
 
 use super::args::ParamArgs;
-use super::{Split, json_to, quiet_pipe, to_stdout, warn};
+use super::{Split, agreed, json_to, quiet_pipe, to_stdout, warn};
 use clap::Args;
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::error::Error;
@@ -44,13 +44,17 @@ pub(super) fn bench(
     let allocs = loggps_predict::memory::allocations;
     let a0 = allocs();
     let t = Instant::now();
-    let trace = trace::load_then(path, &mut warn, trace::Then::PREDICT)?;
+    // What one process may fail at alone (a file its node lacks, its memory) stops them all.
+    let trace = agreed(
+        trace::load_then(path, &mut warn, trace::Then::PREDICT).map_err(Error::from),
+        split,
+    )?;
     let parse_s = t.elapsed().as_secs_f64();
     let peak_parse = peak_rss_bytes();
     let a_parse = allocs();
-    let resolved = params.resolve(trace.meta.params)?;
+    let resolved = agreed(params.resolve(trace.meta.params), split)?;
     let t = Instant::now();
-    let graph = loggps_predict::graph::build(&trace, &name)?;
+    let graph = agreed(loggps_predict::graph::build(&trace, &name), split)?;
     let graph_s = t.elapsed().as_secs_f64();
     let peak_graph = peak_rss_bytes();
     let a_graph = allocs();

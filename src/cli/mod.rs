@@ -149,6 +149,16 @@ fn replay(
     }
 }
 
+/// `r`, where every process of `split` got it; else an error on every process: its own, or
+/// the first failed process's, named ([`replay::split::agree`]). Every process of a split
+/// replay calls it at the same points, so that one that fails alone stops them all.
+fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
+    match split {
+        Some(ex) => replay::split::agreed(r, ex),
+        None => r,
+    }
+}
+
 /// Prints a warning on stderr (process 0 alone, in a split replay).
 fn warn(msg: String) {
     if !quiet() {

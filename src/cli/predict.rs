@@ -3,7 +3,7 @@
 use super::args::{ModelArgs, ParamArgs};
 use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
-use super::{Split, load_then, quiet, quiet_pipe, replay, to_stdout, warn};
+use super::{Split, agreed, load_then, quiet, quiet_pipe, replay, to_stdout, warn};
 use clap::Args;
 use loggps_predict::callsites::{self, SortKey, Symbolizer};
 use loggps_predict::collectives::traced::Choice;
@@ -65,49 +65,21 @@ pub struct PredictArgs {
 
 pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
-    let coll = Choice::parse(&a.coll)?;
-    let sweep = a
-        .sweep
-        .as_deref()
-        .map(|s| Sweep::parse(s, &a.model, &a.params, &coll))
-        .transpose()?;
-    let cut = timeline::Cut {
-        ranks: a
-            .ranks
-            .as_deref()
-            .map(timeline::Cut::parse_ranks)
-            .transpose()
-            .map_err(Error::Usage)?,
-        window_ns: a
-            .window
-            .as_deref()
-            .map(timeline::Cut::parse_window)
-            .transpose()
-            .map_err(Error::Usage)?,
-    };
-    if sweep.is_some() && (a.timeline.is_some() || a.critical_path) {
-        return Err(Error::Usage(
-            "--timeline and --critical-path follow one prediction: leave out --sweep (or predict each value with its own flags)".into(),
-        ));
-    }
-    if split.is_some() && (a.timeline.is_some() || a.critical_path) {
-        return Err(Error::Usage(
-            "--timeline and --critical-path follow one process's replay: run them without mpirun"
-                .into(),
-        ));
-    }
-    let trace = load_then(path, trace::Then::PREDICT)?;
+    // What one process of a split replay may fail at alone (a trace or parameter file its node
+    // lacks) stops them all, before their first exchange.
+    let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, &coll, split);
     }
-    let resolved = a.model.resolve(&a.params, trace.meta.params)?;
+    let resolved = agreed(a.model.resolve(&a.params, trace.meta.params), split)?;
     // Names call sites for the timeline and the critical path, each object opened once.
     let mut symbolizer = Symbolizer::new(Vec::new());
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let (prediction, critical) = match (&a.timeline, a.critical_path) {
         (None, false) => {
             let name = path.display().to_string();
-            let replayed = loggps_predict::graph::build(&trace, &name).and_then(|g| {
+            let graph = agreed(loggps_predict::graph::build(&trace, &name), split);
+            let replayed = graph.and_then(|g| {
                 let model = resolved.model();
                 replay(&trace, &g, &model, &coll, &name, &|n| bar.set(n), split)
             });
@@ -152,6 +124,48 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     }
     let res = to_stdout(|out| report::exporter(a.format).write(&report, out));
     quiet_pipe(res, "writing the report")
+}
+
+/// What `predict` reads and checks before it replays: the collectives' choice, the sweep, the
+/// timeline's cut and the trace.
+fn prepare(
+    a: &PredictArgs,
+    path: &std::path::Path,
+    split: Split<'_>,
+) -> Result<(Choice, Option<Sweep>, timeline::Cut, trace::Trace), Error> {
+    let coll = Choice::parse(&a.coll)?;
+    let sweep = a
+        .sweep
+        .as_deref()
+        .map(|s| Sweep::parse(s, &a.model, &a.params, &coll))
+        .transpose()?;
+    let cut = timeline::Cut {
+        ranks: a
+            .ranks
+            .as_deref()
+            .map(timeline::Cut::parse_ranks)
+            .transpose()
+            .map_err(Error::Usage)?,
+        window_ns: a
+            .window
+            .as_deref()
+            .map(timeline::Cut::parse_window)
+            .transpose()
+            .map_err(Error::Usage)?,
+    };
+    if sweep.is_some() && (a.timeline.is_some() || a.critical_path) {
+        return Err(Error::Usage(
+            "--timeline and --critical-path follow one prediction: leave out --sweep (or predict each value with its own flags)".into(),
+        ));
+    }
+    if split.is_some() && (a.timeline.is_some() || a.critical_path) {
+        return Err(Error::Usage(
+            "--timeline and --critical-path follow one process's replay: run them without mpirun"
+                .into(),
+        ));
+    }
+    let trace = load_then(path, trace::Then::PREDICT)?;
+    Ok((coll, sweep, cut, trace))
 }
 
 /// Writes a chart, the error naming the file.

@@ -4,7 +4,7 @@
 use super::args::{ModelArgs, ModelKind, ParamArgs};
 use super::predict::PredictArgs;
 use super::progress::Progress;
-use super::{Split, quiet_pipe, replay, to_stdout, warn};
+use super::{Split, agreed, quiet_pipe, replay, to_stdout, warn};
 use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
@@ -183,7 +183,7 @@ pub(super) fn predict_sweep(
 ) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let name = path.display().to_string();
-    let graph = loggps_predict::graph::build(trace, &name)?;
+    let graph = agreed(loggps_predict::graph::build(trace, &name), split)?;
     if let Some(op) = sweep.op {
         let calls = |r: &Routine| op_of(*r) == Some(op);
         if !trace.events.routines().par_iter().any(calls) {

@@ -537,8 +537,10 @@ pub fn replay_split(
     progress: &(dyn Fn(u64) + Sync),
     ex: &dyn Exchange,
 ) -> Result<(Prediction, SplitStats), Error> {
-    check_memory(trace, file)?;
-    let sh = Shared::new(trace, g, model, coll, None, Some(ex))?;
+    // A node short of memory stops every process, not only its own.
+    let ready =
+        check_memory(trace, file).and_then(|()| Shared::new(trace, g, model, coll, None, Some(ex)));
+    let sh = split::agreed(ready, ex)?;
     let states = fresh_states(trace.nranks(), model);
     let mut stats = split::run(&sh, &states, progress)?;
     let own = sh.part.as_ref().expect("split").ranks.clone();

@@ -495,7 +495,41 @@ fn decode_str(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<String, E
         bytes.extend_from_slice(&next()?.to_le_bytes());
     }
     bytes.truncate(len);
-    String::from_utf8(bytes).map_err(|_| Error::Io("a gathered warning is not UTF-8".into()))
+    String::from_utf8(bytes).map_err(|_| Error::Io("a gathered message is not UTF-8".into()))
+}
+
+/// Whether every process got this far without an error: each tells the others its own, if
+/// any. A process that fails alone (a trace or parameter file its node lacks, its node short
+/// of memory) would otherwise leave the others waiting in their next exchange for ever. Every
+/// process calls it at the same points, failed or not. Gives the first process that failed,
+/// with its error.
+pub fn agree(ex: &dyn Exchange, own: Option<&str>) -> Result<Option<(usize, String)>, Error> {
+    let mut words = vec![own.is_some() as u64];
+    if let Some(msg) = own {
+        encode_str(msg, &mut words);
+    }
+    let got = ex.all_to_all(vec![words; ex.processes()])?;
+    for (k, v) in got.iter().enumerate() {
+        if v.first() == Some(&1) {
+            let mut w = v[1..].iter().copied();
+            let bad = || Error::Io("a split replay's agreement was cut short".into());
+            return Ok(Some((k, decode_str(&mut || w.next().ok_or_else(bad))?)));
+        }
+    }
+    Ok(None)
+}
+
+/// `r`, where every process got it; else an error on every process: its own, or the first
+/// failed process's, named ([`agree`]).
+pub fn agreed<T>(r: Result<T, Error>, ex: &dyn Exchange) -> Result<T, Error> {
+    let own = r.as_ref().err().map(ToString::to_string);
+    match agree(ex, own.as_deref())? {
+        Some((k, msg)) if r.is_ok() => Err(Error::Io(format!(
+            "process {k} of {}: {msg}",
+            ex.processes()
+        ))),
+        _ => r,
+    }
 }
 
 /// The error of a deadlock on a process other than 0, which names it.

@@ -4,7 +4,7 @@
 # and table, byte for byte) on every synthetic pattern, the fixtures and recorded traces, under
 # LogGPS (progress asynchronous and at calls) and LogGP, collectives modeled and measured,
 # sweeps included; a deadlock is named once, by process 0; commands that do not split are
-# refused once.
+# refused once; a process that fails alone stops the job with one error.
 #
 #   bash tests/split/run.sh openmpi|mpich [quick]
 #
@@ -110,6 +110,22 @@ checks=$((checks + 1))
 if [ "$rc" -eq 0 ] || [ "$(grep -c 'run them without mpirun' "$work/err")" -ne 1 ]; then
   echo "FAIL: --critical-path under mpirun -np 2: status $rc"; cat "$work/err"; fails=$((fails + 1))
 fi
+
+# A process that fails alone (its node lacks the trace) stops the job at once: one error,
+# naming it, not a job waiting for ever in its first exchange.
+for cmd in predict bench; do
+  rc=0
+  # shellcheck disable=SC2016
+  timeout 120 "${mpirun[@]}" -np 3 sh -c \
+    'f=$1; shift; [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ] && f=/nonexistent.bin; exec "$@" "$f"' \
+    sh fixtures/all-routines.txt "$split" "$cmd" >"$work/out" 2>"$work/err" || rc=$?
+  checks=$((checks + 1))
+  if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] ||
+     [ "$(grep -c '^error: process 1 of 3: /nonexistent.bin: cannot open' "$work/err")" -ne 1 ] ||
+     [ "$(grep -c '^error: ' "$work/err")" -ne 1 ]; then
+    echo "FAIL: $cmd with no trace on process 1: status $rc"; cat "$work/err"; fails=$((fails + 1))
+  fi
+done
 
 echo "split replay ($lib): $checks checks, $fails failed"
 [ "$fails" -eq 0 ]
