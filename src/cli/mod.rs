@@ -159,6 +159,19 @@ fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
     }
 }
 
+/// The events this process replays: the whole trace's, or in a split replay its own ranks'
+/// (what its progress bar counts to).
+fn to_replay(trace: &Trace, split: Split<'_>) -> u64 {
+    match split {
+        Some(ex) => {
+            let own = replay::split::owned(ex.process(), ex.processes(), trace.nranks());
+            let offsets = trace.events.offsets();
+            (offsets[own.end] - offsets[own.start]) as u64
+        }
+        None => trace.total_events(),
+    }
+}
+
 /// Prints a warning on stderr (process 0 alone, in a split replay).
 fn warn(msg: String) {
     if !quiet() {

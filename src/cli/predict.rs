@@ -3,7 +3,7 @@
 use super::args::{ModelArgs, ParamArgs};
 use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
-use super::{Split, agreed, load_then, quiet, quiet_pipe, replay, to_stdout, warn};
+use super::{Split, agreed, load_then, quiet, quiet_pipe, replay, to_replay, to_stdout, warn};
 use clap::Args;
 use loggps_predict::callsites::{self, SortKey, Symbolizer};
 use loggps_predict::collectives::traced::Choice;
@@ -74,7 +74,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let resolved = agreed(a.model.resolve(&a.params, trace.meta.params), split)?;
     // Names call sites for the timeline and the critical path, each object opened once.
     let mut symbolizer = Symbolizer::new(Vec::new());
-    let bar = Progress::new("replaying", Some(trace.total_events()));
+    let bar = Progress::new("replaying", Some(to_replay(&trace, split)));
     let (prediction, critical) = match (&a.timeline, a.critical_path) {
         (None, false) => {
             let name = path.display().to_string();
