@@ -44,6 +44,11 @@ pub(super) const WAVE_CHUNK: usize = 256;
 /// there leaves its ranks until the other gives up too, for rounds more (see the `gauss` case
 /// of tests/bench/run.sh at 2 threads on a busy machine).
 pub(super) const OWNED_PATIENCE: Duration = Duration::from_millis(50);
+/// How long the threads of [`run_owned`] all wait, none going on, before they end their round:
+/// then none can publish what another waits for (a deadlock, or in a split replay a time
+/// another process computes). Not at once: a thread that has just seen its partner's time
+/// is counted among the waiting until it leaves, and the others would give up under it.
+pub(super) const ALL_WAITING_PATIENCE: Duration = Duration::from_micros(500);
 /// The most spin-loop hints between two looks of an idle thread of [`run_owned`], before it
 /// yields its core at each look. Short: a thread of the Gaussian elimination waits on the
 /// other a thousand times, a few microseconds each, and a longer backoff leaves a waiter in
@@ -317,6 +322,7 @@ pub(super) fn run_owned(
         events: AtomicU64::new(0),
         running: AtomicUsize::new(pending.len().div_ceil(size)),
         waiting: AtomicUsize::new(0),
+        resumed: AtomicU64::new(0),
     };
     pending.par_chunks_mut(size).for_each(|ran| {
         with_kept(&LOCAL, |local| {
@@ -388,6 +394,8 @@ pub(super) struct Moves {
     pub(super) running: AtomicUsize,
     /// Blocks whose threads wait in [`wait_outside`], each having published what it ran.
     pub(super) waiting: AtomicUsize,
+    /// Waits in [`wait_outside`] that ended with a block going on.
+    pub(super) resumed: AtomicU64,
 }
 
 impl Moves {
@@ -408,8 +416,9 @@ impl Moves {
 
 /// After a pass over a block (`ran`, ascending ranks) in which no rank moved, waits until a rank
 /// blocked on a partner outside the block can go on (true), or gives up (false) once no other
-/// block is running, every running block waits too, or none has moved for [`OWNED_PATIENCE`]:
-/// a thread still in a long pass may yet publish what this one waits for. Looks at the ranks blocked on a partner outside
+/// block is running, every running block has waited for [`ALL_WAITING_PATIENCE`] with none
+/// going on, or none has moved for [`OWNED_PATIENCE`]: a thread still in a long pass may yet
+/// publish what this one waits for. Looks at the ranks blocked on a partner outside
 /// the block alone: the others wait on ranks of the block, which will not move before they do.
 /// `outside`: where their dependencies are listed (the thread's, kept from wait to wait).
 pub(super) fn wait_outside(
@@ -453,18 +462,25 @@ pub(super) fn wait_outside(
     let _waits = Waits(&moves.waiting);
     let mut since = Instant::now();
     let mut seen = moves.events.load(Ordering::Relaxed);
+    // Since when every running block has waited, none going on meanwhile.
+    let (mut all_since, mut resumed) = (None, moves.resumed.load(Ordering::Acquire));
     let mut backoff = 1;
     loop {
         if outside.iter().any(|&dep| sh.ready(dep)) {
+            moves.resumed.fetch_add(1, Ordering::AcqRel);
             return true;
         }
         if moves.running.load(Ordering::Acquire) == 1 {
             return false;
         }
-        // Every running block waits: none will publish more this round, unless what one
-        // published before it came to wait is what this one waits on (seen after its count).
-        if moves.waiting.load(Ordering::Acquire) >= moves.running.load(Ordering::Acquire) {
-            return outside.iter().any(|&dep| sh.ready(dep));
+        let all = moves.waiting.load(Ordering::Acquire) >= moves.running.load(Ordering::Acquire);
+        let now_resumed = moves.resumed.load(Ordering::Acquire);
+        if all && now_resumed == resumed {
+            if all_since.get_or_insert_with(Instant::now).elapsed() > ALL_WAITING_PATIENCE {
+                return false;
+            }
+        } else {
+            (all_since, resumed) = (None, now_resumed);
         }
         let now = moves.events.load(Ordering::Relaxed);
         if now != seen {
