@@ -221,8 +221,8 @@ pub(super) fn run(
         });
         sh.completed.lock().expect("completed").clear();
         let clock = Instant::now();
-        // The call times newly known, a piece of owned ranks per task (a round's records are
-        // up to 3 words an event: made by one thread, they would take longer than the replay).
+        // The call times newly known, made by the threads in parallel, a piece of owned ranks
+        // per task (a round's records are up to 3 words an event).
         let piece = own.len().div_ceil(4 * rayon::current_num_threads()).max(1);
         let pieces: Vec<Piece> = sent
             .par_chunks_mut(piece)
