@@ -137,14 +137,20 @@ impl Routes {
         let (n, p, me) = (part.ex.processes(), trace.nranks(), part.ex.process());
         let firsts: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
         let owner = |r: usize| firsts.partition_point(|&f| f <= r) - 1;
+        // Each process's first event: an event's owner by its index alone (a search among the
+        // processes, not among all ranks' events).
+        let offsets = trace.events.offsets();
+        let first_events: Vec<usize> = firsts.iter().map(|&r| offsets[r]).collect();
+        let owner_of_event = |e: u32| first_events.partition_point(|&f| f <= e as usize) - 1;
         let readers = part
             .ranks
             .clone()
+            .into_par_iter()
             .map(|r| {
                 let ev = trace.rank(r);
                 let mut to: Vec<u32> = Vec::new();
                 let mut add = |e: u32| {
-                    let k = owner(trace.events.locate(e as usize).0) as u32;
+                    let k = owner_of_event(e) as u32;
                     if k as usize != me && !to.contains(&k) {
                         to.push(k);
                     }
