@@ -4,6 +4,8 @@
 # modeled (Open MPI 4.1's algorithms) and the calibrated parameters of traces/params.toml (or
 # of the file PARAMS names).
 # 4 ranks oversubscribe a machine of fewer cores: there the measured times include time-slicing.
+# NPS="2" chooses the rank counts; SIZES="1024 16384" traces each block size (bytes) on its own
+# and prints a table for each (else one table over 8 B, 1 KiB and 16 KiB together).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -13,14 +15,17 @@ mkdir -p tracer/build-openmpi/bench
 mpicc.openmpi -O2 -o tracer/build-openmpi/bench/collectives tracer/bench/collectives.c
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for np in 2 4; do
-  LOGGPS_TRACE=$tmp/c$np.bin mpirun.openmpi --oversubscribe -np $np \
+for np in ${NPS:-2 4}; do
+for size in ${SIZES:-all}; do
+  args=$([ "$size" = all ] || echo "$size")
+  # shellcheck disable=SC2086 # $args: no word or one
+  LOGGPS_TRACE=$tmp/c$np-$size.bin mpirun.openmpi --oversubscribe -np $np \
     -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
-    tracer/build-openmpi/bench/collectives
-  "$BIN" convert "$tmp/c$np.bin" "$tmp/c$np.txt" >/dev/null
-  "$BIN" "$tmp/c$np.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2>/dev/null > "$tmp/m$np.json"
-  echo "== $np ranks: time per call, µs (measured = traced duration averaged over ranks and calls)"
-  python3 - "$tmp/c$np.txt" "$tmp/m$np.json" <<'PY'
+    tracer/build-openmpi/bench/collectives $args
+  "$BIN" convert "$tmp/c$np-$size.bin" "$tmp/c$np-$size.txt" >/dev/null
+  "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2>/dev/null > "$tmp/m$np-$size.json"
+  echo "== $np ranks, block $size B: time per call, µs (measured = traced duration averaged over ranks and calls)"
+  python3 - "$tmp/c$np-$size.txt" "$tmp/m$np-$size.json" <<'PY'
 import json, sys, collections
 dur, calls = collections.defaultdict(float), collections.Counter()
 ranks = set()
@@ -37,4 +42,5 @@ for k in sorted(pred):
     m, q = dur[k] / p / per_call / 1e3, pred[k] / per_call * 1e6
     print(f"{k:<20} {m:>10.2f} {q:>10.2f} {q / m:>9.2f}")
 PY
+done
 done
