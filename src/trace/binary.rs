@@ -16,6 +16,7 @@ use nom::sequence::tuple;
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::io::{self, Write};
+use std::ops::Range;
 
 /// The first eight bytes of a binary trace.
 pub const MAGIC: [u8; 8] = *b"LGPSTRC\x1a";
@@ -791,7 +792,7 @@ const MAX_RANK_BYTES: usize = (1 << 31) - 1;
 
 /// Parses a whole binary trace, each event checked as it is decoded ([`Checks`]).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
-    parse_releasing(name, data, &|_, _| {}, super::Then::LOAD)
+    parse_releasing(name, data, &|_, _| {}, super::Then::LOAD, None)
 }
 
 /// Told `(offset, length)` of input that parsing is done with, in whole [`RELEASE_UNIT`]s.
@@ -808,14 +809,28 @@ pub const RELEASE_UNIT: usize = 1 << 20;
 /// the unit were parsed before it by the same thread (the ranks are cut into contiguous
 /// pieces), or, at the edge of a piece, by another thread. A unit reported too early
 /// costs the parser a page fault to bring it back, nothing else.
+///
+/// With `only`, the events (and call sites) of those ranks alone are decoded; every other rank
+/// has none. The other chunks' headers are still read, their payloads not: a process of a
+/// split replay holds its own ranks' events (src/replay/SPLIT.md).
 pub fn parse_releasing(
     name: &str,
     data: &[u8],
     release: &Release<'_>,
     then: super::Then,
+    only: Option<Range<usize>>,
 ) -> Result<Trace, TraceError> {
     let (nranks, index_offset) = header_and_trailer(name, data)?;
-    let listing = list_chunks(name, data, nranks, index_offset)?;
+    let mut listing = list_chunks(name, data, nranks, index_offset)?;
+    if let Some(own) = only {
+        listing.keep(own.start.min(nranks)..own.end.min(nranks));
+        // The scan read every chunk's header: the pages of the chunks not decoded go back now
+        // (those decoded come back as they are parsed, and go again).
+        let whole = listing.body.len() / RELEASE_UNIT * RELEASE_UNIT;
+        if whole > 0 {
+            release(0, whole);
+        }
+    }
     // The columns (19 bytes an event) and each rank's lists and blocks, and what follows.
     let events: usize = listing.counts.iter().sum();
     let (e, p) = (events as u64, nranks as u64);
@@ -1008,6 +1023,29 @@ struct Listing<'a> {
     /// As [`Tally`]'s.
     site_chunks: Vec<(u32, usize)>,
     object_chunks: Vec<u64>,
+}
+
+impl Listing<'_> {
+    /// The listing of ranks `own` alone: every other rank has no event chunks, no events and
+    /// no call sites.
+    fn keep(&mut self, own: Range<usize>) {
+        let (lo, hi) = (self.first[own.start], self.first[own.end]);
+        self.by_rank.truncate(hi);
+        self.by_rank.drain(..lo);
+        for (r, f) in self.first.iter_mut().enumerate() {
+            *f = (*f).clamp(lo, hi) - lo;
+            if r < self.counts.len() && !own.contains(&r) {
+                self.counts[r] = 0;
+            }
+        }
+        self.site_chunks
+            .retain(|&(r, _)| own.contains(&(r as usize)));
+        for (r, o) in self.object_chunks.iter_mut().enumerate() {
+            if !own.contains(&r) {
+                *o = 0;
+            }
+        }
+    }
 }
 
 /// Reads every chunk but the events' records: by stretches in parallel where the index says

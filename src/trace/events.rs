@@ -804,6 +804,28 @@ impl Events {
         implied_status(ev.routine(oi), ev.peer(oi), ev.tag(oi), ev.flags(oi))
     }
 
+    /// The events of ranks `own` alone; every other rank keeps its place, with no events.
+    pub fn keep(&mut self, own: std::ops::Range<usize>) {
+        let (e0, e1) = (self.start[own.start], self.start[own.end]);
+        let (b0, b1) = (self.block_start[own.start], self.block_start[own.end]);
+        macro_rules! keep {
+            ($($c:ident),*; $($blk:ident),*) => {
+                $(self.$c.truncate(e1); self.$c.drain(..e0); self.$c.shrink_to_fit();)*
+                $(self.$blk.truncate(b1); self.$blk.drain(..b0); self.$blk.shrink_to_fit();)*
+            };
+        }
+        with_columns!(keep);
+        self.start
+            .iter_mut()
+            .for_each(|s| *s = (*s).clamp(e0, e1) - e0);
+        (self.block_start.iter_mut()).for_each(|s| *s = (*s).clamp(b0, b1) - b0);
+        for (r, x) in self.extra.iter_mut().enumerate() {
+            if !own.contains(&r) {
+                *x = Extra::default();
+            }
+        }
+    }
+
     /// Empties the last rank (a single-rank buffer), keeping the allocations.
     pub fn clear(&mut self) {
         macro_rules! clear {

@@ -462,6 +462,18 @@ impl Trace {
 
     /// Rank `r`'s events.
     #[inline]
+    /// The trace of ranks `own` alone: every other rank keeps its place with no events, call
+    /// sites or pending requests (see [`load_ranks`]).
+    pub fn keep(&mut self, own: std::ops::Range<usize>) {
+        let n = self.nranks();
+        let own = own.start.min(n)..own.end.min(n);
+        if let Some(s) = &mut self.sites {
+            s.keep(own.clone(), self.events.offsets());
+        }
+        self.events.keep(own.clone());
+        self.pending.retain(|&(r, _)| own.contains(&(r as usize)));
+    }
+
     pub fn rank(&self, r: usize) -> Rank<'_> {
         self.events.rank(r)
     }
@@ -841,6 +853,27 @@ pub fn load_then(
     warn: &mut dyn FnMut(String),
     then: Then,
 ) -> Result<Trace, TraceError> {
+    load_some(path, warn, then, None)
+}
+
+/// [`load_then`] of ranks `own` alone, as a process of a split replay holds them: every other
+/// rank keeps its place with no events. A binary trace's other ranks are not decoded (their
+/// chunks' headers are read, not their records); a text trace is read whole, then split.
+pub fn load_ranks(
+    path: &Path,
+    own: std::ops::Range<usize>,
+    warn: &mut dyn FnMut(String),
+    then: Then,
+) -> Result<Trace, TraceError> {
+    load_some(path, warn, then, Some(own))
+}
+
+fn load_some(
+    path: &Path,
+    warn: &mut dyn FnMut(String),
+    then: Then,
+    only: Option<std::ops::Range<usize>>,
+) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path)
         .map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
@@ -855,13 +888,14 @@ pub fn load_then(
             .map_err(|e| TraceError::at(&name, format!("cannot map: {e}")))?;
         // The parsed parts of the file need not stay in memory while the rest is parsed.
         let release = |offset, len| map.release(offset, len);
-        parse_releasing(&name, &map, &release, then)?
+        parse_releasing(&name, &map, &release, then, only.clone())?
     };
     for w in &trace.warnings {
         warn(w.clone());
     }
     if !trace.complete {
-        let unfinished: Vec<usize> = (0..trace.nranks())
+        let own = only.unwrap_or(0..trace.nranks());
+        let unfinished: Vec<usize> = own
             .filter(|&r| !trace.rank(r).routines().contains(&Routine::Finalize))
             .collect();
         warn(match unfinished.len() {
@@ -881,7 +915,7 @@ pub fn load_then(
 
 /// Parses a trace held in memory; `name` is used in errors.
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
-    parse_releasing(name, data, &|_, _| {}, Then::LOAD)
+    parse_releasing(name, data, &|_, _| {}, Then::LOAD, None)
 }
 
 /// [`parse`], telling `release` of the input it is done with (binary traces, see
@@ -891,9 +925,10 @@ fn parse_releasing(
     data: &[u8],
     release: &binary::Release<'_>,
     then: Then,
+    only: Option<std::ops::Range<usize>>,
 ) -> Result<Trace, TraceError> {
     let trace = if data.starts_with(&binary::MAGIC) {
-        binary::parse_releasing(name, data, release, then)?
+        binary::parse_releasing(name, data, release, then, only)?
     } else if data.is_empty() {
         return Err(TraceError::at(
             name,
@@ -902,6 +937,9 @@ fn parse_releasing(
     } else if data.starts_with(b"loggps-trace") || data.starts_with(b"#") {
         let mut trace = text::parse(name, data)?;
         trace.pending = trace.validate(name)?;
+        if let Some(own) = only {
+            trace.keep(own);
+        }
         trace
     } else {
         return Err(TraceError::offset(
@@ -1195,6 +1233,7 @@ mod tests {
             &buf,
             &|offset, len| released.lock().unwrap().push((offset, len)),
             Then::LOAD,
+            None,
         )
         .unwrap();
         let mut released = released.into_inner().unwrap();

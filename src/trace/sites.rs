@@ -31,6 +31,19 @@ pub struct Sites {
     pub of_event: Vec<u32>,
 }
 
+impl Sites {
+    /// The sites of ranks `own` alone, whose events start at `offsets` (before
+    /// [`super::Events::keep`]).
+    pub fn keep(&mut self, own: std::ops::Range<usize>, offsets: &[usize]) {
+        self.of_event.truncate(offsets[own.end]);
+        self.of_event.drain(..offsets[own.start]);
+        for r in (0..self.addresses.len()).filter(|r| !own.contains(r)) {
+            self.addresses[r] = Vec::new();
+            self.objects[r] = Vec::new();
+        }
+    }
+}
+
 /// Where a return address lies: in `objects[rank][object]`, at `file_address` of its file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Located {
