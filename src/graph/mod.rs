@@ -16,6 +16,8 @@ use std::cell::RefCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+pub mod split;
+
 /// "No partner" in the link columns.
 pub const NONE: u32 = u32::MAX;
 
@@ -794,15 +796,27 @@ fn pair(
 
 /// What matched nothing, as a warning: the trace of a job that ended with messages nobody
 /// received (or, unfinished, whose other sides were never recorded).
-fn unmatched_messages(trace: &Trace, mut unmatched: Vec<Unmatched>, g: &mut HbGraph) {
-    unmatched.sort_unstable();
-    let describe = |&(send, d, x): &(bool, usize, Side)| {
+fn unmatched_messages(trace: &Trace, unmatched: Vec<Unmatched>, g: &mut HbGraph) {
+    let routine = |&(send, d, x): &Unmatched| {
+        let rank = if send { x.src as usize } else { d };
+        trace.rank(rank).routine(x.event() as usize)
+    };
+    let unmatched = unmatched.into_iter().map(|u| (u, routine(&u))).collect();
+    if let Some(w) = unmatched_warning(unmatched) {
+        g.warnings.push(w);
+    }
+}
+
+/// The warning of [`unmatched_messages`], each side with its event's routine.
+fn unmatched_warning(mut unmatched: Vec<(Unmatched, Routine)>) -> Option<String> {
+    unmatched.sort_unstable_by_key(|&(u, _)| u);
+    let describe = |&((send, d, x), routine): &(Unmatched, Routine)| {
         let (rank, peer) = if send {
             (x.src as usize, d)
         } else {
             (d, x.src as usize)
         };
-        let routine = trace.rank(rank).routine(x.event() as usize).mpi_name();
+        let routine = routine.mpi_name();
         format!(
             "rank {rank} event {} {routine} {} rank {peer} tag {} comm {}",
             x.event(),
@@ -812,10 +826,10 @@ fn unmatched_messages(trace: &Trace, mut unmatched: Vec<Unmatched>, g: &mut HbGr
         )
     };
     if !unmatched.is_empty() {
-        let split = unmatched.partition_point(|x| !x.0);
+        let split = unmatched.partition_point(|x| !x.0.0);
         let (recvs, sends) = unmatched.split_at(split);
         let list =
-            |v: &[(bool, usize, Side)]| list_some(&v.iter().map(describe).collect::<Vec<_>>());
+            |v: &[(Unmatched, Routine)]| list_some(&v.iter().map(describe).collect::<Vec<_>>());
         let mut parts = Vec::new();
         if !sends.is_empty() {
             parts.push(format!(
@@ -833,8 +847,9 @@ fn unmatched_messages(trace: &Trace, mut unmatched: Vec<Unmatched>, g: &mut HbGr
         }
         // A job may end with messages nobody received (a freed or never-waited send): the
         // replay costs such a send eagerly and such a receive as its overhead alone.
-        g.warnings.push(parts.join("; "));
+        return Some(parts.join("; "));
     }
+    None
 }
 
 /// Ties collective calls into instances: the `n`-th call of each member of a communicator on
