@@ -865,14 +865,7 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     // Per rank, `(communicator, its calls on it)`.
     let per_rank: Vec<Tally> = (0..trace.nranks())
         .into_par_iter()
-        .map(|r| {
-            let ev = trace.rank(r);
-            let mut on = Tally::default();
-            for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-                on.bump(ev.comm(i));
-            }
-            on
-        })
+        .map(|r| tally(trace, r))
         .collect();
     let Some(b) = Buckets::of(&per_rank) else {
         return Ok(());
@@ -883,7 +876,17 @@ fn match_collectives(trace: &Trace, file: &str, g: &mut HbGraph) -> Result<(), T
     }
     drop(per_rank);
     let placed = place_calls(trace, &b);
-    tie_instances(trace, file, g, &b, &placed)
+    tie_instances(trace, file, g, &b, &placed, &call_in(trace), &|_| true)
+}
+
+/// Rank `r`'s `(communicator, its collective calls on it)`.
+fn tally(trace: &Trace, r: usize) -> Tally {
+    let ev = trace.rank(r);
+    let mut on = Tally::default();
+    for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
+        on.bump(ev.comm(i));
+    }
+    on
 }
 
 /// Whether any event of the trace is a collective call (point-to-point traces have none).
@@ -1011,6 +1014,8 @@ fn tie_instances(
     g: &mut HbGraph,
     b: &Buckets,
     placed: &[(u32, u32)],
+    call: &CallOf<'_>,
+    held: &dyn Fn(u32) -> bool,
 ) -> Result<(), TraceError> {
     let (first, size) = (&b.first, &b.size);
     let mut incomplete = Vec::new();
@@ -1025,8 +1030,8 @@ fn tie_instances(
             let n = n as usize;
             let group = &placed[from..from + n];
             from += n;
-            same_call(trace, file, comm, seq, group.iter().copied())?;
-            let routine = trace.rank(group[0].0 as usize).routine(group[0].1 as usize);
+            same_call(call, file, comm, seq, group.iter().copied())?;
+            let routine = call(group[0].0, group[0].1).0;
             let is_member = |r: u32| sorted.binary_search(&r).is_ok();
             if let Some(&(r, _)) = group.iter().find(|x| !is_member(x.0)) {
                 return Err(TraceError::at(
@@ -1057,7 +1062,7 @@ fn tie_instances(
                 comm,
                 size: n as u32,
             });
-            for &(r, i) in group {
+            for &(r, i) in group.iter().filter(|&&(r, _)| held(r)) {
                 g.link[g.start[r as usize] + i as usize] = !x;
             }
         }
@@ -1135,22 +1140,38 @@ fn place_uniform(
     size: &[u32],
     ranks_in: &RanksIn,
 ) -> Result<(), TraceError> {
+    let firsts = link_uniform(trace, g, comms, first, size, ranks_in)?;
+    let call = call_in(trace);
+    let mismatch = uniform_mismatch(trace, comms, first, ranks_in, &|b| firsts[b], &call);
+    match mismatch {
+        None => Ok(()),
+        Some((b, _, r, i)) => {
+            let k = first.partition_point(|&f| f <= b) - 1;
+            same_call(
+                &call,
+                file,
+                comms[k],
+                b - first[k],
+                [firsts[b], (r, i)].into_iter(),
+            )
+        }
+    }
+}
+
+/// The links of [`place_uniform`], and `g`'s instances; gives each instance's first call
+/// (`(rank, event)` of its communicator rank 0; `(u32::MAX, u32::MAX)` where `trace` does not
+/// hold it).
+fn link_uniform(
+    trace: &Trace,
+    g: &mut HbGraph,
+    comms: &[u32],
+    first: &[usize],
+    size: &[u32],
+    ranks_in: &RanksIn,
+) -> Result<Vec<(u32, u32)>, TraceError> {
     // Per instance, its first call: rank << 32 | event.
     let firsts: Vec<AtomicU64> = size.iter().map(|_| AtomicU64::new(u64::MAX)).collect();
-    // Rank `r`'s calls with their instances and its communicator rank in them.
-    let calls = |r: usize| {
-        let ev = trace.rank(r);
-        // `(communicator index, calls so far)`.
-        let mut seq = Tally::default();
-        (0..ev.len())
-            .filter(move |&i| ev.routine(i).is_collective())
-            .map(move |i| {
-                let k = comms.binary_search(&ev.comm(i)).expect("listed");
-                let s = seq.bump(k as u32) as usize;
-                let at = rank_in(&ranks_in[k], r as u32).expect("a member");
-                (i, first[k] + s, at)
-            })
-    };
+    let calls = |r: usize| uniform_calls(trace, comms, first, ranks_in, r);
     // World alone: every call's instance is implied (bucket b is the rank's b-th call).
     g.implicit = comms == [0];
     let implicit = g.implicit;
@@ -1172,36 +1193,57 @@ fn place_uniform(
             size: size[b],
         })
         .collect();
-    let firsts: Vec<(u32, u32)> = firsts
+    Ok(firsts
         .into_iter()
         .map(|f| {
             let f = f.into_inner();
             ((f >> 32) as u32, f as u32)
         })
-        .collect();
-    let mismatch = (0..trace.nranks())
+        .collect())
+}
+
+/// Rank `r`'s collective calls with their instances and its communicator rank in them
+/// (`(event, bucket, communicator rank)`), in the [`uniform`] case.
+fn uniform_calls<'a>(
+    trace: &'a Trace,
+    comms: &'a [u32],
+    first: &'a [usize],
+    ranks_in: &'a RanksIn,
+    r: usize,
+) -> impl Iterator<Item = (usize, usize, u32)> + 'a {
+    let ev = trace.rank(r);
+    // `(communicator index, calls so far)`.
+    let mut seq = Tally::default();
+    (0..ev.len())
+        .filter(move |&i| ev.routine(i).is_collective())
+        .map(move |i| {
+            let k = comms.binary_search(&ev.comm(i)).expect("listed");
+            let s = seq.bump(k as u32) as usize;
+            let at = rank_in(&ranks_in[k], r as u32).expect("a member");
+            (i, first[k] + s, at)
+        })
+}
+
+/// The first call of `trace`'s ranks that is not its instance's first call (`first_of(b)`,
+/// the call of communicator rank 0), by instance, then communicator rank: `(bucket,
+/// communicator rank, rank, event)`.
+fn uniform_mismatch(
+    trace: &Trace,
+    comms: &[u32],
+    first: &[usize],
+    ranks_in: &RanksIn,
+    first_of: &(dyn Fn(usize) -> (u32, u32) + Sync),
+    call: &CallOf<'_>,
+) -> Option<(usize, u32, u32, u32)> {
+    (0..trace.nranks())
         .into_par_iter()
         .filter_map(|r| {
-            calls(r)
-                .filter(|&(i, b, _)| differs(trace, firsts[b], (r as u32, i as u32)))
-                .map(|(i, b, at)| (b, at, r, i))
+            uniform_calls(trace, comms, first, ranks_in, r)
+                .filter(|&(i, b, _)| differs(call, first_of(b), (r as u32, i as u32)))
+                .map(|(i, b, at)| (b, at, r as u32, i as u32))
                 .min()
         })
-        .min();
-    match mismatch {
-        None => Ok(()),
-        Some((b, _, r, i)) => {
-            let k = first.partition_point(|&f| f <= b) - 1;
-            let (r, i) = (r as u32, i as u32);
-            same_call(
-                trace,
-                file,
-                comms[k],
-                b - first[k],
-                [firsts[b], (r, i)].into_iter(),
-            )
-        }
-    }
+        .min()
 }
 
 /// A rank's `(key, count)` pairs, one a communicator it calls collectives on: a rank uses a
@@ -1230,6 +1272,15 @@ impl Tally {
         0
     }
 
+    /// Adds `key`, counted `n` times, where it is not counted yet.
+    fn add(&mut self, key: u32, n: u32) {
+        let k = self.len as usize;
+        match k < self.inline.len() {
+            true => (self.inline[k], self.len) = ((key, n), self.len + 1),
+            false => self.more.push((key, n)),
+        }
+    }
+
     /// The pairs, in the order their keys were first counted.
     fn pairs(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.inline[..self.len as usize]
@@ -1239,17 +1290,26 @@ impl Tally {
     }
 }
 
+/// A collective call's routine and root, by `(rank, event)`.
+type CallOf<'a> = dyn Fn(u32, u32) -> (Routine, i32) + Sync + 'a;
+
+/// [`CallOf`] read from `trace`.
+fn call_in(trace: &Trace) -> impl Fn(u32, u32) -> (Routine, i32) + Sync + '_ {
+    |r, i| {
+        let ev = trace.rank(r as usize);
+        (ev.routine(i as usize), ev.peer(i as usize))
+    }
+}
+
 /// Whether call `(r, i)` is not the call `head` is: another routine, or another root.
-fn differs(trace: &Trace, head: (u32, u32), (r, i): (u32, u32)) -> bool {
-    let (a, b) = (trace.rank(head.0 as usize), trace.rank(r as usize));
-    let (h, i) = (head.1 as usize, i as usize);
-    a.routine(h) != b.routine(i) || a.peer(h) != b.peer(i)
+fn differs(call: &CallOf<'_>, head: (u32, u32), (r, i): (u32, u32)) -> bool {
+    call(head.0, head.1) != call(r, i)
 }
 
 /// Whether every participant of collective #`seq` on `comm` (`group`, of calls) makes the call
 /// its first one makes: the same routine, the same root.
 fn same_call(
-    trace: &Trace,
+    call: &CallOf<'_>,
     file: &str,
     comm: u32,
     seq: usize,
@@ -1258,12 +1318,10 @@ fn same_call(
     let Some((r0, i0)) = group.next() else {
         return Ok(());
     };
-    let head = trace.rank(r0 as usize);
-    let (routine, root) = (head.routine(i0 as usize), head.peer(i0 as usize));
+    let (routine, root) = call(r0, i0);
     for (r, i) in group {
-        let ev = trace.rank(r as usize);
-        let (here, here_root) = (ev.routine(i as usize), ev.peer(i as usize));
-        if differs(trace, (r0, i0), (r, i)) {
+        let (here, here_root) = call(r, i);
+        if differs(call, (r0, i0), (r, i)) {
             return Err(TraceError::event(
                 file,
                 r as usize,

@@ -5,14 +5,21 @@
 //! sends ([`pair`], unchanged: a channel's sends all come from one rank, its receives all go to
 //! one), and tells each remote send's owner the receive it matched. The links are the ones
 //! [`super::build`] makes of the whole trace, as global event indices (`global`: every rank's
-//! first event in the whole trace); collectives are not tied here.
+//! first event in the whole trace). Collectives ([`match_collectives`]): every rank's tally of
+//! calls per communicator goes to every process, which numbers the instances as one process
+//! does; each links its own ranks' calls, and the checks read the calls other processes hold
+//! from what they sent.
 
-use super::{HbGraph, Side, Unmatched, bucket_sends, pair, receives, unmatched_warning};
+use super::{
+    Buckets, CallOf, HbGraph, Side, Tally, Unmatched, bucket_sends, link_uniform, pair, receives,
+    same_call, tally, tie_instances, uniform, uniform_mismatch, unmatched_warning,
+};
 use crate::error::{Error, TraceError};
 use crate::replay::split::{Exchange, owned};
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -184,4 +191,165 @@ pub fn match_messages(
     }
     g.warnings.extend(unmatched_warning(everywhere));
     Ok(g)
+}
+
+/// A collective call as sent between processes: `(rank, event)`, and its routine and root.
+type SentCall = ((u32, u32), (Routine, i32));
+
+/// A [`SentCall`] in two words.
+fn put_call(out: &mut Vec<u64>, r: u32, i: u32, (routine, root): (Routine, i32)) {
+    out.extend([
+        r as u64 | (i as u64) << 32,
+        routine as u8 as u64 | (root as u32 as u64) << 32,
+    ]);
+}
+
+fn get_call(w: &[u64]) -> Result<SentCall, Error> {
+    let code = w[1] as u8;
+    let routine = Routine::from_code(code)
+        .ok_or_else(|| Error::Io(format!("a sent collective call names no routine ({code})")))?;
+    Ok((
+        (w[0] as u32, (w[0] >> 32) as u32),
+        (routine, (w[1] >> 32) as u32 as i32),
+    ))
+}
+
+/// Words of `v` from process `k`, or the error of an exchange cut short.
+fn words(v: &[u64]) -> impl FnMut() -> Result<u64, Error> + '_ {
+    let mut w = v.iter().copied();
+    move || {
+        w.next()
+            .ok_or_else(|| Error::Io("a split matching's exchange was cut short".into()))
+    }
+}
+
+/// The collective calls of `trace` (this process's ranks) tied into instances with every other
+/// process's, as [`super::build`] ties the whole trace's: `g` (of [`match_messages`]) gets its
+/// ranks' calls' links, every instance, whether they are implied, and the warning of
+/// unfinished ones; a call that differs from its instance's first is the same error on every
+/// process. Every process calls it alike.
+pub fn match_collectives(
+    trace: &Trace,
+    file: &str,
+    ex: &dyn Exchange,
+    g: &mut HbGraph,
+) -> Result<(), Error> {
+    let (me, n, p) = (ex.process(), ex.processes(), trace.nranks());
+    let own = owned(me, n, p);
+    let call_here = |r: u32, i: u32| {
+        let ev = trace.rank(r as usize);
+        (ev.routine(i as usize), ev.peer(i as usize))
+    };
+    // Every rank's tally, to every process.
+    let mut out = Vec::new();
+    for r in own.clone() {
+        let t = tally(trace, r);
+        let pairs: Vec<(u32, u32)> = t.pairs().collect();
+        out.push(pairs.len() as u64);
+        out.extend(pairs.iter().map(|&(c, k)| c as u64 | (k as u64) << 32));
+    }
+    let got = ex.all_to_all(vec![out; n])?;
+    let mut per_rank: Vec<Tally> = Vec::with_capacity(p);
+    for (k, v) in got.iter().enumerate() {
+        let mut next = words(v);
+        for _ in owned(k, n, p) {
+            let mut t = Tally::default();
+            for _ in 0..next()? {
+                let w = next()?;
+                t.add(w as u32, (w >> 32) as u32);
+            }
+            per_rank.push(t);
+        }
+    }
+    drop(got);
+    let Some(b) = Buckets::of(&per_rank) else {
+        return Ok(());
+    };
+    if let Some(ranks_in) = uniform(trace, &per_rank, &b.comms, &b.most) {
+        drop(per_rank);
+        let firsts = link_uniform(trace, g, &b.comms, &b.first, &b.size, &ranks_in)?;
+        // Each instance's first call, from the process that holds it, to every process.
+        let mut out = Vec::new();
+        for (x, &(r, i)) in firsts.iter().enumerate().filter(|(_, f)| f.0 != u32::MAX) {
+            out.push(x as u64);
+            put_call(&mut out, r, i, call_here(r, i));
+        }
+        let got = ex.all_to_all(vec![out; n])?;
+        let mut first_of = vec![(u32::MAX, u32::MAX); firsts.len()];
+        let mut held: HashMap<(u32, u32), (Routine, i32)> = HashMap::new();
+        for v in &got {
+            for w in v.chunks_exact(3) {
+                let (at, c) = get_call(&w[1..])?;
+                first_of[w[0] as usize] = at;
+                held.insert(at, c);
+            }
+        }
+        drop(got);
+        let call = |r: u32, i: u32| match own.contains(&(r as usize)) {
+            true => call_here(r, i),
+            false => held[&(r, i)],
+        };
+        let mismatch = uniform_mismatch(
+            trace,
+            &b.comms,
+            &b.first,
+            &ranks_in,
+            &|x| first_of[x],
+            &call,
+        );
+        // Each process's first mismatch, to every process: the first of all is the error.
+        let mut out = Vec::new();
+        if let Some((x, at, r, i)) = mismatch {
+            out.extend([x as u64, at as u64]);
+            put_call(&mut out, r, i, call_here(r, i));
+        }
+        let got = ex.all_to_all(vec![out; n])?;
+        let mut all = Vec::new();
+        for w in got.iter().filter(|v| v.len() == 4) {
+            let ((r, i), c) = get_call(&w[2..])?;
+            all.push(((w[0] as usize, w[1] as u32, r, i), c));
+        }
+        let Some(((x, _, r, i), c)) = all.into_iter().min_by_key(|m| m.0) else {
+            return Ok(());
+        };
+        held.insert((r, i), c);
+        let call = |r: u32, i: u32| held[&(r, i)];
+        let k = b.first.partition_point(|&f| f <= x) - 1;
+        let group = [first_of[x], (r, i)].into_iter();
+        return Err(same_call(&call, file, b.comms[k], x - b.first[k], group)
+            .expect_err("a mismatch")
+            .into());
+    }
+    drop(per_rank);
+    // Not uniform (an unfinished trace; members calling unlike): every call to every process,
+    // each instance's calls in world rank order, as the whole trace's counting sort places them.
+    let mut out = Vec::new();
+    for r in own.clone() {
+        let ev = trace.rank(r);
+        let mut seq = Tally::default();
+        for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
+            let k = b.index(ev.comm(i));
+            let x = b.first[k] + seq.bump(k as u32) as usize;
+            out.push(x as u64);
+            put_call(&mut out, r as u32, i as u32, call_here(r as u32, i as u32));
+        }
+    }
+    let got = ex.all_to_all(vec![out; n])?;
+    let mut calls: Vec<(usize, (u32, u32))> = Vec::with_capacity(b.total);
+    let mut held: HashMap<(u32, u32), (Routine, i32)> = HashMap::new();
+    for v in &got {
+        for w in v.chunks_exact(3) {
+            let (at, c) = get_call(&w[1..])?;
+            calls.push((w[0] as usize, at));
+            held.insert(at, c);
+        }
+    }
+    drop(got);
+    // By instance; within one, in world rank order (the processes' blocks are in that order).
+    calls.sort_by_key(|&(x, _)| x);
+    let placed: Vec<(u32, u32)> = calls.into_iter().map(|(_, at)| at).collect();
+    let call: &CallOf<'_> = &|r, i| held[&(r, i)];
+    let is_own = |r: u32| own.contains(&(r as usize));
+    tie_instances(trace, file, g, &b, &placed, call, &is_own)?;
+    Ok(())
 }
