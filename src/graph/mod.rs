@@ -1232,8 +1232,8 @@ fn uniform_mismatch(
     comms: &[u32],
     first: &[usize],
     ranks_in: &RanksIn,
-    first_of: &(dyn Fn(usize) -> (u32, u32) + Sync),
-    call: &CallOf<'_>,
+    first_of: &(impl Fn(usize) -> (u32, u32) + Sync),
+    call: &(impl Fn(u32, u32) -> (Routine, i32) + Sync),
 ) -> Option<(usize, u32, u32, u32)> {
     (0..trace.nranks())
         .into_par_iter()
@@ -1302,7 +1302,12 @@ fn call_in(trace: &Trace) -> impl Fn(u32, u32) -> (Routine, i32) + Sync + '_ {
 }
 
 /// Whether call `(r, i)` is not the call `head` is: another routine, or another root.
-fn differs(call: &CallOf<'_>, head: (u32, u32), (r, i): (u32, u32)) -> bool {
+#[inline]
+fn differs(
+    call: &(impl Fn(u32, u32) -> (Routine, i32) + ?Sized),
+    head: (u32, u32),
+    (r, i): (u32, u32),
+) -> bool {
     call(head.0, head.1) != call(r, i)
 }
 
