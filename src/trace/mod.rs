@@ -460,8 +460,6 @@ impl Trace {
         self.events.len() as u64
     }
 
-    /// Rank `r`'s events.
-    #[inline]
     /// The trace of ranks `own` alone: every other rank keeps its place with no events, call
     /// sites or pending requests (see [`load_ranks`]).
     pub fn keep(&mut self, own: std::ops::Range<usize>) {
@@ -474,6 +472,8 @@ impl Trace {
         self.pending.retain(|&(r, _)| own.contains(&(r as usize)));
     }
 
+    /// Rank `r`'s events.
+    #[inline]
     pub fn rank(&self, r: usize) -> Rank<'_> {
         self.events.rank(r)
     }
@@ -894,7 +894,8 @@ fn load_some(
         warn(w.clone());
     }
     if !trace.complete {
-        let own = only.unwrap_or(0..trace.nranks());
+        let n = trace.nranks();
+        let own = only.map_or(0..n, |o| o.start.min(n)..o.end.min(n));
         let unfinished: Vec<usize> = own
             .filter(|&r| !trace.rank(r).routines().contains(&Routine::Finalize))
             .collect();
