@@ -2,8 +2,7 @@
 //! ([`Threads`]): for K = 1…4 process 0's prediction is the single replay's, bit for bit, on
 //! every synthetic pattern, the fixtures, recorded traces and random traces, under LogGPS
 //! (progress asynchronous and at calls), LogGP, modeled and measured collectives; a deadlock
-//! gives the single replay's error on process 0 and an error on the others; an unfinished
-//! trace the same warnings. The same over MPI processes: tests/split/run.sh.
+//! gives the single replay's error on every process; an unfinished trace the same warnings. The same over MPI processes: tests/split/run.sh.
 
 mod common;
 
@@ -167,18 +166,51 @@ fn fixtures_and_recorded_traces_split_bit_for_bit() {
     }
 }
 
-/// A deadlock is named by process 0 as the single replay names it; the others fail too.
+/// A deadlock is named on every process as the single replay names it, from the waits each
+/// process gathers of its own ranks: two ranks sending to each other by rendezvous; a ring of
+/// five such ranks; and ranks waiting inside an Allreduce for a rank blocked in a receive
+/// whose sender waits in the Allreduce.
 #[test]
-fn a_deadlock_is_named_once_by_process_0() {
-    let t = trace::parse("h2h.txt", common::HEAD_TO_HEAD.as_bytes()).unwrap();
+fn a_deadlock_is_named_alike_on_every_process() {
+    let mut ring = String::from("loggps-trace 1\nranks 5\n");
+    for r in 0..5 {
+        let (to, from) = ((r + 1) % 5, (r + 4) % 5);
+        ring += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Send 10 20 bytes=65536 peer={to}\n{r} MPI_Recv 30 40 bytes=65536 peer={from}\n{r} MPI_Finalize 50 60\n"
+        );
+    }
+    // Rank 0 receives from rank 3 before the Allreduce; rank 3 sends it after.
+    let mut coll = String::from("loggps-trace 1\nranks 4\n");
+    for r in 0..4 {
+        coll += &format!("{r} MPI_Init 0 0\n");
+        if r == 0 {
+            coll += "0 MPI_Recv 10 20 bytes=8 peer=3\n";
+        }
+        coll += &format!("{r} MPI_Allreduce 30 40 bytes=8\n");
+        if r == 3 {
+            coll += "3 MPI_Send 50 60 bytes=8 peer=0\n";
+        }
+        coll += &format!("{r} MPI_Finalize 70 80\n");
+    }
     let model = Model::LogGps(Params::preset("myrinet").unwrap());
-    let one = single(&t, &model, &Choice::tuned()).unwrap_err();
-    assert!(one.contains("deadlock"), "{one}");
-    let all = split(&t, &model, &Choice::tuned(), 2);
-    assert_eq!(all[0].as_ref().unwrap_err(), &one);
-    let other = all[1].as_ref().unwrap_err();
-    assert!(other.contains("process 0 names the cycle"), "{other}");
-    same_for_every_k("head to head", &t, &model, &Choice::tuned());
+    for (name, text) in [
+        ("head to head", common::HEAD_TO_HEAD),
+        ("ring", &ring),
+        ("allreduce", &coll),
+    ] {
+        let t = trace::parse(name, text.as_bytes()).unwrap();
+        let one = single(&t, &model, &Choice::tuned()).unwrap_err();
+        assert!(one.contains("deadlock"), "{name}: {one}");
+        for k in 1..=4 {
+            for (me, got) in split(&t, &model, &Choice::tuned(), k).iter().enumerate() {
+                assert_eq!(
+                    got.as_ref().unwrap_err(),
+                    &one,
+                    "{name}: process {me} of {k}"
+                );
+            }
+        }
+    }
 }
 
 /// A process that fails alone stops every process: it fails with its own error, the others

@@ -4,8 +4,9 @@
 use super::rank::RankState;
 use super::schedule::Waiters;
 use super::{Shared, link_of};
+use crate::graph::HbGraph;
 use crate::model::Model;
-use crate::trace::Shape;
+use crate::trace::{Shape, Trace};
 use petgraph::graph::DiGraph;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -31,35 +32,106 @@ pub(super) fn counted(reasons: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// Names the ranks that wait on each other in a cycle, with what each is blocked in.
-pub(super) fn deadlock_message(
+/// What names a deadlock, of the ranks a process replayed: who waits on whom, and each stuck
+/// rank's call in words. One process's own ranks' [`Waits`] joined make the whole replay's
+/// (a split replay gathers them).
+#[derive(Debug, Default)]
+pub(super) struct Waits {
+    /// `(waiting rank, rank whose call time it waits for)`.
+    pub(super) on_rank: Vec<(u32, u32)>,
+    /// `(instance, waiting rank)`.
+    pub(super) on_instance: Vec<(u32, u32)>,
+    /// `(rank, instance)` of each rank waiting inside a collective it has called.
+    pub(super) inside: Vec<(u32, u32)>,
+    /// Each rank that stopped before its last event, with its call in words.
+    pub(super) stopped: Vec<(u32, String)>,
+}
+
+/// The [`Waits`] of `ranks` once no rank can go on.
+pub(super) fn waits(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
     waiting_on_event: &Waiters,
     waiting_on_instance: &HashMap<u32, Vec<u32>>,
-) -> String {
-    let p = states.len();
+    ranks: std::ops::Range<usize>,
+) -> Waits {
+    let mut w = Waits::default();
+    for q in 0..states.len() as u32 {
+        w.on_rank.extend(waiting_on_event.on(q).map(|r| (r, q)));
+    }
+    for (&x, list) in waiting_on_instance {
+        w.on_instance.extend(list.iter().map(|&r| (x, r)));
+    }
+    for r in ranks {
+        let st = states[r].lock().expect("rank state");
+        let (i, ev) = (st.pos as usize, sh.trace.rank(r));
+        if i >= ev.len() {
+            continue;
+        }
+        // It waits inside the instance it called (it cannot have left it).
+        if st.published && ev.routine(i).is_collective() {
+            w.inside
+                .push((r as u32, link_of(sh, r, i, ev.routine(i), st.colls)));
+        }
+        drop(st);
+        w.stopped.push((r as u32, describe(sh, r, i)));
+    }
+    w
+}
+
+/// Rank `r`'s call `i` in words, with what it waits for.
+fn describe(sh: &Shared<'_>, r: usize, i: usize) -> String {
+    let e = sh.trace.rank(r).event(i);
+    let what = match e.routine.shape() {
+        Shape::Send | Shape::Isend => {
+            let why = match sh.model {
+                Model::LogGps(p) if sh.rendezvous(r, i) => {
+                    format!("rendezvous: {} > S = {}", e.bytes, p.S)
+                }
+                _ => "eager".into(),
+            };
+            format!(
+                "{} bytes to rank {} tag {} comm {} ({why})",
+                e.bytes, e.peer, e.tag, e.comm
+            )
+        }
+        Shape::Recv | Shape::Irecv => {
+            format!("from rank {} tag {} comm {}", e.peer, e.tag, e.comm)
+        }
+        Shape::Sendrecv => format!(
+            "{} bytes to rank {} and from rank {}",
+            e.bytes,
+            e.peer,
+            sh.trace.rank(r).recv_half(i).map_or(-1, |h| h.source)
+        ),
+        Shape::Coll | Shape::CommOp => format!("on comm {}", e.comm),
+        _ => String::new(),
+    };
+    format!("rank {r} event {i} {} {what}", e.routine.mpi_name())
+}
+
+/// Names the ranks that wait on each other in a cycle, with what each is blocked in, from the
+/// [`Waits`] of every rank: a rank waiting on an instance waits on each member that has not
+/// called it.
+pub(super) fn deadlock_message(trace: &Trace, g: &HbGraph, model: &Model, w: &Waits) -> String {
+    let p = trace.nranks();
     let mut wait_for: DiGraph<u32, ()> = DiGraph::with_capacity(p, p);
     let nodes: Vec<_> = (0..p as u32).map(|r| wait_for.add_node(r)).collect();
-    for q in 0..p as u32 {
-        for r in waiting_on_event.on(q) {
-            wait_for.add_edge(nodes[r as usize], nodes[q as usize], ());
-        }
+    // In one order whoever found them (one process, or each its own ranks').
+    let mut on_rank = w.on_rank.clone();
+    on_rank.sort_unstable_by_key(|&(r, q)| (q, r));
+    for &(r, q) in &on_rank {
+        wait_for.add_edge(nodes[r as usize], nodes[q as usize], ());
     }
-    // Whether rank `m` has called instance `x`: it waits in it (it cannot have left it).
-    let called = |m: u32, x: u32| {
-        let st = states[m as usize].lock().expect("rank state");
-        let (i, ev) = (st.pos as usize, sh.trace.rank(m as usize));
-        i < ev.len() && st.published && link_of(sh, m as usize, i, ev.routine(i), st.colls) == x
-    };
-    for (&x, list) in waiting_on_instance {
-        let comm = sh.g.instances[x as usize].comm;
-        let members = sh.trace.comm_members(comm).expect("validated communicator");
+    let mut on_instance = w.on_instance.clone();
+    on_instance.sort_unstable();
+    let inside: std::collections::HashSet<(u32, u32)> = w.inside.iter().copied().collect();
+    for &(x, r) in &on_instance {
+        let comm = g.instances[x as usize].comm;
+        let members = trace.comm_members(comm).expect("validated communicator");
         for m in (0..members.len()).map(|k| members.get(k)) {
-            if !called(m, x) {
-                for &r in list {
-                    wait_for.add_edge(nodes[r as usize], nodes[m as usize], ());
-                }
+            if !inside.contains(&(m, x)) {
+                wait_for.add_edge(nodes[r as usize], nodes[m as usize], ());
             }
         }
     }
@@ -71,45 +143,12 @@ pub(super) fn deadlock_message(
             v.sort_unstable();
             v
         })
-        .unwrap_or_else(|| {
-            (0..p)
-                .filter(|&r| {
-                    (states[r].lock().expect("rank state").pos as usize) < sh.trace.rank(r).len()
-                })
-                .collect()
-        });
-    let describe = |r: usize| {
-        let i = states[r].lock().expect("rank state").pos as usize;
-        let e = sh.trace.rank(r).event(i);
-        let what = match e.routine.shape() {
-            Shape::Send | Shape::Isend => {
-                let why = match sh.model {
-                    Model::LogGps(p) if sh.rendezvous(r, i) => {
-                        format!("rendezvous: {} > S = {}", e.bytes, p.S)
-                    }
-                    _ => "eager".into(),
-                };
-                format!(
-                    "{} bytes to rank {} tag {} comm {} ({why})",
-                    e.bytes, e.peer, e.tag, e.comm
-                )
-            }
-            Shape::Recv | Shape::Irecv => {
-                format!("from rank {} tag {} comm {}", e.peer, e.tag, e.comm)
-            }
-            Shape::Sendrecv => format!(
-                "{} bytes to rank {} and from rank {}",
-                e.bytes,
-                e.peer,
-                sh.trace.rank(r).recv_half(i).map_or(-1, |h| h.source)
-            ),
-            Shape::Coll | Shape::CommOp => format!("on comm {}", e.comm),
-            _ => String::new(),
-        };
-        format!("rank {r} event {i} {} {what}", e.routine.mpi_name())
-    };
-    let parts: Vec<String> = cycle.iter().map(|&r| describe(r)).collect();
-    let under = match sh.model {
+        .unwrap_or_else(|| w.stopped.iter().map(|s| s.0 as usize).collect());
+    let said: HashMap<u32, &String> = w.stopped.iter().map(|(r, s)| (*r, s)).collect();
+    let parts: Vec<&str> = (cycle.iter())
+        .filter_map(|&r| said.get(&(r as u32)).map(|s| s.as_str()))
+        .collect();
+    let under = match model {
         Model::LogGps(p) => format!("S = {} bytes", p.S),
         Model::LogGp(_) => "LogGP (no rendezvous)".into(),
     };

@@ -51,7 +51,7 @@ use crate::memory::Pages;
 use crate::model::{Model, Params};
 use crate::trace::{Routine, Shape, Trace, list_some};
 use collective::{Modeled, ScheduleCache, Shaped, Spare, place};
-use deadlock::{counted, deadlock_message};
+use deadlock::{Waits, counted, deadlock_message, waits};
 use rank::RankState;
 use rayon::prelude::*;
 use schedule::{FORCED_PREFETCH, PARTNER_PREFETCH_MIN_RANKS, Waiting};
@@ -542,16 +542,27 @@ pub fn replay_split(
         check_memory(trace, file).and_then(|()| Shared::new(trace, g, model, coll, None, Some(ex)));
     let sh = split::agreed(ready, ex)?;
     let states = fresh_states(trace.nranks(), model);
-    let mut stats = split::run(&sh, &states, progress)?;
+    let (mut stats, waiting) = split::run(&sh, &states, progress)?;
     let own = sh.part.as_ref().expect("split").ranks.clone();
+    let stuck: Vec<usize> = (own.clone())
+        .filter(|&r| !ended(trace, r, states[r].lock().expect("rank state").pos))
+        .collect();
+    // What names a deadlock, of its own ranks (gathered below if a rank anywhere is stuck).
+    let own_waits = match stuck.is_empty() {
+        true => Waits::default(),
+        false => waits(
+            &sh,
+            &states,
+            &waiting.on_event,
+            &waiting.on_instance,
+            own.clone(),
+        ),
+    };
     let (t0, mut warnings) = (sh.t0, g.warnings.clone());
     let unmodeled = std::mem::take(&mut *sh.unmodeled.lock().expect("warnings"));
     drop(sh);
     let mine = Gathered {
-        stuck: own
-            .clone()
-            .filter(|&r| !ended(trace, r, states[r].lock().expect("rank state").pos))
-            .collect(),
+        stuck,
         ranks: own
             .map(|r| {
                 let st = std::mem::replace(
@@ -566,13 +577,8 @@ pub fn replay_split(
     };
     let (all, stuck) = split::gather(ex, mine, &mut stats)?;
     if stuck > 0 && trace.complete {
-        return Err(match ex.process() {
-            0 => match replay_with(trace, g, model, coll, file, &|_| {}) {
-                Err(e) => e,
-                Ok(_) => TraceError::at(file, format!("{stuck} rank(s) could not end")).into(),
-            },
-            _ => split::deadlock_elsewhere(file),
-        });
+        let w = split::gather_waits(ex, own_waits, &mut stats)?;
+        return Err(TraceError::at(file, deadlock_message(trace, g, model, &w)).into());
     }
     warnings.extend(unmodeled_warning(all.unmodeled));
     if stuck > 0 {
@@ -631,7 +637,9 @@ fn finish(
         .collect();
     if !blocked.is_empty() {
         if trace.complete {
-            let cycle = deadlock_message(&sh, &states, &waiting.on_event, &waiting.on_instance);
+            let p = trace.nranks();
+            let w = waits(&sh, &states, &waiting.on_event, &waiting.on_instance, 0..p);
+            let cycle = deadlock_message(trace, g, sh.model, &w);
             return Err(TraceError::at(file, cycle).into());
         }
         warnings.push(format!(

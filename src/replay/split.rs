@@ -18,13 +18,15 @@
 //!
 //! At the end process 0 gathers every rank's breakdown, the warnings and the ranks that could
 //! not end; it alone holds the whole [`Prediction`] (the others hold their own ranks'). A
-//! deadlock's cycle is named by process 0, which replays the trace alone to find it (each
-//! process holds the whole trace and graph: what the split divides is the replay's work).
+//! deadlock is named from every process's waits of its own ranks, gathered to all
+//! ([`gather_waits`]): who waits on whom, who waits inside which collective, each stuck
+//! call in words; each process then names the cycle as one process replaying alone does.
 
+use super::deadlock::Waits;
 use super::rank::RankState;
-use super::schedule;
+use super::schedule::{self, Waiting};
 use super::{Dep, RankBreakdown, Shared};
-use crate::error::{Error, TraceError};
+use crate::error::Error;
 use crate::graph::{HbGraph, NONE};
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
@@ -203,7 +205,7 @@ pub(super) fn run(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<SplitStats, Error> {
+) -> Result<(SplitStats, Waiting), Error> {
     let part = sh.part.as_ref().expect("a split replay");
     let (ex, trace) = (part.ex, sh.trace);
     let (me, n) = (ex.process(), ex.processes());
@@ -222,7 +224,7 @@ pub(super) fn run(
     loop {
         stats.rounds += 1;
         let before = done;
-        schedule::run(sh, states, std::mem::take(&mut ranks), &|e| {
+        let waiting = schedule::run(sh, states, std::mem::take(&mut ranks), &|e| {
             progress(before + e)
         });
         sh.completed.lock().expect("completed").clear();
@@ -301,7 +303,8 @@ pub(super) fn run(
         stats.exchanging += clock.elapsed();
         let moved: u64 = got.iter().map(|v| v.last().copied().unwrap_or(0)).sum();
         if moved == 0 {
-            return Ok(stats);
+            // The last round's waits are where the ranks stopped.
+            return Ok((stats, waiting));
         }
         let clock = Instant::now();
         // Call times written in parallel (each to its own slot); the few collective records
@@ -538,13 +541,42 @@ pub fn agreed<T>(r: Result<T, Error>, ex: &dyn Exchange) -> Result<T, Error> {
     }
 }
 
-/// The error of a deadlock on a process other than 0, which names it.
-pub(super) fn deadlock_elsewhere(file: &str) -> Error {
-    TraceError::at(
-        file,
-        "the replay deadlocks (process 0 names the cycle)".to_string(),
-    )
-    .into()
+/// Every process's [`Waits`] of its own ranks, joined, on every process: each names the
+/// deadlock as one process replaying alone does.
+pub(super) fn gather_waits(
+    ex: &dyn Exchange,
+    own: Waits,
+    stats: &mut SplitStats,
+) -> Result<Waits, Error> {
+    let mut words = Vec::new();
+    for list in [&own.on_rank, &own.on_instance, &own.inside] {
+        words.push(list.len() as u64);
+        words.extend(list.iter().map(|&(a, b)| a as u64 | (b as u64) << 32));
+    }
+    words.push(own.stopped.len() as u64);
+    for (r, said) in &own.stopped {
+        words.push(*r as u64);
+        encode_str(said, &mut words);
+    }
+    let out = vec![words; ex.processes()];
+    count(stats, &out);
+    let mut all = Waits::default();
+    for v in ex.all_to_all(out)? {
+        let mut w = v.iter().copied();
+        let bad = || Error::Io("a split replay's deadlock report was cut short".into());
+        let mut next = || w.next().ok_or_else(bad);
+        for list in [&mut all.on_rank, &mut all.on_instance, &mut all.inside] {
+            for _ in 0..next()? {
+                let x = next()?;
+                list.push((x as u32, (x >> 32) as u32));
+            }
+        }
+        for _ in 0..next()? {
+            let r = next()? as u32;
+            all.stopped.push((r, decode_str(&mut next)?));
+        }
+    }
+    Ok(all)
 }
 
 /// Processes as threads of one program, exchanging through memory: the split replay's logic

@@ -3,7 +3,7 @@
 # processes, `mpirun -np K loggps-predict …` prints exactly what one process prints (JSON, CSV
 # and table, byte for byte) on every synthetic pattern, the fixtures and recorded traces, under
 # LogGPS (progress asynchronous and at calls) and LogGP, collectives modeled and measured,
-# sweeps included; a deadlock is named once, by process 0; commands that do not split are
+# sweeps included; a deadlock is named alike, printed by process 0; commands that do not split are
 # refused once; a process that fails alone stops the job with one error.
 #
 #   bash tests/split/run.sh openmpi|mpich [quick]
