@@ -10,7 +10,6 @@ mod common;
 
 use loggps_predict::graph::{self, HbGraph, split};
 use loggps_predict::replay::split::{Exchange, Threads, owned};
-use loggps_predict::synth::{Pattern, Spec};
 use loggps_predict::trace::{self, Trace};
 use proptest::prelude::*;
 
@@ -86,20 +85,9 @@ fn same_links(what: &str, whole: &Trace) {
 
 #[test]
 fn every_synthetic_pattern() {
-    for &pattern in <Pattern as clap::ValueEnum>::value_variants() {
-        let spec = Spec {
-            pattern,
-            ranks: 11,
-            iterations: 3,
-            bytes: 100,
-            compute_ns: 10,
-        };
-        let mut buf = Vec::new();
-        loggps_predict::synth::write(&spec, &mut buf, &|_| {}).unwrap();
-        same_links(
-            &format!("{pattern:?}"),
-            &trace::parse("synth", &buf).unwrap(),
-        );
+    for (pattern, bytes) in common::small_patterns() {
+        let t = trace::parse("synth", &bytes).unwrap();
+        same_links(&format!("{pattern:?}"), &t);
     }
 }
 

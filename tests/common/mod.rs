@@ -219,6 +219,27 @@ pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("runs")
 }
 
+/// Each synthetic pattern on 11 ranks, 3 iterations of 100 bytes, as a binary trace.
+pub fn small_patterns() -> Vec<(loggps_predict::synth::Pattern, Vec<u8>)> {
+    use loggps_predict::synth::{Pattern, Spec};
+    let patterns = <Pattern as clap::ValueEnum>::value_variants();
+    patterns
+        .iter()
+        .map(|&pattern| {
+            let spec = Spec {
+                pattern,
+                ranks: 11,
+                iterations: 3,
+                bytes: 100,
+                compute_ns: 10,
+            };
+            let mut buf = Vec::new();
+            loggps_predict::synth::write(&spec, &mut buf, &|_| {}).unwrap();
+            (pattern, buf)
+        })
+        .collect()
+}
+
 /// The trace `synth` writes with `args` (a pattern and its sizes) into `dir`, named after its
 /// pattern.
 pub fn synthesized(dir: &Path, args: &[&str]) -> String {
