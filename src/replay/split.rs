@@ -120,10 +120,15 @@ impl<'x> Part<'x> {
     }
 }
 
-/// A record's kinds, its first word (three words each).
+/// A record's kinds, the top two bits of its first word (two words each). The rest of the
+/// word is a global event (below 2^31), or an instance and a count or a world rank (each
+/// below 2^31: [`KIND`] is clear of them).
 const CALL: u64 = 0;
-const ARRIVAL: u64 = 1;
-const START: u64 = 2;
+const ARRIVAL: u64 = 1 << 62;
+const START: u64 = 2 << 62;
+const KIND: u64 = 3 << 62;
+/// An instance's bits in a collective record's first word.
+const LOW: u64 = (1 << 31) - 1;
 
 /// Where a process's records go: per owned rank, the processes its call times go to; per
 /// communicator but the world, the processes that own a member.
@@ -230,7 +235,7 @@ pub(super) fn run(
         sh.completed.lock().expect("completed").clear();
         let clock = Instant::now();
         // The call times newly known, made by the threads in parallel, a piece of owned ranks
-        // per task (a round's records are up to 3 words an event).
+        // per task (a round's records are up to 2 words an event).
         let piece = own.len().div_ceil(4 * rayon::current_num_threads()).max(1);
         let pieces: Vec<Piece> = sent
             .par_chunks_mut(piece)
@@ -255,7 +260,7 @@ pub(super) fn run(
                             let bits = sh.calls[e].load(Ordering::Acquire);
                             if bits != super::UNKNOWN {
                                 for &to in readers {
-                                    p.out[to as usize].extend([CALL, e as u64, bits]);
+                                    p.out[to as usize].extend([CALL | e as u64, bits]);
                                 }
                             }
                         }
@@ -282,12 +287,12 @@ pub(super) fn run(
         }
         for (x, m, latest) in std::mem::take(&mut *part.arrivals.lock().expect("arrivals")) {
             for &to in routes.of_instance(sh, x) {
-                out[to as usize].extend([ARRIVAL, x as u64 | (m as u64) << 32, latest]);
+                out[to as usize].extend([ARRIVAL | x as u64 | (m as u64) << 31, latest]);
             }
         }
         for (x, r, t) in std::mem::take(&mut *part.starts.lock().expect("starts")) {
             for &to in routes.of_instance(sh, x) {
-                out[to as usize].extend([START, x as u64 | (r as u64) << 32, t.to_bits()]);
+                out[to as usize].extend([START | x as u64 | (r as u64) << 31, t.to_bits()]);
             }
         }
         let sending: u64 = out.iter().map(|v| v.len() as u64).sum();
@@ -311,14 +316,15 @@ pub(super) fn run(
         // gathered.
         let (mut arrivals, mut starts) = got
             .par_iter()
-            .flat_map(|v| v[..v.len() - 1].par_chunks(3 * 4096))
+            .flat_map(|v| v[..v.len() - 1].par_chunks(2 * 4096))
             .map(|words| {
                 let (mut arrivals, mut starts) = (Vec::new(), Vec::new());
-                for w in words.chunks_exact(3) {
-                    match w[0] {
-                        CALL => sh.calls[w[1] as usize].store(w[2], Ordering::Release),
-                        ARRIVAL => arrivals.push((w[1] as u32, (w[1] >> 32) as u32, w[2])),
-                        _ => starts.push((w[1] as u32, (w[1] >> 32) as u32, f64::from_bits(w[2]))),
+                for w in words.chunks_exact(2) {
+                    let (x, other) = ((w[0] & LOW) as u32, ((w[0] & !KIND) >> 31) as u32);
+                    match w[0] & KIND {
+                        CALL => sh.calls[(w[0] & !KIND) as usize].store(w[1], Ordering::Release),
+                        ARRIVAL => arrivals.push((x, other, w[1])),
+                        _ => starts.push((x, other, f64::from_bits(w[1]))),
                     }
                 }
                 (arrivals, starts)
