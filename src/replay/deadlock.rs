@@ -43,17 +43,28 @@ pub(super) struct Waits {
     pub(super) on_instance: Vec<(u32, u32)>,
     /// `(rank, instance)` of each rank waiting inside a collective it has called.
     pub(super) inside: Vec<(u32, u32)>,
-    /// Each rank that stopped before its last event, with its call in words.
+    /// Each rank that stopped before its last event, with its call in words where they were
+    /// asked for (to be sent to other processes; else empty).
     pub(super) stopped: Vec<(u32, String)>,
 }
 
-/// The [`Waits`] of `ranks` once no rank can go on.
+impl Waits {
+    /// Rank `r`'s call in words, as [`waits`] gave it.
+    pub(super) fn said(&self, r: u32) -> String {
+        let k = self.stopped.binary_search_by_key(&r, |s| s.0);
+        k.map(|k| self.stopped[k].1.clone()).unwrap_or_default()
+    }
+}
+
+/// The [`Waits`] of `ranks` once no rank can go on; with each stopped rank's call in words
+/// where `say` ([`describe`] names only the cycle's ranks where all are at hand).
 pub(super) fn waits(
     sh: &Shared<'_>,
     states: &[Mutex<RankState>],
     waiting_on_event: &Waiters,
     waiting_on_instance: &HashMap<u32, Vec<u32>>,
     ranks: std::ops::Range<usize>,
+    say: bool,
 ) -> Waits {
     let mut w = Waits::default();
     for q in 0..states.len() as u32 {
@@ -74,13 +85,18 @@ pub(super) fn waits(
                 .push((r as u32, link_of(sh, r, i, ev.routine(i), st.colls)));
         }
         drop(st);
-        w.stopped.push((r as u32, describe(sh, r, i)));
+        let said = if say {
+            describe(sh, r, i)
+        } else {
+            String::new()
+        };
+        w.stopped.push((r as u32, said));
     }
     w
 }
 
 /// Rank `r`'s call `i` in words, with what it waits for.
-fn describe(sh: &Shared<'_>, r: usize, i: usize) -> String {
+pub(super) fn describe(sh: &Shared<'_>, r: usize, i: usize) -> String {
     let e = sh.trace.rank(r).event(i);
     let what = match e.routine.shape() {
         Shape::Send | Shape::Isend => {
@@ -110,10 +126,16 @@ fn describe(sh: &Shared<'_>, r: usize, i: usize) -> String {
     format!("rank {r} event {i} {} {what}", e.routine.mpi_name())
 }
 
-/// Names the ranks that wait on each other in a cycle, with what each is blocked in, from the
-/// [`Waits`] of every rank: a rank waiting on an instance waits on each member that has not
-/// called it.
-pub(super) fn deadlock_message(trace: &Trace, g: &HbGraph, model: &Model, w: &Waits) -> String {
+/// Names the ranks that wait on each other in a cycle, with what each is blocked in (`say`),
+/// from the [`Waits`] of every rank: a rank waiting on an instance waits on each member that
+/// has not called it.
+pub(super) fn deadlock_message(
+    trace: &Trace,
+    g: &HbGraph,
+    model: &Model,
+    w: &Waits,
+    say: &dyn Fn(u32) -> String,
+) -> String {
     let p = trace.nranks();
     let mut wait_for: DiGraph<u32, ()> = DiGraph::with_capacity(p, p);
     let nodes: Vec<_> = (0..p as u32).map(|r| wait_for.add_node(r)).collect();
@@ -144,10 +166,7 @@ pub(super) fn deadlock_message(trace: &Trace, g: &HbGraph, model: &Model, w: &Wa
             v
         })
         .unwrap_or_else(|| w.stopped.iter().map(|s| s.0 as usize).collect());
-    let said: HashMap<u32, &String> = w.stopped.iter().map(|(r, s)| (*r, s)).collect();
-    let parts: Vec<&str> = (cycle.iter())
-        .filter_map(|&r| said.get(&(r as u32)).map(|s| s.as_str()))
-        .collect();
+    let parts: Vec<String> = cycle.iter().map(|&r| say(r as u32)).collect();
     let under = match model {
         Model::LogGps(p) => format!("S = {} bytes", p.S),
         Model::LogGp(_) => "LogGP (no rendezvous)".into(),

@@ -556,6 +556,7 @@ pub fn replay_split(
             &waiting.on_event,
             &waiting.on_instance,
             own.clone(),
+            true,
         ),
     };
     let (t0, mut warnings) = (sh.t0, g.warnings.clone());
@@ -578,7 +579,8 @@ pub fn replay_split(
     let (all, stuck) = split::gather(ex, mine, &mut stats)?;
     if stuck > 0 && trace.complete {
         let w = split::gather_waits(ex, own_waits, &mut stats)?;
-        return Err(TraceError::at(file, deadlock_message(trace, g, model, &w)).into());
+        let cycle = deadlock_message(trace, g, model, &w, &|r| w.said(r));
+        return Err(TraceError::at(file, cycle).into());
     }
     warnings.extend(unmodeled_warning(all.unmodeled));
     if stuck > 0 {
@@ -638,8 +640,18 @@ fn finish(
     if !blocked.is_empty() {
         if trace.complete {
             let p = trace.nranks();
-            let w = waits(&sh, &states, &waiting.on_event, &waiting.on_instance, 0..p);
-            let cycle = deadlock_message(trace, g, sh.model, &w);
+            let w = waits(
+                &sh,
+                &states,
+                &waiting.on_event,
+                &waiting.on_instance,
+                0..p,
+                false,
+            );
+            // Only the cycle's ranks put in words.
+            let pos = |r: u32| states[r as usize].lock().expect("rank state").pos as usize;
+            let say = |r: u32| deadlock::describe(&sh, r as usize, pos(r));
+            let cycle = deadlock_message(trace, g, sh.model, &w, &say);
             return Err(TraceError::at(file, cycle).into());
         }
         warnings.push(format!(
