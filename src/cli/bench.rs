@@ -1,7 +1,9 @@
 //! `loggps-predict bench TRACE`: the pipeline's phases timed, as JSON.
 
 use super::args::ParamArgs;
-use super::{Split, agreed, json_to, quiet_pipe, to_stdout, warn};
+use super::{
+    Split, agreed, all_events, census, json_to, load_replayed, matched, quiet_pipe, to_stdout,
+};
 use clap::Args;
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::error::Error;
@@ -45,16 +47,14 @@ pub(super) fn bench(
     let a0 = allocs();
     let t = Instant::now();
     // What one process may fail at alone (a file its node lacks, its memory) stops them all.
-    let trace = agreed(
-        trace::load_then(path, &mut warn, trace::Then::PREDICT).map_err(Error::from),
-        split,
-    )?;
+    let trace = agreed(load_replayed(path, trace::Then::PREDICT, split), split)?;
+    let census = census(&trace, path, split)?;
     let parse_s = t.elapsed().as_secs_f64();
     let peak_parse = peak_rss_bytes();
     let a_parse = allocs();
     let resolved = agreed(params.resolve(trace.meta.params), split)?;
     let t = Instant::now();
-    let graph = agreed(loggps_predict::graph::build(&trace, &name), split)?;
+    let graph = matched(&trace, &name, census.as_ref(), split)?;
     let graph_s = t.elapsed().as_secs_f64();
     let peak_graph = peak_rss_bytes();
     let a_graph = allocs();
@@ -72,7 +72,8 @@ pub(super) fn bench(
     };
     let replay_s = t.elapsed().as_secs_f64();
     let a_replay = allocs();
-    let events = trace.total_events() as f64;
+    let total_events = all_events(&trace, census.as_ref());
+    let events = total_events as f64;
     let per_event = |n: u64| n as f64 / events.max(1.0);
     let total_s = parse_s + graph_s + replay_s;
     let peak = peak_rss_bytes();
@@ -83,7 +84,7 @@ pub(super) fn bench(
     let mut figures = serde_json::json!({
         "trace": name,
         "ranks": trace.nranks(),
-        "events": trace.total_events(),
+        "events": total_events,
         "threads": rayon::current_num_threads(),
         "coll": coll,
         "file_bytes": file_bytes,

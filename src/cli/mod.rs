@@ -18,6 +18,8 @@ mod table7;
 
 use clap::{Parser, Subcommand};
 use loggps_predict::error::Error;
+use loggps_predict::graph::HbGraph;
+use loggps_predict::graph::split::Census;
 use loggps_predict::replay::{self, split::Exchange};
 use loggps_predict::trace::{self, Trace};
 use predict::PredictArgs;
@@ -160,16 +162,72 @@ fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
 }
 
 /// The events this process replays: the whole trace's, or in a split replay its own ranks'
-/// (what its progress bar counts to).
-fn to_replay(trace: &Trace, split: Split<'_>) -> u64 {
-    match split {
-        Some(ex) => {
-            let own = replay::split::owned(ex.process(), ex.processes(), trace.nranks());
-            let offsets = trace.events.offsets();
-            (offsets[own.end] - offsets[own.start]) as u64
-        }
-        None => trace.total_events(),
+/// (all it holds: what its progress bar counts to).
+fn to_replay(trace: &Trace) -> u64 {
+    trace.total_events()
+}
+
+/// [`load_then`], as this process replays the trace: in a split replay, its own ranks alone
+/// ([`trace::load_block`]).
+fn load_replayed(path: &Path, then: trace::Then, split: Split<'_>) -> Result<Trace, Error> {
+    let Some(ex) = split else {
+        return load_then(path, then);
+    };
+    let label = format!("loading {}", path.display());
+    let (k, n) = (ex.process(), ex.processes());
+    Ok(Progress::around(&label, || {
+        trace::load_block(path, k, n, &mut warn, then)
+    })?)
+}
+
+/// In a split replay, what every process learns of the whole trace once each has loaded its
+/// own ranks ([`load_replayed`]); an unfinished trace's ranks without MPI_Finalize are warned
+/// of here, as one process warns of them when it loads. Every process calls it alike.
+fn census(trace: &Trace, path: &Path, split: Split<'_>) -> Result<Option<Census>, Error> {
+    let Some(ex) = split else {
+        return Ok(None);
+    };
+    let c = loggps_predict::graph::split::census(trace, ex)?;
+    if !trace.complete {
+        let name = path.display().to_string();
+        warn(trace::unfinished_warning(
+            &name,
+            trace.nranks(),
+            &c.unfinished,
+        ));
     }
+    Ok(Some(c))
+}
+
+/// The graph of `trace`: the whole trace's, or in a split replay this process's part of the
+/// whole ([`loggps_predict::graph::split::divide`]).
+fn matched(
+    trace: &Trace,
+    name: &str,
+    census: Option<&Census>,
+    split: Split<'_>,
+) -> Result<HbGraph, Error> {
+    let graph = match (split, census) {
+        (Some(ex), Some(c)) => loggps_predict::graph::split::divide(trace, name, c, ex),
+        _ => loggps_predict::graph::build(trace, name),
+    };
+    agreed(graph, split)
+}
+
+/// The trace's events: the whole trace's, where this process holds only its own ranks' too.
+fn all_events(trace: &Trace, census: Option<&Census>) -> u64 {
+    census.map_or(trace.total_events(), |c| {
+        c.firsts[c.firsts.len() - 1] as u64
+    })
+}
+
+/// Whether `here` holds on some process (on this one, where the replay is not split).
+fn anywhere(here: bool, split: Split<'_>) -> Result<bool, Error> {
+    let Some(ex) = split else {
+        return Ok(here);
+    };
+    let got = ex.all_to_all(vec![vec![here as u64]; ex.processes()])?;
+    Ok(got.iter().any(|v| v.first() == Some(&1)))
 }
 
 /// Prints a warning on stderr (process 0 alone, in a split replay).

@@ -3,7 +3,10 @@
 use super::args::{ModelArgs, ParamArgs};
 use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
-use super::{Split, agreed, load_then, quiet, quiet_pipe, replay, to_replay, to_stdout, warn};
+use super::{
+    Split, agreed, all_events, census, load_replayed, matched, quiet, quiet_pipe, replay,
+    to_replay, to_stdout, warn,
+};
 use clap::Args;
 use loggps_predict::callsites::{self, SortKey, Symbolizer};
 use loggps_predict::collectives::traced::Choice;
@@ -68,17 +71,18 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     // What one process of a split replay may fail at alone (a trace or parameter file its node
     // lacks) stops them all, before their first exchange.
     let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
+    let census = census(&trace, path, split)?;
     if let Some(sweep) = sweep {
-        return predict_sweep(a, &sweep, &trace, &coll, split);
+        return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
     let resolved = agreed(a.model.resolve(&a.params, trace.meta.params), split)?;
     // Names call sites for the timeline and the critical path, each object opened once.
     let mut symbolizer = Symbolizer::new(Vec::new());
-    let bar = Progress::new("replaying", Some(to_replay(&trace, split)));
+    let bar = Progress::new("replaying", Some(to_replay(&trace)));
     let (prediction, critical) = match (&a.timeline, a.critical_path) {
         (None, false) => {
             let name = path.display().to_string();
-            let graph = agreed(loggps_predict::graph::build(&trace, &name), split);
+            let graph = matched(&trace, &name, census.as_ref(), split);
             let replayed = graph.and_then(|g| {
                 let model = resolved.model();
                 replay(&trace, &g, &model, &coll, &name, &|n| bar.set(n), split)
@@ -105,7 +109,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let mut report = Report::new(
         &path.display().to_string(),
         &trace.meta.library,
-        trace.total_events(),
+        all_events(&trace, census.as_ref()),
         &prediction,
         &resolved,
     );
@@ -164,7 +168,7 @@ fn prepare(
                 .into(),
         ));
     }
-    let trace = load_then(path, trace::Then::PREDICT)?;
+    let trace = load_replayed(path, trace::Then::PREDICT, split)?;
     Ok((coll, sweep, cut, trace))
 }
 

@@ -4,10 +4,11 @@
 use super::args::{ModelArgs, ModelKind, ParamArgs};
 use super::predict::PredictArgs;
 use super::progress::Progress;
-use super::{Split, agreed, quiet_pipe, replay, to_replay, to_stdout, warn};
+use super::{Split, all_events, anywhere, matched, quiet_pipe, replay, to_replay, to_stdout, warn};
 use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
+use loggps_predict::graph::split::Census;
 use loggps_predict::model;
 use loggps_predict::report;
 use loggps_predict::report::sweep::Value;
@@ -178,15 +179,16 @@ pub(super) fn predict_sweep(
     a: &PredictArgs,
     sweep: &Sweep,
     trace: &Trace,
+    census: Option<&Census>,
     coll: &Choice,
     split: Split<'_>,
 ) -> Result<(), Error> {
     let path = a.trace.as_deref().expect("clap requires TRACE");
     let name = path.display().to_string();
-    let graph = agreed(loggps_predict::graph::build(trace, &name), split)?;
+    let graph = matched(trace, &name, census, split)?;
     if let Some(op) = sweep.op {
         let calls = |r: &Routine| op_of(*r) == Some(op);
-        if !trace.events.routines().par_iter().any(calls) {
+        if !anywhere(trace.events.routines().par_iter().any(calls), split)? {
             warn(format!(
                 "the trace has no {} call: every algorithm predicts the same",
                 op.name()
@@ -204,7 +206,7 @@ pub(super) fn predict_sweep(
             k + 1,
             sweep.values.len()
         );
-        let bar = Progress::new(&label, Some(to_replay(trace, split)));
+        let bar = Progress::new(&label, Some(to_replay(trace)));
         let m = resolved.model();
         let prediction = replay(trace, &graph, &m, &coll, &name, &|n| bar.set(n), split);
         bar.finish();
@@ -236,8 +238,9 @@ pub(super) fn predict_sweep(
         }
     }
     let model = model.expect("a sweep has a value at least");
-    let report =
+    let mut report =
         report::sweep::SweepReport::new(&name, trace, &model, sweep.name, measured_s, points);
+    report.events = all_events(trace, census);
     if let Some(path) = &a.svg {
         super::predict::write_svg(path, &report.svg())?;
     }

@@ -66,6 +66,9 @@ pub struct HbGraph {
     pub instances: Vec<Instance>,
     /// What an unfinalized trace lacks (unmatched messages, unfinished collectives).
     pub warnings: Vec<String>,
+    /// In one process of a split replay, the events of other processes its links name
+    /// ([`split::divide`]); empty otherwise.
+    pub ghosts: split::Ghosts,
 }
 
 /// One side of a message as a matching key; its destination is implied by where it is kept.
@@ -265,6 +268,25 @@ impl HbGraph {
         match self.link[self.start[r] + i] {
             0 => (NONE, false),
             s => (!(s | PLAIN), s & PLAIN == 0),
+        }
+    }
+
+    /// Renumbers the point-to-point links (the Sendrecv halves' too) by `f`: in one process of
+    /// a split replay, from the whole trace's events to its own ([`split::divide`]).
+    pub(crate) fn renumber(&mut self, trace: &Trace, f: impl Fn(u32) -> u32 + Sync) {
+        let routines = trace.events.routines();
+        self.link
+            .par_iter_mut()
+            .zip(routines.par_iter())
+            .filter(|(s, r)| **s != 0 && !r.is_collective())
+            .for_each(|(s, _)| {
+                let to = !*s;
+                *s = !(f(to & !PLAIN) | (to & PLAIN));
+            });
+        for l in &mut self.link2 {
+            for (_, e) in l.iter_mut() {
+                *e = f(*e);
+            }
         }
     }
 
@@ -1346,7 +1368,7 @@ fn same_call(
 /// Whether a message sent by a `routine` call of `bytes()` bytes goes by rendezvous under
 /// eager limit `S`: by the send's mode, else by its size.
 #[inline(always)]
-fn rendezvous_by(routine: Routine, eager_limit: u64, bytes: impl FnOnce() -> u64) -> bool {
+pub fn rendezvous_by(routine: Routine, eager_limit: u64, bytes: impl FnOnce() -> u64) -> bool {
     match routine {
         Routine::Ssend | Routine::Issend => true,
         Routine::Bsend | Routine::Rsend | Routine::Ibsend | Routine::Irsend => false,

@@ -11,8 +11,8 @@
 //! from what they sent.
 
 use super::{
-    Buckets, CallOf, HbGraph, Side, Tally, Unmatched, bucket_sends, link_uniform, pair, receives,
-    same_call, tally, tie_instances, uniform, uniform_mismatch, unmatched_warning,
+    Buckets, CallOf, HbGraph, NONE, Side, Tally, Unmatched, bucket_sends, link_uniform, pair,
+    receives, same_call, tally, tie_instances, uniform, uniform_mismatch, unmatched_warning,
 };
 use crate::error::{Error, TraceError};
 use crate::replay::split::{Exchange, owned};
@@ -352,4 +352,216 @@ pub fn match_collectives(
     let is_own = |r: u32| own.contains(&(r as usize));
     tie_instances(trace, file, g, &b, &placed, call, &is_own)?;
     Ok(())
+}
+
+/// What every process of a split replay learns of the whole trace once each has loaded its own
+/// ranks ([`census`]).
+#[derive(Clone, Debug, Default)]
+pub struct Census {
+    /// Every rank's first event in the whole trace (`p + 1` entries: the last is the total).
+    pub firsts: Vec<usize>,
+    /// Time 0 of the whole trace ([`Trace::measured_t0`]).
+    pub t0: f64,
+    /// The ranks without `MPI_Finalize`, where the trace is unfinished (else none).
+    pub unfinished: Vec<usize>,
+}
+
+/// Every process's ranks' event counts, earliest start and ranks without `MPI_Finalize`, to
+/// every process. Every process calls it alike, `trace` its own ranks' ([`crate::trace::load_ranks`]).
+pub fn census(trace: &Trace, ex: &dyn Exchange) -> Result<Census, Error> {
+    let (me, n, p) = (ex.process(), ex.processes(), trace.nranks());
+    let own = owned(me, n, p);
+    let begin = own.clone().filter_map(|r| trace.measured_begin_ns(r));
+    let mut out = vec![begin.fold(f64::INFINITY, f64::min).to_bits()];
+    out.extend(own.clone().map(|r| trace.rank(r).len() as u64));
+    let unfinished =
+        own.filter(|&r| !trace.complete && !trace.rank(r).routines().contains(&Routine::Finalize));
+    let unfinished: Vec<u64> = unfinished.map(|r| r as u64).collect();
+    out.push(unfinished.len() as u64);
+    out.extend(unfinished);
+    let got = ex.all_to_all(vec![out; n])?;
+    let mut c = Census {
+        firsts: vec![0],
+        t0: f64::INFINITY,
+        unfinished: Vec::new(),
+    };
+    for (k, v) in got.iter().enumerate() {
+        let mut next = words(v);
+        c.t0 = c.t0.min(f64::from_bits(next()?));
+        for _ in owned(k, n, p) {
+            let last = c.firsts[c.firsts.len() - 1];
+            c.firsts.push(last + next()? as usize);
+        }
+        for _ in 0..next()? {
+            c.unfinished.push(next()? as usize);
+        }
+    }
+    if !c.t0.is_finite() {
+        c.t0 = 0.0;
+    }
+    Ok(c)
+}
+
+/// The events of other processes that one process's links name (a split replay), numbered
+/// after its own: ghost `s` is its event `held + s`. What the replay reads of them: a send's
+/// routine and byte count (its size and protocol), a receive's call that moves its message
+/// (`progress = calls`), and their predicted call times, which come in the exchanges.
+#[derive(Clone, Debug, Default)]
+pub struct Ghosts {
+    /// The global index of the process's first event, and how many it holds.
+    pub base: usize,
+    pub held: usize,
+    /// Every rank's first event in the whole trace ([`Census::firsts`]; empty in one process).
+    pub firsts: Vec<usize>,
+    /// Each ghost's global index, ascending.
+    pub global: Vec<u32>,
+    pub routine: Vec<Routine>,
+    pub bytes: Vec<u64>,
+    /// The event (a ghost) at whose call a ghost receive takes its message where messages move
+    /// only inside calls (`NONE`: at its own).
+    pub moves: Vec<u32>,
+    /// Time 0 of the whole trace.
+    pub t0: f64,
+}
+
+impl Ghosts {
+    pub fn len(&self) -> usize {
+        self.global.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.global.is_empty()
+    }
+
+    /// The event this process numbers global event `e`: its own, or a ghost (`None`: neither).
+    pub fn local(&self, e: usize) -> Option<usize> {
+        match e.checked_sub(self.base).filter(|&j| j < self.held) {
+            Some(j) => Some(j),
+            None => (self.global.binary_search(&(e as u32)).ok()).map(|s| self.held + s),
+        }
+    }
+
+    /// The global index of this process's event `e` (its own or a ghost).
+    pub fn global_of(&self, e: usize) -> usize {
+        match e.checked_sub(self.held) {
+            Some(s) => self.global[s] as usize,
+            None => self.base + e,
+        }
+    }
+
+    /// The rank and index in it of ghost event `e` (`e ≥ held`).
+    pub fn locate(&self, e: usize) -> (usize, usize) {
+        let g = self.global[e - self.held] as usize;
+        let r = self.firsts.partition_point(|&f| f <= g) - 1;
+        (r, g - self.firsts[r])
+    }
+}
+
+/// The graph of `trace` (this process's ranks), matched with every other process's
+/// ([`match_messages`], [`match_collectives`]), its links renumbered to this process's events:
+/// its own first, then the other processes' events that its links name ([`Ghosts`]), whose
+/// routine, byte count and moving call their owners send. Every process calls it alike.
+pub fn divide(
+    trace: &Trace,
+    file: &str,
+    census: &Census,
+    ex: &dyn Exchange,
+) -> Result<HbGraph, Error> {
+    let (me, n, p) = (ex.process(), ex.processes(), trace.nranks());
+    let own = owned(me, n, p);
+    let firsts = &census.firsts;
+    let mut g = match_messages(trace, file, ex, firsts)?;
+    match_collectives(trace, file, ex, &mut g)?;
+    let (base, held) = (firsts[own.start], trace.events.len());
+    let mine = |e: u32| (base..base + held).contains(&(e as usize));
+
+    // The other processes' events the links name, asked of their owners.
+    let gr = &g;
+    let mut wanted: Vec<u32> = (own.clone())
+        .into_par_iter()
+        .flat_map_iter(|r| {
+            let ev = trace.rank(r);
+            let links = (0..ev.len()).filter(move |&i| !ev.routine(i).is_collective());
+            let halves = gr.link2.get(r).into_iter().flatten().map(|&(_, e)| e);
+            links.map(move |i| gr.link(r, i)).chain(halves)
+        })
+        .filter(|&e| e != NONE && !mine(e))
+        .collect();
+    wanted.par_sort_unstable();
+    wanted.dedup();
+    let ranks: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
+    let owner = |e: u32| {
+        let r = firsts.partition_point(|&f| f <= e as usize) - 1;
+        ranks.partition_point(|&f| f <= r) - 1
+    };
+    let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
+    for &e in &wanted {
+        out[owner(e)].push(e as u64);
+    }
+    let asked = ex.all_to_all(out)?;
+    // Each asked event's routine and moving call (its rank's first call at or after it that
+    // starts no request, as global events), and its byte count.
+    let answer = |e: u64| -> Result<[u64; 2], Error> {
+        let Some(j) = (e as usize).checked_sub(base).filter(|&j| j < held) else {
+            return Err(Error::Io(format!(
+                "event {e} asked of a process that does not hold it"
+            )));
+        };
+        let r = firsts.partition_point(|&f| f <= base + j) - 1;
+        let (ev, i) = (trace.rank(r), base + j - firsts[r]);
+        let moves = (i..ev.len()).find(|&k| !ev.routine(k).creates_request());
+        let moves = moves.map_or(NONE, |k| (firsts[r] + k) as u32);
+        Ok([
+            ev.routine(i) as u8 as u64 | (moves as u64) << 32,
+            ev.bytes(i),
+        ])
+    };
+    let answers: Vec<Vec<u64>> = asked
+        .iter()
+        .map(|v| {
+            let w = v.iter().map(|&e| answer(e));
+            w.collect::<Result<Vec<_>, _>>().map(|a| a.concat())
+        })
+        .collect::<Result<_, _>>()?;
+    drop(asked);
+    let got = ex.all_to_all(answers)?;
+    // In the order asked: each owner's answers in the order of `wanted`.
+    let mut at = vec![0; n];
+    let mut info = Vec::with_capacity(wanted.len());
+    for &e in &wanted {
+        let k = owner(e);
+        let w = got[k].get(at[k]..at[k] + 2).ok_or_else(|| {
+            Error::Io("a split replay's exchange of ghost events was cut short".into())
+        })?;
+        at[k] += 2;
+        let routine = Routine::from_code(w[0] as u8)
+            .ok_or_else(|| Error::Io(format!("a ghost event names no routine ({})", w[0] as u8)))?;
+        info.push((e, routine, w[1], (w[0] >> 32) as u32));
+    }
+    drop(got);
+    // The moving calls not asked for are ghosts too: only their call times are read.
+    let mut extra: Vec<u32> = info
+        .iter()
+        .map(|x| x.3)
+        .filter(|&m| m != NONE && wanted.binary_search(&m).is_err())
+        .collect();
+    extra.sort_unstable();
+    extra.dedup();
+    info.extend(extra.into_iter().map(|e| (e, Routine::Init, 0, NONE)));
+    info.sort_unstable_by_key(|x| x.0);
+    let mut ghosts = Ghosts {
+        base,
+        held,
+        firsts: firsts.clone(),
+        global: info.iter().map(|x| x.0).collect(),
+        routine: info.iter().map(|x| x.1).collect(),
+        bytes: info.iter().map(|x| x.2).collect(),
+        moves: Vec::new(),
+        t0: census.t0,
+    };
+    let local = |gh: &Ghosts, e: u32| gh.local(e as usize).map_or(NONE, |l| l as u32);
+    ghosts.moves = info.iter().map(|x| local(&ghosts, x.3)).collect();
+    g.renumber(trace, |e| local(&ghosts, e));
+    g.ghosts = ghosts;
+    Ok(g)
 }

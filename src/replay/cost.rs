@@ -5,7 +5,7 @@
 use super::collective::Local;
 use super::rank::{NO_EVENT, RankState, Rare};
 use super::{Dep, Shared, UNKNOWN, link_of};
-use crate::graph::{NONE, rendezvous_at, rendezvous_in};
+use crate::graph::{NONE, rendezvous_at, rendezvous_by, rendezvous_in};
 use crate::model::{Cost, CostModel, Model, Port, WaitFold};
 use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape};
 use std::sync::atomic::Ordering;
@@ -367,6 +367,7 @@ impl Shared<'_> {
                     {
                         (q, e - self.offsets[q])
                     }
+                    _ if e >= self.held => self.g.ghosts.locate(e),
                     _ => self.trace.events.locate(e),
                 };
                 Err(Dep::Event(q as u32, j as u32))
@@ -375,10 +376,26 @@ impl Shared<'_> {
         }
     }
 
+    /// Whether the predicted call time of event `j` of rank `q` is known: in one process of a
+    /// split replay, of another process's rank too (a ghost).
+    fn known(&self, q: usize, j: usize) -> bool {
+        let e = match self.offsets[q] + j < self.offsets[q + 1] {
+            true => self.offsets[q] + j,
+            false => {
+                let ghosts = &self.g.ghosts;
+                match ghosts.firsts.get(q).and_then(|&f| ghosts.local(f + j)) {
+                    Some(e) => e,
+                    None => return false,
+                }
+            }
+        };
+        self.calls[e].load(Ordering::Acquire) != UNKNOWN
+    }
+
     /// Whether a rank blocked on `dep` can go on.
     pub(super) fn ready(&self, dep: Dep) -> bool {
         match dep {
-            Dep::Event(q, j) => self.call(q as usize, j as usize).is_ok(),
+            Dep::Event(q, j) => self.known(q as usize, j as usize),
             Dep::Instance(x) => self.instance_done(x),
         }
     }
@@ -473,6 +490,9 @@ impl Shared<'_> {
     /// rendezvous; from its byte count alone where it is `plain` (the graph tells).
     #[inline(always)]
     pub(super) fn message(&self, from: usize, plain: bool) -> (u64, bool) {
+        if from >= self.held {
+            return self.ghost_message(from - self.held);
+        }
         match plain {
             true => {
                 let k = self.trace.events.plain_bytes_at(from);
@@ -480,6 +500,15 @@ impl Shared<'_> {
             }
             false => (self.trace.events.bytes_at(from), self.rendezvous_at(from)),
         }
+    }
+
+    /// [`Shared::message`] of ghost `s` ([`crate::graph::HbGraph::ghosts`]), from the routine and byte count
+    /// its owner sent.
+    #[cold]
+    fn ghost_message(&self, s: usize) -> (u64, bool) {
+        let ghosts = &self.g.ghosts;
+        let k = ghosts.bytes[s];
+        (k, rendezvous_by(ghosts.routine[s], self.eager_limit, || k))
     }
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).
@@ -494,6 +523,9 @@ impl Shared<'_> {
     /// Whether the message sent by global event `e` goes by rendezvous.
     #[inline]
     pub(super) fn rendezvous_at(&self, e: usize) -> bool {
+        if e >= self.held {
+            return self.ghost_message(e - self.held).1;
+        }
         rendezvous_at(&self.trace.events, self.eager_limit, e)
     }
 

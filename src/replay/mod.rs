@@ -180,6 +180,9 @@ struct Shared<'a> {
     /// ([`PARTNER_PREFETCH_MIN_RANKS`]).
     prefetch_partners: bool,
     offsets: &'a [usize],
+    /// This process's own events (all of them in one process): the events from here on in
+    /// [`Shared::calls`] and [`Shared::progress_at`] are ghosts ([`HbGraph::ghosts`]).
+    held: usize,
     arrived: Vec<AtomicU32>,
     max_call: Vec<AtomicU64>,
     measured_last_arrival: Vec<f64>,
@@ -221,10 +224,12 @@ struct Shared<'a> {
 }
 
 /// For every event, the first event of its rank at or after it that starts no request: where a
-/// request started there can first move, when messages move only inside MPI calls.
-fn progress_points(trace: &Trace) -> Vec<u32> {
+/// request started there can first move, when messages move only inside MPI calls. Then the
+/// ghosts' (`moves`, [`crate::graph::split::Ghosts::moves`]).
+fn progress_points(trace: &Trace, moves: &[u32]) -> Vec<u32> {
     let offsets = trace.events.offsets();
     let mut at = vec![NONE; offsets[trace.nranks()]];
+    at.reserve_exact(moves.len());
     for r in 0..trace.nranks() {
         let ev = trace.rank(r);
         let mut next = NONE;
@@ -235,6 +240,7 @@ fn progress_points(trace: &Trace) -> Vec<u32> {
             at[offsets[r] + i] = next;
         }
     }
+    at.extend_from_slice(moves);
     at
 }
 
@@ -255,8 +261,14 @@ impl<'a> Shared<'a> {
             Model::LogGp(_) => u64::MAX,
         };
 
-        // Time 0 is the earliest MPI_Init return; each rank starts at its own.
-        let t0 = trace.measured_t0();
+        // Time 0 is the earliest MPI_Init return; each rank starts at its own. One process of a
+        // split replay holds its own ranks' events, and the others' that its links name after
+        // them (ghosts).
+        let ghosts = &g.ghosts;
+        let t0 = match ghosts.firsts.is_empty() {
+            true => trace.measured_t0(),
+            false => ghosts.t0,
+        };
         let places: HashMap<u32, Vec<(u32, u32)>> = match coll.modeled {
             true => trace
                 .comms
@@ -269,7 +281,8 @@ impl<'a> Shared<'a> {
                 .collect(),
             false => HashMap::new(),
         };
-        let (measured_last_arrival, shapes) = recorded(trace, g, coll.modeled, t0, &places);
+        let recorded = Recorded::of(trace, g, coll.modeled, t0, &places);
+        let (measured_last_arrival, shapes) = recorded.finish(g);
         // The replay's peak is the run's: what the load and the graph freed goes back first
         // (see the peaks of the `bcast` and `diss` cases of tests/bench/run.sh).
         crate::memory::release_freed();
@@ -282,7 +295,7 @@ impl<'a> Shared<'a> {
         let published =
             model.progress_at_calls() || trace.events.routines().par_chunks(1 << 16).any(any);
         let calls = match published {
-            true => crate::memory::zeroed_atomics(offsets[p])?,
+            true => crate::memory::zeroed_atomics(offsets[p] + ghosts.len())?,
             false => Pages::zeroed(0)?,
         };
         let sh = Shared {
@@ -295,6 +308,7 @@ impl<'a> Shared<'a> {
                 .get()
                 .unwrap_or(p >= PARTNER_PREFETCH_MIN_RANKS),
             offsets,
+            held: offsets[p],
             arrived: (0..g.instances.len()).map(|_| AtomicU32::new(0)).collect(),
             max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
             measured_last_arrival,
@@ -316,11 +330,11 @@ impl<'a> Shared<'a> {
             scratch: Mutex::default(),
             spare: Mutex::default(),
             progress_at: match model.progress_at_calls() {
-                true => progress_points(trace),
+                true => progress_points(trace, &ghosts.moves),
                 false => Vec::new(),
             },
             observer,
-            part: ex.map(|ex| Part::new(ex, trace, g)),
+            part: ex.map(|ex| Part::new(ex, trace, g, recorded)),
         };
 
         Ok(sh)
@@ -344,77 +358,104 @@ fn from_ordered(b: u64) -> f64 {
     })
 }
 
-/// Per collective instance, from its participants' records: its last measured call, after `t0`,
-/// and where `modeled` its schedule's bytes, root and operation ([`Shared::shapes`]). Gathered
-/// rank by rank in parallel, each value raised to what a participant recorded (a participant
-/// mostly records what the one before did: mostly no write). Not read when an instance is
-/// costed, where the other threads wait on it (see the `allr` case of tests/bench/run.sh), nor
-/// over each instance's list of participants, which the graph would then keep (4 bytes a call).
-fn recorded(
-    trace: &Trace,
-    g: &HbGraph,
-    modeled: bool,
-    t0: f64,
-    places: &HashMap<u32, Vec<(u32, u32)>>,
-) -> (Vec<f64>, Vec<Shaped>) {
-    let n = g.instances.len();
-    let atomics = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
-    let last = atomics(n);
-    let m = if modeled { n } else { 0 };
-    let (sent, received, root, code) = (atomics(m), atomics(m), atomics(m), atomics(m));
-    let raise = |a: &AtomicU64, v: u64| {
-        if a.load(Ordering::Relaxed) < v {
-            a.fetch_max(v, Ordering::Relaxed);
-        }
-    };
-    if n > 0 {
-        (0..trace.nranks()).into_par_iter().for_each(|r| {
-            let ev = trace.rank(r);
-            let mut colls = 0;
-            for i in 0..ev.len() {
-                let routine = ev.routine(i);
-                let x = match (routine.is_collective(), g.implicit) {
-                    (false, _) => NONE,
-                    (true, false) => g.link(r, i),
-                    (true, true) => colls,
-                };
-                colls += routine.is_collective() as u32;
-                if x == NONE {
-                    continue;
-                }
-                let x = x as usize;
-                raise(&last[x], ordered(trace.corrected_ns(r, ev.t_call(i)) - t0));
-                if modeled {
-                    raise(&sent[x], ev.bytes(i));
-                    raise(&received[x], ev.coll_recv(i).0);
-                    if ev.peer(i) == r as i32 {
-                        let k = place(places, g.instances[x].comm, r as u32);
-                        raise(&root[x], k as u64);
-                    }
-                    raise(&code[x], routine as u64);
-                }
+/// Per collective instance, the highest of what its participants recorded: their last
+/// measured call (after time 0, as [`ordered`] bits) and, where collectives are `modeled`,
+/// the bytes its schedule sends and receives, its root's place and its routine. Of this
+/// process's ranks alone in a split replay, until the others' are added
+/// ([`split::share_recorded`]).
+#[derive(Default)]
+struct Recorded {
+    last: Vec<u64>,
+    sent: Vec<u64>,
+    received: Vec<u64>,
+    root: Vec<u64>,
+    code: Vec<u64>,
+}
+
+impl Recorded {
+    /// From the participants' records, gathered rank by rank in parallel, each value raised to
+    /// what a participant recorded (a participant mostly records what the one before did:
+    /// mostly no write). Not read when an instance is costed, where the other threads wait on
+    /// it (see the `allr` case of tests/bench/run.sh), nor over each instance's list of
+    /// participants, which the graph would then keep (4 bytes a call).
+    fn of(
+        trace: &Trace,
+        g: &HbGraph,
+        modeled: bool,
+        t0: f64,
+        places: &HashMap<u32, Vec<(u32, u32)>>,
+    ) -> Recorded {
+        let n = g.instances.len();
+        let atomics = |n: usize| -> Vec<AtomicU64> { (0..n).map(|_| AtomicU64::new(0)).collect() };
+        let last = atomics(n);
+        let m = if modeled { n } else { 0 };
+        let (sent, received, root, code) = (atomics(m), atomics(m), atomics(m), atomics(m));
+        let raise = |a: &AtomicU64, v: u64| {
+            if a.load(Ordering::Relaxed) < v {
+                a.fetch_max(v, Ordering::Relaxed);
             }
-        });
-    }
-    let shapes = (0..m)
-        .map(|x| {
-            let get = |a: &[AtomicU64]| a[x].load(Ordering::Relaxed);
-            match Routine::from_code(get(&code) as u8).and_then(op_of) {
-                Some(op) => {
-                    let rec = traced::Recorded {
-                        sent: get(&sent),
-                        received: get(&received),
-                        root: get(&root) as usize,
+        };
+        if n > 0 {
+            (0..trace.nranks()).into_par_iter().for_each(|r| {
+                let ev = trace.rank(r);
+                let mut colls = 0;
+                for i in 0..ev.len() {
+                    let routine = ev.routine(i);
+                    let x = match (routine.is_collective(), g.implicit) {
+                        (false, _) => NONE,
+                        (true, false) => g.link(r, i),
+                        (true, true) => colls,
                     };
-                    let spec = rec.spec(op, g.instances[x].size as usize);
-                    (spec.bytes, spec.root as u32, Some(op))
+                    colls += routine.is_collective() as u32;
+                    if x == NONE {
+                        continue;
+                    }
+                    let x = x as usize;
+                    raise(&last[x], ordered(trace.corrected_ns(r, ev.t_call(i)) - t0));
+                    if modeled {
+                        raise(&sent[x], ev.bytes(i));
+                        raise(&received[x], ev.coll_recv(i).0);
+                        if ev.peer(i) == r as i32 {
+                            let k = place(places, g.instances[x].comm, r as u32);
+                            raise(&root[x], k as u64);
+                        }
+                        raise(&code[x], routine as u64);
+                    }
                 }
-                None => (0, 0, None),
-            }
-        })
-        .collect();
-    let last = last.into_iter().map(|a| from_ordered(a.into_inner()));
-    (last.collect(), shapes)
+            });
+        }
+        let plain = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect();
+        Recorded {
+            last: plain(last),
+            sent: plain(sent),
+            received: plain(received),
+            root: plain(root),
+            code: plain(code),
+        }
+    }
+
+    /// Per instance, its last measured call, after time 0, and where modeled its schedule's
+    /// bytes, root and operation ([`Shared::shapes`]).
+    fn finish(&self, g: &HbGraph) -> (Vec<f64>, Vec<Shaped>) {
+        let shapes = (0..self.code.len())
+            .map(
+                |x| match Routine::from_code(self.code[x] as u8).and_then(op_of) {
+                    Some(op) => {
+                        let rec = traced::Recorded {
+                            sent: self.sent[x],
+                            received: self.received[x],
+                            root: self.root[x] as usize,
+                        };
+                        let spec = rec.spec(op, g.instances[x].size as usize);
+                        (spec.bytes, spec.root as u32, Some(op))
+                    }
+                    None => (0, 0, None),
+                },
+            )
+            .collect();
+        let last = self.last.iter().map(|&a| from_ordered(a));
+        (last.collect(), shapes)
+    }
 }
 
 /// The link of event `i` (a `routine` call) of rank `r`, or the instance of a collective call
@@ -524,7 +565,8 @@ fn ended(trace: &Trace, r: usize, pos: u32) -> bool {
 }
 
 /// [`replay_with`] split over the processes `ex` joins ([`split`]): this one replays its
-/// block of ranks, exchanging call times with the others in rounds. Every process calls it
+/// block of ranks (`trace` holds them, [`crate::trace::load_ranks`]; `g` is their graph,
+/// [`crate::graph::split::divide`]), exchanging call times with the others in rounds. Every process calls it
 /// alike. Process 0 gets the whole prediction, the one [`replay_with`] gives bit for bit; the
 /// others get their own ranks' breakdowns (and the same error, if there is one). `progress`
 /// is told the events this process replayed.
@@ -537,10 +579,16 @@ pub fn replay_split(
     progress: &(dyn Fn(u64) + Sync),
     ex: &dyn Exchange,
 ) -> Result<(Prediction, SplitStats), Error> {
+    if g.ghosts.firsts.is_empty() {
+        return Err(Error::Io(
+            "a split replay takes the graph of its own ranks (graph::split::divide)".into(),
+        ));
+    }
     // A node short of memory stops every process, not only its own.
     let ready =
         check_memory(trace, file).and_then(|()| Shared::new(trace, g, model, coll, None, Some(ex)));
-    let sh = split::agreed(ready, ex)?;
+    let mut sh = split::agreed(ready, ex)?;
+    split::share_recorded(&mut sh)?;
     let states = fresh_states(trace.nranks(), model);
     let (mut stats, waiting) = split::run(&sh, &states, progress)?;
     let own = sh.part.as_ref().expect("split").ranks.clone();

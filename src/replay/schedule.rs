@@ -66,7 +66,7 @@ pub(super) const PREFETCH_RANKS_AHEAD: usize = 4;
 pub(super) fn prefetch_run(sh: &Shared<'_>, states: &[Mutex<RankState>], r: usize, pos: usize) {
     prefetch_all(&states[r]);
     let e = sh.offsets[r] + pos;
-    if e < sh.calls.len() {
+    if e < sh.held && e < sh.calls.len() {
         prefetch(&sh.calls[e]);
         sh.g.prefetch(e);
         sh.trace.events.prefetch_run(r, e);
@@ -115,7 +115,7 @@ pub(super) fn prefetch_partner(sh: &Shared<'_>, ev: &Rank<'_>, r: usize, i: usiz
     let (e, plain) = sh.g.link_plain(r, i);
     if e != NONE {
         prefetch(&sh.calls[e as usize]);
-        if whole {
+        if whole && (e as usize) < sh.held {
             sh.trace.events.prefetch(e as usize, plain);
         }
     }

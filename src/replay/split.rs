@@ -25,7 +25,7 @@
 use super::deadlock::Waits;
 use super::rank::RankState;
 use super::schedule::{self, Waiting};
-use super::{Dep, RankBreakdown, Shared};
+use super::{Dep, RankBreakdown, Recorded, Shared};
 use crate::error::Error;
 use crate::graph::{HbGraph, NONE};
 use crate::trace::{Routine, Trace};
@@ -84,10 +84,17 @@ pub(super) struct Part<'x> {
     /// The communicators all of whose members are this process's (the world's id where it
     /// holds every rank).
     whole: Vec<u32>,
+    /// What this process's ranks recorded of each instance, until [`share_recorded`].
+    recorded: Recorded,
 }
 
 impl<'x> Part<'x> {
-    pub(super) fn new(ex: &'x dyn Exchange, trace: &Trace, g: &HbGraph) -> Part<'x> {
+    pub(super) fn new(
+        ex: &'x dyn Exchange,
+        trace: &Trace,
+        g: &HbGraph,
+        recorded: Recorded,
+    ) -> Part<'x> {
         let ranks = owned(ex.process(), ex.processes(), trace.nranks());
         let whole = g.instances.iter().map(|x| x.comm).filter(|&c| {
             match trace.comms.iter().find(|m| m.id == c) {
@@ -104,6 +111,7 @@ impl<'x> Part<'x> {
             arrivals: Mutex::default(),
             starts: Mutex::default(),
             whole,
+            recorded,
         }
     }
 
@@ -141,14 +149,9 @@ struct Routes {
 
 impl Routes {
     fn new(trace: &Trace, sh: &Shared<'_>, part: &Part<'_>) -> Routes {
-        let (n, p, me) = (part.ex.processes(), trace.nranks(), part.ex.process());
-        let firsts: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
-        let owner = |r: usize| firsts.partition_point(|&f| f <= r) - 1;
-        // Each process's first event: an event's owner by its index alone (a search among the
-        // processes, not among all ranks' events).
-        let offsets = trace.events.offsets();
-        let first_events: Vec<usize> = firsts.iter().map(|&r| offsets[r]).collect();
-        let owner_of_event = |e: u32| first_events.partition_point(|&f| f <= e as usize) - 1;
+        let (n, me) = (part.ex.processes(), part.ex.process());
+        let ghosts = &sh.g.ghosts;
+        let owner = owner_of(n, trace.nranks());
         let readers = part
             .ranks
             .clone()
@@ -156,10 +159,13 @@ impl Routes {
             .map(|r| {
                 let ev = trace.rank(r);
                 let mut to: Vec<u32> = Vec::new();
+                // Own events are read here; a ghost's owner reads this rank's.
                 let mut add = |e: u32| {
-                    let k = owner_of_event(e) as u32;
-                    if k as usize != me && !to.contains(&k) {
-                        to.push(k);
+                    if e as usize >= sh.held {
+                        let k = owner(ghosts.locate(e as usize).0) as u32;
+                        if !to.contains(&k) {
+                            to.push(k);
+                        }
                     }
                 };
                 for i in 0..ev.len() {
@@ -175,24 +181,9 @@ impl Routes {
                 to
             })
             .collect();
-        let comms = trace
-            .comms
-            .iter()
-            .map(|c| {
-                let mut to: Vec<u32> = c
-                    .members
-                    .iter()
-                    .map(|&m| owner(m as usize) as u32)
-                    .collect();
-                to.sort_unstable();
-                to.dedup();
-                to.retain(|&k| k as usize != me);
-                (c.id, to)
-            })
-            .collect();
         Routes {
             readers,
-            comms,
+            comms: comm_owners(trace, n, me),
             others: (0..n as u32).filter(|&k| k as usize != me).collect(),
         }
     }
@@ -202,6 +193,81 @@ impl Routes {
         let comm = sh.g.instances[x as usize].comm;
         self.comms.get(&comm).unwrap_or(&self.others)
     }
+}
+
+/// The process of `n` that owns rank `r` of `p`.
+fn owner_of(n: usize, p: usize) -> impl Fn(usize) -> usize {
+    let firsts: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
+    move |r| firsts.partition_point(|&f| f <= r) - 1
+}
+
+/// Per communicator but the world, the other processes than `me` that own a member.
+fn comm_owners(trace: &Trace, n: usize, me: usize) -> HashMap<u32, Vec<u32>> {
+    let owner = owner_of(n, trace.nranks());
+    let of = |c: &crate::trace::Comm| {
+        let mut to: Vec<u32> = c
+            .members
+            .iter()
+            .map(|&m| owner(m as usize) as u32)
+            .collect();
+        to.sort_unstable();
+        to.dedup();
+        to.retain(|&k| k as usize != me);
+        (c.id, to)
+    };
+    trace.comms.iter().map(of).collect()
+}
+
+/// Adds to what this process's ranks recorded of each collective instance what the other
+/// processes' recorded ([`super::Recorded`]: the last measured call, the schedule's bytes, root
+/// and routine), and sets the replay's from the whole: each process sends its own to the
+/// others that own a member of the instance's communicator. Every process calls it alike,
+/// before the replay.
+pub(super) fn share_recorded(sh: &mut Shared<'_>) -> Result<(), Error> {
+    let part = sh.part.as_mut().expect("a split replay");
+    let (n, me) = (part.ex.processes(), part.ex.process());
+    let comms = comm_owners(sh.trace, n, me);
+    let others: Vec<u32> = (0..n as u32).filter(|&k| k as usize != me).collect();
+    let rec = std::mem::take(&mut part.recorded);
+    let modeled = !rec.code.is_empty();
+    let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
+    for (x, &last) in rec.last.iter().enumerate().filter(|(_, l)| **l != 0) {
+        let comm = sh.g.instances[x].comm;
+        for &k in comms.get(&comm).unwrap_or(&others) {
+            let o = &mut out[k as usize];
+            o.extend([x as u64, last]);
+            if modeled {
+                o.extend([rec.sent[x], rec.received[x], rec.root[x], rec.code[x]]);
+            }
+        }
+    }
+    let got = part.ex.all_to_all(out)?;
+    let mut rec = rec;
+    let width = if modeled { 6 } else { 2 };
+    for w in got.iter().flat_map(|v| v.chunks_exact(width)) {
+        let x = w[0] as usize;
+        let Some(last) = rec.last.get_mut(x) else {
+            return Err(Error::Io(format!(
+                "a record of collective instance {x}, not in the graph"
+            )));
+        };
+        *last = (*last).max(w[1]);
+        if modeled {
+            for (a, &v) in [
+                &mut rec.sent,
+                &mut rec.received,
+                &mut rec.root,
+                &mut rec.code,
+            ]
+            .into_iter()
+            .zip(&w[2..])
+            {
+                a[x] = a[x].max(v);
+            }
+        }
+    }
+    (sh.measured_last_arrival, sh.shapes) = rec.finish(sh.g);
+    Ok(())
 }
 
 /// Replays this process's ranks in rounds with the others until no rank anywhere can go on
@@ -259,8 +325,9 @@ pub(super) fn run(
                             let e = sh.offsets[r] + i as usize;
                             let bits = sh.calls[e].load(Ordering::Acquire);
                             if bits != super::UNKNOWN {
+                                let global = (sh.g.ghosts.base + e) as u64;
                                 for &to in readers {
-                                    p.out[to as usize].extend([CALL | e as u64, bits]);
+                                    p.out[to as usize].extend([CALL | global, bits]);
                                 }
                             }
                         }
@@ -322,7 +389,12 @@ pub(super) fn run(
                 for w in words.chunks_exact(2) {
                     let (x, other) = ((w[0] & LOW) as u32, ((w[0] & !KIND) >> 31) as u32);
                     match w[0] & KIND {
-                        CALL => sh.calls[(w[0] & !KIND) as usize].store(w[1], Ordering::Release),
+                        // Read here where it is a ghost.
+                        CALL => {
+                            if let Some(e) = sh.g.ghosts.local((w[0] & !KIND) as usize) {
+                                sh.calls[e].store(w[1], Ordering::Release);
+                            }
+                        }
                         ARRIVAL => arrivals.push((x, other, w[1])),
                         _ => starts.push((x, other, f64::from_bits(w[1]))),
                     }

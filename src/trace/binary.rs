@@ -810,7 +810,8 @@ pub const RELEASE_UNIT: usize = 1 << 20;
 /// pieces), or, at the edge of a piece, by another thread. A unit reported too early
 /// costs the parser a page fault to bring it back, nothing else.
 ///
-/// With `only`, the events (and call sites) of those ranks alone are decoded; every other rank
+/// With `only`, the events (and call sites) of the ranks it names (of the trace's ranks) alone
+/// are decoded; every other rank
 /// has none. The other chunks' headers are still read, their payloads not: a process of a
 /// split replay holds its own ranks' events (src/replay/SPLIT.md).
 pub fn parse_releasing(
@@ -818,11 +819,12 @@ pub fn parse_releasing(
     data: &[u8],
     release: &Release<'_>,
     then: super::Then,
-    only: Option<Range<usize>>,
+    only: Option<super::Only<'_>>,
 ) -> Result<Trace, TraceError> {
     let (nranks, index_offset) = header_and_trailer(name, data)?;
     let mut listing = list_chunks(name, data, nranks, index_offset)?;
     if let Some(own) = only {
+        let own = own(nranks);
         listing.keep(own.start.min(nranks)..own.end.min(nranks));
         // The scan read every chunk's header: the pages of the chunks not decoded go back now
         // (those decoded come back as they are parsed, and go again).

@@ -859,20 +859,56 @@ pub fn load_then(
 /// [`load_then`] of ranks `own` alone, as a process of a split replay holds them: every other
 /// rank keeps its place with no events. A binary trace's other ranks are not decoded (their
 /// chunks' headers are read, not their records); a text trace is read whole, then split.
+/// Where the trace is unfinished, which ranks lack `MPI_Finalize` is not warned of: they are
+/// the whole trace's ([`crate::graph::split::Census`], [`unfinished_warning`]).
 pub fn load_ranks(
     path: &Path,
     own: std::ops::Range<usize>,
     warn: &mut dyn FnMut(String),
     then: Then,
 ) -> Result<Trace, TraceError> {
-    load_some(path, warn, then, Some(own))
+    load_some(path, warn, then, Some(&|_| own.clone()))
+}
+
+/// [`load_ranks`] of the ranks process `k` of `n` replays ([`crate::replay::split::owned`]).
+pub fn load_block(
+    path: &Path,
+    k: usize,
+    n: usize,
+    warn: &mut dyn FnMut(String),
+    then: Then,
+) -> Result<Trace, TraceError> {
+    load_some(
+        path,
+        warn,
+        then,
+        Some(&|p| crate::replay::split::owned(k, n, p)),
+    )
+}
+
+/// Which ranks a load keeps, of the trace's ranks.
+type Only<'a> = &'a dyn Fn(usize) -> std::ops::Range<usize>;
+
+/// What loading an unfinished trace says: that it was not finalized, and which of its `p`
+/// ranks have no `MPI_Finalize` (`unfinished`).
+pub fn unfinished_warning(name: &str, p: usize, unfinished: &[usize]) -> String {
+    match unfinished.len() {
+        0 => format!(
+            "{name}: the trace was not finalized (no index: its end is missing), though every \
+             rank reached MPI_Finalize"
+        ),
+        n => format!(
+            "{name}: the trace was not finalized (no index: the job stopped before MPI_Finalize); {n} of {p} ranks have no MPI_Finalize{}",
+            list_some(unfinished)
+        ),
+    }
 }
 
 fn load_some(
     path: &Path,
     warn: &mut dyn FnMut(String),
     then: Then,
-    only: Option<std::ops::Range<usize>>,
+    only: Option<Only<'_>>,
 ) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path)
@@ -888,28 +924,16 @@ fn load_some(
             .map_err(|e| TraceError::at(&name, format!("cannot map: {e}")))?;
         // The parsed parts of the file need not stay in memory while the rest is parsed.
         let release = |offset, len| map.release(offset, len);
-        parse_releasing(&name, &map, &release, then, only.clone())?
+        parse_releasing(&name, &map, &release, then, only)?
     };
     for w in &trace.warnings {
         warn(w.clone());
     }
-    if !trace.complete {
-        let n = trace.nranks();
-        let own = only.map_or(0..n, |o| o.start.min(n)..o.end.min(n));
-        let unfinished: Vec<usize> = own
+    if !trace.complete && only.is_none() {
+        let unfinished: Vec<usize> = (0..trace.nranks())
             .filter(|&r| !trace.rank(r).routines().contains(&Routine::Finalize))
             .collect();
-        warn(match unfinished.len() {
-            0 => format!(
-                "{name}: the trace was not finalized (no index: its end is missing), though every \
-                 rank reached MPI_Finalize"
-            ),
-            n => format!(
-                "{name}: the trace was not finalized (no index: the job stopped before MPI_Finalize); {n} of {} ranks have no MPI_Finalize{}",
-                trace.nranks(),
-                list_some(&unfinished)
-            ),
-        });
+        warn(unfinished_warning(&name, trace.nranks(), &unfinished));
     }
     Ok(trace)
 }
@@ -926,7 +950,7 @@ fn parse_releasing(
     data: &[u8],
     release: &binary::Release<'_>,
     then: Then,
-    only: Option<std::ops::Range<usize>>,
+    only: Option<Only<'_>>,
 ) -> Result<Trace, TraceError> {
     let trace = if data.starts_with(&binary::MAGIC) {
         binary::parse_releasing(name, data, release, then, only)?
@@ -939,7 +963,7 @@ fn parse_releasing(
         let mut trace = text::parse(name, data)?;
         trace.pending = trace.validate(name)?;
         if let Some(own) = only {
-            trace.keep(own);
+            trace.keep(own(trace.nranks()));
         }
         trace
     } else {

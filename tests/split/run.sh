@@ -3,7 +3,8 @@
 # processes, `mpirun -np K loggps-predict …` prints exactly what one process prints (JSON, CSV
 # and table, byte for byte) on every synthetic pattern, the fixtures and recorded traces, under
 # LogGPS (progress asynchronous and at calls) and LogGP, collectives modeled and measured,
-# sweeps included; a deadlock is named alike, printed by process 0; commands that do not split are
+# sweeps included; an unfinished trace warns alike; a deadlock is named alike, printed by process 0;
+# commands that do not split are
 # refused once; a process that fails alone stops the job with one error.
 #
 #   bash tests/split/run.sh openmpi|mpich [quick]
@@ -96,6 +97,12 @@ same "${files[1]}, table" "${files[1]}"
 printf 'loggps-trace 1\nranks 2\n0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=65536 peer=1\n0 MPI_Recv 30 40 bytes=65536 peer=1\n0 MPI_Finalize 50 60\n1 MPI_Init 0 0\n1 MPI_Send 10 20 bytes=65536 peer=0\n1 MPI_Recv 30 40 bytes=65536 peer=0\n1 MPI_Finalize 50 60\n' >"$work/h2h.txt"
 same "head to head (deadlock)" "$work/h2h.txt" --platform myrinet
 grep -q deadlock "$work/one.err" || { echo "FAIL: no deadlock named"; fails=$((fails + 1)); }
+
+# An unfinished trace (its file cut short, as a job that stopped leaves it): the same warnings,
+# each process holding its own ranks' events of what was written.
+head -c $(( $(stat -c %s "$work/cg.bin") * 3 / 5 )) "$work/cg.bin" >"$work/cut.bin"
+same "cg, cut short" "$work/cut.bin" --platform myrinet --format json
+grep -q "not finalized" "$work/one.err" || { echo "FAIL: the cut trace is not said unfinished"; fails=$((fails + 1)); }
 
 # Commands that run in one process are refused once.
 rc=0
