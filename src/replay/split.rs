@@ -138,10 +138,11 @@ const KIND: u64 = 3 << 62;
 /// An instance's bits in a collective record's first word.
 const LOW: u64 = (1 << 31) - 1;
 
-/// Where a process's records go: per owned rank, the processes its call times go to; per
-/// communicator but the world, the processes that own a member.
+/// Where a process's records go: per owned rank, which of its events' call times another
+/// process reads, and which process (`(event, process)`, by event); per communicator but the
+/// world, the processes that own a member.
 struct Routes {
-    readers: Vec<Vec<u32>>,
+    reads: Vec<Vec<(u32, u32)>>,
     comms: HashMap<u32, Vec<u32>>,
     /// Every other process: the world's.
     others: Vec<u32>,
@@ -152,37 +153,39 @@ impl Routes {
         let (n, me) = (part.ex.processes(), part.ex.process());
         let ghosts = &sh.g.ghosts;
         let owner = owner_of(n, trace.nranks());
-        let readers = part
+        // An event whose partner another process holds (a ghost) is read there: a receive
+        // reads its send's call time, a rendezvous send its receive's, or where messages move
+        // only inside calls the call that moves the receive's message.
+        let reads = part
             .ranks
             .clone()
             .into_par_iter()
             .map(|r| {
                 let ev = trace.rank(r);
-                let mut to: Vec<u32> = Vec::new();
-                // Own events are read here; a ghost's owner reads this rank's.
-                let mut add = |e: u32| {
-                    if e as usize >= sh.held {
+                let mut to: Vec<(u32, u32)> = Vec::new();
+                let mut add = |i: usize, e: u32| {
+                    if e != NONE && e as usize >= sh.held {
                         let k = owner(ghosts.locate(e as usize).0) as u32;
-                        if !to.contains(&k) {
-                            to.push(k);
-                        }
+                        to.push((i as u32, k));
+                        let moves = sh.moves_at((sh.offsets[r] + i) as u32) as usize;
+                        to.push(((moves - sh.offsets[r]) as u32, k));
                     }
                 };
                 for i in 0..ev.len() {
-                    let e = sh.g.link(r, i);
-                    if e != NONE && !ev.routine(i).is_collective() {
-                        add(e);
+                    if !ev.routine(i).is_collective() {
+                        add(i, sh.g.link(r, i));
                     }
                 }
-                for &(_, e) in sh.g.link2.get(r).into_iter().flatten() {
-                    add(e);
+                for &(i, e) in sh.g.link2.get(r).into_iter().flatten() {
+                    add(i as usize, e);
                 }
                 to.sort_unstable();
+                to.dedup();
                 to
             })
             .collect();
         Routes {
-            readers,
+            reads,
             comms: comm_owners(trace, n, me),
             others: (0..n as u32).filter(|&k| k as usize != me).collect(),
         }
@@ -319,17 +322,14 @@ pub(super) fn run(
                     let len = trace.rank(r).len() as u32;
                     p.done += (st.pos + 1).min(len) as u64;
                     let upto = (st.pos + st.published as u32).min(len);
-                    let readers = &routes.readers[r - own.start];
-                    if !readers.is_empty() && !sh.calls.is_empty() {
-                        for i in *sent..upto {
-                            let e = sh.offsets[r] + i as usize;
-                            let bits = sh.calls[e].load(Ordering::Acquire);
-                            if bits != super::UNKNOWN {
-                                let global = (sh.g.ghosts.base + e) as u64;
-                                for &to in readers {
-                                    p.out[to as usize].extend([CALL | global, bits]);
-                                }
-                            }
+                    let reads = &routes.reads[r - own.start];
+                    let from = reads.partition_point(|&(i, _)| i < *sent);
+                    for &(i, to) in reads[from..].iter().take_while(|&&(i, _)| i < upto) {
+                        let e = sh.offsets[r] + i as usize;
+                        let bits = sh.calls[e].load(Ordering::Acquire);
+                        if bits != super::UNKNOWN {
+                            let global = (sh.g.ghosts.base + e) as u64;
+                            p.out[to as usize].extend([CALL | global, bits]);
                         }
                     }
                     *sent = upto;
