@@ -61,19 +61,25 @@ pub fn match_messages(
     let (buckets, bucketed, seen) = bucket_sends(trace).map_err(|e| e.in_file(file))?;
     let routine_of = |s: &Side| trace.rank(s.src as usize).routine(s.event() as usize);
 
-    // Each destination's sends to its owner.
+    // Each destination's sends to its owner; this process's kept here.
     let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut mine: Vec<Vec<Side>> = vec![Vec::new(); own.len()];
     for (k, to) in out.iter_mut().enumerate() {
         for d in owned(k, n, p) {
-            for s in &bucketed[buckets[d]..buckets[d + 1]] {
+            let sends = &bucketed[buckets[d]..buckets[d + 1]];
+            if k == me {
+                mine[d - own.start].extend_from_slice(sends);
+                continue;
+            }
+            for s in sends {
                 put_send(to, d, s, routine_of(s));
             }
         }
     }
     drop(bucketed);
     let got = ex.all_to_all(out)?;
-    // This process's destinations' sends, and the routines of those that came from elsewhere.
-    let mut mine: Vec<Vec<Side>> = vec![Vec::new(); own.len()];
+    // The other processes' sends to this one's destinations, and their routines (for what
+    // matches nothing: this process's own sends' are in its trace).
     let mut routines: Vec<Vec<(Side, Routine)>> = vec![Vec::new(); own.len()];
     for v in &got {
         for w in v.chunks_exact(3) {
@@ -126,6 +132,7 @@ pub fn match_messages(
             if !lost.is_empty() {
                 routines.sort_unstable_by_key(|&(s, _)| s);
                 let routine = |&(send, _, x): &Unmatched| match send {
+                    true if own.contains(&(x.src as usize)) => routine_of(&x),
                     true => {
                         let k = routines.binary_search_by_key(&x, |&(s, _)| s);
                         k.map_or(Routine::Send, |k| routines[k].1)

@@ -822,7 +822,10 @@ pub fn parse_releasing(
     only: Option<super::Only<'_>>,
 ) -> Result<Trace, TraceError> {
     let (nranks, index_offset) = header_and_trailer(name, data)?;
-    let mut listing = list_chunks(name, data, nranks, index_offset)?;
+    // Loading some ranks, the scan hands back what it has read as it goes: their chunks are
+    // read again, the others' not at all.
+    let scanned = only.is_some().then_some(release);
+    let mut listing = list_chunks(name, data, nranks, index_offset, scanned)?;
     if let Some(own) = only {
         let own = own(nranks);
         listing.keep(own.start.min(nranks)..own.end.min(nranks));
@@ -1057,6 +1060,7 @@ fn list_chunks<'a>(
     data: &'a [u8],
     nranks: usize,
     index_offset: Option<usize>,
+    scanned: Option<&Release<'_>>,
 ) -> Result<Listing<'a>, TraceError> {
     let at = |input: &[u8]| offset_in(data, input);
     let body_end = match index_offset {
@@ -1064,7 +1068,7 @@ fn list_chunks<'a>(
         None => data.len(),
     };
     let body = &data[..body_end];
-    let stretches = read_stretches(name, data, body, nranks, index_offset)?;
+    let stretches = read_stretches(name, data, body, nranks, index_offset, scanned)?;
     let found: usize = stretches.iter().map(|s| s.chunks).sum();
     let mut t = Tally::new(name, nranks, found)?;
     let mut cut = None;
@@ -1183,6 +1187,7 @@ fn read_stretches(
     body: &[u8],
     nranks: usize,
     index_offset: Option<usize>,
+    scanned: Option<&Release<'_>>,
 ) -> Result<Vec<Stretch>, TraceError> {
     let starts = index_offset
         .and_then(|x| stretch_starts(body, x, rayon::current_num_threads() * STRETCHES_PER_THREAD));
@@ -1195,7 +1200,7 @@ fn read_stretches(
             .collect();
         pairs
             .par_iter()
-            .map(|&(from, to, ahead)| scan(name, data, body, (from, to), nranks, ahead))
+            .map(|&(from, to, ahead)| scan(name, data, body, (from, to), nranks, ahead, scanned))
             .collect()
     };
     Ok(match starts.map(|s| read(&s)).transpose()? {
@@ -1509,7 +1514,7 @@ const SCAN_AHEAD: usize = 16;
 /// ends at or past `to`, or one is wrong.
 /// `ahead`: the index's entries from the stretch's first event chunk on (none: no index), by
 /// which the headers of the event chunks ahead are asked for (only a hint: a wrong index costs
-/// nothing but the hints).
+/// nothing but the hints). `scanned`: where it hands back what it has read, as it goes.
 fn scan(
     name: &str,
     data: &[u8],
@@ -1517,6 +1522,7 @@ fn scan(
     (from, to): (usize, usize),
     nranks: usize,
     ahead: &[u8],
+    scanned: Option<&Release<'_>>,
 ) -> Result<Stretch, TraceError> {
     let at = |input: &[u8]| offset_in(data, input);
     let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
@@ -1592,6 +1598,7 @@ fn scan(
     };
     (0..SCAN_AHEAD).for_each(hint);
     let mut e_chunks = 0;
+    let mut released = from.div_ceil(RELEASE_UNIT) * RELEASE_UNIT;
     while offset < to && !rest.is_empty() {
         if chunks == found.len() {
             found = found.doubled().map_err(|e| shortfall(name, e))?;
@@ -1611,6 +1618,15 @@ fn scan(
         }
         chunks += 1;
         offset = at(rest) as usize;
+        // The whole units read of this stretch, handed back (the units it shares with the
+        // stretches beside it are the caller's).
+        if let Some(release) = scanned {
+            let done = offset / RELEASE_UNIT * RELEASE_UNIT;
+            if done >= released + RELEASE_UNIT {
+                release(released, done - released);
+                released = done;
+            }
+        }
     }
     Ok(Stretch {
         found,
