@@ -174,7 +174,8 @@ struct Shared<'a> {
     /// Predicted call times (f64 bits complemented, [`UNKNOWN`] until known), all ranks in one
     /// array: rank `r`'s event `i` at `offsets[r] + i`, for the point-to-point events only
     /// ([`read_by_partners`]; other entries stay unknown, and the array is empty where there
-    /// are none). Under LogGP a send's entry is its `first_out` instead.
+    /// are none), then the ghosts' ([`Shared::held`]). Under LogGP a send's entry is its
+    /// `first_out` instead.
     calls: Pages<AtomicU64>,
     /// Whether [`advance`] asks ahead for what events will read of their partners
     /// ([`PARTNER_PREFETCH_MIN_RANKS`]).
@@ -212,9 +213,9 @@ struct Shared<'a> {
     /// What costings hand on, under a lock of its own: taken with the scratch's, a flush
     /// that held it briefly would make a costing on the other thread allocate its own arrays.
     spare: Mutex<Spare>,
-    /// Where messages move only inside MPI calls ([`Model::progress_at_calls`]): per global
-    /// event, the global event of its rank's first call at or after it that starts no request
-    /// (NONE: none follows); empty otherwise.
+    /// Where messages move only inside MPI calls ([`Model::progress_at_calls`]): per event, the
+    /// event of its rank's first call at or after it that starts no request (NONE: none
+    /// follows), then the ghosts' ([`crate::graph::split::Ghosts::moves`]); empty otherwise.
     progress_at: Vec<u32>,
     /// Told every costed event, in batches ([`replay_observed`]).
     observer: Option<Observer<'a>>,

@@ -1,10 +1,12 @@
 //! The replay split over processes (`mpirun -np K loggps-predict TRACE`, the `mpi` feature):
-//! process `k` of `K` replays a contiguous block of the trace's ranks ([`owned`]) with its
-//! threads, as one process replays them all, and the processes exchange in rounds what their
-//! ranks published that another process's ranks read:
-//! - the predicted call times of point-to-point events (a send's, a receive's; under
-//!   `progress = calls` every call's), sent to the processes that own a rank the event's rank
-//!   exchanges messages with;
+//! process `k` of `K` holds a contiguous block of the trace's ranks ([`owned`]; their events
+//! alone, numbered from 0, and after them the other processes' events its links name: see
+//! [`crate::graph::split::divide`]) and replays them with its threads, as one process replays
+//! them all; the processes exchange in rounds what their ranks published that another process's
+//! ranks read:
+//! - the predicted call time of each point-to-point event whose partner another process holds
+//!   (a send's, a receive's; under `progress = calls` also the call that moves a receive's
+//!   message), sent to that process;
 //! - arrivals at collective instances (their number and latest call) and, where collectives are
 //!   modeled, each participant's call time, sent to the processes that own a member of the
 //!   instance's communicator.
