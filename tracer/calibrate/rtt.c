@@ -12,8 +12,9 @@
  * With --hide F, each size then gets one more point, at an imbalance of F times its round trip
  * at w = 0 (at least HIDE_MIN_NS; --w must list 0): long enough that the reply is there before
  * rank 0 receives, short enough that the wait does not chill rank 0's caches (a spin of
- * hundreds of microseconds makes the next MPI call several times slower). Its line reads as
- * an rtt line does:
+ * hundreds of microseconds makes the next MPI call several times slower). Its round trip is
+ * rank 0's send, w and its receive, timed each (the spin's clock reads and its overshoot past
+ * w are left out). Its line reads as an rtt line does:
  *
  *     hide K W_NS MEDIAN_NS MIN_NS REPS SEND_NS RECV_NS
  *
@@ -307,7 +308,10 @@ int main(int argc, char **argv) {
                     if (r >= 0) {
                         send[done] = t1 - t0;
                         recv[done] = t3 - t2;
-                        rtt[done++] = t3 - t0;
+                        /* At the hiding point the reply is there before rank 0 receives, so
+                         * the round trip is its send, w and its receive: the spin's own clock
+                         * reads and its overshoot past w (50-100 ns here) are not part of it. */
+                        rtt[done++] = j == nws ? (t1 - t0) + w + (t3 - t2) : t3 - t0;
                     }
                     if (last) break;
                 } else {
