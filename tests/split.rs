@@ -267,15 +267,10 @@ fn an_unfinished_trace_warns_alike() {
     same_for_every_k("unfinished", &t, &model, &Choice::tuned());
     // A binary trace cut short, as a job that stopped leaves it: some ranks have no
     // MPI_Finalize, messages and collectives lack partners.
-    let spec = Spec {
-        pattern: Pattern::Cg,
-        ranks: 11,
-        iterations: 3,
-        bytes: 100_000,
-        compute_ns: 5000,
-    };
-    let mut buf = Vec::new();
-    loggps_predict::synth::write(&spec, &mut buf, &|_| {}).unwrap();
+    let cg = common::small_patterns()
+        .into_iter()
+        .find(|p| p.0 == Pattern::Cg);
+    let buf = cg.unwrap().1;
     for cut in [2, 3, 4] {
         let t = trace::parse("cut", &buf[..buf.len() * cut / 5]).unwrap();
         assert!(!t.complete);
