@@ -1,14 +1,17 @@
-//! Messages matched across the processes of a split replay (src/replay/SPLIT.md, item 3): each
-//! process holds its own ranks' events alone ([`crate::trace::load_ranks`]). It buckets its
-//! ranks' sends by destination as one process does ([`bucket_sends`]), sends each bucket to
-//! the process that owns its destination, pairs its own destinations' receives with all their
-//! sends ([`pair`], unchanged: a channel's sends all come from one rank, its receives all go to
-//! one), and tells each remote send's owner the receive it matched. The links are the ones
+//! Messages matched across the processes of a split replay (src/replay/SPLIT.md, "What each
+//! process holds"): each process holds its own ranks' events alone
+//! ([`crate::trace::load_block`]), and learns every rank's event count from the others
+//! ([`census`]). It buckets its ranks' sends by destination as one process does
+//! ([`bucket_sends`]), keeps those to its own destinations and sends the others to the process
+//! that owns their destination, pairs its own destinations' receives with all their sends
+//! ([`pair`], unchanged: a channel's sends all come from one rank, its receives all go to one),
+//! and tells each remote send's owner the receive it matched. The links are the ones
 //! [`super::build`] makes of the whole trace, as global event indices (`global`: every rank's
 //! first event in the whole trace). Collectives ([`match_collectives`]): every rank's tally of
 //! calls per communicator goes to every process, which numbers the instances as one process
 //! does; each links its own ranks' calls, and the checks read the calls other processes hold
-//! from what they sent.
+//! from what they sent. [`divide`] does all of it and renumbers the links to the process's own
+//! events and its ghosts ([`Ghosts`]), what the replay reads.
 
 use super::{
     Buckets, CallOf, HbGraph, NONE, Side, Tally, Unmatched, bucket_sends, link_uniform, pair,
