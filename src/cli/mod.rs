@@ -161,12 +161,6 @@ fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
     }
 }
 
-/// The events this process replays: the whole trace's, or in a split replay its own ranks'
-/// (all it holds: what its progress bar counts to).
-fn to_replay(trace: &Trace) -> u64 {
-    trace.total_events()
-}
-
 /// [`load_then`], as this process replays the trace: in a split replay, its own ranks alone
 /// ([`trace::load_block`]).
 fn load_replayed(path: &Path, then: trace::Then, split: Split<'_>) -> Result<Trace, Error> {

@@ -5,7 +5,7 @@ use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
 use super::{
     Split, agreed, all_events, census, load_replayed, matched, quiet, quiet_pipe, replay,
-    to_replay, to_stdout, warn,
+    to_stdout, warn,
 };
 use clap::Args;
 use loggps_predict::callsites::{self, SortKey, Symbolizer};
@@ -78,7 +78,8 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let resolved = agreed(a.model.resolve(&a.params, trace.meta.params), split)?;
     // Names call sites for the timeline and the critical path, each object opened once.
     let mut symbolizer = Symbolizer::new(Vec::new());
-    let bar = Progress::new("replaying", Some(to_replay(&trace)));
+    // The events this process holds: its own ranks' in a split replay.
+    let bar = Progress::new("replaying", Some(trace.total_events()));
     let (prediction, critical) = match (&a.timeline, a.critical_path) {
         (None, false) => {
             let name = path.display().to_string();

@@ -4,7 +4,7 @@
 use super::args::{ModelArgs, ModelKind, ParamArgs};
 use super::predict::PredictArgs;
 use super::progress::Progress;
-use super::{Split, all_events, anywhere, matched, quiet_pipe, replay, to_replay, to_stdout, warn};
+use super::{Split, all_events, anywhere, matched, quiet_pipe, replay, to_stdout, warn};
 use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
@@ -206,7 +206,7 @@ pub(super) fn predict_sweep(
             k + 1,
             sweep.values.len()
         );
-        let bar = Progress::new(&label, Some(to_replay(trace)));
+        let bar = Progress::new(&label, Some(trace.total_events()));
         let m = resolved.model();
         let prediction = replay(trace, &graph, &m, &coll, &name, &|n| bar.set(n), split);
         bar.finish();

@@ -18,7 +18,7 @@ use super::{
     receives, same_call, tally, tie_instances, uniform, uniform_mismatch, unmatched_warning,
 };
 use crate::error::{Error, TraceError};
-use crate::replay::split::{Exchange, owned};
+use crate::replay::split::{Exchange, owned, owner_of};
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
 use std::cell::RefCell;
@@ -102,8 +102,7 @@ pub fn match_messages(
     let set = |r: usize, i: u32, to: u32| link[start[r] + i as usize].store(!to, Ordering::Relaxed);
     // Links of remote sends, by the process that owns the send: `(rank, event, receive)`.
     let remote: Mutex<Vec<Vec<(u32, u32, u32)>>> = Mutex::new(vec![Vec::new(); n]);
-    let firsts: Vec<usize> = (0..n).map(|k| owned(k, n, p).start).collect();
-    let owner = |r: usize| firsts.partition_point(|&f| f <= r) - 1;
+    let owner = owner_of(n, p);
     let halves = Mutex::new(Vec::<(usize, Vec<(u32, u32)>)>::new());
     let unmatched: Mutex<Vec<(Unmatched, Routine)>> = Mutex::new(Vec::new());
     mine.par_iter_mut()
@@ -451,20 +450,16 @@ impl Ghosts {
         }
     }
 
-    /// The global index of this process's event `e` (its own or a ghost).
-    pub fn global_of(&self, e: usize) -> usize {
-        match e.checked_sub(self.held) {
-            Some(s) => self.global[s] as usize,
-            None => self.base + e,
-        }
-    }
-
     /// The rank and index in it of ghost event `e` (`e ≥ held`).
     pub fn locate(&self, e: usize) -> (usize, usize) {
-        let g = self.global[e - self.held] as usize;
-        let r = self.firsts.partition_point(|&f| f <= g) - 1;
-        (r, g - self.firsts[r])
+        rank_of(&self.firsts, self.global[e - self.held] as usize)
     }
+}
+
+/// The rank and index in it of global event `g`, where rank `r`'s events start at `firsts[r]`.
+fn rank_of(firsts: &[usize], g: usize) -> (usize, usize) {
+    let r = firsts.partition_point(|&f| f <= g) - 1;
+    (r, g - firsts[r])
 }
 
 /// The graph of `trace` (this process's ranks), matched with every other process's
@@ -499,11 +494,8 @@ pub fn divide(
         .collect();
     wanted.par_sort_unstable();
     wanted.dedup();
-    let ranks: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
-    let owner = |e: u32| {
-        let r = firsts.partition_point(|&f| f <= e as usize) - 1;
-        ranks.partition_point(|&f| f <= r) - 1
-    };
+    let owner_of_rank = owner_of(n, p);
+    let owner = |e: u32| owner_of_rank(rank_of(firsts, e as usize).0);
     let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
     for &e in &wanted {
         out[owner(e)].push(e as u64);
@@ -517,8 +509,8 @@ pub fn divide(
                 "event {e} asked of a process that does not hold it"
             )));
         };
-        let r = firsts.partition_point(|&f| f <= base + j) - 1;
-        let (ev, i) = (trace.rank(r), base + j - firsts[r]);
+        let (r, i) = rank_of(firsts, base + j);
+        let ev = trace.rank(r);
         let moves = (i..ev.len()).find(|&k| !ev.routine(k).creates_request());
         let moves = moves.map_or(NONE, |k| (firsts[r] + k) as u32);
         Ok([

@@ -200,8 +200,8 @@ impl Routes {
     }
 }
 
-/// The process of `n` that owns rank `r` of `p`.
-fn owner_of(n: usize, p: usize) -> impl Fn(usize) -> usize {
+/// The process of `n` that owns rank `r` of `p` ([`owned`]).
+pub(crate) fn owner_of(n: usize, p: usize) -> impl Fn(usize) -> usize {
     let firsts: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
     move |r| firsts.partition_point(|&f| f <= r) - 1
 }
@@ -233,7 +233,7 @@ pub(super) fn share_recorded(sh: &mut Shared<'_>) -> Result<(), Error> {
     let (n, me) = (part.ex.processes(), part.ex.process());
     let comms = comm_owners(sh.trace, n, me);
     let others: Vec<u32> = (0..n as u32).filter(|&k| k as usize != me).collect();
-    let rec = std::mem::take(&mut part.recorded);
+    let mut rec = std::mem::take(&mut part.recorded);
     let modeled = !rec.code.is_empty();
     let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
     for (x, &last) in rec.last.iter().enumerate().filter(|(_, l)| **l != 0) {
@@ -247,7 +247,6 @@ pub(super) fn share_recorded(sh: &mut Shared<'_>) -> Result<(), Error> {
         }
     }
     let got = part.ex.all_to_all(out)?;
-    let mut rec = rec;
     let width = if modeled { 6 } else { 2 };
     for w in got.iter().flat_map(|v| v.chunks_exact(width)) {
         let x = w[0] as usize;
