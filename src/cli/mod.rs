@@ -164,13 +164,10 @@ fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
 /// [`load_then`], as this process replays the trace: in a split replay, its own ranks alone
 /// ([`trace::load_block`]).
 fn load_replayed(path: &Path, then: trace::Then, split: Split<'_>) -> Result<Trace, Error> {
-    let Some(ex) = split else {
-        return load_then(path, then);
-    };
     let label = format!("loading {}", path.display());
-    let (k, n) = (ex.process(), ex.processes());
-    Ok(Progress::around(&label, || {
-        trace::load_block(path, k, n, &mut warn, then)
+    Ok(Progress::around(&label, || match split {
+        Some(ex) => trace::load_block(path, ex.process(), ex.processes(), &mut warn, then),
+        None => trace::load_then(path, &mut warn, then),
     })?)
 }
 
@@ -237,10 +234,7 @@ fn load(path: &Path) -> Result<Trace, Error> {
 
 /// [`load`], for a caller that goes on as `then` says.
 fn load_then(path: &Path, then: trace::Then) -> Result<Trace, Error> {
-    let label = format!("loading {}", path.display());
-    Ok(Progress::around(&label, || {
-        trace::load_then(path, &mut warn, then)
-    })?)
+    load_replayed(path, then, None)
 }
 
 /// Runs the command line; the error's message is what the user sees. `split`: the processes of
