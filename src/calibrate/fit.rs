@@ -325,9 +325,26 @@ pub struct Fit {
 /// jump; the robust fit then chooses `S` among the sizes around the gap. With `near` (the
 /// limit the library reports, which may count a header), only
 /// gaps within a factor of two below it count: libraries have other protocol steps (Open MPI's
-/// fast boxes), and the reported limit says which step is the rendezvous. None when no gap
-/// grows super-linearly.
+/// fast boxes), and the reported limit says which step is the rendezvous. But the reported
+/// limit may not be the one the messages meet (MPICH built on UCX reports its shared-memory
+/// cell, while UCX switches to rendezvous at 8 KiB): a jump near it that is less than half as
+/// strong as the strongest jump elsewhere is noise, and then none is found near it. None when
+/// no gap grows super-linearly.
 pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
+    let (score, lo, hi) = strongest_jump(samples, near)?;
+    match near {
+        Some(_) => match strongest_jump(samples, None) {
+            Some((elsewhere, ..)) if elsewhere > 2.0 * score => None,
+            _ => Some((lo, hi)),
+        },
+        None => Some((lo, hi)),
+    }
+}
+
+/// The gap of [`eager_jump`] with its score: how much faster than linearly the communicating
+/// part grows across it, summed over the curves (the reported limit's prior, `near`, lowers the
+/// score a gap needs).
+fn strongest_jump(samples: &[Sample], near: Option<u64>) -> Option<(f64, u64, u64)> {
     let mut ws: Vec<f64> = samples.iter().map(|x| x.w_ns).collect();
     ws.sort_by(f64::total_cmp);
     ws.dedup();
@@ -375,7 +392,7 @@ pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
             best = Some((score, lo, hi));
         }
     }
-    best.map(|(_, lo, hi)| (lo, hi))
+    best
 }
 
 /// Fits parameters and change points to samples of both `w = 0` and `w = W`. Candidate change
