@@ -642,12 +642,12 @@ mod tests {
 }
 
 #[cfg(test)]
-mod measured {
+pub(super) mod measured {
     use super::*;
 
     /// The measurements of a `calibrate --samples` file: round trips, and calls paired by size
     /// (the reductions' rows are not the fit's).
-    fn read(path: &str) -> (Vec<Sample>, Vec<Calls>) {
+    pub(in crate::calibrate) fn read(path: &str) -> (Vec<Sample>, Vec<Calls>) {
         let text = std::fs::read_to_string(path).unwrap();
         let (mut samples, mut calls) = (Vec::new(), Vec::<Calls>::new());
         for l in text.lines().skip(1) {

@@ -384,6 +384,46 @@ pub fn launch_spread(round_trips: &[Sample]) -> f64 {
     }
 }
 
+/// The eager sizes whose message arrives sooner than LogGPS lets it: half the round trip at
+/// `w = 0` (the model's `T1 + T2 + T3`) more than 25% shorter than rank 0's send and receive
+/// timed with the reply already there (`T1 + T3`). The library lets the message go before
+/// `MPI_Send` returns (Open MPI's shared memory at 257 B–4 KiB here: 240 ns against 470 ns at
+/// 304 B), which the model, its transfer starting when the send's overhead ends and `L ≥ 0`,
+/// cannot follow: no valid parameters fit both `w` there. Each as `(k, half the round trip,
+/// send + receive)`, ns medians.
+pub fn early_departures(
+    samples: &[Sample],
+    calls: &[Calls],
+    eager_limit: u64,
+) -> Vec<(u64, f64, f64)> {
+    let mut sizes: Vec<u64> = calls
+        .iter()
+        .map(|c| c.k)
+        .filter(|&k| k <= eager_limit)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+        .into_iter()
+        .filter_map(|k| {
+            let at0: Vec<f64> = (samples.iter())
+                .filter(|x| x.k == k && x.w_ns == 0.0)
+                .map(|x| x.rtt_ns)
+                .collect();
+            let both: Vec<f64> = (calls.iter())
+                .filter(|c| c.k == k)
+                .map(|c| c.send_ns + c.recv_ns)
+                .filter(|t| t.is_finite())
+                .collect();
+            if at0.is_empty() || both.is_empty() {
+                return None;
+            }
+            let (half, both) = (fit::median(&at0) / 2.0, fit::median(&both));
+            (both > 1.25 * half).then_some((k, half, both))
+        })
+        .collect()
+}
+
 /// What the traced probe run gives: the library, the eager limit it reports through the MPI
 /// tool interface, and the trace (of its loop of collectives, for `oc`).
 type Reported = (String, Option<(String, u64)>, Option<crate::trace::Trace>);
@@ -895,6 +935,32 @@ mod tests {
     }
 
     /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.
+    #[test]
+    fn early_departures_are_where_open_mpi_sends_before_returning() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        // Open MPI's shared memory: every size from its fast boxes' end (256 B) to S.
+        let (ompi, calls) = banded::measured::read(&format!("{root}/traces/calibration.tsv"));
+        let early: Vec<u64> = early_departures(&ompi, &calls, 4040)
+            .into_iter()
+            .map(|(k, ..)| k)
+            .collect();
+        let above_fast_boxes: Vec<u64> = early.iter().copied().filter(|&k| k > 256).collect();
+        assert_eq!(
+            above_fast_boxes,
+            [
+                304, 362, 431, 512, 609, 724, 861, 1024, 1218, 1448, 1722, 2048, 2435, 2896, 3444
+            ]
+        );
+        // 304 B: half of 481 ns against a 471 ns send and receive (hand-read from the file).
+        let at = early_departures(&ompi, &calls, 4040);
+        let x = at.iter().find(|x| x.0 == 304).unwrap();
+        assert_eq!((x.1, x.2), (240.5, 471.0));
+        // MPICH: none.
+        let (mpich, calls) =
+            banded::measured::read(&format!("{root}/fixtures/calibration/mpich-4.0-ucx.tsv"));
+        assert!(early_departures(&mpich, &calls, 8255).is_empty());
+    }
+
     #[test]
     fn copy_finding_warns_on_aliasing() {
         let (text, warn) = copy_finding(431.0, 9448.0);

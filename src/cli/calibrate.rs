@@ -249,6 +249,22 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             100.0 * r
         );
     }
+    let early = calibrate::early_departures(&c.samples, &c.calls, p.S);
+    if let (Some(first), Some(last)) = (early.first(), early.last()) {
+        let worst = early
+            .iter()
+            .max_by(|a, b| (a.2 / a.1).total_cmp(&(b.2 / b.1)));
+        let (k, half, both) = *worst.unwrap_or(first);
+        println!(
+            "WARNING     at {} eager size(s), {}…{} B, a message arrives sooner than LogGPS allows (k = {k} B: half the round trip \
+             at w = 0 takes {half:.0} ns, rank 0's send and receive with the reply already there {both:.0} ns): the library lets it \
+             go before MPI_Send returns, the model's transfer starts when the send's overhead ends (L ≥ 0), so no valid \
+             parameters fit both w there and the fit trades them off",
+            early.len(),
+            first.0,
+            last.0
+        );
+    }
     if c.launch_spread > calibrate::SPREAD_WARNING {
         println!(
             "WARNING     the {} launches' round trips differ by {:.0}% (median over sizes): the machine changed speed or path \
