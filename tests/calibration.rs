@@ -209,7 +209,7 @@ fn calibrate_runs_from_any_directory() {
 /// as it was: it is fitted to 250,000 − 50,000 ns.
 #[test]
 fn oc_makes_the_replay_reproduce_the_traced_loop() {
-    let loop_of = |each: u64, first_extra: u64| {
+    let trace_of = |each: u64, first_extra: u64| {
         let mut t = String::from(
             "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
         );
@@ -226,9 +226,11 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("loop.txt");
         std::fs::write(&f, t).unwrap();
-        let trace = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
-        let p = loggps_predict::model::Params::preset("myrinet").unwrap();
-        loggps_predict::calibrate::fit_oc(&trace, &p).unwrap()
+        loggps_predict::trace::load(&f, &mut |_| {}).unwrap()
+    };
+    let p = loggps_predict::model::Params::preset("myrinet").unwrap();
+    let loop_of = |each: u64, first_extra: u64| {
+        loggps_predict::calibrate::fit_oc(&trace_of(each, first_extra), &p).unwrap()
     };
     let (oc, fit) = loop_of(20_000, 0);
     assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
@@ -243,4 +245,15 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     assert_eq!(fit.first_calls_ns, 50_000.0);
     let (oc, _) = loop_of(10_000, 0);
     assert_eq!(oc, 0.0);
+    // Three launches, their calls 20, 30 and 10 µs: oc 5,740, 15,740 and 0 ns; the median
+    // launch's is kept, with its own figures.
+    let launches = [20_000, 30_000, 10_000].map(|each| trace_of(each, 0));
+    let (oc, fit) = loggps_predict::calibrate::fit_oc_launches(&launches, &p).unwrap();
+    assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
+    assert!((fit.measured_ns - 200_000.0).abs() < 1e-6, "{fit:?}");
+    let l = &fit.launches_oc;
+    assert!(
+        l.len() == 3 && l[0] == 0.0 && (l[2] - 15_740.0).abs() < 0.02,
+        "{l:?}"
+    );
 }

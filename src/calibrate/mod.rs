@@ -89,6 +89,9 @@ pub struct OcFit {
     /// MPI 4.1 where a call takes 0.1–1 µs. Left out of what `oc` is fitted to, a steady
     /// call's cost.
     pub first_calls_ns: f64,
+    /// `oc` fitted to each launch's loop, in increasing order: the one kept is their median,
+    /// and the fields above are its launch's.
+    pub launches_oc: Vec<f64>,
 }
 
 /// Rounds of collectives the traced probe run makes (`--coll`).
@@ -132,7 +135,27 @@ pub fn fit_oc(
         without_ns: without,
         with_ns: runtime(oc)?.0,
         first_calls_ns: first_calls,
+        launches_oc: vec![oc],
     };
+    Ok((oc, fit))
+}
+
+/// [`fit_oc`] on each launch's trace: the median launch's `oc` and fit, with every launch's
+/// `oc` ([`OcFit::launches_oc`]).
+pub fn fit_oc_launches(
+    traces: &[crate::trace::Trace],
+    p: &crate::model::Params,
+) -> Result<(f64, OcFit), Error> {
+    if traces.is_empty() {
+        return Err(Error::Io("the collectives probe left no trace".into()));
+    }
+    let mut fits = (traces.iter())
+        .map(|t| fit_oc(t, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    fits.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let all: Vec<f64> = fits.iter().map(|(oc, _)| *oc).collect();
+    let (oc, mut fit) = fits.swap_remove(fits.len() / 2);
+    fit.launches_oc = all;
     Ok((oc, fit))
 }
 
@@ -424,9 +447,9 @@ pub fn early_departures(
         .collect()
 }
 
-/// What the traced probe run gives: the library, the eager limit it reports through the MPI
-/// tool interface, and the trace (of its loop of collectives, for `oc`).
-type Reported = (String, Option<(String, u64)>, Option<crate::trace::Trace>);
+/// What the traced probe runs give: the library, the eager limit it reports through the MPI
+/// tool interface, and each launch's trace (of its loop of collectives, for `oc`).
+type Reported = (String, Option<(String, u64)>, Vec<crate::trace::Trace>);
 
 /// Runs the round-trip program once under the tracer, with a loop of small collectives, and
 /// reads back what the trace records.
@@ -434,7 +457,6 @@ fn reported_by_library(opts: &Options, tracer: &Path) -> Result<Reported, Error>
     let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
     let trace_path = dir.join("probe.bin");
-    let _ = std::fs::remove_file(&trace_path);
     let (prog, pre) = opts
         .mpirun
         .split_first()
@@ -485,21 +507,31 @@ fn reported_by_library(opts: &Options, tracer: &Path) -> Result<Reported, Error>
             "--coll",
             &COLL_ROUNDS.to_string(),
         ]);
-    let status = cmd
-        .output()
-        .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
-    if !status.status.success() {
-        return Err(Error::Io(format!(
-            "the traced probe run failed: {}",
-            String::from_utf8_lossy(&status.stderr).trim()
-        )));
+    // One launch's loop runs 2 ms: a preemption or another path in that launch moves it by
+    // half (1.3–2.4 ms in five launches here), so the probe runs as many launches as the sweep.
+    let mut traces = Vec::new();
+    for _ in 0..opts.launches.max(1) {
+        let _ = std::fs::remove_file(&trace_path);
+        let status = cmd
+            .output()
+            .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
+        if !status.status.success() {
+            return Err(Error::Io(format!(
+                "the traced probe run failed: {}",
+                String::from_utf8_lossy(&status.stderr).trim()
+            )));
+        }
+        traces.push(crate::trace::load(&trace_path, &mut |_| {})?);
     }
-    let trace = crate::trace::load(&trace_path, &mut |_| {})?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok((
-        trace.meta.library.clone(),
-        trace.meta.eager_limit.clone().map(|e| (e.name, e.bytes)),
-        Some(trace),
+        traces[0].meta.library.clone(),
+        traces[0]
+            .meta
+            .eager_limit
+            .clone()
+            .map(|e| (e.name, e.bytes)),
+        traces,
     ))
 }
 
@@ -570,9 +602,9 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
                 "{} not found: the eager limit the library reports is not read, nor oc fitted (build it with `make -C tracer`)",
                 t.display()
             ));
-            (String::new(), None, None)
+            (String::new(), None, Vec::new())
         }
-        None => (String::new(), None, None),
+        None => (String::new(), None, Vec::new()),
     };
     let w = opts.imbalance_ns;
     let (mut samples, mut calls, mut launch_spread) = sweep(opts, log)?;
@@ -650,10 +682,11 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.gamma = Some(local.reduction.gamma);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
-    let oc_fit = match &probe {
-        Some(trace) => {
-            log("fitting oc to the traced loop of collectives".into());
-            match fit_oc(trace, &fit.params) {
+    let oc_fit = match probe.is_empty() {
+        true => None,
+        false => {
+            log("fitting oc to the traced loops of collectives".into());
+            match fit_oc_launches(&probe, &fit.params) {
                 Ok((oc, f)) => {
                     fit.params.oc = Some(oc);
                     Some(f)
@@ -666,7 +699,6 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
                 }
             }
         }
-        None => None,
     };
     Ok(Calibration {
         fit,
@@ -797,10 +829,14 @@ pub fn collectives_finding(c: &Calibration) -> String {
     match &c.oc_fit {
         None => "not fitted (the collectives probe runs under the tracer: none given, or its replay failed)".into(),
         Some(f) => format!(
-            "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank) ran \
-             {:.1} µs, {:.1} µs of it the first call of each kind beyond its median (left out), \
-             predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} ns",
+            "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), the \
+             median of {} launches (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call \
+             of each kind beyond its median (left out), predicted {:.1} µs with oc = 0 and {:.1} µs \
+             with oc = {:.0} ns",
             f.calls,
+            f.launches_oc.len(),
+            f.launches_oc.first().unwrap_or(&0.0),
+            f.launches_oc.last().unwrap_or(&0.0),
             f.measured_ns / 1e3,
             f.first_calls_ns / 1e3,
             f.without_ns / 1e3,
