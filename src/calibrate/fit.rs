@@ -318,7 +318,7 @@ pub struct Fit {
 
 /// Where the eager limit jumps: the gap `(lo, hi)` of adjacent measured sizes across which the
 /// communicating part of the round trip (RTT − w) grows most faster than linearly, summed over
-/// both curves. A linear cost `a + b·k` with `a ≥ 0` grows at most as fast as `k`; the switch to
+/// the curves (w = 0, a fixed W, the hiding imbalance: each size its own w, one curve). A linear cost `a + b·k` with `a ≥ 0` grows at most as fast as `k`; the switch to
 /// rendezvous adds a handshake at once. The left side of a gap is the larger of two neighbouring
 /// samples and the right side the smaller, so that neither a slow outlier (a preempted point)
 /// nor a fast one (Open MPI's fast-box ring lets some sizes through a quicker path) fakes a
@@ -347,16 +347,28 @@ pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
 /// part grows across it, summed over the curves (the reported limit's prior, `near`, lowers the
 /// score a gap needs).
 fn strongest_jump(samples: &[Sample], near: Option<u64>) -> Option<(f64, u64, u64)> {
-    let mut ws: Vec<f64> = samples.iter().map(|x| x.w_ns).collect();
-    ws.sort_by(f64::total_cmp);
-    ws.dedup();
     let mut ks: Vec<u64> = samples.iter().map(|x| x.k).filter(|&k| k > 0).collect();
     ks.sort_unstable();
     ks.dedup();
+    // A curve is an imbalance measured at every size (0, a fixed W), or the imbalance that
+    // hides each size's transfer (each size its own w, HIDING here).
+    const HIDING: f64 = -1.0;
+    let at_every_size = |w: f64| {
+        let n = samples.iter().filter(|x| x.k > 0 && x.w_ns == w).count();
+        n >= ks.len()
+    };
+    let mut ws: Vec<f64> = samples.iter().map(|x| x.w_ns).collect();
+    ws.sort_by(f64::total_cmp);
+    ws.dedup();
+    let fixed: Vec<f64> = ws.iter().copied().filter(|&w| at_every_size(w)).collect();
+    let curve = |w: f64| if fixed.contains(&w) { w } else { HIDING };
+    let mut ws: Vec<f64> = ws.into_iter().map(curve).collect();
+    ws.sort_by(f64::total_cmp);
+    ws.dedup();
     let comm = |k: u64, w: f64| -> Option<f64> {
         let v: Vec<f64> = samples
             .iter()
-            .filter(|x| x.k == k && x.w_ns == w)
+            .filter(|x| x.k == k && curve(x.w_ns) == w)
             .map(comm_part)
             .collect();
         (!v.is_empty()).then(|| median(&v))
