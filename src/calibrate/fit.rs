@@ -318,8 +318,9 @@ pub struct Fit {
 
 /// Where the eager limit jumps: the gap `(lo, hi)` of adjacent measured sizes across which the
 /// communicating part of the round trip (RTT − w) grows most faster than linearly, summed over
-/// the curves (w = 0, a fixed W, the hiding imbalance: each size its own w, one curve). A linear cost `a + b·k` with `a ≥ 0` grows at most as fast as `k`; the switch to
-/// rendezvous adds a handshake at once. The left side of a gap is the larger of two neighbouring
+/// the curves (w = 0, a fixed W, and the hiding imbalance: each size its own w, one curve). A
+/// linear cost `a + b·k` with `a ≥ 0` grows at most as fast as `k`; the switch to rendezvous
+/// adds a handshake at once. The left side of a gap is the larger of two neighbouring
 /// samples and the right side the smaller, so that neither a slow outlier (a preempted point)
 /// nor a fast one (Open MPI's fast-box ring lets some sizes through a quicker path) fakes a
 /// jump; the robust fit then chooses `S` among the sizes around the gap. With `near` (the
