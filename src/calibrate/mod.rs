@@ -57,6 +57,10 @@ pub struct Calibration {
     pub launches: u32,
     /// How far their round trips at `w = 0` differ ([`launch_spread`]).
     pub launch_spread: f64,
+    /// Per launch, a cache line's round trip between the two ranks' cores before and after its
+    /// sweep, ns (none where the ranks share no memory): where the OS or a hypervisor runs
+    /// them on cores farther apart, every message over shared memory costs more.
+    pub line_ns: Vec<[f64; 2]>,
     /// What a failed poll costs here, ns, untraced and on one request.
     pub poll_ns: f64,
     /// The library's reduction timed over the vector's size; its slope is `fit.params.gamma`.
@@ -221,7 +225,7 @@ fn run_rtt(
     ws: &[u64],
     calls: bool,
     log: &mut dyn FnMut(String),
-) -> Result<(Vec<Sample>, Vec<Calls>), Error> {
+) -> Result<(Vec<Sample>, Vec<Calls>, Option<[f64; 2]>), Error> {
     let reps = opts.reps;
     let list = |v: &[u64]| {
         v.iter()
@@ -248,7 +252,12 @@ fn run_rtt(
         &opts.time_ms.to_string(),
     ]);
     if calls {
-        cmd.args(["--hide", &HIDE.to_string()]);
+        cmd.args([
+            "--hide",
+            &HIDE.to_string(),
+            "--line",
+            &LINE_TRIPS.to_string(),
+        ]);
     }
     log(format!(
         "measuring {} size(s) × {} imbalance(s), {reps} repetitions each",
@@ -274,10 +283,16 @@ fn run_rtt(
         )));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let (mut samples, mut timed) = (Vec::new(), Vec::new());
+    let (mut samples, mut timed, mut line) = (Vec::new(), Vec::new(), None);
     for l in text.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
         let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+        if let ("line", Some(before), Some(after)) =
+            (f.first().copied().unwrap_or(""), num(1), num(2))
+        {
+            line = (before > 0.0 && after > 0.0).then_some([before, after]);
+            continue;
+        }
         let (Some(k), Some(w), Some(rtt)) = (num(1), num(2), num(3)) else {
             continue;
         };
@@ -310,7 +325,7 @@ fn run_rtt(
             if calls { sizes.len() } else { 0 }
         )));
     }
-    Ok((samples, timed))
+    Ok((samples, timed, line))
 }
 
 /// The imbalances of the sweep besides the one that hides each size's transfer: 0, and `W`
@@ -326,18 +341,16 @@ fn imbalances(opts: &Options) -> Vec<u64> {
 /// launches' medians (the hiding imbalance, which each launch sets from its own round trip,
 /// the median too), per size the median call durations; and how far the launches' round trips
 /// at `w = 0` differ ([`launch_spread`]).
-fn sweep(
-    opts: &Options,
-    log: &mut dyn FnMut(String),
-) -> Result<(Vec<Sample>, Vec<Calls>, f64), Error> {
+fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Swept, Error> {
     let sizes = coarse_sizes(opts.max_bytes, opts.per_octave);
     let ws = imbalances(opts);
-    let (mut samples, mut calls) = (Vec::new(), Vec::new());
+    let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..opts.launches.max(1) {
         log(format!("launch {} of {}", i + 1, opts.launches.max(1)));
-        let (s, c) = run_rtt(opts, &sizes, &ws, true, log)?;
+        let (s, c, line) = run_rtt(opts, &sizes, &ws, true, log)?;
         samples.extend(s);
         calls.extend(c);
+        lines.extend(line);
     }
     let med = |v: Vec<f64>| fit::median(&v);
     let hiding = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
@@ -374,8 +387,16 @@ fn sweep(
             recv_ns: med(at.iter().map(|c| c.recv_ns).collect()),
         });
     }
-    Ok((out, timed, spread))
+    Ok((out, timed, spread, lines))
 }
+
+/// A sweep's round trips and calls (combined over launches), how far its launches differ, and
+/// each launch's cache-line round trips between the ranks' cores (before and after it, ns).
+type Swept = (Vec<Sample>, Vec<Calls>, f64, Vec<[f64; 2]>);
+
+/// Round trips of a cache line between the ranks' cores that the round-trip program times
+/// before and after each launch's sweep (`--line`): 2–7 ms.
+const LINE_TRIPS: u32 = 20_000;
 
 /// How far launches disagree: per size, the range of its round trips (with four or more,
 /// the highest and the lowest left out: one odd launch the medians absorb) over their median,
@@ -567,7 +588,7 @@ fn refine(
         // An inconclusive launch is measured again, in a new launch, up to three times.
         let mut narrowed = None;
         for _ in 0..3 {
-            let (batch, _) = run_rtt(&careful, &sizes, ws, false, log)?;
+            let (batch, ..) = run_rtt(&careful, &sizes, ws, false, log)?;
             narrowed = narrow(lo, hi, &probe, &batch)
                 .filter(|&(l, h)| lo <= l && l < h && h <= hi && (l, h) != (lo, hi));
             if narrowed.is_some() {
@@ -607,7 +628,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         None => (String::new(), None, Vec::new()),
     };
     let w = opts.imbalance_ns;
-    let (mut samples, mut calls, mut launch_spread) = sweep(opts, log)?;
+    let (mut samples, mut calls, mut launch_spread, mut lines) = sweep(opts, log)?;
     // S: the rendezvous jump (fit::eager_jump), looked for below the limit the library reports
     // and bracketed to adjacent sizes. The library picks its paths per launch: a sweep that
     // shows no jump below the reported limit is measured again before the search widens.
@@ -621,7 +642,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             "no rendezvous jump below the reported eager limit in these launches: measuring again"
                 .into(),
         );
-        (samples, calls, launch_spread) = sweep(opts, log)?;
+        (samples, calls, launch_spread, lines) = sweep(opts, log)?;
     }
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
@@ -710,6 +731,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         reported_eager_limit: reported,
         library,
         launch_spread,
+        line_ns: lines,
         poll_ns: local.poll_ns,
         reduction: local.reduction,
         progress_wait_ns: local.progress_wait_ns,
@@ -859,6 +881,40 @@ pub fn progress_finding(c: &Calibration) -> String {
     }
 }
 
+/// What the cache-line probe found ([`Calibration::line_ns`]), in words, and whether it is a
+/// warning: the launches' round trips of a cache line between the ranks' cores differing by
+/// more than 2×, the OS or a hypervisor having moved the ranks between cores near and far
+/// apart while calibrating (on this project's 2-vCPU machine: 55–100 ns, or about 350 ns in
+/// spells of seconds to minutes, when every shared-memory message costs 2–3× more). None where
+/// the ranks share no memory.
+pub fn line_finding(lines: &[[f64; 2]]) -> Option<(String, bool)> {
+    let all: Vec<f64> = lines.iter().flatten().copied().collect();
+    if all.is_empty() {
+        return None;
+    }
+    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = all.iter().copied().fold(0.0, f64::max);
+    let what = format!(
+        "a cache line between the two ranks' cores and back takes {:.0} ns (the median; {lo:.0}–{hi:.0} ns before and after the {} launches' sweeps)",
+        fit::median(&all),
+        lines.len()
+    );
+    match hi > LINE_WARNING * lo {
+        true => Some((
+            format!(
+                "{what}: the ranks ran on cores nearer and farther apart while calibrating (the OS or a hypervisor moved them), \
+                 and a message over shared memory costs more on far ones; the launches' medians mix both, and a run on far cores \
+                 is predicted too fast: calibrate again while it holds still"
+            ),
+            true,
+        )),
+        false => Some((what, false)),
+    }
+}
+
+/// How far the cache-line round trips may spread before [`line_finding`] warns.
+const LINE_WARNING: f64 = 2.0;
+
 /// What the copy probe found (its medians, ns), in words, and whether it is a warning.
 pub fn copy_finding(fast: f64, slow: f64) -> (String, bool) {
     let ratio = slow / fast.max(1.0);
@@ -924,6 +980,9 @@ pub fn params_file(c: &Calibration) -> String {
         copy_finding(c.copy_aligned_ns, c.copy_aliased_ns).0
     ));
     s.push_str(&format!("# oc: {}\n", collectives_finding(c)));
+    if let Some((text, _)) = line_finding(&c.line_ns) {
+        s.push_str(&format!("# cores: {text}\n"));
+    }
     s.push_str(&crate::model::params_toml(&c.fit.params));
     // A program's failed polls cost what they cost in its trace unless `poll` is set: a poll
     // over many requests costs more than this one-request figure.
@@ -995,6 +1054,28 @@ mod tests {
         let (mpich, calls) =
             banded::measured::read(&format!("{root}/fixtures/calibration/mpich-4.0-ucx.tsv"));
         assert!(early_departures(&mpich, &calls, 8255).is_empty());
+    }
+
+    #[test]
+    fn line_finding_warns_when_the_cores_moved() {
+        assert_eq!(line_finding(&[]), None);
+        // Measured here: five launches on near cores, then one with a spell on far ones.
+        let near = [
+            [65.0, 70.4],
+            [101.4, 96.4],
+            [70.4, 70.4],
+            [100.7, 97.3],
+            [89.2, 103.3],
+        ];
+        let (text, warn) = line_finding(&near).unwrap();
+        assert!(!warn, "{text}");
+        assert!(
+            text.contains("takes 93 ns") && text.contains("65–103 ns"),
+            "{text}"
+        );
+        let moved = [[65.0, 70.4], [354.2, 356.9]];
+        let (text, warn) = line_finding(&moved).unwrap();
+        assert!(warn && text.contains("65–357 ns"), "{text}");
     }
 
     #[test]

@@ -313,6 +313,11 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         p.oc.unwrap_or(0.0),
         calibrate::collectives_finding(c)
     );
+    match calibrate::line_finding(&c.line_ns) {
+        Some((text, true)) => println!("WARNING     cores: {text}"),
+        Some((text, false)) => println!("cores       {text}"),
+        None => {}
+    }
     match calibrate::copy_finding(c.copy_aligned_ns, c.copy_aliased_ns) {
         (text, true) => println!("WARNING     copies: {text}"),
         (text, false) => println!("copies      {text}"),

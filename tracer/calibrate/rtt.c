@@ -51,7 +51,16 @@
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
  * `oc` to, a collective call's cost beyond its messages.
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R]
+ * With --line N, rank 0 times N round trips of a cache line between the two ranks' cores
+ * (a flag in an MPI shared-memory window, each rank waiting for the other's value and writing
+ * the next) before the sweep and again after it, and prints the mean of each, or -1 where the
+ * ranks share no memory. What a message over shared memory costs rests on it, and it changes
+ * when the OS or a hypervisor runs the ranks on cores farther apart (60-90 ns against 350 ns
+ * on this project's 2-vCPU machine, flipping within seconds):
+ *
+ *     line BEFORE_NS AFTER_NS N
+ *
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -164,6 +173,43 @@ static void reductions(const long long *sizes, int n, int reps, int warmup, doub
 #define COPY_ALIAS 16
 
 /* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
+/* The --line probe (see the top): n round trips of a flag between the ranks' cores, ns each;
+ * -1 where the two ranks do not share memory. */
+static double line_round_trip(int rank, int n) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int on_node;
+    MPI_Comm_size(node, &on_node);
+    double each = -1;
+    if (on_node == 2) {
+        int *flag;
+        MPI_Win win;
+        MPI_Win_allocate_shared(rank == 0 ? 64 : 0, 1, MPI_INFO_NULL, node, &flag, &win);
+        MPI_Aint bytes;
+        int unit;
+        MPI_Win_shared_query(win, 0, &bytes, &unit, &flag);
+        if (rank == 0) __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
+        MPI_Barrier(node);
+        int64_t t0 = now_ns();
+        for (int i = 0; i < n; i++) {
+            if (rank == 0) {
+                __atomic_store_n(flag, 2 * i + 1, __ATOMIC_RELEASE);
+                while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2 * i + 2) {
+                }
+            } else {
+                while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2 * i + 1) {
+                }
+                __atomic_store_n(flag, 2 * i + 2, __ATOMIC_RELEASE);
+            }
+        }
+        each = (double)(now_ns() - t0) / (n > 0 ? n : 1);
+        MPI_Barrier(node);
+        MPI_Win_free(&win);
+    }
+    MPI_Comm_free(&node);
+    return each;
+}
+
 static void collective_calls(int rounds) {
     double x[2] = {1.0, 2.0}, y[2] = {0.0, 0.0};
     for (int i = 0; i < rounds; i++) {
@@ -247,7 +293,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
     long long progress_k = -1, copy_k = -1;
-    int coll_rounds = 0;
+    int coll_rounds = 0, line_n = 0;
     int nsizes = 0, nws = 0, nreduce = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -261,15 +307,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reduce")) nreduce = parse_list(argv[i + 1], &reduce);
         else if (!strcmp(argv[i], "--progress")) progress_k = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--copy")) copy_k = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--line")) line_n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--coll")) coll_rounds = atoi(argv[i + 1]);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
         hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) ||
-        coll_rounds < 0) {
+        coll_rounds < 0 || line_n < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -281,6 +328,7 @@ int main(int argc, char **argv) {
     long long *rtt = malloc(sizeof(long long) * MAX_REPS);
     long long *send = malloc(sizeof(long long) * MAX_REPS);
     long long *recv = malloc(sizeof(long long) * MAX_REPS);
+    double line_before = line_n > 0 ? line_round_trip(rank, line_n) : -1;
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
         long long rtt0 = 0;
@@ -329,6 +377,10 @@ int main(int argc, char **argv) {
                 fflush(stdout);
             }
         }
+    }
+    if (line_n > 0) {
+        double line_after = line_round_trip(rank, line_n);
+        if (rank == 0) printf("line %.1f %.1f %d\n", line_before, line_after, line_n);
     }
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
