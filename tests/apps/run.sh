@@ -8,13 +8,19 @@
 # fails the script if its trace does not load, a message has no partner or a request is never
 # completed; the accuracy is printed, as the median error over the runs (async_%: under
 # --progress async, the paper's model) and the spread of the measured runtimes (2 ranks on this
-# 2-core machine vary from launch to launch), never asserted.
+# 2-core machine vary from launch to launch), never asserted. Before each run a cache line's
+# round trip between the two ranks' cores is timed (loggps-rtt --line, as calibrate does), and
+# its range printed: where it differs from the calibration's by 2x or more, the ranks ran on
+# cores nearer or farther apart (a hypervisor moves them here) and shared-memory messages cost
+# another price. same_cores_% is the median error over the runs that did not (n/RUNS); the
+# calibration's figure is the one its file states (`# cores:`), else the fastest run's.
 #
 #   tests/apps/run.sh                  # every application
 #   APPS="hpcc" RUNS=7 tests/apps/run.sh
 #   CALIBRATE=1 RUNS=7 tests/apps/run.sh   # each run predicted with a calibration taken just
 #                                          # before it (this machine's speed drifts by minutes)
 #   PREDICT_ARGS="--coll measured" tests/apps/run.sh   # predictor flags for every run
+#   VERBOSE=1 tests/apps/run.sh        # every run's figures too
 set -euo pipefail
 PARAMS=${PARAMS:+$(realpath "$PARAMS")}   # the caller's path, before the cd
 cd "$(dirname "$0")/../.."
@@ -46,8 +52,10 @@ command_of() {
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 
-printf '%-14s %8s %11s %11s %8s %8s %20s %s\n' app events measured_s predicted_s error_% async_% \
-  measured_min..max_s "comp/comm/ssync/rsync_% (last run)"
+printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %s\n' app events measured_s predicted_s error_% async_% \
+  measured_min..max_s line_ns same_cores_% "comp/comm/ssync/rsync_% (last run)"
+# The cache-line round trip a parameters file states (calibrate's `# cores:` comment), if any.
+cores_of() { sed -n 's/^# cores: .* takes \([0-9]*\) ns.*/\1/p' "$1" | head -1; }
 for app in $APPS; do
   mkdir -p "$W/$app"
   cd "$W/$app"
@@ -60,6 +68,8 @@ for app in $APPS; do
       "$BIN" calibrate --mpirun mpirun.openmpi --launches 1 -o "$PARAMS" > calibrate.txt 2>&1 ||
         { cat calibrate.txt; echo "FAIL $app: calibration failed"; exit 1; }
     fi
+    line=$(mpirun.openmpi -np 2 "$ROOT/tracer/build-openmpi/loggps-rtt" --sizes 0 --w 0 --reps 1 --line 20000 |
+      awk '$1 == "line" {printf "%.0f", ($2 + $3) / 2}')
     # shellcheck disable=SC2086
     LOGGPS_TRACE=$t mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$TRACER" $cmd \
       > out.txt 2> err.txt || { cat out.txt err.txt; echo "FAIL $app: the job failed"; exit 1; }
@@ -76,8 +86,12 @@ for app in $APPS; do
     # shellcheck disable=SC2086
     async=$("$BIN" "$t" --params "$PARAMS" ${PREDICT_ARGS:-} --progress async --format json 2>/dev/null |
       grep -o '"predicted_s": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$')
-    echo "$events $meas $pred $async" >> runs.tsv
+    cal=$(cores_of "$PARAMS")
+    echo "$events $meas $pred $async ${line:--1} ${cal:--1}" >> runs.tsv
   done
+  # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns, the
+  # calibration's line ns or -1).
+  [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
     awk -F': *' '{v[$1] = $2} END {e = v["end_s"]; if (e <= 0) e = 1;
@@ -90,7 +104,14 @@ for app in $APPS; do
   ea=$(awk '{print 100 * ($4 - $2) / $2}' runs.tsv | median)
   lo=$(cut -d' ' -f2 runs.tsv | sort -g | head -1)
   hi=$(cut -d' ' -f2 runs.tsv | sort -g | tail -1)
-  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
-    "$lo" "$hi" "$parts"
+  lines=$(cut -d' ' -f5 runs.tsv | sort -g | sed -n '1p;$p' | paste -sd' ' | awk '{print $1 ".." $2}')
+  # Runs on cores as near as the calibration's (within 2x), and their median error.
+  fastest=$(cut -d' ' -f5 runs.tsv | sort -g | head -1)
+  same=$(awk -v f="$fastest" '{ref = $6 > 0 ? $6 : f; if ($5 > 0 && $5 < 2 * ref && ref < 2 * $5) print}' runs.tsv)
+  n_same=$(printf '%s' "$same" | grep -c . || true)
+  se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($3 - $2) / $2}' | median || echo nan)
+  same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
+  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
+    "$lo" "$hi" "$lines" "$same_cores" "$parts"
   cd "$ROOT"
 done
