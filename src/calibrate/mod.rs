@@ -217,6 +217,10 @@ pub fn coarse_sizes(max: u64, per_octave: u32) -> Vec<u64> {
 /// `w = 0` (the round-trip program's `--hide`).
 const HIDE: f64 = 1.5;
 
+/// One launch's round trips, calls at the hiding imbalance, and cache-line round trips
+/// between the ranks' cores before and after its sweep (ns; none where they share no memory).
+type Launch = (Vec<Sample>, Vec<Calls>, Option<[f64; 2]>);
+
 /// One launch of the round-trip program over `sizes` × `ws`; with `calls`, each size's calls
 /// timed too (`--hide`).
 fn run_rtt(
@@ -225,7 +229,7 @@ fn run_rtt(
     ws: &[u64],
     calls: bool,
     log: &mut dyn FnMut(String),
-) -> Result<(Vec<Sample>, Vec<Calls>, Option<[f64; 2]>), Error> {
+) -> Result<Launch, Error> {
     let reps = opts.reps;
     let list = |v: &[u64]| {
         v.iter()
