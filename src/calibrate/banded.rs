@@ -711,7 +711,9 @@ pub(super) mod measured {
         use super::super::fit::eager_jump;
         // Open MPI over shared memory (btl_vader_eager_limit = 4096): the jump is below it.
         let root = env!("CARGO_MANIFEST_DIR");
-        let (ompi, _) = read(&format!("{root}/traces/calibration.tsv"));
+        let (ompi, _) = read(&format!(
+            "{root}/fixtures/calibration/openmpi-4.1-vader.tsv"
+        ));
         assert_eq!(eager_jump(&ompi, Some(4096)), Some((3444, 4096)));
         // MPICH 4.0.2 on UCX, in a slow spell of this machine (fixtures/calibration/README.md):
         // it reports a 69,632-byte shared-memory cell, but from 8,192 to 9,742 B its round

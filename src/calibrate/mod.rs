@@ -1038,7 +1038,9 @@ mod tests {
     fn early_departures_are_where_open_mpi_sends_before_returning() {
         let root = env!("CARGO_MANIFEST_DIR");
         // Open MPI's shared memory: every size from its fast boxes' end (256 B) to S.
-        let (ompi, calls) = banded::measured::read(&format!("{root}/traces/calibration.tsv"));
+        let (ompi, calls) = banded::measured::read(&format!(
+            "{root}/fixtures/calibration/openmpi-4.1-vader.tsv"
+        ));
         let early: Vec<u64> = early_departures(&ompi, &calls, 4040)
             .into_iter()
             .map(|(k, ..)| k)
