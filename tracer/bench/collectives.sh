@@ -24,23 +24,24 @@ for size in ${SIZES:-all}; do
     tracer/build-openmpi/bench/collectives $args
   "$BIN" convert "$tmp/c$np-$size.bin" "$tmp/c$np-$size.txt" >/dev/null
   "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2>/dev/null > "$tmp/m$np-$size.json"
-  echo "== $np ranks, block $size B: time per call, µs (measured = traced duration averaged over ranks and calls)"
+  echo "== $np ranks, block $size B: time per call, µs (measured: traced durations over ranks and calls, their mean and median; a preempted call weighs on the mean)"
   python3 - "$tmp/c$np-$size.txt" "$tmp/m$np-$size.json" <<'PY'
-import json, sys, collections
-dur, calls = collections.defaultdict(float), collections.Counter()
+import json, sys, collections, statistics
+took = collections.defaultdict(list)
 ranks = set()
 for line in open(sys.argv[1]):
     f = line.split()
     if len(f) >= 4 and f[1].startswith("MPI_") and f[0].isdigit():
-        ranks.add(f[0]); dur[f[1]] += int(f[3]) - int(f[2]); calls[f[1]] += 1
+        ranks.add(f[0]); took[f[1]].append(int(f[3]) - int(f[2]))
 pred = json.load(open(sys.argv[2]))["collectives_s"]
 p = len(ranks)
-print(f"{'routine':<20} {'measured':>10} {'predicted':>10} {'pred/meas':>9}")
+print(f"{'routine':<20} {'mean':>8} {'median':>8} {'predicted':>10} {'pred/mean':>9} {'pred/median':>11}")
 for k in sorted(pred):
-    if k == "MPI_Barrier" or calls[k] == 0: continue
-    per_call = calls[k] / p
-    m, q = dur[k] / p / per_call / 1e3, pred[k] / per_call * 1e6
-    print(f"{k:<20} {m:>10.2f} {q:>10.2f} {q / m:>9.2f}")
+    if k == "MPI_Barrier" or not took[k]: continue
+    per_call = len(took[k]) / p
+    mean, med = statistics.mean(took[k]) / 1e3, statistics.median(took[k]) / 1e3
+    q = pred[k] / per_call * 1e6
+    print(f"{k:<20} {mean:>8.2f} {med:>8.2f} {q:>10.2f} {q / mean:>9.2f} {q / med:>11.2f}")
 PY
 done
 done
