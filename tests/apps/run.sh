@@ -8,9 +8,9 @@
 # fails the script if its trace does not load, a message has no partner or a request is never
 # completed; the accuracy is printed, as the median error over the runs (async_%: under
 # --progress async, the paper's model) and the spread of the measured runtimes (2 ranks on this
-# 2-core machine vary from launch to launch), never asserted. Before each run a cache line's
-# round trip between the two ranks' cores is timed (loggps-rtt --line, as calibrate does), and
-# its range printed: where it differs from the calibration's by 2x or more, the ranks ran on
+# 2-core machine vary from launch to launch), never asserted. Before and after each run a cache
+# line's round trip between the two ranks' cores is timed (loggps-rtt --line, as calibrate does),
+# and its range printed: where it differs from the calibration's by 2x or more, the ranks ran on
 # cores nearer or farther apart (a hypervisor moves them here) and shared-memory messages cost
 # another price. same_cores_% is the median error over the runs that did not (n/RUNS); the
 # calibration's figure is the one its file states (`# cores:`), else the fastest run's.
@@ -56,6 +56,11 @@ printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %s\n' app events measured_s p
   measured_min..max_s line_ns same_cores_% "comp/comm/ssync/rsync_% (last run)"
 # The cache-line round trip a parameters file states (calibrate's `# cores:` comment), if any.
 cores_of() { sed -n 's/^# cores: .* takes \([0-9]*\) ns.*/\1/p' "$1" | head -1; }
+# The cache-line round trip between the two ranks' cores now, ns.
+cores() {
+  mpirun.openmpi -np 2 "$ROOT/tracer/build-openmpi/loggps-rtt" --sizes 0 --w 0 --reps 1 --line 20000 |
+    awk '$1 == "line" {printf "%.0f", ($2 + $3) / 2}'
+}
 for app in $APPS; do
   mkdir -p "$W/$app"
   cd "$W/$app"
@@ -68,11 +73,11 @@ for app in $APPS; do
       "$BIN" calibrate --mpirun mpirun.openmpi --launches 1 -o "$PARAMS" > calibrate.txt 2>&1 ||
         { cat calibrate.txt; echo "FAIL $app: calibration failed"; exit 1; }
     fi
-    line=$(mpirun.openmpi -np 2 "$ROOT/tracer/build-openmpi/loggps-rtt" --sizes 0 --w 0 --reps 1 --line 20000 |
-      awk '$1 == "line" {printf "%.0f", ($2 + $3) / 2}')
+    line=$(cores)
     # shellcheck disable=SC2086
     LOGGPS_TRACE=$t mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$TRACER" $cmd \
       > out.txt 2> err.txt || { cat out.txt err.txt; echo "FAIL $app: the job failed"; exit 1; }
+    after=$(cores)
     # shellcheck disable=SC2086
     "$BIN" "$t" --params "$PARAMS" ${PREDICT_ARGS:-} --format json > pred.json 2> warn.txt ||
       { cat warn.txt; echo "FAIL $app: its trace was refused"; exit 1; }
@@ -87,10 +92,10 @@ for app in $APPS; do
     async=$("$BIN" "$t" --params "$PARAMS" ${PREDICT_ARGS:-} --progress async --format json 2>/dev/null |
       grep -o '"predicted_s": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$')
     cal=$(cores_of "$PARAMS")
-    echo "$events $meas $pred $async ${line:--1} ${cal:--1}" >> runs.tsv
+    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1}" >> runs.tsv
   done
-  # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns, the
-  # calibration's line ns or -1).
+  # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns before it, the
+  # calibration's line ns or -1, line ns after it).
   [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
@@ -104,10 +109,12 @@ for app in $APPS; do
   ea=$(awk '{print 100 * ($4 - $2) / $2}' runs.tsv | median)
   lo=$(cut -d' ' -f2 runs.tsv | sort -g | head -1)
   hi=$(cut -d' ' -f2 runs.tsv | sort -g | tail -1)
-  lines=$(cut -d' ' -f5 runs.tsv | sort -g | sed -n '1p;$p' | paste -sd' ' | awk '{print $1 ".." $2}')
-  # Runs on cores as near as the calibration's (within 2x), and their median error.
-  fastest=$(cut -d' ' -f5 runs.tsv | sort -g | head -1)
-  same=$(awk -v f="$fastest" '{ref = $6 > 0 ? $6 : f; if ($5 > 0 && $5 < 2 * ref && ref < 2 * $5) print}' runs.tsv)
+  lines=$(awk '{print $5; print $7}' runs.tsv | sort -g | sed -n '1p;$p' | paste -sd' ' | awk '{print $1 ".." $2}')
+  # Runs on cores as near as the calibration's (within 2x, before and after), and their median
+  # error.
+  fastest=$(awk '{print $5; print $7}' runs.tsv | sort -g | head -1)
+  same=$(awk -v f="$fastest" '{ref = $6 > 0 ? $6 : f
+    if ($5 > 0 && $7 > 0 && $5 < 2 * ref && ref < 2 * $5 && $7 < 2 * ref && ref < 2 * $7) print}' runs.tsv)
   n_same=$(printf '%s' "$same" | grep -c . || true)
   se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($3 - $2) / $2}' | median || echo nan)
   same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
