@@ -444,30 +444,13 @@ pub fn early_departures(
     calls: &[Calls],
     eager_limit: u64,
 ) -> Vec<(u64, f64, f64)> {
-    let mut sizes: Vec<u64> = calls
-        .iter()
-        .map(|c| c.k)
-        .filter(|&k| k <= eager_limit)
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    sizes
-        .into_iter()
-        .filter_map(|k| {
-            let at0: Vec<f64> = (samples.iter())
-                .filter(|x| x.k == k && x.w_ns == 0.0)
-                .map(|x| x.rtt_ns)
-                .collect();
-            let both: Vec<f64> = (calls.iter())
-                .filter(|c| c.k == k)
-                .map(|c| c.send_ns + c.recv_ns)
-                .filter(|t| t.is_finite())
-                .collect();
-            if at0.is_empty() || both.is_empty() {
-                return None;
-            }
-            let (half, both) = (fit::median(&at0) / 2.0, fit::median(&both));
-            (both > 1.25 * half).then_some((k, half, both))
+    // Both come combined over the launches: one round trip at w = 0 and one call pair a size.
+    (calls.iter())
+        .filter(|c| c.k <= eager_limit && (c.send_ns + c.recv_ns).is_finite())
+        .filter_map(|c| {
+            let at0 = samples.iter().find(|x| x.k == c.k && x.w_ns == 0.0)?;
+            let (half, both) = (at0.rtt_ns / 2.0, c.send_ns + c.recv_ns);
+            (both > 1.25 * half).then_some((c.k, half, both))
         })
         .collect()
 }
@@ -476,8 +459,8 @@ pub fn early_departures(
 /// tool interface, and each launch's trace (of its loop of collectives, for `oc`).
 type Reported = (String, Option<(String, u64)>, Vec<crate::trace::Trace>);
 
-/// Runs the round-trip program once under the tracer, with a loop of small collectives, and
-/// reads back what the trace records.
+/// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
+/// launches as the sweep, and reads back what the traces record.
 fn reported_by_library(opts: &Options, tracer: &Path) -> Result<Reported, Error> {
     let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
@@ -1033,7 +1016,7 @@ mod tests {
         assert_eq!(launch_spread(&[]), 0.0);
     }
 
-    /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.
+    /// Open MPI's shared memory at 304 B–4 KiB: the calls exceed half the round trip.
     #[test]
     fn early_departures_are_where_open_mpi_sends_before_returning() {
         let root = env!("CARGO_MANIFEST_DIR");
@@ -1084,6 +1067,7 @@ mod tests {
         assert!(warn && text.contains("65–357 ns"), "{text}");
     }
 
+    /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.
     #[test]
     fn copy_finding_warns_on_aliasing() {
         let (text, warn) = copy_finding(431.0, 9448.0);
