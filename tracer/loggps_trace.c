@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -343,6 +344,9 @@ static struct {
     MPI_Group world_group;
     char host[256];
     int64_t offset_init;
+    MPI_Comm node;       /* the ranks sharing this rank's memory (MPI_COMM_NULL: not timed) */
+    int cores_partner;   /* world rank of the node's second rank, where this rank times cores */
+    double cores_init;   /* the cores' round trip at MPI_Init, ns (see time_cores); < 0: none */
     char must_measure;   /* this rank measures its clock offset */
     char *measure;       /* rank 0: must_measure of every rank */
     uint8_t *buf;        /* E chunk under construction: header space, then records */
@@ -826,12 +830,21 @@ static void flush_events(void)
     T.nrec = 0;
 }
 
-static void write_rank_chunk(int64_t off_init, int64_t off_fini)
+static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fini)
 {
-    uint8_t b[CHUNK_HEAD + 300], *p = b + CHUNK_HEAD;
+    uint8_t b[CHUNK_HEAD + 320], *p = b + CHUNK_HEAD;
     p = put_str(p, T.host);
     p = put_u64(p, (uint64_t)off_init);
     p = put_u64(p, (uint64_t)off_fini);
+    if (T.cores_init >= 0 && cores_fini >= 0) {
+        double both[2] = { T.cores_init, cores_fini };
+        p = put_u32(p, (uint32_t)T.cores_partner);
+        for (int i = 0; i < 2; i++) {
+            uint64_t bits;
+            memcpy(&bits, &both[i], 8);
+            p = put_u64(p, bits);
+        }
+    }
     append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }
 
@@ -1413,6 +1426,78 @@ static void decide_measurements(void)
     PMPI_Gather(&T.must_measure, 1, MPI_CHAR, T.measure, 1, MPI_CHAR, 0, T.priv);
 }
 
+/* The cores' distance: the round trip of a cache line between the cores of the node's first
+ * two ranks, ns, timed by the first over a flag in an MPI shared-memory window (each rank
+ * waiting for the other's value and writing the next) for up to 2 ms; -1 on every other rank,
+ * on a node of one rank, or where the library shares no memory. What a message over shared
+ * memory costs rests on it, and it changes where the OS or a hypervisor runs the ranks on
+ * cores farther apart (another socket, another core complex). Collective over T.node. */
+static double time_cores(void)
+{
+    enum { ROUNDS = 20000, BUDGET_NS = 2000000, SPINS = 4096, STOP = -1 };
+    if (T.node == MPI_COMM_NULL) return -1;
+    int me, n;
+    PMPI_Comm_rank(T.node, &me);
+    PMPI_Comm_size(T.node, &n);
+    int *flag = NULL;
+    MPI_Win win;
+    if (PMPI_Win_allocate_shared(me == 0 ? 64 : 0, 1, MPI_INFO_NULL, T.node, &flag, &win) !=
+        MPI_SUCCESS)
+        return -1;
+    MPI_Aint bytes;
+    int unit;
+    PMPI_Win_shared_query(win, 0, &bytes, &unit, &flag);
+    if (me == 0) __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
+    PMPI_Barrier(T.node);
+    double each = -1;
+    if (me == 0 && n > 1) {
+        uint64_t t0 = now(), t = t0;
+        int i = 0;
+        /* a round is counted once the other rank answered; a rank that shares its core with
+         * the other (oversubscribed) yields instead of spinning through its time slice */
+        for (; i < ROUNDS && t - t0 < BUDGET_NS; i++) {
+            int yielded = 0;
+            __atomic_store_n(flag, 2 * i + 1, __ATOMIC_RELEASE);
+            for (int s = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2 * i + 2; s++)
+                if (s >= SPINS) sched_yield(), s = 0, yielded = 1;
+            if ((i & 63) == 63 || yielded) t = now();
+        }
+        each = (double)(now() - t0) / i;
+        __atomic_store_n(flag, STOP, __ATOMIC_RELEASE);
+    } else if (me == 1) {
+        for (int v = 1;; v += 2) {
+            int got, s = 0;
+            while ((got = __atomic_load_n(flag, __ATOMIC_ACQUIRE)) != v && got != STOP)
+                if (++s >= SPINS) sched_yield(), s = 0;
+            if (got == STOP) break;
+            __atomic_store_n(flag, v + 1, __ATOMIC_RELEASE);
+        }
+    }
+    PMPI_Barrier(T.node);
+    PMPI_Win_free(&win);
+    return each;
+}
+
+/* The node's communicator for time_cores, and this rank's partner there. Collective. */
+static void find_node(void)
+{
+    T.node = MPI_COMM_NULL;
+    T.cores_init = -1;
+    const char *off = getenv("LOGGPS_TRACE_CORES");
+    if (off && strcmp(off, "0") == 0) return;
+    if (PMPI_Comm_split_type(T.priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &T.node) !=
+        MPI_SUCCESS) {
+        T.node = MPI_COMM_NULL;
+        return;
+    }
+    PMPI_Comm_set_errhandler(T.node, MPI_ERRORS_RETURN);
+    MPI_Group g;
+    int one = 1;
+    PMPI_Comm_group(T.node, &g);
+    PMPI_Group_translate_ranks(g, 1, &one, T.world_group, &T.cores_partner);
+    PMPI_Group_free(&g);
+}
+
 /* Read one integer MPI_T control variable by name; 1 if found with a positive value. */
 static int read_cvar(const char *name, uint64_t *value)
 {
@@ -1614,7 +1699,10 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
 
     decide_measurements();
     T.offset_init = measure_offset();
-    write_rank_chunk(T.offset_init, T.offset_init); /* survives a crash; replaced at Finalize */
+    find_node();
+    T.cores_init = time_cores();
+    /* survives a crash; replaced at Finalize */
+    write_rank_chunk(T.offset_init, T.offset_init, T.cores_init);
     if (T.sites) {
         T.scap = cap / 2;
         T.sbuf = malloc(T.scap);
@@ -1690,9 +1778,11 @@ static void tracer_finish(uint64_t t0, void *ra, void *frame)
         free(d);
     }
     int64_t offset_fini = measure_offset();
+    double cores_fini = time_cores();
+    if (T.node != MPI_COMM_NULL) PMPI_Comm_free(&T.node);
     /* also on a rank that stopped recording: its events up to the stop (no-ops once a write
      * failed) */
-    write_rank_chunk(T.offset_init, offset_fini);
+    write_rank_chunk(T.offset_init, offset_fini, cores_fini);
     flush_events();
     /* objects loaded since MPI_Init (dlopen) may hold sites: list them all again */
     if (T.sites && !T.write_failed && count_objects() != T.nobjects) write_objects();

@@ -208,6 +208,7 @@ fn fit_linear(
         poll: None,
         gamma: None,
         oc: None,
+        cores: None,
         progress_at_calls: false,
         bands: None,
     };
@@ -558,6 +559,7 @@ impl PaperEquations {
             poll: None,
             gamma: None,
             oc: None,
+            cores: None,
             progress_at_calls: false,
             bands: None,
         }

@@ -690,6 +690,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.gamma = Some(local.reduction.gamma);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
+    let all_lines: Vec<f64> = lines.iter().flatten().copied().collect();
+    fit.params.cores = (!all_lines.is_empty()).then(|| fit::median(&all_lines));
     let oc_fit = match probe.is_empty() {
         true => None,
         false => {

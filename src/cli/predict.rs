@@ -72,6 +72,12 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     // lacks) stops them all, before their first exchange.
     let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
     let census = census(&trace, path, split)?;
+    if let Some(w) = (a.model.resolve(&a.params, trace.meta.params).ok())
+        .and_then(|r| r.cores())
+        .and_then(|c| trace.meta.placement_warning(c))
+    {
+        warn(w);
+    }
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }

@@ -30,6 +30,11 @@ pub struct Params {
     /// `oc`): each participant's part of the schedule starts `oc` after its call. None: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oc: Option<f64>,
+    /// Not a cost: where the set was measured, as the round trip of a cache line between the
+    /// calibrating ranks' cores, ns (`calibrate`'s `cores`; the trace's `Cores`). A prediction
+    /// warns where a trace's ranks ran on cores 2× nearer or farther apart than that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<f64>,
     /// Whether a nonblocking receive's message moves only while its rank is inside an MPI call
     /// (an MPI library without an asynchronous progress engine, the model's §4): its `tr` is
     /// then the call time of the rank's first call after it that starts no request. False:
@@ -62,6 +67,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             poll: None,
             gamma: None,
             oc: None,
+            cores: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -80,6 +86,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             poll: None,
             gamma: None,
             oc: None,
+            cores: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -98,6 +105,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             poll: None,
             gamma: None,
             oc: None,
+            cores: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -123,6 +131,7 @@ impl Params {
             poll: None,
             gamma: None,
             oc: None,
+            cores: None,
             progress_at_calls: false,
             bands: None,
         })
@@ -144,6 +153,7 @@ impl Params {
             poll,
             gamma: None,
             oc: None,
+            cores: None,
             progress_at_calls: false,
             bands: Some(bands),
         }
@@ -159,6 +169,7 @@ impl Params {
         Ok(Params {
             gamma: self.gamma,
             oc: self.oc,
+            cores: self.cores,
             progress_at_calls: self.progress_at_calls,
             ..Params::banded(b, self.S, self.poll)
         })

@@ -10,8 +10,8 @@ pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{NAMES, PRESETS, Params};
 pub use params::{
-    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, params_toml,
-    parse_params_toml, parse_progress, read_params_file, resolve, resolve_loggp,
+    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, cores_invalid,
+    params_toml, parse_params_toml, parse_progress, read_params_file, resolve, resolve_loggp,
 };
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant

@@ -222,7 +222,10 @@ pub fn resolve(
             p.poll.unwrap_or(0.0)
         )));
     }
-    if let Some(why) = gamma_invalid(p.gamma).or_else(|| oc_invalid(p.oc)) {
+    if let Some(why) = gamma_invalid(p.gamma)
+        .or_else(|| oc_invalid(p.oc))
+        .or_else(|| cores_invalid(p.cores))
+    {
         return Err(Error::Params(why));
     }
     Ok(Resolved {
@@ -239,6 +242,13 @@ fn gamma_invalid(gamma: Option<f64>) -> Option<String> {
     gamma
         .filter(|v| !(v.is_finite() && *v >= 0.0))
         .map(|v| format!("parameter gamma = {v} must be a finite number ≥ 0 (ns per byte reduced)"))
+}
+
+/// Why a calibration's cores figure cannot be one (see `Params::cores`).
+pub fn cores_invalid(cores: Option<f64>) -> Option<String> {
+    cores.filter(|v| !(v.is_finite() && *v > 0.0)).map(|v| {
+        format!("cores = {v} must be a time > 0 ns (a cache line's round trip between two cores)")
+    })
 }
 
 /// Why a collective call's cost cannot be used: a negative one would make a call save time.
@@ -428,6 +438,14 @@ impl ResolvedModel {
     pub fn gamma(&self) -> f64 {
         self.model().gamma()
     }
+
+    /// Where the LogGPS parameters were measured ([`Params::cores`]), if they say.
+    pub fn cores(&self) -> Option<f64> {
+        match self {
+            ResolvedModel::LogGps(r) => r.params.cores,
+            ResolvedModel::LogGp(_) => None,
+        }
+    }
 }
 
 /// Reads a parameter TOML: the eight names at the top level or in a `[params]` table.
@@ -483,7 +501,14 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         None => None,
         Some(_) => Some(num("oc")?),
     };
-    if let Some(why) = gamma_invalid(gamma).or_else(|| oc_invalid(oc)) {
+    let cores = match table.get("cores") {
+        None => None,
+        Some(_) => Some(num("cores")?),
+    };
+    if let Some(why) = gamma_invalid(gamma)
+        .or_else(|| oc_invalid(oc))
+        .or_else(|| cores_invalid(cores))
+    {
         return Err(why);
     }
     let progress_at_calls = match table.get("progress") {
@@ -510,6 +535,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         let p = Params {
             gamma,
             oc,
+            cores,
             progress_at_calls,
             ..Params::banded(parse_bands(bands)?, bytes("S")?, poll)
         };
@@ -522,6 +548,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         poll,
         gamma,
         oc,
+        cores,
         progress_at_calls,
         ..Params::from_named(num, bytes)?
     })
@@ -606,6 +633,8 @@ pub fn params_toml(p: &Params) -> String {
         + &p.gamma
             .map_or(String::new(), |v| format!("gamma = {v:?}\n"))
         + &p.oc.map_or(String::new(), |v| format!("oc = {v:?}\n"))
+        + &p.cores
+            .map_or(String::new(), |v| format!("cores = {v:?}\n"))
         + progress;
     if let Some(b) = &p.bands {
         let mut out = format!(

@@ -38,6 +38,8 @@ pub struct Info {
     pub measured_runtime_s: f64,
     pub library: String,
     pub hostnames: Vec<String>,
+    /// Per node of two or more ranks, where its first two ran (the tracer's cores figure).
+    pub cores: Vec<CoresInfo>,
     pub communicators: usize,
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
@@ -48,6 +50,15 @@ pub struct Info {
     /// The file's size, and that over the events (the encoding's compactness).
     pub file_bytes: u64,
     pub bytes_per_event: f64,
+}
+
+/// A cache line's round trip between a node's first two ranks' cores, ns.
+#[derive(Clone, Debug, Serialize)]
+pub struct CoresInfo {
+    pub rank: usize,
+    pub partner: u32,
+    pub init_ns: f64,
+    pub final_ns: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -130,6 +141,17 @@ impl Info {
             measured_runtime_s: trace.measured_span_ns().1 * 1e-9,
             library: trace.meta.library.clone(),
             hostnames,
+            cores: (trace.meta.ranks.recorded())
+                .filter_map(|(rank, m)| {
+                    let c = m.cores?;
+                    Some(CoresInfo {
+                        rank,
+                        partner: c.partner,
+                        init_ns: c.init_ns,
+                        final_ns: c.final_ns,
+                    })
+                })
+                .collect(),
             communicators: trace.comms.len() + 1,
             eager_limit: trace
                 .meta
@@ -170,6 +192,23 @@ impl Info {
                 self.hostnames.join(", ")
             }
         )?;
+        const SHOWN: usize = 4;
+        for c in self.cores.iter().take(SHOWN) {
+            writeln!(
+                out,
+                "cores          ranks {} and {}: a cache line between their cores and back {:.0} ns at MPI_Init, {:.0} ns at MPI_Finalize",
+                c.rank, c.partner, c.init_ns, c.final_ns
+            )?;
+        }
+        if self.cores.len() > SHOWN {
+            let all = self.cores.iter().flat_map(|c| [c.init_ns, c.final_ns]);
+            let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+            writeln!(
+                out,
+                "               and {} more nodes ({lo:.0}–{hi:.0} ns over all; `--format json` lists them)",
+                self.cores.len() - SHOWN
+            )?;
+        }
         writeln!(out, "ranks          {}", self.ranks)?;
         writeln!(out, "communicators  {}", self.communicators)?;
         writeln!(out, "events         {}", self.events)?;

@@ -2,8 +2,8 @@
 
 use super::sites::{Object, Sites, UNKNOWN};
 use super::{
-    Checks, Comm, Completion, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta, RankMetas,
-    RankRequests, RecvHalf, Routine, Shape, Trace,
+    Checks, Comm, Completion, Cores, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta,
+    RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::memory::Pages;
@@ -181,6 +181,7 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             poll: None,
             gamma: None,
             oc: None,
+            cores: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -210,12 +211,13 @@ fn banded(input: &[u8]) -> Res<'_, Params> {
         Err(why) => return fail(input, format!("valid bands ({why})")),
     };
     let (input, s) = le_u64(input)?;
-    let (input, (poll, gamma, oc, progress_at_calls)) = extras(input)?;
+    let (input, (poll, gamma, oc, cores, progress_at_calls)) = extras(input)?;
     Ok((
         input,
         Params {
             gamma,
             oc,
+            cores,
             progress_at_calls,
             ..Params::banded(bands, s, poll)
         },
@@ -223,31 +225,32 @@ fn banded(input: &[u8]) -> Res<'_, Params> {
 }
 
 /// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
-/// progress only inside MPI calls, 8: `oc` follows), then each value that is there as an
-/// `f64`, in the order `poll`, `gamma`, `oc`.
+/// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows), then each value that
+/// is there as an `f64`, in the order `poll`, `gamma`, `oc`, `cores`.
 fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
-    if bits > 15 {
+    if bits > 31 {
         return fail(
             input,
-            format!("the optional parameters' bits 0 to 15, found {bits}"),
+            format!("the optional parameters' bits 0 to 31, found {bits}"),
         );
     }
     let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
     let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
     let (input, oc) = cond(bits & 8 != 0, le_f64)(input)?;
-    Ok((input, (poll, gamma, oc, bits & 4 != 0)))
+    let (input, cores) = cond(bits & 16 != 0, le_f64)(input)?;
+    Ok((input, (poll, gamma, oc, cores, bits & 4 != 0)))
 }
 
-/// `poll`, `gamma`, `oc` and `progress_at_calls`.
-type Extras = (Option<f64>, Option<f64>, Option<f64>, bool);
+/// `poll`, `gamma`, `oc`, `cores` and `progress_at_calls`.
+type Extras = (Option<f64>, Option<f64>, Option<f64>, Option<f64>, bool);
 
 /// Writes the [`extras`] of `p`.
 fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
-    let oc = (p.oc.is_some() as u8) << 3;
+    let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
     j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc);
-    for v in [p.poll, p.gamma, p.oc].into_iter().flatten() {
+    for v in [p.poll, p.gamma, p.oc, p.cores].into_iter().flatten() {
         j.extend_from_slice(&v.to_le_bytes());
     }
 }
@@ -280,12 +283,13 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         3 => expect("LogGPS parameters in bands", banded)(input).map(|(i, p)| (i, Some(p)))?,
         4 => {
             let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
-            let (input, (poll, gamma, oc, progress_at_calls)) =
+            let (input, (poll, gamma, oc, cores, progress_at_calls)) =
                 expect("the optional parameters", extras)(input)?;
             let p = Params {
                 poll,
                 gamma,
                 oc,
+                cores,
                 progress_at_calls,
                 ..p
             };
@@ -296,17 +300,35 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
     Ok((input, (library, eager_limit, params)))
 }
 
-fn rank_meta(input: &[u8]) -> Res<'_, RankMeta> {
+/// An `R` chunk of rank `rank` of `nranks`.
+fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankMeta> {
     let (input, hostname) = expect("the hostname", string)(input)?;
     let (input, clock_offset_init_ns) = expect("the clock offset at Init (i64)", le_i64)(input)?;
     let (input, clock_offset_final_ns) =
         expect("the clock offset at Finalize (i64)", le_i64)(input)?;
+    let (input, cores) = if input.is_empty() {
+        (input, None)
+    } else {
+        let (input, partner) = expect("the cores' partner rank (u32)", le_u32)(input)?;
+        let (input, init_ns) = expect("the cores' round trip at Init (f64)", le_f64)(input)?;
+        let (input, final_ns) = expect("the cores' round trip at Finalize (f64)", le_f64)(input)?;
+        let c = Cores {
+            partner,
+            init_ns,
+            final_ns,
+        };
+        if let Some(why) = c.invalid(rank, nranks) {
+            return fail(input, why);
+        }
+        (input, Some(c))
+    };
     Ok((
         input,
         RankMeta {
             hostname,
             clock_offset_init_ns,
             clock_offset_final_ns,
+            cores,
         },
     ))
 }
@@ -1100,12 +1122,14 @@ fn list_chunks<'a>(
         object_chunks,
         ..
     } = t;
+    let nranks = counts.len();
     let metas: Vec<Option<RankMeta>> = metas
         .par_iter()
-        .map(|&at| {
+        .enumerate()
+        .map(|(r, &at)| {
             let at = at.checked_sub(1)? as usize;
             Some(
-                rank_meta(chunk_at(body, at).payload)
+                rank_meta(chunk_at(body, at).payload, r as u32, nranks)
                     .expect("read before")
                     .1,
             )
@@ -1562,7 +1586,11 @@ fn scan(
         // J, R and C chunks are read here to be checked, and again where they are used.
         match kind {
             b'J' => whole(offset, job(payload).map_err(to_err)?.0, "J")?,
-            b'R' => whole(offset, rank_meta(payload).map_err(to_err)?.0, "R")?,
+            b'R' => whole(
+                offset,
+                rank_meta(payload, rank, nranks).map_err(to_err)?.0,
+                "R",
+            )?,
             b'C' => whole(offset, comm(payload).map_err(to_err)?.0, "C")?,
             b'E' => {
                 let (rest, n) =
@@ -1863,7 +1891,8 @@ impl<W: Write> Writer<W> {
             Some(p) => {
                 // 1: the eight parameters, 2: and the cost of a failed poll (as earlier
                 // writers did), 4: and the optional parameters with their bits.
-                let extras = p.gamma.is_some() || p.oc.is_some() || p.progress_at_calls;
+                let extras =
+                    p.gamma.is_some() || p.oc.is_some() || p.cores.is_some() || p.progress_at_calls;
                 j.push(match (p.poll, extras) {
                     (_, true) => 4,
                     (Some(_), false) => 2,
@@ -1907,6 +1936,11 @@ impl<W: Write> Writer<W> {
         put_str(&mut p, &m.hostname);
         p.extend_from_slice(&m.clock_offset_init_ns.to_le_bytes());
         p.extend_from_slice(&m.clock_offset_final_ns.to_le_bytes());
+        if let Some(c) = &m.cores {
+            p.extend_from_slice(&c.partner.to_le_bytes());
+            p.extend_from_slice(&c.init_ns.to_le_bytes());
+            p.extend_from_slice(&c.final_ns.to_le_bytes());
+        }
         self.chunk(b'R', rank, &p)
     }
 
@@ -2155,6 +2189,7 @@ mod tests {
             hostname: name,
             clock_offset_init_ns: 5,
             clock_offset_final_ns: -5,
+            cores: None,
         };
         // Each rank's R chunk before its events, rank 7's again before rank 35's events.
         let (file, e_chunks) = ring_file(&|w, r| {

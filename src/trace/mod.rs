@@ -350,12 +350,42 @@ pub struct EagerLimit {
 }
 
 /// Per-rank metadata.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RankMeta {
     pub hostname: String,
     /// Offset to rank 0's clock measured at `MPI_Init` and at `MPI_Finalize`, ns.
     pub clock_offset_init_ns: i64,
     pub clock_offset_final_ns: i64,
+    /// On the first rank of a node with two or more: where the node's first two ranks ran.
+    pub cores: Option<Cores>,
+}
+
+/// Where a node's first two ranks ran: the round trip of a cache line between their cores,
+/// timed by the tracer at `MPI_Init` and at `MPI_Finalize` (`calibrate` times the same between
+/// its two ranks). A shared-memory message's cost rests on it, and it changes where the OS or a
+/// hypervisor runs the ranks on cores farther apart.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cores {
+    /// The world rank of the node's second rank.
+    pub partner: u32,
+    pub init_ns: f64,
+    pub final_ns: f64,
+}
+
+impl Cores {
+    /// Why these figures cannot be rank `rank`'s of `nranks`, if they cannot.
+    pub fn invalid(&self, rank: u32, nranks: usize) -> Option<String> {
+        if self.partner as usize >= nranks || self.partner == rank {
+            return Some(format!(
+                "expected the cores' partner to be another rank below {nranks}, found {}",
+                self.partner
+            ));
+        }
+        [self.init_ns, self.final_ns]
+            .into_iter()
+            .find(|v| !(v.is_finite() && *v > 0.0))
+            .map(|v| format!("expected the cores' round trip to be a time > 0 ns, found {v}"))
+    }
 }
 
 /// Job metadata.
@@ -365,6 +395,60 @@ pub struct Meta {
     pub eager_limit: Option<EagerLimit>,
     pub params: Option<Params>,
     pub ranks: RankMetas,
+}
+
+impl Meta {
+    /// A warning where the ranks ran on cores 2× or more nearer or farther apart than the
+    /// parameters were measured on (`calibrated_ns`: their [`Params::cores`]): a shared-memory
+    /// message costs another price there, which no parameter follows.
+    pub fn placement_warning(&self, calibrated_ns: f64) -> Option<String> {
+        const FAR: f64 = 2.0;
+        let off = |v: f64| v >= FAR * calibrated_ns || v * FAR <= calibrated_ns;
+        let nodes: Vec<(usize, Cores)> = (self.ranks.recorded())
+            .filter_map(|(r, m)| Some((r, m.cores?)))
+            .collect();
+        let away: Vec<&(usize, Cores)> = (nodes.iter())
+            .filter(|(_, c)| off(c.init_ns) || off(c.final_ns))
+            .collect();
+        let (r, c) = **away.iter().max_by(|a, b| {
+            let worst = |c: &Cores| {
+                (c.init_ns / calibrated_ns)
+                    .ln()
+                    .abs()
+                    .max((c.final_ns / calibrated_ns).ln().abs())
+            };
+            worst(&a.1).total_cmp(&worst(&b.1))
+        })?;
+        let farther = c.init_ns.max(c.final_ns) >= FAR * calibrated_ns;
+        // A round trip of microseconds is no cache line's: the two ranks took turns on a core.
+        const TURNS_NS: f64 = 10_000.0;
+        let placed = match c.init_ns.max(c.final_ns) >= TURNS_NS {
+            true => "the ranks took turns on a core: more ranks than cores?",
+            false => "the OS or a hypervisor placed the ranks so",
+        };
+        let nodes_text = match (away.len(), nodes.len()) {
+            (_, 1) => String::new(),
+            (a, n) => format!(" ({a} of {n} nodes so; the farthest from it shown)"),
+        };
+        Some(format!(
+            "the ranks ran on cores {} than the parameters were measured on: a cache line between \
+             ranks {r} and {}'s cores and back took {:.0} ns at MPI_Init and {:.0} ns at \
+             MPI_Finalize, against the parameters' {calibrated_ns:.0} ns{nodes_text}. A message \
+             over shared memory costs {} there ({placed}), \
+             and the predicted runtime is likely too {}: calibrate while the ranks run where \
+             the program's do, or trace the program again",
+            if farther {
+                "farther apart"
+            } else {
+                "nearer together"
+            },
+            c.partner,
+            c.init_ns,
+            c.final_ns,
+            if farther { "more" } else { "less" },
+            if farther { "short" } else { "long" },
+        ))
+    }
 }
 
 /// Every rank's metadata, kept only once some rank has any: a synthetic trace has none, and
@@ -381,6 +465,7 @@ static NO_META: RankMeta = RankMeta {
     hostname: String::new(),
     clock_offset_init_ns: 0,
     clock_offset_final_ns: 0,
+    cores: None,
 };
 
 impl RankMetas {
@@ -1085,6 +1170,76 @@ mod tests {
                 poll.is_some()
             );
         }
+    }
+
+    /// The cores' figures of a `rank` line and the parameters' `cores` go through the binary
+    /// encoding and back to the same text; figures that cannot be a node's are refused.
+    #[test]
+    fn cores_figures_travel_and_bad_ones_are_refused() {
+        let text = "loggps-trace 1\nranks 3\n\
+                    params L=1 o=2 Os=3 Or=4 Gs=5 Gl=6 s=7 S=8 cores=92.5\n\
+                    rank 0 host \"a\" offset 0 0 cores 2 55.25 341\n\
+                    rank 1 host \"b\" offset 0 0\n\
+                    0 MPI_Init 0 1\n1 MPI_Init 0 1\n2 MPI_Init 0 1\n";
+        let t = parse("t.txt", text.as_bytes()).unwrap();
+        let c = t.meta.ranks.get(0).cores.unwrap();
+        assert_eq!((c.partner, c.init_ns, c.final_ns), (2, 55.25, 341.0));
+        assert_eq!(t.meta.ranks.get(1).cores, None);
+        assert_eq!(t.meta.params.unwrap().cores, Some(92.5));
+        let mut bin = Vec::new();
+        binary::write(&t, &mut bin, true).unwrap();
+        let back = parse("t.bin", &bin).unwrap();
+        assert_eq!(back.meta, t.meta);
+        let mut again = Vec::new();
+        text::write(&back, &mut again).unwrap();
+        assert_eq!(String::from_utf8(again).unwrap(), text);
+        for (bad, says) in [
+            ("cores 0 55 60", "another rank below 3, found 0"),
+            ("cores 3 55 60", "another rank below 3, found 3"),
+            ("cores 1 0 60", "a time > 0 ns, found 0"),
+            ("cores 1 55 -1", "a time > 0 ns, found -1"),
+        ] {
+            let text = format!("loggps-trace 1\nranks 3\nrank 0 host \"a\" offset 0 0 {bad}\n");
+            let e = parse("t.txt", text.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let text = "loggps-trace 1\nranks 1\nparams L=1 o=2 Os=3 Or=4 Gs=5 Gl=6 s=7 S=8 cores=0\n";
+        let e = parse("t.txt", text.as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("cores = 0 must be a time > 0 ns"), "{e}");
+    }
+
+    /// A trace whose ranks ran on cores 2× or more farther apart or nearer together than the
+    /// parameters' figure is warned of, in the direction it errs; within 2× it is not.
+    #[test]
+    fn placement_far_from_the_calibrations_is_warned_of() {
+        let meta = |init: f64, fin: f64| {
+            let text = format!(
+                "loggps-trace 1\nranks 2\nrank 0 host \"a\" offset 0 0 cores 1 {init} {fin}\n"
+            );
+            parse("t.txt", text.as_bytes()).unwrap().meta
+        };
+        assert_eq!(meta(92.0, 150.0).placement_warning(92.0), None);
+        assert_eq!(meta(60.0, 47.0).placement_warning(92.0), None);
+        let far = meta(92.0, 338.0).placement_warning(92.0).unwrap();
+        assert!(
+            far.contains("farther apart") && far.contains("too short"),
+            "{far}"
+        );
+        assert!(
+            far.contains("92 ns at MPI_Init and 338 ns at MPI_Finalize"),
+            "{far}"
+        );
+        assert!(far.contains("hypervisor placed"), "{far}");
+        let turns = meta(3_980_960.0, 227.0).placement_warning(92.0).unwrap();
+        assert!(turns.contains("took turns on a core"), "{turns}");
+        let near = meta(300.0, 340.0).placement_warning(800.0).unwrap();
+        assert!(
+            near.contains("nearer together") && near.contains("too long"),
+            "{near}"
+        );
+        let text = "loggps-trace 1\nranks 2\nrank 0 host \"a\" offset 0 0\n";
+        let none = parse("t.txt", text.as_bytes()).unwrap().meta;
+        assert_eq!(none.placement_warning(92.0), None);
     }
 
     #[test]

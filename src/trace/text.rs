@@ -2,15 +2,15 @@
 
 use super::sites::{Object, Sites, UNKNOWN};
 use super::{
-    Comm, Completion, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND, Push,
-    RankMeta, RecvHalf, Routine, Shape, Trace,
+    Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND,
+    Push, RankMeta, RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
 use nom::branch::alt;
 use nom::bytes::complete::{escaped_transform, is_not, tag, take_while1};
 use nom::character::complete::{char, space0, space1};
-use nom::combinator::{all_consuming, map, rest, value};
+use nom::combinator::{all_consuming, map, opt, rest, value};
 use nom::multi::{many0, separated_list1};
 use nom::sequence::{delimited, preceded, separated_pair, tuple};
 use nom::{IResult, Parser};
@@ -89,7 +89,8 @@ enum Line<'a> {
     Library(String),
     Eager(String, u64),
     Params(Vec<(&'a str, &'a str)>),
-    Rank(usize, String, i64, i64),
+    /// Rank, host, clock offsets at Init and Finalize, and the cores' figures if any.
+    Rank(usize, String, i64, i64, Option<Cores>),
     Comm(u32, Vec<u32>),
     /// Rank and one of its loaded objects.
     Object(usize, Object),
@@ -118,8 +119,19 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                     tuple((space1, kw("offset"))),
                     separated_pair(number, space1, number),
                 ),
+                opt(preceded(
+                    tuple((space1, kw("cores"))),
+                    tuple((number, preceded(space1, number), preceded(space1, number))),
+                )),
             )),
-            |(r, h, (a, b))| Line::Rank(r, h, a, b),
+            |(r, h, (a, b), c)| {
+                let cores = c.map(|(partner, init_ns, final_ns)| Cores {
+                    partner,
+                    init_ns,
+                    final_ns,
+                });
+                Line::Rank(r, h, a, b, cores)
+            },
         ),
         map(
             tuple((
@@ -327,9 +339,12 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             Line::Library(s) => t.meta.library = s,
             Line::Eager(name, bytes) => t.meta.eager_limit = Some(EagerLimit { name, bytes }),
             Line::Params(fields) => t.meta.params = Some(params(&fields).map_err(err)?),
-            Line::Rank(r, hostname, a, b) => {
+            Line::Rank(r, hostname, a, b, cores) => {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
+                }
+                if let Some(why) = cores.and_then(|c| c.invalid(r as u32, p)) {
+                    return Err(err(why));
                 }
                 t.meta.ranks.set(
                     r,
@@ -337,6 +352,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                         hostname,
                         clock_offset_init_ns: a,
                         clock_offset_final_ns: b,
+                        cores,
                     },
                 );
             }
@@ -449,19 +465,23 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     let banded = get("bands").is_ok();
     let known = |k: &str| match banded {
         false => {
-            crate::model::NAMES.contains(&k) || matches!(k, "poll" | "gamma" | "oc" | "progress")
+            crate::model::NAMES.contains(&k)
+                || matches!(k, "poll" | "gamma" | "oc" | "cores" | "progress")
         }
-        true => matches!(k, "bands" | "S" | "poll" | "gamma" | "oc" | "progress"),
+        true => matches!(
+            k,
+            "bands" | "S" | "poll" | "gamma" | "oc" | "cores" | "progress"
+        ),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma oc progress bands, found `{k}`",
+                "expected params among {} poll gamma oc cores progress bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
             true => {
                 format!(
-                    "expected params bands= S= poll= gamma= oc= progress= with bands, found `{k}`"
+                    "expected params bands= S= poll= gamma= oc= cores= progress= with bands, found `{k}`"
                 )
             }
         });
@@ -471,6 +491,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Err(_) => Ok(None),
     };
     let (poll, gamma, oc) = (optional("poll")?, optional("gamma")?, optional("oc")?);
+    let cores = optional("cores")?;
+    if let Some(why) = crate::model::cores_invalid(cores) {
+        return Err(why);
+    }
     let progress_at_calls = match get("progress") {
         Ok(v) => crate::model::parse_progress(v)?,
         Err(_) => false,
@@ -480,6 +504,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         return Ok(Params {
             gamma,
             oc,
+            cores,
             progress_at_calls,
             ..Params::banded(bands, int("S")?, poll)
         });
@@ -488,6 +513,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         poll,
         gamma,
         oc,
+        cores,
         progress_at_calls,
         ..Params::from_named(num, int)?
     })
@@ -529,6 +555,7 @@ fn extras_fields(p: &Params) -> String {
     };
     poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}"))
         + &p.oc.map_or(String::new(), |v| format!(" oc={v}"))
+        + &p.cores.map_or(String::new(), |v| format!(" cores={v}"))
         + progress
 }
 
@@ -764,13 +791,17 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
         );
     }
     for (r, rm) in m.ranks.recorded() {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "rank {r} host {} offset {} {}",
             quote(&rm.hostname),
             rm.clock_offset_init_ns,
             rm.clock_offset_final_ns
         );
+        if let Some(c) = &rm.cores {
+            let _ = write!(s, " cores {} {} {}", c.partner, c.init_ns, c.final_ns);
+        }
+        s.push('\n');
     }
     for c in &trace.comms {
         let members: Vec<String> = c.members.iter().map(|m| m.to_string()).collect();
