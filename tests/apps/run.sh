@@ -8,12 +8,13 @@
 # fails the script if its trace does not load, a message has no partner or a request is never
 # completed; the accuracy is printed, as the median error over the runs (async_%: under
 # --progress async, the paper's model) and the spread of the measured runtimes (2 ranks on this
-# 2-core machine vary from launch to launch), never asserted. Before and after each run a cache
-# line's round trip between the two ranks' cores is timed (loggps-rtt --line, as calibrate does),
-# and its range printed: where it differs from the calibration's by 2x or more, the ranks ran on
-# cores nearer or farther apart (a hypervisor moves them here) and shared-memory messages cost
-# another price. same_cores_% is the median error over the runs that did not (n/RUNS); the
-# calibration's figure is the one its file states (`# cores:`), else the fastest run's.
+# 2-core machine vary from launch to launch), never asserted. The tracer times a cache line's
+# round trip between the two ranks' cores at MPI_Init and MPI_Finalize (as calibrate does), and
+# line_ns prints the range over the runs: where it differs from the calibration's by 2x or more,
+# the ranks ran on cores nearer or farther apart (a hypervisor moves them here), shared-memory
+# messages cost another price, and the predictor warns. same_cores_% is the median error over
+# the runs that did not (n/RUNS); the calibration's figure is its file's `cores`, else the
+# fastest run's.
 #
 #   tests/apps/run.sh                  # every application
 #   APPS="hpcc" RUNS=7 tests/apps/run.sh
@@ -54,12 +55,14 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v
 
 printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %s\n' app events measured_s predicted_s error_% async_% \
   measured_min..max_s line_ns same_cores_% "comp/comm/ssync/rsync_% (last run)"
-# The cache-line round trip a parameters file states (calibrate's `# cores:` comment), if any.
-cores_of() { sed -n 's/^# cores: .* takes \([0-9]*\) ns.*/\1/p' "$1" | head -1; }
-# The cache-line round trip between the two ranks' cores now, ns.
+# The cache-line round trip a parameters file states (calibrate's `cores`), if any.
+cores_of() { sed -n 's/^cores = \([0-9.]*\).*/\1/p' "$1" | head -1; }
+# The cache-line round trips between the two ranks' cores that trace $1 timed at MPI_Init and at
+# MPI_Finalize, ns ("-1 -1" if none).
 cores() {
-  mpirun.openmpi -np 2 "$ROOT/tracer/build-openmpi/loggps-rtt" --sizes 0 --w 0 --reps 1 --line 20000 |
-    awk '$1 == "line" {printf "%.0f", ($2 + $3) / 2}'
+  "$BIN" info "$1" --format json | python3 -c 'import json, sys
+c = json.load(sys.stdin)["cores"]
+print("%.0f %.0f" % (c[0]["init_ns"], c[0]["final_ns"]) if c else "-1 -1")'
 }
 for app in $APPS; do
   mkdir -p "$W/$app"
@@ -73,11 +76,10 @@ for app in $APPS; do
       "$BIN" calibrate --mpirun mpirun.openmpi --launches 1 -o "$PARAMS" > calibrate.txt 2>&1 ||
         { cat calibrate.txt; echo "FAIL $app: calibration failed"; exit 1; }
     fi
-    line=$(cores)
     # shellcheck disable=SC2086
     LOGGPS_TRACE=$t mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$TRACER" $cmd \
       > out.txt 2> err.txt || { cat out.txt err.txt; echo "FAIL $app: the job failed"; exit 1; }
-    after=$(cores)
+    read -r line after < <(cores "$t")
     # shellcheck disable=SC2086
     "$BIN" "$t" --params "$PARAMS" ${PREDICT_ARGS:-} --format json > pred.json 2> warn.txt ||
       { cat warn.txt; echo "FAIL $app: its trace was refused"; exit 1; }
@@ -94,8 +96,8 @@ for app in $APPS; do
     cal=$(cores_of "$PARAMS")
     echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1}" >> runs.tsv
   done
-  # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns before it, the
-  # calibration's line ns or -1, line ns after it).
+  # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns at its Init, the
+  # calibration's line ns or -1, line ns at its Finalize).
   [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
