@@ -341,17 +341,69 @@ fn imbalances(opts: &Options) -> Vec<u64> {
     }
 }
 
+/// Which launches ran on cores as near together as each other: a launch's figure is the larger
+/// of its cache line's round trips before and after its sweep, and it is as near as the nearest
+/// launch where that is under [`LINE_WARNING`] times the nearest's. Those are kept, unless more
+/// launches ran farther apart: then those (the machine is in a spell there). Every launch
+/// where one has no figure (the ranks share no memory).
+pub fn same_cores(lines: &[Option<[f64; 2]>]) -> Vec<bool> {
+    let Some(figures) = lines
+        .iter()
+        .map(|l| l.map(|[a, b]| a.max(b)))
+        .collect::<Option<Vec<f64>>>()
+    else {
+        return vec![true; lines.len()];
+    };
+    let nearest = figures.iter().copied().fold(f64::INFINITY, f64::min);
+    let near: Vec<bool> = figures
+        .iter()
+        .map(|&f| f < LINE_WARNING * nearest)
+        .collect();
+    let n_near = near.iter().filter(|&&x| x).count();
+    match 2 * n_near >= near.len() {
+        true => near,
+        false => near.iter().map(|x| !x).collect(),
+    }
+}
+
 /// The coarse sweep, `opts.launches` times, combined: per size and imbalance the median of the
 /// launches' medians (the hiding imbalance, which each launch sets from its own round trip,
 /// the median too), per size the median call durations; and how far the launches' round trips
-/// at `w = 0` differ ([`launch_spread`]).
+/// at `w = 0` differ ([`launch_spread`]). A set fitted to launches on cores near together and
+/// far apart fits neither: where some launches differ so from the others ([`same_cores`]),
+/// more are run (up to as many again) and the odd ones left out.
 fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Swept, Error> {
     let sizes = coarse_sizes(opts.max_bytes, opts.per_octave);
     let ws = imbalances(opts);
+    let want = opts.launches.max(1) as usize;
+    let mut runs: Vec<Launch> = Vec::new();
+    let keep = |runs: &[Launch]| same_cores(&runs.iter().map(|r| r.2).collect::<Vec<_>>());
+    while runs.len() < 2 * want {
+        let kept = keep(&runs).iter().filter(|&&k| k).count();
+        if runs.len() >= want && kept >= want {
+            break;
+        }
+        match runs.len() < want {
+            true => log(format!("launch {} of {want}", runs.len() + 1)),
+            false => log(format!(
+                "launch {} of up to {}: {}; measuring again",
+                runs.len() + 1,
+                2 * want,
+                odd_launches(&runs, &keep(&runs))
+            )),
+        }
+        runs.push(run_rtt(opts, &sizes, &ws, true, log)?);
+    }
+    let keep = keep(&runs);
+    if keep.iter().any(|&k| !k) {
+        log(format!(
+            "left out {}: the fit is the other {} launches'",
+            odd_launches(&runs, &keep),
+            keep.iter().filter(|&&k| k).count()
+        ));
+    }
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
-    for i in 0..opts.launches.max(1) {
-        log(format!("launch {} of {}", i + 1, opts.launches.max(1)));
-        let (s, c, line) = run_rtt(opts, &sizes, &ws, true, log)?;
+    for ((s, c, line), _) in runs.into_iter().zip(keep).filter(|(_, k)| *k) {
         samples.extend(s);
         calls.extend(c);
         lines.extend(line);
@@ -397,6 +449,33 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Swept, Error> {
 /// A sweep's round trips and calls (combined over launches), how far its launches differ, and
 /// each launch's cache-line round trips between the ranks' cores (before and after it, ns).
 type Swept = (Vec<Sample>, Vec<Calls>, f64, Vec<[f64; 2]>);
+
+/// The launches that [`same_cores`] leaves out, in words: their cache-line round trips against
+/// the others'.
+fn odd_launches(runs: &[Launch], keep: &[bool]) -> String {
+    let figures = |kept: bool| -> Vec<[f64; 2]> {
+        (runs.iter().zip(keep))
+            .filter(|(_, k)| **k == kept)
+            .filter_map(|(r, _)| r.2)
+            .collect()
+    };
+    let (odd, kept) = (figures(false), figures(true));
+    let median = |v: &[[f64; 2]]| fit::median(&v.iter().flatten().copied().collect::<Vec<_>>());
+    format!(
+        "{} launch(es) on cores {} apart than the others' ({} ns before/after, against {:.0} ns)",
+        odd.len(),
+        if median(&odd) > median(&kept) {
+            "farther"
+        } else {
+            "nearer"
+        },
+        odd.iter()
+            .map(|[a, b]| format!("{a:.0}/{b:.0}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        median(&kept)
+    )
+}
 
 /// Round trips of a cache line between the ranks' cores that the round-trip program times
 /// before and after each launch's sweep (`--line`): 2–7 ms.
@@ -1067,6 +1146,25 @@ mod tests {
         let moved = [[65.0, 70.4], [354.2, 356.9]];
         let (text, warn) = line_finding(&moved).unwrap();
         assert!(warn && text.contains("65–357 ns"), "{text}");
+    }
+
+    /// The launches kept are those within 2× of the nearest (before and after), or the far
+    /// ones where they are more; with no figure, all.
+    #[test]
+    fn launches_on_other_cores_are_left_out() {
+        let some = |v: &[[f64; 2]]| v.iter().map(|&l| Some(l)).collect::<Vec<_>>();
+        // A spell on far cores beginning within the second launch.
+        let one_far = some(&[[60.0, 70.0], [65.0, 338.0], [90.0, 95.0], [58.0, 61.0]]);
+        assert_eq!(same_cores(&one_far), [true, false, true, true]);
+        // Within 2× of the nearest is near: 119 against 60.
+        let spread = some(&[[60.0, 59.0], [119.0, 100.0]]);
+        assert_eq!(same_cores(&spread), [true, true]);
+        let mostly_far = some(&[[330.0, 340.0], [60.0, 70.0], [335.0, 350.0]]);
+        assert_eq!(same_cores(&mostly_far), [true, false, true]);
+        let even = some(&[[60.0, 70.0], [330.0, 340.0]]);
+        assert_eq!(same_cores(&even), [true, false]);
+        assert_eq!(same_cores(&[Some([60.0, 70.0]), None]), [true, true]);
+        assert_eq!(same_cores(&[]), Vec::<bool>::new());
     }
 
     /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.
