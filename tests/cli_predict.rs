@@ -780,3 +780,31 @@ fn progress_at_calls_takes_the_first_call_not_the_wait() {
     assert_close(rank_ns(&v, 0)[0], 178_874.88, "rank 0");
     assert_close(rank_ns(&v, 1)[0], 349_438.02, "rank 1");
 }
+
+/// A trace whose ranks ran on cores farther apart than the parameters' `cores` says is warned
+/// of by predict and by sensitivity, and only then; the prediction is unchanged.
+#[test]
+fn ranks_on_other_cores_than_the_calibrations_are_warned_of() {
+    let trace = |cores: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n\
+             params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383 cores=92\n\
+             rank 0 host \"vm\" offset 0 0 cores 1 {cores}\n\
+             0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=8 peer=1 tag=0\n0 MPI_Finalize 10 20\n\
+             1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=8 peer=0 tag=0\n1 MPI_Finalize 10 20\n"
+        )
+    };
+    let (_d, far) = text_trace("far.txt", &trace("95 338"));
+    let (_e, near) = text_trace("near.txt", &trace("95 101"));
+    for args in [vec!["predict"], vec!["sensitivity"]] {
+        let warned = |f: &str| {
+            let out = run(&[args.as_slice(), &[f]].concat());
+            assert!(out.status.success(), "{args:?} {f}");
+            String::from_utf8_lossy(&out.stderr).contains("farther apart than the parameters")
+        };
+        assert!(warned(&far), "{args:?}: no warning for 338 ns against 92");
+        assert!(!warned(&near), "{args:?}: a warning for 101 ns against 92");
+    }
+    let p = |f: &str| json(&[f, "--format", "json"])["predicted_s"].clone();
+    assert_eq!(p(&far), p(&near));
+}

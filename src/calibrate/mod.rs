@@ -462,12 +462,11 @@ fn odd_launches(runs: &[Launch], keep: &[bool]) -> String {
     let (odd, kept) = (figures(false), figures(true));
     let median = |v: &[[f64; 2]]| fit::median(&v.iter().flatten().copied().collect::<Vec<_>>());
     format!(
-        "{} launch(es) on cores {} apart than the others' ({} ns before/after, against {:.0} ns)",
+        "{} launch(es) on cores {} than the others' (a cache line's round trip {} ns before/after, against {:.0} ns)",
         odd.len(),
-        if median(&odd) > median(&kept) {
-            "farther"
-        } else {
-            "nearer"
+        match median(&odd) > median(&kept) {
+            true => "farther apart",
+            false => "nearer together",
         },
         odd.iter()
             .map(|[a, b]| format!("{a:.0}/{b:.0}"))

@@ -57,6 +57,7 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
         .replay
         .model
         .resolve(&a.replay.params, trace.meta.params)?;
+    super::warn_placement(&trace, resolved.cores());
     let model = resolved.model();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let tally = Tally::new(&trace, sites);

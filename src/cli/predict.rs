@@ -5,7 +5,7 @@ use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
 use super::{
     Split, agreed, all_events, census, load_replayed, matched, quiet, quiet_pipe, replay,
-    to_stdout, warn,
+    to_stdout, warn, warn_placement,
 };
 use clap::Args;
 use loggps_predict::callsites::{self, SortKey, Symbolizer};
@@ -72,12 +72,8 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     // lacks) stops them all, before their first exchange.
     let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
     let census = census(&trace, path, split)?;
-    if let Some(w) = (a.model.resolve(&a.params, trace.meta.params).ok())
-        .and_then(|r| r.cores())
-        .and_then(|c| trace.meta.placement_warning(c))
-    {
-        warn(w);
-    }
+    let resolved = a.model.resolve(&a.params, trace.meta.params).ok();
+    warn_placement(&trace, resolved.and_then(|r| r.cores()));
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }

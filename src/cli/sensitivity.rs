@@ -81,6 +81,7 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         unreachable!("LogGPS, checked above")
     };
     let p = resolved.params;
+    super::warn_placement(&trace, p.cores);
     let name = a.replay.trace.display().to_string();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let bar = Progress::new("sensitivity", None);
