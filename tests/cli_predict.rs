@@ -805,6 +805,9 @@ fn ranks_on_other_cores_than_the_calibrations_are_warned_of() {
         assert!(warned(&far), "{args:?}: no warning for 338 ns against 92");
         assert!(!warned(&near), "{args:?}: a warning for 101 ns against 92");
     }
-    let p = |f: &str| json(&[f, "--format", "json"])["predicted_s"].clone();
-    assert_eq!(p(&far), p(&near));
+    let p = |f: &str| json(&[f, "--format", "json"]);
+    assert_eq!(p(&far)["predicted_s"], p(&near)["predicted_s"]);
+    // In the JSON report too, for scripts.
+    let warned = |v: serde_json::Value| v["warnings"].to_string().contains("farther apart");
+    assert!(warned(p(&far)) && !warned(p(&near)));
 }

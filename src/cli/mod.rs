@@ -229,11 +229,11 @@ fn warn(msg: String) {
 }
 
 /// Warns where the trace's ranks ran on cores 2× nearer or farther apart than the parameters
-/// were measured on (`cores`: theirs, if they say).
-fn warn_placement(trace: &Trace, cores: Option<f64>) {
-    if let Some(w) = cores.and_then(|c| trace.meta.placement_warning(c)) {
-        warn(w);
-    }
+/// were measured on (`cores`: theirs, if they say); the warning, for the report.
+fn warn_placement(trace: &Trace, cores: Option<f64>) -> Option<String> {
+    let w = cores.and_then(|c| trace.meta.placement_warning(c))?;
+    warn(w.clone());
+    Some(w)
 }
 
 fn load(path: &Path) -> Result<Trace, Error> {

@@ -73,7 +73,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
     let census = census(&trace, path, split)?;
     let resolved = a.model.resolve(&a.params, trace.meta.params).ok();
-    warn_placement(&trace, resolved.and_then(|r| r.cores()));
+    let placement = warn_placement(&trace, resolved.and_then(|r| r.cores()));
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
@@ -116,6 +116,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         &prediction,
         &resolved,
     );
+    report.warnings.extend(placement);
     report.critical_path = critical.as_ref().map(Into::into);
     if let (Some(c), Some(r), Some(sites)) = (&critical, &mut report.critical_path, &trace.sites) {
         r.by_call_site = critical_sites(c, sites, &mut symbolizer);
