@@ -348,7 +348,7 @@ impl Params {
 
 impl std::fmt::Display for Params {
     /// `L=… o=… Os=… Or=… Gs=… Gl=… s=… S=…`, or `S=… in bands: …` ([`Bands`]); then
-    /// `poll=…`, `gamma=…`, `oc=…` and `progress=calls` where they are set.
+    /// `poll=…`, `gamma=…`, `oc=…`, `progress=calls` and `cores=…` where they are set.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.bands {
             Some(b) => write!(f, "S={} in bands: {b}", self.S)?,
@@ -369,6 +369,9 @@ impl std::fmt::Display for Params {
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;
+        }
+        if let Some(cores) = self.cores {
+            write!(f, "; cores={cores:.0} ns")?;
         }
         Ok(())
     }
