@@ -120,6 +120,7 @@ for app in $APPS; do
   n_same=$(printf '%s' "$same" | grep -c . || true)
   se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($3 - $2) / $2}' | median || echo nan)
   same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
+  ((n_same > 0)) || same_cores="none (0/$(grep -c . runs.tsv))"
   printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
     "$lo" "$hi" "$lines" "$same_cores" "$parts"
   cd "$ROOT"

@@ -195,12 +195,18 @@ if [[ -s $OUT/callsite.sites.csv ]]; then
     fi
 fi
 # LOGGPS_TRACE_SITES=0: the same job records no call sites
-mpi_job callsite-nosites 2 yes "$T/callsite" LOGGPS_TRACE_SITES=0
+mpi_job callsite-nosites 2 yes "$T/callsite" LOGGPS_TRACE_SITES=0 LOGGPS_TRACE_CORES=0
 if [[ -n $PREDICT && -s $OUT/callsite-nosites.bin ]]; then
     if "$PREDICT" info "$OUT/callsite-nosites.bin" --format json | grep -q '"call_sites": null'; then
         pass "callsite-nosites: LOGGPS_TRACE_SITES=0 records no call sites"
     else
         fail "callsite-nosites: call sites recorded under LOGGPS_TRACE_SITES=0"
+    fi
+    # ... and LOGGPS_TRACE_CORES=0 (given to that job too) no cores' figures
+    if "$PREDICT" info "$OUT/callsite-nosites.bin" --format json | grep -q '"cores": \[\]'; then
+        pass "callsite-nosites: LOGGPS_TRACE_CORES=0 times no cores"
+    else
+        fail "callsite-nosites: cores timed under LOGGPS_TRACE_CORES=0"
     fi
 fi
 mpi_job p2p-4 4 yes "$T/p2p" LOGGPS_TRACE_BUFFER=4096
