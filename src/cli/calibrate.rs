@@ -49,7 +49,8 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = 4)]
     pub per_octave: u32,
     /// Launches of the sweep, combined by their medians (the MPI library may choose its path
-    /// per launch)
+    /// per launch); launches whose ranks ran on cores 2× nearer or farther apart than the
+    /// others' are measured again (up to as many more) and left out
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=25))]
     pub launches: u32,
 }
