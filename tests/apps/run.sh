@@ -16,7 +16,11 @@
 # the runs that did not (n/RUNS); the calibration's figure is its file's `cores`, else the
 # fastest run's.
 #
+# The parameters are calibrated once at the start (`calibrate`, about 20 s: a machine's speed
+# drifts over hours, and CI runs on another machine than the one traces/params.toml came from).
+#
 #   tests/apps/run.sh                  # every application
+#   PARAMS=traces/params.toml tests/apps/run.sh   # with stored parameters instead
 #   APPS="hpcc" RUNS=7 tests/apps/run.sh
 #   CALIBRATE=1 RUNS=7 tests/apps/run.sh   # each run predicted with a calibration taken just
 #                                          # before it (this machine's speed drifts by minutes)
@@ -28,13 +32,18 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BIN=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
 TRACER=${TRACER:-$ROOT/tracer/build-openmpi/libloggps-trace.so}
-PARAMS=${PARAMS:-$ROOT/traces/params.toml}
 RUNS=${RUNS:-3}
 APPS=${APPS:-"hpcc lammps netpipe qe mpi4py cb-pingpong cb-halo cb-collectives cb-cg"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 make -s -C "$ROOT/tracer" MPI=openmpi all bench
+if [[ -z $PARAMS && ${CALIBRATE:-0} != 1 ]]; then
+  PARAMS=$W/params.toml
+  "$BIN" calibrate --mpirun mpirun.openmpi -o "$PARAMS" > "$W/calibrate.txt" 2>&1 ||
+    { cat "$W/calibrate.txt"; echo "FAIL: the calibration failed"; exit 1; }
+  grep -E '^(fit|cores|WARNING)' "$W/calibrate.txt" | sed 's/^/calibrated: /'
+fi
 
 # The command of application $1, run in $W/$1.
 command_of() {
