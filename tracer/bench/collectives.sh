@@ -23,7 +23,9 @@ for size in ${SIZES:-all}; do
     -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
     tracer/build-openmpi/bench/collectives $args
   "$BIN" convert "$tmp/c$np-$size.bin" "$tmp/c$np-$size.txt" >/dev/null
-  "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2>/dev/null > "$tmp/m$np-$size.json"
+  "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2> "$tmp/w$np-$size.txt" > "$tmp/m$np-$size.json"
+  # where the ranks ran on other cores than the parameters were measured on, say so
+  grep -h "ran on cores" "$tmp/w$np-$size.txt" >&2 || true
   echo "== $np ranks, block $size B: time per call, µs (measured: traced durations over ranks and calls, their mean and median; a preempted call weighs on the mean)"
   python3 - "$tmp/c$np-$size.txt" "$tmp/m$np-$size.json" <<'PY'
 import json, sys, collections, statistics
