@@ -782,7 +782,7 @@ fn progress_at_calls_takes_the_first_call_not_the_wait() {
 }
 
 /// A trace whose ranks ran on cores farther apart than the parameters' `cores` says is warned
-/// of by predict and by sensitivity, and only then; the prediction is unchanged.
+/// of by predict (its sweeps too) and by sensitivity, and only then; the prediction is unchanged.
 #[test]
 fn ranks_on_other_cores_than_the_calibrations_are_warned_of() {
     let trace = |cores: &str| {
@@ -796,7 +796,8 @@ fn ranks_on_other_cores_than_the_calibrations_are_warned_of() {
     };
     let (_d, far) = text_trace("far.txt", &trace("95 338"));
     let (_e, near) = text_trace("near.txt", &trace("95 101"));
-    for args in [vec!["predict"], vec!["sensitivity"]] {
+    let sweep = vec!["predict", "--sweep", "S=4096,8192"];
+    for args in [vec!["predict"], sweep, vec!["sensitivity"]] {
         let warned = |f: &str| {
             let out = run(&[args.as_slice(), &[f]].concat());
             assert!(out.status.success(), "{args:?} {f}");

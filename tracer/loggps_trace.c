@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +33,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cores.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Routine codes and shapes: the table of FORMAT.md                                            */
@@ -1426,56 +1427,14 @@ static void decide_measurements(void)
     PMPI_Gather(&T.must_measure, 1, MPI_CHAR, T.measure, 1, MPI_CHAR, 0, T.priv);
 }
 
-/* The cores' distance: the round trip of a cache line between the cores of the node's first
- * two ranks, ns, timed by the first over a flag in an MPI shared-memory window (each rank
- * waiting for the other's value and writing the next) for up to 2 ms; -1 on every other rank,
- * on a node of one rank, or where the library shares no memory. What a message over shared
- * memory costs rests on it, and it changes where the OS or a hypervisor runs the ranks on
- * cores farther apart (another socket, another core complex). Collective over T.node. */
+static int64_t now_signed(void) { return (int64_t)now(); }
+
+/* The cores' round trip of this node's first two ranks (cores.h), ns, at this moment; -1 where
+ * this rank is not the node's first, where LOGGPS_TRACE_CORES=0, or where it cannot be timed.
+ * Collective over T.node. */
 static double time_cores(void)
 {
-    enum { ROUNDS = 20000, BUDGET_NS = 2000000, SPINS = 4096, STOP = -1 };
-    if (T.node == MPI_COMM_NULL) return -1;
-    int me, n;
-    PMPI_Comm_rank(T.node, &me);
-    PMPI_Comm_size(T.node, &n);
-    int *flag = NULL;
-    MPI_Win win;
-    if (PMPI_Win_allocate_shared(me == 0 ? 64 : 0, 1, MPI_INFO_NULL, T.node, &flag, &win) !=
-        MPI_SUCCESS)
-        return -1;
-    MPI_Aint bytes;
-    int unit;
-    PMPI_Win_shared_query(win, 0, &bytes, &unit, &flag);
-    if (me == 0) __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
-    PMPI_Barrier(T.node);
-    double each = -1;
-    if (me == 0 && n > 1) {
-        uint64_t t0 = now(), t = t0;
-        int i = 0;
-        /* a round is counted once the other rank answered; a rank that shares its core with
-         * the other (oversubscribed) yields instead of spinning through its time slice */
-        for (; i < ROUNDS && t - t0 < BUDGET_NS; i++) {
-            int yielded = 0;
-            __atomic_store_n(flag, 2 * i + 1, __ATOMIC_RELEASE);
-            for (int s = 0; __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2 * i + 2; s++)
-                if (s >= SPINS) sched_yield(), s = 0, yielded = 1;
-            if ((i & 63) == 63 || yielded) t = now();
-        }
-        each = (double)(now() - t0) / i;
-        __atomic_store_n(flag, STOP, __ATOMIC_RELEASE);
-    } else if (me == 1) {
-        for (int v = 1;; v += 2) {
-            int got, s = 0;
-            while ((got = __atomic_load_n(flag, __ATOMIC_ACQUIRE)) != v && got != STOP)
-                if (++s >= SPINS) sched_yield(), s = 0;
-            if (got == STOP) break;
-            __atomic_store_n(flag, v + 1, __ATOMIC_RELEASE);
-        }
-    }
-    PMPI_Barrier(T.node);
-    PMPI_Win_free(&win);
-    return each;
+    return T.node == MPI_COMM_NULL ? -1 : cores_round_trip(T.node, 20000, now_signed);
 }
 
 /* The node's communicator for time_cores, and this rank's partner there. Collective. */

@@ -8,6 +8,7 @@ pub mod reduce;
 pub mod svg;
 
 use crate::error::Error;
+use crate::trace::OTHER_CORES;
 use banded::BandedFit;
 use fit::{Calls, Sample};
 use reduce::Reduction;
@@ -343,7 +344,7 @@ fn imbalances(opts: &Options) -> Vec<u64> {
 
 /// Which launches ran on cores as near together as each other: a launch's figure is the larger
 /// of its cache line's round trips before and after its sweep, and it is as near as the nearest
-/// launch where that is under [`LINE_WARNING`] times the nearest's. Those are kept, unless more
+/// launch where that is under [`OTHER_CORES`] times the nearest's. Those are kept, unless more
 /// launches ran farther apart: then those (the machine is in a spell there). Every launch
 /// where one has no figure (the ranks share no memory).
 pub fn same_cores(lines: &[Option<[f64; 2]>]) -> Vec<bool> {
@@ -355,10 +356,7 @@ pub fn same_cores(lines: &[Option<[f64; 2]>]) -> Vec<bool> {
         return vec![true; lines.len()];
     };
     let nearest = figures.iter().copied().fold(f64::INFINITY, f64::min);
-    let near: Vec<bool> = figures
-        .iter()
-        .map(|&f| f < LINE_WARNING * nearest)
-        .collect();
+    let near: Vec<bool> = figures.iter().map(|&f| f < OTHER_CORES * nearest).collect();
     let n_near = near.iter().filter(|&&x| x).count();
     match 2 * n_near >= near.len() {
         true => near,
@@ -477,7 +475,7 @@ fn odd_launches(runs: &[Launch], keep: &[bool]) -> String {
 }
 
 /// Round trips of a cache line between the ranks' cores that the round-trip program times
-/// before and after each launch's sweep (`--line`): 2–7 ms.
+/// before and after each launch's sweep (`--line`; at most 2 ms, as the tracer times them).
 const LINE_TRIPS: u32 = 20_000;
 
 /// How far launches disagree: per size, the range of its round trips (with four or more,
@@ -768,8 +766,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.gamma = Some(local.reduction.gamma);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
-    let all_lines: Vec<f64> = lines.iter().flatten().copied().collect();
-    fit.params.cores = (!all_lines.is_empty()).then(|| fit::median(&all_lines));
+    fit.params.cores = cores_ns(&lines);
     let oc_fit = match probe.is_empty() {
         true => None,
         false => {
@@ -948,6 +945,13 @@ pub fn progress_finding(c: &Calibration) -> String {
     }
 }
 
+/// The set's `cores` figure: the median of the launches' cache-line round trips, before and
+/// after each (None where the ranks share no memory).
+fn cores_ns(lines: &[[f64; 2]]) -> Option<f64> {
+    let all: Vec<f64> = lines.iter().flatten().copied().collect();
+    (!all.is_empty()).then(|| fit::median(&all))
+}
+
 /// What the cache-line probe found ([`Calibration::line_ns`]), in words, and whether it is a
 /// warning: the launches' round trips of a cache line between the ranks' cores differing by
 /// more than 2×, the OS or a hypervisor having moved the ranks between cores near and far
@@ -955,18 +959,15 @@ pub fn progress_finding(c: &Calibration) -> String {
 /// spells of seconds to minutes, when every shared-memory message costs 2–3× more). None where
 /// the ranks share no memory.
 pub fn line_finding(lines: &[[f64; 2]]) -> Option<(String, bool)> {
-    let all: Vec<f64> = lines.iter().flatten().copied().collect();
-    if all.is_empty() {
-        return None;
-    }
-    let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = all.iter().copied().fold(0.0, f64::max);
+    let median = cores_ns(lines)?;
+    let all = lines.iter().flatten().copied();
+    let lo = all.clone().fold(f64::INFINITY, f64::min);
+    let hi = all.fold(0.0, f64::max);
     let what = format!(
-        "a cache line between the two ranks' cores and back takes {:.0} ns (the median; {lo:.0}–{hi:.0} ns before and after the {} launches' sweeps)",
-        fit::median(&all),
+        "a cache line between the two ranks' cores and back takes {median:.0} ns (the median; {lo:.0}–{hi:.0} ns before and after the {} launches' sweeps)",
         lines.len()
     );
-    match hi > LINE_WARNING * lo {
+    match hi > OTHER_CORES * lo {
         true => Some((
             format!(
                 "{what}: the ranks ran on cores nearer and farther apart while calibrating (the OS or a hypervisor moved them), \
@@ -978,9 +979,6 @@ pub fn line_finding(lines: &[[f64; 2]]) -> Option<(String, bool)> {
         false => Some((what, false)),
     }
 }
-
-/// How far the cache-line round trips may spread before [`line_finding`] warns.
-const LINE_WARNING: f64 = 2.0;
 
 /// What the copy probe found (its medians, ns), in words, and whether it is a warning.
 pub fn copy_finding(fast: f64, slow: f64) -> (String, bool) {

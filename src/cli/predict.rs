@@ -72,12 +72,11 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     // lacks) stops them all, before their first exchange.
     let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
     let census = census(&trace, path, split)?;
-    let resolved = a.model.resolve(&a.params, trace.meta.params).ok();
-    let placement = warn_placement(&trace, resolved.and_then(|r| r.cores()));
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
     let resolved = agreed(a.model.resolve(&a.params, trace.meta.params), split)?;
+    let placement = warn_placement(&trace, resolved.cores());
     // Names call sites for the timeline and the critical path, each object opened once.
     let mut symbolizer = Symbolizer::new(Vec::new());
     // The events this process holds: its own ranks' in a split replay.

@@ -200,6 +200,9 @@ pub(super) fn predict_sweep(
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p, coll) = sweep.at(a, coll, v);
         let resolved = m.resolve(&p, trace.meta.params)?;
+        if k == 0 {
+            super::warn_placement(trace, resolved.cores());
+        }
         let label = format!(
             "replaying {}={v} ({} of {})",
             sweep.name,

@@ -372,6 +372,10 @@ pub struct Cores {
     pub final_ns: f64,
 }
 
+/// How far apart two cores' figures (a calibration's, a launch's, a trace's) lie where the ranks
+/// ran at another distance: this factor or more.
+pub const OTHER_CORES: f64 = 2.0;
+
 impl Cores {
     /// Why these figures cannot be rank `rank`'s of `nranks`, if they cannot.
     pub fn invalid(&self, rank: u32, nranks: usize) -> Option<String> {
@@ -402,8 +406,7 @@ impl Meta {
     /// parameters were measured on (`calibrated_ns`: their [`Params::cores`]): a shared-memory
     /// message costs another price there, which no parameter follows.
     pub fn placement_warning(&self, calibrated_ns: f64) -> Option<String> {
-        const FAR: f64 = 2.0;
-        let off = |v: f64| v >= FAR * calibrated_ns || v * FAR <= calibrated_ns;
+        let off = |v: f64| v >= OTHER_CORES * calibrated_ns || v * OTHER_CORES <= calibrated_ns;
         let nodes: Vec<(usize, Cores)> = (self.ranks.recorded())
             .filter_map(|(r, m)| Some((r, m.cores?)))
             .collect();
@@ -419,7 +422,7 @@ impl Meta {
             };
             worst(&a.1).total_cmp(&worst(&b.1))
         })?;
-        let farther = c.init_ns.max(c.final_ns) >= FAR * calibrated_ns;
+        let farther = c.init_ns.max(c.final_ns) >= OTHER_CORES * calibrated_ns;
         // A round trip of microseconds is no cache line's: the two ranks took turns on a core.
         const TURNS_NS: f64 = 10_000.0;
         let placed = match c.init_ns.max(c.final_ns) >= TURNS_NS {

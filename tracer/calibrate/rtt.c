@@ -51,10 +51,9 @@
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
  * `oc` to, a collective call's cost beyond its messages.
  *
- * With --line N, rank 0 times N round trips of a cache line between the two ranks' cores
- * (a flag in an MPI shared-memory window, each rank waiting for the other's value and writing
- * the next) before the sweep and again after it, and prints the mean of each, or -1 where the
- * ranks share no memory. What a message over shared memory costs rests on it, and it changes
+ * With --line N, rank 0 times up to N round trips (or 2 ms) of a cache line between the two
+ * ranks' cores (tracer/cores.h, as the tracer does) before the sweep and again after it, and
+ * prints the mean of each, or -1 where the ranks share no memory. What a message over shared memory costs rests on it, and it changes
  * when the OS or a hypervisor runs the ranks on cores farther apart (60-90 ns against 350 ns
  * on this project's 2-vCPU machine, flipping within seconds):
  *
@@ -71,6 +70,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "../cores.h"
 
 #define MAX_REPS 4001
 #define HIDE_MIN_NS 2000
@@ -172,44 +173,18 @@ static void reductions(const long long *sizes, int n, int reps, int warmup, doub
 
 #define COPY_ALIAS 16
 
-/* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
-/* The --line probe (see the top): n round trips of a flag between the ranks' cores, ns each;
- * -1 where the two ranks do not share memory. */
-static double line_round_trip(int rank, int n) {
+/* The --line probe (see the top; cores.h): the cores' round trip over up to n round trips,
+ * ns; -1 where the two ranks do not share memory. */
+static double line_round_trip(int n) {
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int on_node;
-    MPI_Comm_size(node, &on_node);
-    double each = -1;
-    if (on_node == 2) {
-        int *flag;
-        MPI_Win win;
-        MPI_Win_allocate_shared(rank == 0 ? 64 : 0, 1, MPI_INFO_NULL, node, &flag, &win);
-        MPI_Aint bytes;
-        int unit;
-        MPI_Win_shared_query(win, 0, &bytes, &unit, &flag);
-        if (rank == 0) __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
-        MPI_Barrier(node);
-        int64_t t0 = now_ns();
-        for (int i = 0; i < n; i++) {
-            if (rank == 0) {
-                __atomic_store_n(flag, 2 * i + 1, __ATOMIC_RELEASE);
-                while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2 * i + 2) {
-                }
-            } else {
-                while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != 2 * i + 1) {
-                }
-                __atomic_store_n(flag, 2 * i + 2, __ATOMIC_RELEASE);
-            }
-        }
-        each = (double)(now_ns() - t0) / (n > 0 ? n : 1);
-        MPI_Barrier(node);
-        MPI_Win_free(&win);
-    }
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    double each = cores_round_trip(node, n, now_ns);
     MPI_Comm_free(&node);
     return each;
 }
 
+/* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
 static void collective_calls(int rounds) {
     double x[2] = {1.0, 2.0}, y[2] = {0.0, 0.0};
     for (int i = 0; i < rounds; i++) {
@@ -328,7 +303,7 @@ int main(int argc, char **argv) {
     long long *rtt = malloc(sizeof(long long) * MAX_REPS);
     long long *send = malloc(sizeof(long long) * MAX_REPS);
     long long *recv = malloc(sizeof(long long) * MAX_REPS);
-    double line_before = line_n > 0 ? line_round_trip(rank, line_n) : -1;
+    double line_before = line_n > 0 ? line_round_trip(line_n) : -1;
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
         long long rtt0 = 0;
@@ -379,7 +354,7 @@ int main(int argc, char **argv) {
         }
     }
     if (line_n > 0) {
-        double line_after = line_round_trip(rank, line_n);
+        double line_after = line_round_trip(line_n);
         if (rank == 0) printf("line %.1f %.1f %d\n", line_before, line_after, line_n);
     }
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
