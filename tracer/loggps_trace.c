@@ -1450,6 +1450,14 @@ static void find_node(void)
         return;
     }
     PMPI_Comm_set_errhandler(T.node, MPI_ERRORS_RETURN);
+    int n = 0;
+    PMPI_Comm_size(T.node, &n);
+    if (n < 2) { /* a node of one rank (each rank its own node, as MPICH's -hosts a:1,b:1 has
+                  * it) has no pair to time, and no rank 1 to translate */
+        PMPI_Comm_free(&T.node);
+        T.node = MPI_COMM_NULL;
+        return;
+    }
     MPI_Group g;
     int one = 1;
     PMPI_Comm_group(T.node, &g);
