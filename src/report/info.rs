@@ -40,6 +40,10 @@ pub struct Info {
     pub hostnames: Vec<String>,
     /// Per node of two or more ranks, where its first two ran (the tracer's cores figure).
     pub cores: Vec<CoresInfo>,
+    /// Where each rank ran, for the ranks the trace says (the tracer's `P` chunk).
+    pub placement: Vec<PlaceInfo>,
+    /// Each pair of ranks the tracer timed, per class of pair present on a node.
+    pub links: Vec<LinkInfo>,
     pub communicators: usize,
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
@@ -57,6 +61,26 @@ pub struct Info {
 pub struct CoresInfo {
     pub rank: usize,
     pub partner: u32,
+    pub init_ns: f64,
+    pub final_ns: f64,
+}
+
+/// Where one rank ran: its node (the lowest world rank on it), and its CPU, socket and
+/// last-level-cache domain at `MPI_Init` and at `MPI_Finalize` (-1: not known).
+#[derive(Clone, Debug, Serialize)]
+pub struct PlaceInfo {
+    pub rank: usize,
+    pub node: u32,
+    pub cpu: [i32; 2],
+    pub socket: [i32; 2],
+    pub llc: [i32; 2],
+}
+
+/// A cache line's round trip between two ranks' cores of one class of pair, ns.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkInfo {
+    pub class: &'static str,
+    pub ranks: [u32; 2],
     pub init_ns: f64,
     pub final_ns: f64,
 }
@@ -152,6 +176,27 @@ impl Info {
                     })
                 })
                 .collect(),
+            placement: (trace.meta.ranks.recorded())
+                .filter_map(|(rank, m)| {
+                    let p = m.placement.as_ref()?;
+                    Some(PlaceInfo {
+                        rank,
+                        node: p.node,
+                        cpu: [p.init.cpu, p.fini.cpu],
+                        socket: [p.init.socket, p.fini.socket],
+                        llc: [p.init.llc, p.fini.llc],
+                    })
+                })
+                .collect(),
+            links: (trace.meta.ranks.recorded())
+                .flat_map(|(_, m)| m.placement.iter().flat_map(|p| &p.links))
+                .map(|l| LinkInfo {
+                    class: l.class.name(),
+                    ranks: l.ranks,
+                    init_ns: l.init_ns,
+                    final_ns: l.final_ns,
+                })
+                .collect(),
             communicators: trace.comms.len() + 1,
             eager_limit: trace
                 .meta
@@ -207,6 +252,27 @@ impl Info {
                 out,
                 "               and {} more nodes ({lo:.0}–{hi:.0} ns over all; `--format json` lists them)",
                 self.cores.len() - SHOWN
+            )?;
+        }
+        if !self.placement.is_empty() {
+            let mut nodes: Vec<u32> = self.placement.iter().map(|p| p.node).collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            let moved = (self.placement.iter())
+                .filter(|p| p.cpu[0] != p.cpu[1])
+                .count();
+            writeln!(
+                out,
+                "placement      {} node(s) as MPI sees them; {moved} of {} rank(s) on another CPU at MPI_Finalize than at MPI_Init",
+                nodes.len(),
+                self.placement.len()
+            )?;
+        }
+        for l in self.links.iter().take(SHOWN) {
+            writeln!(
+                out,
+                "link           {} (ranks {} and {}): {:.0} ns at MPI_Init, {:.0} ns at MPI_Finalize",
+                l.class, l.ranks[0], l.ranks[1], l.init_ns, l.final_ns
             )?;
         }
         writeln!(out, "ranks          {}", self.ranks)?;

@@ -3,7 +3,7 @@
 use super::sites::{Object, Sites, UNKNOWN};
 use super::{
     Checks, Comm, Completion, Cores, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta,
-    RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace,
+    RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace, placement,
 };
 use crate::error::TraceError;
 use crate::memory::Pages;
@@ -329,6 +329,7 @@ fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankMeta> {
             clock_offset_init_ns,
             clock_offset_final_ns,
             cores,
+            placement: None,
         },
     ))
 }
@@ -1118,6 +1119,7 @@ fn list_chunks<'a>(
         counts,
         in_rank_order,
         metas,
+        places,
         site_chunks,
         object_chunks,
         ..
@@ -1139,6 +1141,16 @@ fn list_chunks<'a>(
         if let Some(m) = m {
             meta.ranks.set(r, m);
         }
+    }
+    for (r, &at) in places.iter().enumerate() {
+        let Some(at) = at.checked_sub(1) else {
+            continue;
+        };
+        let payload = chunk_at(body, at as usize).payload;
+        let p = placement::parse_chunk(payload, r as u32, nranks).expect("read before");
+        let mut m = meta.ranks.get(r).clone();
+        m.placement = Some(p);
+        meta.ranks.set(r, m);
     }
     match (index_offset, index) {
         (_, Some(x)) => check_index(name, &x, &event_chunks[..e_chunks], &at)?,
@@ -1257,6 +1269,8 @@ struct Tally<'a> {
     last_rank: u32,
     /// Each rank's last R chunk, at its offset + 1 (0: none), read once the scan is done.
     metas: Vec<u64>,
+    /// Each rank's last P chunk, as `metas`.
+    places: Vec<u64>,
     /// The S chunks with their rank, in file order, and each rank's last M chunk (as `metas`).
     site_chunks: Vec<(u32, usize)>,
     object_chunks: Vec<u64>,
@@ -1280,6 +1294,7 @@ impl<'a> Tally<'a> {
             in_rank_order: true,
             last_rank: 0,
             metas: Vec::new(),
+            places: Vec::new(),
             site_chunks: Vec::new(),
             object_chunks: Vec::new(),
         })
@@ -1311,6 +1326,10 @@ impl<'a> Tally<'a> {
             b'R' => {
                 self.metas.resize(self.counts.len(), 0);
                 self.metas[f.rank as usize] = f.offset + 1;
+            }
+            b'P' => {
+                self.places.resize(self.counts.len(), 0);
+                self.places[f.rank as usize] = f.offset + 1;
             }
             b'S' => self.site_chunks.push((f.rank, offset)),
             b'M' => {
@@ -1554,14 +1573,14 @@ fn scan(
     let mut rest = &body[from..];
     let one = |offset: usize, rest: &mut &[u8]| -> Result<Found, TraceError> {
         let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
-        if !b"JRCEXSM".contains(&kind) {
+        if !b"JRPCEXSM".contains(&kind) {
             return Err(TraceError::offset(
                 name,
                 offset as u64,
-                format!("expected a chunk kind J, R, C, E, S, M or X, found byte {kind:#04x}"),
+                format!("expected a chunk kind J, R, P, C, E, S, M or X, found byte {kind:#04x}"),
             ));
         }
-        if matches!(kind, b'R' | b'E' | b'S' | b'M') && rank as usize >= nranks {
+        if matches!(kind, b'R' | b'P' | b'E' | b'S' | b'M') && rank as usize >= nranks {
             return Err(TraceError::offset(
                 name,
                 offset as u64 + 1,
@@ -1592,6 +1611,15 @@ fn scan(
                 "R",
             )?,
             b'C' => whole(offset, comm(payload).map_err(to_err)?.0, "C")?,
+            b'P' => {
+                placement::parse_chunk(payload, rank, nranks).map_err(|why| {
+                    TraceError::offset(
+                        name,
+                        (offset + CHUNK_HEADER_LEN) as u64,
+                        format!("rank {rank}: {why}"),
+                    )
+                })?;
+            }
             b'E' => {
                 let (rest, n) =
                     expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
@@ -1944,6 +1972,11 @@ impl<W: Write> Writer<W> {
         self.chunk(b'R', rank, &p)
     }
 
+    /// Appends where a rank ran.
+    pub fn placement(&mut self, rank: u32, p: &placement::Placement) -> io::Result<()> {
+        self.chunk(b'P', rank, &placement::chunk(p))
+    }
+
     /// Appends a communicator.
     pub fn comm(&mut self, c: &Comm) -> io::Result<()> {
         let mut p = Vec::with_capacity(8 + 4 * c.members.len());
@@ -2014,6 +2047,9 @@ pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
     let mut w = Writer::new(out, trace.nranks() as u32, &trace.meta)?;
     for (r, m) in trace.meta.ranks.recorded() {
         w.rank_meta(r as u32, m)?;
+        if let Some(p) = &m.placement {
+            w.placement(r as u32, p)?;
+        }
     }
     for c in &trace.comms {
         w.comm(c)?;
@@ -2190,6 +2226,7 @@ mod tests {
             clock_offset_init_ns: 5,
             clock_offset_final_ns: -5,
             cores: None,
+            placement: None,
         };
         // Each rank's R chunk before its events, rank 7's again before rank 35's events.
         let (file, e_chunks) = ring_file(&|w, r| {

@@ -3,6 +3,7 @@
 
 pub mod binary;
 mod events;
+pub mod placement;
 pub mod sites;
 pub mod text;
 
@@ -358,6 +359,8 @@ pub struct RankMeta {
     pub clock_offset_final_ns: i64,
     /// On the first rank of a node with two or more: where the node's first two ranks ran.
     pub cores: Option<Cores>,
+    /// Where the rank ran (the `P` chunk; traces before it have none).
+    pub placement: Option<placement::Placement>,
 }
 
 /// Where a node's first two ranks ran: the round trip of a cache line between their cores,
@@ -469,6 +472,7 @@ static NO_META: RankMeta = RankMeta {
     clock_offset_init_ns: 0,
     clock_offset_final_ns: 0,
     cores: None,
+    placement: None,
 };
 
 impl RankMetas {

@@ -92,6 +92,8 @@ enum Line<'a> {
     /// Rank, host, clock offsets at Init and Finalize, and the cores' figures if any.
     Rank(usize, String, i64, i64, Option<Cores>),
     Comm(u32, Vec<u32>),
+    /// A `place` line's fields ([`super::placement::parse_line`]).
+    Place(&'a str),
     /// Rank and one of its loaded objects.
     Object(usize, Object),
     /// Rank and its site table.
@@ -162,6 +164,7 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                 )
             },
         ),
+        map(preceded(kw("place"), rest), Line::Place),
         map(
             tuple((
                 preceded(kw("sites"), number),
@@ -353,8 +356,21 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                         clock_offset_init_ns: a,
                         clock_offset_final_ns: b,
                         cores,
+                        placement: t.meta.ranks.get(r).placement.clone(),
                     },
                 );
+            }
+            Line::Place(fields) => {
+                let (r, place) = super::placement::parse_line(fields).map_err(&err)?;
+                if r >= p {
+                    return Err(err(format!("expected a rank below {p}, found {r}")));
+                }
+                if let Some(why) = place.invalid(r as u32, p) {
+                    return Err(err(why));
+                }
+                let mut m = t.meta.ranks.get(r).clone();
+                m.placement = Some(place);
+                t.meta.ranks.set(r, m);
             }
             Line::Comm(id, members) => {
                 if id == 0 {
@@ -802,6 +818,10 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
             let _ = write!(s, " cores {} {} {}", c.partner, c.init_ns, c.final_ns);
         }
         s.push('\n');
+        if let Some(p) = &rm.placement {
+            s.push_str(&super::placement::line(r, p));
+            s.push('\n');
+        }
     }
     for c in &trace.comms {
         let members: Vec<String> = c.members.iter().map(|m| m.to_string()).collect();

@@ -1,0 +1,381 @@
+//! Where each rank ran (the model's §12): its node as MPI sees it, its CPU, socket and
+//! last-level-cache domain at `MPI_Init` and `MPI_Finalize`, and per node a cache line's round
+//! trip for each class of pair present. The tracer's `P` chunk (tracer/FORMAT.md), the text
+//! form's `place` line, and what the replay asks of them: which node a rank is on and how far
+//! apart two ranks of one node ran.
+
+use nom::IResult;
+use nom::number::complete::{le_f64, le_i32, le_u8, le_u32};
+
+/// How two ranks of one node share the machine: the same last-level cache, the same socket
+/// (another cache domain), or another socket. The tracer times one pair of each present.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PairClass {
+    Cache = 0,
+    Socket = 1,
+    Other = 2,
+}
+
+impl PairClass {
+    pub const ALL: [PairClass; 3] = [PairClass::Cache, PairClass::Socket, PairClass::Other];
+
+    /// The name the text form and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            PairClass::Cache => "cache",
+            PairClass::Socket => "socket",
+            PairClass::Other => "other",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<PairClass> {
+        PairClass::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    pub fn from_code(c: u8) -> Option<PairClass> {
+        PairClass::ALL.get(c as usize).copied()
+    }
+
+    /// The class of two CPUs' pair, where both their socket and cache domain are known.
+    pub fn of(a: Cpu, b: Cpu) -> Option<PairClass> {
+        if a.socket < 0 || b.socket < 0 {
+            return None;
+        }
+        Some(match (a.socket == b.socket, a.llc == b.llc && a.llc >= 0) {
+            (true, true) => PairClass::Cache,
+            (true, false) => PairClass::Socket,
+            (false, _) => PairClass::Other,
+        })
+    }
+}
+
+/// A CPU and where it sits; -1 for what the tracer could not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cpu {
+    pub cpu: i32,
+    pub socket: i32,
+    /// The last-level cache's domain: the lowest CPU sharing that cache.
+    pub llc: i32,
+}
+
+/// One pair of a node's ranks timed by the tracer: a cache line's round trip between their
+/// cores at `MPI_Init` and at `MPI_Finalize`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    pub class: PairClass,
+    pub ranks: [u32; 2],
+    pub init_ns: f64,
+    pub final_ns: f64,
+}
+
+impl Link {
+    /// The figure a pair of this class is costed by: the larger of the two timings (a spell
+    /// at another placement may begin within the run; the calibration takes a launch's figure
+    /// alike).
+    pub fn figure_ns(&self) -> f64 {
+        self.init_ns.max(self.final_ns)
+    }
+}
+
+/// Where one rank ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    /// The world rank of the lowest rank on its node (`MPI_Comm_split_type` SHARED).
+    pub node: u32,
+    pub init: Cpu,
+    pub fini: Cpu,
+    /// The pairs this rank timed (a node's first rank).
+    pub links: Vec<Link>,
+}
+
+impl Placement {
+    /// Why this cannot be rank `rank`'s of `nranks`, if it cannot.
+    pub fn invalid(&self, rank: u32, nranks: usize) -> Option<String> {
+        if self.node as usize >= nranks || self.node > rank {
+            return Some(format!(
+                "expected the rank's node to be named by a rank at most {rank}, found {}",
+                self.node
+            ));
+        }
+        for l in &self.links {
+            if l.ranks.iter().any(|&r| r as usize >= nranks) || l.ranks[0] == l.ranks[1] {
+                return Some(format!(
+                    "expected a link between two ranks below {nranks}, found {} and {}",
+                    l.ranks[0], l.ranks[1]
+                ));
+            }
+            if let Some(v) = [l.init_ns, l.final_ns]
+                .into_iter()
+                .find(|v| !(v.is_finite() && *v > 0.0))
+            {
+                return Some(format!(
+                    "expected a link's round trip to be a time > 0 ns, found {v}"
+                ));
+            }
+        }
+        None
+    }
+}
+
+type Res<'a, T> = IResult<&'a [u8], T>;
+
+fn cpu(input: &[u8]) -> Res<'_, Cpu> {
+    let (input, cpu) = le_i32(input)?;
+    let (input, socket) = le_i32(input)?;
+    let (input, llc) = le_i32(input)?;
+    Ok((input, Cpu { cpu, socket, llc }))
+}
+
+fn link(input: &[u8]) -> Res<'_, Link> {
+    let (input, code) = le_u8(input)?;
+    let Some(class) = PairClass::from_code(code) else {
+        return Err(nom::Err::Failure(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::Verify,
+        )));
+    };
+    let (input, a) = le_u32(input)?;
+    let (input, b) = le_u32(input)?;
+    let (input, init_ns) = le_f64(input)?;
+    let (input, final_ns) = le_f64(input)?;
+    Ok((
+        input,
+        Link {
+            class,
+            ranks: [a, b],
+            init_ns,
+            final_ns,
+        },
+    ))
+}
+
+/// A `P` chunk's payload, whole, or why not.
+pub fn parse_chunk(payload: &[u8], rank: u32, nranks: usize) -> Result<Placement, String> {
+    let read = |input| -> Res<'_, Placement> {
+        let (input, node) = le_u32(input)?;
+        let (input, init) = cpu(input)?;
+        let (input, fini) = cpu(input)?;
+        let (input, n) = le_u8(input)?;
+        let (input, links) = nom::multi::count(link, n as usize)(input)?;
+        Ok((
+            input,
+            Placement {
+                node,
+                init,
+                fini,
+                links,
+            },
+        ))
+    };
+    let (rest, p) = read(payload).map_err(|_| {
+        "expected a P chunk: u32 node, 6 × i32 CPU/socket/cache, u8 links, each u8 class \
+         (0–2), 2 × u32 ranks, 2 × f64 ns"
+            .to_string()
+    })?;
+    if !rest.is_empty() {
+        return Err(format!(
+            "expected the P chunk to end after its {} link(s), found {} more bytes",
+            p.links.len(),
+            rest.len()
+        ));
+    }
+    match p.invalid(rank, nranks) {
+        Some(why) => Err(why),
+        None => Ok(p),
+    }
+}
+
+/// A `P` chunk's payload.
+pub fn chunk(p: &Placement) -> Vec<u8> {
+    let mut out = Vec::with_capacity(30 + 25 * p.links.len());
+    out.extend_from_slice(&p.node.to_le_bytes());
+    for c in [p.init, p.fini] {
+        for v in [c.cpu, c.socket, c.llc] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    out.push(p.links.len().min(255) as u8);
+    for l in p.links.iter().take(255) {
+        out.push(l.class as u8);
+        for r in l.ranks {
+            out.extend_from_slice(&r.to_le_bytes());
+        }
+        out.extend_from_slice(&l.init_ns.to_le_bytes());
+        out.extend_from_slice(&l.final_ns.to_le_bytes());
+    }
+    out
+}
+
+/// The text form's line for rank `rank` (without its newline).
+pub fn line(rank: usize, p: &Placement) -> String {
+    let mut s = format!(
+        "place {rank} node {} cpu {} {} socket {} {} llc {} {}",
+        p.node, p.init.cpu, p.fini.cpu, p.init.socket, p.fini.socket, p.init.llc, p.fini.llc
+    );
+    for l in &p.links {
+        s += &format!(
+            " link {} {} {} {} {}",
+            l.class.name(),
+            l.ranks[0],
+            l.ranks[1],
+            l.init_ns,
+            l.final_ns
+        );
+    }
+    s
+}
+
+/// Parses a `place` line's fields after `place` (see [`line`]): the rank and its placement.
+pub fn parse_line(text: &str) -> Result<(usize, Placement), String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let expect = "expected `place R node N cpu A B socket A B llc A B` then any number of \
+                  `link CLASS A B INIT_NS FINAL_NS`";
+    let int = |i: usize| -> Result<i64, String> {
+        let w = words.get(i).ok_or_else(|| expect.to_string())?;
+        w.parse()
+            .map_err(|_| format!("{expect}: `{w}` is not an integer"))
+    };
+    let key = |i: usize, k: &str| match words.get(i) {
+        Some(w) if *w == k => Ok(()),
+        _ => Err(format!("{expect}: `{k}` missing")),
+    };
+    let small = |v: i64| i32::try_from(v).map_err(|_| format!("{expect}: {v} out of range"));
+    let unsigned = |v: i64| u32::try_from(v).map_err(|_| format!("{expect}: {v} out of range"));
+    let rank = unsigned(int(0)?)? as usize;
+    key(1, "node")?;
+    let node = unsigned(int(2)?)?;
+    key(3, "cpu")?;
+    key(6, "socket")?;
+    key(9, "llc")?;
+    let at = |j: usize| -> Result<Cpu, String> {
+        Ok(Cpu {
+            cpu: small(int(4 + j)?)?,
+            socket: small(int(7 + j)?)?,
+            llc: small(int(10 + j)?)?,
+        })
+    };
+    let (init, fini) = (at(0)?, at(1)?);
+    let mut links = Vec::new();
+    let mut i = 12;
+    while i < words.len() {
+        key(i, "link")?;
+        let class = words
+            .get(i + 1)
+            .and_then(|w| PairClass::from_name(w))
+            .ok_or_else(|| format!("{expect}: CLASS is one of cache, socket, other"))?;
+        let num = |j: usize| -> Result<f64, String> {
+            let w = words.get(j).ok_or_else(|| expect.to_string())?;
+            w.parse()
+                .map_err(|_| format!("{expect}: `{w}` is not a number"))
+        };
+        links.push(Link {
+            class,
+            ranks: [unsigned(int(i + 2)?)?, unsigned(int(i + 3)?)?],
+            init_ns: num(i + 4)?,
+            final_ns: num(i + 5)?,
+        });
+        i += 6;
+    }
+    Ok((
+        rank,
+        Placement {
+            node,
+            init,
+            fini,
+            links,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Placement {
+        Placement {
+            node: 0,
+            init: Cpu {
+                cpu: 3,
+                socket: 0,
+                llc: 0,
+            },
+            fini: Cpu {
+                cpu: 5,
+                socket: 1,
+                llc: 4,
+            },
+            links: vec![
+                Link {
+                    class: PairClass::Cache,
+                    ranks: [0, 1],
+                    init_ns: 92.5,
+                    final_ns: 88.0,
+                },
+                Link {
+                    class: PairClass::Other,
+                    ranks: [0, 2],
+                    init_ns: 310.25,
+                    final_ns: 333.0,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn placement_travels_through_both_encodings_exactly() {
+        let p = sample();
+        assert_eq!(parse_chunk(&chunk(&p), 1, 4).unwrap(), p);
+        let text = line(1, &p);
+        assert_eq!(
+            text,
+            "place 1 node 0 cpu 3 5 socket 0 1 llc 0 4 link cache 0 1 92.5 88 \
+             link other 0 2 310.25 333"
+        );
+        let (r, q) = parse_line(text.strip_prefix("place ").unwrap()).unwrap();
+        assert_eq!((r, q), (1, p));
+    }
+
+    #[test]
+    fn bad_placements_are_refused_saying_why() {
+        let mut p = sample();
+        // a node named by a rank above this one, a link to itself, a figure of 0, a rank beyond
+        p.node = 3;
+        assert!(parse_chunk(&chunk(&p), 1, 4).unwrap_err().contains("node"));
+        let mut p = sample();
+        p.links[0].ranks = [2, 2];
+        assert!(
+            parse_chunk(&chunk(&p), 1, 4)
+                .unwrap_err()
+                .contains("two ranks")
+        );
+        let mut p = sample();
+        p.links[1].final_ns = 0.0;
+        assert!(parse_chunk(&chunk(&p), 1, 4).unwrap_err().contains("> 0"));
+        assert!(parse_chunk(&chunk(&sample()), 1, 2).is_err());
+        // a class code beyond 2, a chunk cut short, bytes left over
+        let mut b = chunk(&sample());
+        b[29] = 7;
+        assert!(parse_chunk(&b, 1, 4).is_err());
+        let b = chunk(&sample());
+        assert!(parse_chunk(&b[..b.len() - 1], 1, 4).is_err());
+        let mut b = chunk(&sample());
+        b.push(0);
+        assert!(parse_chunk(&b, 1, 4).unwrap_err().contains("1 more bytes"));
+        assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0").is_err());
+        assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0 4 link far 0 1 1 1").is_err());
+    }
+
+    #[test]
+    fn pairs_are_classed_by_socket_and_cache_domain() {
+        let c = |socket, llc| Cpu {
+            cpu: 0,
+            socket,
+            llc,
+        };
+        assert_eq!(PairClass::of(c(0, 0), c(0, 0)), Some(PairClass::Cache));
+        assert_eq!(PairClass::of(c(0, 0), c(0, 8)), Some(PairClass::Socket));
+        assert_eq!(PairClass::of(c(0, 0), c(1, 0)), Some(PairClass::Other));
+        assert_eq!(PairClass::of(c(0, -1), c(0, -1)), Some(PairClass::Socket));
+        assert_eq!(PairClass::of(c(-1, 0), c(0, 0)), None);
+    }
+}
