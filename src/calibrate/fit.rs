@@ -209,6 +209,7 @@ fn fit_linear(
         gamma: None,
         oc: None,
         cores: None,
+        class: None,
         progress_at_calls: false,
         bands: None,
     };
@@ -560,6 +561,7 @@ impl PaperEquations {
             gamma: None,
             oc: None,
             cores: None,
+            class: None,
             progress_at_calls: false,
             bands: None,
         }

@@ -18,9 +18,12 @@ pub enum InfoFormat {
 /// Where the LogGPS parameters come from, and per-parameter overrides.
 #[derive(Args, Debug, Clone)]
 pub struct ParamArgs {
-    /// LogGPS parameters from a TOML file (names as in the paper: L o Os Or Gs Gl s S)
+    /// LogGPS parameters from a TOML file (names as in the paper: L o Os Or Gs Gl s S).
+    /// Repeatable: sets of `class = "node"` and `class = "network"` combine, each pair of
+    /// ranks costed by its link's set (between nodes the network's; on one node the node set
+    /// whose `cores` lies nearest the pair's)
     #[arg(long, value_name = "FILE")]
-    pub params: Option<PathBuf>,
+    pub params: Vec<PathBuf>,
     /// Use the paper's parameters of a platform (Table 5)
     #[arg(long, value_parser = ["cenju4", "myrinet", "fast-ethernet"])]
     pub platform: Option<String>,
@@ -67,7 +70,8 @@ pub struct ParamArgs {
     #[arg(long = "progress", value_name = "WHERE", value_parser = ["async", "calls"])]
     pub progress: Option<String>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
-    /// both), Gs, Gl; repeatable, applied after the absolute values
+    /// both), Gs, Gl; repeatable, applied after the absolute values. Prefixed by a class
+    /// (network.L=0.5, node.o=2), in that class's sets only
     #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
     pub scale: Vec<(String, f64)>,
 }
@@ -106,12 +110,7 @@ impl ParamArgs {
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             scale: self.scale.clone(),
         };
-        let r = model::resolve(
-            self.params.as_deref(),
-            self.platform.as_deref(),
-            embedded,
-            &ov,
-        )?;
+        let r = model::resolve(&self.params, self.platform.as_deref(), embedded, &ov)?;
         static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
         for w in r.params.warnings() {
@@ -189,7 +188,7 @@ impl ModelArgs {
                     gamma: p.gamma,
                 };
                 Ok(ResolvedModel::LogGp(model::resolve_loggp(
-                    p.params.as_deref(),
+                    &p.params,
                     p.platform.as_deref(),
                     embedded,
                     &flags,

@@ -12,7 +12,7 @@ use loggps_predict::callsites::{self, SortKey, Symbolizer};
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::critical::{Composition, CriticalPath, Record};
 use loggps_predict::error::Error;
-use loggps_predict::model::ResolvedModel;
+use loggps_predict::model::{Links, Remap, ResolvedModel, links};
 use loggps_predict::replay::Prediction;
 use loggps_predict::report::indexmap_like::Ordered;
 use loggps_predict::report::{self, Format, Report, timeline};
@@ -64,6 +64,57 @@ pub struct PredictArgs {
     /// --timeline, also drawn there)
     #[arg(long)]
     pub critical_path: bool,
+    /// What-if placement: K ranks a node, in rank order (block), so that pairs change class
+    /// (between nodes the network's set, on one node a node set; the model's §12)
+    #[arg(long, value_name = "K", conflicts_with = "map")]
+    pub ranks_per_node: Option<u32>,
+    /// What-if placement: each rank's node from FILE, a node number per rank in rank order
+    /// (whitespace or commas; ranks with the same number share a node)
+    #[arg(long, value_name = "FILE")]
+    pub map: Option<PathBuf>,
+}
+
+impl PredictArgs {
+    /// How the ranks are placed on nodes: as traced, or as `--ranks-per-node`/`--map` say.
+    pub(super) fn remap(&self) -> Result<Remap, Error> {
+        if let Some(k) = self.ranks_per_node {
+            return Ok(Remap::PerNode(k));
+        }
+        let Some(path) = &self.map else {
+            return Ok(Remap::Traced);
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("--map {}: cannot read: {e}", path.display())))?;
+        links::parse_map(&text)
+            .map(Remap::Listed)
+            .map_err(|e| Error::Usage(format!("--map {}: {e}", path.display())))
+    }
+}
+
+/// The sets of each pair where the run combines several or re-places its ranks (the model's
+/// §12); None where one set costs every pair as before.
+pub(super) fn links_for(
+    resolved: &ResolvedModel,
+    trace: &trace::Trace,
+    remap: &Remap,
+) -> Result<Option<Links>, Error> {
+    let ResolvedModel::LogGps(r) = resolved else {
+        return match remap {
+            Remap::Traced => Ok(None),
+            _ => Err(Error::Usage(
+                "--ranks-per-node and --map choose LogGPS parameter sets by link: leave out --model loggp".into(),
+            )),
+        };
+    };
+    if r.others.is_empty() && *remap == Remap::Traced {
+        return Ok(None);
+    }
+    let sets: Vec<_> = std::iter::once(r.params)
+        .chain(r.others.iter().copied())
+        .collect();
+    Links::new(sets, trace, remap)
+        .map(Some)
+        .map_err(Error::Usage)
 }
 
 pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
@@ -72,11 +123,38 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     // lacks) stops them all, before their first exchange.
     let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
     let census = census(&trace, path, split)?;
+    let placed = a.params.params.len() > 1 || a.ranks_per_node.is_some() || a.map.is_some();
+    if sweep.is_some() && placed {
+        return Err(Error::Usage(
+            "--sweep follows one parameter set: a sweep with several --params, --ranks-per-node or --map is not supported yet; predict each value with its own flags".into(),
+        ));
+    }
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
     let resolved = agreed(a.model.resolve(&a.params, trace.meta.params), split)?;
-    let placement = warn_placement(&trace, resolved.cores());
+    let links = agreed(
+        a.remap().and_then(|m| links_for(&resolved, &trace, &m)),
+        split,
+    )?;
+    if links.is_some() && split.is_some() {
+        return Err(Error::Usage(
+            "parameter sets per link class (several --params, --ranks-per-node, --map) replay in one process: run without mpirun".into(),
+        ));
+    }
+    if links.is_some() && a.critical_path {
+        return Err(Error::Usage(
+            "--critical-path follows one parameter set: leave out the second --params, --ranks-per-node and --map".into(),
+        ));
+    }
+    let placement = match &links {
+        None => warn_placement(&trace, resolved.cores()),
+        Some(_) => None,
+    };
+    let link_warnings: Vec<String> = links.iter().flat_map(|l| l.warnings.clone()).collect();
+    for w in &link_warnings {
+        warn(w.clone());
+    }
     // Names call sites for the timeline and the critical path, each object opened once.
     let mut symbolizer = Symbolizer::new(Vec::new());
     // The events this process holds: its own ranks' in a split replay.
@@ -87,7 +165,19 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
             let graph = matched(&trace, &name, census.as_ref(), split);
             let replayed = graph.and_then(|g| {
                 let model = resolved.model();
-                replay(&trace, &g, &model, &coll, &name, &|n| bar.set(n), split)
+                match &links {
+                    None => replay(&trace, &g, &model, &coll, &name, &|n| bar.set(n), split),
+                    Some(l) => loggps_predict::replay::replay_linked(
+                        &trace,
+                        &g,
+                        &model,
+                        Some(l),
+                        &coll,
+                        &name,
+                        &|n| bar.set(n),
+                        None,
+                    ),
+                }
             });
             (replayed, None)
         }
@@ -98,6 +188,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
             cut,
             &trace,
             &resolved,
+            links.as_ref(),
             &coll,
             &|n| bar.set(n),
             &mut symbolizer,
@@ -116,6 +207,8 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         &resolved,
     );
     report.warnings.extend(placement);
+    report.warnings.extend(link_warnings);
+    report.links = links.as_ref().map(|l| report::LinksReport::new(l, &trace));
     report.critical_path = critical.as_ref().map(Into::into);
     if let (Some(c), Some(r), Some(sites)) = (&critical, &mut report.critical_path, &trace.sites) {
         r.by_call_site = critical_sites(c, sites, &mut symbolizer);
@@ -208,6 +301,7 @@ fn observed(
     cut: timeline::Cut,
     trace: &trace::Trace,
     resolved: &ResolvedModel,
+    links: Option<&Links>,
     coll: &Choice,
     progress: &(dyn Fn(u64) + Sync),
     symbolizer: &mut Symbolizer,
@@ -246,10 +340,11 @@ fn observed(
             r.observe(steps);
         }
     };
-    let prediction = loggps_predict::replay::replay_observed(
+    let prediction = loggps_predict::replay::replay_linked(
         trace,
         &graph,
         &model,
+        links,
         coll,
         &name,
         progress,

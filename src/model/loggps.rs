@@ -35,6 +35,10 @@ pub struct Params {
     /// warns where a trace's ranks ran on cores 2× nearer or farther apart than that.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<f64>,
+    /// Which pairs of ranks the set costs (the model's §12): a node's (with its `cores`
+    /// figure) or the network's, where several sets combine; None: every pair (the old form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<Class>,
     /// Whether a nonblocking receive's message moves only while its rank is inside an MPI call
     /// (an MPI library without an asynchronous progress engine, the model's §4): its `tr` is
     /// then the call time of the rank's first call after it that starts no request. False:
@@ -46,6 +50,31 @@ pub struct Params {
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
     #[serde(skip)]
     pub bands: Option<Bands>,
+}
+
+/// Which pairs of ranks a parameter set costs (the model's §12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// Pairs of ranks on one node: the set whose `cores` lies nearest the pair's own figure.
+    Node,
+    /// Pairs of ranks on different nodes.
+    Network,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Node => "node",
+            Class::Network => "network",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Class> {
+        [Class::Node, Class::Network]
+            .into_iter()
+            .find(|c| c.name() == s)
+    }
 }
 
 /// The parameter names in the order of the model's §1.
@@ -68,6 +97,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             gamma: None,
             oc: None,
             cores: None,
+            class: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -87,6 +117,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             gamma: None,
             oc: None,
             cores: None,
+            class: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -106,6 +137,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             gamma: None,
             oc: None,
             cores: None,
+            class: None,
             progress_at_calls: false,
             bands: None,
         },
@@ -132,6 +164,7 @@ impl Params {
             gamma: None,
             oc: None,
             cores: None,
+            class: None,
             progress_at_calls: false,
             bands: None,
         })
@@ -154,6 +187,7 @@ impl Params {
             gamma: None,
             oc: None,
             cores: None,
+            class: None,
             progress_at_calls: false,
             bands: Some(bands),
         }
@@ -170,6 +204,7 @@ impl Params {
             gamma: self.gamma,
             oc: self.oc,
             cores: self.cores,
+            class: self.class,
             progress_at_calls: self.progress_at_calls,
             ..Params::banded(b, self.S, self.poll)
         })

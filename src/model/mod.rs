@@ -2,16 +2,19 @@
 #![allow(non_snake_case)] // the papers' parameter names: L, o, Os, Or, Gs, Gl, s, S; g, G
 
 mod bands;
+pub mod links;
 mod loggp;
 mod loggps;
 mod params;
 
 pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS};
+pub use links::{Links, Remap};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
-pub use loggps::{NAMES, PRESETS, Params};
+pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, cores_invalid,
-    params_toml, parse_params_toml, parse_progress, read_params_file, resolve, resolve_loggp,
+    param_sets_toml, params_toml, parse_param_sets, parse_params_toml, parse_progress,
+    read_param_sets, read_params_file, resolve, resolve_loggp,
 };
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant
@@ -209,6 +212,14 @@ impl Model {
         match self {
             Model::LogGps(p) => p.o,
             Model::LogGp(m) => m.o,
+        }
+    }
+    /// Bytes above which a message goes by rendezvous: `S`, never under LogGP.
+    #[inline]
+    pub fn eager_limit(&self) -> u64 {
+        match self {
+            Model::LogGps(p) => p.S,
+            Model::LogGp(_) => u64::MAX,
         }
     }
 }

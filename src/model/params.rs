@@ -1,7 +1,7 @@
 //! Which parameters a run uses: `--params FILE`, `--platform`, the trace's own, each overridden
 //! by its flag; and the parameter TOML.
 
-use super::{BAND_NAMES, Band, Bands, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params};
+use super::{BAND_NAMES, Band, Bands, Class, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params};
 use crate::error::Error;
 use serde::Serialize;
 use std::path::Path;
@@ -69,6 +69,11 @@ pub struct Resolved {
     pub gamma_source: Source,
     /// Where `params.oc` came from (unused while it is None).
     pub oc_source: Source,
+    /// The other sets given with it (several `--params`, or several sets in one file: the
+    /// model's §12), each with the flags applied as to `params`. `params` is the first set
+    /// for pairs on one node (the first of all where none is): what every use that takes one
+    /// set (sweeps, sensitivity, the critical path, collectives) costs with.
+    pub others: Vec<Params>,
 }
 
 impl Resolved {
@@ -106,19 +111,27 @@ impl Resolved {
     }
 }
 
-/// Chooses the parameters: `--params FILE`, else `--platform`, else the trace's own, each
-/// value then overridden by its flag. All eight flags together need no base.
+/// Chooses the parameters: `--params FILE` (several files, or a file of several sets,
+/// combine: the model's §12), else `--platform`, else the trace's own, each value then
+/// overridden by its flag. All eight flags together need no base.
 pub fn resolve(
-    file: Option<&Path>,
+    files: &[std::path::PathBuf],
     platform: Option<&str>,
     embedded: Option<Params>,
     ov: &Overrides,
 ) -> Result<Resolved, Error> {
-    let base = if let Some(path) = file {
-        Some((
-            read_params_file(path)?,
-            Source::File(path.display().to_string()),
-        ))
+    let mut sets = Vec::new();
+    for path in files {
+        let name = path.display().to_string();
+        for p in read_param_sets(path)? {
+            sets.push((p, Source::File(name.clone())));
+        }
+    }
+    if sets.len() > 1 {
+        return resolve_sets(sets, ov);
+    }
+    let base = if let Some(set) = sets.pop() {
+        Some(set)
     } else if let Some(name) = platform {
         let p = Params::preset(name).ok_or_else(|| {
             Error::Params(format!(
@@ -140,7 +153,7 @@ pub fn resolve(
         ov.s.map(|v| v as f64),
         ov.S.map(|v| v as f64),
     ];
-    let Some((mut p, source)) = base.or_else(|| {
+    let Some((p, source)) = base.or_else(|| {
         flags
             .iter()
             .all(Option::is_some)
@@ -159,6 +172,80 @@ pub fn resolve(
             missing.join(" ")
         )));
     };
+    let ov = unprefixed(ov, None)?;
+    apply(p, source, &ov)
+}
+
+/// Several sets combined (the model's §12): each with the flags, `--scale CLASS.NAME=F` on
+/// that class's sets alone; the first node set first. Refused where the sets cannot be told
+/// apart: two network sets, or node sets of which one lacks its `cores`.
+fn resolve_sets(sets: Vec<(Params, Source)>, ov: &Overrides) -> Result<Resolved, Error> {
+    let class = |p: &Params| p.class.unwrap_or(Class::Node);
+    let network = sets.iter().filter(|(p, _)| class(p) == Class::Network);
+    if network.count() > 1 {
+        return Err(Error::Params(
+            "two parameter sets of class \"network\": give one (the network's, between nodes)"
+                .into(),
+        ));
+    }
+    let nodes: Vec<&(Params, Source)> = (sets.iter())
+        .filter(|(p, _)| class(p) == Class::Node)
+        .collect();
+    if nodes.len() > 1
+        && let Some((_, s)) = nodes.iter().find(|(p, _)| p.cores.is_none())
+    {
+        return Err(Error::Params(format!(
+            "{} node parameter sets, and the one from {s} has no `cores` figure: a pair of \
+             ranks takes the node set whose `cores` lies nearest its own, so each needs one \
+             (calibrate writes it)",
+            nodes.len()
+        )));
+    }
+    let first = (sets.iter())
+        .position(|(p, _)| class(p) == Class::Node)
+        .unwrap_or(0);
+    let mut resolved = Vec::with_capacity(sets.len());
+    for (p, source) in sets {
+        let ov = unprefixed(ov, Some(class(&p)))?;
+        resolved.push(apply(p, source, &ov)?);
+    }
+    let mut primary = resolved.remove(first);
+    primary.others = resolved.into_iter().map(|r| r.params).collect();
+    Ok(primary)
+}
+
+/// `ov` as it applies to a set of class `class` (None: the one set of a run): `--scale
+/// CLASS.NAME=F` kept, without its prefix, where CLASS is the set's, left out elsewhere.
+fn unprefixed(ov: &Overrides, class: Option<Class>) -> Result<Overrides, Error> {
+    let mut out = ov.clone();
+    out.scale.clear();
+    for (name, f) in &ov.scale {
+        let Some((prefix, name)) = name.split_once('.') else {
+            out.scale.push((name.clone(), *f));
+            continue;
+        };
+        let Some(c) = Class::from_name(prefix) else {
+            return Err(Error::Usage(format!(
+                "--scale {prefix}.{name}={f}: expected the class node or network before the dot"
+            )));
+        };
+        match class {
+            None if c == Class::Network => {
+                return Err(Error::Usage(format!(
+                    "--scale {prefix}.{name}={f}: the run has one parameter set, of no class \
+                     network; give the network's set with a second --params"
+                )));
+            }
+            None => out.scale.push((name.to_string(), *f)),
+            Some(k) if k == c => out.scale.push((name.to_string(), *f)),
+            Some(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// A base set with the flags applied and checked.
+fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Error> {
     let mut sources: [Source; 8] = std::array::from_fn(|_| source.clone());
     let mut poll_source = source.clone();
     if let Some(v) = ov.poll {
@@ -234,6 +321,7 @@ pub fn resolve(
         poll_source,
         gamma_source,
         oc_source,
+        others: Vec::new(),
     })
 }
 
@@ -344,13 +432,13 @@ pub struct ResolvedLogGp {
 /// parameters [`resolve`] picks (`file`, else `platform`, else `embedded`), else `o`, `g` and `G`
 /// are 0. `g` has no LogGPS counterpart (LogGPS disregards it); `L` has no default.
 pub fn resolve_loggp(
-    file: Option<&Path>,
+    files: &[std::path::PathBuf],
     platform: Option<&str>,
     embedded: Option<Params>,
     flags: &LogGpFlags,
 ) -> Result<ResolvedLogGp, Error> {
-    let base = if file.is_some() || platform.is_some() || embedded.is_some() {
-        Some(resolve(file, platform, embedded, &Overrides::default())?)
+    let base = if !files.is_empty() || platform.is_some() || embedded.is_some() {
+        Some(resolve(files, platform, embedded, &Overrides::default())?)
     } else {
         None
     };
@@ -448,23 +536,75 @@ impl ResolvedModel {
     }
 }
 
-/// Reads a parameter TOML: the eight names at the top level or in a `[params]` table.
+/// Reads a parameter TOML of one set: the eight names at the top level or in a `[params]`
+/// table, or bands.
 pub fn read_params_file(path: &Path) -> Result<Params, Error> {
+    let mut sets = read_param_sets(path)?;
+    match sets.len() {
+        1 => Ok(sets.remove(0)),
+        n => Err(Error::Params(format!(
+            "{}: holds {n} parameter sets ([[set]]), where one is expected here",
+            path.display()
+        ))),
+    }
+}
+
+/// Reads a parameter TOML of one set or of several (`[[set]]` tables, each a set as a file of
+/// one holds it: the model's §12).
+pub fn read_param_sets(path: &Path) -> Result<Vec<Params>, Error> {
     let name = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Params(format!("{name}: cannot read parameters: {e}")))?;
-    parse_params_toml(&text).map_err(|e| Error::Params(format!("{name}: {e}")))
+    parse_param_sets(&text).map_err(|e| Error::Params(format!("{name}: {e}")))
 }
 
-/// Parses a parameter TOML (see [`read_params_file`]).
+/// Parses a parameter TOML of one set or several (see [`read_param_sets`]).
+pub fn parse_param_sets(text: &str) -> Result<Vec<Params>, String> {
+    let value: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
+    let Some(sets) = value.get("set") else {
+        return Ok(vec![params_of_table(value)?]);
+    };
+    let list = match sets.as_array() {
+        Some(l) if !l.is_empty() && value.len() == 1 => l,
+        _ => {
+            return Err(
+                "a file of several sets holds only [[set]] tables, each a whole set".into(),
+            );
+        }
+    };
+    list.iter()
+        .enumerate()
+        .map(|(j, t)| match t.as_table() {
+            Some(t) => params_of_table(t.clone()).map_err(|e| format!("set {}: {e}", j + 1)),
+            None => Err(format!("set {} must be a table", j + 1)),
+        })
+        .collect()
+}
+
+/// Parses a parameter TOML of one set (see [`read_params_file`]).
 pub fn parse_params_toml(text: &str) -> Result<Params, String> {
     let value: toml::Table = text
         .parse()
         .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
+    params_of_table(value)
+}
+
+/// One set from its TOML table.
+fn params_of_table(value: toml::Table) -> Result<Params, String> {
     let table = match value.get("params") {
         Some(toml::Value::Table(t)) => t.clone(),
         Some(_) => return Err("`params` must be a table".into()),
         None => value,
+    };
+    let class = match table.get("class") {
+        None => None,
+        Some(toml::Value::String(v)) => Some(
+            Class::from_name(v)
+                .ok_or_else(|| format!("class must be \"node\" or \"network\", found \"{v}\""))?,
+        ),
+        Some(v) => return Err(format!("class must be \"node\" or \"network\", found {v}")),
     };
     let num = |n: &str| -> Result<f64, String> {
         match table.get(n) {
@@ -536,6 +676,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
             gamma,
             oc,
             cores,
+            class,
             progress_at_calls,
             ..Params::banded(parse_bands(bands)?, bytes("S")?, poll)
         };
@@ -549,6 +690,7 @@ pub fn parse_params_toml(text: &str) -> Result<Params, String> {
         gamma,
         oc,
         cores,
+        class,
         progress_at_calls,
         ..Params::from_named(num, bytes)?
     })
@@ -635,6 +777,8 @@ pub fn params_toml(p: &Params) -> String {
         + &p.oc.map_or(String::new(), |v| format!("oc = {v:?}\n"))
         + &p.cores
             .map_or(String::new(), |v| format!("cores = {v:?}\n"))
+        + &p.class
+            .map_or(String::new(), |c| format!("class = \"{}\"\n", c.name()))
         + progress;
     if let Some(b) = &p.bands {
         let mut out = format!(
@@ -656,6 +800,31 @@ pub fn params_toml(p: &Params) -> String {
         "# LogGPS parameters (ns, ns/byte, bytes)\n[params]\nL = {:?}\no = {:?}\nOs = {:?}\nOr = {:?}\nGs = {:?}\nGl = {:?}\ns = {}\nS = {}\n{poll}",
         p.L, p.o, p.Os, p.Or, p.Gs, p.Gl, p.s, p.S
     )
+}
+
+/// Writes several sets as one TOML file of `[[set]]` tables ([`parse_param_sets`]); one set
+/// as [`params_toml`] does.
+pub fn param_sets_toml(sets: &[Params]) -> String {
+    if let [one] = sets {
+        return params_toml(one);
+    }
+    let mut out =
+        String::from("# LogGPS parameter sets, one per class of link (ns, ns/byte, bytes)\n");
+    for p in sets {
+        out += "\n[[set]]\n";
+        for line in params_toml(p).lines() {
+            match line {
+                "[params]" => {}
+                "[[bands]]" => out += "[[set.bands]]\n",
+                l if l.starts_with("# LogGPS") => {}
+                l => {
+                    out += l;
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -728,11 +897,11 @@ mod tests {
             L: 1.0,
             ..myrinet()
         };
-        let r = resolve(None, None, Some(embedded), &Overrides::default()).unwrap();
+        let r = resolve(&[], None, Some(embedded), &Overrides::default()).unwrap();
         assert_eq!(r.params.L, 1.0);
         assert_eq!(r.sources[0], Source::Trace);
         let r = resolve(
-            None,
+            &[],
             Some("cenju4"),
             Some(embedded),
             &Overrides {
@@ -746,7 +915,7 @@ mod tests {
         assert_eq!(r.sources[7], Source::Flag);
         assert_eq!(r.sources[0], Source::Platform("cenju4".into()));
         let err = resolve(
-            None,
+            &[],
             None,
             None,
             &Overrides {
@@ -756,7 +925,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("--platform"), "{err}");
-        assert!(resolve(None, Some("nope"), None, &Overrides::default()).is_err());
+        assert!(resolve(&[], Some("nope"), None, &Overrides::default()).is_err());
     }
 
     #[test]
@@ -765,7 +934,7 @@ mod tests {
             g: Some(5.0),
             ..Default::default()
         };
-        let r = resolve_loggp(None, Some("myrinet"), None, &flags).unwrap();
+        let r = resolve_loggp(&[], Some("myrinet"), None, &flags).unwrap();
         let platform = Source::Platform("myrinet".into());
         assert_eq!(
             r.model,
@@ -785,18 +954,18 @@ mod tests {
             L: Some(30.0),
             ..Default::default()
         };
-        let r = resolve_loggp(None, None, Some(myrinet()), &flags).unwrap();
+        let r = resolve_loggp(&[], None, Some(myrinet()), &flags).unwrap();
         assert_eq!((r.model.L, r.model.o, r.model.G), (30.0, 6550.0, 15.48));
         assert_eq!(r.sources[1], Source::Trace);
-        let r = resolve_loggp(None, None, None, &flags).unwrap();
+        let r = resolve_loggp(&[], None, None, &flags).unwrap();
         assert_eq!((r.model.o, r.model.g, r.model.G), (0.0, 0.0, 0.0));
         assert_eq!(r.sources[3], Source::Default);
-        let err = resolve_loggp(None, None, None, &LogGpFlags::default()).unwrap_err();
+        let err = resolve_loggp(&[], None, None, &LogGpFlags::default()).unwrap_err();
         assert!(err.to_string().contains("LogGP needs L"), "{err}");
         let negative = LogGpFlags {
             G: Some(-1.0),
             ..flags
         };
-        assert!(resolve_loggp(None, None, None, &negative).is_err());
+        assert!(resolve_loggp(&[], None, None, &negative).is_err());
     }
 }

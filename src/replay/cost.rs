@@ -108,7 +108,11 @@ pub(super) fn cost_event(
             (tc + d, d, 0.0, 0.0)
         }
         Shape::None => (tc, 0.0, 0.0, 0.0),
-        Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + o, o, 0.0, 0.0),
+        Shape::Isend | Shape::Irecv => {
+            let o = sh.o_between(r, ev.peer(i), o);
+            (tc + o, o, 0.0, 0.0)
+        }
+        Shape::Cancel => (tc + o, o, 0.0, 0.0),
         Shape::Send => {
             let c = sh.send_completion(r, i, tc)?;
             (c.done, c.done - tc - c.sync, c.sync, 0.0)
@@ -124,8 +128,8 @@ pub(super) fn cost_event(
             }
             let from = link as usize;
             let ts = sh.call_at(from, ev.peer(i))?;
-            let (k, rdv) = sh.message(from, plain);
-            let c = match sh.model {
+            let (k, rdv) = sh.message(from, plain, r);
+            let c = match sh.model_of(from, r) {
                 Model::LogGps(p) if routine.is_probe() => p.probe(k, rdv, ts, tc),
                 Model::LogGps(p) => p.recv(k, rdv, ts, tc),
                 Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),
@@ -142,7 +146,7 @@ pub(super) fn cost_event(
         }
         Shape::Sendrecv => {
             let send = sh.send_completion(r, i, tc)?;
-            match sh.recv_completion(sh.g.link2(r, i), false, -1, tc)? {
+            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc)? {
                 Pending::Done(recv) => {
                     let mut w = WaitFold::new(tc, o);
                     w.add(send.done, send.unblock, send.send_side);
@@ -413,7 +417,7 @@ impl Shared<'_> {
                 send_side: true,
             });
         }
-        let p = match self.model {
+        let p = match self.pair(r, peer as usize) {
             Model::LogGps(p) => p,
             // Done once its first byte is out, which it published at its call; nothing unblocks
             // it, it never waits for its receiver.
@@ -442,15 +446,16 @@ impl Shared<'_> {
         Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
     }
 
-    /// A receive started at `ti` whose message comes from global event `from` (NONE: none),
-    /// most likely an event of rank `source` (see [`Shared::call_at`]); `plain`: a plain
-    /// send's ([`HbGraph::link_plain`]).
+    /// A receive of rank `to` started at `ti` whose message comes from global event `from`
+    /// (NONE: none), most likely an event of rank `source` (see [`Shared::call_at`]); `plain`:
+    /// a plain send's ([`HbGraph::link_plain`]).
     #[inline(always)]
     pub(super) fn recv_completion(
         &self,
         from: u32,
         plain: bool,
         source: i32,
+        to: usize,
         ti: f64,
     ) -> Result<Pending, Dep> {
         if from == NONE {
@@ -463,8 +468,8 @@ impl Shared<'_> {
         }
         let from = from as usize;
         let ts = self.call_at(from, source)?;
-        let (bytes, rdv) = self.message(from, plain);
-        let c = match self.model {
+        let (bytes, rdv) = self.message(from, plain, to);
+        let c = match self.model_of(from, to) {
             Model::LogGps(p) => p.recv(bytes, rdv, ts, ti),
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
@@ -486,19 +491,56 @@ impl Shared<'_> {
         lg.recv_return(port, m.t, m.bytes, m.arrival)
     }
 
-    /// The bytes of the message sent by global event `from`, and whether it goes by
-    /// rendezvous; from its byte count alone where it is `plain` (the graph tells).
+    /// The bytes of the message sent by global event `from` to rank `to`, and whether it goes
+    /// by rendezvous; from its byte count alone where it is `plain` (the graph tells).
     #[inline(always)]
-    pub(super) fn message(&self, from: usize, plain: bool) -> (u64, bool) {
+    pub(super) fn message(&self, from: usize, plain: bool, to: usize) -> (u64, bool) {
         if from >= self.held {
             return self.ghost_message(from - self.held);
         }
+        let eager_limit = match self.links {
+            None => self.eager_limit,
+            Some(_) => self.model_of(from, to).eager_limit(),
+        };
         match plain {
             true => {
                 let k = self.trace.events.plain_bytes_at(from);
-                (k, k > self.eager_limit)
+                (k, k > eager_limit)
             }
-            false => (self.trace.events.bytes_at(from), self.rendezvous_at(from)),
+            false => (
+                self.trace.events.bytes_at(from),
+                rendezvous_at(&self.trace.events, eager_limit, from),
+            ),
+        }
+    }
+
+    /// The model of a message between ranks `a` and `b`: its pair's set where several combine
+    /// (the model's §12), else the run's one.
+    #[inline(always)]
+    pub(super) fn pair(&self, a: usize, b: usize) -> &Model {
+        match self.links {
+            None => self.model,
+            Some(l) => &self.models[l.set_of(a, b)],
+        }
+    }
+
+    /// [`Shared::pair`] of the message sent by global event `from` to rank `to`.
+    #[inline(always)]
+    fn model_of(&self, from: usize, to: usize) -> &Model {
+        match self.links {
+            None => self.model,
+            Some(_) if from >= self.held => self.model,
+            Some(_) => self.pair(self.trace.events.locate(from).0, to),
+        }
+    }
+
+    /// The overhead `o` of rank `r`'s call naming `peer`: its pair's set's where several
+    /// combine, else `o`.
+    #[inline(always)]
+    fn o_between(&self, r: usize, peer: i32, o: f64) -> f64 {
+        match (self.links, usize::try_from(peer)) {
+            (Some(_), Ok(q)) if q < self.trace.nranks() => self.pair(r, q).o(),
+            _ => o,
         }
     }
 
@@ -516,17 +558,12 @@ impl Shared<'_> {
     /// keeps both as calls (see the `diss` case of tests/bench/run.sh).
     #[inline(always)]
     pub(super) fn rendezvous(&self, r: usize, i: usize) -> bool {
-        matches!(self.model, Model::LogGps(_))
-            && rendezvous_in(&self.trace.rank(r), self.eager_limit, i)
-    }
-
-    /// Whether the message sent by global event `e` goes by rendezvous.
-    #[inline]
-    pub(super) fn rendezvous_at(&self, e: usize) -> bool {
-        if e >= self.held {
-            return self.ghost_message(e - self.held).1;
-        }
-        rendezvous_at(&self.trace.events, self.eager_limit, e)
+        let ev = self.trace.rank(r);
+        let eager_limit = match (self.links, usize::try_from(ev.peer(i))) {
+            (Some(_), Ok(q)) if q < self.trace.nranks() => self.pair(r, q).eager_limit(),
+            _ => self.eager_limit,
+        };
+        matches!(self.model, Model::LogGps(_)) && rendezvous_in(&ev, eager_limit, i)
     }
 
     /// The completion of the request rank `r` created at its event `oi` (at a known call time).
@@ -549,7 +586,7 @@ impl Shared<'_> {
                         self.call_at(e, r as i32)?
                     }
                 };
-                let c = self.recv_completion(from, plain, self.trace.rank(r).peer(oi), tr)?;
+                let c = self.recv_completion(from, plain, self.trace.rank(r).peer(oi), r, tr)?;
                 Ok(match c {
                     // One at a time, in the call that completes them.
                     Pending::Done(c) if from != NONE && !self.progress_at.is_empty() => {

@@ -48,7 +48,7 @@ use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::{Error, TraceError};
 use crate::graph::{HbGraph, NONE};
 use crate::memory::Pages;
-use crate::model::{Model, Params};
+use crate::model::{Links, Model, Params};
 use crate::trace::{Routine, Shape, Trace, list_some};
 use collective::{Modeled, ScheduleCache, Shaped, Spare, place};
 use deadlock::{Waits, counted, deadlock_message, waits};
@@ -171,6 +171,10 @@ struct Shared<'a> {
     /// Bytes above which a message goes by rendezvous (never under LogGP).
     eager_limit: u64,
     model: &'a Model,
+    /// The set of each pair of ranks where several combine (the model's §12), and their
+    /// models; None: `model` costs every pair.
+    links: Option<&'a Links>,
+    models: Vec<Model>,
     /// Predicted call times (f64 bits complemented, [`UNKNOWN`] until known), all ranks in one
     /// array: rank `r`'s event `i` at `offsets[r] + i`, for the point-to-point events only
     /// ([`read_by_partners`]; other entries stay unknown, and the array is empty where there
@@ -254,8 +258,10 @@ impl<'a> Shared<'a> {
         coll: &'a Choice,
         observer: Option<Observer<'a>>,
         ex: Option<&'a dyn Exchange>,
+        links: Option<&'a Links>,
     ) -> Result<Shared<'a>, Error> {
         let p = trace.nranks();
+        let links = links.filter(|l| !l.uniform() && matches!(model, Model::LogGps(_)));
         let offsets = trace.events.offsets();
         let eager_limit = match model {
             Model::LogGps(params) => params.S,
@@ -304,6 +310,10 @@ impl<'a> Shared<'a> {
             g,
             eager_limit,
             model,
+            links,
+            models: (links.iter())
+                .flat_map(|l| l.sets.iter().map(|p| Model::LogGps(*p)))
+                .collect(),
             calls,
             prefetch_partners: FORCED_PREFETCH
                 .get()
@@ -532,8 +542,25 @@ pub fn replay_observed(
     progress: &(dyn Fn(u64) + Sync),
     observer: Option<Observer<'_>>,
 ) -> Result<Prediction, Error> {
+    replay_linked(trace, g, model, None, coll, file, progress, observer)
+}
+
+/// [`replay_observed`], each message costed with its pair's set where `links` combines
+/// several (the model's §12; LogGPS only). `model` is the main set: collectives' schedules and
+/// what names no pair cost with it.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_linked(
+    trace: &Trace,
+    g: &HbGraph,
+    model: &Model,
+    links: Option<&Links>,
+    coll: &Choice,
+    file: &str,
+    progress: &(dyn Fn(u64) + Sync),
+    observer: Option<Observer<'_>>,
+) -> Result<Prediction, Error> {
     check_memory(trace, file)?;
-    let sh = Shared::new(trace, g, model, coll, observer, None)?;
+    let sh = Shared::new(trace, g, model, coll, observer, None, links)?;
     let states = fresh_states(trace.nranks(), model);
     let waiting = schedule::run(&sh, &states, (0..trace.nranks() as u32).collect(), progress);
     finish(sh, states, &waiting, file)
@@ -586,8 +613,8 @@ pub fn replay_split(
         ));
     }
     // A node short of memory stops every process, not only its own.
-    let ready =
-        check_memory(trace, file).and_then(|()| Shared::new(trace, g, model, coll, None, Some(ex)));
+    let ready = check_memory(trace, file)
+        .and_then(|()| Shared::new(trace, g, model, coll, None, Some(ex), None));
     let mut sh = split::agreed(ready, ex)?;
     split::share_recorded(&mut sh)?;
     let states = fresh_states(trace.nranks(), model);

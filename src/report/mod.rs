@@ -85,6 +85,9 @@ pub struct Report {
     /// The critical path's composition, where asked for (`--critical-path`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub critical_path: Option<CriticalPathReport>,
+    /// The parameter sets combined per link class (the model's §12), where several are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinksReport>,
     /// Rows the table leaves out (it shows at most `max_rows`); JSON and CSV have every rank.
     #[serde(skip)]
     pub max_rows: usize,
@@ -150,7 +153,53 @@ impl Report {
             },
             warnings: pred.warnings.clone(),
             critical_path: None,
+            links: None,
             max_rows: 64,
+        }
+    }
+}
+
+/// The parameter sets of a run that combines several (the model's §12), and how each rank's
+/// point-to-point bytes divide among them.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinksReport {
+    /// The nodes the ranks were placed on (as traced, or as a placement what-if says).
+    pub nodes: usize,
+    pub sets: Vec<SetReport>,
+    /// Per rank, the share of the bytes it sent with each set (in `sets`' order), percent.
+    pub bytes_pct_by_rank: Vec<Vec<f64>>,
+}
+
+/// One set of a combination: its class, `cores` figure, eager limit and `o`, `L` of its first
+/// band (the rest is in the parameter file).
+#[derive(Clone, Debug, Serialize)]
+#[allow(non_snake_case)] // the papers' names
+pub struct SetReport {
+    pub class: &'static str,
+    pub cores_ns: Option<f64>,
+    pub S: u64,
+    pub o_ns: f64,
+    pub L_ns: f64,
+}
+
+impl LinksReport {
+    pub fn new(links: &crate::model::Links, trace: &crate::trace::Trace) -> LinksReport {
+        let pct = |by: Vec<u64>| {
+            let total = by.iter().sum::<u64>().max(1) as f64;
+            by.into_iter().map(|b| 100.0 * b as f64 / total).collect()
+        };
+        LinksReport {
+            nodes: links.nodes(),
+            sets: (links.sets.iter())
+                .map(|p| SetReport {
+                    class: p.class.map_or("any", |c| c.name()),
+                    cores_ns: p.cores,
+                    S: p.S,
+                    o_ns: p.o,
+                    L_ns: p.L,
+                })
+                .collect(),
+            bytes_pct_by_rank: links.bytes_by_set(trace).into_iter().map(pct).collect(),
         }
     }
 }

@@ -148,11 +148,46 @@ impl Exporter for Table {
                 writeln!(out, "{:>8} {name:<26} {t:>12.6} s", "")?;
             }
         }
+        if let Some(l) = &r.links {
+            links(out, l, r.max_rows)?;
+        }
         if let Some(c) = &r.critical_path {
             critical_path(out, c)?;
         }
         Ok(())
     }
+}
+
+/// The parameter sets per link class, and each rank's bytes by set.
+fn links(out: &mut dyn Write, l: &super::LinksReport, max_rows: usize) -> io::Result<()> {
+    writeln!(out, "\nlink classes ({} node(s))", l.nodes)?;
+    for (j, s) in l.sets.iter().enumerate() {
+        let cores = s
+            .cores_ns
+            .map_or(String::new(), |c| format!(", cores {c:.0} ns"));
+        writeln!(
+            out,
+            "{:>8} set {}: {}{cores}, S {} B, o {:.1} ns, L {:.1} ns",
+            "",
+            j + 1,
+            s.class,
+            s.S,
+            s.o_ns,
+            s.L_ns
+        )?;
+    }
+    let names: Vec<String> = (1..=l.sets.len()).map(|j| format!("set {j}")).collect();
+    writeln!(
+        out,
+        "{:>8} bytes sent by set (%): {}",
+        "rank",
+        names.join(" / ")
+    )?;
+    for (r, by) in l.bytes_pct_by_rank.iter().enumerate().take(max_rows) {
+        let v: Vec<String> = by.iter().map(|p| format!("{p:.1}")).collect();
+        writeln!(out, "{r:>8} {}", v.join(" / "))?;
+    }
+    Ok(())
 }
 
 /// The critical path's section: its parts, then its time by routine, by rank and by call site

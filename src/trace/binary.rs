@@ -182,6 +182,7 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             gamma: None,
             oc: None,
             cores: None,
+            class: None,
             progress_at_calls: false,
             bands: None,
         },

@@ -1,0 +1,312 @@
+//! Which parameter set costs a message between two ranks (the model's §12): between nodes the
+//! network's set, on one node the node set whose `cores` figure lies nearest the pair's own
+//! (a cache line's round trip between their cores, as the tracer timed it for the pair's
+//! class: same cache, same socket, other socket). Placement what-ifs re-assign ranks to nodes
+//! first (`--ranks-per-node`, `--map`).
+
+use super::{Class, Params};
+use crate::trace::placement::{Cpu, PairClass};
+use crate::trace::{PEER_NULL, Shape, Trace};
+
+/// The sets of one run and the set of each pair of ranks.
+#[derive(Clone, Debug)]
+pub struct Links {
+    pub sets: Vec<Params>,
+    /// Per rank, its node (an index into `table`).
+    node: Vec<u32>,
+    /// Per rank, where it ran at `MPI_Init` (the pair's class inside a node).
+    cpu: Vec<Option<Cpu>>,
+    /// Per rank, its node in the trace (a pair placed on one node by a what-if that did not
+    /// run on one has no measured class).
+    traced_node: Vec<u32>,
+    /// Per node, the set of a pair of each [`PairClass`], then of a pair whose class is not
+    /// known.
+    table: Vec<[u8; 4]>,
+    network: u8,
+    /// What choosing the sets found that the user should know.
+    pub warnings: Vec<String>,
+}
+
+/// How ranks are re-placed on nodes for a what-if.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Remap {
+    /// As traced.
+    Traced,
+    /// `K` ranks a node, in rank order (block placement).
+    PerNode(u32),
+    /// Each rank's node, as listed.
+    Listed(Vec<u32>),
+}
+
+/// Each rank's node as traced: from the tracer's placement (MPI's view), else from the
+/// hostnames (traces before it), else one node.
+pub fn traced_nodes(trace: &Trace) -> Vec<u32> {
+    let p = trace.nranks();
+    let metas = &trace.meta.ranks;
+    if (0..p).all(|r| metas.get(r).placement.is_some()) {
+        return (0..p)
+            .map(|r| metas.get(r).placement.as_ref().map_or(0, |x| x.node))
+            .collect();
+    }
+    let mut hosts: Vec<&str> = Vec::new();
+    (0..p)
+        .map(|r| {
+            let h = metas.get(r).hostname.as_str();
+            match hosts.iter().position(|x| *x == h) {
+                Some(i) => i as u32,
+                None => {
+                    hosts.push(h);
+                    hosts.len() as u32 - 1
+                }
+            }
+        })
+        .collect()
+}
+
+/// The figure a pair of class `class` on the node whose ranks are `members` is costed by:
+/// the tracer's link of that class there, else (a class not timed, or a trace before link
+/// classes) the node's first two ranks' figure.
+fn node_figure(trace: &Trace, members: &[usize], class: Option<PairClass>) -> Option<f64> {
+    let metas = &trace.meta.ranks;
+    let links = (members.iter())
+        .filter_map(|&r| metas.get(r).placement.as_ref())
+        .flat_map(|p| &p.links);
+    let by_class = links
+        .filter(|l| Some(l.class) == class)
+        .map(|l| l.figure_ns())
+        .reduce(f64::max);
+    by_class.or_else(|| {
+        (members.iter())
+            .filter_map(|&r| metas.get(r).cores)
+            .map(|c| c.init_ns.max(c.final_ns))
+            .reduce(f64::max)
+    })
+}
+
+/// The node set nearest a pair's figure `ns` (by ratio), among `nodes` (indices into `sets`);
+/// the first where the figure or the sets' are not known.
+fn nearest(sets: &[Params], nodes: &[usize], ns: Option<f64>) -> usize {
+    let Some(ns) = ns else {
+        return nodes[0];
+    };
+    let distance = |i: &usize| {
+        sets[*i]
+            .cores
+            .map_or(f64::INFINITY, |c| (ns / c).ln().abs())
+    };
+    *nodes
+        .iter()
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+        .expect("a node set")
+}
+
+impl Links {
+    /// The sets' choice for each pair of `trace`'s ranks, placed as `remap` says. `sets` holds
+    /// one set or more (the first the run's main one); a class the trace needs and no set has
+    /// is a warning naming the pairs.
+    pub fn new(sets: Vec<Params>, trace: &Trace, remap: &Remap) -> Result<Links, String> {
+        let p = trace.nranks();
+        let traced_node = traced_nodes(trace);
+        let node: Vec<u32> = match remap {
+            Remap::Traced => traced_node.clone(),
+            Remap::PerNode(0) => return Err("--ranks-per-node: expected 1 or more".into()),
+            Remap::PerNode(k) => (0..p as u32).map(|r| r / k).collect(),
+            Remap::Listed(list) if list.len() != p => {
+                return Err(format!(
+                    "--map: expected a node for each of the trace's {p} ranks, found {}",
+                    list.len()
+                ));
+            }
+            Remap::Listed(list) => list.clone(),
+        };
+        // Nodes numbered from 0 in order of first appearance.
+        let mut ids: Vec<u32> = Vec::new();
+        let node: Vec<u32> = (node.iter())
+            .map(|n| match ids.iter().position(|x| x == n) {
+                Some(i) => i as u32,
+                None => {
+                    ids.push(*n);
+                    ids.len() as u32 - 1
+                }
+            })
+            .collect();
+        let cpu: Vec<Option<Cpu>> = (0..p)
+            .map(|r| trace.meta.ranks.get(r).placement.as_ref().map(|x| x.init))
+            .collect();
+        let class = |s: &Params| s.class.unwrap_or(Class::Node);
+        let node_sets: Vec<usize> = (0..sets.len())
+            .filter(|&i| class(&sets[i]) == Class::Node)
+            .collect();
+        let network_set = (0..sets.len()).find(|&i| class(&sets[i]) == Class::Network);
+        let mut warnings = Vec::new();
+        // A node with no node set takes the network's, and the other way round: warned of
+        // below, where some pair needs it.
+        let node_fallback = node_sets.clone();
+        let node_sets = match node_fallback.is_empty() {
+            true => vec![network_set.expect("a set")],
+            false => node_fallback,
+        };
+        let mut table = Vec::with_capacity(ids.len());
+        for n in 0..ids.len() as u32 {
+            // The figures of the node's ranks as traced: the traced node of its first rank.
+            let first = node.iter().position(|&x| x == n).expect("a rank");
+            let members: Vec<usize> = (0..p)
+                .filter(|&r| traced_node[r] == traced_node[first])
+                .collect();
+            let mut row = [0u8; 4];
+            for (j, c) in PairClass::ALL.into_iter().enumerate() {
+                row[j] = nearest(&sets, &node_sets, node_figure(trace, &members, Some(c))) as u8;
+            }
+            row[3] = nearest(&sets, &node_sets, node_figure(trace, &members, None)) as u8;
+            table.push(row);
+        }
+        let network = network_set.unwrap_or(node_sets[0]) as u8;
+        let links = Links {
+            sets,
+            node,
+            cpu,
+            traced_node,
+            table,
+            network,
+            warnings: Vec::new(),
+        };
+        let (across, within) = links.pairs_in_use(trace);
+        if network_set.is_none() && !across.is_empty() {
+            warnings.push(format!(
+                "{} pair(s) of ranks on different nodes exchange messages ({}), and no \
+                 parameter set is of class \"network\": they are costed with the node set{}; \
+                 calibrate between two nodes (`calibrate --mpirun` with a launch over two \
+                 hosts) and add its set with a second --params",
+                across.len(),
+                sample(&across),
+                cores_text(&links.sets[links.network as usize])
+            ));
+        }
+        if node_sets == [network as usize] && !within.is_empty() && network_set.is_some() {
+            warnings.push(format!(
+                "{} pair(s) of ranks on one node exchange messages ({}), and no parameter set \
+                 is of class \"node\": they are costed with the network set; calibrate on one \
+                 node and add its set with a second --params",
+                within.len(),
+                sample(&within)
+            ));
+        }
+        Ok(Links { warnings, ..links })
+    }
+
+    /// Whether every pair takes the same set (one set: the run as before link classes).
+    pub fn uniform(&self) -> bool {
+        self.sets.len() == 1
+    }
+
+    /// The set (index into `sets`) of a message between ranks `a` and `b`.
+    #[inline]
+    pub fn set_of(&self, a: usize, b: usize) -> usize {
+        if self.sets.len() == 1 {
+            return 0;
+        }
+        let n = self.node[a];
+        if n != self.node[b] {
+            return self.network as usize;
+        }
+        let class = match (
+            self.traced_node[a] == self.traced_node[b],
+            self.cpu[a],
+            self.cpu[b],
+        ) {
+            (true, Some(x), Some(y)) => PairClass::of(x, y).map_or(3, |c| c as usize),
+            _ => 3,
+        };
+        self.table[n as usize][class] as usize
+    }
+
+    /// The pairs `(a, b)`, `a < b`, that exchange point-to-point messages, across nodes and
+    /// within one.
+    fn pairs_in_use(&self, trace: &Trace) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+        let mut pairs = Vec::new();
+        for r in 0..trace.nranks() {
+            let ev = trace.rank(r);
+            for i in 0..ev.len() {
+                let sends = matches!(
+                    ev.routine(i).shape(),
+                    Shape::Send | Shape::Isend | Shape::Sendrecv
+                );
+                let peer = ev.peer(i);
+                if sends && peer != PEER_NULL && peer >= 0 && peer as usize != r {
+                    let (a, b) = (r.min(peer as usize) as u32, r.max(peer as usize) as u32);
+                    pairs.push((a, b));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs
+            .into_iter()
+            .partition(|&(a, b)| self.node[a as usize] != self.node[b as usize])
+    }
+
+    /// Per rank, the bytes it sent point-to-point with each set (indices as `sets`).
+    pub fn bytes_by_set(&self, trace: &Trace) -> Vec<Vec<u64>> {
+        (0..trace.nranks())
+            .map(|r| {
+                let mut by = vec![0u64; self.sets.len()];
+                let ev = trace.rank(r);
+                for i in 0..ev.len() {
+                    let sends = matches!(
+                        ev.routine(i).shape(),
+                        Shape::Send | Shape::Isend | Shape::Sendrecv
+                    );
+                    let peer = ev.peer(i);
+                    if sends && peer >= 0 && (peer as usize) < trace.nranks() {
+                        by[self.set_of(r, peer as usize)] += ev.bytes(i);
+                    }
+                }
+                by
+            })
+            .collect()
+    }
+
+    /// The number of nodes the ranks are placed on.
+    pub fn nodes(&self) -> usize {
+        self.table.len()
+    }
+}
+
+/// Up to three pairs, for a warning.
+fn sample(pairs: &[(u32, u32)]) -> String {
+    let shown: Vec<String> = (pairs.iter().take(3))
+        .map(|(a, b)| format!("ranks {a} and {b}"))
+        .collect();
+    match pairs.len() > 3 {
+        true => format!("{}, …", shown.join(", ")),
+        false => shown.join(", "),
+    }
+}
+
+fn cores_text(p: &Params) -> String {
+    p.cores
+        .map_or(String::new(), |c| format!(" (cores {c:.0} ns)"))
+}
+
+/// Reads a `--map` file: a node for each rank, in rank order, whitespace- or comma-separated
+/// (`#` starts a comment). Nodes are any numbers; ranks with the same number share a node.
+pub fn parse_map(text: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        for w in line.split(|c: char| c.is_whitespace() || c == ',') {
+            if w.is_empty() {
+                continue;
+            }
+            let v: u32 = w.parse().map_err(|_| {
+                format!(
+                    "line {}: expected a node number for rank {}, found `{w}`",
+                    n + 1,
+                    out.len()
+                )
+            })?;
+            out.push(v);
+        }
+    }
+    Ok(out)
+}

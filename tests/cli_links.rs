@@ -1,0 +1,224 @@
+//! Parameter sets per link class (the model's §12), costed by hand: a trace of two nodes and
+//! two sockets, each message with its pair's set; placement what-ifs (`--ranks-per-node`,
+//! `--map`); the warning where a class has no set; the placement's travel through both
+//! encodings.
+
+mod common;
+
+use common::{json, run, text_trace};
+
+/// Ranks 0, 1 and 3 on node 0 (rank 3 shares rank 0's cache, rank 1 is on the other socket),
+/// rank 2 on node 2. Rank 0 sends 1000 bytes to 3, to 1, then to 2, back to back; each
+/// receiver has its receive posted at time 0. No computation anywhere.
+const TRACE: &str = "loggps-trace 1
+ranks 4
+place 0 node 0 cpu 0 0 socket 0 0 llc 0 0 link cache 0 3 90 95 link other 0 1 300 320
+place 1 node 0 cpu 8 8 socket 1 1 llc 8 8
+place 2 node 2 cpu 0 0 socket 0 0 llc 0 0
+place 3 node 0 cpu 1 1 socket 0 0 llc 0 0
+0 MPI_Init 0 0
+0 MPI_Send 0 10 bytes=1000 peer=3 tag=0
+0 MPI_Send 10 20 bytes=1000 peer=1 tag=0
+0 MPI_Send 20 30 bytes=1000 peer=2 tag=0
+0 MPI_Finalize 30 40
+1 MPI_Init 0 0
+1 MPI_Recv 0 30 bytes=1000 peer=0 tag=0
+1 MPI_Finalize 30 40
+2 MPI_Init 0 0
+2 MPI_Recv 0 30 bytes=1000 peer=0 tag=0
+2 MPI_Finalize 30 40
+3 MPI_Init 0 0
+3 MPI_Recv 0 30 bytes=1000 peer=0 tag=0
+3 MPI_Finalize 30 40
+";
+
+/// Three sets whose costs are told apart by hand: per byte nothing, so that an eager send
+/// returns `o` after its call and its receive (posted before) `o + L + o` after the send's call.
+const NEAR: &str = "class = \"node\"\ncores = 92.0\nL = 100\no = 50\nOs = 0\nOr = 0\nGs = 0\nGl = 0\ns = 1000000\nS = 100000\n";
+const FAR: &str = "class = \"node\"\ncores = 330.0\nL = 300\no = 100\nOs = 0\nOr = 0\nGs = 0\nGl = 0\ns = 1000000\nS = 100000\n";
+const NETWORK: &str = "class = \"network\"\nL = 5000\no = 1000\nOs = 0\nOr = 0\nGs = 0\nGl = 0\ns = 1000000\nS = 10000\n";
+
+/// Each rank's end, ns, predicted with the sets of `files` and `extra` flags.
+fn ends(trace: &str, files: &[&str], extra: &[&str]) -> (Vec<f64>, serde_json::Value) {
+    let mut args = vec!["predict", trace, "--format", "json"];
+    for f in files {
+        args.extend(["--params", f]);
+    }
+    args.extend(extra);
+    let v = json(&args);
+    let ends = (v["ranks"].as_array().unwrap().iter())
+        .map(|r| (r["end_s"].as_f64().unwrap() * 1e9 * 1e3).round() / 1e3)
+        .collect();
+    (ends, v)
+}
+
+/// The three sets as files in one directory, and the trace.
+fn setup() -> (tempfile::TempDir, String, [String; 3]) {
+    let (dir, trace) = text_trace("links.txt", TRACE);
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let sets = [
+        file("near.toml", NEAR),
+        file("far.toml", FAR),
+        file("network.toml", NETWORK),
+    ];
+    (dir, trace, sets)
+}
+
+/// Each message takes its pair's set: 0→3 (one cache, 95 ns: near) o 50, L 100; 0→1 (other
+/// socket, 320 ns: far) o 100, L 300; 0→2 (other node: network) o 1000, L 5000.
+/// Rank 0: sends at 0, 50, 150, ends at 1150. Rank 3: 0 + 50 + 100 + 50 = 200. Rank 1:
+/// 50 + 100 + 300 + 100 = 550. Rank 2: 150 + 1000 + 5000 + 1000 = 7150.
+#[test]
+fn each_message_is_costed_with_its_pairs_set() {
+    let (_d, trace, [near, far, network]) = setup();
+    let (e, v) = ends(&trace, &[&near, &far, &network], &[]);
+    assert_eq!(e, vec![1150.0, 550.0, 7150.0, 200.0]);
+    assert_eq!(v["predicted_s"].as_f64().unwrap() * 1e9, 7150.0);
+    let links = &v["links"];
+    assert_eq!(links["nodes"], 2);
+    assert_eq!(links["sets"].as_array().unwrap().len(), 3);
+    // rank 0 sent a third of its bytes with each set
+    for pct in links["bytes_pct_by_rank"][0].as_array().unwrap() {
+        assert!(
+            (pct.as_f64().unwrap() - 100.0 / 3.0).abs() < 1e-9,
+            "{links}"
+        );
+    }
+    // The sets in one file give the same, in any order.
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("all.toml");
+    let table = |t: &str| format!("[[set]]\n{t}\n");
+    std::fs::write(&one, table(NETWORK) + &table(FAR) + &table(NEAR)).unwrap();
+    let (e1, _) = ends(&trace, &[one.to_str().unwrap()], &[]);
+    assert_eq!(e1, e);
+}
+
+/// One set, as before link classes: every message near's. Rank 0 sends at 0, 50, 100 and
+/// ends at 150; rank 2: 100 + 50 + 100 + 50 = 300.
+#[test]
+fn one_set_costs_every_pair_as_before() {
+    let (_d, trace, [near, _, _]) = setup();
+    let (e, v) = ends(&trace, &[&near], &[]);
+    assert_eq!(e, vec![150.0, 250.0, 300.0, 200.0]);
+    assert!(v.get("links").is_none(), "{v}");
+}
+
+/// Node sets alone: the pairs across nodes are costed with the node set chosen for them, and
+/// the warning names the class and the pair.
+#[test]
+fn a_class_without_a_set_is_warned_of_naming_the_pairs() {
+    let (_d, trace, [near, far, _]) = setup();
+    let out = run(&["predict", &trace, "--params", &near, "--params", &far]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no parameter set is of class \"network\"") && err.contains("ranks 0 and 2"),
+        "{err}"
+    );
+    // 0→2 with near (the first node set): rank 2 = 150 + 50 + 100 + 50 = 350
+    let (e, v) = ends(&trace, &[&near, &far], &[]);
+    assert_eq!(e, vec![200.0, 550.0, 350.0, 200.0]);
+    assert!(v["warnings"].to_string().contains("ranks 0 and 2"));
+}
+
+/// `--ranks-per-node 4` puts rank 2 with the others: 0→2 never ran on one node, so it takes
+/// the first node set (near): rank 0 ends at 50 + 100 + 50 = 200, rank 2 at
+/// 150 + 50 + 100 + 50 = 350, rank 1 as before 550. `--map` "0 1 0 0" puts rank 1 alone: 0→1
+/// by network (rank 1: 50 + 1000 + 5000 + 1000 = 7050), 0→2 near (1050 + 200 = 1250).
+#[test]
+fn placement_what_ifs_change_the_pairs_classes() {
+    let (d, trace, [near, far, network]) = setup();
+    let files = [near.as_str(), far.as_str(), network.as_str()];
+    let (e, v) = ends(&trace, &files, &["--ranks-per-node", "4"]);
+    assert_eq!(e, vec![200.0, 550.0, 350.0, 200.0]);
+    assert_eq!(v["links"]["nodes"], 1);
+    let map = d.path().join("map.txt");
+    std::fs::write(&map, "# rank -> node\n0 1\n0, 0\n").unwrap();
+    let (e, _) = ends(&trace, &files, &["--map", map.to_str().unwrap()]);
+    assert_eq!(e, vec![1100.0, 7050.0, 1250.0, 200.0]);
+    std::fs::write(&map, "0 1 0").unwrap();
+    let out = run(&[
+        "predict",
+        &trace,
+        "--params",
+        &near,
+        "--map",
+        map.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("4 ranks, found 3"), "{err}");
+}
+
+/// `--scale network.L=0.5` halves the network's latency alone: rank 2 ends 2500 earlier.
+#[test]
+fn a_class_prefix_scales_that_class_alone() {
+    let (_d, trace, [near, far, network]) = setup();
+    let files = [near.as_str(), far.as_str(), network.as_str()];
+    let (e, _) = ends(&trace, &files, &["--scale", "network.L=0.5"]);
+    assert_eq!(e, vec![1150.0, 550.0, 4650.0, 200.0]);
+    let out = run(&[
+        "predict",
+        &trace,
+        "--params",
+        &near,
+        "--scale",
+        "network.L=0.5",
+    ]);
+    assert!(!out.status.success(), "a network scale with no network set");
+}
+
+/// Above the network's eager limit (10000 B) and below the node's (100000 B), 20000 bytes
+/// between nodes go by rendezvous with the network's `o` and `L`: the send returns at
+/// max(0 + 1000 + 5000, 0) + 1000 + (1000 + 5000 + 1000) + 1000 = 15000, the receive at
+/// 6000 + 1000 + 7000 + 1000 + 5000 + 1000 = 21000. With the node set alone: eager, 200.
+#[test]
+fn each_pair_has_its_sets_eager_limit() {
+    let t = "loggps-trace 1
+ranks 2
+place 0 node 0 cpu 0 0 socket 0 0 llc 0 0
+place 1 node 1 cpu 1 1 socket 0 0 llc 0 0
+0 MPI_Init 0 0
+0 MPI_Send 0 10 bytes=20000 peer=1 tag=0
+0 MPI_Finalize 10 20
+1 MPI_Init 0 0
+1 MPI_Recv 0 10 bytes=20000 peer=0 tag=0
+1 MPI_Finalize 10 20
+";
+    let (_d, trace, [near, _, network]) = setup();
+    let (_d2, two) = text_trace("two.txt", t);
+    let (e, _) = ends(&two, &[&near, &network], &[]);
+    assert_eq!(e, vec![15000.0, 21000.0]);
+    let (e, _) = ends(&two, &[&near], &[]);
+    assert_eq!(e, vec![50.0, 200.0]);
+    drop(trace);
+}
+
+/// The placement goes through the binary encoding and back exactly, and `info` lists it.
+#[test]
+fn placement_travels_through_binary_and_info_lists_it() {
+    let (d, trace, _) = setup();
+    let bin = d.path().join("links.bin");
+    let back = d.path().join("back.txt");
+    for (from, to) in [(trace.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
+        let out = run(&["convert", from, to.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(&back).unwrap();
+    for line in TRACE.lines().filter(|l| l.starts_with("place ")) {
+        assert!(text.contains(line), "{line} missing from\n{text}");
+    }
+    let v = json(&["info", bin.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["placement"].as_array().unwrap().len(), 4);
+    assert_eq!(v["placement"][1]["socket"], serde_json::json!([1, 1]));
+    assert_eq!(v["links"][1]["class"], "other");
+    assert_eq!(v["links"][1]["final_ns"], 320.0);
+}
