@@ -12,30 +12,32 @@
 #include <sched.h>
 #include <stdint.h>
 
-/* The mean round trip between the cores of `node`'s ranks 0 and 1, ns, over up to `rounds`
- * round trips or 2 ms (`clock_ns` reads the time); -1 on its other ranks, where it has one
- * rank, or where the library shares no memory (`node` should return errors, not abort). A rank
- * that spins 4,096 times yields, so that two ranks on one core (oversubscribed) take turns
- * rather than spin through their time slices; the figure is then microseconds. Collective over
- * `node`. */
-static double cores_round_trip(MPI_Comm node, int rounds, int64_t (*clock_ns)(void))
+/* The mean round trip between the cores of `node`'s ranks `a` and `b`, ns, over up to `rounds`
+ * round trips or 2 ms (`clock_ns` reads the time); -1 on its other ranks, where `a` and `b` are
+ * not two ranks of `node`, or where the library shares no memory (`node` should return errors,
+ * not abort). `a` times, `b` answers. A rank that spins 4,096 times yields, so that two ranks
+ * on one core (oversubscribed) take turns rather than spin through their time slices; the
+ * figure is then microseconds. Collective over `node`, with the same `a` and `b` everywhere. */
+static double cores_round_trip(MPI_Comm node, int a, int b, int rounds,
+                               int64_t (*clock_ns)(void))
 {
     enum { BUDGET_NS = 2000000, SPINS = 4096, STOP = -1 };
     int me, n;
     PMPI_Comm_rank(node, &me);
     PMPI_Comm_size(node, &n);
+    if (a < 0 || b < 0 || a >= n || b >= n || a == b) return -1;
     int *flag = NULL;
     MPI_Win win;
-    if (PMPI_Win_allocate_shared(me == 0 ? 64 : 0, 1, MPI_INFO_NULL, node, &flag, &win) !=
+    if (PMPI_Win_allocate_shared(me == a ? 64 : 0, 1, MPI_INFO_NULL, node, &flag, &win) !=
         MPI_SUCCESS)
         return -1;
     MPI_Aint bytes;
     int unit;
-    PMPI_Win_shared_query(win, 0, &bytes, &unit, &flag);
-    if (me == 0) __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
+    PMPI_Win_shared_query(win, a, &bytes, &unit, &flag);
+    if (me == a) __atomic_store_n(flag, 0, __ATOMIC_RELEASE);
     PMPI_Barrier(node);
     double each = -1;
-    if (me == 0 && n > 1 && rounds > 0) {
+    if (me == a && rounds > 0) {
         int64_t t0 = clock_ns(), t = t0;
         int i = 0;
         for (; i < rounds && t - t0 < BUDGET_NS; i++) {
@@ -47,7 +49,7 @@ static double cores_round_trip(MPI_Comm node, int rounds, int64_t (*clock_ns)(vo
         }
         each = (double)(clock_ns() - t0) / i;
         __atomic_store_n(flag, STOP, __ATOMIC_RELEASE);
-    } else if (me == 1) {
+    } else if (me == b && rounds > 0) {
         for (int v = 1;; v += 2) {
             int got, s = 0;
             while ((got = __atomic_load_n(flag, __ATOMIC_ACQUIRE)) != v && got != STOP)

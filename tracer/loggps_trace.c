@@ -6,9 +6,9 @@
  * record() encodes the event (LEB128/zigzag) into this rank's buffer; a full buffer is appended
  * to the trace file as one `E` chunk with a single write() (the file is opened with O_APPEND by
  * every rank, so chunks never interleave on a local filesystem). Rank 0 creates the file and
- * writes the header and the `J` chunk in MPI_Init; each rank writes its `R` chunk at Init and
- * again at Finalize; the rank 0 of each new communicator writes its `C` chunk; rank 0 appends
- * the `X` index and the trailer at Finalize, after everybody flushed. Under
+ * writes the header and the `J` chunk in MPI_Init; each rank writes its `R` and `P` chunks at
+ * Init and again at Finalize; the rank 0 of each new communicator writes its `C` chunk; rank 0
+ * appends the `X` index and the trailer at Finalize, after everybody flushed. Under
  * MPI_THREAD_MULTIPLE only one thread at a time may be inside a wrapper (enter/leave); a rank
  * whose threads really call MPI at once stops recording.
  *
@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "cores.h"
+#include "place.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Routine codes and shapes: the table of FORMAT.md                                            */
@@ -348,6 +349,14 @@ static struct {
     MPI_Comm node;       /* the ranks sharing this rank's memory (MPI_COMM_NULL: not timed) */
     int cores_partner;   /* world rank of the node's second rank, where this rank times cores */
     double cores_init;   /* the cores' round trip at MPI_Init, ns (see time_cores); < 0: none */
+    uint32_t node_first; /* P chunk: the lowest world rank of this rank's node, its node id */
+    struct place place_init; /* P chunk: where this rank ran at MPI_Init */
+    int nlinks;          /* the node's pairs timed (see pick_links), the same on all its ranks */
+    struct link {
+        int cls, a, b;   /* class (place.h), the pair as node ranks (a times, b answers) */
+        uint32_t wa, wb; /* ... as world ranks (node rank 0 only) */
+        double init_ns;  /* their round trip at MPI_Init (node rank 0 only; < 0: none) */
+    } links[LINK_CLASSES];
     char must_measure;   /* this rank measures its clock offset */
     char *measure;       /* rank 0: must_measure of every rank */
     uint8_t *buf;        /* E chunk under construction: header space, then records */
@@ -847,6 +856,34 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
         }
     }
     append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
+}
+
+/* This rank's P chunk: its node, where it ran at Init and now, and (on a node's first rank) the
+ * node's links timed at Init and now (`fini_ns`, from time_links). */
+static void write_place_chunk(struct place fini, const double *fini_ns)
+{
+    uint8_t b[CHUNK_HEAD + 4 + 6 * 4 + 1 + LINK_CLASSES * 25], *p = b + CHUNK_HEAD;
+    int at[6] = { T.place_init.cpu, T.place_init.socket, T.place_init.llc,
+                  fini.cpu, fini.socket, fini.llc };
+    p = put_u32(p, T.node_first);
+    for (int i = 0; i < 6; i++) p = put_u32(p, (uint32_t)at[i]);
+    uint8_t *n = p++;
+    *n = 0;
+    for (int k = 0; k < T.nlinks; k++) {
+        const struct link *l = &T.links[k];
+        if (!(l->init_ns > 0 && fini_ns[k] > 0)) continue;
+        double both[2] = { l->init_ns, fini_ns[k] };
+        *p++ = (uint8_t)l->cls;
+        p = put_u32(p, l->wa);
+        p = put_u32(p, l->wb);
+        for (int i = 0; i < 2; i++) {
+            uint64_t bits;
+            memcpy(&bits, &both[i], 8);
+            p = put_u64(p, bits);
+        }
+        ++*n;
+    }
+    append_chunk(b, 'P', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }
 
 static void write_comm_chunk(const struct comm *c)
@@ -1434,35 +1471,102 @@ static int64_t now_signed(void) { return (int64_t)now(); }
  * Collective over T.node. */
 static double time_cores(void)
 {
-    return T.node == MPI_COMM_NULL ? -1 : cores_round_trip(T.node, 20000, now_signed);
+    return T.node == MPI_COMM_NULL ? -1 : cores_round_trip(T.node, 0, 1, 20000, now_signed);
 }
 
-/* The node's communicator for time_cores, and this rank's partner there. Collective. */
+/* The round trips of the node's links (pick_links) at this moment into `ns`, on the node's
+ * first rank (-1 elsewhere, and where one cannot be timed). The pair of node ranks 0 and 1 is
+ * the R chunk's, `cores` (time_cores): not timed twice, each timing costing up to 2 ms of
+ * MPI_Init and MPI_Finalize. Collective over T.node. */
+static void time_links(double cores, double ns[LINK_CLASSES])
+{
+    double mine[LINK_CLASSES];
+    int timed = 0, me = 0;
+    if (T.nlinks == 0) return;
+    for (int k = 0; k < T.nlinks; k++) {
+        const struct link *l = &T.links[k];
+        if (l->a == 0 && l->b == 1) {
+            mine[k] = cores;
+        } else {
+            mine[k] = cores_round_trip(T.node, l->a, l->b, 20000, now_signed);
+            timed = 1;
+        }
+        ns[k] = mine[k];
+    }
+    /* the timing rank of a pair is its first, not always the node's first */
+    if (timed && PMPI_Reduce(mine, ns, T.nlinks, MPI_DOUBLE, MPI_MAX, 0, T.node) != MPI_SUCCESS)
+        for (int k = 0; k < T.nlinks; k++) ns[k] = -1;
+    PMPI_Comm_rank(T.node, &me);
+    if (me != 0)
+        for (int k = 0; k < T.nlinks; k++) ns[k] = -1;
+}
+
+/* The node's first rank gathers where its `n` ranks run and picks a pair of them for each class
+ * of link present (place.h); every rank of the node learns the pairs, since timing them is
+ * collective over the node. */
+static void pick_links(int n, int me)
+{
+    int mine[4] = { T.place_init.cpu, T.place_init.socket, T.place_init.llc, T.rank };
+    int plan[1 + 5 * LINK_CLASSES] = { 0 }; /* count, then per link: class, a, b, wa, wb */
+    int *all = me == 0 ? malloc(sizeof(int) * 4 * (size_t)n) : NULL;
+    struct place *at = me == 0 ? malloc(sizeof *at * (size_t)n) : NULL;
+    if (me == 0 && (!all || !at)) abort();
+    if (PMPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, T.node) == MPI_SUCCESS && me == 0) {
+        int pair[LINK_CLASSES][2];
+        for (int i = 0; i < n; i++)
+            at[i] = (struct place){ all[4 * i], all[4 * i + 1], all[4 * i + 2] };
+        place_pick_pairs(at, n, pair);
+        for (int c = 0; c < LINK_CLASSES; c++) {
+            if (pair[c][0] < 0) continue;
+            int *l = plan + 1 + 5 * plan[0]++;
+            l[0] = c, l[1] = pair[c][0], l[2] = pair[c][1];
+            l[3] = all[4 * pair[c][0] + 3], l[4] = all[4 * pair[c][1] + 3];
+        }
+    }
+    free(all);
+    free(at);
+    if (PMPI_Bcast(plan, 1 + 5 * LINK_CLASSES, MPI_INT, 0, T.node) != MPI_SUCCESS) plan[0] = 0;
+    T.nlinks = plan[0];
+    for (int k = 0; k < T.nlinks; k++) {
+        const int *l = plan + 1 + 5 * k;
+        T.links[k] = (struct link){ l[0], l[1], l[2], (uint32_t)l[3], (uint32_t)l[4], -1 };
+    }
+}
+
+/* Where this rank runs (the P chunk's node and place at Init) and, unless LOGGPS_TRACE_CORES=0,
+ * the node's communicator for time_cores and time_links, this rank's partner there and the
+ * node's links. Collective. */
 static void find_node(void)
 {
     T.node = MPI_COMM_NULL;
+    T.node_first = (uint32_t)T.rank;
     T.cores_init = -1;
-    const char *off = getenv("LOGGPS_TRACE_CORES");
-    if (off && strcmp(off, "0") == 0) return;
-    if (PMPI_Comm_split_type(T.priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &T.node) !=
-        MPI_SUCCESS) {
-        T.node = MPI_COMM_NULL;
+    T.nlinks = 0;
+    T.place_init = place_now();
+    MPI_Comm node;
+    if (PMPI_Comm_split_type(T.priv, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
         return;
-    }
-    PMPI_Comm_set_errhandler(T.node, MPI_ERRORS_RETURN);
-    int n = 0;
-    PMPI_Comm_size(T.node, &n);
-    if (n < 2) { /* a node of one rank (each rank its own node, as MPICH's -hosts a:1,b:1 has
-                  * it) has no pair to time, and no rank 1 to translate */
-        PMPI_Comm_free(&T.node);
-        T.node = MPI_COMM_NULL;
-        return;
-    }
+    PMPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    int n = 0, me = 0, zero = 0, one = 1, first = T.rank;
+    PMPI_Comm_size(node, &n);
+    PMPI_Comm_rank(node, &me);
+    /* key 0 keeps T.priv's order, the world's: node rank 0 is the node's lowest world rank. A
+     * node of one rank (each rank its own node, as MPICH's -hosts a:1,b:1 has it) has no rank
+     * 1 to translate and no pair to time. */
     MPI_Group g;
-    int one = 1;
-    PMPI_Comm_group(T.node, &g);
-    PMPI_Group_translate_ranks(g, 1, &one, T.world_group, &T.cores_partner);
+    PMPI_Comm_group(node, &g);
+    PMPI_Group_translate_ranks(g, 1, &zero, T.world_group, &first);
+    if (n >= 2) PMPI_Group_translate_ranks(g, 1, &one, T.world_group, &T.cores_partner);
     PMPI_Group_free(&g);
+    T.node_first = (uint32_t)first;
+    const char *off = getenv("LOGGPS_TRACE_CORES");
+    if (n < 2 || (off && strcmp(off, "0") == 0)) {
+        PMPI_Comm_free(&node);
+        return;
+    }
+    T.node = node;
+    pick_links(n, me);
 }
 
 /* Read one integer MPI_T control variable by name; 1 if found with a positive value. */
@@ -1668,8 +1772,12 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
     T.offset_init = measure_offset();
     find_node();
     T.cores_init = time_cores();
-    /* survives a crash; replaced at Finalize */
+    double links_init[LINK_CLASSES];
+    time_links(T.cores_init, links_init);
+    for (int k = 0; k < T.nlinks; k++) T.links[k].init_ns = links_init[k];
+    /* survive a crash; replaced at Finalize */
     write_rank_chunk(T.offset_init, T.offset_init, T.cores_init);
+    write_place_chunk(T.place_init, links_init);
     if (T.sites) {
         T.scap = cap / 2;
         T.sbuf = malloc(T.scap);
@@ -1745,11 +1853,14 @@ static void tracer_finish(uint64_t t0, void *ra, void *frame)
         free(d);
     }
     int64_t offset_fini = measure_offset();
-    double cores_fini = time_cores();
+    struct place place_fini = place_now();
+    double cores_fini = time_cores(), links_fini[LINK_CLASSES];
+    time_links(cores_fini, links_fini);
     if (T.node != MPI_COMM_NULL) PMPI_Comm_free(&T.node);
     /* also on a rank that stopped recording: its events up to the stop (no-ops once a write
      * failed) */
     write_rank_chunk(T.offset_init, offset_fini, cores_fini);
+    write_place_chunk(place_fini, links_fini);
     flush_events();
     /* objects loaded since MPI_Init (dlopen) may hold sites: list them all again */
     if (T.sites && !T.write_failed && count_objects() != T.nobjects) write_objects();

@@ -179,7 +179,7 @@ static double line_round_trip(int n) {
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-    double each = cores_round_trip(node, n, now_ns);
+    double each = cores_round_trip(node, 0, 1, n, now_ns);
     MPI_Comm_free(&node);
     return each;
 }
