@@ -8,6 +8,7 @@ pub mod reduce;
 pub mod svg;
 
 use crate::error::Error;
+use crate::model::{Class, Params};
 use crate::trace::OTHER_CORES;
 use banded::BandedFit;
 use fit::{Calls, Sample};
@@ -44,6 +45,10 @@ pub struct Options {
 #[derive(Clone, Debug)]
 pub struct Calibration {
     pub fit: BandedFit,
+    /// The launches at another placement of the ranks' cores than the majority's, fitted as a
+    /// second set of the node's class with its own `cores` (the model's §12), where there were
+    /// [`MIN_OTHER_LAUNCHES`] or more.
+    pub other: Option<Other>,
     pub samples: Vec<Sample>,
     /// Rank 0's calls at an imbalance that just hides the transfer, per size of the sweep.
     pub calls: Vec<Calls>,
@@ -77,6 +82,15 @@ pub struct Calibration {
     pub copy_aliased_ns: f64,
     /// The traced loop of small collectives `fit.params.oc` is fitted to (None: no tracer).
     pub oc_fit: Option<OcFit>,
+}
+
+/// A second set of one calibration: the launches at another placement's.
+#[derive(Clone, Debug)]
+pub struct Other {
+    pub fit: BandedFit,
+    pub samples: Vec<Sample>,
+    /// As [`Calibration::line_ns`], of these launches.
+    pub line_ns: Vec<[f64; 2]>,
 }
 
 /// `oc` fitted to a traced loop of 8-byte collectives of every kind on 2 ranks (the round-trip
@@ -220,7 +234,10 @@ const HIDE: f64 = 1.5;
 
 /// One launch's round trips, calls at the hiding imbalance, and cache-line round trips
 /// between the ranks' cores before and after its sweep (ns; none where they share no memory).
-type Launch = (Vec<Sample>, Vec<Calls>, Option<[f64; 2]>);
+/// One launch's round trips, rank 0's timed calls, the cache line's round trips between the
+/// ranks' cores before and after (None: they share no memory), and whether MPI put the two
+/// ranks on different nodes (the program's `nodes 2`).
+type Launch = (Vec<Sample>, Vec<Calls>, Option<[f64; 2]>, bool);
 
 /// One launch of the round-trip program over `sizes` × `ws`; with `calls`, each size's calls
 /// timed too (`--hide`).
@@ -288,10 +305,14 @@ fn run_rtt(
         )));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let (mut samples, mut timed, mut line) = (Vec::new(), Vec::new(), None);
+    let (mut samples, mut timed, mut line, mut apart) = (Vec::new(), Vec::new(), None, false);
     for l in text.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
         let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+        if let ("nodes", Some(n)) = (f.first().copied().unwrap_or(""), num(1)) {
+            apart = n > 1.0;
+            continue;
+        }
         if let ("line", Some(before), Some(after)) =
             (f.first().copied().unwrap_or(""), num(1), num(2))
         {
@@ -330,7 +351,7 @@ fn run_rtt(
             if calls { sizes.len() } else { 0 }
         )));
     }
-    Ok((samples, timed, line))
+    Ok((samples, timed, line, apart))
 }
 
 /// The imbalances of the sweep besides the one that hides each size's transfer: 0, and `W`
@@ -370,7 +391,7 @@ pub fn same_cores(lines: &[Option<[f64; 2]>]) -> Vec<bool> {
 /// at `w = 0` differ ([`launch_spread`]). A set fitted to launches on cores near together and
 /// far apart fits neither: where some launches differ so from the others ([`same_cores`]),
 /// more are run (up to as many again) and the odd ones left out.
-fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Swept, Error> {
+fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<Swept>), Error> {
     let sizes = coarse_sizes(opts.max_bytes, opts.per_octave);
     let ws = imbalances(opts);
     let want = opts.launches.max(1) as usize;
@@ -393,15 +414,46 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Swept, Error> {
         runs.push(run_rtt(opts, &sizes, &ws, true, log)?);
     }
     let keep = keep(&runs);
-    if keep.iter().any(|&k| !k) {
+    let odd = keep.iter().filter(|&&k| !k).count();
+    if odd > 0 {
         log(format!(
-            "left out {}: the fit is the other {} launches'",
+            "{} {}: the fit is the other {} launches'{}",
+            match odd >= MIN_OTHER_LAUNCHES {
+                true => "set apart",
+                false => "left out",
+            },
             odd_launches(&runs, &keep),
-            keep.iter().filter(|&&k| k).count()
+            keep.iter().filter(|&&k| k).count(),
+            match odd >= MIN_OTHER_LAUNCHES {
+                true => ", theirs a second set of the node's class",
+                false => "",
+            }
         ));
     }
+    let apart = runs.iter().any(|r| r.3);
+    let (kept, other): (Vec<(Launch, bool)>, Vec<(Launch, bool)>) =
+        runs.into_iter().zip(keep).partition(|(_, k)| *k);
+    let combined = |runs: Vec<(Launch, bool)>| {
+        combine(
+            runs.into_iter().map(|(r, _)| r).collect(),
+            &sizes,
+            &ws,
+            apart,
+        )
+    };
+    let other = (other.len() >= MIN_OTHER_LAUNCHES).then(|| combined(other));
+    Ok((combined(kept), other))
+}
+
+/// Launches at another placement than the majority's that make a set of their own (the model's
+/// §12: a node's placements, each with its `cores` figure); fewer are left out.
+pub const MIN_OTHER_LAUNCHES: usize = 2;
+
+/// Launches combined: per size and imbalance the median of the launches' medians, per size the
+/// median call durations ([`sweep`]); `apart`: whether the ranks ran on different nodes.
+fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
-    for ((s, c, line), _) in runs.into_iter().zip(keep).filter(|(_, k)| *k) {
+    for (s, c, line, _) in runs {
         samples.extend(s);
         calls.extend(c);
         lines.extend(line);
@@ -415,8 +467,8 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Swept, Error> {
         .collect();
     let spread = launch_spread(&at0);
     let (mut out, mut timed) = (Vec::new(), Vec::new());
-    for &k in &sizes {
-        for &w in &ws {
+    for &k in sizes {
+        for &w in ws {
             let at = samples
                 .iter()
                 .filter(|x| x.k == k && x.w_ns == w as f64 && !hiding(x));
@@ -441,12 +493,26 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Swept, Error> {
             recv_ns: med(at.iter().map(|c| c.recv_ns).collect()),
         });
     }
-    Ok((out, timed, spread, lines))
+    Swept {
+        samples: out,
+        calls: timed,
+        spread,
+        lines,
+        apart,
+    }
 }
 
-/// A sweep's round trips and calls (combined over launches), how far its launches differ, and
-/// each launch's cache-line round trips between the ranks' cores (before and after it, ns).
-type Swept = (Vec<Sample>, Vec<Calls>, f64, Vec<[f64; 2]>);
+/// A sweep's round trips and calls (combined over launches), how far its launches differ,
+/// each launch's cache-line round trips between the ranks' cores (before and after it, ns),
+/// and whether the ranks ran on different nodes.
+#[derive(Clone, Debug)]
+struct Swept {
+    samples: Vec<Sample>,
+    calls: Vec<Calls>,
+    spread: f64,
+    lines: Vec<[f64; 2]>,
+    apart: bool,
+}
 
 /// The launches that [`same_cores`] leaves out, in words: their cache-line round trips against
 /// the others'.
@@ -691,22 +757,29 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         None => (String::new(), None, Vec::new()),
     };
     let w = opts.imbalance_ns;
-    let (mut samples, mut calls, mut launch_spread, mut lines) = sweep(opts, log)?;
+    let (mut swept, mut other) = sweep(opts, log)?;
     // S: the rendezvous jump (fit::eager_jump), looked for below the limit the library reports
     // and bracketed to adjacent sizes. The library picks its paths per launch: a sweep that
     // shows no jump below the reported limit is measured again before the search widens.
     let reported_limit = reported.as_ref().map(|(_, b)| *b);
     let mut near = reported_limit;
     for _ in 0..2 {
-        if near.is_none() || fit::eager_jump(&samples, near).is_some() {
+        if near.is_none() || fit::eager_jump(&swept.samples, near).is_some() {
             break;
         }
         log(
             "no rendezvous jump below the reported eager limit in these launches: measuring again"
                 .into(),
         );
-        (samples, calls, launch_spread, lines) = sweep(opts, log)?;
+        (swept, other) = sweep(opts, log)?;
     }
+    let Swept {
+        mut samples,
+        calls,
+        spread: launch_spread,
+        lines,
+        apart,
+    } = swept;
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
             "no rendezvous jump below the reported eager limit {} bytes: searching all sizes",
@@ -767,6 +840,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
     fit.params.cores = cores_ns(&lines);
+    fit.params.class = Some(match apart {
+        true => Class::Network,
+        false => Class::Node,
+    });
     let oc_fit = match probe.is_empty() {
         true => None,
         false => {
@@ -785,8 +862,37 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             }
         }
     };
+    // The launches at the other placement: their own bands, the same S and local figures.
+    let other = match other {
+        Some(mut o) => {
+            o.samples.sort_by_key(|x| (x.k, x.w_ns as u64));
+            match banded::fit_bands(&o.samples, &o.calls, limit) {
+                Some(mut f) => {
+                    f.params = Params {
+                        cores: cores_ns(&o.lines),
+                        gamma: fit.params.gamma,
+                        oc: fit.params.oc,
+                        class: fit.params.class,
+                        progress_at_calls: fit.params.progress_at_calls,
+                        ..f.params
+                    };
+                    Some(Other {
+                        fit: f,
+                        samples: o.samples,
+                        line_ns: o.lines,
+                    })
+                }
+                None => {
+                    log("the launches at the other placement could not be fitted in bands: left out".into());
+                    None
+                }
+            }
+        }
+        None => None,
+    };
     Ok(Calibration {
         fit,
+        other,
         samples,
         calls,
         jump,
@@ -1048,7 +1154,25 @@ pub fn params_file(c: &Calibration) -> String {
     if let Some((text, _)) = line_finding(&c.line_ns) {
         s.push_str(&format!("# cores: {text}\n"));
     }
-    s.push_str(&crate::model::params_toml(&c.fit.params));
+    match &c.other {
+        None => s.push_str(&crate::model::params_toml(&c.fit.params)),
+        Some(o) => {
+            s.push_str(&format!(
+                "# two placements of the ranks' cores: the second set is the {} launches' at {}, \
+                 {} round trips, model vs measured rms {:.2}%, max {:.2}%; a pair of ranks takes the \
+                 set whose cores lies nearest its own\n",
+                o.line_ns.len(),
+                line_finding(&o.line_ns).map_or("no figure".into(), |(t, _)| t),
+                o.samples.len(),
+                100.0 * o.fit.rms_rel,
+                100.0 * o.fit.max_rel,
+            ));
+            s.push_str(&crate::model::param_sets_toml(&[
+                c.fit.params,
+                o.fit.params,
+            ]));
+        }
+    }
     // A program's failed polls cost what they cost in its trace unless `poll` is set: a poll
     // over many requests costs more than this one-request figure.
     s.push_str(&format!(

@@ -18,9 +18,14 @@ pub fn chart(c: &Calibration) -> String {
     // Size 0 is drawn at 0.5 bytes so that it has a place on the log axis.
     let xk = |k: u64| (k as f64).max(0.5);
     let kmax = c.samples.iter().map(|x| x.k).max().unwrap_or(1).max(2) as f64;
-    let (ymin, ymax) = c.samples.iter().fold((f64::MAX, 0.0f64), |(lo, hi), x| {
-        (lo.min(x.rtt_ns), hi.max(x.rtt_ns))
-    });
+    let other = c.other.iter().flat_map(|o| &o.samples);
+    let (ymin, ymax) = c
+        .samples
+        .iter()
+        .chain(other)
+        .fold((f64::MAX, 0.0f64), |(lo, hi), x| {
+            (lo.min(x.rtt_ns), hi.max(x.rtt_ns))
+        });
     let (lx0, lx1) = (0.5f64.log10(), kmax.log10());
     let (ly0, ly1) = ((ymin * 0.8).max(1.0).log10(), (ymax * 1.25).log10());
     let px = |k: f64| LEFT + (k.log10() - lx0) / (lx1 - lx0) * (W - LEFT - RIGHT);
@@ -117,9 +122,14 @@ pub fn chart(c: &Calibration) -> String {
         .collect();
     fixed.sort_by(f64::total_cmp);
     fixed.dedup();
-    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
-    // (legend, measured points, the model's (k, w) to draw through)
-    type Series<'a> = (String, Vec<&'a Sample>, Vec<(u64, f64)>);
+    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
+    // (legend, measured points, the model's (k, w) to draw through, the set drawn)
+    type Series<'a> = (
+        String,
+        Vec<&'a Sample>,
+        Vec<(u64, f64)>,
+        &'a crate::model::Params,
+    );
     let mut series: Vec<Series> = Vec::new();
     for &w in &fixed {
         // The model, sampled densely on the log axis and at both sides of each band edge.
@@ -135,7 +145,7 @@ pub fn chart(c: &Calibration) -> String {
             .iter()
             .filter(|x| x.w_ns == w && !hiding(x))
             .collect();
-        series.push((format!("w = {} µs", w / 1e3), points, curve));
+        series.push((format!("w = {} µs", w / 1e3), points, curve, p));
     }
     let hidden: Vec<&Sample> = c.samples.iter().filter(|x| hiding(x)).collect();
     if !hidden.is_empty() {
@@ -144,9 +154,26 @@ pub fn chart(c: &Calibration) -> String {
             "w hiding the transfer (1.5 × RTT at w = 0)".into(),
             hidden,
             curve,
+            p,
         ));
     }
-    for (i, (label, points, curve)) in series.iter().enumerate() {
+    // The second set (launches at another placement of the cores, the model's §12): w = 0.
+    if let Some(o) = &c.other {
+        let points: Vec<&Sample> = (o.samples.iter()).filter(|x| x.w_ns == 0.0).collect();
+        let curve = points.iter().map(|x| (x.k, 0.0)).collect();
+        let cores = o
+            .fit
+            .params
+            .cores
+            .map_or(String::new(), |v| format!(", cores {v:.0} ns"));
+        series.push((
+            format!("second set, another placement{cores}: w = 0"),
+            points,
+            curve,
+            &o.fit.params,
+        ));
+    }
+    for (i, (label, points, curve, p)) in series.iter().enumerate() {
         let color = colors[i % colors.len()];
         let mut path = String::new();
         for &(k, w) in curve.iter().filter(|(k, _)| (*k as f64) <= kmax) {
@@ -228,6 +255,7 @@ mod tests {
             });
         }
         let c = Calibration {
+            other: None,
             fit: BandedFit {
                 params: p,
                 rms_rel: 0.0,

@@ -175,55 +175,24 @@ const QUALITY: f64 = 0.05;
 
 fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
     let p = &c.fit.params;
-    let bands = p.as_bands();
     let kept: Vec<&Sample> = c
         .samples
         .iter()
         .filter(|x| !c.fit.outliers.contains(x))
         .collect();
-    println!(
-        "{:<6} {:>21}  {:>8} {:>8} {:>9} {:>9} {:>9}  {:>16}",
-        "band",
-        "sizes (B)",
-        "o (ns)",
-        "L (ns)",
-        "Os (ns/B)",
-        "Or (ns/B)",
-        "G (ns/B)",
-        "RTT error rms/max"
-    );
-    let mut lo = 0;
-    for (i, b) in bands.as_slice().iter().enumerate() {
-        let within: Vec<f64> = kept
-            .iter()
-            .filter(|x| (i == 0 || x.k > lo) && x.k <= b.hi)
-            .map(|x| calibrate::banded::residual(p, x))
-            .collect();
-        let rms = (within.iter().map(|r| r * r).sum::<f64>() / within.len().max(1) as f64).sqrt();
-        let max = within.iter().fold(0.0f64, |m, r| m.max(r.abs()));
-        let hi = match b.hi {
-            u64::MAX => "∞".to_string(),
-            h => h.to_string(),
-        };
-        let span = if i == 0 {
-            format!("0 … {hi}")
-        } else {
-            format!("{} … {hi}", lo + 1)
-        };
+    if let Some(class) = p.class {
         println!(
-            "{:<6} {:>21}  {:>8.1} {:>8.1} {:>9.4} {:>9.4} {:>9.4}  {:>7.2}% / {:.2}%",
-            i + 1,
-            span,
-            b.o,
-            b.L,
-            b.Os,
-            b.Or,
-            b.G,
-            100.0 * rms,
-            100.0 * max
+            "class       {}: {}",
+            class.name(),
+            match class {
+                loggps_predict::model::Class::Node => "MPI put the two ranks on one node",
+                loggps_predict::model::Class::Network => {
+                    "MPI put the two ranks on different nodes: the set costs messages between nodes"
+                }
+            }
         );
-        lo = b.hi;
     }
+    print_bands(p, &kept);
     println!(
         "fit         {} round trips ({} launches combined, differing by {:.0}%): model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) set aside",
         c.samples.len(),
@@ -323,5 +292,67 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         (text, true) => println!("WARNING     copies: {text}"),
         (text, false) => println!("copies      {text}"),
     }
+    if let Some(o) = &c.other {
+        println!(
+            "\nsecond set  the {} launches at another placement of the ranks' cores ({}): {} round trips, model vs measured rms {:.2}%, max {:.2}%",
+            o.line_ns.len(),
+            calibrate::line_finding(&o.line_ns).map_or("no figure".into(), |(t, _)| t),
+            o.samples.len(),
+            100.0 * o.fit.rms_rel,
+            100.0 * o.fit.max_rel
+        );
+        let kept: Vec<&Sample> = (o.samples.iter())
+            .filter(|x| !o.fit.outliers.contains(x))
+            .collect();
+        print_bands(&o.fit.params, &kept);
+    }
     println!("wrote       {} and {}", toml.display(), svg.display());
+}
+
+/// The bands of set `p`, each with its fit's error over the `kept` round trips of its sizes.
+fn print_bands(p: &loggps_predict::model::Params, kept: &[&Sample]) {
+    let bands = p.as_bands();
+    println!(
+        "{:<6} {:>21}  {:>8} {:>8} {:>9} {:>9} {:>9}  {:>16}",
+        "band",
+        "sizes (B)",
+        "o (ns)",
+        "L (ns)",
+        "Os (ns/B)",
+        "Or (ns/B)",
+        "G (ns/B)",
+        "RTT error rms/max"
+    );
+    let mut lo = 0;
+    for (i, b) in bands.as_slice().iter().enumerate() {
+        let within: Vec<f64> = kept
+            .iter()
+            .filter(|x| (i == 0 || x.k > lo) && x.k <= b.hi)
+            .map(|x| calibrate::banded::residual(p, x))
+            .collect();
+        let rms = (within.iter().map(|r| r * r).sum::<f64>() / within.len().max(1) as f64).sqrt();
+        let max = within.iter().fold(0.0f64, |m, r| m.max(r.abs()));
+        let hi = match b.hi {
+            u64::MAX => "∞".to_string(),
+            h => h.to_string(),
+        };
+        let span = if i == 0 {
+            format!("0 … {hi}")
+        } else {
+            format!("{} … {hi}", lo + 1)
+        };
+        println!(
+            "{:<6} {:>21}  {:>8.1} {:>8.1} {:>9.4} {:>9.4} {:>9.4}  {:>7.2}% / {:.2}%",
+            i + 1,
+            span,
+            b.o,
+            b.L,
+            b.Os,
+            b.Or,
+            b.G,
+            100.0 * rms,
+            100.0 * max
+        );
+        lo = b.hi;
+    }
 }

@@ -891,6 +891,32 @@ mod tests {
         assert!(calibrated.gamma.is_some_and(|g| g > 0.0), "{calibrated:?}");
     }
 
+    /// Sets of both forms and classes go through one file of `[[set]]` tables and back
+    /// exactly; a file of sets is refused where one set is expected, and a class is checked.
+    #[test]
+    fn sets_travel_through_one_file() {
+        let node = Params {
+            class: Some(Class::Node),
+            cores: Some(92.0),
+            gamma: Some(0.03),
+            ..Params::banded(myrinet().as_bands(), myrinet().S, None)
+        };
+        let network = Params {
+            class: Some(Class::Network),
+            ..myrinet()
+        };
+        let text = param_sets_toml(&[node, network]);
+        assert_eq!(parse_param_sets(&text).unwrap(), vec![node, network]);
+        assert_eq!(parse_param_sets(&params_toml(&node)).unwrap(), vec![node]);
+        let bad = params_toml(&network).replace("\"network\"", "\"rack\"");
+        assert!(
+            parse_params_toml(&bad)
+                .unwrap_err()
+                .contains("\"node\" or \"network\"")
+        );
+        assert!(parse_param_sets(&format!("L = 1\n{text}")).is_err());
+    }
+
     #[test]
     fn precedence_file_platform_trace_then_flags() {
         let embedded = Params {
