@@ -286,16 +286,16 @@ fn run_rtt(
         sizes.len(),
         ws.len()
     ));
-    let out = cmd.output().map_err(|e| {
+    let out = launch(&mut cmd, RTT_DONE, log).map_err(|e| {
         Error::Io(format!(
             "cannot run {prog}: {e} (is MPI installed? see --mpirun)"
         ))
     })?;
-    if !out.status.success() {
+    if !out.ok {
         return Err(Error::Io(format!(
             "the round-trip program failed ({}): {}\n{}",
             out.status,
-            String::from_utf8_lossy(&out.stderr).trim(),
+            out.stderr.trim(),
             "run it by hand to see why: ".to_string()
                 + &format!(
                     "{} -np 2 {} --sizes 0 --w 0",
@@ -304,7 +304,7 @@ fn run_rtt(
                 )
         )));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = &out.stdout;
     let (mut samples, mut timed, mut line, mut apart) = (Vec::new(), Vec::new(), None, false);
     for l in text.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
@@ -352,6 +352,96 @@ fn run_rtt(
         )));
     }
     Ok((samples, timed, line, apart))
+}
+
+/// What the round-trip program prints when its measurement is over, before `MPI_Finalize`.
+const RTT_DONE: &str = "\nend\n";
+/// What the tracer prints at `MPI_Finalize` once the trace is written.
+const TRACE_DONE: &str = "loggps-trace: wrote";
+/// How long a launch may stay in `MPI_Finalize` once its program is done before it is ended:
+/// MPICH 4.0.2 over two of its "nodes" on one machine hangs there at times (its ranks in PMI's
+/// `read` and UCX's progress), untraced too.
+const FINALIZE_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// One launch's output.
+struct Ran {
+    stdout: String,
+    stderr: String,
+    /// It exited with success, or was ended in `MPI_Finalize` after its program was done.
+    ok: bool,
+    status: String,
+}
+
+/// Runs one launch of an MPI job to its end, its output read as it goes. A launch whose output
+/// shows `done` and that has not exited [`FINALIZE_GRACE`] later is ended (SIGTERM to the
+/// launcher, which ends its ranks), said in the log, and counts as done.
+fn launch(cmd: &mut Command, done: &str, log: &mut dyn FnMut(String)) -> std::io::Result<Ran> {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let gather = |from: Option<Box<dyn Read + Send>>| {
+        let into = Arc::new(Mutex::new(Vec::new()));
+        let to = Arc::clone(&into);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let Some(mut from) = from else { return };
+            while let Ok(n @ 1..) = from.read(&mut buf) {
+                to.lock().expect("output").extend_from_slice(&buf[..n]);
+            }
+        });
+        into
+    };
+    let out = gather(
+        child
+            .stdout
+            .take()
+            .map(|x| Box::new(x) as Box<dyn Read + Send>),
+    );
+    let err = gather(
+        child
+            .stderr
+            .take()
+            .map(|x| Box::new(x) as Box<dyn Read + Send>),
+    );
+    let text =
+        |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().expect("output")).into_owned();
+    let mut seen_done: Option<std::time::Instant> = None;
+    let (ok, status) = loop {
+        if let Some(status) = child.try_wait()? {
+            // What the readers still hold arrives once the pipes close.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            break (status.success(), status.to_string());
+        }
+        if seen_done.is_none() && (text(&out).contains(done) || text(&err).contains(done)) {
+            seen_done = Some(std::time::Instant::now());
+        }
+        if seen_done.is_some_and(|t| t.elapsed() > FINALIZE_GRACE) {
+            log(format!(
+                "the launch hung in MPI_Finalize after its measurement ended: ended it ({}s later)",
+                FINALIZE_GRACE.as_secs()
+            ));
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            for _ in 0..50 {
+                if child.try_wait()?.is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            break (true, "ended in MPI_Finalize".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    Ok(Ran {
+        stdout: text(&out),
+        stderr: text(&err),
+        ok,
+        status,
+    })
 }
 
 /// The imbalances of the sweep besides the one that hides each size's transfer: 0, and `W`
@@ -603,7 +693,11 @@ type Reported = (String, Option<(String, u64)>, Vec<crate::trace::Trace>);
 
 /// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
 /// launches as the sweep, and reads back what the traces record.
-fn reported_by_library(opts: &Options, tracer: &Path) -> Result<Reported, Error> {
+fn reported_by_library(
+    opts: &Options,
+    tracer: &Path,
+    log: &mut dyn FnMut(String),
+) -> Result<Reported, Error> {
     let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
     let trace_path = dir.join("probe.bin");
@@ -662,13 +756,13 @@ fn reported_by_library(opts: &Options, tracer: &Path) -> Result<Reported, Error>
     let mut traces = Vec::new();
     for _ in 0..opts.launches.max(1) {
         let _ = std::fs::remove_file(&trace_path);
-        let status = cmd
-            .output()
+        let ran = launch(&mut cmd, TRACE_DONE, log)
             .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
-        if !status.status.success() {
+        if !ran.ok {
             return Err(Error::Io(format!(
-                "the traced probe run failed: {}",
-                String::from_utf8_lossy(&status.stderr).trim()
+                "the traced probe run failed ({}): {}",
+                ran.status,
+                ran.stderr.trim()
             )));
         }
         traces.push(crate::trace::load(&trace_path, &mut |_| {})?);
@@ -746,7 +840,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         )));
     }
     let (library, reported, probe) = match &opts.tracer {
-        Some(t) if t.exists() => reported_by_library(opts, t)?,
+        Some(t) if t.exists() => reported_by_library(opts, t, log)?,
         Some(t) => {
             log(format!(
                 "{} not found: the eager limit the library reports is not read, nor oc fitted (build it with `make -C tracer`)",
@@ -964,8 +1058,8 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
         reduce::SIZES.len()
     ));
     let sizes: Vec<String> = reduce::SIZES.iter().map(u64::to_string).collect();
-    let out = Command::new(prog)
-        .args(pre)
+    let mut cmd = Command::new(prog);
+    cmd.args(pre)
         .args(["-np", &opts.np.to_string()])
         .arg(&opts.rtt)
         .args(["--sizes", "0", "--w", "0", "--reps", &opts.reps.to_string()])
@@ -973,10 +1067,10 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
         .args(["--poll", &POLL_BATCHES.to_string()])
         .args(["--reduce", &sizes.join(",")])
         .args(["--progress", &PROGRESS_BYTES.to_string()])
-        .args(["--copy", &COPY_BYTES.to_string()])
-        .output()
+        .args(["--copy", &COPY_BYTES.to_string()]);
+    let out = launch(&mut cmd, RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = out.stdout;
     let median = text
         .lines()
         .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
@@ -998,7 +1092,7 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
             }
             _ => None,
         });
-    match (out.status.success(), median, reduction, progress, copy) {
+    match (out.ok, median, reduction, progress, copy) {
         (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns)) => Ok(Local {
             poll_ns: ns,
             reduction: r,
@@ -1011,7 +1105,7 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
              `make -C tracer`: older builds have no --poll, --reduce, --progress or --copy)",
             out.status,
             text.trim(),
-            String::from_utf8_lossy(&out.stderr).trim()
+            out.stderr.trim()
         ))),
     }
 }

@@ -184,6 +184,19 @@ static double line_round_trip(int n) {
     return each;
 }
 
+/* Where MPI put the ranks: on one node (they share memory) or on several. calibrate writes the
+ * set's class from it ("node" or "network"). */
+static void print_nodes(int rank, int size) {
+    MPI_Comm node;
+    int n = size;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_size(node, &n);
+        MPI_Comm_free(&node);
+    }
+    if (rank == 0) printf("nodes %d\n", (size + n - 1) / n);
+}
+
 /* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
 static void collective_calls(int rounds) {
     double x[2] = {1.0, 2.0}, y[2] = {0.0, 0.0};
@@ -303,6 +316,7 @@ int main(int argc, char **argv) {
     long long *rtt = malloc(sizeof(long long) * MAX_REPS);
     long long *send = malloc(sizeof(long long) * MAX_REPS);
     long long *recv = malloc(sizeof(long long) * MAX_REPS);
+    print_nodes(rank, size);
     double line_before = line_n > 0 ? line_round_trip(line_n) : -1;
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
@@ -366,6 +380,12 @@ int main(int argc, char **argv) {
     free(rtt);
     free(send);
     free(recv);
+    /* The measurement is over: calibrate ends a launch that hangs in MPI_Finalize from here on
+     * (MPICH 4.0.2 does, at times, over two of its "nodes" on one machine). */
+    if (rank == 0) {
+        printf("end\n");
+        fflush(stdout);
+    }
     MPI_Finalize();
     return 0;
 }
