@@ -14,7 +14,7 @@
  *
  * Environment: LOGGPS_TRACE (output path, default ./loggps-trace.bin), LOGGPS_TRACE_BUFFER
  * (event buffer bytes per rank, default 4 MiB, 4 KiB..64 MiB), LOGGPS_TRACE_DISABLE=1,
- * LOGGPS_TRACE_EAGER_CVAR (name of the MPI_T cvar to report as the eager limit),
+ * LOGGPS_TRACE_EAGER_CVAR (name of the control variable to report as the eager limit),
  * LOGGPS_TRACE_SITES=0 (no call sites: no `S` and `M` chunks).
  */
 #define _GNU_SOURCE
