@@ -5,32 +5,14 @@
 
 mod common;
 
-use common::{json, run, text_trace};
+use common::{fixture, json, run, text_trace};
 
-/// Ranks 0, 1 and 3 on node 0 (rank 3 shares rank 0's cache, rank 1 is on the other socket),
-/// rank 2 on node 2. Rank 0 sends 1000 bytes to 3, to 1, then to 2, back to back; each
-/// receiver has its receive posted at time 0. No computation anywhere.
-const TRACE: &str = "loggps-trace 1
-ranks 4
-place 0 node 0 cpu 0 0 socket 0 0 llc 0 0 link cache 0 3 90 95 link other 0 1 300 320
-place 1 node 0 cpu 8 8 socket 1 1 llc 8 8
-place 2 node 2 cpu 0 0 socket 0 0 llc 0 0
-place 3 node 0 cpu 1 1 socket 0 0 llc 0 0
-0 MPI_Init 0 0
-0 MPI_Send 0 10 bytes=1000 peer=3 tag=0
-0 MPI_Send 10 20 bytes=1000 peer=1 tag=0
-0 MPI_Send 20 30 bytes=1000 peer=2 tag=0
-0 MPI_Finalize 30 40
-1 MPI_Init 0 0
-1 MPI_Recv 0 30 bytes=1000 peer=0 tag=0
-1 MPI_Finalize 30 40
-2 MPI_Init 0 0
-2 MPI_Recv 0 30 bytes=1000 peer=0 tag=0
-2 MPI_Finalize 30 40
-3 MPI_Init 0 0
-3 MPI_Recv 0 30 bytes=1000 peer=0 tag=0
-3 MPI_Finalize 30 40
-";
+/// The trace of fixtures/links.txt: ranks 0, 1 and 3 on node 0 (rank 3 shares rank 0's cache,
+/// rank 1 is on the other socket), rank 2 on node 2. Rank 0 sends 1000 bytes to 3, to 1, then
+/// to 2, back to back; each receiver has its receive posted at time 0. No computation anywhere.
+fn links_trace() -> String {
+    std::fs::read_to_string(fixture("links.txt")).unwrap()
+}
 
 /// Three sets whose costs are told apart by hand: per byte nothing, so that an eager send
 /// returns `o` after its call and its receive (posted before) `o + L + o` after the send's call.
@@ -54,7 +36,7 @@ fn ends(trace: &str, files: &[&str], extra: &[&str]) -> (Vec<f64>, serde_json::V
 
 /// The three sets as files in one directory, and the trace.
 fn setup() -> (tempfile::TempDir, String, [String; 3]) {
-    let (dir, trace) = text_trace("links.txt", TRACE);
+    let (dir, trace) = text_trace("links.txt", &links_trace());
     let file = |name: &str, text: &str| {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
@@ -213,7 +195,7 @@ fn placement_travels_through_binary_and_info_lists_it() {
         );
     }
     let text = std::fs::read_to_string(&back).unwrap();
-    for line in TRACE.lines().filter(|l| l.starts_with("place ")) {
+    for line in links_trace().lines().filter(|l| l.starts_with("place ")) {
         assert!(text.contains(line), "{line} missing from\n{text}");
     }
     let v = json(&["info", bin.to_str().unwrap(), "--format", "json"]);
@@ -221,4 +203,39 @@ fn placement_travels_through_binary_and_info_lists_it() {
     assert_eq!(v["placement"][1]["socket"], serde_json::json!([1, 1]));
     assert_eq!(v["links"][1]["class"], "other");
     assert_eq!(v["links"][1]["final_ns"], 320.0);
+}
+
+/// `--sweep ranks-per-node=1,4`: one rank a node puts every pair on the network (rank 0 sends
+/// at 0, 1000, 2000; rank 2's receive of the last returns 2000 + 1000 + 5000 + 1000 = 9000);
+/// four a node, as `--ranks-per-node 4` (550).
+#[test]
+fn ranks_per_node_is_swept() {
+    let (_d, trace, [near, far, network]) = setup();
+    let v = json(&[
+        "predict",
+        &trace,
+        "--params",
+        &near,
+        "--params",
+        &far,
+        "--params",
+        &network,
+        "--sweep",
+        "ranks-per-node=1,4",
+        "--format",
+        "json",
+    ]);
+    let got: Vec<f64> = (v["points"].as_array().unwrap().iter())
+        .map(|p| (p["predicted_s"].as_f64().unwrap() * 1e12).round() / 1e3)
+        .collect();
+    assert_eq!(got, vec![9000.0, 550.0]);
+    let out = run(&[
+        "predict",
+        &trace,
+        "--params",
+        &near,
+        "--sweep",
+        "ranks-per-node=0",
+    ]);
+    assert!(!out.status.success());
 }

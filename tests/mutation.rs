@@ -15,6 +15,7 @@ fn corpus() -> Vec<Vec<u8>> {
     let mut files = vec![
         format!("{dir}/all-routines.txt"),
         format!("{dir}/sites.txt"),
+        format!("{dir}/links.txt"),
     ];
     for e in std::fs::read_dir(format!("{dir}/rtt")).unwrap() {
         files.push(e.unwrap().path().display().to_string());

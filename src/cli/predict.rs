@@ -34,9 +34,10 @@ pub struct PredictArgs {
     /// choice for that operation)
     #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
-    /// What-if sweep: one prediction per value of one parameter of the model, or per algorithm
-    /// of one collective (tuned: Open MPI 4.1's choice by size), the trace loaded and matched
-    /// once; a row per value (e.g. --sweep S=4096,16384,65536, --sweep allreduce=tuned,ring)
+    /// What-if sweep: one prediction per value of one parameter of the model, of ranks a node,
+    /// or per algorithm of one collective (tuned: Open MPI 4.1's choice by size), the trace
+    /// loaded and matched once; a row per value (e.g. --sweep S=4096,16384,65536, --sweep
+    /// ranks-per-node=1,2,4, --sweep allreduce=tuned,ring)
     #[arg(long, value_name = "NAME=V1,V2,…")]
     pub sweep: Option<String>,
     /// Output format
@@ -123,12 +124,6 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     // lacks) stops them all, before their first exchange.
     let (coll, sweep, cut, trace) = agreed(prepare(a, path, split), split)?;
     let census = census(&trace, path, split)?;
-    let placed = a.params.params.len() > 1 || a.ranks_per_node.is_some() || a.map.is_some();
-    if sweep.is_some() && placed {
-        return Err(Error::Usage(
-            "--sweep follows one parameter set: a sweep with several --params, --ranks-per-node or --map is not supported yet; predict each value with its own flags".into(),
-        ));
-    }
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }

@@ -2,18 +2,21 @@
 //! of a collective, the trace loaded and matched once.
 
 use super::args::{ModelArgs, ModelKind, ParamArgs};
-use super::predict::PredictArgs;
+use super::predict::{PredictArgs, links_for};
 use super::progress::Progress;
 use super::{Split, all_events, anywhere, matched, quiet_pipe, replay, to_stdout, warn};
 use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
 use loggps_predict::graph::split::Census;
-use loggps_predict::model;
+use loggps_predict::model::{self, Remap};
 use loggps_predict::report;
 use loggps_predict::report::sweep::Value;
 use loggps_predict::trace::{Routine, Trace};
 use rayon::prelude::*;
+
+/// The placement what-if a sweep can vary: ranks a node (`--ranks-per-node`).
+const RANKS_PER_NODE: &str = "ranks-per-node";
 
 /// `--sweep NAME=V1,V2,…`: one parameter of the model and the values it takes in turn, or one
 /// collective operation and the algorithms it is modeled by in turn.
@@ -42,8 +45,19 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 11] = [
-            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc",
+        const LOGGPS_SWEPT: [&str; 12] = [
+            "L",
+            "o",
+            "Os",
+            "Or",
+            "Gs",
+            "Gl",
+            "s",
+            "S",
+            "poll",
+            "gamma",
+            "oc",
+            RANKS_PER_NODE,
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -73,7 +87,9 @@ impl Sweep {
         let integer = matches!(name, "s" | "S");
         let value = |&v: &&str| {
             let x: f64 = (v.parse()).map_err(|_| usage(format!("{v:?} is not a number")))?;
-            if integer && !(x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(63)) {
+            if name == RANKS_PER_NODE && !(x >= 1.0 && x.fract() == 0.0 && x < 2f64.powi(32)) {
+                Err(usage(format!("{name} takes whole numbers ≥ 1, not {v}")))
+            } else if integer && !(x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(63)) {
                 Err(usage(format!(
                     "{name} takes whole numbers of bytes ≥ 0, not {v}"
                 )))
@@ -151,6 +167,8 @@ impl Sweep {
                 let slot = if name == "s" { &mut p.s } else { &mut p.S };
                 return slot.replace(v as u64).is_none().then_some((m, p));
             }
+            // A placement, not a parameter: set where the sweep's placement is taken.
+            RANKS_PER_NODE => return Some((m, p)),
             _ => unreachable!("a parameter name checked by Sweep::parse"),
         };
         slot.replace(v).is_none().then_some((m, p))
@@ -195,13 +213,32 @@ pub(super) fn predict_sweep(
             ));
         }
     }
+    let placed = sweep.name == RANKS_PER_NODE;
+    if placed && (a.ranks_per_node.is_some() || a.map.is_some()) {
+        return Err(Error::Usage(format!(
+            "--sweep {RANKS_PER_NODE} places the ranks: leave out --ranks-per-node and --map"
+        )));
+    }
     let (mut points, mut first_error) = (Vec::new(), None);
     let (mut model, mut measured_s) = (None, f64::NAN);
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p, coll) = sweep.at(a, coll, v);
         let resolved = m.resolve(&p, trace.meta.params)?;
-        if k == 0 {
+        let remap = match (placed, v) {
+            (true, Value::Number(n)) => Remap::PerNode(n as u32),
+            _ => a.remap()?,
+        };
+        let links = links_for(&resolved, trace, &remap)?;
+        if links.is_some() && split.is_some() {
+            return Err(Error::Usage(
+                "parameter sets per link class (several --params, --ranks-per-node, --map) replay in one process: run without mpirun".into(),
+            ));
+        }
+        if k == 0 && links.is_none() {
             super::warn_placement(trace, resolved.cores());
+        }
+        for w in links.iter().flat_map(|l| &l.warnings) {
+            warn(format!("{}={v}: {w}", sweep.name));
         }
         let label = format!(
             "replaying {}={v} ({} of {})",
@@ -211,7 +248,19 @@ pub(super) fn predict_sweep(
         );
         let bar = Progress::new(&label, Some(trace.total_events()));
         let m = resolved.model();
-        let prediction = replay(trace, &graph, &m, &coll, &name, &|n| bar.set(n), split);
+        let prediction = match &links {
+            None => replay(trace, &graph, &m, &coll, &name, &|n| bar.set(n), split),
+            Some(l) => loggps_predict::replay::replay_linked(
+                trace,
+                &graph,
+                &m,
+                Some(l),
+                &coll,
+                &name,
+                &|n| bar.set(n),
+                None,
+            ),
+        };
         bar.finish();
         let point = match prediction {
             Ok(pred) => {

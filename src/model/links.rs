@@ -6,7 +6,7 @@
 
 use super::{Class, Params};
 use crate::trace::placement::{Cpu, PairClass};
-use crate::trace::{PEER_NULL, Shape, Trace};
+use crate::trace::{OTHER_CORES, PEER_NULL, Shape, Trace};
 
 /// The sets of one run and the set of each pair of ranks.
 #[derive(Clone, Debug)]
@@ -147,6 +147,8 @@ impl Links {
             false => node_fallback,
         };
         let mut table = Vec::with_capacity(ids.len());
+        // (a rank of the node, the class, its figure, the nearest set's) 2× or more apart.
+        let mut far: Vec<(usize, Option<PairClass>, f64, f64)> = Vec::new();
         for n in 0..ids.len() as u32 {
             // The figures of the node's ranks as traced: the traced node of its first rank.
             let first = node.iter().position(|&x| x == n).expect("a rank");
@@ -154,10 +156,16 @@ impl Links {
                 .filter(|&r| traced_node[r] == traced_node[first])
                 .collect();
             let mut row = [0u8; 4];
-            for (j, c) in PairClass::ALL.into_iter().enumerate() {
-                row[j] = nearest(&sets, &node_sets, node_figure(trace, &members, Some(c))) as u8;
+            let classes = PairClass::ALL.map(Some);
+            for (j, c) in classes.into_iter().chain([None]).enumerate() {
+                let figure = node_figure(trace, &members, c);
+                row[j] = nearest(&sets, &node_sets, figure) as u8;
+                if let (Some(f), Some(cores)) = (figure, sets[row[j] as usize].cores)
+                    && (f >= OTHER_CORES * cores || f * OTHER_CORES <= cores)
+                {
+                    far.push((first, c, f, cores));
+                }
             }
-            row[3] = nearest(&sets, &node_sets, node_figure(trace, &members, None)) as u8;
             table.push(row);
         }
         let network = network_set.unwrap_or(node_sets[0]) as u8;
@@ -189,6 +197,31 @@ impl Links {
                  node and add its set with a second --params",
                 within.len(),
                 sample(&within)
+            ));
+        }
+        far.dedup_by(|a, b| a.0 == b.0);
+        if let Some(&(r, c, f, cores)) = far.first() {
+            // A round trip of microseconds is no cache line's: the ranks took turns on a core.
+            const TURNS_NS: f64 = 10_000.0;
+            warnings.push(format!(
+                "the ranks of {} node(s) ran on cores {} than any node set was measured on \
+                 (rank {r}'s node: a cache line between {} cores took {f:.0} ns, the nearest \
+                 set's {cores:.0} ns{}): their messages are likely {} than predicted",
+                far.len(),
+                if f > cores {
+                    "farther apart"
+                } else {
+                    "nearer together"
+                },
+                c.map_or("its first two ranks'".to_string(), |c| format!(
+                    "a {} pair's",
+                    c.name()
+                )),
+                match f >= TURNS_NS {
+                    true => "; the ranks took turns on a core: more ranks than cores?",
+                    false => "",
+                },
+                if f > cores { "slower" } else { "faster" },
             ));
         }
         Ok(Links { warnings, ..links })

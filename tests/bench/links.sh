@@ -106,9 +106,9 @@ for prog in pingpong halo; do
     "$(cut -d' ' -f4 "$W/one.tsv" | paste -sd' ')"
 done
 
-# Four ranks over two nodes of two: both classes in one prediction (4 ranks on 2 cores take
+# Four ranks over two nodes of two, 200 exchanges of 1 KiB: both classes in one prediction (4 ranks on 2 cores take
 # turns: its accuracy says little here).
-run "${FOUR[@]}" -n 4 -- four-halo "$B/bench/commbound" halo
+run "${FOUR[@]}" -n 4 -- four-halo "$B/bench/commbound" halo 1024 200
 "$BIN" "$W/four-halo.bin" --params "$W/net.toml" --params "$W/node.toml" --format json 2>/dev/null |
   python3 -c 'import json, sys
 v = json.load(sys.stdin)

@@ -2,8 +2,9 @@
  * ranks and predicts it): most of their time is MPI, so a wrong parameter shows.
  *
  *   commbound pingpong [K]  blocking ping-pong, 8 B to 512 KiB (every 4th power of two; or K B)
- *   commbound halo [K]      Isend/Irecv to both neighbours, computation overlapping, Waitall
- *                           (1 KiB and 16 KiB; or K B, one of them)
+ *   commbound halo [K [N]]  Isend/Irecv to both neighbours, computation overlapping, Waitall
+ *                           (1 KiB and 16 KiB; or K B, one of them; N exchanges, 4000 unless
+ *                           given: more ranks than cores take turns at each)
  *   commbound collectives   Bcast, Allreduce, Allgather, Alltoall, Reduce in a loop, no barriers
  *   commbound cg            a CG-like loop: halo exchange, a sparse product's computation, two
  *                           8-byte Allreduces (the dot products), an update's computation
@@ -68,12 +69,12 @@ static void exchange(int me, int p, int bytes, char *out, char *in, long work) {
 }
 
 /* 1 KiB (eager) and 16 KiB (rendezvous) messages, or only `only` bytes where it is not 0. */
-static void halo(int me, int p, int only) {
+static void halo(int me, int p, int only, int n) {
     const int sizes[] = {1024, 16384};
     char *out = buffer(2 * 16384), *in = buffer(2 * 16384);
     for (int s = 0; s < 2; s++)
         if (!only || sizes[s] == only)
-            for (int i = 0; i < 4000; i++) exchange(me, p, sizes[s], out, in, 2000);
+            for (int i = 0; i < n; i++) exchange(me, p, sizes[s], out, in, 2000);
     free(out), free(in);
 }
 
@@ -112,7 +113,8 @@ int main(int argc, char **argv) {
     const char *phase = argc > 1 ? argv[1] : "";
     if (p != 2 && !strcmp(phase, "pingpong")) phase = "needs 2 ranks";
     if (!strcmp(phase, "pingpong")) pingpong(me, argc > 2 ? atoi(argv[2]) : 0);
-    else if (!strcmp(phase, "halo")) halo(me, p, argc > 2 ? atoi(argv[2]) : 0);
+    else if (!strcmp(phase, "halo"))
+        halo(me, p, argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 4000);
     else if (!strcmp(phase, "collectives")) collectives(me, p);
     else if (!strcmp(phase, "cg")) cg(me, p);
     else {
