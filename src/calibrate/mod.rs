@@ -521,16 +521,14 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
         ));
     }
     let apart = runs.iter().any(|r| r.3);
-    let (kept, other): (Vec<(Launch, bool)>, Vec<(Launch, bool)>) =
-        runs.into_iter().zip(keep).partition(|(_, k)| *k);
-    let combined = |runs: Vec<(Launch, bool)>| {
-        combine(
-            runs.into_iter().map(|(r, _)| r).collect(),
-            &sizes,
-            &ws,
-            apart,
-        )
-    };
+    let (mut kept, mut other) = (Vec::new(), Vec::new());
+    for (run, k) in runs.into_iter().zip(keep) {
+        match k {
+            true => kept.push(run),
+            false => other.push(run),
+        }
+    }
+    let combined = |runs: Vec<Launch>| combine(runs, &sizes, &ws, apart);
     let other = (other.len() >= MIN_OTHER_LAUNCHES).then(|| combined(other));
     Ok((combined(kept), other))
 }

@@ -255,7 +255,7 @@ impl Links {
 
     /// The pairs `(a, b)`, `a < b`, that exchange point-to-point messages, across nodes and
     /// within one.
-    fn pairs_in_use(&self, trace: &Trace) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+    fn pairs_in_use(&self, trace: &Trace) -> (Pairs, Pairs) {
         let mut pairs = Vec::new();
         for r in 0..trace.nranks() {
             let ev = trace.rank(r);
@@ -304,6 +304,9 @@ impl Links {
         self.table.len()
     }
 }
+
+/// Pairs of ranks `(a, b)`, `a < b`.
+type Pairs = Vec<(u32, u32)>;
 
 /// Up to three pairs, for a warning.
 fn sample(pairs: &[(u32, u32)]) -> String {
