@@ -30,8 +30,9 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-echo "== build: the tracer and its programs (Open MPI), the predictor"
+echo "== build: the tracer and its programs (Open MPI, MPICH), the predictor"
 make -s -C tracer MPI=openmpi
+make -s -C tracer MPI=mpich   # the network calibration of tests/calibration.rs
 cargo build --release --quiet
 
 echo "== cargo test (unit, properties, mutation, CLI, calibration on real MPI, case study)"

@@ -45,35 +45,31 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 12] = [
-            "L",
-            "o",
-            "Os",
-            "Or",
-            "Gs",
-            "Gl",
-            "s",
-            "S",
-            "poll",
-            "gamma",
-            "oc",
-            RANKS_PER_NODE,
+        const LOGGPS_SWEPT: [&str; 11] = [
+            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
             ModelKind::Loggp => &model::LOGGP_NAMES,
         };
-        let Some(&name) = names.iter().find(|&&n| n == name.trim()) else {
+        let placement = (model.model == ModelKind::Loggps).then_some(RANKS_PER_NODE);
+        let found = names
+            .iter()
+            .copied()
+            .chain(placement)
+            .find(|&n| n == name.trim());
+        let Some(name) = found else {
             let op = Op::parse(name.trim()).map_err(|_| {
                 usage(format!(
-                    "{} has no parameter {:?}; it has {}, and a collective's algorithms are swept \
-                     by its name ({})",
+                    "{} has no parameter {:?}; it has {}{}, and a collective's algorithms are \
+                     swept by its name ({})",
                     match model.model {
                         ModelKind::Loggps => "LogGPS",
                         ModelKind::Loggp => "LogGP",
                     },
                     name.trim(),
                     names.join(" "),
+                    placement.map_or(String::new(), |p| format!(" (and the placement {p})")),
                     OPS.map(|(_, n, _)| n).join(" ")
                 ))
             })?;
