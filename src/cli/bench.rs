@@ -53,6 +53,7 @@ pub(super) fn bench(
     let peak_parse = peak_rss_bytes();
     let a_parse = allocs();
     let resolved = agreed(params.resolve(trace.meta.params), split)?;
+    super::warn_one_set(&model::ResolvedModel::LogGps(resolved.clone()), "bench");
     let t = Instant::now();
     let graph = matched(&trace, &name, census.as_ref(), split)?;
     let graph_s = t.elapsed().as_secs_f64();

@@ -58,6 +58,7 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
         .model
         .resolve(&a.replay.params, trace.meta.params)?;
     super::warn_placement(&trace, resolved.cores());
+    super::warn_one_set(&resolved, "callsites");
     let model = resolved.model();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let tally = Tally::new(&trace, sites);

@@ -102,6 +102,7 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
         postal_h: a.h,
     };
     let resolved = a.model.resolve(&a.params, None)?;
+    super::warn_one_set(&resolved, "collective");
     let (model, gamma) = (resolved.model(), resolved.gamma());
     // Every rank calls at 0; its part starts `oc` later.
     let starts = vec![model.oc(); spec.ranks];

@@ -236,6 +236,23 @@ fn warn_placement(trace: &Trace, cores: Option<f64>) -> Option<String> {
     Some(w)
 }
 
+/// Warns where several parameter sets were given to `what`, which costs with one: the run's
+/// main set (the first node set), the others unused (`predict` combines them per link class).
+fn warn_one_set(resolved: &loggps_predict::model::ResolvedModel, what: &str) {
+    if let loggps_predict::model::ResolvedModel::LogGps(r) = resolved
+        && !r.others.is_empty()
+    {
+        warn(format!(
+            "{what} costs every message with one parameter set, the first node set's{}: the \
+             other {} set(s) given are not used (predict combines them per link class)",
+            r.params
+                .cores
+                .map_or(String::new(), |c| format!(" (cores {c:.0} ns)")),
+            r.others.len()
+        ));
+    }
+}
+
 fn load(path: &Path) -> Result<Trace, Error> {
     load_then(path, trace::Then::LOAD)
 }

@@ -82,6 +82,7 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
     };
     let p = resolved.params;
     super::warn_placement(&trace, p.cores);
+    super::warn_one_set(&ResolvedModel::LogGps(resolved.clone()), "sensitivity");
     let name = a.replay.trace.display().to_string();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let bar = Progress::new("sensitivity", None);
