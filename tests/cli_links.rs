@@ -239,3 +239,35 @@ fn ranks_per_node_is_swept() {
     ]);
     assert!(!out.status.success());
 }
+
+/// A modeled collective whose members span nodes is costed with the network set, one within a
+/// node with its pair's node set: a Bcast of 1000 bytes between ranks on two nodes predicts
+/// exactly what the network set alone predicts for it, and placed on one node
+/// (`--ranks-per-node 2`) what the near set alone predicts (the single-set replay is the
+/// reference, tested against the paper elsewhere).
+#[test]
+fn a_collective_takes_the_set_of_its_members_links() {
+    let t = "loggps-trace 1
+ranks 2
+place 0 node 0 cpu 0 0 socket 0 0 llc 0 0
+place 1 node 1 cpu 1 1 socket 0 0 llc 0 0
+0 MPI_Init 0 0
+0 MPI_Bcast 10 60 root=0 bytes=1000 recv_bytes=0
+0 MPI_Finalize 100 110
+1 MPI_Init 0 0
+1 MPI_Bcast 50 60 root=0 bytes=0 recv_bytes=1000
+1 MPI_Finalize 100 110
+";
+    let (_d, _, [near, far, network]) = setup();
+    let (_d2, two) = text_trace("bcast.txt", t);
+    let (alone_net, _) = ends(&two, &[&network], &[]);
+    let (alone_near, _) = ends(&two, &[&near], &[]);
+    assert!(
+        alone_net[1] > alone_near[1] + 5000.0,
+        "{alone_net:?} {alone_near:?}"
+    );
+    let (combined, _) = ends(&two, &[&near, &far, &network], &[]);
+    assert_eq!(combined, alone_net);
+    let (one_node, _) = ends(&two, &[&near, &far, &network], &["--ranks-per-node", "2"]);
+    assert_eq!(one_node, alone_near);
+}

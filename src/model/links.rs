@@ -253,6 +253,24 @@ impl Links {
         self.table[n as usize][class] as usize
     }
 
+    /// The set of a group of ranks (a collective's members): the network's where they span
+    /// nodes, else that of its first two members' pair (the first's alone: the first node set).
+    pub fn set_of_group(&self, mut members: impl Iterator<Item = usize>) -> usize {
+        let Some(a) = members.next() else {
+            return 0;
+        };
+        let mut pair = None;
+        for b in members {
+            if self.node[a] != self.node[b] {
+                return self.network as usize;
+            }
+            pair.get_or_insert(b);
+        }
+        pair.map_or(self.table[self.node[a] as usize][3] as usize, |b| {
+            self.set_of(a, b)
+        })
+    }
+
     /// The pairs `(a, b)`, `a < b`, that exchange point-to-point messages, across nodes and
     /// within one.
     fn pairs_in_use(&self, trace: &Trace) -> (Pairs, Pairs) {

@@ -110,6 +110,8 @@ pub(super) struct ScheduleKey {
     pub(super) root: usize,
     pub(super) segment: u64,
     pub(super) postal_h: Option<u64>,
+    /// The parameter set it was built with, where several combine (tree shapes follow costs).
+    pub(super) set: u8,
 }
 
 /// Schedules of fewer steps are not leveled: finding the passes the threads can share costs
@@ -385,14 +387,15 @@ impl Shared<'_> {
             eval.recycle(std::mem::take(read));
         }
         debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
+        let (model, set) = self.instance_model(x);
         // Each participant's part starts `oc` after its call (the model's §8).
-        let oc = self.model.oc();
+        let oc = model.oc();
         if oc != 0.0 {
             starts.iter_mut().for_each(|t| *t += oc);
         }
-        let costed = match self.model {
-            Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, p, &starts, eval),
-            Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, m, &starts, eval),
+        let costed = match model {
+            Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, (p, set), &starts, eval),
+            Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, (m, 0), &starts, eval),
         };
         self.spare.lock().expect("spare").starts = starts;
         match costed {
@@ -417,6 +420,25 @@ impl Shared<'_> {
         }
     }
 
+    /// The model instance `x` is costed with, and its set's index: where several sets combine
+    /// (the model's §12), the network's where its members span nodes, else the set of its
+    /// first two members' pair; else the run's one. A schedule's steps are not costed pair by
+    /// pair: one set costs them all.
+    fn instance_model(&self, x: u32) -> (&Model, u8) {
+        let Some(links) = self.links else {
+            return (self.model, 0);
+        };
+        let comm = self.g.instances[x as usize].comm;
+        let set = match comm {
+            0 => links.set_of_group(0..self.trace.nranks()),
+            c => match self.trace.comms.iter().find(|m| m.id == c) {
+                Some(m) => links.set_of_group(m.members.iter().map(|&r| r as usize)),
+                None => 0,
+            },
+        };
+        (&self.models[set], set as u8)
+    }
+
     pub(super) fn instance_done(&self, x: u32) -> bool {
         self.arrived[x as usize].load(Ordering::Acquire) == self.g.instances[x as usize].size
     }
@@ -428,7 +450,7 @@ impl Shared<'_> {
         op: Op,
         algorithm: &'static str,
         spec: &Spec,
-        model: &M,
+        (model, set): (&M, u8),
         starts: &[f64],
         scratch: &mut eval::Scratch,
     ) -> Result<eval::Completion, crate::error::Error> {
@@ -447,6 +469,7 @@ impl Shared<'_> {
             root: spec.root,
             segment: spec.segment,
             postal_h: spec.postal_h.map(f64::to_bits),
+            set,
         };
         let cached = self.schedules.lock().expect("schedules").get(&key);
         let built = match cached {

@@ -897,6 +897,7 @@ mod tests {
             root: 0,
             segment: 8192,
             postal_h: None,
+            set: 0,
         };
         let built = |steps| -> Built {
             let ranks = vec![vec![Step::Reduce { bytes: 0 }; steps]];
