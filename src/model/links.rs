@@ -6,7 +6,8 @@
 
 use super::{Class, Params};
 use crate::trace::placement::{Cpu, PairClass};
-use crate::trace::{OTHER_CORES, PEER_NULL, Shape, Trace};
+use crate::trace::{OTHER_CORES, Shape, Trace};
+use rayon::prelude::*;
 
 /// The sets of one run and the set of each pair of ranks.
 #[derive(Clone, Debug)]
@@ -274,22 +275,13 @@ impl Links {
     /// The pairs `(a, b)`, `a < b`, that exchange point-to-point messages, across nodes and
     /// within one.
     fn pairs_in_use(&self, trace: &Trace) -> (Pairs, Pairs) {
-        let mut pairs = Vec::new();
-        for r in 0..trace.nranks() {
-            let ev = trace.rank(r);
-            for i in 0..ev.len() {
-                let sends = matches!(
-                    ev.routine(i).shape(),
-                    Shape::Send | Shape::Isend | Shape::Sendrecv
-                );
-                let peer = ev.peer(i);
-                if sends && peer != PEER_NULL && peer >= 0 && peer as usize != r {
-                    let (a, b) = (r.min(peer as usize) as u32, r.max(peer as usize) as u32);
-                    pairs.push((a, b));
-                }
-            }
-        }
-        pairs.sort_unstable();
+        let mut pairs: Pairs = (0..trace.nranks())
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                sends(trace, r).map(move |(q, _)| (r.min(q) as u32, r.max(q) as u32))
+            })
+            .collect();
+        pairs.par_sort_unstable();
         pairs.dedup();
         pairs
             .into_iter()
@@ -299,18 +291,11 @@ impl Links {
     /// Per rank, the bytes it sent point-to-point with each set (indices as `sets`).
     pub fn bytes_by_set(&self, trace: &Trace) -> Vec<Vec<u64>> {
         (0..trace.nranks())
+            .into_par_iter()
             .map(|r| {
                 let mut by = vec![0u64; self.sets.len()];
-                let ev = trace.rank(r);
-                for i in 0..ev.len() {
-                    let sends = matches!(
-                        ev.routine(i).shape(),
-                        Shape::Send | Shape::Isend | Shape::Sendrecv
-                    );
-                    let peer = ev.peer(i);
-                    if sends && peer >= 0 && (peer as usize) < trace.nranks() {
-                        by[self.set_of(r, peer as usize)] += ev.bytes(i);
-                    }
+                for (q, bytes) in sends(trace, r) {
+                    by[self.set_of(r, q)] += bytes;
                 }
                 by
             })
@@ -321,6 +306,22 @@ impl Links {
     pub fn nodes(&self) -> usize {
         self.table.len()
     }
+}
+
+/// Rank `r`'s point-to-point sends to another rank: `(peer, bytes)`.
+fn sends(trace: &Trace, r: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+    let ev = trace.rank(r);
+    let p = trace.nranks();
+    (0..ev.len()).filter_map(move |i| {
+        let sends = matches!(
+            ev.routine(i).shape(),
+            Shape::Send | Shape::Isend | Shape::Sendrecv
+        );
+        let peer = usize::try_from(ev.peer(i))
+            .ok()
+            .filter(|&q| q < p && q != r)?;
+        sends.then_some((peer, ev.bytes(i)))
+    })
 }
 
 /// Pairs of ranks `(a, b)`, `a < b`.
