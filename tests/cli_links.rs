@@ -136,13 +136,27 @@ fn placement_what_ifs_change_the_pairs_classes() {
     assert!(err.contains("4 ranks, found 3"), "{err}");
 }
 
-/// `--scale network.L=0.5` halves the network's latency alone: rank 2 ends 2500 earlier.
+/// `--scale network.L=0.5` halves the network's latency alone: rank 2 ends 2500 earlier;
+/// `--set CLASS.NAME=V` sets a parameter of that class's sets alone.
 #[test]
 fn a_class_prefix_scales_that_class_alone() {
     let (_d, trace, [near, far, network]) = setup();
     let files = [near.as_str(), far.as_str(), network.as_str()];
     let (e, _) = ends(&trace, &files, &["--scale", "network.L=0.5"]);
     assert_eq!(e, vec![1150.0, 550.0, 4650.0, 200.0]);
+    // `--set network.L=2500` sets it: the same. `--set node.o=10` sets both node sets' `o`
+    // (rank 0 sends at 0, 10, 20: rank 3 ends at 10 + 100 + 10, rank 1 at 10 + 10 + 300 + 10,
+    // rank 2 at 20 + 1000 + 5000 + 1000).
+    let (e, _) = ends(&trace, &files, &["--set", "network.L=2500"]);
+    assert_eq!(e, vec![1150.0, 550.0, 4650.0, 200.0]);
+    let (e, _) = ends(&trace, &files, &["--set", "node.o=10"]);
+    assert_eq!(e, vec![1020.0, 330.0, 7020.0, 120.0]);
+    for bad in ["L=5", "rack.L=5", "network.X=5", "network.S=1.5"] {
+        let out = run(&[
+            "predict", &trace, "--params", &near, "--params", &network, "--set", bad,
+        ]);
+        assert!(!out.status.success(), "--set {bad}");
+    }
     let out = run(&[
         "predict",
         &trace,

@@ -74,6 +74,10 @@ pub struct ParamArgs {
     /// (network.L=0.5, node.o=2), in that class's sets only
     #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
     pub scale: Vec<(String, f64)>,
+    /// Set a parameter of one class's sets only, as its own flag would (network.L=5000,
+    /// node.S=65536: L, o, Os, Or, Gs, Gl, s, S); repeatable
+    #[arg(long = "set", value_name = "CLASS.NAME=V", value_parser = parse_scale)]
+    pub set: Vec<(String, f64)>,
 }
 
 /// `NAME=F` of `--scale`.
@@ -109,6 +113,7 @@ impl ParamArgs {
             oc: self.oc,
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             scale: self.scale.clone(),
+            set: self.set.clone(),
         };
         let r = model::resolve(&self.params, self.platform.as_deref(), embedded, &ov)?;
         static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());

@@ -52,6 +52,9 @@ pub struct Overrides {
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
+    /// `(CLASS.NAME, value)`: set that parameter in that class's sets only (`--set`), as its
+    /// flag sets it in every set.
+    pub set: Vec<(String, f64)>,
 }
 
 /// Where each of [`BAND_NAMES`] (`o L Os Or G`) takes its source from in a set in bands: the
@@ -219,6 +222,47 @@ fn resolve_sets(sets: Vec<(Params, Source)>, ov: &Overrides) -> Result<Resolved,
 fn unprefixed(ov: &Overrides, class: Option<Class>) -> Result<Overrides, Error> {
     let mut out = ov.clone();
     out.scale.clear();
+    out.set.clear();
+    for (name, v) in &ov.set {
+        let bad = || {
+            Error::Usage(format!(
+                "--set {name}={v}: expected CLASS.NAME=V, CLASS node or network, NAME one of {}",
+                NAMES.join(" ")
+            ))
+        };
+        let (prefix, param) = name.split_once('.').ok_or_else(bad)?;
+        let c = Class::from_name(prefix).ok_or_else(bad)?;
+        let bytes = || match *v >= 0.0 && v.fract() == 0.0 && *v < 2f64.powi(63) {
+            true => Ok(*v as u64),
+            false => Err(Error::Usage(format!(
+                "--set {name}={v}: {param} takes whole numbers of bytes ≥ 0"
+            ))),
+        };
+        if !NAMES.contains(&param) {
+            return Err(bad());
+        }
+        if class.is_none_or(|k| k != c) {
+            if class.is_none() && c == Class::Network {
+                return Err(Error::Usage(format!(
+                    "--set {name}={v}: the run has one parameter set, of no class network; \
+                     give the network's set with a second --params"
+                )));
+            }
+            if class.is_some() {
+                continue;
+            }
+        }
+        match param {
+            "L" => out.L = Some(*v),
+            "o" => out.o = Some(*v),
+            "Os" => out.Os = Some(*v),
+            "Or" => out.Or = Some(*v),
+            "Gs" => out.Gs = Some(*v),
+            "Gl" => out.Gl = Some(*v),
+            "s" => out.s = Some(bytes()?),
+            _ => out.S = Some(bytes()?),
+        }
+    }
     for (name, f) in &ov.scale {
         let Some((prefix, name)) = name.split_once('.') else {
             out.scale.push((name.clone(), *f));
