@@ -559,9 +559,13 @@ impl Shared<'_> {
     #[inline(always)]
     pub(super) fn rendezvous(&self, r: usize, i: usize) -> bool {
         let ev = self.trace.rank(r);
-        let eager_limit = match (self.links, usize::try_from(ev.peer(i))) {
-            (Some(_), Ok(q)) if q < self.trace.nranks() => self.pair(r, q).eager_limit(),
-            _ => self.eager_limit,
+        // The peer read only where several sets combine: one set's is every pair's.
+        let eager_limit = match self.links {
+            None => self.eager_limit,
+            Some(_) => match usize::try_from(ev.peer(i)) {
+                Ok(q) if q < self.trace.nranks() => self.pair(r, q).eager_limit(),
+                _ => self.eager_limit,
+            },
         };
         matches!(self.model, Model::LogGps(_)) && rendezvous_in(&ev, eager_limit, i)
     }
