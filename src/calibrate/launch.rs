@@ -1,0 +1,98 @@
+//! One launch of an MPI job for `calibrate`, its output read as it goes, ended where the MPI
+//! library hangs in `MPI_Finalize` after the measurement.
+
+use std::process::Command;
+
+/// What the round-trip program prints when its measurement is over, before `MPI_Finalize`.
+pub(super) const RTT_DONE: &str = "\nend\n";
+/// What the tracer prints at `MPI_Finalize` once the trace is written.
+pub(super) const TRACE_DONE: &str = "loggps-trace: wrote";
+/// How long a launch may stay in `MPI_Finalize` once its program is done before it is ended:
+/// MPICH 4.0.2 over two of its "nodes" on one machine hangs there at times (its ranks in PMI's
+/// `read` and UCX's progress), untraced too.
+const FINALIZE_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// One launch's output.
+pub(super) struct Ran {
+    pub(super) stdout: String,
+    pub(super) stderr: String,
+    /// It exited with success, or was ended in `MPI_Finalize` after its program was done.
+    pub(super) ok: bool,
+    pub(super) status: String,
+}
+
+/// Runs one launch of an MPI job to its end, its output read as it goes. A launch whose output
+/// shows `done` and that has not exited [`FINALIZE_GRACE`] later is ended (SIGTERM to the
+/// launcher, which ends its ranks), said in the log, and counts as done.
+pub(super) fn launch(
+    cmd: &mut Command,
+    done: &str,
+    log: &mut dyn FnMut(String),
+) -> std::io::Result<Ran> {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let gather = |from: Option<Box<dyn Read + Send>>| {
+        let into = Arc::new(Mutex::new(Vec::new()));
+        let to = Arc::clone(&into);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let Some(mut from) = from else { return };
+            while let Ok(n @ 1..) = from.read(&mut buf) {
+                to.lock().expect("output").extend_from_slice(&buf[..n]);
+            }
+        });
+        into
+    };
+    let out = gather(
+        child
+            .stdout
+            .take()
+            .map(|x| Box::new(x) as Box<dyn Read + Send>),
+    );
+    let err = gather(
+        child
+            .stderr
+            .take()
+            .map(|x| Box::new(x) as Box<dyn Read + Send>),
+    );
+    let text =
+        |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().expect("output")).into_owned();
+    let mut seen_done: Option<std::time::Instant> = None;
+    let (ok, status) = loop {
+        if let Some(status) = child.try_wait()? {
+            // What the readers still hold arrives once the pipes close.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            break (status.success(), status.to_string());
+        }
+        if seen_done.is_none() && (text(&out).contains(done) || text(&err).contains(done)) {
+            seen_done = Some(std::time::Instant::now());
+        }
+        if seen_done.is_some_and(|t| t.elapsed() > FINALIZE_GRACE) {
+            log(format!(
+                "the launch hung in MPI_Finalize after its measurement ended: ended it ({}s later)",
+                FINALIZE_GRACE.as_secs()
+            ));
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+            for _ in 0..50 {
+                if child.try_wait()?.is_some() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            break (true, "ended in MPI_Finalize".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    Ok(Ran {
+        stdout: text(&out),
+        stderr: text(&err),
+        ok,
+        status,
+    })
+}
