@@ -168,23 +168,29 @@ fn a_class_prefix_scales_that_class_alone() {
     assert!(!out.status.success(), "a network scale with no network set");
 }
 
+/// A 2-rank trace of `events`, rank 0 on node 0 and rank 1 on node 1.
+fn two_nodes(events: &str) -> String {
+    "loggps-trace 1\nranks 2\nplace 0 node 0 cpu 0 0 socket 0 0 llc 0 0\n\
+     place 1 node 1 cpu 1 1 socket 0 0 llc 0 0\n"
+        .to_string()
+        + events
+}
+
 /// Above the network's eager limit (10000 B) and below the node's (100000 B), 20000 bytes
 /// between nodes go by rendezvous with the network's `o` and `L`: the send returns at
 /// max(0 + 1000 + 5000, 0) + 1000 + (1000 + 5000 + 1000) + 1000 = 15000, the receive at
 /// 6000 + 1000 + 7000 + 1000 + 5000 + 1000 = 21000. With the node set alone: eager, 200.
 #[test]
 fn each_pair_has_its_sets_eager_limit() {
-    let t = "loggps-trace 1
-ranks 2
-place 0 node 0 cpu 0 0 socket 0 0 llc 0 0
-place 1 node 1 cpu 1 1 socket 0 0 llc 0 0
-0 MPI_Init 0 0
+    let t = &two_nodes(
+        "0 MPI_Init 0 0
 0 MPI_Send 0 10 bytes=20000 peer=1 tag=0
 0 MPI_Finalize 10 20
 1 MPI_Init 0 0
 1 MPI_Recv 0 10 bytes=20000 peer=0 tag=0
 1 MPI_Finalize 10 20
-";
+",
+    );
     let (_d, trace, [near, _, network]) = setup();
     let (_d2, two) = text_trace("two.txt", t);
     let (e, _) = ends(&two, &[&near, &network], &[]);
@@ -261,17 +267,15 @@ fn ranks_per_node_is_swept() {
 /// reference, tested against the paper elsewhere).
 #[test]
 fn a_collective_takes_the_set_of_its_members_links() {
-    let t = "loggps-trace 1
-ranks 2
-place 0 node 0 cpu 0 0 socket 0 0 llc 0 0
-place 1 node 1 cpu 1 1 socket 0 0 llc 0 0
-0 MPI_Init 0 0
+    let t = &two_nodes(
+        "0 MPI_Init 0 0
 0 MPI_Bcast 10 60 root=0 bytes=1000 recv_bytes=0
 0 MPI_Finalize 100 110
 1 MPI_Init 0 0
 1 MPI_Bcast 50 60 root=0 bytes=0 recv_bytes=1000
 1 MPI_Finalize 100 110
-";
+",
+    );
     let (_d, _, [near, far, network]) = setup();
     let (_d2, two) = text_trace("bcast.txt", t);
     let (alone_net, _) = ends(&two, &[&network], &[]);
