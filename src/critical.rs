@@ -121,10 +121,10 @@ pub enum Rule {
     /// A modeled collective: its instance's schedule costed again from its participants'
     /// calls.
     Collective(Arc<Modeled>),
-    /// Receives taken one at a time in one completion call (messages moving only inside
-    /// calls): the first that did not wait for another (`.0`, a [`Rule::Message`]), then
-    /// each `(k, rendezvous)` of those after it, each started at the end of the one before.
-    Queue(Box<Rule>, Arc<[(u64, bool)]>),
+    /// Receives taken one at a time in one completion call (the model's §10): the first that
+    /// did not wait for another (`.0`, a [`Rule::Message`]), then each `(k, rendezvous, ts,
+    /// tr)` of those after it, each started at the end of the one before.
+    Queue(Box<Rule>, Arc<[Queued]>),
     /// A cost no rule here tells (any under LogGP).
     Unknown,
 }
@@ -200,8 +200,12 @@ impl Rule {
             } => Some(side.cost(p, k, rdv, ts, tr).ret),
             Rule::Collective(ref m) => m.end(p),
             Rule::Queue(ref head, ref after) => {
-                let busy: f64 = after.iter().map(|&(k, rdv)| p.recv_busy(k, rdv)).sum();
-                Some(head.ret(p)? + busy)
+                let at_calls = p.progress_at_calls;
+                let busy = |&(k, rdv, ts, tr): &Queued| {
+                    let (start, c) = p.recv_span(k, rdv, ts, tr, at_calls);
+                    c.ret - start
+                };
+                Some(head.ret(p)? + after.iter().map(busy).sum::<f64>())
             }
             Rule::Unknown => None,
         }
@@ -542,7 +546,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                 return Some((Rule::Const, Binder::Own));
             }
             let mut done = Vec::new();
-            // Where messages move only inside calls, the receives, taken one at a time.
+            // The receives, taken one at a time (the model's §10).
             let mut queue = Vec::new();
             for (_, oi) in ev.completed_origins(i, 0, None) {
                 let oi = oi as usize;
@@ -560,11 +564,10 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                         };
                         match ctx.g.link(r, oi) {
                             NONE => (Rule::O(tr), moved),
-                            e if ctx.model.progress_at_calls() => {
+                            e => {
                                 queue.push(recv_of(ctx, p, Side::Recv, e, tr, moved)?);
                                 continue;
                             }
-                            e => recv_of(ctx, p, Side::Recv, e, tr, moved)?,
                         }
                     }
                     _ => return None,
@@ -729,13 +732,17 @@ fn recv_of(
     Some((rule, if waits { Binder::Event(q, j) } else { own }))
 }
 
+/// A receive after the first of a [`Rule::Queue`]: `(k, rendezvous, ts, tr)`.
+type Queued = (u64, bool, f64, f64);
+
 /// Receives `queue` (each a [`Rule::Message`]) taken one at a time, as the replay takes them
-/// (`replay::cost::Queued::serial`): in the order they can start, each from its start or the
-/// previous one's end. The rule of the last one's end, and where it came from: the last
-/// receive that started on its own, the ones after it adding their costs.
+/// (`replay::cost::Queued::serial`, the model's §10): in the order they can start, each from
+/// its start or the previous one's end. The rule of the last one's end, and where it came
+/// from: the last receive that started on its own, the ones after it adding their costs.
 fn serial(p: &Params, mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> {
+    let at_calls = p.progress_at_calls;
     let start = |rule: &Rule| match *rule {
-        Rule::Message { k, rdv, ts, tr, .. } => tr + p.recv(k, rdv, ts, tr).sync,
+        Rule::Message { k, rdv, ts, tr, .. } => p.recv_span(k, rdv, ts, tr, at_calls).0,
         _ => f64::NEG_INFINITY,
     };
     queue.sort_by(|a, b| start(&a.0).total_cmp(&start(&b.0)));
@@ -744,11 +751,11 @@ fn serial(p: &Params, mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> 
         let Rule::Message { k, rdv, ts, tr, .. } = rule else {
             continue;
         };
-        let c = p.recv(k, rdv, ts, tr);
+        let (start, c) = p.recv_span(k, rdv, ts, tr, at_calls);
         last = match last {
-            Some((Rule::Queue(head, after), b)) if free > tr + c.sync => {
-                let after: Vec<_> = after.iter().copied().chain([(k, rdv)]).collect();
-                free += p.recv_busy(k, rdv);
+            Some((Rule::Queue(head, after), b)) if free > start => {
+                let after: Vec<_> = after.iter().copied().chain([(k, rdv, ts, tr)]).collect();
+                free += c.ret - start;
                 Some((Rule::Queue(head, after.into()), b))
             }
             _ => {

@@ -42,8 +42,9 @@ impl Knob {
     pub fn all(p: &Params) -> Vec<Knob> {
         let mut v: Vec<Knob> = match &p.bands {
             None => (0..PAPER.len()).map(Knob::Paper).collect(),
+            // Od and Op where the set splits its overheads (the model's §9).
             Some(b) => (0..b.as_slice().len())
-                .flat_map(|j| (0..BAND_NAMES.len()).map(move |i| Knob::Band(j, i)))
+                .flat_map(|j| (0..b.names().len()).map(move |i| Knob::Band(j, i)))
                 .collect(),
         };
         v.extend([Knob::Gamma, Knob::Oc]);
@@ -63,7 +64,7 @@ impl Knob {
     /// Nanoseconds, or nanoseconds per byte.
     pub fn unit(&self) -> &'static str {
         match *self {
-            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1) | Knob::Oc => "ns",
+            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1 | 5 | 6) | Knob::Oc => "ns",
             _ => "ns/B",
         }
     }
@@ -97,12 +98,12 @@ impl Knob {
         q
     }
 
-    /// Whether the parameter may not go below 0 (overheads and latencies; `G` may, the paper's
-    /// `Gl` is).
+    /// Whether the parameter may not go below 0 (overheads, latencies, `Od`, `Op`; `G` may,
+    /// the paper's `Gl` is).
     fn nonnegative(&self) -> bool {
         match *self {
             Knob::Paper(i) => i < 4,
-            Knob::Band(_, i) => i < 4,
+            Knob::Band(_, i) => i != 4,
             Knob::Gamma | Knob::Oc => true,
         }
     }

@@ -348,6 +348,7 @@ fn fit_segment(
             Os: os,
             Or: or,
             G: g,
+            ..Band::default()
         },
         score,
     })
@@ -456,6 +457,7 @@ mod tests {
             Os,
             Or,
             G,
+            ..Band::default()
         };
         let b = Bands::new(&[
             band(256, 150.0, 100.0, 0.3, 0.1, 0.1),
@@ -596,6 +598,7 @@ mod tests {
                 Os: 4.7,
                 Or: 4.7,
                 G: 2.0,
+                ..Band::default()
             }])
             .unwrap(),
             p.S,

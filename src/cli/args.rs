@@ -63,6 +63,16 @@ pub struct ParamArgs {
     /// part starts this long after its call (default: `oc` of the parameters, else 0)
     #[arg(long = "oc", value_name = "NS", allow_hyphen_values = true)]
     pub oc: Option<f64>,
+    /// The part of a send's overhead after its message has left, ns, in every band (the
+    /// message leaves that much before the send returns; at most the band's o): default the
+    /// parameters', else 0
+    #[arg(long = "Od", value_name = "NS", allow_hyphen_values = true)]
+    pub Od: Option<f64>,
+    /// The part of a receive's overhead done before its message arrives, where the receive is
+    /// posted that early, ns, in every band (at most the band's o): default the parameters',
+    /// else 0
+    #[arg(long = "Op", value_name = "NS", allow_hyphen_values = true)]
+    pub Op: Option<f64>,
     /// Where messages move: `async` (whatever the ranks do: the paper's model) or `calls`
     /// (only while the receiving rank is inside an MPI call, as in MPI libraries without a
     /// progress thread: a nonblocking receive's message moves at the rank's next Wait, Test or
@@ -70,12 +80,12 @@ pub struct ParamArgs {
     #[arg(long = "progress", value_name = "WHERE", value_parser = ["async", "calls"])]
     pub progress: Option<String>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
-    /// both), Gs, Gl; repeatable, applied after the absolute values. Prefixed by a class
+    /// both), Gs, Gl, Od, Op; repeatable, applied after the absolute values. Prefixed by a class
     /// (network.L=0.5, node.o=2), in that class's sets only
     #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
     pub scale: Vec<(String, f64)>,
     /// Set a parameter of one class's sets only, as its own flag would (network.L=5000,
-    /// node.S=65536: L, o, Os, Or, Gs, Gl, s, S); repeatable
+    /// node.S=65536: L, o, Os, Or, Gs, Gl, s, S, Od, Op); repeatable
     #[arg(long = "set", value_name = "CLASS.NAME=V", value_parser = parse_scale)]
     pub set: Vec<(String, f64)>,
 }
@@ -111,6 +121,8 @@ impl ParamArgs {
             poll: self.poll,
             gamma: self.gamma,
             oc: self.oc,
+            Od: self.Od,
+            Op: self.Op,
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             scale: self.scale.clone(),
             set: self.set.clone(),
@@ -179,6 +191,8 @@ impl ModelArgs {
                     ("--scale", !p.scale.is_empty()),
                     ("--progress", p.progress.is_some()),
                     ("--oc", p.oc.is_some()),
+                    ("--Od", p.Od.is_some()),
+                    ("--Op", p.Op.is_some()),
                 ];
                 if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
                     return Err(Error::Usage(format!(

@@ -45,8 +45,8 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 11] = [
-            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc",
+        const LOGGPS_SWEPT: [&str; 13] = [
+            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc", "Od", "Op",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -157,6 +157,8 @@ impl Sweep {
             "poll" => &mut p.poll,
             "gamma" => &mut p.gamma,
             "oc" => &mut p.oc,
+            "Od" => &mut p.Od,
+            "Op" => &mut p.Op,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

@@ -19,20 +19,32 @@ pub struct Band {
     pub Os: f64,
     pub Or: f64,
     pub G: f64,
+    /// The part of the send's overhead after the message has left, ns (the model's §9; 0: the
+    /// paper's send, its overhead wholly before the transfer).
+    pub Od: f64,
+    /// The part of the receive's overhead a receive posted before its message arrives has
+    /// done by then, ns (the model's §9; 0: the paper's receive).
+    pub Op: f64,
 }
 
-/// The names of a band's parameters, in [`Band::get`] order.
-pub const BAND_NAMES: [&str; 5] = ["o", "L", "Os", "Or", "G"];
+/// The names of a band's parameters, in [`Band::get`] order: the paper's five, then the
+/// overheads' split around the message (the model's §9), listed only where a set has them
+/// ([`Bands::names`]).
+pub const BAND_NAMES: [&str; 7] = ["o", "L", "Os", "Or", "G", "Od", "Op"];
+
+/// How many of [`BAND_NAMES`] are the paper's.
+const PAPER_NAMES: usize = 5;
 
 impl Band {
-    /// `T1 + T2 + T3` of a `k`-byte message in this band: what a one-way eager transfer costs.
+    /// `T1 + T2 + T3 − Od − Op` of a `k`-byte message in this band: what a one-way eager
+    /// transfer to a receive posted early costs.
     fn one_way(&self, k: u64) -> f64 {
-        2.0 * self.o + self.L + k as f64 * (self.Os + self.G + self.Or)
+        2.0 * self.o + self.L + k as f64 * (self.Os + self.G + self.Or) - self.Od - self.Op
     }
 
     /// The `i`-th parameter of [`BAND_NAMES`].
     pub fn get(&self, i: usize) -> f64 {
-        [self.o, self.L, self.Os, self.Or, self.G][i]
+        [self.o, self.L, self.Os, self.Or, self.G, self.Od, self.Op][i]
     }
 
     fn get_mut(&mut self, i: usize) -> &mut f64 {
@@ -42,7 +54,14 @@ impl Band {
             &mut self.Os,
             &mut self.Or,
             &mut self.G,
+            &mut self.Od,
+            &mut self.Op,
         ][i]
+    }
+
+    /// Whether the band splits an overhead around its message (`Od` or `Op` not 0).
+    pub fn split(&self) -> bool {
+        self.Od != 0.0 || self.Op != 0.0
     }
 }
 
@@ -97,6 +116,7 @@ impl Bands {
             Os: p.Os,
             Or: p.Or,
             G: p.Gs,
+            ..Band::default()
         };
         let second = Band {
             hi: u64::MAX,
@@ -113,6 +133,20 @@ impl Bands {
 
     pub fn as_slice(&self) -> &[Band] {
         &self.list[..self.len as usize]
+    }
+
+    /// Whether some band splits an overhead around its message (the model's §9).
+    pub fn split(&self) -> bool {
+        self.as_slice().iter().any(Band::split)
+    }
+
+    /// The parameters a band of this set has, of [`BAND_NAMES`]: `Od` and `Op` only where
+    /// some band has them, so that a set without them reads and prints as before.
+    pub fn names(&self) -> &'static [&'static str] {
+        match self.split() {
+            true => &BAND_NAMES,
+            false => &BAND_NAMES[..PAPER_NAMES],
+        }
     }
 
     /// The band a `k`-byte message is in.
@@ -146,23 +180,35 @@ impl Bands {
         out
     }
 
-    /// What makes the set invalid (the model's §10), naming the band and the term: a negative
-    /// `o`, `L`, `Os` or `Or`, a one-way transfer `T1 + T2 + T3` below 0 at either end of a
-    /// band, or a last band whose transfers get cheaper with size (`Os + Or + G < 0`).
+    /// What makes the set invalid (the model's §8–9), naming the band and the term: a negative
+    /// `o`, `L`, `Os`, `Or`, `Od` or `Op`, an `Od` above the send's overhead `T1` or an `Op`
+    /// above the receive's `T3` (at the band's smallest size, where they are least), a one-way
+    /// transfer `T1 + T2 + T3 − Od − Op` below 0 at either end of a band, or a last band whose
+    /// transfers get cheaper with size (`Os + Or + G < 0`).
     pub fn invalid(&self) -> Option<String> {
         let mut lo = 0;
         for (j, b) in self.as_slice().iter().enumerate() {
             let band = format!("band {} ({}–{} B)", j + 1, lo, end(b.hi));
-            for (i, name) in BAND_NAMES.iter().enumerate().take(4) {
+            for i in [0, 1, 2, 3, 5, 6] {
                 let v = b.get(i);
                 if v.is_nan() || v < 0.0 {
-                    return Some(format!("{band}: {name} = {v} must be ≥ 0"));
+                    return Some(format!("{band}: {} = {v} must be ≥ 0", BAND_NAMES[i]));
                 }
             }
             if !b.G.is_finite() {
                 return Some(format!("{band}: G = {} must be a finite number", b.G));
             }
             let first = if j == 0 { 0 } else { lo + 1 };
+            let (t1, t3) = (b.o + first as f64 * b.Os, b.o + first as f64 * b.Or);
+            if b.Od > t1 || b.Op > t3 {
+                let (name, v, t, of) = match b.Od > t1 {
+                    true => ("Od", b.Od, t1, "T1 = o + k·Os, the send's overhead"),
+                    false => ("Op", b.Op, t3, "T3 = o + k·Or, the receive's overhead"),
+                };
+                return Some(format!(
+                    "{band}: {name} = {v} is more than {of} ({t} at {first} B): it is a part of it"
+                ));
+            }
             let ends = match b.hi {
                 u64::MAX => vec![first],
                 hi => vec![first, hi],
@@ -170,7 +216,7 @@ impl Bands {
             for k in ends {
                 if b.one_way(k) < 0.0 {
                     return Some(format!(
-                        "{band}: T1 + T2 + T3 = {} at {k} B is negative",
+                        "{band}: T1 + T2 + T3 − Od − Op = {} at {k} B is negative",
                         b.one_way(k)
                     ));
                 }
@@ -215,9 +261,11 @@ impl Bands {
 
 impl std::fmt::Display for Bands {
     /// `0–256 B: o=300.0 L=200.0 Os=0.1000 Or=0.1000 G=0.3000; 256–∞ B: …`: for people, ns to
-    /// a tenth and ns per byte to four decimals (files and traces keep every digit).
+    /// a tenth and ns per byte to four decimals (files and traces keep every digit); `Od=`,
+    /// `Op=` after them where the set has them.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut lo = 0;
+        let split = self.split();
         for (j, b) in self.as_slice().iter().enumerate() {
             let sep = if j > 0 { "; " } else { "" };
             write!(
@@ -230,6 +278,9 @@ impl std::fmt::Display for Bands {
                 b.Or,
                 b.G
             )?;
+            if split {
+                write!(f, " Od={:.1} Op={:.1}", b.Od, b.Op)?;
+            }
             lo = b.hi;
         }
         Ok(())
@@ -265,6 +316,7 @@ mod tests {
             Os,
             Or,
             G,
+            ..Band::default()
         }
     }
 

@@ -210,6 +210,22 @@ impl Params {
         })
     }
 
+    /// The set in bands: itself where it is, else the paper form's two bands (the model's
+    /// §8), costing every message as before.
+    pub fn in_bands(&self) -> Params {
+        match self.bands {
+            Some(_) => *self,
+            None => Params {
+                gamma: self.gamma,
+                oc: self.oc,
+                cores: self.cores,
+                class: self.class,
+                progress_at_calls: self.progress_at_calls,
+                ..Params::banded(Bands::of_paper(self), self.S, self.poll)
+            },
+        }
+    }
+
     /// The bands of the set: its own, or the paper form's two.
     pub fn as_bands(&self) -> Bands {
         self.bands.unwrap_or_else(|| Bands::of_paper(self))
@@ -264,10 +280,40 @@ impl Params {
         self.bands.as_ref().and_then(Bands::invalid)
     }
 
-    /// ACK back to the sender, `T5 = o + L + o`.
+    /// ACK back to the sender, `T5 = o + L + o`; with the first band's `Od` and `Op` (the
+    /// model's §9: the sender waits for it, a receive posted early) `o − Od + L + o − Op`.
     #[inline(always)]
     pub fn t5(&self) -> f64 {
-        self.o + self.L + self.o
+        let (od, op) = self.split_of(0);
+        self.o - od + self.L + self.o - op
+    }
+
+    /// `(Od, Op)` of `k`'s band (the model's §9): 0 for a set of the paper's form.
+    #[inline(always)]
+    pub fn split_of(&self, k: u64) -> (f64, f64) {
+        match &self.bands {
+            None => (0.0, 0.0),
+            Some(b) => {
+                let x = b.of(k);
+                (x.Od, x.Op)
+            }
+        }
+    }
+
+    /// When the last byte of a `k`-byte eager message sent at `ts` arrives: `ts + T1 − Od +
+    /// T2*` (the model's §9), and its `Op`.
+    #[inline(always)]
+    pub fn arrival(&self, k: u64, ts: f64) -> (f64, f64) {
+        let (od, op) = self.split_of(k);
+        (ts + self.t1(k) - od + self.t2(k), op)
+    }
+
+    /// When a rendezvous request sent at `ts` arrives (`ts + o − Od + L`, the first band's),
+    /// and that band's `Op`.
+    #[inline(always)]
+    fn request_arrival(&self, ts: f64) -> (f64, f64) {
+        let (od, op) = self.split_of(0);
+        (ts + self.o - od + self.L, op)
     }
 
     /// Whether a `k`-byte message goes by rendezvous (`always` for synchronous sends).
@@ -286,8 +332,8 @@ impl Params {
                 unblock: ts,
             };
         }
-        let req_arrives = ts + self.o + self.L;
-        let confirmed = req_arrives.max(tr);
+        let (req_arrives, op) = self.request_arrival(ts);
+        let confirmed = (req_arrives - op).max(tr);
         Cost {
             ret: confirmed + self.o + self.t5() + self.t1(k),
             sync: (tr - req_arrives).max(0.0),
@@ -299,15 +345,16 @@ impl Params {
     #[inline(always)]
     pub fn recv(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
         if !rdv {
-            let arrives = ts + self.t1(k) + self.t2(k);
+            // Posted `Op` or more before the arrival, it has done `Op` of its `T3` by then.
+            let (arrives, op) = self.arrival(k, ts);
             return Cost {
-                ret: arrives.max(tr) + self.recv_busy(k, false),
+                ret: (arrives - op).max(tr) + self.t3(k),
                 sync: (arrives - tr).max(0.0),
                 unblock: arrives,
             };
         }
-        let req_arrives = ts + self.o + self.L;
-        let ret = req_arrives.max(tr) + self.recv_busy(k, true);
+        let (req_arrives, op) = self.request_arrival(ts);
+        let ret = (req_arrives - op).max(tr) + self.recv_busy(k, true);
         Cost {
             ret,
             sync: (req_arrives - tr).max(0.0),
@@ -316,21 +363,41 @@ impl Params {
     }
 
     /// What a `k`-byte receive costs after it can start (its message, or the rendezvous
-    /// request, there and its call made): `T3` eager, `o + T5 + T1 + T2* + T3` rendezvous, the
-    /// time its rank is busy with it where it takes receives one at a time.
+    /// request, there and its call made): `T3` eager, `o + T5 + T1 − Od + T2* + T3 − Op`
+    /// rendezvous (the payload reaches a receive posted long before: the model's §9), the time
+    /// its rank is busy with it where it takes receives one at a time.
     pub fn recv_busy(&self, k: u64, rdv: bool) -> f64 {
         match rdv {
             false => self.t3(k),
-            true => self.o + self.t5() + self.t1(k) + self.t2(k) + self.t3(k),
+            true => {
+                let (od, op) = self.split_of(k);
+                self.o + self.t5() + self.t1(k) - od + self.t2(k) - op + self.t3(k)
+            }
         }
+    }
+
+    /// When a blocking receive called at `tr` of a `k`-byte message sent at `ts` holds its
+    /// rank's CPU, `(start, cost)`: from its message there and its call made to its end, where
+    /// one CPU takes a call's receives one at a time (the model's §10). Eager, the receive's
+    /// overhead after the arrival (`T3`, less `Op` where posted early); by rendezvous, its
+    /// payload's `T3 − Op` where messages move whatever the rank does (`at_calls` false), the
+    /// whole protocol from the request's arrival where they move only inside calls.
+    #[inline(always)]
+    pub fn recv_span(&self, k: u64, rdv: bool, ts: f64, tr: f64, at_calls: bool) -> (f64, Cost) {
+        let c = self.recv(k, rdv, ts, tr);
+        let start = match rdv && !at_calls {
+            true => c.ret - (self.t3(k) - self.split_of(k).1),
+            false => tr + c.sync,
+        };
+        (start, c)
     }
 
     /// `MPI_Probe` called at `tp` for a message sent at `ts`.
     pub fn probe(&self, k: u64, rdv: bool, ts: f64, tp: f64) -> Cost {
         let noticed = if rdv {
-            ts + self.o + self.L
+            self.request_arrival(ts).0
         } else {
-            ts + self.t1(k) + self.t2(k)
+            self.arrival(k, ts).0
         };
         Cost {
             ret: noticed.max(tp) + self.o,
@@ -558,6 +625,7 @@ mod tests {
             Os,
             Or: Os,
             G,
+            ..Default::default()
         };
         let b = Bands::new(&[
             band(256, 100.0, 50.0, 0.5, 1.0),

@@ -47,6 +47,11 @@ pub struct Overrides {
     pub gamma: Option<f64>,
     /// A modeled collective call's own cost, ns (`--oc`).
     pub oc: Option<f64>,
+    /// The send's overhead after its message left, ns, set in every band (`--Od`, the model's
+    /// §9).
+    pub Od: Option<f64>,
+    /// The receive's overhead done before its message arrives, ns, in every band (`--Op`).
+    pub Op: Option<f64>,
     /// Whether messages move only inside MPI calls (`--progress calls`) or asynchronously.
     pub progress_at_calls: Option<bool>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
@@ -57,9 +62,14 @@ pub struct Overrides {
     pub set: Vec<(String, f64)>,
 }
 
-/// Where each of [`BAND_NAMES`] (`o L Os Or G`) takes its source from in a set in bands: the
-/// place in [`NAMES`] of the parameter its flag sets (`G`: `Gs`, which `--scale G` marks).
-const BAND_SOURCES: [usize; 5] = [1, 0, 2, 3, 4];
+/// Where each of [`BAND_NAMES`] (`o L Os Or G Od Op`) takes its source from in a set in bands:
+/// the place in [`NAMES`] of the parameter its flag sets (`G`: `Gs`, which `--scale G` marks),
+/// then [`Resolved::split_sources`].
+const BAND_SOURCES: [usize; 7] = [1, 0, 2, 3, 4, 8, 9];
+
+/// The parameters of a band [`apply`] sets or scales beyond the paper's, and their places in
+/// [`Resolved::split_sources`].
+const SPLIT_NAMES: [&str; 2] = ["Od", "Op"];
 
 /// The parameters a run used, each with where it came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +82,8 @@ pub struct Resolved {
     pub gamma_source: Source,
     /// Where `params.oc` came from (unused while it is None).
     pub oc_source: Source,
+    /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §9).
+    pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
     /// model's §12), each with the flags applied as to `params`. `params` is the first set
     /// for pairs on one node (the first of all where none is): what every use that takes one
@@ -96,8 +108,11 @@ impl Resolved {
                     if band.hi != u64::MAX {
                         v.push((format!("b{}.hi", j + 1), band.hi as f64, &self.sources[7]));
                     }
-                    for (i, name) in BAND_NAMES.iter().enumerate() {
-                        let source = &self.sources[BAND_SOURCES[i]];
+                    for (i, name) in b.names().iter().enumerate() {
+                        let source = match BAND_SOURCES[i] {
+                            s if s < 8 => &self.sources[s],
+                            s => &self.split_sources[s - 8],
+                        };
                         v.push((format!("b{}.{name}", j + 1), band.get(i), source));
                     }
                 }
@@ -226,8 +241,9 @@ fn unprefixed(ov: &Overrides, class: Option<Class>) -> Result<Overrides, Error> 
     for (name, v) in &ov.set {
         let bad = || {
             Error::Usage(format!(
-                "--set {name}={v}: expected CLASS.NAME=V, CLASS node or network, NAME one of {}",
-                NAMES.join(" ")
+                "--set {name}={v}: expected CLASS.NAME=V, CLASS node or network, NAME one of {} {}",
+                NAMES.join(" "),
+                SPLIT_NAMES.join(" ")
             ))
         };
         let (prefix, param) = name.split_once('.').ok_or_else(bad)?;
@@ -238,7 +254,7 @@ fn unprefixed(ov: &Overrides, class: Option<Class>) -> Result<Overrides, Error> 
                 "--set {name}={v}: {param} takes whole numbers of bytes ≥ 0"
             ))),
         };
-        if !NAMES.contains(&param) {
+        if !NAMES.contains(&param) && !SPLIT_NAMES.contains(&param) {
             return Err(bad());
         }
         if class.is_none_or(|k| k != c) {
@@ -259,6 +275,8 @@ fn unprefixed(ov: &Overrides, class: Option<Class>) -> Result<Overrides, Error> 
             "Or" => out.Or = Some(*v),
             "Gs" => out.Gs = Some(*v),
             "Gl" => out.Gl = Some(*v),
+            "Od" => out.Od = Some(*v),
+            "Op" => out.Op = Some(*v),
             "s" => out.s = Some(bytes()?),
             _ => out.S = Some(bytes()?),
         }
@@ -306,6 +324,16 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(calls) = ov.progress_at_calls {
         p.progress_at_calls = calls;
     }
+    let mut split_sources = [source.clone(), source.clone()];
+    for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
+        if let Some(v) = v {
+            p = p
+                .in_bands()
+                .with_bands(|b| b.set(SPLIT_NAMES[j], v))
+                .map_err(Error::Params)?;
+            split_sources[j] = Source::Flag;
+        }
+    }
     match p.bands {
         None => {
             macro_rules! apply {
@@ -319,6 +347,9 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     for (name, f) in &ov.scale {
         p = scale(p, name, *f)?;
+        if let Some(j) = SPLIT_NAMES.iter().position(|n| n == name) {
+            split_sources[j] = Source::Flag;
+        }
         let scaled = match name.as_str() {
             "G" => &["Gs", "Gl"][..],
             name => &[name][..],
@@ -365,6 +396,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         poll_source,
         gamma_source,
         oc_source,
+        split_sources,
         others: Vec::new(),
     })
 }
@@ -436,6 +468,8 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
     }
     let mut p = p;
     match name {
+        // The paper's form has none (0): scaled, none still.
+        "Od" | "Op" => {}
         "L" => p.L *= f,
         "o" => p.o *= f,
         "Os" => p.Os *= f,
@@ -445,7 +479,7 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
         "G" => (p.Gs, p.Gl) = (p.Gs * f, p.Gl * f),
         _ => {
             return Err(Error::Usage(format!(
-                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G"
+                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G, Od, Op"
             )));
         }
     }
@@ -729,7 +763,7 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
             None => Ok(p),
         };
     }
-    Ok(Params {
+    let p = Params {
         poll,
         gamma,
         oc,
@@ -737,7 +771,19 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
         class,
         progress_at_calls,
         ..Params::from_named(num, bytes)?
-    })
+    };
+    // `Od` and `Op` (the model's §9) in the paper's form: its two bands, each with them.
+    let mut split = p;
+    for name in SPLIT_NAMES {
+        if table.contains_key(name) {
+            let v = num(name)?;
+            split = split.in_bands().with_bands(|b| b.set(name, v))?;
+        }
+    }
+    match split.invalid() {
+        Some(why) if split.bands.is_some() => Err(format!("invalid parameters: {why}")),
+        _ => Ok(split),
+    }
 }
 
 /// `async` (messages move whatever the ranks do: the paper's model) or `calls` (only while the
@@ -767,9 +813,9 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
             Some(toml::Value::Integer(i)) => Ok(*i as f64),
             Some(v) => Err(format!("band {}: {n} must be a number, found {v}", j + 1)),
             None => Err(format!(
-                "band {}: {n} is missing (expected hi and all of {})",
+                "band {}: {n} is missing (expected hi and all of {}; Od and Op where split)",
                 j + 1,
-                BAND_NAMES.join(", ")
+                BAND_NAMES[..5].join(", ")
             )),
         };
         let last = j + 1 == list.len();
@@ -797,6 +843,11 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
                 BAND_NAMES.join(", ")
             ));
         }
+        // The model's §9: absent, 0.
+        let split = |n: &str| match t.contains_key(n) {
+            true => num(n),
+            false => Ok(0.0),
+        };
         bands.push(Band {
             hi,
             o: num("o")?,
@@ -804,6 +855,8 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
             Os: num("Os")?,
             Or: num("Or")?,
             G: num("G")?,
+            Od: split("Od")?,
+            Op: split("Op")?,
         });
     }
     Bands::new(&bands)
@@ -834,7 +887,7 @@ pub fn params_toml(p: &Params) -> String {
             if band.hi != u64::MAX {
                 out += &format!("hi = {}\n", band.hi);
             }
-            for (i, name) in BAND_NAMES.iter().enumerate() {
+            for (i, name) in b.names().iter().enumerate() {
                 out += &format!("{name} = {:?}\n", band.get(i));
             }
         }

@@ -148,7 +148,7 @@ pub(super) fn cost_event(
         }
         Shape::Sendrecv => {
             let send = sh.send_completion(r, i, tc)?;
-            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc)? {
+            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc, false)? {
                 Pending::Done(recv) => {
                     let mut w = WaitFold::new(tc, o);
                     w.add(send.done, send.unblock, send.send_side);
@@ -450,7 +450,8 @@ impl Shared<'_> {
 
     /// A receive of rank `to` started at `ti` whose message comes from global event `from`
     /// (NONE: none), most likely an event of rank `source` (see [`Shared::call_at`]); `plain`:
-    /// a plain send's ([`HbGraph::link_plain`]).
+    /// a plain send's ([`HbGraph::link_plain`]). `queued`: a request's, which its completion
+    /// call takes one at a time with the call's other receives (the model's §10).
     #[inline(always)]
     pub(super) fn recv_completion(
         &self,
@@ -459,6 +460,7 @@ impl Shared<'_> {
         source: i32,
         to: usize,
         ti: f64,
+        queued: bool,
     ) -> Result<Pending, Dep> {
         if from == NONE {
             return Ok(Pending::Done(Completion {
@@ -472,6 +474,14 @@ impl Shared<'_> {
         let ts = self.call_at(from, source)?;
         let (bytes, rdv) = self.message(from, plain, to);
         let c = match self.model_of(from, to) {
+            Model::LogGps(p) if queued => {
+                let at_calls = !self.progress_at.is_empty();
+                let (start, c) = p.recv_span(bytes, rdv, ts, ti, at_calls);
+                return Ok(Pending::Queued(Queued {
+                    start,
+                    c: Completion::of(c, false),
+                }));
+            }
             Model::LogGps(p) => p.recv(bytes, rdv, ts, ti),
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
@@ -592,17 +602,8 @@ impl Shared<'_> {
                         self.call_at(e, r as i32)?
                     }
                 };
-                let c = self.recv_completion(from, plain, self.trace.rank(r).peer(oi), r, tr)?;
-                Ok(match c {
-                    // One at a time, in the call that completes them.
-                    Pending::Done(c) if from != NONE && !self.progress_at.is_empty() => {
-                        Pending::Queued(Queued {
-                            start: tr + c.sync,
-                            c,
-                        })
-                    }
-                    c => c,
-                })
+                // One at a time, in the call that completes them.
+                self.recv_completion(from, plain, self.trace.rank(r).peer(oi), r, tr, true)
             }
         }
     }

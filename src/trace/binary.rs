@@ -190,13 +190,17 @@ fn params(input: &[u8]) -> Res<'_, Params> {
 }
 
 /// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, then the
-/// [`extras`].
-fn banded(input: &[u8]) -> Res<'_, Params> {
+/// [`extras`]; flag 5's (`split`) with `2 × f64 Od Op` after each band's `G` (the model's §9).
+fn banded(input: &[u8], split: bool) -> Res<'_, Params> {
     let (mut input, n) = le_u8(input)?;
     let mut list = Vec::with_capacity(n as usize);
     for _ in 0..n {
         let (rest, (hi, o, l, os, or, g)) =
             tuple((le_u64, le_f64, le_f64, le_f64, le_f64, le_f64))(input)?;
+        let (rest, (od, op)) = match split {
+            true => tuple((le_f64, le_f64))(rest)?,
+            false => (rest, (0.0, 0.0)),
+        };
         list.push(Band {
             hi,
             o,
@@ -204,6 +208,8 @@ fn banded(input: &[u8]) -> Res<'_, Params> {
             Os: os,
             Or: or,
             G: g,
+            Od: od,
+            Op: op,
         });
         input = rest;
     }
@@ -268,7 +274,7 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         }
         v => return fail(input, format!("the eager-limit flag 0 or 1, found {v}")),
     };
-    let (input, has_params) = expect("the parameters flag (0 to 4)", le_u8)(input)?;
+    let (input, has_params) = expect("the parameters flag (0 to 5)", le_u8)(input)?;
     let (input, params) = match has_params {
         0 => (input, None),
         1 => {
@@ -281,7 +287,12 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
             let poll = Some(poll);
             (input, Some(Params { poll, ..p }))
         }
-        3 => expect("LogGPS parameters in bands", banded)(input).map(|(i, p)| (i, Some(p)))?,
+        3 => expect("LogGPS parameters in bands", |i| banded(i, false))(input)
+            .map(|(i, p)| (i, Some(p)))?,
+        5 => expect("LogGPS parameters in bands with Od and Op", |i| {
+            banded(i, true)
+        })(input)
+        .map(|(i, p)| (i, Some(p)))?,
         4 => {
             let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
             let (input, (poll, gamma, oc, cores, progress_at_calls)) =
@@ -296,7 +307,7 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
             };
             (input, Some(p))
         }
-        v => return fail(input, format!("the parameters flag 0 to 4, found {v}")),
+        v => return fail(input, format!("the parameters flag 0 to 5, found {v}")),
     };
     Ok((input, (library, eager_limit, params)))
 }
@@ -1906,12 +1917,13 @@ impl<W: Write> Writer<W> {
         }
         match &meta.params {
             Some(p) if let Some(b) = &p.bands => {
-                j.push(3);
+                // 3: bands, 5: bands with Od and Op (written only where a band has them).
+                j.push(if b.split() { 5 } else { 3 });
                 j.push(b.as_slice().len() as u8);
                 for band in b.as_slice() {
                     j.extend_from_slice(&band.hi.to_le_bytes());
-                    for v in [band.o, band.L, band.Os, band.Or, band.G] {
-                        j.extend_from_slice(&v.to_le_bytes());
+                    for i in 0..b.names().len() {
+                        j.extend_from_slice(&band.get(i).to_le_bytes());
                     }
                 }
                 j.extend_from_slice(&p.S.to_le_bytes());

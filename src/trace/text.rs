@@ -535,12 +535,15 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     })
 }
 
-/// `bands=HI:o:L:Os:Or:G;…` of a `params` line, the last band's `HI` `inf`.
+/// `bands=HI:o:L:Os:Or:G;…` of a `params` line, the last band's `HI` `inf`; each band may end
+/// with `:Od:Op` (the model's §9).
 fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
     let band = |b: &str| -> Option<crate::model::Band> {
         let f: Vec<&str> = b.split(':').collect();
-        let [hi, o, l, os, or, g] = f[..] else {
-            return None;
+        let (hi, o, l, os, or, g, od, op) = match f[..] {
+            [hi, o, l, os, or, g] => (hi, o, l, os, or, g, "0", "0"),
+            [hi, o, l, os, or, g, od, op] => (hi, o, l, os, or, g, od, op),
+            _ => return None,
         };
         let n = |x: &str| x.parse::<f64>().ok();
         Some(crate::model::Band {
@@ -553,10 +556,13 @@ fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
             Os: n(os)?,
             Or: n(or)?,
             G: n(g)?,
+            Od: n(od)?,
+            Op: n(op)?,
         })
     };
     let list: Option<Vec<_>> = v.split(';').map(band).collect();
-    let list = list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G;…, found `{v}`"))?;
+    let list =
+        list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G[:Od:Op];…, found `{v}`"))?;
     crate::model::Bands::new(&list)
 }
 
@@ -576,13 +582,17 @@ fn extras_fields(p: &Params) -> String {
 }
 
 /// A set's `bands=` value (see [`parse_bands`]).
-fn bands_field(b: &crate::model::Bands) -> String {
-    let each = b.as_slice().iter().map(|b| {
+fn bands_field(bands: &crate::model::Bands) -> String {
+    let each = bands.as_slice().iter().map(|b| {
         let hi = match b.hi {
             u64::MAX => "inf".to_string(),
             hi => hi.to_string(),
         };
-        format!("{hi}:{}:{}:{}:{}:{}", b.o, b.L, b.Os, b.Or, b.G)
+        let split = match bands.split() {
+            true => format!(":{}:{}", b.Od, b.Op),
+            false => String::new(),
+        };
+        format!("{hi}:{}:{}:{}:{}:{}{split}", b.o, b.L, b.Os, b.Or, b.G)
     });
     each.collect::<Vec<_>>().join(";")
 }

@@ -1,0 +1,205 @@
+//! Overheads split around the message (the model's §9: `Od`, `Op`) and one CPU per rank (§10:
+//! a completion call's receives pay their overheads one after another), costed by hand from
+//! Myrinet's parameters (the paper's Table 5): for 1,000 B, `T1 = 6,550 + 1,000·6.86 =
+//! 13,410`, `T2 = 1,000·15.48 + 1,160 = 16,640`, `T3 = 6,550 + 1,000·2.57 = 9,120`.
+
+mod common;
+
+use common::{assert_close, json, rank_ns, run, text_trace};
+
+const MYRINET: &str = "params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383";
+
+/// Rank 0 sends `k` bytes at 0; rank 1 computes `tr` ns, then receives.
+fn one_message(k: u64, tr: u64) -> String {
+    format!(
+        "loggps-trace 1\nranks 2\n{MYRINET}\n\
+         0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes={k} peer=1 tag=0\n0 MPI_Finalize 10 20\n\
+         1 MPI_Init 0 0\n1 MPI_Recv {tr} {} bytes={k} peer=0 tag=0\n1 MPI_Finalize {} {}\n",
+        tr + 10,
+        tr + 10,
+        tr + 20
+    )
+}
+
+/// The JSON report of `trace` predicted with `args`.
+fn predict(trace: &str, args: &[&str]) -> serde_json::Value {
+    let (_d, f) = text_trace("t.txt", trace);
+    json(&[&[f.as_str(), "--format", "json"], args].concat())
+}
+
+/// `Od = 2,000`, `Op = 3,000`: the message leaves 2,000 ns before the send returns and arrives
+/// at 13,410 − 2,000 + 16,640 = 28,050.
+/// - Posted at 0 (long before): the receive has done `Op` by then and ends at 28,050 − 3,000 +
+///   9,120 = 34,170 (39,170 without the split: the model's §6 vector), its wait for the message
+///   28,050 receiver synchronization, the rest (`T3 − Op` = 6,120) communication. The send still
+///   returns at `T1` = 13,410.
+/// - Posted at 50,000 (the message there): its whole `T3`, 59,120.
+/// - Posted at 26,000 (less than `Op` before the arrival): it starts its overhead at its call,
+///   26,000 + 9,120 = 35,120, of which 2,050 waits for the message.
+#[test]
+fn od_moves_the_arrival_and_op_shortens_a_receive_posted_early() {
+    let split = ["--Od", "2000", "--Op", "3000"];
+    let v = predict(&one_message(1000, 0), &split);
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 34_170.0, "early");
+    let r1 = rank_ns(&v, 1);
+    assert_close(r1[4], 28_050.0, "early: receiver sync up to the arrival");
+    assert_close(r1[2], 6_120.0, "early: T3 − Op");
+    assert_close(rank_ns(&v, 0)[0], 13_410.0, "the send returns at T1");
+    // Both 0: the paper's vector, whether given or not.
+    let none = predict(&one_message(1000, 0), &[]);
+    assert_close(
+        none["predicted_s"].as_f64().unwrap() * 1e9,
+        39_170.0,
+        "none",
+    );
+    let zero = predict(&one_message(1000, 0), &["--Od", "0", "--Op", "0"]);
+    assert_close(
+        zero["predicted_s"].as_f64().unwrap() * 1e9,
+        39_170.0,
+        "zero",
+    );
+
+    let late = predict(&one_message(1000, 50_000), &split);
+    assert_close(
+        late["predicted_s"].as_f64().unwrap() * 1e9,
+        59_120.0,
+        "late",
+    );
+    assert_close(rank_ns(&late, 1)[4], 0.0, "late: no wait");
+
+    let between = predict(&one_message(1000, 26_000), &split);
+    assert_close(
+        between["predicted_s"].as_f64().unwrap() * 1e9,
+        35_120.0,
+        "between",
+    );
+    let r1 = rank_ns(&between, 1);
+    assert_close(r1[4], 2_050.0, "between: the wait for the arrival");
+    assert_close(r1[2], 7_070.0, "between: the rest of T3");
+}
+
+/// 20,000 B by rendezvous, both called at 0, `Od = 2,000`, `Op = 3,000` (the control
+/// messages' from the first band, the same here): the request arrives at 6,550 − 2,000 + 1,160
+/// = 5,710; the receive, posted early, confirms at 5,710 − 3,000 + 6,550 = 9,260; the ACK
+/// costs `o − Od + L + o − Op` = 9,260; the send returns after its `T1` = 6,550 + 20,000·6.86 =
+/// 143,750: 162,270. The payload leaves 2,000 before that, takes `T2'` = 8,191·15.48 +
+/// 11,809·(−0.74) + 1,160 = 119,218.02 and the receive ends `T3 − Op` = 57,950 − 3,000 after
+/// its arrival: 334,438.02 (349,438.02 without the split: 15,000 more, 5,000 from each
+/// message).
+#[test]
+fn rendezvous_splits_each_message_of_the_protocol() {
+    let v = predict(&one_message(20_000, 0), &["--Od", "2000", "--Op", "3000"]);
+    assert_close(rank_ns(&v, 0)[0], 162_270.0, "send");
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 334_438.02, "recv");
+    let paper = predict(&one_message(20_000, 0), &[]);
+    assert_close(
+        paper["predicted_s"].as_f64().unwrap() * 1e9,
+        349_438.02,
+        "paper",
+    );
+}
+
+/// Rank 0 posts three Irecvs (from ranks 1, 2, 3) and calls Waitall at once (its calls at 0,
+/// 6,550, 13,100; the Waitall at 19,650); each other rank sends 1,000 B at 0. All three arrive
+/// at 30,050; one CPU takes their `T3` one after another (the model's §10): 39,170, 48,290,
+/// 57,410, the Waitall's return and the runtime (39,170 if they overlapped). With `Op =
+/// 3,000` each pays `T3 − Op` = 6,120 after the first's 36,170: 48,410. Under `--progress
+/// calls` as before (each from the Waitall's call or the previous end): the same 57,410.
+#[test]
+fn a_waitall_pays_its_receive_overheads_one_after_another() {
+    let mut t = format!(
+        "loggps-trace 1\nranks 4\n{MYRINET}\n0 MPI_Init 0 0\n\
+         0 MPI_Irecv 0 10 bytes=1000 peer=1 tag=0 req=0\n\
+         0 MPI_Irecv 10 20 bytes=1000 peer=2 tag=0 req=1\n\
+         0 MPI_Irecv 20 30 bytes=1000 peer=3 tag=0 req=2\n\
+         0 MPI_Waitall 30 40 done=0:1:0,1:2:0,2:3:0\n0 MPI_Finalize 40 50\n"
+    );
+    for r in 1..4 {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Send 0 10 bytes=1000 peer=0 tag=0\n\
+             {r} MPI_Finalize 10 20\n"
+        );
+    }
+    let v = predict(&t, &[]);
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 57_410.0, "serial");
+    let r0 = rank_ns(&v, 0);
+    // Communication: three Irecvs' o, the three T3; the rest waits for the first arrival.
+    assert_close(r0[2], 3.0 * 6550.0 + 3.0 * 9120.0, "communication");
+    assert_close(r0[4], 30_050.0 - 19_650.0, "receiver sync");
+    let op = predict(&t, &["--Op", "3000"]);
+    assert_close(op["predicted_s"].as_f64().unwrap() * 1e9, 48_410.0, "Op");
+    let calls = predict(&t, &["--progress", "calls"]);
+    assert_close(
+        calls["predicted_s"].as_f64().unwrap() * 1e9,
+        57_410.0,
+        "calls",
+    );
+}
+
+/// The split in files, traces and the sensitivity report: a `[[bands]]` file with `Od` and
+/// `Op` costs as the flags do; the paper's form takes them too; an `Od` above the band's `T1`
+/// is refused naming the band; embedded by `convert --params` into text and binary traces it
+/// predicts the same without flags; `sensitivity` reads `b1.Od` and `b1.Op` off the replays
+/// and the critical path: −1 each (the runtime is `arrival − Op + T3`).
+#[test]
+fn the_split_in_files_traces_and_sensitivity() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    // Myrinet's two bands (the paper's form as bands, the model's §8) with the split.
+    let bands = "S = 16383\n\
+        [[bands]]\nhi = 8191\no = 6550\nL = 1160\nOs = 6.86\nOr = 2.57\nG = 15.48\nOd = 2000\nOp = 3000\n\
+        [[bands]]\no = 6550\nL = 134018.02\nOs = 6.86\nOr = 2.57\nG = -0.74\nOd = 2000\nOp = 3000\n";
+    std::fs::write(path("split.toml"), bands).unwrap();
+    let paper = "L = 1160\no = 6550\nOs = 6.86\nOr = 2.57\nGs = 15.48\nGl = -0.74\ns = 8191\n\
+        S = 16383\nOd = 2000\nOp = 3000\n";
+    std::fs::write(path("paper.toml"), paper).unwrap();
+    let trace = one_message(1000, 0);
+    std::fs::write(path("t.txt"), &trace).unwrap();
+    for file in ["split.toml", "paper.toml"] {
+        let v = predict(&trace, &["--params", &path(file)]);
+        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 34_170.0, file);
+    }
+    let bad = bands.replacen("Od = 2000", "Od = 7000", 1);
+    std::fs::write(path("bad.toml"), bad).unwrap();
+    let out = run(&[&path("t.txt"), "--params", &path("bad.toml")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("band 1 (0–8191 B): Od = 7000"), "{err}");
+    let out = run(&[&path("t.txt"), "--Op", "-1"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Op = -1 must be ≥ 0"));
+
+    for (to, name) in [("text", "e.txt"), ("binary", "e.bin")] {
+        let out = run(&[
+            "convert",
+            &path("t.txt"),
+            &path(name),
+            "--to",
+            to,
+            "--params",
+            &path("split.toml"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = json(&[&path(name), "--format", "json"]);
+        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 34_170.0, name);
+    }
+    let text = std::fs::read_to_string(path("e.txt")).unwrap();
+    assert!(text.contains(":2000:3000;"), "{text}");
+
+    let s = json(&["sensitivity", &path("e.bin"), "--format", "json"]);
+    for name in ["b1.Od", "b1.Op"] {
+        let d = s["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {s}"));
+        for key in ["ns_per_unit", "from_critical_path"] {
+            let got = d[key].as_f64().unwrap();
+            assert!((got + 1.0).abs() < 1e-5, "{name} {key}: {got}");
+        }
+    }
+}
