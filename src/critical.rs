@@ -121,7 +121,7 @@ pub enum Rule {
     /// A modeled collective: its instance's schedule costed again from its participants'
     /// calls.
     Collective(Arc<Modeled>),
-    /// Receives taken one at a time in one completion call (the model's §10): the first that
+    /// Receives taken one at a time in one completion call (the model's §14): the first that
     /// did not wait for another (`.0`, a [`Rule::Message`]), then each `(k, rendezvous, ts,
     /// tr)` of those after it, each started at the end of the one before.
     Queue(Box<Rule>, Arc<[Queued]>),
@@ -546,7 +546,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                 return Some((Rule::Const, Binder::Own));
             }
             let mut done = Vec::new();
-            // The receives, taken one at a time (the model's §10).
+            // The receives, taken one at a time (the model's §14).
             let mut queue = Vec::new();
             for (_, oi) in ev.completed_origins(i, 0, None) {
                 let oi = oi as usize;
@@ -736,7 +736,7 @@ fn recv_of(
 type Queued = (u64, bool, f64, f64);
 
 /// Receives `queue` (each a [`Rule::Message`]) taken one at a time, as the replay takes them
-/// (`replay::cost::Queued::serial`, the model's §10): in the order they can start, each from
+/// (`replay::cost::Queued::serial`, the model's §14): in the order they can start, each from
 /// its start or the previous one's end. The rule of the last one's end, and where it came
 /// from: the last receive that started on its own, the ones after it adding their costs.
 fn serial(p: &Params, mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> {

@@ -42,7 +42,7 @@ impl Knob {
     pub fn all(p: &Params) -> Vec<Knob> {
         let mut v: Vec<Knob> = match &p.bands {
             None => (0..PAPER.len()).map(Knob::Paper).collect(),
-            // Od and Op where the set splits its overheads (the model's §9).
+            // Od and Op where the set splits its overheads (the model's §13).
             Some(b) => (0..b.as_slice().len())
                 .flat_map(|j| (0..b.names().len()).map(move |i| Knob::Band(j, i)))
                 .collect(),

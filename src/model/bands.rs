@@ -19,16 +19,16 @@ pub struct Band {
     pub Os: f64,
     pub Or: f64,
     pub G: f64,
-    /// The part of the send's overhead after the message has left, ns (the model's §9; 0: the
+    /// The part of the send's overhead after the message has left, ns (the model's §13; 0: the
     /// paper's send, its overhead wholly before the transfer).
     pub Od: f64,
     /// The part of the receive's overhead a receive posted before its message arrives has
-    /// done by then, ns (the model's §9; 0: the paper's receive).
+    /// done by then, ns (the model's §13; 0: the paper's receive).
     pub Op: f64,
 }
 
 /// The names of a band's parameters, in [`Band::get`] order: the paper's five, then the
-/// overheads' split around the message (the model's §9), listed only where a set has them
+/// overheads' split around the message (the model's §13), listed only where a set has them
 /// ([`Bands::names`]).
 pub const BAND_NAMES: [&str; 7] = ["o", "L", "Os", "Or", "G", "Od", "Op"];
 
@@ -135,7 +135,7 @@ impl Bands {
         &self.list[..self.len as usize]
     }
 
-    /// Whether some band splits an overhead around its message (the model's §9).
+    /// Whether some band splits an overhead around its message (the model's §13).
     pub fn split(&self) -> bool {
         self.as_slice().iter().any(Band::split)
     }
@@ -180,7 +180,7 @@ impl Bands {
         out
     }
 
-    /// What makes the set invalid (the model's §8–9), naming the band and the term: a negative
+    /// What makes the set invalid (the model's §10, §13), naming the band and the term: a negative
     /// `o`, `L`, `Os`, `Or`, `Od` or `Op`, an `Od` above the send's overhead `T1` or an `Op`
     /// above the receive's `T3` (at the band's smallest size, where they are least), a one-way
     /// transfer `T1 + T2 + T3 − Od − Op` below 0 at either end of a band, or a last band whose

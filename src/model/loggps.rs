@@ -281,14 +281,14 @@ impl Params {
     }
 
     /// ACK back to the sender, `T5 = o + L + o`; with the first band's `Od` and `Op` (the
-    /// model's §9: the sender waits for it, a receive posted early) `o − Od + L + o − Op`.
+    /// model's §13: the sender waits for it, a receive posted early) `o − Od + L + o − Op`.
     #[inline(always)]
     pub fn t5(&self) -> f64 {
         let (od, op) = self.split_of(0);
         self.o - od + self.L + self.o - op
     }
 
-    /// `(Od, Op)` of `k`'s band (the model's §9): 0 for a set of the paper's form.
+    /// `(Od, Op)` of `k`'s band (the model's §13): 0 for a set of the paper's form.
     #[inline(always)]
     pub fn split_of(&self, k: u64) -> (f64, f64) {
         match &self.bands {
@@ -301,7 +301,7 @@ impl Params {
     }
 
     /// When the last byte of a `k`-byte eager message sent at `ts` arrives: `ts + T1 − Od +
-    /// T2*` (the model's §9), and its `Op`.
+    /// T2*` (the model's §13), and its `Op`.
     #[inline(always)]
     pub fn arrival(&self, k: u64, ts: f64) -> (f64, f64) {
         let (od, op) = self.split_of(k);
@@ -364,7 +364,7 @@ impl Params {
 
     /// What a `k`-byte receive costs after it can start (its message, or the rendezvous
     /// request, there and its call made): `T3` eager, `o + T5 + T1 − Od + T2* + T3 − Op`
-    /// rendezvous (the payload reaches a receive posted long before: the model's §9), the time
+    /// rendezvous (the payload reaches a receive posted long before: the model's §13), the time
     /// its rank is busy with it where it takes receives one at a time.
     pub fn recv_busy(&self, k: u64, rdv: bool) -> f64 {
         match rdv {
@@ -378,7 +378,7 @@ impl Params {
 
     /// When a blocking receive called at `tr` of a `k`-byte message sent at `ts` holds its
     /// rank's CPU, `(start, cost)`: from its message there and its call made to its end, where
-    /// one CPU takes a call's receives one at a time (the model's §10). Eager, the receive's
+    /// one CPU takes a call's receives one at a time (the model's §14). Eager, the receive's
     /// overhead after the arrival (`T3`, less `Op` where posted early); by rendezvous, its
     /// payload's `T3 − Op` where messages move whatever the rank does (`at_calls` false), the
     /// whole protocol from the request's arrival where they move only inside calls.

@@ -82,7 +82,7 @@ pub struct Resolved {
     pub gamma_source: Source,
     /// Where `params.oc` came from (unused while it is None).
     pub oc_source: Source,
-    /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §9).
+    /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
     /// model's §12), each with the flags applied as to `params`. `params` is the first set
@@ -772,7 +772,7 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
         progress_at_calls,
         ..Params::from_named(num, bytes)?
     };
-    // `Od` and `Op` (the model's §9) in the paper's form: its two bands, each with them.
+    // `Od` and `Op` (the model's §13) in the paper's form: its two bands, each with them.
     let mut split = p;
     for name in SPLIT_NAMES {
         if table.contains_key(name) {
@@ -843,7 +843,7 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
                 BAND_NAMES.join(", ")
             ));
         }
-        // The model's §9: absent, 0.
+        // The model's §13: absent, 0.
         let split = |n: &str| match t.contains_key(n) {
             true => num(n),
             false => Ok(0.0),

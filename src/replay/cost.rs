@@ -451,7 +451,7 @@ impl Shared<'_> {
     /// A receive of rank `to` started at `ti` whose message comes from global event `from`
     /// (NONE: none), most likely an event of rank `source` (see [`Shared::call_at`]); `plain`:
     /// a plain send's ([`HbGraph::link_plain`]). `queued`: a request's, which its completion
-    /// call takes one at a time with the call's other receives (the model's §10).
+    /// call takes one at a time with the call's other receives (the model's §14).
     #[inline(always)]
     pub(super) fn recv_completion(
         &self,

@@ -190,7 +190,7 @@ fn params(input: &[u8]) -> Res<'_, Params> {
 }
 
 /// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, then the
-/// [`extras`]; flag 5's (`split`) with `2 × f64 Od Op` after each band's `G` (the model's §9).
+/// [`extras`]; flag 5's (`split`) with `2 × f64 Od Op` after each band's `G` (the model's §13).
 fn banded(input: &[u8], split: bool) -> Res<'_, Params> {
     let (mut input, n) = le_u8(input)?;
     let mut list = Vec::with_capacity(n as usize);

@@ -536,7 +536,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
 }
 
 /// `bands=HI:o:L:Os:Or:G;…` of a `params` line, the last band's `HI` `inf`; each band may end
-/// with `:Od:Op` (the model's §9).
+/// with `:Od:Op` (the model's §13).
 fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
     let band = |b: &str| -> Option<crate::model::Band> {
         let f: Vec<&str> = b.split(':').collect();
