@@ -115,13 +115,14 @@ pub fn residual(p: &Params, x: &Sample) -> f64 {
 }
 
 /// Rank 0's calls as the model costs them where [`Calls`] times them (the module's comment):
-/// the send's duration and the receive's.
+/// the send's duration (its receive posted long before) and the receive's (its message, or the
+/// rendezvous request, there long before).
 pub fn model_calls(p: &Params, k: u64) -> (f64, f64) {
-    let (t1, t2, t3) = (p.t1(k), p.t2(k), p.t3(k));
-    match k <= p.S {
-        true => (t1, t3),
-        false => (4.0 * p.o + 2.0 * p.L + t1, 3.0 * p.o + p.L + t1 + t2 + t3),
-    }
+    let (rdv, long) = (k > p.S, 1e9);
+    (
+        p.send(k, rdv, 0.0, -long).ret,
+        p.recv(k, rdv, -long, 0.0).ret,
+    )
 }
 
 /// [`fit_once`] again until the samples its fit says the imbalance hides are those it assumed
@@ -146,12 +147,7 @@ fn settled(samples: &[Sample], calls: &[Calls], S: u64, prev: Option<&Params>) -
 /// Whether the imbalance of `x` hides its transfer under `p` (the `w` branch of the round
 /// trip's max, the model's §6): else the round trip costs what it does at `w = 0`.
 fn hidden(p: &Params, x: &Sample) -> bool {
-    let k = x.k;
-    x.w_ns > 0.0
-        && match k <= p.S {
-            true => p.t1(k) + 2.0 * p.t2(k) + p.t3(k) <= x.w_ns,
-            false => p.t2(k) + p.t3(k) + p.o + p.L <= x.w_ns,
-        }
+    super::fit::hidden(p, x.k, x.w_ns)
 }
 
 /// One fit of every band, outliers and all; the samples the imbalance hides by `prev` (None:
@@ -173,7 +169,8 @@ fn fit_once(samples: &[Sample], calls: &[Calls], S: u64, prev: Option<&Params>) 
     let (eager, rdv): (Vec<Sample>, Vec<Sample>) = samples.iter().partition(|x| x.k <= S);
     let fit = |seg: &[Sample]| fit_segment(seg, &calls_of(seg), None, &hid);
     let mut list: Vec<Band> = split(&eager, MAX_SIDE, &fit)?;
-    let control = (list[0].o, list[0].L);
+    // A control message's one-way cost beyond its overheads: `L − Od − Op` (the model's §13).
+    let control = (list[0].o, list[0].L - list[0].Od - list[0].Op);
     list.last_mut().expect("a band").hi = S;
     if !rdv.is_empty() {
         let fit = |seg: &[Sample]| fit_segment(seg, &calls_of(seg), Some(control), &hid);
@@ -331,6 +328,43 @@ fn fit_segment(
     let score: f64 = (a.iter().zip(&y))
         .map(|(r, yi)| (r.iter().zip(&v).map(|(p, q)| p * q).sum::<f64>() - yi).powi(2))
         .sum();
+    // Eager, `L` at its bound: the round trips ask for less than LogGPS allows. The same rows
+    // with `L`'s column negated fit `D = Od + Op` in its place (the model's §13; only `L − Od −
+    // Op` shows in a round trip), taken where it fits better and the band stays valid.
+    if control.is_none() && v[1] <= 0.0 {
+        let negated: Vec<Vec<f64>> = (a.iter())
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .map(|(j, x)| if j == 1 { -x } else { *x })
+                    .collect()
+            })
+            .collect();
+        if let Some(u) = nnls(&negated, &y) {
+            let s: f64 = (negated.iter().zip(&y))
+                .map(|(r, yi)| (r.iter().zip(&u).map(|(p, q)| p * q).sum::<f64>() - yi).powi(2))
+                .sum();
+            let band = split_band(band_of(samples, &u, kmax, control)?, u[1]);
+            if s < score
+                && band.is_some_and(|b| {
+                    Bands::new(&[Band { hi: u64::MAX, ..b }]).is_ok_and(|x| x.invalid().is_none())
+                })
+            {
+                return Some(Segment {
+                    band: band.expect("checked"),
+                    score: s,
+                });
+            }
+        }
+    }
+    Some(Segment {
+        band: band_of(samples, &v, kmax, control)?,
+        score,
+    })
+}
+
+/// The band of a fit's unknowns `v` over `samples` (see [`fit_segment`]).
+fn band_of(samples: &[Sample], v: &[f64], kmax: f64, control: Option<(f64, f64)>) -> Option<Band> {
     let per_byte = |j: usize| v[j] / kmax;
     let (os, or, g) = match control {
         None => (
@@ -340,17 +374,33 @@ fn fit_segment(
         ),
         Some(_) => (per_byte(2), 0.0, per_byte(3)),
     };
-    Some(Segment {
-        band: Band {
-            hi: samples.iter().map(|x| x.k).max()?,
-            o: v[0],
-            L: v[1],
-            Os: os,
-            Or: or,
-            G: g,
-            ..Band::default()
-        },
-        score,
+    Some(Band {
+        hi: samples.iter().map(|x| x.k).max()?,
+        o: v[0],
+        L: v[1],
+        Os: os,
+        Or: or,
+        G: g,
+        ..Band::default()
+    })
+}
+
+/// `band` (its `L` the fitted `D`) with `L = 0` and `Od + Op = D`: half each where each's
+/// bound allows (`Od ≤ o`, `Op ≤ o`: the overheads at the band's least size), the rest to the
+/// other. Round trips tell `L − Od − Op` only: this is the calibration's assumption, which it
+/// reports. None where `D` exceeds both bounds.
+fn split_band(band: Band, d: f64) -> Option<Band> {
+    let od = (d / 2.0).min(band.o);
+    let op = d - od;
+    let (od, op) = match op > band.o {
+        true => (od + (op - band.o), band.o),
+        false => (od, op),
+    };
+    (od <= band.o).then_some(Band {
+        L: 0.0,
+        Od: od,
+        Op: op,
+        ..band
     })
 }
 
@@ -546,6 +596,45 @@ mod tests {
             }
         }
         assert!(f.rms_rel < 1e-9 && f.outliers.is_empty());
+    }
+
+    /// A middle band whose messages arrive sooner than LogGPS allows (the model's §13): `L = 0`,
+    /// `Od = Op = 120` (the round trips at `w = 0` 480 ns under `4o + 2L`; the calls as the
+    /// model times them). The fit gives `Od` and `Op` back within 5% (they are its assumed
+    /// even split of `Od + Op`, which the round trips determine), every round trip within 5%,
+    /// and the bands without early arrivals none.
+    #[test]
+    fn early_arrivals_give_back_od_and_op() {
+        let mut t = truth();
+        t = t
+            .with_bands(|b| {
+                b.set_in(1, "L", 0.0)?;
+                b.set_in(1, "Od", 120.0)?;
+                b.set_in(1, "Op", 120.0)
+            })
+            .unwrap();
+        let s = samples(&t, &|_| 1.0);
+        let c: Vec<Calls> = sizes()
+            .iter()
+            .map(|&k| {
+                let (send_ns, recv_ns) = model_calls(&t, k);
+                Calls {
+                    k,
+                    w_ns: 2000.0,
+                    send_ns,
+                    recv_ns,
+                }
+            })
+            .collect();
+        let f = fit_bands(&s, &c, 4096).expect("a fit");
+        let got = f.params.bands.unwrap();
+        let mid = got.of(1000);
+        for (x, y) in [(mid.Od, 120.0), (mid.Op, 120.0)] {
+            assert!((x - y).abs() <= 0.05 * y, "{mid:?}");
+        }
+        assert_eq!(mid.L, 0.0);
+        assert!(f.max_rel < 0.05, "worst round trip {}", f.max_rel);
+        assert!(got.of(100).Od == 0.0 && got.of(100).Op == 0.0, "{got:?}");
     }
 
     /// ±3% noise and a few preempted samples (+60%): the same breakpoints, the preempted round

@@ -32,27 +32,25 @@ pub struct Calls {
 }
 
 /// The modeled RTT of the round trip of the model's §6 (src/model/MODEL.md): eqs. (12)–(14) of
-/// the paper.
+/// the paper, each call costed by the model's rules (so `Od` and `Op`, §13, count): rank 0
+/// sends at 0, computes `w` and receives; rank 1 receives from 0 and sends back.
 pub fn model_rtt(p: &Params, k: u64, w: f64) -> f64 {
-    let (t1, t2, t3) = (p.t1(k), p.t2(k), p.t3(k));
-    if k <= p.S {
-        (t1 + 2.0 * t2 + t3 - w).max(0.0) + w + t1 + t3
-    } else {
-        let t4 = p.o + p.L + p.o;
-        let t5 = p.t5();
-        (t2 + t3 + p.o + p.L - w).max(0.0) + w + 2.0 * t1 + t2 + t3 + 2.0 * t4 + 2.0 * t5
-            - (p.o + p.L)
-    }
+    let rdv = k > p.S;
+    let sent = p.send(k, rdv, 0.0, 0.0).ret;
+    let got = p.recv(k, rdv, 0.0, 0.0).ret;
+    p.recv(k, rdv, got, sent + w).ret
 }
 
 /// Whether imbalance `w` hides the transfer of a `k`-byte message (the `w` branch of the
 /// max in eqs. (12)–(14) is taken); if not, the round trip costs what it costs at `w = 0`.
-fn hidden(p: &Params, k: u64, w: f64) -> bool {
+pub(super) fn hidden(p: &Params, k: u64, w: f64) -> bool {
+    let (od, op) = p.split_of(k);
     w > 0.0
         && if k <= p.S {
-            p.t1(k) + 2.0 * p.t2(k) + p.t3(k) <= w
+            p.t1(k) + 2.0 * (p.t2(k) - od - op) + p.t3(k) <= w
         } else {
-            p.t2(k) + p.t3(k) + p.o + p.L <= w
+            let (od1, op1) = p.split_of(0);
+            p.t2(k) - od - op + p.t3(k) + p.o + p.L - od1 - op1 <= w
         }
 }
 

@@ -173,6 +173,46 @@ fn samples_tsv(c: &Calibration) -> String {
 /// The fit's quality limit: every round trip within 5% of the model.
 const QUALITY: f64 = 0.05;
 
+/// What of each band the fit determined and what it assumed (the model's §13), and the
+/// parameters it left at their bound: a fit at its limit, not the machine's value.
+fn print_limits(p: &loggps_predict::model::Params) {
+    let Some(b) = &p.bands else {
+        return;
+    };
+    let mut lo = 0;
+    for (j, x) in b.as_slice().iter().enumerate() {
+        let band = format!(
+            "band {} ({lo}–{} B)",
+            j + 1,
+            loggps_predict::model::end(x.hi)
+        );
+        if x.split() {
+            println!(
+                "split       {band}: messages arrive sooner than the overheads in series allow; the round trips \
+                 determine L − Od − Op = {:.1} ns, the fit assumed L = 0 and Od, Op halves of {:.1} ns (Od = {:.1}, \
+                 Op = {:.1}; the model's §13)",
+                x.L - x.Od - x.Op,
+                x.Od + x.Op,
+                x.Od,
+                x.Op
+            );
+        } else {
+            let at: Vec<&str> = [("L", x.L), ("G", x.G)]
+                .into_iter()
+                .filter(|(_, v)| *v == 0.0)
+                .map(|(n, _)| n)
+                .collect();
+            if !at.is_empty() {
+                println!(
+                    "limit       {band}: {} = 0, the fit at its bound (the constraint, not the machine's value)",
+                    at.join(" and ")
+                );
+            }
+        }
+        lo = x.hi;
+    }
+}
+
 fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
     let p = &c.fit.params;
     let kept: Vec<&Sample> = c
@@ -219,8 +259,10 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             100.0 * r
         );
     }
+    print_limits(p);
     let early = calibrate::early_departures(&c.samples, &c.calls, p.S);
-    if let (Some(first), Some(last)) = (early.first(), early.last()) {
+    let split = p.bands.is_some_and(|b| b.split());
+    if let (Some(first), Some(last), false) = (early.first(), early.last(), split) {
         let worst = early
             .iter()
             .max_by(|a, b| (a.2 / a.1).total_cmp(&(b.2 / b.1)));
