@@ -236,6 +236,35 @@ fn warn_placement(trace: &Trace, cores: Option<f64>) -> Option<String> {
     Some(w)
 }
 
+/// Where the trace's library and the parameters or the collectives' model disagree (its eager
+/// limit and the set's `S`; MPICH's collectives modeled by Open MPI's choices): the warnings,
+/// for the caller to print and report.
+fn library_warnings(
+    trace: &Trace,
+    resolved: &loggps_predict::model::ResolvedModel,
+    coll: &loggps_predict::collectives::traced::Choice,
+) -> Vec<String> {
+    use loggps_predict::trace::library;
+    let mut out = Vec::new();
+    if let loggps_predict::model::ResolvedModel::LogGps(r) = resolved {
+        let s_flag = r.sources[7] == loggps_predict::model::Source::Flag;
+        out.extend(library::eager_limit_warning(
+            &trace.meta,
+            r.params.S,
+            s_flag,
+        ));
+    }
+    let collectives = (0..trace.nranks()).any(|r| {
+        let ev = trace.rank(r);
+        (0..ev.len()).any(|i| ev.routine(i).shape() == loggps_predict::trace::Shape::Coll)
+    });
+    out.extend(library::collectives_warning(
+        &trace.meta,
+        coll.modeled && collectives,
+    ));
+    out
+}
+
 /// Warns where several parameter sets were given to `what`, which costs with one: the run's
 /// main set (the first node set), the others unused (`predict` combines them per link class).
 fn warn_one_set(resolved: &loggps_predict::model::ResolvedModel, what: &str) {

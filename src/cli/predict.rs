@@ -146,7 +146,8 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         None => warn_placement(&trace, resolved.cores()),
         Some(_) => None,
     };
-    let link_warnings: Vec<String> = links.iter().flat_map(|l| l.warnings.clone()).collect();
+    let mut link_warnings: Vec<String> = links.iter().flat_map(|l| l.warnings.clone()).collect();
+    link_warnings.extend(super::library_warnings(&trace, &resolved, &coll));
     for w in &link_warnings {
         warn(w.clone());
     }

@@ -2,7 +2,7 @@
 
 use crate::model::Params;
 use crate::trace::sites::UNKNOWN;
-use crate::trace::{EagerLimit, PEER_NULL, Routine, Shape, Trace};
+use crate::trace::{PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -19,6 +19,9 @@ pub struct SizeBucket {
 pub struct EagerInfo {
     pub name: String,
     pub bytes: u64,
+    /// Whether the library's messages switch to rendezvous there (not MPICH's cell size:
+    /// [`crate::trace::library::is_protocol_switch`]).
+    pub protocol_switch: bool,
 }
 
 /// A trace's summary.
@@ -198,14 +201,11 @@ impl Info {
                 })
                 .collect(),
             communicators: trace.comms.len() + 1,
-            eager_limit: trace
-                .meta
-                .eager_limit
-                .as_ref()
-                .map(|EagerLimit { name, bytes }| EagerInfo {
-                    name: name.clone(),
-                    bytes: *bytes,
-                }),
+            eager_limit: trace.meta.eager_limit.as_ref().map(|e| EagerInfo {
+                name: e.name.clone(),
+                bytes: e.bytes,
+                protocol_switch: crate::trace::library::is_protocol_switch(e),
+            }),
             params: trace.meta.params,
             finalized: trace.complete,
             call_sites: trace.sites.as_ref().map(|s| CallSites {
@@ -302,7 +302,17 @@ impl Info {
         }
         writeln!(out, "measured       {:.6} s", self.measured_runtime_s)?;
         match &self.eager_limit {
-            Some(e) => writeln!(out, "eager limit    {} bytes ({})", e.bytes, e.name)?,
+            Some(e) => writeln!(
+                out,
+                "eager limit    {} bytes ({}){}",
+                e.bytes,
+                e.name,
+                match e.protocol_switch {
+                    true => "",
+                    false =>
+                        ": MPICH's shared-memory cell size, not where its messages switch to rendezvous (calibrate measures that)",
+                }
+            )?,
             None => writeln!(out, "eager limit    (not recorded)")?,
         }
         match &self.params {

@@ -3,6 +3,7 @@
 
 pub mod binary;
 mod events;
+pub mod library;
 pub mod placement;
 pub mod sites;
 pub mod text;

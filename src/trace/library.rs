@@ -1,0 +1,103 @@
+//! What the MPI library a trace recorded says about its run, read against the parameters a
+//! prediction uses: where they disagree, a warning that says which the replay uses.
+
+use super::{EagerLimit, Meta};
+
+/// Open MPI's eager limits count the protocol's header (`calibrate` measures 4040 B where
+/// `btl_vader_eager_limit` is 4096): a set's `S` this far below the recorded limit agrees.
+const HEADER_BYTES: u64 = 256;
+
+/// Whether the trace's library is MPICH (or one built on it).
+pub fn is_mpich(meta: &Meta) -> bool {
+    meta.library.contains("MPICH")
+}
+
+/// Whether `e` is where the library's messages switch to rendezvous: Open MPI's
+/// `btl_*_eager_limit` and MPI_T's eager-limit variables are; MPICH's
+/// `MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE` is its shared-memory cell size, which its
+/// messages do not meet as a protocol switch (measured here: cells of 69,632 B, the rendezvous
+/// jump at 8,255 B).
+pub fn is_protocol_switch(e: &EagerLimit) -> bool {
+    !e.name.starts_with("MPIR_CVAR_")
+}
+
+/// Where the trace recorded the eager limit its messages met and the parameters' `S` is not
+/// that limit (less its header): the warning, saying which the replay uses. None where they
+/// agree, where the limit recorded is no protocol switch, or where `S` was given by a flag
+/// (`s_flag`: the user asked for it).
+#[allow(non_snake_case)] // the paper's name
+pub fn eager_limit_warning(meta: &Meta, S: u64, s_flag: bool) -> Option<String> {
+    let e = meta.eager_limit.as_ref()?;
+    if s_flag || !is_protocol_switch(e) {
+        return None;
+    }
+    let r = e.bytes;
+    if S <= r && S + HEADER_BYTES.min(r / 20).max(1) > r {
+        return None;
+    }
+    let (lo, hi, now, then) = match S < r {
+        true => (S + 1, r, "rendezvous", "eagerly"),
+        false => (r + 1, S, "eagerly", "by rendezvous"),
+    };
+    Some(format!(
+        "the trace was recorded with {} = {r} B and the parameters' eager limit is S = {S} B: \
+         the replay uses S = {S}, so messages of {lo}–{hi} B are costed as {now} where the run \
+         sent them {then}; to predict the run as it was, calibrate with the same {} (or pass \
+         --S {r}, keeping the other parameters' protocols)",
+        e.name, e.name
+    ))
+}
+
+/// Where a trace recorded under MPICH has its collectives modeled by Open MPI 4.1's rules
+/// (`modeled_by_default`: modeled, some operation left to those rules): the warning.
+pub fn collectives_warning(meta: &Meta, modeled_by_default: bool) -> Option<String> {
+    (modeled_by_default && is_mpich(meta)).then(|| {
+        "the trace was recorded under MPICH, and its collectives are modeled by Open MPI 4.1's \
+         algorithm choices (MPICH's are not modeled): pass --coll measured to keep their traced \
+         durations, or --coll OP=ALGORITHM for the ones MPICH picks"
+            .to_string()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(library: &str, name: &str, bytes: u64) -> Meta {
+        Meta {
+            library: library.into(),
+            eager_limit: Some(EagerLimit {
+                name: name.into(),
+                bytes,
+            }),
+            ..Meta::default()
+        }
+    }
+
+    /// Open MPI at 4096 B: a calibrated 4040 agrees (the header), 65536 recorded against 4040
+    /// is named with the sizes it moves; a flag's `S` or MPICH's cell size says nothing.
+    #[test]
+    fn eager_limits_agree_or_say_which_is_used() {
+        let ompi = meta("Open MPI v4.1.4", "btl_vader_eager_limit", 4096);
+        assert_eq!(eager_limit_warning(&ompi, 4040, false), None);
+        assert_eq!(eager_limit_warning(&ompi, 4096, false), None);
+        let big = meta("Open MPI v4.1.4", "btl_vader_eager_limit", 65536);
+        let w = eager_limit_warning(&big, 4040, false).unwrap();
+        assert!(w.contains("btl_vader_eager_limit = 65536 B"), "{w}");
+        assert!(w.contains("4041–65536 B are costed as rendezvous"), "{w}");
+        assert!(w.contains("replay uses S = 4040"), "{w}");
+        let w = eager_limit_warning(&ompi, 65536, false).unwrap();
+        assert!(w.contains("4097–65536 B are costed as eagerly"), "{w}");
+        assert_eq!(eager_limit_warning(&big, 4040, true), None);
+        let mpich = meta(
+            "MPICH Version: 4.0.2",
+            "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE",
+            69632,
+        );
+        assert_eq!(eager_limit_warning(&mpich, 8255, false), None);
+        assert!(!is_protocol_switch(mpich.eager_limit.as_ref().unwrap()));
+        assert!(collectives_warning(&mpich, true).is_some());
+        assert!(collectives_warning(&mpich, false).is_none());
+        assert!(collectives_warning(&ompi, true).is_none());
+    }
+}
