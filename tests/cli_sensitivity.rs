@@ -297,3 +297,53 @@ fn an_s_that_deadlocks_is_no_answer() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("every one failed"));
 }
+
+/// Each rank posts a 1000-byte Isend and Irecv, computes 10 ms and waits: eager or by
+/// rendezvous, both messages are done long before the Waits (Myrinet's rendezvous takes under
+/// 0.4 ms), so every S tried predicts the same runtime and the report says S does not matter
+/// instead of naming a best. A trace of no point-to-point message says so too.
+#[test]
+fn where_s_does_not_matter_no_best_is_named() {
+    let rank = |r: u32| {
+        let q = 1 - r;
+        format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Isend 0 10 bytes=1000 peer={q} tag=0 req=0\n\
+             {r} MPI_Irecv 10 20 bytes=1000 peer={q} tag=0 req=1\n\
+             {r} MPI_Waitall 10000020 10000030 done=0:-1:-1,1:{q}:0\n{r} MPI_Finalize 10000030 10000040\n"
+        )
+    };
+    let t = format!(
+        "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n{}{}",
+        rank(0),
+        rank(1)
+    );
+    let (_d, f) = common::text_trace("hidden.txt", &t);
+    let out = run(&["sensitivity", &f]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(
+            "best S     none: S does not matter here: the 2 values of S replayed in 0–1000 B"
+        ),
+        "{text}"
+    );
+    let v = sensitivity(&[&f]);
+    assert!(
+        v["s_matters_not"]
+            .as_str()
+            .unwrap()
+            .contains("does not matter")
+    );
+    let t = "loggps-trace 1\nranks 1\n0 MPI_Init 0 0\n0 MPI_Finalize 10 20\n";
+    let (_d, f) = common::text_trace("alone.txt", t);
+    let out = run(&["sensitivity", &f, "--platform", "myrinet"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("best S     none: the trace has no point-to-point message"),
+        "{text}"
+    );
+}

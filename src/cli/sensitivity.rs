@@ -38,6 +38,9 @@ struct Sensitivity {
     parameters: Vec<Derivative>,
     tolerances: Vec<Tolerance>,
     best_s: Option<BestS>,
+    /// Where `S` does not matter, why (no point-to-point message; every `S` tried predicts the
+    /// same runtime): the table says so instead of naming a best.
+    s_matters_not: Option<String>,
     /// The critical path's time whose cost no rule gave again (none on the traces tested): its
     /// derivatives leave it out, seconds.
     critical_path_unread_s: f64,
@@ -117,9 +120,12 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
     }
     let sizes = message_sizes(&trace);
     let (lo, hi) = range.unwrap_or((0, sizes.last().copied().unwrap_or(0)));
+    let mut s_matters_not = None;
     let best = match sizes.is_empty() {
         true => {
-            warn("the trace has no point-to-point message: the eager limit changes nothing".into());
+            let why = "the trace has no point-to-point message: the eager limit changes nothing";
+            warn(why.into());
+            s_matters_not = Some(why.to_string());
             None
         }
         false => match best_s(&rp, &p, &sizes, lo, hi) {
@@ -131,12 +137,28 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         },
     };
     bar.finish();
+    // Every S tried within a ten-thousandth of one another: none is best.
+    if let Some(b) = &best {
+        let (lo_t, hi_t) = (b.tried.iter()).fold((f64::INFINITY, 0f64), |(l, h), (_, t)| {
+            (l.min(*t), h.max(*t))
+        });
+        if b.tried.len() > 1 && hi_t - lo_t <= 1e-4 * hi_t {
+            s_matters_not = Some(format!(
+                "S does not matter here: the {} values of S replayed in {}–{} B all predict {:.6} s",
+                b.tried.len(),
+                b.lo,
+                b.hi,
+                hi_t * 1e-9
+            ));
+        }
+    }
     let s = Sensitivity {
         trace: name.clone(),
         predicted_s: t0 * 1e-9,
         parameters,
         tolerances,
         best_s: best,
+        s_matters_not,
         critical_path_unread_s: unread * 1e-9,
         s: p.S,
         replays: rp.replays.get(),
@@ -216,7 +238,10 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
             .collect();
         writeln!(out, "{:<10} {}", what.name(), cells.join("   "))?;
     }
-    if let Some(b) = &s.best_s {
+    if let Some(why) = &s.s_matters_not {
+        writeln!(out)?;
+        writeln!(out, "best S     none: {why}")?;
+    } else if let Some(b) = &s.best_s {
         writeln!(out)?;
         // The candidate that predicts as the set's own S: the largest at or below it.
         let now = b
@@ -235,6 +260,10 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
             b.lo,
             b.hi,
             match now {
+                Some((_, t)) if (t - b.best_ns).abs() <= 1e-4 * t => format!(
+                    "; the set's S = {} predicts the same: no S predicts a shorter run",
+                    s.s
+                ),
                 Some((_, t)) => format!("; the set's S = {}: {:.6} s", s.s, t * 1e-9),
                 None => String::new(),
             }
