@@ -26,7 +26,10 @@
 #                                          # before it (this machine's speed drifts by minutes)
 #   PREDICT_ARGS="--coll measured" tests/apps/run.sh   # predictor flags for every run
 #   VERBOSE=1 tests/apps/run.sh        # every run's figures too
+#   README=1 RUNS=5 tests/apps/run.sh  # and write the table of README.md's "Real applications"
+#                                      # from this run (its date, machine and settings with it)
 set -euo pipefail
+PARAMS_GIVEN=${PARAMS:-}
 PARAMS=${PARAMS:+$(realpath "$PARAMS")}   # the caller's path, before the cd
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -59,6 +62,22 @@ command_of() {
     *) echo "unknown application $1" >&2; exit 2 ;;
   esac
 }
+
+# README.md's name of application $1.
+title_of() {
+  case $1 in
+    hpcc) echo "HPCC, N = 1200" ;;
+    lammps) echo "LAMMPS, LJ melt, 4,000 atoms" ;;
+    netpipe) echo "NetPIPE, up to 64 KiB" ;;
+    qe) echo "Quantum ESPRESSO \`pw.x\` (Fortran), Si" ;;
+    mpi4py) echo "mpi4py ping-pong, default settings" ;;
+    cb-pingpong) echo "ping-pong, 8 B – 512 KiB" ;;
+    cb-halo) echo "Isend/Irecv halo, 1 and 16 KiB" ;;
+    cb-collectives) echo "collectives loop, 1 KiB" ;;
+    cb-cg) echo "CG-like loop" ;;
+  esac
+}
+: > "$W/table.md"
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 
@@ -132,5 +151,35 @@ for app in $APPS; do
   ((n_same > 0)) || same_cores="none (0/$(grep -c . runs.tsv))"
   printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
     "$lo" "$hi" "$lines" "$same_cores" "$parts"
+  printf '| %s | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s | %s%% |\n' "$(title_of "$app")" "$ev" "$me" "$lo" "$hi" "$pr" \
+    "$er" "$(echo "$same_cores" | sed 's/^\([-+][0-9.]*\)/\1%/')" "$(echo "$parts" | sed 's|/| / |g')" |
+    sed 's/-\([0-9.]*%\)/−\1/g' >> "$W/table.md"
   cd "$ROOT"
 done
+
+# README=1: the table of README.md's "Real applications" section, between its markers, from this
+# run (never copied by hand).
+if [[ ${README:-0} == 1 ]]; then
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+  how="each predicted with a calibration taken at the start"
+  [[ ${CALIBRATE:-0} == 1 ]] && how="each run predicted with a calibration taken just before it"
+  [[ -n ${PARAMS_GIVEN:-} ]] && how="predicted with $PARAMS_GIVEN"
+  {
+    echo "<!-- apps: written by tests/apps/run.sh README=1; do not edit by hand -->"
+    echo "$(date -u +%Y-%m-%d), $(nproc) × $cpu, $RUNS runs of each, $how; medians (the measured range in brackets):"
+    echo
+    echo "| application | events | measured (s) | predicted (s) | error | error, runs at the calibration's cores | comp / comm / sender / receiver sync |"
+    echo "|---|---|---|---|---|---|---|"
+    cat "$W/table.md"
+    echo "<!-- /apps -->"
+  } > "$W/block.md"
+  python3 - "$ROOT/README.md" "$W/block.md" <<'PY'
+import sys
+readme, block = sys.argv[1], open(sys.argv[2]).read()
+text = open(readme).read()
+start, end = text.index("<!-- apps:"), text.index("<!-- /apps -->") + len("<!-- /apps -->\n")
+open(readme, "w").write(text[:start] + block + text[end:])
+PY
+  echo "README.md: the applications table written from this run"
+fi
+
