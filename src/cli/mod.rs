@@ -247,11 +247,14 @@ fn library_warnings(
     use loggps_predict::trace::library;
     let mut out = Vec::new();
     if let loggps_predict::model::ResolvedModel::LogGps(r) = resolved {
-        let s_flag = r.sources[7] == loggps_predict::model::Source::Flag;
+        // A flag's S is the user's what-if, a platform's another machine's: only a file's or
+        // the trace's own set claims to be this library's.
+        use loggps_predict::model::Source;
+        let chosen = matches!(r.sources[7], Source::Flag | Source::Platform(_));
         out.extend(library::eager_limit_warning(
             &trace.meta,
             r.params.S,
-            s_flag,
+            chosen,
         ));
     }
     let collectives = (0..trace.nranks()).any(|r| {

@@ -23,8 +23,8 @@ pub fn is_protocol_switch(e: &EagerLimit) -> bool {
 
 /// Where the trace recorded the eager limit its messages met and the parameters' `S` is not
 /// that limit (less its header): the warning, saying which the replay uses. None where they
-/// agree, where the limit recorded is no protocol switch, or where `S` was given by a flag
-/// (`s_flag`: the user asked for it).
+/// agree, where the limit recorded is no protocol switch, or where `S` was chosen
+/// for the prediction (`s_flag`: by a flag, or with a platform's parameters: a what-if).
 #[allow(non_snake_case)] // the paper's name
 pub fn eager_limit_warning(meta: &Meta, S: u64, s_flag: bool) -> Option<String> {
     let e = meta.eager_limit.as_ref()?;
