@@ -420,3 +420,49 @@ fn a_sweep_over_the_cost_of_a_failed_poll() {
     }
     assert!(points[1]["predicted_s"].as_f64() > points[0]["predicted_s"].as_f64());
 }
+
+/// A trace recorded with `btl_vader_eager_limit` 65536 and a set of `S = 4040` (a calibration at
+/// the default): predicting it warns, naming the sizes whose protocol changes and what to pass;
+/// the same with `--S 65536` (the user's what-if) or a platform's parameters does not, nor an
+/// MPICH trace's cell size; an MPICH trace's modeled collectives are warned of, not with
+/// `--coll measured`.
+#[test]
+fn the_traces_eager_limit_and_the_sets_s_agree_or_say_so() {
+    let body = "params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=4040\n\
+        0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=20000 peer=1 tag=0\n0 MPI_Barrier 10 20\n0 MPI_Finalize 20 30\n\
+        1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=20000 peer=0 tag=0\n1 MPI_Barrier 10 20\n1 MPI_Finalize 20 30\n";
+    let ompi = format!(
+        "loggps-trace 1\nranks 2\nlibrary \"Open MPI v4.1.4\"\neager_limit btl_vader_eager_limit 65536\n{body}"
+    );
+    let (_d, f) = text_trace("ompi.txt", &ompi);
+    let err = |args: &[&str]| {
+        let out = run(&[&[f.as_str()], args].concat());
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let w = err(&[]);
+    assert!(
+        w.contains("btl_vader_eager_limit = 65536 B and the parameters' eager limit is S = 4040 B")
+            && w.contains("4041–65536 B are costed as rendezvous")
+            && w.contains("--S 65536"),
+        "{w}"
+    );
+    assert!(!err(&["--S", "65536"]).contains("eager limit"));
+    assert!(!err(&["--platform", "myrinet"]).contains("eager limit"));
+    let mpich = format!(
+        "loggps-trace 1\nranks 2\nlibrary \"MPICH Version: 4.0.2\"\n\
+         eager_limit MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE 69632\n{body}"
+    );
+    let (_d2, g) = text_trace("mpich.txt", &mpich);
+    let out = run(&[&g]);
+    let w = String::from_utf8_lossy(&out.stderr);
+    assert!(!w.contains("eager limit"), "{w}");
+    assert!(
+        w.contains("recorded under MPICH") && w.contains("--coll measured"),
+        "{w}"
+    );
+    let out = run(&[&g, "--coll", "measured"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("MPICH"));
+    let info = run(&["info", &g]);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("not where its messages switch"));
+}
