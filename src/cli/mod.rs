@@ -257,14 +257,14 @@ fn library_warnings(
             chosen,
         ));
     }
-    let collectives = (0..trace.nranks()).any(|r| {
-        let ev = trace.rank(r);
-        (0..ev.len()).any(|i| ev.routine(i).shape() == loggps_predict::trace::Shape::Coll)
-    });
-    out.extend(library::collectives_warning(
-        &trace.meta,
-        coll.modeled && collectives,
-    ));
+    // The events scanned only where the warning could apply: an MPICH trace, modeled.
+    let collectives = coll.modeled
+        && library::is_mpich(&trace.meta)
+        && (0..trace.nranks()).any(|r| {
+            let ev = trace.rank(r);
+            (0..ev.len()).any(|i| ev.routine(i).shape() == loggps_predict::trace::Shape::Coll)
+        });
+    out.extend(library::collectives_warning(&trace.meta, collectives));
     out
 }
 
