@@ -260,10 +260,9 @@ fn ranks_per_node_is_swept() {
     assert!(!out.status.success());
 }
 
-/// A modeled collective whose members span nodes is costed with the network set, one within a
-/// node with its pair's node set: a Bcast of 1000 bytes between ranks on two nodes predicts
-/// exactly what the network set alone predicts for it, and placed on one node
-/// (`--ranks-per-node 2`) what the near set alone predicts (the single-set replay is the
+/// A modeled collective's messages take their pairs' sets: a Bcast of 1000 bytes between ranks
+/// on two nodes predicts exactly what the network set alone predicts for it, and placed on one
+/// node (`--ranks-per-node 2`) what the near set alone predicts (the single-set replay is the
 /// reference, tested against the paper elsewhere).
 #[test]
 fn a_collective_takes_the_set_of_its_members_links() {
@@ -288,4 +287,35 @@ fn a_collective_takes_the_set_of_its_members_links() {
     assert_eq!(combined, alone_net);
     let (one_node, _) = ends(&two, &[&near, &far, &network], &["--ranks-per-node", "2"]);
     assert_eq!(one_node, alone_near);
+}
+
+/// A linear Scatter's steps each take their pair's set (the model's §12): on the placement of
+/// fixtures/links.txt, root 0 sends 1000 bytes to rank 1 (other socket: far, o 100, L 300), to
+/// rank 2 (other node: network, o 1000, L 5000), then to rank 3 (one cache: near, o 50, L 100),
+/// every rank calling at 0 with its receive posted. Root: 0 → 100 → 1100 → 1150. Rank 1:
+/// 0 + 100 + 300 + 100 = 500. Rank 2: 100 + 1000 + 5000 + 1000 = 7100. Rank 3:
+/// 1100 + 50 + 100 + 50 = 1300. One set for the whole instance (the network's, its members
+/// spanning nodes) would end rank 3 at 2000 + 7000 = 9000.
+#[test]
+fn a_collectives_steps_take_their_pairs_sets() {
+    let head: String = (links_trace().lines())
+        .filter(|l| l.starts_with("loggps-trace") || l.starts_with("ranks") || l.starts_with("place"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut t = head;
+    for r in 0..4 {
+        let bytes = if r == 0 { 4000 } else { 0 };
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Scatter 0 60 root=0 bytes={bytes} recv_bytes=1000\n\
+             {r} MPI_Finalize 60 70\n"
+        );
+    }
+    let (_d, _, [near, far, network]) = setup();
+    let (_d2, trace) = text_trace("scatter.txt", &t);
+    let coll = ["--coll", "scatter=linear"];
+    let (e, _) = ends(&trace, &[&near, &far, &network], &coll);
+    assert_eq!(e, vec![1150.0, 500.0, 7100.0, 1300.0]);
+    // The network set alone: 0 → 1000 → 2000 → 3000; rank 3's message sent at 2000.
+    let (e, _) = ends(&trace, &[&network], &coll);
+    assert_eq!(e, vec![3000.0, 7000.0, 8000.0, 9000.0]);
 }

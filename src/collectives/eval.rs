@@ -272,6 +272,37 @@ pub fn evaluate_by<M: CostModel>(
     scratch: &mut Scratch,
     order: Order,
 ) -> Result<Completion, Error> {
+    evaluate_each(m, model, None, gamma_ns_per_byte, start, scratch, order)
+}
+
+/// The model of each message where a schedule's pairs of ranks take different parameter sets
+/// (the model's §12): message `id` is costed by `models[of[id]]`, at both its ends.
+pub struct Each<'a, M> {
+    pub models: &'a [M],
+    /// A set for each message of the matching, by its id.
+    pub of: &'a [u8],
+}
+
+impl<M> Clone for Each<'_, M> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M> Copy for Each<'_, M> {}
+
+/// [`evaluate_by`], each message costed by its pair's model where `each` says (else `model`,
+/// which also ends the ranks).
+pub fn evaluate_each<M: CostModel>(
+    m: &Matching,
+    model: &M,
+    each: Option<Each<'_, M>>,
+    gamma_ns_per_byte: f64,
+    start: &[f64],
+    scratch: &mut Scratch,
+    order: Order,
+) -> Result<Completion, Error> {
+    debug_assert!(each.is_none_or(|e| e.of.len() == m.bytes.len()), "a set a message");
     let p = m.ranks();
     debug_assert_eq!(start.len(), p, "a call time a rank");
     let n = m.bytes.len();
@@ -296,6 +327,7 @@ pub fn evaluate_by<M: CostModel>(
     let ev = Evaluation {
         m,
         model,
+        each,
         gamma_ns_per_byte,
         from_sender,
         tr,
@@ -688,16 +720,26 @@ fn wake(waiter: &mut [u32], id: u32, queue: &mut Vec<u32>) {
     }
 }
 
-/// One evaluation's schedule, model and message values.
+/// One evaluation's schedule, model(s) and message values.
 struct Evaluation<'a, M> {
     m: &'a Matching,
     model: &'a M,
+    each: Option<Each<'a, M>>,
     gamma_ns_per_byte: f64,
     from_sender: &'a [AtomicU64],
     tr: &'a [AtomicU64],
 }
 
 impl<M: CostModel> Evaluation<'_, M> {
+    /// The model that costs message `id`.
+    #[inline(always)]
+    fn of(&self, id: u32) -> &M {
+        match self.each {
+            None => self.model,
+            Some(e) => &e.models[e.of[id as usize] as usize],
+        }
+    }
+
     /// Every rank as far as it goes, from a queue of those that can go on: a rank waiting on a
     /// message is woken when its other half is called.
     fn by_queue(
@@ -979,9 +1021,7 @@ impl<M: CostModel> Evaluation<'_, M> {
     fn call(&self, st: &mut RankState<M::Port>, sid: u32, rid: u32) {
         let mut call = None;
         if sid != NONE {
-            let c = self
-                .model
-                .send_call(&mut st.port, st.clock, self.m.bytes.get(sid));
+            let c = (self.of(sid)).send_call(&mut st.port, st.clock, self.m.bytes.get(sid));
             set(self.from_sender, sid, c.to_receiver);
             call = Some(c);
         }
@@ -995,11 +1035,11 @@ impl<M: CostModel> Evaluation<'_, M> {
     /// published; the rank then stands at its next step.
     #[inline(always)]
     fn finish(&self, st: &mut RankState<M::Port>, sid: u32, rid: u32, reduction: Option<u64>) {
-        let (m, model, t) = (self.m, self.model, st.clock);
+        let (m, t) = (self.m, st.clock);
         let send = st.call.expect("called").map(|c| {
             // An eager send's return does not depend on `tr`.
             let tr = if c.needs_tr { get(self.tr, sid) } else { t };
-            model.send_return(m.bytes.get(sid), &c, t, tr)
+            self.of(sid).send_return(m.bytes.get(sid), &c, t, tr)
         });
         // The halves tell the step's kind: a matched schedule has an id on every half.
         let step = match (send, rid) {
@@ -1015,7 +1055,7 @@ impl<M: CostModel> Evaluation<'_, M> {
             },
             (None, rid) => {
                 let (bytes, ts) = (m.bytes.get(rid), get(self.from_sender, rid));
-                let c = model.recv_return(&mut st.port, t, bytes, ts);
+                let c = self.of(rid).recv_return(&mut st.port, t, bytes, ts);
                 StepCost {
                     ret: c.ret,
                     sender_sync: 0.0,
@@ -1024,7 +1064,7 @@ impl<M: CostModel> Evaluation<'_, M> {
             }
             (Some(c), rid) => {
                 let (bytes, ts) = (m.bytes.get(rid), get(self.from_sender, rid));
-                model.sendrecv_return(&mut st.port, t, c, bytes, ts)
+                (self.of(rid)).sendrecv_return(&mut st.port, t, c, bytes, ts)
             }
         };
         st.clock = step.ret;

@@ -21,7 +21,7 @@ pub use schedule::{Schedule, Step};
 use crate::error::Error;
 
 /// An MPI collective operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Barrier,
     Bcast,

@@ -479,6 +479,25 @@ impl Matching {
             .map_or(self.bytes.len() as u32, |h| h.0)
     }
 
+    /// Each message's `(sender, receiver)`, by its id.
+    pub fn ends(&self) -> Vec<(u32, u32)> {
+        let mut ends = vec![(NONE, NONE); self.bytes.len()];
+        for r in 0..self.ranks() {
+            let mut k = 0;
+            while let Some(h) = self.step(r, k) {
+                let (sid, rid, _) = self.halves(h);
+                if sid != NONE {
+                    ends[sid as usize].0 = r as u32;
+                }
+                if rid != NONE {
+                    ends[rid as usize].1 = r as u32;
+                }
+                k += 1;
+            }
+        }
+        ends
+    }
+
     /// Number of steps over all ranks.
     pub fn steps(&self) -> usize {
         self.ids.len()

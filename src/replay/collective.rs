@@ -5,7 +5,7 @@
 
 use super::Shared;
 use crate::collectives::eval;
-use crate::collectives::schedule::Matching;
+use crate::collectives::schedule::{Matching, NONE};
 use crate::collectives::{Op, Spec};
 use crate::model::{CostModel, Model};
 use std::cell::RefCell;
@@ -101,7 +101,7 @@ pub(super) struct Spare {
 }
 
 /// What a collective's schedule depends on (the cost model is the replay's).
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) struct ScheduleKey {
     pub(super) op: Op,
     pub(super) algorithm: &'static str,
@@ -393,9 +393,13 @@ impl Shared<'_> {
         if oc != 0.0 {
             starts.iter_mut().for_each(|t| *t += oc);
         }
+        let comm = self.g.instances[x as usize].comm;
         let costed = match model {
-            Model::LogGps(p) => self.cost_modeled(op, algorithm, &spec, (p, set), &starts, eval),
-            Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, (m, 0), &starts, eval),
+            Model::LogGps(p) => {
+                let pairs = self.links.map(|l| (l.sets.as_slice(), comm));
+                self.cost_modeled(op, algorithm, &spec, (p, set), pairs, &starts, eval)
+            }
+            Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, (m, 0), None, &starts, eval),
         };
         self.spare.lock().expect("spare").starts = starts;
         match costed {
@@ -422,8 +426,8 @@ impl Shared<'_> {
 
     /// The model instance `x` is costed with, and its set's index: where several sets combine
     /// (the model's §12), the network's where its members span nodes, else the set of its
-    /// first two members' pair; else the run's one. A schedule's steps are not costed pair by
-    /// pair: one set costs them all.
+    /// first two members' pair; else the run's one. Its `oc` and the shape of its trees follow
+    /// this set; its messages, their pairs' ([`Shared::message_sets`]).
     fn instance_model(&self, x: u32) -> (&Model, u8) {
         let Some(links) = self.links else {
             return (self.model, 0);
@@ -443,20 +447,54 @@ impl Shared<'_> {
         self.arrived[x as usize].load(Ordering::Acquire) == self.g.instances[x as usize].size
     }
 
+    /// Each message's set of schedule `key` on communicator `comm` (`built`, its matching),
+    /// its pair's where several sets combine; None where one set costs them all.
+    fn message_sets(&self, key: ScheduleKey, comm: u32, built: &Matching) -> Option<Arc<[u8]>> {
+        let links = self.links?;
+        let cached = self.message_sets.lock().expect("sets").get(&(key, comm)).cloned();
+        if let Some(sets) = cached {
+            return sets;
+        }
+        let members = match comm {
+            0 => None,
+            c => self.trace.comms.iter().find(|m| m.id == c).map(|m| &m.members),
+        };
+        let world = |r: u32| members.map_or(r as usize, |m| m[r as usize] as usize);
+        let sets: Vec<u8> = (built.ends().into_iter())
+            .map(|(a, b)| match a == NONE || b == NONE {
+                true => key.set,
+                false => links.set_of(world(a), world(b)) as u8,
+            })
+            .collect();
+        let sets: Option<Arc<[u8]>> = match sets.iter().all(|&s| s == key.set) {
+            true => None,
+            false => Some(sets.into()),
+        };
+        let mut cache = self.message_sets.lock().expect("sets");
+        cache.insert((key, comm), sets.clone());
+        sets
+    }
+
     /// `op` by `algorithm` on `spec`, costed with the participants calling at `starts`; the
-    /// schedule is built and matched once for all instances of the same shape.
+    /// schedule is built and matched once for all instances of the same shape. `pairs`: the
+    /// sets that combine and the instance's communicator, where each message takes its pair's
+    /// set (the model's §12).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn cost_modeled<M: CostModel>(
         &self,
         op: Op,
         algorithm: &'static str,
         spec: &Spec,
         (model, set): (&M, u8),
+        pairs: Option<(&[M], u32)>,
         starts: &[f64],
         scratch: &mut eval::Scratch,
     ) -> Result<eval::Completion, crate::error::Error> {
         let gamma = self.model.gamma();
-        // Costed from the rule that gives its steps, never built (a few per call to compute).
+        // Costed from the rule that gives its steps, never built (a few per call to compute);
+        // built where its pairs may take different sets.
         if spec.ranks >= RULED_MIN_RANKS
+            && pairs.is_none()
             && let Some(ruled) = crate::collectives::ruled(op, algorithm, spec)?
         {
             return Ok(eval::evaluate_ruled(&ruled, model, gamma, starts, scratch));
@@ -506,7 +544,9 @@ impl Shared<'_> {
             true => eval::Order::for_helped(&built),
             false => eval::Order::for_matching(&built),
         };
-        eval::evaluate_by(&built, model, gamma, starts, scratch, order)
+        let sets = pairs.and_then(|(_, comm)| self.message_sets(key, comm, &built));
+        let each = (pairs.zip(sets.as_deref())).map(|((models, _), of)| eval::Each { models, of });
+        eval::evaluate_each(&built, model, each, gamma, starts, scratch, order)
     }
 }
 

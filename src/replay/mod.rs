@@ -50,7 +50,7 @@ use crate::graph::{HbGraph, NONE};
 use crate::memory::Pages;
 use crate::model::{Links, Model, Params};
 use crate::trace::{Routine, Shape, Trace, list_some};
-use collective::{Modeled, ScheduleCache, Shaped, Spare, place};
+use collective::{Modeled, ScheduleCache, ScheduleKey, Shaped, Spare, place};
 use deadlock::{Waits, counted, deadlock_message, waits};
 use rank::RankState;
 use rayon::prelude::*;
@@ -58,7 +58,7 @@ use schedule::{FORCED_PREFETCH, PARTNER_PREFETCH_MIN_RANKS, Waiting};
 use split::{Exchange, Gathered, Part, SplitStats};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
 /// `end_ns`; the rank's start offset counts as computation.
@@ -206,6 +206,9 @@ struct Shared<'a> {
     unmodeled: Mutex<Vec<(u32, String)>>,
     /// Schedules of modeled instances, built and matched once for all instances of one shape.
     schedules: Mutex<ScheduleCache>,
+    /// Where several sets combine: per schedule and communicator, each message's set (None:
+    /// one set costs them all), found once (the model's §12).
+    message_sets: Mutex<HashMap<(ScheduleKey, u32), Option<Arc<[u8]>>>>,
     /// Instances whose last participant arrived since the waves last looked.
     completed: Mutex<Vec<u32>>,
     /// The arrays a modeled instance's costing fills, kept from one to the next: made afresh
@@ -337,6 +340,7 @@ impl<'a> Shared<'a> {
                 .collect(),
             unmodeled: Mutex::new(Vec::new()),
             schedules: Mutex::new(ScheduleCache::for_events(offsets[p])),
+            message_sets: Mutex::new(HashMap::new()),
             completed: Mutex::new(Vec::new()),
             scratch: Mutex::default(),
             spare: Mutex::default(),
