@@ -299,7 +299,9 @@ fn a_collective_takes_the_set_of_its_members_links() {
 #[test]
 fn a_collectives_steps_take_their_pairs_sets() {
     let head: String = (links_trace().lines())
-        .filter(|l| l.starts_with("loggps-trace") || l.starts_with("ranks") || l.starts_with("place"))
+        .filter(|l| {
+            l.starts_with("loggps-trace") || l.starts_with("ranks") || l.starts_with("place")
+        })
         .map(|l| format!("{l}\n"))
         .collect();
     let mut t = head;
@@ -318,4 +320,60 @@ fn a_collectives_steps_take_their_pairs_sets() {
     // The network set alone: 0 → 1000 → 2000 → 3000; rank 3's message sent at 2000.
     let (e, _) = ends(&trace, &[&network], &coll);
     assert_eq!(e, vec![3000.0, 7000.0, 8000.0, 9000.0]);
+}
+
+/// Sets embedded in a trace combine as files do: the three sets written into the trace by
+/// `convert --params` (one file of `[[set]]` tables, the network's first) predict, with no
+/// `--params`, the hand-costed ends of `each_message_is_costed_with_its_pairs_set`, in the
+/// binary encoding and in the text one converted back from it; `info` lists the three.
+#[test]
+fn embedded_sets_combine_as_files_do() {
+    let (d, trace, _) = setup();
+    let all = d.path().join("all.toml");
+    let table = |t: &str| format!("[[set]]\n{t}\n");
+    std::fs::write(&all, table(NETWORK) + &table(FAR) + &table(NEAR)).unwrap();
+    let bin = d.path().join("sets.bin");
+    let text = d.path().join("sets.txt");
+    let out = run(&[
+        "convert",
+        &trace,
+        bin.to_str().unwrap(),
+        "--params",
+        all.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["convert", bin.to_str().unwrap(), text.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = std::fs::read_to_string(&text).unwrap();
+    let params: Vec<&str> = lines.lines().filter(|l| l.starts_with("params ")).collect();
+    assert_eq!(params.len(), 3, "{lines}");
+    // The main set first: the file's first node set.
+    assert!(
+        params[0].contains("cores=330") && params[0].contains("class=node"),
+        "{lines}"
+    );
+    assert!(
+        params.iter().any(|l| l.contains("class=network")),
+        "{lines}"
+    );
+    for t in [&bin, &text] {
+        let (e, _) = ends(t.to_str().unwrap(), &[], &[]);
+        assert_eq!(e, vec![1150.0, 550.0, 7150.0, 200.0], "{}", t.display());
+    }
+    let v = json(&["info", bin.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["other_params"].as_array().unwrap().len(), 2, "{v}");
+    // A set's class must be one of the two.
+    let bad = lines.replace("class=network", "class=rack");
+    let (_d2, bad) = text_trace("bad.txt", &bad);
+    let out = run(&["info", &bad]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("class=network, found `rack`"));
 }

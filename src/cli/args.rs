@@ -103,12 +103,9 @@ fn parse_scale(s: &str) -> Result<(String, f64), String> {
 }
 
 impl ParamArgs {
-    /// The parameters for a trace embedding `embedded`; warnings about them are printed once
+    /// The parameters for a trace embedding the sets `embedded` (its main one first); warnings about them are printed once
     /// per distinct parameter set.
-    pub(super) fn resolve(
-        &self,
-        embedded: Option<model::Params>,
-    ) -> Result<model::Resolved, Error> {
+    pub(super) fn resolve(&self, embedded: &[model::Params]) -> Result<model::Resolved, Error> {
         let ov = Overrides {
             L: self.L,
             o: self.o,
@@ -169,7 +166,7 @@ impl ModelArgs {
     pub(super) fn resolve(
         &self,
         p: &ParamArgs,
-        embedded: Option<model::Params>,
+        embedded: &[model::Params],
     ) -> Result<ResolvedModel, Error> {
         match self.model {
             ModelKind::Loggps => {

@@ -52,7 +52,7 @@ pub(super) fn bench(
     let parse_s = t.elapsed().as_secs_f64();
     let peak_parse = peak_rss_bytes();
     let a_parse = allocs();
-    let resolved = agreed(params.resolve(trace.meta.params), split)?;
+    let resolved = agreed(params.resolve(&trace.meta.sets()), split)?;
     super::warn_one_set(&model::ResolvedModel::LogGps(resolved.clone()), "bench");
     let t = Instant::now();
     let graph = matched(&trace, &name, census.as_ref(), split)?;

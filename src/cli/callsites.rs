@@ -56,7 +56,7 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
     let resolved = a
         .replay
         .model
-        .resolve(&a.replay.params, trace.meta.params)?;
+        .resolve(&a.replay.params, &trace.meta.sets())?;
     super::warn_placement(&trace, resolved.cores());
     super::warn_one_set(&resolved, "callsites");
     let model = resolved.model();

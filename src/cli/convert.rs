@@ -44,7 +44,17 @@ pub(super) fn convert(
     }
     let mut trace = load(input)?;
     if let Some(p) = params {
-        trace.meta.params = Some(model::read_params_file(p)?);
+        // Checked as a prediction would combine them (the model's §12), the main set first.
+        let files = [p.to_path_buf()];
+        let r = model::resolve(&files, None, &[], &model::Overrides::default())?;
+        if r.others.len() >= u8::MAX as usize {
+            return Err(Error::Params(format!(
+                "{}: more than 255 parameter sets",
+                p.display()
+            )));
+        }
+        trace.meta.params = Some(r.params);
+        trace.meta.other_params = r.others;
     }
     let encoding = to.unwrap_or(if output.extension().is_some_and(|e| e == "txt") {
         Encoding::Text

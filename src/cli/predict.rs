@@ -127,7 +127,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
-    let resolved = agreed(a.model.resolve(&a.params, trace.meta.params), split)?;
+    let resolved = agreed(a.model.resolve(&a.params, &trace.meta.sets()), split)?;
     let links = agreed(
         a.remap().and_then(|m| links_for(&resolved, &trace, &m)),
         split,

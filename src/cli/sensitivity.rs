@@ -79,7 +79,7 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
     let ResolvedModel::LogGps(resolved) = a
         .replay
         .model
-        .resolve(&a.replay.params, trace.meta.params)?
+        .resolve(&a.replay.params, &trace.meta.sets())?
     else {
         unreachable!("LogGPS, checked above")
     };

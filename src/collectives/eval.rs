@@ -302,7 +302,10 @@ pub fn evaluate_each<M: CostModel>(
     scratch: &mut Scratch,
     order: Order,
 ) -> Result<Completion, Error> {
-    debug_assert!(each.is_none_or(|e| e.of.len() == m.bytes.len()), "a set a message");
+    debug_assert!(
+        each.is_none_or(|e| e.of.len() == m.bytes.len()),
+        "a set a message"
+    );
     let p = m.ranks();
     debug_assert_eq!(start.len(), p, "a call time a rank");
     let n = m.bytes.len();

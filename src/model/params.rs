@@ -135,7 +135,7 @@ impl Resolved {
 pub fn resolve(
     files: &[std::path::PathBuf],
     platform: Option<&str>,
-    embedded: Option<Params>,
+    embedded: &[Params],
     ov: &Overrides,
 ) -> Result<Resolved, Error> {
     let mut sets = Vec::new();
@@ -148,6 +148,11 @@ pub fn resolve(
     if sets.len() > 1 {
         return resolve_sets(sets, ov);
     }
+    // A trace that embeds several sets combines them, as several files would.
+    if sets.is_empty() && platform.is_none() && embedded.len() > 1 {
+        let embedded = embedded.iter().map(|p| (*p, Source::Trace)).collect();
+        return resolve_sets(embedded, ov);
+    }
     let base = if let Some(set) = sets.pop() {
         Some(set)
     } else if let Some(name) = platform {
@@ -159,7 +164,7 @@ pub fn resolve(
         })?;
         Some((p, Source::Platform(name.to_string())))
     } else {
-        embedded.map(|p| (p, Source::Trace))
+        embedded.first().map(|p| (*p, Source::Trace))
     };
     let flags = [
         ov.L,
@@ -512,10 +517,10 @@ pub struct ResolvedLogGp {
 pub fn resolve_loggp(
     files: &[std::path::PathBuf],
     platform: Option<&str>,
-    embedded: Option<Params>,
+    embedded: &[Params],
     flags: &LogGpFlags,
 ) -> Result<ResolvedLogGp, Error> {
-    let base = if !files.is_empty() || platform.is_some() || embedded.is_some() {
+    let base = if !files.is_empty() || platform.is_some() || !embedded.is_empty() {
         Some(resolve(files, platform, embedded, &Overrides::default())?)
     } else {
         None
@@ -1020,13 +1025,13 @@ mod tests {
             L: 1.0,
             ..myrinet()
         };
-        let r = resolve(&[], None, Some(embedded), &Overrides::default()).unwrap();
+        let r = resolve(&[], None, &[embedded], &Overrides::default()).unwrap();
         assert_eq!(r.params.L, 1.0);
         assert_eq!(r.sources[0], Source::Trace);
         let r = resolve(
             &[],
             Some("cenju4"),
-            Some(embedded),
+            &[embedded],
             &Overrides {
                 S: Some(65536),
                 ..Default::default()
@@ -1040,7 +1045,7 @@ mod tests {
         let err = resolve(
             &[],
             None,
-            None,
+            &[],
             &Overrides {
                 L: Some(1.0),
                 ..Default::default()
@@ -1048,7 +1053,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("--platform"), "{err}");
-        assert!(resolve(&[], Some("nope"), None, &Overrides::default()).is_err());
+        assert!(resolve(&[], Some("nope"), &[], &Overrides::default()).is_err());
     }
 
     #[test]
@@ -1057,7 +1062,7 @@ mod tests {
             g: Some(5.0),
             ..Default::default()
         };
-        let r = resolve_loggp(&[], Some("myrinet"), None, &flags).unwrap();
+        let r = resolve_loggp(&[], Some("myrinet"), &[], &flags).unwrap();
         let platform = Source::Platform("myrinet".into());
         assert_eq!(
             r.model,
@@ -1077,18 +1082,18 @@ mod tests {
             L: Some(30.0),
             ..Default::default()
         };
-        let r = resolve_loggp(&[], None, Some(myrinet()), &flags).unwrap();
+        let r = resolve_loggp(&[], None, &[myrinet()], &flags).unwrap();
         assert_eq!((r.model.L, r.model.o, r.model.G), (30.0, 6550.0, 15.48));
         assert_eq!(r.sources[1], Source::Trace);
-        let r = resolve_loggp(&[], None, None, &flags).unwrap();
+        let r = resolve_loggp(&[], None, &[], &flags).unwrap();
         assert_eq!((r.model.o, r.model.g, r.model.G), (0.0, 0.0, 0.0));
         assert_eq!(r.sources[3], Source::Default);
-        let err = resolve_loggp(&[], None, None, &LogGpFlags::default()).unwrap_err();
+        let err = resolve_loggp(&[], None, &[], &LogGpFlags::default()).unwrap_err();
         assert!(err.to_string().contains("LogGP needs L"), "{err}");
         let negative = LogGpFlags {
             G: Some(-1.0),
             ..flags
         };
-        assert!(resolve_loggp(&[], None, None, &negative).is_err());
+        assert!(resolve_loggp(&[], None, &[], &negative).is_err());
     }
 }

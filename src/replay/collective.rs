@@ -451,13 +451,23 @@ impl Shared<'_> {
     /// its pair's where several sets combine; None where one set costs them all.
     fn message_sets(&self, key: ScheduleKey, comm: u32, built: &Matching) -> Option<Arc<[u8]>> {
         let links = self.links?;
-        let cached = self.message_sets.lock().expect("sets").get(&(key, comm)).cloned();
+        let cached = self
+            .message_sets
+            .lock()
+            .expect("sets")
+            .get(&(key, comm))
+            .cloned();
         if let Some(sets) = cached {
             return sets;
         }
         let members = match comm {
             0 => None,
-            c => self.trace.comms.iter().find(|m| m.id == c).map(|m| &m.members),
+            c => self
+                .trace
+                .comms
+                .iter()
+                .find(|m| m.id == c)
+                .map(|m| &m.members),
         };
         let world = |r: u32| members.map_or(r as usize, |m| m[r as usize] as usize);
         let sets: Vec<u8> = (built.ends().into_iter())

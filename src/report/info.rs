@@ -50,6 +50,9 @@ pub struct Info {
     pub communicators: usize,
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
+    /// The sets combined with `params` per link class (the model's §12).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_params: Vec<Params>,
     pub finalized: bool,
     /// Call sites: the events with a recorded site, and the distinct return addresses summed
     /// over ranks (None: the trace has none).
@@ -207,6 +210,7 @@ impl Info {
                 protocol_switch: crate::trace::library::is_protocol_switch(e),
             }),
             params: trace.meta.params,
+            other_params: trace.meta.other_params.clone(),
             finalized: trace.complete,
             call_sites: trace.sites.as_ref().map(|s| CallSites {
                 events_with_site: s.of_event.iter().filter(|&&i| i != UNKNOWN).count() as u64,
@@ -316,8 +320,11 @@ impl Info {
             None => writeln!(out, "eager limit    (not recorded)")?,
         }
         match &self.params {
-            Some(p) => writeln!(out, "parameters     {p}")?,
+            Some(p) => writeln!(out, "parameters     {}{p}", class_of(p))?,
             None => writeln!(out, "parameters     (none embedded)")?,
+        }
+        for p in &self.other_params {
+            writeln!(out, "               {}{p}", class_of(p))?;
         }
         writeln!(
             out,
@@ -340,4 +347,10 @@ impl Info {
         }
         Ok(())
     }
+}
+
+/// `class NAME, ` where a set carries one (the model's §12), to lead its line.
+fn class_of(p: &Params) -> String {
+    p.class
+        .map_or(String::new(), |c| format!("class {}, ", c.name()))
 }

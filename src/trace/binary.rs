@@ -7,7 +7,7 @@ use super::{
 };
 use crate::error::TraceError;
 use crate::memory::Pages;
-use crate::model::{Band, Bands, Params};
+use crate::model::{Band, Bands, Class, Params};
 use nom::IResult;
 use nom::bytes::complete::take;
 use nom::combinator::cond;
@@ -262,7 +262,10 @@ fn put_extras(j: &mut Vec<u8>, p: &Params) {
     }
 }
 
-fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
+/// The job's library, eager limit, main parameter set and other sets.
+type Job = (String, Option<EagerLimit>, Option<Params>, Vec<Params>);
+
+fn job(input: &[u8]) -> Res<'_, Job> {
     let (input, library) = expect("the MPI library string", string)(input)?;
     let (input, has_eager) = expect("the eager-limit flag (0 or 1)", le_u8)(input)?;
     let (input, eager_limit) = match has_eager {
@@ -274,6 +277,47 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         }
         v => return fail(input, format!("the eager-limit flag 0 or 1, found {v}")),
     };
+    let (input, params) = set(input)?;
+    // Where sets carry a class or several combine (the model's §12): the main set's class,
+    // then the other sets, each with its class.
+    if input.is_empty() {
+        return Ok((input, (library, eager_limit, params, Vec::new())));
+    }
+    let Some(main) = params else {
+        return fail(input, "nothing after a job without parameters");
+    };
+    let (input, main_class) = expect("the parameter set's class (0 to 2)", class)(input)?;
+    let (mut input, n) = expect("the number of other parameter sets", le_u8)(input)?;
+    let mut others = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (rest, c) = expect("a parameter set's class (0 to 2)", class)(input)?;
+        let (rest, p) = set(rest)?;
+        let Some(p) = p else {
+            return fail(rest, "another parameter set (flag 1 to 5)");
+        };
+        others.push(Params { class: c, ..p });
+        input = rest;
+    }
+    let main = Params {
+        class: main_class,
+        ..main
+    };
+    Ok((input, (library, eager_limit, Some(main), others)))
+}
+
+/// A parameter set's class: 0 none, 1 `node`, 2 `network`.
+fn class(input: &[u8]) -> Res<'_, Option<Class>> {
+    let (input, c) = le_u8(input)?;
+    match c {
+        0 => Ok((input, None)),
+        1 => Ok((input, Some(Class::Node))),
+        2 => Ok((input, Some(Class::Network))),
+        v => fail(input, format!("a class 0 to 2, found {v}")),
+    }
+}
+
+/// A parameter set after its flag (0: none).
+fn set(input: &[u8]) -> Res<'_, Option<Params>> {
     let (input, has_params) = expect("the parameters flag (0 to 5)", le_u8)(input)?;
     let (input, params) = match has_params {
         0 => (input, None),
@@ -309,7 +353,56 @@ fn job(input: &[u8]) -> Res<'_, (String, Option<EagerLimit>, Option<Params>)> {
         }
         v => return fail(input, format!("the parameters flag 0 to 5, found {v}")),
     };
-    Ok((input, (library, eager_limit, params)))
+    Ok((input, params))
+}
+
+/// [`class`]'s code of `c`.
+fn class_code(c: Option<Class>) -> u8 {
+    match c {
+        None => 0,
+        Some(Class::Node) => 1,
+        Some(Class::Network) => 2,
+    }
+}
+
+/// Writes a parameter set as [`set`] reads it: its flag, then its fields (0 alone: none).
+fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
+    match params {
+        Some(p) if let Some(b) = &p.bands => {
+            // 3: bands, 5: bands with Od and Op (written only where a band has them).
+            j.push(if b.split() { 5 } else { 3 });
+            j.push(b.as_slice().len() as u8);
+            for band in b.as_slice() {
+                j.extend_from_slice(&band.hi.to_le_bytes());
+                for i in 0..b.names().len() {
+                    j.extend_from_slice(&band.get(i).to_le_bytes());
+                }
+            }
+            j.extend_from_slice(&p.S.to_le_bytes());
+            put_extras(j, p);
+        }
+        Some(p) => {
+            // 1: the eight parameters, 2: and the cost of a failed poll (as earlier writers
+            // did), 4: and the optional parameters with their bits.
+            let extras =
+                p.gamma.is_some() || p.oc.is_some() || p.cores.is_some() || p.progress_at_calls;
+            j.push(match (p.poll, extras) {
+                (_, true) => 4,
+                (Some(_), false) => 2,
+                (None, false) => 1,
+            });
+            for v in [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl] {
+                j.extend_from_slice(&v.to_le_bytes());
+            }
+            j.extend_from_slice(&p.s.to_le_bytes());
+            j.extend_from_slice(&p.S.to_le_bytes());
+            match extras {
+                true => put_extras(j, p),
+                false => j.extend(p.poll.iter().flat_map(|v| v.to_le_bytes())),
+            }
+        }
+        None => j.push(0),
+    }
 }
 
 /// An `R` chunk of rank `rank` of `nranks`.
@@ -1333,7 +1426,8 @@ impl<'a> Tally<'a> {
                 }
                 self.seen_job = true;
                 let (_, job) = job(payload()).expect("read before");
-                (self.meta.library, self.meta.eager_limit, self.meta.params) = job;
+                let m = &mut self.meta;
+                (m.library, m.eager_limit, m.params, m.other_params) = job;
             }
             b'R' => {
                 self.metas.resize(self.counts.len(), 0);
@@ -1915,41 +2009,16 @@ impl<W: Write> Writer<W> {
             }
             None => j.push(0),
         }
-        match &meta.params {
-            Some(p) if let Some(b) = &p.bands => {
-                // 3: bands, 5: bands with Od and Op (written only where a band has them).
-                j.push(if b.split() { 5 } else { 3 });
-                j.push(b.as_slice().len() as u8);
-                for band in b.as_slice() {
-                    j.extend_from_slice(&band.hi.to_le_bytes());
-                    for i in 0..b.names().len() {
-                        j.extend_from_slice(&band.get(i).to_le_bytes());
-                    }
-                }
-                j.extend_from_slice(&p.S.to_le_bytes());
-                put_extras(&mut j, p);
+        put_set(&mut j, meta.params.as_ref());
+        if let Some(p) = &meta.params
+            && (p.class.is_some() || !meta.other_params.is_empty())
+        {
+            j.push(class_code(p.class));
+            j.push(meta.other_params.len() as u8);
+            for o in &meta.other_params {
+                j.push(class_code(o.class));
+                put_set(&mut j, Some(o));
             }
-            Some(p) => {
-                // 1: the eight parameters, 2: and the cost of a failed poll (as earlier
-                // writers did), 4: and the optional parameters with their bits.
-                let extras =
-                    p.gamma.is_some() || p.oc.is_some() || p.cores.is_some() || p.progress_at_calls;
-                j.push(match (p.poll, extras) {
-                    (_, true) => 4,
-                    (Some(_), false) => 2,
-                    (None, false) => 1,
-                });
-                for v in [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl] {
-                    j.extend_from_slice(&v.to_le_bytes());
-                }
-                j.extend_from_slice(&p.s.to_le_bytes());
-                j.extend_from_slice(&p.S.to_le_bytes());
-                match extras {
-                    true => put_extras(&mut j, p),
-                    false => j.extend(p.poll.iter().flat_map(|v| v.to_le_bytes())),
-                }
-            }
-            None => j.push(0),
         }
         w.chunk(b'J', NO_RANK, &j)?;
         Ok(w)

@@ -402,10 +402,22 @@ pub struct Meta {
     pub library: String,
     pub eager_limit: Option<EagerLimit>,
     pub params: Option<Params>,
+    /// Sets combined with `params` per link class (the model's §12), where the trace embeds
+    /// several.
+    pub other_params: Vec<Params>,
     pub ranks: RankMetas,
 }
 
 impl Meta {
+    /// The parameter sets the trace embeds, its main one first.
+    pub fn sets(&self) -> Vec<Params> {
+        self.params
+            .iter()
+            .chain(&self.other_params)
+            .copied()
+            .collect()
+    }
+
     /// A warning where the ranks ran on cores 2× or more nearer or farther apart than the
     /// parameters were measured on (`calibrated_ns`: their [`Params::cores`]): a shared-memory
     /// message costs another price there, which no parameter follows.

@@ -341,7 +341,14 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
             Line::Ranks(_) => unreachable!("handled above"),
             Line::Library(s) => t.meta.library = s,
             Line::Eager(name, bytes) => t.meta.eager_limit = Some(EagerLimit { name, bytes }),
-            Line::Params(fields) => t.meta.params = Some(params(&fields).map_err(err)?),
+            // Several: sets combined per link class (the model's §12), the first the main one.
+            Line::Params(fields) => {
+                let p = params(&fields).map_err(err)?;
+                match t.meta.params {
+                    None => t.meta.params = Some(p),
+                    Some(_) => t.meta.other_params.push(p),
+                }
+            }
             Line::Rank(r, hostname, a, b, cores) => {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
@@ -482,26 +489,36 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     let known = |k: &str| match banded {
         false => {
             crate::model::NAMES.contains(&k)
-                || matches!(k, "poll" | "gamma" | "oc" | "cores" | "progress")
+                || matches!(k, "poll" | "gamma" | "oc" | "cores" | "progress" | "class")
         }
         true => matches!(
             k,
-            "bands" | "S" | "poll" | "gamma" | "oc" | "cores" | "progress"
+            "bands" | "S" | "poll" | "gamma" | "oc" | "cores" | "progress" | "class"
         ),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma oc cores progress bands, found `{k}`",
+                "expected params among {} poll gamma oc cores progress class bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
             true => {
                 format!(
-                    "expected params bands= S= poll= gamma= oc= cores= progress= with bands, found `{k}`"
+                    "expected params bands= S= poll= gamma= oc= cores= progress= class= with bands, found `{k}`"
                 )
             }
         });
     }
+    let class = match get("class") {
+        Ok("node") => Some(crate::model::Class::Node),
+        Ok("network") => Some(crate::model::Class::Network),
+        Ok(v) => {
+            return Err(format!(
+                "expected params class=node or class=network, found `{v}`"
+            ));
+        }
+        Err(_) => None,
+    };
     let optional = |k: &str| match get(k) {
         Ok(_) => num(k).map(Some),
         Err(_) => Ok(None),
@@ -521,6 +538,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             gamma,
             oc,
             cores,
+            class,
             progress_at_calls,
             ..Params::banded(bands, int("S")?, poll)
         });
@@ -530,6 +548,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         gamma,
         oc,
         cores,
+        class,
         progress_at_calls,
         ..Params::from_named(num, int)?
     })
@@ -579,6 +598,8 @@ fn extras_fields(p: &Params) -> String {
         + &p.oc.map_or(String::new(), |v| format!(" oc={v}"))
         + &p.cores.map_or(String::new(), |v| format!(" cores={v}"))
         + progress
+        + &p.class
+            .map_or(String::new(), |c| format!(" class={}", c.name()))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]).
@@ -791,30 +812,29 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
     if let Some(e) = &m.eager_limit {
         let _ = writeln!(s, "eager_limit {} {}", e.name, e.bytes);
     }
-    if let Some(p) = &m.params
-        && let Some(b) = &p.bands
-    {
-        let _ = writeln!(
-            s,
-            "params bands={} S={}{}",
-            bands_field(b),
-            p.S,
-            extras_fields(p)
-        );
-    } else if let Some(p) = &m.params {
-        let _ = writeln!(
-            s,
-            "params L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}{}",
-            p.L,
-            p.o,
-            p.Os,
-            p.Or,
-            p.Gs,
-            p.Gl,
-            p.s,
-            p.S,
-            extras_fields(p)
-        );
+    for p in m.params.iter().chain(&m.other_params) {
+        let _ = match &p.bands {
+            Some(b) => writeln!(
+                s,
+                "params bands={} S={}{}",
+                bands_field(b),
+                p.S,
+                extras_fields(p)
+            ),
+            None => writeln!(
+                s,
+                "params L={} o={} Os={} Or={} Gs={} Gl={} s={} S={}{}",
+                p.L,
+                p.o,
+                p.Os,
+                p.Or,
+                p.Gs,
+                p.Gl,
+                p.s,
+                p.S,
+                extras_fields(p)
+            ),
+        };
     }
     for (r, rm) in m.ranks.recorded() {
         let _ = write!(
