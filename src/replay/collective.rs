@@ -133,6 +133,9 @@ pub(super) const LEVELED_MIN_WIDTH: usize = 1 << 12;
 /// are shared at any size (see the `allr` case of tests/bench/run.sh).
 pub(super) const RULED_MIN_RANKS: usize = 1 << 12;
 
+/// Each message's parameter set of a schedule on a communicator; None: one set costs them all.
+pub(super) type MessageSets = Option<Arc<[u8]>>;
+
 /// A built schedule, matched: all its evaluation reads.
 pub(super) type Built = Arc<Matching>;
 
@@ -449,7 +452,7 @@ impl Shared<'_> {
 
     /// Each message's set of schedule `key` on communicator `comm` (`built`, its matching),
     /// its pair's where several sets combine; None where one set costs them all.
-    fn message_sets(&self, key: ScheduleKey, comm: u32, built: &Matching) -> Option<Arc<[u8]>> {
+    fn message_sets(&self, key: ScheduleKey, comm: u32, built: &Matching) -> MessageSets {
         let links = self.links?;
         let cached = self
             .message_sets
@@ -476,7 +479,7 @@ impl Shared<'_> {
                 false => links.set_of(world(a), world(b)) as u8,
             })
             .collect();
-        let sets: Option<Arc<[u8]>> = match sets.iter().all(|&s| s == key.set) {
+        let sets: MessageSets = match sets.iter().all(|&s| s == key.set) {
             true => None,
             false => Some(sets.into()),
         };

@@ -50,7 +50,7 @@ use crate::graph::{HbGraph, NONE};
 use crate::memory::Pages;
 use crate::model::{Links, Model, Params};
 use crate::trace::{Routine, Shape, Trace, list_some};
-use collective::{Modeled, ScheduleCache, ScheduleKey, Shaped, Spare, place};
+use collective::{MessageSets, Modeled, ScheduleCache, ScheduleKey, Shaped, Spare, place};
 use deadlock::{Waits, counted, deadlock_message, waits};
 use rank::RankState;
 use rayon::prelude::*;
@@ -208,7 +208,7 @@ struct Shared<'a> {
     schedules: Mutex<ScheduleCache>,
     /// Where several sets combine: per schedule and communicator, each message's set (None:
     /// one set costs them all), found once (the model's §12).
-    message_sets: Mutex<HashMap<(ScheduleKey, u32), Option<Arc<[u8]>>>>,
+    message_sets: Mutex<HashMap<(ScheduleKey, u32), MessageSets>>,
     /// Instances whose last participant arrived since the waves last looked.
     completed: Mutex<Vec<u32>>,
     /// The arrays a modeled instance's costing fills, kept from one to the next: made afresh
