@@ -58,7 +58,7 @@ use schedule::{FORCED_PREFETCH, PARTNER_PREFETCH_MIN_RANKS, Waiting};
 use split::{Exchange, Gathered, Part, SplitStats};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Mutex, RwLock};
 
 /// One rank's predicted timeline, split as in the paper's Fig. 6. The four parts add up to
 /// `end_ns`; the rank's start offset counts as computation.
