@@ -165,21 +165,27 @@ pub struct Modeled {
 
 impl Modeled {
     /// The participant's return under `p` (its `gamma` charging reductions, each part started
-    /// `oc` after its call): the schedule's end for it, never before its call.
+    /// `oc` and its copies after its call, its copies after it ending it later: the model's
+    /// §15): the schedule's end for it, never before its call.
     fn end(&self, p: &Params) -> Option<f64> {
+        use crate::collectives::copies;
         let gamma = p.gamma.unwrap_or(0.0);
-        let oc = p.oc.unwrap_or(0.0);
-        let shifted: Vec<f64>;
-        let starts = match oc != 0.0 {
-            true => {
-                shifted = self.starts.iter().map(|t| t + oc).collect();
-                &shifted
-            }
-            false => &self.starts,
-        };
-        let c =
-            crate::collectives::predict_from(self.op, self.algorithm, &self.spec, p, gamma, starts)
-                .ok()?;
+        let (oc, copy) = (p.oc.unwrap_or(0.0), p.copy.unwrap_or(0.0));
+        let mut starts = self.starts.clone();
+        let shape = (self.op, self.algorithm, &self.spec);
+        let after = copies::own_work(shape, oc, copy, &mut starts);
+        let mut c = crate::collectives::predict_from(
+            self.op,
+            self.algorithm,
+            &self.spec,
+            p,
+            gamma,
+            &starts,
+        )
+        .ok()?;
+        if let Some(after) = &after {
+            copies::add_after(&mut c, after);
+        }
         Some(c.rank_end_ns.get(self.place)?.max(self.call))
     }
 }

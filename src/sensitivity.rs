@@ -32,13 +32,15 @@ pub enum Knob {
     Gamma,
     /// A modeled collective call's own cost, `oc`.
     Oc,
+    /// A modeled collective's local copies' cost, `copy`.
+    Copy,
 }
 
 /// The paper form's parameters a derivative is taken of.
 pub const PAPER: [&str; 6] = ["L", "o", "Os", "Or", "Gs", "Gl"];
 
 impl Knob {
-    /// Every parameter of `p`, in the model's order, then `gamma` and `oc`.
+    /// Every parameter of `p`, in the model's order, then `gamma`, `oc` and `copy`.
     pub fn all(p: &Params) -> Vec<Knob> {
         let mut v: Vec<Knob> = match &p.bands {
             None => (0..PAPER.len()).map(Knob::Paper).collect(),
@@ -47,7 +49,7 @@ impl Knob {
                 .flat_map(|j| (0..b.names().len()).map(move |i| Knob::Band(j, i)))
                 .collect(),
         };
-        v.extend([Knob::Gamma, Knob::Oc]);
+        v.extend([Knob::Gamma, Knob::Oc, Knob::Copy]);
         v
     }
 
@@ -58,6 +60,7 @@ impl Knob {
             Knob::Band(j, i) => format!("b{}.{}", j + 1, BAND_NAMES[i]),
             Knob::Gamma => "gamma".to_string(),
             Knob::Oc => "oc".to_string(),
+            Knob::Copy => "copy".to_string(),
         }
     }
 
@@ -75,6 +78,7 @@ impl Knob {
             Knob::Band(j, i) => p.as_bands().as_slice()[j].get(i),
             Knob::Gamma => p.gamma.unwrap_or(0.0),
             Knob::Oc => p.oc.unwrap_or(0.0),
+            Knob::Copy => p.copy.unwrap_or(0.0),
         }
     }
 
@@ -94,6 +98,7 @@ impl Knob {
             }
             Knob::Gamma => q.gamma = Some(v),
             Knob::Oc => q.oc = Some(v),
+            Knob::Copy => q.copy = Some(v),
         }
         q
     }
@@ -104,7 +109,7 @@ impl Knob {
         match *self {
             Knob::Paper(i) => i < 4,
             Knob::Band(_, i) => i != 4,
-            Knob::Gamma | Knob::Oc => true,
+            Knob::Gamma | Knob::Oc | Knob::Copy => true,
         }
     }
 

@@ -635,3 +635,90 @@ fn oc_starts_each_part_of_a_modeled_collective_later() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("oc = -5"), "{err}");
 }
+
+/// A modeled collective's local copies (the model's §15), costed by hand. A ring Allreduce of
+/// 1000 bytes on 4 ranks: each rank copies its vector before its first step, so every rank
+/// starts `copy · 1000` later and the whole schedule moves by it (0.5 ns/B: 500 ns). Recursive
+/// doubling on 4 ranks copies into its temporary and, after its two exchanges, back: 1000 ns.
+/// A Bcast copies nothing.
+#[test]
+fn a_collectives_copies_move_it_by_their_bytes() {
+    let time = |op: &str, algorithm: &str, copy: &str| {
+        let v = json(&[
+            "collective",
+            op,
+            "--algorithm",
+            algorithm,
+            "--ranks",
+            "4",
+            "--bytes",
+            "1000",
+            "--platform",
+            "myrinet",
+            "--copy",
+            copy,
+            "--format",
+            "json",
+        ]);
+        v["predicted_ns"].as_f64().unwrap()
+    };
+    for (op, algorithm, moved) in [
+        ("allreduce", "ring", 500.0),
+        ("allreduce", "recursive-doubling", 1000.0),
+        ("bcast", "binomial", 0.0),
+    ] {
+        let d = time(op, algorithm, "0.5") - time(op, algorithm, "0");
+        assert!((d - moved).abs() < 1e-6, "{op} {algorithm}: {d}");
+    }
+}
+
+/// A linear Gather's root copies its own block before it receives (the model's §15), in a
+/// replayed trace: 2 ranks calling at 0, blocks of 1000 bytes, o = 50, L = 100, nothing per
+/// byte. Rank 1's send returns at 50, its message there at 150. With `copy` 0.1 the root posts
+/// its receive at 100 and ends at 150 + 50 = 200, as with no copy (the copy hidden in its
+/// wait); with 0.2 it posts at 200, the message already there, and ends at 200 + 50 = 250.
+#[test]
+fn a_gathers_root_copies_its_block_while_it_would_wait() {
+    let mut t = String::from("loggps-trace 1\nranks 2\n");
+    for (r, recv) in [(0, 2000), (1, 0)] {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Gather 0 60 root=0 bytes=1000 recv_bytes={recv}\n\
+             {r} MPI_Finalize 60 70\n"
+        );
+    }
+    let (_d, trace) = text_trace("gather.txt", &t);
+    let ends = |copy: &str| -> Vec<f64> {
+        let v = json(&[
+            "predict",
+            &trace,
+            "--coll",
+            "gather=linear",
+            "--L",
+            "100",
+            "--o",
+            "50",
+            "--Os",
+            "0",
+            "--Or",
+            "0",
+            "--Gs",
+            "0",
+            "--Gl",
+            "0",
+            "--s",
+            "1000000",
+            "--S",
+            "100000",
+            "--copy",
+            copy,
+            "--format",
+            "json",
+        ]);
+        (v["ranks"].as_array().unwrap().iter())
+            .map(|r| (r["end_s"].as_f64().unwrap() * 1e12).round() / 1e3)
+            .collect()
+    };
+    assert_eq!(ends("0"), vec![200.0, 50.0]);
+    assert_eq!(ends("0.1"), vec![200.0, 50.0]);
+    assert_eq!(ends("0.2"), vec![250.0, 50.0]);
+}

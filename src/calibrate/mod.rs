@@ -82,6 +82,9 @@ pub struct Calibration {
     /// destination [`COPY_ALIAS`] bytes past the source modulo 4096, ns medians.
     pub copy_aligned_ns: f64,
     pub copy_aliased_ns: f64,
+    /// The aligned memcpy timed over [`reduce::SIZES`]; its slope is `fit.params.copy` (the
+    /// model's §15).
+    pub copying: Reduction,
     /// The traced loop of small collectives `fit.params.oc` is fitted to (None: no tracer).
     pub oc_fit: Option<OcFit>,
 }
@@ -841,6 +844,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     })?;
     let local = measure_local(opts, log)?;
     fit.params.gamma = Some(local.reduction.gamma);
+    fit.params.copy = Some(local.copying.gamma);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
     fit.params.cores = cores_ns(&lines);
@@ -876,6 +880,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
                         cores: cores_ns(&o.lines),
                         gamma: fit.params.gamma,
                         oc: fit.params.oc,
+                        copy: fit.params.copy,
                         class: fit.params.class,
                         progress_at_calls: fit.params.progress_at_calls,
                         ..f.params
@@ -912,6 +917,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         progress_rtt_ns: local.progress_rtt_ns,
         copy_aligned_ns: local.copy_ns.0,
         copy_aliased_ns: local.copy_ns.1,
+        copying: local.copying,
         oc_fit,
     })
 }
@@ -943,8 +949,10 @@ struct Local {
     reduction: Reduction,
     progress_wait_ns: f64,
     progress_rtt_ns: f64,
-    /// Aligned, aliased.
+    /// Aligned, aliased, at [`COPY_BYTES`].
     copy_ns: (f64, f64),
+    /// The aligned copies over [`reduce::SIZES`], and their line.
+    copying: Reduction,
 }
 
 /// Launches whose round trips differ by more than this (median over sizes) were taken while
@@ -977,7 +985,7 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
         .args(["--poll", &POLL_BATCHES.to_string()])
         .args(["--reduce", &sizes.join(",")])
         .args(["--progress", &PROGRESS_BYTES.to_string()])
-        .args(["--copy", &COPY_BYTES.to_string()]);
+        .args(["--copy", &sizes.join(",")]);
     let out = launch(&mut cmd, RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = out.stdout;
@@ -994,21 +1002,28 @@ fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, E
             ["progress", _, wait, rtt, ..] => Some((wait.parse().ok()?, rtt.parse().ok()?)),
             _ => None,
         });
-    let copy = text
-        .lines()
-        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
-            ["copy", _, aligned, aliased, ..] => {
-                Some((aligned.parse().ok()?, aliased.parse().ok()?))
-            }
+    let copies: Vec<(u64, f64, f64)> = (text.lines())
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["copy", k, aligned, aliased, ..] => Some((
+                k.parse().ok()?,
+                aligned.parse().ok()?,
+                aliased.parse().ok()?,
+            )),
             _ => None,
-        });
-    match (out.ok, median, reduction, progress, copy) {
-        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns)) => Ok(Local {
+        })
+        .collect();
+    let copy = (copies.iter())
+        .find(|c| c.0 == COPY_BYTES)
+        .map(|c| (c.1, c.2));
+    let copying = Reduction::fit(copies.iter().map(|c| (c.0, c.1)).collect());
+    match (out.ok, median, reduction, progress, copy, copying) {
+        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns), Some(copying)) => Ok(Local {
             poll_ns: ns,
             reduction: r,
             progress_wait_ns: wait,
             progress_rtt_ns: rtt,
             copy_ns,
+            copying,
         }),
         _ => Err(Error::Io(format!(
             "the round-trip program did not time failed polls, reductions, progress and copies ({}): {}{}\n(rebuild it with \
@@ -1153,6 +1168,13 @@ pub fn params_file(c: &Calibration) -> String {
     s.push_str(&format!(
         "# copies: {}\n",
         copy_finding(c.copy_aligned_ns, c.copy_aliased_ns).0
+    ));
+    let (lo, hi) = (c.copying.points.first(), c.copying.points.last());
+    s.push_str(&format!(
+        "# copy: the slope of memcpy between page-aligned buffers over {}–{} bytes (fixed cost {:.0} ns)\n",
+        lo.map_or(0, |p| p.0),
+        hi.map_or(0, |p| p.0),
+        c.copying.intercept_ns
     ));
     s.push_str(&format!("# oc: {}\n", collectives_finding(c)));
     if let Some((text, _)) = line_finding(&c.line_ns) {

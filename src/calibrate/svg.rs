@@ -277,6 +277,7 @@ mod tests {
             progress_rtt_ns: 0.0,
             copy_aligned_ns: 0.0,
             copy_aliased_ns: 0.0,
+            copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             oc_fit: None,
         };
         let svg = chart(&c);

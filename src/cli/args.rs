@@ -63,6 +63,10 @@ pub struct ParamArgs {
     /// part starts this long after its call (default: `oc` of the parameters, else 0)
     #[arg(long = "oc", value_name = "NS", allow_hyphen_values = true)]
     pub oc: Option<f64>,
+    /// What copying one byte locally costs in a modeled collective (a rank's own block, an
+    /// algorithm's temporaries), ns/byte (default: `copy` of the parameters, else 0)
+    #[arg(long = "copy", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub copy: Option<f64>,
     /// The part of a send's overhead after its message has left, ns, in every band (the
     /// message leaves that much before the send returns; at most the band's o): default the
     /// parameters', else 0
@@ -118,6 +122,7 @@ impl ParamArgs {
             poll: self.poll,
             gamma: self.gamma,
             oc: self.oc,
+            copy: self.copy,
             Od: self.Od,
             Op: self.Op,
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
@@ -188,6 +193,7 @@ impl ModelArgs {
                     ("--scale", !p.scale.is_empty()),
                     ("--progress", p.progress.is_some()),
                     ("--oc", p.oc.is_some()),
+                    ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),
                     ("--Op", p.Op.is_some()),
                 ];

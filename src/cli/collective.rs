@@ -104,9 +104,11 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
     let resolved = a.model.resolve(&a.params, &[])?;
     super::warn_one_set(&resolved, "collective");
     let (model, gamma) = (resolved.model(), resolved.gamma());
-    // Every rank calls at 0; its part starts `oc` later.
-    let starts = vec![model.oc(); spec.ranks];
-    let (c, described) = match &model {
+    // Every rank calls at 0; its part starts `oc` and its copies later (the model's §15).
+    let mut starts = vec![0.0; spec.ranks];
+    let shape = (op, algorithm, &spec);
+    let after = collectives::copies::own_work(shape, model.oc(), model.copy(), &mut starts);
+    let (mut c, described) = match &model {
         Model::LogGps(p) => (
             collectives::predict_from(op, algorithm, &spec, p, gamma, &starts)?,
             format!("LogGPS {p}"),
@@ -116,6 +118,9 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
             format!("LogGP L={} o={} g={} G={}", m.L, m.o, m.g, m.G),
         ),
     };
+    if let Some(after) = &after {
+        collectives::copies::add_after(&mut c, after);
+    }
     print!(
         "{}",
         render(a, op, algorithm, &spec, &c, model.name(), &described)

@@ -45,8 +45,8 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 13] = [
-            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc", "Od", "Op",
+        const LOGGPS_SWEPT: [&str; 14] = [
+            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc", "copy", "Od", "Op",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -157,6 +157,7 @@ impl Sweep {
             "poll" => &mut p.poll,
             "gamma" => &mut p.gamma,
             "oc" => &mut p.oc,
+            "copy" => &mut p.copy,
             "Od" => &mut p.Od,
             "Op" => &mut p.Op,
             "g" => &mut m.g,

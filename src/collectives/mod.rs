@@ -4,6 +4,7 @@
 //! replay uses it, or LogGP as in Alexandrov et al. (1995).
 
 pub mod binomial;
+pub mod copies;
 pub mod eval;
 pub mod exchange;
 pub mod lockstep;

@@ -30,6 +30,10 @@ pub struct Params {
     /// `oc`): each participant's part of the schedule starts `oc` after its call. None: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oc: Option<f64>,
+    /// What copying one byte locally costs in a modeled collective (a rank's own block, an
+    /// algorithm's temporaries: the model's §15 `copy`), ns/byte; None: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<f64>,
     /// Not a cost: where the set was measured, as the round trip of a cache line between the
     /// calibrating ranks' cores, ns (`calibrate`'s `cores`; the trace's `Cores`). A prediction
     /// warns where a trace's ranks ran on cores 2× nearer or farther apart than that.
@@ -96,6 +100,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             poll: None,
             gamma: None,
             oc: None,
+            copy: None,
             cores: None,
             class: None,
             progress_at_calls: false,
@@ -116,6 +121,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             poll: None,
             gamma: None,
             oc: None,
+            copy: None,
             cores: None,
             class: None,
             progress_at_calls: false,
@@ -136,6 +142,7 @@ pub const PRESETS: [(&str, Params); 3] = [
             poll: None,
             gamma: None,
             oc: None,
+            copy: None,
             cores: None,
             class: None,
             progress_at_calls: false,
@@ -163,6 +170,7 @@ impl Params {
             poll: None,
             gamma: None,
             oc: None,
+            copy: None,
             cores: None,
             class: None,
             progress_at_calls: false,
@@ -186,6 +194,7 @@ impl Params {
             poll,
             gamma: None,
             oc: None,
+            copy: None,
             cores: None,
             class: None,
             progress_at_calls: false,
@@ -203,6 +212,7 @@ impl Params {
         Ok(Params {
             gamma: self.gamma,
             oc: self.oc,
+            copy: self.copy,
             cores: self.cores,
             class: self.class,
             progress_at_calls: self.progress_at_calls,
@@ -218,6 +228,7 @@ impl Params {
             None => Params {
                 gamma: self.gamma,
                 oc: self.oc,
+                copy: self.copy,
                 cores: self.cores,
                 class: self.class,
                 progress_at_calls: self.progress_at_calls,
@@ -468,6 +479,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(oc) = self.oc {
             write!(f, "; oc={oc:.1}")?;
+        }
+        if let Some(copy) = self.copy {
+            write!(f, "; copy={copy:.4}")?;
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;

@@ -190,6 +190,16 @@ impl Model {
         }
     }
 
+    /// What a modeled collective's local copy costs a byte, ns (LogGPS's `copy`, the model's
+    /// §15; 0 where none is set, and under LogGP).
+    #[inline]
+    pub fn copy(&self) -> f64 {
+        match self {
+            Model::LogGps(p) => p.copy.unwrap_or(0.0),
+            Model::LogGp(_) => 0.0,
+        }
+    }
+
     /// What a modeled collective call costs beyond its schedule's messages, ns (LogGPS's `oc`;
     /// 0 where none is set, and under LogGP).
     #[inline]

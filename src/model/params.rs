@@ -47,6 +47,8 @@ pub struct Overrides {
     pub gamma: Option<f64>,
     /// A modeled collective call's own cost, ns (`--oc`).
     pub oc: Option<f64>,
+    /// A modeled collective's local copies' cost, ns/byte (`--copy`).
+    pub copy: Option<f64>,
     /// The send's overhead after its message left, ns, set in every band (`--Od`, the model's
     /// §9).
     pub Od: Option<f64>,
@@ -82,6 +84,8 @@ pub struct Resolved {
     pub gamma_source: Source,
     /// Where `params.oc` came from (unused while it is None).
     pub oc_source: Source,
+    /// Where `params.copy` came from (unused while it is None).
+    pub copy_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -92,8 +96,8 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// `(name, value, source)` in the order of the model's §1, then `poll`, `gamma` and `oc` where
-    /// they are set.
+    /// `(name, value, source)` in the order of the model's §1, then `poll`, `gamma`, `oc` and
+    /// `copy` where they are set.
     /// A set in bands: each band's `hi` and [`BAND_NAMES`] as `b1.hi`, `b1.o`, … (split at
     /// `S`, the model's §10), then `S`.
     pub fn iter(&self) -> impl Iterator<Item = (String, f64, &Source)> + '_ {
@@ -125,7 +129,13 @@ impl Resolved {
             .gamma
             .map(|v| ("gamma".to_string(), v, &self.gamma_source));
         let oc = p.oc.map(|v| ("oc".to_string(), v, &self.oc_source));
-        named.into_iter().chain(poll).chain(gamma).chain(oc)
+        let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
+        named
+            .into_iter()
+            .chain(poll)
+            .chain(gamma)
+            .chain(oc)
+            .chain(copy)
     }
 }
 
@@ -326,6 +336,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(v) = ov.oc {
         (p.oc, oc_source) = (Some(v), Source::Flag);
     }
+    let mut copy_source = source.clone();
+    if let Some(v) = ov.copy {
+        (p.copy, copy_source) = (Some(v), Source::Flag);
+    }
     if let Some(calls) = ov.progress_at_calls {
         p.progress_at_calls = calls;
     }
@@ -352,6 +366,9 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     for (name, f) in &ov.scale {
         p = scale(p, name, *f)?;
+        if name == "copy" {
+            copy_source = Source::Flag;
+        }
         if let Some(j) = SPLIT_NAMES.iter().position(|n| n == name) {
             split_sources[j] = Source::Flag;
         }
@@ -373,6 +390,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("poll", p.poll.unwrap_or(0.0)),
         ("gamma", p.gamma.unwrap_or(0.0)),
         ("oc", p.oc.unwrap_or(0.0)),
+        ("copy", p.copy.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -391,6 +409,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     if let Some(why) = gamma_invalid(p.gamma)
         .or_else(|| oc_invalid(p.oc))
+        .or_else(|| copy_invalid(p.copy))
         .or_else(|| cores_invalid(p.cores))
     {
         return Err(Error::Params(why));
@@ -401,6 +420,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         poll_source,
         gamma_source,
         oc_source,
+        copy_source,
         split_sources,
         others: Vec::new(),
     })
@@ -424,6 +444,12 @@ pub fn cores_invalid(cores: Option<f64>) -> Option<String> {
 fn oc_invalid(oc: Option<f64>) -> Option<String> {
     oc.filter(|v| !(v.is_finite() && *v >= 0.0))
         .map(|v| format!("parameter oc = {v} must be a finite number ≥ 0 (ns a collective call)"))
+}
+
+/// Why a local copy's cost cannot be used: a negative one would make copying save time.
+fn copy_invalid(copy: Option<f64>) -> Option<String> {
+    copy.filter(|v| !(v.is_finite() && *v >= 0.0))
+        .map(|v| format!("parameter copy = {v} must be a finite number ≥ 0 (ns per byte copied)"))
 }
 
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
@@ -466,6 +492,13 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
             "--scale {name}={f}: the factor must be a finite number ≥ 0"
         )));
     }
+    if name == "copy" {
+        // Not a band's: the set's one local copy rate (none: none still).
+        return Ok(Params {
+            copy: p.copy.map(|c| c * f),
+            ..p
+        });
+    }
     if p.bands.is_some() {
         return p
             .with_bands(|b| b.scale(name, f))
@@ -484,7 +517,7 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
         "G" => (p.Gs, p.Gl) = (p.Gs * f, p.Gl * f),
         _ => {
             return Err(Error::Usage(format!(
-                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G, Od, Op"
+                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G, Od, Op, copy"
             )));
         }
     }
@@ -724,12 +757,17 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
         None => None,
         Some(_) => Some(num("oc")?),
     };
+    let copy = match table.get("copy") {
+        None => None,
+        Some(_) => Some(num("copy")?),
+    };
     let cores = match table.get("cores") {
         None => None,
         Some(_) => Some(num("cores")?),
     };
     if let Some(why) = gamma_invalid(gamma)
         .or_else(|| oc_invalid(oc))
+        .or_else(|| copy_invalid(copy))
         .or_else(|| cores_invalid(cores))
     {
         return Err(why);
@@ -758,6 +796,7 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
         let p = Params {
             gamma,
             oc,
+            copy,
             cores,
             class,
             progress_at_calls,
@@ -772,6 +811,7 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
         poll,
         gamma,
         oc,
+        copy,
         cores,
         class,
         progress_at_calls,
@@ -877,6 +917,7 @@ pub fn params_toml(p: &Params) -> String {
         + &p.gamma
             .map_or(String::new(), |v| format!("gamma = {v:?}\n"))
         + &p.oc.map_or(String::new(), |v| format!("oc = {v:?}\n"))
+        + &p.copy.map_or(String::new(), |v| format!("copy = {v:?}\n"))
         + &p.cores
             .map_or(String::new(), |v| format!("cores = {v:?}\n"))
         + &p.class

@@ -4,9 +4,9 @@
 //! instances of the same shape and cached), and the hand-back of returns once read.
 
 use super::Shared;
-use crate::collectives::eval;
 use crate::collectives::schedule::{Matching, NONE};
 use crate::collectives::{Op, Spec};
+use crate::collectives::{copies, eval};
 use crate::model::{CostModel, Model};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -391,11 +391,14 @@ impl Shared<'_> {
         }
         debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
         let (model, set) = self.instance_model(x);
-        // Each participant's part starts `oc` after its call (the model's §8).
-        let oc = model.oc();
-        if oc != 0.0 {
-            starts.iter_mut().for_each(|t| *t += oc);
-        }
+        // Each participant's part starts `oc` and its copies after its call (the model's §8,
+        // §15); its copies after its last step end it later.
+        let after = copies::own_work(
+            (op, algorithm, &spec),
+            model.oc(),
+            model.copy(),
+            &mut starts,
+        );
         let comm = self.g.instances[x as usize].comm;
         let costed = match model {
             Model::LogGps(p) => {
@@ -405,6 +408,12 @@ impl Shared<'_> {
             Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, (m, 0), None, &starts, eval),
         };
         self.spare.lock().expect("spare").starts = starts;
+        let costed = costed.map(|mut c| {
+            if let Some(after) = &after {
+                copies::add_after(&mut c, after);
+            }
+            c
+        });
         match costed {
             Ok(c) => Returns::Ready(match shell {
                 // Held nowhere else (`recycle_returns`): filled in place, never cloned.

@@ -181,6 +181,7 @@ fn params(input: &[u8]) -> Res<'_, Params> {
             poll: None,
             gamma: None,
             oc: None,
+            copy: None,
             cores: None,
             class: None,
             progress_at_calls: false,
@@ -218,46 +219,73 @@ fn banded(input: &[u8], split: bool) -> Res<'_, Params> {
         Err(why) => return fail(input, format!("valid bands ({why})")),
     };
     let (input, s) = le_u64(input)?;
-    let (input, (poll, gamma, oc, cores, progress_at_calls)) = extras(input)?;
-    Ok((
-        input,
-        Params {
-            gamma,
-            oc,
-            cores,
-            progress_at_calls,
-            ..Params::banded(bands, s, poll)
-        },
-    ))
+    let (input, x) = extras(input)?;
+    let poll = x.poll;
+    Ok((input, x.on(Params::banded(bands, s, poll))))
 }
 
 /// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
-/// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows), then each value that
-/// is there as an `f64`, in the order `poll`, `gamma`, `oc`, `cores`.
+/// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows, 32: `copy` follows),
+/// then each value that is there as an `f64`, in the order `poll`, `gamma`, `oc`, `cores`, `copy`.
 fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
-    if bits > 31 {
+    if bits > 63 {
         return fail(
             input,
-            format!("the optional parameters' bits 0 to 31, found {bits}"),
+            format!("the optional parameters' bits 0 to 63, found {bits}"),
         );
     }
     let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
     let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
     let (input, oc) = cond(bits & 8 != 0, le_f64)(input)?;
     let (input, cores) = cond(bits & 16 != 0, le_f64)(input)?;
-    Ok((input, (poll, gamma, oc, cores, bits & 4 != 0)))
+    let (input, copy) = cond(bits & 32 != 0, le_f64)(input)?;
+    let extras = Extras {
+        poll,
+        gamma,
+        oc,
+        cores,
+        copy,
+        progress_at_calls: bits & 4 != 0,
+    };
+    Ok((input, extras))
 }
 
-/// `poll`, `gamma`, `oc`, `cores` and `progress_at_calls`.
-type Extras = (Option<f64>, Option<f64>, Option<f64>, Option<f64>, bool);
+/// The optional parameters of a set, as [`extras`] reads them.
+struct Extras {
+    poll: Option<f64>,
+    gamma: Option<f64>,
+    oc: Option<f64>,
+    cores: Option<f64>,
+    copy: Option<f64>,
+    progress_at_calls: bool,
+}
+
+impl Extras {
+    /// `p` with these.
+    fn on(self, p: Params) -> Params {
+        Params {
+            poll: self.poll,
+            gamma: self.gamma,
+            oc: self.oc,
+            cores: self.cores,
+            copy: self.copy,
+            progress_at_calls: self.progress_at_calls,
+            ..p
+        }
+    }
+}
 
 /// Writes the [`extras`] of `p`.
 fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
     let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
-    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc);
-    for v in [p.poll, p.gamma, p.oc, p.cores].into_iter().flatten() {
+    let copy = (p.copy.is_some() as u8) << 5;
+    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc | copy);
+    for v in [p.poll, p.gamma, p.oc, p.cores, p.copy]
+        .into_iter()
+        .flatten()
+    {
         j.extend_from_slice(&v.to_le_bytes());
     }
 }
@@ -339,17 +367,8 @@ fn set(input: &[u8]) -> Res<'_, Option<Params>> {
         .map(|(i, p)| (i, Some(p)))?,
         4 => {
             let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
-            let (input, (poll, gamma, oc, cores, progress_at_calls)) =
-                expect("the optional parameters", extras)(input)?;
-            let p = Params {
-                poll,
-                gamma,
-                oc,
-                cores,
-                progress_at_calls,
-                ..p
-            };
-            (input, Some(p))
+            let (input, x) = expect("the optional parameters", extras)(input)?;
+            (input, Some(x.on(p)))
         }
         v => return fail(input, format!("the parameters flag 0 to 5, found {v}")),
     };
@@ -384,8 +403,11 @@ fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
         Some(p) => {
             // 1: the eight parameters, 2: and the cost of a failed poll (as earlier writers
             // did), 4: and the optional parameters with their bits.
-            let extras =
-                p.gamma.is_some() || p.oc.is_some() || p.cores.is_some() || p.progress_at_calls;
+            let extras = p.gamma.is_some()
+                || p.oc.is_some()
+                || p.cores.is_some()
+                || p.copy.is_some()
+                || p.progress_at_calls;
             j.push(match (p.poll, extras) {
                 (_, true) => 4,
                 (Some(_), false) => 2,

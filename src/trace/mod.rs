@@ -1138,8 +1138,8 @@ mod tests {
     /// an Iprobe that found nothing, a communicator the rank is in) loads in both.
     /// The cost of a failed poll travels with the parameters, in both encodings; without it
     /// the binary record is as before (flag 1).
-    /// `gamma` and `progress` travel too, with or without `poll`, in the paper's form (flag 4)
-    /// and in bands.
+    /// `gamma`, `copy` and `progress` travel too, with or without `poll`, in the paper's form
+    /// (flag 4) and in bands.
     #[test]
     fn gamma_travels_with_the_parameters() {
         let paper = "L=1 o=2 Os=3 Or=4 Gs=5 Gl=6 s=7 S=8";
@@ -1152,6 +1152,8 @@ mod tests {
             (bands, " poll=30.5", ""),
             (paper, "", " progress=calls"),
             (bands, " poll=30.5", " gamma=0.25 progress=calls"),
+            (paper, "", " gamma=0.25 copy=0.125"),
+            (bands, " poll=30.5", " copy=0.125"),
         ] {
             let text =
                 format!("loggps-trace 1\nranks 1\nparams {params}{poll}{gamma}\n0 MPI_Init 0 1\n");
@@ -1161,6 +1163,7 @@ mod tests {
             assert_eq!(p.gamma, has_gamma.then_some(0.25), "{text}");
             assert_eq!(p.progress_at_calls, gamma.contains("calls"), "{text}");
             assert_eq!(p.poll, (!poll.is_empty()).then_some(30.5), "{text}");
+            assert_eq!(p.copy, gamma.contains("copy").then_some(0.125), "{text}");
             let mut bin = Vec::new();
             binary::write(&t, &mut bin, true).unwrap();
             assert_eq!(parse("t.bin", &bin).unwrap().meta.params, t.meta.params);

@@ -489,22 +489,25 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     let known = |k: &str| match banded {
         false => {
             crate::model::NAMES.contains(&k)
-                || matches!(k, "poll" | "gamma" | "oc" | "cores" | "progress" | "class")
+                || matches!(
+                    k,
+                    "poll" | "gamma" | "oc" | "copy" | "cores" | "progress" | "class"
+                )
         }
         true => matches!(
             k,
-            "bands" | "S" | "poll" | "gamma" | "oc" | "cores" | "progress" | "class"
+            "bands" | "S" | "poll" | "gamma" | "oc" | "copy" | "cores" | "progress" | "class"
         ),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma oc cores progress class bands, found `{k}`",
+                "expected params among {} poll gamma oc copy cores progress class bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
             true => {
                 format!(
-                    "expected params bands= S= poll= gamma= oc= cores= progress= class= with bands, found `{k}`"
+                    "expected params bands= S= poll= gamma= oc= copy= cores= progress= class= with bands, found `{k}`"
                 )
             }
         });
@@ -524,6 +527,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Err(_) => Ok(None),
     };
     let (poll, gamma, oc) = (optional("poll")?, optional("gamma")?, optional("oc")?);
+    let copy = optional("copy")?;
+    if let Some(v) = copy.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+        return Err(format!("expected params copy ≥ 0 ns per byte, found {v}"));
+    }
     let cores = optional("cores")?;
     if let Some(why) = crate::model::cores_invalid(cores) {
         return Err(why);
@@ -537,6 +544,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         return Ok(Params {
             gamma,
             oc,
+            copy,
             cores,
             class,
             progress_at_calls,
@@ -547,6 +555,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         poll,
         gamma,
         oc,
+        copy,
         cores,
         class,
         progress_at_calls,
@@ -596,6 +605,7 @@ fn extras_fields(p: &Params) -> String {
     };
     poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}"))
         + &p.oc.map_or(String::new(), |v| format!(" oc={v}"))
+        + &p.copy.map_or(String::new(), |v| format!(" copy={v}"))
         + &p.cores.map_or(String::new(), |v| format!(" cores={v}"))
         + progress
         + &p.class

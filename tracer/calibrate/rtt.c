@@ -38,11 +38,12 @@
  *
  *     progress K WAIT_NS RTT_NS REPS
  *
- * With --copy K, rank 0 then times memcpy of K bytes between page-aligned buffers twice: with
+ * With --copy K,K,..., rank 0 then times memcpy of each K bytes between page-aligned buffers twice: with
  * the destination COPY_ALIAS bytes past the source modulo 4096, and with both aligned. Some
  * CPUs copy the first many times slower (a load is taken to depend on a store 4 KiB away), and
  * what a message costs then depends on where the program's buffers lie, which no model
- * parameter carries. It prints the medians over the repetitions:
+ * parameter carries. It prints the medians over the repetitions, a line a size (the aligned
+ * copies' slope over the sizes is the model's `copy`, ns a byte copied in a collective):
  *
  *     copy K ALIGNED_NS ALIASED_NS REPS
  *
@@ -59,7 +60,7 @@
  *
  *     line BEFORE_NS AFTER_NS N
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R] [--line N]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--coll R] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -280,9 +281,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
-    long long progress_k = -1, copy_k = -1;
+    long long progress_k = -1, *copy = NULL;
     int coll_rounds = 0, line_n = 0;
-    int nsizes = 0, nws = 0, nreduce = 0, reps = 31, warmup = 5, poll_batches = 0;
+    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -294,17 +295,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--poll")) poll_batches = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reduce")) nreduce = parse_list(argv[i + 1], &reduce);
         else if (!strcmp(argv[i], "--progress")) progress_k = atoll(argv[i + 1]);
-        else if (!strcmp(argv[i], "--copy")) copy_k = atoll(argv[i + 1]);
+        else if (!strcmp(argv[i], "--copy")) ncopy = parse_list(argv[i + 1], &copy);
         else if (!strcmp(argv[i], "--line")) line_n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--coll")) coll_rounds = atoi(argv[i + 1]);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) ||
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) ||
         coll_rounds < 0 || line_n < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -374,7 +375,7 @@ int main(int argc, char **argv) {
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
     if (progress_k >= 0) progress_probe(rank, progress_k, reps < MAX_REPS ? reps : MAX_REPS, send, recv);
-    if (copy_k >= 0 && rank == 0) copies(copy_k, MAX_REPS, send, recv);
+    for (int i = 0; i < ncopy && rank == 0; i++) copies(copy[i], MAX_REPS, send, recv);
     if (coll_rounds > 0) collective_calls(coll_rounds);
     free(buf);
     free(rtt);

@@ -1,0 +1,140 @@
+//! A modeled collective's local copies (the model's §15 `copy`): the bytes each rank copies in
+//! its own memory, as Open MPI 4.1's `coll/base` implementations copy them — a rank's own block
+//! into the result, an algorithm's temporary before its first message and back after its last.
+//! They cost `copy` ns a byte, before the rank's first step or after its last; copies between
+//! steps (none in the algorithms below but Bruck's rotations, taken at the ends) are not
+//! placed among them.
+
+use super::{Op, Spec};
+
+/// The bytes rank `place` (its rank in the communicator) copies before its first step and after
+/// its last, for `op` by `algorithm` on `spec` (`spec.bytes` as [`Spec::bytes`]: a rank's
+/// block for the gather, scatter, all-gather and all-to-all families and reduce-scatter, the
+/// whole vector for reductions and broadcasts).
+pub fn copies(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) {
+    let (p, k) = (spec.ranks as u64, spec.bytes);
+    if p < 2 {
+        // One rank: its own block, and nothing to exchange.
+        return match op {
+            Op::Barrier | Op::Bcast => (0, 0),
+            _ => (k, 0),
+        };
+    }
+    // The rank's place counted from the root, for rooted operations.
+    let v = (place + spec.ranks - spec.root % spec.ranks) % spec.ranks;
+    match (op, algorithm) {
+        (Op::Barrier | Op::Bcast | Op::Reduce, _) => (0, 0),
+        // Into its temporary at the start; its result is in the temporary after an even
+        // number of exchanges (the buffers swap at each), copied back then.
+        (Op::Allreduce, "recursive-doubling") => {
+            let rounds = (spec.ranks.next_power_of_two()
+                >> usize::from(!spec.ranks.is_power_of_two()))
+            .trailing_zeros();
+            (k, if rounds.is_multiple_of(2) { k } else { 0 })
+        }
+        // Its send buffer into its receive buffer, where the ring and the halving work.
+        (Op::Allreduce, "ring" | "rabenseifner") => (k, 0),
+        // A reduce then a broadcast: none of their own.
+        (Op::Allreduce, _) => (0, 0),
+        // The root's own block; a binomial gather's ranks of even place from the root (its
+        // inner ranks, and the last where P is odd) gather theirs into a temporary.
+        (Op::Gather, "binomial") if v.is_multiple_of(2) => (k, 0),
+        (Op::Gather | Op::Scatter, _) if v == 0 => (k, 0),
+        (Op::Gather | Op::Scatter, _) => (0, 0),
+        // Its own block into place; Bruck's rotation of the whole result at the end (not at
+        // rank 0, whose blocks are in order).
+        (Op::Allgather, "bruck") => (k, if place == 0 { 0 } else { p * k }),
+        (Op::Allgather, _) => (k, 0),
+        // Its own block (the pairwise exchange's step with itself); Bruck rotates the whole
+        // send buffer into a temporary and the result back.
+        (Op::Alltoall, "bruck") => (p * k, p * k),
+        (Op::Alltoall, _) => (k, 0),
+        // The whole send vector into the accumulator; the ring's own block out at the end.
+        (Op::ReduceScatter, "recursive-halving") => (p * k, 0),
+        (Op::ReduceScatter, "ring") => (p * k, k),
+        (Op::ReduceScatter, _) => (0, 0),
+        // Its send buffer into its receive buffer.
+        (Op::Scan | Op::Exscan, _) => (k, 0),
+    }
+}
+
+/// A modeled call's own work at each rank (the model's §8 `oc`, §15 `copy`): `starts`, each
+/// participant's call, moved to when its first step starts (`oc`, then its copies before);
+/// returned, what each rank's copies after its last step add to its end (None: nothing).
+/// Nothing is added where `oc` and `copy` are 0, so a costing without them is unchanged.
+pub fn own_work(
+    (op, algorithm, spec): (Op, &str, &Spec),
+    oc: f64,
+    copy: f64,
+    starts: &mut [f64],
+) -> Option<Vec<f64>> {
+    if oc != 0.0 {
+        starts.iter_mut().for_each(|t| *t += oc);
+    }
+    if copy == 0.0 {
+        return None;
+    }
+    let mut after = vec![0.0; starts.len()];
+    for (r, t) in starts.iter_mut().enumerate() {
+        let (b, a) = copies(op, algorithm, spec, r);
+        *t += b as f64 * copy;
+        after[r] = a as f64 * copy;
+    }
+    after.iter().any(|&a| a != 0.0).then_some(after)
+}
+
+/// `c` with each rank's end moved by `after` ([`own_work`]), the completion's time with them.
+pub fn add_after(c: &mut super::eval::Completion, after: &[f64]) {
+    for (end, a) in c.rank_end_ns.iter_mut().zip(after) {
+        *end += a;
+    }
+    c.time_ns = c
+        .rank_end_ns
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counted by hand from Open MPI 4.1's `coll/base` sources (see each arm).
+    #[test]
+    fn copies_follow_open_mpis_implementations() {
+        let spec = |p, root| Spec {
+            root,
+            ..Spec::new(p, 100)
+        };
+        // Recursive doubling on 4 ranks: two exchanges, the result back in the temporary.
+        assert_eq!(
+            copies(Op::Allreduce, "recursive-doubling", &spec(4, 0), 1),
+            (100, 100)
+        );
+        // On 2 ranks one exchange; on 6, the 4-rank core's two.
+        assert_eq!(
+            copies(Op::Allreduce, "recursive-doubling", &spec(2, 0), 0),
+            (100, 0)
+        );
+        assert_eq!(
+            copies(Op::Allreduce, "recursive-doubling", &spec(6, 0), 3),
+            (100, 100)
+        );
+        assert_eq!(copies(Op::Allreduce, "ring", &spec(4, 0), 2), (100, 0));
+        // A linear gather to root 2 of 4: the root alone.
+        for r in 0..4 {
+            let want = if r == 2 { (100, 0) } else { (0, 0) };
+            assert_eq!(copies(Op::Gather, "linear", &spec(4, 2), r), want);
+        }
+        // A binomial gather on 5 ranks from root 1: places 0, 2 and 4 from the root copy.
+        let inner: Vec<usize> = (0..5)
+            .filter(|&r| copies(Op::Gather, "binomial", &spec(5, 1), r).0 > 0)
+            .collect();
+        assert_eq!(inner, vec![0, 1, 3]);
+        assert_eq!(copies(Op::Allgather, "bruck", &spec(4, 0), 0), (100, 0));
+        assert_eq!(copies(Op::Allgather, "bruck", &spec(4, 0), 3), (100, 400));
+        assert_eq!(copies(Op::Alltoall, "pairwise", &spec(8, 0), 5), (100, 0));
+        assert_eq!(copies(Op::Bcast, "binomial", &spec(8, 0), 0), (0, 0));
+        assert_eq!(copies(Op::Allreduce, "binomial", &spec(1, 0), 0), (100, 0));
+    }
+}
