@@ -100,6 +100,11 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     let gamma = p.gamma.unwrap_or_else(|| panic!("gamma in:\n{text}"));
     assert!(gamma > 0.001 && gamma < 10.0, "gamma = {gamma}\n{text}");
     assert!(stdout.contains("gamma "), "{stdout}");
+    // copy, the slope of memcpy over 1 KiB–1 MiB: no core copies faster than 1 TB/s or slower
+    // than 100 MB/s from its own cache and memory (0.001–10 ns/B).
+    let copy = p.copy.unwrap_or_else(|| panic!("copy in:\n{text}"));
+    assert!(copy > 0.001 && copy < 10.0, "copy = {copy}\n{text}");
+    assert!(stdout.contains("copy "), "{stdout}");
     // Open MPI 4.1 on shared memory has no progress thread: a posted receive's message waits
     // for its rank's next MPI call, which the probe sees and the file says.
     assert!(p.progress_at_calls, "{stdout}\n{text}");

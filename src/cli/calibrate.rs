@@ -319,6 +319,14 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         r.points.last().map_or(0, |p| p.0),
         r.intercept_ns
     );
+    let m = &c.copying;
+    println!(
+        "copy        {:.4} ns/B (memcpy between page-aligned buffers, {}–{} B: the slope; {:.0} ns a call besides)",
+        m.gamma,
+        m.points.first().map_or(0, |p| p.0),
+        m.points.last().map_or(0, |p| p.0),
+        m.intercept_ns
+    );
     println!("progress    {}", calibrate::progress_finding(c));
     println!(
         "oc          {:.0} ns a collective call: {}",
