@@ -327,28 +327,30 @@ pub fn evaluate_each<M: CostModel>(
         v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
     }
     let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
-    let ev = Evaluation {
-        m,
-        model,
-        each,
-        gamma_ns_per_byte,
-        from_sender,
-        tr,
-    };
-    let blocks = |min_ranks| match FORCED_BLOCKS.get() {
-        0 => threads().min(p / min_ranks),
-        n => n,
-    };
-    let blocks = match order {
-        Order::Blocks => blocks(BLOCK_MIN_RANKS),
-        Order::HelpedBlocks => blocks(HELPED_BLOCK_MIN_RANKS),
-        _ => 1,
-    };
-    match (order, &m.levels) {
-        (Order::Passes, Some(levels)) => ev.by_passes(levels, &mut ranks),
-        // Blocks need messages numbered by rank, which a leveled matching's are not.
-        _ if blocks > 1 && m.levels.is_none() && ev.by_blocks(&mut ranks, waiter, blocks) => {}
-        _ => ev.by_queue(&mut ranks, waiter)?,
+    // One model for every message is its own instance of the evaluation, which reads no set.
+    match each {
+        None => {
+            let ev = Evaluation {
+                m,
+                pick: One(model),
+                gamma_ns_per_byte,
+                from_sender,
+                tr,
+                _model: std::marker::PhantomData,
+            };
+            ev.run(&mut ranks, waiter, order)?
+        }
+        Some(e) => {
+            let ev = Evaluation {
+                m,
+                pick: e,
+                gamma_ns_per_byte,
+                from_sender,
+                tr,
+                _model: std::marker::PhantomData,
+            };
+            ev.run(&mut ranks, waiter, order)?
+        }
     }
     Ok(completion(
         model,
@@ -357,6 +359,57 @@ pub fn evaluate_each<M: CostModel>(
         kept_ends,
         (n as u64, m.bytes.total()),
     ))
+}
+
+/// Which model costs a message of an evaluation: one for all ([`One`]), or each its set's
+/// ([`Each`]).
+trait Pick<M>: Sync {
+    fn model(&self, id: u32) -> &M;
+}
+
+/// One model for every message.
+struct One<'a, M>(&'a M);
+
+impl<M: Sync> Pick<M> for One<'_, M> {
+    #[inline(always)]
+    fn model(&self, _: u32) -> &M {
+        self.0
+    }
+}
+
+impl<M: Sync> Pick<M> for Each<'_, M> {
+    #[inline(always)]
+    fn model(&self, id: u32) -> &M {
+        &self.models[self.of[id as usize] as usize]
+    }
+}
+
+impl<M: CostModel, S: Pick<M>> Evaluation<'_, M, S> {
+    /// Every rank as far as it goes, in `order`.
+    fn run(
+        &self,
+        ranks: &mut [RankState<M::Port>],
+        waiter: &mut Vec<u32>,
+        order: Order,
+    ) -> Result<(), Error> {
+        let (m, p) = (self.m, self.m.ranks());
+        let blocks = |min_ranks| match FORCED_BLOCKS.get() {
+            0 => threads().min(p / min_ranks),
+            n => n,
+        };
+        let blocks = match order {
+            Order::Blocks => blocks(BLOCK_MIN_RANKS),
+            Order::HelpedBlocks => blocks(HELPED_BLOCK_MIN_RANKS),
+            _ => 1,
+        };
+        match (order, &m.levels) {
+            (Order::Passes, Some(levels)) => self.by_passes(levels, ranks),
+            // Blocks need messages numbered by rank, which a leveled matching's are not.
+            _ if blocks > 1 && m.levels.is_none() && self.by_blocks(ranks, waiter, blocks) => {}
+            _ => self.by_queue(ranks, waiter)?,
+        }
+        Ok(())
+    }
 }
 
 /// The completion of ranks at `ranks` (their states kept in `kept_ranks`, its vectors made of
@@ -723,24 +776,21 @@ fn wake(waiter: &mut [u32], id: u32, queue: &mut Vec<u32>) {
     }
 }
 
-/// One evaluation's schedule, model(s) and message values.
-struct Evaluation<'a, M> {
+/// One evaluation's schedule, the model(s) of its messages and their values.
+struct Evaluation<'a, M, S> {
     m: &'a Matching,
-    model: &'a M,
-    each: Option<Each<'a, M>>,
+    pick: S,
     gamma_ns_per_byte: f64,
     from_sender: &'a [AtomicU64],
     tr: &'a [AtomicU64],
+    _model: std::marker::PhantomData<&'a M>,
 }
 
-impl<M: CostModel> Evaluation<'_, M> {
+impl<M: CostModel, S: Pick<M>> Evaluation<'_, M, S> {
     /// The model that costs message `id`.
     #[inline(always)]
     fn of(&self, id: u32) -> &M {
-        match self.each {
-            None => self.model,
-            Some(e) => &e.models[e.of[id as usize] as usize],
-        }
+        self.pick.model(id)
     }
 
     /// Every rank as far as it goes, from a queue of those that can go on: a rank waiting on a
