@@ -33,9 +33,9 @@ FOUR=(mpirun.mpich -launcher fork -hosts nodeA:2,nodeB:2 -genv UCX_TLS tcp,self)
 ONE=(mpirun.mpich)
 
 echo "== calibrating: network (two MPICH nodes over TCP), node (one node)"
-"$BIN" calibrate --mpirun "${TWO[*]}" -o "$W/net.toml" > "$W/net.log" 2>&1 ||
+"$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${TWO[*]}" -o "$W/net.toml" > "$W/net.log" 2>&1 ||
   { cat "$W/net.log"; exit 1; }
-"$BIN" calibrate --mpirun "${ONE[*]}" -o "$W/node.toml" > "$W/node.log" 2>&1 ||
+"$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${ONE[*]}" -o "$W/node.toml" > "$W/node.log" 2>&1 ||
   { cat "$W/node.log"; exit 1; }
 grep -E '^(class|fit|cores|second set)' "$W/net.log" "$W/node.log" | sed 's/^/  /'
 # The node file's first set alone (where it holds two).
@@ -94,7 +94,7 @@ for prog in pingpong halo; do
     net=$W/net.toml
     if [[ $NETCAL == each ]]; then
       net=$W/net-$prog-$i.toml
-      "$BIN" calibrate --mpirun "${TWO[*]}" -o "$net" > "$net.log" 2>&1 || { cat "$net.log"; exit 1; }
+      "$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${TWO[*]}" -o "$net" > "$net.log" 2>&1 || { cat "$net.log"; exit 1; }
     fi
     run "${TWO[@]}" -n 2 -- "two-$prog-$i" "$B/bench/commbound" "$prog"
     t=$W/two-$prog-$i.bin
