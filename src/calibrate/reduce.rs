@@ -41,6 +41,17 @@ impl Reduction {
         })
     }
 
+    /// `S ns/B (WHAT, LO–HI B: the slope; I ns a call besides)`, as `calibrate` prints a line.
+    pub fn described(&self, what: &str) -> String {
+        format!(
+            "{:.4} ns/B ({what}, {}–{} B: the slope; {:.0} ns a call besides)",
+            self.gamma,
+            self.points.first().map_or(0, |p| p.0),
+            self.points.last().map_or(0, |p| p.0),
+            self.intercept_ns
+        )
+    }
+
     /// The fitted time of a `k`-byte reduction, ns.
     pub fn model(&self, k: u64) -> f64 {
         self.intercept_ns + self.gamma * k as f64

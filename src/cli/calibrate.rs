@@ -311,22 +311,10 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
          a trace's own failed polls keep their durations unless --poll or `poll` is set)",
         c.poll_ns
     );
-    let r = &c.reduction;
-    println!(
-        "gamma       {:.4} ns/B (MPI_Reduce_local, MPI_SUM on doubles, {}–{} B: the slope; {:.0} ns a call besides)",
-        r.gamma,
-        r.points.first().map_or(0, |p| p.0),
-        r.points.last().map_or(0, |p| p.0),
-        r.intercept_ns
-    );
-    let m = &c.copying;
-    println!(
-        "copy        {:.4} ns/B (memcpy between page-aligned buffers, {}–{} B: the slope; {:.0} ns a call besides)",
-        m.gamma,
-        m.points.first().map_or(0, |p| p.0),
-        m.points.last().map_or(0, |p| p.0),
-        m.intercept_ns
-    );
+    let what = "MPI_Reduce_local, MPI_SUM on doubles";
+    println!("gamma       {}", c.reduction.described(what));
+    let what = "memcpy between page-aligned buffers";
+    println!("copy        {}", c.copying.described(what));
     println!("progress    {}", calibrate::progress_finding(c));
     println!(
         "oc          {:.0} ns a collective call: {}",

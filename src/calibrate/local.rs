@@ -1,0 +1,142 @@
+//! What the round trips do not tell, timed by the round-trip program in one launch of its
+//! own: a failed poll, the library's reduction (`gamma`), whether messages move while a rank
+//! computes, and `memcpy` (`copy`, and whether aliased buffers copy slower).
+
+use super::launch::{RTT_DONE, launch};
+use super::{Options, reduce};
+use crate::error::Error;
+use reduce::Reduction;
+use std::process::Command;
+
+/// The message of the progress probe, bytes: above every eager limit the libraries set here.
+pub const PROGRESS_BYTES: u64 = 262_144;
+
+/// Whether messages move only inside MPI calls: a posted receive that waits, after the
+/// computation, a quarter of the one-way transfer or more still had its message to move
+/// (with background progress it finds it there, a wait of a few hundred nanoseconds).
+pub fn moves_only_in_calls(wait_ns: f64, rtt_ns: f64) -> bool {
+    wait_ns > 0.25 * rtt_ns / 2.0
+}
+
+/// The copy probe's size, bytes (the round-trip program's `--copy`).
+pub const COPY_BYTES: u64 = 16_384;
+
+/// How far past the source, modulo 4096, the copy probe puts its slow copy's destination.
+pub const COPY_ALIAS: u64 = 16;
+
+/// A copy whose destination lies [`COPY_ALIAS`] bytes past its source (modulo 4096) slower than
+/// this many times an aligned one: `calibrate` warns that what a message costs on this CPU
+/// depends on where the program's buffers lie.
+pub const COPY_WARNING: f64 = 2.0;
+
+/// What [`measure_local`] times.
+pub(super) struct Local {
+    pub(super) poll_ns: f64,
+    pub(super) reduction: Reduction,
+    pub(super) progress_wait_ns: f64,
+    pub(super) progress_rtt_ns: f64,
+    /// Aligned, aliased, at [`COPY_BYTES`].
+    pub(super) copy_ns: (f64, f64),
+    /// The aligned copies over [`reduce::SIZES`], and their line.
+    pub(super) copying: Reduction,
+}
+
+/// Batches of failed polls the round-trip program times (`--poll`).
+const POLL_BATCHES: u32 = 101;
+
+/// What the round trips do not tell, timed by the round-trip program in one launch: a failed
+/// poll, the median over batches of failed `MPI_Test` and `MPI_Iprobe` calls (its `--poll`);
+/// the library's reduction over [`reduce::SIZES`] (its `--reduce`), fitted for `gamma`; and
+/// whether a posted receive's message moves while its rank computes (its `--progress`).
+pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, Error> {
+    let (prog, pre) = opts
+        .mpirun
+        .split_first()
+        .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+    log(format!(
+        "timing {POLL_BATCHES} batches of failed polls, and MPI_Reduce_local on {} sizes",
+        reduce::SIZES.len()
+    ));
+    let sizes: Vec<String> = reduce::SIZES.iter().map(u64::to_string).collect();
+    let mut cmd = Command::new(prog);
+    cmd.args(pre)
+        .args(["-np", &opts.np.to_string()])
+        .arg(&opts.rtt)
+        .args(["--sizes", "0", "--w", "0", "--reps", &opts.reps.to_string()])
+        .args(["--time-ms", &opts.time_ms.to_string()])
+        .args(["--poll", &POLL_BATCHES.to_string()])
+        .args(["--reduce", &sizes.join(",")])
+        .args(["--progress", &PROGRESS_BYTES.to_string()])
+        .args(["--copy", &sizes.join(",")]);
+    let out = launch(&mut cmd, RTT_DONE, log)
+        .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
+    let text = out.stdout;
+    let median = text
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["poll", median, ..] => median.parse::<f64>().ok(),
+            _ => None,
+        });
+    let reduction = Reduction::fit(reduce::parse(&text));
+    let progress = text
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["progress", _, wait, rtt, ..] => Some((wait.parse().ok()?, rtt.parse().ok()?)),
+            _ => None,
+        });
+    let copies: Vec<(u64, f64, f64)> = (text.lines())
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["copy", k, aligned, aliased, ..] => Some((
+                k.parse().ok()?,
+                aligned.parse().ok()?,
+                aliased.parse().ok()?,
+            )),
+            _ => None,
+        })
+        .collect();
+    let copy = (copies.iter())
+        .find(|c| c.0 == COPY_BYTES)
+        .map(|c| (c.1, c.2));
+    let copying = Reduction::fit(copies.iter().map(|c| (c.0, c.1)).collect());
+    match (out.ok, median, reduction, progress, copy, copying) {
+        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns), Some(copying)) => Ok(Local {
+            poll_ns: ns,
+            reduction: r,
+            progress_wait_ns: wait,
+            progress_rtt_ns: rtt,
+            copy_ns,
+            copying,
+        }),
+        _ => Err(Error::Io(format!(
+            "the round-trip program did not time failed polls, reductions, progress and copies ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll, --reduce, --progress or --copy)",
+            out.status,
+            text.trim(),
+            out.stderr.trim()
+        ))),
+    }
+}
+
+/// What the copy probe found (its medians, ns), in words, and whether it is a warning.
+pub fn copy_finding(fast: f64, slow: f64) -> (String, bool) {
+    let ratio = slow / fast.max(1.0);
+    let warn = ratio > COPY_WARNING;
+    let what = format!(
+        "a {COPY_BYTES}-byte memcpy takes {:.2} µs between page-aligned buffers and {:.2} µs ({ratio:.1}×) with the destination {COPY_ALIAS} bytes past the source modulo 4096",
+        fast / 1e3,
+        slow / 1e3
+    );
+    match warn {
+        true => (
+            format!(
+                "{what}: on this CPU a message costs more where the buffers it is copied between lie so (4 KiB aliasing); \
+                 no parameter carries that, so a program whose buffers fall so runs slower than predicted (page-aligned buffers avoid it)"
+            ),
+            true,
+        ),
+        false => (
+            format!("{what}: where buffers lie does not matter here"),
+            false,
+        ),
+    }
+}
