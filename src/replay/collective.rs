@@ -493,6 +493,12 @@ impl Shared<'_> {
             false => Some(sets.into()),
         };
         let mut cache = self.message_sets.lock().expect("sets");
+        // Bounded as the schedules are: a byte a message, at most their budget of steps in all
+        // (emptied, then refilled by the shapes still in use).
+        let held: usize = cache.values().flatten().map(|a| a.len()).sum();
+        if held + sets.as_ref().map_or(0, |a| a.len()) > SCHEDULE_CACHE_STEPS {
+            cache.clear();
+        }
         cache.insert((key, comm), sets.clone());
         sets
     }
