@@ -22,7 +22,7 @@ use crate::callsites::Cost;
 use crate::collectives::traced::{Choice, Recorded, op_of};
 use crate::collectives::{Op, Spec};
 use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
-use crate::model::{Model, Params};
+use crate::model::{Links, Model, Params};
 use crate::replay::{Prediction, Step};
 use crate::sensitivity::Knob;
 use crate::trace::sites::UNKNOWN;
@@ -37,12 +37,31 @@ struct Context<'a> {
     trace: &'a Trace,
     g: &'a HbGraph,
     model: &'a Model,
+    /// The sets messages are costed with (the first the run's main one): each pair's, where
+    /// `links` combines several (the model's §12), else the model's one.
+    sets: &'a [Params],
+    links: Option<&'a Links>,
     participants: &'a [Vec<(u32, u32)>],
     instances: &'a HashMap<(u32, u32), u32>,
     coll: &'a Choice,
     call: &'a dyn Fn(usize, usize) -> Option<f64>,
     /// Time 0 of the replay ([`Trace::measured_t0`]).
     t0: f64,
+}
+
+impl Context<'_> {
+    /// The set (index into `sets`) of a message between ranks `a` and `b`.
+    fn set_of(&self, a: usize, b: usize) -> u8 {
+        self.links.map_or(0, |l| l.set_of(a, b) as u8)
+    }
+
+    /// The set of rank `r`'s call naming `peer` (the main one where it names no rank).
+    fn set_to(&self, r: usize, peer: i32) -> u8 {
+        match usize::try_from(peer) {
+            Ok(q) if q < self.trace.nranks() => self.set_of(r, q),
+            _ => 0,
+        }
+    }
 }
 
 /// What the replay costed, per global event: call, return, communication, sender and receiver
@@ -107,23 +126,25 @@ pub struct Segment {
 pub enum Rule {
     /// A cost that no parameter moves: computation, a call kept at its traced duration.
     Const,
-    /// `o` after the instant `.0`: a nonblocking call, a Wait with nothing left to wait for.
-    O(f64),
+    /// `o` of set `.1` (an index into the path's sets) after the instant `.0`: a nonblocking
+    /// call, a Wait with nothing left to wait for.
+    O(f64, u8),
     /// A `k`-byte message's send, receive or probe ([`Side`]), sent at `ts` and received (or
-    /// probed for) at `tr`.
+    /// probed for) at `tr`, costed with set `set` (its pair's).
     Message {
         side: Side,
         k: u64,
         rdv: bool,
         ts: f64,
         tr: f64,
+        set: u8,
     },
     /// A modeled collective: its instance's schedule costed again from its participants'
     /// calls.
     Collective(Arc<Modeled>),
     /// Receives taken one at a time in one completion call (the model's §14): the first that
     /// did not wait for another (`.0`, a [`Rule::Message`]), then each `(k, rendezvous, ts,
-    /// tr)` of those after it, each started at the end of the one before.
+    /// tr, set)` of those after it, each started at the end of the one before.
     Queue(Box<Rule>, Arc<[Queued]>),
     /// A cost no rule here tells (any under LogGP).
     Unknown,
@@ -152,7 +173,7 @@ impl Side {
 
 /// A modeled collective instance as a participant's return came from it: the operation, its
 /// algorithm and shape, every participant's call (in communicator rank order), the
-/// participant's place among them and its own call.
+/// participant's place among them, its own call and the instance's set.
 #[derive(Debug, PartialEq)]
 pub struct Modeled {
     op: Op,
@@ -161,6 +182,7 @@ pub struct Modeled {
     starts: Vec<f64>,
     place: usize,
     call: f64,
+    set: u8,
 }
 
 impl Modeled {
@@ -191,27 +213,29 @@ impl Modeled {
 }
 
 impl Rule {
-    /// The segment's end under `p` (0 for a constant one: only its change is read, see
-    /// [`CriticalPath::derivative`]); None where no rule tells.
-    fn ret(&self, p: &Params) -> Option<f64> {
+    /// The segment's end under `sets` (the path's, or each moved by a knob; 0 for a constant
+    /// one: only its change is read, see [`CriticalPath::derivative`]); None where no rule
+    /// tells.
+    fn ret(&self, sets: &[Params]) -> Option<f64> {
         match *self {
             Rule::Const => Some(0.0),
-            Rule::O(t) => Some(t + p.o),
+            Rule::O(t, s) => Some(t + sets[s as usize].o),
             Rule::Message {
                 side,
                 k,
                 rdv,
                 ts,
                 tr,
-            } => Some(side.cost(p, k, rdv, ts, tr).ret),
-            Rule::Collective(ref m) => m.end(p),
+                set,
+            } => Some(side.cost(&sets[set as usize], k, rdv, ts, tr).ret),
+            Rule::Collective(ref m) => m.end(&sets[m.set as usize]),
             Rule::Queue(ref head, ref after) => {
-                let at_calls = p.progress_at_calls;
-                let busy = |&(k, rdv, ts, tr): &Queued| {
-                    let (start, c) = p.recv_span(k, rdv, ts, tr, at_calls);
+                let busy = |&(k, rdv, ts, tr, s): &Queued| {
+                    let p = &sets[s as usize];
+                    let (start, c) = p.recv_span(k, rdv, ts, tr, p.progress_at_calls);
                     c.ret - start
                 };
-                Some(head.ret(p)? + after.iter().map(busy).sum::<f64>())
+                Some(head.ret(sets)? + after.iter().map(busy).sum::<f64>())
             }
             Rule::Unknown => None,
         }
@@ -220,7 +244,7 @@ impl Rule {
     /// The rule held to the branch of its maximum that bound it under `base`: the input that
     /// did not bind set to −∞, so that other parameters move the end only as that branch
     /// does (at a tie, the one the walk followed: the call's own).
-    fn held(&self, base: &Params) -> Rule {
+    fn held(&self, base: &[Params]) -> Rule {
         if let Rule::Queue(head, after) = self {
             return Rule::Queue(Box::new(head.held(base)), after.clone());
         }
@@ -230,12 +254,14 @@ impl Rule {
             rdv,
             mut ts,
             mut tr,
+            set,
         } = *self
         else {
             return self.clone();
         };
         // A send waits for its receive's call, a receive or a probe for its message.
-        match (side, side.cost(base, k, rdv, ts, tr).sync > 0.0) {
+        let p = &base[set as usize];
+        match (side, side.cost(p, k, rdv, ts, tr).sync > 0.0) {
             (Side::Send, true) | (Side::Recv | Side::Probe, false) => ts = f64::NEG_INFINITY,
             _ => tr = f64::NEG_INFINITY,
         }
@@ -245,6 +271,7 @@ impl Rule {
             rdv,
             ts,
             tr,
+            set,
         }
     }
 }
@@ -296,13 +323,15 @@ pub struct Composition {
 }
 
 impl CriticalPath {
-    /// Walks the path back from the last-ending rank's return (see the top).
+    /// Walks the path back from the last-ending rank's return (see the top): each message's
+    /// rule with its pair's set where `links` combines several.
     pub fn find(
         trace: &Trace,
         g: &HbGraph,
         record: &Record,
         pred: &Prediction,
         model: &Model,
+        links: Option<&Links>,
         coll: &Choice,
     ) -> CriticalPath {
         let times = record.times.lock().expect("record");
@@ -331,10 +360,17 @@ impl CriticalPath {
             .enumerate()
             .flat_map(|(x, list)| list.iter().map(move |&p| (p, x as u32)))
             .collect();
+        let sets = match (links, model) {
+            (Some(l), _) => l.sets.clone(),
+            (None, Model::LogGps(p)) => vec![*p],
+            (None, _) => Vec::new(),
+        };
         let ctx = Context {
             trace,
             g,
             model,
+            sets: &sets,
+            links,
             participants: &participants,
             instances: &instances,
             coll,
@@ -431,17 +467,19 @@ impl CriticalPath {
 
     /// The runtime's derivative by `knob`, read off the path: each segment's cost under the
     /// model's rule that made it, held to the branch that bound it ([`Rule::held`]) and so
-    /// linear in the parameters, at `p` and with the knob a step up, its inputs (the instants
-    /// it started from) held. Also the path's time whose cost no rule gave again (LogGP's):
-    /// the derivative leaves it out.
-    pub fn derivative(&self, p: &Params, knob: Knob) -> (f64, f64) {
-        let v = knob.get(p);
-        let h = knob.step(v);
-        let up = knob.set(p, v + h);
+    /// linear in the parameters, at `sets` (the path's: one, or each class's) and with the
+    /// knob a step up in every set, its inputs (the instants it started from) held. Also the
+    /// path's time whose cost no rule gave again (LogGP's): the derivative leaves it out.
+    pub fn derivative(&self, sets: &[Params], knob: Knob) -> (f64, f64) {
+        let Some(first) = sets.first() else {
+            return (0.0, self.segments.iter().map(|s| s.to_ns - s.from_ns).sum());
+        };
+        let h = knob.step(knob.get(first));
+        let up: Vec<Params> = sets.iter().map(|p| knob.set(p, knob.get(p) + h)).collect();
         let (mut d, mut unread) = (0.0, 0.0);
         for s in &self.segments {
-            let rule = s.rule.held(p);
-            match (rule.ret(p), rule.ret(&up)) {
+            let rule = s.rule.held(sets);
+            match (rule.ret(sets), rule.ret(&up)) {
                 (Some(a), Some(b)) => d += (b - a) / h,
                 _ => unread += s.to_ns - s.from_ns,
             }
@@ -519,34 +557,37 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
     let same = |x: f64| (x - ret).abs() <= 1e-9 * ret.abs().max(1.0);
     let found = match routine.shape() {
         Shape::None => Some((Rule::Const, Binder::Own)),
-        Shape::Isend | Shape::Irecv | Shape::Cancel => Some((Rule::O(call), Binder::Own)),
-        Shape::Coll if routine.nonblocking() => Some((Rule::O(call), Binder::Own)),
-        Shape::Send => send_of(ctx, p, r, i, call),
+        Shape::Isend | Shape::Irecv => {
+            Some((Rule::O(call, ctx.set_to(r, ev.peer(i))), Binder::Own))
+        }
+        Shape::Cancel => Some((Rule::O(call, 0), Binder::Own)),
+        Shape::Coll if routine.nonblocking() => Some((Rule::O(call, 0), Binder::Own)),
+        Shape::Send => send_of(ctx, r, i, call),
         Shape::Recv => {
             if routine.is_iprobe() && ev.flags(i) & FLAG_FOUND == 0 {
                 return Some((Rule::Const, Binder::Own));
             }
             let link = ctx.g.link(r, i);
             if routine.is_iprobe() || link == NONE {
-                return Some((Rule::O(call), Binder::Own)).filter(|_| same(call + p.o));
+                return Some((Rule::O(call, 0), Binder::Own)).filter(|_| same(call + p.o));
             }
             let side = match routine.is_probe() {
                 true => Side::Probe,
                 false => Side::Recv,
             };
-            recv_of(ctx, p, side, link, call, Binder::Own)
+            recv_of(ctx, r, side, link, call, Binder::Own)
         }
         Shape::Sendrecv => {
-            let send = send_of(ctx, p, r, i, call)?;
+            let send = send_of(ctx, r, i, call)?;
             let recv = match ctx.g.link2(r, i) {
-                NONE => (Rule::O(call), Binder::Own),
-                e => recv_of(ctx, p, Side::Recv, e, call, Binder::Own)?,
+                NONE => (Rule::O(call, 0), Binder::Own),
+                e => recv_of(ctx, r, Side::Recv, e, call, Binder::Own)?,
             };
-            Some(fold(p, call, vec![send, recv]))
+            Some(fold(ctx.sets, call, vec![send, recv]))
         }
         Shape::Complete => {
             if routine == Routine::RequestFree {
-                return Some((Rule::O(call), Binder::Own)).filter(|_| same(call + p.o));
+                return Some((Rule::O(call, 0), Binder::Own)).filter(|_| same(call + p.o));
             }
             if routine.polls() && ev.completed_reqs(i).next().is_none() {
                 return Some((Rule::Const, Binder::Own));
@@ -558,7 +599,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                 let oi = oi as usize;
                 let t = (ctx.call)(r, oi)?;
                 done.push(match ev.routine(oi).shape() {
-                    Shape::Isend => send_of(ctx, p, r, oi, t)?,
+                    Shape::Isend => send_of(ctx, r, oi, t)?,
                     Shape::Irecv => {
                         // Its message moves at its rank's call that moved it.
                         let (mr, mi) = moved_at(ctx, r, oi);
@@ -569,9 +610,9 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                             Binder::Event(mr, mi)
                         };
                         match ctx.g.link(r, oi) {
-                            NONE => (Rule::O(tr), moved),
+                            NONE => (Rule::O(tr, 0), moved),
                             e => {
-                                queue.push(recv_of(ctx, p, Side::Recv, e, tr, moved)?);
+                                queue.push(recv_of(ctx, r, Side::Recv, e, tr, moved)?);
                                 continue;
                             }
                         }
@@ -579,8 +620,8 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                     _ => return None,
                 });
             }
-            done.extend(serial(p, queue));
-            Some(fold(p, call, done))
+            done.extend(serial(ctx.sets, queue));
+            Some(fold(ctx.sets, call, done))
         }
         Shape::Coll | Shape::CommOp => {
             measured_collective(ctx, r, i, ret).or_else(|| modeled_collective(ctx, r, i, call))
@@ -588,7 +629,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
     };
     found.filter(|(rule, _)| match rule {
         Rule::Const => true,
-        rule => rule.ret(p).is_some_and(same),
+        rule => rule.ret(ctx.sets).is_some_and(same),
     })
 }
 
@@ -662,6 +703,8 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
     let mut spec = rec.spec(op, list.len());
     let (algorithm, segment) = ctx.coll.algorithm(op, spec.ranks, spec.bytes);
     spec.segment = segment.unwrap_or(spec.segment);
+    let members = list.iter().map(|&(q, _)| q as usize);
+    let set = ctx.links.map_or(0, |l| l.set_of_group(members) as u8);
     let m = Modeled {
         op,
         algorithm,
@@ -669,18 +712,21 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         starts,
         place,
         call,
+        set,
     };
     Some((Rule::Collective(Arc::new(m)), binder))
 }
 
 /// A send's rule at event `i` of rank `r` (a Send, an Isend's start or a Sendrecv's send half,
 /// called at `ts`): eager, or by rendezvous from its receive's moving call.
-fn send_of(ctx: &Context<'_>, p: &Params, r: usize, i: usize, ts: f64) -> Option<(Rule, Binder)> {
+fn send_of(ctx: &Context<'_>, r: usize, i: usize, ts: f64) -> Option<(Rule, Binder)> {
     let ev = ctx.trace.rank(r);
     let k = ev.bytes(i);
     if ev.peer(i) == PEER_NULL {
-        return Some((Rule::O(ts), Binder::Own));
+        return Some((Rule::O(ts, 0), Binder::Own));
     }
+    let set = ctx.set_to(r, ev.peer(i));
+    let p = &ctx.sets[set as usize];
     let link = match rendezvous_in(&ev, p.S, i) {
         true => ctx.g.link(r, i),
         false => NONE,
@@ -695,6 +741,7 @@ fn send_of(ctx: &Context<'_>, p: &Params, r: usize, i: usize, ts: f64) -> Option
         rdv: false,
         ts,
         tr: ts,
+        set,
     };
     if link == NONE {
         return Some((eager, own));
@@ -709,16 +756,17 @@ fn send_of(ctx: &Context<'_>, p: &Params, r: usize, i: usize, ts: f64) -> Option
         rdv: true,
         ts,
         tr,
+        set,
     };
     Some((rule, if waits { Binder::Event(q, j) } else { own }))
 }
 
-/// A receive's (or probe's) rule, of the message sent by global event `e`, received at `tr`:
-/// from the send where it waited for the message, else from `own` (the call, or where the
-/// receive moved).
+/// A receive's (or probe's) rule on rank `r`, of the message sent by global event `e`,
+/// received at `tr`: from the send where it waited for the message, else from `own` (the
+/// call, or where the receive moved).
 fn recv_of(
     ctx: &Context<'_>,
-    p: &Params,
+    r: usize,
     side: Side,
     e: u32,
     tr: f64,
@@ -726,6 +774,8 @@ fn recv_of(
 ) -> Option<(Rule, Binder)> {
     let (q, j) = ctx.trace.events.locate(e as usize);
     let ts = (ctx.call)(q, j)?;
+    let set = ctx.set_of(q, r);
+    let p = &ctx.sets[set as usize];
     let (k, rdv) = message(ctx, p, e as usize);
     let waits = side.cost(p, k, rdv, ts, tr).sync > 0.0;
     let rule = Rule::Message {
@@ -734,33 +784,53 @@ fn recv_of(
         rdv,
         ts,
         tr,
+        set,
     };
     Some((rule, if waits { Binder::Event(q, j) } else { own }))
 }
 
-/// A receive after the first of a [`Rule::Queue`]: `(k, rendezvous, ts, tr)`.
-type Queued = (u64, bool, f64, f64);
+/// A receive after the first of a [`Rule::Queue`]: `(k, rendezvous, ts, tr, set)`.
+type Queued = (u64, bool, f64, f64, u8);
 
 /// Receives `queue` (each a [`Rule::Message`]) taken one at a time, as the replay takes them
 /// (`replay::cost::Queued::serial`, the model's §14): in the order they can start, each from
 /// its start or the previous one's end. The rule of the last one's end, and where it came
 /// from: the last receive that started on its own, the ones after it adding their costs.
-fn serial(p: &Params, mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> {
-    let at_calls = p.progress_at_calls;
+fn serial(sets: &[Params], mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> {
+    let span = |k, rdv, ts, tr, set: u8| {
+        let p = &sets[set as usize];
+        p.recv_span(k, rdv, ts, tr, p.progress_at_calls)
+    };
     let start = |rule: &Rule| match *rule {
-        Rule::Message { k, rdv, ts, tr, .. } => p.recv_span(k, rdv, ts, tr, at_calls).0,
+        Rule::Message {
+            k,
+            rdv,
+            ts,
+            tr,
+            set,
+            ..
+        } => span(k, rdv, ts, tr, set).0,
         _ => f64::NEG_INFINITY,
     };
     queue.sort_by(|a, b| start(&a.0).total_cmp(&start(&b.0)));
     let (mut free, mut last) = (f64::NEG_INFINITY, None);
     for (rule, binder) in queue {
-        let Rule::Message { k, rdv, ts, tr, .. } = rule else {
+        let Rule::Message {
+            k,
+            rdv,
+            ts,
+            tr,
+            set,
+            ..
+        } = rule
+        else {
             continue;
         };
-        let (start, c) = p.recv_span(k, rdv, ts, tr, at_calls);
+        let (start, c) = span(k, rdv, ts, tr, set);
         last = match last {
             Some((Rule::Queue(head, after), b)) if free > start => {
-                let after: Vec<_> = after.iter().copied().chain([(k, rdv, ts, tr)]).collect();
+                let next = (k, rdv, ts, tr, set);
+                let after: Vec<_> = after.iter().copied().chain([next]).collect();
                 free += c.ret - start;
                 Some((Rule::Queue(head, after.into()), b))
             }
@@ -775,11 +845,11 @@ fn serial(p: &Params, mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> 
 
 /// The Wait rule over the completions `done` of a call at `tw`: the one that ends last, or `o`
 /// after the call where none ends later.
-fn fold(p: &Params, tw: f64, done: Vec<(Rule, Binder)>) -> (Rule, Binder) {
-    let mut best = (Rule::O(tw), Binder::Own);
-    let mut latest = tw + p.o;
+fn fold(sets: &[Params], tw: f64, done: Vec<(Rule, Binder)>) -> (Rule, Binder) {
+    let mut best = (Rule::O(tw, 0), Binder::Own);
+    let mut latest = tw + sets[0].o;
     for (rule, binder) in done {
-        let Some(t) = rule.ret(p) else {
+        let Some(t) = rule.ret(sets) else {
             continue;
         };
         if t > latest {

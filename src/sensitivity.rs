@@ -153,7 +153,9 @@ impl Replayer<'_> {
             &|_| {},
             Some(&observe),
         )?;
-        let path = CriticalPath::find(self.trace, self.graph, &record, &pred, &model, self.coll);
+        let path = CriticalPath::find(
+            self.trace, self.graph, &record, &pred, &model, None, self.coll,
+        );
         Ok((pred.predicted_ns, path))
     }
 
@@ -235,7 +237,7 @@ pub fn derivatives(
                 difference,
                 right_ns_per_unit: right,
                 left_ns_per_unit: left,
-                from_critical_path: path.derivative(p, k).0,
+                from_critical_path: path.derivative(std::slice::from_ref(p), k).0,
             })
         })
         .collect()

@@ -322,6 +322,44 @@ fn a_collectives_steps_take_their_pairs_sets() {
     assert_eq!(e, vec![3000.0, 7000.0, 8000.0, 9000.0]);
 }
 
+/// The critical path follows each message's set: rank 1 (one cache with rank 0, rank 2 on the
+/// other node) waits in one Waitall for rank 0's message, sent late (at 1000: 1000 + 50 + 100,
+/// received 1150–1200), and rank 2's, sent at 0 (0 + 1000 + 5000, received 6000–7000). The
+/// network's message ends the Waitall at 7000 though rank 0 called last: the path jumps to
+/// rank 2's send at 0 and holds rank 1's 7000 ns alone (the partner that called last would
+/// give rank 0's 1000 ns of computation and rank 1's 6000).
+#[test]
+fn the_critical_path_follows_each_messages_set() {
+    let t = "loggps-trace 1\nranks 3\n\
+             place 0 node 0 cpu 0 0 socket 0 0 llc 0 0 link cache 0 1 90 95\n\
+             place 1 node 0 cpu 1 1 socket 0 0 llc 0 0\n\
+             place 2 node 2 cpu 0 0 socket 0 0 llc 0 0\n\
+             0 MPI_Init 0 0\n0 MPI_Send 1000 1010 bytes=1000 peer=1 tag=0\n\
+             0 MPI_Finalize 1010 1020\n\
+             1 MPI_Init 0 0\n1 MPI_Irecv 0 10 bytes=1000 peer=0 tag=0 req=0\n\
+             1 MPI_Irecv 10 20 bytes=1000 peer=2 tag=0 req=1\n\
+             1 MPI_Waitall 20 2000 done=0:0:0,1:2:0\n1 MPI_Finalize 2000 2010\n\
+             2 MPI_Init 0 0\n2 MPI_Send 0 10 bytes=1000 peer=1 tag=0\n\
+             2 MPI_Finalize 10 20\n";
+    let (_d, _, [near, _, network]) = setup();
+    let (_d2, trace) = text_trace("waitall.txt", t);
+    let (e, v) = ends(&trace, &[&near, &network], &["--critical-path"]);
+    assert_eq!(e, vec![1050.0, 7000.0, 1000.0]);
+    let c = &v["critical_path"];
+    assert_eq!(c["jumps"], 1, "{c}");
+    assert!(
+        (c["length_s"].as_f64().unwrap() * 1e9 - 7000.0).abs() < 1e-6,
+        "{c}"
+    );
+    let by_rank = c["by_rank"].as_array().unwrap();
+    assert_eq!(by_rank.len(), 1, "{c}");
+    assert_eq!(by_rank[0]["rank"], 1);
+    assert!(
+        (by_rank[0]["time_s"].as_f64().unwrap() * 1e9 - 7000.0).abs() < 1e-6,
+        "{c}"
+    );
+}
+
 /// Sets embedded in a trace combine as files do: the three sets written into the trace by
 /// `convert --params` (one file of `[[set]]` tables, the network's first) predict, with no
 /// `--params`, the hand-costed ends of `each_message_is_costed_with_its_pairs_set`, in the

@@ -137,11 +137,6 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
             "parameter sets per link class (several --params, --ranks-per-node, --map) replay in one process: run without mpirun".into(),
         ));
     }
-    if links.is_some() && a.critical_path {
-        return Err(Error::Usage(
-            "--critical-path follows one parameter set: leave out the second --params, --ranks-per-node and --map".into(),
-        ));
-    }
     let placement = match &links {
         None => warn_placement(&trace, resolved.cores()),
         Some(_) => None,
@@ -347,7 +342,7 @@ fn observed(
         Some(&observe),
     );
     let path = match (&prediction, &record) {
-        (Ok(p), Some(r)) => Some(CriticalPath::find(trace, &graph, r, p, &model, coll)),
+        (Ok(p), Some(r)) => Some(CriticalPath::find(trace, &graph, r, p, &model, links, coll)),
         _ => None,
     };
     let composition = path.as_ref().map(|c| c.composition(trace));

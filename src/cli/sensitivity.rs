@@ -100,7 +100,10 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
     };
     let (t0, path) = rp.critical(&p)?;
     let unread: f64 = path
-        .derivative(&p, loggps_predict::sensitivity::Knob::Gamma)
+        .derivative(
+            std::slice::from_ref(&p),
+            loggps_predict::sensitivity::Knob::Gamma,
+        )
         .1;
     let parameters = derivatives(&rp, &p, t0, &path)?;
     let mut tolerances = Vec::new();
