@@ -369,6 +369,7 @@ static struct {
     uint64_t cancels;    /* MPI_Cancel calls so far */
     uint64_t untracked;  /* calls not recorded because their communicator is unknown */
     uint64_t events;
+    double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */
     struct comm world, *self;
     struct table comms, reqs, msgs; /* communicators, requests, messages (matched probes) */
     struct table pers;   /* persistent requests, by the handle their *_init returned */
@@ -394,7 +395,7 @@ static struct {
     struct { uintptr_t lo, span; } bindings[4]; /* MPI's language bindings' */
     int nbindings;
     uint32_t nobjects;   /* the objects the M chunk lists */
-} T = { .fd = -1 };
+} T = { .fd = -1, .own_ns = -1 };
 
 static void warn(const char *fmt, ...)
 {
@@ -855,6 +856,11 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
             memcpy(&bits, &both[i], 8);
             p = put_u64(p, bits);
         }
+    }
+    if (T.own_ns >= 0) {
+        uint64_t bits;
+        memcpy(&bits, &T.own_ns, 8);
+        p = put_u64(p, bits);
     }
     append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }
@@ -1768,6 +1774,46 @@ static void at_exit_flush(void)
     if (T.active) flush_if_idle();
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The tracer's own time per record, ns, as a trace sees it: the gap between one recorded call's
+ * return and the next one's call when nothing runs between the two calls but the tracer (the
+ * encoding and release after a call, the wrapper's entry and call site before the next). A
+ * replay takes it out of the computation between calls. Timed on this machine at MPI_Init on
+ * MPI_Send to MPI_PROC_NULL, called through the wrapper as a program calls it: the median gap
+ * of OWN_CALLS calls, read back from each record's encoded gap. Their records are dropped. */
+enum { OWN_CALLS = 101 };
+static double own_time(void)
+{
+    size_t len = T.len, slen = T.slen;
+    uint32_t nrec = T.nrec;
+    uint64_t prev = T.prev_return, events = T.events;
+    double gap[OWN_CALLS];
+    int n = 0;
+    for (int i = 0; i <= OWN_CALLS; i++) {
+        size_t at = T.len;
+        MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+        if (i == 0 || T.len <= at + 1) continue; /* the first follows no record of its own */
+        /* the record: its routine's code, then the gap since the last return (zigzag LEB128) */
+        uint64_t v = 0;
+        const uint8_t *p = T.buf + at + 1;
+        for (int shift = 0; shift < 64; shift += 7, p++) {
+            v |= (uint64_t)(*p & 0x7f) << shift;
+            if (!(*p & 0x80)) break;
+        }
+        int64_t d = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+        if (d >= 0) gap[n++] = (double)d;
+    }
+    T.len = len, T.slen = slen, T.nrec = nrec, T.prev_return = prev, T.events = events;
+    if (n == 0) return -1;
+    qsort(gap, (size_t)n, sizeof gap[0], cmp_double);
+    return gap[n / 2];
+}
+
 static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *frame)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &T.rank);
@@ -1859,6 +1905,11 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
     }
     T.active = 1;
     T.recording = !T.write_failed;
+    const char *own = getenv("LOGGPS_TRACE_OWN_TIME");
+    if (T.recording && !(own && strcmp(own, "0") == 0)) {
+        T.own_ns = own_time();
+        if (T.sites) T.site = site_of(ra, frame); /* the Init's, as above */
+    }
     atexit(at_exit_flush);
     /* The tracer's setup is part of what the program sees as MPI_Init, so the event returns
      * now, not when PMPI_Init returned. */

@@ -65,6 +65,11 @@ pub struct PredictArgs {
     /// --timeline, also drawn there)
     #[arg(long)]
     pub critical_path: bool,
+    /// Keep the tracer's own time in the measured computation between calls (by default a
+    /// trace that timed it, at MPI_Init, has it taken out of every gap: the prediction is of
+    /// the program run without the tracer)
+    #[arg(long)]
+    pub keep_tracer_time: bool,
     /// What-if placement: K ranks a node, in rank order (block), so that pairs change class
     /// (between nodes the network's set, on one node a node set; the model's §12)
     #[arg(long, value_name = "K", conflicts_with = "map")]
@@ -255,7 +260,10 @@ fn prepare(
                 .into(),
         ));
     }
-    let trace = load_replayed(path, trace::Then::PREDICT, split)?;
+    let mut trace = load_replayed(path, trace::Then::PREDICT, split)?;
+    if a.keep_tracer_time {
+        trace.meta.ranks.keep_tracer_time();
+    }
     Ok((coll, sweep, cut, trace))
 }
 

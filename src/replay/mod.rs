@@ -82,6 +82,9 @@ pub struct RankBreakdown {
     /// That time per collective routine, where the rank called several (else empty): see
     /// [`RankBreakdown::by_routine`].
     pub collective_kinds: Vec<(Routine, f64)>,
+    /// The tracer's own time taken out of the rank's measured gaps between calls
+    /// ([`crate::trace::RankMeta::own_ns`] a gap, at most the gap), not in `computation_ns`.
+    pub tracer_ns: f64,
 }
 
 impl RankBreakdown {

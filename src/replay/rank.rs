@@ -55,6 +55,8 @@ pub(super) struct Parts {
     pub(super) communication: f64,
     pub(super) sender_sync: f64,
     pub(super) receiver_sync: f64,
+    /// The tracer's own time taken out of the measured gaps ([`RankBreakdown::tracer_ns`]).
+    pub(super) tracer: f64,
 }
 
 /// A rank state's parts that only ranks calling collectives of several routines, or replayed
@@ -163,6 +165,7 @@ impl RankState {
                 _ => self.first_collective,
             },
             collective_kinds: self.rare.map_or_else(Vec::new, |x| x.kinds),
+            tracer_ns: p.tracer,
         }
     }
 }
@@ -172,6 +175,8 @@ impl RankState {
 /// ([`cost_event`]) added to the rank's parts.
 pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> Outcome {
     let ev = sh.trace.rank(r);
+    // The tracer's own time in each measured gap, taken out (the model's §16; 0: none).
+    let own = sh.trace.meta.ranks.get(r).own_ns.unwrap_or(0.0);
     // The measured return of the event before, once this run has read it: not read twice.
     let mut returned = None;
     while (st.pos as usize) < ev.len() {
@@ -185,7 +190,14 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
                 sh.trace.measured_begin_ns(r).map_or(0.0, |b| b - sh.t0)
             } else {
                 let before = returned.unwrap_or_else(|| ev.t_return(i - 1));
-                st.clock + (ev.t_call(i) - before) as f64
+                let gap = (ev.t_call(i) - before) as f64;
+                match own > 0.0 {
+                    false => st.clock + gap,
+                    true => {
+                        st.parts.tracer += gap.min(own);
+                        st.clock + (gap - own).max(0.0)
+                    }
+                }
             };
             returned = Some(ev.t_return(i));
             st.parts.computation += tc - st.clock;

@@ -512,6 +512,7 @@ fn encode_breakdown(b: &RankBreakdown, w: &mut Vec<u64>) {
         b.receiver_sync_ns,
         b.measured_end_ns,
         b.collective_ns,
+        b.tracer_ns,
     ] {
         w.push(x.to_bits());
     }
@@ -525,7 +526,7 @@ fn encode_breakdown(b: &RankBreakdown, w: &mut Vec<u64>) {
 
 fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<RankBreakdown, Error> {
     let rank = next()? as u32;
-    let mut f = [0.0; 7];
+    let mut f = [0.0; 8];
     for x in &mut f {
         *x = f64::from_bits(next()?);
     }
@@ -550,6 +551,7 @@ fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<Ran
         receiver_sync_ns,
         measured_end_ns,
         collective_ns,
+        tracer_ns,
     ] = f;
     Ok(RankBreakdown {
         rank,
@@ -563,6 +565,7 @@ fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<Ran
         collective_ns,
         collective_routine,
         collective_kinds,
+        tracer_ns,
     })
 }
 

@@ -77,6 +77,10 @@ pub struct Report {
     pub progress: &'static str,
     /// The model's parameters in its own names (LogGPS: L o Os Or Gs Gl s S; LogGP: L o g G).
     pub params: indexmap_like::Ordered<ParamUsed>,
+    /// The tracer's own time taken out of the measured computation, averaged over ranks,
+    /// seconds (the model's §16), where the trace timed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracer_removed_s: Option<f64>,
     pub ranks: Vec<RankRow>,
     pub average: Parts,
     /// Time in each collective routine, averaged over ranks, seconds.
@@ -124,6 +128,10 @@ impl Report {
             model: model.model().name().to_string(),
             progress: progress(model),
             params: params_used(model),
+            tracer_removed_s: {
+                let sum: f64 = pred.ranks.iter().map(|b| b.tracer_ns).sum();
+                (sum > 0.0).then_some(sum * NS / n)
+            },
             ranks: pred
                 .ranks
                 .iter()

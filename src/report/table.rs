@@ -124,6 +124,12 @@ impl Exporter for Table {
         writeln!(out, "predicted  {:.6} s", r.predicted_s)?;
         writeln!(out, "measured   {:.6} s", r.measured_s)?;
         writeln!(out, "error      {:+.2} %", r.error_pct)?;
+        if let Some(t) = r.tracer_removed_s {
+            writeln!(
+                out,
+                "tracer     {t:.6} s a rank taken out of the measured computation (its own time per record, timed at MPI_Init; --keep-tracer-time keeps it)"
+            )?;
+        }
         writeln!(out)?;
         writeln!(
             out,

@@ -3,7 +3,7 @@
 use super::sites::{Object, Sites, UNKNOWN};
 use super::{
     Checks, Comm, Completion, Cores, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta,
-    RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace, placement,
+    RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace, own_invalid, placement,
 };
 use crate::error::TraceError;
 use crate::memory::Pages;
@@ -433,7 +433,9 @@ fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankMeta> {
     let (input, clock_offset_init_ns) = expect("the clock offset at Init (i64)", le_i64)(input)?;
     let (input, clock_offset_final_ns) =
         expect("the clock offset at Finalize (i64)", le_i64)(input)?;
-    let (input, cores) = if input.is_empty() {
+    // After the offsets: the cores' figures (20 bytes), the tracer's own time (8), both or
+    // neither.
+    let (input, cores) = if input.len() != 20 && input.len() != 28 {
         (input, None)
     } else {
         let (input, partner) = expect("the cores' partner rank (u32)", le_u32)(input)?;
@@ -449,6 +451,15 @@ fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankMeta> {
         }
         (input, Some(c))
     };
+    let (input, own_ns) = if input.is_empty() {
+        (input, None)
+    } else {
+        let (input, own) = expect("the tracer's own time per record (f64)", le_f64)(input)?;
+        if let Some(why) = own_invalid(own) {
+            return fail(input, why);
+        }
+        (input, Some(own))
+    };
     Ok((
         input,
         RankMeta {
@@ -457,6 +468,7 @@ fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankMeta> {
             clock_offset_final_ns,
             cores,
             placement: None,
+            own_ns,
         },
     ))
 }
@@ -2073,6 +2085,9 @@ impl<W: Write> Writer<W> {
             p.extend_from_slice(&c.init_ns.to_le_bytes());
             p.extend_from_slice(&c.final_ns.to_le_bytes());
         }
+        if let Some(own) = m.own_ns {
+            p.extend_from_slice(&own.to_le_bytes());
+        }
         self.chunk(b'R', rank, &p)
     }
 
@@ -2331,6 +2346,7 @@ mod tests {
             clock_offset_final_ns: -5,
             cores: None,
             placement: None,
+            own_ns: None,
         };
         // Each rank's R chunk before its events, rank 7's again before rank 35's events.
         let (file, e_chunks) = ring_file(&|w, r| {

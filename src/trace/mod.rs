@@ -362,6 +362,9 @@ pub struct RankMeta {
     pub cores: Option<Cores>,
     /// Where the rank ran (the `P` chunk; traces before it have none).
     pub placement: Option<placement::Placement>,
+    /// The tracer's own time per record, ns, timed at `MPI_Init`: the part of each measured
+    /// gap between calls that was the tracer's, not the program's (traces before it: none).
+    pub own_ns: Option<f64>,
 }
 
 /// Where a node's first two ranks ran: the round trip of a cache line between their cores,
@@ -394,6 +397,12 @@ impl Cores {
             .find(|v| !(v.is_finite() && *v > 0.0))
             .map(|v| format!("expected the cores' round trip to be a time > 0 ns, found {v}"))
     }
+}
+
+/// Why `ns` cannot be the tracer's own time per record ([`RankMeta::own_ns`]), if it cannot.
+pub fn own_invalid(ns: f64) -> Option<String> {
+    let fine = ns.is_finite() && (0.0..1e9).contains(&ns);
+    (!fine).then(|| format!("expected the tracer's own time per record in 0 ns – 1 s, found {ns}"))
 }
 
 /// Job metadata.
@@ -486,6 +495,7 @@ static NO_META: RankMeta = RankMeta {
     clock_offset_final_ns: 0,
     cores: None,
     placement: None,
+    own_ns: None,
 };
 
 impl RankMetas {
@@ -505,6 +515,13 @@ impl RankMetas {
             self.list = vec![RankMeta::default(); self.nranks];
         }
         self.list[r] = m;
+    }
+
+    /// Forgets the tracer's own time of every rank: a replay then keeps it in the gaps.
+    pub fn keep_tracer_time(&mut self) {
+        for m in &mut self.list {
+            m.own_ns = None;
+        }
     }
 
     /// `(rank, metadata)` of the ranks whose metadata is recorded.

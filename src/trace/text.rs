@@ -90,7 +90,7 @@ enum Line<'a> {
     Eager(String, u64),
     Params(Vec<(&'a str, &'a str)>),
     /// Rank, host, clock offsets at Init and Finalize, and the cores' figures if any.
-    Rank(usize, String, i64, i64, Option<Cores>),
+    Rank(usize, String, i64, i64, Option<Cores>, Option<f64>),
     Comm(u32, Vec<u32>),
     /// A `place` line's fields ([`super::placement::parse_line`]).
     Place(&'a str),
@@ -125,14 +125,15 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                     tuple((space1, kw("cores"))),
                     tuple((number, preceded(space1, number), preceded(space1, number))),
                 )),
+                opt(preceded(tuple((space1, kw("own"))), number)),
             )),
-            |(r, h, (a, b), c)| {
+            |(r, h, (a, b), c, own)| {
                 let cores = c.map(|(partner, init_ns, final_ns)| Cores {
                     partner,
                     init_ns,
                     final_ns,
                 });
-                Line::Rank(r, h, a, b, cores)
+                Line::Rank(r, h, a, b, cores, own)
             },
         ),
         map(
@@ -349,11 +350,14 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                     Some(_) => t.meta.other_params.push(p),
                 }
             }
-            Line::Rank(r, hostname, a, b, cores) => {
+            Line::Rank(r, hostname, a, b, cores, own_ns) => {
                 if r >= p {
                     return Err(err(format!("expected a rank below {p}, found {r}")));
                 }
                 if let Some(why) = cores.and_then(|c| c.invalid(r as u32, p)) {
+                    return Err(err(why));
+                }
+                if let Some(why) = own_ns.and_then(super::own_invalid) {
                     return Err(err(why));
                 }
                 t.meta.ranks.set(
@@ -364,6 +368,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                         clock_offset_final_ns: b,
                         cores,
                         placement: t.meta.ranks.get(r).placement.clone(),
+                        own_ns,
                     },
                 );
             }
@@ -856,6 +861,9 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
         );
         if let Some(c) = &rm.cores {
             let _ = write!(s, " cores {} {} {}", c.partner, c.init_ns, c.final_ns);
+        }
+        if let Some(own) = rm.own_ns {
+            let _ = write!(s, " own {own}");
         }
         s.push('\n');
         if let Some(p) = &rm.placement {

@@ -14,7 +14,10 @@
 # the ranks ran on cores nearer or farther apart (a hypervisor moves them here), shared-memory
 # messages cost another price, and the predictor warns. same_cores_% is the median error over
 # the runs that did not (n/RUNS); the calibration's figure is its file's `cores`, else the
-# fastest run's.
+# fastest run's. The communication-bound programs also run untraced after each traced run (they
+# print the span a trace measures, MPI_Init's return to MPI_Finalize's call): untraced_% is the
+# median error of the prediction against those runs (the tracer's own time per record, timed at
+# MPI_Init, is taken out of the traced gaps), against the untraced median runtime untraced_s.
 #
 # The parameters are calibrated once at the start (`calibrate`, about 20 s: a machine's speed
 # drifts over hours, and CI runs on another machine than the one traces/params.toml came from).
@@ -81,8 +84,8 @@ title_of() {
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 
-printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %s\n' app events measured_s predicted_s error_% async_% \
-  measured_min..max_s line_ns same_cores_% "comp/comm/ssync/rsync_% (last run)"
+printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %10s %10s %s\n' app events measured_s predicted_s error_% async_% \
+  measured_min..max_s line_ns same_cores_% untraced_s untraced_% "comp/comm/ssync/rsync_% (last run)"
 # The cache-line round trip a parameters file states (calibrate's `cores`), if any.
 cores_of() { sed -n 's/^cores = \([0-9.]*\).*/\1/p' "$1" | head -1; }
 # The cache-line round trips between the two ranks' cores that trace $1 timed at MPI_Init and at
@@ -122,10 +125,19 @@ for app in $APPS; do
     async=$("$BIN" "$t" --params "$PARAMS" ${PREDICT_ARGS:-} --progress async --format json 2>/dev/null |
       grep -o '"predicted_s": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$')
     cal=$(cores_of "$PARAMS")
-    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1}" >> runs.tsv
+    # The same program untraced, right after (the same placement, most often).
+    plain=nan
+    if [[ $app == cb-* ]]; then
+      # shellcheck disable=SC2086
+      COMMBOUND_TIMES=1 mpirun.openmpi -np 2 -x COMMBOUND_TIMES $cmd > plain.txt 2>&1 ||
+        { cat plain.txt; echo "FAIL $app: the untraced job failed"; exit 1; }
+      plain=$(awk '/^commbound span/ {if (b == "" || $4 < b) b = $4; if ($5 > e) e = $5}
+        END {if (b == "") print "nan"; else printf "%.9f", e - b}' plain.txt)
+    fi
+    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain" >> runs.tsv
   done
   # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns at its Init, the
-  # calibration's line ns or -1, line ns at its Finalize).
+  # calibration's line ns or -1, line ns at its Finalize, the untraced run's span s or nan).
   [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
@@ -137,6 +149,11 @@ for app in $APPS; do
   pr=$(cut -d' ' -f3 runs.tsv | median)
   er=$(awk '{print 100 * ($3 - $2) / $2}' runs.tsv | median)
   ea=$(awk '{print 100 * ($4 - $2) / $2}' runs.tsv | median)
+  un=nan eu=nan
+  if [[ $(cut -d' ' -f8 runs.tsv | head -1) != nan ]]; then
+    un=$(cut -d' ' -f8 runs.tsv | median)
+    eu=$(awk '{print 100 * ($3 - $8) / $8}' runs.tsv | median)
+  fi
   lo=$(cut -d' ' -f2 runs.tsv | sort -g | head -1)
   hi=$(cut -d' ' -f2 runs.tsv | sort -g | tail -1)
   lines=$(awk '{print $5; print $7}' runs.tsv | sort -g | sed -n '1p;$p' | paste -sd' ' | awk '{print $1 ".." $2}')
@@ -149,10 +166,12 @@ for app in $APPS; do
   se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($3 - $2) / $2}' | median || echo nan)
   same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
   ((n_same > 0)) || same_cores="none (0/$(grep -c . runs.tsv))"
-  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
-    "$lo" "$hi" "$lines" "$same_cores" "$parts"
-  printf '| %s | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s | %s%% |\n' "$(title_of "$app")" "$ev" "$me" "$lo" "$hi" "$pr" \
-    "$er" "$(echo "$same_cores" | sed 's/^\([-+][0-9.]*\)/\1%/')" "$(echo "$parts" | sed 's|/| / |g')" |
+  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %10.4f %+10.1f %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
+    "$lo" "$hi" "$lines" "$same_cores" "$un" "$eu" "$parts"
+  untraced="–"
+  [[ $eu != nan ]] && untraced=$(printf '%+.1f%% (%.4g s)' "$eu" "$un")
+  printf '| %s | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s | %s | %s%% |\n' "$(title_of "$app")" "$ev" "$me" "$lo" "$hi" "$pr" \
+    "$er" "$(echo "$same_cores" | sed 's/^\([-+][0-9.]*\)/\1%/')" "$untraced" "$(echo "$parts" | sed 's|/| / |g')" |
     sed 's/-\([0-9.]*%\)/−\1/g' >> "$W/table.md"
   cd "$ROOT"
 done
@@ -168,8 +187,8 @@ if [[ ${README:-0} == 1 ]]; then
     echo "<!-- apps: written by tests/apps/run.sh README=1; do not edit by hand -->"
     echo "$(date -u +%Y-%m-%d), $(nproc) × $cpu, $RUNS runs of each, $how; medians (the measured range in brackets):"
     echo
-    echo "| application | events | measured (s) | predicted (s) | error | error, runs at the calibration's cores | comp / comm / sender / receiver sync |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| application | events | measured (s) | predicted (s) | error | error, runs at the calibration's cores | error against untraced runs (their runtime) | comp / comm / sender / receiver sync |"
+    echo "|---|---|---|---|---|---|---|---|"
     cat "$W/table.md"
     echo "<!-- /apps -->"
   } > "$W/block.md"
