@@ -47,6 +47,9 @@ pub struct Info {
     pub placement: Vec<PlaceInfo>,
     /// Each pair of ranks the tracer timed, per class of pair present on a node.
     pub links: Vec<LinkInfo>,
+    /// The tracer's own time per record over the ranks that timed it, `[least, most]` ns
+    /// (the model's §16; None: not timed).
+    pub tracer_own_ns: Option<[f64; 2]>,
     pub communicators: usize,
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
@@ -182,6 +185,11 @@ impl Info {
                     })
                 })
                 .collect(),
+            tracer_own_ns: (trace.meta.ranks.recorded())
+                .filter_map(|(_, m)| m.own_ns)
+                .fold(None, |r: Option<[f64; 2]>, v| {
+                    Some(r.map_or([v, v], |[l, h]| [l.min(v), h.max(v)]))
+                }),
             placement: (trace.meta.ranks.recorded())
                 .filter_map(|(rank, m)| {
                     let p = m.placement.as_ref()?;
@@ -256,6 +264,16 @@ impl Info {
                 out,
                 "               and {} more nodes ({lo:.0}–{hi:.0} ns over all; `--format json` lists them)",
                 self.cores.len() - SHOWN
+            )?;
+        }
+        if let Some([lo, hi]) = self.tracer_own_ns {
+            let range = match lo == hi {
+                true => format!("{lo:.0}"),
+                false => format!("{lo:.0}–{hi:.0}"),
+            };
+            writeln!(
+                out,
+                "tracer         {range} ns a record of its own, timed at MPI_Init (predict takes it out of the computation between calls)"
             )?;
         }
         if !self.placement.is_empty() {

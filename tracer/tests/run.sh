@@ -130,6 +130,12 @@ sys.exit(not (len(c) == 1 and (c[0]["rank"], c[0]["partner"]) == (0, 1) and min(
         <"$OUT/$name.info.json"; then
         fail "$name: no cores figure of ranks 0 and 1 in info's JSON:"; grep -A8 '"cores"' "$OUT/$name.info.json"; return
     fi
+    # every rank timed the tracer's own time per record at Init: above 0, below 100 µs
+    if ! python3 -c 'import json, sys
+t = json.load(sys.stdin)["tracer_own_ns"]
+sys.exit(not (t and 0 < t[0] <= t[1] < 1e5))' <"$OUT/$name.info.json"; then
+        fail "$name: no tracer's own time in info's JSON:"; grep -A3 '"tracer_own_ns"' "$OUT/$name.info.json"; return
+    fi
     # MPICH's collectives by MPICH's own choices are not modeled (the predictor warns where
     # Open MPI's would cost them): kept as traced, as it advises.
     local coll=()

@@ -1,0 +1,87 @@
+//! The tracer's own time per record (the model's §16): a trace that timed it has it taken out of
+//! every measured gap between calls, at most the gap; `--keep-tracer-time` keeps it. Costed by
+//! hand.
+
+mod common;
+
+use common::{json, run, text_trace};
+
+/// Rank 0 computes 1000 ns, sends 8 bytes, computes 50 ns; rank 1 receives from its start and
+/// computes 20 ns after. `o` 50, `L` 100, nothing per byte.
+fn trace(own: &str) -> String {
+    format!(
+        "loggps-trace 1\nranks 2\n\
+         rank 0 host \"a\" offset 0 0{own}\nrank 1 host \"a\" offset 0 0{own}\n\
+         0 MPI_Init 0 0\n0 MPI_Send 1000 1010 bytes=8 peer=1 tag=0\n0 MPI_Finalize 1060 1070\n\
+         1 MPI_Init 0 0\n1 MPI_Recv 0 1100 bytes=8 peer=0 tag=0\n1 MPI_Finalize 1120 1130\n"
+    )
+}
+
+const PARAMS: &str = "L = 100\no = 50\nOs = 0\nOr = 0\nGs = 0\nGl = 0\ns = 1000000\nS = 100000\n";
+
+/// The prediction of `text` (its JSON), with `extra` flags.
+fn predict(text: &str, extra: &[&str]) -> serde_json::Value {
+    let (dir, t) = text_trace("own.txt", text);
+    let p = dir.path().join("p.toml");
+    std::fs::write(&p, PARAMS).unwrap();
+    let args = [
+        &[
+            t.as_str(),
+            "--params",
+            p.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        extra,
+    ];
+    json(&args.concat())
+}
+
+fn ns(v: &serde_json::Value) -> f64 {
+    (v.as_f64().unwrap() * 1e12).round() / 1e3
+}
+
+/// Without the tracer's time: rank 0 sends at 1000, returns at 1050, ends at 1100; rank 1's
+/// message arrives at 1150, its receive ends at 1200, it ends at 1220. With 100 ns a record
+/// taken out: rank 0 sends at 900 (1000 − 100), its 50 ns gap goes (ends 950); rank 1's first
+/// gap is 0, its 20 ns gap goes: the message arrives at 1050, it ends at 1100. Taken out:
+/// rank 0 100 + 50, rank 1 0 + 20: 85 ns a rank.
+#[test]
+fn the_tracers_time_comes_out_of_each_gap_at_most_the_gap() {
+    let kept = predict(&trace(""), &[]);
+    assert_eq!(ns(&kept["predicted_s"]), 1220.0);
+    assert!(kept.get("tracer_removed_s").is_none(), "{kept}");
+    let v = predict(&trace(" own 100"), &[]);
+    assert_eq!(ns(&v["predicted_s"]), 1100.0);
+    assert_eq!(ns(&v["ranks"][0]["end_s"]), 950.0);
+    assert_eq!(ns(&v["ranks"][0]["computation_s"]), 900.0);
+    assert_eq!(ns(&v["tracer_removed_s"]), 85.0);
+    // The measured runtime is the traced run's, as recorded.
+    assert_eq!(ns(&v["measured_s"]), 1120.0);
+    let k = predict(&trace(" own 100"), &["--keep-tracer-time"]);
+    assert_eq!(ns(&k["predicted_s"]), 1220.0);
+    assert!(k.get("tracer_removed_s").is_none(), "{k}");
+}
+
+/// The figure travels through the binary encoding and back to text exactly; a figure that
+/// cannot be one is refused with its line.
+#[test]
+fn the_tracers_time_travels_and_is_checked() {
+    let (dir, t) = text_trace("own.txt", &trace(" own 61.5"));
+    let bin = dir.path().join("own.bin");
+    let back = dir.path().join("back.txt");
+    for (from, to) in [(t.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
+        let out = run(&["convert", from, to.to_str().unwrap()]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let text = std::fs::read_to_string(&back).unwrap();
+    assert_eq!(text.matches(" own 61.5\n").count(), 2, "{text}");
+    let (_d, bad) = text_trace("bad.txt", &trace(" own -5"));
+    let out = run(&[&bad]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("line 3") && err.contains("own time per record"),
+        "{err}"
+    );
+}
