@@ -653,8 +653,14 @@ pub fn replay_split(
                     &mut *states[r].lock().expect("rank state"),
                     RankState::new(model),
                 );
-                let measured_end = trace.measured_end_ns_from(r, st.pos as usize);
-                st.breakdown(r, trace.rank(r).len(), measured_end.map_or(0.0, |e| e - t0))
+                let (pos, measured_end) = (
+                    st.pos as usize,
+                    trace.measured_end_ns_from(r, st.pos as usize),
+                );
+                let mut b =
+                    st.breakdown(r, trace.rank(r).len(), measured_end.map_or(0.0, |e| e - t0));
+                b.tracer_ns = rank::tracer_removed(trace, r, pos);
+                b
             })
             .collect(),
         unmodeled,
@@ -757,7 +763,10 @@ fn finish(
             // Its MPI_Finalize looked for from where it stopped, not from its first event.
             let measured_end = trace.measured_end_ns_from(r, st.pos as usize);
             let measured_end = measured_end.map_or(0.0, |e| e - t0);
-            st.breakdown(r, trace.rank(r).len(), measured_end)
+            let pos = st.pos as usize;
+            let mut b = st.breakdown(r, trace.rank(r).len(), measured_end);
+            b.tracer_ns = rank::tracer_removed(trace, r, pos);
+            b
         })
         .collect();
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);

@@ -55,8 +55,6 @@ pub(super) struct Parts {
     pub(super) communication: f64,
     pub(super) sender_sync: f64,
     pub(super) receiver_sync: f64,
-    /// The tracer's own time taken out of the measured gaps ([`RankBreakdown::tracer_ns`]).
-    pub(super) tracer: f64,
 }
 
 /// A rank state's parts that only ranks calling collectives of several routines, or replayed
@@ -165,9 +163,23 @@ impl RankState {
                 _ => self.first_collective,
             },
             collective_kinds: self.rare.map_or_else(Vec::new, |x| x.kinds),
-            tracer_ns: p.tracer,
+            tracer_ns: 0.0,
         }
     }
+}
+
+/// The tracer's own time [`advance`] took out of rank `r`'s measured gaps before its events up
+/// to `last` ([`RankBreakdown::tracer_ns`]; found once the replay is done, so that a rank's state
+/// holds no sum for it).
+pub(super) fn tracer_removed(trace: &crate::trace::Trace, r: usize, last: usize) -> f64 {
+    let Some(own) = trace.meta.ranks.get(r).own_ns.filter(|&t| t > 0.0) else {
+        return 0.0;
+    };
+    let ev = trace.rank(r);
+    let last = last.min(ev.len().saturating_sub(1));
+    (1..=last)
+        .map(|i| ((ev.t_call(i) - ev.t_return(i - 1)) as f64).min(own))
+        .sum()
 }
 
 /// Advances rank `r` as far as its dependencies allow: each event's call time, from the
@@ -193,10 +205,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
                 let gap = (ev.t_call(i) - before) as f64;
                 match own > 0.0 {
                     false => st.clock + gap,
-                    true => {
-                        st.parts.tracer += gap.min(own);
-                        st.clock + (gap - own).max(0.0)
-                    }
+                    true => st.clock + (gap - own).max(0.0),
                 }
             };
             returned = Some(ev.t_return(i));
