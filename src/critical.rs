@@ -727,7 +727,7 @@ fn send_of(ctx: &Context<'_>, r: usize, i: usize, ts: f64) -> Option<(Rule, Bind
     }
     let set = ctx.set_to(r, ev.peer(i));
     let p = &ctx.sets[set as usize];
-    let link = match rendezvous_in(&ev, p.S, i) {
+    let link = match rendezvous_in(&ev, p.S, i) && ev.peer(i) != r as i32 {
         true => ctx.g.link(r, i),
         false => NONE,
     };
@@ -777,6 +777,7 @@ fn recv_of(
     let set = ctx.set_of(q, r);
     let p = &ctx.sets[set as usize];
     let (k, rdv) = message(ctx, p, e as usize);
+    let rdv = rdv && q != r;
     let waits = side.cost(p, k, rdv, ts, tr).sync > 0.0;
     let rule = Rule::Message {
         side,

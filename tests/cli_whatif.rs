@@ -466,3 +466,32 @@ fn the_traces_eager_limit_and_the_sets_s_agree_or_say_so() {
     let info = run(&["info", &g]);
     assert!(String::from_utf8_lossy(&info.stdout).contains("not where its messages switch"));
 }
+
+/// A message a rank sends itself is a local copy, eager at any size: a 100,000-byte Isend to
+/// itself that a Test completed before its Recv was called replays at every `S`, `S = 0`
+/// included (as rendezvous it would wait for a receive its rank calls only later: a what-if
+/// must not turn a Test, which never blocks, into a deadlock). `o` 50, `L` 100, nothing per
+/// byte: the Isend at 100 returns at 150, its message arrives at 250; the Test called at 250
+/// returns at 300 (`o`); the Recv called at 400 returns at 450; Finalize at 550.
+#[test]
+fn a_message_to_itself_is_eager_at_any_s() {
+    let t = "loggps-trace 1\nranks 1\n0 MPI_Init 0 0\n\
+             0 MPI_Isend 100 200 bytes=100000 peer=0 tag=0 req=0\n\
+             0 MPI_Test 300 400 done=0:-1:-1\n0 MPI_Recv 500 900 bytes=100000 peer=0 tag=0\n\
+             0 MPI_Finalize 1000 1010\n";
+    let (dir, trace) = common::text_trace("self.txt", t);
+    let p = dir.path().join("p.toml");
+    std::fs::write(&p, "L = 100\no = 50\nOs = 0\nOr = 0\nGs = 0\nGl = 0\ns = 1000000\nS = 10\n")
+        .unwrap();
+    let p = p.to_str().unwrap();
+    for s in ["0", "10", "1000000"] {
+        let v = json(&[&trace, "--params", p, "--S", s, "--format", "json"]);
+        let ns = v["predicted_s"].as_f64().unwrap() * 1e9;
+        assert!((ns - 550.0).abs() < 1e-6, "S = {s}: {ns}");
+    }
+    // sensitivity replays S down to 0 and finds it does not matter
+    let out = common::run(&["sensitivity", &trace, "--params", p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("S does not matter here"), "{text}");
+}

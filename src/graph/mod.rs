@@ -1447,9 +1447,11 @@ impl<'a> HbView<'a> {
         2 * (self.offsets[r] + i)
     }
 
-    /// Whether the message sent by event `i` of rank `r` goes by rendezvous.
+    /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never one to
+    /// itself: a local copy).
     pub fn rendezvous(&self, r: usize, i: usize) -> bool {
-        rendezvous_in(&self.trace.rank(r), self.eager_limit, i)
+        let ev = self.trace.rank(r);
+        rendezvous_in(&ev, self.eager_limit, i) && ev.peer(i) != r as i32
     }
 
     /// The event whose return waits for a message or collective event: the Wait that

@@ -514,7 +514,7 @@ impl Shared<'_> {
             None => self.eager_limit,
             Some(_) => self.model_of(from, to).eager_limit(),
         };
-        match plain {
+        let (k, rdv) = match plain {
             true => {
                 let k = self.trace.events.plain_bytes_at(from);
                 (k, k > eager_limit)
@@ -523,7 +523,9 @@ impl Shared<'_> {
                 self.trace.events.bytes_at(from),
                 rendezvous_at(&self.trace.events, eager_limit, from),
             ),
-        }
+        };
+        // A message a rank sends itself is a local copy: eager at any size (the model's §4).
+        (k, rdv && self.trace.events.locate(from).0 != to)
     }
 
     /// The model of a message between ranks `a` and `b`: its pair's set where several combine
@@ -579,7 +581,10 @@ impl Shared<'_> {
                 _ => self.eager_limit,
             },
         };
-        matches!(self.model, Model::LogGps(_)) && rendezvous_in(&ev, eager_limit, i)
+        // A message to itself: eager at any size (the model's §4).
+        matches!(self.model, Model::LogGps(_))
+            && rendezvous_in(&ev, eager_limit, i)
+            && ev.peer(i) != r as i32
     }
 
     /// The completion of the request rank `r` created at its event `oi` (at a known call time).
