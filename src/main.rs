@@ -1,5 +1,7 @@
 //! `loggps-predict`: parse the flags, run the pipeline, print. Every error exits with status 2.
 
+#![deny(unsafe_code)]
+
 mod cli;
 
 use clap::Parser;

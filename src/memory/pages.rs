@@ -40,12 +40,15 @@ macro_rules! zeroable {
                 $(let f: &$ft = &x.$f; zeroable(f);)+
             }
         };
-        // SAFETY: every field is zeroable (checked above).
+        // SAFETY: every field is zeroable (checked above). Allowed where the macro is used:
+        // the check is this module's.
+        #[allow(unsafe_code)]
         unsafe impl $crate::memory::Zeroable for $t {}
     };
     (enum $t:ty = $zero:expr) => {
         const _: () = assert!(size_of::<$t>() == 1 && $zero as u8 == 0);
         // SAFETY: one byte, whose value 0 is the variant named (asserted above).
+        #[allow(unsafe_code)]
         unsafe impl $crate::memory::Zeroable for $t {}
     };
 }
