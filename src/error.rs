@@ -1,17 +1,17 @@
 //! Errors as values that carry where the problem is: file, byte offset or line, rank, event.
 
-use crate::trace::Routine;
 use std::fmt;
 
 /// Something wrong with a trace: what was expected, and exactly where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceError {
-    pub file: String,
+    pub file: Box<str>,
     pub offset: Option<u64>,
     pub line: Option<usize>,
     pub rank: Option<usize>,
     pub event: Option<usize>,
-    pub routine: Option<Routine>,
+    /// The event's routine, by its MPI name.
+    pub routine: Option<&'static str>,
     pub message: String,
 }
 
@@ -19,7 +19,7 @@ impl TraceError {
     /// An error about the file as a whole.
     pub fn at(file: &str, message: String) -> TraceError {
         TraceError {
-            file: file.to_string(),
+            file: file.into(),
             offset: None,
             line: None,
             rank: None,
@@ -50,7 +50,7 @@ impl TraceError {
         file: &str,
         rank: usize,
         event: usize,
-        routine: Routine,
+        routine: &'static str,
         message: String,
     ) -> TraceError {
         TraceError {
@@ -84,7 +84,7 @@ impl fmt::Display for TraceError {
             _ => {}
         }
         if let Some(r) = self.routine {
-            write!(f, " ({})", r.mpi_name())?;
+            write!(f, " ({r})")?;
         }
         write!(f, ": {}", self.message)
     }

@@ -481,8 +481,11 @@ fn a_message_to_itself_is_eager_at_any_s() {
              0 MPI_Finalize 1000 1010\n";
     let (dir, trace) = common::text_trace("self.txt", t);
     let p = dir.path().join("p.toml");
-    std::fs::write(&p, "L = 100\no = 50\nOs = 0\nOr = 0\nGs = 0\nGl = 0\ns = 1000000\nS = 10\n")
-        .unwrap();
+    std::fs::write(
+        &p,
+        "L = 100\no = 50\nOs = 0\nOr = 0\nGs = 0\nGl = 0\ns = 1000000\nS = 10\n",
+    )
+    .unwrap();
     let p = p.to_str().unwrap();
     for s in ["0", "10", "1000000"] {
         let v = json(&[&trace, "--params", p, "--S", s, "--format", "json"]);
@@ -492,6 +495,10 @@ fn a_message_to_itself_is_eager_at_any_s() {
     // sensitivity replays S down to 0 and finds it does not matter
     let out = common::run(&["sensitivity", &trace, "--params", p]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("S does not matter here"), "{text}");
 }

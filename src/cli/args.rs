@@ -1,5 +1,6 @@
 //! Flag groups that several subcommands share: where the parameters come from, the cost
-//! model, and the table-or-JSON output format.
+//! model, and the table-or-JSON output format; the prediction's own flags (`predict` and its
+//! sweeps read them) and the parameter sets per link they choose.
 
 #![allow(non_snake_case)] // flags named as the papers' parameters: --L --o --Os --Or --Gs --Gl --s --S --g --G
 
@@ -7,6 +8,9 @@ use super::warn;
 use clap::{Args, ValueEnum};
 use loggps_predict::error::Error;
 use loggps_predict::model::{self, LogGpFlags, Overrides, ResolvedModel};
+use loggps_predict::replay::{Links, Remap, links};
+use loggps_predict::report::Format;
+use loggps_predict::trace;
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -232,4 +236,108 @@ pub struct ReplayArgs {
     /// Collectives, as for a prediction (`modeled`, `measured` or OP=ALGORITHM,…)
     #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
+}
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// Trace file (binary .bin or text .txt)
+    #[arg(required = true)]
+    pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub params: ParamArgs,
+    /// Collectives: `modeled` (expanded into point-to-point messages by the algorithm Open MPI
+    /// 4.1's tuned rules pick for the call's size), `measured` (traced durations), or
+    /// OP=ALGORITHM,… (modeled, e.g. bcast=postal,allreduce=rabenseifner; tuned: Open MPI's
+    /// choice for that operation)
+    #[arg(long, value_name = "SPEC", default_value = "modeled")]
+    pub coll: String,
+    /// What-if sweep: one prediction per value of one parameter of the model, of ranks a node,
+    /// or per algorithm of one collective (tuned: Open MPI 4.1's choice by size), the trace
+    /// loaded and matched once; a row per value (e.g. --sweep S=4096,16384,65536, --sweep
+    /// ranks-per-node=1,2,4, --sweep allreduce=tuned,ring)
+    #[arg(long, value_name = "NAME=V1,V2,…")]
+    pub sweep: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also draw the breakdown as stacked bars (the paper's Fig. 6) into FILE: one bar per
+    /// rank and their average, or with --sweep one per value
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Also write the predicted run as a timeline into FILE, in the Chrome trace-event JSON
+    /// format (open it in ui.perfetto.dev or chrome://tracing): per rank the predicted calls
+    /// with their synchronization and the computation between, the measured calls beside them,
+    /// each message an arrow
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+    /// The timeline's ranks only (e.g. 0,4,8-15)
+    #[arg(long, value_name = "LIST", requires = "timeline")]
+    pub ranks: Option<String>,
+    /// The timeline's slices that overlap T0:T1 only (e.g. 0:2ms, 1.5s:1.6s; seconds without a
+    /// unit)
+    #[arg(long, value_name = "T0:T1", requires = "timeline")]
+    pub window: Option<String>,
+    /// Also find the critical path: the chain of calls, messages and computation that sets the
+    /// predicted runtime, reported as its parts, by routine and by rank (table and JSON; with
+    /// --timeline, also drawn there)
+    #[arg(long)]
+    pub critical_path: bool,
+    /// Keep the tracer's own time in the measured computation between calls (by default a
+    /// trace that timed it, at MPI_Init, has it taken out of every gap: the prediction is of
+    /// the program run without the tracer)
+    #[arg(long)]
+    pub keep_tracer_time: bool,
+    /// What-if placement: K ranks a node, in rank order (block), so that pairs change class
+    /// (between nodes the network's set, on one node a node set; the model's §12)
+    #[arg(long, value_name = "K", conflicts_with = "map")]
+    pub ranks_per_node: Option<u32>,
+    /// What-if placement: each rank's node from FILE, a node number per rank in rank order
+    /// (whitespace or commas; ranks with the same number share a node)
+    #[arg(long, value_name = "FILE")]
+    pub map: Option<PathBuf>,
+}
+
+impl PredictArgs {
+    /// How the ranks are placed on nodes: as traced, or as `--ranks-per-node`/`--map` say.
+    pub(super) fn remap(&self) -> Result<Remap, Error> {
+        if let Some(k) = self.ranks_per_node {
+            return Ok(Remap::PerNode(k));
+        }
+        let Some(path) = &self.map else {
+            return Ok(Remap::Traced);
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Usage(format!("--map {}: cannot read: {e}", path.display())))?;
+        links::parse_map(&text)
+            .map(Remap::Listed)
+            .map_err(|e| Error::Usage(format!("--map {}: {e}", path.display())))
+    }
+}
+
+/// The sets of each pair where the run combines several or re-places its ranks (the model's
+/// §12); None where one set costs every pair as before.
+pub(super) fn links_for(
+    resolved: &ResolvedModel,
+    trace: &trace::Trace,
+    remap: &Remap,
+) -> Result<Option<Links>, Error> {
+    let ResolvedModel::LogGps(r) = resolved else {
+        return match remap {
+            Remap::Traced => Ok(None),
+            _ => Err(Error::Usage(
+                "--ranks-per-node and --map choose LogGPS parameter sets by link: leave out --model loggp".into(),
+            )),
+        };
+    };
+    if r.others.is_empty() && *remap == Remap::Traced {
+        return Ok(None);
+    }
+    let sets: Vec<_> = std::iter::once(r.params)
+        .chain(r.others.iter().copied())
+        .collect();
+    Links::new(sets, trace, remap)
+        .map(Some)
+        .map_err(Error::Usage)
 }

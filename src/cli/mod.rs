@@ -16,13 +16,13 @@ mod sweep;
 mod synth;
 mod table7;
 
+use args::PredictArgs;
 use clap::{Parser, Subcommand};
 use loggps_predict::error::Error;
 use loggps_predict::graph::HbGraph;
 use loggps_predict::graph::split::Census;
 use loggps_predict::replay::{self, split::Exchange};
 use loggps_predict::trace::{self, Trace};
-use predict::PredictArgs;
 use progress::Progress;
 use std::io::Write;
 use std::path::Path;
@@ -364,6 +364,15 @@ fn to_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::
 fn json_to(out: &mut dyn Write, value: &impl serde::Serialize) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)
+}
+
+/// Writes a chart, the error naming the file.
+fn write_svg(path: &std::path::Path, svg: &str) -> Result<(), Error> {
+    if quiet() {
+        return Ok(());
+    }
+    std::fs::write(path, svg)
+        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
 }
 
 /// A reader that stops early (`| head`) is not an error.

@@ -2,14 +2,15 @@
 //! of a collective, the trace loaded and matched once.
 
 use super::args::{ModelArgs, ModelKind, ParamArgs};
-use super::predict::{PredictArgs, links_for};
+use super::args::{PredictArgs, links_for};
 use super::progress::Progress;
 use super::{Split, all_events, anywhere, matched, quiet_pipe, replay, to_stdout, warn};
 use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
 use loggps_predict::graph::split::Census;
-use loggps_predict::model::{self, Remap};
+use loggps_predict::model;
+use loggps_predict::replay::Remap;
 use loggps_predict::report;
 use loggps_predict::report::sweep::Value;
 use loggps_predict::trace::{Routine, Trace};
@@ -293,7 +294,7 @@ pub(super) fn predict_sweep(
         report::sweep::SweepReport::new(&name, trace, &model, sweep.name, measured_s, points);
     report.events = all_events(trace, census);
     if let Some(path) = &a.svg {
-        super::predict::write_svg(path, &report.svg())?;
+        super::write_svg(path, &report.svg())?;
     }
     let res = to_stdout(|out| report.write(a.format, out));
     quiet_pipe(res, "writing the report")

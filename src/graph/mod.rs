@@ -576,7 +576,7 @@ fn receives(
                     file,
                     r,
                     i,
-                    routine,
+                    routine.mpi_name(),
                     format!("received from source {src}, which is not a world rank"),
                 ));
             }
@@ -1353,7 +1353,7 @@ fn same_call(
                 file,
                 r as usize,
                 i as usize,
-                here,
+                here.mpi_name(),
                 format!(
                     "collective #{seq} on communicator {comm} is {} (root {here_root}) here but {} (root {root}) at rank {r0} event {i0}",
                     here.mpi_name(),

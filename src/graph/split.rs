@@ -18,13 +18,24 @@ use super::{
     receives, same_call, tally, tie_instances, uniform, uniform_mismatch, unmatched_warning,
 };
 use crate::error::{Error, TraceError};
-use crate::replay::split::{Exchange, owned, owner_of};
 use crate::trace::{Routine, Trace};
+use crate::trace::{owned, owner_of};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The processes a replay is split over, as one of them sees them.
+pub trait Exchange: Sync {
+    /// This process's place, from 0.
+    fn process(&self) -> usize;
+    /// How many processes there are.
+    fn processes(&self) -> usize;
+    /// Sends `out[k]` to process `k` (every process calls it alike, `out` with one vector a
+    /// process) and gives what each process sent this one, by process.
+    fn all_to_all(&self, out: Vec<Vec<u64>>) -> Result<Vec<Vec<u64>>, Error>;
+}
 
 /// A routed send: its destination and side, and its routine (for the warning of what matched
 /// nothing), in three words.

@@ -2,13 +2,13 @@
 #![allow(non_snake_case)] // the papers' parameter names: L, o, Os, Or, Gs, Gl, s, S; g, G
 
 mod bands;
-pub mod links;
+mod knob;
 mod loggp;
 mod loggps;
 mod params;
 
 pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, end};
-pub use links::{Links, Remap};
+pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{

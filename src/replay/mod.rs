@@ -37,6 +37,7 @@
 mod collective;
 mod cost;
 mod deadlock;
+pub mod links;
 #[cfg(feature = "mpi")]
 #[allow(unsafe_code)] // the MPI binding's handles shared between threads
 pub mod mpi;
@@ -44,12 +45,14 @@ mod rank;
 mod schedule;
 pub mod split;
 
+pub use links::{Links, Remap};
+
 use crate::collectives::eval;
 use crate::collectives::traced::{self, Choice, op_of};
 use crate::error::{Error, TraceError};
 use crate::graph::{HbGraph, NONE};
 use crate::memory::Pages;
-use crate::model::{Links, Model, Params};
+use crate::model::{Model, Params};
 use crate::trace::{Routine, Shape, Trace, list_some};
 use collective::{MessageSets, Modeled, ScheduleCache, ScheduleKey, Shaped, Spare, place};
 use deadlock::{Waits, counted, deadlock_message, waits};

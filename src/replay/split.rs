@@ -38,22 +38,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The processes a replay is split over, as one of them sees them.
-pub trait Exchange: Sync {
-    /// This process's place, from 0.
-    fn process(&self) -> usize;
-    /// How many processes there are.
-    fn processes(&self) -> usize;
-    /// Sends `out[k]` to process `k` (every process calls it alike, `out` with one vector a
-    /// process) and gives what each process sent this one, by process.
-    fn all_to_all(&self, out: Vec<Vec<u64>>) -> Result<Vec<Vec<u64>>, Error>;
-}
-
-/// The ranks process `k` of `n` replays, of `p`: contiguous blocks, their sizes differing by
-/// one at most.
-pub fn owned(k: usize, n: usize, p: usize) -> Range<usize> {
-    k * p / n..(k + 1) * p / n
-}
+pub use crate::graph::split::Exchange;
+pub use crate::trace::owned;
+use crate::trace::owner_of;
 
 /// What a split replay measured of its exchanges, on one process.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -198,12 +185,6 @@ impl Routes {
         let comm = sh.g.instances[x as usize].comm;
         self.comms.get(&comm).unwrap_or(&self.others)
     }
-}
-
-/// The process of `n` that owns rank `r` of `p` ([`owned`]).
-pub(crate) fn owner_of(n: usize, p: usize) -> impl Fn(usize) -> usize {
-    let firsts: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
-    move |r| firsts.partition_point(|&f| f <= r) - 1
 }
 
 /// Per communicator but the world, the other processes than `me` that own a member.

@@ -191,7 +191,7 @@ pub struct SetReport {
 }
 
 impl LinksReport {
-    pub fn new(links: &crate::model::Links, trace: &crate::trace::Trace) -> LinksReport {
+    pub fn new(links: &crate::replay::Links, trace: &crate::trace::Trace) -> LinksReport {
         let pct = |by: Vec<u64>| {
             let total = by.iter().sum::<u64>().max(1) as f64;
             by.into_iter().map(|b| 100.0 * b as f64 / total).collect()

@@ -1585,7 +1585,7 @@ fn fill_columns(
                             .map_err(|e| match cur.invalid.take() {
                                 Some((routine, what)) => TraceError {
                                     offset: Some(at(rest)),
-                                    ..TraceError::event(name, rank, index, routine, what)
+                                    ..TraceError::event(name, rank, index, routine.mpi_name(), what)
                                 },
                                 None => to_err(e).in_event(rank, index),
                             })?

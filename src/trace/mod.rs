@@ -699,7 +699,7 @@ impl Trace {
                 let source = ev.recv_half(i).map_or(0, |h| h.source);
                 checks
                     .event(r, &e, prev_return, source, &mut known_comm)
-                    .map_err(|what| TraceError::event(file, r, i, e.routine, what))?;
+                    .map_err(|what| TraceError::event(file, r, i, e.routine.mpi_name(), what))?;
                 prev_return = e.t_return;
             }
             let mut reqs = RankRequests::default();
@@ -728,7 +728,7 @@ impl Trace {
         for i in 0..ev.len() {
             let e = ev.event(i);
             reqs.event(i as u32, &e, ev.completed_reqs(i))
-                .map_err(|what| TraceError::event(file, r, i, e.routine, what))?;
+                .map_err(|what| TraceError::event(file, r, i, e.routine.mpi_name(), what))?;
         }
         Ok(())
     }
@@ -992,7 +992,7 @@ pub fn load_ranks(
     load_some(path, warn, then, Some(&|_| own.clone()))
 }
 
-/// [`load_ranks`] of the ranks process `k` of `n` replays ([`crate::replay::split::owned`]).
+/// [`load_ranks`] of the ranks process `k` of `n` replays ([`owned`]).
 pub fn load_block(
     path: &Path,
     k: usize,
@@ -1000,12 +1000,19 @@ pub fn load_block(
     warn: &mut dyn FnMut(String),
     then: Then,
 ) -> Result<Trace, TraceError> {
-    load_some(
-        path,
-        warn,
-        then,
-        Some(&|p| crate::replay::split::owned(k, n, p)),
-    )
+    load_some(path, warn, then, Some(&|p| owned(k, n, p)))
+}
+
+/// The ranks process `k` of `n` replays, of `p`: contiguous blocks, their sizes differing by
+/// one at most.
+pub fn owned(k: usize, n: usize, p: usize) -> std::ops::Range<usize> {
+    k * p / n..(k + 1) * p / n
+}
+
+/// The process of `n` that owns rank `r` of `p` ([`owned`]).
+pub fn owner_of(n: usize, p: usize) -> impl Fn(usize) -> usize {
+    let firsts: Vec<usize> = (0..=n).map(|k| owned(k, n, p).start).collect();
+    move |r| firsts.partition_point(|&f| f <= r) - 1
 }
 
 /// Which ranks a load keeps, of the trace's ranks.
@@ -1387,7 +1394,7 @@ mod tests {
                 assert!(e.message.contains(message), "{name} {events}: {e}");
                 if name == "t.bin" {
                     let at = e.offset.expect("a byte offset") as usize;
-                    assert_eq!(Some(bin[at]), e.routine.map(|r| r as u8), "{events}: {e}");
+                    assert_eq!(Some(bin[at]), e.routine.and_then(Routine::from_mpi_name).map(|r| r as u8), "{events}: {e}");
                 }
             }
         }

@@ -436,7 +436,7 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 };
                 site_of[r].push(site);
                 event(&mut ranks[r], line, &fields_of, &mut done).map_err(|m| TraceError {
-                    routine: Some(routine),
+                    routine: Some(routine.mpi_name()),
                     ..err(m).in_event(r, index)
                 })?;
             }

@@ -4,7 +4,7 @@
 //! class: same cache, same socket, other socket). Placement what-ifs re-assign ranks to nodes
 //! first (`--ranks-per-node`, `--map`).
 
-use super::{Class, Params};
+use crate::model::{Class, Params};
 use crate::trace::placement::{Cpu, PairClass};
 use crate::trace::{OTHER_CORES, Shape, Trace};
 use rayon::prelude::*;

@@ -1,0 +1,106 @@
+//! The parameters a prediction's runtime may depend on, one at a time: what `sensitivity`
+//! varies and the critical path's derivatives are taken by.
+
+use super::{BAND_NAMES, Params};
+
+/// A parameter the runtime may depend on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Knob {
+    /// The paper's form: `L o Os Or Gs Gl` ([`PAPER`]).
+    Paper(usize),
+    /// Band `.0` (from 0): `o L Os Or G` ([`BAND_NAMES`]).
+    Band(usize, usize),
+    Gamma,
+    /// A modeled collective call's own cost, `oc`.
+    Oc,
+    /// A modeled collective's local copies' cost, `copy`.
+    Copy,
+}
+
+/// The paper form's parameters a derivative is taken of.
+pub const PAPER: [&str; 6] = ["L", "o", "Os", "Or", "Gs", "Gl"];
+
+impl Knob {
+    /// Every parameter of `p`, in the model's order, then `gamma`, `oc` and `copy`.
+    pub fn all(p: &Params) -> Vec<Knob> {
+        let mut v: Vec<Knob> = match &p.bands {
+            None => (0..PAPER.len()).map(Knob::Paper).collect(),
+            // Od and Op where the set splits its overheads (the model's §13).
+            Some(b) => (0..b.as_slice().len())
+                .flat_map(|j| (0..b.names().len()).map(move |i| Knob::Band(j, i)))
+                .collect(),
+        };
+        v.extend([Knob::Gamma, Knob::Oc, Knob::Copy]);
+        v
+    }
+
+    /// Its name as reports and flags write it (`b3.o`: band 3's).
+    pub fn name(&self) -> String {
+        match *self {
+            Knob::Paper(i) => PAPER[i].to_string(),
+            Knob::Band(j, i) => format!("b{}.{}", j + 1, BAND_NAMES[i]),
+            Knob::Gamma => "gamma".to_string(),
+            Knob::Oc => "oc".to_string(),
+            Knob::Copy => "copy".to_string(),
+        }
+    }
+
+    /// Nanoseconds, or nanoseconds per byte.
+    pub fn unit(&self) -> &'static str {
+        match *self {
+            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1 | 5 | 6) | Knob::Oc => "ns",
+            _ => "ns/B",
+        }
+    }
+
+    pub fn get(&self, p: &Params) -> f64 {
+        match *self {
+            Knob::Paper(i) => [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl][i],
+            Knob::Band(j, i) => p.as_bands().as_slice()[j].get(i),
+            Knob::Gamma => p.gamma.unwrap_or(0.0),
+            Knob::Oc => p.oc.unwrap_or(0.0),
+            Knob::Copy => p.copy.unwrap_or(0.0),
+        }
+    }
+
+    /// `p` with this parameter set to `v`.
+    pub fn set(&self, p: &Params, v: f64) -> Params {
+        let mut q = *p;
+        match *self {
+            Knob::Paper(i) => {
+                *[
+                    &mut q.L, &mut q.o, &mut q.Os, &mut q.Or, &mut q.Gs, &mut q.Gl,
+                ][i] = v
+            }
+            Knob::Band(j, i) => {
+                q = p
+                    .with_bands(|b| b.set_in(j, BAND_NAMES[i], v))
+                    .expect("a band of the set");
+            }
+            Knob::Gamma => q.gamma = Some(v),
+            Knob::Oc => q.oc = Some(v),
+            Knob::Copy => q.copy = Some(v),
+        }
+        q
+    }
+
+    /// Whether the parameter may not go below 0 (overheads, latencies, `Od`, `Op`; `G` may,
+    /// the paper's `Gl` is).
+    pub(crate) fn nonnegative(&self) -> bool {
+        match *self {
+            Knob::Paper(i) => i < 4,
+            Knob::Band(_, i) => i != 4,
+            Knob::Gamma | Knob::Oc | Knob::Copy => true,
+        }
+    }
+
+    /// The step of its central difference: a thousandth of its value, at least a tenth of a
+    /// nanosecond (a ten-thousandth of one per byte).
+    pub(crate) fn step(&self, v: f64) -> f64 {
+        let least = match self.unit() {
+            "ns" => 0.1,
+            _ => 1e-4,
+        };
+        (v.abs() * 1e-3).max(least)
+    }
+}
