@@ -54,7 +54,12 @@ fn library_graph(src: &Path) -> Graph {
     let mut files = Vec::new();
     sources(src, Path::new(""), &mut files);
     let top = |rel: &Path| -> String {
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         first.trim_end_matches(".rs").to_string()
     };
     let modules: BTreeSet<String> = (files.iter())
@@ -152,7 +157,10 @@ fn root() -> &'static Path {
 fn the_librarys_modules_import_one_way() {
     let g = library_graph(&root().join("src"));
     // The stack's bottom and top as they stand: the reading finds the imports.
-    assert!(g["trace"].contains("model") && g["replay"].contains("graph"), "{g:?}");
+    assert!(
+        g["trace"].contains("model") && g["replay"].contains("graph"),
+        "{g:?}"
+    );
     assert_eq!(circle(&g), None, "modules importing each other back");
 }
 
@@ -173,7 +181,12 @@ fn a_circle_is_found() {
     g.entry("replay".into()).or_default().insert("trace".into());
     assert_eq!(
         circle(&g),
-        Some(vec!["error", "trace", "model", "error"].into_iter().map(String::from).collect())
+        Some(
+            vec!["error", "trace", "model", "error"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        )
     );
     let text = "use crate::a::X;\n// crate::b\nfn f() { crate::c::g(); my_crate::d(); }\n\
                 #[cfg(test)]\nmod tests { use crate::e; }\n";

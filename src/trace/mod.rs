@@ -1394,7 +1394,11 @@ mod tests {
                 assert!(e.message.contains(message), "{name} {events}: {e}");
                 if name == "t.bin" {
                     let at = e.offset.expect("a byte offset") as usize;
-                    assert_eq!(Some(bin[at]), e.routine.and_then(Routine::from_mpi_name).map(|r| r as u8), "{events}: {e}");
+                    assert_eq!(
+                        Some(bin[at]),
+                        e.routine.and_then(Routine::from_mpi_name).map(|r| r as u8),
+                        "{events}: {e}"
+                    );
                 }
             }
         }
