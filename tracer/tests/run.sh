@@ -6,7 +6,10 @@
 # (${LOGGPS_PREDICT:-target/release/loggps-predict}): `info --format json` must report the
 # per-routine counts the program counted itself, and `predict` must load the trace, which
 # fails on any unmatched message. Without the binary the loggps-predict checks are skipped
-# (said loudly); the jobs still run and the trace files are still checked for existence.
+# (said loudly); the jobs still run and the trace files are still checked for existence. A check
+# that cannot run here (no loggps-predict, no MPI_THREAD_MULTIPLE, no gfortran, no mpi4py) is
+# counted and printed as SKIP, never as a pass; with TRACER_TESTS_STRICT=1 (CI) any skip fails
+# the suite.
 set -euo pipefail
 
 MPI=${1:-openmpi}
@@ -101,7 +104,7 @@ check_trace() {
     local expected
     expected=$(counts_of "$name")
     [[ -n $expected ]] || { fail "$name: the program printed no COUNTS line"; return; }
-    [[ -n $PREDICT ]] || { pass "$name (trace written; loggps-predict checks skipped)"; return; }
+    [[ -n $PREDICT ]] || { skip "$name: trace written; its loggps-predict checks"; return; }
     if ! "$PREDICT" info "$trace" --format json >"$OUT/$name.info.json" 2>"$OUT/$name.info.err"; then
         fail "$name: loggps-predict info failed:"; cat "$OUT/$name.info.err"; return
     fi
@@ -171,7 +174,11 @@ check_params() {
 # source files (FILES: an extended regex of their paths), none in the tracer or MPI's bindings
 check_sites() {
     local name=$1 files=$2 csv=$OUT/$1.sites.csv
-    [[ -n $PREDICT && -s $OUT/$name.bin ]] || return 0
+    if [[ $(cat "$OUT/$name.rc") != 0 ]]; then
+        fail "$name: job exited with $(cat "$OUT/$name.rc"):"; tail -20 "$OUT/$name.err"; return
+    fi
+    [[ -s $OUT/$name.bin ]] || { fail "$name: no trace file"; return; }
+    [[ -n $PREDICT ]] || { skip "$name: its call sites (loggps-predict checks)"; return; }
     if ! "$PREDICT" callsites "$OUT/$name.bin" --params "$ROOT/traces/params.toml" --format csv \
         >"$csv" 2>"$OUT/$name.sites.err"; then
         fail "$name: callsites failed:"; cat "$OUT/$name.sites.err"; return
@@ -216,7 +223,11 @@ if [[ -s $OUT/callsite.sites.csv ]]; then
 fi
 # LOGGPS_TRACE_SITES=0: the same job records no call sites
 mpi_job callsite-nosites 2 yes "$T/callsite" LOGGPS_TRACE_SITES=0 LOGGPS_TRACE_CORES=0
-if [[ -n $PREDICT && -s $OUT/callsite-nosites.bin ]]; then
+if [[ ! -s $OUT/callsite-nosites.bin ]]; then
+    fail "callsite-nosites: no trace file (rc $(cat "$OUT/callsite-nosites.rc")):"; tail -20 "$OUT/callsite-nosites.err"
+elif [[ -z $PREDICT ]]; then
+    skip "callsite-nosites: its loggps-predict checks"
+else
     if "$PREDICT" info "$OUT/callsite-nosites.bin" --format json | grep -q '"call_sites": null'; then
         pass "callsite-nosites: LOGGPS_TRACE_SITES=0 records no call sites"
     else
@@ -370,13 +381,13 @@ check_trace threads 2
 mpi_job threads-concurrent 2 yes "$T/threads" THREADS=concurrent
 name=threads-concurrent
 if ! grep -q "PROVIDED multiple" "$OUT/$name.out"; then
-    pass "$name: skipped (the library gave less than MPI_THREAD_MULTIPLE)"
+    skip "$name: the library gave less than MPI_THREAD_MULTIPLE"
 elif [[ $(cat "$OUT/$name.rc") != 0 ]]; then
     fail "$name: job exited with $(cat "$OUT/$name.rc"):"; tail -20 "$OUT/$name.err"
 elif ! grep -q "rank 0 stops recording" "$OUT/$name.err"; then
     fail "$name: no message that rank 0 stops recording:"; cat "$OUT/$name.err"
 elif [[ -z $PREDICT ]]; then
-    pass "$name: rank 0 stopped recording with a message (loggps-predict checks skipped)"
+    skip "$name: rank 0 stopped recording with a message; its loggps-predict checks"
 elif ! "$PREDICT" info "$OUT/$name.bin" --format json >"$OUT/$name.info.json" 2>"$OUT/$name.info.err"; then
     fail "$name: loggps-predict cannot load the trace:"; cat "$OUT/$name.info.err"
 elif ! grep -qi "warning" "$OUT/$name.info.err"; then
@@ -397,7 +408,7 @@ if [[ $(cat "$OUT/abort.rc") == 0 ]]; then
 elif [[ ! -s $OUT/abort.bin ]]; then
     fail "abort: no partial trace"
 elif [[ -z $PREDICT ]]; then
-    pass "abort: partial trace written (loggps-predict checks skipped)"
+    skip "abort: partial trace written; its loggps-predict checks"
 elif ! "$PREDICT" info "$OUT/abort.bin" --format json >"$OUT/abort.info.json" 2>"$OUT/abort.info.err"; then
     fail "abort: loggps-predict cannot load the partial trace:"; cat "$OUT/abort.info.err"
 elif ! grep -qi "warning" "$OUT/abort.info.err"; then
@@ -440,7 +451,7 @@ if [[ $MPI == mpich ]]; then
             fail "$name: job exited with $(cat "$OUT/$name.rc"):"; tail -20 "$OUT/$name.err"; return
         fi
         [[ -s $OUT/$name.bin ]] || { fail "$name: no trace file"; return; }
-        [[ -n $PREDICT ]] || { pass "$name (trace written; loggps-predict checks skipped)"; return; }
+        [[ -n $PREDICT ]] || { skip "$name: trace written; its loggps-predict checks"; return; }
         if ! "$PREDICT" info "$OUT/$name.bin" --format json >"$OUT/$name.info.json" \
             2>"$OUT/$name.info.err"; then
             fail "$name: loggps-predict info failed:"; cat "$OUT/$name.info.err"; return
@@ -492,8 +503,7 @@ name=mpi4py
 if [[ $MPI != openmpi ]]; then
     echo "NOTE: the mpi4py test runs with Open MPI only (Debian's python3-mpi4py is built against it)"
 elif [[ -z $PYTHON ]]; then
-    echo "NOTE: no python3 with mpi4py and numpy (apt-get install python3-mpi4py python3-numpy):" \
-         "SKIPPING the mpi4py test"
+    skip "mpi4py: no python3 with mpi4py and numpy (apt-get install python3-mpi4py python3-numpy)"
 else
     mpi_job $name 2 yes "$PYTHON" -- "$TRACER/tests/mpi4py_pingpong.py"
     recvs=$(sed -n 's/^RECVS //p' "$OUT/$name.out")
@@ -502,7 +512,7 @@ else
     elif [[ ! -s $OUT/$name.bin ]]; then
         fail "$name: no trace file"
     elif [[ -z $PREDICT ]]; then
-        pass "$name: trace written (loggps-predict checks skipped)"
+        skip "$name: trace written; its loggps-predict checks"
     elif ! "$PREDICT" info "$OUT/$name.bin" --format json >"$OUT/$name.info.json" 2>"$OUT/$name.info.err"; then
         fail "$name: loggps-predict info failed:"; cat "$OUT/$name.info.err"
     elif ! "$PREDICT" "$OUT/$name.bin" --params "$ROOT/traces/params.toml" >"$OUT/$name.predict" 2>&1; then
@@ -583,10 +593,14 @@ if [[ -x $T/fortran && -x $T/fortran_f77 ]]; then
         fortran_untraced fortran-pmpi
     fi
 else
-    echo "NOTE: no Fortran test programs (gfortran or the MPI's mpif90 missing): SKIPPING the Fortran tests"
+    skip "Fortran: no test programs (gfortran or the MPI's mpif90 missing)"
 fi
 
-((skips)) && echo "== $skips SKIPPED ($MPI): checks that need a newer loggps-predict"
+((skips)) && echo "== $skips SKIPPED ($MPI): checks that could not run here (SKIP lines above)"
+if ((skips)) && [[ ${TRACER_TESTS_STRICT:-0} == 1 ]]; then
+    echo "== TRACER_TESTS_STRICT=1: every check must run ($MPI)"
+    failures=$((failures + skips))
+fi
 if ((failures)); then
     echo "== $failures FAILED ($MPI); outputs in $OUT"
     exit 1
