@@ -28,9 +28,10 @@
 #
 # Trace names: gauss-n1024-p2-s4096-original-r3.bin (n, ranks, eager limit asked for, variant,
 # "-nonblocking" for that mode, run). MANIFEST.tsv, one line per trace after a header:
-#   file n P library eager_limit variant mode run measured_s residual size_bytes
+#   file n P library eager_limit variant mode run measured_s residual size_bytes cpus
 # eager_limit is the limit the trace itself reports (read by the tracer through MPI_T), so a
-# launcher option that did not take effect shows; measured_s is gauss's own time_s.
+# launcher option that did not take effect shows; measured_s is gauss's own time_s; cpus is the
+# machine's (nproc): table7 labels runs of more ranks than that as oversubscribed.
 #
 # Size: ~10 bytes per event and ~85 bytes of trace per matrix row per blocking P = 2 run
 # (functional runs, Open MPI 4.1.4: n = 2048 gives 187 KB original, 277 KB fragmented, 370 KB
@@ -82,7 +83,7 @@ rm -f "$OUT"/gauss-*.bin "$OUT/MANIFEST.tsv"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 MANIFEST=$TMP/MANIFEST.tsv
-printf 'file\tn\tP\tlibrary\teager_limit\tvariant\tmode\trun\tmeasured_s\tresidual\tsize_bytes\n' >"$MANIFEST"
+printf 'file\tn\tP\tlibrary\teager_limit\tvariant\tmode\trun\tmeasured_s\tresidual\tsize_bytes\tcpus\n' >"$MANIFEST"
 
 # record N P LIMIT VARIANT MODE RUN: one traced run of gauss, its trace converted into OUT with
 # the parameters embedded, and its manifest line.
@@ -111,8 +112,8 @@ record() {
     lib=$(jq -r '.library' <<<"$info")
     [[ $lib == "Open MPI"* ]] || { echo "record.sh: $name: traced library is '$lib', not Open MPI" >&2; exit 1; }
     [[ $got == "$limit" ]] || echo "record.sh: warning: $name: asked for eager limit $limit, the trace reports $got" >&2
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$n" "$p" "$LIBRARY" "$got" \
-        "$variant" "$mode" "$run" "$time_s" "$residual" "$(stat -c %s "$OUT/$name")" >>"$MANIFEST"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$n" "$p" "$LIBRARY" "$got" \
+        "$variant" "$mode" "$run" "$time_s" "$residual" "$(stat -c %s "$OUT/$name")" "$(nproc)" >>"$MANIFEST"
     echo "$name  time_s=$time_s residual=$residual"
 }
 

@@ -22,17 +22,33 @@ pub struct Run {
     pub variant: String,
     pub mode: String,
     pub run: u32,
+    /// The CPUs of the machine it ran on (the `cpus` column; None where the manifest has none).
+    pub cpus: Option<u32>,
+}
+
+impl Run {
+    /// Whether it ran more ranks than its machine had CPUs: they took turns, which the model
+    /// does not cost.
+    pub fn oversubscribed(&self) -> bool {
+        self.cpus.is_some_and(|c| self.ranks > c)
+    }
 }
 
 /// Reads `DIR/MANIFEST.tsv` (tab-separated: file n P library eager_limit variant mode run …;
-/// `#` comments and a header line starting with `file` are skipped).
+/// `#` comments are skipped; the header line, starting with `file`, names the columns, of
+/// which an optional `cpus` is read).
 pub fn read_manifest(dir: &Path) -> Result<Vec<Run>, Error> {
     let path = dir.join("MANIFEST.tsv");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| Error::Io(format!("{}: cannot read the manifest: {e}", path.display())))?;
     let mut runs = Vec::new();
+    let mut cpus_at = None;
     for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() || line.starts_with('#') || line.starts_with("file") {
+        if line.starts_with("file") {
+            cpus_at = line.split('\t').position(|c| c.trim() == "cpus");
+            continue;
+        }
+        if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
         let f: Vec<&str> = line.split('\t').collect();
@@ -58,6 +74,10 @@ pub fn read_manifest(dir: &Path) -> Result<Vec<Run>, Error> {
             variant: f[5].to_string(),
             mode: f[6].to_string(),
             run: num(7, "the run number")? as u32,
+            cpus: match cpus_at {
+                Some(j) if j < f.len() => Some(num(j, "the machine's CPUs as an integer")? as u32),
+                _ => None,
+            },
         });
     }
     Ok(runs)
@@ -79,6 +99,9 @@ pub struct Row {
     /// then the median of the target configuration's runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub whatif_from: Option<String>,
+    /// More ranks ran than the machine had CPUs ([`Run::oversubscribed`]): the error is the
+    /// machine's taking turns, not the model's.
+    pub oversubscribed: bool,
     /// The Fig. 6 breakdown, averaged over ranks, as fractions of the average end time.
     pub computation: f64,
     pub communication: f64,
@@ -127,6 +150,7 @@ fn row(
         predicted_s,
         error_pct: 100.0 * (predicted_s - measured_s) / measured_s,
         whatif_from,
+        oversubscribed: run.oversubscribed(),
         computation: avg(&|b| b.computation_ns) / end,
         communication: avg(&|b| b.communication_ns) / end,
         sender_sync: avg(&|b| b.sender_sync_ns) / end,
@@ -286,6 +310,57 @@ fn column(c: &Config) -> String {
     }
 }
 
+/// README.md's case-study table: the 2-rank blocking runs at each size, each configuration's
+/// medians (measured, predicted, error %), the what-if of `S = 65536` from the traces of the
+/// default limit beside them. Between the README's `table7` markers, checked by
+/// tests/casestudy.rs.
+pub fn markdown(study: &Study) -> String {
+    use std::fmt::Write;
+    let cells = cells(study);
+    let of = |n: u64, variant: &str, limit: u64, whatif: bool| {
+        cells.iter().find(|(c, _)| {
+            c.ranks == 2
+                && c.mode == "blocking"
+                && c.n == n
+                && c.variant == variant
+                && c.eager_limit == limit
+                && c.whatif_from.is_some() == whatif
+        })
+    };
+    let pct = |e: f64| format!("{e:+.1}").replace('-', "−");
+    let mut ns: Vec<u64> = cells.iter().map(|(c, _)| c.n).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let mut out = String::from(
+        "| n | S=4096: meas | pred | err | S=64K (M1): meas | pred | err | fragmented (M2): meas | pred | err | S=64K predicted from the S=4096 traces | err |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for n in ns {
+        let _ = write!(out, "| {n} |");
+        for (variant, limit) in [
+            ("original", 4096),
+            ("original", 65536),
+            ("fragmented", 4096),
+        ] {
+            match of(n, variant, limit, false) {
+                Some((_, c)) => {
+                    let (m, p, e) = (c.measured_s, c.predicted_s, pct(c.error_pct));
+                    let _ = write!(out, " {m:.4} | {p:.4} | {e} |");
+                }
+                None => out.push_str(" – | – | – |"),
+            }
+        }
+        match of(n, "original", 65536, true) {
+            Some((_, c)) => {
+                let _ = write!(out, " {:.4} | {} |", c.predicted_s, pct(c.error_pct));
+            }
+            None => out.push_str(" – | – |"),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The paper's Table 7 for these runs (medians over runs), then the Fig. 6 breakdown.
 pub fn table(study: &Study) -> String {
     use std::fmt::Write;
@@ -316,6 +391,16 @@ pub fn table(study: &Study) -> String {
             out,
             "Table 7: {ranks} ranks, {mode} — measured and predicted times (s, medians over runs), error (%)"
         );
+        let over = study
+            .rows
+            .iter()
+            .any(|r| r.ranks == ranks && r.mode == mode && r.oversubscribed);
+        if over {
+            let _ = writeln!(
+                out,
+                "  OVERSUBSCRIBED: these runs had more ranks than their machine had CPUs, and the ranks took turns; the model costs no contention for cores, so these errors are the machine's, not the model's"
+            );
+        }
         for (i, col) in cols.iter().enumerate() {
             let _ = writeln!(out, "  ({}) {col}", (b'a' + i as u8) as char);
         }
