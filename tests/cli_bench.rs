@@ -246,7 +246,8 @@ fn the_bench_script_prints_a_row_per_thread_count_and_each_targets_figure() {
     }
     assert_eq!(rows[0].last(), Some(&"1.00"), "{stdout}");
     // (target, whether its figure meets it)
-    let targets: [(&str, fn(f64) -> bool); 3] = [
+    type Meets = fn(f64) -> bool;
+    let targets: [(&str, Meets); 3] = [
         ("gauss peak <= 40 bytes/event", |x| x <= 40.0),
         ("gauss 2 threads >= 1.7x 1 thread", |x| x >= 1.7),
         ("heap allocations <= 0.01 per event", |x| x <= 0.01),
