@@ -1,0 +1,408 @@
+//! The metadata chunks of the binary encoding: the job (`J`: library, eager limit, parameter
+//! sets), a rank (`R`), its call sites (`S`) and loaded objects (`M`), a communicator (`C`);
+//! their parsers and, for the parameter sets, their writers.
+
+use super::*;
+
+#[allow(non_snake_case)] // the paper's names
+pub(super) fn params(input: &[u8]) -> Res<'_, Params> {
+    let (input, (L, o, Os, Or, Gs, Gl, s, S)) = tuple((
+        le_f64, le_f64, le_f64, le_f64, le_f64, le_f64, le_u64, le_u64,
+    ))(input)?;
+    Ok((
+        input,
+        Params {
+            L,
+            o,
+            Os,
+            Or,
+            Gs,
+            Gl,
+            s,
+            S,
+            poll: None,
+            gamma: None,
+            oc: None,
+            copy: None,
+            cores: None,
+            class: None,
+            progress_at_calls: false,
+            bands: None,
+        },
+    ))
+}
+
+/// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, then the
+/// [`extras`]; flag 5's (`split`) with `2 × f64 Od Op` after each band's `G` (the model's §13).
+pub(super) fn banded(input: &[u8], split: bool) -> Res<'_, Params> {
+    let (mut input, n) = le_u8(input)?;
+    let mut list = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (rest, (hi, o, l, os, or, g)) =
+            tuple((le_u64, le_f64, le_f64, le_f64, le_f64, le_f64))(input)?;
+        let (rest, (od, op)) = match split {
+            true => tuple((le_f64, le_f64))(rest)?,
+            false => (rest, (0.0, 0.0)),
+        };
+        list.push(Band {
+            hi,
+            o,
+            L: l,
+            Os: os,
+            Or: or,
+            G: g,
+            Od: od,
+            Op: op,
+        });
+        input = rest;
+    }
+    let bands = match Bands::new(&list) {
+        Ok(b) => b,
+        Err(why) => return fail(input, format!("valid bands ({why})")),
+    };
+    let (input, s) = le_u64(input)?;
+    let (input, x) = extras(input)?;
+    let poll = x.poll;
+    Ok((input, x.on(Params::banded(bands, s, poll))))
+}
+
+/// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
+/// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows, 32: `copy` follows),
+/// then each value that is there as an `f64`, in the order `poll`, `gamma`, `oc`, `cores`, `copy`.
+pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
+    let (input, bits) = le_u8(input)?;
+    if bits > 63 {
+        return fail(
+            input,
+            format!("the optional parameters' bits 0 to 63, found {bits}"),
+        );
+    }
+    let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
+    let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
+    let (input, oc) = cond(bits & 8 != 0, le_f64)(input)?;
+    let (input, cores) = cond(bits & 16 != 0, le_f64)(input)?;
+    let (input, copy) = cond(bits & 32 != 0, le_f64)(input)?;
+    let extras = Extras {
+        poll,
+        gamma,
+        oc,
+        cores,
+        copy,
+        progress_at_calls: bits & 4 != 0,
+    };
+    Ok((input, extras))
+}
+
+/// The optional parameters of a set, as [`extras`] reads them.
+pub(super) struct Extras {
+    pub(super) poll: Option<f64>,
+    pub(super) gamma: Option<f64>,
+    pub(super) oc: Option<f64>,
+    pub(super) cores: Option<f64>,
+    pub(super) copy: Option<f64>,
+    pub(super) progress_at_calls: bool,
+}
+
+impl Extras {
+    /// `p` with these.
+    pub(super) fn on(self, p: Params) -> Params {
+        Params {
+            poll: self.poll,
+            gamma: self.gamma,
+            oc: self.oc,
+            cores: self.cores,
+            copy: self.copy,
+            progress_at_calls: self.progress_at_calls,
+            ..p
+        }
+    }
+}
+
+/// Writes the [`extras`] of `p`.
+pub(super) fn put_extras(j: &mut Vec<u8>, p: &Params) {
+    let progress = (p.progress_at_calls as u8) << 2;
+    let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
+    let copy = (p.copy.is_some() as u8) << 5;
+    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc | copy);
+    for v in [p.poll, p.gamma, p.oc, p.cores, p.copy]
+        .into_iter()
+        .flatten()
+    {
+        j.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The job's library, eager limit, main parameter set and other sets.
+pub(super) type Job = (String, Option<EagerLimit>, Option<Params>, Vec<Params>);
+
+pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
+    let (input, library) = expect("the MPI library string", string)(input)?;
+    let (input, has_eager) = expect("the eager-limit flag (0 or 1)", le_u8)(input)?;
+    let (input, eager_limit) = match has_eager {
+        0 => (input, None),
+        1 => {
+            let (input, name) = expect("the eager limit's name", string)(input)?;
+            let (input, bytes) = expect("the eager limit in bytes (u64)", le_u64)(input)?;
+            (input, Some(EagerLimit { name, bytes }))
+        }
+        v => return fail(input, format!("the eager-limit flag 0 or 1, found {v}")),
+    };
+    let (input, params) = set(input)?;
+    // Where sets carry a class or several combine (the model's §12): the main set's class,
+    // then the other sets, each with its class.
+    if input.is_empty() {
+        return Ok((input, (library, eager_limit, params, Vec::new())));
+    }
+    let Some(main) = params else {
+        return fail(input, "nothing after a job without parameters");
+    };
+    let (input, main_class) = expect("the parameter set's class (0 to 2)", class)(input)?;
+    let (mut input, n) = expect("the number of other parameter sets", le_u8)(input)?;
+    let mut others = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (rest, c) = expect("a parameter set's class (0 to 2)", class)(input)?;
+        let (rest, p) = set(rest)?;
+        let Some(p) = p else {
+            return fail(rest, "another parameter set (flag 1 to 5)");
+        };
+        others.push(Params { class: c, ..p });
+        input = rest;
+    }
+    let main = Params {
+        class: main_class,
+        ..main
+    };
+    Ok((input, (library, eager_limit, Some(main), others)))
+}
+
+/// A parameter set's class: 0 none, 1 `node`, 2 `network`.
+pub(super) fn class(input: &[u8]) -> Res<'_, Option<Class>> {
+    let (input, c) = le_u8(input)?;
+    match c {
+        0 => Ok((input, None)),
+        1 => Ok((input, Some(Class::Node))),
+        2 => Ok((input, Some(Class::Network))),
+        v => fail(input, format!("a class 0 to 2, found {v}")),
+    }
+}
+
+/// A parameter set after its flag (0: none).
+pub(super) fn set(input: &[u8]) -> Res<'_, Option<Params>> {
+    let (input, has_params) = expect("the parameters flag (0 to 5)", le_u8)(input)?;
+    let (input, params) = match has_params {
+        0 => (input, None),
+        1 => {
+            let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
+            (input, Some(p))
+        }
+        2 => {
+            let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
+            let (input, poll) = expect("the cost of a failed poll (f64)", le_f64)(input)?;
+            let poll = Some(poll);
+            (input, Some(Params { poll, ..p }))
+        }
+        3 => expect("LogGPS parameters in bands", |i| banded(i, false))(input)
+            .map(|(i, p)| (i, Some(p)))?,
+        5 => expect("LogGPS parameters in bands with Od and Op", |i| {
+            banded(i, true)
+        })(input)
+        .map(|(i, p)| (i, Some(p)))?,
+        4 => {
+            let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
+            let (input, x) = expect("the optional parameters", extras)(input)?;
+            (input, Some(x.on(p)))
+        }
+        v => return fail(input, format!("the parameters flag 0 to 5, found {v}")),
+    };
+    Ok((input, params))
+}
+
+/// [`class`]'s code of `c`.
+pub(super) fn class_code(c: Option<Class>) -> u8 {
+    match c {
+        None => 0,
+        Some(Class::Node) => 1,
+        Some(Class::Network) => 2,
+    }
+}
+
+/// Writes a parameter set as [`set`] reads it: its flag, then its fields (0 alone: none).
+pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
+    match params {
+        Some(p) if let Some(b) = &p.bands => {
+            // 3: bands, 5: bands with Od and Op (written only where a band has them).
+            j.push(if b.split() { 5 } else { 3 });
+            j.push(b.as_slice().len() as u8);
+            for band in b.as_slice() {
+                j.extend_from_slice(&band.hi.to_le_bytes());
+                for i in 0..b.names().len() {
+                    j.extend_from_slice(&band.get(i).to_le_bytes());
+                }
+            }
+            j.extend_from_slice(&p.S.to_le_bytes());
+            put_extras(j, p);
+        }
+        Some(p) => {
+            // 1: the eight parameters, 2: and the cost of a failed poll (as earlier writers
+            // did), 4: and the optional parameters with their bits.
+            let extras = p.gamma.is_some()
+                || p.oc.is_some()
+                || p.cores.is_some()
+                || p.copy.is_some()
+                || p.progress_at_calls;
+            j.push(match (p.poll, extras) {
+                (_, true) => 4,
+                (Some(_), false) => 2,
+                (None, false) => 1,
+            });
+            for v in [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl] {
+                j.extend_from_slice(&v.to_le_bytes());
+            }
+            j.extend_from_slice(&p.s.to_le_bytes());
+            j.extend_from_slice(&p.S.to_le_bytes());
+            match extras {
+                true => put_extras(j, p),
+                false => j.extend(p.poll.iter().flat_map(|v| v.to_le_bytes())),
+            }
+        }
+        None => j.push(0),
+    }
+}
+
+/// An `R` chunk of rank `rank` of `nranks`.
+pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankMeta> {
+    let (input, hostname) = expect("the hostname", string)(input)?;
+    let (input, clock_offset_init_ns) = expect("the clock offset at Init (i64)", le_i64)(input)?;
+    let (input, clock_offset_final_ns) =
+        expect("the clock offset at Finalize (i64)", le_i64)(input)?;
+    // After the offsets: the cores' figures (20 bytes), the tracer's own time (8), both or
+    // neither.
+    let (input, cores) = if input.len() != 20 && input.len() != 28 {
+        (input, None)
+    } else {
+        let (input, partner) = expect("the cores' partner rank (u32)", le_u32)(input)?;
+        let (input, init_ns) = expect("the cores' round trip at Init (f64)", le_f64)(input)?;
+        let (input, final_ns) = expect("the cores' round trip at Finalize (f64)", le_f64)(input)?;
+        let c = Cores {
+            partner,
+            init_ns,
+            final_ns,
+        };
+        if let Some(why) = c.invalid(rank, nranks) {
+            return fail(input, why);
+        }
+        (input, Some(c))
+    };
+    let (input, own_ns) = if input.is_empty() {
+        (input, None)
+    } else {
+        let (input, own) = expect("the tracer's own time per record (f64)", le_f64)(input)?;
+        if let Some(why) = own_invalid(own) {
+            return fail(input, why);
+        }
+        (input, Some(own))
+    };
+    Ok((
+        input,
+        RankMeta {
+            hostname,
+            clock_offset_init_ns,
+            clock_offset_final_ns,
+            cores,
+            placement: None,
+            own_ns,
+        },
+    ))
+}
+
+/// An `S` chunk: the addresses it adds to its rank's site table, and the site of each of the
+/// rank's next records (its index in the table, [`UNKNOWN`] for none: 0 in the file, else the
+/// index + 1).
+pub(super) fn site_chunk(input: &[u8]) -> Res<'_, (Vec<u64>, Vec<u32>)> {
+    let (rest, n) = expect("the number of new addresses (u32)", le_u32)(input)?;
+    if n as usize > rest.len() / 8 {
+        return fail(
+            input,
+            format!(
+                "at most {} addresses (what the bytes left can hold), found {n}",
+                rest.len() / 8
+            ),
+        );
+    }
+    let (rest, addresses) = nom::multi::count(le_u64, n as usize)(rest)?;
+    let (mut rest, m) = expect("the number of records (u32)", le_u32)(rest)?;
+    if m as usize > rest.len() {
+        return fail(
+            rest,
+            format!(
+                "at most {} site indices (what the bytes left can hold), found {m}",
+                rest.len()
+            ),
+        );
+    }
+    let mut indices = Vec::with_capacity(m as usize);
+    for _ in 0..m {
+        let (r, i) = u32_field("a site index")(rest)?;
+        indices.push(i.wrapping_sub(1));
+        rest = r;
+    }
+    Ok((rest, (addresses, indices)))
+}
+
+/// An `M` chunk: the rank's loaded objects.
+pub(super) fn objects_chunk(input: &[u8]) -> Res<'_, Vec<Object>> {
+    const MIN_OBJECT_BYTES: usize = 3 * 8 + 2;
+    let (mut rest, n) = expect("the number of objects (u32)", le_u32)(input)?;
+    if n as usize > rest.len() / MIN_OBJECT_BYTES {
+        return fail(
+            input,
+            format!(
+                "at most {} objects (what the bytes left can hold), found {n}",
+                rest.len() / MIN_OBJECT_BYTES
+            ),
+        );
+    }
+    let mut objects = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (r, (bias, lo, hi)) = expect(
+            "an object's bias and address range (3 × u64)",
+            tuple((le_u64, le_u64, le_u64)),
+        )(rest)?;
+        let (r, build_id) = expect("the object's build id", string)(r)?;
+        let (r, path) = expect("the object's path", string)(r)?;
+        objects.push(Object {
+            bias,
+            lo,
+            hi,
+            build_id,
+            path,
+        });
+        rest = r;
+    }
+    Ok((rest, objects))
+}
+
+pub(super) fn comm(input: &[u8]) -> Res<'_, Comm> {
+    let (rest, id) = expect("the communicator id (u32)", le_u32)(input)?;
+    if id == 0 {
+        return fail(input, "a communicator id ≥ 1 (0 is MPI_COMM_WORLD)");
+    }
+    let (rest, n) = expect("the communicator size (u32)", le_u32)(rest)?;
+    if n == 0 || n as usize > rest.len() / 4 {
+        return fail(
+            rest,
+            format!(
+                "a communicator size from 1 to {} (what the chunk holds), found {n}",
+                rest.len() / 4
+            ),
+        );
+    }
+    let mut members = Vec::with_capacity(n as usize);
+    let mut rest = rest;
+    for _ in 0..n {
+        let (r, m) = le_u32(rest)?;
+        members.push(m);
+        rest = r;
+    }
+    Ok((rest, Comm { id, members }))
+}

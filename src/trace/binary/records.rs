@@ -1,0 +1,361 @@
+//! The event records of the binary encoding: one nom parser per record shape, and a
+//! hand-written fast path for the common records that falls back to it.
+
+use super::*;
+
+/// The state carried from record to record of one rank.
+pub(super) struct Cursor<'t, P> {
+    pub(super) events: &'t mut P,
+    /// A `complete` record's requests (a buffer reused from record to record).
+    pub(super) done: Vec<Completion>,
+    /// A collective record's per-rank counts (likewise).
+    pub(super) counts: Vec<u64>,
+    pub(super) prev_return: u64,
+    pub(super) rank: usize,
+    pub(super) checks: &'t Checks,
+    /// A communicator the rank was found a member of before.
+    pub(super) known_comm: u32,
+    /// The rank's requests so far.
+    pub(super) requests: RankRequests,
+    /// Why the record [`record`] failed on is wrong, where that is not its form but what
+    /// [`Checks`] sees: its routine and the message.
+    pub(super) invalid: Option<(Routine, String)>,
+}
+
+impl<P> Cursor<'_, P> {
+    /// Whether `e`, the rank's event `i`, passes [`Checks`] and its [`RankRequests`] (which
+    /// then record it); `source`: a Sendrecv's receive source. A completion call's requests
+    /// are in `done`.
+    #[inline(always)]
+    pub(super) fn valid(&mut self, i: usize, e: &Event, source: i32) -> bool {
+        let r = self.rank;
+        let completed = self.done.iter().map(|c| c.req);
+        let checked = self
+            .checks
+            .event(r, e, self.prev_return, source, &mut self.known_comm)
+            .and_then(|()| self.requests.event(i as u32, e, completed));
+        match checked {
+            Ok(()) => true,
+            Err(what) => {
+                self.invalid = Some((e.routine, what));
+                false
+            }
+        }
+    }
+}
+
+pub(super) fn time<'a>(
+    input: &'a [u8],
+    base: u64,
+    delta: i64,
+    what: &'static str,
+) -> Result<u64, nom::Err<PErr<'a>>> {
+    u64::try_from(base as i128 + delta as i128).map_err(|_| {
+        nom::Err::Failure(PErr {
+            input,
+            expected: format!("a {what} time between 0 and 2^64 ns").into(),
+        })
+    })
+}
+
+pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> {
+    let (rest, code) = expect("a routine code", le_u8)(input)?;
+    let Some(routine) = Routine::from_code(code) else {
+        return fail(
+            input,
+            format!("a routine code ({}), found {code}", Routine::code_ranges()),
+        );
+    };
+    let (rest, gap) = expect("the gap since the previous return (sleb)", sleb)(rest)?;
+    let (rest, dur) = expect("the duration (sleb)", sleb)(rest)?;
+    let t_call = time(input, cur.prev_return, gap, "call")?;
+    let t_return = time(input, t_call, dur, "return")?;
+    let mut e = Event::new(routine, t_call, t_return);
+    let (index, mut source) = (cur.events.pushed(), 0);
+    let rest = match routine.shape() {
+        Shape::None => {
+            cur.events.push(&e);
+            rest
+        }
+        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
+            let (mut rest, (bytes, peer, tag, comm)) = tuple((
+                expect("the byte count", uleb),
+                i32_field("the peer"),
+                i32_field("the tag"),
+                u32_field("the communicator"),
+            ))(rest)?;
+            (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
+            if matches!(routine.shape(), Shape::Recv | Shape::Irecv) {
+                let (r, flags) = expect("the receive flags", uleb)(rest)?;
+                if flags > 7 {
+                    return fail(rest, format!("receive flags below 8, found {flags}"));
+                }
+                e.flags = flags as u8;
+                rest = r;
+            }
+            if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
+                let (r, req) = u32_field("the request id")(rest)?;
+                e.id = req as i64;
+                rest = r;
+            }
+            cur.events.push(&e);
+            rest
+        }
+        Shape::Sendrecv => {
+            let (rest, (bytes, peer, tag, recv_bytes, recv_source, recv_tag, comm, flags)) =
+                tuple((
+                    expect("the bytes sent", uleb),
+                    i32_field("the destination"),
+                    i32_field("the send tag"),
+                    expect("the bytes received", uleb),
+                    i32_field("the source"),
+                    i32_field("the receive tag"),
+                    u32_field("the communicator"),
+                    expect("the receive flags", uleb),
+                ))(rest)?;
+            if flags > 3 {
+                return fail(rest, format!("receive flags below 4, found {flags}"));
+            }
+            (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
+            source = recv_source;
+            cur.events.push_sendrecv(
+                &e,
+                RecvHalf {
+                    bytes: recv_bytes,
+                    source: recv_source,
+                    tag: recv_tag,
+                },
+            );
+            rest
+        }
+        Shape::Complete => {
+            let (mut rest, n) = count("the number of completed requests", 3)(rest)?;
+            let done = &mut cur.done;
+            done.clear();
+            for _ in 0..n {
+                let (r, (req, source, tag)) = tuple((
+                    u32_field("a request id"),
+                    i32_field("the status source"),
+                    i32_field("the status tag"),
+                ))(rest)?;
+                done.push(Completion { req, source, tag });
+                rest = r;
+            }
+            cur.events.push_complete(&e, &cur.done);
+            rest
+        }
+        Shape::Cancel => {
+            let (rest, req) = u32_field("the request id")(rest)?;
+            e.id = req as i64;
+            cur.events.push(&e);
+            rest
+        }
+        Shape::Coll => {
+            let (rest, (comm, root, bytes, recv_bytes)) = tuple((
+                u32_field("the communicator"),
+                i32_field("the root"),
+                expect("the bytes sent", uleb),
+                expect("the bytes received", uleb),
+            ))(rest)?;
+            let (mut rest, n) = count("the number of per-rank counts", 1)(rest)?;
+            cur.counts.clear();
+            for _ in 0..n {
+                let (r, c) = expect("a per-rank byte count", uleb)(rest)?;
+                cur.counts.push(c);
+                rest = r;
+            }
+            if routine.nonblocking() {
+                let (r, req) = u32_field("the request id")(rest)?;
+                (e.id, rest) = (req as i64, r);
+            }
+            (e.comm, e.peer, e.bytes) = (comm, root, bytes);
+            cur.events.push_coll(&e, recv_bytes, &cur.counts);
+            rest
+        }
+        Shape::CommOp => {
+            let (rest, comm) = u32_field("the communicator")(rest)?;
+            let (rest, newcomm) = expect("the new communicator (sleb)", sleb)(rest)?;
+            if !(-1..u32::MAX as i64).contains(&newcomm) {
+                return fail(
+                    rest,
+                    format!("a new communicator id below 4294967295 or -1, found {newcomm}"),
+                );
+            }
+            (e.comm, e.id) = (comm, newcomm);
+            cur.events.push(&e);
+            rest
+        }
+    };
+    // Pushed already: a record found wrong here ends the parse.
+    if !cur.valid(index, &e, source) {
+        return fail(input, "a valid record");
+    }
+    cur.prev_return = t_return;
+    Ok((rest, ()))
+}
+
+/// Records decoded without nom: `None` on anything unusual (a field out of range, the data
+/// ending, a LEB128 value of 10 bytes, a record [`Checks`] finds wrong), before anything is
+/// pushed, and [`record`] then parses the same bytes with its error messages. Accepts exactly
+/// what [`record`] accepts. The common shapes here, Sendrecv, collectives and communicator
+/// operations in [`record_fast_more`] (in one function with them, the common shapes' parse is
+/// slower).
+pub(super) fn record_fast<'a, P: Push>(
+    input: &'a [u8],
+    cur: &mut Cursor<'_, P>,
+) -> Option<&'a [u8]> {
+    let mut at = 1;
+    let routine = Routine::from_code(*input.first()?)?;
+    let gap = fast_sleb(input, &mut at)?;
+    let dur = fast_sleb(input, &mut at)?;
+    let t_call = u64::try_from(cur.prev_return as i128 + gap as i128).ok()?;
+    let t_return = u64::try_from(t_call as i128 + dur as i128).ok()?;
+    let mut e = Event::new(routine, t_call, t_return);
+    let complete = match routine.shape() {
+        Shape::None => false,
+        shape @ (Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv) => {
+            e.bytes = fast_uleb(input, &mut at)?;
+            e.peer = i32::try_from(fast_sleb(input, &mut at)?).ok()?;
+            e.tag = i32::try_from(fast_sleb(input, &mut at)?).ok()?;
+            e.comm = u32::try_from(fast_uleb(input, &mut at)?).ok()?;
+            if matches!(shape, Shape::Recv | Shape::Irecv) {
+                e.flags = u8::try_from(fast_uleb(input, &mut at)?)
+                    .ok()
+                    .filter(|&f| f <= 7)?;
+            }
+            if matches!(shape, Shape::Isend | Shape::Irecv) {
+                e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
+            }
+            false
+        }
+        Shape::Complete => {
+            let n = fast_uleb(input, &mut at)?;
+            if n > ((input.len() - at) / 3) as u64 {
+                return None;
+            }
+            cur.done.clear();
+            for _ in 0..n {
+                let req = u32::try_from(fast_uleb(input, &mut at)?).ok()?;
+                let source = i32::try_from(fast_sleb(input, &mut at)?).ok()?;
+                let tag = i32::try_from(fast_sleb(input, &mut at)?).ok()?;
+                cur.done.push(Completion { req, source, tag });
+            }
+            true
+        }
+        Shape::Cancel => {
+            e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
+            false
+        }
+        Shape::Sendrecv | Shape::Coll | Shape::CommOp => {
+            return record_fast_more(input, at, cur, e);
+        }
+    };
+    if !cur.valid(cur.events.pushed(), &e, 0) {
+        return None;
+    }
+    match complete {
+        true => cur.events.push_complete(&e, &cur.done),
+        false => cur.events.push(&e),
+    }
+    cur.prev_return = t_return;
+    Some(&input[at..])
+}
+
+/// [`record_fast`] for a Sendrecv, a collective or a communicator operation: `e` its event
+/// with the times read, its other fields at `input[at..]`.
+#[inline(never)]
+pub(super) fn record_fast_more<'a, P: Push>(
+    input: &'a [u8],
+    mut at: usize,
+    cur: &mut Cursor<'_, P>,
+    mut e: Event,
+) -> Option<&'a [u8]> {
+    let u32_at = |at: &mut usize| u32::try_from(fast_uleb(input, at)?).ok();
+    let i32_at = |at: &mut usize| i32::try_from(fast_sleb(input, at)?).ok();
+    /// What the record pushes besides its event.
+    enum Part {
+        Half(RecvHalf),
+        Counts { recv_bytes: u64 },
+        Nothing,
+    }
+    let part = match e.routine.shape() {
+        Shape::Sendrecv => {
+            e.bytes = fast_uleb(input, &mut at)?;
+            e.peer = i32_at(&mut at)?;
+            e.tag = i32_at(&mut at)?;
+            let bytes = fast_uleb(input, &mut at)?;
+            let source = i32_at(&mut at)?;
+            let tag = i32_at(&mut at)?;
+            e.comm = u32_at(&mut at)?;
+            e.flags = u8::try_from(fast_uleb(input, &mut at)?)
+                .ok()
+                .filter(|&f| f <= 3)?;
+            Part::Half(RecvHalf { bytes, source, tag })
+        }
+        Shape::Coll => {
+            e.comm = u32_at(&mut at)?;
+            e.peer = i32_at(&mut at)?;
+            e.bytes = fast_uleb(input, &mut at)?;
+            let recv_bytes = fast_uleb(input, &mut at)?;
+            let n = fast_uleb(input, &mut at)?;
+            if n > (input.len() - at) as u64 {
+                return None;
+            }
+            cur.counts.clear();
+            for _ in 0..n {
+                cur.counts.push(fast_uleb(input, &mut at)?);
+            }
+            if e.routine.nonblocking() {
+                e.id = u32_at(&mut at)? as i64;
+            }
+            Part::Counts { recv_bytes }
+        }
+        _ => {
+            e.comm = u32_at(&mut at)?;
+            e.id = fast_sleb(input, &mut at)?;
+            if !(-1..u32::MAX as i64).contains(&e.id) {
+                return None;
+            }
+            Part::Nothing
+        }
+    };
+    let source = match part {
+        Part::Half(h) => h.source,
+        _ => 0,
+    };
+    if !cur.valid(cur.events.pushed(), &e, source) {
+        return None;
+    }
+    match part {
+        Part::Half(h) => cur.events.push_sendrecv(&e, h),
+        Part::Counts { recv_bytes } => cur.events.push_coll(&e, recv_bytes, &cur.counts),
+        Part::Nothing => cur.events.push(&e),
+    }
+    cur.prev_return = e.t_return;
+    Some(&input[at..])
+}
+
+/// A LEB128 value of at most 9 bytes at `input[*at..]` (longer ones: `None`).
+#[inline(always)]
+pub(super) fn fast_uleb(input: &[u8], at: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *input.get(*at)?;
+        *at += 1;
+        value |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+        shift += 7;
+        if shift > 56 {
+            return None;
+        }
+    }
+}
+
+#[inline(always)]
+pub(super) fn fast_sleb(input: &[u8], at: &mut usize) -> Option<i64> {
+    let z = fast_uleb(input, at)?;
+    Some(((z >> 1) as i64) ^ -((z & 1) as i64))
+}
