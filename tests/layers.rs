@@ -9,6 +9,11 @@ use std::path::Path;
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
+/// Whether a source file is a test module of its own (`tests.rs`): not an import of the code.
+fn is_tests(rel: &Path) -> bool {
+    rel.file_name().is_some_and(|n| n == "tests.rs")
+}
+
 /// The code of a source file: its test module and comments left out.
 fn code(text: &str) -> String {
     let text = match text.find("#[cfg(test)]\nmod tests") {
@@ -69,7 +74,7 @@ fn library_graph(src: &Path) -> Graph {
     let mut g = Graph::new();
     for (rel, text) in &files {
         let from = top(rel);
-        if !modules.contains(&from) {
+        if !modules.contains(&from) || is_tests(rel) {
             continue;
         }
         let code = code(text);
