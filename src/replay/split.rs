@@ -19,7 +19,7 @@
 //! depends on, so the prediction is the one a single process makes, bit for bit.
 //!
 //! At the end process 0 gathers every rank's breakdown, the warnings and the ranks that could
-//! not end; it alone holds the whole [`Prediction`] (the others hold their own ranks'). A
+//! not end; it alone holds the whole [`Prediction`](super::Prediction) (the others hold their own ranks'). A
 //! deadlock is named from every process's waits of its own ranks, gathered to all
 //! ([`gather_waits`]): who waits on whom, who waits inside which collective, each stuck
 //! call in words; each process then names the cycle as one process replaying alone does.

@@ -1,7 +1,7 @@
 //! The binary encoding (`tracer/FORMAT.md`): the entry points and the parsing helpers here;
-//! the metadata chunks' parsers and writers in [`chunks`], the event records' (nom, and a
-//! hand-written fast path) in [`records`], the chunk listing, the index and the parallel scan
-//! of a file's stretches in [`index`], the writer in [`writer`].
+//! the metadata chunks' parsers and writers in `chunks`, the event records' (nom, and a
+//! hand-written fast path) in `records`, the chunk listing, the index and the parallel scan
+//! of a file's stretches in `index`, the writer in `writer`.
 
 mod chunks;
 mod index;
