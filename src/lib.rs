@@ -15,6 +15,7 @@ pub mod casestudy;
 pub mod collectives;
 pub mod critical;
 pub mod error;
+pub mod goal;
 pub mod graph;
 #[allow(unsafe_code)]
 pub mod memory;

@@ -227,7 +227,7 @@ impl ModelArgs {
 /// A trace and the flags of its replay, as a prediction takes them (`sensitivity`, `callsites`).
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// Trace file (binary .bin or text .txt)
+    /// Trace file (ours: binary .bin or text .txt; or another tool's, see --from)
     pub trace: PathBuf,
     #[command(flatten)]
     pub model: ModelArgs,
@@ -240,7 +240,7 @@ pub struct ReplayArgs {
 
 #[derive(Args, Debug)]
 pub struct PredictArgs {
-    /// Trace file (binary .bin or text .txt)
+    /// Trace file (ours: binary .bin or text .txt; or another tool's, see --from)
     #[arg(required = true)]
     pub trace: Option<PathBuf>,
     #[command(flatten)]

@@ -1,6 +1,6 @@
 //! `loggps-predict convert INPUT OUTPUT`: a trace in the other encoding, exactly.
 
-use super::load;
+use super::{load, warn};
 use clap::{Args, ValueEnum};
 use loggps_predict::error::Error;
 use loggps_predict::model;
@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// Trace to read (binary or text)
+    /// Trace to read (ours, binary or text, or another tool's: see --from)
     pub input: PathBuf,
-    /// Trace to write; the encoding follows the extension (.txt: text, else binary) unless --to says
+    /// Trace to write; the encoding follows the extension (.txt: text, .goal: GOAL, else binary) unless --to says
     pub output: PathBuf,
     #[arg(long, value_enum)]
     pub to: Option<Encoding>,
@@ -27,6 +27,8 @@ pub struct ConvertArgs {
 pub enum Encoding {
     Binary,
     Text,
+    /// LogGOPSim's GOAL schedule (collectives expanded as Open MPI 4.1 picks them)
+    Goal,
 }
 
 pub(super) fn convert(
@@ -56,10 +58,10 @@ pub(super) fn convert(
         trace.meta.params = Some(r.params);
         trace.meta.other_params = r.others;
     }
-    let encoding = to.unwrap_or(if output.extension().is_some_and(|e| e == "txt") {
-        Encoding::Text
-    } else {
-        Encoding::Binary
+    let encoding = to.unwrap_or(match output.extension().and_then(|e| e.to_str()) {
+        Some("txt") => Encoding::Text,
+        Some("goal") => Encoding::Goal,
+        _ => Encoding::Binary,
     });
     let file = std::fs::File::create(output)
         .map_err(|e| Error::Io(format!("{}: cannot create: {e}", output.display())))?;
@@ -67,6 +69,17 @@ pub(super) fn convert(
     let res = match encoding {
         Encoding::Text => text::write(&trace, out),
         Encoding::Binary => binary::write(&trace, out, trace.complete),
+        Encoding::Goal => loggps_predict::goal::write(&trace, out).map(|left_out| {
+            if !left_out.is_empty() {
+                let list: Vec<String> = left_out.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+                warn(format!(
+                    "{}: {} calls GOAL cannot express were left out: {}",
+                    output.display(),
+                    left_out.values().sum::<u64>(),
+                    list.join(", ")
+                ));
+            }
+        }),
     };
     res.map_err(|e| Error::Io(format!("{}: cannot write: {e}", output.display())))
 }

@@ -56,7 +56,31 @@ pub struct Cli {
     /// Worker threads for loading and replay (default: all cores); 1 gives the same result
     #[arg(long, value_name = "N", global = true)]
     pub threads: Option<usize>,
+    /// The trace's format, where detecting it from the file is not wanted: loggps (ours),
+    /// allprof (LogGOPSim's liballprof: a directory or rank 0's file), tit (SimGrid's
+    /// time-independent trace), goal (LogGOPSim's GOAL schedule)
+    #[arg(long, value_name = "FORMAT", global = true, value_parser = parse_format)]
+    pub from: Option<trace::import::Format>,
+    /// Time-independent traces: the rate a `compute` runs at, flop/s (default 1e9)
+    #[arg(long, value_name = "FLOP_PER_S", global = true)]
+    pub flops: Option<f64>,
+    /// GOAL schedules: nanoseconds one unit of `calc` takes (default 1, LogGOPSim's unit)
+    #[arg(long, value_name = "NS", global = true)]
+    pub calc_ns: Option<f64>,
 }
+
+fn parse_format(s: &str) -> Result<trace::import::Format, String> {
+    trace::import::Format::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = trace::import::Format::ALL
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        format!("expected one of {}", names.join(", "))
+    })
+}
+
+/// How every trace of this run is read (`--from`, `--flops`, `--calc-ns`), set once by [`run`].
+static IMPORT: std::sync::OnceLock<trace::import::Options> = std::sync::OnceLock::new();
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -64,7 +88,7 @@ pub enum Command {
     Predict(PredictArgs),
     /// Summarize a trace: ranks, events per routine, bytes, message sizes, measured runtime.
     Info(info::InfoArgs),
-    /// Convert a trace between the binary and the text encoding (exact both ways).
+    /// Convert a trace between the binary and the text encoding (exact both ways), or from another tool's format, or to GOAL for LogGOPSim.
     Convert(convert::ConvertArgs),
     /// Measure this machine's LogGPS parameters with an MPI round-trip program (paper §4.3).
     Calibrate(calibrate::CalibrateArgs),
@@ -165,9 +189,10 @@ fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
 /// ([`trace::load_block`]).
 fn load_replayed(path: &Path, then: trace::Then, split: Split<'_>) -> Result<Trace, Error> {
     let label = format!("loading {}", path.display());
-    Ok(Progress::around(&label, || match split {
-        Some(ex) => trace::load_block(path, ex.process(), ex.processes(), &mut warn, then),
-        None => trace::load_then(path, &mut warn, then),
+    let import = IMPORT.get().copied().unwrap_or_default();
+    let block = split.map(|ex| (ex.process(), ex.processes()));
+    Ok(Progress::around(&label, || {
+        trace::load_as(path, &import, block, &mut warn, then)
     })?)
 }
 
@@ -310,6 +335,20 @@ pub fn run(cli: Cli, split: Split<'_>) -> Result<(), Error> {
         }
         pool = pool.num_threads(n);
     }
+    let positive = |v: Option<f64>, flag: &str, zero: bool| match v {
+        Some(x) if !x.is_finite() || x < 0.0 || (x == 0.0 && !zero) => Err(Error::Usage(format!(
+            "{flag} must be a finite number {} 0, found {x}",
+            if zero { "≥" } else { ">" }
+        ))),
+        _ => Ok(()),
+    };
+    positive(cli.flops, "--flops", false)?;
+    positive(cli.calc_ns, "--calc-ns", true)?;
+    let _ = IMPORT.set(trace::import::Options {
+        from: cli.from,
+        flop_ns: cli.flops.map(|f| 1e9 / f),
+        calc_ns: cli.calc_ns,
+    });
     let pool = pool
         .build()
         .map_err(|e| Error::Usage(format!("cannot start {threads:?} threads: {e}")))?;

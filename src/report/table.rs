@@ -123,7 +123,11 @@ impl Exporter for Table {
         writeln!(out)?;
         writeln!(out, "predicted  {:.6} s", r.predicted_s)?;
         writeln!(out, "measured   {:.6} s", r.measured_s)?;
-        writeln!(out, "error      {:+.2} %", r.error_pct)?;
+        if r.measured_s > 0.0 {
+            writeln!(out, "error      {:+.2} %", r.error_pct)?;
+        } else {
+            writeln!(out, "error      none: nothing was measured")?;
+        }
         if let Some(t) = r.tracer_removed_s {
             writeln!(
                 out,

@@ -3,6 +3,7 @@
 
 pub mod binary;
 mod events;
+pub mod import;
 pub mod library;
 pub mod placement;
 pub mod sites;
@@ -992,6 +993,34 @@ pub fn load_ranks(
     load_some(path, warn, then, Some(&|_| own.clone()))
 }
 
+/// A trace of any format this program reads ([`import`]), as `options` says or detected: ours
+/// as [`load_then`] reads it (or [`load_block`], of process `k` of `n`'s ranks, where `block`
+/// says), another tool's whole, then cut to the block.
+pub fn load_as(
+    path: &Path,
+    options: &import::Options,
+    block: Option<(usize, usize)>,
+    warn: &mut dyn FnMut(String),
+    then: Then,
+) -> Result<Trace, TraceError> {
+    let format = match options.from {
+        Some(f) => f,
+        None => import::detect(path)?,
+    };
+    if format == import::Format::Loggps {
+        return match block {
+            Some((k, n)) => load_block(path, k, n, warn, then),
+            None => load_then(path, warn, then),
+        };
+    }
+    let mut trace = import::load(path, format, options, warn)?;
+    if let Some((k, n)) = block {
+        let p = trace.nranks();
+        trace.keep(owned(k, n, p));
+    }
+    Ok(trace)
+}
+
 /// [`load_ranks`] of the ranks process `k` of `n` replays ([`owned`]).
 pub fn load_block(
     path: &Path,
@@ -1040,6 +1069,12 @@ fn load_some(
     only: Option<Only<'_>>,
 ) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
+    if path.is_dir() {
+        return Err(TraceError::at(
+            &name,
+            "is a directory: expected a loggps trace file (binary or text)".into(),
+        ));
+    }
     let file = std::fs::File::open(path)
         .map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);

@@ -1,0 +1,277 @@
+//! A trace written as a GOAL schedule for LogGOPSim (`convert --to goal`; the format:
+//! `src/trace/import/IMPORT.md`). Each rank's calls become a chain: every operation requires the
+//! rank's last blocking point (a blocking call, a completion, a computation), nonblocking sends
+//! and receives are not blocking points, and a `Wait` or `Test` that completes requests is a
+//! `calc 0` requiring them. The computation between calls is a `calc` of its nanoseconds.
+//! Collectives are expanded into the point-to-point messages of the algorithm Open MPI 4.1's
+//! rules pick (as the replay models them), on tags of their own. What GOAL cannot say (probes,
+//! one-sided calls, communicator calls) is left out and counted.
+
+use crate::collectives::traced::{Recorded, op_of};
+use crate::collectives::{self, Step};
+use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// Tags of collective messages start here (user tags are below 2^30 in practice: MPI
+/// guarantees 32767).
+const COLL_TAG: i64 = 1 << 30;
+
+/// Writes `trace` as a GOAL schedule to `out`; returns what was left out, by routine name.
+pub fn write(
+    trace: &Trace,
+    mut out: impl std::io::Write,
+) -> std::io::Result<BTreeMap<&'static str, u64>> {
+    let p = trace.nranks();
+    let instances = instances(trace);
+    let mut left_out = BTreeMap::new();
+    writeln!(out, "num_ranks {p}")?;
+    for r in 0..p {
+        let mut w = Writer {
+            s: String::new(),
+            next: 0,
+            last: None,
+        };
+        rank(trace, r, &instances, &mut w, &mut left_out);
+        writeln!(out, "\nrank {r} {{")?;
+        out.write_all(w.s.as_bytes())?;
+        writeln!(out, "}}")?;
+    }
+    Ok(left_out)
+}
+
+/// One rank's GOAL text under construction: labels `l0, l1, …`, and the last blocking point.
+struct Writer {
+    s: String,
+    next: u64,
+    last: Option<u64>,
+}
+
+impl Writer {
+    /// An operation requiring the last blocking point and `also`; its label.
+    fn op(&mut self, what: std::fmt::Arguments<'_>, also: &[u64]) -> u64 {
+        let l = self.next;
+        self.next += 1;
+        let _ = writeln!(self.s, "l{l}: {what}");
+        for d in self.last.iter().chain(also) {
+            let _ = writeln!(self.s, "l{l} requires l{d}");
+        }
+        l
+    }
+
+    /// An operation that is the rank's new blocking point.
+    fn point(&mut self, what: std::fmt::Arguments<'_>, also: &[u64]) {
+        self.last = Some(self.op(what, also));
+    }
+}
+
+/// Per collective call (rank, event): its schedule's steps for that rank, world ranks.
+type Expanded = HashMap<(usize, usize), (i64, Vec<Step>)>;
+
+/// Every collective call's steps: the k-th call on a communicator at each member is one
+/// instance (MPI's order), expanded once by Open MPI 4.1's choice for its size.
+fn instances(trace: &Trace) -> Expanded {
+    let p = trace.nranks();
+    // (comm, k) → each member's (rank, event).
+    let mut calls: BTreeMap<(u32, u64), Vec<(usize, usize)>> = BTreeMap::new();
+    for r in 0..p {
+        let ev = trace.rank(r);
+        let mut k: HashMap<u32, u64> = HashMap::new();
+        for i in 0..ev.len() {
+            if ev.routine(i).shape() == Shape::Coll && op_of(ev.routine(i)).is_some() {
+                let n = k.entry(ev.comm(i)).or_default();
+                calls.entry((ev.comm(i), *n)).or_default().push((r, i));
+                *n += 1;
+            }
+        }
+    }
+    let mut out = Expanded::new();
+    for (seq, ((comm, _), members)) in calls.into_iter().enumerate() {
+        let world: Vec<u32> = match trace.comm_members(comm) {
+            Some(m) => m.iter().collect(),
+            None => (0..p as u32).collect(),
+        };
+        let index = |w: i32| world.iter().position(|&m| m as i32 == w);
+        let (r0, i0) = members[0];
+        let op = op_of(trace.rank(r0).routine(i0)).expect("kept above");
+        let mut rec = Recorded::default();
+        for &(r, i) in &members {
+            let ev = trace.rank(r);
+            rec.sent = rec.sent.max(ev.bytes(i));
+            rec.received = rec.received.max(ev.coll_recv(i).0);
+            if let Some(root) = index(ev.peer(i)) {
+                rec.root = root;
+            }
+        }
+        let n = world.len();
+        let mut spec = rec.spec(op, n);
+        let (algo, segment) = collectives::openmpi::tuned_algorithm(op, n, spec.bytes);
+        if let Some(s) = segment {
+            spec.segment = s;
+        }
+        let Ok(schedule) = collectives::build(op, algo, &spec, &|_| (1.0, 1.0)) else {
+            continue;
+        };
+        let tag = COLL_TAG + (seq as i64 % COLL_TAG);
+        for &(r, i) in &members {
+            let Some(me) = index(r as i32) else { continue };
+            let steps = schedule
+                .steps_of(me)
+                .map(|s| match s {
+                    Step::Send { to, bytes } => Step::Send {
+                        to: world[to as usize],
+                        bytes,
+                    },
+                    Step::Recv { from, bytes } => Step::Recv {
+                        from: world[from as usize],
+                        bytes,
+                    },
+                    Step::SendRecv {
+                        to,
+                        send_bytes,
+                        from,
+                        recv_bytes,
+                    } => Step::SendRecv {
+                        to: world[to as usize],
+                        send_bytes,
+                        from: world[from as usize],
+                        recv_bytes,
+                    },
+                    s => s,
+                })
+                .collect();
+            out.insert((r, i), (tag, steps));
+        }
+    }
+    out
+}
+
+fn rank(
+    trace: &Trace,
+    r: usize,
+    coll: &Expanded,
+    w: &mut Writer,
+    left_out: &mut BTreeMap<&'static str, u64>,
+) {
+    let ev: Rank<'_> = trace.rank(r);
+    // Each request's operation (its last step for a collective), and a wildcard Irecv's actual source.
+    let mut req_op: HashMap<u32, u64> = HashMap::new();
+    let mut actual: HashMap<u32, (i32, i32)> = HashMap::new();
+    for i in 0..ev.len() {
+        for c in ev.completions(i) {
+            actual.insert(c.req, (c.source, c.tag));
+        }
+    }
+    let mut prev_return: Option<u64> = None;
+    let mut next_req = 0u32;
+    for i in 0..ev.len() {
+        let e = ev.event(i);
+        if let Some(t) = prev_return {
+            let gap = e.t_call.saturating_sub(t);
+            if gap > 0 {
+                w.point(format_args!("calc {gap}"), &[]);
+            }
+        }
+        prev_return = Some(e.t_return);
+        let req = e.routine.creates_request().then(|| {
+            next_req += 1;
+            next_req - 1
+        });
+        let tag = |t: i32| t as i64;
+        match e.routine.shape() {
+            Shape::Send if e.peer != PEER_NULL => w.point(
+                format_args!("send {}b to {} tag {}", e.bytes, e.peer, tag(e.tag)),
+                &[],
+            ),
+            Shape::Isend if e.peer != PEER_NULL => {
+                let l = w.op(
+                    format_args!("send {}b to {} tag {}", e.bytes, e.peer, tag(e.tag)),
+                    &[],
+                );
+                req_op.insert(req.expect("an Isend's request"), l);
+            }
+            Shape::Recv if e.routine.receives() && e.peer != PEER_NULL => w.point(
+                format_args!("recv {}b from {} tag {}", e.bytes, e.peer, tag(e.tag)),
+                &[],
+            ),
+            Shape::Irecv if e.peer != PEER_NULL => {
+                let id = req.expect("an Irecv's request");
+                let (from, t) = match actual.get(&id) {
+                    Some(&(s, t)) if s >= 0 => (s, t),
+                    _ => (e.peer, e.tag),
+                };
+                let l = w.op(
+                    format_args!("recv {}b from {} tag {}", e.bytes, from, tag(t)),
+                    &[],
+                );
+                req_op.insert(id, l);
+            }
+            Shape::Sendrecv => {
+                let h = ev.recv_half(i).expect("a Sendrecv's half");
+                let mut both = Vec::new();
+                if e.peer != PEER_NULL {
+                    both.push(w.op(
+                        format_args!("send {}b to {} tag {}", e.bytes, e.peer, tag(e.tag)),
+                        &[],
+                    ));
+                }
+                if h.source != PEER_NULL {
+                    both.push(w.op(
+                        format_args!("recv {}b from {} tag {}", h.bytes, h.source, tag(h.tag)),
+                        &[],
+                    ));
+                }
+                w.point(format_args!("calc 0"), &both);
+            }
+            Shape::Complete => {
+                let done: Vec<u64> = ev
+                    .completed_reqs(i)
+                    .filter_map(|q| req_op.remove(&q))
+                    .collect();
+                if !done.is_empty() {
+                    w.point(format_args!("calc 0"), &done);
+                }
+            }
+            Shape::Coll if coll.contains_key(&(r, i)) => {
+                let (t, steps) = &coll[&(r, i)];
+                let start = w.last;
+                for s in steps {
+                    match *s {
+                        Step::Send { to, bytes } => {
+                            w.point(format_args!("send {bytes}b to {to} tag {t}"), &[])
+                        }
+                        Step::Recv { from, bytes } => {
+                            w.point(format_args!("recv {bytes}b from {from} tag {t}"), &[])
+                        }
+                        Step::SendRecv {
+                            to,
+                            send_bytes,
+                            from,
+                            recv_bytes,
+                        } => {
+                            let a = w.op(format_args!("send {send_bytes}b to {to} tag {t}"), &[]);
+                            let b =
+                                w.op(format_args!("recv {recv_bytes}b from {from} tag {t}"), &[]);
+                            w.point(format_args!("calc 0"), &[a, b]);
+                        }
+                        Step::Reduce { .. } => {}
+                    }
+                }
+                // A nonblocking collective's steps run beside the calls after it.
+                if let Some(id) = req {
+                    if let Some(end) = w.last.filter(|_| w.last != start) {
+                        req_op.insert(id, end);
+                    }
+                    w.last = start;
+                }
+            }
+            Shape::None
+                if matches!(
+                    e.routine,
+                    Routine::Init | Routine::InitThread | Routine::Finalize
+                ) => {}
+            _ if e.peer == PEER_NULL => {}
+            _ => *left_out.entry(e.routine.mpi_name()).or_default() += 1,
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! LogGOPSim's GOAL schedules (`txt2bin.re`): `num_ranks N`, then `rank R { … }` blocks of
+//! `[LABEL:] send Nb to R [tag T] [cpu C] [nic N]`, `recv Nb from R …`, `calc N …`,
+//! `A requires B` (A starts when B has ended) and `A irequires B` (when B has started). A rank's
+//! operations form a graph, not a sequence: they are read as the MPI program that issues them
+//! in an order the dependencies allow (file order where free), each send and receive
+//! nonblocking (blocking where the very next operation requires it alone and is not a `calc 0`,
+//! a Wait as schedgen and `convert --to goal` write it, or where it is the last), a dependency
+//! on one a `MPI_Wait`/`MPI_Waitall`, a `calc` computation of `calc_ns` ns a unit, and the rest
+//! completed by one `MPI_Waitall` at the end (IMPORT.md: where this and LogGOPSim differ).
+
+use super::{Call, Notes, Requests, build};
+use crate::error::TraceError;
+use crate::trace::{Routine, Trace};
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Kind {
+    Send { bytes: u64, to: i32, tag: i32 },
+    Recv { bytes: u64, from: i32, tag: i32 },
+    Calc(f64),
+}
+
+#[derive(Clone, Debug)]
+struct Op {
+    kind: Kind,
+    /// Operations that must have ended before it starts.
+    requires: Vec<usize>,
+    /// Operations that must have started before it starts.
+    irequires: Vec<usize>,
+}
+
+pub(super) fn load(path: &Path, calc_ns: f64) -> Result<Trace, TraceError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| TraceError::at(&name, format!("cannot read: {e}")))?;
+    let ranks = parse(&name, &text)?;
+    let mut notes = Notes::default();
+    notes.say(format!(
+        "a GOAL schedule records no times: each `calc` unit takes {calc_ns} ns (--calc-ns sets it), \
+         every call no time, so the measured runtime is the computation alone; the ranks are taken \
+         as one node, and each rank's operations as the MPI program that issues them in file order \
+         as their dependencies allow"
+    ));
+    let calls = ranks
+        .iter()
+        .enumerate()
+        .map(|(r, ops)| sequence(r, ops, calc_ns))
+        .collect();
+    build(&name, calls, notes)
+}
+
+/// Each rank's operations, in file order, with their dependencies as indices.
+fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
+    let mut ranks: Vec<Vec<Op>> = Vec::new();
+    // The rank being read, its labels, and the dependencies named before their labels.
+    let mut current: Option<usize> = None;
+    let mut labels: HashMap<String, usize> = HashMap::new();
+    let mut deps: Vec<(usize, String, String, bool)> = Vec::new();
+    let mut text = text.to_string();
+    // Block comments, then line comments.
+    while let Some(i) = text.find("/*") {
+        let end = text[i..].find("*/").map_or(text.len(), |j| i + j + 2);
+        let lines = text[i..end].matches('\n').count();
+        text.replace_range(i..end, &"\n".repeat(lines));
+    }
+    let resolve = |ranks: &mut Vec<Vec<Op>>,
+                   r: usize,
+                   labels: &HashMap<String, usize>,
+                   deps: &mut Vec<(usize, String, String, bool)>|
+     -> Result<(), TraceError> {
+        for (line, a, b, start) in deps.drain(..) {
+            let find = |l: &str| {
+                labels.get(l).copied().ok_or_else(|| {
+                    TraceError::line(name, line, format!("rank {r}: a dependency names label `{l}`, which is not defined in the rank"))
+                })
+            };
+            let (a, b) = (find(&a)?, find(&b)?);
+            let op = &mut ranks[r][a];
+            if start {
+                op.irequires.push(b)
+            } else {
+                op.requires.push(b)
+            }
+        }
+        Ok(())
+    };
+    let mut declared: Option<usize> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let lineno = n + 1;
+        let line = raw.split("//").next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let err = |m: String| TraceError::line(name, lineno, m);
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match (current, words.as_slice()) {
+            (None, ["num_ranks", p]) => {
+                let p: usize = p
+                    .parse()
+                    .ok()
+                    .filter(|&p| (1..=1 << 22).contains(&p))
+                    .ok_or_else(|| {
+                        err(format!(
+                            "expected a number of ranks from 1 to 2^22, found `{p}`"
+                        ))
+                    })?;
+                declared = Some(p);
+                ranks = vec![Vec::new(); p];
+            }
+            (None, ["rank", r, "{"]) => {
+                let p = declared
+                    .ok_or_else(|| err("expected `num_ranks N` before the first rank".into()))?;
+                let r: usize = r
+                    .parse()
+                    .ok()
+                    .filter(|&r| r < p)
+                    .ok_or_else(|| err(format!("expected a rank below {p}, found `{r}`")))?;
+                if !ranks[r].is_empty() {
+                    return Err(err(format!("rank {r} is given twice")));
+                }
+                current = Some(r);
+                labels.clear();
+            }
+            (Some(r), ["}"]) => {
+                resolve(&mut ranks, r, &labels, &mut deps)?;
+                current = None;
+            }
+            (Some(_), [a, dep @ ("requires" | "irequires"), b]) => {
+                deps.push((lineno, a.to_string(), b.to_string(), *dep == "irequires"));
+            }
+            (Some(r), _) => {
+                let (label, op) = match line.split_once(':') {
+                    Some((l, rest)) if !l.trim().contains(' ') => (Some(l.trim()), rest.trim()),
+                    _ => (None, line),
+                };
+                let kind = operation(op).map_err(|m| err(format!("rank {r}: {m}")))?;
+                if let Some(l) = label
+                    && labels.insert(l.to_string(), ranks[r].len()).is_some()
+                {
+                    return Err(err(format!("rank {r}: label `{l}` is defined twice")));
+                }
+                ranks[r].push(Op {
+                    kind,
+                    requires: Vec::new(),
+                    irequires: Vec::new(),
+                });
+            }
+            (None, _) => {
+                return Err(err(format!(
+                    "expected `num_ranks N` or `rank R {{`, found `{line}`"
+                )));
+            }
+        }
+    }
+    if current.is_some() {
+        return Err(TraceError::at(
+            name,
+            "the file ends inside a rank's block: a `}` is missing".into(),
+        ));
+    }
+    if declared.is_none() {
+        return Err(TraceError::at(
+            name,
+            "expected a `num_ranks N` line, found none".into(),
+        ));
+    }
+    let p = ranks.len() as i64;
+    for (r, ops) in ranks.iter().enumerate() {
+        for op in ops {
+            let peer = match op.kind {
+                Kind::Send { to, .. } => to as i64,
+                Kind::Recv { from, .. } => from as i64,
+                Kind::Calc(_) => continue,
+            };
+            if peer >= p || peer < -1 {
+                return Err(TraceError::at(
+                    name,
+                    format!("rank {r}: a message names rank {peer}, of {p}"),
+                ));
+            }
+        }
+    }
+    Ok(ranks)
+}
+
+/// `send 8b to 1 tag 0`, `recv 8b from -1`, `calc 100`, each may end with `cpu C` and `nic N`.
+fn operation(op: &str) -> Result<Kind, String> {
+    let w: Vec<&str> = op.split_whitespace().collect();
+    let bytes = |s: &str| {
+        s.strip_suffix('b')
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| format!("expected a size such as `8b`, found `{s}`"))
+    };
+    let int = |s: &str| {
+        s.parse::<i32>()
+            .map_err(|_| format!("expected an integer, found `{s}`"))
+    };
+    // The optional `tag T`, `cpu C`, `nic N` after the first words.
+    let tail = |rest: &[&str]| -> Result<i32, String> {
+        let mut tag = 0;
+        for pair in rest.chunks(2) {
+            match pair {
+                ["tag", t] => tag = int(t)?,
+                ["cpu" | "nic", v] => {
+                    int(v)?;
+                }
+                _ => {
+                    return Err(format!(
+                        "expected `tag T`, `cpu C` or `nic N`, found `{}`",
+                        pair.join(" ")
+                    ));
+                }
+            }
+        }
+        Ok(tag)
+    };
+    match w.as_slice() {
+        ["send", size, "to", to, rest @ ..] => Ok(Kind::Send {
+            bytes: bytes(size)?,
+            to: int(to)?,
+            tag: tail(rest)?,
+        }),
+        ["recv", size, "from", from, rest @ ..] => Ok(Kind::Recv {
+            bytes: bytes(size)?,
+            from: int(from)?,
+            tag: tail(rest)?,
+        }),
+        ["calc", n, rest @ ..] => {
+            tail(rest)?;
+            let v: f64 = n
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| format!("expected a time ≥ 0 for `calc`, found `{n}`"))?;
+            Ok(Kind::Calc(v))
+        }
+        _ => Err(format!(
+            "expected `send Nb to R`, `recv Nb from R`, `calc N` or `A requires B`, found `{op}`"
+        )),
+    }
+}
+
+/// Rank `r`'s operations as a sequence of MPI calls.
+fn sequence(r: usize, ops: &[Op], calc_ns: f64) -> Vec<Call> {
+    let _ = r;
+    let n = ops.len();
+    // Kahn's order over both kinds of edge, the lowest index first where several are ready.
+    let mut indegree = vec![0usize; n];
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, op) in ops.iter().enumerate() {
+        for &d in op.requires.iter().chain(&op.irequires) {
+            indegree[i] += 1;
+            after[d].push(i);
+        }
+    }
+    let mut ready: BTreeSet<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(i) = ready.pop_first() {
+        order.push(i);
+        for &j in &after[i] {
+            indegree[j] -= 1;
+            if indegree[j] == 0 {
+                ready.insert(j);
+            }
+        }
+    }
+    // A cycle leaves operations out: they are never issued (LogGOPSim would never start them).
+    let mut t = 0.0f64;
+    let at = |t: f64| (t.round() as u64, t.round() as u64);
+    let mut calls = vec![Call::new(Routine::Init, 0, 0)];
+    let mut reqs: Requests<usize> = Requests::new();
+    for (k, &i) in order.iter().enumerate() {
+        // What it requires that is still in flight, completed first.
+        let open: Vec<usize> = ops[i]
+            .requires
+            .iter()
+            .copied()
+            .filter(|d| reqs.is_open(d))
+            .collect();
+        if !open.is_empty() {
+            let mut c = Call::new(
+                if open.len() == 1 {
+                    Routine::Wait
+                } else {
+                    Routine::Waitall
+                },
+                at(t).0,
+                at(t).1,
+            );
+            c.done = open.iter().filter_map(|d| reqs.complete(d)).collect();
+            calls.push(c);
+        }
+        // Blocking when the next operation requires this one and nothing else in flight and
+        // is not a `calc 0` (what a Wait is written as), or when it is the last.
+        let next = order.get(k + 1).map(|&j| &ops[j]);
+        let blocking = next.is_none_or(|o| {
+            o.kind != Kind::Calc(0.0)
+                && o.requires.contains(&i)
+                && o.requires.iter().all(|&d| d == i || !reqs.is_open(&d))
+        });
+        match ops[i].kind {
+            Kind::Calc(units) => t += units * calc_ns,
+            Kind::Send { bytes, to, tag } => {
+                let routine = if blocking {
+                    Routine::Send
+                } else {
+                    Routine::Isend
+                };
+                let mut c = Call::p2p(routine, at(t), bytes, to, tag);
+                if !blocking {
+                    c.e.id = reqs.create(i, None) as i64;
+                }
+                calls.push(c);
+            }
+            Kind::Recv { bytes, from, tag } => {
+                let routine = if blocking {
+                    Routine::Recv
+                } else {
+                    Routine::Irecv
+                };
+                let mut c = Call::p2p(routine, at(t), bytes, from, tag);
+                if !blocking {
+                    c.e.id = reqs.create(i, Some((from, tag))) as i64;
+                }
+                calls.push(c);
+            }
+        }
+    }
+    let rest = reqs.complete_all();
+    if !rest.is_empty() {
+        let mut c = Call::new(Routine::Waitall, at(t).0, at(t).1);
+        c.done = rest;
+        calls.push(c);
+    }
+    calls.push(Call::new(Routine::Finalize, at(t).0, at(t).1));
+    calls
+}

@@ -1,0 +1,429 @@
+//! Other tools' traces read into a [`Trace`]: LogGOPSim's liballprof (`allprof`), SimGrid's
+//! time-independent traces (`tit`) and LogGOPSim's GOAL schedules (`goal`, also written).
+//!
+//! Each reader turns the format's records into calls ([`Call`]) rank by rank; [`build`] then
+//! resolves what the format leaves open (the source of a wildcard receive: liballprof records
+//! no status) and checks the result as a loaded trace is checked. What a format lacks (times,
+//! hosts, communicators' members) is said in one warning each, with how the model fills it
+//! (below).
+#![doc = include_str!("IMPORT.md")]
+
+mod allprof;
+mod goal;
+mod tit;
+
+use super::{Completion, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, Push, RecvHalf};
+use super::{Routine, Shape, TAG_ANY, Trace};
+use crate::error::TraceError;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+/// A trace format this program reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Ours (`tracer/FORMAT.md`), binary or text.
+    Loggps,
+    /// LogGOPSim's liballprof: one text file per rank, `MPI_Name:t0:args…:t1` lines.
+    Allprof,
+    /// SimGrid's time-independent trace: `RANK ACTION ARGS` lines, one file or a list of files.
+    Tit,
+    /// LogGOPSim's GOAL schedule: `num_ranks N`, `rank R { … }`.
+    Goal,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Loggps, Format::Allprof, Format::Tit, Format::Goal];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Loggps => "loggps",
+            Format::Allprof => "allprof",
+            Format::Tit => "tit",
+            Format::Goal => "goal",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// How a trace is read: its format (detected when `None`) and the rates that turn untimed
+/// formats' work into time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Options {
+    pub from: Option<Format>,
+    /// Nanoseconds one flop of a TIT `compute` takes (default 1: 1 Gflop/s).
+    pub flop_ns: Option<f64>,
+    /// Nanoseconds one unit of a GOAL `calc` takes (default 1: LogGOPSim's unit is the ns).
+    pub calc_ns: Option<f64>,
+}
+
+/// The format of `path`: ours by its first bytes, the others by their first lines; a
+/// directory by the files it holds.
+pub fn detect(path: &Path) -> Result<Format, TraceError> {
+    let name = path.display().to_string();
+    if path.is_dir() {
+        return match allprof::rank_files(path) {
+            Some(_) => Ok(Format::Allprof),
+            None => Err(TraceError::at(
+                &name,
+                "is a directory that holds no trace this program reads (liballprof's \
+                 pmpi-trace-rank-N.txt files); give a trace file"
+                    .into(),
+            )),
+        };
+    }
+    let head = read_head(path).map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
+    if head.starts_with(&super::binary::MAGIC) || head.starts_with(b"loggps-trace") {
+        return Ok(Format::Loggps);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("//"));
+    if allprof::is_header(&text) || first.is_some_and(|l| l.starts_with("MPI_") && l.contains(':'))
+    {
+        return Ok(Format::Allprof);
+    }
+    match first {
+        Some(l) if l.starts_with("num_ranks") => Ok(Format::Goal),
+        Some(l) if tit::is_action(l) || tit::lists_files(path, &text) => Ok(Format::Tit),
+        // Ours, or nothing we know: the loader says what it expected.
+        _ => Ok(Format::Loggps),
+    }
+}
+
+fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)?
+        .take(4096)
+        .read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Reads another tool's trace (`format` not ours) whole.
+pub fn load(
+    path: &Path,
+    format: Format,
+    options: &Options,
+    warn: &mut dyn FnMut(String),
+) -> Result<Trace, TraceError> {
+    let trace = match format {
+        Format::Allprof => allprof::load(path)?,
+        Format::Tit => tit::load(path, options.flop_ns.unwrap_or(1.0))?,
+        Format::Goal => goal::load(path, options.calc_ns.unwrap_or(1.0))?,
+        Format::Loggps => unreachable!("ours is loaded by trace::load"),
+    };
+    for w in &trace.warnings {
+        warn(w.clone());
+    }
+    Ok(trace)
+}
+
+/// One call of an imported trace, before it is pushed: the event, and its completions, its
+/// receive half or its collective's receive side as its shape has them.
+#[derive(Clone, Debug)]
+pub(crate) struct Call {
+    pub e: Event,
+    pub done: Vec<Completion>,
+    pub half: Option<RecvHalf>,
+    pub coll: Option<(u64, Vec<u64>)>,
+}
+
+impl Call {
+    pub fn new(routine: Routine, t_call: u64, t_return: u64) -> Call {
+        Call {
+            e: Event::new(routine, t_call, t_return),
+            done: Vec::new(),
+            half: None,
+            coll: None,
+        }
+    }
+
+    /// A point-to-point call: send, receive or their nonblocking forms (`req` for those).
+    pub fn p2p(routine: Routine, t: (u64, u64), bytes: u64, peer: i32, tag: i32) -> Call {
+        let mut c = Call::new(routine, t.0, t.1);
+        c.e.bytes = bytes;
+        c.e.peer = peer;
+        c.e.tag = tag;
+        if routine.receives() {
+            c.e.flags = if peer == PEER_ANY { FLAG_ANY_SOURCE } else { 0 }
+                | if tag == TAG_ANY { FLAG_ANY_TAG } else { 0 };
+        }
+        c
+    }
+
+    /// A collective call on `MPI_COMM_WORLD`: `bytes` sent, `recv` received, per-rank counts.
+    pub fn coll(routine: Routine, t: (u64, u64), root: i32, bytes: u64, recv: u64) -> Call {
+        let mut c = Call::new(routine, t.0, t.1);
+        c.e.peer = root;
+        c.e.bytes = bytes;
+        c.coll = Some((recv, Vec::new()));
+        c
+    }
+}
+
+/// Counts of what a reader left out or filled in, said in one warning each.
+#[derive(Default)]
+pub(crate) struct Notes {
+    /// Calls of routines the model does not cost, by name: left out, their time computation.
+    pub skipped: BTreeMap<String, u64>,
+    /// Other warnings, each once.
+    pub said: Vec<String>,
+}
+
+impl Notes {
+    pub fn skip(&mut self, routine: &str) {
+        *self.skipped.entry(routine.to_string()).or_default() += 1;
+    }
+
+    pub fn say(&mut self, what: String) {
+        if !self.said.contains(&what) {
+            self.said.push(what);
+        }
+    }
+
+    fn into_warnings(self, name: &str) -> Vec<String> {
+        let mut w: Vec<String> = self
+            .said
+            .into_iter()
+            .map(|s| format!("{name}: {s}"))
+            .collect();
+        if !self.skipped.is_empty() {
+            let total: u64 = self.skipped.values().sum();
+            let list: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|(k, n)| format!("{k} ×{n}"))
+                .collect();
+            w.push(format!(
+                "{name}: {total} calls of routines the model does not cost were left out, their \
+                 time counted as computation: {}",
+                list.join(", ")
+            ));
+        }
+        w
+    }
+}
+
+/// The trace of `calls` (rank by rank, program order): wildcard receives given the source and
+/// tag of the message MPI's rules would match them with, the events pushed and checked as a
+/// loaded trace's are.
+pub(crate) fn build(
+    name: &str,
+    mut calls: Vec<Vec<Call>>,
+    mut notes: Notes,
+) -> Result<Trace, TraceError> {
+    if calls.is_empty() {
+        return Err(TraceError::at(name, "holds no rank's calls".into()));
+    }
+    let resolved = resolve_wildcards(&mut calls);
+    if resolved > 0 {
+        notes.say(format!(
+            "{resolved} wildcard receives had no recorded source: each was given the earliest-sent \
+             message MPI's matching rules allow"
+        ));
+    }
+    let mut trace = Trace::new(calls.len());
+    let ranks = calls.into_iter().map(|rank| {
+        let mut ev = Events::single();
+        for c in rank {
+            match c.e.routine.shape() {
+                Shape::Complete => ev.push_complete(&c.e, &c.done),
+                Shape::Coll => {
+                    let (recv, counts) = c.coll.unwrap_or_default();
+                    ev.push_coll(&c.e, recv, &counts)
+                }
+                Shape::Sendrecv => ev.push_sendrecv(&c.e, c.half.expect("a Sendrecv's half")),
+                _ => ev.push(&c.e),
+            }
+        }
+        ev
+    });
+    trace.events = Events::concat(ranks.collect::<Vec<_>>());
+    trace.warnings = notes.into_warnings(name);
+    trace.pending = trace.validate(name)?;
+    Ok(trace)
+}
+
+/// Gives each receive posted with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` (on `MPI_COMM_WORLD`) the
+/// source and tag of the message it matches: receives taken in their rank's program order, each
+/// the first unmatched message of each source that fits it (MPI's order between a pair), of
+/// those the one whose send was called first. Returns how many were resolved.
+fn resolve_wildcards(calls: &mut [Vec<Call>]) -> usize {
+    if !calls.iter().flatten().any(wild) {
+        return 0;
+    }
+    let p = calls.len();
+    // Per destination, per source: the messages in the sender's program order (tag, t_call).
+    let mut sent: Vec<HashMap<usize, VecDeque<(i32, u64)>>> = vec![HashMap::new(); p];
+    for (src, rank) in calls.iter().enumerate() {
+        for c in rank {
+            let (dst, tag) = match c.e.routine.shape() {
+                Shape::Send | Shape::Isend | Shape::Sendrecv => (c.e.peer, c.e.tag),
+                _ => continue,
+            };
+            if c.e.comm == 0 && (0..p as i32).contains(&dst) {
+                sent[dst as usize]
+                    .entry(src)
+                    .or_default()
+                    .push_back((tag, c.e.t_call));
+            }
+        }
+    }
+    let mut resolved = 0;
+    for (dst, rank) in calls.iter_mut().enumerate() {
+        // The actual (source, tag) of each wildcard Irecv's request, for its completion.
+        let mut actual: HashMap<u32, (i32, i32)> = HashMap::new();
+        let mut next_req = 0u32;
+        for c in rank.iter_mut() {
+            let creates = c.e.routine.creates_request();
+            let posted = match c.e.routine.shape() {
+                Shape::Recv | Shape::Irecv
+                    if !(c.e.routine.is_probe() || c.e.routine.is_iprobe()) =>
+                {
+                    Some((c.e.peer, c.e.tag))
+                }
+                Shape::Sendrecv => c.half.map(|h| (h.source, h.tag)),
+                _ => None,
+            };
+            if let (Some((src, tag)), true) = (posted, c.e.comm == 0) {
+                let take = |queue: &VecDeque<(i32, u64)>| {
+                    queue.iter().position(|&(t, _)| tag == TAG_ANY || t == tag)
+                };
+                let pick = if src == PEER_ANY {
+                    sent[dst]
+                        .iter()
+                        .filter_map(|(&s, q)| take(q).map(|i| (q[i].1, s, i)))
+                        .min()
+                        .map(|(_, s, i)| (s, i))
+                } else if src >= 0 {
+                    let s = src as usize;
+                    sent[dst].get(&s).and_then(|q| take(q).map(|i| (s, i)))
+                } else {
+                    None
+                };
+                if let Some((s, i)) = pick {
+                    let (t, _) = sent[dst]
+                        .get_mut(&s)
+                        .expect("picked")
+                        .remove(i)
+                        .expect("in range");
+                    if src == PEER_ANY || tag == TAG_ANY {
+                        resolved += 1;
+                        match c.e.routine.shape() {
+                            Shape::Irecv => {
+                                actual.insert(next_req, (s as i32, t));
+                            }
+                            Shape::Sendrecv => {
+                                let h = c.half.as_mut().expect("posted from it");
+                                (h.source, h.tag) = (s as i32, t);
+                            }
+                            _ => (c.e.peer, c.e.tag) = (s as i32, t),
+                        }
+                    }
+                }
+            }
+            if creates {
+                next_req += 1;
+            }
+            for d in c.done.iter_mut() {
+                if let Some(&(s, t)) = actual.get(&d.req) {
+                    (d.source, d.tag) = (s, t);
+                }
+            }
+        }
+    }
+    resolved
+}
+
+fn wild(c: &Call) -> bool {
+    let posted = match c.half {
+        Some(h) => (h.source, h.tag),
+        None if c.e.routine.receives() => (c.e.peer, c.e.tag),
+        None => return false,
+    };
+    posted.0 == PEER_ANY || posted.1 == TAG_ANY
+}
+
+/// Per rank, the requests a reader created and not yet completed, by the reader's own key
+/// (an address, a `(src, dst, tag)`): ids in creation order, as our format numbers them.
+pub(crate) struct Requests<K> {
+    next: u32,
+    /// Each open request: its key, id, and the (source, tag) its completion reports.
+    open: Vec<(K, u32, Status)>,
+}
+
+/// A receive's (source, tag) as its completion reports it; `None` for a send.
+type Status = Option<(i32, i32)>;
+
+impl<K: PartialEq + Clone> Requests<K> {
+    pub fn new() -> Requests<K> {
+        Requests {
+            next: 0,
+            open: Vec::new(),
+        }
+    }
+
+    /// A new request under `key`; `status` the (source, tag) a receive's completion reports.
+    pub fn create(&mut self, key: K, status: Status) -> u32 {
+        let id = self.next;
+        self.next += 1;
+        self.open.push((key, id, status));
+        id
+    }
+
+    /// The oldest open request under `key`, completed.
+    pub fn complete(&mut self, key: &K) -> Option<Completion> {
+        let i = self.open.iter().position(|(k, ..)| k == key)?;
+        Some(Self::completion(self.open.remove(i)))
+    }
+
+    /// Every open request, completed in creation order.
+    pub fn complete_all(&mut self) -> Vec<Completion> {
+        self.open.drain(..).map(Self::completion).collect()
+    }
+
+    pub fn is_open(&self, key: &K) -> bool {
+        self.open.iter().any(|(k, ..)| k == key)
+    }
+
+    fn completion((_, req, status): (K, u32, Status)) -> Completion {
+        let (source, tag) = status.unwrap_or((-1, -1));
+        Completion { req, source, tag }
+    }
+}
+
+/// The files of a trace given as one file of several: `path` itself, with its last run of
+/// digits counting up from 0 (`pmpi-trace-rank-0.txt`, `…-1.txt`, …) while they exist.
+pub(crate) fn numbered_siblings(path: &Path) -> Option<Vec<PathBuf>> {
+    let file = path.file_name()?.to_str()?;
+    let end = file.rfind(|c: char| c.is_ascii_digit())? + 1;
+    let start = file[..end]
+        .rfind(|c: char| !c.is_ascii_digit())
+        .map_or(0, |i| i + 1);
+    let (head, tail) = (&file[..start], &file[end..]);
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let files: Vec<PathBuf> = (0..)
+        .map(|r| dir.join(format!("{head}{r}{tail}")))
+        .take_while(|p| p.is_file())
+        .collect();
+    (!files.is_empty()).then_some(files)
+}
+
+/// Bytes of a SimGrid datatype id (`simgrid::smpi::Datatype::decode`, x86-64 sizes); `None`
+/// for an id it does not define.
+pub(crate) fn simgrid_type_bytes(id: i64) -> Option<u64> {
+    const SIZES: [u64; 60] = [
+        8, 4, 1, 2, 8, 4, 1, 8, 1, 1, 2, 4, 8, 8, 16, 4, 1, 1, 2, 4, 8, 1, 2, 4, 8, 8, 16, 32, 8,
+        8, 8, 16, 16, 8, 8, 8, 16, 16, 4, 4, 8, 16, 8, 16, 16, 4, 2, 4, 8, 16, 32, 1, 8, 16, 32, 0,
+        0, 1, 8, 8,
+    ];
+    SIZES.get(usize::try_from(id).ok()?).copied()
+}
+
+#[cfg(test)]
+mod tests;

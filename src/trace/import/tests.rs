@@ -1,0 +1,102 @@
+use super::*;
+
+#[test]
+fn formats_are_named_both_ways() {
+    for f in Format::ALL {
+        assert_eq!(Format::from_name(f.name()), Some(f));
+    }
+    assert_eq!(Format::from_name("otf2"), None);
+}
+
+#[test]
+fn simgrid_types_have_their_c_sizes() {
+    // MPI_DOUBLE, MPI_INT, MPI_CHAR, MPI_SHORT, MPI_BYTE, MPI_LONG_DOUBLE, MPI_2INT, MPI_COUNT.
+    for (id, bytes) in [
+        (0, 8),
+        (1, 4),
+        (2, 1),
+        (3, 2),
+        (6, 1),
+        (14, 16),
+        (34, 8),
+        (59, 8),
+    ] {
+        assert_eq!(simgrid_type_bytes(id), Some(bytes), "{id}");
+    }
+    assert_eq!(simgrid_type_bytes(60), None);
+    assert_eq!(simgrid_type_bytes(-1), None);
+}
+
+#[test]
+fn requests_complete_oldest_first_by_key() {
+    let mut q: Requests<u64> = Requests::new();
+    assert_eq!(q.create(0x10, None), 0);
+    assert_eq!(q.create(0x18, Some((3, 7))), 1);
+    assert_eq!(q.create(0x10, None), 2);
+    assert_eq!(q.complete(&0x10).map(|c| c.req), Some(0));
+    assert_eq!(q.complete(&0x20), None);
+    let rest = q.complete_all();
+    assert_eq!(
+        rest,
+        [
+            Completion {
+                req: 1,
+                source: 3,
+                tag: 7
+            },
+            Completion {
+                req: 2,
+                source: -1,
+                tag: -1
+            }
+        ]
+    );
+}
+
+#[test]
+fn numbered_files_are_found_from_any_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for r in 0..3 {
+        std::fs::write(dir.path().join(format!("trace-v2-rank-{r}.txt")), "x").unwrap();
+    }
+    let files = numbered_siblings(&dir.path().join("trace-v2-rank-1.txt")).unwrap();
+    let names: Vec<_> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "trace-v2-rank-0.txt",
+            "trace-v2-rank-1.txt",
+            "trace-v2-rank-2.txt"
+        ]
+    );
+    assert!(numbered_siblings(&dir.path().join("none")).is_none());
+}
+
+/// Rank 2 receives twice from anyone: first rank 1's message (sent at 50, before rank 0's at
+/// 100), then rank 0's; its Irecv's completion takes the source found.
+#[test]
+fn wildcards_take_the_earliest_sent_message_that_fits() {
+    let send = |t, to, tag| Call::p2p(Routine::Send, (t, t + 1), 8, to, tag);
+    let mut irecv = Call::p2p(Routine::Irecv, (10, 11), 8, PEER_ANY, TAG_ANY);
+    irecv.e.id = 0;
+    let mut wait = Call::new(Routine::Wait, 20, 30);
+    wait.done = vec![Completion {
+        req: 0,
+        source: PEER_ANY,
+        tag: TAG_ANY,
+    }];
+    let recv = Call::p2p(Routine::Recv, (40, 50), 8, PEER_ANY, 5);
+    let mut calls = vec![
+        vec![send(100, 2, 5)],
+        vec![send(50, 2, 6)],
+        vec![irecv, wait, recv],
+    ];
+    assert_eq!(resolve_wildcards(&mut calls), 2);
+    let r2 = &calls[2];
+    assert_eq!((r2[1].done[0].source, r2[1].done[0].tag), (1, 6));
+    assert_eq!((r2[2].e.peer, r2[2].e.tag), (0, 5));
+    assert_eq!(r2[2].e.flags, FLAG_ANY_SOURCE);
+}

@@ -1,0 +1,248 @@
+//! Other tools' traces (fixtures/imported/, public samples nobody here wrote): detected without
+//! a flag, loaded with one warning for what each format lacks, predicted, and written as GOAL.
+
+mod common;
+
+use common::{fixture, json, run};
+
+fn imported(p: &str) -> String {
+    fixture(&format!("imported/{p}"))
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+fn stderr(args: &[&str]) -> String {
+    let out = run(args);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Each rank's predicted end, ns.
+fn ends_ns(args: &[&str]) -> Vec<i64> {
+    let v = json(&[args, &["--format", "json"]].concat());
+    let ranks = v["ranks"].as_array().unwrap();
+    ranks
+        .iter()
+        .map(|r| (r["end_s"].as_f64().unwrap() * 1e9).round() as i64)
+        .collect()
+}
+
+/// LogGOPSim's README: `schedgen --ptrn binomialtreereduce --datasize 1024` on 8 hosts
+/// (fixtures/imported/goal/binomialtreereduce-8.goal, written by schedgen's algorithm) under its
+/// defaults L=2500 o=1500 g=1000 G=6 ends hosts 0–7 at 34914, 24776, 13138, 13138 and 1500 ns.
+/// Our LogGP is the same model there: o + (k−1)G + L + o a message, receives taken as they
+/// arrive.
+#[test]
+fn a_goal_schedule_predicts_what_loggopsim_documents() {
+    let f = imported("goal/binomialtreereduce-8.goal");
+    let loggp = [
+        "--model", "loggp", "--L", "2500", "--o", "1500", "--g", "1000", "--G", "6",
+    ];
+    let ends = ends_ns(&[&[f.as_str()], &loggp[..]].concat());
+    assert_eq!(ends, [34914, 24776, 13138, 13138, 1500, 1500, 1500, 1500]);
+    // Detected from the file; forcing the format gives the same; the warning says what it lacks.
+    let forced = ends_ns(&[&[f.as_str(), "--from", "goal"], &loggp[..]].concat());
+    assert_eq!(forced, ends);
+    assert!(stderr(&[&f, "--platform", "myrinet"]).contains("records no times"));
+    // --calc-ns scales a `calc`: LogGOPSim2's schedgen output of a sphot trace.
+    let sphot = imported("goal/schedule.goal");
+    let at = |ns: &str| {
+        json(&[
+            &sphot,
+            "--platform",
+            "myrinet",
+            "--calc-ns",
+            ns,
+            "--format",
+            "json",
+        ])["measured_s"]
+            .as_f64()
+            .unwrap()
+    };
+    let (one, two) = (at("1"), at("2"));
+    assert!(
+        one > 0.0 && (two - 2.0 * one).abs() < 1e-9 * one,
+        "{one} {two}"
+    );
+}
+
+/// SimGrid's replay example `actions0.txt`/`actions1.txt` (named by `split_traces`), hand-costed
+/// under LogGP L=1000 o=100 G=0 at 1 Gflop/s: rank 0 sends at 0 (returns 100, arrives 1100);
+/// rank 1's receive returns 1200, it computes 1e9 flops (1 s) to T = 1e9 + 1200, Isends (T+100,
+/// arrives T+1100) and Irecvs (T+200); rank 0's receive returns T+1200, its send returns T+1300
+/// and arrives T+2300; rank 1's Wait returns T+2300+100.
+#[test]
+fn a_time_independent_trace_is_costed_by_hand() {
+    let f = imported("tit/split_traces");
+    let ends = ends_ns(&[&f, "--model", "loggp", "--L", "1000", "--o", "100"]);
+    assert_eq!(ends, [1_000_002_500, 1_000_003_600]);
+    // Half the rate: the computation takes twice as long, the messages the same.
+    let ends = ends_ns(&[
+        &f, "--model", "loggp", "--L", "1000", "--o", "100", "--flops", "5e8",
+    ]);
+    assert_eq!(ends, [2_000_002_500, 2_000_003_600]);
+    let err = stderr(&[&f, "--flops", "0", "--platform", "myrinet"]);
+    assert!(err.contains("--flops must be"), "{err}");
+}
+
+/// Every SimGrid example trace loads with each message matched (SMPI's replay.tesh runs them
+/// all), and its collectives' sizes follow SMPI's argument order.
+#[test]
+fn simgrids_example_traces_match_every_message() {
+    for name in [
+        "actions_with_isend.txt",
+        "actions_waitall.txt",
+        "actions_bcast.txt",
+        "actions_alltoall.txt",
+        "actions_alltoallv.txt",
+        "actions_allreduce.txt",
+        "actions_reducescatter.txt",
+        "actions_allgatherv.txt",
+        "actions_barrier.txt",
+        "actions_gather.txt",
+        "actions_bcast_reduce_datatypes.txt",
+    ] {
+        let f = imported(&format!("tit/{name}"));
+        let out = run(&[&f, "--platform", "myrinet", "--format", "json"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {err}");
+        assert!(!err.contains("no matching"), "{name}: {err}");
+    }
+    // `3 alltoallv 1000 100 30 1 1000 30 40 1`: rank 2 sends 100 + 30 + 1 elements and receives
+    // 30 + 40 + 1, MPI_BYTE each (`init` has no argument).
+    let v = json(&[
+        "info",
+        &imported("tit/actions_alltoallv.txt"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        v["collective_bytes"],
+        1 + 40 + 30 + 80 + 1 + 40 + 100 + 30 + 1
+    );
+    // With `init 1` the default type is MPI_DOUBLE, and `bcast 5e4 0 3` names MPI_SHORT (2 B).
+    let v = json(&[
+        "info",
+        &imported("tit/actions_bcast_reduce_datatypes.txt"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["events_by_routine"]["MPI_Bcast"], 6);
+}
+
+/// liballprof's samples in LogGOPSim2: every MPI line of the files is an event or a counted
+/// skip, a directory or rank 0's file reads the same, and the wildcard receives of sphot get
+/// sources.
+#[test]
+fn liballprof_traces_keep_every_call() {
+    let dir = imported("allprof/vladimir");
+    // Counted here from the files' lines, independently of the reader.
+    let mut lines = std::collections::BTreeMap::<String, u64>::new();
+    for r in 0..4 {
+        let text = std::fs::read_to_string(format!("{dir}/pmpi-trace-rank-{r}.txt")).unwrap();
+        for l in text.lines().filter(|l| l.starts_with("MPI_")) {
+            *lines
+                .entry(l.split(':').next().unwrap().to_string())
+                .or_default() += 1;
+        }
+    }
+    let v = json(&["info", &dir, "--format", "json"]);
+    for (routine, n) in &lines {
+        match routine.as_str() {
+            "MPI_Comm_rank" | "MPI_Comm_size" => {}
+            _ => assert_eq!(v["events_by_routine"][routine], *n, "{routine}"),
+        }
+    }
+    let err = stderr(&["info", &dir]);
+    assert!(err.contains("MPI_Comm_rank ×4, MPI_Comm_size ×4"), "{err}");
+    let file = format!("{dir}/pmpi-trace-rank-0.txt");
+    assert_eq!(
+        json(&["info", &file, "--format", "json"])["events"],
+        v["events"]
+    );
+    // Times are µs: the measured span of rank 0 runs 1298365588610809 → …621191.
+    let m = json(&[&dir, "--platform", "myrinet", "--format", "json"])["measured_s"]
+        .as_f64()
+        .unwrap();
+    assert!((0.0100..0.0200).contains(&m), "{m}");
+    let err = stderr(&[&imported("allprof/sphot"), "--platform", "myrinet"]);
+    assert!(
+        err.contains("6 wildcard receives had no recorded source"),
+        "{err}"
+    );
+    assert!(
+        run(&[
+            &imported("allprof/simple/trace_bcast-0.dat"),
+            "--platform",
+            "myrinet"
+        ])
+        .status
+        .success()
+    );
+}
+
+/// Ours → GOAL → ours: a point-to-point trace (the case study's nonblocking Gaussian
+/// elimination, with its two collectives) predicts the same under LogGP, to 10^-6.
+#[test]
+fn a_trace_through_goal_predicts_the_same() {
+    let t = fixture("../traces/gauss-n1024-p2-s4096-original-nonblocking-r1.bin");
+    let t = t.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("t.goal");
+    let g = g.to_str().unwrap();
+    let out = run(&["convert", t, g]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(g).unwrap();
+    assert!(text.starts_with("num_ranks 2\n"));
+    let loggp = [
+        "--model", "loggp", "--L", "2500", "--o", "1500", "--g", "1000", "--G", "6",
+    ];
+    let a = ends_ns(&[&[t], &loggp[..]].concat());
+    let b = ends_ns(&[&[g], &loggp[..]].concat());
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(((x - y) as f64).abs() <= 1e-5 * *x as f64, "{a:?} {b:?}");
+    }
+}
+
+#[test]
+fn what_is_not_a_trace_is_refused_saying_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let err = stderr(&[d, "--platform", "myrinet"]);
+    assert!(
+        err.contains("is a directory") || err.contains("directory that holds no trace"),
+        "{err}"
+    );
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "0 init\n1 init\n0 frobnicate 3\n").unwrap();
+    let err = stderr(&[bad.to_str().unwrap(), "--platform", "myrinet"]);
+    assert!(
+        err.contains("line 3") && err.contains("frobnicate"),
+        "{err}"
+    );
+    let goal = dir.path().join("bad.goal");
+    std::fs::write(
+        &goal,
+        "num_ranks 2\nrank 0 {\nl1: send 8b to 1 tag 0\nl1 requires l9\n}\n",
+    )
+    .unwrap();
+    let err = stderr(&[goal.to_str().unwrap(), "--platform", "myrinet"]);
+    assert!(err.contains("line 4") && err.contains("l9"), "{err}");
+    // Our trace read as another format is refused by that format's reader.
+    let ours = fixture("sites.txt");
+    let out = run(&[
+        ours.to_str().unwrap(),
+        "--from",
+        "goal",
+        "--platform",
+        "myrinet",
+    ]);
+    assert!(!out.status.success());
+    let out = run(&[ours.to_str().unwrap(), "--from", "nope"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allprof"));
+}
