@@ -149,3 +149,79 @@ fn mutated_text_traces_give_an_error_or_a_prediction() {
     eprintln!("{parsed} of {RUNS} mutated inputs parsed");
     assert!(parsed > RUNS / 50, "{parsed} of {RUNS} parsed");
 }
+
+/// Other tools' samples (fixtures/imported/), each read by its format's reader: one of its files
+/// mutated (a text mutation, spliced from another sample), then matched and replayed.
+#[test]
+fn mutated_imported_traces_give_an_error_or_a_prediction() {
+    use trace::import::{Format, Options};
+    let dir = common::fixture("imported");
+    let read = |p: &str| (p.to_string(), std::fs::read(dir.join(p)).unwrap());
+    let ranks = |d: &str, stem: &str, ext: &str| -> Vec<(String, Vec<u8>)> {
+        (0..4)
+            .map(|r| read(&format!("{d}/{stem}{r}.{ext}")))
+            .collect()
+    };
+    let mut samples: Vec<(Format, Vec<(String, Vec<u8>)>)> = vec![
+        (
+            Format::Allprof,
+            ranks("allprof/vladimir", "pmpi-trace-rank-", "txt"),
+        ),
+        (
+            Format::Allprof,
+            ranks("allprof/sphot", "htor-coll-rank-", "dat"),
+        ),
+        (
+            Format::Allprof,
+            ranks("allprof/simple", "trace_bcast-", "dat"),
+        ),
+        (Format::Goal, vec![read("goal/binomialtreereduce-8.goal")]),
+        (Format::Goal, vec![read("goal/schedule.goal")]),
+    ];
+    for e in std::fs::read_dir(dir.join("tit")).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        if name.starts_with("actions_") {
+            samples.push((Format::Tit, vec![read(&format!("tit/{name}"))]));
+        }
+    }
+    samples.sort_by(|a, b| a.1[0].0.cmp(&b.1[0].0));
+    let options = Options::default();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut parsed = 0;
+    // FUZZ_SMOKE_IMPORT_RUNS searches further by hand.
+    let runs = std::env::var("FUZZ_SMOKE_IMPORT_RUNS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(RUNS);
+    for n in 0..runs {
+        let (format, files) = &samples[rng.below(samples.len())];
+        let other = &samples[rng.below(samples.len())].1[0].1;
+        let mut files = files.clone();
+        let k = rng.below(files.len());
+        files[k].1 = mutate(&mut rng, &files[k].1, other, true);
+        let ok = std::panic::catch_unwind(|| {
+            let Ok(t) = trace::import::parse(*format, &files, &options) else {
+                return false;
+            };
+            if let Ok(g) = graph::build(&t, "fuzz") {
+                let _ =
+                    replay::replay(&t, &g, &Params::preset("myrinet").unwrap(), "fuzz", &|_| {});
+            }
+            true
+        });
+        match ok {
+            Ok(accepted) => parsed += accepted as usize,
+            Err(_) => {
+                let path = std::env::temp_dir().join(format!("loggps-fuzz-import-{n}"));
+                std::fs::write(&path, &files[k].1).unwrap();
+                panic!(
+                    "input {n} ({format:?}, file {k} of {}) panicked; it is in {}",
+                    files[0].0,
+                    path.display()
+                );
+            }
+        }
+    }
+    eprintln!("{parsed} of {runs} mutated inputs parsed");
+    assert!(parsed > runs / 50, "{parsed} of {runs} parsed");
+}

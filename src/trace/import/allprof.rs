@@ -8,7 +8,7 @@
 
 use super::{Call, Notes, Requests, build, numbered_siblings};
 use crate::error::TraceError;
-use crate::trace::{Completion, RecvHalf, Routine, Trace};
+use crate::trace::{RecvHalf, Routine, Trace};
 use std::path::{Path, PathBuf};
 
 /// Whether `text` begins as liballprof's files do.
@@ -48,13 +48,19 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
                 .into(),
         )
     })?;
-    let p = files.len();
-    let mut texts = Vec::with_capacity(p);
+    let mut texts = Vec::with_capacity(files.len());
     for f in &files {
         let t = std::fs::read_to_string(f)
             .map_err(|e| TraceError::at(&f.display().to_string(), format!("cannot read: {e}")))?;
-        texts.push(t);
+        texts.push((f.display().to_string(), t));
     }
+    parse(&name, &texts)
+}
+
+/// The trace of `files` (name, text), rank 0's first.
+pub(super) fn parse(name: &str, files: &[(String, String)]) -> Result<Trace, TraceError> {
+    let p = files.len();
+    let texts: Vec<&str> = files.iter().map(|(_, t)| t.as_str()).collect();
     // Times are µs of each rank's clock: kept to the ns, from the earliest call of any rank.
     let mut t0 = u64::MAX;
     for t in &texts {
@@ -71,7 +77,7 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
     ));
     let mut calls = Vec::with_capacity(p);
     for (r, text) in texts.iter().enumerate() {
-        let file = files[r].display().to_string();
+        let file = &files[r].0;
         let mut rank = Rank {
             p,
             t0,
@@ -89,7 +95,7 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
         }
         calls.push(rank.calls);
     }
-    build(&name, calls, notes)
+    build(name, calls, notes)
 }
 
 /// A time field: `1298365588610860`, `1237759886260335.000000` or `3.0` µs, in ns.
@@ -275,21 +281,26 @@ impl Rank {
                 keep(self, c, 10)?;
             }
             Some(r @ (Routine::Wait | Routine::Waitall)) => {
-                let handles: Vec<u64> = if r == Routine::Wait {
-                    vec![int(0)? as u64]
-                } else {
-                    let (n, base) = (int(0)?.max(0) as u64, int(1)? as u64);
-                    if n > 1 && !self.reqs.is_open(&(base + 8)) && self.reqs.is_open(&(base + 4)) {
-                        self.stride = 4;
-                    }
-                    (0..n).map(|k| base + k * self.stride).collect()
-                };
                 let mut c = Call::new(r, t_call, t_return);
                 // A handle no open request has is MPI_REQUEST_NULL (or one of fewer ranks').
-                c.done = handles
-                    .iter()
-                    .filter_map(|h| self.reqs.complete(h))
-                    .collect::<Vec<Completion>>();
+                c.done = if r == Routine::Wait {
+                    self.reqs.complete(&(int(0)? as u64)).into_iter().collect()
+                } else {
+                    let (n, base) = (int(0)?.max(0) as u64, int(1)? as u64);
+                    if n > 1
+                        && !self.reqs.is_open(&base.wrapping_add(8))
+                        && self.reqs.is_open(&base.wrapping_add(4))
+                    {
+                        self.stride = 4;
+                    }
+                    let s = self.stride;
+                    // The array's handles, in array order: the open requests among them.
+                    let mut done = self.reqs.complete_where(|&h| {
+                        h.checked_sub(base).is_some_and(|d| d % s == 0 && d / s < n)
+                    });
+                    done.sort_by_key(|&(h, _)| h);
+                    done.into_iter().map(|(_, c)| c).collect()
+                };
                 self.calls.push(c);
             }
             Some(

@@ -34,7 +34,12 @@ pub(super) fn load(path: &Path, calc_ns: f64) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| TraceError::at(&name, format!("cannot read: {e}")))?;
-    let ranks = parse(&name, &text)?;
+    from_text(&name, &text, calc_ns)
+}
+
+/// The trace of the GOAL schedule `text`.
+pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, TraceError> {
+    let ranks = parse(name, text)?;
     let mut notes = Notes::default();
     notes.say(format!(
         "a GOAL schedule records no times: each `calc` unit takes {calc_ns} ns (--calc-ns sets it), \
@@ -47,7 +52,7 @@ pub(super) fn load(path: &Path, calc_ns: f64) -> Result<Trace, TraceError> {
         .enumerate()
         .map(|(r, ops)| sequence(r, ops, calc_ns))
         .collect();
-    build(&name, calls, notes)
+    build(name, calls, notes)
 }
 
 /// Each rank's operations, in file order, with their dependencies as indices.
@@ -99,10 +104,12 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
                 let p: usize = p
                     .parse()
                     .ok()
-                    .filter(|&p| (1..=1 << 22).contains(&p))
+                    .filter(|&p| (1..=text.len()).contains(&p))
                     .ok_or_else(|| {
                         err(format!(
-                            "expected a number of ranks from 1 to 2^22, found `{p}`"
+                            "expected a number of ranks from 1 to {} (at most one per byte of the \
+                             file), found `{p}`",
+                            text.len()
                         ))
                     })?;
                 declared = Some(p);

@@ -123,6 +123,40 @@ pub fn load(
     Ok(trace)
 }
 
+/// Parses another tool's trace held in memory, with every check: `files` its files' names and
+/// contents (one for a time-independent trace or a GOAL schedule, though a TIT trace may be
+/// one a rank; one a rank, rank 0's first, for liballprof). For the fuzz targets.
+pub fn parse(
+    format: Format,
+    files: &[(String, Vec<u8>)],
+    options: &Options,
+) -> Result<Trace, TraceError> {
+    let mut texts = Vec::with_capacity(files.len());
+    for (name, data) in files {
+        let text = std::str::from_utf8(data).map_err(|e| {
+            let line = data[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            TraceError::line(name, line, "expected UTF-8 text".into())
+        })?;
+        texts.push((name.clone(), text.to_string()));
+    }
+    let name = texts
+        .first()
+        .map_or("(none)".to_string(), |(n, _)| n.clone());
+    match format {
+        Format::Allprof => allprof::parse(&name, &texts),
+        Format::Tit => tit::parse(&name, &texts, options.flop_ns.unwrap_or(1.0)),
+        Format::Goal => {
+            let text = texts.first().map_or("", |(_, t)| t.as_str());
+            goal::from_text(&name, text, options.calc_ns.unwrap_or(1.0))
+        }
+        Format::Loggps => super::parse(&name, files.first().map_or(&[][..], |(_, d)| d)),
+    }
+}
+
 /// One call of an imported trace, before it is pushed: the event, and its completions, its
 /// receive half or its collective's receive side as its shape has them.
 #[derive(Clone, Debug)]
@@ -380,6 +414,18 @@ impl<K: PartialEq + Clone> Requests<K> {
     pub fn complete(&mut self, key: &K) -> Option<Completion> {
         let i = self.open.iter().position(|(k, ..)| k == key)?;
         Some(Self::completion(self.open.remove(i)))
+    }
+
+    /// The open requests whose key `f` takes, completed, with their keys, in creation order.
+    pub fn complete_where(&mut self, f: impl Fn(&K) -> bool) -> Vec<(K, Completion)> {
+        let (taken, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|(k, ..)| f(k));
+        self.open = kept;
+        taken
+            .into_iter()
+            .map(|o| (o.0.clone(), Self::completion(o)))
+            .collect()
     }
 
     /// Every open request, completed in creation order.

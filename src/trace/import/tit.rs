@@ -104,6 +104,15 @@ pub(super) fn load(path: &Path, flop_ns: f64) -> Result<Trace, TraceError> {
     } else {
         vec![(name.clone(), text)]
     };
+    parse(&name, &files, flop_ns)
+}
+
+/// The trace of `files` (name, text), their lines of any ranks in any order.
+pub(super) fn parse(
+    name: &str,
+    files: &[(String, String)],
+    flop_ns: f64,
+) -> Result<Trace, TraceError> {
     // Every action line, by rank: (file, line number, its words after the rank).
     let mut ranks: Vec<Vec<(usize, usize, Vec<&str>)>> = Vec::new();
     for (f, (file, text)) in files.iter().enumerate() {
@@ -154,7 +163,7 @@ pub(super) fn load(path: &Path, flop_ns: f64) -> Result<Trace, TraceError> {
         }
         calls.push(rank.calls);
     }
-    build(&name, calls, notes)
+    build(name, calls, notes)
 }
 
 struct Rank {
