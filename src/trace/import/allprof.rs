@@ -91,7 +91,7 @@ pub(super) fn parse(name: &str, files: &[(String, String)]) -> Result<Trace, Tra
                 continue;
             }
             rank.call(line, &mut notes)
-                .map_err(|m| TraceError::line(&file, n + 1, m).in_event(r, rank.calls.len()))?;
+                .map_err(|m| TraceError::line(file, n + 1, m).in_event(r, rank.calls.len()))?;
         }
         calls.push(rank.calls);
     }
