@@ -246,3 +246,73 @@ fn what_is_not_a_trace_is_refused_saying_where() {
     let out = run(&[ours.to_str().unwrap(), "--from", "nope"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("allprof"));
 }
+
+/// SST's DUMPI sample (sst-dumpi tests/traces, 4 ranks) against its own `dumpi2ascii` text of
+/// rank 0 (testtrace-0000.txt): the same calls, wall times to the ns from rank 0's `MPI_Init`,
+/// bytes from the file's datatype table (`MPI_INT` 4 B), peers and tags; found from the
+/// `.meta`, rank 0's file or the directory alike.
+#[test]
+fn a_dumpi_trace_reads_as_dumpi2ascii_prints_it() {
+    let dir = imported("dumpi/testtrace");
+    let ascii = std::fs::read_to_string(format!("{dir}/testtrace-0000.txt")).unwrap();
+    let walltime = |routine: &str, what: &str| -> u64 {
+        let line = ascii
+            .lines()
+            .find(|l| l.starts_with(&format!("{routine} {what} at walltime")))
+            .unwrap();
+        let t = line
+            .split_whitespace()
+            .nth(4)
+            .unwrap()
+            .trim_end_matches(',');
+        let (s, ns) = t.split_once('.').unwrap();
+        s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap()
+    };
+    let t0 = walltime("MPI_Init", "entering");
+    let tmp = tempfile::tempdir().unwrap();
+    let text = tmp.path().join("t.txt");
+    for from in [
+        format!("{dir}/testtrace.meta"),
+        format!("{dir}/testtrace-0000.bin"),
+        dir.clone(),
+    ] {
+        let out = run(&["convert", &from, text.to_str().unwrap(), "--force"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let ours = std::fs::read_to_string(&text).unwrap();
+        let rank0: Vec<&str> = ours.lines().filter(|l| l.starts_with("0 MPI_")).collect();
+        let names: Vec<&str> = rank0.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
+        // dumpi2ascii's calls but MPI_Comm_rank and MPI_Comm_size, which the model does not cost.
+        let theirs: Vec<&str> = ascii
+            .lines()
+            .filter(|l| l.contains(" entering at walltime"))
+            .map(|l| l.split(' ').next().unwrap())
+            .filter(|n| !n.starts_with("MPI_Comm_"))
+            .collect();
+        assert_eq!(names, theirs);
+        for l in &rank0 {
+            let w: Vec<&str> = l.split(' ').collect();
+            assert_eq!(
+                w[2].parse::<u64>().unwrap(),
+                walltime(w[1], "entering") - t0,
+                "{l}"
+            );
+            assert_eq!(
+                w[3].parse::<u64>().unwrap(),
+                walltime(w[1], "returning") - t0,
+                "{l}"
+            );
+        }
+        let isend = rank0.iter().find(|l| l.contains("MPI_Isend")).unwrap();
+        assert!(
+            isend.ends_with("bytes=4 peer=1 tag=1337 comm=0 req=0"),
+            "{isend}"
+        );
+        let recv = rank0.iter().find(|l| l.contains("MPI_Recv")).unwrap();
+        assert!(recv.ends_with("bytes=4 peer=3 tag=1337 comm=0"), "{recv}");
+    }
+    assert!(run(&[&dir, "--platform", "myrinet"]).status.success());
+}

@@ -162,7 +162,8 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
             .map(|r| read(&format!("{d}/{stem}{r}.{ext}")))
             .collect()
     };
-    let mut samples: Vec<(Format, Vec<(String, Vec<u8>)>)> = vec![
+    type Sample = (Format, Vec<(String, Vec<u8>)>);
+    let mut samples: Vec<Sample> = vec![
         (
             Format::Allprof,
             ranks("allprof/vladimir", "pmpi-trace-rank-", "txt"),
@@ -176,6 +177,18 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
             ranks("allprof/simple", "trace_bcast-", "dat"),
         ),
         (Format::Goal, vec![read("goal/binomialtreereduce-8.goal")]),
+        (
+            Format::Dumpi,
+            (0..4)
+                .map(|r| read(&format!("dumpi/testtrace/testtrace-000{r}.bin")))
+                .collect(),
+        ),
+        (
+            Format::Dumpi,
+            (0..7)
+                .map(|r| read(&format!("dumpi/testbgp/testbgp-000{r}.bin")))
+                .collect(),
+        ),
         (Format::Goal, vec![read("goal/schedule.goal")]),
     ];
     for e in std::fs::read_dir(dir.join("tit")).unwrap() {
@@ -198,7 +211,7 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
         let other = &samples[rng.below(samples.len())].1[0].1;
         let mut files = files.clone();
         let k = rng.below(files.len());
-        files[k].1 = mutate(&mut rng, &files[k].1, other, true);
+        files[k].1 = mutate(&mut rng, &files[k].1, other, *format != Format::Dumpi);
         let ok = std::panic::catch_unwind(|| {
             let Ok(t) = trace::import::parse(*format, &files, &options) else {
                 return false;

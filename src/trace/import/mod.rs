@@ -1,5 +1,6 @@
 //! Other tools' traces read into a [`Trace`]: LogGOPSim's liballprof (`allprof`), SimGrid's
-//! time-independent traces (`tit`) and LogGOPSim's GOAL schedules (`goal`, also written).
+//! time-independent traces (`tit`), LogGOPSim's GOAL schedules (`goal`; written by
+//! [`crate::goal`]) and SST's DUMPI (`dumpi`).
 //!
 //! Each reader turns the format's records into calls ([`Call`]) rank by rank; [`build`] then
 //! resolves what the format leaves open (the source of a wildcard receive: liballprof records
@@ -9,6 +10,7 @@
 #![doc = include_str!("IMPORT.md")]
 
 mod allprof;
+mod dumpi;
 mod goal;
 mod tit;
 
@@ -29,10 +31,18 @@ pub enum Format {
     Tit,
     /// LogGOPSim's GOAL schedule: `num_ranks N`, `rank R { … }`.
     Goal,
+    /// SST's DUMPI: a `.meta` file and one binary file per rank, `PREFIX-NNNN.bin`.
+    Dumpi,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::Loggps, Format::Allprof, Format::Tit, Format::Goal];
+    pub const ALL: [Format; 5] = [
+        Format::Loggps,
+        Format::Allprof,
+        Format::Tit,
+        Format::Goal,
+        Format::Dumpi,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -40,6 +50,7 @@ impl Format {
             Format::Allprof => "allprof",
             Format::Tit => "tit",
             Format::Goal => "goal",
+            Format::Dumpi => "dumpi",
         }
     }
 
@@ -64,21 +75,32 @@ pub struct Options {
 pub fn detect(path: &Path) -> Result<Format, TraceError> {
     let name = path.display().to_string();
     if path.is_dir() {
-        return match allprof::rank_files(path) {
-            Some(_) => Ok(Format::Allprof),
-            None => Err(TraceError::at(
-                &name,
-                "is a directory that holds no trace this program reads (liballprof's \
-                 pmpi-trace-rank-N.txt files); give a trace file"
-                    .into(),
-            )),
-        };
+        if allprof::rank_files(path).is_some() {
+            return Ok(Format::Allprof);
+        }
+        if dumpi_meta(path).is_some() {
+            return Ok(Format::Dumpi);
+        }
+        return Err(TraceError::at(
+            &name,
+            "is a directory that holds no trace this program reads (liballprof's \
+             pmpi-trace-rank-N.txt files, a DUMPI .meta file); give a trace file"
+                .into(),
+        ));
     }
     let head = read_head(path).map_err(|e| TraceError::at(&name, format!("cannot open: {e}")))?;
     if head.starts_with(&super::binary::MAGIC) || head.starts_with(b"loggps-trace") {
         return Ok(Format::Loggps);
     }
+    if head.starts_with(&dumpi::MAGIC) {
+        return Ok(Format::Dumpi);
+    }
     let text = String::from_utf8_lossy(&head);
+    if text.lines().any(|l| l.starts_with("numprocs="))
+        && text.lines().any(|l| l.starts_with("fileprefix="))
+    {
+        return Ok(Format::Dumpi);
+    }
     let first = text
         .lines()
         .map(str::trim)
@@ -93,6 +115,17 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         // Ours, or nothing we know: the loader says what it expected.
         _ => Ok(Format::Loggps),
     }
+}
+
+/// A directory's DUMPI `.meta` file, if it holds one.
+fn dumpi_meta(dir: &Path) -> Option<PathBuf> {
+    let mut metas: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "meta"))
+        .collect();
+    metas.sort();
+    metas.into_iter().next()
 }
 
 fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
@@ -115,6 +148,10 @@ pub fn load(
         Format::Allprof => allprof::load(path)?,
         Format::Tit => tit::load(path, options.flop_ns.unwrap_or(1.0))?,
         Format::Goal => goal::load(path, options.calc_ns.unwrap_or(1.0))?,
+        Format::Dumpi => match path.is_dir() {
+            true => dumpi::load(&dumpi_meta(path).unwrap_or_else(|| path.join(".meta")))?,
+            false => dumpi::load(path)?,
+        },
         Format::Loggps => unreachable!("ours is loaded by trace::load"),
     };
     for w in &trace.warnings {
@@ -131,6 +168,12 @@ pub fn parse(
     files: &[(String, Vec<u8>)],
     options: &Options,
 ) -> Result<Trace, TraceError> {
+    if format == Format::Dumpi {
+        let name = files
+            .first()
+            .map_or("(none)".to_string(), |(n, _)| n.clone());
+        return dumpi::parse(&name, files);
+    }
     let mut texts = Vec::with_capacity(files.len());
     for (name, data) in files {
         let text = std::str::from_utf8(data).map_err(|e| {
@@ -154,6 +197,7 @@ pub fn parse(
             goal::from_text(&name, text, options.calc_ns.unwrap_or(1.0))
         }
         Format::Loggps => super::parse(&name, files.first().map_or(&[][..], |(_, d)| d)),
+        Format::Dumpi => unreachable!("read above"),
     }
 }
 
@@ -452,9 +496,15 @@ pub(crate) fn numbered_siblings(path: &Path) -> Option<Vec<PathBuf>> {
         .rfind(|c: char| !c.is_ascii_digit())
         .map_or(0, |i| i + 1);
     let (head, tail) = (&file[..start], &file[end..]);
+    // `-0000.bin`: numbers zero-padded to the width of the one given.
+    let width = if file[start..end].starts_with('0') {
+        end - start
+    } else {
+        1
+    };
     let dir = path.parent().unwrap_or(Path::new(""));
     let files: Vec<PathBuf> = (0..)
-        .map(|r| dir.join(format!("{head}{r}{tail}")))
+        .map(|r| dir.join(format!("{head}{r:0width$}{tail}")))
         .take_while(|p| p.is_file())
         .collect();
     (!files.is_empty()).then_some(files)

@@ -1,0 +1,811 @@
+//! SST's DUMPI traces (sst-dumpi, `docs/traceformat.dox` and `dumpi/common/io.c`): a `.meta`
+//! text file (`numprocs=`, `fileprefix=`) and one binary file a rank, `PREFIX-NNNN.bin`. A file
+//! ends with an index (its last 64 bytes: big-endian offsets of its sections) and holds a
+//! stream of records: a function id, a mask of the optional fields (thread, CPU and wall
+//! times, performance counters, statuses), the times as seconds since a bias and nanoseconds,
+//! then the arguments. Records carry no length: each is read by its function's layout, every
+//! DUMPI function's in `dumpi-layouts.txt`, so that any record can be passed over.
+//!
+//! Byte counts are the count times the file's own table of datatype sizes; wall times are kept
+//! to the ns, from the earliest call of any rank; requests are ids the MPI library reuses (a
+//! completion takes the latest operation given the id); statuses give wildcard receives their
+//! sources. Communicators are ids local to each rank with no members: calls on any but
+//! `MPI_COMM_WORLD` (id 2) are left out, counted.
+
+use super::{Call, Notes, Requests, build, numbered_siblings};
+use crate::error::TraceError;
+use crate::trace::{Completion, PEER_ANY, PEER_NULL, RecvHalf, Routine, TAG_ANY, Trace};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The 8 bytes every DUMPI file starts with (and its index).
+pub(super) const MAGIC: [u8; 8] = [0xff, 0xaa, 0xdd, 0x44, 0x55, 0x4d, 0x50, 0x49];
+/// `MPI_COMM_WORLD`'s id in records.
+const WORLD: i64 = 2;
+/// The label that ends a stream.
+const END_OF_STREAM: u16 = 293;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ty {
+    I32,
+    U16,
+    U8,
+    I64,
+    /// An array of `.0`: an i32 count, then the elements.
+    Array(Scalar),
+    /// An i32 count of arrays of i32.
+    Arrays,
+    Str,
+    Strs,
+    Strss,
+    Status,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scalar {
+    I32,
+    U16,
+    U8,
+}
+
+/// One argument of a layout: its name, type, and the two earlier arguments that must be equal
+/// for it to be there (`commrank == root`).
+#[derive(Clone, Debug)]
+struct Field {
+    name: &'static str,
+    ty: Ty,
+    when: Option<(&'static str, &'static str)>,
+}
+
+/// Each function id's name and layout (`None`: not a record).
+/// A function's name and argument layout.
+type Layout = (&'static str, Vec<Field>);
+
+fn layouts() -> &'static [Option<Layout>] {
+    static TABLE: OnceLock<Vec<Option<Layout>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let text: &'static str = include_str!("dumpi-layouts.txt");
+        let mut table = vec![None; 294];
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
+            let mut words = line.split_whitespace();
+            let id: usize = words.next().and_then(|w| w.parse().ok()).expect("an id");
+            let name = words.next().expect("a name");
+            let rest: Vec<&'static str> = words.collect();
+            if rest.first().is_some_and(|w| w.starts_with('<')) {
+                continue;
+            }
+            let fields = rest
+                .iter()
+                .filter(|w| **w != "-")
+                .map(|w| {
+                    let (when, spec) = match w.strip_prefix('?') {
+                        Some(c) => {
+                            let (cond, spec) = c.split_once(':').expect("?a==b:field");
+                            let (a, b) = cond.split_once("==").expect("a==b");
+                            (Some((a, b)), spec)
+                        }
+                        None => (None, *w),
+                    };
+                    let (name, ty) = spec.split_once(':').expect("name:type");
+                    let ty = match ty {
+                        "i32" => Ty::I32,
+                        "u16" => Ty::U16,
+                        "u8" => Ty::U8,
+                        "i64" => Ty::I64,
+                        "i32[]" => Ty::Array(Scalar::I32),
+                        "u16[]" => Ty::Array(Scalar::U16),
+                        "u8[]" => Ty::Array(Scalar::U8),
+                        "i32[][]" => Ty::Arrays,
+                        "str32" => Ty::Str,
+                        "str32[]" => Ty::Strs,
+                        "str32[][]" => Ty::Strss,
+                        "STATUS" => Ty::Status,
+                        t => panic!("dumpi-layouts.txt: unknown type {t}"),
+                    };
+                    Field { name, ty, when }
+                })
+                .collect();
+            table[id] = Some((name, fields));
+        }
+        table
+    })
+}
+
+/// A big-endian reader over one file's bytes; every read checked.
+struct Bytes<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.data.len());
+        let end =
+            end.ok_or_else(|| format!("the file ends inside a record at byte {}", self.at))?;
+        let s = &self.data[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, String> {
+        Ok(u16::from_be_bytes(self.take(2)?.try_into().unwrap()))
+    }
+    fn i32(&mut self) -> Result<i32, String> {
+        Ok(i32::from_be_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_be_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    /// An array's count, at most what the rest of the file could hold.
+    fn count(&mut self, width: usize) -> Result<usize, String> {
+        let n = self.i32()?;
+        let left = (self.data.len() - self.at) / width.max(1);
+        usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= left)
+            .ok_or_else(|| {
+                format!(
+                    "an array of {n} elements at byte {} runs past the file",
+                    self.at - 4
+                )
+            })
+    }
+}
+
+/// A decoded argument.
+#[derive(Clone, Debug, Default)]
+enum Value {
+    #[default]
+    None,
+    Int(i64),
+    Ints(Vec<i64>),
+    /// Each status's (source, tag).
+    Statuses(Vec<(i32, i32)>),
+}
+
+/// One record: its function id, wall times (ns since the epoch) and arguments by name.
+struct Record {
+    id: u16,
+    t: (u64, u64),
+    args: Vec<(&'static str, Value)>,
+}
+
+impl Record {
+    fn int(&self, name: &str) -> Result<i64, String> {
+        match self.args.iter().find(|(n, _)| *n == name) {
+            Some((_, Value::Int(v))) => Ok(*v),
+            _ => Err(format!("a record of function {} lacks `{name}`", self.id)),
+        }
+    }
+    fn ints(&self, name: &str) -> Vec<i64> {
+        match self.args.iter().find(|(n, _)| *n == name) {
+            Some((_, Value::Ints(v))) => v.clone(),
+            _ => Vec::new(),
+        }
+    }
+    fn statuses(&self) -> &[(i32, i32)] {
+        match self
+            .args
+            .iter()
+            .find(|(_, v)| matches!(v, Value::Statuses(_)))
+        {
+            Some((_, Value::Statuses(s))) => s,
+            _ => &[],
+        }
+    }
+}
+
+/// A file's sections, from its index: the header and body offsets and the datatype sizes.
+struct Sections {
+    header: usize,
+    body: usize,
+    sizes: Vec<i64>,
+    /// The file's version (major, minor, sub).
+    version: (u8, u8, u8),
+}
+
+fn sections(data: &[u8]) -> Result<Sections, String> {
+    if !data.starts_with(&MAGIC) || data.len() < 64 + 8 {
+        return Err("expected a DUMPI file (it begins with ff aa dd 44 55 4d 50 49)".into());
+    }
+    let magic = u64::from_be_bytes(MAGIC);
+    let mut b = Bytes {
+        data,
+        at: data.len() - 64,
+    };
+    // Older files have fewer of the leading optional entries (sizelbl, addrlbl, perflbl): the
+    // magic comes later in the last 64 bytes (io.c `dumpi_open_input_file`).
+    let mut skipped = 0;
+    while b.u64()? != magic {
+        skipped += 1;
+        if skipped > 3 {
+            return Err(
+                "the index (the file's last 64 bytes) has no magic: the file is cut short".into(),
+            );
+        }
+    }
+    let mut optional = [0u64; 3];
+    for slot in optional.iter_mut().skip(skipped) {
+        *slot = b.u64()?;
+    }
+    let [sizelbl, ..] = optional;
+    let off = |v: u64| usize::try_from(v).ok().filter(|&o| o <= data.len());
+    let bad =
+        || "the index (the file's last 64 bytes) names offsets past the file's end".to_string();
+    let header = off(b.u64()?).ok_or_else(bad)?;
+    let body = off(b.u64()?).ok_or_else(bad)?;
+    off(b.u64()?).ok_or_else(bad)?;
+    let mut sizes = Vec::new();
+    if let Some(at) = off(sizelbl).filter(|&o| o > 0) {
+        let mut s = Bytes { data, at };
+        let n = s.count(4)?;
+        for _ in 0..n {
+            sizes.push(s.i32()? as i64);
+        }
+    }
+    let mut h = Bytes { data, at: header };
+    let version = (h.u8()?, h.u8()?, h.u8()?);
+    Ok(Sections {
+        header,
+        body,
+        sizes,
+        version,
+    })
+}
+
+/// Every record of one file's stream.
+fn records(data: &[u8]) -> Result<(Vec<Record>, Vec<i64>), String> {
+    let s = sections(data)?;
+    let table = layouts();
+    let with_tag = s.version >= (0, 6, 3);
+    let mut b = Bytes {
+        data: &data[..s.header.max(s.body).min(data.len())],
+        at: s.body,
+    };
+    let (_cpu_bias, wall_bias) = (b.u32()?, b.u32()? as u64);
+    let mut out = Vec::new();
+    loop {
+        let at = b.at;
+        let id = b.u16()?;
+        if id == END_OF_STREAM {
+            break;
+        }
+        let Some(Some((_, fields))) = table.get(id as usize) else {
+            return Err(format!("byte {at}: function id {id} names no DUMPI record"));
+        };
+        let mask = b.u8()?;
+        if mask & 0x40 != 0 {
+            b.u16()?;
+        }
+        let mut time = || -> Result<(u64, u64), String> {
+            let (s0, n0, s1, n1) = (
+                b.u16()? as u64,
+                b.u32()? as u64,
+                b.u16()? as u64,
+                b.u32()? as u64,
+            );
+            Ok((
+                (s0 + wall_bias) * 1_000_000_000 + n0,
+                (s1 + wall_bias) * 1_000_000_000 + n1,
+            ))
+        };
+        if mask & 0x04 != 0 {
+            time()?;
+        }
+        let t = if mask & 0x08 != 0 { time()? } else { (0, 0) };
+        if mask & 0x80 != 0 {
+            let n = b.u8()? as usize;
+            b.take(n * 16)?;
+        }
+        let mut args: Vec<(&'static str, Value)> = Vec::with_capacity(fields.len());
+        for f in fields {
+            if let Some((x, y)) = f.when {
+                let get = |n: &str| {
+                    args.iter()
+                        .find(|(k, _)| *k == n)
+                        .and_then(|(_, v)| match v {
+                            Value::Int(i) => Some(*i),
+                            _ => None,
+                        })
+                };
+                if get(x) != get(y) {
+                    continue;
+                }
+            }
+            let v = match f.ty {
+                Ty::I32 => Value::Int(b.i32()? as i64),
+                Ty::U16 => Value::Int(b.u16()? as i64),
+                Ty::U8 => Value::Int(b.u8()? as i64),
+                Ty::I64 => Value::Int(b.u64()? as i64),
+                Ty::Array(s) => {
+                    let width = match s {
+                        Scalar::I32 => 4,
+                        Scalar::U16 => 2,
+                        Scalar::U8 => 1,
+                    };
+                    let n = b.count(width)?;
+                    let mut v = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        v.push(match s {
+                            Scalar::I32 => b.i32()? as i64,
+                            Scalar::U16 => b.u16()? as i64,
+                            Scalar::U8 => b.u8()? as i64,
+                        });
+                    }
+                    Value::Ints(v)
+                }
+                Ty::Arrays => {
+                    for _ in 0..b.count(4)? {
+                        let n = b.count(4)?;
+                        b.take(4 * n)?;
+                    }
+                    Value::None
+                }
+                Ty::Str | Ty::Strs | Ty::Strss => {
+                    let depth = match f.ty {
+                        Ty::Str => 0,
+                        Ty::Strs => 1,
+                        _ => 2,
+                    };
+                    skip_strings(&mut b, depth)?;
+                    Value::None
+                }
+                Ty::Status if mask & 3 == 0 => Value::None,
+                Ty::Status => {
+                    let n = b.count(10)?;
+                    let mut v = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        let (_bytes, source) = (b.i32()?, b.i32()?);
+                        b.take(2)?;
+                        let tag = if with_tag { b.i32()? } else { TAG_ANY };
+                        v.push((source, tag));
+                    }
+                    Value::Statuses(v)
+                }
+            };
+            args.push((f.name, v));
+        }
+        out.push(Record { id, t, args });
+    }
+    Ok((out, s.sizes))
+}
+
+fn skip_strings(b: &mut Bytes<'_>, depth: u8) -> Result<(), String> {
+    if depth == 0 {
+        let n = b.count(1)?;
+        b.take(n)?;
+        return Ok(());
+    }
+    for _ in 0..b.count(4)? {
+        skip_strings(b, depth - 1)?;
+    }
+    Ok(())
+}
+
+/// The per-rank files of a DUMPI trace: from its `.meta` (`numprocs`, `fileprefix`), or from
+/// rank 0's `PREFIX-0000.bin`.
+pub(super) fn rank_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if path.extension().is_some_and(|e| e == "meta") {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
+        let get = |k: &str| {
+            text.lines().find_map(|l| {
+                l.split_once('=')
+                    .filter(|(a, _)| a.trim() == k)
+                    .map(|(_, v)| v.trim().to_string())
+            })
+        };
+        let p: usize = get("numprocs")
+            .and_then(|n| n.parse().ok())
+            .filter(|&n| (1..1 << 22).contains(&n))
+            .ok_or("expected `numprocs=N` in the .meta file")?;
+        let prefix = get("fileprefix").ok_or("expected `fileprefix=NAME` in the .meta file")?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let files: Vec<PathBuf> = (0..p)
+            .map(|r| dir.join(format!("{prefix}-{r:04}.bin")))
+            .collect();
+        if let Some(missing) = files.iter().find(|f| !f.is_file()) {
+            return Err(format!(
+                "numprocs={p}, but {} is missing",
+                missing.display()
+            ));
+        }
+        return Ok(files);
+    }
+    numbered_siblings(path)
+        .filter(|f| f.first().is_some_and(|f| f == path))
+        .ok_or_else(|| {
+            "expected a DUMPI trace's .meta file or rank 0's PREFIX-0000.bin".to_string()
+        })
+}
+
+pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
+    let name = path.display().to_string();
+    let files = rank_files(path).map_err(|m| TraceError::at(&name, m))?;
+    let mut data = Vec::with_capacity(files.len());
+    for f in &files {
+        let d = std::fs::read(f)
+            .map_err(|e| TraceError::at(&f.display().to_string(), format!("cannot read: {e}")))?;
+        data.push((f.display().to_string(), d));
+    }
+    parse(&name, &data)
+}
+
+/// The trace of `files` (name, bytes), rank 0's first.
+pub(super) fn parse(name: &str, files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
+    let p = files.len();
+    let mut ranks = Vec::with_capacity(p);
+    for (file, data) in files {
+        ranks.push(records(data).map_err(|m| TraceError::at(file, m))?);
+    }
+    let t0 = ranks
+        .iter()
+        .flat_map(|(r, _)| r.iter().map(|r| r.t.0))
+        .filter(|&t| t > 0)
+        .min()
+        .unwrap_or(0);
+    let mut notes = Notes::default();
+    notes.say(format!(
+        "a DUMPI trace ({p} ranks) records no communicators' members and no hosts: only calls on \
+         MPI_COMM_WORLD are kept, and the ranks are taken as one node"
+    ));
+    let mut calls = Vec::with_capacity(p);
+    for (r, (records, sizes)) in ranks.iter().enumerate() {
+        let mut rank = Rank {
+            me: r as i64,
+            p,
+            t0,
+            sizes,
+            reqs: Requests::new(),
+            calls: Vec::new(),
+        };
+        for (i, rec) in records.iter().enumerate() {
+            rank.record(rec, &mut notes).map_err(|m| {
+                TraceError::at(&files[r].0, format!("record {i}: {m}"))
+                    .in_event(r, rank.calls.len())
+            })?;
+        }
+        calls.push(rank.calls);
+    }
+    build(name, calls, notes)
+}
+
+struct Rank<'a> {
+    me: i64,
+    p: usize,
+    t0: u64,
+    sizes: &'a [i64],
+    /// Open requests by DUMPI's request id.
+    reqs: Requests<i64>,
+    calls: Vec<Call>,
+}
+
+/// Bytes of DUMPI's built-in datatypes (`constants.h`) where a file's table lacks them.
+const TYPE_BYTES: [u64; 28] = [
+    0, 0, 1, 1, 1, 1, 4, 2, 2, 4, 4, 8, 8, 4, 8, 16, 8, 8, 8, 1, 0, 0, 8, 16, 16, 8, 8, 32,
+];
+
+impl Rank<'_> {
+    fn bytes(&self, count: i64, datatype: i64) -> u64 {
+        let size = self
+            .sizes
+            .get(datatype as usize)
+            .copied()
+            .filter(|&s| s > 0)
+            .or_else(|| TYPE_BYTES.get(datatype as usize).map(|&b| b as i64))
+            .unwrap_or(8);
+        (count.max(0) as u64).saturating_mul(size.max(0) as u64)
+    }
+
+    fn record(&mut self, rec: &Record, notes: &mut Notes) -> Result<(), String> {
+        let name = layouts()[rec.id as usize].as_ref().map_or("?", |l| l.0);
+        let t = (
+            rec.t.0.saturating_sub(self.t0),
+            rec.t
+                .1
+                .saturating_sub(self.t0)
+                .max(rec.t.0.saturating_sub(self.t0)),
+        );
+        let p = self.p as i64;
+        let world = |rec: &Record| rec.int("comm").is_ok_and(|c| c == WORLD);
+        // A destination or source: negative dest is MPI_PROC_NULL; a source −1 is
+        // MPI_ANY_SOURCE, other negatives MPI_PROC_NULL.
+        let dest = |v: i64| if v < 0 || v >= p { PEER_NULL } else { v as i32 };
+        let source = |v: i64| match v {
+            -1 => PEER_ANY,
+            v if v < 0 || v >= p => PEER_NULL,
+            v => v as i32,
+        };
+        let tag = |v: i64| if v < 0 { TAG_ANY } else { v as i32 };
+        let status = |k: usize| rec.statuses().get(k).copied();
+        let routine = Routine::from_mpi_name(&format!("MPI_{name}"));
+        let on_other_comm = |notes: &mut Notes| {
+            notes.skip(&format!(
+                "MPI_{name} on a communicator other than MPI_COMM_WORLD"
+            ))
+        };
+        match (rec.id, routine) {
+            (124 | 171 | 125, Some(r)) => self.calls.push(Call::new(r, t.0, t.1)),
+            (0 | 3 | 4 | 5, Some(r)) => {
+                if !world(rec) {
+                    on_other_comm(notes);
+                    return Ok(());
+                }
+                let c = Call::p2p(
+                    r,
+                    t,
+                    self.bytes(rec.int("count")?, rec.int("datatype")?),
+                    dest(rec.int("dest")?),
+                    tag(rec.int("tag")?),
+                );
+                self.calls.push(c);
+            }
+            (8..=12, Some(r)) => {
+                if !world(rec) {
+                    on_other_comm(notes);
+                    return Ok(());
+                }
+                let bytes = self.bytes(rec.int("count")?, rec.int("datatype")?);
+                let (who, tg) = if r == Routine::Irecv {
+                    (source(rec.int("source")?), tag(rec.int("tag")?))
+                } else {
+                    (dest(rec.int("dest")?), tag(rec.int("tag")?))
+                };
+                let mut c = Call::p2p(r, t, bytes, who, tg);
+                let status = (r == Routine::Irecv).then_some((who, tg));
+                c.e.id = self.reqs.create(rec.int("request")?, status) as i64;
+                self.calls.push(c);
+            }
+            (1, _) => {
+                if !world(rec) {
+                    on_other_comm(notes);
+                    return Ok(());
+                }
+                let (mut who, mut tg) = (source(rec.int("source")?), tag(rec.int("tag")?));
+                let mut c = Call::p2p(
+                    Routine::Recv,
+                    t,
+                    self.bytes(rec.int("count")?, rec.int("datatype")?),
+                    who,
+                    tg,
+                );
+                if let Some((s, g)) = status(0).filter(|&(s, _)| (0..p as i32).contains(&s)) {
+                    (who, tg) = (s, if g >= 0 { g } else { tg });
+                    (c.e.peer, c.e.tag) = (who, tg);
+                }
+                self.calls.push(c);
+            }
+            (15, _) => {
+                let mut c = Call::new(Routine::RequestFree, t.0, t.1);
+                let freed = self.reqs.complete_last(&rec.int("request")?);
+                c.done = freed.into_iter().map(|(d, _)| d).collect();
+                self.calls.push(c);
+            }
+            (13..=21, Some(r)) => {
+                let reqs = rec.ints("requests");
+                // The requests this call completed, as positions in `reqs` or the one request.
+                let flag = rec.int("flag").unwrap_or(1) != 0;
+                let done: Vec<i64> = match rec.id {
+                    13 => vec![rec.int("request")?],
+                    14 if flag => vec![rec.int("request")?],
+                    18 => reqs.clone(),
+                    19 if flag => reqs.clone(),
+                    16 | 17 if flag => {
+                        let i = rec.int("index")?;
+                        reqs.get(usize::try_from(i).unwrap_or(usize::MAX))
+                            .copied()
+                            .into_iter()
+                            .collect()
+                    }
+                    20 | 21 => rec
+                        .ints("indices")
+                        .iter()
+                        .filter_map(|&i| reqs.get(i as usize).copied())
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let mut c = Call::new(r, t.0, t.1);
+                for (k, id) in done.iter().enumerate() {
+                    let Some((mut d, receive)) = self.reqs.complete_last(id) else {
+                        continue;
+                    };
+                    // A receive's status names the message's actual source and tag.
+                    let actual = status(k).filter(|&(s, _)| (0..p as i32).contains(&s));
+                    if let (true, Some((s, g))) = (receive, actual) {
+                        d.source = s;
+                        if g >= 0 {
+                            d.tag = g;
+                        }
+                    }
+                    c.done.push(d);
+                }
+                self.calls.push(c);
+            }
+            (33 | 34, _) => {
+                if !world(rec) {
+                    on_other_comm(notes);
+                    return Ok(());
+                }
+                let replace = rec.id == 34;
+                let (sent, got) = if replace {
+                    let b = self.bytes(rec.int("count")?, rec.int("datatype")?);
+                    (b, b)
+                } else {
+                    (
+                        self.bytes(rec.int("sendcount")?, rec.int("sendtype")?),
+                        self.bytes(rec.int("recvcount")?, rec.int("recvtype")?),
+                    )
+                };
+                let r = if replace {
+                    Routine::SendrecvReplace
+                } else {
+                    Routine::Sendrecv
+                };
+                let mut c = Call::p2p(r, t, sent, dest(rec.int("dest")?), tag(rec.int("sendtag")?));
+                let (mut s, mut g) = (source(rec.int("source")?), tag(rec.int("recvtag")?));
+                c.e.flags = if s == PEER_ANY {
+                    crate::trace::FLAG_ANY_SOURCE
+                } else {
+                    0
+                } | if g == TAG_ANY {
+                    crate::trace::FLAG_ANY_TAG
+                } else {
+                    0
+                };
+                if let Some((a, b)) = status(0).filter(|&(a, _)| (0..p as i32).contains(&a)) {
+                    (s, g) = (a, if b >= 0 { b } else { g });
+                }
+                c.half = Some(RecvHalf {
+                    bytes: got,
+                    source: s,
+                    tag: g,
+                });
+                self.calls.push(c);
+            }
+            (
+                52 | 53 | 54 | 55 | 56 | 57 | 58 | 59 | 60 | 61 | 62 | 65 | 66 | 67 | 156,
+                Some(r),
+            ) => {
+                if !world(rec) {
+                    on_other_comm(notes);
+                    return Ok(());
+                }
+                self.calls.push(self.collective(rec, r, t)?);
+            }
+            _ => notes.skip(&format!("MPI_{name}")),
+        }
+        Ok(())
+    }
+
+    fn collective(&self, rec: &Record, r: Routine, t: (u64, u64)) -> Result<Call, String> {
+        let p = self.p as u64;
+        let root = || rec.int("root");
+        let me = self.me;
+        let scaled = |v: Vec<i64>, dt: i64| -> Vec<u64> {
+            v.into_iter().map(|c| self.bytes(c, dt)).collect()
+        };
+        Ok(match r {
+            Routine::Barrier => Call::coll(r, t, -1, 0, 0),
+            Routine::Bcast => {
+                let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
+                if root == me {
+                    Call::coll(r, t, root as i32, n, 0)
+                } else {
+                    Call::coll(r, t, root as i32, 0, n)
+                }
+            }
+            Routine::Reduce => {
+                let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
+                Call::coll(r, t, root as i32, n, if root == me { n } else { 0 })
+            }
+            Routine::Allreduce | Routine::Scan | Routine::Exscan => {
+                let n = self.bytes(rec.int("count")?, rec.int("datatype")?);
+                Call::coll(r, t, -1, n, n)
+            }
+            Routine::Gather => {
+                let (sent, root) = (
+                    self.bytes(rec.int("sendcount")?, rec.int("sendtype")?),
+                    root()?,
+                );
+                let got = match (rec.int("recvcount"), rec.int("recvtype")) {
+                    (Ok(c), Ok(d)) if root == me => self.bytes(c, d) * p,
+                    _ => 0,
+                };
+                Call::coll(r, t, root as i32, sent, got)
+            }
+            Routine::Scatter => {
+                let (got, root) = (
+                    self.bytes(rec.int("recvcount")?, rec.int("recvtype")?),
+                    root()?,
+                );
+                let sent = match (rec.int("sendcount"), rec.int("sendtype")) {
+                    (Ok(c), Ok(d)) if root == me => self.bytes(c, d) * p,
+                    _ => 0,
+                };
+                Call::coll(r, t, root as i32, sent, got)
+            }
+            Routine::Gatherv => {
+                let root = root()?;
+                let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
+                let counts = if root == me {
+                    scaled(rec.ints("recvcounts"), rec.int("recvtype")?)
+                } else {
+                    Vec::new()
+                };
+                let got = counts.iter().sum();
+                let mut c = Call::coll(r, t, root as i32, sent, got);
+                c.coll = Some((got, counts));
+                c
+            }
+            Routine::Scatterv => {
+                let root = root()?;
+                let got = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
+                let counts = if root == me {
+                    scaled(rec.ints("sendcounts"), rec.int("sendtype")?)
+                } else {
+                    Vec::new()
+                };
+                let mut c = Call::coll(r, t, root as i32, counts.iter().sum(), got);
+                c.coll = Some((got, counts));
+                c
+            }
+            Routine::Allgather | Routine::Alltoall => {
+                let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
+                let block = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
+                let sent = if r == Routine::Alltoall {
+                    sent * p
+                } else {
+                    sent
+                };
+                Call::coll(r, t, -1, sent, block * p)
+            }
+            Routine::Allgatherv => {
+                let counts = scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
+                let got = counts.iter().sum();
+                let mut c = Call::coll(
+                    r,
+                    t,
+                    -1,
+                    self.bytes(rec.int("sendcount")?, rec.int("sendtype")?),
+                    got,
+                );
+                c.coll = Some((got, counts));
+                c
+            }
+            Routine::Alltoallv => {
+                let sends = scaled(rec.ints("sendcounts"), rec.int("sendtype")?);
+                let recvs = scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
+                let (sent, got) = (sends.iter().sum(), recvs.iter().sum());
+                let mut c = Call::coll(r, t, -1, sent, got);
+                c.coll = Some((got, [sends, recvs].concat()));
+                c
+            }
+            _ => {
+                // Reduce_scatter: the receive counts.
+                let counts = scaled(rec.ints("recvcounts"), rec.int("datatype")?);
+                let mine = counts.get(me as usize).copied().unwrap_or(0);
+                let mut c = Call::coll(r, t, -1, counts.iter().sum(), mine);
+                c.coll = Some((mine, counts));
+                c
+            }
+        })
+    }
+}
+
+impl Requests<i64> {
+    /// Completes the latest open request of `key` (DUMPI's ids are reused once completed), and
+    /// says whether it is a receive's.
+    fn complete_last(&mut self, key: &i64) -> Option<(Completion, bool)> {
+        let i = self.open.iter().rposition(|(k, ..)| k == key)?;
+        let (_, req, status) = self.open.remove(i);
+        let (source, tag) = status.unwrap_or((-1, -1));
+        Some((Completion { req, source, tag }, status.is_some()))
+    }
+}
