@@ -316,3 +316,57 @@ fn a_dumpi_trace_reads_as_dumpi2ascii_prints_it() {
     }
     assert!(run(&[&dir, "--platform", "myrinet"]).status.success());
 }
+
+/// sst-macro's DUMPI sample (7 ranks, most traffic on a communicator made by MPI_Comm_create of
+/// an MPI_Group_incl): every call the files' own footers count (read here from each file's
+/// index) is an event or a counted skip, and every message finds its receive.
+#[test]
+fn a_dumpi_trace_keeps_every_call_its_footer_counts() {
+    let dir = imported("dumpi/testbgp");
+    let mut footer = std::collections::BTreeMap::<usize, u64>::new();
+    for r in 0..7 {
+        let d = std::fs::read(format!("{dir}/testbgp-000{r}.bin")).unwrap();
+        let u64_at = |i: usize| u64::from_be_bytes(d[i..i + 8].try_into().unwrap());
+        // The index's 8 offsets end the file; the footer's is the 7th.
+        let f = u64_at(d.len() - 64 + 48) as usize;
+        assert_eq!(u64_at(f), 0xf007_fee7);
+        for id in 0..290 {
+            let at = f + 8 + 4 * id;
+            let n = u32::from_be_bytes(d[at..at + 4].try_into().unwrap()) as u64;
+            if n > 0 {
+                *footer.entry(id).or_default() += n;
+            }
+        }
+    }
+    // DUMPI's function ids (sst-dumpi funclabels.h).
+    let modeled = [
+        (8, "MPI_Isend"),
+        (12, "MPI_Irecv"),
+        (18, "MPI_Waitall"),
+        (52, "MPI_Barrier"),
+        (60, "MPI_Alltoall"),
+        (124, "MPI_Init"),
+        (125, "MPI_Finalize"),
+    ];
+    let v = json(&["info", &dir, "--format", "json"]);
+    for (id, name) in modeled {
+        assert_eq!(v["events_by_routine"][name], footer[&id], "{name}");
+    }
+    let err = stderr(&[&dir, "--platform", "myrinet"]);
+    let skipped = [
+        (72, "MPI_Comm_group"),
+        (76, "MPI_Group_incl"),
+        (81, "MPI_Comm_size"),
+        (82, "MPI_Comm_rank"),
+        (85, "MPI_Comm_create"),
+    ];
+    for (id, name) in skipped {
+        assert!(
+            err.contains(&format!("{name} ×{}", footer[&id])),
+            "{name}: {err}"
+        );
+    }
+    assert_eq!(footer.len(), modeled.len() + skipped.len());
+    assert!(!err.contains("no matching"), "{err}");
+    assert_eq!(v["messages"], 588);
+}

@@ -95,7 +95,7 @@ pub(super) fn parse(name: &str, files: &[(String, String)]) -> Result<Trace, Tra
         }
         calls.push(rank.calls);
     }
-    build(name, calls, notes)
+    build(name, calls, notes, Vec::new())
 }
 
 /// A time field: `1298365588610860`, `1237759886260335.000000` or `3.0` µs, in ns.

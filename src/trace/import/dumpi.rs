@@ -9,12 +9,15 @@
 //! Byte counts are the count times the file's own table of datatype sizes; wall times are kept
 //! to the ns, from the earliest call of any rank; requests are ids the MPI library reuses (a
 //! completion takes the latest operation given the id); statuses give wildcard receives their
-//! sources. Communicators are ids local to each rank with no members: calls on any but
-//! `MPI_COMM_WORLD` (id 2) are left out, counted.
+//! sources. Communicators are ids local to each rank with no members: they are rebuilt from
+//! the calls that create them (`MPI_Comm_dup`, `MPI_Comm_split`, `MPI_Comm_create` of a group
+//! from `MPI_Comm_group`, `MPI_Group_incl`, `MPI_Group_excl`); calls on others are left out,
+//! counted.
 
 use super::{Call, Notes, Requests, build, numbered_siblings};
 use crate::error::TraceError;
-use crate::trace::{Completion, PEER_ANY, PEER_NULL, RecvHalf, Routine, TAG_ANY, Trace};
+use crate::trace::{Comm, Completion, PEER_ANY, PEER_NULL, RecvHalf, Routine, TAG_ANY, Trace};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -453,14 +456,17 @@ pub(super) fn parse(name: &str, files: &[(String, Vec<u8>)]) -> Result<Trace, Tr
         .unwrap_or(0);
     let mut notes = Notes::default();
     notes.say(format!(
-        "a DUMPI trace ({p} ranks) records no communicators' members and no hosts: only calls on \
-         MPI_COMM_WORLD are kept, and the ranks are taken as one node"
+        "a DUMPI trace ({p} ranks) records no hosts, and no communicators' members: they are \
+         rebuilt from the ranks' MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create calls (calls \
+         on others are left out); the ranks are taken as one node"
     ));
+    let comms = communicators(&ranks, p);
     let mut calls = Vec::with_capacity(p);
     for (r, (records, sizes)) in ranks.iter().enumerate() {
         let mut rank = Rank {
-            me: r as i64,
-            p,
+            me: r as u32,
+            comms: &comms,
+            local: &comms.local[r],
             t0,
             sizes,
             reqs: Requests::new(),
@@ -474,12 +480,124 @@ pub(super) fn parse(name: &str, files: &[(String, Vec<u8>)]) -> Result<Trace, Tr
         }
         calls.push(rank.calls);
     }
-    build(name, calls, notes)
+    let defined = (comms.members.iter().enumerate().skip(1))
+        .map(|(id, m)| Comm {
+            id: id as u32,
+            members: m.clone(),
+        })
+        .collect();
+    build(name, calls, notes, defined)
+}
+
+/// Communicators rebuilt from the ranks' calls that create them: per rank, its local ids'
+/// job-wide ids (`MPI_COMM_WORLD`'s 2 is 0); each job-wide id's members, world ranks in
+/// communicator order. The k-th creating call on one parent at each member is one call.
+struct Comms {
+    local: Vec<HashMap<i64, u32>>,
+    members: Vec<Vec<u32>>,
+}
+
+fn communicators(ranks: &[(Vec<Record>, Vec<i64>)], p: usize) -> Comms {
+    let mut members: Vec<Vec<u32>> = vec![(0..p as u32).collect()];
+    // (parent, k-th creation on it, color) → job-wide id; a split's (key, world rank) entries.
+    let mut ids: HashMap<(u32, u32, i64), u32> = HashMap::new();
+    let mut split: BTreeMap<u32, (u32, Vec<(i64, u32)>)> = BTreeMap::new();
+    let mut local = Vec::with_capacity(p);
+    for (r, (records, _)) in ranks.iter().enumerate() {
+        let mut map: HashMap<i64, u32> = HashMap::from([(WORLD, 0)]);
+        let mut groups: HashMap<i64, Vec<u32>> = HashMap::new();
+        let mut created: HashMap<u32, u32> = HashMap::new();
+        for rec in records {
+            let int = |k: &str| rec.int(k).ok();
+            match rec.id {
+                72 => {
+                    let m = int("comm")
+                        .and_then(|c| map.get(&c))
+                        .map(|&j| members[j as usize].clone());
+                    if let (Some(m), Some(g)) = (m, int("group")) {
+                        groups.insert(g, m);
+                    }
+                }
+                76 | 77 => {
+                    let (Some(g), Some(new)) =
+                        (int("group").and_then(|g| groups.get(&g)), int("newgroup"))
+                    else {
+                        continue;
+                    };
+                    let listed: Vec<usize> = rec
+                        .ints("ranks")
+                        .iter()
+                        .filter_map(|&i| usize::try_from(i).ok())
+                        .collect();
+                    let m: Vec<u32> = if rec.id == 76 {
+                        listed.iter().filter_map(|&i| g.get(i).copied()).collect()
+                    } else {
+                        (0..g.len())
+                            .filter(|i| !listed.contains(i))
+                            .map(|i| g[i])
+                            .collect()
+                    };
+                    groups.insert(new, m);
+                }
+                84..=86 => {
+                    let Some(&parent) = int("oldcomm").and_then(|c| map.get(&c)) else {
+                        continue;
+                    };
+                    let k = created.entry(parent).or_default();
+                    *k += 1;
+                    let new = int("newcomm").unwrap_or(1);
+                    // MPI_COMM_NULL (1) for a rank outside the new communicator.
+                    if new < 4 {
+                        continue;
+                    }
+                    let color = if rec.id == 86 {
+                        int("color").unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    let next = members.len() as u32;
+                    let id = *ids.entry((parent, *k, color)).or_insert(next);
+                    if id as usize >= members.len() {
+                        members.resize(id as usize + 1, Vec::new());
+                        members[id as usize] = match rec.id {
+                            84 => members[parent as usize].clone(),
+                            85 => int("group")
+                                .and_then(|g| groups.get(&g))
+                                .cloned()
+                                .unwrap_or_default(),
+                            _ => Vec::new(),
+                        };
+                    }
+                    if rec.id == 86 {
+                        split
+                            .entry(id)
+                            .or_insert((parent, Vec::new()))
+                            .1
+                            .push((int("key").unwrap_or(0), r as u32));
+                    }
+                    map.insert(new, id);
+                }
+                _ => {}
+            }
+        }
+        local.push(map);
+    }
+    // Splits in creation order (a parent before its children): by key, then parent rank.
+    for (id, (parent, mut entries)) in split {
+        let parent = &members[parent as usize];
+        let at = |w: u32| parent.iter().position(|&m| m == w).unwrap_or(usize::MAX);
+        entries.sort_by_key(|&(key, w)| (key, at(w)));
+        members[id as usize] = entries.into_iter().map(|(_, w)| w).collect();
+    }
+    Comms { local, members }
 }
 
 struct Rank<'a> {
-    me: i64,
-    p: usize,
+    /// This rank's world rank.
+    me: u32,
+    comms: &'a Comms,
+    /// This rank's communicator ids → job-wide ids.
+    local: &'a HashMap<i64, u32>,
     t0: u64,
     sizes: &'a [i64],
     /// Open requests by DUMPI's request id.
@@ -513,18 +631,36 @@ impl Rank<'_> {
                 .saturating_sub(self.t0)
                 .max(rec.t.0.saturating_sub(self.t0)),
         );
-        let p = self.p as i64;
-        let world = |rec: &Record| rec.int("comm").is_ok_and(|c| c == WORLD);
-        // A destination or source: negative dest is MPI_PROC_NULL; a source −1 is
-        // MPI_ANY_SOURCE, other negatives MPI_PROC_NULL.
-        let dest = |v: i64| if v < 0 || v >= p { PEER_NULL } else { v as i32 };
+        // The call's communicator, if it has one this reader knows: its job-wide id, members.
+        let comm = (rec.int("comm").ok())
+            .and_then(|c| self.local.get(&c))
+            .map(|&id| (id, self.comms.members[id as usize].as_slice()));
+        let known = comm.is_some();
+        let (comm_id, members) = comm.unwrap_or((0, &[]));
+        let p = members.len() as i64;
+        let world_of = |v: i64| members[v as usize] as i32;
+        // A destination or source (ranks of the communicator): negative dest is MPI_PROC_NULL;
+        // a source −1 is MPI_ANY_SOURCE, other negatives MPI_PROC_NULL.
+        let dest = |v: i64| {
+            if v < 0 || v >= p {
+                PEER_NULL
+            } else {
+                world_of(v)
+            }
+        };
         let source = |v: i64| match v {
             -1 => PEER_ANY,
             v if v < 0 || v >= p => PEER_NULL,
-            v => v as i32,
+            v => world_of(v),
         };
         let tag = |v: i64| if v < 0 { TAG_ANY } else { v as i32 };
-        let status = |k: usize| rec.statuses().get(k).copied();
+        // The k-th status's actual (source as a world rank, tag).
+        let status = |k: usize| {
+            (rec.statuses().get(k).copied())
+                .filter(|&(s, _)| s >= 0 && (s as i64) < p)
+                .map(|(s, g)| (world_of(s as i64), g))
+        };
+        let before = self.calls.len();
         let routine = Routine::from_mpi_name(&format!("MPI_{name}"));
         let on_other_comm = |notes: &mut Notes| {
             notes.skip(&format!(
@@ -534,7 +670,7 @@ impl Rank<'_> {
         match (rec.id, routine) {
             (124 | 171 | 125, Some(r)) => self.calls.push(Call::new(r, t.0, t.1)),
             (0 | 3 | 4 | 5, Some(r)) => {
-                if !world(rec) {
+                if !known {
                     on_other_comm(notes);
                     return Ok(());
                 }
@@ -548,7 +684,7 @@ impl Rank<'_> {
                 self.calls.push(c);
             }
             (8..=12, Some(r)) => {
-                if !world(rec) {
+                if !known {
                     on_other_comm(notes);
                     return Ok(());
                 }
@@ -564,7 +700,7 @@ impl Rank<'_> {
                 self.calls.push(c);
             }
             (1, _) => {
-                if !world(rec) {
+                if !known {
                     on_other_comm(notes);
                     return Ok(());
                 }
@@ -576,7 +712,7 @@ impl Rank<'_> {
                     who,
                     tg,
                 );
-                if let Some((s, g)) = status(0).filter(|&(s, _)| (0..p as i32).contains(&s)) {
+                if let Some((s, g)) = status(0) {
                     (who, tg) = (s, if g >= 0 { g } else { tg });
                     (c.e.peer, c.e.tag) = (who, tg);
                 }
@@ -617,7 +753,7 @@ impl Rank<'_> {
                         continue;
                     };
                     // A receive's status names the message's actual source and tag.
-                    let actual = status(k).filter(|&(s, _)| (0..p as i32).contains(&s));
+                    let actual = status(k);
                     if let (true, Some((s, g))) = (receive, actual) {
                         d.source = s;
                         if g >= 0 {
@@ -629,7 +765,7 @@ impl Rank<'_> {
                 self.calls.push(c);
             }
             (33 | 34, _) => {
-                if !world(rec) {
+                if !known {
                     on_other_comm(notes);
                     return Ok(());
                 }
@@ -659,7 +795,7 @@ impl Rank<'_> {
                 } else {
                     0
                 };
-                if let Some((a, b)) = status(0).filter(|&(a, _)| (0..p as i32).contains(&a)) {
+                if let Some((a, b)) = status(0) {
                     (s, g) = (a, if b >= 0 { b } else { g });
                 }
                 c.half = Some(RecvHalf {
@@ -673,21 +809,43 @@ impl Rank<'_> {
                 52 | 53 | 54 | 55 | 56 | 57 | 58 | 59 | 60 | 61 | 62 | 65 | 66 | 67 | 156,
                 Some(r),
             ) => {
-                if !world(rec) {
+                if !known {
                     on_other_comm(notes);
                     return Ok(());
                 }
-                self.calls.push(self.collective(rec, r, t)?);
+                let call = self.collective(rec, r, t, members)?;
+                self.calls.push(call);
             }
             _ => notes.skip(&format!("MPI_{name}")),
+        }
+        for c in &mut self.calls[before..] {
+            c.e.comm = comm_id;
         }
         Ok(())
     }
 
-    fn collective(&self, rec: &Record, r: Routine, t: (u64, u64)) -> Result<Call, String> {
-        let p = self.p as u64;
-        let root = || rec.int("root");
-        let me = self.me;
+    /// A collective on the communicator of `members` (world ranks in its order).
+    fn collective(
+        &self,
+        rec: &Record,
+        r: Routine,
+        t: (u64, u64),
+        members: &[u32],
+    ) -> Result<Call, String> {
+        let p = members.len() as u64;
+        // The root, in the communicator's ranks (compared with this rank's) and as a world rank.
+        let root = || {
+            let v = rec.int("root")?;
+            (0..p as i64)
+                .contains(&v)
+                .then_some(v)
+                .ok_or_else(|| format!("root {v} is not a rank of the communicator's {p}"))
+        };
+        let world = |v: i64| members[v as usize] as i32;
+        let me = members
+            .iter()
+            .position(|&m| m == self.me)
+            .map_or(-1, |i| i as i64);
         let scaled = |v: Vec<i64>, dt: i64| -> Vec<u64> {
             v.into_iter().map(|c| self.bytes(c, dt)).collect()
         };
@@ -696,14 +854,14 @@ impl Rank<'_> {
             Routine::Bcast => {
                 let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
                 if root == me {
-                    Call::coll(r, t, root as i32, n, 0)
+                    Call::coll(r, t, world(root), n, 0)
                 } else {
-                    Call::coll(r, t, root as i32, 0, n)
+                    Call::coll(r, t, world(root), 0, n)
                 }
             }
             Routine::Reduce => {
                 let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
-                Call::coll(r, t, root as i32, n, if root == me { n } else { 0 })
+                Call::coll(r, t, world(root), n, if root == me { n } else { 0 })
             }
             Routine::Allreduce | Routine::Scan | Routine::Exscan => {
                 let n = self.bytes(rec.int("count")?, rec.int("datatype")?);
@@ -718,7 +876,7 @@ impl Rank<'_> {
                     (Ok(c), Ok(d)) if root == me => self.bytes(c, d) * p,
                     _ => 0,
                 };
-                Call::coll(r, t, root as i32, sent, got)
+                Call::coll(r, t, world(root), sent, got)
             }
             Routine::Scatter => {
                 let (got, root) = (
@@ -729,7 +887,7 @@ impl Rank<'_> {
                     (Ok(c), Ok(d)) if root == me => self.bytes(c, d) * p,
                     _ => 0,
                 };
-                Call::coll(r, t, root as i32, sent, got)
+                Call::coll(r, t, world(root), sent, got)
             }
             Routine::Gatherv => {
                 let root = root()?;
@@ -740,7 +898,7 @@ impl Rank<'_> {
                     Vec::new()
                 };
                 let got = counts.iter().sum();
-                let mut c = Call::coll(r, t, root as i32, sent, got);
+                let mut c = Call::coll(r, t, world(root), sent, got);
                 c.coll = Some((got, counts));
                 c
             }
@@ -752,7 +910,7 @@ impl Rank<'_> {
                 } else {
                     Vec::new()
                 };
-                let mut c = Call::coll(r, t, root as i32, counts.iter().sum(), got);
+                let mut c = Call::coll(r, t, world(root), counts.iter().sum(), got);
                 c.coll = Some((got, counts));
                 c
             }

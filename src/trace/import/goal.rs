@@ -52,7 +52,7 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
         .enumerate()
         .map(|(r, ops)| sequence(r, ops, calc_ns))
         .collect();
-    build(name, calls, notes)
+    build(name, calls, notes, Vec::new())
 }
 
 /// Each rank's operations, in file order, with their dependencies as indices.

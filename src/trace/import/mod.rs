@@ -287,13 +287,15 @@ impl Notes {
     }
 }
 
-/// The trace of `calls` (rank by rank, program order): wildcard receives given the source and
+/// The trace of `calls` (rank by rank, program order) on `comms` (world ranks; ids from 1):
+/// wildcard receives given the source and
 /// tag of the message MPI's rules would match them with, the events pushed and checked as a
 /// loaded trace's are.
 pub(crate) fn build(
     name: &str,
     mut calls: Vec<Vec<Call>>,
     mut notes: Notes,
+    comms: Vec<super::Comm>,
 ) -> Result<Trace, TraceError> {
     if calls.is_empty() {
         return Err(TraceError::at(name, "holds no rank's calls".into()));
@@ -306,6 +308,7 @@ pub(crate) fn build(
         ));
     }
     let mut trace = Trace::new(calls.len());
+    trace.comms = comms;
     let ranks = calls.into_iter().map(|rank| {
         let mut ev = Events::single();
         for c in rank {
@@ -327,7 +330,7 @@ pub(crate) fn build(
     Ok(trace)
 }
 
-/// Gives each receive posted with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` (on `MPI_COMM_WORLD`) the
+/// Gives each receive posted with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` the
 /// source and tag of the message it matches: receives taken in their rank's program order, each
 /// the first unmatched message of each source that fits it (MPI's order between a pair), of
 /// those the one whose send was called first. Returns how many were resolved.
@@ -336,17 +339,19 @@ fn resolve_wildcards(calls: &mut [Vec<Call>]) -> usize {
         return 0;
     }
     let p = calls.len();
-    // Per destination, per source: the messages in the sender's program order (tag, t_call).
-    let mut sent: Vec<HashMap<usize, VecDeque<(i32, u64)>>> = vec![HashMap::new(); p];
+    // Per destination, per (source, communicator): the messages in the sender's program order
+    // (tag, t_call).
+    type Queues = HashMap<(usize, u32), VecDeque<(i32, u64)>>;
+    let mut sent: Vec<Queues> = vec![HashMap::new(); p];
     for (src, rank) in calls.iter().enumerate() {
         for c in rank {
             let (dst, tag) = match c.e.routine.shape() {
                 Shape::Send | Shape::Isend | Shape::Sendrecv => (c.e.peer, c.e.tag),
                 _ => continue,
             };
-            if c.e.comm == 0 && (0..p as i32).contains(&dst) {
+            if (0..p as i32).contains(&dst) {
                 sent[dst as usize]
-                    .entry(src)
+                    .entry((src, c.e.comm))
                     .or_default()
                     .push_back((tag, c.e.t_call));
             }
@@ -368,25 +373,29 @@ fn resolve_wildcards(calls: &mut [Vec<Call>]) -> usize {
                 Shape::Sendrecv => c.half.map(|h| (h.source, h.tag)),
                 _ => None,
             };
-            if let (Some((src, tag)), true) = (posted, c.e.comm == 0) {
+            if let Some((src, tag)) = posted {
+                let comm = c.e.comm;
                 let take = |queue: &VecDeque<(i32, u64)>| {
                     queue.iter().position(|&(t, _)| tag == TAG_ANY || t == tag)
                 };
                 let pick = if src == PEER_ANY {
                     sent[dst]
                         .iter()
-                        .filter_map(|(&s, q)| take(q).map(|i| (q[i].1, s, i)))
+                        .filter(|((_, k), _)| *k == comm)
+                        .filter_map(|(&(s, _), q)| take(q).map(|i| (q[i].1, s, i)))
                         .min()
                         .map(|(_, s, i)| (s, i))
                 } else if src >= 0 {
                     let s = src as usize;
-                    sent[dst].get(&s).and_then(|q| take(q).map(|i| (s, i)))
+                    sent[dst]
+                        .get(&(s, comm))
+                        .and_then(|q| take(q).map(|i| (s, i)))
                 } else {
                     None
                 };
                 if let Some((s, i)) = pick {
                     let (t, _) = sent[dst]
-                        .get_mut(&s)
+                        .get_mut(&(s, comm))
                         .expect("picked")
                         .remove(i)
                         .expect("in range");

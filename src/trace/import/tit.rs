@@ -163,7 +163,7 @@ pub(super) fn parse(
         }
         calls.push(rank.calls);
     }
-    build(name, calls, notes)
+    build(name, calls, notes, Vec::new())
 }
 
 struct Rank {
