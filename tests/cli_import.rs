@@ -369,4 +369,10 @@ fn a_dumpi_trace_keeps_every_call_its_footer_counts() {
     assert_eq!(footer.len(), modeled.len() + skipped.len());
     assert!(!err.contains("no matching"), "{err}");
     assert_eq!(v["messages"], 588);
+    // `info`'s size is the trace's files': the .meta and every rank's.
+    let all: u64 = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert_eq!(v["file_bytes"], all);
 }

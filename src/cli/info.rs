@@ -5,6 +5,7 @@ use super::{json_to, load, quiet_pipe, to_stdout};
 use clap::Args;
 use loggps_predict::error::Error;
 use loggps_predict::report::info::Info;
+use loggps_predict::trace;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
@@ -18,7 +19,14 @@ pub struct InfoArgs {
 
 pub(super) fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
     let trace = load(path)?;
-    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    // All the files the trace was read from (another tool's may be one a rank).
+    let from = match super::import_options().from {
+        Some(f) => f,
+        None => trace::import::detect(path)?,
+    };
+    let file_bytes = (trace::import::files(path, from).iter())
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum();
     let info = Info::new(&path.display().to_string(), &trace, file_bytes);
     let res = to_stdout(|out| match format {
         InfoFormat::Table => info.write_table(out),

@@ -83,6 +83,10 @@ fn parse_format(s: &str) -> Result<trace::import::Format, String> {
 /// How every trace of this run is read (`--from`, `--flops`, `--calc-ns`), set once by [`run`].
 static IMPORT: std::sync::OnceLock<trace::import::Options> = std::sync::OnceLock::new();
 
+fn import_options() -> trace::import::Options {
+    IMPORT.get().copied().unwrap_or_default()
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Predict a trace's runtime (what plain `loggps-predict TRACE` does).
@@ -190,7 +194,7 @@ fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
 /// ([`trace::load_block`]).
 fn load_replayed(path: &Path, then: trace::Then, split: Split<'_>) -> Result<Trace, Error> {
     let label = format!("loading {}", path.display());
-    let import = IMPORT.get().copied().unwrap_or_default();
+    let import = import_options();
     let block = split.map(|ex| (ex.process(), ex.processes()));
     Ok(Progress::around(&label, || {
         trace::load_as(path, &import, block, &mut warn, then)

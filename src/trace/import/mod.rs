@@ -137,6 +137,36 @@ fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(head)
 }
 
+/// The files a trace of `format` at `path` is read from (all ranks', a list file's, a `.meta`'s),
+/// for `info`'s size; `path` alone where they cannot be found.
+pub fn files(path: &Path, format: Format) -> Vec<PathBuf> {
+    let found = match format {
+        Format::Allprof if path.is_dir() => allprof::rank_files(path),
+        Format::Allprof => numbered_siblings(path),
+        Format::Dumpi => {
+            let meta = if path.is_dir() {
+                dumpi_meta(path)
+            } else {
+                Some(path.to_path_buf())
+            };
+            meta.and_then(|m| {
+                let mut f = dumpi::rank_files(&m).ok()?;
+                if m.extension().is_some_and(|e| e == "meta") {
+                    f.push(m);
+                }
+                Some(f)
+            })
+        }
+        Format::Tit => std::fs::read_to_string(path).ok().and_then(|text| {
+            let mut f = tit::listed_files(path, &text)?;
+            f.push(path.to_path_buf());
+            Some(f)
+        }),
+        Format::Loggps | Format::Goal => None,
+    };
+    found.unwrap_or_else(|| vec![path.to_path_buf()])
+}
+
 /// Reads another tool's trace (`format` not ours) whole.
 pub fn load(
     path: &Path,

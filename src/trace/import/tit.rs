@@ -60,6 +60,15 @@ pub(super) fn lists_files(path: &Path, text: &str) -> bool {
     })
 }
 
+/// The files `text` (the whole of `path`) lists, if it is a list file and they all exist.
+pub(super) fn listed_files(path: &Path, text: &str) -> Option<Vec<PathBuf>> {
+    if !lists_files(path, text) {
+        return None;
+    }
+    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines.map(|l| listed(path, l)).collect()
+}
+
 /// The file a list file names: as written (from the working directory), beside the list, or
 /// its last component beside the list (SimGrid's examples name them from their parent).
 fn listed(list: &Path, line: &str) -> Option<PathBuf> {
