@@ -8,7 +8,7 @@
 
 use super::{Call, Notes, Requests, build, numbered_siblings};
 use crate::error::TraceError;
-use crate::trace::{RecvHalf, Routine, Trace};
+use crate::trace::{Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Trace};
 use std::path::{Path, PathBuf};
 
 /// Whether `text` begins as liballprof's files do.
@@ -132,275 +132,288 @@ struct Rank {
 
 impl Rank {
     fn call(&mut self, line: &str, notes: &mut Notes) -> Result<(), String> {
-        let f: Vec<&str> = line.split(':').collect();
-        let (p, t0) = (self.p, self.t0);
-        let routine_name = f[0];
-        if f.len() < 3 {
+        let f = Fields {
+            f: line.split(':').collect(),
+            line,
+        };
+        let name = f.f[0];
+        if f.f.len() < 3 {
             return Err(format!("expected `MPI_Name:T0:…:T1`, found `{line}`"));
         }
+        let t0 = self.t0;
         let time = |s: &str| -> Result<u64, String> {
             micros(s)
                 .map(|t| t.saturating_sub(t0))
                 .ok_or_else(|| format!("expected a time in µs, found `{s}`"))
         };
+        let last = f.f[f.f.len() - 1];
         // MPI_Init has no start time (`-`), MPI_Finalize no end.
-        let (t_call, t_return) = match routine_name {
-            "MPI_Init" | "MPI_Init_thread" => {
-                let t = time(f[f.len() - 1])?;
-                (t, t)
-            }
-            "MPI_Finalize" => {
-                let t = time(f[1])?;
-                (t, t)
-            }
-            _ => (time(f[1])?, time(f[f.len() - 1])?),
+        let t = match name {
+            "MPI_Init" | "MPI_Init_thread" => (time(last)?, time(last)?),
+            "MPI_Finalize" => (time(f.f[1])?, time(f.f[1])?),
+            _ => (time(f.f[1])?, time(last)?),
         };
-        if t_return < t_call {
+        if t.1 < t.0 {
             return Err(format!(
-                "expected the end time {} µs at or after the start",
-                f[f.len() - 1]
+                "expected the end time {last} µs at or after the start"
             ));
         }
-        let t = (t_call, t_return);
-        let arg = |i: usize| -> Result<&str, String> {
-            f.get(i + 2)
-                .filter(|_| i + 3 < f.len())
-                .copied()
-                .ok_or_else(|| {
-                    format!(
-                        "{routine_name} expects an argument {}: found `{line}`",
-                        i + 1
-                    )
-                })
-        };
-        let int = |i: usize| -> Result<i64, String> {
-            let a = arg(i)?;
-            a.parse().map_err(|_| {
-                format!(
-                    "expected an integer for argument {} of {routine_name}, found `{a}`",
-                    i + 1
-                )
-            })
-        };
-        let sub = |i: usize, k: usize| -> Result<i64, String> {
-            let a = arg(i)?;
-            a.split(',')
-                .nth(k)
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(|| {
-                    format!(
-                        "expected `ID,SIZE,…` for argument {} of {routine_name}, found `{a}`",
-                        i + 1
-                    )
-                })
-        };
-        let bytes = |count: usize, dt: usize| -> Result<u64, String> {
-            let (c, s) = (int(count)?, sub(dt, 1)?);
-            u64::try_from(c.max(0) * s.max(0)).map_err(|_| "a byte count out of range".to_string())
-        };
-        let list = |i: usize| -> Result<Vec<i64>, String> {
-            let a = arg(i)?;
-            a.split(',').map(|v| v.parse().map_err(|_| format!("expected a list of integers for argument {} of {routine_name}, found `{a}`", i + 1))).collect()
+        let Some(routine) = Routine::from_mpi_name(name) else {
+            notes.skip(name);
+            return Ok(());
         };
         // The communicator argument: kept only if all ranks are in it.
-        let world = |i: usize| -> Result<bool, String> { Ok(sub(i, 2)? == p as i64) };
+        let comm_arg = match routine {
+            Routine::Barrier => 0,
+            Routine::Bcast => 4,
+            Routine::Send | Routine::Ssend | Routine::Bsend | Routine::Rsend | Routine::Recv => 5,
+            Routine::Isend
+            | Routine::Issend
+            | Routine::Ibsend
+            | Routine::Irsend
+            | Routine::Irecv => 5,
+            Routine::Allreduce | Routine::Scan | Routine::Exscan => 5,
+            Routine::Reduce | Routine::Allgather | Routine::Alltoall => 6,
+            Routine::Gather | Routine::Scatter => 7,
+            Routine::Allgatherv => 9,
+            Routine::Sendrecv | Routine::Gatherv => 10,
+            Routine::Alltoallv => 12,
+            _ => usize::MAX,
+        };
+        if comm_arg != usize::MAX && f.sub(comm_arg, 2)? != self.p as i64 {
+            notes.skip(&format!("{name} on a communicator of fewer ranks"));
+            return Ok(());
+        }
         let peer = |v: i64| -> Result<i32, String> {
             match v {
                 -1 | -2 => Ok(v as i32),
-                v if (0..p as i64).contains(&v) => Ok(v as i32),
+                v if (0..self.p as i64).contains(&v) => Ok(v as i32),
                 v => Err(format!(
-                    "expected a rank below {p} in {routine_name}, found {v}"
+                    "expected a rank below {} in {name}, found {v}",
+                    self.p
                 )),
             }
         };
-        let mut keep = |this: &mut Rank, c: Call, comm_arg: usize| -> Result<(), String> {
-            if world(comm_arg)? {
-                this.calls.push(c);
-            } else {
-                notes.skip(&format!("{routine_name} on a communicator of fewer ranks"));
-            }
-            Ok(())
-        };
-        let routine = Routine::from_mpi_name(routine_name);
-        match routine {
-            Some(r @ (Routine::Init | Routine::InitThread | Routine::Finalize)) => {
-                self.calls.push(Call::new(r, t_call, t_return))
-            }
-            Some(r @ (Routine::Send | Routine::Ssend | Routine::Bsend | Routine::Rsend)) => {
-                let c = Call::p2p(r, t, bytes(1, 2)?, peer(int(3)?)?, int(4)? as i32);
-                keep(self, c, 5)?;
-            }
-            Some(
-                r @ (Routine::Isend
-                | Routine::Issend
-                | Routine::Ibsend
-                | Routine::Irsend
-                | Routine::Irecv),
-            ) => {
-                let (bytes, who, tag) = (bytes(1, 2)?, peer(int(3)?)?, int(4)? as i32);
-                let mut c = Call::p2p(r, t, bytes, who, tag);
-                if world(5)? {
-                    let status = (r == Routine::Irecv).then_some((who, tag));
-                    c.e.id = self.reqs.create(int(6)? as u64, status) as i64;
+        let c = match routine {
+            Routine::Init | Routine::InitThread | Routine::Finalize => Call::new(routine, t.0, t.1),
+            Routine::Send
+            | Routine::Ssend
+            | Routine::Bsend
+            | Routine::Rsend
+            | Routine::Recv
+            | Routine::Isend
+            | Routine::Issend
+            | Routine::Ibsend
+            | Routine::Irsend
+            | Routine::Irecv => {
+                let (who, tag) = (peer(f.int(3)?)?, f.int(4)? as i32);
+                let mut c = Call::p2p(routine, t, f.bytes(1, 2)?, who, tag);
+                if routine.creates_request() {
+                    let status = (routine == Routine::Irecv).then_some((who, tag));
+                    c.e.id = self.reqs.create(f.int(6)? as u64, status) as i64;
                 }
-                keep(self, c, 5)?;
+                c
             }
-            Some(Routine::Recv) => {
-                let c = Call::p2p(
-                    Routine::Recv,
-                    t,
-                    bytes(1, 2)?,
-                    peer(int(3)?)?,
-                    int(4)? as i32,
-                );
-                keep(self, c, 5)?;
-            }
-            Some(Routine::Sendrecv) => {
-                let mut c = Call::p2p(
-                    Routine::Sendrecv,
-                    t,
-                    bytes(1, 2)?,
-                    peer(int(3)?)?,
-                    int(4)? as i32,
-                );
-                let (got, source, tag) = (bytes(6, 7)?, peer(int(8)?)?, int(9)? as i32);
+            Routine::Sendrecv => {
+                let (dest, tag) = (peer(f.int(3)?)?, f.int(4)? as i32);
+                let mut c = Call::p2p(routine, t, f.bytes(1, 2)?, dest, tag);
+                let (source, tag) = (peer(f.int(8)?)?, f.int(9)? as i32);
                 c.half = Some(RecvHalf {
-                    bytes: got,
+                    bytes: f.bytes(6, 7)?,
                     source,
                     tag,
                 });
-                c.e.flags = if source == -1 {
-                    crate::trace::FLAG_ANY_SOURCE
-                } else {
-                    0
-                } | if tag == -1 {
-                    crate::trace::FLAG_ANY_TAG
-                } else {
-                    0
-                };
-                keep(self, c, 10)?;
+                c.e.flags = if source == -1 { FLAG_ANY_SOURCE } else { 0 }
+                    | if tag == -1 { FLAG_ANY_TAG } else { 0 };
+                c
             }
-            Some(r @ (Routine::Wait | Routine::Waitall)) => {
-                let mut c = Call::new(r, t_call, t_return);
-                // A handle no open request has is MPI_REQUEST_NULL (or one of fewer ranks').
-                c.done = if r == Routine::Wait {
-                    self.reqs.complete(&(int(0)? as u64)).into_iter().collect()
-                } else {
-                    let (n, base) = (int(0)?.max(0) as u64, int(1)? as u64);
-                    if n > 1
-                        && !self.reqs.is_open(&base.wrapping_add(8))
-                        && self.reqs.is_open(&base.wrapping_add(4))
-                    {
-                        self.stride = 4;
-                    }
-                    let s = self.stride;
-                    // The array's handles, in array order: the open requests among them.
-                    let mut done = self.reqs.complete_where(|&h| {
-                        h.checked_sub(base).is_some_and(|d| d % s == 0 && d / s < n)
-                    });
-                    done.sort_by_key(|&(h, _)| h);
-                    done.into_iter().map(|(_, c)| c).collect()
-                };
-                self.calls.push(c);
+            Routine::Wait | Routine::Waitall => {
+                let mut c = Call::new(routine, t.0, t.1);
+                c.done = self.completed(routine, &f)?;
+                c
             }
-            Some(
-                r @ (Routine::Test
-                | Routine::Testall
-                | Routine::Testany
-                | Routine::Testsome
-                | Routine::Waitany
-                | Routine::Waitsome),
-            ) => {
+            Routine::Test
+            | Routine::Testall
+            | Routine::Testany
+            | Routine::Testsome
+            | Routine::Waitany
+            | Routine::Waitsome => {
                 // Which requests completed is not recorded: they stay open for a later Wait.
                 notes.say(format!(
-                    "{} does not record which requests it completed: taken as none (the requests stay open for a later Wait)",
-                    r.mpi_name()
+                    "{name} does not record which requests it completed: taken as none (the \
+                     requests stay open for a later Wait)"
                 ));
-                self.calls.push(Call::new(r, t_call, t_return));
+                Call::new(routine, t.0, t.1)
             }
-            Some(Routine::Barrier) => {
-                let c = Call::coll(Routine::Barrier, t, -1, 0, 0);
-                keep(self, c, 0)?;
+            _ if comm_arg != usize::MAX => self.collective(routine, t, &f)?,
+            _ => {
+                notes.skip(name);
+                return Ok(());
             }
-            Some(Routine::Bcast) => {
-                let (n, root, me) = (bytes(1, 2)?, int(3)? as i32, sub(4, 1)? as i32);
-                let c = Call::coll(
-                    Routine::Bcast,
-                    t,
-                    root,
-                    if root == me { n } else { 0 },
-                    if root == me { 0 } else { n },
-                );
-                keep(self, c, 4)?;
-            }
-            Some(r @ (Routine::Reduce | Routine::Allreduce | Routine::Scan | Routine::Exscan)) => {
-                let n = bytes(2, 3)?;
-                let c = if r == Routine::Reduce {
-                    let (root, me) = (int(5)? as i32, sub(6, 1)? as i32);
-                    Call::coll(r, t, root, n, if root == me { n } else { 0 })
-                } else {
-                    Call::coll(r, t, -1, n, n)
-                };
-                keep(self, c, if r == Routine::Reduce { 6 } else { 5 })?;
-            }
-            Some(
-                r @ (Routine::Gather | Routine::Scatter | Routine::Allgather | Routine::Alltoall),
-            ) => {
-                let (sent, block) = (bytes(1, 2)?, bytes(4, 5)?);
-                let p = p as u64;
-                let c = match r {
-                    Routine::Gather | Routine::Scatter => {
-                        let (root, me) = (int(6)? as i32, sub(7, 1)? as i32);
-                        match (r, root == me) {
-                            (Routine::Gather, true) => Call::coll(r, t, root, sent, block * p),
-                            (Routine::Gather, false) => Call::coll(r, t, root, sent, 0),
-                            (_, true) => Call::coll(r, t, root, sent * p, block),
-                            _ => Call::coll(r, t, root, 0, block),
-                        }
-                    }
-                    Routine::Allgather => Call::coll(r, t, -1, sent, block * p),
-                    _ => Call::coll(r, t, -1, sent * p, block * p),
-                };
-                keep(
-                    self,
-                    c,
-                    if matches!(r, Routine::Gather | Routine::Scatter) {
-                        7
-                    } else {
-                        6
-                    },
-                )?;
-            }
-            Some(Routine::Alltoallv) => {
-                // sbuf, scounts (address, values), sdispls (address, values), stype, rbuf, …
-                let (s, rr) = (sub(5, 1)?.max(0) as u64, sub(11, 1)?.max(0) as u64);
-                let sends: Vec<u64> = list(2)?.iter().map(|&c| c.max(0) as u64 * s).collect();
-                let recvs: Vec<u64> = list(8)?.iter().map(|&c| c.max(0) as u64 * rr).collect();
-                let (sent, got) = (sends.iter().sum(), recvs.iter().sum());
-                let mut c = Call::coll(Routine::Alltoallv, t, -1, sent, got);
-                c.coll = Some((got, [sends, recvs].concat()));
-                keep(self, c, 12)?;
-            }
-            Some(r @ (Routine::Gatherv | Routine::Allgatherv)) => {
-                // sbuf, scount, stype, rbuf, rcounts (address, values), displs (…), rtype, [root,] comm
-                let sent = bytes(1, 2)?;
-                let size = sub(8, 1)?.max(0) as u64;
-                let all: Vec<u64> = list(5)?.iter().map(|&c| c.max(0) as u64 * size).collect();
-                let c = if r == Routine::Gatherv {
-                    let (root, me) = (int(9)? as i32, sub(10, 1)? as i32);
-                    let mine = if root == me { all } else { Vec::new() };
-                    let mut c = Call::coll(r, t, root, sent, mine.iter().sum());
-                    c.coll = Some((mine.iter().sum(), mine));
-                    c
-                } else {
-                    let mut c = Call::coll(r, t, -1, sent, all.iter().sum());
-                    c.coll = Some((all.iter().sum(), all));
-                    c
-                };
-                keep(self, c, if r == Routine::Gatherv { 10 } else { 9 })?;
-            }
-            _ => notes.skip(routine_name),
-        }
+        };
+        self.calls.push(c);
         Ok(())
+    }
+
+    /// What a `Wait` (its request's handle) or `Waitall` (its array's) completed. A handle no
+    /// open request has is `MPI_REQUEST_NULL` (or one of a call left out).
+    fn completed(&mut self, routine: Routine, f: &Fields<'_>) -> Result<Vec<Completion>, String> {
+        if routine == Routine::Wait {
+            return Ok(self
+                .reqs
+                .complete(&(f.int(0)? as u64))
+                .into_iter()
+                .collect());
+        }
+        let (n, base) = (f.int(0)?.max(0) as u64, f.int(1)? as u64);
+        if n > 1
+            && !self.reqs.is_open(&base.wrapping_add(8))
+            && self.reqs.is_open(&base.wrapping_add(4))
+        {
+            self.stride = 4;
+        }
+        let s = self.stride;
+        // The array's handles, in array order: the open requests among them.
+        let mut done = (self.reqs)
+            .complete_where(|&h| h.checked_sub(base).is_some_and(|d| d % s == 0 && d / s < n));
+        done.sort_by_key(|&(h, _)| h);
+        Ok(done.into_iter().map(|(_, c)| c).collect())
+    }
+
+    /// A collective's call: its arguments in the C prototype's order, arrays as an address then
+    /// their values.
+    fn collective(&self, r: Routine, t: (u64, u64), f: &Fields<'_>) -> Result<Call, String> {
+        let p = self.p as u64;
+        // This rank's place in the communicator, from its `ID,RANK,SIZE`.
+        let me = |i: usize| f.sub(i, 1).map(|m| m as i32);
+        Ok(match r {
+            Routine::Barrier => Call::coll(r, t, -1, 0, 0),
+            Routine::Bcast => {
+                let (n, root) = (f.bytes(1, 2)?, f.int(3)? as i32);
+                match root == me(4)? {
+                    true => Call::coll(r, t, root, n, 0),
+                    false => Call::coll(r, t, root, 0, n),
+                }
+            }
+            Routine::Reduce => {
+                let (n, root) = (f.bytes(2, 3)?, f.int(5)? as i32);
+                Call::coll(r, t, root, n, if root == me(6)? { n } else { 0 })
+            }
+            Routine::Allreduce | Routine::Scan | Routine::Exscan => {
+                let n = f.bytes(2, 3)?;
+                Call::coll(r, t, -1, n, n)
+            }
+            Routine::Gather | Routine::Scatter => {
+                let (sent, block, root) = (f.bytes(1, 2)?, f.bytes(4, 5)?, f.int(6)? as i32);
+                match (r, root == me(7)?) {
+                    (Routine::Gather, true) => {
+                        Call::coll(r, t, root, sent, block.saturating_mul(p))
+                    }
+                    (Routine::Gather, false) => Call::coll(r, t, root, sent, 0),
+                    (_, true) => Call::coll(r, t, root, sent.saturating_mul(p), block),
+                    _ => Call::coll(r, t, root, 0, block),
+                }
+            }
+            Routine::Allgather => {
+                Call::coll(r, t, -1, f.bytes(1, 2)?, f.bytes(4, 5)?.saturating_mul(p))
+            }
+            Routine::Alltoall => {
+                let (sent, block) = (f.bytes(1, 2)?, f.bytes(4, 5)?);
+                Call::coll(r, t, -1, sent.saturating_mul(p), block.saturating_mul(p))
+            }
+            Routine::Alltoallv => {
+                // sbuf, scounts (address, values), sdispls (address, values), stype, rbuf, …
+                let sends = f.scaled(2, 5)?;
+                let recvs = f.scaled(8, 11)?;
+                let (sent, got) = (sends.iter().sum(), recvs.iter().sum());
+                let mut c = Call::coll(r, t, -1, sent, got);
+                c.coll = Some((got, [sends, recvs].concat()));
+                c
+            }
+            _ => {
+                // Gatherv, Allgatherv: sbuf, scount, stype, rbuf, rcounts (address, values),
+                // displs (…), rtype, [root,] comm.
+                let (sent, all) = (f.bytes(1, 2)?, f.scaled(5, 8)?);
+                let (root, mine) = match r {
+                    Routine::Gatherv => {
+                        let root = f.int(9)? as i32;
+                        (root, if root == me(10)? { all } else { Vec::new() })
+                    }
+                    _ => (-1, all),
+                };
+                let got = mine.iter().sum();
+                let mut c = Call::coll(r, t, root, sent, got);
+                c.coll = Some((got, mine));
+                c
+            }
+        })
+    }
+}
+
+/// One line's fields (split at `:`): the routine's name, its start time, its arguments, its
+/// end time.
+struct Fields<'a> {
+    f: Vec<&'a str>,
+    line: &'a str,
+}
+
+impl Fields<'_> {
+    /// Argument `i` (from 0).
+    fn arg(&self, i: usize) -> Result<&str, String> {
+        (self.f.get(i + 2).filter(|_| i + 3 < self.f.len()).copied()).ok_or_else(|| {
+            format!(
+                "{} expects an argument {}: found `{}`",
+                self.f[0],
+                i + 1,
+                self.line
+            )
+        })
+    }
+
+    fn int(&self, i: usize) -> Result<i64, String> {
+        let a = self.arg(i)?;
+        a.parse().map_err(|_| {
+            format!(
+                "expected an integer for argument {} of {}, found `{a}`",
+                i + 1,
+                self.f[0]
+            )
+        })
+    }
+
+    /// Part `k` of argument `i`, `ID,SIZE,EXTENT` or `ID,RANK,SIZE`.
+    fn sub(&self, i: usize, k: usize) -> Result<i64, String> {
+        let a = self.arg(i)?;
+        (a.split(',').nth(k).and_then(|v| v.parse().ok())).ok_or_else(|| {
+            format!(
+                "expected `ID,SIZE,…` for argument {} of {}, found `{a}`",
+                i + 1,
+                self.f[0]
+            )
+        })
+    }
+
+    /// The bytes of count argument `count` of datatype argument `dt`.
+    fn bytes(&self, count: usize, dt: usize) -> Result<u64, String> {
+        let (c, s) = (self.int(count)?, self.sub(dt, 1)?);
+        Ok((c.max(0) as u64).saturating_mul(s.max(0) as u64))
+    }
+
+    /// The values of array argument `i`, each times the size of datatype argument `dt`.
+    fn scaled(&self, i: usize, dt: usize) -> Result<Vec<u64>, String> {
+        let (a, size) = (self.arg(i)?, self.sub(dt, 1)?.max(0) as u64);
+        a.split(',')
+            .map(|v| {
+                v.parse::<i64>()
+                    .map(|c| (c.max(0) as u64).saturating_mul(size))
+                    .map_err(|_| {
+                        format!(
+                            "expected a list of integers for argument {} of {}, found `{a}`",
+                            i + 1,
+                            self.f[0]
+                        )
+                    })
+            })
+            .collect()
     }
 }
