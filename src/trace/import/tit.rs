@@ -196,70 +196,30 @@ impl Rank {
 
     fn action(&mut self, words: &[&str], notes: &mut Notes) -> Result<(), String> {
         let action = *words.first().ok_or("expected an action after the rank")?;
-        let args = &words[1..];
-        let num = |i: usize| -> Result<f64, String> {
-            let w = args
-                .get(i)
-                .ok_or_else(|| format!("`{action}` expects an argument {}", i + 1))?;
-            w.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= -1.0)
-                .ok_or_else(|| {
-                    format!(
-                        "expected a number for argument {} of `{action}`, found `{w}`",
-                        i + 1
-                    )
-                })
-        };
-        let int = |i: usize| num(i).map(|v| v.trunc() as i64);
-        let count = |i: usize| {
-            int(i).and_then(|v| {
-                u64::try_from(v).map_err(|_| {
-                    format!("expected a count ≥ 0 for argument {} of `{action}`", i + 1)
-                })
-            })
-        };
-        // An optional datatype argument: its size, else the default's.
-        let dt = |i: usize| -> Result<u64, String> {
-            match args.get(i) {
-                None => Ok(self.elem),
-                Some(w) => w
-                    .parse::<i64>()
-                    .ok()
-                    .and_then(simgrid_type_bytes)
-                    .ok_or_else(|| format!("expected a SimGrid datatype id (0–59) for argument {} of `{action}`, found `{w}`", i + 1)),
-            }
-        };
-        let rank = |i: usize| -> Result<i32, String> {
-            let v = int(i)?;
-            if (0..self.p as i64).contains(&v) {
-                Ok(v as i32)
-            } else {
-                Err(format!(
-                    "expected a rank below {} for argument {} of `{action}`, found {v}",
-                    self.p,
-                    i + 1
-                ))
-            }
-        };
-        let counts = |from: usize, size: u64| -> Result<Vec<u64>, String> {
-            (from..from + self.p)
-                .map(|i| count(i).map(|c| c * size))
-                .collect()
+        let a = Args {
+            action,
+            args: &words[1..],
+            elem: self.elem,
+            p: self.p,
         };
         let t = self.now();
         let me = self.me;
-        match action {
+        let call = match action {
             "init" => {
-                self.elem = if args.is_empty() { 1 } else { 8 };
-                self.calls.push(Call::new(Routine::Init, t.0, t.1));
+                self.elem = if a.args.is_empty() { 1 } else { 8 };
+                Call::new(Routine::Init, t.0, t.1)
             }
-            "finalize" => self.calls.push(Call::new(Routine::Finalize, t.0, t.1)),
-            "comm_size" | "comm_split" | "comm_dup" | "location" => notes.skip(action),
-            "compute" => self.t += num(0)? * self.flop_ns,
-            "sleep" => self.t += num(0)? * 1e9,
+            "finalize" => Call::new(Routine::Finalize, t.0, t.1),
+            "comm_size" | "comm_split" | "comm_dup" | "location" => {
+                notes.skip(action);
+                return Ok(());
+            }
+            "compute" | "sleep" => {
+                self.t += a.num(0)? * if action == "sleep" { 1e9 } else { self.flop_ns };
+                return Ok(());
+            }
             "send" | "isend" | "recv" | "irecv" => {
-                let (partner, tag, bytes) = (rank(0)?, int(1)? as i32, count(2)? * dt(3)?);
+                let (partner, tag, bytes) = (a.rank(0)?, a.int(1)? as i32, a.bytes(2, 3)?);
                 let routine = match action {
                     "send" => Routine::Send,
                     "isend" => Routine::Isend,
@@ -268,168 +228,51 @@ impl Rank {
                 };
                 let mut c = Call::p2p(routine, t, bytes, partner, tag);
                 if routine.creates_request() {
-                    let (key, status) = if routine == Routine::Isend {
-                        ((me, partner, tag), None)
-                    } else {
-                        ((partner, me, tag), Some((partner, tag)))
+                    let (key, status) = match routine {
+                        Routine::Isend => ((me, partner, tag), None),
+                        _ => ((partner, me, tag), Some((partner, tag))),
                     };
                     c.e.id = self.reqs.create(key, status) as i64;
                 }
-                self.calls.push(c);
+                c
             }
             "wait" | "test" => {
-                let key = (int(0)? as i32, int(1)? as i32, int(2)? as i32);
+                let key = (a.int(0)? as i32, a.int(1)? as i32, a.int(2)? as i32);
                 // A test may or may not have completed it: SMPI's trace does not say; it stays
                 // open for the wait or waitall after it (or pending at the end).
-                let done: Vec<Completion> = match action {
-                    "wait" => self.reqs.complete(&key).into_iter().collect(),
-                    _ => Vec::new(),
+                let (routine, done): (_, Vec<Completion>) = match action {
+                    "wait" => (
+                        Routine::Wait,
+                        self.reqs.complete(&key).into_iter().collect(),
+                    ),
+                    _ => (Routine::Test, Vec::new()),
                 };
-                let mut c = Call::new(
-                    if action == "wait" {
-                        Routine::Wait
-                    } else {
-                        Routine::Test
-                    },
-                    t.0,
-                    t.1,
-                );
+                let mut c = Call::new(routine, t.0, t.1);
                 c.done = done;
-                self.calls.push(c);
+                c
             }
             "waitall" => {
                 let mut c = Call::new(Routine::Waitall, t.0, t.1);
                 c.done = self.reqs.complete_all();
-                self.calls.push(c);
+                c
             }
             "sendRecv" => {
-                let (sent, dst) = (count(0)? * dt(4)?, rank(1)?);
-                let (got, src) = (count(2)? * dt(5)?, rank(3)?);
+                let (sent, dst) = (a.bytes(0, 4)?, a.rank(1)?);
+                let (got, src) = (a.bytes(2, 5)?, a.rank(3)?);
                 let mut c = Call::p2p(Routine::Sendrecv, t, sent, dst, 0);
                 c.half = Some(RecvHalf {
                     bytes: got,
                     source: src,
                     tag: 0,
                 });
+                c
+            }
+            _ if ACTIONS.contains(&action) => {
+                let (c, flops) = a.collective(t, me)?;
                 self.calls.push(c);
-            }
-            "barrier" => self.calls.push(Call::coll(Routine::Barrier, t, -1, 0, 0)),
-            "bcast" => {
-                let n = count(0)? * dt(2)?;
-                let root = if args.len() > 1 { rank(1)? } else { 0 };
-                let (sent, got) = if root == me { (n, 0) } else { (0, n) };
-                self.calls
-                    .push(Call::coll(Routine::Bcast, t, root, sent, got));
-            }
-            "reduce" => {
-                let n = count(0)? * dt(3)?;
-                let root = if args.len() > 2 { rank(2)? } else { 0 };
-                self.calls.push(Call::coll(
-                    Routine::Reduce,
-                    t,
-                    root,
-                    n,
-                    if root == me { n } else { 0 },
-                ));
-                self.t += num(1)? * self.flop_ns;
-            }
-            "allreduce" | "scan" | "exscan" => {
-                let n = count(0)? * dt(2)?;
-                let routine = match action {
-                    "allreduce" => Routine::Allreduce,
-                    "scan" => Routine::Scan,
-                    _ => Routine::Exscan,
-                };
-                self.calls.push(Call::coll(routine, t, -1, n, n));
-                self.t += num(1)? * self.flop_ns;
-            }
-            "alltoall" => {
-                let p = self.p as u64;
-                let c = Call::coll(
-                    Routine::Alltoall,
-                    t,
-                    -1,
-                    count(0)? * dt(2)? * p,
-                    count(1)? * dt(3)? * p,
-                );
-                self.calls.push(c);
-            }
-            "gather" | "allgather" => {
-                let rooted = action == "gather";
-                let k = if rooted { 3 } else { 2 };
-                let (sent, block) = (count(0)? * dt(k)?, count(1)? * dt(k + 1)?);
-                let c = if rooted {
-                    let root = if args.len() > 2 { rank(2)? } else { 0 };
-                    let got = if root == me { block * self.p as u64 } else { 0 };
-                    Call::coll(Routine::Gather, t, root, sent, got)
-                } else {
-                    Call::coll(Routine::Allgather, t, -1, sent, block * self.p as u64)
-                };
-                self.calls.push(c);
-            }
-            "scatter" => {
-                let root = if args.len() > 2 { rank(2)? } else { 0 };
-                let block = if root == me { count(0)? * dt(3)? } else { 0 };
-                let c = Call::coll(
-                    Routine::Scatter,
-                    t,
-                    root,
-                    block * self.p as u64,
-                    count(1)? * dt(4)?,
-                );
-                self.calls.push(c);
-            }
-            "gatherv" | "allgatherv" => {
-                let p = self.p;
-                let rooted = action == "gatherv";
-                let k = if rooted { p + 2 } else { p + 1 };
-                let sent = count(0)? * dt(k)?;
-                let all = counts(1, dt(k + 1)?)?;
-                let c = if rooted {
-                    let root = if args.len() > p + 1 { rank(p + 1)? } else { 0 };
-                    let mine = if root == me { all } else { Vec::new() };
-                    let mut c = Call::coll(Routine::Gatherv, t, root, sent, mine.iter().sum());
-                    c.coll = Some((mine.iter().sum(), mine));
-                    c
-                } else {
-                    let mut c = Call::coll(Routine::Allgatherv, t, -1, sent, all.iter().sum());
-                    c.coll = Some((all.iter().sum(), all));
-                    c
-                };
-                self.calls.push(c);
-            }
-            "scatterv" => {
-                let p = self.p;
-                let root = if args.len() > p + 1 { rank(p + 1)? } else { 0 };
-                let all = counts(0, dt(p + 2)?)?;
-                let got = count(p)? * dt(p + 3)?;
-                let mine = if root == me { all } else { Vec::new() };
-                let mut c = Call::coll(Routine::Scatterv, t, root, mine.iter().sum(), got);
-                c.coll = Some((got, mine));
-                self.calls.push(c);
-            }
-            "reducescatter" => {
-                let p = self.p;
-                let all = counts(0, dt(p + 1)?)?;
-                let mut c = Call::coll(
-                    Routine::ReduceScatter,
-                    t,
-                    -1,
-                    all.iter().sum(),
-                    all[me as usize],
-                );
-                c.coll = Some((all[me as usize], all));
-                self.calls.push(c);
-                self.t += num(p)? * self.flop_ns;
-            }
-            "alltoallv" => {
-                let p = self.p;
-                let sends = counts(1, dt(2 * p + 2)?)?;
-                let recvs = counts(p + 2, dt(2 * p + 3)?)?;
-                let (sent, got) = (sends.iter().sum(), recvs.iter().sum());
-                let mut c = Call::coll(Routine::Alltoallv, t, -1, sent, got);
-                c.coll = Some((got, [sends, recvs].concat()));
-                self.calls.push(c);
+                // A reduction's computation follows its call, as SMPI executes it.
+                self.t += flops * self.flop_ns;
+                return Ok(());
             }
             _ => {
                 return Err(format!(
@@ -437,7 +280,206 @@ impl Rank {
                     ACTIONS.join(" ")
                 ));
             }
-        }
+        };
+        self.calls.push(call);
         Ok(())
+    }
+}
+
+/// One action's arguments (after the rank and the action), read as SMPI's parsers read them.
+struct Args<'a> {
+    action: &'a str,
+    args: &'a [&'a str],
+    /// Bytes of the default datatype.
+    elem: u64,
+    p: usize,
+}
+
+impl Args<'_> {
+    fn num(&self, i: usize) -> Result<f64, String> {
+        let action = self.action;
+        let w = (self.args.get(i))
+            .ok_or_else(|| format!("`{action}` expects an argument {}", i + 1))?;
+        (w.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= -1.0))
+        .ok_or_else(|| {
+            format!(
+                "expected a number for argument {} of `{action}`, found `{w}`",
+                i + 1
+            )
+        })
+    }
+
+    fn int(&self, i: usize) -> Result<i64, String> {
+        self.num(i).map(|v| v.trunc() as i64)
+    }
+
+    fn count(&self, i: usize) -> Result<u64, String> {
+        let v = self.int(i)?;
+        u64::try_from(v).map_err(|_| {
+            format!(
+                "expected a count ≥ 0 for argument {} of `{}`",
+                i + 1,
+                self.action
+            )
+        })
+    }
+
+    /// An optional datatype argument: its size, else the default's.
+    fn dt(&self, i: usize) -> Result<u64, String> {
+        match self.args.get(i) {
+            None => Ok(self.elem),
+            Some(w) => (w.parse::<i64>().ok().and_then(simgrid_type_bytes)).ok_or_else(|| {
+                format!(
+                    "expected a SimGrid datatype id (0–59) for argument {} of `{}`, found `{w}`",
+                    i + 1,
+                    self.action
+                )
+            }),
+        }
+    }
+
+    /// Count argument `count` in elements of datatype argument `dt`, in bytes.
+    fn bytes(&self, count: usize, dt: usize) -> Result<u64, String> {
+        Ok(self.count(count)?.saturating_mul(self.dt(dt)?))
+    }
+
+    fn rank(&self, i: usize) -> Result<i32, String> {
+        let v = self.int(i)?;
+        if (0..self.p as i64).contains(&v) {
+            return Ok(v as i32);
+        }
+        let (p, action) = (self.p, self.action);
+        Err(format!(
+            "expected a rank below {p} for argument {} of `{action}`, found {v}",
+            i + 1
+        ))
+    }
+
+    /// An optional root at argument `i` (0 if absent).
+    fn root(&self, i: usize) -> Result<i32, String> {
+        if self.args.len() > i {
+            self.rank(i)
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// `p` counts from argument `from`, each in elements of `size` bytes.
+    fn counts(&self, from: usize, size: u64) -> Result<Vec<u64>, String> {
+        (from..from + self.p)
+            .map(|i| self.count(i).map(|c| c.saturating_mul(size)))
+            .collect()
+    }
+
+    /// A collective action's call at `t` on rank `me`, and the flops of its reduction.
+    fn collective(&self, t: (u64, u64), me: i32) -> Result<(Call, f64), String> {
+        let (p, pu) = (self.p, self.p as u64);
+        let mut flops = 0.0;
+        let c = match self.action {
+            "barrier" => Call::coll(Routine::Barrier, t, -1, 0, 0),
+            "bcast" => {
+                let (n, root) = (self.bytes(0, 2)?, self.root(1)?);
+                let (sent, got) = if root == me { (n, 0) } else { (0, n) };
+                Call::coll(Routine::Bcast, t, root, sent, got)
+            }
+            "reduce" => {
+                let (n, root) = (self.bytes(0, 3)?, self.root(2)?);
+                flops = self.num(1)?;
+                Call::coll(Routine::Reduce, t, root, n, if root == me { n } else { 0 })
+            }
+            "allreduce" | "scan" | "exscan" => {
+                let n = self.bytes(0, 2)?;
+                let routine = match self.action {
+                    "allreduce" => Routine::Allreduce,
+                    "scan" => Routine::Scan,
+                    _ => Routine::Exscan,
+                };
+                flops = self.num(1)?;
+                Call::coll(routine, t, -1, n, n)
+            }
+            "alltoall" => {
+                let (sent, got) = (self.bytes(0, 2)?, self.bytes(1, 3)?);
+                Call::coll(
+                    Routine::Alltoall,
+                    t,
+                    -1,
+                    sent.saturating_mul(pu),
+                    got.saturating_mul(pu),
+                )
+            }
+            "gather" => {
+                let (sent, block, root) = (self.bytes(0, 3)?, self.bytes(1, 4)?, self.root(2)?);
+                let got = if root == me {
+                    block.saturating_mul(pu)
+                } else {
+                    0
+                };
+                Call::coll(Routine::Gather, t, root, sent, got)
+            }
+            "allgather" => {
+                let (sent, block) = (self.bytes(0, 2)?, self.bytes(1, 3)?);
+                Call::coll(Routine::Allgather, t, -1, sent, block.saturating_mul(pu))
+            }
+            "scatter" => {
+                let root = self.root(2)?;
+                let block = if root == me { self.bytes(0, 3)? } else { 0 };
+                Call::coll(
+                    Routine::Scatter,
+                    t,
+                    root,
+                    block.saturating_mul(pu),
+                    self.bytes(1, 4)?,
+                )
+            }
+            "gatherv" | "allgatherv" => {
+                let rooted = self.action == "gatherv";
+                let k = if rooted { p + 2 } else { p + 1 };
+                let (sent, all) = (self.bytes(0, k)?, self.counts(1, self.dt(k + 1)?)?);
+                let (routine, root, mine) = match rooted {
+                    true => {
+                        let root = self.root(p + 1)?;
+                        (
+                            Routine::Gatherv,
+                            root,
+                            if root == me { all } else { Vec::new() },
+                        )
+                    }
+                    false => (Routine::Allgatherv, -1, all),
+                };
+                let got = mine.iter().sum();
+                let mut c = Call::coll(routine, t, root, sent, got);
+                c.coll = Some((got, mine));
+                c
+            }
+            "scatterv" => {
+                let root = self.root(p + 1)?;
+                let all = self.counts(0, self.dt(p + 2)?)?;
+                let got = self.bytes(p, p + 3)?;
+                let mine = if root == me { all } else { Vec::new() };
+                let mut c = Call::coll(Routine::Scatterv, t, root, mine.iter().sum(), got);
+                c.coll = Some((got, mine));
+                c
+            }
+            "reducescatter" => {
+                let all = self.counts(0, self.dt(p + 1)?)?;
+                let mine = all[me as usize];
+                flops = self.num(p)?;
+                let mut c = Call::coll(Routine::ReduceScatter, t, -1, all.iter().sum(), mine);
+                c.coll = Some((mine, all));
+                c
+            }
+            _ => {
+                // alltoallv: send buffer, p send counts, receive buffer, p receive counts.
+                let sends = self.counts(1, self.dt(2 * p + 2)?)?;
+                let recvs = self.counts(p + 2, self.dt(2 * p + 3)?)?;
+                let (sent, got) = (sends.iter().sum(), recvs.iter().sum());
+                let mut c = Call::coll(Routine::Alltoallv, t, -1, sent, got);
+                c.coll = Some((got, [sends, recvs].concat()));
+                c
+            }
+        };
+        Ok((c, flops))
     }
 }
