@@ -16,7 +16,10 @@
 
 use super::{Call, Notes, Requests, build, numbered_siblings};
 use crate::error::TraceError;
-use crate::trace::{Comm, Completion, PEER_ANY, PEER_NULL, RecvHalf, Routine, TAG_ANY, Trace};
+use crate::trace::{
+    Comm, Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, RecvHalf, Routine,
+    TAG_ANY, Trace,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -662,18 +665,15 @@ impl Rank<'_> {
         };
         let before = self.calls.len();
         let routine = Routine::from_mpi_name(&format!("MPI_{name}"));
-        let on_other_comm = |notes: &mut Notes| {
+        if rec.int("comm").is_ok() && !known {
             notes.skip(&format!(
-                "MPI_{name} on a communicator other than MPI_COMM_WORLD"
-            ))
-        };
+                "MPI_{name} on a communicator this reader cannot rebuild"
+            ));
+            return Ok(());
+        }
         match (rec.id, routine) {
             (124 | 171 | 125, Some(r)) => self.calls.push(Call::new(r, t.0, t.1)),
             (0 | 3 | 4 | 5, Some(r)) => {
-                if !known {
-                    on_other_comm(notes);
-                    return Ok(());
-                }
                 let c = Call::p2p(
                     r,
                     t,
@@ -684,10 +684,6 @@ impl Rank<'_> {
                 self.calls.push(c);
             }
             (8..=12, Some(r)) => {
-                if !known {
-                    on_other_comm(notes);
-                    return Ok(());
-                }
                 let bytes = self.bytes(rec.int("count")?, rec.int("datatype")?);
                 let (who, tg) = if r == Routine::Irecv {
                     (source(rec.int("source")?), tag(rec.int("tag")?))
@@ -700,10 +696,6 @@ impl Rank<'_> {
                 self.calls.push(c);
             }
             (1, _) => {
-                if !known {
-                    on_other_comm(notes);
-                    return Ok(());
-                }
                 let (mut who, mut tg) = (source(rec.int("source")?), tag(rec.int("tag")?));
                 let mut c = Call::p2p(
                     Routine::Recv,
@@ -725,94 +717,17 @@ impl Rank<'_> {
                 self.calls.push(c);
             }
             (13..=21, Some(r)) => {
-                let reqs = rec.ints("requests");
-                // The requests this call completed, as positions in `reqs` or the one request.
-                let flag = rec.int("flag").unwrap_or(1) != 0;
-                let done: Vec<i64> = match rec.id {
-                    13 => vec![rec.int("request")?],
-                    14 if flag => vec![rec.int("request")?],
-                    18 => reqs.clone(),
-                    19 if flag => reqs.clone(),
-                    16 | 17 if flag => {
-                        let i = rec.int("index")?;
-                        reqs.get(usize::try_from(i).unwrap_or(usize::MAX))
-                            .copied()
-                            .into_iter()
-                            .collect()
-                    }
-                    20 | 21 => rec
-                        .ints("indices")
-                        .iter()
-                        .filter_map(|&i| reqs.get(i as usize).copied())
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                let mut c = Call::new(r, t.0, t.1);
-                for (k, id) in done.iter().enumerate() {
-                    let Some((mut d, receive)) = self.reqs.complete_last(id) else {
-                        continue;
-                    };
-                    // A receive's status names the message's actual source and tag.
-                    let actual = status(k);
-                    if let (true, Some((s, g))) = (receive, actual) {
-                        d.source = s;
-                        if g >= 0 {
-                            d.tag = g;
-                        }
-                    }
-                    c.done.push(d);
-                }
+                let c = self.completion(rec, r, t, &status)?;
                 self.calls.push(c);
             }
             (33 | 34, _) => {
-                if !known {
-                    on_other_comm(notes);
-                    return Ok(());
-                }
-                let replace = rec.id == 34;
-                let (sent, got) = if replace {
-                    let b = self.bytes(rec.int("count")?, rec.int("datatype")?);
-                    (b, b)
-                } else {
-                    (
-                        self.bytes(rec.int("sendcount")?, rec.int("sendtype")?),
-                        self.bytes(rec.int("recvcount")?, rec.int("recvtype")?),
-                    )
-                };
-                let r = if replace {
-                    Routine::SendrecvReplace
-                } else {
-                    Routine::Sendrecv
-                };
-                let mut c = Call::p2p(r, t, sent, dest(rec.int("dest")?), tag(rec.int("sendtag")?));
-                let (mut s, mut g) = (source(rec.int("source")?), tag(rec.int("recvtag")?));
-                c.e.flags = if s == PEER_ANY {
-                    crate::trace::FLAG_ANY_SOURCE
-                } else {
-                    0
-                } | if g == TAG_ANY {
-                    crate::trace::FLAG_ANY_TAG
-                } else {
-                    0
-                };
-                if let Some((a, b)) = status(0) {
-                    (s, g) = (a, if b >= 0 { b } else { g });
-                }
-                c.half = Some(RecvHalf {
-                    bytes: got,
-                    source: s,
-                    tag: g,
-                });
+                let c = self.sendrecv(rec, t, &dest, &source, &status)?;
                 self.calls.push(c);
             }
             (
                 52 | 53 | 54 | 55 | 56 | 57 | 58 | 59 | 60 | 61 | 62 | 65 | 66 | 67 | 156,
                 Some(r),
             ) => {
-                if !known {
-                    on_other_comm(notes);
-                    return Ok(());
-                }
                 let call = self.collective(rec, r, t, members)?;
                 self.calls.push(call);
             }
@@ -822,6 +737,89 @@ impl Rank<'_> {
             c.e.comm = comm_id;
         }
         Ok(())
+    }
+
+    /// A Wait or Test call: the requests it completed (by its flag, index or indices), a
+    /// receive's with its status's source and tag.
+    fn completion(
+        &mut self,
+        rec: &Record,
+        r: Routine,
+        t: (u64, u64),
+        status: &dyn Fn(usize) -> Option<(i32, i32)>,
+    ) -> Result<Call, String> {
+        let reqs = rec.ints("requests");
+        let flag = rec.int("flag").unwrap_or(1) != 0;
+        let done: Vec<i64> = match rec.id {
+            13 => vec![rec.int("request")?],
+            14 if flag => vec![rec.int("request")?],
+            18 => reqs.clone(),
+            19 if flag => reqs.clone(),
+            16 | 17 if flag => {
+                let i = rec.int("index")?;
+                reqs.get(usize::try_from(i).unwrap_or(usize::MAX))
+                    .copied()
+                    .into_iter()
+                    .collect()
+            }
+            20 | 21 => rec
+                .ints("indices")
+                .iter()
+                .filter_map(|&i| reqs.get(i as usize).copied())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut c = Call::new(r, t.0, t.1);
+        for (k, id) in done.iter().enumerate() {
+            let Some((mut d, receive)) = self.reqs.complete_last(id) else {
+                continue;
+            };
+            if let (true, Some((s, g))) = (receive, status(k)) {
+                d.source = s;
+                if g >= 0 {
+                    d.tag = g;
+                }
+            }
+            c.done.push(d);
+        }
+        Ok(c)
+    }
+
+    /// `MPI_Sendrecv` or `MPI_Sendrecv_replace`, its receive half's source and tag from its
+    /// status where it has one.
+    fn sendrecv(
+        &self,
+        rec: &Record,
+        t: (u64, u64),
+        dest: &dyn Fn(i64) -> i32,
+        source: &dyn Fn(i64) -> i32,
+        status: &dyn Fn(usize) -> Option<(i32, i32)>,
+    ) -> Result<Call, String> {
+        let tag = |v: i64| if v < 0 { TAG_ANY } else { v as i32 };
+        let (r, sent, got) = if rec.id == 34 {
+            let b = self.bytes(rec.int("count")?, rec.int("datatype")?);
+            (Routine::SendrecvReplace, b, b)
+        } else {
+            let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
+            (
+                Routine::Sendrecv,
+                sent,
+                self.bytes(rec.int("recvcount")?, rec.int("recvtype")?),
+            )
+        };
+        let mut c = Call::p2p(r, t, sent, dest(rec.int("dest")?), tag(rec.int("sendtag")?));
+        let (mut s, mut g) = (source(rec.int("source")?), tag(rec.int("recvtag")?));
+        c.e.flags = if s == PEER_ANY { FLAG_ANY_SOURCE } else { 0 }
+            | if g == TAG_ANY { FLAG_ANY_TAG } else { 0 };
+        if let Some((a, b)) = status(0) {
+            (s, g) = (a, if b >= 0 { b } else { g });
+        }
+        c.half = Some(RecvHalf {
+            bytes: got,
+            source: s,
+            tag: g,
+        });
+        Ok(c)
     }
 
     /// A collective on the communicator of `members` (world ranks in its order).
