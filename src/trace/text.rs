@@ -256,16 +256,21 @@ fn keys(routine: Routine) -> &'static [&'static str] {
     }
 }
 
-/// Parses a whole text trace (not yet validated across ranks: [`super::Trace::validate`]).
-pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
-    let text = std::str::from_utf8(data).map_err(|e| {
+/// `data` as text, or an error naming the line where it stops being UTF-8.
+pub(crate) fn utf8<'a>(name: &str, data: &'a [u8]) -> Result<&'a str, TraceError> {
+    std::str::from_utf8(data).map_err(|e| {
         let line = data[..e.valid_up_to()]
             .iter()
             .filter(|&&b| b == b'\n')
             .count()
             + 1;
         TraceError::line(name, line, "expected UTF-8 text".into())
-    })?;
+    })
+}
+
+/// Parses a whole text trace (not yet validated across ranks: [`super::Trace::validate`]).
+pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
+    let text = utf8(name, data)?;
     let mut trace: Option<Trace> = None;
     // Events arrive in any rank order: one buffer per rank, joined at the end.
     let mut ranks: Vec<Events> = Vec::new();

@@ -206,14 +206,7 @@ pub fn parse(
     }
     let mut texts = Vec::with_capacity(files.len());
     for (name, data) in files {
-        let text = std::str::from_utf8(data).map_err(|e| {
-            let line = data[..e.valid_up_to()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1;
-            TraceError::line(name, line, "expected UTF-8 text".into())
-        })?;
+        let text = super::text::utf8(name, data)?;
         texts.push((name.clone(), text.to_string()));
     }
     let name = texts
