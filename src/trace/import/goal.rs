@@ -47,11 +47,7 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
          as one node, and each rank's operations as the MPI program that issues them in file order \
          as their dependencies allow"
     ));
-    let calls = ranks
-        .iter()
-        .enumerate()
-        .map(|(r, ops)| sequence(r, ops, calc_ns))
-        .collect();
+    let calls = ranks.iter().map(|ops| sequence(ops, calc_ns)).collect();
     build(name, calls, notes, Vec::new())
 }
 
@@ -248,9 +244,8 @@ fn operation(op: &str) -> Result<Kind, String> {
     }
 }
 
-/// Rank `r`'s operations as a sequence of MPI calls.
-fn sequence(r: usize, ops: &[Op], calc_ns: f64) -> Vec<Call> {
-    let _ = r;
+/// A rank's operations as a sequence of MPI calls.
+fn sequence(ops: &[Op], calc_ns: f64) -> Vec<Call> {
     let n = ops.len();
     // Kahn's order over both kinds of edge, the lowest index first where several are ready.
     let mut indegree = vec![0usize; n];
