@@ -871,7 +871,7 @@ impl Rank<'_> {
                     root()?,
                 );
                 let got = match (rec.int("recvcount"), rec.int("recvtype")) {
-                    (Ok(c), Ok(d)) if root == me => self.bytes(c, d) * p,
+                    (Ok(c), Ok(d)) if root == me => self.bytes(c, d).saturating_mul(p),
                     _ => 0,
                 };
                 Call::coll(r, t, world(root), sent, got)
@@ -882,7 +882,7 @@ impl Rank<'_> {
                     root()?,
                 );
                 let sent = match (rec.int("sendcount"), rec.int("sendtype")) {
-                    (Ok(c), Ok(d)) if root == me => self.bytes(c, d) * p,
+                    (Ok(c), Ok(d)) if root == me => self.bytes(c, d).saturating_mul(p),
                     _ => 0,
                 };
                 Call::coll(r, t, world(root), sent, got)
@@ -916,11 +916,11 @@ impl Rank<'_> {
                 let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
                 let block = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
                 let sent = if r == Routine::Alltoall {
-                    sent * p
+                    sent.saturating_mul(p)
                 } else {
                     sent
                 };
-                Call::coll(r, t, -1, sent, block * p)
+                Call::coll(r, t, -1, sent, block.saturating_mul(p))
             }
             Routine::Allgatherv => {
                 let counts = scaled(rec.ints("recvcounts"), rec.int("recvtype")?);

@@ -303,27 +303,26 @@ fn sequence(ops: &[Op], calc_ns: f64) -> Vec<Call> {
         });
         match ops[i].kind {
             Kind::Calc(units) => t += units * calc_ns,
-            Kind::Send { bytes, to, tag } => {
-                let routine = if blocking {
-                    Routine::Send
-                } else {
-                    Routine::Isend
-                };
-                let mut c = Call::p2p(routine, at(t), bytes, to, tag);
-                if !blocking {
-                    c.e.id = reqs.create(i, None) as i64;
-                }
-                calls.push(c);
+            Kind::Send {
+                bytes,
+                to: peer,
+                tag,
             }
-            Kind::Recv { bytes, from, tag } => {
-                let routine = if blocking {
-                    Routine::Recv
-                } else {
-                    Routine::Irecv
+            | Kind::Recv {
+                bytes,
+                from: peer,
+                tag,
+            } => {
+                let send = matches!(ops[i].kind, Kind::Send { .. });
+                let routine = match (send, blocking) {
+                    (true, true) => Routine::Send,
+                    (true, false) => Routine::Isend,
+                    (false, true) => Routine::Recv,
+                    (false, false) => Routine::Irecv,
                 };
-                let mut c = Call::p2p(routine, at(t), bytes, from, tag);
+                let mut c = Call::p2p(routine, at(t), bytes, peer, tag);
                 if !blocking {
-                    c.e.id = reqs.create(i, Some((from, tag))) as i64;
+                    c.e.id = reqs.create(i, (!send).then_some((peer, tag))) as i64;
                 }
                 calls.push(c);
             }
