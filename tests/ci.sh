@@ -19,6 +19,8 @@ command -v hpcc >/dev/null || need+=(hpcc)
 command -v lmp >/dev/null || need+=(lammps)
 command -v NPopenmpi >/dev/null || need+=(netpipe-openmpi)
 command -v pw.x >/dev/null || need+=(quantum-espresso)
+# Perfetto timelines decoded by a decoder not ours (tests/cli_timeline.rs)
+command -v protoc >/dev/null || need+=(protobuf-compiler)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "== installing ${need[*]}"

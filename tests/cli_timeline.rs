@@ -77,52 +77,47 @@ fn assert_slices(got: &[(String, f64, f64)], want: &[(&str, f64, f64)], what: &s
 ///
 /// Measured: each call as the fixture times it. Two messages: rank 0's Send (event 1) to rank
 /// 1's Recv, rank 1's Send (event 6: rank 1's events start at 4) to rank 0's Recv.
-#[test]
-fn every_slice_is_the_hand_calculation() {
-    let f = fixture("rtt/k12000-w500000.txt");
-    let v = timeline(f.to_str().unwrap(), &[]);
-    assert_slices(
-        &slices(&v, 0, 0),
-        &[
+/// The slices of the round trip below, by hand, as (name, ts µs, dur µs): rank `r`'s `predicted`
+/// track (tid 0) or `measured` (tid 1).
+fn rtt_by_hand(r: i64, tid: i64) -> Vec<(&'static str, f64, f64)> {
+    match (r, tid) {
+        (0, 0) => vec![
             ("MPI_Init", 0.0, 0.0),
             ("MPI_Send", 0.0, 88.870),
             ("computation", 88.870, 500.0),
             ("MPI_Recv", 588.870, 37.390),
             ("MPI_Finalize", 626.260, 0.0),
         ],
-        "rank 0 predicted",
-    );
-    assert_slices(
-        &slices(&v, 1, 0),
-        &[
+        (1, 0) => vec![
             ("MPI_Init", 0.0, 0.0),
             ("MPI_Recv", 0.0, 251.39802),
             ("receiver sync", 0.0, 214.00802),
             ("MPI_Send", 251.39802, 88.870),
             ("MPI_Finalize", 340.26802, 0.0),
         ],
-        "rank 1 predicted",
-    );
-    assert_slices(
-        &slices(&v, 0, 1),
-        &[
+        (0, 1) => vec![
             ("MPI_Init", 0.0, 0.0),
             ("MPI_Send", 0.0, 1.0),
             ("MPI_Recv", 501.0, 4.0),
             ("MPI_Finalize", 505.0, 0.1),
         ],
-        "rank 0 measured",
-    );
-    assert_slices(
-        &slices(&v, 1, 1),
-        &[
+        _ => vec![
             ("MPI_Init", 0.0, 0.0),
             ("MPI_Recv", 0.0, 2.0),
             ("MPI_Send", 2.0, 1.0),
             ("MPI_Finalize", 3.0, 0.1),
         ],
-        "rank 1 measured",
-    );
+    }
+}
+
+#[test]
+fn every_slice_is_the_hand_calculation() {
+    let f = fixture("rtt/k12000-w500000.txt");
+    let v = timeline(f.to_str().unwrap(), &[]);
+    for (r, tid) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let what = format!("rank {r} tid {tid}");
+        assert_slices(&slices(&v, r, tid), &rtt_by_hand(r, tid), &what);
+    }
     let mut flows: Vec<(String, u64, i64, f64)> = v["traceEvents"]
         .as_array()
         .unwrap()
@@ -340,4 +335,216 @@ fn a_timeline_of_a_262144_rank_trace_is_written_with_bounded_memory() {
         with <= without + BOUND,
         "peak {with} B with the timeline, {without} B without"
     );
+}
+
+/// Perfetto's published trace proto (google/perfetto `protos/perfetto/trace/perfetto_trace.proto`
+/// at ec5d16b, gzipped), which `protoc` decodes a `.perfetto-trace` against: a decoder that is
+/// not ours. None where `protoc` is missing (a failure under `LOGGPS_MPI_TESTS`, as in CI).
+fn decoded(file: &std::path::Path) -> Option<Vec<Vec<(String, String)>>> {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::process::Command::new("gzip")
+        .arg("-dc")
+        .arg(fixture("perfetto/perfetto_trace.proto.gz"))
+        .output()
+        .expect("gzip");
+    std::fs::write(dir.path().join("perfetto_trace.proto"), gz.stdout).unwrap();
+    let out = std::process::Command::new("protoc")
+        .args(["--decode=perfetto.protos.Trace", "--proto_path"])
+        .arg(dir.path())
+        .arg(dir.path().join("perfetto_trace.proto"))
+        .stdin(std::fs::File::open(file).unwrap())
+        .output();
+    let out = match out {
+        Ok(o) => o,
+        Err(_) if std::env::var_os("LOGGPS_MPI_TESTS").is_none() => {
+            eprintln!("SKIP: protoc not found (apt-get install protobuf-compiler)");
+            return None;
+        }
+        Err(e) => panic!("protoc: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(packets(&String::from_utf8(out.stdout).unwrap()))
+}
+
+/// protoc's text format as packets, each its fields as (path, value): `track_event.type`,
+/// `interned_data.event_names.name`, … in the text's order.
+fn packets(text: &str) -> Vec<Vec<(String, String)>> {
+    let mut all = Vec::new();
+    let mut path: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(block) = line.strip_suffix(" {") {
+            if path.is_empty() {
+                all.push(Vec::new());
+            }
+            path.push(block);
+        } else if line == "}" {
+            path.pop();
+        } else if let Some((k, v)) = line.split_once(": ") {
+            let key = [&path[1..], &[k]].concat().join(".");
+            all.last_mut()
+                .unwrap()
+                .push((key, v.trim_matches('"').to_string()));
+        }
+    }
+    all
+}
+
+/// The slices of a decoded Perfetto timeline, per (process name, thread name), as (name, ts
+/// µs, dur µs) in the order they begin, each slice's begin and end matched on its track; the
+/// flows as (id, process, thread, slice name, out or in).
+type Tracks = std::collections::BTreeMap<(String, String), Vec<(String, f64, f64)>>;
+fn perfetto_slices(
+    p: &[Vec<(String, String)>],
+) -> (Tracks, Vec<(u64, String, String, &'static str)>) {
+    use std::collections::HashMap;
+    let get = |pk: &[(String, String)], k: &str| {
+        pk.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone())
+    };
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut processes: HashMap<String, String> = HashMap::new();
+    let mut threads: HashMap<String, (String, String)> = HashMap::new();
+    for pk in p {
+        let iids = pk
+            .iter()
+            .filter(|(k, _)| k == "interned_data.event_names.iid");
+        let ns = pk
+            .iter()
+            .filter(|(k, _)| k == "interned_data.event_names.name");
+        for ((_, i), (_, n)) in iids.zip(ns) {
+            names.insert(i.clone(), n.clone());
+        }
+        if let Some(uuid) = get(pk, "track_descriptor.uuid") {
+            if let Some(n) = get(pk, "track_descriptor.process.process_name") {
+                processes.insert(uuid.clone(), n);
+            }
+            if let Some(n) = get(pk, "track_descriptor.thread.thread_name") {
+                let parent = get(pk, "track_descriptor.parent_uuid").unwrap();
+                threads.insert(uuid, (parent, n));
+            }
+        }
+    }
+    let mut tracks = Tracks::new();
+    let mut open: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut flows = Vec::new();
+    for pk in p {
+        let Some(kind) = get(pk, "track_event.type") else {
+            continue;
+        };
+        let track = get(pk, "track_event.track_uuid").unwrap();
+        let ts = get(pk, "timestamp").unwrap().parse::<f64>().unwrap() / 1e3;
+        let Some((parent, thread)) = threads.get(&track) else {
+            continue;
+        };
+        let key = (processes[parent].clone(), thread.clone());
+        let list = tracks.entry(key.clone()).or_default();
+        match kind.as_str() {
+            "TYPE_SLICE_BEGIN" => {
+                let name = names[&get(pk, "track_event.name_iid").unwrap()].clone();
+                for (field, way) in [("flow_ids", "out"), ("terminating_flow_ids", "in")] {
+                    if let Some(id) = get(pk, &format!("track_event.{field}")) {
+                        flows.push((id.parse().unwrap(), key.0.clone(), name.clone(), way));
+                    }
+                }
+                open.entry(track.clone()).or_default().push(list.len());
+                list.push((name, ts, -1.0));
+            }
+            "TYPE_SLICE_END" => {
+                let i = open
+                    .get_mut(&track)
+                    .and_then(Vec::pop)
+                    .expect("an end after its begin");
+                list[i].2 = ts - list[i].1;
+            }
+            k => panic!("{k}"),
+        }
+    }
+    assert!(
+        open.values().all(Vec::is_empty),
+        "slices left open: {open:?}"
+    );
+    (tracks, flows)
+}
+
+/// `--timeline FILE.perfetto-trace`: Perfetto's protobuf, decoded by `protoc` against
+/// Perfetto's own proto, holds the slices the JSON does, each the hand calculation above (to
+/// the ns: the format's times are whole ns), the two messages as flows from each send to its
+/// receive, and the prediction in an instant's argument.
+#[test]
+fn a_perfetto_timeline_decodes_to_the_hand_calculation() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.perfetto-trace");
+    let trace = fixture("rtt/k12000-w500000.txt");
+    let out = run(&[trace.to_str().unwrap(), "--timeline", f.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let Some(p) = decoded(&f) else { return };
+    let (tracks, mut flows) = perfetto_slices(&p);
+    for (r, tid) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+        let key = (
+            format!("rank {r}"),
+            ["predicted", "measured"][tid as usize].to_string(),
+        );
+        let what = format!("{key:?}");
+        assert_slices(&tracks[&key], &rtt_by_hand(r, tid), &what);
+    }
+    flows.sort();
+    let ids: Vec<u64> = flows.iter().map(|f| f.0).collect();
+    let ends: Vec<(String, String, &str)> = flows.into_iter().map(|f| (f.1, f.2, f.3)).collect();
+    assert_eq!(ids[0], ids[1]);
+    assert_eq!(ids[2], ids[3]);
+    assert_ne!(ids[0], ids[2]);
+    for want in [
+        ("rank 0", "MPI_Send", "out"),
+        ("rank 1", "MPI_Recv", "in"),
+        ("rank 1", "MPI_Send", "out"),
+        ("rank 0", "MPI_Recv", "in"),
+    ] {
+        let want = (want.0.to_string(), want.1.to_string(), want.2);
+        assert!(ends.contains(&want), "{ends:?}");
+    }
+    let other = p
+        .iter()
+        .flatten()
+        .find(|(k, _)| k == "track_event.debug_annotations.string_value")
+        .map(|(_, v)| v.replace("\\\"", "\""))
+        .expect("the prediction");
+    let other: Value = serde_json::from_str(&other).expect("its JSON");
+    assert!((other["predicted_s"].as_f64().unwrap() - 626_260e-9).abs() < 1e-12);
+}
+
+/// A JSON timeline larger than Perfetto's UI opens (`LOGGPS_TIMELINE_JSON_MAX` lowered here to
+/// 1,000 bytes) is written in Perfetto's format beside it, and the warning says so and why.
+#[test]
+fn a_json_timeline_too_large_for_the_ui_is_written_as_perfetto() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    let trace = fixture("rtt/k12000-w500000.txt");
+    let out = bin()
+        .env("LOGGPS_TIMELINE_JSON_MAX", "1000")
+        .args([trace.to_str().unwrap(), "--timeline", f.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!f.exists(), "{err}");
+    let pf = dir.path().join("t.perfetto-trace");
+    assert!(
+        pf.exists() && err.contains("t.perfetto-trace") && err.contains("Perfetto's UI"),
+        "{err}"
+    );
+    if let Some(p) = decoded(&pf) {
+        let (tracks, _) = perfetto_slices(&p);
+        assert_slices(
+            &tracks[&("rank 1".into(), "predicted".into())],
+            &rtt_by_hand(1, 0),
+            "rank 1",
+        );
+    }
 }

@@ -267,9 +267,11 @@ pub struct PredictArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Also write the predicted run as a timeline into FILE, in the Chrome trace-event JSON
-    /// format (open it in ui.perfetto.dev or chrome://tracing): per rank the predicted calls
-    /// with their synchronization and the computation between, the measured calls beside them,
-    /// each message an arrow
+    /// format (open it in ui.perfetto.dev or chrome://tracing), or in Perfetto's own protobuf
+    /// format where FILE ends in .perfetto-trace (smaller; also written instead of JSON larger
+    /// than Perfetto's UI opens, said in a warning): per rank the predicted calls with their
+    /// synchronization and the computation between, the measured calls beside them, each
+    /// message an arrow
     #[arg(long, value_name = "FILE")]
     pub timeline: Option<PathBuf>,
     /// The timeline's ranks only (e.g. 0,4,8-15)

@@ -15,7 +15,7 @@ use loggps_predict::model::ResolvedModel;
 use loggps_predict::replay::Links;
 use loggps_predict::replay::Prediction;
 use loggps_predict::report::indexmap_like::Ordered;
-use loggps_predict::report::{self, Format, Report, timeline};
+use loggps_predict::report::{self, Format, Report, perfetto, timeline};
 use loggps_predict::trace::{self, sites::Sites};
 
 pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
@@ -205,21 +205,42 @@ fn observed(
     };
     let tl = match file {
         Some(f) => {
-            let out = std::fs::File::create(f).map_err(|e| cannot(f, e))?;
+            let (f, proto) = timeline_file(f, trace, &cut);
+            let out = std::fs::File::create(&f).map_err(|e| cannot(&f, e))?;
             let w = std::io::BufWriter::new(out);
-            let tl = timeline::Timeline::new(trace, &graph, cut, w).map_err(|e| cannot(f, e))?;
-            Some(match &trace.sites {
-                Some(sites) => tl.with_sites(callsites::names(sites, symbolizer)),
-                None => tl,
-            })
+            let names = trace
+                .sites
+                .as_ref()
+                .map(|s| callsites::names(s, symbolizer));
+            let tl = match proto {
+                false => {
+                    let tl = timeline::Timeline::new(trace, &graph, cut, w);
+                    let tl = tl.map_err(|e| cannot(&f, e))?;
+                    Tl::Json(match names {
+                        Some(n) => tl.with_sites(n),
+                        None => tl,
+                    })
+                }
+                true => {
+                    let tl = perfetto::Perfetto::new(trace, &graph, cut, w);
+                    let tl = tl.map_err(|e| cannot(&f, e))?;
+                    Tl::Proto(match names {
+                        Some(n) => tl.with_sites(n),
+                        None => tl,
+                    })
+                }
+            };
+            Some((tl, f))
         }
         None => None,
     };
     let record = critical.then(|| Record::new(trace));
     let model = resolved.model();
     let observe = |steps: &[loggps_predict::replay::Step]| {
-        if let Some(tl) = &tl {
-            tl.observe(steps);
+        match &tl {
+            Some((Tl::Json(t), _)) => t.observe(steps),
+            Some((Tl::Proto(t), _)) => t.observe(steps),
+            None => {}
         }
         if let Some(r) = &record {
             r.observe(steps);
@@ -240,9 +261,11 @@ fn observed(
         _ => None,
     };
     let composition = path.as_ref().map(|c| c.composition(trace));
-    if let (Some(tl), Some(f)) = (tl, file) {
-        if let Some(c) = &path {
-            tl.critical(c);
+    if let Some((tl, f)) = tl {
+        match (&tl, &path) {
+            (Tl::Json(t), Some(c)) => t.critical(c),
+            (Tl::Proto(t), Some(c)) => t.critical(c),
+            _ => {}
         }
         let other = match &prediction {
             Ok(p) => {
@@ -266,7 +289,79 @@ fn observed(
             }
             Err(e) => serde_json::json!({ "trace": name, "error": e.to_string() }),
         };
-        tl.finish(&other).map_err(|e| cannot(f, e))?;
+        let done = match tl {
+            Tl::Json(t) => t.finish(&other).map(|_| ()),
+            Tl::Proto(t) => t.finish(&other).map(|_| ()),
+        };
+        done.map_err(|e| cannot(&f, e))?;
     }
     Ok((prediction, composition))
+}
+
+/// A timeline being written, in the Chrome JSON or Perfetto's protobuf format.
+enum Tl<'a> {
+    Json(timeline::Timeline<'a, std::io::BufWriter<std::fs::File>>),
+    Proto(perfetto::Perfetto<'a, std::io::BufWriter<std::fs::File>>),
+}
+
+/// Bytes the timeline of one event takes, about, as JSON and as protobuf: its slices,
+/// synchronization and arrows (JSON: 150 on Ray's trace of Test calls, 480–540 on the case
+/// study's; protobuf 163 there).
+const JSON_PER_EVENT: u64 = 300;
+const PROTO_PER_EVENT: u64 = 120;
+
+/// The most JSON a timeline is written as: Perfetto's UI parses a JSON trace inside its
+/// WebAssembly heap (4 GB at most), which holds about this much of it.
+/// `LOGGPS_TIMELINE_JSON_MAX` (bytes) sets another bound.
+const JSON_MAX: u64 = 1 << 30;
+
+/// The timeline's file and whether it is Perfetto's protobuf: where its name asks for it
+/// (`.perfetto-trace`, `.pftrace`, `.pb`), or where the JSON would be larger than Perfetto's UI
+/// opens (then written beside it as `.perfetto-trace`, said in a warning); a warning too where
+/// even that is larger, with how to cut it.
+fn timeline_file(
+    f: &std::path::Path,
+    trace: &trace::Trace,
+    cut: &timeline::Cut,
+) -> (std::path::PathBuf, bool) {
+    let events: u64 = (0..trace.nranks())
+        .filter(|&r| cut.keeps_rank(r as u32))
+        .map(|r| trace.rank(r).len() as u64)
+        .sum();
+    let gb = |b: u64| format!("{:.1} GB", b as f64 / 1e9);
+    let max = std::env::var("LOGGPS_TIMELINE_JSON_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(JSON_MAX);
+    let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let asked = matches!(ext, "perfetto-trace" | "pftrace" | "pb");
+    let mut out = (f.to_path_buf(), asked);
+    let json = events.saturating_mul(JSON_PER_EVENT);
+    if !asked && json > max {
+        out = (f.with_extension("perfetto-trace"), true);
+        warn(format!(
+            "--timeline {}: as JSON it would take about {} ({events} events{}), more than \
+             Perfetto's UI opens ({}): written in Perfetto's own format to {} instead",
+            f.display(),
+            gb(json),
+            if cut.window_ns.is_some() {
+                " before --window"
+            } else {
+                ""
+            },
+            gb(max),
+            out.0.display()
+        ));
+    }
+    let proto = events.saturating_mul(PROTO_PER_EVENT);
+    if out.1 && proto > 2 * JSON_MAX {
+        warn(format!(
+            "--timeline {}: about {} in Perfetto's format, which its UI may not hold (its \
+             memory is 4 GB at most): cut it with --window T0:T1 or --ranks LIST, or open it \
+             with Perfetto's trace_processor",
+            out.0.display(),
+            gb(proto)
+        ));
+    }
+    out
 }

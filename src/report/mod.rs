@@ -3,6 +3,7 @@
 mod csv;
 pub mod info;
 mod json;
+pub mod perfetto;
 pub mod svg;
 pub mod sweep;
 mod table;

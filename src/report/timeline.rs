@@ -13,6 +13,9 @@
 //! the critical path ([`Timeline::critical`]), the ranks it crosses get a third track,
 //! `critical path` (tid 2), with an arrow where it moves from rank to rank.
 //!
+//! A file named `.perfetto-trace` gets the same tracks in Perfetto's own protobuf format
+//! ([`super::perfetto`]).
+//!
 //! Written as the replay goes: each batch of costed events is formatted and written at once,
 //! so what it holds is a batch, whatever the trace. Events are in no particular order (the
 //! format does not ask for one).
@@ -90,13 +93,13 @@ impl Cut {
         }
     }
 
-    fn keeps_rank(&self, r: u32) -> bool {
+    pub fn keeps_rank(&self, r: u32) -> bool {
         self.ranks
             .as_ref()
             .is_none_or(|v| v.iter().any(|&(a, b)| (a..=b).contains(&r)))
     }
 
-    fn keeps(&self, from: f64, to: f64) -> bool {
+    pub(crate) fn keeps(&self, from: f64, to: f64) -> bool {
         self.window_ns.is_none_or(|(a, b)| to >= a && from <= b)
     }
 }
@@ -232,11 +235,7 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
         let routine = ev.routine(i);
         let name = routine.mpi_name();
         let mut n = 0;
-        // The computation before the call, as the replay kept it: the measured gap.
-        let gap = match i {
-            0 => 0.0,
-            _ => (ev.t_call(i) as f64 - ev.t_return(i - 1) as f64).max(0.0),
-        };
+        let gap = gap_ns(ev, i);
         let from = st.call_ns - gap;
         let pid = st.rank;
         if gap > 0.0 && self.cut.keeps(from, st.call_ns) {
@@ -291,12 +290,7 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
             }
             n += self.arrows(r, i, st.call_ns, s);
         }
-        let (mc, mr) = (
-            self.trace.corrected_ns(r, ev.t_call(i)) - self.t0,
-            self.trace.corrected_ns(r, ev.t_return(i)) - self.t0,
-        );
-        // MPI_Init's call lies before time 0: its slice starts there.
-        let mc = mc.max(0.0);
+        let (mc, mr) = measured_ns(self.trace, self.t0, r, i);
         if mr >= mc && self.cut.keeps(mc, mr) {
             let _ = write!(
                 s,
@@ -313,10 +307,10 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
     /// The flow ends at event `i` of rank `r` (called at `at`): a send starts its message's
     /// arrow (its id the send's global event), a receive ends its message's.
     fn arrows(&self, r: usize, i: usize, at: f64, s: &mut String) -> u64 {
-        let ev = self.trace.rank(r);
-        let me = self.trace.events.offsets()[r] + i;
+        let (out, into) = flow_ends(self.trace, self.g, r, i);
         let mut n = 0;
-        let mut arrow = |ph: &str, id: usize, s: &mut String| {
+        for (ph, id) in [("s", out), ("f", into)] {
+            let Some(id) = id else { continue };
             let bind = if ph == "f" { ",\"bp\":\"e\"" } else { "" };
             let _ = write!(
                 s,
@@ -324,25 +318,6 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
                 Us(at)
             );
             n += 1;
-        };
-        match ev.routine(i).shape() {
-            Shape::Send | Shape::Isend if self.g.link(r, i) != NONE => arrow("s", me, s),
-            Shape::Recv | Shape::Irecv => {
-                let e = self.g.link(r, i);
-                if e != NONE {
-                    arrow("f", e as usize, s);
-                }
-            }
-            Shape::Sendrecv => {
-                if self.g.link(r, i) != NONE {
-                    arrow("s", me, s);
-                }
-                let e = self.g.link2(r, i);
-                if e != NONE {
-                    arrow("f", e as usize, s);
-                }
-            }
-            _ => {}
         }
         n
     }
@@ -423,6 +398,42 @@ impl<'a, W: Write + Send> Timeline<'a, W> {
         )?;
         w.flush()?;
         Ok((w, o.events))
+    }
+}
+
+/// The computation before event `i`, as the replay keeps it: the measured gap, ns.
+pub(crate) fn gap_ns(ev: crate::trace::Rank<'_>, i: usize) -> f64 {
+    match i {
+        0 => 0.0,
+        _ => (ev.t_call(i) as f64 - ev.t_return(i - 1) as f64).max(0.0),
+    }
+}
+
+/// Event `i` of rank `r` as measured: its call and return on rank 0's clock from `t0`, ns
+/// (`MPI_Init`'s call, before time 0, from 0).
+pub(crate) fn measured_ns(trace: &Trace, t0: f64, r: usize, i: usize) -> (f64, f64) {
+    let ev = trace.rank(r);
+    (
+        (trace.corrected_ns(r, ev.t_call(i)) - t0).max(0.0),
+        trace.corrected_ns(r, ev.t_return(i)) - t0,
+    )
+}
+
+/// The messages event `i` of rank `r` starts and ends, by id (the sending event's global
+/// index): a send's own, a receive's sender's; a Sendrecv may have both.
+pub(crate) fn flow_ends(
+    trace: &Trace,
+    g: &HbGraph,
+    r: usize,
+    i: usize,
+) -> (Option<usize>, Option<usize>) {
+    let me = trace.events.offsets()[r] + i;
+    let linked = |e: u32| (e != NONE).then_some(e as usize);
+    match trace.rank(r).routine(i).shape() {
+        Shape::Send | Shape::Isend => (linked(g.link(r, i)).map(|_| me), None),
+        Shape::Recv | Shape::Irecv => (None, linked(g.link(r, i))),
+        Shape::Sendrecv => (linked(g.link(r, i)).map(|_| me), linked(g.link2(r, i))),
+        _ => (None, None),
     }
 }
 
