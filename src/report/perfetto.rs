@@ -239,9 +239,9 @@ struct Out<W> {
     error: Option<io::Error>,
     /// Slices, instants and flow ends written.
     events: u64,
-    /// Per rank: the next event to write, and the encoded events that came early.
+    /// Per rank, the next event to write; by (rank, event), the encoded events that came early.
     next: Vec<u32>,
-    early: Vec<BTreeMap<u32, (Vec<u8>, u64)>>,
+    early: BTreeMap<(usize, u32), (Vec<u8>, u64)>,
 }
 
 impl<W: Write> Out<W> {
@@ -258,12 +258,12 @@ impl<W: Write> Out<W> {
     /// next, with those after it that came early; else kept until then.
     fn put(&mut self, r: usize, i: u32, b: &[u8], n: u64) {
         if i != self.next[r] {
-            self.early[r].insert(i, (b.to_vec(), n));
+            self.early.insert((r, i), (b.to_vec(), n));
             return;
         }
         self.write(b, n);
         self.next[r] = i + 1;
-        while let Some((b, n)) = self.early[r].remove(&self.next[r]) {
+        while let Some((b, n)) = self.early.remove(&(r, self.next[r])) {
             self.write(&b, n);
             self.next[r] += 1;
         }
@@ -335,7 +335,7 @@ impl<'a, W: Write + Send> Perfetto<'a, W> {
                 error: None,
                 events: 0,
                 next: vec![0; n],
-                early: vec![BTreeMap::new(); n],
+                early: BTreeMap::new(),
             }),
             sites: Vec::new(),
         })
@@ -358,11 +358,8 @@ impl<'a, W: Write + Send> Perfetto<'a, W> {
         let mut pb = Pb::default();
         // (rank, event, end of its bytes, events in it)
         let mut cuts = Vec::with_capacity(steps.len());
-        for st in steps {
-            let n = match self.cut.keeps_rank(st.rank) {
-                true => self.step(st, &mut pb),
-                false => 0,
-            };
+        for st in steps.iter().filter(|st| self.cut.keeps_rank(st.rank)) {
+            let n = self.step(st, &mut pb);
             cuts.push((st.rank as usize, st.event, pb.0.len(), n));
         }
         let mut o = self.out.lock().expect("timeline");
@@ -493,10 +490,8 @@ impl<'a, W: Write + Send> Perfetto<'a, W> {
     pub fn finish(self, other: &serde_json::Value) -> io::Result<(W, u64)> {
         let mut o = self.out.into_inner().expect("timeline");
         // Events after one the replay never costed (a deadlock's): in their order.
-        for r in 0..o.early.len() {
-            for (_, (b, n)) in std::mem::take(&mut o.early[r]) {
-                o.write(&b, n);
-            }
+        for (_, (b, n)) in std::mem::take(&mut o.early) {
+            o.write(&b, n);
         }
         if let Some(e) = o.error {
             return Err(e);
@@ -547,7 +542,7 @@ mod tests {
             error: None,
             events: 0,
             next: vec![0; 2],
-            early: vec![BTreeMap::new(); 2],
+            early: BTreeMap::new(),
         };
         o.put(0, 1, b"b", 1);
         o.put(1, 0, b"x", 1);
