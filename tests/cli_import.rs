@@ -376,3 +376,140 @@ fn a_dumpi_trace_keeps_every_call_its_footer_counts() {
         .sum();
     assert_eq!(v["file_bytes"], all);
 }
+
+/// paraver-kernel's `qsort_beo3.prv` (MPItrace, 2004; 4 tasks): an old MPICH built its
+/// collectives from sends it traced, nested inside them, and wrote no end between a Reduce and
+/// the Bcast after it. Counted here from the file's lines, independently of the reader: each
+/// task has a Reduce, a Bcast and an Allreduce on each communicator it belongs to (`c:` lines:
+/// task 1 on 91; task 2 on 91, 94; tasks 3, 4 on 91, 94, 96: 9 each); the program's own
+/// messages are the communication records of tags 0 and 1 (tags 2 and 11 are MPICH's
+/// collectives'), each a Send and a Recv. Measured: from MPI_Init's return (11583 µs) to the
+/// last MPI_Finalize's call (251007 µs).
+#[test]
+fn a_paraver_trace_keeps_every_call_and_message() {
+    let prv = imported("paraver/qsort_beo3.prv");
+    let text = std::fs::read_to_string(&prv).unwrap();
+    let own: Vec<u64> = text
+        .lines()
+        .filter(|l| l.starts_with("3:"))
+        .map(|l| {
+            l.split(':')
+                .map(|f| f.parse::<u64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|f| f[14] <= 1)
+        .map(|f| f[13])
+        .collect();
+    assert_eq!(own.len(), 9);
+    let v = json(&["info", &prv, "--format", "json"]);
+    for (routine, n) in [
+        ("MPI_Init", 4),
+        ("MPI_Finalize", 4),
+        ("MPI_Reduce", 9),
+        ("MPI_Bcast", 9),
+        ("MPI_Allreduce", 9),
+        ("MPI_Send", own.len()),
+        ("MPI_Recv", own.len()),
+    ] {
+        assert_eq!(v["events_by_routine"][routine], n as u64, "{routine}: {v}");
+    }
+    assert_eq!(v["events"], 53);
+    assert_eq!(v["messages"], 9, "{v}");
+    assert_eq!(v["message_bytes"], own.iter().sum::<u64>(), "{v}");
+    let err = stderr(&["info", &prv]);
+    assert!(
+        err.contains("75 MPI calls made inside another") && err.contains("24 messages"),
+        "{err}"
+    );
+    // Tasks 3 and 4 send each other 116,776 and 99,596 bytes before either receives: the
+    // program relied on MPICH's buffering; under rendezvous it deadlocks.
+    let err = stderr(&[&prv, "--platform", "myrinet"]);
+    assert!(
+        err.contains("deadlock") && err.contains("116776 bytes to rank 3"),
+        "{err}"
+    );
+    let v = json(&[
+        &prv,
+        "--platform",
+        "myrinet",
+        "--S",
+        "1000000",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        (v["measured_s"].as_f64().unwrap() - 0.239424).abs() < 1e-9,
+        "{v}"
+    );
+    assert_eq!(v["ranks"].as_array().unwrap().len(), 4);
+}
+
+/// A `.prv` as today's Extrae writes one (ns, each call's end a 0, a collective's sizes, root
+/// and communicator as events 50100001–4, the root flagged at the root alone), with and without
+/// its `.pcf`, predicts exactly what the same program written by hand in our format does:
+/// rank 0 Isends 4096 B (tag 7) and Irecvs 100 B (tag 8), then Waitall; rank 1 Recvs, then
+/// Sends; a 1024-B Bcast from rank 1; each rank's calls at the same times in both.
+#[test]
+fn an_extrae_trace_predicts_as_the_same_program_in_our_format() {
+    let prv = "#Paraver (29/11/26 at 21:00):20000_ns:1(2):1:2(1:1,1:1),1
+c:1:1:2:1:2
+2:1:1:1:1:0:50000003:31
+2:2:1:2:1:0:50000003:31
+2:1:1:1:1:1000:50000003:0
+2:2:1:2:1:1000:50000003:0
+2:1:1:1:1:2000:50000001:3
+2:2:1:2:1:2000:50000001:2
+3:1:1:1:1:2000:2000:2:1:2:1:2000:6000:4096:7
+2:1:1:1:1:2100:50000001:0
+1:1:1:1:1:2100:2200:1
+2:1:1:1:1:2200:50000001:4
+2:1:1:1:1:2300:50000001:0
+2:1:1:1:1:5000:50000001:6
+2:2:1:2:1:6000:50000001:0
+2:2:1:2:1:6100:50000001:1
+3:2:1:2:1:6100:6100:1:1:1:1:2200:8900:100:8
+2:2:1:2:1:6500:50000001:0
+2:1:1:1:1:9000:50000001:0
+2:1:1:1:1:10000:50000002:7:50100001:0:50100002:1024:50100004:1
+2:2:1:2:1:10000:50000002:7:50100001:1024:50100002:0:50100003:1:50100004:1:70000001:3
+2:2:1:2:1:11000:50000002:0
+2:1:1:1:1:12000:50000002:0
+2:1:1:1:1:13000:50000003:32
+2:2:1:2:1:13000:50000003:32
+2:1:1:1:1:13500:50000003:0
+2:2:1:2:1:13500:50000003:0
+";
+    let pcf = "EVENT_TYPE\n9   50000001    MPI Point-to-point\nVALUES\n1   MPI_Send\n2   MPI_Recv\n\
+               3   MPI_Isend\n4   MPI_Irecv\n6   MPI_Waitall\n0   End\n\n\
+               EVENT_TYPE\n9   50000002    MPI Collective Comm\nVALUES\n7   MPI_Bcast\n0   End\n\n\
+               EVENT_TYPE\n9   50000003    MPI Other\nVALUES\n31   MPI_Init\n32   MPI_Finalize\n0   End\n";
+    let ours = "loggps-trace 1
+ranks 2
+0 MPI_Init 0 1000
+0 MPI_Isend 2000 2100 bytes=4096 peer=1 tag=7 req=0
+0 MPI_Irecv 2200 2300 bytes=100 peer=1 tag=8 req=1
+0 MPI_Waitall 5000 9000 done=0:-1:-1,1:1:8
+0 MPI_Bcast 10000 12000 root=1 bytes=0 recv_bytes=1024
+0 MPI_Finalize 13000 13500
+1 MPI_Init 0 1000
+1 MPI_Recv 2000 6000 bytes=4096 peer=0 tag=7
+1 MPI_Send 6100 6500 bytes=100 peer=0 tag=8
+1 MPI_Bcast 10000 11000 root=1 bytes=1024
+1 MPI_Finalize 13000 13500
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    std::fs::write(path("ours.txt"), ours).unwrap();
+    std::fs::write(path("bare.prv"), prv).unwrap();
+    std::fs::write(path("named.prv"), prv).unwrap();
+    std::fs::write(path("named.pcf"), pcf).unwrap();
+    let want = ends_ns(&[&path("ours.txt"), "--platform", "myrinet"]);
+    assert!(want[0] > 13000, "{want:?}");
+    for f in ["bare.prv", "named.prv"] {
+        assert_eq!(ends_ns(&[&path(f), "--platform", "myrinet"]), want, "{f}");
+        let v = json(&["info", &path(f), "--format", "json"]);
+        assert_eq!(v["events"], 11, "{f}: {v}");
+    }
+    assert!(stderr(&["info", &path("bare.prv")]).contains("no .pcf beside it"));
+    assert!(!stderr(&["info", &path("named.prv")]).contains("no .pcf"));
+}

@@ -190,6 +190,13 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
                 .collect(),
         ),
         (Format::Goal, vec![read("goal/schedule.goal")]),
+        (
+            Format::Paraver,
+            vec![
+                read("paraver/qsort_beo3.prv"),
+                read("paraver/qsort_beo3.pcf"),
+            ],
+        ),
     ];
     for e in std::fs::read_dir(dir.join("tit")).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();
@@ -198,6 +205,10 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
         }
     }
     samples.sort_by(|a, b| a.1[0].0.cmp(&b.1[0].0));
+    // FUZZ_SMOKE_IMPORT_ONLY=FORMAT (by hand): one format's samples alone.
+    if let Ok(only) = std::env::var("FUZZ_SMOKE_IMPORT_ONLY") {
+        samples.retain(|(f, _)| f.name() == only);
+    }
     let options = Options::default();
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut parsed = 0;

@@ -1,6 +1,6 @@
 //! Other tools' traces read into a [`Trace`]: LogGOPSim's liballprof (`allprof`), SimGrid's
 //! time-independent traces (`tit`), LogGOPSim's GOAL schedules (`goal`; written by
-//! [`crate::goal`]) and SST's DUMPI (`dumpi`).
+//! [`crate::goal`]), SST's DUMPI (`dumpi`) and BSC's Paraver (`paraver`).
 //!
 //! Each reader turns the format's records into calls ([`Call`]) rank by rank; [`build`] then
 //! resolves what the format leaves open (the source of a wildcard receive: liballprof records
@@ -12,6 +12,7 @@
 mod allprof;
 mod dumpi;
 mod goal;
+mod paraver;
 mod tit;
 
 use super::{Completion, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, Push, RecvHalf};
@@ -33,15 +34,18 @@ pub enum Format {
     Goal,
     /// SST's DUMPI: a `.meta` file and one binary file per rank, `PREFIX-NNNN.bin`.
     Dumpi,
+    /// BSC's Paraver (Extrae): a `.prv` text file, its `.pcf` beside it.
+    Paraver,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Loggps,
         Format::Allprof,
         Format::Tit,
         Format::Goal,
         Format::Dumpi,
+        Format::Paraver,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,6 +55,7 @@ impl Format {
             Format::Tit => "tit",
             Format::Goal => "goal",
             Format::Dumpi => "dumpi",
+            Format::Paraver => "paraver",
         }
     }
 
@@ -96,6 +101,9 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         return Ok(Format::Dumpi);
     }
     let text = String::from_utf8_lossy(&head);
+    if paraver::is_header(&text) {
+        return Ok(Format::Paraver);
+    }
     if text.lines().any(|l| l.starts_with("numprocs="))
         && text.lines().any(|l| l.starts_with("fileprefix="))
     {
@@ -162,6 +170,15 @@ pub fn files(path: &Path, format: Format) -> Vec<PathBuf> {
             f.push(path.to_path_buf());
             Some(f)
         }),
+        Format::Paraver => {
+            let pcf = path.with_extension("pcf");
+            Some(
+                [path.to_path_buf()]
+                    .into_iter()
+                    .chain(pcf.is_file().then_some(pcf))
+                    .collect(),
+            )
+        }
         Format::Loggps | Format::Goal => None,
     };
     found.unwrap_or_else(|| vec![path.to_path_buf()])
@@ -178,6 +195,7 @@ pub fn load(
         Format::Allprof => allprof::load(path)?,
         Format::Tit => tit::load(path, options.flop_ns.unwrap_or(1.0))?,
         Format::Goal => goal::load(path, options.calc_ns.unwrap_or(1.0))?,
+        Format::Paraver => paraver::load(path)?,
         Format::Dumpi => match path.is_dir() {
             true => dumpi::load(&dumpi_meta(path).unwrap_or_else(|| path.join(".meta")))?,
             false => dumpi::load(path)?,
@@ -218,6 +236,10 @@ pub fn parse(
         Format::Goal => {
             let text = texts.first().map_or("", |(_, t)| t.as_str());
             goal::from_text(&name, text, options.calc_ns.unwrap_or(1.0))
+        }
+        Format::Paraver => {
+            let pcf = texts.get(1).map(|(_, t)| t.as_str());
+            paraver::parse(&name, texts.first().map_or("", |(_, t)| t), pcf)
         }
         Format::Loggps => super::parse(&name, files.first().map_or(&[][..], |(_, d)| d)),
         Format::Dumpi => unreachable!("read above"),

@@ -1,0 +1,670 @@
+//! BSC's Paraver traces (`.prv`, written by Extrae and by its predecessor MPItrace), with the
+//! `.pcf` beside them for the routines' names.
+//!
+//! A `.prv` is text: a header `#Paraver (DATE):END[_ns]:RESOURCES:NAPPL:NTASKS(THREADS:NODE,…)[,NCOMMS]`,
+//! communicator lines `c:APPL:ID:N:TASK…`, then records by time: `1:` states, `2:CPU:APPL:TASK:
+//! THREAD:TIME:TYPE:VALUE…` events, `3:` communications (sender's CPU, application, task, thread,
+//! logical and physical send times, the receiver's the same, size, tag) and, in old traces,
+//! `4:` collective operations (`…:TIME:COMM:SENT:RECEIVED:OP:ROOT`). An MPI call is the span of
+//! an event of an MPI type (50000001–50000005) from its value (the routine, Extrae's numbering)
+//! until the type's value 0. Its peer, size and tag come from the communication record whose
+//! logical send or receive falls inside it; a collective's sizes, communicator and root from
+//! the `4:` record or Extrae's events 50100001–50100004 at its start.
+//!
+//! What a Paraver trace does not hold is said in warnings: requests (an `MPI_Irecv` completes in
+//! the Wait or Test that holds its message's physical receive; an `MPI_Isend` in the next
+//! `MPI_Waitall`, or the next Wait that completes no receive), the communicator of a
+//! point-to-point message (taken as the world's), and calls of a thread other than a task's
+//! first. MPI calls inside another (an old MPI library's collectives built on its own sends, a
+//! `MPI_Allreduce` made of `MPI_Reduce` and `MPI_Bcast`) are part of it, their messages the
+//! collective's own.
+
+use super::{Call, Notes, Requests, build};
+use crate::error::TraceError;
+use crate::trace::{Comm, Completion, PEER_NULL, RecvHalf, Routine, Shape, Trace};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Whether `text` begins as a `.prv` does.
+pub(super) fn is_header(text: &str) -> bool {
+    text.starts_with("#Paraver (") || text.starts_with("#PARAVER (")
+}
+
+pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
+    let name = path.display().to_string();
+    let read = |p: &Path| {
+        std::fs::read(p)
+            .map_err(|e| TraceError::at(&p.display().to_string(), format!("cannot read: {e}")))
+    };
+    let data = read(path)?;
+    let text = crate::trace::text::utf8(&name, &data)?;
+    let pcf_path = path.with_extension("pcf");
+    let pcf = match pcf_path.is_file() {
+        true => Some(String::from_utf8_lossy(&read(&pcf_path)?).into_owned()),
+        false => None,
+    };
+    parse(&name, text, pcf.as_deref())
+}
+
+/// Extrae's MPI event types: point-to-point, collective, other, one-sided, I/O.
+const MPI_TYPES: std::ops::RangeInclusive<u64> = 50_000_001..=50_000_005;
+const COLLECTIVE: u64 = 50_000_002;
+/// Extrae's events of a collective's send size, receive size, root (1 at the root) and
+/// communicator, at its start.
+const GLOBAL_OP: std::ops::RangeInclusive<u64> = 50_100_001..=50_100_004;
+
+/// The routines' names by Extrae's value (`MPI_EventEncoding.h`, from 1), where no `.pcf` names
+/// them.
+const EXTRAE_VALUES: &str = "Send Recv Isend Irecv Wait Waitall Bcast Barrier Reduce Allreduce \
+    Alltoall Alltoallv Gather Gatherv Scatter Scatterv Allgather Allgatherv Comm_rank Comm_size \
+    Comm_create Comm_dup Comm_split Comm_group Comm_free Comm_remote_group Comm_remote_size \
+    Comm_test_inter Comm_compare Scan Init Finalize Bsend Ssend Rsend Ibsend Issend Irsend Test \
+    Cancel Sendrecv Sendrecv_replace Cart_create Cart_shift Cart_coords Cart_get Cart_map \
+    Cart_rank Cart_sub Cartdim_get Dims_create Graph_get Graph_map Graph_create Graph_neighbors \
+    Graphdims_get Graph_neighbors_count Topo_test Waitany Waitsome Probe Iprobe Win_create \
+    Win_free Put Get Accumulate Win_fence Win_start Win_complete Win_post Win_wait Win_test \
+    Win_lock Win_unlock Pack Unpack Op_create Op_free Reduce_scatter Attr_delete Attr_get \
+    Attr_put Group_difference Group_excl Group_free Group_incl Group_intersection Group_rank \
+    Group_range_excl Group_range_incl Group_size Group_translate_ranks Group_union \
+    Group_compare Intercomm_create Intercomm_merge Keyval_free Keyval_create Abort Error_class \
+    Errhandler_create Errhandler_free Errhandler_get Error_string Errhandler_set \
+    Get_processor_name Initialized Wtick Wtime Address Bsend_init Buffer_attach Buffer_detach \
+    Request_free Recv_init Send_init Get_count Get_elements Pack_size Rsend_init Ssend_init \
+    Start Startall Testall Testany Test_cancelled Testsome";
+
+/// The `.pcf`'s names of MPI events' values: `(type, value) → name`.
+fn pcf_names(pcf: &str) -> HashMap<(u64, u64), String> {
+    let mut names = HashMap::new();
+    let mut types: Vec<u64> = Vec::new();
+    let mut in_values = false;
+    for line in pcf.lines().map(str::trim) {
+        let mut w = line.split_whitespace();
+        match line {
+            "EVENT_TYPE" => (types.clear(), in_values = false).1,
+            "VALUES" => in_values = true,
+            "" => in_values = false,
+            _ if in_values => {
+                if let (Some(v), Some(n)) = (w.next().and_then(|v| v.parse().ok()), w.next()) {
+                    for &t in &types {
+                        names.insert((t, v), n.to_string());
+                    }
+                }
+            }
+            _ => {
+                if let Some(t) = w.nth(1).and_then(|t| t.parse().ok()) {
+                    types.push(t);
+                }
+            }
+        }
+    }
+    names
+}
+
+/// One MPI call of a task, as its events and records give it.
+#[derive(Default)]
+struct PCall {
+    /// Its event's (type, value).
+    what: (u64, u64),
+    t0: u64,
+    t1: u64,
+    /// Sent: (destination task from 0, bytes, tag); received: (source, bytes, tag, physical
+    /// receive time).
+    sent: Option<(i32, u64, i32)>,
+    got: Option<(i32, u64, i32, u64)>,
+    /// A collective's (sent, received, communicator, root in the communicator or -1, this rank
+    /// the root).
+    coll: Option<Glop>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Glop {
+    sent: u64,
+    got: u64,
+    comm: i64,
+    root: Option<i64>,
+    is_root: bool,
+}
+
+/// A task's calls being read: the one open, by index.
+#[derive(Default)]
+struct Task {
+    calls: Vec<PCall>,
+    open: Option<usize>,
+}
+
+/// The header's fields used: the unit of time in ns, and each task's node.
+struct Header {
+    unit: u64,
+    nodes: Vec<u32>,
+}
+
+fn header(line: &str) -> Result<Header, String> {
+    let bad = || {
+        format!(
+            "expected a Paraver header `#Paraver (DATE):END:RESOURCES:NAPPL:NTASKS(THREADS:NODE,…)`, found `{line}`"
+        )
+    };
+    let rest = line.split_once("):").ok_or_else(bad)?.1;
+    // Fields at ':' outside parentheses.
+    let mut parts = Vec::new();
+    let (mut depth, mut from) = (0, 0);
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ':' if depth == 0 => {
+                parts.push(&rest[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&rest[from..]);
+    if parts.len() < 4 {
+        return Err(bad());
+    }
+    let unit = match parts[0].split_once('_').map(|(_, u)| u) {
+        None | Some("us") => 1000,
+        Some("ns") => 1,
+        Some("ms") => 1_000_000,
+        Some(u) => return Err(format!("unknown time unit `_{u}` in the header")),
+    };
+    let appl = parts[3];
+    let (n, list) = appl.split_once('(').ok_or_else(bad)?;
+    let n: usize = n.trim().parse().map_err(|_| bad())?;
+    let list = list.split(')').next().unwrap_or("");
+    let nodes: Vec<u32> = list
+        .split(',')
+        .map(|t| {
+            t.split(':')
+                .nth(1)
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(1)
+        })
+        .collect();
+    if nodes.len() != n || n == 0 {
+        return Err(format!(
+            "the header's first application lists {} tasks of {n}",
+            nodes.len()
+        ));
+    }
+    Ok(Header { unit, nodes })
+}
+
+/// The trace of a `.prv` text, with its `.pcf` if there is one.
+pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, TraceError> {
+    let mut lines = text.lines().enumerate();
+    let first = lines.next().map_or("", |(_, l)| l);
+    let h = header(first).map_err(|m| TraceError::line(name, 1, m))?;
+    let p = h.nodes.len();
+    let mut names: HashMap<(u64, u64), String> = pcf.map(pcf_names).unwrap_or_default();
+    let mut notes = Notes::default();
+    if names.is_empty() {
+        notes.say("no .pcf beside it: MPI routines named by Extrae's numbering".into());
+        for (v, n) in EXTRAE_VALUES.split_whitespace().enumerate() {
+            for t in MPI_TYPES {
+                names.insert((t, v as u64 + 1), format!("MPI_{n}"));
+            }
+        }
+    }
+    let nodes: std::collections::BTreeSet<u32> = h.nodes.iter().copied().collect();
+    notes.say(format!(
+        "Paraver records no requests and no communicator of a point-to-point message: an MPI_Irecv \
+         completes in the Wait or Test holding its message's arrival, an MPI_Isend in the next \
+         Waitall or Wait that completes no receive; messages are matched on MPI_COMM_WORLD ({p} \
+         tasks on {} nodes)",
+        nodes.len()
+    ));
+    let mut comms: Vec<(i64, Vec<u32>)> = Vec::new();
+    let mut tasks: Vec<Task> = (0..p).map(|_| Task::default()).collect();
+    let mut records = Vec::new();
+    // MPI calls and messages inside other calls.
+    let mut inside = (0u64, 0u64);
+    for (n, line) in lines {
+        let at = |m: String| TraceError::line(name, n + 1, m);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = line.split(':').collect();
+        let int = |i: usize| -> Result<i64, TraceError> {
+            let s = f.get(i).copied().unwrap_or("");
+            s.trim().parse().map_err(|_| {
+                at(format!(
+                    "expected a number as field {}, found `{s}` in `{line}`",
+                    i + 1
+                ))
+            })
+        };
+        if f[0] == "c" {
+            // c:APPL:ID:N:TASK…, the first application's only.
+            let members: Result<Vec<i64>, _> = (4..f.len()).map(int).collect();
+            let members = members?;
+            if int(1)? == 1 && members.iter().all(|&t| t >= 1 && t as usize <= p) {
+                comms.push((int(2)?, members.iter().map(|&t| t as u32 - 1).collect()));
+            }
+            continue;
+        }
+        let kind = int(0)?;
+        if kind == 1 {
+            continue;
+        }
+        if !(2..=4).contains(&kind) {
+            notes.skip(&format!("Paraver records of type {kind}"));
+            continue;
+        }
+        let task = int(3)?;
+        if int(2)? != 1 || task < 1 || task as usize > p {
+            notes.skip("records of another application or task");
+            continue;
+        }
+        let r = task as usize - 1;
+        let time = |i: usize| -> Result<u64, TraceError> {
+            let t = int(i)?;
+            u64::try_from(t)
+                .ok()
+                .and_then(|t| t.checked_mul(h.unit))
+                .ok_or_else(|| at(format!("time {t} out of range")))
+        };
+        if kind == 3 {
+            // The receiver's task is field 10.
+            let dst = int(9)?;
+            if int(8)? != 1 || dst < 1 || dst as usize > p {
+                return Err(at(format!(
+                    "expected a receiving task 1–{p} of application 1 in `{line}`"
+                )));
+            }
+            records.push((
+                r,
+                time(5)?,
+                dst as usize - 1,
+                time(11)?,
+                time(12)?,
+                int(13)?.max(0) as u64,
+                int(14)? as i32,
+            ));
+            continue;
+        }
+        if int(4)? != 1 {
+            notes.skip("events of a task's other threads");
+            continue;
+        }
+        let t = time(5)?;
+        let tk = &mut tasks[r];
+        if kind == 4 {
+            // COMM:SENT:RECEIVED:OP:ROOT, for the call that began here.
+            if let Some(c) = tk
+                .open
+                .map(|i| &mut tk.calls[i])
+                .filter(|c| c.t0 == t && c.coll.is_none())
+            {
+                c.coll = Some(Glop {
+                    comm: int(6)?,
+                    sent: int(7)?.max(0) as u64,
+                    got: int(8)?.max(0) as u64,
+                    root: Some(int(10)?),
+                    is_root: false,
+                });
+            }
+            continue;
+        }
+        for k in (6..f.len().saturating_sub(1)).step_by(2) {
+            let (ty, v) = (int(k)? as u64, int(k + 1)?);
+            inside.0 += event(tk, &names, ty, v, t);
+        }
+    }
+    for (s, ls, d, lr, pr, bytes, tag) in records {
+        let send = find(
+            &tasks[s].calls,
+            ls,
+            |r| matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv),
+            &names,
+        );
+        let recv = find(
+            &tasks[d].calls,
+            lr,
+            |r| matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv),
+            &names,
+        )
+        .or_else(|| irecv_before(&tasks[d].calls, lr, &names));
+        match (send, recv) {
+            (Some(i), Some(j)) => {
+                tasks[s].calls[i].sent = Some((d as i32, bytes, tag));
+                tasks[d].calls[j].got = Some((s as i32, bytes, tag, pr));
+            }
+            _ => inside.1 += 1,
+        }
+    }
+    if inside != (0, 0) {
+        notes.say(format!(
+            "{} MPI calls made inside another (an MPI library's collective built on calls it traced) \
+             are taken as part of it, and {} messages sent inside one as its own",
+            inside.0, inside.1
+        ));
+    }
+    let ours: HashMap<i64, (u32, Vec<u32>)> = comm_ids(&comms, p);
+    let roots = flagged_roots(&tasks, &names);
+    let mut calls = Vec::with_capacity(p);
+    for (r, tk) in tasks.iter().enumerate() {
+        calls.push(rank_calls(r, &tk.calls, &names, &ours, &roots, &mut notes));
+    }
+    let defined = ours.values().filter(|(id, _)| *id > 0).map(|(id, m)| Comm {
+        id: *id,
+        members: m.clone(),
+    });
+    let mut defined: Vec<Comm> = defined.collect();
+    defined.sort_by_key(|c| c.id);
+    defined.dedup_by_key(|c| c.id);
+    let mut trace = build(name, calls, notes, defined)?;
+    for (r, &node) in h.nodes.iter().enumerate() {
+        let mut m = trace.meta.ranks.get(r).clone();
+        m.hostname = format!("node {node}");
+        trace.meta.ranks.set(r, m);
+    }
+    Ok(trace)
+}
+
+/// Where Extrae flags the root (event 50100003 at the root alone): the k-th collective (from 1)
+/// on each communicator → the flagging task.
+fn flagged_roots(
+    tasks: &[Task],
+    names: &HashMap<(u64, u64), String>,
+) -> HashMap<(i64, usize), usize> {
+    let mut roots = HashMap::new();
+    for (r, tk) in tasks.iter().enumerate() {
+        let mut seen: HashMap<i64, usize> = HashMap::new();
+        let colls = tk
+            .calls
+            .iter()
+            .filter(|c| routine(names, c.what).is_some_and(|x| x.shape() == Shape::Coll));
+        for c in colls {
+            let comm = c.coll.map_or(0, |g| g.comm);
+            let k = seen.entry(comm).or_insert(0);
+            *k += 1;
+            if c.coll.is_some_and(|g| g.is_root) {
+                roots.insert((comm, *k), r);
+            }
+        }
+    }
+    roots
+}
+
+/// The routine of an event's (type, value), if the model knows it.
+fn routine(names: &HashMap<(u64, u64), String>, what: (u64, u64)) -> Option<Routine> {
+    names.get(&what).and_then(|n| Routine::from_mpi_name(n))
+}
+
+/// Collectives that old MPI libraries build from others (whose calls inside are its parts).
+fn composite(r: Option<Routine>) -> bool {
+    matches!(
+        r,
+        Some(
+            Routine::Allreduce
+                | Routine::Allgather
+                | Routine::Allgatherv
+                | Routine::ReduceScatter
+                | Routine::Alltoall
+        )
+    )
+}
+
+/// An event (type `ty`, value `v`) at `t` on a task; 1 where it begins a call inside another.
+fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t: u64) -> u64 {
+    if GLOBAL_OP.contains(&ty) {
+        if let Some(c) = tk.open.map(|i| &mut tk.calls[i]).filter(|c| c.t0 == t) {
+            let g = c.coll.get_or_insert_with(Glop::default);
+            let v = v.max(0);
+            match ty - GLOBAL_OP.start() {
+                0 => g.sent = v as u64,
+                1 => g.got = v as u64,
+                2 => g.is_root = v == 1,
+                _ => g.comm = v,
+            }
+        }
+        return 0;
+    }
+    if !MPI_TYPES.contains(&ty) {
+        return 0;
+    }
+    let what = (ty, v.max(0) as u64);
+    match (tk.open, v) {
+        (None, 0) => {}
+        (Some(i), 0) => {
+            if tk.calls[i].what.0 == ty {
+                tk.calls[i].t1 = t;
+                tk.open = None;
+            }
+        }
+        (None, _) => {
+            tk.calls.push(PCall {
+                what,
+                t0: t,
+                t1: t,
+                ..PCall::default()
+            });
+            tk.open = Some(tk.calls.len() - 1);
+        }
+        (Some(i), _) if tk.calls[i].what == what => {}
+        (Some(i), _) => {
+            let open = tk.calls[i].what;
+            if open.0 == COLLECTIVE && ty == COLLECTIVE && !composite(routine(names, open)) {
+                // A collective after one, with no end between (old traces): the next call.
+                tk.calls[i].t1 = t;
+                tk.calls.push(PCall {
+                    what,
+                    t0: t,
+                    t1: t,
+                    ..PCall::default()
+                });
+                tk.open = Some(tk.calls.len() - 1);
+            } else {
+                return 1;
+            }
+        }
+    }
+    0
+}
+
+/// The call of `calls` holding time `t` whose routine `f` takes.
+fn find(
+    calls: &[PCall],
+    t: u64,
+    f: impl Fn(Routine) -> bool,
+    names: &HashMap<(u64, u64), String>,
+) -> Option<usize> {
+    let i = calls.partition_point(|c| c.t0 <= t).checked_sub(1)?;
+    let c = &calls[i];
+    (t <= c.t1 && routine(names, c.what).is_some_and(f)).then_some(i)
+}
+
+/// The latest `MPI_Irecv` before time `t` (a receive whose logical time is its Wait's) with no
+/// message yet.
+fn irecv_before(calls: &[PCall], t: u64, names: &HashMap<(u64, u64), String>) -> Option<usize> {
+    let end = calls.partition_point(|c| c.t0 <= t);
+    (0..end).rev().find(|&i| {
+        calls[i].got.is_none()
+            && routine(names, calls[i].what).is_some_and(|r| r.shape() == Shape::Irecv)
+    })
+}
+
+/// Our ids of the trace's communicators, with their members: the one of every task in order
+/// is `MPI_COMM_WORLD` (0), the others from 1.
+fn comm_ids(comms: &[(i64, Vec<u32>)], p: usize) -> HashMap<i64, (u32, Vec<u32>)> {
+    let world: Vec<u32> = (0..p as u32).collect();
+    let mut next = 1;
+    let mut ids = HashMap::new();
+    for (id, m) in comms {
+        let ours = match *m == world {
+            true => 0,
+            false => {
+                next += 1;
+                next - 1
+            }
+        };
+        ids.insert(*id, (ours, m.clone()));
+    }
+    ids
+}
+
+/// A task's calls as the model's, in order: requests created and completed as the module's
+/// documentation says; calls with no message found, or of routines the model does not cost,
+/// left out (counted).
+fn rank_calls(
+    r: usize,
+    pcalls: &[PCall],
+    names: &HashMap<(u64, u64), String>,
+    comms: &HashMap<i64, (u32, Vec<u32>)>,
+    roots: &HashMap<(i64, usize), usize>,
+    notes: &mut Notes,
+) -> Vec<Call> {
+    let mut out = Vec::with_capacity(pcalls.len());
+    // Collectives so far per communicator, for the root another rank flagged.
+    let mut seen: HashMap<i64, usize> = HashMap::new();
+    // Open requests by the index of their call: (is a receive, physical arrival).
+    let mut reqs: Requests<usize> = Requests::new();
+    let mut open: Vec<(usize, bool, u64)> = Vec::new();
+    for (k, pc) in pcalls.iter().enumerate() {
+        let t = (pc.t0, pc.t1);
+        let name = names
+            .get(&pc.what)
+            .cloned()
+            .unwrap_or_else(|| format!("event {}:{}", pc.what.0, pc.what.1));
+        let Some(rt) = routine(names, pc.what) else {
+            notes.skip(&name);
+            continue;
+        };
+        let c = match rt.shape() {
+            Shape::None
+                if matches!(rt, Routine::Init | Routine::InitThread | Routine::Finalize) =>
+            {
+                Call::new(rt, t.0, t.1)
+            }
+            Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv if !rt.is_probe() => {
+                let msg = match rt.receives() {
+                    true => pc.got.map(|(s, b, g, _)| (s, b, g)),
+                    false => pc.sent,
+                };
+                let Some((peer, bytes, tag)) = msg else {
+                    notes.skip(&format!("{name} with no communication record"));
+                    continue;
+                };
+                let mut c = Call::p2p(rt, t, bytes, peer, tag);
+                if rt.creates_request() {
+                    let receive = rt.receives();
+                    c.e.id = reqs.create(k, receive.then_some((peer, tag))) as i64;
+                    open.push((k, receive, pc.got.map_or(0, |g| g.3)));
+                }
+                c
+            }
+            Shape::Sendrecv => {
+                let (Some((dest, bytes, tag)), Some((source, got, rtag, _))) = (pc.sent, pc.got)
+                else {
+                    notes.skip(&format!("{name} with no communication record"));
+                    continue;
+                };
+                let mut c = Call::p2p(rt, t, bytes, dest, tag);
+                c.half = Some(RecvHalf {
+                    bytes: got,
+                    source,
+                    tag: rtag,
+                });
+                c
+            }
+            Shape::Complete => {
+                let mut c = Call::new(rt, t.0, t.1);
+                c.done = completed(rt, t, &mut open, &mut reqs);
+                c
+            }
+            Shape::Coll if !rt.creates_request() => {
+                let comm = pc.coll.map_or(0, |g| g.comm);
+                let k = seen.entry(comm).or_insert(0);
+                *k += 1;
+                let flagged = roots.get(&(comm, *k)).copied();
+                match collective(rt, t, pc.coll, r, comms, flagged) {
+                    Some(c) => c,
+                    None => {
+                        notes.skip(&format!(
+                            "{name} on a communicator the trace does not define"
+                        ));
+                        continue;
+                    }
+                }
+            }
+            _ => {
+                notes.skip(&name);
+                continue;
+            }
+        };
+        out.push(c);
+    }
+    out
+}
+
+/// What a Wait or Test at `t` completes: receives whose message arrived inside it; for a
+/// Waitall every open request; for a Wait with no such receive, the oldest open send.
+fn completed(
+    rt: Routine,
+    t: (u64, u64),
+    open: &mut Vec<(usize, bool, u64)>,
+    reqs: &mut Requests<usize>,
+) -> Vec<Completion> {
+    let take: Vec<usize> = match rt {
+        Routine::Waitall => open.iter().map(|o| o.0).collect(),
+        _ => {
+            let mut arrived: Vec<usize> = (open.iter())
+                .filter(|o| o.1 && (t.0..=t.1).contains(&o.2))
+                .map(|o| o.0)
+                .collect();
+            if arrived.is_empty()
+                && matches!(rt, Routine::Wait | Routine::Waitany | Routine::Waitsome)
+            {
+                arrived.extend(open.iter().find(|o| !o.1).or(open.first()).map(|o| o.0));
+            }
+            arrived
+        }
+    };
+    open.retain(|o| !take.contains(&o.0));
+    take.iter().filter_map(|k| reqs.complete(k)).collect()
+}
+
+/// A collective's call from its operation's record: sizes normalized as the model's
+/// collectives take them (a Bcast's or Reduce's bytes at every rank, received at the non-root
+/// or root), its communicator and root as world ranks. None where the communicator is unknown.
+fn collective(
+    rt: Routine,
+    t: (u64, u64),
+    g: Option<Glop>,
+    me: usize,
+    comms: &HashMap<i64, (u32, Vec<u32>)>,
+    flagged: Option<usize>,
+) -> Option<Call> {
+    let g = g.unwrap_or_default();
+    let (id, members) = match comms.get(&g.comm) {
+        Some((id, m)) => (*id, m.clone()),
+        None if g.comm == 0 || comms.is_empty() => (0, Vec::new()),
+        None => return None,
+    };
+    let world = |v: i64| match members.is_empty() {
+        true => v as i32,
+        false => members.get(v as usize).map_or(PEER_NULL, |&w| w as i32),
+    };
+    let root = match (g.root, g.is_root, flagged) {
+        (_, true, _) => me as i32,
+        (Some(v), ..) => world(v),
+        (None, false, Some(w)) => w as i32,
+        (None, false, None) => -1,
+    };
+    let n = g.sent.max(g.got);
+    let mut c = match rt {
+        Routine::Barrier => Call::coll(rt, t, -1, 0, 0),
+        Routine::Bcast if root == me as i32 => Call::coll(rt, t, root, n, 0),
+        Routine::Bcast => Call::coll(rt, t, root, 0, n),
+        Routine::Reduce => Call::coll(rt, t, root, n, if root == me as i32 { n } else { 0 }),
+        Routine::Allreduce | Routine::Scan | Routine::Exscan => Call::coll(rt, t, -1, n, n),
+        Routine::Gather | Routine::Gatherv | Routine::Scatter | Routine::Scatterv => {
+            Call::coll(rt, t, root, g.sent, g.got)
+        }
+        _ => Call::coll(rt, t, -1, g.sent, g.got),
+    };
+    c.e.comm = id;
+    Some(c)
+}
