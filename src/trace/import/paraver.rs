@@ -215,11 +215,68 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
          tasks on {} nodes)",
         nodes.len()
     ));
+    let body = read_body(name, lines, &h, &names, &mut notes)?;
+    let (comms, mut tasks) = (body.comms, body.tasks);
+    let inside = (
+        body.inside,
+        match_messages(&mut tasks, body.records, &names),
+    );
+    if inside != (0, 0) {
+        notes.say(format!(
+            "{} MPI calls made inside another (an MPI library's collective built on calls it traced) \
+             are taken as part of it, and {} messages sent inside one as its own",
+            inside.0, inside.1
+        ));
+    }
+    let ours: HashMap<i64, (u32, Vec<u32>)> = comm_ids(&comms, p);
+    let roots = flagged_roots(&tasks, &names);
+    let mut calls = Vec::with_capacity(p);
+    for (r, tk) in tasks.iter().enumerate() {
+        calls.push(rank_calls(r, &tk.calls, &names, &ours, &roots, &mut notes));
+    }
+    let defined = ours.values().filter(|(id, _)| *id > 0).map(|(id, m)| Comm {
+        id: *id,
+        members: m.clone(),
+    });
+    let mut defined: Vec<Comm> = defined.collect();
+    defined.sort_by_key(|c| c.id);
+    defined.dedup_by_key(|c| c.id);
+    let mut trace = build(name, calls, notes, defined)?;
+    for (r, &node) in h.nodes.iter().enumerate() {
+        let mut m = trace.meta.ranks.get(r).clone();
+        m.hostname = format!("node {node}");
+        trace.meta.ranks.set(r, m);
+    }
+    Ok(trace)
+}
+
+/// What the body of a `.prv` holds: its communicators (Paraver's id, members from 0), each
+/// task's calls, the communication records, and how many calls were made inside another.
+struct Body {
+    comms: Vec<(i64, Vec<u32>)>,
+    tasks: Vec<Task>,
+    records: Vec<Record>,
+    inside: u64,
+}
+
+/// A communication record: sender, logical send, receiver, logical and physical receive, bytes,
+/// tag (tasks from 0, times in ns).
+type Record = (usize, u64, usize, u64, u64, u64, i32);
+
+/// Reads the lines after the header.
+fn read_body<'t>(
+    name: &str,
+    lines: impl Iterator<Item = (usize, &'t str)>,
+    h: &Header,
+    names: &HashMap<(u64, u64), String>,
+    notes: &mut Notes,
+) -> Result<Body, TraceError> {
+    let p = h.nodes.len();
     let mut comms: Vec<(i64, Vec<u32>)> = Vec::new();
     let mut tasks: Vec<Task> = (0..p).map(|_| Task::default()).collect();
     let mut records = Vec::new();
-    // MPI calls and messages inside other calls.
-    let mut inside = (0u64, 0u64);
+    // MPI calls made inside other calls.
+    let mut inside = 0;
     for (n, line) in lines {
         let at = |m: String| TraceError::line(name, n + 1, m);
         if line.is_empty() || line.starts_with('#') {
@@ -309,58 +366,48 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
         }
         for k in (6..f.len().saturating_sub(1)).step_by(2) {
             let (ty, v) = (int(k)? as u64, int(k + 1)?);
-            inside.0 += event(tk, &names, ty, v, t);
+            inside += event(tk, names, ty, v, t);
         }
     }
+    Ok(Body {
+        comms,
+        tasks,
+        records,
+        inside,
+    })
+}
+
+/// Gives each record's message to the calls holding its logical send and receive; returns how
+/// many records no such pair holds (messages inside another call).
+fn match_messages(
+    tasks: &mut [Task],
+    records: Vec<Record>,
+    names: &HashMap<(u64, u64), String>,
+) -> u64 {
+    let mut inside = 0;
     for (s, ls, d, lr, pr, bytes, tag) in records {
         let send = find(
             &tasks[s].calls,
             ls,
             |r| matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv),
-            &names,
+            names,
         );
         let recv = find(
             &tasks[d].calls,
             lr,
             |r| matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv),
-            &names,
+            names,
         )
-        .or_else(|| irecv_before(&tasks[d].calls, lr, &names));
+        .or_else(|| irecv_before(&tasks[d].calls, lr, names));
         match (send, recv) {
             (Some(i), Some(j)) => {
                 tasks[s].calls[i].sent = Some((d as i32, bytes, tag));
                 tasks[d].calls[j].got = Some((s as i32, bytes, tag, pr));
             }
-            _ => inside.1 += 1,
+            _ => inside += 1,
         }
     }
-    if inside != (0, 0) {
-        notes.say(format!(
-            "{} MPI calls made inside another (an MPI library's collective built on calls it traced) \
-             are taken as part of it, and {} messages sent inside one as its own",
-            inside.0, inside.1
-        ));
-    }
-    let ours: HashMap<i64, (u32, Vec<u32>)> = comm_ids(&comms, p);
-    let roots = flagged_roots(&tasks, &names);
-    let mut calls = Vec::with_capacity(p);
-    for (r, tk) in tasks.iter().enumerate() {
-        calls.push(rank_calls(r, &tk.calls, &names, &ours, &roots, &mut notes));
-    }
-    let defined = ours.values().filter(|(id, _)| *id > 0).map(|(id, m)| Comm {
-        id: *id,
-        members: m.clone(),
-    });
-    let mut defined: Vec<Comm> = defined.collect();
-    defined.sort_by_key(|c| c.id);
-    defined.dedup_by_key(|c| c.id);
-    let mut trace = build(name, calls, notes, defined)?;
-    for (r, &node) in h.nodes.iter().enumerate() {
-        let mut m = trace.meta.ranks.get(r).clone();
-        m.hostname = format!("node {node}");
-        trace.meta.ranks.set(r, m);
-    }
-    Ok(trace)
+    inside
 }
 
 /// Where Extrae flags the root (event 50100003 at the root alone): the k-th collective (from 1)
