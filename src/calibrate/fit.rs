@@ -194,24 +194,7 @@ fn fit_linear(
     }
     let v = solve(ata, atb)?;
     let v: Vec<f64> = (0..UNKNOWNS).map(|j| v[j] / scale[j]).collect();
-    let params = Params {
-        o: v[0],
-        L: v[1],
-        Os: v[2],
-        Or: v[3],
-        Gs: v[4],
-        Gl: v[5],
-        s,
-        S,
-        poll: None,
-        gamma: None,
-        oc: None,
-        copy: None,
-        cores: None,
-        class: None,
-        progress_at_calls: false,
-        bands: None,
-    };
+    let params = Params::paper([v[1], v[0], v[2], v[3], v[4], v[5]], s, S);
     let intercepts = if free {
         [v[6], v[7]]
     } else {
@@ -547,24 +530,7 @@ impl PaperEquations {
         let Gl = self.two_os_or_gl / 2.0 - self.os_or;
         let Os = self.two_os_plus_or_gl - self.os_or - Gl;
         let Or = self.os_or - Os;
-        Params {
-            L,
-            o,
-            Os,
-            Or,
-            Gs,
-            Gl,
-            s,
-            S,
-            poll: None,
-            gamma: None,
-            oc: None,
-            copy: None,
-            cores: None,
-            class: None,
-            progress_at_calls: false,
-            bands: None,
-        }
+        Params::paper([L, o, Os, Or, Gs, Gl], s, S)
     }
 }
 

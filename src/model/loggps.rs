@@ -88,117 +88,68 @@ pub const NAMES: [&str; 8] = ["L", "o", "Os", "Or", "Gs", "Gl", "s", "S"];
 pub const PRESETS: [(&str, Params); 3] = [
     (
         "cenju4",
-        Params {
-            L: 640.0,
-            o: 7820.0,
-            Os: 7.63,
-            Or: 12.77,
-            Gs: 0.57,
-            Gl: -12.74,
-            s: 1028,
-            S: 1028,
-            poll: None,
-            gamma: None,
-            oc: None,
-            copy: None,
-            cores: None,
-            class: None,
-            progress_at_calls: false,
-            bands: None,
-        },
+        Params::paper([640.0, 7820.0, 7.63, 12.77, 0.57, -12.74], 1028, 1028),
     ),
     (
         "myrinet",
-        Params {
-            L: 1160.0,
-            o: 6550.0,
-            Os: 6.86,
-            Or: 2.57,
-            Gs: 15.48,
-            Gl: -0.74,
-            s: 8191,
-            S: 16383,
-            poll: None,
-            gamma: None,
-            oc: None,
-            copy: None,
-            cores: None,
-            class: None,
-            progress_at_calls: false,
-            bands: None,
-        },
+        Params::paper([1160.0, 6550.0, 6.86, 2.57, 15.48, -0.74], 8191, 16383),
     ),
     (
         "fast-ethernet",
-        Params {
-            L: 35220.0,
-            o: 20590.0,
-            Os: 10.67,
-            Or: 5.87,
-            Gs: 191.89,
-            Gl: 74.95,
-            s: 1023,
-            S: 16383,
-            poll: None,
-            gamma: None,
-            oc: None,
-            copy: None,
-            cores: None,
-            class: None,
-            progress_at_calls: false,
-            bands: None,
-        },
+        Params::paper([35220.0, 20590.0, 10.67, 5.87, 191.89, 74.95], 1023, 16383),
     ),
 ];
 
 impl Params {
+    /// The paper's eight parameters alone: `[L, o, Os, Or, Gs, Gl]` (ns, ns/byte) and `s`, `S`
+    /// (bytes); every later parameter absent.
+    pub const fn paper(t: [f64; 6], s: u64, S: u64) -> Params {
+        let [L, o, Os, Or, Gs, Gl] = t;
+        Params {
+            L,
+            o,
+            Os,
+            Or,
+            Gs,
+            Gl,
+            s,
+            S,
+            poll: None,
+            gamma: None,
+            oc: None,
+            copy: None,
+            cores: None,
+            class: None,
+            progress_at_calls: false,
+            bands: None,
+        }
+    }
+
     /// Parameters looked up by their names: `num` for the times and per-byte terms, `bytes`
     /// for `s` and `S` (the first error stops the lookup).
     pub fn from_named<E>(
         num: impl Fn(&str) -> Result<f64, E>,
         bytes: impl Fn(&str) -> Result<u64, E>,
     ) -> Result<Params, E> {
-        Ok(Params {
-            L: num("L")?,
-            o: num("o")?,
-            Os: num("Os")?,
-            Or: num("Or")?,
-            Gs: num("Gs")?,
-            Gl: num("Gl")?,
-            s: bytes("s")?,
-            S: bytes("S")?,
-            poll: None,
-            gamma: None,
-            oc: None,
-            copy: None,
-            cores: None,
-            class: None,
-            progress_at_calls: false,
-            bands: None,
-        })
+        let t = [
+            num("L")?,
+            num("o")?,
+            num("Os")?,
+            num("Or")?,
+            num("Gs")?,
+            num("Gl")?,
+        ];
+        Ok(Params::paper(t, bytes("s")?, bytes("S")?))
     }
 
     /// A set in `bands`, eager up to `S`: its other fields (`o`, `L`, the control messages')
     /// from the first band, as [`Params::bands`] says.
     pub fn banded(bands: Bands, S: u64, poll: Option<f64>) -> Params {
-        let first = *bands.first();
+        let f = *bands.first();
         Params {
-            L: first.L,
-            o: first.o,
-            Os: first.Os,
-            Or: first.Or,
-            Gs: first.G,
-            Gl: first.G,
-            s: first.hi,
-            S,
             poll,
-            gamma: None,
-            oc: None,
-            copy: None,
-            cores: None,
-            class: None,
-            progress_at_calls: false,
             bands: Some(bands),
+            ..Params::paper([f.L, f.o, f.Os, f.Or, f.G, f.G], f.hi, S)
         }
     }
 

@@ -9,27 +9,7 @@ pub(super) fn params(input: &[u8]) -> Res<'_, Params> {
     let (input, (L, o, Os, Or, Gs, Gl, s, S)) = tuple((
         le_f64, le_f64, le_f64, le_f64, le_f64, le_f64, le_u64, le_u64,
     ))(input)?;
-    Ok((
-        input,
-        Params {
-            L,
-            o,
-            Os,
-            Or,
-            Gs,
-            Gl,
-            s,
-            S,
-            poll: None,
-            gamma: None,
-            oc: None,
-            copy: None,
-            cores: None,
-            class: None,
-            progress_at_calls: false,
-            bands: None,
-        },
-    ))
+    Ok((input, Params::paper([L, o, Os, Or, Gs, Gl], s, S)))
 }
 
 /// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, then the
