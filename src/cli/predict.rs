@@ -305,10 +305,10 @@ enum Tl<'a> {
 }
 
 /// Bytes the timeline of one event takes, about, as JSON and as protobuf: its slices,
-/// synchronization and arrows (JSON: 150 on Ray's trace of Test calls, 480–540 on the case
-/// study's; protobuf 163 there).
-const JSON_PER_EVENT: u64 = 300;
-const PROTO_PER_EVENT: u64 = 120;
+/// synchronization and arrows (tests/bench/RESULTS.md: JSON 467–540 on the dissemination and
+/// the case study, 150 on a trace of Test calls; protobuf 160–163).
+const JSON_PER_EVENT: u64 = 450;
+const PROTO_PER_EVENT: u64 = 160;
 
 /// The most JSON a timeline is written as: Perfetto's UI parses a JSON trace inside its
 /// WebAssembly heap (4 GB at most), which holds about this much of it.

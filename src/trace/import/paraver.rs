@@ -212,8 +212,9 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
         "Paraver records no requests and no communicator of a point-to-point message: an MPI_Irecv \
          completes in the Wait or Test holding its message's arrival, an MPI_Isend in the next \
          Waitall or Wait that completes no receive; messages are matched on MPI_COMM_WORLD ({p} \
-         tasks on {} nodes)",
-        nodes.len()
+         tasks on {} node{})",
+        nodes.len(),
+        if nodes.len() == 1 { "" } else { "s" }
     ));
     let body = read_body(name, lines, &h, &names, &mut notes)?;
     let (comms, mut tasks) = (body.comms, body.tasks);
