@@ -132,6 +132,20 @@ struct Task {
     open: Option<usize>,
 }
 
+impl Task {
+    /// A call of event `what` begins at `t`, the one open from now.
+    fn begin(&mut self, what: (u64, u64), t: u64) {
+        let c = PCall {
+            what,
+            t0: t,
+            t1: t,
+            ..PCall::default()
+        };
+        self.calls.push(c);
+        self.open = Some(self.calls.len() - 1);
+    }
+}
+
 /// The header's fields used: the unit of time in ns, and each task's node.
 struct Header {
     unit: u64,
@@ -483,13 +497,7 @@ fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t:
             }
         }
         (None, _) => {
-            tk.calls.push(PCall {
-                what,
-                t0: t,
-                t1: t,
-                ..PCall::default()
-            });
-            tk.open = Some(tk.calls.len() - 1);
+            tk.begin(what, t);
         }
         (Some(i), _) if tk.calls[i].what == what => {}
         (Some(i), _) => {
@@ -497,13 +505,7 @@ fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t:
             if open.0 == COLLECTIVE && ty == COLLECTIVE && !composite(routine(names, open)) {
                 // A collective after one, with no end between (old traces): the next call.
                 tk.calls[i].t1 = t;
-                tk.calls.push(PCall {
-                    what,
-                    t0: t,
-                    t1: t,
-                    ..PCall::default()
-                });
-                tk.open = Some(tk.calls.len() - 1);
+                tk.begin(what, t);
             } else {
                 return 1;
             }
