@@ -86,10 +86,21 @@ impl Pb {
         self.bytes(field, s.as_bytes());
     }
 
+    /// A nested message, built in place: a one-byte length first, widened after where the
+    /// message is 128 bytes or more (rare: the interned names).
     fn message<T>(&mut self, field: u32, build: impl FnOnce(&mut Pb) -> T) {
-        let mut m = Pb::default();
-        build(&mut m);
-        self.bytes(field, &m.0);
+        self.varint(((field as u64) << 3) | 2);
+        let at = self.0.len();
+        self.0.push(0);
+        build(self);
+        let len = self.0.len() - at - 1;
+        if len < 0x80 {
+            self.0[at] = len as u8;
+        } else {
+            let mut v = Pb::default();
+            v.varint(len as u64);
+            self.0.splice(at..=at, v.0);
+        }
     }
 
     /// `Trace.packet` (1): a `TracePacket` on our sequence.
@@ -533,6 +544,16 @@ mod tests {
         let mut pb = Pb::default();
         pb.int(4, -1);
         assert_eq!(pb.0.len(), 1 + 10, "a negative int64 is ten bytes");
+        // A nested message built in place is the bytes field of its encoding, its length one
+        // varint byte below 128 and two from 128.
+        for n in [3, 127, 128, 300] {
+            let s = "x".repeat(n);
+            let (mut a, mut b, mut inner) = (Pb::default(), Pb::default(), Pb::default());
+            a.message(5, |m| m.string(2, &s));
+            inner.string(2, &s);
+            b.bytes(5, &inner.0);
+            assert_eq!(a.0, b.0, "{n}");
+        }
     }
 
     #[test]
