@@ -21,6 +21,11 @@ command -v NPopenmpi >/dev/null || need+=(netpipe-openmpi)
 command -v pw.x >/dev/null || need+=(quantum-espresso)
 # Perfetto timelines decoded by a decoder not ours (tests/cli_timeline.rs)
 command -v protoc >/dev/null || need+=(protobuf-compiler)
+# Score-P's OTF2 (tests/cli_import.rs): the library the reader opens, otf2-print to count a
+# sample's events, the Python binding to write archives
+compgen -G '/usr/lib/*/libopen-trace-format2.so.*' >/dev/null || need+=(libopen-trace-format2-10)
+command -v otf2-print >/dev/null || need+=(otf2-tools)
+/usr/bin/python3 -c 'import otf2' 2>/dev/null || need+=(python3-otf2)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "== installing ${need[*]}"

@@ -513,3 +513,226 @@ ranks 2
     assert!(stderr(&["info", &path("bare.prv")]).contains("no .pcf beside it"));
     assert!(!stderr(&["info", &path("named.prv")]).contains("no .pcf"));
 }
+
+/// `otf2-print`'s lines (Debian's otf2-tools: the OTF2 library's own printer) of the archive
+/// at `anchor`, `-G` for its global definitions.
+fn otf2_print(args: &[&str]) -> String {
+    let out = std::process::Command::new("otf2-print")
+        .args(args)
+        .output()
+        .expect("otf2-print runs (apt-get install otf2-tools)");
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Score-P's 10-rank sample (sst-macro's tests/otf2_test_traces): every call and message the
+/// library's own printer shows, counted from its lines, not by our reader.
+#[test]
+fn an_otf2_archive_keeps_every_call_otf2_print_shows() {
+    let anchor = imported("otf2/scorep-10/traces.otf2");
+    let events = otf2_print(&[&anchor]);
+    let rows: Vec<Vec<&str>> = (events.lines())
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 3)
+        .collect();
+    let mut entered: std::collections::BTreeMap<String, u64> = Default::default();
+    for f in rows.iter().filter(|f| f[0] == "ENTER") {
+        *entered
+            .entry(f[4].trim_matches('"').to_string())
+            .or_default() += 1;
+    }
+    let field = |f: &Vec<&str>, key: &str| -> u64 {
+        let i = f.iter().position(|w| *w == key).unwrap();
+        f[i + 1].trim_end_matches(',').parse().unwrap()
+    };
+    let isends: Vec<u64> = (rows.iter())
+        .filter(|f| f[0] == "MPI_ISEND")
+        .map(|f| field(f, "Length:"))
+        .collect();
+    assert_eq!((entered["MPI_Isend"], isends.len()), (1440, 1440));
+    let v = json(&["info", &anchor, "--format", "json"]);
+    let modeled = [
+        "MPI_Init",
+        "MPI_Finalize",
+        "MPI_Isend",
+        "MPI_Irecv",
+        "MPI_Wait",
+        "MPI_Waitall",
+        "MPI_Bcast",
+        "MPI_Reduce",
+        "MPI_Gather",
+        "MPI_Scatter",
+        "MPI_Allgather",
+        "MPI_Alltoall",
+        "MPI_Allreduce",
+    ];
+    for r in modeled {
+        assert_eq!(v["events_by_routine"][r], entered[r], "{r}: {v}");
+    }
+    assert_eq!(v["messages"], 1440);
+    assert_eq!(v["message_bytes"], isends.iter().sum::<u64>(), "{v}");
+    // Every other routine left out, by its count in the printer's lines (Score-P 2 recorded
+    // no sizes for nonblocking collectives).
+    let err = stderr(&["info", &anchor]);
+    for (r, n) in &entered {
+        if !modeled.contains(&r.as_str()) {
+            // `MPI_Comm_rank ×110`, `MPI_Iallgather with no message record ×360`
+            let at = err.find(&format!("{r} ")).expect(r);
+            let count = err[at..].split('×').nth(1).unwrap();
+            assert!(
+                count.starts_with(&format!("{n},")) || count.starts_with(&format!("{n}\n")),
+                "{r} ×{n}: {err}"
+            );
+        }
+    }
+    // Measured: the first return from MPI_Init to the last MPI_Finalize call, in the clock's
+    // ticks a second (`otf2-print -G`).
+    let defs = otf2_print(&["-G", &anchor]);
+    let ticks: f64 = (defs.lines())
+        .find_map(|l| l.split("Ticks per Seconds: ").nth(1))
+        .and_then(|t| t.split(',').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let time = |kind: &str, region: &str| -> Vec<u64> {
+        (rows.iter())
+            .filter(|f| f[0] == kind && f[4] == region)
+            .map(|f| f[2].parse::<u64>().unwrap())
+            .collect()
+    };
+    let begin = *time("LEAVE", "\"MPI_Init\"").iter().min().unwrap();
+    let end = *time("ENTER", "\"MPI_Finalize\"").iter().max().unwrap();
+    let v = json(&[&anchor, "--platform", "myrinet", "--format", "json"]);
+    let measured = (end - begin) as f64 / ticks;
+    assert!(
+        (v["measured_s"].as_f64().unwrap() - measured).abs() < 1e-9,
+        "{measured} {v}"
+    );
+    // The archive's directory reads as its anchor does.
+    let dir = imported("otf2/scorep-10");
+    let same = json(&[&dir, "--platform", "myrinet", "--format", "json"]);
+    assert_eq!(same["predicted_s"], v["predicted_s"]);
+    // Without the library, the error says how to have it.
+    let out = common::bin()
+        .args(["info", &anchor])
+        .env("LOGGPS_OTF2_LIB", "/nonexistent/libotf2.so")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("apt-get install"),
+        "{err}"
+    );
+}
+
+/// A python3 that has the OTF2 binding (Debian's python3-otf2 is the system python's).
+fn python_with_otf2() -> &'static str {
+    ["python3", "/usr/bin/python3"]
+        .into_iter()
+        .find(|p| {
+            std::process::Command::new(p)
+                .args(["-c", "import otf2"])
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .expect("a python3 with the OTF2 binding (apt-get install python3-otf2)")
+}
+
+/// An archive written by OTF2's own Python binding predicts exactly what the same program
+/// written by hand in our format does: rank 0 Isends 4096 B (tag 7) and Irecvs 100 B (tag 8),
+/// then Waitall; rank 1 Recvs, then Sends; a 1024-B Bcast on a communicator whose ranks are the
+/// world's reversed, rooted at its rank 0 (world rank 1); a 64-B Allreduce. Rank 1's location is
+/// defined first (ranks come from the MPI locations group), the hosts are two nodes, and the
+/// byte totals are Score-P's (a Bcast's root sent 2 × 1024, an Allreduce 2 × 64 each way).
+#[test]
+fn an_otf2_archive_written_by_its_python_binding_predicts_as_our_format() {
+    let script = r#"
+import sys, otf2
+from otf2.enums import Paradigm, GroupType, CollectiveOp
+with otf2.writer.open(sys.argv[1], timer_resolution=1_000_000_000) as trace:
+    d = trace.definitions
+    machine = d.system_tree_node("machine")
+    hosts = [d.system_tree_node(n, parent=machine) for n in ("nodeA", "nodeB")]
+    groups = [d.location_group("MPI Rank %d" % r, system_tree_parent=hosts[r]) for r in (1, 0)][::-1]
+    locs = [d.location("Master thread", group=groups[r]) for r in (1, 0)][::-1]
+    d.group("", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=locs)
+    group = lambda m: d.group("", group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=m)
+    world = d.comm("MPI_COMM_WORLD", group=group([0, 1]))
+    rev = d.comm("reversed", group=group([1, 0]), parent=world)
+    reg = {n: d.region("MPI_" + n, paradigm=Paradigm.MPI) for n in
+           "Init Isend Irecv Waitall Recv Send Bcast Allreduce Comm_rank Finalize".split()}
+    def call(w, name, t0, t1, *inner):
+        w.enter(t0, reg[name])
+        for f, args in inner:
+            getattr(w, f)(t0, *args)
+        w.leave(t1, reg[name])
+    none = 0xFFFFFFFF
+    w0, w1 = (trace.event_writer_from_location(l) for l in locs)
+    call(w0, "Init", 0, 1000)
+    call(w0, "Comm_rank", 1500, 1600)
+    call(w0, "Isend", 2000, 2100, ("mpi_isend", (1, world, 7, 4096, 1)))
+    call(w0, "Irecv", 2200, 2300, ("mpi_irecv_request", (2,)))
+    call(w0, "Waitall", 5000, 9000, ("mpi_isend_complete", (1,)), ("mpi_irecv", (1, world, 8, 100, 2)))
+    call(w0, "Bcast", 10000, 12000, ("mpi_collective_begin", ()),
+         ("mpi_collective_end", (CollectiveOp.BCAST, rev, 0, 0, 1024)))
+    call(w0, "Allreduce", 12100, 12600, ("mpi_collective_begin", ()),
+         ("mpi_collective_end", (CollectiveOp.ALLREDUCE, world, none, 128, 128)))
+    call(w0, "Finalize", 13000, 13500)
+    call(w1, "Init", 0, 1000)
+    call(w1, "Recv", 2000, 6000, ("mpi_recv", (0, world, 7, 4096)))
+    call(w1, "Send", 6100, 6500, ("mpi_send", (0, world, 8, 100)))
+    call(w1, "Bcast", 10000, 11000, ("mpi_collective_begin", ()),
+         ("mpi_collective_end", (CollectiveOp.BCAST, rev, 0, 2048, 1024)))
+    call(w1, "Allreduce", 12100, 12600, ("mpi_collective_begin", ()),
+         ("mpi_collective_end", (CollectiveOp.ALLREDUCE, world, none, 128, 128)))
+    call(w1, "Finalize", 13000, 13500)
+"#;
+    let ours = "loggps-trace 1
+ranks 2
+comm 1 members 1,0
+0 MPI_Init 0 1000
+0 MPI_Isend 2000 2100 bytes=4096 peer=1 tag=7 req=0
+0 MPI_Irecv 2200 2300 bytes=100 peer=1 tag=8 req=1
+0 MPI_Waitall 5000 9000 done=0:-1:-1,1:1:8
+0 MPI_Bcast 10000 12000 root=1 comm=1 bytes=0 recv_bytes=1024
+0 MPI_Allreduce 12100 12600 bytes=64 recv_bytes=64
+0 MPI_Finalize 13000 13500
+1 MPI_Init 0 1000
+1 MPI_Recv 2000 6000 bytes=4096 peer=0 tag=7
+1 MPI_Send 6100 6500 bytes=100 peer=0 tag=8
+1 MPI_Bcast 10000 11000 root=1 comm=1 bytes=1024
+1 MPI_Allreduce 12100 12600 bytes=64 recv_bytes=64
+1 MPI_Finalize 13000 13500
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    std::fs::write(path("write.py"), script).unwrap();
+    std::fs::write(path("ours.txt"), ours).unwrap();
+    let st = std::process::Command::new(python_with_otf2())
+        .args([&path("write.py"), &path("archive")])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let anchor = path("archive/traces.otf2");
+    for platform in ["myrinet", "fast-ethernet"] {
+        let want = ends_ns(&[&path("ours.txt"), "--platform", platform]);
+        assert!(want[0] > 13000, "{want:?}");
+        assert_eq!(
+            ends_ns(&[&anchor, "--platform", platform]),
+            want,
+            "{platform}"
+        );
+    }
+    let v = json(&["info", &anchor, "--format", "json"]);
+    assert_eq!(v["events"], 13, "{v}");
+    let table = String::from_utf8(run(&["info", &anchor]).stdout).unwrap();
+    assert!(table.contains("nodeA, nodeB"), "{table}");
+    assert!(stderr(&["info", &anchor]).contains("MPI_Comm_rank ×1"));
+    // Converted to our binary trace, it predicts the same again.
+    let bin = path("archive.lgt");
+    assert!(run(&["convert", &anchor, &bin]).status.success());
+    assert_eq!(
+        ends_ns(&[&bin, "--platform", "myrinet"]),
+        ends_ns(&[&path("ours.txt"), "--platform", "myrinet"])
+    );
+}

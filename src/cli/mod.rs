@@ -59,7 +59,8 @@ pub struct Cli {
     /// The trace's format, where detecting it from the file is not wanted: loggps (ours),
     /// allprof (LogGOPSim's liballprof: a directory or rank 0's file), tit (SimGrid's
     /// time-independent trace), goal (LogGOPSim's GOAL schedule), dumpi (SST's DUMPI: the .meta
-    /// file, rank 0's .bin or their directory), paraver (Extrae's .prv, with its .pcf beside it)
+    /// file, rank 0's .bin or their directory), paraver (Extrae's .prv, with its .pcf beside it),
+    /// otf2 (Score-P's: the archive's .otf2 file or its directory; needs the OTF2 library)
     #[arg(long, value_name = "FORMAT", global = true, value_parser = parse_format)]
     pub from: Option<trace::import::Format>,
     /// Time-independent traces: the rate a `compute` runs at, flop/s (default 1e9)

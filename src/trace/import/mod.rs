@@ -1,6 +1,7 @@
 //! Other tools' traces read into a [`Trace`]: LogGOPSim's liballprof (`allprof`), SimGrid's
 //! time-independent traces (`tit`), LogGOPSim's GOAL schedules (`goal`; written by
-//! [`crate::goal`]), SST's DUMPI (`dumpi`) and BSC's Paraver (`paraver`).
+//! [`crate::goal`]), SST's DUMPI (`dumpi`), BSC's Paraver (`paraver`) and Score-P's OTF2
+//! (`otf2`, through the OTF2 library opened at run time).
 //!
 //! Each reader turns the format's records into calls ([`Call`]) rank by rank; [`build`] then
 //! resolves what the format leaves open (the source of a wildcard receive: liballprof records
@@ -12,6 +13,7 @@
 mod allprof;
 mod dumpi;
 mod goal;
+mod otf2;
 mod paraver;
 mod tit;
 
@@ -36,16 +38,19 @@ pub enum Format {
     Dumpi,
     /// BSC's Paraver (Extrae): a `.prv` text file, its `.pcf` beside it.
     Paraver,
+    /// Score-P's OTF2: an anchor file (`traces.otf2`), its definitions and events beside it.
+    Otf2,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Loggps,
         Format::Allprof,
         Format::Tit,
         Format::Goal,
         Format::Dumpi,
         Format::Paraver,
+        Format::Otf2,
     ];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +61,7 @@ impl Format {
             Format::Goal => "goal",
             Format::Dumpi => "dumpi",
             Format::Paraver => "paraver",
+            Format::Otf2 => "otf2",
         }
     }
 
@@ -86,10 +92,14 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
         if dumpi_meta(path).is_some() {
             return Ok(Format::Dumpi);
         }
+        if otf2::anchor_in(path).is_some() {
+            return Ok(Format::Otf2);
+        }
         return Err(TraceError::at(
             &name,
             "is a directory that holds no trace this program reads (liballprof's \
-             pmpi-trace-rank-N.txt files, a DUMPI .meta file); give a trace file"
+             pmpi-trace-rank-N.txt files, a DUMPI .meta file, an OTF2 archive's .otf2 file); \
+             give a trace file"
                 .into(),
         ));
     }
@@ -99,6 +109,9 @@ pub fn detect(path: &Path) -> Result<Format, TraceError> {
     }
     if head.starts_with(&dumpi::MAGIC) {
         return Ok(Format::Dumpi);
+    }
+    if otf2::is_anchor(&head) {
+        return Ok(Format::Otf2);
     }
     let text = String::from_utf8_lossy(&head);
     if paraver::is_header(&text) {
@@ -179,6 +192,10 @@ pub fn files(path: &Path, format: Format) -> Vec<PathBuf> {
                     .collect(),
             )
         }
+        Format::Otf2 => Some(otf2::files(&match path.is_dir() {
+            true => otf2::anchor_in(path).unwrap_or_else(|| path.to_path_buf()),
+            false => path.to_path_buf(),
+        })),
         Format::Loggps | Format::Goal => None,
     };
     found.unwrap_or_else(|| vec![path.to_path_buf()])
@@ -196,6 +213,7 @@ pub fn load(
         Format::Tit => tit::load(path, options.flop_ns.unwrap_or(1.0))?,
         Format::Goal => goal::load(path, options.calc_ns.unwrap_or(1.0))?,
         Format::Paraver => paraver::load(path)?,
+        Format::Otf2 => otf2::load(path)?,
         Format::Dumpi => match path.is_dir() {
             true => dumpi::load(&dumpi_meta(path).unwrap_or_else(|| path.join(".meta")))?,
             false => dumpi::load(path)?,
@@ -210,7 +228,8 @@ pub fn load(
 
 /// Parses another tool's trace held in memory, with every check: `files` its files' names and
 /// contents (one for a time-independent trace or a GOAL schedule, though a TIT trace may be
-/// one a rank; one a rank, rank 0's first, for liballprof). For the fuzz targets.
+/// one a rank; one a rank, rank 0's first, for liballprof; an OTF2 archive's files by their
+/// paths in it, the anchor first). For the fuzz targets.
 pub fn parse(
     format: Format,
     files: &[(String, Vec<u8>)],
@@ -221,6 +240,9 @@ pub fn parse(
             .first()
             .map_or("(none)".to_string(), |(n, _)| n.clone());
         return dumpi::parse(&name, files);
+    }
+    if format == Format::Otf2 {
+        return otf2::parse(files);
     }
     let mut texts = Vec::with_capacity(files.len());
     for (name, data) in files {
@@ -242,7 +264,7 @@ pub fn parse(
             paraver::parse(&name, texts.first().map_or("", |(_, t)| t), pcf)
         }
         Format::Loggps => super::parse(&name, files.first().map_or(&[][..], |(_, d)| d)),
-        Format::Dumpi => unreachable!("read above"),
+        Format::Dumpi | Format::Otf2 => unreachable!("read above"),
     }
 }
 
@@ -300,7 +322,11 @@ pub(crate) struct Notes {
 
 impl Notes {
     pub fn skip(&mut self, routine: &str) {
-        *self.skipped.entry(routine.to_string()).or_default() += 1;
+        self.skip_n(routine, 1);
+    }
+
+    pub fn skip_n(&mut self, routine: &str, n: u64) {
+        *self.skipped.entry(routine.to_string()).or_default() += n;
     }
 
     pub fn say(&mut self, what: String) {
