@@ -7,8 +7,8 @@
 #   ROUNDS=100000 tests/bench/import.sh
 #
 # The inputs: a time-independent trace written here (a 2-rank ping-pong, 1 KiB, compute between),
-# our binary and a GOAL schedule converted from it (`convert`), and liballprof's per-rank files
-# of the same calls written here.
+# our binary and a GOAL schedule converted from it (`convert`), liballprof's per-rank files and
+# an OTF2 archive (through the OTF2 library, opened at run time) of the same calls written here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -41,14 +41,44 @@ for r in (0, 1):
                 t += 3
         f.write(f"MPI_Finalize:{t}:-\n")
 EOF
+  # The same calls as an OTF2 archive, written by the OTF2 library's Python binding
+  # (python3-otf2, the system python's; 3 OTF2 records a call: Enter, the message, Leave).
+  /usr/bin/python3 - "$DIR" "$ROUNDS" <<'EOF' || echo "no OTF2 archive (apt-get install python3-otf2)"
+import sys, otf2
+from otf2.enums import Paradigm, GroupType
+d_, n = sys.argv[1], int(sys.argv[2])
+with otf2.writer.open(d_ + "/pingpong-otf2", timer_resolution=1_000_000_000) as trace:
+    d = trace.definitions
+    node = d.system_tree_node("node")
+    locs = [d.location("Master thread", group=d.location_group("MPI Rank %d" % r,
+            system_tree_parent=node)) for r in (0, 1)]
+    d.group("", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=locs)
+    world = d.comm("MPI_COMM_WORLD", group=d.group("", group_type=GroupType.COMM_GROUP,
+                   paradigm=Paradigm.MPI, members=[0, 1]))
+    reg = {k: d.region("MPI_" + k, paradigm=Paradigm.MPI) for k in ("Init", "Send", "Recv", "Finalize")}
+    for r in (0, 1):
+        w = trace.event_writer_from_location(locs[r])
+        S, R = reg["Send"], reg["Recv"]
+        w.enter(0, reg["Init"]); w.leave(1000, reg["Init"])
+        t = 1000
+        for i in range(n):
+            for k in (0, 1):
+                if (k == 0) == (r == 0):
+                    w.enter(t, S); w.mpi_send(t, 1 - r, world, k, 1024); w.leave(t + 2, S)
+                else:
+                    w.enter(t, R); w.mpi_recv(t + 1, 1 - r, world, k, 1024); w.leave(t + 2, R)
+                t += 3
+        w.enter(t, reg["Finalize"]); w.leave(t + 1, reg["Finalize"])
+EOF
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.bin" --force 2>/dev/null
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.goal" --force 2>/dev/null
   touch "$DIR/done"
 fi
 printf '%-8s %12s %10s %12s %14s\n' format events seconds events/s bytes/event
-for f in bin tit goal allprof; do
+for f in bin tit goal allprof otf2; do
   case $f in
     allprof) input=$DIR/pmpi-trace-rank-0.txt ;;
+    otf2) input=$DIR/pingpong-otf2; [ -d "$input" ] || continue ;;
     *) input=$DIR/pingpong.$f ;;
   esac
   events=$(/usr/bin/time -o "$DIR/time" -f '%e %M' "$BIN" info "$input" 2>/dev/null | awk '/^events / {print $2}')

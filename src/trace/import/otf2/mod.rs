@@ -88,11 +88,12 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
     let mut counts = Counts::default();
     let mut selves: HashMap<(u32, u32), u32> = HashMap::new();
     let defs = std::mem::take(&mut archive.defs);
+    let regions = Regions::new(&defs);
     archive
         .events(&world, |r, evs| {
             let mut rank = Rank {
                 me: r as u32,
-                defs: &defs,
+                regions: &regions,
                 comms: &comms,
                 selves: &mut selves,
                 clock: (ticks, offset),
@@ -297,10 +298,58 @@ impl Counts {
     }
 }
 
+/// What a region is: an MPI routine's (the model's routine, if it has it), `MPI_Start` or
+/// `MPI_Startall`'s, or another paradigm's.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Mpi(Option<Routine>),
+    Start,
+    Other,
+}
+
+struct Region {
+    name: String,
+    kind: Kind,
+}
+
+/// The archive's regions by id, looked up once an event (sorted: no hashing).
+struct Regions(Vec<(u32, Region)>);
+
+impl Regions {
+    fn new(defs: &Defs) -> Regions {
+        let mut all: Vec<(u32, Region)> = (defs.regions.iter())
+            .map(|(&id, &name)| {
+                let name = defs.string(name).to_string();
+                let kind = match name.as_str() {
+                    "MPI_Start" | "MPI_Startall" => Kind::Start,
+                    // A matched receive's message is a receive's.
+                    "MPI_Mrecv" => Kind::Mpi(Some(Routine::Recv)),
+                    n if n.starts_with("MPI_") => Kind::Mpi(Routine::from_mpi_name(n)),
+                    _ => Kind::Other,
+                };
+                (id, Region { name, kind })
+            })
+            .collect();
+        all.sort_by_key(|r| r.0);
+        Regions(all)
+    }
+
+    fn get(&self, id: u32) -> &Region {
+        const NONE: &Region = &Region {
+            name: String::new(),
+            kind: Kind::Other,
+        };
+        match self.0.binary_search_by_key(&id, |r| r.0) {
+            Ok(i) => &self.0[i].1,
+            Err(_) => NONE,
+        }
+    }
+}
+
 /// One rank's events turned into calls.
 struct Rank<'a> {
     me: u32,
-    defs: &'a Defs,
+    regions: &'a Regions,
     comms: &'a Comms,
     /// `COMM_SELF` communicators' ids, per (OTF2 id, rank).
     selves: &'a mut HashMap<(u32, u32), u32>,
@@ -326,7 +375,7 @@ impl Rank<'_> {
             match ev {
                 Ev::Enter(region) => {
                     depth += 1;
-                    let mpi = self.defs.string(self.region(region)).starts_with("MPI_");
+                    let mpi = self.regions.get(region).kind != Kind::Other;
                     match open {
                         None if mpi => open = Some((depth, region, t, i + 1)),
                         Some(_) if mpi => counts.nested += 1,
@@ -358,10 +407,6 @@ impl Rank<'_> {
         }
     }
 
-    fn region(&self, region: u32) -> u32 {
-        self.defs.regions.get(&region).copied().unwrap_or(UNDEFINED)
-    }
-
     /// Our communicator id and the world rank of rank `r` of OTF2's communicator `comm`.
     fn peer(&mut self, comm: u32, r: u32) -> Option<(u32, i32)> {
         match self.comms.by_id.get(&comm)? {
@@ -382,14 +427,12 @@ impl Rank<'_> {
         notes: &mut Notes,
         counts: &mut Counts,
     ) {
-        let name = self.defs.string(self.region(region)).to_string();
-        let routine = match name.as_str() {
-            "MPI_Start" | "MPI_Startall" => return self.started(t, inner, counts),
-            "MPI_Mrecv" => Some(Routine::Recv),
-            _ => Routine::from_mpi_name(&name),
-        };
-        let Some(r) = routine else {
-            return notes.skip(&name);
+        let regions = self.regions;
+        let Region { name, kind } = regions.get(region);
+        let r = match *kind {
+            Kind::Start => return self.started(t, inner, counts),
+            Kind::Mpi(Some(r)) => r,
+            _ => return notes.skip(name),
         };
         let tag = |g: u32| if g == UNDEFINED { TAG_ANY } else { g as i32 };
         let c = match r.shape() {
@@ -409,7 +452,7 @@ impl Rank<'_> {
                     _ => None,
                 });
                 let Some((to, comm, g, len, req)) = found else {
-                    return counts.none(&name);
+                    return counts.none(name);
                 };
                 let Some((id, peer)) = self.peer(comm, to) else {
                     counts.unknown_comm += 1;
@@ -433,7 +476,7 @@ impl Rank<'_> {
                     _ => None,
                 });
                 let Some((from, comm, g, len)) = found else {
-                    return counts.none(&name);
+                    return counts.none(name);
                 };
                 let Some((id, peer)) = self.peer(comm, from) else {
                     counts.unknown_comm += 1;
@@ -448,7 +491,7 @@ impl Rank<'_> {
                     Ev::IrecvRequest(q) => Some(q),
                     _ => None,
                 }) else {
-                    return counts.none(&name);
+                    return counts.none(name);
                 };
                 self.post(t, req)
             }
@@ -467,7 +510,7 @@ impl Rank<'_> {
                     _ => None,
                 });
                 let (Some((to, comm, g, len)), Some((from, rcomm, rg, rlen))) = (sent, got) else {
-                    return counts.none(&name);
+                    return counts.none(name);
                 };
                 let (Some((id, dest)), Some((_, source))) =
                     (self.peer(comm, to), self.peer(rcomm, from))
@@ -498,7 +541,7 @@ impl Rank<'_> {
                     ..
                 }) = inner.clone().find(|e| matches!(e, Ev::CollEnd { .. }))
                 else {
-                    return counts.none(&name);
+                    return counts.none(name);
                 };
                 match self.collective(r, t, comm, root, sent, got) {
                     Some(c) => c,
@@ -514,14 +557,14 @@ impl Rank<'_> {
                     Ev::NbcRequest(q) => Some(q),
                     _ => None,
                 }) else {
-                    return counts.none(&name);
+                    return counts.none(name);
                 };
                 let mut c = Call::coll(r, t, -1, 0, 0);
                 c.e.id = self.reqs.create(req, None) as i64;
                 self.posted.insert(req, self.calls.len());
                 c
             }
-            _ => return notes.skip(&name),
+            _ => return notes.skip(name),
         };
         self.calls.push(c);
     }
