@@ -14,6 +14,7 @@ pub mod callsites;
 pub mod casestudy;
 pub mod collectives;
 pub mod critical;
+pub mod driver;
 pub mod error;
 pub mod goal;
 pub mod graph;
@@ -55,6 +56,11 @@ pub fn predict_with(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<replay::Prediction, Error> {
     let name = path.display().to_string();
-    let graph = graph::build(trace, &name)?;
-    replay::replay_with(trace, &graph, model, coll, &name, progress)
+    let how = driver::Replay {
+        model,
+        links: None,
+        coll,
+        name: &name,
+    };
+    driver::predict(trace, how, progress, None)
 }

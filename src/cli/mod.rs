@@ -19,9 +19,7 @@ mod table7;
 use args::PredictArgs;
 use clap::{Parser, Subcommand};
 use loggps_predict::error::Error;
-use loggps_predict::graph::HbGraph;
 use loggps_predict::graph::split::Census;
-use loggps_predict::replay::{self, split::Exchange};
 use loggps_predict::trace::{self, Trace};
 use progress::Progress;
 use std::io::Write;
@@ -122,9 +120,7 @@ pub enum Command {
     Callsites(callsites::CallsitesArgs),
 }
 
-/// The processes a replay is split over, where this one is one of several in an MPI job
-/// (the `mpi` feature; else None).
-pub type Split<'a> = Option<&'a dyn Exchange>;
+pub use loggps_predict::driver::Split;
 
 /// Set on every process of a split replay but process 0, which alone prints.
 static QUIET: AtomicBool = AtomicBool::new(false);
@@ -164,53 +160,25 @@ pub fn main(cli: Cli) -> i32 {
     }
 }
 
-/// The prediction of `trace` (matched as `graph`), split over the processes of `split` where
-/// there are several (process 0 holds the whole prediction).
-fn replay(
-    trace: &Trace,
-    graph: &loggps_predict::graph::HbGraph,
-    model: &loggps_predict::model::Model,
-    coll: &loggps_predict::collectives::traced::Choice,
-    name: &str,
-    progress: &(dyn Fn(u64) + Sync),
-    split: Split<'_>,
-) -> Result<loggps_predict::replay::Prediction, Error> {
-    match split {
-        Some(ex) => Ok(replay::replay_split(trace, graph, model, coll, name, progress, ex)?.0),
-        None => replay::replay_with(trace, graph, model, coll, name, progress),
-    }
-}
-
-/// `r`, where every process of `split` got it; else an error on every process: its own, or
-/// the first failed process's, named ([`replay::split::agree`]). Every process of a split
-/// replay calls it at the same points, so that one that fails alone stops them all.
-fn agreed<T>(r: Result<T, Error>, split: Split<'_>) -> Result<T, Error> {
-    match split {
-        Some(ex) => replay::split::agreed(r, ex),
-        None => r,
-    }
-}
+use loggps_predict::driver::{agreed, matched};
 
 /// [`load_then`], as this process replays the trace: in a split replay, its own ranks alone
-/// ([`trace::load_block`]).
+/// ([`loggps_predict::driver::load`]), under a progress line.
 fn load_replayed(path: &Path, then: trace::Then, split: Split<'_>) -> Result<Trace, Error> {
     let label = format!("loading {}", path.display());
     let import = import_options();
-    let block = split.map(|ex| (ex.process(), ex.processes()));
-    Ok(Progress::around(&label, || {
-        trace::load_as(path, &import, block, &mut warn, then)
-    })?)
+    Progress::around(&label, || {
+        loggps_predict::driver::load(path, &import, split, &mut warn, then)
+    })
 }
 
-/// In a split replay, what every process learns of the whole trace once each has loaded its
-/// own ranks ([`load_replayed`]); an unfinished trace's ranks without MPI_Finalize are warned
-/// of here, as one process warns of them when it loads. Every process calls it alike.
+/// [`loggps_predict::driver::census`]; an unfinished trace's ranks without MPI_Finalize are
+/// warned of here, as one process warns of them when it loads.
 fn census(trace: &Trace, path: &Path, split: Split<'_>) -> Result<Option<Census>, Error> {
-    let Some(ex) = split else {
-        return Ok(None);
-    };
-    let c = loggps_predict::graph::split::census(trace, ex)?;
-    if !trace.complete {
+    let c = loggps_predict::driver::census(trace, split)?;
+    if let Some(c) = &c
+        && !trace.complete
+    {
         let name = path.display().to_string();
         warn(trace::unfinished_warning(
             &name,
@@ -218,22 +186,7 @@ fn census(trace: &Trace, path: &Path, split: Split<'_>) -> Result<Option<Census>
             &c.unfinished,
         ));
     }
-    Ok(Some(c))
-}
-
-/// The graph of `trace`: the whole trace's, or in a split replay this process's part of the
-/// whole ([`loggps_predict::graph::split::divide`]).
-fn matched(
-    trace: &Trace,
-    name: &str,
-    census: Option<&Census>,
-    split: Split<'_>,
-) -> Result<HbGraph, Error> {
-    let graph = match (split, census) {
-        (Some(ex), Some(c)) => loggps_predict::graph::split::divide(trace, name, c, ex),
-        _ => loggps_predict::graph::build(trace, name),
-    };
-    agreed(graph, split)
+    Ok(c)
 }
 
 /// The trace's events: the whole trace's, where this process holds only its own ranks' too.

@@ -4,7 +4,7 @@ use super::args::{PredictArgs, links_for};
 use super::progress::Progress;
 use super::sweep::{Sweep, predict_sweep};
 use super::{
-    Split, agreed, all_events, census, load_replayed, matched, quiet_pipe, replay, to_stdout, warn,
+    Split, agreed, all_events, census, load_replayed, matched, quiet_pipe, to_stdout, warn,
     warn_placement,
 };
 use loggps_predict::callsites::{self, SortKey, Symbolizer};
@@ -32,11 +32,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         a.remap().and_then(|m| links_for(&resolved, &trace, &m)),
         split,
     )?;
-    if links.is_some() && split.is_some() {
-        return Err(Error::Usage(
-            "parameter sets per link class (several --params, --ranks-per-node, --map) replay in one process: run without mpirun".into(),
-        ));
-    }
+    loggps_predict::driver::one_process(links.as_ref(), split)?;
     let placement = match &links {
         None => warn_placement(&trace, resolved.cores()),
         Some(_) => None,
@@ -55,20 +51,13 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
             let name = path.display().to_string();
             let graph = matched(&trace, &name, census.as_ref(), split);
             let replayed = graph.and_then(|g| {
-                let model = resolved.model();
-                match &links {
-                    None => replay(&trace, &g, &model, &coll, &name, &|n| bar.set(n), split),
-                    Some(l) => loggps_predict::replay::replay_linked(
-                        &trace,
-                        &g,
-                        &model,
-                        Some(l),
-                        &coll,
-                        &name,
-                        &|n| bar.set(n),
-                        None,
-                    ),
-                }
+                let how = loggps_predict::driver::Replay {
+                    model: &resolved.model(),
+                    links: links.as_ref(),
+                    coll: &coll,
+                    name: &name,
+                };
+                loggps_predict::driver::replay(&trace, &g, how, &|n| bar.set(n), split)
             });
             (replayed, None)
         }

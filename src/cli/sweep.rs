@@ -4,7 +4,7 @@
 use super::args::{ModelArgs, ModelKind, ParamArgs};
 use super::args::{PredictArgs, links_for};
 use super::progress::Progress;
-use super::{Split, all_events, anywhere, matched, quiet_pipe, replay, to_stdout, warn};
+use super::{Split, all_events, anywhere, matched, quiet_pipe, to_stdout, warn};
 use loggps_predict::collectives::traced::{Choice, TUNED, algorithm_or_tuned, op_of};
 use loggps_predict::collectives::{OPS, Op};
 use loggps_predict::error::Error;
@@ -229,11 +229,7 @@ pub(super) fn predict_sweep(
             _ => a.remap()?,
         };
         let links = links_for(&resolved, trace, &remap)?;
-        if links.is_some() && split.is_some() {
-            return Err(Error::Usage(
-                "parameter sets per link class (several --params, --ranks-per-node, --map) replay in one process: run without mpirun".into(),
-            ));
-        }
+        loggps_predict::driver::one_process(links.as_ref(), split)?;
         if k == 0 && links.is_none() {
             super::warn_placement(trace, resolved.cores());
         }
@@ -248,19 +244,13 @@ pub(super) fn predict_sweep(
         );
         let bar = Progress::new(&label, Some(trace.total_events()));
         let m = resolved.model();
-        let prediction = match &links {
-            None => replay(trace, &graph, &m, &coll, &name, &|n| bar.set(n), split),
-            Some(l) => loggps_predict::replay::replay_linked(
-                trace,
-                &graph,
-                &m,
-                Some(l),
-                &coll,
-                &name,
-                &|n| bar.set(n),
-                None,
-            ),
+        let how = loggps_predict::driver::Replay {
+            model: &m,
+            links: links.as_ref(),
+            coll: &coll,
+            name: &name,
         };
+        let prediction = loggps_predict::driver::replay(trace, &graph, how, &|n| bar.set(n), split);
         bar.finish();
         let point = match prediction {
             Ok(pred) => {

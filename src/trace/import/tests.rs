@@ -5,7 +5,7 @@ fn formats_are_named_both_ways() {
     for f in Format::ALL {
         assert_eq!(Format::from_name(f.name()), Some(f));
     }
-    assert_eq!(Format::from_name("otf2"), None);
+    assert_eq!(Format::from_name("otf"), None);
 }
 
 #[test]

@@ -346,6 +346,19 @@ impl Regions {
     }
 }
 
+/// Why a call was left out: no record of its message, or a communicator not defined.
+enum Miss {
+    NoMessage,
+    UnknownComm,
+}
+
+type Made = Result<Call, Miss>;
+
+/// An OTF2 tag: `MPI_ANY_TAG` where undefined.
+fn tag(g: u32) -> i32 {
+    if g == UNDEFINED { TAG_ANY } else { g as i32 }
+}
+
 /// One rank's events turned into calls.
 struct Rank<'a> {
     me: u32,
@@ -434,139 +447,133 @@ impl Rank<'_> {
             Kind::Mpi(Some(r)) => r,
             _ => return notes.skip(name),
         };
-        let tag = |g: u32| if g == UNDEFINED { TAG_ANY } else { g as i32 };
-        let c = match r.shape() {
+        let made = match r.shape() {
             Shape::None if matches!(r, Routine::Init | Routine::InitThread | Routine::Finalize) => {
-                Call::new(r, t.0, t.1)
+                Ok(Call::new(r, t.0, t.1))
             }
-            Shape::Send | Shape::Isend => {
-                let found = inner.clone().find_map(|e| match e {
-                    Ev::Send { to, comm, tag, len } => Some((to, comm, tag, len, None)),
-                    Ev::Isend {
-                        to,
-                        comm,
-                        tag,
-                        len,
-                        req,
-                    } => Some((to, comm, tag, len, Some(req))),
+            Shape::Send | Shape::Isend => self.send(r, t, inner),
+            Shape::Recv if !r.is_probe() && !r.is_iprobe() => self.recv(t, inner),
+            Shape::Irecv if r == Routine::Irecv => (inner.clone())
+                .find_map(|e| match e {
+                    Ev::IrecvRequest(q) => Some(self.post(t, q)),
                     _ => None,
-                });
-                let Some((to, comm, g, len, req)) = found else {
-                    return counts.none(name);
-                };
-                let Some((id, peer)) = self.peer(comm, to) else {
-                    counts.unknown_comm += 1;
-                    return;
-                };
-                let mut c = Call::p2p(r, t, len, peer, tag(g));
-                c.e.comm = id;
-                if r.creates_request() {
-                    c.e.id = self.reqs.create(req.unwrap_or(u64::MAX), None) as i64;
-                }
-                c
-            }
-            Shape::Recv if !r.is_probe() && !r.is_iprobe() => {
-                let found = inner.clone().find_map(|e| match e {
-                    Ev::Recv {
-                        from,
-                        comm,
-                        tag,
-                        len,
-                    } => Some((from, comm, tag, len)),
-                    _ => None,
-                });
-                let Some((from, comm, g, len)) = found else {
-                    return counts.none(name);
-                };
-                let Some((id, peer)) = self.peer(comm, from) else {
-                    counts.unknown_comm += 1;
-                    return;
-                };
-                let mut c = Call::p2p(Routine::Recv, t, len, peer, tag(g));
-                c.e.comm = id;
-                c
-            }
-            Shape::Irecv if r == Routine::Irecv => {
-                let Some(req) = inner.clone().find_map(|e| match e {
-                    Ev::IrecvRequest(q) => Some(q),
-                    _ => None,
-                }) else {
-                    return counts.none(name);
-                };
-                self.post(t, req)
-            }
-            Shape::Sendrecv => {
-                let sent = inner.clone().find_map(|e| match e {
-                    Ev::Send { to, comm, tag, len } => Some((to, comm, tag, len)),
-                    _ => None,
-                });
-                let got = inner.clone().find_map(|e| match e {
-                    Ev::Recv {
-                        from,
-                        comm,
-                        tag,
-                        len,
-                    } => Some((from, comm, tag, len)),
-                    _ => None,
-                });
-                let (Some((to, comm, g, len)), Some((from, rcomm, rg, rlen))) = (sent, got) else {
-                    return counts.none(name);
-                };
-                let (Some((id, dest)), Some((_, source))) =
-                    (self.peer(comm, to), self.peer(rcomm, from))
-                else {
-                    counts.unknown_comm += 1;
-                    return;
-                };
-                let mut c = Call::p2p(r, t, len, dest, tag(g));
-                c.e.comm = id;
-                c.half = Some(RecvHalf {
-                    bytes: rlen,
-                    source,
-                    tag: tag(rg),
-                });
-                c
-            }
+                })
+                .ok_or(Miss::NoMessage),
+            Shape::Sendrecv => self.sendrecv(r, t, inner),
             Shape::Complete => {
                 let mut c = Call::new(r, t.0, t.1);
                 self.complete(&mut c, inner, counts);
-                c
+                Ok(c)
             }
-            Shape::Coll if !r.creates_request() => {
-                let Some(Ev::CollEnd {
+            Shape::Coll if !r.creates_request() => match inner.clone().find_map(|e| match e {
+                Ev::CollEnd {
                     comm,
                     root,
                     sent,
                     got,
                     ..
-                }) = inner.clone().find(|e| matches!(e, Ev::CollEnd { .. }))
-                else {
-                    return counts.none(name);
-                };
-                match self.collective(r, t, comm, root, sent, got) {
-                    Some(c) => c,
-                    None => {
-                        counts.unknown_comm += 1;
-                        return;
-                    }
+                } => Some((comm, root, sent, got)),
+                _ => None,
+            }) {
+                Some((comm, root, sent, got)) => {
+                    (self.collective(r, t, comm, root, sent, got)).ok_or(Miss::UnknownComm)
                 }
-            }
+                None => Err(Miss::NoMessage),
+            },
             // Its sizes come with its completion (OTF2 ≥ 2.2); Score-P before 7 records neither.
-            Shape::Coll => {
-                let Some(req) = inner.clone().find_map(|e| match e {
-                    Ev::NbcRequest(q) => Some(q),
-                    _ => None,
-                }) else {
-                    return counts.none(name);
-                };
-                let mut c = Call::coll(r, t, -1, 0, 0);
-                c.e.id = self.reqs.create(req, None) as i64;
-                self.posted.insert(req, self.calls.len());
-                c
-            }
+            Shape::Coll => match inner.clone().find_map(|e| match e {
+                Ev::NbcRequest(q) => Some(q),
+                _ => None,
+            }) {
+                Some(req) => {
+                    let mut c = Call::coll(r, t, -1, 0, 0);
+                    c.e.id = self.reqs.create(req, None) as i64;
+                    self.posted.insert(req, self.calls.len());
+                    Ok(c)
+                }
+                None => Err(Miss::NoMessage),
+            },
             _ => return notes.skip(name),
         };
-        self.calls.push(c);
+        match made {
+            Ok(c) => self.calls.push(c),
+            Err(Miss::NoMessage) => counts.none(name),
+            Err(Miss::UnknownComm) => counts.unknown_comm += 1,
+        }
+    }
+
+    /// A send or nonblocking send, from its `MpiSend` or `MpiIsend` record.
+    fn send(&mut self, r: Routine, t: (u64, u64), mut inner: impl Iterator<Item = Ev>) -> Made {
+        let found = inner.find_map(|e| match e {
+            Ev::Send { to, comm, tag, len } => Some((to, comm, tag, len, None)),
+            Ev::Isend {
+                to,
+                comm,
+                tag,
+                len,
+                req,
+            } => Some((to, comm, tag, len, Some(req))),
+            _ => None,
+        });
+        let (to, comm, g, len, req) = found.ok_or(Miss::NoMessage)?;
+        let (id, peer) = self.peer(comm, to).ok_or(Miss::UnknownComm)?;
+        let mut c = Call::p2p(r, t, len, peer, tag(g));
+        c.e.comm = id;
+        if r.creates_request() {
+            c.e.id = self.reqs.create(req.unwrap_or(u64::MAX), None) as i64;
+        }
+        Ok(c)
+    }
+
+    /// A blocking receive (or `MPI_Mrecv`), from its `MpiRecv` record.
+    fn recv(&mut self, t: (u64, u64), mut inner: impl Iterator<Item = Ev>) -> Made {
+        let found = inner.find_map(|e| match e {
+            Ev::Recv {
+                from,
+                comm,
+                tag,
+                len,
+            } => Some((from, comm, tag, len)),
+            _ => None,
+        });
+        let (from, comm, g, len) = found.ok_or(Miss::NoMessage)?;
+        let (id, peer) = self.peer(comm, from).ok_or(Miss::UnknownComm)?;
+        let mut c = Call::p2p(Routine::Recv, t, len, peer, tag(g));
+        c.e.comm = id;
+        Ok(c)
+    }
+
+    /// `MPI_Sendrecv` or `MPI_Sendrecv_replace`, from its `MpiSend` and `MpiRecv` records.
+    fn sendrecv(
+        &mut self,
+        r: Routine,
+        t: (u64, u64),
+        inner: impl Iterator<Item = Ev> + Clone,
+    ) -> Made {
+        let sent = inner.clone().find_map(|e| match e {
+            Ev::Send { to, comm, tag, len } => Some((to, comm, tag, len)),
+            _ => None,
+        });
+        let got = inner.clone().find_map(|e| match e {
+            Ev::Recv {
+                from,
+                comm,
+                tag,
+                len,
+            } => Some((from, comm, tag, len)),
+            _ => None,
+        });
+        let ((to, comm, g, len), (from, rcomm, rg, rlen)) = sent.zip(got).ok_or(Miss::NoMessage)?;
+        let (id, dest) = self.peer(comm, to).ok_or(Miss::UnknownComm)?;
+        let (_, source) = self.peer(rcomm, from).ok_or(Miss::UnknownComm)?;
+        let mut c = Call::p2p(r, t, len, dest, tag(g));
+        c.e.comm = id;
+        c.half = Some(RecvHalf {
+            bytes: rlen,
+            source,
+            tag: tag(rg),
+        });
+        Ok(c)
     }
 
     /// An `MPI_Irecv` posted with request `req`: its source, tag and size filled when it
@@ -600,11 +607,7 @@ impl Rank<'_> {
                         counts.unknown_comm += 1;
                         continue;
                     };
-                    let tag = if tag == UNDEFINED {
-                        TAG_ANY
-                    } else {
-                        tag as i32
-                    };
+                    let tag = self::tag(tag);
                     let posted = &mut self.calls[k].e;
                     (posted.peer, posted.tag, posted.bytes, posted.comm) = (source, tag, len, id);
                     posted.flags = 0;
