@@ -271,15 +271,10 @@ pub(crate) fn utf8<'a>(name: &str, data: &'a [u8]) -> Result<&'a str, TraceError
 /// Parses a whole text trace (not yet validated across ranks: [`super::Trace::validate`]).
 pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
     let text = utf8(name, data)?;
-    let mut trace: Option<Trace> = None;
-    // Events arrive in any rank order: one buffer per rank, joined at the end.
-    let mut ranks: Vec<Events> = Vec::new();
+    let mut built: Option<Built> = None;
     let mut version_seen = false;
-    // An event line's fields and completions, kept from line to line.
-    let (mut fields_of, mut done) = (Vec::new(), Vec::new());
-    // Each rank's call sites: its objects, its site table, its events' `site=` (any seen?).
-    let mut sites: Option<Sites> = None;
-    let mut site_of: Vec<Vec<u32>> = Vec::new();
+    // An event line's fields, kept from line to line.
+    let mut fields_of = Vec::new();
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
         let content = raw
@@ -318,52 +313,91 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 _ => return Err(err("expected the first line `loggps-trace 1`".into())),
             }
         }
-        if let Line::Ranks(p) = l {
-            if trace.is_some() {
+        match (l, built.as_mut()) {
+            (Line::Ranks(_), Some(_)) => {
                 return Err(err("expected one `ranks` line, found a second".into()));
             }
             // Every rank costs memory before its first event is read: bound them by the file's size.
-            if p == 0 || p > MAX_RANKS.min(data.len()) {
+            (Line::Ranks(p), None) if p == 0 || p > MAX_RANKS.min(data.len()) => {
                 return Err(err(format!(
                     "expected a number of ranks from 1 to {} (at most one per byte of the file), found {p}",
                     MAX_RANKS.min(data.len())
                 )));
             }
-            trace = Some(Trace::new(p));
-            ranks = (0..p).map(|_| Events::single()).collect();
-            site_of = vec![Vec::new(); p];
-            continue;
-        }
-        let Some(t) = trace.as_mut() else {
-            return Err(err("expected `ranks P` before this line".into()));
-        };
-        let p = t.nranks();
-        match l {
-            Line::Version(_) => {
+            (Line::Ranks(p), None) => built = Some(Built::new(p)),
+            (_, None) => return Err(err("expected `ranks P` before this line".into())),
+            (Line::Version(_), Some(_)) => {
                 return Err(err(
                     "expected one `loggps-trace` line, found a second".into()
                 ));
             }
-            Line::Ranks(_) => unreachable!("handled above"),
+            (Line::Event(r, routine, t_call, t_return, _), Some(b)) => {
+                b.event(r, (routine, t_call, t_return), &mut fields_of, &err)?
+            }
+            (l, Some(b)) => b.header(l).map_err(err)?,
+        }
+    }
+    if !version_seen {
+        return Err(TraceError::line(
+            name,
+            1,
+            "expected the first line `loggps-trace 1`".into(),
+        ));
+    }
+    built
+        .ok_or_else(|| TraceError::at(name, "expected a `ranks P` line, found none".into()))?
+        .finish(name)
+}
+
+/// What a text trace's lines after `ranks P` have built.
+struct Built {
+    trace: Trace,
+    /// Events arrive in any rank order: one buffer per rank, joined at the end.
+    ranks: Vec<Events>,
+    /// An event line's completions, kept from line to line.
+    done: Vec<Completion>,
+    /// The call sites: each rank's objects and site table, once a line names one.
+    sites: Option<Sites>,
+    /// Each rank's events' `site=`.
+    site_of: Vec<Vec<u32>>,
+}
+
+impl Built {
+    fn new(p: usize) -> Built {
+        Built {
+            trace: Trace::new(p),
+            ranks: (0..p).map(|_| Events::single()).collect(),
+            done: Vec::new(),
+            sites: None,
+            site_of: vec![Vec::new(); p],
+        }
+    }
+
+    /// A header line after `ranks`; the error's message.
+    fn header(&mut self, l: Line<'_>) -> Result<(), String> {
+        let (t, p) = (&mut self.trace, self.ranks.len());
+        let rank = |r: usize| match r < p {
+            true => Ok(r),
+            false => Err(format!("expected a rank below {p}, found {r}")),
+        };
+        match l {
             Line::Library(s) => t.meta.library = s,
             Line::Eager(name, bytes) => t.meta.eager_limit = Some(EagerLimit { name, bytes }),
             // Several: sets combined per link class (the model's §12), the first the main one.
             Line::Params(fields) => {
-                let p = params(&fields).map_err(err)?;
+                let p = params(&fields)?;
                 match t.meta.params {
                     None => t.meta.params = Some(p),
                     Some(_) => t.meta.other_params.push(p),
                 }
             }
             Line::Rank(r, hostname, a, b, cores, own_ns) => {
-                if r >= p {
-                    return Err(err(format!("expected a rank below {p}, found {r}")));
-                }
+                let r = rank(r)?;
                 if let Some(why) = cores.and_then(|c| c.invalid(r as u32, p)) {
-                    return Err(err(why));
+                    return Err(why);
                 }
                 if let Some(why) = own_ns.and_then(super::own_invalid) {
-                    return Err(err(why));
+                    return Err(why);
                 }
                 t.meta.ranks.set(
                     r,
@@ -378,103 +412,108 @@ pub fn parse(name: &str, data: &[u8]) -> Result<Trace, TraceError> {
                 );
             }
             Line::Place(fields) => {
-                let (r, place) = super::placement::parse_line(fields).map_err(&err)?;
-                if r >= p {
-                    return Err(err(format!("expected a rank below {p}, found {r}")));
-                }
+                let (r, place) = super::placement::parse_line(fields)?;
+                let r = rank(r)?;
                 if let Some(why) = place.invalid(r as u32, p) {
-                    return Err(err(why));
+                    return Err(why);
                 }
                 let mut m = t.meta.ranks.get(r).clone();
                 m.placement = Some(place);
                 t.meta.ranks.set(r, m);
             }
-            Line::Comm(id, members) => {
-                if id == 0 {
-                    return Err(err(
-                        "expected a communicator id ≥ 1 (0 is MPI_COMM_WORLD)".into()
-                    ));
-                }
-                if t.comms.iter().any(|c| c.id == id) {
-                    return Err(err(format!("communicator {id} is defined twice")));
-                }
-                t.comms.push(Comm { id, members });
+            Line::Comm(0, _) => {
+                return Err("expected a communicator id ≥ 1 (0 is MPI_COMM_WORLD)".into());
             }
-            Line::Object(r, _) | Line::Sites(r, _) if r >= p => {
-                return Err(err(format!("expected a rank below {p}, found {r}")));
+            Line::Comm(id, _) if t.comms.iter().any(|c| c.id == id) => {
+                return Err(format!("communicator {id} is defined twice"));
             }
+            Line::Comm(id, members) => t.comms.push(Comm { id, members }),
             Line::Object(r, o) => {
-                sites.get_or_insert_with(|| Sites::unknown(p, 0)).objects[r].push(o)
+                let r = rank(r)?;
+                self.sites
+                    .get_or_insert_with(|| Sites::unknown(p, 0))
+                    .objects[r]
+                    .push(o)
             }
             Line::Sites(r, a) => {
-                let table = &mut sites.get_or_insert_with(|| Sites::unknown(p, 0)).addresses[r];
+                let r = rank(r)?;
+                let sites = self.sites.get_or_insert_with(|| Sites::unknown(p, 0));
+                let table = &mut sites.addresses[r];
                 if !table.is_empty() {
-                    return Err(err(format!(
+                    return Err(format!(
                         "expected one `sites` line for rank {r}, found a second"
-                    )));
+                    ));
                 }
                 *table = a;
             }
-            Line::Event(r, routine_name, t_call, t_return, _) => {
-                if r >= p {
-                    return Err(err(format!("expected a rank below {p}, found {r}")));
-                }
-                let index = ranks[r].len();
-                let Some(routine) = Routine::from_mpi_name(routine_name) else {
-                    return Err(err(format!(
-                        "expected an MPI routine name such as MPI_Send, found `{routine_name}`"
-                    ))
-                    .in_event(r, index));
-                };
-                let line = (routine, t_call, t_return);
-                let site = match fields_of.iter().position(|(k, _)| *k == "site") {
-                    Some(k) => {
-                        let v = fields_of.remove(k).1;
-                        let i = v.parse().ok().filter(|&i| i != UNKNOWN).ok_or_else(|| {
-                            err(format!("expected a site index for `site`, found `{v}`"))
-                                .in_event(r, index)
-                        })?;
-                        sites.get_or_insert_with(|| Sites::unknown(p, 0));
-                        i
-                    }
-                    None => UNKNOWN,
-                };
-                site_of[r].push(site);
-                event(&mut ranks[r], line, &fields_of, &mut done).map_err(|m| TraceError {
-                    routine: Some(routine.mpi_name()),
-                    ..err(m).in_event(r, index)
+            Line::Version(_) | Line::Ranks(_) | Line::Event(..) => {
+                unreachable!("read by parse")
+            }
+        }
+        Ok(())
+    }
+
+    /// An event line of rank `r`: `fields` its `key=value` fields (`site=` taken out).
+    fn event<'a>(
+        &mut self,
+        r: usize,
+        (routine_name, t_call, t_return): (&str, u64, u64),
+        fields_of: &mut Vec<(&'a str, &'a str)>,
+        err: &dyn Fn(String) -> TraceError,
+    ) -> Result<(), TraceError> {
+        let p = self.ranks.len();
+        if r >= p {
+            return Err(err(format!("expected a rank below {p}, found {r}")));
+        }
+        let index = self.ranks[r].len();
+        let Some(routine) = Routine::from_mpi_name(routine_name) else {
+            return Err(err(format!(
+                "expected an MPI routine name such as MPI_Send, found `{routine_name}`"
+            ))
+            .in_event(r, index));
+        };
+        let site = match fields_of.iter().position(|(k, _)| *k == "site") {
+            Some(k) => {
+                let v = fields_of.remove(k).1;
+                let i = v.parse().ok().filter(|&i| i != UNKNOWN).ok_or_else(|| {
+                    err(format!("expected a site index for `site`, found `{v}`")).in_event(r, index)
                 })?;
+                self.sites.get_or_insert_with(|| Sites::unknown(p, 0));
+                i
             }
-        }
+            None => UNKNOWN,
+        };
+        self.site_of[r].push(site);
+        let line = (routine, t_call, t_return);
+        event(&mut self.ranks[r], line, fields_of, &mut self.done).map_err(|m| TraceError {
+            routine: Some(routine.mpi_name()),
+            ..err(m).in_event(r, index)
+        })
     }
-    if !version_seen {
-        return Err(TraceError::line(
-            name,
-            1,
-            "expected the first line `loggps-trace 1`".into(),
-        ));
-    }
-    let mut trace = trace
-        .ok_or_else(|| TraceError::at(name, "expected a `ranks P` line, found none".into()))?;
-    trace.events = Events::concat(ranks);
-    if let Some(mut s) = sites {
-        for (r, of) in site_of.iter().enumerate() {
-            let table = s.addresses[r].len();
-            if let Some(i) = of.iter().position(|&i| i != UNKNOWN && i as usize >= table) {
-                return Err(TraceError::at(
-                    name,
-                    format!(
-                        "expected site indices below {table}, the length of rank {r}'s `sites` line, found site={}",
-                        of[i]
-                    ),
-                )
-                .in_event(r, i));
+
+    /// The trace, its sites' indices checked against their tables.
+    fn finish(self, name: &str) -> Result<Trace, TraceError> {
+        let mut trace = self.trace;
+        trace.events = Events::concat(self.ranks);
+        if let Some(mut s) = self.sites {
+            for (r, of) in self.site_of.iter().enumerate() {
+                let table = s.addresses[r].len();
+                if let Some(i) = of.iter().position(|&i| i != UNKNOWN && i as usize >= table) {
+                    return Err(TraceError::at(
+                        name,
+                        format!(
+                            "expected site indices below {table}, the length of rank {r}'s `sites` line, found site={}",
+                            of[i]
+                        ),
+                    )
+                    .in_event(r, i));
+                }
             }
+            s.of_event = self.site_of.concat();
+            trace.sites = Some(s);
         }
-        s.of_event = site_of.concat();
-        trace.sites = Some(s);
+        Ok(trace)
     }
-    Ok(trace)
 }
 
 fn params(fields: &[(&str, &str)]) -> Result<Params, String> {

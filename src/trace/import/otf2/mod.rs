@@ -256,37 +256,32 @@ impl Counts {
              on {nodes} node{})",
             if nodes == 1 { "" } else { "s" }
         ));
-        if self.nested > 0 {
-            notes.say(format!(
-                "{} MPI calls made inside another are taken as part of it",
-                self.nested
-            ));
-        }
-        if self.outside > 0 {
-            notes.say(format!(
-                "{} MPI records outside any MPI call were left out",
-                self.outside
-            ));
-        }
-        if self.unknown_comm > 0 {
-            notes.say(format!(
-                "{} calls on a communicator the archive does not define were left out",
-                self.unknown_comm
-            ));
-        }
-        if self.unfinished > 0 {
-            notes.say(format!(
-                "{} MPI_Irecv requests are never completed in the trace: each taken as a receive \
+        let counted = [
+            (
+                self.nested,
+                "MPI calls made inside another are taken as part of it",
+            ),
+            (
+                self.outside,
+                "MPI records outside any MPI call were left out",
+            ),
+            (
+                self.unknown_comm,
+                "calls on a communicator the archive does not define were left out",
+            ),
+            (
+                self.unfinished,
+                "MPI_Irecv requests are never completed in the trace: each taken as a receive \
                  from MPI_PROC_NULL",
-                self.unfinished
-            ));
-        }
-        if self.started > 0 {
-            notes.say(format!(
-                "{} operations started by MPI_Start or MPI_Startall are taken as MPI_Isend or \
+            ),
+            (
+                self.started,
+                "operations started by MPI_Start or MPI_Startall are taken as MPI_Isend or \
                  MPI_Irecv calls sharing the call's time",
-                self.started
-            ));
+            ),
+        ];
+        for (n, what) in counted.into_iter().filter(|c| c.0 > 0) {
+            notes.say(format!("{n} {what}"));
         }
         for (name, &n) in &self.no_message {
             notes.skip_n(&format!("{name} with no message record"), n);
