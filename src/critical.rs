@@ -120,7 +120,7 @@ pub struct Segment {
 }
 
 /// The model's rule that gave a segment's end, with its inputs: what the end would be under
-/// other parameters, the inputs held ([`Rule::ret`]).
+/// other parameters, the inputs held (`Rule::ret`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rule {
     /// A cost that no parameter moves: computation, a call kept at its traced duration.
@@ -465,7 +465,7 @@ impl CriticalPath {
     }
 
     /// The runtime's derivative by `knob`, read off the path: each segment's cost under the
-    /// model's rule that made it, held to the branch that bound it ([`Rule::held`]) and so
+    /// model's rule that made it, held to the branch that bound it (`Rule::held`) and so
     /// linear in the parameters, at `sets` (the path's: one, or each class's) and with the
     /// knob a step up in every set, its inputs (the instants it started from) held. Also the
     /// path's time whose cost no rule gave again (LogGP's): the derivative leaves it out.

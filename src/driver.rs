@@ -1,7 +1,7 @@
 //! One prediction's pipeline, the same for a whole trace in one process and for one process's
 //! part of a split replay (`split`: the processes of the MPI job this one is one of): load its
 //! ranks ([`load`]), learn what the processes need of the whole ([`census`]), match
-//! ([`matched`]), replay ([`replay`]); [`predict`] runs the three after loading. The commands
+//! ([`matched`]), replay ([`replay()`]); [`predict`] runs the three after loading. The commands
 //! of the CLI and [`crate::predict`] go through it.
 
 use crate::collectives::traced::Choice;
@@ -107,7 +107,7 @@ pub fn one_process(links: Option<&Links>, split: Split<'_>) -> Result<(), Error>
     }
 }
 
-/// Matches and replays a loaded trace: [`census`], [`matched`] and [`replay`] in turn.
+/// Matches and replays a loaded trace: [`census`], [`matched`] and [`replay()`] in turn.
 pub fn predict(
     trace: &Trace,
     how: Replay<'_>,

@@ -2,9 +2,9 @@
 //! process holds"): each process holds its own ranks' events alone
 //! ([`crate::trace::load_block`]), and learns every rank's event count from the others
 //! ([`census`]). It buckets its ranks' sends by destination as one process does
-//! ([`bucket_sends`]), keeps those to its own destinations and sends the others to the process
+//! (`bucket_sends`), keeps those to its own destinations and sends the others to the process
 //! that owns their destination, pairs its own destinations' receives with all their sends
-//! ([`pair`], unchanged: a channel's sends all come from one rank, its receives all go to one),
+//! (`pair`, unchanged: a channel's sends all come from one rank, its receives all go to one),
 //! and tells each remote send's owner the receive it matched. The links are the ones
 //! [`super::build`] makes of the whole trace, as global event indices (`global`: every rank's
 //! first event in the whole trace). Collectives ([`match_collectives`]): every rank's tally of

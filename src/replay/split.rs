@@ -12,7 +12,7 @@
 //!   instance's communicator.
 //!
 //! A round: each process runs its ranks until none can go on without a time it does not know
-//! ([`schedule::run`]), then all exchange ([`Exchange::all_to_all`]) what was published since
+//! (`schedule::run`), then all exchange ([`Exchange::all_to_all`]) what was published since
 //! the last round, and write what they received where their ranks read it. When a round moves
 //! nothing between processes, no rank anywhere can go on: every rank ended, or the trace
 //! deadlocks (or is unfinished). Every predicted time is a pure function of the times it
@@ -21,7 +21,7 @@
 //! At the end process 0 gathers every rank's breakdown, the warnings and the ranks that could
 //! not end; it alone holds the whole [`Prediction`](super::Prediction) (the others hold their own ranks'). A
 //! deadlock is named from every process's waits of its own ranks, gathered to all
-//! ([`gather_waits`]): who waits on whom, who waits inside which collective, each stuck
+//! (`gather_waits`): who waits on whom, who waits inside which collective, each stuck
 //! call in words; each process then names the cycle as one process replaying alone does.
 
 use super::deadlock::Waits;

@@ -225,7 +225,7 @@ pub fn line(rank: usize, p: &Placement) -> String {
     s
 }
 
-/// Parses a `place` line's fields after `place` (see [`line`]): the rank and its placement.
+/// Parses a `place` line's fields after `place` (see [`line()`]): the rank and its placement.
 pub fn parse_line(text: &str) -> Result<(usize, Placement), String> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let expect = "expected `place R node N cpu A B socket A B llc A B` then any number of \

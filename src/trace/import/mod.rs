@@ -3,7 +3,7 @@
 //! [`crate::goal`]), SST's DUMPI (`dumpi`), BSC's Paraver (`paraver`) and Score-P's OTF2
 //! (`otf2`, through the OTF2 library opened at run time).
 //!
-//! Each reader turns the format's records into calls ([`Call`]) rank by rank; [`build`] then
+//! Each reader turns the format's records into calls (`Call`) rank by rank; `build` then
 //! resolves what the format leaves open (the source of a wildcard receive: liballprof records
 //! no status) and checks the result as a loaded trace is checked. What a format lacks (times,
 //! hosts, communicators' members) is said in one warning each, with how the model fills it
