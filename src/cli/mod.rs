@@ -144,7 +144,7 @@ pub fn main(cli: Cli) -> i32 {
     #[cfg(feature = "mpi")]
     let split: Split<'_> = mpi
         .as_ref()
-        .map(|m| m as &dyn Exchange)
+        .map(|m| m as &dyn loggps_predict::replay::split::Exchange)
         .filter(|m| m.processes() > 1);
     #[cfg(not(feature = "mpi"))]
     let split: Split<'_> = None;
