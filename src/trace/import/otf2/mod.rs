@@ -349,6 +349,19 @@ enum Miss {
 
 type Made = Result<Call, Miss>;
 
+/// A call's `MpiRecv` record: (source, communicator, tag, bytes).
+fn received(mut inner: impl Iterator<Item = Ev>) -> Option<(u32, u32, u32, u64)> {
+    inner.find_map(|e| match e {
+        Ev::Recv {
+            from,
+            comm,
+            tag,
+            len,
+        } => Some((from, comm, tag, len)),
+        _ => None,
+    })
+}
+
 /// An OTF2 tag: `MPI_ANY_TAG` where undefined.
 fn tag(g: u32) -> i32 {
     if g == UNDEFINED { TAG_ANY } else { g as i32 }
@@ -521,16 +534,8 @@ impl Rank<'_> {
     }
 
     /// A blocking receive (or `MPI_Mrecv`), from its `MpiRecv` record.
-    fn recv(&mut self, t: (u64, u64), mut inner: impl Iterator<Item = Ev>) -> Made {
-        let found = inner.find_map(|e| match e {
-            Ev::Recv {
-                from,
-                comm,
-                tag,
-                len,
-            } => Some((from, comm, tag, len)),
-            _ => None,
-        });
+    fn recv(&mut self, t: (u64, u64), inner: impl Iterator<Item = Ev>) -> Made {
+        let found = received(inner);
         let (from, comm, g, len) = found.ok_or(Miss::NoMessage)?;
         let (id, peer) = self.peer(comm, from).ok_or(Miss::UnknownComm)?;
         let mut c = Call::p2p(Routine::Recv, t, len, peer, tag(g));
@@ -549,15 +554,7 @@ impl Rank<'_> {
             Ev::Send { to, comm, tag, len } => Some((to, comm, tag, len)),
             _ => None,
         });
-        let got = inner.clone().find_map(|e| match e {
-            Ev::Recv {
-                from,
-                comm,
-                tag,
-                len,
-            } => Some((from, comm, tag, len)),
-            _ => None,
-        });
+        let got = received(inner.clone());
         let ((to, comm, g, len), (from, rcomm, rg, rlen)) = sent.zip(got).ok_or(Miss::NoMessage)?;
         let (id, dest) = self.peer(comm, to).ok_or(Miss::UnknownComm)?;
         let (_, source) = self.peer(rcomm, from).ok_or(Miss::UnknownComm)?;
