@@ -8,7 +8,7 @@ use crate::collectives::traced::Choice;
 use crate::error::Error;
 use crate::graph::{self, HbGraph, split::Census};
 use crate::model::Model;
-use crate::replay::{self, Links, Prediction, split::Exchange};
+use crate::replay::{self, Links, Prediction, Traffic, split::Exchange};
 use crate::trace::{self, Trace};
 use std::path::Path;
 
@@ -74,7 +74,8 @@ pub fn matched(
 }
 
 /// The prediction of `trace` (matched as `graph`) replayed as `how` says, split over the
-/// processes of `split` where there are several (process 0 holds the whole prediction).
+/// processes of `split` where there are several (process 0 holds the whole prediction), each
+/// message costed with its pair's set where `how.links` combines several.
 pub fn replay(
     trace: &Trace,
     graph: &HbGraph,
@@ -88,22 +89,20 @@ pub fn replay(
         coll,
         name,
     } = how;
-    one_process(links, split)?;
     match split {
-        Some(ex) => Ok(replay::replay_split(trace, graph, model, coll, name, progress, ex)?.0),
+        Some(ex) => {
+            Ok(replay::replay_split(trace, graph, model, links, coll, name, progress, ex)?.0)
+        }
         None => replay::replay_linked(trace, graph, model, links, coll, name, progress, None),
     }
 }
 
-/// Parameter sets per link class replay in one process: an error where `split` has several.
-pub fn one_process(links: Option<&Links>, split: Split<'_>) -> Result<(), Error> {
-    match (links, split) {
-        (Some(_), Some(_)) => Err(Error::Usage(
-            "parameter sets per link class (several --params, --ranks-per-node, --map) replay \
-             in one process: run without mpirun"
-                .into(),
-        )),
-        _ => Ok(()),
+/// Who sends to whom in the whole trace ([`Traffic`]), which the link sets' warnings and
+/// report read: gathered from every process of `split`, which all call it alike.
+pub fn traffic(trace: &Trace, split: Split<'_>) -> Result<Traffic, Error> {
+    match split {
+        Some(ex) => Traffic::gather(trace, ex),
+        None => Ok(Traffic::of(trace)),
     }
 }
 

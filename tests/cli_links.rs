@@ -1,7 +1,7 @@
 //! Parameter sets per link class (the model's §12), costed by hand: a trace of two nodes and
 //! two sockets, each message with its pair's set; placement what-ifs (`--ranks-per-node`,
 //! `--map`); the warning where a class has no set; the placement's travel through both
-//! encodings.
+//! encodings; `callsites` and `bench` with several sets.
 
 mod common;
 
@@ -48,6 +48,36 @@ fn setup() -> (tempfile::TempDir, String, [String; 3]) {
         file("network.toml", NETWORK),
     ];
     (dir, trace, sets)
+}
+
+/// `callsites` and `bench` replay with every set, as `predict` does: the trace of
+/// [`each_message_is_costed_with_its_pairs_set`] with a call site on each send and receive
+/// (one address of one file on every rank) ends at 7150 ns, as hand-costed there (the near set
+/// alone sends at 0, 50 and 100 and ends rank 2 at 100 + 50 + 100 + 50 = 300 ns).
+#[test]
+fn callsites_and_bench_take_each_pairs_set() {
+    let (dir, _, [near, far, network]) = setup();
+    let mut text = String::new();
+    for line in links_trace().lines() {
+        let sited = line.contains("MPI_Send") || line.contains("MPI_Recv");
+        text += &format!("{line}{}\n", if sited { " site=0" } else { "" });
+        if line.starts_with("place 3 ") {
+            for r in 0..4 {
+                text += &format!("object {r} 0x1000 0x1000 0x2000 - \"/nonexistent/prog\"\n");
+                text += &format!("sites {r} 0x1201\n");
+            }
+        }
+    }
+    let trace = dir.path().join("sited.txt");
+    std::fs::write(&trace, text).unwrap();
+    let trace = trace.to_str().unwrap();
+    let sets = ["--params", &near, "--params", &far, "--params", &network];
+    let v = json(&[&["callsites", trace, "--format", "json"][..], &sets].concat());
+    assert_eq!(v["predicted_s"].as_f64().unwrap() * 1e9, 7150.0, "{v}");
+    let v = json(&[&["bench", trace][..], &sets].concat());
+    assert_eq!(v["predicted_s"].as_f64().unwrap() * 1e9, 7150.0, "{v}");
+    let (e, _) = ends(trace, &[&near], &[]);
+    assert_eq!(e.iter().copied().fold(0.0, f64::max), 300.0);
 }
 
 /// Each message takes its pair's set: 0→3 (one cache, 95 ns: near) o 50, L 100; 0→1 (other

@@ -1,27 +1,42 @@
 //! The replay split over processes (`replay::split`), its processes as threads of this test
 //! ([`Threads`]): for K = 1…4 process 0's prediction is the single replay's, bit for bit, on
 //! every synthetic pattern, the fixtures, recorded traces and random traces, under LogGPS
-//! (progress asynchronous and at calls), LogGP, modeled and measured collectives; a deadlock
+//! (progress asynchronous and at calls), LogGP, modeled and measured collectives, several
+//! parameter sets by link; a deadlock
 //! gives the single replay's error on every process; an unfinished trace the same warnings. The same over MPI processes: tests/split/run.sh.
 
 mod common;
 
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::graph;
-use loggps_predict::model::{LogGp, Model, Params};
+use loggps_predict::model::{Class, LogGp, Model, Params};
 use loggps_predict::replay::split::{Exchange, SplitStats, Threads, owned};
-use loggps_predict::replay::{self, Prediction};
+use loggps_predict::replay::{self, Links, Prediction, Remap, Traffic};
 use loggps_predict::synth::{Pattern, Spec};
 use loggps_predict::trace::{self, Trace};
 use proptest::prelude::*;
+
+/// Several parameter sets combined per link (the model's §12): the sets, and where the ranks
+/// are placed.
+type Placed<'a> = Option<(&'a [Params], &'a Remap)>;
+
+/// The links of `placed` for `t` (a whole trace, or one process's part with the whole
+/// trace's `traffic`).
+fn links(t: &Trace, placed: Placed<'_>, traffic: Traffic) -> Option<Links> {
+    placed.map(|(sets, remap)| Links::new(sets.to_vec(), t, remap, traffic).unwrap())
+}
+
+/// One process's prediction, its statistics and the links it chose its sets by.
+type Replayed = (Prediction, SplitStats, Option<Links>);
 
 /// Every process's result of `trace` split over `k` thread-processes.
 fn split(
     t: &Trace,
     model: &Model,
+    placed: Placed<'_>,
     coll: &Choice,
     k: usize,
-) -> Vec<Result<(Prediction, SplitStats), String>> {
+) -> Vec<Result<Replayed, String>> {
     std::thread::scope(|s| {
         let handles: Vec<_> = Threads::group(k)
             .into_iter()
@@ -36,7 +51,11 @@ fn split(
                         part.keep(owned(ex.process(), k, t.nranks()));
                         let census = graph::split::census(&part, &ex).unwrap();
                         let g = graph::split::divide(&part, "t", &census, &ex).unwrap();
-                        replay::replay_split(&part, &g, model, coll, "t", &|_| {}, &ex)
+                        let traffic = Traffic::gather(&part, &ex).unwrap();
+                        let links = links(&part, placed, traffic);
+                        let l = links.as_ref();
+                        replay::replay_split(&part, &g, model, l, coll, "t", &|_| {}, &ex)
+                            .map(|(p, s)| (p, s, links))
                             .map_err(|e| e.to_string())
                     })
                 })
@@ -46,20 +65,51 @@ fn split(
     })
 }
 
-fn single(t: &Trace, model: &Model, coll: &Choice) -> Result<Prediction, String> {
+fn single(
+    t: &Trace,
+    model: &Model,
+    links: Option<&Links>,
+    coll: &Choice,
+) -> Result<Prediction, String> {
     let g = graph::build(t, "t").unwrap();
-    replay::replay_with(t, &g, model, coll, "t", &|_| {}).map_err(|e| e.to_string())
+    replay::replay_linked(t, &g, model, links, coll, "t", &|_| {}, None).map_err(|e| e.to_string())
 }
 
 /// Process 0's prediction is the single replay's for K = 1…4, the others' errors are errors
 /// where it fails; gives the stats of each K's processes.
 fn same_for_every_k(what: &str, t: &Trace, model: &Model, coll: &Choice) -> Vec<Vec<SplitStats>> {
-    let one = single(t, model, coll);
+    same_placed(what, t, model, None, coll)
+}
+
+/// [`same_for_every_k`] with the sets of `placed`: every process's links choose as the whole
+/// trace's do, and warn and count bytes alike (from the traffic gathered).
+fn same_placed(
+    what: &str,
+    t: &Trace,
+    model: &Model,
+    placed: Placed<'_>,
+    coll: &Choice,
+) -> Vec<Vec<SplitStats>> {
+    let whole = links(t, placed, Traffic::of(t));
+    let one = single(t, model, whole.as_ref(), coll);
     let mut stats = Vec::new();
     for k in 1..=4 {
-        let all = split(t, model, coll, k);
+        let all = split(t, model, placed, coll, k);
+        for x in all.iter().flatten() {
+            let (a, b) = (x.2.as_ref(), whole.as_ref());
+            assert_eq!(
+                a.map(|l| &l.warnings),
+                b.map(|l| &l.warnings),
+                "{what}, K = {k}"
+            );
+            assert_eq!(
+                a.map(Links::bytes_by_set),
+                b.map(Links::bytes_by_set),
+                "{what}, K = {k}"
+            );
+        }
         match (&one, &all[0]) {
-            (Ok(a), Ok((b, _))) => assert_eq!(a, b, "{what}, K = {k}"),
+            (Ok(a), Ok((b, _, _))) => assert_eq!(a, b, "{what}, K = {k}"),
             (Err(a), Err(b)) => assert_eq!(a, b, "{what}, K = {k}"),
             (a, b) => panic!("{what}, K = {k}: {a:?} against {b:?}"),
         }
@@ -135,6 +185,49 @@ fn every_synthetic_pattern_splits_bit_for_bit() {
     }
 }
 
+/// Several parameter sets (the model's §12): 11 ranks placed 3 a node (`--ranks-per-node 3`),
+/// Myrinet's set within a node and Fast Ethernet's between nodes (its eager limit raised to
+/// 64 KiB, so that 20,000 bytes go by rendezvous within a node and eagerly between nodes): most
+/// messages between two processes' ranks cross nodes, their ghosts costed by the network's set.
+#[test]
+fn several_sets_split_bit_for_bit() {
+    let node = Params {
+        class: Some(Class::Node),
+        ..Params::preset("myrinet").unwrap()
+    };
+    let network = Params {
+        class: Some(Class::Network),
+        S: 65_536,
+        ..Params::preset("fast-ethernet").unwrap()
+    };
+    let sets = [node, network];
+    let remap = Remap::PerNode(3);
+    use Pattern::*;
+    for pattern in [Ring, Halo2d, Alltoall, Gauss, Cg, Collectives] {
+        for bytes in [100, 20_000] {
+            let t = synthetic(pattern, 11, bytes);
+            let model = Model::LogGps(node);
+            // The sets matter: one set alone predicts otherwise.
+            let whole = links(&t, Some((&sets, &remap)), Traffic::of(&t));
+            assert_ne!(
+                single(&t, &model, whole.as_ref(), &Choice::tuned()).map(|p| p.predicted_ns),
+                single(&t, &model, None, &Choice::tuned()).map(|p| p.predicted_ns),
+                "{pattern:?} of {bytes} bytes"
+            );
+            for progress in [false, true] {
+                let model = Model::LogGps(Params {
+                    progress_at_calls: progress,
+                    ..node
+                });
+                for coll in [Choice::tuned(), Choice::measured()] {
+                    let what = format!("{pattern:?} of {bytes} bytes, two sets, {progress}");
+                    same_placed(&what, &t, &model, Some((&sets, &remap)), &coll);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn fixtures_and_recorded_traces_split_bit_for_bit() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -202,10 +295,13 @@ fn a_deadlock_is_named_alike_on_every_process() {
         ("allreduce", &coll),
     ] {
         let t = trace::parse(name, text.as_bytes()).unwrap();
-        let one = single(&t, &model, &Choice::tuned()).unwrap_err();
+        let one = single(&t, &model, None, &Choice::tuned()).unwrap_err();
         assert!(one.contains("deadlock"), "{name}: {one}");
         for k in 1..=4 {
-            for (me, got) in split(&t, &model, &Choice::tuned(), k).iter().enumerate() {
+            for (me, got) in split(&t, &model, None, &Choice::tuned(), k)
+                .iter()
+                .enumerate()
+            {
                 assert_eq!(
                     got.as_ref().unwrap_err(),
                     &one,
@@ -256,7 +352,7 @@ fn an_unfinished_trace_warns_alike() {
     let mut t = trace::parse("h2h.txt", common::HEAD_TO_HEAD.as_bytes()).unwrap();
     t.complete = false;
     let model = Model::LogGps(Params::preset("myrinet").unwrap());
-    let one = single(&t, &model, &Choice::tuned()).unwrap();
+    let one = single(&t, &model, None, &Choice::tuned()).unwrap();
     assert!(
         one.warnings
             .iter()

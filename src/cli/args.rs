@@ -324,6 +324,7 @@ pub(super) fn links_for(
     resolved: &ResolvedModel,
     trace: &trace::Trace,
     remap: &Remap,
+    split: super::Split<'_>,
 ) -> Result<Option<Links>, Error> {
     let ResolvedModel::LogGps(r) = resolved else {
         return match remap {
@@ -339,7 +340,8 @@ pub(super) fn links_for(
     let sets: Vec<_> = std::iter::once(r.params)
         .chain(r.others.iter().copied())
         .collect();
-    Links::new(sets, trace, remap)
+    let traffic = loggps_predict::driver::traffic(trace, split)?;
+    Links::new(sets, trace, remap, traffic)
         .map(Some)
         .map_err(Error::Usage)
 }

@@ -1,6 +1,6 @@
 //! `loggps-predict bench TRACE`: the pipeline's phases timed, as JSON.
 
-use super::args::ParamArgs;
+use super::args::{ParamArgs, links_for};
 use super::{
     Split, agreed, all_events, census, json_to, load_replayed, matched, quiet_pipe, to_stdout,
 };
@@ -8,7 +8,7 @@ use clap::Args;
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::error::Error;
 use loggps_predict::replay::split::{Exchange, SplitStats};
-use loggps_predict::replay::{replay_split, replay_with};
+use loggps_predict::replay::{Remap, replay_linked, replay_split};
 use loggps_predict::{model, trace};
 use std::path::{Path, PathBuf};
 
@@ -53,21 +53,26 @@ pub(super) fn bench(
     let peak_parse = peak_rss_bytes();
     let a_parse = allocs();
     let resolved = agreed(params.resolve(&trace.meta.sets()), split)?;
-    super::warn_one_set(&model::ResolvedModel::LogGps(resolved.clone()), "bench");
+    let model = model::Model::LogGps(resolved.params);
+    let resolved = model::ResolvedModel::LogGps(resolved);
+    let links = links_for(&resolved, &trace, &Remap::Traced, split)?;
+    for w in links.iter().flat_map(|l| &l.warnings) {
+        super::warn(w.clone());
+    }
     let t = Instant::now();
     let graph = matched(&trace, &name, census.as_ref(), split)?;
     let graph_s = t.elapsed().as_secs_f64();
     let peak_graph = peak_rss_bytes();
     let a_graph = allocs();
     let t = Instant::now();
-    let model = model::Model::LogGps(resolved.params);
+    let links = links.as_ref();
     let (prediction, stats) = match split {
         Some(ex) => {
-            let (p, s) = replay_split(&trace, &graph, &model, &choice, &name, &|_| {}, ex)?;
+            let (p, s) = replay_split(&trace, &graph, &model, links, &choice, &name, &|_| {}, ex)?;
             (p, Some(s))
         }
         None => (
-            replay_with(&trace, &graph, &model, &choice, &name, &|_| {})?,
+            replay_linked(&trace, &graph, &model, links, &choice, &name, &|_| {}, None)?,
             None,
         ),
     };

@@ -8,6 +8,7 @@ use clap::Args;
 use loggps_predict::callsites::{Cost, Row, SortKey, Symbolizer, Tally};
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::error::Error;
+use loggps_predict::replay::Remap;
 use loggps_predict::report::Format;
 use loggps_predict::trace;
 use serde::Serialize;
@@ -57,17 +58,21 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
         .replay
         .model
         .resolve(&a.replay.params, &trace.meta.sets())?;
-    super::warn_placement(&trace, resolved.cores());
-    super::warn_one_set(&resolved, "callsites");
+    let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
+    match &links {
+        None => drop(super::warn_placement(&trace, resolved.cores())),
+        Some(l) => l.warnings.iter().cloned().for_each(warn),
+    }
     let model = resolved.model();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let tally = Tally::new(&trace, sites);
     let bar = Progress::new("replaying", Some(trace.total_events()));
     let observe = |steps: &[loggps_predict::replay::Step]| tally.observe(steps);
-    let prediction = loggps_predict::replay::replay_observed(
+    let prediction = loggps_predict::replay::replay_linked(
         &trace,
         &graph,
         &model,
+        links.as_ref(),
         &coll,
         &name,
         &|n| bar.set(n),

@@ -28,11 +28,8 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
     let resolved = agreed(a.model.resolve(&a.params, &trace.meta.sets()), split)?;
-    let links = agreed(
-        a.remap().and_then(|m| links_for(&resolved, &trace, &m)),
-        split,
-    )?;
-    loggps_predict::driver::one_process(links.as_ref(), split)?;
+    let remap = agreed(a.remap(), split)?;
+    let links = agreed(links_for(&resolved, &trace, &remap, split), split)?;
     let placement = match &links {
         None => warn_placement(&trace, resolved.cores()),
         Some(_) => None,
@@ -88,7 +85,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     );
     report.warnings.extend(placement);
     report.warnings.extend(link_warnings);
-    report.links = links.as_ref().map(|l| report::LinksReport::new(l, &trace));
+    report.links = links.as_ref().map(report::LinksReport::new);
     report.critical_path = critical.as_ref().map(Into::into);
     if let (Some(c), Some(r), Some(sites)) = (&critical, &mut report.critical_path, &trace.sites) {
         r.by_call_site = critical_sites(c, sites, &mut symbolizer);

@@ -226,10 +226,9 @@ pub(super) fn predict_sweep(
         let resolved = m.resolve(&p, &trace.meta.sets())?;
         let remap = match (placed, v) {
             (true, Value::Number(n)) => Remap::PerNode(n as u32),
-            _ => a.remap()?,
+            _ => super::agreed(a.remap(), split)?,
         };
-        let links = links_for(&resolved, trace, &remap)?;
-        loggps_predict::driver::one_process(links.as_ref(), split)?;
+        let links = links_for(&resolved, trace, &remap, split)?;
         if k == 0 && links.is_none() {
             super::warn_placement(trace, resolved.cores());
         }

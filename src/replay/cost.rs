@@ -508,7 +508,7 @@ impl Shared<'_> {
     #[inline(always)]
     pub(super) fn message(&self, from: usize, plain: bool, to: usize) -> (u64, bool) {
         if from >= self.held {
-            return self.ghost_message(from - self.held);
+            return self.ghost_message(from, to);
         }
         let eager_limit = match self.links {
             None => self.eager_limit,
@@ -543,7 +543,7 @@ impl Shared<'_> {
     fn model_of(&self, from: usize, to: usize) -> &Model {
         match self.links {
             None => self.model,
-            Some(_) if from >= self.held => self.model,
+            Some(_) if from >= self.held => self.pair(self.g.ghosts.locate(from).0, to),
             Some(_) => self.pair(self.trace.events.locate(from).0, to),
         }
     }
@@ -558,13 +558,19 @@ impl Shared<'_> {
         }
     }
 
-    /// [`Shared::message`] of ghost `s` ([`crate::graph::HbGraph::ghosts`]), from the routine and byte count
-    /// its owner sent.
+    /// [`Shared::message`] of ghost event `from` ([`crate::graph::HbGraph::ghosts`]) to rank
+    /// `to`, from the routine and byte count its owner sent (never to itself: its sender is
+    /// another process's rank).
     #[cold]
-    fn ghost_message(&self, s: usize) -> (u64, bool) {
+    fn ghost_message(&self, from: usize, to: usize) -> (u64, bool) {
         let ghosts = &self.g.ghosts;
+        let s = from - self.held;
         let k = ghosts.bytes[s];
-        (k, rendezvous_by(ghosts.routine[s], self.eager_limit, || k))
+        let eager_limit = match self.links {
+            None => self.eager_limit,
+            Some(_) => self.model_of(from, to).eager_limit(),
+        };
+        (k, rendezvous_by(ghosts.routine[s], eager_limit, || k))
     }
 
     /// Whether the message sent by event `i` of rank `r` goes by rendezvous (never under LogGP).

@@ -4,6 +4,8 @@
 //! class: same cache, same socket, other socket). Placement what-ifs re-assign ranks to nodes
 //! first (`--ranks-per-node`, `--map`).
 
+use crate::error::Error;
+use crate::graph::split::Exchange;
 use crate::model::{Class, Params};
 use crate::trace::placement::{Cpu, PairClass};
 use crate::trace::{OTHER_CORES, Shape, Trace};
@@ -24,8 +26,59 @@ pub struct Links {
     /// known.
     table: Vec<[u8; 4]>,
     network: u8,
+    /// Who sends to whom, and how much: the pairs in the warnings, the shares in the report.
+    traffic: Traffic,
     /// What choosing the sets found that the user should know.
     pub warnings: Vec<String>,
+}
+
+/// The point-to-point traffic of a trace: `(sender, receiver, bytes)` summed over each pair's
+/// messages, sorted, messages a rank sends itself left out. Of the whole trace, also in one
+/// process of a split replay ([`Traffic::gather`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Traffic(Vec<(u32, u32, u64)>);
+
+impl Traffic {
+    /// The traffic of the ranks `trace` holds events of.
+    pub fn of(trace: &Trace) -> Traffic {
+        let mut all: Vec<(u32, u32, u64)> = (0..trace.nranks())
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                let mut by: Vec<(u32, u64)> = sends(trace, r).map(|(q, b)| (q as u32, b)).collect();
+                by.sort_unstable_by_key(|x| x.0);
+                by.chunk_by(|a, b| a.0 == b.0)
+                    .map(|c| (r as u32, c[0].0, c.iter().map(|x| x.1).sum()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        all.par_sort_unstable();
+        Traffic(all)
+    }
+
+    /// The whole trace's traffic in a split replay: this process's ranks' ([`Traffic::of`] of
+    /// its part) sent to every process. Every process calls it alike and gets the same.
+    pub fn gather(trace: &Trace, ex: &dyn Exchange) -> Result<Traffic, Error> {
+        let own = Traffic::of(trace);
+        let words: Vec<u64> = (own.0.iter())
+            .flat_map(|&(a, b, k)| [a as u64 | (b as u64) << 32, k])
+            .collect();
+        let got = ex.all_to_all(vec![words; ex.processes()])?;
+        let mut all = Vec::with_capacity(got.iter().map(|v| v.len() / 2).sum());
+        for v in &got {
+            if v.len() % 2 != 0 {
+                return Err(Error::Io(format!(
+                    "a process sent its traffic in {} words, not pairs of words",
+                    v.len()
+                )));
+            }
+            all.extend(
+                v.chunks_exact(2)
+                    .map(|w| (w[0] as u32, (w[0] >> 32) as u32, w[1])),
+            );
+        }
+        all.sort_unstable();
+        Ok(Traffic(all))
+    }
 }
 
 /// How ranks are re-placed on nodes for a what-if.
@@ -104,8 +157,13 @@ fn nearest(sets: &[Params], nodes: &[usize], ns: Option<f64>) -> usize {
 impl Links {
     /// The sets' choice for each pair of `trace`'s ranks, placed as `remap` says. `sets` holds
     /// one set or more (the first the run's main one); a class the trace needs and no set has
-    /// is a warning naming the pairs.
-    pub fn new(sets: Vec<Params>, trace: &Trace, remap: &Remap) -> Result<Links, String> {
+    /// is a warning naming the pairs. `traffic` is the whole trace's ([`Traffic`]).
+    pub fn new(
+        sets: Vec<Params>,
+        trace: &Trace,
+        remap: &Remap,
+        traffic: Traffic,
+    ) -> Result<Links, String> {
         let p = trace.nranks();
         let traced_node = traced_nodes(trace);
         let node: Vec<u32> = match remap {
@@ -177,9 +235,10 @@ impl Links {
             traced_node,
             table,
             network,
+            traffic,
             warnings: Vec::new(),
         };
-        let (across, within) = links.pairs_in_use(trace);
+        let (across, within) = links.pairs_in_use();
         if network_set.is_none() && !across.is_empty() {
             warnings.push(format!(
                 "{} pair(s) of ranks on different nodes exchange messages ({}), and no \
@@ -274,12 +333,9 @@ impl Links {
 
     /// The pairs `(a, b)`, `a < b`, that exchange point-to-point messages, across nodes and
     /// within one.
-    fn pairs_in_use(&self, trace: &Trace) -> (Pairs, Pairs) {
-        let mut pairs: Pairs = (0..trace.nranks())
-            .into_par_iter()
-            .flat_map_iter(|r| {
-                sends(trace, r).map(move |(q, _)| (r.min(q) as u32, r.max(q) as u32))
-            })
+    fn pairs_in_use(&self) -> (Pairs, Pairs) {
+        let mut pairs: Pairs = (self.traffic.0.iter())
+            .map(|&(r, q, _)| (r.min(q), r.max(q)))
             .collect();
         pairs.par_sort_unstable();
         pairs.dedup();
@@ -289,17 +345,12 @@ impl Links {
     }
 
     /// Per rank, the bytes it sent point-to-point with each set (indices as `sets`).
-    pub fn bytes_by_set(&self, trace: &Trace) -> Vec<Vec<u64>> {
-        (0..trace.nranks())
-            .into_par_iter()
-            .map(|r| {
-                let mut by = vec![0u64; self.sets.len()];
-                for (q, bytes) in sends(trace, r) {
-                    by[self.set_of(r, q)] += bytes;
-                }
-                by
-            })
-            .collect()
+    pub fn bytes_by_set(&self) -> Vec<Vec<u64>> {
+        let mut by = vec![vec![0u64; self.sets.len()]; self.node.len()];
+        for &(r, q, bytes) in &self.traffic.0 {
+            by[r as usize][self.set_of(r as usize, q as usize)] += bytes;
+        }
+        by
     }
 
     /// The number of nodes the ranks are placed on.

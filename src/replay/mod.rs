@@ -45,7 +45,7 @@ mod rank;
 mod schedule;
 pub mod split;
 
-pub use links::{Links, Remap};
+pub use links::{Links, Remap, Traffic};
 
 use crate::collectives::eval;
 use crate::collectives::traced::{self, Choice, op_of};
@@ -603,16 +603,18 @@ fn ended(trace: &Trace, r: usize, pos: u32) -> bool {
     pos >= ev.len() || ev.routine(pos) == Routine::Finalize
 }
 
-/// [`replay_with`] split over the processes `ex` joins ([`split`]): this one replays its
+/// [`replay_linked`] split over the processes `ex` joins ([`split`]): this one replays its
 /// block of ranks (`trace` holds them, [`crate::trace::load_ranks`]; `g` is their graph,
 /// [`crate::graph::split::divide`]), exchanging call times with the others in rounds. Every process calls it
 /// alike. Process 0 gets the whole prediction, the one [`replay_with`] gives bit for bit; the
 /// others get their own ranks' breakdowns (and the same error, if there is one). `progress`
 /// is told the events this process replayed.
+#[allow(clippy::too_many_arguments)]
 pub fn replay_split(
     trace: &Trace,
     g: &HbGraph,
     model: &Model,
+    links: Option<&Links>,
     coll: &Choice,
     file: &str,
     progress: &(dyn Fn(u64) + Sync),
@@ -625,7 +627,7 @@ pub fn replay_split(
     }
     // A node short of memory stops every process, not only its own.
     let ready = check_memory(trace, file)
-        .and_then(|()| Shared::new(trace, g, model, coll, None, Some(ex), None));
+        .and_then(|()| Shared::new(trace, g, model, coll, None, Some(ex), links));
     let mut sh = split::agreed(ready, ex)?;
     split::share_recorded(&mut sh)?;
     let states = fresh_states(trace.nranks(), model);

@@ -192,7 +192,7 @@ pub struct SetReport {
 }
 
 impl LinksReport {
-    pub fn new(links: &crate::replay::Links, trace: &crate::trace::Trace) -> LinksReport {
+    pub fn new(links: &crate::replay::Links) -> LinksReport {
         let pct = |by: Vec<u64>| {
             let total = by.iter().sum::<u64>().max(1) as f64;
             by.into_iter().map(|b| 100.0 * b as f64 / total).collect()
@@ -208,7 +208,7 @@ impl LinksReport {
                     L_ns: p.L,
                 })
                 .collect(),
-            bytes_pct_by_rank: links.bytes_by_set(trace).into_iter().map(pct).collect(),
+            bytes_pct_by_rank: links.bytes_by_set().into_iter().map(pct).collect(),
         }
     }
 }

@@ -3,7 +3,7 @@
 # processes, `mpirun -np K loggps-predict …` prints exactly what one process prints (JSON, CSV
 # and table, byte for byte) on every synthetic pattern, the fixtures and recorded traces, under
 # LogGPS (progress asynchronous and at calls) and LogGP, collectives modeled and measured,
-# sweeps included; an unfinished trace warns alike; a deadlock is named alike, printed by process 0;
+# several parameter sets by link, sweeps included; an unfinished trace warns alike; a deadlock is named alike, printed by process 0;
 # commands that do not split are
 # refused once; a process that fails alone stops the job with one error.
 #
@@ -91,6 +91,14 @@ same "collectives, sweep of algorithms" "$work/collectives.bin" --platform myrin
 for f in "${files[@]}"; do
   same "$f" "$f" --format json
 done
+# Several parameter sets (the model's §12): ranks 3 a node, a node and a network set; the
+# report's per-rank shares of bytes by set come from the traffic every process gathers.
+printf 'class = "node"\nL = 1160\no = 6550\nOs = 6.86\nOr = 2.57\nGs = 15.48\nGl = -0.74\ns = 8191\nS = 16383\n' >"$work/node.toml"
+printf 'class = "network"\nL = 35220\no = 20590\nOs = 10.67\nOr = 5.87\nGs = 191.89\nGl = 74.95\ns = 1023\nS = 65536\n' >"$work/network.toml"
+for pattern in halo2d collectives; do
+  same "$pattern, two sets" "$work/$pattern.bin" --params "$work/node.toml" --params "$work/network.toml" --ranks-per-node 3 --format json
+done
+same "halo2d, two sets, sweep of ranks per node" "$work/halo2d.bin" --params "$work/node.toml" --params "$work/network.toml" --sweep ranks-per-node=2,4 --format json
 same "${files[1]}, table" "${files[1]}"
 
 # A deadlock: the same error, printed once.
