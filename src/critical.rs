@@ -470,11 +470,23 @@ impl CriticalPath {
     /// knob a step up in every set, its inputs (the instants it started from) held. Also the
     /// path's time whose cost no rule gave again (LogGP's): the derivative leaves it out.
     pub fn derivative(&self, sets: &[Params], knob: Knob) -> (f64, f64) {
-        let Some(first) = sets.first() else {
+        self.derivative_in(sets, knob, None)
+    }
+
+    /// [`CriticalPath::derivative`], the knob moved in set `which` alone (`None`: in every
+    /// set).
+    pub fn derivative_in(&self, sets: &[Params], knob: Knob, which: Option<usize>) -> (f64, f64) {
+        let Some(first) = which.map_or(sets.first(), |j| sets.get(j)) else {
             return (0.0, self.segments.iter().map(|s| s.to_ns - s.from_ns).sum());
         };
         let h = knob.step(knob.get(first));
-        let up: Vec<Params> = sets.iter().map(|p| knob.set(p, knob.get(p) + h)).collect();
+        let moved = |j: usize| which.is_none_or(|w| w == j);
+        let up: Vec<Params> = (sets.iter().enumerate())
+            .map(|(j, p)| match moved(j) {
+                true => knob.set(p, knob.get(p) + h),
+                false => *p,
+            })
+            .collect();
         let (mut d, mut unread) = (0.0, 0.0);
         for s in &self.segments {
             let rule = s.rule.held(sets);

@@ -8,10 +8,15 @@
 //! - the **tolerance** of `L`, `o` and `G` (added in every band, `G` as `Gs` and `Gl` in the
 //!   paper's form): how much each can grow before the runtime rises by 1% and by 5%. The
 //!   runtime grows with them and is convex in them (a maximum of linear functions), so a secant
-//!   from the derivative's guess brackets the answer, and false position closes on it;
+//!   from the derivative's guess brackets the answer, and Newton's steps from above (the slope
+//!   just below the bracket's top) close on it;
 //! - the **best `S`** in a range: the runtime changes with `S` only where `S` crosses a message
 //!   size of the trace, so the candidates are those sizes; up to [`S_CANDIDATES`] spread over
 //!   them are replayed, then the sizes between the best one's neighbours, the same again.
+//!
+//! Where several parameter sets combine by link (the model's §12), each set's parameters are
+//! their own: derivatives and tolerances are found for each set's (named after its class,
+//! [`set_prefix`]), the others held; the best `S` sets it in every set at once.
 
 use crate::collectives::traced::Choice;
 use crate::critical::{CriticalPath, Record};
@@ -19,16 +24,20 @@ use crate::error::Error;
 use crate::graph::HbGraph;
 use crate::model::{BAND_NAMES, Model, Params};
 pub use crate::model::{Knob, PAPER};
-use crate::replay::{replay_observed, replay_with};
+use crate::replay::{Links, replay_linked};
 use crate::trace::{Shape, Trace};
 use serde::Serialize;
 
-/// What a replay of the trace predicts: runtime, ns, or why it could not.
+/// What a replay of the trace predicts: runtime, ns, or why it could not. Its parameters are
+/// a list of sets: one, or where `links` combines several (the model's §12) one a set, in the
+/// links' order (the first the main set).
 pub struct Replayer<'a> {
     pub trace: &'a Trace,
     pub graph: &'a HbGraph,
     pub coll: &'a Choice,
     pub file: &'a str,
+    /// Each pair's set, where several combine.
+    pub links: Option<&'a Links>,
     /// Told each replay as it starts (what it varies).
     pub progress: &'a (dyn Fn(&str) + Sync),
     /// Replays made so far.
@@ -36,45 +45,84 @@ pub struct Replayer<'a> {
 }
 
 impl Replayer<'_> {
-    /// The predicted runtime under `p`, ns, and its critical path.
-    pub fn critical(&self, p: &Params) -> Result<(f64, CriticalPath), Error> {
+    /// The model and links of `sets`.
+    fn linked(&self, sets: &[Params]) -> (Model, Option<Links>) {
+        (
+            Model::LogGps(sets[0]),
+            self.links.map(|l| l.with_sets(sets)),
+        )
+    }
+
+    /// The predicted runtime under `sets`, ns, and its critical path.
+    pub fn critical(&self, sets: &[Params]) -> Result<(f64, CriticalPath), Error> {
         (self.progress)("the parameters as given");
         self.replays.set(self.replays.get() + 1);
         let record = Record::new(self.trace);
-        let model = Model::LogGps(*p);
+        let (model, links) = self.linked(sets);
         let observe = |steps: &[crate::replay::Step]| record.observe(steps);
-        let pred = replay_observed(
+        let pred = replay_linked(
             self.trace,
             self.graph,
             &model,
+            links.as_ref(),
             self.coll,
             self.file,
             &|_| {},
             Some(&observe),
         )?;
         let path = CriticalPath::find(
-            self.trace, self.graph, &record, &pred, &model, None, self.coll,
+            self.trace,
+            self.graph,
+            &record,
+            &pred,
+            &model,
+            links.as_ref(),
+            self.coll,
         );
         Ok((pred.predicted_ns, path))
     }
 
-    /// The predicted runtime under `p`, ns.
-    pub fn runtime(&self, p: &Params, what: &str) -> Result<f64, Error> {
-        if let Some(why) = p.invalid() {
+    /// The predicted runtime under `sets`, ns.
+    pub fn runtime(&self, sets: &[Params], what: &str) -> Result<f64, Error> {
+        if let Some(why) = sets.iter().find_map(Params::invalid) {
             return Err(Error::Usage(format!("{what}: {why}")));
         }
         (self.progress)(what);
         self.replays.set(self.replays.get() + 1);
-        let pred = replay_with(
+        let (model, links) = self.linked(sets);
+        let pred = replay_linked(
             self.trace,
             self.graph,
-            &Model::LogGps(*p),
+            &model,
+            links.as_ref(),
             self.coll,
             self.file,
             &|_| {},
+            None,
         )?;
         Ok(pred.predicted_ns)
     }
+}
+
+/// How the parameters of set `j` of `sets` are named: bare where there is one set, else after
+/// the set's class (`network.L`), numbered as the report numbers the sets where two share a
+/// class (`node1.L`, `node3.L`).
+pub fn set_prefix(sets: &[Params], j: usize) -> String {
+    if sets.len() == 1 {
+        return String::new();
+    }
+    let class = |p: &Params| p.class.map_or("any", |c| c.name());
+    match sets.iter().filter(|p| class(p) == class(&sets[j])).count() {
+        1 => format!("{}.", class(&sets[j])),
+        _ => format!("{}{}.", class(&sets[j]), j + 1),
+    }
+}
+
+/// `sets` with set `j` replaced by `p`.
+fn replaced(sets: &[Params], j: usize, p: Params) -> Vec<Params> {
+    let mut v = sets.to_vec();
+    v[j] = p;
+    v
 }
 
 /// A parameter's derivative.
@@ -100,24 +148,28 @@ pub struct Derivative {
     pub from_critical_path: f64,
 }
 
-/// Every parameter's derivative at `p`, whose runtime is `t0` ns and critical path `path`.
+/// Every parameter's derivative at `sets` (each set's, where there are several), whose
+/// runtime is `t0` ns and critical path `path`.
 pub fn derivatives(
     rp: &Replayer<'_>,
-    p: &Params,
+    sets: &[Params],
     t0: f64,
     path: &CriticalPath,
 ) -> Result<Vec<Derivative>, Error> {
-    Knob::all(p)
-        .into_iter()
-        .map(|k| {
+    let knobs = (0..sets.len()).flat_map(|j| Knob::all(&sets[j]).into_iter().map(move |k| (j, k)));
+    knobs
+        .map(|(j, k)| {
+            let p = &sets[j];
             let v = k.get(p);
             let h = k.step(v);
-            let name = k.name();
-            let up = rp.runtime(&k.set(p, v + h), &format!("{name} + {h:e}"))?;
+            let name = set_prefix(sets, j) + &k.name();
+            let at = |x: f64| replaced(sets, j, k.set(p, x));
+            let up = rp.runtime(&at(v + h), &format!("{name} + {h:e}"))?;
             let down_ok = !(k.nonnegative() && v - h < 0.0);
-            let at_down = k.set(p, v - h);
+            let at_down = at(v - h);
             let right = (up - t0) / h;
-            let (d, left, difference) = match down_ok && at_down.invalid().is_none() {
+            let valid = at_down.iter().all(|p| p.invalid().is_none());
+            let (d, left, difference) = match down_ok && valid {
                 true => {
                     let down = rp.runtime(&at_down, &format!("{name} − {h:e}"))?;
                     ((up - down) / (2.0 * h), Some((t0 - down) / h), "central")
@@ -136,7 +188,7 @@ pub fn derivatives(
                 difference,
                 right_ns_per_unit: right,
                 left_ns_per_unit: left,
-                from_critical_path: path.derivative(std::slice::from_ref(p), k).0,
+                from_critical_path: path.derivative_in(sets, k, Some(j)).0,
             })
         })
         .collect()
@@ -199,7 +251,8 @@ impl Added {
 /// How far a parameter can grow before the runtime rises by a share.
 #[derive(Clone, Debug, Serialize)]
 pub struct Tolerance {
-    pub name: &'static str,
+    /// The quantity, after its set where there are several (`network.L`).
+    pub name: String,
     pub unit: &'static str,
     /// The rise in runtime, percent.
     pub rise_pct: f64,
@@ -213,11 +266,13 @@ pub struct Tolerance {
 /// of the rise anyway: the runtime is piecewise linear).
 const TOLERANCE_REPLAYS: u32 = 24;
 
-/// How much `what` can grow at `p` (runtime `t0` ns, derivative `slope` ns per unit) before the
-/// runtime rises by `rise_pct` percent.
+/// How much `what` can grow in set `j` of `sets` (runtime `t0` ns, derivative `slope` ns per
+/// unit) before the runtime rises by `rise_pct` percent.
+#[allow(clippy::too_many_arguments)]
 pub fn tolerance(
     rp: &Replayer<'_>,
-    p: &Params,
+    sets: &[Params],
+    j: usize,
     t0: f64,
     what: Added,
     slope: f64,
@@ -225,14 +280,15 @@ pub fn tolerance(
 ) -> Result<Tolerance, Error> {
     let target = t0 * (1.0 + rise_pct / 100.0);
     let before = rp.replays.get();
+    let name = set_prefix(sets, j) + what.name();
     let at = |d: f64| {
         rp.runtime(
-            &what.add(p, d),
-            &format!("{} + {d:.4e} (tolerance of {rise_pct}%)", what.name()),
+            &replaced(sets, j, what.add(&sets[j], d)),
+            &format!("{name} + {d:.4e} (tolerance of {rise_pct}%)"),
         )
     };
     let done = |added| Tolerance {
-        name: what.name(),
+        name: name.clone(),
         unit: what.unit(),
         rise_pct,
         added,
@@ -251,27 +307,28 @@ pub fn tolerance(
         hi *= 16.0;
         t_hi = at(hi)?;
     }
-    // False position on [lo, hi] (Illinois: the side kept twice is halved).
-    let (mut lo, mut t_lo) = (0.0, t0);
-    let mut kept = 0i8;
-    while rp.replays.get() - before < TOLERANCE_REPLAYS && (t_hi - target) > 1e-4 * (target - t0) {
-        let x = match t_hi > t_lo {
-            true => hi - (t_hi - target) * (hi - lo) / (t_hi - t_lo),
+    // Newton's steps from above: the runtime is convex, so the line through `hi` with the
+    // runtime's slope just below it meets the target at or above the answer, and on the answer
+    // where the piece at `hi` reaches down to it (a piecewise-linear runtime: a few steps). A
+    // step that lands below the target (a runtime not convex there) halves `[lo, hi]` instead.
+    // Within a ten-thousandth of the rise is on it (a step onto the answer may round below).
+    let close = 1e-4 * (target - t0);
+    let mut lo = 0.0;
+    while rp.replays.get() - before < TOLERANCE_REPLAYS && (t_hi - target) > close {
+        let d = (hi - lo) * 1e-6;
+        let slope = (t_hi - at(hi - d)?) / d;
+        let x = match slope > 0.0 {
+            true => hi - (t_hi - target) / slope,
+            false => lo,
+        };
+        let x = match x > lo && x < hi {
+            true => x,
             false => 0.5 * (lo + hi),
         };
         let t = at(x)?;
-        if t >= target {
-            (hi, t_hi) = (x, t);
-            if kept == 1 {
-                t_lo = target - 0.5 * (target - t_lo);
-            }
-            kept = 1;
-        } else {
-            (lo, t_lo) = (x, t);
-            if kept == -1 {
-                t_hi = target + 0.5 * (t_hi - target);
-            }
-            kept = -1;
+        match t >= target - close {
+            true => (hi, t_hi) = (x, t),
+            false => lo = x,
         }
     }
     Ok(done(Some(hi)))
@@ -314,10 +371,11 @@ pub fn message_sizes(trace: &Trace) -> Vec<u64> {
 
 /// The `S` in `lo..=hi` with the least runtime (ties: the smallest), from the candidates `lo`
 /// and the message sizes in the range ([`S_CANDIDATES`] spread over them, then those between
-/// the best one's neighbours; and the candidate that predicts as `p`'s own `S` does).
+/// the best one's neighbours; and the candidate that predicts as the main set's own `S` does).
+/// `S` is set in every set of `sets` at once, as `--S` sets it.
 pub fn best_s(
     rp: &Replayer<'_>,
-    p: &Params,
+    sets: &[Params],
     sizes: &[u64],
     lo: u64,
     hi: u64,
@@ -336,7 +394,8 @@ pub fn best_s(
             if tried.iter().any(|(t, _)| seen(t)) || failed.borrow().iter().any(|(t, _)| seen(t)) {
                 continue;
             }
-            match rp.runtime(&Params { S: s, ..*p }, &format!("S = {s}")) {
+            let at: Vec<Params> = sets.iter().map(|p| Params { S: s, ..*p }).collect();
+            match rp.runtime(&at, &format!("S = {s}")) {
                 Ok(t) => tried.push((s, t)),
                 Err(e) => failed.borrow_mut().push((s, e.to_string())),
             }
@@ -344,6 +403,7 @@ pub fn best_s(
         Ok(())
     };
     // The set's own S first, where it is in the range: what the best is compared with.
+    let p = &sets[0];
     if (lo..=hi).contains(&p.S) {
         let own = cands.partition_point(|&c| c <= p.S).saturating_sub(1);
         run(&[own], &mut tried)?;

@@ -1,7 +1,7 @@
 //! Parameter sets per link class (the model's §12), costed by hand: a trace of two nodes and
 //! two sockets, each message with its pair's set; placement what-ifs (`--ranks-per-node`,
 //! `--map`); the warning where a class has no set; the placement's travel through both
-//! encodings; `callsites` and `bench` with several sets.
+//! encodings; `callsites`, `bench` and `sensitivity` with several sets.
 
 mod common;
 
@@ -78,6 +78,76 @@ fn callsites_and_bench_take_each_pairs_set() {
     assert_eq!(v["predicted_s"].as_f64().unwrap() * 1e9, 7150.0, "{v}");
     let (e, _) = ends(trace, &[&near], &[]);
     assert_eq!(e.iter().copied().fold(0.0, f64::max), 300.0);
+}
+
+/// `sensitivity` with the three sets: each set's parameters apart, named after its class (the
+/// two node sets numbered as the report numbers them). Rank 2 ends last, at
+/// o(node1) + o(node2) + o(network) + L(network) + o(network) = 7150 ns: the runtime moves 1 ns
+/// per ns of either node set's `o`, 2 of the network's `o`, 1 of its `L`, not at all with a node
+/// set's `L`. Tolerances of 1% (71.5 ns): the network's `L` 71.5, its `o` 35.75; a node set's
+/// `L` until its own pair ends last: rank 3 at 50 + L + 50 (added 7021.5 to 100), rank 1 at
+/// 50 + 100 + L + 100 (added 6671.5 to 300).
+#[test]
+fn sensitivity_moves_each_sets_parameters_apart() {
+    let (_d, trace, [near, far, network]) = setup();
+    let v = json(&[
+        "sensitivity",
+        &trace,
+        "--format",
+        "json",
+        "--params",
+        &near,
+        "--params",
+        &far,
+        "--params",
+        &network,
+    ]);
+    let d = |name: &str| {
+        let p = (v["parameters"].as_array().unwrap().iter())
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {v}"));
+        let (a, b) = (
+            p["ns_per_unit"].as_f64().unwrap(),
+            p["from_critical_path"].as_f64().unwrap(),
+        );
+        assert!(
+            (a - b).abs() < 1e-6,
+            "{name}: {a} by replays, {b} on the path"
+        );
+        a
+    };
+    for (name, want) in [
+        ("node1.o", 1.0),
+        ("node2.o", 1.0),
+        ("network.o", 2.0),
+        ("network.L", 1.0),
+        ("node1.L", 0.0),
+        ("node2.L", 0.0),
+    ] {
+        assert!(
+            (d(name) - want).abs() < 1e-6,
+            "{name}: {} not {want}",
+            d(name)
+        );
+    }
+    let tolerance = |name: &str| {
+        (v["tolerances"].as_array().unwrap().iter())
+            .find(|t| t["name"] == name && t["rise_pct"] == 1.0)
+            .and_then(|t| t["added"].as_f64())
+            .unwrap_or_else(|| panic!("{name}: {v}"))
+    };
+    for (name, want) in [
+        ("network.L", 71.5),
+        ("network.o", 35.75),
+        ("node1.L", 7021.5),
+        ("node2.L", 6671.5),
+    ] {
+        let got = tolerance(name);
+        assert!(
+            (got - want).abs() < 1e-3,
+            "tolerance of {name}: {got} not {want}"
+        );
+    }
 }
 
 /// Each message takes its pair's set: 0→3 (one cache, 95 ns: near) o 50, L 100; 0→1 (other

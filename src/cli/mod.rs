@@ -111,8 +111,9 @@ pub enum Command {
     /// Compare predictions with a baseline (for CI): exit 1 and a table of what drifted.
     Check(check::CheckArgs),
     /// What each LogGPS parameter is worth: the runtime's derivative by each (every band's, and
-    /// gamma), how far L, o and G can grow before the runtime rises by 1% and 5%, and the best
-    /// eager limit S in a range; by replays of the trace, matched once.
+    /// gamma; each set's where several --params combine by link), how far L, o and G can grow
+    /// before the runtime rises by 1% and 5%, and the best eager limit S in a range; by replays
+    /// of the trace, matched once.
     Sensitivity(sensitivity::SensitivityArgs),
     /// The lines of the program whose calls cost the most in the predicted run: per call site
     /// (function, file and line, from the program's debug information), the receiver and

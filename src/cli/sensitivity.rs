@@ -7,9 +7,12 @@ use super::{load_then, quiet_pipe, to_stdout, warn};
 use clap::Args;
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::error::Error;
+use loggps_predict::model::Params;
 use loggps_predict::model::ResolvedModel;
+use loggps_predict::replay::Remap;
 use loggps_predict::sensitivity::{
-    Added, BestS, Derivative, Replayer, Tolerance, best_s, derivatives, message_sizes, tolerance,
+    Added, BestS, Derivative, Replayer, Tolerance, best_s, derivatives, message_sizes, set_prefix,
+    tolerance,
 };
 use loggps_predict::trace;
 use serde::Serialize;
@@ -76,16 +79,22 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
     let coll = Choice::parse(&a.replay.coll)?;
     let range = a.s_range.as_deref().map(parse_range).transpose()?;
     let trace = load_then(&a.replay.trace, trace::Then::PREDICT)?;
-    let ResolvedModel::LogGps(resolved) = a
+    let resolved = a
         .replay
         .model
-        .resolve(&a.replay.params, &trace.meta.sets())?
-    else {
+        .resolve(&a.replay.params, &trace.meta.sets())?;
+    let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
+    let ResolvedModel::LogGps(resolved) = resolved else {
         unreachable!("LogGPS, checked above")
     };
-    let p = resolved.params;
-    super::warn_placement(&trace, p.cores);
-    super::warn_one_set(&ResolvedModel::LogGps(resolved.clone()), "sensitivity");
+    let sets: Vec<Params> = match &links {
+        Some(l) => l.sets.clone(),
+        None => vec![resolved.params],
+    };
+    match &links {
+        None => drop(super::warn_placement(&trace, resolved.params.cores)),
+        Some(l) => l.warnings.iter().cloned().for_each(warn),
+    }
     let name = a.replay.trace.display().to_string();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let bar = Progress::new("sensitivity", None);
@@ -95,30 +104,31 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         graph: &graph,
         coll: &coll,
         file: &name,
+        links: links.as_ref(),
         progress: &label,
         replays: Default::default(),
     };
-    let (t0, path) = rp.critical(&p)?;
+    let (t0, path) = rp.critical(&sets)?;
     let unread: f64 = path
-        .derivative(
-            std::slice::from_ref(&p),
-            loggps_predict::sensitivity::Knob::Gamma,
-        )
+        .derivative(&sets, loggps_predict::sensitivity::Knob::Gamma)
         .1;
-    let parameters = derivatives(&rp, &p, t0, &path)?;
+    let parameters = derivatives(&rp, &sets, t0, &path)?;
     let mut tolerances = Vec::new();
-    for what in Added::ALL {
-        // The derivative of the quantity added to every band: the sum of the bands' own.
-        let slope: f64 = parameters
-            .iter()
-            .filter(|d| match what {
-                Added::G => matches!(d.name.rsplit('.').next(), Some("G" | "Gs" | "Gl")),
-                _ => d.name.rsplit('.').next() == Some(what.name()),
-            })
-            .map(|d| d.ns_per_unit)
-            .sum();
-        for rise in RISES {
-            tolerances.push(tolerance(&rp, &p, t0, what, slope, rise)?);
+    for j in 0..sets.len() {
+        let prefix = set_prefix(&sets, j);
+        for what in Added::ALL {
+            // The derivative of the quantity added to every band: the sum of the bands' own.
+            let slope: f64 = (parameters.iter())
+                .filter_map(|d| Some((d.name.strip_prefix(&prefix)?, d.ns_per_unit)))
+                .filter(|(name, _)| match what {
+                    Added::G => matches!(name.rsplit('.').next(), Some("G" | "Gs" | "Gl")),
+                    _ => name.rsplit('.').next() == Some(what.name()),
+                })
+                .map(|(_, d)| d)
+                .sum();
+            for rise in RISES {
+                tolerances.push(tolerance(&rp, &sets, j, t0, what, slope, rise)?);
+            }
         }
     }
     let sizes = message_sizes(&trace);
@@ -131,7 +141,7 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
             s_matters_not = Some(why.to_string());
             None
         }
-        false => match best_s(&rp, &p, &sizes, lo, hi) {
+        false => match best_s(&rp, &sets, &sizes, lo, hi) {
             Ok(b) => Some(b),
             Err(e) => {
                 warn(e.to_string());
@@ -163,7 +173,7 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         best_s: best,
         s_matters_not,
         critical_path_unread_s: unread * 1e-9,
-        s: p.S,
+        s: sets[0].S,
         replays: rp.replays.get(),
     };
     let res = to_stdout(|out| match a.format {
@@ -225,21 +235,18 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
         out,
         "tolerance  how much can be added (in every band) before the runtime rises by"
     )?;
-    for what in Added::ALL {
-        let of: Vec<&Tolerance> = s
-            .tolerances
-            .iter()
-            .filter(|t| t.name == what.name())
-            .collect();
+    let mut names: Vec<&str> = s.tolerances.iter().map(|t| t.name.as_str()).collect();
+    names.dedup();
+    for name in names {
         let cell = |t: &Tolerance| match t.added {
             Some(x) => format!("{x:.6} {}", t.unit),
             None => "any: it does not matter".to_string(),
         };
-        let cells: Vec<String> = of
-            .iter()
+        let cells: Vec<String> = (s.tolerances.iter())
+            .filter(|t| t.name == name)
             .map(|t| format!("{}%: {}", t.rise_pct, cell(t)))
             .collect();
-        writeln!(out, "{:<10} {}", what.name(), cells.join("   "))?;
+        writeln!(out, "{name:<10} {}", cells.join("   "))?;
     }
     if let Some(why) = &s.s_matters_not {
         writeln!(out)?;

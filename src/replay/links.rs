@@ -287,6 +287,16 @@ impl Links {
         Ok(Links { warnings, ..links })
     }
 
+    /// The same choice of each pair's set, the sets' parameters replaced by `sets` (as many, in
+    /// the same order: a what-if on their values).
+    pub fn with_sets(&self, sets: &[Params]) -> Links {
+        assert_eq!(sets.len(), self.sets.len(), "a value for every set");
+        Links {
+            sets: sets.to_vec(),
+            ..self.clone()
+        }
+    }
+
     /// Whether every pair takes the same set (one set: the run as before link classes).
     pub fn uniform(&self) -> bool {
         self.sets.len() == 1
