@@ -380,18 +380,6 @@ impl CriticalPath {
             t0: trace.measured_t0(),
         };
         let mut path = CriticalPath::default();
-        let seg = |path: &mut CriticalPath, r: usize, i: usize, part, rule, from: f64, to: f64| {
-            if to > from {
-                path.segments.push(Segment {
-                    rank: r as u32,
-                    event: i as u32,
-                    part,
-                    rule,
-                    from_ns: from,
-                    to_ns: to,
-                });
-            }
-        };
         // Entered at an event's return (its call's whole duration on the path) or, after a
         // jump, at its call (only the computation before it).
         let mut at_call = false;
@@ -408,7 +396,7 @@ impl CriticalPath {
                 match from {
                     Binder::Event(q, j) if (q, j) != (r, i) && budget > 0 => {
                         let t = at(q, j)[0];
-                        seg(&mut path, r, i, Part::Communication, rule, t, ret);
+                        path.push(r, i, Part::Communication, rule, t, ret);
                         path.jumps.push(Jump {
                             partner_rank: q as u32,
                             partner_event: j as u32,
@@ -419,25 +407,7 @@ impl CriticalPath {
                         (r, i, at_call) = (q, j, true);
                         continue;
                     }
-                    _ => {
-                        // The parts as drawn, latest first (the walk goes back); the rule,
-                        // which gives the whole call's end, goes with the first that is there.
-                        let parts = [
-                            (Part::Communication, call + ss + rs, ret),
-                            (Part::ReceiverSync, call + ss, call + ss + rs),
-                            (Part::SenderSync, call, call + ss),
-                        ];
-                        let mut rule = Some(rule);
-                        for (part, from, to) in parts {
-                            if to > from {
-                                let r_ = rule.take().unwrap_or(Rule::Const);
-                                seg(&mut path, r, i, part, r_, from, to);
-                            }
-                        }
-                        debug_assert!(
-                            (call + ss + rs + comm - ret).abs() <= 1e-6 * ret.abs().max(1.0)
-                        );
-                    }
+                    _ => path.push_call(r, i, rule, [call, ret, comm, ss, rs]),
                 }
             }
             let before = match i {
@@ -445,15 +415,7 @@ impl CriticalPath {
                 _ if known(r, i - 1) => at(r, i - 1)[1],
                 _ => 0.0,
             };
-            seg(
-                &mut path,
-                r,
-                i,
-                Part::Computation,
-                Rule::Const,
-                before,
-                call,
-            );
+            path.push(r, i, Part::Computation, Rule::Const, before, call);
             if i == 0 || !known(r, i - 1) || budget == 0 {
                 break;
             }
@@ -462,6 +424,41 @@ impl CriticalPath {
         path.segments.reverse();
         path.jumps.reverse();
         path
+    }
+
+    /// Adds the segment of event `i` of rank `r` from `from` to `to`, where it is not empty.
+    fn push(&mut self, r: usize, i: usize, part: Part, rule: Rule, from: f64, to: f64) {
+        if to > from {
+            self.segments.push(Segment {
+                rank: r as u32,
+                event: i as u32,
+                part,
+                rule,
+                from_ns: from,
+                to_ns: to,
+            });
+        }
+    }
+
+    /// Adds the whole call of event `i` of rank `r` (its recorded times: call, return,
+    /// communication, sender and receiver synchronization), its parts as drawn, latest first
+    /// (the walk goes back); `rule`, which gives the whole call's end, goes with the first that
+    /// is there.
+    fn push_call(&mut self, r: usize, i: usize, rule: Rule, times: [f64; 5]) {
+        let [call, ret, comm, ss, rs] = times;
+        let parts = [
+            (Part::Communication, call + ss + rs, ret),
+            (Part::ReceiverSync, call + ss, call + ss + rs),
+            (Part::SenderSync, call, call + ss),
+        ];
+        let mut rule = Some(rule);
+        for (part, from, to) in parts {
+            if to > from {
+                let r_ = rule.take().unwrap_or(Rule::Const);
+                self.push(r, i, part, r_, from, to);
+            }
+        }
+        debug_assert!((call + ss + rs + comm - ret).abs() <= 1e-6 * ret.abs().max(1.0));
     }
 
     /// The runtime's derivative by `knob`, read off the path: each segment's cost under the

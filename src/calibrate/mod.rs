@@ -799,8 +799,65 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         ));
         near = None;
     }
+    let (jump, limit) = eager_limit(opts, &samples, near, reported_limit, log)?;
+    samples.sort_by_key(|x| (x.k, x.w_ns as u64));
+    let mut fit = banded::fit_bands(&samples, &calls, limit).ok_or_else(|| {
+        Error::Io(format!(
+            "the sweep could not be fitted in bands (S = {limit} bytes): too few sizes on a side \
+             of S? (raise --max-bytes or --per-octave)"
+        ))
+    })?;
+    let local = measure_local(opts, log)?;
+    fit.params.gamma = Some(local.reduction.gamma);
+    fit.params.copy = Some(local.copying.gamma);
+    fit.params.progress_at_calls =
+        moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
+    fit.params.cores = cores_ns(&lines);
+    fit.params.class = Some(match apart {
+        true => Class::Network,
+        false => Class::Node,
+    });
+    let oc_fit = fit_oc_probe(&probe, &fit.params, log).map(|(oc, f)| {
+        fit.params.oc = Some(oc);
+        f
+    });
+    let other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    Ok(Calibration {
+        fit,
+        other,
+        samples,
+        calls,
+        jump,
+        launches: opts.launches.max(1),
+        imbalance_ns: w,
+        reported_eager_limit: reported,
+        library,
+        launch_spread,
+        line_ns: lines,
+        poll_ns: local.poll_ns,
+        reduction: local.reduction,
+        progress_wait_ns: local.progress_wait_ns,
+        progress_rtt_ns: local.progress_rtt_ns,
+        copy_aligned_ns: local.copy_ns.0,
+        copy_aliased_ns: local.copy_ns.1,
+        copying: local.copying,
+        oc_fit,
+    })
+}
+
+/// The rendezvous jump in `samples` (looked for below `near`, the library's limit where the
+/// sweep shows a jump below it), bracketed to adjacent sizes by probes, and `S`: the largest
+/// size measured eager; with no jump, the library's limit (`reported`), else none (every size
+/// eager).
+fn eager_limit(
+    opts: &Options,
+    samples: &[Sample],
+    near: Option<u64>,
+    reported: Option<u64>,
+    log: &mut dyn FnMut(String),
+) -> Result<(Option<(u64, u64)>, u64), Error> {
     let mut jump = None;
-    if let Some(bracket) = fit::eager_jump(&samples, near) {
+    if let Some(bracket) = fit::eager_jump(samples, near) {
         // Within the bracket, the jump is where fit::eager_jump finds it among all samples
         // measured there: robust to a probe that took a fast or a slow path.
         let narrow =
@@ -824,7 +881,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         }
     }
     // S is the largest size measured eager; with no jump, the library's limit, else none.
-    let limit = match (jump, reported_limit) {
+    let limit = match (jump, reported) {
         (Some((lo, _)), _) => lo,
         (None, Some(r)) => {
             log(format!(
@@ -840,90 +897,56 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             u64::MAX
         }
     };
-    samples.sort_by_key(|x| (x.k, x.w_ns as u64));
-    let mut fit = banded::fit_bands(&samples, &calls, limit).ok_or_else(|| {
-        Error::Io(format!(
-            "the sweep could not be fitted in bands (S = {limit} bytes): too few sizes on a side \
-             of S? (raise --max-bytes or --per-octave)"
-        ))
-    })?;
-    let local = measure_local(opts, log)?;
-    fit.params.gamma = Some(local.reduction.gamma);
-    fit.params.copy = Some(local.copying.gamma);
-    fit.params.progress_at_calls =
-        moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
-    fit.params.cores = cores_ns(&lines);
-    fit.params.class = Some(match apart {
-        true => Class::Network,
-        false => Class::Node,
-    });
-    let oc_fit = match probe.is_empty() {
-        true => None,
-        false => {
-            log("fitting oc to the traced loops of collectives".into());
-            match fit_oc_launches(&probe, &fit.params) {
-                Ok((oc, f)) => {
-                    fit.params.oc = Some(oc);
-                    Some(f)
-                }
-                Err(e) => {
-                    log(format!(
-                        "oc not fitted: the collectives probe's replay failed: {e}"
-                    ));
-                    None
-                }
-            }
-        }
+    Ok((jump, limit))
+}
+
+/// `oc` fitted to the traced loops of collectives (`probe`; none where there are none, or
+/// their replay failed, said in `log`).
+fn fit_oc_probe(
+    probe: &[crate::trace::Trace],
+    p: &Params,
+    log: &mut dyn FnMut(String),
+) -> Option<(f64, OcFit)> {
+    if probe.is_empty() {
+        return None;
+    }
+    log("fitting oc to the traced loops of collectives".into());
+    fit_oc_launches(probe, p)
+        .map_err(|e| {
+            log(format!(
+                "oc not fitted: the collectives probe's replay failed: {e}"
+            ))
+        })
+        .ok()
+}
+
+/// The launches at the other placement (`o`) fitted in bands of their own, with the same `S`
+/// (`limit`) and the local figures of `main` (none where they could not be fitted, said in
+/// `log`).
+fn fit_other(
+    mut o: Swept,
+    main: &Params,
+    limit: u64,
+    log: &mut dyn FnMut(String),
+) -> Option<Other> {
+    o.samples.sort_by_key(|x| (x.k, x.w_ns as u64));
+    let Some(mut f) = banded::fit_bands(&o.samples, &o.calls, limit) else {
+        log("the launches at the other placement could not be fitted in bands: left out".into());
+        return None;
     };
-    // The launches at the other placement: their own bands, the same S and local figures.
-    let other = match other {
-        Some(mut o) => {
-            o.samples.sort_by_key(|x| (x.k, x.w_ns as u64));
-            match banded::fit_bands(&o.samples, &o.calls, limit) {
-                Some(mut f) => {
-                    f.params = Params {
-                        cores: cores_ns(&o.lines),
-                        gamma: fit.params.gamma,
-                        oc: fit.params.oc,
-                        copy: fit.params.copy,
-                        class: fit.params.class,
-                        progress_at_calls: fit.params.progress_at_calls,
-                        ..f.params
-                    };
-                    Some(Other {
-                        fit: f,
-                        samples: o.samples,
-                        line_ns: o.lines,
-                    })
-                }
-                None => {
-                    log("the launches at the other placement could not be fitted in bands: left out".into());
-                    None
-                }
-            }
-        }
-        None => None,
+    f.params = Params {
+        cores: cores_ns(&o.lines),
+        gamma: main.gamma,
+        oc: main.oc,
+        copy: main.copy,
+        class: main.class,
+        progress_at_calls: main.progress_at_calls,
+        ..f.params
     };
-    Ok(Calibration {
-        fit,
-        other,
-        samples,
-        calls,
-        jump,
-        launches: opts.launches.max(1),
-        imbalance_ns: w,
-        reported_eager_limit: reported,
-        library,
-        launch_spread,
-        line_ns: lines,
-        poll_ns: local.poll_ns,
-        reduction: local.reduction,
-        progress_wait_ns: local.progress_wait_ns,
-        progress_rtt_ns: local.progress_rtt_ns,
-        copy_aligned_ns: local.copy_ns.0,
-        copy_aliased_ns: local.copy_ns.1,
-        copying: local.copying,
-        oc_fit,
+    Some(Other {
+        fit: f,
+        samples: o.samples,
+        line_ns: o.lines,
     })
 }
 

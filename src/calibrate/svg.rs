@@ -3,6 +3,7 @@
 
 use super::Calibration;
 use super::fit::{Sample, model_rtt};
+use crate::model::Params;
 use std::fmt::Write;
 
 const W: f64 = 900.0;
@@ -12,11 +13,31 @@ const RIGHT: f64 = 30.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 60.0;
 
+/// The log–log frame: sizes (bytes) across, round trips (ns) up.
+struct Frame {
+    kmax: f64,
+    lx: (f64, f64),
+    ly: (f64, f64),
+}
+
+impl Frame {
+    /// Where size `k` is drawn (size 0 at 0.5 bytes, to have a place on the log axis).
+    fn px(&self, k: f64) -> f64 {
+        LEFT + (k.max(0.5).log10() - self.lx.0) / (self.lx.1 - self.lx.0) * (W - LEFT - RIGHT)
+    }
+
+    fn py(&self, t: f64) -> f64 {
+        H - BOTTOM - (t.log10() - self.ly.0) / (self.ly.1 - self.ly.0) * (H - TOP - BOTTOM)
+    }
+}
+
+/// A series drawn: its legend, measured points, the model's `(k, w)` to draw through, and the
+/// set drawn.
+type Series<'a> = (String, Vec<&'a Sample>, Vec<(u64, f64)>, &'a Params);
+
 /// The chart as an SVG document.
 pub fn chart(c: &Calibration) -> String {
     let p = &c.fit.params;
-    // Size 0 is drawn at 0.5 bytes so that it has a place on the log axis.
-    let xk = |k: u64| (k as f64).max(0.5);
     let kmax = c.samples.iter().map(|x| x.k).max().unwrap_or(1).max(2) as f64;
     let other = c.other.iter().flat_map(|o| &o.samples);
     let (ymin, ymax) = c
@@ -26,16 +47,85 @@ pub fn chart(c: &Calibration) -> String {
         .fold((f64::MAX, 0.0f64), |(lo, hi), x| {
             (lo.min(x.rtt_ns), hi.max(x.rtt_ns))
         });
-    let (lx0, lx1) = (0.5f64.log10(), kmax.log10());
-    let (ly0, ly1) = ((ymin * 0.8).max(1.0).log10(), (ymax * 1.25).log10());
-    let px = |k: f64| LEFT + (k.log10() - lx0) / (lx1 - lx0) * (W - LEFT - RIGHT);
-    let py = |t: f64| H - BOTTOM - (t.log10() - ly0) / (ly1 - ly0) * (H - TOP - BOTTOM);
+    let f = Frame {
+        kmax,
+        lx: (0.5f64.log10(), kmax.log10()),
+        ly: ((ymin * 0.8).max(1.0).log10(), (ymax * 1.25).log10()),
+    };
     let mut s = crate::report::svg::document(
         W,
         H,
         "Round-trip time: measured (dots) and LogGPS model (lines)",
     );
-    // Axes with decade ticks.
+    axes(&mut s, &f);
+    // The bands' edges, S among them.
+    let edges: Vec<u64> = (p.as_bands().split_at(p.S).iter())
+        .map(|(_, b)| b.hi)
+        .collect();
+    for (i, &k) in edges.iter().enumerate() {
+        if (k as f64) < kmax {
+            let x = f.px((k as f64).max(0.5) + 0.5);
+            let (name, dash) = match k == p.S {
+                true => ("S", "5,4"),
+                false => ("band", "2,3"),
+            };
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#888" stroke-dasharray="{dash}"/><text x="{:.1}" y="{}" fill="#555">{name} ≤ {k}</text>"##,
+                H - BOTTOM,
+                x + 4.0,
+                TOP + 14.0 + 16.0 * (i % 2) as f64
+            );
+        }
+    }
+    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
+    for (i, (label, points, curve, p)) in series(c, &edges, kmax).iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let mut path = String::new();
+        for &(k, w) in curve.iter().filter(|(k, _)| (*k as f64) <= kmax) {
+            let _ = write!(
+                path,
+                "{}{:.1},{:.1} ",
+                if path.is_empty() { "M" } else { "L" },
+                f.px(k as f64),
+                f.py(model_rtt(p, k, w))
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<path d="{path}" fill="none" stroke="{color}" stroke-width="1.5"/>"#
+        );
+        for x in points {
+            let _ = writeln!(
+                s,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}"/>"#,
+                f.px(x.k as f64),
+                f.py(x.rtt_ns)
+            );
+        }
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" fill="{color}">{label}</text>"#,
+            LEFT + 12.0,
+            TOP + 16.0 * (i as f64 + 1.0),
+        );
+    }
+    for x in &c.fit.outliers {
+        let _ = writeln!(
+            s,
+            r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="none" stroke="black"><title>outlier: k = {}, w = {}</title></circle>"#,
+            f.px(x.k as f64),
+            f.py(x.rtt_ns),
+            x.k,
+            x.w_ns
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The axes with their ticks (every other power of two across, decades up) and the sizes' label.
+fn axes(s: &mut String, f: &Frame) {
     let _ = writeln!(
         s,
         r#"<g stroke="black"><line x1="{LEFT}" y1="{}" x2="{}" y2="{}"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{}"/></g>"#,
@@ -44,12 +134,9 @@ pub fn chart(c: &Calibration) -> String {
         H - BOTTOM,
         H - BOTTOM
     );
-    for e in 0..=(kmax.log2().ceil() as u32) {
-        if e % 2 == 1 {
-            continue;
-        }
+    for e in (0..=(f.kmax.log2().ceil() as u32)).step_by(2) {
         let k = 2f64.powi(e as i32);
-        let x = px(k);
+        let x = f.px(k);
         let label = if k >= 1048576.0 {
             format!("{}M", k / 1048576.0)
         } else if k >= 1024.0 {
@@ -64,12 +151,12 @@ pub fn chart(c: &Calibration) -> String {
             H - BOTTOM + 16.0
         );
     }
-    for e in (ly0.floor() as i32)..=(ly1.ceil() as i32) {
+    for e in (f.ly.0.floor() as i32)..=(f.ly.1.ceil() as i32) {
         let t = 10f64.powi(e);
-        if t.log10() < ly0 || t.log10() > ly1 {
+        if t.log10() < f.ly.0 || t.log10() > f.ly.1 {
             continue;
         }
-        let y = py(t);
+        let y = f.py(t);
         let label = if t >= 1e6 {
             format!("{} ms", t / 1e6)
         } else if t >= 1e3 {
@@ -91,28 +178,13 @@ pub fn chart(c: &Calibration) -> String {
         (LEFT + W - RIGHT) / 2.0,
         H - 18.0
     );
-    // The bands' edges, S among them.
-    let edges: Vec<u64> = (p.as_bands().split_at(p.S).iter())
-        .map(|(_, b)| b.hi)
-        .collect();
-    for (i, &k) in edges.iter().enumerate() {
-        if (k as f64) < kmax {
-            let x = px(xk(k) + 0.5);
-            let (name, dash) = match k == p.S {
-                true => ("S", "5,4"),
-                false => ("band", "2,3"),
-            };
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{}" stroke="#888" stroke-dasharray="{dash}"/><text x="{:.1}" y="{}" fill="#555">{name} ≤ {k}</text>"##,
-                H - BOTTOM,
-                x + 4.0,
-                TOP + 14.0 + 16.0 * (i % 2) as f64
-            );
-        }
-    }
-    // The series: w = 0 and a fixed W, each with the model drawn densely; the round trips at the
-    // imbalance that hides each size's transfer (its own w per size), the model at each.
+}
+
+/// The series: w = 0 and a fixed W, each with the model drawn densely (on the log axis and at
+/// both sides of each band edge of `edges`); the round trips at the imbalance that hides each
+/// size's transfer (its own w per size), the model at each; the second set's w = 0.
+fn series<'a>(c: &'a Calibration, edges: &[u64], kmax: f64) -> Vec<Series<'a>> {
+    let p = &c.fit.params;
     let hiding = |x: &Sample| c.calls.iter().any(|t| t.k == x.k && t.w_ns == x.w_ns);
     let mut fixed: Vec<f64> = c
         .samples
@@ -122,17 +194,8 @@ pub fn chart(c: &Calibration) -> String {
         .collect();
     fixed.sort_by(f64::total_cmp);
     fixed.dedup();
-    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
-    // (legend, measured points, the model's (k, w) to draw through, the set drawn)
-    type Series<'a> = (
-        String,
-        Vec<&'a Sample>,
-        Vec<(u64, f64)>,
-        &'a crate::model::Params,
-    );
     let mut series: Vec<Series> = Vec::new();
     for &w in &fixed {
-        // The model, sampled densely on the log axis and at both sides of each band edge.
         let mut ks: Vec<u64> = (0..=400)
             .map(|j| (0.5 * (2.0 * kmax).powf(j as f64 / 400.0)) as u64)
             .collect();
@@ -173,49 +236,7 @@ pub fn chart(c: &Calibration) -> String {
             &o.fit.params,
         ));
     }
-    for (i, (label, points, curve, p)) in series.iter().enumerate() {
-        let color = colors[i % colors.len()];
-        let mut path = String::new();
-        for &(k, w) in curve.iter().filter(|(k, _)| (*k as f64) <= kmax) {
-            let _ = write!(
-                path,
-                "{}{:.1},{:.1} ",
-                if path.is_empty() { "M" } else { "L" },
-                px(xk(k)),
-                py(model_rtt(p, k, w))
-            );
-        }
-        let _ = writeln!(
-            s,
-            r#"<path d="{path}" fill="none" stroke="{color}" stroke-width="1.5"/>"#
-        );
-        for x in points {
-            let _ = writeln!(
-                s,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{color}"/>"#,
-                px(xk(x.k)),
-                py(x.rtt_ns)
-            );
-        }
-        let _ = writeln!(
-            s,
-            r#"<text x="{}" y="{}" fill="{color}">{label}</text>"#,
-            LEFT + 12.0,
-            TOP + 16.0 * (i as f64 + 1.0),
-        );
-    }
-    for x in &c.fit.outliers {
-        let _ = writeln!(
-            s,
-            r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="none" stroke="black"><title>outlier: k = {}, w = {}</title></circle>"#,
-            px(xk(x.k)),
-            py(x.rtt_ns),
-            x.k,
-            x.w_ns
-        );
-    }
-    s.push_str("</svg>\n");
-    s
+    series
 }
 
 #[cfg(test)]

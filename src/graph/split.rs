@@ -18,6 +18,7 @@ use super::{
     receives, same_call, tally, tie_instances, uniform, uniform_mismatch, unmatched_warning,
 };
 use crate::error::{Error, TraceError};
+use crate::memory::Pages;
 use crate::trace::{Routine, Trace};
 use crate::trace::{owned, owner_of};
 use rayon::prelude::*;
@@ -75,40 +76,7 @@ pub fn match_messages(
     let (buckets, bucketed, seen) = bucket_sends(trace).map_err(|e| e.in_file(file))?;
     let routine_of = |s: &Side| trace.rank(s.src as usize).routine(s.event() as usize);
 
-    // Each destination's sends to its owner; this process's kept here.
-    let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
-    let mut mine: Vec<Vec<Side>> = vec![Vec::new(); own.len()];
-    for (k, to) in out.iter_mut().enumerate() {
-        for d in owned(k, n, p) {
-            let sends = &bucketed[buckets[d]..buckets[d + 1]];
-            if k == me {
-                mine[d - own.start].extend_from_slice(sends);
-                continue;
-            }
-            for s in sends {
-                put_send(to, d, s, routine_of(s));
-            }
-        }
-    }
-    drop(bucketed);
-    let got = ex.all_to_all(out)?;
-    // The other processes' sends to this one's destinations, and their routines (for what
-    // matches nothing: this process's own sends' are in its trace).
-    let mut routines: Vec<Vec<(Side, Routine)>> = vec![Vec::new(); own.len()];
-    for v in &got {
-        for w in v.chunks_exact(3) {
-            let (d, s, routine) = get_send(w)?;
-            let Some(slot) = d.checked_sub(own.start).filter(|&j| j < own.len()) else {
-                return Err(Error::Io(format!(
-                    "a routed send to rank {d}, not held here"
-                )));
-            };
-            mine[slot].push(s);
-            routines[slot].push((s, routine));
-        }
-    }
-    drop(got);
-
+    let (mut mine, mut routines) = route_sends(trace, ex, &buckets, bucketed)?;
     let link: Vec<AtomicU32> = (0..trace.events.len()).map(|_| AtomicU32::new(0)).collect();
     let set = |r: usize, i: u32, to: u32| link[start[r] + i as usize].store(!to, Ordering::Relaxed);
     // Links of remote sends, by the process that owns the send: `(rank, event, receive)`.
@@ -158,9 +126,82 @@ pub fn match_messages(
             Ok(())
         })?;
 
-    // The receives of remote sends to their senders' owners; and what matched nothing, to all.
     let remote = remote.into_inner().expect("remote");
     let unmatched = unmatched.into_inner().expect("unmatched");
+    let everywhere = return_links(ex, &own, remote, &unmatched, &set)?;
+    let mut g = HbGraph {
+        link: link.into_iter().map(AtomicU32::into_inner).collect(),
+        start,
+        ..HbGraph::default()
+    };
+    let halves = halves.into_inner().expect("halves");
+    if !halves.is_empty() {
+        g.link2 = vec![Vec::new(); p];
+    }
+    for (d, h) in halves {
+        g.link2[d] = h;
+    }
+    g.warnings.extend(unmatched_warning(everywhere));
+    Ok(g)
+}
+
+/// Every send to a destination another process owns, routed to that process: this process's
+/// sends and the others' to its own destinations (`mine`, by destination), and the others'
+/// with their routines (for what matches nothing: this process's own sends' are in its trace).
+/// `buckets` and `bucketed`: this process's sends by destination ([`bucket_sends`]).
+#[allow(clippy::type_complexity)]
+fn route_sends(
+    trace: &Trace,
+    ex: &dyn Exchange,
+    buckets: &[usize],
+    bucketed: Pages<Side>,
+) -> Result<(Vec<Vec<Side>>, Vec<Vec<(Side, Routine)>>), Error> {
+    let (me, n, p) = (ex.process(), ex.processes(), trace.nranks());
+    let own = owned(me, n, p);
+    let routine_of = |s: &Side| trace.rank(s.src as usize).routine(s.event() as usize);
+    let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut mine: Vec<Vec<Side>> = vec![Vec::new(); own.len()];
+    for (k, to) in out.iter_mut().enumerate() {
+        for d in owned(k, n, p) {
+            let sends = &bucketed[buckets[d]..buckets[d + 1]];
+            if k == me {
+                mine[d - own.start].extend_from_slice(sends);
+                continue;
+            }
+            for s in sends {
+                put_send(to, d, s, routine_of(s));
+            }
+        }
+    }
+    drop(bucketed);
+    let got = ex.all_to_all(out)?;
+    let mut routines: Vec<Vec<(Side, Routine)>> = vec![Vec::new(); own.len()];
+    for v in &got {
+        for w in v.chunks_exact(3) {
+            let (d, s, routine) = get_send(w)?;
+            let Some(slot) = d.checked_sub(own.start).filter(|&j| j < own.len()) else {
+                return Err(Error::Io(format!(
+                    "a routed send to rank {d}, not held here"
+                )));
+            };
+            mine[slot].push(s);
+            routines[slot].push((s, routine));
+        }
+    }
+    Ok((mine, routines))
+}
+
+/// The receives this process matched to other processes' sends (`remote`: by the send's
+/// owner, `(rank, event, receive)`) sent to those owners, which `set` them on their own sends;
+/// and what matched nothing here (`unmatched`) sent to all, so that every process gets what
+/// matched nothing anywhere.
+fn return_links(
+    ex: &dyn Exchange,
+    own: &std::ops::Range<usize>,
+    remote: Vec<Vec<(u32, u32, u32)>>,
+    unmatched: &[(Unmatched, Routine)],
+    set: &dyn Fn(usize, u32, u32),
+) -> Result<Vec<(Unmatched, Routine)>, Error> {
     let mut out: Vec<Vec<u64>> = remote
         .into_iter()
         .map(|v| {
@@ -173,7 +214,7 @@ pub fn match_messages(
         })
         .collect();
     for w in &mut out {
-        for &((send, d, x), routine) in &unmatched {
+        for &((send, d, x), routine) in unmatched {
             w.push(send as u64 | (d as u64) << 1);
             put_send(w, d, &x, routine);
         }
@@ -196,21 +237,7 @@ pub fn match_messages(
             everywhere.push((((w[0] & 1) != 0, (w[0] >> 1) as usize, side), routine));
         }
     }
-
-    let mut g = HbGraph {
-        link: link.into_iter().map(AtomicU32::into_inner).collect(),
-        start,
-        ..HbGraph::default()
-    };
-    let halves = halves.into_inner().expect("halves");
-    if !halves.is_empty() {
-        g.link2 = vec![Vec::new(); p];
-    }
-    for (d, h) in halves {
-        g.link2[d] = h;
-    }
-    g.warnings.extend(unmatched_warning(everywhere));
-    Ok(g)
+    Ok(everywhere)
 }
 
 /// A collective call as sent between processes: `(rank, event)`, and its routine and root.

@@ -154,6 +154,100 @@ fn nearest(sets: &[Params], nodes: &[usize], ns: Option<f64>) -> usize {
         .expect("a node set")
 }
 
+/// Each rank's node as `remap` places it, `traced` the nodes as traced.
+fn placed(remap: &Remap, traced: &[u32]) -> Result<Vec<u32>, String> {
+    let p = traced.len();
+    match remap {
+        Remap::Traced => Ok(traced.to_vec()),
+        Remap::PerNode(0) => Err("--ranks-per-node: expected 1 or more".into()),
+        Remap::PerNode(k) => Ok((0..p as u32).map(|r| r / k).collect()),
+        Remap::Listed(list) if list.len() != p => Err(format!(
+            "--map: expected a node for each of the trace's {p} ranks, found {}",
+            list.len()
+        )),
+        Remap::Listed(list) => Ok(list.clone()),
+    }
+}
+
+/// Nodes numbered from 0 in order of first appearance.
+fn numbered(node: Vec<u32>) -> Vec<u32> {
+    let mut ids: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    (node.into_iter())
+        .map(|n| {
+            let next = ids.len() as u32;
+            *ids.entry(n).or_insert(next)
+        })
+        .collect()
+}
+
+/// A node whose ranks' figure for a class lies 2× or more from the nearest set's: a rank of
+/// the node, the class, its figure, the set's.
+type Far = (usize, Option<PairClass>, f64, f64);
+
+/// Per node of `node` (numbered from 0), the set of a pair of each [`PairClass`], then of a
+/// pair whose class is not known: the node set (`node_sets`, indices into `sets`) nearest the
+/// figure the tracer measured for the class on the node's ranks as traced. Also the nodes whose
+/// figure is far from every set's.
+fn node_table(
+    trace: &Trace,
+    sets: &[Params],
+    node_sets: &[usize],
+    node: &[u32],
+    traced_node: &[u32],
+) -> (Vec<[u8; 4]>, Vec<Far>) {
+    let nodes = node.iter().max().map_or(0, |&n| n as usize + 1);
+    let mut table = Vec::with_capacity(nodes);
+    let mut far = Vec::new();
+    for n in 0..nodes as u32 {
+        // The figures of the node's ranks as traced: the traced node of its first rank.
+        let first = node.iter().position(|&x| x == n).expect("a rank");
+        let members: Vec<usize> = (0..node.len())
+            .filter(|&r| traced_node[r] == traced_node[first])
+            .collect();
+        let mut row = [0u8; 4];
+        let classes = PairClass::ALL.map(Some);
+        for (j, c) in classes.into_iter().chain([None]).enumerate() {
+            let figure = node_figure(trace, &members, c);
+            row[j] = nearest(sets, node_sets, figure) as u8;
+            if let (Some(f), Some(cores)) = (figure, sets[row[j] as usize].cores)
+                && (f >= OTHER_CORES * cores || f * OTHER_CORES <= cores)
+            {
+                far.push((first, c, f, cores));
+            }
+        }
+        table.push(row);
+    }
+    (table, far)
+}
+
+/// The warning of the nodes whose ranks ran farther apart or nearer together than any node
+/// set was measured on.
+fn far_warning(mut far: Vec<Far>) -> Option<String> {
+    far.dedup_by(|a, b| a.0 == b.0);
+    let &(r, c, f, cores) = far.first()?;
+    // A round trip of microseconds is no cache line's: the ranks took turns on a core.
+    const TURNS_NS: f64 = 10_000.0;
+    Some(format!(
+        "the ranks of {} node(s) ran on cores {} than any node set was measured on \
+         (rank {r}'s node: a cache line between {} cores took {f:.0} ns, the nearest \
+         set's {cores:.0} ns{}): their messages are likely {} than predicted",
+        far.len(),
+        match f > cores {
+            true => "farther apart",
+            false => "nearer together",
+        },
+        c.map_or("its first two ranks'".to_string(), |c| format!(
+            "a {} pair's",
+            c.name()
+        )),
+        match f >= TURNS_NS {
+            true => "; the ranks took turns on a core: more ranks than cores?",
+            false => "",
+        },
+        if f > cores { "slower" } else { "faster" },
+    ))
+}
+
 impl Links {
     /// The sets' choice for each pair of `trace`'s ranks, placed as `remap` says. `sets` holds
     /// one set or more (the first the run's main one); a class the trace needs and no set has
@@ -166,69 +260,23 @@ impl Links {
     ) -> Result<Links, String> {
         let p = trace.nranks();
         let traced_node = traced_nodes(trace);
-        let node: Vec<u32> = match remap {
-            Remap::Traced => traced_node.clone(),
-            Remap::PerNode(0) => return Err("--ranks-per-node: expected 1 or more".into()),
-            Remap::PerNode(k) => (0..p as u32).map(|r| r / k).collect(),
-            Remap::Listed(list) if list.len() != p => {
-                return Err(format!(
-                    "--map: expected a node for each of the trace's {p} ranks, found {}",
-                    list.len()
-                ));
-            }
-            Remap::Listed(list) => list.clone(),
-        };
-        // Nodes numbered from 0 in order of first appearance.
-        let mut ids: Vec<u32> = Vec::new();
-        let node: Vec<u32> = (node.iter())
-            .map(|n| match ids.iter().position(|x| x == n) {
-                Some(i) => i as u32,
-                None => {
-                    ids.push(*n);
-                    ids.len() as u32 - 1
-                }
-            })
-            .collect();
+        let node = numbered(placed(remap, &traced_node)?);
         let cpu: Vec<Option<Cpu>> = (0..p)
             .map(|r| trace.meta.ranks.get(r).placement.as_ref().map(|x| x.init))
             .collect();
         let class = |s: &Params| s.class.unwrap_or(Class::Node);
-        let node_sets: Vec<usize> = (0..sets.len())
+        let network_set = (0..sets.len()).find(|&i| class(&sets[i]) == Class::Network);
+        // A node with no node set takes the network's, and the other way round: warned of
+        // where some pair needs it.
+        let mut node_sets: Vec<usize> = (0..sets.len())
             .filter(|&i| class(&sets[i]) == Class::Node)
             .collect();
-        let network_set = (0..sets.len()).find(|&i| class(&sets[i]) == Class::Network);
-        let mut warnings = Vec::new();
-        // A node with no node set takes the network's, and the other way round: warned of
-        // below, where some pair needs it.
-        let node_fallback = node_sets.clone();
-        let node_sets = match node_fallback.is_empty() {
-            true => vec![network_set.expect("a set")],
-            false => node_fallback,
-        };
-        let mut table = Vec::with_capacity(ids.len());
-        // (a rank of the node, the class, its figure, the nearest set's) 2× or more apart.
-        let mut far: Vec<(usize, Option<PairClass>, f64, f64)> = Vec::new();
-        for n in 0..ids.len() as u32 {
-            // The figures of the node's ranks as traced: the traced node of its first rank.
-            let first = node.iter().position(|&x| x == n).expect("a rank");
-            let members: Vec<usize> = (0..p)
-                .filter(|&r| traced_node[r] == traced_node[first])
-                .collect();
-            let mut row = [0u8; 4];
-            let classes = PairClass::ALL.map(Some);
-            for (j, c) in classes.into_iter().chain([None]).enumerate() {
-                let figure = node_figure(trace, &members, c);
-                row[j] = nearest(&sets, &node_sets, figure) as u8;
-                if let (Some(f), Some(cores)) = (figure, sets[row[j] as usize].cores)
-                    && (f >= OTHER_CORES * cores || f * OTHER_CORES <= cores)
-                {
-                    far.push((first, c, f, cores));
-                }
-            }
-            table.push(row);
+        if node_sets.is_empty() {
+            node_sets = vec![network_set.expect("a set")];
         }
+        let (table, far) = node_table(trace, &sets, &node_sets, &node, &traced_node);
         let network = network_set.unwrap_or(node_sets[0]) as u8;
-        let links = Links {
+        let mut links = Links {
             sets,
             node,
             cpu,
@@ -238,8 +286,17 @@ impl Links {
             traffic,
             warnings: Vec::new(),
         };
-        let (across, within) = links.pairs_in_use();
-        if network_set.is_none() && !across.is_empty() {
+        links.warnings = links.missing_classes(network_set.is_some(), &node_sets);
+        links.warnings.extend(far_warning(far));
+        Ok(links)
+    }
+
+    /// The warnings of a class some pair needs and no set has: a network set where only node
+    /// sets were given (`network`: whether one was), or the other way round.
+    fn missing_classes(&self, network: bool, node_sets: &[usize]) -> Vec<String> {
+        let (across, within) = self.pairs_in_use();
+        let mut warnings = Vec::new();
+        if !network && !across.is_empty() {
             warnings.push(format!(
                 "{} pair(s) of ranks on different nodes exchange messages ({}), and no \
                  parameter set is of class \"network\": they are costed with the node set{}; \
@@ -247,10 +304,10 @@ impl Links {
                  hosts) and add its set with a second --params",
                 across.len(),
                 sample(&across),
-                cores_text(&links.sets[links.network as usize])
+                cores_text(&self.sets[self.network as usize])
             ));
         }
-        if node_sets == [network as usize] && !within.is_empty() && network_set.is_some() {
+        if node_sets == [self.network as usize] && !within.is_empty() && network {
             warnings.push(format!(
                 "{} pair(s) of ranks on one node exchange messages ({}), and no parameter set \
                  is of class \"node\": they are costed with the network set; calibrate on one \
@@ -259,32 +316,7 @@ impl Links {
                 sample(&within)
             ));
         }
-        far.dedup_by(|a, b| a.0 == b.0);
-        if let Some(&(r, c, f, cores)) = far.first() {
-            // A round trip of microseconds is no cache line's: the ranks took turns on a core.
-            const TURNS_NS: f64 = 10_000.0;
-            warnings.push(format!(
-                "the ranks of {} node(s) ran on cores {} than any node set was measured on \
-                 (rank {r}'s node: a cache line between {} cores took {f:.0} ns, the nearest \
-                 set's {cores:.0} ns{}): their messages are likely {} than predicted",
-                far.len(),
-                if f > cores {
-                    "farther apart"
-                } else {
-                    "nearer together"
-                },
-                c.map_or("its first two ranks'".to_string(), |c| format!(
-                    "a {} pair's",
-                    c.name()
-                )),
-                match f >= TURNS_NS {
-                    true => "; the ranks took turns on a core: more ranks than cores?",
-                    false => "",
-                },
-                if f > cores { "slower" } else { "faster" },
-            ));
-        }
-        Ok(Links { warnings, ..links })
+        warnings
     }
 
     /// The same choice of each pair's set, the sets' parameters replaced by `sets` (as many, in

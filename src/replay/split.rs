@@ -285,65 +285,8 @@ pub(super) fn run(
         });
         sh.completed.lock().expect("completed").clear();
         let clock = Instant::now();
-        // The call times newly known, made by the threads in parallel, a piece of owned ranks
-        // per task (a round's records are up to 2 words an event).
-        let piece = own.len().div_ceil(4 * rayon::current_num_threads()).max(1);
-        let pieces: Vec<Piece> = sent
-            .par_chunks_mut(piece)
-            .enumerate()
-            .map(|(c, sent)| {
-                let first = own.start + c * piece;
-                let mut p = Piece {
-                    out: vec![Vec::new(); n],
-                    done: 0,
-                    going: Vec::new(),
-                };
-                for (j, sent) in sent.iter_mut().enumerate() {
-                    let r = first + j;
-                    let st = states[r].lock().expect("rank state");
-                    let len = trace.rank(r).len() as u32;
-                    p.done += (st.pos + 1).min(len) as u64;
-                    let upto = (st.pos + st.published as u32).min(len);
-                    let reads = &routes.reads[r - own.start];
-                    let from = reads.partition_point(|&(i, _)| i < *sent);
-                    for &(i, to) in reads[from..].iter().take_while(|&&(i, _)| i < upto) {
-                        let e = sh.offsets[r] + i as usize;
-                        let bits = sh.calls[e].load(Ordering::Acquire);
-                        if bits != super::UNKNOWN {
-                            let global = (sh.g.ghosts.base + e) as u64;
-                            p.out[to as usize].extend([CALL | global, bits]);
-                        }
-                    }
-                    *sent = upto;
-                    if !super::ended(trace, r, st.pos) {
-                        p.going.push(r as u32);
-                    }
-                }
-                p
-            })
-            .collect();
-        // Joined in rank order, each piece's vectors freed as they are copied.
-        let mut out: Vec<Vec<u64>> = (0..n)
-            .map(|k| Vec::with_capacity(pieces.iter().map(|p| p.out[k].len()).sum::<usize>() + 1))
-            .collect();
-        done = 0;
-        for p in pieces {
-            done += p.done;
-            ranks.extend(p.going);
-            for (o, v) in out.iter_mut().zip(p.out) {
-                o.extend(v);
-            }
-        }
-        for (x, m, latest) in std::mem::take(&mut *part.arrivals.lock().expect("arrivals")) {
-            for &to in routes.of_instance(sh, x) {
-                out[to as usize].extend([ARRIVAL | x as u64 | (m as u64) << 31, latest]);
-            }
-        }
-        for (x, r, t) in std::mem::take(&mut *part.starts.lock().expect("starts")) {
-            for &to in routes.of_instance(sh, x) {
-                out[to as usize].extend([START | x as u64 | (r as u64) << 31, t.to_bits()]);
-            }
-        }
+        let (mut out, replayed) = outgoing(sh, states, &routes, &mut sent, &mut ranks);
+        done = replayed;
         let sending: u64 = out.iter().map(|v| v.len() as u64).sum();
         count(&mut stats, &out);
         // Each vector ends with what this process sent in all: every process learns whether
@@ -361,46 +304,127 @@ pub(super) fn run(
             return Ok((stats, waiting));
         }
         let clock = Instant::now();
-        // Call times written in parallel (each to its own slot); the few collective records
-        // gathered.
-        let (mut arrivals, mut starts) = got
-            .par_iter()
-            .flat_map(|v| v[..v.len() - 1].par_chunks(2 * 4096))
-            .map(|words| {
-                let (mut arrivals, mut starts) = (Vec::new(), Vec::new());
-                for w in words.chunks_exact(2) {
-                    let (x, other) = ((w[0] & LOW) as u32, ((w[0] & !KIND) >> 31) as u32);
-                    match w[0] & KIND {
-                        // Read here where it is a ghost.
-                        CALL => {
-                            if let Some(e) = sh.g.ghosts.local((w[0] & !KIND) as usize) {
-                                sh.calls[e].store(w[1], Ordering::Release);
-                            }
-                        }
-                        ARRIVAL => arrivals.push((x, other, w[1])),
-                        _ => starts.push((x, other, f64::from_bits(w[1]))),
-                    }
-                }
-                (arrivals, starts)
-            })
-            .reduce(
-                || (Vec::new(), Vec::new()),
-                |(mut a, mut s), (b, t)| {
-                    a.extend(b);
-                    s.extend(t);
-                    (a, s)
-                },
-            );
-        drop(got);
-        // The call times first: an instance is costed once its arrivals are all counted.
-        starts.sort_unstable_by_key(|s| s.0);
-        sh.write_starts(&starts);
-        for (x, m, latest) in arrivals.drain(..) {
-            sh.arrive(x, m, latest);
-        }
-        sh.completed.lock().expect("completed").clear();
+        incoming(sh, got);
         stats.recording += clock.elapsed();
     }
+}
+
+/// What this process sends the others after a round (a vector a process): the call times its
+/// ranks' events newly know that another process reads (from `sent`, each owned rank's first
+/// event not sent yet, on), and the arrivals at and starts of collective instances published
+/// since. Also how many events its ranks have replayed, and (into `ranks`) those not ended.
+fn outgoing(
+    sh: &Shared<'_>,
+    states: &[Mutex<RankState>],
+    routes: &Routes,
+    sent: &mut [u32],
+    ranks: &mut Vec<u32>,
+) -> (Vec<Vec<u64>>, u64) {
+    let part = sh.part.as_ref().expect("a split replay");
+    let (trace, n, own) = (sh.trace, part.ex.processes(), part.ranks.clone());
+    // The call times newly known, made by the threads in parallel, a piece of owned ranks
+    // per task (a round's records are up to 2 words an event).
+    let piece = own.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+    let pieces: Vec<Piece> = sent
+        .par_chunks_mut(piece)
+        .enumerate()
+        .map(|(c, sent)| {
+            let first = own.start + c * piece;
+            let mut p = Piece {
+                out: vec![Vec::new(); n],
+                done: 0,
+                going: Vec::new(),
+            };
+            for (j, sent) in sent.iter_mut().enumerate() {
+                let r = first + j;
+                let st = states[r].lock().expect("rank state");
+                let len = trace.rank(r).len() as u32;
+                p.done += (st.pos + 1).min(len) as u64;
+                let upto = (st.pos + st.published as u32).min(len);
+                let reads = &routes.reads[r - own.start];
+                let from = reads.partition_point(|&(i, _)| i < *sent);
+                for &(i, to) in reads[from..].iter().take_while(|&&(i, _)| i < upto) {
+                    let e = sh.offsets[r] + i as usize;
+                    let bits = sh.calls[e].load(Ordering::Acquire);
+                    if bits != super::UNKNOWN {
+                        let global = (sh.g.ghosts.base + e) as u64;
+                        p.out[to as usize].extend([CALL | global, bits]);
+                    }
+                }
+                *sent = upto;
+                if !super::ended(trace, r, st.pos) {
+                    p.going.push(r as u32);
+                }
+            }
+            p
+        })
+        .collect();
+    // Joined in rank order, each piece's vectors freed as they are copied.
+    let mut out: Vec<Vec<u64>> = (0..n)
+        .map(|k| Vec::with_capacity(pieces.iter().map(|p| p.out[k].len()).sum::<usize>() + 1))
+        .collect();
+    let mut done = 0;
+    for p in pieces {
+        done += p.done;
+        ranks.extend(p.going);
+        for (o, v) in out.iter_mut().zip(p.out) {
+            o.extend(v);
+        }
+    }
+    for (x, m, latest) in std::mem::take(&mut *part.arrivals.lock().expect("arrivals")) {
+        for &to in routes.of_instance(sh, x) {
+            out[to as usize].extend([ARRIVAL | x as u64 | (m as u64) << 31, latest]);
+        }
+    }
+    for (x, r, t) in std::mem::take(&mut *part.starts.lock().expect("starts")) {
+        for &to in routes.of_instance(sh, x) {
+            out[to as usize].extend([START | x as u64 | (r as u64) << 31, t.to_bits()]);
+        }
+    }
+    (out, done)
+}
+
+/// Takes in what the other processes sent after a round (`got`, the count of all they sent
+/// last in each vector): call times of ghosts, arrivals at and starts of collective instances.
+fn incoming(sh: &Shared<'_>, got: Vec<Vec<u64>>) {
+    // Call times written in parallel (each to its own slot); the few collective records
+    // gathered.
+    let (mut arrivals, mut starts) = got
+        .par_iter()
+        .flat_map(|v| v[..v.len() - 1].par_chunks(2 * 4096))
+        .map(|words| {
+            let (mut arrivals, mut starts) = (Vec::new(), Vec::new());
+            for w in words.chunks_exact(2) {
+                let (x, other) = ((w[0] & LOW) as u32, ((w[0] & !KIND) >> 31) as u32);
+                match w[0] & KIND {
+                    // Read here where it is a ghost.
+                    CALL => {
+                        if let Some(e) = sh.g.ghosts.local((w[0] & !KIND) as usize) {
+                            sh.calls[e].store(w[1], Ordering::Release);
+                        }
+                    }
+                    ARRIVAL => arrivals.push((x, other, w[1])),
+                    _ => starts.push((x, other, f64::from_bits(w[1]))),
+                }
+            }
+            (arrivals, starts)
+        })
+        .reduce(
+            || (Vec::new(), Vec::new()),
+            |(mut a, mut s), (b, t)| {
+                a.extend(b);
+                s.extend(t);
+                (a, s)
+            },
+        );
+    drop(got);
+    // The call times first: an instance is costed once its arrivals are all counted.
+    starts.sort_unstable_by_key(|s| s.0);
+    sh.write_starts(&starts);
+    for (x, m, latest) in arrivals.drain(..) {
+        sh.arrive(x, m, latest);
+    }
+    sh.completed.lock().expect("completed").clear();
 }
 
 /// What one task found of a piece of owned ranks at the end of a round: its records by
