@@ -48,3 +48,5 @@
 #include "src/wrap_p2p.c"
 #include "src/wrap_coll.c"
 #include "src/wrap_other.c"
+/* The wrappers of one pattern, generated from wrappers.tsv at build time (the Makefile). */
+#include "wrappers.c"
