@@ -17,7 +17,9 @@
 # fastest run's. The communication-bound programs also run untraced after each traced run (they
 # print the span a trace measures, MPI_Init's return to MPI_Finalize's call): untraced_% is the
 # median error of the prediction against those runs (the tracer's own time per record, timed at
-# MPI_Init, is taken out of the traced gaps), against the untraced median runtime untraced_s.
+# MPI_Init, is taken out of the traced gaps), against the untraced median runtime untraced_s;
+# untraced_same_% the same over the untraced runs at the calibration's cores alone (each times
+# a cache line between the ranks' cores as it starts, as the tracer does), with how many.
 #
 # The parameters are calibrated once at the start (`calibrate`, about 20 s: a machine's speed
 # drifts over hours, and CI runs on another machine than the one traces/params.toml came from).
@@ -83,9 +85,12 @@ title_of() {
 : > "$W/table.md"
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+# The median of the numbers read with how many of ALL they are, as "+1.2 (2/3)"; "none (0/3)".
+median_or_none() { sort -g | awk -v all="$1" '{v[NR] = $1} END {if (NR == 0) {printf "none (0/%d)", all; exit}
+  printf "%+.1f (%d/%d)", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), NR, all}'; }
 
-printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %10s %10s %s\n' app events measured_s predicted_s error_% async_% \
-  measured_min..max_s line_ns same_cores_% untraced_s untraced_% "comp/comm/ssync/rsync_% (last run)"
+printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %10s %10s %15s %s\n' app events measured_s predicted_s error_% async_% \
+  measured_min..max_s line_ns same_cores_% untraced_s untraced_% untraced_same_% "comp/comm/ssync/rsync_% (last run)"
 # The cache-line round trip a parameters file states (calibrate's `cores`), if any.
 cores_of() { sed -n 's/^cores = \([0-9.]*\).*/\1/p' "$1" | head -1; }
 # The cache-line round trips between the two ranks' cores that trace $1 timed at MPI_Init and at
@@ -126,18 +131,20 @@ for app in $APPS; do
       grep -o '"predicted_s": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$')
     cal=$(cores_of "$PARAMS")
     # The same program untraced, right after (the same placement, most often).
-    plain=nan
+    plain=nan plain_line=-1
     if [[ $app == cb-* ]]; then
       # shellcheck disable=SC2086
       COMMBOUND_TIMES=1 mpirun.openmpi -np 2 -x COMMBOUND_TIMES $cmd > plain.txt 2>&1 ||
         { cat plain.txt; echo "FAIL $app: the untraced job failed"; exit 1; }
       plain=$(awk '/^commbound span/ {if (b == "" || $4 < b) b = $4; if ($5 > e) e = $5}
         END {if (b == "") print "nan"; else printf "%.9f", e - b}' plain.txt)
+      plain_line=$(awk '/^commbound cores/ {print $3}' plain.txt)
     fi
-    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain" >> runs.tsv
+    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1}" >> runs.tsv
   done
   # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns at its Init, the
-  # calibration's line ns or -1, line ns at its Finalize, the untraced run's span s or nan).
+  # calibration's line ns or -1, line ns at its Finalize, the untraced run's span s or nan, the
+  # untraced run's line ns at its start or -1).
   [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
@@ -166,8 +173,16 @@ for app in $APPS; do
   se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($3 - $2) / $2}' | median || echo nan)
   same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
   ((n_same > 0)) || same_cores="none (0/$(grep -c . runs.tsv))"
-  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %10.4f %+10.1f %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
-    "$lo" "$hi" "$lines" "$same_cores" "$un" "$eu" "$parts"
+  # The untraced runs at the calibration's cores (their own line within 2x of it): the error
+  # of each traced run's prediction against its untraced run, median.
+  plain_same="–"
+  if [[ $un != nan ]]; then
+    plain_same=$(awk -v f="$fastest" '{ref = $6 > 0 ? $6 : f
+      if ($9 > 0 && $9 < 2 * ref && ref < 2 * $9) print 100 * ($3 - $8) / $8}' runs.tsv |
+      median_or_none "$(grep -c . runs.tsv)")
+  fi
+  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %10.4f %+10.1f %15s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
+    "$lo" "$hi" "$lines" "$same_cores" "$un" "$eu" "$plain_same" "$parts"
   untraced="–"
   [[ $eu != nan ]] && untraced=$(printf '%+.1f%% (%.4g s)' "$eu" "$un")
   printf '| %s | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s | %s | %s%% |\n' "$(title_of "$app")" "$ev" "$me" "$lo" "$hi" "$pr" \

@@ -14,17 +14,40 @@
  *
  * With COMMBOUND_TIMES=1 each rank prints, after MPI_Finalize, `commbound span RANK BEGIN END`:
  * CLOCK_MONOTONIC seconds at MPI_Init's return and at MPI_Finalize's call, the span a trace
- * measures (tests/apps/run.sh compares a prediction with the untraced runs' span). */
+ * measures (tests/apps/run.sh compares a prediction with the untraced runs' span); and rank 0
+ * `commbound cores NS`: a cache line's round trip between the node's first two ranks' cores,
+ * timed right after MPI_Init as the tracer times it (cores.h), so that a run's placement is
+ * known untraced too (-1: not two ranks on one node). The span begins after it. */
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../cores.h"
+
 static double monotonic(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The round trip of a cache line between the cores of this node's first two ranks, ns, as the
+ * tracer times it at MPI_Init (-1 where they are not two ranks of one node). */
+static double line_ns(void) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    double each = cores_round_trip(node, 0, 1, 20000, now_ns);
+    MPI_Comm_free(&node);
+    return each;
 }
 
 static double sink;
@@ -118,6 +141,9 @@ static void cg(int me, int p) {
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
+    const char *times = getenv("COMMBOUND_TIMES");
+    int timed = times && !strcmp(times, "1");
+    double cores = timed ? line_ns() : -1;
     double begin = monotonic();
     int me, p;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -136,7 +162,7 @@ int main(int argc, char **argv) {
     }
     double end = monotonic();
     MPI_Finalize();
-    const char *times = getenv("COMMBOUND_TIMES");
-    if (times && !strcmp(times, "1")) printf("commbound span %d %.9f %.9f\n", me, begin, end);
+    if (timed) printf("commbound span %d %.9f %.9f\n", me, begin, end);
+    if (timed && me == 0) printf("commbound cores %.1f\n", cores);
     return 0;
 }
