@@ -6,10 +6,12 @@
  * would run untraced. MPICH's bindings call the MPI_ routines, which the tracer sees already:
  * there this file compiles to nothing (no call is recorded twice).
  *
- * How: for every routine loggps_trace.c wraps, a function with Open MPI's Fortran calling
- * convention converts the Fortran handles, sentinels, LOGICALs and indices to C, calls the
- * tracer's C MPI_ routine (which records and calls PMPI_), and writes the outputs and ierr
- * back. Each function is defined under every name a Fortran program ends up calling:
+ * How: for every routine the tracer wraps (routines.tsv), a function with Open MPI's Fortran
+ * calling convention converts the Fortran handles, sentinels, LOGICALs and indices to C, calls
+ * the tracer's C MPI_ routine (which records and calls PMPI_), and writes the outputs and ierr
+ * back. Most are generated from the table's C parameters (fortran_wrappers.c, by wrappers.awk,
+ * included at the end); those written here hold LOGICALs, arrays of handles or indices. Each
+ * function is defined under every name a Fortran program ends up calling:
  *
  *   mpi_send_, mpi_send__, mpi_send, MPI_SEND   mpif.h and `use mpi` (gfortran calls mpi_send_;
  *                                               the others are other compilers' manglings, all
@@ -234,85 +236,9 @@ void ompi_finalize_f(MPI_Fint *ierr)
 }
 NAMES(finalize, FINALIZE)
 
-void ompi_abort_f(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Abort(COMM(comm), *errorcode));
-}
-NAMES(abort, ABORT)
-
 /* ------------------------------------------------------------------------------------------ */
 /* Point to point                                                                              */
 /* ------------------------------------------------------------------------------------------ */
-
-#define BLOCKING_SEND(lo, UP, fn)                                                               \
-    void ompi_##lo##_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,              \
-                       MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)                            \
-    {                                                                                           \
-        set(ierr, fn(fbuf(buf), *count, TYPE(type), *dest, *tag, COMM(comm)));                   \
-    }                                                                                           \
-    NAMES(lo, UP)
-BLOCKING_SEND(send, SEND, MPI_Send)
-BLOCKING_SEND(ssend, SSEND, MPI_Ssend)
-BLOCKING_SEND(bsend, BSEND, MPI_Bsend)
-BLOCKING_SEND(rsend, RSEND, MPI_Rsend)
-
-#define NONBLOCKING_SEND(lo, UP, fn)                                                            \
-    void ompi_##lo##_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,              \
-                       MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)             \
-    {                                                                                           \
-        MPI_Request r;                                                                          \
-        made_request(fn(fbuf(buf), *count, TYPE(type), *dest, *tag, COMM(comm), &r), &r, req,   \
-                     ierr);                                                                     \
-    }                                                                                           \
-    NAMES(lo, UP)
-NONBLOCKING_SEND(isend, ISEND, MPI_Isend)
-NONBLOCKING_SEND(issend, ISSEND, MPI_Issend)
-NONBLOCKING_SEND(ibsend, IBSEND, MPI_Ibsend)
-NONBLOCKING_SEND(irsend, IRSEND, MPI_Irsend)
-
-void ompi_recv_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
-                 MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Recv(fbuf(buf), *count, TYPE(type), *source, *tag, COMM(comm),
-                       fstatus(status)));
-}
-NAMES(recv, RECV)
-
-void ompi_irecv_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
-                  MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Irecv(fbuf(buf), *count, TYPE(type), *source, *tag, COMM(comm), &r), &r,
-                 req, ierr);
-}
-NAMES(irecv, IRECV)
-
-void ompi_sendrecv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest,
-                     MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype,
-                     MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status,
-                     MPI_Fint *ierr)
-{
-    set(ierr, MPI_Sendrecv(fbuf(sendbuf), *sendcount, TYPE(sendtype), *dest, *sendtag,
-                           fbuf(recvbuf), *recvcount, TYPE(recvtype), *source, *recvtag,
-                           COMM(comm), fstatus(status)));
-}
-NAMES(sendrecv, SENDRECV)
-
-void ompi_sendrecv_replace_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest,
-                             MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag,
-                             MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Sendrecv_replace(fbuf(buf), *count, TYPE(type), *dest, *sendtag, *source,
-                                   *recvtag, COMM(comm), fstatus(status)));
-}
-NAMES(sendrecv_replace, SENDRECV_REPLACE)
-
-void ompi_probe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status,
-                  MPI_Fint *ierr)
-{
-    set(ierr, MPI_Probe(*source, *tag, COMM(comm), fstatus(status)));
-}
-NAMES(probe, PROBE)
 
 void ompi_iprobe_f(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag,
                    MPI_Fint *status, MPI_Fint *ierr)
@@ -378,21 +304,6 @@ void ompi_request_free_f(MPI_Fint *req, MPI_Fint *ierr)
     made_request(MPI_Request_free(&r), &r, req, ierr);
 }
 NAMES(request_free, REQUEST_FREE)
-
-/* Persistent requests: the *_init routines have the arguments of the nonblocking ones */
-NONBLOCKING_SEND(send_init, SEND_INIT, MPI_Send_init)
-NONBLOCKING_SEND(ssend_init, SSEND_INIT, MPI_Ssend_init)
-NONBLOCKING_SEND(bsend_init, BSEND_INIT, MPI_Bsend_init)
-NONBLOCKING_SEND(rsend_init, RSEND_INIT, MPI_Rsend_init)
-
-void ompi_recv_init_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source,
-                      MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Recv_init(fbuf(buf), *count, TYPE(type), *source, *tag, COMM(comm), &r),
-                 &r, req, ierr);
-}
-NAMES(recv_init, RECV_INIT)
 
 /* A start may give the request another C handle (Open MPI's start_f writes it back too) */
 void ompi_start_f(MPI_Fint *req, MPI_Fint *ierr)
@@ -501,117 +412,8 @@ NAMES(testsome, TESTSOME)
 F08_NAME(testsome)
 
 /* ------------------------------------------------------------------------------------------ */
-/* Collectives                                                                                 */
+/* Collectives with arrays of datatypes                                                        */
 /* ------------------------------------------------------------------------------------------ */
-
-void ompi_barrier_f(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Barrier(COMM(comm)));
-}
-NAMES(barrier, BARRIER)
-
-void ompi_bcast_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
-                  MPI_Fint *ierr)
-{
-    set(ierr, MPI_Bcast(fbuf(buf), *count, TYPE(type), *root, COMM(comm)));
-}
-NAMES(bcast, BCAST)
-
-void ompi_reduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-                   MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Reduce(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), *root,
-                         COMM(comm)));
-}
-NAMES(reduce, REDUCE)
-
-/* Allreduce, Scan, Exscan */
-#define REDUCTION(lo, UP, fn)                                                                   \
-    void ompi_##lo##_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type,           \
-                       MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)                             \
-    {                                                                                           \
-        set(ierr, fn(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), COMM(comm)));    \
-    }                                                                                           \
-    NAMES(lo, UP)
-REDUCTION(allreduce, ALLREDUCE, MPI_Allreduce)
-REDUCTION(scan, SCAN, MPI_Scan)
-REDUCTION(exscan, EXSCAN, MPI_Exscan)
-
-/* Gather, Scatter (rooted) and Allgather, Alltoall: one count and type on each side */
-#define ROOTED(lo, UP, fn)                                                                      \
-    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
-                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, \
-                       MPI_Fint *ierr)                                                          \
-    {                                                                                           \
-        set(ierr, fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,      \
-                     TYPE(recvtype), *root, COMM(comm)));                                       \
-    }                                                                                           \
-    NAMES(lo, UP)
-ROOTED(gather, GATHER, MPI_Gather)
-ROOTED(scatter, SCATTER, MPI_Scatter)
-
-#define ALL_TO(lo, UP, fn)                                                                      \
-    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
-                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)  \
-    {                                                                                           \
-        set(ierr, fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,      \
-                     TYPE(recvtype), COMM(comm)));                                              \
-    }                                                                                           \
-    NAMES(lo, UP)
-ALL_TO(allgather, ALLGATHER, MPI_Allgather)
-ALL_TO(alltoall, ALLTOALL, MPI_Alltoall)
-
-void ompi_gatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
-                    MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root,
-                    MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Gatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), recvcounts,
-                          displs, TYPE(recvtype), *root, COMM(comm)));
-}
-NAMES(gatherv, GATHERV)
-
-void ompi_scatterv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype,
-                     void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root,
-                     MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Scatterv(fbuf(sendbuf), sendcounts, displs, TYPE(sendtype), fbuf(recvbuf),
-                           *recvcount, TYPE(recvtype), *root, COMM(comm)));
-}
-NAMES(scatterv, SCATTERV)
-
-void ompi_allgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
-                       MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype,
-                       MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Allgatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
-                             recvcounts, displs, TYPE(recvtype), COMM(comm)));
-}
-NAMES(allgatherv, ALLGATHERV)
-
-void ompi_alltoallv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype,
-                      void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype,
-                      MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Alltoallv(fbuf(sendbuf), sendcounts, sdispls, TYPE(sendtype), fbuf(recvbuf),
-                            recvcounts, rdispls, TYPE(recvtype), COMM(comm)));
-}
-NAMES(alltoallv, ALLTOALLV)
-
-void ompi_reduce_scatter_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *type,
-                           MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Reduce_scatter(fbuf(sendbuf), fbuf(recvbuf), recvcounts, TYPE(type), OP(op),
-                                 COMM(comm)));
-}
-NAMES(reduce_scatter, REDUCE_SCATTER)
-
-void ompi_reduce_scatter_block_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcount,
-                                 MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Reduce_scatter_block(fbuf(sendbuf), fbuf(recvbuf), *recvcount, TYPE(type),
-                                       OP(op), COMM(comm)));
-}
-NAMES(reduce_scatter_block, REDUCE_SCATTER_BLOCK)
 
 /* datatype arrays, one entry per rank; sendtypes not read under MPI_IN_PLACE */
 void ompi_alltoallw_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes,
@@ -629,121 +431,6 @@ void ompi_alltoallw_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MP
 }
 NAMES(alltoallw, ALLTOALLW)
 
-/* Nonblocking collectives: the arguments of the blocking ones, then the request */
-void ompi_ibarrier_f(MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Ibarrier(COMM(comm), &r), &r, req, ierr);
-}
-NAMES(ibarrier, IBARRIER)
-
-void ompi_ibcast_f(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
-                   MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Ibcast(fbuf(buf), *count, TYPE(type), *root, COMM(comm), &r), &r, req,
-                 ierr);
-}
-NAMES(ibcast, IBCAST)
-
-void ompi_ireduce_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-                    MPI_Fint *root, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Ireduce(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), *root,
-                             COMM(comm), &r),
-                 &r, req, ierr);
-}
-NAMES(ireduce, IREDUCE)
-
-#define IREDUCTION(lo, UP, fn)                                                                  \
-    void ompi_##lo##_f(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *type,           \
-                       MPI_Fint *op, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)              \
-    {                                                                                           \
-        MPI_Request r;                                                                          \
-        made_request(fn(fbuf(sendbuf), fbuf(recvbuf), *count, TYPE(type), OP(op), COMM(comm),   \
-                        &r),                                                                    \
-                     &r, req, ierr);                                                            \
-    }                                                                                           \
-    NAMES(lo, UP)
-IREDUCTION(iallreduce, IALLREDUCE, MPI_Iallreduce)
-IREDUCTION(iscan, ISCAN, MPI_Iscan)
-IREDUCTION(iexscan, IEXSCAN, MPI_Iexscan)
-
-#define IROOTED(lo, UP, fn)                                                                     \
-    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
-                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, \
-                       MPI_Fint *req, MPI_Fint *ierr)                                           \
-    {                                                                                           \
-        MPI_Request r;                                                                          \
-        made_request(fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,  \
-                        TYPE(recvtype), *root, COMM(comm), &r),                                 \
-                     &r, req, ierr);                                                            \
-    }                                                                                           \
-    NAMES(lo, UP)
-IROOTED(igather, IGATHER, MPI_Igather)
-IROOTED(iscatter, ISCATTER, MPI_Iscatter)
-
-#define IALL_TO(lo, UP, fn)                                                                     \
-    void ompi_##lo##_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,   \
-                       MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *req,  \
-                       MPI_Fint *ierr)                                                          \
-    {                                                                                           \
-        MPI_Request r;                                                                          \
-        made_request(fn(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf), *recvcount,  \
-                        TYPE(recvtype), COMM(comm), &r),                                        \
-                     &r, req, ierr);                                                            \
-    }                                                                                           \
-    NAMES(lo, UP)
-IALL_TO(iallgather, IALLGATHER, MPI_Iallgather)
-IALL_TO(ialltoall, IALLTOALL, MPI_Ialltoall)
-
-void ompi_igatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
-                     MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root,
-                     MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Igatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
-                              recvcounts, displs, TYPE(recvtype), *root, COMM(comm), &r),
-                 &r, req, ierr);
-}
-NAMES(igatherv, IGATHERV)
-
-void ompi_iscatterv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype,
-                      void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root,
-                      MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Iscatterv(fbuf(sendbuf), sendcounts, displs, TYPE(sendtype), fbuf(recvbuf),
-                               *recvcount, TYPE(recvtype), *root, COMM(comm), &r),
-                 &r, req, ierr);
-}
-NAMES(iscatterv, ISCATTERV)
-
-void ompi_iallgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf,
-                        MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype,
-                        MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Iallgatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
-                                 recvcounts, displs, TYPE(recvtype), COMM(comm), &r),
-                 &r, req, ierr);
-}
-NAMES(iallgatherv, IALLGATHERV)
-
-void ompi_ialltoallv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
-                       MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
-                       MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *req,
-                       MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Ialltoallv(fbuf(sendbuf), sendcounts, sdispls, TYPE(sendtype),
-                                fbuf(recvbuf), recvcounts, rdispls, TYPE(recvtype), COMM(comm),
-                                &r),
-                 &r, req, ierr);
-}
-NAMES(ialltoallv, IALLTOALLV)
-
 void ompi_ialltoallw_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
                        MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts,
                        MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *req,
@@ -758,51 +445,6 @@ void ompi_ialltoallw_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
                  &r, req, ierr);
 }
 NAMES(ialltoallw, IALLTOALLW)
-
-void ompi_ireduce_scatter_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *type,
-                            MPI_Fint *op, MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Ireduce_scatter(fbuf(sendbuf), fbuf(recvbuf), recvcounts, TYPE(type),
-                                     OP(op), COMM(comm), &r),
-                 &r, req, ierr);
-}
-NAMES(ireduce_scatter, IREDUCE_SCATTER)
-
-void ompi_ireduce_scatter_block_f(void *sendbuf, void *recvbuf, MPI_Fint *recvcount,
-                                  MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *req,
-                                  MPI_Fint *ierr)
-{
-    MPI_Request r;
-    made_request(MPI_Ireduce_scatter_block(fbuf(sendbuf), fbuf(recvbuf), *recvcount, TYPE(type),
-                                           OP(op), COMM(comm), &r),
-                 &r, req, ierr);
-}
-NAMES(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK)
-
-/* Neighborhood collectives: the arguments of the ordinary ones (no root, no MPI_IN_PLACE) */
-ALL_TO(neighbor_allgather, NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather)
-ALL_TO(neighbor_alltoall, NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall)
-
-void ompi_neighbor_allgatherv_f(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype,
-                                void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs,
-                                MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Neighbor_allgatherv(fbuf(sendbuf), *sendcount, TYPE(sendtype), fbuf(recvbuf),
-                                      recvcounts, displs, TYPE(recvtype), COMM(comm)));
-}
-NAMES(neighbor_allgatherv, NEIGHBOR_ALLGATHERV)
-
-void ompi_neighbor_alltoallv_f(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
-                               MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts,
-                               MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm,
-                               MPI_Fint *ierr)
-{
-    set(ierr, MPI_Neighbor_alltoallv(fbuf(sendbuf), sendcounts, sdispls, TYPE(sendtype),
-                                     fbuf(recvbuf), recvcounts, rdispls, TYPE(recvtype),
-                                     COMM(comm)));
-}
-NAMES(neighbor_alltoallv, NEIGHBOR_ALLTOALLV)
 
 /* The in- and out-degree of a communicator's topology, the lengths of Neighbor_alltoallw's
  * datatype arrays (as Open MPI's neighbor_alltoallw_f finds them); 0 without a topology,
@@ -847,27 +489,21 @@ NAMES(neighbor_alltoallw, NEIGHBOR_ALLTOALLW)
 /* which Open MPI makes the size of MPI_Aint.                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-void ompi_win_create_f(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info,
-                       MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
-{
-    MPI_Win w;
-    made_win(MPI_Win_create(base, *size, *disp_unit, MPI_Info_f2c(*info), COMM(comm), &w), &w,
-             win, ierr);
-}
-NAMES(win_create, WIN_CREATE)
-
 /* baseptr receives the window's address: an INTEGER(KIND=MPI_ADDRESS_KIND), or a TYPE(C_PTR)
  * for the _cptr names `use mpi` calls for that overload (mpi_f08 calls ompi_win_allocate_f) */
-#define WIN_ALLOCATE(lo, UP, fn)                                                                    void ompi_##lo##_f(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,                           void *baseptr, MPI_Fint *win, MPI_Fint *ierr)                                 {                                                                                                   MPI_Win w;                                                                                      made_win(fn(*size, *disp_unit, MPI_Info_f2c(*info), COMM(comm), baseptr, &w), &w, win,                   ierr);                                                                             }                                                                                               NAMES(lo, UP)                                                                                   extern __typeof__(ompi_##lo##_f) ompi_##lo##_cptr_f ALIAS(lo);                                   NAMES(lo##_cptr, UP##_CPTR)
+#define WIN_ALLOCATE(lo, UP, fn)                                                                \
+    void ompi_##lo##_f(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,     \
+                       void *baseptr, MPI_Fint *win, MPI_Fint *ierr)                             \
+    {                                                                                           \
+        MPI_Win w;                                                                              \
+        made_win(fn(*size, *disp_unit, MPI_Info_f2c(*info), COMM(comm), baseptr, &w), &w, win,  \
+                 ierr);                                                                         \
+    }                                                                                           \
+    NAMES(lo, UP)                                                                               \
+    extern __typeof__(ompi_##lo##_f) ompi_##lo##_cptr_f ALIAS(lo);                              \
+    NAMES(lo##_cptr, UP##_CPTR)
 WIN_ALLOCATE(win_allocate, WIN_ALLOCATE, MPI_Win_allocate)
 WIN_ALLOCATE(win_allocate_shared, WIN_ALLOCATE_SHARED, MPI_Win_allocate_shared)
-
-void ompi_win_create_dynamic_f(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
-{
-    MPI_Win w;
-    made_win(MPI_Win_create_dynamic(MPI_Info_f2c(*info), COMM(comm), &w), &w, win, ierr);
-}
-NAMES(win_create_dynamic, WIN_CREATE_DYNAMIC)
 
 void ompi_win_free_f(MPI_Fint *win, MPI_Fint *ierr)
 {
@@ -876,97 +512,9 @@ void ompi_win_free_f(MPI_Fint *win, MPI_Fint *ierr)
 }
 NAMES(win_free, WIN_FREE)
 
-/* Synchronization: fn(win), fn(int, win), fn(int, int, win), fn(group, int, win) */
-#define WIN_SYNC0(lo, UP, fn)                                                                       void ompi_##lo##_f(MPI_Fint *win, MPI_Fint *ierr) { set(ierr, fn(WIN(win))); }                 NAMES(lo, UP)
-#define WIN_SYNC1(lo, UP, fn)                                                                       void ompi_##lo##_f(MPI_Fint *i, MPI_Fint *win, MPI_Fint *ierr)                                 {                                                                                                   set(ierr, fn(*i, WIN(win)));                                                                }                                                                                               NAMES(lo, UP)
-#define WIN_GROUP(lo, UP, fn)                                                                       void ompi_##lo##_f(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)           {                                                                                                   set(ierr, fn(MPI_Group_f2c(*group), *assert, WIN(win)));                                    }                                                                                               NAMES(lo, UP)
-WIN_SYNC1(win_fence, WIN_FENCE, MPI_Win_fence)
-WIN_SYNC1(win_unlock, WIN_UNLOCK, MPI_Win_unlock)
-WIN_SYNC1(win_lock_all, WIN_LOCK_ALL, MPI_Win_lock_all)
-WIN_SYNC0(win_unlock_all, WIN_UNLOCK_ALL, MPI_Win_unlock_all)
-WIN_SYNC1(win_flush, WIN_FLUSH, MPI_Win_flush)
-WIN_SYNC0(win_flush_all, WIN_FLUSH_ALL, MPI_Win_flush_all)
-WIN_SYNC1(win_flush_local, WIN_FLUSH_LOCAL, MPI_Win_flush_local)
-WIN_SYNC0(win_sync, WIN_SYNC, MPI_Win_sync)
-WIN_GROUP(win_post, WIN_POST, MPI_Win_post)
-WIN_GROUP(win_start, WIN_START, MPI_Win_start)
-WIN_SYNC0(win_complete, WIN_COMPLETE, MPI_Win_complete)
-WIN_SYNC0(win_wait, WIN_WAIT, MPI_Win_wait)
-
-void ompi_win_lock_f(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win,
-                     MPI_Fint *ierr)
-{
-    set(ierr, MPI_Win_lock(*lock_type, *rank, *assert, WIN(win)));
-}
-NAMES(win_lock, WIN_LOCK)
-
-/* Put, Get */
-#define RMA(lo, UP, fn)                                                                             void ompi_##lo##_f(void *origin, MPI_Fint *origin_count, MPI_Fint *origin_type,                                   MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,                            MPI_Fint *target_type, MPI_Fint *win, MPI_Fint *ierr)                        {                                                                                                   set(ierr, fn(fbuf(origin), *origin_count, TYPE(origin_type), *target_rank, *target_disp,                      *target_count, TYPE(target_type), WIN(win)));                                  }                                                                                               NAMES(lo, UP)
-RMA(put, PUT, MPI_Put)
-RMA(get, GET, MPI_Get)
-
-void ompi_accumulate_f(void *origin, MPI_Fint *origin_count, MPI_Fint *origin_type,
-                       MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
-                       MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Accumulate(fbuf(origin), *origin_count, TYPE(origin_type), *target_rank,
-                             *target_disp, *target_count, TYPE(target_type), OP(op), WIN(win)));
-}
-NAMES(accumulate, ACCUMULATE)
-
-void ompi_get_accumulate_f(void *origin, MPI_Fint *origin_count, MPI_Fint *origin_type,
-                           void *result, MPI_Fint *result_count, MPI_Fint *result_type,
-                           MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count,
-                           MPI_Fint *target_type, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Get_accumulate(fbuf(origin), *origin_count, TYPE(origin_type), fbuf(result),
-                                 *result_count, TYPE(result_type), *target_rank, *target_disp,
-                                 *target_count, TYPE(target_type), OP(op), WIN(win)));
-}
-NAMES(get_accumulate, GET_ACCUMULATE)
-
-void ompi_fetch_and_op_f(void *origin, void *result, MPI_Fint *type, MPI_Fint *target_rank,
-                         MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr)
-{
-    set(ierr, MPI_Fetch_and_op(fbuf(origin), fbuf(result), TYPE(type), *target_rank,
-                               *target_disp, OP(op), WIN(win)));
-}
-NAMES(fetch_and_op, FETCH_AND_OP)
-
-void ompi_compare_and_swap_f(void *origin, void *compare, void *result, MPI_Fint *type,
-                             MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win,
-                             MPI_Fint *ierr)
-{
-    set(ierr, MPI_Compare_and_swap(fbuf(origin), fbuf(compare), fbuf(result), TYPE(type),
-                                   *target_rank, *target_disp, WIN(win)));
-}
-NAMES(compare_and_swap, COMPARE_AND_SWAP)
-
 /* ------------------------------------------------------------------------------------------ */
-/* Communicators: the recorded ones and the constructors whose communicators get an id         */
+/* Communicators: nonblocking, freed, and constructors with LOGICAL arguments                  */
 /* ------------------------------------------------------------------------------------------ */
-
-void ompi_comm_dup_f(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
-{
-    MPI_Comm c;
-    made_comm(MPI_Comm_dup(COMM(comm), &c), &c, newcomm, ierr);
-}
-NAMES(comm_dup, COMM_DUP)
-
-void ompi_comm_split_f(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm,
-                       MPI_Fint *ierr)
-{
-    MPI_Comm c;
-    made_comm(MPI_Comm_split(COMM(comm), *color, *key, &c), &c, newcomm, ierr);
-}
-NAMES(comm_split, COMM_SPLIT)
-
-void ompi_comm_create_f(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
-{
-    MPI_Comm c;
-    made_comm(MPI_Comm_create(COMM(comm), MPI_Group_f2c(*group), &c), &c, newcomm, ierr);
-}
-NAMES(comm_create, COMM_CREATE)
 
 /* the new communicator's handle is set at the call, usable once the request completes */
 void ompi_comm_idup_f(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *req, MPI_Fint *ierr)
@@ -985,32 +533,6 @@ void ompi_comm_free_f(MPI_Fint *comm, MPI_Fint *ierr)
     made_comm(MPI_Comm_free(&c), &c, comm, ierr); /* MPI_COMM_NULL */
 }
 NAMES(comm_free, COMM_FREE)
-
-void ompi_comm_split_type_f(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
-                            MPI_Fint *newcomm, MPI_Fint *ierr)
-{
-    MPI_Comm c;
-    made_comm(MPI_Comm_split_type(COMM(comm), *split_type, *key, MPI_Info_f2c(*info), &c), &c,
-              newcomm, ierr);
-}
-NAMES(comm_split_type, COMM_SPLIT_TYPE)
-
-void ompi_comm_dup_with_info_f(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm,
-                               MPI_Fint *ierr)
-{
-    MPI_Comm c;
-    made_comm(MPI_Comm_dup_with_info(COMM(comm), MPI_Info_f2c(*info), &c), &c, newcomm, ierr);
-}
-NAMES(comm_dup_with_info, COMM_DUP_WITH_INFO)
-
-void ompi_comm_create_group_f(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm,
-                              MPI_Fint *ierr)
-{
-    MPI_Comm c;
-    made_comm(MPI_Comm_create_group(COMM(comm), MPI_Group_f2c(*group), *tag, &c), &c, newcomm,
-              ierr);
-}
-NAMES(comm_create_group, COMM_CREATE_GROUP)
 
 void ompi_cart_create_f(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods,
                         MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
@@ -1070,5 +592,8 @@ void ompi_intercomm_merge_f(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newco
 }
 NAMES(intercomm_merge, INTERCOMM_MERGE)
 F08_NAME(intercomm_merge)
+
+/* Every routine of routines.tsv whose Fortran column says `gen`, generated by wrappers.awk */
+#include "fortran_wrappers.c"
 
 #endif /* OPEN_MPI */

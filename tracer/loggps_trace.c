@@ -48,5 +48,5 @@
 #include "src/wrap_p2p.c"
 #include "src/wrap_coll.c"
 #include "src/wrap_other.c"
-/* The wrappers of one pattern, generated from wrappers.tsv at build time (the Makefile). */
+/* The wrappers generated from routines.tsv at build time (the Makefile, wrappers.awk). */
 #include "wrappers.c"

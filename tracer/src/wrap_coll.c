@@ -4,7 +4,7 @@
 /* recv_bytes = what it obtains (FORMAT-NOTES.md gives the rule for each routine). One         */
 /* function makes the record of a collective and of its nonblocking form (req: the request     */
 /* that one made; NULL for the blocking one). The wrappers that only time the call and hand it */
-/* to one of these are generated from wrappers.tsv (most collectives, the eight sends).        */
+/* to one of these are generated from routines.tsv (every collective, the eight sends).         */
 /* ------------------------------------------------------------------------------------------ */
 
 HOT void barrier_event(int code, uint64_t t0, uint64_t t1, MPI_Comm comm,

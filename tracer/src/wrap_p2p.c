@@ -244,53 +244,8 @@ int MPI_Request_free(MPI_Request *req)
     return leave(rc);
 }
 
-/* Persistent requests: the *_init calls are not recorded (see persist_new); each start is
+/* Persistent requests: the *_init calls are not recorded (routines.tsv: persist_new); each start is
  * recorded as the nonblocking operation it begins. */
-int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                  MPI_Comm comm, MPI_Request *req)
-{
-    if (!enter()) return PMPI_Send_init(buf, count, type, dest, tag, comm, req);
-    int rc = PMPI_Send_init(buf, count, type, dest, tag, comm, req);
-    if (rc == MPI_SUCCESS) persist_new(*req, C_ISEND, count, type, dest, tag, comm);
-    return leave(rc);
-}
-
-int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
-{
-    if (!enter()) return PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
-    int rc = PMPI_Ssend_init(buf, count, type, dest, tag, comm, req);
-    if (rc == MPI_SUCCESS) persist_new(*req, C_ISSEND, count, type, dest, tag, comm);
-    return leave(rc);
-}
-
-int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
-{
-    if (!enter()) return PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
-    int rc = PMPI_Bsend_init(buf, count, type, dest, tag, comm, req);
-    if (rc == MPI_SUCCESS) persist_new(*req, C_IBSEND, count, type, dest, tag, comm);
-    return leave(rc);
-}
-
-int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *req)
-{
-    if (!enter()) return PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
-    int rc = PMPI_Rsend_init(buf, count, type, dest, tag, comm, req);
-    if (rc == MPI_SUCCESS) persist_new(*req, C_IRSEND, count, type, dest, tag, comm);
-    return leave(rc);
-}
-
-int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                  MPI_Request *req)
-{
-    if (!enter()) return PMPI_Recv_init(buf, count, type, source, tag, comm, req);
-    int rc = PMPI_Recv_init(buf, count, type, source, tag, comm, req);
-    if (rc == MPI_SUCCESS) persist_new(*req, C_IRECV, count, type, source, tag, comm);
-    return leave(rc);
-}
-
 int MPI_Start(MPI_Request *req)
 {
     if (!enter()) return PMPI_Start(req);

@@ -203,6 +203,31 @@ else
     fail "place: place.h checks:"; grep -v '^ok' "$OUT/place.out"
 fi
 
+# routines.tsv is the list of what the library wraps: each of its routines is exported (and,
+# under Open MPI, its Fortran entry points under their five names), and nothing else is
+table=$(grep -v '^#' "$TRACER/routines.tsv" | cut -f1 | grep . | sort)
+exported=$(nm -D --defined-only "$LIB" | awk '$2 == "T" { print $3 }')
+c_names=$(grep -E '^MPI_[A-Z][a-z0-9_]*$' <<<"$exported" | sed 's/^MPI_//' | sort)
+if [[ $c_names == "$table" ]]; then
+    pass "routines.tsv: its $(wc -l <<<"$table") routines are the library's MPI_ wrappers"
+else
+    fail "routines.tsv against the library's MPI_ wrappers (< table, > library):"
+    diff <(echo "$table") <(echo "$c_names") | grep '^[<>]'
+fi
+if [[ $MPI == openmpi ]]; then
+    missing=$(while read -r n; do
+        lo=${n,,} up=${n^^}
+        for f in "ompi_${lo}_f" "mpi_${lo}_" "mpi_${lo}__" "mpi_${lo}" "MPI_${up}"; do
+            grep -qx "$f" <<<"$exported" || echo "$f"
+        done
+    done <<<"$table")
+    if [[ -z $missing ]]; then
+        pass "routines.tsv: every routine's five Fortran entry points"
+    else
+        fail "Fortran entry points missing: $(echo $missing)"
+    fi
+fi
+
 # every point-to-point and completion routine, wildcards; 4 ranks with a 4 KiB buffer so that
 # each rank spills many E chunks
 mpi_job p2p-2 2 yes "$T/p2p"
