@@ -41,8 +41,10 @@
 /* The tracer in parts by concern, included in this order into one translation unit (its
  * helpers stay static, inlined into the wrappers as before). */
 #include "src/encoding.c"
+#include "src/clock.c"
 #include "src/buffer.c"
 #include "src/sites.c"
+#include "src/comms.c"
 #include "src/record.c"
 #include "src/start.c"
 #include "src/wrap_p2p.c"
