@@ -9,7 +9,7 @@
 
 use crate::collectives::traced::{Recorded, op_of};
 use crate::collectives::{self, Step};
-use crate::trace::{PEER_NULL, Rank, Routine, Shape, Trace};
+use crate::trace::{Event, PEER_NULL, Rank, RecvHalf, Routine, Shape, Trace};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
@@ -156,12 +156,7 @@ fn rank(
     let ev: Rank<'_> = trace.rank(r);
     // Each request's operation (its last step for a collective), and a wildcard Irecv's actual source.
     let mut req_op: HashMap<u32, u64> = HashMap::new();
-    let mut actual: HashMap<u32, (i32, i32)> = HashMap::new();
-    for i in 0..ev.len() {
-        for c in ev.completions(i) {
-            actual.insert(c.req, (c.source, c.tag));
-        }
-    }
+    let actual = actual_sources(&ev);
     let mut prev_return: Option<u64> = None;
     let mut next_req = 0u32;
     for i in 0..ev.len() {
@@ -208,20 +203,7 @@ fn rank(
             }
             Shape::Sendrecv => {
                 let h = ev.recv_half(i).expect("a Sendrecv's half");
-                let mut both = Vec::new();
-                if e.peer != PEER_NULL {
-                    both.push(w.op(
-                        format_args!("send {}b to {} tag {}", e.bytes, e.peer, tag(e.tag)),
-                        &[],
-                    ));
-                }
-                if h.source != PEER_NULL {
-                    both.push(w.op(
-                        format_args!("recv {}b from {} tag {}", h.bytes, h.source, tag(h.tag)),
-                        &[],
-                    ));
-                }
-                w.point(format_args!("calc 0"), &both);
+                sendrecv(w, &e, &h);
             }
             Shape::Complete => {
                 let done: Vec<u64> = ev
@@ -234,36 +216,7 @@ fn rank(
             }
             Shape::Coll if coll.contains_key(&(r, i)) => {
                 let (t, steps) = &coll[&(r, i)];
-                let start = w.last;
-                for s in steps {
-                    match *s {
-                        Step::Send { to, bytes } => {
-                            w.point(format_args!("send {bytes}b to {to} tag {t}"), &[])
-                        }
-                        Step::Recv { from, bytes } => {
-                            w.point(format_args!("recv {bytes}b from {from} tag {t}"), &[])
-                        }
-                        Step::SendRecv {
-                            to,
-                            send_bytes,
-                            from,
-                            recv_bytes,
-                        } => {
-                            let a = w.op(format_args!("send {send_bytes}b to {to} tag {t}"), &[]);
-                            let b =
-                                w.op(format_args!("recv {recv_bytes}b from {from} tag {t}"), &[]);
-                            w.point(format_args!("calc 0"), &[a, b]);
-                        }
-                        Step::Reduce { .. } => {}
-                    }
-                }
-                // A nonblocking collective's steps run beside the calls after it.
-                if let Some(id) = req {
-                    if let Some(end) = w.last.filter(|_| w.last != start) {
-                        req_op.insert(id, end);
-                    }
-                    w.last = start;
-                }
+                collective(w, *t, steps, req, &mut req_op);
             }
             Shape::None
                 if matches!(
@@ -273,5 +226,76 @@ fn rank(
             _ if e.peer == PEER_NULL => {}
             _ => *left_out.entry(e.routine.mpi_name()).or_default() += 1,
         }
+    }
+}
+
+/// Each request's source and tag as its completion reports them: a wildcard Irecv's actual
+/// peer, which its GOAL receive names.
+fn actual_sources(ev: &Rank<'_>) -> HashMap<u32, (i32, i32)> {
+    let mut actual: HashMap<u32, (i32, i32)> = HashMap::new();
+    for i in 0..ev.len() {
+        for c in ev.completions(i) {
+            actual.insert(c.req, (c.source, c.tag));
+        }
+    }
+    actual
+}
+
+/// A Sendrecv `e` with its receive half `h`: both halves as operations (a null peer's left
+/// out), and a blocking point requiring them, where the call returns.
+fn sendrecv(w: &mut Writer, e: &Event, h: &RecvHalf) {
+    let tag = |t: i32| t as i64;
+    let mut both = Vec::new();
+    if e.peer != PEER_NULL {
+        both.push(w.op(
+            format_args!("send {}b to {} tag {}", e.bytes, e.peer, tag(e.tag)),
+            &[],
+        ));
+    }
+    if h.source != PEER_NULL {
+        both.push(w.op(
+            format_args!("recv {}b from {} tag {}", h.bytes, h.source, tag(h.tag)),
+            &[],
+        ));
+    }
+    w.point(format_args!("calc 0"), &both);
+}
+
+/// A collective's point-to-point `steps`, all with tag `t`; for a nonblocking one (`req`,
+/// its request) its last step becomes the request's operation in `req_op` and the steps run
+/// beside the calls after it.
+fn collective(
+    w: &mut Writer,
+    t: i64,
+    steps: &[Step],
+    req: Option<u32>,
+    req_op: &mut HashMap<u32, u64>,
+) {
+    let start = w.last;
+    for s in steps {
+        match *s {
+            Step::Send { to, bytes } => w.point(format_args!("send {bytes}b to {to} tag {t}"), &[]),
+            Step::Recv { from, bytes } => {
+                w.point(format_args!("recv {bytes}b from {from} tag {t}"), &[])
+            }
+            Step::SendRecv {
+                to,
+                send_bytes,
+                from,
+                recv_bytes,
+            } => {
+                let a = w.op(format_args!("send {send_bytes}b to {to} tag {t}"), &[]);
+                let b = w.op(format_args!("recv {recv_bytes}b from {from} tag {t}"), &[]);
+                w.point(format_args!("calc 0"), &[a, b]);
+            }
+            Step::Reduce { .. } => {}
+        }
+    }
+    // A nonblocking collective's steps run beside the calls after it.
+    if let Some(id) = req {
+        if let Some(end) = w.last.filter(|_| w.last != start) {
+            req_op.insert(id, end);
+        }
+        w.last = start;
     }
 }

@@ -233,6 +233,18 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         );
     }
     print_bands(p, &kept);
+    print_fit(c, p, &kept);
+    print_limits(p);
+    print_warnings(c, p);
+    print_eager_limit(c, p);
+    print_findings(c, p);
+    print_second_set(c);
+    println!("wrote       {} and {}", toml.display(), svg.display());
+}
+
+/// The fit's quality over the round trips, and a warning naming the worst of the `kept`
+/// ones it misses by more than [`QUALITY`]: predictions at those sizes are as far off.
+fn print_fit(c: &Calibration, p: &loggps_predict::model::Params, kept: &[&Sample]) {
     println!(
         "fit         {} round trips ({} launches combined, differing by {:.0}%): model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) set aside",
         c.samples.len(),
@@ -259,7 +271,11 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             100.0 * r
         );
     }
-    print_limits(p);
+}
+
+/// Warnings about the measurement itself: eager messages that arrive sooner than LogGPS
+/// allows, and launches whose round trips differ more than [`calibrate::SPREAD_WARNING`].
+fn print_warnings(c: &Calibration, p: &loggps_predict::model::Params) {
     let early = calibrate::early_departures(&c.samples, &c.calls, p.S);
     let split = p.bands.is_some_and(|b| b.split());
     if let (Some(first), Some(last), false) = (early.first(), early.last(), split) {
@@ -285,6 +301,10 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             100.0 * c.launch_spread
         );
     }
+}
+
+/// The eager limit measured against what the library reports, where it does.
+fn print_eager_limit(c: &Calibration, p: &loggps_predict::model::Params) {
     match (&c.reported_eager_limit, c.eager_limits_agree()) {
         (Some((name, bytes)), Some(true)) => println!(
             "eager limit measured S = {} B agrees with {name} = {bytes} B (which counts the protocol header)",
@@ -306,6 +326,11 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             p.S
         ),
     }
+}
+
+/// The costs measured beside the LogGPS parameters: failed polls, reductions, copies,
+/// progress, collective calls, and the cores' cache-line times.
+fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
     println!(
         "failed poll {:.0} ns (MPI_Test, MPI_Iprobe on one request; written commented out: \
          a trace's own failed polls keep their durations unless --poll or `poll` is set)",
@@ -330,6 +355,10 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
         (text, true) => println!("WARNING     copies: {text}"),
         (text, false) => println!("copies      {text}"),
     }
+}
+
+/// The set fitted at another placement of the ranks' cores, where calibrate made one.
+fn print_second_set(c: &Calibration) {
     if let Some(o) = &c.other {
         println!(
             "\nsecond set  the {} launches at another placement of the ranks' cores ({}): {} round trips, model vs measured rms {:.2}%, max {:.2}%",
@@ -344,7 +373,6 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
             .collect();
         print_bands(&o.fit.params, &kept);
     }
-    println!("wrote       {} and {}", toml.display(), svg.display());
 }
 
 /// The bands of set `p`, each with its fit's error over the `kept` round trips of its sizes.

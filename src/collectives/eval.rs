@@ -8,7 +8,7 @@
 
 use super::Ruled;
 use super::binomial::Binomial;
-use super::lockstep::{Fold, Lockstep, Round};
+use super::lockstep::{Fold, Halves, Lockstep, Round};
 use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
 use crate::memory::with_kept;
@@ -501,117 +501,176 @@ fn lockstep<M: CostModel>(
 ) -> (u64, u64) {
     let (p, rounds) = (ls.ranks(), ls.len());
     debug_assert_eq!(ranks.len(), p, "a state a rank");
-    let slot = |k: usize, r: usize| ((k % 2) * p + r) as u32;
-    // A step's cost on its rank, then the reduction of `reduce` bytes received, as a built
-    // schedule's reduction step costs it, to the bit.
-    let add = |st: &mut RankState<M::Port>, c: StepCost, reduce: Option<u64>| {
-        st.clock = c.ret;
-        st.sender_sync += c.sender_sync;
-        st.receiver_sync += c.receiver_sync;
-        if let Some(bytes) = reduce {
-            st.clock += bytes as f64 * gamma_ns_per_byte;
-            st.sender_sync += 0.0;
-            st.receiver_sync += 0.0;
-        }
-    };
-    // Rank r's finishing of round k − 1 (`done`), and call of round k (`next`), each as the
-    // step of a built schedule, where it takes part.
-    let step = |r: usize,
-                st: &mut RankState<M::Port>,
-                k: usize,
-                done: &Option<Round>,
-                next: &Option<Round>| {
-        if let Some(x) = done
-            && x.fold == Fold::No
-        {
-            // Every rank sends and receives (the peer it sends to only read for a rendezvous).
-            let t = st.clock;
-            let c = st.call.take().flatten().expect("called in the pass before");
-            let tr = match c.needs_tr {
-                true => get(tr, slot(k - 1, ls.peer(r, x.to))),
-                false => t,
-            };
-            let send = model.send_return(ls.bytes(r, x.send), &c, t, tr);
-            let (from, bytes) = (ls.peer(r, x.from), ls.bytes(r, x.recv));
-            let ts = get(from_sender, slot(k - 1, from));
-            let c = model.sendrecv_return(&mut st.port, t, send, bytes, ts);
-            add(st, c, x.reduce.then_some(bytes));
-        } else if let Some(x) = done
-            && let (send, recv) = ls.halves(r, x)
-            && (send.is_some() || recv.is_some())
-        {
-            let t = st.clock;
-            let call = st.call.take().expect("called in the pass before");
-            let send = send.map(|(to, bytes)| {
-                let c = call.expect("a send's call");
-                // An eager send's return does not depend on `tr`.
-                let tr = match c.needs_tr {
-                    true => get(tr, slot(k - 1, to)),
-                    false => t,
-                };
-                model.send_return(bytes, &c, t, tr)
-            });
-            let ts = |from| get(from_sender, slot(k - 1, from));
-            let c = match (send, recv) {
-                (Some(c), None) => StepCost {
-                    ret: c.ret,
-                    sender_sync: c.sync,
-                    receiver_sync: 0.0,
-                },
-                (None, Some((from, bytes))) => {
-                    let c = model.recv_return(&mut st.port, t, bytes, ts(from));
-                    StepCost {
-                        ret: c.ret,
-                        sender_sync: 0.0,
-                        receiver_sync: c.sync,
-                    }
-                }
-                (Some(c), Some((from, bytes))) => {
-                    model.sendrecv_return(&mut st.port, t, c, bytes, ts(from))
-                }
-                (None, None) => unreachable!("it takes part"),
-            };
-            add(st, c, recv.filter(|_| x.reduce).map(|(_, bytes)| bytes));
-        }
-        if let Some(x) = next
-            && x.fold == Fold::No
-        {
-            let c = model.send_call(&mut st.port, st.clock, ls.bytes(r, x.send));
-            set(from_sender, slot(k, r), c.to_receiver);
-            set(tr, slot(k, r), st.clock);
-            st.call = Some(Some(c));
-        } else if let Some(x) = next
-            && let (send, recv) = ls.halves(r, x)
-            && (send.is_some() || recv.is_some())
-        {
-            let call = send.map(|(_, bytes)| {
-                let c = model.send_call(&mut st.port, st.clock, bytes);
-                set(from_sender, slot(k, r), c.to_receiver);
-                c
-            });
-            if recv.is_some() {
-                set(tr, slot(k, r), st.clock);
-            }
-            st.call = Some(call);
-        }
+    let pass = LockstepPass {
+        ls,
+        model,
+        p,
+        gamma_ns_per_byte,
+        from_sender,
+        tr,
     };
     for k in 0..=rounds {
         let done = k.checked_sub(1).map(|i| ls.round(i));
         let next = (k < rounds).then(|| ls.round(k));
         if p < PARALLEL_MIN_RUNS || threads() < 2 {
             for (r, st) in ranks.iter_mut().enumerate() {
-                step(r, st, k, &done, &next);
+                pass.step(r, st, k, &done, &next);
             }
             continue;
         }
         let pieces = ranks.par_chunks_mut(RUNS_PER_PIECE).enumerate();
         pieces.for_each(|(i, states)| {
             for (j, st) in states.iter_mut().enumerate() {
-                step(i * RUNS_PER_PIECE + j, st, k, &done, &next);
+                pass.step(i * RUNS_PER_PIECE + j, st, k, &done, &next);
             }
         });
     }
     ls.messages()
+}
+
+/// What each rank's step of [`lockstep`] reads: the rounds, the model, and the per-rank arrays
+/// of 2P values that a round's calls publish in, the half of its parity.
+struct LockstepPass<'a, M> {
+    ls: &'a Lockstep,
+    model: &'a M,
+    /// The ranks, `ls.ranks()`.
+    p: usize,
+    gamma_ns_per_byte: f64,
+    from_sender: &'a [AtomicU64],
+    tr: &'a [AtomicU64],
+}
+
+impl<M: CostModel> LockstepPass<'_, M> {
+    /// Rank `r`'s value of round `k` in the arrays: the half of the round's parity.
+    #[inline(always)]
+    fn slot(&self, k: usize, r: usize) -> u32 {
+        ((k % 2) * self.p + r) as u32
+    }
+
+    /// A step's cost on its rank, then the reduction of `reduce` bytes received, as a built
+    /// schedule's reduction step costs it, to the bit.
+    #[inline(always)]
+    fn add(&self, st: &mut RankState<M::Port>, c: StepCost, reduce: Option<u64>) {
+        st.clock = c.ret;
+        st.sender_sync += c.sender_sync;
+        st.receiver_sync += c.receiver_sync;
+        if let Some(bytes) = reduce {
+            st.clock += bytes as f64 * self.gamma_ns_per_byte;
+            st.sender_sync += 0.0;
+            st.receiver_sync += 0.0;
+        }
+    }
+
+    /// Rank r's finishing of round k − 1 (`done`), and call of round k (`next`), each as the
+    /// step of a built schedule, where it takes part.
+    #[inline(always)]
+    fn step(
+        &self,
+        r: usize,
+        st: &mut RankState<M::Port>,
+        k: usize,
+        done: &Option<Round>,
+        next: &Option<Round>,
+    ) {
+        if let Some(x) = done {
+            self.finish(r, st, k, x);
+        }
+        if let Some(x) = next {
+            self.call(r, st, k, x);
+        }
+    }
+
+    /// Rank `r` finishes round `x`, `k − 1`, whose call it made in the pass before.
+    #[inline(always)]
+    fn finish(&self, r: usize, st: &mut RankState<M::Port>, k: usize, x: &Round) {
+        let (ls, model) = (self.ls, self.model);
+        if x.fold == Fold::No {
+            // Every rank sends and receives (the peer it sends to only read for a rendezvous).
+            let t = st.clock;
+            let c = st.call.take().flatten().expect("called in the pass before");
+            let tr = match c.needs_tr {
+                true => get(self.tr, self.slot(k - 1, ls.peer(r, x.to))),
+                false => t,
+            };
+            let send = model.send_return(ls.bytes(r, x.send), &c, t, tr);
+            let (from, bytes) = (ls.peer(r, x.from), ls.bytes(r, x.recv));
+            let ts = get(self.from_sender, self.slot(k - 1, from));
+            let c = model.sendrecv_return(&mut st.port, t, send, bytes, ts);
+            self.add(st, c, x.reduce.then_some(bytes));
+        } else {
+            let (send, recv) = ls.halves(r, x);
+            if send.is_some() || recv.is_some() {
+                self.finish_halves(st, k, x, (send, recv));
+            }
+        }
+    }
+
+    /// A rank finishes round `x`, `k − 1`, of ranks folding in or out, with its `halves` there:
+    /// a send or a receive alone, or both.
+    #[inline(always)]
+    fn finish_halves(&self, st: &mut RankState<M::Port>, k: usize, x: &Round, halves: Halves) {
+        let (send, recv) = halves;
+        let model = self.model;
+        let t = st.clock;
+        let call = st.call.take().expect("called in the pass before");
+        let send = send.map(|(to, bytes)| {
+            let c = call.expect("a send's call");
+            // An eager send's return does not depend on `tr`.
+            let tr = match c.needs_tr {
+                true => get(self.tr, self.slot(k - 1, to)),
+                false => t,
+            };
+            model.send_return(bytes, &c, t, tr)
+        });
+        let ts = |from| get(self.from_sender, self.slot(k - 1, from));
+        let c = match (send, recv) {
+            (Some(c), None) => StepCost {
+                ret: c.ret,
+                sender_sync: c.sync,
+                receiver_sync: 0.0,
+            },
+            (None, Some((from, bytes))) => {
+                let c = model.recv_return(&mut st.port, t, bytes, ts(from));
+                StepCost {
+                    ret: c.ret,
+                    sender_sync: 0.0,
+                    receiver_sync: c.sync,
+                }
+            }
+            (Some(c), Some((from, bytes))) => {
+                model.sendrecv_return(&mut st.port, t, c, bytes, ts(from))
+            }
+            (None, None) => unreachable!("it takes part"),
+        };
+        self.add(st, c, recv.filter(|_| x.reduce).map(|(_, bytes)| bytes));
+    }
+
+    /// Rank `r` calls round `x`, `k`, publishing its send's call and its receive's clock for
+    /// its partners to read in the pass after.
+    #[inline(always)]
+    fn call(&self, r: usize, st: &mut RankState<M::Port>, k: usize, x: &Round) {
+        let (ls, model) = (self.ls, self.model);
+        if x.fold == Fold::No {
+            let c = model.send_call(&mut st.port, st.clock, ls.bytes(r, x.send));
+            set(self.from_sender, self.slot(k, r), c.to_receiver);
+            set(self.tr, self.slot(k, r), st.clock);
+            st.call = Some(Some(c));
+        } else {
+            let (send, recv) = ls.halves(r, x);
+            if send.is_none() && recv.is_none() {
+                return;
+            }
+            let call = send.map(|(_, bytes)| {
+                let c = model.send_call(&mut st.port, st.clock, bytes);
+                set(self.from_sender, self.slot(k, r), c.to_receiver);
+                c
+            });
+            if recv.is_some() {
+                set(self.tr, self.slot(k, r), st.clock);
+            }
+            st.call = Some(call);
+        }
+    }
 }
 
 /// The fewest ranks of a subtree whose children's subtrees [`binomial`] costs on the pool's

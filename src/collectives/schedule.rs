@@ -854,27 +854,7 @@ impl Schedule {
                 blocks.iter().map(|&(_, hi)| sent_before[hi]),
             ))
             .zip(&blocks)
-            .map(|((ids, sends), &(lo, hi))| {
-                let (mut k, mut bad) = (0, None);
-                for r in lo..hi {
-                    let (base, mine) = (self.first[r] - self.first[lo], k);
-                    for (i, s) in self.of(r).iter().enumerate() {
-                        ids[base + i] = (NONE, NONE);
-                        if s.to == NONE {
-                            continue;
-                        }
-                        if s.to as usize >= p || s.to as usize == r {
-                            bad = bad.or(Some((r, i, s.to)));
-                        }
-                        let id = (sent_before[lo] + k) as u32;
-                        ids[base + i].0 = id;
-                        sends[k] = (s.to, id);
-                        k += 1;
-                    }
-                    sort_runs(&mut sends[mine..k]);
-                }
-                bad
-            })
+            .map(|((ids, sends), &block)| self.number_sends(block, &sent_before, ids, sends))
             .collect::<Vec<_>>();
         if let Some((r, i, to)) = bad_send.into_iter().flatten().next() {
             return Err(bad(r, i, format!("sends to rank {to} (P = {p})")));
@@ -886,61 +866,7 @@ impl Schedule {
         let received = cut(&mut ids, step_ends())
             .into_par_iter()
             .zip(&blocks)
-            .map(|(ids, &(lo, hi))| {
-                let (mut from, mut matched) = (Vec::new(), 0usize);
-                let mut bad: Option<(usize, usize, String)> = None;
-                let mut note = |r: usize, i: usize, what: String| {
-                    if bad.as_ref().is_none_or(|b| (r, i) < (b.0, b.1)) {
-                        bad = Some((r, i, what));
-                    }
-                };
-                for r in lo..hi {
-                    let base = self.first[r] - self.first[lo];
-                    from.clear();
-                    from.extend(
-                        (self.of(r).iter().enumerate())
-                            .filter(|(_, s)| s.from != NONE)
-                            .map(|(i, s)| (s.from, i as u32)),
-                    );
-                    sort_runs(&mut from);
-                    for group in from.chunk_by(|x, y| x.0 == y.0) {
-                        let a = group[0].0 as usize;
-                        let theirs = match a < p {
-                            true => &sends[sent_before[a]..sent_before[a + 1]],
-                            false => &[][..],
-                        };
-                        let to_me = &theirs[first_to(theirs, r as u32, p)..];
-                        let to_me =
-                            &to_me[..to_me.iter().take_while(|s| s.0 as usize == r).count()];
-                        for (k, &(_, i)) in group.iter().enumerate() {
-                            let i = i as usize;
-                            let Some(&(_, id)) = to_me.get(k) else {
-                                note(
-                                    r,
-                                    i,
-                                    format!(
-                                        "receives from rank {a}, which sends no matching message"
-                                    ),
-                                );
-                                continue;
-                            };
-                            let (got, sent) = (self.bytes(self.of(r)[i].recv), bytes.get(id));
-                            if got != sent {
-                                note(
-                                    r,
-                                    i,
-                                    format!(
-                                        "receives {got} bytes from rank {a}, which sends {sent}"
-                                    ),
-                                );
-                            }
-                            ids[base + i].1 = id;
-                            matched += 1;
-                        }
-                    }
-                }
-                (bad, matched)
-            })
+            .map(|(ids, &block)| self.receive_block(block, &sent_before, &sends, &bytes, ids))
             .collect::<Vec<_>>();
         let matched: usize = received.iter().map(|b| b.1).sum();
         if let Some((r, i, what)) = received.into_iter().find_map(|b| b.0) {
@@ -957,6 +883,100 @@ impl Schedule {
             levels: None,
             by_step: None,
         })
+    }
+
+    /// Numbers the sends of the ranks `lo..hi` of one block, in rank and step order, into
+    /// their steps' `ids` and `sends` (per sender sorted by receiver); the first send to a
+    /// rank out of range or to itself, as `(rank, step, peer)`, for the caller's error.
+    fn number_sends(
+        &self,
+        (lo, hi): (usize, usize),
+        sent_before: &[usize],
+        ids: &mut [(u32, u32)],
+        sends: &mut [(u32, u32)],
+    ) -> Option<(usize, usize, u32)> {
+        let p = self.ranks();
+        let (mut k, mut bad) = (0, None);
+        for r in lo..hi {
+            let (base, mine) = (self.first[r] - self.first[lo], k);
+            for (i, s) in self.of(r).iter().enumerate() {
+                ids[base + i] = (NONE, NONE);
+                if s.to == NONE {
+                    continue;
+                }
+                if s.to as usize >= p || s.to as usize == r {
+                    bad = bad.or(Some((r, i, s.to)));
+                }
+                let id = (sent_before[lo] + k) as u32;
+                ids[base + i].0 = id;
+                sends[k] = (s.to, id);
+                k += 1;
+            }
+            sort_runs(&mut sends[mine..k]);
+        }
+        bad
+    }
+
+    /// Matches the receives of the ranks `lo..hi` of one block with the `sends` to them, in
+    /// order per sender, writing each receive's message into `ids`: the first bad receive with
+    /// its complaint, and how many receives matched.
+    fn receive_block(
+        &self,
+        (lo, hi): (usize, usize),
+        sent_before: &[usize],
+        sends: &[(u32, u32)],
+        bytes: &MessageBytes,
+        ids: &mut [(u32, u32)],
+    ) -> (Option<(usize, usize, String)>, usize) {
+        let p = self.ranks();
+        let (mut from, mut matched) = (Vec::new(), 0usize);
+        let mut bad: Option<(usize, usize, String)> = None;
+        let mut note = |r: usize, i: usize, what: String| {
+            if bad.as_ref().is_none_or(|b| (r, i) < (b.0, b.1)) {
+                bad = Some((r, i, what));
+            }
+        };
+        for r in lo..hi {
+            let base = self.first[r] - self.first[lo];
+            from.clear();
+            from.extend(
+                (self.of(r).iter().enumerate())
+                    .filter(|(_, s)| s.from != NONE)
+                    .map(|(i, s)| (s.from, i as u32)),
+            );
+            sort_runs(&mut from);
+            for group in from.chunk_by(|x, y| x.0 == y.0) {
+                let a = group[0].0 as usize;
+                let theirs = match a < p {
+                    true => &sends[sent_before[a]..sent_before[a + 1]],
+                    false => &[][..],
+                };
+                let to_me = &theirs[first_to(theirs, r as u32, p)..];
+                let to_me = &to_me[..to_me.iter().take_while(|s| s.0 as usize == r).count()];
+                for (k, &(_, i)) in group.iter().enumerate() {
+                    let i = i as usize;
+                    let Some(&(_, id)) = to_me.get(k) else {
+                        note(
+                            r,
+                            i,
+                            format!("receives from rank {a}, which sends no matching message"),
+                        );
+                        continue;
+                    };
+                    let (got, sent) = (self.bytes(self.of(r)[i].recv), bytes.get(id));
+                    if got != sent {
+                        note(
+                            r,
+                            i,
+                            format!("receives {got} bytes from rank {a}, which sends {sent}"),
+                        );
+                    }
+                    ids[base + i].1 = id;
+                    matched += 1;
+                }
+            }
+        }
+        (bad, matched)
     }
 
     /// The bytes of the messages rank `r` sends from `sent_before[r]` on, found by the

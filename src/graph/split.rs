@@ -14,8 +14,9 @@
 //! events and its ghosts ([`Ghosts`]), what the replay reads.
 
 use super::{
-    Buckets, CallOf, HbGraph, NONE, Side, Tally, Unmatched, bucket_sends, link_uniform, pair,
-    receives, same_call, tally, tie_instances, uniform, uniform_mismatch, unmatched_warning,
+    Buckets, CallOf, HbGraph, NONE, RanksIn, Side, Tally, Unmatched, bucket_sends, call_in,
+    link_uniform, pair, receives, same_call, tally, tie_instances, uniform, uniform_mismatch,
+    unmatched_warning,
 };
 use crate::error::{Error, TraceError};
 use crate::memory::Pages;
@@ -283,11 +284,26 @@ pub fn match_collectives(
 ) -> Result<(), Error> {
     let (me, n, p) = (ex.process(), ex.processes(), trace.nranks());
     let own = owned(me, n, p);
-    let call_here = |r: u32, i: u32| {
-        let ev = trace.rank(r as usize);
-        (ev.routine(i as usize), ev.peer(i as usize))
+    let per_rank = exchange_tallies(trace, ex, &own)?;
+    let Some(b) = Buckets::of(&per_rank) else {
+        return Ok(());
     };
-    // Every rank's tally, to every process.
+    if let Some(ranks_in) = uniform(trace, &per_rank, &b.comms, &b.most) {
+        drop(per_rank);
+        return match_uniform(trace, file, ex, g, &own, &b, &ranks_in);
+    }
+    drop(per_rank);
+    match_general(trace, file, ex, g, &own, &b)
+}
+
+/// Every rank's [`Tally`] of collective calls per communicator, from the process that holds
+/// it to every process, in rank order: every process then buckets the instances alike.
+fn exchange_tallies(
+    trace: &Trace,
+    ex: &dyn Exchange,
+    own: &std::ops::Range<usize>,
+) -> Result<Vec<Tally>, Error> {
+    let (n, p) = (ex.processes(), trace.nranks());
     let mut out = Vec::new();
     for r in own.clone() {
         let t = tally(trace, r);
@@ -308,68 +324,82 @@ pub fn match_collectives(
             per_rank.push(t);
         }
     }
+    Ok(per_rank)
+}
+
+/// Every member of each communicator calls a collective on it as often ([`uniform`]): the
+/// instances are linked from the tallies alone, then checked by each instance's first call,
+/// exchanged, the first mismatch over all processes being the error.
+fn match_uniform(
+    trace: &Trace,
+    file: &str,
+    ex: &dyn Exchange,
+    g: &mut HbGraph,
+    own: &std::ops::Range<usize>,
+    b: &Buckets,
+    ranks_in: &RanksIn,
+) -> Result<(), Error> {
+    let n = ex.processes();
+    let call_here = call_in(trace);
+    let firsts = link_uniform(trace, g, &b.comms, &b.first, &b.size, ranks_in)?;
+    // Each instance's first call, from the process that holds it, to every process.
+    let mut out = Vec::new();
+    for (x, &(r, i)) in firsts.iter().enumerate().filter(|(_, f)| f.0 != u32::MAX) {
+        out.push(x as u64);
+        put_call(&mut out, r, i, call_here(r, i));
+    }
+    let got = ex.all_to_all(vec![out; n])?;
+    let mut first_of = vec![(u32::MAX, u32::MAX); firsts.len()];
+    let mut held: HashMap<(u32, u32), (Routine, i32)> = HashMap::new();
+    for v in &got {
+        for w in v.chunks_exact(3) {
+            let (at, c) = get_call(&w[1..])?;
+            first_of[w[0] as usize] = at;
+            held.insert(at, c);
+        }
+    }
     drop(got);
-    let Some(b) = Buckets::of(&per_rank) else {
+    let call = |r: u32, i: u32| match own.contains(&(r as usize)) {
+        true => call_here(r, i),
+        false => held[&(r, i)],
+    };
+    let mismatch = uniform_mismatch(trace, &b.comms, &b.first, ranks_in, &|x| first_of[x], &call);
+    // Each process's first mismatch, to every process: the first of all is the error.
+    let mut out = Vec::new();
+    if let Some((x, at, r, i)) = mismatch {
+        out.extend([x as u64, at as u64]);
+        put_call(&mut out, r, i, call_here(r, i));
+    }
+    let got = ex.all_to_all(vec![out; n])?;
+    let mut all = Vec::new();
+    for w in got.iter().filter(|v| v.len() == 4) {
+        let ((r, i), c) = get_call(&w[2..])?;
+        all.push(((w[0] as usize, w[1] as u32, r, i), c));
+    }
+    let Some(((x, _, r, i), c)) = all.into_iter().min_by_key(|m| m.0) else {
         return Ok(());
     };
-    if let Some(ranks_in) = uniform(trace, &per_rank, &b.comms, &b.most) {
-        drop(per_rank);
-        let firsts = link_uniform(trace, g, &b.comms, &b.first, &b.size, &ranks_in)?;
-        // Each instance's first call, from the process that holds it, to every process.
-        let mut out = Vec::new();
-        for (x, &(r, i)) in firsts.iter().enumerate().filter(|(_, f)| f.0 != u32::MAX) {
-            out.push(x as u64);
-            put_call(&mut out, r, i, call_here(r, i));
-        }
-        let got = ex.all_to_all(vec![out; n])?;
-        let mut first_of = vec![(u32::MAX, u32::MAX); firsts.len()];
-        let mut held: HashMap<(u32, u32), (Routine, i32)> = HashMap::new();
-        for v in &got {
-            for w in v.chunks_exact(3) {
-                let (at, c) = get_call(&w[1..])?;
-                first_of[w[0] as usize] = at;
-                held.insert(at, c);
-            }
-        }
-        drop(got);
-        let call = |r: u32, i: u32| match own.contains(&(r as usize)) {
-            true => call_here(r, i),
-            false => held[&(r, i)],
-        };
-        let mismatch = uniform_mismatch(
-            trace,
-            &b.comms,
-            &b.first,
-            &ranks_in,
-            &|x| first_of[x],
-            &call,
-        );
-        // Each process's first mismatch, to every process: the first of all is the error.
-        let mut out = Vec::new();
-        if let Some((x, at, r, i)) = mismatch {
-            out.extend([x as u64, at as u64]);
-            put_call(&mut out, r, i, call_here(r, i));
-        }
-        let got = ex.all_to_all(vec![out; n])?;
-        let mut all = Vec::new();
-        for w in got.iter().filter(|v| v.len() == 4) {
-            let ((r, i), c) = get_call(&w[2..])?;
-            all.push(((w[0] as usize, w[1] as u32, r, i), c));
-        }
-        let Some(((x, _, r, i), c)) = all.into_iter().min_by_key(|m| m.0) else {
-            return Ok(());
-        };
-        held.insert((r, i), c);
-        let call = |r: u32, i: u32| held[&(r, i)];
-        let k = b.first.partition_point(|&f| f <= x) - 1;
-        let group = [first_of[x], (r, i)].into_iter();
-        return Err(same_call(&call, file, b.comms[k], x - b.first[k], group)
-            .expect_err("a mismatch")
-            .into());
-    }
-    drop(per_rank);
-    // Not uniform (an unfinished trace; members calling unlike): every call to every process,
-    // each instance's calls in world rank order, as the whole trace's counting sort places them.
+    held.insert((r, i), c);
+    let call = |r: u32, i: u32| held[&(r, i)];
+    let k = b.first.partition_point(|&f| f <= x) - 1;
+    let group = [first_of[x], (r, i)].into_iter();
+    Err(same_call(&call, file, b.comms[k], x - b.first[k], group)
+        .expect_err("a mismatch")
+        .into())
+}
+
+/// Not uniform (an unfinished trace; members calling unlike): every call to every process,
+/// each instance's calls in world rank order, as the whole trace's counting sort places them.
+fn match_general(
+    trace: &Trace,
+    file: &str,
+    ex: &dyn Exchange,
+    g: &mut HbGraph,
+    own: &std::ops::Range<usize>,
+    b: &Buckets,
+) -> Result<(), Error> {
+    let n = ex.processes();
+    let call_here = call_in(trace);
     let mut out = Vec::new();
     for r in own.clone() {
         let ev = trace.rank(r);
@@ -397,7 +427,7 @@ pub fn match_collectives(
     let placed: Vec<(u32, u32)> = calls.into_iter().map(|(_, at)| at).collect();
     let call: &CallOf<'_> = &|r, i| held[&(r, i)];
     let is_own = |r: u32| own.contains(&(r as usize));
-    tie_instances(trace, file, g, &b, &placed, call, &is_own)?;
+    tie_instances(trace, file, g, b, &placed, call, &is_own)?;
     Ok(())
 }
 

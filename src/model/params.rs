@@ -714,107 +714,20 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
         Some(_) => return Err("`params` must be a table".into()),
         None => value,
     };
-    let class = match table.get("class") {
-        None => None,
-        Some(toml::Value::String(v)) => Some(
-            Class::from_name(v)
-                .ok_or_else(|| format!("class must be \"node\" or \"network\", found \"{v}\""))?,
-        ),
-        Some(v) => return Err(format!("class must be \"node\" or \"network\", found {v}")),
-    };
-    let num = |n: &str| -> Result<f64, String> {
-        match table.get(n) {
-            Some(toml::Value::Float(f)) => Ok(*f),
-            Some(toml::Value::Integer(i)) => Ok(*i as f64),
-            Some(v) => Err(format!("parameter {n} must be a number, found {v}")),
-            None => Err(format!(
-                "parameter {n} is missing (expected all of {})",
-                NAMES.join(", ")
-            )),
-        }
-    };
-    let bytes = |n: &str| -> Result<u64, String> {
-        match table.get(n) {
-            Some(toml::Value::Integer(i)) if *i >= 0 => Ok(*i as u64),
-            Some(v) => Err(format!(
-                "parameter {n} must be a non-negative integer number of bytes, found {v}"
-            )),
-            None => Err(format!(
-                "parameter {n} is missing (expected all of {})",
-                NAMES.join(", ")
-            )),
-        }
-    };
-    let poll = match table.get("poll") {
-        None => None,
-        Some(_) => Some(num("poll")?),
-    };
-    let gamma = match table.get("gamma") {
-        None => None,
-        Some(_) => Some(num("gamma")?),
-    };
-    let oc = match table.get("oc") {
-        None => None,
-        Some(_) => Some(num("oc")?),
-    };
-    let copy = match table.get("copy") {
-        None => None,
-        Some(_) => Some(num("copy")?),
-    };
-    let cores = match table.get("cores") {
-        None => None,
-        Some(_) => Some(num("cores")?),
-    };
-    if let Some(why) = gamma_invalid(gamma)
-        .or_else(|| oc_invalid(oc))
-        .or_else(|| copy_invalid(copy))
-        .or_else(|| cores_invalid(cores))
-    {
-        return Err(why);
-    }
-    let progress_at_calls = match table.get("progress") {
-        None => false,
-        Some(toml::Value::String(v)) => parse_progress(v)?,
-        Some(v) => {
-            return Err(format!(
-                "progress must be \"async\" or \"calls\", found {v}"
-            ));
-        }
-    };
+    let x = Extras::of_table(&table)?;
+    let num = |n: &str| number(&table, n);
+    let bytes = |n: &str| byte_count(&table, n);
     if let Some(bands) = table.get("bands") {
-        let paper: Vec<&str> = NAMES[..7]
-            .iter()
-            .copied()
-            .filter(|n| table.contains_key(*n))
-            .collect();
-        if !paper.is_empty() {
-            return Err(format!(
-                "a file holds the paper's parameters or bands, not both: remove {} or `bands`",
-                paper.join(", ")
-            ));
-        }
-        let p = Params {
-            gamma,
-            oc,
-            copy,
-            cores,
-            class,
-            progress_at_calls,
-            ..Params::banded(parse_bands(bands)?, bytes("S")?, poll)
-        };
-        return match p.invalid() {
-            Some(why) => Err(format!("invalid parameters: {why}")),
-            None => Ok(p),
-        };
+        return banded_of_table(&table, bands, &x);
     }
     let p = Params {
-        poll,
-        gamma,
-        oc,
-        copy,
-        cores,
-        class,
-        progress_at_calls,
+        poll: x.poll,
+        gamma: x.gamma,
+        oc: x.oc,
+        copy: x.copy,
+        cores: x.cores,
+        class: x.class,
+        progress_at_calls: x.progress_at_calls,
         ..Params::from_named(num, bytes)?
     };
     // `Od` and `Op` (the model's §13) in the paper's form: its two bands, each with them.
@@ -828,6 +741,126 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
     match split.invalid() {
         Some(why) if split.bands.is_some() => Err(format!("invalid parameters: {why}")),
         _ => Ok(split),
+    }
+}
+
+/// What a set's table holds beside its LogGPS parameters (or bands), read and checked
+/// first, alike for both forms.
+struct Extras {
+    poll: Option<f64>,
+    gamma: Option<f64>,
+    oc: Option<f64>,
+    copy: Option<f64>,
+    cores: Option<f64>,
+    class: Option<Class>,
+    progress_at_calls: bool,
+}
+
+impl Extras {
+    /// The class, the optional costs (each checked) and the progress of `table`.
+    fn of_table(table: &toml::Table) -> Result<Extras, String> {
+        let class =
+            match table.get("class") {
+                None => None,
+                Some(toml::Value::String(v)) => Some(Class::from_name(v).ok_or_else(|| {
+                    format!("class must be \"node\" or \"network\", found \"{v}\"")
+                })?),
+                Some(v) => return Err(format!("class must be \"node\" or \"network\", found {v}")),
+            };
+        let poll = optional_number(table, "poll")?;
+        let gamma = optional_number(table, "gamma")?;
+        let oc = optional_number(table, "oc")?;
+        let copy = optional_number(table, "copy")?;
+        let cores = optional_number(table, "cores")?;
+        if let Some(why) = gamma_invalid(gamma)
+            .or_else(|| oc_invalid(oc))
+            .or_else(|| copy_invalid(copy))
+            .or_else(|| cores_invalid(cores))
+        {
+            return Err(why);
+        }
+        let progress_at_calls = match table.get("progress") {
+            None => false,
+            Some(toml::Value::String(v)) => parse_progress(v)?,
+            Some(v) => {
+                return Err(format!(
+                    "progress must be \"async\" or \"calls\", found {v}"
+                ));
+            }
+        };
+        Ok(Extras {
+            poll,
+            gamma,
+            oc,
+            copy,
+            cores,
+            class,
+            progress_at_calls,
+        })
+    }
+}
+
+/// A set given by `bands` (the model's §13), whose table then holds none of the paper's
+/// parameters: one form or the other, never a mix whose meaning would be a guess.
+fn banded_of_table(table: &toml::Table, bands: &toml::Value, x: &Extras) -> Result<Params, String> {
+    let paper: Vec<&str> = NAMES[..7]
+        .iter()
+        .copied()
+        .filter(|n| table.contains_key(*n))
+        .collect();
+    if !paper.is_empty() {
+        return Err(format!(
+            "a file holds the paper's parameters or bands, not both: remove {} or `bands`",
+            paper.join(", ")
+        ));
+    }
+    let p = Params {
+        gamma: x.gamma,
+        oc: x.oc,
+        copy: x.copy,
+        cores: x.cores,
+        class: x.class,
+        progress_at_calls: x.progress_at_calls,
+        ..Params::banded(parse_bands(bands)?, byte_count(table, "S")?, x.poll)
+    };
+    match p.invalid() {
+        Some(why) => Err(format!("invalid parameters: {why}")),
+        None => Ok(p),
+    }
+}
+
+/// Parameter `n` of `table`, a number (an integer read as one).
+fn number(table: &toml::Table, n: &str) -> Result<f64, String> {
+    match table.get(n) {
+        Some(toml::Value::Float(f)) => Ok(*f),
+        Some(toml::Value::Integer(i)) => Ok(*i as f64),
+        Some(v) => Err(format!("parameter {n} must be a number, found {v}")),
+        None => Err(format!(
+            "parameter {n} is missing (expected all of {})",
+            NAMES.join(", ")
+        )),
+    }
+}
+
+/// Parameter `n` of `table` where it is there (an optional cost), a number.
+fn optional_number(table: &toml::Table, n: &str) -> Result<Option<f64>, String> {
+    match table.get(n) {
+        None => Ok(None),
+        Some(_) => Ok(Some(number(table, n)?)),
+    }
+}
+
+/// Parameter `n` of `table`, a non-negative integer number of bytes.
+fn byte_count(table: &toml::Table, n: &str) -> Result<u64, String> {
+    match table.get(n) {
+        Some(toml::Value::Integer(i)) if *i >= 0 => Ok(*i as u64),
+        Some(v) => Err(format!(
+            "parameter {n} must be a non-negative integer number of bytes, found {v}"
+        )),
+        None => Err(format!(
+            "parameter {n} is missing (expected all of {})",
+            NAMES.join(", ")
+        )),
     }
 }
 

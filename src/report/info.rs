@@ -109,6 +109,9 @@ fn bucket(k: u64) -> usize {
     }
 }
 
+/// Cores or links shown one a line before the rest are summed up in one.
+const SHOWN: usize = 4;
+
 impl Info {
     pub fn new(name: &str, trace: &Trace, file_bytes: u64) -> Info {
         let mut per_code = [0u64; 256];
@@ -249,7 +252,36 @@ impl Info {
                 self.hostnames.join(", ")
             }
         )?;
-        const SHOWN: usize = 4;
+        self.write_placement(out)?;
+        writeln!(out, "ranks          {}", self.ranks)?;
+        writeln!(out, "communicators  {}", self.communicators)?;
+        writeln!(out, "events         {}", self.events)?;
+        writeln!(
+            out,
+            "file           {} bytes ({:.1} bytes/event)",
+            self.file_bytes, self.bytes_per_event
+        )?;
+        writeln!(
+            out,
+            "finalized      {}",
+            if self.finalized {
+                "yes"
+            } else {
+                "no (the job stopped before MPI_Finalize)"
+            }
+        )?;
+        self.write_recording(out)?;
+        writeln!(
+            out,
+            "messages       {} point-to-point, {} bytes; collectives {} bytes",
+            self.messages, self.message_bytes, self.collective_bytes
+        )?;
+        self.write_counts(out)
+    }
+
+    /// Where the ranks ran: the cores' and links' cache-line times, the tracer's own cost and
+    /// the placement, the lines a reader checks before trusting a prediction.
+    fn write_placement(&self, out: &mut dyn Write) -> io::Result<()> {
         for c in self.cores.iter().take(SHOWN) {
             writeln!(
                 out,
@@ -297,23 +329,12 @@ impl Info {
                 l.class, l.ranks[0], l.ranks[1], l.init_ns, l.final_ns
             )?;
         }
-        writeln!(out, "ranks          {}", self.ranks)?;
-        writeln!(out, "communicators  {}", self.communicators)?;
-        writeln!(out, "events         {}", self.events)?;
-        writeln!(
-            out,
-            "file           {} bytes ({:.1} bytes/event)",
-            self.file_bytes, self.bytes_per_event
-        )?;
-        writeln!(
-            out,
-            "finalized      {}",
-            if self.finalized {
-                "yes"
-            } else {
-                "no (the job stopped before MPI_Finalize)"
-            }
-        )?;
+        Ok(())
+    }
+
+    /// What the tracer recorded beside the events: call sites, the measured run time, the
+    /// eager limit and the embedded parameters.
+    fn write_recording(&self, out: &mut dyn Write) -> io::Result<()> {
         match &self.call_sites {
             Some(c) => writeln!(
                 out,
@@ -344,11 +365,11 @@ impl Info {
         for p in &self.other_params {
             writeln!(out, "               {}{p}", class_of(p))?;
         }
-        writeln!(
-            out,
-            "messages       {} point-to-point, {} bytes; collectives {} bytes",
-            self.messages, self.message_bytes, self.collective_bytes
-        )?;
+        Ok(())
+    }
+
+    /// The tables after the summary: events per routine and the message sizes' histogram.
+    fn write_counts(&self, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "\nevents by routine")?;
         for (name, n) in &self.events_by_routine {
             writeln!(out, "  {name:<26} {n:>12}")?;

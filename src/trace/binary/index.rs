@@ -91,22 +91,7 @@ pub(super) fn list_chunks<'a>(
     };
     let body = &data[..body_end];
     let stretches = read_stretches(name, data, body, nranks, index_offset, scanned)?;
-    let found: usize = stretches.iter().map(|s| s.chunks).sum();
-    let mut t = Tally::new(name, nranks, found)?;
-    let mut cut = None;
-    for stretch in stretches {
-        for f in &stretch.found[..stretch.chunks] {
-            t.take(name, body, f, index_offset)?;
-        }
-        if let Some(e) = stretch.error {
-            // A trace without its trailer may end inside a chunk: cut while it was written.
-            if index_offset.is_none() && runs_past_end(body, stretch.end) {
-                cut = Some(stretch.end);
-                break;
-            }
-            return Err(e);
-        }
-    }
+    let (t, cut) = tally(name, body, nranks, index_offset, stretches)?;
     let Tally {
         mut meta,
         comms,
@@ -124,6 +109,73 @@ pub(super) fn list_chunks<'a>(
         ..
     } = t;
     let nranks = counts.len();
+    set_rank_metas(&mut meta, body, nranks, &metas, &places);
+    match (index_offset, index) {
+        (_, Some(x)) => check_index(name, &x, &event_chunks[..e_chunks], &at)?,
+        (Some(off), None) => {
+            return Err(TraceError::offset(
+                name,
+                (data.len() - 16) as u64,
+                format!("expected an X (index) chunk at byte {off}, where the trailer points"),
+            ));
+        }
+        (None, None) => {}
+    }
+    if !seen_job {
+        let what = match cut {
+            Some(at) => format!(
+                "the file ends inside its first chunks (at byte {at}), before its job chunk: \
+                 nothing to load"
+            ),
+            None => "expected a J (job) chunk, found none".into(),
+        };
+        return Err(TraceError::at(name, what));
+    }
+    let by_rank = chunks_by_rank(&mut first, &event_chunks[..e_chunks], in_rank_order);
+    Ok(Listing {
+        meta,
+        comms,
+        counts,
+        first,
+        by_rank,
+        body,
+        cut,
+        site_chunks,
+        object_chunks,
+    })
+}
+
+/// The chunks of the `stretches`, taken in file order: the tally, and where the file ends
+/// inside a chunk, for a trace without its trailer (whose chunks before are kept).
+fn tally<'a>(
+    name: &str,
+    body: &'a [u8],
+    nranks: usize,
+    index_offset: Option<usize>,
+    stretches: Vec<Stretch>,
+) -> Result<(Tally<'a>, Option<usize>), TraceError> {
+    let found: usize = stretches.iter().map(|s| s.chunks).sum();
+    let mut t = Tally::new(name, nranks, found)?;
+    let mut cut = None;
+    for stretch in stretches {
+        for f in &stretch.found[..stretch.chunks] {
+            t.take(name, body, f, index_offset)?;
+        }
+        if let Some(e) = stretch.error {
+            // A trace without its trailer may end inside a chunk: cut while it was written.
+            if index_offset.is_none() && runs_past_end(body, stretch.end) {
+                cut = Some(stretch.end);
+                break;
+            }
+            return Err(e);
+        }
+    }
+    Ok((t, cut))
+}
+
+/// Each rank's metadata from its last R chunk and its placement from its last P chunk (at
+/// their offsets + 1 in `metas` and `places`, 0: none), read once the scan has found them.
+fn set_rank_metas(meta: &mut Meta, body: &[u8], nranks: usize, metas: &[u64], places: &[u64]) {
     let metas: Vec<Option<RankMeta>> = metas
         .par_iter()
         .enumerate()
@@ -151,58 +203,30 @@ pub(super) fn list_chunks<'a>(
         m.placement = Some(p);
         meta.ranks.set(r, m);
     }
-    match (index_offset, index) {
-        (_, Some(x)) => check_index(name, &x, &event_chunks[..e_chunks], &at)?,
-        (Some(off), None) => {
-            return Err(TraceError::offset(
-                name,
-                (data.len() - 16) as u64,
-                format!("expected an X (index) chunk at byte {off}, where the trailer points"),
-            ));
-        }
-        (None, None) => {}
-    }
-    if !seen_job {
-        let what = match cut {
-            Some(at) => format!(
-                "the file ends inside its first chunks (at byte {at}), before its job chunk: \
-                 nothing to load"
-            ),
-            None => "expected a J (job) chunk, found none".into(),
-        };
-        return Err(TraceError::at(name, what));
-    }
-    // Each rank's event chunks: rank `r`'s at `first[r]..first[r + 1]` of `by_rank`, in file
-    // order (a counting sort, unless the file lists them rank after rank already).
-    for r in 0..nranks {
+}
+
+/// Each rank's event chunks: rank `r`'s at `first[r]..first[r + 1]` of the result, in file
+/// order (a counting sort, unless the file lists them rank after rank already); `first`
+/// holds each rank's count at `r + 1` and becomes their starts.
+fn chunks_by_rank(
+    first: &mut [usize],
+    event_chunks: &[(u32, usize)],
+    in_rank_order: bool,
+) -> Vec<usize> {
+    for r in 0..first.len() - 1 {
         first[r + 1] += first[r];
     }
-    let by_rank: Vec<usize> = if in_rank_order {
-        event_chunks[..e_chunks]
-            .iter()
-            .map(|&(_, off)| off)
-            .collect()
+    if in_rank_order {
+        event_chunks.iter().map(|&(_, off)| off).collect()
     } else {
-        let mut next = first.clone();
-        let mut sorted = vec![0usize; e_chunks];
-        for &(r, off) in &event_chunks[..e_chunks] {
+        let mut next = first.to_vec();
+        let mut sorted = vec![0usize; event_chunks.len()];
+        for &(r, off) in event_chunks {
             sorted[next[r as usize]] = off;
             next[r as usize] += 1;
         }
         sorted
-    };
-
-    Ok(Listing {
-        meta,
-        comms,
-        counts,
-        first,
-        by_rank,
-        body,
-        cut,
-        site_chunks,
-        object_chunks,
-    })
+    }
 }
 
 /// Whether the chunk at `at` of `body` runs past its end (or its header does).
@@ -572,78 +596,7 @@ pub(super) fn scan(
     scanned: Option<&Release<'_>>,
 ) -> Result<Stretch, TraceError> {
     let at = |input: &[u8]| offset_in(data, input);
-    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
-    let whole = |offset, r: &[u8], what| chunk_end(name, data, offset, r, what);
     let mut rest = &body[from..];
-    let one = |offset: usize, rest: &mut &[u8]| -> Result<Found, TraceError> {
-        let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
-        if !b"JRPCEXSM".contains(&kind) {
-            return Err(TraceError::offset(
-                name,
-                offset as u64,
-                format!("expected a chunk kind J, R, P, C, E, S, M or X, found byte {kind:#04x}"),
-            ));
-        }
-        if matches!(kind, b'R' | b'P' | b'E' | b'S' | b'M') && rank as usize >= nranks {
-            return Err(TraceError::offset(
-                name,
-                offset as u64 + 1,
-                format!("expected a rank below {nranks}, found {rank}"),
-            ));
-        }
-        if matches!(kind, b'J' | b'C' | b'X') && rank != NO_RANK {
-            return Err(TraceError::offset(
-                name,
-                offset as u64 + 1,
-                format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}"),
-            ));
-        }
-        *rest = r;
-        let mut found = Found {
-            offset: offset as u64,
-            rank,
-            records: 0,
-            len: 0,
-            kind,
-        };
-        // J, R and C chunks are read here to be checked, and again where they are used.
-        match kind {
-            b'J' => whole(offset, job(payload).map_err(to_err)?.0, "J")?,
-            b'R' => whole(
-                offset,
-                rank_meta(payload, rank, nranks).map_err(to_err)?.0,
-                "R",
-            )?,
-            b'C' => whole(offset, comm(payload).map_err(to_err)?.0, "C")?,
-            b'P' => {
-                placement::parse_chunk(payload, rank, nranks).map_err(|why| {
-                    TraceError::offset(
-                        name,
-                        (offset + CHUNK_HEADER_LEN) as u64,
-                        format!("rank {rank}: {why}"),
-                    )
-                })?;
-            }
-            b'E' => {
-                let (rest, n) =
-                    expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
-                if n as usize > rest.len() / 3 {
-                    return Err(TraceError::offset(
-                        name,
-                        offset as u64 + CHUNK_HEADER_LEN as u64,
-                        format!(
-                            "expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}",
-                            rest.len() / 3,
-                            payload.len()
-                        ),
-                    ));
-                }
-                (found.records, found.len) = (n, rest.len() as u32);
-            }
-            _ => {}
-        }
-        Ok(found)
-    };
     let mut found = Pages::<Found>::zeroed(1 << 12).map_err(|e| shortfall(name, e))?;
     let (mut chunks, mut offset) = (0, from);
     let mut error = None;
@@ -663,7 +616,7 @@ pub(super) fn scan(
         if chunks == found.len() {
             found = found.doubled().map_err(|e| shortfall(name, e))?;
         }
-        match one(offset, &mut rest) {
+        match scan_chunk(name, data, nranks, offset, &mut rest) {
             Ok(f) => {
                 if f.kind == b'E' {
                     hint(e_chunks + SCAN_AHEAD);
@@ -695,6 +648,101 @@ pub(super) fn scan(
         end: offset,
         to,
     })
+}
+
+/// Reads the chunk at `offset`, the start of `rest` (then moved past it), and checks it in
+/// itself: its kind, its rank, and its payload where that does not depend on other chunks.
+#[inline]
+fn scan_chunk(
+    name: &str,
+    data: &[u8],
+    nranks: usize,
+    offset: usize,
+    rest: &mut &[u8],
+) -> Result<Found, TraceError> {
+    let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
+    let whole = |offset, r: &[u8], what| chunk_end(name, data, offset, r, what);
+    let (r, (kind, rank, payload)) = chunk(rest).map_err(to_err)?;
+    check_chunk_header(name, offset, kind, rank, nranks)?;
+    *rest = r;
+    let mut found = Found {
+        offset: offset as u64,
+        rank,
+        records: 0,
+        len: 0,
+        kind,
+    };
+    // J, R and C chunks are read here to be checked, and again where they are used.
+    match kind {
+        b'J' => whole(offset, job(payload).map_err(to_err)?.0, "J")?,
+        b'R' => whole(
+            offset,
+            rank_meta(payload, rank, nranks).map_err(to_err)?.0,
+            "R",
+        )?,
+        b'C' => whole(offset, comm(payload).map_err(to_err)?.0, "C")?,
+        b'P' => {
+            placement::parse_chunk(payload, rank, nranks).map_err(|why| {
+                TraceError::offset(
+                    name,
+                    (offset + CHUNK_HEADER_LEN) as u64,
+                    format!("rank {rank}: {why}"),
+                )
+            })?;
+        }
+        b'E' => {
+            let (rest, n) =
+                expect("the number of records (u32)", le_u32)(payload).map_err(to_err)?;
+            if n as usize > rest.len() / 3 {
+                return Err(TraceError::offset(
+                    name,
+                    offset as u64 + CHUNK_HEADER_LEN as u64,
+                    format!(
+                        "expected at most {} records (3 bytes each at least) in a chunk of {} bytes, found a count of {n}",
+                        rest.len() / 3,
+                        payload.len()
+                    ),
+                ));
+            }
+            (found.records, found.len) = (n, rest.len() as u32);
+        }
+        _ => {}
+    }
+    Ok(found)
+}
+
+/// A chunk header's kind one the format has, and its rank a rank of the job for a rank's
+/// chunk, `NO_RANK` for a job-wide one.
+#[inline]
+fn check_chunk_header(
+    name: &str,
+    offset: usize,
+    kind: u8,
+    rank: u32,
+    nranks: usize,
+) -> Result<(), TraceError> {
+    if !b"JRPCEXSM".contains(&kind) {
+        return Err(TraceError::offset(
+            name,
+            offset as u64,
+            format!("expected a chunk kind J, R, P, C, E, S, M or X, found byte {kind:#04x}"),
+        ));
+    }
+    if matches!(kind, b'R' | b'P' | b'E' | b'S' | b'M') && rank as usize >= nranks {
+        return Err(TraceError::offset(
+            name,
+            offset as u64 + 1,
+            format!("expected a rank below {nranks}, found {rank}"),
+        ));
+    }
+    if matches!(kind, b'J' | b'C' | b'X') && rank != NO_RANK {
+        return Err(TraceError::offset(
+            name,
+            offset as u64 + 1,
+            format!("expected rank 0xFFFFFFFF for a job-wide chunk, found {rank}"),
+        ));
+    }
+    Ok(())
 }
 
 /// A shortfall of memory while parsing `name`, as the parser's error.

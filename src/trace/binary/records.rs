@@ -58,6 +58,8 @@ pub(super) fn time<'a>(
     })
 }
 
+/// Parses one record with nom, pushes its event and checks it: the slow path, with error
+/// messages, behind [`record_fast`]'s.
 pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> {
     let (rest, code) = expect("a routine code", le_u8)(input)?;
     let Some(routine) = Routine::from_code(code) else {
@@ -78,69 +80,18 @@ pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> R
             rest
         }
         Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
-            let (mut rest, (bytes, peer, tag, comm)) = tuple((
-                expect("the byte count", uleb),
-                i32_field("the peer"),
-                i32_field("the tag"),
-                u32_field("the communicator"),
-            ))(rest)?;
-            (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
-            if matches!(routine.shape(), Shape::Recv | Shape::Irecv) {
-                let (r, flags) = expect("the receive flags", uleb)(rest)?;
-                if flags > 7 {
-                    return fail(rest, format!("receive flags below 8, found {flags}"));
-                }
-                e.flags = flags as u8;
-                rest = r;
-            }
-            if matches!(routine.shape(), Shape::Isend | Shape::Irecv) {
-                let (r, req) = u32_field("the request id")(rest)?;
-                e.id = req as i64;
-                rest = r;
-            }
+            let (rest, ()) = point_to_point(rest, &mut e)?;
             cur.events.push(&e);
             rest
         }
         Shape::Sendrecv => {
-            let (rest, (bytes, peer, tag, recv_bytes, recv_source, recv_tag, comm, flags)) =
-                tuple((
-                    expect("the bytes sent", uleb),
-                    i32_field("the destination"),
-                    i32_field("the send tag"),
-                    expect("the bytes received", uleb),
-                    i32_field("the source"),
-                    i32_field("the receive tag"),
-                    u32_field("the communicator"),
-                    expect("the receive flags", uleb),
-                ))(rest)?;
-            if flags > 3 {
-                return fail(rest, format!("receive flags below 4, found {flags}"));
-            }
-            (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
-            source = recv_source;
-            cur.events.push_sendrecv(
-                &e,
-                RecvHalf {
-                    bytes: recv_bytes,
-                    source: recv_source,
-                    tag: recv_tag,
-                },
-            );
+            let (rest, recv) = sendrecv(rest, &mut e)?;
+            source = recv.source;
+            cur.events.push_sendrecv(&e, recv);
             rest
         }
         Shape::Complete => {
-            let (mut rest, n) = count("the number of completed requests", 3)(rest)?;
-            let done = &mut cur.done;
-            done.clear();
-            for _ in 0..n {
-                let (r, (req, source, tag)) = tuple((
-                    u32_field("a request id"),
-                    i32_field("the status source"),
-                    i32_field("the status tag"),
-                ))(rest)?;
-                done.push(Completion { req, source, tag });
-                rest = r;
-            }
+            let (rest, ()) = completions(rest, &mut cur.done)?;
             cur.events.push_complete(&e, &cur.done);
             rest
         }
@@ -151,37 +102,12 @@ pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> R
             rest
         }
         Shape::Coll => {
-            let (rest, (comm, root, bytes, recv_bytes)) = tuple((
-                u32_field("the communicator"),
-                i32_field("the root"),
-                expect("the bytes sent", uleb),
-                expect("the bytes received", uleb),
-            ))(rest)?;
-            let (mut rest, n) = count("the number of per-rank counts", 1)(rest)?;
-            cur.counts.clear();
-            for _ in 0..n {
-                let (r, c) = expect("a per-rank byte count", uleb)(rest)?;
-                cur.counts.push(c);
-                rest = r;
-            }
-            if routine.nonblocking() {
-                let (r, req) = u32_field("the request id")(rest)?;
-                (e.id, rest) = (req as i64, r);
-            }
-            (e.comm, e.peer, e.bytes) = (comm, root, bytes);
+            let (rest, recv_bytes) = collective(rest, &mut e, &mut cur.counts)?;
             cur.events.push_coll(&e, recv_bytes, &cur.counts);
             rest
         }
         Shape::CommOp => {
-            let (rest, comm) = u32_field("the communicator")(rest)?;
-            let (rest, newcomm) = expect("the new communicator (sleb)", sleb)(rest)?;
-            if !(-1..u32::MAX as i64).contains(&newcomm) {
-                return fail(
-                    rest,
-                    format!("a new communicator id below 4294967295 or -1, found {newcomm}"),
-                );
-            }
-            (e.comm, e.id) = (comm, newcomm);
+            let (rest, ()) = comm_op(rest, &mut e)?;
             cur.events.push(&e);
             rest
         }
@@ -191,6 +117,117 @@ pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> R
         return fail(input, "a valid record");
     }
     cur.prev_return = t_return;
+    Ok((rest, ()))
+}
+
+/// A send's or receive's fields after the times, into `e`: bytes, peer, tag, communicator,
+/// then a receive's flags and a nonblocking call's request id.
+#[inline]
+fn point_to_point<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, ()> {
+    let (mut rest, (bytes, peer, tag, comm)) = tuple((
+        expect("the byte count", uleb),
+        i32_field("the peer"),
+        i32_field("the tag"),
+        u32_field("the communicator"),
+    ))(rest)?;
+    (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
+    if matches!(e.routine.shape(), Shape::Recv | Shape::Irecv) {
+        let (r, flags) = expect("the receive flags", uleb)(rest)?;
+        if flags > 7 {
+            return fail(rest, format!("receive flags below 8, found {flags}"));
+        }
+        e.flags = flags as u8;
+        rest = r;
+    }
+    if matches!(e.routine.shape(), Shape::Isend | Shape::Irecv) {
+        let (r, req) = u32_field("the request id")(rest)?;
+        e.id = req as i64;
+        rest = r;
+    }
+    Ok((rest, ()))
+}
+
+/// A Sendrecv's fields: its send half into `e`, its receive half returned.
+#[inline]
+fn sendrecv<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, RecvHalf> {
+    let (rest, (bytes, peer, tag, recv_bytes, recv_source, recv_tag, comm, flags)) = tuple((
+        expect("the bytes sent", uleb),
+        i32_field("the destination"),
+        i32_field("the send tag"),
+        expect("the bytes received", uleb),
+        i32_field("the source"),
+        i32_field("the receive tag"),
+        u32_field("the communicator"),
+        expect("the receive flags", uleb),
+    ))(rest)?;
+    if flags > 3 {
+        return fail(rest, format!("receive flags below 4, found {flags}"));
+    }
+    (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
+    let recv = RecvHalf {
+        bytes: recv_bytes,
+        source: recv_source,
+        tag: recv_tag,
+    };
+    Ok((rest, recv))
+}
+
+/// A completion call's requests with their statuses, into `done` (cleared first: the
+/// cursor's buffer, reused from record to record).
+#[inline]
+fn completions<'a>(rest: &'a [u8], done: &mut Vec<Completion>) -> Res<'a, ()> {
+    let (mut rest, n) = count("the number of completed requests", 3)(rest)?;
+    done.clear();
+    for _ in 0..n {
+        let (r, (req, source, tag)) = tuple((
+            u32_field("a request id"),
+            i32_field("the status source"),
+            i32_field("the status tag"),
+        ))(rest)?;
+        done.push(Completion { req, source, tag });
+        rest = r;
+    }
+    Ok((rest, ()))
+}
+
+/// A collective's fields into `e`, its per-rank counts into `counts` (the cursor's reused
+/// buffer); returns the bytes received.
+#[inline]
+fn collective<'a>(rest: &'a [u8], e: &mut Event, counts: &mut Vec<u64>) -> Res<'a, u64> {
+    let (rest, (comm, root, bytes, recv_bytes)) = tuple((
+        u32_field("the communicator"),
+        i32_field("the root"),
+        expect("the bytes sent", uleb),
+        expect("the bytes received", uleb),
+    ))(rest)?;
+    let (mut rest, n) = count("the number of per-rank counts", 1)(rest)?;
+    counts.clear();
+    for _ in 0..n {
+        let (r, c) = expect("a per-rank byte count", uleb)(rest)?;
+        counts.push(c);
+        rest = r;
+    }
+    if e.routine.nonblocking() {
+        let (r, req) = u32_field("the request id")(rest)?;
+        (e.id, rest) = (req as i64, r);
+    }
+    (e.comm, e.peer, e.bytes) = (comm, root, bytes);
+    Ok((rest, recv_bytes))
+}
+
+/// A communicator operation's fields into `e`: the communicator and the new one's id (-1
+/// for none).
+#[inline]
+fn comm_op<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, ()> {
+    let (rest, comm) = u32_field("the communicator")(rest)?;
+    let (rest, newcomm) = expect("the new communicator (sleb)", sleb)(rest)?;
+    if !(-1..u32::MAX as i64).contains(&newcomm) {
+        return fail(
+            rest,
+            format!("a new communicator id below 4294967295 or -1, found {newcomm}"),
+        );
+    }
+    (e.comm, e.id) = (comm, newcomm);
     Ok((rest, ()))
 }
 

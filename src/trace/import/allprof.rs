@@ -130,6 +130,23 @@ struct Rank {
     stride: u64,
 }
 
+/// Which field of `routine`'s line holds its communicator (`usize::MAX`: none read).
+fn comm_arg(routine: Routine) -> usize {
+    match routine {
+        Routine::Barrier => 0,
+        Routine::Bcast => 4,
+        Routine::Send | Routine::Ssend | Routine::Bsend | Routine::Rsend | Routine::Recv => 5,
+        Routine::Isend | Routine::Issend | Routine::Ibsend | Routine::Irsend | Routine::Irecv => 5,
+        Routine::Allreduce | Routine::Scan | Routine::Exscan => 5,
+        Routine::Reduce | Routine::Allgather | Routine::Alltoall => 6,
+        Routine::Gather | Routine::Scatter => 7,
+        Routine::Allgatherv => 9,
+        Routine::Sendrecv | Routine::Gatherv => 10,
+        Routine::Alltoallv => 12,
+        _ => usize::MAX,
+    }
+}
+
 impl Rank {
     fn call(&mut self, line: &str, notes: &mut Notes) -> Result<(), String> {
         let f = Fields {
@@ -140,60 +157,17 @@ impl Rank {
         if f.f.len() < 3 {
             return Err(format!("expected `MPI_Name:T0:…:T1`, found `{line}`"));
         }
-        let t0 = self.t0;
-        let time = |s: &str| -> Result<u64, String> {
-            micros(s)
-                .map(|t| t.saturating_sub(t0))
-                .ok_or_else(|| format!("expected a time in µs, found `{s}`"))
-        };
-        let last = f.f[f.f.len() - 1];
-        // MPI_Init has no start time (`-`), MPI_Finalize no end.
-        let t = match name {
-            "MPI_Init" | "MPI_Init_thread" => (time(last)?, time(last)?),
-            "MPI_Finalize" => (time(f.f[1])?, time(f.f[1])?),
-            _ => (time(f.f[1])?, time(last)?),
-        };
-        if t.1 < t.0 {
-            return Err(format!(
-                "expected the end time {last} µs at or after the start"
-            ));
-        }
+        let t = self.times(name, &f)?;
         let Some(routine) = Routine::from_mpi_name(name) else {
             notes.skip(name);
             return Ok(());
         };
         // The communicator argument: kept only if all ranks are in it.
-        let comm_arg = match routine {
-            Routine::Barrier => 0,
-            Routine::Bcast => 4,
-            Routine::Send | Routine::Ssend | Routine::Bsend | Routine::Rsend | Routine::Recv => 5,
-            Routine::Isend
-            | Routine::Issend
-            | Routine::Ibsend
-            | Routine::Irsend
-            | Routine::Irecv => 5,
-            Routine::Allreduce | Routine::Scan | Routine::Exscan => 5,
-            Routine::Reduce | Routine::Allgather | Routine::Alltoall => 6,
-            Routine::Gather | Routine::Scatter => 7,
-            Routine::Allgatherv => 9,
-            Routine::Sendrecv | Routine::Gatherv => 10,
-            Routine::Alltoallv => 12,
-            _ => usize::MAX,
-        };
+        let comm_arg = comm_arg(routine);
         if comm_arg != usize::MAX && f.sub(comm_arg, 2)? != self.p as i64 {
             notes.skip(&format!("{name} on a communicator of fewer ranks"));
             return Ok(());
         }
-        let peer = |v: i64| -> Result<i32, String> {
-            match v {
-                -1 | -2 => Ok(v as i32),
-                v if (0..self.p as i64).contains(&v) => Ok(v as i32),
-                v => Err(format!(
-                    "expected a rank below {} in {name}, found {v}",
-                    self.p
-                )),
-            }
-        };
         let c = match routine {
             Routine::Init | Routine::InitThread | Routine::Finalize => Call::new(routine, t.0, t.1),
             Routine::Send
@@ -205,28 +179,8 @@ impl Rank {
             | Routine::Issend
             | Routine::Ibsend
             | Routine::Irsend
-            | Routine::Irecv => {
-                let (who, tag) = (peer(f.int(3)?)?, f.int(4)? as i32);
-                let mut c = Call::p2p(routine, t, f.bytes(1, 2)?, who, tag);
-                if routine.creates_request() {
-                    let status = (routine == Routine::Irecv).then_some((who, tag));
-                    c.e.id = self.reqs.create(f.int(6)? as u64, status) as i64;
-                }
-                c
-            }
-            Routine::Sendrecv => {
-                let (dest, tag) = (peer(f.int(3)?)?, f.int(4)? as i32);
-                let mut c = Call::p2p(routine, t, f.bytes(1, 2)?, dest, tag);
-                let (source, tag) = (peer(f.int(8)?)?, f.int(9)? as i32);
-                c.half = Some(RecvHalf {
-                    bytes: f.bytes(6, 7)?,
-                    source,
-                    tag,
-                });
-                c.e.flags = if source == -1 { FLAG_ANY_SOURCE } else { 0 }
-                    | if tag == -1 { FLAG_ANY_TAG } else { 0 };
-                c
-            }
+            | Routine::Irecv => self.point_to_point(name, routine, t, &f)?,
+            Routine::Sendrecv => self.sendrecv(name, t, &f)?,
             Routine::Wait | Routine::Waitall => {
                 let mut c = Call::new(routine, t.0, t.1);
                 c.done = self.completed(routine, &f)?;
@@ -253,6 +207,74 @@ impl Rank {
         };
         self.calls.push(c);
         Ok(())
+    }
+
+    /// The call's start and end, ns from the trace's first time: MPI_Init has no start time
+    /// (`-`), MPI_Finalize no end.
+    fn times(&self, name: &str, f: &Fields<'_>) -> Result<(u64, u64), String> {
+        let t0 = self.t0;
+        let time = |s: &str| -> Result<u64, String> {
+            micros(s)
+                .map(|t| t.saturating_sub(t0))
+                .ok_or_else(|| format!("expected a time in µs, found `{s}`"))
+        };
+        let last = f.f[f.f.len() - 1];
+        let t = match name {
+            "MPI_Init" | "MPI_Init_thread" => (time(last)?, time(last)?),
+            "MPI_Finalize" => (time(f.f[1])?, time(f.f[1])?),
+            _ => (time(f.f[1])?, time(last)?),
+        };
+        if t.1 < t.0 {
+            return Err(format!(
+                "expected the end time {last} µs at or after the start"
+            ));
+        }
+        Ok(t)
+    }
+
+    /// A peer field `v` of call `name`: a rank, or -1 (any source) or -2 (`MPI_PROC_NULL`).
+    fn peer(&self, name: &str, v: i64) -> Result<i32, String> {
+        match v {
+            -1 | -2 => Ok(v as i32),
+            v if (0..self.p as i64).contains(&v) => Ok(v as i32),
+            v => Err(format!(
+                "expected a rank below {} in {name}, found {v}",
+                self.p
+            )),
+        }
+    }
+
+    /// A send or receive, blocking or not; a nonblocking one's request opened by its handle's
+    /// address (an Irecv's with its source and tag, for a status that records none).
+    fn point_to_point(
+        &mut self,
+        name: &str,
+        routine: Routine,
+        t: (u64, u64),
+        f: &Fields<'_>,
+    ) -> Result<Call, String> {
+        let (who, tag) = (self.peer(name, f.int(3)?)?, f.int(4)? as i32);
+        let mut c = Call::p2p(routine, t, f.bytes(1, 2)?, who, tag);
+        if routine.creates_request() {
+            let status = (routine == Routine::Irecv).then_some((who, tag));
+            c.e.id = self.reqs.create(f.int(6)? as u64, status) as i64;
+        }
+        Ok(c)
+    }
+
+    /// An `MPI_Sendrecv`: its send half, and its receive half with the wildcards it names.
+    fn sendrecv(&self, name: &str, t: (u64, u64), f: &Fields<'_>) -> Result<Call, String> {
+        let (dest, tag) = (self.peer(name, f.int(3)?)?, f.int(4)? as i32);
+        let mut c = Call::p2p(Routine::Sendrecv, t, f.bytes(1, 2)?, dest, tag);
+        let (source, tag) = (self.peer(name, f.int(8)?)?, f.int(9)? as i32);
+        c.half = Some(RecvHalf {
+            bytes: f.bytes(6, 7)?,
+            source,
+            tag,
+        });
+        c.e.flags = if source == -1 { FLAG_ANY_SOURCE } else { 0 }
+            | if tag == -1 { FLAG_ANY_TAG } else { 0 };
+        Ok(c)
     }
 
     /// What a `Wait` (its request's handle) or `Waitall` (its array's) completed. A handle no

@@ -831,24 +831,48 @@ impl Rank<'_> {
         members: &[u32],
     ) -> Result<Call, String> {
         let p = members.len() as u64;
-        // The root, in the communicator's ranks (compared with this rank's) and as a world rank.
-        let root = || {
-            let v = rec.int("root")?;
-            (0..p as i64)
-                .contains(&v)
-                .then_some(v)
-                .ok_or_else(|| format!("root {v} is not a rank of the communicator's {p}"))
-        };
-        let world = |v: i64| members[v as usize] as i32;
         let me = members
             .iter()
             .position(|&m| m == self.me)
             .map_or(-1, |i| i as i64);
-        let scaled = |v: Vec<i64>, dt: i64| -> Vec<u64> {
-            v.into_iter().map(|c| self.bytes(c, dt)).collect()
-        };
         Ok(match r {
             Routine::Barrier => Call::coll(r, t, -1, 0, 0),
+            Routine::Bcast | Routine::Reduce | Routine::Gather | Routine::Scatter => {
+                self.rooted(rec, r, t, members, me)?
+            }
+            Routine::Gatherv | Routine::Scatterv => self.rooted_v(rec, r, t, members, me)?,
+            Routine::Allreduce | Routine::Scan | Routine::Exscan => {
+                let n = self.bytes(rec.int("count")?, rec.int("datatype")?);
+                Call::coll(r, t, -1, n, n)
+            }
+            Routine::Allgather | Routine::Alltoall => {
+                let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
+                let block = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
+                let sent = if r == Routine::Alltoall {
+                    sent.saturating_mul(p)
+                } else {
+                    sent
+                };
+                Call::coll(r, t, -1, sent, block.saturating_mul(p))
+            }
+            _ => self.unrooted_v(rec, r, t, me)?,
+        })
+    }
+
+    /// Bcast, Reduce, Gather or Scatter: the bytes this rank sends and receives depend on
+    /// whether it is the root (`me`, its rank in the communicator of `members`).
+    fn rooted(
+        &self,
+        rec: &Record,
+        r: Routine,
+        t: (u64, u64),
+        members: &[u32],
+        me: i64,
+    ) -> Result<Call, String> {
+        let p = members.len() as u64;
+        let root = || root_of(rec, p);
+        let world = |v: i64| members[v as usize] as i32;
+        Ok(match r {
             Routine::Bcast => {
                 let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
                 if root == me {
@@ -861,10 +885,6 @@ impl Rank<'_> {
                 let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
                 Call::coll(r, t, world(root), n, if root == me { n } else { 0 })
             }
-            Routine::Allreduce | Routine::Scan | Routine::Exscan => {
-                let n = self.bytes(rec.int("count")?, rec.int("datatype")?);
-                Call::coll(r, t, -1, n, n)
-            }
             Routine::Gather => {
                 let (sent, root) = (
                     self.bytes(rec.int("sendcount")?, rec.int("sendtype")?),
@@ -876,7 +896,8 @@ impl Rank<'_> {
                 };
                 Call::coll(r, t, world(root), sent, got)
             }
-            Routine::Scatter => {
+            _ => {
+                // Scatter.
                 let (got, root) = (
                     self.bytes(rec.int("recvcount")?, rec.int("recvtype")?),
                     root()?,
@@ -887,43 +908,51 @@ impl Rank<'_> {
                 };
                 Call::coll(r, t, world(root), sent, got)
             }
-            Routine::Gatherv => {
-                let root = root()?;
-                let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
-                let counts = if root == me {
-                    scaled(rec.ints("recvcounts"), rec.int("recvtype")?)
-                } else {
-                    Vec::new()
-                };
-                let got = counts.iter().sum();
-                let mut c = Call::coll(r, t, world(root), sent, got);
-                c.coll = Some((got, counts));
-                c
-            }
-            Routine::Scatterv => {
-                let root = root()?;
-                let got = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
-                let counts = if root == me {
-                    scaled(rec.ints("sendcounts"), rec.int("sendtype")?)
-                } else {
-                    Vec::new()
-                };
-                let mut c = Call::coll(r, t, world(root), counts.iter().sum(), got);
-                c.coll = Some((got, counts));
-                c
-            }
-            Routine::Allgather | Routine::Alltoall => {
-                let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
-                let block = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
-                let sent = if r == Routine::Alltoall {
-                    sent.saturating_mul(p)
-                } else {
-                    sent
-                };
-                Call::coll(r, t, -1, sent, block.saturating_mul(p))
-            }
+        })
+    }
+
+    /// Gatherv or Scatterv: the root (`me` in the communicator of `members`) alone has the
+    /// per-rank counts, kept with the call.
+    fn rooted_v(
+        &self,
+        rec: &Record,
+        r: Routine,
+        t: (u64, u64),
+        members: &[u32],
+        me: i64,
+    ) -> Result<Call, String> {
+        let root = root_of(rec, members.len() as u64)?;
+        let world = |v: i64| members[v as usize] as i32;
+        Ok(if r == Routine::Gatherv {
+            let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
+            let counts = if root == me {
+                self.scaled(rec.ints("recvcounts"), rec.int("recvtype")?)
+            } else {
+                Vec::new()
+            };
+            let got = counts.iter().sum();
+            let mut c = Call::coll(r, t, world(root), sent, got);
+            c.coll = Some((got, counts));
+            c
+        } else {
+            let got = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
+            let counts = if root == me {
+                self.scaled(rec.ints("sendcounts"), rec.int("sendtype")?)
+            } else {
+                Vec::new()
+            };
+            let mut c = Call::coll(r, t, world(root), counts.iter().sum(), got);
+            c.coll = Some((got, counts));
+            c
+        })
+    }
+
+    /// Allgatherv, Alltoallv or Reduce_scatter (any other routine): every rank has the
+    /// per-rank counts, kept with the call; `me`: this rank in the communicator.
+    fn unrooted_v(&self, rec: &Record, r: Routine, t: (u64, u64), me: i64) -> Result<Call, String> {
+        Ok(match r {
             Routine::Allgatherv => {
-                let counts = scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
+                let counts = self.scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
                 let got = counts.iter().sum();
                 let mut c = Call::coll(
                     r,
@@ -936,8 +965,8 @@ impl Rank<'_> {
                 c
             }
             Routine::Alltoallv => {
-                let sends = scaled(rec.ints("sendcounts"), rec.int("sendtype")?);
-                let recvs = scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
+                let sends = self.scaled(rec.ints("sendcounts"), rec.int("sendtype")?);
+                let recvs = self.scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
                 let (sent, got) = (sends.iter().sum(), recvs.iter().sum());
                 let mut c = Call::coll(r, t, -1, sent, got);
                 c.coll = Some((got, [sends, recvs].concat()));
@@ -945,7 +974,7 @@ impl Rank<'_> {
             }
             _ => {
                 // Reduce_scatter: the receive counts.
-                let counts = scaled(rec.ints("recvcounts"), rec.int("datatype")?);
+                let counts = self.scaled(rec.ints("recvcounts"), rec.int("datatype")?);
                 let mine = counts.get(me as usize).copied().unwrap_or(0);
                 let mut c = Call::coll(r, t, -1, counts.iter().sum(), mine);
                 c.coll = Some((mine, counts));
@@ -953,6 +982,21 @@ impl Rank<'_> {
             }
         })
     }
+
+    /// Per-rank counts `v` of datatype `dt` in bytes.
+    fn scaled(&self, v: Vec<i64>, dt: i64) -> Vec<u64> {
+        v.into_iter().map(|c| self.bytes(c, dt)).collect()
+    }
+}
+
+/// The record's root, in the communicator's ranks (to compare with this rank's), checked to
+/// be one of its `p`.
+fn root_of(rec: &Record, p: u64) -> Result<i64, String> {
+    let v = rec.int("root")?;
+    (0..p as i64)
+        .contains(&v)
+        .then_some(v)
+        .ok_or_else(|| format!("root {v} is not a rank of the communicator's {p}"))
 }
 
 impl Requests<i64> {

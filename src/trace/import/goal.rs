@@ -57,35 +57,9 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
     // The rank being read, its labels, and the dependencies named before their labels.
     let mut current: Option<usize> = None;
     let mut labels: HashMap<String, usize> = HashMap::new();
-    let mut deps: Vec<(usize, String, String, bool)> = Vec::new();
-    let mut text = text.to_string();
+    let mut deps: Vec<Dependency> = Vec::new();
     // Block comments, then line comments.
-    while let Some(i) = text.find("/*") {
-        let end = text[i..].find("*/").map_or(text.len(), |j| i + j + 2);
-        let lines = text[i..end].matches('\n').count();
-        text.replace_range(i..end, &"\n".repeat(lines));
-    }
-    let resolve = |ranks: &mut Vec<Vec<Op>>,
-                   r: usize,
-                   labels: &HashMap<String, usize>,
-                   deps: &mut Vec<(usize, String, String, bool)>|
-     -> Result<(), TraceError> {
-        for (line, a, b, start) in deps.drain(..) {
-            let find = |l: &str| {
-                labels.get(l).copied().ok_or_else(|| {
-                    TraceError::line(name, line, format!("rank {r}: a dependency names label `{l}`, which is not defined in the rank"))
-                })
-            };
-            let (a, b) = (find(&a)?, find(&b)?);
-            let op = &mut ranks[r][a];
-            if start {
-                op.irequires.push(b)
-            } else {
-                op.requires.push(b)
-            }
-        }
-        Ok(())
-    };
+    let text = without_block_comments(text);
     let mut declared: Option<usize> = None;
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
@@ -126,28 +100,15 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
                 labels.clear();
             }
             (Some(r), ["}"]) => {
-                resolve(&mut ranks, r, &labels, &mut deps)?;
+                resolve(name, &mut ranks[r], r, &labels, &mut deps)?;
                 current = None;
             }
             (Some(_), [a, dep @ ("requires" | "irequires"), b]) => {
                 deps.push((lineno, a.to_string(), b.to_string(), *dep == "irequires"));
             }
             (Some(r), _) => {
-                let (label, op) = match line.split_once(':') {
-                    Some((l, rest)) if !l.trim().contains(' ') => (Some(l.trim()), rest.trim()),
-                    _ => (None, line),
-                };
-                let kind = operation(op).map_err(|m| err(format!("rank {r}: {m}")))?;
-                if let Some(l) = label
-                    && labels.insert(l.to_string(), ranks[r].len()).is_some()
-                {
-                    return Err(err(format!("rank {r}: label `{l}` is defined twice")));
-                }
-                ranks[r].push(Op {
-                    kind,
-                    requires: Vec::new(),
-                    irequires: Vec::new(),
-                });
+                labeled_operation(line, &mut ranks[r], &mut labels)
+                    .map_err(|m| err(format!("rank {r}: {m}")))?;
             }
             (None, _) => {
                 return Err(err(format!(
@@ -168,6 +129,86 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
             "expected a `num_ranks N` line, found none".into(),
         ));
     }
+    check_peers(name, &ranks)?;
+    Ok(ranks)
+}
+
+/// A dependency read before its rank's block ends, where its labels may follow it: the line,
+/// the operation that waits, the one it waits for, and whether for its start (`irequires`).
+type Dependency = (usize, String, String, bool);
+
+/// `text` with its `/* … */` comments blanked out but for their line breaks, so that errors
+/// still name the file's lines.
+fn without_block_comments(text: &str) -> String {
+    let mut text = text.to_string();
+    while let Some(i) = text.find("/*") {
+        let end = text[i..].find("*/").map_or(text.len(), |j| i + j + 2);
+        let lines = text[i..end].matches('\n').count();
+        text.replace_range(i..end, &"\n".repeat(lines));
+    }
+    text
+}
+
+/// Rank `r`'s dependencies `deps` (drained) as indices into its operations `ops`, once its
+/// block has ended and every label in it is known.
+fn resolve(
+    name: &str,
+    ops: &mut [Op],
+    r: usize,
+    labels: &HashMap<String, usize>,
+    deps: &mut Vec<Dependency>,
+) -> Result<(), TraceError> {
+    for (line, a, b, start) in deps.drain(..) {
+        let find = |l: &str| {
+            labels.get(l).copied().ok_or_else(|| {
+                TraceError::line(
+                    name,
+                    line,
+                    format!(
+                        "rank {r}: a dependency names label `{l}`, which is not defined in the rank"
+                    ),
+                )
+            })
+        };
+        let (a, b) = (find(&a)?, find(&b)?);
+        let op = &mut ops[a];
+        if start {
+            op.irequires.push(b)
+        } else {
+            op.requires.push(b)
+        }
+    }
+    Ok(())
+}
+
+/// An operation line, `[LABEL:] send …`, appended to its rank's `ops` and its label, if any,
+/// to `labels`; the complaint, without the rank, where it is wrong.
+fn labeled_operation(
+    line: &str,
+    ops: &mut Vec<Op>,
+    labels: &mut HashMap<String, usize>,
+) -> Result<(), String> {
+    let (label, op) = match line.split_once(':') {
+        Some((l, rest)) if !l.trim().contains(' ') => (Some(l.trim()), rest.trim()),
+        _ => (None, line),
+    };
+    let kind = operation(op)?;
+    if let Some(l) = label
+        && labels.insert(l.to_string(), ops.len()).is_some()
+    {
+        return Err(format!("label `{l}` is defined twice"));
+    }
+    ops.push(Op {
+        kind,
+        requires: Vec::new(),
+        irequires: Vec::new(),
+    });
+    Ok(())
+}
+
+/// Every message's peer a rank of the schedule (or -1, any source), checked once all ranks
+/// are read, since `num_ranks` bounds them.
+fn check_peers(name: &str, ranks: &[Vec<Op>]) -> Result<(), TraceError> {
     let p = ranks.len() as i64;
     for (r, ops) in ranks.iter().enumerate() {
         for op in ops {
@@ -184,7 +225,7 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
             }
         }
     }
-    Ok(ranks)
+    Ok(())
 }
 
 /// `send 8b to 1 tag 0`, `recv 8b from -1`, `calc 100`, each may end with `cpu C` and `nic N`.
