@@ -70,9 +70,12 @@ macro_rules! routines {
                 match self { $(Routine::$name => $mpi,)* }
             }
 
-            /// The routine called `name` (`"MPI_Send"`).
+            /// The routine called `name` (`"MPI_Send"`): a hash lookup (a text reader asks
+            /// once a line; a `match` on the names compares them one after another).
             pub fn from_mpi_name(name: &str) -> Option<Routine> {
-                match name { $($mpi => Some(Routine::$name),)* _ => None }
+                static BY_NAME: std::sync::LazyLock<std::collections::HashMap<&'static str, Routine>> =
+                    std::sync::LazyLock::new(|| [$(($mpi, Routine::$name)),*].into_iter().collect());
+                BY_NAME.get(name).copied()
             }
 
             /// The fields its record carries.

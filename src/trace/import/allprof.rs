@@ -9,6 +9,7 @@
 use super::{Call, Notes, Requests, build, numbered_siblings};
 use crate::error::TraceError;
 use crate::trace::{Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Trace};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Whether `text` begins as liballprof's files do.
@@ -48,12 +49,16 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
                 .into(),
         )
     })?;
-    let mut texts = Vec::with_capacity(files.len());
-    for f in &files {
-        let t = std::fs::read_to_string(f)
-            .map_err(|e| TraceError::at(&f.display().to_string(), format!("cannot read: {e}")))?;
-        texts.push((f.display().to_string(), t));
-    }
+    let texts = files
+        .par_iter()
+        .map(|f| {
+            let name = f.display().to_string();
+            match std::fs::read_to_string(f) {
+                Ok(t) => Ok((name, t)),
+                Err(e) => Err(TraceError::at(&name, format!("cannot read: {e}"))),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     parse(&name, &texts)
 }
 
@@ -61,68 +66,91 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
 pub(super) fn parse(name: &str, files: &[(String, String)]) -> Result<Trace, TraceError> {
     let p = files.len();
     let texts: Vec<&str> = files.iter().map(|(_, t)| t.as_str()).collect();
-    // Times are µs of each rank's clock: kept to the ns, from the earliest call of any rank.
-    let mut t0 = u64::MAX;
-    for t in &texts {
-        for l in t.lines().filter(|l| l.starts_with("MPI_")) {
-            if let Some(v) = l.split(':').skip(1).find_map(micros) {
-                t0 = t0.min(v);
-            }
-        }
-    }
     let mut notes = Notes::default();
     notes.say(format!(
         "liballprof's trace ({p} ranks) records no hosts and no communicators' members: the ranks \
          are taken as one node, and only calls on communicators of all {p} ranks are kept"
     ));
-    let mut calls = Vec::with_capacity(p);
-    for (r, text) in texts.iter().enumerate() {
-        let file = &files[r].0;
-        let mut rank = Rank {
-            p,
-            t0,
-            reqs: Requests::new(),
-            calls: Vec::new(),
-            stride: 8,
-        };
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
+    // A file a rank: read in parallel, the first error (lowest rank) said.
+    let read: Vec<Result<RankRead, TraceError>> = texts
+        .par_iter()
+        .enumerate()
+        .map(|(r, text)| {
+            let file = &files[r].0;
+            let mut rank = Rank {
+                p,
+                first: u64::MAX,
+                reqs: Requests::new(),
+                calls: Vec::with_capacity(text.len() / 48),
+                stride: 8,
+            };
+            let mut notes = Notes::default();
+            let mut fields = Vec::new();
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                fields.clear();
+                fields.extend(split_bytes(line, b':'));
+                if line.starts_with("MPI_") {
+                    let first = fields[1..].iter().find_map(|f| micros(f));
+                    rank.first = rank.first.min(first.unwrap_or(u64::MAX));
+                }
+                let f = Fields { f: &fields, line };
+                rank.call(&f, &mut notes)
+                    .map_err(|m| TraceError::line(file, n + 1, m).in_event(r, rank.calls.len()))?;
             }
-            rank.call(line, &mut notes)
-                .map_err(|m| TraceError::line(file, n + 1, m).in_event(r, rank.calls.len()))?;
-        }
-        calls.push(rank.calls);
+            Ok((rank.calls, rank.first, notes))
+        })
+        .collect();
+    let mut calls = Vec::with_capacity(p);
+    let mut t0 = u64::MAX;
+    for rank in read {
+        let (c, first, n) = rank?;
+        notes.merge(n);
+        calls.push(c);
+        t0 = t0.min(first);
     }
+    // Times are µs of each rank's clock: kept to the ns, from the earliest call of any rank
+    // (the first number after a routine's name on any line).
+    calls.par_iter_mut().flatten().for_each(|c| {
+        c.e.t_call = c.e.t_call.saturating_sub(t0);
+        c.e.t_return = c.e.t_return.saturating_sub(t0);
+    });
     build(name, calls, notes, Vec::new())
 }
 
+/// One rank's file read: its calls (times absolute), its first time, what it noted.
+type RankRead = (Vec<Call>, u64, Notes);
+
 /// A time field: `1298365588610860`, `1237759886260335.000000` or `3.0` µs, in ns.
 fn micros(s: &str) -> Option<u64> {
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if int.is_empty()
-        || !int.bytes().all(|b| b.is_ascii_digit())
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
+    let b = s.as_bytes();
+    let (int, frac) = match b.iter().position(|&c| c == b'.') {
+        Some(i) => (&b[..i], &b[i + 1..]),
+        None => (b, &[][..]),
+    };
+    if int.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let ns = |d: &str| {
-        d.bytes()
-            .chain(std::iter::repeat(b'0'))
-            .take(3)
-            .fold(0u64, |a, b| a * 10 + (b - b'0') as u64)
-    };
-    int.parse::<u64>()
-        .ok()?
-        .checked_mul(1000)?
-        .checked_add(ns(frac))
+    let mut us = 0u64;
+    for &d in int {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        us = us.checked_mul(10)?.checked_add((d - b'0') as u64)?;
+    }
+    let ns = (frac.iter().chain(std::iter::repeat(&b'0')).take(3))
+        .fold(0u64, |a, &d| a * 10 + (d - b'0') as u64);
+    us.checked_mul(1000)?.checked_add(ns)
 }
 
 struct Rank {
     p: usize,
-    /// The trace's first time, ns.
-    t0: u64,
+    /// The first number after a routine's name on this rank's lines (the earliest over the
+    /// ranks is the trace's start), ns; calls' times are kept absolute until it is known.
+    first: u64,
     /// Open requests by the address of their handle.
     reqs: Requests<u64>,
     calls: Vec<Call>,
@@ -148,16 +176,12 @@ fn comm_arg(routine: Routine) -> usize {
 }
 
 impl Rank {
-    fn call(&mut self, line: &str, notes: &mut Notes) -> Result<(), String> {
-        let f = Fields {
-            f: line.split(':').collect(),
-            line,
-        };
-        let name = f.f[0];
+    fn call(&mut self, f: &Fields<'_>, notes: &mut Notes) -> Result<(), String> {
+        let (name, line) = (f.f[0], f.line);
         if f.f.len() < 3 {
             return Err(format!("expected `MPI_Name:T0:…:T1`, found `{line}`"));
         }
-        let t = self.times(name, &f)?;
+        let t = self.times(name, f)?;
         let Some(routine) = Routine::from_mpi_name(name) else {
             notes.skip(name);
             return Ok(());
@@ -179,11 +203,11 @@ impl Rank {
             | Routine::Issend
             | Routine::Ibsend
             | Routine::Irsend
-            | Routine::Irecv => self.point_to_point(name, routine, t, &f)?,
-            Routine::Sendrecv => self.sendrecv(name, t, &f)?,
+            | Routine::Irecv => self.point_to_point(name, routine, t, f)?,
+            Routine::Sendrecv => self.sendrecv(name, t, f)?,
             Routine::Wait | Routine::Waitall => {
                 let mut c = Call::new(routine, t.0, t.1);
-                c.done = self.completed(routine, &f)?;
+                c.done = self.completed(routine, f)?;
                 c
             }
             Routine::Test
@@ -199,7 +223,7 @@ impl Rank {
                 ));
                 Call::new(routine, t.0, t.1)
             }
-            _ if comm_arg != usize::MAX => self.collective(routine, t, &f)?,
+            _ if comm_arg != usize::MAX => self.collective(routine, t, f)?,
             _ => {
                 notes.skip(name);
                 return Ok(());
@@ -212,11 +236,8 @@ impl Rank {
     /// The call's start and end, ns from the trace's first time: MPI_Init has no start time
     /// (`-`), MPI_Finalize no end.
     fn times(&self, name: &str, f: &Fields<'_>) -> Result<(u64, u64), String> {
-        let t0 = self.t0;
         let time = |s: &str| -> Result<u64, String> {
-            micros(s)
-                .map(|t| t.saturating_sub(t0))
-                .ok_or_else(|| format!("expected a time in µs, found `{s}`"))
+            micros(s).ok_or_else(|| format!("expected a time in µs, found `{s}`"))
         };
         let last = f.f[f.f.len() - 1];
         let t = match name {
@@ -372,10 +393,34 @@ impl Rank {
     }
 }
 
+/// The parts of `s` between the bytes `sep`: a byte loop, as the parts are short.
+fn split_bytes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let rest = &s.as_bytes()[start..];
+        let part = match rest.iter().position(|&b| b == sep) {
+            Some(i) => {
+                let part = &s[start..start + i];
+                start += i + 1;
+                part
+            }
+            None => {
+                done = true;
+                &s[start..]
+            }
+        };
+        Some(part)
+    })
+}
+
 /// One line's fields (split at `:`): the routine's name, its start time, its arguments, its
 /// end time.
 struct Fields<'a> {
-    f: Vec<&'a str>,
+    f: &'a [&'a str],
     line: &'a str,
 }
 
@@ -406,7 +451,7 @@ impl Fields<'_> {
     /// Part `k` of argument `i`, `ID,SIZE,EXTENT` or `ID,RANK,SIZE`.
     fn sub(&self, i: usize, k: usize) -> Result<i64, String> {
         let a = self.arg(i)?;
-        (a.split(',').nth(k).and_then(|v| v.parse().ok())).ok_or_else(|| {
+        (split_bytes(a, b',').nth(k).and_then(|v| v.parse().ok())).ok_or_else(|| {
             format!(
                 "expected `ID,SIZE,…` for argument {} of {}, found `{a}`",
                 i + 1,

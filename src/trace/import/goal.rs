@@ -11,6 +11,7 @@
 use super::{Call, Notes, Requests, build};
 use crate::error::TraceError;
 use crate::trace::{Routine, Trace};
+use rayon::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
@@ -47,7 +48,7 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
          as one node, and each rank's operations as the MPI program that issues them in file order \
          as their dependencies allow"
     ));
-    let calls = ranks.iter().map(|ops| sequence(ops, calc_ns)).collect();
+    let calls = ranks.par_iter().map(|ops| sequence(ops, calc_ns)).collect();
     build(name, calls, notes, Vec::new())
 }
 
@@ -56,19 +57,27 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
     let mut ranks: Vec<Vec<Op>> = Vec::new();
     // The rank being read, its labels, and the dependencies named before their labels.
     let mut current: Option<usize> = None;
-    let mut labels: HashMap<String, usize> = HashMap::new();
+    let mut labels: Labels = HashMap::default();
     let mut deps: Vec<Dependency> = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
+    // The two labels defined last, with their operations: most dependencies name them.
+    let mut recent: [(&str, usize); 2] = [("", 0); 2];
     // Block comments, then line comments.
     let text = without_block_comments(text);
     let mut declared: Option<usize> = None;
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
-        let line = raw.split("//").next().unwrap_or("").trim();
+        let line = match raw.as_bytes().windows(2).position(|w| w == b"//") {
+            Some(i) => &raw[..i],
+            None => raw,
+        }
+        .trim();
         if line.is_empty() {
             continue;
         }
         let err = |m: String| TraceError::line(name, lineno, m);
-        let words: Vec<&str> = line.split_whitespace().collect();
+        words.clear();
+        words.extend(line.split_whitespace());
         match (current, words.as_slice()) {
             (None, ["num_ranks", p]) => {
                 let p: usize = p
@@ -98,17 +107,30 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
                 }
                 current = Some(r);
                 labels.clear();
+                recent = [("", 0); 2];
             }
             (Some(r), ["}"]) => {
                 resolve(name, &mut ranks[r], r, &labels, &mut deps)?;
                 current = None;
             }
-            (Some(_), [a, dep @ ("requires" | "irequires"), b]) => {
-                deps.push((lineno, a.to_string(), b.to_string(), *dep == "irequires"));
+            (Some(r), [a, dep @ ("requires" | "irequires"), b]) => {
+                // Resolved at once where both labels are known and none before it waits (the
+                // order of each operation's dependencies stays the file's), else at the `}`.
+                let known = |l: &str| match recent.iter().find(|(k, _)| !k.is_empty() && *k == l) {
+                    Some(&(_, i)) => Some(i),
+                    None => labels.get(l).copied(),
+                };
+                match (deps.is_empty(), known(a), known(b)) {
+                    (true, Some(a), Some(b)) => depend(&mut ranks[r][a], b, *dep == "irequires"),
+                    _ => deps.push((lineno, a, b, *dep == "irequires")),
+                }
             }
             (Some(r), _) => {
-                labeled_operation(line, &mut ranks[r], &mut labels)
+                let label = labeled_operation(line, &mut ranks[r], &mut labels)
                     .map_err(|m| err(format!("rank {r}: {m}")))?;
+                if let Some(l) = label {
+                    recent = [recent[1], (l, ranks[r].len() - 1)];
+                }
             }
             (None, _) => {
                 return Err(err(format!(
@@ -135,7 +157,33 @@ fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
 
 /// A dependency read before its rank's block ends, where its labels may follow it: the line,
 /// the operation that waits, the one it waits for, and whether for its start (`irequires`).
-type Dependency = (usize, String, String, bool);
+type Dependency<'a> = (usize, &'a str, &'a str, bool);
+
+/// A rank's labels: their operations' indices, by a hasher for short keys (labels are looked
+/// up once a dependency, millions in a large schedule; SipHash spends most of that time).
+type Labels<'a> = HashMap<&'a str, usize, std::hash::BuildHasherDefault<ShortKeys>>;
+
+/// FNV-1a, for short keys that no adversary chooses (a schedule's labels).
+#[derive(Default)]
+struct ShortKeys(u64);
+
+impl std::hash::Hasher for ShortKeys {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// `text` with its `/* … */` comments blanked out but for their line breaks, so that errors
 /// still name the file's lines.
@@ -155,8 +203,8 @@ fn resolve(
     name: &str,
     ops: &mut [Op],
     r: usize,
-    labels: &HashMap<String, usize>,
-    deps: &mut Vec<Dependency>,
+    labels: &Labels<'_>,
+    deps: &mut Vec<Dependency<'_>>,
 ) -> Result<(), TraceError> {
     for (line, a, b, start) in deps.drain(..) {
         let find = |l: &str| {
@@ -170,31 +218,34 @@ fn resolve(
                 )
             })
         };
-        let (a, b) = (find(&a)?, find(&b)?);
-        let op = &mut ops[a];
-        if start {
-            op.irequires.push(b)
-        } else {
-            op.requires.push(b)
-        }
+        let (a, b) = (find(a)?, find(b)?);
+        depend(&mut ops[a], b, start);
     }
     Ok(())
 }
 
+/// `op` waits for operation `b`: for its start (`irequires`) or its end.
+fn depend(op: &mut Op, b: usize, start: bool) {
+    match start {
+        true => op.irequires.push(b),
+        false => op.requires.push(b),
+    }
+}
+
 /// An operation line, `[LABEL:] send …`, appended to its rank's `ops` and its label, if any,
 /// to `labels`; the complaint, without the rank, where it is wrong.
-fn labeled_operation(
-    line: &str,
+fn labeled_operation<'a>(
+    line: &'a str,
     ops: &mut Vec<Op>,
-    labels: &mut HashMap<String, usize>,
-) -> Result<(), String> {
+    labels: &mut Labels<'a>,
+) -> Result<Option<&'a str>, String> {
     let (label, op) = match line.split_once(':') {
         Some((l, rest)) if !l.trim().contains(' ') => (Some(l.trim()), rest.trim()),
         _ => (None, line),
     };
     let kind = operation(op)?;
     if let Some(l) = label
-        && labels.insert(l.to_string(), ops.len()).is_some()
+        && labels.insert(l, ops.len()).is_some()
     {
         return Err(format!("label `{l}` is defined twice"));
     }
@@ -203,7 +254,7 @@ fn labeled_operation(
         requires: Vec::new(),
         irequires: Vec::new(),
     });
-    Ok(())
+    Ok(label)
 }
 
 /// Every message's peer a rank of the schedule (or -1, any source), checked once all ranks
@@ -290,18 +341,30 @@ fn sequence(ops: &[Op], calc_ns: f64) -> Vec<Call> {
     let n = ops.len();
     // Kahn's order over both kinds of edge, the lowest index first where several are ready.
     let mut indegree = vec![0usize; n];
-    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+    // The operations that wait for each, `after[start[d]..start[d + 1]]`, in index order.
+    let mut start = vec![0usize; n + 1];
     for (i, op) in ops.iter().enumerate() {
         for &d in op.requires.iter().chain(&op.irequires) {
             indegree[i] += 1;
-            after[d].push(i);
+            start[d + 1] += 1;
+        }
+    }
+    for d in 0..n {
+        start[d + 1] += start[d];
+    }
+    let mut after = vec![0usize; start[n]];
+    let mut filled = start.clone();
+    for (i, op) in ops.iter().enumerate() {
+        for &d in op.requires.iter().chain(&op.irequires) {
+            after[filled[d]] = i;
+            filled[d] += 1;
         }
     }
     let mut ready: BTreeSet<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
     let mut order = Vec::with_capacity(n);
     while let Some(i) = ready.pop_first() {
         order.push(i);
-        for &j in &after[i] {
+        for &j in &after[start[i]..start[i + 1]] {
             indegree[j] -= 1;
             if indegree[j] == 0 {
                 ready.insert(j);

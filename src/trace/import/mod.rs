@@ -178,11 +178,16 @@ pub fn files(path: &Path, format: Format) -> Vec<PathBuf> {
                 Some(f)
             })
         }
-        Format::Tit => std::fs::read_to_string(path).ok().and_then(|text| {
-            let mut f = tit::listed_files(path, &text)?;
-            f.push(path.to_path_buf());
-            Some(f)
-        }),
+        // Read whole only where its head says it lists files (a trace of actions can be large).
+        Format::Tit => read_head(path)
+            .ok()
+            .filter(|head| tit::lists_files(path, &String::from_utf8_lossy(head)))
+            .and_then(|_| std::fs::read_to_string(path).ok())
+            .and_then(|text| {
+                let mut f = tit::listed_files(path, &text)?;
+                f.push(path.to_path_buf());
+                Some(f)
+            }),
         Format::Paraver => {
             let pcf = path.with_extension("pcf");
             Some(
@@ -329,6 +334,16 @@ impl Notes {
         *self.skipped.entry(routine.to_string()).or_default() += n;
     }
 
+    /// Adds what another part of the same trace noted (a rank read apart), after it.
+    pub fn merge(&mut self, other: Notes) {
+        for (k, n) in other.skipped {
+            self.skip_n(&k, n);
+        }
+        for s in other.said {
+            self.say(s);
+        }
+    }
+
     pub fn say(&mut self, what: String) {
         if !self.said.contains(&what) {
             self.said.push(what);
@@ -380,25 +395,74 @@ pub(crate) fn build(
     }
     let mut trace = Trace::new(calls.len());
     trace.comms = comms;
-    let ranks = calls.into_iter().map(|rank| {
-        let mut ev = Events::single();
-        for c in rank {
-            match c.e.routine.shape() {
-                Shape::Complete => ev.push_complete(&c.e, &c.done),
-                Shape::Coll => {
-                    let (recv, counts) = c.coll.unwrap_or_default();
-                    ev.push_coll(&c.e, recv, &counts)
-                }
-                Shape::Sendrecv => ev.push_sendrecv(&c.e, c.half.expect("a Sendrecv's half")),
-                _ => ev.push(&c.e),
-            }
+    let counts: Vec<usize> = calls.iter().map(Vec::len).collect();
+    trace.events = Events::fill::<()>(&counts, &|r, sink| {
+        for c in &calls[r] {
+            push_call(sink, c);
         }
-        ev
-    });
-    trace.events = Events::concat(ranks.collect::<Vec<_>>());
+        Ok(())
+    })
+    .expect("pushing calls does not fail");
+    drop(calls);
     trace.warnings = notes.into_warnings(name);
     trace.pending = trace.validate(name)?;
     Ok(trace)
+}
+
+/// The trace of ranks of `counts` calls each, which `fill(r, sink)` pushes rank by rank in
+/// parallel (a reader whose receives all name their source: nothing to resolve across ranks),
+/// checked as a loaded trace is.
+pub(crate) fn filled(
+    name: &str,
+    counts: &[usize],
+    notes: Notes,
+    comms: Vec<super::Comm>,
+    fill: &(dyn Fn(usize, &mut super::events::Sink<'_>) -> Result<(), TraceError> + Sync),
+) -> Result<Trace, TraceError> {
+    if counts.is_empty() {
+        return Err(TraceError::at(name, "holds no rank's calls".into()));
+    }
+    let mut trace = Trace::new(counts.len());
+    trace.comms = comms;
+    trace.events = Events::fill(counts, fill)?;
+    trace.warnings = notes.into_warnings(name);
+    trace.pending = trace.validate(name)?;
+    Ok(trace)
+}
+
+/// `text` cut into about `n` pieces of whole lines, each with the number of its first line
+/// (from 1), to be read in parallel.
+pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {
+    let size = (text.len() / n.max(1)).max(1 << 16);
+    let mut pieces = Vec::new();
+    let (mut start, mut line) = (0, 1);
+    while start < text.len() {
+        let end = match text.as_bytes()[(start + size).min(text.len())..]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
+            Some(i) => (start + size + i + 1).min(text.len()),
+            None => text.len(),
+        };
+        let piece = &text[start..end];
+        pieces.push((line, piece));
+        line += piece.bytes().filter(|&b| b == b'\n').count();
+        start = end;
+    }
+    pieces
+}
+
+/// Pushes one call as its shape has it.
+pub(crate) fn push_call(sink: &mut impl Push, c: &Call) {
+    match c.e.routine.shape() {
+        Shape::Complete => sink.push_complete(&c.e, &c.done),
+        Shape::Coll => match &c.coll {
+            Some((recv, counts)) => sink.push_coll(&c.e, *recv, counts),
+            None => sink.push_coll(&c.e, 0, &[]),
+        },
+        Shape::Sendrecv => sink.push_sendrecv(&c.e, c.half.expect("a Sendrecv's half")),
+        _ => sink.push(&c.e),
+    }
 }
 
 /// Gives each receive posted with `MPI_ANY_SOURCE` or `MPI_ANY_TAG` the

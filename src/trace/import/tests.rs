@@ -100,3 +100,28 @@ fn wildcards_take_the_earliest_sent_message_that_fits() {
     assert_eq!((r2[2].e.peer, r2[2].e.tag), (0, 5));
     assert_eq!(r2[2].e.flags, FLAG_ANY_SOURCE);
 }
+
+#[test]
+fn rounding_without_the_library_call_is_rounds() {
+    let cases = [
+        0.0,
+        -0.0,
+        0.25,
+        0.49999999999999994,
+        0.5,
+        1.5,
+        2.5,
+        -0.5,
+        -3.7,
+        1e15 + 0.5,
+        4503599627370495.5,
+        9007199254740993.0,
+        1.8e19,
+        1e300,
+        f64::INFINITY,
+        f64::NAN,
+    ];
+    for t in cases {
+        assert_eq!(super::tit::round_ns(t), t.round() as u64, "{t}");
+    }
+}

@@ -4,9 +4,10 @@
 //! are not recorded: `compute F` advances the rank's clock by `F × flop_ns`, every call takes
 //! no time, and a reduction's `comp_size` flops follow its call, as SMPI executes them.
 
-use super::{Call, Notes, Requests, build, simgrid_type_bytes};
+use super::{Call, Notes, Requests, filled, push_call, simgrid_type_bytes};
 use crate::error::TraceError;
 use crate::trace::{Completion, RecvHalf, Routine, Trace};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 const ACTIONS: &[&str] = &[
@@ -122,41 +123,17 @@ pub(super) fn parse(
     files: &[(String, String)],
     flop_ns: f64,
 ) -> Result<Trace, TraceError> {
-    // Every action line, by rank: (file, line number, its words after the rank).
-    let mut ranks: Vec<Vec<(usize, usize, Vec<&str>)>> = Vec::new();
-    for (f, (file, text)) in files.iter().enumerate() {
-        for (n, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            let mut words = line.split_whitespace();
-            let rank = words
-                .next()
-                .and_then(|r| r.parse::<usize>().ok())
-                .filter(|&r| r < 1 << 20);
-            let Some(rank) = rank else {
-                return Err(TraceError::line(
-                    file,
-                    n + 1,
-                    format!("expected `RANK ACTION ARGS…` with a rank below 2^20, found `{line}`"),
-                ));
-            };
-            if ranks.len() <= rank {
-                ranks.resize_with(rank + 1, Vec::new);
-            }
-            ranks[rank].push((f, n + 1, words.collect()));
-        }
-    }
+    let (ranks, mut notes) = lines_by_rank(files)?;
     let p = ranks.len();
-    let mut notes = Notes::default();
     notes.say(format!(
         "a time-independent trace records no times: each `compute` takes {flop_ns} ns a flop \
          (--flops sets the rate), every call no time, so the measured runtime is the computation \
          alone; the ranks are taken as one node"
     ));
-    let mut calls = Vec::with_capacity(p);
-    for (r, lines) in ranks.iter().enumerate() {
+    // Each rank's actions depend on its own lines alone: the ranks are read in parallel, each
+    // call pushed as it is read (a receive names its source: no wildcard to resolve first).
+    let counts: Vec<usize> = ranks.iter().map(|r| r.calls).collect();
+    filled(name, &counts, notes, Vec::new(), &|r, sink| {
         let mut rank = Rank {
             me: r as i32,
             p,
@@ -166,13 +143,172 @@ pub(super) fn parse(
             reqs: Requests::new(),
             calls: Vec::new(),
         };
-        for (f, n, words) in lines {
-            rank.action(words, &mut notes)
-                .map_err(|m| TraceError::line(&files[*f].0, *n, m).in_event(r, rank.calls.len()))?;
+        let mut words = Vec::new();
+        for (i, line) in ranks[r].lines().enumerate() {
+            words.clear();
+            words.extend(line.text.split_ascii_whitespace());
+            rank.action(&words).map_err(|m| {
+                TraceError::line(&files[line.file as usize].0, line.number as usize, m)
+                    .in_event(r, i)
+            })?;
+            for c in rank.calls.drain(..) {
+                push_call(sink, &c);
+            }
         }
-        calls.push(rank.calls);
+        Ok(())
+    })
+}
+
+/// One action line: its file, its number, its words after the rank.
+struct Line<'a> {
+    file: u32,
+    number: u32,
+    text: &'a str,
+}
+
+/// A rank's action lines, in file order (a piece of a file each), and how many calls they
+/// make.
+#[derive(Default)]
+struct RankLines<'a> {
+    pieces: Vec<Vec<Line<'a>>>,
+    calls: usize,
+}
+
+impl RankLines<'_> {
+    fn lines(&self) -> impl Iterator<Item = &Line<'_>> {
+        self.pieces.iter().flatten()
     }
-    build(name, calls, notes, Vec::new())
+}
+
+/// Every action line of `files`, by rank, in file order; the actions the model does not cost
+/// counted in the notes. Each file is read in pieces in parallel.
+fn lines_by_rank(files: &[(String, String)]) -> Result<(Vec<RankLines<'_>>, Notes), TraceError> {
+    let mut ranks: Vec<RankLines> = Vec::new();
+    let mut notes = Notes::default();
+    for (f, (file, text)) in files.iter().enumerate() {
+        let pieces = super::text_pieces(text, rayon::current_num_threads() * 4);
+        let read: Vec<Result<Piece, TraceError>> = pieces
+            .par_iter()
+            .map(|&(first, piece)| read_piece(f, file, first, piece))
+            .collect();
+        for piece in read {
+            let piece = piece?;
+            if ranks.len() < piece.ranks.len() {
+                ranks.resize_with(piece.ranks.len(), RankLines::default);
+            }
+            for (r, (lines, calls)) in piece.ranks.into_iter().enumerate() {
+                ranks[r].calls += calls;
+                if !lines.is_empty() {
+                    ranks[r].pieces.push(lines);
+                }
+            }
+            for (a, n) in piece.skipped {
+                notes.skip_n(a, n);
+            }
+        }
+    }
+    Ok((ranks, notes))
+}
+
+/// One piece of a file read: by rank, its lines and the calls they make; the actions the model
+/// does not cost, counted.
+struct Piece<'a> {
+    ranks: Vec<(Vec<Line<'a>>, usize)>,
+    skipped: Vec<(&'static str, u64)>,
+}
+
+/// The action lines of `text`, a piece of file `f` (`file`) whose first line is line `first`.
+fn read_piece<'a>(
+    f: usize,
+    file: &str,
+    first: usize,
+    text: &'a str,
+) -> Result<Piece<'a>, TraceError> {
+    let mut piece = Piece {
+        ranks: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for (n, line) in uncommented_lines(text) {
+        let number = first + n;
+        let (word, rest) = split_word(line);
+        let Some(rank) = word.parse::<usize>().ok().filter(|&r| r < 1 << 20) else {
+            return Err(TraceError::line(
+                file,
+                number,
+                format!("expected `RANK ACTION ARGS…` with a rank below 2^20, found `{line}`"),
+            ));
+        };
+        if piece.ranks.len() <= rank {
+            piece.ranks.resize_with(rank + 1, Default::default);
+        }
+        let r = &mut piece.ranks[rank];
+        match split_word(rest).0 {
+            "compute" | "sleep" => {}
+            a @ ("comm_size" | "comm_split" | "comm_dup" | "location") => {
+                let a = ACTIONS.iter().find(|&&k| k == a).expect("an action");
+                match piece.skipped.iter_mut().find(|(k, _)| k == a) {
+                    Some((_, n)) => *n += 1,
+                    None => piece.skipped.push((a, 1)),
+                }
+            }
+            _ => r.1 += 1,
+        }
+        r.0.push(Line {
+            file: f as u32,
+            number: u32::try_from(number).unwrap_or(u32::MAX),
+            text: rest,
+        });
+    }
+    Ok(piece)
+}
+
+/// The lines of `text` that hold more than a comment (`#` to the end of the line) and spaces,
+/// numbered from 0, without them: a byte loop (the lines are short, a search each would cost
+/// more than it saves).
+fn uncommented_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = text.as_bytes();
+    let (mut start, mut n) = (0, 0);
+    std::iter::from_fn(move || {
+        while start < bytes.len() {
+            let (mut end, mut comment) = (start, None);
+            while end < bytes.len() && bytes[end] != b'\n' {
+                if bytes[end] == b'#' && comment.is_none() {
+                    comment = Some(end);
+                }
+                end += 1;
+            }
+            let line = text[start..comment.unwrap_or(end)].trim_ascii();
+            let number = n;
+            (start, n) = (end + 1, n + 1);
+            if !line.is_empty() {
+                return Some((number, line));
+            }
+        }
+        None
+    })
+}
+
+/// `t.round() as u64` without the library call (the build's baseline x86-64 has no rounding
+/// instruction): half away from zero, negative and NaN to 0, saturating.
+pub(super) fn round_ns(t: f64) -> u64 {
+    if t.is_nan() || t < 0.5 {
+        return 0;
+    }
+    if t >= u64::MAX as f64 {
+        return u64::MAX;
+    }
+    let r = t as u64;
+    // Exact: below 2^53 the fraction is `t - r`, above it `t` is whole.
+    if t - r as f64 >= 0.5 { r + 1 } else { r }
+}
+
+/// The first word of `s` and what follows it.
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_ascii_start();
+    match s.bytes().position(|b| b.is_ascii_whitespace()) {
+        Some(i) => (&s[..i], &s[i + 1..]),
+        None => (s, ""),
+    }
 }
 
 struct Rank {
@@ -190,11 +326,13 @@ struct Rank {
 
 impl Rank {
     fn now(&self) -> (u64, u64) {
-        let t = self.t.round() as u64;
+        let t = round_ns(self.t);
         (t, t)
     }
 
-    fn action(&mut self, words: &[&str], notes: &mut Notes) -> Result<(), String> {
+    /// Reads one action; its calls are pushed to `calls`. The actions the model does not cost
+    /// are counted by [`lines_by_rank`].
+    fn action(&mut self, words: &[&str]) -> Result<(), String> {
         let action = *words.first().ok_or("expected an action after the rank")?;
         let a = Args {
             action,
@@ -210,10 +348,7 @@ impl Rank {
                 Call::new(Routine::Init, t.0, t.1)
             }
             "finalize" => Call::new(Routine::Finalize, t.0, t.1),
-            "comm_size" | "comm_split" | "comm_dup" | "location" => {
-                notes.skip(action);
-                return Ok(());
-            }
+            "comm_size" | "comm_split" | "comm_dup" | "location" => return Ok(()),
             "compute" | "sleep" => {
                 self.t += a.num(0)? * if action == "sleep" { 1e9 } else { self.flop_ns };
                 return Ok(());
@@ -300,7 +435,10 @@ impl Args<'_> {
         let action = self.action;
         let w = (self.args.get(i))
             .ok_or_else(|| format!("`{action}` expects an argument {}", i + 1))?;
-        (w.parse::<f64>()
+        // An integer (most arguments) parses faster as one, and gives the same f64.
+        (w.parse::<i64>()
+            .map(|v| v as f64)
+            .or_else(|_| w.parse::<f64>())
             .ok()
             .filter(|v| v.is_finite() && *v >= -1.0))
         .ok_or_else(|| {
@@ -312,7 +450,8 @@ impl Args<'_> {
     }
 
     fn int(&self, i: usize) -> Result<i64, String> {
-        self.num(i).map(|v| v.trunc() as i64)
+        // `as` truncates toward zero (and saturates), as `trunc` would.
+        self.num(i).map(|v| v as i64)
     }
 
     fn count(&self, i: usize) -> Result<u64, String> {
