@@ -4,7 +4,7 @@
 # events a second and peak bytes an event. Figures, not assertions.
 #
 #   tests/bench/import.sh              # 500,000 ping-pong round trips (2,000,004 events)
-#   ROUNDS=100000 tests/bench/import.sh
+#   ROUNDS=100000 RUNS=3 tests/bench/import.sh   # the median of RUNS runs each (default 5)
 #
 # The inputs: a time-independent trace written here (a 2-rank ping-pong, 1 KiB, compute between),
 # our binary and a GOAL schedule converted from it (`convert`), liballprof's per-rank files and
@@ -13,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
 ROUNDS=${ROUNDS:-500000}
+RUNS=${RUNS:-5}
 DIR=${BENCH_DIR:-/tmp/loggps-bench}/import-$ROUNDS
 [ -x "$BIN" ] || cargo build --release --quiet
 mkdir -p "$DIR"
@@ -74,15 +75,21 @@ EOF
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.goal" --force 2>/dev/null
   touch "$DIR/done"
 fi
-printf '%-8s %12s %10s %12s %14s\n' format events seconds events/s bytes/event
+printf '%-8s %12s %10s %12s %14s %10s\n' format events seconds events/s bytes/event x_ours
 for f in bin tit goal allprof otf2; do
   case $f in
     allprof) input=$DIR/pmpi-trace-rank-0.txt ;;
     otf2) input=$DIR/pingpong-otf2; [ -d "$input" ] || continue ;;
     *) input=$DIR/pingpong.$f ;;
   esac
-  events=$(/usr/bin/time -o "$DIR/time" -f '%e %M' "$BIN" info "$input" 2>/dev/null | awk '/^events / {print $2}')
-  read -r secs kb < "$DIR/time"
-  awk -v f="$f" -v e="$events" -v s="$secs" -v kb="$kb" \
-    'BEGIN { printf "%-8s %12d %10.2f %12.0f %14.0f\n", f, e, s, e / (s > 0 ? s : 0.01), kb * 1024 / e }'
+  # the median of RUNS runs (the machine's speed varies from one second to the next)
+  : > "$DIR/times"
+  for _ in $(seq "$RUNS"); do
+    events=$(/usr/bin/time -o "$DIR/time" -f '%e %M' "$BIN" info "$input" 2>/dev/null | awk '/^events / {print $2}')
+    cat "$DIR/time" >> "$DIR/times"
+  done
+  read -r secs kb < <(sort -n "$DIR/times" | awk -v n="$RUNS" 'NR == int((n + 1) / 2)')
+  [ "$f" = bin ] && ours=$secs
+  awk -v f="$f" -v e="$events" -v s="$secs" -v kb="$kb" -v ours="$ours" \
+    'BEGIN { printf "%-8s %12d %10.2f %12.0f %14.0f %10.1f\n", f, e, s, e / (s > 0 ? s : 0.01), kb * 1024 / e, s / (ours > 0 ? ours : 0.01) }'
 done

@@ -52,107 +52,177 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
     build(name, calls, notes, Vec::new())
 }
 
-/// Each rank's operations, in file order, with their dependencies as indices.
+/// Each rank's operations, in file order, with their dependencies as indices. The blocks are
+/// found first, then read in parallel; the error said is the one nearest the file's start.
 fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
-    let mut ranks: Vec<Vec<Op>> = Vec::new();
-    // The rank being read, its labels, and the dependencies named before their labels.
-    let mut current: Option<usize> = None;
-    let mut labels: Labels = HashMap::default();
-    let mut deps: Vec<Dependency> = Vec::new();
-    let mut words: Vec<&str> = Vec::new();
-    // The two labels defined last, with their operations: most dependencies name them.
-    let mut recent: [(&str, usize); 2] = [("", 0); 2];
-    // Block comments, then line comments.
     let text = without_block_comments(text);
+    let (p, blocks, structural) = blocks(name, &text);
+    let read: Vec<Result<Vec<Op>, TraceError>> =
+        blocks.par_iter().map(|b| block(name, b)).collect();
+    let mut ranks: Vec<Vec<Op>> = vec![Vec::new(); p.unwrap_or(0)];
+    for (b, ops) in blocks.iter().zip(read) {
+        ranks[b.rank].extend(ops?);
+    }
+    if let Some(e) = structural {
+        return Err(e);
+    }
+    check_peers(name, &ranks)?;
+    Ok(ranks)
+}
+
+/// A rank's block: its rank, the number of its first line, its lines, and whether its `}` was
+/// found.
+struct Block<'a> {
+    rank: usize,
+    first: usize,
+    body: &'a str,
+    closed: bool,
+}
+
+/// A line without its `//` comment and surrounding spaces.
+fn uncommented(raw: &str) -> &str {
+    match raw.as_bytes().windows(2).position(|w| w == b"//") {
+        Some(i) => &raw[..i],
+        None => raw,
+    }
+    .trim()
+}
+
+/// The schedule's `num_ranks` and its ranks' blocks, up to the first error outside a block
+/// (a block is read later: its own errors, which come first where they lie before it, are
+/// found then).
+fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Option<TraceError>) {
+    let mut blocks: Vec<Block<'a>> = Vec::new();
     let mut declared: Option<usize> = None;
-    for (n, raw) in text.lines().enumerate() {
-        let lineno = n + 1;
-        let line = match raw.as_bytes().windows(2).position(|w| w == b"//") {
-            Some(i) => &raw[..i],
-            None => raw,
-        }
-        .trim();
+    // The open block: its index in `blocks` and the byte where its body starts.
+    let mut open: Option<(usize, usize)> = None;
+    let mut offset = 0;
+    for (n, raw) in text.split('\n').enumerate() {
+        let (lineno, at) = (n + 1, offset);
+        offset += raw.len() + 1;
+        let line = uncommented(raw);
         if line.is_empty() {
             continue;
         }
         let err = |m: String| TraceError::line(name, lineno, m);
-        words.clear();
-        words.extend(line.split_whitespace());
-        match (current, words.as_slice()) {
-            (None, ["num_ranks", p]) => {
-                let p: usize = p
-                    .parse()
-                    .ok()
-                    .filter(|&p| (1..=text.len()).contains(&p))
-                    .ok_or_else(|| {
-                        err(format!(
-                            "expected a number of ranks from 1 to {} (at most one per byte of the \
-                             file), found `{p}`",
-                            text.len()
-                        ))
-                    })?;
-                declared = Some(p);
-                ranks = vec![Vec::new(); p];
+        if let Some((i, start)) = open {
+            if line == "}" {
+                blocks[i].body = &text[start..at];
+                blocks[i].closed = true;
+                open = None;
             }
-            (None, ["rank", r, "{"]) => {
-                let p = declared
-                    .ok_or_else(|| err("expected `num_ranks N` before the first rank".into()))?;
-                let r: usize = r
-                    .parse()
-                    .ok()
-                    .filter(|&r| r < p)
-                    .ok_or_else(|| err(format!("expected a rank below {p}, found `{r}`")))?;
-                if !ranks[r].is_empty() {
-                    return Err(err(format!("rank {r} is given twice")));
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let fail = match words.as_slice() {
+            ["num_ranks", p] => match p.parse().ok().filter(|&p| (1..=text.len()).contains(&p)) {
+                Some(p) => {
+                    declared = Some(p);
+                    // A later `num_ranks` starts the ranks over, as each rank was read anew.
+                    blocks.clear();
+                    None
                 }
-                current = Some(r);
-                labels.clear();
-                recent = [("", 0); 2];
-            }
-            (Some(r), ["}"]) => {
-                resolve(name, &mut ranks[r], r, &labels, &mut deps)?;
-                current = None;
-            }
-            (Some(r), [a, dep @ ("requires" | "irequires"), b]) => {
-                // Resolved at once where both labels are known and none before it waits (the
-                // order of each operation's dependencies stays the file's), else at the `}`.
-                let known = |l: &str| match recent.iter().find(|(k, _)| !k.is_empty() && *k == l) {
-                    Some(&(_, i)) => Some(i),
-                    None => labels.get(l).copied(),
-                };
-                match (deps.is_empty(), known(a), known(b)) {
-                    (true, Some(a), Some(b)) => depend(&mut ranks[r][a], b, *dep == "irequires"),
-                    _ => deps.push((lineno, a, b, *dep == "irequires")),
-                }
-            }
-            (Some(r), _) => {
-                let label = labeled_operation(line, &mut ranks[r], &mut labels)
-                    .map_err(|m| err(format!("rank {r}: {m}")))?;
-                if let Some(l) = label {
-                    recent = [recent[1], (l, ranks[r].len() - 1)];
-                }
-            }
-            (None, _) => {
-                return Err(err(format!(
-                    "expected `num_ranks N` or `rank R {{`, found `{line}`"
-                )));
-            }
+                None => Some(err(format!(
+                    "expected a number of ranks from 1 to {} (at most one per byte of the file), \
+                     found `{p}`",
+                    text.len()
+                ))),
+            },
+            ["rank", r, "{"] => match declared {
+                None => Some(err("expected `num_ranks N` before the first rank".into())),
+                Some(p) => match r.parse::<usize>().ok().filter(|&r| r < p) {
+                    None => Some(err(format!("expected a rank below {p}, found `{r}`"))),
+                    Some(r) if blocks.iter().any(|b| b.rank == r && has_operations(b.body)) => {
+                        Some(err(format!("rank {r} is given twice")))
+                    }
+                    Some(r) => {
+                        let start = (at + raw.len() + 1).min(text.len());
+                        blocks.push(Block {
+                            rank: r,
+                            first: lineno + 1,
+                            body: &text[start..],
+                            closed: false,
+                        });
+                        open = Some((blocks.len() - 1, start));
+                        None
+                    }
+                },
+            },
+            _ => Some(err(format!(
+                "expected `num_ranks N` or `rank R {{`, found `{line}`"
+            ))),
+        };
+        if fail.is_some() {
+            return (declared, blocks, fail);
         }
     }
-    if current.is_some() {
-        return Err(TraceError::at(
+    let end = if open.is_some() {
+        Some(TraceError::at(
             name,
             "the file ends inside a rank's block: a `}` is missing".into(),
-        ));
-    }
-    if declared.is_none() {
-        return Err(TraceError::at(
+        ))
+    } else if declared.is_none() {
+        Some(TraceError::at(
             name,
             "expected a `num_ranks N` line, found none".into(),
-        ));
+        ))
+    } else {
+        None
+    };
+    (declared, blocks, end)
+}
+
+/// Whether a block's lines hold an operation (any line but a dependency).
+fn has_operations(body: &str) -> bool {
+    body.lines().map(uncommented).any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        !w.is_empty() && !matches!(w.as_slice(), [_, "requires" | "irequires", _])
+    })
+}
+
+/// One rank's operations, read from its block; its dependencies resolved where its `}` was found.
+fn block(name: &str, b: &Block<'_>) -> Result<Vec<Op>, TraceError> {
+    let r = b.rank;
+    // Sized for a label every 40 bytes (`l12: send 8b to 1 tag 0` and its dependency line):
+    // growing a table of millions of labels costs more than the reading.
+    let expected = b.body.len() / 40;
+    let mut ops: Vec<Op> = Vec::with_capacity(expected);
+    let mut labels: Labels = HashMap::with_capacity_and_hasher(expected, Default::default());
+    let mut deps: Vec<Dependency> = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
+    // The two labels defined last, with their operations: most dependencies name them.
+    let mut recent: [(&str, usize); 2] = [("", 0); 2];
+    for (n, raw) in b.body.lines().enumerate() {
+        let line = uncommented(raw);
+        if line.is_empty() {
+            continue;
+        }
+        let lineno = b.first + n;
+        words.clear();
+        words.extend(line.split_whitespace());
+        if let [a, dep @ ("requires" | "irequires"), d] = words.as_slice() {
+            // Resolved at once where both labels are known and none before it waits (the order
+            // of each operation's dependencies stays the file's), else at the `}`.
+            let known = |l: &str| match recent.iter().find(|(k, _)| !k.is_empty() && *k == l) {
+                Some(&(_, i)) => Some(i),
+                None => labels.get(l).copied(),
+            };
+            match (deps.is_empty(), known(a), known(d)) {
+                (true, Some(a), Some(d)) => depend(&mut ops[a], d, *dep == "irequires"),
+                _ => deps.push((lineno, a, d, *dep == "irequires")),
+            }
+            continue;
+        }
+        let label = labeled_operation(line, &mut ops, &mut labels)
+            .map_err(|m| TraceError::line(name, lineno, format!("rank {r}: {m}")))?;
+        if let Some(l) = label {
+            recent = [recent[1], (l, ops.len() - 1)];
+        }
     }
-    check_peers(name, &ranks)?;
-    Ok(ranks)
+    if b.closed {
+        resolve(name, &mut ops, r, &labels, &mut deps)?;
+    }
+    Ok(ops)
 }
 
 /// A dependency read before its rank's block ends, where its labels may follow it: the line,
@@ -187,14 +257,17 @@ impl std::hash::Hasher for ShortKeys {
 
 /// `text` with its `/* … */` comments blanked out but for their line breaks, so that errors
 /// still name the file's lines.
-fn without_block_comments(text: &str) -> String {
+fn without_block_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("/*") {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let mut text = text.to_string();
     while let Some(i) = text.find("/*") {
         let end = text[i..].find("*/").map_or(text.len(), |j| i + j + 2);
         let lines = text[i..end].matches('\n').count();
         text.replace_range(i..end, &"\n".repeat(lines));
     }
-    text
+    std::borrow::Cow::Owned(text)
 }
 
 /// Rank `r`'s dependencies `deps` (drained) as indices into its operations `ops`, once its

@@ -125,3 +125,67 @@ fn rounding_without_the_library_call_is_rounds() {
         assert_eq!(super::tit::round_ns(t), t.round() as u64, "{t}");
     }
 }
+
+/// GOAL schedules' errors, each at the line a reader counting the file's lines names (written
+/// by hand), the one nearest the start where there are several; and what loads.
+#[test]
+fn goal_errors_name_their_lines() {
+    let cases: &[(&str, Option<usize>, &str)] = &[
+        (
+            "rank 0 {\n}\n",
+            Some(1),
+            "expected `num_ranks N` before the first rank",
+        ),
+        (
+            "num_ranks 2\nrank 0 {\nl1: send 8b to 1\n}\nrank 0 {\nl2: calc 1\n}\n",
+            Some(5),
+            "rank 0 is given twice",
+        ),
+        (
+            "num_ranks 2\nrank 1 {\nl1: calc 1\n",
+            None,
+            "a `}` is missing",
+        ),
+        (
+            "num_ranks 2\nrank 0 {\nl1: calc 1\nl1: calc 2\n}\n",
+            Some(4),
+            "label `l1` is defined twice",
+        ),
+        (
+            "num_ranks 2\nrank 0 {\nl1: calc 1\nl1 requires l9\n}\n",
+            Some(4),
+            "label `l9`, which is not defined",
+        ),
+        (
+            "num_ranks 2\nrank 0 {\nl1: bogus 3\n}\nfoo\n",
+            Some(3),
+            "rank 0:",
+        ),
+        (
+            "num_ranks 2\nrank 0 {\nl1: calc 1\n}\nfoo\n",
+            Some(5),
+            "expected `num_ranks N` or `rank R {`",
+        ),
+        (
+            "num_ranks 2\n/* a\nb */\nrank 5 {\n",
+            Some(4),
+            "expected a rank below 2, found `5`",
+        ),
+        (
+            "num_ranks 2\nrank 0 { // zero\nl1: calc 1\n} // end\nrank 1 {\nl2: send 8b to 7\n}\n",
+            None,
+            "names rank 7, of 2",
+        ),
+        ("// nothing\n", None, "expected a `num_ranks N` line"),
+    ];
+    for (text, line, what) in cases {
+        let e = super::goal::from_text("t.goal", text, 1.0).expect_err(text);
+        assert_eq!(e.line, *line, "{text}: {e}");
+        assert!(e.to_string().contains(what), "{text}: {e}");
+    }
+    // An empty block may come again; a dependency may name a label defined after it.
+    let ok = "num_ranks 2\nrank 0 {\n}\nrank 0 {\nl2 requires l1\nl1: send 8b to 1\nl2: calc 5\n}\n\
+              rank 1 {\nr: recv 8b from 0\n}\n";
+    let t = super::goal::from_text("t.goal", ok, 1.0).unwrap();
+    assert_eq!(t.events.nranks(), 2);
+}
