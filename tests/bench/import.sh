@@ -8,7 +8,8 @@
 #
 # The inputs: a time-independent trace written here (a 2-rank ping-pong, 1 KiB, compute between),
 # our binary and a GOAL schedule converted from it (`convert`), liballprof's per-rank files and
-# an OTF2 archive (through the OTF2 library, opened at run time) of the same calls written here.
+# an Extrae Paraver trace and an OTF2 archive (through the OTF2 library, opened at run time) of
+# the same calls written here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -41,6 +42,24 @@ for r in (0, 1):
                 f.write(f"{call}:{t}:1:1024:1,1,1:{peer}:{tag}:0,{r},2{tail}:{t + 2}\n")
                 t += 3
         f.write(f"MPI_Finalize:{t}:-\n")
+EOF
+  # The same calls as Extrae's Paraver trace: each call an MPI event (50000001, Extrae's value:
+  # 1 MPI_Send, 2 MPI_Recv) and its end (value 0), each message a `3:` record; the .pcf names them
+  python3 - "$DIR" "$ROUNDS" <<'EOF'
+import sys
+d, n = sys.argv[1], int(sys.argv[2])
+end = 1000 + 6 * n + 10
+with open(f"{d}/pingpong.prv", "w") as f:
+    f.write(f"#Paraver (30/11/26 at 00:00):{end}:2:1:2(1:1,1:2),1\nc:1:1:2:1:2\n")
+    t = 1000
+    for _ in range(n):
+        for src, dst in ((1, 2), (2, 1)):
+            f.write(f"2:{src}:1:{src}:1:{t}:50000001:1\n2:{dst}:1:{dst}:1:{t}:50000001:2\n"
+                    f"3:{src}:1:{src}:1:{t}:{t + 1}:{dst}:1:{dst}:1:{t + 1}:{t + 2}:1024:{0 if src == 1 else 1}\n"
+                    f"2:{src}:1:{src}:1:{t + 2}:50000001:0\n2:{dst}:1:{dst}:1:{t + 2}:50000001:0\n")
+            t += 3
+with open(f"{d}/pingpong.pcf", "w") as f:
+    f.write("EVENT_TYPE\n9   50000001    MPI Point-to-point\nVALUES\n2   MPI_Recv\n1   MPI_Send\n0   End\n")
 EOF
   # The same calls as an OTF2 archive, written by the OTF2 library's Python binding
   # (python3-otf2, the system python's; 3 OTF2 records a call: Enter, the message, Leave).
@@ -76,10 +95,11 @@ EOF
   touch "$DIR/done"
 fi
 printf '%-8s %12s %10s %12s %14s %10s\n' format events seconds events/s bytes/event x_ours
-for f in bin tit goal allprof otf2; do
+for f in bin tit goal allprof paraver otf2; do
   case $f in
     allprof) input=$DIR/pmpi-trace-rank-0.txt ;;
     otf2) input=$DIR/pingpong-otf2; [ -d "$input" ] || continue ;;
+    paraver) input=$DIR/pingpong.prv ;;
     *) input=$DIR/pingpong.$f ;;
   esac
   # the median of RUNS runs (the machine's speed varies from one second to the next)

@@ -6,7 +6,7 @@
 //! ([`super::build`]); communicators' members are not either, so only calls on a communicator of
 //! every rank are kept (taken as `MPI_COMM_WORLD`).
 
-use super::{Call, Notes, Requests, build, numbered_siblings};
+use super::{Call, Notes, Requests, build, numbered_siblings, split_bytes};
 use crate::error::TraceError;
 use crate::trace::{Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Trace};
 use rayon::prelude::*;
@@ -391,30 +391,6 @@ impl Rank {
             }
         })
     }
-}
-
-/// The parts of `s` between the bytes `sep`: a byte loop, as the parts are short.
-fn split_bytes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
-    let mut start = 0;
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        let rest = &s.as_bytes()[start..];
-        let part = match rest.iter().position(|&b| b == sep) {
-            Some(i) => {
-                let part = &s[start..start + i];
-                start += i + 1;
-                part
-            }
-            None => {
-                done = true;
-                &s[start..]
-            }
-        };
-        Some(part)
-    })
 }
 
 /// One line's fields (split at `:`): the routine's name, its start time, its arguments, its

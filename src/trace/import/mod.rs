@@ -452,6 +452,30 @@ pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {
     pieces
 }
 
+/// The parts of `s` between the bytes `sep`: a byte loop, as the parts are short.
+pub(crate) fn split_bytes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let rest = &s.as_bytes()[start..];
+        let part = match rest.iter().position(|&b| b == sep) {
+            Some(i) => {
+                let part = &s[start..start + i];
+                start += i + 1;
+                part
+            }
+            None => {
+                done = true;
+                &s[start..]
+            }
+        };
+        Some(part)
+    })
+}
+
 /// Pushes one call as its shape has it.
 pub(crate) fn push_call(sink: &mut impl Push, c: &Call) {
     match c.e.routine.shape() {

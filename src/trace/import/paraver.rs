@@ -292,15 +292,19 @@ fn read_body<'t>(
     let mut records = Vec::new();
     // MPI calls made inside other calls.
     let mut inside = 0;
+    let mut f: Vec<&str> = Vec::new();
     for (n, line) in lines {
         let at = |m: String| TraceError::line(name, n + 1, m);
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let f: Vec<&str> = line.split(':').collect();
+        f.clear();
+        f.extend(super::split_bytes(line, b':'));
+        let f = &f;
         let int = |i: usize| -> Result<i64, TraceError> {
             let s = f.get(i).copied().unwrap_or("");
-            s.trim().parse().map_err(|_| {
+            // Most fields are plain digits: parsed as they are, else trimmed first.
+            s.parse().or_else(|_| s.trim().parse()).map_err(|_| {
                 at(format!(
                     "expected a number as field {}, found `{s}` in `{line}`",
                     i + 1
