@@ -720,16 +720,7 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
     if let Some(bands) = table.get("bands") {
         return banded_of_table(&table, bands, &x);
     }
-    let p = Params {
-        poll: x.poll,
-        gamma: x.gamma,
-        oc: x.oc,
-        copy: x.copy,
-        cores: x.cores,
-        class: x.class,
-        progress_at_calls: x.progress_at_calls,
-        ..Params::from_named(num, bytes)?
-    };
+    let p = x.onto(Params::from_named(num, bytes)?);
     // `Od` and `Op` (the model's §13) in the paper's form: its two bands, each with them.
     let mut split = p;
     for name in SPLIT_NAMES {
@@ -757,6 +748,20 @@ struct Extras {
 }
 
 impl Extras {
+    /// `p` with these in place of its own.
+    fn onto(&self, p: Params) -> Params {
+        Params {
+            poll: self.poll,
+            gamma: self.gamma,
+            oc: self.oc,
+            copy: self.copy,
+            cores: self.cores,
+            class: self.class,
+            progress_at_calls: self.progress_at_calls,
+            ..p
+        }
+    }
+
     /// The class, the optional costs (each checked) and the progress of `table`.
     fn of_table(table: &toml::Table) -> Result<Extras, String> {
         let class =
@@ -814,15 +819,11 @@ fn banded_of_table(table: &toml::Table, bands: &toml::Value, x: &Extras) -> Resu
             paper.join(", ")
         ));
     }
-    let p = Params {
-        gamma: x.gamma,
-        oc: x.oc,
-        copy: x.copy,
-        cores: x.cores,
-        class: x.class,
-        progress_at_calls: x.progress_at_calls,
-        ..Params::banded(parse_bands(bands)?, byte_count(table, "S")?, x.poll)
-    };
+    let p = x.onto(Params::banded(
+        parse_bands(bands)?,
+        byte_count(table, "S")?,
+        x.poll,
+    ));
     match p.invalid() {
         Some(why) => Err(format!("invalid parameters: {why}")),
         None => Ok(p),
