@@ -5,7 +5,7 @@
 //! from its symbol table where it has none ([`Symbolizer`]).
 
 use crate::replay::Step;
-use crate::trace::sites::{Object, Sites, UNKNOWN};
+use crate::trace::sites::{Named, Object, Sites, UNKNOWN};
 use crate::trace::{Routine, Trace};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -108,7 +108,7 @@ pub fn rows(
 ) -> Vec<Row> {
     let mut by_place: HashMap<String, (Place, Cost, Vec<u32>)> = HashMap::new();
     for (r, i, c) in items.filter(|x| x.2.calls > 0) {
-        let place = symbolizer.site(sites, r, sites.addresses[r][i]);
+        let place = symbolizer.site_at(sites, r, i);
         let entry = by_place
             .entry(place.display())
             .or_insert_with(|| (place.clone(), Cost::default(), Vec::new()));
@@ -141,8 +141,8 @@ pub fn rows(
 pub fn names(sites: &Sites, symbolizer: &mut Symbolizer) -> Vec<Vec<String>> {
     (0..sites.addresses.len())
         .map(|r| {
-            (sites.addresses[r].iter())
-                .map(|&a| symbolizer.site(sites, r, a).display())
+            (0..sites.addresses[r].len())
+                .map(|i| symbolizer.site_at(sites, r, i).display())
                 .collect()
         })
         .collect()
@@ -201,12 +201,25 @@ impl Place {
         }
     }
 
+    /// A site the trace names ([`Named`]): no object, its address the site's index.
+    fn named(n: &Named, index: usize) -> Place {
+        let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        Place {
+            function: text(&n.function),
+            file: text(&n.file),
+            line: (n.line > 0).then_some(n.line),
+            object: String::new(),
+            address: index as u64,
+        }
+    }
+
     /// `function file:line`, or what of it is known.
     pub fn display(&self) -> String {
         let f = self.function.as_deref().unwrap_or("?");
         match (&self.file, self.line) {
             (Some(file), Some(line)) => format!("{f} {file}:{line}"),
             (Some(file), None) => format!("{f} {file}"),
+            _ if self.object.is_empty() => f.to_string(),
             _ => {
                 let base = self.object.rsplit('/').next().unwrap_or(&self.object);
                 format!("{f} ({base}+{:#x})", self.address)
@@ -224,7 +237,7 @@ pub struct Row {
     pub file: Option<String>,
     pub line: Option<u32>,
     pub object: String,
-    /// Hex, in the object's file.
+    /// Hex, in the object's file ("" for a site the trace names).
     pub address: String,
     pub routines: Vec<&'static str>,
     pub ranks: u32,
@@ -248,7 +261,11 @@ impl Row {
             communication_s: c.communication_ns * 1e-9,
             sender_sync_s: c.sender_sync_ns * 1e-9,
             receiver_sync_s: c.receiver_sync_ns * 1e-9,
-            address: format!("{:#x}", p.address),
+            // A site the trace names has no address.
+            address: match p.object.is_empty() {
+                true => String::new(),
+                false => format!("{:#x}", p.address),
+            },
             function: p.function,
             file: p.file,
             line: p.line,
@@ -277,6 +294,15 @@ impl Symbolizer {
             loaded: HashMap::new(),
             places: HashMap::new(),
             warnings: Vec::new(),
+        }
+    }
+
+    /// The place of site `i` of rank `r`'s table: as the trace names it, or where its address
+    /// lies ([`Symbolizer::site`]).
+    pub fn site_at(&mut self, sites: &Sites, r: usize, i: usize) -> Place {
+        match sites.named(r, i) {
+            Some(n) => Place::named(n, i),
+            None => self.site(sites, r, sites.addresses[r][i]),
         }
     }
 

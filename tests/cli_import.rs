@@ -514,6 +514,89 @@ ranks 2
     assert!(!stderr(&["info", &path("named.prv")]).contains("no .pcf"));
 }
 
+/// Extrae's caller events (70000001 the function, 80000001 the line, valued by the `.pcf`'s
+/// labels, shortened ones with the whole in brackets, `Unresolved` no name) name each call's site:
+/// `callsites` of the `.prv` gives what the same program written by hand in our text format
+/// with those sites gives, and so do its conversions to our binary and text.
+#[test]
+fn extraes_caller_events_name_the_call_sites() {
+    let prv = "#Paraver (30/11/26 at 09:00):6000_ns:1(2):1:2(1:1,1:1),1
+c:1:1:2:1:2
+2:1:1:1:1:0:50000003:31
+2:2:1:2:1:0:50000003:31
+2:1:1:1:1:1000:50000003:0
+2:2:1:2:1:1000:50000003:0
+2:1:1:1:1:2000:50000001:1:70000001:3:80000001:3
+2:2:1:2:1:2000:70000001:4:80000001:5
+2:2:1:2:1:2000:50000001:2
+3:1:1:1:1:2000:2000:2:1:2:1:2500:2500:1024:0
+2:1:1:1:1:2100:50000001:0
+2:1:1:1:1:2200:50000001:2:70000001:3:80000001:4
+2:2:1:2:1:3000:50000001:0
+2:2:1:2:1:3100:50000001:1:70000001:4:80000001:6
+3:2:1:2:1:3100:3100:1:1:1:1:4900:4900:1024:1
+2:2:1:2:1:3200:50000001:0
+2:1:1:1:1:5000:50000001:0
+2:1:1:1:1:5500:50000003:32:70000001:1:80000001:1
+2:2:1:2:1:5500:50000003:32
+2:1:1:1:1:6000:50000003:0
+2:2:1:2:1:6000:50000003:0
+";
+    let pcf = "EVENT_TYPE\n9   50000001    MPI Point-to-point\nVALUES\n1   MPI_Send\n2   MPI_Recv\n0   End\n\n\
+               EVENT_TYPE\n9   50000003    MPI Other\nVALUES\n31   MPI_Init\n32   MPI_Finalize\n0   End\n\n\
+               EVENT_TYPE\n0    70000001    Caller at level 1\n0    70000002    Caller at level 2\n\
+               VALUES\n0   End\n1   Unresolved\n2   _NOT_Found\n3   main\n\
+               4   pong_r..y_loop [pong_reply_loop]\n\n\
+               EVENT_TYPE\n0    80000001    Caller line at level 1\n0    80000002    Caller line at level 2\n\
+               VALUES\n0   End\n1   0 (Unresolved)\n2   0 (_NOT_Found)\n3   10 (ping.c)\n4   11 (ping.c)\n\
+               5   20 (pong.c, libpong.so)\n6   21 (pong_l..name.c) [21 (pong_long_name.c, libpong.so)]\n";
+    let ours = r#"loggps-trace 1
+ranks 2
+named 0 10 "main" "ping.c"
+named 0 11 "main" "ping.c"
+sites 0 0x0,0x1
+named 1 20 "pong_reply_loop" "pong.c"
+named 1 21 "pong_reply_loop" "pong_long_name.c"
+sites 1 0x0,0x1
+0 MPI_Init 0 1000
+0 MPI_Send 2000 2100 bytes=1024 peer=1 tag=0 site=0
+0 MPI_Recv 2200 5000 bytes=1024 peer=1 tag=1 site=1
+0 MPI_Finalize 5500 6000
+1 MPI_Init 0 1000
+1 MPI_Recv 2000 3000 bytes=1024 peer=0 tag=0 site=0
+1 MPI_Send 3100 3200 bytes=1024 peer=0 tag=1 site=1
+1 MPI_Finalize 5500 6000
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    std::fs::write(path("ours.txt"), ours).unwrap();
+    std::fs::write(path("calls.prv"), prv).unwrap();
+    std::fs::write(path("calls.pcf"), pcf).unwrap();
+    let sites = |f: &str| {
+        let v = json(&["callsites", &path(f), "--platform", "myrinet", "--format", "json"]);
+        assert_eq!(v["unknown_calls"], 4, "{f}: Init and Finalize have no site: {v}");
+        v["sites"].clone()
+    };
+    let want = sites("ours.txt");
+    let names: Vec<&str> = (want.as_array().unwrap().iter())
+        .map(|s| s["site"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4, "{want}");
+    for n in [
+        "main ping.c:10",
+        "main ping.c:11",
+        "pong_reply_loop pong.c:20",
+        "pong_reply_loop pong_long_name.c:21",
+    ] {
+        assert!(names.contains(&n), "{n} in {names:?}");
+    }
+    assert_eq!(sites("calls.prv"), want);
+    for to in ["calls.bin", "calls.txt"] {
+        run(&["convert", &path("calls.prv"), &path(to)]);
+        assert_eq!(sites(to), want, "{to}");
+    }
+}
+
 /// `otf2-print`'s lines (Debian's otf2-tools: the OTF2 library's own printer) of the archive
 /// at `anchor`, `-G` for its global definitions.
 fn otf2_print(args: &[&str]) -> String {

@@ -1,7 +1,8 @@
 //! Call sites: where in the program each call was made (tracer/FORMAT.md, the `S` and `M`
 //! chunks). The addresses are each rank's own, since every process loads its objects where it
 //! may: [`Sites::locate`] turns one into an object and an address in that object's file, which
-//! is the same for every rank that ran the same code.
+//! is the same for every rank that ran the same code. Traces of other tools name their sites
+//! themselves (function, file and line: [`Named`]), with no address to look up.
 
 /// The site index of an event whose site was not recorded.
 pub const UNKNOWN: u32 = u32::MAX;
@@ -29,6 +30,18 @@ pub struct Sites {
     /// Each event's index in its rank's table (events numbered across ranks as
     /// [`super::Events`] does), or [`UNKNOWN`].
     pub of_event: Vec<u32>,
+    /// Rank `r`'s sites as the trace names them, one for each entry of its table (its
+    /// addresses then mean nothing); empty where they are addresses in its objects.
+    pub named: Vec<Vec<Named>>,
+}
+
+/// A call site as a trace names it: the function the call was made in, its file and line
+/// (empty, 0: not recorded).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Named {
+    pub function: String,
+    pub file: String,
+    pub line: u32,
 }
 
 impl Sites {
@@ -40,6 +53,7 @@ impl Sites {
         for r in (0..self.addresses.len()).filter(|r| !own.contains(r)) {
             self.addresses[r] = Vec::new();
             self.objects[r] = Vec::new();
+            self.named[r] = Vec::new();
         }
     }
 }
@@ -60,7 +74,21 @@ impl Sites {
             objects: vec![Vec::new(); nranks],
             addresses: vec![Vec::new(); nranks],
             of_event: vec![UNKNOWN; events],
+            named: vec![Vec::new(); nranks],
         }
+    }
+
+    /// Rank `r`'s site `i` as the trace names it, where it names its sites.
+    pub fn named(&self, r: usize, i: usize) -> Option<&Named> {
+        self.named.get(r)?.get(i)
+    }
+
+    /// Where a rank's named sites do not number its site table: the first such rank, its
+    /// names and its table's length.
+    pub fn misnamed(&self) -> Option<(usize, usize, usize)> {
+        (0..self.named.len())
+            .map(|r| (r, self.named[r].len(), self.addresses[r].len()))
+            .find(|&(_, n, a)| n > 0 && n != a)
     }
 
     /// The return address of event `e` (numbered across ranks) of rank `r`, if recorded.

@@ -1,6 +1,6 @@
 //! The text encoding (`tracer/FORMAT.md`, "Text encoding"): one item per line, parsed with nom.
 
-use super::sites::{Object, Sites, UNKNOWN};
+use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND,
     Push, RankMeta, RecvHalf, Routine, Shape, Trace,
@@ -98,6 +98,8 @@ enum Line<'a> {
     Object(usize, Object),
     /// Rank and its site table.
     Sites(usize, Vec<u64>),
+    /// Rank and the name of the next site of its table.
+    Named(usize, Named),
     /// Rank, routine, call and return times, and the `key=value` fields' text ([`fields`]).
     Event(usize, &'a str, u64, u64, &'a str),
 }
@@ -166,6 +168,22 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
             },
         ),
         map(preceded(kw("place"), rest), Line::Place),
+        map(
+            tuple((
+                preceded(kw("named"), number),
+                preceded(space1, number),
+                preceded(space1, quoted),
+                preceded(space1, quoted),
+            )),
+            |(r, line, function, file)| {
+                let named = Named {
+                    function,
+                    file,
+                    line,
+                };
+                Line::Named(r, named)
+            },
+        ),
         map(
             tuple((
                 preceded(kw("sites"), number),
@@ -435,6 +453,13 @@ impl Built {
                     .objects[r]
                     .push(o)
             }
+            Line::Named(r, n) => {
+                let r = rank(r)?;
+                self.sites
+                    .get_or_insert_with(|| Sites::unknown(p, 0))
+                    .named[r]
+                    .push(n)
+            }
             Line::Sites(r, a) => {
                 let r = rank(r)?;
                 let sites = self.sites.get_or_insert_with(|| Sites::unknown(p, 0));
@@ -508,6 +533,14 @@ impl Built {
                     )
                     .in_event(r, i));
                 }
+            }
+            if let Some((r, n, table)) = s.misnamed() {
+                return Err(TraceError::at(
+                    name,
+                    format!(
+                        "expected a `named` line for each of the {table} sites of rank {r}'s `sites` line, found {n}"
+                    ),
+                ));
             }
             s.of_event = self.site_of.concat();
             trace.sites = Some(s);
@@ -929,6 +962,12 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
             };
             let (path, bias, lo, hi) = (quote(&o.path), o.bias, o.lo, o.hi);
             let _ = writeln!(s, "object {r} {bias:#x} {lo:#x} {hi:#x} {id} {path}");
+        }
+    }
+    for (r, named) in sites.iter().flat_map(|x| x.named.iter().enumerate()) {
+        for n in named {
+            let (function, file) = (quote(&n.function), quote(&n.file));
+            let _ = writeln!(s, "named {r} {} {function} {file}", n.line);
         }
     }
     for (r, table) in sites.iter().flat_map(|x| x.addresses.iter().enumerate()) {

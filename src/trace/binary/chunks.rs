@@ -362,6 +362,35 @@ pub(super) fn objects_chunk(input: &[u8]) -> Res<'_, Vec<Object>> {
     Ok((rest, objects))
 }
 
+/// An `N` chunk: the names of the rank's sites, one for each entry of its site table.
+pub(super) fn named_chunk(input: &[u8]) -> Res<'_, Vec<Named>> {
+    // Two string lengths and a line, one byte each at least.
+    const MIN_NAME_BYTES: usize = 3;
+    let (mut rest, n) = expect("the number of named sites (u32)", le_u32)(input)?;
+    if n as usize > rest.len() / MIN_NAME_BYTES {
+        return fail(
+            input,
+            format!(
+                "at most {} named sites (what the bytes left can hold), found {n}",
+                rest.len() / MIN_NAME_BYTES
+            ),
+        );
+    }
+    let mut named = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (r, function) = expect("a site's function", string)(rest)?;
+        let (r, file) = expect("the site's file", string)(r)?;
+        let (r, line) = u32_field("the site's line")(r)?;
+        named.push(Named {
+            function,
+            file,
+            line,
+        });
+        rest = r;
+    }
+    Ok((rest, named))
+}
+
 pub(super) fn comm(input: &[u8]) -> Res<'_, Comm> {
     let (rest, id) = expect("the communicator id (u32)", le_u32)(input)?;
     if id == 0 {

@@ -49,7 +49,7 @@ pub(super) struct Listing<'a> {
     pub(super) cut: Option<usize>,
     /// As [`Tally`]'s.
     pub(super) site_chunks: Vec<(u32, usize)>,
-    pub(super) object_chunks: Vec<u64>,
+    pub(super) object_chunks: Vec<[u64; 2]>,
 }
 
 impl Listing<'_> {
@@ -69,7 +69,7 @@ impl Listing<'_> {
             .retain(|&(r, _)| own.contains(&(r as usize)));
         for (r, o) in self.object_chunks.iter_mut().enumerate() {
             if !own.contains(&r) {
-                *o = 0;
+                *o = [0, 0];
             }
         }
     }
@@ -294,9 +294,10 @@ pub(super) struct Tally<'a> {
     pub(super) metas: Vec<u64>,
     /// Each rank's last P chunk, as `metas`.
     pub(super) places: Vec<u64>,
-    /// The S chunks with their rank, in file order, and each rank's last M chunk (as `metas`).
+    /// The S chunks with their rank, in file order, and each rank's last M and N chunks (as
+    /// `metas`).
     pub(super) site_chunks: Vec<(u32, usize)>,
-    pub(super) object_chunks: Vec<u64>,
+    pub(super) object_chunks: Vec<[u64; 2]>,
 }
 
 impl<'a> Tally<'a> {
@@ -356,9 +357,9 @@ impl<'a> Tally<'a> {
                 self.places[f.rank as usize] = f.offset + 1;
             }
             b'S' => self.site_chunks.push((f.rank, offset)),
-            b'M' => {
-                self.object_chunks.resize(self.counts.len(), 0);
-                self.object_chunks[f.rank as usize] = f.offset + 1;
+            b'M' | b'N' => {
+                self.object_chunks.resize(self.counts.len(), [0, 0]);
+                self.object_chunks[f.rank as usize][(f.kind == b'N') as usize] = f.offset + 1;
             }
             b'C' => {
                 let (_, comm) = comm(payload()).expect("read before");
@@ -721,14 +722,14 @@ fn check_chunk_header(
     rank: u32,
     nranks: usize,
 ) -> Result<(), TraceError> {
-    if !b"JRPCEXSM".contains(&kind) {
+    if !b"JRPCEXSMN".contains(&kind) {
         return Err(TraceError::offset(
             name,
             offset as u64,
-            format!("expected a chunk kind J, R, P, C, E, S, M or X, found byte {kind:#04x}"),
+            format!("expected a chunk kind J, R, P, C, E, S, M, N or X, found byte {kind:#04x}"),
         ));
     }
-    if matches!(kind, b'R' | b'P' | b'E' | b'S' | b'M') && rank as usize >= nranks {
+    if matches!(kind, b'R' | b'P' | b'E' | b'S' | b'M' | b'N') && rank as usize >= nranks {
         return Err(TraceError::offset(
             name,
             offset as u64 + 1,

@@ -13,7 +13,7 @@ use index::*;
 use records::*;
 pub use writer::{Writer, put_record, write};
 
-use super::sites::{Object, Sites, UNKNOWN};
+use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Checks, Comm, Completion, Cores, EagerLimit, Event, Events, Meta, Push, Rank, RankMeta,
     RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace, own_invalid, placement,
@@ -268,18 +268,18 @@ pub fn parse_releasing(
     })
 }
 
-/// The call sites of the `S` and `M` chunks at `(sites, objects)` (as [`Tally`] lists them)
+/// The call sites of the `S`, `M` and `N` chunks at `(sites, objects)` (as [`Tally`] lists them)
 /// of a trace whose ranks' events start at `offsets`; None if it has none. A rank whose sites
 /// do not number its events (a job cut short) has them unknown, with a warning.
 fn read_sites(
     name: &str,
     data: &[u8],
     body: &[u8],
-    (sites, objects): (&[(u32, usize)], &[u64]),
+    (sites, objects): (&[(u32, usize)], &[[u64; 2]]),
     offsets: &[usize],
     warnings: &mut Vec<String>,
 ) -> Result<Option<Sites>, TraceError> {
-    if sites.is_empty() && objects.iter().all(|&o| o == 0) {
+    if sites.is_empty() && objects.iter().all(|&o| o == [0, 0]) {
         return Ok(None);
     }
     let to_err = |e: nom::Err<PErr<'_>>| nom_error(name, data, e);
@@ -324,13 +324,27 @@ fn read_sites(
             odd.len()
         ));
     }
-    for (r, &at) in objects.iter().enumerate() {
-        if let Some(offset) = at.checked_sub(1) {
+    for (r, &[m, n]) in objects.iter().enumerate() {
+        if let Some(offset) = m.checked_sub(1) {
             let offset = offset as usize;
             let (rest, list) = objects_chunk(chunk_at(body, offset).payload).map_err(to_err)?;
             chunk_end(name, data, offset, rest, "M")?;
             s.objects[r] = list;
         }
+        if let Some(offset) = n.checked_sub(1) {
+            let offset = offset as usize;
+            let (rest, list) = named_chunk(chunk_at(body, offset).payload).map_err(to_err)?;
+            chunk_end(name, data, offset, rest, "N")?;
+            s.named[r] = list;
+        }
+    }
+    if let Some((r, n, table)) = s.misnamed() {
+        let at = objects[r][1] - 1;
+        return Err(TraceError::offset(
+            name,
+            at,
+            format!("expected names for the {table} sites of rank {r}'s table, found {n}"),
+        ));
     }
     Ok(Some(s))
 }

@@ -208,6 +208,18 @@ impl<W: Write> Writer<W> {
         self.chunk(b'M', rank, &p)
     }
 
+    /// Appends an N chunk: the names of rank `rank`'s sites.
+    pub fn named(&mut self, rank: u32, named: &[Named]) -> io::Result<()> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&(named.len() as u32).to_le_bytes());
+        for n in named {
+            put_str(&mut p, &n.function);
+            put_str(&mut p, &n.file);
+            put_uleb(&mut p, n.line as u64);
+        }
+        self.chunk(b'N', rank, &p)
+    }
+
     /// Appends an E chunk of `records` already encoded.
     pub fn events(&mut self, rank: u32, records: u32, encoded: &[u8]) -> io::Result<()> {
         let mut p = Vec::with_capacity(4 + encoded.len());
@@ -249,6 +261,11 @@ pub fn write(trace: &Trace, out: impl Write, finalize: bool) -> io::Result<()> {
         for (r, objects) in s.objects.iter().enumerate() {
             if !objects.is_empty() {
                 w.objects(r as u32, objects)?;
+            }
+        }
+        for (r, named) in s.named.iter().enumerate() {
+            if !named.is_empty() {
+                w.named(r as u32, named)?;
             }
         }
     }

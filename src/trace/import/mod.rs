@@ -19,6 +19,7 @@ mod tit;
 
 use super::{Completion, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, Push, RecvHalf};
 use super::{Routine, Shape, TAG_ANY, Trace};
+use super::sites::{Named, Sites, UNKNOWN};
 use crate::error::TraceError;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -281,6 +282,8 @@ pub(crate) struct Call {
     pub done: Vec<Completion>,
     pub half: Option<RecvHalf>,
     pub coll: Option<(u64, Vec<u64>)>,
+    /// Where it was called: an index into the reader's named places, or `UNKNOWN`.
+    pub site: u32,
 }
 
 impl Call {
@@ -290,6 +293,7 @@ impl Call {
             done: Vec::new(),
             half: None,
             coll: None,
+            site: UNKNOWN,
         }
     }
 
@@ -379,9 +383,20 @@ impl Notes {
 /// loaded trace's are.
 pub(crate) fn build(
     name: &str,
+    calls: Vec<Vec<Call>>,
+    notes: Notes,
+    comms: Vec<super::Comm>,
+) -> Result<Trace, TraceError> {
+    build_named(name, calls, notes, comms, &[])
+}
+
+/// As [`build`], the calls' sites indices into `places` (none: no sites).
+pub(crate) fn build_named(
+    name: &str,
     mut calls: Vec<Vec<Call>>,
     mut notes: Notes,
     comms: Vec<super::Comm>,
+    places: &[Named],
 ) -> Result<Trace, TraceError> {
     if calls.is_empty() {
         return Err(TraceError::at(name, "holds no rank's calls".into()));
@@ -403,10 +418,36 @@ pub(crate) fn build(
         Ok(())
     })
     .expect("pushing calls does not fail");
+    trace.sites = sites_of(&calls, places);
     drop(calls);
     trace.warnings = notes.into_warnings(name);
     trace.pending = trace.validate(name)?;
     Ok(trace)
+}
+
+/// The calls' sites, each rank's table its places in the order of their first call; None
+/// where no call has one.
+fn sites_of(calls: &[Vec<Call>], places: &[Named]) -> Option<Sites> {
+    let known = |c: &&Call| (c.site as usize) < places.len();
+    if !calls.iter().flatten().any(|c| known(&c)) {
+        return None;
+    }
+    let mut s = Sites::unknown(calls.len(), 0);
+    for (r, rank) in calls.iter().enumerate() {
+        let mut index: HashMap<u32, u32> = HashMap::new();
+        for c in rank {
+            let i = match known(&c) {
+                true => *index.entry(c.site).or_insert_with(|| {
+                    s.addresses[r].push(c.site as u64);
+                    s.named[r].push(places[c.site as usize].clone());
+                    s.addresses[r].len() as u32 - 1
+                }),
+                false => UNKNOWN,
+            };
+            s.of_event.push(i);
+        }
+    }
+    Some(s)
 }
 
 /// The trace of ranks of `counts` calls each, which `fill(r, sink)` pushes rank by rank in

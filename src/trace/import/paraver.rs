@@ -19,7 +19,8 @@
 //! `MPI_Allreduce` made of `MPI_Reduce` and `MPI_Bcast`) are part of it, their messages the
 //! collective's own.
 
-use super::{Call, Notes, Requests, build};
+use super::{Call, Notes, Requests, build_named};
+use crate::trace::sites::{Named, UNKNOWN};
 use crate::error::TraceError;
 use crate::trace::{Comm, Completion, PEER_NULL, RecvHalf, Routine, Shape, Trace};
 use std::collections::HashMap;
@@ -53,6 +54,15 @@ const COLLECTIVE: u64 = 50_000_002;
 /// communicator, at its start.
 const GLOBAL_OP: std::ops::RangeInclusive<u64> = 50_100_001..=50_100_004;
 
+/// Extrae's events of the function an MPI call was made from and of its line: the caller at
+/// level 1 (`…01`), or the one caller traced (`…00`). Their values are named in the `.pcf`.
+const CALLER: [u64; 2] = [70_000_000, 70_000_001];
+const CALLER_LINE: [u64; 2] = [80_000_000, 80_000_001];
+
+fn is_caller(ty: u64) -> bool {
+    CALLER.contains(&ty) || CALLER_LINE.contains(&ty)
+}
+
 /// The routines' names by Extrae's value (`MPI_EventEncoding.h`, from 1), where no `.pcf` names
 /// them.
 const EXTRAE_VALUES: &str = "Send Recv Isend Irecv Wait Waitall Bcast Barrier Reduce Allreduce \
@@ -72,7 +82,8 @@ const EXTRAE_VALUES: &str = "Send Recv Isend Irecv Wait Waitall Bcast Barrier Re
     Request_free Recv_init Send_init Get_count Get_elements Pack_size Rsend_init Ssend_init \
     Start Startall Testall Testany Test_cancelled Testsome";
 
-/// The `.pcf`'s names of MPI events' values: `(type, value) → name`.
+/// The `.pcf`'s names of events' values: `(type, value) → name` (the first word; a caller's
+/// whole label).
 fn pcf_names(pcf: &str) -> HashMap<(u64, u64), String> {
     let mut names = HashMap::new();
     let mut types: Vec<u64> = Vec::new();
@@ -85,7 +96,9 @@ fn pcf_names(pcf: &str) -> HashMap<(u64, u64), String> {
             "" => in_values = false,
             _ if in_values => {
                 if let (Some(v), Some(n)) = (w.next().and_then(|v| v.parse().ok()), w.next()) {
+                    let label = || line.split_once(char::is_whitespace).map_or("", |x| x.1.trim());
                     for &t in &types {
+                        let n = if is_caller(t) { label() } else { n };
                         names.insert((t, v), n.to_string());
                     }
                 }
@@ -114,6 +127,8 @@ struct PCall {
     /// A collective's (sent, received, communicator, root in the communicator or -1, this rank
     /// the root).
     coll: Option<Glop>,
+    /// The values of its caller's events (function, line; 0: none).
+    site: (u64, u64),
 }
 
 #[derive(Clone, Copy, Default)]
@@ -130,6 +145,8 @@ struct Glop {
 struct Task {
     calls: Vec<PCall>,
     open: Option<usize>,
+    /// The caller's events last seen: their time and values (function, line).
+    caller: (u64, u64, u64),
 }
 
 impl Task {
@@ -139,6 +156,10 @@ impl Task {
             what,
             t0: t,
             t1: t,
+            site: match self.caller {
+                (at, f, l) if at == t => (f, l),
+                _ => (0, 0),
+            },
             ..PCall::default()
         };
         self.calls.push(c);
@@ -246,8 +267,10 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
     let ours: HashMap<i64, (u32, Vec<u32>)> = comm_ids(&comms, p);
     let roots = flagged_roots(&tasks, &names);
     let mut calls = Vec::with_capacity(p);
+    let mut places = Places::default();
     for (r, tk) in tasks.iter().enumerate() {
-        calls.push(rank_calls(r, &tk.calls, &names, &ours, &roots, &mut notes));
+        let ctx = (&names, &ours, &roots);
+        calls.push(rank_calls(r, &tk.calls, ctx, &mut places, &mut notes));
     }
     let defined = ours.values().filter(|(id, _)| *id > 0).map(|(id, m)| Comm {
         id: *id,
@@ -256,13 +279,78 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
     let mut defined: Vec<Comm> = defined.collect();
     defined.sort_by_key(|c| c.id);
     defined.dedup_by_key(|c| c.id);
-    let mut trace = build(name, calls, notes, defined)?;
+    let mut trace = build_named(name, calls, notes, defined, &places.named)?;
     for (r, &node) in h.nodes.iter().enumerate() {
         let mut m = trace.meta.ranks.get(r).clone();
         m.hostname = format!("node {node}");
         trace.meta.ranks.set(r, m);
     }
     Ok(trace)
+}
+
+/// The places the calls were made from, numbered as first met: their callers' event values
+/// (function, line) → index into `named`.
+#[derive(Default)]
+struct Places {
+    index: HashMap<(u64, u64), u32>,
+    named: Vec<Named>,
+}
+
+impl Places {
+    /// The index of the place of a call's caller events, or `UNKNOWN` where it has none or
+    /// the `.pcf` names neither.
+    fn of(&mut self, site: (u64, u64), names: &HashMap<(u64, u64), String>) -> u32 {
+        if site == (0, 0) {
+            return UNKNOWN;
+        }
+        if let Some(&i) = self.index.get(&site) {
+            return i;
+        }
+        let label = |types: [u64; 2], v: u64| {
+            (types.iter()).find_map(|&t| names.get(&(t, v)).map(String::as_str))
+        };
+        let n = caller_named(label(CALLER, site.0), label(CALLER_LINE, site.1));
+        let i = match n == Named::default() {
+            true => UNKNOWN,
+            false => {
+                self.named.push(n);
+                self.named.len() as u32 - 1
+            }
+        };
+        self.index.insert(site, i);
+        i
+    }
+}
+
+/// A place from Extrae's labels of a caller's function (`main`, or `short [full]` where it
+/// shortened it) and line (`42 (file.c)`, `42 (file.c, module)`, `42 (short) [42 (file.c)]`);
+/// its `Unresolved` and `_NOT_Found` are not names.
+fn caller_named(function: Option<&str>, line: Option<&str>) -> Named {
+    let full = |l: &str| -> String {
+        match l.strip_suffix(']').and_then(|l| l.split_once(" [")) {
+            Some((_, full)) => full.to_string(),
+            None => l.to_string(),
+        }
+    };
+    let known = |s: String| match s.as_str() {
+        "Unresolved" | "_NOT_Found" | "End" => String::new(),
+        _ => s,
+    };
+    let function = known(function.map(full).unwrap_or_default());
+    let (line, file) = line
+        .map(full)
+        .and_then(|l| {
+            let (n, rest) = l.split_once(' ')?;
+            let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
+            let file = inner.split_once(", ").map_or(inner, |x| x.0);
+            Some((n.parse().ok()?, known(file.to_string())))
+        })
+        .unwrap_or_default();
+    Named {
+        function,
+        line: if file.is_empty() { 0 } else { line },
+        file,
+    }
 }
 
 /// What the body of a `.prv` holds: its communicators (Paraver's id, members from 0), each
@@ -488,6 +576,19 @@ fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t:
         }
         return 0;
     }
+    if is_caller(ty) {
+        if tk.caller.0 != t {
+            tk.caller = (t, 0, 0);
+        }
+        match CALLER.contains(&ty) {
+            true => tk.caller.1 = v.max(0) as u64,
+            false => tk.caller.2 = v.max(0) as u64,
+        }
+        if let Some(c) = tk.open.map(|i| &mut tk.calls[i]).filter(|c| c.t0 == t) {
+            c.site = (tk.caller.1, tk.caller.2);
+        }
+        return 0;
+    }
     if !MPI_TYPES.contains(&ty) {
         return 0;
     }
@@ -559,15 +660,22 @@ fn comm_ids(comms: &[(i64, Vec<u32>)], p: usize) -> HashMap<i64, (u32, Vec<u32>)
     ids
 }
 
+/// What every task's calls are read with: the events' names, the communicators (Paraver's id →
+/// ours and the members) and the roots flagged ([`flagged_roots`]).
+type Context<'a> = (
+    &'a HashMap<(u64, u64), String>,
+    &'a HashMap<i64, (u32, Vec<u32>)>,
+    &'a HashMap<(i64, usize), usize>,
+);
+
 /// A task's calls as the model's, in order: requests created and completed as the module's
 /// documentation says; calls with no message found, or of routines the model does not cost,
 /// left out (counted).
 fn rank_calls(
     r: usize,
     pcalls: &[PCall],
-    names: &HashMap<(u64, u64), String>,
-    comms: &HashMap<i64, (u32, Vec<u32>)>,
-    roots: &HashMap<(i64, usize), usize>,
+    (names, comms, roots): Context<'_>,
+    places: &mut Places,
     notes: &mut Notes,
 ) -> Vec<Call> {
     let mut out = Vec::with_capacity(pcalls.len());
@@ -648,7 +756,10 @@ fn rank_calls(
                 continue;
             }
         };
-        out.push(c);
+        out.push(Call {
+            site: places.of(pc.site, names),
+            ..c
+        });
     }
     out
 }
