@@ -517,7 +517,8 @@ ranks 2
 /// Extrae's caller events (70000001 the function, 80000001 the line, valued by the `.pcf`'s
 /// labels, shortened ones with the whole in brackets, `Unresolved` no name) name each call's site:
 /// `callsites` of the `.prv` gives what the same program written by hand in our text format
-/// with those sites gives, and so do its conversions to our binary and text.
+/// with those sites (fixtures/named-sites.txt) gives, and so do its conversions to our binary
+/// and text.
 #[test]
 fn extraes_caller_events_name_the_call_sites() {
     let prv = "#Paraver (30/11/26 at 09:00):6000_ns:1(2):1:2(1:1,1:1),1
@@ -550,31 +551,24 @@ c:1:1:2:1:2
                EVENT_TYPE\n0    80000001    Caller line at level 1\n0    80000002    Caller line at level 2\n\
                VALUES\n0   End\n1   0 (Unresolved)\n2   0 (_NOT_Found)\n3   10 (ping.c)\n4   11 (ping.c)\n\
                5   20 (pong.c, libpong.so)\n6   21 (pong_l..name.c) [21 (pong_long_name.c, libpong.so)]\n";
-    let ours = r#"loggps-trace 1
-ranks 2
-named 0 10 "main" "ping.c"
-named 0 11 "main" "ping.c"
-sites 0 0x0,0x1
-named 1 20 "pong_reply_loop" "pong.c"
-named 1 21 "pong_reply_loop" "pong_long_name.c"
-sites 1 0x0,0x1
-0 MPI_Init 0 1000
-0 MPI_Send 2000 2100 bytes=1024 peer=1 tag=0 site=0
-0 MPI_Recv 2200 5000 bytes=1024 peer=1 tag=1 site=1
-0 MPI_Finalize 5500 6000
-1 MPI_Init 0 1000
-1 MPI_Recv 2000 3000 bytes=1024 peer=0 tag=0 site=0
-1 MPI_Send 3100 3200 bytes=1024 peer=0 tag=1 site=1
-1 MPI_Finalize 5500 6000
-"#;
     let dir = tempfile::tempdir().unwrap();
     let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
-    std::fs::write(path("ours.txt"), ours).unwrap();
+    std::fs::copy(fixture("named-sites.txt"), path("ours.txt")).unwrap();
     std::fs::write(path("calls.prv"), prv).unwrap();
     std::fs::write(path("calls.pcf"), pcf).unwrap();
     let sites = |f: &str| {
-        let v = json(&["callsites", &path(f), "--platform", "myrinet", "--format", "json"]);
-        assert_eq!(v["unknown_calls"], 4, "{f}: Init and Finalize have no site: {v}");
+        let v = json(&[
+            "callsites",
+            &path(f),
+            "--platform",
+            "myrinet",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            v["unknown_calls"], 4,
+            "{f}: Init and Finalize have no site: {v}"
+        );
         v["sites"].clone()
     };
     let want = sites("ours.txt");
@@ -818,4 +812,85 @@ comm 1 members 1,0
         ends_ns(&[&bin, "--platform", "myrinet"]),
         ends_ns(&[&path("ours.txt"), "--platform", "myrinet"])
     );
+}
+
+/// Score-P names where a call was made in two ways, both read: the program's region entered
+/// around it (compiler instrumentation: the function and its first line), and with unwinding
+/// a calling context whose parent is the function and the line it called from. An archive
+/// written by OTF2's Python binding with one of each gives, in `callsites`, what the same
+/// program written by hand in our text format with those sites gives, and so does its
+/// conversion to our binary.
+#[test]
+fn score_ps_regions_and_calling_contexts_name_the_call_sites() {
+    let script = r#"
+import sys, otf2
+from otf2.enums import Paradigm, GroupType
+with otf2.writer.open(sys.argv[1], timer_resolution=1_000_000_000) as trace:
+    d = trace.definitions
+    node = d.system_tree_node("node")
+    locs = [d.location("Master thread", group=d.location_group("MPI Rank %d" % r,
+            system_tree_parent=node)) for r in (0, 1)]
+    d.group("", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=locs)
+    world = d.comm("MPI_COMM_WORLD", group=d.group("", group_type=GroupType.COMM_GROUP,
+                   paradigm=Paradigm.MPI, members=[0, 1]))
+    reg = {n: d.region("MPI_" + n, paradigm=Paradigm.MPI) for n in "Init Send Recv Finalize".split()}
+    exchange = d.region("exchange", source_file="halo.c", begin_line_number=40, paradigm=Paradigm.USER)
+    main = d.region("main", source_file="main.c", begin_line_number=3, paradigm=Paradigm.USER)
+    cc_main = d.calling_context(main, d.source_code_location("main.c", 12), parent=None)
+    cc_recv = d.calling_context(reg["Recv"], d.source_code_location("mpi", 0), parent=cc_main)
+    w0, w1 = (trace.event_writer_from_location(l) for l in locs)
+    for w in (w0, w1):
+        w.enter(0, reg["Init"]); w.leave(1000, reg["Init"])
+    w0.enter(1500, exchange)
+    w0.enter(2000, reg["Send"]); w0.mpi_send(2000, 1, world, 7, 4096); w0.leave(2100, reg["Send"])
+    w0.leave(2500, exchange)
+    w1.calling_context_enter(2000, cc_recv, 2)
+    w1.mpi_recv(5000, 0, world, 7, 4096)
+    w1.calling_context_leave(6000, cc_recv)
+    for w in (w0, w1):
+        w.enter(13000, reg["Finalize"]); w.leave(13500, reg["Finalize"])
+"#;
+    let ours = r#"loggps-trace 1
+ranks 2
+named 0 40 "exchange" "halo.c"
+sites 0 0x0
+named 1 12 "main" "main.c"
+sites 1 0x0
+0 MPI_Init 0 1000
+0 MPI_Send 2000 2100 bytes=4096 peer=1 tag=7 site=0
+0 MPI_Finalize 13000 13500
+1 MPI_Init 0 1000
+1 MPI_Recv 2000 6000 bytes=4096 peer=0 tag=7 site=0
+1 MPI_Finalize 13000 13500
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    std::fs::write(path("write.py"), script).unwrap();
+    std::fs::write(path("ours.txt"), ours).unwrap();
+    let st = std::process::Command::new(python_with_otf2())
+        .args([&path("write.py"), &path("archive")])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let sites = |f: &str| {
+        let v = json(&["callsites", f, "--platform", "myrinet", "--format", "json"]);
+        assert_eq!(
+            v["unknown_calls"], 4,
+            "{f}: Init and Finalize have no site: {v}"
+        );
+        v["sites"].clone()
+    };
+    let want = sites(&path("ours.txt"));
+    let names: Vec<&str> = (want.as_array().unwrap().iter())
+        .map(|s| s["site"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["main main.c:12", "exchange halo.c:40"], "{want}");
+    let anchor = path("archive/traces.otf2");
+    assert_eq!(sites(&anchor), want);
+    assert!(
+        run(&["convert", &anchor, &path("archive.bin")])
+            .status
+            .success()
+    );
+    assert_eq!(sites(&path("archive.bin")), want);
 }

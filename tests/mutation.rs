@@ -16,6 +16,7 @@ fn corpus() -> Vec<Vec<u8>> {
         format!("{dir}/all-routines.txt"),
         format!("{dir}/sites.txt"),
         format!("{dir}/links.txt"),
+        format!("{dir}/named-sites.txt"),
     ];
     for e in std::fs::read_dir(format!("{dir}/rtt")).unwrap() {
         files.push(e.unwrap().path().display().to_string());

@@ -51,7 +51,9 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
     let name = a.replay.trace.display().to_string();
     let Some(sites) = trace.sites.as_ref().filter(|s| s.any()) else {
         return Err(Error::Usage(format!(
-            "{name} has no call sites: record it again with loggps-trace (without LOGGPS_TRACE_SITES=0)"
+            "{name} has no call sites: record it again with loggps-trace (without \
+             LOGGPS_TRACE_SITES=0); of other tools' traces, Paraver's with Extrae's caller events \
+             and OTF2's with Score-P's program regions or calling contexts have them"
         )));
     };
     let resolved = a

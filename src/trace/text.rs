@@ -455,10 +455,7 @@ impl Built {
             }
             Line::Named(r, n) => {
                 let r = rank(r)?;
-                self.sites
-                    .get_or_insert_with(|| Sites::unknown(p, 0))
-                    .named[r]
-                    .push(n)
+                self.sites.get_or_insert_with(|| Sites::unknown(p, 0)).named[r].push(n)
             }
             Line::Sites(r, a) => {
                 let r = rank(r)?;

@@ -7,9 +7,9 @@
 #   ROUNDS=100000 RUNS=3 tests/bench/import.sh   # the median of RUNS runs each (default 5)
 #
 # The inputs: a time-independent trace written here (a 2-rank ping-pong, 1 KiB, compute between),
-# our binary and a GOAL schedule converted from it (`convert`), liballprof's per-rank files and
-# an Extrae Paraver trace and an OTF2 archive (through the OTF2 library, opened at run time) of
-# the same calls written here.
+# our binary and a GOAL schedule converted from it (`convert`), liballprof's per-rank files, a
+# DUMPI trace (its .meta and a binary file a rank), an Extrae Paraver trace and an OTF2 archive
+# (through the OTF2 library, opened at run time) of the same calls written here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -90,14 +90,59 @@ with otf2.writer.open(d_ + "/pingpong-otf2", timer_resolution=1_000_000_000) as 
                 t += 3
         w.enter(t, reg["Finalize"]); w.leave(t + 1, reg["Finalize"])
 EOF
+  # The same calls as SST's DUMPI trace: a .meta and one big-endian file a rank (io.c: magic, the
+  # stream, its end label, the header, the footer's call counts, datatype sizes, the index)
+  python3 - "$DIR" "$ROUNDS" <<'EOF'
+import struct, sys
+d, n = sys.argv[1], int(sys.argv[2])
+bias = 1700000000  # the wall clock's seconds at the start (records keep seconds since it)
+with open(f"{d}/pingpong-dumpi.meta", "w") as f:
+    f.write(f"hostname=localhost\nnumprocs=2\nusername=bench\nstartime={bias}\n"
+            "fileprefix=pingpong-dumpi\nversion=1\nsubversion=1\nsubsubversion=0\n")
+# A record: function id, mask (thread, CPU and wall times, statuses), thread, CPU and wall times
+# (start, end: u16 s since the bias, u32 ns; both clocks µs from the start), then its arguments
+head = struct.Struct(">HBHHIHIHIHI").pack
+def rec(fid, a, b):
+    ts = (a // 10**6, a % 10**6 * 1000, b // 10**6, b % 10**6 * 1000)
+    return head(fid, 0x4f, 0, *ts, *ts)
+for r in (0, 1):
+    # count, datatype (5: MPI_BYTE), peer, tag, comm (2: world); a Recv's one status after
+    args = [struct.pack(">iHiiH", 1024, 5, 1 - r, k, 2) for k in (0, 1)]
+    calls = [(0, args[k]) if (k == 0) == (r == 0) else
+             (1, args[k] + struct.pack(">iiiBBi", 1, 1024, 1 - r, 0, 0, k)) for k in (0, 1)]
+    with open(f"{d}/pingpong-dumpi-{r:04}.bin", "wb") as f:
+        f.write(b"\xff\xaa\xddDUMPI" + struct.pack(">II", 0, bias))
+        f.write(rec(124, 0, 1000) + struct.pack(">ii", 1, 10) + b"./pingpong")
+        t = 1000
+        for i in range(n):
+            for fid, a in calls:
+                f.write(rec(fid, t, t + 2) + a)
+                t += 3
+        f.write(rec(125, t, t + 1) + struct.pack(">H", 293))  # MPI_Finalize, END_OF_STREAM
+        header = f.tell()  # version 1.1.0, start, host, user, no mesh
+        f.write(struct.pack(">BBBQ", 1, 1, 0, bias) + b"\0\x09localhost\0\x05bench" + bytes(8))
+        footer = f.tell()  # its magic, calls and ignored calls of ids 0..290; no keyvals
+        counts = [0] * 291
+        counts[0] = counts[1] = n; counts[124] = counts[125] = 1
+        f.write(struct.pack(">Q582ii", 0xf007fee7, *counts, *[0] * 291, 0))
+        perf = f.tell()  # no counters, the datatype sizes (sst-macro's testbgp's), no addresses
+        f.write(bytes(4))
+        sizes = f.tell()
+        f.write(struct.pack(">29i", 28, 0, 0, 1, 1, 1, 1, 4, 2, 2, 4, 4, 4, 4, 4, 8, 16, 0, 8, 8, 1,
+                            0, 0, 8, 12, 8, 6, 8, 20))
+        addr = f.tell()
+        f.write(bytes(4))
+        f.write(struct.pack(">8Q", 0xffaadd44554d5049, sizes, addr, perf, header, 8, footer, 0))
+EOF
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.bin" --force 2>/dev/null
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.goal" --force 2>/dev/null
   touch "$DIR/done"
 fi
 printf '%-8s %12s %10s %12s %14s %10s\n' format events seconds events/s bytes/event x_ours
-for f in bin tit goal allprof paraver otf2; do
+for f in bin tit goal allprof dumpi paraver otf2; do
   case $f in
     allprof) input=$DIR/pmpi-trace-rank-0.txt ;;
+    dumpi) input=$DIR/pingpong-dumpi.meta ;;
     otf2) input=$DIR/pingpong-otf2; [ -d "$input" ] || continue ;;
     paraver) input=$DIR/pingpong.prv ;;
     *) input=$DIR/pingpong.$f ;;

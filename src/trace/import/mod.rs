@@ -17,9 +17,9 @@ mod otf2;
 mod paraver;
 mod tit;
 
+use super::sites::{Named, Sites, UNKNOWN};
 use super::{Completion, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, Push, RecvHalf};
 use super::{Routine, Shape, TAG_ANY, Trace};
-use super::sites::{Named, Sites, UNKNOWN};
 use crate::error::TraceError;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};

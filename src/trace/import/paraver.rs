@@ -20,8 +20,8 @@
 //! collective's own.
 
 use super::{Call, Notes, Requests, build_named};
-use crate::trace::sites::{Named, UNKNOWN};
 use crate::error::TraceError;
+use crate::trace::sites::{Named, UNKNOWN};
 use crate::trace::{Comm, Completion, PEER_NULL, RecvHalf, Routine, Shape, Trace};
 use std::collections::HashMap;
 use std::path::Path;
@@ -96,7 +96,10 @@ fn pcf_names(pcf: &str) -> HashMap<(u64, u64), String> {
             "" => in_values = false,
             _ if in_values => {
                 if let (Some(v), Some(n)) = (w.next().and_then(|v| v.parse().ok()), w.next()) {
-                    let label = || line.split_once(char::is_whitespace).map_or("", |x| x.1.trim());
+                    let label = || {
+                        line.split_once(char::is_whitespace)
+                            .map_or("", |x| x.1.trim())
+                    };
                     for &t in &types {
                         let n = if is_caller(t) { label() } else { n };
                         names.insert((t, v), n.to_string());

@@ -14,6 +14,9 @@ use std::sync::OnceLock;
 pub(super) enum Ev {
     Enter(u32),
     Leave(u32),
+    /// A calling context's region entered and left (Score-P with unwinding).
+    ContextEnter(u32),
+    ContextLeave(u32),
     Send {
         to: u32,
         comm: u32,
@@ -65,8 +68,8 @@ pub(super) enum Ev {
 #[derive(Default, Debug)]
 pub(super) struct Defs {
     pub strings: HashMap<u32, String>,
-    /// Region → its name's string.
-    pub regions: HashMap<u32, u32>,
+    /// Region → its name's string, role, paradigm, source file's string and first line.
+    pub regions: HashMap<u32, RegionDef>,
     /// Location → (name, type, its location group), in definition order.
     pub locations: Vec<(u64, u32, u8, u32)>,
     /// Location group → (name, type, parent system tree node).
@@ -79,6 +82,19 @@ pub(super) struct Defs {
     pub groups: HashMap<u32, (u8, u8, Vec<u64>)>,
     /// Ticks a second, the first tick.
     pub clock: Option<(u64, u64)>,
+    /// Calling context → (region, source code location, parent context).
+    pub contexts: HashMap<u32, (u32, u32, u32)>,
+    /// Source code location → (file's string, line).
+    pub locations_in_code: HashMap<u32, (u32, u32)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RegionDef {
+    pub name: u32,
+    pub role: u8,
+    pub paradigm: u8,
+    pub file: u32,
+    pub begin: u32,
 }
 
 impl Defs {
@@ -130,6 +146,8 @@ library! {
     OTF2_GlobalDefReaderCallbacks_SetCommCallback: fn(*mut c_void, Cb) -> Code;
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback: fn(*mut c_void, Cb) -> Code;
     OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback: fn(*mut c_void, Cb) -> Code;
+    OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback: fn(*mut c_void, Cb) -> Code;
+    OTF2_GlobalDefReaderCallbacks_SetSourceCodeLocationCallback: fn(*mut c_void, Cb) -> Code;
     OTF2_Reader_SelectLocation: fn(*mut Reader, u64) -> Code;
     OTF2_Reader_OpenDefFiles: fn(*mut Reader) -> Code;
     OTF2_Reader_CloseDefFiles: fn(*mut Reader) -> Code;
@@ -146,6 +164,8 @@ library! {
     OTF2_EvtReaderCallbacks_Delete: fn(*mut c_void) -> ();
     OTF2_EvtReaderCallbacks_SetEnterCallback: fn(*mut c_void, Cb) -> Code;
     OTF2_EvtReaderCallbacks_SetLeaveCallback: fn(*mut c_void, Cb) -> Code;
+    OTF2_EvtReaderCallbacks_SetCallingContextEnterCallback: fn(*mut c_void, Cb) -> Code;
+    OTF2_EvtReaderCallbacks_SetCallingContextLeaveCallback: fn(*mut c_void, Cb) -> Code;
     OTF2_EvtReaderCallbacks_SetMpiSendCallback: fn(*mut c_void, Cb) -> Code;
     OTF2_EvtReaderCallbacks_SetMpiIsendCallback: fn(*mut c_void, Cb) -> Code;
     OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback: fn(*mut c_void, Cb) -> Code;
@@ -243,6 +263,8 @@ impl Archive {
             (lib.OTF2_GlobalDefReaderCallbacks_SetCommCallback)(cbs, def_comm as Cb);
             (lib.OTF2_GlobalDefReaderCallbacks_SetGroupCallback)(cbs, def_group as Cb);
             (lib.OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback)(cbs, def_clock as Cb);
+            (lib.OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback)(cbs, def_context as Cb);
+            (lib.OTF2_GlobalDefReaderCallbacks_SetSourceCodeLocationCallback)(cbs, def_scl as Cb);
         }
         let user = (&mut a.defs as *mut Defs).cast::<c_void>();
         let code = unsafe { (lib.OTF2_Reader_RegisterGlobalDefCallbacks)(reader, gdr, cbs, user) };
@@ -306,6 +328,8 @@ impl Archive {
         unsafe {
             (lib.OTF2_EvtReaderCallbacks_SetEnterCallback)(cbs, ev_enter as Cb);
             (lib.OTF2_EvtReaderCallbacks_SetLeaveCallback)(cbs, ev_leave as Cb);
+            (lib.OTF2_EvtReaderCallbacks_SetCallingContextEnterCallback)(cbs, ev_cc_enter as Cb);
+            (lib.OTF2_EvtReaderCallbacks_SetCallingContextLeaveCallback)(cbs, ev_cc_leave as Cb);
             (lib.OTF2_EvtReaderCallbacks_SetMpiSendCallback)(cbs, ev_send as Cb);
             (lib.OTF2_EvtReaderCallbacks_SetMpiIsendCallback)(cbs, ev_isend as Cb);
             (lib.OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback)(cbs, ev_isend_done as Cb);
@@ -375,14 +399,21 @@ extern "C" fn def_region(
     name: u32,
     _canonical: u32,
     _description: u32,
-    _role: u8,
-    _paradigm: u8,
+    role: u8,
+    paradigm: u8,
     _flags: u32,
-    _file: u32,
-    _begin: u32,
+    file: u32,
+    begin: u32,
     _end: u32,
 ) -> Code {
-    unsafe { defs(user) }.regions.insert(id, name);
+    let r = RegionDef {
+        name,
+        role,
+        paradigm,
+        file,
+        begin,
+    };
+    unsafe { defs(user) }.regions.insert(id, r);
     0
 }
 
@@ -457,6 +488,20 @@ extern "C" fn def_clock(user: *mut c_void, ticks: u64, offset: u64, _len: u64, _
     0
 }
 
+extern "C" fn def_context(user: *mut c_void, id: u32, region: u32, scl: u32, parent: u32) -> Code {
+    unsafe { defs(user) }
+        .contexts
+        .insert(id, (region, scl, parent));
+    0
+}
+
+extern "C" fn def_scl(user: *mut c_void, id: u32, file: u32, line: u32) -> Code {
+    unsafe { defs(user) }
+        .locations_in_code
+        .insert(id, (file, line));
+    0
+}
+
 /// An event callback's leading arguments: location, time, position, user data, attributes.
 macro_rules! event {
     ($name:ident($($arg:ident: $ty:ty),*) => $ev:expr) => {
@@ -476,6 +521,8 @@ macro_rules! event {
 
 event!(ev_enter(region: u32) => Ev::Enter(region));
 event!(ev_leave(region: u32) => Ev::Leave(region));
+event!(ev_cc_enter(context: u32, _unwound: u32) => Ev::ContextEnter(context));
+event!(ev_cc_leave(context: u32) => Ev::ContextLeave(context));
 event!(ev_send(to: u32, comm: u32, tag: u32, len: u64) => Ev::Send { to, comm, tag, len });
 event!(ev_isend(to: u32, comm: u32, tag: u32, len: u64, req: u64) =>
     Ev::Isend { to, comm, tag, len, req });

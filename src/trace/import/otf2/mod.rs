@@ -14,8 +14,9 @@
 #[allow(unsafe_code)]
 mod ffi;
 
-use super::{Call, Notes, Requests, build};
+use super::{Call, Notes, Requests, build_named};
 use crate::error::TraceError;
+use crate::trace::sites::{Named, UNKNOWN};
 use crate::trace::{Comm, PEER_ANY, PEER_NULL, RecvHalf, Routine, Shape, TAG_ANY, Trace};
 use ffi::{Archive, Defs, Ev};
 use std::collections::HashMap;
@@ -25,6 +26,8 @@ const GROUP_COMM_LOCATIONS: u8 = 4;
 const GROUP_COMM_GROUP: u8 = 5;
 const GROUP_COMM_SELF: u8 = 6;
 const PARADIGM_MPI: u8 = 4;
+const PARADIGM_MEASUREMENT_SYSTEM: u8 = 6;
+const ROLE_ARTIFICIAL: u8 = 31;
 const UNDEFINED: u32 = u32::MAX;
 
 /// Whether `head` begins as an OTF2 anchor file does.
@@ -114,7 +117,7 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
         id,
         members: vec![r],
     }));
-    let mut trace = build(&name, out, notes, defined)?;
+    let mut trace = build_named(&name, out, notes, defined, &regions.places)?;
     for (r, &l) in world.iter().enumerate() {
         let mut m = trace.meta.ranks.get(r).clone();
         m.hostname = host(&defs, l);
@@ -305,16 +308,32 @@ enum Kind {
 struct Region {
     name: String,
     kind: Kind,
+    /// The place of an MPI call made inside it, where it is a function of the program
+    /// (its first line): an index into [`Regions::places`], or `UNKNOWN`.
+    site: u32,
 }
 
-/// The archive's regions by id, looked up once an event (sorted: no hashing).
-struct Regions(Vec<(u32, Region)>);
+/// The archive's regions by id, looked up once an event (sorted: no hashing), and the places
+/// of those that hold calls: each a region of the program, named by its own definition
+/// (function, source file, first line).
+struct Regions {
+    all: Vec<(u32, Region)>,
+    places: Vec<Named>,
+    /// Calling contexts (Score-P with unwinding) → their region, and the place a call entered
+    /// through one was made: its parent context's function, at the parent's source code
+    /// location (where the parent called it).
+    contexts: HashMap<u32, (u32, u32)>,
+}
 
 impl Regions {
     fn new(defs: &Defs) -> Regions {
-        let mut all: Vec<(u32, Region)> = (defs.regions.iter())
-            .map(|(&id, &name)| {
-                let name = defs.string(name).to_string();
+        let mut ids: Vec<u32> = defs.regions.keys().copied().collect();
+        ids.sort();
+        let mut places = Vec::new();
+        let all = (ids.into_iter())
+            .map(|id| {
+                let d = defs.regions[&id];
+                let name = defs.string(d.name).to_string();
                 let kind = match name.as_str() {
                     "MPI_Start" | "MPI_Startall" => Kind::Start,
                     // A matched receive's message is a receive's.
@@ -322,20 +341,73 @@ impl Regions {
                     n if n.starts_with("MPI_") => Kind::Mpi(Routine::from_mpi_name(n)),
                     _ => Kind::Other,
                 };
-                (id, Region { name, kind })
+                let program = kind == Kind::Other
+                    && d.role != ROLE_ARTIFICIAL
+                    && d.paradigm != PARADIGM_MEASUREMENT_SYSTEM
+                    && !name.is_empty();
+                let site = match program {
+                    true => {
+                        places.push(Named {
+                            function: name.clone(),
+                            file: defs.string(d.file).to_string(),
+                            line: d.begin,
+                        });
+                        places.len() as u32 - 1
+                    }
+                    false => UNKNOWN,
+                };
+                (id, Region { name, kind, site })
             })
             .collect();
-        all.sort_by_key(|r| r.0);
-        Regions(all)
+        let mut regions = Regions {
+            all,
+            places,
+            contexts: HashMap::new(),
+        };
+        regions.contexts = regions.contexts_of(defs);
+        regions
+    }
+
+    /// Each calling context's region and place (the place added to `places` once).
+    fn contexts_of(&mut self, defs: &Defs) -> HashMap<u32, (u32, u32)> {
+        let mut known: HashMap<Named, u32> = HashMap::new();
+        let mut ids: Vec<u32> = defs.contexts.keys().copied().collect();
+        ids.sort();
+        let mut out = HashMap::new();
+        for id in ids {
+            let (region, _, parent) = defs.contexts[&id];
+            let site = match defs.contexts.get(&parent) {
+                None => UNKNOWN,
+                Some(&(caller, scl, _)) => {
+                    let d = defs.regions.get(&caller);
+                    let (file, line) = match defs.locations_in_code.get(&scl) {
+                        Some(&(f, l)) => (f, l),
+                        None => d.map_or((UNDEFINED, 0), |d| (d.file, d.begin)),
+                    };
+                    let n = Named {
+                        function: d.map_or("", |d| defs.string(d.name)).to_string(),
+                        file: defs.string(file).to_string(),
+                        line,
+                    };
+                    *known.entry(n).or_insert_with_key(|n| {
+                        self.places.push(n.clone());
+                        self.places.len() as u32 - 1
+                    })
+                }
+            };
+            out.insert(id, (region, site));
+        }
+        out
     }
 
     fn get(&self, id: u32) -> &Region {
         const NONE: &Region = &Region {
             name: String::new(),
             kind: Kind::Other,
+            site: UNKNOWN,
         };
-        match self.0.binary_search_by_key(&id, |r| r.0) {
-            Ok(i) => &self.0[i].1,
+        match self.all.binary_search_by_key(&id, |r| r.0) {
+            Ok(i) => &self.all[i].1,
             Err(_) => NONE,
         }
     }
@@ -389,30 +461,46 @@ impl Rank<'_> {
     }
 
     fn read(&mut self, evs: &[(u64, Ev)], notes: &mut Notes, counts: &mut Counts) {
-        let mut depth = 0usize;
-        // The open MPI call: its depth, region, start and first inner event.
-        let mut open: Option<(usize, u32, u64, usize)> = None;
+        // The regions entered and not left, innermost last.
+        let mut stack: Vec<u32> = Vec::new();
+        // The open MPI call: its depth, region, start, first inner event and the place of the
+        // calling context it was entered through (UNKNOWN: none).
+        let mut open: Option<(usize, u32, u64, usize, u32)> = None;
         for (i, &(t, ev)) in evs.iter().enumerate() {
             match ev {
-                Ev::Enter(region) => {
-                    depth += 1;
+                Ev::Enter(_) | Ev::ContextEnter(_) => {
+                    let (region, from) = match ev {
+                        Ev::ContextEnter(c) => {
+                            (self.regions.contexts.get(&c).copied()).unwrap_or((UNDEFINED, UNKNOWN))
+                        }
+                        Ev::Enter(region) => (region, UNKNOWN),
+                        _ => unreachable!("an enter"),
+                    };
+                    stack.push(region);
                     let mpi = self.regions.get(region).kind != Kind::Other;
                     match open {
-                        None if mpi => open = Some((depth, region, t, i + 1)),
+                        None if mpi => open = Some((stack.len(), region, t, i + 1, from)),
                         Some(_) if mpi => counts.nested += 1,
                         _ => {}
                     }
                 }
-                Ev::Leave(_) => {
-                    if let Some((d, region, t0, first)) = open
-                        && d == depth
+                Ev::Leave(_) | Ev::ContextLeave(_) => {
+                    if let Some((d, region, t0, first, from)) = open
+                        && d == stack.len()
                     {
                         let inner = evs[first..i].iter().map(|e| e.1);
                         let span = (self.ns(t0), self.ns(t).max(self.ns(t0)));
+                        let before = self.calls.len();
                         self.call(region, span, inner, notes, counts);
+                        // Made at its calling context's place, else in the innermost region of
+                        // the program entered around it.
+                        let site = (stack[..d - 1].iter().rev())
+                            .map(|&g| self.regions.get(g).site)
+                            .fold(from, |s, g| if s == UNKNOWN { g } else { s });
+                        self.calls[before..].iter_mut().for_each(|c| c.site = site);
                         open = None;
                     }
-                    depth = depth.saturating_sub(1);
+                    stack.pop();
                 }
                 _ if open.is_none() => counts.outside += 1,
                 _ => {}
@@ -449,7 +537,7 @@ impl Rank<'_> {
         counts: &mut Counts,
     ) {
         let regions = self.regions;
-        let Region { name, kind } = regions.get(region);
+        let Region { name, kind, .. } = regions.get(region);
         let r = match *kind {
             Kind::Start => return self.started(t, inner, counts),
             Kind::Mpi(Some(r)) => r,
