@@ -12,7 +12,8 @@ use super::{Call, Notes, Requests, build};
 use crate::error::TraceError;
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -22,20 +23,47 @@ enum Kind {
     Calc(f64),
 }
 
-#[derive(Clone, Debug)]
-struct Op {
-    kind: Kind,
-    /// Operations that must have ended before it starts.
-    requires: Vec<usize>,
-    /// Operations that must have started before it starts.
-    irequires: Vec<usize>,
+/// A rank's operations: their kinds in file order, and their dependencies as (operation, the
+/// one it waits for) pairs in file order, on the other's end (`requires`) or start
+/// (`irequires`).
+#[derive(Clone, Debug, Default)]
+struct Ops {
+    kinds: Vec<Kind>,
+    requires: Vec<(u32, u32)>,
+    irequires: Vec<(u32, u32)>,
+}
+
+impl Ops {
+    /// `op` waits for operation `b`: for its start (`irequires`) or its end.
+    fn depend(&mut self, op: u32, b: u32, start: bool) {
+        match start {
+            true => self.irequires.push((op, b)),
+            false => self.requires.push((op, b)),
+        }
+    }
+
+    fn extend(&mut self, mut other: Ops) {
+        if self.kinds.is_empty() {
+            *self = other;
+            return;
+        }
+        let base = self.kinds.len() as u32;
+        let shift = |d: &mut Vec<(u32, u32)>| {
+            d.iter_mut()
+                .for_each(|(a, b)| (*a, *b) = (*a + base, *b + base))
+        };
+        shift(&mut other.requires);
+        shift(&mut other.irequires);
+        self.kinds.append(&mut other.kinds);
+        self.requires.append(&mut other.requires);
+        self.irequires.append(&mut other.irequires);
+    }
 }
 
 pub(super) fn load(path: &Path, calc_ns: f64) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| TraceError::at(&name, format!("cannot read: {e}")))?;
-    from_text(&name, &text, calc_ns)
+    let data = super::file_bytes(path)?;
+    from_text(&name, crate::trace::text::utf8(&name, &data)?, calc_ns)
 }
 
 /// The trace of the GOAL schedule `text`.
@@ -54,12 +82,11 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
 
 /// Each rank's operations, in file order, with their dependencies as indices. The blocks are
 /// found first, then read in parallel; the error said is the one nearest the file's start.
-fn parse(name: &str, text: &str) -> Result<Vec<Vec<Op>>, TraceError> {
+fn parse(name: &str, text: &str) -> Result<Vec<Ops>, TraceError> {
     let text = without_block_comments(text);
     let (p, blocks, structural) = blocks(name, &text);
-    let read: Vec<Result<Vec<Op>, TraceError>> =
-        blocks.par_iter().map(|b| block(name, b)).collect();
-    let mut ranks: Vec<Vec<Op>> = vec![Vec::new(); p.unwrap_or(0)];
+    let read: Vec<Result<Ops, TraceError>> = blocks.par_iter().map(|b| block(name, b)).collect();
+    let mut ranks: Vec<Ops> = vec![Ops::default(); p.unwrap_or(0)];
     for (b, ops) in blocks.iter().zip(read) {
         ranks[b.rank].extend(ops?);
     }
@@ -81,11 +108,15 @@ struct Block<'a> {
 
 /// A line without its `//` comment and surrounding spaces.
 fn uncommented(raw: &str) -> &str {
-    match raw.as_bytes().windows(2).position(|w| w == b"//") {
-        Some(i) => &raw[..i],
-        None => raw,
+    let b = raw.as_bytes();
+    let mut from = 0;
+    while let Some(k) = b[from..].iter().position(|&c| c == b'/') {
+        if b.get(from + k + 1) == Some(&b'/') {
+            return raw[..from + k].trim();
+        }
+        from += k + 1;
     }
-    .trim()
+    raw.trim()
 }
 
 /// The schedule's `num_ranks` and its ranks' blocks, up to the first error outside a block
@@ -94,27 +125,17 @@ fn uncommented(raw: &str) -> &str {
 fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Option<TraceError>) {
     let mut blocks: Vec<Block<'a>> = Vec::new();
     let mut declared: Option<usize> = None;
-    // The open block: its index in `blocks` and the byte where its body starts.
-    let mut open: Option<(usize, usize)> = None;
-    let mut offset = 0;
-    for (n, raw) in text.split('\n').enumerate() {
-        let (lineno, at) = (n + 1, offset);
-        offset += raw.len() + 1;
-        let line = uncommented(raw);
-        if line.is_empty() {
-            continue;
-        }
+    let newlines = |s: &str| s.bytes().filter(|&c| c == b'\n').count();
+    // The byte where the line numbered `lineno` (from 1) starts.
+    let (mut at, mut lineno) = (0, 1);
+    while at < text.len() {
+        let end =
+            (text.as_bytes()[at..].iter().position(|&c| c == b'\n')).map_or(text.len(), |k| at + k);
+        let line = uncommented(&text[at..end]);
+        let next = (end + 1).min(text.len());
         let err = |m: String| TraceError::line(name, lineno, m);
-        if let Some((i, start)) = open {
-            if line == "}" {
-                blocks[i].body = &text[start..at];
-                blocks[i].closed = true;
-                open = None;
-            }
-            continue;
-        }
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let fail = match words.as_slice() {
+        let fail = match line.split_ascii_whitespace().collect::<Vec<_>>().as_slice() {
+            [] => None,
             ["num_ranks", p] => match p.parse().ok().filter(|&p| (1..=text.len()).contains(&p)) {
                 Some(p) => {
                     declared = Some(p);
@@ -136,15 +157,30 @@ fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Opti
                         Some(err(format!("rank {r} is given twice")))
                     }
                     Some(r) => {
-                        let start = (at + raw.len() + 1).min(text.len());
+                        // The block's lines, read later, up to its `}` line.
+                        let first = lineno + 1;
+                        let (body, closed) = match block_end(text, next) {
+                            Some((brace, after)) => {
+                                lineno += 1 + newlines(&text[next..brace]);
+                                at = after;
+                                (&text[next..brace], true)
+                            }
+                            None => {
+                                at = text.len();
+                                (&text[next..], false)
+                            }
+                        };
                         blocks.push(Block {
                             rank: r,
-                            first: lineno + 1,
-                            body: &text[start..],
-                            closed: false,
+                            first,
+                            body,
+                            closed,
                         });
-                        open = Some((blocks.len() - 1, start));
-                        None
+                        if !closed {
+                            break;
+                        }
+                        lineno += 1;
+                        continue;
                     }
                 },
             },
@@ -155,8 +191,10 @@ fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Opti
         if fail.is_some() {
             return (declared, blocks, fail);
         }
+        at = end + 1;
+        lineno += 1;
     }
-    let end = if open.is_some() {
+    let end = if blocks.last().is_some_and(|b| !b.closed) {
         Some(TraceError::at(
             name,
             "the file ends inside a rank's block: a `}` is missing".into(),
@@ -172,6 +210,29 @@ fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Opti
     (declared, blocks, end)
 }
 
+/// The block whose body starts at byte `start`: where its `}` line starts and the byte after
+/// that line; None if the file has no such line.
+fn block_end(text: &str, start: usize) -> Option<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut from = start;
+    while let Some(k) = text[from..].find('}') {
+        let brace = from + k;
+        let line = b[start..brace]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(start, |i| start + i + 1);
+        let end = b[brace..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(text.len(), |i| brace + i);
+        if uncommented(&text[line..end]) == "}" {
+            return Some((line, (end + 1).min(text.len())));
+        }
+        from = brace + 1;
+    }
+    None
+}
+
 /// Whether a block's lines hold an operation (any line but a dependency).
 fn has_operations(body: &str) -> bool {
     body.lines().map(uncommented).any(|l| {
@@ -181,43 +242,41 @@ fn has_operations(body: &str) -> bool {
 }
 
 /// One rank's operations, read from its block; its dependencies resolved where its `}` was found.
-fn block(name: &str, b: &Block<'_>) -> Result<Vec<Op>, TraceError> {
+fn block(name: &str, b: &Block<'_>) -> Result<Ops, TraceError> {
     let r = b.rank;
     // Sized for a label every 40 bytes (`l12: send 8b to 1 tag 0` and its dependency line):
     // growing a table of millions of labels costs more than the reading.
     let expected = b.body.len() / 40;
-    let mut ops: Vec<Op> = Vec::with_capacity(expected);
-    let mut labels: Labels = HashMap::with_capacity_and_hasher(expected, Default::default());
+    let mut ops = Ops {
+        kinds: Vec::with_capacity(expected),
+        requires: Vec::with_capacity(expected),
+        irequires: Vec::new(),
+    };
+    let mut labels = Labels::new(b.body.len());
     let mut deps: Vec<Dependency> = Vec::new();
-    let mut words: Vec<&str> = Vec::new();
-    // The two labels defined last, with their operations: most dependencies name them.
-    let mut recent: [(&str, usize); 2] = [("", 0); 2];
     for (n, raw) in b.body.lines().enumerate() {
         let line = uncommented(raw);
         if line.is_empty() {
             continue;
         }
         let lineno = b.first + n;
-        words.clear();
-        words.extend(line.split_whitespace());
-        if let [a, dep @ ("requires" | "irequires"), d] = words.as_slice() {
-            // Resolved at once where both labels are known and none before it waits (the order
-            // of each operation's dependencies stays the file's), else at the `}`.
-            let known = |l: &str| match recent.iter().find(|(k, _)| !k.is_empty() && *k == l) {
-                Some(&(_, i)) => Some(i),
-                None => labels.get(l).copied(),
-            };
-            match (deps.is_empty(), known(a), known(d)) {
-                (true, Some(a), Some(d)) => depend(&mut ops[a], d, *dep == "irequires"),
-                _ => deps.push((lineno, a, d, *dep == "irequires")),
+        // A dependency has no label (a label is a word and its `:`).
+        if !line.contains(':') {
+            let mut w = line.split_ascii_whitespace();
+            if let (Some(a), Some(dep @ ("requires" | "irequires")), Some(d), None) =
+                (w.next(), w.next(), w.next(), w.next())
+            {
+                // Resolved at once where both labels are known and none before it waits (the
+                // order of each operation's dependencies stays the file's), else at the `}`.
+                match (deps.is_empty(), labels.get(a), labels.get(d)) {
+                    (true, Some(a), Some(d)) => ops.depend(a, d, dep == "irequires"),
+                    _ => deps.push((lineno, a, d, dep == "irequires")),
+                }
+                continue;
             }
-            continue;
         }
-        let label = labeled_operation(line, &mut ops, &mut labels)
+        labeled_operation(line, &mut ops, &mut labels)
             .map_err(|m| TraceError::line(name, lineno, format!("rank {r}: {m}")))?;
-        if let Some(l) = label {
-            recent = [recent[1], (l, ops.len() - 1)];
-        }
     }
     if b.closed {
         resolve(name, &mut ops, r, &labels, &mut deps)?;
@@ -229,9 +288,58 @@ fn block(name: &str, b: &Block<'_>) -> Result<Vec<Op>, TraceError> {
 /// the operation that waits, the one it waits for, and whether for its start (`irequires`).
 type Dependency<'a> = (usize, &'a str, &'a str, bool);
 
-/// A rank's labels: their operations' indices, by a hasher for short keys (labels are looked
-/// up once a dependency, millions in a large schedule; SipHash spends most of that time).
-type Labels<'a> = HashMap<&'a str, usize, std::hash::BuildHasherDefault<ShortKeys>>;
+/// A rank's labels and their operations: `l<N>` (schedgen's) in a table by N, others hashed
+/// (looked up once a dependency, millions in a large schedule).
+struct Labels<'a> {
+    numbered: Vec<u32>,
+    /// The largest N the table takes: a label beyond it is hashed.
+    most: usize,
+    named: HashMap<&'a str, u32, std::hash::BuildHasherDefault<ShortKeys>>,
+}
+
+impl<'a> Labels<'a> {
+    /// For a block of `bytes` bytes (each numbered label takes a line of several).
+    fn new(bytes: usize) -> Labels<'a> {
+        Labels {
+            numbered: Vec::new(),
+            most: bytes / 8,
+            named: HashMap::default(),
+        }
+    }
+
+    /// N of a label `lN` written as schedgen writes it (no leading zero), up to the table's
+    /// bound.
+    fn number(&self, l: &str) -> Option<usize> {
+        let d = l.strip_prefix('l')?.as_bytes();
+        let plain = !d.is_empty() && d.len() <= 9 && (d.len() == 1 || d[0] != b'0');
+        if !plain || !d.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let n = d.iter().fold(0usize, |n, &c| n * 10 + (c - b'0') as usize);
+        (n <= self.most).then_some(n)
+    }
+
+    fn get(&self, l: &str) -> Option<u32> {
+        match self.number(l) {
+            Some(n) => self.numbered.get(n).copied().filter(|&i| i != u32::MAX),
+            None => self.named.get(l).copied(),
+        }
+    }
+
+    /// Defines label `l` as operation `i`; false if it was defined before.
+    fn insert(&mut self, l: &'a str, i: u32) -> bool {
+        match self.number(l) {
+            Some(n) => {
+                if n >= self.numbered.len() {
+                    self.numbered
+                        .resize((n + 1).max(2 * self.numbered.len()), u32::MAX);
+                }
+                std::mem::replace(&mut self.numbered[n], i) == u32::MAX
+            }
+            None => self.named.insert(l, i).is_none(),
+        }
+    }
+}
 
 /// FNV-1a, for short keys that no adversary chooses (a schedule's labels).
 #[derive(Default)]
@@ -274,14 +382,14 @@ fn without_block_comments(text: &str) -> std::borrow::Cow<'_, str> {
 /// block has ended and every label in it is known.
 fn resolve(
     name: &str,
-    ops: &mut [Op],
+    ops: &mut Ops,
     r: usize,
     labels: &Labels<'_>,
     deps: &mut Vec<Dependency<'_>>,
 ) -> Result<(), TraceError> {
     for (line, a, b, start) in deps.drain(..) {
         let find = |l: &str| {
-            labels.get(l).copied().ok_or_else(|| {
+            labels.get(l).ok_or_else(|| {
                 TraceError::line(
                     name,
                     line,
@@ -292,51 +400,39 @@ fn resolve(
             })
         };
         let (a, b) = (find(a)?, find(b)?);
-        depend(&mut ops[a], b, start);
+        ops.depend(a, b, start);
     }
     Ok(())
-}
-
-/// `op` waits for operation `b`: for its start (`irequires`) or its end.
-fn depend(op: &mut Op, b: usize, start: bool) {
-    match start {
-        true => op.irequires.push(b),
-        false => op.requires.push(b),
-    }
 }
 
 /// An operation line, `[LABEL:] send …`, appended to its rank's `ops` and its label, if any,
 /// to `labels`; the complaint, without the rank, where it is wrong.
 fn labeled_operation<'a>(
     line: &'a str,
-    ops: &mut Vec<Op>,
+    ops: &mut Ops,
     labels: &mut Labels<'a>,
-) -> Result<Option<&'a str>, String> {
+) -> Result<(), String> {
     let (label, op) = match line.split_once(':') {
         Some((l, rest)) if !l.trim().contains(' ') => (Some(l.trim()), rest.trim()),
         _ => (None, line),
     };
     let kind = operation(op)?;
     if let Some(l) = label
-        && labels.insert(l, ops.len()).is_some()
+        && !labels.insert(l, ops.kinds.len() as u32)
     {
         return Err(format!("label `{l}` is defined twice"));
     }
-    ops.push(Op {
-        kind,
-        requires: Vec::new(),
-        irequires: Vec::new(),
-    });
-    Ok(label)
+    ops.kinds.push(kind);
+    Ok(())
 }
 
 /// Every message's peer a rank of the schedule (or -1, any source), checked once all ranks
 /// are read, since `num_ranks` bounds them.
-fn check_peers(name: &str, ranks: &[Vec<Op>]) -> Result<(), TraceError> {
+fn check_peers(name: &str, ranks: &[Ops]) -> Result<(), TraceError> {
     let p = ranks.len() as i64;
     for (r, ops) in ranks.iter().enumerate() {
-        for op in ops {
-            let peer = match op.kind {
+        for kind in &ops.kinds {
+            let peer = match *kind {
                 Kind::Send { to, .. } => to as i64,
                 Kind::Recv { from, .. } => from as i64,
                 Kind::Calc(_) => continue,
@@ -354,7 +450,16 @@ fn check_peers(name: &str, ranks: &[Vec<Op>]) -> Result<(), TraceError> {
 
 /// `send 8b to 1 tag 0`, `recv 8b from -1`, `calc 100`, each may end with `cpu C` and `nic N`.
 fn operation(op: &str) -> Result<Kind, String> {
-    let w: Vec<&str> = op.split_whitespace().collect();
+    let mut words = [""; 12];
+    let mut n = 0;
+    for w in op.split_ascii_whitespace() {
+        if n == words.len() {
+            return Err(format!("expected at most {n} words, found `{op}`"));
+        }
+        words[n] = w;
+        n += 1;
+    }
+    let w = &words[..n];
     let bytes = |s: &str| {
         s.strip_suffix('b')
             .and_then(|n| n.parse::<u64>().ok())
@@ -383,7 +488,7 @@ fn operation(op: &str) -> Result<Kind, String> {
         }
         Ok(tag)
     };
-    match w.as_slice() {
+    match w {
         ["send", size, "to", to, rest @ ..] => Ok(Kind::Send {
             bytes: bytes(size)?,
             to: int(to)?,
@@ -409,50 +514,66 @@ fn operation(op: &str) -> Result<Kind, String> {
     }
 }
 
-/// A rank's operations as a sequence of MPI calls.
-fn sequence(ops: &[Op], calc_ns: f64) -> Vec<Call> {
-    let n = ops.len();
-    // Kahn's order over both kinds of edge, the lowest index first where several are ready.
-    let mut indegree = vec![0usize; n];
-    // The operations that wait for each, `after[start[d]..start[d + 1]]`, in index order.
-    let mut start = vec![0usize; n + 1];
-    for (i, op) in ops.iter().enumerate() {
-        for &d in op.requires.iter().chain(&op.irequires) {
-            indegree[i] += 1;
-            start[d + 1] += 1;
-        }
+/// Each operation's dependencies `deps` (operation, the one it waits for) as lists,
+/// `of[start[i]..start[i + 1]]` operation `i`'s, in file order.
+fn lists(n: usize, deps: &[(u32, u32)], by_waiter: bool) -> (Vec<u32>, Vec<u32>) {
+    let key = |&(a, b): &(u32, u32)| if by_waiter { a } else { b } as usize;
+    let mut start = vec![0u32; n + 1];
+    for d in deps {
+        start[key(d) + 1] += 1;
     }
-    for d in 0..n {
-        start[d + 1] += start[d];
+    for i in 0..n {
+        start[i + 1] += start[i];
     }
-    let mut after = vec![0usize; start[n]];
+    let mut of = vec![0u32; deps.len()];
     let mut filled = start.clone();
-    for (i, op) in ops.iter().enumerate() {
-        for &d in op.requires.iter().chain(&op.irequires) {
-            after[filled[d]] = i;
-            filled[d] += 1;
-        }
+    for d in deps {
+        let k = key(d);
+        of[filled[k] as usize] = if by_waiter { d.1 } else { d.0 };
+        filled[k] += 1;
     }
-    let mut ready: BTreeSet<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    (start, of)
+}
+
+/// A rank's operations as a sequence of MPI calls.
+fn sequence(ops: &Ops, calc_ns: f64) -> Vec<Call> {
+    let n = ops.kinds.len();
+    let both: Vec<(u32, u32)> = ops.requires.iter().chain(&ops.irequires).copied().collect();
+    // Kahn's order over both kinds of edge, the lowest index first where several are ready.
+    let (after_at, after) = lists(n, &both, false);
+    let mut indegree = vec![0u32; n];
+    for &(a, _) in &both {
+        indegree[a as usize] += 1;
+    }
+    drop(both);
+    let mut ready: BinaryHeap<Reverse<u32>> = (0..n as u32)
+        .filter(|&i| indegree[i as usize] == 0)
+        .map(Reverse)
+        .collect();
     let mut order = Vec::with_capacity(n);
-    while let Some(i) = ready.pop_first() {
-        order.push(i);
-        for &j in &after[start[i]..start[i + 1]] {
-            indegree[j] -= 1;
-            if indegree[j] == 0 {
-                ready.insert(j);
+    while let Some(Reverse(i)) = ready.pop() {
+        order.push(i as usize);
+        for &j in &after[after_at[i as usize] as usize..after_at[i as usize + 1] as usize] {
+            indegree[j as usize] -= 1;
+            if indegree[j as usize] == 0 {
+                ready.push(Reverse(j));
             }
         }
     }
+    drop((after_at, after, indegree));
+    // What each operation requires, in file order.
+    let (req_at, req) = lists(n, &ops.requires, true);
+    let requires = |i: usize| &req[req_at[i] as usize..req_at[i + 1] as usize];
     // A cycle leaves operations out: they are never issued (LogGOPSim would never start them).
     let mut t = 0.0f64;
     let at = |t: f64| (t.round() as u64, t.round() as u64);
-    let mut calls = vec![Call::new(Routine::Init, 0, 0)];
-    let mut reqs: Requests<usize> = Requests::new();
+    // A Wait at most before each operation: pages never written are never touched.
+    let mut calls = Vec::with_capacity(2 * order.len() + 3);
+    calls.push(Call::new(Routine::Init, 0, 0));
+    let mut reqs: Requests<u32> = Requests::new();
     for (k, &i) in order.iter().enumerate() {
         // What it requires that is still in flight, completed first.
-        let open: Vec<usize> = ops[i]
-            .requires
+        let open: Vec<u32> = requires(i)
             .iter()
             .copied()
             .filter(|d| reqs.is_open(d))
@@ -472,13 +593,13 @@ fn sequence(ops: &[Op], calc_ns: f64) -> Vec<Call> {
         }
         // Blocking when the next operation requires this one and nothing else in flight and
         // is not a `calc 0` (what a Wait is written as), or when it is the last.
-        let next = order.get(k + 1).map(|&j| &ops[j]);
-        let blocking = next.is_none_or(|o| {
-            o.kind != Kind::Calc(0.0)
-                && o.requires.contains(&i)
-                && o.requires.iter().all(|&d| d == i || !reqs.is_open(&d))
+        let blocking = order.get(k + 1).is_none_or(|&j| {
+            let r = requires(j);
+            ops.kinds[j] != Kind::Calc(0.0)
+                && r.contains(&(i as u32))
+                && r.iter().all(|&d| d as usize == i || !reqs.is_open(&d))
         });
-        match ops[i].kind {
+        match ops.kinds[i] {
             Kind::Calc(units) => t += units * calc_ns,
             Kind::Send {
                 bytes,
@@ -490,7 +611,7 @@ fn sequence(ops: &[Op], calc_ns: f64) -> Vec<Call> {
                 from: peer,
                 tag,
             } => {
-                let send = matches!(ops[i].kind, Kind::Send { .. });
+                let send = matches!(ops.kinds[i], Kind::Send { .. });
                 let routine = match (send, blocking) {
                     (true, true) => Routine::Send,
                     (true, false) => Routine::Isend,
@@ -499,7 +620,7 @@ fn sequence(ops: &[Op], calc_ns: f64) -> Vec<Call> {
                 };
                 let mut c = Call::p2p(routine, at(t), bytes, peer, tag);
                 if !blocking {
-                    c.e.id = reqs.create(i, (!send).then_some((peer, tag))) as i64;
+                    c.e.id = reqs.create(i as u32, (!send).then_some((peer, tag))) as i64;
                 }
                 calls.push(c);
             }

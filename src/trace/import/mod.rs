@@ -471,6 +471,35 @@ pub(crate) fn filled(
     Ok(trace)
 }
 
+/// A file's bytes, mapped rather than copied (a large text trace is read once, front to back).
+pub(crate) enum FileBytes {
+    Mapped(crate::memory::MappedFile),
+    Empty,
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Empty => &[],
+        }
+    }
+}
+
+/// The bytes of the file at `path`.
+pub(crate) fn file_bytes(path: &Path) -> Result<FileBytes, TraceError> {
+    let name = path.display().to_string();
+    let err = |e: std::io::Error| TraceError::at(&name, format!("cannot read: {e}"));
+    let file = std::fs::File::open(path).map_err(err)?;
+    match file.metadata().map_err(err)?.len() {
+        0 => Ok(FileBytes::Empty),
+        _ => crate::memory::MappedFile::open(&file)
+            .map(FileBytes::Mapped)
+            .map_err(err),
+    }
+}
+
 /// `text` cut into about `n` pieces of whole lines, each with the number of its first line
 /// (from 1), to be read in parallel.
 pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {

@@ -37,7 +37,7 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
         std::fs::read(p)
             .map_err(|e| TraceError::at(&p.display().to_string(), format!("cannot read: {e}")))
     };
-    let data = read(path)?;
+    let data = super::file_bytes(path)?;
     let text = crate::trace::text::utf8(&name, &data)?;
     let pcf_path = path.with_extension("pcf");
     let pcf = match pcf_path.is_file() {
