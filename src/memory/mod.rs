@@ -6,7 +6,8 @@
 //! - What the phases before freed, handed back to the system before a phase takes more
 //!   ([`release_freed`]); large temporaries in pages of their own (`Pages`); zeroed memory
 //!   ([`zeroed_slice`]); pages made present at once (`populate_writes`); a file mapped
-//!   read-only ([`MappedFile`]); a parallel counting sort's scatter ([`scatter`]).
+//!   read-only ([`MappedFile`]); a parallel counting sort's scatter ([`scatter`]); a large
+//!   text's UTF-8 checked in parallel ([`utf8_in_parallel`]).
 //! - Cache hints ([`prefetch`]).
 //! - How many heap allocations a phase made ([`Counting`], [`allocations`]): the figure that
 //!   shows none is made per event.
@@ -91,6 +92,28 @@ impl std::ops::Deref for MappedFile {
     fn deref(&self) -> &[u8] {
         &self.0
     }
+}
+
+/// `data` as text where it is UTF-8, checked in pieces in parallel where it is large (each
+/// piece ending after a line break, a byte that no other character holds); None where it is
+/// not UTF-8 or small (then `std::str::from_utf8` says where it fails).
+pub fn utf8_in_parallel(data: &[u8]) -> Option<&str> {
+    use rayon::prelude::*;
+    const PIECE: usize = 4 << 20;
+    if data.len() <= 2 * PIECE {
+        return None;
+    }
+    let mut cuts = vec![0];
+    while let Some(&at) = cuts.last().filter(|&&at| at < data.len()) {
+        let from = (at + PIECE).min(data.len());
+        let next = data[from..].iter().position(|&b| b == b'\n');
+        cuts.push(next.map_or(data.len(), |k| from + k + 1));
+    }
+    let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &data[w[0]..w[1]]).collect();
+    let valid = pieces.par_iter().all(|p| std::str::from_utf8(p).is_ok());
+    // SAFETY: every piece is UTF-8 and ends where a character ends (after a line break, or
+    // at the end), so the pieces together are.
+    valid.then(|| unsafe { std::str::from_utf8_unchecked(data) })
 }
 
 /// Turns transparent huge pages off for this process: with them every first touch clears

@@ -276,6 +276,9 @@ fn keys(routine: Routine) -> &'static [&'static str] {
 
 /// `data` as text, or an error naming the line where it stops being UTF-8.
 pub(crate) fn utf8<'a>(name: &str, data: &'a [u8]) -> Result<&'a str, TraceError> {
+    if let Some(text) = crate::memory::utf8_in_parallel(data) {
+        return Ok(text);
+    }
     std::str::from_utf8(data).map_err(|e| {
         let line = data[..e.valid_up_to()]
             .iter()

@@ -503,9 +503,10 @@ pub(crate) fn file_bytes(path: &Path) -> Result<FileBytes, TraceError> {
 /// `text` cut into about `n` pieces of whole lines, each with the number of its first line
 /// (from 1), to be read in parallel.
 pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {
+    use rayon::prelude::*;
     let size = (text.len() / n.max(1)).max(1 << 16);
     let mut pieces = Vec::new();
-    let (mut start, mut line) = (0, 1);
+    let mut start = 0;
     while start < text.len() {
         let end = match text.as_bytes()[(start + size).min(text.len())..]
             .iter()
@@ -514,12 +515,20 @@ pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {
             Some(i) => (start + size + i + 1).min(text.len()),
             None => text.len(),
         };
-        let piece = &text[start..end];
-        pieces.push((line, piece));
-        line += piece.bytes().filter(|&b| b == b'\n').count();
+        pieces.push(&text[start..end]);
         start = end;
     }
-    pieces
+    // Each piece's first line: the line breaks before it, counted in parallel.
+    let breaks: Vec<usize> = (pieces.par_iter())
+        .map(|p| p.bytes().filter(|&b| b == b'\n').count())
+        .collect();
+    let mut line = 1;
+    (pieces.into_iter().zip(breaks))
+        .map(|(p, k)| {
+            line += k;
+            (line - k, p)
+        })
+        .collect()
 }
 
 /// The parts of `s` between the bytes `sep`: a byte loop, as the parts are short.

@@ -23,6 +23,7 @@ use super::{Call, Notes, Requests, build_named};
 use crate::error::TraceError;
 use crate::trace::sites::{Named, UNKNOWN};
 use crate::trace::{Comm, Completion, PEER_NULL, RecvHalf, Routine, Shape, Trace};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -82,9 +83,12 @@ const EXTRAE_VALUES: &str = "Send Recv Isend Irecv Wait Waitall Bcast Barrier Re
     Request_free Recv_init Send_init Get_count Get_elements Pack_size Rsend_init Ssend_init \
     Start Startall Testall Testany Test_cancelled Testsome";
 
-/// The `.pcf`'s names of events' values: `(type, value) → name` (the first word; a caller's
-/// whole label).
-fn pcf_names(pcf: &str) -> HashMap<(u64, u64), String> {
+/// Events' values named: `(type, value) →` the name (a caller's whole label) and the routine
+/// it names, if the model knows it.
+type Names = HashMap<(u64, u64), (String, Option<Routine>)>;
+
+/// The `.pcf`'s names of events' values (the first word; a caller's whole label).
+fn pcf_names(pcf: &str) -> Names {
     let mut names = HashMap::new();
     let mut types: Vec<u64> = Vec::new();
     let mut in_values = false;
@@ -102,7 +106,7 @@ fn pcf_names(pcf: &str) -> HashMap<(u64, u64), String> {
                     };
                     for &t in &types {
                         let n = if is_caller(t) { label() } else { n };
-                        names.insert((t, v), n.to_string());
+                        names.insert((t, v), (n.to_string(), Routine::from_mpi_name(n)));
                     }
                 }
             }
@@ -119,8 +123,9 @@ fn pcf_names(pcf: &str) -> HashMap<(u64, u64), String> {
 /// One MPI call of a task, as its events and records give it.
 #[derive(Default)]
 struct PCall {
-    /// Its event's (type, value).
+    /// Its event's (type, value), and the routine that names, if the model knows it.
     what: (u64, u64),
+    routine: Option<Routine>,
     t0: u64,
     t1: u64,
     /// Sent: (destination task from 0, bytes, tag); received: (source, bytes, tag, physical
@@ -154,9 +159,10 @@ struct Task {
 
 impl Task {
     /// A call of event `what` begins at `t`, the one open from now.
-    fn begin(&mut self, what: (u64, u64), t: u64) {
+    fn begin(&mut self, (what, routine): ((u64, u64), Option<Routine>), t: u64) {
         let c = PCall {
             what,
+            routine,
             t0: t,
             t1: t,
             site: match self.caller {
@@ -231,17 +237,18 @@ fn header(line: &str) -> Result<Header, String> {
 
 /// The trace of a `.prv` text, with its `.pcf` if there is one.
 pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, TraceError> {
-    let mut lines = text.lines().enumerate();
-    let first = lines.next().map_or("", |(_, l)| l);
-    let h = header(first).map_err(|m| TraceError::line(name, 1, m))?;
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let h = header(first.trim_end_matches('\r')).map_err(|m| TraceError::line(name, 1, m))?;
     let p = h.nodes.len();
-    let mut names: HashMap<(u64, u64), String> = pcf.map(pcf_names).unwrap_or_default();
+    let mut names: Names = pcf.map(pcf_names).unwrap_or_default();
     let mut notes = Notes::default();
     if names.is_empty() {
         notes.say("no .pcf beside it: MPI routines named by Extrae's numbering".into());
         for (v, n) in EXTRAE_VALUES.split_whitespace().enumerate() {
             for t in MPI_TYPES {
-                names.insert((t, v as u64 + 1), format!("MPI_{n}"));
+                let name = format!("MPI_{n}");
+                let r = Routine::from_mpi_name(&name);
+                names.insert((t, v as u64 + 1), (name, r));
             }
         }
     }
@@ -254,12 +261,9 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
         nodes.len(),
         if nodes.len() == 1 { "" } else { "s" }
     ));
-    let body = read_body(name, lines, &h, &names, &mut notes)?;
+    let body = read_body(name, rest, &h, &names, &mut notes)?;
     let (comms, mut tasks) = (body.comms, body.tasks);
-    let inside = (
-        body.inside,
-        match_messages(&mut tasks, body.records, &names),
-    );
+    let inside = (body.inside, match_messages(&mut tasks, body.records));
     if inside != (0, 0) {
         notes.say(format!(
             "{} MPI calls made inside another (an MPI library's collective built on calls it traced) \
@@ -268,7 +272,7 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
         ));
     }
     let ours: HashMap<i64, (u32, Vec<u32>)> = comm_ids(&comms, p);
-    let roots = flagged_roots(&tasks, &names);
+    let roots = flagged_roots(&tasks);
     let mut calls = Vec::with_capacity(p);
     let mut places = Places::default();
     for (r, tk) in tasks.iter().enumerate() {
@@ -302,7 +306,7 @@ struct Places {
 impl Places {
     /// The index of the place of a call's caller events, or `UNKNOWN` where it has none or
     /// the `.pcf` names neither.
-    fn of(&mut self, site: (u64, u64), names: &HashMap<(u64, u64), String>) -> u32 {
+    fn of(&mut self, site: (u64, u64), names: &Names) -> u32 {
         if site == (0, 0) {
             return UNKNOWN;
         }
@@ -310,7 +314,7 @@ impl Places {
             return i;
         }
         let label = |types: [u64; 2], v: u64| {
-            (types.iter()).find_map(|&t| names.get(&(t, v)).map(String::as_str))
+            (types.iter()).find_map(|&t| names.get(&(t, v)).map(|n| n.0.as_str()))
         };
         let n = caller_named(label(CALLER, site.0), label(CALLER_LINE, site.1));
         let i = match n == Named::default() {
@@ -369,23 +373,93 @@ struct Body {
 /// tag (tasks from 0, times in ns).
 type Record = (usize, u64, usize, u64, u64, u64, i32);
 
-/// Reads the lines after the header.
-fn read_body<'t>(
+/// Reads the lines after the header: in pieces in parallel ([`piece`]), then each task's
+/// events of every piece in order ([`event`]).
+fn read_body(
     name: &str,
-    lines: impl Iterator<Item = (usize, &'t str)>,
+    text: &str,
     h: &Header,
-    names: &HashMap<(u64, u64), String>,
+    names: &Names,
     notes: &mut Notes,
 ) -> Result<Body, TraceError> {
     let p = h.nodes.len();
-    let mut comms: Vec<(i64, Vec<u32>)> = Vec::new();
-    let mut tasks: Vec<Task> = (0..p).map(|_| Task::default()).collect();
+    let pieces: Vec<Piece> = super::text_pieces(text, 4 * rayon::current_num_threads())
+        .par_iter()
+        .map(|&(line, t)| piece(name, line + 1, t, h))
+        .collect();
+    let mut comms = Vec::new();
     let mut records = Vec::new();
-    // MPI calls made inside other calls.
-    let mut inside = 0;
+    for pc in &pieces {
+        if let Some(e) = &pc.error {
+            return Err(e.clone());
+        }
+    }
+    let mut items: Vec<Vec<(&[Item], &[Glop])>> = vec![Vec::with_capacity(pieces.len()); p];
+    for pc in &pieces {
+        for (r, list) in &pc.items {
+            items[*r as usize].push((list, &pc.glops));
+        }
+    }
+    let mut tasks: Vec<Task> = (0..p).map(|_| Task::default()).collect();
+    let inside: u64 = (tasks.par_iter_mut().zip(&items))
+        .map(|(tk, lists)| {
+            let mut inside = 0;
+            // A call takes two events at least (its start and end): room reserved, not touched.
+            tk.calls
+                .reserve(lists.iter().map(|l| l.0.len()).sum::<usize>() / 2 + 1);
+            for &(list, glops) in lists {
+                for &(t, ty, v) in list {
+                    match ty {
+                        GLOP_RECORD => operation(tk, t, glops[v as usize]),
+                        _ => inside += event(tk, names, ty, v, t),
+                    }
+                }
+            }
+            inside
+        })
+        .sum();
+    for pc in pieces {
+        comms.extend(pc.comms);
+        records.extend(pc.records);
+        notes.merge(pc.notes);
+    }
+    Ok(Body {
+        comms,
+        tasks,
+        records,
+        inside,
+    })
+}
+
+/// A task's event (time, type, value) of a `2:` record, or a `4:` record's operation (type
+/// [`GLOP_RECORD`], the value its index in its piece's operations).
+type Item = (u64, u64, i64);
+
+/// The type of an [`Item`] from a `4:` record.
+const GLOP_RECORD: u64 = u64::MAX;
+
+/// What a piece of the body holds: communicators, communication records, each task's items
+/// (those of the types the reader uses) and the `4:` records' operations, what it left out,
+/// and its first error.
+#[derive(Default)]
+struct Piece {
+    comms: Vec<(i64, Vec<u32>)>,
+    records: Vec<Record>,
+    items: Vec<(u32, Vec<Item>)>,
+    glops: Vec<Glop>,
+    notes: Notes,
+    error: Option<TraceError>,
+}
+
+/// Reads the lines of `text`, the first numbered `first`.
+fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
+    let p = h.nodes.len();
+    let mut out = Piece::default();
+    // Each task's items, by the index of its list in `out.items`.
+    let mut list_of: std::collections::HashMap<usize, usize> = Default::default();
     let mut f: Vec<&str> = Vec::new();
-    for (n, line) in lines {
-        let at = |m: String| TraceError::line(name, n + 1, m);
+    for (n, line) in text.lines().enumerate() {
+        let at = |m: String| TraceError::line(name, first + n, m);
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
@@ -402,29 +476,6 @@ fn read_body<'t>(
                 ))
             })
         };
-        if f[0] == "c" {
-            // c:APPL:ID:N:TASK…, the first application's only.
-            let members: Result<Vec<i64>, _> = (4..f.len()).map(int).collect();
-            let members = members?;
-            if int(1)? == 1 && members.iter().all(|&t| t >= 1 && t as usize <= p) {
-                comms.push((int(2)?, members.iter().map(|&t| t as u32 - 1).collect()));
-            }
-            continue;
-        }
-        let kind = int(0)?;
-        if kind == 1 {
-            continue;
-        }
-        if !(2..=4).contains(&kind) {
-            notes.skip(&format!("Paraver records of type {kind}"));
-            continue;
-        }
-        let task = int(3)?;
-        if int(2)? != 1 || task < 1 || task as usize > p {
-            notes.skip("records of another application or task");
-            continue;
-        }
-        let r = task as usize - 1;
         let time = |i: usize| -> Result<u64, TraceError> {
             let t = int(i)?;
             u64::try_from(t)
@@ -432,83 +483,109 @@ fn read_body<'t>(
                 .and_then(|t| t.checked_mul(h.unit))
                 .ok_or_else(|| at(format!("time {t} out of range")))
         };
-        if kind == 3 {
-            // The receiver's task is field 10.
-            let dst = int(9)?;
-            if int(8)? != 1 || dst < 1 || dst as usize > p {
-                return Err(at(format!(
-                    "expected a receiving task 1–{p} of application 1 in `{line}`"
-                )));
+        let mut read = || -> Result<(), TraceError> {
+            if f[0] == "c" {
+                // c:APPL:ID:N:TASK…, the first application's only.
+                let members: Result<Vec<i64>, _> = (4..f.len()).map(int).collect();
+                let members = members?;
+                if int(1)? == 1 && members.iter().all(|&t| t >= 1 && t as usize <= p) {
+                    let members = members.iter().map(|&t| t as u32 - 1).collect();
+                    out.comms.push((int(2)?, members));
+                }
+                return Ok(());
             }
-            records.push((
-                r,
-                time(5)?,
-                dst as usize - 1,
-                time(11)?,
-                time(12)?,
-                int(13)?.max(0) as u64,
-                int(14)? as i32,
-            ));
-            continue;
-        }
-        if int(4)? != 1 {
-            notes.skip("events of a task's other threads");
-            continue;
-        }
-        let t = time(5)?;
-        let tk = &mut tasks[r];
-        if kind == 4 {
-            // COMM:SENT:RECEIVED:OP:ROOT, for the call that began here.
-            if let Some(c) = tk
-                .open
-                .map(|i| &mut tk.calls[i])
-                .filter(|c| c.t0 == t && c.coll.is_none())
-            {
-                c.coll = Some(Glop {
+            let kind = int(0)?;
+            if kind == 1 {
+                return Ok(());
+            }
+            if !(2..=4).contains(&kind) {
+                out.notes.skip(&format!("Paraver records of type {kind}"));
+                return Ok(());
+            }
+            let task = int(3)?;
+            if int(2)? != 1 || task < 1 || task as usize > p {
+                out.notes.skip("records of another application or task");
+                return Ok(());
+            }
+            let r = task as usize - 1;
+            if kind == 3 {
+                // The receiver's task is field 10.
+                let dst = int(9)?;
+                if int(8)? != 1 || dst < 1 || dst as usize > p {
+                    return Err(at(format!(
+                        "expected a receiving task 1–{p} of application 1 in `{line}`"
+                    )));
+                }
+                out.records.push((
+                    r,
+                    time(5)?,
+                    dst as usize - 1,
+                    time(11)?,
+                    time(12)?,
+                    int(13)?.max(0) as u64,
+                    int(14)? as i32,
+                ));
+                return Ok(());
+            }
+            if int(4)? != 1 {
+                out.notes.skip("events of a task's other threads");
+                return Ok(());
+            }
+            let t = time(5)?;
+            let k = *list_of.entry(r).or_insert_with(|| {
+                out.items.push((r as u32, Vec::new()));
+                out.items.len() - 1
+            });
+            if kind == 4 {
+                // COMM:SENT:RECEIVED:OP:ROOT, for the call that began here.
+                let g = Glop {
                     comm: int(6)?,
                     sent: int(7)?.max(0) as u64,
                     got: int(8)?.max(0) as u64,
                     root: Some(int(10)?),
                     is_root: false,
-                });
+                };
+                out.glops.push(g);
+                let i = out.glops.len() as i64 - 1;
+                out.items[k].1.push((t, GLOP_RECORD, i));
+                return Ok(());
             }
-            continue;
-        }
-        for k in (6..f.len().saturating_sub(1)).step_by(2) {
-            let (ty, v) = (int(k)? as u64, int(k + 1)?);
-            inside += event(tk, names, ty, v, t);
+            let items = &mut out.items[k].1;
+            for k in (6..f.len().saturating_sub(1)).step_by(2) {
+                let (ty, v) = (int(k)? as u64, int(k + 1)?);
+                if MPI_TYPES.contains(&ty) || GLOBAL_OP.contains(&ty) || is_caller(ty) {
+                    items.push((t, ty, v));
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = read() {
+            out.error = Some(e);
+            break;
         }
     }
-    Ok(Body {
-        comms,
-        tasks,
-        records,
-        inside,
-    })
+    out
 }
 
 /// Gives each record's message to the calls holding its logical send and receive; returns how
 /// many records no such pair holds (messages inside another call).
-fn match_messages(
-    tasks: &mut [Task],
-    records: Vec<Record>,
-    names: &HashMap<(u64, u64), String>,
-) -> u64 {
+fn match_messages(tasks: &mut [Task], records: Vec<Record>) -> u64 {
+    // The calls holding each record's logical times, found in parallel (the calls do not
+    // change); an MPI_Irecv with no message yet, in order.
+    let found: Vec<(Option<usize>, Option<usize>)> = (records.par_iter())
+        .map(|&(s, ls, d, lr, ..)| {
+            let send = find(&tasks[s].calls, ls, |r| {
+                matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv)
+            });
+            let recv = find(&tasks[d].calls, lr, |r| {
+                matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv)
+            });
+            (send, recv)
+        })
+        .collect();
     let mut inside = 0;
-    for (s, ls, d, lr, pr, bytes, tag) in records {
-        let send = find(
-            &tasks[s].calls,
-            ls,
-            |r| matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv),
-            names,
-        );
-        let recv = find(
-            &tasks[d].calls,
-            lr,
-            |r| matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv),
-            names,
-        )
-        .or_else(|| irecv_before(&tasks[d].calls, lr, names));
+    for ((s, _, d, lr, pr, bytes, tag), (send, recv)) in records.into_iter().zip(found) {
+        let recv = recv.or_else(|| irecv_before(&tasks[d].calls, lr));
         match (send, recv) {
             (Some(i), Some(j)) => {
                 tasks[s].calls[i].sent = Some((d as i32, bytes, tag));
@@ -522,17 +599,14 @@ fn match_messages(
 
 /// Where Extrae flags the root (event 50100003 at the root alone): the k-th collective (from 1)
 /// on each communicator → the flagging task.
-fn flagged_roots(
-    tasks: &[Task],
-    names: &HashMap<(u64, u64), String>,
-) -> HashMap<(i64, usize), usize> {
+fn flagged_roots(tasks: &[Task]) -> HashMap<(i64, usize), usize> {
     let mut roots = HashMap::new();
     for (r, tk) in tasks.iter().enumerate() {
         let mut seen: HashMap<i64, usize> = HashMap::new();
         let colls = tk
             .calls
             .iter()
-            .filter(|c| routine(names, c.what).is_some_and(|x| x.shape() == Shape::Coll));
+            .filter(|c| c.routine.is_some_and(|x| x.shape() == Shape::Coll));
         for c in colls {
             let comm = c.coll.map_or(0, |g| g.comm);
             let k = seen.entry(comm).or_insert(0);
@@ -546,8 +620,8 @@ fn flagged_roots(
 }
 
 /// The routine of an event's (type, value), if the model knows it.
-fn routine(names: &HashMap<(u64, u64), String>, what: (u64, u64)) -> Option<Routine> {
-    names.get(&what).and_then(|n| Routine::from_mpi_name(n))
+fn routine(names: &Names, what: (u64, u64)) -> Option<Routine> {
+    names.get(&what).and_then(|n| n.1)
 }
 
 /// Collectives that old MPI libraries build from others (whose calls inside are its parts).
@@ -564,8 +638,17 @@ fn composite(r: Option<Routine>) -> bool {
     )
 }
 
+/// A `4:` record's collective operation at `t` on a task: the sizes, communicator and root of
+/// the call that began then.
+fn operation(tk: &mut Task, t: u64, g: Glop) {
+    let open = tk.open.map(|i| &mut tk.calls[i]);
+    if let Some(c) = open.filter(|c| c.t0 == t && c.coll.is_none()) {
+        c.coll = Some(g);
+    }
+}
+
 /// An event (type `ty`, value `v`) at `t` on a task; 1 where it begins a call inside another.
-fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t: u64) -> u64 {
+fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
     if GLOBAL_OP.contains(&ty) {
         if let Some(c) = tk.open.map(|i| &mut tk.calls[i]).filter(|c| c.t0 == t) {
             let g = c.coll.get_or_insert_with(Glop::default);
@@ -605,7 +688,7 @@ fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t:
             }
         }
         (None, _) => {
-            tk.begin(what, t);
+            tk.begin((what, routine(names, what)), t);
         }
         (Some(i), _) if tk.calls[i].what == what => {}
         (Some(i), _) => {
@@ -613,7 +696,7 @@ fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t:
             if open.0 == COLLECTIVE && ty == COLLECTIVE && !composite(routine(names, open)) {
                 // A collective after one, with no end between (old traces): the next call.
                 tk.calls[i].t1 = t;
-                tk.begin(what, t);
+                tk.begin((what, routine(names, what)), t);
             } else {
                 return 1;
             }
@@ -623,24 +706,18 @@ fn event(tk: &mut Task, names: &HashMap<(u64, u64), String>, ty: u64, v: i64, t:
 }
 
 /// The call of `calls` holding time `t` whose routine `f` takes.
-fn find(
-    calls: &[PCall],
-    t: u64,
-    f: impl Fn(Routine) -> bool,
-    names: &HashMap<(u64, u64), String>,
-) -> Option<usize> {
+fn find(calls: &[PCall], t: u64, f: impl Fn(Routine) -> bool) -> Option<usize> {
     let i = calls.partition_point(|c| c.t0 <= t).checked_sub(1)?;
     let c = &calls[i];
-    (t <= c.t1 && routine(names, c.what).is_some_and(f)).then_some(i)
+    (t <= c.t1 && c.routine.is_some_and(f)).then_some(i)
 }
 
 /// The latest `MPI_Irecv` before time `t` (a receive whose logical time is its Wait's) with no
 /// message yet.
-fn irecv_before(calls: &[PCall], t: u64, names: &HashMap<(u64, u64), String>) -> Option<usize> {
+fn irecv_before(calls: &[PCall], t: u64) -> Option<usize> {
     let end = calls.partition_point(|c| c.t0 <= t);
     (0..end).rev().find(|&i| {
-        calls[i].got.is_none()
-            && routine(names, calls[i].what).is_some_and(|r| r.shape() == Shape::Irecv)
+        calls[i].got.is_none() && calls[i].routine.is_some_and(|r| r.shape() == Shape::Irecv)
     })
 }
 
@@ -666,7 +743,7 @@ fn comm_ids(comms: &[(i64, Vec<u32>)], p: usize) -> HashMap<i64, (u32, Vec<u32>)
 /// What every task's calls are read with: the events' names, the communicators (Paraver's id →
 /// ours and the members) and the roots flagged ([`flagged_roots`]).
 type Context<'a> = (
-    &'a HashMap<(u64, u64), String>,
+    &'a Names,
     &'a HashMap<i64, (u32, Vec<u32>)>,
     &'a HashMap<(i64, usize), usize>,
 );
@@ -689,12 +766,13 @@ fn rank_calls(
     let mut open: Vec<(usize, bool, u64)> = Vec::new();
     for (k, pc) in pcalls.iter().enumerate() {
         let t = (pc.t0, pc.t1);
-        let name = names
-            .get(&pc.what)
-            .cloned()
-            .unwrap_or_else(|| format!("event {}:{}", pc.what.0, pc.what.1));
-        let Some(rt) = routine(names, pc.what) else {
-            notes.skip(&name);
+        // Named only where a note needs it.
+        let name = || match names.get(&pc.what) {
+            Some(n) => n.0.clone(),
+            None => format!("event {}:{}", pc.what.0, pc.what.1),
+        };
+        let Some(rt) = pc.routine else {
+            notes.skip(&name());
             continue;
         };
         let c = match rt.shape() {
@@ -709,7 +787,7 @@ fn rank_calls(
                     false => pc.sent,
                 };
                 let Some((peer, bytes, tag)) = msg else {
-                    notes.skip(&format!("{name} with no communication record"));
+                    notes.skip(&format!("{} with no communication record", name()));
                     continue;
                 };
                 let mut c = Call::p2p(rt, t, bytes, peer, tag);
@@ -723,7 +801,7 @@ fn rank_calls(
             Shape::Sendrecv => {
                 let (Some((dest, bytes, tag)), Some((source, got, rtag, _))) = (pc.sent, pc.got)
                 else {
-                    notes.skip(&format!("{name} with no communication record"));
+                    notes.skip(&format!("{} with no communication record", name()));
                     continue;
                 };
                 let mut c = Call::p2p(rt, t, bytes, dest, tag);
@@ -748,14 +826,15 @@ fn rank_calls(
                     Some(c) => c,
                     None => {
                         notes.skip(&format!(
-                            "{name} on a communicator the trace does not define"
+                            "{} on a communicator the trace does not define",
+                            name()
                         ));
                         continue;
                     }
                 }
             }
             _ => {
-                notes.skip(&name);
+                notes.skip(&name());
                 continue;
             }
         };
