@@ -20,6 +20,7 @@ use crate::trace::{
     Comm, Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, RecvHalf, Routine,
     TAG_ANY, Trace,
 };
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -437,20 +438,22 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
     let files = rank_files(path).map_err(|m| TraceError::at(&name, m))?;
     let mut data = Vec::with_capacity(files.len());
     for f in &files {
-        let d = std::fs::read(f)
-            .map_err(|e| TraceError::at(&f.display().to_string(), format!("cannot read: {e}")))?;
-        data.push((f.display().to_string(), d));
+        data.push((f.display().to_string(), super::file_bytes(f)?));
     }
     parse(&name, &data)
 }
 
 /// The trace of `files` (name, bytes), rank 0's first.
-pub(super) fn parse(name: &str, files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
+pub(super) fn parse<B>(name: &str, files: &[(String, B)]) -> Result<Trace, TraceError>
+where
+    B: std::ops::Deref<Target = [u8]> + Sync,
+{
     let p = files.len();
-    let mut ranks = Vec::with_capacity(p);
-    for (file, data) in files {
-        ranks.push(records(data).map_err(|m| TraceError::at(file, m))?);
-    }
+    let read: Vec<Result<_, TraceError>> = (files.par_iter())
+        .map(|(file, data)| records(data).map_err(|m| TraceError::at(file, m)))
+        .collect();
+    // The first file's error, as read one after another.
+    let ranks: Vec<(Vec<Record>, Vec<i64>)> = read.into_iter().collect::<Result<_, _>>()?;
     let t0 = ranks
         .iter()
         .flat_map(|(r, _)| r.iter().map(|r| r.t.0))
@@ -464,24 +467,33 @@ pub(super) fn parse(name: &str, files: &[(String, Vec<u8>)]) -> Result<Trace, Tr
          on others are left out); the ranks are taken as one node"
     ));
     let comms = communicators(&ranks, p);
+    // The ranks' calls, read in parallel (each rank's records dropped once read).
+    let read: Vec<Result<(Vec<Call>, Notes), TraceError>> = (ranks.into_par_iter().enumerate())
+        .map(|(r, (records, sizes))| {
+            let mut rank = Rank {
+                me: r as u32,
+                comms: &comms,
+                local: &comms.local[r],
+                t0,
+                sizes: &sizes,
+                reqs: Requests::new(),
+                calls: Vec::with_capacity(records.len()),
+            };
+            let mut notes = Notes::default();
+            for (i, rec) in records.iter().enumerate() {
+                rank.record(rec, &mut notes).map_err(|m| {
+                    TraceError::at(&files[r].0, format!("record {i}: {m}"))
+                        .in_event(r, rank.calls.len())
+                })?;
+            }
+            Ok((rank.calls, notes))
+        })
+        .collect();
     let mut calls = Vec::with_capacity(p);
-    for (r, (records, sizes)) in ranks.iter().enumerate() {
-        let mut rank = Rank {
-            me: r as u32,
-            comms: &comms,
-            local: &comms.local[r],
-            t0,
-            sizes,
-            reqs: Requests::new(),
-            calls: Vec::new(),
-        };
-        for (i, rec) in records.iter().enumerate() {
-            rank.record(rec, &mut notes).map_err(|m| {
-                TraceError::at(&files[r].0, format!("record {i}: {m}"))
-                    .in_event(r, rank.calls.len())
-            })?;
-        }
-        calls.push(rank.calls);
+    for rank in read {
+        let (c, n) = rank?;
+        calls.push(c);
+        notes.merge(n);
     }
     let defined = (comms.members.iter().enumerate().skip(1))
         .map(|(id, m)| Comm {
