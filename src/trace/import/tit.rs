@@ -86,13 +86,11 @@ fn listed(list: &Path, line: &str) -> Option<PathBuf> {
 
 pub(super) fn load(path: &Path, flop_ns: f64) -> Result<Trace, TraceError> {
     let name = path.display().to_string();
-    let read = |p: &Path| {
-        std::fs::read_to_string(p)
-            .map_err(|e| TraceError::at(&p.display().to_string(), format!("cannot read: {e}")))
-    };
-    let text = read(path)?;
-    let files: Vec<(String, String)> = if lists_files(path, &text) {
-        let mut files = Vec::new();
+    let data = super::file_bytes(path)?;
+    let text = crate::trace::text::utf8(&name, &data)?;
+    // The files of actions a list names, mapped.
+    let mut listed_data = Vec::new();
+    if lists_files(path, text) {
         for (n, l) in text
             .lines()
             .enumerate()
@@ -108,19 +106,22 @@ pub(super) fn load(path: &Path, flop_ns: f64) -> Result<Trace, TraceError> {
                     ),
                 )
             })?;
-            files.push((f.display().to_string(), read(&f)?));
+            listed_data.push((f.display().to_string(), super::file_bytes(&f)?));
         }
-        files
-    } else {
-        vec![(name.clone(), text)]
+    }
+    let files: Vec<(String, &str)> = match listed_data.is_empty() {
+        true => vec![(name.clone(), text)],
+        false => (listed_data.iter())
+            .map(|(n, d)| Ok((n.clone(), crate::trace::text::utf8(n, d)?)))
+            .collect::<Result<_, TraceError>>()?,
     };
     parse(&name, &files, flop_ns)
 }
 
 /// The trace of `files` (name, text), their lines of any ranks in any order.
-pub(super) fn parse(
+pub(super) fn parse<S: AsRef<str> + Sync>(
     name: &str,
-    files: &[(String, String)],
+    files: &[(String, S)],
     flop_ns: f64,
 ) -> Result<Trace, TraceError> {
     let (ranks, mut notes) = lines_by_rank(files)?;
@@ -182,11 +183,13 @@ impl RankLines<'_> {
 
 /// Every action line of `files`, by rank, in file order; the actions the model does not cost
 /// counted in the notes. Each file is read in pieces in parallel.
-fn lines_by_rank(files: &[(String, String)]) -> Result<(Vec<RankLines<'_>>, Notes), TraceError> {
+fn lines_by_rank<S: AsRef<str> + Sync>(
+    files: &[(String, S)],
+) -> Result<(Vec<RankLines<'_>>, Notes), TraceError> {
     let mut ranks: Vec<RankLines> = Vec::new();
     let mut notes = Notes::default();
     for (f, (file, text)) in files.iter().enumerate() {
-        let pieces = super::text_pieces(text, rayon::current_num_threads() * 4);
+        let pieces = super::text_pieces(text.as_ref(), rayon::current_num_threads() * 4);
         let read: Vec<Result<Piece, TraceError>> = pieces
             .par_iter()
             .map(|&(first, piece)| read_piece(f, file, first, piece))
