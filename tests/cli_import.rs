@@ -591,6 +591,72 @@ c:1:1:2:1:2
     }
 }
 
+/// Extrae's nonblocking collectives (values 154–171 of its encoding, named without a `.pcf`)
+/// are read as the blocking twin's sizes and root with a request, completed as an MPI_Isend is
+/// (the next Wait that completes no receive): an MPI_Ibcast of 1024 B from rank 0 and an
+/// MPI_Iallreduce of 64 B, each waited for, predict what the same program written by hand in
+/// our format does.
+#[test]
+fn extraes_nonblocking_collectives_complete_in_their_waits() {
+    let prv = "#Paraver (30/11/26 at 10:00):20000_ns:1(2):1:2(1:1,1:1),1
+c:1:1:2:1:2
+2:1:1:1:1:0:50000003:31
+2:2:1:2:1:0:50000003:31
+2:1:1:1:1:1000:50000003:0
+2:2:1:2:1:1000:50000003:0
+2:1:1:1:1:2000:50000002:157:50100001:1024:50100002:0:50100003:1:50100004:1
+2:2:1:2:1:2000:50000002:157:50100001:0:50100002:1024:50100004:1
+2:1:1:1:1:2100:50000002:0
+2:2:1:2:1:2050:50000002:0
+2:1:1:1:1:3000:50000001:5
+2:2:1:2:1:2500:50000001:5
+2:1:1:1:1:5000:50000001:0
+2:2:1:2:1:6000:50000001:0
+2:1:1:1:1:7000:50000002:155:50100001:64:50100002:64:50100004:1
+2:2:1:2:1:7000:50000002:155:50100001:64:50100002:64:50100004:1
+2:1:1:1:1:7100:50000002:0
+2:2:1:2:1:7100:50000002:0
+2:1:1:1:1:8000:50000001:5
+2:2:1:2:1:8000:50000001:5
+2:1:1:1:1:9000:50000001:0
+2:2:1:2:1:9000:50000001:0
+2:1:1:1:1:13000:50000003:32
+2:2:1:2:1:13000:50000003:32
+2:1:1:1:1:13500:50000003:0
+2:2:1:2:1:13500:50000003:0
+";
+    let ours = "loggps-trace 1
+ranks 2
+0 MPI_Init 0 1000
+0 MPI_Ibcast 2000 2100 root=0 bytes=1024 req=0
+0 MPI_Wait 3000 5000 done=0:-1:-1
+0 MPI_Iallreduce 7000 7100 bytes=64 recv_bytes=64 req=1
+0 MPI_Wait 8000 9000 done=1:-1:-1
+0 MPI_Finalize 13000 13500
+1 MPI_Init 0 1000
+1 MPI_Ibcast 2000 2050 root=0 recv_bytes=1024 req=0
+1 MPI_Wait 2500 6000 done=0:-1:-1
+1 MPI_Iallreduce 7000 7100 bytes=64 recv_bytes=64 req=1
+1 MPI_Wait 8000 9000 done=1:-1:-1
+1 MPI_Finalize 13000 13500
+";
+    let dir = tempfile::tempdir().unwrap();
+    let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    std::fs::write(path("ours.txt"), ours).unwrap();
+    std::fs::write(path("nbc.prv"), prv).unwrap();
+    for platform in ["myrinet", "fast-ethernet"] {
+        let want = ends_ns(&[&path("ours.txt"), "--platform", platform]);
+        assert!(want[0] > 13000, "{want:?}");
+        assert_eq!(
+            ends_ns(&[&path("nbc.prv"), "--platform", platform]),
+            want,
+            "{platform}"
+        );
+    }
+    let v = json(&["info", &path("nbc.prv"), "--format", "json"]);
+    assert_eq!(v["events"], 12, "{v}");
+}
+
 /// `otf2-print`'s lines (Debian's otf2-tools: the OTF2 library's own printer) of the archive
 /// at `anchor`, `-G` for its global definitions.
 fn otf2_print(args: &[&str]) -> String {

@@ -12,8 +12,9 @@
 //! the `4:` record or Extrae's events 50100001–50100004 at its start.
 //!
 //! What a Paraver trace does not hold is said in warnings: requests (an `MPI_Irecv` completes in
-//! the Wait or Test that holds its message's physical receive; an `MPI_Isend` in the next
-//! `MPI_Waitall`, or the next Wait that completes no receive), the communicator of a
+//! the Wait or Test that holds its message's physical receive; an `MPI_Isend` or a nonblocking
+//! collective in the next `MPI_Waitall`, or the next Wait that completes no receive), the
+//! communicator of a
 //! point-to-point message (taken as the world's), and calls of a thread other than a task's
 //! first. MPI calls inside another (an old MPI library's collectives built on its own sends, a
 //! `MPI_Allreduce` made of `MPI_Reduce` and `MPI_Bcast`) are part of it, their messages the
@@ -81,7 +82,13 @@ const EXTRAE_VALUES: &str = "Send Recv Isend Irecv Wait Waitall Bcast Barrier Re
     Errhandler_create Errhandler_free Errhandler_get Error_string Errhandler_set \
     Get_processor_name Initialized Wtick Wtime Address Bsend_init Buffer_attach Buffer_detach \
     Request_free Recv_init Send_init Get_count Get_elements Pack_size Rsend_init Ssend_init \
-    Start Startall Testall Testany Test_cancelled Testsome";
+    Start Startall Testall Testany Test_cancelled Testsome Type_commit Type_contiguous \
+    Type_extent Type_free Type_hindexed Type_hvector Type_indexed Type_lb Type_size Type_struct \
+    Type_ub Type_vector File_open File_close File_read File_read_all File_write File_write_all \
+    File_read_at File_read_at_all File_write_at File_write_at_all Comm_spawn \
+    Comm_spawn_multiple Request_get_status Ireduce Iallreduce Ibarrier Ibcast Ialltoall \
+    Ialltoallv Iallgather Iallgatherv Igather Igatherv Iscatter Iscatterv Ireduce_scatter Iscan \
+    Reduce_scatter_block Ireduce_scatter_block Alltoallw Ialltoallw Get_accumulate";
 
 /// Events' values named: `(type, value) →` the name (a caller's whole label) and the routine
 /// it names, if the model knows it.
@@ -817,12 +824,18 @@ fn rank_calls(
                 c.done = completed(rt, t, &mut open, &mut reqs);
                 c
             }
-            Shape::Coll if !rt.creates_request() => {
+            Shape::Coll => {
                 let comm = pc.coll.map_or(0, |g| g.comm);
-                let k = seen.entry(comm).or_insert(0);
-                *k += 1;
-                let flagged = roots.get(&(comm, *k)).copied();
+                let nth = seen.entry(comm).or_insert(0);
+                *nth += 1;
+                let flagged = roots.get(&(comm, *nth)).copied();
                 match collective(rt, t, pc.coll, r, comms, flagged) {
+                    // A nonblocking one completes as an MPI_Isend does (below).
+                    Some(mut c) if rt.creates_request() => {
+                        c.e.id = reqs.create(k, None) as i64;
+                        open.push((k, false, 0));
+                        c
+                    }
                     Some(c) => c,
                     None => {
                         notes.skip(&format!(
@@ -901,7 +914,8 @@ fn collective(
         (None, false, None) => -1,
     };
     let n = g.sent.max(g.got);
-    let mut c = match rt {
+    // A nonblocking collective's sizes and root are its blocking twin's.
+    let mut c = match rt.blocking() {
         Routine::Barrier => Call::coll(rt, t, -1, 0, 0),
         Routine::Bcast if root == me as i32 => Call::coll(rt, t, root, n, 0),
         Routine::Bcast => Call::coll(rt, t, root, 0, n),
