@@ -516,46 +516,16 @@ ranks 2
 
 /// Extrae's caller events (70000001 the function, 80000001 the line, valued by the `.pcf`'s
 /// labels, shortened ones with the whole in brackets, `Unresolved` no name) name each call's site:
-/// `callsites` of the `.prv` gives what the same program written by hand in our text format
-/// with those sites (fixtures/named-sites.txt) gives, and so do its conversions to our binary
-/// and text.
+/// `callsites` of fixtures/extrae/callers.prv gives what the same program written by hand in our
+/// text format with those sites (fixtures/named-sites.txt) gives, and so do its conversions to
+/// our binary and text.
 #[test]
 fn extraes_caller_events_name_the_call_sites() {
-    let prv = "#Paraver (30/11/26 at 09:00):6000_ns:1(2):1:2(1:1,1:1),1
-c:1:1:2:1:2
-2:1:1:1:1:0:50000003:31
-2:2:1:2:1:0:50000003:31
-2:1:1:1:1:1000:50000003:0
-2:2:1:2:1:1000:50000003:0
-2:1:1:1:1:2000:50000001:1:70000001:3:80000001:3
-2:2:1:2:1:2000:70000001:4:80000001:5
-2:2:1:2:1:2000:50000001:2
-3:1:1:1:1:2000:2000:2:1:2:1:2500:2500:1024:0
-2:1:1:1:1:2100:50000001:0
-2:1:1:1:1:2200:50000001:2:70000001:3:80000001:4
-2:2:1:2:1:3000:50000001:0
-2:2:1:2:1:3100:50000001:1:70000001:4:80000001:6
-3:2:1:2:1:3100:3100:1:1:1:1:4900:4900:1024:1
-2:2:1:2:1:3200:50000001:0
-2:1:1:1:1:5000:50000001:0
-2:1:1:1:1:5500:50000003:32:70000001:1:80000001:1
-2:2:1:2:1:5500:50000003:32
-2:1:1:1:1:6000:50000003:0
-2:2:1:2:1:6000:50000003:0
-";
-    let pcf = "EVENT_TYPE\n9   50000001    MPI Point-to-point\nVALUES\n1   MPI_Send\n2   MPI_Recv\n0   End\n\n\
-               EVENT_TYPE\n9   50000003    MPI Other\nVALUES\n31   MPI_Init\n32   MPI_Finalize\n0   End\n\n\
-               EVENT_TYPE\n0    70000001    Caller at level 1\n0    70000002    Caller at level 2\n\
-               VALUES\n0   End\n1   Unresolved\n2   _NOT_Found\n3   main\n\
-               4   pong_r..y_loop [pong_reply_loop]\n\n\
-               EVENT_TYPE\n0    80000001    Caller line at level 1\n0    80000002    Caller line at level 2\n\
-               VALUES\n0   End\n1   0 (Unresolved)\n2   0 (_NOT_Found)\n3   10 (ping.c)\n4   11 (ping.c)\n\
-               5   20 (pong.c, libpong.so)\n6   21 (pong_l..name.c) [21 (pong_long_name.c, libpong.so)]\n";
     let dir = tempfile::tempdir().unwrap();
     let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
     std::fs::copy(fixture("named-sites.txt"), path("ours.txt")).unwrap();
-    std::fs::write(path("calls.prv"), prv).unwrap();
-    std::fs::write(path("calls.pcf"), pcf).unwrap();
+    std::fs::copy(fixture("extrae/callers.prv"), path("calls.prv")).unwrap();
+    std::fs::copy(fixture("extrae/callers.pcf"), path("calls.pcf")).unwrap();
     let sites = |f: &str| {
         let v = json(&[
             "callsites",

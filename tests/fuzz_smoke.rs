@@ -198,6 +198,15 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
             ],
         ),
     ];
+    // Extrae's caller events (fixtures/extrae/, written here in its format).
+    let extrae = |f: &str| {
+        let path = common::fixture(&format!("extrae/{f}"));
+        (f.to_string(), std::fs::read(path).unwrap())
+    };
+    samples.push((
+        Format::Paraver,
+        vec![extrae("callers.prv"), extrae("callers.pcf")],
+    ));
     // An OTF2 archive: its anchor first, then its definitions and each location's files.
     let archive = ["traces.otf2", "traces.def"].map(String::from).into_iter();
     let locations = (0..10).flat_map(|r| ["def", "evt"].map(|e| format!("traces/{r}.{e}")));
