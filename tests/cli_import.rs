@@ -751,6 +751,18 @@ fn python_with_otf2() -> &'static str {
         .expect("a python3 with the OTF2 binding (apt-get install python3-otf2)")
 }
 
+/// The anchor of the archive that `script` (OTF2's Python binding) writes at `dir`.
+fn otf2_archive(script: &str, dir: &str) -> String {
+    let py = format!("{dir}.py");
+    std::fs::write(&py, script).unwrap();
+    let st = std::process::Command::new(python_with_otf2())
+        .args([&py, dir])
+        .status()
+        .unwrap();
+    assert!(st.success(), "{py}");
+    format!("{dir}/traces.otf2")
+}
+
 /// An archive written by OTF2's own Python binding predicts exactly what the same program
 /// written by hand in our format does: rank 0 Isends 4096 B (tag 7) and Irecvs 100 B (tag 8),
 /// then Waitall; rank 1 Recvs, then Sends; a 1024-B Bcast on a communicator whose ranks are the
@@ -819,14 +831,8 @@ comm 1 members 1,0
 ";
     let dir = tempfile::tempdir().unwrap();
     let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
-    std::fs::write(path("write.py"), script).unwrap();
     std::fs::write(path("ours.txt"), ours).unwrap();
-    let st = std::process::Command::new(python_with_otf2())
-        .args([&path("write.py"), &path("archive")])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let anchor = path("archive/traces.otf2");
+    let anchor = otf2_archive(script, &path("archive"));
     for platform in ["myrinet", "fast-ethernet"] {
         let want = ends_ns(&[&path("ours.txt"), "--platform", platform]);
         assert!(want[0] > 13000, "{want:?}");
@@ -901,13 +907,8 @@ sites 1 0x0
 "#;
     let dir = tempfile::tempdir().unwrap();
     let path = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
-    std::fs::write(path("write.py"), script).unwrap();
     std::fs::write(path("ours.txt"), ours).unwrap();
-    let st = std::process::Command::new(python_with_otf2())
-        .args([&path("write.py"), &path("archive")])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let anchor = otf2_archive(script, &path("archive"));
     let sites = |f: &str| {
         let v = json(&["callsites", f, "--platform", "myrinet", "--format", "json"]);
         assert_eq!(
@@ -921,7 +922,6 @@ sites 1 0x0
         .map(|s| s["site"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["main main.c:12", "exchange halo.c:40"], "{want}");
-    let anchor = path("archive/traces.otf2");
     assert_eq!(sites(&anchor), want);
     assert!(
         run(&["convert", &anchor, &path("archive.bin")])
