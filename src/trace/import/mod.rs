@@ -267,7 +267,7 @@ pub fn parse(
         }
         Format::Paraver => {
             let pcf = texts.get(1).map(|(_, t)| t.as_str());
-            paraver::parse(&name, texts.first().map_or("", |(_, t)| t), pcf)
+            paraver::parse(&name, texts.first().map_or("", |(_, t)| t), pcf, &|| ())
         }
         Format::Loggps => super::parse(&name, files.first().map_or(&[][..], |(_, d)| d)),
         Format::Dumpi | Format::Otf2 => unreachable!("read above"),
@@ -483,6 +483,15 @@ impl std::ops::Deref for FileBytes {
         match self {
             FileBytes::Mapped(m) => m,
             FileBytes::Empty => &[],
+        }
+    }
+}
+
+impl FileBytes {
+    /// Hands the mapped pages back once read: touched again, they are read from the file.
+    pub(crate) fn release(&self) {
+        if let FileBytes::Mapped(m) = self {
+            m.release(0, m.len());
         }
     }
 }

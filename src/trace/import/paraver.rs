@@ -46,7 +46,8 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
         true => Some(String::from_utf8_lossy(&read(&pcf_path)?).into_owned()),
         false => None,
     };
-    parse(&name, text, pcf.as_deref())
+    // The file's pages are handed back once its body is read: the calls hold what is used.
+    parse(&name, text, pcf.as_deref(), &|| data.release())
 }
 
 /// Extrae's MPI event types: point-to-point, collective, other, one-sided, I/O.
@@ -242,8 +243,14 @@ fn header(line: &str) -> Result<Header, String> {
     Ok(Header { unit, nodes })
 }
 
-/// The trace of a `.prv` text, with its `.pcf` if there is one.
-pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, TraceError> {
+/// The trace of a `.prv` text, with its `.pcf` if there is one; `read` is called once the text
+/// is no longer needed.
+pub(super) fn parse(
+    name: &str,
+    text: &str,
+    pcf: Option<&str>,
+    read: &dyn Fn(),
+) -> Result<Trace, TraceError> {
     let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
     let h = header(first.trim_end_matches('\r')).map_err(|m| TraceError::line(name, 1, m))?;
     let p = h.nodes.len();
@@ -269,6 +276,7 @@ pub(super) fn parse(name: &str, text: &str, pcf: Option<&str>) -> Result<Trace, 
         if nodes.len() == 1 { "" } else { "s" }
     ));
     let body = read_body(name, rest, &h, &names, &mut notes)?;
+    read();
     let (comms, mut tasks) = (body.comms, body.tasks);
     let inside = (body.inside, match_messages(&mut tasks, body.records));
     if inside != (0, 0) {
