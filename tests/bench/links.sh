@@ -61,7 +61,7 @@ run() {
     rm -f "$W/$name.bin"
     timeout 30 "${launcher[@]}" -genv LD_PRELOAD "$B/libloggps-trace.so" \
       -genv LOGGPS_TRACE "$W/$name.bin" "$@" > /dev/null 2>&1 || true
-    if [[ -f $W/$name.bin ]] && "$BIN" info "$W/$name.bin" | grep -q 'finalized *yes'; then
+    if [[ -f $W/$name.bin ]] && grep -q 'finalized *yes' <<<"$("$BIN" info "$W/$name.bin")"; then
       return 0
     fi
   done

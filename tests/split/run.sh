@@ -30,7 +30,8 @@ one=target/release/loggps-predict
 [ -x "$one" ] || cargo build --release --quiet
 # mpi-sys finds the library once (through MPICC): built against the other one, it is built anew.
 build() { MPICC=mpicc.$lib CARGO_TARGET_DIR=target/split cargo build --profile cluster --features mpi --quiet; }
-linked() { ldd target/split/cluster/loggps-predict | grep -q "$so"; }
+# ldd's output read whole first: `ldd | grep -q` under pipefail fails when grep stops early
+linked() { local libs; libs=$(ldd target/split/cluster/loggps-predict); grep -q "$so" <<<"$libs"; }
 build
 if ! linked; then
   CARGO_TARGET_DIR=target/split cargo clean --profile cluster --quiet -p mpi-sys -p mpi -p loggps-predict

@@ -253,13 +253,14 @@ if [[ ! -s $OUT/callsite-nosites.bin ]]; then
 elif [[ -z $PREDICT ]]; then
     skip "callsite-nosites: its loggps-predict checks"
 else
-    if "$PREDICT" info "$OUT/callsite-nosites.bin" --format json | grep -q '"call_sites": null'; then
+    nosites=$("$PREDICT" info "$OUT/callsite-nosites.bin" --format json)   # read whole (pipefail)
+    if grep -q '"call_sites": null' <<<"$nosites"; then
         pass "callsite-nosites: LOGGPS_TRACE_SITES=0 records no call sites"
     else
         fail "callsite-nosites: call sites recorded under LOGGPS_TRACE_SITES=0"
     fi
     # ... and LOGGPS_TRACE_CORES=0 (given to that job too) no cores' figures
-    if "$PREDICT" info "$OUT/callsite-nosites.bin" --format json | grep -q '"cores": \[\]'; then
+    if grep -q '"cores": \[\]' <<<"$nosites"; then
         pass "callsite-nosites: LOGGPS_TRACE_CORES=0 times no cores"
     else
         fail "callsite-nosites: cores timed under LOGGPS_TRACE_CORES=0"
@@ -470,7 +471,7 @@ if [[ $MPI == mpich ]]; then
     check_nodes() {
         local name=$1 np=$2 want=$3 got hung=""
         if [[ $(cat "$OUT/$name.rc") == 124 ]] && grep -q 'loggps-trace: wrote' "$OUT/$name.err" &&
-            [[ -n $PREDICT ]] && "$PREDICT" info "$OUT/$name.bin" | grep -q 'finalized *yes'; then
+            [[ -n $PREDICT ]] && grep -q 'finalized *yes' <<<"$("$PREDICT" info "$OUT/$name.bin")"; then
             hung=" (MPICH hung in its own MPI_Finalize after the trace was written)"
         elif [[ $(cat "$OUT/$name.rc") != 0 ]]; then
             fail "$name: job exited with $(cat "$OUT/$name.rc"):"; tail -20 "$OUT/$name.err"; return
