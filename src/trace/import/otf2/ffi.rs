@@ -65,7 +65,7 @@ pub(super) enum Ev {
 }
 
 /// The global definitions the reader uses, by their OTF2 ids.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(super) struct Defs {
     pub strings: HashMap<u32, String>,
     /// Region → its name's string, role, paradigm, source file's string and first line.

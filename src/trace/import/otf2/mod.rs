@@ -13,6 +13,8 @@
 // The one binding of a C library outside `memory`: its callbacks and `dlopen` are unsafe.
 #[allow(unsafe_code)]
 mod ffi;
+#[cfg(test)]
+mod fuzz;
 
 use super::{Call, Notes, Requests, build_named};
 use crate::error::TraceError;
@@ -73,42 +75,58 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
     };
     let name = anchor.display().to_string();
     let mut archive = Archive::open(&name).map_err(|m| TraceError::at(&name, m))?;
+    let defs = std::mem::take(&mut archive.defs);
+    decoded(&name, defs, &mut |world, each| archive.events(world, each))
+}
+
+/// How the ranks' events are had: `events(world, each)` hands each rank's (the locations of
+/// `world`, in rank order) to `each` in turn, as [`Archive::events`] reads them.
+type EventSource<'a> = dyn FnMut(&[u64], &mut dyn FnMut(usize, &[(u64, Ev)]) -> Result<(), String>) -> Result<(), String>
+    + 'a;
+
+/// The trace of an archive's definitions and events as the library hands them over: all that
+/// is read here, not in the library (the reader's own part, fuzzed apart in `fuzz`).
+fn decoded(name: &str, defs: Defs, events: &mut EventSource<'_>) -> Result<Trace, TraceError> {
     let mut notes = Notes::default();
-    let world = ranks(&archive.defs).map_err(|m| TraceError::at(&name, m))?;
+    let world = ranks(&defs).map_err(|m| TraceError::at(name, m))?;
     let p = world.len();
-    let (ticks, offset) = archive.defs.clock.unwrap_or_else(|| {
+    let (ticks, offset) = defs.clock.unwrap_or_else(|| {
         notes.say("no clock properties: times taken as nanoseconds".into());
         (1_000_000_000, 0)
     });
     if ticks == 0 {
         return Err(TraceError::at(
-            &name,
+            name,
             "its clock has 0 ticks a second".into(),
         ));
     }
-    let comms = Comms::new(&archive.defs, p);
+    let comms = Comms::new(&defs, p);
     let mut out: Vec<Vec<Call>> = Vec::with_capacity(p);
     let mut counts = Counts::default();
     let mut selves: HashMap<(u32, u32), u32> = HashMap::new();
-    let defs = std::mem::take(&mut archive.defs);
     let regions = Regions::new(&defs);
-    archive
-        .events(&world, |r, evs| {
-            let mut rank = Rank {
-                me: r as u32,
-                regions: &regions,
-                comms: &comms,
-                selves: &mut selves,
-                clock: (ticks, offset),
-                reqs: Requests::new(),
-                posted: HashMap::new(),
-                calls: Vec::new(),
-            };
-            rank.read(evs, &mut notes, &mut counts);
-            out.push(rank.calls);
-            Ok(())
-        })
-        .map_err(|m| TraceError::at(&name, m))?;
+    events(&world, &mut |r, evs| {
+        let mut rank = Rank {
+            me: r as u32,
+            regions: &regions,
+            comms: &comms,
+            selves: &mut selves,
+            clock: (ticks, offset),
+            reqs: Requests::new(),
+            posted: HashMap::new(),
+            calls: Vec::new(),
+        };
+        rank.read(evs, &mut notes, &mut counts);
+        out.push(rank.calls);
+        Ok(())
+    })
+    .map_err(|m| TraceError::at(name, m))?;
+    if out.len() != p {
+        return Err(TraceError::at(
+            name,
+            format!("its events were read for {} of its {p} ranks", out.len()),
+        ));
+    }
     counts.say(&mut notes, p, world_nodes(&defs, &world));
     let mut defined: Vec<Comm> = comms.defined();
     let mut selves: Vec<((u32, u32), u32)> = selves.into_iter().collect();
@@ -117,7 +135,7 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
         id,
         members: vec![r],
     }));
-    let mut trace = build_named(&name, out, notes, defined, &regions.places)?;
+    let mut trace = build_named(name, out, notes, defined, &regions.places)?;
     for (r, &l) in world.iter().enumerate() {
         let mut m = trace.meta.ranks.get(r).clone();
         m.hostname = host(&defs, l);
@@ -156,15 +174,23 @@ pub(super) fn parse(files: &[(String, Vec<u8>)]) -> Result<Trace, TraceError> {
 fn ranks(defs: &Defs) -> Result<Vec<u64>, String> {
     let mut ids: Vec<u32> = defs.groups.keys().copied().collect();
     ids.sort();
-    ids.into_iter()
+    let world = (ids.into_iter())
         .map(|id| &defs.groups[&id])
         .find(|g| g.0 == GROUP_COMM_LOCATIONS && g.1 == PARADIGM_MPI && !g.2.is_empty())
         .map(|g| g.2.clone())
-        .ok_or_else(|| {
+        .ok_or(
             "defines no MPI ranks (no group of MPI's communication locations): an OTF2 trace of \
-             an MPI program is needed"
-                .into()
-        })
+             an MPI program is needed",
+        )?;
+    let mut sorted = world.clone();
+    sorted.sort();
+    match sorted.windows(2).find(|w| w[0] == w[1]) {
+        Some(w) => Err(format!(
+            "its MPI ranks' group lists location {} twice",
+            w[0]
+        )),
+        None => Ok(world),
+    }
 }
 
 /// The name of the system tree node a location's process ran on.
