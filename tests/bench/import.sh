@@ -18,7 +18,8 @@ RUNS=${RUNS:-5}
 DIR=${BENCH_DIR:-/tmp/loggps-bench}/import-$ROUNDS
 [ -x "$BIN" ] || cargo build --release --quiet
 mkdir -p "$DIR"
-if [ ! -f "$DIR/done" ]; then
+# (the marker names the inputs' set: a directory of an older set is written anew)
+if [ ! -f "$DIR/done-dumpi" ]; then
   python3 - "$DIR" "$ROUNDS" <<'EOF'
 import sys
 d, n = sys.argv[1], int(sys.argv[2])
@@ -136,7 +137,7 @@ for r in (0, 1):
 EOF
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.bin" --force 2>/dev/null
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.goal" --force 2>/dev/null
-  touch "$DIR/done"
+  touch "$DIR/done-dumpi"
 fi
 printf '%-8s %12s %10s %12s %14s %10s\n' format events seconds events/s bytes/event x_ours
 for f in bin tit goal allprof dumpi paraver otf2; do

@@ -6,7 +6,7 @@
 
 use super::{Call, Notes, Requests, filled, push_call, simgrid_type_bytes};
 use crate::error::TraceError;
-use crate::trace::{Completion, RecvHalf, Routine, Trace};
+use crate::trace::{Completion, Push, RecvHalf, Routine, Trace};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -124,7 +124,7 @@ pub(super) fn parse<S: AsRef<str> + Sync>(
     files: &[(String, S)],
     flop_ns: f64,
 ) -> Result<Trace, TraceError> {
-    let (ranks, mut notes) = lines_by_rank(files)?;
+    let (pieces, ranks, mut notes) = lines_by_rank(files)?;
     let p = ranks.len();
     notes.say(format!(
         "a time-independent trace records no times: each `compute` takes {flop_ns} ns a flop \
@@ -142,127 +142,138 @@ pub(super) fn parse<S: AsRef<str> + Sync>(
             elem: 1,
             flop_ns,
             reqs: Requests::new(),
-            calls: Vec::new(),
         };
         let mut words = Vec::new();
-        for (i, line) in ranks[r].lines().enumerate() {
-            words.clear();
-            words.extend(line.text.split_ascii_whitespace());
-            rank.action(&words).map_err(|m| {
-                TraceError::line(&files[line.file as usize].0, line.number as usize, m)
-                    .in_event(r, i)
-            })?;
-            for c in rank.calls.drain(..) {
-                push_call(sink, &c);
+        let mut i = 0;
+        for (k, starts) in &ranks[r].pieces {
+            let piece = &pieces[*k as usize];
+            for &at in starts {
+                words.clear();
+                words.extend(line_at(piece.text, at as usize).split_ascii_whitespace());
+                rank.action(&words, sink).map_err(|m| {
+                    let (file, line) = piece.line_of(at as usize);
+                    TraceError::line(&files[file].0, line, m).in_event(r, i)
+                })?;
+                i += 1;
             }
         }
         Ok(())
     })
 }
 
-/// One action line: its file, its number, its words after the rank.
-struct Line<'a> {
-    file: u32,
-    number: u32,
+/// A piece of a file of actions, read apart: its file, the number of its first line, its text.
+struct Piece<'a> {
+    file: usize,
+    first: usize,
     text: &'a str,
 }
 
-/// A rank's action lines, in file order (a piece of a file each), and how many calls they
-/// make.
+impl Piece<'_> {
+    /// The file and line number of byte `at` of the piece (errors only: the line breaks before
+    /// it are counted).
+    fn line_of(&self, at: usize) -> (usize, usize) {
+        let breaks = self.text.as_bytes()[..at].iter().filter(|&&b| b == b'\n');
+        (self.file, self.first + breaks.count())
+    }
+}
+
+/// A rank's action lines, in file order: per piece (an index into the pieces), where each
+/// line's words after the rank begin; and how many calls they make.
 #[derive(Default)]
-struct RankLines<'a> {
-    pieces: Vec<Vec<Line<'a>>>,
+struct RankLines {
+    pieces: Vec<(u32, Vec<u32>)>,
     calls: usize,
 }
 
-impl RankLines<'_> {
-    fn lines(&self) -> impl Iterator<Item = &Line<'_>> {
-        self.pieces.iter().flatten()
-    }
+/// The line that begins at byte `at` of `text`, without its comment and trailing spaces.
+fn line_at(text: &str, at: usize) -> &str {
+    let rest = &text.as_bytes()[at..];
+    let end = rest.iter().position(|&b| b == b'\n' || b == b'#');
+    text[at..at + end.unwrap_or(rest.len())].trim_ascii_end()
 }
 
 /// Every action line of `files`, by rank, in file order; the actions the model does not cost
-/// counted in the notes. Each file is read in pieces in parallel.
-fn lines_by_rank<S: AsRef<str> + Sync>(
-    files: &[(String, S)],
-) -> Result<(Vec<RankLines<'_>>, Notes), TraceError> {
+/// counted in the notes. Each file is read in pieces in parallel (each under 4 GiB: its lines
+/// are found by 32-bit offsets).
+type ByRank<'a> = (Vec<Piece<'a>>, Vec<RankLines>, Notes);
+
+fn lines_by_rank<S: AsRef<str> + Sync>(files: &[(String, S)]) -> Result<ByRank<'_>, TraceError> {
+    let mut pieces = Vec::new();
+    for (f, (_, text)) in files.iter().enumerate() {
+        let text = text.as_ref();
+        let n = (rayon::current_num_threads() * 4).max((text.len() >> 31) + 1);
+        let cut = super::text_pieces(text, n);
+        pieces.extend(cut.into_iter().map(|(first, text)| Piece {
+            file: f,
+            first,
+            text,
+        }));
+    }
+    let read: Vec<Result<Read, TraceError>> = (pieces.par_iter())
+        .map(|piece| read_piece(&files[piece.file].0, piece))
+        .collect();
     let mut ranks: Vec<RankLines> = Vec::new();
     let mut notes = Notes::default();
-    for (f, (file, text)) in files.iter().enumerate() {
-        let pieces = super::text_pieces(text.as_ref(), rayon::current_num_threads() * 4);
-        let read: Vec<Result<Piece, TraceError>> = pieces
-            .par_iter()
-            .map(|&(first, piece)| read_piece(f, file, first, piece))
-            .collect();
-        for piece in read {
-            let piece = piece?;
-            if ranks.len() < piece.ranks.len() {
-                ranks.resize_with(piece.ranks.len(), RankLines::default);
-            }
-            for (r, (lines, calls)) in piece.ranks.into_iter().enumerate() {
-                ranks[r].calls += calls;
-                if !lines.is_empty() {
-                    ranks[r].pieces.push(lines);
-                }
-            }
-            for (a, n) in piece.skipped {
-                notes.skip_n(a, n);
+    for (k, read) in read.into_iter().enumerate() {
+        let read = read?;
+        if ranks.len() < read.ranks.len() {
+            ranks.resize_with(read.ranks.len(), RankLines::default);
+        }
+        for (r, (starts, calls)) in read.ranks.into_iter().enumerate() {
+            ranks[r].calls += calls;
+            if !starts.is_empty() {
+                ranks[r].pieces.push((k as u32, starts));
             }
         }
+        for (a, n) in read.skipped {
+            notes.skip_n(a, n);
+        }
     }
-    Ok((ranks, notes))
+    Ok((pieces, ranks, notes))
 }
 
-/// One piece of a file read: by rank, its lines and the calls they make; the actions the model
-/// does not cost, counted.
-struct Piece<'a> {
-    ranks: Vec<(Vec<Line<'a>>, usize)>,
+/// One piece of a file read: by rank, where its lines' actions begin and the calls they make;
+/// the actions the model does not cost, counted.
+struct Read {
+    ranks: Vec<(Vec<u32>, usize)>,
     skipped: Vec<(&'static str, u64)>,
 }
 
-/// The action lines of `text`, a piece of file `f` (`file`) whose first line is line `first`.
-fn read_piece<'a>(
-    f: usize,
-    file: &str,
-    first: usize,
-    text: &'a str,
-) -> Result<Piece<'a>, TraceError> {
-    let mut piece = Piece {
+/// The action lines of `piece` (of the file named `file`).
+fn read_piece(file: &str, piece: &Piece<'_>) -> Result<Read, TraceError> {
+    let mut read = Read {
         ranks: Vec::new(),
         skipped: Vec::new(),
     };
-    for (n, line) in uncommented_lines(text) {
-        let number = first + n;
+    let base = piece.text.as_ptr() as usize;
+    for (n, line) in uncommented_lines(piece.text) {
         let (word, rest) = split_word(line);
         let Some(rank) = word.parse::<usize>().ok().filter(|&r| r < 1 << 20) else {
             return Err(TraceError::line(
                 file,
-                number,
+                piece.first + n,
                 format!("expected `RANK ACTION ARGS…` with a rank below 2^20, found `{line}`"),
             ));
         };
-        if piece.ranks.len() <= rank {
-            piece.ranks.resize_with(rank + 1, Default::default);
+        if read.ranks.len() <= rank {
+            read.ranks.resize_with(rank + 1, Default::default);
         }
-        let r = &mut piece.ranks[rank];
+        let r = &mut read.ranks[rank];
         match split_word(rest).0 {
             "compute" | "sleep" => {}
             a @ ("comm_size" | "comm_split" | "comm_dup" | "location") => {
                 let a = ACTIONS.iter().find(|&&k| k == a).expect("an action");
-                match piece.skipped.iter_mut().find(|(k, _)| k == a) {
+                match read.skipped.iter_mut().find(|(k, _)| k == a) {
                     Some((_, n)) => *n += 1,
-                    None => piece.skipped.push((a, 1)),
+                    None => read.skipped.push((a, 1)),
                 }
             }
             _ => r.1 += 1,
         }
-        r.0.push(Line {
-            file: f as u32,
-            number: u32::try_from(number).unwrap_or(u32::MAX),
-            text: rest,
-        });
+        // Where the words after the rank begin (the piece is under 4 GiB).
+        r.0.push((rest.as_ptr() as usize - base) as u32);
     }
-    Ok(piece)
+    Ok(read)
 }
 
 /// The lines of `text` that hold more than a comment (`#` to the end of the line) and spaces,
@@ -310,7 +321,8 @@ fn split_word(s: &str) -> (&str, &str) {
     let s = s.trim_ascii_start();
     match s.bytes().position(|b| b.is_ascii_whitespace()) {
         Some(i) => (&s[..i], &s[i + 1..]),
-        None => (s, ""),
+        // (the rest still within `s`: [`read_piece`] finds it by its address)
+        None => (s, &s[s.len()..]),
     }
 }
 
@@ -324,7 +336,6 @@ struct Rank {
     flop_ns: f64,
     /// Open requests by (source, destination, tag), as SMPI keys them.
     reqs: Requests<(i32, i32, i32)>,
-    calls: Vec<Call>,
 }
 
 impl Rank {
@@ -333,9 +344,9 @@ impl Rank {
         (t, t)
     }
 
-    /// Reads one action; its calls are pushed to `calls`. The actions the model does not cost
+    /// Reads one action; its call is pushed to `sink`. The actions the model does not cost
     /// are counted by [`lines_by_rank`].
-    fn action(&mut self, words: &[&str]) -> Result<(), String> {
+    fn action(&mut self, words: &[&str], sink: &mut impl Push) -> Result<(), String> {
         let action = *words.first().ok_or("expected an action after the rank")?;
         let a = Args {
             action,
@@ -407,7 +418,7 @@ impl Rank {
             }
             _ if ACTIONS.contains(&action) => {
                 let (c, flops) = a.collective(t, me)?;
-                self.calls.push(c);
+                push_call(sink, &c);
                 // A reduction's computation follows its call, as SMPI executes it.
                 self.t += flops * self.flop_ns;
                 return Ok(());
@@ -419,7 +430,7 @@ impl Rank {
                 ));
             }
         };
-        self.calls.push(call);
+        push_call(sink, &call);
         Ok(())
     }
 }
