@@ -49,23 +49,23 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
                 .into(),
         )
     })?;
-    let texts = files
-        .par_iter()
-        .map(|f| {
-            let name = f.display().to_string();
-            match std::fs::read_to_string(f) {
-                Ok(t) => Ok((name, t)),
-                Err(e) => Err(TraceError::at(&name, format!("cannot read: {e}"))),
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    // Each rank's file mapped, not copied (read once, front to back).
+    let data = (files.par_iter())
+        .map(|f| Ok((f.display().to_string(), super::file_bytes(f)?)))
+        .collect::<Result<Vec<_>, TraceError>>()?;
+    let texts = (data.iter())
+        .map(|(n, d)| Ok((n.clone(), crate::trace::text::utf8(n, d)?)))
+        .collect::<Result<Vec<_>, TraceError>>()?;
     parse(&name, &texts)
 }
 
 /// The trace of `files` (name, text), rank 0's first.
-pub(super) fn parse(name: &str, files: &[(String, String)]) -> Result<Trace, TraceError> {
+pub(super) fn parse<S: AsRef<str> + Sync>(
+    name: &str,
+    files: &[(String, S)],
+) -> Result<Trace, TraceError> {
     let p = files.len();
-    let texts: Vec<&str> = files.iter().map(|(_, t)| t.as_str()).collect();
+    let texts: Vec<&str> = files.iter().map(|(_, t)| t.as_ref()).collect();
     let mut notes = Notes::default();
     notes.say(format!(
         "liballprof's trace ({p} ranks) records no hosts and no communicators' members: the ranks \
@@ -83,6 +83,8 @@ pub(super) fn parse(name: &str, files: &[(String, String)]) -> Result<Trace, Tra
                 reqs: Requests::new(),
                 calls: Vec::with_capacity(text.len() / 48),
                 stride: 8,
+                recent: Default::default(),
+                next_recent: 0,
             };
             let mut notes = Notes::default();
             let mut fields = Vec::new();
@@ -156,6 +158,10 @@ struct Rank {
     calls: Vec<Call>,
     /// Bytes between the handles of a request array (4 in old MPICH, else 8).
     stride: u64,
+    /// The routines of the last names read (a program calls few in turn: comparing names
+    /// costs less than hashing them).
+    recent: [(String, Option<Routine>); 4],
+    next_recent: usize,
 }
 
 /// Which field of `routine`'s line holds its communicator (`usize::MAX`: none read).
@@ -176,13 +182,23 @@ fn comm_arg(routine: Routine) -> usize {
 }
 
 impl Rank {
+    fn routine(&mut self, name: &str) -> Option<Routine> {
+        if let Some((_, r)) = self.recent.iter().find(|(n, _)| n == name) {
+            return *r;
+        }
+        let r = Routine::from_mpi_name(name);
+        self.recent[self.next_recent] = (name.to_string(), r);
+        self.next_recent = (self.next_recent + 1) % self.recent.len();
+        r
+    }
+
     fn call(&mut self, f: &Fields<'_>, notes: &mut Notes) -> Result<(), String> {
         let (name, line) = (f.f[0], f.line);
         if f.f.len() < 3 {
             return Err(format!("expected `MPI_Name:T0:…:T1`, found `{line}`"));
         }
         let t = self.times(name, f)?;
-        let Some(routine) = Routine::from_mpi_name(name) else {
+        let Some(routine) = self.routine(name) else {
             notes.skip(name);
             return Ok(());
         };

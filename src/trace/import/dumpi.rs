@@ -121,6 +121,18 @@ fn layouts() -> &'static [Option<Layout>] {
     })
 }
 
+/// Each function id's routine, if the model has it.
+fn routines() -> &'static [Option<Routine>] {
+    static TABLE: OnceLock<Vec<Option<Routine>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let name = |l: &Option<Layout>| l.as_ref().map(|l| format!("MPI_{}", l.0));
+        let names = layouts().iter().map(name);
+        names
+            .map(|n| n.and_then(|n| Routine::from_mpi_name(&n)))
+            .collect()
+    })
+}
+
 /// A big-endian reader over one file's bytes; every read checked.
 struct Bytes<'a> {
     data: &'a [u8],
@@ -179,6 +191,7 @@ enum Value {
 }
 
 /// One record: its function id, wall times (ns since the epoch) and arguments by name.
+#[derive(Clone)]
 struct Record {
     id: u16,
     t: (u64, u64),
@@ -268,8 +281,12 @@ fn sections(data: &[u8]) -> Result<Sections, String> {
     })
 }
 
-/// Every record of one file's stream.
-fn records(data: &[u8]) -> Result<(Vec<Record>, Vec<i64>), String> {
+/// Every record of one file's stream, handed to `each` in turn (one record's buffers reused
+/// for the next); the file's datatype sizes.
+fn for_each_record(
+    data: &[u8],
+    each: &mut dyn FnMut(&Record) -> Result<(), String>,
+) -> Result<Vec<i64>, String> {
     let s = sections(data)?;
     let table = layouts();
     let with_tag = s.version >= (0, 6, 3);
@@ -278,7 +295,11 @@ fn records(data: &[u8]) -> Result<(Vec<Record>, Vec<i64>), String> {
         at: s.body,
     };
     let (_cpu_bias, wall_bias) = (b.u32()?, b.u32()? as u64);
-    let mut out = Vec::new();
+    let mut rec = Record {
+        id: 0,
+        t: (0, 0),
+        args: Vec::new(),
+    };
     loop {
         let at = b.at;
         let id = b.u16()?;
@@ -312,7 +333,8 @@ fn records(data: &[u8]) -> Result<(Vec<Record>, Vec<i64>), String> {
             let n = b.u8()? as usize;
             b.take(n * 16)?;
         }
-        let mut args: Vec<(&'static str, Value)> = Vec::with_capacity(fields.len());
+        let args = &mut rec.args;
+        args.clear();
         for f in fields {
             if let Some((x, y)) = f.when {
                 let get = |n: &str| {
@@ -380,9 +402,10 @@ fn records(data: &[u8]) -> Result<(Vec<Record>, Vec<i64>), String> {
             };
             args.push((f.name, v));
         }
-        out.push(Record { id, t, args });
+        (rec.id, rec.t) = (id, t);
+        each(&rec)?;
     }
-    Ok((out, s.sizes))
+    Ok(s.sizes)
 }
 
 fn skip_strings(b: &mut Bytes<'_>, depth: u8) -> Result<(), String> {
@@ -449,42 +472,48 @@ where
     B: std::ops::Deref<Target = [u8]> + Sync,
 {
     let p = files.len();
-    let read: Vec<Result<_, TraceError>> = (files.par_iter())
-        .map(|(file, data)| records(data).map_err(|m| TraceError::at(file, m)))
+    // Two passes over each file, in parallel: the first keeps what the communicators and the
+    // trace's start need, the second turns each record into calls as it is decoded (no file's
+    // records are held).
+    let scanned: Vec<Result<Scanned, TraceError>> = (files.par_iter())
+        .map(|(file, data)| scan(data).map_err(|m| TraceError::at(file, m)))
         .collect();
     // The first file's error, as read one after another.
-    let ranks: Vec<(Vec<Record>, Vec<i64>)> = read.into_iter().collect::<Result<_, _>>()?;
-    let t0 = ranks
-        .iter()
-        .flat_map(|(r, _)| r.iter().map(|r| r.t.0))
-        .filter(|&t| t > 0)
-        .min()
-        .unwrap_or(0);
+    let scanned: Vec<Scanned> = scanned.into_iter().collect::<Result<_, _>>()?;
+    let t0 = (scanned.iter().map(|s| s.first)).min().unwrap_or(u64::MAX);
+    let t0 = if t0 == u64::MAX { 0 } else { t0 };
     let mut notes = Notes::default();
     notes.say(format!(
         "a DUMPI trace ({p} ranks) records no hosts, and no communicators' members: they are \
          rebuilt from the ranks' MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create calls (calls \
          on others are left out); the ranks are taken as one node"
     ));
-    let comms = communicators(&ranks, p);
-    // The ranks' calls, read in parallel (each rank's records dropped once read).
-    let read: Vec<Result<(Vec<Call>, Notes), TraceError>> = (ranks.into_par_iter().enumerate())
-        .map(|(r, (records, sizes))| {
+    let creating: Vec<&[Record]> = scanned.iter().map(|s| &s.creating[..]).collect();
+    let comms = communicators(&creating, p);
+    let read: Vec<Result<(Vec<Call>, Notes), TraceError>> = (files.par_iter().enumerate())
+        .map(|(r, (file, data))| {
             let mut rank = Rank {
                 me: r as u32,
                 comms: &comms,
                 local: &comms.local[r],
                 t0,
-                sizes: &sizes,
+                sizes: &scanned[r].sizes,
                 reqs: Requests::new(),
-                calls: Vec::with_capacity(records.len()),
+                calls: Vec::with_capacity(scanned[r].records),
             };
             let mut notes = Notes::default();
-            for (i, rec) in records.iter().enumerate() {
-                rank.record(rec, &mut notes).map_err(|m| {
-                    TraceError::at(&files[r].0, format!("record {i}: {m}"))
-                        .in_event(r, rank.calls.len())
-                })?;
+            let (mut i, mut failed) = (0, None);
+            let read = for_each_record(data, &mut |rec| {
+                if let Err(m) = rank.record(rec, &mut notes) {
+                    let e = TraceError::at(file, format!("record {i}: {m}"));
+                    failed = Some(e.in_event(r, rank.calls.len()));
+                    return Err(String::new());
+                }
+                i += 1;
+                Ok(())
+            });
+            if let Err(m) = read {
+                return Err(failed.unwrap_or_else(|| TraceError::at(file, m)));
             }
             Ok((rank.calls, notes))
         })
@@ -504,6 +533,41 @@ where
     build(name, calls, notes, defined)
 }
 
+/// What the first pass keeps of a file: the records that create communicators or groups,
+/// the earliest start of a record (0 where none has one), how many records, the datatype
+/// sizes.
+struct Scanned {
+    creating: Vec<Record>,
+    first: u64,
+    records: usize,
+    sizes: Vec<i64>,
+}
+
+/// The ids of the records [`communicators`] reads.
+fn creates_comms(id: u16) -> bool {
+    matches!(id, 72 | 76 | 77 | 84..=86)
+}
+
+fn scan(data: &[u8]) -> Result<Scanned, String> {
+    let (mut creating, mut first, mut records) = (Vec::new(), u64::MAX, 0);
+    let sizes = for_each_record(data, &mut |rec| {
+        if creates_comms(rec.id) {
+            creating.push(rec.clone());
+        }
+        if rec.t.0 > 0 {
+            first = first.min(rec.t.0);
+        }
+        records += 1;
+        Ok(())
+    })?;
+    Ok(Scanned {
+        creating,
+        first,
+        records,
+        sizes,
+    })
+}
+
 /// Communicators rebuilt from the ranks' calls that create them: per rank, its local ids'
 /// job-wide ids (`MPI_COMM_WORLD`'s 2 is 0); each job-wide id's members, world ranks in
 /// communicator order. The k-th creating call on one parent at each member is one call.
@@ -512,17 +576,17 @@ struct Comms {
     members: Vec<Vec<u32>>,
 }
 
-fn communicators(ranks: &[(Vec<Record>, Vec<i64>)], p: usize) -> Comms {
+fn communicators(ranks: &[&[Record]], p: usize) -> Comms {
     let mut members: Vec<Vec<u32>> = vec![(0..p as u32).collect()];
     // (parent, k-th creation on it, color) → job-wide id; a split's (key, world rank) entries.
     let mut ids: HashMap<(u32, u32, i64), u32> = HashMap::new();
     let mut split: BTreeMap<u32, (u32, Vec<(i64, u32)>)> = BTreeMap::new();
     let mut local = Vec::with_capacity(p);
-    for (r, (records, _)) in ranks.iter().enumerate() {
+    for (r, records) in ranks.iter().enumerate() {
         let mut map: HashMap<i64, u32> = HashMap::from([(WORLD, 0)]);
         let mut groups: HashMap<i64, Vec<u32>> = HashMap::new();
         let mut created: HashMap<u32, u32> = HashMap::new();
-        for rec in records {
+        for rec in records.iter() {
             let int = |k: &str| rec.int(k).ok();
             match rec.id {
                 72 => {
@@ -676,7 +740,7 @@ impl Rank<'_> {
                 .map(|(s, g)| (world_of(s as i64), g))
         };
         let before = self.calls.len();
-        let routine = Routine::from_mpi_name(&format!("MPI_{name}"));
+        let routine = routines()[rec.id as usize];
         if rec.int("comm").is_ok() && !known {
             notes.skip(&format!(
                 "MPI_{name} on a communicator this reader cannot rebuild"
