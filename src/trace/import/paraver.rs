@@ -288,11 +288,22 @@ pub(super) fn parse(
     }
     let ours: HashMap<i64, (u32, Vec<u32>)> = comm_ids(&comms, p);
     let roots = flagged_roots(&tasks);
+    // Each task's calls in parallel, with its own places and notes, merged in task order as
+    // one pass over the tasks would have made them.
+    let ctx = (&names, &ours, &roots);
+    let read: Vec<(Vec<Call>, Places, Notes)> = (tasks.par_iter().enumerate())
+        .map(|(r, tk)| {
+            let (mut places, mut notes) = (Places::default(), Notes::default());
+            let calls = rank_calls(r, &tk.calls, ctx, &mut places, &mut notes);
+            (calls, places, notes)
+        })
+        .collect();
     let mut calls = Vec::with_capacity(p);
     let mut places = Places::default();
-    for (r, tk) in tasks.iter().enumerate() {
-        let ctx = (&names, &ours, &roots);
-        calls.push(rank_calls(r, &tk.calls, ctx, &mut places, &mut notes));
+    for (mut c, local, n) in read {
+        places.merge(&local, &mut c);
+        notes.merge(n);
+        calls.push(c);
     }
     let defined = ours.values().filter(|(id, _)| *id > 0).map(|(id, m)| Comm {
         id: *id,
@@ -319,6 +330,29 @@ struct Places {
 }
 
 impl Places {
+    /// Adds a task's places (`local`, numbered as its calls met them) to these, the calls'
+    /// sites renumbered.
+    fn merge(&mut self, local: &Places, calls: &mut [Call]) {
+        let mut ours = vec![UNKNOWN; local.named.len()];
+        let mut sites: Vec<(&(u64, u64), &u32)> = local.index.iter().collect();
+        sites.sort_by_key(|(_, i)| **i);
+        for (site, &i) in sites {
+            let global = *self.index.entry(*site).or_insert_with(|| match i {
+                UNKNOWN => UNKNOWN,
+                _ => {
+                    self.named.push(local.named[i as usize].clone());
+                    self.named.len() as u32 - 1
+                }
+            });
+            if i != UNKNOWN {
+                ours[i as usize] = global;
+            }
+        }
+        for c in calls.iter_mut().filter(|c| c.site != UNKNOWN) {
+            c.site = ours[c.site as usize];
+        }
+    }
+
     /// The index of the place of a call's caller events, or `UNKNOWN` where it has none or
     /// the `.pcf` names neither.
     fn of(&mut self, site: (u64, u64), names: &Names) -> u32 {
@@ -470,8 +504,10 @@ struct Piece {
 fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
     let p = h.nodes.len();
     let mut out = Piece::default();
-    // Each task's items, by the index of its list in `out.items`.
-    let mut list_of: std::collections::HashMap<usize, usize> = Default::default();
+    // Each task's items, by the index of its list in `out.items`: in a table where the tasks
+    // are not too many for one a piece (a lookup a line), else hashed.
+    let mut dense = vec![usize::MAX; if p <= 1 << 16 { p } else { 0 }];
+    let mut sparse: HashMap<usize, usize> = HashMap::new();
     let mut f: Vec<&str> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let at = |m: String| TraceError::line(name, first + n, m);
@@ -547,10 +583,15 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
                 return Ok(());
             }
             let t = time(5)?;
-            let k = *list_of.entry(r).or_insert_with(|| {
+            let list = match dense.get_mut(r) {
+                Some(k) => k,
+                None => sparse.entry(r).or_insert(usize::MAX),
+            };
+            if *list == usize::MAX {
                 out.items.push((r as u32, Vec::new()));
-                out.items.len() - 1
-            });
+                *list = out.items.len() - 1;
+            }
+            let k = *list;
             if kind == 4 {
                 // COMM:SENT:RECEIVED:OP:ROOT, for the call that began here.
                 let g = Glop {
