@@ -231,6 +231,9 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
     let options = Options::default();
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut parsed = 0;
+    // FUZZ_SMOKE_IMPORT_LOG=1 (by hand) names each input before it is read: the last named
+    // is the one that hangs or is killed.
+    let log = std::env::var_os("FUZZ_SMOKE_IMPORT_LOG").is_some();
     // FUZZ_SMOKE_IMPORT_RUNS searches further by hand.
     let runs = std::env::var("FUZZ_SMOKE_IMPORT_RUNS")
         .ok()
@@ -248,6 +251,9 @@ fn mutated_imported_traces_give_an_error_or_a_prediction() {
         let k = rng.below(files.len());
         let text = !matches!(format, Format::Dumpi | Format::Otf2);
         files[k].1 = mutate(&mut rng, &files[k].1, other, text);
+        if log {
+            eprintln!("input {n} ({format:?}, file {k})");
+        }
         let ok = std::panic::catch_unwind(|| {
             let Ok(t) = trace::import::parse(*format, &files, &options) else {
                 return false;

@@ -112,11 +112,20 @@ fn uncommented(raw: &str) -> &str {
     let mut from = 0;
     while let Some(k) = b[from..].iter().position(|&c| c == b'/') {
         if b.get(from + k + 1) == Some(&b'/') {
-            return raw[..from + k].trim();
+            return trim(&raw[..from + k]);
         }
         from += k + 1;
     }
-    raw.trim()
+    trim(raw)
+}
+
+/// `s.trim()`, the ASCII spaces taken off first (a line's are: no Unicode tables looked at).
+fn trim(s: &str) -> &str {
+    let t = s.trim_ascii();
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(a), Some(z)) if !a.is_ascii() || !z.is_ascii() => t.trim(),
+        _ => t,
+    }
 }
 
 /// The schedule's `num_ranks` and its ranks' blocks, up to the first error outside a block
@@ -261,7 +270,7 @@ fn block(name: &str, b: &Block<'_>) -> Result<Ops, TraceError> {
         }
         let lineno = b.first + n;
         // A dependency has no label (a label is a word and its `:`).
-        if !line.contains(':') {
+        if !line.as_bytes().contains(&b':') {
             let mut w = line.split_ascii_whitespace();
             if let (Some(a), Some(dep @ ("requires" | "irequires")), Some(d), None) =
                 (w.next(), w.next(), w.next(), w.next())
@@ -412,8 +421,9 @@ fn labeled_operation<'a>(
     ops: &mut Ops,
     labels: &mut Labels<'a>,
 ) -> Result<(), String> {
-    let (label, op) = match line.split_once(':') {
-        Some((l, rest)) if !l.trim().contains(' ') => (Some(l.trim()), rest.trim()),
+    let colon = line.as_bytes().iter().position(|&b| b == b':');
+    let (label, op) = match colon.map(|i| (trim(&line[..i]), &line[i + 1..])) {
+        Some((l, rest)) if !l.as_bytes().contains(&b' ') => (Some(l), trim(rest)),
         _ => (None, line),
     };
     let kind = operation(op)?;

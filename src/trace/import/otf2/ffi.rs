@@ -225,6 +225,8 @@ extern "C" fn quiet(
 pub(super) struct Archive {
     lib: &'static Lib,
     reader: *mut Reader,
+    /// The directory of its locations' files (the anchor's path without `.otf2`).
+    dir: std::path::PathBuf,
     pub defs: Defs,
 }
 
@@ -246,6 +248,7 @@ impl Archive {
         let mut a = Archive {
             lib,
             reader,
+            dir: std::path::Path::new(anchor).with_extension(""),
             defs: Defs::default(),
         };
         a.check(unsafe { (lib.OTF2_Reader_SetSerialCollectiveCallbacks)(reader) })?;
@@ -288,6 +291,18 @@ impl Archive {
             false => unsafe { CStr::from_ptr(d) }.to_string_lossy().into_owned(),
         };
         Err(format!("the OTF2 library says: {text} (error {code})"))
+    }
+
+    /// The most events location `l`'s file can hold: one a byte of its `.evt` file (a record
+    /// takes several), or of all the archive's files where it has no such file of its own.
+    fn room(&self, l: u64) -> usize {
+        let size = |p: &std::path::Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let own = size(&self.dir.join(format!("{l}.evt")));
+        let all = || {
+            let files = std::fs::read_dir(&self.dir).into_iter().flatten().flatten();
+            files.map(|e| size(&e.path())).sum::<u64>()
+        };
+        usize::try_from(if own > 0 { own } else { all() }).unwrap_or(usize::MAX)
     }
 
     /// Reads the events of `locations`, handing each location's to `each` in turn (ticks,
@@ -348,24 +363,35 @@ impl Archive {
             );
         }
         let mut out = Ok(());
-        let mut evs: Vec<(u64, Ev)> = Vec::new();
+        let mut sink = Events {
+            evs: Vec::new(),
+            room: 0,
+        };
         for (i, &er) in readers.iter().enumerate() {
             if out.is_err() {
                 unsafe { (lib.OTF2_Reader_CloseEvtReader)(r, er) };
                 continue;
             }
-            evs.clear();
-            let user = (&mut evs as *mut Vec<(u64, Ev)>).cast::<c_void>();
+            let l = locations[i];
+            sink.evs.clear();
+            sink.room = self.room(l);
+            let user = (&mut sink as *mut Events).cast::<c_void>();
             let mut n = 0u64;
             let mut code = unsafe { (lib.OTF2_Reader_RegisterEvtCallbacks)(r, er, cbs, user) };
             if code == 0 {
                 code = unsafe { (lib.OTF2_Reader_ReadAllLocalEvents)(r, er, &mut n) };
             }
             unsafe { (lib.OTF2_Reader_CloseEvtReader)(r, er) };
-            out = self
-                .check(code)
-                .map_err(|e| format!("location {}'s events: {e}", locations[i]))
-                .and_then(|()| each(i, &evs));
+            out = match sink.evs.len() > sink.room {
+                true => Err(format!(
+                    "location {l}'s events: the library hands over more events than its file \
+                     has bytes ({}): the file is damaged",
+                    sink.room
+                )),
+                false => (self.check(code))
+                    .map_err(|e| format!("location {l}'s events: {e}"))
+                    .and_then(|()| each(i, &sink.evs)),
+            };
         }
         unsafe { (lib.OTF2_EvtReaderCallbacks_Delete)(cbs) };
         unsafe { (lib.OTF2_Reader_CloseEvtFiles)(r) };
@@ -379,8 +405,15 @@ unsafe fn defs<'a>(user: *mut c_void) -> &'a mut Defs {
     unsafe { &mut *user.cast::<Defs>() }
 }
 
-unsafe fn evs<'a>(user: *mut c_void) -> &'a mut Vec<(u64, Ev)> {
-    unsafe { &mut *user.cast::<Vec<(u64, Ev)>>() }
+/// A location's events as the library hands them over, up to `room`: a damaged file can make
+/// the library hand over events without end (seen on a mutated archive: 24 GB of them).
+struct Events {
+    evs: Vec<(u64, Ev)>,
+    room: usize,
+}
+
+unsafe fn events<'a>(user: *mut c_void) -> &'a mut Events {
+    unsafe { &mut *user.cast::<Events>() }
 }
 
 extern "C" fn def_string(user: *mut c_void, id: u32, s: *const c_char) -> Code {
@@ -513,7 +546,12 @@ macro_rules! event {
             _attributes: *mut c_void,
             $($arg: $ty),*
         ) -> Code {
-            unsafe { evs(user) }.push((time, $ev));
+            let sink = unsafe { events(user) };
+            // OTF2_CALLBACK_INTERRUPT past the room (said by `Archive::events`).
+            if sink.evs.len() > sink.room {
+                return 1;
+            }
+            sink.evs.push((time, $ev));
             0
         }
     };
