@@ -119,11 +119,13 @@ fn uncommented(raw: &str) -> &str {
     trim(raw)
 }
 
-/// `s.trim()`, the ASCII spaces taken off first (a line's are: no Unicode tables looked at).
+/// `s.trim()`, the ASCII spaces taken off first (a line's are: no Unicode tables looked at);
+/// what `trim` also takes, a vertical tab or a space beyond ASCII, by `trim`.
 fn trim(s: &str) -> &str {
     let t = s.trim_ascii();
+    let other = |b: &u8| !b.is_ascii() || *b == 0x0b;
     match (t.as_bytes().first(), t.as_bytes().last()) {
-        (Some(a), Some(z)) if !a.is_ascii() || !z.is_ascii() => t.trim(),
+        (Some(a), Some(z)) if other(a) || other(z) => t.trim(),
         _ => t,
     }
 }
