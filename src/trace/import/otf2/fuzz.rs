@@ -402,14 +402,16 @@ fn mutate_defs(d: &mut Defs, r: &mut Rng) {
             d.contexts.insert(id, (r.u32(), r.u32(), parent));
         }
         7 => drop(d.locations_in_code.insert(r.u32(), (r.u32(), r.u32()))),
-        8 => match key(&d.groups_of_locations, r) {
-            Some(k) => drop(d.groups_of_locations.insert(k, (r.u32(), r.u8(), r.u32()))),
-            None => {}
-        },
-        _ => match key(&d.nodes, r) {
-            Some(k) => drop(d.nodes.insert(k, (r.u32(), r.u32(), r.u32()))),
-            None => {}
-        },
+        8 => {
+            if let Some(k) = key(&d.groups_of_locations, r) {
+                d.groups_of_locations.insert(k, (r.u32(), r.u8(), r.u32()));
+            }
+        }
+        _ => {
+            if let Some(k) = key(&d.nodes, r) {
+                d.nodes.insert(k, (r.u32(), r.u32(), r.u32()));
+            }
+        }
     }
 }
 
