@@ -13,8 +13,6 @@
 // The one binding of a C library outside `memory`: its callbacks and `dlopen` are unsafe.
 #[allow(unsafe_code)]
 mod ffi;
-#[cfg(test)]
-mod fuzz;
 
 use super::{Call, Notes, Requests, build_named};
 use crate::error::TraceError;
@@ -85,7 +83,7 @@ type EventSource<'a> = dyn FnMut(&[u64], &mut dyn FnMut(usize, &[(u64, Ev)]) -> 
     + 'a;
 
 /// The trace of an archive's definitions and events as the library hands them over: all that
-/// is read here, not in the library (the reader's own part, fuzzed apart in `fuzz`).
+/// is read here, not in the library (the reader's own part, fuzzed apart in `tests`).
 fn decoded(name: &str, defs: Defs, events: &mut EventSource<'_>) -> Result<Trace, TraceError> {
     let mut notes = Notes::default();
     let world = ranks(&defs).map_err(|m| TraceError::at(name, m))?;
@@ -851,3 +849,6 @@ impl Rank<'_> {
         Some(c)
     }
 }
+
+#[cfg(test)]
+mod tests;

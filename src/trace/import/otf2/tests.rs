@@ -5,7 +5,7 @@
 //! matched and replayed: an error or a prediction, never a panic. A mutation of the archive's
 //! files goes through the library first (tests/fuzz_smoke.rs: each run writes its 22 files,
 //! about 30 ms); here a run costs the reader alone, so 10^6 runs take minutes:
-//! `LOGGPS_FUZZ_OTF2_RUNS=1000000 cargo test --release --lib otf2::fuzz`.
+//! `LOGGPS_FUZZ_OTF2_RUNS=1000000 cargo test --release --lib otf2::tests`.
 
 use super::ffi::{Archive, Defs, Ev, RegionDef};
 use super::{decoded, ranks};
