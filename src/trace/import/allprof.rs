@@ -6,7 +6,7 @@
 //! ([`super::build`]); communicators' members are not either, so only calls on a communicator of
 //! every rank are kept (taken as `MPI_COMM_WORLD`).
 
-use super::{Call, Notes, Requests, build, numbered_siblings, split_bytes};
+use super::{Call, Notes, Out, Requests, numbered_siblings, read_ranks, split_bytes};
 use crate::error::TraceError;
 use crate::trace::{Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Trace};
 use rayon::prelude::*;
@@ -71,60 +71,52 @@ pub(super) fn parse<S: AsRef<str> + Sync>(
         "liballprof's trace ({p} ranks) records no hosts and no communicators' members: the ranks \
          are taken as one node, and only calls on communicators of all {p} ranks are kept"
     ));
-    // A file a rank: read in parallel, the first error (lowest rank) said.
-    let read: Vec<Result<RankRead, TraceError>> = texts
-        .par_iter()
-        .enumerate()
-        .map(|(r, text)| {
-            let file = &files[r].0;
-            let mut rank = Rank {
-                p,
-                first: u64::MAX,
-                reqs: Requests::new(),
-                calls: Vec::with_capacity(text.len() / 48),
-                stride: 8,
-                recent: Default::default(),
-                next_recent: 0,
-            };
-            let mut notes = Notes::default();
-            let mut fields = Vec::new();
-            for (n, line) in text.lines().enumerate() {
-                let line = line.trim();
-                if line.is_empty() || line.starts_with('#') {
-                    continue;
-                }
-                fields.clear();
-                fields.extend(split_bytes(line, b':'));
-                if line.starts_with("MPI_") {
-                    let first = fields[1..].iter().find_map(|f| micros(f));
-                    rank.first = rank.first.min(first.unwrap_or(u64::MAX));
-                }
-                let f = Fields { f: &fields, line };
-                rank.call(&f, &mut notes)
-                    .map_err(|m| TraceError::line(file, n + 1, m).in_event(r, rank.calls.len()))?;
+    // The trace's start: the earliest first call of the ranks (a rank's times only grow: the
+    // checks refuse a call before the previous one's return).
+    let t0 = (texts.par_iter())
+        .filter_map(|text| first_time(text))
+        .min()
+        .unwrap_or(0);
+    // A file a rank, read in parallel, each call pushed as it is read.
+    read_ranks(name, p, notes, Vec::new(), &[], &|r, out| {
+        let (file, text) = (&files[r].0, texts[r]);
+        let mut rank = Rank {
+            p,
+            t0,
+            reqs: Requests::new(),
+            out,
+            stride: 8,
+            recent: Default::default(),
+            next_recent: 0,
+        };
+        let mut notes = Notes::default();
+        let mut fields = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
             }
-            Ok((rank.calls, rank.first, notes))
-        })
-        .collect();
-    let mut calls = Vec::with_capacity(p);
-    let mut t0 = u64::MAX;
-    for rank in read {
-        let (c, first, n) = rank?;
-        notes.merge(n);
-        calls.push(c);
-        t0 = t0.min(first);
-    }
-    // Times are µs of each rank's clock: kept to the ns, from the earliest call of any rank
-    // (the first number after a routine's name on any line).
-    calls.par_iter_mut().flatten().for_each(|c| {
-        c.e.t_call = c.e.t_call.saturating_sub(t0);
-        c.e.t_return = c.e.t_return.saturating_sub(t0);
-    });
-    build(name, calls, notes, Vec::new())
+            fields.clear();
+            fields.extend(split_bytes(line, b':'));
+            let f = Fields { f: &fields, line };
+            rank.call(&f, &mut notes)
+                .map_err(|m| TraceError::line(file, n + 1, m).in_event(r, rank.out.count()))?;
+        }
+        Ok(notes)
+    })
 }
 
-/// One rank's file read: its calls (times absolute), its first time, what it noted.
-type RankRead = (Vec<Call>, u64, Notes);
+/// The start of the first call in a rank's file, µs as ns; None where its first call line
+/// has no time (the reading says what is wrong).
+fn first_time(text: &str) -> Option<u64> {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("MPI_"))?;
+    let fields: Vec<&str> = split_bytes(line, b':').collect();
+    let t = (fields.len() >= 3).then(|| Rank::times(fields[0], &Fields { f: &fields, line }, 0));
+    Some(t?.ok()?.0)
+}
 
 /// A time field: `1298365588610860`, `1237759886260335.000000` or `3.0` µs, in ns.
 fn micros(s: &str) -> Option<u64> {
@@ -148,14 +140,13 @@ fn micros(s: &str) -> Option<u64> {
     us.checked_mul(1000)?.checked_add(ns)
 }
 
-struct Rank {
+struct Rank<'o> {
     p: usize,
-    /// The first number after a routine's name on this rank's lines (the earliest over the
-    /// ranks is the trace's start), ns; calls' times are kept absolute until it is known.
-    first: u64,
+    /// The trace's start, ns of the ranks' clock: calls' times are from it.
+    t0: u64,
     /// Open requests by the address of their handle.
     reqs: Requests<u64>,
-    calls: Vec<Call>,
+    out: &'o mut dyn Out,
     /// Bytes between the handles of a request array (4 in old MPICH, else 8).
     stride: u64,
     /// The routines of the last names read (a program calls few in turn: comparing names
@@ -181,7 +172,7 @@ fn comm_arg(routine: Routine) -> usize {
     }
 }
 
-impl Rank {
+impl Rank<'_> {
     fn routine(&mut self, name: &str) -> Option<Routine> {
         if let Some((_, r)) = self.recent.iter().find(|(n, _)| n == name) {
             return *r;
@@ -197,7 +188,7 @@ impl Rank {
         if f.f.len() < 3 {
             return Err(format!("expected `MPI_Name:T0:…:T1`, found `{line}`"));
         }
-        let t = self.times(name, f)?;
+        let t = Rank::times(name, f, self.t0)?;
         let Some(routine) = self.routine(name) else {
             notes.skip(name);
             return Ok(());
@@ -245,13 +236,13 @@ impl Rank {
                 return Ok(());
             }
         };
-        self.calls.push(c);
+        self.out.put(c);
         Ok(())
     }
 
-    /// The call's start and end, ns from the trace's first time: MPI_Init has no start time
+    /// The call's start and end, ns from `t0` (none before it): MPI_Init has no start time
     /// (`-`), MPI_Finalize no end.
-    fn times(&self, name: &str, f: &Fields<'_>) -> Result<(u64, u64), String> {
+    fn times(name: &str, f: &Fields<'_>, t0: u64) -> Result<(u64, u64), String> {
         let time = |s: &str| -> Result<u64, String> {
             micros(s).ok_or_else(|| format!("expected a time in µs, found `{s}`"))
         };
@@ -266,7 +257,7 @@ impl Rank {
                 "expected the end time {last} µs at or after the start"
             ));
         }
-        Ok(t)
+        Ok((t.0.saturating_sub(t0), t.1.saturating_sub(t0)))
     }
 
     /// A peer field `v` of call `name`: a rank, or -1 (any source) or -2 (`MPI_PROC_NULL`).

@@ -14,7 +14,7 @@
 //! from `MPI_Comm_group`, `MPI_Group_incl`, `MPI_Group_excl`); calls on others are left out,
 //! counted.
 
-use super::{Call, Notes, Requests, build, numbered_siblings};
+use super::{Call, Notes, Out, Requests, numbered_siblings, read_ranks};
 use crate::error::TraceError;
 use crate::trace::{
     Comm, Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, RecvHalf, Routine,
@@ -490,56 +490,46 @@ where
     ));
     let creating: Vec<&[Record]> = scanned.iter().map(|s| &s.creating[..]).collect();
     let comms = communicators(&creating, p);
-    let read: Vec<Result<(Vec<Call>, Notes), TraceError>> = (files.par_iter().enumerate())
-        .map(|(r, (file, data))| {
-            let mut rank = Rank {
-                me: r as u32,
-                comms: &comms,
-                local: &comms.local[r],
-                t0,
-                sizes: &scanned[r].sizes,
-                reqs: Requests::new(),
-                calls: Vec::with_capacity(scanned[r].records),
-            };
-            let mut notes = Notes::default();
-            let (mut i, mut failed) = (0, None);
-            let read = for_each_record(data, &mut |rec| {
-                if let Err(m) = rank.record(rec, &mut notes) {
-                    let e = TraceError::at(file, format!("record {i}: {m}"));
-                    failed = Some(e.in_event(r, rank.calls.len()));
-                    return Err(String::new());
-                }
-                i += 1;
-                Ok(())
-            });
-            if let Err(m) = read {
-                return Err(failed.unwrap_or_else(|| TraceError::at(file, m)));
-            }
-            Ok((rank.calls, notes))
-        })
-        .collect();
-    let mut calls = Vec::with_capacity(p);
-    for rank in read {
-        let (c, n) = rank?;
-        calls.push(c);
-        notes.merge(n);
-    }
     let defined = (comms.members.iter().enumerate().skip(1))
         .map(|(id, m)| Comm {
             id: id as u32,
             members: m.clone(),
         })
         .collect();
-    build(name, calls, notes, defined)
+    read_ranks(name, p, notes, defined, &[], &|r, out| {
+        let (file, data) = (&files[r].0, &files[r].1);
+        let mut rank = Rank {
+            me: r as u32,
+            comms: &comms,
+            local: &comms.local[r],
+            t0,
+            sizes: &scanned[r].sizes,
+            reqs: Requests::new(),
+            out,
+        };
+        let mut notes = Notes::default();
+        let (mut i, mut failed) = (0, None);
+        let read = for_each_record(data, &mut |rec| {
+            if let Err(m) = rank.record(rec, &mut notes) {
+                let e = TraceError::at(file, format!("record {i}: {m}"));
+                failed = Some(e.in_event(r, rank.out.count()));
+                return Err(String::new());
+            }
+            i += 1;
+            Ok(())
+        });
+        if let Err(m) = read {
+            return Err(failed.unwrap_or_else(|| TraceError::at(file, m)));
+        }
+        Ok(notes)
+    })
 }
 
 /// What the first pass keeps of a file: the records that create communicators or groups,
-/// the earliest start of a record (0 where none has one), how many records, the datatype
-/// sizes.
+/// the earliest start of a record (0 where none has one), the datatype sizes.
 struct Scanned {
     creating: Vec<Record>,
     first: u64,
-    records: usize,
     sizes: Vec<i64>,
 }
 
@@ -549,7 +539,7 @@ fn creates_comms(id: u16) -> bool {
 }
 
 fn scan(data: &[u8]) -> Result<Scanned, String> {
-    let (mut creating, mut first, mut records) = (Vec::new(), u64::MAX, 0);
+    let (mut creating, mut first) = (Vec::new(), u64::MAX);
     let sizes = for_each_record(data, &mut |rec| {
         if creates_comms(rec.id) {
             creating.push(rec.clone());
@@ -557,13 +547,11 @@ fn scan(data: &[u8]) -> Result<Scanned, String> {
         if rec.t.0 > 0 {
             first = first.min(rec.t.0);
         }
-        records += 1;
         Ok(())
     })?;
     Ok(Scanned {
         creating,
         first,
-        records,
         sizes,
     })
 }
@@ -681,7 +669,7 @@ struct Rank<'a> {
     sizes: &'a [i64],
     /// Open requests by DUMPI's request id.
     reqs: Requests<i64>,
-    calls: Vec<Call>,
+    out: &'a mut dyn Out,
 }
 
 /// Bytes of DUMPI's built-in datatypes (`constants.h`) where a file's table lacks them.
@@ -739,7 +727,6 @@ impl Rank<'_> {
                 .filter(|&(s, _)| s >= 0 && (s as i64) < p)
                 .map(|(s, g)| (world_of(s as i64), g))
         };
-        let before = self.calls.len();
         let routine = routines()[rec.id as usize];
         if rec.int("comm").is_ok() && !known {
             notes.skip(&format!(
@@ -747,18 +734,15 @@ impl Rank<'_> {
             ));
             return Ok(());
         }
-        match (rec.id, routine) {
-            (124 | 171 | 125, Some(r)) => self.calls.push(Call::new(r, t.0, t.1)),
-            (0 | 3 | 4 | 5, Some(r)) => {
-                let c = Call::p2p(
-                    r,
-                    t,
-                    self.bytes(rec.int("count")?, rec.int("datatype")?),
-                    dest(rec.int("dest")?),
-                    tag(rec.int("tag")?),
-                );
-                self.calls.push(c);
-            }
+        let mut c = match (rec.id, routine) {
+            (124 | 171 | 125, Some(r)) => Call::new(r, t.0, t.1),
+            (0 | 3 | 4 | 5, Some(r)) => Call::p2p(
+                r,
+                t,
+                self.bytes(rec.int("count")?, rec.int("datatype")?),
+                dest(rec.int("dest")?),
+                tag(rec.int("tag")?),
+            ),
             (8..=12, Some(r)) => {
                 let bytes = self.bytes(rec.int("count")?, rec.int("datatype")?);
                 let (who, tg) = if r == Routine::Irecv {
@@ -769,7 +753,7 @@ impl Rank<'_> {
                 let mut c = Call::p2p(r, t, bytes, who, tg);
                 let status = (r == Routine::Irecv).then_some((who, tg));
                 c.e.id = self.reqs.create(rec.int("request")?, status) as i64;
-                self.calls.push(c);
+                c
             }
             (1, _) => {
                 let (mut who, mut tg) = (source(rec.int("source")?), tag(rec.int("tag")?));
@@ -784,34 +768,27 @@ impl Rank<'_> {
                     (who, tg) = (s, if g >= 0 { g } else { tg });
                     (c.e.peer, c.e.tag) = (who, tg);
                 }
-                self.calls.push(c);
+                c
             }
             (15, _) => {
                 let mut c = Call::new(Routine::RequestFree, t.0, t.1);
                 let freed = self.reqs.complete_last(&rec.int("request")?);
                 c.done = freed.into_iter().map(|(d, _)| d).collect();
-                self.calls.push(c);
+                c
             }
-            (13..=21, Some(r)) => {
-                let c = self.completion(rec, r, t, &status)?;
-                self.calls.push(c);
-            }
-            (33 | 34, _) => {
-                let c = self.sendrecv(rec, t, &dest, &source, &status)?;
-                self.calls.push(c);
-            }
+            (13..=21, Some(r)) => self.completion(rec, r, t, &status)?,
+            (33 | 34, _) => self.sendrecv(rec, t, &dest, &source, &status)?,
             (
                 52 | 53 | 54 | 55 | 56 | 57 | 58 | 59 | 60 | 61 | 62 | 65 | 66 | 67 | 156,
                 Some(r),
-            ) => {
-                let call = self.collective(rec, r, t, members)?;
-                self.calls.push(call);
+            ) => self.collective(rec, r, t, members)?,
+            _ => {
+                notes.skip(&format!("MPI_{name}"));
+                return Ok(());
             }
-            _ => notes.skip(&format!("MPI_{name}")),
-        }
-        for c in &mut self.calls[before..] {
-            c.e.comm = comm_id;
-        }
+        };
+        c.e.comm = comm_id;
+        self.out.put(c);
         Ok(())
     }
 

@@ -17,8 +17,10 @@ mod otf2;
 mod paraver;
 mod tit;
 
+use super::Sink;
 use super::sites::{Named, Sites, UNKNOWN};
-use super::{Completion, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, Push, RecvHalf};
+use super::{Checks, Completion, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY};
+use super::{Push, RankRequests, RecvHalf};
 use super::{Routine, Shape, TAG_ANY, Trace};
 use crate::error::TraceError;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -408,38 +410,40 @@ pub(crate) fn build_named(
              message MPI's matching rules allow"
         ));
     }
-    let mut trace = Trace::new(calls.len());
-    trace.comms = comms;
     let counts: Vec<usize> = calls.iter().map(Vec::len).collect();
-    trace.events = Events::fill::<()>(&counts, &|r, sink| {
-        for c in &calls[r] {
-            push_call(sink, c);
-        }
+    let sites = sites_of(&calls, places);
+    let mut trace = filled(name, &counts, notes, comms, &|r, sink| {
+        calls[r].iter().for_each(|c| push_call(sink, c));
         Ok(())
-    })
-    .expect("pushing calls does not fail");
-    trace.sites = sites_of(&calls, places);
-    drop(calls);
-    trace.warnings = notes.into_warnings(name);
-    trace.pending = trace.validate(name)?;
+    })?;
+    trace.sites = sites;
     Ok(trace)
 }
 
 /// The calls' sites, each rank's table its places in the order of their first call; None
 /// where no call has one.
 fn sites_of(calls: &[Vec<Call>], places: &[Named]) -> Option<Sites> {
-    let known = |c: &&Call| (c.site as usize) < places.len();
-    if !calls.iter().flatten().any(|c| known(&c)) {
+    let sites: Vec<Vec<u32>> = (calls.iter())
+        .map(|rank| rank.iter().map(|c| c.site).collect())
+        .collect();
+    sites_by_rank(&sites, places)
+}
+
+/// The sites of each rank's events, given as indices into `places` ([`UNKNOWN`], or any
+/// index beyond them: none), as [`Sites`]; None where no event has one.
+fn sites_by_rank(sites: &[Vec<u32>], places: &[Named]) -> Option<Sites> {
+    let known = |&site: &u32| (site as usize) < places.len();
+    if !sites.iter().flatten().any(known) {
         return None;
     }
-    let mut s = Sites::unknown(calls.len(), 0);
-    for (r, rank) in calls.iter().enumerate() {
+    let mut s = Sites::unknown(sites.len(), 0);
+    for (r, rank) in sites.iter().enumerate() {
         let mut index: HashMap<u32, u32> = HashMap::new();
-        for c in rank {
-            let i = match known(&c) {
-                true => *index.entry(c.site).or_insert_with(|| {
-                    s.addresses[r].push(c.site as u64);
-                    s.named[r].push(places[c.site as usize].clone());
+        for site in rank {
+            let i = match known(site) {
+                true => *index.entry(*site).or_insert_with(|| {
+                    s.addresses[r].push(*site as u64);
+                    s.named[r].push(places[*site as usize].clone());
                     s.addresses[r].len() as u32 - 1
                 }),
                 false => UNKNOWN,
@@ -452,23 +456,250 @@ fn sites_of(calls: &[Vec<Call>], places: &[Named]) -> Option<Sites> {
 
 /// The trace of ranks of `counts` calls each, which `fill(r, sink)` pushes rank by rank in
 /// parallel (a reader whose receives all name their source: nothing to resolve across ranks),
-/// checked as a loaded trace is.
+/// each event checked as it is pushed, as a loaded trace's are ([`Checked`]).
 pub(crate) fn filled(
     name: &str,
     counts: &[usize],
     notes: Notes,
     comms: Vec<super::Comm>,
-    fill: &(dyn Fn(usize, &mut super::events::Sink<'_>) -> Result<(), TraceError> + Sync),
+    fill: &(dyn Fn(usize, &mut Checked<'_, Sink<'_>>) -> Result<(), TraceError> + Sync),
 ) -> Result<Trace, TraceError> {
     if counts.is_empty() {
         return Err(TraceError::at(name, "holds no rank's calls".into()));
     }
+    let checks = Checks::new(name, counts.len(), &comms)?;
+    let pending = std::sync::Mutex::new(Vec::new());
     let mut trace = Trace::new(counts.len());
+    trace.events = Events::fill(counts, &|r, sink| {
+        let mut checked = Checked::new(sink, &checks, r);
+        let read = fill(r, &mut checked);
+        if let Some((i, routine, what)) = checked.wrong.take() {
+            return Err(TraceError::event(name, r, i, routine.mpi_name(), what));
+        }
+        read?;
+        pending.lock().expect("pending").push(checked.pending());
+        Ok(())
+    })?;
+    let mut pending = pending.into_inner().expect("pending");
+    pending.sort_unstable_by_key(|p| p.first().map(|&(r, _)| r));
+    trace.pending = pending.into_iter().flatten().collect();
     trace.comms = comms;
-    trace.events = Events::fill(counts, fill)?;
     trace.warnings = notes.into_warnings(name);
-    trace.pending = trace.validate(name)?;
     Ok(trace)
+}
+
+/// Where a reader puts one rank's calls, in program order: kept (a `Vec<Call>`, for
+/// [`build`]), or pushed and checked as they come ([`read_ranks`]).
+pub(crate) trait Out {
+    fn put(&mut self, c: Call);
+    /// The calls put so far.
+    fn count(&self) -> usize;
+}
+
+impl Out for Vec<Call> {
+    fn put(&mut self, c: Call) {
+        self.push(c);
+    }
+
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+/// A rank's calls pushed, checked, into its own events as they are read, with their sites;
+/// whether one was a receive with a wildcard, after which nothing more is pushed.
+struct Direct<'s> {
+    events: Checked<'s, Events>,
+    sites: Vec<u32>,
+    wild: bool,
+}
+
+impl Out for Direct<'_> {
+    fn put(&mut self, c: Call) {
+        self.wild |= wild(&c);
+        if !self.wild {
+            push_call(&mut self.events, &c);
+            self.sites.push(c.site);
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.sites.len()
+    }
+}
+
+/// What `read` makes of a rank: its calls put to the output given, what it noted.
+pub(crate) type ReadRank<'f> = dyn Fn(usize, &mut dyn Out) -> Result<Notes, TraceError> + Sync + 'f;
+
+/// The trace of `p` ranks on `comms`, each rank's calls put in program order by `read(r, out)`
+/// (its sites indices into `places`), the ranks read in parallel, each call pushed and checked
+/// as it is read. Where a rank posts a receive with a wildcard, whose source another rank's
+/// sends decide, the ranks are read again, their calls kept and resolved ([`build_named`]).
+/// The error said is the first reader's in rank order, else the first wrong event's.
+pub(crate) fn read_ranks(
+    name: &str,
+    p: usize,
+    mut notes: Notes,
+    comms: Vec<super::Comm>,
+    places: &[Named],
+    read: &ReadRank<'_>,
+) -> Result<Trace, TraceError> {
+    use rayon::prelude::*;
+    if p == 0 {
+        return Err(TraceError::at(name, "holds no rank's calls".into()));
+    }
+    let checks = Checks::new(name, p, &comms)?;
+    type Read = (
+        Result<Notes, TraceError>,
+        Option<TraceError>,
+        Events,
+        Vec<u32>,
+        Vec<(u32, u32)>,
+    );
+    let ranks: Vec<(Read, bool)> = (0..p)
+        .into_par_iter()
+        .map(|r| {
+            let mut events = Events::single();
+            let mut out = Direct {
+                events: Checked::new(&mut events, &checks, r),
+                sites: Vec::new(),
+                wild: false,
+            };
+            let noted = read(r, &mut out);
+            let wrong = (out.events.wrong.take())
+                .map(|(i, routine, what)| TraceError::event(name, r, i, routine.mpi_name(), what));
+            let pending = out.events.pending();
+            let (sites, wild) = (out.sites, out.wild);
+            ((noted, wrong, events, sites, pending), wild)
+        })
+        .collect();
+    if ranks.iter().any(|(_, wild)| *wild) {
+        drop(ranks);
+        let kept: Vec<Result<(Vec<Call>, Notes), TraceError>> = (0..p)
+            .into_par_iter()
+            .map(|r| {
+                let mut calls = Vec::new();
+                read(r, &mut calls).map(|n| (calls, n))
+            })
+            .collect();
+        let mut calls = Vec::with_capacity(p);
+        for rank in kept {
+            let (c, n) = rank?;
+            notes.merge(n);
+            calls.push(c);
+        }
+        return build_named(name, calls, notes, comms, places);
+    }
+    let mut parts = Vec::with_capacity(p);
+    let (mut sites, mut pending, mut wrong) = (Vec::with_capacity(p), Vec::new(), None);
+    for ((noted, w, events, s, open), _) in ranks {
+        notes.merge(noted?);
+        wrong = wrong.or(w);
+        parts.push(events);
+        sites.push(s);
+        pending.extend(open);
+    }
+    if let Some(e) = wrong {
+        return Err(e);
+    }
+    let mut trace = Trace::new(p);
+    trace.events = Events::concat(parts);
+    trace.sites = sites_by_rank(&sites, places);
+    trace.comms = comms;
+    trace.pending = pending;
+    trace.warnings = notes.into_warnings(name);
+    Ok(trace)
+}
+
+/// A rank's [`Sink`] whose every event is checked as it is pushed, as [`Trace::validate`]
+/// checks a loaded trace's ([`Checks`], then [`RankRequests`]): the first wrong event is
+/// kept (pushed all the same), the events after it not checked.
+pub(crate) struct Checked<'s, P> {
+    sink: &'s mut P,
+    checks: &'s Checks,
+    rank: usize,
+    prev_return: u64,
+    known_comm: u32,
+    requests: RankRequests,
+    /// The first wrong event: its index, routine and what is wrong.
+    wrong: Option<(usize, Routine, String)>,
+}
+
+impl<'s, P: Push> Checked<'s, P> {
+    /// Checks rank `rank`'s events pushed to `sink` against `checks`.
+    fn new(sink: &'s mut P, checks: &'s Checks, rank: usize) -> Self {
+        Checked {
+            sink,
+            checks,
+            rank,
+            prev_return: 0,
+            known_comm: 0,
+            requests: RankRequests::default(),
+            wrong: None,
+        }
+    }
+
+    /// The requests the rank left pending, as (rank, the event that created it).
+    fn pending(&self) -> Vec<(u32, u32)> {
+        let origin = |req| self.sink.origin(req).expect("created in sequence").0 as u32;
+        let open = self.requests.pending();
+        open.map(|req| (self.rank as u32, origin(req))).collect()
+    }
+
+    /// Checks `e`, about to be pushed; `source` a Sendrecv's receive source, `done` a
+    /// completion call's requests.
+    #[inline(always)]
+    fn check(&mut self, e: &Event, source: i32, done: &[Completion]) {
+        if self.wrong.is_some() {
+            return;
+        }
+        let i = self.sink.pushed();
+        let checked = (self.checks)
+            .event(self.rank, e, self.prev_return, source, &mut self.known_comm)
+            .and_then(|()| self.requests.event(i as u32, e, done.iter().map(|c| c.req)));
+        if let Err(what) = checked {
+            self.wrong = Some((i, e.routine, what));
+        }
+        self.prev_return = e.t_return;
+    }
+}
+
+impl<P: Push> Push for Checked<'_, P> {
+    fn push_words(&mut self, e: &Event, aux: &[u32]) {
+        self.sink.push_words(e, aux);
+    }
+
+    fn implied(&self, req: u32) -> Option<(i32, i32)> {
+        self.sink.implied(req)
+    }
+
+    fn pushed(&self) -> usize {
+        self.sink.pushed()
+    }
+
+    fn origin(&self, req: u32) -> Option<(usize, Routine)> {
+        self.sink.origin(req)
+    }
+
+    fn push(&mut self, e: &Event) {
+        self.check(e, 0, &[]);
+        self.sink.push(e);
+    }
+
+    fn push_complete(&mut self, e: &Event, done: &[Completion]) {
+        self.check(e, 0, done);
+        self.sink.push_complete(e, done);
+    }
+
+    fn push_sendrecv(&mut self, e: &Event, recv: RecvHalf) {
+        self.check(e, recv.source, &[]);
+        self.sink.push_sendrecv(e, recv);
+    }
+
+    fn push_coll(&mut self, e: &Event, recv_bytes: u64, counts: &[u64]) {
+        self.check(e, 0, &[]);
+        self.sink.push_coll(e, recv_bytes, counts);
+    }
 }
 
 /// A file's bytes, mapped rather than copied (a large text trace is read once, front to back).

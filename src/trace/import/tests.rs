@@ -189,3 +189,85 @@ fn goal_errors_name_their_lines() {
     let t = super::goal::from_text("t.goal", ok, 1.0).unwrap();
     assert_eq!(t.events.nranks(), 2);
 }
+
+/// Calls pushed as they are read ([`read_ranks`]) make the trace that kept calls make
+/// ([`build_named`], checked after the fill): events, pending requests, sites; and a wrong
+/// call the same error.
+#[test]
+fn calls_pushed_as_read_make_the_trace_kept_calls_make() {
+    let calls = |late: bool| {
+        let mut isend = Call::p2p(Routine::Isend, (5, 6), 8, 1, 3);
+        isend.site = 1;
+        let mut open = Call::p2p(Routine::Isend, (7, 8), 8, 1, 4);
+        open.e.id = 1;
+        let mut wait = Call::new(Routine::Waitall, 9, 12);
+        wait.done = vec![Completion {
+            req: 0,
+            source: -1,
+            tag: -1,
+        }];
+        let mut sendrecv = Call::new(Routine::Sendrecv, 20, 25);
+        (sendrecv.e.peer, sendrecv.e.tag, sendrecv.e.bytes) = (0, 7, 16);
+        sendrecv.half = Some(RecvHalf {
+            bytes: 16,
+            source: 0,
+            tag: 7,
+        });
+        sendrecv.site = 0;
+        let mut recv = Call::p2p(Routine::Recv, (10, 30), 8, 0, 3);
+        recv.site = 9; // beyond the places: none
+        let bcast = |t| Call::coll(Routine::Bcast, (t, t + 2), 0, 64, 64);
+        let fin = Call::new(Routine::Finalize, if late { 40 } else { 3 }, 41);
+        vec![
+            vec![
+                Call::new(Routine::Init, 0, 1),
+                isend,
+                open,
+                wait,
+                bcast(13),
+                sendrecv,
+            ],
+            vec![
+                Call::new(Routine::Init, 0, 2),
+                recv,
+                bcast(31),
+                sendrecv_of(0),
+                fin,
+            ],
+        ]
+    };
+    fn sendrecv_of(peer: i32) -> Call {
+        let mut c = Call::new(Routine::Sendrecv, 33, 35);
+        (c.e.peer, c.e.tag, c.e.bytes) = (peer, 7, 16);
+        c.half = Some(RecvHalf {
+            bytes: 16,
+            source: peer,
+            tag: 7,
+        });
+        c
+    }
+    let places = [Named::default(), Named::default()];
+    let read = |calls: &Vec<Vec<Call>>| {
+        read_ranks("t", 2, Notes::default(), Vec::new(), &places, &|r, out| {
+            calls[r].iter().for_each(|c| out.put(c.clone()));
+            Ok(Notes::default())
+        })
+    };
+    let good = calls(true);
+    let kept = build_named("t", good.clone(), Notes::default(), Vec::new(), &places).unwrap();
+    let pushed = read(&good).unwrap();
+    assert_eq!(pushed, kept);
+    assert_eq!(pushed.pending, vec![(0, 2)]);
+    assert_eq!(
+        pushed.sites.as_ref().unwrap().addresses,
+        [vec![1, 0], vec![]]
+    );
+    // Rank 1's Finalize is called before its Sendrecv returns.
+    let bad = calls(false);
+    let kept = build_named("t", bad.clone(), Notes::default(), Vec::new(), &places);
+    let pushed = read(&bad);
+    assert_eq!(
+        pushed.unwrap_err().to_string(),
+        kept.unwrap_err().to_string()
+    );
+}
