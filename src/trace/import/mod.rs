@@ -462,7 +462,7 @@ pub(crate) fn filled(
     counts: &[usize],
     notes: Notes,
     comms: Vec<super::Comm>,
-    fill: &(dyn Fn(usize, &mut Checked<'_, Sink<'_>>) -> Result<(), TraceError> + Sync),
+    fill: &FillRank<'_>,
 ) -> Result<Trace, TraceError> {
     if counts.is_empty() {
         return Err(TraceError::at(name, "holds no rank's calls".into()));
@@ -610,6 +610,10 @@ pub(crate) fn read_ranks(
     trace.warnings = notes.into_warnings(name);
     Ok(trace)
 }
+
+/// What [`filled`] calls to push rank `r`'s calls.
+pub(crate) type FillRank<'f> =
+    dyn Fn(usize, &mut Checked<'_, Sink<'_>>) -> Result<(), TraceError> + Sync + 'f;
 
 /// A rank's [`Sink`] whose every event is checked as it is pushed, as [`Trace::validate`]
 /// checks a loaded trace's ([`Checks`], then [`RankRequests`]): the first wrong event is
