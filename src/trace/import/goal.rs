@@ -8,7 +8,7 @@
 //! on one a `MPI_Wait`/`MPI_Waitall`, a `calc` computation of `calc_ns` ns a unit, and the rest
 //! completed by one `MPI_Waitall` at the end (IMPORT.md: where this and LogGOPSim differ).
 
-use super::{Call, Notes, Requests, build};
+use super::{Call, Notes, Out, Requests, read_ranks};
 use crate::error::TraceError;
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
@@ -76,8 +76,10 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
          as one node, and each rank's operations as the MPI program that issues them in file order \
          as their dependencies allow"
     ));
-    let calls = ranks.par_iter().map(|ops| sequence(ops, calc_ns)).collect();
-    build(name, calls, notes, Vec::new())
+    read_ranks(name, ranks.len(), notes, Vec::new(), &[], &|r, out| {
+        sequence(&ranks[r], calc_ns, out);
+        Ok(Notes::default())
+    })
 }
 
 /// Each rank's operations, in file order, with their dependencies as indices. The blocks are
@@ -265,12 +267,41 @@ fn block(name: &str, b: &Block<'_>) -> Result<Ops, TraceError> {
     };
     let mut labels = Labels::new(b.body.len());
     let mut deps: Vec<Dependency> = Vec::new();
-    for (n, raw) in b.body.lines().enumerate() {
-        let line = uncommented(raw);
+    let body = b.body.as_bytes();
+    let (mut at, mut n) = (0, 0);
+    while at < body.len() {
+        let lineno = b.first + n;
+        n += 1;
+        // Schedgen's lines read byte by byte, the rest as words (below).
+        if let Some((line, next)) = fast_line(body, at, labels.most) {
+            at = next;
+            match line {
+                Fast::Op(l, label, kind) => {
+                    if !labels.insert_numbered(l, ops.kinds.len() as u32) {
+                        let m = format!("rank {r}: label `{label}` is defined twice");
+                        return Err(TraceError::line(name, lineno, m));
+                    }
+                    ops.kinds.push(kind);
+                }
+                Fast::Dep((a, an), (d, dn), start) => {
+                    match (deps.is_empty(), labels.numbered(an), labels.numbered(dn)) {
+                        (true, Some(a), Some(d)) => ops.depend(a, d, start),
+                        _ => deps.push((lineno, a, d, start)),
+                    }
+                }
+            }
+            continue;
+        }
+        let end = body[at..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(body.len(), |k| at + k);
+        let raw = &b.body[at..end];
+        at = end + 1;
+        let line = uncommented(raw.strip_suffix('\r').unwrap_or(raw));
         if line.is_empty() {
             continue;
         }
-        let lineno = b.first + n;
         // A dependency has no label (a label is a word and its `:`).
         if !line.as_bytes().contains(&b':') {
             let mut w = line.split_ascii_whitespace();
@@ -332,23 +363,32 @@ impl<'a> Labels<'a> {
 
     fn get(&self, l: &str) -> Option<u32> {
         match self.number(l) {
-            Some(n) => self.numbered.get(n).copied().filter(|&i| i != u32::MAX),
+            Some(n) => self.numbered(n),
             None => self.named.get(l).copied(),
         }
+    }
+
+    /// The operation of label `lN`, N at most the table's bound.
+    fn numbered(&self, n: usize) -> Option<u32> {
+        self.numbered.get(n).copied().filter(|&i| i != u32::MAX)
     }
 
     /// Defines label `l` as operation `i`; false if it was defined before.
     fn insert(&mut self, l: &'a str, i: u32) -> bool {
         match self.number(l) {
-            Some(n) => {
-                if n >= self.numbered.len() {
-                    self.numbered
-                        .resize((n + 1).max(2 * self.numbered.len()), u32::MAX);
-                }
-                std::mem::replace(&mut self.numbered[n], i) == u32::MAX
-            }
+            Some(n) => self.insert_numbered(n, i),
             None => self.named.insert(l, i).is_none(),
         }
+    }
+
+    /// Defines label `lN` (N at most the table's bound) as operation `i`; false if it was
+    /// defined before.
+    fn insert_numbered(&mut self, n: usize, i: u32) -> bool {
+        if n >= self.numbered.len() {
+            self.numbered
+                .resize((n + 1).max(2 * self.numbered.len()), u32::MAX);
+        }
+        std::mem::replace(&mut self.numbered[n], i) == u32::MAX
     }
 }
 
@@ -436,6 +476,96 @@ fn labeled_operation<'a>(
     }
     ops.kinds.push(kind);
     Ok(())
+}
+
+/// A line as schedgen writes it, read by [`fast_line`]: an operation with its label
+/// `lN` (N, the label), or a dependency of label `lA` (with A) on `lB`, on its start or not.
+enum Fast<'a> {
+    Op(usize, &'a str, Kind),
+    Dep((&'a str, usize), (&'a str, usize), bool),
+}
+
+/// The line at byte `at` of `body` where it is one of schedgen's, words apart by one space,
+/// nothing before or after them: `lN: send Sb to R[ tag T]`, `lN: recv Sb from R[ tag T]`,
+/// `lN: calc C`, `lA requires lB`, `lA irequires lB`, every number plain digits (a peer may
+/// be negative), every label at most `most`; with the byte after its line break. None for
+/// any other line, which the words' reading takes as the same operation or dependency, or
+/// finds wrong.
+fn fast_line(body: &[u8], at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
+    let mut p = at;
+    // Digits at `p`, at most `max` of them, moved past: their value.
+    let digits = |p: &mut usize, max: usize| -> Option<u64> {
+        let start = *p;
+        let mut v = 0u64;
+        while let Some(&c) = body.get(*p).filter(|c| c.is_ascii_digit()) {
+            v = v * 10 + (c - b'0') as u64;
+            *p += 1;
+        }
+        (*p > start && *p - start <= max).then_some(v)
+    };
+    let word = |p: &mut usize, w: &[u8]| -> Option<()> {
+        body[*p..].starts_with(w).then(|| *p += w.len())
+    };
+    // A label `lN` as `Labels::number` reads it: no leading zero, at most `most`.
+    let label = |p: &mut usize| -> Option<(&str, usize)> {
+        let start = *p;
+        word(p, b"l")?;
+        let d0 = *p;
+        let n = digits(p, 9)? as usize;
+        let plain = *p - d0 == 1 || body[d0] != b'0';
+        let text = std::str::from_utf8(&body[start..*p]).expect("ASCII");
+        (plain && n <= most).then_some((text, n))
+    };
+    let int = |p: &mut usize| -> Option<i32> {
+        let negative = body.get(*p) == Some(&b'-');
+        *p += negative as usize;
+        let v = digits(p, 9)? as i64;
+        Some(if negative { -v } else { v } as i32)
+    };
+    let (first, n) = label(&mut p)?;
+    let line = if word(&mut p, b": ").is_some() {
+        let kind = if word(&mut p, b"calc ").is_some() {
+            Kind::Calc(digits(&mut p, 15)? as f64)
+        } else {
+            let send = match () {
+                _ if word(&mut p, b"send ").is_some() => true,
+                _ if word(&mut p, b"recv ").is_some() => false,
+                _ => return None,
+            };
+            let bytes = digits(&mut p, 19)?;
+            word(&mut p, if send { b"b to " } else { b"b from " })?;
+            let peer = int(&mut p)?;
+            let tag = match word(&mut p, b" tag ") {
+                Some(()) => int(&mut p)?,
+                None => 0,
+            };
+            match send {
+                true => Kind::Send {
+                    bytes,
+                    to: peer,
+                    tag,
+                },
+                false => Kind::Recv {
+                    bytes,
+                    from: peer,
+                    tag,
+                },
+            }
+        };
+        Fast::Op(n, first, kind)
+    } else {
+        let start = match () {
+            _ if word(&mut p, b" requires ").is_some() => false,
+            _ if word(&mut p, b" irequires ").is_some() => true,
+            _ => return None,
+        };
+        Fast::Dep((first, n), label(&mut p)?, start)
+    };
+    match body.get(p) {
+        None => Some((line, p)),
+        Some(b'\n') => Some((line, p + 1)),
+        Some(_) => None,
+    }
 }
 
 /// Every message's peer a rank of the schedule (or -1, any source), checked once all ranks
@@ -547,17 +677,15 @@ fn lists(n: usize, deps: &[(u32, u32)], by_waiter: bool) -> (Vec<u32>, Vec<u32>)
     (start, of)
 }
 
-/// A rank's operations as a sequence of MPI calls.
-fn sequence(ops: &Ops, calc_ns: f64) -> Vec<Call> {
-    let n = ops.kinds.len();
-    let both: Vec<(u32, u32)> = ops.requires.iter().chain(&ops.irequires).copied().collect();
-    // Kahn's order over both kinds of edge, the lowest index first where several are ready.
-    let (after_at, after) = lists(n, &both, false);
+/// Kahn's order of `n` operations whose dependencies are `both` (operation, the one it
+/// waits for), the lowest index first where several are ready; an operation on a cycle is
+/// left out.
+fn kahn(n: usize, both: &[(u32, u32)]) -> Vec<usize> {
+    let (after_at, after) = lists(n, both, false);
     let mut indegree = vec![0u32; n];
-    for &(a, _) in &both {
+    for &(a, _) in both {
         indegree[a as usize] += 1;
     }
-    drop(both);
     let mut ready: BinaryHeap<Reverse<u32>> = (0..n as u32)
         .filter(|&i| indegree[i as usize] == 0)
         .map(Reverse)
@@ -572,16 +700,25 @@ fn sequence(ops: &Ops, calc_ns: f64) -> Vec<Call> {
             }
         }
     }
-    drop((after_at, after, indegree));
+    order
+}
+
+/// A rank's operations as a sequence of MPI calls, put to `out`.
+fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
+    let n = ops.kinds.len();
+    let both = || ops.requires.iter().chain(&ops.irequires);
+    // Where every operation waits for earlier ones only (schedgen's), the order is the file's.
+    let order: Vec<usize> = match both().all(|&(a, b)| a > b) {
+        true => (0..n).collect(),
+        false => kahn(n, &both().copied().collect::<Vec<_>>()),
+    };
     // What each operation requires, in file order.
     let (req_at, req) = lists(n, &ops.requires, true);
     let requires = |i: usize| &req[req_at[i] as usize..req_at[i + 1] as usize];
     // A cycle leaves operations out: they are never issued (LogGOPSim would never start them).
     let mut t = 0.0f64;
     let at = |t: f64| (t.round() as u64, t.round() as u64);
-    // A Wait at most before each operation: pages never written are never touched.
-    let mut calls = Vec::with_capacity(2 * order.len() + 3);
-    calls.push(Call::new(Routine::Init, 0, 0));
+    out.put(Call::new(Routine::Init, 0, 0));
     let mut reqs: Requests<u32> = Requests::new();
     for (k, &i) in order.iter().enumerate() {
         // What it requires that is still in flight, completed first.
@@ -601,7 +738,7 @@ fn sequence(ops: &Ops, calc_ns: f64) -> Vec<Call> {
                 at(t).1,
             );
             c.done = open.iter().filter_map(|d| reqs.complete(d)).collect();
-            calls.push(c);
+            out.put(c);
         }
         // Blocking when the next operation requires this one and nothing else in flight and
         // is not a `calc 0` (what a Wait is written as), or when it is the last.
@@ -634,7 +771,7 @@ fn sequence(ops: &Ops, calc_ns: f64) -> Vec<Call> {
                 if !blocking {
                     c.e.id = reqs.create(i as u32, (!send).then_some((peer, tag))) as i64;
                 }
-                calls.push(c);
+                out.put(c);
             }
         }
     }
@@ -642,8 +779,7 @@ fn sequence(ops: &Ops, calc_ns: f64) -> Vec<Call> {
     if !rest.is_empty() {
         let mut c = Call::new(Routine::Waitall, at(t).0, at(t).1);
         c.done = rest;
-        calls.push(c);
+        out.put(c);
     }
-    calls.push(Call::new(Routine::Finalize, at(t).0, at(t).1));
-    calls
+    out.put(Call::new(Routine::Finalize, at(t).0, at(t).1));
 }
