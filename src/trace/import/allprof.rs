@@ -3,7 +3,7 @@
 //! C prototype's order. Times are microseconds of `MPI_Wtime`; a datatype is `ID,SIZE,EXTENT`,
 //! a communicator `ID,RANK,SIZE`, a request the address of its handle, an array its address
 //! then its values. No status is recorded: a wildcard receive's source is found by matching
-//! ([`super::build`]); communicators' members are not either, so only calls on a communicator of
+//! ([`super::read_ranks`]); communicators' members are not either, so only calls on a communicator of
 //! every rank are kept (taken as `MPI_COMM_WORLD`).
 
 use super::{Call, Notes, Out, Requests, numbered_siblings, read_ranks, split_bytes};

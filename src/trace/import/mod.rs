@@ -3,9 +3,10 @@
 //! [`crate::goal`]), SST's DUMPI (`dumpi`), BSC's Paraver (`paraver`) and Score-P's OTF2
 //! (`otf2`, through the OTF2 library opened at run time).
 //!
-//! Each reader turns the format's records into calls (`Call`) rank by rank; `build` then
-//! resolves what the format leaves open (the source of a wildcard receive: liballprof records
-//! no status) and checks the result as a loaded trace is checked. What a format lacks (times,
+//! Each reader turns the format's records into calls (`Call`) rank by rank, pushed and checked
+//! as they are read (`read_ranks`), as a loaded trace's events are; where a format leaves a
+//! receive's source open (a wildcard: liballprof records no status), the calls are kept and
+//! `build` resolves it first. What a format lacks (times,
 //! hosts, communicators' members) is said in one warning each, with how the model fills it
 //! (below).
 #![doc = include_str!("IMPORT.md")]
@@ -379,21 +380,11 @@ impl Notes {
     }
 }
 
-/// The trace of `calls` (rank by rank, program order) on `comms` (world ranks; ids from 1):
-/// wildcard receives given the source and
+/// The trace of `calls` (rank by rank, program order) on `comms` (world ranks; ids from 1),
+/// their sites indices into `places` (none: no sites): wildcard receives given the source and
 /// tag of the message MPI's rules would match them with, the events pushed and checked as a
 /// loaded trace's are.
 pub(crate) fn build(
-    name: &str,
-    calls: Vec<Vec<Call>>,
-    notes: Notes,
-    comms: Vec<super::Comm>,
-) -> Result<Trace, TraceError> {
-    build_named(name, calls, notes, comms, &[])
-}
-
-/// As [`build`], the calls' sites indices into `places` (none: no sites).
-pub(crate) fn build_named(
     name: &str,
     mut calls: Vec<Vec<Call>>,
     mut notes: Notes,
@@ -534,7 +525,7 @@ pub(crate) type ReadRank<'f> = dyn Fn(usize, &mut dyn Out) -> Result<Notes, Trac
 /// The trace of `p` ranks on `comms`, each rank's calls put in program order by `read(r, out)`
 /// (its sites indices into `places`), the ranks read in parallel, each call pushed and checked
 /// as it is read. Where a rank posts a receive with a wildcard, whose source another rank's
-/// sends decide, the ranks are read again, their calls kept and resolved ([`build_named`]).
+/// sends decide, the ranks are read again, their calls kept and resolved ([`build`]).
 /// The error said is the first reader's in rank order, else the first wrong event's.
 pub(crate) fn read_ranks(
     name: &str,
@@ -588,7 +579,7 @@ pub(crate) fn read_ranks(
             notes.merge(n);
             calls.push(c);
         }
-        return build_named(name, calls, notes, comms, places);
+        return build(name, calls, notes, comms, places);
     }
     let mut parts = Vec::with_capacity(p);
     let (mut sites, mut pending, mut wrong) = (Vec::with_capacity(p), Vec::new(), None);

@@ -20,7 +20,7 @@
 //! `MPI_Allreduce` made of `MPI_Reduce` and `MPI_Bcast`) are part of it, their messages the
 //! collective's own.
 
-use super::{Call, Notes, Requests, build_named};
+use super::{Call, Notes, Requests, build};
 use crate::error::TraceError;
 use crate::trace::sites::{Named, UNKNOWN};
 use crate::trace::{Comm, Completion, PEER_NULL, RecvHalf, Routine, Shape, Trace};
@@ -312,7 +312,7 @@ pub(super) fn parse(
     let mut defined: Vec<Comm> = defined.collect();
     defined.sort_by_key(|c| c.id);
     defined.dedup_by_key(|c| c.id);
-    let mut trace = build_named(name, calls, notes, defined, &places.named)?;
+    let mut trace = build(name, calls, notes, defined, &places.named)?;
     for (r, &node) in h.nodes.iter().enumerate() {
         let mut m = trace.meta.ranks.get(r).clone();
         m.hostname = format!("node {node}");

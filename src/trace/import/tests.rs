@@ -191,7 +191,7 @@ fn goal_errors_name_their_lines() {
 }
 
 /// Calls pushed as they are read ([`read_ranks`]) make the trace that kept calls make
-/// ([`build_named`], checked after the fill): events, pending requests, sites; and a wrong
+/// ([`build`], checked after the fill): events, pending requests, sites; and a wrong
 /// call the same error.
 #[test]
 fn calls_pushed_as_read_make_the_trace_kept_calls_make() {
@@ -254,7 +254,7 @@ fn calls_pushed_as_read_make_the_trace_kept_calls_make() {
         })
     };
     let good = calls(true);
-    let kept = build_named("t", good.clone(), Notes::default(), Vec::new(), &places).unwrap();
+    let kept = build("t", good.clone(), Notes::default(), Vec::new(), &places).unwrap();
     let pushed = read(&good).unwrap();
     assert_eq!(pushed, kept);
     assert_eq!(pushed.pending, vec![(0, 2)]);
@@ -264,7 +264,7 @@ fn calls_pushed_as_read_make_the_trace_kept_calls_make() {
     );
     // Rank 1's Finalize is called before its Sendrecv returns.
     let bad = calls(false);
-    let kept = build_named("t", bad.clone(), Notes::default(), Vec::new(), &places);
+    let kept = build("t", bad.clone(), Notes::default(), Vec::new(), &places);
     let pushed = read(&bad);
     assert_eq!(
         pushed.unwrap_err().to_string(),

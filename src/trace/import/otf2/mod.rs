@@ -14,7 +14,7 @@
 #[allow(unsafe_code)]
 mod ffi;
 
-use super::{Call, Notes, Requests, build_named};
+use super::{Call, Notes, Requests, build};
 use crate::error::TraceError;
 use crate::trace::sites::{Named, UNKNOWN};
 use crate::trace::{Comm, PEER_ANY, PEER_NULL, RecvHalf, Routine, Shape, TAG_ANY, Trace};
@@ -133,7 +133,7 @@ fn decoded(name: &str, defs: Defs, events: &mut EventSource<'_>) -> Result<Trace
         id,
         members: vec![r],
     }));
-    let mut trace = build_named(name, out, notes, defined, &regions.places)?;
+    let mut trace = build(name, out, notes, defined, &regions.places)?;
     for (r, &l) in world.iter().enumerate() {
         let mut m = trace.meta.ranks.get(r).clone();
         m.hostname = host(&defs, l);
