@@ -185,9 +185,10 @@ enum Value {
     #[default]
     None,
     Int(i64),
-    Ints(Vec<i64>),
-    /// Each status's (source, tag).
-    Statuses(Vec<(i32, i32)>),
+    /// An array: its place in the record's `ints`.
+    Ints(u32, u32),
+    /// Each status's (source, tag): their place in the record's `statuses`.
+    Statuses(u32, u32),
 }
 
 /// One record: its function id, wall times (ns since the epoch) and arguments by name.
@@ -196,6 +197,9 @@ struct Record {
     id: u16,
     t: (u64, u64),
     args: Vec<(&'static str, Value)>,
+    /// The arrays' values, one after the other (a buffer kept from record to record).
+    ints: Vec<i64>,
+    statuses: Vec<(i32, i32)>,
 }
 
 impl Record {
@@ -207,7 +211,7 @@ impl Record {
     }
     fn ints(&self, name: &str) -> Vec<i64> {
         match self.args.iter().find(|(n, _)| *n == name) {
-            Some((_, Value::Ints(v))) => v.clone(),
+            Some(&(_, Value::Ints(a, b))) => self.ints[a as usize..b as usize].to_vec(),
             _ => Vec::new(),
         }
     }
@@ -215,9 +219,9 @@ impl Record {
         match self
             .args
             .iter()
-            .find(|(_, v)| matches!(v, Value::Statuses(_)))
+            .find(|(_, v)| matches!(v, Value::Statuses(..)))
         {
-            Some((_, Value::Statuses(s))) => s,
+            Some(&(_, Value::Statuses(a, b))) => &self.statuses[a as usize..b as usize],
             _ => &[],
         }
     }
@@ -299,6 +303,8 @@ fn for_each_record(
         id: 0,
         t: (0, 0),
         args: Vec::new(),
+        ints: Vec::new(),
+        statuses: Vec::new(),
     };
     loop {
         let at = b.at;
@@ -335,6 +341,8 @@ fn for_each_record(
         }
         let args = &mut rec.args;
         args.clear();
+        rec.ints.clear();
+        rec.statuses.clear();
         for f in fields {
             if let Some((x, y)) = f.when {
                 let get = |n: &str| {
@@ -361,15 +369,15 @@ fn for_each_record(
                         Scalar::U8 => 1,
                     };
                     let n = b.count(width)?;
-                    let mut v = Vec::with_capacity(n);
+                    let start = rec.ints.len() as u32;
                     for _ in 0..n {
-                        v.push(match s {
+                        rec.ints.push(match s {
                             Scalar::I32 => b.i32()? as i64,
                             Scalar::U16 => b.u16()? as i64,
                             Scalar::U8 => b.u8()? as i64,
                         });
                     }
-                    Value::Ints(v)
+                    Value::Ints(start, rec.ints.len() as u32)
                 }
                 Ty::Arrays => {
                     for _ in 0..b.count(4)? {
@@ -390,14 +398,14 @@ fn for_each_record(
                 Ty::Status if mask & 3 == 0 => Value::None,
                 Ty::Status => {
                     let n = b.count(10)?;
-                    let mut v = Vec::with_capacity(n);
+                    let start = rec.statuses.len() as u32;
                     for _ in 0..n {
                         let (_bytes, source) = (b.i32()?, b.i32()?);
                         b.take(2)?;
                         let tag = if with_tag { b.i32()? } else { TAG_ANY };
-                        v.push((source, tag));
+                        rec.statuses.push((source, tag));
                     }
-                    Value::Statuses(v)
+                    Value::Statuses(start, rec.statuses.len() as u32)
                 }
             };
             args.push((f.name, v));
