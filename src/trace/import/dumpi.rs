@@ -514,6 +514,7 @@ where
             sizes: &scanned[r].sizes,
             reqs: Requests::new(),
             out,
+            last_comm: None,
         };
         let mut notes = Notes::default();
         let (mut i, mut failed) = (0, None);
@@ -678,6 +679,8 @@ struct Rank<'a> {
     /// Open requests by DUMPI's request id.
     reqs: Requests<i64>,
     out: &'a mut dyn Out,
+    /// The communicator looked up last, and its job-wide id.
+    last_comm: Option<(i64, Option<u32>)>,
 }
 
 /// Bytes of DUMPI's built-in datatypes (`constants.h`) where a file's table lacks them.
@@ -686,6 +689,18 @@ const TYPE_BYTES: [u64; 28] = [
 ];
 
 impl Rank<'_> {
+    /// The job-wide id of the rank's communicator `local`, if it is known.
+    fn job_wide(&mut self, local: i64) -> Option<u32> {
+        match self.last_comm {
+            Some((c, id)) if c == local => id,
+            _ => {
+                let id = self.local.get(&local).copied();
+                self.last_comm = Some((local, id));
+                id
+            }
+        }
+    }
+
     fn bytes(&self, count: i64, datatype: i64) -> u64 {
         let size = self
             .sizes
@@ -708,8 +723,8 @@ impl Rank<'_> {
         );
         // The call's communicator, if it has one this reader knows: its job-wide id, members.
         let comm = (rec.int("comm").ok())
-            .and_then(|c| self.local.get(&c))
-            .map(|&id| (id, self.comms.members[id as usize].as_slice()));
+            .and_then(|c| self.job_wide(c))
+            .map(|id| (id, self.comms.members[id as usize].as_slice()));
         let known = comm.is_some();
         let (comm_id, members) = comm.unwrap_or((0, &[]));
         let p = members.len() as i64;
