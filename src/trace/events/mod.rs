@@ -651,9 +651,10 @@ impl Events {
         self.extra.push(Extra::default());
     }
 
-    /// The ranks of `parts`, one after the other.
+    /// The ranks of `parts`, one after the other (appended to the first's columns).
     pub fn concat(parts: impl IntoIterator<Item = Events>) -> Events {
-        let mut all = Events::new(0);
+        let mut parts = parts.into_iter();
+        let mut all = parts.next().unwrap_or_else(|| Events::new(0));
         for p in parts {
             let base = all.len();
             all.start.extend(p.start[1..].iter().map(|s| s + base));

@@ -8,7 +8,7 @@
 //! on one a `MPI_Wait`/`MPI_Waitall`, a `calc` computation of `calc_ns` ns a unit, and the rest
 //! completed by one `MPI_Waitall` at the end (IMPORT.md: where this and LogGOPSim differ).
 
-use super::{Call, Notes, Out, Requests, read_ranks};
+use super::{Call, Notes, Out, Requests, read_ranks, trim};
 use crate::error::TraceError;
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
@@ -99,13 +99,29 @@ fn parse(name: &str, text: &str) -> Result<Vec<Ops>, TraceError> {
     Ok(ranks)
 }
 
-/// A rank's block: its rank, the number of its first line, its lines, and whether its `}` was
+/// A rank's block: its rank, its lines (in the schedule's `text`), and whether its `}` was
 /// found.
 struct Block<'a> {
     rank: usize,
-    first: usize,
+    text: &'a str,
     body: &'a str,
     closed: bool,
+}
+
+impl Block<'_> {
+    /// The number of the block's first line (for an error: the lines before it are counted).
+    fn first(&self) -> usize {
+        let start = self.body.as_ptr() as usize - self.text.as_ptr() as usize;
+        line_at(self.text, start)
+    }
+}
+
+/// The number of the line holding byte `at` of `text`, from 1.
+fn line_at(text: &str, at: usize) -> usize {
+    1 + text.as_bytes()[..at]
+        .iter()
+        .filter(|&&c| c == b'\n')
+        .count()
 }
 
 /// A line without its `//` comment and surrounding spaces.
@@ -121,32 +137,20 @@ fn uncommented(raw: &str) -> &str {
     trim(raw)
 }
 
-/// `s.trim()`, the ASCII spaces taken off first (a line's are: no Unicode tables looked at);
-/// what `trim` also takes, a vertical tab or a space beyond ASCII, by `trim`.
-fn trim(s: &str) -> &str {
-    let t = s.trim_ascii();
-    let other = |b: &u8| !b.is_ascii() || *b == 0x0b;
-    match (t.as_bytes().first(), t.as_bytes().last()) {
-        (Some(a), Some(z)) if other(a) || other(z) => t.trim(),
-        _ => t,
-    }
-}
-
 /// The schedule's `num_ranks` and its ranks' blocks, up to the first error outside a block
 /// (a block is read later: its own errors, which come first where they lie before it, are
 /// found then).
 fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Option<TraceError>) {
     let mut blocks: Vec<Block<'a>> = Vec::new();
     let mut declared: Option<usize> = None;
-    let newlines = |s: &str| s.bytes().filter(|&c| c == b'\n').count();
-    // The byte where the line numbered `lineno` (from 1) starts.
-    let (mut at, mut lineno) = (0, 1);
+    // The byte where a line starts (its number counted for an error only).
+    let mut at = 0;
     while at < text.len() {
         let end =
             (text.as_bytes()[at..].iter().position(|&c| c == b'\n')).map_or(text.len(), |k| at + k);
         let line = uncommented(&text[at..end]);
         let next = (end + 1).min(text.len());
-        let err = |m: String| TraceError::line(name, lineno, m);
+        let err = |m: String| TraceError::line(name, line_at(text, at), m);
         let fail = match line.split_ascii_whitespace().collect::<Vec<_>>().as_slice() {
             [] => None,
             ["num_ranks", p] => match p.parse().ok().filter(|&p| (1..=text.len()).contains(&p)) {
@@ -171,10 +175,8 @@ fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Opti
                     }
                     Some(r) => {
                         // The block's lines, read later, up to its `}` line.
-                        let first = lineno + 1;
                         let (body, closed) = match block_end(text, next) {
                             Some((brace, after)) => {
-                                lineno += 1 + newlines(&text[next..brace]);
                                 at = after;
                                 (&text[next..brace], true)
                             }
@@ -185,14 +187,13 @@ fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Opti
                         };
                         blocks.push(Block {
                             rank: r,
-                            first,
+                            text,
                             body,
                             closed,
                         });
                         if !closed {
                             break;
                         }
-                        lineno += 1;
                         continue;
                     }
                 },
@@ -205,7 +206,6 @@ fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Opti
             return (declared, blocks, fail);
         }
         at = end + 1;
-        lineno += 1;
     }
     let end = if blocks.last().is_some_and(|b| !b.closed) {
         Some(TraceError::at(
@@ -270,23 +270,25 @@ fn block(name: &str, b: &Block<'_>) -> Result<Ops, TraceError> {
     let body = b.body.as_bytes();
     let (mut at, mut n) = (0, 0);
     while at < body.len() {
-        let lineno = b.first + n;
+        // The line's index in the block (its number counted for an error only).
+        let k = n;
         n += 1;
+        let lineno = || b.first() + k;
         // Schedgen's lines read byte by byte, the rest as words (below).
-        if let Some((line, next)) = fast_line(body, at, labels.most) {
+        if let Some((line, next)) = fast_line(b.body, at, labels.most) {
             at = next;
             match line {
                 Fast::Op(l, label, kind) => {
                     if !labels.insert_numbered(l, ops.kinds.len() as u32) {
                         let m = format!("rank {r}: label `{label}` is defined twice");
-                        return Err(TraceError::line(name, lineno, m));
+                        return Err(TraceError::line(name, lineno(), m));
                     }
                     ops.kinds.push(kind);
                 }
                 Fast::Dep((a, an), (d, dn), start) => {
                     match (deps.is_empty(), labels.numbered(an), labels.numbered(dn)) {
                         (true, Some(a), Some(d)) => ops.depend(a, d, start),
-                        _ => deps.push((lineno, a, d, start)),
+                        _ => deps.push((k, a, d, start)),
                     }
                 }
             }
@@ -312,22 +314,23 @@ fn block(name: &str, b: &Block<'_>) -> Result<Ops, TraceError> {
                 // order of each operation's dependencies stays the file's), else at the `}`.
                 match (deps.is_empty(), labels.get(a), labels.get(d)) {
                     (true, Some(a), Some(d)) => ops.depend(a, d, dep == "irequires"),
-                    _ => deps.push((lineno, a, d, dep == "irequires")),
+                    _ => deps.push((k, a, d, dep == "irequires")),
                 }
                 continue;
             }
         }
         labeled_operation(line, &mut ops, &mut labels)
-            .map_err(|m| TraceError::line(name, lineno, format!("rank {r}: {m}")))?;
+            .map_err(|m| TraceError::line(name, lineno(), format!("rank {r}: {m}")))?;
     }
     if b.closed {
-        resolve(name, &mut ops, r, &labels, &mut deps)?;
+        resolve(name, &mut ops, b, &labels, &mut deps)?;
     }
     Ok(ops)
 }
 
-/// A dependency read before its rank's block ends, where its labels may follow it: the line,
-/// the operation that waits, the one it waits for, and whether for its start (`irequires`).
+/// A dependency read before its rank's block ends, where its labels may follow it: its line's
+/// index in the block, the operation that waits, the one it waits for, and whether for its
+/// start (`irequires`).
 type Dependency<'a> = (usize, &'a str, &'a str, bool);
 
 /// A rank's labels and their operations: `l<N>` (schedgen's) in a table by N, others hashed
@@ -434,16 +437,17 @@ fn without_block_comments(text: &str) -> std::borrow::Cow<'_, str> {
 fn resolve(
     name: &str,
     ops: &mut Ops,
-    r: usize,
+    block: &Block<'_>,
     labels: &Labels<'_>,
     deps: &mut Vec<Dependency<'_>>,
 ) -> Result<(), TraceError> {
-    for (line, a, b, start) in deps.drain(..) {
+    let r = block.rank;
+    for (k, a, b, start) in deps.drain(..) {
         let find = |l: &str| {
             labels.get(l).ok_or_else(|| {
                 TraceError::line(
                     name,
-                    line,
+                    block.first() + k,
                     format!(
                         "rank {r}: a dependency names label `{l}`, which is not defined in the rank"
                     ),
@@ -491,8 +495,8 @@ enum Fast<'a> {
 /// be negative), every label at most `most`; with the byte after its line break. None for
 /// any other line, which the words' reading takes as the same operation or dependency, or
 /// finds wrong.
-fn fast_line(body: &[u8], at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
-    let mut p = at;
+fn fast_line(text: &str, at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
+    let (body, mut p) = (text.as_bytes(), at);
     // Digits at `p`, at most `max` of them, moved past: their value.
     let digits = |p: &mut usize, max: usize| -> Option<u64> {
         let start = *p;
@@ -513,8 +517,7 @@ fn fast_line(body: &[u8], at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
         let d0 = *p;
         let n = digits(p, 9)? as usize;
         let plain = *p - d0 == 1 || body[d0] != b'0';
-        let text = std::str::from_utf8(&body[start..*p]).expect("ASCII");
-        (plain && n <= most).then_some((text, n))
+        (plain && n <= most).then_some((&text[start..*p], n))
     };
     let int = |p: &mut usize| -> Option<i32> {
         let negative = body.get(*p) == Some(&b'-');
