@@ -8,7 +8,7 @@
 //! on one a `MPI_Wait`/`MPI_Waitall`, a `calc` computation of `calc_ns` ns a unit, and the rest
 //! completed by one `MPI_Waitall` at the end (IMPORT.md: where this and LogGOPSim differ).
 
-use super::{Call, Notes, Out, Requests, read_ranks, trim};
+use super::{Call, Notes, Out, Requests, read_ranks};
 use crate::error::TraceError;
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
@@ -135,6 +135,17 @@ fn uncommented(raw: &str) -> &str {
         from += k + 1;
     }
     trim(raw)
+}
+
+/// `s.trim()`, the ASCII spaces taken off first (a line's are: no Unicode tables looked at);
+/// what `trim` also takes, a vertical tab or a space beyond ASCII, by `trim`.
+fn trim(s: &str) -> &str {
+    let t = s.trim_ascii();
+    let other = |b: &u8| !b.is_ascii() || *b == 0x0b;
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(a), Some(z)) if other(a) || other(z) => t.trim(),
+        _ => t,
+    }
 }
 
 /// The schedule's `num_ranks` and its ranks' blocks, up to the first error outside a block

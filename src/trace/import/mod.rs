@@ -766,17 +766,6 @@ pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {
         .collect()
 }
 
-/// `s.trim()`, the ASCII spaces taken off first (a line's are: no Unicode tables looked at);
-/// what `trim` also takes, a vertical tab or a space beyond ASCII, by `trim`.
-pub(crate) fn trim(s: &str) -> &str {
-    let t = s.trim_ascii();
-    let other = |b: &u8| !b.is_ascii() || *b == 0x0b;
-    match (t.as_bytes().first(), t.as_bytes().last()) {
-        (Some(a), Some(z)) if other(a) || other(z) => t.trim(),
-        _ => t,
-    }
-}
-
 /// The parts of `s` between the bytes `sep`: a byte loop, as the parts are short.
 pub(crate) fn split_bytes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
     let mut start = 0;
