@@ -271,3 +271,60 @@ fn calls_pushed_as_read_make_the_trace_kept_calls_make() {
         kept.unwrap_err().to_string()
     );
 }
+
+/// Schedgen's lines, which the GOAL reader reads byte by byte, make the schedule the same lines
+/// read as words make (each written with two spaces or a comment, which the byte reader
+/// declines): the same trace, or the same error at the same line.
+#[test]
+fn goal_lines_read_byte_by_byte_read_as_words_do() {
+    let rank0 = [
+        "l0: send 1024b to 1 tag 7",
+        "l1: calc 500",
+        "l1 requires l0",
+        "l2: recv 8b from 1",
+        "l2 irequires l1",
+        "l3: send 16b to 1 tag 3",
+        "l3 requires l2",
+    ];
+    let rank1 = [
+        "l0: recv 1024b from -1 tag 7",
+        "l1: send 8b to 0",
+        "l1 requires l0",
+        "l10: recv 16b from 0 tag 3",
+    ];
+    let schedule = |slow: bool, extra: &str| {
+        let line = |l: &&str| match slow {
+            true => l.replacen(' ', "  ", 1),
+            false => l.to_string(),
+        };
+        let body = |lines: &[&str]| lines.iter().map(line).collect::<Vec<_>>().join("\n");
+        let more: Vec<&str> = rank0
+            .iter()
+            .copied()
+            .chain(Some(extra).filter(|e| !e.is_empty()))
+            .collect();
+        format!(
+            "num_ranks 2\nrank 0 {{\n{}\n}}\nrank 1 {{\n{}\n}}\n",
+            body(&more),
+            body(&rank1)
+        )
+    };
+    let read = |slow: bool, extra: &str| super::goal::from_text("t", &schedule(slow, extra), 1.0);
+    let (fast, words) = (read(false, "").unwrap(), read(true, "").unwrap());
+    assert_eq!(fast, words);
+    // Rank 1's wildcard receive was given rank 0's first send; rank 0's calc took 500 ns.
+    assert!(
+        (fast.warnings.iter()).any(|w| w.contains("1 wildcard receives")),
+        "{:?}",
+        fast.warnings
+    );
+    assert_eq!(fast.rank(0).t_call(2), 500);
+    for extra in ["l1: calc 5", "l4 requires l9", "l5: send 1b to 2"] {
+        let (fast, words) = (read(false, extra), read(true, extra));
+        assert_eq!(
+            fast.unwrap_err().to_string(),
+            words.unwrap_err().to_string(),
+            "{extra}"
+        );
+    }
+}
