@@ -20,7 +20,7 @@
 //! `MPI_Allreduce` made of `MPI_Reduce` and `MPI_Bcast`) are part of it, their messages the
 //! collective's own.
 
-use super::{Call, Notes, Requests, build};
+use super::{Call, Notes, Out, Requests, read_ranks};
 use crate::error::TraceError;
 use crate::trace::sites::{Named, UNKNOWN};
 use crate::trace::{Comm, Completion, PEER_NULL, RecvHalf, Routine, Shape, Trace};
@@ -128,23 +128,29 @@ fn pcf_names(pcf: &str) -> Names {
     names
 }
 
-/// One MPI call of a task, as its events and records give it.
+/// One MPI call of a task, as its events and records give it (48 bytes: a trace holds
+/// millions).
 #[derive(Default)]
 struct PCall {
-    /// Its event's (type, value), and the routine that names, if the model knows it.
-    what: (u64, u64),
+    /// Its event's type and value, and the routine they name, if the model knows it.
+    ty: u64,
+    value: u64,
     routine: Option<Routine>,
     t0: u64,
     t1: u64,
-    /// Sent: (destination task from 0, bytes, tag); received: (source, bytes, tag, physical
-    /// receive time).
-    sent: Option<(i32, u64, i32)>,
-    got: Option<(i32, u64, i32, u64)>,
-    /// A collective's (sent, received, communicator, root in the communicator or -1, this rank
-    /// the root).
-    coll: Option<Glop>,
-    /// The values of its caller's events (function, line; 0: none).
-    site: (u64, u64),
+    /// The communication records of what it sent and received, from 1 (0: none).
+    sent: u32,
+    got: u32,
+    /// Its collective's operation in its task's `glops`, from 1 (0: none).
+    coll: u32,
+    /// Its caller's events' values (function, line) in its task's `sites`, from 1 (0: none).
+    site: u32,
+}
+
+impl PCall {
+    fn what(&self) -> (u64, u64) {
+        (self.ty, self.value)
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -156,11 +162,14 @@ struct Glop {
     is_root: bool,
 }
 
-/// A task's calls being read: the one open, by index.
+/// A task's calls being read: the one open, by index; the collectives' operations and the
+/// callers' values its calls refer to.
 #[derive(Default)]
 struct Task {
     calls: Vec<PCall>,
     open: Option<usize>,
+    glops: Vec<Glop>,
+    sites: Vec<(u64, u64)>,
     /// The caller's events last seen: their time and values (function, line).
     caller: (u64, u64, u64),
 }
@@ -168,19 +177,49 @@ struct Task {
 impl Task {
     /// A call of event `what` begins at `t`, the one open from now.
     fn begin(&mut self, (what, routine): ((u64, u64), Option<Routine>), t: u64) {
-        let c = PCall {
-            what,
+        let mut c = PCall {
+            ty: what.0,
+            value: what.1,
             routine,
             t0: t,
             t1: t,
-            site: match self.caller {
-                (at, f, l) if at == t => (f, l),
-                _ => (0, 0),
-            },
             ..PCall::default()
         };
+        if let (at, f, l) = self.caller
+            && at == t
+        {
+            self.sites.push((f, l));
+            c.site = self.sites.len() as u32;
+        }
         self.calls.push(c);
         self.open = Some(self.calls.len() - 1);
+    }
+
+    /// The open call, if it began at `t`.
+    fn open_at(&self, t: u64) -> Option<usize> {
+        self.open.filter(|&i| self.calls[i].t0 == t)
+    }
+
+    /// The collective operation of call `i`, made where it has none.
+    fn glop_mut(&mut self, i: usize) -> &mut Glop {
+        if self.calls[i].coll == 0 {
+            self.glops.push(Glop::default());
+            self.calls[i].coll = self.glops.len() as u32;
+        }
+        &mut self.glops[self.calls[i].coll as usize - 1]
+    }
+
+    /// A call's collective operation.
+    fn glop(&self, c: &PCall) -> Option<Glop> {
+        (c.coll > 0).then(|| self.glops[c.coll as usize - 1])
+    }
+
+    /// A call's caller's values, (0, 0) where it has none.
+    fn site(&self, c: &PCall) -> (u64, u64) {
+        match c.site {
+            0 => (0, 0),
+            i => self.sites[i as usize - 1],
+        }
     }
 }
 
@@ -277,8 +316,9 @@ pub(super) fn parse(
     ));
     let body = read_body(name, rest, &h, &names, &mut notes)?;
     read();
-    let (comms, mut tasks) = (body.comms, body.tasks);
-    let inside = (body.inside, match_messages(&mut tasks, body.records));
+    let (comms, mut tasks, records) = (body.comms, body.tasks, body.records);
+    let matched = match_messages(&mut tasks, &records).map_err(|m| TraceError::at(name, m))?;
+    let inside = (body.inside, matched);
     if inside != (0, 0) {
         notes.say(format!(
             "{} MPI calls made inside another (an MPI library's collective built on calls it traced) \
@@ -286,25 +326,9 @@ pub(super) fn parse(
             inside.0, inside.1
         ));
     }
-    let ours: HashMap<i64, (u32, Vec<u32>)> = comm_ids(&comms, p);
+    let ours: Comms = comm_ids(&comms, p);
     let roots = flagged_roots(&tasks);
-    // Each task's calls in parallel, with its own places and notes, merged in task order as
-    // one pass over the tasks would have made them.
-    let ctx = (&names, &ours, &roots);
-    let read: Vec<(Vec<Call>, Places, Notes)> = (tasks.par_iter().enumerate())
-        .map(|(r, tk)| {
-            let (mut places, mut notes) = (Places::default(), Notes::default());
-            let calls = rank_calls(r, &tk.calls, ctx, &mut places, &mut notes);
-            (calls, places, notes)
-        })
-        .collect();
-    let mut calls = Vec::with_capacity(p);
-    let mut places = Places::default();
-    for (mut c, local, n) in read {
-        places.merge(&local, &mut c);
-        notes.merge(n);
-        calls.push(c);
-    }
+    let places = places(&tasks, &names, &ours);
     let defined = ours.values().filter(|(id, _)| *id > 0).map(|(id, m)| Comm {
         id: *id,
         members: m.clone(),
@@ -312,7 +336,16 @@ pub(super) fn parse(
     let mut defined: Vec<Comm> = defined.collect();
     defined.sort_by_key(|c| c.id);
     defined.dedup_by_key(|c| c.id);
-    let mut trace = build(name, calls, notes, defined, &places.named)?;
+    let cx = Context {
+        names: &names,
+        comms: &ours,
+        roots: &roots,
+        records: &records,
+        places: &places,
+    };
+    let mut trace = read_ranks(name, p, notes, defined, &places.named, &|r, out| {
+        Ok(rank_calls(r, &tasks[r], &cx, out))
+    })?;
     for (r, &node) in h.nodes.iter().enumerate() {
         let mut m = trace.meta.ranks.get(r).clone();
         m.hostname = format!("node {node}");
@@ -330,29 +363,6 @@ struct Places {
 }
 
 impl Places {
-    /// Adds a task's places (`local`, numbered as its calls met them) to these, the calls'
-    /// sites renumbered.
-    fn merge(&mut self, local: &Places, calls: &mut [Call]) {
-        let mut ours = vec![UNKNOWN; local.named.len()];
-        let mut sites: Vec<(&(u64, u64), &u32)> = local.index.iter().collect();
-        sites.sort_by_key(|(_, i)| **i);
-        for (site, &i) in sites {
-            let global = *self.index.entry(*site).or_insert_with(|| match i {
-                UNKNOWN => UNKNOWN,
-                _ => {
-                    self.named.push(local.named[i as usize].clone());
-                    self.named.len() as u32 - 1
-                }
-            });
-            if i != UNKNOWN {
-                ours[i as usize] = global;
-            }
-        }
-        for c in calls.iter_mut().filter(|c| c.site != UNKNOWN) {
-            c.site = ours[c.site as usize];
-        }
-    }
-
     /// The index of the place of a call's caller events, or `UNKNOWN` where it has none or
     /// the `.pcf` names neither.
     fn of(&mut self, site: (u64, u64), names: &Names) -> u32 {
@@ -509,17 +519,32 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
     let mut dense = vec![usize::MAX; if p <= 1 << 16 { p } else { 0 }];
     let mut sparse: HashMap<usize, usize> = HashMap::new();
     let mut f: Vec<&str> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let at = |m: String| TraceError::line(name, first + n, m);
+    let mut v = [0i64; 32];
+    // The lines as `str::lines` cuts them; most are plain integers, read as they are met, any
+    // other's fields as text.
+    let (bytes, mut from, mut n) = (text.as_bytes(), 0, 0);
+    while from < bytes.len() {
+        let (end, plain) = plain_line(bytes, from, &mut v);
+        let line = &text[from..end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let number = first + n;
+        let at = |m: String| TraceError::line(name, number, m);
+        (from, n) = (end + 1, n + 1);
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         f.clear();
-        f.extend(super::split_bytes(line, b':'));
-        let f = &f;
+        if plain.is_none() {
+            f.extend(super::split_bytes(line, b':'));
+        }
+        let (f, v) = (&f, &v);
+        let count = plain.unwrap_or(f.len());
         let int = |i: usize| -> Result<i64, TraceError> {
+            if plain.is_some_and(|n| i < n) {
+                return Ok(v[i]);
+            }
             let s = f.get(i).copied().unwrap_or("");
-            // Most fields are plain digits: parsed as they are, else trimmed first.
+            // Fields with spaces: trimmed.
             s.parse().or_else(|_| s.trim().parse()).map_err(|_| {
                 at(format!(
                     "expected a number as field {}, found `{s}` in `{line}`",
@@ -535,7 +560,7 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
                 .ok_or_else(|| at(format!("time {t} out of range")))
         };
         let mut read = || -> Result<(), TraceError> {
-            if f[0] == "c" {
+            if plain.is_none() && f[0] == "c" {
                 // c:APPL:ID:N:TASK…, the first application's only.
                 let members: Result<Vec<i64>, _> = (4..f.len()).map(int).collect();
                 let members = members?;
@@ -607,7 +632,7 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
                 return Ok(());
             }
             let items = &mut out.items[k].1;
-            for k in (6..f.len().saturating_sub(1)).step_by(2) {
+            for k in (6..count.saturating_sub(1)).step_by(2) {
                 let (ty, v) = (int(k)? as u64, int(k + 1)?);
                 if MPI_TYPES.contains(&ty) || GLOBAL_OP.contains(&ty) || is_caller(ty) {
                     items.push((t, ty, v));
@@ -623,34 +648,82 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
     out
 }
 
-/// Gives each record's message to the calls holding its logical send and receive; returns how
-/// many records no such pair holds (messages inside another call).
-fn match_messages(tasks: &mut [Task], records: Vec<Record>) -> u64 {
-    // The calls holding each record's logical times, found in parallel (the calls do not
-    // change); an MPI_Irecv with no message yet, in order.
-    let found: Vec<(Option<usize>, Option<usize>)> = (records.par_iter())
-        .map(|&(s, ls, d, lr, ..)| {
-            let send = find(&tasks[s].calls, ls, |r| {
-                matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv)
-            });
-            let recv = find(&tasks[d].calls, lr, |r| {
-                matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv)
-            });
-            (send, recv)
-        })
-        .collect();
+/// Reads the line of `text` at `from` as plain integers (digits after an optional `-`, at most
+/// 18, between `:`), their values in `v`: the line's end (its `\n`, or the text's end) and how
+/// many; None where a field is anything else or `v` cannot hold them all.
+fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize, Option<usize>) {
+    let rest = &text[from..];
+    let line_end = |k: usize| from + k + memchr(&rest[k..]);
+    let (mut n, mut x, mut digits, mut negative) = (0, 0i64, 0, false);
+    for (k, &b) in rest.iter().enumerate() {
+        match b {
+            b'0'..=b'9' => {
+                x = x.wrapping_mul(10).wrapping_add((b - b'0') as i64);
+                digits += 1;
+            }
+            b':' | b'\n' => {
+                if digits == 0 || digits > 18 || n == v.len() {
+                    return (line_end(k), None);
+                }
+                v[n] = if negative { -x } else { x };
+                (n, x, digits, negative) = (n + 1, 0, 0, false);
+                if b == b'\n' {
+                    return (from + k, Some(n));
+                }
+            }
+            b'-' if digits == 0 && !negative => negative = true,
+            _ => return (line_end(k), None),
+        }
+    }
+    if digits == 0 || digits > 18 || n == v.len() {
+        return (text.len(), None);
+    }
+    v[n] = if negative { -x } else { x };
+    (text.len(), Some(n + 1))
+}
+
+/// The bytes of `s` before its first `\n` (all where it has none).
+fn memchr(s: &[u8]) -> usize {
+    s.iter().position(|&b| b == b'\n').unwrap_or(s.len())
+}
+
+/// Gives each record's message to the calls holding its logical send and receive (the
+/// record's index from 1); returns how many records no such pair holds (messages inside
+/// another call).
+fn match_messages(tasks: &mut [Task], records: &[Record]) -> Result<u64, String> {
+    if records.len() >= u32::MAX as usize {
+        return Err(format!(
+            "holds {} communication records, more than this reader numbers ({})",
+            records.len(),
+            u32::MAX - 1
+        ));
+    }
+    // The calls holding each record's logical times, each task's searched from where its last
+    // search ended; else an MPI_Irecv with no message yet.
+    let near = |tk: &Task| Near {
+        at: 0,
+        sorted: tk.calls.windows(2).all(|w| w[0].t0 <= w[1].t0),
+    };
+    let mut sends: Vec<Near> = tasks.iter().map(near).collect();
+    let mut recvs: Vec<Near> = tasks.iter().map(near).collect();
     let mut inside = 0;
-    for ((s, _, d, lr, pr, bytes, tag), (send, recv)) in records.into_iter().zip(found) {
+    for (k, &(s, ls, d, lr, ..)) in records.iter().enumerate() {
+        let send = find(&tasks[s].calls, ls, &mut sends[s], |r| {
+            matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv)
+        });
+        let recv = find(&tasks[d].calls, lr, &mut recvs[d], |r| {
+            matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv)
+        });
         let recv = recv.or_else(|| irecv_before(&tasks[d].calls, lr));
         match (send, recv) {
             (Some(i), Some(j)) => {
-                tasks[s].calls[i].sent = Some((d as i32, bytes, tag));
-                tasks[d].calls[j].got = Some((s as i32, bytes, tag, pr));
+                tasks[s].calls[i].sent = k as u32 + 1;
+                tasks[d].calls[j].got = k as u32 + 1;
             }
             _ => inside += 1,
         }
     }
-    inside
+    Ok(inside)
 }
 
 /// Where Extrae flags the root (event 50100003 at the root alone): the k-th collective (from 1)
@@ -664,10 +737,11 @@ fn flagged_roots(tasks: &[Task]) -> HashMap<(i64, usize), usize> {
             .iter()
             .filter(|c| c.routine.is_some_and(|x| x.shape() == Shape::Coll));
         for c in colls {
-            let comm = c.coll.map_or(0, |g| g.comm);
+            let g = tk.glop(c);
+            let comm = g.map_or(0, |g| g.comm);
             let k = seen.entry(comm).or_insert(0);
             *k += 1;
-            if c.coll.is_some_and(|g| g.is_root) {
+            if g.is_some_and(|g| g.is_root) {
                 roots.insert((comm, *k), r);
             }
         }
@@ -697,17 +771,16 @@ fn composite(r: Option<Routine>) -> bool {
 /// A `4:` record's collective operation at `t` on a task: the sizes, communicator and root of
 /// the call that began then.
 fn operation(tk: &mut Task, t: u64, g: Glop) {
-    let open = tk.open.map(|i| &mut tk.calls[i]);
-    if let Some(c) = open.filter(|c| c.t0 == t && c.coll.is_none()) {
-        c.coll = Some(g);
+    if let Some(i) = tk.open_at(t).filter(|&i| tk.calls[i].coll == 0) {
+        *tk.glop_mut(i) = g;
     }
 }
 
 /// An event (type `ty`, value `v`) at `t` on a task; 1 where it begins a call inside another.
 fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
     if GLOBAL_OP.contains(&ty) {
-        if let Some(c) = tk.open.map(|i| &mut tk.calls[i]).filter(|c| c.t0 == t) {
-            let g = c.coll.get_or_insert_with(Glop::default);
+        if let Some(i) = tk.open_at(t) {
+            let g = tk.glop_mut(i);
             let v = v.max(0);
             match ty - GLOBAL_OP.start() {
                 0 => g.sent = v as u64,
@@ -726,8 +799,15 @@ fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
             true => tk.caller.1 = v.max(0) as u64,
             false => tk.caller.2 = v.max(0) as u64,
         }
-        if let Some(c) = tk.open.map(|i| &mut tk.calls[i]).filter(|c| c.t0 == t) {
-            c.site = (tk.caller.1, tk.caller.2);
+        if let Some(i) = tk.open_at(t) {
+            let site = (tk.caller.1, tk.caller.2);
+            match tk.calls[i].site {
+                0 => {
+                    tk.sites.push(site);
+                    tk.calls[i].site = tk.sites.len() as u32;
+                }
+                k => tk.sites[k as usize - 1] = site,
+            }
         }
         return 0;
     }
@@ -738,7 +818,7 @@ fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
     match (tk.open, v) {
         (None, 0) => {}
         (Some(i), 0) => {
-            if tk.calls[i].what.0 == ty {
+            if tk.calls[i].ty == ty {
                 tk.calls[i].t1 = t;
                 tk.open = None;
             }
@@ -746,9 +826,9 @@ fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
         (None, _) => {
             tk.begin((what, routine(names, what)), t);
         }
-        (Some(i), _) if tk.calls[i].what == what => {}
+        (Some(i), _) if tk.calls[i].what() == what => {}
         (Some(i), _) => {
-            let open = tk.calls[i].what;
+            let open = tk.calls[i].what();
             if open.0 == COLLECTIVE && ty == COLLECTIVE && !composite(routine(names, open)) {
                 // A collective after one, with no end between (old traces): the next call.
                 tk.calls[i].t1 = t;
@@ -761,9 +841,48 @@ fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
     0
 }
 
+/// Where a task's last search ended, and whether its calls begin in time order.
+struct Near {
+    at: usize,
+    sorted: bool,
+}
+
+/// How many of `calls` begin at `t` or before, as `partition_point` counts them: searched
+/// outward from where the last search ended (records come in time order: the next is near),
+/// where the calls begin in order (else the answer is binary search's own).
+fn begun(calls: &[PCall], t: u64, near: &mut Near) -> usize {
+    let before = |c: &PCall| c.t0 <= t;
+    if !near.sorted {
+        return calls.partition_point(before);
+    }
+    let (n, h) = (calls.len(), near.at.min(calls.len()));
+    let (mut lo, mut hi, mut step) = (h, h, 1);
+    if h == 0 || before(&calls[h - 1]) {
+        // At h or after: the first call not begun, galloping forward.
+        while hi < n && before(&calls[hi]) {
+            lo = hi + 1;
+            hi = h + step;
+            step *= 2;
+        }
+        hi = hi.min(n);
+    } else {
+        // Before h: galloping back.
+        lo = h - 1;
+        hi = h - 1;
+        while lo > 0 && !before(&calls[lo - 1]) {
+            hi = lo - 1;
+            lo = (h - 1).saturating_sub(step);
+            step *= 2;
+        }
+        lo = lo.min(hi);
+    }
+    near.at = lo + calls[lo..hi].partition_point(before);
+    near.at
+}
+
 /// The call of `calls` holding time `t` whose routine `f` takes.
-fn find(calls: &[PCall], t: u64, f: impl Fn(Routine) -> bool) -> Option<usize> {
-    let i = calls.partition_point(|c| c.t0 <= t).checked_sub(1)?;
+fn find(calls: &[PCall], t: u64, near: &mut Near, f: impl Fn(Routine) -> bool) -> Option<usize> {
+    let i = begun(calls, t, near).checked_sub(1)?;
     let c = &calls[i];
     (t <= c.t1 && c.routine.is_some_and(f)).then_some(i)
 }
@@ -772,9 +891,9 @@ fn find(calls: &[PCall], t: u64, f: impl Fn(Routine) -> bool) -> Option<usize> {
 /// message yet.
 fn irecv_before(calls: &[PCall], t: u64) -> Option<usize> {
     let end = calls.partition_point(|c| c.t0 <= t);
-    (0..end).rev().find(|&i| {
-        calls[i].got.is_none() && calls[i].routine.is_some_and(|r| r.shape() == Shape::Irecv)
-    })
+    (0..end)
+        .rev()
+        .find(|&i| calls[i].got == 0 && calls[i].routine.is_some_and(|r| r.shape() == Shape::Irecv))
 }
 
 /// Our ids of the trace's communicators, with their members: the one of every task in order
@@ -797,74 +916,115 @@ fn comm_ids(comms: &[(i64, Vec<u32>)], p: usize) -> HashMap<i64, (u32, Vec<u32>)
 }
 
 /// What every task's calls are read with: the events' names, the communicators (Paraver's id →
-/// ours and the members) and the roots flagged ([`flagged_roots`]).
-type Context<'a> = (
-    &'a Names,
-    &'a HashMap<i64, (u32, Vec<u32>)>,
-    &'a HashMap<(i64, usize), usize>,
-);
+/// ours and the members), the roots flagged ([`flagged_roots`]), the communication records and
+/// the places of the calls ([`places`]).
+struct Context<'a> {
+    names: &'a Names,
+    comms: &'a Comms,
+    roots: &'a HashMap<(i64, usize), usize>,
+    records: &'a [Record],
+    places: &'a Places,
+}
 
-/// A task's calls as the model's, in order: requests created and completed as the module's
-/// documentation says; calls with no message found, or of routines the model does not cost,
-/// left out (counted).
-fn rank_calls(
-    r: usize,
-    pcalls: &[PCall],
-    (names, comms, roots): Context<'_>,
-    places: &mut Places,
-    notes: &mut Notes,
-) -> Vec<Call> {
-    let mut out = Vec::with_capacity(pcalls.len());
+/// Paraver's communicator ids → ours and their members.
+type Comms = HashMap<i64, (u32, Vec<u32>)>;
+
+/// Why a call is left out, where it is: what is said after its name (its routine is not
+/// costed: nothing).
+fn left_out(pc: &PCall, tk: &Task, comms: &Comms) -> Option<&'static str> {
+    let Some(rt) = pc.routine else {
+        return Some("");
+    };
+    let no_record = Some(" with no communication record");
+    match rt.shape() {
+        Shape::None if matches!(rt, Routine::Init | Routine::InitThread | Routine::Finalize) => {
+            None
+        }
+        Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv if !rt.is_probe() => {
+            let msg = if rt.receives() { pc.got } else { pc.sent };
+            no_record.filter(|_| msg == 0)
+        }
+        Shape::Sendrecv => no_record.filter(|_| pc.sent == 0 || pc.got == 0),
+        Shape::Complete => None,
+        Shape::Coll => match comm_of(tk.glop(pc), comms) {
+            Some(_) => None,
+            None => Some(" on a communicator the trace does not define"),
+        },
+        _ => Some(""),
+    }
+}
+
+/// A collective's communicator: our id and its members as world ranks (none: the world's).
+fn comm_of(g: Option<Glop>, comms: &Comms) -> Option<(u32, &[u32])> {
+    let comm = g.map_or(0, |g| g.comm);
+    match comms.get(&comm) {
+        Some((id, m)) => Some((*id, m)),
+        None if comm == 0 || comms.is_empty() => Some((0, &[])),
+        None => None,
+    }
+}
+
+/// The places of the calls kept, numbered as the tasks' calls meet them in order.
+fn places(tasks: &[Task], names: &Names, comms: &Comms) -> Places {
+    let mut places = Places::default();
+    for tk in tasks {
+        let sited = tk.calls.iter().filter(|c| c.site != 0);
+        for pc in sited.filter(|pc| left_out(pc, tk, comms).is_none()) {
+            places.of(tk.site(pc), names);
+        }
+    }
+    places
+}
+
+/// A task's calls as the model's, in order, put to `out`: requests created and completed as
+/// the module's documentation says; calls with no message found, or of routines the model
+/// does not cost, left out (counted).
+fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes {
+    let mut notes = Notes::default();
     // Collectives so far per communicator, for the root another rank flagged.
     let mut seen: HashMap<i64, usize> = HashMap::new();
     // Open requests by the index of their call: (is a receive, physical arrival).
     let mut reqs: Requests<usize> = Requests::new();
     let mut open: Vec<(usize, bool, u64)> = Vec::new();
-    for (k, pc) in pcalls.iter().enumerate() {
+    for (k, pc) in tk.calls.iter().enumerate() {
         let t = (pc.t0, pc.t1);
-        // Named only where a note needs it.
-        let name = || match names.get(&pc.what) {
-            Some(n) => n.0.clone(),
-            None => format!("event {}:{}", pc.what.0, pc.what.1),
-        };
-        let Some(rt) = pc.routine else {
-            notes.skip(&name());
+        if let Some(why) = left_out(pc, tk, cx.comms) {
+            let name = match cx.names.get(&pc.what()) {
+                Some(n) => n.0.clone(),
+                None => format!("event {}:{}", pc.ty, pc.value),
+            };
+            notes.skip(&format!("{name}{why}"));
             continue;
-        };
+        }
+        let Some(rt) = pc.routine else { continue };
+        // Kept: its records are there (left_out).
+        let record = |i: u32| cx.records[i as usize - 1];
         let c = match rt.shape() {
-            Shape::None
-                if matches!(rt, Routine::Init | Routine::InitThread | Routine::Finalize) =>
-            {
-                Call::new(rt, t.0, t.1)
-            }
-            Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv if !rt.is_probe() => {
-                let msg = match rt.receives() {
-                    true => pc.got.map(|(s, b, g, _)| (s, b, g)),
-                    false => pc.sent,
-                };
-                let Some((peer, bytes, tag)) = msg else {
-                    notes.skip(&format!("{} with no communication record", name()));
-                    continue;
+            Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
+                let (peer, bytes, tag) = match rt.receives() {
+                    true => (record(pc.got).0 as i32, record(pc.got).5, record(pc.got).6),
+                    false => (
+                        record(pc.sent).2 as i32,
+                        record(pc.sent).5,
+                        record(pc.sent).6,
+                    ),
                 };
                 let mut c = Call::p2p(rt, t, bytes, peer, tag);
                 if rt.creates_request() {
                     let receive = rt.receives();
                     c.e.id = reqs.create(k, receive.then_some((peer, tag))) as i64;
-                    open.push((k, receive, pc.got.map_or(0, |g| g.3)));
+                    let arrival = if pc.got > 0 { record(pc.got).4 } else { 0 };
+                    open.push((k, receive, arrival));
                 }
                 c
             }
             Shape::Sendrecv => {
-                let (Some((dest, bytes, tag)), Some((source, got, rtag, _))) = (pc.sent, pc.got)
-                else {
-                    notes.skip(&format!("{} with no communication record", name()));
-                    continue;
-                };
-                let mut c = Call::p2p(rt, t, bytes, dest, tag);
+                let ((_, _, dest, _, _, bytes, tag), got) = (record(pc.sent), record(pc.got));
+                let mut c = Call::p2p(rt, t, bytes, dest as i32, tag);
                 c.half = Some(RecvHalf {
-                    bytes: got,
-                    source,
-                    tag: rtag,
+                    bytes: got.5,
+                    source: got.0 as i32,
+                    tag: got.6,
                 });
                 c
             }
@@ -874,38 +1034,29 @@ fn rank_calls(
                 c
             }
             Shape::Coll => {
-                let comm = pc.coll.map_or(0, |g| g.comm);
+                let g = tk.glop(pc);
+                let comm = g.map_or(0, |g| g.comm);
                 let nth = seen.entry(comm).or_insert(0);
                 *nth += 1;
-                let flagged = roots.get(&(comm, *nth)).copied();
-                match collective(rt, t, pc.coll, r, comms, flagged) {
-                    // A nonblocking one completes as an MPI_Isend does (below).
-                    Some(mut c) if rt.creates_request() => {
-                        c.e.id = reqs.create(k, None) as i64;
-                        open.push((k, false, 0));
-                        c
-                    }
-                    Some(c) => c,
-                    None => {
-                        notes.skip(&format!(
-                            "{} on a communicator the trace does not define",
-                            name()
-                        ));
-                        continue;
-                    }
+                let flagged = cx.roots.get(&(comm, *nth)).copied();
+                let on = comm_of(g, cx.comms).unwrap_or((0, &[]));
+                let mut c = collective(rt, t, g, r, on, flagged);
+                // A nonblocking one completes as an MPI_Isend does (below).
+                if rt.creates_request() {
+                    c.e.id = reqs.create(k, None) as i64;
+                    open.push((k, false, 0));
                 }
+                c
             }
-            _ => {
-                notes.skip(&name());
-                continue;
-            }
+            _ => Call::new(rt, t.0, t.1),
         };
-        out.push(Call {
-            site: places.of(pc.site, names),
-            ..c
-        });
+        let site = match tk.site(pc) {
+            (0, 0) => UNKNOWN,
+            s => cx.places.index.get(&s).copied().unwrap_or(UNKNOWN),
+        };
+        out.put(Call { site, ..c });
     }
-    out
+    notes
 }
 
 /// What a Wait or Test at `t` completes: receives whose message arrived inside it; for a
@@ -937,21 +1088,16 @@ fn completed(
 
 /// A collective's call from its operation's record: sizes normalized as the model's
 /// collectives take them (a Bcast's or Reduce's bytes at every rank, received at the non-root
-/// or root), its communicator and root as world ranks. None where the communicator is unknown.
+/// or root), its communicator `(id, members)` and root as world ranks.
 fn collective(
     rt: Routine,
     t: (u64, u64),
     g: Option<Glop>,
     me: usize,
-    comms: &HashMap<i64, (u32, Vec<u32>)>,
+    (id, members): (u32, &[u32]),
     flagged: Option<usize>,
-) -> Option<Call> {
+) -> Call {
     let g = g.unwrap_or_default();
-    let (id, members) = match comms.get(&g.comm) {
-        Some((id, m)) => (*id, m.clone()),
-        None if g.comm == 0 || comms.is_empty() => (0, Vec::new()),
-        None => return None,
-    };
     let world = |v: i64| match members.is_empty() {
         true => v as i32,
         false => members.get(v as usize).map_or(PEER_NULL, |&w| w as i32),
@@ -976,5 +1122,5 @@ fn collective(
         _ => Call::coll(rt, t, -1, g.sent, g.got),
     };
     c.e.comm = id;
-    Some(c)
+    c
 }
