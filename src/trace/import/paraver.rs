@@ -539,27 +539,22 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
         }
         let (f, v) = (&f, &v);
         let count = plain.unwrap_or(f.len());
-        let int = |i: usize| -> Result<i64, TraceError> {
+        let int = |i: usize| -> Result<i64, Wrong> {
             if plain.is_some_and(|n| i < n) {
                 return Ok(v[i]);
             }
             let s = f.get(i).copied().unwrap_or("");
             // Fields with spaces: trimmed.
-            s.parse().or_else(|_| s.trim().parse()).map_err(|_| {
-                at(format!(
-                    "expected a number as field {}, found `{s}` in `{line}`",
-                    i + 1
-                ))
-            })
+            (s.parse().or_else(|_| s.trim().parse())).map_err(|_| Wrong::Number(i))
         };
-        let time = |i: usize| -> Result<u64, TraceError> {
+        let time = |i: usize| -> Result<u64, Wrong> {
             let t = int(i)?;
             u64::try_from(t)
                 .ok()
                 .and_then(|t| t.checked_mul(h.unit))
-                .ok_or_else(|| at(format!("time {t} out of range")))
+                .ok_or(Wrong::Time(t))
         };
-        let mut read = || -> Result<(), TraceError> {
+        let mut read = || -> Result<(), Wrong> {
             if plain.is_none() && f[0] == "c" {
                 // c:APPL:ID:N:TASK…, the first application's only.
                 let members: Result<Vec<i64>, _> = (4..f.len()).map(int).collect();
@@ -588,9 +583,7 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
                 // The receiver's task is field 10.
                 let dst = int(9)?;
                 if int(8)? != 1 || dst < 1 || dst as usize > p {
-                    return Err(at(format!(
-                        "expected a receiving task 1–{p} of application 1 in `{line}`"
-                    )));
+                    return Err(Wrong::Receiver);
                 }
                 out.records.push((
                     r,
@@ -640,12 +633,31 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
             }
             Ok(())
         };
-        if let Err(e) = read() {
-            out.error = Some(e);
+        if let Err(wrong) = read() {
+            let m = match wrong {
+                Wrong::Number(i) => format!(
+                    "expected a number as field {}, found `{}` in `{line}`",
+                    i + 1,
+                    line.split(':').nth(i).unwrap_or("")
+                ),
+                Wrong::Time(t) => format!("time {t} out of range"),
+                Wrong::Receiver => {
+                    format!("expected a receiving task 1–{p} of application 1 in `{line}`")
+                }
+            };
+            out.error = Some(at(m));
             break;
         }
     }
     out
+}
+
+/// What is wrong with a line: field `i` (from 0) is not a number, a time out of range, a
+/// communication record's receiver.
+enum Wrong {
+    Number(usize),
+    Time(i64),
+    Receiver,
 }
 
 /// Reads the line of `text` at `from` as plain integers (digits after an optional `-`, at most
