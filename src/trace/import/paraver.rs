@@ -424,8 +424,34 @@ fn caller_named(function: Option<&str>, line: Option<&str>) -> Named {
 struct Body {
     comms: Vec<(i64, Vec<u32>)>,
     tasks: Vec<Task>,
-    records: Vec<Record>,
+    records: Records,
     inside: u64,
+}
+
+/// The communication records of every piece, in the file's order, by their index from 0.
+#[derive(Default)]
+struct Records {
+    pieces: Vec<Vec<Record>>,
+    /// The index of each piece's first.
+    first: Vec<usize>,
+    len: usize,
+}
+
+impl Records {
+    fn push(&mut self, piece: Vec<Record>) {
+        self.first.push(self.len);
+        self.len += piece.len();
+        self.pieces.push(piece);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Record> {
+        self.pieces.iter().flatten()
+    }
+
+    fn get(&self, i: usize) -> Record {
+        let k = self.first.partition_point(|&f| f <= i) - 1;
+        self.pieces[k][i - self.first[k]]
+    }
 }
 
 /// A communication record: sender, logical send, receiver, logical and physical receive, bytes,
@@ -447,7 +473,7 @@ fn read_body(
         .map(|&(line, t)| piece(name, line + 1, t, h))
         .collect();
     let mut comms = Vec::new();
-    let mut records = Vec::new();
+    let mut records = Records::default();
     for pc in &pieces {
         if let Some(e) = &pc.error {
             return Err(e.clone());
@@ -477,10 +503,14 @@ fn read_body(
             inside
         })
         .sum();
-    for pc in pieces {
-        comms.extend(pc.comms);
-        records.extend(pc.records);
-        notes.merge(pc.notes);
+    // The pieces' items freed on every thread.
+    let kept: Vec<_> = (pieces.into_par_iter())
+        .map(|pc| (pc.comms, pc.records, pc.notes))
+        .collect();
+    for (c, r, n) in kept {
+        comms.extend(c);
+        records.push(r);
+        notes.merge(n);
     }
     Ok(Body {
         comms,
@@ -702,11 +732,11 @@ fn memchr(s: &[u8]) -> usize {
 /// Gives each record's message to the calls holding its logical send and receive (the
 /// record's index from 1); returns how many records no such pair holds (messages inside
 /// another call).
-fn match_messages(tasks: &mut [Task], records: &[Record]) -> Result<u64, String> {
-    if records.len() >= u32::MAX as usize {
+fn match_messages(tasks: &mut [Task], records: &Records) -> Result<u64, String> {
+    if records.len >= u32::MAX as usize {
         return Err(format!(
             "holds {} communication records, more than this reader numbers ({})",
-            records.len(),
+            records.len,
             u32::MAX - 1
         ));
     }
@@ -934,7 +964,7 @@ struct Context<'a> {
     names: &'a Names,
     comms: &'a Comms,
     roots: &'a HashMap<(i64, usize), usize>,
-    records: &'a [Record],
+    records: &'a Records,
     places: &'a Places,
 }
 
@@ -1010,17 +1040,14 @@ fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes
         }
         let Some(rt) = pc.routine else { continue };
         // Kept: its records are there (left_out).
-        let record = |i: u32| cx.records[i as usize - 1];
+        let record = |i: u32| cx.records.get(i as usize - 1);
         let c = match rt.shape() {
             Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
                 let (peer, bytes, tag) = match rt.receives() {
-                    true => (record(pc.got).0 as i32, record(pc.got).5, record(pc.got).6),
-                    false => (
-                        record(pc.sent).2 as i32,
-                        record(pc.sent).5,
-                        record(pc.sent).6,
-                    ),
+                    true => (|(s, .., b, tag): Record| (s, b, tag))(record(pc.got)),
+                    false => (|(_, _, d, .., b, tag): Record| (d, b, tag))(record(pc.sent)),
                 };
+                let peer = peer as i32;
                 let mut c = Call::p2p(rt, t, bytes, peer, tag);
                 if rt.creates_request() {
                     let receive = rt.receives();
