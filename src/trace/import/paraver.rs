@@ -1044,10 +1044,15 @@ fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes
         let c = match rt.shape() {
             Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
                 let (peer, bytes, tag) = match rt.receives() {
-                    true => (|(s, .., b, tag): Record| (s, b, tag))(record(pc.got)),
-                    false => (|(_, _, d, .., b, tag): Record| (d, b, tag))(record(pc.sent)),
+                    true => {
+                        let (source, .., b, tag) = record(pc.got);
+                        (source as i32, b, tag)
+                    }
+                    false => {
+                        let (_, _, dest, .., b, tag) = record(pc.sent);
+                        (dest as i32, b, tag)
+                    }
                 };
-                let peer = peer as i32;
                 let mut c = Call::p2p(rt, t, bytes, peer, tag);
                 if rt.creates_request() {
                     let receive = rt.receives();
