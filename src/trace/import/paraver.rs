@@ -1168,3 +1168,6 @@ fn collective(
     c.e.comm = id;
     c
 }
+
+#[cfg(test)]
+mod tests;
