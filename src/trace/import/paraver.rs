@@ -742,12 +742,12 @@ fn match_messages(tasks: &mut [Task], records: &Records) -> Result<u64, String> 
     }
     // The calls holding each record's logical times, each task's searched from where its last
     // search ended; else an MPI_Irecv with no message yet.
-    let near = |tk: &Task| Near {
-        at: 0,
-        sorted: tk.calls.windows(2).all(|w| w[0].t0 <= w[1].t0),
-    };
-    let mut sends: Vec<Near> = tasks.iter().map(near).collect();
-    let mut recvs: Vec<Near> = tasks.iter().map(near).collect();
+    let sorted: Vec<bool> = (tasks.par_iter())
+        .map(|tk| tk.calls.windows(2).all(|w| w[0].t0 <= w[1].t0))
+        .collect();
+    let near = |&sorted: &bool| Near { at: 0, sorted };
+    let mut sends: Vec<Near> = sorted.iter().map(near).collect();
+    let mut recvs: Vec<Near> = sorted.iter().map(near).collect();
     let mut inside = 0;
     for (k, &(s, ls, d, lr, ..)) in records.iter().enumerate() {
         let send = find(&tasks[s].calls, ls, &mut sends[s], |r| {
@@ -772,7 +772,12 @@ fn match_messages(tasks: &mut [Task], records: &Records) -> Result<u64, String> 
 /// on each communicator → the flagging task.
 fn flagged_roots(tasks: &[Task]) -> HashMap<(i64, usize), usize> {
     let mut roots = HashMap::new();
-    for (r, tk) in tasks.iter().enumerate() {
+    // Only a call with an operation flags one.
+    for (r, tk) in tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, tk)| !tk.glops.is_empty())
+    {
         let mut seen: HashMap<i64, usize> = HashMap::new();
         let colls = tk
             .calls
@@ -1009,7 +1014,7 @@ fn comm_of(g: Option<Glop>, comms: &Comms) -> Option<(u32, &[u32])> {
 /// The places of the calls kept, numbered as the tasks' calls meet them in order.
 fn places(tasks: &[Task], names: &Names, comms: &Comms) -> Places {
     let mut places = Places::default();
-    for tk in tasks {
+    for tk in tasks.iter().filter(|tk| !tk.sites.is_empty()) {
         let sited = tk.calls.iter().filter(|c| c.site != 0);
         for pc in sited.filter(|pc| left_out(pc, tk, comms).is_none()) {
             places.of(tk.site(pc), names);
