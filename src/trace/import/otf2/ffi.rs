@@ -310,7 +310,7 @@ impl Archive {
     pub fn events(
         &mut self,
         locations: &[u64],
-        mut each: impl FnMut(usize, Vec<(u64, Ev)>) -> Result<(), String>,
+        mut each: impl FnMut(usize, &[(u64, Ev)]) -> Result<(), String>,
     ) -> Result<(), String> {
         let (lib, r) = (self.lib, self.reader);
         for &l in locations {
@@ -390,7 +390,7 @@ impl Archive {
                 )),
                 false => (self.check(code))
                     .map_err(|e| format!("location {l}'s events: {e}"))
-                    .and_then(|()| each(i, std::mem::take(&mut sink.evs))),
+                    .and_then(|()| each(i, &sink.evs)),
             };
         }
         unsafe { (lib.OTF2_EvtReaderCallbacks_Delete)(cbs) };

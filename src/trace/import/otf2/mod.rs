@@ -79,7 +79,7 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
 
 /// How the ranks' events are had: `events(world, each)` hands each rank's (the locations of
 /// `world`, in rank order) to `each` in turn, as [`Archive::events`] reads them.
-type EventSource<'a> = dyn FnMut(&[u64], &mut dyn FnMut(usize, Vec<(u64, Ev)>) -> Result<(), String>) -> Result<(), String>
+type EventSource<'a> = dyn FnMut(&[u64], &mut dyn FnMut(usize, &[(u64, Ev)]) -> Result<(), String>) -> Result<(), String>
     + 'a;
 
 /// The trace of an archive's definitions and events as the library hands them over: all that
@@ -99,60 +99,31 @@ fn decoded(name: &str, defs: Defs, events: &mut EventSource<'_>) -> Result<Trace
         ));
     }
     let comms = Comms::new(&defs, p);
+    let mut out: Vec<Vec<Call>> = Vec::with_capacity(p);
+    let mut counts = Counts::default();
+    let mut selves: HashMap<(u32, u32), u32> = HashMap::new();
     let regions = Regions::new(&defs);
-    // Each rank's events turned into calls while the library reads the next rank's: its
-    // calls, notes, counts and COMM_SELF ids (numbered from `comms.next` within the rank).
-    type Read = (Vec<Call>, Notes, Counts, HashMap<(u32, u32), u32>);
-    let read: std::sync::Mutex<Vec<(usize, Read)>> = std::sync::Mutex::new(Vec::new());
-    let (cx, read_to) = ((&regions, &comms, (ticks, offset)), &read);
-    rayon::in_place_scope(|s| {
-        events(&world, &mut |r, evs| {
-            s.spawn(move |_| {
-                let (regions, comms, clock) = cx;
-                let (mut notes, mut counts, mut selves) = Default::default();
-                let mut rank = Rank {
-                    me: r as u32,
-                    regions,
-                    comms,
-                    selves: &mut selves,
-                    clock,
-                    reqs: Requests::new(),
-                    posted: HashMap::new(),
-                    calls: Vec::new(),
-                };
-                rank.read(&evs, &mut notes, &mut counts);
-                let calls = rank.calls;
-                let mut all = read_to.lock().expect("not poisoned");
-                all.push((r, (calls, notes, counts, selves)));
-            });
-            Ok(())
-        })
+    events(&world, &mut |r, evs| {
+        let mut rank = Rank {
+            me: r as u32,
+            regions: &regions,
+            comms: &comms,
+            selves: &mut selves,
+            clock: (ticks, offset),
+            reqs: Requests::new(),
+            posted: HashMap::new(),
+            calls: Vec::new(),
+        };
+        rank.read(evs, &mut notes, &mut counts);
+        out.push(rank.calls);
+        Ok(())
     })
     .map_err(|m| TraceError::at(name, m))?;
-    let mut read = read.into_inner().expect("not poisoned");
-    if read.len() != p {
+    if out.len() != p {
         return Err(TraceError::at(
             name,
-            format!("its events were read for {} of its {p} ranks", read.len()),
+            format!("its events were read for {} of its {p} ranks", out.len()),
         ));
-    }
-    read.sort_unstable_by_key(|r| r.0);
-    // Merged in rank order, each rank's COMM_SELF ids after the ranks' before it.
-    let (mut out, mut counts) = (Vec::with_capacity(p), Counts::default());
-    let mut selves: HashMap<(u32, u32), u32> = HashMap::new();
-    for (_, (mut calls, n, c, own)) in read {
-        let shift = selves.len() as u32;
-        if shift > 0 && !own.is_empty() {
-            let its = |c: &Call| c.e.comm >= comms.next;
-            calls
-                .iter_mut()
-                .filter(|c| its(c))
-                .for_each(|c| c.e.comm += shift);
-        }
-        selves.extend(own.into_iter().map(|(k, id)| (k, id + shift)));
-        notes.merge(n);
-        counts.merge(c);
-        out.push(calls);
     }
     counts.say(&mut notes, p, world_nodes(&defs, &world));
     let mut defined: Vec<Comm> = comms.defined();
@@ -304,18 +275,6 @@ struct Counts {
 }
 
 impl Counts {
-    /// Adds another rank's counts.
-    fn merge(&mut self, o: Counts) {
-        self.nested += o.nested;
-        self.outside += o.outside;
-        self.unknown_comm += o.unknown_comm;
-        self.unfinished += o.unfinished;
-        for (k, n) in o.no_message {
-            *self.no_message.entry(k).or_default() += n;
-        }
-        self.started += o.started;
-    }
-
     fn say(&self, notes: &mut Notes, p: usize, nodes: usize) {
         notes.say(format!(
             "OTF2 records no point-to-point receive's source, tag or size before it completes: an \

@@ -428,7 +428,7 @@ fn mutated_definitions_and_events_give_an_error_or_a_prediction() {
     let mut sample: Vec<Vec<(u64, Ev)>> = Vec::new();
     archive
         .events(&world, |_, evs| {
-            sample.push(evs);
+            sample.push(evs.to_vec());
             Ok(())
         })
         .expect("the sample's events");
@@ -456,7 +456,7 @@ fn mutated_definitions_and_events_give_an_error_or_a_prediction() {
         let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
             let t = decoded("fuzz", d, &mut |world, each| {
                 for (i, e) in evs.iter().take(world.len()).enumerate() {
-                    each(i, e.clone())?;
+                    each(i, e)?;
                 }
                 Ok(())
             });
