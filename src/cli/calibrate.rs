@@ -39,7 +39,7 @@ pub struct CalibrateArgs {
     /// calls after it are slower than a program's
     #[arg(long, default_value_t = 0)]
     pub imbalance: u64,
-    /// Repetitions per point at least; the median is kept
+    /// Repetitions per point at least; the mean of their middle half (between the quartiles) is kept
     #[arg(long, default_value_t = 31)]
     pub reps: u32,
     /// More repetitions while a point has taken less than this, ms
