@@ -565,6 +565,13 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
     let same = |x: f64| (x - ret).abs() <= 1e-9 * ret.abs().max(1.0);
     let found = match routine.shape() {
         Shape::None => Some((Rule::Const, Binder::Own)),
+        // Where messages move only inside calls an eager Isend costs its message's `T1`.
+        Shape::Isend if p.progress_at_calls && ev.peer(i) != PEER_NULL => {
+            match send_of(ctx, r, i, call)? {
+                (rule @ Rule::Message { rdv: false, .. }, _) => Some((rule, Binder::Own)),
+                _ => Some((Rule::O(call, ctx.set_to(r, ev.peer(i))), Binder::Own)),
+            }
+        }
         Shape::Isend | Shape::Irecv => {
             Some((Rule::O(call, ctx.set_to(r, ev.peer(i))), Binder::Own))
         }

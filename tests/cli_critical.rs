@@ -176,3 +176,33 @@ fn a_wait_comes_from_its_requests_start() {
     assert_eq!(c["jumps"], 1);
     assert_eq!(c["by_rank"].as_array().unwrap().len(), 1, "{c}");
 }
+
+/// Where messages move only inside calls, an eager Isend copies its message out before it
+/// returns, as the libraries do (MODEL.md §4, progress): k = 1,000 (T1 = o + k·Os = 6,550 +
+/// 6,860 = 13,410; the message arrives at T1 + T2 = 30,050 and rank 1's Recv returns T3
+/// later, at 39,170, either way). Rank 0 computes 10,000 ns between its Isend and its Wait and
+/// 100,000 after it.
+/// - async (the paper's): the Isend returns at o = 6,550, the Wait, called at 16,550, at
+///   max(0 + T1, 16,550 + o) = 23,100; the run ends at 123,100, 13,100 of it communication.
+/// - calls: the Isend returns at T1 = 13,410, the Wait (called at 23,410) at + o = 29,960;
+///   the run ends at 129,960, 19,960 of it communication. The path stays on rank 0.
+#[test]
+fn at_calls_an_eager_isend_copies_its_message_before_it_returns() {
+    let t = format!(
+        "loggps-trace 1\nranks 2\n{PARAMS}\n\
+         0 MPI_Init 0 0\n0 MPI_Isend 0 10 bytes=1000 peer=1 tag=0 req=0\n\
+         0 MPI_Wait 10010 10020 done=0:-1:-1\n0 MPI_Finalize 110020 110030\n\
+         1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=1000 peer=0 tag=0\n1 MPI_Finalize 10 20\n"
+    );
+    let (_d, f) = text_trace("isend.txt", &t);
+    for (progress, end, comm) in [
+        ("async", 123_100.0, 13_100.0),
+        ("calls", 129_960.0, 19_960.0),
+    ] {
+        let c = critical(&[&f, "--progress", progress]);
+        close(ns(&c["length_s"]), end, progress);
+        close(ns(&c["communication_s"]), comm, progress);
+        close(ns(&c["computation_s"]), 110_000.0, progress);
+        assert_eq!(c["jumps"], 0, "{progress}: {c}");
+    }
+}

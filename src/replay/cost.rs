@@ -108,6 +108,12 @@ pub(super) fn cost_event(
             (tc + d, d, 0.0, 0.0)
         }
         Shape::None => (tc, 0.0, 0.0, 0.0),
+        // Where messages move only inside calls, an eager Isend copies its message out before
+        // it returns, as the libraries do: `T1`, not `o` (the model's §4, progress).
+        Shape::Isend if sh.model.progress_at_calls() => {
+            let d = sh.isend_at_calls(r, i);
+            (tc + d, d, 0.0, 0.0)
+        }
         // The peer read only where several sets combine (the `diss` case of tests/bench/run.sh
         // reads no more than before).
         Shape::Isend | Shape::Irecv if sh.links.is_some() => {
@@ -408,6 +414,21 @@ impl Shared<'_> {
 
     /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
     #[inline(always)]
+    /// The duration of Isend `i` of rank `r` where messages move only inside calls: an eager
+    /// message's `T1` (its pair's set), else the pair's `o`.
+    pub(super) fn isend_at_calls(&self, r: usize, i: usize) -> f64 {
+        let ev = self.trace.rank(r);
+        let peer = ev.peer(i);
+        let q = match usize::try_from(peer) {
+            Ok(q) if q < self.trace.nranks() => q,
+            _ => return self.model.o(),
+        };
+        match self.pair(r, q) {
+            Model::LogGps(p) if !self.rendezvous(r, i) => p.t1(ev.bytes(i)),
+            m => m.o(),
+        }
+    }
+
     pub(super) fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
         let ev = self.trace.rank(r);
         let (peer, bytes) = (ev.peer(i), ev.bytes(i));
