@@ -570,6 +570,20 @@ mod tests {
         sizes().iter().enumerate().map(each).collect()
     }
 
+    /// Rank 0's calls at each size as the model costs them (no noise), at the hiding point.
+    fn exact_calls(p: &Params) -> Vec<Calls> {
+        let each = |&k: &u64| {
+            let (send_ns, recv_ns) = model_calls(p, k);
+            Calls {
+                k,
+                w_ns: 2000.0,
+                send_ns,
+                recv_ns,
+            }
+        };
+        sizes().iter().map(each).collect()
+    }
+
     fn edges(p: &Params) -> Vec<u64> {
         p.bands.unwrap().as_slice().iter().map(|b| b.hi).collect()
     }
@@ -616,18 +630,7 @@ mod tests {
             })
             .unwrap();
         let s = samples(&t, &|_| 1.0);
-        let c: Vec<Calls> = sizes()
-            .iter()
-            .map(|&k| {
-                let (send_ns, recv_ns) = model_calls(&t, k);
-                Calls {
-                    k,
-                    w_ns: 2000.0,
-                    send_ns,
-                    recv_ns,
-                }
-            })
-            .collect();
+        let c = exact_calls(&t);
         let f = fit_bands(&s, &c, 4096).expect("a fit");
         let got = f.params.bands.unwrap();
         let mid = got.of(1000);
@@ -654,18 +657,7 @@ mod tests {
             })
             .unwrap();
         let s = samples(&t, &|_| 1.0);
-        let c: Vec<Calls> = sizes()
-            .iter()
-            .map(|&k| {
-                let (send_ns, recv_ns) = model_calls(&t, k);
-                Calls {
-                    k,
-                    w_ns: 2000.0,
-                    send_ns,
-                    recv_ns,
-                }
-            })
-            .collect();
+        let c = exact_calls(&t);
         let f = fit_bands(&s, &c, 4096).expect("a fit");
         let got = f.params.bands.unwrap();
         let top = got.of(100_000);

@@ -76,15 +76,8 @@ err() {
   "$BIN" "$t" "${args[@]}" --format json 2>/dev/null |
     python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)["error_pct"])'
 }
-measured() { "$BIN" info "$1" --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["measured_runtime_s"])'; }
-# The larger cache-line figure of a one-node trace (its ranks' placement), ns.
-cores() {
-  "$BIN" info "$1" --format json | python3 -c 'import json, sys
-l = json.load(sys.stdin)["links"]
-print("%.0f" % max(l[0]["init_ns"], l[0]["final_ns"]) if l else "-")'
-}
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
-range() { sort -g | sed -n '1p;$p' | paste -sd' ' | awk '{printf "%.4f..%.4f", $1, $2}'; }
+# measured, cores, median, range
+source "$ROOT/tests/bench/common.sh"
 
 printf '\n%-10s %-9s %5s %12s %18s %11s %11s %s\n' program placement runs measured_s measured_min..max combined_% one_set_% "cores ns (one node)"
 for prog in pingpong halo; do

@@ -51,15 +51,8 @@ predicted() {
   "$BIN" "$t" "$@" --format json 2>/dev/null |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["predicted_s"])'
 }
-measured() { "$BIN" info "$1" --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["measured_runtime_s"])'; }
-# The larger cache-line figure of a trace (its ranks' placement), ns.
-cores() {
-  "$BIN" info "$1" --format json | python3 -c 'import json, sys
-l = json.load(sys.stdin)["links"]
-print("%.0f" % max(l[0]["init_ns"], l[0]["final_ns"]) if l else "-")'
-}
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
-range() { sort -g | sed -n '1p;$p' | paste -sd' ' | awk '{printf "%.4f..%.4f", $1, $2}'; }
+# measured, cores, median, range
+source "$ROOT/tests/bench/common.sh"
 # err PREDICTED MEASURED: the error, %.
 err() { awk -v p="$1" -v m="$2" 'BEGIN {printf "%+.1f", 100 * (p - m) / m}'; }
 
