@@ -566,11 +566,21 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
     let found = match routine.shape() {
         Shape::None => Some((Rule::Const, Binder::Own)),
         // Where messages move only inside calls an eager Isend costs its message's `T1`.
-        Shape::Isend if p.progress_at_calls && ev.peer(i) != PEER_NULL => {
-            match send_of(ctx, r, i, call)? {
-                (rule @ Rule::Message { rdv: false, .. }, _) => Some((rule, Binder::Own)),
-                _ => Some((Rule::O(call, ctx.set_to(r, ev.peer(i))), Binder::Own)),
-            }
+        Shape::Isend
+            if p.progress_at_calls
+                && ev.peer(i) != PEER_NULL
+                && (ev.peer(i) == r as i32
+                    || !rendezvous_in(&ev, ctx.sets[ctx.set_to(r, ev.peer(i)) as usize].S, i)) =>
+        {
+            let rule = Rule::Message {
+                side: Side::Send,
+                k: ev.bytes(i),
+                rdv: false,
+                ts: call,
+                tr: call,
+                set: ctx.set_to(r, ev.peer(i)),
+            };
+            Some((rule, Binder::Own))
         }
         Shape::Isend | Shape::Irecv => {
             Some((Rule::O(call, ctx.set_to(r, ev.peer(i))), Binder::Own))

@@ -37,8 +37,8 @@ pub struct Options {
     /// A fixed imbalance `W`, ns, measured besides the one that hides each size's transfer
     /// (0: none).
     pub imbalance_ns: u64,
-    /// Repetitions per point at least (the mean of their middle half is kept), more while a point has taken less
-    /// than `time_ms`.
+    /// Repetitions per point at least (the mean of their middle half is kept), more while a
+    /// point has taken less than `time_ms`.
     pub reps: u32,
     pub time_ms: f64,
     /// Sizes per octave in the coarse sweep.
@@ -397,10 +397,11 @@ pub fn same_cores(lines: &[Option<[f64; 2]>]) -> Vec<bool> {
 
 /// The coarse sweep, `opts.launches` times, combined: per size and imbalance the median of the
 /// launches' values (each the mean of its repetitions' middle half; the hiding imbalance, which
-/// each launch sets from its own round trip, the median too), per size the median call durations; and how far the launches' round trips
-/// at `w = 0` differ ([`launch_spread`]). A set fitted to launches on cores near together and
-/// far apart fits neither: where some launches differ so from the others ([`same_cores`]),
-/// more are run (up to as many again) and the odd ones left out.
+/// each launch sets from its own round trip, the median too), per size the median call
+/// durations; and how far the launches' round trips at `w = 0` differ ([`launch_spread`]). A
+/// set fitted to launches on cores near together and far apart fits neither: where some
+/// launches differ so from the others ([`same_cores`]), more are run (up to as many again) and
+/// the odd ones left out.
 fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<Swept>), Error> {
     let sizes = coarse_sizes(opts.max_bytes, opts.per_octave);
     let ws = imbalances(opts);
@@ -457,8 +458,8 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
 /// §12: a node's placements, each with its `cores` figure); fewer are left out.
 pub const MIN_OTHER_LAUNCHES: usize = 2;
 
-/// Launches combined: per size and imbalance the median of the launches' central values, per size the
-/// median call durations ([`sweep`]); `apart`: whether the ranks ran on different nodes.
+/// Launches combined: per size and imbalance the median of the launches' central values, per
+/// size the median call durations ([`sweep`]); `apart`: whether the ranks ran on different nodes.
 fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     for (s, c, line, _) in runs {
