@@ -10,7 +10,7 @@ pub mod reduce;
 pub mod svg;
 
 use crate::error::Error;
-use crate::model::{Class, Params};
+use crate::model::{Band, Class, Params};
 use crate::trace::OTHER_CORES;
 use banded::BandedFit;
 use fit::{Calls, Sample};
@@ -46,6 +46,11 @@ pub struct Options {
     /// Launches of the coarse sweep, combined by their medians: the library may pick its path
     /// per launch.
     pub launches: u32,
+    /// A second launcher under which the library's eager limit is higher (Open MPI: `mpirun
+    /// --mca btl_vader_eager_limit 65536`): the sizes between the two limits are measured
+    /// eager there too, and the set keeps their eager bands (the model's §10, "both
+    /// protocols"). None: each size is measured under one protocol.
+    pub eager_mpirun: Option<Vec<String>>,
 }
 
 /// What a calibration found.
@@ -92,7 +97,29 @@ pub struct Calibration {
     pub copying: Reduction,
     /// The traced loop of small collectives `fit.params.oc` is fitted to (None: no tracer).
     pub oc_fit: Option<OcFit>,
+    /// The sweep under [`Options::eager_mpirun`] whose eager bands above `S` the set keeps.
+    pub eager_above: Option<EagerAbove>,
 }
+
+/// The sizes between the set's eager limit and a higher one, measured eager under another
+/// launcher ([`Options::eager_mpirun`]).
+#[derive(Clone, Debug)]
+pub struct EagerAbove {
+    /// The launcher, as given.
+    pub mpirun: String,
+    /// The higher limit measured there (the largest size measured eager): the set's eager
+    /// bands above `S` end here, and `--S` with it predicts a trace recorded at that limit.
+    pub limit: u64,
+    /// Its round trips above the set's `S` up to `limit`, and how many of them the set at
+    /// `S = limit` misses by more than [`MISS`].
+    pub samples: Vec<Sample>,
+    pub missed: usize,
+    /// As [`Calibration::line_ns`], of its launches kept.
+    pub line_ns: Vec<[f64; 2]>,
+}
+
+/// A modeled round trip this far from the measured one (relative) is a miss.
+pub const MISS: f64 = 0.05;
 
 /// A second set of one calibration: the launches at another placement's.
 #[derive(Clone, Debug)]
@@ -823,6 +850,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         f
     });
     let other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    let eager_above = match &opts.eager_mpirun {
+        Some(m) => measure_eager_above(opts, m, &mut fit.params, limit, log)?,
+        None => None,
+    };
     Ok(Calibration {
         fit,
         other,
@@ -843,7 +874,123 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         copy_aliased_ns: local.copy_ns.1,
         copying: local.copying,
         oc_fit,
+        eager_above,
     })
+}
+
+/// Sweeps under `mpirun` (a launcher at a higher eager limit), finds its limit, fits its bands
+/// and gives `main` (limit `S`) their eager part above `S` (the model's §10, "both
+/// protocols"). Of its launches, those nearest `main`'s cores are fitted. None where that
+/// launcher shows no higher limit (said in `log`).
+#[allow(non_snake_case)] // the paper's name
+fn measure_eager_above(
+    opts: &Options,
+    mpirun: &[String],
+    main: &mut Params,
+    S: u64,
+    log: &mut dyn FnMut(String),
+) -> Result<Option<EagerAbove>, Error> {
+    let line = mpirun.join(" ");
+    log(format!(
+        "measuring the sizes above S = {S} B eager too, under `{line}`"
+    ));
+    let o = Options {
+        mpirun: mpirun.to_vec(),
+        eager_mpirun: None,
+        ..opts.clone()
+    };
+    let (kept, other) = sweep(&o, log)?;
+    let away = |x: &Swept| match (cores_ns(&x.lines), main.cores) {
+        (Some(a), Some(b)) => (a / b).ln().abs(),
+        _ => 0.0,
+    };
+    let mut swept = kept;
+    if let Some(other) = other.filter(|x| away(x) < away(&swept)) {
+        log("its launches at the main set's placement are the fewer: those are fitted".into());
+        swept = other;
+    }
+    if away(&swept) > OTHER_CORES.ln() {
+        log(format!(
+            "WARNING: the sweep under `{line}` ran on cores {} apart, the set's on {}: its eager \
+             bands above S cost messages at another placement; calibrate again while it holds still",
+            cores_ns(&swept.lines).map_or("?".into(), |c| format!("{c:.0} ns")),
+            main.cores.map_or("?".into(), |c| format!("{c:.0} ns"))
+        ));
+    }
+    swept.samples.sort_by_key(|x| (x.k, x.w_ns as u64));
+    // The higher limit's jump is looked for above S alone, near the limit the library
+    // reports under this launcher where the tracer reads it (as the set's S is): below it
+    // the library has other steps (fast boxes; a step at the default limit's size).
+    let reported = match &opts.tracer {
+        Some(t) if t.exists() => {
+            let quick = Options {
+                launches: 1,
+                ..o.clone()
+            };
+            reported_by_library(&quick, t, log)?.1.map(|(_, b)| b)
+        }
+        _ => None,
+    };
+    let above: Vec<Sample> = (swept.samples.iter())
+        .filter(|x| x.k > S)
+        .cloned()
+        .collect();
+    let near = reported.filter(|&r| fit::eager_jump(&above, Some(r)).is_some());
+    let (_, limit) = eager_limit(&o, &above, near, reported, log)?;
+    if limit <= S || limit == u64::MAX {
+        log(format!(
+            "no eager limit above S = {S} B under `{line}` (found {}): no eager bands above S",
+            match limit {
+                u64::MAX => "none".to_string(),
+                l => format!("{l} B"),
+            }
+        ));
+        return Ok(None);
+    }
+    let Some(f) = banded::fit_bands(&swept.samples, &swept.calls, limit) else {
+        log(format!(
+            "the sweep under `{line}` could not be fitted in bands: no eager bands above S"
+        ));
+        return Ok(None);
+    };
+    let fitted = f.params.as_bands();
+    let mut list = Vec::new();
+    let mut lo = 0;
+    for b in fitted.as_slice() {
+        if b.hi > S && lo < limit {
+            list.push(Band {
+                hi: b.hi.min(limit),
+                ..*b
+            });
+        }
+        lo = b.hi;
+    }
+    *main = main
+        .with_bands(|b| {
+            *b = b.with_eager_above(S, &list)?;
+            Ok(())
+        })
+        .map_err(|e| Error::Io(format!("the eager bands above S: {e}")))?;
+    let at = Params { S: limit, ..*main };
+    let samples: Vec<Sample> = (swept.samples.into_iter())
+        .filter(|x| x.k > S && x.k <= limit)
+        .collect();
+    let missed = (samples.iter())
+        .filter(|x| banded::residual(&at, x).abs() > MISS)
+        .count();
+    log(format!(
+        "{} eager band(s) above S for {S}–{limit} B: {missed} of their {} round trips missed by more than {:.0}%",
+        list.len(),
+        samples.len(),
+        100.0 * MISS
+    ));
+    Ok(Some(EagerAbove {
+        mpirun: line,
+        limit,
+        samples,
+        missed,
+        line_ns: swept.lines,
+    }))
 }
 
 /// The rendezvous jump in `samples` (looked for below `near`, the library's limit where the
@@ -1075,6 +1222,20 @@ pub fn params_file(c: &Calibration) -> String {
     s.push_str(&format!("# oc: {}\n", collectives_finding(c)));
     if let Some((text, _)) = line_finding(&c.line_ns) {
         s.push_str(&format!("# cores: {text}\n"));
+    }
+    if let Some(e) = &c.eager_above {
+        s.push_str(&format!(
+            "# eager_bands: the sizes above S measured eager under `{}` (its eager limit {} B{}); \
+             {} of their {} round trips missed by more than {:.0}%; --S {} predicts a trace \
+             recorded at that limit\n",
+            e.mpirun,
+            e.limit,
+            line_finding(&e.line_ns).map_or(String::new(), |(t, _)| format!(", cores: {t}")),
+            e.missed,
+            e.samples.len(),
+            100.0 * MISS,
+            e.limit
+        ));
     }
     match &c.other {
         None => s.push_str(&crate::model::params_toml(&c.fit.params)),

@@ -300,6 +300,7 @@ mod tests {
             copy_aliased_ns: 0.0,
             copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             oc_fit: None,
+            eager_above: None,
         };
         let svg = chart(&c);
         assert_eq!(svg.matches("<path").count(), 2, "{svg}");

@@ -53,6 +53,13 @@ pub struct CalibrateArgs {
     /// others' are measured again (up to as many more) and left out
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=25))]
     pub launches: u32,
+    /// A second launcher under which the library's eager limit is higher, split at spaces
+    /// (Open MPI's shared memory: "mpirun --mca btl_vader_eager_limit 65536"; over TCP:
+    /// btl_tcp_eager_limit): the sizes between the two limits are measured eager there too,
+    /// and the set keeps their eager bands (`eager_bands`), so that a what-if `--S` above the
+    /// measured limit costs those messages as the library sends them eagerly
+    #[arg(long, value_name = "LAUNCHER")]
+    pub eager_mpirun: Option<String>,
 }
 
 /// Where a file of the tracer's build is looked for when no flag names it: beside this binary
@@ -123,6 +130,8 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
         time_ms: a.time_ms,
         per_octave: a.per_octave,
         launches: a.launches,
+        eager_mpirun: (a.eager_mpirun.as_deref())
+            .map(|m| m.split_whitespace().map(String::from).collect()),
     };
     let c = calibrate::calibrate(&opts, &mut |m| eprintln!("calibrate: {m}"))?;
     let write = |path: &Path, text: String| {
@@ -171,7 +180,7 @@ fn samples_tsv(c: &Calibration) -> String {
 }
 
 /// The fit's quality limit: every round trip within 5% of the model.
-const QUALITY: f64 = 0.05;
+const QUALITY: f64 = calibrate::MISS;
 
 /// What of each band the fit determined and what it assumed (the model's §13), and the
 /// parameters it left at their bound: a fit at its limit, not the machine's value.
@@ -238,6 +247,7 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
     print_warnings(c, p);
     print_eager_limit(c, p);
     print_findings(c, p);
+    print_eager_above(c, p);
     print_second_set(c);
     println!("wrote       {} and {}", toml.display(), svg.display());
 }
@@ -358,6 +368,40 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
 }
 
 /// The set fitted at another placement of the ranks' cores, where calibrate made one.
+/// The eager bands above `S` measured under the second launcher, with their fit's error.
+fn print_eager_above(c: &Calibration, p: &loggps_predict::model::Params) {
+    let (Some(e), Some((lo, list))) = (
+        &c.eager_above,
+        p.bands.as_ref().and_then(|b| b.eager_above()),
+    ) else {
+        return;
+    };
+    println!(
+        "\neager above S = {lo} B, measured eager under `{}` (its eager limit {} B{}): {} of {} round trips missed by more than {:.0}%; \
+         --S {} predicts a trace recorded at that limit",
+        e.mpirun,
+        e.limit,
+        calibrate::line_finding(&e.line_ns).map_or(String::new(), |(t, _)| format!("; cores {t}")),
+        e.missed,
+        e.samples.len(),
+        100.0 * QUALITY,
+        e.limit
+    );
+    let mut from = lo;
+    for b in list {
+        println!(
+            "eager  {:>21}  {:>8.1} {:>8.1} {:>9.4} {:>9.4} {:>9.4}",
+            format!("{} … {}", from + 1, b.hi),
+            b.o,
+            b.L,
+            b.Os,
+            b.Or,
+            b.G
+        );
+        from = b.hi;
+    }
+}
+
 fn print_second_set(c: &Calibration) {
     if let Some(o) = &c.other {
         println!(

@@ -8,6 +8,11 @@ use super::Params;
 /// The most bands a set may have: a machine's protocols are a handful.
 pub const MAX_BANDS: usize = 8;
 
+/// The most eager bands a set may have above its eager limit (the model's §10, "both
+/// protocols"): measured at a higher limit, they cost eager messages there where `--S` moves
+/// the limit up.
+pub const MAX_EAGER_ABOVE: usize = 4;
+
 /// The parameters of the message sizes `lo < k ≤ hi` (`lo` the band before's `hi`, 0 for the
 /// first, which also holds `k = 0`): times in ns, per-byte terms in ns/byte.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -66,11 +71,18 @@ impl Band {
 }
 
 /// One to [`MAX_BANDS`] bands covering every size, their `hi` rising, the last's `u64::MAX`
-/// (in place, so that a parameter set stays `Copy`).
+/// (in place, so that a parameter set stays `Copy`); and up to [`MAX_EAGER_ABOVE`] eager bands
+/// above the eager limit the set was measured at (none: a message above it is costed with its
+/// size's band whichever protocol it takes).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Bands {
     len: u8,
     list: [Band; MAX_BANDS],
+    above_len: u8,
+    /// Where the eager bands above begin (the set's measured `S`, exclusive); `u64::MAX` where
+    /// there are none.
+    above_lo: u64,
+    above: [Band; MAX_EAGER_ABOVE],
 }
 
 impl Bands {
@@ -100,9 +112,50 @@ impl Bands {
         let mut b = Bands {
             len: list.len() as u8,
             list: [Band::default(); MAX_BANDS],
+            above_len: 0,
+            above_lo: u64::MAX,
+            above: [Band::default(); MAX_EAGER_ABOVE],
         };
         b.list[..list.len()].copy_from_slice(list);
         Ok(b)
+    }
+
+    /// These bands with `list` as the eager bands of the sizes `lo < k ≤ list's last hi` (the
+    /// model's §10, "both protocols"): 1 to [`MAX_EAGER_ABOVE`] of them, their `hi` rising
+    /// above `lo`, the last's finite (an eager limit was measured there). An empty `list`
+    /// removes them.
+    pub fn with_eager_above(mut self, lo: u64, list: &[Band]) -> Result<Bands, String> {
+        if list.len() > MAX_EAGER_ABOVE {
+            return Err(format!(
+                "expected at most {MAX_EAGER_ABOVE} eager bands above S, found {}",
+                list.len()
+            ));
+        }
+        let mut prev = lo;
+        for (j, b) in list.iter().enumerate() {
+            if b.hi <= prev {
+                return Err(format!(
+                    "eager band {} above S ends at {} bytes, not above {prev}: they must rise from S = {lo}",
+                    j + 1,
+                    b.hi
+                ));
+            }
+            prev = b.hi;
+        }
+        if prev == u64::MAX {
+            return Err("the last eager band above S must have an end (`hi`: the larger eager limit it was measured at)".into());
+        }
+        self.above_len = list.len() as u8;
+        self.above_lo = if list.is_empty() { u64::MAX } else { lo };
+        self.above = [Band::default(); MAX_EAGER_ABOVE];
+        self.above[..list.len()].copy_from_slice(list);
+        Ok(self)
+    }
+
+    /// `(lo, bands)`: the eager bands above the set's measured eager limit `lo`, where it has
+    /// them.
+    pub fn eager_above(&self) -> Option<(u64, &[Band])> {
+        (self.above_len > 0).then(|| (self.above_lo, &self.above[..self.above_len as usize]))
     }
 
     /// The paper's eight parameters as their two bands (the model's §10): `k ≤ s` with `Gs`,
@@ -137,7 +190,11 @@ impl Bands {
 
     /// Whether some band splits an overhead around its message (the model's §13).
     pub fn split(&self) -> bool {
-        self.as_slice().iter().any(Band::split)
+        self.as_slice().iter().chain(self.above()).any(Band::split)
+    }
+
+    fn above(&self) -> &[Band] {
+        &self.above[..self.above_len as usize]
     }
 
     /// The parameters a band of this set has, of [`BAND_NAMES`]: `Od` and `Op` only where
@@ -158,6 +215,20 @@ impl Bands {
             .unwrap_or(&list[list.len() - 1])
     }
 
+    /// The band of a `k`-byte message under eager limit `S`: an eager message above the
+    /// set's measured limit in its eager band there, where the set has one (the model's §10),
+    /// else [`Bands::of`].
+    #[inline(always)]
+    pub fn at(&self, k: u64, S: u64) -> &Band {
+        if k > self.above_lo
+            && k <= S
+            && let Some(b) = self.above().iter().find(|b| k <= b.hi)
+        {
+            return b;
+        }
+        self.of(k)
+    }
+
     /// The first band: the control messages' (they carry no payload).
     #[inline(always)]
     pub fn first(&self) -> &Band {
@@ -165,18 +236,49 @@ impl Bands {
     }
 
     /// `(lo, band)` of each band, split at `S` where `S` falls inside one (both halves keep its
-    /// parameters): the bands as the model's §10 lists them, `S` an edge.
+    /// parameters): the bands as the model's §10 lists them, `S` an edge; where `S` lies above
+    /// the set's measured limit and the set has eager bands there, they take the sizes up to
+    /// `S` (or their end), as [`Bands::at`] costs them.
     pub fn split_at(&self, S: u64) -> Vec<(u64, Band)> {
-        let mut out = Vec::with_capacity(self.len as usize + 1);
+        let mut out = Vec::with_capacity(self.len as usize + self.above_len as usize + 2);
+        let (from, to) = match self.above().last() {
+            Some(last) if S > self.above_lo => (self.above_lo, S.min(last.hi)),
+            _ => (u64::MAX, u64::MAX),
+        };
+        // Each piece clipped to the sizes its list costs: the main bands outside
+        // `(from, to]`, the eager ones above inside.
+        let mut push = |lo: u64, b: Band| {
+            for (a, z) in [(lo, b.hi.min(from)), (lo.max(to), b.hi)] {
+                if a < z {
+                    out.push((a, Band { hi: z, ..b }));
+                }
+            }
+        };
         let mut lo = 0;
         for &b in self.as_slice() {
             if lo < S && S < b.hi {
-                out.push((lo, Band { hi: S, ..b }));
+                push(lo, Band { hi: S, ..b });
                 lo = S;
             }
-            out.push((lo, b));
+            push(lo, b);
             lo = b.hi;
         }
+        let mut lo = self.above_lo;
+        let mut above: Vec<(u64, Band)> = Vec::new();
+        for &b in self.above() {
+            if from < to && lo < to {
+                above.push((
+                    lo,
+                    Band {
+                        hi: b.hi.min(to),
+                        ..b
+                    },
+                ));
+            }
+            lo = b.hi;
+        }
+        out.extend(above);
+        out.sort_by_key(|(lo, _)| *lo);
         out
     }
 
@@ -184,59 +286,19 @@ impl Bands {
     /// `o`, `L`, `Os`, `Or`, `Od` or `Op`, an `Od` above the send's overhead `T1` or an `Op`
     /// above the receive's `T3` (at the band's smallest size, where they are least), a one-way
     /// transfer `T1 + T2 + T3 − Od − Op` below 0 at either end of a band, or a last band whose
-    /// transfers get cheaper with size (`Os + Or + G < 0`).
+    /// transfers get cheaper with size (`Os + Or + G < 0`). The eager bands above the measured
+    /// limit are held to the same rule.
     pub fn invalid(&self) -> Option<String> {
-        let mut lo = 0;
-        for (j, b) in self.as_slice().iter().enumerate() {
-            let band = format!("band {} ({}–{} B)", j + 1, lo, end(b.hi));
-            for i in [0, 1, 2, 3, 5, 6] {
-                let v = b.get(i);
-                if v.is_nan() || v < 0.0 {
-                    return Some(format!("{band}: {} = {v} must be ≥ 0", BAND_NAMES[i]));
-                }
-            }
-            if !b.G.is_finite() {
-                return Some(format!("{band}: G = {} must be a finite number", b.G));
-            }
-            let first = if j == 0 { 0 } else { lo + 1 };
-            let (t1, t3) = (b.o + first as f64 * b.Os, b.o + first as f64 * b.Or);
-            if b.Od > t1 || b.Op > t3 {
-                let (name, v, t, of) = match b.Od > t1 {
-                    true => ("Od", b.Od, t1, "T1 = o + k·Os, the send's overhead"),
-                    false => ("Op", b.Op, t3, "T3 = o + k·Or, the receive's overhead"),
-                };
-                return Some(format!(
-                    "{band}: {name} = {v} is more than {of} ({t} at {first} B): it is a part of it"
-                ));
-            }
-            let ends = match b.hi {
-                u64::MAX => vec![first],
-                hi => vec![first, hi],
-            };
-            for k in ends {
-                if b.one_way(k) < 0.0 {
-                    return Some(format!(
-                        "{band}: T1 + T2 + T3 − Od − Op = {} at {k} B is negative",
-                        b.one_way(k)
-                    ));
-                }
-            }
-            if b.hi == u64::MAX && b.Os + b.Or + b.G < 0.0 {
-                return Some(format!(
-                    "{band}: Os + Or + G = {} < 0: messages would get cheaper with size",
-                    b.Os + b.Or + b.G
-                ));
-            }
-            lo = b.hi;
-        }
-        None
+        invalid_in(self.as_slice(), 0, "band").or_else(|| {
+            let (lo, list) = self.eager_above()?;
+            invalid_in(list, lo, "eager band above S")
+        })
     }
 
     /// Sets parameter `name` (of [`BAND_NAMES`]) to `v` in every band.
     pub fn set(&mut self, name: &str, v: f64) -> Result<(), String> {
         let i = index(name)?;
-        let n = self.len as usize;
-        self.list[..n].iter_mut().for_each(|b| *b.get_mut(i) = v);
+        self.each_mut().for_each(|b| *b.get_mut(i) = v);
         Ok(())
     }
 
@@ -253,10 +315,64 @@ impl Bands {
     /// Multiplies parameter `name` (of [`BAND_NAMES`]) by `f` in every band.
     pub fn scale(&mut self, name: &str, f: f64) -> Result<(), String> {
         let i = index(name)?;
-        let n = self.len as usize;
-        self.list[..n].iter_mut().for_each(|b| *b.get_mut(i) *= f);
+        self.each_mut().for_each(|b| *b.get_mut(i) *= f);
         Ok(())
     }
+
+    /// Every band, the eager ones above the measured limit too.
+    fn each_mut(&mut self) -> impl Iterator<Item = &mut Band> {
+        let (n, m) = (self.len as usize, self.above_len as usize);
+        self.list[..n].iter_mut().chain(&mut self.above[..m])
+    }
+}
+
+/// [`Bands::invalid`] of `list`, its first band starting above `lo` (0: at 0), each named
+/// `what` and its number.
+fn invalid_in(list: &[Band], lo: u64, what: &str) -> Option<String> {
+    let mut lo = lo;
+    for (j, b) in list.iter().enumerate() {
+        let band = format!("{what} {} ({}–{} B)", j + 1, lo, end(b.hi));
+        for i in [0, 1, 2, 3, 5, 6] {
+            let v = b.get(i);
+            if v.is_nan() || v < 0.0 {
+                return Some(format!("{band}: {} = {v} must be ≥ 0", BAND_NAMES[i]));
+            }
+        }
+        if !b.G.is_finite() {
+            return Some(format!("{band}: G = {} must be a finite number", b.G));
+        }
+        let first = if lo == 0 { 0 } else { lo + 1 };
+        let (t1, t3) = (b.o + first as f64 * b.Os, b.o + first as f64 * b.Or);
+        if b.Od > t1 || b.Op > t3 {
+            let (name, v, t, of) = match b.Od > t1 {
+                true => ("Od", b.Od, t1, "T1 = o + k·Os, the send's overhead"),
+                false => ("Op", b.Op, t3, "T3 = o + k·Or, the receive's overhead"),
+            };
+            return Some(format!(
+                "{band}: {name} = {v} is more than {of} ({t} at {first} B): it is a part of it"
+            ));
+        }
+        let ends = match b.hi {
+            u64::MAX => vec![first],
+            hi => vec![first, hi],
+        };
+        for k in ends {
+            if b.one_way(k) < 0.0 {
+                return Some(format!(
+                    "{band}: T1 + T2 + T3 − Od − Op = {} at {k} B is negative",
+                    b.one_way(k)
+                ));
+            }
+        }
+        if b.hi == u64::MAX && b.Os + b.Or + b.G < 0.0 {
+            return Some(format!(
+                "{band}: Os + Or + G = {} < 0: messages would get cheaper with size",
+                b.Os + b.Or + b.G
+            ));
+        }
+        lo = b.hi;
+    }
+    None
 }
 
 impl std::fmt::Display for Bands {
@@ -282,6 +398,21 @@ impl std::fmt::Display for Bands {
                 write!(f, " Od={:.1} Op={:.1}", b.Od, b.Op)?;
             }
             lo = b.hi;
+        }
+        if let Some((lo, list)) = self.eager_above() {
+            write!(f, "; eager above {lo} B:")?;
+            let mut lo = lo;
+            for b in list {
+                write!(
+                    f,
+                    " {lo}–{} B: o={:.1} L={:.1} Os={:.4} Or={:.4} G={:.4}",
+                    b.hi, b.o, b.L, b.Os, b.Or, b.G
+                )?;
+                if split {
+                    write!(f, " Od={:.1} Op={:.1}", b.Od, b.Op)?;
+                }
+                lo = b.hi;
+            }
         }
         Ok(())
     }
@@ -376,6 +507,138 @@ mod tests {
         );
         assert!(Bands::new(&good[..1]).unwrap_err().contains("no end"));
         assert!(Bands::new(&[good[1]; MAX_BANDS + 1]).is_err());
+    }
+
+    /// A set measured at S = 4040 with eager bands above it to 65480 (the model's §10, "both
+    /// protocols"): a message takes them only where it is eager (`k ≤ S`) and above 4040, up to
+    /// 65480; elsewhere its size's band, as without them. The list split at an `S` shows the
+    /// bands each size is costed with.
+    #[test]
+    fn eager_bands_above_cost_eager_messages_beyond_the_measured_limit() {
+        let main = [
+            band(4040, 300.0, 50.0, 0.1, 0.1, 0.2),
+            band(u64::MAX, 1700.0, 0.0, 0.15, 0.0, 0.05),
+        ];
+        let a = band(16384, 400.0, 10.0, 0.06, 0.07, 0.0);
+        let b = band(65480, 500.0, 20.0, 0.05, 0.05, 0.01);
+        let bands = Bands::new(&main).unwrap();
+        let both = bands.with_eager_above(4040, &[a, b]).unwrap();
+        assert_eq!(both.eager_above(), Some((4040, &[a, b][..])));
+        for (k, S, want) in [
+            (2000, 4040, main[0]),
+            (10_000, 4040, main[1]),
+            (10_000, 65536, a),
+            (16_384, 65536, a),
+            (16_385, 65536, b),
+            (65_480, 65536, b),
+            (65_481, 65536, main[1]),
+            (10_000, 16384, a),
+            (30_000, 16384, main[1]),
+            (2000, 1024, main[0]),
+        ] {
+            assert_eq!(*both.at(k, S), want, "k = {k}, S = {S}");
+            // Without eager bands above, the size's band whatever S.
+            assert_eq!(bands.at(k, S), bands.of(k));
+        }
+        let ends = |S: u64| -> Vec<(u64, u64, f64)> {
+            (both.split_at(S).iter())
+                .map(|(lo, x)| (*lo, x.hi, x.o))
+                .collect()
+        };
+        assert_eq!(ends(4040), [(0, 4040, 300.0), (4040, u64::MAX, 1700.0)]);
+        assert_eq!(
+            ends(10_000),
+            [
+                (0, 4040, 300.0),
+                (4040, 10_000, 400.0),
+                (10_000, u64::MAX, 1700.0)
+            ]
+        );
+        assert_eq!(
+            ends(65536),
+            [
+                (0, 4040, 300.0),
+                (4040, 16384, 400.0),
+                (16384, 65480, 500.0),
+                (65480, 65536, 1700.0),
+                (65536, u64::MAX, 1700.0)
+            ]
+        );
+        assert_eq!(
+            ends(1024),
+            [
+                (0, 1024, 300.0),
+                (1024, 4040, 300.0),
+                (4040, u64::MAX, 1700.0)
+            ]
+        );
+        // Held to the validity rule, named as theirs; malformed lists refused.
+        let bad = bands
+            .with_eager_above(4040, &[Band { Os: -0.1, ..a }, b])
+            .unwrap();
+        let m = bad.invalid().unwrap();
+        assert!(
+            m.starts_with("eager band above S 1 (4040–16384 B): Os = -0.1"),
+            "{m}"
+        );
+        assert!(both.invalid().is_none());
+        assert!(
+            bands
+                .with_eager_above(4040, &[b, a])
+                .unwrap_err()
+                .contains("rise")
+        );
+        assert!(
+            bands
+                .with_eager_above(20_000, &[a])
+                .unwrap_err()
+                .contains("rise")
+        );
+        let open = Band { hi: u64::MAX, ..b };
+        assert!(
+            bands
+                .with_eager_above(4040, &[a, open])
+                .unwrap_err()
+                .contains("an end")
+        );
+        assert!(
+            bands
+                .with_eager_above(4040, &[a; MAX_EAGER_ABOVE + 1])
+                .is_err()
+        );
+        assert_eq!(both.with_eager_above(4040, &[]).unwrap(), bands);
+        // Flags set and scale them as every band.
+        let mut scaled = both;
+        scaled.scale("o", 2.0).unwrap();
+        assert_eq!(scaled.eager_above().unwrap().1[1].o, 1000.0);
+        scaled.set("L", 7.0).unwrap();
+        assert_eq!(scaled.eager_above().unwrap().1[0].L, 7.0);
+    }
+
+    /// Hand-costed: a 10 000-byte eager message of the set above at `S` = 65536 costs `T1 =
+    /// 400 + 10 000·0.06 = 1000`, `T2 = 10 + 0 = 10`, `T3 = 400 + 700 = 1100` (its eager band);
+    /// at the set's own S = 4040 it is rendezvous, its payload `T1 = 1700 + 1500 = 3200`.
+    #[test]
+    fn a_what_if_s_costs_with_the_eager_bands() {
+        let main = [
+            band(4040, 300.0, 50.0, 0.1, 0.1, 0.2),
+            band(u64::MAX, 1700.0, 0.0, 0.15, 0.0, 0.05),
+        ];
+        let a = band(16384, 400.0, 10.0, 0.06, 0.07, 0.0);
+        let both = Bands::new(&main)
+            .unwrap()
+            .with_eager_above(4040, &[a])
+            .unwrap();
+        let own = Params::banded(both, 4040, None);
+        let what_if = Params { S: 65536, ..own };
+        assert!(!what_if.rendezvous(10_000, false) && own.rendezvous(10_000, false));
+        assert_eq!(what_if.t1(10_000), 1000.0);
+        assert_eq!(what_if.t2(10_000), 10.0);
+        assert_eq!(what_if.t3(10_000), 1100.0);
+        assert_eq!(own.t1(10_000), 3200.0);
+        // A one-way eager transfer posted early: T1 + T2 + T3 = 2110 at the what-if.
+        let recv = what_if.recv(10_000, false, 0.0, 0.0);
+        assert_eq!(recv.ret, 2110.0);
     }
 
     #[test]

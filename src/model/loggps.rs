@@ -204,7 +204,7 @@ impl Params {
         match &self.bands {
             None => self.o + k as f64 * self.Os,
             Some(b) => {
-                let x = b.of(k);
+                let x = b.at(k, self.S);
                 x.o + k as f64 * x.Os
             }
         }
@@ -218,7 +218,7 @@ impl Params {
             None if k <= self.s => k as f64 * self.Gs + self.L,
             None => self.s as f64 * self.Gs + (k - self.s) as f64 * self.Gl + self.L,
             Some(b) => {
-                let x = b.of(k);
+                let x = b.at(k, self.S);
                 x.L + k as f64 * x.G
             }
         }
@@ -230,7 +230,7 @@ impl Params {
         match &self.bands {
             None => self.o + k as f64 * self.Or,
             Some(b) => {
-                let x = b.of(k);
+                let x = b.at(k, self.S);
                 x.o + k as f64 * x.Or
             }
         }
@@ -256,7 +256,7 @@ impl Params {
         match &self.bands {
             None => (0.0, 0.0),
             Some(b) => {
-                let x = b.of(k);
+                let x = b.at(k, self.S);
                 (x.Od, x.Op)
             }
         }

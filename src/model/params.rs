@@ -720,6 +720,11 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
     if let Some(bands) = table.get("bands") {
         return banded_of_table(&table, bands, &x);
     }
+    if table.contains_key("eager_bands") {
+        return Err(
+            "`eager_bands` extend a set in bands ([[bands]]), not the paper's parameters".into(),
+        );
+    }
     let p = x.onto(Params::from_named(num, bytes)?);
     // `Od` and `Op` (the model's §13) in the paper's form: its two bands, each with them.
     let mut split = p;
@@ -819,11 +824,13 @@ fn banded_of_table(table: &toml::Table, bands: &toml::Value, x: &Extras) -> Resu
             paper.join(", ")
         ));
     }
-    let p = x.onto(Params::banded(
-        parse_bands(bands)?,
-        byte_count(table, "S")?,
-        x.poll,
-    ));
+    let S = byte_count(table, "S")?;
+    let mut list = Bands::new(&parse_bands(bands, "bands")?)?;
+    if let Some(above) = table.get("eager_bands") {
+        // Eager bands measured above S (the model's §10): they begin at the file's S.
+        list = list.with_eager_above(S, &parse_bands(above, "eager_bands")?)?;
+    }
+    let p = x.onto(Params::banded(list, S, x.poll));
     match p.invalid() {
         Some(why) => Err(format!("invalid parameters: {why}")),
         None => Ok(p),
@@ -877,36 +884,41 @@ pub fn parse_progress(v: &str) -> Result<bool, String> {
     }
 }
 
-/// `[[bands]]` tables: `hi` (bytes; omitted on the last) and [`BAND_NAMES`], each checked.
-fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
+/// `[[bands]]` tables (`key`): `hi` (bytes; omitted on the last) and [`BAND_NAMES`], each
+/// checked; `[[eager_bands]]` have a `hi` each (the last, the larger eager limit).
+fn parse_bands(v: &toml::Value, key: &str) -> Result<Vec<Band>, String> {
     let Some(list) = v.as_array() else {
-        return Err("`bands` must be an array of tables ([[bands]])".into());
+        return Err(format!("`{key}` must be an array of tables ([[{key}]])"));
+    };
+    let (what, open_end) = match key {
+        "bands" => ("band", true),
+        _ => ("eager band", false),
     };
     let mut bands = Vec::with_capacity(list.len());
     for (j, t) in list.iter().enumerate() {
         let Some(t) = t.as_table() else {
-            return Err(format!("band {} must be a table", j + 1));
+            return Err(format!("{what} {} must be a table", j + 1));
         };
         let num = |n: &str| match t.get(n) {
             Some(toml::Value::Float(f)) => Ok(*f),
             Some(toml::Value::Integer(i)) => Ok(*i as f64),
-            Some(v) => Err(format!("band {}: {n} must be a number, found {v}", j + 1)),
+            Some(v) => Err(format!("{what} {}: {n} must be a number, found {v}", j + 1)),
             None => Err(format!(
-                "band {}: {n} is missing (expected hi and all of {}; Od and Op where split)",
+                "{what} {}: {n} is missing (expected hi and all of {}; Od and Op where split)",
                 j + 1,
                 BAND_NAMES[..5].join(", ")
             )),
         };
-        let last = j + 1 == list.len();
+        let last = open_end && j + 1 == list.len();
         let hi = match t.get("hi") {
             None if last => u64::MAX,
             Some(toml::Value::Integer(i)) if *i >= 0 && !last => *i as u64,
             Some(_) if last => {
-                return Err(format!("band {}: the last band has no `hi`", j + 1));
+                return Err(format!("{what} {}: the last band has no `hi`", j + 1));
             }
             v => {
                 return Err(format!(
-                    "band {}: hi must be a non-negative integer number of bytes, found {}",
+                    "{what} {}: hi must be a non-negative integer number of bytes, found {}",
                     j + 1,
                     v.map_or("nothing".into(), |v| v.to_string())
                 ));
@@ -917,7 +929,7 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
             .find(|k| *k != "hi" && !BAND_NAMES.contains(&k.as_str()))
         {
             return Err(format!(
-                "band {}: unknown key `{k}` (expected hi, {})",
+                "{what} {}: unknown key `{k}` (expected hi, {})",
                 j + 1,
                 BAND_NAMES.join(", ")
             ));
@@ -938,7 +950,7 @@ fn parse_bands(v: &toml::Value) -> Result<Bands, String> {
             Op: split("Op")?,
         });
     }
-    Bands::new(&bands)
+    Ok(bands)
 }
 
 /// Writes parameters as the TOML [`parse_params_toml`] reads.
@@ -962,8 +974,11 @@ pub fn params_toml(p: &Params) -> String {
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",
             p.S
         );
-        for band in b.as_slice() {
-            out += "\n[[bands]]\n";
+        let above = b.eager_above().map_or(&[][..], |(_, l)| l);
+        let tables = (b.as_slice().iter().map(|x| ("bands", x)))
+            .chain(above.iter().map(|x| ("eager_bands", x)));
+        for (key, band) in tables {
+            out += &format!("\n[[{key}]]\n");
             if band.hi != u64::MAX {
                 out += &format!("hi = {}\n", band.hi);
             }
@@ -993,6 +1008,7 @@ pub fn param_sets_toml(sets: &[Params]) -> String {
             match line {
                 "[params]" => {}
                 "[[bands]]" => out += "[[set.bands]]\n",
+                "[[eager_bands]]" => out += "[[set.eager_bands]]\n",
                 l if l.starts_with("# LogGPS") => {}
                 l => {
                     out += l;
@@ -1092,6 +1108,53 @@ mod tests {
                 .contains("\"node\" or \"network\"")
         );
         assert!(parse_param_sets(&format!("L = 1\n{text}")).is_err());
+    }
+
+    /// Eager bands above S (the model's §10, "both protocols") go through a file of one set
+    /// and of several exactly, start at the file's S, and are refused where malformed or
+    /// beside the paper's form.
+    #[test]
+    fn eager_bands_travel_through_files() {
+        let banded = Params::banded(myrinet().as_bands(), myrinet().S, None);
+        let above = Band {
+            hi: 65536,
+            o: 400.0,
+            L: 10.0,
+            Os: 0.06,
+            Or: 0.07,
+            ..Band::default()
+        };
+        let both = banded
+            .with_bands(|b| {
+                *b = b.with_eager_above(banded.S, &[above])?;
+                Ok(())
+            })
+            .unwrap();
+        let text = params_toml(&both);
+        assert!(
+            text.contains("\n[[eager_bands]]\nhi = 65536\no = 400.0\n"),
+            "{text}"
+        );
+        assert_eq!(parse_params_toml(&text).unwrap(), both);
+        let node = Params {
+            class: Some(Class::Node),
+            cores: Some(92.0),
+            ..both
+        };
+        let network = Params {
+            class: Some(Class::Network),
+            ..myrinet()
+        };
+        let sets = param_sets_toml(&[node, network]);
+        assert!(sets.contains("[[set.eager_bands]]"), "{sets}");
+        assert_eq!(parse_param_sets(&sets).unwrap(), vec![node, network]);
+        let e = parse_params_toml(&text.replace("hi = 65536\n", "")).unwrap_err();
+        assert!(e.contains("eager band 1: hi must be"), "{e}");
+        let e = parse_params_toml(&text.replace("hi = 65536", "hi = 100")).unwrap_err();
+        assert!(e.contains("rise from S = 16383"), "{e}");
+        let paper = format!("{}\n[[eager_bands]]\nhi = 65536\n", params_toml(&myrinet()));
+        let e = parse_params_toml(&paper.replace("[params]\n", "")).unwrap_err();
+        assert!(e.contains("extend a set in bands"), "{e}");
     }
 
     #[test]

@@ -1236,6 +1236,51 @@ mod tests {
         }
     }
 
+    /// Eager bands above S (the model's §10) travel with a set in both encodings (the binary
+    /// one's flag 6), as text `eager_bands=LO;HI:…`, and are refused malformed.
+    #[test]
+    fn eager_bands_travel_with_the_parameters() {
+        let line = "params bands=100:1:2:0.1:0.2:0.3;inf:5:6:0.4:0.5:0.6 \
+                    eager_bands=100;1000:3:4:0.05:0.06:0.07:0:0;4000:3:5:0.04:0.05:0.06:1:0.5 S=100 gamma=0.25";
+        let text = format!("loggps-trace 1\nranks 1\n{line}\n0 MPI_Init 0 1\n");
+        let t = parse("t.txt", text.as_bytes()).unwrap();
+        let p = t.meta.params.unwrap();
+        let (lo, above) = p
+            .bands
+            .unwrap()
+            .eager_above()
+            .map(|(l, a)| (l, a.to_vec()))
+            .unwrap();
+        assert_eq!(
+            (lo, above.len(), above[1].hi, above[1].Od),
+            (100, 2, 4000, 1.0)
+        );
+        assert_eq!(
+            p.t1(500),
+            5.0 + 500.0 * 0.4,
+            "rendezvous at S = 100: its band"
+        );
+        assert_eq!(Params { S: 4000, ..p }.t1(500), 3.0 + 500.0 * 0.05);
+        let mut bin = Vec::new();
+        binary::write(&t, &mut bin, true).unwrap();
+        assert_eq!(parse("t.bin", &bin).unwrap().meta.params, t.meta.params);
+        let mut again = Vec::new();
+        text::write(&t, &mut again).unwrap();
+        let again = String::from_utf8(again).unwrap();
+        assert_eq!(
+            parse("t.txt", again.as_bytes()).unwrap().meta.params,
+            t.meta.params
+        );
+        for bad in [
+            "eager_bands=x;1000:3:4:0.05:0.06:0.07",
+            "eager_bands=2000;1000:3:4:0.05:0.06:0.07",
+        ] {
+            let text = text.replace(line.split(' ').nth(2).unwrap(), bad);
+            let e = parse("t.txt", text.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains("eager_bands") || e.contains("rise"), "{e}");
+        }
+    }
+
     #[test]
     fn poll_travels_with_the_parameters() {
         for (line, poll) in [(" poll=30.5", Some(30.5)), ("", None)] {

@@ -578,7 +578,16 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         }
         true => matches!(
             k,
-            "bands" | "S" | "poll" | "gamma" | "oc" | "copy" | "cores" | "progress" | "class"
+            "bands"
+                | "eager_bands"
+                | "S"
+                | "poll"
+                | "gamma"
+                | "oc"
+                | "copy"
+                | "cores"
+                | "progress"
+                | "class"
         ),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
@@ -589,7 +598,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             ),
             true => {
                 format!(
-                    "expected params bands= S= poll= gamma= oc= copy= cores= progress= class= with bands, found `{k}`"
+                    "expected params bands= eager_bands= S= poll= gamma= oc= copy= cores= progress= class= with bands, found `{k}`"
                 )
             }
         });
@@ -622,7 +631,15 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Err(_) => false,
     };
     if banded {
-        let bands = parse_bands(get("bands")?)?;
+        let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
+        if let Ok(v) = get("eager_bands") {
+            // `LO;HI:o:L:Os:Or:G[:Od:Op];…`: the eager bands above the measured limit LO.
+            let (lo, list) = v.split_once(';').unwrap_or((v, ""));
+            let lo = lo.parse::<u64>().map_err(|_| {
+                format!("expected eager_bands=LO;HI:o:L:Os:Or:G[:Od:Op];…, found `{v}`")
+            })?;
+            bands = bands.with_eager_above(lo, &parse_bands(list)?)?;
+        }
         return Ok(Params {
             gamma,
             oc,
@@ -647,7 +664,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
 
 /// `bands=HI:o:L:Os:Or:G;…` of a `params` line, the last band's `HI` `inf`; each band may end
 /// with `:Od:Op` (the model's §13).
-fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
+fn parse_bands(v: &str) -> Result<Vec<crate::model::Band>, String> {
     let band = |b: &str| -> Option<crate::model::Band> {
         let f: Vec<&str> = b.split(':').collect();
         let (hi, o, l, os, or, g, od, op) = match f[..] {
@@ -671,9 +688,7 @@ fn parse_bands(v: &str) -> Result<crate::model::Bands, String> {
         })
     };
     let list: Option<Vec<_>> = v.split(';').map(band).collect();
-    let list =
-        list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G[:Od:Op];…, found `{v}`"))?;
-    crate::model::Bands::new(&list)
+    list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G[:Od:Op];…, found `{v}`"))
 }
 
 /// The ` poll=NS gamma=NS_PER_BYTE oc=NS progress=calls` that end a `params` line, each where
@@ -694,9 +709,19 @@ fn extras_fields(p: &Params) -> String {
             .map_or(String::new(), |c| format!(" class={}", c.name()))
 }
 
-/// A set's `bands=` value (see [`parse_bands`]).
+/// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has
+/// eager bands above its measured limit `LO` (the model's §10).
 fn bands_field(bands: &crate::model::Bands) -> String {
-    let each = bands.as_slice().iter().map(|b| {
+    let mut out = band_list_field(bands, bands.as_slice());
+    if let Some((lo, list)) = bands.eager_above() {
+        out += &format!(" eager_bands={lo};{}", band_list_field(bands, list));
+    }
+    out
+}
+
+/// `HI:o:L:Os:Or:G[:Od:Op];…` of `list`, bands of `bands`.
+fn band_list_field(bands: &crate::model::Bands, list: &[crate::model::Band]) -> String {
+    let each = list.iter().map(|b| {
         let hi = match b.hi {
             u64::MAX => "inf".to_string(),
             hi => hi.to_string(),

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # What-if on the eager limit, measured (the paper's Table 7 method on code where `S` matters):
 # the communication-bound programs of tracer/bench/commbound.c traced RUNS times (5 unless set)
-# under Open MPI's default shared-memory eager limit and under `btl_vader_eager_limit` 65536,
-# each calibrated at its own limit first. A trace taken at the default is predicted with its
-# calibration and `--S 65536` against the runs made at 65536, and the reverse (`--S` the
-# default calibration's measured limit); beside them, each trace with its own calibration. It
-# prints the median errors, the measured runtimes' medians and ranges, and the runs' cache-line
-# figures (runs at another placement than the calibrations' are predicted at other costs: see
-# tests/apps/run.sh); nothing is asserted. Figures go to tests/bench/RESULTS.md by hand.
+# under Open MPI's default shared-memory eager limit and under `btl_vader_eager_limit` 65536.
+# One calibration measures both protocols between the two limits (`calibrate --eager-mpirun`:
+# its set's S is the default's, its eager bands above S reach the higher limit E). Each trace
+# is predicted at its own limit (`own`: S, or --S E for the traces at 65536) and at the other
+# (`what-if`: --S E for the default traces, against the runs made at 65536, and --S S the
+# reverse); `one protocol`: the default traces' what-if with the eager bands above S taken out
+# of the set (each size costed by the protocol it was measured under, as before them). It
+# prints the median errors, the measured runtimes' medians and ranges, and the runs'
+# cache-line figures (runs at another placement than the calibration's are predicted at other
+# costs: see tests/apps/run.sh); nothing is asserted. Figures go to tests/bench/RESULTS.md by
+# hand.
 #
-#   tests/bench/whatif.sh                       # about 3 minutes
+#   tests/bench/whatif.sh                       # about 2 minutes
 #   RUNS=7 PROGRAMS="pingpong halo" KEEP=/tmp/whatif tests/bench/whatif.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,13 +31,16 @@ BIG=65536
 DEFAULT=(mpirun.openmpi)
 EAGER=(mpirun.openmpi --mca btl_vader_eager_limit "$BIG")
 
-echo "== calibrating at the default eager limit and at $BIG"
-"$BIN" calibrate --mpirun "${DEFAULT[*]}" -o "$W/default.toml" > "$W/default.log" 2>&1 ||
-  { cat "$W/default.log"; exit 1; }
-"$BIN" calibrate --mpirun "${EAGER[*]}" -o "$W/eager.toml" > "$W/eager.log" 2>&1 ||
-  { cat "$W/eager.log"; exit 1; }
-grep -E '^(fit|cores|eager limit|WARNING)' "$W/default.log" "$W/eager.log" | sed 's/^/  /'
-S_DEFAULT=$(sed -n 's/^S = //p' "$W/default.toml")
+echo "== calibrating at the default eager limit, the sizes up to $BIG eager too"
+"$BIN" calibrate --mpirun "${DEFAULT[*]}" --eager-mpirun "${EAGER[*]}" -o "$W/both.toml" \
+  > "$W/both.log" 2>&1 || { cat "$W/both.log"; exit 1; }
+grep -E '^(fit|cores|eager|WARNING)' "$W/both.log" | sed 's/^/  /'
+S=$(sed -n 's/^S = //p' "$W/both.toml")
+E=$(awk '/^\[\[eager_bands\]\]/ {e = 1} e && /^hi = / {hi = $3} END {print hi}' "$W/both.toml")
+[[ -n $E ]] || { echo "the calibration found no eager limit above S = $S: no eager bands"; exit 1; }
+# The same set without its eager bands above S: each size by the protocol it was measured under.
+awk '/^\[\[eager_bands\]\]/ {skip = 1; next} /^\[/ {skip = 0} !skip' "$W/both.toml" > "$W/one.toml"
+echo "  S = $S B, eager bands above it to E = $E B"
 
 # trace LAUNCHER... -- NAME PROGRAM: one traced run into $W/NAME.bin.
 trace() {
@@ -56,26 +63,27 @@ source "$ROOT/tests/bench/common.sh"
 # err PREDICTED MEASURED: the error, %.
 err() { awk -v p="$1" -v m="$2" 'BEGIN {printf "%+.1f", 100 * (p - m) / m}'; }
 
-printf '\n%-12s %-8s %10s %16s %8s %9s %14s %s\n' program limit measured_s measured_min..max own_% what_if_% what_if_vs_s "cores ns"
+printf '\n%-12s %-8s %10s %16s %8s %9s %13s %s\n' program limit measured_s measured_min..max own_% what_if_% one_protocol_% "cores ns"
 for prog in $PROGRAMS; do
   : > "$W/$prog.tsv"
   for i in $(seq "$RUNS"); do
     trace "${DEFAULT[@]}" -- "d-$prog-$i" "$prog"
     trace "${EAGER[@]}" -- "e-$prog-$i" "$prog"
     d=$W/d-$prog-$i.bin e=$W/e-$prog-$i.bin
-    # measured, own prediction, what-if prediction, cores: a line a trace
-    echo "d $(measured "$d") $(predicted "$d" --params "$W/default.toml") $(predicted "$d" --params "$W/default.toml" --S "$BIG") $(cores "$d")" >> "$W/$prog.tsv"
-    echo "e $(measured "$e") $(predicted "$e" --params "$W/eager.toml") $(predicted "$e" --params "$W/eager.toml" --S "$S_DEFAULT") $(cores "$e")" >> "$W/$prog.tsv"
+    # measured, own prediction, what-if, what-if with one protocol a size, cores: a line a trace
+    echo "d $(measured "$d") $(predicted "$d" --params "$W/both.toml") $(predicted "$d" --params "$W/both.toml" --S "$E") $(predicted "$d" --params "$W/one.toml" --S "$E") $(cores "$d")" >> "$W/$prog.tsv"
+    echo "e $(measured "$e") $(predicted "$e" --params "$W/both.toml" --S "$E") $(predicted "$e" --params "$W/both.toml" --S "$S") - $(cores "$e")" >> "$W/$prog.tsv"
   done
   col() { awk -v k="$1" -v c="$2" '$1 == k {print $c}' "$W/$prog.tsv"; }
   for k in d e; do
     other=$([[ $k == d ]] && echo e || echo d)
     m=$(col $k 2 | median) mo=$(col $other 2 | median)
     own=$(col $k 3 | median) what=$(col $k 4 | median)
-    printf '%-12s %-8s %10.4f %16s %8s %9s %14s %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
-      "$m" "$(col $k 2 | range)" "$(err "$own" "$m")" "$(err "$what" "$mo")" \
-      "$([[ $k == d ]] && echo "--S $BIG" || echo "--S $S_DEFAULT")" "$(col $k 5 | paste -sd' ')"
+    one=$([[ $k == d ]] && err "$(col $k 5 | median)" "$mo" || echo -)
+    printf '%-12s %-8s %10.4f %16s %8s %9s %13s %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
+      "$m" "$(col $k 2 | range)" "$(err "$own" "$m")" "$(err "$what" "$mo")" "$one" "$(col $k 6 | paste -sd' ')"
   done
 done
-echo "own_%: each limit's traces with their own calibration; what_if_%: the same traces predicted with"
-echo "the other limit as --S, against the medians of the runs made at that limit (medians of predictions)"
+echo "own_%: each limit's traces at their own limit (default: S = $S; $BIG: --S $E); what_if_%: at the other"
+echo "limit, against the medians of the runs made there; one_protocol_%: the default traces' what-if"
+echo "without the eager bands above S (medians of predictions)"

@@ -13,8 +13,34 @@ pub(super) fn params(input: &[u8]) -> Res<'_, Params> {
 }
 
 /// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, then the
-/// [`extras`]; flag 5's (`split`) with `2 × f64 Od Op` after each band's `G` (the model's §13).
-pub(super) fn banded(input: &[u8], split: bool) -> Res<'_, Params> {
+/// [`extras`]; flag 5's (`split`) with `2 × f64 Od Op` after each band's `G` (the model's §13);
+/// flag 6's (`above`) as flag 5's with, after the bands, `u64 lo`, `u8 m` and `m` bands as
+/// flag 5's: the eager bands above the measured limit `lo` (the model's §10).
+pub(super) fn banded(input: &[u8], split: bool, above: bool) -> Res<'_, Params> {
+    let (input, list) = band_list(input, split)?;
+    let bands = match Bands::new(&list) {
+        Ok(b) => b,
+        Err(why) => return fail(input, format!("valid bands ({why})")),
+    };
+    let (input, bands) = match above {
+        false => (input, bands),
+        true => {
+            let (input, lo) = le_u64(input)?;
+            let (input, list) = band_list(input, split)?;
+            match bands.with_eager_above(lo, &list) {
+                Ok(b) => (input, b),
+                Err(why) => return fail(input, format!("valid eager bands above S ({why})")),
+            }
+        }
+    };
+    let (input, s) = le_u64(input)?;
+    let (input, x) = extras(input)?;
+    let poll = x.poll;
+    Ok((input, x.on(Params::banded(bands, s, poll))))
+}
+
+/// `u8 n` and `n` bands, each `u64 hi`, `5 × f64 o L Os Or G` and where `split` `2 × f64 Od Op`.
+fn band_list(input: &[u8], split: bool) -> Res<'_, Vec<Band>> {
     let (mut input, n) = le_u8(input)?;
     let mut list = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -36,14 +62,7 @@ pub(super) fn banded(input: &[u8], split: bool) -> Res<'_, Params> {
         });
         input = rest;
     }
-    let bands = match Bands::new(&list) {
-        Ok(b) => b,
-        Err(why) => return fail(input, format!("valid bands ({why})")),
-    };
-    let (input, s) = le_u64(input)?;
-    let (input, x) = extras(input)?;
-    let poll = x.poll;
-    Ok((input, x.on(Params::banded(bands, s, poll))))
+    Ok((input, list))
 }
 
 /// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
@@ -168,7 +187,7 @@ pub(super) fn class(input: &[u8]) -> Res<'_, Option<Class>> {
 
 /// A parameter set after its flag (0: none).
 pub(super) fn set(input: &[u8]) -> Res<'_, Option<Params>> {
-    let (input, has_params) = expect("the parameters flag (0 to 5)", le_u8)(input)?;
+    let (input, has_params) = expect("the parameters flag (0 to 6)", le_u8)(input)?;
     let (input, params) = match has_params {
         0 => (input, None),
         1 => {
@@ -181,18 +200,23 @@ pub(super) fn set(input: &[u8]) -> Res<'_, Option<Params>> {
             let poll = Some(poll);
             (input, Some(Params { poll, ..p }))
         }
-        3 => expect("LogGPS parameters in bands", |i| banded(i, false))(input)
+        3 => expect("LogGPS parameters in bands", |i| banded(i, false, false))(input)
             .map(|(i, p)| (i, Some(p)))?,
         5 => expect("LogGPS parameters in bands with Od and Op", |i| {
-            banded(i, true)
+            banded(i, true, false)
         })(input)
+        .map(|(i, p)| (i, Some(p)))?,
+        6 => expect(
+            "LogGPS parameters in bands with Od, Op and eager bands above S",
+            |i| banded(i, true, true),
+        )(input)
         .map(|(i, p)| (i, Some(p)))?,
         4 => {
             let (input, p) = expect("LogGPS parameters (6 × f64, 2 × u64)", params)(input)?;
             let (input, x) = expect("the optional parameters", extras)(input)?;
             (input, Some(x.on(p)))
         }
-        v => return fail(input, format!("the parameters flag 0 to 5, found {v}")),
+        v => return fail(input, format!("the parameters flag 0 to 6, found {v}")),
     };
     Ok((input, params))
 }
@@ -210,14 +234,31 @@ pub(super) fn class_code(c: Option<Class>) -> u8 {
 pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
     match params {
         Some(p) if let Some(b) = &p.bands => {
-            // 3: bands, 5: bands with Od and Op (written only where a band has them).
-            j.push(if b.split() { 5 } else { 3 });
-            j.push(b.as_slice().len() as u8);
-            for band in b.as_slice() {
-                j.extend_from_slice(&band.hi.to_le_bytes());
-                for i in 0..b.names().len() {
-                    j.extend_from_slice(&band.get(i).to_le_bytes());
+            // 3: bands, 5: bands with Od and Op (written only where a band has them), 6: and
+            // eager bands above S (only where the set has them), every band with Od and Op.
+            let above = b.eager_above();
+            j.push(match (above, b.split()) {
+                (Some(_), _) => 6,
+                (None, true) => 5,
+                (None, false) => 3,
+            });
+            let names = match above {
+                Some(_) => crate::model::BAND_NAMES.len(),
+                None => b.names().len(),
+            };
+            let put = |j: &mut Vec<u8>, list: &[Band]| {
+                j.push(list.len() as u8);
+                for band in list {
+                    j.extend_from_slice(&band.hi.to_le_bytes());
+                    for i in 0..names {
+                        j.extend_from_slice(&band.get(i).to_le_bytes());
+                    }
                 }
+            };
+            put(j, b.as_slice());
+            if let Some((lo, list)) = above {
+                j.extend_from_slice(&lo.to_le_bytes());
+                put(j, list);
             }
             j.extend_from_slice(&p.S.to_le_bytes());
             put_extras(j, p);
