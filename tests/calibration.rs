@@ -22,8 +22,15 @@ fn build_dir() -> Option<PathBuf> {
     ready.then_some(dir)
 }
 
-/// Calibrates with `extra_env` and returns (S from the TOML, the command's stdout).
-fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, String) {
+/// Calibrates with `extra_env` (and `--eager-mpirun` where `eager` names a launcher) and
+/// returns (S from the TOML, the command's stdout, the higher limit its eager bands above S
+/// end at, if any).
+fn calibrate(
+    dir: &Path,
+    max_bytes: u64,
+    extra_env: &[(&str, &str)],
+    eager: Option<&str>,
+) -> (u64, String, Option<u64>) {
     let out_dir = tempfile::tempdir().unwrap();
     let toml = out_dir.path().join("p.toml");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_loggps-predict"));
@@ -50,6 +57,9 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
     .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     for (k, v) in extra_env {
         cmd.env(k, v);
+    }
+    if let Some(m) = eager {
+        cmd.args(["--eager-mpirun", m]);
     }
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -131,23 +141,33 @@ fn calibrate(dir: &Path, max_bytes: u64, extra_env: &[(&str, &str)]) -> (u64, St
         text.contains("# copies: a 16384-byte memcpy takes"),
         "{text}"
     );
-    (p.S, stdout)
+    let above = bands.eager_above().map(|(lo, list)| {
+        assert_eq!(lo, p.S, "{text}");
+        assert!(text.contains("eager_bands]]"), "{text}");
+        list.last().unwrap().hi
+    });
+    (p.S, stdout, above)
 }
 
-/// Calibrates until S falls in `range`, at most three times: each attempt is a real measurement
-/// on a shared machine, and Open MPI picks its paths per launch, so one attempt in a few can miss
-/// with this short sweep. A calibration that is wrong every time still fails. Returns the last S
-/// and output.
+/// Calibrates until S falls in `range` (and the eager bands above it end in `above`, where
+/// given), at most three times: each attempt is a real measurement on a shared machine, and
+/// Open MPI picks its paths per launch, so one attempt in a few can miss with this short sweep.
+/// A calibration that is wrong every time still fails. Returns the last S, output and end of
+/// the eager bands above S.
 fn calibrate_until(
     dir: &Path,
     max_bytes: u64,
     env: &[(&str, &str)],
     range: std::ops::RangeInclusive<u64>,
-) -> (u64, String) {
-    let mut last = (0, String::new());
+    above: Option<(&str, std::ops::RangeInclusive<u64>)>,
+) -> (u64, String, Option<u64>) {
+    let mut last = (0, String::new(), None);
     for attempt in 1..=3 {
-        last = calibrate(dir, max_bytes, env);
-        if range.contains(&last.0) {
+        last = calibrate(dir, max_bytes, env, above.as_ref().map(|a| a.0));
+        let above_ok = above
+            .as_ref()
+            .is_none_or(|(_, r)| last.2.is_some_and(|e| r.contains(&e)));
+        if range.contains(&last.0) && above_ok {
             return last;
         }
         eprintln!(
@@ -164,20 +184,33 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         eprintln!("skipped: tracer/build-openmpi is not built (make -C tracer MPI=openmpi)");
         return;
     };
-    let (s, out) = calibrate_until(&dir, 1 << 18, &[], 4096 - 256..=4096);
+    // The default limit, with the sizes up to the raised one measured eager too (the model's
+    // §10, "both protocols"): the set's eager bands above S end at the raised limit.
+    let raised = "mpirun.openmpi --mca btl_vader_eager_limit 65536";
+    let (s, out, above) = calibrate_until(
+        &dir,
+        1 << 18,
+        &[],
+        4096 - 256..=4096,
+        Some((raised, 65536 - 256..=65536)),
+    );
     assert!(
         (4096 - 256..=4096).contains(&s),
         "default limit: S = {s}\n{out}"
     );
+    let e = above.unwrap_or_else(|| panic!("no eager bands above S:\n{out}"));
+    assert!((65536 - 256..=65536).contains(&e), "eager above S to {e}\n{out}");
+    assert!(out.contains(&format!("--S {e} predicts a trace recorded")), "{out}");
     assert!(
         out.contains("agrees with btl_vader_eager_limit = 4096"),
         "{out}"
     );
-    let (s, out) = calibrate_until(
+    let (s, out, _) = calibrate_until(
         &dir,
         1 << 19,
         &[("OMPI_MCA_btl_vader_eager_limit", "65536")],
         65536 - 256..=65536,
+        None,
     );
     assert!(
         (65536 - 256..=65536).contains(&s),
