@@ -199,8 +199,14 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         "default limit: S = {s}\n{out}"
     );
     let e = above.unwrap_or_else(|| panic!("no eager bands above S:\n{out}"));
-    assert!((65536 - 256..=65536).contains(&e), "eager above S to {e}\n{out}");
-    assert!(out.contains(&format!("--S {e} predicts a trace recorded")), "{out}");
+    assert!(
+        (65536 - 256..=65536).contains(&e),
+        "eager above S to {e}\n{out}"
+    );
+    assert!(
+        out.contains(&format!("--S {e} predicts a trace recorded")),
+        "{out}"
+    );
     assert!(
         out.contains("agrees with btl_vader_eager_limit = 4096"),
         "{out}"

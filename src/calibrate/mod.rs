@@ -11,7 +11,7 @@ pub mod svg;
 
 use crate::error::Error;
 use crate::model::{Band, Class, Params};
-use crate::trace::OTHER_CORES;
+use crate::trace::{OTHER_CORES, library};
 use banded::BandedFit;
 use fit::{Calls, Sample};
 use launch::{RTT_DONE, TRACE_DONE, launch};
@@ -116,6 +116,8 @@ pub struct EagerAbove {
     pub missed: usize,
     /// As [`Calibration::line_ns`], of its launches kept.
     pub line_ns: Vec<[f64; 2]>,
+    /// The eager limit the library reports under that launcher (None: not read).
+    pub reported: Option<u64>,
 }
 
 /// A modeled round trip this far from the measured one (relative) is a miss.
@@ -850,8 +852,13 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         f
     });
     let other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
+    // the set's S agrees with the limit the library reports.
+    let header = reported_limit
+        .filter(|&r| r >= limit && r - limit <= library::HEADER_BYTES)
+        .map(|r| r - limit);
     let eager_above = match &opts.eager_mpirun {
-        Some(m) => measure_eager_above(opts, m, &mut fit.params, limit, log)?,
+        Some(m) => measure_eager_above(opts, m, &mut fit.params, (limit, header), log)?,
         None => None,
     };
     Ok(Calibration {
@@ -880,14 +887,16 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
 
 /// Sweeps under `mpirun` (a launcher at a higher eager limit), finds its limit, fits its bands
 /// and gives `main` (limit `S`) their eager part above `S` (the model's §10, "both
-/// protocols"). Of its launches, those nearest `main`'s cores are fitted. None where that
-/// launcher shows no higher limit (said in `log`).
+/// protocols"). Of its launches, those nearest `main`'s cores are fitted. The higher limit
+/// is the jump its round trips show where it lies within the library's header of the limit
+/// the library reports, else that limit less `header` (the one `S` showed: one library counts
+/// one header), said in `log`. None where that launcher shows no higher limit.
 #[allow(non_snake_case)] // the paper's name
 fn measure_eager_above(
     opts: &Options,
     mpirun: &[String],
     main: &mut Params,
-    S: u64,
+    (S, header): (u64, Option<u64>),
     log: &mut dyn FnMut(String),
 ) -> Result<Option<EagerAbove>, Error> {
     let line = mpirun.join(" ");
@@ -936,7 +945,19 @@ fn measure_eager_above(
         .cloned()
         .collect();
     let near = reported.filter(|&r| fit::eager_jump(&above, Some(r)).is_some());
-    let (_, limit) = eager_limit(&o, &above, near, reported, log)?;
+    let (_, mut limit) = eager_limit(&o, &above, near, reported, log)?;
+    if let (Some(r), Some(h)) = (reported, header)
+        && r > S + h
+        && !(r.saturating_sub(library::HEADER_BYTES)..=r).contains(&limit)
+    {
+        log(format!(
+            "the jump placed at {limit} B is not within {} B of the limit the library reports \
+             ({r} B): taken as {} B, that limit less the {h} B header S showed",
+            library::HEADER_BYTES,
+            r - h
+        ));
+        limit = r - h;
+    }
     if limit <= S || limit == u64::MAX {
         log(format!(
             "no eager limit above S = {S} B under `{line}` (found {}): no eager bands above S",
@@ -990,6 +1011,7 @@ fn measure_eager_above(
         samples,
         missed,
         line_ns: swept.lines,
+        reported,
     }))
 }
 
@@ -1008,8 +1030,9 @@ fn eager_limit(
     if let Some(bracket) = fit::eager_jump(samples, near) {
         // Within the bracket, the jump is where fit::eager_jump finds it among all samples
         // measured there: robust to a probe that took a fast or a slow path.
-        let narrow =
-            |_lo: u64, _hi: u64, _probe: &[u64], batch: &[Sample]| fit::eager_jump(batch, None);
+        let narrow = |lo: u64, hi: u64, _probe: &[u64], batch: &[Sample]| {
+            fit::eager_jump(batch, None).filter(|&(l, h)| holds_the_jump(batch, (lo, hi), (l, h)))
+        };
         // The probes only place the jump: measured in one launch each, on whichever path that
         // launch took, they are not fitted.
         let (lo, hi) = refine(opts, bracket, &imbalances(opts), &narrow, log)?;
@@ -1046,6 +1069,23 @@ fn eager_limit(
         }
     };
     Ok((jump, limit))
+}
+
+/// Whether the sizes `(l, h)` of `batch` take at least half of the step its round trips at
+/// `w = 0` make across `(lo, hi)`: a jump found among one launch's probes where its round trips
+/// barely move (a fast or slow path of that launch scored as one) is not the rendezvous.
+fn holds_the_jump(batch: &[Sample], (lo, hi): (u64, u64), (l, h): (u64, u64)) -> bool {
+    let at = |k: u64| {
+        let v: Vec<f64> = (batch.iter())
+            .filter(|x| x.k == k && x.w_ns == 0.0)
+            .map(|x| x.rtt_ns)
+            .collect();
+        (!v.is_empty()).then(|| fit::median(&v))
+    };
+    match (at(lo), at(hi), at(l), at(h)) {
+        (Some(a), Some(b), Some(c), Some(d)) => d - c >= 0.5 * (b - a),
+        _ => true,
+    }
 }
 
 /// `oc` fitted to the traced loops of collectives (`probe`; none where there are none, or
@@ -1225,11 +1265,13 @@ pub fn params_file(c: &Calibration) -> String {
     }
     if let Some(e) = &c.eager_above {
         s.push_str(&format!(
-            "# eager_bands: the sizes above S measured eager under `{}` (its eager limit {} B{}); \
+            "# eager_bands: the sizes above S measured eager under `{}` (its eager limit {} B{}{}); \
              {} of their {} round trips missed by more than {:.0}%; --S {} predicts a trace \
              recorded at that limit\n",
             e.mpirun,
             e.limit,
+            e.reported
+                .map_or(String::new(), |r| format!(", the library reports {r} B")),
             line_finding(&e.line_ns).map_or(String::new(), |(t, _)| format!(", cores: {t}")),
             e.missed,
             e.samples.len(),
@@ -1279,6 +1321,24 @@ mod tests {
     }
 
     /// Per size the range over the median, then the median over sizes; one launch, none.
+    /// Measured under `btl_vader_eager_limit` 65536: the round trip steps from 17.9 µs to
+    /// 24.9 µs between 65480 and 65490 B; a launch's probes that score a gap of 0.2 µs
+    /// elsewhere do not place the jump there.
+    #[test]
+    fn a_jump_must_hold_most_of_the_step() {
+        let batch: Vec<Sample> = [
+            (64230, 17700.0),
+            (64393, 17500.0),
+            (64556, 17900.0),
+            (65371, 17950.0),
+            (65536, 24900.0),
+        ]
+        .map(|(k, r)| rtt(k, r))
+        .to_vec();
+        assert!(!holds_the_jump(&batch, (64230, 65536), (64393, 64556)));
+        assert!(holds_the_jump(&batch, (64230, 65536), (65371, 65536)));
+    }
+
     #[test]
     fn launch_spread_is_the_median_range() {
         let three = [

@@ -377,10 +377,12 @@ fn print_eager_above(c: &Calibration, p: &loggps_predict::model::Params) {
         return;
     };
     println!(
-        "\neager above S = {lo} B, measured eager under `{}` (its eager limit {} B{}): {} of {} round trips missed by more than {:.0}%; \
+        "\neager above S = {lo} B, measured eager under `{}` (its eager limit {} B{}{}): {} of {} round trips missed by more than {:.0}%; \
          --S {} predicts a trace recorded at that limit",
         e.mpirun,
         e.limit,
+        e.reported
+            .map_or(String::new(), |r| format!(", the library reports {r} B")),
         calibrate::line_finding(&e.line_ns).map_or(String::new(), |(t, _)| format!("; cores {t}")),
         e.missed,
         e.samples.len(),

@@ -5,7 +5,7 @@ use super::{EagerLimit, Meta};
 
 /// Open MPI's eager limits count the protocol's header (`calibrate` measures 4040 B where
 /// `btl_vader_eager_limit` is 4096): a set's `S` this far below the recorded limit agrees.
-const HEADER_BYTES: u64 = 256;
+pub const HEADER_BYTES: u64 = 256;
 
 /// Whether the trace's library is MPICH (or one built on it).
 pub fn is_mpich(meta: &Meta) -> bool {
