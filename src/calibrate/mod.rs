@@ -908,16 +908,38 @@ fn measure_eager_above(
         eager_mpirun: None,
         ..opts.clone()
     };
-    let (kept, other) = sweep(&o, log)?;
     let away = |x: &Swept| match (cores_ns(&x.lines), main.cores) {
         (Some(a), Some(b)) => (a / b).ln().abs(),
         _ => 0.0,
     };
-    let mut swept = kept;
-    if let Some(other) = other.filter(|x| away(x) < away(&swept)) {
-        log("its launches at the main set's placement are the fewer: those are fitted".into());
-        swept = other;
+    // Its launches at the set's placement: a sweep whose launches all ran at another is
+    // measured again, up to twice (the placement changes in spells of minutes here).
+    let mut swept: Option<Swept> = None;
+    for attempt in 0..3 {
+        if attempt > 0 {
+            log(format!(
+                "its launches ran on cores {} apart, the set's on {}: measuring again",
+                swept
+                    .as_ref()
+                    .and_then(|x| cores_ns(&x.lines))
+                    .map_or("?".into(), |c| format!("{c:.0} ns")),
+                main.cores.map_or("?".into(), |c| format!("{c:.0} ns"))
+            ));
+        }
+        let (kept, other) = sweep(&o, log)?;
+        let mut best = kept;
+        if let Some(other) = other.filter(|x| away(x) < away(&best)) {
+            log("its launches at the set's placement are the fewer: those are fitted".into());
+            best = other;
+        }
+        if swept.as_ref().is_none_or(|x| away(&best) < away(x)) {
+            swept = Some(best);
+        }
+        if swept.as_ref().is_some_and(|x| away(x) <= OTHER_CORES.ln()) {
+            break;
+        }
     }
+    let mut swept = swept.expect("one sweep at least");
     if away(&swept) > OTHER_CORES.ln() {
         log(format!(
             "WARNING: the sweep under `{line}` ran on cores {} apart, the set's on {}: its eager \
