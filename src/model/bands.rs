@@ -509,18 +509,25 @@ mod tests {
         assert!(Bands::new(&[good[1]; MAX_BANDS + 1]).is_err());
     }
 
-    /// A set measured at S = 4040 with eager bands above it to 65480 (the model's §10, "both
-    /// protocols"): a message takes them only where it is eager (`k ≤ S`) and above 4040, up to
-    /// 65480; elsewhere its size's band, as without them. The list split at an `S` shows the
-    /// bands each size is costed with.
-    #[test]
-    fn eager_bands_above_cost_eager_messages_beyond_the_measured_limit() {
+    /// A set's bands measured at S = 4040 (eager, then rendezvous) and two eager bands above
+    /// it, to 16384 and 65480 B.
+    fn both_protocols() -> ([Band; 2], Band, Band) {
         let main = [
             band(4040, 300.0, 50.0, 0.1, 0.1, 0.2),
             band(u64::MAX, 1700.0, 0.0, 0.15, 0.0, 0.05),
         ];
         let a = band(16384, 400.0, 10.0, 0.06, 0.07, 0.0);
         let b = band(65480, 500.0, 20.0, 0.05, 0.05, 0.01);
+        (main, a, b)
+    }
+
+    /// A set measured at S = 4040 with eager bands above it to 65480 (the model's §10, "both
+    /// protocols"): a message takes them only where it is eager (`k ≤ S`) and above 4040, up to
+    /// 65480; elsewhere its size's band, as without them. The list split at an `S` shows the
+    /// bands each size is costed with.
+    #[test]
+    fn eager_bands_above_cost_eager_messages_beyond_the_measured_limit() {
+        let (main, a, b) = both_protocols();
         let bands = Bands::new(&main).unwrap();
         let both = bands.with_eager_above(4040, &[a, b]).unwrap();
         assert_eq!(both.eager_above(), Some((4040, &[a, b][..])));
@@ -620,11 +627,7 @@ mod tests {
     /// at the set's own S = 4040 it is rendezvous, its payload `T1 = 1700 + 1500 = 3200`.
     #[test]
     fn a_what_if_s_costs_with_the_eager_bands() {
-        let main = [
-            band(4040, 300.0, 50.0, 0.1, 0.1, 0.2),
-            band(u64::MAX, 1700.0, 0.0, 0.15, 0.0, 0.05),
-        ];
-        let a = band(16384, 400.0, 10.0, 0.06, 0.07, 0.0);
+        let (main, a, _) = both_protocols();
         let both = Bands::new(&main)
             .unwrap()
             .with_eager_above(4040, &[a])

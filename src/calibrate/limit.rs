@@ -1,0 +1,326 @@
+//! Where the protocol changes: the eager limit's jump bracketed by probes ([`eager_limit`]),
+//! and the sizes above it measured eager under a launcher at a higher limit
+//! ([`measure_eager_above`], the model's §10 "both protocols").
+
+use super::*;
+
+/// The sizes between the set's eager limit and a higher one, measured eager under another
+/// launcher ([`Options::eager_mpirun`]).
+#[derive(Clone, Debug)]
+pub struct EagerAbove {
+    /// The launcher, as given.
+    pub mpirun: String,
+    /// The higher limit measured there (the largest size measured eager): the set's eager
+    /// bands above `S` end here, and `--S` with it predicts a trace recorded at that limit.
+    pub limit: u64,
+    /// Its round trips above the set's `S` up to `limit`, and how many of them the set at
+    /// `S = limit` misses by more than [`MISS`].
+    pub samples: Vec<Sample>,
+    pub missed: usize,
+    /// As [`Calibration::line_ns`], of its launches kept.
+    pub line_ns: Vec<[f64; 2]>,
+    /// The eager limit the library reports under that launcher (None: not read).
+    pub reported: Option<u64>,
+}
+
+/// A modeled round trip this far from the measured one (relative) is a miss.
+pub const MISS: f64 = 0.05;
+
+/// Narrows a bracket `(lo, hi)` given the sizes `probe` inside it and the samples of the launch
+/// that measured them with the bracket's ends; None: cannot tell, stop.
+type Narrow<'a> = dyn Fn(u64, u64, &[u64], &[Sample]) -> Option<(u64, u64)> + 'a;
+
+/// Narrows the bracket `(lo, hi)` around a threshold to adjacent sizes by measuring seven
+/// probes inside it at imbalances `ws`, as long as `narrow` can tell where the threshold is.
+fn refine(
+    opts: &Options,
+    bracket: (u64, u64),
+    ws: &[u64],
+    narrow: &Narrow<'_>,
+    log: &mut dyn FnMut(String),
+) -> Result<(u64, u64), Error> {
+    let (mut lo, mut hi) = bracket;
+    while hi > lo + 1 {
+        let step = ((hi - lo) / 8).max(1);
+        let probe: Vec<u64> = (1..8).map(|i| lo + i * step).filter(|&k| k < hi).collect();
+        // The probes decide the result: measure each twice as long as the sweep does, with the
+        // bracket's ends again, in one launch: a library may pick its path per launch (Open
+        // MPI's vader can run the same round trip several times faster in one launch than in
+        // the next), so a decision compares only samples of the same launch.
+        let careful = Options {
+            time_ms: 2.0 * opts.time_ms,
+            ..opts.clone()
+        };
+        let sizes: Vec<u64> = std::iter::once(lo)
+            .chain(probe.iter().copied())
+            .chain(std::iter::once(hi))
+            .collect();
+        // An inconclusive launch is measured again, in a new launch, up to three times.
+        let mut narrowed = None;
+        for _ in 0..3 {
+            let (batch, ..) = run_rtt(&careful, &sizes, ws, false, log)?;
+            narrowed = narrow(lo, hi, &probe, &batch)
+                .filter(|&(l, h)| lo <= l && l < h && h <= hi && (l, h) != (lo, hi));
+            if narrowed.is_some() {
+                break;
+            }
+        }
+        match narrowed {
+            Some(bracket) => (lo, hi) = bracket,
+            None => break,
+        }
+    }
+    Ok((lo, hi))
+}
+
+/// Sweeps under `mpirun` (a launcher at a higher eager limit), finds its limit, fits its bands
+/// and gives `main` (limit `S`) their eager part above `S` (the model's §10, "both
+/// protocols"). Of its launches, those nearest `main`'s cores are fitted. The higher limit
+/// is the jump its round trips show where it lies within the library's header of the limit
+/// the library reports, else that limit less `header` (the one `S` showed: one library counts
+/// one header), said in `log`. None where that launcher shows no higher limit.
+#[allow(non_snake_case)] // the paper's name
+pub(super) fn measure_eager_above(
+    opts: &Options,
+    mpirun: &[String],
+    main: &mut Params,
+    (S, header): (u64, Option<u64>),
+    log: &mut dyn FnMut(String),
+) -> Result<Option<EagerAbove>, Error> {
+    let line = mpirun.join(" ");
+    log(format!(
+        "measuring the sizes above S = {S} B eager too, under `{line}`"
+    ));
+    let o = Options {
+        mpirun: mpirun.to_vec(),
+        eager_mpirun: None,
+        ..opts.clone()
+    };
+    let away = |x: &Swept| match (cores_ns(&x.lines), main.cores) {
+        (Some(a), Some(b)) => (a / b).ln().abs(),
+        _ => 0.0,
+    };
+    // Its launches at the set's placement: a sweep whose launches all ran at another is
+    // measured again, up to twice (the placement changes in spells of minutes here).
+    let mut swept: Option<Swept> = None;
+    for attempt in 0..3 {
+        if attempt > 0 {
+            log(format!(
+                "its launches ran on cores {} apart, the set's on {}: measuring again",
+                swept
+                    .as_ref()
+                    .and_then(|x| cores_ns(&x.lines))
+                    .map_or("?".into(), |c| format!("{c:.0} ns")),
+                main.cores.map_or("?".into(), |c| format!("{c:.0} ns"))
+            ));
+        }
+        let (kept, other) = sweep(&o, log)?;
+        let mut best = kept;
+        if let Some(other) = other.filter(|x| away(x) < away(&best)) {
+            log("its launches at the set's placement are the fewer: those are fitted".into());
+            best = other;
+        }
+        if swept.as_ref().is_none_or(|x| away(&best) < away(x)) {
+            swept = Some(best);
+        }
+        if swept.as_ref().is_some_and(|x| away(x) <= OTHER_CORES.ln()) {
+            break;
+        }
+    }
+    let mut swept = swept.expect("one sweep at least");
+    if away(&swept) > OTHER_CORES.ln() {
+        log(format!(
+            "WARNING: the sweep under `{line}` ran on cores {} apart, the set's on {}: its eager \
+             bands above S cost messages at another placement; calibrate again while it holds still",
+            cores_ns(&swept.lines).map_or("?".into(), |c| format!("{c:.0} ns")),
+            main.cores.map_or("?".into(), |c| format!("{c:.0} ns"))
+        ));
+    }
+    swept.samples.sort_by_key(|x| (x.k, x.w_ns as u64));
+    // The higher limit's jump is looked for above S alone, near the limit the library
+    // reports under this launcher where the tracer reads it (as the set's S is): below it
+    // the library has other steps (fast boxes; a step at the default limit's size).
+    let reported = match &opts.tracer {
+        Some(t) if t.exists() => {
+            let quick = Options {
+                launches: 1,
+                ..o.clone()
+            };
+            reported_by_library(&quick, t, log)?.1.map(|(_, b)| b)
+        }
+        _ => None,
+    };
+    let above: Vec<Sample> = (swept.samples.iter())
+        .filter(|x| x.k > S)
+        .cloned()
+        .collect();
+    let near = reported.filter(|&r| fit::eager_jump(&above, Some(r)).is_some());
+    let (_, mut limit) = eager_limit(&o, &above, near, reported, log)?;
+    if let (Some(r), Some(h)) = (reported, header)
+        && r > S + h
+        && !(r.saturating_sub(library::HEADER_BYTES)..=r).contains(&limit)
+    {
+        log(format!(
+            "the jump placed at {limit} B is not within {} B of the limit the library reports \
+             ({r} B): taken as {} B, that limit less the {h} B header S showed",
+            library::HEADER_BYTES,
+            r - h
+        ));
+        limit = r - h;
+    }
+    if limit <= S || limit == u64::MAX {
+        log(format!(
+            "no eager limit above S = {S} B under `{line}` (found {}): no eager bands above S",
+            match limit {
+                u64::MAX => "none".to_string(),
+                l => format!("{l} B"),
+            }
+        ));
+        return Ok(None);
+    }
+    let Some(f) = banded::fit_bands(&swept.samples, &swept.calls, limit) else {
+        log(format!(
+            "the sweep under `{line}` could not be fitted in bands: no eager bands above S"
+        ));
+        return Ok(None);
+    };
+    let fitted = f.params.as_bands();
+    let mut list = Vec::new();
+    let mut lo = 0;
+    for b in fitted.as_slice() {
+        if b.hi > S && lo < limit {
+            list.push(Band {
+                hi: b.hi.min(limit),
+                ..*b
+            });
+        }
+        lo = b.hi;
+    }
+    *main = main
+        .with_bands(|b| {
+            *b = b.with_eager_above(S, &list)?;
+            Ok(())
+        })
+        .map_err(|e| Error::Io(format!("the eager bands above S: {e}")))?;
+    let at = Params { S: limit, ..*main };
+    let samples: Vec<Sample> = (swept.samples.into_iter())
+        .filter(|x| x.k > S && x.k <= limit)
+        .collect();
+    let missed = (samples.iter())
+        .filter(|x| banded::residual(&at, x).abs() > MISS)
+        .count();
+    log(format!(
+        "{} eager band(s) above S for {S}–{limit} B: {missed} of their {} round trips missed by more than {:.0}%",
+        list.len(),
+        samples.len(),
+        100.0 * MISS
+    ));
+    Ok(Some(EagerAbove {
+        mpirun: line,
+        limit,
+        samples,
+        missed,
+        line_ns: swept.lines,
+        reported,
+    }))
+}
+
+/// The rendezvous jump in `samples` (looked for below `near`, the library's limit where the
+/// sweep shows a jump below it), bracketed to adjacent sizes by probes, and `S`: the largest
+/// size measured eager; with no jump, the library's limit (`reported`), else none (every size
+/// eager).
+pub(super) fn eager_limit(
+    opts: &Options,
+    samples: &[Sample],
+    near: Option<u64>,
+    reported: Option<u64>,
+    log: &mut dyn FnMut(String),
+) -> Result<(Option<(u64, u64)>, u64), Error> {
+    let mut jump = None;
+    if let Some(bracket) = fit::eager_jump(samples, near) {
+        // Within the bracket, the jump is where fit::eager_jump finds it among all samples
+        // measured there: robust to a probe that took a fast or a slow path.
+        let narrow = |lo: u64, hi: u64, _probe: &[u64], batch: &[Sample]| {
+            fit::eager_jump(batch, None).filter(|&(l, h)| holds_the_jump(batch, (lo, hi), (l, h)))
+        };
+        // The probes only place the jump: measured in one launch each, on whichever path that
+        // launch took, they are not fitted.
+        let (lo, hi) = refine(opts, bracket, &imbalances(opts), &narrow, log)?;
+        log(format!("eager limit bracketed to ({lo}, {hi}]"));
+        // A jump at the last size cannot be told from a slow last point.
+        let above = samples.iter().filter(|x| x.k > lo && x.w_ns == 0.0).count();
+        match above >= 2 {
+            true => jump = Some((lo, hi)),
+            false => log(format!(
+                "a jump with {above} size above it is not trusted: ignored (raise --max-bytes)"
+            )),
+        }
+        if (2..banded::MIN_SIZES).contains(&above) {
+            log(format!(
+                "{above} sizes above S: too few to split into bands (raise --max-bytes)"
+            ));
+        }
+    }
+    // S is the largest size measured eager; with no jump, the library's limit, else none.
+    let limit = match (jump, reported) {
+        (Some((lo, _)), _) => lo,
+        (None, Some(r)) => {
+            log(format!(
+                "no rendezvous jump in the round trips: S = {r} bytes, as the library reports"
+            ));
+            r
+        }
+        (None, None) => {
+            log(
+                "no rendezvous jump in the round trips and no limit reported: every size is eager"
+                    .into(),
+            );
+            u64::MAX
+        }
+    };
+    Ok((jump, limit))
+}
+
+/// Whether the sizes `(l, h)` of `batch` take at least half of the step its round trips at
+/// `w = 0` make across `(lo, hi)`: a jump found among one launch's probes where its round trips
+/// barely move (a fast or slow path of that launch scored as one) is not the rendezvous.
+fn holds_the_jump(batch: &[Sample], (lo, hi): (u64, u64), (l, h): (u64, u64)) -> bool {
+    let at = |k: u64| {
+        let v: Vec<f64> = (batch.iter())
+            .filter(|x| x.k == k && x.w_ns == 0.0)
+            .map(|x| x.rtt_ns)
+            .collect();
+        (!v.is_empty()).then(|| fit::median(&v))
+    };
+    match (at(lo), at(hi), at(l), at(h)) {
+        (Some(a), Some(b), Some(c), Some(d)) => d - c >= 0.5 * (b - a),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Measured under `btl_vader_eager_limit` 65536: the round trip steps from 17.9 µs to
+    /// 24.9 µs between 65480 and 65490 B; a launch's probes that score a gap of 0.2 µs
+    /// elsewhere do not place the jump there.
+    #[test]
+    fn a_jump_must_hold_most_of_the_step() {
+        let batch: Vec<Sample> = [
+            (64230, 17700.0),
+            (64393, 17500.0),
+            (64556, 17900.0),
+            (65371, 17950.0),
+            (65536, 24900.0),
+        ]
+        .map(|(k, rtt_ns)| Sample {
+            k,
+            w_ns: 0.0,
+            rtt_ns,
+        })
+        .to_vec();
+        assert!(!holds_the_jump(&batch, (64230, 65536), (64393, 64556)));
+        assert!(holds_the_jump(&batch, (64230, 65536), (65371, 65536)));
+    }
+}
