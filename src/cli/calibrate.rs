@@ -151,9 +151,10 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Every measurement with the model's value: round trips (`rtt`), rank 0's calls at the
-/// imbalance that hides the transfer (`send`, `recv`), and the library's reduction (`reduce`,
-/// against the line whose slope is `gamma`).
+/// Every measurement with the model's value: round trips (`rtt`; `rtt-eager`: the sizes above
+/// S measured eager under `--eager-mpirun`, against the set at that limit), rank 0's calls at
+/// the imbalance that hides the transfer (`send`, `recv`), and the library's reduction
+/// (`reduce`, against the line whose slope is `gamma`).
 fn samples_tsv(c: &Calibration) -> String {
     let p = &c.fit.params;
     let mut t = String::from("kind\tk\tw_ns\tmeasured_ns\tmodel_ns\terror_pct\toutlier\n");
@@ -167,6 +168,14 @@ fn samples_tsv(c: &Calibration) -> String {
         let model = calibrate::fit::model_rtt(p, x.k, x.w_ns);
         let outlier = c.fit.outliers.contains(x);
         line("rtt", x.k, x.w_ns, x.rtt_ns, model, outlier);
+    }
+    // The sizes above S measured eager under --eager-mpirun, against the set at that limit.
+    if let Some(e) = &c.eager_above {
+        let at = loggps_predict::model::Params { S: e.limit, ..*p };
+        for x in &e.samples {
+            let model = calibrate::fit::model_rtt(&at, x.k, x.w_ns);
+            line("rtt-eager", x.k, x.w_ns, x.rtt_ns, model, false);
+        }
     }
     for x in &c.calls {
         let (send, recv) = calibrate::banded::model_calls(p, x.k);
