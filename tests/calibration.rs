@@ -204,7 +204,7 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         "eager above S to {e}\n{out}"
     );
     assert!(
-        out.contains(&format!("--S {e} predicts a trace recorded")),
+        out.contains(&format!("predicted at it (as with --S {e})")),
         "{out}"
     );
     assert!(

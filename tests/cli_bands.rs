@@ -198,3 +198,52 @@ fn bands_travel_in_traces() {
         assert_eq!(v["params"]["b1.o"]["source"], "trace", "{v}");
     }
 }
+
+/// A set measured at S = 4040 with eager bands above it to 65480 (the model's §10, "both
+/// protocols"; what `calibrate --eager-mpirun` writes).
+const BOTH: &str = "S = 4040\n\
+    [[bands]]\nhi = 4040\no = 300\nL = 200\nOs = 0.1\nOr = 0.1\nG = 0.3\n\
+    [[bands]]\no = 1700\nL = 0\nOs = 0.15\nOr = 0\nG = 0.05\n\
+    [[eager_bands]]\nhi = 65480\no = 400\nL = 10\nOs = 0.06\nOr = 0.07\nG = 0\n";
+
+/// The 12,000-byte ping-pong of the model's §6 recorded at Open MPI's eager limit `limit`.
+fn ping_pong_at(limit: u64) -> (tempfile::TempDir, String) {
+    let text = std::fs::read_to_string(fixture("rtt/k12000-w0.txt")).unwrap();
+    let text = text.replace(
+        "library \"hand-written fixture\"\n",
+        &format!("library \"hand-written fixture\"\neager_limit btl_vader_eager_limit {limit}\n"),
+    );
+    file("pp.txt", &text)
+}
+
+/// By hand: 12,000 bytes eager in the eager band above S: `T1 = 400 + 12000·0.06 = 1120`,
+/// `T2 = 10`, `T3 = 400 + 12000·0.07 = 1240`, a round trip 2 × 2370 = 4740 ns. A trace
+/// recorded at 65536 is predicted at the limit the set's eager bands were measured at (65480,
+/// said as the source of S), as `--S 65480` predicts it, without a warning; one recorded at
+/// the default limit at the set's S, the message by rendezvous.
+#[test]
+fn a_trace_recorded_at_the_higher_limit_takes_the_eager_bands() {
+    let (_d, p) = file("both.toml", BOTH);
+    let (_t, big) = ping_pong_at(65536);
+    let v = json(&[&big, "--params", &p, "--format", "json"]);
+    assert!(
+        (v["predicted_s"].as_f64().unwrap() * 1e9 - 4740.0).abs() < 1e-6,
+        "{v}"
+    );
+    assert_eq!(v["params"]["S"]["value"], 65480.0, "{v}");
+    assert_eq!(v["params"]["S"]["source"], "the trace's eager limit", "{v}");
+    assert!(
+        !v["warnings"].to_string().contains("eager limit"),
+        "{}",
+        v["warnings"]
+    );
+    let flag = json(&[&big, "--params", &p, "--S", "65480", "--format", "json"]);
+    assert_eq!(flag["predicted_s"], v["predicted_s"]);
+    // At the set's own S the message goes by rendezvous: dearer than eager here.
+    let own = json(&[&big, "--params", &p, "--S", "4040", "--format", "json"]);
+    assert!(own["predicted_s"].as_f64().unwrap() > v["predicted_s"].as_f64().unwrap());
+    let (_t, default) = ping_pong_at(4096);
+    let d = json(&[&default, "--params", &p, "--format", "json"]);
+    assert_eq!(d["params"]["S"]["value"], 4040.0, "{d}");
+    assert_eq!(d["predicted_s"], own["predicted_s"]);
+}

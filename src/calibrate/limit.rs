@@ -11,7 +11,7 @@ pub struct EagerAbove {
     /// The launcher, as given.
     pub mpirun: String,
     /// The higher limit measured there (the largest size measured eager): the set's eager
-    /// bands above `S` end here, and `--S` with it predicts a trace recorded at that limit.
+    /// bands above `S` end here, and a trace recorded at that limit is predicted at it.
     pub limit: u64,
     /// Its round trips above the set's `S` up to `limit`, and how many of them the set at
     /// `S = limit` misses by more than [`MISS`].

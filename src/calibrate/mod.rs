@@ -997,8 +997,8 @@ pub fn params_file(c: &Calibration) -> String {
     if let Some(e) = &c.eager_above {
         s.push_str(&format!(
             "# eager_bands: the sizes above S measured eager under `{}` (its eager limit {} B{}{}); \
-             {} of their {} round trips missed by more than {:.0}%; --S {} predicts a trace \
-             recorded at that limit\n",
+             {} of their {} round trips missed by more than {:.0}%; a trace that recorded \
+             that limit is predicted at it (as with --S {})\n",
             e.mpirun,
             e.limit,
             e.reported

@@ -113,7 +113,14 @@ fn parse_scale(s: &str) -> Result<(String, f64), String> {
 impl ParamArgs {
     /// The parameters for a trace embedding the sets `embedded` (its main one first); warnings about them are printed once
     /// per distinct parameter set.
-    pub(super) fn resolve(&self, embedded: &[model::Params]) -> Result<model::Resolved, Error> {
+    /// `limit`: the eager limit the trace recorded, which sets `S` where no flag or platform
+    /// does and the set's eager bands above its `S` were measured at it
+    /// ([`loggps_predict::trace::library::measured_limit`]).
+    pub(super) fn resolve(
+        &self,
+        embedded: &[model::Params],
+        limit: Option<&loggps_predict::trace::EagerLimit>,
+    ) -> Result<model::Resolved, Error> {
         let ov = Overrides {
             L: self.L,
             o: self.o,
@@ -133,7 +140,18 @@ impl ParamArgs {
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
-        let r = model::resolve(&self.params, self.platform.as_deref(), embedded, &ov)?;
+        let mut r = model::resolve(&self.params, self.platform.as_deref(), embedded, &ov)?;
+        use loggps_predict::trace::library::measured_limit;
+        if !matches!(
+            r.sources[7],
+            model::Source::Flag | model::Source::Platform(_)
+        ) && let Some(e) = measured_limit(limit, &r.params)
+        {
+            (r.params.S, r.sources[7]) = (e, model::Source::TraceLimit);
+            for o in &mut r.others {
+                o.S = measured_limit(limit, o).unwrap_or(o.S);
+            }
+        }
         static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
         for w in r.params.warnings() {
@@ -176,6 +194,7 @@ impl ModelArgs {
         &self,
         p: &ParamArgs,
         embedded: &[model::Params],
+        limit: Option<&loggps_predict::trace::EagerLimit>,
     ) -> Result<ResolvedModel, Error> {
         match self.model {
             ModelKind::Loggps => {
@@ -184,7 +203,7 @@ impl ModelArgs {
                         "--g and --G are LogGP parameters: add --model loggp (LogGPS disregards g and splits G into --Gs/--Gl)".into(),
                     ));
                 }
-                Ok(ResolvedModel::LogGps(p.resolve(embedded)?))
+                Ok(ResolvedModel::LogGps(p.resolve(embedded, limit)?))
             }
             ModelKind::Loggp => {
                 let loggps_only = [

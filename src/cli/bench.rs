@@ -52,7 +52,10 @@ pub(super) fn bench(
     let parse_s = t.elapsed().as_secs_f64();
     let peak_parse = peak_rss_bytes();
     let a_parse = allocs();
-    let resolved = agreed(params.resolve(&trace.meta.sets()), split)?;
+    let resolved = agreed(
+        params.resolve(&trace.meta.sets(), trace.meta.eager_limit.as_ref()),
+        split,
+    )?;
     let model = model::Model::LogGps(resolved.params);
     let resolved = model::ResolvedModel::LogGps(resolved);
     let links = links_for(&resolved, &trace, &Remap::Traced, split)?;

@@ -387,7 +387,7 @@ fn print_eager_above(c: &Calibration, p: &loggps_predict::model::Params) {
     };
     println!(
         "\neager above S = {lo} B, measured eager under `{}` (its eager limit {} B{}{}): {} of {} round trips missed by more than {:.0}%; \
-         --S {} predicts a trace recorded at that limit",
+         a trace that recorded that limit is predicted at it (as with --S {})",
         e.mpirun,
         e.limit,
         e.reported

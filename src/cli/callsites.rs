@@ -56,10 +56,11 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
              and OTF2's with Score-P's program regions or calling contexts have them"
         )));
     };
-    let resolved = a
-        .replay
-        .model
-        .resolve(&a.replay.params, &trace.meta.sets())?;
+    let resolved = a.replay.model.resolve(
+        &a.replay.params,
+        &trace.meta.sets(),
+        trace.meta.eager_limit.as_ref(),
+    )?;
     let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
     match &links {
         None => drop(super::warn_placement(&trace, resolved.cores())),

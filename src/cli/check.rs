@@ -39,7 +39,7 @@ pub(super) fn check(
     let mut now = Vec::new();
     for path in traces {
         let trace = load_then(path, trace::Then::PREDICT)?;
-        let resolved = params.resolve(&trace.meta.sets())?;
+        let resolved = params.resolve(&trace.meta.sets(), trace.meta.eager_limit.as_ref())?;
         let p = loggps_predict::predict(path, &trace, &resolved.params, &|_| {})?;
         let total: f64 = p.ranks.iter().map(|r| r.end_ns).sum();
         let sync: f64 = p

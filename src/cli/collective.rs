@@ -101,7 +101,7 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
         segment: segment.unwrap_or(a.segment.max(1)),
         postal_h: a.h,
     };
-    let resolved = a.model.resolve(&a.params, &[])?;
+    let resolved = a.model.resolve(&a.params, &[], None)?;
     super::warn_one_set(&resolved, "collective");
     let (model, gamma) = (resolved.model(), resolved.gamma());
     // Every rank calls at 0; its part starts `oc` and its copies later (the model's §15).

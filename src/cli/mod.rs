@@ -236,14 +236,10 @@ fn library_warnings(
         // the trace's own set claims to be this library's.
         use loggps_predict::model::Source;
         let chosen = matches!(r.sources[7], Source::Flag | Source::Platform(_));
-        let measured_to = (r.params.bands.as_ref())
-            .and_then(|b| b.eager_above())
-            .and_then(|(_, list)| list.last().map(|b| b.hi));
         out.extend(library::eager_limit_warning(
             &trace.meta,
             r.params.S,
             chosen,
-            measured_to,
         ));
     }
     // The events scanned only where the warning could apply: an MPICH trace, modeled.

@@ -27,7 +27,14 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
-    let resolved = agreed(a.model.resolve(&a.params, &trace.meta.sets()), split)?;
+    let resolved = agreed(
+        a.model.resolve(
+            &a.params,
+            &trace.meta.sets(),
+            trace.meta.eager_limit.as_ref(),
+        ),
+        split,
+    )?;
     let remap = agreed(a.remap(), split)?;
     let links = agreed(links_for(&resolved, &trace, &remap, split), split)?;
     let placement = match &links {

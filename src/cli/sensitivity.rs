@@ -79,10 +79,11 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
     let coll = Choice::parse(&a.replay.coll)?;
     let range = a.s_range.as_deref().map(parse_range).transpose()?;
     let trace = load_then(&a.replay.trace, trace::Then::PREDICT)?;
-    let resolved = a
-        .replay
-        .model
-        .resolve(&a.replay.params, &trace.meta.sets())?;
+    let resolved = a.replay.model.resolve(
+        &a.replay.params,
+        &trace.meta.sets(),
+        trace.meta.eager_limit.as_ref(),
+    )?;
     let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
     let ResolvedModel::LogGps(resolved) = resolved else {
         unreachable!("LogGPS, checked above")

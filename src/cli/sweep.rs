@@ -223,7 +223,7 @@ pub(super) fn predict_sweep(
     let (mut model, mut measured_s) = (None, f64::NAN);
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p, coll) = sweep.at(a, coll, v);
-        let resolved = m.resolve(&p, &trace.meta.sets())?;
+        let resolved = m.resolve(&p, &trace.meta.sets(), trace.meta.eager_limit.as_ref())?;
         let remap = match (placed, v) {
             (true, Value::Number(n)) => Remap::PerNode(n as u32),
             _ => super::agreed(a.remap(), split)?,

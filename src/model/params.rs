@@ -14,6 +14,9 @@ pub enum Source {
     File(String),
     Platform(String),
     Trace,
+    /// The eager limit the trace recorded, where the set's eager bands above its `S` were
+    /// measured at it (the model's §10, "both protocols").
+    TraceLimit,
     /// Not given anywhere: the model's default (LogGP's `o`, `g`, `G`: 0).
     Default,
 }
@@ -25,6 +28,7 @@ impl std::fmt::Display for Source {
             Source::File(p) => write!(f, "file {p}"),
             Source::Platform(n) => write!(f, "platform {n}"),
             Source::Trace => write!(f, "trace"),
+            Source::TraceLimit => write!(f, "the trace's eager limit"),
             Source::Default => write!(f, "default"),
         }
     }

@@ -30,16 +30,11 @@ fn agrees(S: u64, r: u64) -> bool {
 /// Where the trace recorded the eager limit its messages met and the parameters' `S` is not
 /// that limit (less its header): the warning, saying which the replay uses. None where they
 /// agree, where the limit recorded is no protocol switch, or where `S` was chosen
-/// for the prediction (`s_flag`: by a flag, or with a platform's parameters: a what-if).
-/// `measured_to`: the higher limit the set's eager bands above `S` were measured at (the
-/// model's §10), which the warning names where it is the trace's.
+/// for the prediction (`s_flag`: by a flag, or with a platform's parameters: a what-if). (A
+/// set whose eager bands above `S` were measured at the trace's limit takes that limit:
+/// [`measured_limit`].)
 #[allow(non_snake_case)] // the paper's name
-pub fn eager_limit_warning(
-    meta: &Meta,
-    S: u64,
-    s_flag: bool,
-    measured_to: Option<u64>,
-) -> Option<String> {
+pub fn eager_limit_warning(meta: &Meta, S: u64, s_flag: bool) -> Option<String> {
     let e = meta.eager_limit.as_ref()?;
     if s_flag || !is_protocol_switch(e) {
         return None;
@@ -47,16 +42,6 @@ pub fn eager_limit_warning(
     let r = e.bytes;
     if agrees(S, r) {
         return None;
-    }
-    if let Some(E) = measured_to.filter(|&E| agrees(E, r)) {
-        return Some(format!(
-            "the trace was recorded with {} = {r} B and the parameters' eager limit is S = {S} B: \
-             the replay uses S = {S}, so messages of {}–{r} B are costed as rendezvous where the \
-             run sent them eagerly; the set measured them eager too (up to {E} B): pass --S {E} \
-             to predict the run as it was",
-            e.name,
-            S + 1
-        ));
     }
     let (lo, hi, now, then) = match S < r {
         true => (S + 1, r, "rendezvous", "eagerly"),
@@ -69,6 +54,15 @@ pub fn eager_limit_warning(
          --S {r}, keeping the other parameters' protocols)",
         e.name, e.name
     ))
+}
+
+/// The `S` that predicts the run as it was where the trace recorded the eager limit its
+/// messages met, the set `p` is not at it, and `p`'s eager bands above its `S` were measured at
+/// that limit (the model's §10, "both protocols"): where they end.
+pub fn measured_limit(limit: Option<&EagerLimit>, p: &crate::model::Params) -> Option<u64> {
+    let r = limit.filter(|e| is_protocol_switch(e))?.bytes;
+    let top = p.bands?.eager_above()?.1.last()?.hi;
+    (agrees(top, r) && !agrees(p.S, r)).then_some(top)
 }
 
 /// Where a trace recorded under MPICH has its collectives modeled by Open MPI 4.1's rules
@@ -102,30 +96,41 @@ mod tests {
     #[test]
     fn eager_limits_agree_or_say_which_is_used() {
         let ompi = meta("Open MPI v4.1.4", "btl_vader_eager_limit", 4096);
-        assert_eq!(eager_limit_warning(&ompi, 4040, false, None), None);
-        assert_eq!(eager_limit_warning(&ompi, 4096, false, None), None);
+        assert_eq!(eager_limit_warning(&ompi, 4040, false), None);
+        assert_eq!(eager_limit_warning(&ompi, 4096, false), None);
         let big = meta("Open MPI v4.1.4", "btl_vader_eager_limit", 65536);
-        let w = eager_limit_warning(&big, 4040, false, None).unwrap();
+        let w = eager_limit_warning(&big, 4040, false).unwrap();
         assert!(w.contains("btl_vader_eager_limit = 65536 B"), "{w}");
         assert!(w.contains("4041–65536 B are costed as rendezvous"), "{w}");
         assert!(w.contains("replay uses S = 4040"), "{w}");
-        let w = eager_limit_warning(&ompi, 65536, false, None).unwrap();
+        let w = eager_limit_warning(&ompi, 65536, false).unwrap();
         assert!(w.contains("4097–65536 B are costed as eagerly"), "{w}");
-        assert_eq!(eager_limit_warning(&big, 4040, true, None), None);
-        // A set whose eager bands above S were measured at the trace's limit names it.
-        let w = eager_limit_warning(&big, 4040, false, Some(65471)).unwrap();
-        assert!(
-            w.contains("pass --S 65471 to predict the run as it was"),
-            "{w}"
-        );
-        let w = eager_limit_warning(&big, 4040, false, Some(16000)).unwrap();
-        assert!(w.contains("pass --S 65536, keeping"), "{w}");
+        assert_eq!(eager_limit_warning(&big, 4040, true), None);
         let mpich = meta(
             "MPICH Version: 4.0.2",
             "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE",
             69632,
         );
-        assert_eq!(eager_limit_warning(&mpich, 8255, false, None), None);
+        assert_eq!(eager_limit_warning(&mpich, 8255, false), None);
+        // A set measured at 4040 with eager bands to 65480: a trace at 65536 is predicted at
+        // 65480, one at the default as the set is; MPICH's cell size moves nothing.
+        let a = crate::model::Band {
+            hi: 65480,
+            o: 180.0,
+            Os: 0.14,
+            ..Default::default()
+        };
+        let p = crate::model::Params::preset("myrinet").unwrap().in_bands();
+        let p = crate::model::Params { S: 4040, ..p }
+            .with_bands(|b| {
+                *b = b.with_eager_above(4040, &[a])?;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(measured_limit(big.eager_limit.as_ref(), &p), Some(65480));
+        assert_eq!(measured_limit(ompi.eager_limit.as_ref(), &p), None);
+        assert_eq!(measured_limit(mpich.eager_limit.as_ref(), &p), None);
+        assert_eq!(measured_limit(None, &p), None);
         assert!(!is_protocol_switch(mpich.eager_limit.as_ref().unwrap()));
         assert!(collectives_warning(&mpich, true).is_some());
         assert!(collectives_warning(&mpich, false).is_none());
