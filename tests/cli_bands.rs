@@ -247,3 +247,26 @@ fn a_trace_recorded_at_the_higher_limit_takes_the_eager_bands() {
     assert_eq!(d["params"]["S"]["value"], 4040.0, "{d}");
     assert_eq!(d["predicted_s"], own["predicted_s"]);
 }
+
+/// The same ping-pong with the set embedded (fixtures/both-protocols.txt): predicted at the
+/// trace's limit by hand (4740 ns), through the binary encoding alike (its flag 6).
+#[test]
+fn an_embedded_set_with_eager_bands_travels_and_predicts() {
+    let f = fixture("both-protocols.txt");
+    let v = json(&[f.to_str().unwrap(), "--format", "json"]);
+    assert!(
+        (v["predicted_s"].as_f64().unwrap() * 1e9 - 4740.0).abs() < 1e-6,
+        "{v}"
+    );
+    assert_eq!(v["params"]["S"]["source"], "the trace's eager limit", "{v}");
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("b.bin");
+    let out = run(&["convert", f.to_str().unwrap(), bin.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let b = json(&[bin.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(b["predicted_s"], v["predicted_s"], "{b}");
+}
