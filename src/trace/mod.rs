@@ -1226,14 +1226,19 @@ mod tests {
             assert_eq!(p.progress_at_calls, gamma.contains("calls"), "{text}");
             assert_eq!(p.poll, (!poll.is_empty()).then_some(30.5), "{text}");
             assert_eq!(p.copy, gamma.contains("copy").then_some(0.125), "{text}");
-            let mut bin = Vec::new();
-            binary::write(&t, &mut bin, true).unwrap();
-            assert_eq!(parse("t.bin", &bin).unwrap().meta.params, t.meta.params);
-            let mut again = Vec::new();
-            text::write(&t, &mut again).unwrap();
-            let again = String::from_utf8(again).unwrap();
+            let again = params_round_trip(&t);
             assert!(again.contains(&format!("{poll}{gamma}\n")), "{again}");
         }
+    }
+
+    /// `t` through the binary encoding keeps its parameters; its text encoding, returned.
+    fn params_round_trip(t: &Trace) -> String {
+        let mut bin = Vec::new();
+        binary::write(t, &mut bin, true).unwrap();
+        assert_eq!(parse("t.bin", &bin).unwrap().meta.params, t.meta.params);
+        let mut again = Vec::new();
+        text::write(t, &mut again).unwrap();
+        String::from_utf8(again).unwrap()
     }
 
     /// Eager bands above S (the model's §10) travel with a set in both encodings (the binary
@@ -1261,12 +1266,7 @@ mod tests {
             "rendezvous at S = 100: its band"
         );
         assert_eq!(Params { S: 4000, ..p }.t1(500), 3.0 + 500.0 * 0.05);
-        let mut bin = Vec::new();
-        binary::write(&t, &mut bin, true).unwrap();
-        assert_eq!(parse("t.bin", &bin).unwrap().meta.params, t.meta.params);
-        let mut again = Vec::new();
-        text::write(&t, &mut again).unwrap();
-        let again = String::from_utf8(again).unwrap();
+        let again = params_round_trip(&t);
         assert_eq!(
             parse("t.txt", again.as_bytes()).unwrap().meta.params,
             t.meta.params
