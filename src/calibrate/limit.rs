@@ -282,20 +282,37 @@ pub(super) fn eager_limit(
 }
 
 /// Whether the sizes `(l, h)` of `batch` take at least half of the step its round trips at
-/// `w = 0` make across `(lo, hi)`: a jump found among one launch's probes where its round trips
-/// barely move (a fast or slow path of that launch scored as one) is not the rendezvous.
+/// `w = 0` make across `(lo, hi)` beyond their growth with the size (the median slope of the
+/// other gaps between its sizes there): a jump found among one launch's probes where its round
+/// trips barely move (a fast or slow path of that launch scored as one) is not the rendezvous,
+/// and a bracket many times the jump's width grows by more than the jump.
 fn holds_the_jump(batch: &[Sample], (lo, hi): (u64, u64), (l, h): (u64, u64)) -> bool {
+    let mut ks: Vec<u64> = (batch.iter())
+        .filter(|x| x.w_ns == 0.0 && (lo..=hi).contains(&x.k))
+        .map(|x| x.k)
+        .collect();
+    ks.sort_unstable();
+    ks.dedup();
     let at = |k: u64| {
         let v: Vec<f64> = (batch.iter())
             .filter(|x| x.k == k && x.w_ns == 0.0)
             .map(|x| x.rtt_ns)
             .collect();
-        (!v.is_empty()).then(|| fit::median(&v))
+        fit::median(&v)
     };
-    match (at(lo), at(hi), at(l), at(h)) {
-        (Some(a), Some(b), Some(c), Some(d)) => d - c >= 0.5 * (b - a),
-        _ => true,
+    if [lo, hi, l, h].iter().any(|k| !ks.contains(k)) {
+        return true;
     }
+    let slopes: Vec<f64> = (ks.windows(2))
+        .filter(|p| (p[0], p[1]) != (l, h))
+        .map(|p| (at(p[1]) - at(p[0])) / (p[1] - p[0]) as f64)
+        .collect();
+    let slope = match slopes.is_empty() {
+        true => 0.0,
+        false => fit::median(&slopes).max(0.0),
+    };
+    let excess = |a: u64, b: u64| at(b) - at(a) - slope * (b - a) as f64;
+    excess(l, h) >= 0.5 * excess(lo, hi)
 }
 
 #[cfg(test)]
@@ -322,5 +339,24 @@ mod tests {
         .to_vec();
         assert!(!holds_the_jump(&batch, (64230, 65536), (64393, 64556)));
         assert!(holds_the_jump(&batch, (64230, 65536), (65371, 65536)));
+    }
+
+    /// A bracket eight probe steps wide (46341–65536 B, the sweep's sizes at two an octave):
+    /// the round trip grows 1 ns a byte (the slope of CI's
+    /// far placement, `2(Os + Or + G)` ≈ 1.04 ns/B in its band 3) and steps 7 µs at 65480 B.
+    /// Across the bracket it grows 26 µs, across the jump's gap 9.4 µs: the growth with the
+    /// size is not the jump's.
+    #[test]
+    fn a_wide_bracket_grows_with_the_size_besides_the_jump() {
+        let batch: Vec<Sample> = ((0..8u64).map(|i| 46341 + i * 2399))
+            .chain([65536])
+            .map(|k| Sample {
+                k,
+                w_ns: 0.0,
+                rtt_ns: 20000.0 + (k - 46341) as f64 + if k > 65480 { 7000.0 } else { 0.0 },
+            })
+            .collect();
+        assert!(holds_the_jump(&batch, (46341, 65536), (63134, 65536)));
+        assert!(!holds_the_jump(&batch, (46341, 65536), (60735, 63134)));
     }
 }
