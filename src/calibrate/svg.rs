@@ -32,18 +32,20 @@ impl Frame {
 }
 
 /// A series drawn: its legend, measured points, the model's `(k, w)` to draw through, and the
-/// set drawn.
-type Series<'a> = (String, Vec<&'a Sample>, Vec<(u64, f64)>, &'a Params);
+/// set drawn (at the `S` it is drawn with).
+type Series<'a> = (String, Vec<&'a Sample>, Vec<(u64, f64)>, Params);
 
 /// The chart as an SVG document.
 pub fn chart(c: &Calibration) -> String {
     let p = &c.fit.params;
     let kmax = c.samples.iter().map(|x| x.k).max().unwrap_or(1).max(2) as f64;
     let other = c.other.iter().flat_map(|o| &o.samples);
+    let above = c.eager_above.iter().flat_map(|e| &e.samples);
     let (ymin, ymax) = c
         .samples
         .iter()
         .chain(other)
+        .chain(above)
         .fold((f64::MAX, 0.0f64), |(lo, hi), x| {
             (lo.min(x.rtt_ns), hi.max(x.rtt_ns))
         });
@@ -208,7 +210,7 @@ fn series<'a>(c: &'a Calibration, edges: &[u64], kmax: f64) -> Vec<Series<'a>> {
             .iter()
             .filter(|x| x.w_ns == w && !hiding(x))
             .collect();
-        series.push((format!("w = {} µs", w / 1e3), points, curve, p));
+        series.push((format!("w = {} µs", w / 1e3), points, curve, *p));
     }
     let hidden: Vec<&Sample> = c.samples.iter().filter(|x| hiding(x)).collect();
     if !hidden.is_empty() {
@@ -217,7 +219,23 @@ fn series<'a>(c: &'a Calibration, edges: &[u64], kmax: f64) -> Vec<Series<'a>> {
             "w hiding the transfer (1.5 × RTT at w = 0)".into(),
             hidden,
             curve,
-            p,
+            *p,
+        ));
+    }
+    // The sizes above S measured eager under a launcher at a higher limit (the model's §10,
+    // "both protocols"): w = 0, the set drawn at that limit, as a trace recorded there is.
+    if let Some(e) = &c.eager_above {
+        let points: Vec<&Sample> = (e.samples.iter()).filter(|x| x.w_ns == 0.0).collect();
+        let curve = points.iter().map(|x| (x.k, 0.0)).collect();
+        series.push((
+            format!(
+                "eager above S under `{}` (S = {} B): w = 0",
+                crate::report::svg::escape(&e.mpirun),
+                e.limit
+            ),
+            points,
+            curve,
+            Params { S: e.limit, ..*p },
         ));
     }
     // The second set (launches at another placement of the cores, the model's §12): w = 0.
@@ -233,7 +251,7 @@ fn series<'a>(c: &'a Calibration, edges: &[u64], kmax: f64) -> Vec<Series<'a>> {
             format!("second set, another placement{cores}: w = 0"),
             points,
             curve,
-            &o.fit.params,
+            o.fit.params,
         ));
     }
     series
@@ -275,7 +293,19 @@ mod tests {
                 recv_ns: 1.0,
             });
         }
-        let c = Calibration {
+        let c = calibration(p, samples, calls);
+        let svg = chart(&c);
+        assert_eq!(svg.matches("<path").count(), 2, "{svg}");
+        assert_eq!(svg.matches(">w = ").count(), 1, "{svg}");
+        assert_eq!(svg.matches("w hiding the transfer").count(), 1, "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 8);
+        assert!(svg.contains(&format!("S ≤ {}", paper.S)), "{svg}");
+        assert!(svg.contains(&format!("band ≤ {}", paper.s)), "{svg}");
+    }
+
+    /// A calibration of set `p` with these round trips (the rest empty).
+    fn calibration(p: Params, samples: Vec<Sample>, calls: Vec<Calls>) -> Calibration {
+        Calibration {
             other: None,
             fit: BandedFit {
                 params: p,
@@ -301,13 +331,51 @@ mod tests {
             copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             oc_fit: None,
             eager_above: None,
+        }
+    }
+
+    /// A sweep under a launcher at a higher limit is its own series: its round trips above
+    /// `S` at `w = 0`, the model drawn through them at its limit. Hand-costed (the model's §2,
+    /// the Myrinet set, `S` = 16,383 B): a 20,000-byte message eager costs `T1` = 6550 +
+    /// 6.86·20,000 = 143,750, `T2'` = 8191·15.48 + 11,809·(−0.74) + 1160 = 119,218.02 and `T3` =
+    /// 6550 + 2.57·20,000 = 57,950 ns, its round trip twice their sum, 641,836.04 ns; by
+    /// rendezvous at the set's `S` it costs more.
+    #[test]
+    fn the_raised_limits_sweep_is_drawn_at_its_limit() {
+        let paper = Params::preset("myrinet").unwrap();
+        let p = Params::banded(Bands::of_paper(&paper), paper.S, None);
+        let at = Params { S: 32_768, ..p };
+        assert!((model_rtt(&at, 20_000, 0.0) - 641_836.04).abs() < 1e-6);
+        assert!(model_rtt(&p, 20_000, 0.0) > 641_836.04 + 1000.0);
+        let sample = |k: u64, p: &Params| Sample {
+            k,
+            w_ns: 0.0,
+            rtt_ns: model_rtt(p, k, 0.0),
         };
+        let mut c = calibration(p, vec![sample(0, &p), sample(100_000, &p)], vec![]);
+        c.eager_above = Some(crate::calibrate::EagerAbove {
+            mpirun: "mpirun --mca limit <32768> & more".into(),
+            limit: 32_768,
+            samples: vec![sample(20_000, &at), sample(32_768, &at)],
+            missed: 0,
+            line_ns: vec![],
+            reported: Some(32_768),
+        });
         let svg = chart(&c);
         assert_eq!(svg.matches("<path").count(), 2, "{svg}");
-        assert_eq!(svg.matches(">w = ").count(), 1, "{svg}");
-        assert_eq!(svg.matches("w hiding the transfer").count(), 1, "{svg}");
-        assert_eq!(svg.matches("<circle").count(), 8);
-        assert!(svg.contains(&format!("S ≤ {}", paper.S)), "{svg}");
-        assert!(svg.contains(&format!("band ≤ {}", paper.s)), "{svg}");
+        assert!(
+            svg.contains(
+                "eager above S under `mpirun --mca limit &lt;32768&gt; &amp; more` (S = 32768 B): w = 0"
+            ),
+            "{svg}"
+        );
+        assert_eq!(svg.matches("<circle").count(), 4, "{svg}");
+        // The raised series' line starts on its first round trip: drawn at the raised limit.
+        let path = svg.split("<path d=\"").nth(2).unwrap();
+        let start = path.strip_prefix('M').unwrap().split(' ').next().unwrap();
+        let circle = svg.split("<circle cx=\"").nth(3).unwrap();
+        let (cx, rest) = circle.split_once("\" cy=\"").unwrap();
+        let cy = rest.split('"').next().unwrap();
+        assert_eq!(start, format!("{cx},{cy}"), "{svg}");
     }
 }
