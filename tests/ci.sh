@@ -37,23 +37,25 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
-echo "== build: the tracer and its programs (Open MPI, MPICH), the predictor"
+# Each stage says when it starts (seconds since the script's start): where a run's time goes.
+stage() { echo "== $* (at ${SECONDS} s)"; }
+stage "build: the tracer and its programs (Open MPI, MPICH), the predictor"
 make -s -C tracer MPI=openmpi
 make -s -C tracer MPI=mpich   # the network calibration of tests/calibration.rs
 cargo build --release --quiet
 
-echo "== cargo test (unit, properties, mutation, CLI, calibration on real MPI, case study)"
+stage "cargo test (unit, properties, mutation, CLI, calibration on real MPI, case study)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 LOGGPS_MPI_TESTS=1 cargo test --release --quiet
 
 export LOGGPS_PREDICT="$PWD/target/release/loggps-predict"
 for lib in openmpi mpich; do
-  echo "== tracer tests ($lib)"
+  stage "tracer tests ($lib)"
   TRACER_TESTS_STRICT=1 bash tracer/tests/run.sh "$lib"   # every check must run: a skip fails
 done
-echo "== the replay split over MPI processes (the mpi feature): Open MPI, MPICH"
+stage "the replay split over MPI processes (the mpi feature): Open MPI, MPICH"
 bash tests/split/run.sh openmpi
 bash tests/split/run.sh mpich quick
-echo "== real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE, Quantum ESPRESSO, mpi4py, the communication-bound suite"
+stage "real applications (Open MPI, 2 ranks): HPCC, LAMMPS, NetPIPE, Quantum ESPRESSO, mpi4py, the communication-bound suite"
 bash tests/apps/run.sh
-echo "== all tests passed"
+stage "all tests passed"
