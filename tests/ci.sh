@@ -46,7 +46,8 @@ cargo build --release --quiet
 
 stage "cargo test (unit, properties, mutation, CLI, calibration on real MPI, case study)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-LOGGPS_MPI_TESTS=1 cargo test --release --quiet
+# The `ci` profile (Cargo.toml): the release build's optimization without its whole-program link.
+LOGGPS_MPI_TESTS=1 cargo test --profile ci --quiet
 
 export LOGGPS_PREDICT="$PWD/target/release/loggps-predict"
 for lib in openmpi mpich; do
