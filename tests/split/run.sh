@@ -11,7 +11,7 @@
 #
 # Builds the feature against that library (the `cluster` profile, in target/split; the
 # library's mpi-sys rebuilt where the last build was against the other one) and compares with
-# the default build (target/release/loggps-predict, built first). `quick`: K = 2 and 3 on a
+# the default build ($LOGGPS_PREDICT, else target/release/loggps-predict, built first). `quick`: K = 2 and 3 on a
 # few of the cases (tests/ci.sh runs MPICH so, its oversubscribed processes polling slowly).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,7 +26,7 @@ ks=(1 2 3 4)
 [ "$quick" = quick ] && ks=(2 3)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-one=target/release/loggps-predict
+one=${LOGGPS_PREDICT:-target/release/loggps-predict}
 [ -x "$one" ] || cargo build --release --quiet
 # mpi-sys finds the library once (through MPICC): built against the other one, it is built anew.
 build() { MPICC=mpicc.$lib CARGO_TARGET_DIR=target/split cargo build --profile cluster --features mpi --quiet; }
