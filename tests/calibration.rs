@@ -130,6 +130,25 @@ fn calibrate(
         "{text}"
     );
     assert!(stdout.contains("(4501 calls a rank)"), "{stdout}");
+    // The exchanges (the round-trip program's --exchange, traced, replayed with the set): a
+    // line for each size up to the sweep's largest, measured and predicted, and two messages
+    // each way take longer than one.
+    assert!(stdout.contains("exchange    traced at cores "), "{stdout}");
+    let sizes = [8u64, 1024, 16384, 262144]
+        .into_iter()
+        .filter(|&k| k <= max_bytes);
+    for k in sizes {
+        let head = format!("exchange    {k} B: 1 each way ");
+        let line = (stdout.lines().find(|l| l.starts_with(&head)))
+            .unwrap_or_else(|| panic!("no exchange of {k} B in:\n{stdout}"));
+        let measured: Vec<f64> = (line.split(" µs measured").map(|x| x.rsplit(' ').next()))
+            .filter_map(|x| x?.parse().ok())
+            .collect();
+        assert!(
+            measured.len() == 2 && measured[1] > measured[0] && measured[0] > 0.0,
+            "{line}"
+        );
+    }
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so
     // only that it was measured and said, on the screen and in the file.
     assert!(

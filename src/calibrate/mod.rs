@@ -3,6 +3,7 @@
 //! size to them (`banded`), and write a parameter file the predictor reads.
 
 pub mod banded;
+pub mod exchange;
 pub mod fit;
 mod launch;
 mod limit;
@@ -102,6 +103,8 @@ pub struct Calibration {
     pub oc_fit: Option<OcFit>,
     /// The sweep under [`Options::eager_mpirun`] whose eager bands above `S` the set keeps.
     pub eager_above: Option<EagerAbove>,
+    /// Halo-like exchanges traced and predicted with the set (None: no tracer, or it failed).
+    pub exchanges: Option<exchange::Exchanges>,
 }
 
 /// A second set of one calibration: the launches at another placement's.
@@ -617,11 +620,17 @@ pub fn early_departures(
 }
 
 /// What the traced probe runs give: the library, the eager limit it reports through the MPI
-/// tool interface, and each launch's trace (of its loop of collectives, for `oc`).
-type Reported = (String, Option<(String, u64)>, Vec<crate::trace::Trace>);
+/// tool interface, each launch's trace (of its loop of collectives, for `oc`) and the trace of
+/// the exchanges ([`exchange`]; None where that launch failed, said in `log`).
+type Reported = (
+    String,
+    Option<(String, u64)>,
+    Vec<crate::trace::Trace>,
+    Option<crate::trace::Trace>,
+);
 
 /// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
-/// launches as the sweep, and reads back what the traces record.
+/// launches as the sweep, then once with the exchanges, and reads back what the traces record.
 fn reported_by_library(
     opts: &Options,
     tracer: &Path,
@@ -641,61 +650,76 @@ fn reported_by_library(
         .unwrap_or_default();
     let tracer = std::fs::canonicalize(tracer)
         .map_err(|e| Error::Io(format!("{}: {e}", tracer.display())))?;
-    let mut cmd = Command::new(prog);
-    cmd.args(pre);
-    let (preload, out) = (
-        tracer.display().to_string(),
-        trace_path.display().to_string(),
-    );
-    if version.contains("Open MPI") || version.contains("OpenRTE") {
-        cmd.args([
-            "-x",
-            &format!("LD_PRELOAD={preload}"),
-            "-x",
-            &format!("LOGGPS_TRACE={out}"),
-        ]);
-    } else {
-        cmd.args([
-            "-genv",
-            "LD_PRELOAD",
-            &preload,
-            "-genv",
-            "LOGGPS_TRACE",
-            &out,
-        ]);
-    }
-    cmd.args(["-np", &opts.np.to_string()])
-        .arg(&opts.rtt)
-        .args([
-            "--sizes",
-            "0",
-            "--w",
-            "0",
-            "--reps",
-            "1",
-            "--warmup",
-            "0",
-            "--time-ms",
-            "0",
-            "--coll",
-            &COLL_ROUNDS.to_string(),
-        ]);
-    // One launch's loop runs 2 ms: a preemption or another path in that launch moves it by
-    // half (1.3–2.4 ms in five launches here), so the probe runs as many launches as the sweep.
-    let mut traces = Vec::new();
-    for _ in 0..opts.launches.max(1) {
+    // The round-trip program under the tracer, after one round trip of 0 bytes, with `probe`.
+    let traced = |probe: &[&str]| {
+        let mut cmd = Command::new(prog);
+        cmd.args(pre);
+        let (preload, out) = (
+            tracer.display().to_string(),
+            trace_path.display().to_string(),
+        );
+        if version.contains("Open MPI") || version.contains("OpenRTE") {
+            cmd.args([
+                "-x",
+                &format!("LD_PRELOAD={preload}"),
+                "-x",
+                &format!("LOGGPS_TRACE={out}"),
+            ]);
+        } else {
+            cmd.args([
+                "-genv",
+                "LD_PRELOAD",
+                &preload,
+                "-genv",
+                "LOGGPS_TRACE",
+                &out,
+            ]);
+        }
+        cmd.args(["-np", &opts.np.to_string()])
+            .arg(&opts.rtt)
+            .args([
+                "--sizes",
+                "0",
+                "--w",
+                "0",
+                "--reps",
+                "1",
+                "--warmup",
+                "0",
+                "--time-ms",
+                "0",
+            ]);
+        cmd.args(probe);
+        cmd
+    };
+    let run = |cmd: &mut Command, log: &mut dyn FnMut(String)| -> Result<_, Error> {
         let _ = std::fs::remove_file(&trace_path);
-        let ran = launch(&mut cmd, TRACE_DONE, log)
+        let ran = launch(cmd, TRACE_DONE, log)
             .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
-        if !ran.ok {
-            return Err(Error::Io(format!(
+        match ran.ok {
+            true => Ok(crate::trace::load(&trace_path, &mut |_| {})?),
+            false => Err(Error::Io(format!(
                 "the traced probe run failed ({}): {}",
                 ran.status,
                 ran.stderr.trim()
-            )));
+            ))),
         }
-        traces.push(crate::trace::load(&trace_path, &mut |_| {})?);
+    };
+    // One launch's loop runs 2 ms: a preemption or another path in that launch moves it by
+    // half (1.3–2.4 ms in five launches here), so the probe runs as many launches as the sweep.
+    let rounds = COLL_ROUNDS.to_string();
+    let mut traces = Vec::new();
+    for _ in 0..opts.launches.max(1) {
+        traces.push(run(&mut traced(&["--coll", &rounds]), log)?);
     }
+    let sizes = exchange::sizes(opts.max_bytes);
+    let exchanges = match run(&mut traced(&["--exchange", &sizes]), log) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            log(format!("the exchanges are not checked: {e}"));
+            None
+        }
+    };
     let _ = std::fs::remove_dir_all(&dir);
     Ok((
         traces[0].meta.library.clone(),
@@ -705,6 +729,7 @@ fn reported_by_library(
             .clone()
             .map(|e| (e.name, e.bytes)),
         traces,
+        exchanges,
     ))
 }
 
@@ -721,16 +746,16 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             opts.rtt.display()
         )));
     }
-    let (library, reported, probe) = match &opts.tracer {
+    let (library, reported, probe, exchanges) = match &opts.tracer {
         Some(t) if t.exists() => reported_by_library(opts, t, log)?,
         Some(t) => {
             log(format!(
                 "{} not found: the eager limit the library reports is not read, nor oc fitted (build it with `make -C tracer`)",
                 t.display()
             ));
-            (String::new(), None, Vec::new())
+            (String::new(), None, Vec::new(), None)
         }
-        None => (String::new(), None, Vec::new()),
+        None => (String::new(), None, Vec::new(), None),
     };
     let w = opts.imbalance_ns;
     let (mut swept, mut other) = sweep(opts, log)?;
@@ -786,6 +811,18 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         f
     });
     let other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    let sets: Vec<&Params> = std::iter::once(&fit.params)
+        .chain(other.as_ref().map(|o| &o.fit.params))
+        .collect();
+    let exchanges = exchanges.and_then(|t| match exchange::check_nearest(t, &sets) {
+        Ok(x) => Some(x),
+        Err(e) => {
+            log(format!(
+                "the exchanges are not checked: their replay failed: {e}"
+            ));
+            None
+        }
+    });
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.
     let header = reported_limit
@@ -816,6 +853,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         copying: local.copying,
         oc_fit,
         eager_above,
+        exchanges,
     })
 }
 

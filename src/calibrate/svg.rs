@@ -331,6 +331,7 @@ mod tests {
             copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             oc_fit: None,
             eager_above: None,
+            exchanges: None,
         }
     }
 

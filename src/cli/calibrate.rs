@@ -153,8 +153,9 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
 
 /// Every measurement with the model's value: round trips (`rtt`; `rtt-eager`: the sizes above
 /// S measured eager under `--eager-mpirun`, against the set at that limit), rank 0's calls at
-/// the imbalance that hides the transfer (`send`, `recv`), and the library's reduction
-/// (`reduce`, against the line whose slope is `gamma`).
+/// the imbalance that hides the transfer (`send`, `recv`), exchanges of `N` messages each way
+/// (`exchangeN`, against their replay with the set), and the library's reduction (`reduce`,
+/// against the line whose slope is `gamma`).
 fn samples_tsv(c: &Calibration) -> String {
     let p = &c.fit.params;
     let mut t = String::from("kind\tk\tw_ns\tmeasured_ns\tmodel_ns\terror_pct\toutlier\n");
@@ -182,11 +183,18 @@ fn samples_tsv(c: &Calibration) -> String {
         line("send", x.k, x.w_ns, x.send_ns, send, false);
         line("recv", x.k, x.w_ns, x.recv_ns, recv, false);
     }
+    for x in c.exchanges.iter().flat_map(|x| &x.each) {
+        let kind = format!("exchange{}", x.n);
+        line(&kind, x.k, 0.0, x.measured_ns, x.predicted_ns, false);
+    }
     for &(k, ns) in &c.reduction.points {
         line("reduce", k, 0.0, ns, c.reduction.model(k), false);
     }
     t
 }
+
+/// An exchange predicted further off than this is warned of.
+const EXCHANGE_WORST: f64 = 0.10;
 
 /// The fit's quality limit: every round trip within 5% of the model.
 const QUALITY: f64 = calibrate::MISS;
@@ -365,6 +373,21 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         p.oc.unwrap_or(0.0),
         calibrate::collectives_finding(c)
     );
+    if let Some(x) = &c.exchanges {
+        let (lines, off) = calibrate::exchange::finding(x, EXCHANGE_WORST);
+        for l in lines {
+            println!("exchange    {l}");
+        }
+        if off {
+            println!(
+                "WARNING     exchanges: the set predicts an exchange (messages sent and received at \
+                 once, as a halo's) more than {:.0}% off at a size above: round trips leave to the \
+                 fit's assumption which part of a message holds each rank's CPU (the model's §13, \
+                 §14); programs that exchange messages of that size are predicted as far off",
+                100.0 * EXCHANGE_WORST
+            );
+        }
+    }
     match calibrate::line_finding(&c.line_ns) {
         Some((text, true)) => println!("WARNING     cores: {text}"),
         Some((text, false)) => println!("cores       {text}"),

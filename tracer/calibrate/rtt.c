@@ -48,6 +48,15 @@
  *
  *     copy K ALIGNED_NS ALIASED_NS REPS
  *
+ * With --exchange K,K,..., both ranks then exchange N messages of K bytes each way at once, as a
+ * halo does (MPI_Irecv N from the other rank, MPI_Isend N to it, MPI_Waitall), for N = 1 and
+ * 2, EXCHANGE_REPS times each after a barrier, and rank 0 prints the mean of the middle half of
+ * its exchanges' durations. Two messages in opposite directions overlap their latencies, not
+ * their ranks' CPU work, so the second message's cost (N = 2 against N = 1) is what a message
+ * occupies its ranks' CPUs (the model's §14):
+ *
+ *     exchange K N MIDDLE_NS REPS
+ *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
@@ -61,7 +70,7 @@
  *
  *     line BEFORE_NS AFTER_NS N
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--coll R] [--line N]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--coll R] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -248,6 +257,34 @@ static void copies(long long k, int reps, long long *aligned, long long *aliased
     free(src);
 }
 
+#define EXCHANGE_REPS 201
+
+/* The --exchange probe (see the top): k bytes, n messages each way, `reps` times. */
+static void exchange(int rank, long long k, int n, int reps, long long *t) {
+    char *out = malloc((size_t)(k > 0 ? k : 1) * n), *in = malloc((size_t)(k > 0 ? k : 1) * n);
+    memset(out, 1, (size_t)(k > 0 ? k : 1) * n);
+    memset(in, 0, (size_t)(k > 0 ? k : 1) * n);
+    MPI_Request req[4];
+    MPI_Status st[4]; /* not MPI_STATUSES_IGNORE: GCC takes MPICH's for an empty array */
+    int peer = 1 - rank;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int r = -5; r < reps; r++) {
+        int64_t t0 = now_ns();
+        for (int i = 0; i < n; i++)
+            MPI_Irecv(in + i * k, (int)k, MPI_BYTE, peer, 40 + i, MPI_COMM_WORLD, &req[i]);
+        for (int i = 0; i < n; i++)
+            MPI_Isend(out + i * k, (int)k, MPI_BYTE, peer, 40 + i, MPI_COMM_WORLD, &req[n + i]);
+        MPI_Waitall(2 * n, req, st);
+        if (r >= 0) t[r] = now_ns() - t0;
+    }
+    if (rank == 0) {
+        printf("exchange %lld %d %.1f %d\n", k, n, middle_mean(t, reps), reps);
+        fflush(stdout);
+    }
+    free(out);
+    free(in);
+}
+
 #define PROGRESS_SPIN_NS 200000
 
 /* The --progress probe (see the top): `reps` posted receives waited for after a spin, and as
@@ -295,9 +332,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
-    long long progress_k = -1, *copy = NULL;
+    long long progress_k = -1, *copy = NULL, *xch = NULL;
     int coll_rounds = 0, line_n = 0;
-    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, reps = 31, warmup = 5, poll_batches = 0;
+    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -312,14 +349,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--copy")) ncopy = parse_list(argv[i + 1], &copy);
         else if (!strcmp(argv[i], "--line")) line_n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--coll")) coll_rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--exchange")) nxch = parse_list(argv[i + 1], &xch);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) ||
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) ||
         coll_rounds < 0 || line_n < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -390,6 +428,10 @@ int main(int argc, char **argv) {
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
     if (progress_k >= 0) progress_probe(rank, progress_k, reps < MAX_REPS ? reps : MAX_REPS, send, recv);
     for (int i = 0; i < ncopy && rank == 0; i++) copies(copy[i], MAX_REPS, send, recv);
+    long long *xt = malloc(sizeof(long long) * EXCHANGE_REPS);
+    for (int i = 0; i < nxch; i++)
+        for (int n = 1; n <= 2; n++) exchange(rank, xch[i], n, EXCHANGE_REPS, xt);
+    free(xt);
     if (coll_rounds > 0) collective_calls(coll_rounds);
     free(buf);
     free(rtt);

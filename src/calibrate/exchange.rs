@@ -1,0 +1,246 @@
+//! What a ping-pong cannot show: two ranks that send and receive at once, as a halo does.
+//!
+//! The sweep's round trips have one message in flight; their parameters say how long a message
+//! takes, not which part of it holds each rank's CPU. Two messages in opposite directions
+//! overlap their latencies and not their ranks' CPU work (the model's §14), so an exchange
+//! costs what the set says only where its overheads are the ranks' CPU time and its latency is
+//! `L`. The round-trip program's `--exchange` (tracer/calibrate/rtt.c) makes, at each size,
+//! exchanges of one and of two messages each way (`MPI_Irecv`s, `MPI_Isend`s, `MPI_Waitall`)
+//! under the tracer; [`check`] replays that trace with the fitted set and compares, per size and
+//! count, the median exchange measured and predicted: from rank 0's first `MPI_Irecv` to its
+//! `MPI_Waitall`'s return.
+
+use crate::error::Error;
+use crate::model::{Model, Params};
+use crate::trace::{Routine, Trace};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// The sizes exchanged: a message of each of a shared-memory library's paths (Open MPI's fast
+/// boxes, its copies below the eager limit, its single-copy rendezvous, a large one), those up to
+/// the sweep's largest, as `--exchange` takes them.
+pub fn sizes(max_bytes: u64) -> String {
+    let each: Vec<String> = [8u64, 1024, 16384, 262144]
+        .iter()
+        .filter(|&&k| k <= max_bytes.max(8))
+        .map(|k| k.to_string())
+        .collect();
+    each.join(",")
+}
+
+/// Exchanges of `n` messages of `k` bytes each way: the median measured and predicted, ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Exchange {
+    pub k: u64,
+    pub n: u32,
+    pub measured_ns: f64,
+    pub predicted_ns: f64,
+}
+
+impl Exchange {
+    /// The prediction's error, relative to the measurement.
+    pub fn error(&self) -> f64 {
+        self.predicted_ns / self.measured_ns.max(1e-9) - 1.0
+    }
+}
+
+/// The exchanges of one traced launch, replayed with the set nearest its placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exchanges {
+    pub each: Vec<Exchange>,
+    /// A cache line's round trip between the ranks' cores in that launch (the larger of its
+    /// figures at `MPI_Init` and `MPI_Finalize`), and the set's `cores`.
+    pub cores_ns: Option<f64>,
+    pub set_cores_ns: Option<f64>,
+}
+
+/// [`check`] with whichever of `sets` has the `cores` nearest the launch's own (by ratio; the
+/// first where either is not known), the tracer's own time kept in the replay (the model's
+/// §16): the measured exchanges are the traced ones.
+pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Error> {
+    trace.meta.ranks.keep_tracer_time();
+    let cores = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
+    let distance = |p: &&Params| match (cores, p.cores) {
+        (Some(a), Some(b)) => (a / b).ln().abs(),
+        _ => f64::INFINITY,
+    };
+    let p = (sets.iter())
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+        .ok_or_else(|| Error::Io("no set to check the exchanges with".into()))?;
+    Ok(Exchanges {
+        each: check(&trace, p)?,
+        cores_ns: cores,
+        set_cores_ns: p.cores,
+    })
+}
+
+/// The exchanges of `trace` (the round-trip program's `--exchange`, under the tracer) replayed
+/// with `p` (collectives as Open MPI 4.1 picks them): per size and count of messages each way,
+/// rank 0's median exchange measured and predicted, by size, then count.
+pub fn check(trace: &Trace, p: &Params) -> Result<Vec<Exchange>, Error> {
+    let g = crate::graph::build(trace, "the exchanges")?;
+    let steps = Mutex::new(Vec::new());
+    let keep = |batch: &[crate::replay::Step]| {
+        let mut s = steps.lock().expect("no replay thread panics");
+        s.extend(batch.iter().filter(|x| x.rank == 0).copied());
+    };
+    let coll = crate::collectives::traced::Choice::tuned();
+    let model = Model::LogGps(*p);
+    crate::replay::replay_observed(trace, &g, &model, &coll, "exchanges", &|_| {}, Some(&keep))?;
+    let mut predicted = vec![(f64::NAN, f64::NAN); trace.rank(0).len()];
+    for s in steps.into_inner().expect("no replay thread panics") {
+        predicted[s.event as usize] = (s.call_ns, s.return_ns);
+    }
+    let ev = trace.rank(0);
+    let mut each: BTreeMap<(u64, u32), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    // The exchange being read: its first receive's event and bytes, and its receives.
+    let mut open: Option<(usize, u64, u32)> = None;
+    for i in 0..ev.len() {
+        match (ev.routine(i), open) {
+            (Routine::Irecv, None) => open = Some((i, ev.bytes(i), 1)),
+            (Routine::Irecv, Some((first, k, n))) => open = Some((first, k, n + 1)),
+            (Routine::Isend, _) => {}
+            (Routine::Waitall, Some((first, k, n))) => {
+                let measured = ev.t_return(i).saturating_sub(ev.t_call(first)) as f64;
+                let at = predicted[i].1 - predicted[first].0;
+                let (m, q) = each.entry((k, n)).or_default();
+                m.push(measured);
+                q.push(at);
+                open = None;
+            }
+            _ => open = None,
+        }
+    }
+    Ok(each
+        .into_iter()
+        .map(|((k, n), (m, q))| Exchange {
+            k,
+            n,
+            measured_ns: super::fit::median(&m),
+            predicted_ns: super::fit::median(&q),
+        })
+        .collect())
+}
+
+/// The exchanges in words, a line a size after one on the placement, and whether one is
+/// predicted more than `worst` off where the launch ran at the set's placement (its `cores`
+/// within 2× of the set's, or either unknown: a message over shared memory costs 2–3× more on
+/// cores far apart, so the check says nothing of the set at another).
+pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
+    let ns = |v: Option<f64>| v.map_or("unknown".into(), |v| format!("{v:.0} ns"));
+    let apart = match (x.cores_ns, x.set_cores_ns) {
+        (Some(a), Some(b)) => (a / b).max(b / a) >= 2.0,
+        _ => false,
+    };
+    let mut lines = vec![format!(
+        "traced at cores {} (a cache line's round trip), predicted with the set of {}{}",
+        ns(x.cores_ns),
+        ns(x.set_cores_ns),
+        match apart {
+            true => ": another placement, not judged",
+            false => "",
+        }
+    )];
+    let x = &x.each;
+    let mut by_size: BTreeMap<u64, Vec<&Exchange>> = BTreeMap::new();
+    for e in x {
+        by_size.entry(e.k).or_default().push(e);
+    }
+    for (k, es) in by_size {
+        let parts: Vec<String> = (es.iter())
+            .map(|e| {
+                format!(
+                    "{} each way {:.2} µs measured, {:.2} µs predicted ({:+.0}%)",
+                    e.n,
+                    e.measured_ns / 1e3,
+                    e.predicted_ns / 1e3,
+                    100.0 * e.error()
+                )
+            })
+            .collect();
+        lines.push(format!("{k} B: {}", parts.join("; ")));
+    }
+    (lines, !apart && x.iter().any(|e| e.error().abs() > worst))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two ranks, each: an exchange of one 1000-byte message each way, then one of two, every
+    /// call 50 ns long and back to back (no computation kept), under a set of the paper's form
+    /// with `o` = 100, `L` = 1000 and nothing per byte, eager, messages moving whatever the
+    /// ranks do (the model's §4, §14). Hand-costed from the model's rules:
+    /// - one each way: `MPI_Irecv` 0–100, `MPI_Isend` 100–200, the message leaving at 100 and
+    ///   arriving at 100 + `T1` + `T2` = 1200; the `MPI_Waitall` called at 200 returns at
+    ///   1200 + `T3` = 1300.
+    /// - two each way: receives 0–200, sends 200–400, the messages arriving at 1300 and 1400;
+    ///   their receives taken one at a time: 1300–1400, 1400–1500.
+    ///
+    /// Measured: 150 ns and 250 ns (three and five calls of 50 ns).
+    #[test]
+    fn exchanges_are_measured_and_predicted_from_the_first_receive_to_the_waitall() {
+        let mut text = String::from("loggps-trace 1\nranks 2\n");
+        for r in 0..2 {
+            let peer = 1 - r;
+            let mut t = 1_000_000u64;
+            let mut call = |what: &str, args: String| {
+                text.push_str(&format!("{r} {what} {t} {} {args}\n", t + 50));
+                t += 50;
+            };
+            call("MPI_Init", String::new());
+            let mut req = 0;
+            for n in 1..=2u32 {
+                let first = req;
+                for (what, j) in
+                    (0..2 * n).map(|j| (["MPI_Irecv", "MPI_Isend"][(j / n) as usize], j % n))
+                {
+                    call(
+                        what,
+                        format!("bytes=1000 peer={peer} tag={j} comm=0 req={req}"),
+                    );
+                    req += 1;
+                }
+                let done: Vec<String> = (first..req)
+                    .map(|q| match q - first < n {
+                        true => format!("{q}:{peer}:{}", q - first),
+                        false => format!("{q}:-1:-1"),
+                    })
+                    .collect();
+                call("MPI_Waitall", format!("done={}", done.join(",")));
+            }
+            call("MPI_Finalize", String::new());
+        }
+        let trace = crate::trace::text::parse("x.txt", text.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let p = Params::paper([1000.0, 100.0, 0.0, 0.0, 0.0, 0.0], 1 << 20, 1 << 20);
+        let x = check(&trace, &p).unwrap();
+        let got: Vec<(u64, u32, f64, f64)> = (x.iter())
+            .map(|e| (e.k, e.n, e.measured_ns, e.predicted_ns))
+            .collect();
+        assert_eq!(got, [(1000, 1, 150.0, 1300.0), (1000, 2, 250.0, 1500.0)]);
+        let x = Exchanges {
+            each: x,
+            cores_ns: None,
+            set_cores_ns: None,
+        };
+        let (lines, off) = finding(&x, 0.10);
+        assert!(off);
+        assert_eq!(lines.len(), 2);
+        // At another placement than the set's, the same exchanges are not judged.
+        let far = Exchanges {
+            cores_ns: Some(400.0),
+            set_cores_ns: Some(150.0),
+            ..x.clone()
+        };
+        let (lines, off) = finding(&far, 0.10);
+        assert!(
+            !off && lines[0].ends_with("another placement, not judged"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].starts_with("1000 B: 1 each way 0.15 µs measured, 1.30 µs"),
+            "{lines:?}"
+        );
+    }
+}
