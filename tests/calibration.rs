@@ -134,10 +134,8 @@ fn calibrate(
     // line for each size up to the sweep's largest, measured and predicted, and two messages
     // each way take longer than one.
     assert!(stdout.contains("exchange    traced at cores "), "{stdout}");
-    let sizes = [8u64, 1024, 16384, 262144]
-        .into_iter()
-        .filter(|&k| k <= max_bytes);
-    for k in sizes {
+    let sizes = loggps_predict::calibrate::exchange::sizes(max_bytes);
+    for k in sizes.split(',') {
         let head = format!("exchange    {k} B: 1 each way ");
         let line = (stdout.lines().find(|l| l.starts_with(&head)))
             .unwrap_or_else(|| panic!("no exchange of {k} B in:\n{stdout}"));

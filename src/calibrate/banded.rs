@@ -325,18 +325,14 @@ fn fit_segment(
     // alone, which must not shrink with size) and an unused fifth.
     // A round trip whose calls were timed is fitted through them (its RTT is their sum, and w).
     let timed = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
-    // A round trip's row and the constant part of its measurement.
-    let trip = |x: &Sample| {
+    for x in samples.iter().filter(|x| !timed(x)) {
         let k = x.k as f64 / kmax;
-        match (control, hid(x)) {
+        let (r, c) = match (control, hid(x)) {
             (None, false) => ([4.0, 2.0, k, k, k], 0.0),
             (None, true) => ([2.0, 0.0, k, k, 0.0], x.w_ns),
             (Some(_), false) => ([4.0, 2.0, 2.0 * k, 2.0 * k, 0.0], 8.0 * o1 + 4.0 * l1),
             (Some(_), true) => ([3.0, 1.0, 2.0 * k, k, 0.0], x.w_ns + 7.0 * o1 + 3.0 * l1),
-        }
-    };
-    for x in samples.iter().filter(|x| !timed(x)) {
-        let (r, c) = trip(x);
+        };
         row(r, x.rtt_ns, c, x.rtt_ns);
     }
     // The round trips (timed ones too) that `band` misses, costed by the model itself (its
