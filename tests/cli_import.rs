@@ -376,6 +376,36 @@ fn a_dumpi_trace_keeps_every_call_its_footer_counts() {
     assert_eq!(v["file_bytes"], all);
 }
 
+/// The same sample with each file's footer saying that no call creates a communicator (a
+/// footer the reader would skip the first pass for): the calls that do are met in the second
+/// pass, and the trace is read again whole, as it reads with its own footers.
+#[test]
+fn a_dumpi_footer_that_misses_a_communicator_costs_nothing() {
+    let dir = imported("dumpi/testbgp");
+    let copy = std::env::temp_dir().join(format!("loggps-dumpi-footer-{}", std::process::id()));
+    std::fs::create_dir_all(&copy).unwrap();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let mut d = std::fs::read(&path).unwrap();
+        if path.extension().is_some_and(|x| x == "bin") {
+            let f = u64::from_be_bytes(d[d.len() - 16..d.len() - 8].try_into().unwrap()) as usize;
+            // MPI_Comm_group, MPI_Group_incl, MPI_Group_excl, MPI_Comm_dup, _create, _split.
+            for id in [72, 76, 77, 84, 85, 86] {
+                d[f + 8 + 4 * id..f + 12 + 4 * id].fill(0);
+            }
+        }
+        std::fs::write(copy.join(path.file_name().unwrap()), d).unwrap();
+    }
+    let copy = copy.to_str().unwrap();
+    let (theirs, ours) = (
+        json(&["info", &dir, "--format", "json"]),
+        json(&["info", copy, "--format", "json"]),
+    );
+    std::fs::remove_dir_all(copy).unwrap();
+    assert_eq!(ours["events_by_routine"], theirs["events_by_routine"]);
+    assert_eq!(ours["messages"], 588);
+}
+
 /// paraver-kernel's `qsort_beo3.prv` (MPItrace, 2004; 4 tasks): an old MPICH built its
 /// collectives from sends it traced, nested inside them, and wrote no end between a Reduce and
 /// the Bcast after it. Counted here from the file's lines, independently of the reader: each

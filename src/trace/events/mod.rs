@@ -655,6 +655,8 @@ impl Events {
     pub fn concat(parts: impl IntoIterator<Item = Events>) -> Events {
         let mut parts = parts.into_iter();
         let mut all = parts.next().unwrap_or_else(|| Events::new(0));
+        let parts: Vec<Events> = parts.collect();
+        all.reserve(parts.iter().map(Events::len).sum());
         for p in parts {
             let base = all.len();
             all.start.extend(p.start[1..].iter().map(|s| s + base));
@@ -802,6 +804,20 @@ impl Events {
         self.word.push(word);
         self.peer.push(e.peer);
         self.start[r + 1] += 1;
+    }
+
+    /// Room for `n` more events in every column, its pages made present at once
+    /// ([`crate::memory::populate_writes`]: one call a column, not a fault a page), for a reader
+    /// that knows about how many it will push.
+    pub fn reserve(&mut self, n: usize) {
+        macro_rules! reserve {
+            ($($c:ident),*; $($blk:ident),*) => {{
+                $(self.$c.reserve(n);
+                  let _ = crate::memory::populate_writes(self.$c.spare_capacity_mut());)*
+                $(self.$blk.reserve(n / BLOCK + 1);)*
+            }};
+        }
+        with_columns!(reserve)
     }
 
     fn implied_last(&self, req: u32) -> Option<(i32, i32)> {

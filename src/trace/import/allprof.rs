@@ -6,7 +6,8 @@
 //! ([`super::read_ranks`]); communicators' members are not either, so only calls on a communicator of
 //! every rank are kept (taken as `MPI_COMM_WORLD`).
 
-use super::{Call, Notes, Out, Requests, numbered_siblings, read_ranks, split_bytes};
+use super::{Call, Notes, Out, Requests, nth_part, numbered_siblings, parse_i64, read_ranks};
+use super::{numbered_lines, split_into};
 use crate::error::TraceError;
 use crate::trace::{Completion, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Trace};
 use rayon::prelude::*;
@@ -91,16 +92,19 @@ pub(super) fn parse<S: AsRef<str> + Sync>(
         };
         let mut notes = Notes::default();
         let mut fields = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
+        // A call a line at most.
+        rank.out
+            .reserve(memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1);
+        for (n, line) in numbered_lines(text) {
+            let line = line.trim_ascii();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             fields.clear();
-            fields.extend(split_bytes(line, b':'));
+            split_into(line, b':', &mut fields);
             let f = Fields { f: &fields, line };
             rank.call(&f, &mut notes)
-                .map_err(|m| TraceError::line(file, n + 1, m).in_event(r, rank.out.count()))?;
+                .map_err(|m| TraceError::line(file, n, m).in_event(r, rank.out.count()))?;
         }
         Ok(notes)
     })
@@ -113,30 +117,40 @@ fn first_time(text: &str) -> Option<u64> {
         .lines()
         .map(str::trim)
         .find(|l| l.starts_with("MPI_"))?;
-    let fields: Vec<&str> = split_bytes(line, b':').collect();
-    let t = (fields.len() >= 3).then(|| Rank::times(fields[0], &Fields { f: &fields, line }, 0));
+    let mut fields = Vec::new();
+    split_into(line, b':', &mut fields);
+    let routine = Routine::from_mpi_name(fields[0]);
+    let t = (fields.len() >= 3).then(|| Rank::times(routine, &Fields { f: &fields, line }, 0));
     Some(t?.ok()?.0)
 }
 
-/// A time field: `1298365588610860`, `1237759886260335.000000` or `3.0` µs, in ns.
+/// A time field: `1298365588610860`, `1237759886260335.000000` or `3.0` µs, in ns (the
+/// fraction's digits after the third dropped).
 fn micros(s: &str) -> Option<u64> {
     let b = s.as_bytes();
-    let (int, frac) = match b.iter().position(|&c| c == b'.') {
-        Some(i) => (&b[..i], &b[i + 1..]),
-        None => (b, &[][..]),
-    };
-    if int.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
+    let int = b.iter().position(|&c| c == b'.').unwrap_or(b.len());
+    // 19 digits cannot overflow.
+    if int == 0 || int > 19 {
         return None;
     }
-    let mut us = 0u64;
-    for &d in int {
-        if !d.is_ascii_digit() {
+    let (mut us, mut ns) = (0u64, 0u64);
+    for &c in &b[..int] {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
             return None;
         }
-        us = us.checked_mul(10)?.checked_add((d - b'0') as u64)?;
+        us = us * 10 + d as u64;
     }
-    let ns = (frac.iter().chain(std::iter::repeat(&b'0')).take(3))
-        .fold(0u64, |a, &d| a * 10 + (d - b'0') as u64);
+    let frac = b.get(int + 1..).unwrap_or(&[]);
+    for (k, &c) in frac.iter().enumerate() {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        if k < 3 {
+            ns += d as u64 * [100, 10, 1][k];
+        }
+    }
     us.checked_mul(1000)?.checked_add(ns)
 }
 
@@ -188,8 +202,9 @@ impl Rank<'_> {
         if f.f.len() < 3 {
             return Err(format!("expected `MPI_Name:T0:…:T1`, found `{line}`"));
         }
-        let t = Rank::times(name, f, self.t0)?;
-        let Some(routine) = self.routine(name) else {
+        let routine = self.routine(name);
+        let t = Rank::times(routine, f, self.t0)?;
+        let Some(routine) = routine else {
             notes.skip(name);
             return Ok(());
         };
@@ -242,14 +257,14 @@ impl Rank<'_> {
 
     /// The call's start and end, ns from `t0` (none before it): MPI_Init has no start time
     /// (`-`), MPI_Finalize no end.
-    fn times(name: &str, f: &Fields<'_>, t0: u64) -> Result<(u64, u64), String> {
+    fn times(routine: Option<Routine>, f: &Fields<'_>, t0: u64) -> Result<(u64, u64), String> {
         let time = |s: &str| -> Result<u64, String> {
             micros(s).ok_or_else(|| format!("expected a time in µs, found `{s}`"))
         };
         let last = f.f[f.f.len() - 1];
-        let t = match name {
-            "MPI_Init" | "MPI_Init_thread" => (time(last)?, time(last)?),
-            "MPI_Finalize" => (time(f.f[1])?, time(f.f[1])?),
+        let t = match routine {
+            Some(Routine::Init | Routine::InitThread) => (time(last)?, time(last)?),
+            Some(Routine::Finalize) => (time(f.f[1])?, time(f.f[1])?),
             _ => (time(f.f[1])?, time(last)?),
         };
         if t.1 < t.0 {
@@ -422,7 +437,7 @@ impl Fields<'_> {
 
     fn int(&self, i: usize) -> Result<i64, String> {
         let a = self.arg(i)?;
-        a.parse().map_err(|_| {
+        parse_i64(a).ok_or_else(|| {
             format!(
                 "expected an integer for argument {} of {}, found `{a}`",
                 i + 1,
@@ -434,7 +449,7 @@ impl Fields<'_> {
     /// Part `k` of argument `i`, `ID,SIZE,EXTENT` or `ID,RANK,SIZE`.
     fn sub(&self, i: usize, k: usize) -> Result<i64, String> {
         let a = self.arg(i)?;
-        (split_bytes(a, b',').nth(k).and_then(|v| v.parse().ok())).ok_or_else(|| {
+        (nth_part(a, b',', k).and_then(parse_i64)).ok_or_else(|| {
             format!(
                 "expected `ID,SIZE,…` for argument {} of {}, found `{a}`",
                 i + 1,
@@ -465,5 +480,34 @@ impl Fields<'_> {
                     })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::micros;
+
+    /// Times as liballprof writes them, µs to ns by hand; the fraction's fourth digit on dropped.
+    #[test]
+    fn times_are_microseconds_read_to_the_nanosecond() {
+        for (s, ns) in [
+            ("1298365588610860", Some(1_298_365_588_610_860_000)),
+            ("1237759886260335.000000", Some(1_237_759_886_260_335_000)),
+            ("3.0", Some(3_000)),
+            ("3.1239", Some(3_123)),
+            ("3.", Some(3_000)),
+            ("0.05", Some(50)),
+            ("18446744073709551", Some(18_446_744_073_709_551_000)),
+            ("18446744073709552", None),
+            ("12345678901234567890", None),
+            (".5", None),
+            ("", None),
+            ("1a", None),
+            ("3.x", None),
+            ("-1", None),
+            ("1.2.3", None),
+        ] {
+            assert_eq!(micros(s), ns, "{s}");
+        }
     }
 }

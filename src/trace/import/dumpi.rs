@@ -234,6 +234,8 @@ struct Sections {
     sizes: Vec<i64>,
     /// The file's version (major, minor, sub).
     version: (u8, u8, u8),
+    /// Whether the footer counts calls that create communicators or groups (None: no footer).
+    creates: Option<bool>,
 }
 
 fn sections(data: &[u8]) -> Result<Sections, String> {
@@ -266,7 +268,7 @@ fn sections(data: &[u8]) -> Result<Sections, String> {
         || "the index (the file's last 64 bytes) names offsets past the file's end".to_string();
     let header = off(b.u64()?).ok_or_else(bad)?;
     let body = off(b.u64()?).ok_or_else(bad)?;
-    off(b.u64()?).ok_or_else(bad)?;
+    let footer = off(b.u64()?).ok_or_else(bad)?;
     let mut sizes = Vec::new();
     if let Some(at) = off(sizelbl).filter(|&o| o > 0) {
         let mut s = Bytes { data, at };
@@ -277,13 +279,27 @@ fn sections(data: &[u8]) -> Result<Sections, String> {
     }
     let mut h = Bytes { data, at: header };
     let version = (h.u8()?, h.u8()?, h.u8()?);
+    // The footer: its magic, then each function id's count of calls (io.c
+    // `dumpi_write_footer`), for the first pass to be skipped where none creates a communicator.
+    let mut f = Bytes { data, at: footer };
+    let creates = (footer > 0 && f.u64().is_ok_and(|m| m == FOOTER_MAGIC)).then(|| {
+        let count = |id: u16| {
+            let at = footer + 8 + 4 * id as usize;
+            (data.get(at..at + 4)).map_or(1, |c| i32::from_be_bytes(c.try_into().unwrap()))
+        };
+        CREATING.iter().any(|&id| count(id) != 0)
+    });
     Ok(Sections {
         header,
         body,
         sizes,
         version,
+        creates,
     })
 }
+
+/// The footer's magic (io.c `DUMPI_FOOT_MAGIC`).
+const FOOTER_MAGIC: u64 = 0xf007_fee7;
 
 /// Every record of one file's stream, handed to `each` in turn (one record's buffers reused
 /// for the next); the file's datatype sizes.
@@ -479,12 +495,21 @@ pub(super) fn parse<B>(name: &str, files: &[(String, B)]) -> Result<Trace, Trace
 where
     B: std::ops::Deref<Target = [u8]> + Sync,
 {
+    parse_passes(name, files, false)
+}
+
+/// [`parse`], the first pass over each file `whole` or as its footer allows ([`scan`]): read
+/// again whole where a file's footer proves wrong.
+fn parse_passes<B>(name: &str, files: &[(String, B)], whole: bool) -> Result<Trace, TraceError>
+where
+    B: std::ops::Deref<Target = [u8]> + Sync,
+{
     let p = files.len();
     // Two passes over each file, in parallel: the first keeps what the communicators and the
     // trace's start need, the second turns each record into calls as it is decoded (no file's
     // records are held).
     let scanned: Vec<Result<Scanned, TraceError>> = (files.par_iter())
-        .map(|(file, data)| scan(data).map_err(|m| TraceError::at(file, m)))
+        .map(|(file, data)| scan(data, whole).map_err(|m| TraceError::at(file, m)))
         .collect();
     // The first file's error, as read one after another.
     let scanned: Vec<Scanned> = scanned.into_iter().collect::<Result<_, _>>()?;
@@ -504,7 +529,8 @@ where
             members: m.clone(),
         })
         .collect();
-    read_ranks(name, p, notes, defined, &[], &|r, out| {
+    let footer_wrong = std::sync::atomic::AtomicBool::new(false);
+    let read = read_ranks(name, p, notes, defined, &[], &|r, out| {
         let (file, data) = (&files[r].0, &files[r].1);
         let mut rank = Rank {
             me: r as u32,
@@ -519,6 +545,10 @@ where
         let mut notes = Notes::default();
         let (mut i, mut failed) = (0, None);
         let read = for_each_record(data, &mut |rec| {
+            if !scanned[r].whole && creates_comms(rec.id) {
+                footer_wrong.store(true, std::sync::atomic::Ordering::Relaxed);
+                return Err("its footer counts no call that creates a communicator".into());
+            }
             if let Err(m) = rank.record(rec, &mut notes) {
                 let e = TraceError::at(file, format!("record {i}: {m}"));
                 failed = Some(e.in_event(r, rank.out.count()));
@@ -531,7 +561,11 @@ where
             return Err(failed.unwrap_or_else(|| TraceError::at(file, m)));
         }
         Ok(notes)
-    })
+    });
+    match footer_wrong.into_inner() {
+        true => parse_passes(name, files, true),
+        false => read,
+    }
 }
 
 /// What the first pass keeps of a file: the records that create communicators or groups,
@@ -540,28 +574,45 @@ struct Scanned {
     creating: Vec<Record>,
     first: u64,
     sizes: Vec<i64>,
+    /// Whether every record was read (else the footer said none creates a communicator).
+    whole: bool,
 }
 
 /// The ids of the records [`communicators`] reads.
+const CREATING: [u16; 6] = [72, 76, 77, 84, 85, 86];
+
 fn creates_comms(id: u16) -> bool {
-    matches!(id, 72 | 76 | 77 | 84..=86)
+    CREATING.contains(&id)
 }
 
-fn scan(data: &[u8]) -> Result<Scanned, String> {
+/// The first pass over a file. Where its footer counts no call that creates a communicator
+/// (`whole` false), it stops at the first record with a time: a rank's times only grow (the
+/// checks refuse a call before the previous one's return), so that one is its earliest.
+fn scan(data: &[u8], whole: bool) -> Result<Scanned, String> {
     let (mut creating, mut first) = (Vec::new(), u64::MAX);
-    let sizes = for_each_record(data, &mut |rec| {
+    let whole = whole || sections(data)?.creates != Some(false);
+    let read = for_each_record(data, &mut |rec| {
         if creates_comms(rec.id) {
             creating.push(rec.clone());
         }
         if rec.t.0 > 0 {
             first = first.min(rec.t.0);
+            if !whole {
+                return Err(String::new());
+            }
         }
         Ok(())
-    })?;
+    });
+    let sizes = match read {
+        Ok(sizes) => sizes,
+        Err(m) if !m.is_empty() => return Err(m),
+        Err(_) => sections(data)?.sizes,
+    };
     Ok(Scanned {
         creating,
         first,
         sizes,
+        whole,
     })
 }
 

@@ -721,11 +721,16 @@ fn kahn(n: usize, both: &[(u32, u32)]) -> Vec<usize> {
 fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     let n = ops.kinds.len();
     let both = || ops.requires.iter().chain(&ops.irequires);
-    // Where every operation waits for earlier ones only (schedgen's), the order is the file's.
-    let order: Vec<usize> = match both().all(|&(a, b)| a > b) {
-        true => (0..n).collect(),
-        false => kahn(n, &both().copied().collect::<Vec<_>>()),
+    // Where every operation waits for earlier ones only (schedgen's), the order is the file's
+    // (None).
+    let order: Option<Vec<usize>> = match both().all(|&(a, b)| a > b) {
+        true => None,
+        false => Some(kahn(n, &both().copied().collect::<Vec<_>>())),
     };
+    let issued = order.as_ref().map_or(n, Vec::len);
+    let nth = |k: usize| order.as_ref().map_or(Some(k), |o| o.get(k).copied());
+    // A call an operation at most, and MPI_Init, MPI_Finalize and a last Waitall.
+    out.reserve(issued + 3);
     // What each operation requires, in file order.
     let (req_at, req) = lists(n, &ops.requires, true);
     let requires = |i: usize| &req[req_at[i] as usize..req_at[i + 1] as usize];
@@ -734,7 +739,8 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     let at = |t: f64| (t.round() as u64, t.round() as u64);
     out.put(Call::new(Routine::Init, 0, 0));
     let mut reqs: Requests<u32> = Requests::new();
-    for (k, &i) in order.iter().enumerate() {
+    for k in 0..issued {
+        let i = nth(k).expect("an operation");
         // What it requires that is still in flight, completed first.
         let open: Vec<u32> = requires(i)
             .iter()
@@ -756,7 +762,7 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
         }
         // Blocking when the next operation requires this one and nothing else in flight and
         // is not a `calc 0` (what a Wait is written as), or when it is the last.
-        let blocking = order.get(k + 1).is_none_or(|&j| {
+        let blocking = nth(k + 1).filter(|&j| j < n).is_none_or(|j| {
             let r = requires(j);
             ops.kinds[j] != Kind::Calc(0.0)
                 && r.contains(&(i as u32))

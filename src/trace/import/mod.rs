@@ -483,6 +483,8 @@ pub(crate) fn filled(
 /// [`build`]), or pushed and checked as they come ([`read_ranks`]).
 pub(crate) trait Out {
     fn put(&mut self, c: Call);
+    /// Room for about `n` more calls (a reader's estimate from its input's size).
+    fn reserve(&mut self, n: usize);
     /// The calls put so far.
     fn count(&self) -> usize;
 }
@@ -490,6 +492,10 @@ pub(crate) trait Out {
 impl Out for Vec<Call> {
     fn put(&mut self, c: Call) {
         self.push(c);
+    }
+
+    fn reserve(&mut self, n: usize) {
+        Vec::reserve(self, n);
     }
 
     fn count(&self) -> usize {
@@ -512,6 +518,11 @@ impl Out for Direct<'_> {
             push_call(&mut self.events, &c);
             self.sites.push(c.site);
         }
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.events.sink.reserve(n);
+        self.sites.reserve(n);
     }
 
     fn count(&self) -> usize {
@@ -766,27 +777,68 @@ pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {
         .collect()
 }
 
-/// The parts of `s` between the bytes `sep`: a byte loop, as the parts are short.
-pub(crate) fn split_bytes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
+/// Appends to `out` the parts of `s` between the bytes `sep`: a byte loop, as the parts are
+/// short.
+pub(crate) fn split_into<'a>(s: &'a str, sep: u8, out: &mut Vec<&'a str>) {
     let mut start = 0;
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        if b == sep {
+            out.push(&s[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&s[start..]);
+}
+
+/// Part `k` (from 0) of `s` between the bytes `sep`.
+pub(crate) fn nth_part(s: &str, sep: u8, k: usize) -> Option<&str> {
+    let (mut start, mut seen) = (0, 0);
+    for (i, &c) in s.as_bytes().iter().enumerate() {
+        if c == sep {
+            if seen == k {
+                return Some(&s[start..i]);
+            }
+            (start, seen) = (i + 1, seen + 1);
+        }
+    }
+    (seen == k).then(|| &s[start..])
+}
+
+/// `s` as `str::parse::<i64>` reads it (an optional sign, decimal digits), in fewer steps for
+/// the short numbers of trace lines.
+pub(crate) fn parse_i64(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    // 18 digits cannot overflow; longer numbers take the library's path.
+    if digits.is_empty() || digits.len() > 18 {
+        return s.parse().ok();
+    }
+    let mut v = 0i64;
+    for &d in digits {
+        let d = d.wrapping_sub(b'0');
+        if d > 9 {
             return None;
         }
-        let rest = &s.as_bytes()[start..];
-        let part = match rest.iter().position(|&b| b == sep) {
-            Some(i) => {
-                let part = &s[start..start + i];
-                start += i + 1;
-                part
-            }
-            None => {
-                done = true;
-                &s[start..]
-            }
-        };
-        Some(part)
+        v = v * 10 + d as i64;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// The lines of `text`, numbered from 1, each without its line break.
+pub(crate) fn numbered_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let (mut at, mut n) = (0, 0);
+    std::iter::from_fn(move || {
+        if at >= text.len() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i);
+        let line = &text[at..end];
+        (at, n) = (end + 1, n + 1);
+        Some((n, line))
     })
 }
 

@@ -565,7 +565,7 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
         }
         f.clear();
         if plain.is_none() {
-            f.extend(super::split_bytes(line, b':'));
+            super::split_into(line, b':', &mut f);
         }
         let (f, v) = (&f, &v);
         let count = plain.unwrap_or(f.len());

@@ -328,3 +328,51 @@ fn goal_lines_read_byte_by_byte_read_as_words_do() {
         );
     }
 }
+
+/// The byte loops that cut other tools' text lines read as the library's `split`, `parse` and
+/// `lines` do, on fields built from every piece that matters (signs, digits, 18 and 19 digits,
+/// separators at either end, empty fields, bytes beyond ASCII).
+#[test]
+fn line_cutting_reads_as_the_library_does() {
+    let atoms = [
+        "",
+        "0",
+        "7",
+        "-3",
+        "+12",
+        "--1",
+        "1-",
+        "123456789012345678",
+        "1234567890123456789",
+        "-999999999999999999",
+        "9223372036854775807",
+        "99999999999999999999",
+        "1.5",
+        " 4",
+        "é",
+        "a:b",
+        ":",
+        "::",
+        ",",
+        "1,2,3",
+    ];
+    for a in atoms {
+        assert_eq!(parse_i64(a), a.parse::<i64>().ok(), "{a:?}");
+        for b in atoms {
+            let s = format!("{a}:{b},{a}");
+            for sep in [b':', b','] {
+                let mut fields = Vec::new();
+                split_into(&s, sep, &mut fields);
+                let std: Vec<&str> = s.split(sep as char).collect();
+                assert_eq!(fields, std, "{s:?}");
+                for k in 0..std.len() + 1 {
+                    assert_eq!(nth_part(&s, sep, k), std.get(k).copied(), "{s:?} {k}");
+                }
+            }
+        }
+    }
+    let text = "a\n\nb\r\nc";
+    let ours: Vec<(usize, &str)> = numbered_lines(text).collect();
+    assert_eq!(ours, [(1, "a"), (2, ""), (3, "b\r"), (4, "c")]);
+    assert_eq!(numbered_lines("a\n").count(), "a\n".lines().count());
+}
