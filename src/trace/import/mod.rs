@@ -746,35 +746,26 @@ pub(crate) fn file_bytes(path: &Path) -> Result<FileBytes, TraceError> {
     }
 }
 
-/// `text` cut into about `n` pieces of whole lines, each with the number of its first line
-/// (from 1), to be read in parallel.
-pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<(usize, &str)> {
-    use rayon::prelude::*;
+/// `text` cut into about `n` pieces of whole lines, to be read in parallel.
+pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<&str> {
     let size = (text.len() / n.max(1)).max(1 << 16);
     let mut pieces = Vec::new();
     let mut start = 0;
     while start < text.len() {
-        let end = match text.as_bytes()[(start + size).min(text.len())..]
-            .iter()
-            .position(|&b| b == b'\n')
-        {
-            Some(i) => (start + size + i + 1).min(text.len()),
-            None => text.len(),
-        };
+        let from = (start + size).min(text.len());
+        let end =
+            memchr::memchr(b'\n', &text.as_bytes()[from..]).map_or(text.len(), |i| from + i + 1);
         pieces.push(&text[start..end]);
         start = end;
     }
-    // Each piece's first line: the line breaks before it, counted in parallel.
-    let breaks: Vec<usize> = (pieces.par_iter())
-        .map(|p| p.bytes().filter(|&b| b == b'\n').count())
-        .collect();
-    let mut line = 1;
-    (pieces.into_iter().zip(breaks))
-        .map(|(p, k)| {
-            line += k;
-            (line - k, p)
-        })
-        .collect()
+    pieces
+}
+
+/// The number (from 1) of the first line of `piece`, a part of `text` (errors only: the line
+/// breaks before it are counted).
+pub(crate) fn first_line(text: &str, piece: &str) -> usize {
+    let at = piece.as_ptr() as usize - text.as_ptr() as usize;
+    1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count()
 }
 
 /// Appends to `out` the parts of `s` between the bytes `sep`: a byte loop, as the parts are

@@ -470,7 +470,7 @@ fn read_body(
     let p = h.nodes.len();
     let pieces: Vec<Piece> = super::text_pieces(text, 4 * rayon::current_num_threads())
         .par_iter()
-        .map(|&(line, t)| piece(name, line + 1, t, h))
+        .map(|t| piece(name, text, t, h))
         .collect();
     let mut comms = Vec::new();
     let mut records = Records::default();
@@ -540,8 +540,8 @@ struct Piece {
     error: Option<TraceError>,
 }
 
-/// Reads the lines of `text`, the first numbered `first`.
-fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
+/// Reads the lines of `text`, a piece of the body `body` (the lines after the header line).
+fn piece(name: &str, body: &str, text: &str, h: &Header) -> Piece {
     let p = h.nodes.len();
     let mut out = Piece::default();
     // Each task's items, by the index of its list in `out.items`: in a table where the tasks
@@ -557,8 +557,8 @@ fn piece(name: &str, first: usize, text: &str, h: &Header) -> Piece {
         let (end, plain) = plain_line(bytes, from, &mut v);
         let line = &text[from..end];
         let line = line.strip_suffix('\r').unwrap_or(line);
-        let number = first + n;
-        let at = |m: String| TraceError::line(name, number, m);
+        let k = n;
+        let at = |m: String| TraceError::line(name, 1 + super::first_line(body, text) + k, m);
         (from, n) = (end + 1, n + 1);
         if line.is_empty() || line.starts_with('#') {
             continue;

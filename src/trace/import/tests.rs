@@ -376,3 +376,37 @@ fn line_cutting_reads_as_the_library_does() {
     assert_eq!(ours, [(1, "a"), (2, ""), (3, "b\r"), (4, "c")]);
     assert_eq!(numbered_lines("a\n").count(), "a\n".lines().count());
 }
+
+/// A wrong line far into a large file (past its first pieces, which are read in parallel) is
+/// named by its number, counted here from the text: in a time-independent trace (a rank the
+/// reader refuses, and an action's bad number, read in a second pass) and a Paraver trace.
+#[test]
+fn errors_deep_in_a_large_text_name_their_lines() {
+    let good = (0..40_000)
+        .map(|i| format!("{} compute 10\n", i % 2))
+        .collect::<String>();
+    let files = |text: String| vec![("t.txt".to_string(), text.into_bytes())];
+    for (bad, what) in [
+        ("x compute 10\n", "rank below"),
+        ("1 compute ten\n", "number"),
+    ] {
+        let text = format!("0 init\n1 init\n{good}{bad}{good}");
+        let line = text.lines().position(|l| l == bad.trim_end()).unwrap() + 1;
+        let e = parse(Format::Tit, &files(text), &Options::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!(": line {line}")) && e.contains(what),
+            "{line}: {e}"
+        );
+    }
+    let head = "#Paraver (01/01/26 at 00:00):1000000:1(2):1:2(1:1,1:1),1\n";
+    let good = (0..20_000).map(|i| format!("2:{}:1:{}:1:{i}:50000001:0\n", 1 + i % 2, 1 + i % 2));
+    let good = good.collect::<String>();
+    let text = format!("{head}{good}2:1:1:1:1:x:50000001:0\n{good}");
+    let line = text.lines().position(|l| l.contains(":x:")).unwrap() + 1;
+    let e = parse(Format::Paraver, &files(text), &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&format!(": line {line}")), "{line}: {e}");
+}

@@ -161,19 +161,24 @@ pub(super) fn parse<S: AsRef<str> + Sync>(
     })
 }
 
-/// A piece of a file of actions, read apart: its file, the number of its first line, its text.
+/// A piece of a file of actions, read apart: its file, the file's text, the piece's.
 struct Piece<'a> {
     file: usize,
-    first: usize,
+    whole: &'a str,
     text: &'a str,
 }
 
 impl Piece<'_> {
-    /// The file and line number of byte `at` of the piece (errors only: the line breaks before
-    /// it are counted).
+    /// The number of the piece's first line (errors only: the line breaks before it are
+    /// counted).
+    fn first(&self) -> usize {
+        super::first_line(self.whole, self.text)
+    }
+
+    /// The file and line number of byte `at` of the piece (errors only).
     fn line_of(&self, at: usize) -> (usize, usize) {
         let breaks = self.text.as_bytes()[..at].iter().filter(|&&b| b == b'\n');
-        (self.file, self.first + breaks.count())
+        (self.file, self.first() + breaks.count())
     }
 }
 
@@ -203,10 +208,10 @@ fn lines_by_rank<S: AsRef<str> + Sync>(files: &[(String, S)]) -> Result<ByRank<'
         let text = text.as_ref();
         let n = (rayon::current_num_threads() * 4).max((text.len() >> 31) + 1);
         let cut = super::text_pieces(text, n);
-        pieces.extend(cut.into_iter().map(|(first, text)| Piece {
+        pieces.extend(cut.into_iter().map(|piece| Piece {
             file: f,
-            first,
-            text,
+            whole: text,
+            text: piece,
         }));
     }
     let read: Vec<Result<Read, TraceError>> = (pieces.par_iter())
@@ -251,7 +256,7 @@ fn read_piece(file: &str, piece: &Piece<'_>) -> Result<Read, TraceError> {
         let Some(rank) = word.parse::<usize>().ok().filter(|&r| r < 1 << 20) else {
             return Err(TraceError::line(
                 file,
-                piece.first + n,
+                piece.first() + n,
                 format!("expected `RANK ACTION ARGS…` with a rank below 2^20, found `{line}`"),
             ));
         };
