@@ -5,6 +5,14 @@
 #
 #   tests/bench/import.sh              # 500,000 ping-pong round trips (2,000,004 events)
 #   ROUNDS=100000 RUNS=3 tests/bench/import.sh   # the median of RUNS runs each (default 5)
+#   BASE=HEAD~3 tests/bench/import.sh  # against a previous build, run by run in turn
+#
+# BASE: a previous build to compare with in the same run (the machine's speed moves by tens of
+# percent between minutes: only runs taken in turn compare): a binary, or a git revision built
+# here (a worktree and target directory under BENCH_DIR, kept for the next run). Its median
+# seconds and the ratio new / base are added to each line. Last, each reader against the
+# target of 10 M events a second (issue 62, item 7; OTF2, read through its library, is allowed
+# slower): a summary to read, at the machine's speed of the moment.
 #
 # The inputs: a time-independent trace written here (a 2-rank ping-pong, 1 KiB, compute between),
 # our binary and a GOAL schedule converted from it (`convert`), liballprof's per-rank files, a
@@ -18,6 +26,16 @@ RUNS=${RUNS:-5}
 DIR=${BENCH_DIR:-/tmp/loggps-bench}/import-$ROUNDS
 [ -x "$BIN" ] || cargo build --release --quiet
 mkdir -p "$DIR"
+BASE=${BASE:-}
+if [ -n "$BASE" ] && [ ! -x "$BASE" ]; then
+  rev=$(git rev-parse --verify --quiet "$BASE^{commit}") || { echo "BASE=$BASE: neither a binary nor a git revision" >&2; exit 2; }
+  tree=${BENCH_DIR:-/tmp/loggps-bench}/base
+  [ -d "$tree/src" ] || git worktree add --detach --force "$tree" "$rev" >/dev/null
+  git -C "$tree" checkout --quiet --detach "$rev"
+  echo "building $BASE ($rev) in $tree" >&2
+  (cd "$tree" && cargo build --release --quiet)
+  BASE=$tree/target/release/loggps-predict
+fi
 # (the marker names the inputs' set: a directory of an older set is written anew)
 if [ ! -f "$DIR/done-dumpi" ]; then
   python3 - "$DIR" "$ROUNDS" <<'EOF'
@@ -139,7 +157,10 @@ EOF
   "$BIN" convert "$DIR/pingpong.tit" "$DIR/pingpong.goal" --force 2>/dev/null
   touch "$DIR/done-dumpi"
 fi
-printf '%-8s %12s %10s %12s %14s %10s\n' format events seconds events/s bytes/event x_ours
+printf '%-8s %12s %10s %12s %14s %10s' format events seconds events/s bytes/event x_ours
+[ -n "$BASE" ] && printf ' %10s %10s' base_s new/base
+echo
+verdicts=
 for f in bin tit goal allprof dumpi paraver otf2; do
   case $f in
     allprof) input=$DIR/pmpi-trace-rank-0.txt ;;
@@ -148,14 +169,32 @@ for f in bin tit goal allprof dumpi paraver otf2; do
     paraver) input=$DIR/pingpong.prv ;;
     *) input=$DIR/pingpong.$f ;;
   esac
-  # the median of RUNS runs (the machine's speed varies from one second to the next)
+  # the median of RUNS runs (the machine's speed varies from one second to the next), each
+  # run of BASE right after one of ours
   : > "$DIR/times"
+  : > "$DIR/base-times"
   for _ in $(seq "$RUNS"); do
     events=$(/usr/bin/time -o "$DIR/time" -f '%e %M' "$BIN" info "$input" 2>/dev/null | awk '/^events / {print $2}')
     cat "$DIR/time" >> "$DIR/times"
+    if [ -n "$BASE" ]; then
+      /usr/bin/time -o "$DIR/time" -f '%e %M' "$BASE" info "$input" >/dev/null 2>&1
+      cat "$DIR/time" >> "$DIR/base-times"
+    fi
   done
-  read -r secs kb < <(sort -n "$DIR/times" | awk -v n="$RUNS" 'NR == int((n + 1) / 2)')
+  middle() { sort -n "$1" | awk -v n="$RUNS" 'NR == int((n + 1) / 2)'; }
+  read -r secs kb < <(middle "$DIR/times")
   [ "$f" = bin ] && ours=$secs
   awk -v f="$f" -v e="$events" -v s="$secs" -v kb="$kb" -v ours="$ours" \
-    'BEGIN { printf "%-8s %12d %10.2f %12.0f %14.0f %10.1f\n", f, e, s, e / (s > 0 ? s : 0.01), kb * 1024 / e, s / (ours > 0 ? ours : 0.01) }'
+    'BEGIN { printf "%-8s %12d %10.2f %12.0f %14.0f %10.1f", f, e, s, e / (s > 0 ? s : 0.01), kb * 1024 / e, s / (ours > 0 ? ours : 0.01) }'
+  if [ -n "$BASE" ]; then
+    read -r base _ < <(middle "$DIR/base-times")
+    awk -v s="$secs" -v b="$base" 'BEGIN { printf " %10.2f %10.2f", b, s / (b > 0 ? b : 0.01) }'
+  fi
+  echo
+  [ "$f" = bin ] || verdicts+=$(awk -v f="$f" -v e="$events" -v s="$secs" 'BEGIN {
+    r = e / (s > 0 ? s : 0.01); ok = r >= 1e7 || f == "otf2"
+    printf "%s %.1f M events/s: %s\n", f, r / 1e6, ok ? (r >= 1e7 ? "met" : "slower (read through the OTF2 library)") : "MISSED" }')$'\n'
 done
+echo
+echo "against 10 M events a second, at this machine's speed now (our binary: $ours s):"
+printf '%s' "$verdicts"
