@@ -66,9 +66,51 @@ pub(super) fn load(path: &Path, calc_ns: f64) -> Result<Trace, TraceError> {
     from_text(&name, crate::trace::text::utf8(&name, &data)?, calc_ns)
 }
 
-/// The trace of the GOAL schedule `text`.
+/// The trace of the GOAL schedule `text`. Where each rank has one block (schedgen's), each
+/// rank's is read, checked and made calls on one thread, its operations dropped once they are
+/// calls; otherwise, or where that finds something wrong, every block is read first
+/// ([`parse`], whose error is the one nearest the file's start) and then made calls.
 pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, TraceError> {
+    let uncommented = without_block_comments(text);
+    let (p, blocks, structural) = blocks(name, &uncommented);
+    let mut by_rank: Vec<Option<&Block<'_>>> = vec![None; p.unwrap_or(0)];
+    for b in &blocks {
+        by_rank[b.rank] = match by_rank[b.rank] {
+            None => Some(b),
+            Some(_) => None,
+        };
+    }
+    let one_each = structural.is_none()
+        && blocks.len() == by_rank.len()
+        && by_rank.iter().all(|b| b.is_some_and(|b| b.closed));
+    if one_each {
+        let p = by_rank.len();
+        let read = read_ranks(name, p, notes(calc_ns), Vec::new(), &[], &|r, out| {
+            let ops = block(name, by_rank[r].expect("one block a rank"))?;
+            check_peers(name, std::slice::from_ref(&ops), p)?;
+            sequence(&ops, calc_ns, out);
+            Ok(Notes::default())
+        });
+        if read.is_ok() {
+            return read;
+        }
+    }
     let ranks = parse(name, text)?;
+    read_ranks(
+        name,
+        ranks.len(),
+        notes(calc_ns),
+        Vec::new(),
+        &[],
+        &|r, out| {
+            sequence(&ranks[r], calc_ns, out);
+            Ok(Notes::default())
+        },
+    )
+}
+
+/// What a GOAL schedule lacks, said once.
+fn notes(calc_ns: f64) -> Notes {
     let mut notes = Notes::default();
     notes.say(format!(
         "a GOAL schedule records no times: each `calc` unit takes {calc_ns} ns (--calc-ns sets it), \
@@ -76,10 +118,7 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
          as one node, and each rank's operations as the MPI program that issues them in file order \
          as their dependencies allow"
     ));
-    read_ranks(name, ranks.len(), notes, Vec::new(), &[], &|r, out| {
-        sequence(&ranks[r], calc_ns, out);
-        Ok(Notes::default())
-    })
+    notes
 }
 
 /// Each rank's operations, in file order, with their dependencies as indices. The blocks are
@@ -95,7 +134,7 @@ fn parse(name: &str, text: &str) -> Result<Vec<Ops>, TraceError> {
     if let Some(e) = structural {
         return Err(e);
     }
-    check_peers(name, &ranks)?;
+    check_peers(name, &ranks, ranks.len())?;
     Ok(ranks)
 }
 
@@ -582,10 +621,9 @@ fn fast_line(text: &str, at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
     }
 }
 
-/// Every message's peer a rank of the schedule (or -1, any source), checked once all ranks
-/// are read, since `num_ranks` bounds them.
-fn check_peers(name: &str, ranks: &[Ops]) -> Result<(), TraceError> {
-    let p = ranks.len() as i64;
+/// Every message's peer in `ranks` a rank of the schedule's `p` (or -1, any source).
+fn check_peers(name: &str, ranks: &[Ops], p: usize) -> Result<(), TraceError> {
+    let p = p as i64;
     for (r, ops) in ranks.iter().enumerate() {
         for kind in &ops.kinds {
             let peer = match *kind {

@@ -174,7 +174,13 @@ fn goal_errors_name_their_lines() {
         (
             "num_ranks 2\nrank 0 { // zero\nl1: calc 1\n} // end\nrank 1 {\nl2: send 8b to 7\n}\n",
             None,
-            "names rank 7, of 2",
+            "rank 1: a message names rank 7, of 2",
+        ),
+        (
+            // A block's own error comes before any rank's peers are checked.
+            "num_ranks 2\nrank 0 {\nl1: send 8b to 5\n}\nrank 1 {\nl1: bogus 3\n}\n",
+            Some(6),
+            "rank 1:",
         ),
         ("// nothing\n", None, "expected a `num_ranks N` line"),
     ];
