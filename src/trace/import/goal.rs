@@ -546,50 +546,27 @@ enum Fast<'a> {
 /// any other line, which the words' reading takes as the same operation or dependency, or
 /// finds wrong.
 fn fast_line(text: &str, at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
-    let (body, mut p) = (text.as_bytes(), at);
-    // Digits at `p`, at most `max` of them, moved past: their value.
-    let digits = |p: &mut usize, max: usize| -> Option<u64> {
-        let start = *p;
-        let mut v = 0u64;
-        while let Some(&c) = body.get(*p).filter(|c| c.is_ascii_digit()) {
-            v = v * 10 + (c - b'0') as u64;
-            *p += 1;
-        }
-        (*p > start && *p - start <= max).then_some(v)
-    };
-    let word = |p: &mut usize, w: &[u8]| -> Option<()> {
-        body[*p..].starts_with(w).then(|| *p += w.len())
-    };
-    // A label `lN` as `Labels::number` reads it: no leading zero, at most `most`.
-    let label = |p: &mut usize| -> Option<(&str, usize)> {
-        let start = *p;
-        word(p, b"l")?;
-        let d0 = *p;
-        let n = digits(p, 9)? as usize;
-        let plain = *p - d0 == 1 || body[d0] != b'0';
-        (plain && n <= most).then_some((&text[start..*p], n))
-    };
-    let int = |p: &mut usize| -> Option<i32> {
-        let negative = body.get(*p) == Some(&b'-');
-        *p += negative as usize;
-        let v = digits(p, 9)? as i64;
-        Some(if negative { -v } else { v } as i32)
+    let body = text.as_bytes();
+    let mut p = Cursor { b: body, p: at };
+    let label = |p: &mut Cursor<'_>| {
+        let (start, n) = p.label(most)?;
+        Some((&text[start..p.p], n))
     };
     let (first, n) = label(&mut p)?;
-    let line = if word(&mut p, b": ").is_some() {
-        let kind = if word(&mut p, b"calc ").is_some() {
-            Kind::Calc(digits(&mut p, 15)? as f64)
+    let line = if p.word(b": ").is_some() {
+        let kind = if p.word(b"calc ").is_some() {
+            Kind::Calc(p.digits(15)? as f64)
         } else {
             let send = match () {
-                _ if word(&mut p, b"send ").is_some() => true,
-                _ if word(&mut p, b"recv ").is_some() => false,
+                _ if p.word(b"send ").is_some() => true,
+                _ if p.word(b"recv ").is_some() => false,
                 _ => return None,
             };
-            let bytes = digits(&mut p, 19)?;
-            word(&mut p, if send { b"b to " } else { b"b from " })?;
-            let peer = int(&mut p)?;
-            let tag = match word(&mut p, b" tag ") {
-                Some(()) => int(&mut p)?,
+            let bytes = p.digits(19)?;
+            p.word(if send { b"b to " } else { b"b from " })?;
+            let peer = p.int()?;
+            let tag = match p.word(b" tag ") {
+                Some(()) => p.int()?,
                 None => 0,
             };
             match send {
@@ -608,16 +585,69 @@ fn fast_line(text: &str, at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
         Fast::Op(n, first, kind)
     } else {
         let start = match () {
-            _ if word(&mut p, b" requires ").is_some() => false,
-            _ if word(&mut p, b" irequires ").is_some() => true,
+            _ if p.word(b" requires ").is_some() => false,
+            _ if p.word(b" irequires ").is_some() => true,
             _ => return None,
         };
         Fast::Dep((first, n), label(&mut p)?, start)
     };
-    match body.get(p) {
-        None => Some((line, p)),
-        Some(b'\n') => Some((line, p + 1)),
+    match body.get(p.p) {
+        None => Some((line, p.p)),
+        Some(b'\n') => Some((line, p.p + 1)),
         Some(_) => None,
+    }
+}
+
+/// Where [`fast_line`] is in its line's bytes.
+struct Cursor<'a> {
+    b: &'a [u8],
+    p: usize,
+}
+
+impl Cursor<'_> {
+    /// Digits here, at most `max` of them, moved past: their value.
+    #[inline(always)]
+    fn digits(&mut self, max: usize) -> Option<u64> {
+        let start = self.p;
+        let mut v = 0u64;
+        while let Some(&c) = self.b.get(self.p) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
+            self.p += 1;
+        }
+        (self.p > start && self.p - start <= max).then_some(v)
+    }
+
+    /// A label `lN` here, as `Labels::number` reads it (no leading zero, N at most `most`),
+    /// moved past: where it starts, and N.
+    #[inline(always)]
+    fn label(&mut self, most: usize) -> Option<(usize, usize)> {
+        let start = self.p;
+        self.word(b"l")?;
+        let n = self.digits(9)? as usize;
+        let plain = self.p - start == 2 || self.b[start + 1] != b'0';
+        (plain && n <= most).then_some((start, n))
+    }
+
+    /// A peer or tag here (`-` and at most 9 digits), moved past.
+    #[inline(always)]
+    fn int(&mut self) -> Option<i32> {
+        let negative = self.b.get(self.p) == Some(&b'-');
+        self.p += negative as usize;
+        let v = self.digits(9)? as i64;
+        Some(if negative { -v } else { v } as i32)
+    }
+
+    /// `w` here, moved past (its first byte compared first: most words tried are not there).
+    #[inline(always)]
+    fn word(&mut self, w: &[u8]) -> Option<()> {
+        if self.b.get(self.p) != w.first() {
+            return None;
+        }
+        self.b[self.p..].starts_with(w).then(|| self.p += w.len())
     }
 }
 

@@ -297,6 +297,9 @@ fn goal_lines_read_byte_by_byte_read_as_words_do() {
         "l1: send 8b to 0",
         "l1 requires l0",
         "l10: recv 16b from 0 tag 3",
+        // A label with a leading zero: hashed, not in the table of `lN`.
+        "l05: calc 3",
+        "l05 requires l10",
     ];
     let schedule = |slow: bool, extra: &str| {
         let line = |l: &&str| match slow {
