@@ -64,16 +64,18 @@ impl Progress {
         T: Send,
     {
         let p = Progress::new(label, None);
-        let done = std::sync::atomic::AtomicBool::new(false);
+        let (watched, (done, wait)) = (&p, std::sync::mpsc::channel::<()>());
         std::thread::scope(|s| {
-            s.spawn(|| {
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50));
-                    p.tick();
+            // Every 50 ms, and woken at once when `f` returns (its sender dropped): a sleep
+            // would hold the command up to 50 ms after its work.
+            s.spawn(move || {
+                use std::sync::mpsc::RecvTimeoutError::Timeout;
+                while let Err(Timeout) = wait.recv_timeout(Duration::from_millis(50)) {
+                    watched.tick();
                 }
             });
             let out = f();
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            drop(done);
             p.bar.finish_and_clear();
             out
         })

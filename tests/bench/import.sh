@@ -170,16 +170,19 @@ for f in bin tit goal allprof dumpi paraver otf2; do
     *) input=$DIR/pingpong.$f ;;
   esac
   # the median of RUNS runs (the machine's speed varies from one second to the next), each
-  # run of BASE right after one of ours
+  # run of BASE beside one of ours, first and second in turn (the second of two runs in a row
+  # tends to be the faster)
   : > "$DIR/times"
   : > "$DIR/base-times"
-  for _ in $(seq "$RUNS"); do
+  base_run() {
+    /usr/bin/time -o "$DIR/time" -f '%e %M' "$BASE" info "$input" >/dev/null 2>&1
+    cat "$DIR/time" >> "$DIR/base-times"
+  }
+  for i in $(seq "$RUNS"); do
+    [ -n "$BASE" ] && [ $((i % 2)) = 0 ] && base_run
     events=$(/usr/bin/time -o "$DIR/time" -f '%e %M' "$BIN" info "$input" 2>/dev/null | awk '/^events / {print $2}')
     cat "$DIR/time" >> "$DIR/times"
-    if [ -n "$BASE" ]; then
-      /usr/bin/time -o "$DIR/time" -f '%e %M' "$BASE" info "$input" >/dev/null 2>&1
-      cat "$DIR/time" >> "$DIR/base-times"
-    fi
+    [ -n "$BASE" ] && [ $((i % 2)) = 1 ] && base_run
   done
   middle() { sort -n "$1" | awk -v n="$RUNS" 'NR == int((n + 1) / 2)'; }
   read -r secs kb < <(middle "$DIR/times")
