@@ -72,9 +72,10 @@ pub(super) fn load(path: &Path, calc_ns: f64) -> Result<Trace, TraceError> {
 /// ([`parse`], whose error is the one nearest the file's start) and then made calls.
 pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, TraceError> {
     let uncommented = without_block_comments(text);
-    let (p, blocks, structural) = blocks(name, &uncommented);
+    let found = blocks(name, &uncommented);
+    let (p, blocks, structural) = (found.0, &found.1, &found.2);
     let mut by_rank: Vec<Option<&Block<'_>>> = vec![None; p.unwrap_or(0)];
-    for b in &blocks {
+    for b in blocks {
         by_rank[b.rank] = match by_rank[b.rank] {
             None => Some(b),
             Some(_) => None,
@@ -95,7 +96,8 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
             return read;
         }
     }
-    let ranks = parse(name, text)?;
+    drop(by_rank);
+    let ranks = parse(name, found)?;
     read_ranks(
         name,
         ranks.len(),
@@ -121,11 +123,10 @@ fn notes(calc_ns: f64) -> Notes {
     notes
 }
 
-/// Each rank's operations, in file order, with their dependencies as indices. The blocks are
-/// found first, then read in parallel; the error said is the one nearest the file's start.
-fn parse(name: &str, text: &str) -> Result<Vec<Ops>, TraceError> {
-    let text = without_block_comments(text);
-    let (p, blocks, structural) = blocks(name, &text);
+/// Each rank's operations, in file order, with their dependencies as indices, from the blocks
+/// [`blocks`] found (read in parallel); the error said is the one nearest the file's start.
+fn parse(name: &str, found: Found<'_>) -> Result<Vec<Ops>, TraceError> {
+    let (p, blocks, structural) = found;
     let read: Vec<Result<Ops, TraceError>> = blocks.par_iter().map(|b| block(name, b)).collect();
     let mut ranks: Vec<Ops> = vec![Ops::default(); p.unwrap_or(0)];
     for (b, ops) in blocks.iter().zip(read) {
@@ -190,7 +191,10 @@ fn trim(s: &str) -> &str {
 /// The schedule's `num_ranks` and its ranks' blocks, up to the first error outside a block
 /// (a block is read later: its own errors, which come first where they lie before it, are
 /// found then).
-fn blocks<'a>(name: &str, text: &'a str) -> (Option<usize>, Vec<Block<'a>>, Option<TraceError>) {
+/// What [`blocks`] finds: `num_ranks`, the blocks, the first error outside them.
+type Found<'a> = (Option<usize>, Vec<Block<'a>>, Option<TraceError>);
+
+fn blocks<'a>(name: &str, text: &'a str) -> Found<'a> {
     let mut blocks: Vec<Block<'a>> = Vec::new();
     let mut declared: Option<usize> = None;
     // The byte where a line starts (its number counted for an error only).
