@@ -695,7 +695,8 @@ enum Wrong {
 /// many; None where a field is anything else or `v` cannot hold them all.
 fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize, Option<usize>) {
     let rest = &text[from..];
-    let line_end = |k: usize| from + k + memchr(&rest[k..]);
+    let line_end =
+        |k: usize| from + k + memchr::memchr(b'\n', &rest[k..]).unwrap_or(rest.len() - k);
     let (mut n, mut x, mut digits, mut negative) = (0, 0i64, 0, false);
     for (k, &b) in rest.iter().enumerate() {
         match b {
@@ -722,11 +723,6 @@ fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize, Option<usi
     }
     v[n] = if negative { -x } else { x };
     (text.len(), Some(n + 1))
-}
-
-/// The bytes of `s` before its first `\n` (all where it has none).
-fn memchr(s: &[u8]) -> usize {
-    s.iter().position(|&b| b == b'\n').unwrap_or(s.len())
 }
 
 /// Gives each record's message to the calls holding its logical send and receive (the
