@@ -168,6 +168,19 @@ impl Side {
             Side::Probe => p.probe(k, rdv, ts, tr),
         }
     }
+
+    /// When the end's call holds its rank's CPU where a completion call takes its operations
+    /// one at a time (the model's §14): `(start, cost)`. A send holds it only where its set's
+    /// rendezvous payload holds both CPUs ([`Params::send_span`]); otherwise from its end.
+    fn span(self, p: &Params, k: u64, rdv: bool, ts: f64, tr: f64) -> (f64, crate::model::Cost) {
+        match self {
+            Side::Send => p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
+                let c = p.send(k, rdv, ts, tr);
+                (c.ret, c)
+            }),
+            Side::Recv | Side::Probe => p.recv_span(k, rdv, ts, tr, p.progress_at_calls),
+        }
+    }
 }
 
 /// A modeled collective instance as a participant's return came from it: the operation, its
@@ -229,9 +242,8 @@ impl Rule {
             } => Some(side.cost(&sets[set as usize], k, rdv, ts, tr).ret),
             Rule::Collective(ref m) => m.end(&sets[m.set as usize]),
             Rule::Queue(ref head, ref after) => {
-                let busy = |&(k, rdv, ts, tr, s): &Queued| {
-                    let p = &sets[s as usize];
-                    let (start, c) = p.recv_span(k, rdv, ts, tr, p.progress_at_calls);
+                let busy = |&(side, k, rdv, ts, tr, s): &Queued| {
+                    let (start, c) = side.span(&sets[s as usize], k, rdv, ts, tr);
                     c.ret - start
                 };
                 Some(head.ret(sets)? + after.iter().map(busy).sum::<f64>())
@@ -618,13 +630,23 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                 return Some((Rule::Const, Binder::Own));
             }
             let mut done = Vec::new();
-            // The receives, taken one at a time (the model's §14).
+            // The receives (and rendezvous sends whose payload holds both CPUs), taken one at
+            // a time (the model's §14).
             let mut queue = Vec::new();
             for (_, oi) in ev.completed_origins(i, 0, None) {
                 let oi = oi as usize;
                 let t = (ctx.call)(r, oi)?;
                 done.push(match ev.routine(oi).shape() {
-                    Shape::Isend => send_of(ctx, r, oi, t)?,
+                    Shape::Isend => {
+                        let send = send_of(ctx, r, oi, t)?;
+                        if let Rule::Message { rdv: true, set, .. } = send.0
+                            && ctx.sets[set as usize].rendezvous_both
+                        {
+                            queue.push(send);
+                            continue;
+                        }
+                        send
+                    }
                     Shape::Irecv => {
                         // Its message moves at its rank's call that moved it.
                         let (mr, mi) = moved_at(ctx, r, oi);
@@ -815,47 +837,44 @@ fn recv_of(
     Some((rule, if waits { Binder::Event(q, j) } else { own }))
 }
 
-/// A receive after the first of a [`Rule::Queue`]: `(k, rendezvous, ts, tr, set)`.
-type Queued = (u64, bool, f64, f64, u8);
+/// An operation after the first of a [`Rule::Queue`]: `(side, k, rendezvous, ts, tr, set)`.
+type Queued = (Side, u64, bool, f64, f64, u8);
 
 /// Receives `queue` (each a [`Rule::Message`]) taken one at a time, as the replay takes them
 /// (`replay::cost::Queued::serial`, the model's §14): in the order they can start, each from
 /// its start or the previous one's end. The rule of the last one's end, and where it came
 /// from: the last receive that started on its own, the ones after it adding their costs.
 fn serial(sets: &[Params], mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> {
-    let span = |k, rdv, ts, tr, set: u8| {
-        let p = &sets[set as usize];
-        p.recv_span(k, rdv, ts, tr, p.progress_at_calls)
-    };
+    let span = |side: Side, k, rdv, ts, tr, set: u8| side.span(&sets[set as usize], k, rdv, ts, tr);
     let start = |rule: &Rule| match *rule {
         Rule::Message {
+            side,
             k,
             rdv,
             ts,
             tr,
             set,
-            ..
-        } => span(k, rdv, ts, tr, set).0,
+        } => span(side, k, rdv, ts, tr, set).0,
         _ => f64::NEG_INFINITY,
     };
     queue.sort_by(|a, b| start(&a.0).total_cmp(&start(&b.0)));
     let (mut free, mut last) = (f64::NEG_INFINITY, None);
     for (rule, binder) in queue {
         let Rule::Message {
+            side,
             k,
             rdv,
             ts,
             tr,
             set,
-            ..
         } = rule
         else {
             continue;
         };
-        let (start, c) = span(k, rdv, ts, tr, set);
+        let (start, c) = span(side, k, rdv, ts, tr, set);
         last = match last {
             Some((Rule::Queue(head, after), b)) if free > start => {
-                let next = (k, rdv, ts, tr, set);
+                let next = (side, k, rdv, ts, tr, set);
                 let after: Vec<_> = after.iter().copied().chain([next]).collect();
                 free += c.ret - start;
                 Some((Rule::Queue(head, after.into()), b))

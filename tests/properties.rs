@@ -119,6 +119,26 @@ proptest! {
         prop_assert_eq!(&from_txt, &t);
     }
 
+    /// A rendezvous payload on both ranks' CPUs (the model's §14), with `Od` so that a send's
+    /// payload and its rank's receives overlap: the replay is the same on any number of
+    /// threads, its parts add up, and it is never faster than with the receiver's CPU alone
+    /// (a queue only delays a completion, and every cost grows with its inputs).
+    #[test]
+    fn a_rendezvous_payload_on_both_cpus_is_deterministic_and_never_faster(seed: u64) {
+        let t = common::random_trace(seed, 8, 80);
+        let receiver = Params { S: 1024, ..myrinet() }
+            .in_bands()
+            .with_bands(|b| b.set("Od", 4000.0))
+            .unwrap();
+        let both = Params { rendezvous_both: true, ..receiver };
+        let one = with_threads(1, || predict(&t, &both));
+        prop_assert_eq!(&one, &with_threads(4, || predict(&t, &both)));
+        let alone = predict(&t, &receiver);
+        prop_assert!(one.predicted_ns >= alone.predicted_ns, "{} < {}", one.predicted_ns, alone.predicted_ns);
+        let broken: Vec<_> = steps(&t, &both).iter().filter_map(broken).collect();
+        prop_assert!(broken.is_empty(), "{:?}", broken);
+    }
+
     /// Messages that move only inside calls: the replay is still the same on any number of
     /// threads, its parts still add up, and it is never faster than the paper's model (every
     /// receive's `tr` only moves later, and every cost grows with `tr`).

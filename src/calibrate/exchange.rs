@@ -52,11 +52,39 @@ pub struct Exchanges {
     /// figures at `MPI_Init` and `MPI_Finalize`), and the set's `cores`.
     pub cores_ns: Option<f64>,
     pub set_cores_ns: Option<f64>,
+    /// Where some exchange goes by rendezvous: whether its payload holding both ranks' CPUs
+    /// (`rendezvous_cpu = "both"`, the model's §14) predicts them nearer than the receiver's
+    /// alone, and those exchanges' error under each (`receiver`, `both`: the mean of
+    /// |ln(predicted / measured)|). `each` is the nearer choice's.
+    pub rendezvous: Option<Rendezvous>,
+}
+
+/// The choice of whose CPU a rendezvous payload holds, from the exchanges above `S`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rendezvous {
+    pub both: bool,
+    pub receiver_error: f64,
+    pub both_error: f64,
+}
+
+/// The mean of |ln(predicted / measured)| over the exchanges of `each` above `eager_limit`
+/// bytes (None: none is).
+fn rendezvous_error(each: &[Exchange], eager_limit: u64) -> Option<f64> {
+    let errors: Vec<f64> = (each.iter())
+        .filter(|e| e.k > eager_limit)
+        .map(|e| {
+            (e.predicted_ns.max(1e-9) / e.measured_ns.max(1e-9))
+                .ln()
+                .abs()
+        })
+        .collect();
+    (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
 }
 
 /// [`check`] with whichever of `sets` has the `cores` nearest the launch's own (by ratio; the
 /// first where either is not known), the tracer's own time kept in the replay (the model's
-/// §16): the measured exchanges are the traced ones.
+/// §16): the measured exchanges are the traced ones. Where some exchange goes by rendezvous,
+/// checked both ways of [`Rendezvous`], the nearer kept (the receiver's at a tie).
 pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Error> {
     trace.meta.ranks.keep_tracer_time();
     let cores = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
@@ -67,10 +95,35 @@ pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Er
     let p = (sets.iter())
         .min_by(|a, b| distance(a).total_cmp(&distance(b)))
         .ok_or_else(|| Error::Io("no set to check the exchanges with".into()))?;
+    let receiver = Params {
+        rendezvous_both: false,
+        ..**p
+    };
+    let mut each = check(&trace, &receiver)?;
+    let mut rendezvous = None;
+    if let Some(receiver_error) = rendezvous_error(&each, p.S) {
+        let both = check(
+            &trace,
+            &Params {
+                rendezvous_both: true,
+                ..**p
+            },
+        )?;
+        let both_error = rendezvous_error(&both, p.S).unwrap_or(f64::INFINITY);
+        rendezvous = Some(Rendezvous {
+            both: both_error < receiver_error,
+            receiver_error,
+            both_error,
+        });
+        if both_error < receiver_error {
+            each = both;
+        }
+    }
     Ok(Exchanges {
-        each: check(&trace, p)?,
+        each,
         cores_ns: cores,
         set_cores_ns: p.cores,
+        rendezvous,
     })
 }
 
@@ -141,6 +194,7 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
             false => "",
         }
     )];
+    let rendezvous = x.rendezvous;
     let x = &x.each;
     let mut by_size: BTreeMap<u64, Vec<&Exchange>> = BTreeMap::new();
     for e in x {
@@ -159,6 +213,18 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
             })
             .collect();
         lines.push(format!("{k} B: {}", parts.join("; ")));
+    }
+    if let Some(v) = rendezvous {
+        let whose = match v.both {
+            true => "both ranks' CPUs (each side copies): rendezvous_cpu = \"both\"",
+            false => "the receiver's CPU alone: rendezvous_cpu = \"receiver\"",
+        };
+        lines.push(format!(
+            "above S a message's payload holds {whose} (those exchanges off by {:.0}% with the \
+             receiver's, {:.0}% with both, on average)",
+            100.0 * v.receiver_error.exp_m1(),
+            100.0 * v.both_error.exp_m1()
+        ));
     }
     (lines, !apart && x.iter().any(|e| e.error().abs() > worst))
 }
@@ -223,6 +289,7 @@ mod tests {
             each: x,
             cores_ns: None,
             set_cores_ns: None,
+            rendezvous: None,
         };
         let (lines, off) = finding(&x, 0.10);
         assert!(off);

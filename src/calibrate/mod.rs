@@ -810,7 +810,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         fit.params.oc = Some(oc);
         f
     });
-    let other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    let mut other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
         .collect();
@@ -823,6 +823,13 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             None
         }
     });
+    // Whose CPU a rendezvous payload holds is the transport's: every set of the calibration.
+    if let Some(v) = exchanges.as_ref().and_then(|x| x.rendezvous) {
+        fit.params.rendezvous_both = v.both;
+        if let Some(o) = other.as_mut() {
+            o.fit.params.rendezvous_both = v.both;
+        }
+    }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.
     let header = reported_limit

@@ -14,7 +14,7 @@ pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, cores_invalid,
     param_sets_toml, params_toml, parse_param_sets, parse_params_toml, parse_progress,
-    read_param_sets, read_params_file, resolve, resolve_loggp,
+    parse_rendezvous_cpu, read_param_sets, read_params_file, resolve, resolve_loggp,
 };
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant

@@ -60,6 +60,9 @@ pub struct Overrides {
     pub Op: Option<f64>,
     /// Whether messages move only inside MPI calls (`--progress calls`) or asynchronously.
     pub progress_at_calls: Option<bool>,
+    /// Whether a rendezvous payload holds both ranks' CPUs (`--rendezvous-cpu both`) or the
+    /// receiver's alone (`receiver`).
+    pub rendezvous_both: Option<bool>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -346,6 +349,9 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     if let Some(calls) = ov.progress_at_calls {
         p.progress_at_calls = calls;
+    }
+    if let Some(both) = ov.rendezvous_both {
+        p.rendezvous_both = both;
     }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
@@ -754,6 +760,7 @@ struct Extras {
     cores: Option<f64>,
     class: Option<Class>,
     progress_at_calls: bool,
+    rendezvous_both: bool,
 }
 
 impl Extras {
@@ -767,11 +774,13 @@ impl Extras {
             cores: self.cores,
             class: self.class,
             progress_at_calls: self.progress_at_calls,
+            rendezvous_both: self.rendezvous_both,
             ..p
         }
     }
 
-    /// The class, the optional costs (each checked) and the progress of `table`.
+    /// The class, the optional costs (each checked), the progress and the rendezvous CPU of
+    /// `table`.
     fn of_table(table: &toml::Table) -> Result<Extras, String> {
         let class =
             match table.get("class") {
@@ -802,6 +811,15 @@ impl Extras {
                 ));
             }
         };
+        let rendezvous_both = match table.get("rendezvous_cpu") {
+            None => false,
+            Some(toml::Value::String(v)) => parse_rendezvous_cpu(v)?,
+            Some(v) => {
+                return Err(format!(
+                    "rendezvous_cpu must be \"receiver\" or \"both\", found {v}"
+                ));
+            }
+        };
         Ok(Extras {
             poll,
             gamma,
@@ -810,6 +828,7 @@ impl Extras {
             cores,
             class,
             progress_at_calls,
+            rendezvous_both,
         })
     }
 }
@@ -884,6 +903,18 @@ pub fn parse_progress(v: &str) -> Result<bool, String> {
         "calls" => Ok(true),
         _ => Err(format!(
             "progress must be \"async\" or \"calls\", found \"{v}\""
+        )),
+    }
+}
+
+/// `receiver` (a rendezvous payload holds the receiver's CPU alone: the single copy) or `both`
+/// (each side's CPU copies it, the model's §14): whether both.
+pub fn parse_rendezvous_cpu(v: &str) -> Result<bool, String> {
+    match v {
+        "receiver" => Ok(false),
+        "both" => Ok(true),
+        _ => Err(format!(
+            "rendezvous_cpu must be \"receiver\" or \"both\", found \"{v}\""
         )),
     }
 }
@@ -972,7 +1003,11 @@ pub fn params_toml(p: &Params) -> String {
             .map_or(String::new(), |v| format!("cores = {v:?}\n"))
         + &p.class
             .map_or(String::new(), |c| format!("class = \"{}\"\n", c.name()))
-        + progress;
+        + progress
+        + match p.rendezvous_both {
+            true => "rendezvous_cpu = \"both\"\n",
+            false => "",
+        };
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",
@@ -1077,6 +1112,16 @@ mod tests {
         let text = params_toml(&calls);
         assert!(text.contains("progress = \"calls\"\n"), "{text}");
         assert_eq!(parse_params_toml(&text).unwrap(), calls);
+        let both = Params {
+            rendezvous_both: true,
+            ..myrinet()
+        };
+        let text_both = params_toml(&both);
+        assert!(
+            text_both.contains("rendezvous_cpu = \"both\"\n"),
+            "{text_both}"
+        );
+        assert_eq!(parse_params_toml(&text_both).unwrap(), both);
         let bad = text.replace("\"calls\"", "\"sometimes\"");
         assert!(
             parse_params_toml(&bad)

@@ -40,9 +40,9 @@ pub(super) struct Inbound {
     pub(super) bytes: u64,
 }
 
-/// A receive that messages move for only inside calls: its rank takes it once its message is
-/// there and the call that moves it is made (`start`), busy for `done − start`, one receive at
-/// a time ([`Queued::serial`]).
+/// A receive (or, where a rendezvous payload holds both ranks' CPUs, a nonblocking send) its
+/// rank's CPU takes once it can start (`start`), busy for `done − start`, one at a time
+/// ([`Queued::serial`], the model's §14).
 #[derive(Clone, Copy)]
 pub(super) struct Queued {
     pub(super) start: f64,
@@ -266,7 +266,7 @@ fn completion(
         }
     }
     for c in Queued::serial(&mut queued) {
-        w.add(c.done, c.unblock, false);
+        w.add(c.done, c.unblock, c.send_side);
     }
     local.queued = queued;
     Ok(w.finish())
@@ -621,6 +621,7 @@ impl Shared<'_> {
             .call(r, oi)
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
+            Shape::Isend if self.rendezvous_both => self.send_queued(r, oi, ti),
             Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
             Shape::Coll => self
                 .collective_completion(r, oi, ti, local)
@@ -637,6 +638,27 @@ impl Shared<'_> {
                 // One at a time, in the call that completes them.
                 self.recv_completion(from, plain, self.trace.rank(r).peer(oi), r, tr, true)
             }
+        }
+    }
+
+    /// A nonblocking send's completion (event `oi` of rank `r`, called at `ti`) where some set's
+    /// rendezvous payload holds both ranks' CPUs: its payload's `T1` taken one at a time with
+    /// the completion call's receives where its pair's set says so and it goes by rendezvous
+    /// (the model's §14).
+    #[cold]
+    fn send_queued(&self, r: usize, oi: usize, ti: f64) -> Result<Pending, Dep> {
+        let c = self.send_completion(r, oi, ti)?;
+        let ev = self.trace.rank(r);
+        let q = match usize::try_from(ev.peer(oi)) {
+            Ok(q) if q < self.trace.nranks() && self.rendezvous(r, oi) => q,
+            _ => return Ok(Pending::Done(c)),
+        };
+        match self.pair(r, q) {
+            Model::LogGps(p) if p.rendezvous_both => Ok(Pending::Queued(Queued {
+                start: c.done - p.t1(ev.bytes(oi)),
+                c,
+            })),
+            _ => Ok(Pending::Done(c)),
         }
     }
 

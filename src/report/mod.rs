@@ -76,6 +76,8 @@ pub struct Report {
     pub model: String,
     /// Where messages move: `async` (the paper's model) or `calls` (only inside MPI calls).
     pub progress: &'static str,
+    /// Whose CPU a rendezvous payload holds (the model's §14): `receiver` or `both`.
+    pub rendezvous_cpu: &'static str,
     /// The model's parameters in its own names (LogGPS: L o Os Or Gs Gl s S; LogGP: L o g G).
     pub params: indexmap_like::Ordered<ParamUsed>,
     /// The tracer's own time taken out of the measured computation, averaged over ranks,
@@ -128,6 +130,7 @@ impl Report {
             error_pct: pred.error_pct(),
             model: model.model().name().to_string(),
             progress: progress(model),
+            rendezvous_cpu: rendezvous_cpu(model),
             params: params_used(model),
             tracer_removed_s: {
                 let sum: f64 = pred.ranks.iter().map(|b| b.tracer_ns).sum();
@@ -290,12 +293,25 @@ pub fn progress(model: &ResolvedModel) -> &'static str {
     }
 }
 
-/// The model line of a table: the model's name, and where messages move when not the paper's.
-pub(crate) fn model_line(model: &str, progress: &str) -> String {
-    match progress {
-        "calls" => format!("{model}, progress calls: messages move only inside MPI calls"),
-        _ => model.to_string(),
+/// `both` where the (first) set's rendezvous payload holds both ranks' CPUs, else `receiver`.
+pub fn rendezvous_cpu(model: &ResolvedModel) -> &'static str {
+    match model.model() {
+        crate::model::Model::LogGps(p) if p.rendezvous_both => "both",
+        _ => "receiver",
     }
+}
+
+/// The model line of a table: the model's name, where messages move and whose CPU a
+/// rendezvous payload holds when not the paper's.
+pub(crate) fn model_line(model: &str, progress: &str, rendezvous_cpu: &str) -> String {
+    let mut line = model.to_string();
+    if progress == "calls" {
+        line += ", progress calls: messages move only inside MPI calls";
+    }
+    if rendezvous_cpu == "both" {
+        line += ", rendezvous payload on both ranks' CPUs";
+    }
+    line
 }
 
 /// The model's parameters as used, with where each came from.

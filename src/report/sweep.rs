@@ -89,6 +89,8 @@ pub struct SweepReport {
     pub model: String,
     /// Where messages move: `async` or `calls` ([`super::Report::progress`]).
     pub progress: &'static str,
+    /// Whose CPU a rendezvous payload holds ([`super::Report::rendezvous_cpu`]).
+    pub rendezvous_cpu: &'static str,
     /// The swept parameter's name.
     pub parameter: String,
     /// The other parameters, as every value used them.
@@ -121,6 +123,7 @@ impl SweepReport {
             measured_s,
             model: model.model().name().to_string(),
             progress: progress(model),
+            rendezvous_cpu: super::rendezvous_cpu(model),
             parameter: parameter.to_string(),
             params,
             points,
@@ -140,7 +143,7 @@ impl SweepReport {
 
     fn table(&self, out: &mut dyn Write) -> io::Result<()> {
         let (trace, library) = (&self.trace, &self.library);
-        let model = model_line(&self.model, self.progress);
+        let model = model_line(&self.model, self.progress, self.rendezvous_cpu);
         super::table::header(out, trace, self.ranks, self.events, library, &model)?;
         let swept = format!("{} swept", self.parameter);
         super::table::parameters(out, &self.params, Some(&swept))?;

@@ -117,7 +117,7 @@ pub(super) fn parameters(
 
 impl Exporter for Table {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let model = super::model_line(&r.model, r.progress);
+        let model = super::model_line(&r.model, r.progress, r.rendezvous_cpu);
         header(out, &r.trace, r.ranks.len(), r.events, &r.library, &model)?;
         parameters(out, &r.params, None)?;
         writeln!(out)?;

@@ -573,7 +573,14 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             crate::model::NAMES.contains(&k)
                 || matches!(
                     k,
-                    "poll" | "gamma" | "oc" | "copy" | "cores" | "progress" | "class"
+                    "poll"
+                        | "gamma"
+                        | "oc"
+                        | "copy"
+                        | "cores"
+                        | "progress"
+                        | "class"
+                        | "rendezvous_cpu"
                 )
         }
         true => matches!(
@@ -588,17 +595,18 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
                 | "cores"
                 | "progress"
                 | "class"
+                | "rendezvous_cpu"
         ),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma oc copy cores progress class bands, found `{k}`",
+                "expected params among {} poll gamma oc copy cores progress class rendezvous_cpu bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
             true => {
                 format!(
-                    "expected params bands= eager_bands= S= poll= gamma= oc= copy= cores= progress= class= with bands, found `{k}`"
+                    "expected params bands= eager_bands= S= poll= gamma= oc= copy= cores= progress= class= rendezvous_cpu= with bands, found `{k}`"
                 )
             }
         });
@@ -630,6 +638,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Ok(v) => crate::model::parse_progress(v)?,
         Err(_) => false,
     };
+    let rendezvous_both = match get("rendezvous_cpu") {
+        Ok(v) => crate::model::parse_rendezvous_cpu(v)?,
+        Err(_) => false,
+    };
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -647,6 +659,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             cores,
             class,
             progress_at_calls,
+            rendezvous_both,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -658,6 +671,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         cores,
         class,
         progress_at_calls,
+        rendezvous_both,
         ..Params::from_named(num, int)?
     })
 }
@@ -707,6 +721,10 @@ fn extras_fields(p: &Params) -> String {
         + progress
         + &p.class
             .map_or(String::new(), |c| format!(" class={}", c.name()))
+        + match p.rendezvous_both {
+            true => " rendezvous_cpu=both",
+            false => "",
+        }
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has

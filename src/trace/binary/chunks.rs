@@ -66,14 +66,14 @@ fn band_list(input: &[u8], split: bool) -> Res<'_, Vec<Band>> {
 }
 
 /// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
-/// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows, 32: `copy` follows),
-/// then each value that is there as an `f64`, in the order `poll`, `gamma`, `oc`, `cores`, `copy`.
+/// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows, 32: `copy` follows,
+/// 64: a rendezvous payload holds both ranks' CPUs), then each value that is there as an `f64`, in the order `poll`, `gamma`, `oc`, `cores`, `copy`.
 pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
-    if bits > 63 {
+    if bits > 127 {
         return fail(
             input,
-            format!("the optional parameters' bits 0 to 63, found {bits}"),
+            format!("the optional parameters' bits 0 to 127, found {bits}"),
         );
     }
     let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
@@ -88,6 +88,7 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
         cores,
         copy,
         progress_at_calls: bits & 4 != 0,
+        rendezvous_both: bits & 64 != 0,
     };
     Ok((input, extras))
 }
@@ -100,6 +101,7 @@ pub(super) struct Extras {
     pub(super) cores: Option<f64>,
     pub(super) copy: Option<f64>,
     pub(super) progress_at_calls: bool,
+    pub(super) rendezvous_both: bool,
 }
 
 impl Extras {
@@ -112,6 +114,7 @@ impl Extras {
             cores: self.cores,
             copy: self.copy,
             progress_at_calls: self.progress_at_calls,
+            rendezvous_both: self.rendezvous_both,
             ..p
         }
     }
@@ -121,7 +124,7 @@ impl Extras {
 pub(super) fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
     let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
-    let copy = (p.copy.is_some() as u8) << 5;
+    let copy = (p.copy.is_some() as u8) << 5 | (p.rendezvous_both as u8) << 6;
     j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc | copy);
     for v in [p.poll, p.gamma, p.oc, p.cores, p.copy]
         .into_iter()
@@ -270,7 +273,8 @@ pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
                 || p.oc.is_some()
                 || p.cores.is_some()
                 || p.copy.is_some()
-                || p.progress_at_calls;
+                || p.progress_at_calls
+                || p.rendezvous_both;
             j.push(match (p.poll, extras) {
                 (_, true) => 4,
                 (Some(_), false) => 2,
