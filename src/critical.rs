@@ -171,7 +171,8 @@ impl Side {
 
     /// When the end's call holds its rank's CPU where a completion call takes its operations
     /// one at a time (the model's §14): `(start, cost)`. A send holds it only where its set's
-    /// rendezvous payload holds both CPUs ([`Params::send_span`]); otherwise from its end.
+    /// rendezvous payload holds its sender's CPU ([`Params::send_span`]); otherwise from its
+    /// end.
     fn span(self, p: &Params, k: u64, rdv: bool, ts: f64, tr: f64) -> (f64, crate::model::Cost) {
         match self {
             Side::Send => p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
@@ -640,7 +641,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                     Shape::Isend => {
                         let send = send_of(ctx, r, oi, t)?;
                         if let Rule::Message { rdv: true, set, .. } = send.0
-                            && ctx.sets[set as usize].rendezvous_both
+                            && ctx.sets[set as usize].rendezvous_sender > 0.0
                         {
                             queue.push(send);
                             continue;

@@ -209,13 +209,14 @@ fn the_split_in_files_traces_and_sensitivity() {
 /// `o = 1,000`, `Os = Or = 1`, no `G`, `Od = 1,000` (`T1 = T3 = 2,000`, `T2 = 0`, `T5 = o − Od +
 /// L + o = 1,000`; the model's §13). The REQ arrives at 1,000 + 1,000 − 1,000 = 1,000, its
 /// receive posted: the send returns at 1,000 + `o` + `T5` + `T1` = 5,000, its payload leaving at
-/// 4,000 and arriving at once; the receive ends `T3` later, at 6,000. With the payload on the
-/// receiver's CPU alone that is the runtime. With it on both (`rendezvous_cpu = "both"`, the
-/// model's §14) the send holds its rank's CPU 3,000–5,000, so the receive's `T3`, ready at
-/// 4,000, starts at 5,000: 7,000. The same from a file's set, embedded in text and binary
-/// traces, and on the critical path; an unknown value is refused.
+/// 4,000 and arriving at once; the receive's `T3` runs 4,000–6,000. With the payload on the
+/// receiver's CPU alone that is the runtime. With all its `T1` on the sender's too
+/// (`rendezvous_sender = 1`, the model's §14) the send holds its rank's CPU 3,000–5,000, so the
+/// receive starts at 5,000: 7,000. With a quarter (500 ns, ready at 4,500) the send waits for
+/// the receive: 6,000 + 500 = 6,500. The same from a file's set, embedded in text and binary
+/// traces, and on the critical path; a share outside 0–1 is refused.
 #[test]
-fn a_rendezvous_payload_holds_both_cpus_where_the_set_says() {
+fn a_rendezvous_payload_holds_its_senders_cpu_for_the_sets_share() {
     let mut t =
         String::from("loggps-trace 1\nranks 2\nparams L=0 o=1000 Os=1 Or=1 Gs=0 Gl=0 s=0 S=0\n");
     for r in 0..2 {
@@ -235,26 +236,29 @@ fn a_rendezvous_payload_holds_both_cpus_where_the_set_says() {
         predicted * 1e9
     };
     assert_close(ns(&["--Od", "1000"]), 6_000.0, "receiver");
-    let both = ["--Od", "1000", "--rendezvous-cpu", "both"];
+    let both = ["--Od", "1000", "--rendezvous-sender", "1"];
     assert_close(ns(&both), 7_000.0, "both");
-    let v = json(&[&[f.as_str(), "--format", "json"], &both[..]].concat());
-    assert_eq!(v["rendezvous_cpu"], "both");
+    let quarter = ["--Od", "1000", "--rendezvous-sender", "0.25"];
+    assert_close(ns(&quarter), 6_500.0, "a quarter");
+    let v = json(&[&[f.as_str(), "--format", "json"], &quarter[..]].concat());
+    assert_eq!(v["rendezvous_sender"], 0.25);
     // Without `Od` the payload leaves at the send's end (REQ at 2,000, the send's end 7,000):
-    // the receive's `T3` starts there, 9,000, whoever holds it.
+    // the receive's `T3` starts there, 9,000, whatever the sender's share.
     assert_close(ns(&[]), 9_000.0, "no Od");
-    assert_close(ns(&["--rendezvous-cpu", "both"]), 9_000.0, "no Od, both");
-    let out = run(&[&f, "--rendezvous-cpu", "sender"]);
+    assert_close(ns(&["--rendezvous-sender", "1"]), 9_000.0, "no Od, both");
+    let out = run(&[&f, "--rendezvous-sender", "2"]);
     assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rendezvous_sender = 2 must lie in 0–1"),
+        "{err}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     let set = "L = 0\no = 1000\nOs = 1\nOr = 1\nGs = 0\nGl = 0\ns = 0\nS = 0\nOd = 1000\n";
-    std::fs::write(
-        path("both.toml"),
-        format!("{set}rendezvous_cpu = \"both\"\n"),
-    )
-    .unwrap();
-    assert_close(ns(&["--params", &path("both.toml")]), 7_000.0, "file");
+    std::fs::write(path("q.toml"), format!("{set}rendezvous_sender = 0.25\n")).unwrap();
+    assert_close(ns(&["--params", &path("q.toml")]), 6_500.0, "file");
     for (to, name) in [("text", "e.txt"), ("binary", "e.bin")] {
         let out = run(&[
             "convert",
@@ -263,7 +267,7 @@ fn a_rendezvous_payload_holds_both_cpus_where_the_set_says() {
             "--to",
             to,
             "--params",
-            &path("both.toml"),
+            &path("q.toml"),
         ]);
         assert!(
             out.status.success(),
@@ -271,19 +275,15 @@ fn a_rendezvous_payload_holds_both_cpus_where_the_set_says() {
             String::from_utf8_lossy(&out.stderr)
         );
         let v = json(&[&path(name), "--format", "json"]);
-        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 7_000.0, name);
+        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 6_500.0, name);
     }
     let text = std::fs::read_to_string(path("e.txt")).unwrap();
-    assert!(text.contains(" rendezvous_cpu=both"), "{text}");
-    std::fs::write(
-        path("bad.toml"),
-        format!("{set}rendezvous_cpu = \"sender\"\n"),
-    )
-    .unwrap();
+    assert!(text.contains(" rendezvous_sender=0.25"), "{text}");
+    std::fs::write(path("bad.toml"), format!("{set}rendezvous_sender = -0.5\n")).unwrap();
     let out = run(&[&f, "--params", &path("bad.toml")]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("rendezvous_cpu must be \"receiver\" or \"both\""),
+        err.contains("rendezvous_sender = -0.5 must lie in 0–1"),
         "{err}"
     );
 }

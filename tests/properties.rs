@@ -119,7 +119,7 @@ proptest! {
         prop_assert_eq!(&from_txt, &t);
     }
 
-    /// A rendezvous payload on both ranks' CPUs (the model's §14), with `Od` so that a send's
+    /// A rendezvous payload on its sender's CPU too (the model's §14), with `Od` so that a send's
     /// payload and its rank's receives overlap: the replay is the same on any number of
     /// threads, its parts add up, and it is never faster than with the receiver's CPU alone
     /// (a queue only delays a completion, and every cost grows with its inputs).
@@ -130,7 +130,7 @@ proptest! {
             .in_bands()
             .with_bands(|b| b.set("Od", 4000.0))
             .unwrap();
-        let both = Params { rendezvous_both: true, ..receiver };
+        let both = Params { rendezvous_sender: 1.0, ..receiver };
         let one = with_threads(1, || predict(&t, &both));
         prop_assert_eq!(&one, &with_threads(4, || predict(&t, &both)));
         let alone = predict(&t, &receiver);

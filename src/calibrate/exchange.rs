@@ -52,39 +52,44 @@ pub struct Exchanges {
     /// figures at `MPI_Init` and `MPI_Finalize`), and the set's `cores`.
     pub cores_ns: Option<f64>,
     pub set_cores_ns: Option<f64>,
-    /// Where some exchange goes by rendezvous: whether its payload holding both ranks' CPUs
-    /// (`rendezvous_cpu = "both"`, the model's §14) predicts them nearer than the receiver's
-    /// alone, and those exchanges' error under each (`receiver`, `both`: the mean of
-    /// |ln(predicted / measured)|). `each` is the nearer choice's.
+    /// Where some exchange goes by rendezvous: the share of a payload's `T1` on its sender's
+    /// CPU fitted to them (the model's §14); `each` is predicted with it.
     pub rendezvous: Option<Rendezvous>,
 }
 
-/// The choice of whose CPU a rendezvous payload holds, from the exchanges above `S`.
+/// The share of a rendezvous payload's `T1` that holds its sender's CPU, fitted to the
+/// exchanges above `S`: `sender`, and those exchanges' error with it and at both ends (0: the
+/// receiver's CPU alone, 1: both sides copying), each the mean of |ln(predicted / measured)|.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rendezvous {
-    pub both: bool,
+    pub sender: f64,
+    pub error: f64,
     pub receiver_error: f64,
     pub both_error: f64,
 }
 
-/// The mean of |ln(predicted / measured)| over the exchanges of `each` above `eager_limit`
-/// bytes (None: none is).
-fn rendezvous_error(each: &[Exchange], eager_limit: u64) -> Option<f64> {
+/// The mean of ln(predicted / measured) over the exchanges of `each` above `eager_limit` bytes,
+/// and of its magnitude (None: none is).
+fn rendezvous_error(each: &[Exchange], eager_limit: u64) -> Option<(f64, f64)> {
     let errors: Vec<f64> = (each.iter())
         .filter(|e| e.k > eager_limit)
-        .map(|e| {
-            (e.predicted_ns.max(1e-9) / e.measured_ns.max(1e-9))
-                .ln()
-                .abs()
-        })
+        .map(|e| (e.predicted_ns.max(1e-9) / e.measured_ns.max(1e-9)).ln())
         .collect();
-    (!errors.is_empty()).then(|| errors.iter().sum::<f64>() / errors.len() as f64)
+    let n = errors.len() as f64;
+    (!errors.is_empty()).then(|| {
+        (
+            errors.iter().sum::<f64>() / n,
+            errors.iter().map(|e| e.abs()).sum::<f64>() / n,
+        )
+    })
 }
 
 /// [`check`] with whichever of `sets` has the `cores` nearest the launch's own (by ratio; the
 /// first where either is not known), the tracer's own time kept in the replay (the model's
 /// §16): the measured exchanges are the traced ones. Where some exchange goes by rendezvous,
-/// checked both ways of [`Rendezvous`], the nearer kept (the receiver's at a tie).
+/// the set's `rendezvous_sender` is fitted to them ([`Rendezvous`]): the share, 0 to 1, at
+/// which their mean error crosses 0 (a larger share only delays a completion, so the error
+/// grows with it), found by bisection to 1/1024; 0 or 1 where it does not cross.
 pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Error> {
     trace.meta.ranks.keep_tracer_time();
     let cores = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
@@ -95,29 +100,46 @@ pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Er
     let p = (sets.iter())
         .min_by(|a, b| distance(a).total_cmp(&distance(b)))
         .ok_or_else(|| Error::Io("no set to check the exchanges with".into()))?;
-    let receiver = Params {
-        rendezvous_both: false,
-        ..**p
+    let with = |f: f64| {
+        let q = Params {
+            rendezvous_sender: f,
+            ..**p
+        };
+        check(&trace, &q).map(|each| {
+            let error = rendezvous_error(&each, p.S);
+            (each, error)
+        })
     };
-    let mut each = check(&trace, &receiver)?;
+    let (mut each, receiver) = with(0.0)?;
     let mut rendezvous = None;
-    if let Some(receiver_error) = rendezvous_error(&each, p.S) {
-        let both = check(
-            &trace,
-            &Params {
-                rendezvous_both: true,
-                ..**p
-            },
-        )?;
-        let both_error = rendezvous_error(&both, p.S).unwrap_or(f64::INFINITY);
+    if let Some((below, receiver_error)) = receiver {
+        let (both, both_error) = with(1.0)?;
+        let (above, both_error) = both_error.expect("the same exchanges above S");
+        let (sender, error, fitted) = if below >= 0.0 {
+            (0.0, receiver_error, None)
+        } else if above <= 0.0 {
+            (1.0, both_error, Some(both))
+        } else {
+            let (mut lo, mut hi) = (0.0, 1.0);
+            while hi - lo > 1.0 / 1024.0 {
+                let mid = 0.5 * (lo + hi);
+                match with(mid)?.1.expect("the same exchanges above S").0 < 0.0 {
+                    true => lo = mid,
+                    false => hi = mid,
+                }
+            }
+            let (x, e) = with(hi)?;
+            (hi, e.expect("the same exchanges above S").1, Some(x))
+        };
+        if let Some(x) = fitted {
+            each = x;
+        }
         rendezvous = Some(Rendezvous {
-            both: both_error < receiver_error,
+            sender,
+            error,
             receiver_error,
             both_error,
         });
-        if both_error < receiver_error {
-            each = both;
-        }
     }
     Ok(Exchanges {
         each,
@@ -215,13 +237,12 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
         lines.push(format!("{k} B: {}", parts.join("; ")));
     }
     if let Some(v) = rendezvous {
-        let whose = match v.both {
-            true => "both ranks' CPUs (each side copies): rendezvous_cpu = \"both\"",
-            false => "the receiver's CPU alone: rendezvous_cpu = \"receiver\"",
-        };
         lines.push(format!(
-            "above S a message's payload holds {whose} (those exchanges off by {:.0}% with the \
-             receiver's, {:.0}% with both, on average)",
+            "above S a rendezvous payload holds its sender's CPU for {:.2} of its T1 \
+             (rendezvous_sender, fitted to those exchanges: off by {:.0}% on average; {:.0}% \
+             with the receiver's CPU alone, {:.0}% with both sides copying)",
+            v.sender,
+            100.0 * v.error.exp_m1(),
             100.0 * v.receiver_error.exp_m1(),
             100.0 * v.both_error.exp_m1()
         ));
@@ -309,5 +330,48 @@ mod tests {
             lines[1].starts_with("1000 B: 1 each way 0.15 µs measured, 1.30 µs"),
             "{lines:?}"
         );
+    }
+
+    /// One exchange of 1,000 B each way by rendezvous (`S = 0`) under `L = 0`, `o = 1,000`,
+    /// `Os = Or = 1`, `Od = 1,000` (the model's §13–§14, hand-costed in tests/cli_overheads.rs):
+    /// the `MPI_Irecv` at 0, the `MPI_Isend` at 1,000, the `MPI_Waitall` at 2,000 returning at
+    /// 6,000 with the payload on the receiver's CPU alone (`rendezvous_sender` 0), at 6,000 +
+    /// 2,000·F with a share F ≤ 0.5 on the sender's (its share queued after the receive's `T3`,
+    /// 4,000–6,000), at 7,000 from 0.5 on. Measured as 6,000, 6,500 and 7,000 (the calls back
+    /// to back from 0, the Waitall ending there), the fit gives 0, 0.25 and 1.
+    #[test]
+    fn the_sender_share_of_a_rendezvous_payload_is_fitted_to_the_exchanges() {
+        let p = Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
+            .in_bands()
+            .with_bands(|b| b.set("Od", 1000.0))
+            .unwrap();
+        for (measured, share) in [(6000, 0.0), (6500, 0.25), (7000, 1.0)] {
+            let mut text = String::from("loggps-trace 1\nranks 2\n");
+            for r in 0..2 {
+                let q = 1 - r;
+                text += &format!(
+                    "{r} MPI_Init 0 0\n{r} MPI_Irecv 0 50 bytes=1000 peer={q} tag=0 req=0\n\
+                     {r} MPI_Isend 50 100 bytes=1000 peer={q} tag=0 req=1\n\
+                     {r} MPI_Waitall 100 {measured} done=0:{q}:0,1:-1:-1\n\
+                     {r} MPI_Finalize {measured} {measured}\n"
+                );
+            }
+            let trace = crate::trace::text::parse("x.txt", text.as_bytes()).unwrap();
+            let x = check_nearest(trace, &[&p]).unwrap();
+            let v = x.rendezvous.unwrap();
+            assert!(
+                (v.sender - share).abs() <= 1.0 / 1024.0,
+                "{measured}: {v:?}"
+            );
+            let e = &x.each[0];
+            assert_eq!((e.k, e.n, e.measured_ns), (1000, 1, measured as f64));
+            assert!((e.predicted_ns / e.measured_ns - 1.0).abs() < 1e-3, "{e:?}");
+            assert!(v.error < 1e-3, "{v:?}");
+            assert!((v.receiver_error - (measured as f64 / 6000.0).ln()).abs() < 1e-12);
+            assert!((v.both_error - (7000.0 / measured as f64).ln()).abs() < 1e-12);
+            let (lines, _) = finding(&x, 0.10);
+            let want = format!("holds its sender's CPU for {share:.2} of its T1");
+            assert!(lines.last().unwrap().contains(&want), "{lines:?}");
+        }
     }
 }

@@ -823,11 +823,11 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             None
         }
     });
-    // Whose CPU a rendezvous payload holds is the transport's: every set of the calibration.
+    // Which CPU a rendezvous payload holds is the transport's: every set of the calibration.
     if let Some(v) = exchanges.as_ref().and_then(|x| x.rendezvous) {
-        fit.params.rendezvous_both = v.both;
+        fit.params.rendezvous_sender = v.sender;
         if let Some(o) = other.as_mut() {
-            o.fit.params.rendezvous_both = v.both;
+            o.fit.params.rendezvous_sender = v.sender;
         }
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where

@@ -87,12 +87,16 @@ pub struct ParamArgs {
     /// blocking call); default: the parameters', else async
     #[arg(long = "progress", value_name = "WHERE", value_parser = ["async", "calls"])]
     pub progress: Option<String>,
-    /// Whose CPU a rendezvous message's payload holds: `receiver` (its single copy, as over
-    /// shared memory; the sender waits off its CPU) or `both` (each side copies, as over TCP:
-    /// a nonblocking send's payload is taken one at a time with the receives its Wait
-    /// completes); default: the parameters', else receiver
-    #[arg(long = "rendezvous-cpu", value_name = "WHOSE", value_parser = ["receiver", "both"])]
-    pub rendezvous_cpu: Option<String>,
+    /// The share of a rendezvous payload's send overhead T1 that holds its sender's CPU, 0–1:
+    /// 0 the receiver's CPU alone moves it (a single copy, as over shared memory; the sender
+    /// waits off its CPU), 1 each side copies (as over TCP): a nonblocking send's share is taken
+    /// one at a time with the receives its Wait completes; default: the parameters', else 0
+    #[arg(
+        long = "rendezvous-sender",
+        value_name = "F",
+        allow_hyphen_values = true
+    )]
+    pub rendezvous_sender: Option<f64>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
     /// both), Gs, Gl, Od, Op; repeatable, applied after the absolute values. Prefixed by a class
     /// (network.L=0.5, node.o=2), in that class's sets only
@@ -143,7 +147,7 @@ impl ParamArgs {
             Od: self.Od,
             Op: self.Op,
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
-            rendezvous_both: self.rendezvous_cpu.as_deref().map(|v| v == "both"),
+            rendezvous_sender: self.rendezvous_sender,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -222,7 +226,7 @@ impl ModelArgs {
                     ("--S", p.S.is_some()),
                     ("--scale", !p.scale.is_empty()),
                     ("--progress", p.progress.is_some()),
-                    ("--rendezvous-cpu", p.rendezvous_cpu.is_some()),
+                    ("--rendezvous-sender", p.rendezvous_sender.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

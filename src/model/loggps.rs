@@ -49,17 +49,21 @@ pub struct Params {
     /// the paper's model, the Irecv's own call time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub progress_at_calls: bool,
-    /// Whether a rendezvous message's payload holds both ranks' CPUs (`rendezvous_cpu =
-    /// "both"`: each side copies, as over TCP): a nonblocking send's `T1` is then taken one at
-    /// a time with the receives of the call that completes it (the model's §14). False: the
-    /// receiver's alone (a single copy over shared memory), the sender waiting off its CPU.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub rendezvous_both: bool,
+    /// The share of a rendezvous message's payload `T1` that holds its sender's CPU, 0 to 1
+    /// (the model's §14): 0, the receiver's CPU alone moves it (a single copy over shared
+    /// memory, the sender waiting off its CPU); 1, each side copies (as over TCP). A nonblocking
+    /// send's share is taken one at a time with the receives of the call that completes it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rendezvous_sender: f64,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
     #[serde(skip)]
     pub bands: Option<Bands>,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// Which pairs of ranks a parameter set costs (the model's §12).
@@ -127,7 +131,7 @@ impl Params {
             cores: None,
             class: None,
             progress_at_calls: false,
-            rendezvous_both: false,
+            rendezvous_sender: 0.0,
             bands: None,
         }
     }
@@ -174,7 +178,7 @@ impl Params {
             cores: self.cores,
             class: self.class,
             progress_at_calls: self.progress_at_calls,
-            rendezvous_both: self.rendezvous_both,
+            rendezvous_sender: self.rendezvous_sender,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -191,7 +195,7 @@ impl Params {
                 cores: self.cores,
                 class: self.class,
                 progress_at_calls: self.progress_at_calls,
-                rendezvous_both: self.rendezvous_both,
+                rendezvous_sender: self.rendezvous_sender,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -364,16 +368,16 @@ impl Params {
     }
 
     /// When a nonblocking send of `k` bytes called at `ts`, its receive's call at `tr`, holds
-    /// its rank's CPU where the set's rendezvous payload holds both CPUs (the model's §14):
-    /// `(start, cost)`, its payload's `T1` before its end. None where it holds none: eager (its
-    /// copy made in its `MPI_Isend`), or the receiver's CPU alone copies.
+    /// its rank's CPU (the model's §14): `(start, cost)`, the sender's share of its payload's
+    /// `T1` before its end. None where it holds none: eager (its copy made in its
+    /// `MPI_Isend`), or the receiver's CPU alone moves a payload (`rendezvous_sender` 0).
     #[inline(always)]
     pub fn send_span(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Option<(f64, Cost)> {
-        if !(rdv && self.rendezvous_both) {
+        if !(rdv && self.rendezvous_sender > 0.0) {
             return None;
         }
         let c = self.send(k, rdv, ts, tr);
-        Some((c.ret - self.t1(k), c))
+        Some((c.ret - self.rendezvous_sender * self.t1(k), c))
     }
 
     /// `MPI_Probe` called at `tp` for a message sent at `ts`.

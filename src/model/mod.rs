@@ -14,7 +14,7 @@ pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, cores_invalid,
     param_sets_toml, params_toml, parse_param_sets, parse_params_toml, parse_progress,
-    parse_rendezvous_cpu, read_param_sets, read_params_file, resolve, resolve_loggp,
+    read_param_sets, read_params_file, rendezvous_sender_invalid, resolve, resolve_loggp,
 };
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant

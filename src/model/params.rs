@@ -60,9 +60,9 @@ pub struct Overrides {
     pub Op: Option<f64>,
     /// Whether messages move only inside MPI calls (`--progress calls`) or asynchronously.
     pub progress_at_calls: Option<bool>,
-    /// Whether a rendezvous payload holds both ranks' CPUs (`--rendezvous-cpu both`) or the
-    /// receiver's alone (`receiver`).
-    pub rendezvous_both: Option<bool>,
+    /// The share of a rendezvous payload's `T1` that holds its sender's CPU
+    /// (`--rendezvous-sender`, 0 to 1).
+    pub rendezvous_sender: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -350,8 +350,11 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(calls) = ov.progress_at_calls {
         p.progress_at_calls = calls;
     }
-    if let Some(both) = ov.rendezvous_both {
-        p.rendezvous_both = both;
+    if let Some(f) = ov.rendezvous_sender {
+        if let Some(why) = rendezvous_sender_invalid(f) {
+            return Err(Error::Params(format!("--rendezvous-sender: {why}")));
+        }
+        p.rendezvous_sender = f;
     }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
@@ -760,7 +763,7 @@ struct Extras {
     cores: Option<f64>,
     class: Option<Class>,
     progress_at_calls: bool,
-    rendezvous_both: bool,
+    rendezvous_sender: f64,
 }
 
 impl Extras {
@@ -774,13 +777,13 @@ impl Extras {
             cores: self.cores,
             class: self.class,
             progress_at_calls: self.progress_at_calls,
-            rendezvous_both: self.rendezvous_both,
+            rendezvous_sender: self.rendezvous_sender,
             ..p
         }
     }
 
-    /// The class, the optional costs (each checked), the progress and the rendezvous CPU of
-    /// `table`.
+    /// The class, the optional costs (each checked), the progress and the rendezvous sender's
+    /// share of `table`.
     fn of_table(table: &toml::Table) -> Result<Extras, String> {
         let class =
             match table.get("class") {
@@ -811,15 +814,10 @@ impl Extras {
                 ));
             }
         };
-        let rendezvous_both = match table.get("rendezvous_cpu") {
-            None => false,
-            Some(toml::Value::String(v)) => parse_rendezvous_cpu(v)?,
-            Some(v) => {
-                return Err(format!(
-                    "rendezvous_cpu must be \"receiver\" or \"both\", found {v}"
-                ));
-            }
-        };
+        let rendezvous_sender = optional_number(table, "rendezvous_sender")?.unwrap_or(0.0);
+        if let Some(why) = rendezvous_sender_invalid(rendezvous_sender) {
+            return Err(why);
+        }
         Ok(Extras {
             poll,
             gamma,
@@ -828,7 +826,7 @@ impl Extras {
             cores,
             class,
             progress_at_calls,
-            rendezvous_both,
+            rendezvous_sender,
         })
     }
 }
@@ -907,16 +905,14 @@ pub fn parse_progress(v: &str) -> Result<bool, String> {
     }
 }
 
-/// `receiver` (a rendezvous payload holds the receiver's CPU alone: the single copy) or `both`
-/// (each side's CPU copies it, the model's §14): whether both.
-pub fn parse_rendezvous_cpu(v: &str) -> Result<bool, String> {
-    match v {
-        "receiver" => Ok(false),
-        "both" => Ok(true),
-        _ => Err(format!(
-            "rendezvous_cpu must be \"receiver\" or \"both\", found \"{v}\""
-        )),
-    }
+/// Why a rendezvous sender's share cannot be used (the model's §14): it is a share of `T1`.
+pub fn rendezvous_sender_invalid(f: f64) -> Option<String> {
+    (!(0.0..=1.0).contains(&f)).then(|| {
+        format!(
+            "rendezvous_sender = {f} must lie in 0–1 (the share of a rendezvous payload's T1 \
+             that holds its sender's CPU: 0 the receiver's alone, 1 both sides copying)"
+        )
+    })
 }
 
 /// `[[bands]]` tables (`key`): `hi` (bytes; omitted on the last) and [`BAND_NAMES`], each
@@ -1004,9 +1000,9 @@ pub fn params_toml(p: &Params) -> String {
         + &p.class
             .map_or(String::new(), |c| format!("class = \"{}\"\n", c.name()))
         + progress
-        + match p.rendezvous_both {
-            true => "rendezvous_cpu = \"both\"\n",
-            false => "",
+        + &match p.rendezvous_sender {
+            0.0 => String::new(),
+            f => format!("rendezvous_sender = {f:?}\n"),
         };
     if let Some(b) = &p.bands {
         let mut out = format!(
@@ -1113,15 +1109,21 @@ mod tests {
         assert!(text.contains("progress = \"calls\"\n"), "{text}");
         assert_eq!(parse_params_toml(&text).unwrap(), calls);
         let both = Params {
-            rendezvous_both: true,
+            rendezvous_sender: 0.25,
             ..myrinet()
         };
         let text_both = params_toml(&both);
         assert!(
-            text_both.contains("rendezvous_cpu = \"both\"\n"),
+            text_both.contains("rendezvous_sender = 0.25\n"),
             "{text_both}"
         );
         assert_eq!(parse_params_toml(&text_both).unwrap(), both);
+        let over = text_both.replace("0.25", "1.5");
+        let why = parse_params_toml(&over).unwrap_err();
+        assert!(
+            why.contains("rendezvous_sender = 1.5 must lie in 0–1"),
+            "{why}"
+        );
         let bad = text.replace("\"calls\"", "\"sometimes\"");
         assert!(
             parse_params_toml(&bad)

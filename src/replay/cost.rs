@@ -621,7 +621,7 @@ impl Shared<'_> {
             .call(r, oi)
             .expect("a request's creator precedes its completion");
         match self.trace.rank(r).routine(oi).shape() {
-            Shape::Isend if self.rendezvous_both => self.send_queued(r, oi, ti),
+            Shape::Isend if self.rendezvous_sender => self.send_queued(r, oi, ti),
             Shape::Isend => self.send_completion(r, oi, ti).map(Pending::Done),
             Shape::Coll => self
                 .collective_completion(r, oi, ti, local)
@@ -642,8 +642,8 @@ impl Shared<'_> {
     }
 
     /// A nonblocking send's completion (event `oi` of rank `r`, called at `ti`) where some set's
-    /// rendezvous payload holds both ranks' CPUs: its payload's `T1` taken one at a time with
-    /// the completion call's receives where its pair's set says so and it goes by rendezvous
+    /// rendezvous payload holds its sender's CPU: its pair's set's share of its payload's `T1`
+    /// taken one at a time with the completion call's receives where it goes by rendezvous
     /// (the model's §14).
     #[cold]
     fn send_queued(&self, r: usize, oi: usize, ti: f64) -> Result<Pending, Dep> {
@@ -654,8 +654,8 @@ impl Shared<'_> {
             _ => return Ok(Pending::Done(c)),
         };
         match self.pair(r, q) {
-            Model::LogGps(p) if p.rendezvous_both => Ok(Pending::Queued(Queued {
-                start: c.done - p.t1(ev.bytes(oi)),
+            Model::LogGps(p) if p.rendezvous_sender > 0.0 => Ok(Pending::Queued(Queued {
+                start: c.done - p.rendezvous_sender * p.t1(ev.bytes(oi)),
                 c,
             })),
             _ => Ok(Pending::Done(c)),

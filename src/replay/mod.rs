@@ -182,9 +182,9 @@ struct Shared<'a> {
     /// models; None: `model` costs every pair.
     links: Option<&'a Links>,
     models: Vec<Model>,
-    /// Whether some set's rendezvous payload holds both ranks' CPUs (the model's §14): only
+    /// Whether some set's rendezvous payload holds its sender's CPU (the model's §14): only
     /// then is a rendezvous `MPI_Isend` looked at as a queued one.
-    rendezvous_both: bool,
+    rendezvous_sender: bool,
     /// Predicted call times (f64 bits complemented, [`UNKNOWN`] until known), all ranks in one
     /// array: rank `r`'s event `i` at `offsets[r] + i`, for the point-to-point events only
     /// ([`read_by_partners`]; other entries stay unknown, and the array is empty where there
@@ -327,9 +327,9 @@ impl<'a> Shared<'a> {
             models: (links.iter())
                 .flat_map(|l| l.sets.iter().map(|p| Model::LogGps(*p)))
                 .collect(),
-            rendezvous_both: match links {
-                Some(l) => l.sets.iter().any(|p| p.rendezvous_both),
-                None => matches!(model, Model::LogGps(p) if p.rendezvous_both),
+            rendezvous_sender: match links {
+                Some(l) => l.sets.iter().any(|p| p.rendezvous_sender > 0.0),
+                None => matches!(model, Model::LogGps(p) if p.rendezvous_sender > 0.0),
             },
             calls,
             prefetch_partners: FORCED_PREFETCH

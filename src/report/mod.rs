@@ -76,8 +76,9 @@ pub struct Report {
     pub model: String,
     /// Where messages move: `async` (the paper's model) or `calls` (only inside MPI calls).
     pub progress: &'static str,
-    /// Whose CPU a rendezvous payload holds (the model's §14): `receiver` or `both`.
-    pub rendezvous_cpu: &'static str,
+    /// The share of a rendezvous payload's `T1` that holds its sender's CPU (the model's §14):
+    /// 0 (the receiver's alone) to 1 (both sides copy).
+    pub rendezvous_sender: f64,
     /// The model's parameters in its own names (LogGPS: L o Os Or Gs Gl s S; LogGP: L o g G).
     pub params: indexmap_like::Ordered<ParamUsed>,
     /// The tracer's own time taken out of the measured computation, averaged over ranks,
@@ -130,7 +131,7 @@ impl Report {
             error_pct: pred.error_pct(),
             model: model.model().name().to_string(),
             progress: progress(model),
-            rendezvous_cpu: rendezvous_cpu(model),
+            rendezvous_sender: rendezvous_sender(model),
             params: params_used(model),
             tracer_removed_s: {
                 let sum: f64 = pred.ranks.iter().map(|b| b.tracer_ns).sum();
@@ -182,8 +183,9 @@ pub struct LinksReport {
     pub bytes_pct_by_rank: Vec<Vec<f64>>,
 }
 
-/// One set of a combination: its class, `cores` figure, eager limit and `o`, `L` of its first
-/// band (the rest is in the parameter file).
+/// One set of a combination: its class, `cores` figure, eager limit, `o`, `L` of its first
+/// band and its rendezvous payload's share on the sender's CPU (the rest is in the parameter
+/// file).
 #[derive(Clone, Debug, Serialize)]
 #[allow(non_snake_case)] // the papers' names
 pub struct SetReport {
@@ -192,6 +194,8 @@ pub struct SetReport {
     pub S: u64,
     pub o_ns: f64,
     pub L_ns: f64,
+    /// The share of a rendezvous payload's `T1` on its sender's CPU (the model's §14).
+    pub rendezvous_sender: f64,
 }
 
 impl LinksReport {
@@ -209,6 +213,7 @@ impl LinksReport {
                     S: p.S,
                     o_ns: p.o,
                     L_ns: p.L,
+                    rendezvous_sender: p.rendezvous_sender,
                 })
                 .collect(),
             bytes_pct_by_rank: links.bytes_by_set().into_iter().map(pct).collect(),
@@ -293,23 +298,24 @@ pub fn progress(model: &ResolvedModel) -> &'static str {
     }
 }
 
-/// `both` where the (first) set's rendezvous payload holds both ranks' CPUs, else `receiver`.
-pub fn rendezvous_cpu(model: &ResolvedModel) -> &'static str {
+/// The (first) set's share of a rendezvous payload's `T1` on its sender's CPU (0 under LogGP).
+pub fn rendezvous_sender(model: &ResolvedModel) -> f64 {
     match model.model() {
-        crate::model::Model::LogGps(p) if p.rendezvous_both => "both",
-        _ => "receiver",
+        crate::model::Model::LogGps(p) => p.rendezvous_sender,
+        _ => 0.0,
     }
 }
 
-/// The model line of a table: the model's name, where messages move and whose CPU a
-/// rendezvous payload holds when not the paper's.
-pub(crate) fn model_line(model: &str, progress: &str, rendezvous_cpu: &str) -> String {
+/// The model line of a table: the model's name, where messages move and the share of a
+/// rendezvous payload on its sender's CPU when not the paper's.
+pub(crate) fn model_line(model: &str, progress: &str, rendezvous_sender: f64) -> String {
     let mut line = model.to_string();
     if progress == "calls" {
         line += ", progress calls: messages move only inside MPI calls";
     }
-    if rendezvous_cpu == "both" {
-        line += ", rendezvous payload on both ranks' CPUs";
+    if rendezvous_sender > 0.0 {
+        line +=
+            &format!(", rendezvous payload on the sender's CPU {rendezvous_sender:.2} of its T1");
     }
     line
 }

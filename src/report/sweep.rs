@@ -89,8 +89,9 @@ pub struct SweepReport {
     pub model: String,
     /// Where messages move: `async` or `calls` ([`super::Report::progress`]).
     pub progress: &'static str,
-    /// Whose CPU a rendezvous payload holds ([`super::Report::rendezvous_cpu`]).
-    pub rendezvous_cpu: &'static str,
+    /// The share of a rendezvous payload on its sender's CPU
+    /// ([`super::Report::rendezvous_sender`]).
+    pub rendezvous_sender: f64,
     /// The swept parameter's name.
     pub parameter: String,
     /// The other parameters, as every value used them.
@@ -123,7 +124,7 @@ impl SweepReport {
             measured_s,
             model: model.model().name().to_string(),
             progress: progress(model),
-            rendezvous_cpu: super::rendezvous_cpu(model),
+            rendezvous_sender: super::rendezvous_sender(model),
             parameter: parameter.to_string(),
             params,
             points,
@@ -143,7 +144,7 @@ impl SweepReport {
 
     fn table(&self, out: &mut dyn Write) -> io::Result<()> {
         let (trace, library) = (&self.trace, &self.library);
-        let model = model_line(&self.model, self.progress, self.rendezvous_cpu);
+        let model = model_line(&self.model, self.progress, self.rendezvous_sender);
         super::table::header(out, trace, self.ranks, self.events, library, &model)?;
         let swept = format!("{} swept", self.parameter);
         super::table::parameters(out, &self.params, Some(&swept))?;

@@ -117,7 +117,7 @@ pub(super) fn parameters(
 
 impl Exporter for Table {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let model = super::model_line(&r.model, r.progress, r.rendezvous_cpu);
+        let model = super::model_line(&r.model, r.progress, r.rendezvous_sender);
         header(out, &r.trace, r.ranks.len(), r.events, &r.library, &model)?;
         parameters(out, &r.params, None)?;
         writeln!(out)?;
@@ -177,13 +177,17 @@ fn links(out: &mut dyn Write, l: &super::LinksReport, max_rows: usize) -> io::Re
             .map_or(String::new(), |c| format!(", cores {c:.0} ns"));
         writeln!(
             out,
-            "{:>8} set {}: {}{cores}, S {} B, o {:.1} ns, L {:.1} ns",
+            "{:>8} set {}: {}{cores}, S {} B, o {:.1} ns, L {:.1} ns{}",
             "",
             j + 1,
             s.class,
             s.S,
             s.o_ns,
-            s.L_ns
+            s.L_ns,
+            match s.rendezvous_sender {
+                0.0 => String::new(),
+                f => format!(", rendezvous payload on the sender's CPU {f:.2} of its T1"),
+            }
         )?;
     }
     let names: Vec<String> = (1..=l.sets.len()).map(|j| format!("set {j}")).collect();

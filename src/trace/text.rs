@@ -580,7 +580,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
                         | "cores"
                         | "progress"
                         | "class"
-                        | "rendezvous_cpu"
+                        | "rendezvous_sender"
                 )
         }
         true => matches!(
@@ -595,18 +595,18 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
                 | "cores"
                 | "progress"
                 | "class"
-                | "rendezvous_cpu"
+                | "rendezvous_sender"
         ),
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma oc copy cores progress class rendezvous_cpu bands, found `{k}`",
+                "expected params among {} poll gamma oc copy cores progress class rendezvous_sender bands, found `{k}`",
                 crate::model::NAMES.join(" ")
             ),
             true => {
                 format!(
-                    "expected params bands= eager_bands= S= poll= gamma= oc= copy= cores= progress= class= rendezvous_cpu= with bands, found `{k}`"
+                    "expected params bands= eager_bands= S= poll= gamma= oc= copy= cores= progress= class= rendezvous_sender= with bands, found `{k}`"
                 )
             }
         });
@@ -638,10 +638,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Ok(v) => crate::model::parse_progress(v)?,
         Err(_) => false,
     };
-    let rendezvous_both = match get("rendezvous_cpu") {
-        Ok(v) => crate::model::parse_rendezvous_cpu(v)?,
-        Err(_) => false,
-    };
+    let rendezvous_sender = optional("rendezvous_sender")?.unwrap_or(0.0);
+    if let Some(why) = crate::model::rendezvous_sender_invalid(rendezvous_sender) {
+        return Err(why);
+    }
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -659,7 +659,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             cores,
             class,
             progress_at_calls,
-            rendezvous_both,
+            rendezvous_sender,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -671,7 +671,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         cores,
         class,
         progress_at_calls,
-        rendezvous_both,
+        rendezvous_sender,
         ..Params::from_named(num, int)?
     })
 }
@@ -721,9 +721,9 @@ fn extras_fields(p: &Params) -> String {
         + progress
         + &p.class
             .map_or(String::new(), |c| format!(" class={}", c.name()))
-        + match p.rendezvous_both {
-            true => " rendezvous_cpu=both",
-            false => "",
+        + &match p.rendezvous_sender {
+            0.0 => String::new(),
+            f => format!(" rendezvous_sender={f}"),
         }
 }
 

@@ -67,7 +67,8 @@ fn band_list(input: &[u8], split: bool) -> Res<'_, Vec<Band>> {
 
 /// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
 /// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows, 32: `copy` follows,
-/// 64: a rendezvous payload holds both ranks' CPUs), then each value that is there as an `f64`, in the order `poll`, `gamma`, `oc`, `cores`, `copy`.
+/// 64: `rendezvous_sender` follows), then each value that is there as an `f64`, in the order
+/// `poll`, `gamma`, `oc`, `cores`, `copy`, `rendezvous_sender`.
 pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
     if bits > 127 {
@@ -81,6 +82,12 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, oc) = cond(bits & 8 != 0, le_f64)(input)?;
     let (input, cores) = cond(bits & 16 != 0, le_f64)(input)?;
     let (input, copy) = cond(bits & 32 != 0, le_f64)(input)?;
+    let at = input;
+    let (input, rendezvous_sender) = cond(bits & 64 != 0, le_f64)(input)?;
+    let rendezvous_sender = rendezvous_sender.unwrap_or(0.0);
+    if let Some(why) = crate::model::rendezvous_sender_invalid(rendezvous_sender) {
+        return fail(at, why);
+    }
     let extras = Extras {
         poll,
         gamma,
@@ -88,7 +95,7 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
         cores,
         copy,
         progress_at_calls: bits & 4 != 0,
-        rendezvous_both: bits & 64 != 0,
+        rendezvous_sender,
     };
     Ok((input, extras))
 }
@@ -101,7 +108,7 @@ pub(super) struct Extras {
     pub(super) cores: Option<f64>,
     pub(super) copy: Option<f64>,
     pub(super) progress_at_calls: bool,
-    pub(super) rendezvous_both: bool,
+    pub(super) rendezvous_sender: f64,
 }
 
 impl Extras {
@@ -114,7 +121,7 @@ impl Extras {
             cores: self.cores,
             copy: self.copy,
             progress_at_calls: self.progress_at_calls,
-            rendezvous_both: self.rendezvous_both,
+            rendezvous_sender: self.rendezvous_sender,
             ..p
         }
     }
@@ -124,9 +131,10 @@ impl Extras {
 pub(super) fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
     let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
-    let copy = (p.copy.is_some() as u8) << 5 | (p.rendezvous_both as u8) << 6;
+    let sender = (p.rendezvous_sender != 0.0).then_some(p.rendezvous_sender);
+    let copy = (p.copy.is_some() as u8) << 5 | (sender.is_some() as u8) << 6;
     j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc | copy);
-    for v in [p.poll, p.gamma, p.oc, p.cores, p.copy]
+    for v in [p.poll, p.gamma, p.oc, p.cores, p.copy, sender]
         .into_iter()
         .flatten()
     {
@@ -274,7 +282,7 @@ pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
                 || p.cores.is_some()
                 || p.copy.is_some()
                 || p.progress_at_calls
-                || p.rendezvous_both;
+                || p.rendezvous_sender != 0.0;
             j.push(match (p.poll, extras) {
                 (_, true) => 4,
                 (Some(_), false) => 2,
