@@ -242,6 +242,16 @@ fn a_rendezvous_payload_holds_its_senders_cpu_for_the_sets_share() {
     assert_close(ns(&quarter), 6_500.0, "a quarter");
     let v = json(&[&[f.as_str(), "--format", "json"], &quarter[..]].concat());
     assert_eq!(v["rendezvous_sender"], 0.25);
+    // A sweep over the share: the three above in one run.
+    let sweep = ["--Od", "1000", "--sweep", "rendezvous_sender=0,0.25,1"];
+    let v = json(&[&[f.as_str(), "--format", "json"], &sweep[..]].concat());
+    let got: Vec<f64> = (v["points"].as_array().unwrap().iter())
+        .map(|x| x["predicted_s"].as_f64().unwrap() * 1e9)
+        .collect();
+    for (g, want) in got.iter().zip([6_000.0, 6_500.0, 7_000.0]) {
+        assert_close(*g, want, "sweep");
+    }
+    assert_eq!(got.len(), 3);
     // Without `Od` the payload leaves at the send's end (REQ at 2,000, the send's end 7,000):
     // the receive's `T3` starts there, 9,000, whatever the sender's share.
     assert_close(ns(&[]), 9_000.0, "no Od");

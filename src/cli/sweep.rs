@@ -46,8 +46,22 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 14] = [
-            "L", "o", "Os", "Or", "Gs", "Gl", "s", "S", "poll", "gamma", "oc", "copy", "Od", "Op",
+        const LOGGPS_SWEPT: [&str; 15] = [
+            "L",
+            "o",
+            "Os",
+            "Or",
+            "Gs",
+            "Gl",
+            "s",
+            "S",
+            "poll",
+            "gamma",
+            "oc",
+            "copy",
+            "Od",
+            "Op",
+            "rendezvous_sender",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -161,6 +175,7 @@ impl Sweep {
             "copy" => &mut p.copy,
             "Od" => &mut p.Od,
             "Op" => &mut p.Op,
+            "rendezvous_sender" => &mut p.rendezvous_sender,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {
