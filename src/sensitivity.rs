@@ -136,11 +136,13 @@ pub struct Derivative {
     /// (d runtime / runtime) / (d parameter / parameter): how many percent the runtime moves for
     /// 1% of the parameter (0 where the parameter is 0).
     pub elasticity: f64,
-    /// `central`, or `forward` where the parameter may not go below 0.
+    /// `central`, `forward` where the parameter may not go below 0, or `backward` where it is
+    /// at its upper bound (`Od` at `T1`).
     pub difference: &'static str,
     /// The one-sided differences, by the step up and by the step down (None: not taken). They
     /// differ where the critical path changes within the step (a kink of the runtime).
-    pub right_ns_per_unit: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub right_ns_per_unit: Option<f64>,
     pub left_ns_per_unit: Option<f64>,
     /// The same read off the critical path ([`CriticalPath::derivative`]): each of its
     /// segments' costs by the model's rule that made it (a modeled collective's: its schedule
@@ -164,17 +166,25 @@ pub fn derivatives(
             let h = k.step(v);
             let name = set_prefix(sets, j) + &k.name();
             let at = |x: f64| replaced(sets, j, k.set(p, x));
-            let up = rp.runtime(&at(v + h), &format!("{name} + {h:e}"))?;
-            let down_ok = !(k.nonnegative() && v - h < 0.0);
-            let at_down = at(v - h);
-            let right = (up - t0) / h;
-            let valid = at_down.iter().all(|p| p.invalid().is_none());
-            let (d, left, difference) = match down_ok && valid {
-                true => {
-                    let down = rp.runtime(&at_down, &format!("{name} − {h:e}"))?;
-                    ((up - down) / (2.0 * h), Some((t0 - down) / h), "central")
+            let valid = |sets: &[Params]| sets.iter().all(|p| p.invalid().is_none());
+            let (at_up, at_down) = (at(v + h), at(v - h));
+            let down_ok = !(k.nonnegative() && v - h < 0.0) && valid(&at_down);
+            let down = match down_ok {
+                true => Some(rp.runtime(&at_down, &format!("{name} − {h:e}"))?),
+                false => None,
+            };
+            let left = down.map(|down| (t0 - down) / h);
+            // A parameter at its upper bound (`Od` at `T1`) is taken from below alone.
+            let (d, right, difference) = match (valid(&at_up), left) {
+                (false, Some(left)) => (left, None, "backward"),
+                _ => {
+                    let up = rp.runtime(&at_up, &format!("{name} + {h:e}"))?;
+                    let right = (up - t0) / h;
+                    match down {
+                        Some(down) => ((up - down) / (2.0 * h), Some(right), "central"),
+                        None => (right, Some(right), "forward"),
+                    }
                 }
-                false => (right, None, "forward"),
             };
             Ok(Derivative {
                 elasticity: match t0 > 0.0 {

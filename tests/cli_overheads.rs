@@ -214,7 +214,7 @@ fn the_split_in_files_traces_and_sensitivity() {
 /// (`rendezvous_sender = 1`, the model's §14) the send holds its rank's CPU 3,000–5,000, so the
 /// receive starts at 5,000: 7,000. With a quarter (500 ns, ready at 4,500) the send waits for
 /// the receive: 6,000 + 500 = 6,500. The same from a file's set, embedded in text and binary
-/// traces, and on the critical path; a share outside 0–1 is refused.
+/// traces, on the critical path and in `sensitivity`; a share outside 0–1 is refused.
 #[test]
 fn a_rendezvous_payload_holds_its_senders_cpu_for_the_sets_share() {
     let mut t =
@@ -289,6 +289,22 @@ fn a_rendezvous_payload_holds_its_senders_cpu_for_the_sets_share() {
     }
     let text = std::fs::read_to_string(path("e.txt")).unwrap();
     assert!(text.contains(" rendezvous_sender=0.25"), "{text}");
+    // Its worth: the runtime 6,000 + 2,000·F below F = 0.5, 2,000 ns a unit of share, read
+    // off the replays and the critical path alike.
+    let s = json(&["sensitivity", &path("e.bin"), "--format", "json"]);
+    let d = (s["parameters"].as_array().unwrap().iter())
+        .find(|d| d["name"] == "rendezvous_sender")
+        .unwrap_or_else(|| panic!("rendezvous_sender in {s}"));
+    assert_eq!(d["unit"], "share");
+    // `Od` at its bound (`T1` of band 1, 0 B) is taken from below alone (it failed before).
+    let od = (s["parameters"].as_array().unwrap().iter())
+        .find(|d| d["name"] == "b1.Od")
+        .unwrap_or_else(|| panic!("b1.Od in {s}"));
+    assert_eq!(od["difference"], "backward", "{od}");
+    for key in ["ns_per_unit", "from_critical_path"] {
+        let got = d[key].as_f64().unwrap();
+        assert!((got - 2000.0).abs() < 1e-3, "{key}: {got}");
+    }
     std::fs::write(path("bad.toml"), format!("{set}rendezvous_sender = -0.5\n")).unwrap();
     let out = run(&[&f, "--params", &path("bad.toml")]);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -212,13 +212,12 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
             d.elasticity,
             match d.difference {
                 "forward" => "  (forward: it may not go below 0)",
+                "backward" => "  (backward: it is at its upper bound)",
                 _ => "",
             },
-            match d.left_ns_per_unit {
-                Some(l) if (l - d.right_ns_per_unit).abs() > 1e-6 * l.abs().max(1.0) => format!(
-                    "  (a kink: {:.6} below, {:.6} above; the path's is along itself)",
-                    l, d.right_ns_per_unit
-                ),
+            match (d.left_ns_per_unit, d.right_ns_per_unit) {
+                (Some(l), Some(r)) if (l - r).abs() > 1e-6 * l.abs().max(1.0) =>
+                    format!("  (a kink: {l:.6} below, {r:.6} above; the path's is along itself)"),
                 _ => String::new(),
             }
         )?;

@@ -15,13 +15,16 @@ pub enum Knob {
     Oc,
     /// A modeled collective's local copies' cost, `copy`.
     Copy,
+    /// The share of a rendezvous payload's `T1` on its sender's CPU (the model's §14).
+    RendezvousSender,
 }
 
 /// The paper form's parameters a derivative is taken of.
 pub const PAPER: [&str; 6] = ["L", "o", "Os", "Or", "Gs", "Gl"];
 
 impl Knob {
-    /// Every parameter of `p`, in the model's order, then `gamma`, `oc` and `copy`.
+    /// Every parameter of `p`, in the model's order, then `gamma`, `oc` and `copy`, and
+    /// `rendezvous_sender` where the set has a share.
     pub fn all(p: &Params) -> Vec<Knob> {
         let mut v: Vec<Knob> = match &p.bands {
             None => (0..PAPER.len()).map(Knob::Paper).collect(),
@@ -31,6 +34,9 @@ impl Knob {
                 .collect(),
         };
         v.extend([Knob::Gamma, Knob::Oc, Knob::Copy]);
+        if p.rendezvous_sender > 0.0 {
+            v.push(Knob::RendezvousSender);
+        }
         v
     }
 
@@ -42,13 +48,15 @@ impl Knob {
             Knob::Gamma => "gamma".to_string(),
             Knob::Oc => "oc".to_string(),
             Knob::Copy => "copy".to_string(),
+            Knob::RendezvousSender => "rendezvous_sender".to_string(),
         }
     }
 
-    /// Nanoseconds, or nanoseconds per byte.
+    /// Nanoseconds, nanoseconds per byte, or a share.
     pub fn unit(&self) -> &'static str {
         match *self {
             Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1 | 5 | 6) | Knob::Oc => "ns",
+            Knob::RendezvousSender => "share",
             _ => "ns/B",
         }
     }
@@ -60,6 +68,7 @@ impl Knob {
             Knob::Gamma => p.gamma.unwrap_or(0.0),
             Knob::Oc => p.oc.unwrap_or(0.0),
             Knob::Copy => p.copy.unwrap_or(0.0),
+            Knob::RendezvousSender => p.rendezvous_sender,
         }
     }
 
@@ -80,6 +89,7 @@ impl Knob {
             Knob::Gamma => q.gamma = Some(v),
             Knob::Oc => q.oc = Some(v),
             Knob::Copy => q.copy = Some(v),
+            Knob::RendezvousSender => q.rendezvous_sender = v,
         }
         q
     }
@@ -90,7 +100,7 @@ impl Knob {
         match *self {
             Knob::Paper(i) => i < 4,
             Knob::Band(_, i) => i != 4,
-            Knob::Gamma | Knob::Oc | Knob::Copy => true,
+            Knob::Gamma | Knob::Oc | Knob::Copy | Knob::RendezvousSender => true,
         }
     }
 
