@@ -568,47 +568,35 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             .map_err(|_| format!("expected an integer number of bytes for params {k}"))
     };
     let banded = get("bands").is_ok();
-    let known = |k: &str| match banded {
-        false => {
-            crate::model::NAMES.contains(&k)
-                || matches!(
-                    k,
-                    "poll"
-                        | "gamma"
-                        | "oc"
-                        | "copy"
-                        | "cores"
-                        | "progress"
-                        | "class"
-                        | "rendezvous_sender"
-                )
-        }
-        true => matches!(
-            k,
-            "bands"
-                | "eager_bands"
-                | "S"
-                | "poll"
-                | "gamma"
-                | "oc"
-                | "copy"
-                | "cores"
-                | "progress"
-                | "class"
-                | "rendezvous_sender"
-        ),
+    // What either form may end with, beside its parameters.
+    const EXTRAS: [&str; 8] = [
+        "poll",
+        "gamma",
+        "oc",
+        "copy",
+        "cores",
+        "progress",
+        "class",
+        "rendezvous_sender",
+    ];
+    let known = |k: &str| {
+        EXTRAS.contains(&k)
+            || match banded {
+                false => crate::model::NAMES.contains(&k),
+                true => matches!(k, "bands" | "eager_bands" | "S"),
+            }
     };
     if let Some((k, _)) = fields.iter().find(|(k, _)| !known(k)) {
         return Err(match banded {
             false => format!(
-                "expected params among {} poll gamma oc copy cores progress class rendezvous_sender bands, found `{k}`",
-                crate::model::NAMES.join(" ")
+                "expected params among {} {} bands, found `{k}`",
+                crate::model::NAMES.join(" "),
+                EXTRAS.join(" ")
             ),
-            true => {
-                format!(
-                    "expected params bands= eager_bands= S= poll= gamma= oc= copy= cores= progress= class= rendezvous_sender= with bands, found `{k}`"
-                )
-            }
+            true => format!(
+                "expected params bands= eager_bands= S= {}= with bands, found `{k}`",
+                EXTRAS.join("= ")
+            ),
         });
     }
     let class = match get("class") {
