@@ -631,7 +631,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                 return Some((Rule::Const, Binder::Own));
             }
             let mut done = Vec::new();
-            // The receives (and rendezvous sends whose payload holds both CPUs), taken one at
+            // The receives (and rendezvous sends whose payload holds their CPU too), taken one at
             // a time (the model's §14).
             let mut queue = Vec::new();
             for (_, oi) in ev.completed_origins(i, 0, None) {
