@@ -40,9 +40,9 @@ pub(super) struct Inbound {
     pub(super) bytes: u64,
 }
 
-/// A receive (or, where a rendezvous payload holds both ranks' CPUs, a nonblocking send) its
-/// rank's CPU takes once it can start (`start`), busy for `done − start`, one at a time
-/// ([`Queued::serial`], the model's §14).
+/// A receive (or, where a set gives a rendezvous payload's sender a share of it, a nonblocking
+/// send) its rank's CPU takes once it can start (`start`), busy for `done − start`, one at a
+/// time ([`Queued::serial`], the model's §14).
 #[derive(Clone, Copy)]
 pub(super) struct Queued {
     pub(super) start: f64,
