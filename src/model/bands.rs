@@ -6,7 +6,7 @@
 use super::Params;
 
 /// The most bands a set may have: a machine's protocols are a handful.
-pub const MAX_BANDS: usize = 8;
+pub const MAX_BANDS: usize = 12;
 
 /// The most eager bands a set may have above its eager limit (the model's §10, "both
 /// protocols"): measured at a higher limit, they cost eager messages there where `--S` moves
