@@ -978,6 +978,45 @@ pub(super) mod measured {
         assert!(missed.is_empty(), "{missed:?}");
     }
 
+    /// The fit's misses on recorded samples (tests/bench/fit.sh): each file of `LOGGPS_SAMPLES`
+    /// (`calibrate --samples` output, paths split at spaces, each `PATH:S` where the eager
+    /// limit is given, else `S` the size below the round trips' strongest jump) fitted, the
+    /// round trips it misses by more than [`MISS`] listed, and their total. A benchmark's
+    /// figures, run on demand.
+    #[test]
+    #[ignore = "a benchmark: tests/bench/fit.sh"]
+    fn refit_recorded_samples() {
+        let list = std::env::var("LOGGPS_SAMPLES").expect("LOGGPS_SAMPLES: samples files");
+        let mut total = (0, 0);
+        for item in list.split_whitespace() {
+            let (f, given) = match item.rsplit_once(':') {
+                Some((f, s)) => (f, Some(s.parse::<u64>().expect("PATH:S, S in bytes"))),
+                None => (item, None),
+            };
+            let (s, calls) = read(f);
+            let jump = || super::super::fit::eager_jump(&s, None).map_or(u64::MAX, |j| j.0);
+            let S = given.unwrap_or_else(jump);
+            let Some(fit) = fit_bands(&s, &calls, S) else {
+                println!("{f}: no fit");
+                continue;
+            };
+            let missed: Vec<String> = (s.iter())
+                .map(|x| (x.k, x.w_ns, residual(&fit.params, x)))
+                .filter(|m| m.2.abs() > MISS)
+                .map(|(k, w, r)| format!("{k} B at w = {w:.0} ns {:+.1}%", 100.0 * r))
+                .collect();
+            let bands = fit.params.bands.expect("bands").as_slice().len();
+            println!(
+                "{f}: S = {S} B, {bands} bands, {} of {} round trips missed: {}",
+                missed.len(),
+                s.len(),
+                missed.join(", ")
+            );
+            total = (total.0 + missed.len(), total.1 + s.len());
+        }
+        println!("all: {} of {} round trips missed", total.0, total.1);
+    }
+
     #[test]
     fn the_rendezvous_jump_beats_a_wrong_reported_limit() {
         use super::super::fit::eager_jump;
