@@ -16,6 +16,7 @@
 #   tests/bench/links.sh                 # about 5 minutes
 #   NETCAL=each tests/bench/links.sh     # about 17 minutes
 #   RUNS=7 KEEP=/tmp/links tests/bench/links.sh   # keep the traces and calibrations there
+#   NODES=one tests/bench/links.sh       # the one-node runs alone (about 3 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -23,6 +24,8 @@ BIN=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
 RUNS=${RUNS:-5}
 NETCAL=${NETCAL:-once}
 [[ $NETCAL == once || $NETCAL == each ]] || { echo "NETCAL: expected once or each, found $NETCAL" >&2; exit 2; }
+NODES=${NODES:-both}
+[[ $NODES == both || $NODES == one ]] || { echo "NODES: expected both or one, found $NODES" >&2; exit 2; }
 B=$ROOT/tracer/build-mpich
 W=${KEEP:-$(mktemp -d)}
 mkdir -p "$W"
@@ -32,12 +35,15 @@ TWO=(mpirun.mpich -launcher fork -hosts nodeA:1,nodeB:1 -genv UCX_TLS tcp,self)
 FOUR=(mpirun.mpich -launcher fork -hosts nodeA:2,nodeB:2 -genv UCX_TLS tcp,self)
 ONE=(mpirun.mpich)
 
-echo "== calibrating: network (two MPICH nodes over TCP), node (one node)"
-"$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${TWO[*]}" -o "$W/net.toml" > "$W/net.log" 2>&1 ||
-  { cat "$W/net.log"; exit 1; }
+if [[ $NODES == both ]]; then
+  echo "== calibrating: network (two MPICH nodes over TCP), node (one node)"
+  "$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${TWO[*]}" -o "$W/net.toml" > "$W/net.log" 2>&1 ||
+    { cat "$W/net.log"; exit 1; }
+fi
+[[ $NODES == both ]] || echo "== calibrating: node (one node)"
 "$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${ONE[*]}" -o "$W/node.toml" > "$W/node.log" 2>&1 ||
   { cat "$W/node.log"; exit 1; }
-grep -E '^(class|fit|cores|second set)' "$W/net.log" "$W/node.log" | sed 's/^/  /'
+grep -E '^(class|fit|cores|second set)' $([[ $NODES == both ]] && echo "$W/net.log") "$W/node.log" | sed 's/^/  /'
 # The node file's first set alone (where it holds two).
 python3 - "$W/node.toml" "$W/node1.toml" <<'EOF'
 import sys
@@ -84,6 +90,7 @@ for prog in pingpong halo; do
   # two nodes: the network set and the node sets, against the node sets alone
   : > "$W/two.tsv"
   for i in $(seq "$RUNS"); do
+    [[ $NODES == both ]] || break
     net=$W/net.toml
     if [[ $NETCAL == each ]]; then
       net=$W/net-$prog-$i.toml
@@ -93,7 +100,7 @@ for prog in pingpong halo; do
     t=$W/two-$prog-$i.bin
     echo "$(measured "$t") $(err "$t" "$net" "$W/node.toml") $(err "$t" "$W/node.toml")" >> "$W/two.tsv"
   done
-  printf '%-10s %-9s %5s %12.4f %18s %+11.1f %+11.1f %s\n' "$prog" "two nodes" "$RUNS" \
+  [[ $NODES == both ]] && printf '%-10s %-9s %5s %12.4f %18s %+11.1f %+11.1f %s\n' "$prog" "two nodes" "$RUNS" \
     "$(cut -d' ' -f1 "$W/two.tsv" | median)" "$(cut -d' ' -f1 "$W/two.tsv" | range)" \
     "$(cut -d' ' -f2 "$W/two.tsv" | median)" "$(cut -d' ' -f3 "$W/two.tsv" | median)" "-"
   # one node: the node file's sets (both placements, where it holds two), against its first
@@ -112,6 +119,7 @@ done
 
 # Four ranks over two nodes of two, 200 exchanges of 1 KiB: both classes in one prediction (4 ranks on 2 cores take
 # turns: its accuracy says little here).
+[[ $NODES == both ]] || exit 0
 run "${FOUR[@]}" -n 4 -- four-halo "$B/bench/commbound" halo 1024 200
 "$BIN" "$W/four-halo.bin" --params "$W/net.toml" --params "$W/node.toml" --format json 2>/dev/null |
   python3 -c 'import json, sys
