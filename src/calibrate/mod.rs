@@ -471,6 +471,17 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
 /// §12: a node's placements, each with its `cores` figure); fewer are left out.
 pub const MIN_OTHER_LAUNCHES: usize = 2;
 
+/// The second set after a sweep measured again: its own, else the earlier sweep's where that
+/// ran at another placement than this sweep's majority (a spell at the other placement is
+/// not lost because a later sweep held one placement throughout).
+fn kept_other(main: &Swept, other: Option<Swept>, before: Option<Swept>) -> Option<Swept> {
+    let apart = |o: &Swept| match (cores_ns(&main.lines), cores_ns(&o.lines)) {
+        (Some(a), Some(b)) => a.max(b) >= OTHER_CORES * a.min(b),
+        _ => false,
+    };
+    other.or(before.filter(apart))
+}
+
 /// Launches combined: per size and imbalance the median of the launches' central values, per
 /// size the median call durations ([`sweep`]); `apart`: whether the ranks ran on different nodes.
 fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
@@ -764,15 +775,26 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     // shows no jump below the reported limit is measured again before the search widens.
     let reported_limit = reported.as_ref().map(|(_, b)| *b);
     let mut near = reported_limit;
+    let mut elsewhere = None;
     for _ in 0..2 {
         if near.is_none() || fit::eager_jump(&swept.samples, near).is_some() {
             break;
         }
+        // The same jump away from the reported limit twice: the messages meet another limit
+        // (MPICH on UCX reports its shared-memory cell and switches at 8 KiB), not a path
+        // this launch's library happened to pick.
+        let jump = fit::eager_jump(&swept.samples, None);
+        if jump.is_some() && jump == elsewhere {
+            break;
+        }
+        elsewhere = jump;
         log(
             "no rendezvous jump below the reported eager limit in these launches: measuring again"
                 .into(),
         );
-        (swept, other) = sweep(opts, log)?;
+        let (again, again_other) = sweep(opts, log)?;
+        other = kept_other(&again, again_other, other);
+        swept = again;
     }
     let Swept {
         mut samples,
@@ -1187,6 +1209,31 @@ mod tests {
         assert_eq!(same_cores(&even), [true, false]);
         assert_eq!(same_cores(&[Some([60.0, 70.0]), None]), [true, true]);
         assert_eq!(same_cores(&[]), Vec::<bool>::new());
+    }
+
+    /// A second set found before a sweep was measured again (MPICH's reported limit is not
+    /// the one its messages meet) is kept where the later sweep held one placement, if that
+    /// is another placement; the later sweep's own second set comes first.
+    #[test]
+    fn a_second_set_outlives_a_sweep_measured_again() {
+        let swept = |lines: &[[f64; 2]]| Swept {
+            samples: Vec::new(),
+            calls: Vec::new(),
+            spread: 0.0,
+            lines: lines.to_vec(),
+            apart: false,
+        };
+        // This session's MPICH node calibration: 2 of 7 launches near, then 5 far.
+        let far = swept(&[[450.0, 460.0], [440.0, 470.0], [445.0, 452.0]]);
+        let near = swept(&[[166.0, 62.0], [154.0, 158.0]]);
+        let kept = kept_other(&far, None, Some(near.clone()));
+        assert_eq!(kept.map(|o| o.lines), Some(near.lines.clone()));
+        // An earlier set at the later sweep's own placement is not a second one.
+        assert!(kept_other(&near, None, Some(swept(&[[140.0, 150.0]]))).is_none());
+        let own = swept(&[[60.0, 70.0], [65.0, 61.0]]);
+        let kept = kept_other(&far, Some(own.clone()), Some(near));
+        assert_eq!(kept.map(|o| o.lines), Some(own.lines));
+        assert!(kept_other(&far, None, None).is_none());
     }
 
     /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.
