@@ -55,13 +55,81 @@ enum Scalar {
     U8,
 }
 
+/// The arguments this reader reads, by name. A record keeps each argument under its index
+/// here (its key; [`UNREAD`] for the others), found by that, not by comparing names.
+const KEYS: [&str; 29] = [
+    "color",
+    "comm",
+    "commrank",
+    "count",
+    "datatype",
+    "dest",
+    "flag",
+    "group",
+    "index",
+    "indices",
+    "key",
+    "newcomm",
+    "newgroup",
+    "oldcomm",
+    "oldcommrank",
+    "ranks",
+    "recvcount",
+    "recvcounts",
+    "recvtag",
+    "recvtype",
+    "request",
+    "requests",
+    "root",
+    "sendcount",
+    "sendcounts",
+    "sendtag",
+    "sendtype",
+    "source",
+    "tag",
+];
+
+/// The key of an argument this reader does not read.
+const UNREAD: u8 = u8::MAX;
+
+/// The key of `name`, [`UNREAD`] where it is not in [`KEYS`].
+const fn key_of(name: &str) -> u8 {
+    let mut i = 0;
+    while i < KEYS.len() {
+        if KEYS[i].len() == name.len() {
+            let (a, b) = (KEYS[i].as_bytes(), name.as_bytes());
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i as u8;
+            }
+        }
+        i += 1;
+    }
+    UNREAD
+}
+
+/// The key of an argument the reader reads, at compile time (a name not in [`KEYS`] fails
+/// the build).
+macro_rules! k {
+    ($name:literal) => {
+        const {
+            assert!(key_of($name) != UNREAD, "an argument not in KEYS");
+            key_of($name)
+        }
+    };
+}
+
 /// One argument of a layout: its name, type, and the two earlier arguments that must be equal
 /// for it to be there (`commrank == root`).
 #[derive(Clone, Debug)]
 struct Field {
-    name: &'static str,
+    /// Its key ([`KEYS`]).
+    key: u8,
     ty: Ty,
-    when: Option<(&'static str, &'static str)>,
+    when: Option<(u8, u8)>,
 }
 
 /// Each function id's name and layout (`None`: not a record).
@@ -92,7 +160,7 @@ fn layouts() -> &'static [Option<Layout>] {
                         Some(c) => {
                             let (cond, spec) = c.split_once(':').expect("?a==b:field");
                             let (a, b) = cond.split_once("==").expect("a==b");
-                            (Some((a, b)), spec)
+                            (Some((key_of(a), key_of(b))), spec)
                         }
                         None => (None, *w),
                     };
@@ -112,7 +180,11 @@ fn layouts() -> &'static [Option<Layout>] {
                         "STATUS" => Ty::Status,
                         t => panic!("dumpi-layouts.txt: unknown type {t}"),
                     };
-                    Field { name, ty, when }
+                    Field {
+                        key: key_of(name),
+                        ty,
+                        when,
+                    }
                 })
                 .collect();
             table[id] = Some((name, fields));
@@ -196,21 +268,24 @@ enum Value {
 struct Record {
     id: u16,
     t: (u64, u64),
-    args: Vec<(&'static str, Value)>,
+    args: Vec<(u8, Value)>,
     /// The arrays' values, one after the other (a buffer kept from record to record).
     ints: Vec<i64>,
     statuses: Vec<(i32, i32)>,
 }
 
 impl Record {
-    fn int(&self, name: &str) -> Result<i64, String> {
-        match self.args.iter().find(|(n, _)| *n == name) {
+    fn int(&self, key: u8) -> Result<i64, String> {
+        match self.args.iter().find(|(k, _)| *k == key) {
             Some((_, Value::Int(v))) => Ok(*v),
-            _ => Err(format!("a record of function {} lacks `{name}`", self.id)),
+            _ => Err(format!(
+                "a record of function {} lacks `{}`",
+                self.id, KEYS[key as usize]
+            )),
         }
     }
-    fn ints(&self, name: &str) -> Vec<i64> {
-        match self.args.iter().find(|(n, _)| *n == name) {
+    fn ints(&self, key: u8) -> Vec<i64> {
+        match self.args.iter().find(|(k, _)| *k == key) {
             Some(&(_, Value::Ints(a, b))) => self.ints[a as usize..b as usize].to_vec(),
             _ => Vec::new(),
         }
@@ -236,6 +311,8 @@ struct Sections {
     version: (u8, u8, u8),
     /// Whether the footer counts calls that create communicators or groups (None: no footer).
     creates: Option<bool>,
+    /// The calls the footer counts, of every function (0: no footer): room to make for them.
+    calls: u64,
 }
 
 fn sections(data: &[u8]) -> Result<Sections, String> {
@@ -282,21 +359,28 @@ fn sections(data: &[u8]) -> Result<Sections, String> {
     // The footer: its magic, then each function id's count of calls (io.c
     // `dumpi_write_footer`), for the first pass to be skipped where none creates a communicator.
     let mut f = Bytes { data, at: footer };
-    let creates = (footer > 0 && f.u64().is_ok_and(|m| m == FOOTER_MAGIC)).then(|| {
-        let count = |id: u16| {
-            let at = footer + 8 + 4 * id as usize;
-            (data.get(at..at + 4)).map_or(1, |c| i32::from_be_bytes(c.try_into().unwrap()))
-        };
-        CREATING.iter().any(|&id| count(id) != 0)
-    });
+    let has_footer = footer > 0 && f.u64().is_ok_and(|m| m == FOOTER_MAGIC);
+    let count = |id: u16| {
+        let at = footer + 8 + 4 * id as usize;
+        (data.get(at..at + 4)).map_or(1, |c| i32::from_be_bytes(c.try_into().unwrap()))
+    };
+    let creates = has_footer.then(|| CREATING.iter().any(|&id| count(id) != 0));
+    let calls = match has_footer {
+        true => (0..ALL_FUNCTIONS).map(|id| count(id).max(0) as u64).sum(),
+        false => 0,
+    };
     Ok(Sections {
         header,
         body,
         sizes,
         version,
         creates,
+        calls,
     })
 }
+
+/// The function ids a footer counts calls of (`DUMPI_ALL_FUNCTIONS`).
+const ALL_FUNCTIONS: u16 = 290;
 
 /// The footer's magic (io.c `DUMPI_FOOT_MAGIC`).
 const FOOTER_MAGIC: u64 = 0xf007_fee7;
@@ -361,9 +445,10 @@ fn for_each_record(
         rec.statuses.clear();
         for f in fields {
             if let Some((x, y)) = f.when {
-                let get = |n: &str| {
+                // (both in KEYS: the layouts' conditions name commrank, oldcommrank, root)
+                let get = |n: u8| {
                     args.iter()
-                        .find(|(k, _)| *k == n)
+                        .find(|(k, _)| *k == n && n != UNREAD)
                         .and_then(|(_, v)| match v {
                             Value::Int(i) => Some(*i),
                             _ => None,
@@ -424,7 +509,7 @@ fn for_each_record(
                     Value::Statuses(start, rec.statuses.len() as u32)
                 }
             };
-            args.push((f.name, v));
+            args.push((f.key, v));
         }
         (rec.id, rec.t) = (id, t);
         each(&rec)?;
@@ -543,6 +628,10 @@ where
             last_comm: None,
         };
         let mut notes = Notes::default();
+        // A call a record at most, as the footer counts them (no more than a record every 8
+        // bytes: a footer that counts wrong makes no room that the file could not fill).
+        rank.out
+            .reserve(scanned[r].calls.min(data.len() as u64 / 8) as usize);
         let (mut i, mut failed) = (0, None);
         let read = for_each_record(data, &mut |rec| {
             if !scanned[r].whole && creates_comms(rec.id) {
@@ -576,6 +665,8 @@ struct Scanned {
     sizes: Vec<i64>,
     /// Whether every record was read (else the footer said none creates a communicator).
     whole: bool,
+    /// The calls the footer counts ([`Sections::calls`]).
+    calls: u64,
 }
 
 /// The ids of the records [`communicators`] reads.
@@ -590,7 +681,8 @@ fn creates_comms(id: u16) -> bool {
 /// checks refuse a call before the previous one's return), so that one is its earliest.
 fn scan(data: &[u8], whole: bool) -> Result<Scanned, String> {
     let (mut creating, mut first) = (Vec::new(), u64::MAX);
-    let whole = whole || sections(data)?.creates != Some(false);
+    let s = sections(data)?;
+    let whole = whole || s.creates != Some(false);
     let read = for_each_record(data, &mut |rec| {
         if creates_comms(rec.id) {
             creating.push(rec.clone());
@@ -606,13 +698,14 @@ fn scan(data: &[u8], whole: bool) -> Result<Scanned, String> {
     let sizes = match read {
         Ok(sizes) => sizes,
         Err(m) if !m.is_empty() => return Err(m),
-        Err(_) => sections(data)?.sizes,
+        Err(_) => s.sizes,
     };
     Ok(Scanned {
         creating,
         first,
         sizes,
         whole,
+        calls: s.calls,
     })
 }
 
@@ -635,24 +728,25 @@ fn communicators(ranks: &[&[Record]], p: usize) -> Comms {
         let mut groups: HashMap<i64, Vec<u32>> = HashMap::new();
         let mut created: HashMap<u32, u32> = HashMap::new();
         for rec in records.iter() {
-            let int = |k: &str| rec.int(k).ok();
+            let int = |k: u8| rec.int(k).ok();
             match rec.id {
                 72 => {
-                    let m = int("comm")
+                    let m = int(k!("comm"))
                         .and_then(|c| map.get(&c))
                         .map(|&j| members[j as usize].clone());
-                    if let (Some(m), Some(g)) = (m, int("group")) {
+                    if let (Some(m), Some(g)) = (m, int(k!("group"))) {
                         groups.insert(g, m);
                     }
                 }
                 76 | 77 => {
-                    let (Some(g), Some(new)) =
-                        (int("group").and_then(|g| groups.get(&g)), int("newgroup"))
-                    else {
+                    let (Some(g), Some(new)) = (
+                        int(k!("group")).and_then(|g| groups.get(&g)),
+                        int(k!("newgroup")),
+                    ) else {
                         continue;
                     };
                     let listed: Vec<usize> = rec
-                        .ints("ranks")
+                        .ints(k!("ranks"))
                         .iter()
                         .filter_map(|&i| usize::try_from(i).ok())
                         .collect();
@@ -667,18 +761,18 @@ fn communicators(ranks: &[&[Record]], p: usize) -> Comms {
                     groups.insert(new, m);
                 }
                 84..=86 => {
-                    let Some(&parent) = int("oldcomm").and_then(|c| map.get(&c)) else {
+                    let Some(&parent) = int(k!("oldcomm")).and_then(|c| map.get(&c)) else {
                         continue;
                     };
                     let k = created.entry(parent).or_default();
                     *k += 1;
-                    let new = int("newcomm").unwrap_or(1);
+                    let new = int(k!("newcomm")).unwrap_or(1);
                     // MPI_COMM_NULL (1) for a rank outside the new communicator.
                     if new < 4 {
                         continue;
                     }
                     let color = if rec.id == 86 {
-                        int("color").unwrap_or(0)
+                        int(k!("color")).unwrap_or(0)
                     } else {
                         0
                     };
@@ -688,7 +782,7 @@ fn communicators(ranks: &[&[Record]], p: usize) -> Comms {
                         members.resize(id as usize + 1, Vec::new());
                         members[id as usize] = match rec.id {
                             84 => members[parent as usize].clone(),
-                            85 => int("group")
+                            85 => int(k!("group"))
                                 .and_then(|g| groups.get(&g))
                                 .cloned()
                                 .unwrap_or_default(),
@@ -700,7 +794,7 @@ fn communicators(ranks: &[&[Record]], p: usize) -> Comms {
                             .entry(id)
                             .or_insert((parent, Vec::new()))
                             .1
-                            .push((int("key").unwrap_or(0), r as u32));
+                            .push((int(k!("key")).unwrap_or(0), r as u32));
                     }
                     map.insert(new, id);
                 }
@@ -773,7 +867,7 @@ impl Rank<'_> {
                 .max(rec.t.0.saturating_sub(self.t0)),
         );
         // The call's communicator, if it has one this reader knows: its job-wide id, members.
-        let comm = (rec.int("comm").ok())
+        let comm = (rec.int(k!("comm")).ok())
             .and_then(|c| self.job_wide(c))
             .map(|id| (id, self.comms.members[id as usize].as_slice()));
         let known = comm.is_some();
@@ -802,7 +896,7 @@ impl Rank<'_> {
                 .map(|(s, g)| (world_of(s as i64), g))
         };
         let routine = routines()[rec.id as usize];
-        if rec.int("comm").is_ok() && !known {
+        if rec.int(k!("comm")).is_ok() && !known {
             notes.skip(&format!(
                 "MPI_{name} on a communicator this reader cannot rebuild"
             ));
@@ -813,28 +907,28 @@ impl Rank<'_> {
             (0 | 3 | 4 | 5, Some(r)) => Call::p2p(
                 r,
                 t,
-                self.bytes(rec.int("count")?, rec.int("datatype")?),
-                dest(rec.int("dest")?),
-                tag(rec.int("tag")?),
+                self.bytes(rec.int(k!("count"))?, rec.int(k!("datatype"))?),
+                dest(rec.int(k!("dest"))?),
+                tag(rec.int(k!("tag"))?),
             ),
             (8..=12, Some(r)) => {
-                let bytes = self.bytes(rec.int("count")?, rec.int("datatype")?);
+                let bytes = self.bytes(rec.int(k!("count"))?, rec.int(k!("datatype"))?);
                 let (who, tg) = if r == Routine::Irecv {
-                    (source(rec.int("source")?), tag(rec.int("tag")?))
+                    (source(rec.int(k!("source"))?), tag(rec.int(k!("tag"))?))
                 } else {
-                    (dest(rec.int("dest")?), tag(rec.int("tag")?))
+                    (dest(rec.int(k!("dest"))?), tag(rec.int(k!("tag"))?))
                 };
                 let mut c = Call::p2p(r, t, bytes, who, tg);
                 let status = (r == Routine::Irecv).then_some((who, tg));
-                c.e.id = self.reqs.create(rec.int("request")?, status) as i64;
+                c.e.id = self.reqs.create(rec.int(k!("request"))?, status) as i64;
                 c
             }
             (1, _) => {
-                let (mut who, mut tg) = (source(rec.int("source")?), tag(rec.int("tag")?));
+                let (mut who, mut tg) = (source(rec.int(k!("source"))?), tag(rec.int(k!("tag"))?));
                 let mut c = Call::p2p(
                     Routine::Recv,
                     t,
-                    self.bytes(rec.int("count")?, rec.int("datatype")?),
+                    self.bytes(rec.int(k!("count"))?, rec.int(k!("datatype"))?),
                     who,
                     tg,
                 );
@@ -846,7 +940,7 @@ impl Rank<'_> {
             }
             (15, _) => {
                 let mut c = Call::new(Routine::RequestFree, t.0, t.1);
-                let freed = self.reqs.complete_last(&rec.int("request")?);
+                let freed = self.reqs.complete_last(&rec.int(k!("request"))?);
                 c.done = freed.into_iter().map(|(d, _)| d).collect();
                 c
             }
@@ -875,22 +969,22 @@ impl Rank<'_> {
         t: (u64, u64),
         status: &dyn Fn(usize) -> Option<(i32, i32)>,
     ) -> Result<Call, String> {
-        let reqs = rec.ints("requests");
-        let flag = rec.int("flag").unwrap_or(1) != 0;
+        let reqs = rec.ints(k!("requests"));
+        let flag = rec.int(k!("flag")).unwrap_or(1) != 0;
         let done: Vec<i64> = match rec.id {
-            13 => vec![rec.int("request")?],
-            14 if flag => vec![rec.int("request")?],
+            13 => vec![rec.int(k!("request"))?],
+            14 if flag => vec![rec.int(k!("request"))?],
             18 => reqs.clone(),
             19 if flag => reqs.clone(),
             16 | 17 if flag => {
-                let i = rec.int("index")?;
+                let i = rec.int(k!("index"))?;
                 reqs.get(usize::try_from(i).unwrap_or(usize::MAX))
                     .copied()
                     .into_iter()
                     .collect()
             }
             20 | 21 => rec
-                .ints("indices")
+                .ints(k!("indices"))
                 .iter()
                 .filter_map(|&i| reqs.get(i as usize).copied())
                 .collect(),
@@ -924,18 +1018,24 @@ impl Rank<'_> {
     ) -> Result<Call, String> {
         let tag = |v: i64| if v < 0 { TAG_ANY } else { v as i32 };
         let (r, sent, got) = if rec.id == 34 {
-            let b = self.bytes(rec.int("count")?, rec.int("datatype")?);
+            let b = self.bytes(rec.int(k!("count"))?, rec.int(k!("datatype"))?);
             (Routine::SendrecvReplace, b, b)
         } else {
-            let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
+            let sent = self.bytes(rec.int(k!("sendcount"))?, rec.int(k!("sendtype"))?);
             (
                 Routine::Sendrecv,
                 sent,
-                self.bytes(rec.int("recvcount")?, rec.int("recvtype")?),
+                self.bytes(rec.int(k!("recvcount"))?, rec.int(k!("recvtype"))?),
             )
         };
-        let mut c = Call::p2p(r, t, sent, dest(rec.int("dest")?), tag(rec.int("sendtag")?));
-        let (mut s, mut g) = (source(rec.int("source")?), tag(rec.int("recvtag")?));
+        let mut c = Call::p2p(
+            r,
+            t,
+            sent,
+            dest(rec.int(k!("dest"))?),
+            tag(rec.int(k!("sendtag"))?),
+        );
+        let (mut s, mut g) = (source(rec.int(k!("source"))?), tag(rec.int(k!("recvtag"))?));
         c.e.flags = if s == PEER_ANY { FLAG_ANY_SOURCE } else { 0 }
             | if g == TAG_ANY { FLAG_ANY_TAG } else { 0 };
         if let Some((a, b)) = status(0) {
@@ -969,12 +1069,12 @@ impl Rank<'_> {
             }
             Routine::Gatherv | Routine::Scatterv => self.rooted_v(rec, r, t, members, me)?,
             Routine::Allreduce | Routine::Scan | Routine::Exscan => {
-                let n = self.bytes(rec.int("count")?, rec.int("datatype")?);
+                let n = self.bytes(rec.int(k!("count"))?, rec.int(k!("datatype"))?);
                 Call::coll(r, t, -1, n, n)
             }
             Routine::Allgather | Routine::Alltoall => {
-                let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
-                let block = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
+                let sent = self.bytes(rec.int(k!("sendcount"))?, rec.int(k!("sendtype"))?);
+                let block = self.bytes(rec.int(k!("recvcount"))?, rec.int(k!("recvtype"))?);
                 let sent = if r == Routine::Alltoall {
                     sent.saturating_mul(p)
                 } else {
@@ -1001,7 +1101,10 @@ impl Rank<'_> {
         let world = |v: i64| members[v as usize] as i32;
         Ok(match r {
             Routine::Bcast => {
-                let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
+                let (n, root) = (
+                    self.bytes(rec.int(k!("count"))?, rec.int(k!("datatype"))?),
+                    root()?,
+                );
                 if root == me {
                     Call::coll(r, t, world(root), n, 0)
                 } else {
@@ -1009,15 +1112,18 @@ impl Rank<'_> {
                 }
             }
             Routine::Reduce => {
-                let (n, root) = (self.bytes(rec.int("count")?, rec.int("datatype")?), root()?);
+                let (n, root) = (
+                    self.bytes(rec.int(k!("count"))?, rec.int(k!("datatype"))?),
+                    root()?,
+                );
                 Call::coll(r, t, world(root), n, if root == me { n } else { 0 })
             }
             Routine::Gather => {
                 let (sent, root) = (
-                    self.bytes(rec.int("sendcount")?, rec.int("sendtype")?),
+                    self.bytes(rec.int(k!("sendcount"))?, rec.int(k!("sendtype"))?),
                     root()?,
                 );
-                let got = match (rec.int("recvcount"), rec.int("recvtype")) {
+                let got = match (rec.int(k!("recvcount")), rec.int(k!("recvtype"))) {
                     (Ok(c), Ok(d)) if root == me => self.bytes(c, d).saturating_mul(p),
                     _ => 0,
                 };
@@ -1026,10 +1132,10 @@ impl Rank<'_> {
             _ => {
                 // Scatter.
                 let (got, root) = (
-                    self.bytes(rec.int("recvcount")?, rec.int("recvtype")?),
+                    self.bytes(rec.int(k!("recvcount"))?, rec.int(k!("recvtype"))?),
                     root()?,
                 );
-                let sent = match (rec.int("sendcount"), rec.int("sendtype")) {
+                let sent = match (rec.int(k!("sendcount")), rec.int(k!("sendtype"))) {
                     (Ok(c), Ok(d)) if root == me => self.bytes(c, d).saturating_mul(p),
                     _ => 0,
                 };
@@ -1051,9 +1157,9 @@ impl Rank<'_> {
         let root = root_of(rec, members.len() as u64)?;
         let world = |v: i64| members[v as usize] as i32;
         Ok(if r == Routine::Gatherv {
-            let sent = self.bytes(rec.int("sendcount")?, rec.int("sendtype")?);
+            let sent = self.bytes(rec.int(k!("sendcount"))?, rec.int(k!("sendtype"))?);
             let counts = if root == me {
-                self.scaled(rec.ints("recvcounts"), rec.int("recvtype")?)
+                self.scaled(rec.ints(k!("recvcounts")), rec.int(k!("recvtype"))?)
             } else {
                 Vec::new()
             };
@@ -1062,9 +1168,9 @@ impl Rank<'_> {
             c.coll = Some((got, counts));
             c
         } else {
-            let got = self.bytes(rec.int("recvcount")?, rec.int("recvtype")?);
+            let got = self.bytes(rec.int(k!("recvcount"))?, rec.int(k!("recvtype"))?);
             let counts = if root == me {
-                self.scaled(rec.ints("sendcounts"), rec.int("sendtype")?)
+                self.scaled(rec.ints(k!("sendcounts")), rec.int(k!("sendtype"))?)
             } else {
                 Vec::new()
             };
@@ -1079,21 +1185,21 @@ impl Rank<'_> {
     fn unrooted_v(&self, rec: &Record, r: Routine, t: (u64, u64), me: i64) -> Result<Call, String> {
         Ok(match r {
             Routine::Allgatherv => {
-                let counts = self.scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
+                let counts = self.scaled(rec.ints(k!("recvcounts")), rec.int(k!("recvtype"))?);
                 let got = counts.iter().sum();
                 let mut c = Call::coll(
                     r,
                     t,
                     -1,
-                    self.bytes(rec.int("sendcount")?, rec.int("sendtype")?),
+                    self.bytes(rec.int(k!("sendcount"))?, rec.int(k!("sendtype"))?),
                     got,
                 );
                 c.coll = Some((got, counts));
                 c
             }
             Routine::Alltoallv => {
-                let sends = self.scaled(rec.ints("sendcounts"), rec.int("sendtype")?);
-                let recvs = self.scaled(rec.ints("recvcounts"), rec.int("recvtype")?);
+                let sends = self.scaled(rec.ints(k!("sendcounts")), rec.int(k!("sendtype"))?);
+                let recvs = self.scaled(rec.ints(k!("recvcounts")), rec.int(k!("recvtype"))?);
                 let (sent, got) = (sends.iter().sum(), recvs.iter().sum());
                 let mut c = Call::coll(r, t, -1, sent, got);
                 c.coll = Some((got, [sends, recvs].concat()));
@@ -1101,7 +1207,7 @@ impl Rank<'_> {
             }
             _ => {
                 // Reduce_scatter: the receive counts.
-                let counts = self.scaled(rec.ints("recvcounts"), rec.int("datatype")?);
+                let counts = self.scaled(rec.ints(k!("recvcounts")), rec.int(k!("datatype"))?);
                 let mine = counts.get(me as usize).copied().unwrap_or(0);
                 let mut c = Call::coll(r, t, -1, counts.iter().sum(), mine);
                 c.coll = Some((mine, counts));
@@ -1119,7 +1225,7 @@ impl Rank<'_> {
 /// The record's root, in the communicator's ranks (to compare with this rank's), checked to
 /// be one of its `p`.
 fn root_of(rec: &Record, p: u64) -> Result<i64, String> {
-    let v = rec.int("root")?;
+    let v = rec.int(k!("root"))?;
     (0..p as i64)
         .contains(&v)
         .then_some(v)
