@@ -419,3 +419,39 @@ fn errors_deep_in_a_large_text_name_their_lines() {
         .to_string();
     assert!(e.contains(&format!(": line {line}")), "{line}: {e}");
 }
+
+/// A time-independent line's words, read in one pass, are what cutting it at its line break
+/// or comment and splitting it at ASCII spaces gives.
+#[test]
+fn tit_words_read_in_one_pass_are_the_split_line() {
+    let lines = [
+        "0 send 1 0 1024",
+        "  1   recv\t0 0 8  ",
+        "0 compute 1e6 # a comment",
+        "0 wait#no space",
+        "#",
+        "",
+        "   ",
+        "1 init\r",
+        "2 bcast 8 0 é 3",
+        "0 send 1 0 1024\n1 recv 0 0 1024",
+        "0\x0csleep\r1.5",
+    ];
+    for line in lines {
+        let end = line.find(['\n', '#']).unwrap_or(line.len());
+        let split: Vec<&str> = line[..end].split_ascii_whitespace().collect();
+        for at in 0..line.len() {
+            if !line.is_char_boundary(at) || (at > 0 && !line.as_bytes()[at - 1].is_ascii()) {
+                continue;
+            }
+            let end = at + line[at..].find(['\n', '#']).unwrap_or(line.len() - at);
+            let split_at: Vec<&str> = line[at..end].split_ascii_whitespace().collect();
+            let mut words = Vec::new();
+            tit::words_at(line, at, &mut words);
+            assert_eq!(words, split_at, "{line:?} from {at}");
+        }
+        let mut words = Vec::new();
+        tit::words_at(line, 0, &mut words);
+        assert_eq!(words, split, "{line:?}");
+    }
+}

@@ -4,7 +4,7 @@
 //! are not recorded: `compute F` advances the rank's clock by `F × flop_ns`, every call takes
 //! no time, and a reduction's `comp_size` flops follow its call, as SMPI executes them.
 
-use super::{Call, Notes, Requests, filled, push_call, simgrid_type_bytes};
+use super::{Call, Notes, Requests, filled, parse_i64, push_call, simgrid_type_bytes};
 use crate::error::TraceError;
 use crate::trace::{Completion, Push, RecvHalf, Routine, Trace};
 use rayon::prelude::*;
@@ -149,7 +149,7 @@ pub(super) fn parse<S: AsRef<str> + Sync>(
             let piece = &pieces[*k as usize];
             for &at in starts {
                 words.clear();
-                words.extend(line_at(piece.text, at as usize).split_ascii_whitespace());
+                words_at(piece.text, at as usize, &mut words);
                 rank.action(&words, sink).map_err(|m| {
                     let (file, line) = piece.line_of(at as usize);
                     TraceError::line(&files[file].0, line, m).in_event(r, i)
@@ -190,11 +190,26 @@ struct RankLines {
     calls: usize,
 }
 
-/// The line that begins at byte `at` of `text`, without its comment and trailing spaces.
-fn line_at(text: &str, at: usize) -> &str {
-    let rest = &text.as_bytes()[at..];
-    let end = rest.iter().position(|&b| b == b'\n' || b == b'#');
-    text[at..at + end.unwrap_or(rest.len())].trim_ascii_end()
+/// Appends to `words` the words of the line that begins at byte `at` of `text`, up to its end
+/// or its comment (`#`), as `split_ascii_whitespace` splits them: one pass over its bytes.
+pub(super) fn words_at<'a>(text: &'a str, at: usize, words: &mut Vec<&'a str>) {
+    let b = text.as_bytes();
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\r' | 0x0c);
+    let mut i = at;
+    loop {
+        while i < b.len() && space(b[i]) {
+            i += 1;
+        }
+        if i == b.len() || b[i] == b'\n' || b[i] == b'#' {
+            return;
+        }
+        let start = i;
+        while i < b.len() && !space(b[i]) && b[i] != b'\n' && b[i] != b'#' {
+            i += 1;
+        }
+        // (at ASCII bytes: whole characters)
+        words.push(&text[start..i]);
+    }
 }
 
 /// Every action line of `files`, by rank, in file order; the actions the model does not cost
@@ -253,7 +268,8 @@ fn read_piece(file: &str, piece: &Piece<'_>) -> Result<Read, TraceError> {
     let base = piece.text.as_ptr() as usize;
     for (n, line) in uncommented_lines(piece.text) {
         let (word, rest) = split_word(line);
-        let Some(rank) = word.parse::<usize>().ok().filter(|&r| r < 1 << 20) else {
+        let rank = parse_i64(word).and_then(|r| usize::try_from(r).ok());
+        let Some(rank) = rank.filter(|&r| r < 1 << 20) else {
             return Err(TraceError::line(
                 file,
                 piece.first() + n,
@@ -455,10 +471,9 @@ impl Args<'_> {
         let w = (self.args.get(i))
             .ok_or_else(|| format!("`{action}` expects an argument {}", i + 1))?;
         // An integer (most arguments) parses faster as one, and gives the same f64.
-        (w.parse::<i64>()
+        (parse_i64(w)
             .map(|v| v as f64)
-            .or_else(|_| w.parse::<f64>())
-            .ok()
+            .or_else(|| w.parse::<f64>().ok())
             .filter(|v| v.is_finite() && *v >= -1.0))
         .ok_or_else(|| {
             format!(
