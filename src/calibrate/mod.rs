@@ -414,7 +414,8 @@ pub fn same_cores(lines: &[Option<[f64; 2]>]) -> Vec<bool> {
 /// durations; and how far the launches' round trips at `w = 0` differ ([`launch_spread`]). A
 /// set fitted to launches on cores near together and far apart fits neither: where some
 /// launches differ so from the others ([`same_cores`]), more are run (up to as many again) and
-/// the odd ones left out.
+/// the odd ones left out, or, where at least [`MIN_OTHER_LAUNCHES`] ran at the other placement,
+/// made a second set; where one did, more are run (up to as many again) for a second.
 fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<Swept>), Error> {
     let sizes = coarse_sizes(opts.max_bytes, opts.per_octave);
     let ws = imbalances(opts);
@@ -423,7 +424,10 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
     let keep = |runs: &[Launch]| same_cores(&runs.iter().map(|r| r.2).collect::<Vec<_>>());
     while runs.len() < 2 * want {
         let kept = keep(&runs).iter().filter(|&&k| k).count();
-        if runs.len() >= want && kept >= want {
+        // One launch at another placement is too few for a set of its own: measuring on
+        // gives that placement the chance to come back (this machine flips in spells).
+        let lone = (1..MIN_OTHER_LAUNCHES).contains(&(runs.len() - kept));
+        if runs.len() >= want && kept >= want && !lone {
             break;
         }
         match runs.len() < want {

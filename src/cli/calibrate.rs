@@ -50,7 +50,8 @@ pub struct CalibrateArgs {
     pub per_octave: u32,
     /// Launches of the sweep, combined by their medians (the MPI library may choose its path
     /// per launch); launches whose ranks ran on cores 2× nearer or farther apart than the
-    /// others' are measured again (up to as many more) and left out
+    /// others' are measured again (up to as many more): two or more of them make a second set
+    /// (the node's other placement), one alone is left out
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=25))]
     pub launches: u32,
     /// A second launcher under which the library's eager limit is higher, split at spaces

@@ -265,25 +265,48 @@ fn read_piece(file: &str, piece: &Piece<'_>) -> Result<Read, TraceError> {
         ranks: Vec::new(),
         skipped: Vec::new(),
     };
-    let base = piece.text.as_ptr() as usize;
-    for (n, line) in uncommented_lines(piece.text) {
-        let (word, rest) = split_word(line);
-        let rank = parse_i64(word).and_then(|r| usize::try_from(r).ok());
-        let Some(rank) = rank.filter(|&r| r < 1 << 20) else {
-            return Err(TraceError::line(
-                file,
-                piece.first() + n,
-                format!("expected `RANK ACTION ARGS…` with a rank below 2^20, found `{line}`"),
-            ));
+    let (text, b) = (piece.text, piece.text.as_bytes());
+    let (mut at, mut n) = (0, 0);
+    while at < b.len() {
+        let end = (b[at..].iter().position(|&c| c == b'\n')).map_or(b.len(), |k| at + k);
+        let (line, number) = (at..end, n);
+        (at, n) = (end + 1, n + 1);
+        // The usual line, `RANK ACTION…` from its first byte, read byte by byte; any other
+        // (spaces first, a comment, a signed rank…) as words.
+        let (rank, rest) = match usual_rank(&b[line.clone()]) {
+            Some((rank, k)) => (rank, line.start + k),
+            None => {
+                let l = text[line.clone()]
+                    .split('#')
+                    .next()
+                    .unwrap_or("")
+                    .trim_ascii();
+                if l.is_empty() {
+                    continue;
+                }
+                let (word, rest) = split_word(l);
+                let rank = parse_i64(word).and_then(|r| usize::try_from(r).ok());
+                let Some(rank) = rank.filter(|&r| r < MAX_RANKS) else {
+                    return Err(TraceError::line(
+                        file,
+                        piece.first() + number,
+                        format!("expected `RANK ACTION ARGS…` with a rank below 2^20, found `{l}`"),
+                    ));
+                };
+                (rank, rest.as_ptr() as usize - text.as_ptr() as usize)
+            }
         };
         if read.ranks.len() <= rank {
             read.ranks.resize_with(rank + 1, Default::default);
         }
         let r = &mut read.ranks[rank];
-        match split_word(rest).0 {
-            "compute" | "sleep" => {}
-            a @ ("comm_size" | "comm_split" | "comm_dup" | "location") => {
-                let a = ACTIONS.iter().find(|&&k| k == a).expect("an action");
+        match first_word(&b[rest..line.end]) {
+            b"compute" | b"sleep" => {}
+            a @ (b"comm_size" | b"comm_split" | b"comm_dup" | b"location") => {
+                let a = ACTIONS
+                    .iter()
+                    .find(|k| k.as_bytes() == a)
+                    .expect("an action");
                 match read.skipped.iter_mut().find(|(k, _)| k == a) {
                     Some((_, n)) => *n += 1,
                     None => read.skipped.push((a, 1)),
@@ -292,35 +315,38 @@ fn read_piece(file: &str, piece: &Piece<'_>) -> Result<Read, TraceError> {
             _ => r.1 += 1,
         }
         // Where the words after the rank begin (the piece is under 4 GiB).
-        r.0.push((rest.as_ptr() as usize - base) as u32);
+        r.0.push(rest as u32);
     }
     Ok(read)
 }
 
-/// The lines of `text` that hold more than a comment (`#` to the end of the line) and spaces,
-/// numbered from 0, without them: a byte loop (the lines are short, a search each would cost
-/// more than it saves).
-fn uncommented_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let bytes = text.as_bytes();
-    let (mut start, mut n) = (0, 0);
-    std::iter::from_fn(move || {
-        while start < bytes.len() {
-            let (mut end, mut comment) = (start, None);
-            while end < bytes.len() && bytes[end] != b'\n' {
-                if bytes[end] == b'#' && comment.is_none() {
-                    comment = Some(end);
-                }
-                end += 1;
-            }
-            let line = text[start..comment.unwrap_or(end)].trim_ascii();
-            let number = n;
-            (start, n) = (end + 1, n + 1);
-            if !line.is_empty() {
-                return Some((number, line));
-            }
+/// Ranks below this: 2^20.
+const MAX_RANKS: usize = 1 << 20;
+
+/// A line that begins with its rank, 1 to 7 digits below [`MAX_RANKS`], then a space or a
+/// tab: the rank and where the byte after that space is; None for any other line.
+#[inline]
+fn usual_rank(line: &[u8]) -> Option<(usize, usize)> {
+    let mut rank = 0;
+    for (i, &c) in line.iter().enumerate().take(8) {
+        match c {
+            b'0'..=b'9' => rank = rank * 10 + (c - b'0') as usize,
+            b' ' | b'\t' if i > 0 && rank < MAX_RANKS => return Some((rank, i + 1)),
+            _ => return None,
         }
-        None
-    })
+    }
+    None
+}
+
+/// The first word of `s` (ASCII spaces first skipped), up to a space or a comment.
+fn first_word(s: &[u8]) -> &[u8] {
+    let stop = |c: &u8| c.is_ascii_whitespace() || *c == b'#';
+    let from = s
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(s.len());
+    let s = &s[from..];
+    &s[..s.iter().position(stop).unwrap_or(s.len())]
 }
 
 /// `t.round() as u64` without the library call (the build's baseline x86-64 has no rounding
