@@ -421,12 +421,13 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
     let ws = imbalances(opts);
     let want = opts.launches.max(1) as usize;
     let mut runs: Vec<Launch> = Vec::new();
-    let keep = |runs: &[Launch]| same_cores(&runs.iter().map(|r| r.2).collect::<Vec<_>>());
+    let count = |p: &[Option<bool>], at: Option<bool>| p.iter().filter(|&&x| x == at).count();
     while runs.len() < 2 * want {
-        let kept = keep(&runs).iter().filter(|&&k| k).count();
+        let p = placements(&runs);
+        let kept = count(&p, Some(true));
         // One launch at another placement is too few for a set of its own: measuring on
         // gives that placement the chance to come back (this machine flips in spells).
-        let lone = (1..MIN_OTHER_LAUNCHES).contains(&(runs.len() - kept));
+        let lone = (1..MIN_OTHER_LAUNCHES).contains(&count(&p, Some(false)));
         if runs.len() >= want && kept >= want && !lone {
             break;
         }
@@ -436,22 +437,27 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
                 "launch {} of up to {}: {}; measuring again",
                 runs.len() + 1,
                 2 * want,
-                odd_launches(&runs, &keep(&runs))
+                odd_launches(&runs, &p)
             )),
         }
         runs.push(run_rtt(opts, &sizes, &ws, true, log)?);
     }
-    let keep = keep(&runs);
-    let odd = keep.iter().filter(|&&k| !k).count();
-    if odd > 0 {
+    let mut p = placements(&runs);
+    if count(&p, Some(true)) == 0 {
+        // Every launch moved within its sweep: they are combined as they are (the cores
+        // finding warns that they mix placements).
+        p = vec![Some(true); runs.len()];
+    }
+    let odd = count(&p, Some(false));
+    if odd + count(&p, None) > 0 {
         log(format!(
             "{} {}: the fit is the other {} launches'{}",
             match odd >= MIN_OTHER_LAUNCHES {
                 true => "set apart",
                 false => "left out",
             },
-            odd_launches(&runs, &keep),
-            keep.iter().filter(|&&k| k).count(),
+            odd_launches(&runs, &p),
+            count(&p, Some(true)),
             match odd >= MIN_OTHER_LAUNCHES {
                 true => ", theirs a second set of the node's class",
                 false => "",
@@ -460,15 +466,32 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
     }
     let apart = runs.iter().any(|r| r.3);
     let (mut kept, mut other) = (Vec::new(), Vec::new());
-    for (run, k) in runs.into_iter().zip(keep) {
+    for (run, k) in runs.into_iter().zip(p) {
         match k {
-            true => kept.push(run),
-            false => other.push(run),
+            Some(true) => kept.push(run),
+            Some(false) => other.push(run),
+            None => {}
         }
     }
     let combined = |runs: Vec<Launch>| combine(runs, &sizes, &ws, apart);
     let other = (other.len() >= MIN_OTHER_LAUNCHES).then(|| combined(other));
     Ok((combined(kept), other))
+}
+
+/// Each launch's placement: the majority's (`Some(true)`) or another (`Some(false)`), as
+/// [`same_cores`] finds them among the launches that held one; None for a launch whose cache
+/// line's round trips before and after its sweep differ 2× or more (the ranks moved within it:
+/// its sizes were measured partly at each placement, and it is in no set).
+fn placements(runs: &[Launch]) -> Vec<Option<bool>> {
+    let moved = |l: &Option<[f64; 2]>| l.is_some_and(|[a, b]| a.max(b) >= OTHER_CORES * a.min(b));
+    let held: Vec<Option<[f64; 2]>> = runs.iter().map(|r| r.2).filter(|l| !moved(l)).collect();
+    let mut same = same_cores(&held).into_iter();
+    runs.iter()
+        .map(|r| match moved(&r.2) {
+            true => None,
+            false => same.next(),
+        })
+        .collect()
 }
 
 /// Launches at another placement than the majority's that make a set of their own (the model's
@@ -551,30 +574,43 @@ struct Swept {
     apart: bool,
 }
 
-/// The launches that [`same_cores`] leaves out, in words: their cache-line round trips against
-/// the others'.
-fn odd_launches(runs: &[Launch], keep: &[bool]) -> String {
-    let figures = |kept: bool| -> Vec<[f64; 2]> {
-        (runs.iter().zip(keep))
-            .filter(|(_, k)| **k == kept)
+/// The launches that [`placements`] leaves out of the majority's set, in words: their cache
+/// line's round trips against the others'.
+fn odd_launches(runs: &[Launch], p: &[Option<bool>]) -> String {
+    let figures = |at: Option<bool>| -> Vec<[f64; 2]> {
+        (runs.iter().zip(p))
+            .filter(|(_, k)| **k == at)
             .filter_map(|(r, _)| r.2)
             .collect()
     };
-    let (odd, kept) = (figures(false), figures(true));
+    let (odd, kept, moved) = (figures(Some(false)), figures(Some(true)), figures(None));
     let median = |v: &[[f64; 2]]| fit::median(&v.iter().flatten().copied().collect::<Vec<_>>());
-    format!(
-        "{} launch(es) on cores {} than the others' (a cache line's round trip {} ns before/after, against {:.0} ns)",
-        odd.len(),
-        match median(&odd) > median(&kept) {
-            true => "farther apart",
-            false => "nearer together",
-        },
-        odd.iter()
-            .map(|[a, b]| format!("{a:.0}/{b:.0}"))
+    let list = |v: &[[f64; 2]]| {
+        (v.iter().map(|[a, b]| format!("{a:.0}/{b:.0}")))
             .collect::<Vec<_>>()
-            .join(", "),
-        median(&kept)
-    )
+            .join(", ")
+    };
+    let mut said = Vec::new();
+    if !odd.is_empty() {
+        said.push(format!(
+            "{} launch(es) on cores {} than the others' (a cache line's round trip {} ns before/after, against {:.0} ns)",
+            odd.len(),
+            match median(&odd) > median(&kept) {
+                true => "farther apart",
+                false => "nearer together",
+            },
+            list(&odd),
+            median(&kept)
+        ));
+    }
+    if !moved.is_empty() {
+        said.push(format!(
+            "{} launch(es) whose ranks moved between cores near and far apart within the sweep ({} ns before/after)",
+            moved.len(),
+            list(&moved)
+        ));
+    }
+    said.join("; ")
 }
 
 /// Round trips of a cache line between the ranks' cores that the round-trip program times
@@ -1213,6 +1249,53 @@ mod tests {
         assert_eq!(same_cores(&even), [true, false]);
         assert_eq!(same_cores(&[Some([60.0, 70.0]), None]), [true, true]);
         assert_eq!(same_cores(&[]), Vec::<bool>::new());
+    }
+
+    /// A launch whose ranks moved between near and far cores within its sweep (its figures
+    /// before and after 2× apart) is in no set; the others are placed as `same_cores` places
+    /// them among themselves.
+    #[test]
+    fn a_launch_that_moved_within_its_sweep_is_in_no_set() {
+        let launches = |v: &[[f64; 2]]| -> Vec<Launch> {
+            v.iter()
+                .map(|&l| (Vec::new(), Vec::new(), Some(l), false))
+                .collect()
+        };
+        // This session's MPICH node calibration: the third far launch began near.
+        let runs = launches(&[
+            [137.0, 127.0],
+            [583.0, 575.0],
+            [629.0, 452.0],
+            [141.0, 465.0],
+            [134.0, 130.0],
+            [133.0, 140.0],
+        ]);
+        let p = placements(&runs);
+        assert_eq!(
+            p,
+            [
+                Some(true),
+                Some(false),
+                Some(false),
+                None,
+                Some(true),
+                Some(true)
+            ]
+        );
+        let said = odd_launches(&runs, &p);
+        assert!(
+            said.contains("2 launch(es) on cores farther apart"),
+            "{said}"
+        );
+        assert!(said.contains("1 launch(es) whose ranks moved") && said.contains("141/465"));
+        // The same launch among far ones is still in no set; where none has figures, all are
+        // the majority's.
+        let runs = launches(&[[450.0, 460.0], [141.0, 465.0], [440.0, 470.0]]);
+        assert_eq!(placements(&runs), [Some(true), None, Some(true)]);
+        let none: Vec<Launch> = (0..2)
+            .map(|_| (Vec::new(), Vec::new(), None, true))
+            .collect();
+        assert_eq!(placements(&none), [Some(true), Some(true)]);
     }
 
     /// A second set found before a sweep was measured again (MPICH's reported limit is not
