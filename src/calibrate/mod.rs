@@ -498,6 +498,13 @@ fn placements(runs: &[Launch]) -> Vec<Option<bool>> {
 /// §12: a node's placements, each with its `cores` figure); fewer are left out.
 pub const MIN_OTHER_LAUNCHES: usize = 2;
 
+/// Whether a sweep measured again replaces the earlier one: unless it shows no rendezvous jump
+/// near the reported limit `near` either and combines fewer launches at one placement (the
+/// ranks moved within more of them).
+fn replaces(again: &Swept, before: &Swept, near: Option<u64>) -> bool {
+    fit::eager_jump(&again.samples, near).is_some() || again.launches >= before.launches
+}
+
 /// The second set after a sweep measured again: its own, else the earlier sweep's where that
 /// ran at another placement than this sweep's majority (a spell at the other placement is
 /// not lost because a later sweep held one placement throughout).
@@ -512,6 +519,7 @@ fn kept_other(main: &Swept, other: Option<Swept>, before: Option<Swept>) -> Opti
 /// Launches combined: per size and imbalance the median of the launches' central values, per
 /// size the median call durations ([`sweep`]); `apart`: whether the ranks ran on different nodes.
 fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
+    let launches = runs.len();
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     for (s, c, line, _) in runs {
         samples.extend(s);
@@ -559,12 +567,13 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
         spread,
         lines,
         apart,
+        launches,
     }
 }
 
 /// A sweep's round trips and calls (combined over launches), how far its launches differ,
 /// each launch's cache-line round trips between the ranks' cores (before and after it, ns),
-/// and whether the ranks ran on different nodes.
+/// whether the ranks ran on different nodes, and how many launches it combines.
 #[derive(Clone, Debug)]
 struct Swept {
     samples: Vec<Sample>,
@@ -572,6 +581,7 @@ struct Swept {
     spread: f64,
     lines: Vec<[f64; 2]>,
     apart: bool,
+    launches: usize,
 }
 
 /// The launches that [`placements`] leaves out of the majority's set, in words: their cache
@@ -833,8 +843,16 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
                 .into(),
         );
         let (again, again_other) = sweep(opts, log)?;
-        other = kept_other(&again, again_other, other);
-        swept = again;
+        if !replaces(&again, &swept, near) {
+            log(format!(
+                "kept the earlier sweep's {} launches (this one's held {})",
+                swept.launches, again.launches
+            ));
+            other = kept_other(&swept, other, again_other);
+        } else {
+            other = kept_other(&again, again_other, other);
+            swept = again;
+        }
     }
     let Swept {
         mut samples,
@@ -842,6 +860,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         spread: launch_spread,
         lines,
         apart,
+        ..
     } = swept;
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
@@ -1309,6 +1328,7 @@ mod tests {
             spread: 0.0,
             lines: lines.to_vec(),
             apart: false,
+            launches: lines.len(),
         };
         // This session's MPICH node calibration: 2 of 7 launches near, then 5 far.
         let far = swept(&[[450.0, 460.0], [440.0, 470.0], [445.0, 452.0]]);
@@ -1321,6 +1341,15 @@ mod tests {
         let kept = kept_other(&far, Some(own.clone()), Some(near));
         assert_eq!(kept.map(|o| o.lines), Some(own.lines));
         assert!(kept_other(&far, None, None).is_none());
+        // A sweep measured again whose ranks moved within most launches (2 held one
+        // placement, against 5) does not replace the earlier one; as many or more do.
+        let held = |n: usize| Swept {
+            launches: n,
+            ..far.clone()
+        };
+        assert!(!replaces(&held(2), &held(5), Some(69_632)));
+        assert!(replaces(&held(5), &held(5), Some(69_632)));
+        assert!(replaces(&held(6), &held(5), None));
     }
 
     /// Above COPY_WARNING times the aligned copy it is a warning, with the ratio; below, not.
