@@ -860,7 +860,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         spread: launch_spread,
         lines,
         apart,
-        ..
+        launches,
     } = swept;
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
@@ -926,7 +926,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         samples,
         calls,
         jump,
-        launches: opts.launches.max(1),
+        launches: launches as u32,
         imbalance_ns: w,
         reported_eager_limit: reported,
         library,
