@@ -483,7 +483,7 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
 /// line's round trips before and after its sweep differ 2× or more (the ranks moved within it:
 /// its sizes were measured partly at each placement, and it is in no set).
 fn placements(runs: &[Launch]) -> Vec<Option<bool>> {
-    let moved = |l: &Option<[f64; 2]>| l.is_some_and(|[a, b]| a.max(b) >= OTHER_CORES * a.min(b));
+    let moved = |l: &Option<[f64; 2]>| l.is_some_and(|[a, b]| placements_apart(a, b));
     let held: Vec<Option<[f64; 2]>> = runs.iter().map(|r| r.2).filter(|l| !moved(l)).collect();
     let mut same = same_cores(&held).into_iter();
     runs.iter()
@@ -492,6 +492,12 @@ fn placements(runs: &[Launch]) -> Vec<Option<bool>> {
             false => same.next(),
         })
         .collect()
+}
+
+/// Whether two cache-line figures (ns) are of different placements of the cores: 2×
+/// ([`OTHER_CORES`]) or more apart.
+fn placements_apart(a: f64, b: f64) -> bool {
+    a.max(b) >= OTHER_CORES * a.min(b)
 }
 
 /// Launches at another placement than the majority's that make a set of their own (the model's
@@ -510,7 +516,7 @@ fn replaces(again: &Swept, before: &Swept, near: Option<u64>) -> bool {
 /// not lost because a later sweep held one placement throughout).
 fn kept_other(main: &Swept, other: Option<Swept>, before: Option<Swept>) -> Option<Swept> {
     let apart = |o: &Swept| match (cores_ns(&main.lines), cores_ns(&o.lines)) {
-        (Some(a), Some(b)) => a.max(b) >= OTHER_CORES * a.min(b),
+        (Some(a), Some(b)) => placements_apart(a, b),
         _ => false,
     };
     other.or(before.filter(apart))
