@@ -136,6 +136,36 @@ fn a_waitall_pays_its_receive_overheads_one_after_another() {
     );
 }
 
+/// Where messages move only inside calls an eager `MPI_Isend` returns once its message has
+/// left: at `T1 − Od` (the model's §4 and §13). Rank 0 Isends 1,000 B at 0 and waits for it at
+/// once; rank 1 receives at 0. With `Od = 2,000` the Isend returns at 13,410 − 2,000 = 11,410,
+/// its Wait at `max(ti + T1, tw + o)` = max(13,410, 11,410 + 6,550) = 17,960 (19,960 without
+/// the split: the Isend at `T1`); the message arrives at 28,050 and rank 1's receive ends at
+/// 37,170 either way less the 2,000 its early departure gives (39,170 without it).
+#[test]
+fn an_isend_returns_once_its_message_has_left() {
+    let t = format!(
+        "loggps-trace 1\nranks 2\n{MYRINET}\n0 MPI_Init 0 0\n\
+         0 MPI_Isend 0 10 bytes=1000 peer=1 tag=0 req=0\n0 MPI_Wait 10 20 done=0:-1:-1\n\
+         0 MPI_Finalize 20 30\n1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=1000 peer=0 tag=0\n\
+         1 MPI_Finalize 10 20\n"
+    );
+    for (args, r0, r1) in [
+        (&["--progress", "calls"][..], 19_960.0, 39_170.0),
+        (
+            &["--progress", "calls", "--Od", "2000"][..],
+            17_960.0,
+            37_170.0,
+        ),
+        // The paper's rule: the Isend costs `o`, its Wait ends at `ti + T1` = 13,410.
+        (&["--Od", "2000"][..], 13_410.0, 37_170.0),
+    ] {
+        let v = predict(&t, args);
+        assert_close(rank_ns(&v, 0)[0], r0, &format!("rank 0, {args:?}"));
+        assert_close(rank_ns(&v, 1)[0], r1, &format!("rank 1, {args:?}"));
+    }
+}
+
 /// The split in files, traces and the sensitivity report: a `[[bands]]` file with `Od` and
 /// `Op` costs as the flags do; the paper's form takes them too; an `Od` above the band's `T1`
 /// is refused naming the band; embedded by `convert --params` into text and binary traces it

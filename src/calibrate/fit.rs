@@ -22,13 +22,17 @@ pub struct Sample {
 
 /// The durations of rank 0's own calls in a round trip whose imbalance `w` just hides the
 /// transfer (the round-trip program's `--hide`): the send's (`T1` when eager) and the
-/// receive's, of a message already there (`T3` when eager). Medians of repetitions.
+/// receive's, of a message already there (`T3` when eager); and, timed at the same point with
+/// `MPI_Isend` in place of `MPI_Send`, the Isend's (`T1 − Od` when eager: it returns once its
+/// message has left; None from a round-trip program that does not time it). Medians of
+/// repetitions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calls {
     pub k: u64,
     pub w_ns: f64,
     pub send_ns: f64,
     pub recv_ns: f64,
+    pub isend_ns: Option<f64>,
 }
 
 /// The modeled RTT of the round trip of the model's §6 (src/model/MODEL.md): eqs. (12)–(14) of

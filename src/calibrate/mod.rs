@@ -342,6 +342,14 @@ fn run_rtt(
             line = (before > 0.0 && after > 0.0).then_some([before, after]);
             continue;
         }
+        if let ("isend", Some(k), Some(isend)) = (f.first().copied().unwrap_or(""), num(1), num(3))
+        {
+            // The same size's hiding point, timed with MPI_Isend: printed right after it.
+            if let Some(c) = timed.last_mut().filter(|c: &&mut Calls| c.k == k as u64) {
+                c.isend_ns = Some(isend);
+            }
+            continue;
+        }
         let (Some(k), Some(w), Some(rtt)) = (num(1), num(2), num(3)) else {
             continue;
         };
@@ -359,6 +367,7 @@ fn run_rtt(
                     w_ns: w,
                     send_ns: send,
                     recv_ns: recv,
+                    isend_ns: None,
                 });
             }
             _ => {}
@@ -565,6 +574,8 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
             w_ns: w,
             send_ns: med(at.iter().map(|c| c.send_ns).collect()),
             recv_ns: med(at.iter().map(|c| c.recv_ns).collect()),
+            isend_ns: (at.iter().all(|c| c.isend_ns.is_some()) && !at.is_empty())
+                .then(|| med(at.iter().filter_map(|c| c.isend_ns).collect())),
         });
     }
     Swept {

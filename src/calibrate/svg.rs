@@ -291,6 +291,7 @@ mod tests {
                 w_ns: w,
                 send_ns: 1.0,
                 recv_ns: 1.0,
+                isend_ns: None,
             });
         }
         let c = calibration(p, samples, calls);

@@ -1,7 +1,7 @@
 //! `loggps-predict calibrate`: this machine's LogGPS parameters from an MPI round-trip program.
 
 use clap::Args;
-use loggps_predict::calibrate::fit::Sample;
+use loggps_predict::calibrate::fit::{Calls, Sample};
 use loggps_predict::calibrate::{self, Calibration};
 use loggps_predict::error::Error;
 use std::path::{Path, PathBuf};
@@ -154,7 +154,8 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
 
 /// Every measurement with the model's value: round trips (`rtt`; `rtt-eager`: the sizes above
 /// S measured eager under `--eager-mpirun`, against the set at that limit), rank 0's calls at
-/// the imbalance that hides the transfer (`send`, `recv`), exchanges of `N` messages each way
+/// the imbalance that hides the transfer (`send`, `recv`; `isend`, the same point's send made
+/// by `MPI_Isend`), exchanges of `N` messages each way
 /// (`exchangeN`, against their replay with the set), and the library's reduction (`reduce`,
 /// against the line whose slope is `gamma`).
 fn samples_tsv(c: &Calibration) -> String {
@@ -183,6 +184,15 @@ fn samples_tsv(c: &Calibration) -> String {
         let (send, recv) = calibrate::banded::model_calls(p, x.k);
         line("send", x.k, x.w_ns, x.send_ns, send, false);
         line("recv", x.k, x.w_ns, x.recv_ns, recv, false);
+        if let Some(isend) = x.isend_ns {
+            // An eager Isend returns once its message has left (the model's §13), a
+            // rendezvous one once its request is out.
+            let model = match x.k <= p.S {
+                true => p.t1(x.k) - p.split_of(x.k).0,
+                false => p.o,
+            };
+            line("isend", x.k, x.w_ns, isend, model, false);
+        }
     }
     for x in c.exchanges.iter().flat_map(|x| &x.each) {
         let kind = format!("exchange{}", x.n);
@@ -202,7 +212,7 @@ const QUALITY: f64 = calibrate::MISS;
 
 /// What of each band the fit determined and what it assumed (the model's §13), and the
 /// parameters it left at their bound: a fit at its limit, not the machine's value.
-fn print_limits(p: &loggps_predict::model::Params) {
+fn print_limits(p: &loggps_predict::model::Params, calls: &[Calls]) {
     let Some(b) = &p.bands else {
         return;
     };
@@ -213,7 +223,20 @@ fn print_limits(p: &loggps_predict::model::Params) {
             j + 1,
             loggps_predict::model::end(x.hi)
         );
-        if x.split() {
+        let isends: Vec<&Calls> = (calls.iter())
+            .filter(|c| c.k > lo && c.k <= x.hi && c.k <= p.S && c.isend_ns.is_some())
+            .collect();
+        if x.split() && !isends.is_empty() {
+            println!(
+                "split       {band}: Od = {:.1} ns measured (T1 less MPI_Isend's own duration, {} size(s)), the round \
+                 trips determine L − Od − Op = {:.1} ns: Op = {:.1}, L = {:.1} (the model's §13)",
+                x.Od,
+                isends.len(),
+                x.L - x.Od - x.Op,
+                x.Op,
+                x.L
+            );
+        } else if x.split() {
             println!(
                 "split       {band}: messages arrive sooner than the overheads in series allow; the round trips \
                  determine L − Od − Op = {:.1} ns, the fit assumed L = 0 and Od, Op halves of {:.1} ns (Od = {:.1}, \
@@ -261,7 +284,7 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
     }
     print_bands(p, &kept);
     print_fit(c, p, &kept);
-    print_limits(p);
+    print_limits(p, &c.calls);
     print_warnings(c, p);
     print_eager_limit(c, p);
     print_findings(c, p);

@@ -415,7 +415,8 @@ impl Shared<'_> {
     /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
     #[inline(always)]
     /// The duration of Isend `i` of rank `r` where messages move only inside calls: an eager
-    /// message's `T1` (its pair's set), else the pair's `o`.
+    /// message's `T1 − Od` (its pair's set: the call returns once its message has left, what
+    /// a blocking send spends after that waits in the Wait), else the pair's `o`.
     pub(super) fn isend_at_calls(&self, r: usize, i: usize) -> f64 {
         let ev = self.trace.rank(r);
         let peer = ev.peer(i);
@@ -424,7 +425,10 @@ impl Shared<'_> {
             _ => return self.model.o(),
         };
         match self.pair(r, q) {
-            Model::LogGps(p) if !self.rendezvous(r, i) => p.t1(ev.bytes(i)),
+            Model::LogGps(p) if !self.rendezvous(r, i) => {
+                let k = ev.bytes(i);
+                p.t1(k) - p.split_of(k).0
+            }
             m => m.o(),
         }
     }

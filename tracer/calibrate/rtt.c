@@ -19,6 +19,15 @@
  *
  *     hide K W_NS MIDDLE_NS MIN_NS REPS SEND_NS RECV_NS
  *
+ * Then the same point once more with MPI_Isend in place of MPI_Send (the request waited for
+ * after the spin, untimed): the mean of the middle half of the Isend's own durations. Where
+ * MPI_Send returns only once the library has its buffer back (Open MPI's shared memory takes
+ * its fragment back from the receiver), the Isend returns when the message has left: the
+ * difference is the part of the send's overhead after the message's departure (the model's
+ * `Od`, §13), which round trips cannot tell from the latency:
+ *
+ *     isend K W_NS MIDDLE_NS REPS
+ *
  * With --poll B, rank 0 then times failed polls (MPI_Test on a receive nothing has matched yet,
  * MPI_Iprobe for a message nobody sent), in B batches of POLL_BATCH calls, and prints the
  * median and the minimum of the batches' time per call:
@@ -378,11 +387,14 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
         long long rtt0 = 0;
-        for (int j = 0; j < nws + (hide > 0); j++) {
+        long long hidden_w = 0;
+        for (int j = 0; j < nws + 2 * (hide > 0); j++) {
             /* j == nws: the point that hides the transfer (only rank 0 spins: rank 1 need not
-             * know w). */
-            long long w = j < nws ? ws[j] : (long long)(hide * rtt0);
+             * know w); j == nws + 1: the same with MPI_Isend. */
+            int isend = j == nws + 1;
+            long long w = j < nws ? ws[j] : isend ? hidden_w : (long long)(hide * rtt0);
             if (j == nws && w < HIDE_MIN_NS) w = HIDE_MIN_NS;
+            if (j == nws) hidden_w = w;
             MPI_Barrier(MPI_COMM_WORLD);
             int done = 0;
             int64_t start = 0;
@@ -393,9 +405,14 @@ int main(int argc, char **argv) {
                     if (r == 0) start = now_ns();
                     int last = r >= reps - 1 && (r + 1 >= MAX_REPS || now_ns() - start >= (int64_t)(time_ms * 1e6));
                     int64_t t0 = now_ns();
-                    MPI_Send(buf, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD);
+                    MPI_Request req = MPI_REQUEST_NULL;
+                    if (isend)
+                        MPI_Isend(buf, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD, &req);
+                    else
+                        MPI_Send(buf, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD);
                     int64_t t1 = now_ns();
                     spin(w);
+                    if (isend) MPI_Wait(&req, MPI_STATUS_IGNORE);
                     int64_t t2 = now_ns();
                     MPI_Recv(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                     int64_t t3 = now_ns();
@@ -418,6 +435,11 @@ int main(int argc, char **argv) {
             if (rank == 0) {
                 double m = middle_mean(rtt, done);
                 if (w == 0) rtt0 = (long long)m;
+                if (isend) {
+                    printf("isend %d %lld %.1f %d\n", k, w, middle_mean(send, done), done);
+                    fflush(stdout);
+                    continue;
+                }
                 printf("%s %d %lld %.1f %lld %d %.1f %.1f\n", j < nws ? "rtt" : "hide", k, w, m, rtt[0], done,
                        middle_mean(send, done), middle_mean(recv, done));
                 fflush(stdout);
