@@ -55,6 +55,9 @@ pub struct Exchanges {
     /// Where some exchange goes by rendezvous: the share of a payload's `T1` on its sender's
     /// CPU fitted to them (the model's §14); `each` is predicted with it.
     pub rendezvous: Option<Rendezvous>,
+    /// Some exchange went by rendezvous, but the launch ran at another placement than the
+    /// set's: the share was not fitted (the sets keep theirs: 0, the receiver's CPU alone).
+    pub share_elsewhere: bool,
 }
 
 /// The share of a rendezvous payload's `T1` that holds its sender's CPU, fitted to the
@@ -89,7 +92,10 @@ fn rendezvous_error(each: &[Exchange], eager_limit: u64) -> Option<(f64, f64)> {
 /// §16): the measured exchanges are the traced ones. Where some exchange goes by rendezvous,
 /// the set's `rendezvous_sender` is fitted to them ([`Rendezvous`]): the share, 0 to 1, at
 /// which their mean error crosses 0 (a larger share only delays a completion, so the error
-/// grows with it), found by bisection to 1/1024; 0 or 1 where it does not cross.
+/// grows with it), found by bisection to 1/1024; 0 or 1 where it does not cross. Not where the
+/// launch ran at another placement than the nearest set's (their `cores` 2× apart): a far
+/// set's payloads cost 2–3× a near launch's, and a share fitted across them would stand for
+/// that difference, not for the sender's CPU ([`Exchanges::share_elsewhere`]).
 pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Error> {
     trace.meta.ranks.keep_tracer_time();
     let cores = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
@@ -112,7 +118,12 @@ pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Er
     };
     let (mut each, receiver) = with(0.0)?;
     let mut rendezvous = None;
-    if let Some((below, receiver_error)) = receiver {
+    let elsewhere = match (cores, p.cores) {
+        (Some(a), Some(b)) => super::placements_apart(a, b),
+        _ => false,
+    };
+    let share_elsewhere = elsewhere && receiver.is_some();
+    if let Some((below, receiver_error)) = receiver.filter(|_| !elsewhere) {
         let (both, both_error) = with(1.0)?;
         let (above, both_error) = both_error.expect("the same exchanges above S");
         let (sender, error, fitted) = if below >= 0.0 {
@@ -146,6 +157,7 @@ pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Er
         cores_ns: cores,
         set_cores_ns: p.cores,
         rendezvous,
+        share_elsewhere,
     })
 }
 
@@ -216,7 +228,7 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
             false => "",
         }
     )];
-    let rendezvous = x.rendezvous;
+    let (rendezvous, x_share_elsewhere) = (x.rendezvous, x.share_elsewhere);
     let x = &x.each;
     let mut by_size: BTreeMap<u64, Vec<&Exchange>> = BTreeMap::new();
     for e in x {
@@ -235,6 +247,13 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
             })
             .collect();
         lines.push(format!("{k} B: {}", parts.join("; ")));
+    }
+    if x_share_elsewhere {
+        lines.push(
+            "above S the share of a rendezvous payload that holds its sender's CPU is not fitted \
+             at another placement (rendezvous_sender kept: 0, the receiver's CPU alone)"
+                .into(),
+        );
     }
     if let Some(v) = rendezvous {
         lines.push(format!(
@@ -311,6 +330,7 @@ mod tests {
             cores_ns: None,
             set_cores_ns: None,
             rendezvous: None,
+            share_elsewhere: false,
         };
         let (lines, off) = finding(&x, 0.10);
         assert!(off);
@@ -338,15 +358,17 @@ mod tests {
     /// 6,000 with the payload on the receiver's CPU alone (`rendezvous_sender` 0), at 6,000 +
     /// 2,000·F with a share F ≤ 0.5 on the sender's (its share queued after the receive's `T3`,
     /// 4,000–6,000), at 7,000 from 0.5 on. Measured as 6,000, 6,500 and 7,000 (the calls back
-    /// to back from 0, the Waitall ending there), the fit gives 0, 0.25 and 1.
+    /// to back from 0, the Waitall ending there), the fit gives 0, 0.25 and 1. The same launch
+    /// at cores 3× farther apart than the set's (a near launch, a far set: each payload of the
+    /// set costs another price than the launch's) fits nothing and says so.
     #[test]
     fn the_sender_share_of_a_rendezvous_payload_is_fitted_to_the_exchanges() {
         let p = Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
             .in_bands()
             .with_bands(|b| b.set("Od", 1000.0))
             .unwrap();
-        for (measured, share) in [(6000, 0.0), (6500, 0.25), (7000, 1.0)] {
-            let mut text = String::from("loggps-trace 1\nranks 2\n");
+        let exchanges = |measured: u64, cores: &str| {
+            let mut text = format!("loggps-trace 1\nranks 2\n{cores}");
             for r in 0..2 {
                 let q = 1 - r;
                 text += &format!(
@@ -356,8 +378,22 @@ mod tests {
                      {r} MPI_Finalize {measured} {measured}\n"
                 );
             }
-            let trace = crate::trace::text::parse("x.txt", text.as_bytes()).unwrap();
-            let x = check_nearest(trace, &[&p]).unwrap();
+            crate::trace::text::parse("x.txt", text.as_bytes()).unwrap()
+        };
+        let far = Params {
+            cores: Some(450.0),
+            ..p
+        };
+        let near = "rank 0 host \"h\" offset 0 0 cores 1 150 150\nrank 1 host \"h\" offset 0 0\n";
+        let x = check_nearest(exchanges(6500, near), &[&far]).unwrap();
+        assert!(x.rendezvous.is_none() && x.share_elsewhere, "{x:?}");
+        let (lines, off) = finding(&x, 0.10);
+        assert!(
+            !off && lines.last().unwrap().contains("not fitted"),
+            "{lines:?}"
+        );
+        for (measured, share) in [(6000, 0.0), (6500, 0.25), (7000, 1.0)] {
+            let x = check_nearest(exchanges(measured, ""), &[&p]).unwrap();
             let v = x.rendezvous.unwrap();
             assert!(
                 (v.sender - share).abs() <= 1.0 / 1024.0,

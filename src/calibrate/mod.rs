@@ -505,7 +505,7 @@ fn placements(runs: &[Launch]) -> Vec<Option<bool>> {
 
 /// Whether two cache-line figures (ns) are of different placements of the cores: 2×
 /// ([`OTHER_CORES`]) or more apart.
-fn placements_apart(a: f64, b: f64) -> bool {
+pub(crate) fn placements_apart(a: f64, b: f64) -> bool {
     a.max(b) >= OTHER_CORES * a.min(b)
 }
 
