@@ -461,19 +461,33 @@ fn tit_words_read_in_one_pass_are_the_split_line() {
 /// byte by byte, any other as words).
 #[test]
 fn tit_lines_read_alike_however_written() {
+    // (The usual lines are read byte by byte, the others as words: both give the same.)
     let usual = "0 init\n1 init\n0 send 1 0 1024\n1 recv 0 0 1024\n0 compute 1000\n\
-                 1 comm_size 2\n0 recv 1 1 8\n1 send 0 1 8\n0 finalize\n1 finalize\n";
+                 1 comm_size 2\n0 recv 1 1 8\n1 send 0 1 8\n0 isend 1 2 16\n1 irecv 0 2 16\n\
+                 0 compute 7\n0 wait 0 1 2\n1 wait 0 1 2\n0 finalize\n1 finalize\n";
     let unusual = "# a header\n0 init\n\n  1\tinit\r\n00 send 1 0 1024 # to 1\n\
                    +1 recv 0 0 1024\n\t0 compute\t1000\n1\tcomm_size 2\n0 recv 1 1 8\r\n\
-                   1 send 0 1 8\n   \n0 finalize#\n1 finalize";
+                   1 send 0 1 8\n   \n0 isend 1 2 16 \n1 irecv  0 2 16\n0 compute 7.0\n\
+                   0 wait 0 1 2\n1 wait 0 1 2\n0 finalize#\n1 finalize";
     let read = |text: &str| {
         let files = vec![("t.txt".to_string(), text.as_bytes().to_vec())];
         parse(Format::Tit, &files, &Options::default()).unwrap()
     };
     let (a, b) = (read(usual), read(unusual));
-    assert_eq!(a.events.len(), 8);
+    assert_eq!(a.events.len(), 12);
     assert_eq!(a.events, b.events);
     assert_eq!(a.warnings, b.warnings);
+    // A peer past the ranks, however written, is the same error, naming its line.
+    for line in ["0 send 2 0 8", "0 send 2 0 8 "] {
+        let files = vec![(
+            "t.txt".to_string(),
+            format!("0 init\n1 init\n{line}\n").into_bytes(),
+        )];
+        let e = parse(Format::Tit, &files, &Options::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(": line 3") && e.contains("rank below 2"), "{e}");
+    }
     // A rank of eight digits is past 2^20 whichever way it is read: its line is named.
     let files = vec![("t.txt".to_string(), b"0 init\n12345678 init\n".to_vec())];
     let e = parse(Format::Tit, &files, &Options::default())

@@ -147,7 +147,15 @@ pub(super) fn parse<S: AsRef<str> + Sync>(
         let mut i = 0;
         for (k, starts) in &ranks[r].pieces {
             let piece = &pieces[*k as usize];
+            let b = piece.text.as_bytes();
             for &at in starts {
+                // The usual line read byte by byte, any other as words.
+                let at_ = at as usize;
+                let end = memchr::memchr(b'\n', &b[at_..]).map_or(b.len(), |n| at_ + n);
+                if rank.usual(&b[at_..end], sink) {
+                    i += 1;
+                    continue;
+                }
                 words.clear();
                 words_at(piece.text, at as usize, &mut words);
                 rank.action(&words, sink).map_err(|m| {
@@ -385,10 +393,79 @@ struct Rank {
     reqs: Requests<(i32, i32, i32)>,
 }
 
+/// The routine of a point-to-point action's name (`send`, `isend`, `recv`, else `irecv`).
+fn p2p_routine(action: &[u8]) -> Routine {
+    match action {
+        b"send" => Routine::Send,
+        b"isend" => Routine::Isend,
+        b"recv" => Routine::Recv,
+        _ => Routine::Irecv,
+    }
+}
+
 impl Rank {
     fn now(&self) -> (u64, u64) {
         let t = round_ns(self.t);
         (t, t)
+    }
+
+    /// A point-to-point call now, its request created where it makes one.
+    fn p2p(&mut self, routine: Routine, partner: i32, tag: i32, bytes: u64) -> Call {
+        let mut c = Call::p2p(routine, self.now(), bytes, partner, tag);
+        if routine.creates_request() {
+            let (key, status) = match routine {
+                Routine::Isend => ((self.me, partner, tag), None),
+                _ => ((partner, self.me, tag), Some((partner, tag))),
+            };
+            c.e.id = self.reqs.create(key, status) as i64;
+        }
+        c
+    }
+
+    /// The usual line after its rank, read byte by byte and costed as [`Rank::action`] costs
+    /// its words: `send`, `isend`, `recv` or `irecv` with a peer below `p`, a tag and a count
+    /// (no datatype), or `compute` with its flops, each number unsigned decimal digits after
+    /// one space, nothing after the last. False for any other line (read as words), which
+    /// leaves the rank as it was.
+    #[inline]
+    fn usual(&mut self, line: &[u8], sink: &mut impl Push) -> bool {
+        let Some(cut) = memchr::memchr(b' ', line) else {
+            return false;
+        };
+        let (action, mut rest) = line.split_at(cut);
+        let mut v = [0u64; 3];
+        let mut n = 0;
+        while let Some((&b' ', r)) = rest.split_first() {
+            let len = r.iter().position(|&c| c == b' ').unwrap_or(r.len());
+            let digits = &r[..len];
+            if n == 3 || digits.is_empty() || digits.len() > 15 {
+                return false;
+            }
+            let mut x = 0u64;
+            for &d in digits {
+                let d = d.wrapping_sub(b'0');
+                if d > 9 {
+                    return false;
+                }
+                x = x * 10 + d as u64;
+            }
+            (v[n], n, rest) = (x, n + 1, &r[len..]);
+        }
+        if !rest.is_empty() {
+            return false;
+        }
+        match (action, n) {
+            (b"compute", 1) => self.t += v[0] as f64 * self.flop_ns,
+            (b"send" | b"isend" | b"recv" | b"irecv", 3)
+                if v[0] < self.p as u64 && v[1] <= i32::MAX as u64 =>
+            {
+                let bytes = v[2].saturating_mul(self.elem);
+                let c = self.p2p(p2p_routine(action), v[0] as i32, v[1] as i32, bytes);
+                push_call(sink, &c);
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// Reads one action; its call is pushed to `sink`. The actions the model does not cost
@@ -416,21 +493,7 @@ impl Rank {
             }
             "send" | "isend" | "recv" | "irecv" => {
                 let (partner, tag, bytes) = (a.rank(0)?, a.int(1)? as i32, a.bytes(2, 3)?);
-                let routine = match action {
-                    "send" => Routine::Send,
-                    "isend" => Routine::Isend,
-                    "recv" => Routine::Recv,
-                    _ => Routine::Irecv,
-                };
-                let mut c = Call::p2p(routine, t, bytes, partner, tag);
-                if routine.creates_request() {
-                    let (key, status) = match routine {
-                        Routine::Isend => ((me, partner, tag), None),
-                        _ => ((partner, me, tag), Some((partner, tag))),
-                    };
-                    c.e.id = self.reqs.create(key, status) as i64;
-                }
-                c
+                self.p2p(p2p_routine(action.as_bytes()), partner, tag, bytes)
             }
             "wait" | "test" => {
                 let key = (a.int(0)? as i32, a.int(1)? as i32, a.int(2)? as i32);
