@@ -412,11 +412,10 @@ impl Shared<'_> {
         }
     }
 
-    /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
-    #[inline(always)]
     /// The duration of Isend `i` of rank `r` where messages move only inside calls: an eager
     /// message's `T1 − Od` (its pair's set: the call returns once its message has left, what
     /// a blocking send spends after that waits in the Wait), else the pair's `o`.
+    #[inline(always)]
     pub(super) fn isend_at_calls(&self, r: usize, i: usize) -> f64 {
         let ev = self.trace.rank(r);
         let peer = ev.peer(i);
@@ -433,6 +432,7 @@ impl Shared<'_> {
         }
     }
 
+    /// The send half of an operation started at `ti` on rank `r` (event `i`): its Send cost.
     pub(super) fn send_completion(&self, r: usize, i: usize, ti: f64) -> Result<Completion, Dep> {
         let ev = self.trace.rank(r);
         let (peer, bytes) = (ev.peer(i), ev.bytes(i));

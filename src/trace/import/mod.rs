@@ -808,15 +808,26 @@ pub(crate) fn parse_i64(s: &str) -> Option<i64> {
     if digits.is_empty() || digits.len() > 18 {
         return s.parse().ok();
     }
-    let mut v = 0i64;
+    let v = decimal(digits)? as i64;
+    Some(if neg { -v } else { v })
+}
+
+/// Unsigned decimal digits, 1 to 18 of them (no overflow), as their number; None for any other
+/// byte or length.
+#[inline]
+pub(crate) fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v = 0u64;
     for &d in digits {
         let d = d.wrapping_sub(b'0');
         if d > 9 {
             return None;
         }
-        v = v * 10 + d as i64;
+        v = v * 10 + d as u64;
     }
-    Some(if neg { -v } else { v })
+    Some(v)
 }
 
 /// The lines of `text`, numbered from 1, each without its line break.

@@ -437,18 +437,13 @@ impl Rank {
         let mut n = 0;
         while let Some((&b' ', r)) = rest.split_first() {
             let len = r.iter().position(|&c| c == b' ').unwrap_or(r.len());
-            let digits = &r[..len];
-            if n == 3 || digits.is_empty() || digits.len() > 15 {
+            // (15 digits at most: each a double exactly, as the words' path reads them)
+            let x = (n < 3 && len <= 15)
+                .then(|| super::decimal(&r[..len]))
+                .flatten();
+            let Some(x) = x else {
                 return false;
-            }
-            let mut x = 0u64;
-            for &d in digits {
-                let d = d.wrapping_sub(b'0');
-                if d > 9 {
-                    return false;
-                }
-                x = x * 10 + d as u64;
-            }
+            };
             (v[n], n, rest) = (x, n + 1, &r[len..]);
         }
         if !rest.is_empty() {
