@@ -29,13 +29,15 @@ fn rtt_ns(args: &[&str]) -> f64 {
 
 /// By hand: 1000 bytes are in the second band, eager: `T1 = T3 = 500 + 1000·0.05 = 550`,
 /// `T2 = 600 + 1000·0.1 = 700`, a round trip 2 × 1800 = 3600 ns. `--L 100` sets `L` in every
-/// band: `T2 = 200`, 2600 ns; `--scale G=2` doubles every `G`: `T2 = 800`, 3800 ns.
+/// band: `T2 = 200`, 2600 ns; `--scale G=2` doubles every `G`: `T2 = 800`, 3800 ns;
+/// `--scale all=1.5` every time and rate: `T1 = T3 = 825`, `T2 = 1050`, 5400 ns.
 #[test]
 fn a_message_is_costed_by_its_band() {
     let (_d, p) = file("b.toml", BANDS);
     assert!((rtt_ns(&["--params", &p]) - 3600.0).abs() < 1e-9);
     assert!((rtt_ns(&["--params", &p, "--L", "100"]) - 2600.0).abs() < 1e-9);
     assert!((rtt_ns(&["--params", &p, "--scale", "G=2"]) - 3800.0).abs() < 1e-9);
+    assert!((rtt_ns(&["--params", &p, "--scale", "all=1.5"]) - 5400.0).abs() < 1e-6);
     let f = fixture("rtt/k1000-w0.txt");
     let scaled = json(&[
         f.to_str().unwrap(),

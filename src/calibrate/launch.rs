@@ -1,6 +1,9 @@
 //! One launch of an MPI job for `calibrate`, its output read as it goes, ended where the MPI
-//! library hangs in `MPI_Finalize` after the measurement.
+//! library hangs in `MPI_Finalize` after the measurement; and what the round-trip program
+//! printed, read as the launch's measurements.
 
+use super::fit::{Calls, Sample};
+use super::noise;
 use std::process::Command;
 
 /// What the round-trip program prints when its measurement is over, before `MPI_Finalize`.
@@ -95,4 +98,73 @@ pub(super) fn launch(
         ok,
         status,
     })
+}
+
+/// One launch's round trips, rank 0's timed calls, the cache line's round trips between the
+/// ranks' cores before and after (None: they share no memory), whether MPI put the two ranks
+/// on different nodes (the program's `nodes 2`), and the round trips' time (their middle
+/// halves' and all of it, [`noise`]).
+pub(super) type Launch = (
+    Vec<Sample>,
+    Vec<Calls>,
+    Option<[f64; 2]>,
+    bool,
+    noise::Spent,
+);
+
+/// What one launch of the round-trip program printed (`text`), read as a [`Launch`]: lines it
+/// does not know are passed over (the caller checks that every point is there).
+pub(super) fn read_launch(text: &str) -> Launch {
+    let (mut samples, mut timed, mut line, mut apart) = (Vec::new(), Vec::new(), None, false);
+    let mut spent = noise::Spent::default();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+        if let ("nodes", Some(n)) = (f.first().copied().unwrap_or(""), num(1)) {
+            apart = n > 1.0;
+            continue;
+        }
+        if let ("line", Some(before), Some(after)) =
+            (f.first().copied().unwrap_or(""), num(1), num(2))
+        {
+            line = (before > 0.0 && after > 0.0).then_some([before, after]);
+            continue;
+        }
+        if let ("isend", Some(k), Some(isend)) = (f.first().copied().unwrap_or(""), num(1), num(3))
+        {
+            // The same size's hiding point, timed with MPI_Isend: printed right after it.
+            if let Some(c) = timed.last_mut().filter(|c: &&mut Calls| c.k == k as u64) {
+                c.isend_ns = Some(isend);
+            }
+            continue;
+        }
+        let (Some(k), Some(w), Some(rtt)) = (num(1), num(2), num(3)) else {
+            continue;
+        };
+        let sample = Sample {
+            k: k as u64,
+            w_ns: w,
+            rtt_ns: rtt,
+        };
+        match (f[0], num(6), num(7)) {
+            ("rtt", ..) => {
+                if let (Some(reps), Some(mean)) = (num(5), num(8)) {
+                    spent.add(rtt, mean, reps);
+                }
+                samples.push(sample);
+            }
+            ("hide", Some(send), Some(recv)) => {
+                samples.push(sample);
+                timed.push(Calls {
+                    k: k as u64,
+                    w_ns: w,
+                    send_ns: send,
+                    recv_ns: recv,
+                    isend_ns: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    (samples, timed, line, apart, spent)
 }

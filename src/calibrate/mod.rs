@@ -8,6 +8,7 @@ pub mod fit;
 mod launch;
 mod limit;
 mod local;
+pub mod noise;
 pub mod reduce;
 pub mod svg;
 
@@ -16,7 +17,7 @@ use crate::model::{Band, Class, Params};
 use crate::trace::{OTHER_CORES, library};
 use banded::BandedFit;
 use fit::{Calls, Sample};
-use launch::{RTT_DONE, TRACE_DONE, launch};
+use launch::{Launch, RTT_DONE, TRACE_DONE, launch, read_launch};
 pub use limit::{EagerAbove, MISS};
 use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
@@ -105,6 +106,9 @@ pub struct Calibration {
     pub eager_above: Option<EagerAbove>,
     /// Halo-like exchanges traced and predicted with the set (None: no tracer, or it failed).
     pub exchanges: Option<exchange::Exchanges>,
+    /// Per launch in the set, the share of its round trips' time beyond their middle halves'
+    /// (interruptions, [`noise`]); empty from a round-trip program that prints no means.
+    pub interrupted: Vec<f64>,
 }
 
 /// A second set of one calibration: the launches at another placement's.
@@ -255,13 +259,6 @@ pub fn coarse_sizes(max: u64, per_octave: u32) -> Vec<u64> {
 /// `w = 0` (the round-trip program's `--hide`).
 const HIDE: f64 = 1.5;
 
-/// One launch's round trips, calls at the hiding imbalance, and cache-line round trips
-/// between the ranks' cores before and after its sweep (ns; none where they share no memory).
-/// One launch's round trips, rank 0's timed calls, the cache line's round trips between the
-/// ranks' cores before and after (None: they share no memory), and whether MPI put the two
-/// ranks on different nodes (the program's `nodes 2`).
-type Launch = (Vec<Sample>, Vec<Calls>, Option<[f64; 2]>, bool);
-
 /// One launch of the round-trip program over `sizes` × `ws`; with `calls`, each size's calls
 /// timed too (`--hide`).
 fn run_rtt(
@@ -328,51 +325,7 @@ fn run_rtt(
         )));
     }
     let text = &out.stdout;
-    let (mut samples, mut timed, mut line, mut apart) = (Vec::new(), Vec::new(), None, false);
-    for l in text.lines() {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
-        if let ("nodes", Some(n)) = (f.first().copied().unwrap_or(""), num(1)) {
-            apart = n > 1.0;
-            continue;
-        }
-        if let ("line", Some(before), Some(after)) =
-            (f.first().copied().unwrap_or(""), num(1), num(2))
-        {
-            line = (before > 0.0 && after > 0.0).then_some([before, after]);
-            continue;
-        }
-        if let ("isend", Some(k), Some(isend)) = (f.first().copied().unwrap_or(""), num(1), num(3))
-        {
-            // The same size's hiding point, timed with MPI_Isend: printed right after it.
-            if let Some(c) = timed.last_mut().filter(|c: &&mut Calls| c.k == k as u64) {
-                c.isend_ns = Some(isend);
-            }
-            continue;
-        }
-        let (Some(k), Some(w), Some(rtt)) = (num(1), num(2), num(3)) else {
-            continue;
-        };
-        let sample = Sample {
-            k: k as u64,
-            w_ns: w,
-            rtt_ns: rtt,
-        };
-        match (f[0], num(6), num(7)) {
-            ("rtt", ..) => samples.push(sample),
-            ("hide", Some(send), Some(recv)) => {
-                samples.push(sample);
-                timed.push(Calls {
-                    k: k as u64,
-                    w_ns: w,
-                    send_ns: send,
-                    recv_ns: recv,
-                    isend_ns: None,
-                });
-            }
-            _ => {}
-        }
-    }
+    let (samples, timed, line, apart, spent) = read_launch(text);
     let expected = sizes.len() * (ws.len() + calls as usize);
     if samples.len() != expected || (calls && timed.len() != sizes.len()) {
         return Err(Error::Io(format!(
@@ -383,7 +336,7 @@ fn run_rtt(
             if calls { sizes.len() } else { 0 }
         )));
     }
-    Ok((samples, timed, line, apart))
+    Ok((samples, timed, line, apart, spent))
 }
 
 /// The imbalances of the sweep besides the one that hides each size's transfer: 0, and `W`
@@ -536,10 +489,12 @@ fn kept_other(main: &Swept, other: Option<Swept>, before: Option<Swept>) -> Opti
 fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let launches = runs.len();
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
-    for (s, c, line, _) in runs {
+    let mut interrupted = Vec::new();
+    for (s, c, line, _, spent) in runs {
         samples.extend(s);
         calls.extend(c);
         lines.extend(line);
+        interrupted.extend(spent.share());
     }
     let med = |v: Vec<f64>| fit::median(&v);
     let hiding = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
@@ -585,12 +540,14 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
         lines,
         apart,
         launches,
+        interrupted,
     }
 }
 
 /// A sweep's round trips and calls (combined over launches), how far its launches differ,
 /// each launch's cache-line round trips between the ranks' cores (before and after it, ns),
-/// whether the ranks ran on different nodes, and how many launches it combines.
+/// whether the ranks ran on different nodes, how many launches it combines, and the share of
+/// each launch's round trips' time that interruptions took ([`noise::Spent::share`]).
 #[derive(Clone, Debug)]
 struct Swept {
     samples: Vec<Sample>,
@@ -599,6 +556,7 @@ struct Swept {
     lines: Vec<[f64; 2]>,
     apart: bool,
     launches: usize,
+    interrupted: Vec<f64>,
 }
 
 /// The launches that [`placements`] leaves out of the majority's set, in words: their cache
@@ -878,6 +836,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         lines,
         apart,
         launches,
+        interrupted,
     } = swept;
     if near.is_some() && fit::eager_jump(&samples, near).is_none() {
         log(format!(
@@ -959,6 +918,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         oc_fit,
         eager_above,
         exchanges,
+        interrupted,
     })
 }
 
@@ -1179,6 +1139,9 @@ pub fn params_file(c: &Calibration) -> String {
          cost every failed poll so (by default each keeps its traced duration)\n# poll = {:?}\n",
         c.poll_ns, c.poll_ns
     ));
+    if let Some((text, _)) = noise::finding(&c.interrupted) {
+        s.push_str(&format!("# interrupts: {text}\n"));
+    }
     s
 }
 
@@ -1294,7 +1257,7 @@ mod tests {
     fn a_launch_that_moved_within_its_sweep_is_in_no_set() {
         let launches = |v: &[[f64; 2]]| -> Vec<Launch> {
             v.iter()
-                .map(|&l| (Vec::new(), Vec::new(), Some(l), false))
+                .map(|&l| (Vec::new(), Vec::new(), Some(l), false, Default::default()))
                 .collect()
         };
         // This session's MPICH node calibration: the third far launch began near.
@@ -1329,9 +1292,47 @@ mod tests {
         let runs = launches(&[[450.0, 460.0], [141.0, 465.0], [440.0, 470.0]]);
         assert_eq!(placements(&runs), [Some(true), None, Some(true)]);
         let none: Vec<Launch> = (0..2)
-            .map(|_| (Vec::new(), Vec::new(), None, true))
+            .map(|_| (Vec::new(), Vec::new(), None, true, Default::default()))
             .collect();
         assert_eq!(placements(&none), [Some(true), Some(true)]);
+    }
+
+    /// A launch as the round-trip program prints it (Open MPI 4.1, this machine, 2026-12-01):
+    /// its points, rank 0's calls at the hiding point with the Isend's, the cache line's figures,
+    /// and the share of its round trips' time (the `rtt` lines', each weighed by its
+    /// repetitions) beyond their middle halves': by hand 1 − 46,374,583.3 / 52,626,273.7.
+    /// Without the last field (an older program) no share.
+    #[test]
+    fn a_launch_is_read_with_its_interrupted_share() {
+        let text = "nodes 1\n\
+            rtt 8 0 407.5 341 4001 103.4 273.4 423.6\n\
+            rtt 8 2000 2360.8 2324 4001 100.1 172.9 2785.1\n\
+            hide 8 2000 2274.2 2240 4001 100.1 173.2 2313.5\n\
+            isend 8 2000 100.1 4001\n\
+            rtt 16384 0 9724.8 9397 1650 4821.5 4871.0 12055.0\n\
+            rtt 16384 2000 11668.3 11492 1650 4812.3 4762.5 12059.1\n\
+            hide 16384 14586 24163.1 23984 758 4814.4 4762.0 26256.9\n\
+            isend 16384 14586 202.0 837\n\
+            line 1102.0 270.0 1\nend\n";
+        let (samples, calls, line, apart, spent) = read_launch(text);
+        assert_eq!(samples.len(), 6);
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[1].send_ns, calls[1].isend_ns), (4814.4, Some(202.0)));
+        assert_eq!((line, apart), (Some([1102.0, 270.0]), false));
+        let share = spent.share().unwrap();
+        assert!(
+            (share - (1.0 - 46_374_583.3 / 52_626_273.7)).abs() < 1e-9,
+            "{share}"
+        );
+        let old: String = text
+            .lines()
+            .map(|l| match l.starts_with("rtt") {
+                true => l.rsplit_once(' ').unwrap().0.to_string() + "\n",
+                false => l.to_string() + "\n",
+            })
+            .collect();
+        let (samples, .., spent) = read_launch(&old);
+        assert_eq!((samples.len(), spent.share()), (6, None));
     }
 
     /// A second set found before a sweep was measured again (MPICH's reported limit is not
@@ -1346,6 +1347,7 @@ mod tests {
             lines: lines.to_vec(),
             apart: false,
             launches: lines.len(),
+            interrupted: Vec::new(),
         };
         // This session's MPICH node calibration: 2 of 7 launches near, then 5 far.
         let far = swept(&[[450.0, 460.0], [440.0, 470.0], [445.0, 452.0]]);

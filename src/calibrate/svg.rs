@@ -333,6 +333,7 @@ mod tests {
             oc_fit: None,
             eager_above: None,
             exchanges: None,
+            interrupted: Vec::new(),
         }
     }
 

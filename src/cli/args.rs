@@ -98,8 +98,10 @@ pub struct ParamArgs {
     )]
     pub rendezvous_sender: Option<f64>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
-    /// both), Gs, Gl, Od, Op; repeatable, applied after the absolute values. Prefixed by a class
-    /// (network.L=0.5, node.o=2), in that class's sets only
+    /// both), Gs, Gl, Od, Op, copy, oc, gamma, or all of them (all=1.1: a machine 10% slower at
+    /// everything the model costs, as `calibrate`'s interruptions finding suggests); repeatable,
+    /// applied after the absolute values. Prefixed by a class (network.L=0.5, node.o=2), in that
+    /// class's sets only
     #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
     pub scale: Vec<(String, f64)>,
     /// Set a parameter of one class's sets only, as its own flag would (network.L=5000,

@@ -421,6 +421,11 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         (text, true) => println!("WARNING     copies: {text}"),
         (text, false) => println!("copies      {text}"),
     }
+    match calibrate::noise::finding(&c.interrupted) {
+        Some((text, true)) => println!("WARNING     interrupts: {text}"),
+        Some((text, false)) => println!("interrupts  {text}"),
+        None => {}
+    }
 }
 
 /// The set fitted at another placement of the ranks' cores, where calibrate made one.

@@ -379,18 +379,29 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     for (name, f) in &ov.scale {
         p = scale(p, name, *f)?;
-        if name == "copy" {
-            copy_source = Source::Flag;
-        }
-        if let Some(j) = SPLIT_NAMES.iter().position(|n| n == name) {
-            split_sources[j] = Source::Flag;
-        }
         let scaled = match name.as_str() {
-            "G" => &["Gs", "Gl"][..],
+            "all" => &SCALE_ALL[..],
             name => &[name][..],
         };
-        for (i, _) in NAMES.iter().enumerate().filter(|(_, n)| scaled.contains(n)) {
-            sources[i] = Source::Flag;
+        // Each parameter scaled now comes from the flag (`G`: `Gs` and `Gl`).
+        for n in scaled.iter().flat_map(|n| match *n {
+            "G" => &["Gs", "Gl"][..],
+            _ => std::slice::from_ref(n),
+        }) {
+            let n: &str = n;
+            match n {
+                "copy" => copy_source = Source::Flag,
+                "oc" => oc_source = Source::Flag,
+                "gamma" => gamma_source = Source::Flag,
+                n => match SPLIT_NAMES.iter().position(|&s| s == n) {
+                    Some(j) => split_sources[j] = Source::Flag,
+                    None => {
+                        if let Some(i) = NAMES.iter().position(|&m| m == n) {
+                            sources[i] = Source::Flag;
+                        }
+                    }
+                },
+            }
         }
     }
     for (name, v) in [
@@ -496,21 +507,42 @@ fn override_bands(p: Params, ov: &Overrides, sources: &mut [Source; 8]) -> Resul
     Ok(p)
 }
 
+/// What `--scale all=F` multiplies: every time and rate the set costs with (a machine that
+/// takes F times as long for everything the model costs; the model's §17: the time
+/// interruptions take, which `calibrate` measures and a set leaves out).
+pub const SCALE_ALL: [&str; 10] = ["L", "o", "Os", "Or", "G", "Od", "Op", "copy", "oc", "gamma"];
+
 /// `p` with parameter `name` multiplied by `f` (`--scale NAME=F`): in every band of a set in
 /// bands (`o`, `L`, `Os`, `Or`, `G`); in the paper's form any of its six times and rates, `G`
-/// both `Gs` and `Gl`.
+/// both `Gs` and `Gl`; the set's `copy`, `oc` and `gamma`; `all`, each of [`SCALE_ALL`].
 pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
     if !f.is_finite() || f < 0.0 {
         return Err(Error::Usage(format!(
             "--scale {name}={f}: the factor must be a finite number ≥ 0"
         )));
     }
-    if name == "copy" {
-        // Not a band's: the set's one local copy rate (none: none still).
-        return Ok(Params {
-            copy: p.copy.map(|c| c * f),
-            ..p
-        });
+    // Not a band's: the set's one figure (none: none still).
+    match name {
+        "all" => return SCALE_ALL.iter().try_fold(p, |p, n| scale(p, n, f)),
+        "copy" => {
+            return Ok(Params {
+                copy: p.copy.map(|c| c * f),
+                ..p
+            });
+        }
+        "oc" => {
+            return Ok(Params {
+                oc: p.oc.map(|c| c * f),
+                ..p
+            });
+        }
+        "gamma" => {
+            return Ok(Params {
+                gamma: p.gamma.map(|c| c * f),
+                ..p
+            });
+        }
+        _ => {}
     }
     if p.bands.is_some() {
         return p
@@ -530,7 +562,8 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
         "G" => (p.Gs, p.Gl) = (p.Gs * f, p.Gl * f),
         _ => {
             return Err(Error::Usage(format!(
-                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G, Od, Op, copy"
+                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G, Od, Op, copy, oc, \
+                 gamma, all"
             )));
         }
     }
@@ -1081,6 +1114,42 @@ mod tests {
                 .unwrap_err()
                 .contains("integer")
         );
+    }
+
+    /// `--scale all=F` multiplies every time and rate: each band's, the paper form's six,
+    /// `copy`, `oc` and `gamma`; what it does not cost with (`S`, `s`, `poll`, `cores`) stays.
+    #[test]
+    fn scaling_all_multiplies_every_time_and_rate() {
+        let extra = |p: Params| Params {
+            gamma: Some(0.03),
+            oc: Some(200.0),
+            copy: Some(0.02),
+            poll: Some(40.0),
+            cores: Some(150.0),
+            ..p
+        };
+        let paper = extra(myrinet());
+        let p = scale(paper, "all", 2.0).unwrap();
+        assert_eq!((p.L, p.o, p.Os, p.Or), (2320.0, 13100.0, 13.72, 5.14));
+        assert_eq!((p.Gs, p.Gl), (30.96, -1.48));
+        assert_eq!(
+            (p.gamma, p.oc, p.copy),
+            (Some(0.06), Some(400.0), Some(0.04))
+        );
+        assert_eq!(
+            (p.s, p.S, p.poll, p.cores),
+            (8191, 16383, Some(40.0), Some(150.0))
+        );
+        let banded = extra(Params::banded(myrinet().as_bands(), myrinet().S, None));
+        let p = scale(banded, "all", 2.0).unwrap();
+        let (before, after) = (banded.bands.unwrap(), p.bands.unwrap());
+        for (b, a) in before.as_slice().iter().zip(after.as_slice()) {
+            assert_eq!(a.hi, b.hi);
+            for (i, name) in BAND_NAMES.iter().enumerate() {
+                assert_eq!(a.get(i), 2.0 * b.get(i), "{name}");
+            }
+        }
+        assert_eq!((p.oc, p.S), (Some(400.0), banded.S));
     }
 
     /// `gamma` is written and read back in both forms, `progress` too; the calibrated banded

@@ -6,9 +6,11 @@
  * on its own; rank 0 prints, per size and imbalance, the mean of the repetitions' middle half
  * (between their quartiles: robust as a median, finer than the clock's step) and the minimum,
  * then the same mean of rank 0's MPI_Send and MPI_Recv alone (the calls' own
- * durations tell the send overhead from the receive overhead, which the round trip sums):
+ * durations tell the send overhead from the receive overhead, which the round trip sums), and
+ * last the plain mean of every repetition (the rare long ones, the operating system's
+ * interruptions of either rank, included: what a program repeating the exchange pays):
  *
- *     rtt K W_NS MIDDLE_NS MIN_NS REPS SEND_NS RECV_NS
+ *     rtt K W_NS MIDDLE_NS MIN_NS REPS SEND_NS RECV_NS MEAN_NS
  *
  * With --hide F, each size then gets one more point, at an imbalance of F times its round trip
  * at w = 0 (at least HIDE_MIN_NS; --w must list 0): long enough that the reply is there before
@@ -17,7 +19,7 @@
  * rank 0's send, w and its receive, timed each (the spin's clock reads and its overshoot past
  * w are left out). Its line reads as an rtt line does:
  *
- *     hide K W_NS MIDDLE_NS MIN_NS REPS SEND_NS RECV_NS
+ *     hide K W_NS MIDDLE_NS MIN_NS REPS SEND_NS RECV_NS MEAN_NS
  *
  * Then the same point once more with MPI_Isend in place of MPI_Send (the request waited for
  * after the spin, untimed): the mean of the middle half of the Isend's own durations. Where
@@ -140,6 +142,14 @@ static long long median(long long *v, int n) {
  * A clock that advances 10 ns at a time (as some hypervisors' do) puts every median of a
  * 300 ns round trip on one of 290, 300, 310: 3% apart, where the middle half's mean lies
  * between. */
+/* The plain mean of v[0..n): what a program that repeats the operation pays on average, the
+ * rare long repetitions (the operating system's interruptions) included. */
+static double mean_of(const long long *v, int n) {
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += (double)v[i];
+    return n > 0 ? sum / n : 0;
+}
+
 static double middle_mean(long long *v, int n) {
     qsort(v, n, sizeof(long long), cmp_ll);
     int lo = n / 4, hi = n - n / 4;
@@ -433,6 +443,7 @@ int main(int argc, char **argv) {
                 }
             }
             if (rank == 0) {
+                double mean = mean_of(rtt, done);
                 double m = middle_mean(rtt, done);
                 if (w == 0) rtt0 = (long long)m;
                 if (isend) {
@@ -440,8 +451,8 @@ int main(int argc, char **argv) {
                     fflush(stdout);
                     continue;
                 }
-                printf("%s %d %lld %.1f %lld %d %.1f %.1f\n", j < nws ? "rtt" : "hide", k, w, m, rtt[0], done,
-                       middle_mean(send, done), middle_mean(recv, done));
+                printf("%s %d %lld %.1f %lld %d %.1f %.1f %.1f\n", j < nws ? "rtt" : "hide", k, w, m, rtt[0], done,
+                       middle_mean(send, done), middle_mean(recv, done), mean);
                 fflush(stdout);
             }
         }
