@@ -100,71 +100,106 @@ pub(super) fn launch(
     })
 }
 
-/// One launch's round trips, rank 0's timed calls, the cache line's round trips between the
-/// ranks' cores before and after (None: they share no memory), whether MPI put the two ranks
-/// on different nodes (the program's `nodes 2`), and the round trips' time (their middle
-/// halves' and all of it, [`noise`]).
-pub(super) type Launch = (
-    Vec<Sample>,
-    Vec<Calls>,
-    Option<[f64; 2]>,
-    bool,
-    noise::Spent,
-);
+/// One launch of the round-trip program: what it measured and where its ranks ran.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Launch {
+    pub(super) samples: Vec<Sample>,
+    /// Rank 0's calls timed at each size's hiding point.
+    pub(super) calls: Vec<Calls>,
+    /// A cache line's round trip between the ranks' cores before and after the sweep, ns
+    /// (None: they share no memory).
+    pub(super) line: Option<[f64; 2]>,
+    /// Whether MPI put the two ranks on different nodes (the program's `nodes 2`).
+    pub(super) apart: bool,
+    /// The round trips' time: their middle halves' and all of it ([`noise`]).
+    pub(super) spent: noise::Spent,
+    /// The same cache line's round trip right after each size's points: (size, ns).
+    pub(super) at: Vec<(u64, f64)>,
+}
 
 /// What one launch of the round-trip program printed (`text`), read as a [`Launch`]: lines it
 /// does not know are passed over (the caller checks that every point is there).
 pub(super) fn read_launch(text: &str) -> Launch {
-    let (mut samples, mut timed, mut line, mut apart) = (Vec::new(), Vec::new(), None, false);
-    let mut spent = noise::Spent::default();
-    for l in text.lines() {
-        let f: Vec<&str> = l.split_whitespace().collect();
+    let mut l = Launch::default();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
         let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
-        if let ("nodes", Some(n)) = (f.first().copied().unwrap_or(""), num(1)) {
-            apart = n > 1.0;
-            continue;
-        }
-        if let ("line", Some(before), Some(after)) =
-            (f.first().copied().unwrap_or(""), num(1), num(2))
-        {
-            line = (before > 0.0 && after > 0.0).then_some([before, after]);
-            continue;
-        }
-        if let ("isend", Some(k), Some(isend)) = (f.first().copied().unwrap_or(""), num(1), num(3))
-        {
-            // The same size's hiding point, timed with MPI_Isend: printed right after it.
-            if let Some(c) = timed.last_mut().filter(|c: &&mut Calls| c.k == k as u64) {
-                c.isend_ns = Some(isend);
+        match (f.first().copied().unwrap_or(""), num(1), num(2)) {
+            ("nodes", Some(n), _) => l.apart = n > 1.0,
+            ("line", Some(before), Some(after)) => {
+                l.line = (before > 0.0 && after > 0.0).then_some([before, after]);
             }
-            continue;
-        }
-        let (Some(k), Some(w), Some(rtt)) = (num(1), num(2), num(3)) else {
-            continue;
-        };
-        let sample = Sample {
-            k: k as u64,
-            w_ns: w,
-            rtt_ns: rtt,
-        };
-        match (f[0], num(6), num(7)) {
-            ("rtt", ..) => {
-                if let (Some(reps), Some(mean)) = (num(5), num(8)) {
-                    spent.add(rtt, mean, reps);
+            ("line_at", Some(k), Some(ns)) if ns > 0.0 => l.at.push((k as u64, ns)),
+            ("isend", Some(k), _) => {
+                // The same size's hiding point, timed with MPI_Isend: printed right after it.
+                if let (Some(c), Some(isend)) = (
+                    l.calls.last_mut().filter(|c: &&mut Calls| c.k == k as u64),
+                    num(3),
+                ) {
+                    c.isend_ns = Some(isend);
                 }
-                samples.push(sample);
             }
-            ("hide", Some(send), Some(recv)) => {
-                samples.push(sample);
-                timed.push(Calls {
+            (kind @ ("rtt" | "hide"), Some(k), Some(w)) => {
+                let Some(rtt) = num(3) else { continue };
+                let sample = Sample {
                     k: k as u64,
                     w_ns: w,
-                    send_ns: send,
-                    recv_ns: recv,
-                    isend_ns: None,
-                });
+                    rtt_ns: rtt,
+                };
+                match (kind, num(6), num(7)) {
+                    ("rtt", ..) => {
+                        if let (Some(reps), Some(mean)) = (num(5), num(8)) {
+                            l.spent.add(rtt, mean, reps);
+                        }
+                        l.samples.push(sample);
+                    }
+                    (_, Some(send), Some(recv)) => {
+                        l.samples.push(sample);
+                        l.calls.push(Calls {
+                            k: k as u64,
+                            w_ns: w,
+                            send_ns: send,
+                            recv_ns: recv,
+                            isend_ns: None,
+                        });
+                    }
+                    _ => {}
+                }
             }
             _ => {}
         }
     }
-    (samples, timed, line, apart, spent)
+    l
+}
+
+/// The part of launch `l` measured at the placement most of its figures show: where the cache
+/// line's round trip before a size's points (the sweep's first figure, else the size before's)
+/// or right after them lies 2× or more from the median of the launch's figures
+/// ([`super::placements_apart`]), the ranks moved during that size, and its points are left
+/// out; the launch's figures become those of the part kept. Returns the sizes left out (none
+/// where the program prints no figure after each size).
+pub(super) fn held_part(mut l: Launch) -> (Launch, Vec<u64>) {
+    let (Some([before, after]), false) = (l.line, l.at.is_empty()) else {
+        return (l, Vec::new());
+    };
+    let figures: Vec<f64> = std::iter::once(before)
+        .chain(l.at.iter().map(|a| a.1))
+        .chain([after])
+        .collect();
+    let reference = super::fit::median(&figures);
+    let other = |f: f64| super::placements_apart(f, reference);
+    let (mut out, mut prev) = (Vec::new(), before);
+    for &(k, f) in &l.at {
+        if other(prev) || other(f) {
+            out.push(k);
+        }
+        prev = f;
+    }
+    if !out.is_empty() {
+        l.samples.retain(|x| !out.contains(&x.k));
+        l.calls.retain(|c| !out.contains(&c.k));
+        let kept: Vec<f64> = figures.into_iter().filter(|&f| !other(f)).collect();
+        l.line = Some([kept[0], kept[kept.len() - 1]]);
+    }
+    (l, out)
 }

@@ -58,7 +58,7 @@ fn refine(
         // An inconclusive launch is measured again, in a new launch, up to three times.
         let mut narrowed = None;
         for _ in 0..3 {
-            let (batch, ..) = run_rtt(&careful, &sizes, ws, false, log)?;
+            let batch = run_rtt(&careful, &sizes, ws, false, log)?.samples;
             narrowed = narrow(lo, hi, &probe, &batch)
                 .filter(|&(l, h)| lo <= l && l < h && h <= hi && (l, h) != (lo, hi));
             if narrowed.is_some() {

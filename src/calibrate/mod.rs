@@ -325,18 +325,18 @@ fn run_rtt(
         )));
     }
     let text = &out.stdout;
-    let (samples, timed, line, apart, spent) = read_launch(text);
+    let l = read_launch(text);
     let expected = sizes.len() * (ws.len() + calls as usize);
-    if samples.len() != expected || (calls && timed.len() != sizes.len()) {
+    if l.samples.len() != expected || (calls && l.calls.len() != sizes.len()) {
         return Err(Error::Io(format!(
             "the round-trip program printed {} of {expected} round trips and {} of {} call \
              timings (rebuild it with `make -C tracer`: older builds have no --hide):\n{text}",
-            samples.len(),
-            timed.len(),
+            l.samples.len(),
+            l.calls.len(),
             if calls { sizes.len() } else { 0 }
         )));
     }
-    Ok((samples, timed, line, apart, spent))
+    Ok(l)
 }
 
 /// The imbalances of the sweep besides the one that hides each size's transfer: 0, and `W`
@@ -402,7 +402,18 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
                 odd_launches(&runs, &p)
             )),
         }
-        runs.push(run_rtt(opts, &sizes, &ws, true, log)?);
+        let (run, moved) = launch::held_part(run_rtt(opts, &sizes, &ws, true, log)?);
+        if let (Some(lo), Some(hi)) = (moved.first(), moved.last()) {
+            log(format!(
+                "launch {}: the ranks' cores moved apart or together at {} of its sizes ({lo}–{hi} \
+                 B; a cache line's round trip after each size: {}): those left out of it",
+                runs.len() + 1,
+                moved.len(),
+                run.line
+                    .map_or("none".into(), |[a, b]| format!("{a:.0}/{b:.0} ns kept"))
+            ));
+        }
+        runs.push(run);
     }
     let mut p = placements(&runs);
     if count(&p, Some(true)) == 0 {
@@ -426,7 +437,7 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
             }
         ));
     }
-    let apart = runs.iter().any(|r| r.3);
+    let apart = runs.iter().any(|r| r.apart);
     let (mut kept, mut other) = (Vec::new(), Vec::new());
     for (run, k) in runs.into_iter().zip(p) {
         match k {
@@ -446,10 +457,10 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
 /// its sizes were measured partly at each placement, and it is in no set).
 fn placements(runs: &[Launch]) -> Vec<Option<bool>> {
     let moved = |l: &Option<[f64; 2]>| l.is_some_and(|[a, b]| placements_apart(a, b));
-    let held: Vec<Option<[f64; 2]>> = runs.iter().map(|r| r.2).filter(|l| !moved(l)).collect();
+    let held: Vec<Option<[f64; 2]>> = runs.iter().map(|r| r.line).filter(|l| !moved(l)).collect();
     let mut same = same_cores(&held).into_iter();
     runs.iter()
-        .map(|r| match moved(&r.2) {
+        .map(|r| match moved(&r.line) {
             true => None,
             false => same.next(),
         })
@@ -490,11 +501,11 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let launches = runs.len();
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     let mut interrupted = Vec::new();
-    for (s, c, line, _, spent) in runs {
-        samples.extend(s);
-        calls.extend(c);
-        lines.extend(line);
-        interrupted.extend(spent.share());
+    for l in runs {
+        samples.extend(l.samples);
+        calls.extend(l.calls);
+        lines.extend(l.line);
+        interrupted.extend(l.spent.share());
     }
     let med = |v: Vec<f64>| fit::median(&v);
     let hiding = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
@@ -506,6 +517,10 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let spread = launch_spread(&at0);
     let (mut out, mut timed) = (Vec::new(), Vec::new());
     for &k in sizes {
+        // A size whose points every launch left out (its ranks moved during it): none.
+        if !samples.iter().any(|x| x.k == k) {
+            continue;
+        }
         for &w in ws {
             let at = samples
                 .iter()
@@ -565,7 +580,7 @@ fn odd_launches(runs: &[Launch], p: &[Option<bool>]) -> String {
     let figures = |at: Option<bool>| -> Vec<[f64; 2]> {
         (runs.iter().zip(p))
             .filter(|(_, k)| **k == at)
-            .filter_map(|(r, _)| r.2)
+            .filter_map(|(r, _)| r.line)
             .collect()
     };
     let (odd, kept, moved) = (figures(Some(false)), figures(Some(true)), figures(None));
@@ -1257,7 +1272,10 @@ mod tests {
     fn a_launch_that_moved_within_its_sweep_is_in_no_set() {
         let launches = |v: &[[f64; 2]]| -> Vec<Launch> {
             v.iter()
-                .map(|&l| (Vec::new(), Vec::new(), Some(l), false, Default::default()))
+                .map(|&l| Launch {
+                    line: Some(l),
+                    ..Launch::default()
+                })
                 .collect()
         };
         // This session's MPICH node calibration: the third far launch began near.
@@ -1292,13 +1310,17 @@ mod tests {
         let runs = launches(&[[450.0, 460.0], [141.0, 465.0], [440.0, 470.0]]);
         assert_eq!(placements(&runs), [Some(true), None, Some(true)]);
         let none: Vec<Launch> = (0..2)
-            .map(|_| (Vec::new(), Vec::new(), None, true, Default::default()))
+            .map(|_| Launch {
+                apart: true,
+                ..Launch::default()
+            })
             .collect();
         assert_eq!(placements(&none), [Some(true), Some(true)]);
     }
 
     /// A launch as the round-trip program prints it (Open MPI 4.1, this machine, 2026-12-01):
-    /// its points, rank 0's calls at the hiding point with the Isend's, the cache line's figures,
+    /// its points, rank 0's calls at the hiding point with the Isend's, the cache line's figures
+    /// (around the sweep and after each size),
     /// and the share of its round trips' time (the `rtt` lines', each weighed by its
     /// repetitions) beyond their middle halves': by hand 1 − 46,374,583.3 / 52,626,273.7.
     /// Without the last field (an older program) no share.
@@ -1309,17 +1331,24 @@ mod tests {
             rtt 8 2000 2360.8 2324 4001 100.1 172.9 2785.1\n\
             hide 8 2000 2274.2 2240 4001 100.1 173.2 2313.5\n\
             isend 8 2000 100.1 4001\n\
+            line_at 8 152.6\n\
             rtt 16384 0 9724.8 9397 1650 4821.5 4871.0 12055.0\n\
             rtt 16384 2000 11668.3 11492 1650 4812.3 4762.5 12059.1\n\
             hide 16384 14586 24163.1 23984 758 4814.4 4762.0 26256.9\n\
             isend 16384 14586 202.0 837\n\
+            line_at 16384 -1\n\
             line 1102.0 270.0 1\nend\n";
-        let (samples, calls, line, apart, spent) = read_launch(text);
-        assert_eq!(samples.len(), 6);
-        assert_eq!(calls.len(), 2);
-        assert_eq!((calls[1].send_ns, calls[1].isend_ns), (4814.4, Some(202.0)));
-        assert_eq!((line, apart), (Some([1102.0, 270.0]), false));
-        let share = spent.share().unwrap();
+        let l = read_launch(text);
+        assert_eq!(l.samples.len(), 6);
+        assert_eq!(l.calls.len(), 2);
+        assert_eq!(
+            (l.calls[1].send_ns, l.calls[1].isend_ns),
+            (4814.4, Some(202.0))
+        );
+        assert_eq!((l.line, l.apart), (Some([1102.0, 270.0]), false));
+        // Each size's figure after it; none where the ranks share no memory (-1).
+        assert_eq!(l.at, [(8, 152.6)]);
+        let share = l.spent.share().unwrap();
         assert!(
             (share - (1.0 - 46_374_583.3 / 52_626_273.7)).abs() < 1e-9,
             "{share}"
@@ -1331,8 +1360,65 @@ mod tests {
                 false => l.to_string() + "\n",
             })
             .collect();
-        let (samples, .., spent) = read_launch(&old);
-        assert_eq!((samples.len(), spent.share()), (6, None));
+        let l = read_launch(&old);
+        assert_eq!((l.samples.len(), l.spent.share()), (6, None));
+    }
+
+    /// A launch whose ranks moved to far cores at its second size and back during its fourth
+    /// (the cache line's figure after each size: 150, 460, 470, 150, 151 ns; before 150, after
+    /// 152; their median 151): the three sizes measured while far or moving are left out, its
+    /// figures those of the rest. A launch without figures per size is kept whole.
+    #[test]
+    fn a_launch_keeps_the_sizes_measured_where_most_of_it_ran() {
+        let sizes = [8u64, 64, 512, 4096, 32768];
+        let l = Launch {
+            samples: sizes.iter().map(|&k| rtt(k, 100.0 + k as f64)).collect(),
+            calls: sizes
+                .iter()
+                .map(|&k| Calls {
+                    k,
+                    w_ns: 1000.0,
+                    send_ns: 50.0,
+                    recv_ns: 60.0,
+                    isend_ns: None,
+                })
+                .collect(),
+            line: Some([150.0, 152.0]),
+            at: sizes
+                .iter()
+                .copied()
+                .zip([150.0, 460.0, 470.0, 150.0, 151.0])
+                .collect(),
+            ..Launch::default()
+        };
+        let (kept, out) = launch::held_part(l.clone());
+        assert_eq!(out, [64, 512, 4096]);
+        let ks = |v: &[Sample]| v.iter().map(|x| x.k).collect::<Vec<_>>();
+        assert_eq!(ks(&kept.samples), [8, 32768]);
+        assert_eq!(
+            kept.calls.iter().map(|c| c.k).collect::<Vec<_>>(),
+            [8, 32768]
+        );
+        assert_eq!(kept.line, Some([150.0, 152.0]));
+        let whole = Launch {
+            at: Vec::new(),
+            ..l.clone()
+        };
+        let (kept, out) = launch::held_part(whole);
+        assert!(out.is_empty() && kept.samples.len() == 5);
+        // Most of it far: the near sizes are the ones left out, the figures the far ones.
+        let far = Launch {
+            line: Some([450.0, 440.0]),
+            at: sizes
+                .iter()
+                .copied()
+                .zip([450.0, 460.0, 150.0, 470.0, 455.0])
+                .collect(),
+            ..l
+        };
+        let (kept, out) = launch::held_part(far);
+        assert_eq!(out, [512, 4096]);
+        assert_eq!(kept.line, Some([450.0, 440.0]));
     }
 
     /// A second set found before a sweep was measured again (MPICH's reported limit is not

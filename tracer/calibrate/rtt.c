@@ -81,6 +81,11 @@
  *
  *     line BEFORE_NS AFTER_NS N
  *
+ * and the same figure right after each size's points (printed as it is timed, so that a move
+ * of the ranks within the sweep is seen at the size where it happened):
+ *
+ *     line_at K NS
+ *
  * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--coll R] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
@@ -455,6 +460,10 @@ int main(int argc, char **argv) {
                        middle_mean(send, done), middle_mean(recv, done), mean);
                 fflush(stdout);
             }
+        }
+        if (line_n > 0) {
+            double at = line_round_trip(line_n);
+            if (rank == 0) printf("line_at %d %.1f\n", k, at);
         }
     }
     if (line_n > 0) {
