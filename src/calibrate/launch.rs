@@ -172,34 +172,106 @@ pub(super) fn read_launch(text: &str) -> Launch {
     l
 }
 
-/// The part of launch `l` measured at the placement most of its figures show: where the cache
-/// line's round trip before a size's points (the sweep's first figure, else the size before's)
-/// or right after them lies 2× or more from the median of the launch's figures
-/// ([`super::placements_apart`]), the ranks moved during that size, and its points are left
-/// out; the launch's figures become those of the part kept. Returns the sizes left out (none
-/// where the program prints no figure after each size).
-pub(super) fn held_part(mut l: Launch) -> (Launch, Vec<u64>) {
+/// Launch `l` split by where its ranks ran: the part measured at the placement most of its
+/// figures show, and the part measured wholly at another (None where none was). Where the
+/// cache line's round trip before a size's points (the sweep's first figure, else the size
+/// before's) or right after them lies 2× or more from the median of the launch's figures
+/// ([`super::placements_apart`]), the size is out of the first part; where both lie within 2×
+/// of the median of those other figures, it is in the second. Each part's figures are its
+/// sizes'. Also the sizes out of the first part (none where the program prints no figure after
+/// each size).
+pub(super) fn split_by_placement(mut l: Launch) -> (Launch, Option<Launch>, Vec<u64>) {
     let (Some([before, after]), false) = (l.line, l.at.is_empty()) else {
-        return (l, Vec::new());
+        return (l, None, Vec::new());
     };
     let figures: Vec<f64> = std::iter::once(before)
         .chain(l.at.iter().map(|a| a.1))
         .chain([after])
         .collect();
-    let reference = super::fit::median(&figures);
-    let other = |f: f64| super::placements_apart(f, reference);
-    let (mut out, mut prev) = (Vec::new(), before);
-    for &(k, f) in &l.at {
-        if other(prev) || other(f) {
-            out.push(k);
+    let near = |f: f64, reference: f64| !super::placements_apart(f, reference);
+    let main = super::fit::median(&figures);
+    let others: Vec<f64> = figures
+        .iter()
+        .copied()
+        .filter(|&f| !near(f, main))
+        .collect();
+    let second = super::fit::median(&others);
+    // Each size with the figures before and after it.
+    let around: Vec<(u64, f64, f64)> = (l.at.iter().enumerate())
+        .map(|(i, &(k, f))| (k, figures[i], f))
+        .collect();
+    let at = |reference: f64| -> Vec<(u64, f64, f64)> {
+        (around.iter().copied())
+            .filter(|&(_, a, b)| near(a, reference) && near(b, reference))
+            .collect()
+    };
+    let (first, other) = (at(main), at(second));
+    let out: Vec<u64> = (l.at.iter())
+        .map(|a| a.0)
+        .filter(|k| !first.iter().any(|s| s.0 == *k))
+        .collect();
+    if out.is_empty() {
+        return (l, None, out);
+    }
+    let part = |l: &Launch, sizes: &[(u64, f64, f64)]| -> Option<Launch> {
+        let (f, z) = (sizes.first()?, sizes.last()?);
+        let has = |k: u64| sizes.iter().any(|s| s.0 == k);
+        Some(Launch {
+            samples: l.samples.iter().filter(|x| has(x.k)).copied().collect(),
+            calls: l.calls.iter().filter(|c| has(c.k)).copied().collect(),
+            line: Some([f.1, z.2]),
+            at: l.at.iter().filter(|a| has(a.0)).copied().collect(),
+            ..l.clone()
+        })
+    };
+    let second = match others.is_empty() {
+        true => None,
+        false => part(&l, &other),
+    };
+    match part(&l, &first) {
+        Some(kept) => l = kept,
+        // No size held the main placement throughout: the launch keeps nothing.
+        None => {
+            l.samples.clear();
+            l.calls.clear();
+            l.at.clear();
         }
-        prev = f;
     }
-    if !out.is_empty() {
-        l.samples.retain(|x| !out.contains(&x.k));
-        l.calls.retain(|c| !out.contains(&c.k));
-        let kept: Vec<f64> = figures.into_iter().filter(|&f| !other(f)).collect();
-        l.line = Some([kept[0], kept[kept.len() - 1]]);
+    (l, second, out)
+}
+
+/// The parts of launches measured at another placement than most of their sweep's (`parts`),
+/// put with the launches of the set whose placement they ran at (`kept`'s, returned) or with
+/// `other`'s launches, where those with them measure every size of `sizes` at least once and
+/// are at least [`super::MIN_OTHER_LAUNCHES`] (a set from parts that leave sizes out would cost those
+/// from nothing); also how many went to `other`, or the sizes they and `other` left
+/// unmeasured where parts ran at another placement and went nowhere.
+pub(super) fn with_parts(
+    kept: &[Launch],
+    other: &mut Vec<Launch>,
+    parts: Vec<Launch>,
+    sizes: &[u64],
+) -> (Vec<Launch>, Result<usize, Vec<u64>>) {
+    let figure =
+        |runs: &[Launch]| super::cores_ns(&runs.iter().filter_map(|r| r.line).collect::<Vec<_>>());
+    let Some(main) = figure(kept) else {
+        return (Vec::new(), Ok(0));
+    };
+    let (mut same, mut elsewhere) = (Vec::new(), Vec::new());
+    for p in parts {
+        match figure(std::slice::from_ref(&p)) {
+            Some(f) if super::placements_apart(f, main) => elsewhere.push(p),
+            Some(_) => same.push(p),
+            None => {}
+        }
     }
-    (l, out)
+    let measured =
+        |k: &u64| (other.iter().chain(&elsewhere)).any(|r| r.samples.iter().any(|x| x.k == *k));
+    let missing: Vec<u64> = sizes.iter().copied().filter(|k| !measured(k)).collect();
+    let far = elsewhere.len();
+    if other.len() + far >= super::MIN_OTHER_LAUNCHES && missing.is_empty() && far > 0 {
+        other.extend(elsewhere);
+        return (same, Ok(far));
+    }
+    (same, if far > 0 { Err(missing) } else { Ok(0) })
 }

@@ -383,37 +383,49 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
     let ws = imbalances(opts);
     let want = opts.launches.max(1) as usize;
     let mut runs: Vec<Launch> = Vec::new();
+    // The sizes launches measured at another placement than most of their sweep's.
+    let mut parts: Vec<Launch> = Vec::new();
+    let mut launched = 0;
     let count = |p: &[Option<bool>], at: Option<bool>| p.iter().filter(|&&x| x == at).count();
-    while runs.len() < 2 * want {
+    while launched < 2 * want {
         let p = placements(&runs);
         let kept = count(&p, Some(true));
         // One launch at another placement is too few for a set of its own: measuring on
         // gives that placement the chance to come back (this machine flips in spells).
         let lone = (1..MIN_OTHER_LAUNCHES).contains(&count(&p, Some(false)));
-        if runs.len() >= want && kept >= want && !lone {
+        if launched >= want && kept >= want && !lone {
             break;
         }
-        match runs.len() < want {
-            true => log(format!("launch {} of {want}", runs.len() + 1)),
+        launched += 1;
+        match launched <= want {
+            true => log(format!("launch {launched} of {want}")),
             false => log(format!(
-                "launch {} of up to {}: {}; measuring again",
-                runs.len() + 1,
+                "launch {launched} of up to {}: {}; measuring again",
                 2 * want,
                 odd_launches(&runs, &p)
             )),
         }
-        let (run, moved) = launch::held_part(run_rtt(opts, &sizes, &ws, true, log)?);
-        if let (Some(lo), Some(hi)) = (moved.first(), moved.last()) {
+        let (run, part, moved) = launch::split_by_placement(run_rtt(opts, &sizes, &ws, true, log)?);
+        if !moved.is_empty() {
+            let figures = |l: &Launch| {
+                l.line
+                    .map_or("none".into(), |[a, b]| format!("{a:.0}/{b:.0}"))
+            };
             log(format!(
-                "launch {}: the ranks' cores moved apart or together at {} of its sizes ({lo}–{hi} \
-                 B; a cache line's round trip after each size: {}): those left out of it",
-                runs.len() + 1,
+                "launch {launched}: the ranks' cores moved apart or together within its sweep: {} \
+                 of its {} sizes measured elsewhere or while moving ({} of them wholly at \
+                 another placement, {} ns before/after them); the rest at {} ns",
                 moved.len(),
-                run.line
-                    .map_or("none".into(), |[a, b]| format!("{a:.0}/{b:.0} ns kept"))
+                sizes.len(),
+                part.as_ref().map_or(0, |p| p.calls.len()),
+                part.as_ref().map_or("none".into(), figures),
+                figures(&run),
             ));
         }
-        runs.push(run);
+        parts.extend(part);
+        if !run.samples.is_empty() {
+            runs.push(run);
+        }
     }
     let mut p = placements(&runs);
     if count(&p, Some(true)) == 0 {
@@ -445,6 +457,24 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
             Some(false) => other.push(run),
             None => {}
         }
+    }
+    let (main, far) = launch::with_parts(&kept, &mut other, parts, &sizes);
+    kept.extend(main);
+    match far {
+        Ok(0) => {}
+        Ok(far) => log(format!(
+            "with the second set: the sizes {far} launch(es) measured at its placement within \
+             their sweeps"
+        )),
+        Err(missing) => log(format!(
+            "no second set from the sizes launches measured at another placement within their \
+             sweeps: with the launches there, they leave {} of the {} sizes unmeasured ({})",
+            missing.len(),
+            sizes.len(),
+            (missing.iter().map(u64::to_string))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
     }
     let combined = |runs: Vec<Launch>| combine(runs, &sizes, &ws, apart);
     let other = (other.len() >= MIN_OTHER_LAUNCHES).then(|| combined(other));
@@ -1366,10 +1396,11 @@ mod tests {
 
     /// A launch whose ranks moved to far cores at its second size and back during its fourth
     /// (the cache line's figure after each size: 150, 460, 470, 150, 151 ns; before 150, after
-    /// 152; their median 151): the three sizes measured while far or moving are left out, its
-    /// figures those of the rest. A launch without figures per size is kept whole.
+    /// 152; their median 151): the three sizes measured while far or moving are out of its
+    /// first part, the one measured wholly far (between 460 and 470 ns) its second; each
+    /// part's figures its sizes'. A launch without figures per size is kept whole.
     #[test]
-    fn a_launch_keeps_the_sizes_measured_where_most_of_it_ran() {
+    fn a_launch_is_split_where_its_ranks_moved() {
         let sizes = [8u64, 64, 512, 4096, 32768];
         let l = Launch {
             samples: sizes.iter().map(|&k| rtt(k, 100.0 + k as f64)).collect(),
@@ -1391,7 +1422,7 @@ mod tests {
                 .collect(),
             ..Launch::default()
         };
-        let (kept, out) = launch::held_part(l.clone());
+        let (kept, part, out) = launch::split_by_placement(l.clone());
         assert_eq!(out, [64, 512, 4096]);
         let ks = |v: &[Sample]| v.iter().map(|x| x.k).collect::<Vec<_>>();
         assert_eq!(ks(&kept.samples), [8, 32768]);
@@ -1399,14 +1430,20 @@ mod tests {
             kept.calls.iter().map(|c| c.k).collect::<Vec<_>>(),
             [8, 32768]
         );
-        assert_eq!(kept.line, Some([150.0, 152.0]));
+        assert_eq!(kept.line, Some([150.0, 151.0]));
+        let part = part.expect("the size measured far");
+        assert_eq!(
+            (ks(&part.samples), part.line),
+            (vec![512], Some([460.0, 470.0]))
+        );
+        assert_eq!(part.calls.len(), 1);
         let whole = Launch {
             at: Vec::new(),
             ..l.clone()
         };
-        let (kept, out) = launch::held_part(whole);
-        assert!(out.is_empty() && kept.samples.len() == 5);
-        // Most of it far: the near sizes are the ones left out, the figures the far ones.
+        let (kept, part, out) = launch::split_by_placement(whole);
+        assert!(out.is_empty() && part.is_none() && kept.samples.len() == 5);
+        // Most of it far: the near sizes are out, none wholly near (each moved within).
         let far = Launch {
             line: Some([450.0, 440.0]),
             at: sizes
@@ -1416,9 +1453,37 @@ mod tests {
                 .collect(),
             ..l
         };
-        let (kept, out) = launch::held_part(far);
+        let (kept, part, out) = launch::split_by_placement(far);
         assert_eq!(out, [512, 4096]);
-        assert_eq!(kept.line, Some([450.0, 440.0]));
+        assert_eq!(kept.line, Some([450.0, 455.0]));
+        assert!(part.is_none());
+    }
+
+    /// Parts of launches measured at the second placement make its set with the launches that
+    /// ran there where together they measure every size, and go with the first set where they
+    /// ran at its placement; parts that leave a size out make no set.
+    #[test]
+    fn parts_measured_elsewhere_join_the_set_of_their_placement() {
+        let at = |line: [f64; 2], ks: &[u64]| Launch {
+            samples: ks.iter().map(|&k| rtt(k, 500.0)).collect(),
+            line: Some(line),
+            ..Launch::default()
+        };
+        let sizes = [8u64, 64, 512];
+        let kept = vec![at([140.0, 150.0], &sizes), at([145.0, 150.0], &sizes)];
+        let parts = vec![
+            at([450.0, 460.0], &[8, 64]),
+            at([130.0, 135.0], &[512]),
+            at([440.0, 470.0], &[512]),
+        ];
+        let mut other = Vec::new();
+        let (same, far) = launch::with_parts(&kept, &mut other, parts.clone(), &sizes);
+        assert_eq!((same.len(), far, other.len()), (1, Ok(2), 2));
+        // Without the far part at 512 B the far parts leave it out: no second set from them.
+        let mut other = Vec::new();
+        let fewer = vec![parts[0].clone(), parts[1].clone()];
+        let (same, far) = launch::with_parts(&kept, &mut other, fewer, &sizes);
+        assert_eq!((same.len(), far, other.len()), (1, Err(vec![512]), 0));
     }
 
     /// A second set found before a sweep was measured again (MPICH's reported limit is not
