@@ -275,3 +275,24 @@ pub(super) fn with_parts(
     }
     (same, if far > 0 { Err(missing) } else { Ok(0) })
 }
+
+/// Whether `parts` make a second set ([`with_parts`]) with the launches of `runs` that `p`
+/// places at another placement than the majority's.
+pub(super) fn parts_make_a_set(
+    runs: &[Launch],
+    p: &[Option<bool>],
+    parts: &[Launch],
+    sizes: &[u64],
+) -> bool {
+    let at = |k: Option<bool>| -> Vec<Launch> {
+        (runs.iter().zip(p))
+            .filter(|(_, x)| **x == k)
+            .map(|(r, _)| r.clone())
+            .collect()
+    };
+    let (main, mut other) = (at(Some(true)), at(Some(false)));
+    matches!(
+        with_parts(&main, &mut other, parts.to_vec(), sizes).1,
+        Ok(1..)
+    )
+}

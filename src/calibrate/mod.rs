@@ -391,8 +391,10 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
         let p = placements(&runs);
         let kept = count(&p, Some(true));
         // One launch at another placement is too few for a set of its own: measuring on
-        // gives that placement the chance to come back (this machine flips in spells).
-        let lone = (1..MIN_OTHER_LAUNCHES).contains(&count(&p, Some(false)));
+        // gives that placement the chance to come back (this machine flips in spells), unless
+        // parts of other launches measured there make the set with it.
+        let lone = (1..MIN_OTHER_LAUNCHES).contains(&count(&p, Some(false)))
+            && !launch::parts_make_a_set(&runs, &p, &parts, &sizes);
         if launched >= want && kept >= want && !lone {
             break;
         }
