@@ -242,10 +242,10 @@ pub(super) fn split_by_placement(mut l: Launch) -> (Launch, Option<Launch>, Vec<
 
 /// The parts of launches measured at another placement than most of their sweep's (`parts`),
 /// put with the launches of the set whose placement they ran at (`kept`'s, returned) or with
-/// `other`'s launches, where those with them measure every size of `sizes` at least once and
-/// are at least [`super::MIN_OTHER_LAUNCHES`] (a set from parts that leave sizes out would cost those
-/// from nothing); also how many went to `other`, or the sizes they and `other` left
-/// unmeasured where parts ran at another placement and went nowhere.
+/// `other`'s launches: where those make a set by themselves ([`super::MIN_OTHER_LAUNCHES`]),
+/// or with the parts make one that measures every size of `sizes` at least once (a set made
+/// by parts that leave sizes out would cost those from nothing); also how many went to
+/// `other`, or the sizes they and `other` left unmeasured where they made no set.
 pub(super) fn with_parts(
     kept: &[Launch],
     other: &mut Vec<Launch>,
@@ -269,7 +269,9 @@ pub(super) fn with_parts(
         |k: &u64| (other.iter().chain(&elsewhere)).any(|r| r.samples.iter().any(|x| x.k == *k));
     let missing: Vec<u64> = sizes.iter().copied().filter(|k| !measured(k)).collect();
     let far = elsewhere.len();
-    if other.len() + far >= super::MIN_OTHER_LAUNCHES && missing.is_empty() && far > 0 {
+    let (alone, with) = (other.len(), other.len() + far);
+    let min = super::MIN_OTHER_LAUNCHES;
+    if far > 0 && (alone >= min || (with >= min && missing.is_empty())) {
         other.extend(elsewhere);
         return (same, Ok(far));
     }

@@ -1463,7 +1463,8 @@ mod tests {
 
     /// Parts of launches measured at the second placement make its set with the launches that
     /// ran there where together they measure every size, and go with the first set where they
-    /// ran at its placement; parts that leave a size out make no set.
+    /// ran at its placement; parts that leave a size out make no set, but join one that the
+    /// launches there make by themselves.
     #[test]
     fn parts_measured_elsewhere_join_the_set_of_their_placement() {
         let at = |line: [f64; 2], ks: &[u64]| Launch {
@@ -1484,8 +1485,11 @@ mod tests {
         // Without the far part at 512 B the far parts leave it out: no second set from them.
         let mut other = Vec::new();
         let fewer = vec![parts[0].clone(), parts[1].clone()];
-        let (same, far) = launch::with_parts(&kept, &mut other, fewer, &sizes);
+        let (same, far) = launch::with_parts(&kept, &mut other, fewer.clone(), &sizes);
         assert_eq!((same.len(), far, other.len()), (1, Err(vec![512]), 0));
+        let mut other = vec![at([450.0, 440.0], &[8]), at([460.0, 470.0], &[8, 64])];
+        let (_, far) = launch::with_parts(&kept, &mut other, fewer, &sizes);
+        assert_eq!((far, other.len()), (Ok(1), 3));
     }
 
     /// A second set found before a sweep was measured again (MPICH's reported limit is not
