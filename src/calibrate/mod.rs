@@ -9,6 +9,7 @@ mod launch;
 mod limit;
 mod local;
 pub mod noise;
+mod oc;
 pub mod reduce;
 pub mod svg;
 
@@ -24,6 +25,7 @@ use local::measure_local;
 pub use local::{
     COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, moves_only_in_calls,
 };
+pub use oc::{OcFit, fit_oc, fit_oc_launches};
 use reduce::Reduction;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -120,120 +122,8 @@ pub struct Other {
     pub line_ns: Vec<[f64; 2]>,
 }
 
-/// `oc` fitted to a traced loop of 8-byte collectives of every kind on 2 ranks (the round-trip
-/// program's `--coll`): the value with which the replay predicts the run's measured time.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OcFit {
-    /// Collective calls of rank 0.
-    pub calls: usize,
-    pub measured_ns: f64,
-    /// Predicted with `oc` = 0, and with the fitted `oc`.
-    pub without_ns: f64,
-    pub with_ns: f64,
-    /// What the first call of each kind took beyond that kind's median call, on a rank (the
-    /// mean over the ranks): the library setting the operation up once, 5–25 µs a kind on Open
-    /// MPI 4.1 where a call takes 0.1–1 µs; and so every call that took [`INTERRUPTED`] times
-    /// its kind's median or more (an interruption of a rank, §17: a millisecond in a loop of a
-    /// few). Left out of what `oc` is fitted to, a steady call's cost.
-    pub first_calls_ns: f64,
-    /// `oc` fitted to each launch's loop, in increasing order: the one kept is their median,
-    /// and the fields above are its launch's.
-    pub launches_oc: Vec<f64>,
-}
-
 /// Rounds of collectives the traced probe run makes (`--coll`).
 const COLL_ROUNDS: u32 = 500;
-
-/// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise)
-/// predicts its measured runtime less the first calls' setup ([`OcFit::first_calls_ns`]):
-/// the runtime does not fall as `oc` grows, and grows by at least `oc` where a collective
-/// call lies on the critical path, so the root lies between 0 and the shortfall at 0, found
-/// by bisection to 0.01 ns. 0 where the model is not short.
-pub fn fit_oc(
-    trace: &crate::trace::Trace,
-    p: &crate::model::Params,
-) -> Result<(f64, OcFit), Error> {
-    use crate::collectives::traced::Choice;
-    let g = crate::graph::build(trace, "the collectives probe")?;
-    let coll = Choice::tuned();
-    let runtime = |oc: f64| -> Result<(f64, f64), Error> {
-        let model = crate::model::Model::LogGps(crate::model::Params { oc: Some(oc), ..*p });
-        let pred = crate::replay::replay_with(trace, &g, &model, &coll, "probe", &|_| {})?;
-        Ok((pred.predicted_ns, pred.measured_ns))
-    };
-    let (without, measured) = runtime(0.0)?;
-    let first_calls = first_call_excess(trace);
-    let steady = measured - first_calls;
-    let (mut lo, mut hi) = (0.0, (steady - without).max(0.0));
-    while hi - lo > 0.01 {
-        let mid = 0.5 * (lo + hi);
-        match runtime(mid)?.0 < steady {
-            true => lo = mid,
-            false => hi = mid,
-        }
-    }
-    let oc = hi;
-    let calls = (trace.rank(0).routines().iter())
-        .filter(|r| matches!(r.shape(), crate::trace::Shape::Coll))
-        .count();
-    let fit = OcFit {
-        calls,
-        measured_ns: measured,
-        without_ns: without,
-        with_ns: runtime(oc)?.0,
-        first_calls_ns: first_calls,
-        launches_oc: vec![oc],
-    };
-    Ok((oc, fit))
-}
-
-/// [`fit_oc`] on each launch's trace: the median launch's `oc` and fit, with every launch's
-/// `oc` ([`OcFit::launches_oc`]).
-pub fn fit_oc_launches(
-    traces: &[crate::trace::Trace],
-    p: &crate::model::Params,
-) -> Result<(f64, OcFit), Error> {
-    if traces.is_empty() {
-        return Err(Error::Io("the collectives probe left no trace".into()));
-    }
-    let mut fits = (traces.iter())
-        .map(|t| fit_oc(t, p))
-        .collect::<Result<Vec<_>, _>>()?;
-    fits.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let all: Vec<f64> = fits.iter().map(|(oc, _)| *oc).collect();
-    let (oc, mut fit) = fits.swap_remove(fits.len() / 2);
-    fit.launches_oc = all;
-    Ok((oc, fit))
-}
-
-/// A collective call of the probe that took this many times its kind's median or more was
-/// interrupted ([`OcFit::first_calls_ns`]).
-pub const INTERRUPTED: u64 = 10;
-
-/// [`OcFit::first_calls_ns`] of `trace`: per rank, the first collective call of each routine
-/// and every one of [`INTERRUPTED`] times the median or more, beyond the median of that
-/// routine's calls there (routines called twice or more), summed; the mean over the ranks.
-fn first_call_excess(trace: &crate::trace::Trace) -> f64 {
-    let mut sum = 0.0;
-    for r in 0..trace.nranks() {
-        let ev = trace.rank(r);
-        let mut took: std::collections::BTreeMap<u8, Vec<u64>> = Default::default();
-        for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-            let d = ev.t_return(i).saturating_sub(ev.t_call(i));
-            took.entry(ev.routine(i) as u8).or_default().push(d);
-        }
-        for v in took.values_mut().filter(|v| v.len() >= 2) {
-            let first = v[0];
-            let mut sorted = v.clone();
-            sorted.sort_unstable();
-            let median = sorted[sorted.len() / 2];
-            let long = |d: u64| d >= INTERRUPTED * median.max(1);
-            let out = std::iter::once(first).chain(v[1..].iter().copied().filter(|&d| long(d)));
-            sum += out.map(|d| d.saturating_sub(median) as f64).sum::<f64>();
-        }
-    }
-    sum / trace.nranks().max(1) as f64
-}
 
 impl Calibration {
     /// Whether the measured `S` and the reported limit agree: the reported one may count a
