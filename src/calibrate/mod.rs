@@ -372,9 +372,12 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
              sweeps: with the launches there, they leave {} of the {} sizes unmeasured ({})",
             missing.len(),
             sizes.len(),
-            (missing.iter().map(u64::to_string))
-                .collect::<Vec<_>>()
-                .join(", ")
+            match missing.len() {
+                0..=6 => (missing.iter().map(|k| format!("{k} B")))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                _ => format!("{}–{} B among them", missing[0], missing[missing.len() - 1]),
+            }
         )),
     }
     let combined = |runs: Vec<Launch>| combine(runs, &sizes, &ws, apart);
