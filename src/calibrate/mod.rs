@@ -932,7 +932,7 @@ pub fn collectives_finding(c: &Calibration) -> String {
         Some(f) => format!(
             "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), the \
              median of {} launches (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call \
-             of each kind and calls interrupted beyond their kind's median (left out), predicted {:.1} µs with oc = 0 and {:.1} µs \
+             of each kind beyond its median (left out), predicted {:.1} µs with oc = 0 and {:.1} µs \
              with oc = {:.0} ns",
             f.calls,
             f.launches_oc.len(),

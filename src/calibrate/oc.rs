@@ -16,9 +16,8 @@ pub struct OcFit {
     pub with_ns: f64,
     /// What the first call of each kind took beyond that kind's median call, on a rank (the
     /// mean over the ranks): the library setting the operation up once, 5–25 µs a kind on Open
-    /// MPI 4.1 where a call takes 0.1–1 µs; and so every call that took [`INTERRUPTED`] times
-    /// its kind's median or more (an interruption of a rank, §17: a millisecond in a loop of a
-    /// few). Left out of what `oc` is fitted to, a steady call's cost.
+    /// MPI 4.1 where a call takes 0.1–1 µs. Left out of what `oc` is fitted to, a steady
+    /// call's cost.
     pub first_calls_ns: f64,
     /// `oc` fitted to each launch's loop, in increasing order: the one kept is their median,
     /// and the fields above are its launch's.
@@ -87,13 +86,9 @@ pub fn fit_oc_launches(
     Ok((oc, fit))
 }
 
-/// A collective call of the probe that took this many times its kind's median or more was
-/// interrupted ([`OcFit::first_calls_ns`]).
-pub const INTERRUPTED: u64 = 10;
-
 /// [`OcFit::first_calls_ns`] of `trace`: per rank, the first collective call of each routine
-/// and every one of [`INTERRUPTED`] times the median or more, beyond the median of that
-/// routine's calls there (routines called twice or more), summed; the mean over the ranks.
+/// beyond the median of that routine's calls there (routines called twice or more), summed;
+/// the mean over the ranks.
 fn first_call_excess(trace: &crate::trace::Trace) -> f64 {
     let mut sum = 0.0;
     for r in 0..trace.nranks() {
@@ -105,12 +100,8 @@ fn first_call_excess(trace: &crate::trace::Trace) -> f64 {
         }
         for v in took.values_mut().filter(|v| v.len() >= 2) {
             let first = v[0];
-            let mut sorted = v.clone();
-            sorted.sort_unstable();
-            let median = sorted[sorted.len() / 2];
-            let long = |d: u64| d >= INTERRUPTED * median.max(1);
-            let out = std::iter::once(first).chain(v[1..].iter().copied().filter(|&d| long(d)));
-            sum += out.map(|d| d.saturating_sub(median) as f64).sum::<f64>();
+            v.sort_unstable();
+            sum += first.saturating_sub(v[v.len() / 2]) as f64;
         }
     }
     sum / trace.nranks().max(1) as f64
