@@ -333,6 +333,64 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     );
 }
 
+/// A calibration's two placements each get the `oc` of the launches that ran there: the loop
+/// above with each rank's cores written in (a cache line's round trip at `MPI_Init` and at
+/// `MPI_Finalize`), the sets those of the Myrinet preset with `cores` 150 and 450 ns. Near
+/// launches' calls 10, 20 and 20 µs (oc 0, 5,740, 5,740 ns, by hand as above), far ones' 30
+/// and 40 µs (15,740 and 25,740 ns): the near set 5,740, the far set 25,740 (the upper of two).
+/// A third set at 1,500 ns, where no launch ran, takes the median of all five (5,740) and
+/// says so.
+#[test]
+fn each_placement_gets_the_oc_of_its_own_launches() {
+    let trace_of = |each: u64, cores: (f64, f64)| {
+        let mut t = String::from(
+            "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
+        );
+        t += &format!(
+            "rank 0 host \"a\" offset 0 0 cores 1 {} {}\n",
+            cores.0, cores.1
+        );
+        for r in 0..2 {
+            t += &format!("{r} MPI_Init 0 0\n");
+            for i in 0..10 {
+                t += &format!("{r} MPI_Barrier {} {}\n", i * each, (i + 1) * each);
+            }
+            t += &format!("{r} MPI_Finalize {} {}\n", 10 * each, 10 * each + 1);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("loop.txt");
+        std::fs::write(&f, t).unwrap();
+        loggps_predict::trace::load(&f, &mut |_| {}).unwrap()
+    };
+    let p = loggps_predict::model::Params::preset("myrinet").unwrap();
+    let at = |ns: f64| loggps_predict::model::Params {
+        cores: Some(ns),
+        ..p
+    };
+    let (near, far, nowhere) = (at(150.0), at(450.0), at(1500.0));
+    let launches = [
+        trace_of(20_000, (140.0, 160.0)),
+        trace_of(30_000, (430.0, 470.0)),
+        trace_of(10_000, (150.0, 130.0)),
+        trace_of(40_000, (480.0, 420.0)),
+        trace_of(20_000, (160.0, 150.0)),
+    ];
+    let sets = loggps_predict::calibrate::fit_oc_sets(&launches, &[&near, &far, &nowhere]).unwrap();
+    let ocs: Vec<f64> = sets.iter().map(|(oc, _)| *oc).collect();
+    for (oc, hand) in ocs.iter().zip([5_740.0, 25_740.0, 5_740.0]) {
+        assert!((oc - hand).abs() < 0.02, "{ocs:?}");
+    }
+    let counts: Vec<(usize, bool)> = (sets.iter())
+        .map(|(_, f)| (f.launches_oc.len(), f.elsewhere))
+        .collect();
+    assert_eq!(counts, [(3, false), (2, false), (5, true)]);
+    assert!(
+        (sets[1].1.measured_ns - 400_000.0).abs() < 1e-6,
+        "{:?}",
+        sets[1].1
+    );
+}
+
 /// Between two of MPICH's "nodes" on this machine (`-launcher fork -hosts nodeA:1,nodeB:1`,
 /// TCP through UCX), MPI puts the two ranks on different nodes: the set is the network's
 /// (`class = "network"`), with no cores figure (the ranks share no memory), and its small

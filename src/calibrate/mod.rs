@@ -25,7 +25,7 @@ use local::measure_local;
 pub use local::{
     COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, moves_only_in_calls,
 };
-pub use oc::{OcFit, fit_oc, fit_oc_launches};
+pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use reduce::Reduction;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -120,6 +120,8 @@ pub struct Other {
     pub samples: Vec<Sample>,
     /// As [`Calibration::line_ns`], of these launches.
     pub line_ns: Vec<[f64; 2]>,
+    /// As [`Calibration::oc_fit`], at this placement.
+    pub oc_fit: Option<OcFit>,
 }
 
 /// Rounds of collectives the traced probe run makes (`--coll`).
@@ -812,11 +814,21 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         true => Class::Network,
         false => Class::Node,
     });
-    let oc_fit = fit_oc_probe(&probe, &fit.params, log).map(|(oc, f)| {
+    let mut other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    // Each placement's own `oc`: a collective costs more on cores far apart.
+    let sets: Vec<&Params> = std::iter::once(&fit.params)
+        .chain(other.as_ref().map(|o| &o.fit.params))
+        .collect();
+    let oc_fits = fit_oc_probe(&probe, &sets, log).unwrap_or_default();
+    let mut oc_fits = oc_fits.into_iter();
+    let oc_fit = oc_fits.next().map(|(oc, f)| {
         fit.params.oc = Some(oc);
         f
     });
-    let mut other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    if let (Some(o), Some((oc, f))) = (other.as_mut(), oc_fits.next()) {
+        o.fit.params.oc = Some(oc);
+        o.oc_fit = Some(f);
+    }
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
         .collect();
@@ -871,18 +883,18 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     })
 }
 
-/// `oc` fitted to the traced loops of collectives (`probe`; none where there are none, or
-/// their replay failed, said in `log`).
+/// `oc` of each set fitted to the traced loops of collectives (`probe`; none where there are
+/// none, or their replay failed, said in `log`).
 fn fit_oc_probe(
     probe: &[crate::trace::Trace],
-    p: &Params,
+    sets: &[&Params],
     log: &mut dyn FnMut(String),
-) -> Option<(f64, OcFit)> {
+) -> Option<Vec<(f64, OcFit)>> {
     if probe.is_empty() {
         return None;
     }
     log("fitting oc to the traced loops of collectives".into());
-    fit_oc_launches(probe, p)
+    fit_oc_sets(probe, sets)
         .map_err(|e| {
             log(format!(
                 "oc not fitted: the collectives probe's replay failed: {e}"
@@ -908,7 +920,7 @@ fn fit_other(
     f.params = Params {
         cores: cores_ns(&o.lines),
         gamma: main.gamma,
-        oc: main.oc,
+        oc: None,
         copy: main.copy,
         class: main.class,
         progress_at_calls: main.progress_at_calls,
@@ -918,6 +930,7 @@ fn fit_other(
         fit: f,
         samples: o.samples,
         line_ns: o.lines,
+        oc_fit: None,
     })
 }
 
@@ -925,24 +938,36 @@ fn fit_other(
 /// the machine changed speed or path: `calibrate` says so.
 pub const SPREAD_WARNING: f64 = 0.25;
 
-/// What the collectives probe found, in words.
-pub fn collectives_finding(c: &Calibration) -> String {
-    match &c.oc_fit {
+/// What the collectives probe found, in words: for the first set, or with `second` for the
+/// second set's placement.
+pub fn collectives_finding(c: &Calibration, second: bool) -> String {
+    let (fit, oc) = match (second, &c.other) {
+        (false, _) => (&c.oc_fit, c.fit.params.oc),
+        (true, Some(o)) => (&o.oc_fit, o.fit.params.oc),
+        (true, None) => (&None, None),
+    };
+    match fit {
         None => "not fitted (the collectives probe runs under the tracer: none given, or its replay failed)".into(),
         Some(f) => format!(
             "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), the \
-             median of {} launches (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call \
-             of each kind beyond its median (left out), predicted {:.1} µs with oc = 0 and {:.1} µs \
+             median of {} (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call of \
+             each kind beyond its median (left out), predicted {:.1} µs with oc = 0 and {:.1} µs \
              with oc = {:.0} ns",
             f.calls,
-            f.launches_oc.len(),
+            match f.elsewhere {
+                true => format!(
+                    "every launch's, {} launches, none at this placement",
+                    f.launches_oc.len()
+                ),
+                false => format!("the {} launches at this placement", f.launches_oc.len()),
+            },
             f.launches_oc.first().unwrap_or(&0.0),
             f.launches_oc.last().unwrap_or(&0.0),
             f.measured_ns / 1e3,
             f.first_calls_ns / 1e3,
             f.without_ns / 1e3,
             f.with_ns / 1e3,
-            c.fit.params.oc.unwrap_or(0.0)
+            oc.unwrap_or(0.0)
         ),
     }
 }
@@ -1042,7 +1067,13 @@ pub fn params_file(c: &Calibration) -> String {
         hi.map_or(0, |p| p.0),
         c.copying.intercept_ns
     ));
-    s.push_str(&format!("# oc: {}\n", collectives_finding(c)));
+    s.push_str(&format!("# oc: {}\n", collectives_finding(c, false)));
+    if c.other.is_some() {
+        s.push_str(&format!(
+            "# oc of the second set: {}\n",
+            collectives_finding(c, true)
+        ));
+    }
     if let Some((text, _)) = line_finding(&c.line_ns) {
         s.push_str(&format!("# cores: {text}\n"));
     }

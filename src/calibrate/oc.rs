@@ -19,9 +19,12 @@ pub struct OcFit {
     /// MPI 4.1 where a call takes 0.1–1 µs. Left out of what `oc` is fitted to, a steady
     /// call's cost.
     pub first_calls_ns: f64,
-    /// `oc` fitted to each launch's loop, in increasing order: the one kept is their median,
-    /// and the fields above are its launch's.
+    /// `oc` fitted to each launch's loop at the set's placement, in increasing order: the one
+    /// kept is their median, and the fields above are its launch's.
     pub launches_oc: Vec<f64>,
+    /// No launch ran at the set's placement: its `oc` is the median of every launch's, each
+    /// fitted with the set nearest its cores.
+    pub elsewhere: bool,
 }
 
 /// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise)
@@ -63,6 +66,7 @@ pub fn fit_oc(
         with_ns: runtime(oc)?.0,
         first_calls_ns: first_calls,
         launches_oc: vec![oc],
+        elsewhere: false,
     };
     Ok((oc, fit))
 }
@@ -73,17 +77,61 @@ pub fn fit_oc_launches(
     traces: &[crate::trace::Trace],
     p: &crate::model::Params,
 ) -> Result<(f64, OcFit), Error> {
-    if traces.is_empty() {
+    let mut sets = fit_oc_sets(traces, &[p])?;
+    Ok(sets.swap_remove(0))
+}
+
+/// `oc` for each of `sets`, a calibration's placements of the ranks' cores (the model's §12): a
+/// collective call costs several times more on cores far apart (on this project's 2-vCPU
+/// machine 35–90 ns near, 270–620 ns far, one calibration's launches). Each launch's loop is
+/// fitted with the set nearest its cores' figure (by ratio, as a replay picks a pair's set);
+/// each set's `oc` is the median of its own launches', and a set no launch ran at takes the
+/// median of all ([`OcFit::elsewhere`]).
+pub fn fit_oc_sets(
+    traces: &[crate::trace::Trace],
+    sets: &[&crate::model::Params],
+) -> Result<Vec<(f64, OcFit)>, Error> {
+    if traces.is_empty() || sets.is_empty() {
         return Err(Error::Io("the collectives probe left no trace".into()));
     }
-    let mut fits = (traces.iter())
-        .map(|t| fit_oc(t, p))
-        .collect::<Result<Vec<_>, _>>()?;
-    fits.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let all: Vec<f64> = fits.iter().map(|(oc, _)| *oc).collect();
-    let (oc, mut fit) = fits.swap_remove(fits.len() / 2);
-    fit.launches_oc = all;
-    Ok((oc, fit))
+    let nearest = |t: &crate::trace::Trace| {
+        let ns = (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
+        let distance = |p: &crate::model::Params| match (ns, p.cores) {
+            (Some(a), Some(b)) => (a / b).ln().abs(),
+            _ => f64::INFINITY,
+        };
+        (0..sets.len())
+            .min_by(|&a, &b| distance(sets[a]).total_cmp(&distance(sets[b])))
+            .expect("a set")
+    };
+    let mut by_set: Vec<Vec<(f64, OcFit)>> = sets.iter().map(|_| Vec::new()).collect();
+    for t in traces {
+        let s = nearest(t);
+        by_set[s].push(fit_oc(t, sets[s])?);
+    }
+    let median = |mut fits: Vec<(f64, OcFit)>| {
+        fits.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let all: Vec<f64> = fits.iter().map(|(oc, _)| *oc).collect();
+        let (oc, mut fit) = fits.swap_remove(fits.len() / 2);
+        fit.launches_oc = all;
+        (oc, fit)
+    };
+    let anywhere = median(by_set.iter().flatten().cloned().collect());
+    Ok((by_set.into_iter())
+        .map(|fits| match fits.is_empty() {
+            true => {
+                let (oc, fit) = anywhere.clone();
+                (
+                    oc,
+                    OcFit {
+                        elsewhere: true,
+                        ..fit
+                    },
+                )
+            }
+            false => median(fits),
+        })
+        .collect())
 }
 
 /// [`OcFit::first_calls_ns`] of `trace`: per rank, the first collective call of each routine

@@ -395,7 +395,7 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
     println!(
         "oc          {:.0} ns a collective call: {}",
         p.oc.unwrap_or(0.0),
-        calibrate::collectives_finding(c)
+        calibrate::collectives_finding(c, false)
     );
     if let Some(x) = &c.exchanges {
         let (lines, off) = calibrate::exchange::finding(x, EXCHANGE_WORST);
@@ -474,6 +474,11 @@ fn print_second_set(c: &Calibration) {
             o.samples.len(),
             100.0 * o.fit.rms_rel,
             100.0 * o.fit.max_rel
+        );
+        println!(
+            "oc          {:.0} ns a collective call: {}",
+            o.fit.params.oc.unwrap_or(0.0),
+            calibrate::collectives_finding(c, true)
         );
         let kept: Vec<&Sample> = (o.samples.iter())
             .filter(|x| !o.fit.outliers.contains(x))

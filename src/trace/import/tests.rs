@@ -380,6 +380,25 @@ fn line_cutting_reads_as_the_library_does() {
             }
         }
     }
+    // Longer lines: a separator at every place of an eight-byte word, next to bytes that differ
+    // from it in one bit (`;` and `8` beside `:`, `-` and `.` beside `,`) and to non-ASCII text.
+    for sep in [b':', b','] {
+        for n in 0..40 {
+            for at in 0..n {
+                let mut s: Vec<u8> = (0..n)
+                    .map(|i| [b';', b'8', b'-', b'.', b'9'][i % 5])
+                    .collect();
+                s[at] = sep;
+                if n > at + 3 {
+                    s[at + 2] = sep;
+                }
+                let s = String::from_utf8(s).unwrap() + "é:,";
+                let mut fields = Vec::new();
+                split_into(&s, sep, &mut fields);
+                assert_eq!(fields, s.split(sep as char).collect::<Vec<_>>(), "{s:?}");
+            }
+        }
+    }
     let text = "a\n\nb\r\nc";
     let ours: Vec<(usize, &str)> = numbered_lines(text).collect();
     assert_eq!(ours, [(1, "a"), (2, ""), (3, "b\r"), (4, "c")]);
