@@ -815,7 +815,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         false => Class::Node,
     });
     let mut other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
-    // Each placement's own `oc`: a collective costs more on cores far apart.
+    // Each placement's `oc` fitted with its own parameters, to the launches that ran there.
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
         .collect();

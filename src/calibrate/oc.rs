@@ -81,12 +81,12 @@ pub fn fit_oc_launches(
     Ok(sets.swap_remove(0))
 }
 
-/// `oc` for each of `sets`, a calibration's placements of the ranks' cores (the model's §12): a
-/// collective call costs several times more on cores far apart (on this project's 2-vCPU
-/// machine 35–90 ns near, 270–620 ns far, one calibration's launches). Each launch's loop is
-/// fitted with the set nearest its cores' figure (by ratio, as a replay picks a pair's set);
-/// each set's `oc` is the median of its own launches', and a set no launch ran at takes the
-/// median of all ([`OcFit::elsewhere`]).
+/// `oc` for each of `sets`, a calibration's placements of the ranks' cores (the model's §12).
+/// Each launch's loop is fitted with the set nearest its cores' figure (by ratio, as a replay
+/// picks a pair's set): fitted with another placement's parameters, its `oc` would take up
+/// their difference (on this project's 2-vCPU machine, near launches fitted with a far set gave
+/// 35–90 ns, with their own 240–330 ns). Each set's `oc` is the median of its own launches',
+/// and a set no launch ran at takes the median of all ([`OcFit::elsewhere`]).
 pub fn fit_oc_sets(
     traces: &[crate::trace::Trace],
     sets: &[&crate::model::Params],
