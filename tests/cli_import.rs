@@ -774,6 +774,7 @@ fn python_with_otf2() -> &'static str {
         .find(|p| {
             std::process::Command::new(p)
                 .args(["-c", "import otf2"])
+                .stderr(std::process::Stdio::null())
                 .status()
                 .is_ok_and(|s| s.success())
         })
