@@ -314,10 +314,18 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     assert!((fit.measured_ns - 200_000.0).abs() < 1e-6, "{fit:?}");
     assert!((fit.with_ns - 200_000.0).abs() < 0.2, "{fit:?}");
     assert_eq!(fit.first_calls_ns, 0.0);
+    // The loop is all Barrier: its time predicted with the fitted oc is its time measured.
+    assert!(
+        fit.by_kind.len() == 1 && (fit.by_kind[0].1 - 1.0).abs() < 1e-6,
+        "{:?}",
+        fit.by_kind
+    );
+    assert!(fit.kinds_finding().is_none());
     let (oc, fit) = loop_of(20_000, 50_000);
     assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
     assert!((fit.measured_ns - 250_000.0).abs() < 1e-6, "{fit:?}");
     assert_eq!(fit.first_calls_ns, 50_000.0);
+    assert!((fit.by_kind[0].1 - 1.0).abs() < 1e-6, "{:?}", fit.by_kind);
     let (oc, _) = loop_of(10_000, 0);
     assert_eq!(oc, 0.0);
     // Three launches, their calls 20, 30 and 10 µs: oc 5,740, 15,740 and 0 ns; the median

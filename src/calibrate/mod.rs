@@ -1068,6 +1068,9 @@ pub fn params_file(c: &Calibration) -> String {
         c.copying.intercept_ns
     ));
     s.push_str(&format!("# oc: {}\n", collectives_finding(c, false)));
+    if let Some(text) = c.oc_fit.as_ref().and_then(|f| f.kinds_finding()) {
+        s.push_str(&format!("# collectives: {text}\n"));
+    }
     if c.other.is_some() {
         s.push_str(&format!(
             "# oc of the second set: {}\n",

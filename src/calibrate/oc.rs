@@ -25,6 +25,35 @@ pub struct OcFit {
     /// No launch ran at the set's placement: its `oc` is the median of every launch's, each
     /// fitted with the set nearest its cores.
     pub elsewhere: bool,
+    /// Each collective routine of the loop with its time predicted (with the fitted `oc`) over
+    /// its time measured, both summed over the ranks (first calls left out as above): one `oc`
+    /// a call (the model's §11) is every kind's, fitted to their sum.
+    pub by_kind: Vec<(crate::trace::Routine, f64)>,
+}
+
+/// Kinds of collectives whose loop time one `oc` misses by more than this: `calibrate` says so.
+pub const KIND_WARNING: f64 = 0.15;
+
+impl OcFit {
+    /// The kinds of collectives the fitted `oc` predicts more than [`KIND_WARNING`] off, in
+    /// words (None where every kind is within).
+    pub fn kinds_finding(&self) -> Option<String> {
+        let off = |r: f64| (r - 1.0).abs() > KIND_WARNING;
+        if !self.by_kind.iter().any(|&(_, r)| off(r)) {
+            return None;
+        }
+        let each: Vec<String> = (self.by_kind.iter())
+            .map(|(k, r)| format!("{} {r:.2}", k.mpi_name()))
+            .collect();
+        Some(format!(
+            "one oc a call (the model's §11) costs every kind of collective alike, fitted to the \
+             loop of all: predicted over measured per kind {}; a program whose time goes to the \
+             kinds more than {:.0}% off is predicted as far off (--coll measured keeps the traced \
+             durations of its collectives)",
+            each.join(", "),
+            100.0 * KIND_WARNING
+        ))
+    }
 }
 
 /// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise)
@@ -39,13 +68,13 @@ pub fn fit_oc(
     use crate::collectives::traced::Choice;
     let g = crate::graph::build(trace, "the collectives probe")?;
     let coll = Choice::tuned();
-    let runtime = |oc: f64| -> Result<(f64, f64), Error> {
+    let replay = |oc: f64| -> Result<crate::replay::Prediction, Error> {
         let model = crate::model::Model::LogGps(crate::model::Params { oc: Some(oc), ..*p });
-        let pred = crate::replay::replay_with(trace, &g, &model, &coll, "probe", &|_| {})?;
-        Ok((pred.predicted_ns, pred.measured_ns))
+        crate::replay::replay_with(trace, &g, &model, &coll, "probe", &|_| {})
     };
+    let runtime = |oc: f64| replay(oc).map(|pred| (pred.predicted_ns, pred.measured_ns));
     let (without, measured) = runtime(0.0)?;
-    let first_calls = first_call_excess(trace);
+    let (mut by_kind, first_calls) = steady_by_kind(trace);
     let steady = measured - first_calls;
     let (mut lo, mut hi) = (0.0, (steady - without).max(0.0));
     while hi - lo > 0.01 {
@@ -59,16 +88,59 @@ pub fn fit_oc(
     let calls = (trace.rank(0).routines().iter())
         .filter(|r| matches!(r.shape(), crate::trace::Shape::Coll))
         .count();
+    let with = replay(oc)?;
+    // Each kind's time predicted with `oc` over its measured, both summed over the ranks.
+    for (kind, t) in by_kind.iter_mut() {
+        let predicted: f64 = (with.ranks.iter())
+            .flat_map(|b| b.by_routine())
+            .filter(|(k, _)| k == kind)
+            .map(|(_, ns)| ns)
+            .sum();
+        *t = predicted / t.max(1.0);
+    }
     let fit = OcFit {
         calls,
         measured_ns: measured,
         without_ns: without,
-        with_ns: runtime(oc)?.0,
+        with_ns: with.predicted_ns,
         first_calls_ns: first_calls,
         launches_oc: vec![oc],
         elsewhere: false,
+        by_kind,
     };
     Ok((oc, fit))
+}
+
+/// Each collective routine of `trace` (in the order first called) with its calls' traced
+/// durations summed over the ranks, each rank's first call of it beyond the median of its
+/// calls there left out; and [`OcFit::first_calls_ns`], those first calls' excess summed over
+/// the routines, the mean over the ranks.
+fn steady_by_kind(trace: &crate::trace::Trace) -> (Vec<(crate::trace::Routine, f64)>, f64) {
+    let (mut kinds, mut first_calls): (Vec<(crate::trace::Routine, f64)>, u64) = (Vec::new(), 0);
+    for r in 0..trace.nranks() {
+        let ev = trace.rank(r);
+        let mut took: Vec<(crate::trace::Routine, Vec<u64>)> = Vec::new();
+        for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
+            let d = ev.t_return(i).saturating_sub(ev.t_call(i));
+            match took.iter_mut().find(|(k, _)| *k == ev.routine(i)) {
+                Some((_, v)) => v.push(d),
+                None => took.push((ev.routine(i), vec![d])),
+            }
+        }
+        for (k, mut v) in took {
+            let first = v[0];
+            let sum: u64 = v.iter().sum();
+            v.sort_unstable();
+            let excess = first.saturating_sub(v[v.len() / 2]);
+            first_calls += excess;
+            let steady = (sum - excess) as f64;
+            match kinds.iter_mut().find(|(q, _)| *q == k) {
+                Some((_, t)) => *t += steady,
+                None => kinds.push((k, steady)),
+            }
+        }
+    }
+    (kinds, first_calls as f64 / trace.nranks().max(1) as f64)
 }
 
 /// [`fit_oc`] on each launch's trace: the median launch's `oc` and fit, with every launch's
@@ -134,23 +206,31 @@ pub fn fit_oc_sets(
         .collect())
 }
 
-/// [`OcFit::first_calls_ns`] of `trace`: per rank, the first collective call of each routine
-/// beyond the median of that routine's calls there (routines called twice or more), summed;
-/// the mean over the ranks.
-fn first_call_excess(trace: &crate::trace::Trace) -> f64 {
-    let mut sum = 0.0;
-    for r in 0..trace.nranks() {
-        let ev = trace.rank(r);
-        let mut took: std::collections::BTreeMap<u8, Vec<u64>> = Default::default();
-        for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-            let d = ev.t_return(i).saturating_sub(ev.t_call(i));
-            took.entry(ev.routine(i) as u8).or_default().push(d);
-        }
-        for v in took.values_mut().filter(|v| v.len() >= 2) {
-            let first = v[0];
-            v.sort_unstable();
-            sum += first.saturating_sub(v[v.len() / 2]) as f64;
-        }
+#[cfg(test)]
+mod tests {
+    use super::OcFit;
+    use crate::trace::Routine;
+
+    /// A kind more than 15% off is named with every kind's ratio; all within, nothing said.
+    #[test]
+    fn kinds_one_oc_misses_are_named() {
+        let fit = |by_kind| OcFit {
+            calls: 4501,
+            measured_ns: 0.0,
+            without_ns: 0.0,
+            with_ns: 0.0,
+            first_calls_ns: 0.0,
+            launches_oc: vec![250.0],
+            elsewhere: false,
+            by_kind,
+        };
+        let off = fit(vec![(Routine::Bcast, 1.84), (Routine::Allreduce, 1.0)]);
+        let text = off.kinds_finding().unwrap();
+        assert!(
+            text.contains("per kind MPI_Bcast 1.84, MPI_Allreduce 1.00;"),
+            "{text}"
+        );
+        let within = fit(vec![(Routine::Bcast, 1.14), (Routine::Allreduce, 0.86)]);
+        assert_eq!(within.kinds_finding(), None);
     }
-    sum / trace.nranks().max(1) as f64
 }

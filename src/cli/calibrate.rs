@@ -397,6 +397,9 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         p.oc.unwrap_or(0.0),
         calibrate::collectives_finding(c, false)
     );
+    if let Some(text) = c.oc_fit.as_ref().and_then(|f| f.kinds_finding()) {
+        println!("WARNING     collectives: {text}");
+    }
     if let Some(x) = &c.exchanges {
         let (lines, off) = calibrate::exchange::finding(x, EXCHANGE_WORST);
         for l in lines {
