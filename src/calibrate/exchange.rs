@@ -99,12 +99,7 @@ fn rendezvous_error(each: &[Exchange], eager_limit: u64) -> Option<(f64, f64)> {
 pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Error> {
     trace.meta.ranks.keep_tracer_time();
     let cores = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
-    let distance = |p: &&Params| match (cores, p.cores) {
-        (Some(a), Some(b)) => (a / b).ln().abs(),
-        _ => f64::INFINITY,
-    };
-    let p = (sets.iter())
-        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+    let p = (sets.get(super::nearest_set(&trace, sets)))
         .ok_or_else(|| Error::Io("no set to check the exchanges with".into()))?;
     let with = |f: f64| {
         let q = Params {

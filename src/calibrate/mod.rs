@@ -883,6 +883,20 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     })
 }
 
+/// The one of `sets` whose `cores` figure lies nearest (by ratio) that of the launch `trace`
+/// records (its node's first two ranks, the larger of the figures at `MPI_Init` and
+/// `MPI_Finalize`), as a replay picks a pair's set; the first where either figure is missing.
+pub(crate) fn nearest_set(trace: &crate::trace::Trace, sets: &[&Params]) -> usize {
+    let ns = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
+    let distance = |i: &usize| match (ns, sets[*i].cores) {
+        (Some(a), Some(b)) => (a / b).ln().abs(),
+        _ => f64::INFINITY,
+    };
+    (0..sets.len())
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+        .unwrap_or(0)
+}
+
 /// `oc` of each set fitted to the traced loops of collectives (`probe`; none where there are
 /// none, or their replay failed, said in `log`).
 fn fit_oc_probe(

@@ -166,19 +166,9 @@ pub fn fit_oc_sets(
     if traces.is_empty() || sets.is_empty() {
         return Err(Error::Io("the collectives probe left no trace".into()));
     }
-    let nearest = |t: &crate::trace::Trace| {
-        let ns = (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
-        let distance = |p: &crate::model::Params| match (ns, p.cores) {
-            (Some(a), Some(b)) => (a / b).ln().abs(),
-            _ => f64::INFINITY,
-        };
-        (0..sets.len())
-            .min_by(|&a, &b| distance(sets[a]).total_cmp(&distance(sets[b])))
-            .expect("a set")
-    };
     let mut by_set: Vec<Vec<(f64, OcFit)>> = sets.iter().map(|_| Vec::new()).collect();
     for t in traces {
-        let s = nearest(t);
+        let s = super::nearest_set(t, sets);
         by_set[s].push(fit_oc(t, sets[s])?);
     }
     let median = |mut fits: Vec<(f64, OcFit)>| {
