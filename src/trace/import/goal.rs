@@ -8,7 +8,7 @@
 //! on one a `MPI_Wait`/`MPI_Waitall`, a `calc` computation of `calc_ns` ns a unit, and the rest
 //! completed by one `MPI_Waitall` at the end (IMPORT.md: where this and LogGOPSim differ).
 
-use super::{Call, Notes, Out, Requests, read_ranks};
+use super::{Call, Notes, Out, Requests, ShortKeys, read_ranks};
 use crate::error::TraceError;
 use crate::trace::{Routine, Trace};
 use rayon::prelude::*;
@@ -393,7 +393,7 @@ struct Labels<'a> {
     numbered: Vec<u32>,
     /// The largest N the table takes: a label beyond it is hashed.
     most: usize,
-    named: HashMap<&'a str, u32, std::hash::BuildHasherDefault<ShortKeys>>,
+    named: HashMap<&'a str, u32, ShortKeys>,
 }
 
 impl<'a> Labels<'a> {
@@ -446,28 +446,6 @@ impl<'a> Labels<'a> {
                 .resize((n + 1).max(2 * self.numbered.len()), u32::MAX);
         }
         std::mem::replace(&mut self.numbered[n], i) == u32::MAX
-    }
-}
-
-/// FNV-1a, for short keys that no adversary chooses (a schedule's labels).
-#[derive(Default)]
-struct ShortKeys(u64);
-
-impl std::hash::Hasher for ShortKeys {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 

@@ -613,6 +613,50 @@ pub(crate) fn read_ranks(
     Ok(trace)
 }
 
+/// FNV-1a, for short keys that no adversary chooses (a schedule's labels, a Paraver event's
+/// type and value): a word at a time where the key is made of words.
+#[derive(Default)]
+pub(crate) struct Fnv(u64);
+
+/// Tables keyed by [`Fnv`].
+pub(crate) type ShortKeys = std::hash::BuildHasherDefault<Fnv>;
+
+impl std::hash::Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.mix(b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.mix(x);
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.mix(x as u64);
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.mix(x as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Fnv {
+    #[inline]
+    fn mix(&mut self, x: u64) {
+        let h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        self.0 = (h ^ x).wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
 /// What [`filled`] calls to push rank `r`'s calls.
 pub(crate) type FillRank<'f> =
     dyn Fn(usize, &mut Checked<'_, Sink<'_>>) -> Result<(), TraceError> + Sync + 'f;

@@ -20,7 +20,7 @@
 //! `MPI_Allreduce` made of `MPI_Reduce` and `MPI_Bcast`) are part of it, their messages the
 //! collective's own.
 
-use super::{Call, Notes, Out, Requests, read_ranks};
+use super::{Call, Notes, Out, Requests, ShortKeys, read_ranks};
 use crate::error::TraceError;
 use crate::trace::sites::{Named, UNKNOWN};
 use crate::trace::{Comm, Completion, PEER_NULL, RecvHalf, Routine, Shape, Trace};
@@ -93,11 +93,11 @@ const EXTRAE_VALUES: &str = "Send Recv Isend Irecv Wait Waitall Bcast Barrier Re
 
 /// Events' values named: `(type, value) →` the name (a caller's whole label) and the routine
 /// it names, if the model knows it.
-type Names = HashMap<(u64, u64), (String, Option<Routine>)>;
+type Names = HashMap<(u64, u64), (String, Option<Routine>), ShortKeys>;
 
 /// The `.pcf`'s names of events' values (the first word; a caller's whole label).
 fn pcf_names(pcf: &str) -> Names {
-    let mut names = HashMap::new();
+    let mut names = Names::default();
     let mut types: Vec<u64> = Vec::new();
     let mut in_values = false;
     for line in pcf.lines().map(str::trim) {
@@ -694,35 +694,34 @@ enum Wrong {
 /// 18, between `:`), their values in `v`: the line's end (its `\n`, or the text's end) and how
 /// many; None where a field is anything else or `v` cannot hold them all.
 fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize, Option<usize>) {
-    let rest = &text[from..];
-    let line_end =
-        |k: usize| from + k + memchr::memchr(b'\n', &rest[k..]).unwrap_or(rest.len() - k);
-    let (mut n, mut x, mut digits, mut negative) = (0, 0i64, 0, false);
-    for (k, &b) in rest.iter().enumerate() {
-        match b {
-            b'0'..=b'9' => {
-                x = x.wrapping_mul(10).wrapping_add((b - b'0') as i64);
-                digits += 1;
+    let line_end = |k: usize| k + memchr::memchr(b'\n', &text[k..]).unwrap_or(text.len() - k);
+    let (mut k, mut n) = (from, 0);
+    // A field at a time: its digits read in a loop of their own.
+    loop {
+        let negative = text.get(k) == Some(&b'-');
+        k += negative as usize;
+        let start = k;
+        let mut x = 0i64;
+        while let Some(&b) = text.get(k) {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                break;
             }
-            b':' | b'\n' => {
-                if digits == 0 || digits > 18 || n == v.len() {
-                    return (line_end(k), None);
-                }
-                v[n] = if negative { -x } else { x };
-                (n, x, digits, negative) = (n + 1, 0, 0, false);
-                if b == b'\n' {
-                    return (from + k, Some(n));
-                }
-            }
-            b'-' if digits == 0 && !negative => negative = true,
-            _ => return (line_end(k), None),
+            x = x.wrapping_mul(10).wrapping_add(d as i64);
+            k += 1;
+        }
+        if k == start || k - start > 18 || n == v.len() {
+            return (line_end(k), None);
+        }
+        v[n] = if negative { -x } else { x };
+        n += 1;
+        match text.get(k) {
+            Some(b':') => k += 1,
+            Some(b'\n') => return (k, Some(n)),
+            None => return (k, Some(n)),
+            Some(_) => return (line_end(k), None),
         }
     }
-    if digits == 0 || digits > 18 || n == v.len() {
-        return (text.len(), None);
-    }
-    v[n] = if negative { -x } else { x };
-    (text.len(), Some(n + 1))
 }
 
 /// Gives each record's message to the calls holding its logical send and receive (the
@@ -1029,6 +1028,8 @@ fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes
     // Open requests by the index of their call: (is a receive, physical arrival).
     let mut reqs: Requests<usize> = Requests::new();
     let mut open: Vec<(usize, bool, u64)> = Vec::new();
+    // A call a call at most (grown, the rank's columns would be copied at each doubling).
+    out.reserve(tk.calls.len());
     for (k, pc) in tk.calls.iter().enumerate() {
         let t = (pc.t0, pc.t1);
         if let Some(why) = left_out(pc, tk, cx.comms) {
