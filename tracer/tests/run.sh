@@ -203,6 +203,14 @@ else
     fail "place: place.h checks:"; grep -v '^ok' "$OUT/place.out"
 fi
 
+# cores.h: a round trip interrupted for 1.5 ms (a clock that jumps) does not make the figure
+mpi_job cores 2 no "$T/cores"
+if [[ $(cat "$OUT/cores.rc") == 0 ]] && grep -q '^ok' "$OUT/cores.out"; then
+    pass "cores: $(grep '^ok' "$OUT/cores.out" | cut -c4-)"
+else
+    fail "cores: an interrupted round trip made the cores figure:"; cat "$OUT/cores.out" "$OUT/cores.err"
+fi
+
 # routines.tsv is the list of what the library wraps: each of its routines is exported (and,
 # under Open MPI, its Fortran entry points under their five names), and nothing else is
 table=$(grep -v '^#' "$TRACER/routines.tsv" | cut -f1 | grep . | sort)
