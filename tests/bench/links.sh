@@ -88,7 +88,7 @@ source "$ROOT/tests/bench/common.sh"
 printf '\n%-10s %-9s %5s %12s %18s %11s %11s %s\n' program placement runs measured_s measured_min..max combined_% one_set_% "cores ns (one node)"
 for prog in pingpong halo; do
   # two nodes: the network set and the node sets, against the node sets alone
-  : > "$W/two.tsv"
+  : > "$W/two-$prog.tsv"
   for i in $(seq "$RUNS"); do
     [[ $NODES == both ]] || break
     net=$W/net.toml
@@ -98,23 +98,36 @@ for prog in pingpong halo; do
     fi
     run "${TWO[@]}" -n 2 -- "two-$prog-$i" "$B/bench/commbound" "$prog"
     t=$W/two-$prog-$i.bin
-    echo "$(measured "$t") $(err "$t" "$net" "$W/node.toml") $(err "$t" "$W/node.toml")" >> "$W/two.tsv"
+    echo "$(measured "$t") $(err "$t" "$net" "$W/node.toml") $(err "$t" "$W/node.toml")" >> "$W/two-$prog.tsv"
   done
   [[ $NODES == both ]] && printf '%-10s %-9s %5s %12.4f %18s %+11.1f %+11.1f %s\n' "$prog" "two nodes" "$RUNS" \
-    "$(cut -d' ' -f1 "$W/two.tsv" | median)" "$(cut -d' ' -f1 "$W/two.tsv" | range)" \
-    "$(cut -d' ' -f2 "$W/two.tsv" | median)" "$(cut -d' ' -f3 "$W/two.tsv" | median)" "-"
+    "$(cut -d' ' -f1 "$W/two-$prog.tsv" | median)" "$(cut -d' ' -f1 "$W/two-$prog.tsv" | range)" \
+    "$(cut -d' ' -f2 "$W/two-$prog.tsv" | median)" "$(cut -d' ' -f3 "$W/two-$prog.tsv" | median)" "-"
   # one node: the node file's sets (both placements, where it holds two), against its first
   # set alone
-  : > "$W/one.tsv"
+  : > "$W/one-$prog.tsv"
   for i in $(seq "$RUNS"); do
     run "${ONE[@]}" -n 2 -- "one-$prog-$i" "$B/bench/commbound" "$prog"
     t=$W/one-$prog-$i.bin
-    echo "$(measured "$t") $(err "$t" "$W/node.toml") $(err "$t" "$W/node1.toml") $(cores "$t")" >> "$W/one.tsv"
+    echo "$(measured "$t") $(err "$t" "$W/node.toml") $(err "$t" "$W/node1.toml") $(cores "$t")" >> "$W/one-$prog.tsv"
   done
   printf '%-10s %-9s %5s %12.4f %18s %+11.1f %+11.1f %s\n' "$prog" "one node" "$RUNS" \
-    "$(cut -d' ' -f1 "$W/one.tsv" | median)" "$(cut -d' ' -f1 "$W/one.tsv" | range)" \
-    "$(cut -d' ' -f2 "$W/one.tsv" | median)" "$(cut -d' ' -f3 "$W/one.tsv" | median)" \
-    "$(cut -d' ' -f4 "$W/one.tsv" | paste -sd' ')"
+    "$(cut -d' ' -f1 "$W/one-$prog.tsv" | median)" "$(cut -d' ' -f1 "$W/one-$prog.tsv" | range)" \
+    "$(cut -d' ' -f2 "$W/one-$prog.tsv" | median)" "$(cut -d' ' -f3 "$W/one-$prog.tsv" | median)" \
+    "$(cut -d' ' -f4 "$W/one-$prog.tsv" | paste -sd' ')"
+  # Each placement the node file holds a set for: the runs whose cores lie nearest its (ratio),
+  # their errors with the sets combined.
+  python3 - "$W/node.toml" "$W/one-$prog.tsv" <<'PY'
+import math, re, statistics, sys
+sets = [float(c) for c in re.findall(r"^cores = ([0-9.]+)", open(sys.argv[1]).read(), re.M)]
+runs = [l.split() for l in open(sys.argv[2]) if l.strip()]
+for c in sets:
+    near = lambda r: r[3] != "-" and min(sets, key=lambda s: abs(math.log(float(r[3]) / s))) == c
+    errs = [float(r[1]) for r in runs if near(r)]
+    each = ", ".join("%+.1f" % e for e in errs)
+    mid = "%+.1f%%" % statistics.median(errs) if errs else "none"
+    print("  %-18s runs nearest the %.0f ns set: %d, median %s (%s)" % ("", c, len(errs), mid, each))
+PY
 done
 
 # Four ranks over two nodes of two, 200 exchanges of 1 KiB: both classes in one prediction (4 ranks on 2 cores take
