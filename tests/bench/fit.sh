@@ -7,6 +7,8 @@
 #   tests/bench/fit.sh                         # the kept samples
 #   tests/bench/fit.sh /tmp/a.tsv /tmp/b.tsv:8255   # any others (`:S`: the eager limit, bytes,
 #                                              # else S is below the strongest jump)
+#   LOGGPS_CROSS=1 tests/bench/fit.sh A.tsv B.tsv C.tsv   # and each one's fit on the others'
+#                                              # round trips (calibrations of one placement)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 files=("$@")
@@ -15,10 +17,10 @@ K=fixtures/calibration
 [ ${#files[@]} -gt 0 ] || files=(traces/calibration.tsv:4040 $K/openmpi-4.1-vader.tsv:4040
   $K/openmpi-4.1-vader-far.tsv:4040 $K/openmpi-4.1-vader-mixed.tsv:4040
   $K/openmpi-4.1-vader-65k.tsv:65480 $K/openmpi-4.1-tcp.tsv:65480 $K/mpich-4.0-ucx.tsv:8255
-  $K/mpich-4.0-ucx-near.tsv:8255)
+  $K/mpich-4.0-ucx-near.tsv:8255 $K/openmpi-4.1-vader-far-step.tsv:4040)
 abs=()
 for f in "${files[@]}"; do
   case $f in *:*) abs+=("$(realpath "${f%:*}"):${f##*:}") ;; *) abs+=("$(realpath "$f")") ;; esac
 done
 LOGGPS_SAMPLES="${abs[*]}" cargo test --profile ci --quiet --lib refit_recorded_samples -- \
-  --ignored --nocapture 2>/dev/null | grep -E ': S = |: no fit|^all: '
+  --ignored --nocapture 2>/dev/null | grep -E ': S = |: no fit|^all: |^cross'
