@@ -169,6 +169,19 @@ fn run_rtt(
     calls: bool,
     log: &mut dyn FnMut(String),
 ) -> Result<Launch, Error> {
+    run_rtt_timing(opts, sizes, ws, (calls, calls), log)
+}
+
+/// [`run_rtt`], rank 0's calls timed at each size's hiding point (`calls`) and the cache
+/// line's round trip between the ranks' cores before, after and between the sizes (`line`)
+/// chosen apart.
+fn run_rtt_timing(
+    opts: &Options,
+    sizes: &[u64],
+    ws: &[u64],
+    (calls, line): (bool, bool),
+    log: &mut dyn FnMut(String),
+) -> Result<Launch, Error> {
     let reps = opts.reps;
     let list = |v: &[u64]| {
         v.iter()
@@ -195,12 +208,10 @@ fn run_rtt(
         &opts.time_ms.to_string(),
     ]);
     if calls {
-        cmd.args([
-            "--hide",
-            &HIDE.to_string(),
-            "--line",
-            &LINE_TRIPS.to_string(),
-        ]);
+        cmd.args(["--hide", &HIDE.to_string()]);
+    }
+    if line {
+        cmd.args(["--line", &LINE_TRIPS.to_string()]);
     }
     log(format!(
         "measuring {} size(s) × {} imbalance(s), {reps} repetitions each",
