@@ -13,7 +13,8 @@
 # line_ns prints the range over the runs: where it differs from the calibration's by 2x or more,
 # the ranks ran on cores nearer or farther apart (a hypervisor moves them here), shared-memory
 # messages cost another price, and the predictor warns. same_cores_% is the median error over
-# the runs that did not (n/RUNS); the calibration's figure is its file's `cores`, else the
+# the runs that did not (n/RUNS); the calibration's figure is the `cores` of its file's set
+# nearest the run's (the set the replay picks; one a placement the calibration saw), else the
 # fastest run's. The communication-bound programs also run untraced after each traced run (they
 # print the span a trace measures, MPI_Init's return to MPI_Finalize's call): untraced_% is the
 # median error of the prediction against those runs (the tracer's own time per record, timed at
@@ -91,8 +92,14 @@ median_or_none() { sort -g | awk -v all="$1" '{v[NR] = $1} END {if (NR == 0) {pr
 
 printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %10s %10s %15s %s\n' app events measured_s predicted_s error_% async_% \
   measured_min..max_s line_ns same_cores_% untraced_s untraced_% untraced_same_% "comp/comm/ssync/rsync_% (last run)"
-# The cache-line round trip a parameters file states (calibrate's `cores`), if any.
-cores_of() { sed -n 's/^cores = \([0-9.]*\).*/\1/p' "$1" | head -1; }
+# The cache-line round trip a parameters file states (calibrate's `cores`) nearest NS (the ratio;
+# a file holds a set for each placement its calibration saw), if it states any: cores_of FILE NS.
+cores_of() {
+  sed -n 's/^cores = \([0-9.]*\).*/\1/p' "$1" | awk -v ns="$2" '
+    { d = ns > 0 ? log($1 / ns) : 0; if (d < 0) d = -d
+      if (best == "" || d < bd) { best = $1; bd = d } }
+    END { if (best != "") print best }'
+}
 # The cache-line round trips between the two ranks' cores that trace $1 timed at MPI_Init and at
 # MPI_Finalize, ns ("-1 -1" if none).
 cores() {
@@ -129,7 +136,8 @@ for app in $APPS; do
     # shellcheck disable=SC2086
     async=$("$BIN" "$t" --params "$PARAMS" ${PREDICT_ARGS:-} --progress async --format json 2>/dev/null |
       grep -o '"predicted_s": *[0-9.e+-]*' | grep -o '[0-9.e+-]*$')
-    cal=$(cores_of "$PARAMS")
+    # (the larger of the run's two figures, as the replay picks its set)
+    cal=$(cores_of "$PARAMS" "$(awk -v a="${line:--1}" -v b="${after:--1}" 'BEGIN {print (a + 0 > b + 0 ? a : b)}')")
     # The same program untraced, right after (the same placement, most often).
     plain=nan plain_line=-1
     if [[ $app == cb-* ]]; then
