@@ -41,8 +41,8 @@ pub const MIN_SIZES: usize = 3;
 /// least): per-byte terms fitted over fewer are noise.
 const MIN_SPAN: u64 = 64;
 /// The fewest bytes the first band spans: the smallest messages may take a path of their own
-/// (their data in the header's cache line: on far cores Open MPI's and MPICH's shared-memory
-/// round trips step up 12–16% from 10 to 11 B).
+/// (on far cores Open MPI's shared-memory round trip steps up about 13% from 10 to 11 B, in
+/// either order of the sizes; MPICH's near samples miss 11 B too).
 const MIN_FIRST_SPAN: u64 = 8;
 /// How much larger a band's largest size is than its least, at least (as a fraction): a
 /// library's paths can be narrower than an octave (Open MPI's shared memory here: 1,448–2,048

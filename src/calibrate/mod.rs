@@ -161,21 +161,9 @@ pub fn coarse_sizes(max: u64, per_octave: u32) -> Vec<u64> {
 const HIDE: f64 = 1.5;
 
 /// One launch of the round-trip program over `sizes` × `ws`; with `calls`, each size's calls
-/// timed too (`--hide`).
+/// timed too (`--hide`); with `line`, the cache line's round trip between the ranks' cores
+/// before and after the sweep and after each size (`--line`).
 fn run_rtt(
-    opts: &Options,
-    sizes: &[u64],
-    ws: &[u64],
-    calls: bool,
-    log: &mut dyn FnMut(String),
-) -> Result<Launch, Error> {
-    run_rtt_timing(opts, sizes, ws, (calls, calls), log)
-}
-
-/// [`run_rtt`], rank 0's calls timed at each size's hiding point (`calls`) and the cache
-/// line's round trip between the ranks' cores before, after and between the sizes (`line`)
-/// chosen apart.
-fn run_rtt_timing(
     opts: &Options,
     sizes: &[u64],
     ws: &[u64],
@@ -319,7 +307,8 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
                 odd_launches(&runs, &p)
             )),
         }
-        let (run, part, moved) = launch::split_by_placement(run_rtt(opts, &sizes, &ws, true, log)?);
+        let (run, part, moved) =
+            launch::split_by_placement(run_rtt(opts, &sizes, &ws, (true, true), log)?);
         if !moved.is_empty() {
             let figures = |l: &Launch| {
                 l.line
