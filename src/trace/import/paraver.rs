@@ -458,8 +458,10 @@ impl Records {
 /// tag (tasks from 0, times in ns).
 type Record = (usize, u64, usize, u64, u64, u64, i32);
 
-/// Reads the lines after the header: in pieces in parallel ([`piece`]), then each task's
-/// events of every piece in order ([`event`]).
+/// Reads the lines after the header: in rounds of a few pieces of about [`PIECE_BYTES`], each
+/// round's pieces read in parallel ([`piece`]), then each task's events of them in order
+/// ([`event`]), task by task in parallel. The pieces' buffers serve every round: the items
+/// of a whole trace (tens of bytes a line) are never all held, nor their pages faulted in.
 fn read_body(
     name: &str,
     text: &str,
@@ -468,49 +470,50 @@ fn read_body(
     notes: &mut Notes,
 ) -> Result<Body, TraceError> {
     let p = h.nodes.len();
-    let pieces: Vec<Piece> = super::text_pieces(text, 4 * rayon::current_num_threads())
-        .par_iter()
-        .map(|t| piece(name, text, t, h))
+    let pieces = super::text_pieces(text, text.len() / PIECE_BYTES);
+    let round = 2 * rayon::current_num_threads();
+    let mut bufs: Vec<Piece> = (0..round.min(pieces.len()))
+        .map(|_| Piece::new(p))
         .collect();
     let mut comms = Vec::new();
     let mut records = Records::default();
-    for pc in &pieces {
-        if let Some(e) = &pc.error {
-            return Err(e.clone());
-        }
-    }
-    let mut items: Vec<Vec<(&[Item], &[Glop])>> = vec![Vec::with_capacity(pieces.len()); p];
-    for pc in &pieces {
-        for (r, list) in &pc.items {
-            items[*r as usize].push((list, &pc.glops));
-        }
-    }
     let mut tasks: Vec<Task> = (0..p).map(|_| Task::default()).collect();
-    let inside: u64 = (tasks.par_iter_mut().zip(&items))
-        .map(|(tk, lists)| {
-            let mut inside = 0;
-            // A call takes two events at least (its start and end): room reserved, not touched.
-            tk.calls
-                .reserve(lists.iter().map(|l| l.0.len()).sum::<usize>() / 2 + 1);
-            for &(list, glops) in lists {
-                for &(t, ty, v) in list {
-                    match ty {
-                        GLOP_RECORD => operation(tk, t, glops[v as usize]),
-                        _ => inside += event(tk, names, ty, v, t),
+    let (mut inside, mut read) = (0, 0);
+    for (k, these) in pieces.chunks(round).enumerate() {
+        let bufs = &mut bufs[..these.len()];
+        (bufs.par_iter_mut().zip(these)).for_each(|(pc, t)| piece(name, text, t, h, pc));
+        if let Some(e) = bufs.iter_mut().find_map(|pc| pc.error.take()) {
+            return Err(e);
+        }
+        let done = &*bufs;
+        inside += (tasks.par_iter_mut().enumerate())
+            .map(|(r, tk)| {
+                let mut inside = 0;
+                for pc in done {
+                    for &(t, ty, v) in pc.items_of(r) {
+                        match ty {
+                            GLOP_RECORD => operation(tk, t, pc.glops[v as usize]),
+                            _ => inside += event(tk, names, ty, v, t),
+                        }
                     }
                 }
+                inside
+            })
+            .sum::<u64>();
+        read += these.iter().map(|t| t.len()).sum::<usize>();
+        if k == 0 && read < text.len() {
+            // After the first round, each task's calls given room for the whole body at the
+            // rate read so far (grown, millions would be copied at each doubling).
+            let scale = text.len() as f64 / read as f64 * 1.05;
+            for tk in &mut tasks {
+                tk.calls.reserve((tk.calls.len() as f64 * scale) as usize);
             }
-            inside
-        })
-        .sum();
-    // The pieces' items freed on every thread.
-    let kept: Vec<_> = (pieces.into_par_iter())
-        .map(|pc| (pc.comms, pc.records, pc.notes))
-        .collect();
-    for (c, r, n) in kept {
-        comms.extend(c);
-        records.push(r);
-        notes.merge(n);
+        }
+        for pc in bufs.iter_mut() {
+            comms.append(&mut pc.comms);
+            records.push(std::mem::take(&mut pc.records));
+            notes.merge(std::mem::take(&mut pc.notes));
+        }
     }
     Ok(Body {
         comms,
@@ -519,6 +522,9 @@ fn read_body(
         inside,
     })
 }
+
+/// About how many bytes of the body a piece holds: a round's items stay in the caches' reach.
+const PIECE_BYTES: usize = 1 << 20;
 
 /// A task's event (time, type, value) of a `2:` record, or a `4:` record's operation (type
 /// [`GLOP_RECORD`], the value its index in its piece's operations).
@@ -529,25 +535,79 @@ const GLOP_RECORD: u64 = u64::MAX;
 
 /// What a piece of the body holds: communicators, communication records, each task's items
 /// (those of the types the reader uses) and the `4:` records' operations, what it left out,
-/// and its first error.
+/// and its first error. Read again for each round's piece: its lists keep their room.
 #[derive(Default)]
 struct Piece {
     comms: Vec<(i64, Vec<u32>)>,
     records: Vec<Record>,
-    items: Vec<(u32, Vec<Item>)>,
+    /// The items of the tasks met, `lists[..used]`, each with its task.
+    lists: Vec<(u32, Vec<Item>)>,
+    used: usize,
+    /// Each task's list, by its index in `lists`: in a table where the tasks are not too many
+    /// for one a piece (a lookup a line), else hashed.
+    dense: Vec<usize>,
+    sparse: HashMap<usize, usize>,
     glops: Vec<Glop>,
     notes: Notes,
     error: Option<TraceError>,
 }
 
-/// Reads the lines of `text`, a piece of the body `body` (the lines after the header line).
-fn piece(name: &str, body: &str, text: &str, h: &Header) -> Piece {
+impl Piece {
+    fn new(p: usize) -> Piece {
+        Piece {
+            dense: vec![usize::MAX; if p <= 1 << 16 { p } else { 0 }],
+            ..Piece::default()
+        }
+    }
+
+    /// Empties it for another piece, its lists' room kept.
+    fn clear(&mut self) {
+        for (r, list) in &mut self.lists[..self.used] {
+            list.clear();
+            if let Some(k) = self.dense.get_mut(*r as usize) {
+                *k = usize::MAX;
+            }
+        }
+        self.used = 0;
+        self.sparse.clear();
+        self.glops.clear();
+    }
+
+    /// The list of task `r`'s items, made where the piece has none yet.
+    fn list(&mut self, r: usize) -> &mut Vec<Item> {
+        let k = match self.dense.get_mut(r) {
+            Some(k) => k,
+            None => self.sparse.entry(r).or_insert(usize::MAX),
+        };
+        if *k == usize::MAX {
+            if self.used == self.lists.len() {
+                self.lists.push((0, Vec::new()));
+            }
+            *k = self.used;
+            self.lists[self.used].0 = r as u32;
+            self.used += 1;
+        }
+        &mut self.lists[*k].1
+    }
+
+    /// Task `r`'s items.
+    fn items_of(&self, r: usize) -> &[Item] {
+        let k = match self.dense.get(r) {
+            Some(&k) => k,
+            None => self.sparse.get(&r).copied().unwrap_or(usize::MAX),
+        };
+        self.lists
+            .get(k)
+            .filter(|_| k < self.used)
+            .map_or(&[], |l| &l.1)
+    }
+}
+
+/// Reads the lines of `text`, a piece of the body `body` (the lines after the header line),
+/// into `out`.
+fn piece(name: &str, body: &str, text: &str, h: &Header, out: &mut Piece) {
     let p = h.nodes.len();
-    let mut out = Piece::default();
-    // Each task's items, by the index of its list in `out.items`: in a table where the tasks
-    // are not too many for one a piece (a lookup a line), else hashed.
-    let mut dense = vec![usize::MAX; if p <= 1 << 16 { p } else { 0 }];
-    let mut sparse: HashMap<usize, usize> = HashMap::new();
+    out.clear();
     let mut f: Vec<&str> = Vec::new();
     let mut v = [0i64; 32];
     // The lines as `str::lines` cuts them; most are plain integers, read as they are met, any
@@ -631,15 +691,6 @@ fn piece(name: &str, body: &str, text: &str, h: &Header) -> Piece {
                 return Ok(());
             }
             let t = time(5)?;
-            let list = match dense.get_mut(r) {
-                Some(k) => k,
-                None => sparse.entry(r).or_insert(usize::MAX),
-            };
-            if *list == usize::MAX {
-                out.items.push((r as u32, Vec::new()));
-                *list = out.items.len() - 1;
-            }
-            let k = *list;
             if kind == 4 {
                 // COMM:SENT:RECEIVED:OP:ROOT, for the call that began here.
                 let g = Glop {
@@ -651,10 +702,10 @@ fn piece(name: &str, body: &str, text: &str, h: &Header) -> Piece {
                 };
                 out.glops.push(g);
                 let i = out.glops.len() as i64 - 1;
-                out.items[k].1.push((t, GLOP_RECORD, i));
+                out.list(r).push((t, GLOP_RECORD, i));
                 return Ok(());
             }
-            let items = &mut out.items[k].1;
+            let items = out.list(r);
             for k in (6..count.saturating_sub(1)).step_by(2) {
                 let (ty, v) = (int(k)? as u64, int(k + 1)?);
                 if MPI_TYPES.contains(&ty) || GLOBAL_OP.contains(&ty) || is_caller(ty) {
@@ -679,7 +730,6 @@ fn piece(name: &str, body: &str, text: &str, h: &Header) -> Piece {
             break;
         }
     }
-    out
 }
 
 /// What is wrong with a line: field `i` (from 0) is not a number, a time out of range, a

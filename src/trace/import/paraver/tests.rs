@@ -65,6 +65,46 @@ fn lines_read_as_plain_integers_read_as_their_fields_parsed() {
     }
 }
 
+/// Lines of fields of 0 to 20 digits (a sign, a stray byte now and then), each after a line
+/// of its own and with lines after it or not, read as their fields parsed.
+#[test]
+fn random_lines_read_as_plain_integers_read_as_their_fields_parsed() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut v = [0i64; 32];
+    for _ in 0..4000 {
+        let fields = 1 + next(12);
+        let mut line = String::new();
+        for i in 0..fields {
+            if i > 0 {
+                line.push(':');
+            }
+            if next(10) == 0 {
+                line.push('-');
+            }
+            let len = [next(3), next(9), next(21)][next(3) as usize];
+            for _ in 0..len {
+                line.push((b'0' + next(10) as u8) as char);
+            }
+            if next(40) == 0 {
+                line.push([' ', 'x', '/', ';', '\r'][next(5) as usize]);
+            }
+        }
+        let before = "9".repeat(next(9) as usize);
+        let after = ["", "\n", "\n1:2:3", "\n12345678901234567890"][next(4) as usize];
+        let text = format!("{before}\n{line}{after}");
+        let from = before.len() + 1;
+        let (at, n) = plain_line(text.as_bytes(), from, &mut v);
+        assert_eq!(at, from + line.len(), "{line:?}: the line's end");
+        assert_eq!(n.map(|n| v[..n].to_vec()), parsed(&line), "{line:?}");
+    }
+}
+
 /// A task's calls beginning at `starts`.
 fn calls(starts: &[u64]) -> Vec<PCall> {
     let call = |&t0: &u64| PCall {
