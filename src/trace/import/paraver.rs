@@ -472,6 +472,7 @@ fn read_body(
     let p = h.nodes.len();
     let pieces = super::text_pieces(text, text.len() / PIECE_BYTES);
     let round = 2 * rayon::current_num_threads();
+    let routines = Routines::new(names);
     let mut bufs: Vec<Piece> = (0..round.min(pieces.len()))
         .map(|_| Piece::new(p))
         .collect();
@@ -493,7 +494,7 @@ fn read_body(
                     for &(t, ty, v) in pc.items_of(r) {
                         match ty {
                             GLOP_RECORD => operation(tk, t, pc.glops[v as usize]),
-                            _ => inside += event(tk, names, ty, v, t),
+                            _ => inside += event(tk, &routines, ty, v, t),
                         }
                     }
                 }
@@ -846,6 +847,35 @@ fn routine(names: &Names, what: (u64, u64)) -> Option<Routine> {
     names.get(&what).and_then(|n| n.1)
 }
 
+/// [`routine`] of the MPI types' values below [`DENSE_VALUES`] from a table (one lookup a call
+/// begun: hashing them took a tenth of a large trace's reading), the others' hashed.
+struct Routines<'n> {
+    names: &'n Names,
+    dense: Vec<Option<Routine>>,
+}
+
+const DENSE_VALUES: u64 = 1024;
+
+impl<'n> Routines<'n> {
+    fn new(names: &'n Names) -> Routines<'n> {
+        let types = MPI_TYPES.end() - MPI_TYPES.start() + 1;
+        let mut dense = vec![None; (types * DENSE_VALUES) as usize];
+        for (&(ty, v), &(_, r)) in names {
+            if MPI_TYPES.contains(&ty) && v < DENSE_VALUES {
+                dense[((ty - MPI_TYPES.start()) * DENSE_VALUES + v) as usize] = r;
+            }
+        }
+        Routines { names, dense }
+    }
+
+    fn get(&self, (ty, v): (u64, u64)) -> Option<Routine> {
+        match MPI_TYPES.contains(&ty) && v < DENSE_VALUES {
+            true => self.dense[((ty - MPI_TYPES.start()) * DENSE_VALUES + v) as usize],
+            false => routine(self.names, (ty, v)),
+        }
+    }
+}
+
 /// Collectives that old MPI libraries build from others (whose calls inside are its parts).
 fn composite(r: Option<Routine>) -> bool {
     matches!(
@@ -869,7 +899,7 @@ fn operation(tk: &mut Task, t: u64, g: Glop) {
 }
 
 /// An event (type `ty`, value `v`) at `t` on a task; 1 where it begins a call inside another.
-fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
+fn event(tk: &mut Task, routines: &Routines<'_>, ty: u64, v: i64, t: u64) -> u64 {
     if GLOBAL_OP.contains(&ty) {
         if let Some(i) = tk.open_at(t) {
             let g = tk.glop_mut(i);
@@ -916,15 +946,15 @@ fn event(tk: &mut Task, names: &Names, ty: u64, v: i64, t: u64) -> u64 {
             }
         }
         (None, _) => {
-            tk.begin((what, routine(names, what)), t);
+            tk.begin((what, routines.get(what)), t);
         }
         (Some(i), _) if tk.calls[i].what() == what => {}
         (Some(i), _) => {
             let open = tk.calls[i].what();
-            if open.0 == COLLECTIVE && ty == COLLECTIVE && !composite(routine(names, open)) {
+            if open.0 == COLLECTIVE && ty == COLLECTIVE && !composite(routines.get(open)) {
                 // A collective after one, with no end between (old traces): the next call.
                 tk.calls[i].t1 = t;
-                tk.begin((what, routine(names, what)), t);
+                tk.begin((what, routines.get(what)), t);
             } else {
                 return 1;
             }
