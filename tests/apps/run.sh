@@ -4,7 +4,8 @@
 # up to 64 KiB, 50 repetitions each), Quantum ESPRESSO's pw.x (Fortran: silicon, 2 atoms) and
 # an mpi4py script at mpi4py's default settings; and the communication-bound suite of
 # tracer/bench/commbound.c (cb-pingpong 8 B-512 KiB, cb-halo with Isend/Irecv/Waitall and
-# overlapping computation, cb-collectives, cb-cg). Each runs RUNS times (3 unless set). A run
+# overlapping computation, cb-halo-packed the same with its boundary written before each
+# exchange, cb-collectives, cb-cg). Each runs RUNS times (3 unless set). A run
 # fails the script if its trace does not load, a message has no partner or a request is never
 # completed; the accuracy is printed, as the median error over the runs (async_%: under
 # --progress async, the paper's model) and the spread of the measured runtimes (2 ranks on this
@@ -42,7 +43,7 @@ ROOT=$PWD
 BIN=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
 TRACER=${TRACER:-$ROOT/tracer/build-openmpi/libloggps-trace.so}
 RUNS=${RUNS:-3}
-APPS=${APPS:-"hpcc lammps netpipe qe mpi4py cb-pingpong cb-halo cb-collectives cb-cg"}
+APPS=${APPS:-"hpcc lammps netpipe qe mpi4py cb-pingpong cb-halo cb-halo-packed cb-collectives cb-cg"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -79,6 +80,7 @@ title_of() {
     mpi4py) echo "mpi4py ping-pong, default settings" ;;
     cb-pingpong) echo "ping-pong, 8 B – 512 KiB" ;;
     cb-halo) echo "Isend/Irecv halo, 1 and 16 KiB" ;;
+    cb-halo-packed) echo "the halo, its boundary packed before each exchange" ;;
     cb-collectives) echo "collectives loop, 1 KiB" ;;
     cb-cg) echo "CG-like loop" ;;
   esac

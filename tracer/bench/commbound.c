@@ -4,7 +4,11 @@
  *   commbound pingpong [K]  blocking ping-pong, 8 B to 512 KiB (every 4th power of two; or K B)
  *   commbound halo [K [N]]  Isend/Irecv to both neighbours, computation overlapping, Waitall
  *                           (1 KiB and 16 KiB; or K B, one of them; N exchanges, 4000 unless
- *                           given: more ranks than cores take turns at each)
+ *                           given: more ranks than cores take turns at each), sending from
+ *                           buffers written once at the start
+ *   commbound halo-packed [K [N]]  the same, each rank computing its boundary into the send
+ *                           buffers from what it received before every exchange, as a stencil
+ *                           does (the sender's core has just written the data it sends)
  *   commbound collectives   Bcast, Allreduce, Allgather, Alltoall, Reduce in a loop, no barriers
  *   commbound cg            a CG-like loop: halo exchange, a sparse product's computation, two
  *                           8-byte Allreduces (the dot products), an update's computation
@@ -90,10 +94,13 @@ static void pingpong(int me, int only) {
 }
 
 /* One exchange with both neighbours of a ring (on 2 ranks both are the other rank: the tags
- * tell left from right), `work` multiply-adds overlapping it. */
-static void exchange(int me, int p, int bytes, char *out, char *in, long work) {
+ * tell left from right), `work` multiply-adds overlapping it; `packed`: the boundary computed
+ * into `out` from `in` first. */
+static void exchange(int me, int p, int bytes, char *out, char *in, long work, int packed) {
     int left = (me + p - 1) % p, right = (me + 1) % p;
     MPI_Request r[4];
+    if (packed)
+        for (int i = 0; i < 2 * bytes; i++) out[i] = (char)(in[i] + 1);
     MPI_Irecv(in, bytes, MPI_BYTE, left, 1, MPI_COMM_WORLD, &r[0]);
     MPI_Irecv(in + bytes, bytes, MPI_BYTE, right, 2, MPI_COMM_WORLD, &r[1]);
     MPI_Isend(out, bytes, MPI_BYTE, right, 1, MPI_COMM_WORLD, &r[2]);
@@ -103,12 +110,12 @@ static void exchange(int me, int p, int bytes, char *out, char *in, long work) {
 }
 
 /* 1 KiB (eager) and 16 KiB (rendezvous) messages, or only `only` bytes where it is not 0. */
-static void halo(int me, int p, int only, int n) {
+static void halo(int me, int p, int only, int n, int packed) {
     const int sizes[] = {1024, 16384};
     char *out = buffer(2 * 16384), *in = buffer(2 * 16384);
     for (int s = 0; s < 2; s++)
         if (!only || sizes[s] == only)
-            for (int i = 0; i < n; i++) exchange(me, p, sizes[s], out, in, 2000);
+            for (int i = 0; i < n; i++) exchange(me, p, sizes[s], out, in, 2000, packed);
     free(out), free(in);
 }
 
@@ -130,7 +137,7 @@ static void cg(int me, int p) {
     char *out = buffer(2 * 4096), *in = buffer(2 * 4096);
     double dot = 1.0, r = 0.0;
     for (int i = 0; i < 5000; i++) {
-        exchange(me, p, 4096, out, in, 0);
+        exchange(me, p, 4096, out, in, 0, 0);
         compute(6000); /* the sparse product */
         MPI_Allreduce(&dot, &r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         compute(1500); /* x and r updated */
@@ -151,12 +158,13 @@ int main(int argc, char **argv) {
     const char *phase = argc > 1 ? argv[1] : "";
     if (p != 2 && !strcmp(phase, "pingpong")) phase = "needs 2 ranks";
     if (!strcmp(phase, "pingpong")) pingpong(me, argc > 2 ? atoi(argv[2]) : 0);
-    else if (!strcmp(phase, "halo"))
-        halo(me, p, argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 4000);
+    else if (!strcmp(phase, "halo") || !strcmp(phase, "halo-packed"))
+        halo(me, p, argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 4000,
+             !strcmp(phase, "halo-packed"));
     else if (!strcmp(phase, "collectives")) collectives(me, p);
     else if (!strcmp(phase, "cg")) cg(me, p);
     else {
-        if (me == 0) fprintf(stderr, "usage: %s pingpong|halo|collectives|cg (%s)\n", argv[0], phase);
+        if (me == 0) fprintf(stderr, "usage: %s pingpong|halo|halo-packed|collectives|cg (%s)\n", argv[0], phase);
         MPI_Finalize();
         return 2;
     }
