@@ -410,12 +410,7 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
                 "WARNING     exchanges: the set predicts an exchange (messages sent and received at \
                  once, as a halo's) more than {:.0}% off at a size above: round trips leave to the \
                  fit's assumption which part of a message holds each rank's CPU (the model's §13, \
-                 §14), and the exchanges send buffers written once where the round trips send data \
-                 their sender has just received (a message whose data its sender's core has just \
-                 written costs more, the more the farther apart its cores: the model's §13, what a \
-                 trace cannot tell); programs that exchange messages of that size from buffers they do not \
-                 write between sends are predicted as far off, those that write them (a stencil \
-                 packing its boundary) nearer the round trips",
+                 §14); programs that exchange messages of that size are predicted as far off",
                 100.0 * EXCHANGE_WORST
             );
         }

@@ -8,7 +8,7 @@
  *                           buffers written once at the start
  *   commbound halo-packed [K [N]]  the same, each rank computing its boundary into the send
  *                           buffers from what it received before every exchange, as a stencil
- *                           does (the sender's core has just written the data it sends)
+ *                           does
  *   commbound collectives   Bcast, Allreduce, Allgather, Alltoall, Reduce in a loop, no barriers
  *   commbound cg            a CG-like loop: halo exchange, a sparse product's computation, two
  *                           8-byte Allreduces (the dot products), an update's computation
