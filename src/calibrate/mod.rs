@@ -122,10 +122,16 @@ pub struct Other {
     pub line_ns: Vec<[f64; 2]>,
     /// As [`Calibration::oc_fit`], at this placement.
     pub oc_fit: Option<OcFit>,
+    /// As [`Calibration::exchanges`], of an exchange launch at this placement (None: none ran
+    /// there).
+    pub exchanges: Option<exchange::Exchanges>,
 }
 
 /// Rounds of collectives the traced probe run makes (`--coll`).
 const COLL_ROUNDS: u32 = 500;
+
+/// At most this many exchange launches: until two ran at placements 2× apart (a set each).
+const EXCHANGE_LAUNCHES: usize = 3;
 
 impl Calibration {
     /// Whether the measured `S` and the reported limit agree: the reported one may count a
@@ -607,17 +613,19 @@ pub fn early_departures(
 }
 
 /// What the traced probe runs give: the library, the eager limit it reports through the MPI
-/// tool interface, each launch's trace (of its loop of collectives, for `oc`) and the trace of
-/// the exchanges ([`exchange`]; None where that launch failed, said in `log`).
+/// tool interface, each launch's trace (of its loop of collectives, for `oc`) and the traces of
+/// the exchanges ([`exchange`]; up to [`EXCHANGE_LAUNCHES`], none where a launch failed, said in
+/// `log`).
 type Reported = (
     String,
     Option<(String, u64)>,
     Vec<crate::trace::Trace>,
-    Option<crate::trace::Trace>,
+    Vec<crate::trace::Trace>,
 );
 
 /// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
-/// launches as the sweep, then once with the exchanges, and reads back what the traces record.
+/// launches as the sweep, then with the exchanges until two launches ran at placements apart
+/// (a set each, [`EXCHANGE_LAUNCHES`] at most), and reads back what the traces record.
 fn reported_by_library(
     opts: &Options,
     tracer: &Path,
@@ -700,13 +708,23 @@ fn reported_by_library(
         traces.push(run(&mut traced(&["--coll", &rounds]), log)?);
     }
     let sizes = exchange::sizes(opts.max_bytes);
-    let exchanges = match run(&mut traced(&["--exchange", &sizes]), log) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            log(format!("the exchanges are not checked: {e}"));
-            None
+    let mut exchanges: Vec<crate::trace::Trace> = Vec::new();
+    let cores =
+        |t: &crate::trace::Trace| (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
+    while exchanges.len() < EXCHANGE_LAUNCHES {
+        match run(&mut traced(&["--exchange", &sizes]), log) {
+            Ok(t) => exchanges.push(t),
+            Err(e) => {
+                log(format!("the exchanges are not checked: {e}"));
+                break;
+            }
         }
-    };
+        let figures: Vec<f64> = exchanges.iter().filter_map(cores).collect();
+        let apart = |&a: &f64| figures.iter().any(|&b| placements_apart(a, b));
+        if figures.iter().any(apart) {
+            break;
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
     Ok((
         traces[0].meta.library.clone(),
@@ -740,9 +758,9 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
                 "{} not found: the eager limit the library reports is not read, nor oc fitted (build it with `make -C tracer`)",
                 t.display()
             ));
-            (String::new(), None, Vec::new(), None)
+            (String::new(), None, Vec::new(), Vec::new())
         }
-        None => (String::new(), None, Vec::new(), None),
+        None => (String::new(), None, Vec::new(), Vec::new()),
     };
     let w = opts.imbalance_ns;
     let (mut swept, mut other) = sweep(opts, log)?;
@@ -832,21 +850,32 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
         .collect();
-    let exchanges = exchanges.and_then(|t| match exchange::check_nearest(t, &sets) {
-        Ok(x) => Some(x),
-        Err(e) => {
-            log(format!(
-                "the exchanges are not checked: their replay failed: {e}"
-            ));
-            None
+    let checked = exchanges
+        .into_iter()
+        .filter_map(|t| match exchange::check_nearest(t, &sets) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                log(format!(
+                    "the exchanges are not checked: their replay failed: {e}"
+                ));
+                None
+            }
+        });
+    let mut each = exchanges_per_set(checked.collect(), &sets).into_iter();
+    let (exchanges, other_exchanges) = (each.next().flatten(), each.next().flatten());
+    // Each set's share of a rendezvous payload on its sender's CPU from the exchanges at its
+    // placement; a set with none there takes the other's (the transport's).
+    let share =
+        |x: &Option<exchange::Exchanges>| x.as_ref().and_then(|x| x.rendezvous).map(|v| v.sender);
+    let (first, second) = (share(&exchanges), share(&other_exchanges));
+    if let Some(f) = first.or(second) {
+        fit.params.rendezvous_sender = f;
+    }
+    if let Some(o) = other.as_mut() {
+        if let Some(f) = second.or(first) {
+            o.fit.params.rendezvous_sender = f;
         }
-    });
-    // Which CPU a rendezvous payload holds is the transport's: every set of the calibration.
-    if let Some(v) = exchanges.as_ref().and_then(|x| x.rendezvous) {
-        fit.params.rendezvous_sender = v.sender;
-        if let Some(o) = other.as_mut() {
-            o.fit.params.rendezvous_sender = v.sender;
-        }
+        o.exchanges = other_exchanges;
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.
@@ -945,7 +974,30 @@ fn fit_other(
         samples: o.samples,
         line_ns: o.lines,
         oc_fit: None,
+        exchanges: None,
     })
+}
+
+/// The exchange launches' checks given to the sets, in order: to each the first launch at its
+/// placement (predicted with it, the launch's cores within 2× of the set's); where no set has
+/// one, the first launch to the first set all the same (at another placement: not judged).
+fn exchanges_per_set(
+    checked: Vec<exchange::Exchanges>,
+    sets: &[&Params],
+) -> Vec<Option<exchange::Exchanges>> {
+    let at = |x: &exchange::Exchanges, p: &Params| {
+        x.set_cores_ns == p.cores
+            && !matches!((x.cores_ns, x.set_cores_ns), (Some(a), Some(b)) if placements_apart(a, b))
+    };
+    let mut each: Vec<Option<exchange::Exchanges>> = (sets.iter())
+        .map(|p| checked.iter().find(|x| at(x, p)).cloned())
+        .collect();
+    if each.iter().all(Option::is_none)
+        && let Some(first) = each.first_mut()
+    {
+        *first = checked.into_iter().next();
+    }
+    each
 }
 
 /// Launches whose round trips differ by more than this (median over sizes) were taken while
@@ -1145,6 +1197,64 @@ pub fn params_file(c: &Calibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Exchange launches at two placements, one checked with each set: near cores (150 ns)
+    /// measured 6,500 ns, far ones (450 ns) 7,000 ns, each a rendezvous of 1,000 B each way
+    /// (the exchange module's example: 6,000 ns with the payload on the receiver's CPU alone,
+    /// 7,000 with all of its `T1` on the sender's too). Each set gets its own launch and share
+    /// (0.25 and 1); a far launch alone goes to the far set, and a set with none there gets
+    /// none; with one set at another placement, the launch is its, not judged.
+    #[test]
+    fn each_set_is_given_the_exchanges_at_its_placement() {
+        let p = Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
+            .in_bands()
+            .with_bands(|b| b.set("Od", 1000.0))
+            .unwrap();
+        let (near, far) = (
+            Params {
+                cores: Some(150.0),
+                ..p
+            },
+            Params {
+                cores: Some(450.0),
+                ..p
+            },
+        );
+        let launch = |measured: u64, cores: u32| {
+            let mut text = format!(
+                "loggps-trace 1\nranks 2\nrank 0 host \"h\" offset 0 0 cores 1 {cores} {cores}\n\
+                 rank 1 host \"h\" offset 0 0\n"
+            );
+            for r in 0..2 {
+                let q = 1 - r;
+                text += &format!(
+                    "{r} MPI_Init 0 0\n{r} MPI_Irecv 0 50 bytes=1000 peer={q} tag=0 req=0\n\
+                     {r} MPI_Isend 50 100 bytes=1000 peer={q} tag=0 req=1\n\
+                     {r} MPI_Waitall 100 {measured} done=0:{q}:0,1:-1:-1\n\
+                     {r} MPI_Finalize {measured} {measured}\n"
+                );
+            }
+            crate::trace::text::parse("x.txt", text.as_bytes()).unwrap()
+        };
+        let sets = [&near, &far];
+        let checked = |launches: Vec<crate::trace::Trace>, sets: &[&Params]| {
+            let each = launches
+                .into_iter()
+                .map(|t| exchange::check_nearest(t, sets).unwrap());
+            exchanges_per_set(each.collect(), sets)
+        };
+        let share =
+            |x: &Option<exchange::Exchanges>| x.as_ref().unwrap().rendezvous.unwrap().sender;
+        let both = checked(vec![launch(7000, 450), launch(6500, 150)], &sets);
+        assert!((share(&both[0]) - 0.25).abs() <= 1.0 / 1024.0, "{both:?}");
+        assert!((share(&both[1]) - 1.0).abs() <= 1.0 / 1024.0, "{both:?}");
+        let far_only = checked(vec![launch(7000, 450)], &sets);
+        assert!(far_only[0].is_none(), "{far_only:?}");
+        assert_eq!(far_only[1].as_ref().unwrap().set_cores_ns, Some(450.0));
+        let elsewhere = checked(vec![launch(7000, 450)], &[&near]);
+        let x = elsewhere[0].as_ref().unwrap();
+        assert!(x.share_elsewhere && x.rendezvous.is_none(), "{x:?}");
+    }
 
     fn rtt(k: u64, rtt_ns: f64) -> Sample {
         Sample {

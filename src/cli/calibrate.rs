@@ -401,19 +401,7 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         println!("WARNING     collectives: {text}");
     }
     if let Some(x) = &c.exchanges {
-        let (lines, off) = calibrate::exchange::finding(x, EXCHANGE_WORST);
-        for l in lines {
-            println!("exchange    {l}");
-        }
-        if off {
-            println!(
-                "WARNING     exchanges: the set predicts an exchange (messages sent and received at \
-                 once, as a halo's) more than {:.0}% off at a size above: round trips leave to the \
-                 fit's assumption which part of a message holds each rank's CPU (the model's §13, \
-                 §14); programs that exchange messages of that size are predicted as far off",
-                100.0 * EXCHANGE_WORST
-            );
-        }
+        print_exchanges(x);
     }
     match calibrate::line_finding(&c.line_ns) {
         Some((text, true)) => println!("WARNING     cores: {text}"),
@@ -468,6 +456,23 @@ fn print_eager_above(c: &Calibration, p: &loggps_predict::model::Params) {
     }
 }
 
+/// The exchanges traced and predicted with a set, and a warning where they are far off.
+fn print_exchanges(x: &calibrate::exchange::Exchanges) {
+    let (lines, off) = calibrate::exchange::finding(x, EXCHANGE_WORST);
+    for l in lines {
+        println!("exchange    {l}");
+    }
+    if off {
+        println!(
+            "WARNING     exchanges: the set predicts an exchange (messages sent and received at \
+             once, as a halo's) more than {:.0}% off at a size above: round trips leave to the \
+             fit's assumption which part of a message holds each rank's CPU (the model's §13, \
+             §14); programs that exchange messages of that size are predicted as far off",
+            100.0 * EXCHANGE_WORST
+        );
+    }
+}
+
 fn print_second_set(c: &Calibration) {
     if let Some(o) = &c.other {
         println!(
@@ -483,6 +488,9 @@ fn print_second_set(c: &Calibration) {
             o.fit.params.oc.unwrap_or(0.0),
             calibrate::collectives_finding(c, true)
         );
+        if let Some(x) = &o.exchanges {
+            print_exchanges(x);
+        }
         let kept: Vec<&Sample> = (o.samples.iter())
             .filter(|x| !o.fit.outliers.contains(x))
             .collect();
