@@ -265,7 +265,7 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Two ranks, each: an exchange of one 1000-byte message each way, then one of two, every
@@ -356,25 +356,34 @@ mod tests {
     /// to back from 0, the Waitall ending there), the fit gives 0, 0.25 and 1. The same launch
     /// at cores 3× farther apart than the set's (a near launch, a far set: each payload of the
     /// set costs another price than the launch's) fits nothing and says so.
-    #[test]
-    fn the_sender_share_of_a_rendezvous_payload_is_fitted_to_the_exchanges() {
-        let p = Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
+    /// The set of the example below: `L = 0`, `o = 1,000`, `Os = Or = 1`, `Od = 1,000`.
+    pub(crate) fn example_set() -> Params {
+        Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
             .in_bands()
             .with_bands(|b| b.set("Od", 1000.0))
-            .unwrap();
-        let exchanges = |measured: u64, cores: &str| {
-            let mut text = format!("loggps-trace 1\nranks 2\n{cores}");
-            for r in 0..2 {
-                let q = 1 - r;
-                text += &format!(
-                    "{r} MPI_Init 0 0\n{r} MPI_Irecv 0 50 bytes=1000 peer={q} tag=0 req=0\n\
-                     {r} MPI_Isend 50 100 bytes=1000 peer={q} tag=0 req=1\n\
-                     {r} MPI_Waitall 100 {measured} done=0:{q}:0,1:-1:-1\n\
-                     {r} MPI_Finalize {measured} {measured}\n"
-                );
-            }
-            crate::trace::text::parse("x.txt", text.as_bytes()).unwrap()
-        };
+            .unwrap()
+    }
+
+    /// The example's launch: one rendezvous exchange of 1,000 B each way, the Waitall ending
+    /// at `measured`; `cores`, lines of the ranks' placement (or none).
+    pub(crate) fn example_launch(measured: u64, cores: &str) -> Trace {
+        let mut text = format!("loggps-trace 1\nranks 2\n{cores}");
+        for r in 0..2 {
+            let q = 1 - r;
+            text += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Irecv 0 50 bytes=1000 peer={q} tag=0 req=0\n\
+                 {r} MPI_Isend 50 100 bytes=1000 peer={q} tag=0 req=1\n\
+                 {r} MPI_Waitall 100 {measured} done=0:{q}:0,1:-1:-1\n\
+                 {r} MPI_Finalize {measured} {measured}\n"
+            );
+        }
+        crate::trace::text::parse("x.txt", text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn the_sender_share_of_a_rendezvous_payload_is_fitted_to_the_exchanges() {
+        let p = example_set();
+        let exchanges = example_launch;
         let far = Params {
             cores: Some(450.0),
             ..p

@@ -1206,10 +1206,7 @@ mod tests {
     /// none; with one set at another placement, the launch is its, not judged.
     #[test]
     fn each_set_is_given_the_exchanges_at_its_placement() {
-        let p = Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
-            .in_bands()
-            .with_bands(|b| b.set("Od", 1000.0))
-            .unwrap();
+        let p = exchange::tests::example_set();
         let (near, far) = (
             Params {
                 cores: Some(150.0),
@@ -1221,20 +1218,10 @@ mod tests {
             },
         );
         let launch = |measured: u64, cores: u32| {
-            let mut text = format!(
-                "loggps-trace 1\nranks 2\nrank 0 host \"h\" offset 0 0 cores 1 {cores} {cores}\n\
-                 rank 1 host \"h\" offset 0 0\n"
+            let placed = format!(
+                "rank 0 host \"h\" offset 0 0 cores 1 {cores} {cores}\nrank 1 host \"h\" offset 0 0\n"
             );
-            for r in 0..2 {
-                let q = 1 - r;
-                text += &format!(
-                    "{r} MPI_Init 0 0\n{r} MPI_Irecv 0 50 bytes=1000 peer={q} tag=0 req=0\n\
-                     {r} MPI_Isend 50 100 bytes=1000 peer={q} tag=0 req=1\n\
-                     {r} MPI_Waitall 100 {measured} done=0:{q}:0,1:-1:-1\n\
-                     {r} MPI_Finalize {measured} {measured}\n"
-                );
-            }
-            crate::trace::text::parse("x.txt", text.as_bytes()).unwrap()
+            exchange::tests::example_launch(measured, &placed)
         };
         let sets = [&near, &far];
         let checked = |launches: Vec<crate::trace::Trace>, sets: &[&Params]| {

@@ -2,6 +2,7 @@
 //! against its fields parsed one by one, a search from the last one's place against a binary
 //! search.
 
+use super::lines::plain_line;
 use super::*;
 
 /// What `split` and `str::parse` make of a line: its fields' values, None if one is not a

@@ -1,0 +1,259 @@
+//! The body's lines read a piece at a time ([`piece`]): most as plain integers ([`plain_line`]),
+//! each task's events and operations kept for its calls, the communication records and
+//! communicators as they come.
+
+use super::*;
+
+/// A task's event (time, type, value) of a `2:` record, or a `4:` record's operation (type
+/// [`GLOP_RECORD`], the value its index in its piece's operations).
+pub(super) type Item = (u64, u64, i64);
+
+/// The type of an [`Item`] from a `4:` record.
+pub(super) const GLOP_RECORD: u64 = u64::MAX;
+
+/// What a piece of the body holds: communicators, communication records, each task's items
+/// (those of the types the reader uses) and the `4:` records' operations, what it left out,
+/// and its first error. Read again for each round's piece: its lists keep their room.
+#[derive(Default)]
+pub(super) struct Piece {
+    pub(super) comms: Vec<(i64, Vec<u32>)>,
+    pub(super) records: Vec<Record>,
+    /// The items of the tasks met, `lists[..used]`, each with its task.
+    lists: Vec<(u32, Vec<Item>)>,
+    used: usize,
+    /// Each task's list, by its index in `lists`: in a table where the tasks are not too many
+    /// for one a piece (a lookup a line), else hashed.
+    dense: Vec<usize>,
+    sparse: HashMap<usize, usize>,
+    pub(super) glops: Vec<Glop>,
+    pub(super) notes: Notes,
+    pub(super) error: Option<TraceError>,
+}
+
+impl Piece {
+    pub(super) fn new(p: usize) -> Piece {
+        Piece {
+            dense: vec![usize::MAX; if p <= 1 << 16 { p } else { 0 }],
+            ..Piece::default()
+        }
+    }
+
+    /// Empties it for another piece, its lists' room kept.
+    fn clear(&mut self) {
+        for (r, list) in &mut self.lists[..self.used] {
+            list.clear();
+            if let Some(k) = self.dense.get_mut(*r as usize) {
+                *k = usize::MAX;
+            }
+        }
+        self.used = 0;
+        self.sparse.clear();
+        self.glops.clear();
+    }
+
+    /// The list of task `r`'s items, made where the piece has none yet.
+    fn list(&mut self, r: usize) -> &mut Vec<Item> {
+        let k = match self.dense.get_mut(r) {
+            Some(k) => k,
+            None => self.sparse.entry(r).or_insert(usize::MAX),
+        };
+        if *k == usize::MAX {
+            if self.used == self.lists.len() {
+                self.lists.push((0, Vec::new()));
+            }
+            *k = self.used;
+            self.lists[self.used].0 = r as u32;
+            self.used += 1;
+        }
+        &mut self.lists[*k].1
+    }
+
+    /// Task `r`'s items.
+    pub(super) fn items_of(&self, r: usize) -> &[Item] {
+        let k = match self.dense.get(r) {
+            Some(&k) => k,
+            None => self.sparse.get(&r).copied().unwrap_or(usize::MAX),
+        };
+        self.lists
+            .get(k)
+            .filter(|_| k < self.used)
+            .map_or(&[], |l| &l.1)
+    }
+}
+
+/// Reads the lines of `text`, a piece of the body `body` (the lines after the header line),
+/// into `out`.
+pub(super) fn piece(name: &str, body: &str, text: &str, h: &Header, out: &mut Piece) {
+    let p = h.nodes.len();
+    out.clear();
+    let mut f: Vec<&str> = Vec::new();
+    let mut v = [0i64; 32];
+    // The lines as `str::lines` cuts them; most are plain integers, read as they are met, any
+    // other's fields as text.
+    let (bytes, mut from, mut n) = (text.as_bytes(), 0, 0);
+    while from < bytes.len() {
+        let (end, plain) = plain_line(bytes, from, &mut v);
+        let line = &text[from..end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let k = n;
+        let at = |m: String| {
+            TraceError::line(
+                name,
+                1 + crate::trace::import::first_line(body, text) + k,
+                m,
+            )
+        };
+        (from, n) = (end + 1, n + 1);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        f.clear();
+        if plain.is_none() {
+            crate::trace::import::split_into(line, b':', &mut f);
+        }
+        let (f, v) = (&f, &v);
+        let count = plain.unwrap_or(f.len());
+        let int = |i: usize| -> Result<i64, Wrong> {
+            if plain.is_some_and(|n| i < n) {
+                return Ok(v[i]);
+            }
+            let s = f.get(i).copied().unwrap_or("");
+            // Fields with spaces: trimmed.
+            (s.parse().or_else(|_| s.trim().parse())).map_err(|_| Wrong::Number(i))
+        };
+        let time = |i: usize| -> Result<u64, Wrong> {
+            let t = int(i)?;
+            u64::try_from(t)
+                .ok()
+                .and_then(|t| t.checked_mul(h.unit))
+                .ok_or(Wrong::Time(t))
+        };
+        let mut read = || -> Result<(), Wrong> {
+            if plain.is_none() && f[0] == "c" {
+                // c:APPL:ID:N:TASK…, the first application's only.
+                let members: Result<Vec<i64>, _> = (4..f.len()).map(int).collect();
+                let members = members?;
+                if int(1)? == 1 && members.iter().all(|&t| t >= 1 && t as usize <= p) {
+                    let members = members.iter().map(|&t| t as u32 - 1).collect();
+                    out.comms.push((int(2)?, members));
+                }
+                return Ok(());
+            }
+            let kind = int(0)?;
+            if kind == 1 {
+                return Ok(());
+            }
+            if !(2..=4).contains(&kind) {
+                out.notes.skip(&format!("Paraver records of type {kind}"));
+                return Ok(());
+            }
+            let task = int(3)?;
+            if int(2)? != 1 || task < 1 || task as usize > p {
+                out.notes.skip("records of another application or task");
+                return Ok(());
+            }
+            let r = task as usize - 1;
+            if kind == 3 {
+                // The receiver's task is field 10.
+                let dst = int(9)?;
+                if int(8)? != 1 || dst < 1 || dst as usize > p {
+                    return Err(Wrong::Receiver);
+                }
+                out.records.push((
+                    r,
+                    time(5)?,
+                    dst as usize - 1,
+                    time(11)?,
+                    time(12)?,
+                    int(13)?.max(0) as u64,
+                    int(14)? as i32,
+                ));
+                return Ok(());
+            }
+            if int(4)? != 1 {
+                out.notes.skip("events of a task's other threads");
+                return Ok(());
+            }
+            let t = time(5)?;
+            if kind == 4 {
+                // COMM:SENT:RECEIVED:OP:ROOT, for the call that began here.
+                let g = Glop {
+                    comm: int(6)?,
+                    sent: int(7)?.max(0) as u64,
+                    got: int(8)?.max(0) as u64,
+                    root: Some(int(10)?),
+                    is_root: false,
+                };
+                out.glops.push(g);
+                let i = out.glops.len() as i64 - 1;
+                out.list(r).push((t, GLOP_RECORD, i));
+                return Ok(());
+            }
+            let items = out.list(r);
+            for k in (6..count.saturating_sub(1)).step_by(2) {
+                let (ty, v) = (int(k)? as u64, int(k + 1)?);
+                if MPI_TYPES.contains(&ty) || GLOBAL_OP.contains(&ty) || is_caller(ty) {
+                    items.push((t, ty, v));
+                }
+            }
+            Ok(())
+        };
+        if let Err(wrong) = read() {
+            let m = match wrong {
+                Wrong::Number(i) => format!(
+                    "expected a number as field {}, found `{}` in `{line}`",
+                    i + 1,
+                    line.split(':').nth(i).unwrap_or("")
+                ),
+                Wrong::Time(t) => format!("time {t} out of range"),
+                Wrong::Receiver => {
+                    format!("expected a receiving task 1–{p} of application 1 in `{line}`")
+                }
+            };
+            out.error = Some(at(m));
+            break;
+        }
+    }
+}
+
+/// What is wrong with a line: field `i` (from 0) is not a number, a time out of range, a
+/// communication record's receiver.
+enum Wrong {
+    Number(usize),
+    Time(i64),
+    Receiver,
+}
+
+/// Reads the line of `text` at `from` as plain integers (digits after an optional `-`, at most
+/// 18, between `:`), their values in `v`: the line's end (its `\n`, or the text's end) and how
+/// many; None where a field is anything else or `v` cannot hold them all.
+pub(super) fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize, Option<usize>) {
+    let line_end = |k: usize| k + memchr::memchr(b'\n', &text[k..]).unwrap_or(text.len() - k);
+    let (mut k, mut n) = (from, 0);
+    // A field at a time: its digits read in a loop of their own.
+    loop {
+        let negative = text.get(k) == Some(&b'-');
+        k += negative as usize;
+        let start = k;
+        let mut x = 0i64;
+        while let Some(&b) = text.get(k) {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            x = x.wrapping_mul(10).wrapping_add(d as i64);
+            k += 1;
+        }
+        if k == start || k - start > 18 || n == v.len() {
+            return (line_end(k), None);
+        }
+        v[n] = if negative { -x } else { x };
+        n += 1;
+        match text.get(k) {
+            Some(b':') => k += 1,
+            Some(b'\n') => return (k, Some(n)),
+            None => return (k, Some(n)),
+            Some(_) => return (line_end(k), None),
+        }
+    }
+}
