@@ -347,16 +347,7 @@ pub(crate) mod tests {
         );
     }
 
-    /// One exchange of 1,000 B each way by rendezvous (`S = 0`) under `L = 0`, `o = 1,000`,
-    /// `Os = Or = 1`, `Od = 1,000` (the model's §13–§14, hand-costed in tests/cli_overheads.rs):
-    /// the `MPI_Irecv` at 0, the `MPI_Isend` at 1,000, the `MPI_Waitall` at 2,000 returning at
-    /// 6,000 with the payload on the receiver's CPU alone (`rendezvous_sender` 0), at 6,000 +
-    /// 2,000·F with a share F ≤ 0.5 on the sender's (its share queued after the receive's `T3`,
-    /// 4,000–6,000), at 7,000 from 0.5 on. Measured as 6,000, 6,500 and 7,000 (the calls back
-    /// to back from 0, the Waitall ending there), the fit gives 0, 0.25 and 1. The same launch
-    /// at cores 3× farther apart than the set's (a near launch, a far set: each payload of the
-    /// set costs another price than the launch's) fits nothing and says so.
-    /// The set of the example below: `L = 0`, `o = 1,000`, `Os = Or = 1`, `Od = 1,000`.
+    /// The set of the example of the test below: `L = 0`, `o = 1,000`, `Os = Or = 1`, `Od = 1,000`.
     pub(crate) fn example_set() -> Params {
         Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
             .in_bands()
@@ -380,6 +371,15 @@ pub(crate) mod tests {
         crate::trace::text::parse("x.txt", text.as_bytes()).unwrap()
     }
 
+    /// One exchange of 1,000 B each way by rendezvous (`S = 0`) under `L = 0`, `o = 1,000`,
+    /// `Os = Or = 1`, `Od = 1,000` (the model's §13–§14, hand-costed in tests/cli_overheads.rs):
+    /// the `MPI_Irecv` at 0, the `MPI_Isend` at 1,000, the `MPI_Waitall` at 2,000 returning at
+    /// 6,000 with the payload on the receiver's CPU alone (`rendezvous_sender` 0), at 6,000 +
+    /// 2,000·F with a share F ≤ 0.5 on the sender's (its share queued after the receive's `T3`,
+    /// 4,000–6,000), at 7,000 from 0.5 on. Measured as 6,000, 6,500 and 7,000 (the calls back
+    /// to back from 0, the Waitall ending there), the fit gives 0, 0.25 and 1. The same launch
+    /// at cores 3× farther apart than the set's (a near launch, a far set: each payload of the
+    /// set costs another price than the launch's) fits nothing and says so.
     #[test]
     fn the_sender_share_of_a_rendezvous_payload_is_fitted_to_the_exchanges() {
         let p = example_set();

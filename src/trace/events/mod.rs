@@ -656,34 +656,22 @@ impl Events {
         let mut parts = parts.into_iter();
         let mut all = parts.next().unwrap_or_else(|| Events::new(0));
         let parts: Vec<Events> = parts.collect();
-        let (mut base, mut blocks) = (all.len(), all.t_base.len());
-        for p in &parts {
+        all.reserve(parts.iter().map(Events::len).sum());
+        for p in parts {
+            let base = all.len();
             all.start.extend(p.start[1..].iter().map(|s| s + base));
+            let blocks = all.t_base.len();
             all.block_start
                 .extend(p.block_start[1..].iter().map(|s| s + blocks));
-            (base, blocks) = (base + p.len(), blocks + p.t_base.len());
-        }
-        // A column a task: the copying (tens of megabytes for millions of events) shared out.
-        rayon::scope(|s| {
             macro_rules! append {
                 ($($c:ident),*; $($blk:ident),*) => {
-                    $(let (col, ps) = (&mut all.$c, &parts);
-                      s.spawn(move |_| {
-                          col.reserve(ps.iter().map(|p| p.$c.len()).sum());
-                          let _ = crate::memory::populate_writes(col.spare_capacity_mut());
-                          ps.iter().for_each(|p| col.extend_from_slice(&p.$c));
-                      });)*
-                    $(let (col, ps) = (&mut all.$blk, &parts);
-                      s.spawn(move |_| {
-                          col.reserve(ps.iter().map(|p| p.$blk.len()).sum());
-                          ps.iter().for_each(|p| col.extend_from_slice(&p.$blk));
-                      });)*
+                    $(all.$c.extend_from_slice(&p.$c);)*
+                    $(all.$blk.extend_from_slice(&p.$blk);)*
                 };
             }
             with_columns!(append);
-        });
-        let extra: Vec<Vec<Extra>> = parts.into_par_iter().map(|p| p.extra).collect();
-        all.extra.extend(extra.into_iter().flatten());
+            all.extra.extend(p.extra);
+        }
         all
     }
 
