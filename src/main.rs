@@ -10,10 +10,7 @@ fn main() {
     loggps_predict::memory::disable_transparent_huge_pages();
     let cli = cli::Cli::parse();
     // MPI, where it was started, is finalized before the process exits.
-    match cli::main(cli) {
-        0 => {}
-        code => std::process::exit(code),
-    }
+    loggps_predict::memory::exit_now(cli::main(cli))
 }
 
 /// mimalloc keeps freed memory for reuse instead of handing large blocks back to the kernel and

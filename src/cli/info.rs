@@ -28,6 +28,8 @@ pub(super) fn info(path: &Path, format: InfoFormat) -> Result<(), Error> {
         .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
         .sum();
     let info = Info::new(&path.display().to_string(), &trace, file_bytes);
+    // The process ends after this: the trace's memory goes back with it (memory::exit_now).
+    std::mem::forget(trace);
     let res = to_stdout(|out| match format {
         InfoFormat::Table => info.write_table(out),
         InfoFormat::Json => json_to(out, &info),

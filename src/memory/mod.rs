@@ -127,6 +127,17 @@ pub fn disable_transparent_huge_pages() {
     }
 }
 
+/// Ends the process with status `code` at once, its output flushed: the memory it holds goes
+/// back with it, not block by block (freeing a large trace's columns, then the allocator's
+/// purge at exit, take tens of milliseconds that reading it took hundreds).
+pub fn exit_now(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `_exit` ends the process; nothing of it runs after.
+    unsafe { libc::_exit(code) }
+}
+
 /// Overrides the memory found available (bytes): to try a smaller machine's limit.
 pub const AVAILABLE_VAR: &str = "LOGGPS_MEMORY_AVAILABLE";
 

@@ -452,7 +452,17 @@ impl Records {
     }
 
     fn get(&self, i: usize) -> Record {
-        let k = self.first.partition_point(|&f| f <= i) - 1;
+        // The pieces hold about as many records each: the piece at `i`'s share of them, a step
+        // or two either way at most.
+        let n = self.pieces.len();
+        let mut k = ((i as u128 * n as u128) / self.len.max(1) as u128) as usize;
+        k = k.min(n - 1);
+        while self.first[k] > i {
+            k -= 1;
+        }
+        while k + 1 < n && self.first[k + 1] <= i {
+            k += 1;
+        }
         self.pieces[k][i - self.first[k]]
     }
 }

@@ -163,3 +163,31 @@ fn a_search_from_the_last_ones_place_finds_what_a_binary_search_finds() {
         assert_eq!(begun(&c, t, &mut near), c.partition_point(|c| c.t0 <= t));
     }
 }
+
+/// A record found by its index from its piece's share of the records, against the pieces
+/// walked in order: pieces of uneven sizes, some empty (a piece of communicator lines alone).
+#[test]
+fn records_found_by_index_are_those_in_file_order() {
+    let sizes = [0, 3, 1, 0, 0, 7, 2, 0, 5, 1];
+    let mut records = Records::default();
+    let mut next = 0;
+    for &n in &sizes {
+        let piece: Vec<Record> = (0..n).map(|i| (next + i, 0, 0, 0, 0, 0, 0)).collect();
+        next += n;
+        records.push(piece);
+    }
+    assert_eq!(records.len, next);
+    for i in 0..next {
+        assert_eq!(records.get(i).0, i, "record {i}");
+    }
+    // Every record in the first piece, or in the last.
+    for sizes in [[9, 0, 0], [0, 0, 9]] {
+        let mut records = Records::default();
+        let mut next = 0;
+        for n in sizes {
+            records.push((0..n).map(|i| (next + i, 0, 0, 0, 0, 0, 0)).collect());
+            next += n;
+        }
+        assert!((0..next).all(|i| records.get(i).0 == i));
+    }
+}
