@@ -272,3 +272,63 @@ fn an_embedded_set_with_eager_bands_travels_and_predicts() {
     let b = json(&[bin.to_str().unwrap(), "--format", "json"]);
     assert_eq!(b["predicted_s"], v["predicted_s"], "{b}");
 }
+
+/// A first band of the zero-byte messages alone (`hi = 0`, what `calibrate` fits where they
+/// cost less than a byte), then the smallest messages' from 1 B.
+const ZERO: &str = "S = 4096\n\
+    [[bands]]\nhi = 0\no = 100\nL = 50\nOs = 0\nOr = 0\nG = 0\n\
+    [[bands]]\nhi = 4096\no = 300\nL = 200\nOs = 0.1\nOr = 0.1\nG = 0.3\n\
+    [[bands]]\no = 900\nL = 2000\nOs = 0.02\nOr = 0.02\nG = 0.05\n";
+
+/// By hand: a 0-byte round trip is `2(T1 + T2 + T3)` = 2 × (100 + 50 + 100) = 500 ns in the
+/// zero band; a 1-byte one falls in the second band: 2 × (300.1 + 200.3 + 300.1) = 1601 ns.
+/// The report names the band `0 B`, and the set travels in a trace's text and binary.
+#[test]
+fn a_zero_byte_band_costs_the_zero_byte_messages_alone() {
+    let (d, p) = file("z.toml", ZERO);
+    let trace = |k: u64| {
+        let text = format!(
+            "loggps-trace 1\nranks 2\n\
+             0 MPI_Init 0 0\n0 MPI_Send 0 1000 bytes={k} peer=1 tag=0\n\
+             0 MPI_Recv 1000 5000 bytes={k} peer=1 tag=0\n0 MPI_Finalize 5000 5100\n\
+             1 MPI_Init 0 0\n1 MPI_Recv 0 2000 bytes={k} peer=0 tag=0\n\
+             1 MPI_Send 2000 3000 bytes={k} peer=0 tag=0\n1 MPI_Finalize 3000 3100\n"
+        );
+        let f = d.path().join(format!("k{k}.txt"));
+        std::fs::write(&f, text).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    let ns = |t: &str, params: &[&str]| {
+        let v = json(&[&[t, "--format", "json"], params].concat());
+        v["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    let (zero, one) = (trace(0), trace(1));
+    assert!((ns(&zero, &["--params", &p]) - 500.0).abs() < 1e-9);
+    assert!((ns(&one, &["--params", &p]) - 1601.0).abs() < 1e-6);
+    let out = run(&[&zero, "--params", &p]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("band 1              0 B  o=100.0 L=50.0"),
+        "{table}"
+    );
+    assert!(
+        table.contains("band 2         0–4096 B  o=300.0"),
+        "{table}"
+    );
+    let (bin, txt) = (d.path().join("z.bin"), d.path().join("z2.txt"));
+    let (bin, txt) = (bin.to_str().unwrap(), txt.to_str().unwrap());
+    assert!(
+        run(&["convert", &zero, bin, "--params", &p])
+            .status
+            .success()
+    );
+    assert!(run(&["convert", bin, txt]).status.success());
+    let text = std::fs::read_to_string(txt).unwrap();
+    assert!(
+        text.contains("params bands=0:100:50:0:0:0;4096:300:"),
+        "{text}"
+    );
+    for t in [bin, txt] {
+        assert!((ns(t, &[]) - 500.0).abs() < 1e-9, "{t}");
+    }
+}

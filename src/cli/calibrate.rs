@@ -219,9 +219,9 @@ fn print_limits(p: &loggps_predict::model::Params, calls: &[Calls]) {
     let mut lo = 0;
     for (j, x) in b.as_slice().iter().enumerate() {
         let band = format!(
-            "band {} ({lo}–{} B)",
+            "band {} ({})",
             j + 1,
-            loggps_predict::model::end(x.hi)
+            loggps_predict::model::sizes(lo, x.hi)
         );
         let isends: Vec<&Calls> = (calls.iter())
             .filter(|c| c.k > lo && c.k <= x.hi && c.k <= p.S && c.isend_ns.is_some())

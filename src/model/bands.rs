@@ -5,8 +5,9 @@
 
 use super::Params;
 
-/// The most bands a set may have: a machine's protocols are a handful.
-pub const MAX_BANDS: usize = 12;
+/// The most bands a set may have: a machine's protocols are a handful; twelve, and one for the
+/// zero-byte messages alone (`hi = 0`), which a calibration may find cheaper than a byte.
+pub const MAX_BANDS: usize = 13;
 
 /// The most eager bands a set may have above its eager limit (the model's §10, "both
 /// protocols"): measured at a higher limit, they cost eager messages there where `--S` moves
@@ -248,8 +249,12 @@ impl Bands {
         // Each piece clipped to the sizes its list costs: the main bands outside
         // `(from, to]`, the eager ones above inside.
         let mut push = |lo: u64, b: Band| {
-            for (a, z) in [(lo, b.hi.min(from)), (lo.max(to), b.hi)] {
-                if a < z {
+            for (i, (a, z)) in [(lo, b.hi.min(from)), (lo.max(to), b.hi)]
+                .into_iter()
+                .enumerate()
+            {
+                // A first band of the zero-byte messages alone (`hi = 0`) holds the size 0.
+                if a < z || (i == 0 && b.hi == 0) {
                     out.push((a, Band { hi: z, ..b }));
                 }
             }
@@ -331,7 +336,7 @@ impl Bands {
 fn invalid_in(list: &[Band], lo: u64, what: &str) -> Option<String> {
     let mut lo = lo;
     for (j, b) in list.iter().enumerate() {
-        let band = format!("{what} {} ({}–{} B)", j + 1, lo, end(b.hi));
+        let band = format!("{what} {} ({})", j + 1, sizes(lo, b.hi));
         for i in [0, 1, 2, 3, 5, 6] {
             let v = b.get(i);
             if v.is_nan() || v < 0.0 {
@@ -386,8 +391,8 @@ impl std::fmt::Display for Bands {
             let sep = if j > 0 { "; " } else { "" };
             write!(
                 f,
-                "{sep}{lo}–{} B: o={:.1} L={:.1} Os={:.4} Or={:.4} G={:.4}",
-                end(b.hi),
+                "{sep}{}: o={:.1} L={:.1} Os={:.4} Or={:.4} G={:.4}",
+                sizes(lo, b.hi),
                 b.o,
                 b.L,
                 b.Os,
@@ -419,10 +424,19 @@ impl std::fmt::Display for Bands {
 }
 
 /// A band's end as the report prints it.
-pub fn end(hi: u64) -> String {
+fn end(hi: u64) -> String {
     match hi {
         u64::MAX => "∞".into(),
         hi => hi.to_string(),
+    }
+}
+
+/// The sizes of the band after `lo` up to `hi`, in words: `256–4040 B`, `370728–∞ B`, and `0 B`
+/// for a first band of the zero-byte messages alone.
+pub fn sizes(lo: u64, hi: u64) -> String {
+    match hi {
+        0 => "0 B".into(),
+        hi => format!("{lo}–{} B", end(hi)),
     }
 }
 

@@ -7,7 +7,7 @@ mod loggp;
 mod loggps;
 mod params;
 
-pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, end};
+pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, sizes};
 pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{Class, NAMES, PRESETS, Params};

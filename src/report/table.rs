@@ -90,7 +90,11 @@ pub(super) fn parameters(
                 v => format!("{n}={v:.4}"),
             })
             .collect();
-        let bytes = format!("{lo}–{hi} B");
+        // A first band of the zero-byte messages alone: `0 B`.
+        let bytes = match hi.as_str() {
+            "0" => "0 B".to_string(),
+            _ => format!("{lo}–{hi} B"),
+        };
         writeln!(out, "  band {} {bytes:>16}  {}", k + 1, cols.join(" "))?;
         lo = get("hi").unwrap_or(f64::INFINITY);
     }

@@ -17,7 +17,9 @@ K=fixtures/calibration
 [ ${#files[@]} -gt 0 ] || files=(traces/calibration.tsv:4040 $K/openmpi-4.1-vader.tsv:4040
   $K/openmpi-4.1-vader-far.tsv:4040 $K/openmpi-4.1-vader-mixed.tsv:4040
   $K/openmpi-4.1-vader-65k.tsv:65480 $K/openmpi-4.1-tcp.tsv:65480 $K/mpich-4.0-ucx.tsv:8255
-  $K/mpich-4.0-ucx-near.tsv:8255 $K/openmpi-4.1-vader-far-step.tsv:4040)
+  $K/mpich-4.0-ucx-near.tsv:8255 $K/openmpi-4.1-vader-far-step.tsv:4040
+  $K/openmpi-4.1-vader-2026-12-02.tsv:4040 $K/openmpi-4.1-vader-65k-2026-12-02.tsv:65481
+  $K/mpich-4.0-ucx-2026-12-02.tsv:8255 $K/openmpi-4.1-tcp-2026-12-02.tsv:65480)
 abs=()
 for f in "${files[@]}"; do
   case $f in *:*) abs+=("$(realpath "${f%:*}"):${f##*:}") ;; *) abs+=("$(realpath "$f")") ;; esac
