@@ -48,6 +48,8 @@ fn calibrate(
         &max_bytes.to_string(),
         "-o",
         toml.to_str().unwrap(),
+        "--samples",
+        out_dir.path().join("s.tsv").to_str().unwrap(),
     ])
     .arg("--rtt")
     .arg(dir.join("loggps-rtt"))
@@ -74,6 +76,26 @@ fn calibrate(
     for q in &sets[1..] {
         assert_eq!(q.invalid(), None, "{stdout}");
         assert!(q.bands.is_some() && q.cores.is_some(), "{q:?}\n{stdout}");
+    }
+    // The samples: the first set's round trips and calls, a second set's beside them.
+    let rows = |f: &str| {
+        let text = std::fs::read_to_string(out_dir.path().join(f)).unwrap_or_default();
+        let kinds: Vec<String> = (text.lines().skip(1))
+            .map(|l| l.split('\t').next().unwrap_or("").to_string())
+            .collect();
+        ["rtt", "send", "recv"].map(|k| kinds.iter().filter(|x| *x == k).count())
+    };
+    let [rtt, send, recv] = rows("s.tsv");
+    assert!(
+        rtt > 0 && send > 0 && send == recv,
+        "{rtt} {send} {recv}\n{stdout}"
+    );
+    match sets.len() {
+        1 => assert!(!out_dir.path().join("s-second.tsv").exists()),
+        _ => {
+            let [rtt2, send2, recv2] = rows("s-second.tsv");
+            assert!(rtt2 > 0 && send2 > 0 && send2 == recv2, "{stdout}");
+        }
     }
     let p = sets[0];
     assert!(toml.with_extension("svg").exists());

@@ -118,6 +118,8 @@ pub struct Calibration {
 pub struct Other {
     pub fit: BandedFit,
     pub samples: Vec<Sample>,
+    /// As [`Calibration::calls`], of these launches.
+    pub calls: Vec<Calls>,
     /// As [`Calibration::line_ns`], of these launches.
     pub line_ns: Vec<[f64; 2]>,
     /// As [`Calibration::oc_fit`], at this placement.
@@ -972,6 +974,7 @@ fn fit_other(
     Some(Other {
         fit: f,
         samples: o.samples,
+        calls: o.calls,
         line_ns: o.lines,
         oc_fit: None,
         exchanges: None,

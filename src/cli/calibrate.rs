@@ -20,7 +20,8 @@ pub struct CalibrateArgs {
     /// Where to draw measured vs modeled RTT (default: OUTPUT with .svg)
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Also write every measured point and the model's value (TSV)
+    /// Also write every measured point and the model's value (TSV); a second set's (launches
+    /// at another placement of the cores) to FILE with `-second` before its extension
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
     /// The round-trip program (built by `make -C tracer`; by default looked for beside this
@@ -146,20 +147,59 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
         .unwrap_or_else(|| a.output.with_extension("svg"));
     write(&svg, calibrate::svg::chart(&c))?;
     if let Some(path) = &a.samples {
-        write(path, samples_tsv(&c))?;
+        let first = Set {
+            params: &c.fit.params,
+            samples: &c.samples,
+            outliers: &c.fit.outliers,
+            calls: &c.calls,
+            exchanges: c.exchanges.as_ref(),
+        };
+        write(path, samples_tsv(&c, &first, true))?;
+        if let Some(o) = &c.other {
+            let second = Set {
+                params: &o.fit.params,
+                samples: &o.samples,
+                outliers: &o.fit.outliers,
+                calls: &o.calls,
+                exchanges: o.exchanges.as_ref(),
+            };
+            write(&second_samples(path), samples_tsv(&c, &second, false))?;
+        }
     }
     print_calibration(&c, &a.output, &svg);
     Ok(())
 }
 
-/// Every measurement with the model's value: round trips (`rtt`; `rtt-eager`: the sizes above
-/// S measured eager under `--eager-mpirun`, against the set at that limit), rank 0's calls at
-/// the imbalance that hides the transfer (`send`, `recv`; `isend`, the same point's send made
-/// by `MPI_Isend`), exchanges of `N` messages each way
-/// (`exchangeN`, against their replay with the set), and the library's reduction (`reduce`,
-/// against the line whose slope is `gamma`).
-fn samples_tsv(c: &Calibration) -> String {
-    let p = &c.fit.params;
+/// What [`samples_tsv`] writes of one set: its parameters, round trips (those set aside as
+/// outliers), rank 0's calls and its exchange launch.
+struct Set<'c> {
+    params: &'c loggps_predict::model::Params,
+    samples: &'c [calibrate::fit::Sample],
+    outliers: &'c [calibrate::fit::Sample],
+    calls: &'c [Calls],
+    exchanges: Option<&'c calibrate::exchange::Exchanges>,
+}
+
+/// Where `--samples PATH` writes the second set's: `PATH` with `-second` before its extension.
+fn second_samples(path: &std::path::Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or("samples".into(), |s| s.to_string_lossy());
+    let name = match path.extension() {
+        Some(e) => format!("{stem}-second.{}", e.to_string_lossy()),
+        None => format!("{stem}-second"),
+    };
+    path.with_file_name(name)
+}
+
+/// Every measurement of `set` with the model's value: round trips (`rtt`; `rtt-eager`: the
+/// sizes above S measured eager under `--eager-mpirun`, against the set at that limit), rank
+/// 0's calls at the imbalance that hides the transfer (`send`, `recv`; `isend`, the same
+/// point's send made by `MPI_Isend`), exchanges of `N` messages each way (`exchangeN`, against
+/// their replay with the set), and the library's reduction (`reduce`, against the line whose
+/// slope is `gamma`); `rtt-eager` and `reduce`, measured once for both sets, where `shared`.
+fn samples_tsv(c: &Calibration, set: &Set<'_>, shared: bool) -> String {
+    let p = set.params;
     let mut t = String::from("kind\tk\tw_ns\tmeasured_ns\tmodel_ns\terror_pct\toutlier\n");
     let mut line = |kind: &str, k: u64, w: f64, measured: f64, model: f64, outlier: bool| {
         let error = 100.0 * (model - measured) / measured.max(1e-9);
@@ -167,20 +207,20 @@ fn samples_tsv(c: &Calibration) -> String {
             "{kind}\t{k}\t{w}\t{measured}\t{model:.1}\t{error:.2}\t{outlier}\n"
         ));
     };
-    for x in &c.samples {
+    for x in set.samples {
         let model = calibrate::fit::model_rtt(p, x.k, x.w_ns);
-        let outlier = c.fit.outliers.contains(x);
+        let outlier = set.outliers.contains(x);
         line("rtt", x.k, x.w_ns, x.rtt_ns, model, outlier);
     }
     // The sizes above S measured eager under --eager-mpirun, against the set at that limit.
-    if let Some(e) = &c.eager_above {
+    if let Some(e) = c.eager_above.as_ref().filter(|_| shared) {
         let at = loggps_predict::model::Params { S: e.limit, ..*p };
         for x in &e.samples {
             let model = calibrate::fit::model_rtt(&at, x.k, x.w_ns);
             line("rtt-eager", x.k, x.w_ns, x.rtt_ns, model, false);
         }
     }
-    for x in &c.calls {
+    for x in set.calls {
         let (send, recv) = calibrate::banded::model_calls(p, x.k);
         line("send", x.k, x.w_ns, x.send_ns, send, false);
         line("recv", x.k, x.w_ns, x.recv_ns, recv, false);
@@ -194,11 +234,11 @@ fn samples_tsv(c: &Calibration) -> String {
             line("isend", x.k, x.w_ns, isend, model, false);
         }
     }
-    for x in c.exchanges.iter().flat_map(|x| &x.each) {
+    for x in set.exchanges.iter().flat_map(|x| &x.each) {
         let kind = format!("exchange{}", x.n);
         line(&kind, x.k, 0.0, x.measured_ns, x.predicted_ns, false);
     }
-    for &(k, ns) in &c.reduction.points {
+    for &(k, ns) in c.reduction.points.iter().filter(|_| shared) {
         line("reduce", k, 0.0, ns, c.reduction.model(k), false);
     }
     t
