@@ -515,3 +515,41 @@ fn embedded_sets_combine_as_files_do() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("class=network, found `rack`"));
 }
+
+/// Two ranks of one node sharing a cache, whose cache line took `init` ns at MPI_Init and
+/// `fini` ns at MPI_Finalize; rank 0 sends 1000 bytes to rank 1, posted at 0.
+fn moving(init: u32, fini: u32) -> String {
+    format!(
+        "loggps-trace 1\nranks 2\n\
+         place 0 node 0 cpu 0 0 socket 0 0 llc 0 0 link cache 0 1 {init} {fini}\n\
+         place 1 node 0 cpu 1 1 socket 0 0 llc 0 0\n\
+         0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=1000 peer=1 tag=0\n0 MPI_Finalize 10 20\n\
+         1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=1000 peer=0 tag=0\n1 MPI_Finalize 10 20\n"
+    )
+}
+
+/// Ranks that moved from near cores (90 ns) to far ones (320 ns) within the run: costed with
+/// the far set (330 ns, the larger figure's: rank 1 receives at 100 + 300 + 100 = 500 ns), and
+/// warned of, naming both figures and both sets. Ranks that stayed (90, 95 ns) take the near
+/// set (50 + 100 + 50 = 200 ns) without a word; one set alone has nothing to choose.
+#[test]
+fn ranks_that_moved_within_the_run_are_warned_of() {
+    let (_d, _, [near, far, _]) = setup();
+    let (_d2, moved) = text_trace("moved.txt", &moving(90, 320));
+    let (e, v) = ends(&moved, &[&near, &far], &[]);
+    assert_eq!(e, vec![100.0, 500.0]);
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("moved to other cores within the run")
+            && warnings.contains("90 ns at MPI_Init and 320 ns at MPI_Finalize")
+            && warnings.contains("the set of 330 ns, the larger figure's")
+            && warnings.contains("the set of 92 ns is its"),
+        "{warnings}"
+    );
+    let (_d3, stayed) = text_trace("stayed.txt", &moving(90, 95));
+    let (e, v) = ends(&stayed, &[&near, &far], &[]);
+    assert_eq!(e, vec![50.0, 200.0]);
+    assert!(!v["warnings"].to_string().contains("moved"), "{v}");
+    let (_, v) = ends(&moved, &[&near], &[]);
+    assert!(!v["warnings"].to_string().contains("moved"), "{v}");
+}

@@ -184,6 +184,64 @@ fn numbered(node: Vec<u32>) -> Vec<u32> {
 /// the node, the class, its figure, the set's.
 type Far = (usize, Option<PairClass>, f64, f64);
 
+/// A node whose ranks' cores moved between placements within the run: a rank of the node, the
+/// figures at `MPI_Init` and `MPI_Finalize`, and the sets (indices into the sets) each is
+/// nearest, the second the one used ([`crate::trace::placement::Link::figure_ns`], the larger figure).
+type Moved = (usize, f64, f64, usize, usize);
+
+/// The first of `members`' cache-line timings (of class `class`, else the node's first two
+/// ranks') whose figures at `MPI_Init` and `MPI_Finalize` lie 2× apart or more and are each
+/// nearest another node set: the ranks moved to another placement within the run.
+fn moved(
+    trace: &Trace,
+    members: &[usize],
+    class: Option<PairClass>,
+    sets: &[Params],
+    node_sets: &[usize],
+) -> Option<Moved> {
+    let metas = &trace.meta.ranks;
+    let links = (members.iter())
+        .filter_map(|&r| metas.get(r).placement.as_ref())
+        .flat_map(|p| &p.links)
+        .filter(|l| Some(l.class) == class)
+        .map(|l| (l.init_ns, l.final_ns));
+    let cores = (members.iter())
+        .filter_map(|&r| metas.get(r).cores)
+        .map(|c| (c.init_ns, c.final_ns));
+    let pairs: Vec<(f64, f64)> = links.collect();
+    let pairs = if pairs.is_empty() && class.is_none() {
+        cores.collect()
+    } else {
+        pairs
+    };
+    pairs.into_iter().find_map(|(a, b)| {
+        let (sa, sb) = (
+            nearest(sets, node_sets, Some(a)),
+            nearest(sets, node_sets, Some(b)),
+        );
+        let used = nearest(sets, node_sets, Some(a.max(b)));
+        let other = if used == sa { sb } else { sa };
+        (a.max(b) >= OTHER_CORES * a.min(b) && sa != sb).then_some((members[0], a, b, other, used))
+    })
+}
+
+/// The warning of the nodes whose ranks moved between placements within the run.
+fn moved_warning(sets: &[Params], mut moved: Vec<Moved>) -> Option<String> {
+    moved.dedup_by(|a, b| a.0 == b.0);
+    let &(r, a, b, other, used) = moved.first()?;
+    let cores = |i: usize| sets[i].cores.map_or("?".into(), |c| format!("{c:.0}"));
+    Some(format!(
+        "the ranks of {} node(s) moved to other cores within the run (rank {r}'s node: a cache \
+         line between its ranks' cores took {a:.0} ns at MPI_Init and {b:.0} ns at \
+         MPI_Finalize): their messages are costed with the set of {} ns, the larger figure's; \
+         where the run spent most of its time at the other placement, the set of {} ns is its \
+         own, and the prediction is as far off as the two sets differ",
+        moved.len(),
+        cores(used),
+        cores(other),
+    ))
+}
+
 /// Per node of `node` (numbered from 0), the set of a pair of each [`PairClass`], then of a
 /// pair whose class is not known: the node set (`node_sets`, indices into `sets`) nearest the
 /// figure the tracer measured for the class on the node's ranks as traced. Also the nodes whose
@@ -194,10 +252,10 @@ fn node_table(
     node_sets: &[usize],
     node: &[u32],
     traced_node: &[u32],
-) -> (Vec<[u8; 4]>, Vec<Far>) {
+) -> (Vec<[u8; 4]>, Vec<Far>, Vec<Moved>) {
     let nodes = node.iter().max().map_or(0, |&n| n as usize + 1);
     let mut table = Vec::with_capacity(nodes);
-    let mut far = Vec::new();
+    let (mut far, mut moves) = (Vec::new(), Vec::new());
     for n in 0..nodes as u32 {
         // The figures of the node's ranks as traced: the traced node of its first rank.
         let first = node.iter().position(|&x| x == n).expect("a rank");
@@ -209,6 +267,7 @@ fn node_table(
         for (j, c) in classes.into_iter().chain([None]).enumerate() {
             let figure = node_figure(trace, &members, c);
             row[j] = nearest(sets, node_sets, figure) as u8;
+            moves.extend(moved(trace, &members, c, sets, node_sets));
             if let (Some(f), Some(cores)) = (figure, sets[row[j] as usize].cores)
                 && (f >= OTHER_CORES * cores || f * OTHER_CORES <= cores)
             {
@@ -217,7 +276,7 @@ fn node_table(
         }
         table.push(row);
     }
-    (table, far)
+    (table, far, moves)
 }
 
 /// The warning of the nodes whose ranks ran farther apart or nearer together than any node
@@ -274,7 +333,7 @@ impl Links {
         if node_sets.is_empty() {
             node_sets = vec![network_set.expect("a set")];
         }
-        let (table, far) = node_table(trace, &sets, &node_sets, &node, &traced_node);
+        let (table, far, moves) = node_table(trace, &sets, &node_sets, &node, &traced_node);
         let network = network_set.unwrap_or(node_sets[0]) as u8;
         let mut links = Links {
             sets,
@@ -288,6 +347,7 @@ impl Links {
         };
         links.warnings = links.missing_classes(network_set.is_some(), &node_sets);
         links.warnings.extend(far_warning(far));
+        links.warnings.extend(moved_warning(&links.sets, moves));
         Ok(links)
     }
 
