@@ -147,23 +147,34 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
         .unwrap_or_else(|| a.output.with_extension("svg"));
     write(&svg, calibrate::svg::chart(&c))?;
     if let Some(path) = &a.samples {
-        let first = Set {
-            params: &c.fit.params,
-            samples: &c.samples,
-            outliers: &c.fit.outliers,
-            calls: &c.calls,
-            exchanges: c.exchanges.as_ref(),
-        };
-        write(path, samples_tsv(&c, &first, true))?;
-        if let Some(o) = &c.other {
-            let second = Set {
-                params: &o.fit.params,
-                samples: &o.samples,
-                outliers: &o.fit.outliers,
-                calls: &o.calls,
-                exchanges: o.exchanges.as_ref(),
+        // The first set's to PATH, a second set's beside it.
+        let first = (
+            &c.fit,
+            &c.samples,
+            &c.calls,
+            c.exchanges.as_ref(),
+            path.clone(),
+        );
+        let second = (c.other.iter()).map(|o| {
+            (
+                &o.fit,
+                &o.samples,
+                &o.calls,
+                o.exchanges.as_ref(),
+                second_samples(path),
+            )
+        });
+        for (k, (fit, samples, calls, exchanges, file)) in
+            std::iter::once(first).chain(second).enumerate()
+        {
+            let set = Set {
+                params: &fit.params,
+                samples,
+                outliers: &fit.outliers,
+                calls,
+                exchanges,
             };
-            write(&second_samples(path), samples_tsv(&c, &second, false))?;
+            write(&file, samples_tsv(&c, &set, k == 0))?;
         }
     }
     print_calibration(&c, &a.output, &svg);
@@ -565,10 +576,11 @@ fn print_bands(p: &loggps_predict::model::Params, kept: &[&Sample]) {
             u64::MAX => "∞".to_string(),
             h => h.to_string(),
         };
-        let span = if i == 0 {
-            format!("0 … {hi}")
-        } else {
-            format!("{} … {hi}", lo + 1)
+        let span = match (i, b.hi) {
+            // The zero-byte messages' own band.
+            (0, 0) => "0".to_string(),
+            (0, _) => format!("0 … {hi}"),
+            _ => format!("{} … {hi}", lo + 1),
         };
         println!(
             "{:<6} {:>21}  {:>8.1} {:>8.1} {:>9.4} {:>9.4} {:>9.4}  {:>7.2}% / {:.2}%",

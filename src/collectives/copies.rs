@@ -49,8 +49,14 @@ pub fn copies(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) 
         // send buffer into a temporary and the result back.
         (Op::Alltoall, "bruck") => (p * k, p * k),
         (Op::Alltoall, _) => (k, 0),
-        // The whole send vector into the accumulator; the ring's own block out at the end.
-        (Op::ReduceScatter, "recursive-halving") => (p * k, 0),
+        // The whole send vector into the accumulator; a rank of the power-of-two core copies
+        // its block out of it at the end (`ompi_coll_base_reduce_scatter_intra_basic_
+        // recursivehalving`), a rank folded away receives its block into place.
+        (Op::ReduceScatter, "recursive-halving") => {
+            let rem = spec.ranks - (1 << spec.ranks.ilog2());
+            let folded = place < 2 * rem && place.is_multiple_of(2);
+            (p * k, if folded { 0 } else { k })
+        }
         (Op::ReduceScatter, "ring") => (p * k, k),
         (Op::ReduceScatter, _) => (0, 0),
         // Its send buffer into its receive buffer.
@@ -135,6 +141,16 @@ mod tests {
         assert_eq!(copies(Op::Allgather, "bruck", &spec(4, 0), 3), (100, 400));
         assert_eq!(copies(Op::Alltoall, "pairwise", &spec(8, 0), 5), (100, 0));
         assert_eq!(copies(Op::Bcast, "binomial", &spec(8, 0), 0), (0, 0));
+        // Recursive halving: the whole vector in, a core rank's block out; on 6 ranks ranks 0
+        // and 2 are folded away (they hand their vector to 1 and 3) and receive theirs.
+        assert_eq!(
+            copies(Op::ReduceScatter, "recursive-halving", &spec(2, 0), 1),
+            (200, 100)
+        );
+        let out: Vec<u64> = (0..6)
+            .map(|r| copies(Op::ReduceScatter, "recursive-halving", &spec(6, 0), r).1)
+            .collect();
+        assert_eq!(out, vec![0, 100, 0, 100, 100, 100]);
         assert_eq!(copies(Op::Allreduce, "binomial", &spec(1, 0), 0), (100, 0));
     }
 }

@@ -185,8 +185,9 @@ fn numbered(node: Vec<u32>) -> Vec<u32> {
 type Far = (usize, Option<PairClass>, f64, f64);
 
 /// A node whose ranks' cores moved between placements within the run: a rank of the node, the
-/// figures at `MPI_Init` and `MPI_Finalize`, and the sets (indices into the sets) each is
-/// nearest, the second the one used ([`crate::trace::placement::Link::figure_ns`], the larger figure).
+/// figures at `MPI_Init` and `MPI_Finalize`, the node set (an index into the sets) one of them
+/// is nearest and not used, and the one used (the larger figure's, as
+/// [`crate::trace::placement::Link::figure_ns`] takes it).
 type Moved = (usize, f64, f64, usize, usize);
 
 /// The first of `members`' cache-line timings (of class `class`, else the node's first two
