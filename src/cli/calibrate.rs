@@ -597,3 +597,17 @@ fn print_bands(p: &loggps_predict::model::Params, kept: &[&Sample]) {
         lo = b.hi;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::second_samples;
+    use std::path::Path;
+
+    #[test]
+    fn the_second_sets_samples_lie_beside_the_firsts() {
+        let at = |p: &str| second_samples(Path::new(p)).display().to_string();
+        assert_eq!(at("/tmp/cal/s.tsv"), "/tmp/cal/s-second.tsv");
+        assert_eq!(at("s.v2.tsv"), "s.v2-second.tsv");
+        assert_eq!(at("samples"), "samples-second");
+    }
+}
