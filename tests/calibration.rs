@@ -154,7 +154,9 @@ fn calibrate(
     assert!(stdout.contains("(4501 calls a rank)"), "{stdout}");
     // The exchanges (the round-trip program's --exchange, traced, replayed with the set): a
     // line for each size up to the sweep's largest, measured and predicted, and two messages
-    // each way take longer than one.
+    // each way take more than half as long as one. Not necessarily longer: at far cores two
+    // 256 KiB messages each way took 51 µs against one's 57 µs in one launch (the model's §14:
+    // there two messages at once cost less than one in flight).
     assert!(stdout.contains("exchange    traced at cores "), "{stdout}");
     let sizes = loggps_predict::calibrate::exchange::sizes(max_bytes);
     for k in sizes.split(',') {
@@ -165,7 +167,7 @@ fn calibrate(
             .filter_map(|x| x?.parse().ok())
             .collect();
         assert!(
-            measured.len() == 2 && measured[1] > measured[0] && measured[0] > 0.0,
+            measured.len() == 2 && measured[1] > 0.5 * measured[0] && measured[0] > 0.0,
             "{line}"
         );
     }
