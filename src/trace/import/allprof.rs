@@ -251,7 +251,7 @@ impl Rank<'_> {
                 return Ok(());
             }
         };
-        self.out.put(c);
+        self.out.put(&c);
         Ok(())
     }
 

@@ -459,7 +459,7 @@ impl Rank<'_> {
             }
         };
         c.e.comm = comm_id;
-        self.out.put(c);
+        self.out.put(&c);
         Ok(())
     }
 

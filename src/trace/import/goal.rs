@@ -282,7 +282,7 @@ fn blocks<'a>(name: &str, text: &'a str) -> Found<'a> {
 fn block_end(text: &str, start: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut from = start;
-    while let Some(k) = text[from..].find('}') {
+    while let Some(k) = crate::memory::find_in_parallel(&b[from..], b"}") {
         let brace = from + k;
         let line = b[start..brace]
             .iter()
@@ -452,7 +452,7 @@ impl<'a> Labels<'a> {
 /// `text` with its `/* … */` comments blanked out but for their line breaks, so that errors
 /// still name the file's lines.
 fn without_block_comments(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("/*") {
+    if crate::memory::find_in_parallel(text.as_bytes(), b"/*").is_none() {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut text = text.to_string();
@@ -787,7 +787,7 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     // A cycle leaves operations out: they are never issued (LogGOPSim would never start them).
     let mut t = 0.0f64;
     let at = |t: f64| (t.round() as u64, t.round() as u64);
-    out.put(Call::new(Routine::Init, 0, 0));
+    out.put(&Call::new(Routine::Init, 0, 0));
     let mut reqs: Requests<u32> = Requests::new();
     for k in 0..issued {
         let i = nth(k).expect("an operation");
@@ -808,7 +808,7 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
                 at(t).1,
             );
             c.done = open.iter().filter_map(|d| reqs.complete(d)).collect();
-            out.put(c);
+            out.put(&c);
         }
         // Blocking when the next operation requires this one and nothing else in flight and
         // is not a `calc 0` (what a Wait is written as), or when it is the last.
@@ -841,7 +841,7 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
                 if !blocking {
                     c.e.id = reqs.create(i as u32, (!send).then_some((peer, tag))) as i64;
                 }
-                out.put(c);
+                out.put(&c);
             }
         }
     }
@@ -849,7 +849,7 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     if !rest.is_empty() {
         let mut c = Call::new(Routine::Waitall, at(t).0, at(t).1);
         c.done = rest;
-        out.put(c);
+        out.put(&c);
     }
-    out.put(Call::new(Routine::Finalize, at(t).0, at(t).1));
+    out.put(&Call::new(Routine::Finalize, at(t).0, at(t).1));
 }

@@ -482,7 +482,7 @@ pub(crate) fn filled(
 /// Where a reader puts one rank's calls, in program order: kept (a `Vec<Call>`, for
 /// [`build`]), or pushed and checked as they come ([`read_ranks`]).
 pub(crate) trait Out {
-    fn put(&mut self, c: Call);
+    fn put(&mut self, c: &Call);
     /// Room for about `n` more calls (a reader's estimate from its input's size).
     fn reserve(&mut self, n: usize);
     /// The calls put so far.
@@ -490,8 +490,8 @@ pub(crate) trait Out {
 }
 
 impl Out for Vec<Call> {
-    fn put(&mut self, c: Call) {
-        self.push(c);
+    fn put(&mut self, c: &Call) {
+        self.push(c.clone());
     }
 
     fn reserve(&mut self, n: usize) {
@@ -512,10 +512,10 @@ struct Direct<'s> {
 }
 
 impl Out for Direct<'_> {
-    fn put(&mut self, c: Call) {
-        self.wild |= wild(&c);
+    fn put(&mut self, c: &Call) {
+        self.wild |= wild(c);
         if !self.wild {
-            push_call(&mut self.events, &c);
+            push_call(&mut self.events, c);
             self.sites.push(c.site);
         }
     }

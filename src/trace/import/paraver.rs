@@ -945,7 +945,7 @@ fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes
             (0, 0) => UNKNOWN,
             s => cx.places.index.get(&s).copied().unwrap_or(UNKNOWN),
         };
-        out.put(Call { site, ..c });
+        out.put(&Call { site, ..c });
     }
     notes
 }

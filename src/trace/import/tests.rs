@@ -255,7 +255,7 @@ fn calls_pushed_as_read_make_the_trace_kept_calls_make() {
     let places = [Named::default(), Named::default()];
     let read = |calls: &Vec<Vec<Call>>| {
         read_ranks("t", 2, Notes::default(), Vec::new(), &places, &|r, out| {
-            calls[r].iter().for_each(|c| out.put(c.clone()));
+            calls[r].iter().for_each(|c| out.put(c));
             Ok(Notes::default())
         })
     };
