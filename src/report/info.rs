@@ -167,7 +167,10 @@ impl Tally {
     }
 
     fn add(mut self, o: Tally) -> Tally {
-        self.per_code.iter_mut().zip(o.per_code).for_each(|(a, b)| *a += b);
+        self.per_code
+            .iter_mut()
+            .zip(o.per_code)
+            .for_each(|(a, b)| *a += b);
         self.hist.iter_mut().zip(o.hist).for_each(|(a, b)| *a += b);
         self.messages += o.messages;
         self.message_bytes += o.message_bytes;

@@ -128,27 +128,29 @@ fn first_time(text: &str) -> Option<u64> {
 /// fraction's digits after the third dropped).
 fn micros(s: &str) -> Option<u64> {
     let b = s.as_bytes();
-    let int = b.iter().position(|&c| c == b'.').unwrap_or(b.len());
+    // The integer part, then a fraction after a `.`, in one pass.
+    let (mut us, mut k) = (0u64, 0);
+    while let Some(d) = b.get(k).map(|c| c.wrapping_sub(b'0')).filter(|&d| d <= 9) {
+        us = us.wrapping_mul(10).wrapping_add(d as u64);
+        k += 1;
+    }
     // 19 digits cannot overflow.
-    if int == 0 || int > 19 {
+    if k == 0 || k > 19 {
         return None;
     }
-    let (mut us, mut ns) = (0u64, 0u64);
-    for &c in &b[..int] {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
+    let mut ns = 0u64;
+    if let Some(&c) = b.get(k) {
+        if c != b'.' {
             return None;
         }
-        us = us * 10 + d as u64;
-    }
-    let frac = b.get(int + 1..).unwrap_or(&[]);
-    for (k, &c) in frac.iter().enumerate() {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        if k < 3 {
-            ns += d as u64 * [100, 10, 1][k];
+        for (j, &c) in b[k + 1..].iter().enumerate() {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            if j < 3 {
+                ns += d as u64 * [100, 10, 1][j];
+            }
         }
     }
     us.checked_mul(1000)?.checked_add(ns)
@@ -164,9 +166,22 @@ struct Rank<'o> {
     /// Bytes between the handles of a request array (4 in old MPICH, else 8).
     stride: u64,
     /// The routines of the last names read (a program calls few in turn: comparing names
-    /// costs less than hashing them).
-    recent: [(String, Option<Routine>); 4],
+    /// costs less than hashing them), each name of at most 15 bytes as its [`short_key`].
+    recent: [(u128, Option<Routine>); 4],
     next_recent: usize,
+}
+
+/// A name of 1 to 15 bytes as one number (its bytes, zeros after them, its length in the
+/// last byte): equal for equal names alone, never 0; None for any other name.
+fn short_key(name: &str) -> Option<u128> {
+    let b = name.as_bytes();
+    if b.is_empty() || b.len() > 15 {
+        return None;
+    }
+    let mut k = [0u8; 16];
+    k[..b.len()].copy_from_slice(b);
+    k[15] = b.len() as u8;
+    Some(u128::from_le_bytes(k))
 }
 
 /// Which field of `routine`'s line holds its communicator (`usize::MAX`: none read).
@@ -188,11 +203,14 @@ fn comm_arg(routine: Routine) -> usize {
 
 impl Rank<'_> {
     fn routine(&mut self, name: &str) -> Option<Routine> {
-        if let Some((_, r)) = self.recent.iter().find(|(n, _)| n == name) {
+        let Some(key) = short_key(name) else {
+            return Routine::from_mpi_name(name);
+        };
+        if let Some((_, r)) = self.recent.iter().find(|(k, _)| *k == key) {
             return *r;
         }
         let r = Routine::from_mpi_name(name);
-        self.recent[self.next_recent] = (name.to_string(), r);
+        self.recent[self.next_recent] = (key, r);
         self.next_recent = (self.next_recent + 1) % self.recent.len();
         r
     }
@@ -485,7 +503,34 @@ impl Fields<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::micros;
+    use super::{micros, short_key};
+
+    /// Names' keys equal where the names are, and only there; names beyond 15 bytes have none.
+    #[test]
+    fn short_names_have_keys_of_their_own() {
+        let names = [
+            "MPI_Send",
+            "MPI_Sen",
+            "MPI_Send\0",
+            "MPI_Sendrecv",
+            "A",
+            "\u{1}",
+            "\u{1}\0",
+            "MPI_Allgatherv",
+            "MPI_Alltoallv12",
+            "MPI_Alltoallv123",
+            "",
+        ];
+        for a in names {
+            assert_eq!(short_key(a).is_some(), (1..=15).contains(&a.len()), "{a:?}");
+            for b in names {
+                if let (Some(ka), Some(kb)) = (short_key(a), short_key(b)) {
+                    assert_eq!(ka == kb, a == b, "{a:?} {b:?}");
+                    assert_ne!(ka, 0);
+                }
+            }
+        }
+    }
 
     /// Times as liballprof writes them, µs to ns by hand; the fraction's fourth digit on dropped.
     #[test]

@@ -786,7 +786,13 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     let requires = |i: usize| &req[req_at[i] as usize..req_at[i + 1] as usize];
     // A cycle leaves operations out: they are never issued (LogGOPSim would never start them).
     let mut t = 0.0f64;
-    let at = |t: f64| (t.round() as u64, t.round() as u64);
+    // `t.round()` for a time of at least 0 (a whole part and what is left: exact), without the
+    // library's call.
+    let at = |t: f64| {
+        let whole = t as u64;
+        let ns = whole.saturating_add((t - whole as f64 >= 0.5) as u64);
+        (ns, ns)
+    };
     out.put(&Call::new(Routine::Init, 0, 0));
     let mut reqs: Requests<u32> = Requests::new();
     for k in 0..issued {
