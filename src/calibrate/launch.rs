@@ -298,3 +298,43 @@ pub(super) fn parts_make_a_set(
         Ok(1..)
     )
 }
+
+/// The launches that [`super::placements`] leaves out of the majority's set, in words: their cache
+/// line's round trips against the others'.
+pub(super) fn odd_launches(runs: &[Launch], p: &[Option<bool>]) -> String {
+    let figures = |at: Option<bool>| -> Vec<[f64; 2]> {
+        (runs.iter().zip(p))
+            .filter(|(_, k)| **k == at)
+            .filter_map(|(r, _)| r.line)
+            .collect()
+    };
+    let (odd, kept, moved) = (figures(Some(false)), figures(Some(true)), figures(None));
+    let median =
+        |v: &[[f64; 2]]| super::fit::median(&v.iter().flatten().copied().collect::<Vec<_>>());
+    let list = |v: &[[f64; 2]]| {
+        (v.iter().map(|[a, b]| format!("{a:.0}/{b:.0}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut said = Vec::new();
+    if !odd.is_empty() {
+        said.push(format!(
+            "{} launch(es) on cores {} than the others' (a cache line's round trip {} ns before/after, against {:.0} ns)",
+            odd.len(),
+            match median(&odd) > median(&kept) {
+                true => "farther apart",
+                false => "nearer together",
+            },
+            list(&odd),
+            median(&kept)
+        ));
+    }
+    if !moved.is_empty() {
+        said.push(format!(
+            "{} launch(es) whose ranks moved between cores near and far apart within the sweep ({} ns before/after)",
+            moved.len(),
+            list(&moved)
+        ));
+    }
+    said.join("; ")
+}

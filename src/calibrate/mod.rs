@@ -2,6 +2,7 @@
 //! with an MPI program (`tracer/calibrate/rtt.c`), fit LogGPS parameters in bands of message
 //! size to them (`banded`), and write a parameter file the predictor reads.
 
+mod again;
 pub mod banded;
 pub mod exchange;
 pub mod fit;
@@ -16,9 +17,10 @@ pub mod svg;
 use crate::error::Error;
 use crate::model::{Band, Class, Params};
 use crate::trace::{OTHER_CORES, library};
+pub use again::{Again, sizes_in_words as again_sizes_in_words};
 use banded::BandedFit;
 use fit::{Calls, Sample};
-use launch::{Launch, RTT_DONE, TRACE_DONE, launch, read_launch};
+use launch::{Launch, RTT_DONE, TRACE_DONE, launch, odd_launches, read_launch};
 pub use limit::{EagerAbove, MISS};
 use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
@@ -111,6 +113,8 @@ pub struct Calibration {
     /// Per launch in the set, the share of its round trips' time beyond their middle halves'
     /// (interruptions, [`noise`]); empty from a round-trip program that prints no means.
     pub interrupted: Vec<f64>,
+    /// The sizes the fits missed, measured again ([`again`]).
+    pub again: Again,
 }
 
 /// A second set of one calibration: the launches at another placement's.
@@ -445,9 +449,9 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let launches = runs.len();
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     let mut interrupted = Vec::new();
-    for l in runs {
-        samples.extend(l.samples);
-        calls.extend(l.calls);
+    for l in &runs {
+        samples.extend_from_slice(&l.samples);
+        calls.extend_from_slice(&l.calls);
         lines.extend(l.line);
         interrupted.extend(l.spent.share());
     }
@@ -500,6 +504,7 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
         apart,
         launches,
         interrupted,
+        runs,
     }
 }
 
@@ -516,45 +521,8 @@ struct Swept {
     apart: bool,
     launches: usize,
     interrupted: Vec<f64>,
-}
-
-/// The launches that [`placements`] leaves out of the majority's set, in words: their cache
-/// line's round trips against the others'.
-fn odd_launches(runs: &[Launch], p: &[Option<bool>]) -> String {
-    let figures = |at: Option<bool>| -> Vec<[f64; 2]> {
-        (runs.iter().zip(p))
-            .filter(|(_, k)| **k == at)
-            .filter_map(|(r, _)| r.line)
-            .collect()
-    };
-    let (odd, kept, moved) = (figures(Some(false)), figures(Some(true)), figures(None));
-    let median = |v: &[[f64; 2]]| fit::median(&v.iter().flatten().copied().collect::<Vec<_>>());
-    let list = |v: &[[f64; 2]]| {
-        (v.iter().map(|[a, b]| format!("{a:.0}/{b:.0}")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut said = Vec::new();
-    if !odd.is_empty() {
-        said.push(format!(
-            "{} launch(es) on cores {} than the others' (a cache line's round trip {} ns before/after, against {:.0} ns)",
-            odd.len(),
-            match median(&odd) > median(&kept) {
-                true => "farther apart",
-                false => "nearer together",
-            },
-            list(&odd),
-            median(&kept)
-        ));
-    }
-    if !moved.is_empty() {
-        said.push(format!(
-            "{} launch(es) whose ranks moved between cores near and far apart within the sweep ({} ns before/after)",
-            moved.len(),
-            list(&moved)
-        ));
-    }
-    said.join("; ")
+    /// The launches combined.
+    runs: Vec<Launch>,
 }
 
 /// Round trips of a cache line between the ranks' cores that the round-trip program times
@@ -800,6 +768,15 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             swept = again;
         }
     }
+    if near.is_some() && fit::eager_jump(&swept.samples, near).is_none() {
+        log(format!(
+            "no rendezvous jump below the reported eager limit {} bytes: searching all sizes",
+            near.unwrap_or(0)
+        ));
+        near = None;
+    }
+    let (jump, limit) = eager_limit(opts, &swept.samples, near, reported_limit, log)?;
+    let again = again::where_missed(opts, limit, &mut swept, other.as_mut(), log)?;
     let Swept {
         mut samples,
         calls,
@@ -808,15 +785,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         apart,
         launches,
         interrupted,
+        ..
     } = swept;
-    if near.is_some() && fit::eager_jump(&samples, near).is_none() {
-        log(format!(
-            "no rendezvous jump below the reported eager limit {} bytes: searching all sizes",
-            near.unwrap_or(0)
-        ));
-        near = None;
-    }
-    let (jump, limit) = eager_limit(opts, &samples, near, reported_limit, log)?;
     samples.sort_by_key(|x| (x.k, x.w_ns as u64));
     let mut fit = banded::fit_bands(&samples, &calls, limit).ok_or_else(|| {
         Error::Io(format!(
@@ -911,6 +881,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         eager_above,
         exchanges,
         interrupted,
+        again,
     })
 }
 
@@ -1555,6 +1526,7 @@ mod tests {
             apart: false,
             launches: lines.len(),
             interrupted: Vec::new(),
+            runs: Vec::new(),
         };
         // This session's MPICH node calibration: 2 of 7 launches near, then 5 far.
         let far = swept(&[[450.0, 460.0], [440.0, 470.0], [445.0, 452.0]]);

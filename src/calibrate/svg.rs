@@ -334,6 +334,7 @@ mod tests {
             eager_above: None,
             exchanges: None,
             interrupted: Vec::new(),
+            again: Default::default(),
         }
     }
 

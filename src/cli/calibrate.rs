@@ -356,6 +356,27 @@ fn print_fit(c: &Calibration, p: &loggps_predict::model::Params, kept: &[&Sample
         100.0 * c.fit.max_rel,
         c.fit.outliers.len()
     );
+    let again = &c.again;
+    if !again.sizes.is_empty() {
+        println!(
+            "again       {} size(s) the fit missed by more than {:.0}% or set aside ({}) measured again in {} more launches ({} at this set's placement, {} at the second set's), each size's round trips the median over all its launches: round trips missed or set aside {} before, {} after{}",
+            again.sizes.len(),
+            100.0 * calibrate::banded::MISS,
+            calibrate::again_sizes_in_words(&again.sizes),
+            again.launches,
+            again.taken[0],
+            again.taken[1],
+            again.missed[0][0],
+            again.missed[1][0],
+            match c.other.is_some() {
+                true => format!(
+                    " (the second set's {} before, {} after)",
+                    again.missed[0][1], again.missed[1][1]
+                ),
+                false => String::new(),
+            }
+        );
+    }
     let misses: Vec<(&Sample, f64)> = kept
         .iter()
         .map(|x| (*x, calibrate::banded::residual(p, x)))
