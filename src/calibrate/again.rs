@@ -8,7 +8,7 @@
 use super::banded::{self, MISS};
 use super::fit::Sample;
 use super::launch::{self, Launch};
-use super::{Error, Options, Swept, coarse_sizes, combine, cores_ns, imbalances, run_rtt};
+use super::{Options, Swept, coarse_sizes, combine, cores_ns, imbalances, run_rtt};
 use crate::trace::OTHER_CORES;
 
 /// Rounds of measuring again: one (a second, here, found the same sizes missed again: the
@@ -69,7 +69,7 @@ pub(super) fn where_missed(
     main: &mut Swept,
     mut other: Option<&mut Swept>,
     log: &mut dyn FnMut(String),
-) -> Result<Again, Error> {
+) -> Again {
     let (sizes, ws) = (
         coarse_sizes(opts.max_bytes, opts.per_octave),
         imbalances(opts),
@@ -109,8 +109,15 @@ pub(super) fn where_missed(
         let mut fresh: [Vec<Launch>; 2] = [Vec::new(), Vec::new()];
         for _ in 0..opts.launches.max(1) {
             again.launches += 1;
-            let (run, _, moved) =
-                launch::split_by_placement(run_rtt(opts, &k, &ws, (true, true), log)?);
+            // A launch that fails ends the measuring again: the sweep's points stand.
+            let ran = match run_rtt(opts, &k, &ws, (true, true), log) {
+                Ok(ran) => ran,
+                Err(e) => {
+                    log(format!("measuring again stopped: {e}"));
+                    break;
+                }
+            };
+            let (run, _, moved) = launch::split_by_placement(ran);
             match set_of(run.line, sets).filter(|_| moved.is_empty()) {
                 Some(s) => {
                     again.taken[s] += 1;
@@ -129,7 +136,7 @@ pub(super) fn where_missed(
         }
         again.missed[1] = misses(main, other.as_deref()).1;
     }
-    Ok(again)
+    again
 }
 
 /// `set`'s points combined anew with the launches `more` added to its own.

@@ -776,7 +776,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         near = None;
     }
     let (jump, limit) = eager_limit(opts, &swept.samples, near, reported_limit, log)?;
-    let again = again::where_missed(opts, limit, &mut swept, other.as_mut(), log)?;
+    let again = again::where_missed(opts, limit, &mut swept, other.as_mut(), log);
     let Swept {
         mut samples,
         calls,
