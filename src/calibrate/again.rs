@@ -11,10 +11,6 @@ use super::launch::{self, Launch};
 use super::{Options, Swept, coarse_sizes, combine, cores_ns, imbalances, run_rtt};
 use crate::trace::OTHER_CORES;
 
-/// Rounds of measuring again: one (a second, here, found the same sizes missed again: the
-/// misses a round leaves are the model's).
-const ROUNDS: usize = 1;
-
 /// What measuring again did, for the report: the sizes measured again, the launches run, how
 /// many of them each set took (the rest ran at neither set's placement, or their ranks moved
 /// within them), and each set's round trips missed or set aside before and after.
@@ -58,11 +54,11 @@ pub(super) fn set_of(line: Option<[f64; 2]>, sets: &[Option<f64>]) -> Option<usi
     (ratio(a, at) < OTHER_CORES && ratio(b, at) < OTHER_CORES).then_some(i)
 }
 
-/// Measures again the sizes each set's fit misses (`main`, and `other` where there is a
-/// second set), at most [`ROUNDS`] times, each time in as many launches as the sweep's; each
-/// launch's points go to the set it ran at ([`set_of`]), and each set's points are combined
-/// anew over all its launches. The sets' launch counts, spread and cache-line figures stay the
-/// sweep's.
+/// Measures again, once, the sizes each set's fit misses (`main`, and `other` where there is a
+/// second set), in as many launches as the sweep's (a second round, tried, found the same sizes
+/// missed: the misses one leaves are the model's); each launch's points go to the set it ran at
+/// ([`set_of`]), and each set's points are combined anew over all its launches. The sets'
+/// launch counts, spread and cache-line figures stay the sweep's.
 pub(super) fn where_missed(
     opts: &Options,
     limit: u64,
@@ -74,7 +70,6 @@ pub(super) fn where_missed(
         coarse_sizes(opts.max_bytes, opts.per_octave),
         imbalances(opts),
     );
-    let mut again = Again::default();
     let misses = |main: &Swept, other: Option<&Swept>| {
         let (mut k, n) = missed(&main.samples, &main.calls, limit);
         let (o, m) = other.map_or((Vec::new(), 0), |o| missed(&o.samples, &o.calls, limit));
@@ -83,59 +78,59 @@ pub(super) fn where_missed(
         k.dedup();
         (k, [n, m])
     };
-    for round in 0..ROUNDS {
-        let (k, n) = misses(main, other.as_deref());
-        if k.is_empty() {
-            break;
-        }
-        if round == 0 {
-            (again.sizes, again.missed[0]) = (k.clone(), n);
-        }
-        log(format!(
-            "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches",
-            k.len(),
-            sizes_in_words(&k),
-            match k.len() {
-                1 => "it",
-                _ => "them",
-            },
-            opts.launches.max(1)
-        ));
-        let figures = [
-            cores_ns(&main.lines),
-            other.as_deref().and_then(|o| cores_ns(&o.lines)),
-        ];
-        let sets = &figures[..1 + other.is_some() as usize];
-        let mut fresh: [Vec<Launch>; 2] = [Vec::new(), Vec::new()];
-        for _ in 0..opts.launches.max(1) {
-            again.launches += 1;
-            // A launch that fails ends the measuring again: the sweep's points stand.
-            let ran = match run_rtt(opts, &k, &ws, (true, true), log) {
-                Ok(ran) => ran,
-                Err(e) => {
-                    log(format!("measuring again stopped: {e}"));
-                    break;
-                }
-            };
-            let (run, _, moved) = launch::split_by_placement(ran);
-            match set_of(run.line, sets).filter(|_| moved.is_empty()) {
-                Some(s) => {
-                    again.taken[s] += 1;
-                    fresh[s].push(run);
-                }
-                None => log(
-                    "a launch measuring again ran at neither set's placement (or its ranks moved): left out"
-                        .into(),
-                ),
-            }
-        }
-        let [for_main, for_other] = fresh;
-        recombine(main, for_main, &sizes, &ws);
-        if let Some(o) = other.as_deref_mut() {
-            recombine(o, for_other, &sizes, &ws);
-        }
-        again.missed[1] = misses(main, other.as_deref()).1;
+    let (k, before) = misses(main, other.as_deref());
+    let mut again = Again {
+        sizes: k.clone(),
+        missed: [before, before],
+        ..Again::default()
+    };
+    if k.is_empty() {
+        return again;
     }
+    log(format!(
+        "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches",
+        k.len(),
+        sizes_in_words(&k),
+        match k.len() {
+            1 => "it",
+            _ => "them",
+        },
+        opts.launches.max(1)
+    ));
+    let figures = [
+        cores_ns(&main.lines),
+        other.as_deref().and_then(|o| cores_ns(&o.lines)),
+    ];
+    let sets = &figures[..1 + other.is_some() as usize];
+    let mut fresh: [Vec<Launch>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..opts.launches.max(1) {
+        again.launches += 1;
+        // A launch that fails ends the measuring again: the sweep's points stand.
+        let ran = match run_rtt(opts, &k, &ws, (true, true), log) {
+            Ok(ran) => ran,
+            Err(e) => {
+                log(format!("measuring again stopped: {e}"));
+                break;
+            }
+        };
+        let (run, _, moved) = launch::split_by_placement(ran);
+        match set_of(run.line, sets).filter(|_| moved.is_empty()) {
+            Some(s) => {
+                again.taken[s] += 1;
+                fresh[s].push(run);
+            }
+            None => log(
+                "a launch measuring again ran at neither set's placement (or its ranks moved): left out"
+                    .into(),
+            ),
+        }
+    }
+    let [for_main, for_other] = fresh;
+    recombine(main, for_main, &sizes, &ws);
+    if let Some(o) = other.as_deref_mut() {
+        recombine(o, for_other, &sizes, &ws);
+    }
+    again.missed[1] = misses(main, other.as_deref()).1;
     again
 }
 
