@@ -52,7 +52,7 @@ if [[ -z $PARAMS && ${CALIBRATE:-0} != 1 ]]; then
   PARAMS=$W/params.toml
   "$BIN" calibrate --mpirun mpirun.openmpi -o "$PARAMS" > "$W/calibrate.txt" 2>&1 ||
     { cat "$W/calibrate.txt"; echo "FAIL: the calibration failed"; exit 1; }
-  grep -E '^(fit|cores|second set|WARNING)' "$W/calibrate.txt" | sed 's/^/calibrated: /'
+  grep -E '^(fit|again|cores|second set|WARNING)' "$W/calibrate.txt" | sed 's/^/calibrated: /'
 fi
 
 # The command of application $1, run in $W/$1.
