@@ -94,23 +94,6 @@ impl std::ops::Deref for MappedFile {
     }
 }
 
-/// Where `needle` (not empty) first occurs in `hay`, searched in pieces in parallel where
-/// `hay` is large (each piece overlapping the next by the needle's length less one byte, so
-/// that an occurrence across a seam is seen whole in one).
-pub fn find_in_parallel(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    use rayon::prelude::*;
-    const PIECE: usize = 4 << 20;
-    let over = needle.len().saturating_sub(1);
-    if hay.len() <= 2 * PIECE {
-        return memchr::memmem::find(hay, needle);
-    }
-    let starts: Vec<usize> = (0..hay.len()).step_by(PIECE).collect();
-    starts.into_par_iter().find_map_first(|at| {
-        let piece = &hay[at..(at + PIECE + over).min(hay.len())];
-        memchr::memmem::find(piece, needle).map(|k| at + k)
-    })
-}
-
 /// `data` as text where it is UTF-8, checked in pieces in parallel where it is large (each
 /// piece ending after a line break, a byte that no other character holds); None where it is
 /// not UTF-8 or small (then `std::str::from_utf8` says where it fails).

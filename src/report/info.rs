@@ -109,88 +109,30 @@ fn bucket(k: u64) -> usize {
     }
 }
 
-/// What [`Info`] counts over the events: calls per routine, point-to-point messages (their
-/// count, bytes and size histogram by [`bucket`]) and collectives' bytes.
-struct Tally {
-    per_code: [u64; 256],
-    messages: u64,
-    message_bytes: u64,
-    collective_bytes: u64,
-    hist: [u64; 65],
-}
-
-impl Tally {
-    fn zero() -> Tally {
-        Tally {
-            per_code: [0; 256],
-            messages: 0,
-            message_bytes: 0,
-            collective_bytes: 0,
-            hist: [0; 65],
-        }
-    }
-
-    /// Over every rank's events, in pieces of a rank's events counted in parallel.
-    fn of(trace: &Trace) -> Tally {
-        use rayon::prelude::*;
-        const PIECE: usize = 1 << 16;
-        let pieces: Vec<(usize, usize)> = (0..trace.nranks())
-            .flat_map(|r| {
-                let n = trace.events.rank(r).len();
-                (0..n.div_ceil(PIECE)).map(move |k| (r, k * PIECE))
-            })
-            .collect();
-        (pieces.par_iter())
-            .fold(Tally::zero, |mut t, &(r, from)| {
-                let ev = trace.events.rank(r);
-                for i in from..(from + PIECE).min(ev.len()) {
-                    t.count(&ev, i);
-                }
-                t
-            })
-            .reduce(Tally::zero, Tally::add)
-    }
-
-    fn count(&mut self, ev: &crate::trace::Rank<'_>, i: usize) {
-        let routine = ev.routine(i);
-        self.per_code[routine as usize] += 1;
-        match routine.shape() {
-            Shape::Send | Shape::Isend | Shape::Sendrecv if ev.peer(i) != PEER_NULL => {
-                let bytes = ev.bytes(i);
-                self.messages += 1;
-                self.message_bytes += bytes;
-                self.hist[bucket(bytes)] += 1;
-            }
-            Shape::Coll => self.collective_bytes += ev.bytes(i),
-            _ => {}
-        }
-    }
-
-    fn add(mut self, o: Tally) -> Tally {
-        self.per_code
-            .iter_mut()
-            .zip(o.per_code)
-            .for_each(|(a, b)| *a += b);
-        self.hist.iter_mut().zip(o.hist).for_each(|(a, b)| *a += b);
-        self.messages += o.messages;
-        self.message_bytes += o.message_bytes;
-        self.collective_bytes += o.collective_bytes;
-        self
-    }
-}
-
 /// Cores or links shown one a line before the rest are summed up in one.
 const SHOWN: usize = 4;
 
 impl Info {
     pub fn new(name: &str, trace: &Trace, file_bytes: u64) -> Info {
-        let Tally {
-            per_code,
-            messages,
-            message_bytes,
-            collective_bytes,
-            hist,
-        } = Tally::of(trace);
+        let mut per_code = [0u64; 256];
+        let (mut messages, mut message_bytes, mut collective_bytes) = (0u64, 0u64, 0u64);
+        let mut hist = [0u64; 65];
+        for ev in trace.events.ranks() {
+            for i in 0..ev.len() {
+                let routine = ev.routine(i);
+                per_code[routine as usize] += 1;
+                match routine.shape() {
+                    Shape::Send | Shape::Isend | Shape::Sendrecv if ev.peer(i) != PEER_NULL => {
+                        let bytes = ev.bytes(i);
+                        messages += 1;
+                        message_bytes += bytes;
+                        hist[bucket(bytes)] += 1;
+                    }
+                    Shape::Coll => collective_bytes += ev.bytes(i),
+                    _ => {}
+                }
+            }
+        }
         let by_routine: BTreeMap<&'static str, u64> = Routine::ALL
             .iter()
             .filter(|&&r| per_code[r as usize] > 0)

@@ -282,7 +282,7 @@ fn blocks<'a>(name: &str, text: &'a str) -> Found<'a> {
 fn block_end(text: &str, start: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut from = start;
-    while let Some(k) = crate::memory::find_in_parallel(&b[from..], b"}") {
+    while let Some(k) = text[from..].find('}') {
         let brace = from + k;
         let line = b[start..brace]
             .iter()
@@ -452,7 +452,7 @@ impl<'a> Labels<'a> {
 /// `text` with its `/* … */` comments blanked out but for their line breaks, so that errors
 /// still name the file's lines.
 fn without_block_comments(text: &str) -> std::borrow::Cow<'_, str> {
-    if crate::memory::find_in_parallel(text.as_bytes(), b"/*").is_none() {
+    if !text.contains("/*") {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut text = text.to_string();
@@ -786,13 +786,7 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     let requires = |i: usize| &req[req_at[i] as usize..req_at[i + 1] as usize];
     // A cycle leaves operations out: they are never issued (LogGOPSim would never start them).
     let mut t = 0.0f64;
-    // `t.round()` for a time of at least 0 (a whole part and what is left: exact), without the
-    // library's call.
-    let at = |t: f64| {
-        let whole = t as u64;
-        let ns = whole.saturating_add((t - whole as f64 >= 0.5) as u64);
-        (ns, ns)
-    };
+    let at = |t: f64| (t.round() as u64, t.round() as u64);
     out.put(&Call::new(Routine::Init, 0, 0));
     let mut reqs: Requests<u32> = Requests::new();
     for k in 0..issued {
