@@ -2,6 +2,13 @@
  *
  * Rank 0: MPI_Send(k) to rank 1, spin w ns, MPI_Recv(k) from rank 1.
  * Rank 1: MPI_Recv(k) from rank 0, MPI_Send(k) back.
+ * Each rank sends from one buffer, written before each send as a program computes into what it
+ * sends (outside the timed round trip), and receives into another. Sending back the buffer a
+ * message was received into costs more on cores far apart (the receiver's copy then reads
+ * lines dirty in the other core's cache and writes lines that core holds: 16 KiB 2x, 256 KiB
+ * 2-3x on this project's machine at about 320 ns a cache line, alike at about 70 ns); a buffer
+ * written once and never again costs less than one written before each send (there 16 KiB
+ * 0.75x, 256 KiB 0.5x). MODEL.md (§13) says what a trace cannot tell of this.
  * One message is in flight per round trip, so no buffer ever floods. Each round trip is timed
  * on its own; rank 0 prints, per size and imbalance, the mean of the repetitions' middle half
  * (between their quartiles: robust as a median, finer than the clock's step) and the minimum,
@@ -392,8 +399,10 @@ int main(int argc, char **argv) {
     }
     long long kmax = 0;
     for (int i = 0; i < nsizes; i++) kmax = sizes[i] > kmax ? sizes[i] : kmax;
-    char *buf = malloc(kmax > 0 ? kmax : 1);
-    memset(buf, 1, kmax > 0 ? kmax : 1);
+    size_t span = ((size_t)(kmax > 0 ? kmax : 1) + 4095) / 4096 * 4096;
+    char *out = aligned_alloc(4096, span), *in = aligned_alloc(4096, span);
+    memset(out, 1, span);
+    memset(in, 0, span);
     long long *rtt = malloc(sizeof(long long) * MAX_REPS);
     long long *send = malloc(sizeof(long long) * MAX_REPS);
     long long *recv = malloc(sizeof(long long) * MAX_REPS);
@@ -419,17 +428,18 @@ int main(int argc, char **argv) {
                 if (rank == 0) {
                     if (r == 0) start = now_ns();
                     int last = r >= reps - 1 && (r + 1 >= MAX_REPS || now_ns() - start >= (int64_t)(time_ms * 1e6));
+                    memset(out, r & 0x7f, (size_t)k);
                     int64_t t0 = now_ns();
                     MPI_Request req = MPI_REQUEST_NULL;
                     if (isend)
-                        MPI_Isend(buf, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD, &req);
+                        MPI_Isend(out, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD, &req);
                     else
-                        MPI_Send(buf, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD);
+                        MPI_Send(out, k, MPI_BYTE, 1, last ? 0 : 1, MPI_COMM_WORLD);
                     int64_t t1 = now_ns();
                     spin(w);
                     if (isend) MPI_Wait(&req, MPI_STATUS_IGNORE);
                     int64_t t2 = now_ns();
-                    MPI_Recv(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                    MPI_Recv(in, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                     int64_t t3 = now_ns();
                     if (r >= 0) {
                         send[done] = t1 - t0;
@@ -442,9 +452,11 @@ int main(int argc, char **argv) {
                     if (last) break;
                 } else {
                     MPI_Status st;
-                    MPI_Recv(buf, k, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-                    MPI_Send(buf, k, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+                    MPI_Recv(in, k, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+                    MPI_Send(out, k, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
                     if (st.MPI_TAG == 0) break;
+                    /* The next reply written while rank 0 takes this one in and writes its own. */
+                    memset(out, r & 0x7f, (size_t)k);
                 }
             }
             if (rank == 0) {
@@ -479,7 +491,8 @@ int main(int argc, char **argv) {
         for (int n = 1; n <= 2; n++) exchange(rank, xch[i], n, EXCHANGE_REPS, xt);
     free(xt);
     if (coll_rounds > 0) collective_calls(coll_rounds);
-    free(buf);
+    free(out);
+    free(in);
     free(rtt);
     free(send);
     free(recv);
