@@ -241,6 +241,7 @@ fn library_warnings(
             r.params.S,
             chosen,
         ));
+        out.extend(library::bounced_warning(trace, r.params.S));
     }
     // The events scanned only where the warning could apply: an MPICH trace, modeled.
     let collectives = coll.modeled

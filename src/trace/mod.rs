@@ -29,6 +29,9 @@ pub const FLAG_ANY_SOURCE: u8 = 1;
 pub const FLAG_ANY_TAG: u8 = 2;
 /// `MPI_Iprobe` flag: a message was found.
 pub const FLAG_FOUND: u8 = 4;
+/// Receive flag: received into a buffer the rank last sent from to the same peer (the model's
+/// §13, "What a trace cannot tell": a ping-pong sending back the buffer it received into).
+pub const FLAG_BOUNCED: u8 = 8;
 
 /// Which fields a routine's record carries (FORMAT.md, "shapes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

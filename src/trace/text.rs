@@ -2,8 +2,8 @@
 
 use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
-    Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND,
-    Push, RankMeta, RecvHalf, Routine, Shape, Trace,
+    Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG,
+    FLAG_BOUNCED, FLAG_FOUND, Push, RankMeta, RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
@@ -223,6 +223,7 @@ fn parse_flags(s: &str) -> Option<u8> {
         "any_source" => Some(acc | FLAG_ANY_SOURCE),
         "any_tag" => Some(acc | FLAG_ANY_TAG),
         "found" => Some(acc | FLAG_FOUND),
+        "bounced" => Some(acc | FLAG_BOUNCED),
         "0" => Some(acc),
         _ => None,
     })
@@ -803,7 +804,7 @@ fn event(
     if allowed.contains(&"flags") {
         e.flags = match raw("flags") {
             Some(f) => parse_flags(f).ok_or_else(|| {
-                format!("expected flags among any_source|any_tag|found, found `{f}`")
+                format!("expected flags among any_source|any_tag|found|bounced, found `{f}`")
             })?,
             None => 0,
         };
@@ -893,6 +894,7 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
                     (FLAG_ANY_SOURCE, "any_source"),
                     (FLAG_ANY_TAG, "any_tag"),
                     (FLAG_FOUND, "found"),
+                    (FLAG_BOUNCED, "bounced"),
                 ];
                 let set = names.into_iter().filter(|(b, _)| e.flags & b != 0);
                 write_joined(out, set, "|", |out, (_, n)| out.push_str(n));

@@ -95,6 +95,8 @@ static struct {
     uint64_t comm_seq;   /* communicators this rank has led the creation of */
     uint64_t cancels;    /* MPI_Cancel calls so far */
     uint64_t untracked;  /* calls not recorded because their communicator is unknown */
+    struct sent { uintptr_t lo, hi; int64_t dest; } sent[4]; /* the last sends' buffers (see bounced) */
+    unsigned sent_next;
     uint64_t events;
     double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */
     struct comm world, *self;

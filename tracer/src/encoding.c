@@ -69,7 +69,7 @@ static const unsigned char shape_of[C_COUNT] = {
 };
 
 /* flags of receives and probes */
-enum { F_ANY_SOURCE = 1, F_ANY_TAG = 2, F_FOUND = 4 };
+enum { F_ANY_SOURCE = 1, F_ANY_TAG = 2, F_FOUND = 4, F_BOUNCED = 8 };
 
 /* One completed request inside a `complete` record. */
 struct done { uint64_t req; int64_t source, tag; };

@@ -123,9 +123,31 @@ static inline uint64_t wildcard_flags(int source, int tag)
     return (source == MPI_ANY_SOURCE ? F_ANY_SOURCE : 0) | (tag == MPI_ANY_TAG ? F_ANY_TAG : 0);
 }
 
-/* Send, Ssend, Bsend, Rsend and (with req) their nonblocking forms. */
-HOT void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
-                       int dest, int tag, MPI_Comm comm, const MPI_Request *req)
+/* A buffer received into from `source` (a world rank; -1: any, -2: none) that this rank last
+ * sent from to that rank is one whose lines the other side's copy just read (MODEL.md §13,
+ * "What a trace cannot tell": a ping-pong bouncing its buffer; tracer/FORMAT.md, receive flag
+ * 8). The last sends' buffers are kept, each with its destination; `note_sent` keeps one. */
+static inline void note_sent(const void *buf, uint64_t bytes, int64_t dest)
+{
+    if (!buf || bytes == 0 || dest < 0) return;
+    struct sent *s = &T.sent[T.sent_next++ % (sizeof T.sent / sizeof T.sent[0])];
+    *s = (struct sent){ (uintptr_t)buf, (uintptr_t)buf + bytes, dest };
+}
+
+static inline uint64_t bounced(const void *buf, uint64_t bytes, int64_t source)
+{
+    uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
+    for (size_t i = 0; buf && i < sizeof T.sent / sizeof T.sent[0]; i++) {
+        const struct sent *s = &T.sent[i];
+        if (s->lo < hi && lo < s->hi && (source == -1 || s->dest == source)) return F_BOUNCED;
+    }
+    return 0;
+}
+
+/* Send, Ssend, Bsend, Rsend and (with req) their nonblocking forms; `buf` the buffer a receiver
+ * reads (NULL for the buffered sends, whose data the library copies). */
+HOT void send_event(int code, uint64_t t0, uint64_t t1, const void *buf, int count,
+                    MPI_Datatype type, int dest, int tag, MPI_Comm comm, const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
@@ -133,13 +155,14 @@ HOT void send_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype 
                        .bytes = type_bytes(count, type), .peer = world_rank(c, dest),
                        .tag = tag, .comm = c->id };
     if (req) e.req = request_new(*req, c, REQ_SEND);
+    note_sent(buf, e.bytes, e.peer);
     record(&e);
 }
 
-/* Recv and the probes: source and tag are the actual ones, from the status (if found).
- * Returns the communicator, NULL if it is unknown (nothing recorded). */
-HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, int source, int tag,
-                            MPI_Comm comm, const MPI_Status *st, int found)
+/* Recv (`buf` its buffer) and the probes (NULL): source and tag are the actual ones, from the
+ * status (if found). Returns the communicator, NULL if it is unknown (nothing recorded). */
+HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, const void *buf, int source,
+                            int tag, MPI_Comm comm, const MPI_Status *st, int found)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return NULL; }
@@ -150,6 +173,7 @@ HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, int source, int 
         e.peer = world_rank(c, st->MPI_SOURCE);
         e.tag = tag_of(st->MPI_TAG);
         if (code == C_IPROBE || code == C_IMPROBE) e.flags |= F_FOUND;
+        e.flags |= bounced(buf, e.recv_bytes, e.peer);
     } else {
         e.peer = world_rank(c, source);
         e.tag = tag_of(tag);

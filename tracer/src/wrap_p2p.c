@@ -48,7 +48,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
-    recv_event(C_RECV, t0, now(), source, tag, comm, status, 1);
+    recv_event(C_RECV, t0, now(), buf, source, tag, comm, status, 1);
     return leave(rc);
 }
 
@@ -66,6 +66,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
                        .tag = tag_of(tag), .comm = c->id, .flags = wildcard_flags(source, tag),
                        .req = request_new(*req, c,
                                           source == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV) };
+    e.flags |= bounced(buf, e.recv_bytes, e.peer);
     record(&e);
     return leave(rc);
 }
@@ -91,6 +92,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                        .source = world_rank(c, status->MPI_SOURCE),
                        .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
                        .flags = wildcard_flags(source, recvtag) };
+    e.flags |= bounced(recvbuf, e.recv_bytes, e.source);
+    note_sent(sendbuf, e.bytes, e.peer);
     record(&e);
     return leave(rc);
 }
@@ -126,7 +129,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Probe(source, tag, comm, status);
-    recv_event(C_PROBE, t0, now(), source, tag, comm, status, 1);
+    recv_event(C_PROBE, t0, now(), NULL, source, tag, comm, status, 1);
     return leave(rc);
 }
 
@@ -137,7 +140,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
-    recv_event(C_IPROBE, t0, now(), source, tag, comm, status, *flag);
+    recv_event(C_IPROBE, t0, now(), NULL, source, tag, comm, status, *flag);
     return leave(rc);
 }
 
@@ -150,7 +153,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Mprobe(source, tag, comm, message, status);
-    struct comm *c = recv_event(C_MPROBE, t0, now(), source, tag, comm, status, 1);
+    struct comm *c = recv_event(C_MPROBE, t0, now(), NULL, source, tag, comm, status, 1);
     if (c && rc == MPI_SUCCESS) message_new(*message, c);
     return leave(rc);
 }
@@ -163,7 +166,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
-    struct comm *c = recv_event(C_IMPROBE, t0, now(), source, tag, comm, status, *flag);
+    struct comm *c = recv_event(C_IMPROBE, t0, now(), NULL, source, tag, comm, status, *flag);
     if (c && rc == MPI_SUCCESS && *flag) message_new(*message, c);
     return leave(rc);
 }

@@ -354,6 +354,22 @@ if [[ -n $PREDICT && -s $OUT/clock-2.bin ]]; then
     fi
 fi
 
+# receives into a buffer last sent from to the same peer (tests/bounce.c): flagged `bounced`,
+# rank 0's MPI_Recv, MPI_Irecv (from MPI_ANY_SOURCE) and MPI_Sendrecv, none of rank 1's
+mpi_job bounce-2 2 yes "$T/bounce"
+check_trace bounce-2 2
+if [[ -n $PREDICT && -s $OUT/bounce-2.bin ]]; then
+    "$PREDICT" convert "$OUT/bounce-2.bin" "$OUT/bounce-2.txt" 2>"$OUT/bounce-2.convert" || true
+    flagged=$(grep -E '^[01] MPI_[A-Za-z]+ .*flags=[a-z_|]*bounced' "$OUT/bounce-2.txt" |
+        awk '{print $1, $2}' | sort | paste -sd, -)
+    if [[ $flagged == "0 MPI_Irecv,0 MPI_Recv,0 MPI_Sendrecv" ]]; then
+        pass "bounce: the receives into a buffer last sent to their peer are flagged"
+    else
+        fail "bounce: flagged receives \`$flagged\`, expected rank 0's MPI_Irecv, MPI_Recv and MPI_Sendrecv"
+        cat "$OUT/bounce-2.convert"
+    fi
+fi
+
 # request identity (tests/requests.c): several live requests with one handle value (small
 # sends that complete at once, MPI_PROC_NULL), MPI_Request_free, Testany polling; one job per
 # pattern, then all together on 4 ranks; an Isend never waited for loads with a warning

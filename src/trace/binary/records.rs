@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// The flags a Sendrecv's receive half may carry: no `FLAG_FOUND`.
+const SENDRECV_FLAGS: u64 = (crate::trace::FLAG_ANY_SOURCE
+    | crate::trace::FLAG_ANY_TAG
+    | crate::trace::FLAG_BOUNCED) as u64;
+
 /// The state carried from record to record of one rank.
 pub(super) struct Cursor<'t, P> {
     pub(super) events: &'t mut P,
@@ -133,8 +138,8 @@ fn point_to_point<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, ()> {
     (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
     if matches!(e.routine.shape(), Shape::Recv | Shape::Irecv) {
         let (r, flags) = expect("the receive flags", uleb)(rest)?;
-        if flags > 7 {
-            return fail(rest, format!("receive flags below 8, found {flags}"));
+        if flags > 15 {
+            return fail(rest, format!("receive flags below 16, found {flags}"));
         }
         e.flags = flags as u8;
         rest = r;
@@ -160,8 +165,11 @@ fn sendrecv<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, RecvHalf> {
         u32_field("the communicator"),
         expect("the receive flags", uleb),
     ))(rest)?;
-    if flags > 3 {
-        return fail(rest, format!("receive flags below 4, found {flags}"));
+    if flags & !SENDRECV_FLAGS != 0 {
+        return fail(
+            rest,
+            format!("receive flags of bits 1, 2 and 8, found {flags}"),
+        );
     }
     (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
     let recv = RecvHalf {
@@ -258,7 +266,7 @@ pub(super) fn record_fast<'a, P: Push>(
             if matches!(shape, Shape::Recv | Shape::Irecv) {
                 e.flags = u8::try_from(fast_uleb(input, &mut at)?)
                     .ok()
-                    .filter(|&f| f <= 7)?;
+                    .filter(|&f| f <= 15)?;
             }
             if matches!(shape, Shape::Isend | Shape::Irecv) {
                 e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
@@ -326,7 +334,7 @@ pub(super) fn record_fast_more<'a, P: Push>(
             e.comm = u32_at(&mut at)?;
             e.flags = u8::try_from(fast_uleb(input, &mut at)?)
                 .ok()
-                .filter(|&f| f <= 3)?;
+                .filter(|&f| f & !SENDRECV_FLAGS as u8 == 0)?;
             Part::Half(RecvHalf { bytes, source, tag })
         }
         Shape::Coll => {

@@ -1,5 +1,6 @@
 use super::writer::{put_sleb, put_uleb};
 use super::*;
+use crate::trace::{FLAG_ANY_SOURCE, FLAG_BOUNCED};
 
 /// A file of the two ranks of `t`, each rank's records after one S chunk of `sites[r]`.
 fn with_site_chunks(t: &Trace, sites: [&[u32]; 2]) -> Vec<u8> {
@@ -373,5 +374,51 @@ fn fast_records_agree_with_nom() {
     assert!(
         fast > both * 3 / 4 && fast > 10_000,
         "{fast} fast of {both}"
+    );
+}
+
+/// A receive's `bounced` flag (FORMAT.md, receive flag 8) round-trips through text and binary
+/// on a Recv, an Irecv with `any_source` and a Sendrecv; a Sendrecv may not carry `found`.
+#[test]
+fn bounced_receives_keep_their_flag() {
+    let text = "loggps-trace 1\nranks 2\n\
+        0 MPI_Send 10 20 bytes=8 peer=1 tag=0\n1 MPI_Recv 5 30 bytes=8 peer=0 tag=0\n\
+        1 MPI_Send 40 50 bytes=8 peer=0 tag=1\n0 MPI_Recv 25 60 bytes=8 peer=1 tag=1 flags=bounced\n\
+        0 MPI_Irecv 70 71 bytes=8 peer=-1 tag=2 flags=any_source|bounced req=0\n\
+        1 MPI_Send 72 73 bytes=8 peer=0 tag=2\n0 MPI_Wait 74 80 done=0:1:2\n\
+        0 MPI_Sendrecv 90 99 bytes=8 peer=1 tag=3 recv_bytes=8 source=1 recv_tag=4 flags=bounced\n\
+        1 MPI_Sendrecv 90 99 bytes=8 peer=0 tag=4 recv_bytes=8 source=0 recv_tag=3\n";
+    let t = crate::trace::text::parse("t.txt", text.as_bytes()).unwrap();
+    let flags = |t: &Trace| -> Vec<u8> {
+        (0..t.events.rank(0).len())
+            .map(|i| t.events.rank(0).flags(i))
+            .collect()
+    };
+    let want = [
+        0,
+        FLAG_BOUNCED,
+        FLAG_ANY_SOURCE | FLAG_BOUNCED,
+        0,
+        FLAG_BOUNCED,
+    ];
+    assert_eq!(flags(&t), want);
+    let mut out = Vec::new();
+    write(&t, &mut out, true).unwrap();
+    let back = parse("t.bin", &out).unwrap();
+    assert_eq!(flags(&back), want);
+    let mut txt = Vec::new();
+    crate::trace::text::write(&back, &mut txt).unwrap();
+    let txt = String::from_utf8(txt).unwrap();
+    assert_eq!(txt.matches("bounced").count(), 3, "{txt}");
+    assert!(txt.contains("flags=any_source|bounced"), "{txt}");
+
+    let found = text.replacen("recv_tag=4 flags=bounced", "recv_tag=4 flags=found", 1);
+    let t = crate::trace::text::parse("t.txt", found.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    write(&t, &mut out, true).unwrap();
+    let e = parse("t.bin", &out).unwrap_err();
+    assert!(
+        e.to_string().contains("receive flags of bits 1, 2 and 8"),
+        "{e}"
     );
 }
