@@ -25,7 +25,7 @@ use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
 use crate::model::{Knob, Model, Params};
 use crate::replay::{Links, Prediction, Step};
 use crate::trace::sites::UNKNOWN;
-use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
+use crate::trace::{FLAG_BOUNCED, FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -156,6 +156,9 @@ pub enum Side {
     Send,
     /// [`Params::recv`]: it waits for the message sent at `ts`.
     Recv,
+    /// As `Recv`, into a buffer last sent to the same peer ([`Params::bounced`], the model's
+    /// §13).
+    Bounced,
     /// [`Params::probe`]: as a receive.
     Probe,
 }
@@ -165,6 +168,7 @@ impl Side {
         match self {
             Side::Send => p.send(k, rdv, ts, tr),
             Side::Recv => p.recv(k, rdv, ts, tr),
+            Side::Bounced => p.bounced(k, rdv, p.recv(k, rdv, ts, tr)),
             Side::Probe => p.probe(k, rdv, ts, tr),
         }
     }
@@ -180,6 +184,10 @@ impl Side {
                 (c.ret, c)
             }),
             Side::Recv | Side::Probe => p.recv_span(k, rdv, ts, tr, p.progress_at_calls),
+            Side::Bounced => {
+                let (start, c) = p.recv_span(k, rdv, ts, tr, p.progress_at_calls);
+                (start, p.bounced(k, rdv, c))
+            }
         }
     }
 }
@@ -274,7 +282,9 @@ impl Rule {
         // A send waits for its receive's call, a receive or a probe for its message.
         let p = &base[set as usize];
         match (side, side.cost(p, k, rdv, ts, tr).sync > 0.0) {
-            (Side::Send, true) | (Side::Recv | Side::Probe, false) => ts = f64::NEG_INFINITY,
+            (Side::Send, true) | (Side::Recv | Side::Bounced | Side::Probe, false) => {
+                ts = f64::NEG_INFINITY
+            }
             _ => tr = f64::NEG_INFINITY,
         }
         Rule::Message {
@@ -611,7 +621,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
             }
             let side = match routine.is_probe() {
                 true => Side::Probe,
-                false => Side::Recv,
+                false => recv_side(ev.flags(i)),
             };
             recv_of(ctx, r, side, link, call, Binder::Own)
         }
@@ -619,7 +629,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
             let send = send_of(ctx, r, i, call)?;
             let recv = match ctx.g.link2(r, i) {
                 NONE => (Rule::O(call, 0), Binder::Own),
-                e => recv_of(ctx, r, Side::Recv, e, call, Binder::Own)?,
+                e => recv_of(ctx, r, recv_side(ev.flags(i)), e, call, Binder::Own)?,
             };
             Some(fold(ctx.sets, call, vec![send, recv]))
         }
@@ -660,7 +670,8 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                         match ctx.g.link(r, oi) {
                             NONE => (Rule::O(tr, 0), moved),
                             e => {
-                                queue.push(recv_of(ctx, r, Side::Recv, e, tr, moved)?);
+                                let side = recv_side(ev.flags(oi));
+                                queue.push(recv_of(ctx, r, side, e, tr, moved)?);
                                 continue;
                             }
                         }
@@ -812,6 +823,14 @@ fn send_of(ctx: &Context<'_>, r: usize, i: usize, ts: f64) -> Option<(Rule, Bind
 /// A receive's (or probe's) rule on rank `r`, of the message sent by global event `e`,
 /// received at `tr`: from the send where it waited for the message, else from `own` (the
 /// call, or where the receive moved).
+/// The side of a receive with `flags`: [`Side::Bounced`] where it has [`FLAG_BOUNCED`].
+fn recv_side(flags: u8) -> Side {
+    match flags & FLAG_BOUNCED != 0 {
+        true => Side::Bounced,
+        false => Side::Recv,
+    }
+}
+
 fn recv_of(
     ctx: &Context<'_>,
     r: usize,

@@ -171,6 +171,22 @@ fn calibrate(
             "{line}"
         );
     }
+    // The bounce probe ran in the same launches: where one ran at its set's placement (its
+    // cores within 2× of the set's) and a size lies above S, both ways' round trips said and
+    // the set's `bounce` (≥ 0, the model's §13) written; how much a bounced buffer costs is the
+    // placement's (about 0 on cores sharing a cache).
+    let at_its_set = stdout.lines().any(|l| {
+        let ns: Vec<f64> = (l.strip_prefix("exchange    traced at cores ").into_iter())
+            .flat_map(|rest| rest.split(' ').filter_map(|w| w.parse().ok()))
+            .collect();
+        matches!(ns[..], [a, b] if a.max(b) < 2.0 * a.min(b))
+    });
+    if at_its_set && sizes.split(',').any(|k| k.parse::<u64>().unwrap() > p.S) {
+        let line = (stdout.lines().find(|l| l.starts_with("bounce      ")))
+            .unwrap_or_else(|| panic!("no bounce line in:\n{stdout}"));
+        assert!(line.contains("µs bounced"), "{line}");
+    }
+    assert!(p.bounce >= 0.0 && p.bounce.is_finite(), "{text}");
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so
     // only that it was measured and said, on the screen and in the file.
     assert!(

@@ -343,3 +343,63 @@ fn a_rendezvous_payload_holds_its_senders_cpu_for_the_sets_share() {
         "{err}"
     );
 }
+
+/// A receive into a buffer last sent to the same peer (`flags=bounced`, the model's §13) costs
+/// `bounce` ns a byte more of a rendezvous payload, at its end: Myrinet's 16,384-byte message
+/// (above `S` = 16,383) received by a call at 0 returns at 318,014.98 (the model's §6 vector),
+/// with `--bounce 2` at 318,014.98 + 2·16,384 = 350,782.98; an unflagged receive, or an eager
+/// message (1,000 B: 39,170), costs as before; through an `MPI_Irecv` completed by a Wait and in
+/// an `MPI_Sendrecv` the end moves by the same 32,768.
+#[test]
+fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
+    let flagged = |t: String| {
+        t.replace(
+            "tag=0\n1 MPI_Finalize",
+            "tag=0 flags=bounced\n1 MPI_Finalize",
+        )
+    };
+    let end = |t: &str, args: &[&str]| predict(t, args)["predicted_s"].as_f64().unwrap() * 1e9;
+    let bounce = ["--bounce", "2"];
+    assert_close(
+        end(&flagged(one_message(16384, 0)), &bounce),
+        350_782.98,
+        "bounced",
+    );
+    assert_close(
+        end(&flagged(one_message(16384, 0)), &[]),
+        318_014.98,
+        "no bounce",
+    );
+    assert_close(
+        end(&one_message(16384, 0), &bounce),
+        318_014.98,
+        "not flagged",
+    );
+    assert_close(
+        end(&flagged(one_message(1000, 0)), &bounce),
+        39_170.0,
+        "eager",
+    );
+
+    let irecv = |flags: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n{MYRINET}\n\
+             0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=16384 peer=1 tag=0\n0 MPI_Finalize 10 20\n\
+             1 MPI_Init 0 0\n1 MPI_Irecv 0 1 bytes=16384 peer=0 tag=0{flags} req=0\n\
+             1 MPI_Wait 1 20 done=0:0:0\n1 MPI_Finalize 20 30\n"
+        )
+    };
+    let moved = end(&irecv(" flags=bounced"), &bounce) - end(&irecv(""), &bounce);
+    assert_close(moved, 32_768.0, "Irecv");
+    let sendrecv = |flags: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n{MYRINET}\n\
+             0 MPI_Init 0 0\n0 MPI_Sendrecv 0 10 bytes=8 peer=1 tag=0 recv_bytes=16384 source=1 \
+             recv_tag=1{flags}\n0 MPI_Finalize 10 20\n\
+             1 MPI_Init 0 0\n1 MPI_Sendrecv 0 10 bytes=16384 peer=0 tag=1 recv_bytes=8 source=0 \
+             recv_tag=0\n1 MPI_Finalize 10 20\n"
+        )
+    };
+    let moved = end(&sendrecv(" flags=bounced"), &bounce) - end(&sendrecv(""), &bounce);
+    assert_close(moved, 32_768.0, "Sendrecv");
+}

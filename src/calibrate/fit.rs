@@ -319,12 +319,15 @@ pub struct Fit {
 /// cell, while UCX switches to rendezvous at 8 KiB): a jump near it less than a quarter as
 /// strong as the strongest jump elsewhere is noise, and then none is found near it (Open MPI's
 /// fast-box step at 256 B comes within 10% of its rendezvous jump in this machine's slow
-/// spells; MPICH's step near its cell was a 27th of its rendezvous jump). None when
-/// no gap grows super-linearly.
+/// spells; MPICH's step near its cell was a 27th of its rendezvous jump). Near a reported limit
+/// a curve may fall across the switch instead (by as much below linear growth): a single copy
+/// that saves more than its handshake costs, as Open MPI's does at a raised limit of 64 KiB
+/// with buffers written before each send, its round trip at `w = 0` falling while the hiding
+/// point's rises. None when no gap grows super-linearly.
 pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
-    let (score, lo, hi) = strongest_jump(samples, near)?;
+    let (score, lo, hi) = strongest_jump(samples, near, near.is_some())?;
     match near {
-        Some(_) => match strongest_jump(samples, None) {
+        Some(_) => match strongest_jump(samples, None, false) {
             Some((elsewhere, ..)) if elsewhere > 4.0 * score => None,
             _ => Some((lo, hi)),
         },
@@ -334,8 +337,10 @@ pub fn eager_jump(samples: &[Sample], near: Option<u64>) -> Option<(u64, u64)> {
 
 /// The gap of [`eager_jump`] with its score: how much faster than linearly the communicating
 /// part grows across it, summed over the curves (the reported limit's prior, `near`, lowers the
-/// score a gap needs).
-fn strongest_jump(samples: &[Sample], near: Option<u64>) -> Option<(f64, u64, u64)> {
+/// score a gap needs); with `falls`, each curve's the larger of that and how much slower than
+/// linearly it grows (the left side then the smaller of its two samples, the right the larger),
+/// at least 0.
+fn strongest_jump(samples: &[Sample], near: Option<u64>, falls: bool) -> Option<(f64, u64, u64)> {
     let mut ks: Vec<u64> = samples.iter().map(|x| x.k).filter(|&k| k > 0).collect();
     ks.sort_unstable();
     ks.dedup();
@@ -375,21 +380,30 @@ fn strongest_jump(samples: &[Sample], near: Option<u64>) -> Option<(f64, u64, u6
             // The smaller of hi and the next size, the larger of lo and the previous one, each
             // with its own size: growth is judged between the samples actually compared.
             let at = |k: u64| comm(k, w).map(|c| (k, c));
-            let right = [Some(hi), ks.get(i + 2).copied()]
-                .into_iter()
-                .flatten()
-                .filter_map(at)
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            let left = [i.checked_sub(1).map(|j| ks[j]), Some(lo)]
-                .into_iter()
-                .flatten()
-                .filter_map(at)
-                .max_by(|a, b| a.1.total_cmp(&b.1));
-            if let (Some((kr, cr)), Some((kl, cl))) = (right, left)
-                && cl > 0.0
-            {
-                score += (cr / cl).ln() - (kr as f64 / kl.max(1) as f64).ln();
-            }
+            let rights = [Some(hi), ks.get(i + 2).copied()];
+            let lefts = [i.checked_sub(1).map(|j| ks[j]), Some(lo)];
+            let side = |ks: [Option<u64>; 2], most: bool| {
+                let v = ks.into_iter().flatten().filter_map(at);
+                match most {
+                    true => v.max_by(|a, b| a.1.total_cmp(&b.1)),
+                    false => v.min_by(|a, b| a.1.total_cmp(&b.1)),
+                }
+            };
+            // How much faster than linearly the curve grows from `left` to `right`.
+            let growth = |left: Option<(u64, f64)>, right: Option<(u64, f64)>| match (left, right) {
+                (Some((kl, cl)), Some((kr, cr))) if cl > 0.0 && cr > 0.0 => {
+                    Some((cr / cl).ln() - (kr as f64 / kl.max(1) as f64).ln())
+                }
+                _ => None,
+            };
+            let up = growth(side(lefts, true), side(rights, false));
+            score += match falls {
+                false => up.unwrap_or(0.0),
+                true => {
+                    let down = growth(side(lefts, false), side(rights, true)).map(|g| -g);
+                    up.unwrap_or(0.0).max(down.unwrap_or(0.0)).max(0.0)
+                }
+            };
         }
         if score > threshold && best.is_none_or(|(b, ..)| score > b) {
             best = Some((score, lo, hi));

@@ -254,7 +254,7 @@ pub(super) fn eager_limit(
         // Within the bracket, the jump is where fit::eager_jump finds it among all samples
         // measured there: robust to a probe that took a fast or a slow path.
         let narrow = |lo: u64, hi: u64, _probe: &[u64], batch: &[Sample]| {
-            fit::eager_jump(batch, None).filter(|&(l, h)| holds_the_jump(batch, (lo, hi), (l, h)))
+            fit::eager_jump(batch, near).filter(|&(l, h)| holds_the_jump(batch, (lo, hi), (l, h)))
         };
         // The probes only place the jump: measured in one launch each, on whichever path that
         // launch took, they are not fitted.
@@ -294,8 +294,8 @@ pub(super) fn eager_limit(
     Ok((jump, limit))
 }
 
-/// Whether the sizes `(l, h)` of `batch` take at least half of the step its round trips at
-/// `w = 0` make across `(lo, hi)` beyond their growth with the size (the median slope of the
+/// Whether the sizes `(l, h)` of `batch` take at least half of the step (up or down) its round
+/// trips at `w = 0` make across `(lo, hi)` beyond their growth with the size (the median slope of the
 /// other gaps between its sizes there): a jump found among one launch's probes where its round
 /// trips barely move (a fast or slow path of that launch scored as one) is not the rendezvous,
 /// and a bracket many times the jump's width grows by more than the jump.
@@ -325,7 +325,11 @@ fn holds_the_jump(batch: &[Sample], (lo, hi): (u64, u64), (l, h): (u64, u64)) ->
         false => fit::median(&slopes).max(0.0),
     };
     let excess = |a: u64, b: u64| at(b) - at(a) - slope * (b - a) as f64;
-    excess(l, h) >= 0.5 * excess(lo, hi)
+    // A step up, or down where the switch saves more than it costs (fit::eager_jump).
+    match excess(lo, hi) {
+        all if all >= 0.0 => excess(l, h) >= 0.5 * all,
+        all => excess(l, h) <= 0.5 * all,
+    }
 }
 
 #[cfg(test)]

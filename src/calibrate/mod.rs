@@ -4,6 +4,7 @@
 
 mod again;
 pub mod banded;
+pub mod bounce;
 pub mod exchange;
 pub mod fit;
 mod launch;
@@ -110,6 +111,9 @@ pub struct Calibration {
     pub eager_above: Option<EagerAbove>,
     /// Halo-like exchanges traced and predicted with the set (None: no tracer, or it failed).
     pub exchanges: Option<exchange::Exchanges>,
+    /// The round trips `fit.params.bounce` is fitted to (None: no exchange launch at the set's
+    /// placement, or no size above its `S`).
+    pub bounce: Option<bounce::Bounce>,
     /// Per launch in the set, the share of its round trips' time beyond their middle halves'
     /// (interruptions, [`noise`]); empty from a round-trip program that prints no means.
     pub interrupted: Vec<f64>,
@@ -131,6 +135,8 @@ pub struct Other {
     /// As [`Calibration::exchanges`], of an exchange launch at this placement (None: none ran
     /// there).
     pub exchanges: Option<exchange::Exchanges>,
+    /// As [`Calibration::bounce`], at this placement.
+    pub bounce: Option<bounce::Bounce>,
 }
 
 /// Rounds of collectives the traced probe run makes (`--coll`).
@@ -590,7 +596,7 @@ type Reported = (
     String,
     Option<(String, u64)>,
     Vec<crate::trace::Trace>,
-    Vec<crate::trace::Trace>,
+    Vec<(crate::trace::Trace, Vec<bounce::RoundTrips>)>,
 );
 
 /// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
@@ -662,7 +668,7 @@ fn reported_by_library(
         let ran = launch(cmd, TRACE_DONE, log)
             .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
         match ran.ok {
-            true => Ok(crate::trace::load(&trace_path, &mut |_| {})?),
+            true => Ok((crate::trace::load(&trace_path, &mut |_| {})?, ran.stdout)),
             false => Err(Error::Io(format!(
                 "the traced probe run failed ({}): {}",
                 ran.status,
@@ -675,21 +681,24 @@ fn reported_by_library(
     let rounds = COLL_ROUNDS.to_string();
     let mut traces = Vec::new();
     for _ in 0..opts.launches.max(1) {
-        traces.push(run(&mut traced(&["--coll", &rounds]), log)?);
+        traces.push(run(&mut traced(&["--coll", &rounds]), log)?.0);
     }
     let sizes = exchange::sizes(opts.max_bytes);
-    let mut exchanges: Vec<crate::trace::Trace> = Vec::new();
+    let mut exchanges: Vec<(crate::trace::Trace, _)> = Vec::new();
     let cores =
         |t: &crate::trace::Trace| (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
     while exchanges.len() < EXCHANGE_LAUNCHES {
-        match run(&mut traced(&["--exchange", &sizes]), log) {
-            Ok(t) => exchanges.push(t),
+        match run(
+            &mut traced(&["--exchange", &sizes, "--bounce", &sizes]),
+            log,
+        ) {
+            Ok((t, out)) => exchanges.push((t, bounce::parse(&out))),
             Err(e) => {
                 log(format!("the exchanges are not checked: {e}"));
                 break;
             }
         }
-        let figures: Vec<f64> = exchanges.iter().filter_map(cores).collect();
+        let figures: Vec<f64> = exchanges.iter().filter_map(|(t, _)| cores(t)).collect();
         let apart = |&a: &f64| figures.iter().any(|&b| placements_apart(a, b));
         if figures.iter().any(apart) {
             break;
@@ -822,17 +831,26 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
         .collect();
-    let checked = exchanges
-        .into_iter()
-        .filter_map(|t| match exchange::check_nearest(t, &sets) {
-            Ok(x) => Some(x),
-            Err(e) => {
-                log(format!(
-                    "the exchanges are not checked: their replay failed: {e}"
-                ));
-                None
-            }
-        });
+    // Each set's `bounce` from the exchange launch at its placement (the model's §13).
+    let cores =
+        |t: &crate::trace::Trace| (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
+    let bounces: Vec<_> = exchanges
+        .iter()
+        .map(|(t, b)| (cores(t), b.clone()))
+        .collect();
+    let mut bounced = bounce::per_set(&bounces, &sets).into_iter();
+    let checked =
+        exchanges
+            .into_iter()
+            .filter_map(|(t, _)| match exchange::check_nearest(t, &sets) {
+                Ok(x) => Some(x),
+                Err(e) => {
+                    log(format!(
+                        "the exchanges are not checked: their replay failed: {e}"
+                    ));
+                    None
+                }
+            });
     let mut each = exchanges_per_set(checked.collect(), &sets).into_iter();
     let (exchanges, other_exchanges) = (each.next().flatten(), each.next().flatten());
     // Each set's share of a rendezvous payload on its sender's CPU from the exchanges at its
@@ -843,11 +861,15 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     if let Some(f) = first.or(second) {
         fit.params.rendezvous_sender = f;
     }
+    let bounce = bounced.next().flatten();
+    fit.params.bounce = bounce.as_ref().map_or(0.0, |b| b.per_byte);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
             o.fit.params.rendezvous_sender = f;
         }
         o.exchanges = other_exchanges;
+        o.bounce = bounced.next().flatten();
+        o.fit.params.bounce = o.bounce.as_ref().map_or(0.0, |b| b.per_byte);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.
@@ -880,6 +902,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         oc_fit,
         eager_above,
         exchanges,
+        bounce,
         interrupted,
         again,
     })
@@ -949,6 +972,7 @@ fn fit_other(
         line_ns: o.lines,
         oc_fit: None,
         exchanges: None,
+        bounce: None,
     })
 }
 

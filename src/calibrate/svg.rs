@@ -333,6 +333,7 @@ mod tests {
             oc_fit: None,
             eager_above: None,
             exchanges: None,
+            bounce: None,
             interrupted: Vec::new(),
             again: Default::default(),
         }

@@ -97,6 +97,15 @@ pub struct ParamArgs {
         allow_hyphen_values = true
     )]
     pub rendezvous_sender: Option<f64>,
+    /// What a rendezvous payload received into a buffer its rank last sent to the same peer (a
+    /// ping-pong sending back what it received; the trace's `bounced` receives) costs its
+    /// receiver more, ns a byte; default: the parameters', else 0
+    #[arg(
+        long = "bounce",
+        value_name = "NS_PER_BYTE",
+        allow_hyphen_values = true
+    )]
+    pub bounce: Option<f64>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
     /// both), Gs, Gl, Od, Op, copy, oc, gamma, or all of them (all=1.1: a machine 10% slower at
     /// everything the model costs, as `calibrate`'s interruptions finding suggests); repeatable,
@@ -150,6 +159,7 @@ impl ParamArgs {
             Op: self.Op,
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             rendezvous_sender: self.rendezvous_sender,
+            bounce: self.bounce,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -229,6 +239,7 @@ impl ModelArgs {
                     ("--scale", !p.scale.is_empty()),
                     ("--progress", p.progress.is_some()),
                     ("--rendezvous-sender", p.rendezvous_sender.is_some()),
+                    ("--bounce", p.bounce.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

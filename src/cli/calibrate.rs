@@ -475,6 +475,9 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
     if let Some(x) = &c.exchanges {
         print_exchanges(x);
     }
+    if let Some(b) = &c.bounce {
+        println!("bounce      {}", calibrate::bounce::finding(b));
+    }
     match calibrate::line_finding(&c.line_ns) {
         Some((text, true)) => println!("WARNING     cores: {text}"),
         Some((text, false)) => println!("cores       {text}"),
@@ -562,6 +565,9 @@ fn print_second_set(c: &Calibration) {
         );
         if let Some(x) = &o.exchanges {
             print_exchanges(x);
+        }
+        if let Some(b) = &o.bounce {
+            println!("bounce      {}", calibrate::bounce::finding(b));
         }
         let kept: Vec<&Sample> = (o.samples.iter())
             .filter(|x| !o.fit.outliers.contains(x))

@@ -241,7 +241,10 @@ fn library_warnings(
             r.params.S,
             chosen,
         ));
-        out.extend(library::bounced_warning(trace, r.params.S));
+        // A set that costs them (its `bounce`) needs no word.
+        if r.params.bounce == 0.0 {
+            out.extend(library::bounced_warning(trace, r.params.S));
+        }
     }
     // The events scanned only where the warning could apply: an MPICH trace, modeled.
     let collectives = coll.modeled

@@ -46,7 +46,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 15] = [
+        const LOGGPS_SWEPT: [&str; 16] = [
             "L",
             "o",
             "Os",
@@ -62,6 +62,7 @@ impl Sweep {
             "Od",
             "Op",
             "rendezvous_sender",
+            "bounce",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -176,6 +177,7 @@ impl Sweep {
             "Od" => &mut p.Od,
             "Op" => &mut p.Op,
             "rendezvous_sender" => &mut p.rendezvous_sender,
+            "bounce" => &mut p.bounce,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

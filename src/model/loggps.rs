@@ -55,6 +55,12 @@ pub struct Params {
     /// send's share is taken one at a time with the receives of the call that completes it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rendezvous_sender: f64,
+    /// What a rendezvous payload costs its receiver more, ns a byte, where it is received into
+    /// a buffer its rank last sent from to the same peer (the trace's `bounced` receives: a
+    /// ping-pong sending back what it received; the model's §13): the receiver's copy writes
+    /// lines the sender's cache holds. 0: as any other receive.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bounce: f64,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -132,6 +138,7 @@ impl Params {
             class: None,
             progress_at_calls: false,
             rendezvous_sender: 0.0,
+            bounce: 0.0,
             bands: None,
         }
     }
@@ -179,6 +186,7 @@ impl Params {
             class: self.class,
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
+            bounce: self.bounce,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -196,6 +204,7 @@ impl Params {
                 class: self.class,
                 progress_at_calls: self.progress_at_calls,
                 rendezvous_sender: self.rendezvous_sender,
+                bounce: self.bounce,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -351,6 +360,20 @@ impl Params {
         }
     }
 
+    /// A receive's cost `c` where it was made into a buffer its rank last sent from to the same
+    /// peer (`bounced`): a rendezvous payload's `k` bytes cost `bounce` ns each more, at its end
+    /// (the model's §13).
+    #[inline(always)]
+    pub fn bounced(&self, k: u64, rdv: bool, c: Cost) -> Cost {
+        match rdv && self.bounce > 0.0 {
+            true => Cost {
+                ret: c.ret + self.bounce * k as f64,
+                ..c
+            },
+            false => c,
+        }
+    }
+
     /// When a blocking receive called at `tr` of a `k`-byte message sent at `ts` holds its
     /// rank's CPU, `(start, cost)`: from its message there and its call made to its end, where
     /// one CPU takes a call's receives one at a time (the model's §14). Eager, the receive's
@@ -459,6 +482,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(copy) = self.copy {
             write!(f, "; copy={copy:.4}")?;
+        }
+        if self.bounce > 0.0 {
+            write!(f, "; bounce={:.4}", self.bounce)?;
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;

@@ -63,6 +63,9 @@ pub struct Overrides {
     /// The share of a rendezvous payload's `T1` that holds its sender's CPU
     /// (`--rendezvous-sender`, 0 to 1).
     pub rendezvous_sender: Option<f64>,
+    /// What a rendezvous payload received into a buffer last sent to the same peer costs its
+    /// receiver more, ns a byte (`--bounce`, the model's §13).
+    pub bounce: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -93,6 +96,8 @@ pub struct Resolved {
     pub oc_source: Source,
     /// Where `params.copy` came from (unused while it is None).
     pub copy_source: Source,
+    /// Where `params.bounce` came from (unused while it is 0).
+    pub bounce_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -103,8 +108,8 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// `(name, value, source)` in the order of the model's §1, then `poll`, `gamma`, `oc` and
-    /// `copy` where they are set.
+    /// `(name, value, source)` in the order of the model's §1, then `poll`, `gamma`, `oc`,
+    /// `copy` and `bounce` where they are set.
     /// A set in bands: each band's `hi` and [`BAND_NAMES`] as `b1.hi`, `b1.o`, … (split at
     /// `S`, the model's §10), then `S`.
     pub fn iter(&self) -> impl Iterator<Item = (String, f64, &Source)> + '_ {
@@ -137,12 +142,15 @@ impl Resolved {
             .map(|v| ("gamma".to_string(), v, &self.gamma_source));
         let oc = p.oc.map(|v| ("oc".to_string(), v, &self.oc_source));
         let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
+        let bounce =
+            (p.bounce > 0.0).then(|| ("bounce".to_string(), p.bounce, &self.bounce_source));
         named
             .into_iter()
             .chain(poll)
             .chain(gamma)
             .chain(oc)
             .chain(copy)
+            .chain(bounce)
     }
 }
 
@@ -356,6 +364,13 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         }
         p.rendezvous_sender = f;
     }
+    let mut bounce_source = source.clone();
+    if let Some(v) = ov.bounce {
+        if let Some(why) = bounce_invalid(Some(v)) {
+            return Err(Error::Params(format!("--bounce: {why}")));
+        }
+        (p.bounce, bounce_source) = (v, Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -445,6 +460,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         gamma_source,
         oc_source,
         copy_source,
+        bounce_source,
         split_sources,
         others: Vec::new(),
     })
@@ -474,6 +490,16 @@ fn oc_invalid(oc: Option<f64>) -> Option<String> {
 fn copy_invalid(copy: Option<f64>) -> Option<String> {
     copy.filter(|v| !(v.is_finite() && *v >= 0.0))
         .map(|v| format!("parameter copy = {v} must be a finite number ≥ 0 (ns per byte copied)"))
+}
+
+/// Why a `bounce` cannot be used: ns a byte, finite and ≥ 0 (the model's §13).
+pub fn bounce_invalid(bounce: Option<f64>) -> Option<String> {
+    bounce.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
+        format!(
+            "parameter bounce = {v} must be a finite number ≥ 0 (ns per byte a bounced \
+             rendezvous payload costs its receiver more)"
+        )
+    })
 }
 
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
@@ -797,6 +823,7 @@ struct Extras {
     class: Option<Class>,
     progress_at_calls: bool,
     rendezvous_sender: f64,
+    bounce: f64,
 }
 
 impl Extras {
@@ -811,6 +838,7 @@ impl Extras {
             class: self.class,
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
+            bounce: self.bounce,
             ..p
         }
     }
@@ -851,6 +879,10 @@ impl Extras {
         if let Some(why) = rendezvous_sender_invalid(rendezvous_sender) {
             return Err(why);
         }
+        let bounce = optional_number(table, "bounce")?;
+        if let Some(why) = bounce_invalid(bounce) {
+            return Err(why);
+        }
         Ok(Extras {
             poll,
             gamma,
@@ -860,6 +892,7 @@ impl Extras {
             class,
             progress_at_calls,
             rendezvous_sender,
+            bounce: bounce.unwrap_or(0.0),
         })
     }
 }
@@ -1036,6 +1069,10 @@ pub fn params_toml(p: &Params) -> String {
         + &match p.rendezvous_sender {
             0.0 => String::new(),
             f => format!("rendezvous_sender = {f:?}\n"),
+        }
+        + &match p.bounce {
+            0.0 => String::new(),
+            b => format!("bounce = {b:?}\n"),
         };
     if let Some(b) = &p.bands {
         let mut out = format!(

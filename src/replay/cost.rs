@@ -7,7 +7,7 @@ use super::rank::{NO_EVENT, RankState, Rare};
 use super::{Dep, Shared, UNKNOWN, link_of};
 use crate::graph::{NONE, rendezvous_at, rendezvous_by, rendezvous_in};
 use crate::model::{Cost, CostModel, Model, Port, WaitFold};
-use crate::trace::{FLAG_FOUND, PEER_NULL, Routine, Shape};
+use crate::trace::{FLAG_BOUNCED, FLAG_FOUND, PEER_NULL, Routine, Shape};
 use std::sync::atomic::Ordering;
 
 /// A request's predicted completion and what it waited for.
@@ -139,6 +139,9 @@ pub(super) fn cost_event(
             let (k, rdv) = sh.message(from, plain, r);
             let c = match sh.model_of(from, r) {
                 Model::LogGps(p) if routine.is_probe() => p.probe(k, rdv, ts, tc),
+                Model::LogGps(p) if ev.flags(i) & FLAG_BOUNCED != 0 => {
+                    p.bounced(k, rdv, p.recv(k, rdv, ts, tc))
+                }
                 Model::LogGps(p) => p.recv(k, rdv, ts, tc),
                 Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),
                 Model::LogGp(m) => sh.receive(
@@ -154,7 +157,8 @@ pub(super) fn cost_event(
         }
         Shape::Sendrecv => {
             let send = sh.send_completion(r, i, tc)?;
-            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc, false)? {
+            let bounced = ev.flags(i) & FLAG_BOUNCED != 0;
+            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc, false, bounced)? {
                 Pending::Done(recv) => {
                     let mut w = WaitFold::new(tc, o);
                     w.add(send.done, send.unblock, send.send_side);
@@ -476,8 +480,10 @@ impl Shared<'_> {
     /// A receive of rank `to` started at `ti` whose message comes from global event `from`
     /// (NONE: none), most likely an event of rank `source` (see [`Shared::call_at`]); `plain`:
     /// a plain send's ([`HbGraph::link_plain`]). `queued`: a request's, which its completion
-    /// call takes one at a time with the call's other receives (the model's §14).
+    /// call takes one at a time with the call's other receives (the model's §14); `bounced`:
+    /// made into a buffer last sent to the same peer (the model's §13).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn recv_completion(
         &self,
         from: u32,
@@ -486,6 +492,7 @@ impl Shared<'_> {
         to: usize,
         ti: f64,
         queued: bool,
+        bounced: bool,
     ) -> Result<Pending, Dep> {
         if from == NONE {
             return Ok(Pending::Done(Completion {
@@ -502,11 +509,16 @@ impl Shared<'_> {
             Model::LogGps(p) if queued => {
                 let at_calls = !self.progress_at.is_empty();
                 let (start, c) = p.recv_span(bytes, rdv, ts, ti, at_calls);
+                let c = match bounced {
+                    true => p.bounced(bytes, rdv, c),
+                    false => c,
+                };
                 return Ok(Pending::Queued(Queued {
                     start,
                     c: Completion::of(c, false),
                 }));
             }
+            Model::LogGps(p) if bounced => p.bounced(bytes, rdv, p.recv(bytes, rdv, ts, ti)),
             Model::LogGps(p) => p.recv(bytes, rdv, ts, ti),
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
@@ -640,7 +652,9 @@ impl Shared<'_> {
                     }
                 };
                 // One at a time, in the call that completes them.
-                self.recv_completion(from, plain, self.trace.rank(r).peer(oi), r, tr, true)
+                let ev = self.trace.rank(r);
+                let bounced = ev.flags(oi) & FLAG_BOUNCED != 0;
+                self.recv_completion(from, plain, ev.peer(oi), r, tr, true, bounced)
             }
         }
     }

@@ -78,10 +78,9 @@ pub fn collectives_warning(meta: &Meta, modeled_by_default: bool) -> Option<Stri
 
 /// Where receives above the eager limit `S` went into a buffer their rank had last sent from to
 /// the same peer ([`super::FLAG_BOUNCED`]: a ping-pong sending back what it received), a warning
-/// with their count and bytes: the receiver's copy then writes lines the sender's cache holds,
-/// which on cores sharing little cache costs up to 2–3× what a calibration measures (its round
-/// trips from a send buffer written before each send; the model's §13, "What a trace cannot
-/// tell").
+/// with their count and bytes, for parameters whose `bounce` is 0: the receiver's copy then
+/// writes lines the sender's cache holds, which on cores sharing little cache costs up to 2–3×
+/// what the round trips of a calibration measure (the model's §13).
 #[allow(non_snake_case)] // the paper's name
 pub fn bounced_warning(trace: &super::Trace, S: u64) -> Option<String> {
     use super::Shape;
@@ -114,8 +113,9 @@ pub fn bounced_warning(trace: &super::Trace, S: u64) -> Option<String> {
             "{n} receive(s) above the eager limit ({bytes} bytes, {:.0}% of the bytes received \
              by rendezvous) went into a buffer their rank had last sent from to the same peer (a \
              ping-pong sending back what it received): on cores that share little cache such a \
-             message costs up to 2–3× what the parameters hold (measured from a send buffer \
-             written before each send), and the prediction is as much lower (the model's §13)",
+             message costs up to 2–3× more, which these parameters do not cost (their `bounce` \
+             is 0: `calibrate` fits it; --bounce sets it), and the prediction is as much lower \
+             (the model's §13)",
             100.0 * bytes as f64 / all.max(1) as f64
         )
     })

@@ -570,7 +570,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 8] = [
+    const EXTRAS: [&str; 9] = [
         "poll",
         "gamma",
         "oc",
@@ -579,6 +579,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         "progress",
         "class",
         "rendezvous_sender",
+        "bounce",
     ];
     let known = |k: &str| {
         EXTRAS.contains(&k)
@@ -631,6 +632,11 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::rendezvous_sender_invalid(rendezvous_sender) {
         return Err(why);
     }
+    let bounce = optional("bounce")?;
+    if let Some(why) = crate::model::bounce_invalid(bounce) {
+        return Err(why);
+    }
+    let bounce = bounce.unwrap_or(0.0);
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -649,6 +655,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             class,
             progress_at_calls,
             rendezvous_sender,
+            bounce,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -661,6 +668,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         class,
         progress_at_calls,
         rendezvous_sender,
+        bounce,
         ..Params::from_named(num, int)?
     })
 }
@@ -713,6 +721,10 @@ fn extras_fields(p: &Params) -> String {
         + &match p.rendezvous_sender {
             0.0 => String::new(),
             f => format!(" rendezvous_sender={f}"),
+        }
+        + &match p.bounce {
+            0.0 => String::new(),
+            b => format!(" bounce={b}"),
         }
 }
 

@@ -75,6 +75,13 @@
  *
  *     exchange K N MIDDLE_NS REPS
  *
+ * With --bounce K,K,..., rank 0 then times round trips of K bytes two ways: as the sweep times
+ * them (a send buffer written before each send, a separate receive buffer), and from one buffer
+ * on each rank, received into and sent back (a ping-pong bouncing its buffer; MODEL.md §13,
+ * `bounce`), and prints the mean of the middle half of each:
+ *
+ *     bounce K WRITTEN_NS BOUNCED_NS REPS
+ *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
@@ -93,7 +100,7 @@
  *
  *     line_at K NS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--coll R] [--line N]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--coll R] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -320,6 +327,39 @@ static void exchange(int rank, long long k, int n, int reps, long long *t) {
     free(in);
 }
 
+/* The --bounce probe (see the top): k bytes, `reps` round trips each way. */
+static void bounce(int rank, long long k, int reps, long long *written, long long *bounced) {
+    size_t span = ((size_t)(k > 0 ? k : 1) + 4095) / 4096 * 4096;
+    char *a = aligned_alloc(4096, span), *b = aligned_alloc(4096, span);
+    memset(a, 1, span);
+    memset(b, 2, span);
+    for (int way = 0; way < 2; way++) {
+        /* written: sent from b (written before each send), received into a; bounced: a both */
+        char *out = way == 0 ? b : a, *in = a;
+        long long *t = way == 0 ? written : bounced;
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int r = -5; r < reps; r++) {
+            if (rank == 0) {
+                if (way == 0) memset(out, r & 0x7f, (size_t)k);
+                int64_t t0 = now_ns();
+                MPI_Send(out, (int)k, MPI_BYTE, 1, 9, MPI_COMM_WORLD);
+                MPI_Recv(in, (int)k, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (r >= 0) t[r] = now_ns() - t0;
+            } else {
+                MPI_Recv(in, (int)k, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(out, (int)k, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
+                if (way == 0) memset(out, r & 0x7f, (size_t)k);
+            }
+        }
+    }
+    if (rank == 0) {
+        printf("bounce %lld %.1f %.1f %d\n", k, middle_mean(written, reps), middle_mean(bounced, reps), reps);
+        fflush(stdout);
+    }
+    free(a);
+    free(b);
+}
+
 #define PROGRESS_SPIN_NS 200000
 
 /* The --progress probe (see the top): `reps` posted receives waited for after a spin, and as
@@ -367,9 +407,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
-    long long progress_k = -1, *copy = NULL, *xch = NULL;
+    long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL;
     int coll_rounds = 0, line_n = 0;
-    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, reps = 31, warmup = 5, poll_batches = 0;
+    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -385,14 +425,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--line")) line_n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--coll")) coll_rounds = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--exchange")) nxch = parse_list(argv[i + 1], &xch);
+        else if (!strcmp(argv[i], "--bounce")) nbnc = parse_list(argv[i + 1], &bnc);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) ||
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) ||
         coll_rounds < 0 || line_n < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -489,6 +530,9 @@ int main(int argc, char **argv) {
     long long *xt = malloc(sizeof(long long) * EXCHANGE_REPS);
     for (int i = 0; i < nxch; i++)
         for (int n = 1; n <= 2; n++) exchange(rank, xch[i], n, EXCHANGE_REPS, xt);
+    long long *bt = malloc(sizeof(long long) * EXCHANGE_REPS);
+    for (int i = 0; i < nbnc; i++) bounce(rank, bnc[i], EXCHANGE_REPS, xt, bt);
+    free(bt);
     free(xt);
     if (coll_rounds > 0) collective_calls(coll_rounds);
     free(out);

@@ -67,16 +67,10 @@ fn band_list(input: &[u8], split: bool) -> Res<'_, Vec<Band>> {
 
 /// The optional parameters: a `u8` of bits (1: `poll` follows, 2: `gamma` follows, 4:
 /// progress only inside MPI calls, 8: `oc` follows, 16: `cores` follows, 32: `copy` follows,
-/// 64: `rendezvous_sender` follows), then each value that is there as an `f64`, in the order
-/// `poll`, `gamma`, `oc`, `cores`, `copy`, `rendezvous_sender`.
+/// 64: `rendezvous_sender` follows, 128: `bounce` follows), then each value that is there as an
+/// `f64`, in the order `poll`, `gamma`, `oc`, `cores`, `copy`, `rendezvous_sender`, `bounce`.
 pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
-    if bits > 127 {
-        return fail(
-            input,
-            format!("the optional parameters' bits 0 to 127, found {bits}"),
-        );
-    }
     let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
     let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
     let (input, oc) = cond(bits & 8 != 0, le_f64)(input)?;
@@ -88,6 +82,11 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     if let Some(why) = crate::model::rendezvous_sender_invalid(rendezvous_sender) {
         return fail(at, why);
     }
+    let at = input;
+    let (input, bounce) = cond(bits & 128 != 0, le_f64)(input)?;
+    if let Some(why) = crate::model::bounce_invalid(bounce) {
+        return fail(at, why);
+    }
     let extras = Extras {
         poll,
         gamma,
@@ -96,6 +95,7 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
         copy,
         progress_at_calls: bits & 4 != 0,
         rendezvous_sender,
+        bounce: bounce.unwrap_or(0.0),
     };
     Ok((input, extras))
 }
@@ -109,6 +109,7 @@ pub(super) struct Extras {
     pub(super) copy: Option<f64>,
     pub(super) progress_at_calls: bool,
     pub(super) rendezvous_sender: f64,
+    pub(super) bounce: f64,
 }
 
 impl Extras {
@@ -122,6 +123,7 @@ impl Extras {
             copy: self.copy,
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
+            bounce: self.bounce,
             ..p
         }
     }
@@ -132,9 +134,12 @@ pub(super) fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
     let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
     let sender = (p.rendezvous_sender != 0.0).then_some(p.rendezvous_sender);
-    let copy = (p.copy.is_some() as u8) << 5 | (sender.is_some() as u8) << 6;
+    let bounce = (p.bounce != 0.0).then_some(p.bounce);
+    let copy = (p.copy.is_some() as u8) << 5
+        | (sender.is_some() as u8) << 6
+        | (bounce.is_some() as u8) << 7;
     j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc | copy);
-    for v in [p.poll, p.gamma, p.oc, p.cores, p.copy, sender]
+    for v in [p.poll, p.gamma, p.oc, p.cores, p.copy, sender, bounce]
         .into_iter()
         .flatten()
     {
@@ -282,7 +287,8 @@ pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
                 || p.cores.is_some()
                 || p.copy.is_some()
                 || p.progress_at_calls
-                || p.rendezvous_sender != 0.0;
+                || p.rendezvous_sender != 0.0
+                || p.bounce != 0.0;
             j.push(match (p.poll, extras) {
                 (_, true) => 4,
                 (Some(_), false) => 2,

@@ -1,0 +1,156 @@
+//! What a rendezvous payload costs more where it is received into the buffer its rank last sent
+//! to the same peer (the model's §13, a set's `bounce`): the round-trip program's `--bounce`
+//! times, at each size, round trips as the sweep does (a send buffer written before each send,
+//! a separate receive buffer) and from one buffer on each rank, received into and sent back; a
+//! round trip holds two receives, so half their difference over the bytes is the cost per byte
+//! received. It runs in the exchange launches, each of which goes to the set whose placement it
+//! ran at, as the exchanges do.
+
+use crate::model::Params;
+
+/// One size's round trips, ns: sent from a written buffer, and bounced.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoundTrips {
+    pub k: u64,
+    pub written_ns: f64,
+    pub bounced_ns: f64,
+}
+
+impl RoundTrips {
+    /// What a bounced receive costs more a byte (may be negative: none measured).
+    fn per_byte(&self) -> f64 {
+        (self.bounced_ns - self.written_ns) / (2 * self.k.max(1)) as f64
+    }
+}
+
+/// A set's fitted `bounce` and the round trips it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bounce {
+    pub per_byte: f64,
+    pub sizes: Vec<RoundTrips>,
+}
+
+/// The `bounce K WRITTEN_NS BOUNCED_NS REPS` lines of a launch's output.
+pub fn parse(stdout: &str) -> Vec<RoundTrips> {
+    let read = |line: &str| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f[..] {
+            ["bounce", k, w, b, _] => Some(RoundTrips {
+                k: k.parse().ok()?,
+                written_ns: w.parse().ok()?,
+                bounced_ns: b.parse().ok()?,
+            }),
+            _ => None,
+        }
+    };
+    stdout.lines().filter_map(read).collect()
+}
+
+/// The `bounce` of a set whose eager limit is `S`: the median over the sizes above it of what a
+/// bounced receive costs more a byte, at least 0; None where no size lies above `S` (then the
+/// set keeps 0).
+#[allow(non_snake_case)] // the paper's name
+pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
+    let above: Vec<RoundTrips> = sizes.iter().copied().filter(|x| x.k > S).collect();
+    let mut each: Vec<f64> = above.iter().map(RoundTrips::per_byte).collect();
+    each.sort_by(f64::total_cmp);
+    let median = match each.len() {
+        0 => return None,
+        n if n % 2 == 1 => each[n / 2],
+        n => 0.5 * (each[n / 2 - 1] + each[n / 2]),
+    };
+    Some(Bounce {
+        per_byte: median.max(0.0),
+        sizes: above,
+    })
+}
+
+/// Each set's `bounce` from the first launch at its placement (`launches`: each launch's cores
+/// figure and round trips; the set nearest it by ratio, and not 2× away), None where no launch
+/// ran there or none measured a size above the set's `S`.
+pub fn per_set(
+    launches: &[(Option<f64>, Vec<RoundTrips>)],
+    sets: &[&Params],
+) -> Vec<Option<Bounce>> {
+    let at = |cores: Option<f64>| -> Option<usize> {
+        let a = cores?;
+        let distance = |p: &&Params| p.cores.map_or(f64::INFINITY, |b| (a / b).ln().abs());
+        let (i, p) =
+            (sets.iter().enumerate()).min_by(|x, y| distance(x.1).total_cmp(&distance(y.1)))?;
+        (!super::placements_apart(a, p.cores?)).then_some(i)
+    };
+    (0..sets.len())
+        .map(|i| {
+            let (_, sizes) = launches.iter().find(|(c, _)| at(*c) == Some(i))?;
+            fit(sizes, sets[i].S)
+        })
+        .collect()
+}
+
+/// The report's line on a set's `bounce`.
+pub fn finding(b: &Bounce) -> String {
+    let each: Vec<String> = (b.sizes.iter())
+        .map(|x| {
+            format!(
+                "{} B {:.1} µs from a buffer written before each send, {:.1} µs bounced",
+                x.k,
+                x.written_ns / 1e3,
+                x.bounced_ns / 1e3
+            )
+        })
+        .collect();
+    format!(
+        "a rendezvous payload received into the buffer its rank last sent to the same peer costs \
+         {:.4} ns a byte more (round trips: {}; the model's §13)",
+        b.per_byte,
+        each.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Measured here (loggps-rtt --bounce, far cores at 345 ns): 16 KiB 13,506.5 and 29,807.2 ns,
+    /// 256 KiB 99,843.1 and 315,018.9 ns: (29,807.2 − 13,506.5) / 32,768 = 0.4975 and
+    /// (315,018.9 − 99,843.1) / 524,288 = 0.4104 ns a byte, their median 0.4539; with S above
+    /// 16 KiB the larger alone; none above S: None; bounced cheaper: 0.
+    #[test]
+    fn bounce_is_half_the_difference_a_byte() {
+        let out = "line_at 0 344.9\nbounce 16384 13506.5 29807.2 201\n\
+                   bounce 262144 99843.1 315018.9 201\nline 340.0 351.3 1000\n";
+        let sizes = parse(out);
+        assert_eq!(sizes.len(), 2);
+        let b = fit(&sizes, 4040).unwrap();
+        assert!(
+            (b.per_byte - 0.5 * (0.49746 + 0.41041)).abs() < 1e-4,
+            "{b:?}"
+        );
+        let b = fit(&sizes, 65536).unwrap();
+        assert!((b.per_byte - 0.41041).abs() < 1e-4, "{b:?}");
+        assert_eq!(b.sizes.len(), 1);
+        assert_eq!(fit(&sizes, 1 << 20), None);
+        let cheaper = parse("bounce 16384 7655.5 7471.2 201\n");
+        assert_eq!(fit(&cheaper, 4040).unwrap().per_byte, 0.0);
+        assert!(finding(&fit(&sizes, 65536).unwrap()).contains("262144 B 99.8 µs"));
+    }
+
+    /// A launch goes to the set nearest its cores figure, not one 2× away: a near launch (62 ns)
+    /// to the near set, none to a far set; a launch of no figure to none.
+    #[test]
+    fn launches_go_to_the_set_of_their_placement() {
+        let set = |cores| Params {
+            cores: Some(cores),
+            ..Params::preset("myrinet").unwrap()
+        };
+        let (near, far) = (set(66.0), set(320.0));
+        let sizes = parse("bounce 16384 7828.8 10878.4 201\n");
+        let fitted = per_set(
+            &[(Some(62.0), sizes.clone()), (None, sizes)],
+            &[&far, &near],
+        );
+        assert_eq!(fitted[0], None);
+        let b = fitted[1].as_ref().unwrap();
+        assert!((b.per_byte - (10878.4 - 7828.8) / 32768.0).abs() < 1e-9);
+    }
+}
