@@ -87,6 +87,92 @@ pub fn per_set(
         .collect()
 }
 
+/// [`per_set`], and for each set that no exchange launch ran at the placement of, up to
+/// [`PROBE_LAUNCHES`] launches of the round-trip program's `--bounce` alone at `sizes`, the
+/// first at the set's placement (its cores figure within 2× of the set's) taken. A launch that
+/// fails ends the probing (said in `log`; the set keeps 0).
+pub(super) fn measured(
+    opts: &super::Options,
+    sizes: &str,
+    launches: &[(Option<f64>, Vec<RoundTrips>)],
+    sets: &[&Params],
+    log: &mut dyn FnMut(String),
+) -> Vec<Option<Bounce>> {
+    let mut fitted = per_set(launches, sets);
+    for (i, set) in sets.iter().enumerate() {
+        let above = sizes
+            .split(',')
+            .any(|k| k.parse().is_ok_and(|k: u64| k > set.S));
+        for _ in 0..PROBE_LAUNCHES {
+            if fitted[i].is_some() || !above {
+                break;
+            }
+            log(format!(
+                "timing round trips from a bounced buffer at the placement of set {}",
+                i + 1
+            ));
+            match probe(opts, sizes, log) {
+                Ok(launch) => fitted[i] = per_set(&[launch], &sets[i..=i]).swap_remove(0),
+                Err(e) => {
+                    log(format!("bounced buffers not timed: {e}"));
+                    return fitted;
+                }
+            }
+        }
+    }
+    fitted
+}
+
+/// At most this many launches for a set's `bounce` where no exchange launch ran at its
+/// placement.
+const PROBE_LAUNCHES: usize = 3;
+
+/// One launch of the round-trip program timing `--bounce` at `sizes` alone, and its cores
+/// figure (the larger of the cache line's round trips before and after).
+fn probe(
+    opts: &super::Options,
+    sizes: &str,
+    log: &mut dyn FnMut(String),
+) -> Result<(Option<f64>, Vec<RoundTrips>), crate::error::Error> {
+    use crate::error::Error;
+    let (prog, pre) =
+        (opts.mpirun.split_first()).ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+    let mut cmd = std::process::Command::new(prog);
+    cmd.args(pre)
+        .args(["-np", &opts.np.to_string()])
+        .arg(&opts.rtt);
+    cmd.args([
+        "--sizes",
+        "0",
+        "--w",
+        "0",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--time-ms",
+        "0",
+    ]);
+    cmd.args(["--line", &super::LINE_TRIPS.to_string(), "--bounce", sizes]);
+    let out = super::launch::launch(&mut cmd, super::RTT_DONE, log)
+        .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
+    if !out.ok {
+        return Err(Error::Io(format!(
+            "the round-trip program failed ({}): {}",
+            out.status,
+            out.stderr.trim()
+        )));
+    }
+    let cores = out.stdout.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f[..] {
+            ["line", a, b, _] => Some(a.parse::<f64>().ok()?.max(b.parse().ok()?)),
+            _ => None,
+        }
+    });
+    Ok((cores, parse(&out.stdout)))
+}
+
 /// The report's line on a set's `bounce`.
 pub fn finding(b: &Bounce) -> String {
     let each: Vec<String> = (b.sizes.iter())

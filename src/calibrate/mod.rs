@@ -838,7 +838,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         .iter()
         .map(|(t, b)| (cores(t), b.clone()))
         .collect();
-    let mut bounced = bounce::per_set(&bounces, &sets).into_iter();
+    let sizes = exchange::sizes(opts.max_bytes);
+    let mut bounced = bounce::measured(opts, &sizes, &bounces, &sets, log).into_iter();
     let checked =
         exchanges
             .into_iter()
