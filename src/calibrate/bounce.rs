@@ -140,19 +140,8 @@ fn probe(
     let mut cmd = std::process::Command::new(prog);
     cmd.args(pre)
         .args(["-np", &opts.np.to_string()])
-        .arg(&opts.rtt);
-    cmd.args([
-        "--sizes",
-        "0",
-        "--w",
-        "0",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--time-ms",
-        "0",
-    ]);
+        .arg(&opts.rtt)
+        .args(super::PROBE_ONLY);
     cmd.args(["--line", &super::LINE_TRIPS.to_string(), "--bounce", sizes]);
     let out = super::launch::launch(&mut cmd, super::RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;

@@ -139,6 +139,21 @@ pub struct Other {
     pub bounce: Option<bounce::Bounce>,
 }
 
+/// The round-trip program's arguments for a launch that runs a probe alone: one round trip of
+/// 0 bytes, untimed.
+const PROBE_ONLY: [&str; 10] = [
+    "--sizes",
+    "0",
+    "--w",
+    "0",
+    "--reps",
+    "1",
+    "--warmup",
+    "0",
+    "--time-ms",
+    "0",
+];
+
 /// Rounds of collectives the traced probe run makes (`--coll`).
 const COLL_ROUNDS: u32 = 500;
 
@@ -648,18 +663,7 @@ fn reported_by_library(
         }
         cmd.args(["-np", &opts.np.to_string()])
             .arg(&opts.rtt)
-            .args([
-                "--sizes",
-                "0",
-                "--w",
-                "0",
-                "--reps",
-                "1",
-                "--warmup",
-                "0",
-                "--time-ms",
-                "0",
-            ]);
+            .args(PROBE_ONLY);
         cmd.args(probe);
         cmd
     };
