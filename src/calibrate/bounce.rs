@@ -52,15 +52,12 @@ pub fn parse(stdout: &str) -> Vec<RoundTrips> {
 #[allow(non_snake_case)] // the paper's name
 pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
     let above: Vec<RoundTrips> = sizes.iter().copied().filter(|x| x.k > S).collect();
-    let mut each: Vec<f64> = above.iter().map(RoundTrips::per_byte).collect();
-    each.sort_by(f64::total_cmp);
-    let median = match each.len() {
-        0 => return None,
-        n if n % 2 == 1 => each[n / 2],
-        n => 0.5 * (each[n / 2 - 1] + each[n / 2]),
-    };
+    if above.is_empty() {
+        return None;
+    }
+    let each: Vec<f64> = above.iter().map(RoundTrips::per_byte).collect();
     Some(Bounce {
-        per_byte: median.max(0.0),
+        per_byte: super::fit::median(&each).max(0.0),
         sizes: above,
     })
 }
