@@ -308,7 +308,9 @@ pub(super) fn odd_launches(runs: &[Launch], p: &[Option<bool>]) -> String {
             .filter_map(|(r, _)| r.line)
             .collect()
     };
-    let (odd, kept, moved) = (figures(Some(false)), figures(Some(true)), figures(None));
+    let (odd, kept, none) = (figures(Some(false)), figures(Some(true)), figures(None));
+    let (moved, third): (Vec<[f64; 2]>, Vec<[f64; 2]>) =
+        (none.iter()).partition(|&&[a, b]| super::placements_apart(a, b));
     let median =
         |v: &[[f64; 2]]| super::fit::median(&v.iter().flatten().copied().collect::<Vec<_>>());
     let list = |v: &[[f64; 2]]| {
@@ -327,6 +329,13 @@ pub(super) fn odd_launches(runs: &[Launch], p: &[Option<bool>]) -> String {
             },
             list(&odd),
             median(&kept)
+        ));
+    }
+    if !third.is_empty() {
+        said.push(format!(
+            "{} launch(es) at a third placement of the cores, in no set ({} ns before/after)",
+            third.len(),
+            list(&third)
         ));
     }
     if !moved.is_empty() {

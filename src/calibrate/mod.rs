@@ -12,6 +12,7 @@ mod limit;
 mod local;
 pub mod noise;
 mod oc;
+mod placement;
 pub mod reduce;
 pub mod svg;
 
@@ -29,6 +30,9 @@ pub use local::{
     COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
+pub use placement::{MIN_OTHER_LAUNCHES, same_cores};
+pub(crate) use placement::placements_apart;
+use placement::placements;
 use reduce::Reduction;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -281,28 +285,6 @@ fn imbalances(opts: &Options) -> Vec<u64> {
     }
 }
 
-/// Which launches ran on cores as near together as each other: a launch's figure is the larger
-/// of its cache line's round trips before and after its sweep, and it is as near as the nearest
-/// launch where that is under [`OTHER_CORES`] times the nearest's. Those are kept, unless more
-/// launches ran farther apart: then those (the machine is in a spell there). Every launch
-/// where one has no figure (the ranks share no memory).
-pub fn same_cores(lines: &[Option<[f64; 2]>]) -> Vec<bool> {
-    let Some(figures) = lines
-        .iter()
-        .map(|l| l.map(|[a, b]| a.max(b)))
-        .collect::<Option<Vec<f64>>>()
-    else {
-        return vec![true; lines.len()];
-    };
-    let nearest = figures.iter().copied().fold(f64::INFINITY, f64::min);
-    let near: Vec<bool> = figures.iter().map(|&f| f < OTHER_CORES * nearest).collect();
-    let n_near = near.iter().filter(|&&x| x).count();
-    match 2 * n_near >= near.len() {
-        true => near,
-        false => near.iter().map(|x| !x).collect(),
-    }
-}
-
 /// The coarse sweep, `opts.launches` times, combined: per size and imbalance the median of the
 /// launches' values (each the mean of its repetitions' middle half; the hiding imbalance, which
 /// each launch sets from its own round trip, the median too), per size the median call
@@ -419,32 +401,6 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
     let other = (other.len() >= MIN_OTHER_LAUNCHES).then(|| combined(other));
     Ok((combined(kept), other))
 }
-
-/// Each launch's placement: the majority's (`Some(true)`) or another (`Some(false)`), as
-/// [`same_cores`] finds them among the launches that held one; None for a launch whose cache
-/// line's round trips before and after its sweep differ 2× or more (the ranks moved within it:
-/// its sizes were measured partly at each placement, and it is in no set).
-fn placements(runs: &[Launch]) -> Vec<Option<bool>> {
-    let moved = |l: &Option<[f64; 2]>| l.is_some_and(|[a, b]| placements_apart(a, b));
-    let held: Vec<Option<[f64; 2]>> = runs.iter().map(|r| r.line).filter(|l| !moved(l)).collect();
-    let mut same = same_cores(&held).into_iter();
-    runs.iter()
-        .map(|r| match moved(&r.line) {
-            true => None,
-            false => same.next(),
-        })
-        .collect()
-}
-
-/// Whether two cache-line figures (ns) are of different placements of the cores: 2×
-/// ([`OTHER_CORES`]) or more apart.
-pub(crate) fn placements_apart(a: f64, b: f64) -> bool {
-    a.max(b) >= OTHER_CORES * a.min(b)
-}
-
-/// Launches at another placement than the majority's that make a set of their own (the model's
-/// §12: a node's placements, each with its `cores` figure); fewer are left out.
-pub const MIN_OTHER_LAUNCHES: usize = 2;
 
 /// Whether a sweep measured again replaces the earlier one: unless it shows no rendezvous jump
 /// near the reported limit `near` either and combines fewer launches at one placement (the
@@ -1328,77 +1284,6 @@ mod tests {
         assert!(warn && text.contains("65–357 ns"), "{text}");
     }
 
-    /// The launches kept are those within 2× of the nearest (before and after), or the far
-    /// ones where they are more; with no figure, all.
-    #[test]
-    fn launches_on_other_cores_are_left_out() {
-        let some = |v: &[[f64; 2]]| v.iter().map(|&l| Some(l)).collect::<Vec<_>>();
-        // A spell on far cores beginning within the second launch.
-        let one_far = some(&[[60.0, 70.0], [65.0, 338.0], [90.0, 95.0], [58.0, 61.0]]);
-        assert_eq!(same_cores(&one_far), [true, false, true, true]);
-        // Within 2× of the nearest is near: 119 against 60.
-        let spread = some(&[[60.0, 59.0], [119.0, 100.0]]);
-        assert_eq!(same_cores(&spread), [true, true]);
-        let mostly_far = some(&[[330.0, 340.0], [60.0, 70.0], [335.0, 350.0]]);
-        assert_eq!(same_cores(&mostly_far), [true, false, true]);
-        let even = some(&[[60.0, 70.0], [330.0, 340.0]]);
-        assert_eq!(same_cores(&even), [true, false]);
-        assert_eq!(same_cores(&[Some([60.0, 70.0]), None]), [true, true]);
-        assert_eq!(same_cores(&[]), Vec::<bool>::new());
-    }
-
-    /// A launch whose ranks moved between near and far cores within its sweep (its figures
-    /// before and after 2× apart) is in no set; the others are placed as `same_cores` places
-    /// them among themselves.
-    #[test]
-    fn a_launch_that_moved_within_its_sweep_is_in_no_set() {
-        let launches = |v: &[[f64; 2]]| -> Vec<Launch> {
-            v.iter()
-                .map(|&l| Launch {
-                    line: Some(l),
-                    ..Launch::default()
-                })
-                .collect()
-        };
-        // This session's MPICH node calibration: the third far launch began near.
-        let runs = launches(&[
-            [137.0, 127.0],
-            [583.0, 575.0],
-            [629.0, 452.0],
-            [141.0, 465.0],
-            [134.0, 130.0],
-            [133.0, 140.0],
-        ]);
-        let p = placements(&runs);
-        assert_eq!(
-            p,
-            [
-                Some(true),
-                Some(false),
-                Some(false),
-                None,
-                Some(true),
-                Some(true)
-            ]
-        );
-        let said = odd_launches(&runs, &p);
-        assert!(
-            said.contains("2 launch(es) on cores farther apart"),
-            "{said}"
-        );
-        assert!(said.contains("1 launch(es) whose ranks moved") && said.contains("141/465"));
-        // The same launch among far ones is still in no set; where none has figures, all are
-        // the majority's.
-        let runs = launches(&[[450.0, 460.0], [141.0, 465.0], [440.0, 470.0]]);
-        assert_eq!(placements(&runs), [Some(true), None, Some(true)]);
-        let none: Vec<Launch> = (0..2)
-            .map(|_| Launch {
-                apart: true,
-                ..Launch::default()
-            })
-            .collect();
-        assert_eq!(placements(&none), [Some(true), Some(true)]);
-    }
 
     /// A launch as the round-trip program prints it (Open MPI 4.1, this machine, 2026-12-01):
     /// its points, rank 0's calls at the hiding point with the Isend's, the cache line's figures
