@@ -30,9 +30,9 @@ pub use local::{
     COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
-pub use placement::{MIN_OTHER_LAUNCHES, same_cores};
-pub(crate) use placement::placements_apart;
 use placement::placements;
+pub(crate) use placement::placements_apart;
+pub use placement::{MIN_OTHER_LAUNCHES, same_cores};
 use reduce::Reduction;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1283,7 +1283,6 @@ mod tests {
         let (text, warn) = line_finding(&moved).unwrap();
         assert!(warn && text.contains("65–357 ns"), "{text}");
     }
-
 
     /// A launch as the round-trip program prints it (Open MPI 4.1, this machine, 2026-12-01):
     /// its points, rank 0's calls at the hiding point with the Isend's, the cache line's figures
