@@ -71,10 +71,8 @@ pub fn per_set(
 ) -> Vec<Option<Bounce>> {
     let at = |cores: Option<f64>| -> Option<usize> {
         let a = cores?;
-        let distance = |p: &&Params| p.cores.map_or(f64::INFINITY, |b| (a / b).ln().abs());
-        let (i, p) =
-            (sets.iter().enumerate()).min_by(|x, y| distance(x.1).total_cmp(&distance(y.1)))?;
-        (!super::placements_apart(a, p.cores?)).then_some(i)
+        let i = crate::model::nearest_cores(a, sets.iter().map(|p| p.cores))?;
+        (!super::placements_apart(a, sets[i].cores?)).then_some(i)
     };
     (0..sets.len())
         .map(|i| {

@@ -874,12 +874,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
 /// `MPI_Finalize`), as a replay picks a pair's set; the first where either figure is missing.
 pub(crate) fn nearest_set(trace: &crate::trace::Trace, sets: &[&Params]) -> usize {
     let ns = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
-    let distance = |i: &usize| match (ns, sets[*i].cores) {
-        (Some(a), Some(b)) => (a / b).ln().abs(),
-        _ => f64::INFINITY,
-    };
-    (0..sets.len())
-        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+    ns.and_then(|a| crate::model::nearest_cores(a, sets.iter().map(|p| p.cores)))
         .unwrap_or(0)
 }
 

@@ -480,6 +480,16 @@ pub fn cores_invalid(cores: Option<f64>) -> Option<String> {
     })
 }
 
+/// Which of the sets' `cores` figures (`Params::cores`, one a set, None where a set has none)
+/// lies nearest a pair's or a launch's `figure` by ratio, `|ln(figure / cores)|` (§12): its
+/// index, the first of several as near, a set without one farthest; None where there are none.
+pub fn nearest_cores(figure: f64, cores: impl IntoIterator<Item = Option<f64>>) -> Option<usize> {
+    let distance = |c: Option<f64>| c.map_or(f64::INFINITY, |c| (figure / c).ln().abs());
+    (cores.into_iter().map(distance).enumerate())
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
+
 /// Why a collective call's cost cannot be used: a negative one would make a call save time.
 fn oc_invalid(oc: Option<f64>) -> Option<String> {
     oc.filter(|v| !(v.is_finite() && *v >= 0.0))
@@ -1128,6 +1138,20 @@ pub fn param_sets_toml(sets: &[Params]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The set nearest by ratio: 140 ns lies nearer 60 (ln 2.33 = 0.85) than 450 (ln 3.21 =
+    /// 1.17), 300 nearer 450 (0.41) than 60 (1.61); 100 between 50 and 200 (ln 2 both) takes
+    /// the first; a set without a figure is farthest, and with none at all the first is taken.
+    #[test]
+    fn the_nearest_cores_figure_is_by_ratio() {
+        let sets = [Some(60.0), Some(450.0), None];
+        assert_eq!(nearest_cores(140.0, sets), Some(0));
+        assert_eq!(nearest_cores(300.0, sets), Some(1));
+        assert_eq!(nearest_cores(100.0, [Some(50.0), Some(200.0)]), Some(0));
+        assert_eq!(nearest_cores(100.0, [None, Some(1000.0)]), Some(1));
+        assert_eq!(nearest_cores(100.0, [None, None]), Some(0));
+        assert_eq!(nearest_cores(100.0, []), None);
+    }
 
     fn myrinet() -> Params {
         Params::preset("myrinet").unwrap()

@@ -143,15 +143,8 @@ fn nearest(sets: &[Params], nodes: &[usize], ns: Option<f64>) -> usize {
     let Some(ns) = ns else {
         return nodes[0];
     };
-    let distance = |i: &usize| {
-        sets[*i]
-            .cores
-            .map_or(f64::INFINITY, |c| (ns / c).ln().abs())
-    };
-    *nodes
-        .iter()
-        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
-        .expect("a node set")
+    nodes
+        [crate::model::nearest_cores(ns, nodes.iter().map(|&i| sets[i].cores)).expect("a node set")]
 }
 
 /// Each rank's node as `remap` places it, `traced` the nodes as traced.
