@@ -368,6 +368,31 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     assert!((fit.by_kind[0].1 - 1.0).abs() < 1e-6, "{:?}", fit.by_kind);
     let (oc, _) = loop_of(10_000, 0);
     assert_eq!(oc, 0.0);
+    // The tracer's own time stays in the gaps, as the loop was measured: 1,000 ns between the
+    // calls, all the tracer's (`own 1000`), the loop 9 × 21,000 + 20,000 = 209,000 ns, predicted
+    // 10 × (14,260 + oc) + 9 × 1,000: oc = 5,740 again (taken out of the gaps, the tracer's time
+    // would be in oc: 6,640, and counted twice where a prediction keeps it).
+    let mut t = String::from(
+        "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
+    );
+    for r in 0..2 {
+        t += &format!("rank {r} host \"n\" offset 0 0 own 1000\n");
+    }
+    for r in 0..2 {
+        t += &format!("{r} MPI_Init 0 0\n");
+        for i in 0..10 {
+            t += &format!("{r} MPI_Barrier {} {}\n", i * 21_000, i * 21_000 + 20_000);
+        }
+        t += &format!("{r} MPI_Finalize 209000 209001\n");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("gaps.txt");
+    std::fs::write(&f, t).unwrap();
+    let gaps = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
+    assert_eq!(gaps.meta.ranks.get(0).own_ns, Some(1000.0));
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&gaps, &p).unwrap();
+    assert!((oc - 5_740.0).abs() < 0.02, "{oc} {fit:?}");
+    assert!((fit.measured_ns - 209_000.0).abs() < 1e-6, "{fit:?}");
     // Three launches, their calls 20, 30 and 10 µs: oc 5,740, 15,740 and 0 ns; the median
     // launch's is kept, with its own figures.
     let launches = [20_000, 30_000, 10_000].map(|each| trace_of(each, 0));

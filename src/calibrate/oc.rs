@@ -56,7 +56,8 @@ impl OcFit {
     }
 }
 
-/// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise)
+/// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise,
+/// the tracer's own time kept in the gaps: the model's §16, as the loop was measured traced)
 /// predicts its measured runtime less the first calls' setup ([`OcFit::first_calls_ns`]):
 /// the runtime does not fall as `oc` grows, and grows by at least `oc` where a collective
 /// call lies on the critical path, so the root lies between 0 and the shortfall at 0, found
@@ -66,6 +67,11 @@ pub fn fit_oc(
     p: &crate::model::Params,
 ) -> Result<(f64, OcFit), Error> {
     use crate::collectives::traced::Choice;
+    // Taken out of the gaps, the tracer's time would be put back by `oc` (a prediction that
+    // keeps it would count it twice, one that takes it out would still hold it in `oc`).
+    let mut kept = trace.clone();
+    kept.meta.ranks.keep_tracer_time();
+    let trace = &kept;
     let g = crate::graph::build(trace, "the collectives probe")?;
     let coll = Choice::tuned();
     let replay = |oc: f64| -> Result<crate::replay::Prediction, Error> {
