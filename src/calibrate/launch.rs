@@ -252,7 +252,8 @@ pub(super) fn split_by_placement(mut l: Launch) -> (Launch, Option<Launch>, Vec<
 
 /// The parts of launches measured at another placement than most of their sweep's (`parts`),
 /// put with the launches of the set whose placement they ran at (`kept`'s, returned) or with
-/// `other`'s launches: where those make a set by themselves ([`super::MIN_OTHER_LAUNCHES`]),
+/// `other`'s launches (those at its placement; a part at a third is in no set): where those make
+/// a set by themselves ([`super::MIN_OTHER_LAUNCHES`]),
 /// or with the parts make one that measures every size of `sizes` at least once (a set made
 /// by parts that leave sizes out would cost those from nothing); also how many went to
 /// `other`, or the sizes they and `other` left unmeasured where they made no set.
@@ -274,6 +275,13 @@ pub(super) fn with_parts(
             Some(_) => same.push(p),
             None => {}
         }
+    }
+    // Parts at a third placement, 2× from the second set's (or, where it has no launch, from
+    // the parts' own median), are in no set.
+    if let Some(second) = figure(other).or_else(|| figure(&elsewhere)) {
+        elsewhere.retain(|p| {
+            figure(std::slice::from_ref(p)).is_some_and(|f| !super::placements_apart(f, second))
+        });
     }
     let measured =
         |k: &u64| (other.iter().chain(&elsewhere)).any(|r| r.samples.iter().any(|x| x.k == *k));

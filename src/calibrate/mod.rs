@@ -1419,6 +1419,15 @@ mod tests {
         let mut other = vec![at([450.0, 440.0], &[8]), at([460.0, 470.0], &[8, 64])];
         let (_, far) = launch::with_parts(&kept, &mut other, fewer, &sizes);
         assert_eq!((far, other.len()), (Ok(1), 3));
+        // Far parts do not join a second set of launches near together (a third placement):
+        // the near launch alone is no set, and the far parts are in none.
+        let mut other = vec![at([60.0, 65.0], &sizes)];
+        let (same, far) = launch::with_parts(&kept, &mut other, parts.clone(), &sizes);
+        assert_eq!((same.len(), far, other.len()), (1, Ok(0), 1));
+        let mut other = vec![at([60.0, 65.0], &sizes)];
+        let near_part = vec![at([62.0, 66.0], &[8])];
+        let (_, far) = launch::with_parts(&kept, &mut other, near_part, &sizes);
+        assert_eq!((far, other.len()), (Ok(1), 2));
     }
 
     /// A second set found before a sweep was measured again (MPICH's reported limit is not
