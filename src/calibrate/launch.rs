@@ -73,9 +73,10 @@ pub(super) fn launch(
                 // Open MPI 4.1 has exited so at times after the trace was written: what was
                 // measured is whole.
                 log(format!(
-                    "the launch {status} after its measurement ended: its measurement kept"
+                    "the launch failed ({status}) once its measurement was over: its \
+                     measurement kept"
                 ));
-                break (true, format!("{status} after its measurement ended"));
+                break (true, format!("{status} once its measurement was over"));
             }
             break (status.success(), status.to_string());
         }
@@ -385,7 +386,7 @@ mod tests {
         assert!(ran.ok && ran.stdout.contains("rtt 8"), "{}", ran.status);
         assert!(
             said.iter()
-                .any(|m| m.contains("exit status: 3 after its measurement ended")),
+                .any(|m| m.contains("failed (exit status: 3) once its measurement was over")),
             "{said:?}"
         );
         let ran = launch(
