@@ -78,6 +78,16 @@ mod tests {
     use super::*;
     use crate::calibrate::launch::odd_launches;
 
+    /// Launches with their cache line's round trips before and after their sweeps, nothing else.
+    fn launches(v: &[[f64; 2]]) -> Vec<Launch> {
+        v.iter()
+            .map(|&l| Launch {
+                line: Some(l),
+                ..Launch::default()
+            })
+            .collect()
+    }
+
     /// The launches kept are those within 2× of the nearest (before and after), or the far
     /// ones where they are more; with no figure, all.
     #[test]
@@ -113,20 +123,14 @@ mod tests {
         let wide = some(&[300.0, 500.0, 140.0]);
         assert_eq!(same_cores(&wide), [t, t, f]);
         // The log names the third placement's launches apart from those that moved.
-        let runs: Vec<Launch> = [
+        let runs = launches(&[
             [131.0, 128.0],
             [140.0, 135.0],
             [480.0, 470.0],
             [490.0, 480.0],
             [61.0, 65.0],
             [146.0, 465.0],
-        ]
-        .iter()
-        .map(|&l| Launch {
-            line: Some(l),
-            ..Launch::default()
-        })
-        .collect();
+        ]);
         let p = placements(&runs);
         assert_eq!(p, [t, t, f, f, None, None]);
         let said = odd_launches(&runs, &p);
@@ -145,14 +149,6 @@ mod tests {
     /// them among themselves.
     #[test]
     fn a_launch_that_moved_within_its_sweep_is_in_no_set() {
-        let launches = |v: &[[f64; 2]]| -> Vec<Launch> {
-            v.iter()
-                .map(|&l| Launch {
-                    line: Some(l),
-                    ..Launch::default()
-                })
-                .collect()
-        };
         // This session's MPICH node calibration: the third far launch began near.
         let runs = launches(&[
             [137.0, 127.0],
