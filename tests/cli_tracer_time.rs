@@ -1,6 +1,6 @@
 //! The tracer's own time per record (the model's §16): a trace that timed it has it taken out of
-//! every measured gap between calls, at most the gap; `--keep-tracer-time` keeps it. Costed by
-//! hand.
+//! every measured gap between calls, at most the gap; `--keep-tracer-time` keeps it, and adds
+//! the tracer's time inside each call to each gap where the trace timed it. Costed by hand.
 
 mod common;
 
@@ -61,13 +61,39 @@ fn the_tracers_time_comes_out_of_each_gap_at_most_the_gap() {
     let k = predict(&trace(" own 100"), &["--keep-tracer-time"]);
     assert_eq!(ns(&k["predicted_s"]), 1220.0);
     assert!(k.get("tracer_removed_s").is_none(), "{k}");
+    // The time inside the calls changes nothing where the tracer's time is taken out.
+    let v = predict(&trace(" own 100 inside 30"), &[]);
+    assert_eq!(ns(&v["predicted_s"]), 1100.0);
+    assert_eq!(ns(&v["tracer_removed_s"]), 85.0);
+}
+
+/// Keeping the tracer's time, 30 ns inside each call goes into each gap after `MPI_Init`:
+/// rank 0 sends at 1030 (1000 + 30), returns at 1080, ends at 1160 (50 + 30 later); rank 1
+/// receives from 30, the message arrives at 1180 (1030 + 50 + 100), its receive ends at 1230,
+/// it ends at 1280 (20 + 30 later). Added: 60 ns a rank, said as a negative removal.
+#[test]
+fn keeping_the_tracers_time_adds_its_time_inside_the_calls() {
+    let k = predict(&trace(" own 100 inside 30"), &["--keep-tracer-time"]);
+    assert_eq!(ns(&k["predicted_s"]), 1280.0);
+    assert_eq!(ns(&k["ranks"][0]["end_s"]), 1160.0);
+    assert_eq!(ns(&k["ranks"][1]["computation_s"]), 80.0);
+    assert_eq!(ns(&k["tracer_removed_s"]), -60.0);
+    let (dir, t) = text_trace("own.txt", &trace(" own 100 inside 30"));
+    let p = dir.path().join("p.toml");
+    std::fs::write(&p, PARAMS).unwrap();
+    let out = run(&[&t, "--params", p.to_str().unwrap(), "--keep-tracer-time"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("tracer     0.000000 s a rank added to the measured computation"),
+        "{text}"
+    );
 }
 
 /// The figure travels through the binary encoding and back to text exactly; a figure that
 /// cannot be one is refused with its line.
 #[test]
 fn the_tracers_time_travels_and_is_checked() {
-    let (dir, t) = text_trace("own.txt", &trace(" own 61.5"));
+    let (dir, t) = text_trace("own.txt", &trace(" own 61.5 inside 20.25"));
     let bin = dir.path().join("own.bin");
     let back = dir.path().join("back.txt");
     for (from, to) in [(t.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
@@ -75,13 +101,24 @@ fn the_tracers_time_travels_and_is_checked() {
         assert!(out.status.success(), "{out:?}");
     }
     let text = std::fs::read_to_string(&back).unwrap();
-    assert_eq!(text.matches(" own 61.5\n").count(), 2, "{text}");
+    assert_eq!(
+        text.matches(" own 61.5 inside 20.25\n").count(),
+        2,
+        "{text}"
+    );
     let (_d, bad) = text_trace("bad.txt", &trace(" own -5"));
     let out = run(&[&bad]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("line 3") && err.contains("own time per record"),
+        "{err}"
+    );
+    let (_d, bad) = text_trace("bad.txt", &trace(" own 5 inside -1"));
+    let out = run(&[&bad]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("line 3") && err.contains("time inside a call"),
         "{err}"
     );
 }

@@ -68,7 +68,8 @@ pub fn fit_oc(
 ) -> Result<(f64, OcFit), Error> {
     use crate::collectives::traced::Choice;
     // Taken out of the gaps, the tracer's time would be put back by `oc` (a prediction that
-    // keeps it would count it twice, one that takes it out would still hold it in `oc`).
+    // keeps it would count it twice, one that takes it out would still hold it in `oc`); kept,
+    // its time inside each call goes into the gaps too, so that `oc` holds none of it.
     let mut kept = trace.clone();
     kept.meta.ranks.keep_tracer_time();
     let trace = &kept;

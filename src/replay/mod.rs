@@ -87,7 +87,9 @@ pub struct RankBreakdown {
     /// [`RankBreakdown::by_routine`].
     pub collective_kinds: Vec<(Routine, f64)>,
     /// The tracer's own time taken out of the rank's measured gaps between calls
-    /// ([`crate::trace::RankMeta::own_ns`] a gap, at most the gap), not in `computation_ns`.
+    /// ([`crate::trace::RankMeta::own_ns`] a gap, at most the gap), not in `computation_ns`;
+    /// negative where a replay keeping the tracer's time added its time inside the calls
+    /// ([`crate::trace::RankMeta::in_call_ns`] a gap), which `computation_ns` holds.
     pub tracer_ns: f64,
 }
 

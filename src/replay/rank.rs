@@ -172,13 +172,17 @@ impl RankState {
 /// to `last` ([`RankBreakdown::tracer_ns`]; found once the replay is done, so that a rank's state
 /// holds no sum for it).
 pub(super) fn tracer_removed(trace: &crate::trace::Trace, r: usize, last: usize) -> f64 {
-    let Some(own) = trace.meta.ranks.get(r).own_ns.filter(|&t| t > 0.0) else {
+    let change = trace.meta.ranks.gap_change_ns(r);
+    if change == 0.0 {
         return 0.0;
-    };
+    }
     let ev = trace.rank(r);
     let last = last.min(ev.len().saturating_sub(1));
     (1..=last)
-        .map(|i| ((ev.t_call(i) - ev.t_return(i - 1)) as f64).min(own))
+        .map(|i| {
+            let gap = (ev.t_call(i) - ev.t_return(i - 1)) as f64;
+            gap - (gap + change).max(0.0)
+        })
         .sum()
 }
 
@@ -187,8 +191,9 @@ pub(super) fn tracer_removed(trace: &crate::trace::Trace, r: usize, last: usize)
 /// ([`cost_event`]) added to the rank's parts.
 pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut Local) -> Outcome {
     let ev = sh.trace.rank(r);
-    // The tracer's own time in each measured gap, taken out (the model's §16; 0: none).
-    let own = sh.trace.meta.ranks.get(r).own_ns.unwrap_or(0.0);
+    // The tracer's own time in each measured gap taken out, or its time inside the calls put
+    // in (the model's §16; 0: none).
+    let change = sh.trace.meta.ranks.gap_change_ns(r);
     // The measured return of the event before, once this run has read it: not read twice.
     let mut returned = None;
     while (st.pos as usize) < ev.len() {
@@ -203,9 +208,9 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
             } else {
                 let before = returned.unwrap_or_else(|| ev.t_return(i - 1));
                 let gap = (ev.t_call(i) - before) as f64;
-                match own > 0.0 {
-                    false => st.clock + gap,
-                    true => st.clock + (gap - own).max(0.0),
+                match change == 0.0 {
+                    true => st.clock + gap,
+                    false => st.clock + (gap + change).max(0.0),
                 }
             };
             returned = Some(ev.t_return(i));

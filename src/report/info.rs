@@ -50,6 +50,9 @@ pub struct Info {
     /// The tracer's own time per record over the ranks that timed it, `[least, most]` ns
     /// (the model's §16; None: not timed).
     pub tracer_own_ns: Option<[f64; 2]>,
+    /// The tracer's time inside each call's span, the same way (§16; None: not timed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracer_in_call_ns: Option<[f64; 2]>,
     pub communicators: usize,
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
@@ -101,6 +104,13 @@ pub struct CallSites {
 }
 
 /// The histogram bucket of a `k`-byte message: 0, then powers of two.
+/// `[least, most]` of `v`, None where empty.
+fn span(v: impl Iterator<Item = f64>) -> Option<[f64; 2]> {
+    v.fold(None, |r, x| {
+        Some(r.map_or([x, x], |[l, h]: [f64; 2]| [l.min(x), h.max(x)]))
+    })
+}
+
 fn bucket(k: u64) -> usize {
     if k == 0 {
         0
@@ -188,11 +198,14 @@ impl Info {
                     })
                 })
                 .collect(),
-            tracer_own_ns: (trace.meta.ranks.recorded())
-                .filter_map(|(_, m)| m.own_ns)
-                .fold(None, |r: Option<[f64; 2]>, v| {
-                    Some(r.map_or([v, v], |[l, h]| [l.min(v), h.max(v)]))
-                }),
+            tracer_own_ns: span(trace.meta.ranks.recorded().filter_map(|(_, m)| m.own_ns)),
+            tracer_in_call_ns: span(
+                trace
+                    .meta
+                    .ranks
+                    .recorded()
+                    .filter_map(|(_, m)| m.in_call_ns),
+            ),
             placement: (trace.meta.ranks.recorded())
                 .filter_map(|(rank, m)| {
                     let p = m.placement.as_ref()?;
@@ -298,14 +311,22 @@ impl Info {
                 self.cores.len() - SHOWN
             )?;
         }
-        if let Some([lo, hi]) = self.tracer_own_ns {
-            let range = match lo == hi {
-                true => format!("{lo:.0}"),
-                false => format!("{lo:.0}–{hi:.0}"),
-            };
+        let range = |[lo, hi]: [f64; 2]| match format!("{lo:.0}") == format!("{hi:.0}") {
+            true => format!("{lo:.0}"),
+            false => format!("{lo:.0}–{hi:.0}"),
+        };
+        if let Some(own) = self.tracer_own_ns {
             writeln!(
                 out,
-                "tracer         {range} ns a record of its own, timed at MPI_Init (predict takes it out of the computation between calls)"
+                "tracer         {} ns a record of its own, timed at MPI_Init (predict takes it out of the computation between calls)",
+                range(own)
+            )?;
+        }
+        if let Some(inside) = self.tracer_in_call_ns {
+            writeln!(
+                out,
+                "               {} ns inside each call's span (predict --keep-tracer-time adds it to the computation between calls)",
+                range(inside)
             )?;
         }
         if !self.placement.is_empty() {

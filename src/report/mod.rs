@@ -82,7 +82,8 @@ pub struct Report {
     /// The model's parameters in its own names (LogGPS: L o Os Or Gs Gl s S; LogGP: L o g G).
     pub params: indexmap_like::Ordered<ParamUsed>,
     /// The tracer's own time taken out of the measured computation, averaged over ranks,
-    /// seconds (the model's §16), where the trace timed it.
+    /// seconds (the model's §16), where the trace timed it; negative where `--keep-tracer-time`
+    /// added the tracer's time inside the calls instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracer_removed_s: Option<f64>,
     pub ranks: Vec<RankRow>,
@@ -135,7 +136,7 @@ impl Report {
             params: params_used(model),
             tracer_removed_s: {
                 let sum: f64 = pred.ranks.iter().map(|b| b.tracer_ns).sum();
-                (sum > 0.0).then_some(sum * NS / n)
+                (sum != 0.0).then_some(sum * NS / n)
             },
             ranks: pred
                 .ranks

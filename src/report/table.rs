@@ -132,11 +132,17 @@ impl Exporter for Table {
         } else {
             writeln!(out, "error      none: nothing was measured")?;
         }
-        if let Some(t) = r.tracer_removed_s {
-            writeln!(
+        match r.tracer_removed_s {
+            Some(t) if t > 0.0 => writeln!(
                 out,
                 "tracer     {t:.6} s a rank taken out of the measured computation (its own time per record, timed at MPI_Init; --keep-tracer-time keeps it)"
-            )?;
+            )?,
+            Some(t) => writeln!(
+                out,
+                "tracer     {:.6} s a rank added to the measured computation (its time inside each call, timed at MPI_Init: the traced run's)",
+                -t
+            )?,
+            None => {}
         }
         writeln!(out)?;
         writeln!(

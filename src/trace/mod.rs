@@ -372,6 +372,10 @@ pub struct RankMeta {
     /// The tracer's own time per record, ns, timed at `MPI_Init`: the part of each measured
     /// gap between calls that was the tracer's, not the program's (traces before it: none).
     pub own_ns: Option<f64>,
+    /// The tracer's time inside each recorded call's span, ns, timed at `MPI_Init` with
+    /// `own_ns` (traces before it: none): a replay that keeps the tracer's time adds it to
+    /// each gap, as the traced run paid it.
+    pub in_call_ns: Option<f64>,
 }
 
 /// Where a node's first two ranks ran: the round trip of a cache line between their cores,
@@ -406,11 +410,16 @@ impl Cores {
     }
 }
 
-/// Why `ns` cannot be the tracer's own time per record ([`RankMeta::own_ns`]), if it cannot.
-pub fn own_invalid(ns: f64) -> Option<String> {
+/// Why `ns` cannot be the tracer's time `what` ([`RankMeta::own_ns`], `in_call_ns`), if it
+/// cannot.
+pub fn own_invalid(what: &str, ns: f64) -> Option<String> {
     let fine = ns.is_finite() && (0.0..1e9).contains(&ns);
-    (!fine).then(|| format!("expected the tracer's own time per record in 0 ns – 1 s, found {ns}"))
+    (!fine).then(|| format!("expected the tracer's {what} in 0 ns – 1 s, found {ns}"))
 }
+
+/// The tracer's time figures' names in [`own_invalid`]'s errors.
+pub const OWN: &str = "own time per record";
+pub const IN_CALL: &str = "time inside a call";
 
 /// Job metadata.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -493,6 +502,8 @@ pub struct RankMetas {
     nranks: usize,
     /// Empty, or one per rank.
     list: Vec<RankMeta>,
+    /// A replay keeps the tracer's time in the gaps ([`RankMetas::keep_tracer_time`]).
+    tracer_kept: bool,
 }
 
 /// A rank's metadata when none was recorded.
@@ -503,6 +514,7 @@ static NO_META: RankMeta = RankMeta {
     cores: None,
     placement: None,
     own_ns: None,
+    in_call_ns: None,
 };
 
 impl RankMetas {
@@ -510,6 +522,7 @@ impl RankMetas {
         RankMetas {
             nranks,
             list: Vec::new(),
+            tracer_kept: false,
         }
     }
 
@@ -524,10 +537,20 @@ impl RankMetas {
         self.list[r] = m;
     }
 
-    /// Forgets the tracer's own time of every rank: a replay then keeps it in the gaps.
+    /// A replay then predicts the traced run: each gap between calls keeps the tracer's own
+    /// time, and gets its time inside the calls' spans too where the trace timed it.
     pub fn keep_tracer_time(&mut self) {
-        for m in &mut self.list {
-            m.own_ns = None;
+        self.tracer_kept = true;
+    }
+
+    /// What a replay adds to each measured gap of rank `r` between calls, ns (the model's
+    /// §16): the tracer's own time taken out (< 0), or, keeping the tracer's time, its time
+    /// inside a call added (≥ 0); 0 where the trace did not time it.
+    pub fn gap_change_ns(&self, r: usize) -> f64 {
+        let m = self.get(r);
+        match self.tracer_kept {
+            true => m.in_call_ns.unwrap_or(0.0),
+            false => -m.own_ns.unwrap_or(0.0),
         }
     }
 

@@ -12,7 +12,7 @@ use nom::bytes::complete::{escaped_transform, is_not, tag, take_while1};
 use nom::character::complete::{char, space0, space1};
 use nom::combinator::{all_consuming, map, opt, rest, value};
 use nom::multi::{many0, separated_list1};
-use nom::sequence::{delimited, preceded, separated_pair, tuple};
+use nom::sequence::{delimited, pair, preceded, separated_pair, tuple};
 use nom::{IResult, Parser};
 use std::fmt::Write as _;
 use std::str::FromStr;
@@ -90,7 +90,14 @@ enum Line<'a> {
     Eager(String, u64),
     Params(Vec<(&'a str, &'a str)>),
     /// Rank, host, clock offsets at Init and Finalize, and the cores' figures if any.
-    Rank(usize, String, i64, i64, Option<Cores>, Option<f64>),
+    Rank(
+        usize,
+        String,
+        i64,
+        i64,
+        Option<Cores>,
+        Option<(f64, Option<f64>)>,
+    ),
     Comm(u32, Vec<u32>),
     /// A `place` line's fields ([`super::placement::parse_line`]).
     Place(&'a str),
@@ -127,7 +134,10 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                     tuple((space1, kw("cores"))),
                     tuple((number, preceded(space1, number), preceded(space1, number))),
                 )),
-                opt(preceded(tuple((space1, kw("own"))), number)),
+                opt(preceded(
+                    tuple((space1, kw("own"))),
+                    pair(number, opt(preceded(tuple((space1, kw("inside"))), number))),
+                )),
             )),
             |(r, h, (a, b), c, own)| {
                 let cores = c.map(|(partner, init_ns, final_ns)| Cores {
@@ -413,12 +423,15 @@ impl Built {
                     Some(_) => t.meta.other_params.push(p),
                 }
             }
-            Line::Rank(r, hostname, a, b, cores, own_ns) => {
+            Line::Rank(r, hostname, a, b, cores, tracer) => {
                 let r = rank(r)?;
                 if let Some(why) = cores.and_then(|c| c.invalid(r as u32, p)) {
                     return Err(why);
                 }
-                if let Some(why) = own_ns.and_then(super::own_invalid) {
+                let (own_ns, in_call_ns) = tracer.map_or((None, None), |(o, i)| (Some(o), i));
+                let why = (own_ns.and_then(|t| super::own_invalid(super::OWN, t)))
+                    .or_else(|| in_call_ns.and_then(|t| super::own_invalid(super::IN_CALL, t)));
+                if let Some(why) = why {
                     return Err(why);
                 }
                 t.meta.ranks.set(
@@ -430,6 +443,7 @@ impl Built {
                         cores,
                         placement: t.meta.ranks.get(r).placement.clone(),
                         own_ns,
+                        in_call_ns,
                     },
                 );
             }
@@ -986,6 +1000,9 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
         }
         if let Some(own) = rm.own_ns {
             let _ = write!(s, " own {own}");
+            if let Some(inside) = rm.in_call_ns {
+                let _ = write!(s, " inside {inside}");
+            }
         }
         s.push('\n');
         if let Some(p) = &rm.placement {

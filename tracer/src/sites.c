@@ -261,9 +261,10 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
             p = put_u64(p, bits);
         }
     }
-    if (T.own_ns >= 0) {
+    double own[2] = { T.own_ns, T.in_call_ns };
+    for (int i = 0; i < 2 && own[0] >= 0 && own[i] >= 0; i++) {
         uint64_t bits;
-        memcpy(&bits, &T.own_ns, 8);
+        memcpy(&bits, &own[i], 8);
         p = put_u64(p, bits);
     }
     append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));

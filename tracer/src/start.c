@@ -376,33 +376,57 @@ static int cmp_double(const void *a, const void *b)
  * encoding and release after a call, the wrapper's entry and call site before the next). A
  * replay takes it out of the computation between calls. Timed on this machine at MPI_Init on
  * MPI_Send to MPI_PROC_NULL, called through the wrapper as a program calls it: the median gap
- * of OWN_CALLS calls, read back from each record's encoded gap. Their records are dropped. */
-enum { OWN_CALLS = 101 };
-static double own_time(void)
+ * of the calls, read back from each record's encoded gap. Their records are dropped.
+ * The same rounds time the call through PMPI_Send (the tracer unseen) and through MPI_Send:
+ * the difference a call, less the gap, is the tracer's time inside each recorded call's span
+ * (the clock reads' halves, the wrapper's entry and exit), written to `*in_call` (< 0: none).
+ * Each loop's fastest round counts: an interruption lengthens one round, never shortens it. */
+enum { OWN_CALLS = 100, OWN_ROUNDS = 7 };
+static double own_time(double *in_call)
 {
     size_t len = T.len, slen = T.slen;
     uint32_t nrec = T.nrec;
     uint64_t prev = T.prev_return, events = T.events;
-    double gap[OWN_CALLS];
+    static double gap[OWN_CALLS * OWN_ROUNDS];
+    double plain = 1e18, traced = 1e18;
     int n = 0;
-    for (int i = 0; i <= OWN_CALLS; i++) {
-        size_t at = T.len;
-        MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
-        if (i == 0 || T.len <= at + 1) continue; /* the first follows no record of its own */
-        /* the record: its routine's code, then the gap since the last return (zigzag LEB128) */
-        uint64_t v = 0;
-        const uint8_t *p = T.buf + at + 1;
-        for (int shift = 0; shift < 64; shift += 7, p++) {
-            v |= (uint64_t)(*p & 0x7f) << shift;
-            if (!(*p & 0x80)) break;
+    *in_call = -1;
+    MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD); /* warms the wrapper */
+    for (int round = 0; round < OWN_ROUNDS; round++) {
+        uint64_t t0 = now();
+        for (int i = 0; i < OWN_CALLS; i++)
+            PMPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+        uint64_t t1 = now();
+        size_t at[OWN_CALLS];
+        for (int i = 0; i < OWN_CALLS; i++) {
+            at[i] = T.len;
+            MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
         }
-        int64_t d = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-        if (d >= 0) gap[n++] = (double)d;
+        uint64_t t2 = now();
+        if ((double)(t1 - t0) < plain) plain = (double)(t1 - t0);
+        if ((double)(t2 - t1) < traced) traced = (double)(t2 - t1);
+        /* each record: its routine's code, then the gap since the last return (zigzag
+         * LEB128); the round's first follows the plain loop, not a record */
+        for (int i = 1; i < OWN_CALLS; i++) {
+            if (T.len <= at[i] + 1) continue;
+            uint64_t v = 0;
+            const uint8_t *p = T.buf + at[i] + 1;
+            for (int shift = 0; shift < 64; shift += 7, p++) {
+                v |= (uint64_t)(*p & 0x7f) << shift;
+                if (!(*p & 0x80)) break;
+            }
+            int64_t d = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            if (d >= 0) gap[n++] = (double)d;
+        }
+        T.len = len, T.slen = slen, T.nrec = nrec;
     }
     T.len = len, T.slen = slen, T.nrec = nrec, T.prev_return = prev, T.events = events;
     if (n == 0) return -1;
     qsort(gap, (size_t)n, sizeof gap[0], cmp_double);
-    return gap[n / 2];
+    double own = gap[n / 2];
+    double inside = (traced - plain) / OWN_CALLS - own;
+    *in_call = inside > 0 ? inside : 0;
+    return own;
 }
 
 static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *frame)
@@ -498,7 +522,7 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
     T.recording = !T.write_failed;
     const char *own = getenv("LOGGPS_TRACE_OWN_TIME");
     if (T.recording && !(own && strcmp(own, "0") == 0)) {
-        T.own_ns = own_time();
+        T.own_ns = own_time(&T.in_call_ns);
         if (T.sites) T.site = site_of(ra, frame); /* the Init's, as above */
     }
     atexit(at_exit_flush);

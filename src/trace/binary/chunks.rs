@@ -314,9 +314,9 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
     let (input, clock_offset_init_ns) = expect("the clock offset at Init (i64)", le_i64)(input)?;
     let (input, clock_offset_final_ns) =
         expect("the clock offset at Finalize (i64)", le_i64)(input)?;
-    // After the offsets: the cores' figures (20 bytes), the tracer's own time (8), both or
-    // neither.
-    let (input, cores) = if input.len() != 20 && input.len() != 28 {
+    // After the offsets: the cores' figures (20 bytes), the tracer's own time (8) and its
+    // time inside a call (8 more), any of them or none.
+    let (input, cores) = if ![20, 28, 36].contains(&input.len()) {
         (input, None)
     } else {
         let (input, partner) = expect("the cores' partner rank (u32)", le_u32)(input)?;
@@ -332,15 +332,25 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
         }
         (input, Some(c))
     };
-    let (input, own_ns) = if input.is_empty() {
-        (input, None)
-    } else {
-        let (input, own) = expect("the tracer's own time per record (f64)", le_f64)(input)?;
-        if let Some(why) = own_invalid(own) {
-            return fail(input, why);
+    let mut tracer = [None; 2];
+    let mut input = input;
+    for (i, (what, name)) in [
+        (OWN, "the tracer's own time per record (f64)"),
+        (IN_CALL, "the tracer's time inside a call (f64)"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if input.is_empty() {
+            break;
         }
-        (input, Some(own))
-    };
+        let (rest, ns) = expect(name, le_f64)(input)?;
+        if let Some(why) = own_invalid(what, ns) {
+            return fail(rest, why);
+        }
+        (input, tracer[i]) = (rest, Some(ns));
+    }
+    let [own_ns, in_call_ns] = tracer;
     Ok((
         input,
         RankMeta {
@@ -350,6 +360,7 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
             cores,
             placement: None,
             own_ns,
+            in_call_ns,
         },
     ))
 }

@@ -159,6 +159,9 @@ impl<W: Write> Writer<W> {
         }
         if let Some(own) = m.own_ns {
             p.extend_from_slice(&own.to_le_bytes());
+            if let Some(inside) = m.in_call_ns {
+                p.extend_from_slice(&inside.to_le_bytes());
+            }
         }
         self.chunk(b'R', rank, &p)
     }
