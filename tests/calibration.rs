@@ -321,7 +321,11 @@ fn calibrate_runs_from_any_directory() {
 /// returning at `o + L + o` = 14,260 ns after the calls, so the loop is predicted at
 /// 10 × (14,260 + oc) ns against 200,000 measured: oc = 5,740 ns. A loop the model already
 /// makes too slow gets 0. A first call 50 µs longer (the library's one-off setup) leaves `oc`
-/// as it was: it is fitted to 250,000 − 50,000 ns.
+/// as it was: it is fitted to 250,000 − 50,000 ns. So does a fifth call 100 µs longer on both
+/// ranks (an interruption: beyond the far fence of calls all 20 µs, 20 + 3 × 0). With calls of
+/// 20 and 22 µs in turn (quartiles 20 and 22 µs, the far fence 28), a fifth call of 36 µs
+/// loses 8 µs: the loop 226 µs, fitted to 218 (oc 21,800 − 14,260 = 7,540 ns); one of 27 µs
+/// loses nothing (217 µs, oc 7,440).
 #[test]
 fn oc_makes_the_replay_reproduce_the_traced_loop() {
     let trace_of = |each: u64, first_extra: u64| {
@@ -368,6 +372,33 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     assert!((fit.by_kind[0].1 - 1.0).abs() < 1e-6, "{:?}", fit.by_kind);
     let (oc, _) = loop_of(10_000, 0);
     assert_eq!(oc, 0.0);
+    for (each, fifth, left_out, want) in [
+        ([20_000, 20_000], 120_000, 100_000.0, 5_740.0),
+        ([20_000, 22_000], 36_000, 8_000.0, 7_540.0),
+        ([20_000, 22_000], 27_000, 0.0, 7_440.0),
+    ] {
+        let mut t = String::from(
+            "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
+        );
+        for r in 0..2 {
+            t += &format!("{r} MPI_Init 0 0\n");
+            let mut at = 0;
+            for i in 0..10 {
+                let d = if i == 4 { fifth } else { each[i % 2] };
+                t += &format!("{r} MPI_Barrier {at} {}\n", at + d);
+                at += d;
+            }
+            t += &format!("{r} MPI_Finalize {at} {}\n", at + 1);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("interrupted.txt");
+        std::fs::write(&f, t).unwrap();
+        let l = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
+        let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
+        assert!((fit.interrupted_ns - left_out).abs() < 1e-6, "{fit:?}");
+        assert_eq!(fit.first_calls_ns, 0.0);
+        assert!((oc - want).abs() < 0.02, "{oc} {fit:?}");
+    }
     // The tracer's own time stays in the gaps, as the loop was measured: 1,000 ns between the
     // calls, all the tracer's (`own 1000`), the loop 9 × 21,000 + 20,000 = 209,000 ns, predicted
     // 10 × (14,260 + oc) + 9 × 1,000: oc = 5,740 again (taken out of the gaps, the tracer's time

@@ -19,6 +19,12 @@ pub struct OcFit {
     /// MPI 4.1 where a call takes 0.1–1 µs. Left out of what `oc` is fitted to, a steady
     /// call's cost.
     pub first_calls_ns: f64,
+    /// What the other calls took beyond their kind's far fence on a rank (the upper quartile
+    /// plus three times the spread between the quartiles: Tukey's far-out values), the mean
+    /// over the ranks: the operating system or the hypervisor taking a rank's CPU away in the
+    /// call (or its partner's, which it waits for), 3–7% of a loop here. Left out as the set's
+    /// round trips leave them out (the model's §17): `oc` is a typical call's.
+    pub interrupted_ns: f64,
     /// `oc` fitted to each launch's loop at the set's placement, in increasing order: the one
     /// kept is their median, and the fields above are its launch's.
     pub launches_oc: Vec<f64>,
@@ -58,7 +64,8 @@ impl OcFit {
 
 /// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise,
 /// the tracer's own time kept in the gaps: the model's §16, as the loop was measured traced)
-/// predicts its measured runtime less the first calls' setup ([`OcFit::first_calls_ns`]):
+/// predicts its measured runtime less the first calls' setup ([`OcFit::first_calls_ns`]) and
+/// the interruptions within calls ([`OcFit::interrupted_ns`]):
 /// the runtime does not fall as `oc` grows, and grows by at least `oc` where a collective
 /// call lies on the critical path, so the root lies between 0 and the shortfall at 0, found
 /// by bisection to 0.01 ns. 0 where the model is not short.
@@ -81,8 +88,8 @@ pub fn fit_oc(
     };
     let runtime = |oc: f64| replay(oc).map(|pred| (pred.predicted_ns, pred.measured_ns));
     let (without, measured) = runtime(0.0)?;
-    let (mut by_kind, first_calls) = steady_by_kind(trace);
-    let steady = measured - first_calls;
+    let (mut by_kind, first_calls, interrupted) = steady_by_kind(trace);
+    let steady = measured - first_calls - interrupted;
     let (mut lo, mut hi) = (0.0, (steady - without).max(0.0));
     while hi - lo > 0.01 {
         let mid = 0.5 * (lo + hi);
@@ -111,6 +118,7 @@ pub fn fit_oc(
         without_ns: without,
         with_ns: with.predicted_ns,
         first_calls_ns: first_calls,
+        interrupted_ns: interrupted,
         launches_oc: vec![oc],
         elsewhere: false,
         by_kind,
@@ -120,10 +128,13 @@ pub fn fit_oc(
 
 /// Each collective routine of `trace` (in the order first called) with its calls' traced
 /// durations summed over the ranks, each rank's first call of it beyond the median of its
-/// calls there left out; and [`OcFit::first_calls_ns`], those first calls' excess summed over
-/// the routines, the mean over the ranks.
-fn steady_by_kind(trace: &crate::trace::Trace) -> (Vec<(crate::trace::Routine, f64)>, f64) {
-    let (mut kinds, mut first_calls): (Vec<(crate::trace::Routine, f64)>, u64) = (Vec::new(), 0);
+/// calls there left out, and its other calls beyond their far fence (the upper quartile plus
+/// three times the spread between the quartiles); with [`OcFit::first_calls_ns`] and
+/// [`OcFit::interrupted_ns`], what was left out each way summed over the routines, the mean
+/// over the ranks.
+fn steady_by_kind(trace: &crate::trace::Trace) -> (Vec<(crate::trace::Routine, f64)>, f64, f64) {
+    let mut kinds: Vec<(crate::trace::Routine, f64)> = Vec::new();
+    let (mut first_calls, mut interrupted) = (0u64, 0u64);
     for r in 0..trace.nranks() {
         let ev = trace.rank(r);
         let mut took: Vec<(crate::trace::Routine, Vec<u64>)> = Vec::new();
@@ -134,20 +145,25 @@ fn steady_by_kind(trace: &crate::trace::Trace) -> (Vec<(crate::trace::Routine, f
                 None => took.push((ev.routine(i), vec![d])),
             }
         }
-        for (k, mut v) in took {
-            let first = v[0];
+        for (k, v) in took {
             let sum: u64 = v.iter().sum();
-            v.sort_unstable();
-            let excess = first.saturating_sub(v[v.len() / 2]);
-            first_calls += excess;
-            let steady = (sum - excess) as f64;
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let n = sorted.len();
+            let (q1, q3) = (sorted[n / 4], sorted[3 * n / 4]);
+            let fence = q3 + 3 * (q3 - q1);
+            let first = v[0].saturating_sub(sorted[n / 2]);
+            let others: u64 = v[1..].iter().map(|d| d.saturating_sub(fence)).sum();
+            (first_calls, interrupted) = (first_calls + first, interrupted + others);
+            let steady = (sum - first - others) as f64;
             match kinds.iter_mut().find(|(q, _)| *q == k) {
                 Some((_, t)) => *t += steady,
                 None => kinds.push((k, steady)),
             }
         }
     }
-    (kinds, first_calls as f64 / trace.nranks().max(1) as f64)
+    let per_rank = |ns: u64| ns as f64 / trace.nranks().max(1) as f64;
+    (kinds, per_rank(first_calls), per_rank(interrupted))
 }
 
 /// [`fit_oc`] on each launch's trace: the median launch's `oc` and fit, with every launch's
@@ -217,6 +233,7 @@ mod tests {
             without_ns: 0.0,
             with_ns: 0.0,
             first_calls_ns: 0.0,
+            interrupted_ns: 0.0,
             launches_oc: vec![250.0],
             elsewhere: false,
             by_kind,
