@@ -89,11 +89,38 @@ fn keeping_the_tracers_time_adds_its_time_inside_the_calls() {
     );
 }
 
+/// A record of a request's routine has figures of its own (`requests OWN INSIDE`), and a gap
+/// takes the mean of its two ends' figures: what is taken out depends on the gaps and the
+/// routines alone, not on the model. Rank 0: `MPI_Init`, `MPI_Isend` at 1000, `MPI_Wait` at
+/// 2000, `MPI_Finalize` at 3000; rank 1: `MPI_Recv` at 500, `MPI_Finalize` at 4000. Own 100 a
+/// record, 200 a request's: rank 0's gaps lose (100 + 200) / 2, 200 and (200 + 100) / 2 = 500,
+/// rank 1's 100 and 100 = 200: 350 ns a rank. Kept, inside 30 and 50: rank 0's gain 40, 50, 40
+/// = 130, rank 1's 60: 95 ns a rank added. Without `requests`, every record is the same: own
+/// 100 a gap, 250 ns a rank.
+#[test]
+fn a_requests_records_take_their_own_figures() {
+    let trace = |figures: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n\
+             rank 0 host \"a\" offset 0 0{figures}\nrank 1 host \"a\" offset 0 0{figures}\n\
+             0 MPI_Init 0 0\n0 MPI_Isend 1000 1010 bytes=8 peer=1 tag=0 comm=0 req=0\n\
+             0 MPI_Wait 2000 2010 done=0:-1:-1\n0 MPI_Finalize 3000 3010\n\
+             1 MPI_Init 0 0\n1 MPI_Recv 500 2500 bytes=8 peer=0 tag=0\n1 MPI_Finalize 4000 4010\n"
+        )
+    };
+    let both = trace(" own 100 inside 30 requests 200 50");
+    assert_eq!(ns(&predict(&both, &[])["tracer_removed_s"]), 350.0);
+    let kept = predict(&both, &["--keep-tracer-time"]);
+    assert_eq!(ns(&kept["tracer_removed_s"]), -95.0);
+    let plain = predict(&trace(" own 100 inside 30"), &[]);
+    assert_eq!(ns(&plain["tracer_removed_s"]), 250.0);
+}
+
 /// The figure travels through the binary encoding and back to text exactly; a figure that
 /// cannot be one is refused with its line.
 #[test]
 fn the_tracers_time_travels_and_is_checked() {
-    let (dir, t) = text_trace("own.txt", &trace(" own 61.5 inside 20.25"));
+    let (dir, t) = text_trace("own.txt", &trace(" own 61.5 inside 20.25 requests 80 12.5"));
     let bin = dir.path().join("own.bin");
     let back = dir.path().join("back.txt");
     for (from, to) in [(t.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
@@ -101,11 +128,8 @@ fn the_tracers_time_travels_and_is_checked() {
         assert!(out.status.success(), "{out:?}");
     }
     let text = std::fs::read_to_string(&back).unwrap();
-    assert_eq!(
-        text.matches(" own 61.5 inside 20.25\n").count(),
-        2,
-        "{text}"
-    );
+    let line = " own 61.5 inside 20.25 requests 80 12.5\n";
+    assert_eq!(text.matches(line).count(), 2, "{text}");
     let (_d, bad) = text_trace("bad.txt", &trace(" own -5"));
     let out = run(&[&bad]);
     assert!(!out.status.success());
@@ -114,11 +138,13 @@ fn the_tracers_time_travels_and_is_checked() {
         err.contains("line 3") && err.contains("own time per record"),
         "{err}"
     );
-    let (_d, bad) = text_trace("bad.txt", &trace(" own 5 inside -1"));
-    let out = run(&[&bad]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("line 3") && err.contains("time inside a call"),
-        "{err}"
-    );
+    for bad_figures in [" own 5 inside -1", " own 5 inside 1 requests 5 -1"] {
+        let (_d, bad) = text_trace("bad.txt", &trace(bad_figures));
+        let out = run(&[&bad]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("line 3") && err.contains("time inside a call"),
+            "{bad_figures}: {err}"
+        );
+    }
 }

@@ -172,8 +172,8 @@ impl RankState {
 /// to `last` ([`RankBreakdown::tracer_ns`]; found once the replay is done, so that a rank's state
 /// holds no sum for it).
 pub(super) fn tracer_removed(trace: &crate::trace::Trace, r: usize, last: usize) -> f64 {
-    let change = trace.meta.ranks.gap_change_ns(r);
-    if change == 0.0 {
+    let change = trace.meta.ranks.gap_change(r);
+    if change.is_none() {
         return 0.0;
     }
     let ev = trace.rank(r);
@@ -181,7 +181,7 @@ pub(super) fn tracer_removed(trace: &crate::trace::Trace, r: usize, last: usize)
     (1..=last)
         .map(|i| {
             let gap = (ev.t_call(i) - ev.t_return(i - 1)) as f64;
-            gap - (gap + change).max(0.0)
+            gap - (gap + change.between(ev.routine(i - 1), ev.routine(i))).max(0.0)
         })
         .sum()
 }
@@ -193,7 +193,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
     let ev = sh.trace.rank(r);
     // The tracer's own time in each measured gap taken out, or its time inside the calls put
     // in (the model's §16; 0: none).
-    let change = sh.trace.meta.ranks.gap_change_ns(r);
+    let change = sh.trace.meta.ranks.gap_change(r);
     // The measured return of the event before, once this run has read it: not read twice.
     let mut returned = None;
     while (st.pos as usize) < ev.len() {
@@ -208,9 +208,12 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
             } else {
                 let before = returned.unwrap_or_else(|| ev.t_return(i - 1));
                 let gap = (ev.t_call(i) - before) as f64;
-                match change == 0.0 {
+                match change.is_none() {
                     true => st.clock + gap,
-                    false => st.clock + (gap + change).max(0.0),
+                    false => {
+                        let c = change.between(ev.routine(i - 1), routine);
+                        st.clock + (gap + c).max(0.0)
+                    }
                 }
             };
             returned = Some(ev.t_return(i));

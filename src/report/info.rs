@@ -53,6 +53,11 @@ pub struct Info {
     /// The tracer's time inside each call's span, the same way (§16; None: not timed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracer_in_call_ns: Option<[f64; 2]>,
+    /// The same two for a record of a request's routine (§16; None: not timed apart).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracer_own_requests_ns: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracer_in_call_requests_ns: Option<[f64; 2]>,
     pub communicators: usize,
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
@@ -104,6 +109,14 @@ pub struct CallSites {
 }
 
 /// The histogram bucket of a `k`-byte message: 0, then powers of two.
+/// `[least, most]` of a tracer's figure `f` over the ranks that have it.
+fn tracer_span(
+    trace: &Trace,
+    f: impl Fn(&crate::trace::RankMeta) -> Option<f64>,
+) -> Option<[f64; 2]> {
+    span(trace.meta.ranks.recorded().filter_map(|(_, m)| f(m)))
+}
+
 /// `[least, most]` of `v`, None where empty.
 fn span(v: impl Iterator<Item = f64>) -> Option<[f64; 2]> {
     v.fold(None, |r, x| {
@@ -198,14 +211,10 @@ impl Info {
                     })
                 })
                 .collect(),
-            tracer_own_ns: span(trace.meta.ranks.recorded().filter_map(|(_, m)| m.own_ns)),
-            tracer_in_call_ns: span(
-                trace
-                    .meta
-                    .ranks
-                    .recorded()
-                    .filter_map(|(_, m)| m.in_call_ns),
-            ),
+            tracer_own_ns: tracer_span(trace, |m| m.own_ns),
+            tracer_in_call_ns: tracer_span(trace, |m| m.in_call_ns),
+            tracer_own_requests_ns: tracer_span(trace, |m| Some(m.own_req_ns?[0])),
+            tracer_in_call_requests_ns: tracer_span(trace, |m| Some(m.own_req_ns?[1])),
             placement: (trace.meta.ranks.recorded())
                 .filter_map(|(rank, m)| {
                     let p = m.placement.as_ref()?;
@@ -316,16 +325,21 @@ impl Info {
             false => format!("{lo:.0}–{hi:.0}"),
         };
         if let Some(own) = self.tracer_own_ns {
+            let req = (self.tracer_own_requests_ns).map_or(String::new(), |r| {
+                format!(", {} ns one of a request's routine", range(r))
+            });
             writeln!(
                 out,
-                "tracer         {} ns a record of its own, timed at MPI_Init (predict takes it out of the computation between calls)",
+                "tracer         {} ns a record of its own{req}, timed at MPI_Init (predict takes it out of the computation between calls)",
                 range(own)
             )?;
         }
         if let Some(inside) = self.tracer_in_call_ns {
+            let req = (self.tracer_in_call_requests_ns)
+                .map_or(String::new(), |r| format!(", {} ns a request's", range(r)));
             writeln!(
                 out,
-                "               {} ns inside each call's span (predict --keep-tracer-time adds it to the computation between calls)",
+                "               {} ns inside each call's span{req} (predict --keep-tracer-time adds it to the computation between calls)",
                 range(inside)
             )?;
         }

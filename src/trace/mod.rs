@@ -376,6 +376,10 @@ pub struct RankMeta {
     /// `own_ns` (traces before it: none): a replay that keeps the tracer's time adds it to
     /// each gap, as the traced run paid it.
     pub in_call_ns: Option<f64>,
+    /// The same two figures, `[own, inside]`, for a record of a request's routine
+    /// (`MPI_Isend`, `MPI_Irecv`, `MPI_Wait*`, `MPI_Test*`, `MPI_Cancel`), which costs the tracer
+    /// more (traces before it: none; the figures above serve every record).
+    pub own_req_ns: Option<[f64; 2]>,
 }
 
 /// Where a node's first two ranks ran: the round trip of a cache line between their cores,
@@ -495,6 +499,33 @@ impl Meta {
     }
 }
 
+/// What a replay adds to a rank's measured gaps between calls, ns ([`RankMetas::gap_change`]):
+/// `plain` for a record of any other routine, `request` for a request's; a gap between two
+/// records takes the mean of its two ends' (the tracer's work after one call and before the
+/// next).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GapChange {
+    pub plain: f64,
+    pub request: f64,
+}
+
+impl GapChange {
+    /// Nothing added or taken anywhere.
+    pub fn is_none(&self) -> bool {
+        self.plain == 0.0 && self.request == 0.0
+    }
+
+    /// The change of the gap between a call of `before` and one of `after`.
+    #[inline]
+    pub fn between(&self, before: Routine, after: Routine) -> f64 {
+        let of = |r: Routine| match r.shape() {
+            Shape::Isend | Shape::Irecv | Shape::Complete | Shape::Cancel => self.request,
+            _ => self.plain,
+        };
+        0.5 * (of(before) + of(after))
+    }
+}
+
 /// Every rank's metadata, kept only once some rank has any: a synthetic trace has none, and
 /// an empty one a rank would cost memory on every rank for nothing.
 #[derive(Clone, Debug, Default)]
@@ -515,6 +546,7 @@ static NO_META: RankMeta = RankMeta {
     placement: None,
     own_ns: None,
     in_call_ns: None,
+    own_req_ns: None,
 };
 
 impl RankMetas {
@@ -543,14 +575,19 @@ impl RankMetas {
         self.tracer_kept = true;
     }
 
-    /// What a replay adds to each measured gap of rank `r` between calls, ns (the model's
-    /// §16): the tracer's own time taken out (< 0), or, keeping the tracer's time, its time
-    /// inside a call added (≥ 0); 0 where the trace did not time it.
-    pub fn gap_change_ns(&self, r: usize) -> f64 {
+    /// What a replay adds to each measured gap of rank `r` between calls (the model's §16):
+    /// the tracer's own time taken out (< 0), or, keeping the tracer's time, its time inside a
+    /// call added (≥ 0); 0 where the trace did not time it.
+    pub fn gap_change(&self, r: usize) -> GapChange {
         let m = self.get(r);
-        match self.tracer_kept {
-            true => m.in_call_ns.unwrap_or(0.0),
-            false => -m.own_ns.unwrap_or(0.0),
+        let (plain, req) = match self.tracer_kept {
+            true => (m.in_call_ns, m.own_req_ns.map(|[_, c]| c)),
+            false => (m.own_ns.map(|t| -t), m.own_req_ns.map(|[t, _]| -t)),
+        };
+        let plain = plain.unwrap_or(0.0);
+        GapChange {
+            plain,
+            request: req.unwrap_or(plain),
         }
     }
 

@@ -82,6 +82,9 @@ fn field(input: &str) -> Res<'_, (&str, &str)> {
     preceded(space1, separated_pair(word, char('='), token)).parse(input)
 }
 
+/// A rank line's tracer figures: `own`, then `inside` and `requests OWN INSIDE` where given.
+type Tracer = (f64, Option<(f64, Option<(f64, f64)>)>);
+
 /// A header or event line, before interpretation.
 enum Line<'a> {
     Version(u32),
@@ -90,14 +93,7 @@ enum Line<'a> {
     Eager(String, u64),
     Params(Vec<(&'a str, &'a str)>),
     /// Rank, host, clock offsets at Init and Finalize, and the cores' figures if any.
-    Rank(
-        usize,
-        String,
-        i64,
-        i64,
-        Option<Cores>,
-        Option<(f64, Option<f64>)>,
-    ),
+    Rank(usize, String, i64, i64, Option<Cores>, Option<Tracer>),
     Comm(u32, Vec<u32>),
     /// A `place` line's fields ([`super::placement::parse_line`]).
     Place(&'a str),
@@ -136,7 +132,16 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                 )),
                 opt(preceded(
                     tuple((space1, kw("own"))),
-                    pair(number, opt(preceded(tuple((space1, kw("inside"))), number))),
+                    pair(
+                        number,
+                        opt(pair(
+                            preceded(tuple((space1, kw("inside"))), number),
+                            opt(preceded(
+                                tuple((space1, kw("requests"))),
+                                separated_pair(number, space1, number),
+                            )),
+                        )),
+                    ),
                 )),
             )),
             |(r, h, (a, b), c, own)| {
@@ -428,9 +433,14 @@ impl Built {
                 if let Some(why) = cores.and_then(|c| c.invalid(r as u32, p)) {
                     return Err(why);
                 }
-                let (own_ns, in_call_ns) = tracer.map_or((None, None), |(o, i)| (Some(o), i));
-                let why = (own_ns.and_then(|t| super::own_invalid(super::OWN, t)))
-                    .or_else(|| in_call_ns.and_then(|t| super::own_invalid(super::IN_CALL, t)));
+                let own_ns = tracer.map(|(o, _)| o);
+                let in_call_ns = tracer.and_then(|(_, i)| i).map(|(i, _)| i);
+                let own_req_ns = tracer.and_then(|(_, i)| i?.1).map(|(o, i)| [o, i]);
+                let figures = [(super::OWN, own_ns), (super::IN_CALL, in_call_ns)].into_iter();
+                let req = own_req_ns.map(|[o, i]| [(super::OWN, o), (super::IN_CALL, i)]);
+                let why = (figures.filter_map(|(w, t)| Some((w, t?))))
+                    .chain(req.into_iter().flatten())
+                    .find_map(|(what, t)| super::own_invalid(what, t));
                 if let Some(why) = why {
                     return Err(why);
                 }
@@ -444,6 +454,7 @@ impl Built {
                         placement: t.meta.ranks.get(r).placement.clone(),
                         own_ns,
                         in_call_ns,
+                        own_req_ns,
                     },
                 );
             }
@@ -1002,6 +1013,9 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
             let _ = write!(s, " own {own}");
             if let Some(inside) = rm.in_call_ns {
                 let _ = write!(s, " inside {inside}");
+                if let Some([o, i]) = rm.own_req_ns {
+                    let _ = write!(s, " requests {o} {i}");
+                }
             }
         }
         s.push('\n');

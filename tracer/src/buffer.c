@@ -100,6 +100,7 @@ static struct {
     uint64_t events;
     double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */
     double in_call_ns;   /* its time inside each recorded call's span (see own_time); < 0: not timed */
+    double own_req_ns, in_call_req_ns; /* the same for records of requests; < 0: not timed */
     struct comm world, *self;
     struct table comms, reqs, msgs; /* communicators, requests, messages (matched probes) */
     struct table pers;   /* persistent requests, by the handle their *_init returned */
@@ -125,7 +126,7 @@ static struct {
     struct { uintptr_t lo, span; } bindings[4]; /* MPI's language bindings' */
     int nbindings;
     uint32_t nobjects;   /* the objects the M chunk lists */
-} T = { .fd = -1, .own_ns = -1, .in_call_ns = -1 };
+} T = { .fd = -1, .own_ns = -1, .in_call_ns = -1, .own_req_ns = -1, .in_call_req_ns = -1 };
 
 static void warn(const char *fmt, ...)
 {

@@ -261,8 +261,9 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
             p = put_u64(p, bits);
         }
     }
-    double own[2] = { T.own_ns, T.in_call_ns };
-    for (int i = 0; i < 2 && own[0] >= 0 && own[i] >= 0; i++) {
+    double own[4] = { T.own_ns, T.in_call_ns, T.own_req_ns, T.in_call_req_ns };
+    int nown = own[0] < 0 ? 0 : own[1] < 0 ? 1 : own[2] < 0 || own[3] < 0 ? 2 : 4;
+    for (int i = 0; i < nown; i++) {
         uint64_t bits;
         memcpy(&bits, &own[i], 8);
         p = put_u64(p, bits);

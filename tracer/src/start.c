@@ -375,39 +375,70 @@ static int cmp_double(const void *a, const void *b)
  * return and the next one's call when nothing runs between the two calls but the tracer (the
  * encoding and release after a call, the wrapper's entry and call site before the next). A
  * replay takes it out of the computation between calls. Timed on this machine at MPI_Init on
- * MPI_Send to MPI_PROC_NULL, called through the wrapper as a program calls it: the median gap
- * of the calls, read back from each record's encoded gap. Their records are dropped.
- * The same rounds time the call through PMPI_Send (the tracer unseen) and through MPI_Send:
- * the difference a call, less the gap, is the tracer's time inside each recorded call's span
- * (the clock reads' halves, the wrapper's entry and exit), written to `*in_call` (< 0: none).
- * Each loop's fastest round counts: an interruption lengthens one round, never shortens it. */
-enum { OWN_CALLS = 100, OWN_ROUNDS = 7 };
-static double own_time(double *in_call)
+ * calls to MPI_PROC_NULL made through the wrappers as a program makes them: the median gap of
+ * the calls, read back from each record's encoded gap. Their records are dropped. The same
+ * rounds time the calls through PMPI_ (the tracer unseen): the difference a record, less the
+ * gap, is the tracer's time inside each recorded call's span (the clock reads' halves, the
+ * wrapper's entry and exit). Each loop's fastest round counts: an interruption lengthens one
+ * round, never shortens it. Two kinds: `MPI_Send` alone (`own`, `*in_call`), and groups of
+ * OWN_GROUP `MPI_Irecv` and their `MPI_Waitall` (`*own_req`, `*in_call_req`: a request's
+ * record costs the tracer more, its table entry made and found again). < 0: not timed. */
+enum { OWN_CALLS = 100, OWN_ROUNDS = 7, OWN_GROUP = 4, OWN_RECORDS = OWN_CALLS * (OWN_GROUP + 1) };
+
+/* One round of `calls` of a kind (0: MPI_Send, 1: groups of MPI_Irecv and MPI_Waitall),
+ * through PMPI_ or, `at` given, through the wrappers, each record's offset in the buffer in
+ * `at`; returns how many records. */
+static int own_calls(int kind, int calls, size_t *at)
+{
+    MPI_Request rq[OWN_GROUP];
+    MPI_Status st[OWN_GROUP];
+    int n = 0;
+    for (int i = 0; i < calls; i++) {
+        if (kind == 0) {
+            if (!at) PMPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+            else at[n++] = T.len, MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+            continue;
+        }
+        for (int k = 0; k < OWN_GROUP; k++) {
+            if (!at) PMPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq[k]);
+            else at[n++] = T.len, MPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rq[k]);
+        }
+        if (!at) PMPI_Waitall(OWN_GROUP, rq, st);
+        else at[n++] = T.len, MPI_Waitall(OWN_GROUP, rq, st);
+    }
+    return n;
+}
+
+/* A kind's median gap, and its time inside a call in `*in_call`, as above. */
+static double own_loop(int kind, double *in_call)
 {
     size_t len = T.len, slen = T.slen;
     uint32_t nrec = T.nrec;
-    uint64_t prev = T.prev_return, events = T.events;
-    static double gap[OWN_CALLS * OWN_ROUNDS];
+    static double gap[OWN_RECORDS * OWN_ROUNDS];
+    static size_t at[OWN_RECORDS];
     double plain = 1e18, traced = 1e18;
-    int n = 0;
+    int n = 0, records = 0;
     *in_call = -1;
-    MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD); /* warms the wrapper */
+    /* A round's records stay in the buffer (a flush would write them): as many calls as a
+     * quarter of its room holds, by what a few of them take (warming the wrappers). */
+    own_calls(kind, 8, at);
+    size_t each = (T.len - len) / 8 + 1, each_site = (T.slen - slen) / 8 + 1;
+    T.len = len, T.slen = slen, T.nrec = nrec;
+    size_t room = (T.cap - len) / 4 / each;
+    if (T.sites && (T.scap - slen) / 4 / each_site < room) room = (T.scap - slen) / 4 / each_site;
+    int calls = room < OWN_CALLS ? (int)room : OWN_CALLS;
+    if (calls < 8) return -1;
     for (int round = 0; round < OWN_ROUNDS; round++) {
         uint64_t t0 = now();
-        for (int i = 0; i < OWN_CALLS; i++)
-            PMPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+        own_calls(kind, calls, NULL);
         uint64_t t1 = now();
-        size_t at[OWN_CALLS];
-        for (int i = 0; i < OWN_CALLS; i++) {
-            at[i] = T.len;
-            MPI_Send(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
-        }
+        records = own_calls(kind, calls, at);
         uint64_t t2 = now();
         if ((double)(t1 - t0) < plain) plain = (double)(t1 - t0);
         if ((double)(t2 - t1) < traced) traced = (double)(t2 - t1);
         /* each record: its routine's code, then the gap since the last return (zigzag
          * LEB128); the round's first follows the plain loop, not a record */
-        for (int i = 1; i < OWN_CALLS; i++) {
+        for (int i = 1; i < records; i++) {
             if (T.len <= at[i] + 1) continue;
             uint64_t v = 0;
             const uint8_t *p = T.buf + at[i] + 1;
@@ -420,13 +451,20 @@ static double own_time(double *in_call)
         }
         T.len = len, T.slen = slen, T.nrec = nrec;
     }
-    T.len = len, T.slen = slen, T.nrec = nrec, T.prev_return = prev, T.events = events;
-    if (n == 0) return -1;
+    if (n == 0 || records == 0) return -1;
     qsort(gap, (size_t)n, sizeof gap[0], cmp_double);
     double own = gap[n / 2];
-    double inside = (traced - plain) / OWN_CALLS - own;
+    double inside = (traced - plain) / records - own;
     *in_call = inside > 0 ? inside : 0;
     return own;
+}
+
+static void own_time(void)
+{
+    uint64_t prev = T.prev_return, events = T.events, req = T.next_req;
+    T.own_ns = own_loop(0, &T.in_call_ns);
+    T.own_req_ns = own_loop(1, &T.in_call_req_ns);
+    T.prev_return = prev, T.events = events, T.next_req = req;
 }
 
 static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *frame)
@@ -522,7 +560,7 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
     T.recording = !T.write_failed;
     const char *own = getenv("LOGGPS_TRACE_OWN_TIME");
     if (T.recording && !(own && strcmp(own, "0") == 0)) {
-        T.own_ns = own_time(&T.in_call_ns);
+        own_time();
         if (T.sites) T.site = site_of(ra, frame); /* the Init's, as above */
     }
     atexit(at_exit_flush);

@@ -133,13 +133,13 @@ sys.exit(not (len(c) == 1 and (c[0]["rank"], c[0]["partner"]) == (0, 1) and min(
         <"$OUT/$name.info.json"; then
         fail "$name: no cores figure of ranks 0 and 1 in info's JSON:"; grep -A8 '"cores"' "$OUT/$name.info.json"; return
     fi
-    # every rank timed the tracer's own time per record at Init, above 0, and its time inside a
-    # call, 0 or more: each below 100 µs
+    # every rank timed the tracer's own time per record at Init, above 0, its time inside a
+    # call, 0 or more, and the same two for a request's record: each below 100 µs
     if ! python3 -c 'import json, sys
 i = json.load(sys.stdin)
-t, c = i["tracer_own_ns"], i.get("tracer_in_call_ns")
-sys.exit(not (t and 0 < t[0] <= t[1] < 1e5 and c and 0 <= c[0] <= c[1] < 1e5))' <"$OUT/$name.info.json"; then
-        fail "$name: no tracer's own time in info's JSON:"; grep -A3 '"tracer_\(own\|in_call\)_ns"' "$OUT/$name.info.json"; return
+v = [i.get(f"tracer_{k}_ns") for k in ("own", "in_call", "own_requests", "in_call_requests")]
+sys.exit(not (all(x and 0 <= x[0] <= x[1] < 1e5 for x in v) and v[0][0] > 0 and v[2][0] > 0))' <"$OUT/$name.info.json"; then
+        fail "$name: no tracer's own time in info's JSON:"; grep -A3 '"tracer_' "$OUT/$name.info.json"; return
     fi
     # MPICH's collectives by MPICH's own choices are not modeled (the predictor warns where
     # Open MPI's would cost them): kept as traced, as it advises.

@@ -314,9 +314,10 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
     let (input, clock_offset_init_ns) = expect("the clock offset at Init (i64)", le_i64)(input)?;
     let (input, clock_offset_final_ns) =
         expect("the clock offset at Finalize (i64)", le_i64)(input)?;
-    // After the offsets: the cores' figures (20 bytes), the tracer's own time (8) and its
-    // time inside a call (8 more), any of them or none.
-    let (input, cores) = if ![20, 28, 36].contains(&input.len()) {
+    // After the offsets: the cores' figures (20 bytes), the tracer's own time (8), its time
+    // inside a call (8 more) and the same two for requests' records (16 more), any of them or
+    // none.
+    let (input, cores) = if ![20, 28, 36, 52].contains(&input.len()) {
         (input, None)
     } else {
         let (input, partner) = expect("the cores' partner rank (u32)", le_u32)(input)?;
@@ -332,11 +333,16 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
         }
         (input, Some(c))
     };
-    let mut tracer = [None; 2];
+    let mut tracer = [None; 4];
     let mut input = input;
     for (i, (what, name)) in [
         (OWN, "the tracer's own time per record (f64)"),
         (IN_CALL, "the tracer's time inside a call (f64)"),
+        (OWN, "the tracer's own time per record of a request (f64)"),
+        (
+            IN_CALL,
+            "the tracer's time inside a call of a request (f64)",
+        ),
     ]
     .into_iter()
     .enumerate()
@@ -350,7 +356,11 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
         }
         (input, tracer[i]) = (rest, Some(ns));
     }
-    let [own_ns, in_call_ns] = tracer;
+    let [own_ns, in_call_ns, own_req, in_call_req] = tracer;
+    let own_req_ns = own_req.zip(in_call_req).map(|(o, c)| [o, c]);
+    if own_req.is_some() && own_req_ns.is_none() {
+        return fail(input, "the tracer's time inside a call of a request (f64)");
+    }
     Ok((
         input,
         RankMeta {
@@ -361,6 +371,7 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
             placement: None,
             own_ns,
             in_call_ns,
+            own_req_ns,
         },
     ))
 }

@@ -161,6 +161,9 @@ impl<W: Write> Writer<W> {
             p.extend_from_slice(&own.to_le_bytes());
             if let Some(inside) = m.in_call_ns {
                 p.extend_from_slice(&inside.to_le_bytes());
+                for v in m.own_req_ns.iter().flatten() {
+                    p.extend_from_slice(&v.to_le_bytes());
+                }
             }
         }
         self.chunk(b'R', rank, &p)
