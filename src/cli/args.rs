@@ -330,9 +330,10 @@ pub struct PredictArgs {
     /// --timeline, also drawn there)
     #[arg(long)]
     pub critical_path: bool,
-    /// Keep the tracer's own time in the measured computation between calls (by default a
-    /// trace that timed it, at MPI_Init, has it taken out of every gap: the prediction is of
-    /// the program run without the tracer)
+    /// Predict the traced run: keep the tracer's own time in the measured computation between
+    /// calls, and add its time inside each call where the trace timed it (by default a trace
+    /// that timed them, at MPI_Init, has the own time taken out of every gap: the prediction is
+    /// of the program run without the tracer)
     #[arg(long)]
     pub keep_tracer_time: bool,
     /// What-if placement: K ranks a node, in rank order (block), so that pairs change class
