@@ -8,8 +8,10 @@ pub mod library;
 pub mod placement;
 pub mod sites;
 pub mod text;
+mod tracer_time;
 
 pub use events::{Completions, Events, Push, Rank, Sink, par_ranges};
+pub use tracer_time::{GapChange, IN_CALL, OWN, own_invalid};
 
 use crate::error::TraceError;
 use crate::model::Params;
@@ -414,17 +416,6 @@ impl Cores {
     }
 }
 
-/// Why `ns` cannot be the tracer's time `what` ([`RankMeta::own_ns`], `in_call_ns`), if it
-/// cannot.
-pub fn own_invalid(what: &str, ns: f64) -> Option<String> {
-    let fine = ns.is_finite() && (0.0..1e9).contains(&ns);
-    (!fine).then(|| format!("expected the tracer's {what} in 0 ns – 1 s, found {ns}"))
-}
-
-/// The tracer's time figures' names in [`own_invalid`]'s errors.
-pub const OWN: &str = "own time per record";
-pub const IN_CALL: &str = "time inside a call";
-
 /// Job metadata.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Meta {
@@ -496,33 +487,6 @@ impl Meta {
             if farther { "more" } else { "less" },
             if farther { "short" } else { "long" },
         ))
-    }
-}
-
-/// What a replay adds to a rank's measured gaps between calls, ns ([`RankMetas::gap_change`]):
-/// `plain` for a record of any other routine, `request` for a request's; a gap between two
-/// records takes the mean of its two ends' (the tracer's work after one call and before the
-/// next).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GapChange {
-    pub plain: f64,
-    pub request: f64,
-}
-
-impl GapChange {
-    /// Nothing added or taken anywhere.
-    pub fn is_none(&self) -> bool {
-        self.plain == 0.0 && self.request == 0.0
-    }
-
-    /// The change of the gap between a call of `before` and one of `after`.
-    #[inline]
-    pub fn between(&self, before: Routine, after: Routine) -> f64 {
-        let of = |r: Routine| match r.shape() {
-            Shape::Isend | Shape::Irecv | Shape::Complete | Shape::Cancel => self.request,
-            _ => self.plain,
-        };
-        0.5 * (of(before) + of(after))
     }
 }
 
