@@ -339,6 +339,12 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
                 part.as_ref().map_or("none".into(), figures),
                 figures(&run),
             ));
+        } else if let Some([a, b]) = run.line {
+            // Every launch's placement in the log, so that the sets it made can be read back.
+            log(format!(
+                "launch {launched}: a cache line between the ranks' cores and back {a:.0}/{b:.0} \
+                 ns before/after its sweep"
+            ));
         }
         parts.extend(part);
         if !run.samples.is_empty() {
