@@ -17,6 +17,8 @@ use crate::trace::OTHER_CORES;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Again {
     pub sizes: Vec<u64>,
+    /// Sizes the sweep had not measured, halfway between a missed size and its neighbours.
+    pub between: Vec<u64>,
     pub launches: usize,
     pub taken: [usize; 2],
     pub missed: [[usize; 2]; 2],
@@ -87,15 +89,24 @@ pub(super) fn where_missed(
     if k.is_empty() {
         return again;
     }
+    let measured = halves(&k, &sizes);
+    again.between = (measured.iter())
+        .filter(|m| sizes.binary_search(m).is_err())
+        .copied()
+        .collect();
     log(format!(
-        "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches",
+        "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches{}",
         k.len(),
         sizes_in_words(&k),
         match k.len() {
             1 => "it",
             _ => "them",
         },
-        opts.launches.max(1)
+        opts.launches.max(1),
+        match again.between.len() {
+            0 => String::new(),
+            n => format!(", with {n} size(s) halfway to their neighbours"),
+        }
     ));
     let figures = [
         cores_ns(&main.lines),
@@ -106,7 +117,7 @@ pub(super) fn where_missed(
     for _ in 0..opts.launches.max(1) {
         again.launches += 1;
         // A launch that fails ends the measuring again: the sweep's points stand.
-        let ran = match run_rtt(opts, &k, &ws, (true, true), log) {
+        let ran = match run_rtt(opts, &measured, &ws, (true, true), log) {
             Ok(ran) => ran,
             Err(e) => {
                 log(format!("measuring again stopped: {e}"));
@@ -126,6 +137,9 @@ pub(super) fn where_missed(
         }
     }
     let [for_main, for_other] = fresh;
+    let mut sizes = sizes;
+    sizes.extend(&again.between);
+    sizes.sort_unstable();
     recombine(main, for_main, &sizes, &ws);
     if let Some(o) = other.as_deref_mut() {
         recombine(o, for_other, &sizes, &ws);
@@ -133,6 +147,35 @@ pub(super) fn where_missed(
     again.missed[1] = misses(main, other.as_deref()).1;
     again
 }
+
+/// The sizes to measure again: those `missed`, and for each of at least [`HALVES_FROM`] bytes
+/// the size halfway (by ratio) to each neighbour in the sweep's `sizes` (sorted). A band must
+/// span [`banded::MIN_SIZES`] sizes and 1.4× in size: where a library's cost bends within an
+/// octave or two (the largest messages here, beyond the caches: Open MPI's last band fitted
+/// at its bound, a round trip at 3.4 MB 6% below it), the sweep's 4 sizes an octave leave the
+/// breakpoint search no band to cut there; twice as many around the miss do.
+fn halves(missed: &[u64], sizes: &[u64]) -> Vec<u64> {
+    let mut out = missed.to_vec();
+    for &m in missed.iter().filter(|&&m| m >= HALVES_FROM) {
+        let Ok(i) = sizes.binary_search(&m) else {
+            continue;
+        };
+        let near = [i.checked_sub(1), Some(i + 1)];
+        for n in near.into_iter().flatten().filter_map(|j| sizes.get(j)) {
+            let h = (m as f64 * *n as f64).sqrt().round() as u64;
+            if h != m && h != *n && *n >= HALVES_FROM {
+                out.push(h);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The least size whose neighbours' halves are measured again: below it a band spans too few
+/// bytes for a per-byte term ([`banded`]'s least span).
+const HALVES_FROM: u64 = 64;
 
 /// `set`'s points combined anew with the launches `more` added to its own.
 fn recombine(set: &mut Swept, more: Vec<Launch>, sizes: &[u64], ws: &[u64]) {
@@ -172,6 +215,23 @@ mod tests {
         // Ranks that share no memory (two nodes): the set without a figure takes them.
         assert_eq!(set_of(None, &[None]), Some(0));
         assert_eq!(set_of(None, &sets), None);
+    }
+
+    /// Around a missed size of 64 B or more, the sizes halfway to its neighbours by ratio
+    /// (by hand: √(2,965,821 × 3,526,975) = 3,234,251; √(3,526,975 × 4,194,304) = 3,846,194);
+    /// none below 64 B or between a size and itself.
+    #[test]
+    fn sizes_halfway_to_a_misses_neighbours_are_measured_too() {
+        let sizes = [0, 1, 2, 48, 64, 128, 2_965_821, 3_526_975, 4_194_304];
+        assert_eq!(
+            halves(&[3_526_975], &sizes),
+            vec![3_234_251, 3_526_975, 3_846_194]
+        );
+        assert_eq!(halves(&[4_194_304], &sizes), vec![3_846_194, 4_194_304]);
+        assert_eq!(halves(&[2, 48], &sizes), vec![2, 48]);
+        // 64 B: its neighbour 48 B lies below the least, 128 B does not (√8192 = 90.5).
+        assert_eq!(halves(&[64], &sizes), vec![64, 91]);
+        assert_eq!(halves(&[], &sizes), Vec::<u64>::new());
     }
 
     /// The sizes missed: those whose round trip lies more than 5% off the fit, here a step of

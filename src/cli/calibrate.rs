@@ -359,11 +359,18 @@ fn print_fit(c: &Calibration, p: &loggps_predict::model::Params, kept: &[&Sample
     let again = &c.again;
     if !again.sizes.is_empty() {
         println!(
-            "again       {} size(s) the fit missed by more than {:.0}% or set aside ({}) measured again in {} more launches ({} at this set's placement, {} at the second set's), each size's round trips the median over all its launches: round trips missed or set aside {} before, {} after{}",
+            "again       {} size(s) the fit missed by more than {:.0}% or set aside ({}) measured again in {} more launches{} ({} at this set's placement, {} at the second set's), each size's round trips the median over all its launches: round trips missed or set aside {} before, {} after{}",
             again.sizes.len(),
             100.0 * calibrate::banded::MISS,
             calibrate::again_sizes_in_words(&again.sizes),
             again.launches,
+            match again.between.len() {
+                0 => String::new(),
+                n => format!(
+                    " with {n} size(s) halfway to their neighbours ({})",
+                    calibrate::again_sizes_in_words(&again.between)
+                ),
+            },
             again.taken[0],
             again.taken[1],
             again.missed[0][0],
