@@ -95,7 +95,8 @@ pub(super) fn where_missed(
         .copied()
         .collect();
     log(format!(
-        "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches{}",
+        "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches{} (up \
+         to twice as many while few run at the main set's placement)",
         k.len(),
         sizes_in_words(&k),
         match k.len() {
@@ -114,7 +115,12 @@ pub(super) fn where_missed(
     ];
     let sets = &figures[..1 + other.is_some() as usize];
     let mut fresh: [Vec<Launch>; 2] = [Vec::new(), Vec::new()];
-    for _ in 0..opts.launches.max(1) {
+    // As many launches as the sweep's, and more (twice as many in all at most) while the main
+    // set, which missed, has fewer than half of them at its placement: otherwise a spell at
+    // the other placement leaves the main set's misses measured once only.
+    let want = opts.launches.max(1) as usize;
+    let short = |a: &Again| before[0] > 0 && a.taken[0] < want.div_ceil(2);
+    while again.launches < want || (short(&again) && again.launches < 2 * want) {
         again.launches += 1;
         // A launch that fails ends the measuring again: the sweep's points stand.
         let ran = match run_rtt(opts, &measured, &ws, (true, true), log) {
