@@ -58,6 +58,8 @@ pub struct Exchanges {
     /// Some exchange went by rendezvous, but the launch ran at another placement than the
     /// set's: the share was not fitted (the sets keep theirs: 0, the receiver's CPU alone).
     pub share_elsewhere: bool,
+    /// The launches at the set's placement this one was chosen from (the median share's).
+    pub launches: usize,
 }
 
 /// The share of a rendezvous payload's `T1` that holds its sender's CPU, fitted to the
@@ -153,6 +155,7 @@ pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Er
         set_cores_ns: p.cores,
         rendezvous,
         share_elsewhere,
+        launches: 1,
     })
 }
 
@@ -215,9 +218,15 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
         _ => false,
     };
     let mut lines = vec![format!(
-        "traced at cores {} (a cache line's round trip), predicted with the set of {}{}",
+        "traced at cores {} (a cache line's round trip), predicted with the set of {}{}{}",
         ns(x.cores_ns),
         ns(x.set_cores_ns),
+        match x.launches {
+            0 | 1 => String::new(),
+            n => format!(
+                " (of {n} launches at this placement, the one whose fitted share is the median)"
+            ),
+        },
         match apart {
             true => ": another placement, not judged",
             false => "",
@@ -326,6 +335,7 @@ pub(crate) mod tests {
             set_cores_ns: None,
             rendezvous: None,
             share_elsewhere: false,
+            launches: 1,
         };
         let (lines, off) = finding(&x, 0.10);
         assert!(off);
