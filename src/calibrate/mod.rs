@@ -166,6 +166,10 @@ const COLL_ROUNDS: u32 = 500;
 /// median of those at its placement ([`exchanges_per_set`]).
 const EXCHANGE_LAUNCHES: usize = 5;
 
+/// The exchange launches wanted at each placement they ran at (more are launched while one has
+/// fewer, up to twice [`EXCHANGE_LAUNCHES`] in all).
+const EXCHANGE_EACH: usize = 3;
+
 impl Calibration {
     /// Whether the measured `S` and the reported limit agree: the reported one may count a
     /// protocol header the payload does not have, so within 5% or 256 bytes below.
@@ -579,8 +583,9 @@ type Reported = (
 );
 
 /// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
-/// launches as the sweep, then with the exchanges in [`EXCHANGE_LAUNCHES`] launches, and reads
-/// back what the traces record.
+/// launches as the sweep, then with the exchanges in [`EXCHANGE_LAUNCHES`] launches (more while
+/// a placement they ran at holds fewer than [`EXCHANGE_EACH`]), and reads back what the traces
+/// record.
 fn reported_by_library(
     opts: &Options,
     tracer: &Path,
@@ -653,7 +658,17 @@ fn reported_by_library(
     }
     let sizes = exchange::sizes(opts.max_bytes);
     let mut exchanges: Vec<(crate::trace::Trace, _)> = Vec::new();
-    while exchanges.len() < EXCHANGE_LAUNCHES {
+    // More launches (twice as many at most) while a placement they ran at holds fewer than
+    // [`EXCHANGE_EACH`] of them: a set fitted to one launch takes its draw.
+    let cores =
+        |t: &crate::trace::Trace| (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
+    let few = |x: &[(crate::trace::Trace, _)]| {
+        let figures: Vec<f64> = x.iter().filter_map(|(t, _)| cores(t)).collect();
+        few_at_a_placement(&figures, EXCHANGE_EACH)
+    };
+    while exchanges.len() < EXCHANGE_LAUNCHES
+        || (few(&exchanges) && exchanges.len() < 2 * EXCHANGE_LAUNCHES)
+    {
         match run(
             &mut traced(&["--exchange", &sizes, "--bounce", &sizes]),
             log,
@@ -933,6 +948,13 @@ fn fit_other(
     })
 }
 
+/// Whether some launch's placement (its cache-line figure, ns) holds fewer than `each` of the
+/// launches (those within 2× of it).
+fn few_at_a_placement(figures: &[f64], each: usize) -> bool {
+    let here = |a: f64| figures.iter().filter(|&&b| !placements_apart(a, b)).count();
+    figures.iter().any(|&a| here(a) < each)
+}
+
 /// The exchange launches' checks given to the sets, in order: to each, of the launches at its
 /// placement (predicted with it, the launch's cores within 2× of the set's), the one whose
 /// fitted rendezvous share is the median (the lower of two; the middle launch where none has
@@ -1165,12 +1187,29 @@ pub fn params_file(c: &Calibration) -> String {
 mod tests {
     use super::*;
 
+    /// Exchange launches go on while a placement holds fewer than three of them (hand-made
+    /// cache-line figures, grouped within 2×).
+    #[test]
+    fn exchanges_are_launched_until_each_placement_holds_three() {
+        // The calibration that fitted 0.99 to one slow launch: one at 152 ns, four at 59–61.
+        assert!(few_at_a_placement(&[152.0, 59.0, 61.0, 60.0, 59.0], 3));
+        assert!(!few_at_a_placement(
+            &[152.0, 59.0, 140.0, 60.0, 120.0, 61.0],
+            3
+        ));
+        // 100 and 190 ns are one placement (under 2× apart), 60 and 130 are not.
+        assert!(!few_at_a_placement(&[100.0, 190.0, 150.0], 3));
+        assert!(few_at_a_placement(&[60.0, 130.0, 130.0, 130.0], 3));
+        assert!(!few_at_a_placement(&[], 3));
+    }
+
     /// Exchange launches at two placements, one checked with each set: near cores (150 ns)
     /// measured 6,500 ns, far ones (450 ns) 7,000 ns, each a rendezvous of 1,000 B each way
     /// (the exchange module's example: 6,000 ns with the payload on the receiver's CPU alone,
     /// 7,000 with all of its `T1` on the sender's too). Each set gets its own launch and share
     /// (0.25 and 1); of several at one placement, the median share's; a far launch alone
-    /// goes to the far set, and a set with none there gets none; with one set at another placement, the launch is its, not judged.
+    /// goes to the far set, and a set with none there gets none; with one set at another
+    /// placement, the launch is its, not judged.
     #[test]
     fn each_set_is_given_the_exchanges_at_its_placement() {
         let p = exchange::tests::example_set();
