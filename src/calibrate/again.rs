@@ -157,9 +157,8 @@ pub(super) fn where_missed(
 /// The sizes to measure again: those `missed`, and for each of at least [`HALVES_FROM`] bytes
 /// the size halfway (by ratio) to each neighbour in the sweep's `sizes` (sorted). A band must
 /// span [`banded::MIN_SIZES`] sizes and 1.4× in size: where a library's cost bends within an
-/// octave or two (the largest messages here, beyond the caches: Open MPI's last band fitted
-/// at its bound, a round trip at 3.4 MB 6% below it), the sweep's 4 sizes an octave leave the
-/// breakpoint search no band to cut there; twice as many around the miss do.
+/// octave or two (the largest messages, beyond the caches), the sweep's 4 sizes an octave leave
+/// the breakpoint search no band to cut there; twice as many around the miss do.
 fn halves(missed: &[u64], sizes: &[u64]) -> Vec<u64> {
     let mut out = missed.to_vec();
     for &m in missed.iter().filter(|&&m| m >= HALVES_FROM) {

@@ -103,8 +103,8 @@ pub fn fit_bands(samples: &[Sample], calls: &[Calls], S: u64) -> Option<BandedFi
 /// times the median misfit (and 5%), while each neighbouring size at the same imbalance is off
 /// by less than half as much. A run of misfits is the model's, not the measurement's: it stays;
 /// so does a size off by more than 5% the same way at every imbalance measured (each a median
-/// over the launches: a preemption does not move them all alike; Open MPI's 4 MiB round trip
-/// here, 8% and 11% above its band's line, is a bend the band must follow).
+/// over the launches: a preemption does not move them all alike; it is a bend the bands must
+/// follow, or a miss the fit reports).
 fn spikes(samples: &[Sample], rel: &[f64]) -> Vec<bool> {
     let mut abs: Vec<f64> = rel.iter().map(|r| r.abs()).collect();
     abs.sort_by(f64::total_cmp);

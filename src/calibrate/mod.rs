@@ -161,9 +161,9 @@ const PROBE_ONLY: [&str; 10] = [
 /// Rounds of collectives the traced probe run makes (`--coll`).
 const COLL_ROUNDS: u32 = 500;
 
-/// The exchange launches: one launch's exchanges are a draw (here, at one placement, two 16 KiB
-/// messages each way took 8–9 µs in most launches and 18–24 µs in some), so each set takes the
-/// median of those at its placement ([`exchanges_per_set`]).
+/// The exchange launches: one launch's exchanges are a draw (at one placement, some launches
+/// take twice as long as most: MODEL.md §9), so each set takes the median of those at its
+/// placement ([`exchanges_per_set`]).
 const EXCHANGE_LAUNCHES: usize = 5;
 
 /// The exchange launches wanted at each placement they ran at (more are launched while one has
