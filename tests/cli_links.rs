@@ -360,6 +360,84 @@ fn ranks_per_node_is_swept() {
     assert!(!out.status.success());
 }
 
+/// A class's parameter swept: `--sweep network.L=2500,5000` ends rank 2 at
+/// 150 + 1000 + L + 1000 (4650, 7150: the runtime), as `--set network.L` does;
+/// `--sweep-scale network.L=0.5,1` the same. `--sweep-scale node.o=0.2` makes both node sets'
+/// `o` a fifth (near 10, far 20): rank 0 sends at 0, 10, 30, so rank 2 ends at
+/// 30 + 1000 + 5000 + 1000 = 7030. With the network's `Op` 500 (its receive, posted at 0,
+/// ends 500 sooner: 6650), a factor 0.1 leaves `o` (100) below `Op`: that value fails, the
+/// other answers.
+#[test]
+fn a_classs_parameters_are_swept() {
+    let (_d, trace, [near, far, network]) = setup();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec![
+            "predict", &trace, "--params", &near, "--params", &far, "--params", &network,
+            "--format", "json",
+        ];
+        args.extend(extra);
+        let v = json(&args);
+        (v["points"].as_array().unwrap().iter())
+            .map(|p| p["predicted_s"].as_f64().map(|t| (t * 1e12).round() / 1e3))
+            .collect::<Vec<_>>()
+    };
+    let both = vec![Some(4650.0), Some(7150.0)];
+    assert_eq!(sweep(&["--sweep", "network.L=2500,5000"]), both);
+    assert_eq!(sweep(&["--sweep-scale", "network.L=0.5,1"]), both);
+    assert_eq!(sweep(&["--sweep-scale", "node.o=0.2"]), vec![Some(7030.0)]);
+    assert_eq!(
+        sweep(&[
+            "--set",
+            "network.Op=500",
+            "--sweep-scale",
+            "network.o=0.1,1"
+        ]),
+        vec![None, Some(6650.0)]
+    );
+    let refused = |extra: &[&str], files: &[&str], why: &str| {
+        let mut args = vec!["predict", trace.as_str()];
+        for f in files {
+            args.extend(["--params", f]);
+        }
+        args.extend(extra);
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(why),
+            "{extra:?}: {err}"
+        );
+    };
+    let all = [near.as_str(), far.as_str(), network.as_str()];
+    refused(
+        &["--sweep", "network.L=1"],
+        &[&near, &far],
+        "no parameter set given is of class network",
+    );
+    refused(
+        &["--sweep-scale", "network.L=1"],
+        &[&near],
+        "of no class network",
+    );
+    refused(&["--sweep", "rack.L=1"], &all, "expected CLASS.NAME");
+    refused(&["--sweep", "network.gamma=1"], &all, "expected CLASS.NAME");
+    refused(
+        &["--sweep-scale", "network.S=2"],
+        &all,
+        "a parameter --scale takes",
+    );
+    refused(&["--sweep-scale", "L=-1"], &all, "not a factor");
+    refused(
+        &["--set", "network.L=5", "--sweep", "network.L=1"],
+        &all,
+        "give one or the other",
+    );
+    refused(
+        &["--scale", "L=5", "--sweep-scale", "L=1"],
+        &all,
+        "give one or the other",
+    );
+}
+
 /// A modeled collective's messages take their pairs' sets: a Bcast of 1000 bytes between ranks
 /// on two nodes predicts exactly what the network set alone predicts for it, and placed on one
 /// node (`--ranks-per-node 2`) what the near set alone predicts (the single-set replay is the

@@ -297,12 +297,17 @@ pub struct PredictArgs {
     /// choice for that operation)
     #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
-    /// What-if sweep: one prediction per value of one parameter of the model, of ranks a node,
-    /// or per algorithm of one collective (tuned: Open MPI 4.1's choice by size), the trace
-    /// loaded and matched once; a row per value (e.g. --sweep S=4096,16384,65536, --sweep
+    /// What-if sweep: one prediction per value of one parameter of the model (of one class's
+    /// sets where prefixed, as --set takes it), of ranks a node, or per algorithm of one
+    /// collective (tuned: Open MPI 4.1's choice by size), the trace loaded and matched once; a
+    /// row per value (e.g. --sweep S=4096,16384,65536, --sweep network.L=2500,5000, --sweep
     /// ranks-per-node=1,2,4, --sweep allreduce=tuned,ring)
     #[arg(long, value_name = "NAME=V1,V2,…")]
     pub sweep: Option<String>,
+    /// What-if sweep by factors: one prediction per factor of a parameter, as --scale takes
+    /// it (e.g. --sweep-scale L=0.5,1,2; network.L=0.5,1,2 scales the network's set alone)
+    #[arg(long, value_name = "NAME=F1,F2,…", conflicts_with = "sweep")]
+    pub sweep_scale: Option<String>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

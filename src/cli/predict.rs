@@ -118,11 +118,11 @@ fn prepare(
     split: Split<'_>,
 ) -> Result<(Choice, Option<Sweep>, timeline::Cut, trace::Trace), Error> {
     let coll = Choice::parse(&a.coll)?;
-    let sweep = a
-        .sweep
-        .as_deref()
-        .map(|s| Sweep::parse(s, &a.model, &a.params, &coll))
-        .transpose()?;
+    let sweep = match (&a.sweep, &a.sweep_scale) {
+        (Some(s), _) => Some(Sweep::parse(s, &a.model, &a.params, &coll)?),
+        (None, Some(s)) => Some(Sweep::parse_scale(s, &a.model, &a.params)?),
+        (None, None) => None,
+    };
     let cut = timeline::Cut {
         ranks: a
             .ranks

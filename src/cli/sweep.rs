@@ -19,12 +19,15 @@ use rayon::prelude::*;
 /// The placement what-if a sweep can vary: ranks a node (`--ranks-per-node`).
 const RANKS_PER_NODE: &str = "ranks-per-node";
 
-/// `--sweep NAME=V1,V2,…`: one parameter of the model and the values it takes in turn, or one
-/// collective operation and the algorithms it is modeled by in turn.
+/// `--sweep NAME=V1,V2,…`: one parameter of the model and the values it takes in turn (of one
+/// class's sets where prefixed by it, as `--set` takes it: `network.L`), or one collective
+/// operation and the algorithms it is modeled by in turn.
 pub(super) struct Sweep {
-    name: &'static str,
+    name: String,
     /// The operation whose algorithm is swept (None: a parameter).
     op: Option<Op>,
+    /// The values are factors of the parameter, as `--scale` takes them (`--sweep-scale`).
+    factor: bool,
     values: Vec<Value>,
 }
 
@@ -73,12 +76,14 @@ impl Sweep {
             .iter()
             .copied()
             .chain(placement)
-            .find(|&n| n == name.trim());
+            .map(str::to_string)
+            .find(|n| n == name.trim())
+            .or(Sweep::of_class(name.trim(), model).map_err(usage)?);
         let Some(name) = found else {
             let op = Op::parse(name.trim()).map_err(|_| {
                 usage(format!(
                     "{} has no parameter {:?}; it has {}{}, and a collective's algorithms are \
-                     swept by its name ({})",
+                     swept by its name ({}){}",
                     match model.model {
                         ModelKind::Loggps => "LogGPS",
                         ModelKind::Loggp => "LogGP",
@@ -86,17 +91,24 @@ impl Sweep {
                     name.trim(),
                     names.join(" "),
                     placement.map_or(String::new(), |p| format!(" (and the placement {p})")),
-                    OPS.map(|(_, n, _)| n).join(" ")
+                    OPS.map(|(_, n, _)| n).join(" "),
+                    placement.map_or("", |_| "; one class's sets' parameter is swept as \
+                                             --set names it (network.L, node.o)")
                 ))
             })?;
             return Sweep::algorithms(op, &list, coll).map_err(|e| usage(e.to_string()));
         };
-        if Sweep::set(model, params, name, 0.0).is_none() {
+        if Sweep::set(model, params, &name, 0.0).is_none() {
+            let flag = match name.contains('.') {
+                true => format!("--set {name}=…"),
+                false => format!("--{name}"),
+            };
             return Err(usage(format!(
-                "--{name} sets the parameter the sweep varies; give one or the other"
+                "{flag} sets the parameter the sweep varies; give one or the other"
             )));
         }
-        let integer = matches!(name, "s" | "S");
+        let param = name.rsplit('.').next().unwrap_or(&name);
+        let integer = matches!(param, "s" | "S");
         let value = |&v: &&str| {
             let x: f64 = (v.parse()).map_err(|_| usage(format!("{v:?} is not a number")))?;
             if name == RANKS_PER_NODE && !(x >= 1.0 && x.fract() == 0.0 && x < 2f64.powi(32)) {
@@ -115,8 +127,85 @@ impl Sweep {
         Ok(Sweep {
             name,
             op: None,
+            factor: false,
             values,
         })
+    }
+
+    /// `--sweep-scale NAME=F1,F2,…`: the parameter `NAME` as `--scale` names it (of one
+    /// class's sets where prefixed by it), multiplied by each factor in turn.
+    pub(super) fn parse_scale(
+        spec: &str,
+        model: &ModelArgs,
+        params: &ParamArgs,
+    ) -> Result<Sweep, Error> {
+        let usage = |why: String| Error::Usage(format!("--sweep-scale {spec}: {why}"));
+        if model.model == ModelKind::Loggp {
+            return Err(usage(
+                "scales a LogGPS parameter; under LogGP sweep the value (--sweep L=…)".into(),
+            ));
+        }
+        let (name, list) = spec.split_once('=').ok_or_else(|| {
+            usage("expected NAME=F1,F2,… (e.g. L=0.5,1,2 or network.L=0.5,1,2)".into())
+        })?;
+        let name = name.trim();
+        let (class, base) = match name.split_once('.') {
+            Some((c, b)) => (Some(c), b),
+            None => (None, name),
+        };
+        let known = model::SCALE_ALL.contains(&base) || matches!(base, "Gs" | "Gl" | "all");
+        if !known || class.is_some_and(|c| model::Class::from_name(c).is_none()) {
+            return Err(usage(format!(
+                "expected a parameter --scale takes ({} Gs Gl all), prefixed by a class (node or \
+                 network) for that class's sets alone",
+                model::SCALE_ALL.join(" ")
+            )));
+        }
+        if params.scale.iter().any(|(n, _)| n == name) {
+            return Err(usage(format!(
+                "--scale {name}=… scales the parameter the sweep varies; give one or the other"
+            )));
+        }
+        let factor = |v: &str| match v.trim().parse::<f64>() {
+            Ok(f) if f.is_finite() && f >= 0.0 => Ok(Value::Number(f)),
+            _ => Err(usage(format!(
+                "{v:?} is not a factor (a finite number ≥ 0)"
+            ))),
+        };
+        Ok(Sweep {
+            name: name.to_string(),
+            op: None,
+            factor: true,
+            values: list.split(',').map(factor).collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// The swept parameter as the report names it.
+    fn label(&self) -> String {
+        match self.factor {
+            true => format!("{} scale", self.name),
+            false => self.name.clone(),
+        }
+    }
+
+    /// `CLASS.NAME` where CLASS is a class of parameter sets and NAME a parameter `--set` sets
+    /// in that class's sets alone (None where the name has no dot; an error where the parts
+    /// are not those).
+    fn of_class(name: &str, model: &ModelArgs) -> Result<Option<String>, String> {
+        let Some((class, param)) = name.split_once('.') else {
+            return Ok(None);
+        };
+        const SPLIT: [&str; 2] = ["Od", "Op"];
+        let known = model::NAMES.contains(&param) || SPLIT.contains(&param);
+        if model.model != ModelKind::Loggps || model::Class::from_name(class).is_none() || !known {
+            return Err(format!(
+                "expected CLASS.NAME (a parameter of one class's sets, as --set takes it): CLASS \
+                 node or network, NAME one of {} {}",
+                model::NAMES.join(" "),
+                SPLIT.join(" ")
+            ));
+        }
+        Ok(Some(name.to_string()))
     }
 
     /// The sweep of `op`'s algorithms `list` (each of them, or [`TUNED`]).
@@ -148,8 +237,9 @@ impl Sweep {
                 .map_err(|_| not_one(v))
         };
         Ok(Sweep {
-            name: op.name(),
+            name: op.name().to_string(),
             op: Some(op),
+            factor: false,
             values: list.iter().map(value).collect::<Result<_, _>>()?,
         })
     }
@@ -163,6 +253,14 @@ impl Sweep {
         v: f64,
     ) -> Option<(ModelArgs, ParamArgs)> {
         let (mut m, mut p) = (model.clone(), params.clone());
+        if name.contains('.') {
+            // One class's sets, as `--set` sets them (the name checked by `of_class`).
+            if p.set.iter().any(|(n, _)| n == name) {
+                return None;
+            }
+            p.set.push((name.to_string(), v));
+            return Some((m, p));
+        }
         let slot = match name {
             "L" => &mut p.L,
             "o" => &mut p.o,
@@ -194,9 +292,14 @@ impl Sweep {
     /// The model's flags and the collectives' choice for `value`.
     fn at(&self, a: &PredictArgs, coll: &Choice, value: Value) -> (ModelArgs, ParamArgs, Choice) {
         match (self.op, value) {
+            (None, Value::Number(f)) if self.factor => {
+                let mut p = a.params.clone();
+                p.scale.push((self.name.clone(), f));
+                (a.model.clone(), p, coll.clone())
+            }
             (None, Value::Number(v)) => {
                 let (m, p) =
-                    Sweep::set(&a.model, &a.params, self.name, v).expect("checked by parse");
+                    Sweep::set(&a.model, &a.params, &self.name, v).expect("checked by parse");
                 (m, p, coll.clone())
             }
             (Some(op), Value::Algorithm(algo)) => (
@@ -240,7 +343,16 @@ pub(super) fn predict_sweep(
     let (mut model, mut measured_s) = (None, f64::NAN);
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p, coll) = sweep.at(a, coll, v);
-        let resolved = m.resolve(&p, &trace.meta.sets(), trace.meta.eager_limit.as_ref())?;
+        // A value whose parameters are invalid (a factor that leaves `Op` above `T3`) is a
+        // failed point, as one whose replay fails: the other values still answer.
+        let resolved = match m.resolve(&p, &trace.meta.sets(), trace.meta.eager_limit.as_ref()) {
+            Ok(r) => r,
+            Err(e) => {
+                points.push(report::sweep::Point::failed(v, &e.to_string()));
+                first_error.get_or_insert(e);
+                continue;
+            }
+        };
         let remap = match (placed, v) {
             (true, Value::Number(n)) => Remap::PerNode(n as u32),
             _ => super::agreed(a.remap(), split)?,
@@ -250,11 +362,11 @@ pub(super) fn predict_sweep(
             super::warn_placement(trace, resolved.cores());
         }
         for w in links.iter().flat_map(|l| &l.warnings) {
-            warn(format!("{}={v}: {w}", sweep.name));
+            warn(format!("{}={v}: {w}", sweep.label()));
         }
         let label = format!(
             "replaying {}={v} ({} of {})",
-            sweep.name,
+            sweep.label(),
             k + 1,
             sweep.values.len()
         );
@@ -271,7 +383,7 @@ pub(super) fn predict_sweep(
         let point = match prediction {
             Ok(pred) => {
                 for w in &pred.warnings {
-                    warn(format!("{}={v}: {w}", sweep.name));
+                    warn(format!("{}={v}: {w}", sweep.label()));
                 }
                 measured_s = pred.measured_ns * 1e-9;
                 report::sweep::Point::of(v, &pred)
@@ -292,12 +404,12 @@ pub(super) fn predict_sweep(
     }
     for p in &points {
         if let Some(e) = &p.error {
-            warn(format!("{}={}: {e}", sweep.name, p.value));
+            warn(format!("{}={}: {e}", sweep.label(), p.value));
         }
     }
     let model = model.expect("a sweep has a value at least");
     let mut report =
-        report::sweep::SweepReport::new(&name, trace, &model, sweep.name, measured_s, points);
+        report::sweep::SweepReport::new(&name, trace, &model, &sweep.label(), measured_s, points);
     report.events = all_events(trace, census);
     if let Some(path) = &a.svg {
         super::write_svg(path, &report.svg())?;

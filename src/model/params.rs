@@ -249,6 +249,19 @@ fn resolve_sets(sets: Vec<(Params, Source)>, ov: &Overrides) -> Result<Resolved,
             nodes.len()
         )));
     }
+    // A flag for a class no set is of would change nothing, silently.
+    let prefixed = (ov.set.iter().map(|(n, v)| ("set", n, v)))
+        .chain(ov.scale.iter().map(|(n, f)| ("scale", n, f)));
+    for (flag, name, v) in prefixed {
+        let c = name.split_once('.').and_then(|(c, _)| Class::from_name(c));
+        if let Some(c) = c.filter(|&c| !sets.iter().any(|(p, _)| class(p) == c)) {
+            return Err(Error::Usage(format!(
+                "--{flag} {name}={v}: no parameter set given is of class {}: give its set with \
+                 another --params",
+                c.name()
+            )));
+        }
+    }
     let first = (sets.iter())
         .position(|(p, _)| class(p) == Class::Node)
         .unwrap_or(0);
