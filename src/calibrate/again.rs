@@ -56,11 +56,16 @@ pub(super) fn set_of(line: Option<[f64; 2]>, sets: &[Option<f64>]) -> Option<usi
     (ratio(a, at) < OTHER_CORES && ratio(b, at) < OTHER_CORES).then_some(i)
 }
 
-/// Measures again, once, the sizes each set's fit misses (`main`, and `other` where there is a
-/// second set), in as many launches as the sweep's (a second round, tried, found the same sizes
-/// missed: the misses one leaves are the model's); each launch's points go to the set it ran at
-/// ([`set_of`]), and each set's points are combined anew over all its launches. The sets'
-/// launch counts, spread and cache-line figures stay the sweep's.
+/// Measures again the sizes each set's fit misses (`main`, and `other` where there is a second
+/// set), in as many launches as the sweep's; each launch's points go to the set it ran at
+/// ([`set_of`]), and each set's points are combined anew over all its launches. Where misses
+/// stay, a second round measures them with the sizes halfway to their neighbours ([`halves`]),
+/// so that the breakpoint search can follow a cost that bends within an octave: only there,
+/// since a size the sweep never measured stands on the launches measuring again alone, whose
+/// minutes' speed its neighbours do not share (four calibrations each way in turn, round trips
+/// missed or set aside before → after: with the halves in the first round 16→31, 13→22, 9→20,
+/// 20→37; in a second round 25→15, 12→12, 9→16, 23→29). The sets' launch counts, spread and
+/// cache-line figures stay the sweep's.
 pub(super) fn where_missed(
     opts: &Options,
     limit: u64,
@@ -68,7 +73,7 @@ pub(super) fn where_missed(
     mut other: Option<&mut Swept>,
     log: &mut dyn FnMut(String),
 ) -> Again {
-    let (sizes, ws) = (
+    let (mut sizes, ws) = (
         coarse_sizes(opts.max_bytes, opts.per_octave),
         imbalances(opts),
     );
@@ -89,13 +94,8 @@ pub(super) fn where_missed(
     if k.is_empty() {
         return again;
     }
-    let measured = halves(&k, &sizes);
-    again.between = (measured.iter())
-        .filter(|m| sizes.binary_search(m).is_err())
-        .copied()
-        .collect();
     log(format!(
-        "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches{} (up \
+        "the fit misses round trips at {} size(s) ({}): measuring {} again in {} launches (up \
          to twice as many while few run at the main set's placement)",
         k.len(),
         sizes_in_words(&k),
@@ -104,26 +104,61 @@ pub(super) fn where_missed(
             _ => "them",
         },
         opts.launches.max(1),
-        match again.between.len() {
-            0 => String::new(),
-            n => format!(", with {n} size(s) halfway to their neighbours"),
-        }
     ));
     let figures = [
         cores_ns(&main.lines),
         other.as_deref().and_then(|o| cores_ns(&o.lines)),
     ];
     let sets = &figures[..1 + other.is_some() as usize];
+    let fresh = launches(opts, &k, &ws, sets, &mut again, before[0] > 0, log);
+    recombine(main, other.as_deref_mut(), fresh, &sizes, &ws);
+    let (still, _) = misses(main, other.as_deref());
+    let measured = halves(&still, &sizes);
+    again.between = (measured.iter())
+        .filter(|m| sizes.binary_search(m).is_err())
+        .copied()
+        .collect();
+    if !again.between.is_empty() {
+        log(format!(
+            "the fit still misses round trips at {} size(s) ({}): measuring them again with {} \
+             size(s) halfway to their neighbours in {} launches",
+            still.len(),
+            sizes_in_words(&still),
+            again.between.len(),
+            opts.launches.max(1),
+        ));
+        sizes.extend(&again.between);
+        sizes.sort_unstable();
+        // As many launches as the sweep's, no more: the first round gave the main set its own.
+        let fresh = launches(opts, &measured, &ws, sets, &mut again, false, log);
+        recombine(main, other.as_deref_mut(), fresh, &sizes, &ws);
+    }
+    again.missed[1] = misses(main, other.as_deref()).1;
+    again
+}
+
+/// One round of launches measuring `measured` again, each launch for the set it ran at
+/// ([`set_of`] over `sets`): as many as the sweep's, and more (twice as many at most) while
+/// the main set, which missed (`main_missed`), has fewer than half of them at its placement:
+/// otherwise a spell at the other placement leaves the main set's misses measured once only.
+/// Counted in `again`.
+fn launches(
+    opts: &Options,
+    measured: &[u64],
+    ws: &[u64],
+    sets: &[Option<f64>],
+    again: &mut Again,
+    main_missed: bool,
+    log: &mut dyn FnMut(String),
+) -> [Vec<Launch>; 2] {
     let mut fresh: [Vec<Launch>; 2] = [Vec::new(), Vec::new()];
-    // As many launches as the sweep's, and more (twice as many in all at most) while the main
-    // set, which missed, has fewer than half of them at its placement: otherwise a spell at
-    // the other placement leaves the main set's misses measured once only.
     let want = opts.launches.max(1) as usize;
-    let short = |a: &Again| before[0] > 0 && a.taken[0] < want.div_ceil(2);
-    while again.launches < want || (short(&again) && again.launches < 2 * want) {
+    let (mut ran_here, mut taken_here) = (0, 0);
+    while ran_here < want || (main_missed && taken_here < want.div_ceil(2) && ran_here < 2 * want) {
+        ran_here += 1;
         again.launches += 1;
-        // A launch that fails ends the measuring again: the sweep's points stand.
-        let ran = match run_rtt(opts, &measured, &ws, (true, true), log) {
+        // A launch that fails ends the measuring again: the points so far stand.
+        let ran = match run_rtt(opts, measured, ws, (true, true), log) {
             Ok(ran) => ran,
             Err(e) => {
                 log(format!("measuring again stopped: {e}"));
@@ -134,6 +169,7 @@ pub(super) fn where_missed(
         match set_of(run.line, sets).filter(|_| moved.is_empty()) {
             Some(s) => {
                 again.taken[s] += 1;
+                taken_here += (s == 0) as usize;
                 fresh[s].push(run);
             }
             None => log(
@@ -142,16 +178,7 @@ pub(super) fn where_missed(
             ),
         }
     }
-    let [for_main, for_other] = fresh;
-    let mut sizes = sizes;
-    sizes.extend(&again.between);
-    sizes.sort_unstable();
-    recombine(main, for_main, &sizes, &ws);
-    if let Some(o) = other.as_deref_mut() {
-        recombine(o, for_other, &sizes, &ws);
-    }
-    again.missed[1] = misses(main, other.as_deref()).1;
-    again
+    fresh
 }
 
 /// The sizes to measure again: those `missed`, and for each of at least [`HALVES_FROM`] bytes
@@ -182,15 +209,25 @@ fn halves(missed: &[u64], sizes: &[u64]) -> Vec<u64> {
 /// bytes for a per-byte term ([`banded`]'s least span).
 const HALVES_FROM: u64 = 64;
 
-/// `set`'s points combined anew with the launches `more` added to its own.
-fn recombine(set: &mut Swept, more: Vec<Launch>, sizes: &[u64], ws: &[u64]) {
-    if more.is_empty() {
-        return;
+/// Each set's points (`main`'s, `other`'s) combined anew with its launches of `fresh` added
+/// to its own.
+fn recombine(
+    main: &mut Swept,
+    other: Option<&mut Swept>,
+    fresh: [Vec<Launch>; 2],
+    sizes: &[u64],
+    ws: &[u64],
+) {
+    let [for_main, for_other] = fresh;
+    for (set, more) in [(Some(main), for_main), (other, for_other)] {
+        let Some(set) = set.filter(|_| !more.is_empty()) else {
+            continue;
+        };
+        set.runs.extend(more);
+        let fresh = combine(set.runs.clone(), sizes, ws, set.apart);
+        set.samples = fresh.samples;
+        set.calls = fresh.calls;
     }
-    set.runs.extend(more);
-    let fresh = combine(set.runs.clone(), sizes, ws, set.apart);
-    set.samples = fresh.samples;
-    set.calls = fresh.calls;
 }
 
 /// Sizes in bytes, a few named and the rest counted.
