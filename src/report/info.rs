@@ -124,6 +124,61 @@ fn span(v: impl Iterator<Item = f64>) -> Option<[f64; 2]> {
     })
 }
 
+/// What [`Info`] counts of a trace's events: per routine code, the messages, their sizes'
+/// histogram, the collectives' bytes.
+struct Counts {
+    per_code: [u64; 256],
+    hist: [u64; 65],
+    messages: u64,
+    message_bytes: u64,
+    collective_bytes: u64,
+}
+
+impl Counts {
+    fn add(mut self, o: Counts) -> Counts {
+        (0..256).for_each(|k| self.per_code[k] += o.per_code[k]);
+        (0..65).for_each(|k| self.hist[k] += o.hist[k]);
+        self.messages += o.messages;
+        self.message_bytes += o.message_bytes;
+        self.collective_bytes += o.collective_bytes;
+        self
+    }
+}
+
+/// The trace's [`Counts`], its ranks counted in parallel.
+fn counts(trace: &Trace) -> Counts {
+    use rayon::prelude::*;
+    let zero = || Counts {
+        per_code: [0; 256],
+        hist: [0; 65],
+        messages: 0,
+        message_bytes: 0,
+        collective_bytes: 0,
+    };
+    let rank = |r: usize| {
+        let (ev, mut c) = (trace.events.rank(r), zero());
+        for i in 0..ev.len() {
+            let routine = ev.routine(i);
+            c.per_code[routine as usize] += 1;
+            match routine.shape() {
+                Shape::Send | Shape::Isend | Shape::Sendrecv if ev.peer(i) != PEER_NULL => {
+                    let bytes = ev.bytes(i);
+                    c.messages += 1;
+                    c.message_bytes += bytes;
+                    c.hist[bucket(bytes)] += 1;
+                }
+                Shape::Coll => c.collective_bytes += ev.bytes(i),
+                _ => {}
+            }
+        }
+        c
+    };
+    (0..trace.nranks())
+        .into_par_iter()
+        .map(rank)
+        .reduce(zero, Counts::add)
+}
+
 fn bucket(k: u64) -> usize {
     if k == 0 {
         0
@@ -137,25 +192,10 @@ const SHOWN: usize = 4;
 
 impl Info {
     pub fn new(name: &str, trace: &Trace, file_bytes: u64) -> Info {
-        let mut per_code = [0u64; 256];
-        let (mut messages, mut message_bytes, mut collective_bytes) = (0u64, 0u64, 0u64);
-        let mut hist = [0u64; 65];
-        for ev in trace.events.ranks() {
-            for i in 0..ev.len() {
-                let routine = ev.routine(i);
-                per_code[routine as usize] += 1;
-                match routine.shape() {
-                    Shape::Send | Shape::Isend | Shape::Sendrecv if ev.peer(i) != PEER_NULL => {
-                        let bytes = ev.bytes(i);
-                        messages += 1;
-                        message_bytes += bytes;
-                        hist[bucket(bytes)] += 1;
-                    }
-                    Shape::Coll => collective_bytes += ev.bytes(i),
-                    _ => {}
-                }
-            }
-        }
+        let c = counts(trace);
+        let (per_code, hist) = (&c.per_code, &c.hist);
+        let (messages, message_bytes, collective_bytes) =
+            (c.messages, c.message_bytes, c.collective_bytes);
         let by_routine: BTreeMap<&'static str, u64> = Routine::ALL
             .iter()
             .filter(|&&r| per_code[r as usize] > 0)

@@ -651,27 +651,34 @@ impl Events {
         self.extra.push(Extra::default());
     }
 
-    /// The ranks of `parts`, one after the other (appended to the first's columns).
+    /// The ranks of `parts`, one after the other, each column copied on a thread of its own.
     pub fn concat(parts: impl IntoIterator<Item = Events>) -> Events {
-        let mut parts = parts.into_iter();
-        let mut all = parts.next().unwrap_or_else(|| Events::new(0));
-        let parts: Vec<Events> = parts.collect();
-        all.reserve(parts.iter().map(Events::len).sum());
-        for p in parts {
-            let base = all.len();
-            all.start.extend(p.start[1..].iter().map(|s| s + base));
-            let blocks = all.t_base.len();
-            all.block_start
-                .extend(p.block_start[1..].iter().map(|s| s + blocks));
-            macro_rules! append {
-                ($($c:ident),*; $($blk:ident),*) => {
-                    $(all.$c.extend_from_slice(&p.$c);)*
-                    $(all.$blk.extend_from_slice(&p.$blk);)*
-                };
-            }
-            with_columns!(append);
-            all.extra.extend(p.extra);
+        let parts: Vec<Events> = parts.into_iter().collect();
+        if parts.len() <= 1 {
+            return (parts.into_iter().next()).unwrap_or_else(|| Events::new(0));
         }
+        let mut all = Events::new(0);
+        for p in &parts {
+            let (base, blocks) = (*all.start.last().unwrap(), *all.block_start.last().unwrap());
+            all.start.extend(p.start[1..].iter().map(|s| s + base));
+            (all.block_start).extend(p.block_start[1..].iter().map(|s| s + blocks));
+        }
+        let list = &parts;
+        macro_rules! append {
+            ($($c:ident),*; $($blk:ident),*) => {
+                rayon::scope(|s| {
+                    $(let $c = &mut all.$c;
+                      s.spawn(move |_| {
+                          $c.reserve_exact(list.iter().map(|p| p.$c.len()).sum());
+                          list.iter().for_each(|p| $c.extend_from_slice(&p.$c));
+                      });)*
+                    $(let $blk = &mut all.$blk;
+                      s.spawn(move |_| list.iter().for_each(|p| $blk.extend_from_slice(&p.$blk)));)*
+                })
+            };
+        }
+        with_columns!(append);
+        all.extra = parts.into_iter().flat_map(|p| p.extra).collect();
         all
     }
 

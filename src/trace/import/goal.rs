@@ -84,10 +84,18 @@ pub(super) fn from_text(name: &str, text: &str, calc_ns: f64) -> Result<Trace, T
     let one_each = structural.is_none()
         && blocks.len() == by_rank.len()
         && by_rank.iter().all(|b| b.is_some_and(|b| b.closed));
-    if one_each {
+    // Each rank's block issued as it is read where every block is as schedgen writes it, else
+    // read whole and then issued.
+    for streamed in [true, false].into_iter().filter(|_| one_each) {
         let p = by_rank.len();
         let read = read_ranks(name, p, notes(calc_ns), Vec::new(), &[], &|r, out| {
-            let ops = block(name, by_rank[r].expect("one block a rank"))?;
+            let b = by_rank[r].expect("one block a rank");
+            if streamed {
+                return stream(b, p, calc_ns, out)
+                    .map(|()| Notes::default())
+                    .ok_or_else(|| TraceError::at(name, "read whole".into()));
+            }
+            let ops = block(name, b)?;
             check_peers(name, std::slice::from_ref(&ops), p)?;
             sequence(&ops, calc_ns, out);
             Ok(Notes::default())
@@ -282,7 +290,7 @@ fn blocks<'a>(name: &str, text: &'a str) -> Found<'a> {
 fn block_end(text: &str, start: usize) -> Option<(usize, usize)> {
     let b = text.as_bytes();
     let mut from = start;
-    while let Some(k) = text[from..].find('}') {
+    while let Some(k) = memchr::memchr(b'}', &b[from..]) {
         let brace = from + k;
         let line = b[start..brace]
             .iter()
@@ -452,7 +460,7 @@ impl<'a> Labels<'a> {
 /// `text` with its `/* … */` comments blanked out but for their line breaks, so that errors
 /// still name the file's lines.
 fn without_block_comments(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("/*") {
+    if !super::contains(text.as_bytes(), b"/*") {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut text = text.to_string();
@@ -767,6 +775,69 @@ fn kahn(n: usize, both: &[(u32, u32)]) -> Vec<usize> {
     order
 }
 
+/// A rank's block issued as MPI calls while it is read, as [`block`] and [`sequence`] would
+/// issue it, where every line is one of [`fast_line`]'s (or empty), each operation's
+/// dependencies follow it before the next operation and name earlier ones, and every peer is
+/// one of the `p` ranks; None at the first line that is not so (the calls put so far are then
+/// dropped by the caller).
+fn stream(b: &Block<'_>, p: usize, calc_ns: f64, out: &mut dyn Out) -> Option<()> {
+    let body = b.body.as_bytes();
+    let mut labels = Labels::new(body.len());
+    // An operation a label, each with its dependency line: about 40 bytes.
+    out.reserve(body.len() / 40 + 3);
+    let mut issuer = Issuer::new(calc_ns, out);
+    // The operation to issue next and the one after it, whose dependencies are being read:
+    // each its index, kind and the operations it requires.
+    type Op = (u32, Kind, Vec<u32>);
+    let (mut pending, mut current): (Option<Op>, Option<Op>) = (None, None);
+    let mut spare = Vec::new();
+    let (mut n, mut at) = (0u32, 0);
+    while at < body.len() {
+        if body[at] == b'\n' {
+            at += 1;
+            continue;
+        }
+        let (line, next) = fast_line(b.body, at, labels.most)?;
+        at = next;
+        match line {
+            Fast::Op(l, _, kind) => {
+                let peer = match kind {
+                    Kind::Send { to, .. } => to,
+                    Kind::Recv { from, .. } => from,
+                    Kind::Calc(_) => 0,
+                };
+                if peer < -1 || peer as i64 >= p as i64 || !labels.insert_numbered(l, n) {
+                    return None;
+                }
+                if let Some((i, kind, mut requires)) = pending.take() {
+                    let (_, k, r) = current.as_ref().expect("the operation after it");
+                    issuer.issue(i, &kind, &requires, Some((k, r)), out);
+                    requires.clear();
+                    spare = requires;
+                }
+                pending = current.replace((n, kind, std::mem::take(&mut spare)));
+                n += 1;
+            }
+            Fast::Dep((_, a), (_, d), start) => {
+                let (a, d) = (labels.numbered(a)?, labels.numbered(d)?);
+                let op = current.as_mut().filter(|op| op.0 == a && d < a)?;
+                if !start {
+                    op.2.push(d);
+                }
+            }
+        }
+    }
+    if let Some((i, kind, requires)) = pending {
+        let (_, k, r) = current.as_ref().expect("the operation after it");
+        issuer.issue(i, &kind, &requires, Some((k, r)), out);
+    }
+    if let Some((i, kind, requires)) = current {
+        issuer.issue(i, &kind, &requires, None, out);
+    }
+    issuer.finish(out);
+    Some(())
+}
+
 /// A rank's operations as a sequence of MPI calls, put to `out`.
 fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     let n = ops.kinds.len();
@@ -785,41 +856,72 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
     let (req_at, req) = lists(n, &ops.requires, true);
     let requires = |i: usize| &req[req_at[i] as usize..req_at[i + 1] as usize];
     // A cycle leaves operations out: they are never issued (LogGOPSim would never start them).
-    let mut t = 0.0f64;
-    let at = |t: f64| (t.round() as u64, t.round() as u64);
-    out.put(&Call::new(Routine::Init, 0, 0));
-    let mut reqs: Requests<u32> = Requests::new();
+    let mut issuer = Issuer::new(calc_ns, out);
     for k in 0..issued {
         let i = nth(k).expect("an operation");
-        // What it requires that is still in flight, completed first.
-        let open: Vec<u32> = requires(i)
+        let next = (nth(k + 1).filter(|&j| j < n)).map(|j| (&ops.kinds[j], requires(j)));
+        issuer.issue(i as u32, &ops.kinds[i], requires(i), next, out);
+    }
+    issuer.finish(out);
+}
+
+/// Issues a rank's operations as MPI calls, one after another in the order chosen: the time
+/// reached and the requests still in flight.
+struct Issuer {
+    calc_ns: f64,
+    t: f64,
+    reqs: Requests<u32>,
+}
+
+impl Issuer {
+    /// Starts the rank with its `MPI_Init`.
+    fn new(calc_ns: f64, out: &mut dyn Out) -> Issuer {
+        out.put(&Call::new(Routine::Init, 0, 0));
+        Issuer {
+            calc_ns,
+            t: 0.0,
+            reqs: Requests::new(),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.t.round() as u64
+    }
+
+    /// Operation `i` of `kind` that requires operations `requires`, the next issued (its kind
+    /// and what it requires) `next`: what it requires still in flight completed first, then
+    /// the operation, blocking where the next requires it and nothing else in flight and is not
+    /// a `calc 0` (what a Wait is written as), or where it is the last.
+    fn issue(
+        &mut self,
+        i: u32,
+        kind: &Kind,
+        requires: &[u32],
+        next: Option<(&Kind, &[u32])>,
+        out: &mut dyn Out,
+    ) {
+        let (now, reqs) = (self.now(), &mut self.reqs);
+        let open: Vec<u32> = requires
             .iter()
             .copied()
             .filter(|d| reqs.is_open(d))
             .collect();
         if !open.is_empty() {
-            let mut c = Call::new(
-                if open.len() == 1 {
-                    Routine::Wait
-                } else {
-                    Routine::Waitall
-                },
-                at(t).0,
-                at(t).1,
-            );
+            let routine = match open.len() {
+                1 => Routine::Wait,
+                _ => Routine::Waitall,
+            };
+            let mut c = Call::new(routine, now, now);
             c.done = open.iter().filter_map(|d| reqs.complete(d)).collect();
             out.put(&c);
         }
-        // Blocking when the next operation requires this one and nothing else in flight and
-        // is not a `calc 0` (what a Wait is written as), or when it is the last.
-        let blocking = nth(k + 1).filter(|&j| j < n).is_none_or(|j| {
-            let r = requires(j);
-            ops.kinds[j] != Kind::Calc(0.0)
-                && r.contains(&(i as u32))
-                && r.iter().all(|&d| d as usize == i || !reqs.is_open(&d))
+        let blocking = next.is_none_or(|(kind, r)| {
+            *kind != Kind::Calc(0.0)
+                && r.contains(&i)
+                && r.iter().all(|&d| d == i || !reqs.is_open(&d))
         });
-        match ops.kinds[i] {
-            Kind::Calc(units) => t += units * calc_ns,
+        match *kind {
+            Kind::Calc(units) => self.t += units * self.calc_ns,
             Kind::Send {
                 bytes,
                 to: peer,
@@ -830,26 +932,31 @@ fn sequence(ops: &Ops, calc_ns: f64, out: &mut dyn Out) {
                 from: peer,
                 tag,
             } => {
-                let send = matches!(ops.kinds[i], Kind::Send { .. });
+                let send = matches!(kind, Kind::Send { .. });
                 let routine = match (send, blocking) {
                     (true, true) => Routine::Send,
                     (true, false) => Routine::Isend,
                     (false, true) => Routine::Recv,
                     (false, false) => Routine::Irecv,
                 };
-                let mut c = Call::p2p(routine, at(t), bytes, peer, tag);
+                let mut c = Call::p2p(routine, (now, now), bytes, peer, tag);
                 if !blocking {
-                    c.e.id = reqs.create(i as u32, (!send).then_some((peer, tag))) as i64;
+                    c.e.id = reqs.create(i, (!send).then_some((peer, tag))) as i64;
                 }
                 out.put(&c);
             }
         }
     }
-    let rest = reqs.complete_all();
-    if !rest.is_empty() {
-        let mut c = Call::new(Routine::Waitall, at(t).0, at(t).1);
-        c.done = rest;
-        out.put(&c);
+
+    /// Ends the rank: what is still in flight completed by one `MPI_Waitall`, then
+    /// `MPI_Finalize`.
+    fn finish(mut self, out: &mut dyn Out) {
+        let rest = self.reqs.complete_all();
+        if !rest.is_empty() {
+            let mut c = Call::new(Routine::Waitall, self.now(), self.now());
+            c.done = rest;
+            out.put(&c);
+        }
+        out.put(&Call::new(Routine::Finalize, self.now(), self.now()));
     }
-    out.put(&Call::new(Routine::Finalize, at(t).0, at(t).1));
 }

@@ -338,6 +338,38 @@ fn goal_lines_read_byte_by_byte_read_as_words_do() {
     }
 }
 
+/// A schedule as schedgen writes it is issued while its blocks are read: the calls are those
+/// of reading each block whole first (forced by a comment line), and by hand: two sends in
+/// flight completed by one Waitall before the `calc` that requires both, a receive followed by
+/// a `calc 0` that requires it (a Wait) posted nonblocking, the last operation blocking.
+#[test]
+fn a_schedgen_schedule_is_issued_as_it_is_read() {
+    let schedule = |comment: &str| {
+        format!(
+            "num_ranks 2\nrank 0 {{\nl0: send 8b to 1 tag 0\nl1: send 16b to 1 tag 1\n\
+             l2: calc 100\nl2 requires l0\nl2 requires l1\nl3: recv 8b from 1 tag 2\n\
+             l3 irequires l2\nl4: calc 0\nl4 requires l3\n}}\nrank 1 {{\n\
+             l0: recv 8b from 0 tag 0\nl1: recv 16b from 0 tag 1\nl2: calc 0\n\
+             l2 requires l0\nl2 requires l1\n{comment}l3: send 8b to 0 tag 2\nl3 requires l2\n}}\n"
+        )
+    };
+    let read = |comment: &str| super::goal::from_text("t", &schedule(comment), 1.0).unwrap();
+    let (streamed, whole) = (read(""), read("// read whole\n"));
+    assert_eq!(streamed, whole);
+    let routines = |r: usize| {
+        let ev = streamed.rank(r);
+        (0..ev.len()).map(|i| ev.routine(i)).collect::<Vec<_>>()
+    };
+    use Routine::*;
+    assert_eq!(
+        routines(0),
+        [Init, Isend, Isend, Waitall, Irecv, Wait, Finalize]
+    );
+    assert_eq!(routines(1), [Init, Irecv, Irecv, Waitall, Send, Finalize]);
+    // The receive is posted after the 100 ns `calc`.
+    assert_eq!(streamed.rank(0).t_call(4), 100);
+}
+
 /// The byte loops that cut other tools' text lines read as the library's `split`, `parse` and
 /// `lines` do, on fields built from every piece that matters (signs, digits, 18 and 19 digits,
 /// separators at either end, empty fields, bytes beyond ASCII).
