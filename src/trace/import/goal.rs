@@ -553,7 +553,10 @@ fn fast_line(text: &str, at: usize, most: usize) -> Option<(Fast<'_>, usize)> {
                 _ => return None,
             };
             let bytes = p.digits(19)?;
-            p.word(if send { b"b to " } else { b"b from " })?;
+            match send {
+                true => p.word(b"b to "),
+                false => p.word(b"b from "),
+            }?;
             let peer = p.int()?;
             let tag = match p.word(b" tag ") {
                 Some(()) => p.int()?,
@@ -631,13 +634,11 @@ impl Cursor<'_> {
         Some(if negative { -v } else { v } as i32)
     }
 
-    /// `w` here, moved past (its first byte compared first: most words tried are not there).
+    /// `w` here, moved past (compared as one or two words, not byte by byte).
     #[inline(always)]
-    fn word(&mut self, w: &[u8]) -> Option<()> {
-        if self.b.get(self.p) != w.first() {
-            return None;
-        }
-        self.b[self.p..].starts_with(w).then(|| self.p += w.len())
+    fn word<const N: usize>(&mut self, w: &[u8; N]) -> Option<()> {
+        let here: &[u8; N] = self.b.get(self.p..self.p + N)?.try_into().ok()?;
+        (here == w).then(|| self.p += N)
     }
 }
 

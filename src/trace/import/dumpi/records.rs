@@ -255,15 +255,26 @@ pub(super) struct Record {
     pub id: u16,
     pub t: (u64, u64),
     args: Vec<(u8, Value)>,
+    /// Where each key's first argument is in `args` (`NOT_HERE`: none), looked up for each.
+    at: [u8; KEYS.len()],
     /// The arrays' values, one after the other (a buffer kept from record to record).
     ints: Vec<i64>,
     statuses: Vec<(i32, i32)>,
 }
 
+/// A key without an argument in a record's `at`.
+const NOT_HERE: u8 = u8::MAX;
+
 impl Record {
+    /// The argument of `key`, if the record has one.
+    fn arg(&self, key: u8) -> Option<&Value> {
+        let i = *self.at.get(key as usize)?;
+        self.args.get(i as usize).map(|(_, v)| v)
+    }
+
     pub fn int(&self, key: u8) -> Result<i64, String> {
-        match self.args.iter().find(|(k, _)| *k == key) {
-            Some((_, Value::Int(v))) => Ok(*v),
+        match self.arg(key) {
+            Some(Value::Int(v)) => Ok(*v),
             _ => Err(format!(
                 "a record of function {} lacks `{}`",
                 self.id, KEYS[key as usize]
@@ -271,8 +282,8 @@ impl Record {
         }
     }
     pub fn ints(&self, key: u8) -> Vec<i64> {
-        match self.args.iter().find(|(k, _)| *k == key) {
-            Some(&(_, Value::Ints(a, b))) => self.ints[a as usize..b as usize].to_vec(),
+        match self.arg(key) {
+            Some(&Value::Ints(a, b)) => self.ints[a as usize..b as usize].to_vec(),
             _ => Vec::new(),
         }
     }
@@ -389,6 +400,7 @@ pub(super) fn for_each_record(
         id: 0,
         t: (0, 0),
         args: Vec::new(),
+        at: [NOT_HERE; KEYS.len()],
         ints: Vec::new(),
         statuses: Vec::new(),
     };
@@ -424,6 +436,11 @@ pub(super) fn for_each_record(
         if mask & 0x80 != 0 {
             let n = b.u8()? as usize;
             b.take(n * 16)?;
+        }
+        for &(k, _) in &rec.args {
+            if let Some(at) = rec.at.get_mut(k as usize) {
+                *at = NOT_HERE;
+            }
         }
         let args = &mut rec.args;
         args.clear();
@@ -495,6 +512,11 @@ pub(super) fn for_each_record(
                     Value::Statuses(start, rec.statuses.len() as u32)
                 }
             };
+            if let Some(at) = rec.at.get_mut(f.key as usize)
+                && *at == NOT_HERE
+            {
+                *at = u8::try_from(args.len()).expect("a layout has under 255 fields");
+            }
             args.push((f.key, v));
         }
         (rec.id, rec.t) = (id, t);
