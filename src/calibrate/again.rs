@@ -22,6 +22,9 @@ pub struct Again {
     pub launches: usize,
     pub taken: [usize; 2],
     pub missed: [[usize; 2]; 2],
+    /// Each set's rounds undone: their launches left it more round trips missed or set aside
+    /// than it had without them ([`add`]).
+    pub undone: [usize; 2],
 }
 
 /// The sizes of `samples` (sorted by size) whose round trip the set's fit with eager limit
@@ -64,8 +67,9 @@ pub(super) fn set_of(line: Option<[f64; 2]>, sets: &[Option<f64>]) -> Option<usi
 /// since a size the sweep never measured stands on the launches measuring again alone, whose
 /// minutes' speed its neighbours do not share (four calibrations each way in turn, round trips
 /// missed or set aside before → after: with the halves in the first round 16→31, 13→22, 9→20,
-/// 20→37; in a second round 25→15, 12→12, 9→16, 23→29). The sets' launch counts, spread and
-/// cache-line figures stay the sweep's.
+/// 20→37; in a second round 25→15, 12→12, 9→16, 23→29). A round that adds a set misses is
+/// undone for it ([`add`]). The sets' launch counts, spread and cache-line figures stay the
+/// sweep's.
 pub(super) fn where_missed(
     opts: &Options,
     limit: u64,
@@ -111,7 +115,14 @@ pub(super) fn where_missed(
     ];
     let sets = &figures[..1 + other.is_some() as usize];
     let fresh = launches(opts, &k, &ws, sets, &mut again, before[0] > 0, log);
-    recombine(main, other.as_deref_mut(), fresh, &sizes, &ws);
+    add_each(
+        main,
+        other.as_deref_mut(),
+        fresh,
+        (&sizes, &ws, limit),
+        &mut again,
+        log,
+    );
     let (still, _) = misses(main, other.as_deref());
     let measured = halves(&still, &sizes);
     again.between = (measured.iter())
@@ -131,7 +142,14 @@ pub(super) fn where_missed(
         sizes.sort_unstable();
         // As many launches as the sweep's, no more: the first round gave the main set its own.
         let fresh = launches(opts, &measured, &ws, sets, &mut again, false, log);
-        recombine(main, other.as_deref_mut(), fresh, &sizes, &ws);
+        add_each(
+            main,
+            other.as_deref_mut(),
+            fresh,
+            (&sizes, &ws, limit),
+            &mut again,
+            log,
+        );
     }
     again.missed[1] = misses(main, other.as_deref()).1;
     again
@@ -209,25 +227,59 @@ fn halves(missed: &[u64], sizes: &[u64]) -> Vec<u64> {
 /// bytes for a per-byte term ([`banded`]'s least span).
 const HALVES_FROM: u64 = 64;
 
-/// Each set's points (`main`'s, `other`'s) combined anew with its launches of `fresh` added
-/// to its own.
-fn recombine(
+/// Each set's launches of `fresh` added to it ([`add`]; `at`: the sizes, imbalances and eager
+/// limit its points are combined and fitted with), the rounds undone counted in `again`.
+fn add_each(
     main: &mut Swept,
     other: Option<&mut Swept>,
     fresh: [Vec<Launch>; 2],
-    sizes: &[u64],
-    ws: &[u64],
+    at: (&[u64], &[u64], u64),
+    again: &mut Again,
+    log: &mut dyn FnMut(String),
 ) {
     let [for_main, for_other] = fresh;
-    for (set, more) in [(Some(main), for_main), (other, for_other)] {
-        let Some(set) = set.filter(|_| !more.is_empty()) else {
-            continue;
-        };
-        set.runs.extend(more);
-        let fresh = combine(set.runs.clone(), sizes, ws, set.apart);
-        set.samples = fresh.samples;
-        set.calls = fresh.calls;
+    for (s, (set, more)) in [(Some(main), for_main), (other, for_other)]
+        .into_iter()
+        .enumerate()
+    {
+        let Some(set) = set else { continue };
+        if let Some((was, now)) = add(set, more, at) {
+            again.undone[s] += 1;
+            log(format!(
+                "measuring again left the {} set {now} round trips missed or set aside where it \
+                 had {was}: those launches undone (the sizes measured in another minute than \
+                 their neighbours, whose speed the sweep's launches did not share)",
+                ["main", "second"][s]
+            ));
+        }
     }
+}
+
+/// Adds the launches `more` to `set` and combines its points anew over all its launches, with
+/// the sizes, imbalances and eager limit `at`; where that leaves the set's fit more round trips
+/// missed or set aside than before, the set is left as it was, and the counts before and
+/// after are returned. Measuring again is to tell a spell's miss from the model's, and a round
+/// that adds misses shows the launches' minutes apart, not the model.
+fn add(
+    set: &mut Swept,
+    more: Vec<Launch>,
+    (sizes, ws, limit): (&[u64], &[u64], u64),
+) -> Option<(usize, usize)> {
+    if more.is_empty() {
+        return None;
+    }
+    let was = missed(&set.samples, &set.calls, limit).1;
+    let mut runs = set.runs.clone();
+    runs.extend(more);
+    let fresh = combine(runs.clone(), sizes, ws, set.apart);
+    let now = missed(&fresh.samples, &fresh.calls, limit).1;
+    if now > was {
+        return Some((was, now));
+    }
+    set.runs = runs;
+    set.samples = fresh.samples;
+    set.calls = fresh.calls;
+    None
 }
 
 /// Sizes in bytes, a few named and the rest counted.
@@ -274,6 +326,70 @@ mod tests {
         // 64 B: its neighbour 48 B lies below the least, 128 B does not (√8192 = 90.5).
         assert_eq!(halves(&[64], &sizes), vec![64, 91]);
         assert_eq!(halves(&[], &sizes), Vec::<u64>::new());
+    }
+
+    /// A round measuring again is kept where it leaves the set no more round trips missed or
+    /// set aside, and undone where it leaves more. MPICH's round trips of one calibration
+    /// (`fixtures/calibration/mpich-4.0-ucx.tsv`) as one launch, with 2 KiB's 30% over its
+    /// neighbours (a spell's miss): two launches at the sweep's speed there take the miss away
+    /// (the median of 1.3, 1, 1); then a launch of four other sizes, apart, 60% slower
+    /// (another minute: the medians of 1 and 1.6, 30% over) adds misses, and is undone.
+    #[test]
+    fn a_round_that_adds_misses_is_undone() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let (samples, calls) = super::super::banded::measured::read(&format!(
+            "{root}/fixtures/calibration/mpich-4.0-ucx.tsv"
+        ));
+        let mut sizes: Vec<u64> = samples.iter().map(|x| x.k).collect();
+        sizes.dedup();
+        let (ws, limit) = ([0u64], 8255);
+        let launch = |ks: &[u64], factor: f64| Launch {
+            samples: (samples.iter())
+                .filter(|x| ks.contains(&x.k))
+                .map(|x| Sample {
+                    rtt_ns: x.w_ns + (x.rtt_ns - x.w_ns) * factor,
+                    ..*x
+                })
+                .collect(),
+            calls: calls
+                .iter()
+                .filter(|c| ks.contains(&c.k))
+                .cloned()
+                .collect(),
+            ..Launch::default()
+        };
+        let clean = super::super::combine(vec![launch(&sizes, 1.0)], &sizes, &ws, false);
+        let n0 = missed(&clean.samples, &clean.calls, limit).1;
+        let spike = sizes[40];
+        let mut first = launch(&sizes, 1.0);
+        for x in first.samples.iter_mut().filter(|x| x.k == spike) {
+            x.rtt_ns = x.w_ns + (x.rtt_ns - x.w_ns) * 1.3;
+        }
+        let mut set = super::super::combine(vec![first], &sizes, &ws, false);
+        let (k, n1) = missed(&set.samples, &set.calls, limit);
+        assert!(k.contains(&spike) && n1 > n0, "{k:?}: {n1} against {n0}");
+        let at = (&sizes[..], &ws[..], limit);
+        assert_eq!(
+            add(
+                &mut set,
+                vec![launch(&[spike], 1.0), launch(&[spike], 1.0)],
+                at
+            ),
+            None
+        );
+        assert_eq!(
+            (set.runs.len(), missed(&set.samples, &set.calls, limit).1),
+            (3, n0)
+        );
+        let kept = set.samples.clone();
+        let apart = [sizes[5], sizes[20], sizes[30], sizes[50]];
+        let worse = add(&mut set, vec![launch(&apart, 1.6)], at);
+        assert!(
+            worse.is_some_and(|(was, now)| was == n0 && now > n0),
+            "{worse:?}"
+        );
+        assert_eq!((set.runs.len(), &set.samples), (3, &kept));
+        assert_eq!(add(&mut set, Vec::new(), at), None);
     }
 
     /// The sizes missed: those whose round trip lies more than 5% off the fit, here a step of

@@ -359,7 +359,7 @@ fn print_fit(c: &Calibration, p: &loggps_predict::model::Params, kept: &[&Sample
     let again = &c.again;
     if !again.sizes.is_empty() {
         println!(
-            "again       {} size(s) the fit missed by more than {:.0}% or set aside ({}) measured again in {} more launches{} ({} at this set's placement, {} at the second set's), each size's round trips the median over all its launches: round trips missed or set aside {} before, {} after{}",
+            "again       {} size(s) the fit missed by more than {:.0}% or set aside ({}) measured again in {} more launches{} ({} at this set's placement, {} at the second set's), each size's round trips the median over all its launches: round trips missed or set aside {} before, {} after{}{}",
             again.sizes.len(),
             100.0 * calibrate::banded::MISS,
             calibrate::again_sizes_in_words(&again.sizes),
@@ -381,6 +381,12 @@ fn print_fit(c: &Calibration, p: &loggps_predict::model::Params, kept: &[&Sample
                     again.missed[0][1], again.missed[1][1]
                 ),
                 false => String::new(),
+            },
+            match again.undone {
+                [0, 0] => String::new(),
+                [m, o] => format!(
+                    "; rounds that added misses undone: {m} of this set's, {o} of the second's"
+                ),
             }
         );
     }
