@@ -35,11 +35,14 @@ echo "== calibrating at the default eager limit, the sizes up to $BIG eager too"
 "$BIN" calibrate --mpirun "${DEFAULT[*]}" --eager-mpirun "${EAGER[*]}" -o "$W/both.toml" \
   > "$W/both.log" 2>&1 || { cat "$W/both.log"; exit 1; }
 grep -E '^(fit|cores|eager|WARNING)' "$W/both.log" | sed 's/^/  /'
-S=$(sed -n 's/^S = //p' "$W/both.toml")
-E=$(awk '/^\[\[eager_bands\]\]/ {e = 1} e && /^hi = / {hi = $3} END {print hi}' "$W/both.toml")
+# (S and E of the first set, where the calibration kept a set for each placement it met: the
+# file's [[set]] tables, each with its [[set.bands]] and [[set.eager_bands]])
+S=$(sed -n 's/^S = //p' "$W/both.toml" | head -1)
+E=$(awk '/^\[\[(set\.)?eager_bands\]\]/ {e = 1} e && /^\[\[set\]\]/ {exit}
+  e && /^hi = / {hi = $3} END {print hi}' "$W/both.toml")
 [[ -n $E ]] || { echo "the calibration found no eager limit above S = $S: no eager bands"; exit 1; }
-# The same set without its eager bands above S: each size by the protocol it was measured under.
-awk '/^\[\[eager_bands\]\]/ {skip = 1; next} /^\[/ {skip = 0} !skip' "$W/both.toml" > "$W/one.toml"
+# The same sets without their eager bands above S: each size by the protocol it was measured under.
+awk '/^\[\[(set\.)?eager_bands\]\]/ {skip = 1; next} /^\[/ {skip = 0} !skip' "$W/both.toml" > "$W/one.toml"
 echo "  S = $S B, eager bands above it to E = $E B"
 
 # trace LAUNCHER... -- NAME PROGRAM: one traced run into $W/NAME.bin.
