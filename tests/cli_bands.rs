@@ -250,6 +250,43 @@ fn a_trace_recorded_at_the_higher_limit_takes_the_eager_bands() {
     assert_eq!(d["predicted_s"], own["predicted_s"]);
 }
 
+/// A what-if `--S` above the eager costs a banded set measured warns, naming the sizes costed
+/// eagerly with bands fitted to rendezvous round trips: above the eager bands' top (65,480 B)
+/// for a set with them, above its own `S` (4,040 B) for one without; within them, or for the
+/// paper's parameters (one formula for both protocols at any size), not.
+#[test]
+fn an_s_above_the_measured_eager_costs_says_so() {
+    let (_d, both) = file("both.toml", BOTH);
+    let rendezvous_only = BOTH.split("[[eager_bands]]").next().unwrap();
+    let (_e, one) = file("one.toml", rendezvous_only);
+    let (_t, big) = ping_pong_at(65536);
+    let stderr = |args: &[&str]| {
+        let out = run(&[&[big.as_str()], args].concat());
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let w = stderr(&["--params", &both, "--S", "100000"]);
+    assert!(
+        w.contains("--S 100000 costs messages of 65481–100000 B eagerly")
+            && w.contains("measured no eager costs above 65480 B"),
+        "{w}"
+    );
+    let w = stderr(&["--params", &one, "--S", "65480"]);
+    assert!(
+        w.contains("--S 65480 costs messages of 4041–65480 B eagerly")
+            && w.contains("above 4040 B"),
+        "{w}"
+    );
+    for quiet in [
+        &["--params", both.as_str(), "--S", "65480"][..],
+        &["--params", one.as_str(), "--S", "4040"],
+        &["--params", one.as_str(), "--S", "512"],
+        &["--platform", "myrinet", "--S", "100000"],
+    ] {
+        assert!(!stderr(quiet).contains("eagerly, and"), "{quiet:?}");
+    }
+}
+
 /// The same ping-pong with the set embedded (fixtures/both-protocols.txt): predicted at the
 /// trace's limit by hand (4740 ns), through the binary encoding alike (its flag 6).
 #[test]

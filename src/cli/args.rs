@@ -177,13 +177,52 @@ impl ParamArgs {
         }
         static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
-        for w in r.params.warnings() {
+        let unmeasured = self
+            .S
+            .map_or(Vec::new(), |s| self.eager_unmeasured(embedded, s));
+        for w in unmeasured.into_iter().chain(r.params.warnings()) {
             if !warned.contains(&w) {
                 warn(format!("parameters: {w}"));
                 warned.push(w);
             }
         }
         Ok(r)
+    }
+}
+
+impl ParamArgs {
+    /// Where `--S s` lies above the eager costs a banded set given measured: a warning for each
+    /// such set (the sets as given, before the flags), naming the sizes costed eagerly with
+    /// bands fitted to rendezvous round trips.
+    fn eager_unmeasured(&self, embedded: &[model::Params], s: u64) -> Vec<String> {
+        let given = model::resolve(
+            &self.params,
+            self.platform.as_deref(),
+            embedded,
+            &Overrides::default(),
+        );
+        let Ok(given) = given else {
+            return Vec::new();
+        };
+        let sets = std::iter::once(&given.params).chain(&given.others);
+        let several = !given.others.is_empty();
+        sets.filter_map(|p| {
+            let from = p.eager_unmeasured_from(s)?;
+            let which = match (several, p.class, p.cores) {
+                (true, Some(model::Class::Network), _) => " of the network".to_string(),
+                (true, _, Some(c)) => format!(" of cores {c:.0} ns"),
+                _ => String::new(),
+            };
+            Some(format!(
+                "--S {s} costs messages of {from}–{s} B eagerly, and the set{which} measured no \
+                 eager costs above {} B: its bands there, fitted to rendezvous round trips, \
+                 cost them, and the what-if is off by as much as the two protocols' costs \
+                 differ (`calibrate --eager-mpirun` measures eager costs above S, the model's \
+                 §10)",
+                from - 1
+            ))
+        })
+        .collect()
     }
 }
 

@@ -117,6 +117,20 @@ pub const PRESETS: [(&str, Params); 3] = [
 ];
 
 impl Params {
+    /// Where an eager limit `S` (a what-if's) lies above the sizes whose eager costs a banded
+    /// set measured (its own `S`, or the top of its eager bands above it, the model's §10): the
+    /// first size costed eagerly with bands fitted to rendezvous round trips. None for the
+    /// paper's parameters, whose one formula costs either protocol at any size.
+    #[allow(non_snake_case)] // the paper's name
+    pub fn eager_unmeasured_from(&self, S: u64) -> Option<u64> {
+        let bands = self.bands.as_ref()?;
+        let top = bands
+            .eager_above()
+            .and_then(|(_, list)| list.last())
+            .map_or(self.S, |b| b.hi);
+        (S > top).then_some(top + 1)
+    }
+
     /// The paper's eight parameters alone: `[L, o, Os, Or, Gs, Gl]` (ns, ns/byte) and `s`, `S`
     /// (bytes); every later parameter absent.
     pub const fn paper(t: [f64; 6], s: u64, S: u64) -> Params {
