@@ -97,6 +97,16 @@ fn calibrate(
             assert!(rtt2 > 0 && send2 > 0 && send2 == recv2, "{stdout}");
         }
     }
+    // Under --eager-mpirun a second set has eager bands above S where a launch ran at its
+    // placement (its log says which), as the first: the file's and the log's agree.
+    if let (Some(q), Some(_)) = (sets.get(1), eager) {
+        let log = String::from_utf8_lossy(&out.stderr);
+        let unmeasured = log.contains("ran at the second set's placement");
+        let has = q.bands.as_ref().is_some_and(|b| b.eager_above().is_some());
+        assert_eq!(has, !unmeasured, "{stdout}\n{log}");
+        let file = std::fs::read_to_string(&toml).unwrap();
+        assert_eq!(has, file.contains("# eager_bands of the second set"), "{file}");
+    }
     let p = sets[0];
     assert!(toml.with_extension("svg").exists());
     // MPI put the two ranks on one node: the set is a node's, with where its cores ran.

@@ -86,20 +86,23 @@ fn refine(
     Ok((lo, hi))
 }
 
-/// Sweeps under `mpirun` (a launcher at a higher eager limit), finds its limit, fits its bands
-/// and gives `main` (limit `S`) their eager part above `S` (the model's §10, "both
-/// protocols"). Of its launches, those nearest `main`'s cores are fitted. The higher limit
-/// is the jump its round trips show where it lies within the library's header of the limit
-/// the library reports, else that limit less `header` (the one `S` showed: one library counts
-/// one header), said in `log`. None where that launcher shows no higher limit.
+/// The sizes above `S` measured again under the launcher `mpirun`, at a higher eager limit:
+/// their eager bands added to each set (`sets`: the main one, then the one at the other
+/// placement where there is one) from that launcher's launches at the set's placement, each
+/// set's measurement returned (None where it has none: no higher limit found, or no launch ran
+/// at its placement, said in `log`). The sweep is measured again while none of its launches ran
+/// at the main set's placement (up to three sweeps), and once more for the second set's. The
+/// higher limit is the jump the main set's launches show where it lies within the library's
+/// header of the limit the library reports, else that limit less `header` (the one `S` showed:
+/// one library counts one header), said in `log`.
 #[allow(non_snake_case)] // the paper's name
 pub(super) fn measure_eager_above(
     opts: &Options,
     mpirun: &[String],
-    main: &mut Params,
+    mut sets: Vec<&mut Params>,
     (S, header): (u64, Option<u64>),
     log: &mut dyn FnMut(String),
-) -> Result<Option<EagerAbove>, Error> {
+) -> Result<Vec<Option<EagerAbove>>, Error> {
     let line = mpirun.join(" ");
     log(format!(
         "measuring the sizes above S = {S} B eager too, under `{line}`"
@@ -109,47 +112,53 @@ pub(super) fn measure_eager_above(
         eager_mpirun: None,
         ..opts.clone()
     };
-    let away = |x: &Swept| match (cores_ns(&x.lines), main.cores) {
-        (Some(a), Some(b)) => (a / b).ln().abs(),
-        _ => 0.0,
-    };
-    // Its launches at the set's placement: a sweep whose launches all ran at another is
-    // measured again, up to twice (the placement changes in spells of minutes here).
-    let mut swept: Option<Swept> = None;
+    let cores: Vec<Option<f64>> = sets.iter().map(|p| p.cores).collect();
+    let held = |x: &Option<Swept>, set: usize| x.as_ref().is_some_and(|x| at(x, cores[set]));
+    let figure = |c: Option<f64>| c.map_or("?".into(), |c| format!("{c:.0} ns"));
+    // Each set's launches: of each sweep's two placements, the one nearest the set's.
+    let mut swept: Vec<Option<Swept>> = vec![None; sets.len()];
     for attempt in 0..3 {
         if attempt > 0 {
+            // Again while the main set has no launch at its placement, once for the second's.
+            let lacking = (0..sets.len()).find(|&i| !held(&swept[i], i));
+            let Some(i) = lacking.filter(|&i| i == 0 || attempt == 1) else {
+                break;
+            };
             log(format!(
-                "its launches ran on cores {} apart, the set's on {}: measuring again",
-                swept
-                    .as_ref()
-                    .and_then(|x| cores_ns(&x.lines))
-                    .map_or("?".into(), |c| format!("{c:.0} ns")),
-                main.cores.map_or("?".into(), |c| format!("{c:.0} ns"))
+                "its launches ran on cores {}, {} on {}: measuring again",
+                (swept.iter().flatten())
+                    .map(|x| figure(cores_ns(&x.lines)))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                if i == 0 {
+                    "the set's"
+                } else {
+                    "the second set's"
+                },
+                figure(cores[i])
             ));
         }
         let (kept, other) = sweep(&o, log)?;
-        let mut best = kept;
-        if let Some(other) = other.filter(|x| away(x) < away(&best)) {
-            log("its launches at the set's placement are the fewer: those are fitted".into());
-            best = other;
-        }
-        if swept.as_ref().is_none_or(|x| away(&best) < away(x)) {
-            swept = Some(best);
-        }
-        if swept.as_ref().is_some_and(|x| away(x) <= OTHER_CORES.ln()) {
-            break;
+        for x in std::iter::once(kept).chain(other) {
+            give(&mut swept, &cores, x);
         }
     }
-    let mut swept = swept.expect("one sweep at least");
-    if away(&swept) > OTHER_CORES.ln() {
+    // The main set takes the sweep nearest it where none ran at its placement.
+    if swept[0].is_none() {
+        let i = (1..swept.len())
+            .find(|&i| swept[i].is_some())
+            .expect("one sweep at least");
+        swept[0] = swept[i].take();
+    }
+    let main = swept[0].as_ref().expect("one sweep at least");
+    if !at(main, cores[0]) {
         log(format!(
             "WARNING: the sweep under `{line}` ran on cores {} apart, the set's on {}: its eager \
              bands above S cost messages at another placement; calibrate again while it holds still",
-            cores_ns(&swept.lines).map_or("?".into(), |c| format!("{c:.0} ns")),
-            main.cores.map_or("?".into(), |c| format!("{c:.0} ns"))
+            figure(cores_ns(&main.lines)),
+            figure(cores[0])
         ));
     }
-    swept.samples.sort_by_key(|x| (x.k, x.w_ns as u64));
     // The higher limit's jump is looked for above S alone, near the limit the library
     // reports under this launcher where the tracer reads it (as the set's S is): below it
     // the library has other steps (fast boxes; a step at the default limit's size).
@@ -163,10 +172,8 @@ pub(super) fn measure_eager_above(
         }
         _ => None,
     };
-    let above: Vec<Sample> = (swept.samples.iter())
-        .filter(|x| x.k > S)
-        .cloned()
-        .collect();
+    let mut above: Vec<Sample> = (main.samples.iter()).filter(|x| x.k > S).cloned().collect();
+    above.sort_by_key(|x| (x.k, x.w_ns as u64));
     let near = reported.filter(|&r| fit::eager_jump(&above, Some(r)).is_some());
     let (_, mut limit) = eager_limit(&o, &above, near, reported, log)?;
     if let (Some(r), Some(h)) = (reported, header)
@@ -189,11 +196,79 @@ pub(super) fn measure_eager_above(
                 l => format!("{l} B"),
             }
         ));
-        return Ok(None);
+        return Ok(sets.iter().map(|_| None).collect());
     }
+    let mut each = Vec::new();
+    for (i, (set, x)) in sets.iter_mut().zip(swept).enumerate() {
+        let which = if i == 0 { "the set" } else { "the second set" };
+        let x = match x {
+            Some(x) if i == 0 || at(&x, cores[i]) => x,
+            _ => {
+                log(format!(
+                    "no launch under `{line}` ran at {which}'s placement ({}): its costs of the \
+                     sizes above S sent eagerly are not measured (a what-if --S above S warns of it)",
+                    figure(cores[i])
+                ));
+                each.push(None);
+                continue;
+            }
+        };
+        each.push(eager_bands(
+            set,
+            x,
+            (S, limit),
+            (&line, reported),
+            which,
+            log,
+        )?);
+    }
+    Ok(each)
+}
+
+/// How far (the log of the ratio) the launches of `x` ran from cores `c` apart (0 where either
+/// figure is missing).
+fn away(x: &Swept, c: Option<f64>) -> f64 {
+    match (cores_ns(&x.lines), c) {
+        (Some(a), Some(b)) => (a / b).ln().abs(),
+        _ => 0.0,
+    }
+}
+
+/// Whether the launches of `x` ran at the placement of cores `c` apart (within
+/// [`OTHER_CORES`] of it).
+fn at(x: &Swept, c: Option<f64>) -> bool {
+    away(x, c) <= OTHER_CORES.ln()
+}
+
+/// Gives the launches `x` to the set (of `cores`) whose placement lies nearest theirs, where
+/// it has none nearer.
+fn give(each: &mut [Option<Swept>], cores: &[Option<f64>], x: Swept) {
+    let i = (0..cores.len())
+        .min_by(|&a, &b| away(&x, cores[a]).total_cmp(&away(&x, cores[b])))
+        .unwrap_or(0);
+    if each[i]
+        .as_ref()
+        .is_none_or(|y| away(&x, cores[i]) < away(y, cores[i]))
+    {
+        each[i] = Some(x);
+    }
+}
+
+/// The eager bands above `S` up to `limit` fitted to the launches `swept` made under the
+/// launcher `line` (which reported `reported`), added to `set` (`which`, in `log`).
+#[allow(non_snake_case)] // the paper's name
+fn eager_bands(
+    set: &mut Params,
+    mut swept: Swept,
+    (S, limit): (u64, u64),
+    (line, reported): (&str, Option<u64>),
+    which: &str,
+    log: &mut dyn FnMut(String),
+) -> Result<Option<EagerAbove>, Error> {
+    swept.samples.sort_by_key(|x| (x.k, x.w_ns as u64));
     let Some(f) = banded::fit_bands(&swept.samples, &swept.calls, limit) else {
         log(format!(
-            "the sweep under `{line}` could not be fitted in bands: no eager bands above S"
+            "the sweep under `{line}` at {which}'s placement could not be fitted in bands: no eager bands above S"
         ));
         return Ok(None);
     };
@@ -209,13 +284,13 @@ pub(super) fn measure_eager_above(
         }
         lo = b.hi;
     }
-    *main = main
+    *set = set
         .with_bands(|b| {
             *b = b.with_eager_above(S, &list)?;
             Ok(())
         })
         .map_err(|e| Error::Io(format!("the eager bands above S: {e}")))?;
-    let at = Params { S: limit, ..*main };
+    let at = Params { S: limit, ..*set };
     let samples: Vec<Sample> = (swept.samples.into_iter())
         .filter(|x| x.k > S && x.k <= limit)
         .collect();
@@ -223,13 +298,13 @@ pub(super) fn measure_eager_above(
         .filter(|x| banded::residual(&at, x).abs() > MISS)
         .count();
     log(format!(
-        "{} eager band(s) above S for {S}–{limit} B: {missed} of their {} round trips missed by more than {:.0}%",
+        "{} eager band(s) above S for {S}–{limit} B, {which}'s: {missed} of their {} round trips missed by more than {:.0}%",
         list.len(),
         samples.len(),
         100.0 * MISS
     ));
     Ok(Some(EagerAbove {
-        mpirun: line,
+        mpirun: line.to_string(),
         limit,
         samples,
         missed,
@@ -408,5 +483,46 @@ mod tests {
             .collect();
         assert!(holds_the_jump(&batch, (46341, 65536), (63134, 65536)));
         assert!(!holds_the_jump(&batch, (46341, 65536), (60735, 63134)));
+    }
+
+    /// The launches under `--eager-mpirun` go to the set whose placement they ran at: a
+    /// sweep's near and far launches each to its set, a sweep nearer a set's placement in place
+    /// of one farther from it, and with one set every sweep to it (the figures of the 35th
+    /// session's calibration with two sets: far 428.55 ns, near 116.15 ns).
+    #[test]
+    fn each_set_takes_the_eager_launches_at_its_placement() {
+        let swept = |lines: &[[f64; 2]]| Swept {
+            samples: Vec::new(),
+            calls: Vec::new(),
+            spread: 0.0,
+            lines: lines.to_vec(),
+            apart: false,
+            launches: lines.len(),
+            interrupted: Vec::new(),
+            runs: Vec::new(),
+        };
+        let figure = |x: &Option<Swept>| x.as_ref().and_then(|x| cores_ns(&x.lines));
+        let cores = [Some(428.55), Some(116.15)];
+        let mut each = vec![None, None];
+        give(&mut each, &cores, swept(&[[120.0, 131.0], [118.0, 125.0]]));
+        assert_eq!((figure(&each[0]), figure(&each[1])), (None, Some(122.5)));
+        give(&mut each, &cores, swept(&[[300.0, 310.0]]));
+        assert_eq!(figure(&each[0]), Some(305.0));
+        // 440 ns lies nearer the far set's figure and takes the place of 305 ns; 200 ns goes
+        // to the near set's (nearer 116.15 than 428.55 by ratio), where 122.5 ns is nearer.
+        give(&mut each, &cores, swept(&[[438.0, 442.0]]));
+        give(&mut each, &cores, swept(&[[200.0, 200.0]]));
+        assert_eq!(
+            (figure(&each[0]), figure(&each[1])),
+            (Some(440.0), Some(122.5))
+        );
+        assert!(at(each[0].as_ref().unwrap(), cores[0]));
+        assert!(at(each[1].as_ref().unwrap(), cores[1]));
+        let mut one = vec![None];
+        give(&mut one, &[Some(428.55)], swept(&[[120.0, 120.0]]));
+        assert_eq!(figure(&one[0]), Some(120.0));
+        assert!(!at(one[0].as_ref().unwrap(), Some(428.55)));
+        // A set without a figure (the network's) takes every sweep as at its placement.
+        assert!(at(one[0].as_ref().unwrap(), None));
     }
 }

@@ -141,6 +141,9 @@ pub struct Other {
     pub exchanges: Option<exchange::Exchanges>,
     /// As [`Calibration::bounce`], at this placement.
     pub bounce: Option<bounce::Bounce>,
+    /// As [`Calibration::eager_above`], of the launches at this placement under
+    /// `--eager-mpirun` (None: none ran here).
+    pub eager_above: Option<EagerAbove>,
 }
 
 /// The round-trip program's arguments for a launch that runs a probe alone: one round trip of
@@ -853,10 +856,16 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let header = reported_limit
         .filter(|&r| r >= limit && r - limit <= library::HEADER_BYTES)
         .map(|r| r - limit);
-    let eager_above = match &opts.eager_mpirun {
-        Some(m) => measure_eager_above(opts, m, &mut fit.params, (limit, header), log)?,
-        None => None,
-    };
+    let mut eager_above = None;
+    if let Some(m) = &opts.eager_mpirun {
+        let mut sets = vec![&mut fit.params];
+        sets.extend(other.as_mut().map(|o| &mut o.fit.params));
+        let mut each = measure_eager_above(opts, m, sets, (limit, header), log)?.into_iter();
+        eager_above = each.next().flatten();
+        if let Some(o) = other.as_mut() {
+            o.eager_above = each.next().flatten();
+        }
+    }
     Ok(Calibration {
         fit,
         other,
@@ -945,6 +954,7 @@ fn fit_other(
         oc_fit: None,
         exchanges: None,
         bounce: None,
+        eager_above: None,
     })
 }
 
@@ -1135,9 +1145,15 @@ pub fn params_file(c: &Calibration) -> String {
     if let Some((text, _)) = line_finding(&c.line_ns) {
         s.push_str(&format!("# cores: {text}\n"));
     }
-    if let Some(e) = &c.eager_above {
+    let sets = std::iter::once(("", &c.eager_above));
+    for (which, e) in sets.chain(
+        c.other
+            .iter()
+            .map(|o| (" of the second set", &o.eager_above)),
+    ) {
+        let Some(e) = e else { continue };
         s.push_str(&format!(
-            "# eager_bands: the sizes above S measured eager under `{}` (its eager limit {} B{}{}); \
+            "# eager_bands{which}: the sizes above S measured eager under `{}` (its eager limit {} B{}{}); \
              {} of their {} round trips missed by more than {:.0}%; a trace that recorded \
              that limit is predicted at it (as with --S {})\n",
             e.mpirun,

@@ -58,8 +58,9 @@ pub struct CalibrateArgs {
     /// A second launcher under which the library's eager limit is higher, split at spaces
     /// (Open MPI's shared memory: "mpirun --mca btl_vader_eager_limit 65536"; over TCP:
     /// btl_tcp_eager_limit): the sizes between the two limits are measured eager there too,
-    /// and the set keeps their eager bands (`eager_bands`), so that a what-if `--S` above the
-    /// measured limit costs those messages as the library sends them eagerly
+    /// and each set keeps their eager bands (`eager_bands`) from the launches at its placement,
+    /// so that a what-if `--S` above the measured limit costs those messages as the library
+    /// sends them eagerly
     #[arg(long, value_name = "LAUNCHER")]
     pub eager_mpirun: Option<String>,
 }
@@ -153,6 +154,7 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
             &c.samples,
             &c.calls,
             c.exchanges.as_ref(),
+            c.eager_above.as_ref(),
             path.clone(),
         );
         let second = (c.other.iter()).map(|o| {
@@ -161,10 +163,11 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
                 &o.samples,
                 &o.calls,
                 o.exchanges.as_ref(),
+                o.eager_above.as_ref(),
                 second_samples(path),
             )
         });
-        for (k, (fit, samples, calls, exchanges, file)) in
+        for (k, (fit, samples, calls, exchanges, eager, file)) in
             std::iter::once(first).chain(second).enumerate()
         {
             let set = Set {
@@ -173,6 +176,7 @@ pub(super) fn calibrate(a: &CalibrateArgs) -> Result<(), Error> {
                 outliers: &fit.outliers,
                 calls,
                 exchanges,
+                eager,
             };
             write(&file, samples_tsv(&c, &set, k == 0))?;
         }
@@ -189,6 +193,8 @@ struct Set<'c> {
     outliers: &'c [calibrate::fit::Sample],
     calls: &'c [Calls],
     exchanges: Option<&'c calibrate::exchange::Exchanges>,
+    /// Its sizes above S measured eager under `--eager-mpirun`.
+    eager: Option<&'c calibrate::EagerAbove>,
 }
 
 /// Where `--samples PATH` writes the second set's: `PATH` with `-second` before its extension.
@@ -208,7 +214,7 @@ fn second_samples(path: &std::path::Path) -> PathBuf {
 /// 0's calls at the imbalance that hides the transfer (`send`, `recv`; `isend`, the same
 /// point's send made by `MPI_Isend`), exchanges of `N` messages each way (`exchangeN`, against
 /// their replay with the set), and the library's reduction (`reduce`, against the line whose
-/// slope is `gamma`); `rtt-eager` and `reduce`, measured once for both sets, where `shared`.
+/// slope is `gamma`); `reduce`, measured once for both sets, where `shared`.
 fn samples_tsv(c: &Calibration, set: &Set<'_>, shared: bool) -> String {
     let p = set.params;
     let mut t = String::from("kind\tk\tw_ns\tmeasured_ns\tmodel_ns\terror_pct\toutlier\n");
@@ -224,7 +230,7 @@ fn samples_tsv(c: &Calibration, set: &Set<'_>, shared: bool) -> String {
         line("rtt", x.k, x.w_ns, x.rtt_ns, model, outlier);
     }
     // The sizes above S measured eager under --eager-mpirun, against the set at that limit.
-    if let Some(e) = c.eager_above.as_ref().filter(|_| shared) {
+    if let Some(e) = set.eager {
         let at = loggps_predict::model::Params { S: e.limit, ..*p };
         for x in &e.samples {
             let model = calibrate::fit::model_rtt(&at, x.k, x.w_ns);
@@ -339,7 +345,7 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
     print_warnings(c, p);
     print_eager_limit(c, p);
     print_findings(c, p);
-    print_eager_above(c, p);
+    print_eager_above(c.eager_above.as_ref(), p);
     print_second_set(c);
     println!("wrote       {} and {}", toml.display(), svg.display());
 }
@@ -509,11 +515,8 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
 
 /// The set fitted at another placement of the ranks' cores, where calibrate made one.
 /// The eager bands above `S` measured under the second launcher, with their fit's error.
-fn print_eager_above(c: &Calibration, p: &loggps_predict::model::Params) {
-    let (Some(e), Some((lo, list))) = (
-        &c.eager_above,
-        p.bands.as_ref().and_then(|b| b.eager_above()),
-    ) else {
+fn print_eager_above(e: Option<&calibrate::EagerAbove>, p: &loggps_predict::model::Params) {
+    let (Some(e), Some((lo, list))) = (e, p.bands.as_ref().and_then(|b| b.eager_above())) else {
         return;
     };
     println!(
@@ -586,6 +589,7 @@ fn print_second_set(c: &Calibration) {
             .filter(|x| !o.fit.outliers.contains(x))
             .collect();
         print_bands(&o.fit.params, &kept);
+        print_eager_above(o.eager_above.as_ref(), &o.fit.params);
     }
 }
 
