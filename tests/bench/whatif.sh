@@ -10,8 +10,9 @@
 # of the set (each size costed by the protocol it was measured under, as before them). It
 # prints the median errors, the measured runtimes' medians and ranges, and the runs'
 # cache-line figures (runs at another placement than the calibration's are predicted at other
-# costs: see tests/apps/run.sh), and the same medians over the runs at the placement the
-# calibration's first set was measured at (held_own_%, held_what_if_%); nothing is asserted.
+# costs: see tests/apps/run.sh), and the same medians over the runs at each placement the
+# calibration kept a set for (each run is predicted with the set nearest it); nothing is
+# asserted.
 # Figures go to tests/bench/RESULTS.md by hand.
 #
 #   tests/bench/whatif.sh                       # about 2 minutes
@@ -67,15 +68,16 @@ source "$ROOT/tests/bench/common.sh"
 # err PREDICTED MEASURED: the error, %.
 err() { awk -v p="$1" -v m="$2" 'BEGIN {printf "%+.1f", 100 * (p - m) / m}'; }
 
-# The first set's cache-line figure (its placement: the one its eager costs above S were
-# measured at; a second set, for another placement, has none, and a what-if on S costs its
-# sizes above S with its rendezvous bands): a run held it where its own figure lies within 2x
-# of it; held_own_% and held_what_if_% are the medians over those runs alone (the other
-# limit's too), with how many of each limit.
-SETS=$(sed -n 's/^cores = //p' "$W/both.toml" | head -1)
-echo "  the first set's placement: a cache line's round trip ${SETS:-unknown} ns"
-printf '\n%-12s %-8s %10s %16s %8s %9s %13s %15s %15s %s\n' program limit measured_s measured_min..max own_% what_if_% \
-  one_protocol_% held_own_% held_what_if_% "cores ns"
+# Each set's cache-line figure (its placement: each set's eager costs above S were measured at
+# its own, where a launch under the higher limit ran there; a set without them costs its sizes
+# above S with its rendezvous bands, and predict warns of it): a run held a set's placement where
+# its own figure lies within 2x of the set's; the "at" columns are the medians over the runs at
+# each set's placement alone (the other limit's runs there too), with how many of each limit.
+SETS=$(sed -n 's/^cores = //p' "$W/both.toml" | paste -sd' ')
+EAGER_SETS=$(grep -c '^# eager_bands' "$W/both.toml" || true)
+echo "  the sets' placements: a cache line's round trip ${SETS:-unknown} ns; $EAGER_SETS of them with eager bands above S"
+printf '\n%-12s %-8s %10s %16s %8s %9s %13s  %s\n' program limit measured_s measured_min..max own_% what_if_% \
+  one_protocol_% "at each set's placement: own_% (runs), what_if_% (runs); the runs' cores ns"
 for prog in $PROGRAMS; do
   : > "$W/$prog.tsv"
   for i in $(seq "$RUNS"); do
@@ -87,28 +89,30 @@ for prog in $PROGRAMS; do
     echo "e $(measured "$e") $(predicted "$e" --params "$W/both.toml" --S "$E") $(predicted "$e" --params "$W/both.toml" --S "$S") - $(cores "$e")" >> "$W/$prog.tsv"
   done
   col() { awk -v k="$1" -v c="$2" '$1 == k {print $c}' "$W/$prog.tsv"; }
-  # held K C: column C of limit K's runs that held a set's placement.
+  # held K C F: column C of limit K's runs that held the placement of cores F ns.
   held() {
-    awk -v k="$1" -v c="$2" -v sets="$SETS" 'BEGIN {n = split(sets, s, " ")}
-      $1 == k && $6 != "-" {for (i = 1; i <= n; i++) if ($6 < 2 * s[i] && s[i] < 2 * $6) {print $c; next}}' "$W/$prog.tsv"
+    awk -v k="$1" -v c="$2" -v f="$3" '$1 == k && $6 != "-" && $6 < 2 * f && f < 2 * $6 {print $c}' "$W/$prog.tsv"
   }
   for k in d e; do
     other=$([[ $k == d ]] && echo e || echo d)
     m=$(col $k 2 | median) mo=$(col $other 2 | median)
     own=$(col $k 3 | median) what=$(col $k 4 | median)
     one=$([[ $k == d ]] && err "$(col $k 5 | median)" "$mo" || echo -)
-    n=$(held $k 2 | grep -c . || true) no=$(held $other 2 | grep -c . || true)
-    held_own="none (0/$RUNS)" held_what="none"
-    if ((n > 0)); then
-      held_own="$(err "$(held $k 3 | median)" "$(held $k 2 | median)") ($n/$RUNS)"
-      ((no > 0)) && held_what="$(err "$(held $k 4 | median)" "$(held $other 2 | median)") ($no)"
-    fi
-    printf '%-12s %-8s %10.4f %16s %8s %9s %13s %15s %15s %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
-      "$m" "$(col $k 2 | range)" "$(err "$own" "$m")" "$(err "$what" "$mo")" "$one" "$held_own" "$held_what" \
-      "$(col $k 6 | paste -sd' ')"
+    at=""
+    for f in $SETS; do
+      n=$(held $k 2 "$f" | grep -c . || true) no=$(held $other 2 "$f" | grep -c . || true)
+      held_own="none" held_what="none"
+      if ((n > 0)); then
+        held_own="$(err "$(held $k 3 "$f" | median)" "$(held $k 2 "$f" | median)")"
+        ((no > 0)) && held_what="$(err "$(held $k 4 "$f" | median)" "$(held $other 2 "$f" | median)")"
+      fi
+      at+="at ${f%.*} ns: $held_own ($n/$RUNS), $held_what ($no); "
+    done
+    printf '%-12s %-8s %10.4f %16s %8s %9s %13s  %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
+      "$m" "$(col $k 2 | range)" "$(err "$own" "$m")" "$(err "$what" "$mo")" "$one" "$at$(col $k 6 | paste -sd' ')"
   done
 done
 echo "own_%: each limit's traces at their own limit (default: S = $S; $BIG: --S $E); what_if_%: at the other"
 echo "limit, against the medians of the runs made there; one_protocol_%: the default traces' what-if"
-echo "without the eager bands above S (medians of predictions); held_: the same over the runs at the first"
-echo "set's placement (their cores within 2x of its), with how many of this limit's (and of the other's)"
+echo "without the eager bands above S (medians of predictions); at each set's placement: the same over the"
+echo "runs there (their cores within 2x of the set's), with how many of this limit's (and of the other's)"
