@@ -105,7 +105,11 @@ fn calibrate(
         let has = q.bands.as_ref().is_some_and(|b| b.eager_above().is_some());
         assert_eq!(has, !unmeasured, "{stdout}\n{log}");
         let file = std::fs::read_to_string(&toml).unwrap();
-        assert_eq!(has, file.contains("# eager_bands of the second set"), "{file}");
+        assert_eq!(
+            has,
+            file.contains("# eager_bands of the second set"),
+            "{file}"
+        );
     }
     let p = sets[0];
     assert!(toml.with_extension("svg").exists());

@@ -491,16 +491,7 @@ mod tests {
     /// session's calibration with two sets: far 428.55 ns, near 116.15 ns).
     #[test]
     fn each_set_takes_the_eager_launches_at_its_placement() {
-        let swept = |lines: &[[f64; 2]]| Swept {
-            samples: Vec::new(),
-            calls: Vec::new(),
-            spread: 0.0,
-            lines: lines.to_vec(),
-            apart: false,
-            launches: lines.len(),
-            interrupted: Vec::new(),
-            runs: Vec::new(),
-        };
+        let swept = Swept::with_lines;
         let figure = |x: &Option<Swept>| x.as_ref().and_then(|x| cores_ns(&x.lines));
         let cores = [Some(428.55), Some(116.15)];
         let mut each = vec![None, None];

@@ -517,6 +517,23 @@ struct Swept {
     runs: Vec<Launch>,
 }
 
+#[cfg(test)]
+impl Swept {
+    /// Launches with these cache-line figures and nothing measured (tests of where launches go).
+    fn with_lines(lines: &[[f64; 2]]) -> Swept {
+        Swept {
+            samples: Vec::new(),
+            calls: Vec::new(),
+            spread: 0.0,
+            lines: lines.to_vec(),
+            apart: false,
+            launches: lines.len(),
+            interrupted: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+}
+
 /// Round trips of a cache line between the ranks' cores that the round-trip program times
 /// before and after each launch's sweep (`--line`; at most 2 ms, as the tracer times them).
 const LINE_TRIPS: u32 = 20_000;
@@ -1512,16 +1529,7 @@ mod tests {
     /// is another placement; the later sweep's own second set comes first.
     #[test]
     fn a_second_set_outlives_a_sweep_measured_again() {
-        let swept = |lines: &[[f64; 2]]| Swept {
-            samples: Vec::new(),
-            calls: Vec::new(),
-            spread: 0.0,
-            lines: lines.to_vec(),
-            apart: false,
-            launches: lines.len(),
-            interrupted: Vec::new(),
-            runs: Vec::new(),
-        };
+        let swept = Swept::with_lines;
         // This session's MPICH node calibration: 2 of 7 launches near, then 5 far.
         let far = swept(&[[450.0, 460.0], [440.0, 470.0], [445.0, 452.0]]);
         let near = swept(&[[166.0, 62.0], [154.0, 158.0]]);
