@@ -251,7 +251,8 @@ fn ranks_and_window_cut_the_timeline() {
     assert!(err(&["--ranks", "0-2"]).contains("rank 2 is not in the trace (ranks 0–1)"));
     assert!(err(&["--window", "2ms:1ms"]).contains("T0 must come before T1"));
     assert!(
-        err(&["--sweep", "o=1,2"]).contains("--timeline and --critical-path follow one prediction")
+        err(&["--sweep", "o=1,2"])
+            .contains("--timeline, --critical-path and --calls follow one prediction")
     );
     let out = run(&[f, "--ranks", "0"]);
     assert!(!out.status.success());

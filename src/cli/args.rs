@@ -374,6 +374,11 @@ pub struct PredictArgs {
     /// --timeline, also drawn there)
     #[arg(long)]
     pub critical_path: bool,
+    /// Also report the calls by routine and message size (powers of two; a Wait's or Test's
+    /// by the largest message it completes), predicted against measured, summed over the
+    /// ranks: where the prediction's error comes from (table and JSON)
+    #[arg(long)]
+    pub calls: bool,
     /// Predict the traced run: keep the tracer's own time in the measured computation between
     /// calls, and add its time inside each call where the trace timed it (by default a trace
     /// that timed them, at MPI_Init, has the own time taken out of every gap: the prediction is

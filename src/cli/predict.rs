@@ -50,7 +50,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let mut symbolizer = Symbolizer::new(Vec::new());
     // The events this process holds: its own ranks' in a split replay.
     let bar = Progress::new("replaying", Some(trace.total_events()));
-    let (prediction, critical) = match (&a.timeline, a.critical_path) {
+    let (prediction, critical, calls) = match (&a.timeline, a.critical_path || a.calls) {
         (None, false) => {
             let name = path.display().to_string();
             let graph = matched(&trace, &name, census.as_ref(), split);
@@ -63,12 +63,12 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
                 };
                 loggps_predict::driver::replay(&trace, &g, how, &|n| bar.set(n), split)
             });
-            (replayed, None)
+            (replayed, None, None)
         }
-        (file, critical) => observed(
+        (file, _) => observed(
             path,
             file.as_deref(),
-            critical,
+            (a.critical_path, a.calls),
             cut,
             &trace,
             &resolved,
@@ -94,6 +94,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     report.warnings.extend(link_warnings);
     report.links = links.as_ref().map(report::LinksReport::new);
     report.critical_path = critical.as_ref().map(Into::into);
+    report.calls = calls;
     if let (Some(c), Some(r), Some(sites)) = (&critical, &mut report.critical_path, &trace.sites) {
         r.by_call_site = critical_sites(c, sites, &mut symbolizer);
     }
@@ -102,6 +103,12 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     }
     if critical.is_some() && a.format == Format::Csv {
         warn("the critical path is reported in the table and JSON formats, not CSV".into());
+    }
+    if report.calls.is_some() && a.format == Format::Csv {
+        warn(
+            "the calls by routine and size are reported in the table and JSON formats, not CSV"
+                .into(),
+        );
     }
     if let Some(path) = &a.svg {
         super::write_svg(path, &report.svg())?;
@@ -137,14 +144,15 @@ fn prepare(
             .transpose()
             .map_err(Error::Usage)?,
     };
-    if sweep.is_some() && (a.timeline.is_some() || a.critical_path) {
+    let follows = a.timeline.is_some() || a.critical_path || a.calls;
+    if sweep.is_some() && follows {
         return Err(Error::Usage(
-            "--timeline and --critical-path follow one prediction: leave out --sweep (or predict each value with its own flags)".into(),
+            "--timeline, --critical-path and --calls follow one prediction: leave out --sweep (or predict each value with its own flags)".into(),
         ));
     }
-    if split.is_some() && (a.timeline.is_some() || a.critical_path) {
+    if split.is_some() && follows {
         return Err(Error::Usage(
-            "--timeline and --critical-path follow one process's replay: run them without mpirun"
+            "--timeline, --critical-path and --calls follow one process's replay: run them without mpirun"
                 .into(),
         ));
     }
@@ -169,13 +177,14 @@ fn critical_sites(c: &Composition, sites: &Sites, symbolizer: &mut Symbolizer) -
 
 /// The prediction, observed as the replay goes: its timeline written into `file` where there
 /// is one, the events kept for the critical path where it is asked for (its composition comes
-/// back with the prediction). The timeline is ended whatever the replay gives: a deadlock's
+/// back with the prediction), the calls summed by routine and size where they are (`asks`:
+/// the critical path, the calls). The timeline is ended whatever the replay gives: a deadlock's
 /// shows the calls up to where its ranks stopped, and says why in its `otherData`.
 #[allow(clippy::too_many_arguments)]
 fn observed(
     path: &std::path::Path,
     file: Option<&std::path::Path>,
-    critical: bool,
+    (critical, calls): (bool, bool),
     cut: timeline::Cut,
     trace: &trace::Trace,
     resolved: &ResolvedModel,
@@ -183,7 +192,7 @@ fn observed(
     coll: &Choice,
     progress: &(dyn Fn(u64) + Sync),
     symbolizer: &mut Symbolizer,
-) -> Result<(Result<Prediction, Error>, Option<Composition>), Error> {
+) -> Result<Observed, Error> {
     let n = trace.nranks() as u32;
     if let Some((_, b)) = cut.ranks.iter().flatten().find(|(_, b)| *b >= n) {
         return Err(Error::Usage(format!(
@@ -228,6 +237,7 @@ fn observed(
         None => None,
     };
     let record = critical.then(|| Record::new(trace));
+    let sums = calls.then(|| report::calls::Calls::new(trace));
     let model = resolved.model();
     let observe = |steps: &[loggps_predict::replay::Step]| {
         match &tl {
@@ -237,6 +247,9 @@ fn observed(
         }
         if let Some(r) = &record {
             r.observe(steps);
+        }
+        if let Some(c) = &sums {
+            c.observe(steps);
         }
     };
     let prediction = loggps_predict::replay::replay_linked(
@@ -288,8 +301,16 @@ fn observed(
         };
         done.map_err(|e| cannot(&f, e))?;
     }
-    Ok((prediction, composition))
+    Ok((prediction, composition, sums.map(|c| c.rows())))
 }
+
+/// What [`observed`] gives: the prediction, the critical path's composition, the calls by
+/// routine and size.
+type Observed = (
+    Result<Prediction, Error>,
+    Option<Composition>,
+    Option<Vec<report::calls::CallRow>>,
+);
 
 /// A timeline being written, in the Chrome JSON or Perfetto's protobuf format.
 enum Tl<'a> {

@@ -1,5 +1,6 @@
 //! Turns a prediction into what users read: one exporter per output format, behind one trait.
 
+pub mod calls;
 mod csv;
 pub mod info;
 mod json;
@@ -97,6 +98,10 @@ pub struct Report {
     /// The parameter sets combined per link class (the model's §12), where several are.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<LinksReport>,
+    /// The calls by routine and size class, predicted against measured, where asked for
+    /// (`--calls`), the most measured time first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<Vec<calls::CallRow>>,
     /// Rows the table leaves out (it shows at most `max_rows`); JSON and CSV have every rank.
     #[serde(skip)]
     pub max_rows: usize,
@@ -168,6 +173,7 @@ impl Report {
             warnings: pred.warnings.clone(),
             critical_path: None,
             links: None,
+            calls: None,
             max_rows: 64,
         }
     }

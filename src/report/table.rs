@@ -174,8 +174,55 @@ impl Exporter for Table {
         if let Some(c) = &r.critical_path {
             critical_path(out, c)?;
         }
+        if let Some(c) = &r.calls {
+            calls(out, c, r.max_rows)?;
+        }
         Ok(())
     }
+}
+
+/// The calls by routine and size class (the first `max_rows`, the most measured time first).
+fn calls(out: &mut dyn Write, rows: &[super::calls::CallRow], max_rows: usize) -> io::Result<()> {
+    writeln!(
+        out,
+        "
+calls by routine and message size, predicted against measured (summed over ranks)"
+    )?;
+    writeln!(
+        out,
+        "{:<22} {:>21} {:>10} {:>12} {:>12} {:>9} {:>11} {:>11}",
+        "routine",
+        "bytes",
+        "calls",
+        "measured s",
+        "predicted s",
+        "pred/meas",
+        "measured µs",
+        "predicted µs"
+    )?;
+    for c in rows.iter().take(max_rows) {
+        let per = |t: f64| 1e6 * t / c.calls.max(1) as f64;
+        writeln!(
+            out,
+            "{:<22} {:>21} {:>10} {:>12.6} {:>12.6} {:>9} {:>11.2} {:>11.2}",
+            c.routine,
+            format!("{}–{}", c.bytes_from, c.bytes_to),
+            c.calls,
+            c.measured_s,
+            c.predicted_s,
+            c.ratio.map_or("–".into(), |r| format!("{r:.2}")),
+            per(c.measured_s),
+            per(c.predicted_s)
+        )?;
+    }
+    if rows.len() > max_rows {
+        writeln!(
+            out,
+            "{} more row(s) in the JSON format (--format json)",
+            rows.len() - max_rows
+        )?;
+    }
+    Ok(())
 }
 
 /// The parameter sets per link class, and each rank's bytes by set.
