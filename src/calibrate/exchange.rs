@@ -60,6 +60,10 @@ pub struct Exchanges {
     pub share_elsewhere: bool,
     /// The launches at the set's placement this one was chosen from (the median share's).
     pub launches: usize,
+    /// The launch's own round trips above `S` over the set's at those sizes (the median ratio;
+    /// 1 where it timed none): its minute's speed against the sweep's, which the share is
+    /// fitted without.
+    pub speed: f64,
 }
 
 /// The share of a rendezvous payload's `T1` that holds its sender's CPU, fitted to the
@@ -74,11 +78,11 @@ pub struct Rendezvous {
 }
 
 /// The mean of ln(predicted / measured) over the exchanges of `each` above `eager_limit` bytes,
-/// and of its magnitude (None: none is).
-fn rendezvous_error(each: &[Exchange], eager_limit: u64) -> Option<(f64, f64)> {
+/// each measurement divided by the launch's `speed` first, and of its magnitude (None: none is).
+fn rendezvous_error(each: &[Exchange], eager_limit: u64, speed: f64) -> Option<(f64, f64)> {
     let errors: Vec<f64> = (each.iter())
         .filter(|e| e.k > eager_limit)
-        .map(|e| (e.predicted_ns.max(1e-9) / e.measured_ns.max(1e-9)).ln())
+        .map(|e| (e.predicted_ns.max(1e-9) * speed / e.measured_ns.max(1e-9)).ln())
         .collect();
     let n = errors.len() as f64;
     (!errors.is_empty()).then(|| {
@@ -97,19 +101,37 @@ fn rendezvous_error(each: &[Exchange], eager_limit: u64) -> Option<(f64, f64)> {
 /// grows with it), found by bisection to 1/1024; 0 or 1 where it does not cross. Not where the
 /// launch ran at another placement than the nearest set's (their `cores` 2× apart): a far
 /// set's payloads cost 2–3× a near launch's, and a share fitted across them would stand for
-/// that difference, not for the sender's CPU ([`Exchanges::share_elsewhere`]).
-pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Error> {
+/// that difference, not for the sender's CPU ([`Exchanges::share_elsewhere`]). The launch's
+/// own round trips (`rounds`, timed for `bounce` from buffers written before each send, as the
+/// sweep's are) above `S` tell its minute's speed against the sweep's: each exchange is
+/// compared at the sweep's speed ([`Exchanges::speed`]), so that the share does not take up a
+/// launch run in a slower or faster minute than the set (shares of 0.06 to 0.89 in six
+/// calibrations within 40 minutes without it).
+pub fn check_nearest(
+    mut trace: Trace,
+    sets: &[&Params],
+    rounds: &[super::bounce::RoundTrips],
+) -> Result<Exchanges, Error> {
     trace.meta.ranks.keep_tracer_time();
     let cores = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
     let p = (sets.get(super::nearest_set(&trace, sets)))
         .ok_or_else(|| Error::Io("no set to check the exchanges with".into()))?;
+    let ratios: Vec<f64> = (rounds.iter())
+        .filter(|x| x.k > p.S && x.written_ns > 0.0)
+        .map(|x| x.written_ns / super::fit::model_rtt(p, x.k, 0.0))
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .collect();
+    let speed = match ratios.is_empty() {
+        true => 1.0,
+        false => super::fit::median(&ratios),
+    };
     let with = |f: f64| {
         let q = Params {
             rendezvous_sender: f,
             ..**p
         };
         check(&trace, &q).map(|each| {
-            let error = rendezvous_error(&each, p.S);
+            let error = rendezvous_error(&each, p.S, speed);
             (each, error)
         })
     };
@@ -156,6 +178,7 @@ pub fn check_nearest(mut trace: Trace, sets: &[&Params]) -> Result<Exchanges, Er
         rendezvous,
         share_elsewhere,
         launches: 1,
+        speed,
     })
 }
 
@@ -232,7 +255,7 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
             false => "",
         }
     )];
-    let (rendezvous, x_share_elsewhere) = (x.rendezvous, x.share_elsewhere);
+    let (rendezvous, x_share_elsewhere, speed) = (x.rendezvous, x.share_elsewhere, x.speed);
     let x = &x.each;
     let mut by_size: BTreeMap<u64, Vec<&Exchange>> = BTreeMap::new();
     for e in x {
@@ -269,6 +292,14 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
             100.0 * v.receiver_error.exp_m1(),
             100.0 * v.both_error.exp_m1()
         ));
+        if (speed - 1.0).abs() > 0.05 {
+            let last = lines.last_mut().expect("the line above");
+            last.push_str(&format!(
+                "; the launch's own round trips above S ran {:.2} of the set's, its exchanges \
+                 taken at the set's speed",
+                speed
+            ));
+        }
     }
     (lines, !apart && x.iter().any(|e| e.error().abs() > worst))
 }
@@ -336,6 +367,7 @@ pub(crate) mod tests {
             rendezvous: None,
             share_elsewhere: false,
             launches: 1,
+            speed: 1.0,
         };
         let (lines, off) = finding(&x, 0.10);
         assert!(off);
@@ -399,7 +431,7 @@ pub(crate) mod tests {
             ..p
         };
         let near = "rank 0 host \"h\" offset 0 0 cores 1 150 150\nrank 1 host \"h\" offset 0 0\n";
-        let x = check_nearest(exchanges(6500, near), &[&far]).unwrap();
+        let x = check_nearest(exchanges(6500, near), &[&far], &[]).unwrap();
         assert!(x.rendezvous.is_none() && x.share_elsewhere, "{x:?}");
         let (lines, off) = finding(&x, 0.10);
         assert!(
@@ -407,7 +439,7 @@ pub(crate) mod tests {
             "{lines:?}"
         );
         for (measured, share) in [(6000, 0.0), (6500, 0.25), (7000, 1.0)] {
-            let x = check_nearest(exchanges(measured, ""), &[&p]).unwrap();
+            let x = check_nearest(exchanges(measured, ""), &[&p], &[]).unwrap();
             let v = x.rendezvous.unwrap();
             assert!(
                 (v.sender - share).abs() <= 1.0 / 1024.0,
@@ -423,5 +455,39 @@ pub(crate) mod tests {
             let want = format!("holds its sender's CPU for {share:.2} of its T1");
             assert!(lines.last().unwrap().contains(&want), "{lines:?}");
         }
+    }
+
+    /// The launch's own round trips tell its minute: the exchange measured at 6,500 (a share
+    /// of 0.25 at the set's speed) in a launch whose 1,000 B round trips ran 6,500 / 6,000 of
+    /// the set's is the set's 6,000 at the sweep's speed, a share of 0; at the set's speed, or
+    /// with round trips only at sizes below `S`, 0.25 as without them.
+    #[test]
+    fn the_share_is_fitted_at_the_sweeps_speed() {
+        let p = example_set();
+        let model = crate::calibrate::fit::model_rtt(&p, 1000, 0.0);
+        let rounds = |f: f64, k: u64| {
+            [crate::calibrate::bounce::RoundTrips {
+                k,
+                written_ns: f * model,
+                bounced_ns: f * model,
+            }]
+        };
+        let share = |r: &[crate::calibrate::bounce::RoundTrips]| {
+            let x = check_nearest(example_launch(6500, ""), &[&p], r).unwrap();
+            (x.rendezvous.unwrap().sender, x.speed)
+        };
+        let (slow, speed) = share(&rounds(6500.0 / 6000.0, 1000));
+        assert!(
+            slow <= 1.0 / 1024.0 && (speed - 6500.0 / 6000.0).abs() < 1e-12,
+            "{slow} {speed}"
+        );
+        let (same, speed) = share(&rounds(1.0, 1000));
+        assert!(
+            (same - 0.25).abs() <= 1.0 / 1024.0 && (speed - 1.0).abs() < 1e-12,
+            "{same}"
+        );
+        let q = Params { S: 1000, ..p };
+        let x = check_nearest(example_launch(6500, ""), &[&q], &rounds(2.0, 1000)).unwrap();
+        assert_eq!(x.speed, 1.0, "{x:?}");
     }
 }

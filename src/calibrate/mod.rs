@@ -839,7 +839,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let checked =
         exchanges
             .into_iter()
-            .filter_map(|(t, _)| match exchange::check_nearest(t, &sets) {
+            .filter_map(|(t, b)| match exchange::check_nearest(t, &sets, &b) {
                 Ok(x) => Some(x),
                 Err(e) => {
                     log(format!(
@@ -1266,7 +1266,7 @@ mod tests {
         let checked = |launches: Vec<crate::trace::Trace>, sets: &[&Params]| {
             let each = launches
                 .into_iter()
-                .map(|t| exchange::check_nearest(t, sets).unwrap());
+                .map(|t| exchange::check_nearest(t, sets, &[]).unwrap());
             exchanges_per_set(each.collect(), sets)
         };
         let share =
