@@ -34,6 +34,7 @@ use placement::placements;
 pub(crate) use placement::placements_apart;
 pub use placement::{MIN_OTHER_LAUNCHES, same_cores};
 use reduce::Reduction;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -87,8 +88,11 @@ pub struct Calibration {
     pub library: String,
     /// Launches of the sweep combined.
     pub launches: u32,
-    /// How far their round trips at `w = 0` differ ([`launch_spread`]).
+    /// How far their round trips at `w = 0` differ ([`launch_spread`]); how far once each
+    /// launch's speed is divided out, and the least and greatest of those speeds ([`speeds`]).
     pub launch_spread: f64,
+    pub launch_within: f64,
+    pub launch_speeds: [f64; 2],
     /// Per launch, a cache line's round trip between the two ranks' cores before and after its
     /// sweep, ns (none where the ranks share no memory): where the OS or a hypervisor runs
     /// them on cores farther apart, every message over shared memory costs more.
@@ -424,37 +428,55 @@ fn replaces(again: &Swept, before: &Swept, near: Option<u64>) -> bool {
     fit::eager_jump(&again.samples, near).is_some() || again.launches >= before.launches
 }
 
-/// The second set after a sweep measured again: its own, else the earlier sweep's where that
-/// ran at another placement than this sweep's majority (a spell at the other placement is
-/// not lost because a later sweep held one placement throughout).
-fn kept_other(main: &Swept, other: Option<Swept>, before: Option<Swept>) -> Option<Swept> {
+/// The second set after a sweep measured again: its own, else, of the other sweep's sets (its
+/// main set and its second), the one of most launches at another placement than this sweep's
+/// majority: a spell at the other placement is not lost because a later sweep held one
+/// placement throughout (MPICH sweeps twice, its reported eager limit not the one its messages
+/// meet: five launches near, then nine far and one near, lost the near set).
+fn kept_other(main: &Swept, other: Option<Swept>, before: [Option<Swept>; 2]) -> Option<Swept> {
     let apart = |o: &Swept| match (cores_ns(&main.lines), cores_ns(&o.lines)) {
         (Some(a), Some(b)) => placements_apart(a, b),
         _ => false,
     };
-    other.or(before.filter(apart))
+    let earlier = before.into_iter().flatten().filter(apart);
+    other.or_else(|| earlier.max_by_key(|o| o.launches))
 }
 
-/// Launches combined: per size and imbalance the median of the launches' central values, per
-/// size the median call durations ([`sweep`]); `apart`: whether the ranks ran on different nodes.
+/// Launches combined: each launch's speed divided out ([`speeds`]), then per size and imbalance
+/// the median of the launches' central values, per size the median call durations ([`sweep`]);
+/// `apart`: whether the ranks ran on different nodes.
 fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let launches = runs.len();
+    let speeds = speeds(&runs);
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
-    let mut interrupted = Vec::new();
-    for l in &runs {
-        samples.extend_from_slice(&l.samples);
-        calls.extend_from_slice(&l.calls);
+    let (mut raw, mut interrupted) = (Vec::new(), Vec::new());
+    for (l, &s) in runs.iter().zip(&speeds) {
+        raw.extend(l.samples.iter().filter(|x| x.w_ns == 0.0).cloned());
+        // What a message costs beyond the imbalance, at the median launch's speed.
+        let at = |w: f64, t: f64| w + (t - w) / s;
+        samples.extend(l.samples.iter().map(|x| Sample {
+            rtt_ns: at(x.w_ns, x.rtt_ns),
+            ..*x
+        }));
+        calls.extend(l.calls.iter().map(|c| Calls {
+            send_ns: c.send_ns / s,
+            recv_ns: c.recv_ns / s,
+            isend_ns: c.isend_ns.map(|t| t / s),
+            ..*c
+        }));
         lines.extend(l.line);
         interrupted.extend(l.spent.share());
     }
     let med = |v: Vec<f64>| fit::median(&v);
     let hiding = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
-    let at0: Vec<Sample> = samples
-        .iter()
-        .filter(|x| x.w_ns == 0.0 && !hiding(x))
-        .cloned()
-        .collect();
-    let spread = launch_spread(&at0);
+    let at0 = |v: &[Sample]| -> Vec<Sample> { v.iter().filter(|x| !hiding(x)).cloned().collect() };
+    let spread = launch_spread(&at0(&raw));
+    let within = launch_spread(
+        &at0(&samples)
+            .into_iter()
+            .filter(|x| x.w_ns == 0.0)
+            .collect::<Vec<_>>(),
+    );
     let (mut out, mut timed) = (Vec::new(), Vec::new());
     for &k in sizes {
         // A size whose points every launch left out (its ranks moved during it): none.
@@ -488,10 +510,13 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
                 .then(|| med(at.iter().filter_map(|c| c.isend_ns).collect())),
         });
     }
+    let fold = |f: fn(f64, f64) -> f64, from: f64| speeds.iter().copied().fold(from, f);
     Swept {
         samples: out,
         calls: timed,
         spread,
+        within,
+        speeds: [fold(f64::min, f64::INFINITY), fold(f64::max, 0.0)],
         lines,
         apart,
         launches,
@@ -509,6 +534,10 @@ struct Swept {
     samples: Vec<Sample>,
     calls: Vec<Calls>,
     spread: f64,
+    /// How far they differ once each launch's speed is divided out, and the least and the
+    /// greatest of those speeds ([`speeds`]).
+    within: f64,
+    speeds: [f64; 2],
     lines: Vec<[f64; 2]>,
     apart: bool,
     launches: usize,
@@ -525,6 +554,8 @@ impl Swept {
             samples: Vec::new(),
             calls: Vec::new(),
             spread: 0.0,
+            within: 0.0,
+            speeds: [1.0, 1.0],
             lines: lines.to_vec(),
             apart: false,
             launches: lines.len(),
@@ -532,6 +563,46 @@ impl Swept {
             runs: Vec::new(),
         }
     }
+}
+
+/// Each launch's speed against the others', as a factor on what its messages cost. This
+/// machine runs one launch 10–25% faster or slower than the next, at every size alike (the
+/// launches' values move together from one size to the next): each size's median over
+/// launches of different speeds scatters by that much around one machine's curve, which the
+/// fit then misses. A launch of the sweep (one measuring at least half as many sizes as the
+/// most) takes the median, over the sizes another such launch measured too, of its round trip
+/// at `w = 0` over their median there. A launch measuring a few sizes again keeps 1: the sizes
+/// it measures are those whose medians were off, so its ratios to them would tell the miss,
+/// not its speed. 1 too for a launch sharing no size with another.
+fn speeds(runs: &[Launch]) -> Vec<f64> {
+    fn at0(l: &Launch) -> impl Iterator<Item = &Sample> {
+        l.samples.iter().filter(|x| x.w_ns == 0.0 && x.rtt_ns > 0.0)
+    }
+    let counts: Vec<usize> = runs.iter().map(|l| at0(l).count()).collect();
+    let most = counts.iter().copied().max().unwrap_or(0);
+    let sweep = |i: usize| counts[i] > 0 && 2 * counts[i] >= most;
+    let mut at: HashMap<u64, Vec<f64>> = HashMap::new();
+    for (_, l) in runs.iter().enumerate().filter(|(i, _)| sweep(*i)) {
+        for x in at0(l) {
+            at.entry(x.k).or_default().push(x.rtt_ns);
+        }
+    }
+    let mid: HashMap<u64, f64> = (at.into_iter())
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(k, v)| (k, fit::median(&v)))
+        .collect();
+    (runs.iter().enumerate())
+        .map(|(i, l)| {
+            let ratios: Vec<f64> = at0(l)
+                .filter_map(|x| mid.get(&x.k).map(|m| x.rtt_ns / m))
+                .filter(|r| r.is_finite() && *r > 0.0)
+                .collect();
+            match sweep(i) && !ratios.is_empty() {
+                true => fit::median(&ratios),
+                false => 1.0,
+            }
+        })
+        .collect()
 }
 
 /// Round trips of a cache line between the ranks' cores that the round-trip program times
@@ -767,10 +838,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
                 "kept the earlier sweep's {} launches (this one's held {})",
                 swept.launches, again.launches
             ));
-            other = kept_other(&swept, other, again_other);
+            other = kept_other(&swept, other, [again_other, Some(again)]);
         } else {
-            other = kept_other(&again, again_other, other);
-            swept = again;
+            let before = std::mem::replace(&mut swept, again);
+            other = kept_other(&swept, again_other, [other, Some(before)]);
         }
     }
     if near.is_some() && fit::eager_jump(&swept.samples, near).is_none() {
@@ -786,6 +857,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         mut samples,
         calls,
         spread: launch_spread,
+        within: launch_within,
+        speeds: launch_speeds,
         lines,
         apart,
         launches,
@@ -894,6 +967,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         reported_eager_limit: reported,
         library,
         launch_spread,
+        launch_within,
+        launch_speeds,
         line_ns: lines,
         poll_ns: local.poll_ns,
         reduction: local.reduction,
@@ -1322,6 +1397,90 @@ mod tests {
         assert_eq!(launch_spread(&[]), 0.0);
     }
 
+    /// Launches at different speeds are combined at the median launch's: by hand, round trips
+    /// of 1000 ns + 2 ns a byte at five sizes (`w = 0`), and at an imbalance of 5000 ns 600 ns
+    /// beyond it; launch A at that speed but 15% over at 64 B, B 1.2× at every size, C 0.9×.
+    /// Per size the medians without the speeds divided out would keep A's 15% at 64 B (1.15,
+    /// 1.2, 0.9); A's, B's and C's speeds are the medians of their ratios to the sizes' medians
+    /// (1, 1.2, 0.9: at 64 B, 1.15 / 1.15, 1.2 / 1.15, 0.9 / 1.15 are each launch's one odd
+    /// ratio), so 64 B's values become 1.15, 1, 1 of the line and their median the line. A
+    /// launch measuring 64 B and 96 B again, 1.6× slower, keeps its values (its ratio at 64 B
+    /// would tell 64 B's miss as much as its speed).
+    #[test]
+    fn each_launch_is_taken_at_the_median_launchs_speed() {
+        let line = |k: u64| 1000.0 + 2.0 * k as f64;
+        let launch = |ks: &[u64], speed: f64, odd: Option<(u64, f64)>| Launch {
+            samples: (ks.iter())
+                .flat_map(|&k| {
+                    let f = speed * odd.filter(|o| o.0 == k).map_or(1.0, |o| o.1);
+                    [(0.0, line(k)), (5000.0, 600.0)].map(|(w, t)| Sample {
+                        k,
+                        w_ns: w,
+                        rtt_ns: w + t * f,
+                    })
+                })
+                .collect(),
+            calls: (ks.iter())
+                .map(|&k| Calls {
+                    k,
+                    w_ns: 3000.0,
+                    send_ns: 100.0 * speed,
+                    recv_ns: 200.0 * speed,
+                    isend_ns: Some(50.0 * speed),
+                })
+                .collect(),
+            ..Launch::default()
+        };
+        let sizes = [8, 16, 32, 64, 128];
+        let runs = vec![
+            launch(&sizes, 1.0, Some((64, 1.15))),
+            launch(&sizes, 1.2, None),
+            launch(&sizes, 0.9, None),
+        ];
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1.0);
+        let speeds = speeds(&runs);
+        assert!(
+            speeds.iter().zip([1.0, 1.2, 0.9]).all(|(&s, x)| near(s, x)),
+            "{speeds:?}"
+        );
+        let swept = combine(runs.clone(), &sizes, &[0, 5000], false);
+        for x in swept.samples.iter().filter(|x| x.w_ns == 0.0) {
+            assert!(near(x.rtt_ns, line(x.k)), "{x:?}");
+        }
+        for x in swept.samples.iter().filter(|x| x.w_ns == 5000.0) {
+            assert!(near(x.rtt_ns, 5600.0), "{x:?}");
+        }
+        // The calls at the median launch's speed too: 100 / 200 / 50 ns in each.
+        let c = swept.calls.iter().find(|c| c.k == 8).expect("8 B's calls");
+        assert!(near(c.send_ns, 100.0) && near(c.recv_ns, 200.0), "{c:?}");
+        assert_eq!(c.isend_ns.map(|t| near(t, 50.0)), Some(true));
+        // How far they differ: raw, B's and C's 0.3 of A's (the median range); divided out,
+        // 64 B's range alone (0.15 of the median) leaves the other sizes' 0.
+        assert!(near(swept.spread, 0.3), "{}", swept.spread);
+        assert!(near(swept.within, 0.0), "{}", swept.within);
+        assert!(near(swept.speeds[0], 0.9) && near(swept.speeds[1], 1.2));
+        let mut more = runs;
+        more.push(launch(&[64, 96], 1.6, None));
+        let speeds = super::speeds(&more);
+        assert!(near(speeds[1], 1.2) && speeds[3] == 1.0, "{speeds:?}");
+        let swept = combine(more, &[8, 16, 32, 64, 96, 128], &[0, 5000], false);
+        let at = |k: u64| swept.samples.iter().find(|x| x.k == k && x.w_ns == 0.0);
+        assert!(
+            at(96).is_some_and(|x| near(x.rtt_ns, 1.6 * line(96))),
+            "{:?}",
+            at(96)
+        );
+        // 64 B: the median of 1.15, 1, 1 and 1.6.
+        assert!(
+            at(64).is_some_and(|x| near(x.rtt_ns, 1.075 * line(64))),
+            "{:?}",
+            at(64)
+        );
+        // One launch: as measured.
+        let one = combine(vec![launch(&sizes, 1.3, None)], &sizes, &[0], false);
+        assert!(near(one.samples[0].rtt_ns, 1.3 * line(8)));
+    }
+
     /// Open MPI's shared memory at 304 B–4 KiB: the calls exceed half the round trip.
     #[test]
     fn early_departures_are_where_open_mpi_sends_before_returning() {
@@ -1533,14 +1692,30 @@ mod tests {
         // This session's MPICH node calibration: 2 of 7 launches near, then 5 far.
         let far = swept(&[[450.0, 460.0], [440.0, 470.0], [445.0, 452.0]]);
         let near = swept(&[[166.0, 62.0], [154.0, 158.0]]);
-        let kept = kept_other(&far, None, Some(near.clone()));
+        let kept = kept_other(&far, None, [Some(near.clone()), None]);
         assert_eq!(kept.map(|o| o.lines), Some(near.lines.clone()));
         // An earlier set at the later sweep's own placement is not a second one.
-        assert!(kept_other(&near, None, Some(swept(&[[140.0, 150.0]]))).is_none());
+        let same = swept(&[[140.0, 150.0]]);
+        assert!(kept_other(&near, None, [Some(same.clone()), None]).is_none());
         let own = swept(&[[60.0, 70.0], [65.0, 61.0]]);
-        let kept = kept_other(&far, Some(own.clone()), Some(near));
+        let kept = kept_other(&far, Some(own.clone()), [Some(near.clone()), None]);
         assert_eq!(kept.map(|o| o.lines), Some(own.lines));
-        assert!(kept_other(&far, None, None).is_none());
+        assert!(kept_other(&far, None, [None, None]).is_none());
+        // The 37th session's MPICH node calibration: the first sweep's five launches near, its
+        // main set, then nine far and one near (left out): the earlier main set is the second.
+        let five = swept(&[
+            [144.0, 136.0],
+            [135.0, 134.0],
+            [133.0, 136.0],
+            [131.0, 134.0],
+            [141.0, 106.0],
+        ]);
+        let kept = kept_other(&far, None, [None, Some(five.clone())]);
+        assert_eq!(kept.map(|o| o.lines), Some(five.lines.clone()));
+        // Of two earlier sets apart, the one of more launches.
+        let kept = kept_other(&far, None, [Some(near.clone()), Some(five.clone())]);
+        assert_eq!(kept.map(|o| o.lines), Some(five.lines));
+        assert!(kept_other(&far, None, [Some(same), None]).is_some());
         // A sweep measured again whose ranks moved within most launches (2 held one
         // placement, against 5) does not replace the earlier one; as many or more do.
         let held = |n: usize| Swept {

@@ -322,6 +322,8 @@ mod tests {
             library: String::new(),
             launches: 1,
             launch_spread: 0.0,
+            launch_within: 0.0,
+            launch_speeds: [1.0, 1.0],
             line_ns: Vec::new(),
             poll_ns: 0.0,
             reduction: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),

@@ -354,10 +354,19 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
 /// ones it misses by more than [`QUALITY`]: predictions at those sizes are as far off.
 fn print_fit(c: &Calibration, p: &loggps_predict::model::Params, kept: &[&Sample]) {
     println!(
-        "fit         {} round trips ({} launches combined, differing by {:.0}%): model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) set aside",
+        "fit         {} round trips ({} launches combined, differing by {:.0}%{}): model vs measured rms {:.2}%, max {:.2}%; {} outlier(s) set aside",
         c.samples.len(),
         c.launches,
         100.0 * c.launch_spread,
+        match c.launches > 1 {
+            true => format!(
+                ", by {:.0}% once each launch's speed ({:.2}–{:.2} of the median launch's) is divided out",
+                100.0 * c.launch_within,
+                c.launch_speeds[0],
+                c.launch_speeds[1]
+            ),
+            false => String::new(),
+        },
         100.0 * c.fit.rms_rel,
         100.0 * c.fit.max_rel,
         c.fit.outliers.len()
