@@ -58,8 +58,10 @@ pub struct Exchanges {
     /// Some exchange went by rendezvous, but the launch ran at another placement than the
     /// set's: the share was not fitted (the sets keep theirs: 0, the receiver's CPU alone).
     pub share_elsewhere: bool,
-    /// The launches at the set's placement this one was chosen from (the median share's).
+    /// The launches at the set's placement this one was chosen from (the median share's), and
+    /// how many of them fitted a share ([`Rendezvous::fits`]; the median is of theirs).
     pub launches: usize,
+    pub fitted: usize,
     /// The launch's own round trips above `S` over the set's at those sizes (the median ratio;
     /// 1 where it timed none): its minute's speed against the sweep's, which the share is
     /// fitted without.
@@ -75,6 +77,20 @@ pub struct Rendezvous {
     pub error: f64,
     pub receiver_error: f64,
     pub both_error: f64,
+}
+
+/// A share that leaves its launch's exchanges more than this off on average (the mean of
+/// |ln(predicted / measured)|) stands for no sender's CPU: the exchanges disagree with each
+/// other (a launch's 16 KiB ones 30% slower than the set, its 256 KiB ones 30% faster), and
+/// the share where their errors cancel is whatever their balance makes it (0.72 in two
+/// calibrations off by 44% and 63%, where the launches that fitted gave 0.10–0.26).
+pub const SHARE_MISS: f64 = 0.15;
+
+impl Rendezvous {
+    /// Whether the share fits its exchanges within [`SHARE_MISS`].
+    pub fn fits(&self) -> bool {
+        self.error <= SHARE_MISS
+    }
 }
 
 /// The mean of ln(predicted / measured) over the exchanges of `each` above `eager_limit` bytes,
@@ -178,6 +194,7 @@ pub fn check_nearest(
         rendezvous,
         share_elsewhere,
         launches: 1,
+        fitted: usize::from(rendezvous.is_some_and(|r| r.fits())),
         speed,
     })
 }
@@ -244,10 +261,18 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
         "traced at cores {} (a cache line's round trip), predicted with the set of {}{}{}",
         ns(x.cores_ns),
         ns(x.set_cores_ns),
-        match x.launches {
-            0 | 1 => String::new(),
-            n => format!(
-                " (of {n} launches at this placement, the one whose fitted share is the median)"
+        match (x.launches, x.rendezvous.is_some()) {
+            (0 | 1, _) => String::new(),
+            (n, false) => format!(" (of {n} launches at this placement, the first)"),
+            (n, true) => format!(
+                " (of {n} launches at this placement, {} fitting a share within {:.0}%: the one \
+                 whose share is their median{})",
+                x.fitted,
+                100.0 * SHARE_MISS.exp_m1(),
+                match x.fitted {
+                    0 => ", of all",
+                    _ => "",
+                }
             ),
         },
         match apart {
@@ -292,6 +317,14 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
             100.0 * v.receiver_error.exp_m1(),
             100.0 * v.both_error.exp_m1()
         ));
+        if !v.fits() {
+            let last = lines.last_mut().expect("the line above");
+            last.push_str(&format!(
+                "; no share fits them within {:.0}%: rendezvous_sender kept at 0, the receiver's \
+                 CPU alone",
+                100.0 * SHARE_MISS.exp_m1()
+            ));
+        }
         if (speed - 1.0).abs() > 0.05 {
             let last = lines.last_mut().expect("the line above");
             last.push_str(&format!(
@@ -367,6 +400,7 @@ pub(crate) mod tests {
             rendezvous: None,
             share_elsewhere: false,
             launches: 1,
+            fitted: 0,
             speed: 1.0,
         };
         let (lines, off) = finding(&x, 0.10);

@@ -925,8 +925,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let (exchanges, other_exchanges) = (each.next().flatten(), each.next().flatten());
     // Each set's share of a rendezvous payload on its sender's CPU from the exchanges at its
     // placement; a set with none there takes the other's (the transport's).
-    let share =
-        |x: &Option<exchange::Exchanges>| x.as_ref().and_then(|x| x.rendezvous).map(|v| v.sender);
+    let share = |x: &Option<exchange::Exchanges>| {
+        let fitted = x.as_ref().and_then(|x| x.rendezvous).filter(|v| v.fits());
+        fitted.map(|v| v.sender)
+    };
     let (first, second) = (share(&exchanges), share(&other_exchanges));
     if let Some(f) = first.or(second) {
         fit.params.rendezvous_sender = f;
@@ -1071,12 +1073,19 @@ fn exchanges_per_set(
             && !matches!((x.cores_ns, x.set_cores_ns), (Some(a), Some(b)) if placements_apart(a, b))
     };
     let share = |x: &exchange::Exchanges| x.rendezvous.map_or(0.0, |r| r.sender);
+    let fits = |x: &exchange::Exchanges| x.rendezvous.is_some_and(|r| r.fits());
     let median = |p: &Params| {
         let mut here: Vec<&exchange::Exchanges> = checked.iter().filter(|x| at(x, p)).collect();
-        here.sort_by(|a, b| share(a).total_cmp(&share(b)));
         let n = here.len();
-        (here.get(n.saturating_sub(1) / 2)).map(|x| exchange::Exchanges {
+        let fitted = here.iter().filter(|x| fits(x)).count();
+        // The median of the launches whose share fits their exchanges, where some does.
+        if fitted > 0 {
+            here.retain(|x| fits(x));
+        }
+        here.sort_by(|a, b| share(a).total_cmp(&share(b)));
+        (here.get(here.len().saturating_sub(1) / 2)).map(|x| exchange::Exchanges {
             launches: n,
+            fitted,
             ..(*x).clone()
         })
     };
@@ -1315,7 +1324,8 @@ mod tests {
     /// measured 6,500 ns, far ones (450 ns) 7,000 ns, each a rendezvous of 1,000 B each way
     /// (the exchange module's example: 6,000 ns with the payload on the receiver's CPU alone,
     /// 7,000 with all of its `T1` on the sender's too). Each set gets its own launch and share
-    /// (0.25 and 1); of several at one placement, the median share's; a far launch alone
+    /// (0.25 and 1); of several at one placement, the median share's, of those whose share
+    /// fits them within [`exchange::SHARE_MISS`] where some does; a far launch alone
     /// goes to the far set, and a set with none there gets none; with one set at another
     /// placement, the launch is its, not judged.
     #[test]
@@ -1358,6 +1368,32 @@ mod tests {
         assert!((share(&three[0]) - 0.25).abs() <= 1.0 / 1024.0, "{three:?}");
         assert_eq!(three[0].as_ref().unwrap().launches, 3);
         assert!(three[1].is_none(), "{three:?}");
+        // Launches no share fits within 15% (9,000 ns: 1 leaves it 22% off, ln 7/9; 4,000 ns:
+        // 0 leaves it 50% over, ln 6/4) are passed over for the one that fits (6,100: 0.05).
+        let odd = checked(
+            vec![launch(9000, 150), launch(6100, 150), launch(4000, 150)],
+            &sets,
+        );
+        let x = odd[0].as_ref().unwrap();
+        assert!((share(&odd[0]) - 0.05).abs() <= 1.0 / 1024.0, "{x:?}");
+        assert_eq!((x.launches, x.fitted), (3, 1));
+        // None fits: the median of all is shown, its share not fitting (the set keeps 0).
+        let none = checked(vec![launch(9000, 150), launch(4000, 150)], &sets);
+        let x = none[0].as_ref().unwrap();
+        let r = x.rendezvous.unwrap();
+        assert_eq!(
+            (x.launches, x.fitted, r.sender, r.fits()),
+            (2, 0, 0.0, false)
+        );
+        let (lines, _) = exchange::finding(x, 0.10);
+        assert!(
+            lines[0].contains("of 2 launches at this placement, 0 fitting a share within 16%")
+                && lines.last().unwrap().ends_with(
+                    "no share fits them within 16%: rendezvous_sender kept at 0, the receiver's \
+                     CPU alone"
+                ),
+            "{lines:?}"
+        );
         let far_only = checked(vec![launch(7000, 450)], &sets);
         assert!(far_only[0].is_none(), "{far_only:?}");
         assert_eq!(far_only[1].as_ref().unwrap().set_cores_ns, Some(450.0));
