@@ -176,7 +176,7 @@ fn line_at(text: &str, at: usize) -> usize {
 fn uncommented(raw: &str) -> &str {
     let b = raw.as_bytes();
     let mut from = 0;
-    while let Some(k) = b[from..].iter().position(|&c| c == b'/') {
+    while let Some(k) = memchr::memchr(b'/', &b[from..]) {
         if b.get(from + k + 1) == Some(&b'/') {
             return trim(&raw[..from + k]);
         }
@@ -208,8 +208,7 @@ fn blocks<'a>(name: &str, text: &'a str) -> Found<'a> {
     // The byte where a line starts (its number counted for an error only).
     let mut at = 0;
     while at < text.len() {
-        let end =
-            (text.as_bytes()[at..].iter().position(|&c| c == b'\n')).map_or(text.len(), |k| at + k);
+        let end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |k| at + k);
         let line = uncommented(&text[at..end]);
         let next = (end + 1).min(text.len());
         let err = |m: String| TraceError::line(name, line_at(text, at), m);
@@ -356,10 +355,7 @@ fn block(name: &str, b: &Block<'_>) -> Result<Ops, TraceError> {
             }
             continue;
         }
-        let end = body[at..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(body.len(), |k| at + k);
+        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |k| at + k);
         let raw = &b.body[at..end];
         at = end + 1;
         let line = uncommented(raw.strip_suffix('\r').unwrap_or(raw));

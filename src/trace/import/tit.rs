@@ -276,7 +276,7 @@ fn read_piece(file: &str, piece: &Piece<'_>) -> Result<Read, TraceError> {
     let (text, b) = (piece.text, piece.text.as_bytes());
     let (mut at, mut n) = (0, 0);
     while at < b.len() {
-        let end = (b[at..].iter().position(|&c| c == b'\n')).map_or(b.len(), |k| at + k);
+        let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |k| at + k);
         let (line, number) = (at..end, n);
         (at, n) = (end + 1, n + 1);
         // The usual line, `RANK ACTION…` from its first byte, read byte by byte; any other
