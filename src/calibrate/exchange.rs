@@ -320,8 +320,8 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
         if !v.fits() {
             let last = lines.last_mut().expect("the line above");
             last.push_str(&format!(
-                "; no share fits them within {:.0}%: rendezvous_sender kept at 0, the receiver's \
-                 CPU alone",
+                "; no share fits them within {:.0}%: not taken (the other placement's where one \
+                 fits there, else 0, the receiver's CPU alone)",
                 100.0 * SHARE_MISS.exp_m1()
             ));
         }

@@ -1389,8 +1389,8 @@ mod tests {
         assert!(
             lines[0].contains("of 2 launches at this placement, 0 fitting a share within 16%")
                 && lines.last().unwrap().ends_with(
-                    "no share fits them within 16%: rendezvous_sender kept at 0, the receiver's \
-                     CPU alone"
+                    "no share fits them within 16%: not taken (the other placement's where one \
+                     fits there, else 0, the receiver's CPU alone)"
                 ),
             "{lines:?}"
         );
