@@ -263,7 +263,9 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
         ns(x.set_cores_ns),
         match (x.launches, x.rendezvous.is_some()) {
             (0 | 1, _) => String::new(),
-            (n, false) => format!(" (of {n} launches at this placement, the first)"),
+            (n, false) => format!(
+                " (of {n} launches at this placement, the middle one: none sends by rendezvous)"
+            ),
             (n, true) => format!(
                 " (of {n} launches at this placement, {} fitting a share within {:.0}%: the one \
                  whose share is their median{})",

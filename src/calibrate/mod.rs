@@ -451,7 +451,7 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     let (mut samples, mut calls, mut lines) = (Vec::new(), Vec::new(), Vec::new());
     let (mut raw, mut interrupted) = (Vec::new(), Vec::new());
     for (l, &s) in runs.iter().zip(&speeds) {
-        raw.extend(l.samples.iter().filter(|x| x.w_ns == 0.0).cloned());
+        raw.extend_from_slice(&l.samples);
         // What a message costs beyond the imbalance, at the median launch's speed.
         let at = |w: f64, t: f64| w + (t - w) / s;
         samples.extend(l.samples.iter().map(|x| Sample {
@@ -469,14 +469,12 @@ fn combine(runs: Vec<Launch>, sizes: &[u64], ws: &[u64], apart: bool) -> Swept {
     }
     let med = |v: Vec<f64>| fit::median(&v);
     let hiding = |x: &Sample| calls.iter().any(|c| c.k == x.k && c.w_ns == x.w_ns);
-    let at0 = |v: &[Sample]| -> Vec<Sample> { v.iter().filter(|x| !hiding(x)).cloned().collect() };
-    let spread = launch_spread(&at0(&raw));
-    let within = launch_spread(
-        &at0(&samples)
-            .into_iter()
-            .filter(|x| x.w_ns == 0.0)
-            .collect::<Vec<_>>(),
-    );
+    let at0 = |v: &[Sample]| -> Vec<Sample> {
+        let kept = v.iter().filter(|x| x.w_ns == 0.0 && !hiding(x));
+        kept.cloned().collect()
+    };
+    // How far the launches differ as measured, and with their speeds divided out.
+    let (spread, within) = (launch_spread(&at0(&raw)), launch_spread(&at0(&samples)));
     let (mut out, mut timed) = (Vec::new(), Vec::new());
     for &k in sizes {
         // A size whose points every launch left out (its ranks moved during it): none.
