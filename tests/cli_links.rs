@@ -631,3 +631,92 @@ fn ranks_that_moved_within_the_run_are_warned_of() {
     let (_, v) = ends(&moved, &[&near], &[]);
     assert!(!v["warnings"].to_string().contains("moved"), "{v}");
 }
+
+/// [`moving`] with the tracer's message round trips over the link: 64, 1024 and 65536 bytes,
+/// `init` ns at MPI_Init and `fini` at MPI_Finalize at each size.
+fn timed_messages(cores: (u32, u32), init: u32, fini: u32) -> String {
+    let each = [64, 1024, 65536]
+        .map(|k| format!(" message {k} {init} {fini}"))
+        .concat();
+    moving(cores.0, cores.1).replacen(
+        &format!("link cache 0 1 {} {}", cores.0, cores.1),
+        &format!("link cache 0 1 {} {}{each}", cores.0, cores.1),
+        1,
+    )
+}
+
+/// The messages' speed against the set's (the tracer's round trips through MPI): the near set
+/// models every eager round trip as 2 × (o + L + o) = 400 ns, the far one 2 × (100 + 300 + 100)
+/// = 1000 ns (no per-byte terms). Round trips of 500 ns are 1.25× slower (a warning naming the
+/// sizes and both figures, the communication likely predicted short), 320 ns 1.25× faster, 440
+/// ns (1.10×) within 15%; a flag that changes the costs (a what-if) says nothing; ranks that
+/// moved are judged at each moment with that moment's set (400 ns near at MPI_Init, 1300 ns
+/// against the far set's 1000 at MPI_Finalize: 1.30× slower); the prediction is unchanged.
+#[test]
+fn messages_at_another_speed_than_the_sets_are_warned_of() {
+    let (_d, _, [near, far, _]) = setup();
+    let warnings = |text: &str, extra: &[&str]| {
+        let (_d2, t) = text_trace("timed.txt", text);
+        let (e, v) = ends(&t, &[&near, &far], extra);
+        (e, v["warnings"].to_string())
+    };
+    let (e, w) = warnings(&timed_messages((90, 95), 500, 500), &[]);
+    assert_eq!(e, vec![50.0, 200.0]);
+    assert!(
+        w.contains("the messages of 1 of 1 node(s) ran 1.25× slower than their parameters")
+            && w.contains("64 B 500 ns against 400, 1024 B 500 ns against 400, 65536 B 500 ns")
+            && w.contains("predicted too short"),
+        "{w}"
+    );
+    let (_, w) = warnings(&timed_messages((90, 95), 320, 320), &[]);
+    assert!(
+        w.contains("ran 1.25× faster") && w.contains("too long"),
+        "{w}"
+    );
+    let (_, w) = warnings(&timed_messages((90, 95), 440, 440), &[]);
+    assert!(!w.contains("messages of"), "{w}");
+    let (_, w) = warnings(&timed_messages((90, 95), 500, 500), &["--scale", "L=1"]);
+    assert!(!w.contains("messages of"), "{w}");
+    let moved = timed_messages((90, 320), 400, 1300);
+    let (e, w) = warnings(&moved, &[]);
+    assert_eq!(e, vec![100.0, 500.0]);
+    assert!(
+        w.contains("ran 1.30× slower") && w.contains("64 B 1300 ns against 1000"),
+        "{w}"
+    );
+}
+
+/// The message round trips go through the binary encoding and back exactly, and `info` lists
+/// them.
+#[test]
+fn message_round_trips_travel_through_binary_and_info_lists_them() {
+    let text = timed_messages((90, 95), 500, 480);
+    let (d, trace) = text_trace("timed.txt", &text);
+    let bin = d.path().join("timed.bin");
+    let back = d.path().join("back.txt");
+    for (from, to) in [(trace.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
+        let out = run(&["convert", from, to.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let place = text.lines().find(|l| l.starts_with("place 0 ")).unwrap();
+    assert!(std::fs::read_to_string(&back).unwrap().contains(place));
+    let v = json(&["info", bin.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        v["links"][0]["messages"],
+        serde_json::json!([
+            [64.0, 500.0, 480.0],
+            [1024.0, 500.0, 480.0],
+            [65536.0, 500.0, 480.0]
+        ])
+    );
+    let out = run(&["info", bin.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("round trip through MPI at MPI_Init/MPI_Finalize: 64 B 500/480 ns, 1024 B"),
+        "{shown}"
+    );
+}

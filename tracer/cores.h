@@ -10,6 +10,8 @@
 
 #include <mpi.h>
 #include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdint.h>
 
 /* The round trip between the cores of `node`'s ranks `a` and `b`, ns, over up to `rounds` round
@@ -79,6 +81,84 @@ static double cores_round_trip(MPI_Comm node, int a, int b, int rounds,
     }
     PMPI_Barrier(node);
     PMPI_Win_free(&win);
+    return each;
+}
+
+/* The sizes of the messages the tracer times between each pair it times a cache line for
+ * (message_round_trip), bytes: a small message's, a copy's and a large one's (whose speed
+ * moves apart from the small ones' from one launch to another here). */
+enum { MSG_SIZES = 3 };
+static const int MSG_BYTES[MSG_SIZES] = { 64, 1024, 65536 };
+
+/* The round trip of a `k`-byte message (0 < k <= 2^20) between `node`'s ranks `a` and `b`
+ * through MPI (PMPI_Send and PMPI_Recv on `node`, which only the caller uses), ns, timed as
+ * loggps-rtt times its round trips: each side writes its send buffer before it sends, receives
+ * into another buffer (a buffer sent right after a message was received into it costs a large
+ * message more: MODEL.md §13, `bounce`), and `a` times each round trip from its send to its
+ * receive's return. After up to 16 round trips untimed, the median of the means of batches of
+ * 16 over up to `rounds` round trips or 1 ms (at least one batch). The same placement of the
+ * cores can run messages at speeds 25% apart from one launch to the next (the hypervisor's or
+ * the other programs' doing), which the cache line's round trip does not see; a prediction
+ * compares this figure with its parameters' round trip of the same size. -1 on the other ranks
+ * and where a call fails. Collective over `node`, with the same `a`, `b` and `k` everywhere. */
+static inline double message_round_trip(MPI_Comm node, int a, int b, int k, int rounds,
+                                        int64_t (*clock_ns)(void))
+{
+    enum { BUDGET_NS = 1000000, WARM = 16, BATCH = 16, MAX_BATCHES = 64 };
+    enum { TAG = 0x4c47, STOP = 0x4c48 };
+    int me, n;
+    PMPI_Comm_rank(node, &me);
+    PMPI_Comm_size(node, &n);
+    if (a < 0 || b < 0 || a >= n || b >= n || a == b || k <= 0 || k > (1 << 20)) return -1;
+    if (me != a && me != b) return -1;
+    char *out = malloc(2 * (size_t)k), *in = out + k;
+    if (!out) abort();
+    memset(in, 0, (size_t)k);
+    double each = -1;
+    if (me == a) {
+        double batch[MAX_BATCHES], sum = 0;
+        int nb = 0, ok = 1, timed = 0;
+        int64_t start = clock_ns();
+        for (int i = 0; ok && i < WARM + rounds; i++) {
+            memset(out, i & 0x7f, (size_t)k);
+            int64_t t0 = clock_ns();
+            ok = PMPI_Send(out, k, MPI_BYTE, b, TAG, node) == MPI_SUCCESS &&
+                 PMPI_Recv(in, k, MPI_BYTE, b, TAG, node, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+            int64_t t1 = clock_ns();
+            if (!timed) {
+                /* untimed, up to WARM round trips or a quarter of the budget (ranks taking
+                 * turns on a core: a round trip of milliseconds) */
+                if (i + 1 >= WARM || t1 - start >= BUDGET_NS / 4) timed = 1, start = t1;
+                continue;
+            }
+            sum += (double)(t1 - t0);
+            if (++timed > BATCH) {
+                if (nb < MAX_BATCHES) batch[nb++] = sum / BATCH;
+                sum = 0, timed = 1;
+                if (t1 - start >= BUDGET_NS) break;
+            }
+        }
+        PMPI_Send(out, 0, MPI_BYTE, b, STOP, node);
+        if (ok && nb > 0) {
+            for (int j = 1; j < nb; j++)
+                for (int q = j; q > 0 && batch[q - 1] > batch[q]; q--) {
+                    double x = batch[q];
+                    batch[q] = batch[q - 1], batch[q - 1] = x;
+                }
+            each = nb % 2 ? batch[nb / 2] : (batch[nb / 2 - 1] + batch[nb / 2]) / 2;
+        }
+    } else {
+        memset(out, 0, (size_t)k);
+        for (int i = 1;; i++) {
+            MPI_Status st;
+            if (PMPI_Recv(in, k, MPI_BYTE, a, MPI_ANY_TAG, node, &st) != MPI_SUCCESS ||
+                st.MPI_TAG == STOP || PMPI_Send(out, k, MPI_BYTE, a, TAG, node) != MPI_SUCCESS)
+                break;
+            /* the next reply written while `a` takes this one in */
+            memset(out, i & 0x7f, (size_t)k);
+        }
+    }
+    free(out);
     return each;
 }
 

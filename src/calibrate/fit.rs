@@ -35,14 +35,9 @@ pub struct Calls {
     pub isend_ns: Option<f64>,
 }
 
-/// The modeled RTT of the round trip of the model's §6 (src/model/MODEL.md): eqs. (12)–(14) of
-/// the paper, each call costed by the model's rules (so `Od` and `Op`, §13, count): rank 0
-/// sends at 0, computes `w` and receives; rank 1 receives from 0 and sends back.
+/// The modeled RTT of the round trip of the model's §6 ([`Params::round_trip`]).
 pub fn model_rtt(p: &Params, k: u64, w: f64) -> f64 {
-    let rdv = k > p.S;
-    let sent = p.send(k, rdv, 0.0, 0.0).ret;
-    let got = p.recv(k, rdv, 0.0, 0.0).ret;
-    p.recv(k, rdv, got, sent + w).ret
+    p.round_trip(k, w)
 }
 
 /// Whether imbalance `w` hides the transfer of a `k`-byte message (the `w` branch of the

@@ -132,6 +132,20 @@ fn parse_scale(s: &str) -> Result<(String, f64), String> {
 }
 
 impl ParamArgs {
+    /// Whether a flag or a platform sets what the messages cost (a what-if, or another
+    /// machine's parameters), rather than the sets as measured.
+    pub(super) fn changes_costs(&self) -> bool {
+        let values = [
+            self.L, self.o, self.Os, self.Or, self.Gs, self.Gl, self.Od, self.Op,
+        ];
+        self.platform.is_some()
+            || values.iter().any(Option::is_some)
+            || self.s.is_some()
+            || self.S.is_some()
+            || !self.scale.is_empty()
+            || !self.set.is_empty()
+    }
+
     /// The parameters for a trace embedding the sets `embedded` (its main one first); warnings about them are printed once
     /// per distinct parameter set.
     /// `limit`: the eager limit the trace recorded, which sets `S` where no flag or platform

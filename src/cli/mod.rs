@@ -221,6 +221,26 @@ fn warn_placement(trace: &Trace, cores: Option<f64>) -> Option<String> {
     Some(w)
 }
 
+/// Where the trace's messages ran at another speed than its parameters model them
+/// ([`loggps_predict::replay::links::speed_warning`]; the sets as measured: nothing where a flag
+/// or a platform changes what they cost): the warning, for the caller to print and report.
+fn speed_warning(
+    trace: &Trace,
+    resolved: &loggps_predict::model::ResolvedModel,
+    given: &args::ParamArgs,
+) -> Option<String> {
+    let loggps_predict::model::ResolvedModel::LogGps(r) = resolved else {
+        return None;
+    };
+    if given.changes_costs() {
+        return None;
+    }
+    let sets: Vec<_> = std::iter::once(r.params)
+        .chain(r.others.iter().copied())
+        .collect();
+    loggps_predict::replay::links::speed_warning(trace, &sets)
+}
+
 /// Where the trace's library and the parameters or the collectives' model disagree (its eager
 /// limit and the set's `S`; MPICH's collectives modeled by Open MPI's choices): the warnings,
 /// for the caller to print and report.

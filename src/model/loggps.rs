@@ -314,6 +314,16 @@ impl Params {
         (ts + self.o - od + self.L, op)
     }
 
+    /// The round trip of the model's §6 (MODEL.md): eqs. (12)–(14) of the paper, each call
+    /// costed by the model's rules (so `Od` and `Op`, §13, count): rank 0 sends a `k`-byte
+    /// message at 0, computes `w` and receives; rank 1 receives it and sends it back.
+    pub fn round_trip(&self, k: u64, w: f64) -> f64 {
+        let rdv = k > self.S;
+        let sent = self.send(k, rdv, 0.0, 0.0).ret;
+        let got = self.recv(k, rdv, 0.0, 0.0).ret;
+        self.recv(k, rdv, got, sent + w).ret
+    }
+
     /// Whether a `k`-byte message goes by rendezvous (`always` for synchronous sends).
     #[inline(always)]
     pub fn rendezvous(&self, k: u64, always: bool) -> bool {

@@ -301,6 +301,90 @@ fn far_warning(mut far: Vec<Far>) -> Option<String> {
     ))
 }
 
+/// How far apart a run's message round trips and its set's may lie, as a ratio's excess
+/// (either way), before a prediction says so: beyond what a fit misses (5%) and one launch's
+/// timing jitter, within the 25% that separates one placement's speeds here.
+pub const SPEED_WARNING: f64 = 0.15;
+
+/// A warning where the messages of some node ran slower or faster than the set that costs them
+/// models them: the tracer's round trips of a few sizes through MPI over each pair it timed
+/// (at `MPI_Init` and at `MPI_Finalize`, [`crate::trace::placement::MessageTrip`]), each
+/// against the model's round trip of the same size (§6) in the node set nearest the pair's
+/// cores figure at that moment (§12), the median of their ratios [`SPEED_WARNING`] or more off.
+/// On one placement of the cores (one cache line's figure) this project's 2-vCPU machine runs
+/// a launch's messages at speeds 25% apart, and a calibration stands at one of them. A moment
+/// whose cores lie 2× from their set's is left to the placement's own warning. `sets` are the
+/// run's as measured: a what-if's changed set is meant to differ.
+pub fn speed_warning(trace: &Trace, sets: &[Params]) -> Option<String> {
+    let node_sets: Vec<usize> = (0..sets.len())
+        .filter(|&i| sets[i].class != Some(Class::Network))
+        .collect();
+    if node_sets.is_empty() {
+        return None;
+    }
+    // Per node timed: the worst of its pairs' moments, as (rank, class, [(bytes, measured,
+    // modeled)], median ratio).
+    type Off = (usize, PairClass, Vec<(u32, f64, f64)>, f64);
+    let (mut off, mut timed): (Vec<Off>, usize) = (Vec::new(), 0);
+    for r in 0..trace.nranks() {
+        let Some(place) = trace.meta.ranks.get(r).placement.as_ref() else {
+            continue;
+        };
+        let mut node: Option<Off> = None;
+        let mut node_timed = false;
+        for l in place.links.iter().filter(|l| !l.messages.is_empty()) {
+            for (cores, at_init) in [(l.init_ns, true), (l.final_ns, false)] {
+                let set = &sets[nearest(sets, &node_sets, Some(cores))];
+                if set
+                    .cores
+                    .is_some_and(|c| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c)
+                {
+                    continue;
+                }
+                node_timed = true;
+                let each: Vec<(u32, f64, f64)> = (l.messages.iter())
+                    .map(|m| {
+                        let ns = if at_init { m.init_ns } else { m.final_ns };
+                        (m.bytes, ns, set.round_trip(m.bytes as u64, 0.0))
+                    })
+                    .collect();
+                let mut ratios: Vec<f64> = each.iter().map(|&(_, ns, t)| ns / t).collect();
+                ratios.sort_by(f64::total_cmp);
+                let n = ratios.len();
+                let ratio = (ratios[(n - 1) / 2] * ratios[n / 2]).sqrt();
+                let far = |x: f64| x.ln().abs();
+                if far(ratio) >= (1.0 + SPEED_WARNING).ln()
+                    && node.as_ref().is_none_or(|o| far(ratio) > far(o.3))
+                {
+                    node = Some((r, l.class, each, ratio));
+                }
+            }
+        }
+        timed += node_timed as usize;
+        off.extend(node);
+    }
+    let count = off.len();
+    let (r, class, each, ratio) =
+        (off.into_iter()).max_by(|a, b| a.3.ln().abs().total_cmp(&b.3.ln().abs()))?;
+    let each: Vec<String> = (each.iter())
+        .map(|(bytes, ns, t)| format!("{bytes} B {ns:.0} ns against {t:.0}"))
+        .collect();
+    let slower = ratio > 1.0;
+    Some(format!(
+        "the messages of {count} of {timed} node(s) ran {:.2}× {} than their parameters model \
+         them (rank {r}'s node, its {} pair: round trips through MPI at MPI_Init or \
+         MPI_Finalize of {}, the median ratio shown): one placement of the cores runs messages \
+         at other speeds from one launch to another (the machine's other load, a hypervisor), \
+         and the set was measured at another; the communication is likely predicted too {}: \
+         calibrate in the conditions the program runs in",
+        if slower { ratio } else { 1.0 / ratio },
+        if slower { "slower" } else { "faster" },
+        class.name(),
+        each.join(", "),
+        if slower { "short" } else { "long" },
+    ))
+}
+
 impl Links {
     /// The sets' choice for each pair of `trace`'s ranks, placed as `remap` says. `sets` holds
     /// one set or more (the first the run's main one); a class the trace needs and no set has

@@ -93,13 +93,15 @@ pub struct PlaceInfo {
     pub llc: [i32; 2],
 }
 
-/// A cache line's round trip between two ranks' cores of one class of pair, ns.
+/// A cache line's round trip between two ranks' cores of one class of pair, ns, and a
+/// message's through MPI between them at each size timed: `[bytes, init_ns, final_ns]`.
 #[derive(Clone, Debug, Serialize)]
 pub struct LinkInfo {
     pub class: &'static str,
     pub ranks: [u32; 2],
     pub init_ns: f64,
     pub final_ns: f64,
+    pub messages: Vec<[f64; 3]>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -274,6 +276,9 @@ impl Info {
                     ranks: l.ranks,
                     init_ns: l.init_ns,
                     final_ns: l.final_ns,
+                    messages: (l.messages.iter())
+                        .map(|m| [m.bytes as f64, m.init_ns, m.final_ns])
+                        .collect(),
                 })
                 .collect(),
             communicators: trace.comms.len() + 1,
@@ -403,6 +408,16 @@ impl Info {
                 "link           {} (ranks {} and {}): {:.0} ns at MPI_Init, {:.0} ns at MPI_Finalize",
                 l.class, l.ranks[0], l.ranks[1], l.init_ns, l.final_ns
             )?;
+            if !l.messages.is_empty() {
+                let each: Vec<String> = (l.messages.iter())
+                    .map(|[bytes, a, b]| format!("{bytes} B {a:.0}/{b:.0} ns"))
+                    .collect();
+                writeln!(
+                    out,
+                    "               a message's round trip through MPI at MPI_Init/MPI_Finalize: {}",
+                    each.join(", ")
+                )?;
+            }
         }
         Ok(())
     }

@@ -59,11 +59,23 @@ pub struct Cpu {
 }
 
 /// One pair of a node's ranks timed by the tracer: a cache line's round trip between their
-/// cores at `MPI_Init` and at `MPI_Finalize`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// cores at `MPI_Init` and at `MPI_Finalize`, and a message's of a few sizes through MPI (traces
+/// before them: none).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Link {
     pub class: PairClass,
     pub ranks: [u32; 2],
+    pub init_ns: f64,
+    pub final_ns: f64,
+    pub messages: Vec<MessageTrip>,
+}
+
+/// A message's round trip between a link's two ranks, timed by the tracer through MPI at
+/// `MPI_Init` and at `MPI_Finalize`: one placement of the cores can run messages at speeds 25%
+/// apart from one launch to the next, which the cache line does not see.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MessageTrip {
+    pub bytes: u32,
     pub init_ns: f64,
     pub final_ns: f64,
 }
@@ -104,14 +116,28 @@ impl Placement {
                     l.ranks[0], l.ranks[1]
                 ));
             }
+            let times = (l.messages.iter()).flat_map(|m| [m.init_ns, m.final_ns]);
             if let Some(v) = [l.init_ns, l.final_ns]
                 .into_iter()
+                .chain(times)
                 .find(|v| !(v.is_finite() && *v > 0.0))
             {
                 return Some(format!(
                     "expected a link's round trip to be a time > 0 ns, found {v}"
                 ));
             }
+            if l.messages.iter().any(|m| m.bytes == 0) {
+                return Some("expected a link's messages to be of 1 byte or more".into());
+            }
+        }
+        // One list of sizes for every link (the chunk holds it once).
+        let sizes = |l: &Link| l.messages.iter().map(|m| m.bytes).collect::<Vec<_>>();
+        if let Some(first) = self.links.first()
+            && self.links.iter().any(|l| sizes(l) != sizes(first))
+        {
+            return Some(
+                "expected every link of a rank to have its messages timed at the same sizes".into(),
+            );
         }
         None
     }
@@ -145,8 +171,30 @@ fn link(input: &[u8]) -> Res<'_, Link> {
             ranks: [a, b],
             init_ns,
             final_ns,
+            messages: Vec::new(),
         },
     ))
+}
+
+/// The messages' part after the links, where there is one: the sizes, then each link's round
+/// trips at each size.
+fn messages<'a>(input: &'a [u8], links: &mut [Link]) -> Res<'a, ()> {
+    let (mut input, m) = le_u8(input)?;
+    let (rest, sizes) = nom::multi::count(le_u32, m as usize)(input)?;
+    input = rest;
+    for l in links.iter_mut() {
+        for &bytes in &sizes {
+            let (rest, init_ns) = le_f64(input)?;
+            let (rest, final_ns) = le_f64(rest)?;
+            input = rest;
+            l.messages.push(MessageTrip {
+                bytes,
+                init_ns,
+                final_ns,
+            });
+        }
+    }
+    Ok((input, ()))
 }
 
 /// A `P` chunk's payload, whole, or why not.
@@ -156,7 +204,10 @@ pub fn parse_chunk(payload: &[u8], rank: u32, nranks: usize) -> Result<Placement
         let (input, init) = cpu(input)?;
         let (input, fini) = cpu(input)?;
         let (input, n) = le_u8(input)?;
-        let (input, links) = nom::multi::count(link, n as usize)(input)?;
+        let (mut input, mut links) = nom::multi::count(link, n as usize)(input)?;
+        if !input.is_empty() && n > 0 {
+            (input, ()) = messages(input, &mut links)?;
+        }
         Ok((
             input,
             Placement {
@@ -169,7 +220,8 @@ pub fn parse_chunk(payload: &[u8], rank: u32, nranks: usize) -> Result<Placement
     };
     let (rest, p) = read(payload).map_err(|_| {
         "expected a P chunk: u32 node, 6 × i32 CPU/socket/cache, u8 links, each u8 class \
-         (0–2), 2 × u32 ranks, 2 × f64 ns"
+         (0–2), 2 × u32 ranks, 2 × f64 ns; then, optionally, u8 message sizes, each u32 bytes, \
+         and each link's 2 × f64 ns at each size"
             .to_string()
     })?;
     if !rest.is_empty() {
@@ -203,6 +255,18 @@ pub fn chunk(p: &Placement) -> Vec<u8> {
         out.extend_from_slice(&l.init_ns.to_le_bytes());
         out.extend_from_slice(&l.final_ns.to_le_bytes());
     }
+    // The messages' sizes are every link's (a placement that loaded is valid), the first's.
+    let links = &p.links[..p.links.len().min(255)];
+    if let Some(first) = links.first().filter(|l| !l.messages.is_empty()) {
+        out.push(first.messages.len().min(255) as u8);
+        for m in first.messages.iter().take(255) {
+            out.extend_from_slice(&m.bytes.to_le_bytes());
+        }
+        for m in links.iter().flat_map(|l| l.messages.iter().take(255)) {
+            out.extend_from_slice(&m.init_ns.to_le_bytes());
+            out.extend_from_slice(&m.final_ns.to_le_bytes());
+        }
+    }
     out
 }
 
@@ -221,6 +285,9 @@ pub fn line(rank: usize, p: &Placement) -> String {
             l.init_ns,
             l.final_ns
         );
+        for m in &l.messages {
+            s += &format!(" message {} {} {}", m.bytes, m.init_ns, m.final_ns);
+        }
     }
     s
 }
@@ -229,7 +296,8 @@ pub fn line(rank: usize, p: &Placement) -> String {
 pub fn parse_line(text: &str) -> Result<(usize, Placement), String> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let expect = "expected `place R node N cpu A B socket A B llc A B` then any number of \
-                  `link CLASS A B INIT_NS FINAL_NS`";
+                  `link CLASS A B INIT_NS FINAL_NS`, each followed by any number of \
+                  `message BYTES INIT_NS FINAL_NS`";
     let int = |i: usize| -> Result<i64, String> {
         let w = words.get(i).ok_or_else(|| expect.to_string())?;
         w.parse()
@@ -255,24 +323,37 @@ pub fn parse_line(text: &str) -> Result<(usize, Placement), String> {
         })
     };
     let (init, fini) = (at(0)?, at(1)?);
-    let mut links = Vec::new();
+    let num = |j: usize| -> Result<f64, String> {
+        let w = words.get(j).ok_or_else(|| expect.to_string())?;
+        w.parse()
+            .map_err(|_| format!("{expect}: `{w}` is not a number"))
+    };
+    let mut links: Vec<Link> = Vec::new();
     let mut i = 12;
     while i < words.len() {
+        if words[i] == "message" {
+            let l = links
+                .last_mut()
+                .ok_or_else(|| format!("{expect}: a message before a link"))?;
+            l.messages.push(MessageTrip {
+                bytes: unsigned(int(i + 1)?)?,
+                init_ns: num(i + 2)?,
+                final_ns: num(i + 3)?,
+            });
+            i += 4;
+            continue;
+        }
         key(i, "link")?;
         let class = words
             .get(i + 1)
             .and_then(|w| PairClass::from_name(w))
             .ok_or_else(|| format!("{expect}: CLASS is one of cache, socket, other"))?;
-        let num = |j: usize| -> Result<f64, String> {
-            let w = words.get(j).ok_or_else(|| expect.to_string())?;
-            w.parse()
-                .map_err(|_| format!("{expect}: `{w}` is not a number"))
-        };
         links.push(Link {
             class,
             ranks: [unsigned(int(i + 2)?)?, unsigned(int(i + 3)?)?],
             init_ns: num(i + 4)?,
             final_ns: num(i + 5)?,
+            messages: Vec::new(),
         });
         i += 6;
     }
@@ -310,15 +391,41 @@ mod tests {
                     ranks: [0, 1],
                     init_ns: 92.5,
                     final_ns: 88.0,
+                    messages: Vec::new(),
                 },
                 Link {
                     class: PairClass::Other,
                     ranks: [0, 2],
                     init_ns: 310.25,
                     final_ns: 333.0,
+                    messages: Vec::new(),
                 },
             ],
         }
+    }
+
+    /// [`sample`] with two sizes of messages timed over each link.
+    fn with_messages() -> Placement {
+        let mut p = sample();
+        for (l, ns) in p
+            .links
+            .iter_mut()
+            .zip([[440.5, 451.0, 820.0, 800.25], [900.0, 880.0, 1.5e3, 1.6e3]])
+        {
+            l.messages = vec![
+                MessageTrip {
+                    bytes: 64,
+                    init_ns: ns[0],
+                    final_ns: ns[1],
+                },
+                MessageTrip {
+                    bytes: 1024,
+                    init_ns: ns[2],
+                    final_ns: ns[3],
+                },
+            ];
+        }
+        p
     }
 
     #[test]
@@ -333,6 +440,21 @@ mod tests {
         );
         let (r, q) = parse_line(text.strip_prefix("place ").unwrap()).unwrap();
         assert_eq!((r, q), (1, p));
+        // The messages' part: one byte of sizes (2), two u32 sizes, two links × two sizes ×
+        // two f64; the text gives each link's after it.
+        let m = with_messages();
+        let b = chunk(&m);
+        assert_eq!(b.len(), chunk(&sample()).len() + 1 + 2 * 4 + 2 * 2 * 16);
+        assert_eq!(parse_chunk(&b, 1, 4).unwrap(), m);
+        let text = line(1, &m);
+        assert_eq!(
+            text,
+            "place 1 node 0 cpu 3 5 socket 0 1 llc 0 4 link cache 0 1 92.5 88 \
+             message 64 440.5 451 message 1024 820 800.25 link other 0 2 310.25 333 \
+             message 64 900 880 message 1024 1500 1600"
+        );
+        let (r, q) = parse_line(text.strip_prefix("place ").unwrap()).unwrap();
+        assert_eq!((r, q), (1, m));
     }
 
     #[test]
@@ -358,9 +480,26 @@ mod tests {
         assert!(parse_chunk(&b, 1, 4).is_err());
         let b = chunk(&sample());
         assert!(parse_chunk(&b[..b.len() - 1], 1, 4).is_err());
+        // (a byte 0 after the links says no message sizes: the tracer's where some failed)
         let mut b = chunk(&sample());
         b.push(0);
+        assert_eq!(parse_chunk(&b, 1, 4).unwrap(), sample());
+        b.push(0);
         assert!(parse_chunk(&b, 1, 4).unwrap_err().contains("1 more bytes"));
+        // messages: a time of 0, sizes that differ between links, a size of 0, cut short, one
+        // before any link
+        let mut m = with_messages();
+        m.links[1].messages[0].final_ns = 0.0;
+        assert!(m.invalid(1, 4).unwrap().contains("> 0"));
+        let mut m = with_messages();
+        m.links[1].messages[1].bytes = 2048;
+        assert!(m.invalid(1, 4).unwrap().contains("same sizes"));
+        let mut m = with_messages();
+        (m.links[0].messages[0].bytes, m.links[1].messages[0].bytes) = (0, 0);
+        assert!(m.invalid(1, 4).unwrap().contains("1 byte"));
+        let b = chunk(&with_messages());
+        assert!(parse_chunk(&b[..b.len() - 8], 1, 4).is_err());
+        assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0 4 message 64 1 1").is_err());
         assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0").is_err());
         assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0 4 link far 0 1 1 1").is_err());
     }

@@ -84,6 +84,7 @@ static struct {
         int cls, a, b;   /* class (place.h), the pair as node ranks (a times, b answers) */
         uint32_t wa, wb; /* ... as world ranks (node rank 0 only) */
         double init_ns;  /* their round trip at MPI_Init (node rank 0 only; < 0: none) */
+        double msg_init[MSG_SIZES]; /* a message's of each of MSG_BYTES, the same */
     } links[LINK_CLASSES];
     char must_measure;   /* this rank measures its clock offset */
     char *measure;       /* rank 0: must_measure of every rank */

@@ -130,6 +130,13 @@ static uint8_t *put_u64(uint8_t *p, uint64_t v)
     return p + 8;
 }
 
+static uint8_t *put_f64(uint8_t *p, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    return put_u64(p, bits);
+}
+
 static uint8_t *put_str(uint8_t *p, const char *s)
 {
     size_t n = strlen(s);

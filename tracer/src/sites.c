@@ -255,29 +255,27 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
     if (T.cores_init >= 0 && cores_fini >= 0) {
         double both[2] = { T.cores_init, cores_fini };
         p = put_u32(p, (uint32_t)T.cores_partner);
-        for (int i = 0; i < 2; i++) {
-            uint64_t bits;
-            memcpy(&bits, &both[i], 8);
-            p = put_u64(p, bits);
-        }
+        for (int i = 0; i < 2; i++) p = put_f64(p, both[i]);
     }
     double own[4] = { T.own_ns, T.in_call_ns, T.own_req_ns, T.in_call_req_ns };
     int nown = own[0] < 0 ? 0 : own[1] < 0 ? 1 : own[2] < 0 || own[3] < 0 ? 2 : 4;
-    for (int i = 0; i < nown; i++) {
-        uint64_t bits;
-        memcpy(&bits, &own[i], 8);
-        p = put_u64(p, bits);
-    }
+    for (int i = 0; i < nown; i++) p = put_f64(p, own[i]);
     append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }
 
 /* This rank's P chunk: its node, where it ran at Init and now, and (on a node's first rank) the
- * node's links timed at Init and now (`fini_ns`, from time_links). */
-static void write_place_chunk(struct place fini, const double *fini_ns)
+ * node's links timed at Init and now (`fini_ns`, from time_links), then the sizes of the
+ * messages timed over each link and each link's message round trips at Init and now
+ * (`fini_msg`). */
+static void write_place_chunk(struct place fini, const double *fini_ns,
+                              const double (*fini_msg)[MSG_SIZES])
 {
-    uint8_t b[CHUNK_HEAD + 4 + 6 * 4 + 1 + LINK_CLASSES * 25], *p = b + CHUNK_HEAD;
+    uint8_t b[CHUNK_HEAD + 4 + 6 * 4 + 1 + LINK_CLASSES * 25 + 1 + MSG_SIZES * 4 +
+              LINK_CLASSES * MSG_SIZES * 16],
+        *p = b + CHUNK_HEAD;
     int at[6] = { T.place_init.cpu, T.place_init.socket, T.place_init.llc,
                   fini.cpu, fini.socket, fini.llc };
+    int written[LINK_CLASSES];
     p = put_u32(p, T.node_first);
     for (int i = 0; i < 6; i++) p = put_u32(p, (uint32_t)at[i]);
     uint8_t *n = p++;
@@ -289,12 +287,22 @@ static void write_place_chunk(struct place fini, const double *fini_ns)
         *p++ = (uint8_t)l->cls;
         p = put_u32(p, l->wa);
         p = put_u32(p, l->wb);
-        for (int i = 0; i < 2; i++) {
-            uint64_t bits;
-            memcpy(&bits, &both[i], 8);
-            p = put_u64(p, bits);
-        }
-        ++*n;
+        for (int i = 0; i < 2; i++) p = put_f64(p, both[i]);
+        written[(*n)++] = k;
+    }
+    if (*n > 0) {
+        /* the messages' round trips, where every written link has them all; else none */
+        int all = 1;
+        for (int j = 0; j < *n; j++)
+            for (int s = 0; s < MSG_SIZES; s++)
+                all &= T.links[written[j]].msg_init[s] > 0 && fini_msg[written[j]][s] > 0;
+        *p++ = all ? MSG_SIZES : 0;
+        for (int s = 0; all && s < MSG_SIZES; s++) p = put_u32(p, (uint32_t)MSG_BYTES[s]);
+        for (int j = 0; all && j < *n; j++)
+            for (int s = 0; s < MSG_SIZES; s++) {
+                p = put_f64(p, T.links[written[j]].msg_init[s]);
+                p = put_f64(p, fini_msg[written[j]][s]);
+            }
     }
     append_chunk(b, 'P', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }

@@ -72,31 +72,35 @@ static double time_cores(void)
     return T.node == MPI_COMM_NULL ? -1 : cores_round_trip(T.node, 0, 1, 20000, now_signed);
 }
 
-/* The round trips of the node's links (pick_links) at this moment into `ns`, on the node's
- * first rank (-1 elsewhere, and where one cannot be timed). The pair of node ranks 0 and 1 is
- * the R chunk's, `cores` (time_cores): not timed twice, each timing costing up to 2 ms of
- * MPI_Init and MPI_Finalize. Collective over T.node. */
-static void time_links(double cores, double ns[LINK_CLASSES])
+/* The round trips of the node's links (pick_links) at this moment into `ns`, and of a message
+ * of each of MSG_BYTES between each link's ranks into `msg`, on the node's first rank (-1
+ * elsewhere, and where one cannot be timed). The pair of node ranks 0 and 1 is the R chunk's,
+ * `cores` (time_cores): its cache line not timed twice, each timing costing up to 2 ms of
+ * MPI_Init and MPI_Finalize (a message's up to 1 ms). Collective over T.node. */
+static void time_links(double cores, double ns[LINK_CLASSES], double msg[LINK_CLASSES][MSG_SIZES])
 {
-    double mine[LINK_CLASSES];
-    int timed = 0, me = 0;
+    enum { N = LINK_CLASSES * (1 + MSG_SIZES) };
+    double mine[N], all[N];
+    int me = 0;
     if (T.nlinks == 0) return;
     for (int k = 0; k < T.nlinks; k++) {
         const struct link *l = &T.links[k];
-        if (l->a == 0 && l->b == 1) {
-            mine[k] = cores;
-        } else {
-            mine[k] = cores_round_trip(T.node, l->a, l->b, 20000, now_signed);
-            timed = 1;
-        }
-        ns[k] = mine[k];
+        double *at = mine + k * (1 + MSG_SIZES);
+        at[0] = l->a == 0 && l->b == 1 ? cores
+                                       : cores_round_trip(T.node, l->a, l->b, 20000, now_signed);
+        for (int s = 0; s < MSG_SIZES; s++)
+            at[1 + s] = message_round_trip(T.node, l->a, l->b, MSG_BYTES[s], 256, now_signed);
     }
     /* the timing rank of a pair is its first, not always the node's first */
-    if (timed && PMPI_Reduce(mine, ns, T.nlinks, MPI_DOUBLE, MPI_MAX, 0, T.node) != MPI_SUCCESS)
-        for (int k = 0; k < T.nlinks; k++) ns[k] = -1;
+    int n = T.nlinks * (1 + MSG_SIZES);
+    if (PMPI_Reduce(mine, all, n, MPI_DOUBLE, MPI_MAX, 0, T.node) != MPI_SUCCESS)
+        for (int i = 0; i < n; i++) all[i] = -1;
     PMPI_Comm_rank(T.node, &me);
-    if (me != 0)
-        for (int k = 0; k < T.nlinks; k++) ns[k] = -1;
+    for (int k = 0; k < T.nlinks; k++) {
+        const double *at = all + k * (1 + MSG_SIZES);
+        ns[k] = me == 0 ? at[0] : -1;
+        for (int s = 0; s < MSG_SIZES; s++) msg[k][s] = me == 0 ? at[1 + s] : -1;
+    }
 }
 
 /* The node's first rank gathers where its `n` ranks run and picks a pair of them for each class
@@ -127,7 +131,9 @@ static void pick_links(int n, int me)
     T.nlinks = plan[0];
     for (int k = 0; k < T.nlinks; k++) {
         const int *l = plan + 1 + 5 * k;
-        T.links[k] = (struct link){ l[0], l[1], l[2], (uint32_t)l[3], (uint32_t)l[4], -1 };
+        T.links[k] = (struct link){ .cls = l[0], .a = l[1], .b = l[2], .wa = (uint32_t)l[3],
+                                    .wb = (uint32_t)l[4], .init_ns = -1 };
+        for (int s = 0; s < MSG_SIZES; s++) T.links[k].msg_init[s] = -1;
     }
 }
 
@@ -541,12 +547,15 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
     T.offset_init = measure_offset();
     find_node();
     T.cores_init = time_cores();
-    double links_init[LINK_CLASSES];
-    time_links(T.cores_init, links_init);
-    for (int k = 0; k < T.nlinks; k++) T.links[k].init_ns = links_init[k];
+    double links_init[LINK_CLASSES], msg_init[LINK_CLASSES][MSG_SIZES];
+    time_links(T.cores_init, links_init, msg_init);
+    for (int k = 0; k < T.nlinks; k++) {
+        T.links[k].init_ns = links_init[k];
+        memcpy(T.links[k].msg_init, msg_init[k], sizeof msg_init[k]);
+    }
     /* survive a crash; replaced at Finalize */
     write_rank_chunk(T.offset_init, T.offset_init, T.cores_init);
-    write_place_chunk(T.place_init, links_init);
+    write_place_chunk(T.place_init, links_init, msg_init);
     if (T.sites) {
         T.scap = cap / 2;
         T.sbuf = malloc(T.scap);
@@ -628,13 +637,13 @@ static void tracer_finish(uint64_t t0, void *ra, void *frame)
     }
     int64_t offset_fini = measure_offset();
     struct place place_fini = place_now();
-    double cores_fini = time_cores(), links_fini[LINK_CLASSES];
-    time_links(cores_fini, links_fini);
+    double cores_fini = time_cores(), links_fini[LINK_CLASSES], msg_fini[LINK_CLASSES][MSG_SIZES];
+    time_links(cores_fini, links_fini, msg_fini);
     if (T.node != MPI_COMM_NULL) PMPI_Comm_free(&T.node);
     /* also on a rank that stopped recording: its events up to the stop (no-ops once a write
      * failed) */
     write_rank_chunk(T.offset_init, offset_fini, cores_fini);
-    write_place_chunk(place_fini, links_fini);
+    write_place_chunk(place_fini, links_fini, msg_fini);
     flush_events();
     /* objects loaded since MPI_Init (dlopen) may hold sites: list them all again */
     if (T.sites && !T.write_failed && count_objects() != T.nobjects) write_objects();
