@@ -650,8 +650,9 @@ fn timed_messages(cores: (u32, u32), init: u32, fini: u32) -> String {
 /// = 1000 ns (no per-byte terms). Round trips of 500 ns are 1.25× slower (a warning naming the
 /// sizes and both figures, the communication likely predicted short), 320 ns 1.25× faster, 440
 /// ns (1.10×) within 15%; a flag that changes the costs (a what-if) says nothing; ranks that
-/// moved are judged at each moment with that moment's set (400 ns near at MPI_Init, 1300 ns
-/// against the far set's 1000 at MPI_Finalize: 1.30× slower); the prediction is unchanged.
+/// moved are judged at each moment with that moment's set, the run's ratio the geometric mean
+/// of the two (400 ns against the near set's 400 at MPI_Init, 1690 against the far set's 1000
+/// at MPI_Finalize: √1.69, 1.30× slower); the prediction is unchanged.
 #[test]
 fn messages_at_another_speed_than_the_sets_are_warned_of() {
     let (_d, _, [near, far, _]) = setup();
@@ -664,7 +665,7 @@ fn messages_at_another_speed_than_the_sets_are_warned_of() {
     assert_eq!(e, vec![50.0, 200.0]);
     assert!(
         w.contains("the messages of 1 of 1 node(s) ran 1.25× slower than their parameters")
-            && w.contains("64 B 500 ns against 400, 1024 B 500 ns against 400, 65536 B 500 ns")
+            && w.contains("64 B 500/500 ns against 400, 1024 B 500/500 ns against 400, 65536 B")
             && w.contains("predicted too short"),
         "{w}"
     );
@@ -677,13 +678,17 @@ fn messages_at_another_speed_than_the_sets_are_warned_of() {
     assert!(!w.contains("messages of"), "{w}");
     let (_, w) = warnings(&timed_messages((90, 95), 500, 500), &["--scale", "L=1"]);
     assert!(!w.contains("messages of"), "{w}");
-    let moved = timed_messages((90, 320), 400, 1300);
+    let moved = timed_messages((90, 320), 400, 1690);
     let (e, w) = warnings(&moved, &[]);
     assert_eq!(e, vec![100.0, 500.0]);
     assert!(
-        w.contains("ran 1.30× slower") && w.contains("64 B 1300 ns against 1000"),
+        w.contains("ran 1.30× slower") && w.contains("64 B 400/1690 ns against 400/1000"),
         "{w}"
     );
+    // moments that disagree (20% slower at MPI_Init, 20% faster at MPI_Finalize): the run's
+    // ratio is their geometric mean, 0.98
+    let (_, w) = warnings(&timed_messages((90, 95), 480, 320), &[]);
+    assert!(!w.contains("messages of"), "{w}");
 }
 
 /// The message round trips go through the binary encoding and back exactly, and `info` lists
@@ -719,4 +724,36 @@ fn message_round_trips_travel_through_binary_and_info_lists_them() {
         shown.contains("round trip through MPI at MPI_Init/MPI_Finalize: 64 B 500/480 ns, 1024 B"),
         "{shown}"
     );
+}
+
+/// Between nodes, the tracer's round trips from rank 0 to the next node's first rank against
+/// the network set's: 2 × (1000 + 5000 + 1000) = 14000 ns for every eager size (64 B, below its
+/// `S` of 10000 B). 17500 ns is 1.25× slower (a warning naming the ranks and both figures);
+/// 14500 (1.04×) says nothing; with a node calibration alone (its 400 ns round trip costs the
+/// pair) 17500 is 43.75× slower, which the warning says: a network costed with a node's set.
+#[test]
+fn messages_between_nodes_at_another_speed_are_warned_of() {
+    let (_d, _, [near, _, network]) = setup();
+    let events = "0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=64 peer=1 tag=0\n0 MPI_Finalize 10 20\n\
+                  1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=64 peer=0 tag=0\n1 MPI_Finalize 10 20\n";
+    let timed = |ns: u32| {
+        two_nodes(events).replacen(
+            "place 0 node 0 cpu 0 0 socket 0 0 llc 0 0",
+            &format!("place 0 node 0 cpu 0 0 socket 0 0 llc 0 0 network 1 message 64 {ns} {ns}"),
+            1,
+        )
+    };
+    let warnings = |ns: u32, sets: &[&str]| {
+        let (_d2, t) = text_trace("two.txt", &timed(ns));
+        ends(&t, sets, &[]).1["warnings"].to_string()
+    };
+    let w = warnings(17500, &[&near, &network]);
+    assert!(
+        w.contains("the messages between nodes ran 1.25× slower than their parameters")
+            && w.contains("ranks 0 and 1: round trips through MPI")
+            && w.contains("64 B 17500/17500 ns against 14000"),
+        "{w}"
+    );
+    assert!(!warnings(14500, &[&near, &network]).contains("between nodes"));
+    assert!(warnings(17500, &[&near]).contains("between nodes ran 43.75× slower"));
 }

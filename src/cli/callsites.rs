@@ -66,9 +66,9 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
         None => drop(super::warn_placement(&trace, resolved.cores())),
         Some(l) => l.warnings.iter().cloned().for_each(warn),
     }
-    if let Some(w) = super::speed_warning(&trace, &resolved, &a.replay.params) {
-        warn(w);
-    }
+    super::speed_warnings(&trace, &resolved, &a.replay.params)
+        .into_iter()
+        .for_each(warn);
     let model = resolved.model();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let tally = Tally::new(&trace, sites);

@@ -222,23 +222,23 @@ fn warn_placement(trace: &Trace, cores: Option<f64>) -> Option<String> {
 }
 
 /// Where the trace's messages ran at another speed than its parameters model them
-/// ([`loggps_predict::replay::links::speed_warning`]; the sets as measured: nothing where a flag
-/// or a platform changes what they cost): the warning, for the caller to print and report.
-fn speed_warning(
+/// ([`loggps_predict::replay::links::speed_warnings`]; the sets as measured: nothing where a flag
+/// or a platform changes what they cost): the warnings, for the caller to print and report.
+fn speed_warnings(
     trace: &Trace,
     resolved: &loggps_predict::model::ResolvedModel,
     given: &args::ParamArgs,
-) -> Option<String> {
+) -> Vec<String> {
     let loggps_predict::model::ResolvedModel::LogGps(r) = resolved else {
-        return None;
+        return Vec::new();
     };
     if given.changes_costs() {
-        return None;
+        return Vec::new();
     }
     let sets: Vec<_> = std::iter::once(r.params)
         .chain(r.others.iter().copied())
         .collect();
-    loggps_predict::replay::links::speed_warning(trace, &sets)
+    loggps_predict::replay::links::speed_warnings(trace, &sets)
 }
 
 /// Where the trace's library and the parameters or the collectives' model disagree (its eager

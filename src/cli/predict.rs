@@ -42,7 +42,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         Some(_) => None,
     };
     let mut link_warnings: Vec<String> = links.iter().flat_map(|l| l.warnings.clone()).collect();
-    link_warnings.extend(super::speed_warning(&trace, &resolved, &a.params));
+    link_warnings.extend(super::speed_warnings(&trace, &resolved, &a.params));
     link_warnings.extend(super::library_warnings(&trace, &resolved, &coll));
     for w in &link_warnings {
         warn(w.clone());

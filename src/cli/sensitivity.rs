@@ -85,9 +85,9 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         trace.meta.eager_limit.as_ref(),
     )?;
     let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
-    if let Some(w) = super::speed_warning(&trace, &resolved, &a.replay.params) {
-        warn(w);
-    }
+    super::speed_warnings(&trace, &resolved, &a.replay.params)
+        .into_iter()
+        .for_each(warn);
     let ResolvedModel::LogGps(resolved) = resolved else {
         unreachable!("LogGPS, checked above")
     };

@@ -7,7 +7,7 @@
 use crate::error::Error;
 use crate::graph::split::Exchange;
 use crate::model::{Class, Params};
-use crate::trace::placement::{Cpu, PairClass};
+use crate::trace::placement::{Cpu, MessageTrip, PairClass};
 use crate::trace::{OTHER_CORES, Shape, Trace};
 use rayon::prelude::*;
 
@@ -306,25 +306,97 @@ fn far_warning(mut far: Vec<Far>) -> Option<String> {
 /// timing jitter, within the 25% that separates one placement's speeds here.
 pub const SPEED_WARNING: f64 = 0.15;
 
+/// The warnings where a run's messages ran slower or faster than the sets that cost them model
+/// them: on some node ([`node_speed_warning`]) and between nodes (the tracer's round trips from
+/// world rank 0 to the next node's first rank, against the set that costs a pair of two nodes:
+/// the network's, else the first node set).
+pub fn speed_warnings(trace: &Trace, sets: &[Params]) -> Vec<String> {
+    let network = (0..sets.len())
+        .find(|&i| sets[i].class == Some(Class::Network))
+        .unwrap_or(0);
+    let between = trace.meta.ranks.get(0).placement.as_ref().and_then(|p| {
+        let n = p.network.as_ref()?;
+        let (ratio, each) = judged(&n.messages, [Some(&sets[network]); 2])?;
+        let slower = ratio > 1.0;
+        (ratio.ln().abs() >= (1.0 + SPEED_WARNING).ln()).then(|| {
+            format!(
+                "the messages between nodes ran {:.2}× {} than their parameters model them \
+                 (ranks 0 and {}: round trips through MPI at MPI_Init/MPI_Finalize of {}): the \
+                 network ran at another speed than when the set was measured (its other load, \
+                 another route); the communication between nodes is likely predicted too {}: \
+                 calibrate in the conditions the program runs in",
+                if slower { ratio } else { 1.0 / ratio },
+                if slower { "slower" } else { "faster" },
+                n.partner,
+                each,
+                if slower { "short" } else { "long" },
+            )
+        })
+    });
+    node_speed_warning(trace, sets)
+        .into_iter()
+        .chain(between)
+        .collect()
+}
+
+/// A pair's round trips against what the set of each moment (`MPI_Init`, `MPI_Finalize`; None:
+/// that moment left out) models for their sizes (§6): the run's ratio, the geometric mean of
+/// the moments' (each the median of its sizes' ratios; of two in the middle, their geometric
+/// mean), and the sizes' figures in words. None where no moment has a set.
+fn judged(trips: &[MessageTrip], sets: [Option<&Params>; 2]) -> Option<(f64, String)> {
+    let model = |set: Option<&Params>, k: u32| set.map(|p| p.round_trip(k as u64, 0.0));
+    let mut logs = Vec::new();
+    for (j, set) in sets.iter().enumerate() {
+        let Some(set) = set else { continue };
+        let mut ratios: Vec<f64> = (trips.iter())
+            .map(|m| [m.init_ns, m.final_ns][j] / set.round_trip(m.bytes as u64, 0.0))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let n = ratios.len();
+        if n > 0 {
+            logs.push((ratios[(n - 1) / 2] * ratios[n / 2]).sqrt().ln());
+        }
+    }
+    if logs.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = (trips.iter())
+        .map(|m| {
+            let [a, b] = sets.map(|s| model(s, m.bytes));
+            let against = match (a, b) {
+                (Some(a), Some(b)) if (a - b).abs() > 0.5 => format!("{a:.0}/{b:.0}"),
+                (Some(a), _) | (None, Some(a)) => format!("{a:.0}"),
+                (None, None) => "–".into(),
+            };
+            format!(
+                "{} B {:.0}/{:.0} ns against {against}",
+                m.bytes, m.init_ns, m.final_ns
+            )
+        })
+        .collect();
+    let ratio = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+    Some((ratio, each.join(", ")))
+}
+
 /// A warning where the messages of some node ran slower or faster than the set that costs them
 /// models them: the tracer's round trips of a few sizes through MPI over each pair it timed
-/// (at `MPI_Init` and at `MPI_Finalize`, [`crate::trace::placement::MessageTrip`]), each
-/// against the model's round trip of the same size (§6) in the node set nearest the pair's
-/// cores figure at that moment (§12), the median of their ratios [`SPEED_WARNING`] or more off.
-/// On one placement of the cores (one cache line's figure) this project's 2-vCPU machine runs
-/// a launch's messages at speeds 25% apart, and a calibration stands at one of them. A moment
+/// (at `MPI_Init` and at `MPI_Finalize`, [`crate::trace::placement::MessageTrip`]), against
+/// the model's round trip of the same size (§6) in the node set nearest the pair's cores figure
+/// at each moment (§12), the run's ratio ([`judged`]) [`SPEED_WARNING`] or more off. On one
+/// placement of the cores (one cache line's figure) this project's 2-vCPU machine runs a
+/// launch's messages at speeds 25% apart, and a calibration stands at one of them. A moment
 /// whose cores lie 2× from their set's is left to the placement's own warning. `sets` are the
 /// run's as measured: a what-if's changed set is meant to differ.
-pub fn speed_warning(trace: &Trace, sets: &[Params]) -> Option<String> {
+fn node_speed_warning(trace: &Trace, sets: &[Params]) -> Option<String> {
     let node_sets: Vec<usize> = (0..sets.len())
         .filter(|&i| sets[i].class != Some(Class::Network))
         .collect();
     if node_sets.is_empty() {
         return None;
     }
-    // Per node timed: the worst of its pairs' moments, as (rank, class, [(bytes, measured,
-    // modeled)], median ratio).
-    type Off = (usize, PairClass, Vec<(u32, f64, f64)>, f64);
+    // Per node timed: its pair furthest off, as (rank, class, ratio, figures in words).
+    type Off = (usize, PairClass, f64, String);
+    let far = |x: f64| x.ln().abs();
     let (mut off, mut timed): (Vec<Off>, usize) = (Vec::new(), 0);
     for r in 0..trace.nranks() {
         let Some(place) = trace.meta.ranks.get(r).placement.as_ref() else {
@@ -333,54 +405,37 @@ pub fn speed_warning(trace: &Trace, sets: &[Params]) -> Option<String> {
         let mut node: Option<Off> = None;
         let mut node_timed = false;
         for l in place.links.iter().filter(|l| !l.messages.is_empty()) {
-            for (cores, at_init) in [(l.init_ns, true), (l.final_ns, false)] {
+            let set = |cores: f64| {
                 let set = &sets[nearest(sets, &node_sets, Some(cores))];
-                if set
-                    .cores
-                    .is_some_and(|c| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c)
-                {
-                    continue;
-                }
-                node_timed = true;
-                let each: Vec<(u32, f64, f64)> = (l.messages.iter())
-                    .map(|m| {
-                        let ns = if at_init { m.init_ns } else { m.final_ns };
-                        (m.bytes, ns, set.round_trip(m.bytes as u64, 0.0))
-                    })
-                    .collect();
-                let mut ratios: Vec<f64> = each.iter().map(|&(_, ns, t)| ns / t).collect();
-                ratios.sort_by(f64::total_cmp);
-                let n = ratios.len();
-                let ratio = (ratios[(n - 1) / 2] * ratios[n / 2]).sqrt();
-                let far = |x: f64| x.ln().abs();
-                if far(ratio) >= (1.0 + SPEED_WARNING).ln()
-                    && node.as_ref().is_none_or(|o| far(ratio) > far(o.3))
-                {
-                    node = Some((r, l.class, each, ratio));
-                }
+                let apart = |c: f64| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c;
+                (!set.cores.is_some_and(apart)).then_some(set)
+            };
+            let Some((ratio, each)) = judged(&l.messages, [set(l.init_ns), set(l.final_ns)]) else {
+                continue;
+            };
+            node_timed = true;
+            if far(ratio) >= (1.0 + SPEED_WARNING).ln()
+                && node.as_ref().is_none_or(|o| far(ratio) > far(o.2))
+            {
+                node = Some((r, l.class, ratio, each));
             }
         }
         timed += node_timed as usize;
         off.extend(node);
     }
     let count = off.len();
-    let (r, class, each, ratio) =
-        (off.into_iter()).max_by(|a, b| a.3.ln().abs().total_cmp(&b.3.ln().abs()))?;
-    let each: Vec<String> = (each.iter())
-        .map(|(bytes, ns, t)| format!("{bytes} B {ns:.0} ns against {t:.0}"))
-        .collect();
+    let (r, class, ratio, each) = (off.into_iter()).max_by(|a, b| far(a.2).total_cmp(&far(b.2)))?;
     let slower = ratio > 1.0;
     Some(format!(
         "the messages of {count} of {timed} node(s) ran {:.2}× {} than their parameters model \
-         them (rank {r}'s node, its {} pair: round trips through MPI at MPI_Init or \
-         MPI_Finalize of {}, the median ratio shown): one placement of the cores runs messages \
-         at other speeds from one launch to another (the machine's other load, a hypervisor), \
-         and the set was measured at another; the communication is likely predicted too {}: \
-         calibrate in the conditions the program runs in",
+         them (rank {r}'s node, its {} pair: round trips through MPI at MPI_Init/MPI_Finalize \
+         of {each}): one placement of the cores runs messages at other speeds from one launch \
+         to another (the machine's other load, a hypervisor), and the set was measured at \
+         another; the communication is likely predicted too {}: calibrate in the conditions the \
+         program runs in",
         if slower { ratio } else { 1.0 / ratio },
         if slower { "slower" } else { "faster" },
         class.name(),
-        each.join(", "),
         if slower { "short" } else { "long" },
     ))
 }

@@ -47,6 +47,9 @@ pub struct Info {
     pub placement: Vec<PlaceInfo>,
     /// Each pair of ranks the tracer timed, per class of pair present on a node.
     pub links: Vec<LinkInfo>,
+    /// The messages' round trips between two nodes (rank 0 and the next node's first rank),
+    /// where the tracer timed them.
+    pub network: Option<NetworkInfo>,
     /// The tracer's own time per record over the ranks that timed it, `[least, most]` ns
     /// (the model's §16; None: not timed).
     pub tracer_own_ns: Option<[f64; 2]>,
@@ -102,6 +105,29 @@ pub struct LinkInfo {
     pub init_ns: f64,
     pub final_ns: f64,
     pub messages: Vec<[f64; 3]>,
+}
+
+/// A message's round trips through MPI between rank 0 and `partner` on another node:
+/// `[bytes, init_ns, final_ns]` at each size timed.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetworkInfo {
+    pub partner: u32,
+    pub messages: Vec<[f64; 3]>,
+}
+
+/// Round trips as `[bytes, init_ns, final_ns]`.
+fn trips(m: &[crate::trace::placement::MessageTrip]) -> Vec<[f64; 3]> {
+    m.iter()
+        .map(|m| [m.bytes as f64, m.init_ns, m.final_ns])
+        .collect()
+}
+
+/// Round trips in words: `64 B 410/398 ns, …`.
+fn trips_text(m: &[[f64; 3]]) -> String {
+    let each: Vec<String> = (m.iter())
+        .map(|[bytes, a, b]| format!("{bytes} B {a:.0}/{b:.0} ns"))
+        .collect();
+    each.join(", ")
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -276,11 +302,15 @@ impl Info {
                     ranks: l.ranks,
                     init_ns: l.init_ns,
                     final_ns: l.final_ns,
-                    messages: (l.messages.iter())
-                        .map(|m| [m.bytes as f64, m.init_ns, m.final_ns])
-                        .collect(),
+                    messages: trips(&l.messages),
                 })
                 .collect(),
+            network: (trace.meta.ranks.recorded())
+                .find_map(|(_, m)| m.placement.as_ref()?.network.as_ref())
+                .map(|n| NetworkInfo {
+                    partner: n.partner,
+                    messages: trips(&n.messages),
+                }),
             communicators: trace.comms.len() + 1,
             eager_limit: trace.meta.eager_limit.as_ref().map(|e| EagerInfo {
                 name: e.name.clone(),
@@ -409,15 +439,20 @@ impl Info {
                 l.class, l.ranks[0], l.ranks[1], l.init_ns, l.final_ns
             )?;
             if !l.messages.is_empty() {
-                let each: Vec<String> = (l.messages.iter())
-                    .map(|[bytes, a, b]| format!("{bytes} B {a:.0}/{b:.0} ns"))
-                    .collect();
                 writeln!(
                     out,
                     "               a message's round trip through MPI at MPI_Init/MPI_Finalize: {}",
-                    each.join(", ")
+                    trips_text(&l.messages)
                 )?;
             }
+        }
+        if let Some(n) = &self.network {
+            writeln!(
+                out,
+                "network        ranks 0 and {} (two nodes): a message's round trip through MPI at MPI_Init/MPI_Finalize: {}",
+                n.partner,
+                trips_text(&n.messages)
+            )?;
         }
         Ok(())
     }

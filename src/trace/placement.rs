@@ -98,6 +98,19 @@ pub struct Placement {
     pub fini: Cpu,
     /// The pairs this rank timed (a node's first rank).
     pub links: Vec<Link>,
+    /// The messages' round trips to another node's first rank, where this rank timed them
+    /// (world rank 0 of a job over two nodes or more).
+    pub network: Option<NetworkLink>,
+}
+
+/// A message's round trips through MPI between world rank 0 and the first rank of the next node
+/// (the lowest world rank of a node other than its own), at a few sizes, timed by the tracer at
+/// `MPI_Init` and at `MPI_Finalize`: the network's figure, as a [`Link`]'s messages are a
+/// node's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkLink {
+    pub partner: u32,
+    pub messages: Vec<MessageTrip>,
 }
 
 impl Placement {
@@ -128,6 +141,23 @@ impl Placement {
             }
             if l.messages.iter().any(|m| m.bytes == 0) {
                 return Some("expected a link's messages to be of 1 byte or more".into());
+            }
+        }
+        if let Some(n) = &self.network {
+            if n.partner as usize >= nranks || n.partner == rank {
+                return Some(format!(
+                    "expected the network's partner to be another rank below {nranks}, found {}",
+                    n.partner
+                ));
+            }
+            let times = (n.messages.iter()).flat_map(|m| [m.init_ns, m.final_ns]);
+            if let Some(v) = times.clone().find(|v| !(v.is_finite() && *v > 0.0)) {
+                return Some(format!(
+                    "expected the network's round trip to be a time > 0 ns, found {v}"
+                ));
+            }
+            if n.messages.is_empty() || n.messages.iter().any(|m| m.bytes == 0) {
+                return Some("expected the network's messages to be of 1 byte or more".into());
             }
         }
         // One list of sizes for every link (the chunk holds it once).
@@ -183,18 +213,34 @@ fn messages<'a>(input: &'a [u8], links: &mut [Link]) -> Res<'a, ()> {
     let (rest, sizes) = nom::multi::count(le_u32, m as usize)(input)?;
     input = rest;
     for l in links.iter_mut() {
-        for &bytes in &sizes {
-            let (rest, init_ns) = le_f64(input)?;
-            let (rest, final_ns) = le_f64(rest)?;
-            input = rest;
-            l.messages.push(MessageTrip {
-                bytes,
-                init_ns,
-                final_ns,
-            });
-        }
+        (input, l.messages) = trips(input, &sizes)?;
     }
     Ok((input, ()))
+}
+
+/// A round trip at `MPI_Init` and one at `MPI_Finalize` (two f64) for each of `sizes`.
+fn trips<'a>(mut input: &'a [u8], sizes: &[u32]) -> Res<'a, Vec<MessageTrip>> {
+    let mut out = Vec::with_capacity(sizes.len());
+    for &bytes in sizes {
+        let (rest, init_ns) = le_f64(input)?;
+        let (rest, final_ns) = le_f64(rest)?;
+        input = rest;
+        out.push(MessageTrip {
+            bytes,
+            init_ns,
+            final_ns,
+        });
+    }
+    Ok((input, out))
+}
+
+/// The network's part, last: the partner, the sizes, the round trips at each.
+fn network(input: &[u8]) -> Res<'_, NetworkLink> {
+    let (input, partner) = le_u32(input)?;
+    let (input, m) = le_u8(input)?;
+    let (input, sizes) = nom::multi::count(le_u32, m as usize)(input)?;
+    let (input, messages) = trips(input, &sizes)?;
+    Ok((input, NetworkLink { partner, messages }))
 }
 
 /// A `P` chunk's payload, whole, or why not.
@@ -208,6 +254,11 @@ pub fn parse_chunk(payload: &[u8], rank: u32, nranks: usize) -> Result<Placement
         if !input.is_empty() && n > 0 {
             (input, ()) = messages(input, &mut links)?;
         }
+        let mut net = None;
+        if !input.is_empty() {
+            let (rest, n) = network(input)?;
+            (input, net) = (rest, Some(n));
+        }
         Ok((
             input,
             Placement {
@@ -215,13 +266,15 @@ pub fn parse_chunk(payload: &[u8], rank: u32, nranks: usize) -> Result<Placement
                 init,
                 fini,
                 links,
+                network: net,
             },
         ))
     };
     let (rest, p) = read(payload).map_err(|_| {
         "expected a P chunk: u32 node, 6 × i32 CPU/socket/cache, u8 links, each u8 class \
          (0–2), 2 × u32 ranks, 2 × f64 ns; then, optionally, u8 message sizes, each u32 bytes, \
-         and each link's 2 × f64 ns at each size"
+         and each link's 2 × f64 ns at each size; then, optionally, u32 network partner, u8 \
+         sizes, each u32 bytes, 2 × f64 ns at each"
             .to_string()
     })?;
     if !rest.is_empty() {
@@ -255,17 +308,33 @@ pub fn chunk(p: &Placement) -> Vec<u8> {
         out.extend_from_slice(&l.init_ns.to_le_bytes());
         out.extend_from_slice(&l.final_ns.to_le_bytes());
     }
-    // The messages' sizes are every link's (a placement that loaded is valid), the first's.
-    let links = &p.links[..p.links.len().min(255)];
-    if let Some(first) = links.first().filter(|l| !l.messages.is_empty()) {
-        out.push(first.messages.len().min(255) as u8);
-        for m in first.messages.iter().take(255) {
-            out.extend_from_slice(&m.bytes.to_le_bytes());
-        }
-        for m in links.iter().flat_map(|l| l.messages.iter().take(255)) {
+    // The messages' sizes are every link's (a placement that loaded is valid), the first's;
+    // none (0) where only the network's part follows.
+    let put_trips = |out: &mut Vec<u8>, trips: &[MessageTrip]| {
+        for m in trips.iter().take(255) {
             out.extend_from_slice(&m.init_ns.to_le_bytes());
             out.extend_from_slice(&m.final_ns.to_le_bytes());
         }
+    };
+    let put_sizes = |out: &mut Vec<u8>, trips: &[MessageTrip]| {
+        out.push(trips.len().min(255) as u8);
+        for m in trips.iter().take(255) {
+            out.extend_from_slice(&m.bytes.to_le_bytes());
+        }
+    };
+    let links = &p.links[..p.links.len().min(255)];
+    if let Some(first) = links.first()
+        && (!first.messages.is_empty() || p.network.is_some())
+    {
+        put_sizes(&mut out, &first.messages);
+        for l in links {
+            put_trips(&mut out, &l.messages);
+        }
+    }
+    if let Some(n) = &p.network {
+        out.extend_from_slice(&n.partner.to_le_bytes());
+        put_sizes(&mut out, &n.messages);
+        put_trips(&mut out, &n.messages);
     }
     out
 }
@@ -289,6 +358,12 @@ pub fn line(rank: usize, p: &Placement) -> String {
             s += &format!(" message {} {} {}", m.bytes, m.init_ns, m.final_ns);
         }
     }
+    if let Some(n) = &p.network {
+        s += &format!(" network {}", n.partner);
+        for m in &n.messages {
+            s += &format!(" message {} {} {}", m.bytes, m.init_ns, m.final_ns);
+        }
+    }
     s
 }
 
@@ -296,8 +371,9 @@ pub fn line(rank: usize, p: &Placement) -> String {
 pub fn parse_line(text: &str) -> Result<(usize, Placement), String> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let expect = "expected `place R node N cpu A B socket A B llc A B` then any number of \
-                  `link CLASS A B INIT_NS FINAL_NS`, each followed by any number of \
-                  `message BYTES INIT_NS FINAL_NS`";
+                  `link CLASS A B INIT_NS FINAL_NS`, then optionally `network PARTNER`, each \
+                  link and the network followed by any number of `message BYTES INIT_NS \
+                  FINAL_NS`";
     let int = |i: usize| -> Result<i64, String> {
         let w = words.get(i).ok_or_else(|| expect.to_string())?;
         w.parse()
@@ -329,19 +405,33 @@ pub fn parse_line(text: &str) -> Result<(usize, Placement), String> {
             .map_err(|_| format!("{expect}: `{w}` is not a number"))
     };
     let mut links: Vec<Link> = Vec::new();
+    let mut network: Option<NetworkLink> = None;
     let mut i = 12;
     while i < words.len() {
         if words[i] == "message" {
-            let l = links
-                .last_mut()
-                .ok_or_else(|| format!("{expect}: a message before a link"))?;
-            l.messages.push(MessageTrip {
+            let trip = MessageTrip {
                 bytes: unsigned(int(i + 1)?)?,
                 init_ns: num(i + 2)?,
                 final_ns: num(i + 3)?,
-            });
+            };
+            match (&mut network, links.last_mut()) {
+                (Some(n), _) => n.messages.push(trip),
+                (None, Some(l)) => l.messages.push(trip),
+                (None, None) => return Err(format!("{expect}: a message before a link")),
+            }
             i += 4;
             continue;
+        }
+        if words[i] == "network" && network.is_none() {
+            network = Some(NetworkLink {
+                partner: unsigned(int(i + 1)?)?,
+                messages: Vec::new(),
+            });
+            i += 2;
+            continue;
+        }
+        if network.is_some() {
+            return Err(format!("{expect}: `{}` after the network", words[i]));
         }
         key(i, "link")?;
         let class = words
@@ -364,6 +454,7 @@ pub fn parse_line(text: &str) -> Result<(usize, Placement), String> {
             init,
             fini,
             links,
+            network,
         },
     ))
 }
@@ -401,6 +492,7 @@ mod tests {
                     messages: Vec::new(),
                 },
             ],
+            network: None,
         }
     }
 
@@ -455,6 +547,36 @@ mod tests {
         );
         let (r, q) = parse_line(text.strip_prefix("place ").unwrap()).unwrap();
         assert_eq!((r, q), (1, m));
+        // The network's part, last: after the links' messages, after links without messages
+        // (their part then says 0 sizes), and on a rank that timed no link.
+        let net = Some(NetworkLink {
+            partner: 2,
+            messages: vec![MessageTrip {
+                bytes: 64,
+                init_ns: 25_000.5,
+                final_ns: 31_000.0,
+            }],
+        });
+        for links in [with_messages().links, sample().links, Vec::new()] {
+            let m = Placement {
+                links,
+                network: net.clone(),
+                ..sample()
+            };
+            assert_eq!(parse_chunk(&chunk(&m), 0, 4).unwrap(), m);
+            let text = line(0, &m);
+            assert!(
+                text.ends_with(" network 2 message 64 25000.5 31000"),
+                "{text}"
+            );
+            let (r, q) = parse_line(text.strip_prefix("place ").unwrap()).unwrap();
+            assert_eq!((r, q), (0, m));
+        }
+        let b = chunk(&Placement {
+            network: net.clone(),
+            ..sample()
+        });
+        assert_eq!(b.len(), chunk(&sample()).len() + 1 + 4 + 1 + 4 + 16);
     }
 
     #[test]
@@ -485,6 +607,15 @@ mod tests {
         b.push(0);
         assert_eq!(parse_chunk(&b, 1, 4).unwrap(), sample());
         b.push(0);
+        assert!(parse_chunk(&b, 1, 4).is_err(), "a network's part cut short");
+        let mut b = chunk(&Placement {
+            network: Some(NetworkLink {
+                partner: 2,
+                messages: Vec::new(),
+            }),
+            ..sample()
+        });
+        b.push(0);
         assert!(parse_chunk(&b, 1, 4).unwrap_err().contains("1 more bytes"));
         // messages: a time of 0, sizes that differ between links, a size of 0, cut short, one
         // before any link
@@ -500,6 +631,26 @@ mod tests {
         let b = chunk(&with_messages());
         assert!(parse_chunk(&b[..b.len() - 8], 1, 4).is_err());
         assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0 4 message 64 1 1").is_err());
+        // the network's: its partner the rank itself, a time of 0, a link after it
+        let net = |partner, ns| Placement {
+            network: Some(NetworkLink {
+                partner,
+                messages: vec![MessageTrip {
+                    bytes: 64,
+                    init_ns: ns,
+                    final_ns: ns,
+                }],
+            }),
+            ..sample()
+        };
+        assert!(net(1, 5.0).invalid(1, 4).unwrap().contains("partner"));
+        assert!(net(2, 0.0).invalid(1, 4).unwrap().contains("> 0"));
+        assert_eq!(net(2, 5.0).invalid(1, 4), None);
+        assert!(
+            parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0 4 network 2 link cache 0 1 1 1")
+                .unwrap_err()
+                .contains("after the network")
+        );
         assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0").is_err());
         assert!(parse_line("1 node 0 cpu 3 5 socket 0 1 llc 0 4 link far 0 1 1 1").is_err());
     }

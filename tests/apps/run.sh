@@ -25,6 +25,10 @@
 # MPI_Init, is taken out of the traced gaps), against the untraced median runtime untraced_s;
 # untraced_same_% the same over the untraced runs at the calibration's cores alone (each times
 # a cache line between the ranks' cores as it starts, as the tracer does), with how many.
+# The tracer also times a message's round trip through MPI at MPI_Init and MPI_Finalize, and
+# the predictor warns where it lies 15% or more from the set's (one placement of the cores runs
+# launches at speeds 25% apart here): same_speed_% is same_cores_% over the runs it did not warn
+# of, with how many.
 #
 # The parameters are calibrated once at the start (`calibrate`, about 20 s: a machine's speed
 # drifts over hours, and CI runs on another machine than the one traces/params.toml came from).
@@ -95,8 +99,8 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v
 median_or_none() { sort -g | awk -v all="$1" '{v[NR] = $1} END {if (NR == 0) {printf "none (0/%d)", all; exit}
   printf "%+.1f (%d/%d)", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), NR, all}'; }
 
-printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %10s %10s %15s %s\n' app events measured_s predicted_s error_% async_% \
-  measured_min..max_s line_ns same_cores_% untraced_s untraced_% untraced_same_% "comp/comm/ssync/rsync_% (last run)"
+printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %13s %10s %10s %15s %s\n' app events measured_s predicted_s error_% async_% \
+  measured_min..max_s line_ns same_cores_% same_speed_% untraced_s untraced_% untraced_same_% "comp/comm/ssync/rsync_% (last run)"
 # The cache-line round trip a parameters file states (calibrate's `cores`) nearest NS (the ratio;
 # a file holds a set for each placement its calibration saw), if it states any: cores_of FILE NS.
 cores_of() {
@@ -158,11 +162,15 @@ for app in $APPS; do
         END {if (b == "") print "nan"; else printf "%.9f", e - b}' plain.txt)
       plain_line=$(awk '/^commbound cores/ {print $3}' plain.txt)
     fi
-    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1} $traced" >> runs.tsv
+    # The messages' speed against the set's where the predictor warned of it: 1.25s (slower),
+    # 1.20f (faster), else 0.
+    speed=$(sed -n 's/.*ran \([0-9.]*\)× \(s\|f\)[a-z]* than their parameters.*/\1\2/p' warn.txt | head -1)
+    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1} $traced ${speed:-0}" >> runs.tsv
   done
   # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns at its Init, the
   # calibration's line ns or -1, line ns at its Finalize, the untraced run's span s or nan, the
-  # untraced run's line ns at its start or -1, predicted s with the tracer's time kept).
+  # untraced run's line ns at its start or -1, predicted s with the tracer's time kept, the
+  # messages' speed against the set's where the predictor warned of it, else 0).
   [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
@@ -191,6 +199,8 @@ for app in $APPS; do
   se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($10 - $2) / $2}' | median || echo nan)
   same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
   ((n_same > 0)) || same_cores="none (0/$(grep -c . runs.tsv))"
+  same_speed=$(printf '%s\n' "$same" | awk 'NF && $11 == "0" {print 100 * ($10 - $2) / $2}' |
+    median_or_none "$(grep -c . runs.tsv)")
   # The untraced runs at the calibration's cores (their own line within 2x of it): the error
   # of each traced run's prediction against its untraced run, median.
   plain_same="–"
@@ -199,8 +209,8 @@ for app in $APPS; do
       if ($9 > 0 && $9 < 2 * ref && ref < 2 * $9) print 100 * ($3 - $8) / $8}' runs.tsv |
       median_or_none "$(grep -c . runs.tsv)")
   fi
-  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %10.4f %+10.1f %15s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
-    "$lo" "$hi" "$lines" "$same_cores" "$un" "$eu" "$plain_same" "$parts"
+  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %13s %10.4f %+10.1f %15s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
+    "$lo" "$hi" "$lines" "$same_cores" "$same_speed" "$un" "$eu" "$plain_same" "$parts"
   untraced="–"
   [[ $eu != nan ]] && untraced=$(printf '%+.1f%% (%.4g s)' "$eu" "$un")
   printf '| %s | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s | %s | %s%% |\n' "$(title_of "$app")" "$ev" "$me" "$lo" "$hi" "$pr" \

@@ -86,6 +86,9 @@ static struct {
         double init_ns;  /* their round trip at MPI_Init (node rank 0 only; < 0: none) */
         double msg_init[MSG_SIZES]; /* a message's of each of MSG_BYTES, the same */
     } links[LINK_CLASSES];
+    MPI_Comm leaders;    /* the nodes' first ranks, where two nodes or more (else MPI_COMM_NULL) */
+    int net_partner;     /* world rank of the second node's first rank (world rank 0 only) */
+    double net_init[MSG_SIZES]; /* a message's round trip to it at MPI_Init (world rank 0) */
     char must_measure;   /* this rank measures its clock offset */
     char *measure;       /* rank 0: must_measure of every rank */
     uint8_t *buf;        /* E chunk under construction: header space, then records */

@@ -266,12 +266,13 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
 /* This rank's P chunk: its node, where it ran at Init and now, and (on a node's first rank) the
  * node's links timed at Init and now (`fini_ns`, from time_links), then the sizes of the
  * messages timed over each link and each link's message round trips at Init and now
- * (`fini_msg`). */
+ * (`fini_msg`); on world rank 0 of a job over two nodes or more, the messages' round trips to
+ * the second node's first rank at Init and now (`fini_net`, from time_network). */
 static void write_place_chunk(struct place fini, const double *fini_ns,
-                              const double (*fini_msg)[MSG_SIZES])
+                              const double (*fini_msg)[MSG_SIZES], const double *fini_net)
 {
     uint8_t b[CHUNK_HEAD + 4 + 6 * 4 + 1 + LINK_CLASSES * 25 + 1 + MSG_SIZES * 4 +
-              LINK_CLASSES * MSG_SIZES * 16],
+              LINK_CLASSES * MSG_SIZES * 16 + 4 + 1 + MSG_SIZES * 20],
         *p = b + CHUNK_HEAD;
     int at[6] = { T.place_init.cpu, T.place_init.socket, T.place_init.llc,
                   fini.cpu, fini.socket, fini.llc };
@@ -303,6 +304,17 @@ static void write_place_chunk(struct place fini, const double *fini_ns,
                 p = put_f64(p, T.links[written[j]].msg_init[s]);
                 p = put_f64(p, fini_msg[written[j]][s]);
             }
+    }
+    int net = T.net_partner >= 0;
+    for (int s = 0; s < MSG_SIZES; s++) net &= T.net_init[s] > 0 && fini_net[s] > 0;
+    if (net) {
+        p = put_u32(p, (uint32_t)T.net_partner);
+        *p++ = MSG_SIZES;
+        for (int s = 0; s < MSG_SIZES; s++) p = put_u32(p, (uint32_t)MSG_BYTES[s]);
+        for (int s = 0; s < MSG_SIZES; s++) {
+            p = put_f64(p, T.net_init[s]);
+            p = put_f64(p, fini_net[s]);
+        }
     }
     append_chunk(b, 'P', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }

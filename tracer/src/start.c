@@ -137,11 +137,51 @@ static void pick_links(int n, int me)
     }
 }
 
+/* A message's round trip of each of MSG_BYTES between the first two nodes' first ranks into
+ * `ns`, on world rank 0 (-1 elsewhere and where one cannot be timed): the network's figure, as
+ * time_links times the node's. Collective over T.leaders (the other ranks return at once). */
+static void time_network(double ns[MSG_SIZES])
+{
+    for (int s = 0; s < MSG_SIZES; s++) ns[s] = -1;
+    if (T.leaders == MPI_COMM_NULL) return;
+    for (int s = 0; s < MSG_SIZES; s++) {
+        double t = message_round_trip(T.leaders, 0, 1, MSG_BYTES[s], 256, now_signed);
+        if (T.rank == 0) ns[s] = t;
+    }
+}
+
+/* The communicator of the nodes' first ranks (T.leaders, where there are two nodes or more),
+ * and world rank 0's partner in it: the lowest world rank of another node. `first` says whether
+ * this rank is its node's first. Collective over T.priv. */
+static void find_leaders(int first)
+{
+    T.leaders = MPI_COMM_NULL;
+    T.net_partner = -1;
+    MPI_Comm leaders;
+    if (PMPI_Comm_split(T.priv, first ? 0 : MPI_UNDEFINED, T.rank, &leaders) != MPI_SUCCESS ||
+        leaders == MPI_COMM_NULL)
+        return;
+    int n = 0;
+    PMPI_Comm_size(leaders, &n);
+    if (n < 2) {
+        PMPI_Comm_free(&leaders);
+        return;
+    }
+    PMPI_Comm_set_errhandler(leaders, MPI_ERRORS_RETURN);
+    MPI_Group g;
+    int one = 1;
+    PMPI_Comm_group(leaders, &g);
+    PMPI_Group_translate_ranks(g, 1, &one, T.world_group, &T.net_partner);
+    PMPI_Group_free(&g);
+    T.leaders = leaders;
+}
+
 /* Where this rank runs (the P chunk's node and place at Init) and, unless LOGGPS_TRACE_CORES=0,
  * the node's communicator for time_cores and time_links, this rank's partner there and the
- * node's links. Collective. */
+ * node's links, and the nodes' first ranks' communicator for time_network. Collective. */
 static void find_node(void)
 {
+    T.leaders = MPI_COMM_NULL;
     T.node = MPI_COMM_NULL;
     T.node_first = (uint32_t)T.rank;
     T.cores_init = -1;
@@ -165,7 +205,12 @@ static void find_node(void)
     PMPI_Group_free(&g);
     T.node_first = (uint32_t)first;
     const char *off = getenv("LOGGPS_TRACE_CORES");
-    if (n < 2 || (off && strcmp(off, "0") == 0)) {
+    if (off && strcmp(off, "0") == 0) {
+        PMPI_Comm_free(&node);
+        return;
+    }
+    find_leaders(me == 0);
+    if (n < 2) {
         PMPI_Comm_free(&node);
         return;
     }
@@ -553,9 +598,10 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
         T.links[k].init_ns = links_init[k];
         memcpy(T.links[k].msg_init, msg_init[k], sizeof msg_init[k]);
     }
+    time_network(T.net_init);
     /* survive a crash; replaced at Finalize */
     write_rank_chunk(T.offset_init, T.offset_init, T.cores_init);
-    write_place_chunk(T.place_init, links_init, msg_init);
+    write_place_chunk(T.place_init, links_init, msg_init, T.net_init);
     if (T.sites) {
         T.scap = cap / 2;
         T.sbuf = malloc(T.scap);
@@ -639,11 +685,14 @@ static void tracer_finish(uint64_t t0, void *ra, void *frame)
     struct place place_fini = place_now();
     double cores_fini = time_cores(), links_fini[LINK_CLASSES], msg_fini[LINK_CLASSES][MSG_SIZES];
     time_links(cores_fini, links_fini, msg_fini);
+    double net_fini[MSG_SIZES];
+    time_network(net_fini);
     if (T.node != MPI_COMM_NULL) PMPI_Comm_free(&T.node);
+    if (T.leaders != MPI_COMM_NULL) PMPI_Comm_free(&T.leaders);
     /* also on a rank that stopped recording: its events up to the stop (no-ops once a write
      * failed) */
     write_rank_chunk(T.offset_init, offset_fini, cores_fini);
-    write_place_chunk(place_fini, links_fini, msg_fini);
+    write_place_chunk(place_fini, links_fini, msg_fini, net_fini);
     flush_events();
     /* objects loaded since MPI_Init (dlopen) may hold sites: list them all again */
     if (T.sites && !T.write_failed && count_objects() != T.nobjects) write_objects();
