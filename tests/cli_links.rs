@@ -300,13 +300,12 @@ fn each_pair_has_its_sets_eager_limit() {
     drop(trace);
 }
 
-/// The placement goes through the binary encoding and back exactly, and `info` lists it.
-#[test]
-fn placement_travels_through_binary_and_info_lists_it() {
-    let (d, trace, _) = setup();
-    let bin = d.path().join("links.bin");
-    let back = d.path().join("back.txt");
-    for (from, to) in [(trace.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
+/// `trace` converted to the binary encoding in `dir` and back to text: the binary file's path
+/// and the text.
+fn through_binary(dir: &std::path::Path, trace: &str) -> (String, String) {
+    let bin = dir.join("through.bin");
+    let back = dir.join("back.txt");
+    for (from, to) in [(trace, &bin), (bin.to_str().unwrap(), &back)] {
         let out = run(&["convert", from, to.to_str().unwrap()]);
         assert!(
             out.status.success(),
@@ -315,10 +314,18 @@ fn placement_travels_through_binary_and_info_lists_it() {
         );
     }
     let text = std::fs::read_to_string(&back).unwrap();
+    (bin.to_str().unwrap().to_string(), text)
+}
+
+/// The placement goes through the binary encoding and back exactly, and `info` lists it.
+#[test]
+fn placement_travels_through_binary_and_info_lists_it() {
+    let (d, trace, _) = setup();
+    let (bin, text) = through_binary(d.path(), &trace);
     for line in links_trace().lines().filter(|l| l.starts_with("place ")) {
         assert!(text.contains(line), "{line} missing from\n{text}");
     }
-    let v = json(&["info", bin.to_str().unwrap(), "--format", "json"]);
+    let v = json(&["info", &bin, "--format", "json"]);
     assert_eq!(v["placement"].as_array().unwrap().len(), 4);
     assert_eq!(v["placement"][1]["socket"], serde_json::json!([1, 1]));
     assert_eq!(v["links"][1]["class"], "other");
@@ -697,19 +704,10 @@ fn messages_at_another_speed_than_the_sets_are_warned_of() {
 fn message_round_trips_travel_through_binary_and_info_lists_them() {
     let text = timed_messages((90, 95), 500, 480);
     let (d, trace) = text_trace("timed.txt", &text);
-    let bin = d.path().join("timed.bin");
-    let back = d.path().join("back.txt");
-    for (from, to) in [(trace.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
-        let out = run(&["convert", from, to.to_str().unwrap()]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let (bin, back) = through_binary(d.path(), &trace);
     let place = text.lines().find(|l| l.starts_with("place 0 ")).unwrap();
-    assert!(std::fs::read_to_string(&back).unwrap().contains(place));
-    let v = json(&["info", bin.to_str().unwrap(), "--format", "json"]);
+    assert!(back.contains(place), "{place} missing from\n{back}");
+    let v = json(&["info", &bin, "--format", "json"]);
     assert_eq!(
         v["links"][0]["messages"],
         serde_json::json!([
@@ -718,7 +716,7 @@ fn message_round_trips_travel_through_binary_and_info_lists_them() {
             [65536.0, 500.0, 480.0]
         ])
     );
-    let out = run(&["info", bin.to_str().unwrap()]);
+    let out = run(&["info", &bin]);
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
         shown.contains("round trip through MPI at MPI_Init/MPI_Finalize: 64 B 500/480 ns, 1024 B"),
