@@ -676,6 +676,17 @@ fn messages_at_another_speed_than_the_sets_are_warned_of() {
             && w.contains("predicted too short"),
         "{w}"
     );
+    // The report gives every judged pair's ratio, warned of or not.
+    let (_d2, t) = text_trace("timed.txt", &timed_messages((90, 95), 440, 440));
+    let speed = &ends(&t, &[&near, &far], &[]).1["message_speed"];
+    assert_eq!(
+        (speed[0]["between"].as_str(), speed[0]["class"].as_str()),
+        (Some("node"), Some("cache"))
+    );
+    assert!(
+        (speed[0]["ratio"].as_f64().unwrap() - 1.1).abs() < 1e-9,
+        "{speed}"
+    );
     let (_, w) = warnings(&timed_messages((90, 95), 320, 320), &[]);
     assert!(
         w.contains("ran 1.25× faster") && w.contains("too long"),
@@ -753,5 +764,15 @@ fn messages_between_nodes_at_another_speed_are_warned_of() {
         "{w}"
     );
     assert!(!warnings(14500, &[&near, &network]).contains("between nodes"));
+    let (_d2, t) = text_trace("two.txt", &timed(14500));
+    let speed = &ends(&t, &[&near, &network], &[]).1["message_speed"];
+    assert_eq!(
+        (speed[0]["between"].as_str(), speed[0]["rank"].as_u64()),
+        (Some("network"), Some(1))
+    );
+    assert!(
+        (speed[0]["ratio"].as_f64().unwrap() - 14500.0 / 14000.0).abs() < 1e-9,
+        "{speed}"
+    );
     assert!(warnings(17500, &[&near]).contains("between nodes ran 43.75× slower"));
 }

@@ -221,14 +221,14 @@ fn warn_placement(trace: &Trace, cores: Option<f64>) -> Option<String> {
     Some(w)
 }
 
-/// Where the trace's messages ran at another speed than its parameters model them
-/// ([`loggps_predict::replay::links::speed_warnings`]; the sets as measured: nothing where a flag
-/// or a platform changes what they cost): the warnings, for the caller to print and report.
-fn speed_warnings(
+/// How the trace's messages ran against its parameters' round trips
+/// ([`loggps_predict::replay::links::message_speeds`]; the sets as measured: none where a flag
+/// or a platform changes what they cost).
+fn message_speeds(
     trace: &Trace,
     resolved: &loggps_predict::model::ResolvedModel,
     given: &args::ParamArgs,
-) -> Vec<String> {
+) -> Vec<loggps_predict::replay::links::MessageSpeed> {
     let loggps_predict::model::ResolvedModel::LogGps(r) = resolved else {
         return Vec::new();
     };
@@ -238,7 +238,16 @@ fn speed_warnings(
     let sets: Vec<_> = std::iter::once(r.params)
         .chain(r.others.iter().copied())
         .collect();
-    loggps_predict::replay::links::speed_warnings(trace, &sets)
+    loggps_predict::replay::links::message_speeds(trace, &sets)
+}
+
+/// The warnings of [`message_speeds`], for the caller to print (and report).
+fn speed_warnings(
+    trace: &Trace,
+    resolved: &loggps_predict::model::ResolvedModel,
+    given: &args::ParamArgs,
+) -> Vec<String> {
+    loggps_predict::replay::links::speed_warnings(&message_speeds(trace, resolved, given))
 }
 
 /// Where the trace's library and the parameters or the collectives' model disagree (its eager

@@ -42,7 +42,8 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         Some(_) => None,
     };
     let mut link_warnings: Vec<String> = links.iter().flat_map(|l| l.warnings.clone()).collect();
-    link_warnings.extend(super::speed_warnings(&trace, &resolved, &a.params));
+    let speeds = super::message_speeds(&trace, &resolved, &a.params);
+    link_warnings.extend(loggps_predict::replay::links::speed_warnings(&speeds));
     link_warnings.extend(super::library_warnings(&trace, &resolved, &coll));
     for w in &link_warnings {
         warn(w.clone());
@@ -93,6 +94,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     );
     report.warnings.extend(placement);
     report.warnings.extend(link_warnings);
+    report.message_speed = speeds;
     report.links = links.as_ref().map(report::LinksReport::new);
     report.critical_path = critical.as_ref().map(Into::into);
     report.calls = calls;

@@ -306,37 +306,125 @@ fn far_warning(mut far: Vec<Far>) -> Option<String> {
 /// timing jitter, within the 25% that separates one placement's speeds here.
 pub const SPEED_WARNING: f64 = 0.15;
 
-/// The warnings where a run's messages ran slower or faster than the sets that cost them model
-/// them: on some node ([`node_speed_warning`]) and between nodes (the tracer's round trips from
-/// world rank 0 to the next node's first rank, against the set that costs a pair of two nodes:
-/// the network's, else the first node set).
-pub fn speed_warnings(trace: &Trace, sets: &[Params]) -> Vec<String> {
+/// How a pair's messages ran against the set that costs them: the tracer's round trips through
+/// MPI at `MPI_Init` and `MPI_Finalize` over a pair of a node (`between` "node": the node's
+/// first rank and the pair's class) or from world rank 0 to the next node (`between` "network",
+/// rank 0, no class), and their ratio to the set's modeled round trips ([`judged`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MessageSpeed {
+    pub between: &'static str,
+    pub rank: u32,
+    pub class: Option<&'static str>,
+    pub ratio: f64,
+    /// Each size's figures in words, for the warning.
+    #[serde(skip)]
+    pub shown: String,
+}
+
+/// Every pair's [`MessageSpeed`] that the trace timed and a set judges: each node's pairs
+/// (against the node set nearest the pair's cores at each moment; a moment whose cores lie 2×
+/// from that set's is left out, to the placement's own warning), then between nodes (against
+/// the network set, else the first node set). `sets` are the run's as measured: a what-if's
+/// changed set is meant to differ.
+pub fn message_speeds(trace: &Trace, sets: &[Params]) -> Vec<MessageSpeed> {
+    let node_sets: Vec<usize> = (0..sets.len())
+        .filter(|&i| sets[i].class != Some(Class::Network))
+        .collect();
     let network = (0..sets.len())
         .find(|&i| sets[i].class == Some(Class::Network))
         .unwrap_or(0);
-    let between = trace.meta.ranks.get(0).placement.as_ref().and_then(|p| {
-        let n = p.network.as_ref()?;
-        let (ratio, each) = judged(&n.messages, [Some(&sets[network]); 2])?;
-        let slower = ratio > 1.0;
-        (ratio.ln().abs() >= (1.0 + SPEED_WARNING).ln()).then(|| {
-            format!(
-                "the messages between nodes ran {:.2}× {} than their parameters model them \
-                 (ranks 0 and {}: round trips through MPI at MPI_Init/MPI_Finalize of {}): the \
-                 network ran at another speed than when the set was measured (its other load, \
-                 another route); the communication between nodes is likely predicted too {}: \
-                 calibrate in the conditions the program runs in",
-                if slower { ratio } else { 1.0 / ratio },
-                if slower { "slower" } else { "faster" },
-                n.partner,
-                each,
-                if slower { "short" } else { "long" },
-            )
-        })
+    let mut out = Vec::new();
+    for r in 0..trace.nranks() {
+        let Some(place) = trace.meta.ranks.get(r).placement.as_ref() else {
+            continue;
+        };
+        for l in place.links.iter().filter(|l| !l.messages.is_empty()) {
+            let set = |cores: f64| {
+                let set = &sets[nearest(sets, &node_sets, Some(cores))];
+                let apart = |c: f64| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c;
+                (!set.cores.is_some_and(apart)).then_some(set)
+            };
+            if node_sets.is_empty() {
+                break;
+            }
+            if let Some((ratio, shown)) = judged(&l.messages, [set(l.init_ns), set(l.final_ns)]) {
+                let class = Some(l.class.name());
+                out.push(MessageSpeed {
+                    between: "node",
+                    rank: r as u32,
+                    class,
+                    ratio,
+                    shown,
+                });
+            }
+        }
+    }
+    let net = trace.meta.ranks.get(0).placement.as_ref();
+    if let Some(n) = net.and_then(|p| p.network.as_ref())
+        && let Some((ratio, shown)) = judged(&n.messages, [Some(&sets[network]); 2])
+    {
+        out.push(MessageSpeed {
+            between: "network",
+            rank: n.partner,
+            class: None,
+            ratio,
+            shown,
+        });
+    }
+    out
+}
+
+/// The warnings of [`message_speeds`] [`SPEED_WARNING`] or more off: on some node (the worst
+/// pair of the node furthest off, with how many nodes are) and between nodes. On one placement
+/// of the cores (one cache line's figure) this project's 2-vCPU machine runs a launch's
+/// messages at speeds 25% apart, and a calibration stands at one of them; over TCP its loopback
+/// varies up to 3× from launch to launch.
+pub fn speed_warnings(speeds: &[MessageSpeed]) -> Vec<String> {
+    let far = |x: &MessageSpeed| x.ratio.ln().abs();
+    let off = |x: &&MessageSpeed| far(x) >= (1.0 + SPEED_WARNING).ln();
+    let nodes = (speeds.iter()).filter(|x| x.between == "node");
+    let mut timed: Vec<u32> = nodes.clone().map(|x| x.rank).collect();
+    timed.dedup();
+    let mut away: Vec<u32> = nodes.clone().filter(off).map(|x| x.rank).collect();
+    away.dedup();
+    let worst = nodes.filter(off).max_by(|a, b| far(a).total_cmp(&far(b)));
+    let word = |x: &MessageSpeed| {
+        let slower = x.ratio > 1.0;
+        (
+            if slower { x.ratio } else { 1.0 / x.ratio },
+            if slower { "slower" } else { "faster" },
+            if slower { "short" } else { "long" },
+        )
+    };
+    let node = worst.map(|x| {
+        let (ratio, way, off) = word(x);
+        format!(
+            "the messages of {} of {} node(s) ran {ratio:.2}× {way} than their parameters model \
+             them (rank {}'s node, its {} pair: round trips through MPI at MPI_Init/MPI_Finalize \
+             of {}): one placement of the cores runs messages at other speeds from one launch \
+             to another (the machine's other load, a hypervisor), and the set was measured at \
+             another; the communication is likely predicted too {off}: calibrate in the \
+             conditions the program runs in",
+            away.len(),
+            timed.len(),
+            x.rank,
+            x.class.unwrap_or("?"),
+            x.shown,
+        )
     });
-    node_speed_warning(trace, sets)
-        .into_iter()
-        .chain(between)
-        .collect()
+    let between = (speeds.iter()).find(|x| x.between == "network").filter(off);
+    let between = between.map(|x| {
+        let (ratio, way, off) = word(x);
+        format!(
+            "the messages between nodes ran {ratio:.2}× {way} than their parameters model them \
+             (ranks 0 and {}: round trips through MPI at MPI_Init/MPI_Finalize of {}): the \
+             network ran at another speed than when the set was measured (its other load, \
+             another route); the communication between nodes is likely predicted too {off}: \
+             calibrate in the conditions the program runs in",
+            x.rank, x.shown,
+        )
+    });
+    node.into_iter().chain(between).collect()
 }
 
 /// A pair's round trips against what the set of each moment (`MPI_Init`, `MPI_Finalize`; None:
@@ -376,68 +464,6 @@ fn judged(trips: &[MessageTrip], sets: [Option<&Params>; 2]) -> Option<(f64, Str
         .collect();
     let ratio = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
     Some((ratio, each.join(", ")))
-}
-
-/// A warning where the messages of some node ran slower or faster than the set that costs them
-/// models them: the tracer's round trips of a few sizes through MPI over each pair it timed
-/// (at `MPI_Init` and at `MPI_Finalize`, [`crate::trace::placement::MessageTrip`]), against
-/// the model's round trip of the same size (§6) in the node set nearest the pair's cores figure
-/// at each moment (§12), the run's ratio ([`judged`]) [`SPEED_WARNING`] or more off. On one
-/// placement of the cores (one cache line's figure) this project's 2-vCPU machine runs a
-/// launch's messages at speeds 25% apart, and a calibration stands at one of them. A moment
-/// whose cores lie 2× from their set's is left to the placement's own warning. `sets` are the
-/// run's as measured: a what-if's changed set is meant to differ.
-fn node_speed_warning(trace: &Trace, sets: &[Params]) -> Option<String> {
-    let node_sets: Vec<usize> = (0..sets.len())
-        .filter(|&i| sets[i].class != Some(Class::Network))
-        .collect();
-    if node_sets.is_empty() {
-        return None;
-    }
-    // Per node timed: its pair furthest off, as (rank, class, ratio, figures in words).
-    type Off = (usize, PairClass, f64, String);
-    let far = |x: f64| x.ln().abs();
-    let (mut off, mut timed): (Vec<Off>, usize) = (Vec::new(), 0);
-    for r in 0..trace.nranks() {
-        let Some(place) = trace.meta.ranks.get(r).placement.as_ref() else {
-            continue;
-        };
-        let mut node: Option<Off> = None;
-        let mut node_timed = false;
-        for l in place.links.iter().filter(|l| !l.messages.is_empty()) {
-            let set = |cores: f64| {
-                let set = &sets[nearest(sets, &node_sets, Some(cores))];
-                let apart = |c: f64| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c;
-                (!set.cores.is_some_and(apart)).then_some(set)
-            };
-            let Some((ratio, each)) = judged(&l.messages, [set(l.init_ns), set(l.final_ns)]) else {
-                continue;
-            };
-            node_timed = true;
-            if far(ratio) >= (1.0 + SPEED_WARNING).ln()
-                && node.as_ref().is_none_or(|o| far(ratio) > far(o.2))
-            {
-                node = Some((r, l.class, ratio, each));
-            }
-        }
-        timed += node_timed as usize;
-        off.extend(node);
-    }
-    let count = off.len();
-    let (r, class, ratio, each) = (off.into_iter()).max_by(|a, b| far(a.2).total_cmp(&far(b.2)))?;
-    let slower = ratio > 1.0;
-    Some(format!(
-        "the messages of {count} of {timed} node(s) ran {:.2}× {} than their parameters model \
-         them (rank {r}'s node, its {} pair: round trips through MPI at MPI_Init/MPI_Finalize \
-         of {each}): one placement of the cores runs messages at other speeds from one launch \
-         to another (the machine's other load, a hypervisor), and the set was measured at \
-         another; the communication is likely predicted too {}: calibrate in the conditions the \
-         program runs in",
-        if slower { ratio } else { 1.0 / ratio },
-        if slower { "slower" } else { "faster" },
-        class.name(),
-        if slower { "short" } else { "long" },
-    ))
 }
 
 impl Links {

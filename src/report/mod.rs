@@ -92,6 +92,11 @@ pub struct Report {
     /// Time in each collective routine, averaged over ranks, seconds.
     pub collectives_s: indexmap_like::Ordered<f64>,
     pub warnings: Vec<String>,
+    /// How the run's messages ran against its sets, per pair the tracer timed them over
+    /// (src/model/MODEL.md §12; none where the trace has no such figures or a flag changed the
+    /// costs): a ratio of 1.25 is 25% slower than the set models.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub message_speed: Vec<crate::replay::links::MessageSpeed>,
     /// The critical path's composition, where asked for (`--critical-path`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub critical_path: Option<CriticalPathReport>,
@@ -171,6 +176,7 @@ impl Report {
                 )
             },
             warnings: pred.warnings.clone(),
+            message_speed: Vec::new(),
             critical_path: None,
             links: None,
             calls: None,

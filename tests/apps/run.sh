@@ -26,9 +26,9 @@
 # untraced_same_% the same over the untraced runs at the calibration's cores alone (each times
 # a cache line between the ranks' cores as it starts, as the tracer does), with how many.
 # The tracer also times a message's round trip through MPI at MPI_Init and MPI_Finalize, and
-# the predictor warns where it lies 15% or more from the set's (one placement of the cores runs
-# launches at speeds 25% apart here): same_speed_% is same_cores_% over the runs it did not warn
-# of, with how many.
+# the predictor reports its ratio to the set's (message_speed) and warns where it lies 15% or
+# more off (one placement of the cores runs launches at speeds 25% apart here): same_speed_% is
+# same_cores_% over the runs within 15%, with how many.
 #
 # The parameters are calibrated once at the start (`calibrate`, about 20 s: a machine's speed
 # drifts over hours, and CI runs on another machine than the one traces/params.toml came from).
@@ -162,15 +162,15 @@ for app in $APPS; do
         END {if (b == "") print "nan"; else printf "%.9f", e - b}' plain.txt)
       plain_line=$(awk '/^commbound cores/ {print $3}' plain.txt)
     fi
-    # The messages' speed against the set's where the predictor warned of it: 1.25s (slower),
-    # 1.20f (faster), else 0.
-    speed=$(sed -n 's/.*ran \([0-9.]*\)× \(s\|f\)[a-z]* than their parameters.*/\1\2/p' warn.txt | head -1)
-    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1} $traced ${speed:-0}" >> runs.tsv
+    # The messages' speed against the set's (the report's message_speed: the node's first pair's
+    # ratio, 1.25 for 25% slower), else nan.
+    speed=$(grep -o '"ratio": *[0-9.e+-]*' pred.json | head -1 | grep -o '[0-9.e+-]*$')
+    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1} $traced ${speed:-nan}" >> runs.tsv
   done
   # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns at its Init, the
   # calibration's line ns or -1, line ns at its Finalize, the untraced run's span s or nan, the
   # untraced run's line ns at its start or -1, predicted s with the tracer's time kept, the
-  # messages' speed against the set's where the predictor warned of it, else 0).
+  # messages' speed against the set's or nan).
   [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
@@ -199,7 +199,8 @@ for app in $APPS; do
   se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($10 - $2) / $2}' | median || echo nan)
   same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
   ((n_same > 0)) || same_cores="none (0/$(grep -c . runs.tsv))"
-  same_speed=$(printf '%s\n' "$same" | awk 'NF && $11 == "0" {print 100 * ($10 - $2) / $2}' |
+  same_speed=$(printf '%s\n' "$same" |
+    awk 'NF && $11 != "nan" && $11 < 1.15 && 1.15 * $11 > 1 {print 100 * ($10 - $2) / $2}' |
     median_or_none "$(grep -c . runs.tsv)")
   # The untraced runs at the calibration's cores (their own line within 2x of it): the error
   # of each traced run's prediction against its untraced run, median.
