@@ -307,9 +307,10 @@ fn far_warning(mut far: Vec<Far>) -> Option<String> {
 pub const SPEED_WARNING: f64 = 0.15;
 
 /// How a pair's messages ran against the set that costs them: the tracer's round trips through
-/// MPI at `MPI_Init` and `MPI_Finalize` over a pair of a node (`between` "node": the node's
-/// first rank and the pair's class) or from world rank 0 to the next node (`between` "network",
-/// rank 0, no class), and their ratio to the set's modeled round trips ([`judged`]).
+/// MPI at `MPI_Init` and `MPI_Finalize` over a pair of a node (`between` "node", `rank` the
+/// node's first rank, `class` the pair's) or from world rank 0 to the next node (`between`
+/// "network", `rank` that node's first rank, no class), and their ratio to the set's modeled
+/// round trips ([`judged`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct MessageSpeed {
     pub between: &'static str,
@@ -334,25 +335,22 @@ pub fn message_speeds(trace: &Trace, sets: &[Params]) -> Vec<MessageSpeed> {
         .find(|&i| sets[i].class == Some(Class::Network))
         .unwrap_or(0);
     let mut out = Vec::new();
-    for r in 0..trace.nranks() {
+    let set = |cores: f64| {
+        let set = &sets[nearest(sets, &node_sets, Some(cores))];
+        let apart = |c: f64| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c;
+        (!set.cores.is_some_and(apart)).then_some(set)
+    };
+    let places = (0..trace.nranks()).filter(|_| !node_sets.is_empty());
+    for r in places {
         let Some(place) = trace.meta.ranks.get(r).placement.as_ref() else {
             continue;
         };
         for l in place.links.iter().filter(|l| !l.messages.is_empty()) {
-            let set = |cores: f64| {
-                let set = &sets[nearest(sets, &node_sets, Some(cores))];
-                let apart = |c: f64| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c;
-                (!set.cores.is_some_and(apart)).then_some(set)
-            };
-            if node_sets.is_empty() {
-                break;
-            }
             if let Some((ratio, shown)) = judged(&l.messages, [set(l.init_ns), set(l.final_ns)]) {
-                let class = Some(l.class.name());
                 out.push(MessageSpeed {
                     between: "node",
                     rank: r as u32,
-                    class,
+                    class: Some(l.class.name()),
                     ratio,
                     shown,
                 });
@@ -430,14 +428,22 @@ pub fn speed_warnings(speeds: &[MessageSpeed]) -> Vec<String> {
 /// A pair's round trips against what the set of each moment (`MPI_Init`, `MPI_Finalize`; None:
 /// that moment left out) models for their sizes (§6): the run's ratio, the geometric mean of
 /// the moments' (each the median of its sizes' ratios; of two in the middle, their geometric
-/// mean), and the sizes' figures in words. None where no moment has a set.
+/// mean), and the sizes' figures in words. None where no moment has a set (or its set models
+/// no time for them: a set of zeros).
 fn judged(trips: &[MessageTrip], sets: [Option<&Params>; 2]) -> Option<(f64, String)> {
     let model = |set: Option<&Params>, k: u32| set.map(|p| p.round_trip(k as u64, 0.0));
     let mut logs = Vec::new();
     for (j, set) in sets.iter().enumerate() {
         let Some(set) = set else { continue };
         let mut ratios: Vec<f64> = (trips.iter())
-            .map(|m| [m.init_ns, m.final_ns][j] / set.round_trip(m.bytes as u64, 0.0))
+            .map(|m| {
+                (
+                    [m.init_ns, m.final_ns][j],
+                    set.round_trip(m.bytes as u64, 0.0),
+                )
+            })
+            .filter(|&(_, t)| t > 0.0)
+            .map(|(ns, t)| ns / t)
             .collect();
         ratios.sort_by(f64::total_cmp);
         let n = ratios.len();
