@@ -164,7 +164,7 @@ for app in $APPS; do
     fi
     # The messages' speed against the set's (the report's message_speed: the node's first pair's
     # ratio, 1.25 for 25% slower), else nan.
-    speed=$(grep -o '"ratio": *[0-9.e+-]*' pred.json | head -1 | grep -o '[0-9.e+-]*$')
+    speed=$( (grep -o '"ratio": *[0-9.e+-]*' pred.json || true) | head -1 | grep -o '[0-9.e+-]*$' || true)
     echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1} $traced ${speed:-nan}" >> runs.tsv
   done
   # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns at its Init, the
