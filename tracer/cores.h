@@ -14,6 +14,17 @@
 #include <string.h>
 #include <stdint.h>
 
+/* The median of `nb` > 0 batch figures (sorted in place by insertion: a few hundred at most). */
+static inline double median_batch(double *batch, int nb)
+{
+    for (int j = 1; j < nb; j++)
+        for (int k = j; k > 0 && batch[k - 1] > batch[k]; k--) {
+            double x = batch[k];
+            batch[k] = batch[k - 1], batch[k - 1] = x;
+        }
+    return nb % 2 ? batch[nb / 2] : (batch[nb / 2 - 1] + batch[nb / 2]) / 2;
+}
+
 /* The round trip between the cores of `node`'s ranks `a` and `b`, ns, over up to `rounds` round
  * trips or 2 ms (`clock_ns` reads the time): the median of the means of its batches of 64, so
  * that one round trip the OS or a hypervisor interrupted (a rank off its CPU for milliseconds)
@@ -61,13 +72,7 @@ static double cores_round_trip(MPI_Comm node, int a, int b, int rounds,
         }
         each = (double)(clock_ns() - t0) / i;
         if (nb >= 3) {
-            /* The median batch (insertion sort: a few hundred at most). */
-            for (int j = 1; j < nb; j++)
-                for (int k = j; k > 0 && batch[k - 1] > batch[k]; k--) {
-                    double x = batch[k];
-                    batch[k] = batch[k - 1], batch[k - 1] = x;
-                }
-            each = nb % 2 ? batch[nb / 2] : (batch[nb / 2 - 1] + batch[nb / 2]) / 2;
+            each = median_batch(batch, nb);
         }
         __atomic_store_n(flag, STOP, __ATOMIC_RELEASE);
     } else if (me == b && rounds > 0) {
@@ -140,12 +145,7 @@ static inline double message_round_trip(MPI_Comm node, int a, int b, int k, int 
         }
         PMPI_Send(out, 0, MPI_BYTE, b, STOP, node);
         if (ok && nb > 0) {
-            for (int j = 1; j < nb; j++)
-                for (int q = j; q > 0 && batch[q - 1] > batch[q]; q--) {
-                    double x = batch[q];
-                    batch[q] = batch[q - 1], batch[q - 1] = x;
-                }
-            each = nb % 2 ? batch[nb / 2] : (batch[nb / 2 - 1] + batch[nb / 2]) / 2;
+            each = median_batch(batch, nb);
         }
     } else {
         memset(out, 0, (size_t)k);
