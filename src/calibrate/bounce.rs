@@ -30,6 +30,55 @@ pub struct Bounce {
     pub sizes: Vec<RoundTrips>,
 }
 
+/// A set's `bounce` as a calibration found it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Measured {
+    /// Fitted to round trips timed at the set's placement.
+    Fitted(Bounce),
+    /// Wanted (sizes above the set's `S` were timed) but timed at none of the launches at its
+    /// placement: the cores figures (ns) of those that ran elsewhere. The set keeps 0.
+    Elsewhere(Vec<f64>),
+    /// Nothing to fit: no size above the set's `S`, or no launch timed any.
+    #[default]
+    Nothing,
+}
+
+impl Measured {
+    pub fn fitted(&self) -> Option<&Bounce> {
+        match self {
+            Measured::Fitted(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// What the set's `bounce` is: the report's line (a warning where it was wanted and not
+    /// measured), None where there was nothing to fit.
+    pub fn finding(&self, set: &Params) -> Option<(String, bool)> {
+        match self {
+            Measured::Fitted(b) => Some((finding(b), false)),
+            Measured::Elsewhere(cores) => Some((elsewhere(set, cores), true)),
+            Measured::Nothing => None,
+        }
+    }
+}
+
+/// The warning of a set whose `bounce` no launch at its placement timed.
+fn elsewhere(set: &Params, cores: &[f64]) -> String {
+    let at = set
+        .cores
+        .map_or(String::new(), |c| format!(" (a cache line {c:.0} ns)"));
+    let each: Vec<String> = cores.iter().map(|c| format!("{c:.0}")).collect();
+    format!(
+        "not measured at this set's placement{at}: the {} launch(es) timing bounced buffers ran \
+         at other cores ({} ns), so it keeps 0 and a rendezvous message received into the \
+         buffer its rank last sent from (a ping-pong sending back what it received) is \
+         predicted short at this placement, by up to 2–3× on cores that share little cache \
+         (the model's §13): calibrate again while the ranks run there, or set --bounce",
+        cores.len(),
+        each.join(", ")
+    )
+}
+
 /// The `bounce K WRITTEN_NS BOUNCED_NS REPS` lines of a launch's output.
 pub fn parse(stdout: &str) -> Vec<RoundTrips> {
     let read = |line: &str| {
@@ -84,39 +133,64 @@ pub fn per_set(
 
 /// [`per_set`], and for each set that no exchange launch ran at the placement of, up to
 /// [`PROBE_LAUNCHES`] launches of the round-trip program's `--bounce` alone at `sizes`, the
-/// first at the set's placement (its cores figure within 2× of the set's) taken. A launch that
-/// fails ends the probing (said in `log`; the set keeps 0).
+/// first at the set's placement (its cores figure within 2× of the set's) taken; a set whose
+/// launches all ran elsewhere is said to be so. A launch that fails ends the probing (said in
+/// `log`; the sets not yet measured keep 0).
 pub(super) fn measured(
     opts: &super::Options,
     sizes: &str,
     launches: &[(Option<f64>, Vec<RoundTrips>)],
     sets: &[&Params],
     log: &mut dyn FnMut(String),
-) -> Vec<Option<Bounce>> {
-    let mut fitted = per_set(launches, sets);
+) -> Vec<Measured> {
+    let mut launch = |i: usize| {
+        log(format!(
+            "timing round trips from a bounced buffer at the placement of set {}",
+            i + 1
+        ));
+        (probe(opts, sizes, log))
+            .map_err(|e| log(format!("bounced buffers not timed: {e}")))
+            .ok()
+    };
+    settle(sizes, launches, sets, &mut launch)
+}
+
+/// [`measured`] with the probing launch given (`launch(i)`: a launch for set `i`, None where
+/// it failed, which ends the probing).
+fn settle(
+    sizes: &str,
+    launches: &[Launch],
+    sets: &[&Params],
+    launch: &mut dyn FnMut(usize) -> Option<Launch>,
+) -> Vec<Measured> {
+    let fitted = per_set(launches, sets).into_iter();
+    let mut fitted: Vec<Measured> = fitted
+        .map(|b| b.map_or(Measured::Nothing, Measured::Fitted))
+        .collect();
     for (i, set) in sets.iter().enumerate() {
         let above = sizes
             .split(',')
             .any(|k| k.parse().is_ok_and(|k: u64| k > set.S));
+        let mut elsewhere = Vec::new();
         for _ in 0..PROBE_LAUNCHES {
-            if fitted[i].is_some() || !above {
+            if fitted[i] != Measured::Nothing || !above {
                 break;
             }
-            log(format!(
-                "timing round trips from a bounced buffer at the placement of set {}",
-                i + 1
-            ));
-            match probe(opts, sizes, log) {
-                Ok(launch) => fitted[i] = per_set(&[launch], &sets[i..=i]).swap_remove(0),
-                Err(e) => {
-                    log(format!("bounced buffers not timed: {e}"));
-                    return fitted;
-                }
+            let Some(l) = launch(i) else { return fitted };
+            match per_set(std::slice::from_ref(&l), &sets[i..=i]).swap_remove(0) {
+                Some(b) => fitted[i] = Measured::Fitted(b),
+                None => elsewhere.extend(l.0),
             }
+        }
+        if fitted[i] == Measured::Nothing && !elsewhere.is_empty() {
+            fitted[i] = Measured::Elsewhere(elsewhere);
         }
     }
     fitted
 }
+
+/// A launch's cores figure and its bounced round trips.
+type Launch = (Option<f64>, Vec<RoundTrips>);
 
 /// At most this many launches for a set's `bounce` where no exchange launch ran at its
 /// placement.
@@ -128,7 +202,7 @@ fn probe(
     opts: &super::Options,
     sizes: &str,
     log: &mut dyn FnMut(String),
-) -> Result<(Option<f64>, Vec<RoundTrips>), crate::error::Error> {
+) -> Result<Launch, crate::error::Error> {
     use crate::error::Error;
     let (prog, pre) =
         (opts.mpirun.split_first()).ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
@@ -222,5 +296,51 @@ mod tests {
         assert_eq!(fitted[0], None);
         let b = fitted[1].as_ref().unwrap();
         assert!((b.per_byte - (10878.4 - 7828.8) / 32768.0).abs() < 1e-9);
+    }
+
+    /// A set that no launch timed at its placement is said to be so, with where its probing
+    /// launches ran; a probing launch at its placement fits it (16 KiB: (10,878.4 − 7,828.8) /
+    /// 32,768 ns a byte); a set whose `S` lies above every size is not probed.
+    #[test]
+    fn a_set_measured_nowhere_at_its_placement_says_where_its_launches_ran() {
+        let set = |cores, limit| Params {
+            cores: Some(cores),
+            S: limit,
+            ..Params::preset("myrinet").unwrap()
+        };
+        let (near, far, big) = (set(120.0, 4040), set(440.0, 4040), set(440.0, 1 << 20));
+        let sizes = parse("bounce 16384 7828.8 10878.4 201\n");
+        let exchange = [(Some(118.0), sizes.clone())];
+        // every probe at near cores
+        let mut ran = Vec::new();
+        let mut launch = |i: usize| {
+            ran.push(i);
+            Some((Some(121.0 + ran.len() as f64), sizes.clone()))
+        };
+        let got = settle("16384", &exchange, &[&near, &far], &mut launch);
+        assert_eq!(ran, [1, 1, 1], "the far set probed PROBE_LAUNCHES times");
+        assert!(matches!(got[0], Measured::Fitted(_)));
+        assert_eq!(got[1], Measured::Elsewhere(vec![122.0, 123.0, 124.0]));
+        let (text, warned) = got[1].finding(&far).unwrap();
+        assert!(warned && text.contains("(a cache line 440 ns)"), "{text}");
+        assert!(
+            text.contains("3 launch(es)") && text.contains("(122, 123, 124 ns)"),
+            "{text}"
+        );
+        // the second probe at far cores
+        let mut n = 0;
+        let mut launch = |_: usize| {
+            n += 1;
+            Some((Some(if n == 2 { 450.0 } else { 119.0 }), sizes.clone()))
+        };
+        let got = settle("16384", &exchange, &[&near, &far], &mut launch);
+        let b = got[1].fitted().expect("fitted at far cores");
+        assert!((b.per_byte - (10878.4 - 7828.8) / 32768.0).abs() < 1e-9);
+        // nothing above S: no probe, nothing said
+        let mut launch =
+            |_: usize| -> Option<Launch> { panic!("probed a set with no size above its S") };
+        let got = settle("16384", &exchange, &[&near, &big], &mut launch);
+        assert_eq!(got[1], Measured::Nothing);
+        assert_eq!(got[1].finding(&big), None);
     }
 }

@@ -119,9 +119,8 @@ pub struct Calibration {
     pub eager_above: Option<EagerAbove>,
     /// Halo-like exchanges traced and predicted with the set (None: no tracer, or it failed).
     pub exchanges: Option<exchange::Exchanges>,
-    /// The round trips `fit.params.bounce` is fitted to (None: no exchange launch at the set's
-    /// placement, or no size above its `S`).
-    pub bounce: Option<bounce::Bounce>,
+    /// The round trips `fit.params.bounce` is fitted to, or why there are none.
+    pub bounce: bounce::Measured,
     /// Per launch in the set, the share of its round trips' time beyond their middle halves'
     /// (interruptions, [`noise`]); empty from a round-trip program that prints no means.
     pub interrupted: Vec<f64>,
@@ -144,7 +143,7 @@ pub struct Other {
     /// there).
     pub exchanges: Option<exchange::Exchanges>,
     /// As [`Calibration::bounce`], at this placement.
-    pub bounce: Option<bounce::Bounce>,
+    pub bounce: bounce::Measured,
     /// As [`Calibration::eager_above`], of the launches at this placement under
     /// `--eager-mpirun` (None: none ran here).
     pub eager_above: Option<EagerAbove>,
@@ -931,15 +930,15 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     if let Some(f) = first.or(second) {
         fit.params.rendezvous_sender = f;
     }
-    let bounce = bounced.next().flatten();
-    fit.params.bounce = bounce.as_ref().map_or(0.0, |b| b.per_byte);
+    let bounce = bounced.next().unwrap_or_default();
+    fit.params.bounce = bounce.fitted().map_or(0.0, |b| b.per_byte);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
             o.fit.params.rendezvous_sender = f;
         }
         o.exchanges = other_exchanges;
-        o.bounce = bounced.next().flatten();
-        o.fit.params.bounce = o.bounce.as_ref().map_or(0.0, |b| b.per_byte);
+        o.bounce = bounced.next().unwrap_or_default();
+        o.fit.params.bounce = o.bounce.fitted().map_or(0.0, |b| b.per_byte);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.
@@ -1045,7 +1044,7 @@ fn fit_other(
         line_ns: o.lines,
         oc_fit: None,
         exchanges: None,
-        bounce: None,
+        bounce: bounce::Measured::Nothing,
         eager_above: None,
     })
 }
@@ -1240,6 +1239,13 @@ pub fn params_file(c: &Calibration) -> String {
             "# oc of the second set: {}\n",
             collectives_finding(c, true)
         ));
+    }
+    let bounces = std::iter::once(("", &c.bounce, &c.fit.params));
+    let others = (c.other.iter()).map(|o| (" of the second set", &o.bounce, &o.fit.params));
+    for (which, b, set) in bounces.chain(others) {
+        if let Some((text, _)) = b.finding(set) {
+            s.push_str(&format!("# bounce{which}: {text}\n"));
+        }
     }
     if let Some((text, _)) = line_finding(&c.line_ns) {
         s.push_str(&format!("# cores: {text}\n"));

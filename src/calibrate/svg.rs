@@ -335,7 +335,7 @@ mod tests {
             oc_fit: None,
             eager_above: None,
             exchanges: None,
-            bounce: None,
+            bounce: Default::default(),
             interrupted: Vec::new(),
             again: Default::default(),
         }

@@ -503,9 +503,7 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
     if let Some(x) = &c.exchanges {
         print_exchanges(x);
     }
-    if let Some(b) = &c.bounce {
-        println!("bounce      {}", calibrate::bounce::finding(b));
-    }
+    print_bounce(&c.bounce, &c.fit.params);
     match calibrate::line_finding(&c.line_ns) {
         Some((text, true)) => println!("WARNING     cores: {text}"),
         Some((text, false)) => println!("cores       {text}"),
@@ -591,14 +589,22 @@ fn print_second_set(c: &Calibration) {
         if let Some(x) = &o.exchanges {
             print_exchanges(x);
         }
-        if let Some(b) = &o.bounce {
-            println!("bounce      {}", calibrate::bounce::finding(b));
-        }
+        print_bounce(&o.bounce, &o.fit.params);
         let kept: Vec<&Sample> = (o.samples.iter())
             .filter(|x| !o.fit.outliers.contains(x))
             .collect();
         print_bands(&o.fit.params, &kept);
         print_eager_above(o.eager_above.as_ref(), &o.fit.params);
+    }
+}
+
+/// The line on set `p`'s `bounce`: what it was fitted to, or a warning where it was wanted and
+/// not measured at the set's placement.
+fn print_bounce(b: &calibrate::bounce::Measured, p: &loggps_predict::model::Params) {
+    match b.finding(p) {
+        Some((text, true)) => println!("WARNING     bounce: {text}"),
+        Some((text, false)) => println!("bounce      {text}"),
+        None => {}
     }
 }
 

@@ -17,15 +17,25 @@
 #   NETCAL=each tests/bench/links.sh     # about 17 minutes
 #   RUNS=7 KEEP=/tmp/links tests/bench/links.sh   # keep the traces and calibrations there
 #   NODES=one tests/bench/links.sh       # the one-node runs alone (about 3 minutes)
-#   EACH=1 NODES=one tests/bench/links.sh   # one-node runs go on (up to 4 × RUNS) until each
-#                                        # placement the node calibration holds a set for has
-#                                        # RUNS runs nearest it: the machine picks the placement
+#   EACH=1 NODES=one tests/bench/links.sh   # one-node runs go on (up to MAX, 4 × RUNS unless
+#                                        # set) until each placement the node calibration holds
+#                                        # a set for has RUNS runs nearest it: the machine picks
+#                                        # the placement
+#   NODE_PARAMS=/tmp/links/node.toml EACH=1 MAX=100 NODES=one tests/bench/links.sh
+#                                        # an earlier node calibration again (a rare placement's
+#                                        # runs gathered over several sittings against one set)
+#
+# Each one-node run's message speed (`predict`'s `message_speed`: the tracer's round trips
+# through MPI at MPI_Init and MPI_Finalize over its set's) is listed with its error: the runs
+# within 15% of their set's speed are those a calibration taken in the same conditions stands for.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BIN=${LOGGPS_PREDICT:-$ROOT/target/release/loggps-predict}
 RUNS=${RUNS:-5}
 EACH=${EACH:-0}
+MAX=${MAX:-$((4 * RUNS))}
+NODE_PARAMS=${NODE_PARAMS:-}
 NETCAL=${NETCAL:-once}
 [[ $NETCAL == once || $NETCAL == each ]] || { echo "NETCAL: expected once or each, found $NETCAL" >&2; exit 2; }
 NODES=${NODES:-both}
@@ -44,9 +54,14 @@ if [[ $NODES == both ]]; then
   "$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${TWO[*]}" -o "$W/net.toml" > "$W/net.log" 2>&1 ||
     { cat "$W/net.log"; exit 1; }
 fi
-[[ $NODES == both ]] || echo "== calibrating: node (one node)"
-"$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${ONE[*]}" -o "$W/node.toml" > "$W/node.log" 2>&1 ||
-  { cat "$W/node.log"; exit 1; }
+if [[ -n $NODE_PARAMS ]]; then
+  [[ $NODE_PARAMS -ef $W/node.toml ]] || cp "$NODE_PARAMS" "$W/node.toml"
+  echo "class       node: $NODE_PARAMS, calibrated before" > "$W/node.log"
+else
+  [[ $NODES == both ]] || echo "== calibrating: node (one node)"
+  "$BIN" calibrate --rtt "$B/loggps-rtt" --tracer "$B/libloggps-trace.so" --mpirun "${ONE[*]}" -o "$W/node.toml" > "$W/node.log" 2>&1 ||
+    { cat "$W/node.log"; exit 1; }
+fi
 grep -E '^(class|fit|cores|second set)' $([[ $NODES == both ]] && echo "$W/net.log") "$W/node.log" | sed 's/^/  /'
 # The node file's first set alone (where it holds two).
 python3 - "$W/node.toml" "$W/node1.toml" <<'EOF'
@@ -86,6 +101,18 @@ err() {
   "$BIN" "$t" "${args[@]}" --format json 2>/dev/null |
     python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)["error_pct"])'
 }
+# speed TRACE PARAMS: the run's message speed against the set of its node pair (nan: none judged)
+speed() {
+  "$BIN" "$1" --params "$2" --format json 2>/dev/null | python3 -c 'import json, sys
+m = [x for x in json.load(sys.stdin).get("message_speed", []) if x["between"] == "node"]
+print("%.3f" % m[0]["ratio"] if m else "nan")'
+}
+# moments TRACE: the cache line's round trip at MPI_Init and at MPI_Finalize, ns (- -: none)
+moments() {
+  "$BIN" info "$1" --format json | python3 -c 'import json, sys
+l = json.load(sys.stdin)["links"]
+print("%.0f %.0f" % (l[0]["init_ns"], l[0]["final_ns"]) if l else "- -")'
+}
 # measured, cores, median, range
 source "$ROOT/tests/bench/common.sh"
 # short TSV: whether some placement the node file holds a set for has fewer than RUNS of the
@@ -95,7 +122,8 @@ short() {
 import math, re, sys
 sets = [float(c) for c in re.findall(r"^cores = ([0-9.]+)", open(sys.argv[1]).read(), re.M)]
 runs = [l.split() for l in open(sys.argv[2]) if l.strip()]
-near = [min(sets, key=lambda s: abs(math.log(float(r[3]) / s))) for r in runs if r[3] != "-"]
+at = lambda x: min(sets, key=lambda s: abs(math.log(float(x) / s)))
+near = [at(r[5]) for r in runs if r[3] != "-" and at(r[5]) == at(r[6])]
 sys.exit(0 if any(near.count(c) < int(sys.argv[3]) for c in sets) else 1)
 PY
 }
@@ -122,11 +150,11 @@ for prog in pingpong halo; do
   # set alone
   : > "$W/one-$prog.tsv"
   i=0
-  while ((i < RUNS)) || { ((EACH)) && ((i < 4 * RUNS)) && short "$W/one-$prog.tsv"; }; do
+  while ((i < RUNS)) || { ((EACH)) && ((i < MAX)) && short "$W/one-$prog.tsv"; }; do
     i=$((i + 1))
     run "${ONE[@]}" -n 2 -- "one-$prog-$i" "$B/bench/commbound" "$prog"
     t=$W/one-$prog-$i.bin
-    echo "$(measured "$t") $(err "$t" "$W/node.toml") $(err "$t" "$W/node1.toml") $(cores "$t")" >> "$W/one-$prog.tsv"
+    echo "$(measured "$t") $(err "$t" "$W/node.toml") $(err "$t" "$W/node1.toml") $(cores "$t") $(speed "$t" "$W/node.toml") $(moments "$t")" >> "$W/one-$prog.tsv"
   done
   printf '%-10s %-9s %5s %12.4f %18s %+11.1f %+11.1f %s\n' "$prog" "one node" "$i" \
     "$(cut -d' ' -f1 "$W/one-$prog.tsv" | median)" "$(cut -d' ' -f1 "$W/one-$prog.tsv" | range)" \
@@ -138,12 +166,25 @@ for prog in pingpong halo; do
 import math, re, statistics, sys
 sets = [float(c) for c in re.findall(r"^cores = ([0-9.]+)", open(sys.argv[1]).read(), re.M)]
 runs = [l.split() for l in open(sys.argv[2]) if l.strip()]
+at = lambda x: min(sets, key=lambda s: abs(math.log(float(x) / s)))
 for c in sets:
-    near = lambda r: r[3] != "-" and min(sets, key=lambda s: abs(math.log(float(r[3]) / s))) == c
+    # a run whose cores lay nearest another set at MPI_Finalize than at MPI_Init moved: left out
+    near = lambda r: r[3] != "-" and at(r[5]) == c and at(r[6]) == c
     errs = [float(r[1]) for r in runs if near(r)]
     each = ", ".join("%+.1f" % e for e in errs)
     mid = "%+.1f%%" % statistics.median(errs) if errs else "none"
     print("  %-18s runs nearest the %.0f ns set: %d, median %s (%s)" % ("", c, len(errs), mid, each))
+    # of those, the runs whose messages ran within 15% of the set's speed
+    same = [float(r[1]) for r in runs if near(r) and r[4] != "nan"
+            and abs(math.log(float(r[4]))) < math.log(1.15)]
+    speeds = ", ".join(r[4] for r in runs if near(r))
+    if errs:
+        mid = "%+.1f%%" % statistics.median(same) if same else "none"
+        print("  %-18s   at the set's message speed (within 15%%): %d, median %s; speeds %s" % ("", len(same), mid, speeds))
+moved = [r for r in runs if r[3] != "-" and at(r[5]) != at(r[6])]
+if moved:
+    print("  %-18s runs that moved between MPI_Init and MPI_Finalize (left out above): %d (%s)" % (
+        "", len(moved), ", ".join("%s→%s ns %+.1f%%" % (r[5], r[6], float(r[1])) for r in moved)))
 PY
 done
 
