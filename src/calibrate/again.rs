@@ -176,7 +176,7 @@ fn launches(
         ran_here += 1;
         again.launches += 1;
         // A launch that fails ends the measuring again: the points so far stand.
-        let ran = match run_rtt(opts, measured, ws, (true, true), log) {
+        let ran = match run_rtt(opts, measured, ws, (true, true), &[], log) {
             Ok(ran) => ran,
             Err(e) => {
                 log(format!("measuring again stopped: {e}"));

@@ -4,7 +4,8 @@
 //! a separate receive buffer) and from one buffer on each rank, received into and sent back; a
 //! round trip holds two receives, so half their difference over the bytes is the cost per byte
 //! received. It runs in the exchange launches, each of which goes to the set whose placement it
-//! ran at, as the exchanges do.
+//! ran at, as the exchanges do, and after every sweep launch's sweep (a set with no exchange
+//! launch at its placement takes its own launches').
 
 use crate::model::Params;
 
@@ -301,7 +302,8 @@ mod tests {
 
     /// A set that no launch timed at its placement is said to be so, with where its probing
     /// launches ran; a probing launch at its placement fits it (16 KiB: (10,878.4 − 7,828.8) /
-    /// 32,768 ns a byte); a set whose `S` lies above every size is not probed.
+    /// 32,768 ns a byte), as does a sweep launch there listed after the exchange launches; a set
+    /// whose `S` lies above every size is not probed.
     #[test]
     fn a_set_measured_nowhere_at_its_placement_says_where_its_launches_ran() {
         let set = |cores, limit| Params {
@@ -342,6 +344,13 @@ mod tests {
         let got = settle("16384", &exchange, &[&near, &far], &mut launch);
         let b = got[1].fitted().expect("fitted at far cores");
         assert!((b.per_byte - (10878.4 - 7828.8) / 32768.0).abs() < 1e-9);
+        // a sweep launch of the far set's after the exchange launch: taken, no probe
+        let far_sweep = parse("bounce 16384 13506.5 29807.2 201\n");
+        let both = [exchange[0].clone(), (Some(452.0), far_sweep)];
+        let mut launch = |_: usize| -> Option<Launch> { panic!("probed a set its sweep timed") };
+        let got = settle("16384", &both, &[&near, &far], &mut launch);
+        let b = got[1].fitted().expect("from its sweep launch");
+        assert!((b.per_byte - (29807.2 - 13506.5) / 32768.0).abs() < 1e-9);
         // nothing above S: no probe, nothing said
         let mut launch =
             |_: usize| -> Option<Launch> { panic!("probed a set with no size above its S") };

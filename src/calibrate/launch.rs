@@ -126,6 +126,9 @@ pub(super) struct Launch {
     pub(super) spent: noise::Spent,
     /// The same cache line's round trip right after each size's points: (size, ns).
     pub(super) at: Vec<(u64, f64)>,
+    /// Round trips from a bounced buffer, timed right after the sweep (`--bounce`; the
+    /// model's §13): at the placement of the cache line's second figure.
+    pub(super) bounced: Vec<super::bounce::RoundTrips>,
 }
 
 /// What one launch of the round-trip program printed (`text`), read as a [`Launch`]: lines it
@@ -180,6 +183,7 @@ pub(super) fn read_launch(text: &str) -> Launch {
             _ => {}
         }
     }
+    l.bounced = super::bounce::parse(text);
     l
 }
 

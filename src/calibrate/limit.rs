@@ -68,7 +68,8 @@ fn refine(
         // size to the next, which the jump search would take for the rendezvous).
         let mut narrowed = None;
         for _ in 0..3 {
-            let Some(batch) = held_still(run_rtt(&careful, &sizes, ws, (false, true), log)?) else {
+            let Some(batch) = held_still(run_rtt(&careful, &sizes, ws, (false, true), &[], log)?)
+            else {
                 log("the ranks' cores moved within the launch: measuring it again".into());
                 continue;
             };

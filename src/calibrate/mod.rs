@@ -217,6 +217,7 @@ fn run_rtt(
     sizes: &[u64],
     ws: &[u64],
     (calls, line): (bool, bool),
+    extra: &[&str],
     log: &mut dyn FnMut(String),
 ) -> Result<Launch, Error> {
     let reps = opts.reps;
@@ -250,6 +251,7 @@ fn run_rtt(
     if line {
         cmd.args(["--line", &LINE_TRIPS.to_string()]);
     }
+    cmd.args(extra);
     log(format!(
         "measuring {} size(s) × {} imbalance(s), {reps} repetitions each",
         sizes.len(),
@@ -334,9 +336,15 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
                 odd_launches(&runs, &p)
             )),
         }
-        let (run, part, moved) =
-            launch::split_by_placement(run_rtt(opts, &sizes, &ws, (true, true), log)?);
+        // Each launch times round trips from a bounced buffer after its sweep too: a set's
+        // `bounce` from its own launches where no exchange launch ran at its placement.
+        let bounced = ["--bounce", &exchange::sizes(opts.max_bytes)];
+        let (mut run, mut part, moved) =
+            launch::split_by_placement(run_rtt(opts, &sizes, &ws, (true, true), &bounced, log)?);
         if !moved.is_empty() {
+            // where they were timed is not known
+            run.bounced.clear();
+            part.iter_mut().for_each(|p| p.bounced.clear());
             let figures = |l: &Launch| {
                 l.line
                     .map_or("none".into(), |[a, b]| format!("{a:.0}/{b:.0}"))
@@ -850,6 +858,13 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     }
     let (jump, limit) = eager_limit(opts, &swept.samples, near, reported_limit, log)?;
     let again = again::where_missed(opts, limit, &mut swept, other.as_mut(), log);
+    // The sweep launches' bounced round trips, at the cores after each one's sweep.
+    let swept_bounces: Vec<(Option<f64>, Vec<bounce::RoundTrips>)> = std::iter::once(&swept)
+        .chain(other.as_ref())
+        .flat_map(|s| &s.runs)
+        .filter(|l| !l.bounced.is_empty())
+        .map(|l| (l.line.map(|[_, after]| after), l.bounced.clone()))
+        .collect();
     let Swept {
         mut samples,
         calls,
@@ -897,13 +912,15 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
         .collect();
-    // Each set's `bounce` from the exchange launch at its placement (the model's §13).
+    // Each set's `bounce` from the exchange launch at its placement, else from a sweep launch
+    // there (the model's §13).
     let cores =
         |t: &crate::trace::Trace| (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
-    let bounces: Vec<_> = exchanges
+    let mut bounces: Vec<_> = exchanges
         .iter()
         .map(|(t, b)| (cores(t), b.clone()))
         .collect();
+    bounces.extend(swept_bounces);
     let sizes = exchange::sizes(opts.max_bytes);
     let mut bounced = bounce::measured(opts, &sizes, &bounces, &sets, log).into_iter();
     let checked =
@@ -1577,7 +1594,7 @@ mod tests {
     /// (around the sweep and after each size),
     /// and the share of its round trips' time (the `rtt` lines', each weighed by its
     /// repetitions) beyond their middle halves': by hand 1 − 46,374,583.3 / 52,626,273.7.
-    /// Without the last field (an older program) no share.
+    /// Without the last field (an older program) no share. Its bounced round trips (`bounce`).
     #[test]
     fn a_launch_is_read_with_its_interrupted_share() {
         let text = "nodes 1\n\
@@ -1591,9 +1608,19 @@ mod tests {
             hide 16384 14586 24163.1 23984 758 4814.4 4762.0 26256.9\n\
             isend 16384 14586 202.0 837\n\
             line_at 16384 -1\n\
-            line 1102.0 270.0 1\nend\n";
+            line 1102.0 270.0 1\n\
+            bounce 16384 9912.0 11104.5 201\nend\n";
         let l = read_launch(text);
         assert_eq!(l.samples.len(), 6);
+        // The bounced round trips after the sweep.
+        assert_eq!(
+            l.bounced,
+            [bounce::RoundTrips {
+                k: 16384,
+                written_ns: 9912.0,
+                bounced_ns: 11104.5
+            }]
+        );
         assert_eq!(l.calls.len(), 2);
         assert_eq!(
             (l.calls[1].send_ns, l.calls[1].isend_ns),
