@@ -247,6 +247,19 @@ pub fn check(trace: &Trace, p: &Params) -> Result<Vec<Exchange>, Error> {
         .collect())
 }
 
+/// The report's line on a set that no exchange launch ran at the placement of, where the other
+/// set's did (`own`, `other`: each set's exchanges): its `rendezvous_sender` (`share`) was not
+/// fitted at its own placement.
+pub fn borrowed(own: Option<&Exchanges>, other: Option<&Exchanges>, share: f64) -> Option<String> {
+    (own.is_none() && other.is_some()).then(|| {
+        format!(
+            "none of the exchange launches ran at this set's placement: its rendezvous_sender \
+             ({share:.2}) is not fitted here (the other set's where that one fitted, else 0: the \
+             receiver's CPU alone), and no exchange was checked against it"
+        )
+    })
+}
+
 /// The exchanges in words, a line a size after one on the placement, and whether one is
 /// predicted more than `worst` off where the launch ran at the set's placement (its `cores`
 /// within 2× of the set's, or either unknown: a message over shared memory costs 2–3× more on
@@ -426,6 +439,29 @@ pub(crate) mod tests {
     }
 
     /// The set of the example of the test below: `L = 0`, `o = 1,000`, `Os = Or = 1`, `Od = 1,000`.
+    /// A set with no exchange launch at its placement is said to borrow its share where the
+    /// other set has exchanges, and not where neither has (no tracer) or it has its own.
+    #[test]
+    fn a_set_without_exchanges_at_its_placement_says_its_share_is_not_its_own() {
+        let x = Exchanges {
+            each: Vec::new(),
+            cores_ns: Some(118.0),
+            set_cores_ns: Some(114.0),
+            rendezvous: None,
+            share_elsewhere: false,
+            launches: 1,
+            fitted: 0,
+            speed: 1.0,
+        };
+        let text = borrowed(None, Some(&x), 0.21).expect("borrowed");
+        assert!(
+            text.contains("rendezvous_sender (0.21) is not fitted here"),
+            "{text}"
+        );
+        assert_eq!(borrowed(None, None, 0.0), None);
+        assert_eq!(borrowed(Some(&x), Some(&x), 0.21), None);
+    }
+
     pub(crate) fn example_set() -> Params {
         Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
             .in_bands()

@@ -1264,6 +1264,18 @@ pub fn params_file(c: &Calibration) -> String {
             s.push_str(&format!("# bounce{which}: {text}\n"));
         }
     }
+    if let Some(o) = &c.other {
+        let (main, second) = (c.exchanges.as_ref(), o.exchanges.as_ref());
+        let each = [
+            ("", main, second, &c.fit.params),
+            (" of the second set", second, main, &o.fit.params),
+        ];
+        for (which, own, other, set) in each {
+            if let Some(text) = exchange::borrowed(own, other, set.rendezvous_sender) {
+                s.push_str(&format!("# exchanges{which}: {text}\n"));
+            }
+        }
+    }
     if let Some((text, _)) = line_finding(&c.line_ns) {
         s.push_str(&format!("# cores: {text}\n"));
     }
