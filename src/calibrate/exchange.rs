@@ -438,7 +438,6 @@ pub(crate) mod tests {
         );
     }
 
-    /// The set of the example of the test below: `L = 0`, `o = 1,000`, `Os = Or = 1`, `Od = 1,000`.
     /// A set with no exchange launch at its placement is said to borrow its share where the
     /// other set has exchanges, and not where neither has (no tracer) or it has its own.
     #[test]
@@ -462,6 +461,7 @@ pub(crate) mod tests {
         assert_eq!(borrowed(Some(&x), Some(&x), 0.21), None);
     }
 
+    /// The set of the example of the test below: `L = 0`, `o = 1,000`, `Os = Or = 1`, `Od = 1,000`.
     pub(crate) fn example_set() -> Params {
         Params::paper([0.0, 1000.0, 1.0, 1.0, 0.0, 0.0], 0, 0)
             .in_bands()

@@ -1200,6 +1200,20 @@ pub fn line_finding(lines: &[[f64; 2]]) -> Option<(String, bool)> {
     }
 }
 
+/// For the main set and the second, the line saying its `rendezvous_sender` was not fitted at
+/// its placement, where no exchange launch ran there and one ran at the other set's
+/// ([`exchange::borrowed`]).
+pub fn borrowed_shares(c: &Calibration) -> [Option<String>; 2] {
+    let Some(o) = &c.other else {
+        return [None, None];
+    };
+    let (main, second) = (c.exchanges.as_ref(), o.exchanges.as_ref());
+    [
+        exchange::borrowed(main, second, c.fit.params.rendezvous_sender),
+        exchange::borrowed(second, main, o.fit.params.rendezvous_sender),
+    ]
+}
+
 /// The TOML the predictor's `--params` reads, with the fit's quality as comments.
 pub fn params_file(c: &Calibration) -> String {
     let mut s = String::new();
@@ -1264,16 +1278,10 @@ pub fn params_file(c: &Calibration) -> String {
             s.push_str(&format!("# bounce{which}: {text}\n"));
         }
     }
-    if let Some(o) = &c.other {
-        let (main, second) = (c.exchanges.as_ref(), o.exchanges.as_ref());
-        let each = [
-            ("", main, second, &c.fit.params),
-            (" of the second set", second, main, &o.fit.params),
-        ];
-        for (which, own, other, set) in each {
-            if let Some(text) = exchange::borrowed(own, other, set.rendezvous_sender) {
-                s.push_str(&format!("# exchanges{which}: {text}\n"));
-            }
+    let [main, second] = borrowed_shares(c);
+    for (which, text) in [("", main), (" of the second set", second)] {
+        if let Some(text) = text {
+            s.push_str(&format!("# exchanges{which}: {text}\n"));
         }
     }
     if let Some((text, _)) = line_finding(&c.line_ns) {

@@ -503,9 +503,7 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
     if let Some(x) = &c.exchanges {
         print_exchanges(x);
     }
-    let other = c.other.as_ref().and_then(|o| o.exchanges.as_ref());
-    let share = c.fit.params.rendezvous_sender;
-    if let Some(text) = calibrate::exchange::borrowed(c.exchanges.as_ref(), other, share) {
+    if let [Some(text), _] = calibrate::borrowed_shares(c) {
         println!("exchange    {text}");
     }
     print_bounce(&c.bounce, &c.fit.params);
@@ -594,10 +592,7 @@ fn print_second_set(c: &Calibration) {
         if let Some(x) = &o.exchanges {
             print_exchanges(x);
         }
-        let share = o.fit.params.rendezvous_sender;
-        if let Some(text) =
-            calibrate::exchange::borrowed(o.exchanges.as_ref(), c.exchanges.as_ref(), share)
-        {
+        if let [_, Some(text)] = calibrate::borrowed_shares(c) {
             println!("exchange    {text}");
         }
         print_bounce(&o.bounce, &o.fit.params);

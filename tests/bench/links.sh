@@ -107,13 +107,7 @@ speed() {
 m = [x for x in json.load(sys.stdin).get("message_speed", []) if x["between"] == "node"]
 print("%.3f" % m[0]["ratio"] if m else "nan")'
 }
-# moments TRACE: the cache line's round trip at MPI_Init and at MPI_Finalize, ns (- -: none)
-moments() {
-  "$BIN" info "$1" --format json | python3 -c 'import json, sys
-l = json.load(sys.stdin)["links"]
-print("%.0f %.0f" % (l[0]["init_ns"], l[0]["final_ns"]) if l else "- -")'
-}
-# measured, cores, median, range
+# measured, cores, moments, median, range
 source "$ROOT/tests/bench/common.sh"
 # short TSV: whether some placement the node file holds a set for has fewer than RUNS of the
 # one-node runs so far (their cores figure, the fourth column, nearest its set's by ratio).
