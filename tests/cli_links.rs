@@ -776,3 +776,77 @@ fn messages_between_nodes_at_another_speed_are_warned_of() {
     );
     assert!(warnings(17500, &[&near]).contains("between nodes ran 43.75× slower"));
 }
+
+/// `--at-run-speed` multiplies each set by its pairs' message speed (as `--scale all=F`), by
+/// hand: round trips of 500 ns against the near set's 400 make it 1.25× (rank 0's send ends at
+/// 50 · 1.25 = 62.5 ns, rank 1's receive at (50 + 100 + 50) · 1.25 = 250, where 50 and 200
+/// before), with no warning of the speed and the report saying so; ranks that moved from near
+/// to far cores (400 ns at MPI_Init against the near set's 400, 1690 at MPI_Finalize against
+/// the far set's 1000) leave the near set as it is and make the far set, which costs the pair,
+/// 1.69× (100 · 1.69 = 169, 500 · 1.69 = 845); two moments against one set (480 and 320 ns
+/// against 400) make it their geometric mean, √(1.2 · 0.8); between nodes, 17500 ns against the network
+/// set's 14000 make it 1.25× (1000 → 1250, 7000 → 8750). A trace without the figures is
+/// predicted as without the flag, warned; a platform's set is refused.
+#[test]
+fn at_the_runs_message_speed_each_set_is_scaled_by_its_pairs_ratio() {
+    let (_d, _, [near, far, network]) = setup();
+    let (_d2, t) = text_trace("timed.txt", &timed_messages((90, 95), 500, 500));
+    let (e, v) = ends(&t, &[&near, &far], &["--at-run-speed"]);
+    assert_eq!(e, vec![62.5, 250.0]);
+    assert_eq!(
+        v["at_run_speed"],
+        serde_json::json!(["the set of cores 92 ns ×1.250"])
+    );
+    assert!(!v["warnings"].to_string().contains("messages of"), "{v}");
+    let table = run(&["predict", &t, "--params", &near, "--at-run-speed"]);
+    let shown = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        shown.contains("speed      at the run's message speed (--at-run-speed): the set ×1.250"),
+        "{shown}"
+    );
+    // two moments against one set: their geometric mean, √(1.2 · 0.8)
+    let (_d6, both) = text_trace("both.txt", &timed_messages((90, 95), 480, 320));
+    let f = (1.2f64 * 0.8).sqrt();
+    let (e, _) = ends(&both, &[&near, &far], &["--at-run-speed"]);
+    assert!(
+        (e[0] - 50.0 * f).abs() < 1e-3 && (e[1] - 200.0 * f).abs() < 1e-3,
+        "{e:?}"
+    );
+    let (_d3, moved) = text_trace("moved.txt", &timed_messages((90, 320), 400, 1690));
+    let (e, v) = ends(&moved, &[&near, &far], &["--at-run-speed"]);
+    assert_eq!(e, vec![169.0, 845.0]);
+    assert_eq!(
+        v["at_run_speed"],
+        serde_json::json!([
+            "the set of cores 92 ns ×1.000",
+            "the set of cores 330 ns ×1.690"
+        ])
+    );
+    let events = "0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=64 peer=1 tag=0\n0 MPI_Finalize 10 20\n\
+                  1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=64 peer=0 tag=0\n1 MPI_Finalize 10 20\n";
+    let apart = two_nodes(events).replacen(
+        "place 0 node 0 cpu 0 0 socket 0 0 llc 0 0",
+        "place 0 node 0 cpu 0 0 socket 0 0 llc 0 0 network 1 message 64 17500 17500",
+        1,
+    );
+    let (_d4, apart) = text_trace("two.txt", &apart);
+    let (e, v) = ends(&apart, &[&near, &network], &["--at-run-speed"]);
+    assert_eq!(e, vec![1250.0, 8750.0]);
+    assert_eq!(
+        v["at_run_speed"],
+        serde_json::json!(["the network's set ×1.250"])
+    );
+    let (_d5, plain) = text_trace("plain.txt", &moving(90, 95));
+    let (e, _) = ends(&plain, &[&near, &far], &["--at-run-speed"]);
+    assert_eq!(e, vec![50.0, 200.0]);
+    let out = run(&["predict", &plain, "--params", &near, "--at-run-speed"]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("predicted at the sets' own speed"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["predict", &t, "--platform", "myrinet", "--at-run-speed"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give the sets measured there"));
+}

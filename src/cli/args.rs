@@ -178,17 +178,7 @@ impl ParamArgs {
             set: self.set.clone(),
         };
         let mut r = model::resolve(&self.params, self.platform.as_deref(), embedded, &ov)?;
-        use loggps_predict::trace::library::measured_limit;
-        if !matches!(
-            r.sources[7],
-            model::Source::Flag | model::Source::Platform(_)
-        ) && let Some(e) = measured_limit(limit, &r.params)
-        {
-            (r.params.S, r.sources[7]) = (e, model::Source::TraceLimit);
-            for o in &mut r.others {
-                o.S = measured_limit(limit, o).unwrap_or(o.S);
-            }
-        }
+        at_traced_limit(&mut r, limit);
         static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
         let unmeasured = self
@@ -204,7 +194,36 @@ impl ParamArgs {
     }
 }
 
+/// `r`'s sets at the eager limit the trace recorded, `limit`, where no flag or platform sets
+/// `S` and a set's eager bands above its `S` were measured at it.
+fn at_traced_limit(r: &mut model::Resolved, limit: Option<&trace::EagerLimit>) {
+    use loggps_predict::trace::library::measured_limit;
+    if !matches!(
+        r.sources[7],
+        model::Source::Flag | model::Source::Platform(_)
+    ) && let Some(e) = measured_limit(limit, &r.params)
+    {
+        (r.params.S, r.sources[7]) = (e, model::Source::TraceLimit);
+        for o in &mut r.others {
+            o.S = measured_limit(limit, o).unwrap_or(o.S);
+        }
+    }
+}
+
 impl ParamArgs {
+    /// The sets as measured: the files' (else the trace's), none of the flags applied, at the
+    /// trace's eager limit as [`ParamArgs::resolve`] takes it (the sets a run's message speed
+    /// is judged against).
+    pub(super) fn as_measured(
+        &self,
+        embedded: &[model::Params],
+        limit: Option<&trace::EagerLimit>,
+    ) -> Result<model::Resolved, Error> {
+        let mut r = model::resolve(&self.params, None, embedded, &Overrides::default())?;
+        at_traced_limit(&mut r, limit);
+        Ok(r)
+    }
+
     /// Where `--S s` lies above the eager costs a banded set given measured: a warning for each
     /// such set (the sets as given, before the flags), naming the sizes costed eagerly with
     /// bands fitted to rendezvous round trips.
@@ -399,6 +418,13 @@ pub struct PredictArgs {
     /// of the program run without the tracer)
     #[arg(long)]
     pub keep_tracer_time: bool,
+    /// Predict at the speed the run's messages went: each parameter set multiplied, as by
+    /// --scale all=F and after the other flags, by how much slower (F > 1) or faster its
+    /// round trips through MPI ran at MPI_Init and MPI_Finalize than the set, as measured,
+    /// models them (the tracer's figures; the JSON report's `message_speed`): the model's
+    /// error with the machine's speed of the moment divided out. Not with --platform or a sweep
+    #[arg(long, conflicts_with_all = ["sweep", "sweep_scale"])]
+    pub at_run_speed: bool,
     /// What-if placement: K ranks a node, in rank order (block), so that pairs change class
     /// (between nodes the network's set, on one node a node set; the model's §12)
     #[arg(long, value_name = "K", conflicts_with = "map")]

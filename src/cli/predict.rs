@@ -27,7 +27,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     if let Some(sweep) = sweep {
         return predict_sweep(a, &sweep, &trace, census.as_ref(), &coll, split);
     }
-    let resolved = agreed(
+    let mut resolved = agreed(
         a.model.resolve(
             &a.params,
             &trace.meta.sets(),
@@ -35,6 +35,13 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         ),
         split,
     )?;
+    let at_speed = match a.at_run_speed {
+        true => Some(agreed(
+            super::at_run_speed(&trace, &mut resolved, &a.params),
+            split,
+        )?),
+        false => None,
+    };
     let remap = agreed(a.remap(), split)?;
     let links = agreed(links_for(&resolved, &trace, &remap, split), split)?;
     let placement = match &links {
@@ -42,8 +49,15 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         Some(_) => None,
     };
     let mut link_warnings: Vec<String> = links.iter().flat_map(|l| l.warnings.clone()).collect();
-    let speeds = super::message_speeds(&trace, &resolved, &a.params);
-    link_warnings.extend(loggps_predict::replay::links::speed_warnings(&speeds));
+    // At the run's speed, the sets already answer for it.
+    let (speeds, run_speed) = match at_speed {
+        Some((speeds, said)) => (speeds, said),
+        None => {
+            let speeds = super::message_speeds(&trace, &resolved, &a.params);
+            link_warnings.extend(loggps_predict::replay::links::speed_warnings(&speeds));
+            (speeds, Vec::new())
+        }
+    };
     link_warnings.extend(super::library_warnings(&trace, &resolved, &coll));
     for w in &link_warnings {
         warn(w.clone());
@@ -95,6 +109,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     report.warnings.extend(placement);
     report.warnings.extend(link_warnings);
     report.message_speed = speeds;
+    report.at_run_speed = run_speed;
     report.links = links.as_ref().map(report::LinksReport::new);
     report.critical_path = critical.as_ref().map(Into::into);
     report.calls = calls;

@@ -15,7 +15,7 @@ pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, SCALE_ALL, Source,
     bounce_invalid, cores_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets,
     parse_params_toml, parse_progress, read_param_sets, read_params_file,
-    rendezvous_sender_invalid, resolve, resolve_loggp,
+    rendezvous_sender_invalid, resolve, resolve_loggp, scale,
 };
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant

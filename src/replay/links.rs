@@ -320,7 +320,15 @@ pub struct MessageSpeed {
     /// Each size's figures in words, for the warning.
     #[serde(skip)]
     pub shown: String,
+    /// The ratio at each moment (`MPI_Init`, `MPI_Finalize`) judged, with the index of the set
+    /// it was judged against ([`speed_factors`]).
+    #[serde(skip)]
+    pub moments: Moments,
 }
+
+/// A pair's ratio at `MPI_Init` and at `MPI_Finalize`, each with the index of the set it was
+/// judged against (None: that moment not judged).
+pub type Moments = [Option<(usize, f64)>; 2];
 
 /// Every pair's [`MessageSpeed`] that the trace timed and a set judges: each node's pairs
 /// (against the node set nearest the pair's cores at each moment; a moment whose cores lie 2×
@@ -336,9 +344,9 @@ pub fn message_speeds(trace: &Trace, sets: &[Params]) -> Vec<MessageSpeed> {
         .unwrap_or(0);
     let mut out = Vec::new();
     let set = |cores: f64| {
-        let set = &sets[nearest(sets, &node_sets, Some(cores))];
+        let i = nearest(sets, &node_sets, Some(cores));
         let apart = |c: f64| cores >= OTHER_CORES * c || cores * OTHER_CORES <= c;
-        (!set.cores.is_some_and(apart)).then_some(set)
+        (!sets[i].cores.is_some_and(apart)).then_some(i)
     };
     let places = (0..trace.nranks()).filter(|_| !node_sets.is_empty());
     for r in places {
@@ -346,20 +354,23 @@ pub fn message_speeds(trace: &Trace, sets: &[Params]) -> Vec<MessageSpeed> {
             continue;
         };
         for l in place.links.iter().filter(|l| !l.messages.is_empty()) {
-            if let Some((ratio, shown)) = judged(&l.messages, [set(l.init_ns), set(l.final_ns)]) {
+            if let Some((ratio, shown, moments)) =
+                judged(&l.messages, sets, [set(l.init_ns), set(l.final_ns)])
+            {
                 out.push(MessageSpeed {
                     between: "node",
                     rank: r as u32,
                     class: Some(l.class.name()),
                     ratio,
                     shown,
+                    moments,
                 });
             }
         }
     }
     let net = trace.meta.ranks.get(0).placement.as_ref();
     if let Some(n) = net.and_then(|p| p.network.as_ref())
-        && let Some((ratio, shown)) = judged(&n.messages, [Some(&sets[network]); 2])
+        && let Some((ratio, shown, moments)) = judged(&n.messages, sets, [Some(network); 2])
     {
         out.push(MessageSpeed {
             between: "network",
@@ -367,9 +378,24 @@ pub fn message_speeds(trace: &Trace, sets: &[Params]) -> Vec<MessageSpeed> {
             class: None,
             ratio,
             shown,
+            moments,
         });
     }
     out
+}
+
+/// What `--at-run-speed` multiplies each of `n` sets by (the model's §12, "A message's speed"):
+/// the geometric mean of the ratios of the moments judged against it, none where none was.
+pub fn speed_factors(speeds: &[MessageSpeed], n: usize) -> Vec<Option<f64>> {
+    let mut logs = vec![Vec::new(); n];
+    for (i, r) in speeds.iter().flat_map(|x| x.moments.iter().flatten()) {
+        if let Some(l) = logs.get_mut(*i) {
+            l.push(r.ln());
+        }
+    }
+    (logs.iter())
+        .map(|l| (!l.is_empty()).then(|| (l.iter().sum::<f64>() / l.len() as f64).exp()))
+        .collect()
 }
 
 /// The warnings of [`message_speeds`] [`SPEED_WARNING`] or more off: on some node (the worst
@@ -425,14 +451,21 @@ pub fn speed_warnings(speeds: &[MessageSpeed]) -> Vec<String> {
     node.into_iter().chain(between).collect()
 }
 
-/// A pair's round trips against what the set of each moment (`MPI_Init`, `MPI_Finalize`; None:
-/// that moment left out) models for their sizes (§6): the run's ratio, the geometric mean of
-/// the moments' (each the median of its sizes' ratios; of two in the middle, their geometric
-/// mean), and the sizes' figures in words. None where no moment has a set (or its set models
+/// A pair's round trips against what the set of each moment (`MPI_Init`, `MPI_Finalize`; the
+/// index in `all`, None: that moment left out) models for their sizes (§6): the run's ratio,
+/// the geometric mean of the moments' (each the median of its sizes' ratios; of two in the
+/// middle, their geometric mean), the sizes' figures in words, and each moment's ratio with its
+/// set. None where no moment has a set (or its set models
 /// no time for them: a set of zeros).
-fn judged(trips: &[MessageTrip], sets: [Option<&Params>; 2]) -> Option<(f64, String)> {
+fn judged(
+    trips: &[MessageTrip],
+    all: &[Params],
+    at: [Option<usize>; 2],
+) -> Option<(f64, String, Moments)> {
+    let sets = at.map(|i| i.map(|i| &all[i]));
     let model = |set: Option<&Params>, k: u32| set.map(|p| p.round_trip(k as u64, 0.0));
     let mut logs = Vec::new();
+    let mut moments: Moments = [None; 2];
     for (j, set) in sets.iter().enumerate() {
         let Some(set) = set else { continue };
         let mut ratios: Vec<f64> = (trips.iter())
@@ -448,7 +481,9 @@ fn judged(trips: &[MessageTrip], sets: [Option<&Params>; 2]) -> Option<(f64, Str
         ratios.sort_by(f64::total_cmp);
         let n = ratios.len();
         if n > 0 {
-            logs.push((ratios[(n - 1) / 2] * ratios[n / 2]).sqrt().ln());
+            let ratio = (ratios[(n - 1) / 2] * ratios[n / 2]).sqrt();
+            logs.push(ratio.ln());
+            moments[j] = at[j].map(|i| (i, ratio));
         }
     }
     if logs.is_empty() {
@@ -469,7 +504,7 @@ fn judged(trips: &[MessageTrip], sets: [Option<&Params>; 2]) -> Option<(f64, Str
         })
         .collect();
     let ratio = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
-    Some((ratio, each.join(", ")))
+    Some((ratio, each.join(", "), moments))
 }
 
 impl Links {

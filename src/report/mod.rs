@@ -97,6 +97,9 @@ pub struct Report {
     /// costs): a ratio of 1.25 is 25% slower than the set models.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub message_speed: Vec<crate::replay::links::MessageSpeed>,
+    /// Each set scaled to the run's message speed, in words (`--at-run-speed`; the model's §12).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub at_run_speed: Vec<String>,
     /// The critical path's composition, where asked for (`--critical-path`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub critical_path: Option<CriticalPathReport>,
@@ -177,6 +180,7 @@ impl Report {
             },
             warnings: pred.warnings.clone(),
             message_speed: Vec::new(),
+            at_run_speed: Vec::new(),
             critical_path: None,
             links: None,
             calls: None,

@@ -144,6 +144,13 @@ impl Exporter for Table {
             )?,
             None => {}
         }
+        if !r.at_run_speed.is_empty() {
+            writeln!(
+                out,
+                "speed      at the run's message speed (--at-run-speed): {}",
+                r.at_run_speed.join(", ")
+            )?;
+        }
         writeln!(out)?;
         writeln!(
             out,

@@ -28,7 +28,9 @@
 # The tracer also times a message's round trip through MPI at MPI_Init and MPI_Finalize, and
 # the predictor reports its ratio to the set's (message_speed) and warns where it lies 15% or
 # more off (one placement of the cores runs launches at speeds 25% apart here): same_speed_% is
-# same_cores_% over the runs within 15%, with how many.
+# same_cores_% over the runs within 15%, with how many; run_speed_% the median error of each
+# traced run predicted at its own message speed (`--at-run-speed`: the machine's speed of the
+# moment divided out), over the runs the figure judged, with how many.
 #
 # The parameters are calibrated once at the start (`calibrate`, about 20 s: a machine's speed
 # drifts over hours, and CI runs on another machine than the one traces/params.toml came from).
@@ -99,8 +101,8 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v
 median_or_none() { sort -g | awk -v all="$1" '{v[NR] = $1} END {if (NR == 0) {printf "none (0/%d)", all; exit}
   printf "%+.1f (%d/%d)", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), NR, all}'; }
 
-printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %13s %10s %10s %15s %s\n' app events measured_s predicted_s error_% async_% \
-  measured_min..max_s line_ns same_cores_% same_speed_% untraced_s untraced_% untraced_same_% "comp/comm/ssync/rsync_% (last run)"
+printf '%-14s %8s %11s %11s %8s %8s %20s %11s %13s %13s %13s %10s %10s %15s %s\n' app events measured_s predicted_s error_% async_% \
+  measured_min..max_s line_ns same_cores_% same_speed_% run_speed_% untraced_s untraced_% untraced_same_% "comp/comm/ssync/rsync_% (last run)"
 # The cache-line round trip a parameters file states (calibrate's `cores`) nearest NS (the ratio;
 # a file holds a set for each placement its calibration saw), if it states any: cores_of FILE NS.
 cores_of() {
@@ -150,6 +152,8 @@ for app in $APPS; do
     }
     traced=$(predicted)
     async=$(predicted --progress async)
+    # ... and at the run's own message speed (the machine's speed of the moment divided out)
+    at_speed=$(predicted --at-run-speed)
     # (the larger of the run's two figures, as the replay picks its set)
     cal=$(cores_of "$PARAMS" "$(awk -v a="${line:--1}" -v b="${after:--1}" 'BEGIN {print (a + 0 > b + 0 ? a : b)}')")
     # The same program untraced, right after (the same placement, most often).
@@ -165,12 +169,12 @@ for app in $APPS; do
     # The messages' speed against the set's (the report's message_speed: the node's first pair's
     # ratio, 1.25 for 25% slower), else nan.
     speed=$( (grep -o '"ratio": *[0-9.e+-]*' pred.json || true) | head -1 | grep -o '[0-9.e+-]*$' || true)
-    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1} $traced ${speed:-nan}" >> runs.tsv
+    echo "$events $meas $pred $async ${line:--1} ${cal:--1} ${after:--1} $plain ${plain_line:--1} $traced ${speed:-nan} ${at_speed:-nan}" >> runs.tsv
   done
   # VERBOSE=1: every run (events, measured s, predicted s, under async, line ns at its Init, the
   # calibration's line ns or -1, line ns at its Finalize, the untraced run's span s or nan, the
   # untraced run's line ns at its start or -1, predicted s with the tracer's time kept, the
-  # messages' speed against the set's or nan).
+  # messages' speed against the set's or nan, predicted s at that speed).
   [[ ${VERBOSE:-0} == 1 ]] && sed "s/^/  $app run: /" runs.tsv
   # The average rank's four parts, as shares of its end.
   parts=$(sed -n '/"average"/,/}/p' pred.json | grep -o '[a-z_]*_s": *[0-9.e+-]*' | tr -d '"' |
@@ -181,6 +185,7 @@ for app in $APPS; do
   me=$(cut -d' ' -f2 runs.tsv | median)
   pr=$(cut -d' ' -f10 runs.tsv | median)
   er=$(awk '{print 100 * ($10 - $2) / $2}' runs.tsv | median)
+  ers=$(awk '$12 != "nan" {print 100 * ($12 - $2) / $2}' runs.tsv | median_or_none "$(grep -c . runs.tsv)")
   ea=$(awk '{print 100 * ($4 - $2) / $2}' runs.tsv | median)
   un=nan eu=nan
   if [[ $(cut -d' ' -f8 runs.tsv | head -1) != nan ]]; then
@@ -210,8 +215,8 @@ for app in $APPS; do
       if ($9 > 0 && $9 < 2 * ref && ref < 2 * $9) print 100 * ($3 - $8) / $8}' runs.tsv |
       median_or_none "$(grep -c . runs.tsv)")
   fi
-  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %13s %10.4f %+10.1f %15s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
-    "$lo" "$hi" "$lines" "$same_cores" "$same_speed" "$un" "$eu" "$plain_same" "$parts"
+  printf '%-14s %8s %11.4f %11.4f %+8.1f %+8.1f %9.4f..%-9.4f %11s %13s %13s %13s %10.4f %+10.1f %15s %s\n' "$app" "$ev" "$me" "$pr" "$er" "$ea" \
+    "$lo" "$hi" "$lines" "$same_cores" "$same_speed" "$ers" "$un" "$eu" "$plain_same" "$parts"
   untraced="–"
   [[ $eu != nan ]] && untraced=$(printf '%+.1f%% (%.4g s)' "$eu" "$un")
   printf '| %s | %s | %.4g (%.4g–%.4g) | %.4g | %+.1f%% | %s | %s | %s%% |\n' "$(title_of "$app")" "$ev" "$me" "$lo" "$hi" "$pr" \

@@ -10,7 +10,8 @@
 # of the set (each size costed by the protocol it was measured under, as before them). It
 # prints the median errors, the measured runtimes' medians and ranges, and the runs'
 # cache-line figures (runs at another placement than the calibration's are predicted at other
-# costs: see tests/apps/run.sh), and the same medians over the runs at each placement the
+# costs: see tests/apps/run.sh), the own and what-if medians with each trace predicted at its
+# run's message speed (`--at-run-speed`), and the same medians over the runs at each placement the
 # calibration kept a set for (each run is predicted with the set nearest it); nothing is
 # asserted.
 # Figures go to tests/bench/RESULTS.md by hand.
@@ -76,8 +77,8 @@ err() { awk -v p="$1" -v m="$2" 'BEGIN {printf "%+.1f", 100 * (p - m) / m}'; }
 SETS=$(sed -n 's/^cores = //p' "$W/both.toml" | paste -sd' ')
 EAGER_SETS=$(grep -c '^# eager_bands' "$W/both.toml" || true)
 echo "  the sets' placements: a cache line's round trip ${SETS:-unknown} ns; $EAGER_SETS of them with eager bands above S"
-printf '\n%-12s %-8s %10s %16s %8s %9s %13s  %s\n' program limit measured_s measured_min..max own_% what_if_% \
-  one_protocol_% "at each set's placement: own_% (runs), what_if_% (runs); the runs' cores ns"
+printf '\n%-12s %-8s %10s %16s %8s %9s %13s %8s %9s  %s\n' program limit measured_s measured_min..max own_% what_if_% \
+  one_protocol_% own@run what_if@run "at each set's placement: own_% (runs), what_if_% (runs); the runs' cores ns"
 for prog in $PROGRAMS; do
   : > "$W/$prog.tsv"
   for i in $(seq "$RUNS"); do
@@ -85,8 +86,9 @@ for prog in $PROGRAMS; do
     trace "${EAGER[@]}" -- "e-$prog-$i" "$prog"
     d=$W/d-$prog-$i.bin e=$W/e-$prog-$i.bin
     # measured, own prediction, what-if, what-if with one protocol a size, cores: a line a trace
-    echo "d $(measured "$d") $(predicted "$d" --params "$W/both.toml") $(predicted "$d" --params "$W/both.toml" --S "$E") $(predicted "$d" --params "$W/one.toml" --S "$E") $(cores "$d")" >> "$W/$prog.tsv"
-    echo "e $(measured "$e") $(predicted "$e" --params "$W/both.toml" --S "$E") $(predicted "$e" --params "$W/both.toml" --S "$S") - $(cores "$e")" >> "$W/$prog.tsv"
+    # (then the own prediction and the what-if at the run's message speed: --at-run-speed)
+    echo "d $(measured "$d") $(predicted "$d" --params "$W/both.toml") $(predicted "$d" --params "$W/both.toml" --S "$E") $(predicted "$d" --params "$W/one.toml" --S "$E") $(cores "$d") $(predicted "$d" --params "$W/both.toml" --at-run-speed) $(predicted "$d" --params "$W/both.toml" --S "$E" --at-run-speed)" >> "$W/$prog.tsv"
+    echo "e $(measured "$e") $(predicted "$e" --params "$W/both.toml" --S "$E") $(predicted "$e" --params "$W/both.toml" --S "$S") - $(cores "$e") $(predicted "$e" --params "$W/both.toml" --S "$E" --at-run-speed) $(predicted "$e" --params "$W/both.toml" --S "$S" --at-run-speed)" >> "$W/$prog.tsv"
   done
   col() { awk -v k="$1" -v c="$2" '$1 == k {print $c}' "$W/$prog.tsv"; }
   # held K C F: column C of limit K's runs that held the placement of cores F ns.
@@ -108,11 +110,16 @@ for prog in $PROGRAMS; do
       fi
       at+="at ${f%.*} ns: $held_own ($n/$RUNS), $held_what ($no); "
     done
-    printf '%-12s %-8s %10.4f %16s %8s %9s %13s  %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
-      "$m" "$(col $k 2 | range)" "$(err "$own" "$m")" "$(err "$what" "$mo")" "$one" "$at$(col $k 6 | paste -sd' ')"
+    own_run=$(col $k 7 | median) what_run=$(col $k 8 | median)
+    printf '%-12s %-8s %10.4f %16s %8s %9s %13s %8s %9s  %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
+      "$m" "$(col $k 2 | range)" "$(err "$own" "$m")" "$(err "$what" "$mo")" "$one" \
+      "$(err "$own_run" "$m")" "$(err "$what_run" "$mo")" "$at$(col $k 6 | paste -sd' ')"
   done
 done
 echo "own_%: each limit's traces at their own limit (default: S = $S; $BIG: --S $E); what_if_%: at the other"
 echo "limit, against the medians of the runs made there; one_protocol_%: the default traces' what-if"
 echo "without the eager bands above S (medians of predictions); at each set's placement: the same over the"
-echo "runs there (their cores within 2x of the set's), with how many of this limit's (and of the other's)"
+echo "runs there (their cores within 2x of the set's), with how many of this limit's (and of the other's);"
+echo "own@run, what_if@run: own_% and what_if_% with each trace predicted at its run's message speed"
+echo "(--at-run-speed: the machine's speed of the moment divided out; the what-if against the other"
+echo "limit's runs as measured)"
