@@ -785,7 +785,8 @@ fn messages_between_nodes_at_another_speed_are_warned_of() {
 /// the far set's 1000) leave the near set as it is and make the far set, which costs the pair,
 /// 1.69× (100 · 1.69 = 169, 500 · 1.69 = 845); two moments against one set (480 and 320 ns
 /// against 400) make it their geometric mean, √(1.2 · 0.8); between nodes, 17500 ns against the network
-/// set's 14000 make it 1.25× (1000 → 1250, 7000 → 8750). A trace without the figures is
+/// set's 14000 make it 1.25× (1000 → 1250, 7000 → 8750); a sweep takes every value at the
+/// run's speed. A trace without the figures is
 /// predicted as without the flag, warned; a platform's set is refused.
 #[test]
 fn at_the_runs_message_speed_each_set_is_scaled_by_its_pairs_ratio() {
@@ -812,6 +813,23 @@ fn at_the_runs_message_speed_each_set_is_scaled_by_its_pairs_ratio() {
         (e[0] - 50.0 * f).abs() < 1e-3 && (e[1] - 200.0 * f).abs() < 1e-3,
         "{e:?}"
     );
+    // a sweep: every value at the run's speed, after the value (L = 200: (50 + 200 + 50) · 1.25)
+    let v = json(&[
+        "predict",
+        &t,
+        "--params",
+        &near,
+        "--sweep",
+        "L=100,200",
+        "--at-run-speed",
+        "--format",
+        "json",
+    ]);
+    let at: Vec<f64> = (v["points"].as_array().unwrap().iter())
+        .map(|p| (p["predicted_s"].as_f64().unwrap() * 1e12).round() / 1e3)
+        .collect();
+    assert_eq!(at, vec![250.0, 375.0]);
+    assert_eq!(v["at_run_speed"], serde_json::json!(["the set ×1.250"]));
     let (_d3, moved) = text_trace("moved.txt", &timed_messages((90, 320), 400, 1690));
     let (e, v) = ends(&moved, &[&near, &far], &["--at-run-speed"]);
     assert_eq!(e, vec![169.0, 845.0]);

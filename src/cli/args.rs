@@ -422,8 +422,9 @@ pub struct PredictArgs {
     /// --scale all=F and after the other flags, by how much slower (F > 1) or faster its
     /// round trips through MPI ran at MPI_Init and MPI_Finalize than the set, as measured,
     /// models them (the tracer's figures; the JSON report's `message_speed`): the model's
-    /// error with the machine's speed of the moment divided out. Not with --platform or a sweep
-    #[arg(long, conflicts_with_all = ["sweep", "sweep_scale"])]
+    /// error with the machine's speed of the moment divided out (with a sweep, every value).
+    /// Not with --platform
+    #[arg(long)]
     pub at_run_speed: bool,
     /// What-if placement: K ranks a node, in rank order (block), so that pairs change class
     /// (between nodes the network's set, on one node a node set; the model's §12)

@@ -241,62 +241,76 @@ fn message_speeds(
     loggps_predict::replay::links::message_speeds(trace, &sets)
 }
 
-/// `--at-run-speed`: each LogGPS set of `resolved` multiplied by its
-/// [`speed_factors`](loggps_predict::replay::links::speed_factors) against the sets as measured
-/// (the run's message speeds, for the report, and each set scaled, in words).
-fn at_run_speed(
-    trace: &Trace,
-    resolved: &mut loggps_predict::model::ResolvedModel,
-    given: &args::ParamArgs,
-) -> Result<
-    (
-        Vec<loggps_predict::replay::links::MessageSpeed>,
-        Vec<String>,
-    ),
-    Error,
-> {
-    use loggps_predict::model::{Class, Params, ResolvedModel, scale};
-    let ResolvedModel::LogGps(r) = resolved else {
-        return Err(Error::Usage(
-            "--at-run-speed scales LogGPS sets; LogGP's have no message round trips to judge"
-                .into(),
-        ));
-    };
-    if given.platform.is_some() {
-        return Err(Error::Usage(
-            "--at-run-speed: a platform's parameters were not measured where the trace ran: give \
-             the sets measured there (--params)"
-                .into(),
-        ));
+/// `--at-run-speed`: how the run's messages went against the sets as measured (the files' and
+/// the trace's, without the flags), and what each set is multiplied by
+/// ([`speed_factors`](loggps_predict::replay::links::speed_factors)), in words too.
+struct RunSpeed {
+    speeds: Vec<loggps_predict::replay::links::MessageSpeed>,
+    factors: Vec<Option<f64>>,
+    said: Vec<String>,
+}
+
+impl RunSpeed {
+    /// The run's speed against the sets `given` names (warned where the trace holds no figure
+    /// a set judges; refused for a platform's sets).
+    fn of(trace: &Trace, given: &args::ParamArgs) -> Result<RunSpeed, Error> {
+        use loggps_predict::model::{Class, Params};
+        if given.platform.is_some() {
+            return Err(Error::Usage(
+                "--at-run-speed: a platform's parameters were not measured where the trace ran: give \
+                 the sets measured there (--params)"
+                    .into(),
+            ));
+        }
+        let measured = given.as_measured(&trace.meta.sets(), trace.meta.eager_limit.as_ref())?;
+        let sets: Vec<Params> = std::iter::once(measured.params)
+            .chain(measured.others)
+            .collect();
+        let speeds = loggps_predict::replay::links::message_speeds(trace, &sets);
+        let factors = loggps_predict::replay::links::speed_factors(&speeds, sets.len());
+        let several = sets.len() > 1;
+        let said: Vec<String> = (sets.iter().zip(&factors))
+            .filter_map(|(p, f)| {
+                let which = match (several, p.class, p.cores) {
+                    (true, Some(Class::Network), _) => "the network's set".to_string(),
+                    (true, _, Some(c)) => format!("the set of cores {c:.0} ns"),
+                    _ => "the set".to_string(),
+                };
+                f.map(|f| format!("{which} ×{f:.3}"))
+            })
+            .collect();
+        if said.is_empty() {
+            warn(
+                "--at-run-speed: the trace holds no round trips through MPI that a set judges (the \
+                 tracer times them at MPI_Init and MPI_Finalize; a pair whose cores lay 2× from \
+                 every set's is not judged): predicted at the sets' own speed"
+                    .into(),
+            );
+        }
+        Ok(RunSpeed {
+            speeds,
+            factors,
+            said,
+        })
     }
-    let measured = given.as_measured(&trace.meta.sets(), trace.meta.eager_limit.as_ref())?;
-    let sets: Vec<Params> = std::iter::once(measured.params)
-        .chain(measured.others)
-        .collect();
-    let speeds = loggps_predict::replay::links::message_speeds(trace, &sets);
-    let factors = loggps_predict::replay::links::speed_factors(&speeds, sets.len());
-    let several = sets.len() > 1;
-    let mut said = Vec::new();
-    let targets = std::iter::once(&mut r.params).chain(r.others.iter_mut());
-    for ((p, f), given) in targets.zip(&factors).zip(&sets) {
-        let Some(f) = *f else { continue };
-        *p = scale(*p, "all", f)?;
-        let which = match (several, given.class, given.cores) {
-            (true, Some(Class::Network), _) => "the network's set".to_string(),
-            (true, _, Some(c)) => format!("the set of cores {c:.0} ns"),
-            _ => "the set".to_string(),
+
+    /// `resolved`'s sets, in the order measured, each multiplied by its factor (as by `--scale
+    /// all=F`, after the flags).
+    fn apply(&self, resolved: &mut loggps_predict::model::ResolvedModel) -> Result<(), Error> {
+        let loggps_predict::model::ResolvedModel::LogGps(r) = resolved else {
+            return Err(Error::Usage(
+                "--at-run-speed scales LogGPS sets; LogGP's have no message round trips to judge"
+                    .into(),
+            ));
         };
-        said.push(format!("{which} ×{f:.3}"));
+        let sets = std::iter::once(&mut r.params).chain(r.others.iter_mut());
+        for (p, f) in sets.zip(&self.factors) {
+            if let Some(f) = *f {
+                *p = loggps_predict::model::scale(*p, "all", f)?;
+            }
+        }
+        Ok(())
     }
-    if said.is_empty() {
-        warn(
-            "--at-run-speed: the trace holds no round trips through MPI that a set judges (the \
-             tracer times them at MPI_Init and MPI_Finalize; a pair whose cores lay 2× from \
-             every set's is not judged): predicted at the sets' own speed"
-                .into(),
-        );
-    }
-    Ok((speeds, said))
 }
 
 /// The warnings of [`message_speeds`], for the caller to print (and report).

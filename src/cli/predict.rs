@@ -36,10 +36,11 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
         split,
     )?;
     let at_speed = match a.at_run_speed {
-        true => Some(agreed(
-            super::at_run_speed(&trace, &mut resolved, &a.params),
-            split,
-        )?),
+        true => {
+            let run = agreed(super::RunSpeed::of(&trace, &a.params), split)?;
+            agreed(run.apply(&mut resolved), split)?;
+            Some(run)
+        }
         false => None,
     };
     let remap = agreed(a.remap(), split)?;
@@ -51,7 +52,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     let mut link_warnings: Vec<String> = links.iter().flat_map(|l| l.warnings.clone()).collect();
     // At the run's speed, the sets already answer for it.
     let (speeds, run_speed) = match at_speed {
-        Some((speeds, said)) => (speeds, said),
+        Some(run) => (run.speeds, run.said),
         None => {
             let speeds = super::message_speeds(&trace, &resolved, &a.params);
             link_warnings.extend(loggps_predict::replay::links::speed_warnings(&speeds));

@@ -339,13 +339,23 @@ pub(super) fn predict_sweep(
             "--sweep {RANKS_PER_NODE} places the ranks: leave out --ranks-per-node and --map"
         )));
     }
+    // Every value at the run's message speed, measured against the sets as given.
+    let run_speed = match a.at_run_speed {
+        true => Some(super::agreed(super::RunSpeed::of(trace, &a.params), split)?),
+        false => None,
+    };
     let (mut points, mut first_error) = (Vec::new(), None);
     let (mut model, mut measured_s) = (None, f64::NAN);
     for (k, &v) in sweep.values.iter().enumerate() {
         let (m, p, coll) = sweep.at(a, coll, v);
         // A value whose parameters are invalid (a factor that leaves `Op` above `T3`) is a
         // failed point, as one whose replay fails: the other values still answer.
-        let resolved = match m.resolve(&p, &trace.meta.sets(), trace.meta.eager_limit.as_ref()) {
+        let resolved = m.resolve(&p, &trace.meta.sets(), trace.meta.eager_limit.as_ref());
+        let at_speed = |mut r| match &run_speed {
+            Some(run) => run.apply(&mut r).map(|()| r),
+            None => Ok(r),
+        };
+        let resolved = match resolved.and_then(at_speed) {
             Ok(r) => r,
             Err(e) => {
                 points.push(report::sweep::Point::failed(v, &e.to_string()));
@@ -411,6 +421,7 @@ pub(super) fn predict_sweep(
     let mut report =
         report::sweep::SweepReport::new(&name, trace, &model, &sweep.label(), measured_s, points);
     report.events = all_events(trace, census);
+    report.at_run_speed = run_speed.map(|r| r.said).unwrap_or_default();
     if let Some(path) = &a.svg {
         super::write_svg(path, &report.svg())?;
     }

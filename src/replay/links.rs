@@ -428,7 +428,8 @@ pub fn speed_warnings(speeds: &[MessageSpeed]) -> Vec<String> {
              of {}): one placement of the cores runs messages at other speeds from one launch \
              to another (the machine's other load, a hypervisor), and the set was measured at \
              another; the communication is likely predicted too {off}: calibrate in the \
-             conditions the program runs in",
+             conditions the program runs in (`predict --at-run-speed` predicts at the run's \
+             speed)",
             away.len(),
             timed.len(),
             x.rank,
@@ -444,7 +445,8 @@ pub fn speed_warnings(speeds: &[MessageSpeed]) -> Vec<String> {
              (ranks 0 and {}: round trips through MPI at MPI_Init/MPI_Finalize of {}): the \
              network ran at another speed than when the set was measured (its other load, \
              another route); the communication between nodes is likely predicted too {off}: \
-             calibrate in the conditions the program runs in",
+             calibrate in the conditions the program runs in (`predict --at-run-speed` \
+             predicts at the run's speed)",
             x.rank, x.shown,
         )
     });

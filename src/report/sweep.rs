@@ -96,6 +96,9 @@ pub struct SweepReport {
     pub parameter: String,
     /// The other parameters, as every value used them.
     pub params: Ordered<ParamUsed>,
+    /// Each set scaled to the run's message speed, in words ([`super::Report::at_run_speed`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub at_run_speed: Vec<String>,
     pub points: Vec<Point>,
 }
 
@@ -127,6 +130,7 @@ impl SweepReport {
             rendezvous_sender: super::rendezvous_sender(model),
             parameter: parameter.to_string(),
             params,
+            at_run_speed: Vec::new(),
             points,
         }
     }
@@ -149,6 +153,13 @@ impl SweepReport {
         let swept = format!("{} swept", self.parameter);
         super::table::parameters(out, &self.params, Some(&swept))?;
         writeln!(out, "measured   {:.6} s", self.measured_s)?;
+        if !self.at_run_speed.is_empty() {
+            writeln!(
+                out,
+                "speed      every value at the run's message speed (--at-run-speed): {}",
+                self.at_run_speed.join(", ")
+            )?;
+        }
         writeln!(out)?;
         // A value whose replay warned is marked.
         let mark = |p: &Point| if p.warnings.is_empty() { "" } else { "*" };
