@@ -21,9 +21,10 @@
 #                                        # set) until each placement the node calibration holds
 #                                        # a set for has RUNS runs nearest it: the machine picks
 #                                        # the placement
-#   NODE_PARAMS=/tmp/links/node.toml EACH=1 MAX=100 NODES=one tests/bench/links.sh
+#   PROGRAMS=pingpong NODE_PARAMS=/tmp/links/node.toml EACH=1 MAX=100 NODES=one tests/bench/links.sh
 #                                        # an earlier node calibration again (a rare placement's
-#                                        # runs gathered over several sittings against one set)
+#                                        # runs gathered over several sittings against one set;
+#                                        # PROGRAMS: pingpong and halo unless set)
 #
 # Each one-node run's message speed (`predict`'s `message_speed`: the tracer's round trips
 # through MPI at MPI_Init and MPI_Finalize over its set's) is listed with its error: the runs
@@ -123,7 +124,7 @@ PY
 }
 
 printf '\n%-10s %-9s %5s %12s %18s %11s %11s %s\n' program placement runs measured_s measured_min..max combined_% one_set_% "cores ns (one node)"
-for prog in pingpong halo; do
+for prog in ${PROGRAMS:-pingpong halo}; do
   # two nodes: the network set and the node sets, against the node sets alone
   : > "$W/two-$prog.tsv"
   for i in $(seq "$RUNS"); do
