@@ -384,8 +384,9 @@ pub fn message_speeds(trace: &Trace, sets: &[Params]) -> Vec<MessageSpeed> {
     out
 }
 
-/// What `--at-run-speed` multiplies each of `n` sets by (the model's §12, "A message's speed"):
-/// the geometric mean of the ratios of the moments judged against it, none where none was.
+/// What `--at-run-speed` multiplies each of `n` sets by (the model's §12, "A run's messages at
+/// another speed"): the geometric mean of the ratios of the moments judged against it, none
+/// where none was.
 pub fn speed_factors(speeds: &[MessageSpeed], n: usize) -> Vec<Option<f64>> {
     let mut logs = vec![Vec::new(); n];
     for (i, r) in speeds.iter().flat_map(|x| x.moments.iter().flatten()) {

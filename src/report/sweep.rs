@@ -153,13 +153,7 @@ impl SweepReport {
         let swept = format!("{} swept", self.parameter);
         super::table::parameters(out, &self.params, Some(&swept))?;
         writeln!(out, "measured   {:.6} s", self.measured_s)?;
-        if !self.at_run_speed.is_empty() {
-            writeln!(
-                out,
-                "speed      every value at the run's message speed (--at-run-speed): {}",
-                self.at_run_speed.join(", ")
-            )?;
-        }
+        super::table::run_speed(out, &self.at_run_speed, "every value ")?;
         writeln!(out)?;
         // A value whose replay warned is marked.
         let mark = |p: &Point| if p.warnings.is_empty() { "" } else { "*" };

@@ -144,13 +144,7 @@ impl Exporter for Table {
             )?,
             None => {}
         }
-        if !r.at_run_speed.is_empty() {
-            writeln!(
-                out,
-                "speed      at the run's message speed (--at-run-speed): {}",
-                r.at_run_speed.join(", ")
-            )?;
-        }
+        run_speed(out, &r.at_run_speed, "")?;
         writeln!(out)?;
         writeln!(
             out,
@@ -315,3 +309,16 @@ fn critical_path(out: &mut dyn Write, c: &super::CriticalPathReport) -> io::Resu
 
 /// Rows of routines and of ranks the table shows of the critical path.
 const CRITICAL_ROWS: usize = 10;
+
+/// The line naming each set scaled to the run's message speed (`--at-run-speed`), if any: `of`
+/// says what was predicted so ("every value " in a sweep).
+pub(super) fn run_speed(out: &mut dyn Write, said: &[String], of: &str) -> io::Result<()> {
+    if said.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "speed      {of}at the run's message speed (--at-run-speed): {}",
+        said.join(", ")
+    )
+}
