@@ -786,7 +786,7 @@ fn messages_between_nodes_at_another_speed_are_warned_of() {
 /// 1.69× (100 · 1.69 = 169, 500 · 1.69 = 845); two moments against one set (480 and 320 ns
 /// against 400) make it their geometric mean, √(1.2 · 0.8); between nodes, 17500 ns against the network
 /// set's 14000 make it 1.25× (1000 → 1250, 7000 → 8750); a sweep takes every value at the
-/// run's speed. A trace without the figures is
+/// run's speed, and `sensitivity` and `callsites` replay at it. A trace without the figures is
 /// predicted as without the flag, warned; a platform's set is refused.
 #[test]
 fn at_the_runs_message_speed_each_set_is_scaled_by_its_pairs_ratio() {
@@ -812,6 +812,45 @@ fn at_the_runs_message_speed_each_set_is_scaled_by_its_pairs_ratio() {
     assert!(
         (e[0] - 50.0 * f).abs() < 1e-3 && (e[1] - 200.0 * f).abs() < 1e-3,
         "{e:?}"
+    );
+    // `sensitivity` and `callsites` replay so too (the set's L 100 · 1.25 = 125 ns)
+    let v = json(&[
+        "sensitivity",
+        &t,
+        "--params",
+        &near,
+        "--at-run-speed",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        (v["predicted_s"].as_f64().unwrap() * 1e9 - 250.0).abs() < 1e-6,
+        "{v}"
+    );
+    let l = (v["parameters"].as_array().unwrap().iter()).find(|p| p["name"] == "L");
+    assert_eq!(l.unwrap()["value"].as_f64(), Some(125.0), "{v}");
+    let mut sited = String::new();
+    for line in timed_messages((90, 95), 500, 500).lines() {
+        let site = line.contains("MPI_Send") || line.contains("MPI_Recv");
+        sited += &format!("{line}{}\n", if site { " site=0" } else { "" });
+    }
+    for r in 0..2 {
+        sited +=
+            &format!("object {r} 0x1000 0x1000 0x2000 - \"/nonexistent/prog\"\nsites {r} 0x1201\n");
+    }
+    let (_d7, sited) = text_trace("sited.txt", &sited);
+    let v = json(&[
+        "callsites",
+        &sited,
+        "--params",
+        &near,
+        "--at-run-speed",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        (v["predicted_s"].as_f64().unwrap() * 1e9 - 250.0).abs() < 1e-6,
+        "{v}"
     );
     // a sweep: every value at the run's speed, after the value (L = 200: (50 + 200 + 50) · 1.25)
     let v = json(&[

@@ -352,6 +352,9 @@ pub struct ReplayArgs {
     /// Collectives, as for a prediction (`modeled`, `measured` or OP=ALGORITHM,…)
     #[arg(long, value_name = "SPEC", default_value = "modeled")]
     pub coll: String,
+    /// Replay at the speed the run's messages went, as `predict --at-run-speed` does
+    #[arg(long)]
+    pub at_run_speed: bool,
 }
 
 #[derive(Args, Debug)]

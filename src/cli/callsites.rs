@@ -56,19 +56,13 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
              and OTF2's with Score-P's program regions or calling contexts have them"
         )));
     };
-    let resolved = a.replay.model.resolve(
-        &a.replay.params,
-        &trace.meta.sets(),
-        trace.meta.eager_limit.as_ref(),
-    )?;
+    let (resolved, speed) = super::replay_model(&trace, &a.replay)?;
     let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
     match &links {
         None => drop(super::warn_placement(&trace, resolved.cores())),
         Some(l) => l.warnings.iter().cloned().for_each(warn),
     }
-    super::speed_warnings(&trace, &resolved, &a.replay.params)
-        .into_iter()
-        .for_each(warn);
+    speed.into_iter().for_each(warn);
     let model = resolved.model();
     let graph = loggps_predict::graph::build(&trace, &name)?;
     let tally = Tally::new(&trace, sites);

@@ -313,6 +313,33 @@ impl RunSpeed {
     }
 }
 
+/// The model `callsites` and `sensitivity` replay with, as a prediction resolves it (at the
+/// run's message speed where asked), and what to warn of the run's speed: the speed's
+/// warnings, or the sets scaled to it.
+fn replay_model(
+    trace: &Trace,
+    a: &args::ReplayArgs,
+) -> Result<(loggps_predict::model::ResolvedModel, Vec<String>), Error> {
+    let mut resolved = a.model.resolve(
+        &a.params,
+        &trace.meta.sets(),
+        trace.meta.eager_limit.as_ref(),
+    )?;
+    if !a.at_run_speed {
+        let said = speed_warnings(trace, &resolved, &a.params);
+        return Ok((resolved, said));
+    }
+    let run = RunSpeed::of(trace, &a.params)?;
+    run.apply(&mut resolved)?;
+    let said = (!run.said.is_empty()).then(|| {
+        format!(
+            "replayed at the run's message speed (--at-run-speed): {}",
+            run.said.join(", ")
+        )
+    });
+    Ok((resolved, said.into_iter().collect()))
+}
+
 /// The warnings of [`message_speeds`], for the caller to print (and report).
 fn speed_warnings(
     trace: &Trace,

@@ -79,15 +79,9 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
     let coll = Choice::parse(&a.replay.coll)?;
     let range = a.s_range.as_deref().map(parse_range).transpose()?;
     let trace = load_then(&a.replay.trace, trace::Then::PREDICT)?;
-    let resolved = a.replay.model.resolve(
-        &a.replay.params,
-        &trace.meta.sets(),
-        trace.meta.eager_limit.as_ref(),
-    )?;
+    let (resolved, speed) = super::replay_model(&trace, &a.replay)?;
     let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
-    super::speed_warnings(&trace, &resolved, &a.replay.params)
-        .into_iter()
-        .for_each(warn);
+    speed.into_iter().for_each(warn);
     let ResolvedModel::LogGps(resolved) = resolved else {
         unreachable!("LogGPS, checked above")
     };
