@@ -814,19 +814,21 @@ fn at_the_runs_message_speed_each_set_is_scaled_by_its_pairs_ratio() {
         "{e:?}"
     );
     // `sensitivity` and `callsites` replay so too (the set's L 100 · 1.25 = 125 ns)
-    let v = json(&[
-        "sensitivity",
-        &t,
-        "--params",
-        &near,
-        "--at-run-speed",
-        "--format",
-        "json",
-    ]);
-    assert!(
-        (v["predicted_s"].as_f64().unwrap() * 1e9 - 250.0).abs() < 1e-6,
-        "{v}"
-    );
+    let at_speed = |command: &str, trace: &str| {
+        let v = json(&[
+            command,
+            trace,
+            "--params",
+            &near,
+            "--at-run-speed",
+            "--format",
+            "json",
+        ]);
+        let ns = v["predicted_s"].as_f64().unwrap() * 1e9;
+        assert!((ns - 250.0).abs() < 1e-6, "{command}: {v}");
+        v
+    };
+    let v = at_speed("sensitivity", &t);
     let l = (v["parameters"].as_array().unwrap().iter()).find(|p| p["name"] == "L");
     assert_eq!(l.unwrap()["value"].as_f64(), Some(125.0), "{v}");
     let mut sited = String::new();
@@ -839,19 +841,7 @@ fn at_the_runs_message_speed_each_set_is_scaled_by_its_pairs_ratio() {
             &format!("object {r} 0x1000 0x1000 0x2000 - \"/nonexistent/prog\"\nsites {r} 0x1201\n");
     }
     let (_d7, sited) = text_trace("sited.txt", &sited);
-    let v = json(&[
-        "callsites",
-        &sited,
-        "--params",
-        &near,
-        "--at-run-speed",
-        "--format",
-        "json",
-    ]);
-    assert!(
-        (v["predicted_s"].as_f64().unwrap() * 1e9 - 250.0).abs() < 1e-6,
-        "{v}"
-    );
+    at_speed("callsites", &sited);
     // a sweep: every value at the run's speed, after the value (L = 200: (50 + 200 + 50) · 1.25)
     let v = json(&[
         "predict",
