@@ -78,6 +78,112 @@ fn od_moves_the_arrival_and_op_shortens_a_receive_posted_early() {
     assert_close(r1[2], 7_070.0, "between: the rest of T3");
 }
 
+/// A send that departs (`departs_upto`, the model's §13): with `Od = 2,000`, `Op = 3,000` and
+/// sends of up to 1,000 B departing, the send of 1,000 B returns when its message leaves,
+/// 13,410 − 2,000 = 11,410; the message arrives at 28,050 as before and its receive carries
+/// the `Od` (`T3` 9,120 + 2,000, of which `Op` + `Od` = 5,000 done when posted that early):
+/// - posted at 0: 28,050 − 5,000 + 11,120 = 34,170, as before;
+/// - posted at 26,000 (2,050 before the arrival): 26,000 + 11,120 = 37,120, 2,050 of it the
+///   wait, 9,070 communication;
+/// - posted at 50,000: 61,120.
+///
+/// A ping-pong at `w = 0` (rank 1 sends the message back when its receive returns) ends at
+/// 2 × 34,170 = 68,340 either way: rank 0's receive, posted at 11,410 where it was 13,410, does
+/// its 5,000 before the reply arrives at 34,170 + 28,050 = 62,220. Sends of more than
+/// `departs_upto` bytes return at their end. The value comes from a parameter file, the
+/// trace's own parameters (text and binary) or the flag, and is reported.
+#[test]
+fn a_send_that_departs_returns_when_its_message_has_left() {
+    let split = ["--Od", "2000", "--Op", "3000"];
+    let departs = ["--Od", "2000", "--Op", "3000", "--departs-upto", "1000"];
+    let early = predict(&one_message(1000, 0), &departs);
+    assert_close(
+        early["predicted_s"].as_f64().unwrap() * 1e9,
+        34_170.0,
+        "early",
+    );
+    assert_close(
+        rank_ns(&early, 0)[0],
+        11_410.0,
+        "the send returns at T1 − Od",
+    );
+    assert_eq!(early["params"]["departs_upto"]["value"], 1000.0, "{early}");
+    assert_eq!(early["params"]["departs_upto"]["source"], "flag", "{early}");
+    let between = predict(&one_message(1000, 26_000), &departs);
+    assert_close(
+        between["predicted_s"].as_f64().unwrap() * 1e9,
+        37_120.0,
+        "between",
+    );
+    let r1 = rank_ns(&between, 1);
+    assert_close(r1[4], 2_050.0, "between: the wait for the arrival");
+    assert_close(r1[2], 9_070.0, "between: T3 and the send's Od");
+    let late = predict(&one_message(1000, 50_000), &departs);
+    assert_close(
+        late["predicted_s"].as_f64().unwrap() * 1e9,
+        61_120.0,
+        "late",
+    );
+    // Above departs_upto: as with the split alone.
+    let above = ["--Od", "2000", "--Op", "3000", "--departs-upto", "999"];
+    let v = predict(&one_message(1000, 26_000), &above);
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 35_120.0, "above");
+    assert_close(rank_ns(&v, 0)[0], 13_410.0, "above: the send returns at T1");
+
+    let pingpong = format!(
+        "loggps-trace 1\nranks 2\n{MYRINET}\n\
+         0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=1000 peer=1 tag=0\n\
+         0 MPI_Recv 10 20 bytes=1000 peer=1 tag=0\n0 MPI_Finalize 20 30\n\
+         1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=1000 peer=0 tag=0\n\
+         1 MPI_Send 10 20 bytes=1000 peer=0 tag=0\n1 MPI_Finalize 20 30\n"
+    );
+    for args in [&split[..], &departs[..]] {
+        let v = predict(&pingpong, args);
+        assert_close(rank_ns(&v, 0)[0], 68_340.0, "the round trip");
+    }
+
+    // From the trace's parameters, text and binary, and from a file.
+    let text = one_message(1000, 26_000).replace(
+        MYRINET,
+        "params bands=8191:6550:1160:6.86:2.57:15.48:2000:3000;18446744073709551615:6550:1160:6.86:2.57:-0.74:2000:3000 S=16383 departs_upto=1000",
+    );
+    let (d, f) = text_trace("departs.txt", &text);
+    let b = d.path().join("departs.bin");
+    let out = run(&["convert", &f, b.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in [f.as_str(), b.to_str().unwrap()] {
+        let v = json(&[t, "--format", "json"]);
+        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 37_120.0, t);
+        assert_eq!(v["params"]["departs_upto"]["value"], 1000.0, "{v}");
+    }
+    let toml = d.path().join("departs.toml");
+    std::fs::write(
+        &toml,
+        "S = 16383\ndeparts_upto = 1000\n\n[[bands]]\nhi = 8191\no = 6550.0\nL = 1160.0\nOs = 6.86\nOr = 2.57\nG = 15.48\nOd = 2000.0\nOp = 3000.0\n\n[[bands]]\no = 6550.0\nL = 1160.0\nOs = 6.86\nOr = 2.57\nG = -0.74\nOd = 2000.0\nOp = 3000.0\n",
+    )
+    .unwrap();
+    let v = predict(
+        &one_message(1000, 26_000),
+        &["--params", toml.to_str().unwrap()],
+    );
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 37_120.0, "file");
+    let bad = std::fs::read_to_string(&toml)
+        .unwrap()
+        .replace("departs_upto = 1000", "departs_upto = -1");
+    std::fs::write(&toml, bad).unwrap();
+    let out = run(&[&f, "--params", toml.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("departs_upto must be a non-negative integer"),
+        "{err}"
+    );
+}
+
 /// 20,000 B by rendezvous, both called at 0, `Od = 2,000`, `Op = 3,000` (the control
 /// messages' from the first band, the same here): the request arrives at 6,550 − 2,000 + 1,160
 /// = 5,710; the receive, posted early, confirms at 5,710 − 3,000 + 6,550 = 9,260; the ACK

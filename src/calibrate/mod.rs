@@ -644,6 +644,57 @@ pub fn launch_spread(round_trips: &[Sample]) -> f64 {
     }
 }
 
+/// Up to which size a blocking eager send returns once its message has left (the model's
+/// §13, `Params::departs_upto`): the top of the run of bands from the first whose timed sends
+/// (rank 0's `MPI_Send` with its partner already waiting) lie nearer `T1 − Od` than `T1`, in
+/// most of their sizes, and whose receives, posted at the send's call, can do their `Op` and
+/// that `Od` before the message arrives (`T1 + T2 − 2·Od − Op ≥ 0`: every round trip the
+/// fit reproduces stays as it was). None where the first band's sends take their `T1`, or
+/// the set has no `Od`.
+pub fn departs_upto(p: &Params, calls: &[Calls]) -> Option<u64> {
+    let bands = p.bands.as_ref()?;
+    let (mut lo, mut upto) = (0, None);
+    for x in bands.as_slice().iter().take_while(|x| x.hi <= p.S) {
+        let timed: Vec<&Calls> = (calls.iter())
+            .filter(|c| c.k >= lo && c.k <= x.hi && c.send_ns.is_finite())
+            .collect();
+        let nearer = |c: &&&Calls| {
+            let t1 = p.t1(c.k);
+            (c.send_ns - (t1 - x.Od)).abs() < (c.send_ns - t1).abs()
+        };
+        let room = |k: u64| p.t1(k) + p.t2(k) - 2.0 * x.Od - x.Op >= 0.0;
+        let departs = x.Od > 0.0
+            && 2 * timed.iter().filter(nearer).count() > timed.len()
+            && room(lo)
+            && room(x.hi);
+        if !departs {
+            break;
+        }
+        (lo, upto) = (x.hi + 1, Some(x.hi));
+    }
+    upto
+}
+
+/// [`departs_upto`] in words: the sizes, and rank 0's timed sends there against `T1` and
+/// `T1 − Od` (medians over the sizes); None where every send returns at its end.
+pub fn departs_finding(p: &Params, calls: &[Calls]) -> Option<String> {
+    let upto = p.departs_upto?;
+    let at: Vec<&Calls> = (calls.iter())
+        .filter(|c| c.k <= upto && c.send_ns.is_finite())
+        .collect();
+    let med = |f: &dyn Fn(&Calls) -> f64| fit::median(&at.iter().map(|c| f(c)).collect::<Vec<_>>());
+    Some(format!(
+        "a blocking eager send of at most {upto} B returns once its message has left, its receive \
+         paying the rest of its overhead (Od; the model's §13): rank 0's MPI_Send took {:.0} ns \
+         (the median of {} sizes) where T1 is {:.0} ns and T1 − Od {:.0} ns; every round trip \
+         costs as before",
+        med(&|c| c.send_ns),
+        at.len(),
+        med(&|c| p.t1(c.k)),
+        med(&|c| p.t1(c.k) - p.departed(c.k)),
+    ))
+}
+
 /// The eager sizes whose message arrives sooner than LogGPS lets it: half the round trip at
 /// `w = 0` (the model's `T1 + T2 + T3`) more than 25% shorter than rank 0's send and receive
 /// timed with the reply already there (`T1 + T3`). The library lets the message go before
@@ -895,6 +946,11 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         false => Class::Node,
     });
     let mut other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    // Where a small blocking send returns once its message has left (the model's §13).
+    fit.params.departs_upto = departs_upto(&fit.params, &calls);
+    if let Some(o) = other.as_mut() {
+        o.fit.params.departs_upto = departs_upto(&o.fit.params, &o.calls);
+    }
     // Each placement's `oc` fitted with its own parameters, to the launches that ran there.
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
@@ -1254,6 +1310,9 @@ pub fn params_file(c: &Calibration) -> String {
         "# copies: {}\n",
         copy_finding(c.copy_aligned_ns, c.copy_aliased_ns).0
     ));
+    if let Some(text) = departs_finding(&c.fit.params, &c.calls) {
+        s.push_str(&format!("# departs: {text}\n"));
+    }
     let (lo, hi) = (c.copying.points.first(), c.copying.points.last());
     s.push_str(&format!(
         "# copy: the slope of memcpy between page-aligned buffers over {}–{} bytes (fixed cost {:.0} ns)\n",
@@ -1344,6 +1403,77 @@ pub fn params_file(c: &Calibration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A set of two eager bands: up to 256 B `T1` = 100 ns with `Od` = 40, up to 4040 B `T1` =
+    /// 300 + k·0.1 with `Od` = 200; `L` = 50 (hand-made).
+    fn two_bands(od1: f64, l1: f64) -> Params {
+        use crate::model::{Band, Bands};
+        let band = |hi, o, l, os, od| Band {
+            hi,
+            o,
+            L: l,
+            Os: os,
+            Or: 0.0,
+            G: 0.0,
+            Od: od,
+            Op: 0.0,
+        };
+        let b = [
+            band(256, 100.0, l1, 0.0, od1),
+            band(4040, 300.0, 50.0, 0.1, 200.0),
+            band(u64::MAX, 900.0, 50.0, 0.1, 0.0),
+        ];
+        Params::banded(Bands::new(&b).unwrap(), 4040, None)
+    }
+
+    /// Rank 0's sends of `(k, ns)`.
+    fn sends(at: &[(u64, f64)]) -> Vec<Calls> {
+        (at.iter())
+            .map(|&(k, send_ns)| Calls {
+                k,
+                w_ns: 1e5,
+                send_ns,
+                recv_ns: 200.0,
+                isend_ns: Some(60.0),
+            })
+            .collect()
+    }
+
+    /// The first band's sends take 58–66 ns, nearer its `T1 − Od` (60) than its `T1` (100); the
+    /// second's 310–500 ns, nearer their `T1` (402.4–504.8) than `T1 − 200`: sends of at most
+    /// 256 B depart. Sends of 95 ns in the first band, or a first band whose receives could not
+    /// do its `Od` twice over before the message arrives (`L` = 0, `Od` = 60: 100 − 120 < 0),
+    /// or a set without `Od`: none.
+    #[test]
+    fn small_sends_that_return_at_their_departure_are_found() {
+        let timed = [
+            (8, 58.0),
+            (64, 66.0),
+            (256, 61.0),
+            (1024, 390.0),
+            (2048, 500.0),
+        ];
+        assert_eq!(
+            departs_upto(&two_bands(40.0, 50.0), &sends(&timed)),
+            Some(256)
+        );
+        let slow = [(8, 95.0), (64, 96.0), (256, 94.0), (1024, 390.0)];
+        assert_eq!(departs_upto(&two_bands(40.0, 50.0), &sends(&slow)), None);
+        assert_eq!(departs_upto(&two_bands(60.0, 0.0), &sends(&timed)), None);
+        assert_eq!(departs_upto(&two_bands(0.0, 50.0), &sends(&timed)), None);
+        let p = Params {
+            departs_upto: Some(256),
+            ..two_bands(40.0, 50.0)
+        };
+        let text = departs_finding(&p, &sends(&timed)).unwrap();
+        assert!(text.contains("at most 256 B"), "{text}");
+        assert!(
+            text.contains(
+                "took 61 ns (the median of 3 sizes) where T1 is 100 ns and T1 − Od 60 ns"
+            ),
+            "{text}"
+        );
+    }
 
     /// Exchange launches go on while a placement holds fewer than three of them (hand-made
     /// cache-line figures, grouped within 2×).

@@ -106,6 +106,11 @@ pub struct ParamArgs {
         allow_hyphen_values = true
     )]
     pub bounce: Option<f64>,
+    /// Eager sends of at most BYTES return when their message has left, their receives paying
+    /// the rest of the send's overhead (`Od`, MODEL.md §13); default: the parameters', else
+    /// every send returns at its end
+    #[arg(long = "departs-upto", value_name = "BYTES")]
+    pub departs_upto: Option<u64>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
     /// both), Gs, Gl, Od, Op, copy, oc, gamma, or all of them (all=1.1: a machine 10% slower at
     /// everything the model costs, as `calibrate`'s interruptions finding suggests); repeatable,
@@ -174,6 +179,7 @@ impl ParamArgs {
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            departs_upto: self.departs_upto,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -312,6 +318,7 @@ impl ModelArgs {
                     ("--progress", p.progress.is_some()),
                     ("--rendezvous-sender", p.rendezvous_sender.is_some()),
                     ("--bounce", p.bounce.is_some()),
+                    ("--departs-upto", p.departs_upto.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

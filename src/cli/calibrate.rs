@@ -342,6 +342,9 @@ fn print_calibration(c: &Calibration, toml: &Path, svg: &Path) {
     print_bands(p, &kept);
     print_fit(c, p, &kept);
     print_limits(p, &c.calls);
+    if let Some(text) = calibrate::departs_finding(p, &c.calls) {
+        println!("departs     {text}");
+    }
     print_warnings(c, p);
     print_eager_limit(c, p);
     print_findings(c, p);
@@ -600,6 +603,9 @@ fn print_second_set(c: &Calibration) {
             .filter(|x| !o.fit.outliers.contains(x))
             .collect();
         print_bands(&o.fit.params, &kept);
+        if let Some(text) = calibrate::departs_finding(&o.fit.params, &o.calls) {
+            println!("departs     {text}");
+        }
         print_eager_above(o.eager_above.as_ref(), &o.fit.params);
     }
 }

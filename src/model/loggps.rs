@@ -61,6 +61,12 @@ pub struct Params {
     /// lines the sender's cache holds. 0: as any other receive.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub bounce: f64,
+    /// Eager sends of at most this many bytes return when their message has left (at the
+    /// send's end − `Od`), their receives paying that `Od` (the model's §13): an MPI library
+    /// whose small blocking send only hands its message over (Open MPI's shared memory up to
+    /// 255 B here: 40–70 ns where `T1` is 200). None: every send returns at its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub departs_upto: Option<u64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -153,6 +159,7 @@ impl Params {
             progress_at_calls: false,
             rendezvous_sender: 0.0,
             bounce: 0.0,
+            departs_upto: None,
             bands: None,
         }
     }
@@ -201,6 +208,7 @@ impl Params {
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            departs_upto: self.departs_upto,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -219,6 +227,7 @@ impl Params {
                 progress_at_calls: self.progress_at_calls,
                 rendezvous_sender: self.rendezvous_sender,
                 bounce: self.bounce,
+                departs_upto: self.departs_upto,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -298,6 +307,16 @@ impl Params {
         }
     }
 
+    /// The `Od` an eager `k`-byte send leaves to its receive, returning when its message has
+    /// left ([`Params::departs_upto`]): 0 where it returns at its end.
+    #[inline(always)]
+    pub fn departed(&self, k: u64) -> f64 {
+        match self.departs_upto {
+            Some(d) if k <= d && k <= self.S => self.split_of(k).0,
+            _ => 0.0,
+        }
+    }
+
     /// When the last byte of a `k`-byte eager message sent at `ts` arrives: `ts + T1 − Od +
     /// T2*` (the model's §13), and its `Op`.
     #[inline(always)]
@@ -335,7 +354,7 @@ impl Params {
     pub fn send(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
         if !rdv {
             return Cost {
-                ret: ts + self.t1(k),
+                ret: ts + self.t1(k) - self.departed(k),
                 sync: 0.0,
                 unblock: ts,
             };
@@ -353,10 +372,12 @@ impl Params {
     #[inline(always)]
     pub fn recv(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {
         if !rdv {
-            // Posted `Op` or more before the arrival, it has done `Op` of its `T3` by then.
+            // Posted `Op` or more before the arrival, it has done `Op` of its `T3` by then
+            // (and of the `Od` its send left it, where that returned at the departure).
             let (arrives, op) = self.arrival(k, ts);
+            let od = self.departed(k);
             return Cost {
-                ret: (arrives - op).max(tr) + self.t3(k),
+                ret: (arrives - op - od).max(tr) + self.t3(k) + od,
                 sync: (arrives - tr).max(0.0),
                 unblock: arrives,
             };
@@ -376,7 +397,7 @@ impl Params {
     /// its rank is busy with it where it takes receives one at a time.
     pub fn recv_busy(&self, k: u64, rdv: bool) -> f64 {
         match rdv {
-            false => self.t3(k),
+            false => self.t3(k) + self.departed(k),
             true => {
                 let (od, op) = self.split_of(k);
                 self.o + self.t5() + self.t1(k) - od + self.t2(k) - op + self.t3(k)
@@ -530,7 +551,11 @@ impl CostModel for Params {
         SendCall {
             to_receiver: t,
             needs_tr: rdv,
-            ret: if rdv { f64::NAN } else { t + self.t1(bytes) },
+            ret: if rdv {
+                f64::NAN
+            } else {
+                t + self.t1(bytes) - self.departed(bytes)
+            },
         }
     }
 

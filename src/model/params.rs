@@ -66,6 +66,9 @@ pub struct Overrides {
     /// What a rendezvous payload received into a buffer last sent to the same peer costs its
     /// receiver more, ns a byte (`--bounce`, the model's §13).
     pub bounce: Option<f64>,
+    /// Eager sends of at most this many bytes return when their message has left
+    /// (`--departs-upto`, the model's §13).
+    pub departs_upto: Option<u64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -98,6 +101,8 @@ pub struct Resolved {
     pub copy_source: Source,
     /// Where `params.bounce` came from (unused while it is 0).
     pub bounce_source: Source,
+    /// Where `params.departs_upto` came from (unused while it is None).
+    pub departs_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -144,6 +149,8 @@ impl Resolved {
         let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
         let bounce =
             (p.bounce > 0.0).then(|| ("bounce".to_string(), p.bounce, &self.bounce_source));
+        let departs =
+            (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         named
             .into_iter()
             .chain(poll)
@@ -151,6 +158,7 @@ impl Resolved {
             .chain(oc)
             .chain(copy)
             .chain(bounce)
+            .chain(departs)
     }
 }
 
@@ -384,6 +392,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         }
         (p.bounce, bounce_source) = (v, Source::Flag);
     }
+    let mut departs_source = source.clone();
+    if let Some(d) = ov.departs_upto {
+        (p.departs_upto, departs_source) = (Some(d), Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -474,6 +486,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         oc_source,
         copy_source,
         bounce_source,
+        departs_source,
         split_sources,
         others: Vec::new(),
     })
@@ -847,6 +860,7 @@ struct Extras {
     progress_at_calls: bool,
     rendezvous_sender: f64,
     bounce: f64,
+    departs_upto: Option<u64>,
 }
 
 impl Extras {
@@ -862,6 +876,7 @@ impl Extras {
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            departs_upto: self.departs_upto,
             ..p
         }
     }
@@ -906,6 +921,10 @@ impl Extras {
         if let Some(why) = bounce_invalid(bounce) {
             return Err(why);
         }
+        let departs_upto = match table.contains_key("departs_upto") {
+            true => Some(byte_count(table, "departs_upto")?),
+            false => None,
+        };
         Ok(Extras {
             poll,
             gamma,
@@ -916,6 +935,7 @@ impl Extras {
             progress_at_calls,
             rendezvous_sender,
             bounce: bounce.unwrap_or(0.0),
+            departs_upto,
         })
     }
 }
@@ -1096,7 +1116,9 @@ pub fn params_toml(p: &Params) -> String {
         + &match p.bounce {
             0.0 => String::new(),
             b => format!("bounce = {b:?}\n"),
-        };
+        }
+        + &p.departs_upto
+            .map_or(String::new(), |d| format!("departs_upto = {d}\n"));
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",

@@ -595,7 +595,8 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 9] = [
+    const EXTRAS: [&str; 10] = [
+        "departs_upto",
         "poll",
         "gamma",
         "oc",
@@ -662,6 +663,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         return Err(why);
     }
     let bounce = bounce.unwrap_or(0.0);
+    let departs_upto = match get("departs_upto") {
+        Ok(_) => Some(int("departs_upto")?),
+        Err(_) => None,
+    };
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -681,6 +686,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             progress_at_calls,
             rendezvous_sender,
             bounce,
+            departs_upto,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -694,6 +700,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         progress_at_calls,
         rendezvous_sender,
         bounce,
+        departs_upto,
         ..Params::from_named(num, int)?
     })
 }
@@ -751,6 +758,8 @@ fn extras_fields(p: &Params) -> String {
             0.0 => String::new(),
             b => format!(" bounce={b}"),
         }
+        + &p.departs_upto
+            .map_or(String::new(), |d| format!(" departs_upto={d}"))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has

@@ -183,10 +183,17 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
         others.push(Params { class: c, ..p });
         input = rest;
     }
-    let main = Params {
+    let mut main = Params {
         class: main_class,
         ..main
     };
+    // Each set's `departs_upto` (u64::MAX: none), where one has it (the model's §13).
+    if !input.is_empty() {
+        for p in std::iter::once(&mut main).chain(others.iter_mut()) {
+            let (rest, d) = expect("a parameter set's departs_upto (u64)", le_u64)(input)?;
+            (p.departs_upto, input) = ((d != u64::MAX).then_some(d), rest);
+        }
+    }
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 

@@ -116,14 +116,22 @@ impl<W: Write> Writer<W> {
             None => j.push(0),
         }
         put_set(&mut j, meta.params.as_ref());
+        let departs = |p: &Params| p.departs_upto.is_some();
+        let departing = (meta.params.iter().chain(&meta.other_params)).any(departs);
         if let Some(p) = &meta.params
-            && (p.class.is_some() || !meta.other_params.is_empty())
+            && (p.class.is_some() || !meta.other_params.is_empty() || departing)
         {
             j.push(class_code(p.class));
             j.push(meta.other_params.len() as u8);
             for o in &meta.other_params {
                 j.push(class_code(o.class));
                 put_set(&mut j, Some(o));
+            }
+            // Each set's `departs_upto` (u64::MAX: none), where one has it.
+            if departing {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.departs_upto.unwrap_or(u64::MAX).to_le_bytes());
+                }
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;
