@@ -64,7 +64,7 @@ pub struct Params {
     /// Eager sends of at most this many bytes return when their message has left (at the
     /// send's end − `Od`), their receives paying that `Od` (the model's §13): an MPI library
     /// whose small blocking send only hands its message over (Open MPI's shared memory up to
-    /// 255 B here: 40–70 ns where `T1` is 200). None: every send returns at its end.
+    /// 256 B here: 64–70 ns where `T1` is 121–203). None: every send returns at its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub departs_upto: Option<u64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
@@ -554,7 +554,7 @@ impl CostModel for Params {
             ret: if rdv {
                 f64::NAN
             } else {
-                t + self.t1(bytes) - self.departed(bytes)
+                self.send(bytes, false, t, t).ret
             },
         }
     }
