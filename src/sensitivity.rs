@@ -136,8 +136,9 @@ pub struct Derivative {
     /// (d runtime / runtime) / (d parameter / parameter): how many percent the runtime moves for
     /// 1% of the parameter (0 where the parameter is 0).
     pub elasticity: f64,
-    /// `central`, `forward` where the parameter may not go below 0, or `backward` where it is
-    /// at its upper bound (`Od` at `T1`).
+    /// `central`, `forward` where the parameter may not go below 0, `backward` where it is
+    /// at its upper bound (`Od` at `T1`), or `pinned` where its bounds meet (`Op` in a band
+    /// whose `T3` is 0): neither step is a valid set, and its derivative is given as 0.
     pub difference: &'static str,
     /// The one-sided differences, by the step up and by the step down (None: not taken). They
     /// differ where the critical path changes within the step (a kink of the runtime).
@@ -174,9 +175,11 @@ pub fn derivatives(
                 false => None,
             };
             let left = down.map(|down| (t0 - down) / h);
-            // A parameter at its upper bound (`Od` at `T1`) is taken from below alone.
+            // A parameter at its upper bound (`Od` at `T1`) is taken from below alone; one whose
+            // bounds meet (`Op` where `T3` is 0, `Od` where `T1` is) cannot move either way.
             let (d, right, difference) = match (valid(&at_up), left) {
                 (false, Some(left)) => (left, None, "backward"),
+                (false, None) => (0.0, None, "pinned"),
                 _ => {
                     let up = rp.runtime(&at_up, &format!("{name} + {h:e}"))?;
                     let right = (up - t0) / h;

@@ -347,3 +347,36 @@ fn where_s_does_not_matter_no_best_is_named() {
         "{text}"
     );
 }
+
+/// A band whose `o` and `Or` are 0 leaves `Op` no room (0 ≤ `Op` ≤ `T3` = 0), nor `Od` with `Os`
+/// 0 (`T1` = 0): neither step is a valid set, so each is reported pinned, not varied (a
+/// calibration's last band, `o` = 0 at its bound, ended the whole report with an error before).
+/// A message of 1000 B in that band: `T2` = 1000 + 1000·2 = 3000 ns (`L`, `k·G`); the runtime
+/// moves by 1 a ns of `L`, by 1000 a ns/B of `G`.
+#[test]
+fn a_parameter_whose_bounds_meet_is_pinned() {
+    let t = "loggps-trace 1\nranks 2\n\
+        0 MPI_Init 0 0\n0 MPI_Send 10 20 bytes=1000 peer=1\n0 MPI_Finalize 30 40\n\
+        1 MPI_Init 0 0\n1 MPI_Recv 10 20 bytes=1000 peer=0\n1 MPI_Finalize 30 40\n";
+    let (d, f) = common::text_trace("pinned.txt", t);
+    let set = d.path().join("set.toml");
+    let set = set.to_str().unwrap();
+    let band = |hi: &str, o: u32, od: u32| {
+        format!("[[set.bands]]\n{hi}o = {o}\nL = 1000\nOs = 0\nOr = 0\nG = 2\nOd = {od}\nOp = 0\n")
+    };
+    let bands = [band("hi = 100\n", 50, 10), band("", 0, 0)].concat();
+    std::fs::write(set, format!("[[set]]\nS = 100000\n{bands}")).unwrap();
+    let v = sensitivity(&[&f, "--params", set]);
+    for name in ["b2.Od", "b2.Op"] {
+        let d = (v["parameters"].as_array().unwrap().iter())
+            .find(|d| d["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {v}"));
+        assert_eq!(d["difference"], "pinned", "{d}");
+        assert_eq!(d["ns_per_unit"], 0.0, "{d}");
+    }
+    close(derivative(&v, "b2.L"), 1.0, 1e-6, "L");
+    close(derivative(&v, "b2.G"), 1000.0, 1e-6, "G");
+    let table =
+        String::from_utf8_lossy(&run(&["sensitivity", &f, "--params", set]).stdout).to_string();
+    assert!(table.contains("(pinned: its bounds meet"), "{table}");
+}

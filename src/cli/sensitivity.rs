@@ -210,6 +210,7 @@ fn table(s: &Sensitivity, out: &mut dyn Write) -> std::io::Result<()> {
             match d.difference {
                 "forward" => "  (forward: it may not go below 0)",
                 "backward" => "  (backward: it is at its upper bound)",
+                "pinned" => "  (pinned: its bounds meet, so it cannot move either way)",
                 _ => "",
             },
             match (d.left_ns_per_unit, d.right_ns_per_unit) {
