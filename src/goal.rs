@@ -2,10 +2,12 @@
 //! `src/trace/import/IMPORT.md`). Each rank's calls become a chain: every operation requires the
 //! rank's last blocking point (a blocking call, a completion, a computation), nonblocking sends
 //! and receives are not blocking points, and a `Wait` or `Test` that completes requests is a
-//! `calc 0` requiring them. The computation between calls is a `calc` of its nanoseconds.
+//! `calc 0` requiring them, one that completes none a `calc` of its traced duration. The computation between calls is a `calc` of its nanoseconds.
 //! Collectives are expanded into the point-to-point messages of the algorithm Open MPI 4.1's
-//! rules pick (as the replay models them), on tags of their own. What GOAL cannot say (probes,
-//! one-sided calls, communicator calls) is left out and counted.
+//! rules pick (as the replay models them), on tags of their own. A cancelled receive, which
+//! the replay matches with nothing, is left out with its cancel. What GOAL cannot say (probes,
+//! one-sided calls, communicator calls, a send's cancel) is left out and counted, its traced
+//! duration a `calc`.
 
 use crate::collectives::traced::{Recorded, op_of};
 use crate::collectives::{self, Step};
@@ -157,6 +159,15 @@ fn rank(
     // Each request's operation (its last step for a collective), and a wildcard Irecv's actual source.
     let mut req_op: HashMap<u32, u64> = HashMap::new();
     let actual = actual_sources(&ev);
+    // A cancelled receive matches nothing (as the replay takes it: the trace cannot say whether
+    // the cancel won); GOAL has no cancel, so it is left out with its cancel, lest it take
+    // another receive's message.
+    let cancelled: std::collections::HashSet<u32> = (0..ev.len())
+        .map(|i| ev.event(i))
+        .filter(|e| e.routine.shape() == Shape::Cancel)
+        .map(|e| e.id as u32)
+        .collect();
+    let mut cancelled_recvs = std::collections::HashSet::new();
     let mut prev_return: Option<u64> = None;
     let mut next_req = 0u32;
     for i in 0..ev.len() {
@@ -189,6 +200,10 @@ fn rank(
                 format_args!("recv {}b from {} tag {}", e.bytes, e.peer, tag(e.tag)),
                 &[],
             ),
+            Shape::Irecv if req.is_some_and(|id| cancelled.contains(&id)) => {
+                cancelled_recvs.extend(req);
+            }
+            Shape::Cancel if cancelled_recvs.contains(&(e.id as u32)) => {}
             Shape::Irecv if e.peer != PEER_NULL => {
                 let id = req.expect("an Irecv's request");
                 let (from, t) = match actual.get(&id) {
@@ -210,8 +225,12 @@ fn rank(
                     .completed_reqs(i)
                     .filter_map(|q| req_op.remove(&q))
                     .collect();
-                if !done.is_empty() {
-                    w.point(format_args!("calc 0"), &done);
+                let took = e.t_return.saturating_sub(e.t_call);
+                match done.is_empty() {
+                    false => w.point(format_args!("calc 0"), &done),
+                    // A failed poll: its traced time, as the replay costs it without `poll`.
+                    true if took > 0 => w.point(format_args!("calc {took}"), &[]),
+                    true => {}
                 }
             }
             Shape::Coll if coll.contains_key(&(r, i)) => {
@@ -224,7 +243,14 @@ fn rank(
                     Routine::Init | Routine::InitThread | Routine::Finalize
                 ) => {}
             _ if e.peer == PEER_NULL => {}
-            _ => *left_out.entry(e.routine.mpi_name()).or_default() += 1,
+            _ => {
+                // Its traced time kept as computation, as the replay keeps an uncosted call's.
+                let took = e.t_return.saturating_sub(e.t_call);
+                if took > 0 {
+                    w.point(format_args!("calc {took}"), &[]);
+                }
+                *left_out.entry(e.routine.mpi_name()).or_default() += 1
+            }
         }
     }
 }

@@ -208,6 +208,48 @@ fn a_trace_through_goal_predicts_the_same() {
     }
 }
 
+/// Ours → GOAL → ours where GOAL has no word for a call: a cancelled wildcard receive (which
+/// matches nothing) is left out, lest it take the message of rank 0's `MPI_Recv` (a deadlock
+/// before, on a real HPCC trace); a `Test` that completed nothing and an `MPI_Iprobe` that
+/// found nothing become `calc`s of their traced 20,000 and 5,000 ns, which the replay keeps as
+/// failed polls (lost before). Rank 1's are on the critical path: both ends the same, to 10^-5.
+#[test]
+fn calls_goal_cannot_say_keep_the_prediction() {
+    let t = "loggps-trace 1\nranks 2\n\
+        0 MPI_Init 0 0\n0 MPI_Irecv 10 20 bytes=1000 peer=-2 tag=8 req=0\n0 MPI_Cancel 30 40 req=0\n\
+        0 MPI_Wait 50 60 done=0:-1:-1\n0 MPI_Send 6000 6100 bytes=1000 peer=1 tag=7\n\
+        0 MPI_Recv 7000 7100 bytes=1000 peer=1 tag=8\n0 MPI_Finalize 40000 40010\n\
+        1 MPI_Init 0 0\n1 MPI_Irecv 10 20 bytes=1000 peer=0 tag=7 req=0\n1 MPI_Test 30 20030\n\
+        1 MPI_Iprobe 20040 25040 peer=0 tag=5\n1 MPI_Wait 25050 25060 done=0:0:7\n\
+        1 MPI_Send 25100 25200 bytes=1000 peer=0 tag=8\n1 MPI_Finalize 40000 40010\n";
+    let (dir, f) = common::text_trace("unsaid.txt", t);
+    let g = dir.path().join("unsaid.goal");
+    let g = g.to_str().unwrap();
+    let out = run(&["convert", &f, g]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(g).unwrap();
+    assert_eq!(text.matches(": recv ").count(), 2, "{text}");
+    assert!(
+        text.contains("calc 20000\n") && text.contains("calc 5000\n"),
+        "{text}"
+    );
+    let loggp = [
+        "--model", "loggp", "--L", "2500", "--o", "1500", "--g", "1000", "--G", "6",
+    ];
+    let a = ends_ns(&[&[f.as_str()], &loggp[..]].concat());
+    let b = ends_ns(&[&[g], &loggp[..]].concat());
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(((x - y) as f64).abs() <= 1e-5 * *x as f64, "{a:?} {b:?}");
+    }
+    // Rank 1's Send leaves after its 20,000 + 5,000 ns of polls: rank 0 ends later than that.
+    assert!(a[0] > 25_000, "{a:?}");
+}
+
 #[test]
 fn what_is_not_a_trace_is_refused_saying_where() {
     let dir = tempfile::tempdir().unwrap();
