@@ -2,11 +2,16 @@
 //! `src/trace/import/IMPORT.md`). Each rank's calls become a chain: every operation requires the
 //! rank's last blocking point (a blocking call, a completion, a computation), nonblocking sends
 //! and receives are not blocking points, and a `Wait` or `Test` that completes requests is a
-//! `calc 0` requiring them, one that completes none a `calc` of its traced duration. The computation between calls is a `calc` of its nanoseconds.
+//! `calc 0` requiring them, one that completes none a `calc` of its traced duration (a failed
+//! poll). The computation is written as the replay takes it: a rank whose `MPI_Init` returned
+//! after the first rank's begins with that time as a `calc`, and each gap between calls is a
+//! `calc` of its nanoseconds without the tracer's own time (MODEL.md §16).
 //! Collectives are expanded into the point-to-point messages of the algorithm Open MPI 4.1's
-//! rules pick (as the replay models them), on tags of their own. A cancelled receive, which
+//! rules pick (as the replay models them), on tags of their own; a call that makes a
+//! communicator into a barrier of its parent's, then a `calc` of its own time after the last of
+//! them called (the replay synchronizes it as a measured collective). A cancelled receive, which
 //! the replay matches with nothing, is left out with its cancel. What GOAL cannot say (probes,
-//! one-sided calls, communicator calls, a send's cancel) is left out and counted, its traced
+//! one-sided calls, `MPI_Comm_free`, a send's cancel) is left out and counted, its traced
 //! duration a `calc`.
 
 use crate::collectives::traced::{Recorded, op_of};
@@ -28,12 +33,19 @@ pub fn write(
     let instances = instances(trace);
     let mut left_out = BTreeMap::new();
     writeln!(out, "num_ranks {p}")?;
+    let t0 = trace.measured_t0();
     for r in 0..p {
         let mut w = Writer {
             s: String::new(),
             next: 0,
             last: None,
         };
+        // A rank that started later than the first (its MPI_Init returned later) starts with
+        // that time as computation, as the replay starts it.
+        let start = trace.measured_begin_ns(r).map_or(0.0, |b| b - t0).round() as u64;
+        if start > 0 {
+            w.point(format_args!("calc {start}"), &[]);
+        }
         rank(trace, r, &instances, &mut w, &mut left_out);
         writeln!(out, "\nrank {r} {{")?;
         out.write_all(w.s.as_bytes())?;
@@ -67,8 +79,21 @@ impl Writer {
     }
 }
 
-/// Per collective call (rank, event): its schedule's steps for that rank, world ranks.
-type Expanded = HashMap<(usize, usize), (i64, Vec<Step>)>;
+/// Per collective call (rank, event): its tag, its schedule's steps for that rank (world
+/// ranks), and its instance's last call (the latest of its members' calls, on rank 0's clock).
+type Expanded = HashMap<(usize, usize), (i64, Vec<Step>, f64)>;
+
+/// The operation a call is expanded as: a collective's own; a call that makes a communicator
+/// synchronizes its parent's members (MODEL.md: like a measured collective), as a barrier.
+fn expanded_op(routine: Routine) -> Option<collectives::Op> {
+    match routine {
+        Routine::CommDup | Routine::CommSplit | Routine::CommCreate => {
+            Some(collectives::Op::Barrier)
+        }
+        _ if routine.shape() == Shape::Coll => op_of(routine),
+        _ => None,
+    }
+}
 
 /// Every collective call's steps: the k-th call on a communicator at each member is one
 /// instance (MPI's order), expanded once by Open MPI 4.1's choice for its size.
@@ -80,7 +105,7 @@ fn instances(trace: &Trace) -> Expanded {
         let ev = trace.rank(r);
         let mut k: HashMap<u32, u64> = HashMap::new();
         for i in 0..ev.len() {
-            if ev.routine(i).shape() == Shape::Coll && op_of(ev.routine(i)).is_some() {
+            if expanded_op(ev.routine(i)).is_some() {
                 let n = k.entry(ev.comm(i)).or_default();
                 calls.entry((ev.comm(i), *n)).or_default().push((r, i));
                 *n += 1;
@@ -95,10 +120,12 @@ fn instances(trace: &Trace) -> Expanded {
         };
         let index = |w: i32| world.iter().position(|&m| m as i32 == w);
         let (r0, i0) = members[0];
-        let op = op_of(trace.rank(r0).routine(i0)).expect("kept above");
+        let op = expanded_op(trace.rank(r0).routine(i0)).expect("kept above");
         let mut rec = Recorded::default();
+        let mut last_call = f64::NEG_INFINITY;
         for &(r, i) in &members {
             let ev = trace.rank(r);
+            last_call = last_call.max(trace.corrected_ns(r, ev.t_call(i)));
             rec.sent = rec.sent.max(ev.bytes(i));
             rec.received = rec.received.max(ev.coll_recv(i).0);
             if let Some(root) = index(ev.peer(i)) {
@@ -142,7 +169,7 @@ fn instances(trace: &Trace) -> Expanded {
                     s => s,
                 })
                 .collect();
-            out.insert((r, i), (tag, steps));
+            out.insert((r, i), (tag, steps, last_call));
         }
     }
     out
@@ -168,17 +195,20 @@ fn rank(
         .map(|e| e.id as u32)
         .collect();
     let mut cancelled_recvs = std::collections::HashSet::new();
-    let mut prev_return: Option<u64> = None;
+    // Each gap between calls as the replay takes it: the tracer's own time out (MODEL.md §16).
+    let change = trace.meta.ranks.gap_change(r);
+    let mut prev: Option<(u64, Routine)> = None;
     let mut next_req = 0u32;
     for i in 0..ev.len() {
         let e = ev.event(i);
-        if let Some(t) = prev_return {
-            let gap = e.t_call.saturating_sub(t);
-            if gap > 0 {
+        if let Some((t, before)) = prev {
+            let gap = e.t_call.saturating_sub(t) as f64;
+            let gap = (gap + change.between(before, e.routine)).max(0.0).round();
+            if gap > 0.0 {
                 w.point(format_args!("calc {gap}"), &[]);
             }
         }
-        prev_return = Some(e.t_return);
+        prev = Some((e.t_return, e.routine));
         let req = e.routine.creates_request().then(|| {
             next_req += 1;
             next_req - 1
@@ -234,8 +264,17 @@ fn rank(
                 }
             }
             Shape::Coll if coll.contains_key(&(r, i)) => {
-                let (t, steps) = &coll[&(r, i)];
+                let (t, steps, _) = &coll[&(r, i)];
                 collective(w, *t, steps, req, &mut req_op);
+            }
+            // Its members synchronized, then its own time after the last of them called.
+            Shape::CommOp if coll.contains_key(&(r, i)) => {
+                let (t, steps, last_call) = &coll[&(r, i)];
+                collective(w, *t, steps, None, &mut req_op);
+                let after = (trace.corrected_ns(r, e.t_return) - last_call).round();
+                if after > 0.0 {
+                    w.point(format_args!("calc {after}"), &[]);
+                }
             }
             Shape::None
                 if matches!(

@@ -212,42 +212,74 @@ fn a_trace_through_goal_predicts_the_same() {
 /// matches nothing) is left out, lest it take the message of rank 0's `MPI_Recv` (a deadlock
 /// before, on a real HPCC trace); a `Test` that completed nothing and an `MPI_Iprobe` that
 /// found nothing become `calc`s of their traced 20,000 and 5,000 ns, which the replay keeps as
-/// failed polls (lost before). Rank 1's are on the critical path: both ends the same, to 10^-5.
+/// failed polls (lost before). The computation is the replay's: rank 1, whose `MPI_Init`
+/// returned 3,000 ns after rank 0's, starts with that; the tracer's own 300 and 200 ns a record
+/// are out of each gap. Rank 1's polls are on the critical path. Both ends the same, exactly
+/// with every parameter 0 and to 10^-5 under LogGP. An `MPI_Comm_split` (rank 0 calls it
+/// 9,000 ns after rank 1, which leaves 100 ns after rank 0's call) synchronizes both ranks as a
+/// GOAL barrier: the same ends with every parameter 0 (its messages then cost nothing, as the
+/// replay's synchronization does).
 #[test]
 fn calls_goal_cannot_say_keep_the_prediction() {
-    let t = "loggps-trace 1\nranks 2\n\
-        0 MPI_Init 0 0\n0 MPI_Irecv 10 20 bytes=1000 peer=-2 tag=8 req=0\n0 MPI_Cancel 30 40 req=0\n\
-        0 MPI_Wait 50 60 done=0:-1:-1\n0 MPI_Send 6000 6100 bytes=1000 peer=1 tag=7\n\
-        0 MPI_Recv 7000 7100 bytes=1000 peer=1 tag=8\n0 MPI_Finalize 40000 40010\n\
-        1 MPI_Init 0 0\n1 MPI_Irecv 10 20 bytes=1000 peer=0 tag=7 req=0\n1 MPI_Test 30 20030\n\
-        1 MPI_Iprobe 20040 25040 peer=0 tag=5\n1 MPI_Wait 25050 25060 done=0:0:7\n\
-        1 MPI_Send 25100 25200 bytes=1000 peer=0 tag=8\n1 MPI_Finalize 40000 40010\n";
-    let (dir, f) = common::text_trace("unsaid.txt", t);
-    let g = dir.path().join("unsaid.goal");
-    let g = g.to_str().unwrap();
-    let out = run(&["convert", &f, g]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let rank0 = "0 MPI_Init 0 0\n0 MPI_Irecv 10 20 bytes=1000 peer=-2 tag=8 req=0\n\
+        0 MPI_Cancel 30 40 req=0\n0 MPI_Wait 50 60 done=0:-1:-1\n\
+        0 MPI_Send 6000 6100 bytes=1000 peer=1 tag=7\n0 MPI_Recv 7000 7100 bytes=1000 peer=1 tag=8\n";
+    let rank1 = "1 MPI_Init 0 3000\n1 MPI_Irecv 3010 3020 bytes=1000 peer=0 tag=7 req=0\n\
+        1 MPI_Test 3030 23030\n1 MPI_Iprobe 23040 28040 peer=0 tag=5\n\
+        1 MPI_Wait 28050 28060 done=0:0:7\n1 MPI_Send 28100 28200 bytes=1000 peer=0 tag=8\n";
+    let head = "loggps-trace 1\nranks 2\n\
+        rank 0 host \"vm\" offset 0 0 own 300 inside 0 requests 300 0\n\
+        rank 1 host \"vm\" offset 0 0 own 200 inside 0 requests 200 0\n";
+    let end = |r: u32| format!("{r} MPI_Finalize 50000 50010\n");
+    let plain = format!("{head}{rank0}{}{rank1}{}", end(0), end(1));
+    let split = format!(
+        "{head}{rank0}0 MPI_Comm_split 40000 40500 comm=0 newcomm=1\n{}\
+         {rank1}1 MPI_Comm_split 31000 40600 comm=0 newcomm=1\n{}",
+        end(0),
+        end(1)
     );
-    let text = std::fs::read_to_string(g).unwrap();
-    assert_eq!(text.matches(": recv ").count(), 2, "{text}");
-    assert!(
-        text.contains("calc 20000\n") && text.contains("calc 5000\n"),
-        "{text}"
-    );
+    let zero = [
+        "--model", "loggp", "--L", "0", "--o", "0", "--g", "0", "--G", "0",
+    ];
     let loggp = [
         "--model", "loggp", "--L", "2500", "--o", "1500", "--g", "1000", "--G", "6",
     ];
-    let a = ends_ns(&[&[f.as_str()], &loggp[..]].concat());
-    let b = ends_ns(&[&[g], &loggp[..]].concat());
-    assert_eq!(a.len(), b.len());
-    for (x, y) in a.iter().zip(&b) {
-        assert!(((x - y) as f64).abs() <= 1e-5 * *x as f64, "{a:?} {b:?}");
+    for (name, t, cases) in [
+        ("plain", &plain, vec![(&zero, 0.0), (&loggp, 1e-5)]),
+        ("split", &split, vec![(&zero, 0.0)]),
+    ] {
+        let (dir, f) = common::text_trace(&format!("{name}.txt"), t);
+        let g = dir.path().join(format!("{name}.goal"));
+        let g = g.to_str().unwrap();
+        let out = run(&["convert", &f, g]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(g).unwrap();
+        assert!(
+            text.contains("calc 20000\n") && text.contains("calc 5000\n"),
+            "{text}"
+        );
+        // Rank 1 starts 3,000 ns late; its gap of 10 ns before its Irecv loses the tracer's.
+        let rank1 = text.split("rank 1 {").nth(1).unwrap();
+        assert!(rank1.starts_with("\nl0: calc 3000\nl1: recv "), "{rank1}");
+        for (params, within) in cases {
+            let a = ends_ns(&[&[f.as_str()], &params[..]].concat());
+            let b = ends_ns(&[&[g], &params[..]].concat());
+            assert_eq!(a.len(), b.len());
+            for (x, y) in a.iter().zip(&b) {
+                let off = ((x - y) as f64).abs();
+                assert!(off <= within * *x as f64, "{name} {params:?}: {a:?} {b:?}");
+            }
+            // Rank 1's Send leaves after its 20,000 + 5,000 ns of polls; rank 0 waits for it.
+            assert!(a[0] > 28_000, "{a:?}");
+        }
+        if name == "plain" {
+            assert_eq!(text.matches(": recv ").count(), 2, "{text}");
+        }
     }
-    // Rank 1's Send leaves after its 20,000 + 5,000 ns of polls: rank 0 ends later than that.
-    assert!(a[0] > 25_000, "{a:?}");
 }
 
 #[test]
