@@ -12,7 +12,7 @@
 //! them called (the replay synchronizes it as a measured collective). A cancelled receive, which
 //! the replay matches with nothing, is left out with its cancel. What GOAL cannot say (probes,
 //! one-sided calls, `MPI_Comm_free`, a send's cancel) is left out and counted, its traced
-//! duration a `calc`.
+//! duration a `calc` (a probe that found its message: none, its receive waits for it).
 
 use crate::collectives::traced::{Recorded, op_of};
 use crate::collectives::{self, Step};
@@ -283,9 +283,13 @@ fn rank(
                 ) => {}
             _ if e.peer == PEER_NULL => {}
             _ => {
-                // Its traced time kept as computation, as the replay keeps an uncosted call's.
+                // Its traced time kept as computation, as the replay keeps an uncosted call's
+                // and a failed poll's; a probe that found its message none (its wait is the
+                // receive's after it, the replay's cost of it the model's).
+                let found = e.routine.is_probe()
+                    && !(e.routine.is_iprobe() && e.flags & crate::trace::FLAG_FOUND == 0);
                 let took = e.t_return.saturating_sub(e.t_call);
-                if took > 0 {
+                if took > 0 && !found {
                     w.point(format_args!("calc {took}"), &[]);
                 }
                 *left_out.entry(e.routine.mpi_name()).or_default() += 1
