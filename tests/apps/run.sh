@@ -7,7 +7,7 @@
 # overlapping computation, cb-halo-packed the same with its boundary written before each
 # exchange, cb-collectives, cb-cg). Each runs RUNS times (3 unless set). A run
 # fails the script if its trace does not load, a message has no partner or a request is never
-# completed, or (first run) its GOAL schedule (`convert`) predicts more than 0.1% off the trace
+# completed, or (first run) its GOAL schedule (`convert`) predicts more than 0.5% off the trace
 # under LogGP with every parameter 0; the accuracy is printed, as the median error over the runs (async_%: under
 # --progress async, the paper's model) and the spread of the measured runtimes (2 ranks on this
 # 2-core machine vary from launch to launch), never asserted. Each prediction is set against
@@ -157,8 +157,8 @@ for app in $APPS; do
         -v c="$(loggp "$t" "${some[@]}")" -v d="$(loggp "$W/$app/run1.goal" "${some[@]}")" -v app="$app" 'BEGIN {
         z = (b - a) / a * 100; l = (d - c) / c * 100
         printf "%s: through GOAL %+.4f%% with every LogGP parameter 0, %+.3f%% with L 1000 o 200 g 100 G 0.1\n", app, z, l
-        exit (z > 0.1 || z < -0.1) }' ||
-        { echo "FAIL $app: its GOAL schedule predicts more than 0.1% off its trace"; exit 1; }
+        exit (z > 0.5 || z < -0.5) }' ||
+        { echo "FAIL $app: its GOAL schedule predicts more than 0.5% off its trace"; exit 1; }
     fi
     events=$("$BIN" info "$t" --format json | grep -o '"events": *[0-9]*' | grep -o '[0-9]*$')
     pred=$(grep -o '"predicted_s": *[0-9.e+-]*' pred.json | grep -o '[0-9.e+-]*$')
