@@ -125,7 +125,7 @@ fn sweep_replays_each_value_as_its_own_run_would() {
 }
 
 /// A value that deadlocks is a row that says so, the others replay; where every value fails,
-/// the sweep fails as one run would. Bad specs are usage errors that say what is wrong.
+/// the sweep fails as one run would, naming the S from which the sends it blocked replay. Bad specs are usage errors that say what is wrong.
 #[test]
 fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
     let (_d, f) = text_trace("h2h.txt", HEAD_TO_HEAD);
@@ -193,6 +193,12 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("error: ") && err.contains("deadlock under S = 1000"),
+        "{err}"
+    );
+    // Both ranks' 65,536-byte sends got past each other when traced: the S that replays them.
+    assert!(
+        err.contains("the traced run got past these sends")
+            && err.contains("--S 65536 or more replays them so, --S 65536 every message"),
         "{err}"
     );
 

@@ -171,8 +171,39 @@ pub(super) fn deadlock_message(
         Model::LogGps(p) => format!("S = {} bytes", p.S),
         Model::LogGp(_) => "LogGP (no rendezvous)".into(),
     };
+    // A send blocked by the rendezvous protocol ([`describe`] says `rendezvous: K > S`) got
+    // past its receiver in the traced run, whose library sent it eagerly: a larger S replays.
+    let largest = (parts.iter())
+        .filter_map(|s| {
+            s.split("(rendezvous: ")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .max();
+    let hint = match largest {
+        Some(k) => {
+            let sends = |r: usize| {
+                let ev = trace.rank(r);
+                (0..ev.len())
+                    .filter(|&i| matches!(ev.routine(i).shape(), Shape::Send | Shape::Isend))
+                    .map(|i| ev.bytes(i))
+                    .max()
+                    .unwrap_or(0)
+            };
+            let most = (0..p).map(sends).max().unwrap_or(k);
+            format!(
+                " (the traced run got past these sends: its library sent them eagerly; \
+                 --S {k} or more replays them so, --S {most} every message of the trace, \
+                 --params a set with that library's eager limit)"
+            )
+        }
+        None => String::new(),
+    };
     format!(
-        "deadlock under {under}: rank(s) {:?} wait on each other: {}",
+        "deadlock under {under}: rank(s) {:?} wait on each other: {}{hint}",
         cycle,
         parts.join("; ")
     )
