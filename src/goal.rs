@@ -2,8 +2,8 @@
 //! `src/trace/import/IMPORT.md`). Each rank's calls become a chain: every operation requires the
 //! rank's last blocking point (a blocking call, a completion, a computation), nonblocking sends
 //! and receives are not blocking points, and a `Wait` or `Test` that completes requests is a
-//! `calc 0` requiring them, one that completes none a `calc` of its traced duration (a failed
-//! poll). The computation is written as the replay takes it: a rank whose `MPI_Init` returned
+//! `calc 0` requiring them, a `Test` that completes none a `calc` of its traced duration (a
+//! failed poll). The computation is written as the replay takes it: a rank whose `MPI_Init` returned
 //! after the first rank's begins with that time as a `calc`, and each gap between calls is a
 //! `calc` of its nanoseconds without the tracer's own time (MODEL.md §16).
 //! Collectives are expanded into the point-to-point messages of the algorithm Open MPI 4.1's
@@ -259,7 +259,9 @@ fn rank(
                 match done.is_empty() {
                     false => w.point(format_args!("calc 0"), &done),
                     // A failed poll: its traced time, as the replay costs it without `poll`.
-                    true if took > 0 => w.point(format_args!("calc {took}"), &[]),
+                    true if e.routine.polls() && took > 0 => {
+                        w.point(format_args!("calc {took}"), &[])
+                    }
                     true => {}
                 }
             }
