@@ -73,7 +73,7 @@ pub(super) fn convert(
             if !left_out.is_empty() {
                 let list: Vec<String> = left_out.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
                 warn(format!(
-                    "{}: {} calls GOAL cannot express were left out, each a `calc` of its traced duration: {}",
+                    "{}: {} calls GOAL cannot express were left out, their traced time a `calc` where the replay keeps it: {}",
                     output.display(),
                     left_out.values().sum::<u64>(),
                     list.join(", ")
