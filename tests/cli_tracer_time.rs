@@ -148,3 +148,56 @@ fn the_tracers_time_travels_and_is_checked() {
         );
     }
 }
+
+/// The CPUs a node's ranks could run on (the tracer's affinity masks together, at `MPI_Init`)
+/// travel through the binary encoding and back; a node of more ranks than CPUs (both ranks
+/// on host "a", one CPU) is warned of by every command that predicts, as many or more are not;
+/// a count of 0 is refused with its line.
+#[test]
+fn a_node_of_more_ranks_than_cpus_is_said() {
+    let figures = " own 100 inside 30 requests 200 50 cpus 1";
+    let (dir, t) = text_trace("cpus.txt", &trace(figures));
+    let bin = dir.path().join("cpus.bin");
+    let back = dir.path().join("back.txt");
+    for (from, to) in [(t.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
+        let out = run(&["convert", from, to.to_str().unwrap()]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let text = std::fs::read_to_string(&back).unwrap();
+    assert_eq!(text.matches(&format!("{figures}\n")).count(), 2, "{text}");
+    let p = dir.path().join("p.toml");
+    std::fs::write(&p, PARAMS).unwrap();
+    let said = "the node of rank 0 ran 2 ranks on 1 CPU (the CPUs their affinity allowed";
+    let bin = bin.to_str().unwrap();
+    for cmd in [
+        &["predict"][..],
+        &["sensitivity"],
+        &["predict", "--sweep", "o=50,60"],
+    ] {
+        let args = [cmd, &[bin, "--params", p.to_str().unwrap()]].concat();
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && err.matches(said).count() == 1,
+            "{cmd:?}: {err}"
+        );
+    }
+    let info = json(&["info", bin, "--format", "json"]);
+    assert_eq!(info["node_cpus"], serde_json::json!([1.0, 1.0]), "{info}");
+    let (_d, two) = text_trace(
+        "two.txt",
+        &trace(" own 100 inside 30 requests 200 50 cpus 2"),
+    );
+    let out = run(&[&two, "--params", p.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("ran 2 ranks on"));
+    let (_d, bad) = text_trace(
+        "bad.txt",
+        &trace(" own 100 inside 30 requests 200 50 cpus 0"),
+    );
+    let out = run(&[&bad]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("line 3") && err.contains("the node's CPUs"),
+        "{err}"
+    );
+}

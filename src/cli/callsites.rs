@@ -58,6 +58,7 @@ pub(super) fn callsites(a: &CallsitesArgs) -> Result<(), Error> {
     };
     let (resolved, speed) = super::replay_model(&trace, &a.replay)?;
     let links = super::args::links_for(&resolved, &trace, &Remap::Traced, None)?;
+    super::warn_oversubscribed(&trace);
     match &links {
         None => drop(super::warn_placement(&trace, resolved.cores())),
         Some(l) => l.warnings.iter().cloned().for_each(warn),

@@ -45,6 +45,7 @@ pub(super) fn predict(a: &PredictArgs, split: Split<'_>) -> Result<(), Error> {
     };
     let remap = agreed(a.remap(), split)?;
     let links = agreed(links_for(&resolved, &trace, &remap, split), split)?;
+    super::warn_oversubscribed(&trace);
     let placement = match &links {
         None => warn_placement(&trace, resolved.cores()),
         Some(_) => None,

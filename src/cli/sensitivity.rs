@@ -89,6 +89,7 @@ pub(super) fn sensitivity(a: &SensitivityArgs) -> Result<(), Error> {
         Some(l) => l.sets.clone(),
         None => vec![resolved.params],
     };
+    super::warn_oversubscribed(&trace);
     match &links {
         None => drop(super::warn_placement(&trace, resolved.params.cores)),
         Some(l) => l.warnings.iter().cloned().for_each(warn),

@@ -368,6 +368,9 @@ pub(super) fn predict_sweep(
             _ => super::agreed(a.remap(), split)?,
         };
         let links = links_for(&resolved, trace, &remap, split)?;
+        if k == 0 {
+            super::warn_oversubscribed(trace);
+        }
         if k == 0 && links.is_none() {
             super::warn_placement(trace, resolved.cores());
         }

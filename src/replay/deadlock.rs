@@ -184,22 +184,10 @@ pub(super) fn deadlock_message(
         })
         .max();
     let hint = match largest {
-        Some(k) => {
-            let sends = |r: usize| {
-                let ev = trace.rank(r);
-                (0..ev.len())
-                    .filter(|&i| matches!(ev.routine(i).shape(), Shape::Send | Shape::Isend))
-                    .map(|i| ev.bytes(i))
-                    .max()
-                    .unwrap_or(0)
-            };
-            let most = (0..p).map(sends).max().unwrap_or(k);
-            format!(
-                " (the traced run got past these sends: its library sent them eagerly; \
-                 --S {k} or more replays them so, --S {most} every message of the trace, \
-                 --params a set with that library's eager limit)"
-            )
-        }
+        Some(k) => format!(
+            " (the traced run got past these sends: its library sent them eagerly; --S {k} or \
+             more replays them so, as --params with that library's eager limit may)"
+        ),
         None => String::new(),
     };
     format!(

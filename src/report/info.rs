@@ -61,6 +61,10 @@ pub struct Info {
     pub tracer_own_requests_ns: Option<[f64; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracer_in_call_requests_ns: Option<[f64; 2]>,
+    /// The CPUs a node's ranks could run on at `MPI_Init` (their affinity masks together),
+    /// `[least, most]` over the ranks that recorded it (None: none did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_cpus: Option<[f64; 2]>,
     pub communicators: usize,
     pub eager_limit: Option<EagerInfo>,
     pub params: Option<Params>,
@@ -283,6 +287,7 @@ impl Info {
             tracer_in_call_ns: tracer_span(trace, |m| m.in_call_ns),
             tracer_own_requests_ns: tracer_span(trace, |m| Some(m.own_req_ns?[0])),
             tracer_in_call_requests_ns: tracer_span(trace, |m| Some(m.own_req_ns?[1])),
+            node_cpus: tracer_span(trace, |m| m.cpus.map(f64::from)),
             placement: (trace.meta.ranks.recorded())
                 .filter_map(|(rank, m)| {
                     let p = m.placement.as_ref()?;
@@ -416,6 +421,13 @@ impl Info {
                 out,
                 "               {} ns inside each call's span{req} (predict --keep-tracer-time adds it to the computation between calls)",
                 range(inside)
+            )?;
+        }
+        if let Some(cpus) = self.node_cpus {
+            writeln!(
+                out,
+                "cpus           {} a node's ranks could run on at MPI_Init (their affinity together)",
+                range(cpus)
             )?;
         }
         if !self.placement.is_empty() {

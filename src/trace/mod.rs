@@ -382,6 +382,9 @@ pub struct RankMeta {
     /// (`MPI_Isend`, `MPI_Irecv`, `MPI_Wait*`, `MPI_Test*`, `MPI_Cancel`), which costs the tracer
     /// more (traces before it: none; the figures above serve every record).
     pub own_req_ns: Option<[f64; 2]>,
+    /// The CPUs the ranks of this rank's node could run on at `MPI_Init` (their affinity masks
+    /// together; traces before it: none): fewer than the node's ranks, and they took turns.
+    pub cpus: Option<u32>,
 }
 
 /// Where a node's first two ranks ran: the round trip of a cache line between their cores,
@@ -436,6 +439,42 @@ impl Meta {
             .chain(&self.other_params)
             .copied()
             .collect()
+    }
+
+    /// A warning where a node ran more ranks than its ranks could run on CPUs (the tracer's
+    /// [`RankMeta::cpus`]): they took turns on the cores, which the model, one CPU a rank
+    /// (MODEL.md §14), does not cost. Nodes are the placement's, else the hostnames.
+    pub fn oversubscribed_warning(&self) -> Option<String> {
+        // node → (its first rank, ranks, CPUs)
+        let mut nodes: std::collections::BTreeMap<String, (usize, u32, u32)> = Default::default();
+        for r in 0..self.ranks.nranks {
+            let m = self.ranks.get(r);
+            let node = match &m.placement {
+                Some(p) => format!("rank {}", p.node),
+                None => m.hostname.clone(),
+            };
+            let e = nodes.entry(node).or_insert((r, 0, 0));
+            e.1 += 1;
+            e.2 = e.2.max(m.cpus.unwrap_or(0));
+        }
+        let over: Vec<&(usize, u32, u32)> = (nodes.values())
+            .filter(|(_, n, cpus)| *cpus > 0 && n > cpus)
+            .collect();
+        let &&(first, n, cpus) = over.iter().max_by_key(|(_, n, cpus)| (n / cpus, *n))?;
+        let which = match nodes.len() {
+            1 => String::new(),
+            all => format!(
+                " ({} of {all} nodes so; the most crowded shown)",
+                over.len()
+            ),
+        };
+        Some(format!(
+            "the node of rank {first} ran {n} ranks on {cpus} CPU{} (the CPUs their affinity \
+             allowed at MPI_Init){which}: they took turns on the cores, which the model does not \
+             cost (a CPU for each rank, MODEL.md §14); the measured runtime holds their waits for \
+             a core and the prediction does not: run at most one rank a CPU to compare them",
+            if cpus == 1 { "" } else { "s" }
+        ))
     }
 
     /// A warning where the ranks ran on cores 2× or more nearer or farther apart than the
@@ -501,6 +540,9 @@ pub struct RankMetas {
     tracer_kept: bool,
 }
 
+/// The most CPUs a node's count of them may say (a trace's `R` chunk, its text's `cpus`).
+pub const MAX_CPUS: u32 = 1 << 20;
+
 /// A rank's metadata when none was recorded.
 static NO_META: RankMeta = RankMeta {
     hostname: String::new(),
@@ -511,6 +553,7 @@ static NO_META: RankMeta = RankMeta {
     own_ns: None,
     in_call_ns: None,
     own_req_ns: None,
+    cpus: None,
 };
 
 impl RankMetas {

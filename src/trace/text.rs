@@ -3,7 +3,7 @@
 use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG,
-    FLAG_BOUNCED, FLAG_FOUND, Push, RankMeta, RecvHalf, Routine, Shape, Trace,
+    FLAG_BOUNCED, FLAG_FOUND, MAX_CPUS, Push, RankMeta, RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
@@ -83,7 +83,7 @@ fn field(input: &str) -> Res<'_, (&str, &str)> {
 }
 
 /// A rank line's tracer figures: `own`, then `inside` and `requests OWN INSIDE` where given.
-type Tracer = (f64, Option<(f64, Option<(f64, f64)>)>);
+type Tracer = (f64, Option<(f64, Option<((f64, f64), Option<u32>)>)>);
 
 /// A header or event line, before interpretation.
 enum Line<'a> {
@@ -136,9 +136,12 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
                         number,
                         opt(pair(
                             preceded(tuple((space1, kw("inside"))), number),
-                            opt(preceded(
-                                tuple((space1, kw("requests"))),
-                                separated_pair(number, space1, number),
+                            opt(pair(
+                                preceded(
+                                    tuple((space1, kw("requests"))),
+                                    separated_pair(number, space1, number),
+                                ),
+                                opt(preceded(tuple((space1, kw("cpus"))), number)),
                             )),
                         )),
                     ),
@@ -435,7 +438,15 @@ impl Built {
                 }
                 let own_ns = tracer.map(|(o, _)| o);
                 let in_call_ns = tracer.and_then(|(_, i)| i).map(|(i, _)| i);
-                let own_req_ns = tracer.and_then(|(_, i)| i?.1).map(|(o, i)| [o, i]);
+                let requests = tracer.and_then(|(_, i)| i?.1);
+                let own_req_ns = requests.map(|((o, i), _)| [o, i]);
+                let cpus = requests.and_then(|(_, c)| c);
+                if cpus.is_some_and(|c| !(1..=MAX_CPUS).contains(&c)) {
+                    return Err(format!(
+                        "expected the node's CPUs from 1 to {MAX_CPUS}, found {}",
+                        cpus.unwrap_or(0)
+                    ));
+                }
                 let figures = [(super::OWN, own_ns), (super::IN_CALL, in_call_ns)].into_iter();
                 let req = own_req_ns.map(|[o, i]| [(super::OWN, o), (super::IN_CALL, i)]);
                 let why = (figures.filter_map(|(w, t)| Some((w, t?))))
@@ -455,6 +466,7 @@ impl Built {
                         own_ns,
                         in_call_ns,
                         own_req_ns,
+                        cpus,
                     },
                 );
             }
@@ -1024,6 +1036,9 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
                 let _ = write!(s, " inside {inside}");
                 if let Some([o, i]) = rm.own_req_ns {
                     let _ = write!(s, " requests {o} {i}");
+                    if let Some(c) = rm.cpus {
+                        let _ = write!(s, " cpus {c}");
+                    }
                 }
             }
         }

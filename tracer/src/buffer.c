@@ -105,6 +105,7 @@ static struct {
     double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */
     double in_call_ns;   /* its time inside each recorded call's span (see own_time); < 0: not timed */
     double own_req_ns, in_call_req_ns; /* the same for records of requests; < 0: not timed */
+    uint32_t node_cpus;  /* the CPUs the node's ranks may run on at Init (see find_node); 0: unknown */
     struct comm world, *self;
     struct table comms, reqs, msgs; /* communicators, requests, messages (matched probes) */
     struct table pers;   /* persistent requests, by the handle their *_init returned */

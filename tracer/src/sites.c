@@ -260,6 +260,7 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
     double own[4] = { T.own_ns, T.in_call_ns, T.own_req_ns, T.in_call_req_ns };
     int nown = own[0] < 0 ? 0 : own[1] < 0 ? 1 : own[2] < 0 || own[3] < 0 ? 2 : 4;
     for (int i = 0; i < nown; i++) p = put_f64(p, own[i]);
+    if (nown == 4 && T.node_cpus > 0) p = put_u64(p, T.node_cpus);
     append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }
 

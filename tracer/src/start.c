@@ -195,6 +195,13 @@ static void find_node(void)
     int n = 0, me = 0, zero = 0, one = 1, first = T.rank;
     PMPI_Comm_size(node, &n);
     PMPI_Comm_rank(node, &me);
+    /* The CPUs the node's ranks may run on: their affinity masks together. Fewer than the
+     * node's ranks, and they take turns on the cores, which the model does not cost. */
+    cpu_set_t mine, all;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine); /* none of its own to add */
+    if (PMPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node) == MPI_SUCCESS)
+        T.node_cpus = (uint32_t)CPU_COUNT(&all);
     /* key 0 keeps T.priv's order, the world's: node rank 0 is the node's lowest world rank. A
      * node of one rank (each rank its own node, as MPICH's -hosts a:1,b:1 has it) has no rank
      * 1 to translate and no pair to time. */

@@ -150,6 +150,13 @@ v = [i.get(f"tracer_{k}_ns") for k in ("own", "in_call", "own_requests", "in_cal
 sys.exit(not (all(x and 0 <= x[0] <= x[1] < 1e5 for x in v) and v[0][0] > 0 and v[2][0] > 0))' <"$OUT/$name.info.json"; then
         fail "$name: no tracer's own time in info's JSON:"; grep -A3 '"tracer_' "$OUT/$name.info.json"; return
     fi
+    # every rank recorded the CPUs its node's ranks could run on (their affinity masks
+    # together at Init): 1 or more, at most this machine's
+    if ! python3 -c 'import json, os, sys
+c = json.load(sys.stdin).get("node_cpus")
+sys.exit(not (c and 1 <= c[0] <= c[1] <= os.cpu_count()))' <"$OUT/$name.info.json"; then
+        fail "$name: no node's CPUs in info's JSON:"; grep -A3 '"node_cpus' "$OUT/$name.info.json"; return
+    fi
     # MPICH's collectives by MPICH's own choices are not modeled (the predictor warns where
     # Open MPI's would cost them): kept as traced, as it advises.
     local coll=()
@@ -157,11 +164,16 @@ sys.exit(not (all(x and 0 <= x[0] <= x[1] < 1e5 for x in v) and v[0][0] > 0 and 
     if ! "$PREDICT" predict "$trace" --platform myrinet "${coll[@]}" >"$OUT/$name.predict" 2>&1; then
         fail "$name: loggps-predict predict failed (unmatched messages?):"; cat "$OUT/$name.predict"; return
     fi
+    # more ranks than this machine's CPUs: said, and no other warning for it
+    local crowded="ran $np ranks on [0-9]+ CPU"
+    if ((np > $(nproc))) && ! grep -qE "$crowded" "$OUT/$name.predict"; then
+        fail "$name: $np ranks on $(nproc) CPUs not said:"; cat "$OUT/$name.predict"; return
+    fi
     if [[ -n $warns ]]; then
         if ! grep -qiE "$warns" "$OUT/$name.info.err" "$OUT/$name.predict"; then
             fail "$name: loggps-predict does not warn /$warns/:"; cat "$OUT/$name.info.err" "$OUT/$name.predict"; return
         fi
-    elif grep -qi warning "$OUT/$name.info.err" "$OUT/$name.predict"; then
+    elif grep -vE "$crowded" "$OUT/$name.info.err" "$OUT/$name.predict" | grep -qi warning; then
         fail "$name: loggps-predict warns:"; cat "$OUT/$name.info.err" "$OUT/$name.predict"; return
     fi
     pass "$name ($events events, counts and messages match${warns:+, warns /$warns/})"

@@ -323,8 +323,8 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
         expect("the clock offset at Finalize (i64)", le_i64)(input)?;
     // After the offsets: the cores' figures (20 bytes), the tracer's own time (8), its time
     // inside a call (8 more) and the same two for requests' records (16 more), any of them or
-    // none.
-    let (input, cores) = if ![20, 28, 36, 52].contains(&input.len()) {
+    // none; after all four the node's CPUs (8 more).
+    let (input, cores) = if ![20, 28, 36, 52, 60].contains(&input.len()) {
         (input, None)
     } else {
         let (input, partner) = expect("the cores' partner rank (u32)", le_u32)(input)?;
@@ -368,6 +368,16 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
     if own_req.is_some() && own_req_ns.is_none() {
         return fail(input, "the tracer's time inside a call of a request (f64)");
     }
+    let (input, cpus) = match own_req_ns.is_some() && !input.is_empty() {
+        true => {
+            let (rest, n) = expect("the node's CPUs (u64)", le_u64)(input)?;
+            if !(1..=crate::trace::MAX_CPUS as u64).contains(&n) {
+                return fail(input, "the node's CPUs, from 1 to 2^20 (u64)");
+            }
+            (rest, Some(n as u32))
+        }
+        false => (input, None),
+    };
     Ok((
         input,
         RankMeta {
@@ -379,6 +389,7 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
             own_ns,
             in_call_ns,
             own_req_ns,
+            cpus,
         },
     ))
 }

@@ -172,6 +172,9 @@ impl<W: Write> Writer<W> {
                 for v in m.own_req_ns.iter().flatten() {
                     p.extend_from_slice(&v.to_le_bytes());
                 }
+                if let (Some(_), Some(c)) = (m.own_req_ns, m.cpus) {
+                    p.extend_from_slice(&u64::from(c).to_le_bytes());
+                }
             }
         }
         self.chunk(b'R', rank, &p)
