@@ -812,3 +812,45 @@ fn ranks_on_other_cores_than_the_calibrations_are_warned_of() {
     let warned = |v: serde_json::Value| v["warnings"].to_string().contains("farther apart");
     assert!(warned(p(&far)) && !warned(p(&near)));
 }
+
+/// Where stderr is not a terminal (a batch job's log, this test's pipe), long work writes a
+/// plain progress line every `LOGGPS_PROGRESS_SECONDS` (30 by default: none in a run this
+/// short), saying what it does and how far it is: the replay its events, `sensitivity` each
+/// replay's parameter.
+#[test]
+fn a_batch_log_gets_plain_progress_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = synthesized(
+        dir.path(),
+        &[
+            "--pattern",
+            "cg",
+            "--ranks",
+            "64",
+            "--iterations",
+            "100",
+            "--bytes",
+            "8192",
+        ],
+    );
+    let progress = |args: &[&str], every: Option<&str>| {
+        let mut cmd = bin();
+        cmd.args(args).args([&f, "--platform", "myrinet"]);
+        if let Some(s) = every {
+            cmd.env("LOGGPS_PROGRESS_SECONDS", s);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let lines = progress(&["predict"], Some("0"));
+    assert!(
+        lines
+            .lines()
+            .any(|l| l.starts_with("replaying: ") && l.ends_with(" so far")),
+        "{lines}"
+    );
+    let lines = progress(&["sensitivity"], Some("0"));
+    assert!(lines.contains("replaying with L + "), "{lines}");
+    assert!(!progress(&["predict"], None).contains("so far"));
+}

@@ -1,5 +1,5 @@
-//! Progress on stderr for work that takes more than about a second; nothing when stderr is not
-//! a terminal.
+//! Progress on stderr for work that takes more than about a second: a bar on a terminal; else
+//! (a batch job's log) a plain line every half minute of it.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -11,9 +11,20 @@ pub struct Progress {
     started: Instant,
     shown: std::sync::atomic::AtomicBool,
     enabled: bool,
+    /// Not a terminal (and not quiet): when the last plain line was written (None: none yet).
+    plain: Option<(std::sync::Mutex<Option<Instant>>, Duration)>,
 }
 
 const DELAY: Duration = Duration::from_secs(1);
+/// How often a plain line is written where stderr is not a terminal, the first after as long:
+/// 30 s, or `LOGGPS_PROGRESS_SECONDS`.
+fn plain_every() -> Duration {
+    let s = std::env::var("LOGGPS_PROGRESS_SECONDS").ok();
+    let s = s
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0);
+    Duration::from_secs_f64(s.unwrap_or(30.0))
+}
 
 impl Progress {
     /// A bar counting `total` units (`None`: a spinner) labelled `label`.
@@ -38,7 +49,40 @@ impl Progress {
             started: Instant::now(),
             shown: false.into(),
             enabled: std::io::stderr().is_terminal() && !super::quiet(),
+            plain: (!std::io::stderr().is_terminal() && !super::quiet())
+                .then(|| (std::sync::Mutex::new(None), plain_every())),
         }
+    }
+
+    /// Where stderr is not a terminal, a line saying how far the work is, every
+    /// [`plain_every`] of it.
+    fn plain_line(&self) {
+        let Some((last, every)) = &self.plain else {
+            return;
+        };
+        let Ok(mut last) = last.try_lock() else {
+            return;
+        };
+        let since = last.unwrap_or(self.started);
+        if since.elapsed() < *every {
+            return;
+        }
+        *last = Some(Instant::now());
+        let secs = self.started.elapsed().as_secs();
+        let done = match self.bar.length() {
+            Some(n) if n > 0 => format!(
+                ": {} of {n} ({:.0}%)",
+                self.bar.position(),
+                100.0 * self.bar.position() as f64 / n as f64
+            ),
+            _ => String::new(),
+        };
+        eprintln!(
+            "{}{done}, {}m{:02}s so far",
+            self.bar.message(),
+            secs / 60,
+            secs % 60
+        );
     }
 
     /// Sets the position; shows the bar once a second has passed.
@@ -49,6 +93,7 @@ impl Progress {
 
     /// Shows the bar if the work has taken over a second (call from time to time).
     pub fn tick(&self) {
+        self.plain_line();
         if self.enabled
             && self.started.elapsed() > DELAY
             && !self.shown.swap(true, std::sync::atomic::Ordering::Relaxed)
