@@ -116,18 +116,25 @@ fn a_requests_records_take_their_own_figures() {
     assert_eq!(ns(&plain["tracer_removed_s"]), 250.0);
 }
 
-/// The figure travels through the binary encoding and back to text exactly; a figure that
-/// cannot be one is refused with its line.
-#[test]
-fn the_tracers_time_travels_and_is_checked() {
-    let (dir, t) = text_trace("own.txt", &trace(" own 61.5 inside 20.25 requests 80 12.5"));
-    let bin = dir.path().join("own.bin");
+/// A text trace converted to our binary and back: its directory, the text that came back and
+/// the binary's path.
+fn through_binary(text: &str) -> (tempfile::TempDir, String, String) {
+    let (dir, t) = text_trace("trace.txt", text);
+    let bin = dir.path().join("trace.bin");
     let back = dir.path().join("back.txt");
     for (from, to) in [(t.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
         let out = run(&["convert", from, to.to_str().unwrap()]);
         assert!(out.status.success(), "{out:?}");
     }
     let text = std::fs::read_to_string(&back).unwrap();
+    (dir, text, bin.to_str().unwrap().to_string())
+}
+
+/// The figure travels through the binary encoding and back to text exactly; a figure that
+/// cannot be one is refused with its line.
+#[test]
+fn the_tracers_time_travels_and_is_checked() {
+    let (_dir, text, _) = through_binary(&trace(" own 61.5 inside 20.25 requests 80 12.5"));
     let line = " own 61.5 inside 20.25 requests 80 12.5\n";
     assert_eq!(text.matches(line).count(), 2, "{text}");
     let (_d, bad) = text_trace("bad.txt", &trace(" own -5"));
@@ -156,19 +163,12 @@ fn the_tracers_time_travels_and_is_checked() {
 #[test]
 fn a_node_of_more_ranks_than_cpus_is_said() {
     let figures = " own 100 inside 30 requests 200 50 cpus 1";
-    let (dir, t) = text_trace("cpus.txt", &trace(figures));
-    let bin = dir.path().join("cpus.bin");
-    let back = dir.path().join("back.txt");
-    for (from, to) in [(t.as_str(), &bin), (bin.to_str().unwrap(), &back)] {
-        let out = run(&["convert", from, to.to_str().unwrap()]);
-        assert!(out.status.success(), "{out:?}");
-    }
-    let text = std::fs::read_to_string(&back).unwrap();
+    let (dir, text, bin) = through_binary(&trace(figures));
     assert_eq!(text.matches(&format!("{figures}\n")).count(), 2, "{text}");
     let p = dir.path().join("p.toml");
     std::fs::write(&p, PARAMS).unwrap();
     let said = "the node of rank 0 ran 2 ranks on 1 CPU (the CPUs their affinity allowed";
-    let bin = bin.to_str().unwrap();
+    let bin = bin.as_str();
     for cmd in [
         &["predict"][..],
         &["sensitivity"],
