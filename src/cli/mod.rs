@@ -213,8 +213,6 @@ fn warn(msg: String) {
     }
 }
 
-/// Warns where the trace's ranks ran on cores 2× nearer or farther apart than the parameters
-/// were measured on (`cores`: theirs, if they say); the warning, for the report.
 /// Says where a node ran more ranks than CPUs ([`Meta::oversubscribed_warning`]).
 ///
 /// [`Meta::oversubscribed_warning`]: loggps_predict::trace::Meta::oversubscribed_warning
@@ -224,6 +222,8 @@ fn warn_oversubscribed(trace: &Trace) {
     }
 }
 
+/// Warns where the trace's ranks ran on cores 2× nearer or farther apart than the parameters
+/// were measured on (`cores`: theirs, if they say); the warning, for the report.
 fn warn_placement(trace: &Trace, cores: Option<f64>) -> Option<String> {
     let w = cores.and_then(|c| trace.meta.placement_warning(c))?;
     warn(w.clone());

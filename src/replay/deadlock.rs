@@ -46,6 +46,8 @@ pub(super) struct Waits {
     /// Each rank that stopped before its last event, with its call in words where they were
     /// asked for (to be sent to other processes; else empty).
     pub(super) stopped: Vec<(u32, String)>,
+    /// `(rank, bytes)` of each rank stopped in a send the rendezvous protocol holds.
+    pub(super) rendezvous: Vec<(u32, u64)>,
 }
 
 impl Waits {
@@ -85,6 +87,10 @@ pub(super) fn waits(
                 .push((r as u32, link_of(sh, r, i, ev.routine(i), st.colls)));
         }
         drop(st);
+        let shape = ev.routine(i).shape();
+        if matches!(shape, Shape::Send | Shape::Isend) && sh.rendezvous(r, i) {
+            w.rendezvous.push((r as u32, ev.bytes(i)));
+        }
         let said = if say {
             describe(sh, r, i)
         } else {
@@ -171,17 +177,11 @@ pub(super) fn deadlock_message(
         Model::LogGps(p) => format!("S = {} bytes", p.S),
         Model::LogGp(_) => "LogGP (no rendezvous)".into(),
     };
-    // A send blocked by the rendezvous protocol ([`describe`] says `rendezvous: K > S`) got
-    // past its receiver in the traced run, whose library sent it eagerly: a larger S replays.
-    let largest = (parts.iter())
-        .filter_map(|s| {
-            s.split("(rendezvous: ")
-                .nth(1)?
-                .split(' ')
-                .next()?
-                .parse::<u64>()
-                .ok()
-        })
+    // A send the rendezvous protocol holds got past its receiver in the traced run, whose
+    // library sent it eagerly: a larger S replays.
+    let largest = (w.rendezvous.iter())
+        .filter(|(r, _)| cycle.contains(&(*r as usize)))
+        .map(|&(_, k)| k)
         .max();
     let hint = match largest {
         Some(k) => format!(

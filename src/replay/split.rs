@@ -645,6 +645,10 @@ pub(super) fn gather_waits(
         words.push(*r as u64);
         encode_str(said, &mut words);
     }
+    words.push(own.rendezvous.len() as u64);
+    for &(r, k) in &own.rendezvous {
+        words.extend([r as u64, k]);
+    }
     let out = vec![words; ex.processes()];
     count(stats, &out);
     let mut all = Waits::default();
@@ -661,6 +665,9 @@ pub(super) fn gather_waits(
         for _ in 0..next()? {
             let r = next()? as u32;
             all.stopped.push((r, decode_str(&mut next)?));
+        }
+        for _ in 0..next()? {
+            all.rendezvous.push((next()? as u32, next()?));
         }
     }
     Ok(all)

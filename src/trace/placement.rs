@@ -7,6 +7,98 @@
 use nom::IResult;
 use nom::number::complete::{le_f64, le_i32, le_u8, le_u32};
 
+/// What a prediction says of where the ranks ran: a node of more ranks than CPUs, ranks on
+/// cores nearer or farther apart than the parameters were measured on.
+impl super::Meta {
+    /// A warning where a node ran more ranks than its ranks could run on CPUs (the tracer's
+    /// [`RankMeta::cpus`](super::RankMeta::cpus)): they took turns on the cores, which the model, one CPU a rank
+    /// (MODEL.md §14), does not cost. Nodes are the placement's, else the hostnames.
+    pub fn oversubscribed_warning(&self) -> Option<String> {
+        // node → (its first rank, ranks, CPUs)
+        let mut nodes: std::collections::BTreeMap<String, (usize, u32, u32)> = Default::default();
+        for r in 0..self.ranks.nranks {
+            let m = self.ranks.get(r);
+            let node = match &m.placement {
+                Some(p) => format!("rank {}", p.node),
+                None => m.hostname.clone(),
+            };
+            let e = nodes.entry(node).or_insert((r, 0, 0));
+            e.1 += 1;
+            e.2 = e.2.max(m.cpus.unwrap_or(0));
+        }
+        let over: Vec<&(usize, u32, u32)> = (nodes.values())
+            .filter(|(_, n, cpus)| *cpus > 0 && n > cpus)
+            .collect();
+        let &&(first, n, cpus) = over.iter().max_by_key(|(_, n, cpus)| (n / cpus, *n))?;
+        let which = match nodes.len() {
+            1 => String::new(),
+            all => format!(
+                " ({} of {all} nodes so; the most crowded shown)",
+                over.len()
+            ),
+        };
+        Some(format!(
+            "the node of rank {first} ran {n} ranks on {cpus} CPU{} (the CPUs their affinity \
+             allowed at MPI_Init){which}: they took turns on the cores, which the model does not \
+             cost (a CPU for each rank, MODEL.md §14); the measured runtime holds their waits for \
+             a core and the prediction does not: run at most one rank a CPU to compare them",
+            if cpus == 1 { "" } else { "s" }
+        ))
+    }
+
+    /// A warning where the ranks ran on cores 2× or more nearer or farther apart than the
+    /// parameters were measured on (`calibrated_ns`: their [`Params::cores`](crate::model::Params::cores)): a shared-memory
+    /// message costs another price there, which no parameter follows.
+    pub fn placement_warning(&self, calibrated_ns: f64) -> Option<String> {
+        use super::{Cores, OTHER_CORES};
+        let off = |v: f64| v >= OTHER_CORES * calibrated_ns || v * OTHER_CORES <= calibrated_ns;
+        let nodes: Vec<(usize, Cores)> = (self.ranks.recorded())
+            .filter_map(|(r, m)| Some((r, m.cores?)))
+            .collect();
+        let away: Vec<&(usize, Cores)> = (nodes.iter())
+            .filter(|(_, c)| off(c.init_ns) || off(c.final_ns))
+            .collect();
+        let (r, c) = **away.iter().max_by(|a, b| {
+            let worst = |c: &Cores| {
+                (c.init_ns / calibrated_ns)
+                    .ln()
+                    .abs()
+                    .max((c.final_ns / calibrated_ns).ln().abs())
+            };
+            worst(&a.1).total_cmp(&worst(&b.1))
+        })?;
+        let farther = c.init_ns.max(c.final_ns) >= OTHER_CORES * calibrated_ns;
+        // A round trip of microseconds is no cache line's: the two ranks took turns on a core.
+        const TURNS_NS: f64 = 10_000.0;
+        let placed = match c.init_ns.max(c.final_ns) >= TURNS_NS {
+            true => "the ranks took turns on a core: more ranks than cores?",
+            false => "the OS or a hypervisor placed the ranks so",
+        };
+        let nodes_text = match (away.len(), nodes.len()) {
+            (_, 1) => String::new(),
+            (a, n) => format!(" ({a} of {n} nodes so; the farthest from it shown)"),
+        };
+        Some(format!(
+            "the ranks ran on cores {} than the parameters were measured on: a cache line between \
+             ranks {r} and {}'s cores and back took {:.0} ns at MPI_Init and {:.0} ns at \
+             MPI_Finalize, against the parameters' {calibrated_ns:.0} ns{nodes_text}. A message \
+             over shared memory costs {} there ({placed}), \
+             and the predicted runtime is likely too {}: calibrate while the ranks run where \
+             the program's do, or trace the program again",
+            if farther {
+                "farther apart"
+            } else {
+                "nearer together"
+            },
+            c.partner,
+            c.init_ns,
+            c.final_ns,
+            if farther { "more" } else { "less" },
+            if farther { "short" } else { "long" },
+        ))
+    }
+}
+
 /// How two ranks of one node share the machine: the same last-level cache, the same socket
 /// (another cache domain), or another socket. The tracer times one pair of each present.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
