@@ -17,8 +17,8 @@
 use crate::collectives::traced::{Recorded, op_of};
 use crate::collectives::{self, Step};
 use crate::trace::{
-    Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, PEER_ANY, PEER_NULL, Rank, RecvHalf, Routine, Shape,
-    TAG_ANY, Trace,
+    Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_FOUND, PEER_ANY, PEER_NULL, Rank, RecvHalf, Routine,
+    Shape, TAG_ANY, Trace,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -302,8 +302,8 @@ fn rank(
                 // Its traced time kept as computation, as the replay keeps an uncosted call's
                 // and a failed poll's; a probe that found its message none (its wait is the
                 // receive's after it, the replay's cost of it the model's).
-                let found = e.routine.is_probe()
-                    && !(e.routine.is_iprobe() && e.flags & crate::trace::FLAG_FOUND == 0);
+                let found =
+                    e.routine.is_probe() && !(e.routine.is_iprobe() && e.flags & FLAG_FOUND == 0);
                 let took = e.t_return.saturating_sub(e.t_call);
                 if took > 0 && !found {
                     w.point(format_args!("calc {took}"), &[]);
