@@ -39,9 +39,12 @@ fn lines_read_as_plain_integers_read_as_their_fields_parsed() {
         "#Paraver (26/01/04 at 16:35):260199:4",
         "+1:2",
         "123456789012345678:1",
+        "1234567890123:1:12345678",
         "1234567890123456789:1",
         "-123456789012345678",
         "9223372036854775807",
+        "1:22:333:4444:55555:666666:7777777:88888888:999999999:1234567890123",
+        "1:22:333:4444:55555:666666:7777777:88888888:999999999:12345678901234",
         &["1"; 32].join(":"),
         &["1"; 33].join(":"),
     ];
@@ -49,6 +52,7 @@ fn lines_read_as_plain_integers_read_as_their_fields_parsed() {
     for line in lines {
         for (text, end) in [
             (format!("{line}\n7:7"), line.len()),
+            (format!("{line}\n{}", "7:".repeat(40)), line.len()),
             (line.to_string(), line.len()),
         ] {
             let (at, n) = plain_line(text.as_bytes(), 0, &mut v);
@@ -78,7 +82,7 @@ fn random_lines_read_as_plain_integers_read_as_their_fields_parsed() {
         seed % n
     };
     let mut v = [0i64; 32];
-    for _ in 0..4000 {
+    for _ in 0..20000 {
         let fields = 1 + next(12);
         let mut line = String::new();
         for i in 0..fields {
@@ -97,7 +101,9 @@ fn random_lines_read_as_plain_integers_read_as_their_fields_parsed() {
             }
         }
         let before = "9".repeat(next(9) as usize);
-        let after = ["", "\n", "\n1:2:3", "\n12345678901234567890"][next(4) as usize];
+        // (a long line after: 64 bytes from this one's start, as most lines have)
+        let long = "\n".to_string() + &"1234567890:".repeat(7);
+        let after = ["", "\n", "\n1:2:3", "\n12345678901234567890", &long][next(5) as usize];
         let text = format!("{before}\n{line}{after}");
         let from = before.len() + 1;
         let (at, n) = plain_line(text.as_bytes(), from, &mut v);
