@@ -345,12 +345,17 @@ mod tests {
         assert_eq!(b.sizes[0].bounced_ns, 8941.0);
         let text = finding(&b);
         assert!(
-            text.contains("0.0760 ns a byte more, the median of 3 launches at this placement (0.0000–0.0784)"),
+            text.contains(
+                "0.0760 ns a byte more, the median of 3 launches at this placement (0.0000–0.0784)"
+            ),
             "{text}"
         );
         // the first launch alone took the cheap one
         assert_eq!(
-            per_set(&launches[..1], &[&set])[0].as_ref().unwrap().per_byte,
+            per_set(&launches[..1], &[&set])[0]
+                .as_ref()
+                .unwrap()
+                .per_byte,
             0.0
         );
     }
