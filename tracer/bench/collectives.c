@@ -1,7 +1,8 @@
 /* Collective microbenchmark for the predictor's collective models (issue 6): every collective
  * the schedules model, ITERS times at each size, separated by barriers so that each call starts
- * together. Trace it and compare the per-kind time `loggps-predict --coll modeled` predicts with
- * the traced one (tracer/bench/collectives.sh does both). */
+ * together. Arguments: `[--each] [BYTES...]` (--each below). Trace it and compare the per-kind
+ * time `loggps-predict --coll modeled` predicts with the traced one
+ * (tracer/bench/collectives.sh does both). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,36 +30,49 @@ int main(int argc, char **argv) {
     int p, me;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    /* --each: every kind its own pair of buffers, written once, so that no call receives into
+     * lines its peer read in the call before (a buffer received into after it was sent from
+     * costs more above the eager limit: MODEL.md §13, `bounce`); by default all kinds share x
+     * and y, as a program's loop over its arrays does. */
+    int each = argc > 1 && !strcmp(argv[1], "--each");
+    argc -= each, argv += each;
     /* bytes per rank block: the arguments, else 8, 1024 and 16384 */
     int sizes[16] = {8, 1024, 16384}, nsizes = 3;
     if (argc > 1)
         for (nsizes = 0; nsizes < argc - 1 && nsizes < 16; nsizes++) sizes[nsizes] = atoi(argv[nsizes + 1]);
     for (int s = 0; s < nsizes; s++) {
         int n = sizes[s] / (int)sizeof(double);
-        double *x = block(n * p), *y = block(n * p);
+        enum { KINDS = 9 };
+        double *xs[KINDS], *ys[KINDS];
+        for (int k = 0; k < KINDS; k++) {
+            xs[k] = k == 0 || each ? block(n * p) : xs[0];
+            ys[k] = k == 0 || each ? block(n * p) : ys[0];
+        }
         int *counts = malloc(sizeof(int) * p), *displs = malloc(sizeof(int) * p);
         for (int i = 0; i < p; i++) counts[i] = n, displs[i] = i * n;
         for (int it = 0; it < ITERS; it++) {
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Bcast(x, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            MPI_Bcast(xs[0], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Reduce(x, y, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(xs[1], ys[1], n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(xs[2], ys[2], n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Gather(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            MPI_Gather(xs[3], n, MPI_DOUBLE, ys[3], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Scatter(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            MPI_Scatter(xs[4], n, MPI_DOUBLE, ys[4], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Allgather(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, MPI_COMM_WORLD);
+            MPI_Allgather(xs[5], n, MPI_DOUBLE, ys[5], n, MPI_DOUBLE, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Alltoall(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, MPI_COMM_WORLD);
+            MPI_Alltoall(xs[6], n, MPI_DOUBLE, ys[6], n, MPI_DOUBLE, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Reduce_scatter(x, y, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Reduce_scatter(xs[7], ys[7], counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Scan(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Scan(xs[8], ys[8], n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         }
-        free(x), free(y), free(counts), free(displs);
+        for (int k = 0; k < KINDS; k++)
+            if (k == 0 || each) free(xs[k]), free(ys[k]);
+        free(counts), free(displs);
     }
     MPI_Finalize();
     return 0;

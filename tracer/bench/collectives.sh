@@ -5,7 +5,8 @@
 # of the file PARAMS names).
 # 4 ranks oversubscribe a machine of fewer cores: there the measured times include time-slicing.
 # NPS="2" chooses the rank counts; SIZES="1024 16384" traces each block size (bytes) on its own
-# and prints a table for each (else one table over 8 B, 1 KiB and 16 KiB together).
+# and prints a table for each (else one table over 8 B, 1 KiB and 16 KiB together); EACH=1 gives
+# every kind its own buffers (collectives.c's --each).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -17,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for np in ${NPS:-2 4}; do
 for size in ${SIZES:-all}; do
-  args=$([ "$size" = all ] || echo "$size")
+  args="$([ -z "${EACH:-}" ] || echo --each) $([ "$size" = all ] || echo "$size")"
   # shellcheck disable=SC2086 # $args: no word or one
   LOGGPS_TRACE=$tmp/c$np-$size.bin mpirun.openmpi --oversubscribe -np $np \
     -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
