@@ -128,6 +128,9 @@ pub enum Rule {
     /// `o` of set `.1` (an index into the path's sets) after the instant `.0`: a nonblocking
     /// call, a Wait with nothing left to wait for.
     O(f64, u8),
+    /// A receive's post (`MPI_Irecv`) after the instant `.0`: `post` of set `.1`, `o` where
+    /// it has none.
+    Post(f64, u8),
     /// A `k`-byte message's send, receive or probe ([`Side`]), sent at `ts` and received (or
     /// probed for) at `tr`, costed with set `set` (its pair's).
     Message {
@@ -241,6 +244,7 @@ impl Rule {
         match *self {
             Rule::Const => Some(0.0),
             Rule::O(t, s) => Some(t + sets[s as usize].o),
+            Rule::Post(t, s) => Some(t + sets[s as usize].post.unwrap_or(sets[s as usize].o)),
             Rule::Message {
                 side,
                 k,
@@ -605,9 +609,8 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
             };
             Some((rule, Binder::Own))
         }
-        Shape::Isend | Shape::Irecv => {
-            Some((Rule::O(call, ctx.set_to(r, ev.peer(i))), Binder::Own))
-        }
+        Shape::Isend => Some((Rule::O(call, ctx.set_to(r, ev.peer(i))), Binder::Own)),
+        Shape::Irecv => Some((Rule::Post(call, ctx.set_to(r, ev.peer(i))), Binder::Own)),
         Shape::Cancel => Some((Rule::O(call, 0), Binder::Own)),
         Shape::Coll if routine.nonblocking() => Some((Rule::O(call, 0), Binder::Own)),
         Shape::Send => send_of(ctx, r, i, call),

@@ -141,6 +141,12 @@ fn calibrate(
         .unwrap_or_else(|| panic!("a `# poll = NS` line in:\n{text}"));
     assert!(poll > 1.0 && poll < 10_000.0, "poll = {poll}\n{text}");
     assert_eq!(p.poll, None, "{text}");
+    // A posted receive (an MPI_Irecv of a message not yet sent), measured and written into
+    // the set: a real call, tens of nanoseconds, far below the message's `o` in the paper's
+    // Myrinet (6.55 µs).
+    let post = p.post.unwrap_or_else(|| panic!("post in:\n{text}"));
+    assert!(post > 1.0 && post < 5_000.0, "post = {post}\n{text}");
+    assert!(stdout.contains("post        "), "{stdout}");
     // gamma, from the library's own reduction of doubles: no core adds faster than 1 TB/s of
     // them, and none this slow (100 MB/s) runs MPI programs.
     let gamma = p.gamma.unwrap_or_else(|| panic!("gamma in:\n{text}"));

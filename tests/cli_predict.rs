@@ -381,6 +381,70 @@ fn failed_polls_cost_poll_or_their_traced_time() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Posting a receive costs the model's `post` where it is set, else `o` (the paper's Table 4).
+/// By hand (myrinet): rank 1 sends 8 bytes at 0, there at T1 + T2 = (6550 + 8·6.86) +
+/// (8·15.48 + 1160) = 7888.72, its receive's Tblk ending at 7888.72 + T3 = 7888.72 + 6550 +
+/// 8·2.57 = 14,459.28. Rank 0 posts it at 0, computes 10,000 ns and waits: with `o`, its Wait is called at
+/// 16,550 and returns at 16,550 + o = 23,100; with `--post 100` called at 10,100, returning at
+/// max(14,459.28, 10,100 + o) = 16,650.
+#[test]
+fn a_posted_receive_costs_post_or_o() {
+    let t = "loggps-trace 1\nranks 2\n0 MPI_Irecv 0 1 bytes=8 peer=1 tag=0 req=0\n\
+             0 MPI_Wait 10001 10002 done=0:1:0\n1 MPI_Send 0 1 bytes=8 peer=0 tag=0\n";
+    let (d, f) = text_trace("post.txt", t);
+    let end = |trace: &str, extra: &[&str]| {
+        let args = [&[trace, "--format", "json"][..], extra].concat();
+        let v = json(&args);
+        assert!(v["warnings"].as_array().unwrap().is_empty(), "{v}");
+        (rank_ns(&v, 0)[0], v)
+    };
+    let myrinet = ["--platform", "myrinet"];
+    assert_close(end(&f, &myrinet).0, 23_100.0, "the paper's o");
+    let (ns, v) = end(&f, &[&myrinet[..], &["--post", "100"]].concat());
+    assert_close(ns, 16_650.0, "--post 100");
+    assert_eq!(v["params"]["post"]["value"].as_f64(), Some(100.0), "{v}");
+    // From a parameter file, a text trace's params line and its binary conversion alike.
+    let toml = d.path().join("p.toml");
+    let text = loggps_predict::model::params_toml(&loggps_predict::model::Params {
+        post: Some(100.0),
+        ..loggps_predict::model::Params::preset("myrinet").unwrap()
+    });
+    std::fs::write(&toml, &text).unwrap();
+    assert_close(
+        end(&f, &["--params", toml.to_str().unwrap()]).0,
+        16_650.0,
+        "post from a file",
+    );
+    let with = t.replace(
+        "ranks 2\n",
+        "ranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383 post=100\n",
+    );
+    let (_d, g) = text_trace("with.txt", &with);
+    assert_close(end(&g, &[]).0, 16_650.0, "post from the trace's params");
+    let bin = d.path().join("with.bin");
+    let out = run(&["convert", &g, bin.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    assert_close(
+        end(bin.to_str().unwrap(), &[]).0,
+        16_650.0,
+        "post from the binary trace",
+    );
+    // A negative post is refused, from a flag, a file or a trace.
+    assert_eq!(
+        run(&[&f, "--platform", "myrinet", "--post", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    std::fs::write(&toml, text.replace("post = 100.0", "post = -1.0")).unwrap();
+    assert_eq!(
+        run(&[&f, "--params", toml.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+    let (_d, h) = text_trace("bad.txt", &with.replace("post=100", "post=-1"));
+    assert_ne!(run(&[&h]).status.code(), Some(0));
+}
+
 /// A matched probe is a probe and its `MPI_Mrecv` the receive of the message it found. By hand
 /// (myrinet, 100 bytes sent at 0): the message is there at T1 + T2 = (6550 + 686) + (1548 +
 /// 1160) = 9944; the Mprobe called at 0 returns at 9944 + o = 16,494; the Mrecv, called 1 ns

@@ -1,5 +1,5 @@
 //! What the round trips do not tell, timed by the round-trip program in one launch of its
-//! own: a failed poll, the library's reduction (`gamma`), whether messages move while a rank
+//! own: a failed poll, a posted receive (`post`), the library's reduction (`gamma`), whether messages move while a rank
 //! computes, and `memcpy` (`copy`, and whether aliased buffers copy slower).
 
 use super::launch::{RTT_DONE, launch};
@@ -32,6 +32,9 @@ pub const COPY_WARNING: f64 = 2.0;
 /// What [`measure_local`] times.
 pub(super) struct Local {
     pub(super) poll_ns: f64,
+    /// A posted receive (`MPI_Irecv` of a message not yet sent), the median of batches: the
+    /// model's `post`.
+    pub(super) post_ns: f64,
     pub(super) reduction: Reduction,
     pub(super) progress_wait_ns: f64,
     pub(super) progress_rtt_ns: f64,
@@ -77,6 +80,12 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
             ["poll", median, ..] => median.parse::<f64>().ok(),
             _ => None,
         });
+    let post = text
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["post", median, ..] => median.parse::<f64>().ok(),
+            _ => None,
+        });
     let reduction = Reduction::fit(reduce::parse(&text));
     let progress = text
         .lines()
@@ -98,18 +107,21 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         .find(|c| c.0 == COPY_BYTES)
         .map(|c| (c.1, c.2));
     let copying = Reduction::fit(copies.iter().map(|c| (c.0, c.1)).collect());
-    match (out.ok, median, reduction, progress, copy, copying) {
-        (true, Some(ns), Some(r), Some((wait, rtt)), Some(copy_ns), Some(copying)) => Ok(Local {
-            poll_ns: ns,
-            reduction: r,
-            progress_wait_ns: wait,
-            progress_rtt_ns: rtt,
-            copy_ns,
-            copying,
-        }),
+    match (out.ok, median.zip(post), reduction, progress, copy, copying) {
+        (true, Some((ns, post_ns)), Some(r), Some((wait, rtt)), Some(copy_ns), Some(copying)) => {
+            Ok(Local {
+                poll_ns: ns,
+                post_ns,
+                reduction: r,
+                progress_wait_ns: wait,
+                progress_rtt_ns: rtt,
+                copy_ns,
+                copying,
+            })
+        }
         _ => Err(Error::Io(format!(
-            "the round-trip program did not time failed polls, reductions, progress and copies ({}): {}{}\n(rebuild it with \
-             `make -C tracer`: older builds have no --poll, --reduce, --progress or --copy)",
+            "the round-trip program did not time failed polls, posted receives, reductions, progress and copies ({}): {}{}\n(rebuild it with \
+             `make -C tracer`: older builds have no --poll (or time no posted receives with it), --reduce, --progress or --copy)",
             out.status,
             text.trim(),
             out.stderr.trim()

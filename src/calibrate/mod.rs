@@ -99,6 +99,8 @@ pub struct Calibration {
     pub line_ns: Vec<[f64; 2]>,
     /// What a failed poll costs here, ns, untraced and on one request.
     pub poll_ns: f64,
+    /// What posting a receive costs here, ns (`MPI_Irecv`, untraced): every set's `post`.
+    pub post_ns: f64,
     /// The library's reduction timed over the vector's size; its slope is `fit.params.gamma`.
     pub reduction: Reduction,
     /// The progress probe: how long a posted receive of [`PROGRESS_BYTES`] waited after
@@ -938,6 +940,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let local = measure_local(opts, log)?;
     fit.params.gamma = Some(local.reduction.gamma);
     fit.params.copy = Some(local.copying.gamma);
+    fit.params.post = Some(local.post_ns);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
     fit.params.cores = cores_ns(&lines);
@@ -1043,6 +1046,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         launch_speeds,
         line_ns: lines,
         poll_ns: local.poll_ns,
+        post_ns: local.post_ns,
         reduction: local.reduction,
         progress_wait_ns: local.progress_wait_ns,
         progress_rtt_ns: local.progress_rtt_ns,
@@ -1106,6 +1110,7 @@ fn fit_other(
         gamma: main.gamma,
         oc: None,
         copy: main.copy,
+        post: main.post,
         class: main.class,
         progress_at_calls: main.progress_at_calls,
         ..f.params
@@ -1209,6 +1214,14 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
 }
 
 /// What the progress probe found, in words.
+/// What the posted receives' probe found, in words (the model's §4 `post`).
+pub fn post_finding(post_ns: f64) -> String {
+    format!(
+        "{post_ns:.0} ns an MPI_Irecv of a message not yet sent (the median of batches, untraced): \
+         what a program's receive posts cost, where the paper charges o"
+    )
+}
+
 pub fn progress_finding(c: &Calibration) -> String {
     let (wait, one_way) = (c.progress_wait_ns / 1e3, c.progress_rtt_ns / 2e3);
     match c.fit.params.progress_at_calls {
@@ -1305,6 +1318,7 @@ pub fn params_file(c: &Calibration) -> String {
         hi.map_or(0, |p| p.0),
         r.intercept_ns
     ));
+    s.push_str(&format!("# post: {}\n", post_finding(c.post_ns)));
     s.push_str(&format!("# progress: {}\n", progress_finding(c)));
     s.push_str(&format!(
         "# copies: {}\n",

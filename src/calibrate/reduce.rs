@@ -110,7 +110,7 @@ mod tests {
     /// The program's lines, the others ignored.
     #[test]
     fn parses_the_programs_lines() {
-        let text = "rtt 0 0 371 250 4001 50 291\npoll 39 39 11\nreduce 1024 50 40 4001\n\
+        let text = "rtt 0 0 371 250 4001 50 291\npoll 39 39 11\npost 30 28 11\nreduce 1024 50 40 4001\n\
                     reduce 4096 110 90 4001\nreduce x 1 1 1\n";
         assert_eq!(parse(text), vec![(1024, 50.0), (4096, 110.0)]);
     }

@@ -326,6 +326,7 @@ mod tests {
             launch_speeds: [1.0, 1.0],
             line_ns: Vec::new(),
             poll_ns: 0.0,
+            post_ns: 0.0,
             reduction: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             progress_wait_ns: 0.0,
             progress_rtt_ns: 0.0,

@@ -59,6 +59,10 @@ pub struct ParamArgs {
     /// nothing) costs, ns; by default each keeps its traced duration
     #[arg(long = "poll", value_name = "NS")]
     pub poll: Option<f64>,
+    /// What posting a receive (MPI_Irecv, MPI_Imrecv, a persistent receive's MPI_Start) costs,
+    /// ns; default: `post` of the parameters, else o (the paper's)
+    #[arg(long = "post", value_name = "NS", allow_hyphen_values = true)]
+    pub post: Option<f64>,
     /// What reducing one byte costs in a modeled collective's reduction steps, ns/byte
     /// (default: `gamma` of the parameters, else 0)
     #[arg(long = "gamma", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
@@ -180,6 +184,7 @@ impl ParamArgs {
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
             departs_upto: self.departs_upto,
+            post: self.post,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -319,6 +324,7 @@ impl ModelArgs {
                     ("--rendezvous-sender", p.rendezvous_sender.is_some()),
                     ("--bounce", p.bounce.is_some()),
                     ("--departs-upto", p.departs_upto.is_some()),
+                    ("--post", p.post.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

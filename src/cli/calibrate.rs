@@ -490,6 +490,7 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
          a trace's own failed polls keep their durations unless --poll or `poll` is set)",
         c.poll_ns
     );
+    println!("post        {}", calibrate::post_finding(c.post_ns));
     let what = "MPI_Reduce_local, MPI_SUM on doubles";
     println!("gamma       {}", c.reduction.described(what));
     let what = "memcpy between page-aligned buffers";

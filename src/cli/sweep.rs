@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 16] = [
+        const LOGGPS_SWEPT: [&str; 17] = [
             "L",
             "o",
             "Os",
@@ -66,6 +66,7 @@ impl Sweep {
             "Op",
             "rendezvous_sender",
             "bounce",
+            "post",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -276,6 +277,7 @@ impl Sweep {
             "Op" => &mut p.Op,
             "rendezvous_sender" => &mut p.rendezvous_sender,
             "bounce" => &mut p.bounce,
+            "post" => &mut p.post,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

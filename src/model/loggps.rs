@@ -67,6 +67,12 @@ pub struct Params {
     /// 256 B here: 64–70 ns where `T1` is 121–203). None: every send returns at its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub departs_upto: Option<u64>,
+    /// What posting a receive costs, ns: an `MPI_Irecv` (an `MPI_Imrecv`, a persistent
+    /// receive's `MPI_Start`), which moves no data and waits for nothing (the model's §4).
+    /// None: `o`, as the paper's Table 4 costs it. Measured (Open MPI 4.1, shared memory): 30–60
+    /// ns an Irecv, where `o` is 80–2,500 ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post: Option<f64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -160,6 +166,7 @@ impl Params {
             rendezvous_sender: 0.0,
             bounce: 0.0,
             departs_upto: None,
+            post: None,
             bands: None,
         }
     }
@@ -209,6 +216,7 @@ impl Params {
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
             departs_upto: self.departs_upto,
+            post: self.post,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -228,6 +236,7 @@ impl Params {
                 rendezvous_sender: self.rendezvous_sender,
                 bounce: self.bounce,
                 departs_upto: self.departs_upto,
+                post: self.post,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }

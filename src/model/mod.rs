@@ -14,7 +14,7 @@ pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, SCALE_ALL, Source,
     bounce_invalid, cores_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets,
-    parse_params_toml, parse_progress, read_param_sets, read_params_file,
+    parse_params_toml, parse_progress, post_invalid, read_param_sets, read_params_file,
     rendezvous_sender_invalid, resolve, resolve_loggp, scale,
 };
 
@@ -178,6 +178,16 @@ impl Model {
         match self {
             Model::LogGps(p) => p.poll,
             Model::LogGp(_) => None,
+        }
+    }
+
+    /// What posting a receive (`MPI_Irecv`) costs, ns: LogGPS's `post` where it is set, else
+    /// `o` (the paper's Table 4; LogGP's `o`).
+    #[inline]
+    pub fn post(&self) -> f64 {
+        match self {
+            Model::LogGps(p) => p.post.unwrap_or(p.o),
+            Model::LogGp(m) => m.o,
         }
     }
 

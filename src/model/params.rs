@@ -69,6 +69,8 @@ pub struct Overrides {
     /// Eager sends of at most this many bytes return when their message has left
     /// (`--departs-upto`, the model's §13).
     pub departs_upto: Option<u64>,
+    /// What posting a receive (`MPI_Irecv`) costs, ns (`--post`, the model's §4).
+    pub post: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -103,6 +105,8 @@ pub struct Resolved {
     pub bounce_source: Source,
     /// Where `params.departs_upto` came from (unused while it is None).
     pub departs_source: Source,
+    /// Where `params.post` came from (unused while it is None: a receive's post costs `o`).
+    pub post_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -151,6 +155,7 @@ impl Resolved {
             (p.bounce > 0.0).then(|| ("bounce".to_string(), p.bounce, &self.bounce_source));
         let departs =
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
+        let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
         named
             .into_iter()
             .chain(poll)
@@ -159,6 +164,7 @@ impl Resolved {
             .chain(copy)
             .chain(bounce)
             .chain(departs)
+            .chain(post)
     }
 }
 
@@ -396,6 +402,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(d) = ov.departs_upto {
         (p.departs_upto, departs_source) = (Some(d), Source::Flag);
     }
+    let mut post_source = source.clone();
+    if let Some(v) = ov.post {
+        (p.post, post_source) = (Some(v), Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -455,6 +465,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("gamma", p.gamma.unwrap_or(0.0)),
         ("oc", p.oc.unwrap_or(0.0)),
         ("copy", p.copy.unwrap_or(0.0)),
+        ("post", p.post.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -472,6 +483,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         )));
     }
     if let Some(why) = gamma_invalid(p.gamma)
+        .or_else(|| post_invalid(p.post))
         .or_else(|| oc_invalid(p.oc))
         .or_else(|| copy_invalid(p.copy))
         .or_else(|| cores_invalid(p.cores))
@@ -487,6 +499,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         copy_source,
         bounce_source,
         departs_source,
+        post_source,
         split_sources,
         others: Vec::new(),
     })
@@ -848,6 +861,13 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
     }
 }
 
+/// Why a receive's post cost cannot be used: it is a time, 0 or more.
+pub fn post_invalid(post: Option<f64>) -> Option<String> {
+    post.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
+        format!("parameter post = {v} must be a finite number ≥ 0 (ns a receive's MPI_Irecv costs)")
+    })
+}
+
 /// What a set's table holds beside its LogGPS parameters (or bands), read and checked
 /// first, alike for both forms.
 struct Extras {
@@ -861,6 +881,7 @@ struct Extras {
     rendezvous_sender: f64,
     bounce: f64,
     departs_upto: Option<u64>,
+    post: Option<f64>,
 }
 
 impl Extras {
@@ -877,6 +898,7 @@ impl Extras {
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
             departs_upto: self.departs_upto,
+            post: self.post,
             ..p
         }
     }
@@ -897,7 +919,9 @@ impl Extras {
         let oc = optional_number(table, "oc")?;
         let copy = optional_number(table, "copy")?;
         let cores = optional_number(table, "cores")?;
+        let post = optional_number(table, "post")?;
         if let Some(why) = gamma_invalid(gamma)
+            .or_else(|| post_invalid(post))
             .or_else(|| oc_invalid(oc))
             .or_else(|| copy_invalid(copy))
             .or_else(|| cores_invalid(cores))
@@ -936,6 +960,7 @@ impl Extras {
             rendezvous_sender,
             bounce: bounce.unwrap_or(0.0),
             departs_upto,
+            post,
         })
     }
 }
@@ -1118,7 +1143,8 @@ pub fn params_toml(p: &Params) -> String {
             b => format!("bounce = {b:?}\n"),
         }
         + &p.departs_upto
-            .map_or(String::new(), |d| format!("departs_upto = {d}\n"));
+            .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
+        + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"));
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",

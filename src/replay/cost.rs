@@ -116,11 +116,16 @@ pub(super) fn cost_event(
         }
         // The peer read only where several sets combine (the `diss` case of tests/bench/run.sh
         // reads no more than before).
-        Shape::Isend | Shape::Irecv if sh.links.is_some() => {
+        // A receive's post costs `post` (`o` where none is set, the model's §4).
+        Shape::Irecv => {
+            let d = sh.post_between(r, ev.peer(i));
+            (tc + d, d, 0.0, 0.0)
+        }
+        Shape::Isend if sh.links.is_some() => {
             let o = sh.o_between(r, ev.peer(i), o);
             (tc + o, o, 0.0, 0.0)
         }
-        Shape::Isend | Shape::Irecv | Shape::Cancel => (tc + o, o, 0.0, 0.0),
+        Shape::Isend | Shape::Cancel => (tc + o, o, 0.0, 0.0),
         Shape::Send => {
             let c = sh.send_completion(r, i, tc)?;
             (c.done, c.done - tc - c.sync, c.sync, 0.0)
@@ -592,6 +597,16 @@ impl Shared<'_> {
         match (self.links, usize::try_from(peer)) {
             (Some(_), Ok(q)) if q < self.trace.nranks() => self.pair(r, q).o(),
             _ => o,
+        }
+    }
+
+    /// What posting rank `r`'s receive from `peer` costs: its pair's set's `post` where several
+    /// combine, else the model's.
+    #[inline(always)]
+    fn post_between(&self, r: usize, peer: i32) -> f64 {
+        match (self.links, usize::try_from(peer)) {
+            (Some(_), Ok(q)) if q < self.trace.nranks() => self.pair(r, q).post(),
+            _ => self.model.post(),
         }
     }
 

@@ -607,8 +607,9 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 10] = [
+    const EXTRAS: [&str; 11] = [
         "departs_upto",
+        "post",
         "poll",
         "gamma",
         "oc",
@@ -679,6 +680,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Ok(_) => Some(int("departs_upto")?),
         Err(_) => None,
     };
+    let post = optional("post")?;
+    if let Some(why) = crate::model::post_invalid(post) {
+        return Err(why);
+    }
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -699,6 +704,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             rendezvous_sender,
             bounce,
             departs_upto,
+            post,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -713,6 +719,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         rendezvous_sender,
         bounce,
         departs_upto,
+        post,
         ..Params::from_named(num, int)?
     })
 }
@@ -772,6 +779,7 @@ fn extras_fields(p: &Params) -> String {
         }
         + &p.departs_upto
             .map_or(String::new(), |d| format!(" departs_upto={d}"))
+        + &p.post.map_or(String::new(), |v| format!(" post={v}"))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has

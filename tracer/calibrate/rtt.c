@@ -43,6 +43,12 @@
  *
  *     poll MEDIAN_NS MIN_NS B
  *
+ * and then times posted receives (MPI_Irecv of a message nobody has sent, POST_BATCH of them
+ * in a row, each then cancelled and freed, untimed), in B batches, the median and the minimum
+ * of the batches' time per call: what posting a receive costs (the model's `post`):
+ *
+ *     post MEDIAN_NS MIN_NS B
+ *
  * With --reduce K,K,..., rank 0 then times MPI_Reduce_local (MPI_SUM on K bytes of doubles),
  * the arithmetic a reducing collective's step does, and prints per size the median and the
  * minimum over the repetitions:
@@ -180,6 +186,10 @@ static double middle_mean(long long *v, int n) {
 /* Timed in batches: a clock read costs about as much as a failed poll. */
 #define POLL_BATCH 1000
 
+/* Posted receives timed in batches of this many (each waits in the library's posted queue
+ * until the batch is cancelled). */
+#define POST_BATCH 64
+
 /* Failed polls on rank 0 while rank 1 waits; rank 1 then sends the message rank 0's receive
  * waits for, so that every request completes. */
 static void polls(int rank, int batches, long long *per_call) {
@@ -200,11 +210,25 @@ static void polls(int rank, int batches, long long *per_call) {
         }
         per_call[k] = (now_ns() - t0) / POLL_BATCH;
     }
-    MPI_Send(&b, 0, MPI_BYTE, 1, 76, MPI_COMM_WORLD);
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
     qsort(per_call, batches, sizeof(long long), cmp_ll);
     printf("poll %lld %lld %d\n", per_call[batches / 2], per_call[0], batches);
+    MPI_Request posted[POST_BATCH];
+    char sink[POST_BATCH];
+    for (int k = 0; k < batches; k++) {
+        int64_t t0 = now_ns();
+        for (int i = 0; i < POST_BATCH; i++)
+            MPI_Irecv(&sink[i], 1, MPI_BYTE, 1, 79, MPI_COMM_WORLD, &posted[i]);
+        per_call[k] = (now_ns() - t0) / POST_BATCH;
+        for (int i = 0; i < POST_BATCH; i++) {
+            MPI_Cancel(&posted[i]);
+            MPI_Wait(&posted[i], MPI_STATUS_IGNORE);
+        }
+    }
+    qsort(per_call, batches, sizeof(long long), cmp_ll);
+    printf("post %lld %lld %d\n", per_call[batches / 2], per_call[0], batches);
     fflush(stdout);
+    MPI_Send(&b, 0, MPI_BYTE, 1, 76, MPI_COMM_WORLD);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
 /* MPI_Reduce_local over each size in turn, timed per call as the round trips are (at least

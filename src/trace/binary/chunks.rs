@@ -194,6 +194,17 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
             (p.departs_upto, input) = ((d != u64::MAX).then_some(d), rest);
         }
     }
+    // Then each set's `post` (NaN: none), where one has it (the model's §4).
+    if !input.is_empty() {
+        for p in std::iter::once(&mut main).chain(others.iter_mut()) {
+            let (rest, v) = expect("a parameter set's post (f64)", le_f64)(input)?;
+            let post = (!v.is_nan()).then_some(v);
+            if let Some(why) = crate::model::post_invalid(post) {
+                return fail(input, why);
+            }
+            (p.post, input) = (post, rest);
+        }
+    }
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 

@@ -116,8 +116,9 @@ impl<W: Write> Writer<W> {
             None => j.push(0),
         }
         put_set(&mut j, meta.params.as_ref());
-        let departs = |p: &Params| p.departs_upto.is_some();
-        let departing = (meta.params.iter().chain(&meta.other_params)).any(departs);
+        let sets = || meta.params.iter().chain(&meta.other_params);
+        let posting = sets().any(|p| p.post.is_some());
+        let departing = posting || sets().any(|p| p.departs_upto.is_some());
         if let Some(p) = &meta.params
             && (p.class.is_some() || !meta.other_params.is_empty() || departing)
         {
@@ -131,6 +132,12 @@ impl<W: Write> Writer<W> {
             if departing {
                 for q in std::iter::once(p).chain(&meta.other_params) {
                     j.extend_from_slice(&q.departs_upto.unwrap_or(u64::MAX).to_le_bytes());
+                }
+            }
+            // Then each set's `post` (NaN: none), where one has it.
+            if posting {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.post.unwrap_or(f64::NAN).to_le_bytes());
                 }
             }
         }
