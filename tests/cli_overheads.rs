@@ -509,3 +509,54 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
     let moved = end(&sendrecv(" flags=bounced"), &bounce) - end(&sendrecv(""), &bounce);
     assert_close(moved, 32_768.0, "Sendrecv");
 }
+
+/// A blocking eager send above `departs_upto` that reaches its receiver while it computes is
+/// counted, with the time its library holds it beyond `T1` (not costed; the model's §13, "Sends
+/// held by a computing receiver"). By hand (myrinet, messages moving only inside calls,
+/// `departs_upto` 256, so 8 B departs and 1,000 B does not): rank 1's Send of 1,000 B at 0
+/// returns at T1 = 6,550 + 6,860 = 13,410, its message there at T1 + T2 = 13,410 + 16,640 =
+/// 30,050. Rank 0's 8-byte Send at 0 returns at T1 − Od = 6,604.88 (no `Od`: its T1), then it
+/// computes 100,000 ns: its Recv is called at 106,604.88, so the message came while it
+/// computed, and the send is held until 106,604.88 + Od − T2 = 89,964.88, 76,554.88 beyond its
+/// T1. Nothing is counted where rank 0 waits in its Recv, where the message is 200 B (it
+/// departs), without `departs_upto`, or where messages move asynchronously.
+#[test]
+fn sends_held_by_a_computing_receiver_are_counted_not_costed() {
+    let trace = |bytes: u64, recv_at: u64, extra: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 \
+             s=8191 S=16383{extra}\n0 MPI_Send 0 1 bytes=8 peer=1 tag=1\n\
+             0 MPI_Recv {recv_at} {} bytes={bytes} peer=1 tag=0\n\
+             1 MPI_Send 0 1 bytes={bytes} peer=0 tag=0\n1 MPI_Recv 2 3 bytes=8 peer=0 tag=1\n",
+            recv_at + 1
+        )
+    };
+    let held = |t: &str| {
+        let (_d, f) = text_trace("held.txt", t);
+        let v = json(&[&f, "--format", "json"]);
+        let said: Vec<String> = (v["warnings"].as_array().unwrap().iter())
+            .filter_map(|w| w.as_str())
+            .filter(|w| w.contains("blocking MPI_Send"))
+            .map(str::to_string)
+            .collect();
+        (said, rank_ns(&v, 0)[0])
+    };
+    let calls = " progress=calls departs_upto=256";
+    let (said, end) = held(&trace(1000, 100_001, calls));
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].starts_with("1 blocking MPI_Send(s)"), "{said:?}");
+    assert!(said[0].contains("up to 0.000077 s short"), "{said:?}");
+    // Not costed: rank 0 ends at its Recv's call + T3 = 106,604.88 + 6,550 + 2,570.
+    assert_close(end, 115_724.88, "rank 0's end");
+    for (t, why) in [
+        (trace(1000, 2, calls), "a receiver waiting"),
+        (trace(200, 100_001, calls), "a send that departs"),
+        (trace(1000, 100_001, " progress=calls"), "no departs_upto"),
+        (
+            trace(1000, 100_001, " departs_upto=256"),
+            "asynchronous progress",
+        ),
+    ] {
+        assert!(held(&t).0.is_empty(), "{why}: {:?}", held(&t).0);
+    }
+}

@@ -334,6 +334,27 @@ impl Params {
         (ts + self.t1(k) - od + self.t2(k), op)
     }
 
+    /// How much longer than its `T1` a blocking eager send of `k` bytes sent at `ts` is held,
+    /// where its library gives a send above `departs_upto` its buffer back only once the
+    /// receiver has taken the message (messages moving only inside calls) and the message
+    /// arrived while its receiver computed: after the receiver's call before returned
+    /// (`last_return`), before its receive's call `tr`. Taken at `tr`, it returns `Od − T2`
+    /// after that, as in a round trip (its `T1` after `ts` where the receiver waits at the
+    /// arrival). None where none of that applies, or nothing is held. The model does not cost
+    /// it (§13, "Sends held by a computing receiver"): the replay counts them.
+    pub fn held(&self, k: u64, ts: f64, tr: f64, last_return: f64) -> Option<f64> {
+        let d = self.departs_upto?;
+        if !self.progress_at_calls || k <= d || k > self.S {
+            return None;
+        }
+        let (arrival, _) = self.arrival(k, ts);
+        if !(arrival > last_return && arrival < tr) {
+            return None;
+        }
+        let held = tr + self.split_of(k).0 - self.t2(k) - (ts + self.t1(k));
+        (held > 0.0).then_some(held)
+    }
+
     /// When a rendezvous request sent at `ts` arrives (`ts + o − Od + L`, the first band's),
     /// and that band's `Op`.
     #[inline(always)]

@@ -147,7 +147,12 @@ pub(super) fn cost_event(
                 Model::LogGps(p) if ev.flags(i) & FLAG_BOUNCED != 0 => {
                     p.bounced(k, rdv, p.recv(k, rdv, ts, tc))
                 }
-                Model::LogGps(p) => p.recv(k, rdv, ts, tc),
+                Model::LogGps(p) => {
+                    if !rdv && p.departs_upto.is_some() && i > 0 {
+                        note_held(sh, p, from, (k, ts, tc), (r, i), st);
+                    }
+                    p.recv(k, rdv, ts, tc)
+                }
                 Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),
                 Model::LogGp(m) => sh.receive(
                     port,
@@ -184,6 +189,30 @@ pub(super) fn cost_event(
         Shape::Coll | Shape::CommOp => collective(sh, r, i, routine, tc, st.colls, local)?,
     };
     Ok(step)
+}
+
+/// Counts on the receiving rank `r` a blocking `MPI_Send` of `k` bytes sent at `ts` (global
+/// event `from`), received by its Recv `i > 0` called at `tr`, that its library held while the
+/// receiver computed ([`crate::model::Params::held`]; the model's §13, not costed).
+#[cold]
+fn note_held(
+    sh: &Shared<'_>,
+    p: &crate::model::Params,
+    from: usize,
+    (k, ts, tr): (u64, f64, f64),
+    (r, i): (usize, usize),
+    st: &mut RankState,
+) {
+    if sh.routine_at(from) != Routine::Send {
+        return;
+    }
+    // The call before returned where the computation the replay put before this one began.
+    let ev = sh.trace.rank(r);
+    let change = sh.trace.meta.ranks.gap_change(r);
+    let returned = tr - super::rank::computed(&ev, &change, i, ev.t_return(i - 1));
+    if let Some(ns) = p.held(k, ts, tr, returned) {
+        st.hold(ns);
+    }
 }
 
 /// A failed poll (an `MPI_Test*` that completed nothing, an `MPI_Iprobe` that found nothing)
@@ -608,6 +637,16 @@ impl Shared<'_> {
             (Some(_), Ok(q)) if q < self.trace.nranks() => self.pair(r, q).post(),
             _ => self.model.post(),
         }
+    }
+
+    /// The routine of global event `e` (a ghost's, from another process of a split replay).
+    #[cold]
+    fn routine_at(&self, e: usize) -> Routine {
+        if e >= self.held {
+            return self.g.ghosts.routine[e - self.held];
+        }
+        let (q, j) = self.trace.events.locate(e);
+        self.trace.rank(q).routine(j)
     }
 
     /// [`Shared::message`] of ghost event `from` ([`crate::graph::HbGraph::ghosts`]) to rank

@@ -91,6 +91,10 @@ pub struct RankBreakdown {
     /// negative where a replay keeping the tracer's time added its time inside the calls
     /// ([`crate::trace::RankMeta::in_call_ns`] a gap), which `computation_ns` holds.
     pub tracer_ns: f64,
+    /// Blocking eager sends to this rank that its library held while it computed, beyond their
+    /// `T1`, and that time in all (not costed: [`crate::model::Params::held`], the model's §13).
+    pub held_sends: u64,
+    pub held_ns: f64,
 }
 
 impl RankBreakdown {
@@ -695,6 +699,7 @@ pub fn replay_split(
         ));
     }
     let ranks = all.ranks;
+    warnings.extend(held_warning(&ranks));
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
     let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
     let prediction = Prediction {
@@ -704,6 +709,25 @@ pub fn replay_split(
         warnings,
     };
     Ok((prediction, stats))
+}
+
+/// The warning for the blocking eager sends a library held while their receiver computed
+/// ([`RankBreakdown::held_sends`]), if there were any.
+fn held_warning(ranks: &[RankBreakdown]) -> Option<String> {
+    let n: u64 = ranks.iter().map(|b| b.held_sends).sum();
+    if n == 0 {
+        return None;
+    }
+    let ns: f64 = ranks.iter().map(|b| b.held_ns).sum();
+    let receivers = ranks.iter().filter(|b| b.held_sends > 0).count();
+    Some(format!(
+        "{n} blocking MPI_Send(s) above the parameters' departs_upto reached their receiver while it \
+         computed ({receivers} receiving rank(s)): this library gives such a send back only once its \
+         receiver has taken the message in an MPI call, which the model does not cost (MODEL.md \
+         §13, \"Sends held by a computing receiver\"): their senders are predicted up to {:.6} s \
+         short in all",
+        ns / 1e9
+    ))
 }
 
 /// The warning for the instances that could not be modeled (`(instance, why)`), in the
@@ -784,6 +808,7 @@ fn finish(
             b
         })
         .collect();
+    warnings.extend(held_warning(&ranks));
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
     let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
     Ok(Prediction {

@@ -69,6 +69,9 @@ pub(super) struct Rare {
     /// Where messages move only inside calls: the receives the completion call it is blocked
     /// in had costed, to be taken one at a time with the rest ([`Queued::serial`]).
     pub(super) queued: Vec<Queued>,
+    /// Blocking eager sends to this rank that its library held while it computed, and their
+    /// time held beyond their `T1` ([`crate::model::Params::held`]; not costed).
+    pub(super) held: (u64, f64),
 }
 
 impl Rare {
@@ -117,6 +120,14 @@ impl RankState {
         Rare::loggp(&mut self.rare)
     }
 
+    /// Counts a send to this rank held `ns` beyond its `T1` while this rank computed.
+    #[cold]
+    pub(super) fn hold(&mut self, ns: f64) {
+        let rare = self.rare.get_or_insert_with(Box::default);
+        rare.held.0 += 1;
+        rare.held.1 += ns;
+    }
+
     /// Adds `t` spent in a collective `routine`.
     #[cold]
     pub(super) fn add_collective(&mut self, routine: Routine, t: f64) {
@@ -148,6 +159,7 @@ impl RankState {
     /// blocked in or finalized at.
     pub(super) fn breakdown(self, r: usize, len: usize, measured_end_ns: f64) -> RankBreakdown {
         let p = self.parts;
+        let held = self.rare.as_ref().map_or((0, 0.0), |x| x.held);
         RankBreakdown {
             rank: r as u32,
             end_ns: self.clock,
@@ -164,6 +176,8 @@ impl RankState {
             },
             collective_kinds: self.rare.map_or_else(Vec::new, |x| x.kinds),
             tracer_ns: 0.0,
+            held_sends: held.0,
+            held_ns: held.1,
         }
     }
 }
@@ -207,14 +221,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
                 sh.trace.measured_begin_ns(r).map_or(0.0, |b| b - sh.t0)
             } else {
                 let before = returned.unwrap_or_else(|| ev.t_return(i - 1));
-                let gap = (ev.t_call(i) - before) as f64;
-                match change.is_none() {
-                    true => st.clock + gap,
-                    false => {
-                        let c = change.between(ev.routine(i - 1), routine);
-                        st.clock + (gap + c).max(0.0)
-                    }
-                }
+                st.clock + computed(&ev, &change, i, before)
             };
             returned = Some(ev.t_return(i));
             st.parts.computation += tc - st.clock;
@@ -279,6 +286,23 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
         st.published = false;
     }
     Outcome::Done
+}
+
+/// The computation the replay puts before event `i > 0` of a rank (`ev`, its gap `change`), the
+/// event before it returned at `before` when traced: the measured gap between them, less the
+/// tracer's own time (the model's §16).
+#[inline(always)]
+pub(super) fn computed(
+    ev: &crate::trace::Rank<'_>,
+    change: &crate::trace::GapChange,
+    i: usize,
+    before: u64,
+) -> f64 {
+    let gap = (ev.t_call(i) - before) as f64;
+    match change.is_none() {
+        true => gap,
+        false => (gap + change.between(ev.routine(i - 1), ev.routine(i))).max(0.0),
+    }
 }
 
 /// Batches event `i` of rank `r`, called at `tc` and costed `(return, communication, sender

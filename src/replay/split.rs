@@ -518,9 +518,11 @@ fn encode_breakdown(b: &RankBreakdown, w: &mut Vec<u64>) {
         b.measured_end_ns,
         b.collective_ns,
         b.tracer_ns,
+        b.held_ns,
     ] {
         w.push(x.to_bits());
     }
+    w.push(b.held_sends);
     w.push(b.events);
     w.push(b.collective_routine.map_or(u64::MAX, |k| k as u64));
     w.push(b.collective_kinds.len() as u64);
@@ -531,10 +533,11 @@ fn encode_breakdown(b: &RankBreakdown, w: &mut Vec<u64>) {
 
 fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<RankBreakdown, Error> {
     let rank = next()? as u32;
-    let mut f = [0.0; 8];
+    let mut f = [0.0; 9];
     for x in &mut f {
         *x = f64::from_bits(next()?);
     }
+    let held_sends = next()?;
     let events = next()?;
     let routine = |c: u64| {
         Routine::from_code(c as u8).ok_or_else(|| Error::Io(format!("no routine of code {c}")))
@@ -557,6 +560,7 @@ fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<Ran
         measured_end_ns,
         collective_ns,
         tracer_ns,
+        held_ns,
     ] = f;
     Ok(RankBreakdown {
         rank,
@@ -571,6 +575,8 @@ fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<Ran
         collective_routine,
         collective_kinds,
         tracer_ns,
+        held_sends,
+        held_ns,
     })
 }
 
