@@ -403,6 +403,24 @@ fn a_posted_receive_costs_post_or_o() {
     let (ns, v) = end(&f, &[&myrinet[..], &["--post", "100"]].concat());
     assert_close(ns, 16_650.0, "--post 100");
     assert_eq!(v["params"]["post"]["value"].as_f64(), Some(100.0), "{v}");
+    // What it is worth: the Wait is called `post` after the Irecv's call and returns `o` later,
+    // so the runtime grows by 1 ns a ns of it, by replays and read off the critical path; a
+    // set without `post` lists none.
+    let sens = |extra: &[&str]| {
+        let args = [
+            &["sensitivity", f.as_str(), "--format", "json"][..],
+            &myrinet,
+            extra,
+        ]
+        .concat();
+        json(&args)["parameters"].as_array().unwrap().clone()
+    };
+    let listed = sens(&["--post", "100"]);
+    let post = listed.iter().find(|p| p["name"] == "post").unwrap();
+    for key in ["ns_per_unit", "from_critical_path"] {
+        assert_close(post[key].as_f64().unwrap(), 1.0, key);
+    }
+    assert!(sens(&[]).iter().all(|p| p["name"] != "post"));
     // From a parameter file, a text trace's params line and its binary conversion alike.
     let toml = d.path().join("p.toml");
     let text = loggps_predict::model::params_toml(&loggps_predict::model::Params {

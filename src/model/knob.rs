@@ -17,6 +17,8 @@ pub enum Knob {
     Copy,
     /// The share of a rendezvous payload's `T1` on its sender's CPU (the model's §14).
     RendezvousSender,
+    /// What posting a receive costs, `post` (the model's §4).
+    Post,
 }
 
 /// The paper form's parameters a derivative is taken of.
@@ -24,7 +26,7 @@ pub const PAPER: [&str; 6] = ["L", "o", "Os", "Or", "Gs", "Gl"];
 
 impl Knob {
     /// Every parameter of `p`, in the model's order, then `gamma`, `oc` and `copy`, and
-    /// `rendezvous_sender` where the set has a share.
+    /// `rendezvous_sender` and `post` where the set has them.
     pub fn all(p: &Params) -> Vec<Knob> {
         let mut v: Vec<Knob> = match &p.bands {
             None => (0..PAPER.len()).map(Knob::Paper).collect(),
@@ -36,6 +38,9 @@ impl Knob {
         v.extend([Knob::Gamma, Knob::Oc, Knob::Copy]);
         if p.rendezvous_sender > 0.0 {
             v.push(Knob::RendezvousSender);
+        }
+        if p.post.is_some() {
+            v.push(Knob::Post);
         }
         v
     }
@@ -49,13 +54,14 @@ impl Knob {
             Knob::Oc => "oc".to_string(),
             Knob::Copy => "copy".to_string(),
             Knob::RendezvousSender => "rendezvous_sender".to_string(),
+            Knob::Post => "post".to_string(),
         }
     }
 
     /// Nanoseconds, nanoseconds per byte, or a share.
     pub fn unit(&self) -> &'static str {
         match *self {
-            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1 | 5 | 6) | Knob::Oc => "ns",
+            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1 | 5 | 6) | Knob::Oc | Knob::Post => "ns",
             Knob::RendezvousSender => "share",
             _ => "ns/B",
         }
@@ -69,6 +75,7 @@ impl Knob {
             Knob::Oc => p.oc.unwrap_or(0.0),
             Knob::Copy => p.copy.unwrap_or(0.0),
             Knob::RendezvousSender => p.rendezvous_sender,
+            Knob::Post => p.post.unwrap_or(p.o),
         }
     }
 
@@ -90,6 +97,7 @@ impl Knob {
             Knob::Oc => q.oc = Some(v),
             Knob::Copy => q.copy = Some(v),
             Knob::RendezvousSender => q.rendezvous_sender = v,
+            Knob::Post => q.post = Some(v),
         }
         q
     }
@@ -100,7 +108,7 @@ impl Knob {
         match *self {
             Knob::Paper(i) => i < 4,
             Knob::Band(_, i) => i != 4,
-            Knob::Gamma | Knob::Oc | Knob::Copy | Knob::RendezvousSender => true,
+            Knob::Gamma | Knob::Oc | Knob::Copy | Knob::RendezvousSender | Knob::Post => true,
         }
     }
 
