@@ -164,6 +164,9 @@ pub enum Side {
     Bounced,
     /// [`Params::probe`]: as a receive.
     Probe,
+    /// [`Params::isend_at_calls`]: an `MPI_Isend` where messages move only inside calls, which
+    /// waits for nothing.
+    Isend,
 }
 
 impl Side {
@@ -173,6 +176,11 @@ impl Side {
             Side::Recv => p.recv(k, rdv, ts, tr),
             Side::Bounced => p.bounced(k, rdv, p.recv(k, rdv, ts, tr)),
             Side::Probe => p.probe(k, rdv, ts, tr),
+            Side::Isend => crate::model::Cost {
+                ret: ts + p.isend_at_calls(k, rdv),
+                sync: 0.0,
+                unblock: ts,
+            },
         }
     }
 
@@ -182,6 +190,10 @@ impl Side {
     /// end.
     fn span(self, p: &Params, k: u64, rdv: bool, ts: f64, tr: f64) -> (f64, crate::model::Cost) {
         match self {
+            Side::Isend => {
+                let c = self.cost(p, k, rdv, ts, tr);
+                (c.ret, c)
+            }
             Side::Send => p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
                 let c = p.send(k, rdv, ts, tr);
                 (c.ret, c)
@@ -593,19 +605,16 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
     let found = match routine.shape() {
         Shape::None => Some((Rule::Const, Binder::Own)),
         // Where messages move only inside calls an eager Isend costs its message's `T1`.
-        Shape::Isend
-            if p.progress_at_calls
-                && ev.peer(i) != PEER_NULL
-                && (ev.peer(i) == r as i32
-                    || !rendezvous_in(&ev, ctx.sets[ctx.set_to(r, ev.peer(i)) as usize].S, i)) =>
-        {
+        Shape::Isend if p.progress_at_calls && ev.peer(i) != PEER_NULL => {
+            let set = ctx.set_to(r, ev.peer(i));
+            let rdv = ev.peer(i) != r as i32 && rendezvous_in(&ev, ctx.sets[set as usize].S, i);
             let rule = Rule::Message {
-                side: Side::Send,
+                side: Side::Isend,
                 k: ev.bytes(i),
-                rdv: false,
+                rdv,
                 ts: call,
                 tr: call,
-                set: ctx.set_to(r, ev.peer(i)),
+                set,
             };
             Some((rule, Binder::Own))
         }

@@ -380,3 +380,37 @@ fn a_parameter_whose_bounds_meet_is_pinned() {
         String::from_utf8_lossy(&run(&["sensitivity", &f, "--params", set]).stdout).to_string();
     assert!(table.contains("(pinned: its bounds meet"), "{table}");
 }
+
+/// Where messages move only inside calls an `MPI_Isend` returns once its message has left
+/// (`T1 − Od`), and the critical path reads it so: by hand (myrinet, `Od` 2,000, 1,000 bytes)
+/// rank 0's Isend returns at 13,410 − 2,000 = 11,410, it computes 100,000 ns and its Wait,
+/// nothing left to wait for, returns `o` later: 117,960, all of it read off the path, and the
+/// runtime falls by 1 ns a ns of the first band's `Od` (the Isend's), by replays and by the path.
+#[test]
+fn the_critical_path_reads_an_isend_that_returns_when_its_message_left() {
+    let t = "loggps-trace 1\nranks 2\n0 MPI_Isend 0 1 bytes=1000 peer=1 tag=0 req=0\n\
+             0 MPI_Wait 100001 100002 done=0:-1:-1\n1 MPI_Recv 0 1 bytes=1000 peer=0 tag=0\n";
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("isend.txt");
+    std::fs::write(&f, t).unwrap();
+    let f = f.to_str().unwrap();
+    let v = sensitivity(&[
+        f,
+        "--platform",
+        "myrinet",
+        "--progress",
+        "calls",
+        "--Od",
+        "2000",
+    ]);
+    assert!(
+        (v["predicted_s"].as_f64().unwrap() - 117_960e-9).abs() < 1e-12,
+        "{v}"
+    );
+    assert_eq!(v["critical_path_unread_s"], 0.0, "{v}");
+    assert!((derivative(&v, "b1.Od") + 1.0).abs() < 1e-6, "{v}");
+    assert!(
+        (field(&v, "b1.Od", "from_critical_path") + 1.0).abs() < 1e-9,
+        "{v}"
+    );
+}

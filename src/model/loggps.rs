@@ -379,6 +379,17 @@ impl Params {
         always || k > self.S
     }
 
+    /// What an `MPI_Isend` of `k` bytes costs where messages move only inside calls (the
+    /// model's §4): eager, it copies its message out and returns once it has left, `T1 − Od`;
+    /// by rendezvous, `o` (its payload moves in a later call).
+    #[inline(always)]
+    pub fn isend_at_calls(&self, k: u64, rdv: bool) -> f64 {
+        match rdv {
+            false => self.t1(k) - self.split_of(k).0,
+            true => self.o,
+        }
+    }
+
     /// A blocking send called at `ts` whose receive is called at `tr` (unused when eager).
     #[inline(always)]
     pub fn send(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Cost {

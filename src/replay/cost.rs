@@ -450,9 +450,10 @@ impl Shared<'_> {
         }
     }
 
-    /// The duration of Isend `i` of rank `r` where messages move only inside calls: an eager
-    /// message's `T1 − Od` (its pair's set: the call returns once its message has left, what
-    /// a blocking send spends after that waits in the Wait), else the pair's `o`.
+    /// The duration of Isend `i` of rank `r` where messages move only inside calls: its pair's
+    /// set's [`crate::model::Params::isend_at_calls`] (an eager message's `T1 − Od`: the call
+    /// returns once its message has left, what a blocking send spends after that waits in the
+    /// Wait), `o` under LogGP.
     #[inline(always)]
     pub(super) fn isend_at_calls(&self, r: usize, i: usize) -> f64 {
         let ev = self.trace.rank(r);
@@ -462,10 +463,7 @@ impl Shared<'_> {
             _ => return self.model.o(),
         };
         match self.pair(r, q) {
-            Model::LogGps(p) if !self.rendezvous(r, i) => {
-                let k = ev.bytes(i);
-                p.t1(k) - p.split_of(k).0
-            }
+            Model::LogGps(p) => p.isend_at_calls(ev.bytes(i), self.rendezvous(r, i)),
             m => m.o(),
         }
     }
