@@ -763,3 +763,36 @@ impl Exchange for Threads {
         Ok(got)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank's breakdown crosses between processes whole: every field, the held sends' count
+    /// and time and several collective routines' times included.
+    #[test]
+    fn a_breakdown_is_decoded_as_it_was_encoded() {
+        let b = RankBreakdown {
+            rank: 7,
+            end_ns: 1.5e6,
+            computation_ns: 1e6,
+            communication_ns: 3e5,
+            sender_sync_ns: 1e5,
+            receiver_sync_ns: 1e5,
+            measured_end_ns: 1.4e6,
+            events: 12,
+            collective_ns: 2e5,
+            collective_routine: None,
+            collective_kinds: vec![(Routine::Bcast, 5e4), (Routine::Allreduce, 1.5e5)],
+            tracer_ns: -3.0,
+            held_sends: 321,
+            held_ns: 6.44e6,
+        };
+        let mut words = Vec::new();
+        encode_breakdown(&b, &mut words);
+        let mut it = words.into_iter();
+        let mut next = || it.next().ok_or_else(|| Error::Io("short".into()));
+        assert_eq!(decode_breakdown(&mut next).unwrap(), b);
+        assert!(next().is_err(), "every word read");
+    }
+}
