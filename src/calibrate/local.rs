@@ -1,6 +1,7 @@
 //! What the round trips do not tell, timed by the round-trip program in one launch of its
-//! own: a failed poll, a posted receive (`post`), the library's reduction (`gamma`), whether messages move while a rank
-//! computes, and `memcpy` (`copy`, and whether aliased buffers copy slower).
+//! own: a failed poll, a posted receive (`post`), the library's reduction (`gamma`), whether
+//! messages move while a rank computes, and `memcpy` (`copy`, and whether aliased buffers copy
+//! slower).
 
 use super::launch::{RTT_DONE, launch};
 use super::{Options, reduce};
@@ -74,18 +75,14 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
     let out = launch(&mut cmd, RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = out.stdout;
-    let median = text
-        .lines()
-        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
-            ["poll", median, ..] => median.parse::<f64>().ok(),
-            _ => None,
-        });
-    let post = text
-        .lines()
-        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
-            ["post", median, ..] => median.parse::<f64>().ok(),
-            _ => None,
-        });
+    // The first figure of the line that `key` begins (`poll` and `post`: their medians).
+    let first = |key: &str| {
+        text.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(key)).then(|| w.next()?.parse::<f64>().ok())?
+        })
+    };
+    let (median, post) = (first("poll"), first("post"));
     let reduction = Reduction::fit(reduce::parse(&text));
     let progress = text
         .lines()

@@ -1213,7 +1213,6 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
     }
 }
 
-/// What the progress probe found, in words.
 /// What the posted receives' probe found, in words (the model's §4 `post`).
 pub fn post_finding(post_ns: f64) -> String {
     format!(
@@ -1222,6 +1221,7 @@ pub fn post_finding(post_ns: f64) -> String {
     )
 }
 
+/// What the progress probe found, in words.
 pub fn progress_finding(c: &Calibration) -> String {
     let (wait, one_way) = (c.progress_wait_ns / 1e3, c.progress_rtt_ns / 2e3);
     match c.fit.params.progress_at_calls {

@@ -22,21 +22,9 @@
 #include <time.h>
 
 #include "../cores.h"
+#include "timing.h"
 
 enum { REPS = 400, WARMUP = 20, MAX_SIZES = 16 };
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* The median round trip of K bytes, rank 0 sending `out` and receiving into `in` (rank 1 the
  * same), `out` written before each send where `write` is set. */

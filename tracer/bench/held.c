@@ -19,21 +19,9 @@
 #include <time.h>
 
 #include "../cores.h"
+#include "timing.h"
 
 enum { REPS = 301, WARMUP = 20, MAX_LIST = 16 };
-
-static int64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 static int parse(const char *s, long long *v)
 {
