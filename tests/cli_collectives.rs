@@ -672,6 +672,48 @@ fn a_collectives_copies_move_it_by_their_bytes() {
     }
 }
 
+/// A modeled collective's writes into lines a peer holds (the model's §15), costed by hand on 2
+/// ranks, Myrinet (`S` = 16,383), `bounce` 0.5 ns a byte: where the algorithm's messages go by
+/// rendezvous, a linear Scan's rank 0 copies its 40,000 bytes into the buffer it sends on
+/// (+20,000 ns, rank 1 waiting for it); recursive doubling copies into the buffer it exchanges
+/// and writes its result back into it after (+40,000); a ring reduce-scatter's block for its
+/// peer (40,000 bytes, +20,000); a ring Allreduce copies into the buffer it sends halves of:
+/// +20,000 with halves of 20,000 bytes, nothing with halves of 15,000 (eager), nothing at 1,000.
+#[test]
+fn a_collectives_writes_into_lines_a_peer_holds_cost_bounce() {
+    let time = |op: &str, algorithm: &str, bytes: &str, bounce: &str| {
+        let v = json(&[
+            "collective",
+            op,
+            "--algorithm",
+            algorithm,
+            "--ranks",
+            "2",
+            "--bytes",
+            bytes,
+            "--platform",
+            "myrinet",
+            "--bounce",
+            bounce,
+            "--format",
+            "json",
+        ]);
+        v["predicted_ns"].as_f64().unwrap()
+    };
+    for (op, algorithm, bytes, moved) in [
+        ("scan", "linear", "40000", 20_000.0),
+        ("allreduce", "recursive-doubling", "40000", 40_000.0),
+        ("reduce_scatter", "ring", "40000", 20_000.0),
+        ("allreduce", "ring", "40000", 20_000.0),
+        ("allreduce", "ring", "30000", 0.0),
+        ("scan", "linear", "1000", 0.0),
+        ("bcast", "binomial", "40000", 0.0),
+    ] {
+        let d = time(op, algorithm, bytes, "0.5") - time(op, algorithm, bytes, "0");
+        assert!((d - moved).abs() < 1e-6, "{op} {algorithm} {bytes}: {d}");
+    }
+}
+
 /// A linear Gather's root copies its own block before it receives (the model's §15), in a
 /// replayed trace: 2 ranks calling at 0, blocks of 1000 bytes, o = 50, L = 100, nothing per
 /// byte. Rank 1's send returns at 50, its message there at 150. With `copy` 0.1 the root posts

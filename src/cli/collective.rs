@@ -107,7 +107,8 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
     // Every rank calls at 0; its part starts `oc` and its copies later (the model's §15).
     let mut starts = vec![0.0; spec.ranks];
     let shape = (op, algorithm, &spec);
-    let after = collectives::copies::own_work(shape, model.oc(), model.copy(), &mut starts);
+    let after =
+        collectives::copies::own_work(shape, collectives::copies::Work::of(&model), &mut starts);
     let (mut c, described) = match &model {
         Model::LogGps(p) => (
             collectives::predict_from(op, algorithm, &spec, p, gamma, &starts)?,

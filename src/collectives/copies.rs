@@ -64,27 +64,88 @@ pub fn copies(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) 
     }
 }
 
+/// The bytes of rank `place`'s own writes (copies, reductions) before its first step and after
+/// its last that land in lines a peer's core holds: a buffer the algorithm sends from by
+/// rendezvous, whose lines the peer's single copy read (in this call, or in the call before on
+/// the same buffers), so that each written line must first be taken back (the model's §15,
+/// "Writes into lines a peer holds"). Counted where the algorithm's messages exceed `eager_limit`
+/// (below it, the library copies into its own shared buffers and no peer reads the rank's): the
+/// recursive doubling's copy into the buffer it exchanges and its result written back after the
+/// exchange, a ring or Rabenseifner's copy into the buffer it sends segments of, a scan's
+/// result sent on, a reduce-scatter's blocks for its peers in the accumulator.
+pub fn held(op: Op, algorithm: &str, spec: &Spec, place: usize, eager_limit: u64) -> (u64, u64) {
+    let (p, k) = (spec.ranks as u64, spec.bytes);
+    if p < 2 {
+        return (0, 0);
+    }
+    let message = match (op, algorithm) {
+        (Op::Allreduce, "ring" | "rabenseifner") => k / p,
+        _ => k,
+    };
+    if message <= eager_limit {
+        return (0, 0);
+    }
+    match (op, algorithm) {
+        (Op::Allreduce, "recursive-doubling") => (k, k),
+        (Op::Allreduce, "ring" | "rabenseifner") => (k, 0),
+        (Op::Scan | Op::Exscan, _) if place + 1 < spec.ranks => (k, 0),
+        (Op::ReduceScatter, "recursive-halving" | "ring") => ((p - 1) * k, 0),
+        _ => (0, 0),
+    }
+}
+
+/// What a modeled call's own work costs (the model's §8 `oc`, §15 `copy` and its writes into
+/// lines a peer holds at `bounce` a byte more, counted above `eager_limit`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Work {
+    pub oc: f64,
+    pub copy: f64,
+    pub bounce: f64,
+    pub eager_limit: u64,
+}
+
+impl Work {
+    /// The model's own-work parameters (none under LogGP).
+    pub fn of(model: &crate::model::Model) -> Work {
+        let bounce = match model {
+            crate::model::Model::LogGps(p) => p.bounce,
+            crate::model::Model::LogGp(_) => 0.0,
+        };
+        Work {
+            oc: model.oc(),
+            copy: model.copy(),
+            bounce,
+            eager_limit: model.eager_limit(),
+        }
+    }
+}
+
 /// A modeled call's own work at each rank (the model's §8 `oc`, §15 `copy`): `starts`, each
 /// participant's call, moved to when its first step starts (`oc`, then its copies before);
 /// returned, what each rank's copies after its last step add to its end (None: nothing).
-/// Nothing is added where `oc` and `copy` are 0, so a costing without them is unchanged.
+/// Nothing is added where `oc`, `copy` and `bounce` are 0, so a costing without them is
+/// unchanged.
 pub fn own_work(
     (op, algorithm, spec): (Op, &str, &Spec),
-    oc: f64,
-    copy: f64,
+    w: Work,
     starts: &mut [f64],
 ) -> Option<Vec<f64>> {
-    if oc != 0.0 {
-        starts.iter_mut().for_each(|t| *t += oc);
+    if w.oc != 0.0 {
+        starts.iter_mut().for_each(|t| *t += w.oc);
     }
-    if copy == 0.0 {
+    if w.copy == 0.0 && w.bounce == 0.0 {
         return None;
     }
     let mut after = vec![0.0; starts.len()];
     for (r, t) in starts.iter_mut().enumerate() {
         let (b, a) = copies(op, algorithm, spec, r);
-        *t += b as f64 * copy;
-        after[r] = a as f64 * copy;
+        let (hb, ha) = if w.bounce > 0.0 {
+            held(op, algorithm, spec, r, w.eager_limit)
+        } else {
+            (0, 0)
+        };
+        *t += b as f64 * w.copy + hb as f64 * w.bounce;
+        after[r] = a as f64 * w.copy + ha as f64 * w.bounce;
     }
     after.iter().any(|&a| a != 0.0).then_some(after)
 }

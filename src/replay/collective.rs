@@ -393,12 +393,7 @@ impl Shared<'_> {
         let (model, set) = self.instance_model(x);
         // Each participant's part starts `oc` and its copies after its call (the model's §8,
         // §15); its copies after its last step end it later.
-        let after = copies::own_work(
-            (op, algorithm, &spec),
-            model.oc(),
-            model.copy(),
-            &mut starts,
-        );
+        let after = copies::own_work((op, algorithm, &spec), copies::Work::of(model), &mut starts);
         let comm = self.g.instances[x as usize].comm;
         let costed = match model {
             Model::LogGps(p) => {
