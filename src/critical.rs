@@ -228,12 +228,7 @@ impl Modeled {
     fn end(&self, p: &Params) -> Option<f64> {
         use crate::collectives::copies;
         let gamma = p.gamma.unwrap_or(0.0);
-        let work = copies::Work {
-            oc: p.oc.unwrap_or(0.0),
-            copy: p.copy.unwrap_or(0.0),
-            bounce: p.bounce,
-            eager_limit: p.S,
-        };
+        let work = copies::Work::of_params(p);
         let mut starts = self.starts.clone();
         let shape = (self.op, self.algorithm, &self.spec);
         let after = copies::own_work(shape, work, &mut starts);

@@ -636,6 +636,33 @@ fn oc_starts_each_part_of_a_modeled_collective_later() {
     assert!(err.contains("oc = -5"), "{err}");
 }
 
+/// `loggps-predict collective OP --algorithm ALG --ranks P --bytes K --platform myrinet EXTRA`'s
+/// predicted time, ns.
+fn myrinet_collective_ns(
+    op: &str,
+    algorithm: &str,
+    ranks: &str,
+    bytes: &str,
+    extra: &[&str],
+) -> f64 {
+    let mut args = vec![
+        "collective",
+        op,
+        "--algorithm",
+        algorithm,
+        "--ranks",
+        ranks,
+        "--bytes",
+        bytes,
+        "--platform",
+        "myrinet",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    json(&args)["predicted_ns"].as_f64().unwrap()
+}
+
 /// A modeled collective's local copies (the model's §15), costed by hand. A ring Allreduce of
 /// 1000 bytes on 4 ranks: each rank copies its vector before its first step, so every rank
 /// starts `copy · 1000` later and the whole schedule moves by it (0.5 ns/B: 500 ns). Recursive
@@ -644,23 +671,7 @@ fn oc_starts_each_part_of_a_modeled_collective_later() {
 #[test]
 fn a_collectives_copies_move_it_by_their_bytes() {
     let time = |op: &str, algorithm: &str, copy: &str| {
-        let v = json(&[
-            "collective",
-            op,
-            "--algorithm",
-            algorithm,
-            "--ranks",
-            "4",
-            "--bytes",
-            "1000",
-            "--platform",
-            "myrinet",
-            "--copy",
-            copy,
-            "--format",
-            "json",
-        ]);
-        v["predicted_ns"].as_f64().unwrap()
+        myrinet_collective_ns(op, algorithm, "4", "1000", &["--copy", copy])
     };
     for (op, algorithm, moved) in [
         ("allreduce", "ring", 500.0),
@@ -682,23 +693,7 @@ fn a_collectives_copies_move_it_by_their_bytes() {
 #[test]
 fn a_collectives_writes_into_lines_a_peer_holds_cost_bounce() {
     let time = |op: &str, algorithm: &str, bytes: &str, bounce: &str| {
-        let v = json(&[
-            "collective",
-            op,
-            "--algorithm",
-            algorithm,
-            "--ranks",
-            "2",
-            "--bytes",
-            bytes,
-            "--platform",
-            "myrinet",
-            "--bounce",
-            bounce,
-            "--format",
-            "json",
-        ]);
-        v["predicted_ns"].as_f64().unwrap()
+        myrinet_collective_ns(op, algorithm, "2", bytes, &["--bounce", bounce])
     };
     for (op, algorithm, bytes, moved) in [
         ("scan", "linear", "40000", 20_000.0),

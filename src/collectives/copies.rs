@@ -105,17 +105,24 @@ pub struct Work {
 }
 
 impl Work {
+    /// A LogGPS set's own-work parameters.
+    pub fn of_params(p: &crate::model::Params) -> Work {
+        Work {
+            oc: p.oc.unwrap_or(0.0),
+            copy: p.copy.unwrap_or(0.0),
+            bounce: p.bounce,
+            eager_limit: p.S,
+        }
+    }
+
     /// The model's own-work parameters (none under LogGP).
     pub fn of(model: &crate::model::Model) -> Work {
-        let bounce = match model {
-            crate::model::Model::LogGps(p) => p.bounce,
-            crate::model::Model::LogGp(_) => 0.0,
-        };
-        Work {
-            oc: model.oc(),
-            copy: model.copy(),
-            bounce,
-            eager_limit: model.eager_limit(),
+        match model {
+            crate::model::Model::LogGps(p) => Work::of_params(p),
+            crate::model::Model::LogGp(_) => Work {
+                eager_limit: u64::MAX,
+                ..Work::default()
+            },
         }
     }
 }
@@ -139,11 +146,7 @@ pub fn own_work(
     let mut after = vec![0.0; starts.len()];
     for (r, t) in starts.iter_mut().enumerate() {
         let (b, a) = copies(op, algorithm, spec, r);
-        let (hb, ha) = if w.bounce > 0.0 {
-            held(op, algorithm, spec, r, w.eager_limit)
-        } else {
-            (0, 0)
-        };
+        let (hb, ha) = held(op, algorithm, spec, r, w.eager_limit);
         *t += b as f64 * w.copy + hb as f64 * w.bounce;
         after[r] = a as f64 * w.copy + ha as f64 * w.bounce;
     }
