@@ -455,8 +455,9 @@ impl Records {
         // The pieces hold about as many records each: the piece at `i`'s share of them, a step
         // or two either way at most.
         let n = self.pieces.len();
-        let mut k = ((i as u128 * n as u128) / self.len.max(1) as u128) as usize;
-        k = k.min(n - 1);
+        // (at most 2^32 records: `match_messages`)
+        let k = i.checked_mul(n).map_or(n - 1, |x| x / self.len.max(1));
+        let mut k = k.min(n - 1);
         while self.first[k] > i {
             k -= 1;
         }

@@ -93,6 +93,10 @@ pub(super) fn piece(name: &str, body: &str, text: &str, h: &Header, out: &mut Pi
     let (bytes, mut from, mut n) = (text.as_bytes(), 0, 0);
     while from < bytes.len() {
         let (end, plain) = plain_line(bytes, from, &mut v);
+        if plain.is_some_and(|count| plain_record(&v[..count], h.unit, p, out)) {
+            (from, n) = (end + 1, n + 1);
+            continue;
+        }
         let line = &text[from..end];
         let line = line.strip_suffix('\r').unwrap_or(line);
         let k = n;
@@ -216,6 +220,43 @@ pub(super) fn piece(name: &str, body: &str, text: &str, h: &Header, out: &mut Pi
     }
 }
 
+/// Reads a line of plain integers `v` where it is a state, an event of a task's first thread
+/// or a communication between two tasks, of the first application, whole: most of a trace's
+/// lines, read without the general path's steps. False where the general path must read it
+/// (another record, or one it refuses with what is wrong).
+#[inline]
+fn plain_record(v: &[i64], unit: u64, p: usize, out: &mut Piece) -> bool {
+    let time = |t: i64| u64::try_from(t).ok().and_then(|t| t.checked_mul(unit));
+    let task = |t: i64| usize::try_from(t).ok().filter(|t| (1..=p).contains(t));
+    match *v {
+        [1, ..] => true,
+        [2, _, 1, r, 1, t, ref events @ ..] => {
+            let (Some(r), Some(t)) = (task(r), time(t)) else {
+                return false;
+            };
+            let items = out.list(r - 1);
+            for e in events.chunks_exact(2) {
+                let ty = e[0] as u64;
+                if MPI_TYPES.contains(&ty) || GLOBAL_OP.contains(&ty) || is_caller(ty) {
+                    items.push((t, ty, e[1]));
+                }
+            }
+            true
+        }
+        [3, _, 1, r, _, ls, _, _, 1, d, _, lr, pr, bytes, tag, ..] => {
+            let (Some(r), Some(d)) = (task(r), task(d)) else {
+                return false;
+            };
+            let (Some(ls), Some(lr), Some(pr)) = (time(ls), time(lr), time(pr)) else {
+                return false;
+            };
+            (out.records).push((r - 1, ls, d - 1, lr, pr, bytes.max(0) as u64, tag as i32));
+            true
+        }
+        _ => false,
+    }
+}
+
 /// What is wrong with a line: field `i` (from 0) is not a number, a time out of range, a
 /// communication record's receiver.
 enum Wrong {
@@ -229,31 +270,33 @@ enum Wrong {
 /// many; None where a field is anything else or `v` cannot hold them all.
 pub(super) fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize, Option<usize>) {
     let line_end = |k: usize| k + memchr::memchr(b'\n', &text[k..]).unwrap_or(text.len() - k);
-    let (mut k, mut n) = (from, 0);
-    // A field at a time: its digits read in a loop of their own.
-    loop {
-        let negative = text.get(k) == Some(&b'-');
-        k += negative as usize;
-        let start = k;
-        let mut x = 0i64;
-        while let Some(&b) = text.get(k) {
-            let d = b.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
+    // A byte at a time, the field's value, digits and sign so far.
+    let (mut n, mut x, mut digits, mut negative) = (0, 0i64, 0, false);
+    for (k, &b) in text[from..].iter().enumerate() {
+        let d = b.wrapping_sub(b'0');
+        if d <= 9 {
             x = x.wrapping_mul(10).wrapping_add(d as i64);
-            k += 1;
+            digits += 1;
+            continue;
         }
-        if k == start || k - start > 18 || n == v.len() {
-            return (line_end(k), None);
+        if b == b'-' && digits == 0 && !negative {
+            negative = true;
+            continue;
+        }
+        if digits == 0 || digits > 18 || n == v.len() {
+            return (line_end(from + k), None);
         }
         v[n] = if negative { -x } else { x };
-        n += 1;
-        match text.get(k) {
-            Some(b':') => k += 1,
-            Some(b'\n') => return (k, Some(n)),
-            None => return (k, Some(n)),
-            Some(_) => return (line_end(k), None),
+        (n, x, digits, negative) = (n + 1, 0, 0, false);
+        match b {
+            b':' => {}
+            b'\n' => return (from + k, Some(n)),
+            _ => return (line_end(from + k), None),
         }
     }
+    if digits == 0 || digits > 18 || n == v.len() {
+        return (text.len(), None);
+    }
+    v[n] = if negative { -x } else { x };
+    (text.len(), Some(n + 1))
 }

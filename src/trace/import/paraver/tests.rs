@@ -1,8 +1,8 @@
 //! The reader's own shortcuts against what they stand for: a line read as plain integers
-//! against its fields parsed one by one, a search from the last one's place against a binary
-//! search.
+//! against its fields parsed one by one, a plain record against the general path's reading,
+//! a search from the last one's place against a binary search.
 
-use super::lines::plain_line;
+use super::lines::{Item, Piece, piece, plain_line};
 use super::*;
 
 /// What `split` and `str::parse` make of a line: its fields' values, None if one is not a
@@ -109,6 +109,87 @@ fn random_lines_read_as_plain_integers_read_as_their_fields_parsed() {
         let (at, n) = plain_line(text.as_bytes(), from, &mut v);
         assert_eq!(at, from + line.len(), "{line:?}: the line's end");
         assert_eq!(n.map(|n| v[..n].to_vec()), parsed(&line), "{line:?}");
+    }
+}
+
+/// Random records of every kind, plain and as the general path reads them (each line ends in
+/// a space, so none is plain): the same items of each task, records, operations, notes and
+/// first error. Fields out of range now and then: another application, task, thread or
+/// receiver, a negative time or size, a line cut short, events of every type the reader keeps
+/// and of others.
+#[test]
+fn plain_records_read_as_the_general_path_reads_them() {
+    let seed = std::cell::Cell::new(0x9e37_79b9_7f4a_7c15u64);
+    let next = |n: u64| {
+        let mut x = seed.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        seed.set(x);
+        x % n
+    };
+    let h = Header {
+        unit: 10,
+        nodes: vec![1, 1, 2],
+    };
+    for _ in 0..300 {
+        let mut lines = Vec::new();
+        for _ in 0..40 {
+            // Mostly in range, now and then out.
+            let pick = |usual: i64, odd: &[i64]| match next(12) {
+                0 => odd[next(odd.len() as u64) as usize],
+                _ => usual,
+            };
+            let task = pick(1 + next(3) as i64, &[0, 4, -1]);
+            let (appl, thread) = (pick(1, &[2, 0]), pick(1, &[2]));
+            let t = pick(next(1_000_000) as i64, &[-5, 922_337_203_685_477_580]);
+            let mut f: Vec<i64> = match next(4) {
+                0 => vec![1, 1, appl, task, thread, t, t + 5, 1],
+                1 => {
+                    let mut f = vec![2, 1, appl, task, thread, t];
+                    for _ in 0..1 + next(3) {
+                        let types = [50_000_001, 50_000_005, 50_100_003, 70_000_001, 80_000_000];
+                        let ty = pick(types[next(5) as usize], &[40_000_001, 50_000_006, -1]);
+                        f.extend([ty, next(4) as i64 - 1]);
+                    }
+                    f
+                }
+                2 => {
+                    let to = pick(1 + next(3) as i64, &[0, 4]);
+                    let (bytes, tag) = (pick(1024, &[-1, 0]), next(3) as i64);
+                    let mut f = vec![3, 1, appl, task, thread, t, t + 1, 2, 1, to, 1, t + 2];
+                    f.extend([t + 3, bytes, tag]);
+                    f
+                }
+                _ => vec![4, 1, appl, task, thread, t, 1, 8, 8, 1, 0],
+            };
+            if next(20) == 0 {
+                f.truncate(next(f.len() as u64) as usize + 1);
+            }
+            let f: Vec<String> = f.iter().map(|x| x.to_string()).collect();
+            lines.push(f.join(":"));
+        }
+        let read = |end: &str| {
+            let body: String = lines.iter().map(|l| format!("{l}{end}\n")).collect();
+            let mut out = Piece::new(3);
+            piece("t.prv", &body, &body, &h, &mut out);
+            let items: Vec<Vec<Item>> = (0..3).map(|r| out.items_of(r).to_vec()).collect();
+            let glops: Vec<_> = (out.glops.iter())
+                .map(|g| (g.sent, g.got, g.comm, g.root))
+                .collect();
+            let notes = (out.notes.skipped.clone(), out.notes.said.clone());
+            let error = out.error.map(|e| e.to_string());
+            (items, out.records, glops, notes, error)
+        };
+        let (plain, general) = (read(""), read(" "));
+        let error_line =
+            |e: &Option<String>| e.as_ref().map(|e| e.split('`').next().map(String::from));
+        assert_eq!(error_line(&plain.4), error_line(&general.4), "{lines:#?}");
+        assert_eq!(
+            (&plain.0, &plain.1, &plain.2, &plain.3),
+            (&general.0, &general.1, &general.2, &general.3),
+            "{lines:#?}"
+        );
     }
 }
 
