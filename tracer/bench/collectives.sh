@@ -6,7 +6,11 @@
 # 4 ranks oversubscribe a machine of fewer cores: there the measured times include time-slicing.
 # NPS="2" chooses the rank counts; SIZES="1024 16384" traces each block size (bytes) on its own
 # and prints a table for each (else one table over 8 B, 1 KiB and 16 KiB together); EACH=1 gives
-# every kind its own buffers (collectives.c's --each).
+# every kind its own buffers (collectives.c's --each). PER_RANK=1 adds, from the prediction's
+# timeline, each rank's median call measured and predicted, and when each rank enters and leaves
+# a call against rank 0 (medians over the calls, ns; the tracer's clock ticks 10 ns here): a
+# model that leaves the ranks out of step after one call misprices the next (a receiver that
+# came early waits), which the table over ranks cannot show.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -45,6 +49,39 @@ for k in sorted(pred):
     mean, med = statistics.mean(took[k]) / 1e3, statistics.median(took[k]) / 1e3
     q = pred[k] / per_call * 1e6
     print(f"{k:<20} {mean:>8.2f} {med:>8.2f} {q:>10.2f} {q / mean:>9.2f} {q / med:>11.2f}")
+PY
+  [ -n "${PER_RANK:-}" ] || continue
+  "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled \
+    --timeline "$tmp/t$np-$size.json" >/dev/null 2>&1
+  echo "-- per rank: median call, µs, measured and predicted; entry and exit against rank 0, ns (medians)"
+  python3 - "$tmp/t$np-$size.json" <<'PY'
+import json, sys, collections, statistics
+d = json.load(open(sys.argv[1]))
+# The timeline's MPI slices: process = rank, thread 0 = predicted, thread 1 = measured.
+calls = collections.defaultdict(list)
+for e in d["traceEvents"] if isinstance(d, dict) else d:
+    if e.get("cat") == "mpi" and e.get("ph") == "X" and e["name"] not in ("MPI_Init", "MPI_Finalize"):
+        calls[(e["pid"], e["tid"])].append((e["ts"], e["name"], e["ts"] + e["dur"]))
+ranks = sorted({r for r, _ in calls})
+for c in calls.values():
+    c.sort()
+took, enter, leave = (collections.defaultdict(list) for _ in range(3))
+for tid in (1, 0):
+    for r in ranks:
+        mine, first = calls[(r, tid)], calls[(ranks[0], tid)]
+        for i, (t0, name, t1) in enumerate(mine):
+            took[(name, r, tid)].append(t1 - t0)
+            # the i-th call of every rank is one collective (the program calls them in step)
+            if r != ranks[0] and i < len(first) and first[i][1] == name:
+                enter[(name, r, tid)].append((t0 - first[i][0]) * 1e3)
+                leave[(name, r, tid)].append((t1 - first[i][2]) * 1e3)
+med = lambda v: statistics.median(v) if v else float("nan")
+print(f"{'routine':<20} {'rank':>4} {'measured':>9} {'predicted':>9} {'ratio':>6} {'enter m/p':>15} {'leave m/p':>15}")
+for name in sorted({k[0] for k in took}):
+    for r in ranks:
+        m, p = med(took[(name, r, 1)]), med(took[(name, r, 0)])
+        skew = lambda v: "" if r == ranks[0] else f"{med(v[(name, r, 1)]):7.0f}/{med(v[(name, r, 0)]):<7.0f}"
+        print(f"{name:<20} {r:>4} {m:9.3f} {p:9.3f} {p / m:6.2f} {skew(enter):>15} {skew(leave):>15}")
 PY
 done
 done
