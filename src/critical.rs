@@ -223,8 +223,8 @@ pub struct Modeled {
 
 impl Modeled {
     /// The participant's return under `p` (its `gamma` charging reductions, each part started
-    /// `oc` and its copies after its call, its copies after it ending it later: the model's
-    /// §15): the schedule's end for it, never before its call.
+    /// its copies after its call, its copies after it and, where it receives, `oc` ending it
+    /// later: the model's §8, §15): the schedule's end for it, never before its call.
     fn end(&self, p: &Params) -> Option<f64> {
         use crate::collectives::copies;
         let gamma = p.gamma.unwrap_or(0.0);

@@ -4,7 +4,8 @@
 mod common;
 
 use common::{
-    UNMODELED_RING, bcast4, coll_trace, json, myrinet, predicted_ns, run, synthesized, text_trace,
+    UNMODELED_RING, bcast4, coll_trace, json, myrinet, predicted_ns, rank_ns, run, synthesized,
+    text_trace,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -577,13 +578,13 @@ fn the_calculator_takes_open_mpis_choice() {
     }
 }
 
-/// `oc`: each participant's part of a modeled collective starts `oc` after its call. Two ranks
+/// `oc`: each participant of a modeled collective that receives returns `oc` later. Two ranks
 /// call one `MPI_Allreduce` of 8 bytes, rank 1 100 µs after rank 0 (Myrinet): the schedule is
-/// the same with every start moved by `oc`, so the runtime grows by exactly `oc` (1,000 ns),
+/// the same with every end moved by `oc`, so the runtime grows by exactly `oc` (1,000 ns),
 /// its derivative by `oc` read off the critical path and by replays is 1 (one call on the
 /// path), the parameter travels through the binary format, and a negative one is refused.
 #[test]
-fn oc_starts_each_part_of_a_modeled_collective_later() {
+fn oc_ends_each_part_of_a_modeled_collective_later() {
     let fields = "bytes=8 recv_bytes=8";
     let (d, f) = coll_trace(
         "MPI_Allreduce",
@@ -634,6 +635,32 @@ fn oc_starts_each_part_of_a_modeled_collective_later() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("oc = -5"), "{err}");
+}
+
+/// `oc` falls at the end of each rank's part that receives: a rank that only sends (a Bcast's
+/// root, a Reduce's other rank on 2 ranks) returns as without it, one that receives `oc` later
+/// (the model's §8). Two ranks call an 8-byte Bcast and Reduce from rank 0 at once (Myrinet).
+#[test]
+fn oc_falls_at_the_end_of_the_ranks_that_receive() {
+    for (routine, receiver) in [("MPI_Bcast", 1), ("MPI_Reduce", 0)] {
+        let fields = |r: usize| {
+            let (sent, got) = match (routine, r) {
+                ("MPI_Bcast", 0) | ("MPI_Reduce", 1) => (8, 0),
+                _ => (0, 8),
+            };
+            format!("root=0 bytes={sent} recv_bytes={got}")
+        };
+        let (_d, f) = coll_trace(routine, &[(0, fields(0)), (0, fields(1))]);
+        let (base, with) = (
+            json(&myrinet(&f, &["--format", "json"])),
+            json(&myrinet(&f, &["--oc", "1000", "--format", "json"])),
+        );
+        for r in 0..2 {
+            let moved = rank_ns(&with, r)[0] - rank_ns(&base, r)[0];
+            let want = if r == receiver { 1000.0 } else { 0.0 };
+            assert!((moved - want).abs() < 1e-6, "{routine} rank {r}: {moved}");
+        }
+    }
 }
 
 /// `loggps-predict collective OP --algorithm ALG --ranks P --bytes K --platform myrinet EXTRA`'s

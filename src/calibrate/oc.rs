@@ -67,8 +67,9 @@ impl OcFit {
 /// predicts its measured runtime less the first calls' setup ([`OcFit::first_calls_ns`]) and
 /// the interruptions within calls ([`OcFit::interrupted_ns`]):
 /// the runtime does not fall as `oc` grows, and grows by at least `oc` where a collective
-/// call lies on the critical path, so the root lies between 0 and the shortfall at 0, found
-/// by bisection to 0.01 ns. 0 where the model is not short.
+/// call of a rank that receives in it lies on the critical path (the loop's Barriers, whose
+/// ranks all do), so the root lies between 0 and the shortfall at 0, found by bisection to
+/// 0.01 ns. 0 where the model is not short.
 pub fn fit_oc(
     trace: &crate::trace::Trace,
     p: &crate::model::Params,

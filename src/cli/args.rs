@@ -67,8 +67,9 @@ pub struct ParamArgs {
     /// (default: `gamma` of the parameters, else 0)
     #[arg(long = "gamma", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub gamma: Option<f64>,
-    /// What a modeled collective call costs beyond its algorithm's messages, ns: each rank's
-    /// part starts this long after its call (default: `oc` of the parameters, else 0)
+    /// What a modeled collective call costs beyond its algorithm's messages, ns: each rank whose
+    /// part receives returns this much later; a rank that only sends (a Bcast's root) pays none
+    /// (default: `oc` of the parameters, else 0)
     #[arg(long = "oc", value_name = "NS", allow_hyphen_values = true)]
     pub oc: Option<f64>,
     /// What copying one byte locally costs in a modeled collective (a rank's own block, an

@@ -104,7 +104,8 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
     let resolved = a.model.resolve(&a.params, &[], None)?;
     super::warn_one_set(&resolved, "collective");
     let (model, gamma) = (resolved.model(), resolved.gamma());
-    // Every rank calls at 0; its part starts `oc` and its copies later (the model's §15).
+    // Every rank calls at 0; its part starts its copies later, and ends `oc` later where it
+    // receives (the model's §8, §15).
     let mut starts = vec![0.0; spec.ranks];
     let shape = (op, algorithm, &spec);
     let after =

@@ -94,6 +94,45 @@ pub fn held(op: Op, algorithm: &str, spec: &Spec, place: usize, eager_limit: u64
     }
 }
 
+/// Whether rank `place` receives anything in `op` by `algorithm` on `spec` (as
+/// [`super::build`] lays the schedule out): the root of a broadcast or scatter, rank 0 of a
+/// linear scan, the ranks of a reduce or gather that no other rank sends to (a linear one's
+/// non-roots, a binomial tree's leaves) and the ranks a Rabenseifner reduce folds away only
+/// send. They pay no `oc` (the model's §8).
+pub fn receives(op: Op, algorithm: &str, spec: &Spec, place: usize) -> bool {
+    let p = spec.ranks;
+    if p < 2 {
+        return false;
+    }
+    // The rank's place counted from the root, as the rooted schedules number them.
+    let v = (place + p - spec.root % p) % p;
+    match (op, algorithm) {
+        (Op::Bcast, "scatter-allgather") => true,
+        (Op::Bcast | Op::Scatter, _) => v != 0,
+        (Op::Reduce | Op::Gather, "linear") => v == 0,
+        // MPICH's tree: an even place's first child is the next one.
+        (Op::Reduce, "binomial") => v.is_multiple_of(2) && v + 1 < p,
+        // The even places below twice the ranks beyond a power of two hand their vector in
+        // and take no part after (the root's place gets the result back).
+        (Op::Reduce, "rabenseifner") => {
+            let rem = p - (1 << p.ilog2());
+            !(v.is_multiple_of(2) && v != 0 && v < 2 * rem)
+        }
+        // The scatter's halving tree run backwards: a place receives where it first serves a
+        // range of more than itself.
+        (Op::Gather, _) => {
+            let (mut lo, mut hi) = (0, p);
+            while v != lo {
+                let head = hi - ((hi - lo) / 2).clamp(1, hi - lo - 1);
+                (lo, hi) = if v >= head { (head, hi) } else { (lo, head) };
+            }
+            hi - lo > 1
+        }
+        (Op::Scan | Op::Exscan, "linear") => place != 0,
+        _ => true,
+    }
+}
+
 /// What a modeled call's own work costs (the model's §8 `oc`, §15 `copy` and its writes into
 /// lines a peer holds at `bounce` a byte more, counted above `eager_limit`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -128,27 +167,29 @@ impl Work {
 }
 
 /// A modeled call's own work at each rank (the model's §8 `oc`, §15 `copy`): `starts`, each
-/// participant's call, moved to when its first step starts (`oc`, then its copies before);
-/// returned, what each rank's copies after its last step add to its end (None: nothing).
-/// Nothing is added where `oc`, `copy` and `bounce` are 0, so a costing without them is
-/// unchanged.
+/// participant's call, moved to when its first step starts (its copies before); returned, what
+/// each rank's copies after its last step and, where it [`receives`], its `oc` add to its end
+/// (None: nothing). Nothing is added where `oc`, `copy` and `bounce` are 0, so a costing
+/// without them is unchanged.
 pub fn own_work(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: Work,
     starts: &mut [f64],
 ) -> Option<Vec<f64>> {
-    if w.oc != 0.0 {
-        starts.iter_mut().for_each(|t| *t += w.oc);
-    }
-    if w.copy == 0.0 && w.bounce == 0.0 {
+    if w.oc == 0.0 && w.copy == 0.0 && w.bounce == 0.0 {
         return None;
     }
     let mut after = vec![0.0; starts.len()];
     for (r, t) in starts.iter_mut().enumerate() {
         let (b, a) = copies(op, algorithm, spec, r);
         let (hb, ha) = held(op, algorithm, spec, r, w.eager_limit);
+        let oc = if receives(op, algorithm, spec, r) {
+            w.oc
+        } else {
+            0.0
+        };
         *t += b as f64 * w.copy + hb as f64 * w.bounce;
-        after[r] = a as f64 * w.copy + ha as f64 * w.bounce;
+        after[r] = a as f64 * w.copy + ha as f64 * w.bounce + oc;
     }
     after.iter().any(|&a| a != 0.0).then_some(after)
 }
@@ -168,6 +209,36 @@ pub fn add_after(c: &mut super::eval::Completion, after: &[f64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`receives`] against the schedules [`super::super::build`] lays out: every operation and
+    /// algorithm on 1 to 33 ranks, every root of a rooted one, whether the rank has a step that
+    /// receives.
+    #[test]
+    fn receivers_are_the_ranks_the_schedules_receive_at() {
+        use crate::collectives::{OPS, build};
+        for (op, name, algorithms) in OPS {
+            let rooted = matches!(op, Op::Bcast | Op::Reduce | Op::Gather | Op::Scatter);
+            for &algorithm in algorithms.iter() {
+                for p in 1..=33usize {
+                    for root in 0..if rooted { p } else { 1 } {
+                        let spec = Spec {
+                            root,
+                            ..Spec::new(p, 64)
+                        };
+                        let s = build(op, algorithm, &spec, &|_| (100.0, 100.0)).unwrap();
+                        for r in 0..p {
+                            let schedule = s.steps_of(r).any(|st| st.recv_half().is_some());
+                            assert_eq!(
+                                receives(op, algorithm, &spec, r),
+                                schedule,
+                                "{name} {algorithm}, {p} ranks, root {root}, rank {r}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     /// Counted by hand from Open MPI 4.1's `coll/base` sources (see each arm).
     #[test]

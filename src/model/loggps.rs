@@ -27,7 +27,8 @@ pub struct Params {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gamma: Option<f64>,
     /// What a modeled collective call costs beyond its schedule's messages, ns (the model's §8
-    /// `oc`): each participant's part of the schedule starts `oc` after its call. None: 0.
+    /// `oc`): each participant whose part of the schedule receives returns `oc` after its end.
+    /// None: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oc: Option<f64>,
     /// What copying one byte locally costs in a modeled collective (a rank's own block, an

@@ -391,8 +391,8 @@ impl Shared<'_> {
         }
         debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
         let (model, set) = self.instance_model(x);
-        // Each participant's part starts `oc` and its copies after its call (the model's §8,
-        // §15); its copies after its last step end it later.
+        // Each participant's part starts its copies after its call; its copies after its last
+        // step and, where it receives, `oc` end it later (the model's §8, §15).
         let after = copies::own_work((op, algorithm, &spec), copies::Work::of(model), &mut starts);
         let comm = self.g.instances[x as usize].comm;
         let costed = match model {

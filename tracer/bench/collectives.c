@@ -1,6 +1,6 @@
 /* Collective microbenchmark for the predictor's collective models (issue 6): every collective
  * the schedules model, ITERS times at each size, separated by barriers so that each call starts
- * together. Arguments: `[--each] [BYTES...]` (--each below). Trace it and compare the per-kind
+ * together. Arguments: `[--each] [--grouped] [BYTES...]` (both below). Trace it and compare the per-kind
  * time `loggps-predict --coll modeled` predicts with the traced one
  * (tracer/bench/collectives.sh does both). */
 #include <mpi.h>
@@ -12,7 +12,7 @@
  * at 8 bytes on Open MPI 4.1, shared memory), and at 50 rounds that alone made the mean of an
  * 8-byte Scatter three times its median: enough rounds make the mean the steady cost that a
  * model predicts. */
-enum { ITERS = 500 };
+enum { ITERS = 500, KINDS = 9 };
 
 /* `n` doubles, zeroed, page-aligned. Two calloc'd blocks lie 16 bytes past a multiple of 4096
  * apart, and on CPUs that slow a copy so (4 KiB aliasing; `loggps-predict calibrate` reports
@@ -23,6 +23,21 @@ static double *block(int n) {
     double *b = aligned_alloc(4096, bytes);
     memset(b, 0, bytes);
     return b;
+}
+
+/* Collective `k` of the nine, on `x` and `y` of `n` doubles a block. */
+static void call(int k, double *x, double *y, int n, int *counts) {
+    switch (k) {
+    case 0: MPI_Bcast(x, n, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case 1: MPI_Reduce(x, y, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD); break;
+    case 2: MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case 3: MPI_Gather(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case 4: MPI_Scatter(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case 5: MPI_Allgather(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, MPI_COMM_WORLD); break;
+    case 6: MPI_Alltoall(x, n, MPI_DOUBLE, y, n, MPI_DOUBLE, MPI_COMM_WORLD); break;
+    case 7: MPI_Reduce_scatter(x, y, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    default: MPI_Scan(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    }
 }
 
 int main(int argc, char **argv) {
@@ -36,13 +51,20 @@ int main(int argc, char **argv) {
      * and y, as a program's loop over its arrays does. */
     int each = argc > 1 && !strcmp(argv[1], "--each");
     argc -= each, argv += each;
+    /* --grouped: each kind's ITERS calls in a loop of their own (one barrier before each), kind
+     * after kind, as OSU's and IMB's collective benchmarks time them: a kind's buffers stay in
+     * its cores' caches, where the interleaved loop's nine kinds with --each touch 36 blocks a
+     * round (576 KiB a rank at 16 KiB, more than a core's second-level cache here). Each kind
+     * its own buffers, as --each. */
+    int grouped = argc > 1 && !strcmp(argv[1], "--grouped");
+    argc -= grouped, argv += grouped;
+    each |= grouped;
     /* bytes per rank block: the arguments, else 8, 1024 and 16384 */
     int sizes[16] = {8, 1024, 16384}, nsizes = 3;
     if (argc > 1)
         for (nsizes = 0; nsizes < argc - 1 && nsizes < 16; nsizes++) sizes[nsizes] = atoi(argv[nsizes + 1]);
     for (int s = 0; s < nsizes; s++) {
         int n = sizes[s] / (int)sizeof(double);
-        enum { KINDS = 9 };
         double *xs[KINDS], *ys[KINDS];
         for (int k = 0; k < KINDS; k++) {
             xs[k] = k == 0 || each ? block(n * p) : xs[0];
@@ -50,26 +72,13 @@ int main(int argc, char **argv) {
         }
         int *counts = malloc(sizeof(int) * p), *displs = malloc(sizeof(int) * p);
         for (int i = 0; i < p; i++) counts[i] = n, displs[i] = i * n;
-        for (int it = 0; it < ITERS; it++) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Bcast(xs[0], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Reduce(xs[1], ys[1], n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Allreduce(xs[2], ys[2], n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Gather(xs[3], n, MPI_DOUBLE, ys[3], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Scatter(xs[4], n, MPI_DOUBLE, ys[4], n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Allgather(xs[5], n, MPI_DOUBLE, ys[5], n, MPI_DOUBLE, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Alltoall(xs[6], n, MPI_DOUBLE, ys[6], n, MPI_DOUBLE, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Reduce_scatter(xs[7], ys[7], counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-            MPI_Barrier(MPI_COMM_WORLD);
-            MPI_Scan(xs[8], ys[8], n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        }
+        /* Interleaved: round after round of every kind; grouped: kind after kind. */
+        for (int round = 0; round < (grouped ? KINDS : 1); round++)
+            for (int it = 0; it < ITERS; it++)
+                for (int k = grouped ? round : 0; k < (grouped ? round + 1 : KINDS); k++) {
+                    MPI_Barrier(MPI_COMM_WORLD);
+                    call(k, xs[k], ys[k], n, counts);
+                }
         for (int k = 0; k < KINDS; k++)
             if (k == 0 || each) free(xs[k]), free(ys[k]);
         free(counts), free(displs);

@@ -6,7 +6,8 @@
 # 4 ranks oversubscribe a machine of fewer cores: there the measured times include time-slicing.
 # NPS="2" chooses the rank counts; SIZES="1024 16384" traces each block size (bytes) on its own
 # and prints a table for each (else one table over 8 B, 1 KiB and 16 KiB together); EACH=1 gives
-# every kind its own buffers (collectives.c's --each). PER_RANK=1 adds, from the prediction's
+# every kind its own buffers (collectives.c's --each); GROUPED=1 times each kind in a loop of its
+# own, kind after kind (--grouped, as OSU's and IMB's benchmarks do: its buffers stay cached). PER_RANK=1 adds, from the prediction's
 # timeline, each rank's median call measured and predicted, and when each rank enters and leaves
 # a call against rank 0 (medians over the calls, ns; the tracer's clock ticks 10 ns here): a
 # model that leaves the ranks out of step after one call misprices the next (a receiver that
@@ -22,8 +23,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for np in ${NPS:-2 4}; do
 for size in ${SIZES:-all}; do
-  args="$([ -z "${EACH:-}" ] || echo --each) $([ "$size" = all ] || echo "$size")"
-  # shellcheck disable=SC2086 # $args: no word or one
+  args="$([ -z "${EACH:-}" ] || echo --each) $([ -z "${GROUPED:-}" ] || echo --grouped)"
+  args="$args $([ "$size" = all ] || echo "$size")"
+  # shellcheck disable=SC2086 # $args: none to three words
   LOGGPS_TRACE=$tmp/c$np-$size.bin mpirun.openmpi --oversubscribe -np $np \
     -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
     tracer/build-openmpi/bench/collectives $args
