@@ -52,10 +52,10 @@ impl OcFit {
             .map(|(k, r)| format!("{} {r:.2}", k.mpi_name()))
             .collect();
         Some(format!(
-            "one oc a call (the model's §11) costs every kind of collective alike, fitted to the \
-             loop of all: predicted over measured per kind {}; a program whose time goes to the \
-             kinds more than {:.0}% off is predicted as far off (--coll measured keeps the traced \
-             durations of its collectives)",
+            "one oc a call (the model's §11, at the ranks that receive) costs every kind of \
+             collective alike, fitted to the loop of all: predicted over measured per kind {}; a \
+             program whose time goes to the kinds more than {:.0}% off is predicted as far off \
+             (--coll measured keeps the traced durations of its collectives)",
             each.join(", "),
             100.0 * KIND_WARNING
         ))
