@@ -786,3 +786,53 @@ fn a_gathers_root_copies_its_block_while_it_would_wait() {
     assert_eq!(ends("0.1"), vec![200.0, 50.0]);
     assert_eq!(ends("0.2"), vec![250.0, 50.0]);
 }
+
+/// Where a set says its library holds blocking sends above `departs_upto` (and messages move
+/// only inside calls: Open MPI's shared memory), a modeled exchange waits once its send has
+/// returned, as that library's irecv, blocking send and wait do. Two ranks' Allgather of
+/// 1,000 B, Myrinet with `L` 0, `G` 0 and `Od` 6,000 (by hand: `T1` = 6,550 + 6.86 × 1,000 =
+/// 13,410; the message leaves at 13,410 − 6,000 = 7,410 and arrives then; its receive, posted
+/// at the call, ends at 7,410 + `T3` = 7,410 + 6,550 + 2.57 × 1,000 = 16,530): the wait called
+/// at the send's return costs `o`, 13,410 + 6,550 = 19,960; with either setting alone the
+/// paper's Waitall at the call, 16,530.
+#[test]
+fn an_exchange_whose_send_is_held_waits_after_it() {
+    let predicted = |extra: &[&str]| {
+        let args = [
+            "collective",
+            "allgather",
+            "--ranks",
+            "2",
+            "--bytes",
+            "1000",
+            "--platform",
+            "myrinet",
+            "--L",
+            "0",
+            "--scale",
+            "G=0",
+            "--Od",
+            "6000",
+            "--format",
+            "json",
+        ];
+        json(&[&args[..], extra].concat())["predicted_ns"]
+            .as_f64()
+            .unwrap()
+    };
+    let held = ["--departs-upto", "256", "--progress", "calls"];
+    assert!((predicted(&held) - 19_960.0).abs() < 1e-6);
+    assert!((predicted(&held[..2]) - 16_530.0).abs() < 1e-6);
+    assert!((predicted(&held[2..]) - 16_530.0).abs() < 1e-6);
+    // Below `departs_upto` the send returns at its departure, before its receive ends: as
+    // before (200 B: the wait at 1,922 + 6,550 = 8,472, the receive at 13,064).
+    let small = |extra: &[&str]| {
+        let args = ["collective", "allgather", "--ranks", "2", "--bytes", "200"];
+        let set = ["--platform", "myrinet", "--L", "0", "--scale", "G=0"];
+        let split = ["--Od", "6000", "--format", "json"];
+        json(&[&args[..], &set, &split, extra].concat())["predicted_ns"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!((small(&held) - 13_064.0).abs() < 1e-6, "{}", small(&held));
+}

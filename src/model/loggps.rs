@@ -356,6 +356,20 @@ impl Params {
         (held > 0.0).then_some(held)
     }
 
+    /// When a modeled collective's exchange step called at `t`, its send returning at `sent`,
+    /// calls its wait (which costs `o` at least): at `t` in the model's §4 (an Isend and an
+    /// Irecv, then a Waitall); where the set says its library holds a blocking send above
+    /// `departs_upto` until the receiver has taken it (Open MPI's shared memory, the model's
+    /// §13), at `sent`: that library's collectives exchange by an irecv, a blocking send and a
+    /// wait (`ompi_coll_base_sendrecv_actual`), so the wait comes once the send has returned.
+    #[inline(always)]
+    pub fn exchange_wait(&self, t: f64, sent: f64) -> f64 {
+        match self.departs_upto.is_some() && self.progress_at_calls {
+            true => sent.max(t),
+            false => t,
+        }
+    }
+
     /// When a rendezvous request sent at `ts` arrives (`ts + o − Od + L`, the first band's),
     /// and that band's `Op`.
     #[inline(always)]
@@ -613,9 +627,10 @@ impl CostModel for Params {
 
     #[inline(always)]
     fn sendrecv_return(&self, _: &mut (), t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
-        // The model's §4: an Isend and an Irecv at the call, then a Waitall.
+        // The model's §4: an Isend and an Irecv at the call, then a Waitall; where the library
+        // holds blocking sends, its exchange's wait after its send ([`Params::exchange_wait`]).
         let recv = self.recv_return(&mut (), t, rb, ts);
-        let mut w = WaitFold::new(t, self.o);
+        let mut w = WaitFold::new(self.exchange_wait(t, send.ret), self.o);
         w.add(send.ret, send.unblock, true);
         w.add(recv.ret, recv.unblock, false);
         let (ret, _, sender_sync, receiver_sync) = w.finish();
