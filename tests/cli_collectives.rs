@@ -836,3 +836,37 @@ fn an_exchange_whose_send_is_held_waits_after_it() {
     };
     assert!((small(&held) - 13_064.0).abs() < 1e-6, "{}", small(&held));
 }
+
+/// A held send inside a modeled collective ([`an_exchange_whose_send_is_held_waits_after_it`]'s
+/// set): a Bcast of 1,000 B from rank 0 at 0, rank 1 calling at 50,000. The message leaves at
+/// `T1 − Od` = 7,410 and is there before rank 1 posts its receive; the library gives the root
+/// its buffer back once rank 1 has taken it, and the root returns `Od + Op − T2` = 6,000 after
+/// that call, at 56,000 (by hand): 42,590 beyond its `T1` (13,410), the sender's
+/// synchronization. Rank 1's receive ends at 50,000 + `T3` 9,120 = 59,120. Without
+/// `departs_upto`, or with rank 1 there first (its receive posted at 0: the message leaves at
+/// 7,410, is taken on arrival, the send returns at its `T1`), the root returns at 13,410.
+#[test]
+fn a_held_send_in_a_collective_returns_once_its_receiver_has_taken_it() {
+    let root = "root=0 bytes=1000 recv_bytes=0".to_string();
+    let leaf = "root=0 bytes=0 recv_bytes=1000".to_string();
+    let set = [
+        "--L", "0", "--scale", "G=0", "--Od", "6000", "--format", "json",
+    ];
+    let held = ["--departs-upto", "256", "--progress", "calls"];
+    let (_d, late) = coll_trace("MPI_Bcast", &[(0, root.clone()), (50_000, leaf.clone())]);
+    let v = json(&myrinet(&late, &[&set[..], &held].concat()));
+    let r0 = rank_ns(&v, 0);
+    assert!((r0[2] - 13_410.0).abs() < 1e-6, "communication: {r0:?}");
+    assert!((r0[3] - 42_590.0).abs() < 1e-6, "sender sync: {r0:?}");
+    let r1 = rank_ns(&v, 1);
+    assert!((r1[2] - 9_120.0).abs() < 1e-6, "rank 1's T3: {r1:?}");
+    for (f, args) in [(&late, &held[2..]), (&late, &held[..2])] {
+        let v = json(&myrinet(f, &[&set[..], args].concat()));
+        let r0 = rank_ns(&v, 0);
+        assert!((r0[2] - 13_410.0).abs() < 1e-6 && r0[3] == 0.0, "{r0:?}");
+    }
+    let (_d, early) = coll_trace("MPI_Bcast", &[(0, root), (0, leaf)]);
+    let v = json(&myrinet(&early, &[&set[..], &held].concat()));
+    let r0 = rank_ns(&v, 0);
+    assert!((r0[2] - 13_410.0).abs() < 1e-6 && r0[3] == 0.0, "{r0:?}");
+}

@@ -356,6 +356,35 @@ impl Params {
         (held > 0.0).then_some(held)
     }
 
+    /// Whether the set says its library holds a blocking eager send of `k` bytes until its
+    /// receiver has taken it: above `departs_upto`, up to `S`, messages moving only inside
+    /// calls (Open MPI's shared memory; the model's §13, "Sends held").
+    #[inline(always)]
+    pub fn holds(&self, k: u64) -> bool {
+        self.progress_at_calls && self.departs_upto.is_some_and(|d| k > d) && k <= self.S
+    }
+
+    /// A blocking eager send of `k` bytes that its library holds ([`Params::holds`]) inside a
+    /// modeled collective, called at `ts`, its receive's call at `tr`: it returns at its `T1`
+    /// or, where the receive was posted after the message arrived (less its `Op`), `Od + Op −
+    /// T2` after that call, whichever is later. Both are the receive's end plus `Od + Op − T2
+    /// − T3`, as in the round trip the set was fitted to (the receiver waiting, the send
+    /// returns `T1` after its call). The time beyond its `T1` is the sender's synchronization.
+    #[inline(always)]
+    pub fn held_send(&self, k: u64, ts: f64, tr: f64) -> Cost {
+        let c = self.send(k, false, ts, tr);
+        let (od, op) = self.split_of(k);
+        let back = tr + od + op - self.t2(k);
+        match back > c.ret {
+            true => Cost {
+                ret: back,
+                sync: back - c.ret,
+                unblock: tr,
+            },
+            false => c,
+        }
+    }
+
     /// When a modeled collective's exchange step called at `t`, its send returning at `sent`,
     /// calls its wait (which costs `o` at least): at `t` in the model's §4 (an Isend and an
     /// Irecv, then a Waitall); where the set says its library holds a blocking send above
@@ -603,11 +632,12 @@ impl CostModel for Params {
 
     #[inline(always)]
     fn send_call(&self, _: &mut (), t: f64, bytes: u64) -> SendCall {
-        let rdv = self.rendezvous(bytes, false);
+        // Waiting for its receive's call: a rendezvous send, and one its library holds.
+        let waits = self.rendezvous(bytes, false) || self.holds(bytes);
         SendCall {
             to_receiver: t,
-            needs_tr: rdv,
-            ret: if rdv {
+            needs_tr: waits,
+            ret: if waits {
                 f64::NAN
             } else {
                 self.send(bytes, false, t, t).ret
@@ -617,7 +647,10 @@ impl CostModel for Params {
 
     #[inline(always)]
     fn send_return(&self, bytes: u64, _: &SendCall, t: f64, tr: f64) -> Cost {
-        self.send(bytes, self.rendezvous(bytes, false), t, tr)
+        match self.holds(bytes) {
+            true => self.held_send(bytes, t, tr),
+            false => self.send(bytes, self.rendezvous(bytes, false), t, tr),
+        }
     }
 
     #[inline(always)]

@@ -1,10 +1,12 @@
 /* Whether a blocking eager send waits for a receiver that computes (MODEL.md §13, "Sends held by
  * a computing receiver"), 2 ranks: each repetition, after a barrier, rank 1 computes D ns and
  * then receives two K-byte messages; rank 0 sends the first with MPI_Send and the second with
- * MPI_Isend (then waits for it). Rank 0 prints, per size and D, the cache line's round trip
- * between the two ranks' cores (cores.h: where they ran) and the medians of its calls:
+ * MPI_Isend (then waits for it). Then, as many repetitions again, rank 1 computes D ns after a
+ * barrier and joins an MPI_Bcast of K bytes from rank 0 (a collective's own send). Rank 0
+ * prints, per size and D, the cache line's round trip between the two ranks' cores (cores.h:
+ * where they ran) and the medians of its calls:
  *
- *     held LINE_NS K D_NS SEND_NS ISEND_NS
+ *     held LINE_NS K D_NS SEND_NS ISEND_NS BCAST_NS
  *
  * A library that returns a send once its message has left shows SEND_NS near ISEND_NS at any
  * D; one that gives the send its buffer back only once the receiver has taken the message
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
     long long most = 1;
     for (int s = 0; s < ns; s++) most = sizes[s] > most ? sizes[s] : most;
     char *buf = calloc(1, (size_t)most);
-    int64_t send[REPS], isend[REPS];
+    int64_t send[REPS], isend[REPS], bcast[REPS];
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     for (int s = 0; s < ns; s++)
@@ -77,12 +79,24 @@ int main(int argc, char **argv)
                     MPI_Recv(buf, k, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 }
             }
+            for (int r = -WARMUP; r < REPS; r++) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                int64_t t0 = now_ns();
+                if (me == 1)
+                    while (now_ns() - t0 < spins[d]) {
+                    }
+                t0 = now_ns();
+                MPI_Bcast(buf, k, MPI_BYTE, 0, MPI_COMM_WORLD);
+                if (r >= 0) bcast[r] = now_ns() - t0;
+            }
             double line = cores_round_trip(node, 0, 1, 20000, now_ns);
             if (me == 0) {
                 qsort(send, REPS, sizeof *send, cmp);
                 qsort(isend, REPS, sizeof *isend, cmp);
-                printf("held %.0f %d %lld %lld %lld\n", line, k, spins[d], (long long)send[REPS / 2],
-                       (long long)isend[REPS / 2]);
+                qsort(bcast, REPS, sizeof *bcast, cmp);
+                printf("held %.0f %d %lld %lld %lld %lld\n", line, k, spins[d],
+                       (long long)send[REPS / 2], (long long)isend[REPS / 2],
+                       (long long)bcast[REPS / 2]);
                 fflush(stdout);
             }
         }
