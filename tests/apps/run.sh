@@ -62,7 +62,9 @@ if [[ -z $PARAMS && ${CALIBRATE:-0} != 1 ]]; then
   PARAMS=$W/params.toml
   "$BIN" calibrate --mpirun mpirun.openmpi -o "$PARAMS" > "$W/calibrate.txt" 2>&1 ||
     { cat "$W/calibrate.txt"; echo "FAIL: the calibration failed"; exit 1; }
-  grep -E '^(fit|again|cores|second set|WARNING)' "$W/calibrate.txt" | sed 's/^/calibrated: /'
+  # (its bands, their Od and Op, departs_upto and oc too: what a surprising figure rests on)
+  grep -E '^(fit|again|cores|second set|WARNING|band |[0-9]+ +[0-9]+ …|split|departs|oc )' \
+    "$W/calibrate.txt" | sed 's/^/calibrated: /'
 fi
 
 # The command of application $1, run in $W/$1.
