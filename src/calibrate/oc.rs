@@ -26,9 +26,9 @@ pub struct OcFit {
     /// round trips leave them out (the model's §17): `oc` is a typical call's.
     pub interrupted_ns: f64,
     /// `oc` fitted to each launch's loop at the set's placement, in increasing order: the one
-    /// kept is their median, and the fields above are its launch's.
+    /// kept is the least ([`fit_oc_sets`]), and the fields above are its launch's.
     pub launches_oc: Vec<f64>,
-    /// No launch ran at the set's placement: its `oc` is the median of every launch's, each
+    /// No launch ran at the set's placement: its `oc` is the least of every launch's, each
     /// fitted with the set nearest its cores.
     pub elsewhere: bool,
     /// Each collective routine of the loop with its time predicted (with the fitted `oc`) over
@@ -167,7 +167,7 @@ fn steady_by_kind(trace: &crate::trace::Trace) -> (Vec<(crate::trace::Routine, f
     (kinds, per_rank(first_calls), per_rank(interrupted))
 }
 
-/// [`fit_oc`] on each launch's trace: the median launch's `oc` and fit, with every launch's
+/// [`fit_oc`] on each launch's trace: the least `oc` and its launch's fit, with every launch's
 /// `oc` ([`OcFit::launches_oc`]).
 pub fn fit_oc_launches(
     traces: &[crate::trace::Trace],
@@ -181,8 +181,12 @@ pub fn fit_oc_launches(
 /// Each launch's loop is fitted with the set nearest its cores' figure (by ratio, as a replay
 /// picks a pair's set): fitted with another placement's parameters, its `oc` would take up
 /// their difference (on this project's 2-vCPU machine, near launches fitted with a far set gave
-/// 35–90 ns, with their own 240–330 ns). Each set's `oc` is the median of its own launches',
-/// and a set no launch ran at takes the median of all ([`OcFit::elsewhere`]).
+/// 35–90 ns, with their own 240–330 ns). Each set's `oc` is the least of its own launches',
+/// and a set no launch ran at takes the least of all ([`OcFit::elsewhere`]): a loop is a
+/// millisecond or two of one launch, which a spell of the machine slows whole (every launch's
+/// sweep at one speed, their loops 1.1–2.2 ms, `oc` 52–230 ns in one calibration here) and
+/// the fit takes into `oc`, which then prices every collective at the spell's speed (the
+/// round trips the set was fitted to are medians over the launches).
 pub fn fit_oc_sets(
     traces: &[crate::trace::Trace],
     sets: &[&crate::model::Params],
@@ -195,14 +199,14 @@ pub fn fit_oc_sets(
         let s = super::nearest_set(t, sets);
         by_set[s].push(fit_oc(t, sets[s])?);
     }
-    let median = |mut fits: Vec<(f64, OcFit)>| {
+    let least = |mut fits: Vec<(f64, OcFit)>| {
         fits.sort_by(|a, b| a.0.total_cmp(&b.0));
         let all: Vec<f64> = fits.iter().map(|(oc, _)| *oc).collect();
-        let (oc, mut fit) = fits.swap_remove(fits.len() / 2);
+        let (oc, mut fit) = fits.swap_remove(0);
         fit.launches_oc = all;
         (oc, fit)
     };
-    let anywhere = median(by_set.iter().flatten().cloned().collect());
+    let anywhere = least(by_set.iter().flatten().cloned().collect());
     Ok((by_set.into_iter())
         .map(|fits| match fits.is_empty() {
             true => {
@@ -215,7 +219,7 @@ pub fn fit_oc_sets(
                     },
                 )
             }
-            false => median(fits),
+            false => least(fits),
         })
         .collect())
 }

@@ -121,6 +121,7 @@ cores() {
 c = json.load(sys.stdin)["cores"]
 print("%.0f %.0f" % (c[0]["init_ns"], c[0]["final_ns"]) if c else "-1 -1")'
 }
+all_same=0 all_runs=0
 for app in $APPS; do
   mkdir -p "$W/$app"
   cd "$W/$app"
@@ -226,6 +227,7 @@ for app in $APPS; do
   se=$( ((n_same > 0)) && printf '%s\n' "$same" | awk '{print 100 * ($10 - $2) / $2}' | median || echo nan)
   same_cores=$(printf '%+.1f (%d/%d)' "$se" "$n_same" "$(grep -c . runs.tsv)")
   ((n_same > 0)) || same_cores="none (0/$(grep -c . runs.tsv))"
+  all_same=$((all_same + n_same)) all_runs=$((all_runs + $(grep -c . runs.tsv)))
   same_speed=$(printf '%s\n' "$same" |
     awk 'NF && $11 != "nan" && $11 < 1.15 && 1.15 * $11 > 1 {print 100 * ($10 - $2) / $2}' |
     median_or_none "$(grep -c . runs.tsv)")
@@ -248,8 +250,11 @@ for app in $APPS; do
 done
 
 # README=1: the table of README.md's "Real applications" section, between its markers, from this
-# run (never copied by hand).
-if [[ ${README:-0} == 1 ]]; then
+# run (never copied by hand); not where most runs ran at another placement of the cores than the
+# calibration's (its set then prices their messages at another machine's speed).
+if [[ ${README:-0} == 1 ]] && ((2 * all_same < all_runs)); then
+  echo "README.md left as it was: $all_same of $all_runs runs ran at the calibration's placement of the cores; run again"
+elif [[ ${README:-0} == 1 ]]; then
   cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
   how="each predicted with a calibration taken at the start"
   [[ ${CALIBRATE:-0} == 1 ]] && how="each run predicted with a calibration taken just before it"
