@@ -344,8 +344,7 @@ impl Params {
     /// arrival). None where none of that applies, or nothing is held. The model does not cost
     /// it (§13, "Sends held by a computing receiver"): the replay counts them.
     pub fn held(&self, k: u64, ts: f64, tr: f64, last_return: f64) -> Option<f64> {
-        let d = self.departs_upto?;
-        if !self.progress_at_calls || k <= d || k > self.S {
+        if !self.holds(k) {
             return None;
         }
         let (arrival, _) = self.arrival(k, ts);
@@ -361,7 +360,14 @@ impl Params {
     /// calls (Open MPI's shared memory; the model's §13, "Sends held").
     #[inline(always)]
     pub fn holds(&self, k: u64) -> bool {
-        self.progress_at_calls && self.departs_upto.is_some_and(|d| k > d) && k <= self.S
+        self.holds_sends() && self.departs_upto.is_some_and(|d| k > d) && k <= self.S
+    }
+
+    /// Whether the set says its library holds blocking sends above `departs_upto` at all
+    /// (`departs_upto` found, messages moving only inside calls).
+    #[inline(always)]
+    fn holds_sends(&self) -> bool {
+        self.progress_at_calls && self.departs_upto.is_some()
     }
 
     /// A blocking eager send of `k` bytes that its library holds ([`Params::holds`]) inside a
@@ -393,7 +399,7 @@ impl Params {
     /// wait (`ompi_coll_base_sendrecv_actual`), so the wait comes once the send has returned.
     #[inline(always)]
     pub fn exchange_wait(&self, t: f64, sent: f64) -> f64 {
-        match self.departs_upto.is_some() && self.progress_at_calls {
+        match self.holds_sends() {
             true => sent.max(t),
             false => t,
         }
