@@ -457,6 +457,57 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     );
 }
 
+/// `oc` is a set's at its own speed: a launch whose messages ran slower than the set models
+/// them (the tracer's round trips through MPI at `MPI_Init` and `MPI_Finalize`, 1.25× the
+/// set's at 64, 1,024 and 65,536 B) has its loop replayed with the set scaled by 1.25 and the
+/// `oc` found there divided by it. The 20 µs Barriers above (14,260 ns each from the set):
+/// 20,000 = 1.25 × 14,260 + oc there, oc there 2,175 ns, the set's 1,740 (5,740 where the
+/// launch ran at the set's speed). With no message figure the loop is fitted as it ran.
+#[test]
+fn oc_is_fitted_at_the_sets_speed() {
+    let p = loggps_predict::model::Params::preset("myrinet").unwrap();
+    let trace_of = |speed: Option<f64>| {
+        let mut t = String::from("loggps-trace 1\nranks 2\n");
+        t += "rank 0 host \"a\" offset 0 0\nrank 1 host \"a\" offset 0 0\n";
+        if let Some(f) = speed {
+            let m: Vec<String> = [64u64, 1024, 65536]
+                .iter()
+                .map(|&k| {
+                    let ns = f * p.round_trip(k, 0.0);
+                    format!("message {k} {ns} {ns}")
+                })
+                .collect();
+            t += &format!(
+                "place 0 node 0 cpu 0 0 socket 0 0 llc 0 0 link cache 0 1 60 60 {}\n",
+                m.join(" ")
+            );
+            t += "place 1 node 0 cpu 1 1 socket 0 0 llc 0 0\n";
+        }
+        for r in 0..2 {
+            t += &format!("{r} MPI_Init 0 0\n");
+            for i in 0..10 {
+                t += &format!("{r} MPI_Barrier {} {}\n", i * 20_000, (i + 1) * 20_000);
+            }
+            t += &format!("{r} MPI_Finalize 200000 200001\n");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("loop.txt");
+        std::fs::write(&f, t).unwrap();
+        loggps_predict::trace::load(&f, &mut |_| {}).unwrap()
+    };
+    for (speed, want) in [(Some(1.25), 1_740.0), (Some(1.0), 5_740.0), (None, 5_740.0)] {
+        let (oc, fit) = loggps_predict::calibrate::fit_oc(&trace_of(speed), &p).unwrap();
+        assert!((oc - want).abs() < 0.05, "{speed:?}: {oc} {fit:?}");
+        assert!(
+            speed.zip(fit.speed).is_none_or(|(a, b)| (a - b).abs() < 1e-9),
+            "{speed:?}: {fit:?}"
+        );
+        assert_eq!(fit.speed.is_some(), speed.is_some(), "{fit:?}");
+        // Predicted at the launch's speed with oc there: the loop as measured.
+        assert!((fit.with_ns - 200_000.0).abs() < 0.5, "{fit:?}");
+    }
+}
+
 /// A calibration's two placements each get the `oc` of the launches that ran there: the loop
 /// above with each rank's cores written in (a cache line's round trip at `MPI_Init` and at
 /// `MPI_Finalize`), the sets those of the Myrinet preset with `cores` 150 and 450 ns. Near

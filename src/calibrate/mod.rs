@@ -1192,7 +1192,7 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
              least of {} (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call of \
              each kind beyond its median and {:.1} µs calls interrupted, beyond their kind's far \
              fence (both left out), predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} \
-             ns",
+             ns{}",
             f.calls,
             match f.elsewhere {
                 true => format!(
@@ -1208,7 +1208,15 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
             f.interrupted_ns / 1e3,
             f.without_ns / 1e3,
             f.with_ns / 1e3,
-            oc.unwrap_or(0.0)
+            oc.unwrap_or(0.0) * f.speed.unwrap_or(1.0),
+            match f.speed {
+                Some(s) => format!(
+                    " at its messages' speed, {s:.2}× the set's (the tracer's round trips at \
+                     MPI_Init and MPI_Finalize): oc = {:.0} ns at the set's",
+                    oc.unwrap_or(0.0)
+                ),
+                None => String::new(),
+            }
         ),
     }
 }

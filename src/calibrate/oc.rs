@@ -25,8 +25,14 @@ pub struct OcFit {
     /// call (or its partner's, which it waits for), 3–7% of a loop here. Left out as the set's
     /// round trips leave them out (the model's §17): `oc` is a typical call's.
     pub interrupted_ns: f64,
-    /// `oc` fitted to each launch's loop at the set's placement, in increasing order: the one
-    /// kept is the least ([`fit_oc_sets`]), and the fields above are its launch's.
+    /// How much slower (> 1) or faster the launch's messages ran than the set models them: the
+    /// tracer's round trips through MPI at `MPI_Init` and `MPI_Finalize` against the set's
+    /// (`replay::links::speed_factors`; None where the trace holds none the set judges). The
+    /// loop is replayed with the set scaled by it, and the `oc` fitted there divided by it.
+    pub speed: Option<f64>,
+    /// `oc` fitted to each launch's loop at the set's placement, each at the set's speed, in
+    /// increasing order: the one kept is the least ([`fit_oc_sets`]), and the fields above are
+    /// its launch's.
     pub launches_oc: Vec<f64>,
     /// No launch ran at the set's placement: its `oc` is the least of every launch's, each
     /// fitted with the set nearest its cores.
@@ -69,7 +75,10 @@ impl OcFit {
 /// the runtime does not fall as `oc` grows, and grows by at least `oc` where a collective
 /// call of a rank that receives in it lies on the critical path (the loop's Barriers, whose
 /// ranks all do), so the root lies between 0 and the shortfall at 0, found by bisection to
-/// 0.01 ns. 0 where the model is not short.
+/// 0.01 ns. 0 where the model is not short. The launch's loop runs at its minute's speed,
+/// which moves by a fifth here between launches of one placement (the model's §12, "A run's
+/// messages at another speed"): replayed with the set scaled to the speed its messages ran at
+/// ([`OcFit::speed`]), the `oc` found is divided by that factor, the set's at its own speed.
 pub fn fit_oc(
     trace: &crate::trace::Trace,
     p: &crate::model::Params,
@@ -83,8 +92,17 @@ pub fn fit_oc(
     let trace = &kept;
     let g = crate::graph::build(trace, "the collectives probe")?;
     let coll = Choice::tuned();
+    let links = crate::replay::links::message_speeds(trace, std::slice::from_ref(p));
+    let speed = crate::replay::links::speed_factors(&links, 1)[0];
+    let at_speed = match speed {
+        Some(f) => crate::model::scale(*p, "all", f).map_err(|e| Error::Io(e.to_string()))?,
+        None => *p,
+    };
     let replay = |oc: f64| -> Result<crate::replay::Prediction, Error> {
-        let model = crate::model::Model::LogGps(crate::model::Params { oc: Some(oc), ..*p });
+        let model = crate::model::Model::LogGps(crate::model::Params {
+            oc: Some(oc),
+            ..at_speed
+        });
         crate::replay::replay_with(trace, &g, &model, &coll, "probe", &|_| {})
     };
     let runtime = |oc: f64| replay(oc).map(|pred| (pred.predicted_ns, pred.measured_ns));
@@ -99,11 +117,12 @@ pub fn fit_oc(
             false => hi = mid,
         }
     }
-    let oc = hi;
+    let at_run = hi;
+    let oc = at_run / speed.unwrap_or(1.0);
     let calls = (trace.rank(0).routines().iter())
         .filter(|r| matches!(r.shape(), crate::trace::Shape::Coll))
         .count();
-    let with = replay(oc)?;
+    let with = replay(at_run)?;
     // Each kind's time predicted with `oc` over its measured, both summed over the ranks.
     for (kind, t) in by_kind.iter_mut() {
         let predicted: f64 = (with.ranks.iter())
@@ -120,6 +139,7 @@ pub fn fit_oc(
         with_ns: with.predicted_ns,
         first_calls_ns: first_calls,
         interrupted_ns: interrupted,
+        speed,
         launches_oc: vec![oc],
         elsewhere: false,
         by_kind,
@@ -186,7 +206,9 @@ pub fn fit_oc_launches(
 /// millisecond or two of one launch, which a spell of the machine slows whole (every launch's
 /// sweep at one speed, their loops 1.1–2.2 ms, `oc` 52–230 ns in one calibration here) and
 /// the fit takes into `oc`, which then prices every collective at the spell's speed (the
-/// round trips the set was fitted to are medians over the launches).
+/// round trips the set was fitted to are medians over the launches). Each launch's `oc` is
+/// fitted at its messages' speed and brought to the set's ([`fit_oc`]), which takes some of a
+/// spell out; the least keeps out what it leaves.
 pub fn fit_oc_sets(
     traces: &[crate::trace::Trace],
     sets: &[&crate::model::Params],
@@ -239,6 +261,7 @@ mod tests {
             with_ns: 0.0,
             first_calls_ns: 0.0,
             interrupted_ns: 0.0,
+            speed: None,
             launches_oc: vec![250.0],
             elsewhere: false,
             by_kind,
