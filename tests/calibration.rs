@@ -499,7 +499,9 @@ fn oc_is_fitted_at_the_sets_speed() {
         let (oc, fit) = loggps_predict::calibrate::fit_oc(&trace_of(speed), &p).unwrap();
         assert!((oc - want).abs() < 0.05, "{speed:?}: {oc} {fit:?}");
         assert!(
-            speed.zip(fit.speed).is_none_or(|(a, b)| (a - b).abs() < 1e-9),
+            speed
+                .zip(fit.speed)
+                .is_none_or(|(a, b)| (a - b).abs() < 1e-9),
             "{speed:?}: {fit:?}"
         );
         assert_eq!(fit.speed.is_some(), speed.is_some(), "{fit:?}");
