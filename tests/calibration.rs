@@ -444,12 +444,12 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     let (oc, fit) = loggps_predict::calibrate::fit_oc(&gaps, &p).unwrap();
     assert!((oc - 5_740.0).abs() < 0.02, "{oc} {fit:?}");
     assert!((fit.measured_ns - 209_000.0).abs() < 1e-6, "{fit:?}");
-    // Three launches, their calls 20, 30 and 10 µs: oc 5,740, 15,740 and 0 ns; the least
-    // launch's is kept, with its own figures (its loop 100 µs).
+    // Three launches, their calls 20, 30 and 10 µs: oc 5,740, 15,740 and 0 ns; the median
+    // launch's is kept, with its own figures (its loop 200 µs).
     let launches = [20_000, 30_000, 10_000].map(|each| trace_of(each, 0));
     let (oc, fit) = loggps_predict::calibrate::fit_oc_launches(&launches, &p).unwrap();
-    assert!(oc.abs() < 0.02, "{oc}");
-    assert!((fit.measured_ns - 100_000.0).abs() < 1e-6, "{fit:?}");
+    assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
+    assert!((fit.measured_ns - 200_000.0).abs() < 1e-6, "{fit:?}");
     let l = &fit.launches_oc;
     assert!(
         l.len() == 3 && l[0] == 0.0 && (l[2] - 15_740.0).abs() < 0.02,
@@ -514,9 +514,9 @@ fn oc_is_fitted_at_the_sets_speed() {
 /// above with each rank's cores written in (a cache line's round trip at `MPI_Init` and at
 /// `MPI_Finalize`), the sets those of the Myrinet preset with `cores` 150 and 450 ns. Near
 /// launches' calls 20, 10 and 20 µs (oc 5,740, 0, 5,740 ns, by hand as above), far ones' 30
-/// and 40 µs (15,740 and 25,740 ns): the near set 0, the far set 15,740 (the least of each).
-/// A third set at 1,500 ns, where no launch ran, takes the least of all five (0) and says
-/// so.
+/// and 40 µs (15,740 and 25,740 ns): the near set 5,740, the far set 15,740 (the median of
+/// each, of two the lower). A third set at 1,500 ns, where no launch ran, takes the median of
+/// all five (0, 5,740, 5,740, 15,740, 25,740: 5,740) and says so.
 #[test]
 fn each_placement_gets_the_oc_of_its_own_launches() {
     let trace_of = |each: u64, cores: (f64, f64)| {
@@ -554,7 +554,7 @@ fn each_placement_gets_the_oc_of_its_own_launches() {
     ];
     let sets = loggps_predict::calibrate::fit_oc_sets(&launches, &[&near, &far, &nowhere]).unwrap();
     let ocs: Vec<f64> = sets.iter().map(|(oc, _)| *oc).collect();
-    for (oc, hand) in ocs.iter().zip([0.0, 15_740.0, 0.0]) {
+    for (oc, hand) in ocs.iter().zip([5_740.0, 15_740.0, 5_740.0]) {
         assert!((oc - hand).abs() < 0.02, "{ocs:?}");
     }
     let counts: Vec<(usize, bool)> = (sets.iter())

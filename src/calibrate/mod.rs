@@ -1189,7 +1189,7 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
         None => "not fitted (the collectives probe runs under the tracer: none given, or its replay failed)".into(),
         Some(f) => format!(
             "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), the \
-             least of {} (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call of \
+             median of {} (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call of \
              each kind beyond its median and {:.1} µs calls interrupted, beyond their kind's far \
              fence (both left out), predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} \
              ns{}",

@@ -31,10 +31,10 @@ pub struct OcFit {
     /// loop is replayed with the set scaled by it, and the `oc` fitted there divided by it.
     pub speed: Option<f64>,
     /// `oc` fitted to each launch's loop at the set's placement, each at the set's speed, in
-    /// increasing order: the one kept is the least ([`fit_oc_sets`]), and the fields above are
-    /// its launch's.
+    /// increasing order: the one kept is their median (of an even count, the lower of the two
+    /// in the middle; [`fit_oc_sets`]), and the fields above are its launch's.
     pub launches_oc: Vec<f64>,
-    /// No launch ran at the set's placement: its `oc` is the least of every launch's, each
+    /// No launch ran at the set's placement: its `oc` is the median of every launch's, each
     /// fitted with the set nearest its cores.
     pub elsewhere: bool,
     /// Each collective routine of the loop with its time predicted (with the fitted `oc`) over
@@ -187,7 +187,7 @@ fn steady_by_kind(trace: &crate::trace::Trace) -> (Vec<(crate::trace::Routine, f
     (kinds, per_rank(first_calls), per_rank(interrupted))
 }
 
-/// [`fit_oc`] on each launch's trace: the least `oc` and its launch's fit, with every launch's
+/// [`fit_oc`] on each launch's trace: the median `oc` and its launch's fit, with every launch's
 /// `oc` ([`OcFit::launches_oc`]).
 pub fn fit_oc_launches(
     traces: &[crate::trace::Trace],
@@ -201,14 +201,15 @@ pub fn fit_oc_launches(
 /// Each launch's loop is fitted with the set nearest its cores' figure (by ratio, as a replay
 /// picks a pair's set): fitted with another placement's parameters, its `oc` would take up
 /// their difference (on this project's 2-vCPU machine, near launches fitted with a far set gave
-/// 35–90 ns, with their own 240–330 ns). Each set's `oc` is the least of its own launches',
-/// and a set no launch ran at takes the least of all ([`OcFit::elsewhere`]): a loop is a
-/// millisecond or two of one launch, which a spell of the machine slows whole (every launch's
-/// sweep at one speed, their loops 1.1–2.2 ms, `oc` 52–230 ns in one calibration here) and
-/// the fit takes into `oc`, which then prices every collective at the spell's speed (the
-/// round trips the set was fitted to are medians over the launches). Each launch's `oc` is
-/// fitted at its messages' speed and brought to the set's ([`fit_oc`]), which takes some of a
-/// spell out; the least keeps out what it leaves.
+/// 35–90 ns, with their own 240–330 ns). Each set's `oc` is the median of its own launches',
+/// each fitted at the speed its messages ran and brought to the set's ([`fit_oc`]), as the
+/// sweep combines its launches' round trips (each launch's speed divided out, then the
+/// median); a set no launch ran at takes the median of all ([`OcFit::elsewhere`]). A loop is
+/// a millisecond or two of one launch, which a spell of the machine slows whole (their loops
+/// 1.1–2.2 ms in one calibration here): as run, the fit would take the spell into `oc`. The
+/// least of the launches as run (kept before the speeds were divided out) still followed a
+/// spell that slowed all of them; the least at the set's speed followed the launch whose
+/// speed overstated its loop's (6 ns where the others gave up to 45).
 pub fn fit_oc_sets(
     traces: &[crate::trace::Trace],
     sets: &[&crate::model::Params],
@@ -221,14 +222,14 @@ pub fn fit_oc_sets(
         let s = super::nearest_set(t, sets);
         by_set[s].push(fit_oc(t, sets[s])?);
     }
-    let least = |mut fits: Vec<(f64, OcFit)>| {
+    let median = |mut fits: Vec<(f64, OcFit)>| {
         fits.sort_by(|a, b| a.0.total_cmp(&b.0));
         let all: Vec<f64> = fits.iter().map(|(oc, _)| *oc).collect();
-        let (oc, mut fit) = fits.swap_remove(0);
+        let (oc, mut fit) = fits.swap_remove((all.len() - 1) / 2);
         fit.launches_oc = all;
         (oc, fit)
     };
-    let anywhere = least(by_set.iter().flatten().cloned().collect());
+    let anywhere = median(by_set.iter().flatten().cloned().collect());
     Ok((by_set.into_iter())
         .map(|fits| match fits.is_empty() {
             true => {
@@ -241,7 +242,7 @@ pub fn fit_oc_sets(
                     },
                 )
             }
-            false => least(fits),
+            false => median(fits),
         })
         .collect())
 }
