@@ -566,6 +566,17 @@ fn each_placement_gets_the_oc_of_its_own_launches() {
         "{:?}",
         sets[1].1
     );
+    // A launch at 2,000 ns, 4.4× from the far set's cores (its nearest), ran at neither
+    // placement: its calls of 50 µs (oc 35,740 with the far set) count for no set, which keep
+    // 5,740 and 15,740 (counted, the far set's median would be 25,740).
+    let mut more = launches.to_vec();
+    more.push(trace_of(50_000, (2_000.0, 1_900.0)));
+    let sets = loggps_predict::calibrate::fit_oc_sets(&more, &[&near, &far]).unwrap();
+    let ocs: Vec<f64> = sets.iter().map(|(oc, _)| *oc).collect();
+    for (oc, hand) in ocs.iter().zip([5_740.0, 15_740.0]) {
+        assert!((oc - hand).abs() < 0.02, "{ocs:?}");
+    }
+    assert_eq!(sets[1].1.launches_oc.len(), 2, "{:?}", sets[1].1);
 }
 
 /// Between two of MPICH's "nodes" on this machine (`-launcher fork -hosts nodeA:1,nodeB:1`,

@@ -731,38 +731,51 @@ type Reported = (
     Vec<(crate::trace::Trace, Vec<bounce::RoundTrips>)>,
 );
 
-/// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
-/// launches as the sweep, then with the exchanges in [`EXCHANGE_LAUNCHES`] launches (more while
-/// a placement they ran at holds fewer than [`EXCHANGE_EACH`]), and reads back what the traces
-/// record.
-fn reported_by_library(
-    opts: &Options,
-    tracer: &Path,
-    log: &mut dyn FnMut(String),
-) -> Result<Reported, Error> {
-    let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
-    let trace_path = dir.join("probe.bin");
-    let (prog, pre) = opts
-        .mpirun
-        .split_first()
-        .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
-    let version = Command::new(prog)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-        .unwrap_or_default();
-    let tracer = std::fs::canonicalize(tracer)
-        .map_err(|e| Error::Io(format!("{}: {e}", tracer.display())))?;
-    // The round-trip program under the tracer, after one round trip of 0 bytes, with `probe`.
-    let traced = |probe: &[&str]| {
+/// The round-trip program run under the tracer, one launch at a time, each writing its trace
+/// into a directory of its own (removed when dropped).
+struct Traced<'a> {
+    opts: &'a Options,
+    tracer: PathBuf,
+    version: String,
+    dir: PathBuf,
+}
+
+impl<'a> Traced<'a> {
+    fn new(opts: &'a Options, tracer: &Path) -> Result<Traced<'a>, Error> {
+        let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+        let prog = (opts.mpirun.first()).ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+        let version = Command::new(prog)
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+            .unwrap_or_default();
+        let tracer = std::fs::canonicalize(tracer)
+            .map_err(|e| Error::Io(format!("{}: {e}", tracer.display())))?;
+        Ok(Traced {
+            opts,
+            tracer,
+            version,
+            dir,
+        })
+    }
+
+    /// One launch, after one round trip of 0 bytes, with `probe`: its trace and what it printed.
+    fn run(
+        &self,
+        probe: &[&str],
+        log: &mut dyn FnMut(String),
+    ) -> Result<(crate::trace::Trace, String), Error> {
+        let (prog, pre) = (self.opts.mpirun.split_first())
+            .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+        let trace_path = self.dir.join("probe.bin");
         let mut cmd = Command::new(prog);
         cmd.args(pre);
         let (preload, out) = (
-            tracer.display().to_string(),
+            self.tracer.display().to_string(),
             trace_path.display().to_string(),
         );
-        if version.contains("Open MPI") || version.contains("OpenRTE") {
+        if self.version.contains("Open MPI") || self.version.contains("OpenRTE") {
             cmd.args([
                 "-x",
                 &format!("LD_PRELOAD={preload}"),
@@ -779,15 +792,12 @@ fn reported_by_library(
                 &out,
             ]);
         }
-        cmd.args(["-np", &opts.np.to_string()])
-            .arg(&opts.rtt)
+        cmd.args(["-np", &self.opts.np.to_string()])
+            .arg(&self.opts.rtt)
             .args(PROBE_ONLY);
         cmd.args(probe);
-        cmd
-    };
-    let run = |cmd: &mut Command, log: &mut dyn FnMut(String)| -> Result<_, Error> {
         let _ = std::fs::remove_file(&trace_path);
-        let ran = launch(cmd, TRACE_DONE, log)
+        let ran = launch(&mut cmd, TRACE_DONE, log)
             .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
         match ran.ok {
             true => Ok((crate::trace::load(&trace_path, &mut |_| {})?, ran.stdout)),
@@ -797,31 +807,49 @@ fn reported_by_library(
                 ran.stderr.trim()
             ))),
         }
-    };
+    }
+
+    /// One launch of the loop of collectives that `oc` is fitted to.
+    fn collectives(&self, log: &mut dyn FnMut(String)) -> Result<crate::trace::Trace, Error> {
+        let rounds = COLL_ROUNDS.to_string();
+        Ok(self.run(&["--coll", &rounds], log)?.0)
+    }
+}
+
+impl Drop for Traced<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs the round-trip program under the tracer, with a loop of small collectives, in as many
+/// launches as the sweep, then with the exchanges in [`EXCHANGE_LAUNCHES`] launches (more while
+/// a placement they ran at holds fewer than [`EXCHANGE_EACH`]), and reads back what the traces
+/// record.
+fn reported_by_library(
+    opts: &Options,
+    tracer: &Path,
+    log: &mut dyn FnMut(String),
+) -> Result<Reported, Error> {
+    let traced = Traced::new(opts, tracer)?;
     // One launch's loop runs 2 ms: a preemption or another path in that launch moves it by
     // half (1.3–2.4 ms in five launches here), so the probe runs as many launches as the sweep.
-    let rounds = COLL_ROUNDS.to_string();
     let mut traces = Vec::new();
     for _ in 0..opts.launches.max(1) {
-        traces.push(run(&mut traced(&["--coll", &rounds]), log)?.0);
+        traces.push(traced.collectives(log)?);
     }
     let sizes = exchange::sizes(opts.max_bytes);
     let mut exchanges: Vec<(crate::trace::Trace, _)> = Vec::new();
     // More launches (twice as many at most) while a placement they ran at holds fewer than
     // [`EXCHANGE_EACH`] of them: a set fitted to one launch takes its draw.
-    let cores =
-        |t: &crate::trace::Trace| (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
     let few = |x: &[(crate::trace::Trace, _)]| {
-        let figures: Vec<f64> = x.iter().filter_map(|(t, _)| cores(t)).collect();
+        let figures: Vec<f64> = x.iter().filter_map(|(t, _)| probe_cores(t)).collect();
         few_at_a_placement(&figures, EXCHANGE_EACH)
     };
     while exchanges.len() < EXCHANGE_LAUNCHES
         || (few(&exchanges) && exchanges.len() < 2 * EXCHANGE_LAUNCHES)
     {
-        match run(
-            &mut traced(&["--exchange", &sizes, "--bounce", &sizes]),
-            log,
-        ) {
+        match traced.run(&["--exchange", &sizes, "--bounce", &sizes], log) {
             Ok((t, out)) => exchanges.push((t, bounce::parse(&out))),
             Err(e) => {
                 log(format!("the exchanges are not checked: {e}"));
@@ -829,7 +857,6 @@ fn reported_by_library(
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     Ok((
         traces[0].meta.library.clone(),
         traces[0]
@@ -841,6 +868,31 @@ fn reported_by_library(
         exchanges,
     ))
 }
+
+/// A traced launch's cores figure: the larger of the cache line's round trips at `MPI_Init`
+/// and `MPI_Finalize`.
+fn probe_cores(t: &crate::trace::Trace) -> Option<f64> {
+    (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns))
+}
+
+/// How many of the loops of collectives `probe` ran at each set's placement (their cores within
+/// 2× of the set's; a launch or a set with no figure counts everywhere).
+fn probe_at_sets(probe: &[crate::trace::Trace], sets: &[&Params]) -> Vec<usize> {
+    (sets.iter())
+        .map(|p| {
+            (probe.iter())
+                .filter(|t| match (probe_cores(t), p.cores) {
+                    (Some(a), Some(b)) => !placements_apart(a, b),
+                    _ => true,
+                })
+                .count()
+        })
+        .collect()
+}
+
+/// Launches of the loop of collectives a set's placement needs at least: its `oc` is their
+/// median.
+const COLL_AT_PLACEMENT: usize = 2;
 
 /// Measures, refines around the thresholds, and fits.
 pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibration, Error> {
@@ -855,7 +907,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             opts.rtt.display()
         )));
     }
-    let (library, reported, probe, exchanges) = match &opts.tracer {
+    let (library, reported, mut probe, exchanges) = match &opts.tracer {
         Some(t) if t.exists() => reported_by_library(opts, t, log)?,
         Some(t) => {
             log(format!(
@@ -958,6 +1010,34 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
         .collect();
+    // The loops ran before the sweep told the sets' placements: more launches (as many again
+    // at most) while a set has fewer than COLL_AT_PLACEMENT at its own (fitted with another
+    // placement's parameters, a loop's `oc` takes up their difference).
+    let tracer = opts.tracer.as_deref().filter(|t| t.exists());
+    if let Some(t) = tracer.filter(|_| !probe.is_empty()) {
+        let wanted = |probe: &[crate::trace::Trace]| {
+            (probe_at_sets(probe, &sets).iter()).any(|&n| n < COLL_AT_PLACEMENT)
+        };
+        let most = 2 * opts.launches.max(1) as usize;
+        if wanted(&probe) && probe.len() < most {
+            log(format!(
+                "the loop of collectives ran at each set's placement in {:?} of its {} launches: \
+                 more launches ({most} at most) until each set has {COLL_AT_PLACEMENT}",
+                probe_at_sets(&probe, &sets),
+                probe.len()
+            ));
+            let traced = Traced::new(opts, t)?;
+            while wanted(&probe) && probe.len() < most {
+                match traced.collectives(log) {
+                    Ok(trace) => probe.push(trace),
+                    Err(e) => {
+                        log(format!("no more launches of the loop of collectives: {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
     let oc_fits = fit_oc_probe(&probe, &sets, log).unwrap_or_default();
     let mut oc_fits = oc_fits.into_iter();
     let oc_fit = oc_fits.next().map(|(oc, f)| {

@@ -201,7 +201,9 @@ pub fn fit_oc_launches(
 /// Each launch's loop is fitted with the set nearest its cores' figure (by ratio, as a replay
 /// picks a pair's set): fitted with another placement's parameters, its `oc` would take up
 /// their difference (on this project's 2-vCPU machine, near launches fitted with a far set gave
-/// 35–90 ns, with their own 240–330 ns). Each set's `oc` is the median of its own launches',
+/// 35–90 ns, with their own 240–330 ns; far launches with a near set, where a calibration held
+/// no far set, 211–296 ns against 40–60 near), so a launch 2× from its nearest set's cores
+/// counts for no set. Each set's `oc` is the median of its own launches',
 /// each fitted at the speed its messages ran and brought to the set's ([`fit_oc`]), as the
 /// sweep combines its launches' round trips (each launch's speed divided out, then the
 /// median); a set no launch ran at takes the median of all ([`OcFit::elsewhere`]). A loop is
@@ -218,9 +220,15 @@ pub fn fit_oc_sets(
         return Err(Error::Io("the collectives probe left no trace".into()));
     }
     let mut by_set: Vec<Vec<(f64, OcFit)>> = sets.iter().map(|_| Vec::new()).collect();
+    let mut apart = Vec::new();
     for t in traces {
         let s = super::nearest_set(t, sets);
-        by_set[s].push(fit_oc(t, sets[s])?);
+        let fit = fit_oc(t, sets[s])?;
+        // A launch 2× from its nearest set's cores ran at no set's placement.
+        match (super::probe_cores(t), sets[s].cores) {
+            (Some(a), Some(b)) if super::placements_apart(a, b) => apart.push(fit),
+            _ => by_set[s].push(fit),
+        }
     }
     let median = |mut fits: Vec<(f64, OcFit)>| {
         fits.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -229,7 +237,7 @@ pub fn fit_oc_sets(
         fit.launches_oc = all;
         (oc, fit)
     };
-    let anywhere = median(by_set.iter().flatten().cloned().collect());
+    let anywhere = median(by_set.iter().flatten().chain(&apart).cloned().collect());
     Ok((by_set.into_iter())
         .map(|fits| match fits.is_empty() {
             true => {
