@@ -284,6 +284,16 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         out.contains(&format!("predicted at it (as with --S {e})")),
         "{out}"
     );
+    // Exchanges of 16 KiB (between S and the raised limit) traced under the raised launcher
+    // and predicted with the set at that limit, one and two messages each way: measured and
+    // predicted said, not judged here (the machine's spells move them by tens of percent).
+    let line = (out.lines())
+        .find(|l| l.starts_with("eager exchange 16384 B: 1 each way "))
+        .unwrap_or_else(|| panic!("no eager exchange of 16384 B:\n{out}"));
+    assert!(
+        line.contains("2 each way") && line.contains("predicted"),
+        "{line}"
+    );
     assert!(
         out.contains("agrees with btl_vader_eager_limit = 4096"),
         "{out}"

@@ -21,6 +21,10 @@ pub struct EagerAbove {
     pub line_ns: Vec<[f64; 2]>,
     /// The eager limit the library reports under that launcher (None: not read).
     pub reported: Option<u64>,
+    /// Exchanges (two ranks sending and receiving at once, as a halo's) of the sizes between
+    /// the set's `S` and `limit`, traced under that launcher and predicted with the set at
+    /// `S = limit` (`calibrate`'s [`super::eager_exchanges`]; None: none measured).
+    pub exchanges: Option<super::exchange::Exchanges>,
 }
 
 /// A modeled round trip this far from the measured one (relative) is a miss.
@@ -311,6 +315,7 @@ fn eager_bands(
         missed,
         line_ns: swept.lines,
         reported,
+        exchanges: None,
     }))
 }
 

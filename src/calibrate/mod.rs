@@ -869,6 +869,59 @@ fn reported_by_library(
     ))
 }
 
+/// Launches of the exchanges under the eager launcher.
+const EAGER_EXCHANGE_LAUNCHES: usize = 3;
+
+/// The exchanges of the exchange sizes between `set`'s `S` and `limit` (the limit measured
+/// under the eager launcher `mpirun`), traced under that launcher in
+/// [`EAGER_EXCHANGE_LAUNCHES`] launches and predicted with the set at `S = limit`, its eager
+/// bands above `S` costing them (as a trace recorded at that limit is predicted, and a what-if
+/// `--S limit` of a trace at `S`): of the launches at the set's placement, the middle one
+/// ([`exchanges_per_set`]). Round trips, which the eager bands are fitted to, have one message
+/// in flight; where both ranks copy through the library's shared buffers at once (16 KiB
+/// exchanges here: each copy 30% longer than alone), they cannot tell. None where no size lies
+/// there, or no launch ran (said in `log`).
+fn eager_exchanges(
+    opts: &Options,
+    mpirun: &[String],
+    tracer: &Path,
+    limit: u64,
+    set: &Params,
+    log: &mut dyn FnMut(String),
+) -> Option<exchange::Exchanges> {
+    let sizes: Vec<String> = (exchange::sizes(opts.max_bytes).split(','))
+        .filter(|k| k.parse::<u64>().is_ok_and(|k| k > set.S && k <= limit))
+        .map(String::from)
+        .collect();
+    if sizes.is_empty() {
+        return None;
+    }
+    let eager = Options {
+        mpirun: mpirun.to_vec(),
+        ..opts.clone()
+    };
+    let at = Params { S: limit, ..*set };
+    let mut checked = Vec::new();
+    let run = |checked: &mut Vec<_>, log: &mut dyn FnMut(String)| -> Result<(), Error> {
+        let traced = Traced::new(&eager, tracer)?;
+        for _ in 0..EAGER_EXCHANGE_LAUNCHES {
+            let (trace, _) = traced.run(&["--exchange", &sizes.join(",")], log)?;
+            checked.push(exchange::check_nearest(trace, &[&at], &[])?);
+        }
+        Ok(())
+    };
+    if let Err(e) = run(&mut checked, log) {
+        log(format!(
+            "the exchanges under `{}` are not checked: {e}",
+            mpirun.join(" ")
+        ));
+    }
+    exchanges_per_set(checked, &[&at])
+        .into_iter()
+        .next()
+        .flatten()
+}
+
 /// A traced launch's cores figure: the larger of the cache line's round trips at `MPI_Init`
 /// and `MPI_Finalize`.
 fn probe_cores(t: &crate::trace::Trace) -> Option<f64> {
@@ -1109,6 +1162,10 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         eager_above = each.next().flatten();
         if let Some(o) = other.as_mut() {
             o.eager_above = each.next().flatten();
+        }
+        let tracer = opts.tracer.as_deref().filter(|t| t.exists());
+        if let (Some(e), Some(t)) = (eager_above.as_mut(), tracer) {
+            e.exchanges = eager_exchanges(opts, m, t, e.limit, &fit.params, log);
         }
     }
     Ok(Calibration {

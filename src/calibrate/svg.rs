@@ -368,6 +368,7 @@ mod tests {
             missed: 0,
             line_ns: vec![],
             reported: Some(32_768),
+            exchanges: None,
         });
         let svg = chart(&c);
         assert_eq!(svg.matches("<path").count(), 2, "{svg}");

@@ -559,6 +559,24 @@ fn print_eager_above(e: Option<&calibrate::EagerAbove>, p: &loggps_predict::mode
         );
         from = b.hi;
     }
+    if let Some(x) = &e.exchanges {
+        let (lines, off) = calibrate::exchange::finding(x, EXCHANGE_WORST);
+        for l in lines {
+            println!("eager exchange {l}");
+        }
+        if off {
+            println!(
+                "WARNING     eager exchanges: the set at S = {} predicts an exchange (messages sent \
+                 and received at once, as a halo's) of a size above {lo} B more than {:.0}% off \
+                 under `{}`: the round trips its eager bands are fitted to have one message in \
+                 flight; programs that exchange messages of that size, and what-ifs that move \
+                 them to the eager protocol (--S), are predicted as far off",
+                e.limit,
+                100.0 * EXCHANGE_WORST,
+                e.mpirun
+            );
+        }
+    }
 }
 
 /// The exchanges traced and predicted with a set, and a warning where they are far off.
