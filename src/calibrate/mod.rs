@@ -742,7 +742,10 @@ struct Traced<'a> {
 
 impl<'a> Traced<'a> {
     fn new(opts: &'a Options, tracer: &Path) -> Result<Traced<'a>, Error> {
-        let dir = std::env::temp_dir().join(format!("loggps-calibrate-{}", std::process::id()));
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            (std::env::temp_dir()).join(format!("loggps-calibrate-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
         let prog = (opts.mpirun.first()).ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
         let version = Command::new(prog)
