@@ -129,7 +129,7 @@ pub fn check_nearest(
     rounds: &[super::bounce::RoundTrips],
 ) -> Result<Exchanges, Error> {
     trace.meta.ranks.keep_tracer_time();
-    let cores = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
+    let cores = super::probe_cores(&trace);
     let p = (sets.get(super::nearest_set(&trace, sets)))
         .ok_or_else(|| Error::Io("no set to check the exchanges with".into()))?;
     let ratios: Vec<f64> = (rounds.iter())

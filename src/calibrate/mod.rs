@@ -927,7 +927,7 @@ fn eager_exchanges(
 
 /// A traced launch's cores figure: the larger of the cache line's round trips at `MPI_Init`
 /// and `MPI_Finalize`.
-fn probe_cores(t: &crate::trace::Trace) -> Option<f64> {
+pub(crate) fn probe_cores(t: &crate::trace::Trace) -> Option<f64> {
     (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns))
 }
 
@@ -963,6 +963,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             opts.rtt.display()
         )));
     }
+    let tracer = opts.tracer.as_deref().filter(|t| t.exists());
     let (library, reported, mut probe, exchanges) = match &opts.tracer {
         Some(t) if t.exists() => reported_by_library(opts, t, log)?,
         Some(t) => {
@@ -1069,7 +1070,6 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     // The loops ran before the sweep told the sets' placements: more launches (as many again
     // at most) while a set has fewer than COLL_AT_PLACEMENT at its own (fitted with another
     // placement's parameters, a loop's `oc` takes up their difference).
-    let tracer = opts.tracer.as_deref().filter(|t| t.exists());
     if let Some(t) = tracer.filter(|_| !probe.is_empty()) {
         let wanted = |probe: &[crate::trace::Trace]| {
             (probe_at_sets(probe, &sets).iter()).any(|&n| n < COLL_AT_PLACEMENT)
@@ -1109,11 +1109,9 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         .collect();
     // Each set's `bounce` from the exchange launch at its placement, else from a sweep launch
     // there (the model's §13).
-    let cores =
-        |t: &crate::trace::Trace| (t.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
     let mut bounces: Vec<_> = exchanges
         .iter()
-        .map(|(t, b)| (cores(t), b.clone()))
+        .map(|(t, b)| (probe_cores(t), b.clone()))
         .collect();
     bounces.extend(swept_bounces);
     let sizes = exchange::sizes(opts.max_bytes);
@@ -1166,7 +1164,6 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         if let Some(o) = other.as_mut() {
             o.eager_above = each.next().flatten();
         }
-        let tracer = opts.tracer.as_deref().filter(|t| t.exists());
         if let (Some(e), Some(t)) = (eager_above.as_mut(), tracer) {
             e.exchanges = eager_exchanges(opts, m, t, e.limit, &fit.params, log);
         }
@@ -1206,8 +1203,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
 /// records (its node's first two ranks, the larger of the figures at `MPI_Init` and
 /// `MPI_Finalize`), as a replay picks a pair's set; the first where either figure is missing.
 pub(crate) fn nearest_set(trace: &crate::trace::Trace, sets: &[&Params]) -> usize {
-    let ns = (trace.meta.ranks.get(0).cores).map(|c| c.init_ns.max(c.final_ns));
-    ns.and_then(|a| crate::model::nearest_cores(a, sets.iter().map(|p| p.cores)))
+    probe_cores(trace)
+        .and_then(|a| crate::model::nearest_cores(a, sets.iter().map(|p| p.cores)))
         .unwrap_or(0)
 }
 
