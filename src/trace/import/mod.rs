@@ -270,7 +270,8 @@ pub fn parse(
         }
         Format::Paraver => {
             let pcf = texts.get(1).map(|(_, t)| t.as_str());
-            paraver::parse(&name, texts.first().map_or("", |(_, t)| t), pcf, &|| ())
+            let text = texts.first().map_or("", |(_, t)| t.as_str());
+            paraver::parse(&name, text.as_bytes(), pcf, &|| ())
         }
         Format::Loggps => super::parse(&name, files.first().map_or(&[][..], |(_, d)| d)),
         Format::Dumpi | Format::Otf2 => unreachable!("read above"),
@@ -792,13 +793,23 @@ pub(crate) fn file_bytes(path: &Path) -> Result<FileBytes, TraceError> {
 
 /// `text` cut into about `n` pieces of whole lines, to be read in parallel.
 pub(crate) fn text_pieces(text: &str, n: usize) -> Vec<&str> {
+    let pieces = line_pieces(text.as_bytes(), n);
+    // (each piece ends after a line break or at the end: where a character ends)
+    let at = |p: &[u8]| p.as_ptr() as usize - text.as_ptr() as usize;
+    pieces
+        .iter()
+        .map(|p| &text[at(p)..at(p) + p.len()])
+        .collect()
+}
+
+/// `text` cut into about `n` pieces of whole lines (each ending after its `\n`, or at the end).
+pub(crate) fn line_pieces(text: &[u8], n: usize) -> Vec<&[u8]> {
     let size = (text.len() / n.max(1)).max(1 << 16);
     let mut pieces = Vec::new();
     let mut start = 0;
     while start < text.len() {
         let from = (start + size).min(text.len());
-        let end =
-            memchr::memchr(b'\n', &text.as_bytes()[from..]).map_or(text.len(), |i| from + i + 1);
+        let end = memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |i| from + i + 1);
         pieces.push(&text[start..end]);
         start = end;
     }
@@ -819,9 +830,9 @@ pub(crate) fn contains(text: &[u8], needle: &[u8]) -> bool {
 
 /// The number (from 1) of the first line of `piece`, a part of `text` (errors only: the line
 /// breaks before it are counted).
-pub(crate) fn first_line(text: &str, piece: &str) -> usize {
+pub(crate) fn first_line(text: &[u8], piece: &[u8]) -> usize {
     let at = piece.as_ptr() as usize - text.as_ptr() as usize;
-    1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count()
+    1 + memchr::memchr_iter(b'\n', &text[..at]).count()
 }
 
 /// Appends to `out` the parts of `s` between the bytes `sep` (an ASCII byte).

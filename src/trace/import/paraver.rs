@@ -43,14 +43,13 @@ pub(super) fn load(path: &Path) -> Result<Trace, TraceError> {
             .map_err(|e| TraceError::at(&p.display().to_string(), format!("cannot read: {e}")))
     };
     let data = super::file_bytes(path)?;
-    let text = crate::trace::text::utf8(&name, &data)?;
     let pcf_path = path.with_extension("pcf");
     let pcf = match pcf_path.is_file() {
         true => Some(String::from_utf8_lossy(&read(&pcf_path)?).into_owned()),
         false => None,
     };
     // The file's pages are handed back once its body is read: the calls hold what is used.
-    parse(&name, text, pcf.as_deref(), &|| data.release())
+    parse(&name, &data, pcf.as_deref(), &|| data.release())
 }
 
 /// Extrae's MPI event types: point-to-point, collective, other, one-sided, I/O.
@@ -286,14 +285,20 @@ fn header(line: &str) -> Result<Header, String> {
 }
 
 /// The trace of a `.prv` text, with its `.pcf` if there is one; `read` is called once the text
-/// is no longer needed.
+/// is no longer needed. The text is not checked as UTF-8 first: its plain lines are digits and
+/// separators, the others checked as they are read.
 pub(super) fn parse(
     name: &str,
-    text: &str,
+    text: &[u8],
     pcf: Option<&str>,
     read: &dyn Fn(),
 ) -> Result<Trace, TraceError> {
-    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let (first, rest) = match memchr::memchr(b'\n', text) {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, &[][..]),
+    };
+    let first = std::str::from_utf8(first)
+        .map_err(|_| TraceError::line(name, 1, "expected UTF-8 text".into()))?;
     let h = header(first.trim_end_matches('\r')).map_err(|m| TraceError::line(name, 1, m))?;
     let p = h.nodes.len();
     let mut names: Names = pcf.map(pcf_names).unwrap_or_default();
@@ -451,7 +456,22 @@ impl Records {
         self.pieces.iter().flatten()
     }
 
-    fn get(&self, i: usize) -> Record {
+    /// Record `i`, looked for first in the piece `near` holds (a task's calls meet their
+    /// records in order: most are in the piece of the one before), which it then holds.
+    fn get_near(&self, i: usize, near: &std::cell::Cell<usize>) -> Record {
+        let k = near.get();
+        if let Some(piece) = self.pieces.get(k)
+            && let Some(&r) = i.checked_sub(self.first[k]).and_then(|j| piece.get(j))
+        {
+            return r;
+        }
+        let k = self.piece_of(i);
+        near.set(k);
+        self.pieces[k][i - self.first[k]]
+    }
+
+    /// The piece holding record `i`.
+    fn piece_of(&self, i: usize) -> usize {
         // The pieces hold about as many records each: the piece at `i`'s share of them, a step
         // or two either way at most.
         let n = self.pieces.len();
@@ -464,7 +484,7 @@ impl Records {
         while k + 1 < n && self.first[k + 1] <= i {
             k += 1;
         }
-        self.pieces[k][i - self.first[k]]
+        k
     }
 }
 
@@ -478,13 +498,13 @@ type Record = (usize, u64, usize, u64, u64, u64, i32);
 /// of a whole trace (tens of bytes a line) are never all held, nor their pages faulted in.
 fn read_body(
     name: &str,
-    text: &str,
+    text: &[u8],
     h: &Header,
     names: &Names,
     notes: &mut Notes,
 ) -> Result<Body, TraceError> {
     let p = h.nodes.len();
-    let pieces = super::text_pieces(text, text.len() / PIECE_BYTES);
+    let pieces = super::line_pieces(text, text.len() / PIECE_BYTES);
     let round = 2 * rayon::current_num_threads();
     let routines = Routines::new(names);
     let mut bufs: Vec<Piece> = (0..round.min(pieces.len()))
@@ -526,7 +546,12 @@ fn read_body(
         }
         for pc in bufs.iter_mut() {
             comms.append(&mut pc.comms);
-            records.push(std::mem::take(&mut pc.records));
+            // (the next piece's given room for about as many: grown, each is copied)
+            let n = pc.records.len();
+            records.push(std::mem::replace(
+                &mut pc.records,
+                Vec::with_capacity(n + n / 8),
+            ));
             notes.merge(std::mem::take(&mut pc.notes));
         }
     }
@@ -553,23 +578,41 @@ fn match_messages(tasks: &mut [Task], records: &Records) -> Result<u64, String> 
         ));
     }
     // The calls holding each record's logical times, each task's searched from where its last
-    // search ended; else an MPI_Irecv with no message yet.
+    // search ended (the senders' on one thread, the receivers' on another: neither depends on
+    // what the other finds); else an MPI_Irecv with no message yet.
     let sorted: Vec<bool> = (tasks.par_iter())
         .map(|tk| tk.calls.windows(2).all(|w| w[0].t0 <= w[1].t0))
         .collect();
-    let near = |&sorted: &bool| Near { at: 0, sorted };
-    let mut sends: Vec<Near> = sorted.iter().map(near).collect();
-    let mut recvs: Vec<Near> = sorted.iter().map(near).collect();
+    let holding = |side: fn(&Record) -> (usize, u64), f: fn(Routine) -> bool| {
+        let mut near: Vec<Near> = (sorted.iter())
+            .map(|&sorted| Near { at: 0, sorted })
+            .collect();
+        let tasks = &*tasks;
+        move || -> Vec<u32> {
+            (records.iter())
+                .map(|rec| {
+                    let (r, t) = side(rec);
+                    let i = find(&tasks[r].calls, t, &mut near[r], f);
+                    i.map_or(u32::MAX, |i| i as u32)
+                })
+                .collect()
+        }
+    };
+    let (sends, recvs) = rayon::join(
+        holding(
+            |&(s, ls, ..)| (s, ls),
+            |r| matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv),
+        ),
+        holding(
+            |&(_, _, d, lr, ..)| (d, lr),
+            |r| matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv),
+        ),
+    );
     let mut inside = 0;
-    for (k, &(s, ls, d, lr, ..)) in records.iter().enumerate() {
-        let send = find(&tasks[s].calls, ls, &mut sends[s], |r| {
-            matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv)
-        });
-        let recv = find(&tasks[d].calls, lr, &mut recvs[d], |r| {
-            matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv)
-        });
-        let recv = recv.or_else(|| irecv_before(&tasks[d].calls, lr));
-        match (send, recv) {
+    for (k, &(s, _, d, lr, ..)) in records.iter().enumerate() {
+        let found = |i: u32| (i != u32::MAX).then_some(i as usize);
+        let recv = found(recvs[k]).or_else(|| irecv_before(&tasks[d].calls, lr));
+        match (found(sends[k]), recv) {
             (Some(i), Some(j)) => {
                 tasks[s].calls[i].sent = k as u32 + 1;
                 tasks[d].calls[j].got = k as u32 + 1;
@@ -876,6 +919,7 @@ fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes
     let mut open: Vec<(usize, bool, u64)> = Vec::new();
     // A call a call at most (grown, the rank's columns would be copied at each doubling).
     out.reserve(tk.calls.len());
+    let near = std::cell::Cell::new(0);
     for (k, pc) in tk.calls.iter().enumerate() {
         let t = (pc.t0, pc.t1);
         if let Some(why) = left_out(pc, tk, cx.comms) {
@@ -888,7 +932,7 @@ fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes
         }
         let Some(rt) = pc.routine else { continue };
         // Kept: its records are there (left_out).
-        let record = |i: u32| cx.records.get(i as usize - 1);
+        let record = |i: u32| cx.records.get_near(i as usize - 1, &near);
         let c = match rt.shape() {
             Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
                 let (peer, bytes, tag) = match rt.receives() {

@@ -180,7 +180,7 @@ impl Piece<'_> {
     /// The number of the piece's first line (errors only: the line breaks before it are
     /// counted).
     fn first(&self) -> usize {
-        super::first_line(self.whole, self.text)
+        super::first_line(self.whole.as_bytes(), self.text.as_bytes())
     }
 
     /// The file and line number of byte `at` of the piece (errors only).

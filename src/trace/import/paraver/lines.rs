@@ -83,22 +83,20 @@ impl Piece {
 
 /// Reads the lines of `text`, a piece of the body `body` (the lines after the header line),
 /// into `out`.
-pub(super) fn piece(name: &str, body: &str, text: &str, h: &Header, out: &mut Piece) {
+pub(super) fn piece(name: &str, body: &[u8], text: &[u8], h: &Header, out: &mut Piece) {
     let p = h.nodes.len();
     out.clear();
     let mut f: Vec<&str> = Vec::new();
     let mut v = [0i64; 32];
     // The lines as `str::lines` cuts them; most are plain integers, read as they are met, any
     // other's fields as text.
-    let (bytes, mut from, mut n) = (text.as_bytes(), 0, 0);
+    let (bytes, mut from, mut n) = (text, 0, 0);
     while from < bytes.len() {
         let (end, plain) = plain_line(bytes, from, &mut v);
         if plain.is_some_and(|count| plain_record(&v[..count], h.unit, p, out)) {
             (from, n) = (end + 1, n + 1);
             continue;
         }
-        let line = &text[from..end];
-        let line = line.strip_suffix('\r').unwrap_or(line);
         let k = n;
         let at = |m: String| {
             TraceError::line(
@@ -107,6 +105,11 @@ pub(super) fn piece(name: &str, body: &str, text: &str, h: &Header, out: &mut Pi
                 m,
             )
         };
+        let Ok(line) = std::str::from_utf8(&text[from..end]) else {
+            out.error = Some(at("expected UTF-8 text".into()));
+            break;
+        };
+        let line = line.strip_suffix('\r').unwrap_or(line);
         (from, n) = (end + 1, n + 1);
         if line.is_empty() || line.starts_with('#') {
             continue;

@@ -172,7 +172,7 @@ fn plain_records_read_as_the_general_path_reads_them() {
         let read = |end: &str| {
             let body: String = lines.iter().map(|l| format!("{l}{end}\n")).collect();
             let mut out = Piece::new(3);
-            piece("t.prv", &body, &body, &h, &mut out);
+            piece("t.prv", body.as_bytes(), body.as_bytes(), &h, &mut out);
             let items: Vec<Vec<Item>> = (0..3).map(|r| out.items_of(r).to_vec()).collect();
             let glops: Vec<_> = (out.glops.iter())
                 .map(|g| (g.sent, g.got, g.comm, g.root))
@@ -264,8 +264,18 @@ fn records_found_by_index_are_those_in_file_order() {
         records.push(piece);
     }
     assert_eq!(records.len, next);
+    let near = std::cell::Cell::new(0);
     for i in 0..next {
-        assert_eq!(records.get(i).0, i, "record {i}");
+        assert_eq!(
+            records.pieces[records.piece_of(i)][i - records.first[records.piece_of(i)]].0,
+            i,
+            "record {i}"
+        );
+        assert_eq!(records.get_near(i, &near).0, i, "record {i} in order");
+    }
+    // Out of order, from wherever the last one left it.
+    for i in (0..next).rev().chain([4, 0, 17, 3, 18]) {
+        assert_eq!(records.get_near(i, &near).0, i, "record {i} out of order");
     }
     // Every record in the first piece, or in the last.
     for sizes in [[9, 0, 0], [0, 0, 9]] {
@@ -275,6 +285,32 @@ fn records_found_by_index_are_those_in_file_order() {
             records.push((0..n).map(|i| (next + i, 0, 0, 0, 0, 0, 0)).collect());
             next += n;
         }
-        assert!((0..next).all(|i| records.get(i).0 == i));
+        let near = std::cell::Cell::new(0);
+        assert!((0..next).all(|i| records.get_near(i, &near).0 == i));
+    }
+}
+
+/// The text is not checked whole before it is read: a line that is not UTF-8 is refused where
+/// it is read, with its number; one inside a plain line's digits cannot be (they are ASCII).
+#[test]
+fn a_line_that_is_not_utf8_is_refused_with_its_number() {
+    let mut prv = b"#Paraver (01/01/26 at 00:00):100:2:1:2(1:1,1:1),1\n".to_vec();
+    prv.extend_from_slice(b"2:1:1:1:1:10:50000001:1\n2:1:1:1:1:12:50000001:0\n");
+    prv.extend_from_slice(b"2:1:1:1:1:14:5000\xff001:1\n");
+    let e = refused(&prv);
+    let e = e.to_string();
+    assert!(
+        e.contains("t.prv") && e.contains("line 4") && e.contains("UTF-8"),
+        "{e}"
+    );
+    let bad_header = b"#Paraver (01/01/26 \xff at 00:00):100:2:1:2(1:1,1:1),1\n";
+    let e = refused(bad_header);
+    assert!(e.contains("line 1"), "{e}");
+}
+
+fn refused(prv: &[u8]) -> String {
+    match parse("t.prv", prv, None, &|| ()) {
+        Ok(_) => panic!("read"),
+        Err(e) => e.to_string(),
     }
 }
