@@ -542,6 +542,7 @@ pub(crate) mod tests {
                 k,
                 written_ns: f * model,
                 bounced_ns: f * model,
+                clean_ns: None,
             }]
         };
         let share = |r: &[crate::calibrate::bounce::RoundTrips]| {

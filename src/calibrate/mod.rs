@@ -1495,6 +1495,9 @@ pub fn params_file(c: &Calibration) -> String {
         if let Some((text, _)) = b.finding(set) {
             s.push_str(&format!("# bounce{which}: {text}\n"));
         }
+        if let Some((text, _)) = b.fitted().and_then(bounce::clean_finding) {
+            s.push_str(&format!("# clean{which}: {text}\n"));
+        }
     }
     let [main, second] = borrowed_shares(c);
     for (which, text) in [("", main), (" of the second set", second)] {
@@ -1927,7 +1930,8 @@ mod tests {
             [bounce::RoundTrips {
                 k: 16384,
                 written_ns: 9912.0,
-                bounced_ns: 11104.5
+                bounced_ns: 11104.5,
+                clean_ns: None
             }]
         );
         assert_eq!(l.calls.len(), 2);

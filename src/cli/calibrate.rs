@@ -637,6 +637,11 @@ fn print_bounce(b: &calibrate::bounce::Measured, p: &loggps_predict::model::Para
         Some((text, false)) => println!("bounce      {text}"),
         None => {}
     }
+    match b.fitted().and_then(calibrate::bounce::clean_finding) {
+        Some((text, true)) => println!("WARNING     clean: {text}"),
+        Some((text, false)) => println!("clean       {text}"),
+        None => {}
+    }
 }
 
 /// The bands of set `p`, each with its fit's error over the `kept` round trips of its sizes.

@@ -81,12 +81,14 @@
  *
  *     exchange K N MIDDLE_NS REPS
  *
- * With --bounce K,K,..., rank 0 then times round trips of K bytes two ways: as the sweep times
- * them (a send buffer written before each send, a separate receive buffer), and from one buffer
+ * With --bounce K,K,..., rank 0 then times round trips of K bytes three ways: as the sweep times
+ * them (a send buffer written before each send, a separate receive buffer), from one buffer
  * on each rank, received into and sent back (a ping-pong bouncing its buffer; MODEL.md §13,
- * `bounce`), and prints the mean of the middle half of each:
+ * `bounce`), and from a send buffer written once, before the first (a program sending data it
+ * does not write between its sends: what a trace cannot tell, MODEL.md §13), and prints the
+ * mean of the middle half of each:
  *
- *     bounce K WRITTEN_NS BOUNCED_NS REPS
+ *     bounce K WRITTEN_NS BOUNCED_NS REPS CLEAN_NS
  *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
@@ -352,15 +354,19 @@ static void exchange(int rank, long long k, int n, int reps, long long *t) {
 }
 
 /* The --bounce probe (see the top): k bytes, `reps` round trips each way. */
-static void bounce(int rank, long long k, int reps, long long *written, long long *bounced) {
+static void bounce(int rank, long long k, int reps, long long *written, long long *bounced,
+                   long long *clean) {
     size_t span = ((size_t)(k > 0 ? k : 1) + 4095) / 4096 * 4096;
     char *a = aligned_alloc(4096, span), *b = aligned_alloc(4096, span);
+    char *c = aligned_alloc(4096, span);
     memset(a, 1, span);
     memset(b, 2, span);
-    for (int way = 0; way < 2; way++) {
-        /* written: sent from b (written before each send), received into a; bounced: a both */
-        char *out = way == 0 ? b : a, *in = a;
-        long long *t = way == 0 ? written : bounced;
+    memset(c, 3, span);
+    for (int way = 0; way < 3; way++) {
+        /* written: sent from b (written before each send), received into a; bounced: a both;
+         * clean: sent from c (written once, above), received into a */
+        char *out = way == 0 ? b : way == 1 ? a : c, *in = a;
+        long long *t = way == 0 ? written : way == 1 ? bounced : clean;
         MPI_Barrier(MPI_COMM_WORLD);
         for (int r = -5; r < reps; r++) {
             if (rank == 0) {
@@ -377,11 +383,13 @@ static void bounce(int rank, long long k, int reps, long long *written, long lon
         }
     }
     if (rank == 0) {
-        printf("bounce %lld %.1f %.1f %d\n", k, middle_mean(written, reps), middle_mean(bounced, reps), reps);
+        printf("bounce %lld %.1f %.1f %d %.1f\n", k, middle_mean(written, reps),
+               middle_mean(bounced, reps), reps, middle_mean(clean, reps));
         fflush(stdout);
     }
     free(a);
     free(b);
+    free(c);
 }
 
 #define PROGRESS_SPIN_NS 200000
@@ -555,7 +563,9 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nxch; i++)
         for (int n = 1; n <= 2; n++) exchange(rank, xch[i], n, EXCHANGE_REPS, xt);
     long long *bt = malloc(sizeof(long long) * EXCHANGE_REPS);
-    for (int i = 0; i < nbnc; i++) bounce(rank, bnc[i], EXCHANGE_REPS, xt, bt);
+    long long *ct = malloc(sizeof(long long) * EXCHANGE_REPS);
+    for (int i = 0; i < nbnc; i++) bounce(rank, bnc[i], EXCHANGE_REPS, xt, bt, ct);
+    free(ct);
     free(bt);
     free(xt);
     if (coll_rounds > 0) collective_calls(coll_rounds);
