@@ -210,7 +210,10 @@ fn calibrate(
         let clean = (stdout.lines())
             .find(|l| l.starts_with("clean       ") || l.starts_with("WARNING     clean: "))
             .unwrap_or_else(|| panic!("no clean line in:\n{stdout}"));
-        assert!(clean.contains("× one from a buffer written before each send"), "{clean}");
+        assert!(
+            clean.contains("× one from a buffer written before each send"),
+            "{clean}"
+        );
     }
     assert!(p.bounce >= 0.0 && p.bounce.is_finite(), "{text}");
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so

@@ -578,41 +578,23 @@ fn match_messages(tasks: &mut [Task], records: &Records) -> Result<u64, String> 
         ));
     }
     // The calls holding each record's logical times, each task's searched from where its last
-    // search ended (the senders' on one thread, the receivers' on another: neither depends on
-    // what the other finds); else an MPI_Irecv with no message yet.
+    // search ended; else an MPI_Irecv with no message yet.
     let sorted: Vec<bool> = (tasks.par_iter())
         .map(|tk| tk.calls.windows(2).all(|w| w[0].t0 <= w[1].t0))
         .collect();
-    let holding = |side: fn(&Record) -> (usize, u64), f: fn(Routine) -> bool| {
-        let mut near: Vec<Near> = (sorted.iter())
-            .map(|&sorted| Near { at: 0, sorted })
-            .collect();
-        let tasks = &*tasks;
-        move || -> Vec<u32> {
-            (records.iter())
-                .map(|rec| {
-                    let (r, t) = side(rec);
-                    let i = find(&tasks[r].calls, t, &mut near[r], f);
-                    i.map_or(u32::MAX, |i| i as u32)
-                })
-                .collect()
-        }
-    };
-    let (sends, recvs) = rayon::join(
-        holding(
-            |&(s, ls, ..)| (s, ls),
-            |r| matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv),
-        ),
-        holding(
-            |&(_, _, d, lr, ..)| (d, lr),
-            |r| matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv),
-        ),
-    );
+    let near = |&sorted: &bool| Near { at: 0, sorted };
+    let mut sends: Vec<Near> = sorted.iter().map(near).collect();
+    let mut recvs: Vec<Near> = sorted.iter().map(near).collect();
     let mut inside = 0;
-    for (k, &(s, _, d, lr, ..)) in records.iter().enumerate() {
-        let found = |i: u32| (i != u32::MAX).then_some(i as usize);
-        let recv = found(recvs[k]).or_else(|| irecv_before(&tasks[d].calls, lr));
-        match (found(sends[k]), recv) {
+    for (k, &(s, ls, d, lr, ..)) in records.iter().enumerate() {
+        let send = find(&tasks[s].calls, ls, &mut sends[s], |r| {
+            matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv)
+        });
+        let recv = find(&tasks[d].calls, lr, &mut recvs[d], |r| {
+            matches!(r.shape(), Shape::Recv | Shape::Irecv | Shape::Sendrecv)
+        });
+        let recv = recv.or_else(|| irecv_before(&tasks[d].calls, lr));
+        match (send, recv) {
             (Some(i), Some(j)) => {
                 tasks[s].calls[i].sent = k as u32 + 1;
                 tasks[d].calls[j].got = k as u32 + 1;
