@@ -200,6 +200,13 @@ fn rank(
     let mut cancelled_recvs = std::collections::HashSet::new();
     // Each gap between calls as the replay takes it: the tracer's own time out (MODEL.md §16).
     let change = trace.meta.ranks.gap_change(r);
+    // A call kept as traced: its time less the tracer's inside it, as the replay keeps it.
+    let kept = |e: &Event| {
+        let took = e.t_return.saturating_sub(e.t_call) as f64;
+        (took - trace.meta.ranks.inside_call(r, e.routine))
+            .max(0.0)
+            .round() as u64
+    };
     let mut prev: Option<(u64, Routine)> = None;
     let mut next_req = 0u32;
     for i in 0..ev.len() {
@@ -269,7 +276,7 @@ fn rank(
                     .completed_reqs(i)
                     .filter_map(|q| req_op.remove(&q))
                     .collect();
-                let took = e.t_return.saturating_sub(e.t_call);
+                let took = kept(&e);
                 match done.is_empty() {
                     false => w.point(format_args!("calc 0"), &done),
                     // A failed poll: its traced time, as the replay costs it without `poll`.
@@ -304,7 +311,7 @@ fn rank(
                 // receive's after it, the replay's cost of it the model's).
                 let found =
                     e.routine.is_probe() && !(e.routine.is_iprobe() && e.flags & FLAG_FOUND == 0);
-                let took = e.t_return.saturating_sub(e.t_call);
+                let took = kept(&e);
                 if took > 0 && !found {
                     w.point(format_args!("calc {took}"), &[]);
                 }

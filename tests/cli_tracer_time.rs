@@ -201,3 +201,26 @@ fn a_node_of_more_ranks_than_cpus_is_said() {
         "{err}"
     );
 }
+
+/// A call the replay keeps as traced (a failed poll without `--poll`) costs its traced time
+/// less the tracer's time inside its span, in both ways of taking the tracer's time: that span
+/// holds it, as a modeled call's cost does not. Rank 0: `MPI_Init` at 0, an `MPI_Iprobe` that
+/// finds nothing at 1000–1100, `MPI_Finalize` at 1200; rank 1 ends at 1300; own 10, inside 30
+/// (a probe's record is not a request's). Default: rank 0 calls the probe at 990 (1000 − 10),
+/// it costs 70 (100 − 30), the 100 ns gap after it less 10: ends at 1150. Kept: the probe at
+/// 1030, 70 ns, the gap 100 + 30: 1230 (the traced run's 1200 and the 30 added after its
+/// `MPI_Init`, whose modeled cost holds none). With `--poll 40`, the model's 40 ns, which holds
+/// none of the tracer's: 1120 and 1200.
+#[test]
+fn a_call_kept_as_traced_holds_the_tracers_time_inside_it() {
+    let text = "loggps-trace 1\nranks 2\n\
+                rank 0 host \"a\" offset 0 0 own 10 inside 30\n\
+                rank 1 host \"a\" offset 0 0 own 10 inside 30\n\
+                0 MPI_Init 0 0\n0 MPI_Iprobe 1000 1100 peer=1 tag=0\n0 MPI_Finalize 1200 1210\n\
+                1 MPI_Init 0 0\n1 MPI_Finalize 1300 1310\n";
+    let end = |extra: &[&str]| ns(&predict(text, extra)["ranks"][0]["end_s"]);
+    assert_eq!(end(&[]), 1150.0);
+    assert_eq!(end(&["--keep-tracer-time"]), 1230.0);
+    assert_eq!(end(&["--poll", "40"]), 1120.0);
+    assert_eq!(end(&["--poll", "40", "--keep-tracer-time"]), 1200.0);
+}

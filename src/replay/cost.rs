@@ -104,7 +104,7 @@ pub(super) fn cost_event(
     let o = sh.model.o();
     let step = match routine.shape() {
         Shape::None if routine.kept_measured() => {
-            let d = (ev.t_return(i) - ev.t_call(i)) as f64;
+            let d = traced(sh, r, i);
             (tc + d, d, 0.0, 0.0)
         }
         Shape::None => (tc, 0.0, 0.0, 0.0),
@@ -220,12 +220,22 @@ fn note_held(
 /// it waits for nobody.
 #[inline(always)]
 fn failed_poll(sh: &Shared<'_>, r: usize, i: usize, tc: f64) -> Step {
-    let ev = sh.trace.rank(r);
     let d = match sh.model.poll() {
         Some(poll) => poll,
-        None => (ev.t_return(i) - ev.t_call(i)) as f64,
+        None => traced(sh, r, i),
     };
     (tc + d, d, 0.0, 0.0)
+}
+
+/// What event `i` of rank `r` took when traced, less the tracer's time inside its span (at
+/// least 0): the cost of a call the replay keeps as measured, whose span holds the tracer's
+/// time as a modeled call's cost does not (the model's §16; a gap's change is the same for
+/// both).
+#[inline]
+fn traced(sh: &Shared<'_>, r: usize, i: usize) -> f64 {
+    let ev = sh.trace.rank(r);
+    let d = (ev.t_return(i) - ev.t_call(i)) as f64;
+    (d - sh.trace.meta.ranks.inside_call(r, ev.routine(i))).max(0.0)
 }
 
 /// A completion call's cost (`MPI_Wait*`, `MPI_Test*` that completed): the Wait rule over the
@@ -327,7 +337,7 @@ fn collective(
     let link = link_of(sh, r, i, routine, colls);
     // Comm_free, and collectives an unfinished trace never completed: measured.
     if link == NONE {
-        let d = (ev.t_return(i) - ev.t_call(i)) as f64;
+        let d = traced(sh, r, i);
         return Ok((tc + d, d, 0.0, 0.0));
     }
     if !sh.instance_done(link) {

@@ -511,6 +511,19 @@ impl RankMetas {
         }
     }
 
+    /// The tracer's time inside the span of a call of `routine` on rank `r`, ns, whichever way
+    /// the replay takes the tracer's time (0 where the trace did not time it): what a call
+    /// whose traced duration the replay keeps holds of the tracer's (the model's §16).
+    #[inline]
+    pub fn inside_call(&self, r: usize, routine: Routine) -> f64 {
+        let m = self.get(r);
+        let plain = m.in_call_ns.unwrap_or(0.0);
+        match tracer_time::of_request(routine) {
+            true => m.own_req_ns.map_or(plain, |[_, c]| c),
+            false => plain,
+        }
+    }
+
     /// `(rank, metadata)` of the ranks whose metadata is recorded.
     pub fn recorded(&self) -> impl Iterator<Item = (usize, &RankMeta)> {
         self.list

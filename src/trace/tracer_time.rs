@@ -33,12 +33,22 @@ impl GapChange {
     /// The change of the gap between a call of `before` and one of `after`.
     #[inline]
     pub fn between(&self, before: Routine, after: Routine) -> f64 {
-        let of = |r: Routine| match r.shape() {
-            Shape::Isend | Shape::Irecv | Shape::Complete | Shape::Cancel => self.request,
-            _ => self.plain,
+        let of = |r: Routine| match of_request(r) {
+            true => self.request,
+            false => self.plain,
         };
         0.5 * (of(before) + of(after))
     }
+}
+
+/// Whether the tracer's record of `routine` is a request's (its own figures: an entry in its
+/// table of requests made or found again).
+#[inline]
+pub fn of_request(routine: Routine) -> bool {
+    matches!(
+        routine.shape(),
+        Shape::Isend | Shape::Irecv | Shape::Complete | Shape::Cancel
+    )
 }
 
 #[cfg(test)]
