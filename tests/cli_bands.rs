@@ -369,3 +369,54 @@ fn a_zero_byte_band_costs_the_zero_byte_messages_alone() {
         assert!((ns(t, &[]) - 500.0).abs() < 1e-9, "{t}");
     }
 }
+
+/// `--scale rendezvous=F` multiplies every parameter of the bands above `S` and no other: the
+/// 1000-byte ping-pong (eager) costs its 3600 ns as before (by hand above), the 65,536-byte one
+/// (rendezvous) what the same set costs with its band above `S` halved in the file. A band
+/// across `S`, or a set not in bands, is refused with why.
+#[test]
+fn rendezvous_scales_the_bands_above_s_alone() {
+    let set = |last: &str| {
+        format!(
+            "S = 4096\n[[bands]]\nhi = 4096\no = 500\nL = 600\nOs = 0.05\nOr = 0.05\nG = 0.1\n\
+             [[bands]]\n{last}"
+        )
+    };
+    let (_d, p) = file(
+        "b.toml",
+        &set("o = 900\nL = 2000\nOs = 0.02\nOr = 0.02\nG = 0.05\n"),
+    );
+    let (_e, half) = file(
+        "h.toml",
+        &set("o = 450\nL = 1000\nOs = 0.01\nOr = 0.01\nG = 0.025\n"),
+    );
+    let scaled = ["--params", p.as_str(), "--scale", "rendezvous=0.5"];
+    assert!((rtt_ns(&scaled) - 3600.0).abs() < 1e-9);
+    let big = |args: &[&str]| {
+        let f = fixture("rtt/k65536-w0.txt");
+        let v = json(&[&[f.to_str().unwrap(), "--format", "json"], args].concat());
+        v["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    let (whole, halved, by_flag) = (
+        big(&["--params", &p]),
+        big(&["--params", &half]),
+        big(&scaled),
+    );
+    assert!((by_flag - halved).abs() < 1e-6, "{by_flag} {halved}");
+    assert!(halved < whole - 1000.0, "{halved} {whole}");
+    let (_c, across) = file("a.toml", BANDS);
+    let f = fixture("rtt/k65536-w0.txt");
+    let f = f.to_str().unwrap();
+    let out = run(&[f, "--params", &across, "--scale", "rendezvous=0.5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("both sides of S = 4096"),
+        "{err}"
+    );
+    let out = run(&[f, "--platform", "myrinet", "--scale", "rendezvous=0.5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("needs a set in bands"),
+        "{err}"
+    );
+}

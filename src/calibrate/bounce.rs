@@ -320,7 +320,7 @@ pub fn clean_finding(b: &Bounce) -> Option<(String, bool)> {
             format!(
                 "{text}; a program sending data it does not write between its sends (a \
                  benchmark, a halo of fixed boundaries) is predicted up to {:.1}× high in those \
-                 messages",
+                 messages: predict it with --scale rendezvous={ratio:.2}",
                 1.0 / ratio
             ),
             true,
@@ -371,7 +371,9 @@ mod tests {
         let (text, warned) = clean_finding(&fit(&sizes, 4040).unwrap()).unwrap();
         assert!(warned, "{text}");
         assert!(
-            text.contains("took 0.48×") && text.contains("2.1× high"),
+            text.contains("took 0.48×")
+                && text.contains("2.1× high")
+                && text.contains("--scale rendezvous=0.48"),
             "{text}"
         );
         assert!(

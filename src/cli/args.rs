@@ -118,9 +118,11 @@ pub struct ParamArgs {
     pub departs_upto: Option<u64>,
     /// Multiply a parameter by F (in every band of a banded set): L, o, Os, Or, G (Gs and Gl
     /// both), Gs, Gl, Od, Op, copy, oc, gamma, or all of them (all=1.1: a machine 10% slower at
-    /// everything the model costs, as `calibrate`'s interruptions finding suggests); repeatable,
-    /// applied after the absolute values. Prefixed by a class (network.L=0.5, node.o=2), in that
-    /// class's sets only
+    /// everything the model costs, as `calibrate`'s interruptions finding suggests), or every
+    /// parameter of the bands above S (rendezvous=0.5: messages sent by rendezvous from buffers
+    /// not written since their last send, at `calibrate`'s `clean` ratio); repeatable, applied
+    /// after the absolute values. Prefixed by a class (network.L=0.5, node.o=2), in that class's
+    /// sets only
     #[arg(long = "scale", value_name = "NAME=F", value_parser = parse_scale)]
     pub scale: Vec<(String, f64)>,
     /// Set a parameter of one class's sets only, as its own flag would (network.L=5000,

@@ -154,11 +154,12 @@ impl Sweep {
             Some((c, b)) => (Some(c), b),
             None => (None, name),
         };
-        let known = model::SCALE_ALL.contains(&base) || matches!(base, "Gs" | "Gl" | "all");
+        let known =
+            model::SCALE_ALL.contains(&base) || matches!(base, "Gs" | "Gl" | "all" | "rendezvous");
         if !known || class.is_some_and(|c| model::Class::from_name(c).is_none()) {
             return Err(usage(format!(
-                "expected a parameter --scale takes ({} Gs Gl all), prefixed by a class (node or \
-                 network) for that class's sets alone",
+                "expected a parameter --scale takes ({} Gs Gl all rendezvous), prefixed by a class \
+                 (node or network) for that class's sets alone",
                 model::SCALE_ALL.join(" ")
             )));
         }

@@ -324,6 +324,29 @@ impl Bands {
         Ok(())
     }
 
+    /// Multiplies every parameter of the bands above `S` (their messages go by rendezvous) by
+    /// `f`; the eager bands above the limit are not (their messages are eager). A band holding
+    /// sizes on both sides of `S` is an error: `S` must be an edge.
+    #[allow(non_snake_case)] // the paper's name
+    pub fn scale_above(&mut self, S: u64, f: f64) -> Result<(), String> {
+        let mut lo = 0;
+        for (j, b) in self.list[..self.len as usize].iter_mut().enumerate() {
+            if lo < S && S < b.hi {
+                return Err(format!(
+                    "band {} ({}) holds sizes on both sides of S = {S}: give the set a band \
+                     edge at S (calibrate's sets have one)",
+                    j + 1,
+                    sizes(lo, b.hi)
+                ));
+            }
+            if lo >= S {
+                (0..BAND_NAMES.len()).for_each(|i| *b.get_mut(i) *= f);
+            }
+            lo = b.hi;
+        }
+        Ok(())
+    }
+
     /// Every band, the eager ones above the measured limit too.
     fn each_mut(&mut self) -> impl Iterator<Item = &mut Band> {
         let (n, m) = (self.len as usize, self.above_len as usize);

@@ -431,6 +431,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         p = scale(p, name, *f)?;
         let scaled = match name.as_str() {
             "all" => &SCALE_ALL[..],
+            "rendezvous" => &SCALE_ALL[..7],
             name => &[name][..],
         };
         // Each parameter scaled now comes from the flag (`G`: `Gs` and `Gl`).
@@ -599,6 +600,18 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
     // Not a band's: the set's one figure (none: none still).
     match name {
         "all" => return SCALE_ALL.iter().try_fold(p, |p, n| scale(p, n, f)),
+        "rendezvous" => {
+            let S = p.S;
+            if p.bands.is_none() {
+                return Err(Error::Usage(format!(
+                    "--scale rendezvous={f}: needs a set in bands (as calibrate writes them), \
+                     whose bands above S cost the messages sent by rendezvous"
+                )));
+            }
+            return p
+                .with_bands(|b| b.scale_above(S, f))
+                .map_err(|e| Error::Usage(format!("--scale rendezvous={f}: {e}")));
+        }
         "copy" => {
             return Ok(Params {
                 copy: p.copy.map(|c| c * f),
@@ -638,7 +651,7 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
         _ => {
             return Err(Error::Usage(format!(
                 "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G, Od, Op, copy, oc, \
-                 gamma, all"
+                 gamma, all, rendezvous"
             )));
         }
     }
