@@ -360,8 +360,8 @@ mod tests {
     /// Measured here (loggps-rtt --bounce on an Intel Xeon VM at 121–128 ns, one launch of
     /// `tracer/bench/buffers`' three ways): 16 KiB 6,900 ns written, 8,520 bounced, 3,205
     /// clean; 256 KiB 47,902, 54,889, 23,857: ratios 3,205 / 6,900 = 0.4645 and 23,857 /
-    /// 47,902 = 0.4980, their median 0.4813, below 0.8: a warning, 1 / 0.4813 = 2.1× high. Near 1: no warning; lines without the clean time (an older
-    /// round-trip program): none.
+    /// 47,902 = 0.4980, their median 0.4813, below 0.8: a warning, 1 / 0.4813 = 2.1× high.
+    /// Near 1: no warning; lines without the clean time (an older round-trip program): none.
     #[test]
     fn clean_round_trips_against_written_ones() {
         let out =

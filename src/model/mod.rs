@@ -6,17 +6,19 @@ mod knob;
 mod loggp;
 mod loggps;
 mod params;
+mod scale;
 
 pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, sizes};
 pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
-    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, SCALE_ALL, Source,
-    bounce_invalid, cores_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets,
+    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, bounce_invalid,
+    cores_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets,
     parse_params_toml, parse_progress, post_invalid, read_param_sets, read_params_file,
-    rendezvous_sender_invalid, resolve, resolve_loggp, scale,
+    rendezvous_sender_invalid, resolve, resolve_loggp,
 };
+pub use scale::{SCALE_ALL, scale};
 
 /// A routine's predicted return, the synchronization inside its duration, and the instant
 /// the partner unblocked it (what a later Wait measures its synchronization against).

@@ -1,6 +1,7 @@
 //! Which parameters a run uses: `--params FILE`, `--platform`, the trace's own, each overridden
 //! by its flag; and the parameter TOML.
 
+use super::scale::{SCALE_ALL, SCALE_RENDEZVOUS, scale};
 use super::{BAND_NAMES, Band, Bands, Class, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params};
 use crate::error::Error;
 use serde::Serialize;
@@ -431,7 +432,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         p = scale(p, name, *f)?;
         let scaled = match name.as_str() {
             "all" => &SCALE_ALL[..],
-            "rendezvous" => &SCALE_ALL[..7],
+            "rendezvous" => &SCALE_RENDEZVOUS[..],
             name => &[name][..],
         };
         // Each parameter scaled now comes from the flag (`G`: `Gs` and `Gl`).
@@ -579,81 +580,6 @@ fn override_bands(p: Params, ov: &Overrides, sources: &mut [Source; 8]) -> Resul
     }
     if let Some(S) = ov.S {
         (p.S, sources[7]) = (S, Source::Flag);
-    }
-    Ok(p)
-}
-
-/// What `--scale all=F` multiplies: every time and rate the set costs with (a machine that
-/// takes F times as long for everything the model costs; the model's §17: the time
-/// interruptions take, which `calibrate` measures and a set leaves out).
-pub const SCALE_ALL: [&str; 10] = ["L", "o", "Os", "Or", "G", "Od", "Op", "copy", "oc", "gamma"];
-
-/// `p` with parameter `name` multiplied by `f` (`--scale NAME=F`): in every band of a set in
-/// bands (`o`, `L`, `Os`, `Or`, `G`); in the paper's form any of its six times and rates, `G`
-/// both `Gs` and `Gl`; the set's `copy`, `oc` and `gamma`; `all`, each of [`SCALE_ALL`].
-pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
-    if !f.is_finite() || f < 0.0 {
-        return Err(Error::Usage(format!(
-            "--scale {name}={f}: the factor must be a finite number ≥ 0"
-        )));
-    }
-    // Not a band's: the set's one figure (none: none still).
-    match name {
-        "all" => return SCALE_ALL.iter().try_fold(p, |p, n| scale(p, n, f)),
-        "rendezvous" => {
-            let S = p.S;
-            if p.bands.is_none() {
-                return Err(Error::Usage(format!(
-                    "--scale rendezvous={f}: needs a set in bands (as calibrate writes them), \
-                     whose bands above S cost the messages sent by rendezvous"
-                )));
-            }
-            return p
-                .with_bands(|b| b.scale_above(S, f))
-                .map_err(|e| Error::Usage(format!("--scale rendezvous={f}: {e}")));
-        }
-        "copy" => {
-            return Ok(Params {
-                copy: p.copy.map(|c| c * f),
-                ..p
-            });
-        }
-        "oc" => {
-            return Ok(Params {
-                oc: p.oc.map(|c| c * f),
-                ..p
-            });
-        }
-        "gamma" => {
-            return Ok(Params {
-                gamma: p.gamma.map(|c| c * f),
-                ..p
-            });
-        }
-        _ => {}
-    }
-    if p.bands.is_some() {
-        return p
-            .with_bands(|b| b.scale(name, f))
-            .map_err(|e| Error::Usage(format!("--scale {name}={f}: {e}")));
-    }
-    let mut p = p;
-    match name {
-        // The paper's form has none (0): scaled, none still.
-        "Od" | "Op" => {}
-        "L" => p.L *= f,
-        "o" => p.o *= f,
-        "Os" => p.Os *= f,
-        "Or" => p.Or *= f,
-        "Gs" => p.Gs *= f,
-        "Gl" => p.Gl *= f,
-        "G" => (p.Gs, p.Gl) = (p.Gs * f, p.Gl * f),
-        _ => {
-            return Err(Error::Usage(format!(
-                "--scale {name}={f}: expected one of L, o, Os, Or, Gs, Gl, G, Od, Op, copy, oc, \
-                 gamma, all, rendezvous"
-            )));
-        }
     }
     Ok(p)
 }

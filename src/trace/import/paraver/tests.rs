@@ -266,11 +266,8 @@ fn records_found_by_index_are_those_in_file_order() {
     assert_eq!(records.len, next);
     let near = std::cell::Cell::new(0);
     for i in 0..next {
-        assert_eq!(
-            records.pieces[records.piece_of(i)][i - records.first[records.piece_of(i)]].0,
-            i,
-            "record {i}"
-        );
+        let k = records.piece_of(i);
+        assert_eq!(records.pieces[k][i - records.first[k]].0, i, "record {i}");
         assert_eq!(records.get_near(i, &near).0, i, "record {i} in order");
     }
     // Out of order, from wherever the last one left it.
@@ -298,7 +295,6 @@ fn a_line_that_is_not_utf8_is_refused_with_its_number() {
     prv.extend_from_slice(b"2:1:1:1:1:10:50000001:1\n2:1:1:1:1:12:50000001:0\n");
     prv.extend_from_slice(b"2:1:1:1:1:14:5000\xff001:1\n");
     let e = refused(&prv);
-    let e = e.to_string();
     assert!(
         e.contains("t.prv") && e.contains("line 4") && e.contains("UTF-8"),
         "{e}"
