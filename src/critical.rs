@@ -25,7 +25,7 @@ use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
 use crate::model::{Knob, Model, Params};
 use crate::replay::{Links, Prediction, Step};
 use crate::trace::sites::UNKNOWN;
-use crate::trace::{FLAG_BOUNCED, FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
+use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -264,11 +264,11 @@ impl Rule {
                 ts,
                 tr,
                 set,
-            } => Some(side.cost(&sets[set as usize], k, rdv, ts, tr).ret),
+            } => Some(side.cost(&message_set(sets, set), k, rdv, ts, tr).ret),
             Rule::Collective(ref m) => m.end(&sets[m.set as usize]),
             Rule::Queue(ref head, ref after) => {
                 let busy = |&(side, k, rdv, ts, tr, s): &Queued| {
-                    let (start, c) = side.span(&sets[s as usize], k, rdv, ts, tr);
+                    let (start, c) = side.span(&message_set(sets, s), k, rdv, ts, tr);
                     c.ret - start
                 };
                 Some(head.ret(sets)? + after.iter().map(busy).sum::<f64>())
@@ -296,7 +296,7 @@ impl Rule {
             return self.clone();
         };
         // A send waits for its receive's call, a receive or a probe for its message.
-        let p = &base[set as usize];
+        let p = &message_set(base, set);
         match (side, side.cost(p, k, rdv, ts, tr).sync > 0.0) {
             (Side::Send, true) | (Side::Recv | Side::Bounced | Side::Probe, false) => {
                 ts = f64::NEG_INFINITY
@@ -663,7 +663,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                     Shape::Isend => {
                         let send = send_of(ctx, r, oi, t)?;
                         if let Rule::Message { rdv: true, set, .. } = send.0
-                            && ctx.sets[set as usize].rendezvous_sender > 0.0
+                            && ctx.sets[(set & !CLEAN_SET) as usize].rendezvous_sender > 0.0
                         {
                             queue.push(send);
                             continue;
@@ -820,7 +820,8 @@ fn send_of(ctx: &Context<'_>, r: usize, i: usize, ts: f64) -> Option<(Rule, Bind
     let (q, j) = ctx.trace.events.locate(link as usize);
     let (q, j) = moved_at(ctx, q, j);
     let tr = (ctx.call)(q, j)?;
-    let waits = p.send(k, true, ts, tr).sync > 0.0;
+    let set = clean_set_of(ctx, set, ev.flags(i));
+    let waits = message_set(ctx.sets, set).send(k, true, ts, tr).sync > 0.0;
     let rule = Rule::Message {
         side: Side::Send,
         k,
@@ -835,6 +836,31 @@ fn send_of(ctx: &Context<'_>, r: usize, i: usize, ts: f64) -> Option<(Rule, Bind
 /// A receive's (or probe's) rule on rank `r`, of the message sent by global event `e`,
 /// received at `tr`: from the send where it waited for the message, else from `own` (the
 /// call, or where the receive moved).
+/// A rendezvous message's set in a [`Rule::Message`] with this bit: its set's `clean` one
+/// ([`Params::clean_set`], the model's §13: its sender flagged it `clean`). Sets from 128 on
+/// take no clean one here.
+const CLEAN_SET: u8 = 0x80;
+
+/// The parameters of a [`Rule::Message`]'s `set` among `sets` (see [`CLEAN_SET`]).
+fn message_set(sets: &[Params], set: u8) -> Params {
+    match set & CLEAN_SET {
+        0 => sets[set as usize],
+        _ => {
+            let p = sets[(set & !CLEAN_SET) as usize];
+            p.clean_set().unwrap_or(p)
+        }
+    }
+}
+
+/// `set` (a rendezvous message's), marked [`CLEAN_SET`] where its send's `flags` have
+/// [`FLAG_CLEAN`] and the set has a `clean` share.
+fn clean_set_of(ctx: &Context<'_>, set: u8, flags: u8) -> u8 {
+    match flags & FLAG_CLEAN != 0 && set < CLEAN_SET && ctx.sets[set as usize].clean.is_some() {
+        true => set | CLEAN_SET,
+        false => set,
+    }
+}
+
 /// The side of a receive with `flags`: [`Side::Bounced`] where it has [`FLAG_BOUNCED`].
 fn recv_side(flags: u8) -> Side {
     match flags & FLAG_BOUNCED != 0 {
@@ -857,7 +883,11 @@ fn recv_of(
     let p = &ctx.sets[set as usize];
     let (k, rdv) = message(ctx, p, e as usize);
     let rdv = rdv && q != r;
-    let waits = side.cost(p, k, rdv, ts, tr).sync > 0.0;
+    let set = match rdv {
+        true => clean_set_of(ctx, set, ctx.trace.events.flags_at(e as usize)),
+        false => set,
+    };
+    let waits = side.cost(&message_set(ctx.sets, set), k, rdv, ts, tr).sync > 0.0;
     let rule = Rule::Message {
         side,
         k,
@@ -877,7 +907,8 @@ type Queued = (Side, u64, bool, f64, f64, u8);
 /// its start or the previous one's end. The rule of the last one's end, and where it came
 /// from: the last receive that started on its own, the ones after it adding their costs.
 fn serial(sets: &[Params], mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Binder)> {
-    let span = |side: Side, k, rdv, ts, tr, set: u8| side.span(&sets[set as usize], k, rdv, ts, tr);
+    let span =
+        |side: Side, k, rdv, ts, tr, set: u8| side.span(&message_set(sets, set), k, rdv, ts, tr);
     let start = |rule: &Rule| match *rule {
         Rule::Message {
             side,

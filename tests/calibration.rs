@@ -206,14 +206,17 @@ fn calibrate(
             .unwrap_or_else(|| panic!("no bounce line in:\n{stdout}"));
         assert!(line.contains("µs bounced"), "{line}");
         // and the third way, from a buffer written once, against the sweep's (how much less
-        // it takes is the machine's: a warning or not)
+        // it takes is the machine's), the set's `clean` the ratio the line names
         let clean = (stdout.lines())
-            .find(|l| l.starts_with("clean       ") || l.starts_with("WARNING     clean: "))
+            .find_map(|l| l.strip_prefix("clean       "))
             .unwrap_or_else(|| panic!("no clean line in:\n{stdout}"));
         assert!(
             clean.contains("× one from a buffer written before each send"),
             "{clean}"
         );
+        let said: f64 = clean.split(':').next().unwrap().parse().unwrap();
+        let set = p.clean.unwrap_or_else(|| panic!("no clean in:\n{text}"));
+        assert!(set > 0.0 && (set - said).abs() <= 0.005, "{said} {set}");
     }
     assert!(p.bounce >= 0.0 && p.bounce.is_finite(), "{text}");
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so

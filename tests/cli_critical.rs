@@ -206,3 +206,19 @@ fn at_calls_an_eager_isend_copies_its_message_before_it_returns() {
         assert_eq!(c["jumps"], 0, "{progress}: {c}");
     }
 }
+
+/// A `clean` rendezvous message (the model's §13) on the path costs what the replay costed it:
+/// Myrinet's 16,384 B sent at 0 and received by a call at 0, with `--clean 0.5`, ends at
+/// 173,267.49 (tests/cli_overheads.rs), all of it communication on the receiver's Recv.
+#[test]
+fn a_clean_message_is_costed_on_the_path_as_in_the_replay() {
+    let t = format!(
+        "loggps-trace 1\nranks 2\n{PARAMS}\n\
+        0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=16384 peer=1 tag=0 flags=clean\n0 MPI_Finalize 10 20\n\
+        1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=16384 peer=0 tag=0\n1 MPI_Finalize 10 20\n"
+    );
+    let (_d, f) = text_trace("clean.txt", &t);
+    let c = critical(&[&f, "--clean", "0.5"]);
+    close(ns(&c["length_s"]), 173_267.49, "length");
+    close(ns(&c["by_routine"]["MPI_Recv"]), 173_267.49, "MPI_Recv");
+}

@@ -510,6 +510,87 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
     assert_close(moved, 32_768.0, "Sendrecv");
 }
 
+/// A rendezvous message its sender flagged `clean` (sent from a buffer unchanged since its
+/// last send from it, the model's §13) is costed with the bands holding sizes above `S` scaled
+/// by the set's `clean`. Myrinet's 16,384-byte message received by a call at 0 returns at
+/// 318,014.98 (§6): `o` 6,550 + `T5` 14,260 + 7,710 (`o + L` of the first band, which no
+/// scaling touches) = 28,520, then `T1` 118,944.24 + `T2'` 121,893.86 + `T3` 48,656.88 =
+/// 289,494.98, all of the second band (its `o`, `L + s(Gs − Gl)`, `Os`, `Or`, `Gl`), which
+/// `--clean 0.5` halves: 28,520 + 144,747.49 = 173,267.49. Not flagged, or no `clean`, or an
+/// eager message (1,000 B: 39,170): as before; a parameter file's and the trace's own `clean`
+/// as the flag; through an Isend completed by a Wait the end moves by the same 144,747.49;
+/// `clean = 0` refused.
+#[test]
+fn a_clean_rendezvous_message_costs_the_sets_share() {
+    let flagged =
+        |t: String| t.replace("tag=0\n0 MPI_Finalize", "tag=0 flags=clean\n0 MPI_Finalize");
+    let end = |t: &str, args: &[&str]| predict(t, args)["predicted_s"].as_f64().unwrap() * 1e9;
+    let clean = ["--clean", "0.5"];
+    assert_close(
+        end(&flagged(one_message(16384, 0)), &clean),
+        173_267.49,
+        "clean",
+    );
+    assert_close(
+        end(&flagged(one_message(16384, 0)), &[]),
+        318_014.98,
+        "no clean",
+    );
+    assert_close(
+        end(&one_message(16384, 0), &clean),
+        318_014.98,
+        "not flagged",
+    );
+    assert_close(
+        end(&flagged(one_message(1000, 0)), &clean),
+        39_170.0,
+        "eager",
+    );
+    let embedded = flagged(one_message(16384, 0)).replace("S=16383", "S=16383 clean=0.5");
+    assert_close(end(&embedded, &[]), 173_267.49, "the trace's own");
+
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("p.toml");
+    std::fs::write(
+        &file,
+        "L = 1160\no = 6550\nOs = 6.86\nOr = 2.57\nGs = 15.48\nGl = -0.74\ns = 8191\n\
+         S = 16383\nclean = 0.5\n",
+    )
+    .unwrap();
+    let from_file = ["--params", file.to_str().unwrap()];
+    assert_close(
+        end(&flagged(one_message(16384, 0)), &from_file),
+        173_267.49,
+        "file",
+    );
+
+    let isend = |flags: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n{MYRINET}\n\
+             0 MPI_Init 0 0\n0 MPI_Isend 0 1 bytes=16384 peer=1 tag=0 req=0{flags}\n\
+             0 MPI_Wait 1 10 done=0:-1:-1\n0 MPI_Finalize 10 20\n\
+             1 MPI_Init 0 0\n1 MPI_Recv 0 20 bytes=16384 peer=0 tag=0\n1 MPI_Finalize 20 30\n"
+        )
+    };
+    let moved = end(&isend(""), &clean) - end(&isend(" flags=clean"), &clean);
+    assert_close(moved, 144_747.49, "Isend");
+
+    let (_d, f) = text_trace("t.txt", &flagged(one_message(16384, 0)));
+    let out = run(&[&f, "--clean", "0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("clean = 0 must be a finite number > 0"),
+        "{err}"
+    );
+    // Without `clean` the flagged message is named, with its bytes.
+    let out = run(&[&f]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 send(s) above the eager limit (16384 bytes, 100% of the bytes sent"),
+        "{err}"
+    );
+}
+
 /// A blocking eager send above `departs_upto` that reaches its receiver while it computes is
 /// counted, with the time its library holds it beyond `T1` (not costed; the model's §13, "Sends
 /// held by a computing receiver"). By hand (myrinet, messages moving only inside calls,

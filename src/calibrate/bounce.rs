@@ -280,25 +280,28 @@ pub fn finding(b: &Bounce) -> String {
     )
 }
 
-/// Below this ratio of a round trip from a buffer written once to one from a buffer written
-/// before each send, the report warns.
-const CLEAN_WARNS: f64 = 0.8;
-
-/// The report's line on round trips from a buffer written once against those the sweep timed
-/// (a buffer written before each send), at the sizes of a set's `bounce` (above its `S`): what
-/// a trace cannot tell (the model's §13). A warning where their median ratio is below
-/// [`CLEAN_WARNS`]; None where no size has them.
-pub fn clean_finding(b: &Bounce) -> Option<(String, bool)> {
-    let both: Vec<(u64, f64, f64)> = (b.sizes.iter())
+/// Each size above a set's `S` with round trips from a buffer written once and from one
+/// written before each send (the sweep's way): `(k, written, clean)`, ns.
+fn clean_sizes(b: &Bounce) -> Vec<(u64, f64, f64)> {
+    (b.sizes.iter())
         .filter_map(|x| Some((x.k, x.written_ns, x.clean_ns?)))
         .filter(|&(_, w, c)| w > 0.0 && c > 0.0)
-        .collect();
-    if both.is_empty() {
-        return None;
-    }
-    let ratios: Vec<f64> = both.iter().map(|&(_, w, c)| c / w).collect();
-    let ratio = super::fit::median(&ratios);
-    let each: Vec<String> = (both.iter())
+        .collect()
+}
+
+/// A set's `clean` (the model's §13): the median over the sizes above its `S` of a round trip
+/// from a buffer written once against one from a buffer written before each send; None where
+/// no size has both.
+pub fn clean_ratio(b: &Bounce) -> Option<f64> {
+    let ratios: Vec<f64> = clean_sizes(b).iter().map(|&(_, w, c)| c / w).collect();
+    (!ratios.is_empty()).then(|| super::fit::median(&ratios))
+}
+
+/// The report's line on the set's `clean` ([`clean_ratio`]) and the round trips it comes from;
+/// None where it has none.
+pub fn clean_finding(b: &Bounce) -> Option<String> {
+    let ratio = clean_ratio(b)?;
+    let each: Vec<String> = (clean_sizes(b).iter())
         .map(|&(k, w, c)| {
             format!(
                 "{k} B {:.1} µs against {:.1} ({:.2}×)",
@@ -308,25 +311,15 @@ pub fn clean_finding(b: &Bounce) -> Option<(String, bool)> {
             )
         })
         .collect();
-    let text = format!(
-        "a rendezvous round trip from a send buffer written once, before the first, took \
-         {ratio:.2}× one from a buffer written before each send, as the sweep's (the median; \
-         {}): a trace cannot tell who last wrote a buffer (the model's §13), so the set costs \
-         every message above S as if its sender had just written it",
+    Some(format!(
+        "{ratio:.2}: a rendezvous round trip from a send buffer written once, before the \
+         first, took {ratio:.2}× one from a buffer written before each send, as the sweep's \
+         (the median; {}); a rendezvous message the tracer flags `clean` (sent from a buffer \
+         unchanged since its last send from it) is costed at that share (the model's §13). \
+         Traces of other tools flag none: a program known to send unchanged buffers is \
+         predicted from them with --scale rendezvous={ratio:.2}",
         each.join("; ")
-    );
-    Some(match ratio < CLEAN_WARNS {
-        true => (
-            format!(
-                "{text}; a program sending data it does not write between its sends (a \
-                 benchmark, a halo of fixed boundaries) is predicted up to {:.1}× high in those \
-                 messages: predict it with --scale rendezvous={ratio:.2}",
-                1.0 / ratio
-            ),
-            true,
-        ),
-        false => (text, false),
-    })
+    ))
 }
 
 #[cfg(test)]
@@ -360,19 +353,20 @@ mod tests {
     /// Measured here (loggps-rtt --bounce on an Intel Xeon VM at 121–128 ns, one launch of
     /// `tracer/bench/buffers`' three ways): 16 KiB 6,900 ns written, 8,520 bounced, 3,205
     /// clean; 256 KiB 47,902, 54,889, 23,857: ratios 3,205 / 6,900 = 0.4645 and 23,857 /
-    /// 47,902 = 0.4980, their median 0.4813, below 0.8: a warning, 1 / 0.4813 = 2.1× high.
-    /// Near 1: no warning; lines without the clean time (an older round-trip program): none.
+    /// 47,902 = 0.4980, their median 0.4813. Lines without the clean time (an older
+    /// round-trip program): none.
     #[test]
     fn clean_round_trips_against_written_ones() {
         let out =
             "bounce 16384 6900.0 8520.0 201 3205.0\nbounce 262144 47902.0 54889.0 201 23857.0\n";
         let sizes = parse(out);
         assert_eq!(sizes[1].clean_ns, Some(23857.0));
-        let (text, warned) = clean_finding(&fit(&sizes, 4040).unwrap()).unwrap();
-        assert!(warned, "{text}");
+        let ratio = clean_ratio(&fit(&sizes, 4040).unwrap()).unwrap();
+        assert!((ratio - (3205.0 / 6900.0 + 23857.0 / 47902.0) / 2.0).abs() < 1e-12);
+        let text = clean_finding(&fit(&sizes, 4040).unwrap()).unwrap();
         assert!(
-            text.contains("took 0.48×")
-                && text.contains("2.1× high")
+            text.starts_with("0.48: ")
+                && text.contains("took 0.48×")
                 && text.contains("--scale rendezvous=0.48"),
             "{text}"
         );
@@ -380,14 +374,14 @@ mod tests {
             text.contains("16384 B 3.2 µs against 6.9 (0.46×)"),
             "{text}"
         );
-        // Only the sizes above S: 256 KiB's 0.50 alone.
-        let (text, _) = clean_finding(&fit(&sizes, 65536).unwrap()).unwrap();
-        assert!(text.contains("took 0.50×"), "{text}");
+        // Only the sizes above S: 256 KiB's alone.
+        let ratio = clean_ratio(&fit(&sizes, 65536).unwrap()).unwrap();
+        assert_eq!(ratio, 23857.0 / 47902.0);
         let near = parse("bounce 16384 6900.0 8520.0 201 6210.0\n");
-        let (text, warned) = clean_finding(&fit(&near, 4040).unwrap()).unwrap();
-        assert!(!warned && text.contains("0.90×"), "{text}");
+        assert_eq!(clean_ratio(&fit(&near, 4040).unwrap()), Some(0.9));
         let old = parse("bounce 16384 6900.0 8520.0 201\n");
         assert_eq!(old[0].clean_ns, None);
+        assert_eq!(clean_ratio(&fit(&old, 4040).unwrap()), None);
         assert_eq!(clean_finding(&fit(&old, 4040).unwrap()), None);
     }
 

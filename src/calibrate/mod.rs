@@ -1142,6 +1142,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     }
     let bounce = bounced.next().unwrap_or_default();
     fit.params.bounce = bounce.fitted().map_or(0.0, |b| b.per_byte);
+    fit.params.clean = bounce.fitted().and_then(bounce::clean_ratio);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
             o.fit.params.rendezvous_sender = f;
@@ -1149,6 +1150,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         o.exchanges = other_exchanges;
         o.bounce = bounced.next().unwrap_or_default();
         o.fit.params.bounce = o.bounce.fitted().map_or(0.0, |b| b.per_byte);
+        o.fit.params.clean = o.bounce.fitted().and_then(bounce::clean_ratio);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.
@@ -1495,7 +1497,7 @@ pub fn params_file(c: &Calibration) -> String {
         if let Some((text, _)) = b.finding(set) {
             s.push_str(&format!("# bounce{which}: {text}\n"));
         }
-        if let Some((text, _)) = b.fitted().and_then(bounce::clean_finding) {
+        if let Some(text) = b.fitted().and_then(bounce::clean_finding) {
             s.push_str(&format!("# clean{which}: {text}\n"));
         }
     }

@@ -111,6 +111,12 @@ pub struct ParamArgs {
         allow_hyphen_values = true
     )]
     pub bounce: Option<f64>,
+    /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
+    /// trace's `clean` sends: data written long before, as a halo sent from buffers written
+    /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
+    /// ratio); default: the parameters', else 1
+    #[arg(long = "clean", value_name = "F")]
+    pub clean: Option<f64>,
     /// Eager sends of at most BYTES return when their message has left, their receives paying
     /// the rest of the send's overhead (`Od`, MODEL.md §13); default: the parameters', else
     /// every send returns at its end
@@ -186,6 +192,7 @@ impl ParamArgs {
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            clean: self.clean,
             departs_upto: self.departs_upto,
             post: self.post,
             scale: self.scale.clone(),
@@ -326,6 +333,7 @@ impl ModelArgs {
                     ("--progress", p.progress.is_some()),
                     ("--rendezvous-sender", p.rendezvous_sender.is_some()),
                     ("--bounce", p.bounce.is_some()),
+                    ("--clean", p.clean.is_some()),
                     ("--departs-upto", p.departs_upto.is_some()),
                     ("--post", p.post.is_some()),
                     ("--oc", p.oc.is_some()),

@@ -637,10 +637,8 @@ fn print_bounce(b: &calibrate::bounce::Measured, p: &loggps_predict::model::Para
         Some((text, false)) => println!("bounce      {text}"),
         None => {}
     }
-    match b.fitted().and_then(calibrate::bounce::clean_finding) {
-        Some((text, true)) => println!("WARNING     clean: {text}"),
-        Some((text, false)) => println!("clean       {text}"),
-        None => {}
+    if let Some(text) = b.fitted().and_then(calibrate::bounce::clean_finding) {
+        println!("clean       {text}");
     }
 }
 

@@ -382,6 +382,9 @@ fn library_warnings(
         if r.params.bounce == 0.0 {
             out.extend(library::bounced_warning(trace, r.params.S));
         }
+        if r.params.clean.is_none() {
+            out.extend(library::clean_warning(trace, r.params.S));
+        }
     }
     // The events scanned only where the warning could apply: an MPICH trace, modeled.
     let collectives = coll.modeled

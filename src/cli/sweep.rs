@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 17] = [
+        const LOGGPS_SWEPT: [&str; 18] = [
             "L",
             "o",
             "Os",
@@ -66,6 +66,7 @@ impl Sweep {
             "Op",
             "rendezvous_sender",
             "bounce",
+            "clean",
             "post",
         ];
         let names: &[&'static str] = match model.model {
@@ -278,6 +279,7 @@ impl Sweep {
             "Op" => &mut p.Op,
             "rendezvous_sender" => &mut p.rendezvous_sender,
             "bounce" => &mut p.bounce,
+            "clean" => &mut p.clean,
             "post" => &mut p.post,
             "g" => &mut m.g,
             "G" => &mut m.G,

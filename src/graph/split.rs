@@ -494,6 +494,8 @@ pub struct Ghosts {
     pub global: Vec<u32>,
     pub routine: Vec<Routine>,
     pub bytes: Vec<u64>,
+    /// Each ghost's flags (a send's `clean`: the model's §13).
+    pub flags: Vec<u8>,
     /// The event (a ghost) at whose call a ghost receive takes its message where messages move
     /// only inside calls (`NONE`: at its own).
     pub moves: Vec<u32>,
@@ -569,8 +571,8 @@ pub fn divide(
         out[owner(e)].push(e as u64);
     }
     let asked = ex.all_to_all(out)?;
-    // Each asked event's routine and moving call (its rank's first call at or after it that
-    // starts no request, as global events), and its byte count.
+    // Each asked event's routine, flags and moving call (its rank's first call at or after it
+    // that starts no request, as global events), and its byte count.
     let answer = |e: u64| -> Result<[u64; 2], Error> {
         let Some(j) = (e as usize).checked_sub(base).filter(|&j| j < held) else {
             return Err(Error::Io(format!(
@@ -582,7 +584,7 @@ pub fn divide(
         let moves = (i..ev.len()).find(|&k| !ev.routine(k).creates_request());
         let moves = moves.map_or(NONE, |k| (firsts[r] + k) as u32);
         Ok([
-            ev.routine(i) as u8 as u64 | (moves as u64) << 32,
+            ev.routine(i) as u8 as u64 | (ev.flags(i) as u64) << 8 | (moves as u64) << 32,
             ev.bytes(i),
         ])
     };
@@ -606,7 +608,7 @@ pub fn divide(
         at[k] += 2;
         let routine = Routine::from_code(w[0] as u8)
             .ok_or_else(|| Error::Io(format!("a ghost event names no routine ({})", w[0] as u8)))?;
-        info.push((e, routine, w[1], (w[0] >> 32) as u32));
+        info.push((e, routine, w[1], (w[0] >> 32) as u32, (w[0] >> 8) as u8));
     }
     drop(got);
     // The moving calls not asked for are ghosts too: only their call times are read.
@@ -617,7 +619,7 @@ pub fn divide(
         .collect();
     extra.sort_unstable();
     extra.dedup();
-    info.extend(extra.into_iter().map(|e| (e, Routine::Init, 0, NONE)));
+    info.extend(extra.into_iter().map(|e| (e, Routine::Init, 0, NONE, 0)));
     info.sort_unstable_by_key(|x| x.0);
     let mut ghosts = Ghosts {
         base,
@@ -626,6 +628,7 @@ pub fn divide(
         global: info.iter().map(|x| x.0).collect(),
         routine: info.iter().map(|x| x.1).collect(),
         bytes: info.iter().map(|x| x.2).collect(),
+        flags: info.iter().map(|x| x.4).collect(),
         moves: Vec::new(),
         t0: census.t0,
     };

@@ -347,6 +347,15 @@ impl Bands {
         Ok(())
     }
 
+    /// Every parameter of the bands holding sizes above `S` multiplied by `f` (a band across
+    /// `S` too: what it costs above `S`, [`super::Params::clean_set`]).
+    pub fn scale_holding_above(&mut self, S: u64, f: f64) {
+        let n = self.len as usize;
+        for b in self.list[..n].iter_mut().filter(|b| b.hi > S) {
+            (0..BAND_NAMES.len()).for_each(|i| *b.get_mut(i) *= f);
+        }
+    }
+
     /// Every band, the eager ones above the measured limit too.
     fn each_mut(&mut self) -> impl Iterator<Item = &mut Band> {
         let (n, m) = (self.len as usize, self.above_len as usize);

@@ -62,6 +62,13 @@ pub struct Params {
     /// lines the sender's cache holds. 0: as any other receive.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub bounce: f64,
+    /// What a rendezvous message costs, as a share of what the set costs it, where its sender
+    /// sent it from a buffer unchanged since its last send from it (the trace's `clean` sends:
+    /// data written long before, whose lines the receiver's copy reads faster than lines just
+    /// written; the model's §13): its message costed with the bands holding sizes above `S`
+    /// scaled by it ([`Params::clean_set`]). None: as any other message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clean: Option<f64>,
     /// Eager sends of at most this many bytes return when their message has left (at the
     /// send's end − `Od`), their receives paying that `Od` (the model's §13): an MPI library
     /// whose small blocking send only hands its message over (Open MPI's shared memory up to
@@ -166,6 +173,7 @@ impl Params {
             progress_at_calls: false,
             rendezvous_sender: 0.0,
             bounce: 0.0,
+            clean: None,
             departs_upto: None,
             post: None,
             bands: None,
@@ -216,6 +224,7 @@ impl Params {
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            clean: self.clean,
             departs_upto: self.departs_upto,
             post: self.post,
             ..Params::banded(b, self.S, self.poll)
@@ -236,11 +245,25 @@ impl Params {
                 progress_at_calls: self.progress_at_calls,
                 rendezvous_sender: self.rendezvous_sender,
                 bounce: self.bounce,
+                clean: self.clean,
                 departs_upto: self.departs_upto,
                 post: self.post,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
+    }
+
+    /// The set a rendezvous message sent from a `clean` buffer is costed with (the model's
+    /// §13): every band holding sizes above `S` (the paper form's in its two bands) with its
+    /// parameters multiplied by [`Params::clean`]; None where the set has none.
+    pub fn clean_set(&self) -> Option<Params> {
+        let f = self.clean?;
+        let S = self.S;
+        let scaled = self.in_bands().with_bands(|b| {
+            b.scale_holding_above(S, f);
+            Ok(())
+        });
+        Some(scaled.expect("a set in bands"))
     }
 
     /// The bands of the set: its own, or the paper form's two.
@@ -621,6 +644,9 @@ impl std::fmt::Display for Params {
         }
         if self.bounce > 0.0 {
             write!(f, "; bounce={:.4}", self.bounce)?;
+        }
+        if let Some(clean) = self.clean {
+            write!(f, "; clean={clean:.3}")?;
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;

@@ -67,6 +67,9 @@ pub struct Overrides {
     /// What a rendezvous payload received into a buffer last sent to the same peer costs its
     /// receiver more, ns a byte (`--bounce`, the model's §13).
     pub bounce: Option<f64>,
+    /// What a rendezvous message from a buffer unchanged since its last send costs, as a share
+    /// of the set's cost (`--clean`, the model's §13).
+    pub clean: Option<f64>,
     /// Eager sends of at most this many bytes return when their message has left
     /// (`--departs-upto`, the model's §13).
     pub departs_upto: Option<u64>,
@@ -104,6 +107,8 @@ pub struct Resolved {
     pub copy_source: Source,
     /// Where `params.bounce` came from (unused while it is 0).
     pub bounce_source: Source,
+    /// Where `params.clean` came from (unused while it is None).
+    pub clean_source: Source,
     /// Where `params.departs_upto` came from (unused while it is None).
     pub departs_source: Source,
     /// Where `params.post` came from (unused while it is None: a receive's post costs `o`).
@@ -154,6 +159,9 @@ impl Resolved {
         let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
         let bounce =
             (p.bounce > 0.0).then(|| ("bounce".to_string(), p.bounce, &self.bounce_source));
+        let clean = p
+            .clean
+            .map(|v| ("clean".to_string(), v, &self.clean_source));
         let departs =
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
@@ -164,6 +172,7 @@ impl Resolved {
             .chain(oc)
             .chain(copy)
             .chain(bounce)
+            .chain(clean)
             .chain(departs)
             .chain(post)
     }
@@ -399,6 +408,13 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         }
         (p.bounce, bounce_source) = (v, Source::Flag);
     }
+    let mut clean_source = source.clone();
+    if let Some(v) = ov.clean {
+        if let Some(why) = clean_invalid(Some(v)) {
+            return Err(Error::Params(format!("--clean: {why}")));
+        }
+        (p.clean, clean_source) = (Some(v), Source::Flag);
+    }
     let mut departs_source = source.clone();
     if let Some(d) = ov.departs_upto {
         (p.departs_upto, departs_source) = (Some(d), Source::Flag);
@@ -500,6 +516,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         oc_source,
         copy_source,
         bounce_source,
+        clean_source,
         departs_source,
         post_source,
         split_sources,
@@ -549,6 +566,16 @@ pub fn bounce_invalid(bounce: Option<f64>) -> Option<String> {
         format!(
             "parameter bounce = {v} must be a finite number ≥ 0 (ns per byte a bounced \
              rendezvous payload costs its receiver more)"
+        )
+    })
+}
+
+/// Why a `clean` share cannot be used: a factor, finite and > 0 (the model's §13).
+pub fn clean_invalid(clean: Option<f64>) -> Option<String> {
+    clean.filter(|v| !(v.is_finite() && *v > 0.0)).map(|v| {
+        format!(
+            "parameter clean = {v} must be a finite number > 0 (the share of its cost a \
+             rendezvous message from an unchanged buffer takes)"
         )
     })
 }
@@ -819,6 +846,7 @@ struct Extras {
     progress_at_calls: bool,
     rendezvous_sender: f64,
     bounce: f64,
+    clean: Option<f64>,
     departs_upto: Option<u64>,
     post: Option<f64>,
 }
@@ -836,6 +864,7 @@ impl Extras {
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            clean: self.clean,
             departs_upto: self.departs_upto,
             post: self.post,
             ..p
@@ -884,6 +913,10 @@ impl Extras {
         if let Some(why) = bounce_invalid(bounce) {
             return Err(why);
         }
+        let clean = optional_number(table, "clean")?;
+        if let Some(why) = clean_invalid(clean) {
+            return Err(why);
+        }
         let departs_upto = match table.contains_key("departs_upto") {
             true => Some(byte_count(table, "departs_upto")?),
             false => None,
@@ -898,6 +931,7 @@ impl Extras {
             progress_at_calls,
             rendezvous_sender,
             bounce: bounce.unwrap_or(0.0),
+            clean,
             departs_upto,
             post,
         })
@@ -1081,6 +1115,8 @@ pub fn params_toml(p: &Params) -> String {
             0.0 => String::new(),
             b => format!("bounce = {b:?}\n"),
         }
+        + &p.clean
+            .map_or(String::new(), |v| format!("clean = {v:?}\n"))
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"));

@@ -7,7 +7,7 @@ use super::rank::{NO_EVENT, RankState, Rare};
 use super::{Dep, Shared, UNKNOWN, link_of};
 use crate::graph::{NONE, rendezvous_at, rendezvous_by, rendezvous_in};
 use crate::model::{Cost, CostModel, Model, Port, WaitFold};
-use crate::trace::{FLAG_BOUNCED, FLAG_FOUND, PEER_NULL, Routine, Shape};
+use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, Routine, Shape};
 use std::sync::atomic::Ordering;
 
 /// A request's predicted completion and what it waited for.
@@ -142,7 +142,7 @@ pub(super) fn cost_event(
             let from = link as usize;
             let ts = sh.call_at(from, ev.peer(i))?;
             let (k, rdv) = sh.message(from, plain, r);
-            let c = match sh.model_of(from, r) {
+            let c = match sh.message_model(from, r, rdv) {
                 Model::LogGps(p) if routine.is_probe() => p.probe(k, rdv, ts, tc),
                 Model::LogGps(p) if ev.flags(i) & FLAG_BOUNCED != 0 => {
                     p.bounced(k, rdv, p.recv(k, rdv, ts, tc))
@@ -516,6 +516,10 @@ impl Shared<'_> {
         } else {
             ti
         };
+        let p = match rdv && self.clean_any && ev.flags(i) & FLAG_CLEAN != 0 {
+            true => self.clean_of(r, peer as usize),
+            false => p,
+        };
         Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
     }
 
@@ -547,7 +551,7 @@ impl Shared<'_> {
         let from = from as usize;
         let ts = self.call_at(from, source)?;
         let (bytes, rdv) = self.message(from, plain, to);
-        let c = match self.model_of(from, to) {
+        let c = match self.message_model(from, to, rdv) {
             Model::LogGps(p) if queued => {
                 let at_calls = !self.progress_at.is_empty();
                 let (start, c) = p.recv_span(bytes, rdv, ts, ti, at_calls);
@@ -614,6 +618,51 @@ impl Shared<'_> {
         match self.links {
             None => self.model,
             Some(l) => &self.models[l.set_of(a, b)],
+        }
+    }
+
+    /// The model of the message sent by global event `from` to rank `to` (by rendezvous where
+    /// `rdv`): [`Shared::model_of`], its pair's `clean` set where its sender sent it from an
+    /// unchanged buffer (the model's §13).
+    #[inline(always)]
+    fn message_model(&self, from: usize, to: usize, rdv: bool) -> &Model {
+        match rdv && self.clean_any && self.send_flags(from) & FLAG_CLEAN != 0 {
+            true => {
+                let sender = match from >= self.held {
+                    true => self.g.ghosts.locate(from).0,
+                    false => self.trace.events.locate(from).0,
+                };
+                self.clean_model(sender, to)
+            }
+            false => self.model_of(from, to),
+        }
+    }
+
+    /// The flags of the send of global event `from` (a ghost's too).
+    #[inline]
+    fn send_flags(&self, from: usize) -> u8 {
+        match from >= self.held {
+            true => self.g.ghosts.flags[from - self.held],
+            false => self.trace.events.flags_at(from),
+        }
+    }
+
+    /// The `clean` set ([`crate::model::Params::clean_set`]) of the pair `a`, `b`: its set's
+    /// where several combine, the run's else (the set itself where it has none).
+    #[cold]
+    fn clean_model(&self, a: usize, b: usize) -> &Model {
+        match self.links {
+            None => &self.cleans[0],
+            Some(l) => &self.cleans[l.set_of(a, b)],
+        }
+    }
+
+    /// [`Shared::clean_model`]'s parameters, for a send of rank `r` to `peer`.
+    #[cold]
+    fn clean_of(&self, r: usize, peer: usize) -> &crate::model::Params {
+        match self.clean_model(r, peer) {
+            Model::LogGps(p) => p,
+            Model::LogGp(_) => unreachable!("a clean set is a LogGPS one"),
         }
     }
 

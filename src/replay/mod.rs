@@ -188,6 +188,11 @@ struct Shared<'a> {
     /// models; None: `model` costs every pair.
     links: Option<&'a Links>,
     models: Vec<Model>,
+    /// The `clean` set of the run's set (one) or of each of `models` (the set itself where it
+    /// has none), and whether any set has one (the model's §13: a rendezvous message its
+    /// sender flagged `clean` is costed with it).
+    cleans: Vec<Model>,
+    clean_any: bool,
     /// Whether some set's rendezvous payload holds its sender's CPU (the model's §14): only
     /// then is a rendezvous `MPI_Isend` looked at as a queued one.
     rendezvous_sender: bool,
@@ -333,6 +338,19 @@ impl<'a> Shared<'a> {
             models: (links.iter())
                 .flat_map(|l| l.sets.iter().map(|p| Model::LogGps(*p)))
                 .collect(),
+            cleans: match links {
+                Some(l) => (l.sets.iter())
+                    .map(|p| Model::LogGps(p.clean_set().unwrap_or(*p)))
+                    .collect(),
+                None => match model {
+                    Model::LogGps(p) => vec![Model::LogGps(p.clean_set().unwrap_or(*p))],
+                    Model::LogGp(_) => Vec::new(),
+                },
+            },
+            clean_any: match links {
+                Some(l) => l.sets.iter().any(|p| p.clean.is_some()),
+                None => matches!(model, Model::LogGps(p) if p.clean.is_some()),
+            },
             rendezvous_sender: match links {
                 Some(l) => l.sets.iter().any(|p| p.rendezvous_sender > 0.0),
                 None => matches!(model, Model::LogGps(p) if p.rendezvous_sender > 0.0),

@@ -76,6 +76,38 @@ pub fn collectives_warning(meta: &Meta, modeled_by_default: bool) -> Option<Stri
     })
 }
 
+/// Over every rank's events whose message `bytes` gives (None: not a message of the kind
+/// counted): `(n, bytes, all)`, how many above the eager limit `S` carry `flag` and their
+/// bytes, and the bytes of all above `S`.
+#[allow(non_snake_case)] // the paper's name
+fn flagged_above(
+    trace: &super::Trace,
+    S: u64,
+    flag: u8,
+    bytes: impl Fn(&super::Rank<'_>, usize, super::Routine) -> Option<u64> + Sync,
+) -> (u64, u64, u64) {
+    use rayon::prelude::*;
+    (0..trace.nranks())
+        .into_par_iter()
+        .map(|r| {
+            let ev = trace.rank(r);
+            let mut sum = (0u64, 0u64, 0u64);
+            for (i, &routine) in ev.routines().iter().enumerate() {
+                match bytes(&ev, i, routine) {
+                    Some(k) if k > S => {
+                        sum.2 += k;
+                        if ev.flags(i) & flag != 0 {
+                            (sum.0, sum.1) = (sum.0 + 1, sum.1 + k);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            sum
+        })
+        .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2))
+}
+
 /// Where receives above the eager limit `S` went into a buffer their rank had last sent from to
 /// the same peer ([`super::FLAG_BOUNCED`]: a ping-pong sending back what it received), a warning
 /// with their count and bytes, for parameters whose `bounce` is 0: the receiver's copy then
@@ -84,30 +116,19 @@ pub fn collectives_warning(meta: &Meta, modeled_by_default: bool) -> Option<Stri
 #[allow(non_snake_case)] // the paper's name
 pub fn bounced_warning(trace: &super::Trace, S: u64) -> Option<String> {
     use super::Shape;
-    use rayon::prelude::*;
-    let (n, bytes, all) = (0..trace.nranks())
-        .into_par_iter()
-        .map(|r| {
-            let ev = trace.rank(r);
-            let mut sum = (0u64, 0u64, 0u64);
-            for (i, routine) in ev.routines().iter().enumerate() {
-                let k = match routine.shape() {
-                    Shape::Recv | Shape::Irecv if !routine.is_probe() && !routine.is_iprobe() => {
-                        ev.bytes(i)
-                    }
-                    Shape::Sendrecv => ev.recv_half(i).map_or(0, |h| h.bytes),
-                    _ => continue,
-                };
-                if k > S {
-                    sum.2 += k;
-                    if ev.flags(i) & super::FLAG_BOUNCED != 0 {
-                        (sum.0, sum.1) = (sum.0 + 1, sum.1 + k);
-                    }
+    let (n, bytes, all) =
+        flagged_above(
+            trace,
+            S,
+            super::FLAG_BOUNCED,
+            |ev, i, routine| match routine.shape() {
+                Shape::Recv | Shape::Irecv if !routine.is_probe() && !routine.is_iprobe() => {
+                    Some(ev.bytes(i))
                 }
-            }
-            sum
-        })
-        .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+                Shape::Sendrecv => Some(ev.recv_half(i).map_or(0, |h| h.bytes)),
+                _ => None,
+            },
+        );
     (n > 0).then(|| {
         format!(
             "{n} receive(s) above the eager limit ({bytes} bytes, {:.0}% of the bytes received \
@@ -116,6 +137,33 @@ pub fn bounced_warning(trace: &super::Trace, S: u64) -> Option<String> {
              message costs up to 2–3× more, which these parameters do not cost (their `bounce` \
              is 0: `calibrate` fits it; --bounce sets it), and the prediction is as much lower \
              (the model's §13)",
+            100.0 * bytes as f64 / all.max(1) as f64
+        )
+    })
+}
+
+/// Where sends above the eager limit `S` went from a buffer unchanged since their rank's last
+/// send from it ([`super::FLAG_CLEAN`]: data written long before), a warning with their count
+/// and bytes, for parameters without `clean`: such a message costs less than the round trips
+/// of a calibration measure, about half on some machines (the model's §13).
+#[allow(non_snake_case)] // the paper's name
+pub fn clean_warning(trace: &super::Trace, S: u64) -> Option<String> {
+    use super::Shape;
+    let (n, bytes, all) = flagged_above(trace, S, super::FLAG_CLEAN, |ev, i, routine| {
+        matches!(
+            routine.shape(),
+            Shape::Send | Shape::Isend | Shape::Sendrecv
+        )
+        .then(|| ev.bytes(i))
+    });
+    (n > 0).then(|| {
+        format!(
+            "{n} send(s) above the eager limit ({bytes} bytes, {:.0}% of the bytes sent by \
+             rendezvous) went from a buffer unchanged since their rank's last send from it: a \
+             receiver's copy reads such data faster than data its sender has just written (about \
+             half the time on some machines), which these parameters do not cost (they have no \
+             `clean`: `calibrate` measures it; --clean sets it), and the prediction is as much \
+             higher (the model's §13)",
             100.0 * bytes as f64 / all.max(1) as f64
         )
     })
@@ -199,5 +247,27 @@ mod tests {
             "{w}"
         );
         assert_eq!(bounced_warning(&t, 5000), None);
+    }
+
+    /// Counted by hand: of the sends above `S` = 1000 (5000 B clean, 2000 B not, rank 0's
+    /// Isend's 3000 B clean, rank 1's Sendrecv's 4000 B clean), three clean, 12000 of 14000 bytes
+    /// (86%); the 500 B clean one is eager. None where nothing above `S` is clean.
+    #[test]
+    fn clean_sends_above_the_limit_are_counted() {
+        let text = "loggps-trace 1\nranks 2\n\
+            0 MPI_Send 0 1 bytes=5000 peer=1 tag=0 flags=clean\n1 MPI_Recv 0 2 bytes=5000 peer=0 tag=0\n\
+            0 MPI_Send 3 4 bytes=2000 peer=1 tag=0\n1 MPI_Recv 3 5 bytes=2000 peer=0 tag=0\n\
+            0 MPI_Send 6 7 bytes=500 peer=1 tag=0 flags=clean\n1 MPI_Recv 6 8 bytes=500 peer=0 tag=0\n\
+            0 MPI_Isend 9 10 bytes=3000 peer=1 tag=1 req=0 flags=clean\n0 MPI_Wait 11 12 done=0:-1:-1\n\
+            1 MPI_Sendrecv 9 10 bytes=4000 peer=0 tag=2 recv_bytes=3000 source=0 recv_tag=1 flags=clean\n\
+            0 MPI_Recv 13 14 bytes=4000 peer=1 tag=2\n";
+        let t = crate::trace::text::parse("t.txt", text.as_bytes()).unwrap();
+        let w = clean_warning(&t, 1000).unwrap();
+        assert!(
+            w.starts_with("3 send(s) above the eager limit (12000 bytes, 86% of"),
+            "{w}"
+        );
+        assert_eq!(clean_warning(&t, 5000), None);
+        assert_eq!(bounced_warning(&t, 1000), None);
     }
 }

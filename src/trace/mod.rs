@@ -34,6 +34,10 @@ pub const FLAG_FOUND: u8 = 4;
 /// Receive flag: received into a buffer the rank last sent from to the same peer (the model's
 /// §13, "What a trace cannot tell": a ping-pong sending back the buffer it received into).
 pub const FLAG_BOUNCED: u8 = 8;
+/// Send flag (of a send and a Sendrecv's send half): sent from a buffer unchanged since the
+/// rank's last send from it (the model's §13: data written long before, which a receiver's
+/// copy reads faster than lines just written).
+pub const FLAG_CLEAN: u8 = 16;
 
 /// Which fields a routine's record carries (FORMAT.md, "shapes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

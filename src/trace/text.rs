@@ -3,7 +3,8 @@
 use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG,
-    FLAG_BOUNCED, FLAG_FOUND, MAX_CPUS, Push, RankMeta, RecvHalf, Routine, Shape, Trace,
+    FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, MAX_CPUS, Push, RankMeta, RecvHalf, Routine, Shape,
+    Trace,
 };
 use crate::error::TraceError;
 use crate::model::Params;
@@ -242,6 +243,7 @@ fn parse_flags(s: &str) -> Option<u8> {
         "any_tag" => Some(acc | FLAG_ANY_TAG),
         "found" => Some(acc | FLAG_FOUND),
         "bounced" => Some(acc | FLAG_BOUNCED),
+        "clean" => Some(acc | FLAG_CLEAN),
         "0" => Some(acc),
         _ => None,
     })
@@ -269,8 +271,8 @@ fn parse_done(s: &str, done: &mut Vec<Completion>) -> Option<()> {
 fn keys(routine: Routine) -> &'static [&'static str] {
     match routine.shape() {
         Shape::None => &[],
-        Shape::Send => &["bytes", "peer", "tag", "comm"],
-        Shape::Isend => &["bytes", "peer", "tag", "comm", "req"],
+        Shape::Send => &["bytes", "peer", "tag", "comm", "flags"],
+        Shape::Isend => &["bytes", "peer", "tag", "comm", "req", "flags"],
         Shape::Recv => &["bytes", "peer", "tag", "comm", "flags"],
         Shape::Irecv => &["bytes", "peer", "tag", "comm", "flags", "req"],
         Shape::Sendrecv => &[
@@ -607,7 +609,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 11] = [
+    const EXTRAS: [&str; 12] = [
         "departs_upto",
         "post",
         "poll",
@@ -619,6 +621,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         "class",
         "rendezvous_sender",
         "bounce",
+        "clean",
     ];
     let known = |k: &str| {
         EXTRAS.contains(&k)
@@ -676,6 +679,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         return Err(why);
     }
     let bounce = bounce.unwrap_or(0.0);
+    let clean = optional("clean")?;
+    if let Some(why) = crate::model::clean_invalid(clean) {
+        return Err(why);
+    }
     let departs_upto = match get("departs_upto") {
         Ok(_) => Some(int("departs_upto")?),
         Err(_) => None,
@@ -703,6 +710,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             progress_at_calls,
             rendezvous_sender,
             bounce,
+            clean,
             departs_upto,
             post,
             ..Params::banded(bands, int("S")?, poll)
@@ -718,6 +726,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         progress_at_calls,
         rendezvous_sender,
         bounce,
+        clean,
         departs_upto,
         post,
         ..Params::from_named(num, int)?
@@ -777,6 +786,7 @@ fn extras_fields(p: &Params) -> String {
             0.0 => String::new(),
             b => format!(" bounce={b}"),
         }
+        + &p.clean.map_or(String::new(), |v| format!(" clean={v}"))
         + &p.departs_upto
             .map_or(String::new(), |d| format!(" departs_upto={d}"))
         + &p.post.map_or(String::new(), |v| format!(" post={v}"))
@@ -868,10 +878,15 @@ fn event(
         }
     }
     if allowed.contains(&"flags") {
-        e.flags = match raw("flags") {
-            Some(f) => parse_flags(f).ok_or_else(|| {
-                format!("expected flags among any_source|any_tag|found|bounced, found `{f}`")
-            })?,
+        // A send's flag, a receive's, or a Sendrecv's of either half but `found`.
+        let (names, mask) = match shape {
+            Shape::Send | Shape::Isend => ("clean", FLAG_CLEAN),
+            Shape::Recv | Shape::Irecv => ("any_source|any_tag|found|bounced", 15),
+            _ => ("any_source|any_tag|bounced|clean", !FLAG_FOUND),
+        };
+        e.flags = match raw("flags").map(|f| (f, parse_flags(f))) {
+            Some((_, Some(flags))) if flags & !mask == 0 => flags,
+            Some((f, _)) => return Err(format!("expected flags among {names}, found `{f}`")),
             None => 0,
         };
     }
@@ -961,6 +976,7 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
                     (FLAG_ANY_TAG, "any_tag"),
                     (FLAG_FOUND, "found"),
                     (FLAG_BOUNCED, "bounced"),
+                    (FLAG_CLEAN, "clean"),
                 ];
                 let set = names.into_iter().filter(|(b, _)| e.flags & b != 0);
                 write_joined(out, set, "|", |out, (_, n)| out.push_str(n));

@@ -38,6 +38,7 @@ struct queued {
 struct persist {
     uint8_t code, kind;  /* the nonblocking routine a start amounts to (C_ISEND, ..., C_IRECV);
                           * the request kind of its starts */
+    const void *buf;     /* its buffer (NULL for the buffered sends, whose data the library copies) */
     uint64_t bytes, flags;
     int64_t peer, tag;   /* world rank (or -1, -2), tag (or -1) */
 };
@@ -99,7 +100,12 @@ static struct {
     uint64_t comm_seq;   /* communicators this rank has led the creation of */
     uint64_t cancels;    /* MPI_Cancel calls so far */
     uint64_t untracked;  /* calls not recorded because their communicator is unknown */
-    struct sent { uintptr_t lo, hi; int64_t dest; } sent[4]; /* the last sends' buffers (see bounced) */
+    struct sent {        /* the last sends' buffers (see note_sent) */
+        uintptr_t lo, hi;
+        int64_t dest;
+        uint64_t print;  /* its fingerprint at the send */
+        int kept;        /* no receive has written it since */
+    } sent[8];
     unsigned sent_next;
     uint64_t events;
     double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */

@@ -68,8 +68,11 @@ static const unsigned char shape_of[C_COUNT] = {
     [C_IEXSCAN] = SH_ICOLL, [C_IALLTOALLW] = SH_ICOLL,
 };
 
-/* flags of receives and probes */
-enum { F_ANY_SOURCE = 1, F_ANY_TAG = 2, F_FOUND = 4, F_BOUNCED = 8 };
+/* flags of receives and probes; F_CLEAN of sends and Sendrecv's send half */
+enum { F_ANY_SOURCE = 1, F_ANY_TAG = 2, F_FOUND = 4, F_BOUNCED = 8, F_CLEAN = 16 };
+
+/* A send-shaped record whose code has this bit carries a `uleb flags` after its fields. */
+#define CODE_FLAGS 0x80
 
 /* One completed request inside a `complete` record. */
 struct done { uint64_t req; int64_t source, tag; };

@@ -5,7 +5,8 @@
 
 HOT uint8_t *encode(uint8_t *p, const struct event *e)
 {
-    *p++ = (uint8_t)e->code;
+    int send = shape_of[e->code] == SH_SEND || shape_of[e->code] == SH_ISEND;
+    *p++ = (uint8_t)(e->code | (send && e->flags ? CODE_FLAGS : 0));
     p = put_sleb(p, (int64_t)(e->t_call - T.prev_return));
     p = put_sleb(p, (int64_t)(e->t_return - e->t_call));
     switch (shape_of[e->code]) {
@@ -18,6 +19,7 @@ HOT uint8_t *encode(uint8_t *p, const struct event *e)
         p = put_sleb(p, e->tag);
         p = put_uleb(p, e->comm);
         if (shape_of[e->code] == SH_ISEND) p = put_uleb(p, e->req);
+        if (e->flags) p = put_uleb(p, e->flags);
         break;
     case SH_RECV:
     case SH_IRECV:
@@ -123,25 +125,68 @@ static inline uint64_t wildcard_flags(int source, int tag)
     return (source == MPI_ANY_SOURCE ? F_ANY_SOURCE : 0) | (tag == MPI_ANY_TAG ? F_ANY_TAG : 0);
 }
 
-/* A buffer received into from `source` (a world rank; -1: any, -2: none) that this rank last
- * sent from to that rank is one whose lines the other side's copy just read (MODEL.md §13,
- * "What a trace cannot tell": a ping-pong bouncing its buffer; tracer/FORMAT.md, receive flag
- * 8). The last sends' buffers are kept, each with its destination; `note_sent` keeps one. */
-static inline void note_sent(const void *buf, uint64_t bytes, int64_t dest)
+/*
+ * The buffers of the rank's last sends, by address and size, each with its destination and a
+ * fingerprint of its contents. Two things are told from them (src/model/MODEL.md §13, "What a
+ * trace cannot tell"):
+ * - a receive into a buffer this rank last sent from to the receive's source (`source` a world
+ *   rank; -1: any) is `bounced` (tracer/FORMAT.md, receive flag 8): a ping-pong sending back
+ *   what it received, whose lines the other side's copy just read;
+ * - a send of at least CLEAN_MIN bytes from a buffer whose fingerprint is the one it had at
+ *   the last send from it, and that no receive has written since, is `clean` (send flag 16):
+ *   data written long before (a halo sent from buffers written once), which a receiver's copy
+ *   reads faster than lines the sender has just written. A program that rewrites a buffer with
+ *   the values it held is taken for one that did not write it.
+ */
+#define SENT (sizeof T.sent / sizeof T.sent[0])
+#define CLEAN_MIN 1024 /* bytes: smaller sends are not fingerprinted (~40 ns a send) */
+#define PRINT_WORDS 32
+
+/* A hash of PRINT_WORDS 8-byte words evenly spaced over `bytes` (≥ CLEAN_MIN) bytes at `buf`,
+ * the first and the last among them. */
+static uint64_t fingerprint(const void *buf, uint64_t bytes)
 {
-    if (!buf || bytes == 0 || dest < 0) return;
-    struct sent *s = &T.sent[T.sent_next++ % (sizeof T.sent / sizeof T.sent[0])];
-    *s = (struct sent){ (uintptr_t)buf, (uintptr_t)buf + bytes, dest };
+    const unsigned char *b = buf;
+    uint64_t last = bytes / 8 - 1, h = bytes;
+    for (uint64_t i = 0; i < PRINT_WORDS; i++) {
+        uint64_t w;
+        memcpy(&w, b + 8 * (last * i / (PRINT_WORDS - 1)), 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15u;
+        h ^= h >> 29;
+    }
+    return h;
 }
 
-static inline uint64_t bounced(const void *buf, uint64_t bytes, int64_t source)
+/* Keep the buffer of a send to `dest` (a world rank); its flags: F_CLEAN where unchanged since
+ * the last send from it. */
+static inline uint64_t note_sent(const void *buf, uint64_t bytes, int64_t dest)
+{
+    if (!buf || bytes == 0 || dest < 0) return 0;
+    uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
+    uint64_t print = bytes >= CLEAN_MIN ? fingerprint(buf, bytes) : 0;
+    struct sent *s = NULL;
+    for (size_t i = 0; i < SENT && !s; i++)
+        if (T.sent[i].lo == lo && T.sent[i].hi == hi) s = &T.sent[i];
+    uint64_t flags = s && s->kept && bytes >= CLEAN_MIN && s->print == print ? F_CLEAN : 0;
+    if (!s) s = &T.sent[T.sent_next++ % SENT];
+    *s = (struct sent){ lo, hi, dest, print, 1 };
+    return flags;
+}
+
+/* A receive into `bytes` bytes at `buf` from `source`: F_BOUNCED where a kept send buffer to
+ * that peer overlaps it; the kept buffers it overlaps are no longer unchanged. */
+static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
 {
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
-    for (size_t i = 0; buf && i < sizeof T.sent / sizeof T.sent[0]; i++) {
-        const struct sent *s = &T.sent[i];
-        if (s->lo < hi && lo < s->hi && (source == -1 || s->dest == source)) return F_BOUNCED;
+    uint64_t flags = 0;
+    for (size_t i = 0; buf && i < SENT; i++) {
+        struct sent *s = &T.sent[i];
+        if (s->lo < hi && lo < s->hi) {
+            if (source == -1 || s->dest == source) flags = F_BOUNCED;
+            s->kept = 0;
+        }
     }
-    return 0;
+    return flags;
 }
 
 /* Send, Ssend, Bsend, Rsend and (with req) their nonblocking forms; `buf` the buffer a receiver
@@ -155,7 +200,7 @@ HOT void send_event(int code, uint64_t t0, uint64_t t1, const void *buf, int cou
                        .bytes = type_bytes(count, type), .peer = world_rank(c, dest),
                        .tag = tag, .comm = c->id };
     if (req) e.req = request_new(*req, c, REQ_SEND);
-    note_sent(buf, e.bytes, e.peer);
+    e.flags = note_sent(buf, e.bytes, e.peer);
     record(&e);
 }
 
@@ -173,7 +218,7 @@ HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, const void *buf,
         e.peer = world_rank(c, st->MPI_SOURCE);
         e.tag = tag_of(st->MPI_TAG);
         if (code == C_IPROBE || code == C_IMPROBE) e.flags |= F_FOUND;
-        e.flags |= bounced(buf, e.recv_bytes, e.peer);
+        e.flags |= received(buf, e.recv_bytes, e.peer);
     } else {
         e.peer = world_rank(c, source);
         e.tag = tag_of(tag);
@@ -220,14 +265,14 @@ static void persist_forget(uint64_t key)
 
 /* After MPI_Send_init & co. (code: the nonblocking routine a start amounts to) and
  * MPI_Recv_init (C_IRECV; peer is the source). */
-static void persist_new(MPI_Request r, int code, int count, MPI_Datatype type, int peer,
-                        int tag, MPI_Comm comm)
+static void persist_new(MPI_Request r, int code, const void *buf, int count, MPI_Datatype type,
+                        int peer, int tag, MPI_Comm comm)
 {
     struct comm *c = comm_get(comm);
     struct persist *p = malloc(sizeof *p);
     if (!p) abort();
     int recv = code == C_IRECV;
-    *p = (struct persist){ .code = (uint8_t)code, .bytes = type_bytes(count, type),
+    *p = (struct persist){ .code = (uint8_t)code, .buf = buf, .bytes = type_bytes(count, type),
                            .peer = c ? world_rank(c, peer) : 0, .tag = tag_of(tag),
                            .flags = recv ? wildcard_flags(peer, tag) : 0,
                            .kind = !recv ? REQ_SEND
@@ -250,8 +295,13 @@ static int start_event(MPI_Request r, uint64_t t0, uint64_t t1)
     struct event e = { .code = p->code, .t_call = t0, .t_return = t1, .peer = p->peer,
                        .tag = p->tag, .comm = s->c->id, .flags = p->flags,
                        .req = request_new(r, s->c, p->kind) };
-    if (p->code == C_IRECV) e.recv_bytes = p->bytes;
-    else e.bytes = p->bytes;
+    if (p->code == C_IRECV) {
+        e.recv_bytes = p->bytes;
+        e.flags |= received(p->buf, p->bytes, p->peer);
+    } else {
+        e.bytes = p->bytes;
+        e.flags = note_sent(p->buf, p->bytes, p->peer);
+    }
     record(&e);
     return 1;
 }

@@ -66,7 +66,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
                        .tag = tag_of(tag), .comm = c->id, .flags = wildcard_flags(source, tag),
                        .req = request_new(*req, c,
                                           source == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV) };
-    e.flags |= bounced(buf, e.recv_bytes, e.peer);
+    e.flags |= received(buf, e.recv_bytes, e.peer);
     record(&e);
     return leave(rc);
 }
@@ -92,8 +92,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                        .source = world_rank(c, status->MPI_SOURCE),
                        .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
                        .flags = wildcard_flags(source, recvtag) };
-    e.flags |= bounced(recvbuf, e.recv_bytes, e.source);
-    note_sent(sendbuf, e.bytes, e.peer);
+    e.flags |= note_sent(sendbuf, e.bytes, e.peer); /* before the receive, which may overlap it */
+    e.flags |= received(recvbuf, e.recv_bytes, e.source);
     record(&e);
     return leave(rc);
 }
@@ -118,6 +118,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                        .source = world_rank(c, status->MPI_SOURCE),
                        .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
                        .flags = wildcard_flags(source, recvtag) };
+    e.flags |= note_sent(buf, e.bytes, e.peer);
+    received(buf, e.recv_bytes, -2); /* written; not flagged bounced (FORMAT.md) */
     record(&e);
     return leave(rc);
 }
@@ -187,6 +189,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
                        .recv_bytes = status_bytes(status),
                        .peer = world_rank(c, status->MPI_SOURCE),
                        .tag = tag_of(status->MPI_TAG), .comm = c->id };
+    received(buf, e.recv_bytes, -2); /* written; not flagged bounced (FORMAT.md) */
     record(&e);
     comm_release(c);
     return leave(rc);
@@ -210,6 +213,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                        .tag = -1, .comm = c->id, .flags = wildcard_flags(source, MPI_ANY_TAG),
                        .req = request_new(*req, c,
                                           source == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV) };
+    received(buf, e.recv_bytes, -2); /* written; not flagged bounced (FORMAT.md) */
     record(&e);
     comm_release(c);
     return leave(rc);

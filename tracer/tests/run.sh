@@ -394,6 +394,24 @@ if [[ -n $PREDICT && -s $OUT/bounce-2.bin ]]; then
     fi
 fi
 
+# sends from a buffer unchanged since the rank's last send from it (tests/clean.c): flagged
+# `clean`, rank 0's second MPI_Send, its MPI_Isend, its MPI_Sendrecv and its persistent send's
+# second start (an MPI_Isend); not a first send, one after a write or a receive into the buffer
+# (of the values it held), nor a small one
+mpi_job clean-2 2 yes "$T/clean"
+check_trace clean-2 2
+if [[ -n $PREDICT && -s $OUT/clean-2.bin ]]; then
+    "$PREDICT" convert "$OUT/clean-2.bin" "$OUT/clean-2.txt" 2>"$OUT/clean-2.convert" || true
+    flagged=$(grep -E '^[01] MPI_[A-Za-z]+ .*flags=[a-z_|]*clean' "$OUT/clean-2.txt" |
+        awk '{for (i = 3; i <= NF; i++) if ($i ~ /^tag=/) print $1, $2, $i}' | paste -sd, -)
+    if [[ $flagged == "0 MPI_Send tag=2,0 MPI_Isend tag=4,0 MPI_Sendrecv tag=9,0 MPI_Isend tag=11" ]]; then
+        pass "clean: the sends from buffers unchanged since their last send are flagged"
+    else
+        fail "clean: flagged sends \`$flagged\`, expected rank 0's MPI_Send tag=2, MPI_Isend tag=4, MPI_Sendrecv tag=9, MPI_Isend tag=11"
+        cat "$OUT/clean-2.convert"
+    fi
+fi
+
 # request identity (tests/requests.c): several live requests with one handle value (small
 # sends that complete at once, MPI_PROC_NULL), MPI_Request_free, Testany polling; one job per
 # pattern, then all together on 4 ranks; an Isend never waited for loads with a warning

@@ -205,6 +205,17 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
             (p.post, input) = (post, rest);
         }
     }
+    // Then each set's `clean` (NaN: none), where one has it (the model's §13).
+    if !input.is_empty() {
+        for p in std::iter::once(&mut main).chain(others.iter_mut()) {
+            let (rest, v) = expect("a parameter set's clean (f64)", le_f64)(input)?;
+            let clean = (!v.is_nan()).then_some(v);
+            if let Some(why) = crate::model::clean_invalid(clean) {
+                return fail(input, why);
+            }
+            (p.clean, input) = (clean, rest);
+        }
+    }
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 

@@ -3,10 +3,17 @@
 
 use super::*;
 
-/// The flags a Sendrecv's receive half may carry: no `FLAG_FOUND`.
+/// The flags a Sendrecv may carry: its receive half's but `FLAG_FOUND`, its send half's.
 const SENDRECV_FLAGS: u64 = (crate::trace::FLAG_ANY_SOURCE
     | crate::trace::FLAG_ANY_TAG
-    | crate::trace::FLAG_BOUNCED) as u64;
+    | crate::trace::FLAG_BOUNCED
+    | crate::trace::FLAG_CLEAN) as u64;
+
+/// The flags a send may carry (after its fields, where its code has [`CODE_FLAGS`]).
+const SEND_FLAGS: u64 = crate::trace::FLAG_CLEAN as u64;
+
+/// A send-shaped record's code with this bit set carries flags after its fields.
+const CODE_FLAGS: u8 = 0x80;
 
 /// The state carried from record to record of one rank.
 pub(super) struct Cursor<'t, P> {
@@ -67,6 +74,13 @@ pub(super) fn time<'a>(
 /// messages, behind [`record_fast`]'s.
 pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> {
     let (rest, code) = expect("a routine code", le_u8)(input)?;
+    let flagged = code & CODE_FLAGS != 0
+        && Routine::from_code(code & !CODE_FLAGS)
+            .is_some_and(|r| matches!(r.shape(), Shape::Send | Shape::Isend));
+    let code = match flagged {
+        true => code & !CODE_FLAGS,
+        false => code,
+    };
     let Some(routine) = Routine::from_code(code) else {
         return fail(
             input,
@@ -85,7 +99,7 @@ pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> R
             rest
         }
         Shape::Send | Shape::Isend | Shape::Recv | Shape::Irecv => {
-            let (rest, ()) = point_to_point(rest, &mut e)?;
+            let (rest, ()) = point_to_point(rest, &mut e, flagged)?;
             cur.events.push(&e);
             rest
         }
@@ -126,9 +140,9 @@ pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> R
 }
 
 /// A send's or receive's fields after the times, into `e`: bytes, peer, tag, communicator,
-/// then a receive's flags and a nonblocking call's request id.
+/// then a receive's flags, a nonblocking call's request id and a `flagged` send's flags.
 #[inline]
-fn point_to_point<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, ()> {
+fn point_to_point<'a>(rest: &'a [u8], e: &mut Event, flagged: bool) -> Res<'a, ()> {
     let (mut rest, (bytes, peer, tag, comm)) = tuple((
         expect("the byte count", uleb),
         i32_field("the peer"),
@@ -149,6 +163,14 @@ fn point_to_point<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, ()> {
         e.id = req as i64;
         rest = r;
     }
+    if flagged {
+        let (r, flags) = expect("the send flags", uleb)(rest)?;
+        if flags == 0 || flags & !SEND_FLAGS != 0 {
+            return fail(rest, format!("send flags of bit 16 (clean), found {flags}"));
+        }
+        e.flags = flags as u8;
+        rest = r;
+    }
     Ok((rest, ()))
 }
 
@@ -166,10 +188,7 @@ fn sendrecv<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, RecvHalf> {
         expect("the receive flags", uleb),
     ))(rest)?;
     if flags & !SENDRECV_FLAGS != 0 {
-        return fail(
-            rest,
-            format!("receive flags of bits 1, 2 and 8, found {flags}"),
-        );
+        return fail(rest, format!("flags of bits 1, 2, 8 and 16, found {flags}"));
     }
     (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
     let recv = RecvHalf {
@@ -250,7 +269,12 @@ pub(super) fn record_fast<'a, P: Push>(
     cur: &mut Cursor<'_, P>,
 ) -> Option<&'a [u8]> {
     let mut at = 1;
-    let routine = Routine::from_code(*input.first()?)?;
+    let code = *input.first()?;
+    let routine = Routine::from_code(code & !CODE_FLAGS)?;
+    let flagged = code & CODE_FLAGS != 0;
+    if flagged && !matches!(routine.shape(), Shape::Send | Shape::Isend) {
+        return None;
+    }
     let gap = fast_sleb(input, &mut at)?;
     let dur = fast_sleb(input, &mut at)?;
     let t_call = u64::try_from(cur.prev_return as i128 + gap as i128).ok()?;
@@ -270,6 +294,12 @@ pub(super) fn record_fast<'a, P: Push>(
             }
             if matches!(shape, Shape::Isend | Shape::Irecv) {
                 e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
+            }
+            if flagged {
+                let f = fast_uleb(input, &mut at)?;
+                e.flags = u8::try_from(f)
+                    .ok()
+                    .filter(|&f| f != 0 && f as u64 & !SEND_FLAGS == 0)?;
             }
             false
         }

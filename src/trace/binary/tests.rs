@@ -1,6 +1,6 @@
 use super::writer::{put_sleb, put_uleb};
 use super::*;
-use crate::trace::{FLAG_ANY_SOURCE, FLAG_BOUNCED};
+use crate::trace::{FLAG_ANY_SOURCE, FLAG_BOUNCED, FLAG_CLEAN};
 
 /// A file of the two ranks of `t`, each rank's records after one S chunk of `sites[r]`.
 fn with_site_chunks(t: &Trace, sites: [&[u32]; 2]) -> Vec<u8> {
@@ -415,13 +415,57 @@ fn bounced_receives_keep_their_flag() {
     assert_eq!(txt.matches("bounced").count(), 3, "{txt}");
     assert!(txt.contains("flags=any_source|bounced"), "{txt}");
 
+    // A Sendrecv may not carry `found`, nor a send `bounced`.
     let found = text.replacen("recv_tag=4 flags=bounced", "recv_tag=4 flags=found", 1);
-    let t = crate::trace::text::parse("t.txt", found.as_bytes()).unwrap();
+    let e = crate::trace::text::parse("t.txt", found.as_bytes()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("expected flags among any_source|any_tag|bounced|clean, found `found`"),
+        "{e}"
+    );
+    let send = text.replacen("tag=0\n1 MPI_Recv", "tag=0 flags=bounced\n1 MPI_Recv", 1);
+    let e = crate::trace::text::parse("t.txt", send.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("expected flags among clean"), "{e}");
+}
+
+/// A send's `clean` flag (FORMAT.md, send flag 16) round-trips through text and binary on a
+/// Send, an Isend and a Sendrecv's send half (beside its receive's `bounced`); in the binary a
+/// flagged send's code has bit 7 (MPI_Send's 10 + 128 = 0x8A, MPI_Isend's 14 + 128 = 0x8E); a
+/// receive may not carry it.
+#[test]
+fn clean_sends_keep_their_flag() {
+    let text = "loggps-trace 1\nranks 2\n\
+        0 MPI_Send 10 20 bytes=8 peer=1 tag=0 flags=clean\n1 MPI_Recv 5 30 bytes=8 peer=0 tag=0\n\
+        0 MPI_Isend 30 31 bytes=8 peer=1 tag=1 req=0 flags=clean\n0 MPI_Wait 32 40 done=0:-1:-1\n\
+        1 MPI_Recv 35 45 bytes=8 peer=0 tag=1\n\
+        0 MPI_Sendrecv 90 99 bytes=8 peer=1 tag=3 recv_bytes=8 source=1 recv_tag=4 flags=bounced|clean\n\
+        1 MPI_Sendrecv 90 99 bytes=8 peer=0 tag=4 recv_bytes=8 source=0 recv_tag=3\n";
+    let t = crate::trace::text::parse("t.txt", text.as_bytes()).unwrap();
+    let flags = |t: &Trace| -> Vec<u8> {
+        (0..t.events.rank(0).len())
+            .map(|i| t.events.rank(0).flags(i))
+            .collect()
+    };
+    let want = [FLAG_CLEAN, FLAG_CLEAN, 0, FLAG_BOUNCED | FLAG_CLEAN];
+    assert_eq!(flags(&t), want);
     let mut out = Vec::new();
     write(&t, &mut out, true).unwrap();
-    let e = parse("t.bin", &out).unwrap_err();
+    assert!(out.contains(&0x8A) && out.contains(&0x8E));
+    let back = parse("t.bin", &out).unwrap();
+    assert_eq!(flags(&back), want);
+    let mut txt = Vec::new();
+    crate::trace::text::write(&back, &mut txt).unwrap();
+    let txt = String::from_utf8(txt).unwrap();
+    assert_eq!(txt.matches("clean").count(), 3, "{txt}");
     assert!(
-        e.to_string().contains("receive flags of bits 1, 2 and 8"),
+        txt.contains("req=0 flags=clean") && txt.contains("flags=bounced|clean"),
+        "{txt}"
+    );
+    let recv = text.replacen("peer=0 tag=0\n", "peer=0 tag=0 flags=clean\n", 1);
+    let e = crate::trace::text::parse("t.txt", recv.as_bytes()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("expected flags among any_source|any_tag|found|bounced"),
         "{e}"
     );
 }

@@ -26,7 +26,8 @@ pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
 /// Appends event `i` of `ev` as one record, its gap measured from `prev_return`.
 pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
     let e = ev.event(i);
-    out.push(e.routine as u8);
+    let flagged = matches!(e.routine.shape(), Shape::Send | Shape::Isend) && e.flags != 0;
+    out.push(e.routine as u8 | if flagged { 0x80 } else { 0 });
     put_sleb(out, (e.t_call as i128 - prev_return as i128) as i64);
     put_sleb(out, (e.t_return as i128 - e.t_call as i128) as i64);
     match e.routine.shape() {
@@ -41,6 +42,9 @@ pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
             }
             if matches!(e.routine.shape(), Shape::Isend | Shape::Irecv) {
                 put_uleb(out, e.id as u64);
+            }
+            if flagged {
+                put_uleb(out, e.flags as u64);
             }
         }
         Shape::Sendrecv => {
@@ -117,7 +121,8 @@ impl<W: Write> Writer<W> {
         }
         put_set(&mut j, meta.params.as_ref());
         let sets = || meta.params.iter().chain(&meta.other_params);
-        let posting = sets().any(|p| p.post.is_some());
+        let cleaning = sets().any(|p| p.clean.is_some());
+        let posting = cleaning || sets().any(|p| p.post.is_some());
         let departing = posting || sets().any(|p| p.departs_upto.is_some());
         if let Some(p) = &meta.params
             && (p.class.is_some() || !meta.other_params.is_empty() || departing)
@@ -138,6 +143,12 @@ impl<W: Write> Writer<W> {
             if posting {
                 for q in std::iter::once(p).chain(&meta.other_params) {
                     j.extend_from_slice(&q.post.unwrap_or(f64::NAN).to_le_bytes());
+                }
+            }
+            // Then each set's `clean` (NaN: none), where one has it.
+            if cleaning {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.clean.unwrap_or(f64::NAN).to_le_bytes());
                 }
             }
         }

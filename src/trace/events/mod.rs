@@ -749,6 +749,13 @@ impl Events {
         }
     }
 
+    /// The flags of global event `e`, a send or a Sendrecv (as recorded: theirs are kept as
+    /// they are).
+    #[inline]
+    pub fn flags_at(&self, e: usize) -> u8 {
+        self.flags[e]
+    }
+
     /// The byte count of global event `e`, a plain send ([`Rank::plain_send`]): its word,
     /// not its routine's cache line too.
     #[inline(always)]
