@@ -214,9 +214,17 @@ fn calibrate(
             clean.contains("× one from a buffer written before each send"),
             "{clean}"
         );
-        let said: f64 = clean.split(':').next().unwrap().parse().unwrap();
+        // the set's `clean` the shares the line names, one a size above S it timed
         let set = p.clean.unwrap_or_else(|| panic!("no clean in:\n{text}"));
-        assert!(set > 0.0 && (set - said).abs() <= 0.005, "{said} {set}");
+        assert!(clean.starts_with(&format!("{set}: ")), "{set} {clean}");
+        let probed = loggps_predict::calibrate::bounce::sizes(max_bytes);
+        let above: Vec<u64> = (probed.split(',').map(|k| k.parse().unwrap()))
+            .filter(|&k| k > p.S)
+            .collect();
+        assert!(
+            !set.points().is_empty() && set.points().iter().all(|x| above.contains(&x.0)),
+            "{set} {above:?}"
+        );
     }
     assert!(p.bounce >= 0.0 && p.bounce.is_finite(), "{text}");
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so

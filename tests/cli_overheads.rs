@@ -518,7 +518,8 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
 /// 289,494.98, all of the second band (its `o`, `L + s(Gs − Gl)`, `Os`, `Or`, `Gl`), which
 /// `--clean 0.5` halves: 28,520 + 144,747.49 = 173,267.49. Not flagged, or no `clean`, or an
 /// eager message (1,000 B: 39,170): as before; a parameter file's and the trace's own `clean`
-/// as the flag; through an Isend completed by a Wait the end moves by the same 144,747.49;
+/// as the flag, and a share by size; through an Isend completed by a Wait the end moves by the
+/// same 144,747.49;
 /// `clean = 0` refused.
 #[test]
 fn a_clean_rendezvous_message_costs_the_sets_share() {
@@ -562,6 +563,26 @@ fn a_clean_rendezvous_message_costs_the_sets_share() {
         end(&flagged(one_message(16384, 0)), &from_file),
         173_267.49,
         "file",
+    );
+    // By size: the second band's sizes above S, 16,384 B to twice that, at their middle in log
+    // k, √(16,384 · 32,768) ≈ 23,170.5 B, which lies 3/4 of the way from 8,192 B (0.25) to
+    // 32,768 B (0.75) in log k: 0.625, so 28,520 + 0.625 · 289,494.98 = 209,454.3625.
+    std::fs::write(
+        &file,
+        "L = 1160\no = 6550\nOs = 6.86\nOr = 2.57\nGs = 15.48\nGl = -0.74\ns = 8191\n\
+         S = 16383\nclean = [[8192, 0.25], [32768, 0.75]]\n",
+    )
+    .unwrap();
+    assert_close(
+        end(&flagged(one_message(16384, 0)), &from_file),
+        209_454.3625,
+        "by size",
+    );
+    let embedded = embedded.replace("clean=0.5", "clean=8192:0.25,32768:0.75");
+    assert_close(
+        end(&embedded, &[]),
+        209_454.3625,
+        "by size, the trace's own",
     );
 
     let isend = |flags: &str| {

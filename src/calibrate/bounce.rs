@@ -9,7 +9,7 @@
 //! at 61–79 ns, six bounced a 16 KiB round trip at 8.9 µs against 6.4 written, two at 7.4
 //! against 7.5 (256 KiB: 84 against 44 µs, 48 against 52): the first launch alone took either.
 
-use crate::model::Params;
+use crate::model::{Clean, Params};
 
 /// One size's round trips, ns: sent from a written buffer, bounced, and (where the round-trip
 /// program timed it) sent from a buffer written once, before the first.
@@ -280,6 +280,18 @@ pub fn finding(b: &Bounce) -> String {
     )
 }
 
+/// The sizes the bounce probe times (`loggps-rtt --bounce`): those a set's `bounce` and
+/// `clean` are measured at, the ones above its `S` (one to four a band above it on the
+/// calibrations here), up to `max_bytes`.
+pub fn sizes(max_bytes: u64) -> String {
+    let each: Vec<String> = [1024u64, 4096, 16384, 65536, 262144]
+        .iter()
+        .filter(|&&k| k <= max_bytes.max(1024))
+        .map(|k| k.to_string())
+        .collect();
+    each.join(",")
+}
+
 /// Each size above a set's `S` with round trips from a buffer written once and from one
 /// written before each send (the sweep's way): `(k, written, clean)`, ns.
 fn clean_sizes(b: &Bounce) -> Vec<(u64, f64, f64)> {
@@ -289,35 +301,32 @@ fn clean_sizes(b: &Bounce) -> Vec<(u64, f64, f64)> {
         .collect()
 }
 
-/// A set's `clean` (the model's §13): the median over the sizes above its `S` of a round trip
-/// from a buffer written once against one from a buffer written before each send; None where
-/// no size has both.
-pub fn clean_ratio(b: &Bounce) -> Option<f64> {
-    let ratios: Vec<f64> = clean_sizes(b).iter().map(|&(_, w, c)| c / w).collect();
-    (!ratios.is_empty()).then(|| super::fit::median(&ratios))
+/// A set's `clean` (the model's §13): at each size above its `S`, a round trip from a buffer
+/// written once against one from a buffer written before each send; None where no size has
+/// both.
+pub fn clean_of(b: &Bounce) -> Option<Clean> {
+    let mut points: Vec<(u64, f64)> = clean_sizes(b).iter().map(|&(k, w, c)| (k, c / w)).collect();
+    points.sort_by_key(|p| p.0);
+    points.dedup_by_key(|p| p.0);
+    Clean::new(&points).ok()
 }
 
-/// The report's line on the set's `clean` ([`clean_ratio`]) and the round trips it comes from;
-/// None where it has none.
+/// The report's line on the set's `clean` ([`clean_of`], as [`Clean`] prints it) and the round
+/// trips it comes from; None where it has none.
 pub fn clean_finding(b: &Bounce) -> Option<String> {
-    let ratio = clean_ratio(b)?;
+    let clean = clean_of(b)?;
+    let shares: Vec<f64> = clean.points().iter().map(|p| p.1).collect();
+    let median = super::fit::median(&shares);
     let each: Vec<String> = (clean_sizes(b).iter())
-        .map(|&(k, w, c)| {
-            format!(
-                "{k} B {:.1} µs against {:.1} ({:.2}×)",
-                c / 1e3,
-                w / 1e3,
-                c / w
-            )
-        })
+        .map(|&(k, w, c)| format!("{k} B {:.1} µs against {:.1}", c / 1e3, w / 1e3))
         .collect();
     Some(format!(
-        "{ratio:.2}: a rendezvous round trip from a send buffer written once, before the \
-         first, took {ratio:.2}× one from a buffer written before each send, as the sweep's \
-         (the median; {}); a rendezvous message the tracer flags `clean` (sent from a buffer \
-         unchanged since its last send from it) is costed at that share (the model's §13). \
-         Traces of other tools flag none: a program known to send unchanged buffers is \
-         predicted from them with --scale rendezvous={ratio:.2}",
+        "{clean}: a rendezvous round trip from a send buffer written once, before the first, \
+         against one from a buffer written before each send, as the sweep's ({}); a rendezvous \
+         message the tracer flags `clean` (sent from a buffer unchanged since its last send from \
+         it) is costed at its size's share (the model's §13). Traces of other tools flag none: \
+         a program known to send unchanged buffers is predicted from them with --scale \
+         rendezvous={median:.2}",
         each.join("; ")
     ))
 }
@@ -352,36 +361,33 @@ mod tests {
 
     /// Measured here (loggps-rtt --bounce on an Intel Xeon VM at 121–128 ns, one launch of
     /// `tracer/bench/buffers`' three ways): 16 KiB 6,900 ns written, 8,520 bounced, 3,205
-    /// clean; 256 KiB 47,902, 54,889, 23,857: ratios 3,205 / 6,900 = 0.4645 and 23,857 /
-    /// 47,902 = 0.4980, their median 0.4813. Lines without the clean time (an older
-    /// round-trip program): none.
+    /// clean; 256 KiB 47,902, 54,889, 23,857: shares 3,205 / 6,900 = 0.4645 and 23,857 /
+    /// 47,902 = 0.4980, their median 0.4813 (the --scale the line names). Lines without the
+    /// clean time (an older round-trip program): none.
     #[test]
     fn clean_round_trips_against_written_ones() {
         let out =
             "bounce 16384 6900.0 8520.0 201 3205.0\nbounce 262144 47902.0 54889.0 201 23857.0\n";
         let sizes = parse(out);
         assert_eq!(sizes[1].clean_ns, Some(23857.0));
-        let ratio = clean_ratio(&fit(&sizes, 4040).unwrap()).unwrap();
-        assert!((ratio - (3205.0 / 6900.0 + 23857.0 / 47902.0) / 2.0).abs() < 1e-12);
+        let clean = clean_of(&fit(&sizes, 4040).unwrap()).unwrap();
+        assert_eq!(
+            clean.points(),
+            [(16384, 3205.0 / 6900.0), (262144, 23857.0 / 47902.0)]
+        );
         let text = clean_finding(&fit(&sizes, 4040).unwrap()).unwrap();
         assert!(
-            text.starts_with("0.48: ")
-                && text.contains("took 0.48×")
+            text.starts_with("0.464 at 16384 B, 0.498 at 262144 B: ")
                 && text.contains("--scale rendezvous=0.48"),
             "{text}"
         );
-        assert!(
-            text.contains("16384 B 3.2 µs against 6.9 (0.46×)"),
-            "{text}"
-        );
+        assert!(text.contains("16384 B 3.2 µs against 6.9"), "{text}");
         // Only the sizes above S: 256 KiB's alone.
-        let ratio = clean_ratio(&fit(&sizes, 65536).unwrap()).unwrap();
-        assert_eq!(ratio, 23857.0 / 47902.0);
-        let near = parse("bounce 16384 6900.0 8520.0 201 6210.0\n");
-        assert_eq!(clean_ratio(&fit(&near, 4040).unwrap()), Some(0.9));
+        let clean = clean_of(&fit(&sizes, 65536).unwrap()).unwrap();
+        assert_eq!(clean.points(), [(262144, 23857.0 / 47902.0)]);
         let old = parse("bounce 16384 6900.0 8520.0 201\n");
         assert_eq!(old[0].clean_ns, None);
-        assert_eq!(clean_ratio(&fit(&old, 4040).unwrap()), None);
+        assert_eq!(clean_of(&fit(&old, 4040).unwrap()), None);
         assert_eq!(clean_finding(&fit(&old, 4040).unwrap()), None);
     }
 

@@ -340,7 +340,7 @@ fn sweep(opts: &Options, log: &mut dyn FnMut(String)) -> Result<(Swept, Option<S
         }
         // Each launch times round trips from a bounced buffer after its sweep too: a set's
         // `bounce` from its own launches where no exchange launch ran at its placement.
-        let bounced = ["--bounce", &exchange::sizes(opts.max_bytes)];
+        let bounced = ["--bounce", &bounce::sizes(opts.max_bytes)];
         let (mut run, mut part, moved) =
             launch::split_by_placement(run_rtt(opts, &sizes, &ws, (true, true), &bounced, log)?);
         if !moved.is_empty() {
@@ -841,7 +841,10 @@ fn reported_by_library(
     for _ in 0..opts.launches.max(1) {
         traces.push(traced.collectives(log)?);
     }
-    let sizes = exchange::sizes(opts.max_bytes);
+    let (sizes, bounce_sizes) = (
+        exchange::sizes(opts.max_bytes),
+        bounce::sizes(opts.max_bytes),
+    );
     let mut exchanges: Vec<(crate::trace::Trace, _)> = Vec::new();
     // More launches (twice as many at most) while a placement they ran at holds fewer than
     // [`EXCHANGE_EACH`] of them: a set fitted to one launch takes its draw.
@@ -852,7 +855,7 @@ fn reported_by_library(
     while exchanges.len() < EXCHANGE_LAUNCHES
         || (few(&exchanges) && exchanges.len() < 2 * EXCHANGE_LAUNCHES)
     {
-        match traced.run(&["--exchange", &sizes, "--bounce", &sizes], log) {
+        match traced.run(&["--exchange", &sizes, "--bounce", &bounce_sizes], log) {
             Ok((t, out)) => exchanges.push((t, bounce::parse(&out))),
             Err(e) => {
                 log(format!("the exchanges are not checked: {e}"));
@@ -1114,7 +1117,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         .map(|(t, b)| (probe_cores(t), b.clone()))
         .collect();
     bounces.extend(swept_bounces);
-    let sizes = exchange::sizes(opts.max_bytes);
+    let sizes = bounce::sizes(opts.max_bytes);
     let mut bounced = bounce::measured(opts, &sizes, &bounces, &sets, log).into_iter();
     let checked =
         exchanges
@@ -1142,7 +1145,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     }
     let bounce = bounced.next().unwrap_or_default();
     fit.params.bounce = bounce.fitted().map_or(0.0, |b| b.per_byte);
-    fit.params.clean = bounce.fitted().and_then(bounce::clean_ratio);
+    fit.params.clean = bounce.fitted().and_then(bounce::clean_of);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
             o.fit.params.rendezvous_sender = f;
@@ -1150,7 +1153,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         o.exchanges = other_exchanges;
         o.bounce = bounced.next().unwrap_or_default();
         o.fit.params.bounce = o.bounce.fitted().map_or(0.0, |b| b.per_byte);
-        o.fit.params.clean = o.bounce.fitted().and_then(bounce::clean_ratio);
+        o.fit.params.clean = o.bounce.fitted().and_then(bounce::clean_of);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.

@@ -347,12 +347,17 @@ impl Bands {
         Ok(())
     }
 
-    /// Every parameter of the bands holding sizes above `S` multiplied by `f` (a band across
-    /// `S` too: what it costs above `S`, [`super::Params::clean_set`]).
-    pub fn scale_holding_above(&mut self, S: u64, f: f64) {
-        let n = self.len as usize;
-        for b in self.list[..n].iter_mut().filter(|b| b.hi > S) {
-            (0..BAND_NAMES.len()).for_each(|i| *b.get_mut(i) *= f);
+    /// Every parameter of each band holding sizes above `S` multiplied by `f(lo, hi)` of its
+    /// sizes `lo < k ≤ hi` (a band across `S` too: what it costs above `S`,
+    /// [`super::Params::clean_set`]).
+    pub fn scale_holding_above(&mut self, S: u64, f: impl Fn(u64, u64) -> f64) {
+        let mut lo = 0;
+        for b in self.list[..self.len as usize].iter_mut() {
+            if b.hi > S {
+                let x = f(lo, b.hi);
+                (0..BAND_NAMES.len()).for_each(|i| *b.get_mut(i) *= x);
+            }
+            lo = b.hi;
         }
     }
 

@@ -3,6 +3,7 @@
 #![allow(non_snake_case)] // the paper's parameter names: L, o, Os, Or, Gs, Gl, s, S
 
 use super::bands::Bands;
+use super::clean::Clean;
 use super::{Cost, CostModel, SendCall, StepCost, WaitFold};
 use serde::{Deserialize, Serialize};
 
@@ -66,9 +67,9 @@ pub struct Params {
     /// sent it from a buffer unchanged since its last send from it (the trace's `clean` sends:
     /// data written long before, whose lines the receiver's copy reads faster than lines just
     /// written; the model's §13): its message costed with the bands holding sizes above `S`
-    /// scaled by it ([`Params::clean_set`]). None: as any other message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clean: Option<f64>,
+    /// scaled by it ([`Params::clean_set`]), by size. None: as any other message.
+    #[serde(skip)]
+    pub clean: Option<Clean>,
     /// Eager sends of at most this many bytes return when their message has left (at the
     /// send's end − `Od`), their receives paying that `Od` (the model's §13): an MPI library
     /// whose small blocking send only hands its message over (Open MPI's shared memory up to
@@ -255,12 +256,13 @@ impl Params {
 
     /// The set a rendezvous message sent from a `clean` buffer is costed with (the model's
     /// §13): every band holding sizes above `S` (the paper form's in its two bands) with its
-    /// parameters multiplied by [`Params::clean`]; None where the set has none.
+    /// parameters multiplied by [`Params::clean`] over its sizes above `S`
+    /// ([`Clean::over`]); None where the set has none.
     pub fn clean_set(&self) -> Option<Params> {
-        let f = self.clean?;
+        let c = self.clean?;
         let S = self.S;
         let scaled = self.in_bands().with_bands(|b| {
-            b.scale_holding_above(S, f);
+            b.scale_holding_above(S, |lo, hi| c.over(lo.max(S), hi));
             Ok(())
         });
         Some(scaled.expect("a set in bands"))
@@ -646,7 +648,7 @@ impl std::fmt::Display for Params {
             write!(f, "; bounce={:.4}", self.bounce)?;
         }
         if let Some(clean) = self.clean {
-            write!(f, "; clean={clean:.3}")?;
+            write!(f, "; clean={clean}")?;
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;

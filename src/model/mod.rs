@@ -2,6 +2,7 @@
 #![allow(non_snake_case)] // the papers' parameter names: L, o, Os, Or, Gs, Gl, s, S; g, G
 
 mod bands;
+mod clean;
 mod knob;
 mod loggp;
 mod loggps;
@@ -9,12 +10,13 @@ mod params;
 mod scale;
 
 pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, sizes};
+pub use clean::{CLEAN_POINTS, Clean};
 pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, bounce_invalid,
-    clean_invalid, cores_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets,
+    cores_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets,
     parse_params_toml, parse_progress, post_invalid, read_param_sets, read_params_file,
     rendezvous_sender_invalid, resolve, resolve_loggp,
 };

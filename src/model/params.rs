@@ -2,7 +2,9 @@
 //! by its flag; and the parameter TOML.
 
 use super::scale::{SCALE_ALL, SCALE_RENDEZVOUS, scale};
-use super::{BAND_NAMES, Band, Bands, Class, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params};
+use super::{
+    BAND_NAMES, Band, Bands, Class, Clean, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params,
+};
 use crate::error::Error;
 use serde::Serialize;
 use std::path::Path;
@@ -159,9 +161,16 @@ impl Resolved {
         let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
         let bounce =
             (p.bounce > 0.0).then(|| ("bounce".to_string(), p.bounce, &self.bounce_source));
-        let clean = p
-            .clean
-            .map(|v| ("clean".to_string(), v, &self.clean_source));
+        // One share, or one a size measured (`clean@4096`).
+        let clean = (p.clean.iter())
+            .flat_map(|c| c.points().iter())
+            .map(|&(k, v)| {
+                let name = match (k, p.clean.map_or(0, |c| c.points().len())) {
+                    (0, 1) => "clean".to_string(),
+                    _ => format!("clean@{k}"),
+                };
+                (name, v, &self.clean_source)
+            });
         let departs =
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
@@ -410,10 +419,8 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut clean_source = source.clone();
     if let Some(v) = ov.clean {
-        if let Some(why) = clean_invalid(Some(v)) {
-            return Err(Error::Params(format!("--clean: {why}")));
-        }
-        (p.clean, clean_source) = (Some(v), Source::Flag);
+        let c = Clean::one(v).map_err(|why| Error::Params(format!("--clean: {why}")))?;
+        (p.clean, clean_source) = (Some(c), Source::Flag);
     }
     let mut departs_source = source.clone();
     if let Some(d) = ov.departs_upto {
@@ -570,14 +577,43 @@ pub fn bounce_invalid(bounce: Option<f64>) -> Option<String> {
     })
 }
 
-/// Why a `clean` share cannot be used: a factor, finite and > 0 (the model's §13).
-pub fn clean_invalid(clean: Option<f64>) -> Option<String> {
-    clean.filter(|v| !(v.is_finite() && *v > 0.0)).map(|v| {
-        format!(
-            "parameter clean = {v} must be a finite number > 0 (the share of its cost a \
-             rendezvous message from an unchanged buffer takes)"
-        )
-    })
+/// A set's `clean` in a parameter file: one share (`clean = 0.49`), or a share at each size
+/// measured (`clean = [[4096, 0.64], [16384, 0.49]]`, sizes rising; the model's §13).
+fn clean_of_table(table: &toml::Table) -> Result<Option<Clean>, String> {
+    let bad = |v: &toml::Value| {
+        format!("parameter clean must be a number or a list of [bytes, share] pairs, found {v}")
+    };
+    let Some(v) = table.get("clean") else {
+        return Ok(None);
+    };
+    let number = |v: &toml::Value| match v {
+        toml::Value::Float(f) => Some(*f),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    };
+    let points: Vec<(u64, f64)> = match v {
+        toml::Value::Array(list) => (list.iter())
+            .map(|p| match p.as_array().map(|a| a.as_slice()) {
+                Some([toml::Value::Integer(k), f]) if *k >= 0 => {
+                    Ok((*k as u64, number(f).ok_or_else(|| bad(v))?))
+                }
+                _ => Err(bad(v)),
+            })
+            .collect::<Result<_, _>>()?,
+        v => vec![(0, number(v).ok_or_else(|| bad(v))?)],
+    };
+    Clean::new(&points).map(Some)
+}
+
+/// A `clean` as [`clean_of_table`] reads it.
+fn clean_toml(c: &Clean) -> String {
+    match c.points() {
+        [(0, f)] => format!("clean = {f:?}\n"),
+        p => {
+            let each: Vec<String> = p.iter().map(|(k, f)| format!("[{k}, {f:?}]")).collect();
+            format!("clean = [{}]\n", each.join(", "))
+        }
+    }
 }
 
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
@@ -846,7 +882,7 @@ struct Extras {
     progress_at_calls: bool,
     rendezvous_sender: f64,
     bounce: f64,
-    clean: Option<f64>,
+    clean: Option<Clean>,
     departs_upto: Option<u64>,
     post: Option<f64>,
 }
@@ -913,10 +949,7 @@ impl Extras {
         if let Some(why) = bounce_invalid(bounce) {
             return Err(why);
         }
-        let clean = optional_number(table, "clean")?;
-        if let Some(why) = clean_invalid(clean) {
-            return Err(why);
-        }
+        let clean = clean_of_table(table)?;
         let departs_upto = match table.contains_key("departs_upto") {
             true => Some(byte_count(table, "departs_upto")?),
             false => None,
@@ -1115,8 +1148,7 @@ pub fn params_toml(p: &Params) -> String {
             0.0 => String::new(),
             b => format!("bounce = {b:?}\n"),
         }
-        + &p.clean
-            .map_or(String::new(), |v| format!("clean = {v:?}\n"))
+        + &p.clean.as_ref().map_or(String::new(), clean_toml)
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"));

@@ -679,10 +679,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         return Err(why);
     }
     let bounce = bounce.unwrap_or(0.0);
-    let clean = optional("clean")?;
-    if let Some(why) = crate::model::clean_invalid(clean) {
-        return Err(why);
-    }
+    let clean = match get("clean") {
+        Ok(v) => Some(crate::model::Clean::parse(v)?),
+        Err(_) => None,
+    };
     let departs_upto = match get("departs_upto") {
         Ok(_) => Some(int("departs_upto")?),
         Err(_) => None,
@@ -786,7 +786,8 @@ fn extras_fields(p: &Params) -> String {
             0.0 => String::new(),
             b => format!(" bounce={b}"),
         }
-        + &p.clean.map_or(String::new(), |v| format!(" clean={v}"))
+        + &p.clean
+            .map_or(String::new(), |c| format!(" clean={}", c.text()))
         + &p.departs_upto
             .map_or(String::new(), |d| format!(" departs_upto={d}"))
         + &p.post.map_or(String::new(), |v| format!(" post={v}"))

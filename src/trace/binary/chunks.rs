@@ -205,15 +205,26 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
             (p.post, input) = (post, rest);
         }
     }
-    // Then each set's `clean` (NaN: none), where one has it (the model's §13).
+    // Then each set's `clean`, where one has it (the model's §13): its number of sizes (0:
+    // none), each size and its share.
     if !input.is_empty() {
         for p in std::iter::once(&mut main).chain(others.iter_mut()) {
-            let (rest, v) = expect("a parameter set's clean (f64)", le_f64)(input)?;
-            let clean = (!v.is_nan()).then_some(v);
-            if let Some(why) = crate::model::clean_invalid(clean) {
-                return fail(input, why);
+            let at = input;
+            let (rest, n) = expect("a parameter set's number of clean sizes (u8)", le_u8)(input)?;
+            let mut points = Vec::new();
+            input = rest;
+            for _ in 0..n {
+                let (rest, k) = expect("a clean size in bytes (u64)", le_u64)(input)?;
+                let (rest, f) = expect("a clean share (f64)", le_f64)(rest)?;
+                points.push((k, f));
+                input = rest;
             }
-            (p.clean, input) = (clean, rest);
+            if n > 0 {
+                match crate::model::Clean::new(&points) {
+                    Ok(c) => p.clean = Some(c),
+                    Err(why) => return fail(at, why),
+                }
+            }
         }
     }
     Ok((input, (library, eager_limit, Some(main), others)))

@@ -435,6 +435,8 @@ fn bounced_receives_keep_their_flag() {
 #[test]
 fn clean_sends_keep_their_flag() {
     let text = "loggps-trace 1\nranks 2\n\
+        params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383 \
+        clean=4096:0.64,16384:0.49\n\
         0 MPI_Send 10 20 bytes=8 peer=1 tag=0 flags=clean\n1 MPI_Recv 5 30 bytes=8 peer=0 tag=0\n\
         0 MPI_Isend 30 31 bytes=8 peer=1 tag=1 req=0 flags=clean\n0 MPI_Wait 32 40 done=0:-1:-1\n\
         1 MPI_Recv 35 45 bytes=8 peer=0 tag=1\n\
@@ -453,10 +455,14 @@ fn clean_sends_keep_their_flag() {
     assert!(out.contains(&0x8A) && out.contains(&0x8E));
     let back = parse("t.bin", &out).unwrap();
     assert_eq!(flags(&back), want);
+    // the set's `clean` by size too (the J chunk's optional values)
+    let clean = back.meta.params.and_then(|p| p.clean).unwrap();
+    assert_eq!(clean.points(), [(4096, 0.64), (16384, 0.49)]);
     let mut txt = Vec::new();
     crate::trace::text::write(&back, &mut txt).unwrap();
     let txt = String::from_utf8(txt).unwrap();
-    assert_eq!(txt.matches("clean").count(), 3, "{txt}");
+    assert!(txt.contains(" clean=4096:0.64,16384:0.49\n"), "{txt}");
+    assert_eq!(txt.matches("clean").count(), 4, "{txt}");
     assert!(
         txt.contains("req=0 flags=clean") && txt.contains("flags=bounced|clean"),
         "{txt}"

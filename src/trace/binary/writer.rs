@@ -145,10 +145,16 @@ impl<W: Write> Writer<W> {
                     j.extend_from_slice(&q.post.unwrap_or(f64::NAN).to_le_bytes());
                 }
             }
-            // Then each set's `clean` (NaN: none), where one has it.
+            // Then each set's `clean`, where one has it: its number of sizes (0: none), each
+            // size and its share.
             if cleaning {
                 for q in std::iter::once(p).chain(&meta.other_params) {
-                    j.extend_from_slice(&q.clean.unwrap_or(f64::NAN).to_le_bytes());
+                    let points = q.clean.as_ref().map_or(&[][..], |c| c.points());
+                    j.push(points.len() as u8);
+                    for (k, f) in points {
+                        j.extend_from_slice(&k.to_le_bytes());
+                        j.extend_from_slice(&f.to_le_bytes());
+                    }
                 }
             }
         }
