@@ -575,13 +575,13 @@ fn a_clean_rendezvous_message_costs_the_sets_share() {
     .unwrap();
     assert_close(
         end(&flagged(one_message(16384, 0)), &from_file),
-        209_454.3625,
+        209_454.362_5,
         "by size",
     );
     let embedded = embedded.replace("clean=0.5", "clean=8192:0.25,32768:0.75");
     assert_close(
         end(&embedded, &[]),
-        209_454.3625,
+        209_454.362_5,
         "by size, the trace's own",
     );
 

@@ -39,6 +39,7 @@ struct persist {
     uint8_t code, kind;  /* the nonblocking routine a start amounts to (C_ISEND, ..., C_IRECV);
                           * the request kind of its starts */
     const void *buf;     /* its buffer (NULL for the buffered sends, whose data the library copies) */
+    uint8_t contiguous;  /* its data lie contiguously from buf (see contiguous) */
     uint64_t bytes, flags;
     int64_t peer, tag;   /* world rank (or -1, -2), tag (or -1) */
 };
@@ -107,6 +108,7 @@ static struct {
         int kept;        /* no receive has written it since */
     } sent[8];
     unsigned sent_next;
+    int clean;           /* send buffers are fingerprinted (LOGGPS_TRACE_CLEAN not 0; see note_sent) */
     uint64_t events;
     double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */
     double in_call_ns;   /* its time inside each recorded call's span (see own_time); < 0: not timed */

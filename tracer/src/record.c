@@ -157,19 +157,36 @@ static uint64_t fingerprint(const void *buf, uint64_t bytes)
     return h;
 }
 
-/* Keep the buffer of a send to `dest` (a world rank); its flags: F_CLEAN where unchanged since
- * the last send from it. */
-static inline uint64_t note_sent(const void *buf, uint64_t bytes, int64_t dest)
+/* Whether `count` elements of `type` lie in exactly their bytes from the buffer on (no lower
+ * bound, no holes): the only send buffers the tracer reads. */
+static int contiguous(int count, MPI_Datatype type)
+{
+    MPI_Count lb, extent, true_lb, true_extent, size;
+    if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+    if (PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
+        PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS ||
+        PMPI_Type_size_x(type, &size) != MPI_SUCCESS)
+        return 0;
+    return true_lb == 0 && true_extent == size && extent == size;
+}
+
+/* Keep the buffer of a send of `count` elements of `type` (`bytes` bytes) to `dest` (a world
+ * rank); its flags: F_CLEAN where unchanged since the last send from it. The buffer is read
+ * only where its type lays the data out contiguously from it, and not at all under
+ * LOGGPS_TRACE_CLEAN=0 (a CUDA-aware MPI sending from device memory). */
+static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, uint64_t bytes,
+                                 int64_t dest)
 {
     if (!buf || bytes == 0 || dest < 0) return 0;
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
-    uint64_t print = bytes >= CLEAN_MIN ? fingerprint(buf, bytes) : 0;
+    int read = T.clean && bytes >= CLEAN_MIN && contiguous(count, type);
+    uint64_t print = read ? fingerprint(buf, bytes) : 0;
     struct sent *s = NULL;
     for (size_t i = 0; i < SENT && !s; i++)
         if (T.sent[i].lo == lo && T.sent[i].hi == hi) s = &T.sent[i];
-    uint64_t flags = s && s->kept && bytes >= CLEAN_MIN && s->print == print ? F_CLEAN : 0;
+    uint64_t flags = read && s && s->kept && s->print == print ? F_CLEAN : 0;
     if (!s) s = &T.sent[T.sent_next++ % SENT];
-    *s = (struct sent){ lo, hi, dest, print, 1 };
+    *s = (struct sent){ lo, hi, dest, print, read };
     return flags;
 }
 
@@ -200,7 +217,7 @@ HOT void send_event(int code, uint64_t t0, uint64_t t1, const void *buf, int cou
                        .bytes = type_bytes(count, type), .peer = world_rank(c, dest),
                        .tag = tag, .comm = c->id };
     if (req) e.req = request_new(*req, c, REQ_SEND);
-    e.flags = note_sent(buf, e.bytes, e.peer);
+    e.flags = note_sent(buf, count, type, e.bytes, e.peer);
     record(&e);
 }
 
@@ -273,6 +290,7 @@ static void persist_new(MPI_Request r, int code, const void *buf, int count, MPI
     if (!p) abort();
     int recv = code == C_IRECV;
     *p = (struct persist){ .code = (uint8_t)code, .buf = buf, .bytes = type_bytes(count, type),
+                           .contiguous = (uint8_t)contiguous(count, type),
                            .peer = c ? world_rank(c, peer) : 0, .tag = tag_of(tag),
                            .flags = recv ? wildcard_flags(peer, tag) : 0,
                            .kind = !recv ? REQ_SEND
@@ -300,7 +318,7 @@ static int start_event(MPI_Request r, uint64_t t0, uint64_t t1)
         e.flags |= received(p->buf, p->bytes, p->peer);
     } else {
         e.bytes = p->bytes;
-        e.flags = note_sent(p->buf, p->bytes, p->peer);
+        e.flags = note_sent(p->buf, p->contiguous, MPI_BYTE, p->bytes, p->peer);
     }
     record(&e);
     return 1;

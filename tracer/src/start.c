@@ -594,6 +594,8 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
     T.len = E_HEAD;
     const char *sites = getenv("LOGGPS_TRACE_SITES");
     T.sites = !(sites && strcmp(sites, "0") == 0);
+    const char *clean = getenv("LOGGPS_TRACE_CLEAN");
+    T.clean = !(clean && strcmp(clean, "0") == 0);
 
     decide_measurements();
     T.offset_init = measure_offset();

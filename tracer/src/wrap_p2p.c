@@ -92,7 +92,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                        .source = world_rank(c, status->MPI_SOURCE),
                        .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
                        .flags = wildcard_flags(source, recvtag) };
-    e.flags |= note_sent(sendbuf, e.bytes, e.peer); /* before the receive, which may overlap it */
+    /* before the receive, which may overlap it */
+    e.flags |= note_sent(sendbuf, sendcount, sendtype, e.bytes, e.peer);
     e.flags |= received(recvbuf, e.recv_bytes, e.source);
     record(&e);
     return leave(rc);
@@ -118,7 +119,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
                        .source = world_rank(c, status->MPI_SOURCE),
                        .recvtag = tag_of(status->MPI_TAG), .comm = c->id,
                        .flags = wildcard_flags(source, recvtag) };
-    e.flags |= note_sent(buf, e.bytes, e.peer);
+    e.flags |= note_sent(buf, count, type, e.bytes, e.peer);
     received(buf, e.recv_bytes, -2); /* written; not flagged bounced (FORMAT.md) */
     record(&e);
     return leave(rc);

@@ -8,6 +8,8 @@
  *   6  MPI_Send of 512 B of `b` twice: small, never flagged
  *   7  MPI_Sendrecv sending `a`: clean; its receive into `b` bounced (b was sent to rank 1)
  *   8  a persistent send of `c` started twice: the second clean
+ *   9  MPI_Send of every other int of `c` (a vector type: not contiguous, never read) twice:
+ *      not flagged
  * So rank 0's flagged records: MPI_Send (2), MPI_Isend (4), MPI_Sendrecv (7), MPI_Isend (8);
  * rank 1 receives into one buffer and sends from it once: none. A change to a value between
  * the words the fingerprint samples (32 of them) would go unseen. 2 ranks. */
@@ -50,6 +52,11 @@ int main(int argc, char **argv)
             C(MPI_Wait)(&r, MPI_STATUS_IGNORE);
         }
         MPI_Request_free(&r);
+        MPI_Datatype every_other;
+        MPI_Type_vector(N / 2, 1, 2, MPI_INT, &every_other);
+        MPI_Type_commit(&every_other);
+        for (int k = 0; k < 2; k++) C(MPI_Send)(c, 1, every_other, 1, 12, W);
+        MPI_Type_free(&every_other);
     } else {
         for (int t = 1; t <= 4; t++) C(MPI_Recv)(in, N, MPI_INT, 0, t, W, MPI_STATUS_IGNORE);
         C(MPI_Send)(in, N, MPI_INT, 0, 5, W); /* rank 0's `a` as it was: the same values */
@@ -58,6 +65,7 @@ int main(int argc, char **argv)
         C(MPI_Recv)(in, 128, MPI_INT, 0, 8, W, MPI_STATUS_IGNORE);
         C(MPI_Sendrecv)(b, N, MPI_INT, 0, 10, in, N, MPI_INT, 0, 9, W, MPI_STATUS_IGNORE);
         for (int k = 0; k < 2; k++) C(MPI_Recv)(in, N, MPI_INT, 0, 11, W, MPI_STATUS_IGNORE);
+        for (int k = 0; k < 2; k++) C(MPI_Recv)(in, N / 2, MPI_INT, 0, 12, W, MPI_STATUS_IGNORE);
     }
     return finish();
 }

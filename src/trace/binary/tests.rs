@@ -380,6 +380,12 @@ fn fast_records_agree_with_nom() {
     );
 }
 
+/// Rank 0's events' flags.
+fn flags(t: &Trace) -> Vec<u8> {
+    let ev = t.events.rank(0);
+    (0..ev.len()).map(|i| ev.flags(i)).collect()
+}
+
 /// A receive's `bounced` flag (FORMAT.md, receive flag 8) round-trips through text and binary
 /// on a Recv, an Irecv with `any_source` and a Sendrecv; a Sendrecv may not carry `found`.
 #[test]
@@ -392,11 +398,6 @@ fn bounced_receives_keep_their_flag() {
         0 MPI_Sendrecv 90 99 bytes=8 peer=1 tag=3 recv_bytes=8 source=1 recv_tag=4 flags=bounced\n\
         1 MPI_Sendrecv 90 99 bytes=8 peer=0 tag=4 recv_bytes=8 source=0 recv_tag=3\n";
     let t = crate::trace::text::parse("t.txt", text.as_bytes()).unwrap();
-    let flags = |t: &Trace| -> Vec<u8> {
-        (0..t.events.rank(0).len())
-            .map(|i| t.events.rank(0).flags(i))
-            .collect()
-    };
     let want = [
         0,
         FLAG_BOUNCED,
@@ -443,11 +444,6 @@ fn clean_sends_keep_their_flag() {
         0 MPI_Sendrecv 90 99 bytes=8 peer=1 tag=3 recv_bytes=8 source=1 recv_tag=4 flags=bounced|clean\n\
         1 MPI_Sendrecv 90 99 bytes=8 peer=0 tag=4 recv_bytes=8 source=0 recv_tag=3\n";
     let t = crate::trace::text::parse("t.txt", text.as_bytes()).unwrap();
-    let flags = |t: &Trace| -> Vec<u8> {
-        (0..t.events.rank(0).len())
-            .map(|i| t.events.rank(0).flags(i))
-            .collect()
-    };
     let want = [FLAG_CLEAN, FLAG_CLEAN, 0, FLAG_BOUNCED | FLAG_CLEAN];
     assert_eq!(flags(&t), want);
     let mut out = Vec::new();
