@@ -41,3 +41,37 @@ fn info_shows_gamma_and_progress() {
         "{text}"
     );
 }
+
+/// The sends flagged `clean` and the receives flagged `bounced` (the model's §13), counted by
+/// hand: rank 0's 5,000 B Send and its Sendrecv's 3,000 B send half clean (8,000 bytes), rank 1's
+/// Recv and rank 0's Sendrecv's receive bounced; none of them: no line.
+#[test]
+fn info_counts_clean_sends_and_bounced_receives() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("b.txt");
+    std::fs::write(
+        &f,
+        "loggps-trace 1\nranks 2\n\
+         0 MPI_Send 0 1 bytes=5000 peer=1 tag=0 flags=clean\n\
+         1 MPI_Recv 0 2 bytes=5000 peer=0 tag=0 flags=bounced\n\
+         0 MPI_Send 3 4 bytes=2000 peer=1 tag=0\n1 MPI_Recv 3 5 bytes=2000 peer=0 tag=0\n\
+         0 MPI_Sendrecv 9 10 bytes=3000 peer=1 tag=1 recv_bytes=3000 source=1 recv_tag=2 \
+         flags=bounced|clean\n\
+         1 MPI_Sendrecv 9 10 bytes=3000 peer=0 tag=2 recv_bytes=3000 source=0 recv_tag=1\n",
+    )
+    .unwrap();
+    let v = json(&["info", f.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        (&v["clean_sends"], &v["clean_bytes"], &v["bounced_receives"]),
+        (&2.into(), &8000.into(), &2.into())
+    );
+    let out = common::run(&["info", f.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("buffers        2 send(s) from a buffer unchanged since its last send (`clean`, 8000 bytes), 2 receive(s)"),
+        "{text}"
+    );
+    let plain = fixture("all-routines.txt");
+    let out = common::run(&["info", plain.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("buffers "));
+}

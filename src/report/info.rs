@@ -2,7 +2,7 @@
 
 use crate::model::Params;
 use crate::trace::sites::UNKNOWN;
-use crate::trace::{PEER_NULL, Routine, Shape, Trace};
+use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -34,6 +34,12 @@ pub struct Info {
     /// Point-to-point messages sent (MPI_PROC_NULL excluded) and their bytes.
     pub messages: u64,
     pub message_bytes: u64,
+    /// Of those, the sends the tracer flagged `clean` (from a buffer unchanged since the rank's
+    /// last send from it: the model's §13), and their bytes.
+    pub clean_sends: u64,
+    pub clean_bytes: u64,
+    /// Receives flagged `bounced` (into the buffer the rank last sent from to the same peer).
+    pub bounced_receives: u64,
     /// Bytes sent by collectives, summed over ranks.
     pub collective_bytes: u64,
     pub bytes_moved: u64,
@@ -163,6 +169,8 @@ struct Counts {
     hist: [u64; 65],
     messages: u64,
     message_bytes: u64,
+    clean: [u64; 2],
+    bounced: u64,
     collective_bytes: u64,
 }
 
@@ -172,6 +180,8 @@ impl Counts {
         (0..65).for_each(|k| self.hist[k] += o.hist[k]);
         self.messages += o.messages;
         self.message_bytes += o.message_bytes;
+        (self.clean[0], self.clean[1]) = (self.clean[0] + o.clean[0], self.clean[1] + o.clean[1]);
+        self.bounced += o.bounced;
         self.collective_bytes += o.collective_bytes;
         self
     }
@@ -185,6 +195,8 @@ fn counts(trace: &Trace) -> Counts {
         hist: [0; 65],
         messages: 0,
         message_bytes: 0,
+        clean: [0; 2],
+        bounced: 0,
         collective_bytes: 0,
     };
     let rank = |r: usize| {
@@ -198,9 +210,20 @@ fn counts(trace: &Trace) -> Counts {
                     c.messages += 1;
                     c.message_bytes += bytes;
                     c.hist[bucket(bytes)] += 1;
+                    if ev.flags(i) & FLAG_CLEAN != 0 {
+                        (c.clean[0], c.clean[1]) = (c.clean[0] + 1, c.clean[1] + bytes);
+                    }
                 }
                 Shape::Coll => c.collective_bytes += ev.bytes(i),
                 _ => {}
+            }
+            // A Sendrecv's flags hold both halves': its receive's `bounced` counted here.
+            if matches!(
+                routine.shape(),
+                Shape::Recv | Shape::Irecv | Shape::Sendrecv
+            ) && ev.flags(i) & FLAG_BOUNCED != 0
+            {
+                c.bounced += 1;
             }
         }
         c
@@ -266,6 +289,9 @@ impl Info {
             events_by_routine: by_routine,
             messages,
             message_bytes,
+            clean_sends: c.clean[0],
+            clean_bytes: c.clean[1],
+            bounced_receives: c.bounced,
             collective_bytes,
             bytes_moved: message_bytes + collective_bytes,
             message_sizes,
@@ -378,6 +404,14 @@ impl Info {
             "messages       {} point-to-point, {} bytes; collectives {} bytes",
             self.messages, self.message_bytes, self.collective_bytes
         )?;
+        if self.clean_sends + self.bounced_receives > 0 {
+            writeln!(
+                out,
+                "buffers        {} send(s) from a buffer unchanged since its last send (`clean`, {} \
+                 bytes), {} receive(s) into the buffer last sent to the same peer (`bounced`)",
+                self.clean_sends, self.clean_bytes, self.bounced_receives
+            )?;
+        }
         self.write_counts(out)
     }
 
