@@ -543,6 +543,7 @@ pub(crate) mod tests {
                 written_ns: f * model,
                 bounced_ns: f * model,
                 clean_ns: None,
+                exchanges_ns: None,
             }]
         };
         let share = |r: &[crate::calibrate::bounce::RoundTrips]| {

@@ -1936,7 +1936,8 @@ mod tests {
                 k: 16384,
                 written_ns: 9912.0,
                 bounced_ns: 11104.5,
-                clean_ns: None
+                clean_ns: None,
+                exchanges_ns: None
             }]
         );
         assert_eq!(l.calls.len(), 2);

@@ -85,10 +85,13 @@
  * them (a send buffer written before each send, a separate receive buffer), from one buffer
  * on each rank, received into and sent back (a ping-pong bouncing its buffer; MODEL.md §13,
  * `bounce`), and from a send buffer written once, before the first (a program sending data it
- * does not write between its sends: what a trace cannot tell, MODEL.md §13), and prints the
+ * does not write between its sends: what a trace cannot tell, MODEL.md §13); then exchanges of
+ * one message each way at once (as --exchange makes them, N = 1) two ways, from a send buffer
+ * written before each exchange and from one written once (a halo of fixed boundaries: the share
+ * a `clean` send takes, MODEL.md §13, is the exchanges' where they were timed); and prints the
  * mean of the middle half of each:
  *
- *     bounce K WRITTEN_NS BOUNCED_NS REPS CLEAN_NS
+ *     bounce K WRITTEN_NS BOUNCED_NS REPS CLEAN_NS XWRITTEN_NS XCLEAN_NS
  *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
@@ -382,9 +385,28 @@ static void bounce(int rank, long long k, int reps, long long *written, long lon
             }
         }
     }
+    double round_trips[3] = { middle_mean(written, reps), middle_mean(bounced, reps),
+                              middle_mean(clean, reps) };
+    /* Exchanges, both ranks alike: from b written before each (into a), from c written once. */
+    int peer = 1 - rank;
+    for (int way = 0; way < 2; way++) {
+        char *out = way == 0 ? b : c;
+        long long *t = way == 0 ? written : clean;
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int r = -5; r < reps; r++) {
+            if (way == 0) memset(out, r & 0x7f, (size_t)k);
+            MPI_Request req[2];
+            MPI_Status st[2];
+            int64_t t0 = now_ns();
+            MPI_Irecv(a, (int)k, MPI_BYTE, peer, 11, MPI_COMM_WORLD, &req[0]);
+            MPI_Isend(out, (int)k, MPI_BYTE, peer, 11, MPI_COMM_WORLD, &req[1]);
+            MPI_Waitall(2, req, st);
+            if (r >= 0) t[r] = now_ns() - t0;
+        }
+    }
     if (rank == 0) {
-        printf("bounce %lld %.1f %.1f %d %.1f\n", k, middle_mean(written, reps),
-               middle_mean(bounced, reps), reps, middle_mean(clean, reps));
+        printf("bounce %lld %.1f %.1f %d %.1f %.1f %.1f\n", k, round_trips[0], round_trips[1],
+               reps, round_trips[2], middle_mean(written, reps), middle_mean(clean, reps));
         fflush(stdout);
     }
     free(a);
