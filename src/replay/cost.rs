@@ -782,7 +782,12 @@ impl Shared<'_> {
             Ok(q) if q < self.trace.nranks() && self.rendezvous(r, oi) => q,
             _ => return Ok(Pending::Done(c)),
         };
-        match self.pair(r, q) {
+        // A clean send's share of its payload is its clean set's (the model's §13).
+        let model = match self.clean_any && ev.flags(oi) & FLAG_CLEAN != 0 {
+            true => self.clean_model(r, q),
+            false => self.pair(r, q),
+        };
+        match model {
             Model::LogGps(p) if p.rendezvous_sender > 0.0 => Ok(Pending::Queued(Queued {
                 start: c.done - p.rendezvous_sender * p.t1(ev.bytes(oi)),
                 c,
