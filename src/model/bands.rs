@@ -330,7 +330,7 @@ impl Bands {
     #[allow(non_snake_case)] // the paper's name
     pub fn scale_above(&mut self, S: u64, f: f64) -> Result<(), String> {
         let mut lo = 0;
-        for (j, b) in self.list[..self.len as usize].iter_mut().enumerate() {
+        for (j, b) in self.as_slice().iter().enumerate() {
             if lo < S && S < b.hi {
                 return Err(format!(
                     "band {} ({}) holds sizes on both sides of S = {S}: give the set a band \
@@ -339,11 +339,10 @@ impl Bands {
                     sizes(lo, b.hi)
                 ));
             }
-            if lo >= S {
-                (0..BAND_NAMES.len()).for_each(|i| *b.get_mut(i) *= f);
-            }
             lo = b.hi;
         }
+        // No band across S: those holding sizes above it lie wholly above it.
+        self.scale_holding_above(S, |_, _| f);
         Ok(())
     }
 

@@ -118,6 +118,48 @@ impl Clean {
     }
 }
 
+impl Clean {
+    /// A set's `clean` in a parameter file's `table`: one share (`clean = 0.49`), or a share at
+    /// each size measured (`clean = [[4096, 0.64], [16384, 0.49]]`, sizes rising); None where
+    /// the table has none.
+    pub(super) fn of_table(table: &toml::Table) -> Result<Option<Clean>, String> {
+        let Some(v) = table.get("clean") else {
+            return Ok(None);
+        };
+        let bad = || {
+            format!("parameter clean must be a number or a list of [bytes, share] pairs, found {v}")
+        };
+        let number = |x: &toml::Value| match x {
+            toml::Value::Float(f) => Some(*f),
+            toml::Value::Integer(i) => Some(*i as f64),
+            _ => None,
+        };
+        let points: Vec<(u64, f64)> = match v {
+            toml::Value::Array(list) => (list.iter())
+                .map(|p| match p.as_array().map(|a| a.as_slice()) {
+                    Some([toml::Value::Integer(k), f]) if *k >= 0 => {
+                        Ok((*k as u64, number(f).ok_or_else(bad)?))
+                    }
+                    _ => Err(bad()),
+                })
+                .collect::<Result<_, _>>()?,
+            x => vec![(0, number(x).ok_or_else(bad)?)],
+        };
+        Clean::new(&points).map(Some)
+    }
+
+    /// Its line in a parameter file, as [`Clean::of_table`] reads it.
+    pub(super) fn toml(&self) -> String {
+        match self.points() {
+            [(0, f)] => format!("clean = {f:?}\n"),
+            p => {
+                let each: Vec<String> = p.iter().map(|(k, f)| format!("[{k}, {f:?}]")).collect();
+                format!("clean = [{}]\n", each.join(", "))
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for Clean {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.points() {

@@ -577,45 +577,6 @@ pub fn bounce_invalid(bounce: Option<f64>) -> Option<String> {
     })
 }
 
-/// A set's `clean` in a parameter file: one share (`clean = 0.49`), or a share at each size
-/// measured (`clean = [[4096, 0.64], [16384, 0.49]]`, sizes rising; the model's §13).
-fn clean_of_table(table: &toml::Table) -> Result<Option<Clean>, String> {
-    let bad = |v: &toml::Value| {
-        format!("parameter clean must be a number or a list of [bytes, share] pairs, found {v}")
-    };
-    let Some(v) = table.get("clean") else {
-        return Ok(None);
-    };
-    let number = |v: &toml::Value| match v {
-        toml::Value::Float(f) => Some(*f),
-        toml::Value::Integer(i) => Some(*i as f64),
-        _ => None,
-    };
-    let points: Vec<(u64, f64)> = match v {
-        toml::Value::Array(list) => (list.iter())
-            .map(|p| match p.as_array().map(|a| a.as_slice()) {
-                Some([toml::Value::Integer(k), f]) if *k >= 0 => {
-                    Ok((*k as u64, number(f).ok_or_else(|| bad(v))?))
-                }
-                _ => Err(bad(v)),
-            })
-            .collect::<Result<_, _>>()?,
-        v => vec![(0, number(v).ok_or_else(|| bad(v))?)],
-    };
-    Clean::new(&points).map(Some)
-}
-
-/// A `clean` as [`clean_of_table`] reads it.
-fn clean_toml(c: &Clean) -> String {
-    match c.points() {
-        [(0, f)] => format!("clean = {f:?}\n"),
-        p => {
-            let each: Vec<String> = p.iter().map(|(k, f)| format!("[{k}, {f:?}]")).collect();
-            format!("clean = [{}]\n", each.join(", "))
-        }
-    }
-}
-
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
 /// in every band, `--S` moved; the paper's `--Gs`, `--Gl`, `--s` have no meaning there.
 fn override_bands(p: Params, ov: &Overrides, sources: &mut [Source; 8]) -> Result<Params, Error> {
@@ -949,7 +910,7 @@ impl Extras {
         if let Some(why) = bounce_invalid(bounce) {
             return Err(why);
         }
-        let clean = clean_of_table(table)?;
+        let clean = Clean::of_table(table)?;
         let departs_upto = match table.contains_key("departs_upto") {
             true => Some(byte_count(table, "departs_upto")?),
             false => None,
@@ -1148,7 +1109,7 @@ pub fn params_toml(p: &Params) -> String {
             0.0 => String::new(),
             b => format!("bounce = {b:?}\n"),
         }
-        + &p.clean.as_ref().map_or(String::new(), clean_toml)
+        + &p.clean.as_ref().map_or(String::new(), Clean::toml)
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"));
