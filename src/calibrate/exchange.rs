@@ -12,7 +12,7 @@
 
 use crate::error::Error;
 use crate::model::{Model, Params};
-use crate::trace::{Routine, Trace};
+use crate::trace::{FLAG_CLEAN, Routine, Trace};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -33,6 +33,10 @@ pub fn sizes(max_bytes: u64) -> String {
 pub struct Exchange {
     pub k: u64,
     pub n: u32,
+    /// Its rank 0's sends flagged `clean` by the tracer (the bounce probe's exchanges from a
+    /// buffer written once, the model's §13): kept apart from those of buffers written before
+    /// each exchange.
+    pub clean: bool,
     pub measured_ns: f64,
     pub predicted_ns: f64,
 }
@@ -146,7 +150,8 @@ pub fn check_nearest(
             rendezvous_sender: f,
             ..**p
         };
-        check(&trace, &q).map(|each| {
+        check(&trace, &q).map(|mut each| {
+            each.retain(|e| !e.clean);
             let error = rendezvous_error(&each, p.S, speed);
             (each, error)
         })
@@ -217,18 +222,24 @@ pub fn check(trace: &Trace, p: &Params) -> Result<Vec<Exchange>, Error> {
         predicted[s.event as usize] = (s.call_ns, s.return_ns);
     }
     let ev = trace.rank(0);
-    let mut each: BTreeMap<(u64, u32), (Vec<f64>, Vec<f64>)> = BTreeMap::new();
-    // The exchange being read: its first receive's event and bytes, and its receives.
-    let mut open: Option<(usize, u64, u32)> = None;
+    // Per size, count and cleanness: the exchanges measured and predicted.
+    type Both = (Vec<f64>, Vec<f64>);
+    let mut each: BTreeMap<(u64, u32, bool), Both> = BTreeMap::new();
+    // The exchange being read: its first receive's event and bytes, its receives, and whether
+    // its sends so far are flagged clean.
+    let mut open: Option<(usize, u64, u32, bool)> = None;
     for i in 0..ev.len() {
         match (ev.routine(i), open) {
-            (Routine::Irecv, None) => open = Some((i, ev.bytes(i), 1)),
-            (Routine::Irecv, Some((first, k, n))) => open = Some((first, k, n + 1)),
-            (Routine::Isend, _) => {}
-            (Routine::Waitall, Some((first, k, n))) => {
+            (Routine::Irecv, None) => open = Some((i, ev.bytes(i), 1, true)),
+            (Routine::Irecv, Some((first, k, n, c))) => open = Some((first, k, n + 1, c)),
+            (Routine::Isend, Some((first, k, n, c))) => {
+                open = Some((first, k, n, c && ev.flags(i) & FLAG_CLEAN != 0))
+            }
+            (Routine::Isend, None) => {}
+            (Routine::Waitall, Some((first, k, n, clean))) => {
                 let measured = ev.t_return(i).saturating_sub(ev.t_call(first)) as f64;
                 let at = predicted[i].1 - predicted[first].0;
-                let (m, q) = each.entry((k, n)).or_default();
+                let (m, q) = each.entry((k, n, clean)).or_default();
                 m.push(measured);
                 q.push(at);
                 open = None;
@@ -238,9 +249,10 @@ pub fn check(trace: &Trace, p: &Params) -> Result<Vec<Exchange>, Error> {
     }
     Ok(each
         .into_iter()
-        .map(|((k, n), (m, q))| Exchange {
+        .map(|((k, n, clean), (m, q))| Exchange {
             k,
             n,
+            clean,
             measured_ns: super::fit::median(&m),
             predicted_ns: super::fit::median(&q),
         })
@@ -483,6 +495,37 @@ pub(crate) mod tests {
             );
         }
         crate::trace::text::parse("x.txt", text.as_bytes()).unwrap()
+    }
+
+    /// The bounce probe's exchanges from a buffer written once (their sends flagged `clean`)
+    /// are kept apart: the example's exchange (a share of 0.25 at 6,500) and a clean one after
+    /// it measured 3,000 give the written one alone to the share's fit (0.25 still, where their
+    /// median, 4,750, would give 0) and to the report, the clean one its own entry.
+    #[test]
+    fn clean_exchanges_are_kept_apart() {
+        let mut text = String::from("loggps-trace 1\nranks 2\n");
+        for r in 0..2 {
+            let q = 1 - r;
+            text += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Irecv 0 50 bytes=1000 peer={q} tag=0 req=0\n\
+                 {r} MPI_Isend 50 100 bytes=1000 peer={q} tag=0 req=1\n\
+                 {r} MPI_Waitall 100 6500 done=0:{q}:0,1:-1:-1\n\
+                 {r} MPI_Irecv 6500 6550 bytes=1000 peer={q} tag=0 req=2\n\
+                 {r} MPI_Isend 6550 6600 bytes=1000 peer={q} tag=0 req=3 flags=clean\n\
+                 {r} MPI_Waitall 6600 9500 done=2:{q}:0,3:-1:-1\n\
+                 {r} MPI_Finalize 9500 9500\n"
+            );
+        }
+        let trace = crate::trace::text::parse("x.txt", text.as_bytes()).unwrap();
+        let p = example_set();
+        let all = check(&trace, &p).unwrap();
+        let got: Vec<(bool, f64)> = all.iter().map(|e| (e.clean, e.measured_ns)).collect();
+        assert_eq!(got, [(false, 6500.0), (true, 3000.0)]);
+        let x = check_nearest(trace, &[&p], &[]).unwrap();
+        assert_eq!(x.each.len(), 1);
+        assert!(!x.each[0].clean);
+        let v = x.rendezvous.unwrap();
+        assert!((v.sender - 0.25).abs() <= 1.0 / 1024.0, "{v:?}");
     }
 
     /// One exchange of 1,000 B each way by rendezvous (`S = 0`) under `L = 0`, `o = 1,000`,
