@@ -7,7 +7,8 @@
 //!   ([`release_freed`]); large temporaries in pages of their own (`Pages`); zeroed memory
 //!   ([`zeroed_slice`]); pages made present at once (`populate_writes`); a file mapped
 //!   read-only ([`MappedFile`]); a parallel counting sort's scatter ([`scatter`]); a large
-//!   text's UTF-8 checked in parallel ([`utf8_in_parallel`]).
+//!   text's UTF-8 checked in parallel ([`utf8_in_parallel`]); a text's bytes classed sixteen
+//!   at a time (`classes16`).
 //! - Cache hints ([`prefetch`]).
 //! - How many heap allocations a phase made ([`Counting`], [`allocations`]): the figure that
 //!   shows none is made per event.
@@ -16,10 +17,14 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::cell::{Cell, RefCell};
 use std::thread::LocalKey;
 
+#[cfg(target_arch = "x86_64")]
+mod bytes;
 mod pages;
 mod prefetch;
 mod scatter;
 
+#[cfg(target_arch = "x86_64")]
+pub use bytes::classes16;
 pub(crate) use pages::zeroable;
 pub(crate) use pages::{Pages, populate_writes, populate_writes_in_parallel, zeroed_atomics};
 pub use pages::{Zeroable, zeroed_slice};

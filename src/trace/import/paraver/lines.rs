@@ -274,6 +274,10 @@ enum Wrong {
 /// 18, between `:`), their values in `v`: the line's end (its `\n`, or the text's end) and how
 /// many; None where a field is anything else or `v` cannot hold them all.
 pub(super) fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize, Option<usize>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(read) = wide::plain_line(text, from, v) {
+        return read;
+    }
     let line_end = |k: usize| k + memchr::memchr(b'\n', &text[k..]).unwrap_or(text.len() - k);
     // A byte at a time, the field's value, digits and sign so far.
     let (mut n, mut x, mut digits, mut negative) = (0, 0i64, 0, false);
@@ -304,4 +308,92 @@ pub(super) fn plain_line(text: &[u8], from: usize, v: &mut [i64; 32]) -> (usize,
     }
     v[n] = if negative { -x } else { x };
     (text.len(), Some(n + 1))
+}
+
+/// [`plain_line`] for the lines it can read whole at once: 64 bytes from the line's start
+/// classed 16 at a time (a colon, a line feed, a digit), the fields' ends then known, each
+/// field's digits read eight bytes at a time, none waiting on another. The byte loop waits at
+/// each field's end on a branch it cannot foresee (the fields' lengths vary from line to line):
+/// `info` of a 2,000,000-call trace took 383–415 ms of CPU with this against 441–460 without
+/// (`perf stat -r 10`, in turn; the wall time, 0.24–0.25 s, is held by the serial steps after).
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    /// The line at `from` where it is plain, at most 63 bytes long and its fields at most 16
+    /// digits, with at least 8 bytes of `text` before it and 64 from its start: as
+    /// [`super::plain_line`] reads it. None where the byte loop must say: a longer line, a
+    /// sign, any other byte, an empty field, a longer field, the text's ends.
+    #[inline(always)]
+    pub(super) fn plain_line(
+        text: &[u8],
+        from: usize,
+        v: &mut [i64; 32],
+    ) -> Option<(usize, Option<usize>)> {
+        let block = text.get(from..from + 64)?;
+        if from < 8 {
+            return None;
+        }
+        let (mut colon, mut newline, mut digit) = (0u64, 0u64, 0u64);
+        for (i, part) in block.chunks_exact(16).enumerate() {
+            let (c, n, d) = crate::memory::classes16(part.try_into().expect("16 bytes"));
+            let at = 16 * i;
+            colon |= u64::from(c) << at;
+            newline |= u64::from(n) << at;
+            digit |= u64::from(d) << at;
+        }
+        let len = newline.trailing_zeros() as usize;
+        if len == 0 || len == 64 {
+            return None;
+        }
+        let below = (1u64 << len) - 1;
+        let colon = colon & below;
+        let empty = colon & 1 != 0 || colon >> (len - 1) != 0 || colon & (colon >> 1) != 0;
+        let count = colon.count_ones() as usize + 1;
+        if (digit | colon) & below != below || empty || count > v.len() {
+            return None;
+        }
+        let (mut start, mut ends) = (from, colon);
+        for slot in &mut v[..count] {
+            let end = from
+                + if ends == 0 {
+                    len
+                } else {
+                    ends.trailing_zeros() as usize
+                };
+            *slot = field(text, start, end)?;
+            (start, ends) = (end + 1, ends & ends.wrapping_sub(1));
+        }
+        Some((from + len, Some(count)))
+    }
+
+    /// The digits of `text[start..end]` (1 to 16 of them, 8 bytes of `text` before `end - 8`
+    /// where more than 8) as a number; None where more than 16.
+    #[inline(always)]
+    fn field(text: &[u8], start: usize, end: usize) -> Option<i64> {
+        let len = end - start;
+        let word = |e: usize| {
+            let w: [u8; 8] = text[e - 8..e].try_into().expect("eight bytes");
+            u64::from_le_bytes(w) ^ 0x3030_3030_3030_3030
+        };
+        match len {
+            // (most fields of a Paraver line are one digit: the record's kind, application,
+            // task, thread)
+            1 => Some(text[start].wrapping_sub(b'0') as i64),
+            0..=8 => Some(eight(word(end), len) as i64),
+            9..=16 => {
+                Some((eight(word(end - 8), len - 8) * 100_000_000 + eight(word(end), 8)) as i64)
+            }
+            _ => None,
+        }
+    }
+
+    /// The number the last `len` (1 to 8) bytes of `t` hold, each a digit's value, the first
+    /// byte in memory the most significant: the bytes before them cleared, then pairs, fours
+    /// and the eight joined by three multiplications.
+    #[inline(always)]
+    fn eight(t: u64, len: usize) -> u64 {
+        let t = t & (u64::MAX << (8 * (8 - len)));
+        let t = ((t & 0x0f0f_0f0f_0f0f_0f0f).wrapping_mul(2561)) >> 8;
+        let t = ((t & 0x00ff_00ff_00ff_00ff).wrapping_mul(6_553_601)) >> 16;
+        ((t & 0x0000_ffff_0000_ffff).wrapping_mul(42_949_672_960_001)) >> 32
+    }
 }

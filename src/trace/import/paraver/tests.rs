@@ -60,12 +60,20 @@ fn lines_read_as_plain_integers_read_as_their_fields_parsed() {
             let read = n.map(|n| v[..n].to_vec());
             assert_eq!(read, parsed(line), "{line:?}");
         }
-        // From a line's start within the text, as the pieces are read.
+        // From a line's start within the text, as the pieces are read: near its start, and
+        // with 8 bytes before and 64 after (read 16 bytes at a time where it is plain).
         let text = format!("9:9\n{line}\n");
         let (at, n) = plain_line(text.as_bytes(), 4, &mut v);
         assert_eq!(
             (at, n.map(|n| v[..n].to_vec())),
             (4 + line.len(), parsed(line))
+        );
+        let text = format!("12345:78\n{line}\n{}", "7:".repeat(40));
+        let (at, n) = plain_line(text.as_bytes(), 9, &mut v);
+        assert_eq!(
+            (at, n.map(|n| v[..n].to_vec())),
+            (9 + line.len(), parsed(line)),
+            "{line:?}"
         );
     }
 }
@@ -100,10 +108,18 @@ fn random_lines_read_as_plain_integers_read_as_their_fields_parsed() {
                 line.push([' ', 'x', '/', ';', '\r'][next(5) as usize]);
             }
         }
-        let before = "9".repeat(next(9) as usize);
+        let before = "9".repeat(next(20) as usize);
         // (a long line after: 64 bytes from this one's start, as most lines have)
         let long = "\n".to_string() + &"1234567890:".repeat(7);
-        let after = ["", "\n", "\n1:2:3", "\n12345678901234567890", &long][next(5) as usize];
+        let longer = long.repeat(2);
+        let after = [
+            "",
+            "\n",
+            "\n1:2:3",
+            "\n12345678901234567890",
+            &long,
+            &longer,
+        ][next(6) as usize];
         let text = format!("{before}\n{line}{after}");
         let from = before.len() + 1;
         let (at, n) = plain_line(text.as_bytes(), from, &mut v);
