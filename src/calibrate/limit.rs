@@ -25,6 +25,9 @@ pub struct EagerAbove {
     /// the set's `S` and `limit`, traced under that launcher and predicted with the set at
     /// `S = limit` (`calibrate`'s [`super::eager_exchanges`]; None: none measured).
     pub exchanges: Option<super::exchange::Exchanges>,
+    /// The eager bands above `S` whose `Od` and `Op` those exchanges moved
+    /// ([`super::eager_split::fit`]).
+    pub refits: Vec<super::eager_split::Refit>,
 }
 
 /// A modeled round trip this far from the measured one (relative) is a miss.
@@ -316,6 +319,7 @@ fn eager_bands(
         line_ns: swept.lines,
         reported,
         exchanges: None,
+        refits: Vec::new(),
     }))
 }
 

@@ -5,6 +5,7 @@
 mod again;
 pub mod banded;
 pub mod bounce;
+pub mod eager_split;
 pub mod exchange;
 pub mod fit;
 mod launch;
@@ -878,54 +879,91 @@ fn reported_by_library(
 /// Launches of the exchanges under the eager launcher.
 const EAGER_EXCHANGE_LAUNCHES: usize = 3;
 
-/// The exchanges of the exchange sizes between `set`'s `S` and `limit` (the limit measured
-/// under the eager launcher `mpirun`), traced under that launcher in
-/// [`EAGER_EXCHANGE_LAUNCHES`] launches and predicted with the set at `S = limit`, its eager
-/// bands above `S` costing them (as a trace recorded at that limit is predicted, and a what-if
-/// `--S limit` of a trace at `S`): of the launches at the set's placement, the middle one
-/// ([`exchanges_per_set`]). Round trips, which the eager bands are fitted to, have one message
-/// in flight; where both ranks copy through the library's shared buffers at once (16 KiB
-/// exchanges here: each copy 30% longer than alone), they cannot tell. None where no size lies
-/// there, or no launch ran (said in `log`).
+/// The exchanges of the sizes between `set`'s `S` and `limit` (the limit measured under the
+/// eager launcher `mpirun`: each power of two between), traced under that launcher in
+/// [`EAGER_EXCHANGE_LAUNCHES`] launches; the set's eager bands above `S` fitted to them
+/// ([`eager_split::fit`], said in `log`), then the exchanges predicted with the set at `S =
+/// limit`, its eager bands above `S` costing them (as a trace recorded at that limit is
+/// predicted, and a what-if `--S limit` of a trace at `S`): of the launches at the set's
+/// placement, the middle one ([`exchanges_per_set`]). Round trips, which the eager bands are
+/// fitted to first, have one message in flight; where both ranks copy through the library's
+/// shared buffers at once (16 KiB exchanges here: each copy 30% longer than alone), they
+/// cannot tell. None where no size lies there, or no launch ran (said in `log`); with the bands
+/// the exchanges moved.
 fn eager_exchanges(
     opts: &Options,
     mpirun: &[String],
     tracer: &Path,
     limit: u64,
-    set: &Params,
+    set: &mut Params,
     log: &mut dyn FnMut(String),
-) -> Option<exchange::Exchanges> {
-    let sizes: Vec<String> = (exchange::sizes(opts.max_bytes).split(','))
-        .filter(|k| k.parse::<u64>().is_ok_and(|k| k > set.S && k <= limit))
-        .map(String::from)
+) -> (Option<exchange::Exchanges>, Vec<eager_split::Refit>) {
+    let sizes: Vec<String> = (0..64)
+        .map(|i| 1u64 << i)
+        .filter(|&k| k > set.S && k <= limit && k <= opts.max_bytes)
+        .map(|k| k.to_string())
         .collect();
     if sizes.is_empty() {
-        return None;
+        return (None, Vec::new());
     }
     let eager = Options {
         mpirun: mpirun.to_vec(),
         ..opts.clone()
     };
-    let at = Params { S: limit, ..*set };
-    let mut checked = Vec::new();
-    let run = |checked: &mut Vec<_>, log: &mut dyn FnMut(String)| -> Result<(), Error> {
+    let mut traces = Vec::new();
+    let run = |traces: &mut Vec<crate::trace::Trace>, log: &mut dyn FnMut(String)| {
         let traced = Traced::new(&eager, tracer)?;
         for _ in 0..EAGER_EXCHANGE_LAUNCHES {
-            let (trace, _) = traced.run(&["--exchange", &sizes.join(",")], log)?;
-            checked.push(exchange::check_nearest(trace, &[&at], &[])?);
+            traces.push(traced.run(&["--exchange", &sizes.join(",")], log)?.0);
         }
-        Ok(())
+        Ok::<(), Error>(())
     };
-    if let Err(e) = run(&mut checked, log) {
+    if let Err(e) = run(&mut traces, log) {
         log(format!(
-            "the exchanges under `{}` are not checked: {e}",
+            "{} of the {EAGER_EXCHANGE_LAUNCHES} exchange launches under `{}` ran: {e}",
+            traces.len(),
             mpirun.join(" ")
         ));
     }
-    exchanges_per_set(checked, &[&at])
-        .into_iter()
-        .next()
-        .flatten()
+    if traces.is_empty() {
+        return (None, Vec::new());
+    }
+    let checked = (|| {
+        // Those at the set's placement fit its bands (a launch far from it costs another
+        // price).
+        let mut here: Vec<crate::trace::Trace> = (traces.iter())
+            .filter(|t| match (probe_cores(t), set.cores) {
+                (Some(a), Some(b)) => !placements_apart(a, b),
+                _ => true,
+            })
+            .cloned()
+            .collect();
+        here.iter_mut()
+            .for_each(|t| t.meta.ranks.keep_tracer_time());
+        let (fitted, refits) = eager_split::fit(&here, set, limit)?;
+        *set = fitted;
+        let at = Params { S: limit, ..*set };
+        (traces.into_iter())
+            .map(|t| exchange::check_nearest(t, &[&at], &[]))
+            .collect::<Result<Vec<_>, Error>>()
+            .map(|c| (c, at, refits))
+    })();
+    match checked {
+        Ok((checked, at, refits)) => (
+            exchanges_per_set(checked, &[&at])
+                .into_iter()
+                .next()
+                .flatten(),
+            refits,
+        ),
+        Err(e) => {
+            log(format!(
+                "the exchanges under `{}` are not checked: their replay failed: {e}",
+                mpirun.join(" ")
+            ));
+            (None, Vec::new())
+        }
+    }
 }
 
 /// A traced launch's cores figure: the larger of the cache line's round trips at `MPI_Init`
@@ -1170,7 +1208,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             o.eager_above = each.next().flatten();
         }
         if let (Some(e), Some(t)) = (eager_above.as_mut(), tracer) {
-            e.exchanges = eager_exchanges(opts, m, t, e.limit, &fit.params, log);
+            (e.exchanges, e.refits) = eager_exchanges(opts, m, t, e.limit, &mut fit.params, log);
         }
     }
     Ok(Calibration {

@@ -369,6 +369,7 @@ mod tests {
             line_ns: vec![],
             reported: Some(32_768),
             exchanges: None,
+            refits: vec![],
         });
         let svg = chart(&c);
         assert_eq!(svg.matches("<path").count(), 2, "{svg}");

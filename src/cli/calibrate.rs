@@ -559,6 +559,9 @@ fn print_eager_above(e: Option<&calibrate::EagerAbove>, p: &loggps_predict::mode
         );
         from = b.hi;
     }
+    for r in &e.refits {
+        println!("eager split    {}", r.finding());
+    }
     if let Some(x) = &e.exchanges {
         let (lines, off) = calibrate::exchange::finding(x, EXCHANGE_WORST);
         for l in lines {
