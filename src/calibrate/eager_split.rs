@@ -13,7 +13,7 @@
 
 use super::exchange;
 use crate::error::Error;
-use crate::model::{Band, Params};
+use crate::model::{Band, MAX_EAGER_ABOVE, Params};
 use crate::trace::Trace;
 
 /// A band's `Od`, `Op` and `L` before and after [`fit`], and the mean |ln(predicted /
@@ -72,7 +72,14 @@ pub fn fit(traces: &[Trace], set: &Params, limit: u64) -> Result<(Params, Vec<Re
         })
         .map_err(|e| Error::Io(format!("the eager bands above S: {e}")))
     };
-    let mut list = above.clone();
+    let sizes: std::collections::BTreeSet<u64> = (traces.iter())
+        .map(|t| exchange::check(t, &Params { S: limit, ..*set }))
+        .collect::<Result<Vec<_>, Error>>()?
+        .into_iter()
+        .flatten()
+        .map(|e| e.k)
+        .collect();
+    let mut list = cut(&above, lo, &sizes);
     let mut refits = Vec::new();
     let mut from = lo;
     for j in 0..list.len() {
@@ -150,7 +157,43 @@ pub fn fit(traces: &[Trace], set: &Params, limit: u64) -> Result<(Params, Vec<Re
             list[j] = b;
         }
     }
-    Ok((with(&list)?, refits))
+    Ok((with(&merged(&list))?, refits))
+}
+
+/// `list` (the eager bands above `lo`) cut at each of `sizes` inside a band, the smallest first,
+/// while there is room ([`MAX_EAGER_ABOVE`]): each part keeps its band's parameters (the same
+/// costs), so that the exchanges of each size move a band of their own (a band's `Od` and `Op`
+/// are constants, and what its sizes' exchanges ask of them grows with the size).
+fn cut(list: &[Band], lo: u64, sizes: &std::collections::BTreeSet<u64>) -> Vec<Band> {
+    let mut out = list.to_vec();
+    for &k in sizes {
+        if out.len() >= MAX_EAGER_ABOVE {
+            break;
+        }
+        let mut from = lo;
+        let inside = out.iter().position(|b| {
+            let inside = k > from && k < b.hi;
+            from = b.hi;
+            inside
+        });
+        if let Some(i) = inside {
+            out.insert(i, Band { hi: k, ..out[i] });
+        }
+    }
+    out
+}
+
+/// `list` with each band joined to the one after it where they differ in their end alone (the
+/// parts of a cut no exchange moved).
+fn merged(list: &[Band]) -> Vec<Band> {
+    let mut out: Vec<Band> = Vec::new();
+    for b in list {
+        match out.last_mut() {
+            Some(last) if Band { hi: b.hi, ..*last } == *b => last.hi = b.hi,
+            _ => out.push(*b),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -208,6 +251,7 @@ mod tests {
         };
         let last = Band {
             hi: 200_000,
+            o: 600.0,
             ..band
         };
         (Params::paper([100.0, 200.0, 0.0, 0.0, 0.0, 0.0], 1000, 1000).in_bands())
@@ -221,9 +265,10 @@ mod tests {
     /// Exchanges of 10,000 B made to be what a set with `Od` 600, `Op` 400 (`L` 1,500: `L −
     /// Od − Op` 500) predicts (its replay's durations written as the measured ones): from `Od =
     /// Op = 0` (`L` 500), the same round trips, where the exchange of two messages each way is
-    /// predicted more than 5% long, the fit finds a pair that predicts both within 1%, keeps `L
-    /// − Od − Op` and every round trip of the band's sizes; the band above, with no exchange,
-    /// as it was; fitted already, nothing moves.
+    /// predicted more than 5% long, the fit cuts the band at 10,000 B and finds for its part
+    /// below a pair that predicts both within 1%, keeping `L − Od − Op` and every round trip;
+    /// the part above and the band above that, with no exchange, as they were (one band each
+    /// again); fitted already, nothing moves.
     #[test]
     fn the_split_is_fitted_to_exchanges_keeping_the_round_trips() {
         let truth = Params {
@@ -242,7 +287,8 @@ mod tests {
         let (fitted, refits) = fit(&traces, &from, 200_000).unwrap();
         assert_eq!(refits.len(), 1, "{refits:?}");
         let r = refits[0];
-        assert_eq!((r.lo, r.hi, r.exchanges), (1000, 100_000, 2));
+        // (the band cut at the exchanges' size: its part above keeps what it had)
+        assert_eq!((r.lo, r.hi, r.exchanges), (1000, 10_000, 2));
         assert!(r.error_after < 0.01 && r.error_before > 0.04, "{r:?}");
         let [od, op, l] = r.after;
         assert!((l - od - op - 500.0).abs() < 1e-6, "{r:?}");
@@ -251,10 +297,13 @@ mod tests {
             .eager_above()
             .map(|(a, l)| (a, l.to_vec()))
             .unwrap();
-        assert_eq!((list[0].Od, list[0].Op, list[0].L), (od, op, l));
         assert_eq!(
-            list[1],
-            set(500.0, 0.0, 0.0).as_bands().eager_above().unwrap().1[1]
+            (list[0].hi, list[0].Od, list[0].Op, list[0].L),
+            (10_000, od, op, l)
+        );
+        assert_eq!(
+            &list[1..],
+            set(500.0, 0.0, 0.0).as_bands().eager_above().unwrap().1
         );
         for k in [2000, 10_000, 50_000, 100_000] {
             for w in [0.0, 1e6] {

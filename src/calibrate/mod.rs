@@ -880,7 +880,7 @@ fn reported_by_library(
 const EAGER_EXCHANGE_LAUNCHES: usize = 3;
 
 /// The exchanges of the sizes between `set`'s `S` and `limit` (the limit measured under the
-/// eager launcher `mpirun`: each power of two between), traced under that launcher in
+/// eager launcher `mpirun`: each power of two between, and the limit), traced under that launcher in
 /// [`EAGER_EXCHANGE_LAUNCHES`] launches; the set's eager bands above `S` fitted to them
 /// ([`eager_split::fit`], said in `log`), then the exchanges predicted with the set at `S =
 /// limit`, its eager bands above `S` costing them (as a trace recorded at that limit is
@@ -898,8 +898,7 @@ fn eager_exchanges(
     set: &mut Params,
     log: &mut dyn FnMut(String),
 ) -> (Option<exchange::Exchanges>, Vec<eager_split::Refit>) {
-    let sizes: Vec<String> = (0..64)
-        .map(|i| 1u64 << i)
+    let sizes: Vec<String> = ((0..64).map(|i| 1u64 << i).chain([limit]))
         .filter(|&k| k > set.S && k <= limit && k <= opts.max_bytes)
         .map(|k| k.to_string())
         .collect();

@@ -12,7 +12,7 @@ pub const MAX_BANDS: usize = 13;
 /// The most eager bands a set may have above its eager limit (the model's §10, "both
 /// protocols"): measured at a higher limit, they cost eager messages there where `--S` moves
 /// the limit up.
-pub const MAX_EAGER_ABOVE: usize = 4;
+pub const MAX_EAGER_ABOVE: usize = 8;
 
 /// The parameters of the message sizes `lo < k ≤ hi` (`lo` the band before's `hi`, 0 for the
 /// first, which also holds `k = 0`): times in ns, per-byte terms in ns/byte.

@@ -9,7 +9,7 @@ mod loggps;
 mod params;
 mod scale;
 
-pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, sizes};
+pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, MAX_EAGER_ABOVE, sizes};
 pub use clean::{CLEAN_POINTS, Clean};
 pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
