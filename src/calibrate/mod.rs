@@ -880,7 +880,7 @@ fn reported_by_library(
 const EAGER_EXCHANGE_LAUNCHES: usize = 3;
 
 /// The exchanges of the sizes between `set`'s `S` and `limit` (the limit measured under the
-/// eager launcher `mpirun`: each power of two between, and the limit), traced under that launcher in
+/// eager launcher `mpirun`: each power of two between, 1.5 times each, and the limit), traced under that launcher in
 /// [`EAGER_EXCHANGE_LAUNCHES`] launches; the set's eager bands above `S` fitted to them
 /// ([`eager_split::fit`], said in `log`), then the exchanges predicted with the set at `S =
 /// limit`, its eager bands above `S` costing them (as a trace recorded at that limit is
@@ -898,10 +898,12 @@ fn eager_exchanges(
     set: &mut Params,
     log: &mut dyn FnMut(String),
 ) -> (Option<exchange::Exchanges>, Vec<eager_split::Refit>) {
-    let sizes: Vec<String> = ((0..64).map(|i| 1u64 << i).chain([limit]))
+    let mut each: Vec<u64> = ((0..63).flat_map(|i| [1u64 << i, 3u64 << i]).chain([limit]))
         .filter(|&k| k > set.S && k <= limit && k <= opts.max_bytes)
-        .map(|k| k.to_string())
         .collect();
+    each.sort_unstable();
+    each.dedup();
+    let sizes: Vec<String> = each.iter().map(|k| k.to_string()).collect();
     if sizes.is_empty() {
         return (None, Vec::new());
     }
