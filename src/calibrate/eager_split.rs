@@ -7,9 +7,10 @@
 //! leaves `Op` what the rest allows. Two ranks that send and receive at once (a halo under a
 //! higher eager limit, a what-if `--S`) pay what those two decide: the same 16 KiB exchange
 //! predicted 2% short in one calibration and 49% long in another twenty minutes before, the
-//! band edges in another place. [`fit`] moves each band's `Od` and `Op` (and `L` with them, so
-//! that `L − Od − Op` and every round trip stay as fitted) to where the exchanges traced under
-//! the eager launcher at the band's sizes are predicted best.
+//! band edges in another place. [`fit`] cuts the bands at the exchanges' sizes and moves each
+//! part's `Od` and `Op` (and `L` with them, so that `L − Od − Op` and every round trip stay as
+//! fitted) to where the exchanges traced under the eager launcher at its sizes are predicted
+//! best.
 
 use super::exchange;
 use crate::error::Error;
@@ -53,15 +54,21 @@ impl Refit {
 /// `T3` there), then of the finer grid around the best point.
 const STEPS: usize = 8;
 
-/// `set` (its `S` the measured limit, its eager bands above it ending at `limit`) with the
-/// `Od` and `Op` of each eager band above `S` that holds the size of some exchange in
-/// `traces` (the round-trip program's `--exchange` under the eager launcher, each with the
-/// tracer's own time kept) fitted to those exchanges: the pair, within its bounds and `L =
+/// `set` (its `S` the measured limit, its eager bands above it ending at `limit`) with its
+/// eager bands above `S` cut at `sizes` ([`cut`]) and the `Od` and `Op` of each that holds the
+/// size of some exchange in `traces` (the round-trip program's `--exchange` of `sizes` under
+/// the eager launcher, each with the tracer's own time kept) fitted to those exchanges: the
+/// pair, within its bounds and `L =
 /// L − Od − Op as fitted + Od + Op ≥ 0`, with the least mean |ln(predicted / measured)| over
 /// them (of one and of two messages each way, every launch), predicted with the set at `S =
 /// limit`; a grid of [`STEPS`] + 1 values each way, then a finer one around the best. A band
 /// is changed only where that is better by more than 1% (the error's mean).
-pub fn fit(traces: &[Trace], set: &Params, limit: u64) -> Result<(Params, Vec<Refit>), Error> {
+pub fn fit(
+    traces: &[Trace],
+    sizes: &[u64],
+    set: &Params,
+    limit: u64,
+) -> Result<(Params, Vec<Refit>), Error> {
     let Some((lo, above)) = set.as_bands().eager_above().map(|(lo, l)| (lo, l.to_vec())) else {
         return Ok((*set, Vec::new()));
     };
@@ -72,23 +79,16 @@ pub fn fit(traces: &[Trace], set: &Params, limit: u64) -> Result<(Params, Vec<Re
         })
         .map_err(|e| Error::Io(format!("the eager bands above S: {e}")))
     };
-    let sizes: std::collections::BTreeSet<u64> = (traces.iter())
-        .map(|t| exchange::check(t, &Params { S: limit, ..*set }))
-        .collect::<Result<Vec<_>, Error>>()?
-        .into_iter()
-        .flatten()
-        .map(|e| e.k)
-        .collect();
-    let mut list = cut(&above, lo, &sizes);
+    let mut list = cut(&above, lo, sizes);
     let mut refits = Vec::new();
     let mut from = lo;
     for j in 0..list.len() {
         let b = list[j];
         let (a, z) = (from, b.hi);
         from = b.hi;
+        let beyond = b.L - b.Od - b.Op;
         // The band's error with `Od`, `Op`: mean |ln| over its exchanges, and how many.
         let error = |list: &mut Vec<Band>, od: f64, op: f64| -> Result<(f64, usize), Error> {
-            let beyond = b.L - b.Od - b.Op;
             list[j] = Band {
                 Od: od,
                 Op: op,
@@ -116,7 +116,6 @@ pub fn fit(traces: &[Trace], set: &Params, limit: u64) -> Result<(Params, Vec<Re
             continue;
         }
         let (od_most, op_most) = (b.o + a as f64 * b.Os, b.o + a as f64 * b.Or);
-        let beyond = b.L - b.Od - b.Op;
         let mut best = (before, b.Od, b.Op);
         let (mut od_span, mut op_span) = ((0.0, od_most), (0.0, op_most));
         for _round in 0..2 {
@@ -160,11 +159,12 @@ pub fn fit(traces: &[Trace], set: &Params, limit: u64) -> Result<(Params, Vec<Re
     Ok((with(&merged(&list))?, refits))
 }
 
-/// `list` (the eager bands above `lo`) cut at each of `sizes` inside a band, the smallest first,
-/// while there is room ([`MAX_EAGER_ABOVE`]): each part keeps its band's parameters (the same
-/// costs), so that the exchanges of each size move a band of their own (a band's `Od` and `Op`
-/// are constants, and what its sizes' exchanges ask of them grows with the size).
-fn cut(list: &[Band], lo: u64, sizes: &std::collections::BTreeSet<u64>) -> Vec<Band> {
+/// `list` (the eager bands above `lo`) cut at each of `sizes` (rising) inside a band, the
+/// smallest first, while there is room ([`MAX_EAGER_ABOVE`]): each part keeps its band's
+/// parameters (the same costs), so that the exchanges of each size move a band of their own (a
+/// band's `Od` and `Op` are constants, and what its sizes' exchanges ask of them grows with the
+/// size).
+fn cut(list: &[Band], lo: u64, sizes: &[u64]) -> Vec<Band> {
     let mut out = list.to_vec();
     for &k in sizes {
         if out.len() >= MAX_EAGER_ABOVE {
@@ -284,7 +284,7 @@ mod tests {
         let from = set(500.0, 0.0, 0.0);
         let before = exchange::check(&traces[0], &Params { S: 200_000, ..from }).unwrap();
         assert!(before.iter().any(|e| e.error() > 0.05), "{before:?}");
-        let (fitted, refits) = fit(&traces, &from, 200_000).unwrap();
+        let (fitted, refits) = fit(&traces, &[10_000], &from, 200_000).unwrap();
         assert_eq!(refits.len(), 1, "{refits:?}");
         let r = refits[0];
         // (the band cut at the exchanges' size: its part above keeps what it had)
@@ -317,7 +317,7 @@ mod tests {
             }
         }
         // Fitted already: nothing to move.
-        let (_, again) = fit(&traces, &Params { S: 1000, ..fitted }, 200_000).unwrap();
+        let (_, again) = fit(&traces, &[10_000], &Params { S: 1000, ..fitted }, 200_000).unwrap();
         assert!(again.is_empty(), "{again:?}");
     }
 }

@@ -880,9 +880,9 @@ fn reported_by_library(
 const EAGER_EXCHANGE_LAUNCHES: usize = 3;
 
 /// The exchanges of the sizes between `set`'s `S` and `limit` (the limit measured under the
-/// eager launcher `mpirun`: each power of two between, 1.5 times each, and the limit), traced under that launcher in
-/// [`EAGER_EXCHANGE_LAUNCHES`] launches; the set's eager bands above `S` fitted to them
-/// ([`eager_split::fit`], said in `log`), then the exchanges predicted with the set at `S =
+/// eager launcher `mpirun`: each power of two between, 1.5 times each, and the limit), traced
+/// under that launcher in [`EAGER_EXCHANGE_LAUNCHES`] launches; the set's eager bands above
+/// `S` fitted to them ([`eager_split::fit`]), then the exchanges predicted with the set at `S =
 /// limit`, its eager bands above `S` costing them (as a trace recorded at that limit is
 /// predicted, and a what-if `--S limit` of a trace at `S`): of the launches at the set's
 /// placement, the middle one ([`exchanges_per_set`]). Round trips, which the eager bands are
@@ -941,7 +941,7 @@ fn eager_exchanges(
             .collect();
         here.iter_mut()
             .for_each(|t| t.meta.ranks.keep_tracer_time());
-        let (fitted, refits) = eager_split::fit(&here, set, limit)?;
+        let (fitted, refits) = eager_split::fit(&here, &each, set, limit)?;
         *set = fitted;
         let at = Params { S: limit, ..*set };
         (traces.into_iter())

@@ -378,7 +378,7 @@ mod wide {
             // (most fields of a Paraver line are one digit: the record's kind, application,
             // task, thread)
             1 => Some(text[start].wrapping_sub(b'0') as i64),
-            0..=8 => Some(eight(word(end), len) as i64),
+            2..=8 => Some(eight(word(end), len) as i64),
             9..=16 => {
                 Some((eight(word(end - 8), len - 8) * 100_000_000 + eight(word(end), 8)) as i64)
             }
