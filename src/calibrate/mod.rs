@@ -653,11 +653,16 @@ pub fn launch_spread(round_trips: &[Sample]) -> f64 {
 /// most of their sizes, and whose receives, posted at the send's call, can do their `Op` and
 /// that `Od` before the message arrives (`T1 + T2 − 2·Od − Op ≥ 0`: every round trip the
 /// fit reproduces stays as it was). None where the first band's sends take their `T1`, or
-/// the set has no `Od`.
+/// the set has no `Od`. A band of the zero-byte messages alone without `Od` (the model's §10)
+/// is passed over: its sends' `T1 − Od` is their `T1`, so it is the same either way.
 pub fn departs_upto(p: &Params, calls: &[Calls]) -> Option<u64> {
     let bands = p.bands.as_ref()?;
     let (mut lo, mut upto) = (0, None);
     for x in bands.as_slice().iter().take_while(|x| x.hi <= p.S) {
+        if x.hi == 0 && x.Od == 0.0 {
+            lo = 1;
+            continue;
+        }
         let timed: Vec<&Calls> = (calls.iter())
             .filter(|c| c.k >= lo && c.k <= x.hi && c.send_ns.is_finite())
             .collect();
@@ -1652,6 +1657,7 @@ mod tests {
     /// or a set without `Od`: none.
     #[test]
     fn small_sends_that_return_at_their_departure_are_found() {
+        use crate::model::{Band, Bands};
         let timed = [
             (8, 58.0),
             (64, 66.0),
@@ -1667,6 +1673,37 @@ mod tests {
         assert_eq!(departs_upto(&two_bands(40.0, 50.0), &sends(&slow)), None);
         assert_eq!(departs_upto(&two_bands(60.0, 0.0), &sends(&timed)), None);
         assert_eq!(departs_upto(&two_bands(0.0, 50.0), &sends(&timed)), None);
+        // A band of zero-byte messages before them, without `Od` (its sends take their `T1`,
+        // 90 ns): the bands after it depart as before, and the finding counts its sends.
+        let with_zero = |p: Params| {
+            let mut b = p.bands.unwrap().as_slice().to_vec();
+            b.insert(
+                0,
+                Band {
+                    hi: 0,
+                    o: 90.0,
+                    L: 10.0,
+                    Os: 0.0,
+                    Or: 0.0,
+                    G: 0.0,
+                    Od: 0.0,
+                    Op: 0.0,
+                },
+            );
+            Params::banded(Bands::new(&b).unwrap(), 4040, None)
+        };
+        let zero = [&[(0, 90.0)], &timed[..]].concat();
+        assert_eq!(
+            departs_upto(&with_zero(two_bands(40.0, 50.0)), &sends(&zero)),
+            Some(256)
+        );
+        assert_eq!(
+            departs_upto(
+                &with_zero(two_bands(40.0, 50.0)),
+                &sends(&[(0, 90.0), (8, 95.0), (64, 96.0), (256, 94.0)])
+            ),
+            None
+        );
         let p = Params {
             departs_upto: Some(256),
             ..two_bands(40.0, 50.0)
