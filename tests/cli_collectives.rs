@@ -736,6 +736,86 @@ fn a_collectives_writes_into_lines_a_peer_holds_cost_bounce() {
     }
 }
 
+/// `held` (the model's §15), where a set has it, costs a collective's writes into lines a peer
+/// holds in `bounce`'s place: as above (Myrinet, 2 ranks, a linear Scan of 40,000 bytes, its
+/// rank 0's copy of 40,000 bytes into the buffer it sends on), `bounce` 0.5 and `held` 0.25
+/// move it by 10,000 ns, `held` 0 by none; a ring Allreduce of 40,000 bytes by 10,000 too, a
+/// ping-pong's bounced receive not at all (`held` is the collectives' alone). From a parameter
+/// file, a trace's `params` line and its binary conversion alike, a replayed Scan of the same.
+#[test]
+fn held_costs_a_collectives_writes_in_bounces_place() {
+    let time = |op: &str, algorithm: &str, extra: &[&str]| {
+        myrinet_collective_ns(op, algorithm, "2", "40000", extra)
+    };
+    for (op, algorithm) in [("scan", "linear"), ("allreduce", "ring")] {
+        let none = time(op, algorithm, &["--bounce", "0"]);
+        let d = time(op, algorithm, &["--bounce", "0.5", "--held", "0.25"]) - none;
+        assert!((d - 10_000.0).abs() < 1e-6, "{op} {algorithm}: {d}");
+        let d = time(op, algorithm, &["--bounce", "0.5", "--held", "0"]) - none;
+        assert!(d.abs() < 1e-6, "{op} {algorithm}: {d}");
+    }
+    // A bounced receive keeps `bounce`: 40,000 bytes by rendezvous, 20,000 ns at 0.5.
+    let bounced = "loggps-trace 1\nranks 2\n0 MPI_Send 0 1 bytes=40000 peer=1 tag=0\n\
+                   1 MPI_Recv 0 2 bytes=40000 peer=0 tag=0 flags=bounced\n";
+    let (_b, b) = text_trace("bounced.txt", bounced);
+    let runtime = |trace: &str, extra: &[&str]| {
+        let args = [&[trace, "--format", "json"][..], extra].concat();
+        json(&args)["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    let myrinet = ["--platform", "myrinet", "--bounce"];
+    let d = runtime(&b, &[&myrinet[..], &["0.5", "--held", "0.25"]].concat())
+        - runtime(&b, &[&myrinet[..], &["0"]].concat());
+    assert!((d - 20_000.0).abs() < 1e-3, "{d}");
+    // A replayed Scan (both ranks calling at 0), its held from a file, a trace and a binary.
+    let scan = |params: &str| {
+        let mut t = format!("loggps-trace 1\nranks 2\n{params}");
+        for r in 0..2 {
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Scan 0 60 bytes=40000 recv_bytes=40000\n\
+                 {r} MPI_Finalize 60 70\n"
+            );
+        }
+        t
+    };
+    let line = "params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383";
+    let (d, plain) = text_trace("scan.txt", &scan(&format!("{line}\n")));
+    let (_h, held) = text_trace("held.txt", &scan(&format!("{line} held=0.25\n")));
+    let bin = d.path().join("held.bin");
+    let out = run(&["convert", &held, bin.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let toml = d.path().join("held.toml");
+    std::fs::write(
+        &toml,
+        loggps_predict::model::params_toml(&loggps_predict::model::Params {
+            held: Some(0.25),
+            ..loggps_predict::model::Params::preset("myrinet").unwrap()
+        }),
+    )
+    .unwrap();
+    let base = runtime(&plain, &["--coll", "scan=linear"]);
+    let file = ["--coll", "scan=linear", "--params", toml.to_str().unwrap()];
+    for (what, ns) in [
+        ("the trace", runtime(&held, &["--coll", "scan=linear"])),
+        (
+            "the binary",
+            runtime(bin.to_str().unwrap(), &["--coll", "scan=linear"]),
+        ),
+        ("the file", runtime(&plain, &file)),
+    ] {
+        assert!(
+            (ns - base - 10_000.0).abs() < 1e-3,
+            "{what}: {ns} against {base}"
+        );
+    }
+    // A negative one is refused.
+    assert_eq!(
+        run(&[&plain, "--platform", "myrinet", "--held", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
 /// A linear Gather's root copies its own block before it receives (the model's §15), in a
 /// replayed trace: 2 ranks calling at 0, blocks of 1000 bytes, o = 50, L = 100, nothing per
 /// byte. Rank 1's send returns at 50, its message there at 150. With `copy` 0.1 the root posts

@@ -43,6 +43,47 @@ pub(super) struct Local {
     pub(super) copy_ns: (f64, f64),
     /// The aligned copies over [`reduce::SIZES`], and their line.
     pub(super) copying: Reduction,
+    /// The held probe's sizes and medians (its `--held`): a memcpy into the buffer just sent
+    /// and into one not sent, a reduction into each, ns.
+    pub(super) held: Vec<(u64, [f64; 4])>,
+    /// The cores' cache-line round trip after the launch's one size (its `--line`), ns.
+    pub(super) line_ns: Option<f64>,
+}
+
+/// The held probe's sizes ([`measure_local`]): above the libraries' eager limits here, so that
+/// the peer's single copy reads the buffer sent.
+pub const HELD_SIZES: [u64; 3] = [16_384, 65_536, 262_144];
+
+/// What a collective's own write into lines its peer has just read costs more, ns a byte (the
+/// model's §15, `held`): over the held probe's sizes above `limit` (sent by rendezvous), the
+/// median of a memcpy's time into the buffer just sent less its time into one not sent, a
+/// byte (0 at least). None where no size lies above `limit`.
+pub fn held_rate(held: &[(u64, [f64; 4])], limit: u64) -> Option<f64> {
+    let each: Vec<f64> = (held.iter())
+        .filter(|(k, _)| *k > limit)
+        .map(|(k, [sent, own, ..])| ((sent - own) / *k as f64).max(0.0))
+        .collect();
+    (!each.is_empty()).then(|| super::fit::median(&each))
+}
+
+/// [`held_rate`] in words, with the probe's figures.
+pub fn held_finding(held: &[(u64, [f64; 4])], limit: u64) -> Option<String> {
+    let rate = held_rate(held, limit)?;
+    let above: Vec<&(u64, [f64; 4])> = held.iter().filter(|(k, _)| *k > limit).collect();
+    let copies: Vec<String> = (above.iter())
+        .map(|(k, [s, o, ..])| format!("{k} B {:.2} µs against {:.2}", s / 1e3, o / 1e3))
+        .collect();
+    let reduced: Vec<f64> = (above.iter())
+        .map(|(k, [.., s, o])| ((s - o) / *k as f64).max(0.0))
+        .collect();
+    Some(format!(
+        "{rate:.4} ns a byte more for a collective's own write into lines its peer has just read \
+         (a buffer it sends from by rendezvous; the model's §15): a memcpy into the buffer just \
+         sent against one not sent, the median a byte ({}); a reduction (MPI_Reduce_local) so \
+         costs {:.4} ns a byte more, which the model does not tell from a copy",
+        copies.join("; "),
+        super::fit::median(&reduced)
+    ))
 }
 
 /// Batches of failed polls the round-trip program times (`--poll`).
@@ -53,6 +94,10 @@ const POLL_BATCHES: u32 = 101;
 /// the library's reduction over [`reduce::SIZES`] (its `--reduce`), fitted for `gamma`; and
 /// whether a posted receive's message moves while its rank computes (its `--progress`).
 pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, Error> {
+    let held: Vec<String> = (HELD_SIZES.iter())
+        .filter(|&&k| k <= opts.max_bytes.max(HELD_SIZES[0]))
+        .map(u64::to_string)
+        .collect();
     let (prog, pre) = opts
         .mpirun
         .split_first()
@@ -71,7 +116,9 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         .args(["--poll", &POLL_BATCHES.to_string()])
         .args(["--reduce", &sizes.join(",")])
         .args(["--progress", &PROGRESS_BYTES.to_string()])
-        .args(["--copy", &sizes.join(",")]);
+        .args(["--copy", &sizes.join(",")])
+        .args(["--held", &held.join(",")])
+        .args(["--line", "200"]);
     let out = launch(&mut cmd, RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = out.stdout;
@@ -104,6 +151,26 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         .find(|c| c.0 == COPY_BYTES)
         .map(|c| (c.1, c.2));
     let copying = Reduction::fit(copies.iter().map(|c| (c.0, c.1)).collect());
+    let held: Vec<(u64, [f64; 4])> = (text.lines())
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["held", k, a, b, c, d, ..] => Some((
+                k.parse().ok()?,
+                [
+                    a.parse().ok()?,
+                    b.parse().ok()?,
+                    c.parse().ok()?,
+                    d.parse().ok()?,
+                ],
+            )),
+            _ => None,
+        })
+        .collect();
+    let line_ns = text
+        .lines()
+        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["line", _, after, ..] => after.parse::<f64>().ok().filter(|v| *v > 0.0),
+            _ => None,
+        });
     match (out.ok, median.zip(post), reduction, progress, copy, copying) {
         (true, Some((ns, post_ns)), Some(r), Some((wait, rtt)), Some(copy_ns), Some(copying)) => {
             Ok(Local {
@@ -114,6 +181,8 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
                 progress_rtt_ns: rtt,
                 copy_ns,
                 copying,
+                held,
+                line_ns,
             })
         }
         _ => Err(Error::Io(format!(

@@ -28,7 +28,8 @@ pub use limit::{EagerAbove, MISS};
 use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
-    COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, moves_only_in_calls,
+    COPY_ALIAS, COPY_BYTES, COPY_WARNING, HELD_SIZES, PROGRESS_BYTES, copy_finding, held_finding,
+    held_rate, moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
@@ -113,6 +114,10 @@ pub struct Calibration {
     /// destination [`COPY_ALIAS`] bytes past the source modulo 4096, ns medians.
     pub copy_aligned_ns: f64,
     pub copy_aliased_ns: f64,
+    /// The held probe's sizes and medians (`local::held_rate`), and the set whose placement
+    /// it ran at (0 the main, 1 the other) where it gave one `held`.
+    pub held: Vec<(u64, [f64; 4])>,
+    pub held_set: Option<usize>,
     /// The aligned memcpy timed over [`reduce::SIZES`]; its slope is `fit.params.copy` (the
     /// model's §15).
     pub copying: Reduction,
@@ -1110,6 +1115,24 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     if let Some(o) = other.as_mut() {
         o.fit.params.departs_upto = departs_upto(&o.fit.params, &o.calls);
     }
+    // A collective's writes into lines its peer has read (the model's §15), for the set at
+    // whose placement the probe ran (the other keeps `bounce` for them).
+    let held_set = held_rate(&local.held, limit).map(|rate| {
+        let cores = [
+            fit.params.cores,
+            other.as_ref().and_then(|o| o.fit.params.cores),
+        ];
+        let far = |c: Option<f64>| match (c, local.line_ns) {
+            (Some(c), Some(l)) => (c / l).ln().abs(),
+            _ => f64::INFINITY,
+        };
+        let i = usize::from(other.is_some() && far(cores[1]) < far(cores[0]));
+        match (i, other.as_mut()) {
+            (1, Some(o)) => o.fit.params.held = Some(rate),
+            _ => fit.params.held = Some(rate),
+        }
+        i
+    });
     // Each placement's `oc` fitted with its own parameters, to the launches that ran there.
     let sets: Vec<&Params> = std::iter::once(&fit.params)
         .chain(other.as_ref().map(|o| &o.fit.params))
@@ -1238,6 +1261,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         progress_rtt_ns: local.progress_rtt_ns,
         copy_aligned_ns: local.copy_ns.0,
         copy_aliased_ns: local.copy_ns.1,
+        held: local.held,
+        held_set,
         copying: local.copying,
         oc_fit,
         eager_above,
@@ -1521,6 +1546,11 @@ pub fn params_file(c: &Calibration) -> String {
     if let Some(text) = departs_finding(&c.fit.params, &c.calls) {
         s.push_str(&format!("# departs: {text}\n"));
     }
+    if c.held_set == Some(0)
+        && let Some(text) = held_finding(&c.held, c.fit.params.S)
+    {
+        s.push_str(&format!("# held: {text}\n"));
+    }
     let (lo, hi) = (c.copying.points.first(), c.copying.points.last());
     s.push_str(&format!(
         "# copy: the slope of memcpy between page-aligned buffers over {}–{} bytes (fixed cost {:.0} ns)\n",
@@ -1716,6 +1746,28 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// `held` from the held probe's medians (hand-made, ns): a memcpy into the buffer just sent
+    /// against one not sent, a byte, the median over the sizes above the limit: at 4040, 0
+    /// (4096: none more), 820 / 16,384 and 4,100 / 65,536: 0.0500; at 16,384 the last alone;
+    /// none above them all.
+    #[test]
+    fn held_is_the_copies_difference_a_byte_above_the_limit() {
+        let probe = [
+            (4096, [80.0, 80.0, 330.0, 90.0]),
+            (16384, [1000.0, 180.0, 2600.0, 220.0]),
+            (65536, [5500.0, 1400.0, 12700.0, 1500.0]),
+        ];
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
+        assert!(close(held_rate(&probe, 4040), 820.0 / 16384.0));
+        assert!(close(held_rate(&probe, 16384), 4100.0 / 65536.0));
+        assert_eq!(held_rate(&probe, 65536), None);
+        let text = held_finding(&probe, 4040).unwrap();
+        assert!(text.starts_with("0.0500 ns a byte more"), "{text}");
+        // (the reductions: 0, 2,380 / 16,384, 11,200 / 65,536: their median 0.1453)
+        assert!(text.contains("16384 B 1.00 µs against 0.18"), "{text}");
+        assert!(text.contains("costs 0.1453 ns a byte more"), "{text}");
     }
 
     /// Exchange launches go on while a placement holds fewer than three of them (hand-made

@@ -332,6 +332,8 @@ mod tests {
             progress_rtt_ns: 0.0,
             copy_aligned_ns: 0.0,
             copy_aliased_ns: 0.0,
+            held: Vec::new(),
+            held_set: None,
             copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             oc_fit: None,
             eager_above: None,

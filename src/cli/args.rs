@@ -111,6 +111,11 @@ pub struct ParamArgs {
         allow_hyphen_values = true
     )]
     pub bounce: Option<f64>,
+    /// What a modeled collective's own write (a copy, a reduction) into lines its peer has just
+    /// read (a buffer it sends from by rendezvous) costs more, ns a byte; default: the
+    /// parameters', else `bounce`
+    #[arg(long = "held", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub held: Option<f64>,
     /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
     /// trace's `clean` sends: data written long before, as a halo sent from buffers written
     /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
@@ -195,6 +200,7 @@ impl ParamArgs {
             clean: self.clean,
             departs_upto: self.departs_upto,
             post: self.post,
+            held: self.held,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -336,6 +342,7 @@ impl ModelArgs {
                     ("--clean", p.clean.is_some()),
                     ("--departs-upto", p.departs_upto.is_some()),
                     ("--post", p.post.is_some()),
+                    ("--held", p.held.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

@@ -520,6 +520,13 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         (text, true) => println!("WARNING     copies: {text}"),
         (text, false) => println!("copies      {text}"),
     }
+    if let Some(text) = calibrate::held_finding(&c.held, c.fit.params.S) {
+        let set = match c.held_set {
+            Some(1) => " (the second set's placement)",
+            _ => "",
+        };
+        println!("held        {text}{set}");
+    }
     match calibrate::noise::finding(&c.interrupted) {
         Some((text, true)) => println!("WARNING     interrupts: {text}"),
         Some((text, false)) => println!("interrupts  {text}"),

@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 18] = [
+        const LOGGPS_SWEPT: [&str; 19] = [
             "L",
             "o",
             "Os",
@@ -68,6 +68,7 @@ impl Sweep {
             "bounce",
             "clean",
             "post",
+            "held",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -281,6 +282,7 @@ impl Sweep {
             "bounce" => &mut p.bounce,
             "clean" => &mut p.clean,
             "post" => &mut p.post,
+            "held" => &mut p.held,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

@@ -134,12 +134,13 @@ pub fn receives(op: Op, algorithm: &str, spec: &Spec, place: usize) -> bool {
 }
 
 /// What a modeled call's own work costs (the model's §8 `oc`, §15 `copy` and its writes into
-/// lines a peer holds at `bounce` a byte more, counted above `eager_limit`).
+/// lines a peer holds at `held` a byte more, counted above `eager_limit`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Work {
     pub oc: f64,
     pub copy: f64,
-    pub bounce: f64,
+    /// The set's `held`, else its `bounce`.
+    pub held: f64,
     pub eager_limit: u64,
 }
 
@@ -149,7 +150,7 @@ impl Work {
         Work {
             oc: p.oc.unwrap_or(0.0),
             copy: p.copy.unwrap_or(0.0),
-            bounce: p.bounce,
+            held: p.held.unwrap_or(p.bounce),
             eager_limit: p.S,
         }
     }
@@ -169,14 +170,14 @@ impl Work {
 /// A modeled call's own work at each rank (the model's §8 `oc`, §15 `copy`): `starts`, each
 /// participant's call, moved to when its first step starts (its copies before); returned, what
 /// each rank's copies after its last step and, where it [`receives`], its `oc` add to its end
-/// (None: nothing). Nothing is added where `oc`, `copy` and `bounce` are 0, so a costing
+/// (None: nothing). Nothing is added where `oc`, `copy` and `held` are 0, so a costing
 /// without them is unchanged.
 pub fn own_work(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: Work,
     starts: &mut [f64],
 ) -> Option<Vec<f64>> {
-    if w.oc == 0.0 && w.copy == 0.0 && w.bounce == 0.0 {
+    if w.oc == 0.0 && w.copy == 0.0 && w.held == 0.0 {
         return None;
     }
     let mut after = vec![0.0; starts.len()];
@@ -188,8 +189,8 @@ pub fn own_work(
         } else {
             0.0
         };
-        *t += b as f64 * w.copy + hb as f64 * w.bounce;
-        after[r] = a as f64 * w.copy + ha as f64 * w.bounce + oc;
+        *t += b as f64 * w.copy + hb as f64 * w.held;
+        after[r] = a as f64 * w.copy + ha as f64 * w.held + oc;
     }
     after.iter().any(|&a| a != 0.0).then_some(after)
 }

@@ -82,6 +82,12 @@ pub struct Params {
     /// ns an Irecv, where `o` is 80–2,500 ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post: Option<f64>,
+    /// What a modeled collective's own write (a copy, a reduction) costs more, ns a byte,
+    /// where it lands in lines its peer's single copy has just read: a buffer the algorithm
+    /// sends from by rendezvous (the model's §15, "Writes into lines a peer holds"). None:
+    /// `bounce`, as before it was measured on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<f64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -177,6 +183,7 @@ impl Params {
             clean: None,
             departs_upto: None,
             post: None,
+            held: None,
             bands: None,
         }
     }
@@ -228,6 +235,7 @@ impl Params {
             clean: self.clean,
             departs_upto: self.departs_upto,
             post: self.post,
+            held: self.held,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -249,6 +257,7 @@ impl Params {
                 clean: self.clean,
                 departs_upto: self.departs_upto,
                 post: self.post,
+                held: self.held,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -646,6 +655,9 @@ impl std::fmt::Display for Params {
         }
         if self.bounce > 0.0 {
             write!(f, "; bounce={:.4}", self.bounce)?;
+        }
+        if let Some(held) = self.held {
+            write!(f, "; held={held:.4}")?;
         }
         if let Some(clean) = self.clean {
             write!(f, "; clean={clean}")?;

@@ -77,6 +77,9 @@ pub struct Overrides {
     pub departs_upto: Option<u64>,
     /// What posting a receive (`MPI_Irecv`) costs, ns (`--post`, the model's §4).
     pub post: Option<f64>,
+    /// What a collective's own write into lines its peer has just read costs more, ns a byte
+    /// (`--held`, the model's §15).
+    pub held: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -115,6 +118,8 @@ pub struct Resolved {
     pub departs_source: Source,
     /// Where `params.post` came from (unused while it is None: a receive's post costs `o`).
     pub post_source: Source,
+    /// Where `params.held` came from (unused while it is None: such writes cost `bounce`).
+    pub held_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -174,6 +179,7 @@ impl Resolved {
         let departs =
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
+        let held = p.held.map(|v| ("held".to_string(), v, &self.held_source));
         named
             .into_iter()
             .chain(poll)
@@ -184,6 +190,7 @@ impl Resolved {
             .chain(clean)
             .chain(departs)
             .chain(post)
+            .chain(held)
     }
 }
 
@@ -430,6 +437,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(v) = ov.post {
         (p.post, post_source) = (Some(v), Source::Flag);
     }
+    let mut held_source = source.clone();
+    if let Some(v) = ov.held {
+        (p.held, held_source) = (Some(v), Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -491,6 +502,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("oc", p.oc.unwrap_or(0.0)),
         ("copy", p.copy.unwrap_or(0.0)),
         ("post", p.post.unwrap_or(0.0)),
+        ("held", p.held.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -509,6 +521,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     if let Some(why) = gamma_invalid(p.gamma)
         .or_else(|| post_invalid(p.post))
+        .or_else(|| held_invalid(p.held))
         .or_else(|| oc_invalid(p.oc))
         .or_else(|| copy_invalid(p.copy))
         .or_else(|| cores_invalid(p.cores))
@@ -526,6 +539,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         clean_source,
         departs_source,
         post_source,
+        held_source,
         split_sources,
         others: Vec::new(),
     })
@@ -831,6 +845,17 @@ pub fn post_invalid(post: Option<f64>) -> Option<String> {
     })
 }
 
+/// Why a collective's cost of writing into lines its peer has read cannot be used: it is a
+/// time a byte, 0 or more.
+pub fn held_invalid(held: Option<f64>) -> Option<String> {
+    held.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
+        format!(
+            "parameter held = {v} must be a finite number ≥ 0 (ns per byte a collective's write \
+             into lines its peer has just read costs more)"
+        )
+    })
+}
+
 /// What a set's table holds beside its LogGPS parameters (or bands), read and checked
 /// first, alike for both forms.
 struct Extras {
@@ -846,6 +871,7 @@ struct Extras {
     clean: Option<Clean>,
     departs_upto: Option<u64>,
     post: Option<f64>,
+    held: Option<f64>,
 }
 
 impl Extras {
@@ -864,6 +890,7 @@ impl Extras {
             clean: self.clean,
             departs_upto: self.departs_upto,
             post: self.post,
+            held: self.held,
             ..p
         }
     }
@@ -885,8 +912,10 @@ impl Extras {
         let copy = optional_number(table, "copy")?;
         let cores = optional_number(table, "cores")?;
         let post = optional_number(table, "post")?;
+        let held = optional_number(table, "held")?;
         if let Some(why) = gamma_invalid(gamma)
             .or_else(|| post_invalid(post))
+            .or_else(|| held_invalid(held))
             .or_else(|| oc_invalid(oc))
             .or_else(|| copy_invalid(copy))
             .or_else(|| cores_invalid(cores))
@@ -928,6 +957,7 @@ impl Extras {
             clean,
             departs_upto,
             post,
+            held,
         })
     }
 }
@@ -1112,7 +1142,8 @@ pub fn params_toml(p: &Params) -> String {
         + &p.clean.as_ref().map_or(String::new(), Clean::toml)
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
-        + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"));
+        + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"))
+        + &p.held.map_or(String::new(), |v| format!("held = {v:?}\n"));
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",

@@ -609,9 +609,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 12] = [
+    const EXTRAS: [&str; 13] = [
         "departs_upto",
         "post",
+        "held",
         "poll",
         "gamma",
         "oc",
@@ -691,6 +692,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::post_invalid(post) {
         return Err(why);
     }
+    let held = optional("held")?;
+    if let Some(why) = crate::model::held_invalid(held) {
+        return Err(why);
+    }
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -713,6 +718,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             clean,
             departs_upto,
             post,
+            held,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -729,6 +735,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         clean,
         departs_upto,
         post,
+        held,
         ..Params::from_named(num, int)?
     })
 }
@@ -791,6 +798,7 @@ fn extras_fields(p: &Params) -> String {
         + &p.departs_upto
             .map_or(String::new(), |d| format!(" departs_upto={d}"))
         + &p.post.map_or(String::new(), |v| format!(" post={v}"))
+        + &p.held.map_or(String::new(), |v| format!(" held={v}"))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has

@@ -93,6 +93,15 @@
  *
  *     bounce K WRITTEN_NS BOUNCED_NS REPS CLEAN_NS XWRITTEN_NS XCLEAN_NS
  *
+ * With --held K,K,..., rank 0 then sends K bytes to rank 1 (by rendezvous above the eager
+ * limit: rank 1's single copy reads the buffer), both ranks wait at a barrier, and rank 0 times
+ * a memcpy of K bytes into the buffer it sent, then the same after a send, into a buffer it
+ * did not send, and the same two with MPI_Reduce_local (MPI_SUM on doubles) in place of the
+ * memcpy; medians over the repetitions. What a collective's own write into lines its peer has
+ * just read costs more (MODEL.md §15, `held`: the copies' difference a byte):
+ *
+ *     held K COPY_SENT_NS COPY_OWN_NS REDUCE_SENT_NS REDUCE_OWN_NS REPS
+ *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
@@ -111,7 +120,7 @@
  *
  *     line_at K NS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--coll R] [--line N]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--coll R] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -414,6 +423,44 @@ static void bounce(int rank, long long k, int reps, long long *written, long lon
     free(c);
 }
 
+/* The --held probe (see the top): k bytes, `reps` sends, each then one of four timed writes. */
+static void held(int rank, long long k, int reps, long long *t[4]) {
+    size_t span = ((size_t)(k > 0 ? k : 1) + 4095) / 4096 * 4096;
+    char *sent = aligned_alloc(4096, span), *own = aligned_alloc(4096, span);
+    char *src = aligned_alloc(4096, span), *in = aligned_alloc(4096, span);
+    memset(sent, 0, span);
+    memset(own, 0, span);
+    memset(src, 0, span);
+    memset(in, 0, span);
+    for (int r = -5; r < reps; r++)
+        for (int way = 0; way < 4; way++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0)
+                MPI_Send(sent, (int)k, MPI_BYTE, 1, 12, MPI_COMM_WORLD);
+            else
+                MPI_Recv(in, (int)k, MPI_BYTE, 0, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank != 0) continue;
+            char *d = way % 2 == 0 ? sent : own;
+            int64_t t0 = now_ns();
+            if (way < 2)
+                memcpy(d, src, (size_t)k);
+            else
+                MPI_Reduce_local(src, d, (int)(k / 8), MPI_DOUBLE, MPI_SUM);
+            __asm__ volatile("" : : "r"(d) : "memory");
+            if (r >= 0) t[way][r] = now_ns() - t0;
+        }
+    if (rank == 0) {
+        printf("held %lld %lld %lld %lld %lld %d\n", k, median(t[0], reps), median(t[1], reps),
+               median(t[2], reps), median(t[3], reps), reps);
+        fflush(stdout);
+    }
+    free(sent);
+    free(own);
+    free(src);
+    free(in);
+}
+
 #define PROGRESS_SPIN_NS 200000
 
 /* The --progress probe (see the top): `reps` posted receives waited for after a spin, and as
@@ -461,9 +508,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
-    long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL;
+    long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL, *hld = NULL;
     int coll_rounds = 0, line_n = 0;
-    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, reps = 31, warmup = 5, poll_batches = 0;
+    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, nhld = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -480,14 +527,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--coll")) coll_rounds = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--exchange")) nxch = parse_list(argv[i + 1], &xch);
         else if (!strcmp(argv[i], "--bounce")) nbnc = parse_list(argv[i + 1], &bnc);
+        else if (!strcmp(argv[i], "--held")) nhld = parse_list(argv[i + 1], &hld);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) ||
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) || (hld && nhld == 0) ||
         coll_rounds < 0 || line_n < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -587,6 +635,10 @@ int main(int argc, char **argv) {
     long long *bt = malloc(sizeof(long long) * EXCHANGE_REPS);
     long long *ct = malloc(sizeof(long long) * EXCHANGE_REPS);
     for (int i = 0; i < nbnc; i++) bounce(rank, bnc[i], EXCHANGE_REPS, xt, bt, ct);
+    long long *ht = malloc(sizeof(long long) * EXCHANGE_REPS);
+    long long *hts[4] = { xt, bt, ct, ht };
+    for (int i = 0; i < nhld; i++) held(rank, hld[i], EXCHANGE_REPS, hts);
+    free(ht);
     free(ct);
     free(bt);
     free(xt);

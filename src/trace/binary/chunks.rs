@@ -227,6 +227,17 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
             }
         }
     }
+    // Then each set's `held` (NaN: none), where one has it (the model's §15).
+    if !input.is_empty() {
+        for p in std::iter::once(&mut main).chain(others.iter_mut()) {
+            let (rest, v) = expect("a parameter set's held (f64)", le_f64)(input)?;
+            let held = (!v.is_nan()).then_some(v);
+            if let Some(why) = crate::model::held_invalid(held) {
+                return fail(input, why);
+            }
+            (p.held, input) = (held, rest);
+        }
+    }
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 

@@ -121,7 +121,8 @@ impl<W: Write> Writer<W> {
         }
         put_set(&mut j, meta.params.as_ref());
         let sets = || meta.params.iter().chain(&meta.other_params);
-        let cleaning = sets().any(|p| p.clean.is_some());
+        let holding = sets().any(|p| p.held.is_some());
+        let cleaning = holding || sets().any(|p| p.clean.is_some());
         let posting = cleaning || sets().any(|p| p.post.is_some());
         let departing = posting || sets().any(|p| p.departs_upto.is_some());
         if let Some(p) = &meta.params
@@ -155,6 +156,12 @@ impl<W: Write> Writer<W> {
                         j.extend_from_slice(&k.to_le_bytes());
                         j.extend_from_slice(&f.to_le_bytes());
                     }
+                }
+            }
+            // Then each set's `held` (NaN: none), where one has it.
+            if holding {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.held.unwrap_or(f64::NAN).to_le_bytes());
                 }
             }
         }
