@@ -195,16 +195,7 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
         }
     }
     // Then each set's `post` (NaN: none), where one has it (the model's §4).
-    if !input.is_empty() {
-        for p in std::iter::once(&mut main).chain(others.iter_mut()) {
-            let (rest, v) = expect("a parameter set's post (f64)", le_f64)(input)?;
-            let post = (!v.is_nan()).then_some(v);
-            if let Some(why) = crate::model::post_invalid(post) {
-                return fail(input, why);
-            }
-            (p.post, input) = (post, rest);
-        }
-    }
+    (input, ()) = each_value(input, &mut main, &mut others, POST)?;
     // Then each set's `clean`, where one has it (the model's §13): its number of sizes (0:
     // none), each size and its share.
     if !input.is_empty() {
@@ -228,17 +219,49 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
         }
     }
     // Then each set's `held` (NaN: none), where one has it (the model's §15).
-    if !input.is_empty() {
-        for p in std::iter::once(&mut main).chain(others.iter_mut()) {
-            let (rest, v) = expect("a parameter set's held (f64)", le_f64)(input)?;
-            let held = (!v.is_nan()).then_some(v);
-            if let Some(why) = crate::model::held_invalid(held) {
-                return fail(input, why);
-            }
-            (p.held, input) = (held, rest);
-        }
-    }
+    (input, ()) = each_value(input, &mut main, &mut others, HELD)?;
     Ok((input, (library, eager_limit, Some(main), others)))
+}
+
+/// A set's optional value after the sets: what it is, where a set keeps it, why it is wrong.
+type Value = (
+    &'static str,
+    fn(&mut Params) -> &mut Option<f64>,
+    fn(Option<f64>) -> Option<String>,
+);
+
+const POST: Value = (
+    "a parameter set's post (f64)",
+    |p| &mut p.post,
+    crate::model::post_invalid,
+);
+
+const HELD: Value = (
+    "a parameter set's held (f64)",
+    |p| &mut p.held,
+    crate::model::held_invalid,
+);
+
+/// Where `input` holds more: an `f64` for each of `main` and `others` in turn (NaN: none), put
+/// where `value` says, checked by it.
+fn each_value<'a>(
+    mut input: &'a [u8],
+    main: &mut Params,
+    others: &mut [Params],
+    (what, field, invalid): Value,
+) -> Res<'a, ()> {
+    if input.is_empty() {
+        return Ok((input, ()));
+    }
+    for p in std::iter::once(main).chain(others.iter_mut()) {
+        let (rest, v) = expect(what, le_f64)(input)?;
+        let value = (!v.is_nan()).then_some(v);
+        if let Some(why) = invalid(value) {
+            return fail(input, why);
+        }
+        (*field(p), input) = (value, rest);
+    }
+    Ok((input, ()))
 }
 
 /// A parameter set's class: 0 none, 1 `node`, 2 `network`.
