@@ -520,14 +520,7 @@ impl Shared<'_> {
             true => self.clean_of(r, peer as usize),
             false => p,
         };
-        let c = p.send(bytes, rdv, ti, tr);
-        // Received into a bounced buffer, its payload's copy takes `bounce` a byte longer, and
-        // a rendezvous send returns once that copy is done (the model's §13).
-        let c = match rdv && self.send_flags(link as usize) & FLAG_BOUNCED != 0 {
-            true => p.bounced(bytes, rdv, c),
-            false => c,
-        };
-        Ok(Completion::of(c, true))
+        Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
     }
 
     /// A receive of rank `to` started at `ti` whose message comes from global event `from`
@@ -645,8 +638,7 @@ impl Shared<'_> {
         }
     }
 
-    /// The flags of global event `from` (a ghost's too): a send's, or the receive a send's
-    /// link names.
+    /// The flags of the send of global event `from` (a ghost's too).
     #[inline]
     fn send_flags(&self, from: usize) -> u8 {
         match from >= self.held {
