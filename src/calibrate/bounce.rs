@@ -251,13 +251,7 @@ fn probe(
             out.stderr.trim()
         )));
     }
-    let cores = out.stdout.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        match f[..] {
-            ["line", a, b, _] => Some(a.parse::<f64>().ok()?.max(b.parse().ok()?)),
-            _ => None,
-        }
-    });
+    let cores = (super::launch::read_launch(&out.stdout).line).map(|[a, b]| a.max(b));
     Ok((cores, parse(&out.stdout)))
 }
 

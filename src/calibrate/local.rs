@@ -52,7 +52,7 @@ pub(super) struct Local {
 
 /// The held probe's sizes ([`measure_local`]): above the libraries' eager limits here, so that
 /// the peer's single copy reads the buffer sent.
-pub const HELD_SIZES: [u64; 3] = [16_384, 65_536, 262_144];
+const HELD_SIZES: [u64; 3] = [16_384, 65_536, 262_144];
 
 /// What a collective's own write into lines its peer has just read costs more, ns a byte (the
 /// model's §15, `held`): over the held probe's sizes above `limit` (sent by rendezvous), the
@@ -69,7 +69,7 @@ pub fn held_rate(held: &[(u64, [f64; 4])], limit: u64) -> Option<f64> {
 /// [`held_rate`] in words, with the probe's figures.
 pub fn held_finding(held: &[(u64, [f64; 4])], limit: u64) -> Option<String> {
     let rate = held_rate(held, limit)?;
-    let above: Vec<&(u64, [f64; 4])> = held.iter().filter(|(k, _)| *k > limit).collect();
+    let above: Vec<_> = held.iter().filter(|(k, _)| *k > limit).collect();
     let copies: Vec<String> = (above.iter())
         .map(|(k, [s, o, ..])| format!("{k} B {:.2} µs against {:.2}", s / 1e3, o / 1e3))
         .collect();
@@ -118,7 +118,7 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         .args(["--progress", &PROGRESS_BYTES.to_string()])
         .args(["--copy", &sizes.join(",")])
         .args(["--held", &held.join(",")])
-        .args(["--line", "200"]);
+        .args(["--line", &super::LINE_TRIPS.to_string()]);
     let out = launch(&mut cmd, RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
     let text = out.stdout;
@@ -165,12 +165,9 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
             _ => None,
         })
         .collect();
-    let line_ns = text
-        .lines()
-        .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
-            ["line", _, after, ..] => after.parse::<f64>().ok().filter(|v| *v > 0.0),
-            _ => None,
-        });
+    let line_ns = super::launch::read_launch(&text)
+        .line
+        .map(|[_, after]| after);
     match (out.ok, median.zip(post), reduction, progress, copy, copying) {
         (true, Some((ns, post_ns)), Some(r), Some((wait, rtt)), Some(copy_ns), Some(copying)) => {
             Ok(Local {

@@ -28,8 +28,8 @@ pub use limit::{EagerAbove, MISS};
 use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
-    COPY_ALIAS, COPY_BYTES, COPY_WARNING, HELD_SIZES, PROGRESS_BYTES, copy_finding, held_finding,
-    held_rate, moves_only_in_calls,
+    COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, held_finding, held_rate,
+    moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
@@ -1122,11 +1122,9 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             fit.params.cores,
             other.as_ref().and_then(|o| o.fit.params.cores),
         ];
-        let far = |c: Option<f64>| match (c, local.line_ns) {
-            (Some(c), Some(l)) => (c / l).ln().abs(),
-            _ => f64::INFINITY,
-        };
-        let i = usize::from(other.is_some() && far(cores[1]) < far(cores[0]));
+        let i = (local.line_ns)
+            .and_then(|l| crate::model::nearest_cores(l, cores))
+            .unwrap_or(0);
         match (i, other.as_mut()) {
             (1, Some(o)) => o.fit.params.held = Some(rate),
             _ => fit.params.held = Some(rate),
