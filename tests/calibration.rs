@@ -195,9 +195,11 @@ fn calibrate(
     // cores within 2× of the set's) and a size lies above S, both ways' round trips said and
     // the set's `bounce` (≥ 0, the model's §13) written; how much a bounced buffer costs is the
     // placement's (about 0 on cores sharing a cache).
+    // ("traced at cores A ns …, predicted with the set of B ns (of N launches …")
     let at_its_set = stdout.lines().any(|l| {
         let ns: Vec<f64> = (l.strip_prefix("exchange    traced at cores ").into_iter())
             .flat_map(|rest| rest.split(' ').filter_map(|w| w.parse().ok()))
+            .take(2)
             .collect();
         matches!(ns[..], [a, b] if a.max(b) < 2.0 * a.min(b))
     });
@@ -211,7 +213,7 @@ fn calibrate(
             .find_map(|l| l.strip_prefix("clean       "))
             .unwrap_or_else(|| panic!("no clean line in:\n{stdout}"));
         assert!(
-            clean.contains("× one from a buffer written before each send"),
+            clean.contains("against one from a buffer written before each send"),
             "{clean}"
         );
         // the set's `clean` the shares the line names, one a size above S it timed
@@ -225,8 +227,22 @@ fn calibrate(
             !set.points().is_empty() && set.points().iter().all(|x| above.contains(&x.0)),
             "{set} {above:?}"
         );
+        // and its `bounce` a rate at each of those sizes (≥ 0), as the line says them
+        let bounce = p.bounce.unwrap_or_else(|| panic!("no bounce in:\n{text}"));
+        assert!(
+            line.contains(&format!("same peer costs more, ns a byte: {bounce}")),
+            "{bounce} {line}"
+        );
+        assert!(
+            (bounce.points().iter().map(|x| x.0)).eq(above.iter().copied()),
+            "{bounce} {above:?}"
+        );
     }
-    assert!(p.bounce >= 0.0 && p.bounce.is_finite(), "{text}");
+    // (a bounce's values are checked where it is read: each finite and ≥ 0)
+    assert!(
+        (p.bounce.iter()).all(|b| b.points().iter().all(|x| x.1 >= 0.0)),
+        "{text}"
+    );
     // The copy probe ran: whether this CPU slows copies at 4 KiB aliasing is the CPU's, so
     // only that it was measured and said, on the screen and in the file.
     assert!(

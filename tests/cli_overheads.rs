@@ -508,6 +508,57 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
     };
     let moved = end(&sendrecv(" flags=bounced"), &bounce) - end(&sendrecv(""), &bounce);
     assert_close(moved, 32_768.0, "Sendrecv");
+
+    // By size: 1 at 8,192 B and 3 at 32,768 B give 2 at 16,384 B (halfway in log k), the same
+    // 350,782.98, from the trace's `params` line, its binary conversion and a parameter file;
+    // 0 at 8,192 B and 4 at 32,768 B the same; 1,000 B below both points, eager: as before.
+    let by_size = |points: &str, k: u64| {
+        flagged(one_message(k, 0)).replace(MYRINET, &format!("{MYRINET} bounce={points}"))
+    };
+    for points in ["8192:1,32768:3", "8192:0,32768:4"] {
+        assert_close(end(&by_size(points, 16384), &[]), 350_782.98, points);
+    }
+    assert_close(
+        end(&by_size("8192:1,32768:3", 1000), &[]),
+        39_170.0,
+        "eager",
+    );
+    let (d, traced) = text_trace("bounce.txt", &by_size("8192:1,32768:3", 16384));
+    let bin = d.path().join("bounce.bin");
+    let out = run(&["convert", &traced, bin.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let from_binary = json(&[bin.to_str().unwrap(), "--format", "json"]);
+    assert_close(
+        from_binary["predicted_s"].as_f64().unwrap() * 1e9,
+        350_782.98,
+        "binary",
+    );
+    assert_eq!(from_binary["params"]["bounce@32768"]["value"], 3.0);
+    let toml = d.path().join("bounce.toml");
+    let set = loggps_predict::model::Params {
+        bounce: Some(
+            loggps_predict::model::BySize::new(
+                loggps_predict::model::SizeParam::Bounce,
+                &[(8192, 1.0), (32768, 3.0)],
+            )
+            .unwrap(),
+        ),
+        ..loggps_predict::model::Params::preset("myrinet").unwrap()
+    };
+    std::fs::write(&toml, loggps_predict::model::params_toml(&set)).unwrap();
+    let file = ["--params", toml.to_str().unwrap()];
+    assert_close(
+        end(&flagged(one_message(16384, 0)), &file),
+        350_782.98,
+        "file",
+    );
+    // a negative rate refused, naming it
+    let out = run(&[&traced, "--bounce=-1"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--bounce: bounce = -1 must be a finite number ≥ 0"),
+        "{out:?}"
+    );
 }
 
 /// A rendezvous message its sender flagged `clean` (sent from a buffer unchanged since its

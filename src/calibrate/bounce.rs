@@ -9,7 +9,7 @@
 //! at 61–79 ns, six bounced a 16 KiB round trip at 8.9 µs against 6.4 written, two at 7.4
 //! against 7.5 (256 KiB: 84 against 44 µs, 48 against 52): the first launch alone took either.
 
-use crate::model::{Clean, Params};
+use crate::model::{BySize, Params, SizeParam};
 
 /// One size's round trips, ns: sent from a written buffer, bounced, and (where the round-trip
 /// program timed it) sent from a buffer written once, before the first; and (where it timed
@@ -32,12 +32,14 @@ impl RoundTrips {
 }
 
 /// A set's fitted `bounce`, the round trips it came from, and each launch's figure at the set's
-/// placement (ns a byte; `per_byte` their median's).
+/// placement (ns a byte; `per_byte` their median's); and at each size, the median over those
+/// launches of what a bounced receive costs more a byte there, at least 0 (the set's `bounce`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bounce {
     pub per_byte: f64,
     pub sizes: Vec<RoundTrips>,
     pub launches: Vec<f64>,
+    pub at_sizes: Vec<(u64, f64)>,
 }
 
 /// A set's `bounce` as a calibration found it.
@@ -125,11 +127,30 @@ pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
     }
     let each: Vec<f64> = above.iter().map(RoundTrips::per_byte).collect();
     let per_byte = super::fit::median(&each).max(0.0);
+    let at_sizes = at_sizes(std::slice::from_ref(&above));
     Some(Bounce {
         per_byte,
         sizes: above,
         launches: vec![per_byte],
+        at_sizes,
     })
+}
+
+/// At each size some launch timed (`launches`: each one's round trips), the median over those
+/// that timed it of what a bounced receive costs more a byte, at least 0; sizes rising.
+fn at_sizes(launches: &[Vec<RoundTrips>]) -> Vec<(u64, f64)> {
+    let mut sizes: Vec<u64> = launches.iter().flatten().map(|x| x.k).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    (sizes.into_iter())
+        .map(|k| {
+            let each: Vec<f64> = (launches.iter().flatten())
+                .filter(|x| x.k == k)
+                .map(RoundTrips::per_byte)
+                .collect();
+            (k, super::fit::median(&each).max(0.0))
+        })
+        .collect()
 }
 
 /// Each set's `bounce` from the launches at its placement (`launches`: each launch's cores
@@ -151,9 +172,11 @@ pub fn per_set(
             let mut fits: Vec<Bounce> = here.filter_map(|(_, k)| fit(k, sets[i].S)).collect();
             fits.sort_by(|a, b| a.per_byte.total_cmp(&b.per_byte));
             let each: Vec<f64> = fits.iter().map(|b| b.per_byte).collect();
+            let timed: Vec<Vec<RoundTrips>> = fits.iter().map(|b| b.sizes.clone()).collect();
             let middle = fits.len().checked_sub(1)? / 2;
             Some(Bounce {
                 launches: each,
+                at_sizes: at_sizes(&timed),
                 ..fits.swap_remove(middle)
             })
         })
@@ -270,15 +293,16 @@ pub fn finding(b: &Bounce) -> String {
     let of = match b.launches.len() {
         0 | 1 => String::new(),
         n => format!(
-            ", the median of {n} launches at this placement ({:.4}–{:.4})",
+            " (at each size the median of {n} launches at this placement; their medians over \
+             the sizes {:.4}–{:.4})",
             b.launches[0],
             b.launches[n - 1]
         ),
     };
+    let at = bounce_of(b).map_or_else(|| format!("{:.4}", b.per_byte), |x| x.to_string());
     format!(
         "a rendezvous payload received into the buffer its rank last sent to the same peer costs \
-         {:.4} ns a byte more{of} (round trips: {}; the model's §13)",
-        b.per_byte,
+         more, ns a byte: {at}{of} (round trips: {}; the model's §13)",
         each.join("; ")
     )
 }
@@ -311,14 +335,20 @@ fn clean_sizes(b: &Bounce) -> Vec<(u64, f64, f64)> {
 /// A set's `clean` (the model's §13): at each size above its `S`, a round trip from a buffer
 /// written once against one from a buffer written before each send; None where no size has
 /// both.
-pub fn clean_of(b: &Bounce) -> Option<Clean> {
+pub fn clean_of(b: &Bounce) -> Option<BySize> {
     let mut points: Vec<(u64, f64)> = clean_sizes(b).iter().map(|&(k, w, c)| (k, c / w)).collect();
     points.sort_by_key(|p| p.0);
     points.dedup_by_key(|p| p.0);
-    Clean::new(&points).ok()
+    BySize::new(SizeParam::Clean, &points).ok()
 }
 
-/// The report's line on the set's `clean` ([`clean_of`], as [`Clean`] prints it) and the round
+/// A set's `bounce` (the model's §13): at each size above its `S`, the median over the
+/// launches at its placement ([`Bounce::at_sizes`]); None where there is none.
+pub fn bounce_of(b: &Bounce) -> Option<BySize> {
+    BySize::new(SizeParam::Bounce, &b.at_sizes).ok()
+}
+
+/// The report's line on the set's `clean` ([`clean_of`], as [`BySize`] prints it) and the round
 /// trips it comes from; None where it has none.
 pub fn clean_finding(b: &Bounce) -> Option<String> {
     let clean = clean_of(b)?;
@@ -438,6 +468,8 @@ mod tests {
     /// 6,493.5) / 32,768 = 0.077713 and 256 KiB (85,257.6 − 43,817.5) / 524,288 = 0.079041,
     /// their median 0.078377; 16 KiB (8,941.0 − 6,464.7) / 32,768 = 0.075571, 256 KiB
     /// (83,498.8 − 43,464.3) / 524,288 = 0.076360, their median 0.075966: the median launch.
+    /// The set's `bounce` at each size the median of the three launches' there: 16 KiB
+    /// 0.075571 (the cheap one's −0.003079, 0.077713), 256 KiB 0.076360 (−0.009135, 0.079041).
     #[test]
     fn a_set_takes_the_median_of_its_launches() {
         let set = Params {
@@ -453,10 +485,16 @@ mod tests {
         assert_eq!(b.launches.len(), 3);
         assert!(b.launches[0] == 0.0 && (b.launches[2] - 0.078377).abs() < 1e-5);
         assert_eq!(b.sizes[0].bounced_ns, 8941.0);
+        let at = bounce_of(&b).unwrap();
+        assert_eq!(at.points().len(), 2);
+        assert!((at.points()[0].1 - 0.075571).abs() < 1e-6, "{at}");
+        assert!((at.points()[1].1 - 0.076360).abs() < 1e-6, "{at}");
         let text = finding(&b);
         assert!(
             text.contains(
-                "0.0760 ns a byte more, the median of 3 launches at this placement (0.0000–0.0784)"
+                "costs more, ns a byte: 0.0756 at 16384 B, 0.0764 at 262144 B (at each size the \
+                 median of 3 launches at this placement; their medians over the sizes \
+                 0.0000–0.0784)"
             ),
             "{text}"
         );

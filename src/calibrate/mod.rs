@@ -1209,7 +1209,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         fit.params.rendezvous_sender = f;
     }
     let bounce = bounced.next().unwrap_or_default();
-    fit.params.bounce = bounce.fitted().map_or(0.0, |b| b.per_byte);
+    fit.params.bounce = bounce.fitted().and_then(bounce::bounce_of);
     fit.params.clean = bounce.fitted().and_then(bounce::clean_of);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
@@ -1217,7 +1217,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         }
         o.exchanges = other_exchanges;
         o.bounce = bounced.next().unwrap_or_default();
-        o.fit.params.bounce = o.bounce.fitted().map_or(0.0, |b| b.per_byte);
+        o.fit.params.bounce = o.bounce.fitted().and_then(bounce::bounce_of);
         o.fit.params.clean = o.bounce.fitted().and_then(bounce::clean_of);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where

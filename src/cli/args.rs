@@ -104,7 +104,8 @@ pub struct ParamArgs {
     pub rendezvous_sender: Option<f64>,
     /// What a rendezvous payload received into a buffer its rank last sent to the same peer (a
     /// ping-pong sending back what it received; the trace's `bounced` receives) costs its
-    /// receiver more, ns a byte; default: the parameters', else 0
+    /// receiver more, ns a byte, at every size; default: the parameters' (by size where
+    /// `calibrate` measured it), else 0
     #[arg(
         long = "bounce",
         value_name = "NS_PER_BYTE",

@@ -379,7 +379,7 @@ fn library_warnings(
             chosen,
         ));
         // A set that costs them (its `bounce`) needs no word.
-        if r.params.bounce == 0.0 {
+        if r.params.bounce.is_none_or(|b| b.is_zero()) {
             out.extend(library::bounced_warning(trace, r.params.S));
         }
         // A set measured here (a file's, the trace's) and without `clean`: a preset is another

@@ -139,8 +139,10 @@ pub fn receives(op: Op, algorithm: &str, spec: &Spec, place: usize) -> bool {
 pub struct Work {
     pub oc: f64,
     pub copy: f64,
-    /// The set's `held`, else its `bounce`.
-    pub held: f64,
+    /// The set's `held`.
+    pub held: Option<f64>,
+    /// The set's `bounce`: `held`'s where the set has none, at the bytes written.
+    pub bounce: Option<crate::model::BySize>,
     pub eager_limit: u64,
 }
 
@@ -150,9 +152,17 @@ impl Work {
         Work {
             oc: p.oc.unwrap_or(0.0),
             copy: p.copy.unwrap_or(0.0),
-            held: p.held.unwrap_or(p.bounce),
+            held: p.held,
+            bounce: p.bounce,
             eager_limit: p.S,
         }
+    }
+
+    /// What `k` bytes written into lines a peer holds cost more, ns: `held` a byte, else
+    /// `bounce` at `k`.
+    fn held_ns(&self, k: u64) -> f64 {
+        let rate = (self.held).unwrap_or_else(|| self.bounce.map_or(0.0, |b| b.at(k as f64)));
+        k as f64 * rate
     }
 
     /// The model's own-work parameters (none under LogGP).
@@ -177,7 +187,8 @@ pub fn own_work(
     w: Work,
     starts: &mut [f64],
 ) -> Option<Vec<f64>> {
-    if w.oc == 0.0 && w.copy == 0.0 && w.held == 0.0 {
+    let holds = w.held.is_some_and(|h| h != 0.0) || w.bounce.is_some_and(|b| !b.is_zero());
+    if w.oc == 0.0 && w.copy == 0.0 && !holds {
         return None;
     }
     let mut after = vec![0.0; starts.len()];
@@ -189,8 +200,8 @@ pub fn own_work(
         } else {
             0.0
         };
-        *t += b as f64 * w.copy + hb as f64 * w.held;
-        after[r] = a as f64 * w.copy + ha as f64 * w.held + oc;
+        *t += b as f64 * w.copy + w.held_ns(hb);
+        after[r] = a as f64 * w.copy + w.held_ns(ha) + oc;
     }
     after.iter().any(|&a| a != 0.0).then_some(after)
 }

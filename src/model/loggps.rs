@@ -3,7 +3,7 @@
 #![allow(non_snake_case)] // the paper's parameter names: L, o, Os, Or, Gs, Gl, s, S
 
 use super::bands::Bands;
-use super::clean::Clean;
+use super::by_size::BySize;
 use super::{Cost, CostModel, SendCall, StepCost, WaitFold};
 use serde::{Deserialize, Serialize};
 
@@ -60,16 +60,17 @@ pub struct Params {
     /// What a rendezvous payload costs its receiver more, ns a byte, where it is received into
     /// a buffer its rank last sent from to the same peer (the trace's `bounced` receives: a
     /// ping-pong sending back what it received; the model's §13): the receiver's copy writes
-    /// lines the sender's cache holds. 0: as any other receive.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub bounce: f64,
+    /// lines the sender's cache holds; by size, as measured (the model's §13). None: as any
+    /// other receive.
+    #[serde(skip)]
+    pub bounce: Option<BySize>,
     /// What a rendezvous message costs, as a share of what the set costs it, where its sender
     /// sent it from a buffer unchanged since its last send from it (the trace's `clean` sends:
     /// data written long before, whose lines the receiver's copy reads faster than lines just
     /// written; the model's §13): its message costed with the bands holding sizes above `S`
     /// scaled by it ([`Params::clean_set`]), by size. None: as any other message.
     #[serde(skip)]
-    pub clean: Option<Clean>,
+    pub clean: Option<BySize>,
     /// Eager sends of at most this many bytes return when their message has left (at the
     /// send's end − `Od`), their receives paying that `Od` (the model's §13): an MPI library
     /// whose small blocking send only hands its message over (Open MPI's shared memory up to
@@ -179,7 +180,7 @@ impl Params {
             class: None,
             progress_at_calls: false,
             rendezvous_sender: 0.0,
-            bounce: 0.0,
+            bounce: None,
             clean: None,
             departs_upto: None,
             post: None,
@@ -266,7 +267,7 @@ impl Params {
     /// The set a rendezvous message sent from a `clean` buffer is costed with (the model's
     /// §13): every band holding sizes above `S` (the paper form's in its two bands) with its
     /// parameters multiplied by [`Params::clean`] over its sizes above `S`
-    /// ([`Clean::over`]); None where the set has none.
+    /// ([`BySize::over`]); None where the set has none.
     pub fn clean_set(&self) -> Option<Params> {
         let c = self.clean?;
         let S = self.S;
@@ -531,16 +532,16 @@ impl Params {
     }
 
     /// A receive's cost `c` where it was made into a buffer its rank last sent from to the same
-    /// peer (`bounced`): a rendezvous payload's `k` bytes cost `bounce` ns each more, at its end
-    /// (the model's §13).
+    /// peer (`bounced`): a rendezvous payload's `k` bytes cost `bounce` at `k` ns each more, at
+    /// its end (the model's §13).
     #[inline(always)]
     pub fn bounced(&self, k: u64, rdv: bool, c: Cost) -> Cost {
-        match rdv && self.bounce > 0.0 {
-            true => Cost {
-                ret: c.ret + self.bounce * k as f64,
+        match self.bounce {
+            Some(b) if rdv => Cost {
+                ret: c.ret + b.at(k as f64) * k as f64,
                 ..c
             },
-            false => c,
+            _ => c,
         }
     }
 
@@ -653,8 +654,8 @@ impl std::fmt::Display for Params {
         if let Some(copy) = self.copy {
             write!(f, "; copy={copy:.4}")?;
         }
-        if self.bounce > 0.0 {
-            write!(f, "; bounce={:.4}", self.bounce)?;
+        if let Some(bounce) = self.bounce {
+            write!(f, "; bounce={bounce}")?;
         }
         if let Some(held) = self.held {
             write!(f, "; held={held:.4}")?;

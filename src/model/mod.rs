@@ -2,7 +2,7 @@
 #![allow(non_snake_case)] // the papers' parameter names: L, o, Os, Or, Gs, Gl, s, S; g, G
 
 mod bands;
-mod clean;
+mod by_size;
 mod knob;
 mod loggp;
 mod loggps;
@@ -10,15 +10,15 @@ mod params;
 mod scale;
 
 pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, MAX_EAGER_ABOVE, sizes};
-pub use clean::{CLEAN_POINTS, Clean};
+pub use by_size::{BySize, SIZE_POINTS, SizeParam};
 pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
-    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, bounce_invalid,
-    cores_invalid, held_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets,
-    parse_params_toml, parse_progress, post_invalid, read_param_sets, read_params_file,
-    rendezvous_sender_invalid, resolve, resolve_loggp,
+    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, cores_invalid,
+    held_invalid, nearest_cores, param_sets_toml, params_toml, parse_param_sets, parse_params_toml,
+    parse_progress, post_invalid, read_param_sets, read_params_file, rendezvous_sender_invalid,
+    resolve, resolve_loggp,
 };
 pub use scale::{SCALE_ALL, scale};
 

@@ -3,7 +3,8 @@
 
 use super::scale::{SCALE_ALL, SCALE_RENDEZVOUS, scale};
 use super::{
-    BAND_NAMES, Band, Bands, Class, Clean, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params,
+    BAND_NAMES, Band, Bands, BySize, Class, LOGGP_NAMES, LogGp, Model, NAMES, PRESETS, Params,
+    SizeParam,
 };
 use crate::error::Error;
 use serde::Serialize;
@@ -164,18 +165,12 @@ impl Resolved {
             .map(|v| ("gamma".to_string(), v, &self.gamma_source));
         let oc = p.oc.map(|v| ("oc".to_string(), v, &self.oc_source));
         let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
-        let bounce =
-            (p.bounce > 0.0).then(|| ("bounce".to_string(), p.bounce, &self.bounce_source));
-        // One share, or one a size measured (`clean@4096`).
-        let clean = (p.clean.iter())
-            .flat_map(|c| c.points().iter())
-            .map(|&(k, v)| {
-                let name = match (k, p.clean.map_or(0, |c| c.points().len())) {
-                    (0, 1) => "clean".to_string(),
-                    _ => format!("clean@{k}"),
-                };
-                (name, v, &self.clean_source)
-            });
+        // One value, or one a size measured (`bounce@16384`, `clean@4096`).
+        let bounce = (p.bounce.iter().flat_map(BySize::named))
+            .filter(|_| p.bounce.is_some_and(|b| !b.is_zero()))
+            .map(|(name, v)| (name, v, &self.bounce_source));
+        let clean =
+            (p.clean.iter().flat_map(BySize::named)).map(|(name, v)| (name, v, &self.clean_source));
         let departs =
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
@@ -419,14 +414,14 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut bounce_source = source.clone();
     if let Some(v) = ov.bounce {
-        if let Some(why) = bounce_invalid(Some(v)) {
-            return Err(Error::Params(format!("--bounce: {why}")));
-        }
-        (p.bounce, bounce_source) = (v, Source::Flag);
+        let b = BySize::one(SizeParam::Bounce, v)
+            .map_err(|why| Error::Params(format!("--bounce: {why}")))?;
+        (p.bounce, bounce_source) = (Some(b), Source::Flag);
     }
     let mut clean_source = source.clone();
     if let Some(v) = ov.clean {
-        let c = Clean::one(v).map_err(|why| Error::Params(format!("--clean: {why}")))?;
+        let c = BySize::one(SizeParam::Clean, v)
+            .map_err(|why| Error::Params(format!("--clean: {why}")))?;
         (p.clean, clean_source) = (Some(c), Source::Flag);
     }
     let mut departs_source = source.clone();
@@ -579,16 +574,6 @@ fn oc_invalid(oc: Option<f64>) -> Option<String> {
 fn copy_invalid(copy: Option<f64>) -> Option<String> {
     copy.filter(|v| !(v.is_finite() && *v >= 0.0))
         .map(|v| format!("parameter copy = {v} must be a finite number ≥ 0 (ns per byte copied)"))
-}
-
-/// Why a `bounce` cannot be used: ns a byte, finite and ≥ 0 (the model's §13).
-pub fn bounce_invalid(bounce: Option<f64>) -> Option<String> {
-    bounce.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
-        format!(
-            "parameter bounce = {v} must be a finite number ≥ 0 (ns per byte a bounced \
-             rendezvous payload costs its receiver more)"
-        )
-    })
 }
 
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
@@ -867,8 +852,8 @@ struct Extras {
     class: Option<Class>,
     progress_at_calls: bool,
     rendezvous_sender: f64,
-    bounce: f64,
-    clean: Option<Clean>,
+    bounce: Option<BySize>,
+    clean: Option<BySize>,
     departs_upto: Option<u64>,
     post: Option<f64>,
     held: Option<f64>,
@@ -935,11 +920,8 @@ impl Extras {
         if let Some(why) = rendezvous_sender_invalid(rendezvous_sender) {
             return Err(why);
         }
-        let bounce = optional_number(table, "bounce")?;
-        if let Some(why) = bounce_invalid(bounce) {
-            return Err(why);
-        }
-        let clean = Clean::of_table(table)?;
+        let bounce = BySize::of_table(SizeParam::Bounce, table)?;
+        let clean = BySize::of_table(SizeParam::Clean, table)?;
         let departs_upto = match table.contains_key("departs_upto") {
             true => Some(byte_count(table, "departs_upto")?),
             false => None,
@@ -953,7 +935,7 @@ impl Extras {
             class,
             progress_at_calls,
             rendezvous_sender,
-            bounce: bounce.unwrap_or(0.0),
+            bounce,
             clean,
             departs_upto,
             post,
@@ -1135,11 +1117,8 @@ pub fn params_toml(p: &Params) -> String {
             0.0 => String::new(),
             f => format!("rendezvous_sender = {f:?}\n"),
         }
-        + &match p.bounce {
-            0.0 => String::new(),
-            b => format!("bounce = {b:?}\n"),
-        }
-        + &p.clean.as_ref().map_or(String::new(), Clean::toml)
+        + &(p.bounce.filter(|b| !b.is_zero()).as_ref()).map_or(String::new(), BySize::toml)
+        + &p.clean.as_ref().map_or(String::new(), BySize::toml)
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"))

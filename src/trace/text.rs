@@ -7,7 +7,7 @@ use super::{
     Trace,
 };
 use crate::error::TraceError;
-use crate::model::Params;
+use crate::model::{BySize, Params, SizeParam};
 use nom::branch::alt;
 use nom::bytes::complete::{escaped_transform, is_not, tag, take_while1};
 use nom::character::complete::{char, space0, space1};
@@ -675,15 +675,12 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::rendezvous_sender_invalid(rendezvous_sender) {
         return Err(why);
     }
-    let bounce = optional("bounce")?;
-    if let Some(why) = crate::model::bounce_invalid(bounce) {
-        return Err(why);
-    }
-    let bounce = bounce.unwrap_or(0.0);
-    let clean = match get("clean") {
-        Ok(v) => Some(crate::model::Clean::parse(v)?),
-        Err(_) => None,
+    let by_size = |param: SizeParam| match get(param.name()) {
+        Ok(v) => BySize::parse(param, v).map(Some),
+        Err(_) => Ok(None),
     };
+    let bounce = by_size(SizeParam::Bounce)?;
+    let clean = by_size(SizeParam::Clean)?;
     let departs_upto = match get("departs_upto") {
         Ok(_) => Some(int("departs_upto")?),
         Err(_) => None,
@@ -789,10 +786,8 @@ fn extras_fields(p: &Params) -> String {
             0.0 => String::new(),
             f => format!(" rendezvous_sender={f}"),
         }
-        + &match p.bounce {
-            0.0 => String::new(),
-            b => format!(" bounce={b}"),
-        }
+        + &(p.bounce.filter(|b| !b.is_zero()))
+            .map_or(String::new(), |b| format!(" bounce={}", b.text()))
         + &p.clean
             .map_or(String::new(), |c| format!(" clean={}", c.text()))
         + &p.departs_upto

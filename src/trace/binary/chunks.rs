@@ -84,9 +84,13 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     }
     let at = input;
     let (input, bounce) = cond(bits & 128 != 0, le_f64)(input)?;
-    if let Some(why) = crate::model::bounce_invalid(bounce) {
-        return fail(at, why);
-    }
+    let bounce = match bounce
+        .map(|v| BySize::one(SizeParam::Bounce, v))
+        .transpose()
+    {
+        Ok(b) => b,
+        Err(why) => return fail(at, why),
+    };
     let extras = Extras {
         poll,
         gamma,
@@ -95,7 +99,7 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
         copy,
         progress_at_calls: bits & 4 != 0,
         rendezvous_sender,
-        bounce: bounce.unwrap_or(0.0),
+        bounce,
     };
     Ok((input, extras))
 }
@@ -109,7 +113,7 @@ pub(super) struct Extras {
     pub(super) copy: Option<f64>,
     pub(super) progress_at_calls: bool,
     pub(super) rendezvous_sender: f64,
-    pub(super) bounce: f64,
+    pub(super) bounce: Option<BySize>,
 }
 
 impl Extras {
@@ -129,12 +133,21 @@ impl Extras {
     }
 }
 
+/// A set's `bounce` where it is one value for every size, not 0: the extras' (one at sizes is
+/// written after the sets, [`each_by_size`]).
+pub(super) fn one_bounce(p: &Params) -> Option<f64> {
+    match p.bounce?.points() {
+        &[(0, v)] => (v != 0.0).then_some(v),
+        _ => None,
+    }
+}
+
 /// Writes the [`extras`] of `p`.
 pub(super) fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
     let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
     let sender = (p.rendezvous_sender != 0.0).then_some(p.rendezvous_sender);
-    let bounce = (p.bounce != 0.0).then_some(p.bounce);
+    let bounce = one_bounce(p);
     let copy = (p.copy.is_some() as u8) << 5
         | (sender.is_some() as u8) << 6
         | (bounce.is_some() as u8) << 7;
@@ -198,29 +211,61 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     (input, ()) = each_value(input, &mut main, &mut others, POST)?;
     // Then each set's `clean`, where one has it (the model's §13): its number of sizes (0:
     // none), each size and its share.
-    if !input.is_empty() {
-        for p in std::iter::once(&mut main).chain(others.iter_mut()) {
-            let at = input;
-            let (rest, n) = expect("a parameter set's number of clean sizes (u8)", le_u8)(input)?;
-            let mut points = Vec::new();
-            input = rest;
-            for _ in 0..n {
-                let (rest, k) = expect("a clean size in bytes (u64)", le_u64)(input)?;
-                let (rest, f) = expect("a clean share (f64)", le_f64)(rest)?;
-                points.push((k, f));
-                input = rest;
-            }
-            if n > 0 {
-                match crate::model::Clean::new(&points) {
-                    Ok(c) => p.clean = Some(c),
-                    Err(why) => return fail(at, why),
-                }
-            }
-        }
-    }
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Clean)?;
     // Then each set's `held` (NaN: none), where one has it (the model's §15).
     (input, ()) = each_value(input, &mut main, &mut others, HELD)?;
+    // Then each set's `bounce` by size, where one has it at sizes (the model's §13; one value
+    // for every size is the extras'): as the `clean`s.
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Bounce)?;
     Ok((input, (library, eager_limit, Some(main), others)))
+}
+
+/// Where `input` holds more: for each of `main` and `others` in turn, its `param` at sizes:
+/// their number `n` (u8; 0: the set's own kept), then each size (u64) and value (f64).
+fn each_by_size<'a>(
+    mut input: &'a [u8],
+    main: &mut Params,
+    others: &mut [Params],
+    param: SizeParam,
+) -> Res<'a, ()> {
+    if input.is_empty() {
+        return Ok((input, ()));
+    }
+    let (count, size, value) = match param {
+        SizeParam::Clean => (
+            "a parameter set's number of clean sizes (u8)",
+            "a clean size in bytes (u64)",
+            "a clean share (f64)",
+        ),
+        SizeParam::Bounce => (
+            "a parameter set's number of bounce sizes (u8)",
+            "a bounce size in bytes (u64)",
+            "a bounce in ns a byte (f64)",
+        ),
+    };
+    for p in std::iter::once(main).chain(others.iter_mut()) {
+        let at = input;
+        let (rest, n) = expect(count, le_u8)(input)?;
+        let mut points = Vec::new();
+        input = rest;
+        for _ in 0..n {
+            let (rest, k) = expect(size, le_u64)(input)?;
+            let (rest, f) = expect(value, le_f64)(rest)?;
+            points.push((k, f));
+            input = rest;
+        }
+        if n > 0 {
+            let b = match BySize::new(param, &points) {
+                Ok(b) => b,
+                Err(why) => return fail(at, why),
+            };
+            *match param {
+                SizeParam::Clean => &mut p.clean,
+                SizeParam::Bounce => &mut p.bounce,
+            } = Some(b);
+        }
+    }
+    Ok((input, ()))
 }
 
 /// A set's optional value after the sets: what it is, where a set keeps it, why it is wrong.
@@ -320,6 +365,25 @@ pub(super) fn class_code(c: Option<Class>) -> u8 {
     }
 }
 
+/// Writes for `main` and each of `others`, as [`each_by_size`] reads them, the points of
+/// `of(set)`: their number (0: none), each size and value.
+pub(super) fn put_by_size(
+    j: &mut Vec<u8>,
+    main: &Params,
+    others: &[Params],
+    of: impl Fn(&Params) -> Option<BySize>,
+) {
+    for q in std::iter::once(main).chain(others) {
+        let b = of(q);
+        let points = b.as_ref().map_or(&[][..], |b| b.points());
+        j.push(points.len() as u8);
+        for (k, f) in points {
+            j.extend_from_slice(&k.to_le_bytes());
+            j.extend_from_slice(&f.to_le_bytes());
+        }
+    }
+}
+
 /// Writes a parameter set as [`set`] reads it: its flag, then its fields (0 alone: none).
 pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
     match params {
@@ -362,7 +426,7 @@ pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
                 || p.copy.is_some()
                 || p.progress_at_calls
                 || p.rendezvous_sender != 0.0
-                || p.bounce != 0.0;
+                || one_bounce(p).is_some();
             j.push(match (p.poll, extras) {
                 (_, true) => 4,
                 (Some(_), false) => 2,

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::error::TraceError;
 use crate::memory::Pages;
-use crate::model::{Band, Bands, Class, Params};
+use crate::model::{Band, Bands, BySize, Class, Params, SizeParam};
 use nom::IResult;
 use nom::bytes::complete::take;
 use nom::combinator::cond;

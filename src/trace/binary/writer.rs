@@ -121,7 +121,9 @@ impl<W: Write> Writer<W> {
         }
         put_set(&mut j, meta.params.as_ref());
         let sets = || meta.params.iter().chain(&meta.other_params);
-        let holding = sets().any(|p| p.held.is_some());
+        // (a `bounce` of one value is the extras')
+        let bouncing = sets().any(|p| p.bounce.is_some_and(|b| b.points().len() > 1));
+        let holding = bouncing || sets().any(|p| p.held.is_some());
         let cleaning = holding || sets().any(|p| p.clean.is_some());
         let posting = cleaning || sets().any(|p| p.post.is_some());
         let departing = posting || sets().any(|p| p.departs_upto.is_some());
@@ -149,20 +151,19 @@ impl<W: Write> Writer<W> {
             // Then each set's `clean`, where one has it: its number of sizes (0: none), each
             // size and its share.
             if cleaning {
-                for q in std::iter::once(p).chain(&meta.other_params) {
-                    let points = q.clean.as_ref().map_or(&[][..], |c| c.points());
-                    j.push(points.len() as u8);
-                    for (k, f) in points {
-                        j.extend_from_slice(&k.to_le_bytes());
-                        j.extend_from_slice(&f.to_le_bytes());
-                    }
-                }
+                put_by_size(&mut j, p, &meta.other_params, |q| q.clean);
             }
             // Then each set's `held` (NaN: none), where one has it.
             if holding {
                 for q in std::iter::once(p).chain(&meta.other_params) {
                     j.extend_from_slice(&q.held.unwrap_or(f64::NAN).to_le_bytes());
                 }
+            }
+            // Then each set's `bounce` at sizes, where one has it so: as the `clean`s (0 sizes:
+            // none, or the one value in its extras).
+            if bouncing {
+                let at_sizes = |q: &Params| q.bounce.filter(|b| b.points().len() > 1);
+                put_by_size(&mut j, p, &meta.other_params, at_sizes);
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;
