@@ -218,7 +218,7 @@ fn calibrate(
         );
         // the set's `clean` the shares the line names, one a size above S it timed
         let set = p.clean.unwrap_or_else(|| panic!("no clean in:\n{text}"));
-        assert!(clean.starts_with(&format!("{set}: ")), "{set} {clean}");
+        assert!(clean.starts_with(&set.to_string()), "{set} {clean}");
         let probed = loggps_predict::calibrate::bounce::sizes(max_bytes);
         let above: Vec<u64> = (probed.split(',').map(|k| k.parse().unwrap()))
             .filter(|&k| k > p.S)

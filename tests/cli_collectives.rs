@@ -4,8 +4,8 @@
 mod common;
 
 use common::{
-    UNMODELED_RING, bcast4, coll_trace, json, myrinet, predicted_ns, rank_ns, run, synthesized,
-    text_trace,
+    UNMODELED_RING, assert_close, bcast4, coll_trace, json, myrinet, predicted_ns, rank_ns, run,
+    synthesized, text_trace,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -949,4 +949,74 @@ fn a_held_send_in_a_collective_returns_once_its_receiver_has_taken_it() {
     let v = json(&myrinet(&early, &[&set[..], &held].concat()));
     let r0 = rank_ns(&v, 0);
     assert!((r0[2] - 13_410.0).abs() < 1e-6 && r0[3] == 0.0, "{r0:?}");
+}
+
+/// A collective whose record the tracer flagged `clean` (its send buffer unchanged since the
+/// rank's last send from it, the model's §13) costs its rank's messages of its own data with
+/// the set's clean variant, as a point-to-point message so flagged: Myrinet, 2 ranks, 16,384
+/// bytes (above `S` = 16,383), `--clean 0.5`. One message of 16,384 B received by a call at 0
+/// ends at 318,014.98 (the model's §6 vector), flagged at 173,267.49 (28,520 of `o + T5 + o + L`
+/// the scaling leaves, then half of 289,494.98: tests/cli_overheads.rs). A binomial Bcast's
+/// root flagged: its receiver so; its receiver flagged instead (it sends nothing): as before.
+/// A Gather's leaf flagged: the root so. An Allgather (one exchange) with rank 0 flagged: rank
+/// 1 receives the clean message, rank 0 the other; both flagged, both so. Its binary
+/// conversion keeps the flag.
+#[test]
+fn a_clean_collectives_own_messages_cost_the_clean_set() {
+    let trace = |op: &str, zero: &str, one: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n\
+             params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+             0 MPI_Init 0 0\n0 {op} 0 60 {zero}\n0 MPI_Finalize 60 70\n\
+             1 MPI_Init 0 0\n1 {op} 0 60 {one}\n1 MPI_Finalize 60 70\n"
+        )
+    };
+    let ends = |text: &str| -> [f64; 2] {
+        let (_d, f) = text_trace("coll.txt", text);
+        let v = json(&[&f, "--clean", "0.5", "--format", "json"]);
+        [rank_ns(&v, 0)[0], rank_ns(&v, 1)[0]]
+    };
+    let (plain, clean) = (318_014.98, 173_267.49);
+    let bcast = |zero: &str, one: &str| {
+        let root = "root=0 bytes=16384 recv_bytes=0";
+        let leaf = "root=0 bytes=0 recv_bytes=16384";
+        ends(&trace(
+            "MPI_Bcast",
+            &format!("{root}{zero}"),
+            &format!("{leaf}{one}"),
+        ))
+    };
+    assert_close(bcast("", "")[1], plain, "Bcast");
+    assert_close(bcast(" flags=clean", "")[1], clean, "Bcast, root clean");
+    assert_close(
+        bcast("", " flags=clean")[1],
+        plain,
+        "Bcast, receiver flagged",
+    );
+    let gather = ends(&trace(
+        "MPI_Gather",
+        "root=0 bytes=16384 recv_bytes=32768",
+        "root=0 bytes=16384 recv_bytes=0 flags=clean",
+    ));
+    assert_close(gather[0], clean, "Gather, leaf clean");
+    let allgather = |zero: &str, one: &str| {
+        let each = "bytes=16384 recv_bytes=32768";
+        trace(
+            "MPI_Allgather",
+            &format!("{each}{zero}"),
+            &format!("{each}{one}"),
+        )
+    };
+    let one = ends(&allgather(" flags=clean", ""));
+    assert_close(one[0], plain, "Allgather, rank 0's message clean: rank 0");
+    assert_close(one[1], clean, "Allgather, rank 0's message clean: rank 1");
+    let both = ends(&allgather(" flags=clean", " flags=clean"));
+    assert_close(both[0], clean, "Allgather, both clean");
+    assert_close(both[1], clean, "Allgather, both clean");
+    let (d, f) = text_trace("allgather.txt", &allgather(" flags=clean", ""));
+    let bin = d.path().join("allgather.bin");
+    let out = run(&["convert", &f, bin.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let v = json(&[bin.to_str().unwrap(), "--clean", "0.5", "--format", "json"]);
+    assert_close(rank_ns(&v, 1)[0], clean, "the binary's");
 }

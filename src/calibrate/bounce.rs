@@ -40,6 +40,9 @@ pub struct Bounce {
     pub sizes: Vec<RoundTrips>,
     pub launches: Vec<f64>,
     pub at_sizes: Vec<(u64, f64)>,
+    /// At each size that has both, the median over the same launches of the share of its time
+    /// an exchange from a buffer written once takes ([`clean_of`]).
+    pub clean_at_sizes: Vec<(u64, f64)>,
 }
 
 /// A set's `bounce` as a calibration found it.
@@ -127,26 +130,29 @@ pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
     }
     let each: Vec<f64> = above.iter().map(RoundTrips::per_byte).collect();
     let per_byte = super::fit::median(&each).max(0.0);
-    let at_sizes = at_sizes(std::slice::from_ref(&above));
+    let bounced: Vec<(u64, f64)> = above.iter().map(|x| (x.k, x.per_byte())).collect();
+    let at_sizes = median_by_size(&[bounced]);
+    let clean_at_sizes = median_by_size(&[shares(&above)]);
     Some(Bounce {
         per_byte,
         sizes: above,
         launches: vec![per_byte],
         at_sizes,
+        clean_at_sizes,
     })
 }
 
-/// At each size some launch timed (`launches`: each one's round trips), the median over those
-/// that timed it of what a bounced receive costs more a byte, at least 0; sizes rising.
-fn at_sizes(launches: &[Vec<RoundTrips>]) -> Vec<(u64, f64)> {
-    let mut sizes: Vec<u64> = launches.iter().flatten().map(|x| x.k).collect();
+/// At each size some launch has a value at (`launches`: each one's `(k, value)` list), the
+/// median over those that have one, at least 0; sizes rising.
+fn median_by_size(launches: &[Vec<(u64, f64)>]) -> Vec<(u64, f64)> {
+    let mut sizes: Vec<u64> = launches.iter().flatten().map(|x| x.0).collect();
     sizes.sort_unstable();
     sizes.dedup();
     (sizes.into_iter())
         .map(|k| {
             let each: Vec<f64> = (launches.iter().flatten())
-                .filter(|x| x.k == k)
-                .map(RoundTrips::per_byte)
+                .filter(|x| x.0 == k)
+                .map(|x| x.1)
                 .collect();
             (k, super::fit::median(&each).max(0.0))
         })
@@ -172,11 +178,13 @@ pub fn per_set(
             let mut fits: Vec<Bounce> = here.filter_map(|(_, k)| fit(k, sets[i].S)).collect();
             fits.sort_by(|a, b| a.per_byte.total_cmp(&b.per_byte));
             let each: Vec<f64> = fits.iter().map(|b| b.per_byte).collect();
-            let timed: Vec<Vec<RoundTrips>> = fits.iter().map(|b| b.sizes.clone()).collect();
+            let bounced: Vec<Vec<(u64, f64)>> = fits.iter().map(|b| b.at_sizes.clone()).collect();
+            let clean: Vec<Vec<(u64, f64)>> = fits.iter().map(|b| shares(&b.sizes)).collect();
             let middle = fits.len().checked_sub(1)? / 2;
             Some(Bounce {
                 launches: each,
-                at_sizes: at_sizes(&timed),
+                at_sizes: median_by_size(&bounced),
+                clean_at_sizes: median_by_size(&clean),
                 ..fits.swap_remove(middle)
             })
         })
@@ -322,8 +330,8 @@ pub fn sizes(max_bytes: u64) -> String {
 /// Each size above a set's `S` with exchanges (else round trips) from a buffer written once
 /// and from one written before each send (the sweep's way): `(k, written, clean)`, ns. An
 /// exchange's share is a halo's: a round trip saves more (16 KiB here: 0.46 against 0.51–0.62).
-fn clean_sizes(b: &Bounce) -> Vec<(u64, f64, f64)> {
-    (b.sizes.iter())
+fn clean_sizes(sizes: &[RoundTrips]) -> Vec<(u64, f64, f64)> {
+    (sizes.iter())
         .filter_map(|x| match x.exchanges_ns {
             Some([w, c]) => Some((x.k, w, c)),
             None => Some((x.k, x.written_ns, x.clean_ns?)),
@@ -332,14 +340,23 @@ fn clean_sizes(b: &Bounce) -> Vec<(u64, f64, f64)> {
         .collect()
 }
 
-/// A set's `clean` (the model's §13): at each size above its `S`, a round trip from a buffer
-/// written once against one from a buffer written before each send; None where no size has
-/// both.
-pub fn clean_of(b: &Bounce) -> Option<BySize> {
-    let mut points: Vec<(u64, f64)> = clean_sizes(b).iter().map(|&(k, w, c)| (k, c / w)).collect();
+/// A launch's shares at each size ([`clean_sizes`]): clean over written, sizes rising, one a
+/// size.
+fn shares(sizes: &[RoundTrips]) -> Vec<(u64, f64)> {
+    let mut points: Vec<(u64, f64)> = (clean_sizes(sizes).iter())
+        .map(|&(k, w, c)| (k, c / w))
+        .collect();
     points.sort_by_key(|p| p.0);
     points.dedup_by_key(|p| p.0);
-    BySize::new(SizeParam::Clean, &points).ok()
+    points
+}
+
+/// A set's `clean` (the model's §13): at each size above its `S`, an exchange (else a round
+/// trip) from a buffer written once against one from a buffer written before each send, the
+/// median of the launches at its placement ([`Bounce::clean_at_sizes`]); None where no size has
+/// both.
+pub fn clean_of(b: &Bounce) -> Option<BySize> {
+    BySize::new(SizeParam::Clean, &b.clean_at_sizes).ok()
 }
 
 /// A set's `bounce` (the model's §13): at each size above its `S`, the median over the
@@ -354,13 +371,22 @@ pub fn clean_finding(b: &Bounce) -> Option<String> {
     let clean = clean_of(b)?;
     let shares: Vec<f64> = clean.points().iter().map(|p| p.1).collect();
     let median = super::fit::median(&shares);
-    let each: Vec<String> = (clean_sizes(b).iter())
+    let each: Vec<String> = (clean_sizes(&b.sizes).iter())
         .map(|&(k, w, c)| format!("{k} B {:.1} µs against {:.1}", c / 1e3, w / 1e3))
         .collect();
+    let of = match b.launches.len() {
+        0 | 1 => String::new(),
+        n => format!(" (at each size the median of {n} launches' shares)"),
+    };
+    let whose = if of.is_empty() {
+        ""
+    } else {
+        "the median launch's: "
+    };
     Some(format!(
-        "{clean}: an exchange of one message each way at once (a halo's; a round trip where the \
-         program timed none) from a send buffer written once, before the first, against one from \
-         a buffer written before each send, as the sweep's ({}); a rendezvous \
+        "{clean}{of}: an exchange of one message each way at once (a halo's; a round trip where \
+         the program timed none) from a send buffer written once, before the first, against one \
+         from a buffer written before each send, as the sweep's ({whose}{}); a rendezvous \
          message the tracer flags `clean` (sent from a buffer unchanged since its last send from \
          it) is costed at its size's share (the model's §13). Traces of other tools flag none: \
          a program known to send unchanged buffers is predicted from them with --scale \
@@ -505,6 +531,41 @@ mod tests {
                 .unwrap()
                 .per_byte,
             0.0
+        );
+    }
+
+    /// A set's `clean` at each size is the median of its launches' shares there, not the median
+    /// launch's: three launches at one placement, 16 KiB written 8,000 ns each, bounced 9,000,
+    /// 10,000 and 9,500 (0.0305, 0.0610, 0.0458 ns a byte: the third the median launch), from a
+    /// buffer written once 6,000, 4,000 and 6,400 (shares 0.75, 0.50, 0.80): `clean` 0.75 at
+    /// 16 KiB where the median launch's is 0.80; its `bounce` 0.0458.
+    #[test]
+    fn clean_is_the_median_share_of_the_launches() {
+        let set = Params {
+            cores: Some(66.0),
+            ..Params::preset("myrinet").unwrap()
+        };
+        let launch = |b: f64, c: f64| {
+            (
+                Some(66.0),
+                parse(&format!("bounce 16384 8000 {b} 201 {c}\n")),
+            )
+        };
+        let launches = [
+            launch(9000.0, 6000.0),
+            launch(10000.0, 4000.0),
+            launch(9500.0, 6400.0),
+        ];
+        let b = per_set(&launches, &[&set]).swap_remove(0).unwrap();
+        assert_eq!(b.sizes[0].bounced_ns, 9500.0, "the median launch");
+        assert_eq!(clean_of(&b).unwrap().points(), &[(16384, 0.75)]);
+        let bounce = bounce_of(&b).unwrap();
+        assert!((bounce.points()[0].1 - 1500.0 / 32768.0).abs() < 1e-12);
+        let text = clean_finding(&b).unwrap();
+        assert!(
+            text.starts_with("0.750 at 16384 B (at each size the median of 3 launches' shares): ")
+                && text.contains("(the median launch's: 16384 B 6.4 µs against 8.0)"),
+            "{text}"
         );
     }
 

@@ -479,6 +479,22 @@ impl Matching {
             .map_or(self.bytes.len() as u32, |h| h.0)
     }
 
+    /// The messages rank `r` sends before it has received any (at its steps up to and with
+    /// the first that receives): those of its own data, read from its send buffer, where a
+    /// later one may forward what it received (the model's §13, a collective's `clean` sends).
+    pub fn own_sends(&self, r: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut received = false;
+        (0..)
+            .map_while(move |k| self.step(r, k))
+            .map_while(move |h| {
+                let (sid, rid, _) = self.halves(h);
+                let before = !received;
+                received |= rid != NONE;
+                before.then_some(sid)
+            })
+            .filter(|&sid| sid != NONE)
+    }
+
     /// Each message's `(sender, receiver)`, by its id.
     pub fn ends(&self) -> Vec<(u32, u32)> {
         let mut ends = vec![(NONE, NONE); self.bytes.len()];

@@ -398,9 +398,24 @@ impl Shared<'_> {
         let costed = match model {
             Model::LogGps(p) => {
                 let pairs = self.links.map(|l| (l.sets.as_slice(), comm));
-                self.cost_modeled(op, algorithm, &spec, (p, set), pairs, &starts, eval)
+                // The participants the tracer flagged `clean`, and each set's clean variant
+                // (itself where it has no `clean`; none at all where no set has one).
+                let sets = pairs.map_or(std::slice::from_ref(p), |(s, _)| s);
+                let cleaned: Vec<crate::model::Params> = match self.clean.get(&x) {
+                    Some(_) if sets.iter().any(|q| q.clean.is_some()) && sets.len() < 128 => {
+                        sets.iter().map(|q| q.clean_set().unwrap_or(*q)).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                let clean = (self.clean.get(&x).map(|k| &k[..]))
+                    .filter(|_| !cleaned.is_empty())
+                    .map(|k| (k, &cleaned[..]));
+                let m = (p, set);
+                self.cost_modeled(op, algorithm, &spec, m, pairs, clean, &starts, eval)
             }
-            Model::LogGp(m) => self.cost_modeled(op, algorithm, &spec, (m, 0), None, &starts, eval),
+            Model::LogGp(m) => {
+                self.cost_modeled(op, algorithm, &spec, (m, 0), None, None, &starts, eval)
+            }
         };
         self.spare.lock().expect("spare").starts = starts;
         let costed = costed.map(|mut c| {
@@ -501,23 +516,28 @@ impl Shared<'_> {
     /// `op` by `algorithm` on `spec`, costed with the participants calling at `starts`; the
     /// schedule is built and matched once for all instances of the same shape. `pairs`: the
     /// sets that combine and the instance's communicator, where each message takes its pair's
-    /// set (the model's §12).
+    /// set (the model's §12). `clean`: the participants whose send buffer the tracer flagged
+    /// `clean`, and the sets' clean variants (one a set, in the same order; the run's one
+    /// where no sets combine): their messages of their own data ([`Matching::own_sends`]) are
+    /// costed with their pair's clean variant (the model's §13).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn cost_modeled<M: CostModel>(
+    pub(super) fn cost_modeled<M: CostModel + Clone>(
         &self,
         op: Op,
         algorithm: &'static str,
         spec: &Spec,
         (model, set): (&M, u8),
         pairs: Option<(&[M], u32)>,
+        clean: Option<(&[u32], &[M])>,
         starts: &[f64],
         scratch: &mut eval::Scratch,
     ) -> Result<eval::Completion, crate::error::Error> {
         let gamma = self.model.gamma();
         // Costed from the rule that gives its steps, never built (a few per call to compute);
-        // built where its pairs may take different sets.
+        // built where its pairs may take different sets or its senders' clean variants.
         if spec.ranks >= RULED_MIN_RANKS
             && pairs.is_none()
+            && clean.is_none()
             && let Some(ruled) = crate::collectives::ruled(op, algorithm, spec)?
         {
             return Ok(eval::evaluate_ruled(&ruled, model, gamma, starts, scratch));
@@ -568,6 +588,30 @@ impl Shared<'_> {
             false => eval::Order::for_matching(&built),
         };
         let sets = pairs.and_then(|(_, comm)| self.message_sets(key, comm, &built));
+        if let Some((places, cleaned)) = clean {
+            // The sets, then their clean variants: a clean sender's own messages take the
+            // variant of their pair's set.
+            let own = std::slice::from_ref(model);
+            let models: Vec<M> = (pairs.map_or(own, |(m, _)| m).iter())
+                .chain(cleaned)
+                .cloned()
+                .collect();
+            let mut of: Vec<u8> = match sets.as_deref() {
+                Some(s) => s.to_vec(),
+                None => vec![if pairs.is_some() { set } else { 0 }; built.bytes.len()],
+            };
+            let n = cleaned.len() as u8;
+            for &k in places {
+                for id in built.own_sends(k as usize) {
+                    of[id as usize] += n;
+                }
+            }
+            let each = Some(eval::Each {
+                models: &models,
+                of: &of,
+            });
+            return eval::evaluate_each(&built, model, each, gamma, starts, scratch, order);
+        }
         let each = (pairs.zip(sets.as_deref())).map(|((models, _), of)| eval::Each { models, of });
         eval::evaluate_each(&built, model, each, gamma, starts, scratch, order)
     }

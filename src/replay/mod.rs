@@ -214,6 +214,11 @@ struct Shared<'a> {
     measured_last_arrival: Vec<f64>,
     /// Per instance of a modeled collective (empty where collectives replay as measured).
     shapes: Vec<Shaped>,
+    /// By instance of a modeled collective, the participants (communicator ranks, rising)
+    /// whose send buffer the tracer flagged `clean` (unchanged since their last send from it;
+    /// the model's §13): their own data's messages are costed with their set's `clean_set`
+    /// (none in a distributed replay, whose processes do not exchange them).
+    clean: HashMap<u32, Box<[u32]>>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
     places: HashMap<u32, Vec<(u32, u32)>>,
@@ -312,8 +317,11 @@ impl<'a> Shared<'a> {
                 .collect(),
             false => HashMap::new(),
         };
-        let recorded = Recorded::of(trace, g, coll.modeled, t0, &places);
+        let mut recorded = Recorded::of(trace, g, coll.modeled, t0, &places);
         let (measured_last_arrival, shapes) = recorded.finish(g);
+        // (a process of a distributed replay sees its own ranks' flags alone: none taken)
+        let clean = std::mem::take(&mut recorded.clean);
+        let clean = if ex.is_some() { HashMap::new() } else { clean };
         // The replay's peak is the run's: what the load and the graph freed goes back first
         // (see the peaks of the `bcast` and `diss` cases of tests/bench/run.sh).
         crate::memory::release_freed();
@@ -365,6 +373,7 @@ impl<'a> Shared<'a> {
             max_call: (0..g.instances.len()).map(|_| AtomicU64::new(0)).collect(),
             measured_last_arrival,
             shapes,
+            clean,
             places,
             t0,
             coll,
@@ -423,6 +432,9 @@ struct Recorded {
     received: Vec<u64>,
     root: Vec<u64>,
     code: Vec<u64>,
+    /// The participants (communicator ranks, rising) whose record the tracer flagged `clean`,
+    /// by instance, where any did (see [`Shared::clean`]).
+    clean: HashMap<u32, Box<[u32]>>,
 }
 
 impl Recorded {
@@ -448,8 +460,10 @@ impl Recorded {
                 a.fetch_max(v, Ordering::Relaxed);
             }
         };
+        let mut flagged: Vec<(u32, u32)> = Vec::new();
         if n > 0 {
-            (0..trace.nranks()).into_par_iter().for_each(|r| {
+            let each = (0..trace.nranks()).into_par_iter().map(|r| {
+                let mut clean = Vec::new();
                 let ev = trace.rank(r);
                 let mut colls = 0;
                 for i in 0..ev.len() {
@@ -473,10 +487,20 @@ impl Recorded {
                             raise(&root[x], k as u64);
                         }
                         raise(&code[x], routine as u64);
+                        if ev.flags(i) & crate::trace::FLAG_CLEAN != 0 {
+                            let k = place(places, g.instances[x].comm, r as u32);
+                            clean.push((x as u32, k as u32));
+                        }
                     }
                 }
+                clean
             });
+            flagged = each.flatten().collect();
         }
+        flagged.sort_unstable();
+        let clean = (flagged.chunk_by(|a, b| a.0 == b.0))
+            .map(|run| (run[0].0, run.iter().map(|&(_, k)| k).collect()))
+            .collect();
         let plain = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect();
         Recorded {
             last: plain(last),
@@ -484,6 +508,7 @@ impl Recorded {
             received: plain(received),
             root: plain(root),
             code: plain(code),
+            clean,
         }
     }
 

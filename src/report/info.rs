@@ -40,6 +40,9 @@ pub struct Info {
     pub clean_bytes: u64,
     /// Receives flagged `bounced` (into the buffer the rank last sent from to the same peer).
     pub bounced_receives: u64,
+    /// Collective calls flagged `clean` (their send buffer unchanged since the rank's last
+    /// send from it).
+    pub clean_collectives: u64,
     /// Bytes sent by collectives, summed over ranks.
     pub collective_bytes: u64,
     pub bytes_moved: u64,
@@ -171,6 +174,7 @@ struct Counts {
     message_bytes: u64,
     clean: [u64; 2],
     bounced: u64,
+    clean_colls: u64,
     collective_bytes: u64,
 }
 
@@ -182,6 +186,7 @@ impl Counts {
         self.message_bytes += o.message_bytes;
         (self.clean[0], self.clean[1]) = (self.clean[0] + o.clean[0], self.clean[1] + o.clean[1]);
         self.bounced += o.bounced;
+        self.clean_colls += o.clean_colls;
         self.collective_bytes += o.collective_bytes;
         self
     }
@@ -197,6 +202,7 @@ fn counts(trace: &Trace) -> Counts {
         message_bytes: 0,
         clean: [0; 2],
         bounced: 0,
+        clean_colls: 0,
         collective_bytes: 0,
     };
     let rank = |r: usize| {
@@ -214,7 +220,10 @@ fn counts(trace: &Trace) -> Counts {
                         (c.clean[0], c.clean[1]) = (c.clean[0] + 1, c.clean[1] + bytes);
                     }
                 }
-                Shape::Coll => c.collective_bytes += ev.bytes(i),
+                Shape::Coll => {
+                    c.collective_bytes += ev.bytes(i);
+                    c.clean_colls += (ev.flags(i) & FLAG_CLEAN != 0) as u64;
+                }
                 _ => {}
             }
             // A Sendrecv's flags hold both halves': its receive's `bounced` counted here.
@@ -292,6 +301,7 @@ impl Info {
             clean_sends: c.clean[0],
             clean_bytes: c.clean[1],
             bounced_receives: c.bounced,
+            clean_collectives: c.clean_colls,
             collective_bytes,
             bytes_moved: message_bytes + collective_bytes,
             message_sizes,
@@ -404,12 +414,13 @@ impl Info {
             "messages       {} point-to-point, {} bytes; collectives {} bytes",
             self.messages, self.message_bytes, self.collective_bytes
         )?;
-        if self.clean_sends + self.bounced_receives > 0 {
+        if self.clean_sends + self.bounced_receives + self.clean_collectives > 0 {
             writeln!(
                 out,
                 "buffers        {} send(s) from a buffer unchanged since its last send (`clean`, {} \
-                 bytes), {} receive(s) into the buffer last sent to the same peer (`bounced`)",
-                self.clean_sends, self.clean_bytes, self.bounced_receives
+                 bytes), {} receive(s) into the buffer last sent to the same peer (`bounced`), {} \
+                 collective call(s) from an unchanged send buffer (`clean`)",
+                self.clean_sends, self.clean_bytes, self.bounced_receives, self.clean_collectives
             )?;
         }
         self.write_counts(out)

@@ -287,10 +287,16 @@ fn keys(routine: Routine) -> &'static [&'static str] {
         ],
         Shape::Complete => &["done"],
         Shape::Cancel => &["req"],
-        Shape::Coll if routine.nonblocking() => {
-            &["comm", "root", "bytes", "recv_bytes", "counts", "req"]
-        }
-        Shape::Coll => &["comm", "root", "bytes", "recv_bytes", "counts"],
+        Shape::Coll if routine.nonblocking() => &[
+            "comm",
+            "root",
+            "bytes",
+            "recv_bytes",
+            "counts",
+            "req",
+            "flags",
+        ],
+        Shape::Coll => &["comm", "root", "bytes", "recv_bytes", "counts", "flags"],
         Shape::CommOp => &["comm", "newcomm"],
     }
 }
@@ -882,9 +888,10 @@ fn event(
         }
     }
     if allowed.contains(&"flags") {
-        // A send's flag, a receive's, or a Sendrecv's of either half but `found`.
+        // A send's flag (a collective's too), a receive's, or a Sendrecv's of either half but
+        // `found`.
         let (names, mask) = match shape {
-            Shape::Send | Shape::Isend => ("clean", FLAG_CLEAN),
+            Shape::Send | Shape::Isend | Shape::Coll => ("clean", FLAG_CLEAN),
             Shape::Recv | Shape::Irecv => ("any_source|any_tag|found|bounced", 15),
             _ => ("any_source|any_tag|bounced|clean", !FLAG_FOUND),
         };

@@ -5,8 +5,9 @@
 
 HOT uint8_t *encode(uint8_t *p, const struct event *e)
 {
-    int send = shape_of[e->code] == SH_SEND || shape_of[e->code] == SH_ISEND;
-    *p++ = (uint8_t)(e->code | (send && e->flags ? CODE_FLAGS : 0));
+    int sh = shape_of[e->code];
+    int flagged = sh == SH_SEND || sh == SH_ISEND || sh == SH_COLL || sh == SH_ICOLL;
+    *p++ = (uint8_t)(e->code | (flagged && e->flags ? CODE_FLAGS : 0));
     p = put_sleb(p, (int64_t)(e->t_call - T.prev_return));
     p = put_sleb(p, (int64_t)(e->t_return - e->t_call));
     switch (shape_of[e->code]) {
@@ -60,6 +61,7 @@ HOT uint8_t *encode(uint8_t *p, const struct event *e)
         p = put_uleb(p, e->n);
         for (size_t i = 0; i < e->n; i++) p = put_uleb(p, e->counts[i]);
         if (shape_of[e->code] == SH_ICOLL) p = put_uleb(p, e->req);
+        if (e->flags) p = put_uleb(p, e->flags);
         break;
     case SH_COMMOP:
         p = put_uleb(p, e->comm);
@@ -139,6 +141,7 @@ static inline uint64_t wildcard_flags(int source, int tag)
  *   the values it held is taken for one that did not write it.
  */
 #define SENT (sizeof T.sent / sizeof T.sent[0])
+#define COLL_DEST (-3) /* a collective's send buffer: sent to no one peer (see coll_clean) */
 #define CLEAN_MIN 1024 /* bytes: smaller sends are not fingerprinted (see fingerprint) */
 #define PRINT_WORDS 32
 
@@ -179,7 +182,7 @@ static int contiguous(int count, MPI_Datatype type)
 static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, uint64_t bytes,
                                  int64_t dest)
 {
-    if (!buf || bytes == 0 || dest < 0) return 0;
+    if (!buf || bytes == 0 || (dest < 0 && dest != COLL_DEST)) return 0;
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
     int read = T.clean && bytes >= CLEAN_MIN && contiguous(count, type);
     uint64_t print = read ? fingerprint(buf, bytes) : 0;
@@ -201,7 +204,7 @@ static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
     for (size_t i = 0; buf && i < SENT; i++) {
         struct sent *s = &T.sent[i];
         if (s->lo < hi && lo < s->hi) {
-            if (source == -1 || s->dest == source) flags = F_BOUNCED;
+            if ((source == -1 && s->dest >= 0) || s->dest == source) flags = F_BOUNCED;
             s->kept = 0;
         }
     }
@@ -252,14 +255,30 @@ HOT void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d
     record(&e);
 }
 
-/* A collective and (with req, the request it made) a nonblocking one. */
+/* A collective's buffers: `sendbuf` (`count` elements of `type`, `bytes` in all; NULL or
+ * MPI_IN_PLACE: none) kept as a send's, to no one peer, and `recvbuf` (`recv_bytes`; NULL or
+ * MPI_IN_PLACE: none) written, as a receive's (never bounced: no peer of its own). F_CLEAN where
+ * the send buffer is unchanged since the rank's last send from it (note_sent): the collective's
+ * messages of the rank's own data are read from lines written long before (FORMAT.md, `coll`
+ * flags). In place, the data lie in the receive buffer, which the call writes: never clean. */
+static inline uint64_t coll_clean(const void *sendbuf, int count, MPI_Datatype type,
+                                  uint64_t bytes, const void *recvbuf, uint64_t recv_bytes)
+{
+    uint64_t flags = 0;
+    if (sendbuf != MPI_IN_PLACE) flags = note_sent(sendbuf, count, type, bytes, COLL_DEST);
+    if (recvbuf != MPI_IN_PLACE) received(recvbuf, recv_bytes, COLL_DEST - 1);
+    return flags;
+}
+
+/* A collective and (with req, the request it made) a nonblocking one; `flags` F_CLEAN or 0
+ * (coll_clean). */
 HOT void coll_event(int code, uint64_t t0, uint64_t t1, struct comm *c, int root,
                     uint64_t bytes, uint64_t recv_bytes, size_t n, const uint64_t *counts,
-                    const MPI_Request *req)
+                    const MPI_Request *req, uint64_t flags)
 {
     struct event e = { .code = code, .t_call = t0, .t_return = t1, .comm = c->id,
                        .root = root < 0 ? -1 : world_rank(c, root), .bytes = bytes,
-                       .recv_bytes = recv_bytes, .n = n, .counts = counts };
+                       .recv_bytes = recv_bytes, .n = n, .counts = counts, .flags = flags };
     if (req) e.req = request_new(*req, c, REQ_SEND);
     record(&e);
 }

@@ -11,49 +11,57 @@ HOT void barrier_event(int code, uint64_t t0, uint64_t t1, MPI_Comm comm,
                        const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
-    if (c) coll_event(code, t0, t1, c, -1, 0, 0, 0, NULL, req);
+    if (c) coll_event(code, t0, t1, c, -1, 0, 0, 0, NULL, req, 0);
     else T.untracked++;
 }
 
-HOT void bcast_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type, int root,
-                     MPI_Comm comm, const MPI_Request *req)
+HOT void bcast_event(int code, uint64_t t0, uint64_t t1, const void *buf, int count,
+                     MPI_Datatype type, int root, MPI_Comm comm, const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
     int is_root = c->me == root;
-    coll_event(code, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL, req);
+    uint64_t flags = coll_clean(is_root ? buf : NULL, count, type, n, is_root ? NULL : buf, n);
+    coll_event(code, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL, req, flags);
 }
 
-HOT void reduce_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
-                      int root, MPI_Comm comm, const MPI_Request *req)
+HOT void reduce_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
+                      const void *recvbuf, int count, MPI_Datatype type, int root,
+                      MPI_Comm comm, const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
-    coll_event(code, t0, t1, c, root, n, c->me == root ? n : 0, 0, NULL, req);
+    int is_root = c->me == root;
+    uint64_t flags = coll_clean(sendbuf, count, type, n, is_root ? recvbuf : NULL, n);
+    coll_event(code, t0, t1, c, root, n, is_root ? n : 0, 0, NULL, req, flags);
 }
 
 /* Allreduce, Scan, Exscan: every rank contributes and obtains count elements. */
-HOT void symmetric_event(int code, uint64_t t0, uint64_t t1, int count, MPI_Datatype type,
-                         MPI_Comm comm, const MPI_Request *req)
+HOT void symmetric_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
+                         const void *recvbuf, int count, MPI_Datatype type, MPI_Comm comm,
+                         const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
-    coll_event(code, t0, t1, c, -1, n, n, 0, NULL, req);
+    uint64_t flags = coll_clean(sendbuf, count, type, n, recvbuf, n);
+    coll_event(code, t0, t1, c, -1, n, n, 0, NULL, req, flags);
 }
 
 HOT void gather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf, int sendcount,
-                      MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, int root,
-                      MPI_Comm comm, const MPI_Request *req)
+                      MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     int is_root = c->me == root;
     uint64_t block = is_root ? type_bytes(recvcount, recvtype) : 0;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
-    coll_event(code, t0, t1, c, root, sent, block * (uint64_t)c->size, 0, NULL, req);
+    uint64_t got = block * (uint64_t)c->size;
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, is_root ? recvbuf : NULL, got);
+    coll_event(code, t0, t1, c, root, sent, got, 0, NULL, req, flags);
 }
 
 HOT void gatherv_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
@@ -69,10 +77,10 @@ HOT void gatherv_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
     for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
                                             : type_bytes(sendcount, sendtype);
-    coll_event(code, t0, t1, c, root, sent, recvd, n, counts, req);
+    coll_event(code, t0, t1, c, root, sent, recvd, n, counts, req, 0);
 }
 
-HOT void scatter_event(int code, uint64_t t0, uint64_t t1, int sendcount,
+HOT void scatter_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf, int sendcount,
                        MPI_Datatype sendtype, const void *recvbuf, int recvcount,
                        MPI_Datatype recvtype, int root, MPI_Comm comm,
                        const MPI_Request *req)
@@ -82,7 +90,9 @@ HOT void scatter_event(int code, uint64_t t0, uint64_t t1, int sendcount,
     int is_root = c->me == root;
     uint64_t block = is_root ? type_bytes(sendcount, sendtype) : 0;
     uint64_t got = recvbuf == MPI_IN_PLACE ? block : type_bytes(recvcount, recvtype);
-    coll_event(code, t0, t1, c, root, block * (uint64_t)c->size, got, 0, NULL, req);
+    uint64_t sent = block * (uint64_t)c->size;
+    uint64_t flags = coll_clean(is_root ? sendbuf : NULL, sendcount, sendtype, sent, recvbuf, got);
+    coll_event(code, t0, t1, c, root, sent, got, 0, NULL, req, flags);
 }
 
 HOT void scatterv_event(int code, uint64_t t0, uint64_t t1, const int sendcounts[],
@@ -98,18 +108,21 @@ HOT void scatterv_event(int code, uint64_t t0, uint64_t t1, const int sendcounts
     for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(sendcounts[i], sendtype);
     uint64_t got = recvbuf == MPI_IN_PLACE ? (is_root ? counts[c->me] : 0)
                                            : type_bytes(recvcount, recvtype);
-    coll_event(code, t0, t1, c, root, sent, got, n, counts, req);
+    coll_event(code, t0, t1, c, root, sent, got, n, counts, req, 0);
 }
 
 HOT void allgather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
-                         int sendcount, MPI_Datatype sendtype, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm, const MPI_Request *req)
+                         int sendcount, MPI_Datatype sendtype, const void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t block = type_bytes(recvcount, recvtype);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
-    coll_event(code, t0, t1, c, -1, sent, block * (uint64_t)c->size, 0, NULL, req);
+    uint64_t got = block * (uint64_t)c->size;
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got);
+    coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req, flags);
 }
 
 HOT void allgatherv_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
@@ -122,19 +135,21 @@ HOT void allgatherv_event(int code, uint64_t t0, uint64_t t1, const void *sendbu
     uint64_t *counts = scratch(sizeof(uint64_t) * n), recvd = 0;
     for (size_t i = 0; i < n; i++) recvd += counts[i] = type_bytes(recvcounts[i], recvtype);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? counts[c->me] : type_bytes(sendcount, sendtype);
-    coll_event(code, t0, t1, c, -1, sent, recvd, n, counts, req);
+    coll_event(code, t0, t1, c, -1, sent, recvd, n, counts, req, 0);
 }
 
 HOT void alltoall_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
-                        int sendcount, MPI_Datatype sendtype, int recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm, const MPI_Request *req)
+                        int sendcount, MPI_Datatype sendtype, const void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        const MPI_Request *req)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t got = type_bytes(recvcount, recvtype) * (uint64_t)c->size;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? got
                                             : type_bytes(sendcount, sendtype) * (uint64_t)c->size;
-    coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req);
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got);
+    coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req, flags);
 }
 
 /* Alltoallv (one datatype a side: stride 0) and Alltoallw (one per rank: stride 1): the bytes
@@ -155,7 +170,7 @@ HOT void alltoallv_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf
         sent += counts[i] = in_place ? counts[n + i]
                                      : type_bytes(sendcounts[i], sendtypes[stride * i]);
     }
-    coll_event(code, t0, t1, c, -1, sent, recvd, 2 * n, counts, req);
+    coll_event(code, t0, t1, c, -1, sent, recvd, 2 * n, counts, req, 0);
 }
 
 HOT void reduce_scatter_event(int code, uint64_t t0, uint64_t t1, const int recvcounts[],
@@ -166,7 +181,7 @@ HOT void reduce_scatter_event(int code, uint64_t t0, uint64_t t1, const int recv
     size_t n = (size_t)c->size;
     uint64_t *counts = scratch(sizeof(uint64_t) * n), sent = 0;
     for (size_t i = 0; i < n; i++) sent += counts[i] = type_bytes(recvcounts[i], type);
-    coll_event(code, t0, t1, c, -1, sent, counts[c->me], n, counts, req);
+    coll_event(code, t0, t1, c, -1, sent, counts[c->me], n, counts, req, 0);
 }
 
 HOT void reduce_scatter_block_event(int code, uint64_t t0, uint64_t t1, int recvcount,
@@ -176,6 +191,6 @@ HOT void reduce_scatter_block_event(int code, uint64_t t0, uint64_t t1, int recv
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(recvcount, type);
-    coll_event(code, t0, t1, c, -1, n * (uint64_t)c->size, n, 0, NULL, req);
+    coll_event(code, t0, t1, c, -1, n * (uint64_t)c->size, n, 0, NULL, req, 0);
 }
 

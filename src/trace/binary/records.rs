@@ -9,11 +9,17 @@ const SENDRECV_FLAGS: u64 = (crate::trace::FLAG_ANY_SOURCE
     | crate::trace::FLAG_BOUNCED
     | crate::trace::FLAG_CLEAN) as u64;
 
-/// The flags a send may carry (after its fields, where its code has [`CODE_FLAGS`]).
+/// The flags a send or a collective may carry (after its fields, where its code has
+/// [`CODE_FLAGS`]).
 const SEND_FLAGS: u64 = crate::trace::FLAG_CLEAN as u64;
 
-/// A send-shaped record's code with this bit set carries flags after its fields.
+/// A send- or collective-shaped record's code with this bit set carries flags after its fields.
 const CODE_FLAGS: u8 = 0x80;
+
+/// Whether a record of `shape` may carry flags after its fields ([`CODE_FLAGS`]).
+fn flaggable(shape: Shape) -> bool {
+    matches!(shape, Shape::Send | Shape::Isend | Shape::Coll)
+}
 
 /// The state carried from record to record of one rank.
 pub(super) struct Cursor<'t, P> {
@@ -75,8 +81,7 @@ pub(super) fn time<'a>(
 pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> Res<'a, ()> {
     let (rest, code) = expect("a routine code", le_u8)(input)?;
     let flagged = code & CODE_FLAGS != 0
-        && Routine::from_code(code & !CODE_FLAGS)
-            .is_some_and(|r| matches!(r.shape(), Shape::Send | Shape::Isend));
+        && Routine::from_code(code & !CODE_FLAGS).is_some_and(|r| flaggable(r.shape()));
     let code = match flagged {
         true => code & !CODE_FLAGS,
         false => code,
@@ -121,7 +126,7 @@ pub(super) fn record<'a, P: Push>(input: &'a [u8], cur: &mut Cursor<'_, P>) -> R
             rest
         }
         Shape::Coll => {
-            let (rest, recv_bytes) = collective(rest, &mut e, &mut cur.counts)?;
+            let (rest, recv_bytes) = collective(rest, &mut e, &mut cur.counts, flagged)?;
             cur.events.push_coll(&e, recv_bytes, &cur.counts);
             rest
         }
@@ -164,14 +169,18 @@ fn point_to_point<'a>(rest: &'a [u8], e: &mut Event, flagged: bool) -> Res<'a, (
         rest = r;
     }
     if flagged {
-        let (r, flags) = expect("the send flags", uleb)(rest)?;
-        if flags == 0 || flags & !SEND_FLAGS != 0 {
-            return fail(rest, format!("send flags of bit 16 (clean), found {flags}"));
-        }
-        e.flags = flags as u8;
-        rest = r;
+        (rest, e.flags) = send_flags(rest)?;
     }
     Ok((rest, ()))
+}
+
+/// A flagged send's or collective's flags: bit 16 (`clean`) alone.
+fn send_flags(rest: &[u8]) -> Res<'_, u8> {
+    let (r, flags) = expect("the send flags", uleb)(rest)?;
+    if flags == 0 || flags & !SEND_FLAGS != 0 {
+        return fail(rest, format!("send flags of bit 16 (clean), found {flags}"));
+    }
+    Ok((r, flags as u8))
 }
 
 /// A Sendrecv's fields: its send half into `e`, its receive half returned.
@@ -220,7 +229,12 @@ fn completions<'a>(rest: &'a [u8], done: &mut Vec<Completion>) -> Res<'a, ()> {
 /// A collective's fields into `e`, its per-rank counts into `counts` (the cursor's reused
 /// buffer); returns the bytes received.
 #[inline]
-fn collective<'a>(rest: &'a [u8], e: &mut Event, counts: &mut Vec<u64>) -> Res<'a, u64> {
+fn collective<'a>(
+    rest: &'a [u8],
+    e: &mut Event,
+    counts: &mut Vec<u64>,
+    flagged: bool,
+) -> Res<'a, u64> {
     let (rest, (comm, root, bytes, recv_bytes)) = tuple((
         u32_field("the communicator"),
         i32_field("the root"),
@@ -237,6 +251,9 @@ fn collective<'a>(rest: &'a [u8], e: &mut Event, counts: &mut Vec<u64>) -> Res<'
     if e.routine.nonblocking() {
         let (r, req) = u32_field("the request id")(rest)?;
         (e.id, rest) = (req as i64, r);
+    }
+    if flagged {
+        (rest, e.flags) = send_flags(rest)?;
     }
     (e.comm, e.peer, e.bytes) = (comm, root, bytes);
     Ok((rest, recv_bytes))
@@ -272,7 +289,7 @@ pub(super) fn record_fast<'a, P: Push>(
     let code = *input.first()?;
     let routine = Routine::from_code(code & !CODE_FLAGS)?;
     let flagged = code & CODE_FLAGS != 0;
-    if flagged && !matches!(routine.shape(), Shape::Send | Shape::Isend) {
+    if flagged && !flaggable(routine.shape()) {
         return None;
     }
     let gap = fast_sleb(input, &mut at)?;
@@ -382,6 +399,11 @@ pub(super) fn record_fast_more<'a, P: Push>(
             }
             if e.routine.nonblocking() {
                 e.id = u32_at(&mut at)? as i64;
+            }
+            if input[0] & CODE_FLAGS != 0 {
+                e.flags = u8::try_from(fast_uleb(input, &mut at)?)
+                    .ok()
+                    .filter(|&f| f != 0 && f as u64 & !SEND_FLAGS == 0)?;
             }
             Part::Counts { recv_bytes }
         }

@@ -26,7 +26,8 @@ pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
 /// Appends event `i` of `ev` as one record, its gap measured from `prev_return`.
 pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
     let e = ev.event(i);
-    let flagged = matches!(e.routine.shape(), Shape::Send | Shape::Isend) && e.flags != 0;
+    let flagged =
+        matches!(e.routine.shape(), Shape::Send | Shape::Isend | Shape::Coll) && e.flags != 0;
     out.push(e.routine as u8 | if flagged { 0x80 } else { 0 });
     put_sleb(out, (e.t_call as i128 - prev_return as i128) as i64);
     put_sleb(out, (e.t_return as i128 - e.t_call as i128) as i64);
@@ -79,6 +80,9 @@ pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
             }
             if e.routine.nonblocking() {
                 put_uleb(out, e.id as u64);
+            }
+            if flagged {
+                put_uleb(out, e.flags as u64);
             }
         }
         Shape::CommOp => {

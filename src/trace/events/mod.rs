@@ -163,8 +163,9 @@ const RANGE: u32 = 1 << 31;
 /// first request in `word` (a `complete` record carries no flags of its own).
 const INLINE_RANGE: u8 = 0x80;
 /// The `flags` of a collective without counts whose byte counts are in its columns:
-/// `INLINE_COLL | form`, `word` the count that is not implied (a collective record carries no
-/// flags of its own). Aux words would take 20 bytes a call (an Allreduce, a Bcast, a Barrier).
+/// `INLINE_COLL | form`, with its own flag (`FLAG_CLEAN`, the only one a collective carries)
+/// beside them, `word` the count that is not implied. Aux words would take 20 bytes a call (an
+/// Allreduce, a Bcast, a Barrier).
 const INLINE_COLL: u8 = 0x80;
 /// Forms of an inline collective: receives what it sends (Allreduce, Barrier); receives
 /// nothing (Bcast's root, Reduce's others); sends nothing, `word` the bytes received.
@@ -511,7 +512,7 @@ fn encode(
             }
         },
         Shape::Coll if let Some((form, word)) = inline_coll(e, aux) => {
-            flags = INLINE_COLL | form;
+            flags = INLINE_COLL | form | e.flags;
             word
         }
         Shape::Sendrecv | Shape::Coll => {
@@ -550,7 +551,8 @@ fn inline_coll(e: &Event, aux: &[u32]) -> Option<(u8, u32)> {
         (0, r) => (COLL_RECEIVES, r),
         _ => return None,
     };
-    (e.flags == 0).then_some((form, u32::try_from(word).ok()?))
+    debug_assert!(e.flags & !super::FLAG_CLEAN == 0, "a collective's flag");
+    Some((form, u32::try_from(word).ok()?))
 }
 
 /// The stored call time of event `i`: its offset from its block's first call, else (listed in

@@ -115,7 +115,11 @@ impl<'a> Rank<'a> {
     pub fn flags(&self, i: usize) -> u8 {
         let g = self.global(i);
         match self.ev.routine[g].shape() {
-            Shape::Complete | Shape::Coll if self.ev.flags[g] & INLINE_RANGE != 0 => 0,
+            Shape::Complete if self.ev.flags[g] & INLINE_RANGE != 0 => 0,
+            // (a collective's own flag beside its form: see `INLINE_COLL`)
+            Shape::Coll if self.ev.flags[g] & INLINE_COLL != 0 => {
+                self.ev.flags[g] & super::super::FLAG_CLEAN
+            }
             _ => self.ev.flags[g],
         }
     }
@@ -127,7 +131,7 @@ impl<'a> Rank<'a> {
         let g = self.global(i);
         let (f, w) = (self.ev.flags[g], self.ev.word[g] as u64);
         let inline = f & INLINE_COLL != 0 && self.ev.routine[g].shape() == Shape::Coll;
-        inline.then_some(match f & !INLINE_COLL {
+        inline.then_some(match f & !(INLINE_COLL | super::super::FLAG_CLEAN) {
             COLL_SYMMETRIC => (w, w),
             COLL_SENDS => (w, 0),
             _ => (0, w),

@@ -1,0 +1,45 @@
+/* Collectives' send buffers unchanged since the rank's last send from them (tracer/FORMAT.md,
+ * a `coll` record's flag 16, `clean`). 2 ranks, 4 KiB a block; calls in this order:
+ *   1  MPI_Bcast of `a` from rank 0, twice: rank 0's second flagged; rank 1's (receives) never
+ *   2  MPI_Allgather of `b` into `g`, twice: the second flagged at both ranks
+ *   3  MPI_Allreduce in place on `g`, twice: never (its data lie in the buffer it writes)
+ *   4  MPI_Reduce of `b` to rank 0: flagged at both (b was sent by the Allgathers)
+ *   5  rank 1 MPI_Send of `c` twice (the second flagged), then MPI_Bcast from rank 0 into `c`
+ *      of the very values it held, then MPI_Send of `c`: not flagged (a collective wrote it)
+ *   6  MPI_Gather of `d`, twice, with a write of every value of `d` between: never
+ * So the flagged records, by rank, routine and the routine's call number at that rank:
+ * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 1 MPI_Allgather 2, 1 MPI_Reduce 1,
+ * 1 MPI_Send 2. */
+#include "counts.h"
+
+enum { N = 1024 }; /* ints: 4 KiB */
+
+int main(int argc, char **argv)
+{
+    C(MPI_Init)(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size == 2);
+    static int a[N], b[N], c[N], d[N], g[2 * N], r[2 * N];
+    for (int i = 0; i < N; i++) a[i] = i, b[i] = 2 * i + rank, c[i] = 3 * i, d[i] = 4 * i;
+    const MPI_Comm W = MPI_COMM_WORLD;
+    for (int k = 0; k < 2; k++) C(MPI_Bcast)(a, N, MPI_INT, 0, W);
+    for (int k = 0; k < 2; k++) C(MPI_Allgather)(b, N, MPI_INT, g, N, MPI_INT, W);
+    for (int k = 0; k < 2; k++) C(MPI_Allreduce)(MPI_IN_PLACE, g, 2 * N, MPI_INT, MPI_SUM, W);
+    C(MPI_Reduce)(b, r, N, MPI_INT, MPI_SUM, 0, W);
+    if (rank == 1) {
+        for (int t = 1; t <= 2; t++) C(MPI_Send)(c, N, MPI_INT, 0, t, W);
+        C(MPI_Bcast)(c, N, MPI_INT, 0, W);
+        C(MPI_Send)(c, N, MPI_INT, 0, 3, W);
+    } else {
+        for (int t = 1; t <= 2; t++) C(MPI_Recv)(r, N, MPI_INT, 1, t, W, MPI_STATUS_IGNORE);
+        C(MPI_Bcast)(c, N, MPI_INT, 0, W); /* rank 1's `c` as it was: the same values */
+        C(MPI_Recv)(r, N, MPI_INT, 1, 3, W, MPI_STATUS_IGNORE);
+    }
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < N; i++) d[i] += 1;
+        C(MPI_Gather)(d, N, MPI_INT, r, N, MPI_INT, 0, W);
+    }
+    return finish();
+}
