@@ -959,8 +959,9 @@ fn a_held_send_in_a_collective_returns_once_its_receiver_has_taken_it() {
 /// the scaling leaves, then half of 289,494.98: tests/cli_overheads.rs). A binomial Bcast's
 /// root flagged: its receiver so; its receiver flagged instead (it sends nothing): as before.
 /// A Gather's leaf flagged: the root so. An Allgather (one exchange) with rank 0 flagged: rank
-/// 1 receives the clean message, rank 0 the other; both flagged, both so. Its binary
-/// conversion keeps the flag.
+/// 1 receives the clean message, rank 0 the other; both flagged, both so. An Allreduce, whose
+/// recursive doubling sends a copy of its vector: as unflagged. Its binary conversion keeps the
+/// flag.
 #[test]
 fn a_clean_collectives_own_messages_cost_the_clean_set() {
     let trace = |op: &str, zero: &str, one: &str| {
@@ -1013,6 +1014,12 @@ fn a_clean_collectives_own_messages_cost_the_clean_set() {
     let both = ends(&allgather(" flags=clean", " flags=clean"));
     assert_close(both[0], clean, "Allgather, both clean");
     assert_close(both[1], clean, "Allgather, both clean");
+    // An Allreduce by recursive doubling copies its vector before sending it: never clean.
+    let allreduce = |flags: &str| {
+        let each = format!("bytes=16384 recv_bytes=16384{flags}");
+        ends(&trace("MPI_Allreduce", &each, &each))
+    };
+    assert_eq!(allreduce(" flags=clean"), allreduce(""), "Allreduce");
     let (d, f) = text_trace("allgather.txt", &allgather(" flags=clean", ""));
     let bin = d.path().join("allgather.bin");
     let out = run(&["convert", &f, bin.to_str().unwrap()]);

@@ -64,6 +64,23 @@ pub fn copies(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) 
     }
 }
 
+/// Whether `op` by `algorithm` on `ranks` ranks sends a rank's own data from its send buffer
+/// (the user's), as Open MPI 4.1's `coll/base` does: not where it first copies them into its
+/// receive buffer or a temporary and sends from there (the reductions that copy, the scans,
+/// reduce-scatter, an all-gather's ring, Bruck and recursive doubling but on 2 ranks, where
+/// Open MPI's `two_procs` sends from the send buffer, Bruck's all-to-all). A rank whose send
+/// buffer the tracer flagged `clean` sends its own data's messages clean only where this holds
+/// (the model's §13).
+pub fn sends_from_user_buffer(op: Op, algorithm: &str, ranks: usize) -> bool {
+    match (op, algorithm) {
+        (Op::Allreduce, "recursive-doubling" | "ring" | "rabenseifner") => false,
+        (Op::Scan | Op::Exscan | Op::ReduceScatter, _) => false,
+        (Op::Allgather, "recursive-doubling") => ranks == 2,
+        (Op::Allgather, "ring" | "bruck") | (Op::Alltoall, "bruck") => false,
+        _ => true,
+    }
+}
+
 /// The bytes of rank `place`'s own writes (copies, reductions) before its first step and after
 /// its last that land in lines a peer's core holds: a buffer the algorithm sends from by
 /// rendezvous, whose lines the peer's single copy read (in this call, or in the call before on

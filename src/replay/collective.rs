@@ -401,8 +401,11 @@ impl Shared<'_> {
                 // The participants the tracer flagged `clean`, and each set's clean variant
                 // (itself where it has no `clean`; none at all where no set has one).
                 let sets = pairs.map_or(std::slice::from_ref(p), |(s, _)| s);
+                let direct = copies::sends_from_user_buffer(op, algorithm, spec.ranks);
                 let cleaned: Vec<crate::model::Params> = match self.clean.get(&x) {
-                    Some(_) if sets.iter().any(|q| q.clean.is_some()) && sets.len() < 128 => {
+                    Some(_)
+                        if direct && sets.iter().any(|q| q.clean.is_some()) && sets.len() < 128 =>
+                    {
                         sets.iter().map(|q| q.clean_set().unwrap_or(*q)).collect()
                     }
                     _ => Vec::new(),
