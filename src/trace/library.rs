@@ -156,15 +156,31 @@ pub fn clean_warning(trace: &super::Trace, S: u64) -> Option<String> {
         )
         .then(|| ev.bytes(i))
     });
-    (n > 0).then(|| {
-        format!(
+    // A collective's: its rank's bytes sent above the limit (its messages may be smaller).
+    let (colls, _, _) = flagged_above(trace, S, super::FLAG_CLEAN, |ev, i, routine| {
+        (routine.shape() == Shape::Coll).then(|| ev.bytes(i))
+    });
+    let what = match (n, colls) {
+        (0, m) => format!(
+            "{m} collective call(s) sending more than the eager limit went from a buffer \
+             unchanged since their rank's last send from it"
+        ),
+        (n, m) => format!(
             "{n} send(s) above the eager limit ({bytes} bytes, {:.0}% of the bytes sent by \
-             rendezvous) went from a buffer unchanged since their rank's last send from it: a \
-             receiver's copy reads such data faster than data its sender has just written (about \
-             half the time on some machines), which these parameters do not cost (they have no \
-             `clean`: `calibrate` measures it; --clean sets it), and the prediction is as much \
-             higher (the model's §13)",
-            100.0 * bytes as f64 / all.max(1) as f64
+             rendezvous) went from a buffer unchanged since their rank's last send from it{}",
+            100.0 * bytes as f64 / all.max(1) as f64,
+            match m {
+                0 => String::new(),
+                m => format!(", and {m} collective call(s) sending more than it from one"),
+            }
+        ),
+    };
+    (n + colls > 0).then(|| {
+        format!(
+            "{what}: a receiver's copy reads such data faster than data its sender has just written \
+             (about half the time on some machines), which these parameters do not cost (they \
+             have no `clean`: `calibrate` measures it; --clean sets it), and the prediction is \
+             as much higher (the model's §13)"
         )
     })
 }
@@ -269,5 +285,23 @@ mod tests {
         );
         assert_eq!(clean_warning(&t, 5000), None);
         assert_eq!(bounced_warning(&t, 1000), None);
+        // Collectives flagged: counted beside, above the limit alone (a 16,384-byte Bcast's
+        // root, not its 512-byte one); alone, they warn too.
+        let colls = "loggps-trace 1\nranks 2\n\
+            0 MPI_Bcast 0 1 root=0 bytes=16384 flags=clean\n1 MPI_Bcast 0 1 root=0 recv_bytes=16384\n\
+            0 MPI_Bcast 2 3 root=0 bytes=512 flags=clean\n1 MPI_Bcast 2 3 root=0 recv_bytes=512\n";
+        let both = format!("{text}{}", &colls[colls.find("0 MPI_Bcast").unwrap()..]);
+        let t = crate::trace::text::parse("t.txt", both.as_bytes()).unwrap();
+        let w = clean_warning(&t, 1000).unwrap();
+        assert!(
+            w.contains("from it, and 1 collective call(s) sending more than it from one: "),
+            "{w}"
+        );
+        let t = crate::trace::text::parse("t.txt", colls.as_bytes()).unwrap();
+        let w = clean_warning(&t, 1000).unwrap();
+        assert!(
+            w.starts_with("1 collective call(s) sending more than the eager limit went from"),
+            "{w}"
+        );
     }
 }
