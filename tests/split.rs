@@ -262,6 +262,49 @@ fn fixtures_and_recorded_traces_split_bit_for_bit() {
     }
 }
 
+/// Collectives whose records the tracer flagged `clean` (the model's §13) split bit for bit: a
+/// process learns the other processes' ranks' flags with their records. Four ranks, 16 KiB
+/// (rendezvous under Myrinet), `clean` 0.5: a Bcast whose root is flagged, an Allgather with
+/// ranks 1 and 2 flagged, a Gather with its leaves flagged; predicted otherwise than unflagged.
+#[test]
+fn clean_collectives_split_bit_for_bit() {
+    let trace = |flag: &str| {
+        let mut t = "loggps-trace 1\nranks 4\n".to_string();
+        for r in 0..4 {
+            let f = |on: bool| if on { flag } else { "" };
+            let (root, leaf) = (r == 0, r != 0);
+            let (bcast, gather) = match root {
+                true => ("bytes=16384", "bytes=16384 recv_bytes=65536"),
+                false => ("recv_bytes=16384", "bytes=16384"),
+            };
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Bcast 0 60 root=0 {bcast}{}\n\
+                 {r} MPI_Allgather 70 90 bytes=16384 recv_bytes=65536{}\n\
+                 {r} MPI_Gather 100 120 root=0 {gather}{}\n{r} MPI_Finalize 130 140\n",
+                f(root),
+                f(r == 1 || r == 2),
+                f(leaf)
+            );
+        }
+        trace::parse("clean.txt", t.as_bytes()).unwrap()
+    };
+    let model = Model::LogGps(Params {
+        clean: Some(
+            loggps_predict::model::BySize::one(loggps_predict::model::SizeParam::Clean, 0.5)
+                .unwrap(),
+        ),
+        ..Params::preset("myrinet").unwrap()
+    });
+    let (flagged, plain) = (trace(" flags=clean"), trace(""));
+    same_for_every_k("clean collectives", &flagged, &model, &Choice::tuned());
+    let end = |t: &Trace| {
+        single(t, &model, None, &Choice::tuned())
+            .unwrap()
+            .predicted_ns
+    };
+    assert!(end(&flagged) < end(&plain), "the flags cost nothing");
+}
+
 /// A deadlock is named on every process as the single replay names it, from the waits each
 /// process gathers of its own ranks: two ranks sending to each other by rendezvous; a ring of
 /// five such ranks; and ranks waiting inside an Allreduce for a rank blocked in a receive

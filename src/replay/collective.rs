@@ -537,10 +537,10 @@ impl Shared<'_> {
     ) -> Result<eval::Completion, crate::error::Error> {
         let gamma = self.model.gamma();
         // Costed from the rule that gives its steps, never built (a few per call to compute);
-        // built where its pairs may take different sets or its senders' clean variants.
+        // built where its pairs may take different sets. A rule's messages take no clean
+        // variant: building a schedule of that many ranks for it would cost far more.
         if spec.ranks >= RULED_MIN_RANKS
             && pairs.is_none()
-            && clean.is_none()
             && let Some(ruled) = crate::collectives::ruled(op, algorithm, spec)?
         {
             return Ok(eval::evaluate_ruled(&ruled, model, gamma, starts, scratch));

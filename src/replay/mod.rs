@@ -216,8 +216,7 @@ struct Shared<'a> {
     shapes: Vec<Shaped>,
     /// By instance of a modeled collective, the participants (communicator ranks, rising)
     /// whose send buffer the tracer flagged `clean` (unchanged since their last send from it;
-    /// the model's §13): their own data's messages are costed with their set's `clean_set`
-    /// (none in a distributed replay, whose processes do not exchange them).
+    /// the model's §13): their own data's messages are costed with their set's `clean_set`.
     clean: HashMap<u32, Box<[u32]>>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
@@ -319,9 +318,12 @@ impl<'a> Shared<'a> {
         };
         let mut recorded = Recorded::of(trace, g, coll.modeled, t0, &places);
         let (measured_last_arrival, shapes) = recorded.finish(g);
-        // (a process of a distributed replay sees its own ranks' flags alone: none taken)
-        let clean = std::mem::take(&mut recorded.clean);
-        let clean = if ex.is_some() { HashMap::new() } else { clean };
+        // (a process of a distributed replay sees its own ranks' flags alone: the others' come
+        // with their records, `split::share_recorded`)
+        let clean = match ex {
+            Some(_) => HashMap::new(),
+            None => std::mem::take(&mut recorded.clean),
+        };
         // The replay's peak is the run's: what the load and the graph freed goes back first
         // (see the peaks of the `bcast` and `diss` cases of tests/bench/run.sh).
         crate::memory::release_freed();
@@ -497,10 +499,7 @@ impl Recorded {
             });
             flagged = each.flatten().collect();
         }
-        flagged.sort_unstable();
-        let clean = (flagged.chunk_by(|a, b| a.0 == b.0))
-            .map(|run| (run[0].0, run.iter().map(|&(_, k)| k).collect()))
-            .collect();
+        let clean = Recorded::clean_by_instance(flagged);
         let plain = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect();
         Recorded {
             last: plain(last),
@@ -510,6 +509,16 @@ impl Recorded {
             code: plain(code),
             clean,
         }
+    }
+
+    /// `(instance, place)` pairs of participants flagged `clean`, by instance, places rising
+    /// (each once).
+    fn clean_by_instance(mut pairs: Vec<(u32, u32)>) -> HashMap<u32, Box<[u32]>> {
+        pairs.sort_unstable();
+        pairs.dedup();
+        (pairs.chunk_by(|a, b| a.0 == b.0))
+            .map(|run| (run[0].0, run.iter().map(|&(_, k)| k).collect()))
+            .collect()
     }
 
     /// Per instance, its last measured call, after time 0, and where modeled its schedule's
