@@ -511,7 +511,8 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
 
     // By size: 1 at 8,192 B and 3 at 32,768 B give 2 at 16,384 B (halfway in log k), the same
     // 350,782.98, from the trace's `params` line, its binary conversion and a parameter file;
-    // 0 at 8,192 B and 4 at 32,768 B the same; 1,000 B below both points, eager: as before.
+    // 0 at 8,192 B and 4 at 32,768 B the same; 1,000 B below both points, eager: as before; one
+    // point, 2 at 16,384 B, every size's, from its binary conversion too.
     let by_size = |points: &str, k: u64| {
         flagged(one_message(k, 0)).replace(MYRINET, &format!("{MYRINET} bounce={points}"))
     };
@@ -534,6 +535,20 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
         "binary",
     );
     assert_eq!(from_binary["params"]["bounce@32768"]["value"], 3.0);
+    // One point at a size (every size's value) keeps through the binary too.
+    let (_d1, one) = text_trace("one.txt", &by_size("16384:2", 16384));
+    let one_bin = d.path().join("one.bin");
+    assert!(
+        run(&["convert", &one, one_bin.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let v = json(&[one_bin.to_str().unwrap(), "--format", "json"]);
+    assert_close(
+        v["predicted_s"].as_f64().unwrap() * 1e9,
+        350_782.98,
+        "one point",
+    );
     let toml = d.path().join("bounce.toml");
     let set = loggps_predict::model::Params {
         bounce: Some(

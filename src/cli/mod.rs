@@ -379,7 +379,7 @@ fn library_warnings(
             chosen,
         ));
         // A set that costs them (its `bounce`) needs no word.
-        if r.params.bounce.is_none_or(|b| b.is_zero()) {
+        if r.params.bounce_cost().is_none() {
             out.extend(library::bounced_warning(trace, r.params.S));
         }
         // A set measured here (a file's, the trace's) and without `clean`: a preset is another

@@ -158,7 +158,8 @@ pub struct Work {
     pub copy: f64,
     /// The set's `held`.
     pub held: Option<f64>,
-    /// The set's `bounce`: `held`'s where the set has none, at the bytes written.
+    /// The set's `bounce` where it costs anything: `held`'s where the set has none, at the
+    /// bytes written.
     pub bounce: Option<crate::model::BySize>,
     pub eager_limit: u64,
 }
@@ -170,7 +171,7 @@ impl Work {
             oc: p.oc.unwrap_or(0.0),
             copy: p.copy.unwrap_or(0.0),
             held: p.held,
-            bounce: p.bounce,
+            bounce: p.bounce_cost(),
             eager_limit: p.S,
         }
     }
@@ -204,7 +205,7 @@ pub fn own_work(
     w: Work,
     starts: &mut [f64],
 ) -> Option<Vec<f64>> {
-    let holds = w.held.is_some_and(|h| h != 0.0) || w.bounce.is_some_and(|b| !b.is_zero());
+    let holds = w.held.is_some_and(|h| h != 0.0) || w.bounce.is_some();
     if w.oc == 0.0 && w.copy == 0.0 && !holds {
         return None;
     }

@@ -278,6 +278,12 @@ impl Params {
         Some(scaled.expect("a set in bands"))
     }
 
+    /// The set's `bounce` where it costs anything: none where every value is 0 (as `--bounce 0`
+    /// gives), which files, traces and listings leave out.
+    pub fn bounce_cost(&self) -> Option<BySize> {
+        self.bounce.filter(|b| !b.is_zero())
+    }
+
     /// The bands of the set: its own, or the paper form's two.
     pub fn as_bands(&self) -> Bands {
         self.bands.unwrap_or_else(|| Bands::of_paper(self))

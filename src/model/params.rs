@@ -166,8 +166,8 @@ impl Resolved {
         let oc = p.oc.map(|v| ("oc".to_string(), v, &self.oc_source));
         let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
         // One value, or one a size measured (`bounce@16384`, `clean@4096`).
-        let bounce = (p.bounce.iter().flat_map(BySize::named))
-            .filter(|_| p.bounce.is_some_and(|b| !b.is_zero()))
+        let bounce = (p.bounce.as_ref().filter(|b| !b.is_zero()).into_iter())
+            .flat_map(BySize::named)
             .map(|(name, v)| (name, v, &self.bounce_source));
         let clean =
             (p.clean.iter().flat_map(BySize::named)).map(|(name, v)| (name, v, &self.clean_source));
@@ -1117,7 +1117,7 @@ pub fn params_toml(p: &Params) -> String {
             0.0 => String::new(),
             f => format!("rendezvous_sender = {f:?}\n"),
         }
-        + &(p.bounce.filter(|b| !b.is_zero()).as_ref()).map_or(String::new(), BySize::toml)
+        + &p.bounce_cost().as_ref().map_or(String::new(), BySize::toml)
         + &p.clean.as_ref().map_or(String::new(), BySize::toml)
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))

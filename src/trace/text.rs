@@ -792,7 +792,7 @@ fn extras_fields(p: &Params) -> String {
             0.0 => String::new(),
             f => format!(" rendezvous_sender={f}"),
         }
-        + &(p.bounce.filter(|b| !b.is_zero()))
+        + &p.bounce_cost()
             .map_or(String::new(), |b| format!(" bounce={}", b.text()))
         + &p.clean
             .map_or(String::new(), |c| format!(" clean={}", c.text()))

@@ -133,13 +133,19 @@ impl Extras {
     }
 }
 
-/// A set's `bounce` where it is one value for every size, not 0: the extras' (one at sizes is
-/// written after the sets, [`each_by_size`]).
+/// A set's `bounce` where it is one value for every size (one point at 0 bytes), not 0: the
+/// extras'.
 pub(super) fn one_bounce(p: &Params) -> Option<f64> {
-    match p.bounce?.points() {
-        &[(0, v)] => (v != 0.0).then_some(v),
+    match p.bounce_cost()?.points() {
+        &[(0, v)] => Some(v),
         _ => None,
     }
+}
+
+/// A set's `bounce` where it costs anything and is not [`one_bounce`]: written after the sets,
+/// at its sizes ([`each_by_size`]).
+pub(super) fn bounce_at_sizes(p: &Params) -> Option<BySize> {
+    p.bounce_cost().filter(|_| one_bounce(p).is_none())
 }
 
 /// Writes the [`extras`] of `p`.

@@ -126,7 +126,7 @@ impl<W: Write> Writer<W> {
         put_set(&mut j, meta.params.as_ref());
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
-        let bouncing = sets().any(|p| p.bounce.is_some_and(|b| b.points().len() > 1));
+        let bouncing = sets().any(|p| bounce_at_sizes(p).is_some());
         let holding = bouncing || sets().any(|p| p.held.is_some());
         let cleaning = holding || sets().any(|p| p.clean.is_some());
         let posting = cleaning || sets().any(|p| p.post.is_some());
@@ -166,8 +166,7 @@ impl<W: Write> Writer<W> {
             // Then each set's `bounce` at sizes, where one has it so: as the `clean`s (0 sizes:
             // none, or the one value in its extras).
             if bouncing {
-                let at_sizes = |q: &Params| q.bounce.filter(|b| b.points().len() > 1);
-                put_by_size(&mut j, p, &meta.other_params, at_sizes);
+                put_by_size(&mut j, p, &meta.other_params, bounce_at_sizes);
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;
