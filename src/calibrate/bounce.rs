@@ -179,7 +179,8 @@ pub fn per_set(
             fits.sort_by(|a, b| a.per_byte.total_cmp(&b.per_byte));
             let each: Vec<f64> = fits.iter().map(|b| b.per_byte).collect();
             let bounced: Vec<Vec<(u64, f64)>> = fits.iter().map(|b| b.at_sizes.clone()).collect();
-            let clean: Vec<Vec<(u64, f64)>> = fits.iter().map(|b| shares(&b.sizes)).collect();
+            let clean: Vec<Vec<(u64, f64)>> =
+                fits.iter().map(|b| b.clean_at_sizes.clone()).collect();
             let middle = fits.len().checked_sub(1)? / 2;
             Some(Bounce {
                 launches: each,

@@ -398,21 +398,14 @@ impl Shared<'_> {
         let costed = match model {
             Model::LogGps(p) => {
                 let pairs = self.links.map(|l| (l.sets.as_slice(), comm));
-                // The participants the tracer flagged `clean`, and each set's clean variant
-                // (itself where it has no `clean`; none at all where no set has one).
-                let sets = pairs.map_or(std::slice::from_ref(p), |(s, _)| s);
+                // The participants the tracer flagged `clean`, where the algorithm sends their
+                // own data from their buffer and some set has a `clean` (at most 127 sets: a
+                // message's set and its clean variant are numbered in a byte).
                 let direct = copies::sends_from_user_buffer(op, algorithm, spec.ranks);
-                let cleaned: Vec<crate::model::Params> = match self.clean.get(&x) {
-                    Some(_)
-                        if direct && sets.iter().any(|q| q.clean.is_some()) && sets.len() < 128 =>
-                    {
-                        sets.iter().map(|q| q.clean_set().unwrap_or(*q)).collect()
-                    }
-                    _ => Vec::new(),
-                };
+                let sets = &self.sets_then_cleans[..];
                 let clean = (self.clean.get(&x).map(|k| &k[..]))
-                    .filter(|_| !cleaned.is_empty())
-                    .map(|k| (k, &cleaned[..]));
+                    .filter(|_| direct && !sets.is_empty() && sets.len() < 256)
+                    .map(|k| (k, sets));
                 let m = (p, set);
                 self.cost_modeled(op, algorithm, &spec, m, pairs, clean, &starts, eval)
             }
@@ -520,11 +513,11 @@ impl Shared<'_> {
     /// schedule is built and matched once for all instances of the same shape. `pairs`: the
     /// sets that combine and the instance's communicator, where each message takes its pair's
     /// set (the model's §12). `clean`: the participants whose send buffer the tracer flagged
-    /// `clean`, and the sets' clean variants (one a set, in the same order; the run's one
-    /// where no sets combine): their messages of their own data ([`Matching::own_sends`]) are
-    /// costed with their pair's clean variant (the model's §13).
+    /// `clean`, and the sets then their clean variants in the same order (the run's one and its
+    /// variant where no sets combine): their messages of their own data
+    /// ([`Matching::own_sends`]) are costed with their pair's clean variant (the model's §13).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn cost_modeled<M: CostModel + Clone>(
+    pub(super) fn cost_modeled<M: CostModel>(
         &self,
         op: Op,
         algorithm: &'static str,
@@ -591,28 +584,19 @@ impl Shared<'_> {
             false => eval::Order::for_matching(&built),
         };
         let sets = pairs.and_then(|(_, comm)| self.message_sets(key, comm, &built));
-        if let Some((places, cleaned)) = clean {
-            // The sets, then their clean variants: a clean sender's own messages take the
-            // variant of their pair's set.
-            let own = std::slice::from_ref(model);
-            let models: Vec<M> = (pairs.map_or(own, |(m, _)| m).iter())
-                .chain(cleaned)
-                .cloned()
-                .collect();
+        if let Some((places, models)) = clean {
+            // A clean sender's own messages take the variant of their pair's set.
             let mut of: Vec<u8> = match sets.as_deref() {
                 Some(s) => s.to_vec(),
                 None => vec![if pairs.is_some() { set } else { 0 }; built.bytes.len()],
             };
-            let n = cleaned.len() as u8;
+            let n = (models.len() / 2) as u8;
             for &k in places {
                 for id in built.own_sends(k as usize) {
                     of[id as usize] += n;
                 }
             }
-            let each = Some(eval::Each {
-                models: &models,
-                of: &of,
-            });
+            let each = Some(eval::Each { models, of: &of });
             return eval::evaluate_each(&built, model, each, gamma, starts, scratch, order);
         }
         let each = (pairs.zip(sets.as_deref())).map(|((models, _), of)| eval::Each { models, of });

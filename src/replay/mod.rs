@@ -193,6 +193,10 @@ struct Shared<'a> {
     /// sender flagged `clean` is costed with it).
     cleans: Vec<Model>,
     clean_any: bool,
+    /// The sets (the run's one where none combine), then their `clean` sets in the same order,
+    /// where some set has one (else empty): what a collective's `clean` messages are costed
+    /// with ([`Shared::cost_modeled`]).
+    sets_then_cleans: Vec<crate::model::Params>,
     /// Whether some set's rendezvous payload holds its sender's CPU (the model's §14): only
     /// then is a rendezvous `MPI_Isend` looked at as a queued one.
     rendezvous_sender: bool,
@@ -316,6 +320,13 @@ impl<'a> Shared<'a> {
                 .collect(),
             false => HashMap::new(),
         };
+        // The LogGPS sets: each pair's where several combine, else the run's one.
+        let sets: &[crate::model::Params] = match (links, model) {
+            (Some(l), _) => &l.sets,
+            (None, Model::LogGps(p)) => std::slice::from_ref(p),
+            (None, Model::LogGp(_)) => &[],
+        };
+        let clean_any = sets.iter().any(|p| p.clean.is_some());
         let mut recorded = Recorded::of(trace, g, coll.modeled, t0, &places);
         let (measured_last_arrival, shapes) = recorded.finish(g);
         // (a process of a distributed replay sees its own ranks' flags alone: the others' come
@@ -348,18 +359,15 @@ impl<'a> Shared<'a> {
             models: (links.iter())
                 .flat_map(|l| l.sets.iter().map(|p| Model::LogGps(*p)))
                 .collect(),
-            cleans: match links {
-                Some(l) => (l.sets.iter())
-                    .map(|p| Model::LogGps(p.clean_set().unwrap_or(*p)))
+            cleans: (sets.iter())
+                .map(|p| Model::LogGps(p.clean_set().unwrap_or(*p)))
+                .collect(),
+            clean_any,
+            sets_then_cleans: match clean_any {
+                true => (sets.iter().copied())
+                    .chain(sets.iter().map(|p| p.clean_set().unwrap_or(*p)))
                     .collect(),
-                None => match model {
-                    Model::LogGps(p) => vec![Model::LogGps(p.clean_set().unwrap_or(*p))],
-                    Model::LogGp(_) => Vec::new(),
-                },
-            },
-            clean_any: match links {
-                Some(l) => l.sets.iter().any(|p| p.clean.is_some()),
-                None => matches!(model, Model::LogGps(p) if p.clean.is_some()),
+                false => Vec::new(),
             },
             rendezvous_sender: match links {
                 Some(l) => l.sets.iter().any(|p| p.rendezvous_sender > 0.0),
