@@ -266,7 +266,7 @@ static inline uint64_t coll_clean(const void *sendbuf, int count, MPI_Datatype t
 {
     uint64_t flags = 0;
     if (sendbuf != MPI_IN_PLACE) flags = note_sent(sendbuf, count, type, bytes, COLL_DEST);
-    if (recvbuf != MPI_IN_PLACE) received(recvbuf, recv_bytes, COLL_DEST - 1);
+    if (recvbuf != MPI_IN_PLACE) received(recvbuf, recv_bytes, -2); /* written; never bounced */
     return flags;
 }
 
