@@ -130,16 +130,17 @@ fn pcf_names(pcf: &str) -> Names {
     names
 }
 
-/// One MPI call of a task, as its events and records give it (48 bytes: a trace holds
+/// One MPI call of a task, as its events and records give it (40 bytes: a trace holds
 /// millions).
 #[derive(Default)]
 struct PCall {
-    /// Its event's type and value, and the routine they name, if the model knows it.
-    ty: u64,
-    value: u64,
-    routine: Option<Routine>,
     t0: u64,
     t1: u64,
+    /// Its event's value (at most `u32::MAX`: Extrae's are a routine's number) and type (from
+    /// the first of [`MPI_TYPES`]), and the routine they name, if the model knows it.
+    value: u32,
+    ty: u8,
+    routine: Option<Routine>,
     /// The communication records of what it sent and received, from 1 (0: none).
     sent: u32,
     got: u32,
@@ -151,7 +152,7 @@ struct PCall {
 
 impl PCall {
     fn what(&self) -> (u64, u64) {
-        (self.ty, self.value)
+        (MPI_TYPES.start() + self.ty as u64, self.value as u64)
     }
 }
 
@@ -180,8 +181,8 @@ impl Task {
     /// A call of event `what` begins at `t`, the one open from now.
     fn begin(&mut self, (what, routine): ((u64, u64), Option<Routine>), t: u64) {
         let mut c = PCall {
-            ty: what.0,
-            value: what.1,
+            ty: (what.0 - MPI_TYPES.start()) as u8,
+            value: what.1.min(u32::MAX.into()) as u32,
             routine,
             t0: t,
             t1: t,
@@ -489,8 +490,8 @@ impl Records {
 }
 
 /// A communication record: sender, logical send, receiver, logical and physical receive, bytes,
-/// tag (tasks from 0, times in ns).
-type Record = (usize, u64, usize, u64, u64, u64, i32);
+/// tag (tasks from 0, times in ns; 48 bytes: a trace holds millions).
+type Record = (u32, u64, u32, u64, u64, u64, i32);
 
 /// Reads the lines after the header: in rounds of a few pieces of about [`PIECE_BYTES`], each
 /// round's pieces read in parallel ([`piece`]), then each task's events of them in order
@@ -587,6 +588,7 @@ fn match_messages(tasks: &mut [Task], records: &Records) -> Result<u64, String> 
     let mut recvs: Vec<Near> = sorted.iter().map(near).collect();
     let mut inside = 0;
     for (k, &(s, ls, d, lr, ..)) in records.iter().enumerate() {
+        let (s, d) = (s as usize, d as usize);
         let send = find(&tasks[s].calls, ls, &mut sends[s], |r| {
             matches!(r.shape(), Shape::Send | Shape::Isend | Shape::Sendrecv)
         });
@@ -731,7 +733,7 @@ fn event(tk: &mut Task, routines: &Routines<'_>, ty: u64, v: i64, t: u64) -> u64
     match (tk.open, v) {
         (None, 0) => {}
         (Some(i), 0) => {
-            if tk.calls[i].ty == ty {
+            if tk.calls[i].what().0 == ty {
                 tk.calls[i].t1 = t;
                 tk.open = None;
             }
@@ -739,7 +741,7 @@ fn event(tk: &mut Task, routines: &Routines<'_>, ty: u64, v: i64, t: u64) -> u64
         (None, _) => {
             tk.begin((what, routines.get(what)), t);
         }
-        (Some(i), _) if tk.calls[i].what() == what => {}
+        (Some(i), _) if tk.calls[i].what() == (ty, what.1.min(u32::MAX.into())) => {}
         (Some(i), _) => {
             let open = tk.calls[i].what();
             if open.0 == COLLECTIVE && ty == COLLECTIVE && !composite(routines.get(open)) {
@@ -905,9 +907,10 @@ fn rank_calls(r: usize, tk: &Task, cx: &Context<'_>, out: &mut dyn Out) -> Notes
     for (k, pc) in tk.calls.iter().enumerate() {
         let t = (pc.t0, pc.t1);
         if let Some(why) = left_out(pc, tk, cx.comms) {
-            let name = match cx.names.get(&pc.what()) {
+            let what = pc.what();
+            let name = match cx.names.get(&what) {
                 Some(n) => n.0.clone(),
-                None => format!("event {}:{}", pc.ty, pc.value),
+                None => format!("event {}:{}", what.0, what.1),
             };
             notes.skip(&format!("{name}{why}"));
             continue;

@@ -169,9 +169,9 @@ pub(super) fn piece(name: &str, body: &[u8], text: &[u8], h: &Header, out: &mut 
                     return Err(Wrong::Receiver);
                 }
                 out.records.push((
-                    r,
+                    r as u32,
                     time(5)?,
-                    dst as usize - 1,
+                    dst as u32 - 1,
                     time(11)?,
                     time(12)?,
                     int(13)?.max(0) as u64,
@@ -255,7 +255,8 @@ fn plain_record(v: &[i64], unit: u64, p: usize, out: &mut Piece) -> bool {
             let (Some(ls), Some(lr), Some(pr)) = (time(ls), time(lr), time(pr)) else {
                 return false;
             };
-            (out.records).push((r - 1, ls, d - 1, lr, pr, bytes.max(0) as u64, tag as i32));
+            let (r, d) = (r as u32 - 1, d as u32 - 1);
+            (out.records).push((r, ls, d, lr, pr, bytes.max(0) as u64, tag as i32));
             true
         }
         _ => false,

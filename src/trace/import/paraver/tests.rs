@@ -275,7 +275,9 @@ fn records_found_by_index_are_those_in_file_order() {
     let mut records = Records::default();
     let mut next = 0;
     for &n in &sizes {
-        let piece: Vec<Record> = (0..n).map(|i| (next + i, 0, 0, 0, 0, 0, 0)).collect();
+        let piece: Vec<Record> = (0..n)
+            .map(|i| ((next + i) as u32, 0, 0, 0, 0, 0, 0))
+            .collect();
         next += n;
         records.push(piece);
     }
@@ -283,23 +285,39 @@ fn records_found_by_index_are_those_in_file_order() {
     let near = std::cell::Cell::new(0);
     for i in 0..next {
         let k = records.piece_of(i);
-        assert_eq!(records.pieces[k][i - records.first[k]].0, i, "record {i}");
-        assert_eq!(records.get_near(i, &near).0, i, "record {i} in order");
+        assert_eq!(
+            records.pieces[k][i - records.first[k]].0 as usize,
+            i,
+            "record {i}"
+        );
+        assert_eq!(
+            records.get_near(i, &near).0 as usize,
+            i,
+            "record {i} in order"
+        );
     }
     // Out of order, from wherever the last one left it.
     for i in (0..next).rev().chain([4, 0, 17, 3, 18]) {
-        assert_eq!(records.get_near(i, &near).0, i, "record {i} out of order");
+        assert_eq!(
+            records.get_near(i, &near).0 as usize,
+            i,
+            "record {i} out of order"
+        );
     }
     // Every record in the first piece, or in the last.
     for sizes in [[9, 0, 0], [0, 0, 9]] {
         let mut records = Records::default();
         let mut next = 0;
         for n in sizes {
-            records.push((0..n).map(|i| (next + i, 0, 0, 0, 0, 0, 0)).collect());
+            records.push(
+                (0..n)
+                    .map(|i| ((next + i) as u32, 0, 0, 0, 0, 0, 0))
+                    .collect(),
+            );
             next += n;
         }
         let near = std::cell::Cell::new(0);
-        assert!((0..next).all(|i| records.get_near(i, &near).0 == i));
+        assert!((0..next).all(|i| records.get_near(i, &near).0 as usize == i));
     }
 }
 
