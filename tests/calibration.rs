@@ -227,6 +227,19 @@ fn calibrate(
             !set.points().is_empty() && set.points().iter().all(|x| above.contains(&x.0)),
             "{set} {above:?}"
         );
+        // and, the exchanges timed, its `clean_oneway` the round trips' shares at the same
+        // sizes, as the line names them
+        let oneway = p
+            .clean_oneway
+            .unwrap_or_else(|| panic!("no clean_oneway in:\n{text}"));
+        assert!(
+            clean.contains(&format!("measured on round trips: {oneway}")),
+            "{oneway} {clean}"
+        );
+        assert!(
+            (oneway.points().iter().map(|x| x.0)).eq(set.points().iter().map(|x| x.0)),
+            "{oneway} {set}"
+        );
         // and its `bounce` a rate at each of those sizes (≥ 0), as the line says them
         let bounce = p.bounce.unwrap_or_else(|| panic!("no bounce in:\n{text}"));
         assert!(

@@ -1027,3 +1027,76 @@ fn a_clean_collectives_own_messages_cost_the_clean_set() {
     let v = json(&[bin.to_str().unwrap(), "--clean", "0.5", "--format", "json"]);
     assert_close(rank_ns(&v, 1)[0], clean, "the binary's");
 }
+
+/// A set's `clean_oneway` costs a clean collective's own messages whose step sends alone (a
+/// Bcast's root, a Gather's leaf: one message one way), its `clean` those of a step that
+/// receives too (an exchange): Myrinet as above, `clean` 0.5 and `clean_oneway` 0.25, in the
+/// trace's own parameters. The one-way message ends at 28,520 + 0.25 · 289,494.98 =
+/// 100,893.745; the Allgather's exchange at 173,267.49 still; `--clean 0.5` alone gives every
+/// clean message 0.5. Its binary conversion and a parameter file keep it; a share ≤ 0 refused.
+#[test]
+fn a_one_way_clean_message_costs_the_one_way_share() {
+    let trace = |op: &str, zero: &str, one: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n\
+             params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383 \
+             clean=0.5 clean_oneway=0.25\n\
+             0 MPI_Init 0 0\n0 {op} 0 60 {zero}\n0 MPI_Finalize 60 70\n\
+             1 MPI_Init 0 0\n1 {op} 0 60 {one}\n1 MPI_Finalize 60 70\n"
+        )
+    };
+    let (oneway, exchange) = (28_520.0 + 0.25 * 289_494.98, 173_267.49);
+    let ends = |text: &str, flags: &[&str]| -> [f64; 2] {
+        let (_d, f) = text_trace("coll.txt", text);
+        let v = json(&[&[f.as_str()], flags, &["--format", "json"]].concat());
+        [rank_ns(&v, 0)[0], rank_ns(&v, 1)[0]]
+    };
+    let bcast = trace(
+        "MPI_Bcast",
+        "root=0 bytes=16384 recv_bytes=0 flags=clean",
+        "root=0 bytes=0 recv_bytes=16384",
+    );
+    assert_close(ends(&bcast, &[])[1], oneway, "Bcast, root clean");
+    assert_close(
+        ends(&bcast, &["--clean", "0.5"])[1],
+        exchange,
+        "Bcast, --clean alone",
+    );
+    assert_close(
+        ends(&bcast, &["--clean-oneway", "0.5"])[1],
+        exchange,
+        "Bcast, --clean-oneway 0.5",
+    );
+    let gather = trace(
+        "MPI_Gather",
+        "root=0 bytes=16384 recv_bytes=32768",
+        "root=0 bytes=16384 recv_bytes=0 flags=clean",
+    );
+    assert_close(ends(&gather, &[])[0], oneway, "Gather, leaf clean");
+    let each = "bytes=16384 recv_bytes=32768 flags=clean";
+    let allgather = ends(&trace("MPI_Allgather", each, each), &[]);
+    assert_close(allgather[0], exchange, "Allgather, an exchange");
+    assert_close(allgather[1], exchange, "Allgather, an exchange");
+    // The binary conversion and a parameter file carry it.
+    let (d, f) = text_trace("bcast.txt", &bcast);
+    let bin = d.path().join("bcast.bin");
+    let out = run(&["convert", &f, bin.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let v = json(&[bin.to_str().unwrap(), "--format", "json"]);
+    assert_close(rank_ns(&v, 1)[0], oneway, "the binary's");
+    let toml = d.path().join("p.toml");
+    std::fs::write(
+        &toml,
+        "L = 1160.0\no = 6550.0\nOs = 6.86\nOr = 2.57\nGs = 15.48\nGl = -0.74\ns = 8191\n\
+         S = 16383\nclean = 0.5\nclean_oneway = [[4096, 0.25], [65536, 0.25]]\n",
+    )
+    .unwrap();
+    let v = json(&[&f, "--params", toml.to_str().unwrap(), "--format", "json"]);
+    assert_close(rank_ns(&v, 1)[0], oneway, "a file's");
+    let out = run(&[&f, "--clean-oneway", "0"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--clean-oneway") && err.contains("> 0"),
+        "{err}"
+    );
+}

@@ -43,6 +43,9 @@ pub struct Bounce {
     /// At each size that has both, the median over the same launches of the share of its time
     /// an exchange from a buffer written once takes ([`clean_of`]).
     pub clean_at_sizes: Vec<(u64, f64)>,
+    /// The same of a round trip's, where the launches timed exchanges too
+    /// ([`clean_oneway_of`]).
+    pub oneway_at_sizes: Vec<(u64, f64)>,
 }
 
 /// A set's `bounce` as a calibration found it.
@@ -133,12 +136,14 @@ pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
     let bounced: Vec<(u64, f64)> = above.iter().map(|x| (x.k, x.per_byte())).collect();
     let at_sizes = median_by_size(&[bounced]);
     let clean_at_sizes = median_by_size(&[shares(&above)]);
+    let oneway_at_sizes = median_by_size(&[oneway_shares(&above)]);
     Some(Bounce {
         per_byte,
         sizes: above,
         launches: vec![per_byte],
         at_sizes,
         clean_at_sizes,
+        oneway_at_sizes,
     })
 }
 
@@ -181,11 +186,14 @@ pub fn per_set(
             let bounced: Vec<Vec<(u64, f64)>> = fits.iter().map(|b| b.at_sizes.clone()).collect();
             let clean: Vec<Vec<(u64, f64)>> =
                 fits.iter().map(|b| b.clean_at_sizes.clone()).collect();
+            let oneway: Vec<Vec<(u64, f64)>> =
+                fits.iter().map(|b| b.oneway_at_sizes.clone()).collect();
             let middle = fits.len().checked_sub(1)? / 2;
             Some(Bounce {
                 launches: each,
                 at_sizes: median_by_size(&bounced),
                 clean_at_sizes: median_by_size(&clean),
+                oneway_at_sizes: median_by_size(&oneway),
                 ..fits.swap_remove(middle)
             })
         })
@@ -352,6 +360,25 @@ fn shares(sizes: &[RoundTrips]) -> Vec<(u64, f64)> {
     points
 }
 
+/// A launch's round trips' shares (clean over written) at each size where it timed exchanges
+/// too (else [`shares`] are the round trips' already), sizes rising.
+fn oneway_shares(sizes: &[RoundTrips]) -> Vec<(u64, f64)> {
+    let mut points: Vec<(u64, f64)> = (sizes.iter())
+        .filter(|x| x.exchanges_ns.is_some() && x.written_ns > 0.0)
+        .filter_map(|x| Some((x.k, x.clean_ns.filter(|&c| c > 0.0)? / x.written_ns)))
+        .collect();
+    points.sort_by_key(|p| p.0);
+    points.dedup_by_key(|p| p.0);
+    points
+}
+
+/// A set's `clean_oneway` (the model's §13): at each size above its `S` where exchanges were
+/// timed too, a round trip from a buffer written once against one from a buffer written
+/// before each send, the median of the launches at its placement; None where there is none.
+pub fn clean_oneway_of(b: &Bounce) -> Option<BySize> {
+    BySize::new(SizeParam::CleanOneway, &b.oneway_at_sizes).ok()
+}
+
 /// A set's `clean` (the model's §13): at each size above its `S`, an exchange (else a round
 /// trip) from a buffer written once against one from a buffer written before each send, the
 /// median of the launches at its placement ([`Bounce::clean_at_sizes`]); None where no size has
@@ -384,14 +411,20 @@ pub fn clean_finding(b: &Bounce) -> Option<String> {
     } else {
         "the median launch's: "
     };
+    let oneway = clean_oneway_of(b).map_or(String::new(), |c| {
+        format!(
+            "; one with none the other way at once (a round trip's, a rooted collective's) at \
+             `clean_oneway`, measured on round trips: {c}"
+        )
+    });
     Some(format!(
         "{clean}{of}: an exchange of one message each way at once (a halo's; a round trip where \
          the program timed none) from a send buffer written once, before the first, against one \
          from a buffer written before each send, as the sweep's ({whose}{}); a rendezvous \
          message the tracer flags `clean` (sent from a buffer unchanged since its last send from \
-         it) is costed at its size's share (the model's §13). Traces of other tools flag none: \
-         a program known to send unchanged buffers is predicted from them with --scale \
-         rendezvous={median:.2}",
+         it) is costed at its size's share (the model's §13){oneway}. Traces of other tools \
+         flag none: a program known to send unchanged buffers is predicted from them with \
+         --scale rendezvous={median:.2}",
         each.join("; ")
     ))
 }
@@ -468,6 +501,18 @@ mod tests {
         );
         let text = clean_finding(&fit(&both, 4040).unwrap()).unwrap();
         assert!(text.contains("4096 B 2.3 µs against 3.3"), "{text}");
+        // The round trips' shares, 2,574 / 4,057 and 3,364 / 7,728, are the one-way messages':
+        // kept only where exchanges were timed (else `clean` is the round trips' already).
+        let oneway = clean_oneway_of(&fit(&both, 4040).unwrap()).unwrap();
+        assert_eq!(
+            oneway.points(),
+            [(4096, 2574.0 / 4057.0), (16384, 3364.0 / 7728.0)]
+        );
+        assert!(
+            text.contains("`clean_oneway`") && text.contains("0.435 at 16384 B"),
+            "{text}"
+        );
+        assert_eq!(clean_oneway_of(&fit(&sizes, 4040).unwrap()), None);
     }
 
     /// A launch goes to the set nearest its cores figure, not one 2× away: a near launch (62 ns)

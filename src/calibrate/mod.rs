@@ -1211,6 +1211,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let bounce = bounced.next().unwrap_or_default();
     fit.params.bounce = bounce.fitted().and_then(bounce::bounce_of);
     fit.params.clean = bounce.fitted().and_then(bounce::clean_of);
+    fit.params.clean_oneway = bounce.fitted().and_then(bounce::clean_oneway_of);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
             o.fit.params.rendezvous_sender = f;
@@ -1219,6 +1220,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         o.bounce = bounced.next().unwrap_or_default();
         o.fit.params.bounce = o.bounce.fitted().and_then(bounce::bounce_of);
         o.fit.params.clean = o.bounce.fitted().and_then(bounce::clean_of);
+        o.fit.params.clean_oneway = o.bounce.fitted().and_then(bounce::clean_oneway_of);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.

@@ -120,9 +120,15 @@ pub struct ParamArgs {
     /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
     /// trace's `clean` sends: data written long before, as a halo sent from buffers written
     /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
-    /// ratio); default: the parameters', else 1
+    /// ratio), one way or both at once (unless --clean-oneway says the one-way share);
+    /// default: the parameters', else 1
     #[arg(long = "clean", value_name = "F")]
     pub clean: Option<f64>,
+    /// The share of `--clean` for a message with none the other way at once (a round trip's,
+    /// a rooted collective's: `calibrate` measures it on round trips, `clean` on exchanges);
+    /// default: the parameters', else `clean`
+    #[arg(long = "clean-oneway", value_name = "F")]
+    pub clean_oneway: Option<f64>,
     /// Eager sends of at most BYTES return when their message has left, their receives paying
     /// the rest of the send's overhead (`Od`, MODEL.md §13); default: the parameters', else
     /// every send returns at its end
@@ -199,6 +205,7 @@ impl ParamArgs {
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
             clean: self.clean,
+            clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
             post: self.post,
             held: self.held,
@@ -341,6 +348,7 @@ impl ModelArgs {
                     ("--rendezvous-sender", p.rendezvous_sender.is_some()),
                     ("--bounce", p.bounce.is_some()),
                     ("--clean", p.clean.is_some()),
+                    ("--clean-oneway", p.clean_oneway.is_some()),
                     ("--departs-upto", p.departs_upto.is_some()),
                     ("--post", p.post.is_some()),
                     ("--held", p.held.is_some()),

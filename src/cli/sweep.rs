@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 19] = [
+        const LOGGPS_SWEPT: [&str; 20] = [
             "L",
             "o",
             "Os",
@@ -67,6 +67,7 @@ impl Sweep {
             "rendezvous_sender",
             "bounce",
             "clean",
+            "clean_oneway",
             "post",
             "held",
         ];
@@ -281,6 +282,7 @@ impl Sweep {
             "rendezvous_sender" => &mut p.rendezvous_sender,
             "bounce" => &mut p.bounce,
             "clean" => &mut p.clean,
+            "clean_oneway" => &mut p.clean_oneway,
             "post" => &mut p.post,
             "held" => &mut p.held,
             "g" => &mut m.g,

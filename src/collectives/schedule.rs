@@ -481,8 +481,9 @@ impl Matching {
 
     /// The messages rank `r` sends before it has received any (at its steps up to and with
     /// the first that receives): those of its own data, read from its send buffer, where a
-    /// later one may forward what it received (the model's §13, a collective's `clean` sends).
-    pub fn own_sends(&self, r: usize) -> impl Iterator<Item = u32> + '_ {
+    /// later one may forward what it received (the model's §13, a collective's `clean` sends);
+    /// each with whether its step receives too (an exchange, not a message one way).
+    pub fn own_sends(&self, r: usize) -> impl Iterator<Item = (u32, bool)> + '_ {
         let mut received = false;
         (0..)
             .map_while(move |k| self.step(r, k))
@@ -490,9 +491,9 @@ impl Matching {
                 let (sid, rid, _) = self.halves(h);
                 let before = !received;
                 received |= rid != NONE;
-                before.then_some(sid)
+                before.then_some((sid, rid != NONE))
             })
-            .filter(|&sid| sid != NONE)
+            .filter(|&(sid, _)| sid != NONE)
     }
 
     /// Each message's `(sender, receiver)`, by its id.

@@ -1,6 +1,7 @@
 //! A set's parameters that are measured at several message sizes (the model's §13): `clean`,
 //! the share of its cost a rendezvous message takes whose send the tracer flagged `clean`
-//! (sent from a buffer unchanged since its last send from it), and `bounce`, what a rendezvous
+//! (sent from a buffer unchanged since its last send from it), `clean_oneway`, the same for a
+//! message with none the other way at once, and `bounce`, what a rendezvous
 //! payload received into the buffer its rank last sent to the same peer costs more a byte.
 
 /// The most sizes one holds (`calibrate` measures five).
@@ -11,6 +12,8 @@ pub const SIZE_POINTS: usize = 8;
 pub enum SizeParam {
     /// `clean`: shares, each > 0.
     Clean,
+    /// `clean_oneway`: as `clean`, for a message with none the other way at once.
+    CleanOneway,
     /// `bounce`: ns a byte, each ≥ 0.
     Bounce,
 }
@@ -19,6 +22,7 @@ impl SizeParam {
     pub fn name(self) -> &'static str {
         match self {
             SizeParam::Clean => "clean",
+            SizeParam::CleanOneway => "clean_oneway",
             SizeParam::Bounce => "bounce",
         }
     }
@@ -26,7 +30,7 @@ impl SizeParam {
     fn allows(self, v: f64) -> bool {
         v.is_finite()
             && match self {
-                SizeParam::Clean => v > 0.0,
+                SizeParam::Clean | SizeParam::CleanOneway => v > 0.0,
                 SizeParam::Bounce => v >= 0.0,
             }
     }
@@ -38,6 +42,10 @@ impl SizeParam {
                 "must be a finite number > 0 (the share of its cost a rendezvous message from \
                  an unchanged buffer takes)"
             }
+            SizeParam::CleanOneway => {
+                "must be a finite number > 0 (the share of its cost a rendezvous message from \
+                 an unchanged buffer takes with none the other way at once)"
+            }
             SizeParam::Bounce => {
                 "must be a finite number ≥ 0 (ns per byte a bounced rendezvous payload costs \
                  its receiver more)"
@@ -48,7 +56,7 @@ impl SizeParam {
     /// What a value is called in the `K:V` form's error.
     fn unit(self) -> &'static str {
         match self {
-            SizeParam::Clean => "share",
+            SizeParam::Clean | SizeParam::CleanOneway => "share",
             SizeParam::Bounce => "ns_per_byte",
         }
     }
@@ -241,7 +249,7 @@ impl std::fmt::Display for BySize {
     /// Shares to 3 places, ns a byte to 4.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let prec = match self.param {
-            SizeParam::Clean => 3,
+            SizeParam::Clean | SizeParam::CleanOneway => 3,
             SizeParam::Bounce => 4,
         };
         match self.points() {

@@ -71,6 +71,12 @@ pub struct Params {
     /// scaled by it ([`Params::clean_set`]), by size. None: as any other message.
     #[serde(skip)]
     pub clean: Option<BySize>,
+    /// [`Params::clean`] for a message with none the other way at once (a round trip's; a
+    /// rooted collective's, whose step only sends), where it differs: measured on round trips,
+    /// where `clean` is measured on exchanges (a halo's: both cores copying at once saves
+    /// less). None: `clean` costs it.
+    #[serde(skip)]
+    pub clean_oneway: Option<BySize>,
     /// Eager sends of at most this many bytes return when their message has left (at the
     /// send's end − `Od`), their receives paying that `Od` (the model's §13): an MPI library
     /// whose small blocking send only hands its message over (Open MPI's shared memory up to
@@ -182,6 +188,7 @@ impl Params {
             rendezvous_sender: 0.0,
             bounce: None,
             clean: None,
+            clean_oneway: None,
             departs_upto: None,
             post: None,
             held: None,
@@ -234,6 +241,7 @@ impl Params {
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
             clean: self.clean,
+            clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
             post: self.post,
             held: self.held,
@@ -256,6 +264,7 @@ impl Params {
                 rendezvous_sender: self.rendezvous_sender,
                 bounce: self.bounce,
                 clean: self.clean,
+                clean_oneway: self.clean_oneway,
                 departs_upto: self.departs_upto,
                 post: self.post,
                 held: self.held,
@@ -269,13 +278,25 @@ impl Params {
     /// parameters multiplied by [`Params::clean`] over its sizes above `S`
     /// ([`BySize::over`]); None where the set has none.
     pub fn clean_set(&self) -> Option<Params> {
-        let c = self.clean?;
+        self.clean.map(|c| self.scaled_above_S(c))
+    }
+
+    /// [`Params::clean_set`] for a message with none the other way at once: scaled by
+    /// [`Params::clean_oneway`], else by `clean`; None where the set has neither.
+    pub fn clean_oneway_set(&self) -> Option<Params> {
+        self.clean_oneway
+            .or(self.clean)
+            .map(|c| self.scaled_above_S(c))
+    }
+
+    /// The set with every band holding sizes above `S` multiplied by `c` over them.
+    fn scaled_above_S(&self, c: BySize) -> Params {
         let S = self.S;
         let scaled = self.in_bands().with_bands(|b| {
             b.scale_holding_above(S, |lo, hi| c.over(lo.max(S), hi));
             Ok(())
         });
-        Some(scaled.expect("a set in bands"))
+        scaled.expect("a set in bands")
     }
 
     /// The set's `bounce` where it costs anything: none where every value is 0 (as `--bounce 0`
@@ -668,6 +689,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(clean) = self.clean {
             write!(f, "; clean={clean}")?;
+        }
+        if let Some(c) = self.clean_oneway {
+            write!(f, "; clean_oneway={c}")?;
         }
         if self.progress_at_calls {
             write!(f, "; progress=calls")?;

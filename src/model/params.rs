@@ -71,8 +71,10 @@ pub struct Overrides {
     /// receiver more, ns a byte (`--bounce`, the model's §13).
     pub bounce: Option<f64>,
     /// What a rendezvous message from a buffer unchanged since its last send costs, as a share
-    /// of the set's cost (`--clean`, the model's §13).
+    /// of the set's cost (`--clean`, the model's §13); with none the other way at once too.
     pub clean: Option<f64>,
+    /// The same for a message with none the other way at once (`--clean-oneway`).
+    pub clean_oneway: Option<f64>,
     /// Eager sends of at most this many bytes return when their message has left
     /// (`--departs-upto`, the model's §13).
     pub departs_upto: Option<u64>,
@@ -115,6 +117,8 @@ pub struct Resolved {
     pub bounce_source: Source,
     /// Where `params.clean` came from (unused while it is None).
     pub clean_source: Source,
+    /// Where `params.clean_oneway` came from (unused while it is None).
+    pub clean_oneway_source: Source,
     /// Where `params.departs_upto` came from (unused while it is None).
     pub departs_source: Source,
     /// Where `params.post` came from (unused while it is None: a receive's post costs `o`).
@@ -171,6 +175,8 @@ impl Resolved {
             .map(|(name, v)| (name, v, &self.bounce_source));
         let clean =
             (p.clean.iter().flat_map(BySize::named)).map(|(name, v)| (name, v, &self.clean_source));
+        let clean_oneway = (p.clean_oneway.iter().flat_map(BySize::named))
+            .map(|(name, v)| (name, v, &self.clean_oneway_source));
         let departs =
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
@@ -183,6 +189,7 @@ impl Resolved {
             .chain(copy)
             .chain(bounce)
             .chain(clean)
+            .chain(clean_oneway)
             .chain(departs)
             .chain(post)
             .chain(held)
@@ -418,11 +425,19 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
             .map_err(|why| Error::Params(format!("--bounce: {why}")))?;
         (p.bounce, bounce_source) = (Some(b), Source::Flag);
     }
-    let mut clean_source = source.clone();
+    // `--clean` is every clean message's share, one way or not, unless `--clean-oneway` says
+    // the one-way messages'.
+    let (mut clean_source, mut clean_oneway_source) = (source.clone(), source.clone());
     if let Some(v) = ov.clean {
         let c = BySize::one(SizeParam::Clean, v)
             .map_err(|why| Error::Params(format!("--clean: {why}")))?;
         (p.clean, clean_source) = (Some(c), Source::Flag);
+        p.clean_oneway = None;
+    }
+    if let Some(v) = ov.clean_oneway {
+        let c = BySize::one(SizeParam::CleanOneway, v)
+            .map_err(|why| Error::Params(format!("--clean-oneway: {why}")))?;
+        (p.clean_oneway, clean_oneway_source) = (Some(c), Source::Flag);
     }
     let mut departs_source = source.clone();
     if let Some(d) = ov.departs_upto {
@@ -532,6 +547,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         copy_source,
         bounce_source,
         clean_source,
+        clean_oneway_source,
         departs_source,
         post_source,
         held_source,
@@ -854,6 +870,7 @@ struct Extras {
     rendezvous_sender: f64,
     bounce: Option<BySize>,
     clean: Option<BySize>,
+    clean_oneway: Option<BySize>,
     departs_upto: Option<u64>,
     post: Option<f64>,
     held: Option<f64>,
@@ -873,6 +890,7 @@ impl Extras {
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
             clean: self.clean,
+            clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
             post: self.post,
             held: self.held,
@@ -922,6 +940,7 @@ impl Extras {
         }
         let bounce = BySize::of_table(SizeParam::Bounce, table)?;
         let clean = BySize::of_table(SizeParam::Clean, table)?;
+        let clean_oneway = BySize::of_table(SizeParam::CleanOneway, table)?;
         let departs_upto = match table.contains_key("departs_upto") {
             true => Some(byte_count(table, "departs_upto")?),
             false => None,
@@ -937,6 +956,7 @@ impl Extras {
             rendezvous_sender,
             bounce,
             clean,
+            clean_oneway,
             departs_upto,
             post,
             held,
@@ -1119,6 +1139,7 @@ pub fn params_toml(p: &Params) -> String {
         }
         + &p.bounce_cost().as_ref().map_or(String::new(), BySize::toml)
         + &p.clean.as_ref().map_or(String::new(), BySize::toml)
+        + &p.clean_oneway.as_ref().map_or(String::new(), BySize::toml)
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"))

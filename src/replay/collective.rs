@@ -399,8 +399,8 @@ impl Shared<'_> {
             Model::LogGps(p) => {
                 let pairs = self.links.map(|l| (l.sets.as_slice(), comm));
                 // The participants the tracer flagged `clean`, where the algorithm sends their
-                // own data from their buffer and some set has a `clean` (at most 127 sets: a
-                // message's set and its clean variant are numbered in a byte).
+                // own data from their buffer and some set has a `clean` (at most 85 sets: a
+                // message's set and its two clean variants are numbered in a byte).
                 let direct = copies::sends_from_user_buffer(op, algorithm, spec.ranks);
                 let sets = &self.sets_then_cleans[..];
                 let clean = (self.clean.get(&x).map(|k| &k[..]))
@@ -590,10 +590,11 @@ impl Shared<'_> {
                 Some(s) => s.to_vec(),
                 None => vec![if pairs.is_some() { set } else { 0 }; built.bytes.len()],
             };
-            let n = (models.len() / 2) as u8;
+            // (the sets, their clean variants, then their one-way clean variants)
+            let n = (models.len() / 3) as u8;
             for &k in places {
-                for id in built.own_sends(k as usize) {
-                    of[id as usize] += n;
+                for (id, exchanged) in built.own_sends(k as usize) {
+                    of[id as usize] += if exchanged { n } else { 2 * n };
                 }
             }
             let each = Some(eval::Each { models, of: &of });

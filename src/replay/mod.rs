@@ -194,8 +194,8 @@ struct Shared<'a> {
     cleans: Vec<Model>,
     clean_any: bool,
     /// The sets (the run's one where none combine), then their `clean` sets in the same order,
-    /// where some set has one (else empty): what a collective's `clean` messages are costed
-    /// with ([`Shared::cost_modeled`]).
+    /// then their one-way `clean` sets, where some set has one (else empty): what a
+    /// collective's `clean` messages are costed with ([`Shared::cost_modeled`]).
     sets_then_cleans: Vec<crate::model::Params>,
     /// Whether some set's rendezvous payload holds its sender's CPU (the model's §14): only
     /// then is a rendezvous `MPI_Isend` looked at as a queued one.
@@ -326,7 +326,7 @@ impl<'a> Shared<'a> {
             (None, Model::LogGps(p)) => std::slice::from_ref(p),
             (None, Model::LogGp(_)) => &[],
         };
-        let clean_any = sets.iter().any(|p| p.clean.is_some());
+        let clean_any = (sets.iter()).any(|p| p.clean.is_some() || p.clean_oneway.is_some());
         let mut recorded = Recorded::of(trace, g, coll.modeled, t0, &places);
         let (measured_last_arrival, shapes) = recorded.finish(g);
         // (a process of a distributed replay sees its own ranks' flags alone: the others' come
@@ -366,6 +366,7 @@ impl<'a> Shared<'a> {
             sets_then_cleans: match clean_any {
                 true => (sets.iter().copied())
                     .chain(sets.iter().map(|p| p.clean_set().unwrap_or(*p)))
+                    .chain(sets.iter().map(|p| p.clean_oneway_set().unwrap_or(*p)))
                     .collect(),
                 false => Vec::new(),
             },

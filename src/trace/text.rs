@@ -615,7 +615,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 13] = [
+    const EXTRAS: [&str; 14] = [
         "departs_upto",
         "post",
         "held",
@@ -629,6 +629,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         "rendezvous_sender",
         "bounce",
         "clean",
+        "clean_oneway",
     ];
     let known = |k: &str| {
         EXTRAS.contains(&k)
@@ -687,6 +688,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let bounce = by_size(SizeParam::Bounce)?;
     let clean = by_size(SizeParam::Clean)?;
+    let clean_oneway = by_size(SizeParam::CleanOneway)?;
     let departs_upto = match get("departs_upto") {
         Ok(_) => Some(int("departs_upto")?),
         Err(_) => None,
@@ -719,6 +721,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             rendezvous_sender,
             bounce,
             clean,
+            clean_oneway,
             departs_upto,
             post,
             held,
@@ -736,6 +739,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         rendezvous_sender,
         bounce,
         clean,
+        clean_oneway,
         departs_upto,
         post,
         held,
@@ -796,6 +800,8 @@ fn extras_fields(p: &Params) -> String {
             .map_or(String::new(), |b| format!(" bounce={}", b.text()))
         + &p.clean
             .map_or(String::new(), |c| format!(" clean={}", c.text()))
+        + &p.clean_oneway
+            .map_or(String::new(), |c| format!(" clean_oneway={}", c.text()))
         + &p.departs_upto
             .map_or(String::new(), |d| format!(" departs_upto={d}"))
         + &p.post.map_or(String::new(), |v| format!(" post={v}"))

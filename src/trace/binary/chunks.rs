@@ -223,6 +223,8 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     // Then each set's `bounce` by size, where one has it at sizes (the model's §13; one value
     // for every size is the extras'): as the `clean`s.
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Bounce)?;
+    // Then each set's `clean_oneway`, where one has it: as the `clean`s.
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::CleanOneway)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -248,6 +250,11 @@ fn each_by_size<'a>(
             "a bounce size in bytes (u64)",
             "a bounce in ns a byte (f64)",
         ),
+        SizeParam::CleanOneway => (
+            "a parameter set's number of clean_oneway sizes (u8)",
+            "a clean_oneway size in bytes (u64)",
+            "a clean_oneway share (f64)",
+        ),
     };
     for p in std::iter::once(main).chain(others.iter_mut()) {
         let at = input;
@@ -268,6 +275,7 @@ fn each_by_size<'a>(
             *match param {
                 SizeParam::Clean => &mut p.clean,
                 SizeParam::Bounce => &mut p.bounce,
+                SizeParam::CleanOneway => &mut p.clean_oneway,
             } = Some(b);
         }
     }

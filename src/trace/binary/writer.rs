@@ -126,7 +126,8 @@ impl<W: Write> Writer<W> {
         put_set(&mut j, meta.params.as_ref());
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
-        let bouncing = sets().any(|p| bounce_at_sizes(p).is_some());
+        let oneway = sets().any(|p| p.clean_oneway.is_some());
+        let bouncing = oneway || sets().any(|p| bounce_at_sizes(p).is_some());
         let holding = bouncing || sets().any(|p| p.held.is_some());
         let cleaning = holding || sets().any(|p| p.clean.is_some());
         let posting = cleaning || sets().any(|p| p.post.is_some());
@@ -167,6 +168,10 @@ impl<W: Write> Writer<W> {
             // none, or the one value in its extras).
             if bouncing {
                 put_by_size(&mut j, p, &meta.other_params, bounce_at_sizes);
+            }
+            // Then each set's `clean_oneway`, where one has it: as the `clean`s.
+            if oneway {
+                put_by_size(&mut j, p, &meta.other_params, |q| q.clean_oneway);
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;
