@@ -457,6 +457,29 @@ fn the_traces_eager_limit_and_the_sets_s_agree_or_say_so() {
     );
     assert!(!err(&["--S", "65536"]).contains("eager limit"));
     assert!(!err(&["--platform", "myrinet"]).contains("eager limit"));
+    // A what-if that moves the run's messages to the other protocol says how many, and that
+    // the computation it keeps as traced may move too (the model's §11); none where it moves
+    // none, nor for a platform's S.
+    let moved = "--S 16384: 1 send(s) of 16385–65536 B (20000 bytes) that the run, at \
+                 btl_vader_eager_limit = 65536 B, sent eagerly are costed by rendezvous";
+    let w = err(&["--S", "16384"]);
+    assert!(w.contains(moved) && w.contains("kept as traced"), "{w}");
+    for args in [
+        &["--S", "65536"][..],
+        &["--S", "30000"],
+        &["--platform", "myrinet"],
+    ] {
+        assert!(!err(args).contains("kept as traced"), "{args:?}");
+    }
+    let default = ompi.replace("btl_vader_eager_limit 65536", "btl_vader_eager_limit 4096");
+    let (_d3, h) = text_trace("default.txt", &default);
+    let out = run(&[&h, "--S", "65536"]);
+    let w = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        w.contains("--S 65536: 1 send(s) of 4097–65536 B (20000 bytes)")
+            && w.contains("sent by rendezvous are costed eagerly"),
+        "{w}"
+    );
     let mpich = format!(
         "loggps-trace 1\nranks 2\nlibrary \"MPICH Version: 4.0.2\"\n\
          eager_limit MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE 69632\n{body}"

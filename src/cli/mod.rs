@@ -378,6 +378,8 @@ fn library_warnings(
             r.params.S,
             chosen,
         ));
+        let flag = r.sources[7] == Source::Flag;
+        out.extend(library::protocol_moved_warning(trace, r.params.S, flag));
         // A set that costs them (its `bounce`) needs no word.
         if r.params.bounce_cost().is_none() {
             out.extend(library::bounced_warning(trace, r.params.S));
