@@ -124,9 +124,9 @@ pub struct ParamArgs {
     /// default: the parameters', else 1
     #[arg(long = "clean", value_name = "F")]
     pub clean: Option<f64>,
-    /// The share of `--clean` for a message with none the other way at once (a round trip's,
-    /// a rooted collective's: `calibrate` measures it on round trips, `clean` on exchanges);
-    /// default: the parameters', else `clean`
+    /// `--clean` for a collective's clean message with none the other way at once (a Bcast's
+    /// root, a Gather's leaf; a point-to-point message takes `clean`): `calibrate` measures it
+    /// on round trips, `clean` on exchanges; default: the parameters', else `clean`
     #[arg(long = "clean-oneway", value_name = "F")]
     pub clean_oneway: Option<f64>,
     /// Eager sends of at most BYTES return when their message has left, their receives paying
