@@ -228,13 +228,16 @@ fn calibrate(
             "{set} {above:?}"
         );
         // and, the exchanges timed, its `clean_oneway` the round trips' shares at the same
-        // sizes, as the line names them
+        // sizes, as its line names them
         let oneway = p
             .clean_oneway
             .unwrap_or_else(|| panic!("no clean_oneway in:\n{text}"));
+        let oneway_line = (stdout.lines())
+            .find_map(|l| l.strip_prefix("clean_oneway "))
+            .unwrap_or_else(|| panic!("no clean_oneway line in:\n{stdout}"));
         assert!(
-            clean.contains(&format!("measured on round trips: {oneway}")),
-            "{oneway} {clean}"
+            oneway_line.starts_with(&format!("{oneway}: a round trip")),
+            "{oneway} {oneway_line}"
         );
         assert!(
             (oneway.points().iter().map(|x| x.0)).eq(set.points().iter().map(|x| x.0)),

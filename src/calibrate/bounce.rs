@@ -411,20 +411,43 @@ pub fn clean_finding(b: &Bounce) -> Option<String> {
     } else {
         "the median launch's: "
     };
-    let oneway = clean_oneway_of(b).map_or(String::new(), |c| {
-        format!(
-            "; one with none the other way at once (a round trip's, a rooted collective's) at \
-             `clean_oneway`, measured on round trips: {c}"
-        )
-    });
     Some(format!(
         "{clean}{of}: an exchange of one message each way at once (a halo's; a round trip where \
          the program timed none) from a send buffer written once, before the first, against one \
          from a buffer written before each send, as the sweep's ({whose}{}); a rendezvous \
          message the tracer flags `clean` (sent from a buffer unchanged since its last send from \
-         it) is costed at its size's share (the model's §13){oneway}. Traces of other tools \
-         flag none: a program known to send unchanged buffers is predicted from them with \
-         --scale rendezvous={median:.2}",
+         it) is costed at its size's share (the model's §13). Traces of other tools flag none: \
+         a program known to send unchanged buffers is predicted from them with --scale \
+         rendezvous={median:.2}",
+        each.join("; ")
+    ))
+}
+
+/// The report's line on the set's `clean_oneway` ([`clean_oneway_of`]) and the round trips it
+/// comes from; None where it has none.
+pub fn clean_oneway_finding(b: &Bounce) -> Option<String> {
+    let oneway = clean_oneway_of(b)?;
+    let each: Vec<String> = (b.sizes.iter())
+        .filter(|x| x.exchanges_ns.is_some())
+        .filter_map(|x| {
+            let c = x.clean_ns?;
+            Some(format!(
+                "{} B {:.1} µs against {:.1}",
+                x.k,
+                c / 1e3,
+                x.written_ns / 1e3
+            ))
+        })
+        .collect();
+    let whose = match b.launches.len() {
+        0 | 1 => "",
+        _ => "the median launch's: ",
+    };
+    Some(format!(
+        "{oneway}: a round trip (one message at a time) from a send buffer written once against \
+         one from a buffer written before each send ({whose}{}), where `clean` is an \
+         exchange's; a collective's `clean` message with none the other way at once (a Bcast's \
+         root, a Gather's leaf) is costed at its size's share (the model's §13)",
         each.join("; ")
     ))
 }
@@ -508,8 +531,10 @@ mod tests {
             oneway.points(),
             [(4096, 2574.0 / 4057.0), (16384, 3364.0 / 7728.0)]
         );
+        let text = clean_oneway_finding(&fit(&both, 4040).unwrap()).unwrap();
         assert!(
-            text.contains("`clean_oneway`") && text.contains("0.435 at 16384 B"),
+            text.starts_with("0.634 at 4096 B, 0.435 at 16384 B: a round trip")
+                && text.contains("16384 B 3.4 µs against 7.7"),
             "{text}"
         );
         assert_eq!(clean_oneway_of(&fit(&sizes, 4040).unwrap()), None);

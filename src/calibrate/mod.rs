@@ -1577,6 +1577,9 @@ pub fn params_file(c: &Calibration) -> String {
         if let Some(text) = b.fitted().and_then(bounce::clean_finding) {
             s.push_str(&format!("# clean{which}: {text}\n"));
         }
+        if let Some(text) = b.fitted().and_then(bounce::clean_oneway_finding) {
+            s.push_str(&format!("# clean_oneway{which}: {text}\n"));
+        }
     }
     let [main, second] = borrowed_shares(c);
     for (which, text) in [("", main), (" of the second set", second)] {

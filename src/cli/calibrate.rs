@@ -650,6 +650,9 @@ fn print_bounce(b: &calibrate::bounce::Measured, p: &loggps_predict::model::Para
     if let Some(text) = b.fitted().and_then(calibrate::bounce::clean_finding) {
         println!("clean       {text}");
     }
+    if let Some(text) = b.fitted().and_then(calibrate::bounce::clean_oneway_finding) {
+        println!("clean_oneway {text}");
+    }
 }
 
 /// The bands of set `p`, each with its fit's error over the `kept` round trips of its sizes.
