@@ -135,8 +135,8 @@ pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
     let per_byte = super::fit::median(&each).max(0.0);
     let bounced: Vec<(u64, f64)> = above.iter().map(|x| (x.k, x.per_byte())).collect();
     let at_sizes = median_by_size(&[bounced]);
-    let clean_at_sizes = median_by_size(&[shares(&above)]);
-    let oneway_at_sizes = median_by_size(&[oneway_shares(&above)]);
+    let clean_at_sizes = median_by_size(&[shares(&clean_sizes(&above))]);
+    let oneway_at_sizes = median_by_size(&[shares(&oneway_sizes(&above))]);
     Some(Bounce {
         per_byte,
         sizes: above,
@@ -349,24 +349,20 @@ fn clean_sizes(sizes: &[RoundTrips]) -> Vec<(u64, f64, f64)> {
         .collect()
 }
 
-/// A launch's shares at each size ([`clean_sizes`]): clean over written, sizes rising, one a
-/// size.
-fn shares(sizes: &[RoundTrips]) -> Vec<(u64, f64)> {
-    let mut points: Vec<(u64, f64)> = (clean_sizes(sizes).iter())
-        .map(|&(k, w, c)| (k, c / w))
-        .collect();
-    points.sort_by_key(|p| p.0);
-    points.dedup_by_key(|p| p.0);
-    points
+/// The round trips ([`clean_sizes`]'s form) of each size where exchanges were timed too: where
+/// none were, [`clean_sizes`] holds the round trips already.
+fn oneway_sizes(sizes: &[RoundTrips]) -> Vec<(u64, f64, f64)> {
+    (sizes.iter())
+        .filter(|x| x.exchanges_ns.is_some())
+        .filter_map(|x| Some((x.k, x.written_ns, x.clean_ns?)))
+        .filter(|&(_, w, c)| w > 0.0 && c > 0.0)
+        .collect()
 }
 
-/// A launch's round trips' shares (clean over written) at each size where it timed exchanges
-/// too (else [`shares`] are the round trips' already), sizes rising.
-fn oneway_shares(sizes: &[RoundTrips]) -> Vec<(u64, f64)> {
-    let mut points: Vec<(u64, f64)> = (sizes.iter())
-        .filter(|x| x.exchanges_ns.is_some() && x.written_ns > 0.0)
-        .filter_map(|x| Some((x.k, x.clean_ns.filter(|&c| c > 0.0)? / x.written_ns)))
-        .collect();
+/// Shares at each size of `(k, written, clean)` times: clean over written, sizes rising, one a
+/// size.
+fn shares(times: &[(u64, f64, f64)]) -> Vec<(u64, f64)> {
+    let mut points: Vec<(u64, f64)> = times.iter().map(|&(k, w, c)| (k, c / w)).collect();
     points.sort_by_key(|p| p.0);
     points.dedup_by_key(|p| p.0);
     points
@@ -427,17 +423,8 @@ pub fn clean_finding(b: &Bounce) -> Option<String> {
 /// comes from; None where it has none.
 pub fn clean_oneway_finding(b: &Bounce) -> Option<String> {
     let oneway = clean_oneway_of(b)?;
-    let each: Vec<String> = (b.sizes.iter())
-        .filter(|x| x.exchanges_ns.is_some())
-        .filter_map(|x| {
-            let c = x.clean_ns?;
-            Some(format!(
-                "{} B {:.1} µs against {:.1}",
-                x.k,
-                c / 1e3,
-                x.written_ns / 1e3
-            ))
-        })
+    let each: Vec<String> = (oneway_sizes(&b.sizes).iter())
+        .map(|&(k, w, c)| format!("{k} B {:.1} µs against {:.1}", c / 1e3, w / 1e3))
         .collect();
     let whose = match b.launches.len() {
         0 | 1 => "",

@@ -72,25 +72,16 @@ pub fn protocol_moved_warning(trace: &super::Trace, S: u64, s_flag: bool) -> Opt
     if !s_flag || agrees(S, r) {
         return None;
     }
-    use rayon::prelude::*;
     let (lo, hi) = (S.min(r), S.max(r));
-    let (n, bytes) = (0..trace.nranks())
-        .into_par_iter()
-        .map(|rank| {
-            let ev = trace.rank(rank);
-            let mut sum = (0u64, 0u64);
-            for (i, &routine) in ev.routines().iter().enumerate() {
-                let sends = matches!(
-                    routine.shape(),
-                    Shape::Send | Shape::Isend | Shape::Sendrecv
-                );
-                if sends && (lo + 1..=hi).contains(&ev.bytes(i)) {
-                    sum = (sum.0 + 1, sum.1 + ev.bytes(i));
-                }
-            }
-            sum
-        })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    // (flag 0: every send above `lo`, those up to `hi` kept)
+    let (n, bytes, _) = flagged_above(trace, lo, 0, |ev, i, routine| {
+        matches!(
+            routine.shape(),
+            Shape::Send | Shape::Isend | Shape::Sendrecv
+        )
+        .then(|| ev.bytes(i))
+        .filter(|&k| k <= hi)
+    });
     let (now, then) = match S > r {
         true => ("eagerly", "by rendezvous"),
         false => ("by rendezvous", "eagerly"),
@@ -129,8 +120,8 @@ pub fn collectives_warning(meta: &Meta, modeled_by_default: bool) -> Option<Stri
 }
 
 /// Over every rank's events whose message `bytes` gives (None: not a message of the kind
-/// counted): `(n, bytes, all)`, how many above the eager limit `S` carry `flag` and their
-/// bytes, and the bytes of all above `S`.
+/// counted): `(n, bytes, all)`, how many above the eager limit `S` carry `flag` (0: every one)
+/// and their bytes, and the bytes of all above `S`.
 #[allow(non_snake_case)] // the paper's name
 fn flagged_above(
     trace: &super::Trace,
@@ -148,7 +139,7 @@ fn flagged_above(
                 match bytes(&ev, i, routine) {
                     Some(k) if k > S => {
                         sum.2 += k;
-                        if ev.flags(i) & flag != 0 {
+                        if flag == 0 || ev.flags(i) & flag != 0 {
                             (sum.0, sum.1) = (sum.0 + 1, sum.1 + k);
                         }
                     }
