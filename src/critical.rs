@@ -227,7 +227,8 @@ impl Modeled {
     /// later: the model's §8, §15): the schedule's end for it, never before its call.
     fn end(&self, p: &Params) -> Option<f64> {
         use crate::collectives::copies;
-        let gamma = p.gamma.unwrap_or(0.0);
+        let reduced = copies::reduced(self.op, &self.spec);
+        let gamma = p.gamma.map_or(0.0, |g| g.at(reduced as f64));
         let work = copies::Work::of_params(p);
         let mut starts = self.starts.clone();
         let shape = (self.op, self.algorithm, &self.spec);

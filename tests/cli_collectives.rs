@@ -449,13 +449,42 @@ fn reduction_cost_travels_with_the_parameters() {
     assert!((t - base - 500.0).abs() < 1e-6, "the flag wins: {t}");
     assert_eq!(p["gamma"]["source"], "flag", "{p}");
     let toml = dir.path().join("p.toml");
+    let one = loggps_predict::model::BySize::one(loggps_predict::model::SizeParam::Gamma, 3.0);
     let with_gamma = loggps_predict::model::Params {
-        gamma: Some(3.0),
+        gamma: Some(one.unwrap()),
         ..loggps_predict::model::Params::preset("myrinet").unwrap()
     };
     std::fs::write(&toml, loggps_predict::model::params_toml(&with_gamma)).unwrap();
     let (t, _) = predicted(&[&free, "--params", toml.to_str().unwrap()]);
     assert!((t - base - 3000.0).abs() < 1e-6, "from a file: {t}");
+    // By size (the model's §15), at the vector's 1000 B: 1 ns/B at 100 B and 5 at 10,000 B,
+    // halfway in log k, 3 ns/B: 3000 ns again, from a file, the trace's own line and its
+    // binary form.
+    let sized = dir.path().join("sized.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let table = text.replace("gamma = 3.0", "gamma = [[100, 1.0], [10000, 5.0]]");
+    assert_ne!(table, text);
+    std::fs::write(&sized, table).unwrap();
+    let (t, p) = predicted(&[&free, "--params", sized.to_str().unwrap()]);
+    assert!((t - base - 3000.0).abs() < 1e-6, "by size from a file: {t}");
+    assert_eq!(p["gamma@10000"]["value"].as_f64(), Some(5.0), "{p}");
+    let by_size = trace(" gamma=100:1,10000:5");
+    let (t, _) = predicted(&[&by_size]);
+    assert!(
+        (t - base - 3000.0).abs() < 1e-6,
+        "by size from the trace: {t}"
+    );
+    let bin = dir.path().join("sized.bin");
+    assert!(
+        run(&["convert", &by_size, bin.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let (t, _) = predicted(&[bin.to_str().unwrap()]);
+    assert!(
+        (t - base - 3000.0).abs() < 1e-6,
+        "by size from the binary: {t}"
+    );
     let v = json(&[&embedded, "--sweep", "gamma=0,4", "--format", "json"]);
     let points: Vec<f64> = v["points"]
         .as_array()
@@ -694,11 +723,52 @@ fn myrinet_collective_ns(
 /// 1000 bytes on 4 ranks: each rank copies its vector before its first step, so every rank
 /// starts `copy · 1000` later and the whole schedule moves by it (0.5 ns/B: 500 ns). Recursive
 /// doubling on 4 ranks copies into its temporary and, after its two exchanges, back: 1000 ns.
-/// A Bcast copies nothing.
+/// A Bcast copies nothing. By size (a parameter file's `copy = [[100, 0.25], [10000, 0.75]]`:
+/// at 1000 bytes, halfway in log k, 0.5 ns/B) the same; at 100 bytes a copy costs 0.25 ns/B
+/// (the ring Allreduce of 100 bytes moved by 25 ns), at 100,000 (beyond the last size) 0.75
+/// (75,000 ns).
 #[test]
 fn a_collectives_copies_move_it_by_their_bytes() {
     let time = |op: &str, algorithm: &str, copy: &str| {
         myrinet_collective_ns(op, algorithm, "4", "1000", &["--copy", copy])
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, copy: Option<f64>| {
+        let copy = copy.map(|v| loggps_predict::model::BySize::one(COPY, v).unwrap());
+        let sized = [(100, 0.25), (10000, 0.75)];
+        let copy = copy.or(Some(
+            loggps_predict::model::BySize::new(COPY, &sized).unwrap(),
+        ));
+        let p = loggps_predict::model::Params {
+            copy,
+            ..loggps_predict::model::Params::preset("myrinet").unwrap()
+        };
+        let f = dir.path().join(name);
+        std::fs::write(&f, loggps_predict::model::params_toml(&p)).unwrap();
+        f.to_str().unwrap().to_string()
+    };
+    let (sized, none) = (file("sized.toml", None), file("none.toml", Some(0.0)));
+    assert!(
+        std::fs::read_to_string(&sized)
+            .unwrap()
+            .contains("copy = [[100, 0.25], [10000, ")
+    );
+    let from = |op: &str, algorithm: &str, bytes: &str, params: &str| {
+        let args = [
+            "collective",
+            op,
+            "--algorithm",
+            algorithm,
+            "--ranks",
+            "4",
+            "--bytes",
+            bytes,
+            "--params",
+            params,
+            "--format",
+            "json",
+        ];
+        json(&args)["predicted_ns"].as_f64().unwrap()
     };
     for (op, algorithm, moved) in [
         ("allreduce", "ring", 500.0),
@@ -707,8 +777,16 @@ fn a_collectives_copies_move_it_by_their_bytes() {
     ] {
         let d = time(op, algorithm, "0.5") - time(op, algorithm, "0");
         assert!((d - moved).abs() < 1e-6, "{op} {algorithm}: {d}");
+        let d = from(op, algorithm, "1000", &sized) - from(op, algorithm, "1000", &none);
+        assert!((d - moved).abs() < 1e-6, "{op} {algorithm} by size: {d}");
+    }
+    for (bytes, moved) in [("100", 25.0), ("100000", 75_000.0)] {
+        let d = from("allreduce", "ring", bytes, &sized) - from("allreduce", "ring", bytes, &none);
+        assert!((d - moved).abs() < 1e-6, "ring at {bytes} B by size: {d}");
     }
 }
+
+const COPY: loggps_predict::model::SizeParam = loggps_predict::model::SizeParam::Copy;
 
 /// A modeled collective's writes into lines a peer holds (the model's §15), costed by hand on 2
 /// ranks, Myrinet (`S` = 16,383), `bounce` 0.5 ns a byte: where the algorithm's messages go by

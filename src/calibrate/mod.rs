@@ -18,7 +18,7 @@ pub mod reduce;
 pub mod svg;
 
 use crate::error::Error;
-use crate::model::{Band, Class, Params};
+use crate::model::{Band, BySize, Class, Params, SizeParam};
 use crate::trace::{OTHER_CORES, library};
 pub use again::{Again, sizes_in_words as again_sizes_in_words};
 use banded::BandedFit;
@@ -103,7 +103,7 @@ pub struct Calibration {
     pub poll_ns: f64,
     /// What posting a receive costs here, ns (`MPI_Irecv`, untraced): every set's `post`.
     pub post_ns: f64,
-    /// The library's reduction timed over the vector's size; its slope is `fit.params.gamma`.
+    /// The library's reduction timed over the vector's size: `fit.params.gamma` by size.
     pub reduction: Reduction,
     /// The progress probe: how long a posted receive of [`PROGRESS_BYTES`] waited after
     /// computation, and the same message's round trip, ns medians; `fit.params.progress_at_calls`
@@ -118,8 +118,8 @@ pub struct Calibration {
     /// it ran at (0 the main, 1 the other) where it gave one `held`.
     pub held: Vec<(u64, [f64; 4])>,
     pub held_set: Option<usize>,
-    /// The aligned memcpy timed over [`reduce::SIZES`]; its slope is `fit.params.copy` (the
-    /// model's §15).
+    /// The aligned memcpy timed over [`reduce::SIZES`]: `fit.params.copy` by size (the model's
+    /// §15).
     pub copying: Reduction,
     /// The traced loop of small collectives `fit.params.oc` is fitted to (None: no tracer).
     pub oc_fit: Option<OcFit>,
@@ -1099,8 +1099,12 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         ))
     })?;
     let local = measure_local(opts, log)?;
-    fit.params.gamma = Some(local.reduction.gamma);
-    fit.params.copy = Some(local.copying.gamma);
+    // By size where the probe gave every size a time, else the line's slope.
+    let one = |param, v| BySize::one(param, v).ok();
+    fit.params.gamma = (local.reduction.by_size(SizeParam::Gamma))
+        .or_else(|| one(SizeParam::Gamma, local.reduction.gamma));
+    fit.params.copy = (local.copying.by_size(SizeParam::Copy))
+        .or_else(|| one(SizeParam::Copy, local.copying.gamma));
     fit.params.post = Some(local.post_ns);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
@@ -1532,7 +1536,7 @@ pub fn params_file(c: &Calibration) -> String {
     let r = &c.reduction;
     let (lo, hi) = (r.points.first(), r.points.last());
     s.push_str(&format!(
-        "# gamma: the slope of MPI_Reduce_local (MPI_SUM on doubles) over {}–{} bytes (fixed cost {:.0} ns)\n",
+        "# gamma: MPI_Reduce_local (MPI_SUM on doubles) over {}–{} bytes, its time a byte at each size (a line through them: {:.0} ns a call)\n",
         lo.map_or(0, |p| p.0),
         hi.map_or(0, |p| p.0),
         r.intercept_ns
@@ -1553,7 +1557,7 @@ pub fn params_file(c: &Calibration) -> String {
     }
     let (lo, hi) = (c.copying.points.first(), c.copying.points.last());
     s.push_str(&format!(
-        "# copy: the slope of memcpy between page-aligned buffers over {}–{} bytes (fixed cost {:.0} ns)\n",
+        "# copy: memcpy between page-aligned buffers over {}–{} bytes, its time a byte at each size (a line through them: {:.0} ns a call)\n",
         lo.map_or(0, |p| p.0),
         hi.map_or(0, |p| p.0),
         c.copying.intercept_ns

@@ -1,5 +1,9 @@
-//! `gamma`, what reducing one byte costs (the model's §10): the slope of the library's own
-//! reduction (`MPI_Reduce_local`, `MPI_SUM` on doubles) over the vector's size.
+//! `gamma`, what reducing one byte costs (the model's §10): the library's own reduction
+//! (`MPI_Reduce_local`, `MPI_SUM` on doubles) timed over the vector's size, its time a byte at
+//! each size (the model's §15: a vector that has left a cache level costs more a byte); and
+//! `copy`, `memcpy` timed alike.
+
+use crate::model::{BySize, SizeParam};
 
 /// Vector sizes timed, bytes: from one that fits the first-level cache to one that does not
 /// fit the second, as a reducing collective's steps span.
@@ -41,14 +45,30 @@ impl Reduction {
         })
     }
 
-    /// `S ns/B (WHAT, LO–HI B: the slope; I ns a call besides)`, as `calibrate` prints a line.
+    /// Its medians as the model's `param` by size: each median over its bytes (ns a byte, the
+    /// call's fixed cost in it), at each size timed; None where one is not a positive time.
+    pub fn by_size(&self, param: SizeParam) -> Option<BySize> {
+        let mut rates: Vec<(u64, f64)> = (self.points.iter())
+            .filter(|p| p.0 > 0)
+            .map(|&(k, t)| (k, t / k as f64))
+            .collect();
+        rates.sort_by_key(|p| p.0);
+        rates.dedup_by_key(|p| p.0);
+        let fine = rates.iter().all(|p| p.1.is_finite() && p.1 > 0.0);
+        fine.then(|| BySize::new(param, &rates).ok())?
+    }
+
+    /// `R ns/B at K B, … (WHAT: its time a byte at each size; the line through them S ns/B and I
+    /// ns a call)`, as `calibrate` prints a line.
     pub fn described(&self, what: &str) -> String {
+        let rates = match self.by_size(SizeParam::Gamma) {
+            Some(b) => format!("{b} ns/B"),
+            None => format!("{:.4} ns/B", self.gamma),
+        };
         format!(
-            "{:.4} ns/B ({what}, {}–{} B: the slope; {:.0} ns a call besides)",
-            self.gamma,
-            self.points.first().map_or(0, |p| p.0),
-            self.points.last().map_or(0, |p| p.0),
-            self.intercept_ns
+            "{rates} ({what}: its time a byte at each size, the model's at the size copied or \
+             reduced; the line through them {:.4} ns/B and {:.0} ns a call)",
+            self.gamma, self.intercept_ns
         )
     }
 

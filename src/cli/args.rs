@@ -63,8 +63,9 @@ pub struct ParamArgs {
     /// ns; default: `post` of the parameters, else o (the paper's)
     #[arg(long = "post", value_name = "NS", allow_hyphen_values = true)]
     pub post: Option<f64>,
-    /// What reducing one byte costs in a modeled collective's reduction steps, ns/byte
-    /// (default: `gamma` of the parameters, else 0)
+    /// What reducing one byte costs in a modeled collective's reduction steps, ns/byte, at every
+    /// size (default: `gamma` of the parameters, by the vector's size where they give it so,
+    /// else 0)
     #[arg(long = "gamma", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub gamma: Option<f64>,
     /// What a modeled collective call costs beyond its algorithm's messages, ns: each rank whose
@@ -73,7 +74,8 @@ pub struct ParamArgs {
     #[arg(long = "oc", value_name = "NS", allow_hyphen_values = true)]
     pub oc: Option<f64>,
     /// What copying one byte locally costs in a modeled collective (a rank's own block, an
-    /// algorithm's temporaries), ns/byte (default: `copy` of the parameters, else 0)
+    /// algorithm's temporaries), ns/byte, at every size (default: `copy` of the parameters, by
+    /// the size copied where they give it so, else 0)
     #[arg(long = "copy", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub copy: Option<f64>,
     /// The part of a send's overhead after its message has left, ns, in every band (the

@@ -103,7 +103,8 @@ pub fn run(a: &CollectiveArgs) -> Result<(), Error> {
     };
     let resolved = a.model.resolve(&a.params, &[], None)?;
     super::warn_one_set(&resolved, "collective");
-    let (model, gamma) = (resolved.model(), resolved.gamma());
+    let reduced = collectives::copies::reduced(op, &spec);
+    let (model, gamma) = (resolved.model(), resolved.gamma(reduced));
     // Every rank calls at 0; its part starts its copies later, and ends `oc` later where it
     // receives (the model's §8, §15).
     let mut starts = vec![0.0; spec.ranks];

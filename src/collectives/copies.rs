@@ -64,6 +64,16 @@ pub fn copies(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) 
     }
 }
 
+/// The bytes of the vector `op` on `spec` reduces, at whose size its reductions cost `gamma`
+/// a byte (the model's §15: a reduction's chunks stream through the vector's whole working set):
+/// a reduce-scatter's `P` blocks, else `spec.bytes`.
+pub fn reduced(op: Op, spec: &Spec) -> u64 {
+    match op {
+        Op::ReduceScatter => spec.bytes.saturating_mul(spec.ranks as u64),
+        _ => spec.bytes,
+    }
+}
+
 /// Whether `op` by `algorithm` on `ranks` ranks sends a rank's own data from its send buffer
 /// (the user's), as Open MPI 4.1's `coll/base` does: not where it first copies them into its
 /// receive buffer or a temporary and sends from there (the reductions that copy, the scans,
@@ -155,7 +165,8 @@ pub fn receives(op: Op, algorithm: &str, spec: &Spec, place: usize) -> bool {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Work {
     pub oc: f64,
-    pub copy: f64,
+    /// The set's `copy`, by size where measured so: `k` bytes cost its rate at `k`.
+    pub copy: Option<crate::model::BySize>,
     /// The set's `held`.
     pub held: Option<f64>,
     /// The set's `bounce` where it costs anything: `held`'s where the set has none, at the
@@ -169,11 +180,16 @@ impl Work {
     pub fn of_params(p: &crate::model::Params) -> Work {
         Work {
             oc: p.oc.unwrap_or(0.0),
-            copy: p.copy.unwrap_or(0.0),
+            copy: p.copy.filter(|c| !c.is_zero()),
             held: p.held,
             bounce: p.bounce_cost(),
             eager_limit: p.S,
         }
+    }
+
+    /// What copying `k` bytes costs, ns.
+    fn copy_ns(&self, k: u64) -> f64 {
+        self.copy.map_or(0.0, |c| c.cost(k))
     }
 
     /// What `k` bytes written into lines a peer holds cost more, ns: `held` a byte, else
@@ -206,7 +222,7 @@ pub fn own_work(
     starts: &mut [f64],
 ) -> Option<Vec<f64>> {
     let holds = w.held.is_some_and(|h| h != 0.0) || w.bounce.is_some();
-    if w.oc == 0.0 && w.copy == 0.0 && !holds {
+    if w.oc == 0.0 && w.copy.is_none() && !holds {
         return None;
     }
     let mut after = vec![0.0; starts.len()];
@@ -218,8 +234,8 @@ pub fn own_work(
         } else {
             0.0
         };
-        *t += b as f64 * w.copy + w.held_ns(hb);
-        after[r] = a as f64 * w.copy + w.held_ns(ha) + oc;
+        *t += w.copy_ns(b) + w.held_ns(hb);
+        after[r] = w.copy_ns(a) + w.held_ns(ha) + oc;
     }
     after.iter().any(|&a| a != 0.0).then_some(after)
 }

@@ -2,7 +2,9 @@
 //! the share of its cost a rendezvous message takes whose send the tracer flagged `clean`
 //! (sent from a buffer unchanged since its last send from it), `clean_oneway`, the same for a
 //! message with none the other way at once, and `bounce`, what a rendezvous
-//! payload received into the buffer its rank last sent to the same peer costs more a byte.
+//! payload received into the buffer its rank last sent to the same peer costs more a byte; and a
+//! modeled collective's own work, `copy` and `gamma`, ns a byte at the size copied or reduced
+//! (the caches make a byte of a large copy dearer than one of a small).
 
 /// The most sizes one holds (`calibrate` measures five).
 pub const SIZE_POINTS: usize = 8;
@@ -16,6 +18,10 @@ pub enum SizeParam {
     CleanOneway,
     /// `bounce`: ns a byte, each ≥ 0.
     Bounce,
+    /// `copy`: a collective's local copy, ns a byte, each ≥ 0.
+    Copy,
+    /// `gamma`: a collective's reduction, ns a byte, each ≥ 0.
+    Gamma,
 }
 
 impl SizeParam {
@@ -24,6 +30,8 @@ impl SizeParam {
             SizeParam::Clean => "clean",
             SizeParam::CleanOneway => "clean_oneway",
             SizeParam::Bounce => "bounce",
+            SizeParam::Copy => "copy",
+            SizeParam::Gamma => "gamma",
         }
     }
 
@@ -31,7 +39,7 @@ impl SizeParam {
         v.is_finite()
             && match self {
                 SizeParam::Clean | SizeParam::CleanOneway => v > 0.0,
-                SizeParam::Bounce => v >= 0.0,
+                SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => v >= 0.0,
             }
     }
 
@@ -50,6 +58,8 @@ impl SizeParam {
                 "must be a finite number ≥ 0 (ns per byte a bounced rendezvous payload costs \
                  its receiver more)"
             }
+            SizeParam::Copy => "must be a finite number ≥ 0 (ns per byte copied)",
+            SizeParam::Gamma => "must be a finite number ≥ 0 (ns per byte reduced)",
         }
     }
 
@@ -57,7 +67,7 @@ impl SizeParam {
     fn unit(self) -> &'static str {
         match self {
             SizeParam::Clean | SizeParam::CleanOneway => "share",
-            SizeParam::Bounce => "ns_per_byte",
+            SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => "ns_per_byte",
         }
     }
 }
@@ -114,6 +124,26 @@ impl BySize {
     /// Whether every value is 0 (a `bounce` that costs nothing).
     pub fn is_zero(&self) -> bool {
         self.points().iter().all(|p| p.1 == 0.0)
+    }
+
+    /// Every value times `f` (≥ 0: a what-if's `--scale`, a derivative's step).
+    pub fn scaled(&self, f: f64) -> BySize {
+        let mut b = *self;
+        for p in &mut b.at[..b.n as usize] {
+            p.1 *= f;
+        }
+        b
+    }
+
+    /// What `k` bytes cost at the rate at `k` (a `copy`'s or `gamma`'s ns).
+    pub fn cost(&self, k: u64) -> f64 {
+        k as f64 * self.at(k as f64)
+    }
+
+    /// Its value where one number stands for it: the one for every size, else its smallest
+    /// size's (what `sensitivity` varies: the whole in proportion, [`BySize::scaled`]).
+    pub fn first(&self) -> f64 {
+        self.at[0].1
     }
 
     /// Which parameter it is.
@@ -250,7 +280,7 @@ impl std::fmt::Display for BySize {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let prec = match self.param {
             SizeParam::Clean | SizeParam::CleanOneway => 3,
-            SizeParam::Bounce => 4,
+            SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => 4,
         };
         match self.points() {
             [(0, x)] => write!(f, "{x:.prec$}"),

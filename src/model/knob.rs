@@ -1,7 +1,7 @@
 //! The parameters a prediction's runtime may depend on, one at a time: what `sensitivity`
 //! varies and the critical path's derivatives are taken by.
 
-use super::{BAND_NAMES, Params};
+use super::{BAND_NAMES, BySize, Params, SizeParam};
 
 /// A parameter the runtime may depend on.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,6 +19,17 @@ pub enum Knob {
     RendezvousSender,
     /// What posting a receive costs, `post` (the model's §4).
     Post,
+}
+
+/// A parameter at sizes moved to `v` at its first size ([`Knob::get`]), the others in
+/// proportion; one value (`v`) where it has none, or its first is 0. (`v` ≥ 0: a knob that may
+/// not go negative.)
+fn to(b: Option<BySize>, param: SizeParam, v: f64) -> BySize {
+    let v = v.max(0.0);
+    match b.filter(|b| b.first() > 0.0) {
+        Some(b) => b.scaled(v / b.first()),
+        None => BySize::one(param, v).expect("a value ≥ 0"),
+    }
 }
 
 /// The paper form's parameters a derivative is taken of.
@@ -71,9 +82,10 @@ impl Knob {
         match *self {
             Knob::Paper(i) => [p.L, p.o, p.Os, p.Or, p.Gs, p.Gl][i],
             Knob::Band(j, i) => p.as_bands().as_slice()[j].get(i),
-            Knob::Gamma => p.gamma.unwrap_or(0.0),
+            // (by size: its smallest size's, [`Knob::set`] moving every size in proportion)
+            Knob::Gamma => p.gamma.map_or(0.0, |g| g.first()),
             Knob::Oc => p.oc.unwrap_or(0.0),
-            Knob::Copy => p.copy.unwrap_or(0.0),
+            Knob::Copy => p.copy.map_or(0.0, |c| c.first()),
             Knob::RendezvousSender => p.rendezvous_sender,
             Knob::Post => p.post.unwrap_or(p.o),
         }
@@ -93,9 +105,9 @@ impl Knob {
                     .with_bands(|b| b.set_in(j, BAND_NAMES[i], v))
                     .expect("a band of the set");
             }
-            Knob::Gamma => q.gamma = Some(v),
+            Knob::Gamma => q.gamma = Some(to(p.gamma, SizeParam::Gamma, v)),
             Knob::Oc => q.oc = Some(v),
-            Knob::Copy => q.copy = Some(v),
+            Knob::Copy => q.copy = Some(to(p.copy, SizeParam::Copy, v)),
             Knob::RendezvousSender => q.rendezvous_sender = v,
             Knob::Post => q.post = Some(v),
         }

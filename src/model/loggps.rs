@@ -24,18 +24,20 @@ pub struct Params {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll: Option<f64>,
     /// What reducing one byte costs in a reducing collective's steps, ns/byte (the model's
-    /// §10 `gamma`); None: the arithmetic is free.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gamma: Option<f64>,
+    /// §10 `gamma`), at the size of the vector reduced (by size, as measured: the model's §15);
+    /// None: the arithmetic is free.
+    #[serde(skip)]
+    pub gamma: Option<BySize>,
     /// What a modeled collective call costs beyond its schedule's messages, ns (the model's §8
     /// `oc`): each participant whose part of the schedule receives returns `oc` after its end.
     /// None: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oc: Option<f64>,
     /// What copying one byte locally costs in a modeled collective (a rank's own block, an
-    /// algorithm's temporaries: the model's §15 `copy`), ns/byte; None: 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub copy: Option<f64>,
+    /// algorithm's temporaries: the model's §15 `copy`), ns/byte, at the size copied (by size,
+    /// as measured); None: 0.
+    #[serde(skip)]
+    pub copy: Option<BySize>,
     /// Not a cost: where the set was measured, as the round trip of a cache line between the
     /// calibrating ranks' cores, ns (`calibrate`'s `cores`; the trace's `Cores`). A prediction
     /// warns where a trace's ranks ran on cores 2× nearer or farther apart than that.
@@ -673,13 +675,13 @@ impl std::fmt::Display for Params {
             write!(f, "; poll={poll}")?;
         }
         if let Some(gamma) = self.gamma {
-            write!(f, "; gamma={gamma:.4}")?;
+            write!(f, "; gamma={gamma}")?;
         }
         if let Some(oc) = self.oc {
             write!(f, "; oc={oc:.1}")?;
         }
         if let Some(copy) = self.copy {
-            write!(f, "; copy={copy:.4}")?;
+            write!(f, "; copy={copy}")?;
         }
         if let Some(bounce) = self.bounce {
             write!(f, "; bounce={bounce}")?;

@@ -195,23 +195,13 @@ impl Model {
         }
     }
 
-    /// What reducing one byte costs in a modeled collective's steps, ns (0 where no `gamma`
-    /// is set).
+    /// What reducing one byte of a `k`-byte vector costs in a modeled collective's steps, ns
+    /// (LogGPS's `gamma` at `k`; 0 where no `gamma` is set).
     #[inline]
-    pub fn gamma(&self) -> f64 {
+    pub fn gamma(&self, k: u64) -> f64 {
         match self {
-            Model::LogGps(p) => p.gamma.unwrap_or(0.0),
+            Model::LogGps(p) => p.gamma.map_or(0.0, |g| g.at(k as f64)),
             Model::LogGp(m) => m.gamma,
-        }
-    }
-
-    /// What a modeled collective's local copy costs a byte, ns (LogGPS's `copy`, the model's
-    /// §15; 0 where none is set, and under LogGP).
-    #[inline]
-    pub fn copy(&self) -> f64 {
-        match self {
-            Model::LogGps(p) => p.copy.unwrap_or(0.0),
-            Model::LogGp(_) => 0.0,
         }
     }
 

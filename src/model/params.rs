@@ -164,12 +164,12 @@ impl Resolved {
             }
         };
         let poll = p.poll.map(|v| ("poll".to_string(), v, &self.poll_source));
-        let gamma = p
-            .gamma
-            .map(|v| ("gamma".to_string(), v, &self.gamma_source));
+        // One value, or one a size measured (`copy@16384`, `bounce@16384`, `clean@4096`).
+        let gamma =
+            (p.gamma.iter().flat_map(BySize::named)).map(|(name, v)| (name, v, &self.gamma_source));
         let oc = p.oc.map(|v| ("oc".to_string(), v, &self.oc_source));
-        let copy = p.copy.map(|v| ("copy".to_string(), v, &self.copy_source));
-        // One value, or one a size measured (`bounce@16384`, `clean@4096`).
+        let copy =
+            (p.copy.iter().flat_map(BySize::named)).map(|(name, v)| (name, v, &self.copy_source));
         let bounce = (p.bounce.as_ref().filter(|b| !b.is_zero()).into_iter())
             .flat_map(BySize::named)
             .map(|(name, v)| (name, v, &self.bounce_source));
@@ -400,7 +400,9 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut gamma_source = source.clone();
     if let Some(v) = ov.gamma {
-        (p.gamma, gamma_source) = (Some(v), Source::Flag);
+        let g = BySize::one(SizeParam::Gamma, v)
+            .map_err(|why| Error::Params(format!("--gamma: {why}")))?;
+        (p.gamma, gamma_source) = (Some(g), Source::Flag);
     }
     let mut oc_source = source.clone();
     if let Some(v) = ov.oc {
@@ -408,7 +410,9 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut copy_source = source.clone();
     if let Some(v) = ov.copy {
-        (p.copy, copy_source) = (Some(v), Source::Flag);
+        let c = BySize::one(SizeParam::Copy, v)
+            .map_err(|why| Error::Params(format!("--copy: {why}")))?;
+        (p.copy, copy_source) = (Some(c), Source::Flag);
     }
     if let Some(calls) = ov.progress_at_calls {
         p.progress_at_calls = calls;
@@ -508,9 +512,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("Gs", p.Gs),
         ("Gl", p.Gl),
         ("poll", p.poll.unwrap_or(0.0)),
-        ("gamma", p.gamma.unwrap_or(0.0)),
         ("oc", p.oc.unwrap_or(0.0)),
-        ("copy", p.copy.unwrap_or(0.0)),
         ("post", p.post.unwrap_or(0.0)),
         ("held", p.held.unwrap_or(0.0)),
     ] {
@@ -529,11 +531,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
             p.poll.unwrap_or(0.0)
         )));
     }
-    if let Some(why) = gamma_invalid(p.gamma)
-        .or_else(|| post_invalid(p.post))
+    // (`gamma` and `copy` are checked as they are made: [`BySize`])
+    if let Some(why) = post_invalid(p.post)
         .or_else(|| held_invalid(p.held))
         .or_else(|| oc_invalid(p.oc))
-        .or_else(|| copy_invalid(p.copy))
         .or_else(|| cores_invalid(p.cores))
     {
         return Err(Error::Params(why));
@@ -584,12 +585,6 @@ pub fn nearest_cores(figure: f64, cores: impl IntoIterator<Item = Option<f64>>) 
 fn oc_invalid(oc: Option<f64>) -> Option<String> {
     oc.filter(|v| !(v.is_finite() && *v >= 0.0))
         .map(|v| format!("parameter oc = {v} must be a finite number ≥ 0 (ns a collective call)"))
-}
-
-/// Why a local copy's cost cannot be used: a negative one would make copying save time.
-fn copy_invalid(copy: Option<f64>) -> Option<String> {
-    copy.filter(|v| !(v.is_finite() && *v >= 0.0))
-        .map(|v| format!("parameter copy = {v} must be a finite number ≥ 0 (ns per byte copied)"))
 }
 
 /// A set in bands with the command line's absolute values: `--L`, `--o`, `--Os`, `--Or` set
@@ -683,7 +678,8 @@ pub fn resolve_loggp(
     }
     let gamma = match (flags.gamma, &base) {
         (Some(v), _) => Some((v, Source::Flag)),
-        (None, Some(b)) => b.params.gamma.map(|v| (v, b.gamma_source.clone())),
+        // (a set's by size: its smallest size's, LogGP taking one rate)
+        (None, Some(b)) => b.params.gamma.map(|v| (v.first(), b.gamma_source.clone())),
         (None, None) => None,
     };
     if let Some(why) = gamma_invalid(gamma.as_ref().map(|g| g.0)) {
@@ -737,9 +733,10 @@ impl ResolvedModel {
         }
     }
 
-    /// What reducing one byte costs in modeled collectives, ns (0 where no `gamma` is set).
-    pub fn gamma(&self) -> f64 {
-        self.model().gamma()
+    /// What reducing one byte of a `k`-byte vector costs in modeled collectives, ns (0 where
+    /// no `gamma` is set).
+    pub fn gamma(&self, k: u64) -> f64 {
+        self.model().gamma(k)
     }
 
     /// Where the LogGPS parameters were measured ([`Params::cores`]), if they say.
@@ -861,9 +858,9 @@ pub fn held_invalid(held: Option<f64>) -> Option<String> {
 /// first, alike for both forms.
 struct Extras {
     poll: Option<f64>,
-    gamma: Option<f64>,
+    gamma: Option<BySize>,
     oc: Option<f64>,
-    copy: Option<f64>,
+    copy: Option<BySize>,
     cores: Option<f64>,
     class: Option<Class>,
     progress_at_calls: bool,
@@ -910,17 +907,15 @@ impl Extras {
                 Some(v) => return Err(format!("class must be \"node\" or \"network\", found {v}")),
             };
         let poll = optional_number(table, "poll")?;
-        let gamma = optional_number(table, "gamma")?;
+        let gamma = BySize::of_table(SizeParam::Gamma, table)?;
         let oc = optional_number(table, "oc")?;
-        let copy = optional_number(table, "copy")?;
+        let copy = BySize::of_table(SizeParam::Copy, table)?;
         let cores = optional_number(table, "cores")?;
         let post = optional_number(table, "post")?;
         let held = optional_number(table, "held")?;
-        if let Some(why) = gamma_invalid(gamma)
-            .or_else(|| post_invalid(post))
+        if let Some(why) = post_invalid(post)
             .or_else(|| held_invalid(held))
             .or_else(|| oc_invalid(oc))
-            .or_else(|| copy_invalid(copy))
             .or_else(|| cores_invalid(cores))
         {
             return Err(why);
@@ -1124,10 +1119,9 @@ pub fn params_toml(p: &Params) -> String {
         false => "",
     };
     let poll = p.poll.map_or(String::new(), |v| format!("poll = {v:?}\n"))
-        + &p.gamma
-            .map_or(String::new(), |v| format!("gamma = {v:?}\n"))
+        + &p.gamma.as_ref().map_or(String::new(), BySize::toml)
         + &p.oc.map_or(String::new(), |v| format!("oc = {v:?}\n"))
-        + &p.copy.map_or(String::new(), |v| format!("copy = {v:?}\n"))
+        + &p.copy.as_ref().map_or(String::new(), BySize::toml)
         + &p.cores
             .map_or(String::new(), |v| format!("cores = {v:?}\n"))
         + &p.class
@@ -1199,6 +1193,16 @@ pub fn param_sets_toml(sets: &[Params]) -> String {
 mod tests {
     use super::*;
 
+    /// One `gamma` for every size.
+    fn g(v: f64) -> BySize {
+        BySize::one(SizeParam::Gamma, v).unwrap()
+    }
+
+    /// One `copy` for every size.
+    fn c(v: f64) -> BySize {
+        BySize::one(SizeParam::Copy, v).unwrap()
+    }
+
     /// The set nearest by ratio: 140 ns lies nearer 60 (ln 2.33 = 0.85) than 450 (ln 3.21 =
     /// 1.17), 300 nearer 450 (0.41) than 60 (1.61); 100 between 50 and 200 (ln 2 both) takes
     /// the first; a set without a figure is farthest, and with none at all the first is taken.
@@ -1242,9 +1246,9 @@ mod tests {
     #[test]
     fn scaling_all_multiplies_every_time_and_rate() {
         let extra = |p: Params| Params {
-            gamma: Some(0.03),
+            gamma: Some(g(0.03)),
             oc: Some(200.0),
-            copy: Some(0.02),
+            copy: Some(c(0.02)),
             poll: Some(40.0),
             cores: Some(150.0),
             ..p
@@ -1255,7 +1259,7 @@ mod tests {
         assert_eq!((p.Gs, p.Gl), (30.96, -1.48));
         assert_eq!(
             (p.gamma, p.oc, p.copy),
-            (Some(0.06), Some(400.0), Some(0.04))
+            (Some(g(0.06)), Some(400.0), Some(c(0.04)))
         );
         assert_eq!(
             (p.s, p.S, p.poll, p.cores),
@@ -1278,12 +1282,12 @@ mod tests {
     #[test]
     fn toml_keeps_gamma() {
         let paper = Params {
-            gamma: Some(0.03),
+            gamma: Some(g(0.03)),
             poll: Some(40.0),
             ..myrinet()
         };
         let banded = Params {
-            gamma: Some(0.03),
+            gamma: Some(g(0.03)),
             ..Params::banded(myrinet().as_bands(), myrinet().S, None)
         };
         for p in [paper, banded] {
@@ -1322,7 +1326,10 @@ mod tests {
         );
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/params.toml");
         let calibrated = read_params_file(Path::new(file)).unwrap();
-        assert!(calibrated.gamma.is_some_and(|g| g > 0.0), "{calibrated:?}");
+        assert!(
+            calibrated.gamma.is_some_and(|g| g.first() > 0.0),
+            "{calibrated:?}"
+        );
     }
 
     /// Sets of both forms and classes go through one file of `[[set]]` tables and back
@@ -1332,7 +1339,7 @@ mod tests {
         let node = Params {
             class: Some(Class::Node),
             cores: Some(92.0),
-            gamma: Some(0.03),
+            gamma: Some(g(0.03)),
             ..Params::banded(myrinet().as_bands(), myrinet().S, None)
         };
         let network = Params {

@@ -38,7 +38,7 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
         }
         "copy" => {
             return Ok(Params {
-                copy: p.copy.map(|c| c * f),
+                copy: p.copy.map(|c| c.scaled(f)),
                 ..p
             });
         }
@@ -50,7 +50,7 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
         }
         "gamma" => {
             return Ok(Params {
-                gamma: p.gamma.map(|c| c * f),
+                gamma: p.gamma.map(|c| c.scaled(f)),
                 ..p
             });
         }

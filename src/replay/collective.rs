@@ -528,7 +528,9 @@ impl Shared<'_> {
         starts: &[f64],
         scratch: &mut eval::Scratch,
     ) -> Result<eval::Completion, crate::error::Error> {
-        let gamma = self.model.gamma();
+        let gamma = self
+            .model
+            .gamma(crate::collectives::copies::reduced(op, spec));
         // Costed from the rule that gives its steps, never built (a few per call to compute);
         // built where its pairs may take different sets. A rule's messages take no clean
         // variant: building a schedule of that many ranks for it would cost far more.

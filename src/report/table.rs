@@ -61,8 +61,11 @@ pub(super) fn parameters(
     let values: Vec<String> = (params.0.iter())
         .filter(|(n, _)| in_band(n).is_none())
         .map(|(n, p)| match p.value {
-            // A calibrated gamma to four decimals, as a band's per-byte terms.
-            v if (n == "gamma" || n == "bounce") && v >= 1e-3 => format!("{n}={v:.4}"),
+            // A calibrated gamma to four decimals, as a band's per-byte terms (at a size too:
+            // `gamma@16384`).
+            v if matches!(n.split('@').next(), Some("gamma" | "bounce")) && v >= 1e-3 => {
+                format!("{n}={v:.4}")
+            }
             // A calibrated collective call's cost to a tenth of a nanosecond, as a band's `o`.
             v if n == "oc" && v.fract() != 0.0 => format!("{n}={v:.1}"),
             v => format!("{n}={v}"),

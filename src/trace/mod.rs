@@ -1222,10 +1222,17 @@ mod tests {
             let t = parse("t.txt", text.as_bytes()).unwrap();
             let p = t.meta.params.unwrap();
             let has_gamma = gamma.contains("gamma");
-            assert_eq!(p.gamma, has_gamma.then_some(0.25), "{text}");
+            let one = |param, v| crate::model::BySize::one(param, v).unwrap();
+            use crate::model::SizeParam;
+            let (gamma_param, copy_param) = (SizeParam::Gamma, SizeParam::Copy);
+            assert_eq!(p.gamma, has_gamma.then(|| one(gamma_param, 0.25)), "{text}");
             assert_eq!(p.progress_at_calls, gamma.contains("calls"), "{text}");
             assert_eq!(p.poll, (!poll.is_empty()).then_some(30.5), "{text}");
-            assert_eq!(p.copy, gamma.contains("copy").then_some(0.125), "{text}");
+            assert_eq!(
+                p.copy,
+                gamma.contains("copy").then(|| one(copy_param, 0.125)),
+                "{text}"
+            );
             let again = params_round_trip(&t);
             assert!(again.contains(&format!("{poll}{gamma}\n")), "{again}");
         }

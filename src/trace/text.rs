@@ -665,11 +665,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Ok(_) => num(k).map(Some),
         Err(_) => Ok(None),
     };
-    let (poll, gamma, oc) = (optional("poll")?, optional("gamma")?, optional("oc")?);
-    let copy = optional("copy")?;
-    if let Some(v) = copy.filter(|v| !(v.is_finite() && *v >= 0.0)) {
-        return Err(format!("expected params copy ≥ 0 ns per byte, found {v}"));
-    }
+    let (poll, oc) = (optional("poll")?, optional("oc")?);
     let cores = optional("cores")?;
     if let Some(why) = crate::model::cores_invalid(cores) {
         return Err(why);
@@ -686,6 +682,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Ok(v) => BySize::parse(param, v).map(Some),
         Err(_) => Ok(None),
     };
+    let (gamma, copy) = (by_size(SizeParam::Gamma)?, by_size(SizeParam::Copy)?);
     let bounce = by_size(SizeParam::Bounce)?;
     let clean = by_size(SizeParam::Clean)?;
     let clean_oneway = by_size(SizeParam::CleanOneway)?;
@@ -785,9 +782,12 @@ fn extras_fields(p: &Params) -> String {
     } else {
         ""
     };
-    poll + &p.gamma.map_or(String::new(), |v| format!(" gamma={v}"))
+    poll + &p
+        .gamma
+        .map_or(String::new(), |g| format!(" gamma={}", g.text()))
         + &p.oc.map_or(String::new(), |v| format!(" oc={v}"))
-        + &p.copy.map_or(String::new(), |v| format!(" copy={v}"))
+        + &p.copy
+            .map_or(String::new(), |c| format!(" copy={}", c.text()))
         + &p.cores.map_or(String::new(), |v| format!(" cores={v}"))
         + progress
         + &p.class

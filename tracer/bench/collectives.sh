@@ -11,7 +11,9 @@
 # timeline, each rank's median call measured and predicted, and when each rank enters and leaves
 # a call against rank 0 (medians over the calls, ns; the tracer's clock ticks 10 ns here): a
 # model that leaves the ranks out of step after one call misprices the next (a receiver that
-# came early waits), which the table over ranks cannot show.
+# came early waits), which the table over ranks cannot show. BASE_PARAMS=FILE adds the
+# prediction with another parameter file of the same trace (a calibration written another way,
+# the previous build's), and its ratio to the mean call.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -31,10 +33,15 @@ for size in ${SIZES:-all}; do
     tracer/build-openmpi/bench/collectives $args
   "$BIN" convert "$tmp/c$np-$size.bin" "$tmp/c$np-$size.txt" >/dev/null
   "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2> "$tmp/w$np-$size.txt" > "$tmp/m$np-$size.json"
+  base=""
+  if [ -n "${BASE_PARAMS:-}" ]; then
+    base=$tmp/b$np-$size.json
+    "$BIN" "$tmp/c$np-$size.bin" --params "$BASE_PARAMS" --coll modeled --format json 2>/dev/null > "$base"
+  fi
   # where the ranks ran on other cores than the parameters were measured on, say so
   grep -h "ran on cores" "$tmp/w$np-$size.txt" >&2 || true
   echo "== $np ranks, block $size B: time per call, µs (measured: traced durations over ranks and calls, their mean and median; a preempted call weighs on the mean)"
-  python3 - "$tmp/c$np-$size.txt" "$tmp/m$np-$size.json" <<'PY'
+  python3 - "$tmp/c$np-$size.txt" "$tmp/m$np-$size.json" $base <<'PY'
 import json, sys, collections, statistics
 took = collections.defaultdict(list)
 ranks = set()
@@ -43,14 +50,17 @@ for line in open(sys.argv[1]):
     if len(f) >= 4 and f[1].startswith("MPI_") and f[0].isdigit():
         ranks.add(f[0]); took[f[1]].append(int(f[3]) - int(f[2]))
 pred = json.load(open(sys.argv[2]))["collectives_s"]
+base = json.load(open(sys.argv[3]))["collectives_s"] if len(sys.argv) > 3 else None
 p = len(ranks)
-print(f"{'routine':<20} {'mean':>8} {'median':>8} {'predicted':>10} {'pred/mean':>9} {'pred/median':>11}")
+extra = f" {'base':>8} {'base/mean':>9}" if base else ""
+print(f"{'routine':<20} {'mean':>8} {'median':>8} {'predicted':>10} {'pred/mean':>9} {'pred/median':>11}{extra}")
 for k in sorted(pred):
     if k == "MPI_Barrier" or not took[k]: continue
     per_call = len(took[k]) / p
     mean, med = statistics.mean(took[k]) / 1e3, statistics.median(took[k]) / 1e3
     q = pred[k] / per_call * 1e6
-    print(f"{k:<20} {mean:>8.2f} {med:>8.2f} {q:>10.2f} {q / mean:>9.2f} {q / med:>11.2f}")
+    b = f" {base[k] / per_call * 1e6:>8.2f} {base[k] / per_call * 1e6 / mean:>9.2f}" if base else ""
+    print(f"{k:<20} {mean:>8.2f} {med:>8.2f} {q:>10.2f} {q / mean:>9.2f} {q / med:>11.2f}{b}")
 PY
   [ -n "${PER_RANK:-}" ] || continue
   "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled \

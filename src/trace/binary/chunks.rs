@@ -72,10 +72,20 @@ fn band_list(input: &[u8], split: bool) -> Res<'_, Vec<Band>> {
 pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     let (input, bits) = le_u8(input)?;
     let (input, poll) = cond(bits & 1 != 0, le_f64)(input)?;
+    let at = input;
     let (input, gamma) = cond(bits & 2 != 0, le_f64)(input)?;
+    let gamma = match gamma.map(|v| BySize::one(SizeParam::Gamma, v)).transpose() {
+        Ok(g) => g,
+        Err(why) => return fail(at, why),
+    };
     let (input, oc) = cond(bits & 8 != 0, le_f64)(input)?;
     let (input, cores) = cond(bits & 16 != 0, le_f64)(input)?;
+    let at = input;
     let (input, copy) = cond(bits & 32 != 0, le_f64)(input)?;
+    let copy = match copy.map(|v| BySize::one(SizeParam::Copy, v)).transpose() {
+        Ok(c) => c,
+        Err(why) => return fail(at, why),
+    };
     let at = input;
     let (input, rendezvous_sender) = cond(bits & 64 != 0, le_f64)(input)?;
     let rendezvous_sender = rendezvous_sender.unwrap_or(0.0);
@@ -107,10 +117,10 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
 /// The optional parameters of a set, as [`extras`] reads them.
 pub(super) struct Extras {
     pub(super) poll: Option<f64>,
-    pub(super) gamma: Option<f64>,
+    pub(super) gamma: Option<BySize>,
     pub(super) oc: Option<f64>,
     pub(super) cores: Option<f64>,
-    pub(super) copy: Option<f64>,
+    pub(super) copy: Option<BySize>,
     pub(super) progress_at_calls: bool,
     pub(super) rendezvous_sender: f64,
     pub(super) bounce: Option<BySize>,
@@ -133,13 +143,33 @@ impl Extras {
     }
 }
 
-/// A set's `bounce` where it is one value for every size (one point at 0 bytes), not 0: the
-/// extras'.
-pub(super) fn one_bounce(p: &Params) -> Option<f64> {
-    match p.bounce_cost()?.points() {
+/// A value by size where it is one value for every size (one point at 0 bytes): the extras'.
+fn one(b: Option<BySize>) -> Option<f64> {
+    match b?.points() {
         &[(0, v)] => Some(v),
         _ => None,
     }
+}
+
+/// A set's `bounce` where it is one value for every size, not 0: the extras'.
+pub(super) fn one_bounce(p: &Params) -> Option<f64> {
+    one(p.bounce_cost())
+}
+
+/// A set's `copy` and `gamma` where each is one value for every size: the extras'.
+pub(super) fn one_copy_gamma(p: &Params) -> (Option<f64>, Option<f64>) {
+    (one(p.copy), one(p.gamma))
+}
+
+/// A set's `copy` or `gamma` (`param`) where it is at sizes: written after the sets, at its
+/// sizes ([`each_by_size`]).
+pub(super) fn at_sizes(p: &Params, param: SizeParam) -> Option<BySize> {
+    let b = match param {
+        SizeParam::Copy => p.copy,
+        SizeParam::Gamma => p.gamma,
+        _ => None,
+    };
+    b.filter(|b| one(Some(*b)).is_none())
 }
 
 /// A set's `bounce` where it costs anything and is not [`one_bounce`]: written after the sets,
@@ -154,11 +184,12 @@ pub(super) fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
     let sender = (p.rendezvous_sender != 0.0).then_some(p.rendezvous_sender);
     let bounce = one_bounce(p);
-    let copy = (p.copy.is_some() as u8) << 5
+    let (copy_one, gamma_one) = one_copy_gamma(p);
+    let copy = (copy_one.is_some() as u8) << 5
         | (sender.is_some() as u8) << 6
         | (bounce.is_some() as u8) << 7;
-    j.push(p.poll.is_some() as u8 | (p.gamma.is_some() as u8) << 1 | progress | oc | copy);
-    for v in [p.poll, p.gamma, p.oc, p.cores, p.copy, sender, bounce]
+    j.push(p.poll.is_some() as u8 | (gamma_one.is_some() as u8) << 1 | progress | oc | copy);
+    for v in [p.poll, gamma_one, p.oc, p.cores, copy_one, sender, bounce]
         .into_iter()
         .flatten()
     {
@@ -225,6 +256,10 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Bounce)?;
     // Then each set's `clean_oneway`, where one has it: as the `clean`s.
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::CleanOneway)?;
+    // Then each set's `copy` and `gamma` by size, where one has either at sizes (one value
+    // for every size is the extras'): as the `clean`s.
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Copy)?;
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Gamma)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -255,6 +290,16 @@ fn each_by_size<'a>(
             "a clean_oneway size in bytes (u64)",
             "a clean_oneway share (f64)",
         ),
+        SizeParam::Copy => (
+            "a parameter set's number of copy sizes (u8)",
+            "a copy size in bytes (u64)",
+            "a copy in ns a byte (f64)",
+        ),
+        SizeParam::Gamma => (
+            "a parameter set's number of gamma sizes (u8)",
+            "a gamma size in bytes (u64)",
+            "a gamma in ns a byte (f64)",
+        ),
     };
     for p in std::iter::once(main).chain(others.iter_mut()) {
         let at = input;
@@ -276,6 +321,8 @@ fn each_by_size<'a>(
                 SizeParam::Clean => &mut p.clean,
                 SizeParam::Bounce => &mut p.bounce,
                 SizeParam::CleanOneway => &mut p.clean_oneway,
+                SizeParam::Copy => &mut p.copy,
+                SizeParam::Gamma => &mut p.gamma,
             } = Some(b);
         }
     }
@@ -434,10 +481,9 @@ pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
         Some(p) => {
             // 1: the eight parameters, 2: and the cost of a failed poll (as earlier writers
             // did), 4: and the optional parameters with their bits.
-            let extras = p.gamma.is_some()
+            let extras = one_copy_gamma(p) != (None, None)
                 || p.oc.is_some()
                 || p.cores.is_some()
-                || p.copy.is_some()
                 || p.progress_at_calls
                 || p.rendezvous_sender != 0.0
                 || one_bounce(p).is_some();

@@ -126,7 +126,9 @@ impl<W: Write> Writer<W> {
         put_set(&mut j, meta.params.as_ref());
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
-        let oneway = sets().any(|p| p.clean_oneway.is_some());
+        let by_size = |param| sets().any(|p| at_sizes(p, param).is_some());
+        let sized = by_size(SizeParam::Copy) || by_size(SizeParam::Gamma);
+        let oneway = sized || sets().any(|p| p.clean_oneway.is_some());
         let bouncing = oneway || sets().any(|p| bounce_at_sizes(p).is_some());
         let holding = bouncing || sets().any(|p| p.held.is_some());
         let cleaning = holding || sets().any(|p| p.clean.is_some());
@@ -172,6 +174,16 @@ impl<W: Write> Writer<W> {
             // Then each set's `clean_oneway`, where one has it: as the `clean`s.
             if oneway {
                 put_by_size(&mut j, p, &meta.other_params, |q| q.clean_oneway);
+            }
+            // Then each set's `copy` and `gamma` at sizes, where one has either so: as the
+            // `bounce`s.
+            if sized {
+                put_by_size(&mut j, p, &meta.other_params, |q| {
+                    at_sizes(q, SizeParam::Copy)
+                });
+                put_by_size(&mut j, p, &meta.other_params, |q| {
+                    at_sizes(q, SizeParam::Gamma)
+                });
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;
