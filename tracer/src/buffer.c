@@ -106,9 +106,12 @@ static struct {
         int64_t dest;
         uint64_t print;  /* its fingerprint at the send */
         int kept;        /* no receive has written it since */
+        uint64_t moved;  /* T.moved at the send */
     } sent[8];
     unsigned sent_next;
     int clean;           /* send buffers are fingerprinted (LOGGPS_TRACE_CLEAN not 0; see note_sent) */
+    uint64_t moved;      /* bytes the rank's sends and receives read or wrote in its buffers so far */
+    uint64_t cache;      /* a core's second-level cache, bytes (see cache_bytes); 0: no limit */
     uint64_t events;
     double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */
     double in_call_ns;   /* its time inside each recorded call's span (see own_time); < 0: not timed */

@@ -135,10 +135,15 @@ static inline uint64_t wildcard_flags(int source, int tag)
  *   rank; -1: any) is `bounced` (tracer/FORMAT.md, receive flag 8): a ping-pong sending back
  *   what it received, whose lines the other side's copy just read;
  * - a send of at least CLEAN_MIN bytes from a buffer whose fingerprint is the one it had at
- *   the last send from it, and that no receive has written since, is `clean` (send flag 16):
- *   data written long before (a halo sent from buffers written once), which a receiver's copy
- *   reads faster than lines the sender has just written. A program that rewrites a buffer with
- *   the values it held is taken for one that did not write it.
+ *   the last send from it, that no receive has written since, and past which the rank's calls
+ *   have moved no more than a core's cache (T.cache) since, is `clean` (send flag 16): data
+ *   written long before and still in the sender's cache (a halo sent from buffers written
+ *   once), which a receiver's copy reads faster than lines the sender has just written; one
+ *   that has left the cache (a loop of collectives over megabytes of buffers) is read as slowly
+ *   as written lines. The bytes counted are those the rank's sends and receives read and wrote
+ *   (its computation's are not seen: a buffer it may have pushed out is still flagged). A
+ *   program that rewrites a buffer with the values it held is taken for one that did not write
+ *   it.
  */
 #define SENT (sizeof T.sent / sizeof T.sent[0])
 #define COLL_DEST (-3) /* a collective's send buffer: sent to no one peer (see coll_clean) */
@@ -189,9 +194,11 @@ static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, 
     struct sent *s = NULL;
     for (size_t i = 0; i < SENT && !s; i++)
         if (T.sent[i].lo == lo && T.sent[i].hi == hi) s = &T.sent[i];
-    uint64_t flags = read && s && s->kept && s->print == print ? F_CLEAN : 0;
+    int cached = s && (T.cache == 0 || T.moved - s->moved <= T.cache);
+    uint64_t flags = read && s && s->kept && cached && s->print == print ? F_CLEAN : 0;
     if (!s) s = &T.sent[T.sent_next++ % SENT];
-    *s = (struct sent){ lo, hi, dest, print, read };
+    *s = (struct sent){ lo, hi, dest, print, read, T.moved };
+    T.moved += bytes;
     return flags;
 }
 
@@ -201,6 +208,7 @@ static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
 {
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
     uint64_t flags = 0;
+    if (buf) T.moved += bytes;
     for (size_t i = 0; buf && i < SENT; i++) {
         struct sent *s = &T.sent[i];
         if (s->lo < hi && lo < s->hi) {

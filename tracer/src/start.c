@@ -42,6 +42,40 @@ static int64_t measure_offset(void)
     return offset;
 }
 
+/* The bytes a send buffer may have moved through the rank's calls since its last send and still
+ * be `clean` (see note_sent): LOGGPS_TRACE_CACHE (bytes; 0: any), else this CPU's second-level
+ * cache as the kernel lists it (a unified or data cache of level 2), else 1 MiB. Beyond it the
+ * buffer has left the core's cache, and its receiver's copy reads it as slowly as lines just
+ * written (src/model/MODEL.md §13). */
+static uint64_t cache_bytes(void)
+{
+    const char *env = getenv("LOGGPS_TRACE_CACHE");
+    if (env && *env) return strtoull(env, NULL, 0);
+    for (int i = 0; i < 8; i++) {
+        char path[96], text[32] = "";
+        int level = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        if (fscanf(f, "%d", &level) != 1) level = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        if ((f = fopen(path, "r"))) {
+            if (!fgets(text, sizeof text, f)) text[0] = 0;
+            fclose(f);
+        }
+        if (level != 2 || strncmp(text, "Instruction", 11) == 0) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (!(f = fopen(path, "r"))) break;
+        unsigned long long n = 0;
+        char unit = 0;
+        int got = fscanf(f, "%llu%c", &n, &unit);
+        fclose(f);
+        if (got >= 1 && n > 0) return n << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0);
+    }
+    return 1u << 20;
+}
+
 /* Which ranks must measure their clock offset (see measure_offset). Collective. */
 static void decide_measurements(void)
 {
@@ -596,6 +630,7 @@ static void tracer_start(int code, uint64_t t0, uint64_t t1, void *ra, void *fra
     T.sites = !(sites && strcmp(sites, "0") == 0);
     const char *clean = getenv("LOGGPS_TRACE_CLEAN");
     T.clean = !(clean && strcmp(clean, "0") == 0);
+    T.cache = cache_bytes();
 
     decide_measurements();
     T.offset_init = measure_offset();

@@ -7,12 +7,15 @@
  *   5  rank 1 MPI_Send of `c` twice (the second flagged), then MPI_Bcast from rank 0 into `c`
  *      of the very values it held, then MPI_Send of `c`: not flagged (a collective wrote it)
  *   6  MPI_Gather of `d`, twice, with a write of every value of `d` between: never
+ *   7  MPI_Bcast of `e` from rank 0, an MPI_Allgather of 32 KiB blocks (96 KiB moved at each
+ *      rank), MPI_Bcast of `e` again: not flagged where the job's LOGGPS_TRACE_CACHE is 64 KiB
+ *      (the buffer has left the cache); once more at once: flagged
  * So the flagged records, by rank, routine and the routine's call number at that rank:
- * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 1 MPI_Allgather 2, 1 MPI_Reduce 1,
- * 1 MPI_Send 2. */
+ * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 0 MPI_Bcast 6, 1 MPI_Allgather 2,
+ * 1 MPI_Reduce 1, 1 MPI_Send 2 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too). */
 #include "counts.h"
 
-enum { N = 1024 }; /* ints: 4 KiB */
+enum { N = 1024, BIG = 8 * N }; /* ints: 4 KiB, 32 KiB */
 
 int main(int argc, char **argv)
 {
@@ -21,7 +24,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size == 2);
-    static int a[N], b[N], c[N], d[N], g[2 * N], r[2 * N];
+    static int a[N], b[N], c[N], d[N], e[N], g[2 * N], r[2 * N], h[BIG], hh[2 * BIG];
     for (int i = 0; i < N; i++) a[i] = i, b[i] = 2 * i + rank, c[i] = 3 * i, d[i] = 4 * i;
     const MPI_Comm W = MPI_COMM_WORLD;
     for (int k = 0; k < 2; k++) C(MPI_Bcast)(a, N, MPI_INT, 0, W);
@@ -41,5 +44,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < N; i++) d[i] += 1;
         C(MPI_Gather)(d, N, MPI_INT, r, N, MPI_INT, 0, W);
     }
+    for (int i = 0; i < N; i++) e[i] = 5 * i;
+    for (int i = 0; i < BIG; i++) h[i] = i + rank;
+    C(MPI_Bcast)(e, N, MPI_INT, 0, W);
+    C(MPI_Allgather)(h, BIG, MPI_INT, hh, BIG, MPI_INT, W);
+    for (int k = 0; k < 2; k++) C(MPI_Bcast)(e, N, MPI_INT, 0, W);
     return finish();
 }

@@ -414,14 +414,15 @@ fi
 
 # collectives' send buffers unchanged since the rank's last send from them (tests/coll_clean.c):
 # flagged `clean`, each by its rank, routine and that routine's call number at the rank; not a
-# first send, one in place, one after a write, nor a send after a collective received into it
-mpi_job coll_clean-2 2 yes "$T/coll_clean"
+# first send, one in place, one after a write, nor a send after a collective received into it,
+# nor one after the rank's calls moved more bytes than a cache (64 KiB here) since its last
+mpi_job coll_clean-2 2 yes "$T/coll_clean" LOGGPS_TRACE_CACHE=65536
 check_trace coll_clean-2 2
 if [[ -n $PREDICT && -s $OUT/coll_clean-2.bin ]]; then
     "$PREDICT" convert "$OUT/coll_clean-2.bin" "$OUT/coll_clean-2.txt" 2>"$OUT/coll_clean-2.convert" || true
     flagged=$(awk '$2 ~ /^MPI_/ { n[$1 " " $2]++; if ($0 ~ /flags=[a-z_|]*clean/) print $1, $2, n[$1 " " $2] }' \
         "$OUT/coll_clean-2.txt" | paste -sd, -)
-    expected="0 MPI_Bcast 2,0 MPI_Allgather 2,0 MPI_Reduce 1,1 MPI_Allgather 2,1 MPI_Reduce 1,1 MPI_Send 2"
+    expected="0 MPI_Bcast 2,0 MPI_Allgather 2,0 MPI_Reduce 1,0 MPI_Bcast 6,1 MPI_Allgather 2,1 MPI_Reduce 1,1 MPI_Send 2"
     if [[ $flagged == "$expected" ]]; then
         pass "coll_clean: the collectives' send buffers unchanged since their last send are flagged"
     else
