@@ -219,6 +219,8 @@ pub struct Modeled {
     place: usize,
     call: f64,
     set: u8,
+    /// The tracer flagged the participant's receive buffer `bounced` (the model's §13).
+    bounced: bool,
 }
 
 impl Modeled {
@@ -232,7 +234,10 @@ impl Modeled {
         let work = copies::Work::of_params(p);
         let mut starts = self.starts.clone();
         let shape = (self.op, self.algorithm, &self.spec);
-        let after = copies::own_work(shape, work, &mut starts);
+        let mut after = copies::own_work(shape, work, &mut starts);
+        if self.bounced {
+            copies::bounced_after(shape, &work, &[self.place as u32], &mut after);
+        }
         let mut c = crate::collectives::predict_from(
             self.op,
             self.algorithm,
@@ -785,6 +790,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         place,
         call,
         set,
+        bounced: ev.flags(i) & crate::trace::FLAG_BOUNCED != 0,
     };
     Some((Rule::Collective(Arc::new(m)), binder))
 }

@@ -814,6 +814,73 @@ fn a_collectives_writes_into_lines_a_peer_holds_cost_bounce() {
     }
 }
 
+/// A collective's receive buffer the tracer flagged `bounced` (the rank last sent from those
+/// lines: the model's §13), costed by hand on 2 ranks, Myrinet (`S` = 16,383), `bounce` 0.5 ns
+/// a byte: the Bcast's non-root receives its 40,000 bytes by rendezvous into it, 20,000 ns
+/// more (its end, and the run's); unflagged, or of 8,000 bytes (eager), nothing more; an
+/// Allreduce flagged alike receives into a temporary: nothing more. The same from the trace's
+/// binary conversion.
+#[test]
+fn a_collectives_bounced_receive_buffer_costs_bounce() {
+    let trace = |routine: &str, bytes: u64, flags: &str| {
+        let recv = |r: usize| match routine {
+            "MPI_Bcast" if r == 0 => (bytes, 0),
+            "MPI_Bcast" => (0, bytes),
+            _ => (bytes, bytes),
+        };
+        let mut t = String::from("loggps-trace 1\nranks 2\n");
+        for r in 0..2 {
+            let (sent, got) = recv(r);
+            let flag = if r == 1 { flags } else { "" };
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} {routine} 0 60 root=0 bytes={sent} recv_bytes={got}{flag}\n\
+                 {r} MPI_Finalize 60 70\n"
+            );
+        }
+        let name = format!("{routine}-{bytes}{}.txt", flags.len());
+        text_trace(&name, &t)
+    };
+    let runtime = |path: &str, bounce: &str| {
+        let args = [
+            path,
+            "--platform",
+            "myrinet",
+            "--bounce",
+            bounce,
+            "--format",
+            "json",
+        ];
+        json(&args)["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    // What the flag adds, at `bounce` 0.5 (0: nothing).
+    let more = |routine: &str, bytes: u64, bounce: &str| {
+        let ((dir, flagged), (_b, plain)) = (
+            trace(routine, bytes, " flags=bounced"),
+            trace(routine, bytes, ""),
+        );
+        (
+            runtime(&flagged, bounce) - runtime(&plain, bounce),
+            (dir, flagged),
+        )
+    };
+    let (d, (_dir, bcast)) = more("MPI_Bcast", 40_000, "0.5");
+    assert!((d - 20_000.0).abs() < 1e-3, "{d}");
+    let bin = format!("{bcast}.bin");
+    assert!(run(&["convert", &bcast, &bin]).status.success());
+    assert!(
+        (runtime(&bin, "0.5") - runtime(&bcast, "0.5")).abs() < 1e-3,
+        "binary"
+    );
+    for (routine, bytes, bounce) in [
+        ("MPI_Bcast", 40_000, "0"),
+        ("MPI_Bcast", 8_000, "0.5"),
+        ("MPI_Allreduce", 40_000, "0.5"),
+    ] {
+        let (d, _) = more(routine, bytes, bounce);
+        assert!(d.abs() < 1e-3, "{routine} {bytes} at bounce {bounce}: {d}");
+    }
+}
+
 /// `held` (the model's §15), where a set has it, costs a collective's writes into lines a peer
 /// holds in `bounce`'s place: as above (Myrinet, 2 ranks, a linear Scan of 40,000 bytes, its
 /// rank 0's copy of 40,000 bytes into the buffer it sends on), `bounce` 0.5 and `held` 0.25

@@ -240,6 +240,51 @@ pub fn own_work(
     after.iter().any(|&a| a != 0.0).then_some(after)
 }
 
+/// The bytes rank `place` receives into its receive buffer (the user's) in `op` by
+/// `algorithm` on `spec`, and the size of the messages that bring them, as Open MPI 4.1's
+/// `coll/base` receives: a broadcast's or scatter's non-root its block (an inner rank of a tree
+/// too), a gather's root the others' blocks, an all-gather's and all-to-all's ranks the
+/// others'; none where the algorithm receives into a temporary (the reductions, the scans,
+/// reduce-scatter, Bruck's all-to-all).
+pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) {
+    let (p, k) = (spec.ranks as u64, spec.bytes);
+    if p < 2 {
+        return (0, 0);
+    }
+    let v = (place + spec.ranks - spec.root % spec.ranks) % spec.ranks;
+    match (op, algorithm) {
+        (Op::Bcast | Op::Scatter, _) if v != 0 => (k, k),
+        (Op::Gather, _) if v == 0 => ((p - 1) * k, k),
+        (Op::Alltoall, "bruck") => (0, 0),
+        (Op::Allgather | Op::Alltoall, _) => ((p - 1) * k, k),
+        _ => (0, 0),
+    }
+}
+
+/// Adds to `after` ([`own_work`]'s, made where it is None) what the participants at `places`
+/// (communicator ranks), whose receive buffer the tracer flagged `bounced`, pay more for what
+/// their schedule receives into it ([`into_user_buffer`]): `bounce` a byte at its messages'
+/// size, where they go by rendezvous (above `eager_limit`: the receiver's single copy writes
+/// lines its peer's copies read; the model's §13).
+pub fn bounced_after(
+    (op, algorithm, spec): (Op, &str, &Spec),
+    w: &Work,
+    places: &[u32],
+    after: &mut Option<Vec<f64>>,
+) {
+    let Some(bounce) = w.bounce else { return };
+    for &place in places {
+        let (bytes, message) = into_user_buffer(op, algorithm, spec, place as usize);
+        if bytes == 0 || message <= w.eager_limit {
+            continue;
+        }
+        let ends = after.get_or_insert_with(|| vec![0.0; spec.ranks]);
+        if let Some(end) = ends.get_mut(place as usize) {
+            *end += bytes as f64 * bounce.at(message as f64);
+        }
+    }
+}
+
 /// `c` with each rank's end moved by `after` ([`own_work`]), the completion's time with them.
 pub fn add_after(c: &mut super::eval::Completion, after: &[f64]) {
     for (end, a) in c.rank_end_ns.iter_mut().zip(after) {

@@ -393,7 +393,12 @@ impl Shared<'_> {
         let (model, set) = self.instance_model(x);
         // Each participant's part starts its copies after its call; its copies after its last
         // step and, where it receives, `oc` end it later (the model's §8, §15).
-        let after = copies::own_work((op, algorithm, &spec), copies::Work::of(model), &mut starts);
+        let work = copies::Work::of(model);
+        let mut after = copies::own_work((op, algorithm, &spec), work, &mut starts);
+        // Participants whose receive buffer the tracer flagged `bounced` (the model's §13).
+        if let Some(places) = self.bounced.get(&x) {
+            copies::bounced_after((op, algorithm, &spec), &work, places, &mut after);
+        }
         let comm = self.g.instances[x as usize].comm;
         let costed = match model {
             Model::LogGps(p) => {

@@ -222,6 +222,10 @@ struct Shared<'a> {
     /// whose send buffer the tracer flagged `clean` (unchanged since their last send from it;
     /// the model's §13): their own data's messages are costed with their set's `clean_set`.
     clean: HashMap<u32, Box<[u32]>>,
+    /// Likewise those whose receive buffer the tracer flagged `bounced` (lines the rank last
+    /// sent from, which its peers' copies read: the model's §13): what their schedule receives
+    /// into it costs `bounce` more.
+    bounced: HashMap<u32, Box<[u32]>>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
     places: HashMap<u32, Vec<(u32, u32)>>,
@@ -331,9 +335,12 @@ impl<'a> Shared<'a> {
         let (measured_last_arrival, shapes) = recorded.finish(g);
         // (a process of a distributed replay sees its own ranks' flags alone: the others' come
         // with their records, `split::share_recorded`)
-        let clean = match ex {
-            Some(_) => HashMap::new(),
-            None => std::mem::take(&mut recorded.clean),
+        let (clean, bounced) = match ex {
+            Some(_) => (HashMap::new(), HashMap::new()),
+            None => (
+                std::mem::take(&mut recorded.clean),
+                std::mem::take(&mut recorded.bounced),
+            ),
         };
         // The replay's peak is the run's: what the load and the graph freed goes back first
         // (see the peaks of the `bcast` and `diss` cases of tests/bench/run.sh).
@@ -385,6 +392,7 @@ impl<'a> Shared<'a> {
             measured_last_arrival,
             shapes,
             clean,
+            bounced,
             places,
             t0,
             coll,
@@ -444,8 +452,9 @@ struct Recorded {
     root: Vec<u64>,
     code: Vec<u64>,
     /// The participants (communicator ranks, rising) whose record the tracer flagged `clean`,
-    /// by instance, where any did (see [`Shared::clean`]).
+    /// by instance, where any did (see [`Shared::clean`]); and `bounced` ([`Shared::bounced`]).
     clean: HashMap<u32, Box<[u32]>>,
+    bounced: HashMap<u32, Box<[u32]>>,
 }
 
 impl Recorded {
@@ -471,10 +480,11 @@ impl Recorded {
                 a.fetch_max(v, Ordering::Relaxed);
             }
         };
-        let mut flagged: Vec<(u32, u32)> = Vec::new();
+        let (mut clean_pairs, mut bounced_pairs) = (Vec::new(), Vec::new());
         if n > 0 {
             let each = (0..trace.nranks()).into_par_iter().map(|r| {
-                let mut clean = Vec::new();
+                // (instance, place) pairs flagged clean, then bounced
+                let mut flagged = (Vec::new(), Vec::new());
                 let ev = trace.rank(r);
                 let mut colls = 0;
                 for i in 0..ev.len() {
@@ -498,17 +508,32 @@ impl Recorded {
                             raise(&root[x], k as u64);
                         }
                         raise(&code[x], routine as u64);
-                        if ev.flags(i) & crate::trace::FLAG_CLEAN != 0 {
+                        let f = ev.flags(i);
+                        if f & (crate::trace::FLAG_CLEAN | crate::trace::FLAG_BOUNCED) != 0 {
                             let k = place(places, g.instances[x].comm, r as u32);
-                            clean.push((x as u32, k as u32));
+                            let pair = (x as u32, k as u32);
+                            if f & crate::trace::FLAG_CLEAN != 0 {
+                                flagged.0.push(pair);
+                            }
+                            if f & crate::trace::FLAG_BOUNCED != 0 {
+                                flagged.1.push(pair);
+                            }
                         }
                     }
                 }
-                clean
+                flagged
             });
-            flagged = each.flatten().collect();
+            (clean_pairs, bounced_pairs) = each.reduce(
+                || (Vec::new(), Vec::new()),
+                |mut a, mut b| {
+                    a.0.append(&mut b.0);
+                    a.1.append(&mut b.1);
+                    a
+                },
+            );
         }
-        let clean = Recorded::clean_by_instance(flagged);
+        let clean = Recorded::clean_by_instance(clean_pairs);
+        let bounced = Recorded::clean_by_instance(bounced_pairs);
         let plain = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect();
         Recorded {
             last: plain(last),
@@ -517,11 +542,12 @@ impl Recorded {
             root: plain(root),
             code: plain(code),
             clean,
+            bounced,
         }
     }
 
-    /// `(instance, place)` pairs of participants flagged `clean`, by instance, places rising
-    /// (each once).
+    /// `(instance, place)` pairs of participants flagged `clean` (or `bounced`), by instance,
+    /// places rising (each once).
     fn clean_by_instance(mut pairs: Vec<(u32, u32)>) -> HashMap<u32, Box<[u32]>> {
         pairs.sort_unstable();
         pairs.dedup();

@@ -251,35 +251,50 @@ pub(super) fn share_recorded(sh: &mut Shared<'_>) -> Result<(), Error> {
             }
         }
     }
-    // The participants flagged `clean` (the model's §13), each process's own to the others
-    // that own a member, as `(instance, place)` pairs.
-    let mut out: Vec<Vec<u64>> = vec![Vec::new(); n];
-    for (&x, places) in &rec.clean {
-        let comm = sh.g.instances[x as usize].comm;
-        for &k in comms.get(&comm).unwrap_or(&others) {
+    // The participants flagged `clean` and those flagged `bounced` (the model's §13), each
+    // process's own to the others that own a member, as `(instance, place)` pairs.
+    let owners = (&comms, &others[..]);
+    sh.clean = share_flagged(part.ex, sh.g, owners, &rec.clean, "clean")?;
+    sh.bounced = share_flagged(part.ex, sh.g, owners, &rec.bounced, "bounced")?;
+    (sh.measured_last_arrival, sh.shapes) = rec.finish(sh.g);
+    Ok(())
+}
+
+/// This process's participants flagged `what` (`clean`, `bounced`: the model's §13), `own`,
+/// sent to the other processes that own a member of each instance's communicator (`owners`:
+/// by communicator, else every other process), and the whole returned, by instance.
+fn share_flagged(
+    ex: &dyn Exchange,
+    g: &HbGraph,
+    (comms, others): (&HashMap<u32, Vec<u32>>, &[u32]),
+    own: &HashMap<u32, Box<[u32]>>,
+    what: &str,
+) -> Result<HashMap<u32, Box<[u32]>>, Error> {
+    let mut out: Vec<Vec<u64>> = vec![Vec::new(); ex.processes()];
+    for (&x, places) in own {
+        let comm = g.instances[x as usize].comm;
+        for &k in comms.get(&comm).map_or(others, |v| &v[..]) {
             (out[k as usize]).extend(places.iter().flat_map(|&p| [x as u64, p as u64]));
         }
     }
-    let got = part.ex.all_to_all(out)?;
-    let mut pairs: Vec<(u32, u32)> = (rec.clean.iter())
+    let got = ex.all_to_all(out)?;
+    let mut pairs: Vec<(u32, u32)> = (own.iter())
         .flat_map(|(&x, places)| places.iter().map(move |&p| (x, p)))
         .collect();
     for w in got.iter().flat_map(|v| v.chunks_exact(2)) {
         match (u32::try_from(w[0]), u32::try_from(w[1])) {
-            (Ok(x), Ok(p)) if sh.g.instances.get(x as usize).is_some_and(|i| p < i.size) => {
+            (Ok(x), Ok(p)) if g.instances.get(x as usize).is_some_and(|i| p < i.size) => {
                 pairs.push((x, p))
             }
             _ => {
                 return Err(Error::Io(format!(
-                    "a clean participant {} of collective instance {}, not in the graph",
+                    "a {what} participant {} of collective instance {}, not in the graph",
                     w[1], w[0]
                 )));
             }
         }
     }
-    sh.clean = super::Recorded::clean_by_instance(pairs);
-    (sh.measured_last_arrival, sh.shapes) = rec.finish(sh.g);
-    Ok(())
+    Ok(super::Recorded::clean_by_instance(pairs))
 }
 
 /// Replays this process's ranks in rounds with the others until no rank anywhere can go on

@@ -897,7 +897,8 @@ fn event(
         // A send's flag (a collective's too), a receive's, or a Sendrecv's of either half but
         // `found`.
         let (names, mask) = match shape {
-            Shape::Send | Shape::Isend | Shape::Coll => ("clean", FLAG_CLEAN),
+            Shape::Send | Shape::Isend => ("clean", FLAG_CLEAN),
+            Shape::Coll => ("clean|bounced", FLAG_CLEAN | FLAG_BOUNCED),
             Shape::Recv | Shape::Irecv => ("any_source|any_tag|found|bounced", 15),
             _ => ("any_source|any_tag|bounced|clean", !FLAG_FOUND),
         };

@@ -13,7 +13,11 @@
 # model that leaves the ranks out of step after one call misprices the next (a receiver that
 # came early waits), which the table over ranks cannot show. BASE_PARAMS=FILE adds the
 # prediction with another parameter file of the same trace (a calibration written another way,
-# the previous build's), and its ratio to the mean call.
+# the previous build's), and its ratio to the mean call. RUNS=N (N > 1) traces each size N
+# times and prints, per collective, the median over the runs of predicted over the mean call,
+# among the runs at the parameters' placement (a cache line's round trip between the ranks'
+# cores within 2x of the set's `cores`, as tests/apps/run.sh judges), how many, and the range
+# over them (the table of one run and PER_RANK are then left out).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -23,16 +27,59 @@ mkdir -p tracer/build-openmpi/bench
 mpicc.openmpi -O2 -o tracer/build-openmpi/bench/collectives tracer/bench/collectives.c
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+PARAMS=${PARAMS:-traces/params.toml}
+# cores TRACE (tests/bench/common.sh): the trace's placement, ns
+source tests/bench/common.sh
+set_cores=$(sed -n 's/^cores = //p' "$PARAMS" | head -1)
 for np in ${NPS:-2 4}; do
 for size in ${SIZES:-all}; do
   args="$([ -z "${EACH:-}" ] || echo --each) $([ -z "${GROUPED:-}" ] || echo --grouped)"
   args="$args $([ "$size" = all ] || echo "$size")"
+  if (( ${RUNS:-1} > 1 )); then
+    runs=()
+    for run in $(seq "$RUNS"); do
+      t=$tmp/c$np-$size-$run
+      # shellcheck disable=SC2086 # $args: none to three words
+      LOGGPS_TRACE=$t.bin mpirun.openmpi --oversubscribe -np $np \
+        -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
+        tracer/build-openmpi/bench/collectives $args 2>/dev/null
+      "$BIN" convert "$t.bin" "$t.txt" >/dev/null
+      "$BIN" "$t.bin" --params "$PARAMS" --coll modeled --format json 2>/dev/null > "$t.json"
+      runs+=("$t.txt" "$t.json" "$(cores "$t.bin")")
+    done
+    echo "== $np ranks, block $size B, $RUNS runs: predicted over the mean call, the median over the runs at the set's placement (cores within 2x of ${set_cores:-?} ns), how many, and their range"
+    python3 - "${set_cores:--}" "${runs[@]}" <<'PY'
+import json, sys, collections, statistics
+set_cores, rest = sys.argv[1], sys.argv[2:]
+ratios, placed, all_cores = collections.defaultdict(list), 0, []
+for txt, js, cores in zip(rest[0::3], rest[1::3], rest[2::3]):
+    all_cores.append(cores)
+    held = set_cores == "-" or cores == "-" or (float(cores) < 2 * float(set_cores) and float(set_cores) < 2 * float(cores))
+    if not held: continue
+    placed += 1
+    took, ranks = collections.defaultdict(list), set()
+    for line in open(txt):
+        f = line.split()
+        if len(f) >= 4 and f[1].startswith("MPI_") and f[0].isdigit():
+            ranks.add(f[0]); took[f[1]].append(int(f[3]) - int(f[2]))
+    pred = json.load(open(js))["collectives_s"]
+    for k, v in pred.items():
+        if k == "MPI_Barrier" or not took[k]: continue
+        per_call = len(took[k]) / len(ranks)
+        ratios[k].append(v / per_call * 1e9 / statistics.mean(took[k]))
+print(f"{'routine':<20} {'median':>7} {'runs':>5} {'range':>11}   (the runs' cores, ns: {' '.join(all_cores)})")
+for k in sorted(ratios):
+    r = ratios[k]
+    print(f"{k:<20} {statistics.median(r):>7.2f} {len(r):>2}/{len(rest) // 3:<2} {min(r):>5.2f}–{max(r):.2f}")
+PY
+    continue
+  fi
   # shellcheck disable=SC2086 # $args: none to three words
   LOGGPS_TRACE=$tmp/c$np-$size.bin mpirun.openmpi --oversubscribe -np $np \
     -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
     tracer/build-openmpi/bench/collectives $args
   "$BIN" convert "$tmp/c$np-$size.bin" "$tmp/c$np-$size.txt" >/dev/null
-  "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled --format json 2> "$tmp/w$np-$size.txt" > "$tmp/m$np-$size.json"
+  "$BIN" "$tmp/c$np-$size.bin" --params "$PARAMS" --coll modeled --format json 2> "$tmp/w$np-$size.txt" > "$tmp/m$np-$size.json"
   base=""
   if [ -n "${BASE_PARAMS:-}" ]; then
     base=$tmp/b$np-$size.json
@@ -63,7 +110,7 @@ for k in sorted(pred):
     print(f"{k:<20} {mean:>8.2f} {med:>8.2f} {q:>10.2f} {q / mean:>9.2f} {q / med:>11.2f}{b}")
 PY
   [ -n "${PER_RANK:-}" ] || continue
-  "$BIN" "$tmp/c$np-$size.bin" --params "${PARAMS:-traces/params.toml}" --coll modeled \
+  "$BIN" "$tmp/c$np-$size.bin" --params "$PARAMS" --coll modeled \
     --timeline "$tmp/t$np-$size.json" >/dev/null 2>&1
   echo "-- per rank: median call, µs, measured and predicted; entry and exit against rank 0, ns (medians)"
   python3 - "$tmp/t$np-$size.json" <<'PY'

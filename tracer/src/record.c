@@ -147,6 +147,7 @@ static inline uint64_t wildcard_flags(int source, int tag)
  */
 #define SENT (sizeof T.sent / sizeof T.sent[0])
 #define COLL_DEST (-3) /* a collective's send buffer: sent to no one peer (see coll_clean) */
+#define COLL_SOURCE (-4) /* a collective's receive buffer: from no one peer (see received) */
 #define CLEAN_MIN 1024 /* bytes: smaller sends are not fingerprinted (see fingerprint) */
 #define PRINT_WORDS 32
 
@@ -203,19 +204,25 @@ static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, 
 }
 
 /* A receive into `bytes` bytes at `buf` from `source`: F_BOUNCED where a kept send buffer to
- * that peer overlaps it; the kept buffers it overlaps are no longer unchanged. */
+ * that peer overlaps it, or (a collective's receive buffer, COLL_SOURCE) any kept send buffer
+ * the rank's calls have moved no more than a cache past since (its peers' copies read those
+ * lines, and they are still in their caches); the kept buffers it overlaps are no longer
+ * unchanged. */
 static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
 {
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
     uint64_t flags = 0;
-    if (buf) T.moved += bytes;
     for (size_t i = 0; buf && i < SENT; i++) {
         struct sent *s = &T.sent[i];
         if (s->lo < hi && lo < s->hi) {
-            if ((source == -1 && s->dest >= 0) || s->dest == source) flags = F_BOUNCED;
+            int cached = T.cache == 0 || T.moved - s->moved <= T.cache;
+            if ((source == -1 && s->dest >= 0) || s->dest == source ||
+                (source == COLL_SOURCE && cached))
+                flags = F_BOUNCED;
             s->kept = 0;
         }
     }
+    if (buf) T.moved += bytes;
     return flags;
 }
 
@@ -265,16 +272,18 @@ HOT void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d
 
 /* A collective's buffers: `sendbuf` (`count` elements of `type`, `bytes` in all; NULL or
  * MPI_IN_PLACE: none) kept as a send's, to no one peer, and `recvbuf` (`recv_bytes`; NULL or
- * MPI_IN_PLACE: none) written, as a receive's (never bounced: no peer of its own). F_CLEAN where
- * the send buffer is unchanged since the rank's last send from it (note_sent): the collective's
- * messages of the rank's own data are read from lines written long before (FORMAT.md, `coll`
- * flags). In place, the data lie in the receive buffer, which the call writes: never clean. */
+ * MPI_IN_PLACE: none) written, as a receive's. F_CLEAN where the send buffer is unchanged since
+ * the rank's last send from it (note_sent): the collective's messages of the rank's own data
+ * are read from lines written long before; F_BOUNCED where the receive buffer overlaps one the
+ * rank sent from, a cache's worth of bytes ago at most (received): what the collective receives
+ * into it lands in lines its peers' copies read (FORMAT.md, `coll` flags). In place, the data
+ * lie in the receive buffer, which the call writes: never clean. */
 static inline uint64_t coll_clean(const void *sendbuf, int count, MPI_Datatype type,
                                   uint64_t bytes, const void *recvbuf, uint64_t recv_bytes)
 {
     uint64_t flags = 0;
     if (sendbuf != MPI_IN_PLACE) flags = note_sent(sendbuf, count, type, bytes, COLL_DEST);
-    if (recvbuf != MPI_IN_PLACE) received(recvbuf, recv_bytes, -2); /* written; never bounced */
+    if (recvbuf != MPI_IN_PLACE) flags |= received(recvbuf, recv_bytes, COLL_SOURCE);
     return flags;
 }
 

@@ -10,9 +10,14 @@
  *   7  MPI_Bcast of `e` from rank 0, an MPI_Allgather of 32 KiB blocks (96 KiB moved at each
  *      rank), MPI_Bcast of `e` again: not flagged where the job's LOGGPS_TRACE_CACHE is 64 KiB
  *      (the buffer has left the cache); once more at once: flagged
- * So the flagged records, by rank, routine and the routine's call number at that rank:
+ *   8  MPI_Alltoall of `u` into `w`, then of `w` into `u`: the second receives into lines it
+ *      sent from, `bounced` at both ranks; then the 32 KiB MPI_Allgather again and MPI_Alltoall
+ *      of `w` into `u` once more: not bounced (more than 64 KiB moved since `u` was sent)
+ * So the flagged `clean` records, by rank, routine and the routine's call number at that rank:
  * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 0 MPI_Bcast 6, 1 MPI_Allgather 2,
- * 1 MPI_Reduce 1, 1 MPI_Send 2 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too). */
+ * 1 MPI_Reduce 1, 1 MPI_Send 2 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too); the
+ * `bounced` ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it sent from),
+ * 1 MPI_Alltoall 2. */
 #include "counts.h"
 
 enum { N = 1024, BIG = 8 * N }; /* ints: 4 KiB, 32 KiB */
@@ -24,7 +29,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size == 2);
-    static int a[N], b[N], c[N], d[N], e[N], g[2 * N], r[2 * N], h[BIG], hh[2 * BIG];
+    static int a[N], b[N], c[N], d[N], e[N], g[2 * N], r[2 * N], h[BIG], hh[2 * BIG], u[N], w[N];
     for (int i = 0; i < N; i++) a[i] = i, b[i] = 2 * i + rank, c[i] = 3 * i, d[i] = 4 * i;
     const MPI_Comm W = MPI_COMM_WORLD;
     for (int k = 0; k < 2; k++) C(MPI_Bcast)(a, N, MPI_INT, 0, W);
@@ -49,5 +54,10 @@ int main(int argc, char **argv)
     C(MPI_Bcast)(e, N, MPI_INT, 0, W);
     C(MPI_Allgather)(h, BIG, MPI_INT, hh, BIG, MPI_INT, W);
     for (int k = 0; k < 2; k++) C(MPI_Bcast)(e, N, MPI_INT, 0, W);
+    for (int i = 0; i < N; i++) u[i] = 6 * i + rank;
+    C(MPI_Alltoall)(u, N / 2, MPI_INT, w, N / 2, MPI_INT, W);
+    C(MPI_Alltoall)(w, N / 2, MPI_INT, u, N / 2, MPI_INT, W);
+    C(MPI_Allgather)(h, BIG, MPI_INT, hh, BIG, MPI_INT, W);
+    C(MPI_Alltoall)(w, N / 2, MPI_INT, u, N / 2, MPI_INT, W);
     return finish();
 }

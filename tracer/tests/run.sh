@@ -429,6 +429,15 @@ if [[ -n $PREDICT && -s $OUT/coll_clean-2.bin ]]; then
         fail "coll_clean: flagged \`$flagged\`, expected \`$expected\`"
         cat "$OUT/coll_clean-2.convert"
     fi
+    # receive buffers the rank sent from, a cache's worth of bytes ago at most: `bounced`
+    flagged=$(awk '$2 ~ /^MPI_/ { n[$1 " " $2]++; if ($0 ~ /flags=[a-z_|]*bounced/) print $1, $2, n[$1 " " $2] }' \
+        "$OUT/coll_clean-2.txt" | paste -sd, -)
+    expected="0 MPI_Alltoall 2,1 MPI_Bcast 3,1 MPI_Alltoall 2"
+    if [[ $flagged == "$expected" ]]; then
+        pass "coll_clean: the collectives' receive buffers the rank last sent from are flagged bounced"
+    else
+        fail "coll_clean: flagged bounced \`$flagged\`, expected \`$expected\`"
+    fi
 fi
 
 # request identity (tests/requests.c): several live requests with one handle value (small

@@ -9,9 +9,12 @@ const SENDRECV_FLAGS: u64 = (crate::trace::FLAG_ANY_SOURCE
     | crate::trace::FLAG_BOUNCED
     | crate::trace::FLAG_CLEAN) as u64;
 
-/// The flags a send or a collective may carry (after its fields, where its code has
-/// [`CODE_FLAGS`]).
+/// The flags a send may carry (after its fields, where its code has [`CODE_FLAGS`]).
 const SEND_FLAGS: u64 = crate::trace::FLAG_CLEAN as u64;
+
+/// The flags a collective may carry (likewise): its send buffer's `clean`, its receive
+/// buffer's `bounced`.
+const COLL_FLAGS: u64 = (crate::trace::FLAG_CLEAN | crate::trace::FLAG_BOUNCED) as u64;
 
 /// A send- or collective-shaped record's code with this bit set carries flags after its fields.
 const CODE_FLAGS: u8 = 0x80;
@@ -174,11 +177,23 @@ fn point_to_point<'a>(rest: &'a [u8], e: &mut Event, flagged: bool) -> Res<'a, (
     Ok((rest, ()))
 }
 
-/// A flagged send's or collective's flags: bit 16 (`clean`) alone.
+/// A flagged send's flags: bit 16 (`clean`) alone.
 fn send_flags(rest: &[u8]) -> Res<'_, u8> {
     let (r, flags) = expect("the send flags", uleb)(rest)?;
     if flags == 0 || flags & !SEND_FLAGS != 0 {
         return fail(rest, format!("send flags of bit 16 (clean), found {flags}"));
+    }
+    Ok((r, flags as u8))
+}
+
+/// A flagged collective's flags: bit 16 (`clean`), bit 8 (`bounced`) or both.
+fn coll_flags(rest: &[u8]) -> Res<'_, u8> {
+    let (r, flags) = expect("the collective's flags", uleb)(rest)?;
+    if flags == 0 || flags & !COLL_FLAGS != 0 {
+        return fail(
+            rest,
+            format!("a collective's flags of bits 8 (bounced) and 16 (clean), found {flags}"),
+        );
     }
     Ok((r, flags as u8))
 }
@@ -253,7 +268,7 @@ fn collective<'a>(
         (e.id, rest) = (req as i64, r);
     }
     if flagged {
-        (rest, e.flags) = send_flags(rest)?;
+        (rest, e.flags) = coll_flags(rest)?;
     }
     (e.comm, e.peer, e.bytes) = (comm, root, bytes);
     Ok((rest, recv_bytes))
@@ -403,7 +418,7 @@ pub(super) fn record_fast_more<'a, P: Push>(
             if input[0] & CODE_FLAGS != 0 {
                 e.flags = u8::try_from(fast_uleb(input, &mut at)?)
                     .ok()
-                    .filter(|&f| f != 0 && f as u64 & !SEND_FLAGS == 0)?;
+                    .filter(|&f| f != 0 && f as u64 & !COLL_FLAGS == 0)?;
             }
             Part::Counts { recv_bytes }
         }

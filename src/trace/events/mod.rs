@@ -163,13 +163,15 @@ const RANGE: u32 = 1 << 31;
 /// first request in `word` (a `complete` record carries no flags of its own).
 const INLINE_RANGE: u8 = 0x80;
 /// The `flags` of a collective without counts whose byte counts are in its columns:
-/// `INLINE_COLL | form`, with its own flag (`FLAG_CLEAN`, the only one a collective carries)
-/// beside them, `word` the count that is not implied. Aux words would take 20 bytes a call (an
+/// `INLINE_COLL | form`, with its own flags (`FLAG_CLEAN`, `FLAG_BOUNCED`, the ones a collective
+/// carries) beside them, `word` the count that is not implied. Aux words would take 20 bytes a call (an
 /// Allreduce, a Bcast, a Barrier).
 const INLINE_COLL: u8 = 0x80;
 /// Forms of an inline collective: receives what it sends (Allreduce, Barrier); receives
 /// nothing (Bcast's root, Reduce's others); sends nothing, `word` the bytes received.
 const COLL_SYMMETRIC: u8 = 0;
+/// A collective's own flags, kept beside its inline form.
+const COLL_OWN_FLAGS: u8 = super::FLAG_CLEAN | super::FLAG_BOUNCED;
 const COLL_SENDS: u8 = 1;
 const COLL_RECEIVES: u8 = 2;
 
@@ -551,7 +553,7 @@ fn inline_coll(e: &Event, aux: &[u32]) -> Option<(u8, u32)> {
         (0, r) => (COLL_RECEIVES, r),
         _ => return None,
     };
-    debug_assert!(e.flags & !super::FLAG_CLEAN == 0, "a collective's flag");
+    debug_assert!(e.flags & !COLL_OWN_FLAGS == 0, "a collective's flags");
     Some((form, u32::try_from(word).ok()?))
 }
 

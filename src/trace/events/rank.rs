@@ -117,9 +117,7 @@ impl<'a> Rank<'a> {
         match self.ev.routine[g].shape() {
             Shape::Complete if self.ev.flags[g] & INLINE_RANGE != 0 => 0,
             // (a collective's own flag beside its form: see `INLINE_COLL`)
-            Shape::Coll if self.ev.flags[g] & INLINE_COLL != 0 => {
-                self.ev.flags[g] & super::super::FLAG_CLEAN
-            }
+            Shape::Coll if self.ev.flags[g] & INLINE_COLL != 0 => self.ev.flags[g] & COLL_OWN_FLAGS,
             _ => self.ev.flags[g],
         }
     }
@@ -131,7 +129,7 @@ impl<'a> Rank<'a> {
         let g = self.global(i);
         let (f, w) = (self.ev.flags[g], self.ev.word[g] as u64);
         let inline = f & INLINE_COLL != 0 && self.ev.routine[g].shape() == Shape::Coll;
-        inline.then_some(match f & !(INLINE_COLL | super::super::FLAG_CLEAN) {
+        inline.then_some(match f & !(INLINE_COLL | COLL_OWN_FLAGS) {
             COLL_SYMMETRIC => (w, w),
             COLL_SENDS => (w, 0),
             _ => (0, w),
