@@ -17,7 +17,8 @@
 # times and prints, per collective, the median over the runs of predicted over the mean call,
 # among the runs at the parameters' placement (a cache line's round trip between the ranks'
 # cores within 2x of the set's `cores`, as tests/apps/run.sh judges), how many, and the range
-# over them (the table of one run and PER_RANK are then left out).
+# over them (the table of one run and PER_RANK are then left out; with BASE_PARAMS, the median
+# of its predictions over the same runs beside).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -45,13 +46,16 @@ for size in ${SIZES:-all}; do
         tracer/build-openmpi/bench/collectives $args 2>/dev/null
       "$BIN" convert "$t.bin" "$t.txt" >/dev/null
       "$BIN" "$t.bin" --params "$PARAMS" --coll modeled --format json 2>/dev/null > "$t.json"
+      [ -z "${BASE_PARAMS:-}" ] ||
+        "$BIN" "$t.bin" --params "$BASE_PARAMS" --coll modeled --format json 2>/dev/null > "$t.base.json"
       runs+=("$t.txt" "$t.json" "$(cores "$t.bin")")
     done
     echo "== $np ranks, block $size B, $RUNS runs: predicted over the mean call, the median over the runs at the set's placement (cores within 2x of ${set_cores:-?} ns), how many, and their range"
     python3 - "${set_cores:--}" "${runs[@]}" <<'PY'
-import json, sys, collections, statistics
+import json, os, sys, collections, statistics
 set_cores, rest = sys.argv[1], sys.argv[2:]
 ratios, placed, all_cores = collections.defaultdict(list), 0, []
+base = collections.defaultdict(list)
 for txt, js, cores in zip(rest[0::3], rest[1::3], rest[2::3]):
     all_cores.append(cores)
     held = set_cores == "-" or cores == "-" or (float(cores) < 2 * float(set_cores) and float(set_cores) < 2 * float(cores))
@@ -63,14 +67,20 @@ for txt, js, cores in zip(rest[0::3], rest[1::3], rest[2::3]):
         if len(f) >= 4 and f[1].startswith("MPI_") and f[0].isdigit():
             ranks.add(f[0]); took[f[1]].append(int(f[3]) - int(f[2]))
     pred = json.load(open(js))["collectives_s"]
+    other = js.replace(".json", ".base.json")
+    pred_base = json.load(open(other))["collectives_s"] if os.path.exists(other) else {}
     for k, v in pred.items():
         if k == "MPI_Barrier" or not took[k]: continue
         per_call = len(took[k]) / len(ranks)
         ratios[k].append(v / per_call * 1e9 / statistics.mean(took[k]))
-print(f"{'routine':<20} {'median':>7} {'runs':>5} {'range':>11}   (the runs' cores, ns: {' '.join(all_cores)})")
+        if k in pred_base:
+            base[k].append(pred_base[k] / per_call * 1e9 / statistics.mean(took[k]))
+extra = "    base" if base else ""
+print(f"{'routine':<20} {'median':>7} {'runs':>5} {'range':>11}{extra}   (the runs' cores, ns: {' '.join(all_cores)})")
 for k in sorted(ratios):
     r = ratios[k]
-    print(f"{k:<20} {statistics.median(r):>7.2f} {len(r):>2}/{len(rest) // 3:<2} {min(r):>5.2f}–{max(r):.2f}")
+    b = f" {statistics.median(base[k]):>7.2f}" if base[k] else ""
+    print(f"{k:<20} {statistics.median(r):>7.2f} {len(r):>2}/{len(rest) // 3:<2} {min(r):>5.2f}–{max(r):.2f}{b}")
 PY
     continue
   fi

@@ -50,8 +50,9 @@
  *     post MEDIAN_NS MIN_NS B
  *
  * With --reduce K,K,..., rank 0 then times MPI_Reduce_local (MPI_SUM on K bytes of doubles),
- * the arithmetic a reducing collective's step does, and prints per size the median and the
- * minimum over the repetitions:
+ * the arithmetic a reducing collective's step does, each repetition after reading 256 KiB of
+ * other memory (evict: its buffers out of the first-level cache, as a collective's are), and
+ * prints per size the median and the minimum over the repetitions:
  *
  *     reduce K MEDIAN_NS MIN_NS REPS
  *
@@ -63,12 +64,12 @@
  *
  *     progress K WAIT_NS RTT_NS REPS
  *
- * With --copy K,K,..., rank 0 then times memcpy of each K bytes between page-aligned buffers twice: with
+ * With --copy K,K,..., rank 0 then times memcpy of each K bytes (after evict, as --reduce) between page-aligned buffers twice: with
  * the destination COPY_ALIAS bytes past the source modulo 4096, and with both aligned. Some
  * CPUs copy the first many times slower (a load is taken to depend on a store 4 KiB away), and
  * what a message costs then depends on where the program's buffers lie, which no model
  * parameter carries. It prints the medians over the repetitions, a line a size (the aligned
- * copies' slope over the sizes is the model's `copy`, ns a byte copied in a collective):
+ * copies' time a byte at each size is the model's `copy`, ns a byte copied in a collective):
  *
  *     copy K ALIGNED_NS ALIASED_NS REPS
  *
@@ -97,8 +98,9 @@
  * limit: rank 1's single copy reads the buffer), both ranks wait at a barrier, and rank 0 times
  * a memcpy of K bytes into the buffer it sent, then the same after a send, into a buffer it
  * did not send, and the same two with MPI_Reduce_local (MPI_SUM on doubles) in place of the
- * memcpy; medians over the repetitions. What a collective's own write into lines its peer has
- * just read costs more (MODEL.md §15, `held`: the copies' difference a byte):
+ * memcpy, each after evict (as --copy and --reduce time theirs); medians over the repetitions.
+ * What a collective's own write into lines its peer has just read costs more (MODEL.md §15,
+ * `held`: the copies' difference a byte):
  *
  *     held K COPY_SENT_NS COPY_OWN_NS REDUCE_SENT_NS REDUCE_OWN_NS REPS
  *
@@ -245,8 +247,26 @@ static void polls(int rank, int batches, long long *per_call) {
     MPI_Wait(&req, MPI_STATUS_IGNORE);
 }
 
+/* Reads EVICT_BYTES of other memory, a line at a time: what the core's first-level cache held
+ * is gone, what its second-level one holds stays (its size is 1–2 MiB on current CPUs), as
+ * between a program's uses of a collective's buffers. Each probe of local work (--reduce,
+ * --copy) calls it before each timed repetition: the model's `copy` and `gamma` are a
+ * collective's copies and reductions, whose buffers a program's other work and the library's
+ * own have moved out of the first level (src/model/MODEL.md §15). */
+#define EVICT_BYTES (256 << 10)
+static void evict(void) {
+    static char *scratch;
+    if (!scratch) {
+        scratch = malloc(EVICT_BYTES);
+        memset(scratch, 1, EVICT_BYTES);
+    }
+    unsigned sum = 0;
+    for (size_t i = 0; i < EVICT_BYTES; i += 64) sum += (unsigned char)scratch[i];
+    __asm__ volatile("" : : "r"(sum) : "memory");
+}
+
 /* MPI_Reduce_local over each size in turn, timed per call as the round trips are (at least
- * reps calls, more while a size has run for less than time_ms). */
+ * reps calls, more while a size has run for less than time_ms), each after evict(). */
 static void reductions(const long long *sizes, int n, int reps, int warmup, double time_ms, long long *t) {
     for (int i = 0; i < n; i++) {
         int count = (int)(sizes[i] / (long long)sizeof(double));
@@ -256,6 +276,7 @@ static void reductions(const long long *sizes, int n, int reps, int warmup, doub
         int done = 0;
         int64_t start = now_ns();
         for (int r = -warmup;; r++) {
+            evict();
             int64_t t0 = now_ns();
             MPI_Reduce_local(in, inout, count, MPI_DOUBLE, MPI_SUM);
             int64_t t1 = now_ns();
@@ -314,7 +335,8 @@ static void collective_calls(int rounds) {
     }
 }
 
-/* The --copy probe (see the top): `reps` memcpy of k bytes per placement. */
+/* The --copy probe (see the top): `reps` memcpy of k bytes per placement, each after
+ * evict(). */
 static void copies(long long k, int reps, long long *aligned, long long *aliased) {
     size_t span = ((size_t)k + 4096) / 4096 * 4096;
     char *src = aligned_alloc(4096, 3 * span), *dst = src + span;
@@ -322,6 +344,7 @@ static void copies(long long k, int reps, long long *aligned, long long *aliased
     for (int r = -5; r < reps; r++)
         for (int a = 0; a < 2; a++) {
             char *d = dst + (a ? COPY_ALIAS : 0);
+            evict();
             int64_t t0 = now_ns();
             memcpy(d, src, (size_t)k);
             __asm__ volatile("" : : "r"(d) : "memory");
@@ -442,6 +465,7 @@ static void held(int rank, long long k, int reps, long long *t[4]) {
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank != 0) continue;
             char *d = way % 2 == 0 ? sent : own;
+            evict();
             int64_t t0 = now_ns();
             if (way < 2)
                 memcpy(d, src, (size_t)k);
