@@ -814,6 +814,85 @@ fn a_collectives_writes_into_lines_a_peer_holds_cost_bounce() {
     }
 }
 
+/// `held_reduce` (the model's §15): a recursive doubling's upper partner of each round reduces
+/// into the buffer it has just sent, at `held_reduce` a byte more (none: `held`'s). Myrinet,
+/// 40,000 bytes (rendezvous), `held` 0.25, `held_reduce` 0.75, `bounce` 0: on 2 ranks every rank
+/// copies into its temporary first (+10,000 ns) and rank 1 reduces into it once (+30,000):
+/// +40,000; without `held_reduce`, +20,000; on 4 ranks rank 3 is the upper partner twice:
+/// +10,000 + 60,000 = +70,000.
+#[test]
+fn a_recursive_doublings_reductions_into_the_buffer_it_sent_cost_held_reduce() {
+    let time = |ranks: &str, extra: &[&str]| {
+        myrinet_collective_ns("allreduce", "recursive-doubling", ranks, "40000", extra)
+    };
+    let none = |ranks: &str| {
+        time(
+            ranks,
+            &["--bounce", "0", "--held", "0", "--held-reduce", "0"],
+        )
+    };
+    let held = ["--bounce", "0", "--held", "0.25"];
+    let both = [&held[..], &["--held-reduce", "0.75"]].concat();
+    for (ranks, extra, more) in [
+        ("2", &both[..], 40_000.0),
+        ("2", &held[..], 20_000.0),
+        ("4", &both[..], 70_000.0),
+    ] {
+        let d = time(ranks, extra) - none(ranks);
+        assert!((d - more).abs() < 1e-6, "{ranks} ranks {extra:?}: {d}");
+    }
+    // From a trace's own line, its binary conversion and a parameter file alike: a replayed
+    // Allreduce of 40,000 bytes (both ranks calling at 0), `held_reduce` 0.75 against `held`
+    // 0.25 alone: rank 1's reduction 20,000 ns later.
+    let allreduce = |params: &str| {
+        let line = "params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383";
+        let mut t = format!("loggps-trace 1\nranks 2\n{line}{params}\n");
+        for r in 0..2 {
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 60 bytes=40000 recv_bytes=40000\n\
+                 {r} MPI_Finalize 60 70\n"
+            );
+        }
+        t
+    };
+    let (d, held) = text_trace("held.txt", &allreduce(" held=0.25"));
+    let (_r, reduce) = text_trace("reduce.txt", &allreduce(" held=0.25 held_reduce=0.75"));
+    let bin = d.path().join("reduce.bin");
+    assert!(
+        run(&["convert", &reduce, bin.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let toml = d.path().join("reduce.toml");
+    let p = loggps_predict::model::Params {
+        held: Some(0.25),
+        held_reduce: Some(0.75),
+        ..loggps_predict::model::Params::preset("myrinet").unwrap()
+    };
+    std::fs::write(&toml, loggps_predict::model::params_toml(&p)).unwrap();
+    let coll = ["--coll", "allreduce=recursive-doubling", "--format", "json"];
+    let runtime = |path: &str, extra: &[&str]| {
+        let args = [&[path][..], &coll[..], extra].concat();
+        json(&args)["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    let base = runtime(&held, &[]);
+    let file = ["--params", toml.to_str().unwrap()];
+    for (what, ns) in [
+        ("the trace", runtime(&reduce, &[])),
+        ("the binary", runtime(bin.to_str().unwrap(), &[])),
+        ("the file", runtime(&held, &file)),
+    ] {
+        assert!(
+            (ns - base - 20_000.0).abs() < 1e-3,
+            "{what}: {ns} against {base}"
+        );
+    }
+    let negative = run(&[&held, "--platform", "myrinet", "--held-reduce", "-1"]);
+    assert_eq!(negative.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&negative.stderr);
+    assert!(stderr.contains("held_reduce = -1"), "{stderr}");
+}
+
 /// A collective's receive buffer the tracer flagged `bounced` (the rank last sent from those
 /// lines: the model's §13), costed by hand on 2 ranks, Myrinet (`S` = 16,383), `bounce` 0.5 ns
 /// a byte: the Bcast's non-root receives its 40,000 bytes by rendezvous into it, 20,000 ns

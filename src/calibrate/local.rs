@@ -66,6 +66,16 @@ pub fn held_rate(held: &[(u64, [f64; 4])], limit: u64) -> Option<f64> {
     (!each.is_empty()).then(|| super::fit::median(&each))
 }
 
+/// `held_reduce` (the model's §15): as [`held_rate`], of the probe's reductions
+/// (`MPI_Reduce_local` into the buffer just sent against one not sent).
+pub fn held_reduce_rate(held: &[(u64, [f64; 4])], limit: u64) -> Option<f64> {
+    let each: Vec<f64> = (held.iter())
+        .filter(|(k, _)| *k > limit)
+        .map(|(k, [.., sent, own])| ((sent - own) / *k as f64).max(0.0))
+        .collect();
+    (!each.is_empty()).then(|| super::fit::median(&each))
+}
+
 /// [`held_rate`] in words, with the probe's figures.
 pub fn held_finding(held: &[(u64, [f64; 4])], limit: u64) -> Option<String> {
     let rate = held_rate(held, limit)?;
@@ -73,16 +83,14 @@ pub fn held_finding(held: &[(u64, [f64; 4])], limit: u64) -> Option<String> {
     let copies: Vec<String> = (above.iter())
         .map(|(k, [s, o, ..])| format!("{k} B {:.2} µs against {:.2}", s / 1e3, o / 1e3))
         .collect();
-    let reduced: Vec<f64> = (above.iter())
-        .map(|(k, [.., s, o])| ((s - o) / *k as f64).max(0.0))
-        .collect();
+    let reduced = held_reduce_rate(held, limit)?;
     Some(format!(
         "{rate:.4} ns a byte more for a collective's own write into lines its peer has just read \
          (a buffer it sends from by rendezvous; the model's §15): a memcpy into the buffer just \
          sent against one not sent, the median a byte ({}); a reduction (MPI_Reduce_local) so \
-         costs {:.4} ns a byte more, which the model does not tell from a copy",
+         costs {reduced:.4} ns a byte more, written as `held_reduce` (a recursive doubling's \
+         result reduced into the buffer it has just sent)",
         copies.join("; "),
-        super::fit::median(&reduced)
     ))
 }
 

@@ -29,7 +29,7 @@ use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
     COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, held_finding, held_rate,
-    moves_only_in_calls,
+    held_reduce_rate, moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
@@ -1121,6 +1121,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     }
     // A collective's writes into lines its peer has read (the model's §15), for the set at
     // whose placement the probe ran (the other keeps `bounce` for them).
+    let reduce_rate = held_reduce_rate(&local.held, limit);
     let held_set = held_rate(&local.held, limit).map(|rate| {
         let cores = [
             fit.params.cores,
@@ -1129,10 +1130,11 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         let i = (local.line_ns)
             .and_then(|l| crate::model::nearest_cores(l, cores))
             .unwrap_or(0);
-        match (i, other.as_mut()) {
-            (1, Some(o)) => o.fit.params.held = Some(rate),
-            _ => fit.params.held = Some(rate),
-        }
+        let set = match (i, other.as_mut()) {
+            (1, Some(o)) => &mut o.fit.params,
+            _ => &mut fit.params,
+        };
+        (set.held, set.held_reduce) = (Some(rate), reduce_rate);
         i
     });
     // Each placement's `oc` fitted with its own parameters, to the launches that ran there.
@@ -1769,6 +1771,8 @@ mod tests {
         let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-9);
         assert!(close(held_rate(&probe, 4040), 820.0 / 16384.0));
         assert!(close(held_rate(&probe, 16384), 4100.0 / 65536.0));
+        assert!(close(held_reduce_rate(&probe, 4040), 2380.0 / 16384.0));
+        assert!(close(held_reduce_rate(&probe, 16384), 11200.0 / 65536.0));
         assert_eq!(held_rate(&probe, 65536), None);
         let text = held_finding(&probe, 4040).unwrap();
         assert!(text.starts_with("0.0500 ns a byte more"), "{text}");

@@ -119,6 +119,15 @@ pub struct ParamArgs {
     /// parameters', else `bounce`
     #[arg(long = "held", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub held: Option<f64>,
+    /// The same for a modeled collective's reduction into such lines (its result written into
+    /// the buffer it has just sent), measured apart by `calibrate`; default: the parameters',
+    /// else --held's
+    #[arg(
+        long = "held-reduce",
+        value_name = "NS_PER_BYTE",
+        allow_hyphen_values = true
+    )]
+    pub held_reduce: Option<f64>,
     /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
     /// trace's `clean` sends: data written long before, as a halo sent from buffers written
     /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
@@ -211,6 +220,7 @@ impl ParamArgs {
             departs_upto: self.departs_upto,
             post: self.post,
             held: self.held,
+            held_reduce: self.held_reduce,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -354,6 +364,7 @@ impl ModelArgs {
                     ("--departs-upto", p.departs_upto.is_some()),
                     ("--post", p.post.is_some()),
                     ("--held", p.held.is_some()),
+                    ("--held-reduce", p.held_reduce.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 20] = [
+        const LOGGPS_SWEPT: [&str; 21] = [
             "L",
             "o",
             "Os",
@@ -70,6 +70,7 @@ impl Sweep {
             "clean_oneway",
             "post",
             "held",
+            "held_reduce",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -285,6 +286,7 @@ impl Sweep {
             "clean_oneway" => &mut p.clean_oneway,
             "post" => &mut p.post,
             "held" => &mut p.held,
+            "held_reduce" => &mut p.held_reduce,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

@@ -24,8 +24,18 @@ pub fn copies(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) 
     let v = (place + spec.ranks - spec.root % spec.ranks) % spec.ranks;
     match (op, algorithm) {
         (Op::Barrier | Op::Bcast | Op::Reduce, _) => (0, 0),
-        // Into its temporary at the start; its result is in the temporary after an even
-        // number of exchanges (the buffers swap at each), copied back then.
+        // Into its temporary at the start; on a power of two, its result is left in the
+        // temporary where it was the lower partner (which swaps its buffers) in an even number
+        // of rounds, and copied back then.
+        (Op::Allreduce, "recursive-doubling") if spec.ranks.is_power_of_two() => (
+            k,
+            if lower_rounds(spec.ranks, place).is_multiple_of(2) {
+                k
+            } else {
+                0
+            },
+        ),
+        // Else (ranks folded away first): after an even number of rounds of the core.
         (Op::Allreduce, "recursive-doubling") => {
             let rounds = (spec.ranks.next_power_of_two()
                 >> usize::from(!spec.ranks.is_power_of_two()))
@@ -113,11 +123,37 @@ pub fn held(op: Op, algorithm: &str, spec: &Spec, place: usize, eager_limit: u64
         return (0, 0);
     }
     match (op, algorithm) {
+        // On a power of two, the reductions into the buffer just sent are
+        // [`held_reduced`]'s.
+        (Op::Allreduce, "recursive-doubling") if spec.ranks.is_power_of_two() => (k, 0),
         (Op::Allreduce, "recursive-doubling") => (k, k),
         (Op::Allreduce, "ring" | "rabenseifner") => (k, 0),
         (Op::Scan | Op::Exscan, _) if place + 1 < spec.ranks => (k, 0),
         (Op::ReduceScatter, "recursive-halving" | "ring") => ((p - 1) * k, 0),
         _ => (0, 0),
+    }
+}
+
+/// The rounds of a recursive doubling on `ranks` (a power of two) in which rank `place` is the
+/// lower partner (Open MPI's `rank < remote`: it reduces into the buffer it received into,
+/// then swaps its buffers; the upper one reduces into the buffer it has just sent).
+fn lower_rounds(ranks: usize, place: usize) -> u32 {
+    ranks.trailing_zeros() - (place as u32).count_ones()
+}
+
+/// The bytes of rank `place`'s reductions into lines a peer's single copy has just read
+/// (the model's §15, `held_reduce`): a recursive doubling's upper partner of each round on a
+/// power of two reduces into the buffer it has just sent, `k` a round, counted after its last
+/// step where the messages exceed `eager_limit`.
+pub fn held_reduced(op: Op, algorithm: &str, spec: &Spec, place: usize, eager_limit: u64) -> u64 {
+    let p = spec.ranks;
+    match (op, algorithm) {
+        (Op::Allreduce, "recursive-doubling")
+            if p >= 2 && p.is_power_of_two() && spec.bytes > eager_limit =>
+        {
+            (place as u64 % p as u64).count_ones() as u64 * spec.bytes
+        }
+        _ => 0,
     }
 }
 
@@ -169,6 +205,8 @@ pub struct Work {
     pub copy: Option<crate::model::BySize>,
     /// The set's `held`.
     pub held: Option<f64>,
+    /// The set's `held_reduce` (None: `held`'s rate costs such reductions).
+    pub held_reduce: Option<f64>,
     /// The set's `bounce` where it costs anything: `held`'s where the set has none, at the
     /// bytes written.
     pub bounce: Option<crate::model::BySize>,
@@ -182,6 +220,7 @@ impl Work {
             oc: p.oc.unwrap_or(0.0),
             copy: p.copy.filter(|c| !c.is_zero()),
             held: p.held,
+            held_reduce: p.held_reduce,
             bounce: p.bounce_cost(),
             eager_limit: p.S,
         }
@@ -190,6 +229,15 @@ impl Work {
     /// What copying `k` bytes costs, ns.
     fn copy_ns(&self, k: u64) -> f64 {
         self.copy.map_or(0.0, |c| c.cost(k))
+    }
+
+    /// What `k` bytes reduced into lines a peer holds cost more, ns: `held_reduce` a byte,
+    /// else as a write ([`Work::held_ns`]).
+    fn held_reduce_ns(&self, k: u64) -> f64 {
+        match self.held_reduce {
+            Some(rate) => k as f64 * rate,
+            None => self.held_ns(k),
+        }
     }
 
     /// What `k` bytes written into lines a peer holds cost more, ns: `held` a byte, else
@@ -221,7 +269,9 @@ pub fn own_work(
     w: Work,
     starts: &mut [f64],
 ) -> Option<Vec<f64>> {
-    let holds = w.held.is_some_and(|h| h != 0.0) || w.bounce.is_some();
+    let holds = w.held.is_some_and(|h| h != 0.0)
+        || w.held_reduce.is_some_and(|h| h != 0.0)
+        || w.bounce.is_some();
     if w.oc == 0.0 && w.copy.is_none() && !holds {
         return None;
     }
@@ -229,13 +279,14 @@ pub fn own_work(
     for (r, t) in starts.iter_mut().enumerate() {
         let (b, a) = copies(op, algorithm, spec, r);
         let (hb, ha) = held(op, algorithm, spec, r, w.eager_limit);
+        let reduced = held_reduced(op, algorithm, spec, r, w.eager_limit);
         let oc = if receives(op, algorithm, spec, r) {
             w.oc
         } else {
             0.0
         };
         *t += w.copy_ns(b) + w.held_ns(hb);
-        after[r] = w.copy_ns(a) + w.held_ns(ha) + oc;
+        after[r] = w.copy_ns(a) + w.held_ns(ha) + w.held_reduce_ns(reduced) + oc;
     }
     after.iter().any(|&a| a != 0.0).then_some(after)
 }
@@ -338,16 +389,18 @@ mod tests {
             root,
             ..Spec::new(p, 100)
         };
-        // Recursive doubling on 4 ranks: two exchanges, the result back in the temporary.
-        assert_eq!(
-            copies(Op::Allreduce, "recursive-doubling", &spec(4, 0), 1),
-            (100, 100)
-        );
-        // On 2 ranks one exchange; on 6, the 4-rank core's two.
-        assert_eq!(
-            copies(Op::Allreduce, "recursive-doubling", &spec(2, 0), 0),
-            (100, 0)
-        );
+        // Recursive doubling on a power of two: the result back in the temporary where the rank
+        // was the lower partner (which swaps its buffers) an even number of times. On 4 ranks,
+        // rank 0 twice and rank 3 never (copied back), ranks 1 and 2 once (not).
+        for (r, back) in [(0, 100), (1, 0), (2, 0), (3, 100)] {
+            let c = copies(Op::Allreduce, "recursive-doubling", &spec(4, 0), r);
+            assert_eq!(c, (100, back), "rank {r}");
+        }
+        // On 2 ranks rank 0 once, rank 1 never; on 6, the 4-rank core's two rounds.
+        for (r, back) in [(0, 0), (1, 100)] {
+            let c = copies(Op::Allreduce, "recursive-doubling", &spec(2, 0), r);
+            assert_eq!(c, (100, back), "rank {r}");
+        }
         assert_eq!(
             copies(Op::Allreduce, "recursive-doubling", &spec(6, 0), 3),
             (100, 100)

@@ -97,6 +97,11 @@ pub struct Params {
     /// `bounce`, as before it was measured on its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<f64>,
+    /// [`Params::held`] for a collective's reduction into such lines (the result written into
+    /// the buffer it has just sent: a recursive doubling's upper partner), measured apart: a
+    /// reduction there costs more than a copy. None: `held`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_reduce: Option<f64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -194,6 +199,7 @@ impl Params {
             departs_upto: None,
             post: None,
             held: None,
+            held_reduce: None,
             bands: None,
         }
     }
@@ -247,6 +253,7 @@ impl Params {
             departs_upto: self.departs_upto,
             post: self.post,
             held: self.held,
+            held_reduce: self.held_reduce,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -270,6 +277,7 @@ impl Params {
                 departs_upto: self.departs_upto,
                 post: self.post,
                 held: self.held,
+                held_reduce: self.held_reduce,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -688,6 +696,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(held) = self.held {
             write!(f, "; held={held:.4}")?;
+        }
+        if let Some(h) = self.held_reduce {
+            write!(f, "; held_reduce={h:.4}")?;
         }
         if let Some(clean) = self.clean {
             write!(f, "; clean={clean}")?;

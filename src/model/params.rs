@@ -83,6 +83,8 @@ pub struct Overrides {
     /// What a collective's own write into lines its peer has just read costs more, ns a byte
     /// (`--held`, the model's §15).
     pub held: Option<f64>,
+    /// The same for a collective's reduction into such lines (`--held-reduce`).
+    pub held_reduce: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -125,6 +127,8 @@ pub struct Resolved {
     pub post_source: Source,
     /// Where `params.held` came from (unused while it is None: such writes cost `bounce`).
     pub held_source: Source,
+    /// Where `params.held_reduce` came from (unused while it is None: `held` costs them).
+    pub held_reduce_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -181,6 +185,8 @@ impl Resolved {
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
         let held = p.held.map(|v| ("held".to_string(), v, &self.held_source));
+        let held_reduce =
+            (p.held_reduce).map(|v| ("held_reduce".to_string(), v, &self.held_reduce_source));
         named
             .into_iter()
             .chain(poll)
@@ -193,6 +199,7 @@ impl Resolved {
             .chain(departs)
             .chain(post)
             .chain(held)
+            .chain(held_reduce)
     }
 }
 
@@ -455,6 +462,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(v) = ov.held {
         (p.held, held_source) = (Some(v), Source::Flag);
     }
+    let mut held_reduce_source = source.clone();
+    if let Some(v) = ov.held_reduce {
+        (p.held_reduce, held_reduce_source) = (Some(v), Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -515,6 +526,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("oc", p.oc.unwrap_or(0.0)),
         ("post", p.post.unwrap_or(0.0)),
         ("held", p.held.unwrap_or(0.0)),
+        ("held_reduce", p.held_reduce.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -534,6 +546,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     // (`gamma` and `copy` are checked as they are made: [`BySize`])
     if let Some(why) = post_invalid(p.post)
         .or_else(|| held_invalid(p.held))
+        .or_else(|| held_invalid(p.held_reduce).map(|w| w.replace("held =", "held_reduce =")))
         .or_else(|| oc_invalid(p.oc))
         .or_else(|| cores_invalid(p.cores))
     {
@@ -552,6 +565,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         departs_source,
         post_source,
         held_source,
+        held_reduce_source,
         split_sources,
         others: Vec::new(),
     })
@@ -871,6 +885,7 @@ struct Extras {
     departs_upto: Option<u64>,
     post: Option<f64>,
     held: Option<f64>,
+    held_reduce: Option<f64>,
 }
 
 impl Extras {
@@ -891,6 +906,7 @@ impl Extras {
             departs_upto: self.departs_upto,
             post: self.post,
             held: self.held,
+            held_reduce: self.held_reduce,
             ..p
         }
     }
@@ -913,8 +929,10 @@ impl Extras {
         let cores = optional_number(table, "cores")?;
         let post = optional_number(table, "post")?;
         let held = optional_number(table, "held")?;
+        let held_reduce = optional_number(table, "held_reduce")?;
         if let Some(why) = post_invalid(post)
             .or_else(|| held_invalid(held))
+            .or_else(|| held_invalid(held_reduce).map(|w| w.replace("held =", "held_reduce =")))
             .or_else(|| oc_invalid(oc))
             .or_else(|| cores_invalid(cores))
         {
@@ -955,6 +973,7 @@ impl Extras {
             departs_upto,
             post,
             held,
+            held_reduce,
         })
     }
 }
@@ -1137,7 +1156,8 @@ pub fn params_toml(p: &Params) -> String {
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"))
-        + &p.held.map_or(String::new(), |v| format!("held = {v:?}\n"));
+        + &p.held.map_or(String::new(), |v| format!("held = {v:?}\n"))
+        + &(p.held_reduce).map_or(String::new(), |v| format!("held_reduce = {v:?}\n"));
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",

@@ -615,10 +615,11 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 14] = [
+    const EXTRAS: [&str; 15] = [
         "departs_upto",
         "post",
         "held",
+        "held_reduce",
         "poll",
         "gamma",
         "oc",
@@ -698,6 +699,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::held_invalid(held) {
         return Err(why);
     }
+    let held_reduce = optional("held_reduce")?;
+    if let Some(why) = crate::model::held_invalid(held_reduce) {
+        return Err(why.replace("held =", "held_reduce ="));
+    }
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -722,6 +727,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             departs_upto,
             post,
             held,
+            held_reduce,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -740,6 +746,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         departs_upto,
         post,
         held,
+        held_reduce,
         ..Params::from_named(num, int)?
     })
 }
@@ -806,6 +813,7 @@ fn extras_fields(p: &Params) -> String {
             .map_or(String::new(), |d| format!(" departs_upto={d}"))
         + &p.post.map_or(String::new(), |v| format!(" post={v}"))
         + &p.held.map_or(String::new(), |v| format!(" held={v}"))
+        + &(p.held_reduce).map_or(String::new(), |v| format!(" held_reduce={v}"))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has

@@ -260,6 +260,8 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     // for every size is the extras'): as the `clean`s.
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Copy)?;
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Gamma)?;
+    // Then each set's `held_reduce` (NaN: none), where one has it (the model's §15).
+    (input, ()) = each_value(input, &mut main, &mut others, HELD_REDUCE)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -345,6 +347,12 @@ const POST: Value = (
 const HELD: Value = (
     "a parameter set's held (f64)",
     |p| &mut p.held,
+    crate::model::held_invalid,
+);
+
+const HELD_REDUCE: Value = (
+    "a parameter set's held_reduce (f64)",
+    |p| &mut p.held_reduce,
     crate::model::held_invalid,
 );
 

@@ -127,7 +127,8 @@ impl<W: Write> Writer<W> {
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
         let by_size = |param| sets().any(|p| at_sizes(p, param).is_some());
-        let sized = by_size(SizeParam::Copy) || by_size(SizeParam::Gamma);
+        let reducing = sets().any(|p| p.held_reduce.is_some());
+        let sized = reducing || by_size(SizeParam::Copy) || by_size(SizeParam::Gamma);
         let oneway = sized || sets().any(|p| p.clean_oneway.is_some());
         let bouncing = oneway || sets().any(|p| bounce_at_sizes(p).is_some());
         let holding = bouncing || sets().any(|p| p.held.is_some());
@@ -184,6 +185,12 @@ impl<W: Write> Writer<W> {
                 put_by_size(&mut j, p, &meta.other_params, |q| {
                     at_sizes(q, SizeParam::Gamma)
                 });
+            }
+            // Then each set's `held_reduce` (NaN: none), where one has it.
+            if reducing {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.held_reduce.unwrap_or(f64::NAN).to_le_bytes());
+                }
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;
