@@ -420,24 +420,24 @@ mpi_job coll_clean-2 2 yes "$T/coll_clean" LOGGPS_TRACE_CACHE=65536
 check_trace coll_clean-2 2
 if [[ -n $PREDICT && -s $OUT/coll_clean-2.bin ]]; then
     "$PREDICT" convert "$OUT/coll_clean-2.bin" "$OUT/coll_clean-2.txt" 2>"$OUT/coll_clean-2.convert" || true
-    flagged=$(awk '$2 ~ /^MPI_/ { n[$1 " " $2]++; if ($0 ~ /flags=[a-z_|]*clean/) print $1, $2, n[$1 " " $2] }' \
-        "$OUT/coll_clean-2.txt" | paste -sd, -)
-    expected="0 MPI_Bcast 2,0 MPI_Allgather 2,0 MPI_Reduce 1,0 MPI_Bcast 6,1 MPI_Allgather 2,1 MPI_Reduce 1,1 MPI_Send 2"
-    if [[ $flagged == "$expected" ]]; then
-        pass "coll_clean: the collectives' send buffers unchanged since their last send are flagged"
-    else
-        fail "coll_clean: flagged \`$flagged\`, expected \`$expected\`"
-        cat "$OUT/coll_clean-2.convert"
-    fi
-    # receive buffers the rank sent from, a cache's worth of bytes ago at most: `bounced`
-    flagged=$(awk '$2 ~ /^MPI_/ { n[$1 " " $2]++; if ($0 ~ /flags=[a-z_|]*bounced/) print $1, $2, n[$1 " " $2] }' \
-        "$OUT/coll_clean-2.txt" | paste -sd, -)
-    expected="0 MPI_Alltoall 2,1 MPI_Bcast 3,1 MPI_Alltoall 2"
-    if [[ $flagged == "$expected" ]]; then
-        pass "coll_clean: the collectives' receive buffers the rank last sent from are flagged bounced"
-    else
-        fail "coll_clean: flagged bounced \`$flagged\`, expected \`$expected\`"
-    fi
+    # flagged FLAG: the records with FLAG, each as its rank, routine and that routine's call
+    # number at the rank, comma-separated
+    flagged() {
+        awk -v f="$1" '$2 ~ /^MPI_/ { n[$1 " " $2]++; if ($0 ~ ("flags=[a-z_|]*" f)) print $1, $2, n[$1 " " $2] }' \
+            "$OUT/coll_clean-2.txt" | paste -sd, -
+    }
+    for want in "clean:0 MPI_Bcast 2,0 MPI_Allgather 2,0 MPI_Reduce 1,0 MPI_Bcast 6,1 MPI_Allgather 2,1 MPI_Reduce 1,1 MPI_Send 2" \
+        "bounced:0 MPI_Alltoall 2,1 MPI_Bcast 3,1 MPI_Alltoall 2"; do
+        # (`bounced`: receive buffers the rank sent from, a cache's worth of bytes ago at most)
+        flag=${want%%:*} expected=${want#*:}
+        got=$(flagged "$flag")
+        if [[ $got == "$expected" ]]; then
+            pass "coll_clean: the collectives' buffers flagged $flag are those expected"
+        else
+            fail "coll_clean: flagged $flag \`$got\`, expected \`$expected\`"
+            cat "$OUT/coll_clean-2.convert"
+        fi
+    done
 fi
 
 # request identity (tests/requests.c): several live requests with one handle value (small
