@@ -151,7 +151,7 @@ pub fn held_reduced(op: Op, algorithm: &str, spec: &Spec, place: usize, eager_li
         (Op::Allreduce, "recursive-doubling")
             if p >= 2 && p.is_power_of_two() && spec.bytes > eager_limit =>
         {
-            (place as u64 % p as u64).count_ones() as u64 * spec.bytes
+            (place as u64).count_ones() as u64 * spec.bytes
         }
         _ => 0,
     }
