@@ -149,28 +149,40 @@ fn calibrate(
     assert!(stdout.contains("post        "), "{stdout}");
     // gamma, from the library's own reduction of doubles: no core adds faster than 1 TB/s of
     // them, and none this slow (100 MB/s) runs MPI programs.
-    // By size (the model's §15): the probe's six sizes, 1 KiB to 1 MiB, each its time a byte.
-    let sizes = [1024, 4096, 16384, 65536, 262_144, 1_048_576];
+    // By size (the model's §15): the probe's seven sizes, one double (8 B: the call's fixed
+    // cost, under 5 µs however slow the core) and 1 KiB to 1 MiB, each its time a byte.
+    let sizes = [8, 1024, 4096, 16384, 65536, 262_144, 1_048_576];
+    let sane = |k: u64, rate: f64| match k {
+        8 => rate > 0.0 && rate * 8.0 < 5_000.0,
+        _ => rate > 0.001 && rate < 10.0,
+    };
     let gamma = p.gamma.unwrap_or_else(|| panic!("gamma in:\n{text}"));
     let at: Vec<u64> = gamma.points().iter().map(|x| x.0).collect();
     assert_eq!(at, sizes, "gamma's sizes\n{text}");
     for &(k, g) in gamma.points() {
-        assert!(g > 0.001 && g < 10.0, "gamma = {g} at {k} B\n{text}");
+        assert!(sane(k, g), "gamma = {g} at {k} B\n{text}");
     }
-    assert!(text.contains("gamma = [[1024, "), "{text}");
+    assert!(text.contains("gamma = [[8, "), "{text}");
     assert!(
         stdout.contains("gamma ") && stdout.contains(" at 1048576 B"),
         "{stdout}"
     );
-    // copy, memcpy over 1 KiB–1 MiB: no core copies faster than 1 TB/s or slower than 100 MB/s
+    // copy, memcpy over 8 B–1 MiB: no core copies faster than 1 TB/s or slower than 100 MB/s
     // from its own cache and memory (0.001–10 ns/B), at each size.
     let copy = p.copy.unwrap_or_else(|| panic!("copy in:\n{text}"));
     let at: Vec<u64> = copy.points().iter().map(|x| x.0).collect();
     assert_eq!(at, sizes, "copy's sizes\n{text}");
     for &(k, c) in copy.points() {
-        assert!(c > 0.001 && c < 10.0, "copy = {c} at {k} B\n{text}");
+        assert!(sane(k, c), "copy = {c} at {k} B\n{text}");
     }
     assert!(stdout.contains("copy "), "{stdout}");
+    // alloc, a malloc and free of a collective's temporary: a real call, under 10 µs.
+    let alloc = p.alloc.unwrap_or_else(|| panic!("alloc in:\n{text}"));
+    assert!(alloc > 0.0 && alloc < 10_000.0, "alloc = {alloc}\n{text}");
+    assert!(
+        stdout.contains("alloc       ") && stdout.contains("clock's own"),
+        "{stdout}"
+    );
     // Open MPI 4.1 on shared memory has no progress thread: a posted receive's message waits
     // for its rank's next MPI call, which the probe sees and the file says.
     assert!(p.progress_at_calls, "{stdout}\n{text}");

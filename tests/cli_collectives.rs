@@ -457,21 +457,25 @@ fn reduction_cost_travels_with_the_parameters() {
     std::fs::write(&toml, loggps_predict::model::params_toml(&with_gamma)).unwrap();
     let (t, _) = predicted(&[&free, "--params", toml.to_str().unwrap()]);
     assert!((t - base - 3000.0).abs() < 1e-6, "from a file: {t}");
-    // By size (the model's §15), at the vector's 1000 B: 1 ns/B at 100 B and 5 at 10,000 B,
-    // halfway in log k, 3 ns/B: 3000 ns again, from a file, the trace's own line and its
-    // binary form.
+    // By size (the model's §15), at the vector's 1000 B: 1 ns/B at 100 B (100 ns) and 5 at
+    // 10,000 B (50,000 ns), the time interpolated in k: 100 + 49,900 · 900 / 9,900 =
+    // 4,636.36 ns, from a file, the trace's own line and its binary form.
     let sized = dir.path().join("sized.toml");
     let text = std::fs::read_to_string(&toml).unwrap();
     let table = text.replace("gamma = 3.0", "gamma = [[100, 1.0], [10000, 5.0]]");
     assert_ne!(table, text);
     std::fs::write(&sized, table).unwrap();
     let (t, p) = predicted(&[&free, "--params", sized.to_str().unwrap()]);
-    assert!((t - base - 3000.0).abs() < 1e-6, "by size from a file: {t}");
+    let by_hand = 100.0 + 49_900.0 * 900.0 / 9_900.0;
+    assert!(
+        (t - base - by_hand).abs() < 1e-6,
+        "by size from a file: {t}"
+    );
     assert_eq!(p["gamma@10000"]["value"].as_f64(), Some(5.0), "{p}");
     let by_size = trace(" gamma=100:1,10000:5");
     let (t, _) = predicted(&[&by_size]);
     assert!(
-        (t - base - 3000.0).abs() < 1e-6,
+        (t - base - by_hand).abs() < 1e-6,
         "by size from the trace: {t}"
     );
     let bin = dir.path().join("sized.bin");
@@ -482,7 +486,7 @@ fn reduction_cost_travels_with_the_parameters() {
     );
     let (t, _) = predicted(&[bin.to_str().unwrap()]);
     assert!(
-        (t - base - 3000.0).abs() < 1e-6,
+        (t - base - by_hand).abs() < 1e-6,
         "by size from the binary: {t}"
     );
     let v = json(&[&embedded, "--sweep", "gamma=0,4", "--format", "json"]);
@@ -724,9 +728,10 @@ fn myrinet_collective_ns(
 /// starts `copy · 1000` later and the whole schedule moves by it (0.5 ns/B: 500 ns). Recursive
 /// doubling on 4 ranks copies into its temporary and, after its two exchanges, back: 1000 ns.
 /// A Bcast copies nothing. By size (a parameter file's `copy = [[100, 0.25], [10000, 0.75]]`:
-/// at 1000 bytes, halfway in log k, 0.5 ns/B) the same; at 100 bytes a copy costs 0.25 ns/B
-/// (the ring Allreduce of 100 bytes moved by 25 ns), at 100,000 (beyond the last size) 0.75
-/// (75,000 ns).
+/// 25 ns at 100 B and 7,500 at 10,000, the time interpolated in k: a copy of 1000 bytes
+/// 25 + 7,475 · 900 / 9,900 = 704.55 ns, the recursive doubling's two 1,409.09); at 100 bytes
+/// a copy costs 0.25 ns/B (the ring Allreduce of 100 bytes moved by 25 ns), at 100,000 (beyond
+/// the last size) 0.75 (75,000 ns).
 #[test]
 fn a_collectives_copies_move_it_by_their_bytes() {
     let time = |op: &str, algorithm: &str, copy: &str| {
@@ -778,7 +783,8 @@ fn a_collectives_copies_move_it_by_their_bytes() {
         let d = time(op, algorithm, "0.5") - time(op, algorithm, "0");
         assert!((d - moved).abs() < 1e-6, "{op} {algorithm}: {d}");
         let d = from(op, algorithm, "1000", &sized) - from(op, algorithm, "1000", &none);
-        assert!((d - moved).abs() < 1e-6, "{op} {algorithm} by size: {d}");
+        let by_size = moved / 500.0 * (25.0 + 7_475.0 * 900.0 / 9_900.0);
+        assert!((d - by_size).abs() < 1e-6, "{op} {algorithm} by size: {d}");
     }
     for (bytes, moved) in [("100", 25.0), ("100000", 75_000.0)] {
         let d = from("allreduce", "ring", bytes, &sized) - from("allreduce", "ring", bytes, &none);
@@ -891,6 +897,73 @@ fn a_recursive_doublings_reductions_into_the_buffer_it_sent_cost_held_reduce() {
     assert_eq!(negative.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&negative.stderr);
     assert!(stderr.contains("held_reduce = -1"), "{stderr}");
+}
+
+/// `alloc` (the model's §15): each temporary buffer an algorithm allocates costs it before its
+/// first step, counted from Open MPI 4.1's sources. Myrinet, 1,000 bytes, `alloc` 100 ns: a
+/// recursive doubling on 4 ranks allocates one at every rank, the whole schedule 100 ns later;
+/// a recursive halving reduce-scatter on 2 ranks five (its displacements, two vectors, two
+/// arrays of counts), 500 ns; a binomial Bcast none. From a trace's own line, its binary
+/// conversion and a parameter file alike (2 ranks calling an Allreduce at 0): 100 ns; a
+/// negative value refused naming it.
+#[test]
+fn a_collectives_temporaries_cost_alloc() {
+    for (op, algorithm, ranks, more) in [
+        ("allreduce", "recursive-doubling", "4", 100.0),
+        ("reduce_scatter", "recursive-halving", "2", 500.0),
+        ("bcast", "binomial", "4", 0.0),
+    ] {
+        let time =
+            |alloc: &str| myrinet_collective_ns(op, algorithm, ranks, "1000", &["--alloc", alloc]);
+        let d = time("100") - time("0");
+        assert!((d - more).abs() < 1e-6, "{op} {algorithm}: {d}");
+    }
+    let allreduce = |params: &str| {
+        let line = "params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383";
+        let mut t = format!("loggps-trace 1\nranks 2\n{line}{params}\n");
+        for r in 0..2 {
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 60 bytes=1000 recv_bytes=1000\n\
+                 {r} MPI_Finalize 60 70\n"
+            );
+        }
+        t
+    };
+    let (d, free) = text_trace("free.txt", &allreduce(""));
+    let (_a, allocating) = text_trace("alloc.txt", &allreduce(" alloc=100"));
+    let bin = d.path().join("alloc.bin");
+    assert!(
+        run(&["convert", &allocating, bin.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let toml = d.path().join("alloc.toml");
+    let p = loggps_predict::model::Params {
+        alloc: Some(100.0),
+        ..loggps_predict::model::Params::preset("myrinet").unwrap()
+    };
+    std::fs::write(&toml, loggps_predict::model::params_toml(&p)).unwrap();
+    let coll = ["--coll", "allreduce=recursive-doubling", "--format", "json"];
+    let runtime = |path: &str, extra: &[&str]| {
+        let args = [&[path][..], &coll[..], extra].concat();
+        json(&args)["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    let base = runtime(&free, &[]);
+    let file = ["--params", toml.to_str().unwrap()];
+    for (what, ns) in [
+        ("the trace", runtime(&allocating, &[])),
+        ("the binary", runtime(bin.to_str().unwrap(), &[])),
+        ("the file", runtime(&free, &file)),
+    ] {
+        assert!(
+            (ns - base - 100.0).abs() < 1e-3,
+            "{what}: {ns} against {base}"
+        );
+    }
+    let negative = run(&[&free, "--platform", "myrinet", "--alloc", "-1"]);
+    assert_eq!(negative.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&negative.stderr);
+    assert!(stderr.contains("alloc = -1"), "{stderr}");
 }
 
 /// A collective's receive buffer the tracer flagged `bounced` (the rank last sent from those

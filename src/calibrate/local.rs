@@ -43,6 +43,10 @@ pub(super) struct Local {
     pub(super) copy_ns: (f64, f64),
     /// The aligned copies over [`reduce::SIZES`], and their line.
     pub(super) copying: Reduction,
+    /// A `malloc` and `free` of each of [`reduce::SIZES`], ns (the probe's `alloc` lines).
+    pub(super) allocs: Vec<(u64, f64)>,
+    /// The clock's own interval, taken out of each of the probes' medians above, ns.
+    pub(super) clock_ns: f64,
     /// The held probe's sizes and medians (its `--held`): a memcpy into the buffer just sent
     /// and into one not sent, a reduction into each, ns.
     pub(super) held: Vec<(u64, [f64; 4])>,
@@ -94,6 +98,43 @@ pub fn held_finding(held: &[(u64, [f64; 4])], limit: u64) -> Option<String> {
     ))
 }
 
+/// The least a timed copy, reduction or allocation is taken to cost once the clock's own
+/// interval is out of it, ns (a median at or under the clock's is noise around it).
+const MIN_WORK_NS: f64 = 0.5;
+
+/// The most bytes of a temporary whose allocation [`alloc_ns`] takes in: the small ones that
+/// glibc's per-thread cache serves (up to 1,032 B), as a small collective's temporaries and
+/// every algorithm's arrays of displacements are. Larger ones take from its bins at about
+/// twice the cost (70–115 ns against 40–45 here), and from 128 KiB on, where it maps memory,
+/// a cost that depends on what the program allocated before: neither is modeled.
+pub const ALLOC_MAX_BYTES: u64 = 1024;
+
+/// What a collective's temporary costs (the model's §15 `alloc`): the median over the probe's
+/// sizes up to [`ALLOC_MAX_BYTES`] of a `malloc` and `free`, ns; None where it timed none.
+pub fn alloc_ns(allocs: &[(u64, f64)]) -> Option<f64> {
+    let each: Vec<f64> = (allocs.iter())
+        .filter(|(k, _)| *k <= ALLOC_MAX_BYTES)
+        .map(|p| p.1)
+        .collect();
+    (!each.is_empty()).then(|| super::fit::median(&each))
+}
+
+/// [`alloc_ns`] in words, with the probe's figures and the clock's interval taken out of
+/// them; None where the probe timed no allocation.
+pub fn alloc_finding(c: &super::Calibration) -> Option<String> {
+    let ns = alloc_ns(&c.allocs)?;
+    let each: Vec<String> = (c.allocs.iter())
+        .map(|(k, t)| format!("{k} B {t:.0}"))
+        .collect();
+    Some(format!(
+        "{ns:.0} ns a collective's temporary buffer (malloc and free, the median up to \
+         {ALLOC_MAX_BYTES} B: {} ns; the model's §15); the clock's own {:.0} ns taken out of \
+         each copy, reduction and allocation timed",
+        each.join(", "),
+        c.clock_ns
+    ))
+}
+
 /// Batches of failed polls the round-trip program times (`--poll`).
 const POLL_BATCHES: u32 = 101;
 
@@ -138,7 +179,15 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         })
     };
     let (median, post) = (first("poll"), first("post"));
-    let reduction = Reduction::fit(reduce::parse(&text));
+    // Each repetition of the local probes holds one interval of the clock's own (older builds
+    // print none: nothing taken out).
+    let clock = first("clock").unwrap_or(0.0);
+    let net = |t: f64| (t - clock).max(MIN_WORK_NS);
+    let reduction = Reduction::fit(
+        (reduce::parse(&text).into_iter())
+            .map(|(k, t)| (k, net(t)))
+            .collect(),
+    );
     let progress = text
         .lines()
         .find_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
@@ -149,9 +198,15 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
             ["copy", k, aligned, aliased, ..] => Some((
                 k.parse().ok()?,
-                aligned.parse().ok()?,
-                aliased.parse().ok()?,
+                net(aligned.parse().ok()?),
+                net(aliased.parse().ok()?),
             )),
+            _ => None,
+        })
+        .collect();
+    let allocs: Vec<(u64, f64)> = (text.lines())
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["alloc", k, t, ..] => Some((k.parse().ok()?, net(t.parse().ok()?))),
             _ => None,
         })
         .collect();
@@ -186,6 +241,8 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
                 progress_rtt_ns: rtt,
                 copy_ns,
                 copying,
+                allocs,
+                clock_ns: clock,
                 held,
                 line_ns,
             })

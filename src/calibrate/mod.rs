@@ -28,8 +28,8 @@ pub use limit::{EagerAbove, MISS};
 use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
-    COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, copy_finding, held_finding, held_rate,
-    held_reduce_rate, moves_only_in_calls,
+    ALLOC_MAX_BYTES, COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, alloc_finding, alloc_ns,
+    copy_finding, held_finding, held_rate, held_reduce_rate, moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
@@ -121,6 +121,12 @@ pub struct Calibration {
     /// The aligned memcpy timed over [`reduce::SIZES`]: `fit.params.copy` by size (the model's
     /// §15).
     pub copying: Reduction,
+    /// A `malloc` and `free` of each of [`reduce::SIZES`], ns: `fit.params.alloc` (the model's
+    /// §15).
+    pub allocs: Vec<(u64, f64)>,
+    /// The clock's own interval (two reads with nothing between), taken out of the copy,
+    /// reduction and allocation probes' medians, ns.
+    pub clock_ns: f64,
     /// The traced loop of small collectives `fit.params.oc` is fitted to (None: no tracer).
     pub oc_fit: Option<OcFit>,
     /// The sweep under [`Options::eager_mpirun`] whose eager bands above `S` the set keeps.
@@ -1105,6 +1111,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         .or_else(|| one(SizeParam::Gamma, local.reduction.gamma));
     fit.params.copy = (local.copying.by_size(SizeParam::Copy))
         .or_else(|| one(SizeParam::Copy, local.copying.gamma));
+    fit.params.alloc = alloc_ns(&local.allocs);
     fit.params.post = Some(local.post_ns);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
@@ -1270,6 +1277,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         held: local.held,
         held_set,
         copying: local.copying,
+        allocs: local.allocs,
+        clock_ns: local.clock_ns,
         oc_fit,
         eager_above,
         exchanges,
@@ -1327,6 +1336,7 @@ fn fit_other(
         gamma: main.gamma,
         oc: None,
         copy: main.copy,
+        alloc: main.alloc,
         post: main.post,
         class: main.class,
         progress_at_calls: main.progress_at_calls,
@@ -1564,6 +1574,9 @@ pub fn params_file(c: &Calibration) -> String {
         hi.map_or(0, |p| p.0),
         c.copying.intercept_ns
     ));
+    if let Some(text) = alloc_finding(c) {
+        s.push_str(&format!("# alloc: {text}\n"));
+    }
     s.push_str(&format!("# oc: {}\n", collectives_finding(c, false)));
     if let Some(text) = c.oc_fit.as_ref().and_then(|f| f.kinds_finding()) {
         s.push_str(&format!("# collectives: {text}\n"));
@@ -1755,6 +1768,15 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// `alloc` from the probe's medians (the clock's interval already out, ns): the median of
+    /// those up to 1 KiB, 40 and 44: 42; the larger ones' (90, 110) left out; none timed: None.
+    #[test]
+    fn alloc_is_the_small_temporaries_median() {
+        let probe = [(8, 40.0), (1024, 44.0), (16384, 90.0), (65536, 110.0)];
+        assert_eq!(alloc_ns(&probe), Some(42.0));
+        assert_eq!(alloc_ns(&probe[2..]), None);
     }
 
     /// `held` from the held probe's medians (hand-made, ns): a memcpy into the buffer just sent

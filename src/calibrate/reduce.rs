@@ -5,9 +5,10 @@
 
 use crate::model::{BySize, SizeParam};
 
-/// Vector sizes timed, bytes: from one that fits the first-level cache to one that does not
-/// fit the second, as a reducing collective's steps span.
-pub const SIZES: [u64; 6] = [1024, 4096, 16384, 65536, 262_144, 1_048_576];
+/// Vector sizes timed, bytes: from one double (a call's fixed cost) and one that fits the
+/// first-level cache to one that does not fit the second, as a reducing collective's steps
+/// span.
+pub const SIZES: [u64; 7] = [8, 1024, 4096, 16384, 65536, 262_144, 1_048_576];
 
 /// The reduction's measured medians and the line fitted to them.
 #[derive(Clone, Debug, PartialEq)]

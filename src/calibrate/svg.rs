@@ -335,6 +335,8 @@ mod tests {
             held: Vec::new(),
             held_set: None,
             copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
+            allocs: Vec::new(),
+            clock_ns: 0.0,
             oc_fit: None,
             eager_above: None,
             exchanges: None,

@@ -128,6 +128,11 @@ pub struct ParamArgs {
         allow_hyphen_values = true
     )]
     pub held_reduce: Option<f64>,
+    /// What a modeled collective's temporary buffer costs, ns (its malloc and free; Open MPI's
+    /// implementations allocate none to five a call: the model's §15); default: the
+    /// parameters' (`calibrate` measures it), else 0
+    #[arg(long = "alloc", value_name = "NS", allow_hyphen_values = true)]
+    pub alloc: Option<f64>,
     /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
     /// trace's `clean` sends: data written long before, as a halo sent from buffers written
     /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
@@ -221,6 +226,7 @@ impl ParamArgs {
             post: self.post,
             held: self.held,
             held_reduce: self.held_reduce,
+            alloc: self.alloc,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -365,6 +371,7 @@ impl ModelArgs {
                     ("--post", p.post.is_some()),
                     ("--held", p.held.is_some()),
                     ("--held-reduce", p.held_reduce.is_some()),
+                    ("--alloc", p.alloc.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

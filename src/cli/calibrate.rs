@@ -495,6 +495,9 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
     println!("gamma       {}", c.reduction.described(what));
     let what = "memcpy between page-aligned buffers";
     println!("copy        {}", c.copying.described(what));
+    if let Some(text) = calibrate::alloc_finding(c) {
+        println!("alloc       {text}");
+    }
     println!("progress    {}", calibrate::progress_finding(c));
     println!(
         "oc          {:.0} ns a collective call: {}",

@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 21] = [
+        const LOGGPS_SWEPT: [&str; 22] = [
             "L",
             "o",
             "Os",
@@ -71,6 +71,7 @@ impl Sweep {
             "post",
             "held",
             "held_reduce",
+            "alloc",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -287,6 +288,7 @@ impl Sweep {
             "post" => &mut p.post,
             "held" => &mut p.held,
             "held_reduce" => &mut p.held_reduce,
+            "alloc" => &mut p.alloc,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

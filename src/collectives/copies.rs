@@ -157,6 +157,87 @@ pub fn held_reduced(op: Op, algorithm: &str, spec: &Spec, place: usize, eager_li
     }
 }
 
+/// The temporary buffers rank `place` allocates and frees in one call of `op` by `algorithm`
+/// on `spec`, as Open MPI 4.1's `coll/base` implementations do (v4.1.x; each freed before the
+/// call returns; the communicator's cached request arrays and trees not counted): a buffer of
+/// the vector, of a block, or a small array of displacements alike, each costing `alloc`
+/// (the model's §15).
+pub fn temporaries(op: Op, algorithm: &str, spec: &Spec, place: usize) -> u32 {
+    let p = spec.ranks;
+    if p < 2 {
+        return 0;
+    }
+    let v = (place + p - spec.root % p) % p;
+    // A binomial reduction's (`ompi_coll_base_reduce_generic`, one segment): a rank with
+    // children allocates a buffer to receive into, a second with two or more, and one to
+    // accumulate into where it is not the root; a leaf none.
+    let reducing_tree = |v: usize| {
+        let children = binomial_children(v, p);
+        match (children, v) {
+            (0, _) => 0,
+            (c, 0) => 1 + u32::from(c >= 2),
+            (c, _) => 2 + u32::from(c >= 2),
+        }
+    };
+    match (op, algorithm) {
+        (Op::Allreduce, "recursive-doubling") => 1,
+        // A block to receive into, a second on more than 2 ranks.
+        (Op::Allreduce, "ring") => 1 + u32::from(p > 2),
+        // The vector and four arrays of the steps' counts and displacements.
+        (Op::Allreduce, "rabenseifner") => 5,
+        // A reduce to rank 0, then a broadcast (which allocates none).
+        (Op::Allreduce, _) => reducing_tree(place),
+        (Op::Reduce, "binomial") => reducing_tree(v),
+        // The root's buffer for the others' vectors.
+        (Op::Reduce, "linear") => u32::from(v == 0),
+        (Op::Reduce, _) => 4 + if v == 0 { 1 } else { 2 },
+        // The root's receive buffer where it is not rank 0, an even place's temporary.
+        (Op::Gather, "binomial") => u32::from(if v == 0 {
+            !spec.root.is_multiple_of(p)
+        } else {
+            v.is_multiple_of(2)
+        }),
+        (Op::Scatter, "binomial") => u32::from(if v == 0 {
+            !spec.root.is_multiple_of(p)
+        } else {
+            binomial_children(v, p) > 0
+        }),
+        (Op::Allgather, "bruck") => u32::from(place != 0),
+        // The rotated vector and two arrays of the steps' blocks.
+        (Op::Alltoall, "bruck") => 3,
+        // Its displacements, two vectors, two arrays of the core's counts (a rank folded away
+        // takes no part in the core).
+        (Op::ReduceScatter, "recursive-halving") => {
+            let rem = p - (1 << p.ilog2());
+            if place < 2 * rem && place.is_multiple_of(2) {
+                3
+            } else {
+                5
+            }
+        }
+        // Its displacements, the accumulator, a block to receive into (two on more than 2).
+        (Op::ReduceScatter, "ring") => 3 + u32::from(p > 2),
+        // Its displacements; rank 0's reduce target.
+        (Op::ReduceScatter, _) => 1 + u32::from(place == 0),
+        (Op::Scan, "linear") => u32::from(place > 0),
+        (Op::Exscan, "linear") => u32::from(place > 0 && place + 1 < p),
+        (Op::Scan | Op::Exscan, _) => 2,
+        _ => 0,
+    }
+}
+
+/// The children of place `v` in a binomial tree of `p` places rooted at 0 (place `v`'s children
+/// are `v + 2^i` for each `2^i` below `v`'s lowest set bit, within `p`).
+fn binomial_children(v: usize, p: usize) -> u32 {
+    let mut children = 0;
+    let mut mask = 1;
+    while mask < p && v & mask == 0 {
+        children += u32::from(v + mask < p);
+        mask <<= 1;
+    }
+    children
+}
+
 /// Whether rank `place` receives anything in `op` by `algorithm` on `spec` (as
 /// [`super::build`] lays the schedule out): the root of a broadcast or scatter, rank 0 of a
 /// linear scan, the ranks of a reduce or gather that no other rank sends to (a linear one's
@@ -207,6 +288,8 @@ pub struct Work {
     pub held: Option<f64>,
     /// The set's `held_reduce` (None: `held`'s rate costs such reductions).
     pub held_reduce: Option<f64>,
+    /// The set's `alloc`, ns a temporary buffer ([`temporaries`]; 0: none).
+    pub alloc: f64,
     /// The set's `bounce` where it costs anything: `held`'s where the set has none, at the
     /// bytes written.
     pub bounce: Option<crate::model::BySize>,
@@ -221,6 +304,7 @@ impl Work {
             copy: p.copy.filter(|c| !c.is_zero()),
             held: p.held,
             held_reduce: p.held_reduce,
+            alloc: p.alloc.unwrap_or(0.0),
             bounce: p.bounce_cost(),
             eager_limit: p.S,
         }
@@ -259,11 +343,11 @@ impl Work {
     }
 }
 
-/// A modeled call's own work at each rank (the model's §8 `oc`, §15 `copy`): `starts`, each
-/// participant's call, moved to when its first step starts (its copies before); returned, what
-/// each rank's copies after its last step and, where it [`receives`], its `oc` add to its end
-/// (None: nothing). Nothing is added where `oc`, `copy` and `held` are 0, so a costing
-/// without them is unchanged.
+/// A modeled call's own work at each rank (the model's §8 `oc`, §15 `copy` and `alloc`):
+/// `starts`, each participant's call, moved to when its first step starts (its temporaries'
+/// allocation and its copies before); returned, what each rank's copies after its last step
+/// and, where it [`receives`], its `oc` add to its end (None: nothing). Nothing is added where
+/// `oc`, `copy`, `alloc` and `held` are 0, so a costing without them is unchanged.
 pub fn own_work(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: Work,
@@ -272,7 +356,7 @@ pub fn own_work(
     let holds = w.held.is_some_and(|h| h != 0.0)
         || w.held_reduce.is_some_and(|h| h != 0.0)
         || w.bounce.is_some();
-    if w.oc == 0.0 && w.copy.is_none() && !holds {
+    if w.oc == 0.0 && w.copy.is_none() && w.alloc == 0.0 && !holds {
         return None;
     }
     let mut after = vec![0.0; starts.len()];
@@ -285,7 +369,8 @@ pub fn own_work(
         } else {
             0.0
         };
-        *t += w.copy_ns(b) + w.held_ns(hb);
+        let temporaries = f64::from(temporaries(op, algorithm, spec, r)) * w.alloc;
+        *t += temporaries + w.copy_ns(b) + w.held_ns(hb);
         after[r] = w.copy_ns(a) + w.held_ns(ha) + w.held_reduce_ns(reduced) + oc;
     }
     after.iter().any(|&a| a != 0.0).then_some(after)
@@ -380,6 +465,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Counted by hand from Open MPI 4.1's `coll/base` sources (v4.1.x: each algorithm's
+    /// mallocs, freed within the call).
+    #[test]
+    fn temporaries_follow_open_mpis_implementations() {
+        let spec = |p, root| Spec {
+            root,
+            ..Spec::new(p, 8)
+        };
+        let each = |op, algorithm, p, root| -> Vec<u32> {
+            (0..p)
+                .map(|r| temporaries(op, algorithm, &spec(p, root), r))
+                .collect()
+        };
+        // Recursive halving on 2 ranks: disps, two vectors, two arrays of 2 ints; on 6 ranks
+        // ranks 0 and 2 are folded away (no core arrays).
+        assert_eq!(each(Op::ReduceScatter, "recursive-halving", 2, 0), [5, 5]);
+        assert_eq!(
+            each(Op::ReduceScatter, "recursive-halving", 6, 0),
+            [3, 5, 3, 5, 5, 5]
+        );
+        assert_eq!(each(Op::ReduceScatter, "ring", 2, 0), [3, 3]);
+        assert_eq!(each(Op::Allreduce, "recursive-doubling", 2, 0), [1, 1]);
+        assert_eq!(each(Op::Allreduce, "ring", 4, 0), [2, 2, 2, 2]);
+        // A linear reduce's root alone; a binomial one on 8 ranks: the root (3 children) 2,
+        // place 4 (2 children, not the root) 3, places 2 and 6 (1 child) 2, the odd leaves 0.
+        assert_eq!(each(Op::Reduce, "linear", 2, 0), [1, 0]);
+        assert_eq!(each(Op::Reduce, "binomial", 8, 0), [2, 0, 2, 0, 3, 0, 2, 0]);
+        // Rooted at 1 of 2: the root is place 0.
+        assert_eq!(each(Op::Reduce, "binomial", 2, 1), [0, 1]);
+        // Scan: every rank but 0; exscan: the middle ranks.
+        assert_eq!(each(Op::Scan, "linear", 3, 0), [0, 1, 1]);
+        assert_eq!(each(Op::Exscan, "linear", 3, 0), [0, 1, 0]);
+        // A binomial gather to root 1 of 4: places 0 and 2 from the root (ranks 1, 3) and the
+        // root itself, not rank 0.
+        assert_eq!(each(Op::Gather, "binomial", 4, 1), [0, 1, 0, 1]);
+        assert_eq!(each(Op::Gather, "binomial", 4, 0), [0, 0, 1, 0]);
+        assert_eq!(each(Op::Allgather, "bruck", 3, 0), [0, 1, 1]);
+        for (op, algorithm) in [(Op::Bcast, "binomial"), (Op::Barrier, "dissemination")] {
+            assert_eq!(each(op, algorithm, 4, 0), [0, 0, 0, 0]);
+        }
+        assert_eq!(temporaries(Op::Allreduce, "ring", &spec(1, 0), 0), 0);
     }
 
     /// Counted by hand from Open MPI 4.1's `coll/base` sources (see each arm).

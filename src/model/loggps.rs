@@ -102,6 +102,11 @@ pub struct Params {
     /// reduction there costs more than a copy. None: `held`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_reduce: Option<f64>,
+    /// What a modeled collective's temporary buffer costs, ns (its `malloc` and `free`, the
+    /// model's §15): Open MPI's implementations allocate one or more a call
+    /// (`collectives::copies::temporaries`). None: nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc: Option<f64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -200,6 +205,7 @@ impl Params {
             post: None,
             held: None,
             held_reduce: None,
+            alloc: None,
             bands: None,
         }
     }
@@ -254,6 +260,7 @@ impl Params {
             post: self.post,
             held: self.held,
             held_reduce: self.held_reduce,
+            alloc: self.alloc,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -278,6 +285,7 @@ impl Params {
                 post: self.post,
                 held: self.held,
                 held_reduce: self.held_reduce,
+                alloc: self.alloc,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -699,6 +707,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(h) = self.held_reduce {
             write!(f, "; held_reduce={h:.4}")?;
+        }
+        if let Some(a) = self.alloc {
+            write!(f, "; alloc={a:.1}")?;
         }
         if let Some(clean) = self.clean {
             write!(f, "; clean={clean}")?;

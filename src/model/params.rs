@@ -85,6 +85,8 @@ pub struct Overrides {
     pub held: Option<f64>,
     /// The same for a collective's reduction into such lines (`--held-reduce`).
     pub held_reduce: Option<f64>,
+    /// What a collective's temporary buffer costs, ns (`--alloc`, the model's §15).
+    pub alloc: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -129,6 +131,8 @@ pub struct Resolved {
     pub held_source: Source,
     /// Where `params.held_reduce` came from (unused while it is None: `held` costs them).
     pub held_reduce_source: Source,
+    /// Where `params.alloc` came from (unused while it is None).
+    pub alloc_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -187,6 +191,9 @@ impl Resolved {
         let held = p.held.map(|v| ("held".to_string(), v, &self.held_source));
         let held_reduce =
             (p.held_reduce).map(|v| ("held_reduce".to_string(), v, &self.held_reduce_source));
+        let alloc = p
+            .alloc
+            .map(|v| ("alloc".to_string(), v, &self.alloc_source));
         named
             .into_iter()
             .chain(poll)
@@ -200,6 +207,7 @@ impl Resolved {
             .chain(post)
             .chain(held)
             .chain(held_reduce)
+            .chain(alloc)
     }
 }
 
@@ -466,6 +474,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(v) = ov.held_reduce {
         (p.held_reduce, held_reduce_source) = (Some(v), Source::Flag);
     }
+    let mut alloc_source = source.clone();
+    if let Some(v) = ov.alloc {
+        (p.alloc, alloc_source) = (Some(v), Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -527,6 +539,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("post", p.post.unwrap_or(0.0)),
         ("held", p.held.unwrap_or(0.0)),
         ("held_reduce", p.held_reduce.unwrap_or(0.0)),
+        ("alloc", p.alloc.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -547,6 +560,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(why) = post_invalid(p.post)
         .or_else(|| held_invalid(p.held))
         .or_else(|| held_invalid(p.held_reduce).map(|w| w.replace("held =", "held_reduce =")))
+        .or_else(|| alloc_invalid(p.alloc))
         .or_else(|| oc_invalid(p.oc))
         .or_else(|| cores_invalid(p.cores))
     {
@@ -566,6 +580,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         post_source,
         held_source,
         held_reduce_source,
+        alloc_source,
         split_sources,
         others: Vec::new(),
     })
@@ -868,6 +883,16 @@ pub fn held_invalid(held: Option<f64>) -> Option<String> {
     })
 }
 
+/// Why a collective's temporary's cost cannot be used: it is a time, 0 or more.
+pub fn alloc_invalid(alloc: Option<f64>) -> Option<String> {
+    alloc.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
+        format!(
+            "parameter alloc = {v} must be a finite number ≥ 0 (ns a collective's temporary \
+             buffer costs to allocate and free)"
+        )
+    })
+}
+
 /// What a set's table holds beside its LogGPS parameters (or bands), read and checked
 /// first, alike for both forms.
 struct Extras {
@@ -886,6 +911,7 @@ struct Extras {
     post: Option<f64>,
     held: Option<f64>,
     held_reduce: Option<f64>,
+    alloc: Option<f64>,
 }
 
 impl Extras {
@@ -907,6 +933,7 @@ impl Extras {
             post: self.post,
             held: self.held,
             held_reduce: self.held_reduce,
+            alloc: self.alloc,
             ..p
         }
     }
@@ -930,9 +957,11 @@ impl Extras {
         let post = optional_number(table, "post")?;
         let held = optional_number(table, "held")?;
         let held_reduce = optional_number(table, "held_reduce")?;
+        let alloc = optional_number(table, "alloc")?;
         if let Some(why) = post_invalid(post)
             .or_else(|| held_invalid(held))
             .or_else(|| held_invalid(held_reduce).map(|w| w.replace("held =", "held_reduce =")))
+            .or_else(|| alloc_invalid(alloc))
             .or_else(|| oc_invalid(oc))
             .or_else(|| cores_invalid(cores))
         {
@@ -974,6 +1003,7 @@ impl Extras {
             post,
             held,
             held_reduce,
+            alloc,
         })
     }
 }
@@ -1157,7 +1187,9 @@ pub fn params_toml(p: &Params) -> String {
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"))
         + &p.held.map_or(String::new(), |v| format!("held = {v:?}\n"))
-        + &(p.held_reduce).map_or(String::new(), |v| format!("held_reduce = {v:?}\n"));
+        + &(p.held_reduce).map_or(String::new(), |v| format!("held_reduce = {v:?}\n"))
+        + &p.alloc
+            .map_or(String::new(), |v| format!("alloc = {v:?}\n"));
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",

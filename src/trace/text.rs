@@ -615,11 +615,12 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 15] = [
+    const EXTRAS: [&str; 16] = [
         "departs_upto",
         "post",
         "held",
         "held_reduce",
+        "alloc",
         "poll",
         "gamma",
         "oc",
@@ -703,6 +704,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::held_invalid(held_reduce) {
         return Err(why.replace("held =", "held_reduce ="));
     }
+    let alloc = optional("alloc")?;
+    if let Some(why) = crate::model::alloc_invalid(alloc) {
+        return Err(why);
+    }
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -728,6 +733,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             post,
             held,
             held_reduce,
+            alloc,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -747,6 +753,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         post,
         held,
         held_reduce,
+        alloc,
         ..Params::from_named(num, int)?
     })
 }
@@ -814,6 +821,7 @@ fn extras_fields(p: &Params) -> String {
         + &p.post.map_or(String::new(), |v| format!(" post={v}"))
         + &p.held.map_or(String::new(), |v| format!(" held={v}"))
         + &(p.held_reduce).map_or(String::new(), |v| format!(" held_reduce={v}"))
+        + &p.alloc.map_or(String::new(), |v| format!(" alloc={v}"))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has

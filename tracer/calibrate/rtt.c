@@ -73,6 +73,17 @@
  *
  *     copy K ALIGNED_NS ALIASED_NS REPS
  *
+ * and then times malloc and free of K bytes (after evict), the pair's median: what a
+ * collective's temporary costs (the model's `alloc`):
+ *
+ *     alloc K MEDIAN_NS REPS
+ *
+ * With --reduce or --copy, rank 0 first times the clock itself (two reads with nothing
+ * between, the median of MAX_REPS): each repetition of those probes holds one such interval,
+ * which calibrate takes out of their medians:
+ *
+ *     clock MEDIAN_NS REPS
+ *
  * With --exchange K,K,..., both ranks then exchange N messages of K bytes each way at once, as a
  * halo does (MPI_Irecv N from the other rank, MPI_Isend N to it, MPI_Waitall), for N = 1 and
  * 2, EXCHANGE_REPS times each after a barrier, each rank writing its messages before each
@@ -335,8 +346,20 @@ static void collective_calls(int rounds) {
     }
 }
 
+/* The clock's own cost (see the top): the median of `reps` intervals with nothing between
+ * their two reads, which every timed repetition of the local probes holds. */
+static void clock_cost(int reps, long long *t) {
+    for (int r = -5; r < reps; r++) {
+        int64_t t0 = now_ns();
+        int64_t t1 = now_ns();
+        if (r >= 0) t[r] = t1 - t0;
+    }
+    printf("clock %lld %d\n", median(t, reps), reps);
+    fflush(stdout);
+}
+
 /* The --copy probe (see the top): `reps` memcpy of k bytes per placement, each after
- * evict(). */
+ * evict(); then `reps` malloc and free of k bytes, each after evict(). */
 static void copies(long long k, int reps, long long *aligned, long long *aliased) {
     size_t span = ((size_t)k + 4096) / 4096 * 4096;
     char *src = aligned_alloc(4096, 3 * span), *dst = src + span;
@@ -354,6 +377,17 @@ static void copies(long long k, int reps, long long *aligned, long long *aliased
     printf("copy %lld %lld %lld %d\n", k, median(aligned, reps), median(aliased, reps), reps);
     fflush(stdout);
     free(src);
+    for (int r = -5; r < reps; r++) {
+        evict();
+        int64_t t0 = now_ns();
+        void *p = malloc((size_t)k);
+        __asm__ volatile("" : : "r"(p) : "memory");
+        free(p);
+        int64_t t = now_ns() - t0;
+        if (r >= 0) aligned[r] = t;
+    }
+    printf("alloc %lld %lld %d\n", k, median(aligned, reps), reps);
+    fflush(stdout);
 }
 
 #define EXCHANGE_REPS 201
@@ -650,6 +684,7 @@ int main(int argc, char **argv) {
         if (rank == 0) printf("line %.1f %.1f %d\n", line_before, line_after, line_n);
     }
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
+    if ((nreduce > 0 || ncopy > 0) && rank == 0) clock_cost(MAX_REPS, send);
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
     if (progress_k >= 0) progress_probe(rank, progress_k, reps < MAX_REPS ? reps : MAX_REPS, send, recv);
     for (int i = 0; i < ncopy && rank == 0; i++) copies(copy[i], MAX_REPS, send, recv);

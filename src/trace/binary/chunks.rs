@@ -262,6 +262,8 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Gamma)?;
     // Then each set's `held_reduce` (NaN: none), where one has it (the model's §15).
     (input, ()) = each_value(input, &mut main, &mut others, HELD_REDUCE)?;
+    // Then each set's `alloc` (NaN: none), where one has it (the model's §15).
+    (input, ()) = each_value(input, &mut main, &mut others, ALLOC)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -354,6 +356,12 @@ const HELD_REDUCE: Value = (
     "a parameter set's held_reduce (f64)",
     |p| &mut p.held_reduce,
     crate::model::held_invalid,
+);
+
+const ALLOC: Value = (
+    "a parameter set's alloc (f64)",
+    |p| &mut p.alloc,
+    crate::model::alloc_invalid,
 );
 
 /// Where `input` holds more: an `f64` for each of `main` and `others` in turn (NaN: none), put

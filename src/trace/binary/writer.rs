@@ -127,7 +127,8 @@ impl<W: Write> Writer<W> {
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
         let by_size = |param| sets().any(|p| at_sizes(p, param).is_some());
-        let reducing = sets().any(|p| p.held_reduce.is_some());
+        let allocating = sets().any(|p| p.alloc.is_some());
+        let reducing = allocating || sets().any(|p| p.held_reduce.is_some());
         let sized = reducing || by_size(SizeParam::Copy) || by_size(SizeParam::Gamma);
         let oneway = sized || sets().any(|p| p.clean_oneway.is_some());
         let bouncing = oneway || sets().any(|p| bounce_at_sizes(p).is_some());
@@ -190,6 +191,12 @@ impl<W: Write> Writer<W> {
             if reducing {
                 for q in std::iter::once(p).chain(&meta.other_params) {
                     j.extend_from_slice(&q.held_reduce.unwrap_or(f64::NAN).to_le_bytes());
+                }
+            }
+            // Then each set's `alloc` (NaN: none), where one has it.
+            if allocating {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.alloc.unwrap_or(f64::NAN).to_le_bytes());
                 }
             }
         }
