@@ -37,6 +37,13 @@
  *
  *     isend K W_NS MIDDLE_NS REPS
  *
+ * Before the first size, rank 0 times the clock itself (two reads with nothing between, the
+ * median of MAX_REPS): each timed interval above holds one such interval of the clock's own
+ * (a hiding point's round trip two, its send's and its receive's), and so does each timed
+ * repetition of the local probes below, which calibrate takes out of their figures:
+ *
+ *     clock MEDIAN_NS REPS
+ *
  * With --poll B, rank 0 then times failed polls (MPI_Test on a receive nothing has matched yet,
  * MPI_Iprobe for a message nobody sent), in B batches of POLL_BATCH calls, and prints the
  * median and the minimum of the batches' time per call:
@@ -78,11 +85,6 @@
  *
  *     alloc K MEDIAN_NS REPS
  *
- * With --reduce or --copy, rank 0 first times the clock itself (two reads with nothing
- * between, the median of MAX_REPS): each repetition of those probes holds one such interval,
- * which calibrate takes out of their medians:
- *
- *     clock MEDIAN_NS REPS
  *
  * With --exchange K,K,..., both ranks then exchange N messages of K bytes each way at once, as a
  * halo does (MPI_Irecv N from the other rank, MPI_Isend N to it, MPI_Waitall), for N = 1 and
@@ -608,6 +610,7 @@ int main(int argc, char **argv) {
     long long *send = malloc(sizeof(long long) * MAX_REPS);
     long long *recv = malloc(sizeof(long long) * MAX_REPS);
     print_nodes(rank, size);
+    if (rank == 0) clock_cost(MAX_REPS, rtt);
     double line_before = line_n > 0 ? line_round_trip(line_n) : -1;
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
@@ -684,7 +687,6 @@ int main(int argc, char **argv) {
         if (rank == 0) printf("line %.1f %.1f %d\n", line_before, line_after, line_n);
     }
     if (poll_batches > 0) polls(rank, poll_batches, rtt);
-    if ((nreduce > 0 || ncopy > 0) && rank == 0) clock_cost(MAX_REPS, send);
     if (nreduce > 0 && rank == 0) reductions(reduce, nreduce, reps, warmup, time_ms, rtt);
     if (progress_k >= 0) progress_probe(rank, progress_k, reps < MAX_REPS ? reps : MAX_REPS, send, recv);
     for (int i = 0; i < ncopy && rank == 0; i++) copies(copy[i], MAX_REPS, send, recv);
