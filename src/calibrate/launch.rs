@@ -129,24 +129,16 @@ pub(super) struct Launch {
     /// Round trips from a bounced buffer, timed right after the sweep (`--bounce`; the
     /// model's §13): at the placement of the cache line's second figure.
     pub(super) bounced: Vec<super::bounce::RoundTrips>,
-    /// The clock's own interval, taken out of every round trip and call timed above, ns (0:
-    /// the program printed none).
-    pub(super) clock_ns: f64,
 }
 
 /// What one launch of the round-trip program printed (`text`), read as a [`Launch`]: lines it
 /// does not know are passed over (the caller checks that every point is there).
 pub(super) fn read_launch(text: &str) -> Launch {
     let mut l = Launch::default();
-    // The clock's own interval (the program's `clock` line, printed first; none from older
-    // builds), which each timed interval below holds once: taken out of each.
-    let mut clock = 0.0;
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let num = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
-        let timed = |i: usize, intervals: f64| num(i).map(|v| (v - intervals * clock).max(1.0));
         match (f.first().copied().unwrap_or(""), num(1), num(2)) {
-            ("clock", Some(c), _) if l.samples.is_empty() => (clock, l.clock_ns) = (c, c),
             ("nodes", Some(n), _) => l.apart = n > 1.0,
             ("line", Some(before), Some(after)) => {
                 l.line = (before > 0.0 && after > 0.0).then_some([before, after]);
@@ -156,25 +148,21 @@ pub(super) fn read_launch(text: &str) -> Launch {
                 // The same size's hiding point, timed with MPI_Isend: printed right after it.
                 if let (Some(c), Some(isend)) = (
                     l.calls.last_mut().filter(|c: &&mut Calls| c.k == k as u64),
-                    timed(3, 1.0),
+                    num(3),
                 ) {
                     c.isend_ns = Some(isend);
                 }
             }
             (kind @ ("rtt" | "hide"), Some(k), Some(w)) => {
-                // A hiding point's round trip is its send's interval and its receive's.
-                let intervals = if kind == "hide" { 2.0 } else { 1.0 };
-                let Some(rtt) = timed(3, intervals) else {
-                    continue;
-                };
+                let Some(rtt) = num(3) else { continue };
                 let sample = Sample {
                     k: k as u64,
                     w_ns: w,
                     rtt_ns: rtt,
                 };
-                match (kind, timed(6, 1.0), timed(7, 1.0)) {
+                match (kind, num(6), num(7)) {
                     ("rtt", ..) => {
-                        if let (Some(reps), Some(mean)) = (num(5), timed(8, 1.0)) {
+                        if let (Some(reps), Some(mean)) = (num(5), num(8)) {
                             l.spent.add(rtt, mean, reps);
                         }
                         l.samples.push(sample);

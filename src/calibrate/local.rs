@@ -129,7 +129,7 @@ pub fn alloc_finding(c: &super::Calibration) -> Option<String> {
     Some(format!(
         "{ns:.0} ns a collective's temporary buffer (malloc and free, the median up to \
          {ALLOC_MAX_BYTES} B: {} ns; the model's §15); the clock's own {:.0} ns taken out of \
-         each round trip, call, copy, reduction and allocation the launches timed (each launch times its own)",
+         each copy, reduction and allocation timed",
         each.join(", "),
         c.clock_ns
     ))

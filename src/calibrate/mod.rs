@@ -2123,21 +2123,6 @@ mod tests {
             .collect();
         let l = read_launch(&old);
         assert_eq!((l.samples.len(), l.spent.share()), (6, None));
-        // With the clock's own interval printed first (30 ns), it is out of every figure: a
-        // round trip's once, a hiding point's twice (its send's and its receive's intervals),
-        // each call's once.
-        let l = read_launch(&format!("clock 30 4001\n{text}"));
-        assert_eq!(l.clock_ns, 30.0);
-        let hide = l.samples.iter().find(|s| s.k == 16384 && s.w_ns == 14586.0);
-        assert_eq!(hide.map(|s| s.rtt_ns), Some(24163.1 - 60.0));
-        assert_eq!(
-            l.samples[0].rtt_ns,
-            read_launch(text).samples[0].rtt_ns - 30.0
-        );
-        assert_eq!(
-            (l.calls[1].send_ns, l.calls[1].recv_ns, l.calls[1].isend_ns),
-            (4784.4, 4732.0, Some(172.0))
-        );
     }
 
     /// A launch whose ranks moved to far cores at its second size and back during its fourth

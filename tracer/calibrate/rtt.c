@@ -39,8 +39,9 @@
  *
  * Before the first size, rank 0 times the clock itself (two reads with nothing between, the
  * median of MAX_REPS): each timed interval above holds one such interval of the clock's own
- * (a hiding point's round trip two, its send's and its receive's), and so does each timed
- * repetition of the local probes below, which calibrate takes out of their figures:
+ * (a hiding point's round trip two, its send's and its receive's), which calibrate leaves in
+ * (a program's calls are separated by work of its own: MODEL.md §10), and so does each timed
+ * repetition of the local probes below (work inside one call), which it takes out of theirs:
  *
  *     clock MEDIAN_NS REPS
  *
