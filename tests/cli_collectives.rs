@@ -850,49 +850,17 @@ fn a_recursive_doublings_reductions_into_the_buffer_it_sent_cost_held_reduce() {
     // From a trace's own line, its binary conversion and a parameter file alike: a replayed
     // Allreduce of 40,000 bytes (both ranks calling at 0), `held_reduce` 0.75 against `held`
     // 0.25 alone: rank 1's reduction 20,000 ns later.
-    let allreduce = |params: &str| {
-        let line = "params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383";
-        let mut t = format!("loggps-trace 1\nranks 2\n{line}{params}\n");
-        for r in 0..2 {
-            t += &format!(
-                "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 60 bytes=40000 recv_bytes=40000\n\
-                 {r} MPI_Finalize 60 70\n"
-            );
-        }
-        t
-    };
-    let (d, held) = text_trace("held.txt", &allreduce(" held=0.25"));
-    let (_r, reduce) = text_trace("reduce.txt", &allreduce(" held=0.25 held_reduce=0.75"));
-    let bin = d.path().join("reduce.bin");
-    assert!(
-        run(&["convert", &reduce, bin.to_str().unwrap()])
-            .status
-            .success()
-    );
-    let toml = d.path().join("reduce.toml");
     let p = loggps_predict::model::Params {
         held: Some(0.25),
         held_reduce: Some(0.75),
         ..loggps_predict::model::Params::preset("myrinet").unwrap()
     };
-    std::fs::write(&toml, loggps_predict::model::params_toml(&p)).unwrap();
-    let coll = ["--coll", "allreduce=recursive-doubling", "--format", "json"];
-    let runtime = |path: &str, extra: &[&str]| {
-        let args = [&[path][..], &coll[..], extra].concat();
-        json(&args)["predicted_s"].as_f64().unwrap() * 1e9
-    };
-    let base = runtime(&held, &[]);
-    let file = ["--params", toml.to_str().unwrap()];
-    for (what, ns) in [
-        ("the trace", runtime(&reduce, &[])),
-        ("the binary", runtime(bin.to_str().unwrap(), &[])),
-        ("the file", runtime(&held, &file)),
-    ] {
-        assert!(
-            (ns - base - 20_000.0).abs() < 1e-3,
-            "{what}: {ns} against {base}"
-        );
-    }
+    let (_d, held) = allreduce_costs_alike(
+        40_000,
+        (" held=0.25", " held=0.25 held_reduce=0.75"),
+        &p,
+        20_000.0,
+    );
     let negative = run(&[&held, "--platform", "myrinet", "--held-reduce", "-1"]);
     assert_eq!(negative.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&negative.stderr);
@@ -918,52 +886,67 @@ fn a_collectives_temporaries_cost_alloc() {
         let d = time("100") - time("0");
         assert!((d - more).abs() < 1e-6, "{op} {algorithm}: {d}");
     }
+    let p = loggps_predict::model::Params {
+        alloc: Some(100.0),
+        ..loggps_predict::model::Params::preset("myrinet").unwrap()
+    };
+    let (_d, free) = allreduce_costs_alike(1000, ("", " alloc=100"), &p, 100.0);
+    let negative = run(&[&free, "--platform", "myrinet", "--alloc", "-1"]);
+    assert_eq!(negative.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&negative.stderr);
+    assert!(stderr.contains("alloc = -1"), "{stderr}");
+}
+
+/// A recursive doubling Allreduce of `bytes` on 2 ranks (both calling at 0), replayed from a
+/// trace whose `params` line ends with `extras.0` and from one whose line ends with
+/// `extras.1`: the second from its own line, from its binary conversion, and the first with
+/// `with` as a parameter file, each predicted `more` ns later than the first. The first
+/// trace's path (kept for the caller's further runs).
+fn allreduce_costs_alike(
+    bytes: u64,
+    extras: (&str, &str),
+    with: &loggps_predict::model::Params,
+    more: f64,
+) -> (tempfile::TempDir, String) {
     let allreduce = |params: &str| {
         let line = "params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383";
         let mut t = format!("loggps-trace 1\nranks 2\n{line}{params}\n");
         for r in 0..2 {
             t += &format!(
-                "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 60 bytes=1000 recv_bytes=1000\n\
+                "{r} MPI_Init 0 0\n{r} MPI_Allreduce 0 60 bytes={bytes} recv_bytes={bytes}\n\
                  {r} MPI_Finalize 60 70\n"
             );
         }
         t
     };
-    let (d, free) = text_trace("free.txt", &allreduce(""));
-    let (_a, allocating) = text_trace("alloc.txt", &allreduce(" alloc=100"));
-    let bin = d.path().join("alloc.bin");
+    let (d, base_trace) = text_trace("base.txt", &allreduce(extras.0));
+    let (_w, with_trace) = text_trace("with.txt", &allreduce(extras.1));
+    let bin = d.path().join("with.bin");
     assert!(
-        run(&["convert", &allocating, bin.to_str().unwrap()])
+        run(&["convert", &with_trace, bin.to_str().unwrap()])
             .status
             .success()
     );
-    let toml = d.path().join("alloc.toml");
-    let p = loggps_predict::model::Params {
-        alloc: Some(100.0),
-        ..loggps_predict::model::Params::preset("myrinet").unwrap()
-    };
-    std::fs::write(&toml, loggps_predict::model::params_toml(&p)).unwrap();
+    let toml = d.path().join("with.toml");
+    std::fs::write(&toml, loggps_predict::model::params_toml(with)).unwrap();
     let coll = ["--coll", "allreduce=recursive-doubling", "--format", "json"];
     let runtime = |path: &str, extra: &[&str]| {
         let args = [&[path][..], &coll[..], extra].concat();
         json(&args)["predicted_s"].as_f64().unwrap() * 1e9
     };
-    let base = runtime(&free, &[]);
+    let base = runtime(&base_trace, &[]);
     let file = ["--params", toml.to_str().unwrap()];
     for (what, ns) in [
-        ("the trace", runtime(&allocating, &[])),
+        ("the trace", runtime(&with_trace, &[])),
         ("the binary", runtime(bin.to_str().unwrap(), &[])),
-        ("the file", runtime(&free, &file)),
+        ("the file", runtime(&base_trace, &file)),
     ] {
         assert!(
-            (ns - base - 100.0).abs() < 1e-3,
+            (ns - base - more).abs() < 1e-3,
             "{what}: {ns} against {base}"
         );
     }
-    let negative = run(&[&free, "--platform", "myrinet", "--alloc", "-1"]);
-    assert_eq!(negative.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&negative.stderr);
-    assert!(stderr.contains("alloc = -1"), "{stderr}");
+    (d, base_trace)
 }
 
 /// A collective's receive buffer the tracer flagged `bounced` (the rank last sent from those
