@@ -1,4 +1,6 @@
 use super::*;
+use crate::model::{BAND_NAMES, Band};
+use std::path::Path;
 
 /// One `gamma` for every size.
 fn g(v: f64) -> BySize {
