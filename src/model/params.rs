@@ -555,7 +555,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     // (`gamma` and `copy` are checked as they are made: [`BySize`])
     if let Some(why) = post_invalid(p.post)
         .or_else(|| held_invalid(p.held))
-        .or_else(|| held_invalid(p.held_reduce).map(|w| w.replace("held =", "held_reduce =")))
+        .or_else(|| held_reduce_invalid(p.held_reduce))
         .or_else(|| alloc_invalid(p.alloc))
         .or_else(|| oc_invalid(p.oc))
         .or_else(|| cores_invalid(p.cores))
@@ -775,8 +775,9 @@ impl ResolvedModel {
 
 mod file;
 pub use file::{
-    alloc_invalid, held_invalid, param_sets_toml, params_toml, parse_param_sets, parse_params_toml,
-    parse_progress, post_invalid, read_param_sets, read_params_file, rendezvous_sender_invalid,
+    alloc_invalid, held_invalid, held_reduce_invalid, param_sets_toml, params_toml,
+    parse_param_sets, parse_params_toml, parse_progress, post_invalid, read_param_sets,
+    read_params_file, rendezvous_sender_invalid,
 };
 
 #[cfg(test)]

@@ -701,8 +701,8 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         return Err(why);
     }
     let held_reduce = optional("held_reduce")?;
-    if let Some(why) = crate::model::held_invalid(held_reduce) {
-        return Err(why.replace("held =", "held_reduce ="));
+    if let Some(why) = crate::model::held_reduce_invalid(held_reduce) {
+        return Err(why);
     }
     let alloc = optional("alloc")?;
     if let Some(why) = crate::model::alloc_invalid(alloc) {

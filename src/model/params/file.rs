@@ -94,32 +94,35 @@ fn params_of_table(value: toml::Table) -> Result<Params, String> {
     }
 }
 
-/// Why a receive's post cost cannot be used: it is a time, 0 or more.
+/// Why an optional cost of a set named `name` cannot be used: it is a time (or a time a
+/// byte), 0 or more; `meaning` says what it costs.
+fn cost_invalid(name: &str, v: Option<f64>, meaning: &str) -> Option<String> {
+    v.filter(|v| !(v.is_finite() && *v >= 0.0))
+        .map(|v| format!("parameter {name} = {v} must be a finite number ≥ 0 ({meaning})"))
+}
+
+/// Why a receive's post cost cannot be used.
 pub fn post_invalid(post: Option<f64>) -> Option<String> {
-    post.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
-        format!("parameter post = {v} must be a finite number ≥ 0 (ns a receive's MPI_Irecv costs)")
-    })
+    cost_invalid("post", post, "ns a receive's MPI_Irecv costs")
 }
 
-/// Why a collective's cost of writing into lines its peer has read cannot be used: it is a
-/// time a byte, 0 or more.
+/// Why a collective's cost of writing into lines its peer has read cannot be used.
 pub fn held_invalid(held: Option<f64>) -> Option<String> {
-    held.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
-        format!(
-            "parameter held = {v} must be a finite number ≥ 0 (ns per byte a collective's write \
-             into lines its peer has just read costs more)"
-        )
-    })
+    let meaning = "ns per byte a collective's write into lines its peer has just read costs more";
+    cost_invalid("held", held, meaning)
 }
 
-/// Why a collective's temporary's cost cannot be used: it is a time, 0 or more.
+/// Why a collective's cost of reducing into lines its peer has read cannot be used.
+pub fn held_reduce_invalid(held_reduce: Option<f64>) -> Option<String> {
+    let meaning =
+        "ns per byte a collective's reduction into lines its peer has just read costs more";
+    cost_invalid("held_reduce", held_reduce, meaning)
+}
+
+/// Why a collective's temporary's cost cannot be used.
 pub fn alloc_invalid(alloc: Option<f64>) -> Option<String> {
-    alloc.filter(|v| !(v.is_finite() && *v >= 0.0)).map(|v| {
-        format!(
-            "parameter alloc = {v} must be a finite number ≥ 0 (ns a collective's temporary \
-             buffer costs to allocate and free)"
-        )
-    })
+    let meaning = "ns a collective's temporary buffer costs to allocate and free";
+    cost_invalid("alloc", alloc, meaning)
 }
 
 /// What a set's table holds beside its LogGPS parameters (or bands), read and checked
@@ -189,7 +192,7 @@ impl Extras {
         let alloc = optional_number(table, "alloc")?;
         if let Some(why) = post_invalid(post)
             .or_else(|| held_invalid(held))
-            .or_else(|| held_invalid(held_reduce).map(|w| w.replace("held =", "held_reduce =")))
+            .or_else(|| held_reduce_invalid(held_reduce))
             .or_else(|| alloc_invalid(alloc))
             .or_else(|| oc_invalid(oc))
             .or_else(|| cores_invalid(cores))

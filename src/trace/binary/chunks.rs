@@ -355,7 +355,7 @@ const HELD: Value = (
 const HELD_REDUCE: Value = (
     "a parameter set's held_reduce (f64)",
     |p| &mut p.held_reduce,
-    crate::model::held_invalid,
+    crate::model::held_reduce_invalid,
 );
 
 const ALLOC: Value = (
