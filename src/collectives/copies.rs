@@ -226,16 +226,15 @@ pub fn temporaries(op: Op, algorithm: &str, spec: &Spec, place: usize) -> u32 {
     }
 }
 
-/// The children of place `v` in a binomial tree of `p` places rooted at 0 (place `v`'s children
-/// are `v + 2^i` for each `2^i` below `v`'s lowest set bit, within `p`).
+/// The children of place `v` in a binomial tree of `p` places rooted at 0: `v + m` for each
+/// power of two `m` below its subtree's bound ([`super::trees::subtree`]), within `p`.
 fn binomial_children(v: usize, p: usize) -> u32 {
-    let mut children = 0;
-    let mut mask = 1;
-    while mask < p && v & mask == 0 {
-        children += u32::from(v + mask < p);
-        mask <<= 1;
-    }
-    children
+    let bound = super::trees::subtree(v, p);
+    (0..usize::BITS)
+        .map(|i| 1usize << i)
+        .take_while(|&m| m < bound)
+        .filter(|&m| v + m < p)
+        .count() as u32
 }
 
 /// Whether rank `place` receives anything in `op` by `algorithm` on `spec` (as
