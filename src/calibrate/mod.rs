@@ -1416,10 +1416,10 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
         None => "not fitted (the collectives probe runs under the tracer: none given, or its replay failed)".into(),
         Some(f) => format!(
             "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), the \
-             median of {} (oc {:.0}–{:.0} ns), ran {:.1} µs, {:.1} µs of it the first call of \
-             each kind beyond its median and {:.1} µs calls interrupted, beyond their kind's far \
-             fence (both left out), predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} \
-             ns{}",
+             median of {} (oc {:.0}–{:.0} ns): its calls but each kind's first and those \
+             interrupted (beyond their kind's far fence; {:.1} and {:.1} µs a rank, left out on \
+             both sides) took {:.1} µs a rank (the tracer's time inside them taken out), \
+             predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} ns{}",
             f.calls,
             match f.elsewhere {
                 true => format!(
@@ -1430,9 +1430,9 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
             },
             f.launches_oc.first().unwrap_or(&0.0),
             f.launches_oc.last().unwrap_or(&0.0),
-            f.measured_ns / 1e3,
             f.first_calls_ns / 1e3,
             f.interrupted_ns / 1e3,
+            f.measured_ns / 1e3,
             f.without_ns / 1e3,
             f.with_ns / 1e3,
             oc.unwrap_or(0.0) * f.speed.unwrap_or(1.0),

@@ -10,17 +10,18 @@ use super::Error;
 pub struct OcFit {
     /// Collective calls of rank 0.
     pub calls: usize,
+    /// The steady calls' time ([`fit_oc`]) measured (less the tracer's time inside them), a
+    /// rank (the mean over the ranks).
     pub measured_ns: f64,
-    /// Predicted with `oc` = 0, and with the fitted `oc`.
+    /// The same calls predicted with `oc` = 0, and with the fitted `oc`.
     pub without_ns: f64,
     pub with_ns: f64,
-    /// What the first call of each kind took beyond that kind's median call, on a rank (the
-    /// mean over the ranks): the library setting the operation up once, 5–25 µs a kind on Open
-    /// MPI 4.1 where a call takes 0.1–1 µs. Left out of what `oc` is fitted to, a steady
-    /// call's cost.
+    /// The first call of each kind, a rank (the mean over the ranks), as measured: the library
+    /// setting the operation up once, 5–25 µs a kind on Open MPI 4.1 where a call takes
+    /// 0.1–1 µs. Left out of what `oc` is fitted to, a steady call's cost.
     pub first_calls_ns: f64,
-    /// What the other calls took beyond their kind's far fence on a rank (the upper quartile
-    /// plus three times the spread between the quartiles: Tukey's far-out values), the mean
+    /// The other calls beyond their kind's far fence on a rank (the upper quartile plus three
+    /// times the spread between the quartiles: Tukey's far-out values), as measured, the mean
     /// over the ranks: the operating system or the hypervisor taking a rank's CPU away in the
     /// call (or its partner's, which it waits for), 3–7% of a loop here. Left out as the set's
     /// round trips leave them out (the model's §17): `oc` is a typical call's.
@@ -37,9 +38,9 @@ pub struct OcFit {
     /// No launch ran at the set's placement: its `oc` is the median of every launch's, each
     /// fitted with the set nearest its cores.
     pub elsewhere: bool,
-    /// Each collective routine of the loop with its time predicted (with the fitted `oc`) over
-    /// its time measured, both summed over the ranks (first calls left out as above): one `oc`
-    /// a call (the model's §11) is every kind's, fitted to their sum.
+    /// Each collective routine of the loop with its steady calls' time predicted (with the
+    /// fitted `oc`) over their time measured, both summed over the ranks: one `oc` a call (the
+    /// model's §11) is every kind's, fitted to their sum.
     pub by_kind: Vec<(crate::trace::Routine, f64)>,
 }
 
@@ -70,15 +71,21 @@ impl OcFit {
 
 /// `oc` ≥ 0 with which the replay of `trace` (collectives modeled, parameters `p` otherwise,
 /// the tracer's own time kept in the gaps: the model's §16, as the loop was measured traced)
-/// predicts its measured runtime less the first calls' setup ([`OcFit::first_calls_ns`]) and
-/// the interruptions within calls ([`OcFit::interrupted_ns`]):
-/// the runtime does not fall as `oc` grows, and grows by at least `oc` where a collective
-/// call of a rank that receives in it lies on the critical path (the loop's Barriers, whose
-/// ranks all do), so the root lies between 0 and the shortfall at 0, found by bisection to
-/// 0.01 ns. 0 where the model is not short. The launch's loop runs at its minute's speed,
-/// which moves by a fifth here between launches of one placement (the model's §12, "A run's
-/// messages at another speed"): replayed with the set scaled to the speed its messages ran at
-/// ([`OcFit::speed`]), the `oc` found is divided by that factor, the set's at its own speed.
+/// predicts the loop's steady calls as long as they were measured: each rank's calls of each
+/// kind but its first (the library setting the operation up once,
+/// [`OcFit::first_calls_ns`]) and those beyond their kind's far fence (interrupted,
+/// [`OcFit::interrupted_ns`]), the same calls on both sides, each measured less the tracer's
+/// time inside it. What a left-out call's partners waited for stays on both sides: a first
+/// call that found its partner late (the probe's first Barrier waits for rank 0's work before
+/// the loop) is predicted waiting as it was measured, where taking only its measured time out
+/// would have left its predicted wait in and `oc` at 0. The kept calls' predicted time does
+/// not fall as `oc` grows and grows by at least `oc` a call (each call has a rank that
+/// receives, which pays it), so the root lies between 0 and the shortfall at 0 over the
+/// calls, found by bisection to 0.01 ns. 0 where the model is not short. The launch's loop
+/// runs at its minute's speed, which moves by a fifth here between launches of one placement
+/// (the model's §12, "A run's messages at another speed"): replayed with the set scaled to the
+/// speed its messages ran at ([`OcFit::speed`]), the `oc` found is divided by that factor, the
+/// set's at its own speed.
 pub fn fit_oc(
     trace: &crate::trace::Trace,
     p: &crate::model::Params,
@@ -98,21 +105,40 @@ pub fn fit_oc(
         Some(f) => crate::model::scale(*p, "all", f).map_err(|e| Error::Io(e.to_string()))?,
         None => *p,
     };
-    let replay = |oc: f64| -> Result<crate::replay::Prediction, Error> {
+    let steady = steady_calls(trace);
+    let per_rank = |ns: f64| ns / trace.nranks().max(1) as f64;
+    // Each kind's kept calls predicted with `oc`, summed over the ranks.
+    let predicted = |oc: f64| -> Result<Vec<f64>, Error> {
         let model = crate::model::Model::LogGps(crate::model::Params {
             oc: Some(oc),
             ..at_speed
         });
-        crate::replay::replay_with(trace, &g, &model, &coll, "probe", &|_| {})
+        let took = std::sync::Mutex::new(vec![0.0; steady.kinds.len()]);
+        let keep = |batch: &[crate::replay::Step]| {
+            let mut t = took.lock().expect("no replay thread panics");
+            for x in batch {
+                if let Some(&Some(k)) = steady.kind_of[x.rank as usize].get(x.event as usize) {
+                    t[k] += x.return_ns - x.call_ns;
+                }
+            }
+        };
+        crate::replay::replay_observed(trace, &g, &model, &coll, "probe", &|_| {}, Some(&keep))?;
+        Ok(took.into_inner().expect("no replay thread panics"))
     };
-    let runtime = |oc: f64| replay(oc).map(|pred| (pred.predicted_ns, pred.measured_ns));
-    let (without, measured) = runtime(0.0)?;
-    let (mut by_kind, first_calls, interrupted) = steady_by_kind(trace);
-    let steady = measured - first_calls - interrupted;
-    let (mut lo, mut hi) = (0.0, (steady - without).max(0.0));
+    let measured: f64 = steady.kinds.iter().map(|(_, ns)| ns).sum();
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    let without = sum(&predicted(0.0)?);
+    let (mut lo, mut hi) = (
+        0.0,
+        (measured - without).max(0.0) / steady.calls.max(1) as f64,
+    );
+    // The bound holds where each call grows by `oc`; widened where the model grows it less.
+    while hi > 0.0 && sum(&predicted(hi)?) < measured && hi < 1e9 {
+        (lo, hi) = (hi, 2.0 * hi);
+    }
     while hi - lo > 0.01 {
         let mid = 0.5 * (lo + hi);
-        match runtime(mid)?.0 < steady {
+        match sum(&predicted(mid)?) < measured {
             true => lo = mid,
             false => hi = mid,
         }
@@ -122,23 +148,18 @@ pub fn fit_oc(
     let calls = (trace.rank(0).routines().iter())
         .filter(|r| matches!(r.shape(), crate::trace::Shape::Coll))
         .count();
-    let with = replay(at_run)?;
-    // Each kind's time predicted with `oc` over its measured, both summed over the ranks.
-    for (kind, t) in by_kind.iter_mut() {
-        let predicted: f64 = (with.ranks.iter())
-            .flat_map(|b| b.by_routine())
-            .filter(|(k, _)| k == kind)
-            .map(|(_, ns)| ns)
-            .sum();
-        *t = predicted / t.max(1.0);
-    }
+    let with = predicted(at_run)?;
+    // Each kind's kept calls predicted with `oc` over their measured.
+    let by_kind = (steady.kinds.iter().zip(&with))
+        .map(|(&(kind, m), q)| (kind, q / m.max(1.0)))
+        .collect();
     let fit = OcFit {
         calls,
-        measured_ns: measured,
-        without_ns: without,
-        with_ns: with.predicted_ns,
-        first_calls_ns: first_calls,
-        interrupted_ns: interrupted,
+        measured_ns: per_rank(measured),
+        without_ns: per_rank(without),
+        with_ns: per_rank(sum(&with)),
+        first_calls_ns: per_rank(steady.first_ns),
+        interrupted_ns: per_rank(steady.interrupted_ns),
         speed,
         launches_oc: vec![oc],
         elsewhere: false,
@@ -147,44 +168,78 @@ pub fn fit_oc(
     Ok((oc, fit))
 }
 
-/// Each collective routine of `trace` (in the order first called) with its calls' traced
-/// durations summed over the ranks, each rank's first call of it beyond the median of its
-/// calls there left out, and its other calls beyond their far fence (the upper quartile plus
-/// three times the spread between the quartiles); with [`OcFit::first_calls_ns`] and
-/// [`OcFit::interrupted_ns`], what was left out each way summed over the routines, the mean
-/// over the ranks.
-fn steady_by_kind(trace: &crate::trace::Trace) -> (Vec<(crate::trace::Routine, f64)>, f64, f64) {
-    let mut kinds: Vec<(crate::trace::Routine, f64)> = Vec::new();
-    let (mut first_calls, mut interrupted) = (0u64, 0u64);
+/// A loop's steady collective calls: those [`fit_oc`] compares.
+struct Steady {
+    /// Each collective routine (in the order first called) with its kept calls' measured time
+    /// summed over the ranks, each less the tracer's time inside it.
+    kinds: Vec<(crate::trace::Routine, f64)>,
+    /// For each rank's events, the index in `kinds` of a kept call's routine (None: not kept).
+    kind_of: Vec<Vec<Option<usize>>>,
+    /// The kept calls of the rank that kept fewest.
+    calls: usize,
+    /// The left-out calls' measured time summed over the ranks: first calls, interrupted ones.
+    first_ns: f64,
+    interrupted_ns: f64,
+}
+
+/// Each rank's collective calls of each kind but its first and those beyond the far fence of
+/// that kind's calls there (the upper quartile plus three times the spread between the
+/// quartiles: Tukey's far-out values, the operating system or the hypervisor taking a rank's
+/// CPU away in the call or its partner's, which it waits for).
+fn steady_calls(trace: &crate::trace::Trace) -> Steady {
+    use crate::trace::Routine;
+    let mut s = Steady {
+        kinds: Vec::new(),
+        kind_of: Vec::new(),
+        calls: usize::MAX,
+        first_ns: 0.0,
+        interrupted_ns: 0.0,
+    };
     for r in 0..trace.nranks() {
         let ev = trace.rank(r);
-        let mut took: Vec<(crate::trace::Routine, Vec<u64>)> = Vec::new();
+        let mut took: Vec<(Routine, Vec<(usize, u64)>)> = Vec::new();
         for i in (0..ev.len()).filter(|&i| ev.routine(i).is_collective()) {
-            let d = ev.t_return(i).saturating_sub(ev.t_call(i));
+            let d = (i, ev.t_return(i).saturating_sub(ev.t_call(i)));
             match took.iter_mut().find(|(k, _)| *k == ev.routine(i)) {
                 Some((_, v)) => v.push(d),
                 None => took.push((ev.routine(i), vec![d])),
             }
         }
+        let mut kind_of = vec![None; ev.len()];
+        let mut kept = 0;
         for (k, v) in took {
-            let sum: u64 = v.iter().sum();
-            let mut sorted = v.clone();
+            let mut sorted: Vec<u64> = v.iter().map(|&(_, d)| d).collect();
             sorted.sort_unstable();
             let n = sorted.len();
             let (q1, q3) = (sorted[n / 4], sorted[3 * n / 4]);
             let fence = q3 + 3 * (q3 - q1);
-            let first = v[0].saturating_sub(sorted[n / 2]);
-            let others: u64 = v[1..].iter().map(|d| d.saturating_sub(fence)).sum();
-            (first_calls, interrupted) = (first_calls + first, interrupted + others);
-            let steady = (sum - first - others) as f64;
-            match kinds.iter_mut().find(|(q, _)| *q == k) {
-                Some((_, t)) => *t += steady,
-                None => kinds.push((k, steady)),
+            let j = match s.kinds.iter().position(|(q, _)| *q == k) {
+                Some(j) => j,
+                None => {
+                    s.kinds.push((k, 0.0));
+                    s.kinds.len() - 1
+                }
+            };
+            let inside = trace.meta.ranks.inside_call(r, k);
+            for (at, &(i, d)) in v.iter().enumerate() {
+                match (at, d > fence) {
+                    (0, _) => s.first_ns += d as f64,
+                    (_, true) => s.interrupted_ns += d as f64,
+                    (_, false) => {
+                        s.kinds[j].1 += (d as f64 - inside).max(0.0);
+                        kind_of[i] = Some(j);
+                        kept += 1;
+                    }
+                }
             }
         }
+        s.kind_of.push(kind_of);
+        s.calls = s.calls.min(kept);
     }
-    let per_rank = |ns: u64| ns as f64 / trace.nranks().max(1) as f64;
-    (kinds, per_rank(first_calls), per_rank(interrupted))
+    if s.calls == usize::MAX {
+        s.calls = 0;
+    }
+    s
 }
 
 /// [`fit_oc`] on each launch's trace: the median `oc` and its launch's fit, with every launch's

@@ -1,6 +1,7 @@
 //! `loggps-predict calibrate`: this machine's LogGPS parameters from an MPI round-trip program.
 
 use clap::Args;
+use loggps_predict::calibrate::banded::in_band;
 use loggps_predict::calibrate::fit::{Calls, Sample};
 use loggps_predict::calibrate::{self, Calibration};
 use loggps_predict::error::Error;
@@ -273,15 +274,15 @@ fn print_limits(p: &loggps_predict::model::Params, calls: &[Calls]) {
     let Some(b) = &p.bands else {
         return;
     };
-    let mut lo = 0;
+    let mut lo = None;
     for (j, x) in b.as_slice().iter().enumerate() {
         let band = format!(
             "band {} ({})",
             j + 1,
-            loggps_predict::model::sizes(lo, x.hi)
+            loggps_predict::model::sizes(lo.unwrap_or(0), x.hi)
         );
         let isends: Vec<&Calls> = (calls.iter())
-            .filter(|c| c.k > lo && c.k <= x.hi && c.k <= p.S && c.isend_ns.is_some())
+            .filter(|c| in_band(c.k, lo, x.hi) && c.k <= p.S && c.isend_ns.is_some())
             .collect();
         if x.split() && !isends.is_empty() {
             println!(
@@ -316,7 +317,7 @@ fn print_limits(p: &loggps_predict::model::Params, calls: &[Calls]) {
                 );
             }
         }
-        lo = x.hi;
+        lo = Some(x.hi);
     }
 }
 
