@@ -323,6 +323,9 @@ fn eager_bands(
     }))
 }
 
+/// The sweep's jumps [`eager_limit`] measures again at most, strongest first.
+const BRACKETS_MOST: usize = 3;
+
 /// The rendezvous jump in `samples` (looked for below `near`, the library's limit where the
 /// sweep shows a jump below it), bracketed to adjacent sizes by probes, and `S`: the largest
 /// size measured eager; with no jump, the library's limit (`reported`), else none (every size
@@ -335,15 +338,36 @@ pub(super) fn eager_limit(
     log: &mut dyn FnMut(String),
 ) -> Result<(Option<(u64, u64)>, u64), Error> {
     let mut jump = None;
-    if let Some(bracket) = fit::eager_jump(samples, near) {
-        // Within the bracket, the jump is where fit::eager_jump finds it among all samples
-        // measured there: robust to a probe that took a fast or a slow path.
-        let narrow = |lo: u64, hi: u64, _probe: &[u64], batch: &[Sample]| {
-            fit::eager_jump(batch, near).filter(|&(l, h)| holds_the_jump(batch, (lo, hi), (l, h)))
-        };
+    // Within a bracket, the jump is where fit::eager_jump finds it among all samples measured
+    // there: robust to a probe that took a fast or a slow path.
+    let narrow = |lo: u64, hi: u64, _probe: &[u64], batch: &[Sample]| {
+        fit::eager_jump(batch, near).filter(|&(l, h)| holds_the_jump(batch, (lo, hi), (l, h)))
+    };
+    // A bracket whose careful launches showed no jump inside it is passed over for the sweep's
+    // next (a spell that slowed two sizes of one launch makes a jump into them: one calibration
+    // here bracketed S to (2435, 2896] that way, Open MPI's 4,040 B limit unseen); where none
+    // other is found, or none narrows either, the first stands.
+    let mut skip = Vec::new();
+    let mut first = None;
+    while let Some(bracket) = fit::eager_jump_except(samples, near, &skip) {
         // The probes only place the jump: measured in one launch each, on whichever path that
         // launch took, they are not fitted.
-        let (lo, hi) = refine(opts, bracket, &imbalances(opts), &narrow, log)?;
+        let found = refine(opts, bracket, &imbalances(opts), &narrow, log)?;
+        if found != bracket || found.1 == found.0 + 1 {
+            first = Some(found);
+            break;
+        }
+        first = first.or(Some(found));
+        if skip.len() + 1 >= BRACKETS_MOST {
+            break;
+        }
+        log(format!(
+            "no jump between {} and {} B measured again: looking for the next",
+            found.0, found.1
+        ));
+        skip.push(bracket);
+    }
+    if let Some((lo, hi)) = first {
         log(format!("eager limit bracketed to ({lo}, {hi}]"));
         // A jump at the last size cannot be told from a slow last point.
         let above = samples.iter().filter(|x| x.k > lo && x.w_ns == 0.0).count();
