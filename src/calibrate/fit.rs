@@ -330,9 +330,14 @@ pub fn eager_jump_except(
     near: Option<u64>,
     skip: &[(u64, u64)],
 ) -> Option<(u64, u64)> {
-    let (score, lo, hi) = strongest_jump(samples, near, near.is_some(), skip)?;
+    // A jump right below the reported limit, within its header, is the one it names: taken
+    // before a stronger step elsewhere below it (Open MPI's shared memory steps up by 10–20%
+    // near 2.8 KiB in some launches, a path of its own below its 4,040-byte rendezvous; taken
+    // for the jump, it put `S` at 2,777 B in one calibration here).
+    let at = |header: bool| strongest_jump(samples, near, near.is_some(), skip, header);
+    let (score, lo, hi) = at(true).or_else(|| at(false))?;
     match near {
-        Some(_) => match strongest_jump(samples, None, false, skip) {
+        Some(_) => match strongest_jump(samples, None, false, skip, false) {
             Some((elsewhere, ..)) if elsewhere > 4.0 * score => None,
             _ => Some((lo, hi)),
         },
@@ -342,7 +347,7 @@ pub fn eager_jump_except(
 
 /// The gap of [`eager_jump`] with its score: how much faster than linearly the communicating
 /// part grows across it, summed over the curves (the reported limit's prior, `near`, lowers the
-/// score a gap needs); with `falls`, each curve's the larger of that and how much slower than
+/// score a gap needs; with `header`, only gaps within a header below it count); with `falls`, each curve's the larger of that and how much slower than
 /// linearly it grows (the left side then the smaller of its two samples, the right the larger),
 /// at least 0.
 fn strongest_jump(
@@ -350,6 +355,7 @@ fn strongest_jump(
     near: Option<u64>,
     falls: bool,
     skip: &[(u64, u64)],
+    header: bool,
 ) -> Option<(f64, u64, u64)> {
     let mut ks: Vec<u64> = samples.iter().map(|x| x.k).filter(|&k| k > 0).collect();
     ks.sort_unstable();
@@ -382,7 +388,14 @@ fn strongest_jump(
     let mut best: Option<(f64, u64, u64)> = None;
     for i in 0..ks.len().saturating_sub(1) {
         let (lo, hi) = (ks[i], ks[i + 1]);
-        if near.is_some_and(|n| lo < n / 2 || lo >= n) || skip.contains(&(lo, hi)) {
+        // With `header`, only the gaps that reach within a header of `near` (the library's
+        // limit may count one: crate::trace::library::HEADER_BYTES, or 5%).
+        let below = |n: u64| n.saturating_sub(crate::trace::library::HEADER_BYTES.max(n / 20));
+        let outside = |n: u64| match header {
+            true => lo >= n || hi <= below(n),
+            false => lo < n / 2 || lo >= n,
+        };
+        if near.is_some_and(outside) || skip.contains(&(lo, hi)) {
             continue;
         }
         let mut score = 0.0;
@@ -680,6 +693,20 @@ mod tests {
             assert!(rel(a, b) < 1e-6, "{q:?}");
         }
         assert!(f.outliers.is_empty() && f.max_rel < 1e-9);
+    }
+
+    /// A step below the rendezvous stronger than it (every size from 11,585 B up 3× slower, a
+    /// path of the library's own) is the strongest jump; with the reported limit 16,384 B, the
+    /// jump within its header (16,383 → 16,384 B, `S` and the size above it) is taken.
+    #[test]
+    fn the_jump_at_the_reported_limit_beats_a_stronger_step_below() {
+        let p = myrinet();
+        let mut s = synthetic(&p, 500_000.0, None);
+        for x in s.iter_mut().filter(|x| x.k >= 11585) {
+            x.rtt_ns = 3.0 * (x.rtt_ns - x.w_ns) + x.w_ns;
+        }
+        assert_eq!(eager_jump(&s, None).map(|j| j.1), Some(11585));
+        assert_eq!(eager_jump(&s, Some(16384)), Some((16383, 16384)));
     }
 
     /// Two sizes below `S` measured in a slow spell (3× their round trips) make a stronger jump
