@@ -718,6 +718,17 @@ mod tests {
     /// send returns at `ts + T1`, an eager receive of a message already there at `tr + T3`; a
     /// rendezvous send to a posted receive at `ts + o₁ + L₁ + o₁ + T5 + T1`, a rendezvous
     /// receive of a request already there at `tr + o₁ + T5 + T1 + T2 + T3`.
+    /// [`calls`] with each eager size's Isend timed too: returning once its message has left,
+    /// at `T1 − Od`.
+    fn isends_timed(p: &Params, noise: &dyn Fn(usize) -> f64) -> Vec<Calls> {
+        (calls(p, noise).into_iter().enumerate())
+            .map(|(i, c)| Calls {
+                isend_ns: (c.k <= p.S).then(|| (p.t1(c.k) - p.split_of(c.k).0) * noise(i + 3)),
+                ..c
+            })
+            .collect()
+    }
+
     fn calls(p: &Params, noise: &dyn Fn(usize) -> f64) -> Vec<Calls> {
         let t5 = 2.0 * p.o + p.L;
         let each = |(i, &k): (usize, &u64)| {
@@ -818,13 +829,7 @@ mod tests {
         assert!(at0 < 0.8 * at8, "{at0} {at8}");
         let noise = |i: usize| 1.0 + 0.01 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
         let s = samples(&p, &noise);
-        let timed: Vec<Calls> = (calls(&p, &noise).into_iter().enumerate())
-            .map(|(i, c)| Calls {
-                isend_ns: (c.k <= p.S).then(|| (p.t1(c.k) - p.split_of(c.k).0) * noise(i + 3)),
-                ..c
-            })
-            .collect();
-        let f = fit_bands(&s, &timed, 4096).expect("a fit");
+        let f = fit_bands(&s, &isends_timed(&p, &noise), 4096).expect("a fit");
         assert_eq!(edges(&f.params), [0, 255, 4096, u64::MAX]);
         let missed: Vec<(u64, f64, f64)> = (s.iter())
             .map(|x| (x.k, x.w_ns, residual(&f.params, x)))
@@ -905,13 +910,7 @@ mod tests {
             .unwrap();
         let noise = |i: usize| 1.0 + 0.01 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
         let s = samples(&t, &noise);
-        let timed: Vec<Calls> = (calls(&t, &noise).into_iter().enumerate())
-            .map(|(i, c)| Calls {
-                isend_ns: (c.k <= t.S).then(|| (t.t1(c.k) - t.split_of(c.k).0) * noise(i + 3)),
-                ..c
-            })
-            .collect();
-        let f = fit_bands(&s, &timed, 4096).expect("a fit");
+        let f = fit_bands(&s, &isends_timed(&t, &noise), 4096).expect("a fit");
         let got = f.params.bands.unwrap();
         let near = |x: f64, y: f64, tol: f64| (x - y).abs() <= 0.05 * y + tol;
         let (first, mid) = (got.of(100), got.of(1000));
