@@ -830,7 +830,8 @@ impl<'a> Traced<'a> {
             .args(PROBE_ONLY);
         cmd.args(probe);
         let _ = std::fs::remove_file(&trace_path);
-        let ran = launch(&mut cmd, TRACE_DONE, log)
+        let done = if traced { TRACE_DONE } else { RTT_DONE };
+        let ran = launch(&mut cmd, done, log)
             .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
         match (ran.ok, traced) {
             (true, true) => Ok((
