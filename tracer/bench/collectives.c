@@ -1,6 +1,6 @@
 /* Collective microbenchmark for the predictor's collective models (issue 6): every collective
  * the schedules model, ITERS times at each size, separated by barriers so that each call starts
- * together. Arguments: `[--each] [--grouped] [BYTES...]` (both below). Trace it and compare the per-kind
+ * together. Arguments: `[--timed] [--each] [--grouped] [BYTES...]` (all below). Trace it and compare the per-kind
  * time `loggps-predict --coll modeled` predicts with the traced one
  * (tracer/bench/collectives.sh does both). */
 #include <mpi.h>
@@ -40,11 +40,21 @@ static void call(int k, double *x, double *y, int n, int *counts) {
     }
 }
 
+static const char *NAMES[KINDS] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
+                                   "MPI_Scatter", "MPI_Allgather", "MPI_Alltoall",
+                                   "MPI_Reduce_scatter", "MPI_Scan"};
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int p, me;
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    /* --timed (first): the program times each call itself and, after each size, rank 0 prints
+     * each kind's mean call over the ranks and calls, ns (`kind BYTES NAME NS`): run untraced,
+     * what the calls take without the tracer, which slows them beyond its own time (MODEL.md
+     * §8, `oc`; collectives.sh UNTRACED=1). */
+    int timed = argc > 1 && !strcmp(argv[1], "--timed");
+    argc -= timed, argv += timed;
     /* --each: every kind its own pair of buffers, written once, so that no call receives into
      * lines its peer read in the call before (a buffer received into after it was sent from
      * costs more above the eager limit: MODEL.md §13, `bounce`); by default all kinds share x
@@ -73,12 +83,20 @@ int main(int argc, char **argv) {
         int *counts = malloc(sizeof(int) * p), *displs = malloc(sizeof(int) * p);
         for (int i = 0; i < p; i++) counts[i] = n, displs[i] = i * n;
         /* Interleaved: round after round of every kind; grouped: kind after kind. */
+        double took[KINDS] = {0}, all[KINDS];
         for (int round = 0; round < (grouped ? KINDS : 1); round++)
             for (int it = 0; it < ITERS; it++)
                 for (int k = grouped ? round : 0; k < (grouped ? round + 1 : KINDS); k++) {
                     MPI_Barrier(MPI_COMM_WORLD);
+                    double t0 = timed ? MPI_Wtime() : 0;
                     call(k, xs[k], ys[k], n, counts);
+                    if (timed) took[k] += MPI_Wtime() - t0;
                 }
+        if (timed) {
+            MPI_Reduce(took, all, KINDS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            for (int k = 0; k < KINDS && me == 0; k++)
+                printf("kind %d %s %.1f\n", sizes[s], NAMES[k], all[k] / (p * ITERS) * 1e9);
+        }
         for (int k = 0; k < KINDS; k++)
             if (k == 0 || each) free(xs[k]), free(ys[k]);
         free(counts), free(displs);

@@ -18,7 +18,11 @@
 # among the runs at the parameters' placement (a cache line's round trip between the ranks'
 # cores within 2x of the set's `cores`, as tests/apps/run.sh judges), how many, and the range
 # over them (the table of one run and PER_RANK are then left out; with BASE_PARAMS, the median
-# of its predictions over the same runs beside).
+# of its predictions over the same runs beside; with UNTRACED=1, each run made again untraced,
+# timing its own calls (collectives.c --timed), and the median over the traced runs of the
+# predicted call over the untraced runs' median mean call: the prediction against what the calls
+# take without the tracer, which slows them beyond its own time, as tests/apps/run.sh judges
+# programs against their untraced runs).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -49,13 +53,26 @@ for size in ${SIZES:-all}; do
       [ -z "${BASE_PARAMS:-}" ] ||
         "$BIN" "$t.bin" --params "$BASE_PARAMS" --coll modeled --format json 2>/dev/null > "$t.base.json"
       runs+=("$t.txt" "$t.json" "$(cores "$t.bin")")
+      # UNTRACED=1: the same run untraced, timing its own calls (`kind BYTES NAME NS` lines)
+      if [ -n "${UNTRACED:-}" ]; then
+        # shellcheck disable=SC2086 # $args: none to three words
+        mpirun.openmpi --oversubscribe -np $np tracer/build-openmpi/bench/collectives --timed $args \
+          2>/dev/null | grep '^kind ' >> "$tmp/untraced-$np-$size.txt"
+      fi
     done
     echo "== $np ranks, block $size B, $RUNS runs: predicted over the mean call, the median over the runs at the set's placement (cores within 2x of ${set_cores:-?} ns), how many, and their range"
-    python3 - "${set_cores:--}" "${runs[@]}" <<'PY'
+    python3 - "${set_cores:--}" "$tmp/untraced-$np-$size.txt" "${runs[@]}" <<'PY'
 import json, os, sys, collections, statistics
-set_cores, rest = sys.argv[1], sys.argv[2:]
+set_cores, untraced_file, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
 ratios, placed, all_cores = collections.defaultdict(list), 0, []
 base = collections.defaultdict(list)
+# The untraced runs' mean call of each kind (UNTRACED=1), the median over the runs; each traced
+# run's prediction a call over it.
+untraced, over_untraced = collections.defaultdict(list), collections.defaultdict(list)
+if os.path.exists(untraced_file):
+    for line in open(untraced_file):
+        f = line.split()
+        untraced[f[2]].append(float(f[3]))
 for txt, js, cores in zip(rest[0::3], rest[1::3], rest[2::3]):
     all_cores.append(cores)
     held = set_cores == "-" or cores == "-" or (float(cores) < 2 * float(set_cores) and float(set_cores) < 2 * float(cores))
@@ -73,14 +90,17 @@ for txt, js, cores in zip(rest[0::3], rest[1::3], rest[2::3]):
         if k == "MPI_Barrier" or not took[k]: continue
         per_call = len(took[k]) / len(ranks)
         ratios[k].append(v / per_call * 1e9 / statistics.mean(took[k]))
+        if untraced[k]:
+            over_untraced[k].append(v / per_call * 1e9 / statistics.median(untraced[k]))
         if k in pred_base:
             base[k].append(pred_base[k] / per_call * 1e9 / statistics.mean(took[k]))
-extra = "    base" if base else ""
+extra = ("    base" if base else "") + (" untraced" if over_untraced else "")
 print(f"{'routine':<20} {'median':>7} {'runs':>5} {'range':>11}{extra}   (the runs' cores, ns: {' '.join(all_cores)})")
 for k in sorted(ratios):
     r = ratios[k]
     b = f" {statistics.median(base[k]):>7.2f}" if base[k] else ""
-    print(f"{k:<20} {statistics.median(r):>7.2f} {len(r):>2}/{len(rest) // 3:<2} {min(r):>5.2f}–{max(r):.2f}{b}")
+    u = f" {statistics.median(over_untraced[k]):>8.2f}" if over_untraced[k] else ""
+    print(f"{k:<20} {statistics.median(r):>7.2f} {len(r):>2}/{len(rest) // 3:<2} {min(r):>5.2f}–{max(r):.2f}{b}{u}")
 PY
     continue
   fi
