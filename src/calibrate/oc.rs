@@ -82,12 +82,9 @@ impl OcFit {
 /// kind but its first (the library setting the operation up once,
 /// [`OcFit::first_calls_ns`]) and those beyond their kind's far fence (interrupted,
 /// [`OcFit::interrupted_ns`]), the same calls on both sides, each measured less the tracer's
-/// time inside it and, with `untraced` (the loop's rounds and its time a call timed by launches
-/// of its own without the tracer), less what the tracer slowed it beyond its own time
-/// ([`OcFit::slowed_ns`]: `oc` is the library's, not the tracer's). What a left-out call's
-/// partners waited for stays on both sides: a first call that found its partner late (the
-/// probe's first Barrier waits for rank 0's work before the loop) is predicted waiting as it
-/// was measured, where taking only its measured time out
+/// time inside it. What a left-out call's partners waited for stays on both sides: a first
+/// call that found its partner late (the probe's first Barrier waits for rank 0's work before
+/// the loop) is predicted waiting as it was measured, where taking only its measured time out
 /// would have left its predicted wait in and `oc` at 0. The kept calls' predicted time does
 /// not fall as `oc` grows and grows by at least `oc` a call (each call has a rank that
 /// receives, which pays it), so the root lies between 0 and the shortfall at 0 over the
