@@ -830,8 +830,7 @@ impl<'a> Traced<'a> {
             .args(PROBE_ONLY);
         cmd.args(probe);
         let _ = std::fs::remove_file(&trace_path);
-        let done = if traced { TRACE_DONE } else { RTT_DONE };
-        let ran = launch(&mut cmd, done, log)
+        let ran = launch(&mut cmd, TRACE_DONE, log)
             .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
         match (ran.ok, traced) {
             (true, true) => Ok((
