@@ -460,7 +460,7 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     };
     let p = loggps_predict::model::Params::preset("myrinet").unwrap();
     let loop_of = |each: u64, first_extra: u64| {
-        loggps_predict::calibrate::fit_oc(&trace_of(each, first_extra), &p, None).unwrap()
+        loggps_predict::calibrate::fit_oc(&trace_of(each, first_extra), &p).unwrap()
     };
     let (oc, fit) = loop_of(20_000, 0);
     assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
@@ -483,23 +483,6 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     assert!((fit.by_kind[0].1 - 1.0).abs() < 1e-6, "{:?}", fit.by_kind);
     let (oc, _) = loop_of(10_000, 0);
     assert_eq!(oc, 0.0);
-    // Timed untraced at 19 µs a call where the trace's rounds after the first (here nine
-    // Barriers after the first, as two rounds of nine calls) take 20 µs a call and the tracer's
-    // own time is 0: the tracer slowed each call 1 µs, taken out of each steady call (19 µs):
-    // oc = 19,000 − 14,260 = 4,740. Untraced at 21 µs (slower than traced): nothing taken out.
-    let loop_at = |untraced: f64| {
-        let t = trace_of(20_000, 0);
-        loggps_predict::calibrate::fit_oc(&t, &p, Some((2, untraced))).unwrap()
-    };
-    let (oc, fit) = loop_at(19_000.0);
-    assert!((oc - 4_740.0).abs() < 0.02, "{oc} {fit:?}");
-    assert_eq!(fit.traced_call_ns, Some(20_000.0));
-    assert!((fit.slowed_ns - 1_000.0).abs() < 1e-9, "{fit:?}");
-    let (oc, fit) = loop_at(21_000.0);
-    assert!(
-        (oc - 5_740.0).abs() < 0.02 && fit.slowed_ns == 0.0,
-        "{oc} {fit:?}"
-    );
     for (each, fifth, left_out, want) in [
         ([20_000, 20_000], 120_000, 120_000.0, 5_740.0),
         ([20_000, 22_000], 36_000, 36_000.0, 6_990.0),
@@ -522,7 +505,7 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
         let f = dir.path().join("interrupted.txt");
         std::fs::write(&f, t).unwrap();
         let l = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
-        let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p, None).unwrap();
+        let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
         assert!((fit.interrupted_ns - left_out).abs() < 1e-6, "{fit:?}");
         assert_eq!(fit.first_calls_ns, 20_000.0);
         assert!((oc - want).abs() < 0.02, "{oc} {fit:?}");
@@ -543,7 +526,7 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     let f = dir.path().join("late.txt");
     std::fs::write(&f, t).unwrap();
     let late = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
-    let (oc, fit) = loggps_predict::calibrate::fit_oc(&late, &p, None).unwrap();
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&late, &p).unwrap();
     assert!((oc - 5_740.0).abs() < 0.02, "{oc} {fit:?}");
     assert!((fit.first_calls_ns - 70_000.0).abs() < 1e-6, "{fit:?}");
     // The tracer's own time is no call's: 1,000 ns between the calls, all the tracer's (`own
@@ -567,7 +550,7 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     std::fs::write(&f, t).unwrap();
     let gaps = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
     assert_eq!(gaps.meta.ranks.get(0).own_ns, Some(1000.0));
-    let (oc, fit) = loggps_predict::calibrate::fit_oc(&gaps, &p, None).unwrap();
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&gaps, &p).unwrap();
     assert!((oc - 5_740.0).abs() < 0.02, "{oc} {fit:?}");
     assert!((fit.measured_ns - 180_000.0).abs() < 1e-6, "{fit:?}");
     assert_eq!(gaps.meta.ranks.get(0).in_call_ns, Some(500.0));
@@ -623,7 +606,7 @@ fn oc_is_fitted_at_the_sets_speed() {
         loggps_predict::trace::load(&f, &mut |_| {}).unwrap()
     };
     for (speed, want) in [(Some(1.25), 1_740.0), (Some(1.0), 5_740.0), (None, 5_740.0)] {
-        let (oc, fit) = loggps_predict::calibrate::fit_oc(&trace_of(speed), &p, None).unwrap();
+        let (oc, fit) = loggps_predict::calibrate::fit_oc(&trace_of(speed), &p).unwrap();
         assert!((oc - want).abs() < 0.05, "{speed:?}: {oc} {fit:?}");
         assert!(
             speed
@@ -679,8 +662,7 @@ fn each_placement_gets_the_oc_of_its_own_launches() {
         trace_of(40_000, (480.0, 420.0)),
         trace_of(20_000, (160.0, 150.0)),
     ];
-    let sets =
-        loggps_predict::calibrate::fit_oc_sets(&launches, &[&near, &far, &nowhere], None).unwrap();
+    let sets = loggps_predict::calibrate::fit_oc_sets(&launches, &[&near, &far, &nowhere]).unwrap();
     let ocs: Vec<f64> = sets.iter().map(|(oc, _)| *oc).collect();
     for (oc, hand) in ocs.iter().zip([5_740.0, 15_740.0, 5_740.0]) {
         assert!((oc - hand).abs() < 0.02, "{ocs:?}");
@@ -699,7 +681,7 @@ fn each_placement_gets_the_oc_of_its_own_launches() {
     // 5,740 and 15,740 (counted, the far set's median would be 25,740).
     let mut more = launches.to_vec();
     more.push(trace_of(50_000, (2_000.0, 1_900.0)));
-    let sets = loggps_predict::calibrate::fit_oc_sets(&more, &[&near, &far], None).unwrap();
+    let sets = loggps_predict::calibrate::fit_oc_sets(&more, &[&near, &far]).unwrap();
     let ocs: Vec<f64> = sets.iter().map(|(oc, _)| *oc).collect();
     for (oc, hand) in ocs.iter().zip([5_740.0, 15_740.0]) {
         assert!((oc - hand).abs() < 0.02, "{ocs:?}");

@@ -786,18 +786,6 @@ impl<'a> Traced<'a> {
         probe: &[&str],
         log: &mut dyn FnMut(String),
     ) -> Result<(crate::trace::Trace, String), Error> {
-        let (trace, out) = self.launch(probe, true, log)?;
-        Ok((trace.expect("a traced launch's trace"), out))
-    }
-
-    /// [`Traced::run`], under the tracer (`traced`: its trace read back) or not (what it printed
-    /// alone).
-    fn launch(
-        &self,
-        probe: &[&str],
-        traced: bool,
-        log: &mut dyn FnMut(String),
-    ) -> Result<(Option<crate::trace::Trace>, String), Error> {
         let (prog, pre) = (self.opts.mpirun.split_first())
             .ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
         let trace_path = self.dir.join("probe.bin");
@@ -807,8 +795,7 @@ impl<'a> Traced<'a> {
             self.tracer.display().to_string(),
             trace_path.display().to_string(),
         );
-        if !traced {
-        } else if self.version.contains("Open MPI") || self.version.contains("OpenRTE") {
+        if self.version.contains("Open MPI") || self.version.contains("OpenRTE") {
             cmd.args([
                 "-x",
                 &format!("LD_PRELOAD={preload}"),
@@ -832,38 +819,14 @@ impl<'a> Traced<'a> {
         let _ = std::fs::remove_file(&trace_path);
         let ran = launch(&mut cmd, TRACE_DONE, log)
             .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
-        match (ran.ok, traced) {
-            (true, true) => Ok((
-                Some(crate::trace::load(&trace_path, &mut |_| {})?),
-                ran.stdout,
-            )),
-            (true, false) => Ok((None, ran.stdout)),
-            (false, _) => Err(Error::Io(format!(
-                "the {} probe run failed ({}): {}",
-                if traced { "traced" } else { "untraced" },
+        match ran.ok {
+            true => Ok((crate::trace::load(&trace_path, &mut |_| {})?, ran.stdout)),
+            false => Err(Error::Io(format!(
+                "the traced probe run failed ({}): {}",
                 ran.status,
                 ran.stderr.trim()
             ))),
         }
-    }
-
-    /// The loop of collectives's time a call over its rounds after the first, untraced: the
-    /// median of `launches` launches (None where none printed it, said in `log`).
-    fn collectives_untraced(
-        &self,
-        launches: u32,
-        log: &mut dyn FnMut(String),
-    ) -> Option<(u32, f64)> {
-        let rounds = COLL_ROUNDS.to_string();
-        let mut each = Vec::new();
-        for _ in 0..launches.max(1) {
-            match self.launch(&["--coll", &rounds], false, log) {
-                Ok((_, out)) => each.extend(out.lines().filter_map(oc::coll_line)),
-                Err(e) => log(format!("the untraced loop of collectives: {e}")),
-            }
-        }
-        let ns: Vec<f64> = each.iter().map(|&(_, ns)| ns).collect();
-        (!ns.is_empty()).then(|| (each[0].0, fit::median(&ns)))
     }
 
     /// One launch of the loop of collectives that `oc` is fitted to.
@@ -1212,12 +1175,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             }
         }
     }
-    // The same loop untraced: the tracer slows each call beyond its own time, which `oc` is
-    // not to hold (the model's §8).
-    let untraced = (tracer.filter(|_| !probe.is_empty()))
-        .and_then(|t| Traced::new(opts, t).ok())
-        .and_then(|traced| traced.collectives_untraced(opts.launches, log));
-    let oc_fits = fit_oc_probe(&probe, &sets, untraced, log).unwrap_or_default();
+    let oc_fits = fit_oc_probe(&probe, &sets, log).unwrap_or_default();
     let mut oc_fits = oc_fits.into_iter();
     let oc_fit = oc_fits.next().map(|(oc, f)| {
         fit.params.oc = Some(oc);
@@ -1344,14 +1302,13 @@ pub(crate) fn nearest_set(trace: &crate::trace::Trace, sets: &[&Params]) -> usiz
 fn fit_oc_probe(
     probe: &[crate::trace::Trace],
     sets: &[&Params],
-    untraced: Option<(u32, f64)>,
     log: &mut dyn FnMut(String),
 ) -> Option<Vec<(f64, OcFit)>> {
     if probe.is_empty() {
         return None;
     }
     log("fitting oc to the traced loops of collectives".into());
-    fit_oc_sets(probe, sets, untraced)
+    fit_oc_sets(probe, sets)
         .map_err(|e| {
             log(format!(
                 "oc not fitted: the collectives probe's replay failed: {e}"
@@ -1461,7 +1418,7 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
             "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), the \
              median of {} (oc {:.0}–{:.0} ns): its calls but each kind's first and those \
              interrupted (beyond their kind's far fence; {:.1} and {:.1} µs a rank, left out on \
-             both sides) took {:.1} µs a rank (the tracer's time inside them taken out{}), \
+             both sides) took {:.1} µs a rank (the tracer's time inside them taken out), \
              predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} ns{}",
             f.calls,
             match f.elsewhere {
@@ -1476,14 +1433,6 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
             f.first_calls_ns / 1e3,
             f.interrupted_ns / 1e3,
             f.measured_ns / 1e3,
-            match (f.traced_call_ns, f.untraced_call_ns) {
-                (Some(t), Some(u)) => format!(
-                    ", and {:.0} ns each that the tracer slowed it beyond its own time: the \
-                     loop's rounds after the first {t:.0} ns a call traced, {u:.0} untraced",
-                    f.slowed_ns
-                ),
-                _ => ", the loop not timed untraced".into(),
-            },
             f.without_ns / 1e3,
             f.with_ns / 1e3,
             oc.unwrap_or(0.0) * f.speed.unwrap_or(1.0),

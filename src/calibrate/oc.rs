@@ -38,13 +38,6 @@ pub struct OcFit {
     /// No launch ran at the set's placement: its `oc` is the median of every launch's, each
     /// fitted with the set nearest its cores.
     pub elsewhere: bool,
-    /// The loop's time a call over its rounds after the first, traced (from the trace) and
-    /// untraced (another launch's own timing), and what the tracer slowed each call beyond its
-    /// own time (traced less untraced less the tracer's own and inside time a record, at least
-    /// 0), taken out of each steady call measured: 0 where no untraced launch was timed.
-    pub traced_call_ns: Option<f64>,
-    pub untraced_call_ns: Option<f64>,
-    pub slowed_ns: f64,
     /// Each collective routine of the loop with its steady calls' time predicted (with the
     /// fitted `oc`) over their time measured, both summed over the ranks: one `oc` a call (the
     /// model's §11) is every kind's, fitted to their sum.
@@ -96,7 +89,6 @@ impl OcFit {
 pub fn fit_oc(
     trace: &crate::trace::Trace,
     p: &crate::model::Params,
-    untraced: Option<(u32, f64)>,
 ) -> Result<(f64, OcFit), Error> {
     use crate::collectives::traced::Choice;
     // Taken out of the gaps, the tracer's time would be put back by `oc` (a prediction that
@@ -113,19 +105,7 @@ pub fn fit_oc(
         Some(f) => crate::model::scale(*p, "all", f).map_err(|e| Error::Io(e.to_string()))?,
         None => *p,
     };
-    // What the tracer slowed each call beyond its own time: the loop's rounds after the first,
-    // traced against untraced.
-    let traced_call = untraced.and_then(|(rounds, _)| traced_call_ns(trace, rounds));
-    let untraced_call = untraced.map(|(_, ns)| ns);
-    let own = |r: usize| {
-        let m = trace.meta.ranks.get(r);
-        m.own_ns.unwrap_or(0.0) + m.in_call_ns.unwrap_or(0.0)
-    };
-    let slowed = match (traced_call, untraced_call) {
-        (Some(t), Some(u)) => (t - u - own(0)).max(0.0),
-        _ => 0.0,
-    };
-    let steady = steady_calls(trace, slowed);
+    let steady = steady_calls(trace);
     let per_rank = |ns: f64| ns / trace.nranks().max(1) as f64;
     // Each kind's kept calls predicted with `oc`, summed over the ranks.
     let predicted = |oc: f64| -> Result<Vec<f64>, Error> {
@@ -180,34 +160,12 @@ pub fn fit_oc(
         with_ns: per_rank(sum(&with)),
         first_calls_ns: per_rank(steady.first_ns),
         interrupted_ns: per_rank(steady.interrupted_ns),
-        traced_call_ns: traced_call,
-        untraced_call_ns: untraced_call,
-        slowed_ns: slowed,
         speed,
         launches_oc: vec![oc],
         elsewhere: false,
         by_kind,
     };
     Ok((oc, fit))
-}
-
-/// The time a call of rank 0's last `9 · (rounds − 1)` collective calls (the loop's rounds after
-/// the first, nine kinds a round), from the return of the call before them to the last's.
-fn traced_call_ns(trace: &crate::trace::Trace, rounds: u32) -> Option<f64> {
-    let ev = trace.rank(0);
-    let calls: Vec<usize> = (0..ev.len())
-        .filter(|&i| ev.routine(i).is_collective())
-        .collect();
-    let n = 9 * rounds.checked_sub(1)? as usize;
-    let (&last, &before) = (calls.last()?, calls.get(calls.len().checked_sub(n + 1)?)?);
-    (n > 0).then(|| ev.t_return(last).saturating_sub(ev.t_return(before)) as f64 / n as f64)
-}
-
-/// The loop's time a call from a `coll ROUNDS NS` line of `loggps-rtt --coll`: `(ROUNDS, NS)`.
-pub fn coll_line(line: &str) -> Option<(u32, f64)> {
-    let mut w = line.strip_prefix("coll ")?.split_whitespace();
-    let (rounds, ns) = (w.next()?.parse().ok()?, w.next()?.parse::<f64>().ok()?);
-    (ns.is_finite() && ns > 0.0).then_some((rounds, ns))
 }
 
 /// A loop's steady collective calls: those [`fit_oc`] compares.
@@ -227,9 +185,8 @@ struct Steady {
 /// Each rank's collective calls of each kind but its first and those beyond the far fence of
 /// that kind's calls there (the upper quartile plus three times the spread between the
 /// quartiles: Tukey's far-out values, the operating system or the hypervisor taking a rank's
-/// CPU away in the call or its partner's, which it waits for), each measured less the
-/// tracer's time inside it and `slowed`.
-fn steady_calls(trace: &crate::trace::Trace, slowed: f64) -> Steady {
+/// CPU away in the call or its partner's, which it waits for).
+fn steady_calls(trace: &crate::trace::Trace) -> Steady {
     use crate::trace::Routine;
     let mut s = Steady {
         kinds: Vec::new(),
@@ -269,7 +226,7 @@ fn steady_calls(trace: &crate::trace::Trace, slowed: f64) -> Steady {
                     (0, _) => s.first_ns += d as f64,
                     (_, true) => s.interrupted_ns += d as f64,
                     (_, false) => {
-                        s.kinds[j].1 += (d as f64 - inside - slowed).max(0.0);
+                        s.kinds[j].1 += (d as f64 - inside).max(0.0);
                         kind_of[i] = Some(j);
                         kept += 1;
                     }
@@ -291,7 +248,7 @@ pub fn fit_oc_launches(
     traces: &[crate::trace::Trace],
     p: &crate::model::Params,
 ) -> Result<(f64, OcFit), Error> {
-    let mut sets = fit_oc_sets(traces, &[p], None)?;
+    let mut sets = fit_oc_sets(traces, &[p])?;
     Ok(sets.swap_remove(0))
 }
 
@@ -313,7 +270,6 @@ pub fn fit_oc_launches(
 pub fn fit_oc_sets(
     traces: &[crate::trace::Trace],
     sets: &[&crate::model::Params],
-    untraced: Option<(u32, f64)>,
 ) -> Result<Vec<(f64, OcFit)>, Error> {
     if traces.is_empty() || sets.is_empty() {
         return Err(Error::Io("the collectives probe left no trace".into()));
@@ -322,7 +278,7 @@ pub fn fit_oc_sets(
     let mut apart = Vec::new();
     for t in traces {
         let s = super::nearest_set(t, sets);
-        let fit = fit_oc(t, sets[s], untraced)?;
+        let fit = fit_oc(t, sets[s])?;
         // A launch 2× from its nearest set's cores ran at no set's placement.
         match (super::probe_cores(t), sets[s].cores) {
             (Some(a), Some(b)) if super::placements_apart(a, b) => apart.push(fit),
@@ -369,9 +325,6 @@ mod tests {
             with_ns: 0.0,
             first_calls_ns: 0.0,
             interrupted_ns: 0.0,
-            traced_call_ns: None,
-            untraced_call_ns: None,
-            slowed_ns: 0.0,
             speed: None,
             launches_oc: vec![250.0],
             elsewhere: false,

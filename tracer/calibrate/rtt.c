@@ -120,12 +120,8 @@
  *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
- * alternating): run under the tracer, the trace is what `calibrate` fits `oc` to, a
- * collective call's cost beyond its messages. Rank 0 prints the mean time a call over the
- * rounds after the first, which `calibrate` also takes from untraced launches (the tracer slows
- * the calls beyond its own time: MODEL.md §8, `oc`):
- *
- *     coll ROUNDS NS
+ * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
+ * `oc` to, a collective call's cost beyond its messages.
  *
  * With --line N, rank 0 times up to N round trips (or 2 ms) of a cache line between the two
  * ranks' cores (tracer/cores.h, as the tracer does) before the sweep and again after it, and
@@ -336,13 +332,10 @@ static void print_nodes(int rank, int size) {
     if (rank == 0) printf("nodes %d\n", (size + n - 1) / n);
 }
 
-/* The --coll probe (see the top): rounds of 8-byte collectives of every kind; rank 0 prints
- * the mean time a call over the rounds after the first (`coll ROUNDS NS`). */
-static void collective_calls(int rank, int rounds) {
+/* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
+static void collective_calls(int rounds) {
     double x[2] = {1.0, 2.0}, y[2] = {0.0, 0.0};
-    int64_t t0 = 0;
     for (int i = 0; i < rounds; i++) {
-        if (i == 1) t0 = now_ns();
         int root = i % 2;
         MPI_Bcast(x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
         MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -353,10 +346,6 @@ static void collective_calls(int rank, int rounds) {
         MPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
         MPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
-    }
-    if (rank == 0 && rounds > 1) {
-        printf("coll %d %.1f\n", rounds, (double)(now_ns() - t0) / (9.0 * (rounds - 1)));
-        fflush(stdout);
     }
 }
 
@@ -715,7 +704,7 @@ int main(int argc, char **argv) {
     free(ct);
     free(bt);
     free(xt);
-    if (coll_rounds > 0) collective_calls(rank, coll_rounds);
+    if (coll_rounds > 0) collective_calls(coll_rounds);
     free(out);
     free(in);
     free(rtt);
