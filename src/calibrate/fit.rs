@@ -347,9 +347,9 @@ pub fn eager_jump_except(
 
 /// The gap of [`eager_jump`] with its score: how much faster than linearly the communicating
 /// part grows across it, summed over the curves (the reported limit's prior, `near`, lowers the
-/// score a gap needs; with `header`, only gaps within a header below it count); with `falls`, each curve's the larger of that and how much slower than
-/// linearly it grows (the left side then the smaller of its two samples, the right the larger),
-/// at least 0.
+/// score a gap needs; with `header`, only gaps within a header below it count); with `falls`,
+/// each curve's the larger of that and how much slower than linearly it grows (the left side
+/// then the smaller of its two samples, the right the larger), at least 0.
 fn strongest_jump(
     samples: &[Sample],
     near: Option<u64>,
@@ -389,8 +389,8 @@ fn strongest_jump(
     for i in 0..ks.len().saturating_sub(1) {
         let (lo, hi) = (ks[i], ks[i + 1]);
         // With `header`, only the gaps that reach within a header of `near` (the library's
-        // limit may count one: crate::trace::library::HEADER_BYTES, or 5%).
-        let below = |n: u64| n.saturating_sub(crate::trace::library::HEADER_BYTES.max(n / 20));
+        // limit may count one).
+        let below = |n: u64| n.saturating_sub(crate::trace::library::header_allowance(n));
         let outside = |n: u64| match header {
             true => lo >= n || hi <= below(n),
             false => lo < n / 2 || lo >= n,

@@ -192,12 +192,11 @@ const EXCHANGE_EACH: usize = 3;
 
 impl Calibration {
     /// Whether the measured `S` and the reported limit agree: the reported one may count a
-    /// protocol header the payload does not have, so within 5% or 256 bytes below.
+    /// protocol header the payload does not have (`trace::library::agrees`, as a prediction
+    /// judges a trace's limit against its set's `S`).
     pub fn eager_limits_agree(&self) -> Option<bool> {
         let (_, reported) = self.reported_eager_limit.as_ref()?;
-        let measured = self.fit.params.S as f64;
-        let r = *reported as f64;
-        Some(measured <= r && measured >= (r - 256.0).min(0.95 * r))
+        Some(crate::trace::library::agrees(self.fit.params.S, *reported))
     }
 }
 

@@ -21,10 +21,16 @@ pub fn is_protocol_switch(e: &EagerLimit) -> bool {
     !e.name.starts_with("MPIR_CVAR_")
 }
 
+/// How far below a library's reported eager limit `r` the largest size it sends eagerly may lie:
+/// its header, [`HEADER_BYTES`] or 5% of `r`, whichever is less.
+pub fn header_allowance(r: u64) -> u64 {
+    HEADER_BYTES.min(r / 20).max(1)
+}
+
 /// Whether a set's `S` agrees with a recorded limit `r` (the same, or less its header).
 #[allow(non_snake_case)] // the paper's name
-fn agrees(S: u64, r: u64) -> bool {
-    S <= r && S + HEADER_BYTES.min(r / 20).max(1) > r
+pub fn agrees(S: u64, r: u64) -> bool {
+    S <= r && S + header_allowance(r) > r
 }
 
 /// Where the trace recorded the eager limit its messages met and the parameters' `S` is not
