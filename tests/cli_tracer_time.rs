@@ -116,6 +116,75 @@ fn a_requests_records_take_their_own_figures() {
     assert_eq!(ns(&plain["tracer_removed_s"]), 250.0);
 }
 
+/// Routines whose own time the tracer sampled during the run (8 samples or more) take their
+/// figures, the others those timed at `MPI_Init`, a gap the mean of its two ends'. Rank 0
+/// sampled `MPI_Isend` at 300 ns and `MPI_Wait` at 60: its gaps lose (100 + 300) / 2,
+/// (300 + 60) / 2 and (60 + 100) / 2 = 460 (350 by the `MPI_Init` figures); rank 1 sampled
+/// `MPI_Recv` 7 times only, 200 as before: 330 ns a rank.
+/// Keeping the tracer's time adds the time inside the calls as before (95 ns a rank).
+#[test]
+fn sampled_routines_take_their_own_figures() {
+    let figures = " own 100 inside 30 requests 200 50 cpus 2";
+    let text = format!(
+        "loggps-trace 1\nranks 2\n\
+         rank 0 host \"a\" offset 0 0{figures}\n\
+         sampled 0 MPI_Isend 8 300 MPI_Wait 9 60\n\
+         rank 1 host \"a\" offset 0 0{figures}\n\
+         sampled 1 MPI_Recv 7 900\n\
+         0 MPI_Init 0 0\n0 MPI_Isend 1000 1010 bytes=8 peer=1 tag=0 comm=0 req=0\n\
+         0 MPI_Wait 2000 2010 done=0:-1:-1\n0 MPI_Finalize 3000 3010\n\
+         1 MPI_Init 0 0\n1 MPI_Recv 500 2500 bytes=8 peer=0 tag=0\n1 MPI_Finalize 4000 4010\n"
+    );
+    assert_eq!(ns(&predict(&text, &[])["tracer_removed_s"]), 330.0);
+    let kept = predict(&text, &["--keep-tracer-time"]);
+    assert_eq!(ns(&kept["tracer_removed_s"]), -95.0);
+}
+
+/// The sampled figures travel through the binary encoding and back to text exactly, on a rank
+/// with the cores' figures and one without (the `R` chunk's length tells which); a `sampled`
+/// line before its rank's `cpus`, of a name that is no routine, or of a routine twice is
+/// refused with its line.
+#[test]
+fn sampled_figures_travel_and_are_checked() {
+    let text = "loggps-trace 1\nranks 2\n\
+         rank 0 host \"a\" offset 0 0 cores 1 120.5 130.25 own 50 inside 9.5 requests 80 17.75 cpus 2\n\
+         sampled 0 MPI_Bcast 312 130.125 MPI_Allreduce 316 191.5\n\
+         rank 1 host \"a\" offset 0 0 own 51 inside 8.25 requests 70 0 cpus 2\n\
+         sampled 1 MPI_Send 1 58.75\n\
+         0 MPI_Init 0 0\n0 MPI_Finalize 3000 3010\n1 MPI_Init 0 0\n1 MPI_Finalize 4000 4010\n";
+    let (_dir, back, _) = through_binary(text);
+    for line in [
+        "sampled 0 MPI_Bcast 312 130.125 MPI_Allreduce 316 191.5\n",
+        "sampled 1 MPI_Send 1 58.75\n",
+        "cores 1 120.5 130.25 own 50",
+    ] {
+        assert!(back.contains(line), "{line}: {back}");
+    }
+    for (bad, why) in [
+        (
+            text.replace(" cpus 2\nsampled 1", "\nsampled 1"),
+            "`cpus` before its `sampled` line",
+        ),
+        (text.replace("MPI_Send 1", "MPI_Sand 1"), "found `MPI_Sand`"),
+        (
+            text.replace("MPI_Send 1 58.75", "MPI_Send 1 58.75 MPI_Send 2 3"),
+            "MPI_Send twice",
+        ),
+        (
+            text.replace("MPI_Send 1 58.75", "MPI_Send 0 58.75"),
+            "at least one sample",
+        ),
+    ] {
+        let (_d, path) = text_trace("bad.txt", &bad);
+        let out = run(&[&path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("line 6") && err.contains(why),
+            "{why}: {err}"
+        );
+    }
+}
+
 /// A text trace converted to our binary and back: its directory, the text that came back and
 /// the binary's path.
 fn through_binary(text: &str) -> (tempfile::TempDir, String, String) {

@@ -68,6 +68,10 @@ pub struct Info {
     /// The same two for a record of a request's routine (§16; None: not timed apart).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracer_own_requests_ns: Option<[f64; 2]>,
+    /// The tracer's own time a record of each routine it sampled during the run (§16), in
+    /// code order: the samples over the ranks and `[least, most]` ns over the ranks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tracer_sampled: Vec<SampledInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracer_in_call_requests_ns: Option<[f64; 2]>,
     /// The CPUs a node's ranks could run on at `MPI_Init` (their affinity masks together),
@@ -156,6 +160,36 @@ fn tracer_span(
     f: impl Fn(&crate::trace::RankMeta) -> Option<f64>,
 ) -> Option<[f64; 2]> {
     span(trace.meta.ranks.recorded().filter_map(|(_, m)| f(m)))
+}
+
+/// A routine's own time a record, sampled by the tracer during the run ([`Info::tracer_sampled`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SampledInfo {
+    pub routine: &'static str,
+    pub samples: u64,
+    pub ns: [f64; 2],
+}
+
+/// Each routine the ranks sampled, over the ranks.
+fn tracer_sampled(trace: &Trace) -> Vec<SampledInfo> {
+    let mut by: std::collections::BTreeMap<crate::trace::Routine, (u64, Vec<f64>)> =
+        Default::default();
+    for (_, m) in trace.meta.ranks.recorded() {
+        for &(r, n, ns) in m.own_sampled.each() {
+            let e = by.entry(r).or_default();
+            e.0 += u64::from(n);
+            e.1.push(ns);
+        }
+    }
+    (by.into_iter())
+        .filter_map(|(r, (samples, ns))| {
+            Some(SampledInfo {
+                routine: r.mpi_name(),
+                samples,
+                ns: span(ns.into_iter())?,
+            })
+        })
+        .collect()
 }
 
 /// `[least, most]` of `v`, None where empty.
@@ -322,6 +356,7 @@ impl Info {
             tracer_own_ns: tracer_span(trace, |m| m.own_ns),
             tracer_in_call_ns: tracer_span(trace, |m| m.in_call_ns),
             tracer_own_requests_ns: tracer_span(trace, |m| Some(m.own_req_ns?[0])),
+            tracer_sampled: tracer_sampled(trace),
             tracer_in_call_requests_ns: tracer_span(trace, |m| Some(m.own_req_ns?[1])),
             node_cpus: tracer_span(trace, |m| m.cpus.map(f64::from)),
             placement: (trace.meta.ranks.recorded())
@@ -457,6 +492,23 @@ impl Info {
                 out,
                 "tracer         {} ns a record of its own{req}, timed at MPI_Init (predict takes it out of the computation between calls)",
                 range(own)
+            )?;
+        }
+        if !self.tracer_sampled.is_empty() {
+            const SHOWN_SAMPLED: usize = 6;
+            let mut each: Vec<String> = (self.tracer_sampled.iter().take(SHOWN_SAMPLED))
+                .map(|x| format!("{} {} ns", x.routine, range(x.ns)))
+                .collect();
+            if self.tracer_sampled.len() > SHOWN_SAMPLED {
+                each.push(format!(
+                    "{} more",
+                    self.tracer_sampled.len() - SHOWN_SAMPLED
+                ));
+            }
+            writeln!(
+                out,
+                "               {} a record of its own, sampled during the run (predict takes these out in place of the figures above)",
+                each.join(", ")
             )?;
         }
         if let Some(inside) = self.tracer_in_call_ns {

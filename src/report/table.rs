@@ -138,7 +138,7 @@ impl Exporter for Table {
         match r.tracer_removed_s {
             Some(t) if t > 0.0 => writeln!(
                 out,
-                "tracer     {t:.6} s a rank taken out of the measured computation (its own time per record, timed at MPI_Init; --keep-tracer-time keeps it)"
+                "tracer     {t:.6} s a rank taken out of the measured computation (its own time per record, by routine as it sampled them during the run, else as timed at MPI_Init; --keep-tracer-time keeps it)"
             )?,
             Some(t) => writeln!(
                 out,

@@ -11,7 +11,7 @@ pub mod text;
 mod tracer_time;
 
 pub use events::{Completions, Events, Push, Rank, Sink, par_ranges};
-pub use tracer_time::{GapChange, IN_CALL, OWN, own_invalid};
+pub use tracer_time::{GapChange, IN_CALL, OWN, OwnSampled, own_invalid};
 
 use crate::error::TraceError;
 use crate::model::Params;
@@ -389,6 +389,10 @@ pub struct RankMeta {
     /// The CPUs the ranks of this rank's node could run on at `MPI_Init` (their affinity masks
     /// together; traces before it: none): fewer than the node's ranks, and they took turns.
     pub cpus: Option<u32>,
+    /// The tracer's own time per record of each routine, sampled during the run (traces before
+    /// it, or ranks that never finalized: none): taken out of the gaps in place of `own_ns`
+    /// and `own_req_ns` for the routines it holds.
+    pub own_sampled: OwnSampled,
 }
 
 /// Where a node's first two ranks ran: the round trip of a cache line between their cores,
@@ -471,6 +475,7 @@ static NO_META: RankMeta = RankMeta {
     in_call_ns: None,
     own_req_ns: None,
     cpus: None,
+    own_sampled: OwnSampled::NONE,
 };
 
 impl RankMetas {
@@ -502,7 +507,7 @@ impl RankMetas {
     /// What a replay adds to each measured gap of rank `r` between calls (the model's §16):
     /// the tracer's own time taken out (< 0), or, keeping the tracer's time, its time inside a
     /// call added (≥ 0); 0 where the trace did not time it.
-    pub fn gap_change(&self, r: usize) -> GapChange {
+    pub fn gap_change(&self, r: usize) -> GapChange<'_> {
         let m = self.get(r);
         let (plain, req) = match self.tracer_kept {
             true => (m.in_call_ns, m.own_req_ns.map(|[_, c]| c)),
@@ -512,6 +517,10 @@ impl RankMetas {
         GapChange {
             plain,
             request: req.unwrap_or(plain),
+            sampled: match self.tracer_kept {
+                true => None,
+                false => m.own_sampled.table(),
+            },
         }
     }
 

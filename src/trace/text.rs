@@ -12,7 +12,7 @@ use nom::branch::alt;
 use nom::bytes::complete::{escaped_transform, is_not, tag, take_while1};
 use nom::character::complete::{char, space0, space1};
 use nom::combinator::{all_consuming, map, opt, rest, value};
-use nom::multi::{many0, separated_list1};
+use nom::multi::{many0, many1, separated_list1};
 use nom::sequence::{delimited, pair, preceded, separated_pair, tuple};
 use nom::{IResult, Parser};
 use std::fmt::Write as _;
@@ -98,6 +98,9 @@ enum Line<'a> {
     Comm(u32, Vec<u32>),
     /// A `place` line's fields ([`super::placement::parse_line`]).
     Place(&'a str),
+    /// Rank and the tracer's own time of each routine sampled during the run: `(name,
+    /// samples, ns)`.
+    Sampled(usize, Vec<(&'a str, u32, f64)>),
     /// Rank and one of its loaded objects.
     Object(usize, Object),
     /// Rank and its site table.
@@ -187,6 +190,16 @@ fn line(input: &str) -> Res<'_, Line<'_>> {
             },
         ),
         map(preceded(kw("place"), rest), Line::Place),
+        map(
+            pair(
+                preceded(kw("sampled"), number),
+                many1(preceded(
+                    space1,
+                    tuple((word, preceded(space1, number), preceded(space1, number))),
+                )),
+            ),
+            |(r, each)| Line::Sampled(r, each),
+        ),
         map(
             tuple((
                 preceded(kw("named"), number),
@@ -475,8 +488,27 @@ impl Built {
                         in_call_ns,
                         own_req_ns,
                         cpus,
+                        own_sampled: t.meta.ranks.get(r).own_sampled.clone(),
                     },
                 );
+            }
+            Line::Sampled(r, each) => {
+                let r = rank(r)?;
+                let m = t.meta.ranks.get(r);
+                if m.cpus.is_none() {
+                    return Err(format!(
+                        "expected rank {r}'s `rank` line with `cpus` before its `sampled` line"
+                    ));
+                }
+                let mut got = Vec::with_capacity(each.len());
+                for (name, n, ns) in each {
+                    let routine = Routine::from_mpi_name(name)
+                        .ok_or_else(|| format!("expected an MPI routine's name, found `{name}`"))?;
+                    got.push((routine, n, ns));
+                }
+                let mut m = m.clone();
+                m.own_sampled = super::OwnSampled::new(got)?;
+                t.meta.ranks.set(r, m);
             }
             Line::Place(fields) => {
                 let (r, place) = super::placement::parse_line(fields)?;
@@ -1101,6 +1133,13 @@ pub fn write(trace: &Trace, mut out: impl std::io::Write) -> std::io::Result<()>
             }
         }
         s.push('\n');
+        if !rm.own_sampled.is_empty() {
+            let _ = write!(s, "sampled {r}");
+            for &(routine, n, ns) in rm.own_sampled.each() {
+                let _ = write!(s, " {} {n} {ns}", routine.mpi_name());
+            }
+            s.push('\n');
+        }
         if let Some(p) = &rm.placement {
             s.push_str(&super::placement::line(r, p));
             s.push('\n');

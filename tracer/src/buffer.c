@@ -116,6 +116,20 @@ static struct {
     double own_ns;       /* the tracer's own time per record (see own_time); < 0: not timed */
     double in_call_ns;   /* its time inside each recorded call's span (see own_time); < 0: not timed */
     double own_req_ns, in_call_req_ns; /* the same for records of requests; < 0: not timed */
+    /* the tracer's own time sampled during the run (see own_sample) */
+    double clock_ns;        /* one clock read (see own_time); < 0: not timed, nothing sampled */
+    double sample_delta;    /* what a gap holds beyond a sample (see sample_offset) */
+    int sample_all;         /* every call sampled (see sample_offset) */
+    uint64_t sample_at;     /* the clock at a sampled call's wrapper entry; 0: not sampled */
+    uint64_t sample_events, sample_flushes; /* T.events and T.flushes then */
+    uint64_t flushes;       /* E chunks written so far */
+    uint64_t last_call;     /* the last record's call time and routine code */
+    int last_code;
+    uint64_t rng;           /* xorshift state: which of a routine's samples are kept */
+    struct own_kept {       /* a routine's samples, ns: a uniform choice of up to OWN_KEPT */
+        uint32_t seen;
+        float ns[63];
+    } *own_by[256];         /* by routine code */
     uint32_t node_cpus;  /* the CPUs the node's ranks may run on at Init (see find_node); 0: unknown */
     struct comm world, *self;
     struct table comms, reqs, msgs; /* communicators, requests, messages (matched probes) */
@@ -142,7 +156,8 @@ static struct {
     struct { uintptr_t lo, span; } bindings[4]; /* MPI's language bindings' */
     int nbindings;
     uint32_t nobjects;   /* the objects the M chunk lists */
-} T = { .fd = -1, .own_ns = -1, .in_call_ns = -1, .own_req_ns = -1, .in_call_req_ns = -1 };
+} T = { .fd = -1, .own_ns = -1, .in_call_ns = -1, .own_req_ns = -1, .in_call_req_ns = -1,
+        .clock_ns = -1 };
 
 static void warn(const char *fmt, ...)
 {
@@ -197,14 +212,37 @@ __attribute__((cold, noinline)) static void overlap(void)
 
 HOT uintptr_t site_of(void *ra, void *frame);
 
+/* The tracer's own time sampled during the run (src/model/MODEL.md §16): a record's cost to
+ * the tracer depends on its routine and buffers (a send's buffer fingerprinted, a request's
+ * entry, a collective's buffers, a binding's frames), which the figures timed at MPI_Init on
+ * sends to MPI_PROC_NULL do not show. About one call in OWN_EVERY, chosen by the hash of the
+ * rank's record count (no loop's period aliases it), reads the clock once more at its
+ * wrapper's entry and once more at its exit: its own time is the two stretches outside the
+ * call's span, less one clock read (the reads a trace's gap holds of it are one). Calls that
+ * made other than one record, or flushed the buffer, are not sampled. */
+enum { OWN_EVERY = 16, OWN_KEPT = sizeof T.own_by[0]->ns / sizeof T.own_by[0]->ns[0] };
+
+HOT int sample_due(void)
+{
+    return T.clock_ns >= 0 && (T.sample_all || (T.events * 0x9E3779B97F4A7C15ull) >> 60 == 0);
+}
+
+static uint64_t xorshift(void)
+{
+    T.rng ^= T.rng << 13, T.rng ^= T.rng >> 7, T.rng ^= T.rng << 17;
+    return T.rng;
+}
+
 /* Start of a wrapper: 1 if this call is recorded (the thread now owns the tracer's state and
  * must call leave), 0 if it just calls the PMPI routine. `ra` and `frame` are the wrapper's
  * return address and frame (the enter() macro passes them): where the call came from. */
 HOT int enter_at(void *ra, void *frame)
 {
     if (!T.recording) return 0;
+    uint64_t at = sample_due() ? now() : 0;
     uintptr_t me = thread_id(), other = grab(me);
     if (!other) {
+        T.sample_at = at, T.sample_events = T.events, T.sample_flushes = T.flushes;
         T.site = site_of(ra, frame);
         return 1;
     }
@@ -213,11 +251,29 @@ HOT int enter_at(void *ra, void *frame)
 }
 #define enter() enter_at(__builtin_return_address(0), __builtin_frame_address(0))
 
+static void own_sample(void);
+
 /* End of a wrapper that enter() let in; returns rc, for `return leave(rc);`. */
 HOT int leave(int rc)
 {
+    if (T.sample_at) own_sample();
     __atomic_store_n(&T.owner, 0, __ATOMIC_RELEASE);
     return rc;
+}
+
+static void own_sample(void)
+{
+    uint64_t end = now(), at = T.sample_at;
+    T.sample_at = 0;
+    if (T.events != T.sample_events + 1 || T.flushes != T.sample_flushes) return;
+    double ns = (double)(T.last_call - at) + (double)(end - T.prev_return) - T.clock_ns;
+    int code = T.last_code;
+    if (code < 0 || code > 255) return;
+    struct own_kept *k = T.own_by[code];
+    if (!k && !(k = T.own_by[code] = calloc(1, sizeof *k))) return;
+    uint64_t slot = k->seen < OWN_KEPT ? k->seen : xorshift() % ((uint64_t)k->seen + 1);
+    if (slot < OWN_KEPT) k->ns[slot] = (float)(ns > 0 ? ns : 0);
+    if (k->seen < UINT32_MAX) k->seen++;
 }
 
 /* ------------------------------------------------------------------------------------------ */

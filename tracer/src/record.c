@@ -95,6 +95,7 @@ HOT void record(const struct event *e)
         if (T.sites) T.slen = (size_t)(put_uleb(T.sbuf + T.slen, site + 1) - T.sbuf);
     }
     T.prev_return = e->t_return;
+    T.last_call = e->t_call, T.last_code = e->code;
     T.events++;
 }
 

@@ -244,11 +244,41 @@ static void flush_events(void)
     write_all_or_stop(T.buf, T.len);
     T.len = E_HEAD;
     T.nrec = 0;
+    T.flushes++;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The sampled own time of each routine that has samples (see own_sample), into at most `room`
+ * bytes at `p`: their count (u32), then per routine its code (u8), its samples (u32) and the
+ * median of those kept, plus what a gap holds beyond a sample (sample_offset) and what the
+ * samples' own clock reads add to a gap on average (f64); nothing where no routine has any. */
+static uint8_t *put_own_by(uint8_t *p, size_t room)
+{
+    uint32_t n = 0;
+    for (int c = 0; c < 256; c++) n += T.own_by[c] != NULL;
+    if (n == 0 || room < 4 + 13 * (size_t)n) return p;
+    p = put_u32(p, n);
+    for (int c = 0; c < 256; c++) {
+        struct own_kept *k = T.own_by[c];
+        if (!k) continue;
+        size_t m = k->seen < OWN_KEPT ? k->seen : OWN_KEPT;
+        qsort(k->ns, m, sizeof k->ns[0], cmp_float);
+        double median = m % 2 ? k->ns[m / 2] : 0.5 * ((double)k->ns[m / 2 - 1] + k->ns[m / 2]);
+        *p++ = (uint8_t)c;
+        p = put_u32(p, k->seen);
+        p = put_f64(p, median + T.sample_delta + 2 * T.clock_ns / OWN_EVERY);
+    }
+    return p;
 }
 
 static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fini)
 {
-    uint8_t b[CHUNK_HEAD + 320], *p = b + CHUNK_HEAD;
+    uint8_t b[CHUNK_HEAD + 320 + 4 + 13 * 256], *p = b + CHUNK_HEAD;
     p = put_str(p, T.host);
     p = put_u64(p, (uint64_t)off_init);
     p = put_u64(p, (uint64_t)off_fini);
@@ -260,7 +290,10 @@ static void write_rank_chunk(int64_t off_init, int64_t off_fini, double cores_fi
     double own[4] = { T.own_ns, T.in_call_ns, T.own_req_ns, T.in_call_req_ns };
     int nown = own[0] < 0 ? 0 : own[1] < 0 ? 1 : own[2] < 0 || own[3] < 0 ? 2 : 4;
     for (int i = 0; i < nown; i++) p = put_f64(p, own[i]);
-    if (nown == 4 && T.node_cpus > 0) p = put_u64(p, T.node_cpus);
+    if (nown == 4 && T.node_cpus > 0) {
+        p = put_u64(p, T.node_cpus);
+        p = put_own_by(p, (size_t)(b + sizeof b - p));
+    }
     append_chunk(b, 'R', (uint32_t)T.rank, (size_t)(p - b - CHUNK_HEAD));
 }
 

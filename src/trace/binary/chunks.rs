@@ -530,8 +530,11 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
         expect("the clock offset at Finalize (i64)", le_i64)(input)?;
     // After the offsets: the cores' figures (20 bytes), the tracer's own time (8), its time
     // inside a call (8 more) and the same two for requests' records (16 more), any of them or
-    // none; after all four the node's CPUs (8 more).
-    let (input, cores) = if ![20, 28, 36, 52, 60].contains(&input.len()) {
+    // none; after all four the node's CPUs (8 more), then the routines sampled (4 + 13 each,
+    // at least one: never 20 bytes apart from a length without the cores).
+    let n = input.len();
+    let with_cores = [20, 28, 36, 52, 60].contains(&n) || (n >= 64 + 13 && (n - 64) % 13 == 0);
+    let (input, cores) = if !with_cores {
         (input, None)
     } else {
         let (input, partner) = expect("the cores' partner rank (u32)", le_u32)(input)?;
@@ -585,6 +588,10 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
         }
         false => (input, None),
     };
+    let (input, own_sampled) = match cpus.is_some() && !input.is_empty() {
+        true => own_sampled(input)?,
+        false => (input, OwnSampled::NONE),
+    };
     Ok((
         input,
         RankMeta {
@@ -597,8 +604,39 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
             in_call_ns,
             own_req_ns,
             cpus,
+            own_sampled,
         },
     ))
+}
+
+/// The tail of an `R` chunk after the node's CPUs: the tracer's own time of each routine
+/// sampled during the run (its count, then per routine its code, samples and ns).
+fn own_sampled(input: &[u8]) -> Res<'_, OwnSampled> {
+    let (mut input, n) = expect("the number of routines sampled (u32)", le_u32)(input)?;
+    if n as usize > input.len() / 13 {
+        return fail(
+            input,
+            format!(
+                "at most {} routines sampled (what the bytes left can hold), found {n}",
+                input.len() / 13
+            ),
+        );
+    }
+    let mut each = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let (rest, code) = expect("a sampled routine's code (u8)", le_u8)(input)?;
+        let Some(routine) = Routine::from_code(code) else {
+            return fail(input, format!("a routine's code, found {code}"));
+        };
+        let (rest, samples) = expect("its samples (u32)", le_u32)(rest)?;
+        let (rest, ns) = expect("its own time per record (f64)", le_f64)(rest)?;
+        each.push((routine, samples, ns));
+        input = rest;
+    }
+    match OwnSampled::new(each) {
+        Ok(s) => Ok((input, s)),
+        Err(why) => fail(input, why),
+    }
 }
 
 /// An `S` chunk: the addresses it adds to its rank's site table, and the site of each of the

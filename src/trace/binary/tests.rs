@@ -138,6 +138,7 @@ fn stretches_read_as_one() {
         in_call_ns: None,
         own_req_ns: None,
         cpus: None,
+        own_sampled: OwnSampled::NONE,
     };
     // Each rank's R chunk before its events, rank 7's again before rank 35's events.
     let (file, e_chunks) = ring_file(&|w, r| {

@@ -240,6 +240,15 @@ impl<W: Write> Writer<W> {
                 }
                 if let (Some(_), Some(c)) = (m.own_req_ns, m.cpus) {
                     p.extend_from_slice(&u64::from(c).to_le_bytes());
+                    let each = m.own_sampled.each();
+                    if !each.is_empty() {
+                        p.extend_from_slice(&(each.len() as u32).to_le_bytes());
+                        for &(r, n, ns) in each {
+                            p.push(r as u8);
+                            p.extend_from_slice(&n.to_le_bytes());
+                            p.extend_from_slice(&ns.to_le_bytes());
+                        }
+                    }
                 }
             }
         }
