@@ -22,7 +22,8 @@
 # timing its own calls (collectives.c --timed), and the median over the traced runs of the
 # predicted call over the untraced runs' median mean call: the prediction against what the calls
 # take without the tracer, which slows them beyond its own time, as tests/apps/run.sh judges
-# programs against their untraced runs).
+# programs against their untraced runs). PREDICT_ARGS adds flags to the RUNS predictions
+# (e.g. "--keep-tracer-time --at-run-speed").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
@@ -49,7 +50,8 @@ for size in ${SIZES:-all}; do
         -x LD_PRELOAD=$PWD/tracer/build-openmpi/libloggps-trace.so -x LOGGPS_TRACE \
         tracer/build-openmpi/bench/collectives $args 2>/dev/null
       "$BIN" convert "$t.bin" "$t.txt" >/dev/null
-      "$BIN" "$t.bin" --params "$PARAMS" --coll modeled --format json 2>/dev/null > "$t.json"
+      # shellcheck disable=SC2086 # PREDICT_ARGS: any number of words
+      "$BIN" "$t.bin" --params "$PARAMS" --coll modeled ${PREDICT_ARGS:-} --format json 2>/dev/null > "$t.json"
       [ -z "${BASE_PARAMS:-}" ] ||
         "$BIN" "$t.bin" --params "$BASE_PARAMS" --coll modeled --format json 2>/dev/null > "$t.base.json"
       runs+=("$t.txt" "$t.json" "$(cores "$t.bin")")
