@@ -612,17 +612,12 @@ pub(super) fn rank_meta(input: &[u8], rank: u32, nranks: usize) -> Res<'_, RankM
 /// The tail of an `R` chunk after the node's CPUs: the tracer's own time of each routine
 /// sampled during the run (its count, then per routine its code, samples and ns).
 fn own_sampled(input: &[u8]) -> Res<'_, OwnSampled> {
-    let (mut input, n) = expect("the number of routines sampled (u32)", le_u32)(input)?;
-    if n as usize > input.len() / 13 {
-        return fail(
-            input,
-            format!(
-                "at most {} routines sampled (what the bytes left can hold), found {n}",
-                input.len() / 13
-            ),
-        );
-    }
-    let mut each = Vec::with_capacity(n as usize);
+    let (mut input, n) = count_u32(
+        "the number of routines sampled (u32)",
+        "routines sampled",
+        13,
+    )(input)?;
+    let mut each = Vec::with_capacity(n);
     for _ in 0..n {
         let (rest, code) = expect("a sampled routine's code (u8)", le_u8)(input)?;
         let Some(routine) = Routine::from_code(code) else {
@@ -643,28 +638,10 @@ fn own_sampled(input: &[u8]) -> Res<'_, OwnSampled> {
 /// rank's next records (its index in the table, [`UNKNOWN`] for none: 0 in the file, else the
 /// index + 1).
 pub(super) fn site_chunk(input: &[u8]) -> Res<'_, (Vec<u64>, Vec<u32>)> {
-    let (rest, n) = expect("the number of new addresses (u32)", le_u32)(input)?;
-    if n as usize > rest.len() / 8 {
-        return fail(
-            input,
-            format!(
-                "at most {} addresses (what the bytes left can hold), found {n}",
-                rest.len() / 8
-            ),
-        );
-    }
-    let (rest, addresses) = nom::multi::count(le_u64, n as usize)(rest)?;
-    let (mut rest, m) = expect("the number of records (u32)", le_u32)(rest)?;
-    if m as usize > rest.len() {
-        return fail(
-            rest,
-            format!(
-                "at most {} site indices (what the bytes left can hold), found {m}",
-                rest.len()
-            ),
-        );
-    }
-    let mut indices = Vec::with_capacity(m as usize);
+    let (rest, n) = count_u32("the number of new addresses (u32)", "addresses", 8)(input)?;
+    let (rest, addresses) = nom::multi::count(le_u64, n)(rest)?;
+    let (mut rest, m) = count_u32("the number of records (u32)", "site indices", 1)(rest)?;
+    let mut indices = Vec::with_capacity(m);
     for _ in 0..m {
         let (r, i) = u32_field("a site index")(rest)?;
         indices.push(i.wrapping_sub(1));
@@ -676,17 +653,9 @@ pub(super) fn site_chunk(input: &[u8]) -> Res<'_, (Vec<u64>, Vec<u32>)> {
 /// An `M` chunk: the rank's loaded objects.
 pub(super) fn objects_chunk(input: &[u8]) -> Res<'_, Vec<Object>> {
     const MIN_OBJECT_BYTES: usize = 3 * 8 + 2;
-    let (mut rest, n) = expect("the number of objects (u32)", le_u32)(input)?;
-    if n as usize > rest.len() / MIN_OBJECT_BYTES {
-        return fail(
-            input,
-            format!(
-                "at most {} objects (what the bytes left can hold), found {n}",
-                rest.len() / MIN_OBJECT_BYTES
-            ),
-        );
-    }
-    let mut objects = Vec::with_capacity(n as usize);
+    let (mut rest, n) =
+        count_u32("the number of objects (u32)", "objects", MIN_OBJECT_BYTES)(input)?;
+    let mut objects = Vec::with_capacity(n);
     for _ in 0..n {
         let (r, (bias, lo, hi)) = expect(
             "an object's bias and address range (3 × u64)",
@@ -710,17 +679,12 @@ pub(super) fn objects_chunk(input: &[u8]) -> Res<'_, Vec<Object>> {
 pub(super) fn named_chunk(input: &[u8]) -> Res<'_, Vec<Named>> {
     // Two string lengths and a line, one byte each at least.
     const MIN_NAME_BYTES: usize = 3;
-    let (mut rest, n) = expect("the number of named sites (u32)", le_u32)(input)?;
-    if n as usize > rest.len() / MIN_NAME_BYTES {
-        return fail(
-            input,
-            format!(
-                "at most {} named sites (what the bytes left can hold), found {n}",
-                rest.len() / MIN_NAME_BYTES
-            ),
-        );
-    }
-    let mut named = Vec::with_capacity(n as usize);
+    let (mut rest, n) = count_u32(
+        "the number of named sites (u32)",
+        "named sites",
+        MIN_NAME_BYTES,
+    )(input)?;
+    let mut named = Vec::with_capacity(n);
     for _ in 0..n {
         let (r, function) = expect("a site's function", string)(rest)?;
         let (r, file) = expect("the site's file", string)(r)?;

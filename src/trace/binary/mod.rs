@@ -161,6 +161,26 @@ fn count(what: &'static str, min_item_bytes: usize) -> impl FnMut(&[u8]) -> Res<
     }
 }
 
+/// A u32 count (`what`) of `items` of at least `min_item_bytes` each: never more than the bytes
+/// left can hold.
+fn count_u32(
+    what: &'static str,
+    items: &'static str,
+    min_item_bytes: usize,
+) -> impl FnMut(&[u8]) -> Res<'_, usize> {
+    move |input| {
+        let (rest, n) = expect(what, le_u32)(input)?;
+        let most = rest.len() / min_item_bytes;
+        if n as usize > most {
+            return fail(
+                input,
+                format!("at most {most} {items} (what the bytes left can hold), found {n}"),
+            );
+        }
+        Ok((rest, n as usize))
+    }
+}
+
 fn string(input: &[u8]) -> Res<'_, String> {
     let (rest, len) = expect("a string length", uleb)(input)?;
     if len > MAX_STR {
