@@ -152,11 +152,12 @@ sys.exit(not (all(x and 0 <= x[0] <= x[1] < 1e5 for x in v) and v[0][0] > 0 and 
         fail "$name: no tracer's own time in info's JSON:"; grep -A3 '"tracer_' "$OUT/$name.info.json"; return
     fi
     # a job of 400 records or more that finalized sampled its own time by routine during the
-    # run (about one call in 16): each routine sampled at least once, below 100 µs
+    # run (about one call in 16): each routine sampled at least once, below 10 ms (a
+    # communicator's creation costs the tracer hundreds of µs: it learns the members)
     if ! python3 -c 'import json, sys
 i = json.load(sys.stdin)
 s = i.get("tracer_sampled", [])
-ok = all(x["samples"] >= 1 and 0 <= x["ns"][0] <= x["ns"][1] < 1e5 for x in s)
+ok = all(x["samples"] >= 1 and 0 <= x["ns"][0] <= x["ns"][1] < 1e7 for x in s)
 sys.exit(not ok or (i["events"] >= 400 and i.get("finalized") and not s))' <"$OUT/$name.info.json"; then
         fail "$name: no tracer's own time sampled by routine in info's JSON:"; grep -A6 '"tracer_sampled' "$OUT/$name.info.json"; return
     fi
