@@ -657,12 +657,19 @@ pub fn launch_spread(round_trips: &[Sample]) -> f64 {
     }
 }
 
+/// How far short of the room [`departs_upto`] asks for a band may fall, as a share of its round
+/// trip (each way's shortfall lengthens it by as much: 0.5% at most, a tenth of what the fit
+/// misses by). A fit's band can end a nanosecond short (a what-if calibration's first band, of
+/// a negative `G`, by 0.8 ns at its top), which would leave every small send at its whole `T1`.
+const DEPARTS_SLACK: f64 = 0.0025;
+
 /// Up to which size a blocking eager send returns once its message has left (the model's
 /// §13, `Params::departs_upto`): the top of the run of bands from the first whose timed sends
 /// (rank 0's `MPI_Send` with its partner already waiting) lie nearer `T1 − Od` than `T1`, in
 /// most of their sizes, and whose receives, posted at the send's call, can do their `Op` and
-/// that `Od` before the message arrives (`T1 + T2 − 2·Od − Op ≥ 0`: every round trip the
-/// fit reproduces stays as it was). None where the first band's sends take their `T1`, or
+/// that `Od` before the message arrives (`T1 + T2 − 2·Od − Op ≥ 0`, short by
+/// [`DEPARTS_SLACK`] of the round trip at most: every round trip the fit reproduces stays as
+/// it was, within that). None where the first band's sends take their `T1`, or
 /// the set has no `Od`. A band of the zero-byte messages alone without `Od` (the model's §10)
 /// is passed over: its sends' `T1 − Od` is their `T1`, so it is the same either way.
 pub fn departs_upto(p: &Params, calls: &[Calls]) -> Option<u64> {
@@ -680,7 +687,8 @@ pub fn departs_upto(p: &Params, calls: &[Calls]) -> Option<u64> {
             let t1 = p.t1(c.k);
             (c.send_ns - (t1 - x.Od)).abs() < (c.send_ns - t1).abs()
         };
-        let room = |k: u64| p.t1(k) + p.t2(k) - 2.0 * x.Od - x.Op >= 0.0;
+        let room =
+            |k: u64| p.t1(k) + p.t2(k) - 2.0 * x.Od - x.Op >= -DEPARTS_SLACK * p.round_trip(k, 0.0);
         let departs = x.Od > 0.0
             && 2 * timed.iter().filter(nearer).count() > timed.len()
             && room(lo)
@@ -1704,8 +1712,10 @@ mod tests {
     /// The first band's sends take 58–66 ns, nearer its `T1 − Od` (60) than its `T1` (100); the
     /// second's 310–500 ns, nearer their `T1` (402.4–504.8) than `T1 − 200`: sends of at most
     /// 256 B depart. Sends of 95 ns in the first band, or a first band whose receives could not
-    /// do its `Od` twice over before the message arrives (`L` = 0, `Od` = 60: 100 − 120 < 0),
-    /// or a set without `Od`: none.
+    /// do its `Od` twice over before the message arrives (`L` = 0, `Od` = 60: 100 − 120 = −20,
+    /// beyond 0.25% of its round trip, 2 · (100 − 60 + 100) = 280 ns), or a set without `Od`:
+    /// none. Short by 0.5 ns (`Od` = 50.25: 100 − 100.5; 0.25% of 2 · (100 − 50.25 + 100) =
+    /// 299.5 ns is 0.75): they depart.
     #[test]
     fn small_sends_that_return_at_their_departure_are_found() {
         use crate::model::{Band, Bands};
@@ -1723,6 +1733,10 @@ mod tests {
         let slow = [(8, 95.0), (64, 96.0), (256, 94.0), (1024, 390.0)];
         assert_eq!(departs_upto(&two_bands(40.0, 50.0), &sends(&slow)), None);
         assert_eq!(departs_upto(&two_bands(60.0, 0.0), &sends(&timed)), None);
+        assert_eq!(
+            departs_upto(&two_bands(50.25, 0.0), &sends(&timed)),
+            Some(256)
+        );
         assert_eq!(departs_upto(&two_bands(0.0, 50.0), &sends(&timed)), None);
         // A band of zero-byte messages before them, without `Od` (its sends take their `T1`,
         // 90 ns): the bands after it depart as before, and the finding counts its sends.
