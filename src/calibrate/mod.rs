@@ -659,8 +659,8 @@ pub fn launch_spread(round_trips: &[Sample]) -> f64 {
 
 /// How far short of the room [`departs_upto`] asks for a band may fall, as a share of its round
 /// trip (each way's shortfall lengthens it by as much: 0.5% at most, a tenth of what the fit
-/// misses by). A fit's band can end a nanosecond short (a what-if calibration's first band, of
-/// a negative `G`, by 0.8 ns at its top), which would leave every small send at its whole `T1`.
+/// misses by): a band of a negative `G` can end a nanosecond short at its top, which would
+/// otherwise leave every small send at its whole `T1` (MODEL.md §13).
 const DEPARTS_SLACK: f64 = 0.0025;
 
 /// Up to which size a blocking eager send returns once its message has left (the model's

@@ -83,6 +83,11 @@ impl OwnSampled {
     pub fn is_empty(&self) -> bool {
         self.each.is_empty()
     }
+
+    /// The lookup [`GapChange::sampled`] takes.
+    pub(super) fn table(&self) -> Option<&[f64; 256]> {
+        self.by_code.as_deref()
+    }
 }
 
 /// What a replay adds to a rank's measured gaps between calls, ns ([`super::RankMetas::gap_change`]):
@@ -112,13 +117,6 @@ impl GapChange<'_> {
             _ => self.plain,
         };
         0.5 * (of(before) + of(after))
-    }
-}
-
-impl OwnSampled {
-    /// The lookup [`GapChange::sampled`] takes.
-    pub(super) fn table(&self) -> Option<&[f64; 256]> {
-        self.by_code.as_deref()
     }
 }
 

@@ -276,6 +276,20 @@ static void own_sample(void)
     if (k->seen < UINT32_MAX) k->seen++;
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of a routine's kept samples (at least one), ns; sorts them. */
+static double kept_median(struct own_kept *k)
+{
+    size_t m = k->seen < OWN_KEPT ? k->seen : OWN_KEPT;
+    qsort(k->ns, m, sizeof k->ns[0], cmp_float);
+    return m % 2 ? k->ns[m / 2] : 0.5 * ((double)k->ns[m / 2 - 1] + k->ns[m / 2]);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Hash tables (linear probing, backward-shift deletion)                                       */
 /* ------------------------------------------------------------------------------------------ */

@@ -247,12 +247,6 @@ static void flush_events(void)
     T.flushes++;
 }
 
-static int cmp_float(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 /* The sampled own time of each routine that has samples (see own_sample), into at most `room`
  * bytes at `p`: their count (u32), then per routine its code (u8), its samples (u32) and the
  * median of those kept, plus what a gap holds beyond a sample (sample_offset) and what the
@@ -266,12 +260,9 @@ static uint8_t *put_own_by(uint8_t *p, size_t room)
     for (int c = 0; c < 256; c++) {
         struct own_kept *k = T.own_by[c];
         if (!k) continue;
-        size_t m = k->seen < OWN_KEPT ? k->seen : OWN_KEPT;
-        qsort(k->ns, m, sizeof k->ns[0], cmp_float);
-        double median = m % 2 ? k->ns[m / 2] : 0.5 * ((double)k->ns[m / 2 - 1] + k->ns[m / 2]);
         *p++ = (uint8_t)c;
         p = put_u32(p, k->seen);
-        p = put_f64(p, median + T.sample_delta + 2 * T.clock_ns / OWN_EVERY);
+        p = put_f64(p, kept_median(k) + T.sample_delta + 2 * T.clock_ns / OWN_EVERY);
     }
     return p;
 }

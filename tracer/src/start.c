@@ -583,9 +583,7 @@ static double sample_offset(void)
     struct own_kept *k = T.own_by[C_SEND];
     T.own_by[C_SEND] = NULL;
     if (!k || k->seen == 0) return free(k), 0;
-    size_t m = k->seen < OWN_KEPT ? k->seen : OWN_KEPT;
-    qsort(k->ns, m, sizeof k->ns[0], cmp_float);
-    double delta = T.own_ns - k->ns[m / 2];
+    double delta = T.own_ns - kept_median(k);
     free(k);
     return delta > 0 ? delta : 0;
 }
