@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "../cores.h"
 
 /* Rounds at each size. The first call of each kind costs far more than the next ones (5–17 µs
  * at 8 bytes on Open MPI 4.1, shared memory), and at 50 rounds that alone made the mean of an
@@ -40,6 +43,23 @@ static void call(int k, double *x, double *y, int n, int *counts) {
     }
 }
 
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The round trip of a cache line between the cores of this node's first two ranks, ns, as the
+ * tracer times it at MPI_Init and MPI_Finalize (-1 where they are not two ranks of one node). */
+static double line_ns(void) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    double each = cores_round_trip(node, 0, 1, 20000, now_ns);
+    MPI_Comm_free(&node);
+    return each;
+}
+
 static const char *NAMES[KINDS] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
                                    "MPI_Scatter", "MPI_Allgather", "MPI_Alltoall",
                                    "MPI_Reduce_scatter", "MPI_Scan"};
@@ -52,9 +72,12 @@ int main(int argc, char **argv) {
     /* --timed (first): the program times each call itself and, after each size, rank 0 prints
      * each kind's mean call over the ranks and calls, ns (`kind BYTES NAME NS`): run untraced,
      * what the calls take without the tracer, which slows them beyond its own time (MODEL.md
-     * §8, `oc`; collectives.sh UNTRACED=1). */
+     * §8, `oc`; collectives.sh UNTRACED=1); and at the end `cores BEFORE AFTER`, a cache line's
+     * round trip between the first two ranks' cores before the first size and after the last,
+     * ns, as a trace records them: the run's placement, which a comparison must match. */
     int timed = argc > 1 && !strcmp(argv[1], "--timed");
     argc -= timed, argv += timed;
+    double before = timed ? line_ns() : -1;
     /* --each: every kind its own pair of buffers, written once, so that no call receives into
      * lines its peer read in the call before (a buffer received into after it was sent from
      * costs more above the eager limit: MODEL.md §13, `bounce`); by default all kinds share x
@@ -101,6 +124,8 @@ int main(int argc, char **argv) {
             if (k == 0 || each) free(xs[k]), free(ys[k]);
         free(counts), free(displs);
     }
+    double after = timed ? line_ns() : -1;
+    if (timed && me == 0) printf("cores %.1f %.1f\n", before, after);
     MPI_Finalize();
     return 0;
 }

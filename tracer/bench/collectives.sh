@@ -15,14 +15,16 @@
 # prediction with another parameter file of the same trace (a calibration written another way,
 # the previous build's), and its ratio to the mean call. RUNS=N (N > 1) traces each size N
 # times and prints, per collective, the median over the runs of predicted over the mean call,
-# among the runs at the parameters' placement (a cache line's round trip between the ranks'
-# cores within 2x of the set's `cores`, as tests/apps/run.sh judges), how many, and the range
-# over them (the table of one run and PER_RANK are then left out; with BASE_PARAMS, the median
-# of its predictions over the same runs beside; with UNTRACED=1, each run made again untraced,
-# timing its own calls (collectives.c --timed), and the median over the traced runs of the
-# predicted call over the untraced runs' median mean call: the prediction against what the calls
-# take without the tracer, which slows them beyond its own time, as tests/apps/run.sh judges
-# programs against their untraced runs). PREDICT_ARGS adds flags to the RUNS predictions
+# among the runs at a set's placement (a cache line's round trip between the ranks' cores
+# within 2x of a set's `cores`, as tests/apps/run.sh judges; each run predicted with the set
+# nearest it), how many, and the range over them (the table of one run and PER_RANK are then
+# left out; with BASE_PARAMS, the median of its predictions over the same runs beside; with
+# UNTRACED=1, each run made again untraced, timing its own calls and its placement
+# (collectives.c --timed), and the median over the traced runs of the predicted call over the
+# median mean call of the untraced runs at the traced run's placement: the prediction against
+# what the calls take without the tracer, which slows them beyond its own time, as
+# tests/apps/run.sh judges programs against their untraced runs; with several sets, also per
+# set, over the runs nearest its placement). PREDICT_ARGS adds flags to the RUNS predictions
 # (e.g. "--keep-tracer-time --at-run-speed").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,7 +38,7 @@ trap 'rm -rf "$tmp"' EXIT
 PARAMS=${PARAMS:-traces/params.toml}
 # cores TRACE (tests/bench/common.sh): the trace's placement, ns
 source tests/bench/common.sh
-set_cores=$(sed -n 's/^cores = //p' "$PARAMS" | head -1)
+set_cores=$(sed -n 's/^cores = //p' "$PARAMS" | paste -sd,)
 for np in ${NPS:-2 4}; do
 for size in ${SIZES:-all}; do
   args="$([ -z "${EACH:-}" ] || echo --each) $([ -z "${GROUPED:-}" ] || echo --grouped)"
@@ -59,25 +61,36 @@ for size in ${SIZES:-all}; do
       if [ -n "${UNTRACED:-}" ]; then
         # shellcheck disable=SC2086 # $args: none to three words
         mpirun.openmpi --oversubscribe -np $np tracer/build-openmpi/bench/collectives --timed $args \
-          2>/dev/null | grep '^kind ' >> "$tmp/untraced-$np-$size.txt"
+          2>/dev/null | awk '/^kind /{k[++n]=$0} /^cores /{c=($2>$3)?$2:$3}
+            END{for(i=1;i<=n;i++) print c, k[i]}' >> "$tmp/untraced-$np-$size.txt"
       fi
     done
-    echo "== $np ranks, block $size B, $RUNS runs: predicted over the mean call, the median over the runs at the set's placement (cores within 2x of ${set_cores:-?} ns), how many, and their range"
+    echo "== $np ranks, block $size B, $RUNS runs: predicted over the mean call, the median over the runs at a set's placement (cores within 2x of ${set_cores:-?} ns), how many, and their range"
     python3 - "${set_cores:--}" "$tmp/untraced-$np-$size.txt" "${runs[@]}" <<'PY'
-import json, os, sys, collections, statistics
+import json, math, os, sys, collections, statistics
 set_cores, untraced_file, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
 ratios, placed, all_cores = collections.defaultdict(list), 0, []
 base = collections.defaultdict(list)
 # The untraced runs' mean call of each kind (UNTRACED=1), the median over the runs; each traced
 # run's prediction a call over it.
 untraced, over_untraced = collections.defaultdict(list), collections.defaultdict(list)
+# ... and per set, the runs nearest each set's placement (where the file has several).
+sets = [] if set_cores == "-" else [float(c) for c in set_cores.split(",")]
+nearest = lambda c: 0 if c == "-" or not sets else min(range(len(sets)), key=lambda i: abs(math.log(float(c) / sets[i])))
+by_set = collections.defaultdict(list)
+# Two placements within 2x of each other are one (as tests/apps/run.sh judges); "-": unknown.
+near = lambda a, b: a == "-" or b == "-" or (float(a) < 2 * float(b) and float(b) < 2 * float(a))
+# Each untraced run's placement and mean calls: a traced run is compared with the untraced runs
+# at its own placement only (this machine's placements differ by up to 2x in a call's time).
+untraced_cores = []
 if os.path.exists(untraced_file):
     for line in open(untraced_file):
-        f = line.split()
-        untraced[f[2]].append(float(f[3]))
+        c, _, _, name, ns = line.split()
+        untraced[name].append((c, float(ns)))
+        untraced_cores.append(c)
 for txt, js, cores in zip(rest[0::3], rest[1::3], rest[2::3]):
     all_cores.append(cores)
-    held = set_cores == "-" or cores == "-" or (float(cores) < 2 * float(set_cores) and float(set_cores) < 2 * float(cores))
+    held = set_cores == "-" or any(near(cores, s) for s in set_cores.split(","))
     if not held: continue
     placed += 1
     took, ranks = collections.defaultdict(list), set()
@@ -92,16 +105,23 @@ for txt, js, cores in zip(rest[0::3], rest[1::3], rest[2::3]):
         if k == "MPI_Barrier" or not took[k]: continue
         per_call = len(took[k]) / len(ranks)
         ratios[k].append(v / per_call * 1e9 / statistics.mean(took[k]))
-        if untraced[k]:
-            over_untraced[k].append(v / per_call * 1e9 / statistics.median(untraced[k]))
+        same = [ns for c, ns in untraced[k] if near(c, cores)]
+        if same:
+            over_untraced[k].append(v / per_call * 1e9 / statistics.median(same))
+            by_set[(k, nearest(cores))].append(over_untraced[k][-1])
         if k in pred_base:
             base[k].append(pred_base[k] / per_call * 1e9 / statistics.mean(took[k]))
+several = len(sets) > 1 and over_untraced
 extra = ("    base" if base else "") + (" untraced" if over_untraced else "")
-print(f"{'routine':<20} {'median':>7} {'runs':>5} {'range':>11}{extra}   (the runs' cores, ns: {' '.join(all_cores)})")
+extra += f"  by set ({'/'.join(f'{c:.0f}' for c in sets)} ns)" if several else ""
+print(f"{'routine':<20} {'median':>7} {'runs':>5} {'range':>11}{extra}   (the runs' cores, ns: {' '.join(all_cores)}"
+      + (f"; untraced: {' '.join(sorted(set(untraced_cores), key=untraced_cores.index))}" if untraced_cores else "") + ")")
 for k in sorted(ratios):
     r = ratios[k]
     b = f" {statistics.median(base[k]):>7.2f}" if base[k] else ""
     u = f" {statistics.median(over_untraced[k]):>8.2f}" if over_untraced[k] else ""
+    if several:
+        u += "  " + "/".join(f"{statistics.median(by_set[(k, i)]):.2f}" if by_set[(k, i)] else "-" for i in range(len(sets)))
     print(f"{k:<20} {statistics.median(r):>7.2f} {len(r):>2}/{len(rest) // 3:<2} {min(r):>5.2f}–{max(r):.2f}{b}{u}")
 PY
     continue

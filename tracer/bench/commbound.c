@@ -21,7 +21,8 @@
  * measures (tests/apps/run.sh compares a prediction with the untraced runs' span); and rank 0
  * `commbound cores NS`: a cache line's round trip between the node's first two ranks' cores,
  * timed right after MPI_Init as the tracer times it (cores.h), so that a run's placement is
- * known untraced too (-1: not two ranks on one node). The span begins after it. */
+ * known untraced too (-1: not two ranks on one node). The span begins after it. The ping-pong's
+ * rank 0 then prints `commbound pingpong K NS` per size: its mean round trip but the first 10. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,11 +78,21 @@ static void compute(long n) {
 }
 
 /* Every size, or only `only` where it is not 0. */
+/* Per size of the ping-pong, rank 0's mean round trip (ns) over its repetitions but the
+ * first 10 (printed with COMMBOUND_TIMES=1: what one size costs untraced, without the set-up
+ * its first messages pay). */
+static int pp_sizes;
+static long pp_k[16];
+static double pp_ns[16];
+
 static void pingpong(int me, int only) {
     const int iters = 1000;
     char *buf = buffer(1 << 19);
-    for (int k = only ? only : 8; k <= (only ? only : 1 << 19); k *= 4)
-        for (int i = 0; i < iters / (k > 65536 ? 4 : 1); i++) {
+    for (int k = only ? only : 8; k <= (only ? only : 1 << 19); k *= 4) {
+        int n = iters / (k > 65536 ? 4 : 1);
+        int64_t from = 0;
+        for (int i = 0; i < n; i++) {
+            if (i == 10) from = now_ns();
             if (me == 0) {
                 MPI_Send(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
                 MPI_Recv(buf, k, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -90,6 +101,8 @@ static void pingpong(int me, int only) {
                 MPI_Send(buf, k, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
             }
         }
+        if (pp_sizes < 16) pp_k[pp_sizes] = k, pp_ns[pp_sizes++] = (double)(now_ns() - from) / (n - 10);
+    }
     free(buf);
 }
 
@@ -172,5 +185,7 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     if (timed) printf("commbound span %d %.9f %.9f\n", me, begin, end);
     if (timed && me == 0) printf("commbound cores %.1f\n", cores);
+    for (int i = 0; timed && me == 0 && i < pp_sizes; i++)
+        printf("commbound pingpong %ld %.1f\n", pp_k[i], pp_ns[i]);
     return 0;
 }
