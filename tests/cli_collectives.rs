@@ -952,9 +952,10 @@ fn allreduce_costs_alike(
 /// A collective's receive buffer the tracer flagged `bounced` (the rank last sent from those
 /// lines: the model's §13), costed by hand on 2 ranks, Myrinet (`S` = 16,383), `bounce` 0.5 ns
 /// a byte: the Bcast's non-root receives its 40,000 bytes by rendezvous into it, 20,000 ns
-/// more (its end, and the run's); unflagged, or of 8,000 bytes (eager), nothing more; an
-/// Allreduce flagged alike receives into a temporary: nothing more. The same from the trace's
-/// binary conversion.
+/// more (its end, and the run's), and its root, whose send completes once the non-root has
+/// pulled the payload, ends 20,000 ns later too; unflagged, or of 8,000 bytes (eager), nothing
+/// more; an Allreduce flagged alike receives into a temporary: nothing more. The same from the
+/// trace's binary conversion.
 #[test]
 fn a_collectives_bounced_receive_buffer_costs_bounce() {
     let trace = |routine: &str, bytes: u64, flags: &str| {
@@ -1000,6 +1001,21 @@ fn a_collectives_bounced_receive_buffer_costs_bounce() {
     };
     let (d, (_dir, bcast)) = more("MPI_Bcast", 40_000, "0.5");
     assert!((d - 20_000.0).abs() < 1e-3, "{d}");
+    let root_end = |flags: &str| {
+        let (_d, t) = trace("MPI_Bcast", 40_000, flags);
+        let args = [
+            &t,
+            "--platform",
+            "myrinet",
+            "--bounce",
+            "0.5",
+            "--format",
+            "json",
+        ];
+        json(&args)["ranks"][0]["end_s"].as_f64().unwrap() * 1e9
+    };
+    let d = root_end(" flags=bounced") - root_end("");
+    assert!((d - 20_000.0).abs() < 1e-3, "the root: {d}");
     let bin = format!("{bcast}.bin");
     assert!(run(&["convert", &bcast, &bin]).status.success());
     assert!(

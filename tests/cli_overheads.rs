@@ -587,6 +587,56 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
 /// as the flag, and a share by size; through an Isend completed by a Wait the end moves by the
 /// same 144,747.49;
 /// `clean = 0` refused.
+/// A bounced receive's sender waits for it (the model's §13): its receiver pulls the payload
+/// and the send completes on its word. Myrinet's 16,384-byte rendezvous send, its receive
+/// called at 0, returns at `T4 + T5 + T1` = 147,464.24 (the model's §6); into a bounced buffer,
+/// with `--bounce 2`, 2·16,384 later, at 180,232.24. So a ping-pong whose two receives are
+/// bounced takes exactly 2·32,768 ns longer than one whose are not, as `calibrate` measures
+/// `bounce` (a bounced round trip against a written one): also where the sender returns after
+/// its receiver (`Or` = 0, `Od` = `Op` = 1,000 ns: the send's end `Od + Op − T2* − T3` =
+/// 2,000 + 10,963 − 6,550 = 6,413 ns after the receive's, later than the reply's request less
+/// `Op`, 5,710 ns after it), where a sender that did not wait let its rank's next receive start
+/// before the peer's bounced copy had ended and hid 703 ns of that copy.
+#[test]
+fn a_bounced_receives_sender_waits_for_it() {
+    let one_way = one_message(16384, 0).replace(
+        "tag=0\n1 MPI_Finalize",
+        "tag=0 flags=bounced\n1 MPI_Finalize",
+    );
+    let v = predict(&one_way, &["--bounce", "2"]);
+    assert_close(
+        v["ranks"][0]["end_s"].as_f64().unwrap() * 1e9,
+        180_232.24,
+        "the sender",
+    );
+    let v = predict(&one_way, &[]);
+    assert_close(
+        v["ranks"][0]["end_s"].as_f64().unwrap() * 1e9,
+        147_464.24,
+        "no bounce",
+    );
+    let ping_pong = |flags: &str| {
+        format!(
+            "loggps-trace 1\nranks 2\n{MYRINET}\n\
+             0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=16384 peer=1 tag=0\n\
+             0 MPI_Recv 10 20 bytes=16384 peer=1 tag=0{flags}\n0 MPI_Finalize 20 30\n\
+             1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=16384 peer=0 tag=0{flags}\n\
+             1 MPI_Send 10 20 bytes=16384 peer=0 tag=0\n1 MPI_Finalize 20 30\n"
+        )
+    };
+    for split in [&[][..], &["--Or", "0", "--Od", "1000", "--Op", "1000"][..]] {
+        let end = |flags: &str| {
+            let args = [split, &["--bounce", "2"][..]].concat();
+            predict(&ping_pong(flags), &args)["predicted_s"]
+                .as_f64()
+                .unwrap()
+                * 1e9
+        };
+        let moved = end(" flags=bounced") - end("");
+        assert_close(moved, 65_536.0, &format!("round trip {split:?}"));
+    }
+}
+
 #[test]
 fn a_clean_rendezvous_message_costs_the_sets_share() {
     let flagged =

@@ -400,7 +400,10 @@ pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (
 /// (communicator ranks), whose receive buffer the tracer flagged `bounced`, pay more for what
 /// their schedule receives into it ([`into_user_buffer`]): `bounce` a byte at its messages'
 /// size, where they go by rendezvous (above `eager_limit`: the receiver's single copy writes
-/// lines its peer's copies read; the model's §13).
+/// lines its peer's copies read; the model's §13). On two ranks the other rank, which sent it
+/// all of them, ends that much later too: its peer pulls each payload and its send completes on
+/// the peer's word that the copy is done. On more, which rank sent which block depends on the
+/// algorithm's tree, and its senders keep their ends (not modeled).
 pub fn bounced_after(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: &Work,
@@ -414,8 +417,12 @@ pub fn bounced_after(
             continue;
         }
         let ends = after.get_or_insert_with(|| vec![0.0; spec.ranks]);
+        let more = bytes as f64 * bounce.at(message as f64);
         if let Some(end) = ends.get_mut(place as usize) {
-            *end += bytes as f64 * bounce.at(message as f64);
+            *end += more;
+        }
+        if spec.ranks == 2 {
+            ends[1 - place as usize % 2] += more;
         }
     }
 }

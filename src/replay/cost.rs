@@ -520,7 +520,17 @@ impl Shared<'_> {
             true => self.clean_of(r, peer as usize),
             false => p,
         };
-        Ok(Completion::of(p.send(bytes, rdv, ti, tr), true))
+        let c = p.send(bytes, rdv, ti, tr);
+        // Its receiver pulls the payload and the send completes on its word that it has: a
+        // receive into a bounced buffer, whose copy takes longer, holds the send as long (the
+        // model's §13).
+        Ok(Completion::of(
+            match rdv && self.flags_of(link as usize) & FLAG_BOUNCED != 0 {
+                true => p.bounced(bytes, rdv, c),
+                false => c,
+            },
+            true,
+        ))
     }
 
     /// A receive of rank `to` started at `ti` whose message comes from global event `from`
@@ -626,7 +636,7 @@ impl Shared<'_> {
     /// unchanged buffer (the model's §13).
     #[inline(always)]
     fn message_model(&self, from: usize, to: usize, rdv: bool) -> &Model {
-        match rdv && self.clean_any && self.send_flags(from) & FLAG_CLEAN != 0 {
+        match rdv && self.clean_any && self.flags_of(from) & FLAG_CLEAN != 0 {
             true => {
                 let sender = match from >= self.held {
                     true => self.g.ghosts.locate(from).0,
@@ -640,10 +650,11 @@ impl Shared<'_> {
 
     /// The flags of the send of global event `from` (a ghost's too).
     #[inline]
-    fn send_flags(&self, from: usize) -> u8 {
-        match from >= self.held {
-            true => self.g.ghosts.flags[from - self.held],
-            false => self.trace.events.flags_at(from),
+    /// The flags of global event `e` (a ghost's too).
+    fn flags_of(&self, e: usize) -> u8 {
+        match e >= self.held {
+            true => self.g.ghosts.flags[e - self.held],
+            false => self.trace.events.flags_at(e),
         }
     }
 
