@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../cores.h"
+#include "line.h"
 
 /* Rounds at each size. The first call of each kind costs far more than the next ones (5–17 µs
  * at 8 bytes on Open MPI 4.1, shared memory), and at 50 rounds that alone made the mean of an
@@ -43,22 +43,6 @@ static void call(int k, double *x, double *y, int n, int *counts) {
     }
 }
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* The round trip of a cache line between the cores of this node's first two ranks, ns, as the
- * tracer times it at MPI_Init and MPI_Finalize (-1 where they are not two ranks of one node). */
-static double line_ns(void) {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-    double each = cores_round_trip(node, 0, 1, 20000, now_ns);
-    MPI_Comm_free(&node);
-    return each;
-}
 
 static const char *NAMES[KINDS] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
                                    "MPI_Scatter", "MPI_Allgather", "MPI_Alltoall",

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../cores.h"
+#include "line.h"
 
 static double monotonic(void) {
     struct timespec t;
@@ -38,22 +38,6 @@ static double monotonic(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* The round trip of a cache line between the cores of this node's first two ranks, ns, as the
- * tracer times it at MPI_Init (-1 where they are not two ranks of one node). */
-static double line_ns(void) {
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-    double each = cores_round_trip(node, 0, 1, 20000, now_ns);
-    MPI_Comm_free(&node);
-    return each;
-}
 
 static double sink;
 

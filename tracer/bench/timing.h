@@ -6,14 +6,14 @@
 #include <stdint.h>
 #include <time.h>
 
-static int64_t now_ns(void)
+static inline int64_t now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static int cmp(const void *a, const void *b)
+static inline int cmp(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
