@@ -1,7 +1,7 @@
 //! What the round trips do not tell, timed by the round-trip program in one launch of its
 //! own: a failed poll, a posted receive (`post`), the library's reduction (`gamma`), whether
 //! messages move while a rank computes, and `memcpy` (`copy`, and whether aliased buffers copy
-//! slower).
+//! slower, a rendezvous message's single copy too).
 
 use super::launch::{RTT_DONE, launch};
 use super::{Options, reduce};
@@ -52,6 +52,9 @@ pub(super) struct Local {
     pub(super) held: Vec<(u64, [f64; 4])>,
     /// The cores' cache-line round trip after the launch's one size (its `--line`), ns.
     pub(super) line_ns: Option<f64>,
+    /// The alias probe's sizes and medians (its `--alias`): an exchange into a page-aligned
+    /// receive buffer and into one [`COPY_ALIAS`] bytes past a page's start, ns.
+    pub(super) alias: Vec<(u64, f64, f64)>,
 }
 
 /// The held probe's sizes ([`measure_local`]): above the libraries' eager limits here, so that
@@ -167,6 +170,7 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         .args(["--progress", &PROGRESS_BYTES.to_string()])
         .args(["--copy", &sizes.join(",")])
         .args(["--held", &held.join(",")])
+        .args(["--alias", &held.join(",")])
         .args(["--line", &super::LINE_TRIPS.to_string()]);
     let out = launch(&mut cmd, RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
@@ -228,6 +232,12 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
             _ => None,
         })
         .collect();
+    let alias: Vec<(u64, f64, f64)> = (text.lines())
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            ["alias", k, a, b, ..] => Some((k.parse().ok()?, a.parse().ok()?, b.parse().ok()?)),
+            _ => None,
+        })
+        .collect();
     let line_ns = super::launch::read_launch(&text)
         .line
         .map(|[_, after]| after);
@@ -245,6 +255,7 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
                 clock_ns: clock,
                 held,
                 line_ns,
+                alias,
             })
         }
         _ => Err(Error::Io(format!(
@@ -255,6 +266,49 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
             out.stderr.trim()
         ))),
     }
+}
+
+/// What the alias probe found (its sizes and medians, ns: into a page-aligned receive buffer
+/// and into one [`COPY_ALIAS`] bytes past a page's start) at the sizes above the set's `S`
+/// (`limit`: rendezvous, the receiver's single copy), in words, and whether it is a warning
+/// (slower by more than [`COPY_WARNING`] at some size); None where it timed none of them.
+pub fn alias_finding(alias: &[(u64, f64, f64)], limit: u64) -> Option<(String, bool)> {
+    let above: Vec<_> = (alias.iter())
+        .filter(|a| a.0 > limit && a.1 > 0.0)
+        .collect();
+    let worst = above.iter().map(|a| a.2 / a.1).fold(0.0f64, f64::max);
+    let sizes = (above.iter())
+        .map(|a| {
+            format!(
+                "{} B {:.1}× ({:.1} µs against {:.1})",
+                a.0,
+                a.2 / a.1,
+                a.2 / 1e3,
+                a.1 / 1e3
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let what = format!(
+        "a rendezvous message received {COPY_ALIAS} bytes past its send buffer modulo 4096 \
+         (an exchange of one each way): {sizes}"
+    );
+    Some(match worst > COPY_WARNING {
+        true => (
+            format!(
+                "{what}: the receiver's single copy runs into 4 KiB aliasing; no trace records \
+                 where buffers lie, so a program whose buffers fall so (malloc's blocks lie 16 \
+                 bytes or another small multiple past a page's start, a library's temporaries \
+                 too) runs slower than predicted (the model's §9, \"Where buffers lie\")"
+            ),
+            true,
+        ),
+        false if !above.is_empty() => (
+            format!("{what}: where buffers lie does not matter here"),
+            false,
+        ),
+        false => return None,
+    })
 }
 
 /// What the copy probe found (its medians, ns), in words, and whether it is a warning.

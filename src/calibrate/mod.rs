@@ -28,8 +28,9 @@ pub use limit::{EagerAbove, MISS};
 use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
-    ALLOC_MAX_BYTES, COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, alloc_finding, alloc_ns,
-    copy_finding, held_finding, held_rate, held_reduce_rate, moves_only_in_calls,
+    ALLOC_MAX_BYTES, COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, alias_finding,
+    alloc_finding, alloc_ns, copy_finding, held_finding, held_rate, held_reduce_rate,
+    moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
@@ -118,6 +119,8 @@ pub struct Calibration {
     /// it ran at (0 the main, 1 the other) where it gave one `held`.
     pub held: Vec<(u64, [f64; 4])>,
     pub held_set: Option<usize>,
+    /// The alias probe's sizes and medians (`local::alias_finding`), ns.
+    pub alias: Vec<(u64, f64, f64)>,
     /// The aligned memcpy timed over [`reduce::SIZES`]: `fit.params.copy` by size (the model's
     /// §15).
     pub copying: Reduction,
@@ -1282,6 +1285,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         copy_aligned_ns: local.copy_ns.0,
         copy_aliased_ns: local.copy_ns.1,
         held: local.held,
+        alias: local.alias,
         held_set,
         copying: local.copying,
         allocs: local.allocs,
@@ -1566,6 +1570,9 @@ pub fn params_file(c: &Calibration) -> String {
         "# copies: {}\n",
         copy_finding(c.copy_aligned_ns, c.copy_aliased_ns).0
     ));
+    if let Some((text, _)) = alias_finding(&c.alias, c.fit.params.S) {
+        s.push_str(&format!("# messages: {text}\n"));
+    }
     if let Some(text) = departs_finding(&c.fit.params, &c.calls) {
         s.push_str(&format!("# departs: {text}\n"));
     }
@@ -2299,5 +2306,31 @@ mod tests {
         let (text, warn) = copy_finding(431.0, 800.0);
         assert!(!warn);
         assert!(text.contains("does not matter"), "{text}");
+    }
+
+    /// The alias probe as measured here (`loggps-rtt --alias`, an AMD EPYC VM, Open MPI 4.1):
+    /// 4,096 B (above `S` = 4,040 B) 1.4× is no warning alone; 16,384
+    /// B 2.2× (16.0 µs against 7.3) is; sizes at or below `S` (eager, through the library's own
+    /// buffers) are left out, and none above it gives no finding.
+    #[test]
+    fn alias_finding_warns_where_a_single_copy_aliases() {
+        let probe = [
+            (4096, 5110.0, 7314.0),
+            (16384, 7344.0, 16000.0),
+            (262144, 36468.0, 173163.0),
+        ];
+        let (text, warn) = alias_finding(&probe, 4040).unwrap();
+        assert!(warn);
+        assert!(
+            text.contains("4096 B 1.4× (7.3 µs against 5.1)")
+                && text.contains("16384 B 2.2× (16.0 µs against 7.3)")
+                && text.contains("262144 B 4.7× (173.2 µs against 36.5)"),
+            "{text}"
+        );
+        let (text, warn) = alias_finding(&probe[..1], 4040).unwrap();
+        assert!(!warn && text.contains("does not matter"), "{text}");
+        let (text, _) = alias_finding(&probe, 8255).unwrap();
+        assert!(!text.contains("4096 B"), "{text}");
+        assert!(alias_finding(&probe, 1 << 20).is_none());
     }
 }

@@ -333,6 +333,7 @@ mod tests {
             copy_aligned_ns: 0.0,
             copy_aliased_ns: 0.0,
             held: Vec::new(),
+            alias: Vec::new(),
             held_set: None,
             copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             allocs: Vec::new(),

@@ -524,6 +524,11 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         (text, true) => println!("WARNING     copies: {text}"),
         (text, false) => println!("copies      {text}"),
     }
+    match calibrate::alias_finding(&c.alias, c.fit.params.S) {
+        Some((text, true)) => println!("WARNING     messages: {text}"),
+        Some((text, false)) => println!("messages    {text}"),
+        None => {}
+    }
     if let Some(text) = calibrate::held_finding(&c.held, c.fit.params.S) {
         let set = match c.held_set {
             Some(1) => " (the second set's placement)",

@@ -118,6 +118,15 @@
  *
  *     held K COPY_SENT_NS COPY_OWN_NS REDUCE_SENT_NS REDUCE_OWN_NS REPS
  *
+ * With --alias K,K,..., both ranks then exchange K bytes each way (an Irecv, a blocking Send, a
+ * Wait, after a barrier: as Open MPI's collectives exchange), sending from a page-aligned
+ * buffer, in turn into a page-aligned one and into one COPY_ALIAS bytes past a page's start,
+ * and rank 0 prints the medians over the repetitions: where the receiver copies a rendezvous
+ * payload once (Open MPI's shared memory), that copy runs into 4 KiB aliasing as a memcpy does
+ * (MODEL.md §9, "Where buffers lie"):
+ *
+ *     alias K ALIGNED_NS ALIASED_NS REPS
+ *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
@@ -522,6 +531,31 @@ static void held(int rank, long long k, int reps, long long *t[4]) {
     free(in);
 }
 
+/* The --alias probe (see the top): `reps` exchanges of k bytes each way into a page-aligned
+ * receive buffer and as many into one COPY_ALIAS bytes past a page's start, taking turns. */
+static void alias(int rank, long long k, int reps, long long *t[2]) {
+    size_t span = ((size_t)(k > 0 ? k : 1) + 4095) / 4096 * 4096;
+    char *out = aligned_alloc(4096, span), *in = aligned_alloc(4096, span + 4096);
+    memset(out, 1, span);
+    memset(in, 0, span + 4096);
+    for (int r = -5; r < reps; r++)
+        for (int a = 0; a < 2; a++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            int64_t t0 = now_ns();
+            MPI_Request q;
+            MPI_Irecv(in + (a ? COPY_ALIAS : 0), (int)k, MPI_BYTE, 1 - rank, 13, MPI_COMM_WORLD, &q);
+            MPI_Send(out, (int)k, MPI_BYTE, 1 - rank, 13, MPI_COMM_WORLD);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            if (r >= 0) t[a][r] = now_ns() - t0;
+        }
+    if (rank == 0) {
+        printf("alias %lld %lld %lld %d\n", k, median(t[0], reps), median(t[1], reps), reps);
+        fflush(stdout);
+    }
+    free(out);
+    free(in);
+}
+
 #define PROGRESS_SPIN_NS 200000
 
 /* The --progress probe (see the top): `reps` posted receives waited for after a spin, and as
@@ -569,9 +603,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
-    long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL, *hld = NULL;
+    long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL, *hld = NULL, *als = NULL;
     int coll_rounds = 0, line_n = 0;
-    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, nhld = 0, reps = 31, warmup = 5, poll_batches = 0;
+    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, nhld = 0, nals = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -589,14 +623,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--exchange")) nxch = parse_list(argv[i + 1], &xch);
         else if (!strcmp(argv[i], "--bounce")) nbnc = parse_list(argv[i + 1], &bnc);
         else if (!strcmp(argv[i], "--held")) nhld = parse_list(argv[i + 1], &hld);
+        else if (!strcmp(argv[i], "--alias")) nals = parse_list(argv[i + 1], &als);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) || (hld && nhld == 0) ||
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) || (hld && nhld == 0) || (als && nals == 0) ||
         coll_rounds < 0 || line_n < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -700,6 +735,7 @@ int main(int argc, char **argv) {
     long long *ht = malloc(sizeof(long long) * EXCHANGE_REPS);
     long long *hts[4] = { xt, bt, ct, ht };
     for (int i = 0; i < nhld; i++) held(rank, hld[i], EXCHANGE_REPS, hts);
+    for (int i = 0; i < nals; i++) alias(rank, als[i], EXCHANGE_REPS, hts);
     free(ht);
     free(ct);
     free(bt);
