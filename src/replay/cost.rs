@@ -648,9 +648,8 @@ impl Shared<'_> {
         }
     }
 
-    /// The flags of the send of global event `from` (a ghost's too).
-    #[inline]
     /// The flags of global event `e` (a ghost's too).
+    #[inline]
     fn flags_of(&self, e: usize) -> u8 {
         match e >= self.held {
             true => self.g.ghosts.flags[e - self.held],
