@@ -1437,7 +1437,10 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
                     "every launch's, {} launches, none at this placement",
                     f.launches_oc.len()
                 ),
-                false => format!("the {} launches at this placement", f.launches_oc.len()),
+                false => match f.launches_oc.len() {
+                    1 => "the one launch at this placement".to_string(),
+                    n => format!("the {n} launches at this placement"),
+                },
             },
             f.launches_oc.first().unwrap_or(&0.0),
             f.launches_oc.last().unwrap_or(&0.0),
