@@ -57,9 +57,9 @@ pub(super) struct Local {
     pub(super) alias: Vec<(u64, f64, f64)>,
 }
 
-/// The held probe's sizes ([`measure_local`]): above the libraries' eager limits here, so that
-/// the peer's single copy reads the buffer sent.
-const HELD_SIZES: [u64; 3] = [16_384, 65_536, 262_144];
+/// The held and alias probes' sizes ([`measure_local`]): above the libraries' eager limits
+/// here, so that the peer's single copy reads the buffer sent.
+const SINGLE_COPY_SIZES: [u64; 3] = [16_384, 65_536, 262_144];
 
 /// What a collective's own write into lines its peer has just read costs more, ns a byte (the
 /// model's §15, `held`): over the held probe's sizes above `limit` (sent by rendezvous), the
@@ -146,8 +146,8 @@ const POLL_BATCHES: u32 = 101;
 /// the library's reduction over [`reduce::SIZES`] (its `--reduce`), fitted for `gamma`; and
 /// whether a posted receive's message moves while its rank computes (its `--progress`).
 pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Local, Error> {
-    let held: Vec<String> = (HELD_SIZES.iter())
-        .filter(|&&k| k <= opts.max_bytes.max(HELD_SIZES[0]))
+    let single: Vec<String> = (SINGLE_COPY_SIZES.iter())
+        .filter(|&&k| k <= opts.max_bytes.max(SINGLE_COPY_SIZES[0]))
         .map(u64::to_string)
         .collect();
     let (prog, pre) = opts
@@ -169,8 +169,8 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
         .args(["--reduce", &sizes.join(",")])
         .args(["--progress", &PROGRESS_BYTES.to_string()])
         .args(["--copy", &sizes.join(",")])
-        .args(["--held", &held.join(",")])
-        .args(["--alias", &held.join(",")])
+        .args(["--held", &single.join(",")])
+        .args(["--alias", &single.join(",")])
         .args(["--line", &super::LINE_TRIPS.to_string()]);
     let out = launch(&mut cmd, RTT_DONE, log)
         .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
