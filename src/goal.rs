@@ -5,7 +5,8 @@
 //! `calc 0` requiring them, a `Test` that completes none a `calc` of its traced duration (a
 //! failed poll). The computation is written as the replay takes it: a rank whose `MPI_Init` returned
 //! after the first rank's begins with that time as a `calc`, and each gap between calls is a
-//! `calc` of its nanoseconds without the tracer's own time (MODEL.md §16).
+//! `calc` of its nanoseconds without the tracer's own time (MODEL.md §16), its fraction of a
+//! nanosecond carried to the next `calc`.
 //! Collectives are expanded into the point-to-point messages of the algorithm Open MPI 4.1's
 //! rules pick (as the replay models them), on tags of their own; a call that makes a
 //! communicator into a barrier of its parent's, then a `calc` of its own time after the last of
@@ -42,13 +43,11 @@ pub fn write(
             s: String::new(),
             next: 0,
             last: None,
+            owed: 0.0,
         };
         // A rank that started later than the first (its MPI_Init returned later) starts with
         // that time as computation, as the replay starts it.
-        let start = trace.measured_begin_ns(r).map_or(0.0, |b| b - t0).round() as u64;
-        if start > 0 {
-            w.point(format_args!("calc {start}"), &[]);
-        }
+        w.calc(trace.measured_begin_ns(r).map_or(0.0, |b| b - t0));
         rank(trace, r, &instances, &mut w, &mut left_out);
         writeln!(out, "\nrank {r} {{")?;
         out.write_all(w.s.as_bytes())?;
@@ -62,6 +61,10 @@ struct Writer {
     s: String,
     next: u64,
     last: Option<u64>,
+    /// Computation taken but not yet written: GOAL's `calc` counts whole nanoseconds, and a
+    /// gap's fraction (the tracer's own time taken out is a fraction, the same for every gap
+    /// after a routine) would otherwise be rounded away the same way thousands of times.
+    owed: f64,
 }
 
 impl Writer {
@@ -79,6 +82,17 @@ impl Writer {
     /// An operation that is the rank's new blocking point.
     fn point(&mut self, what: std::fmt::Arguments<'_>, also: &[u64]) {
         self.last = Some(self.op(what, also));
+    }
+
+    /// `ns` of computation as a `calc` of the whole nanoseconds owed so far, the rest carried
+    /// to the next: each point in the rank's chain lies within half a nanosecond of its time.
+    fn calc(&mut self, ns: f64) {
+        self.owed += ns.max(0.0);
+        let whole = self.owed.round();
+        if whole > 0.0 {
+            self.owed -= whole;
+            self.point(format_args!("calc {whole}"), &[]);
+        }
     }
 }
 
@@ -203,9 +217,7 @@ fn rank(
     // A call kept as traced: its time less the tracer's inside it, as the replay keeps it.
     let kept = |e: &Event| {
         let took = e.t_return.saturating_sub(e.t_call) as f64;
-        (took - trace.meta.ranks.inside_call(r, e.routine))
-            .max(0.0)
-            .round() as u64
+        (took - trace.meta.ranks.inside_call(r, e.routine)).max(0.0)
     };
     let mut prev: Option<(u64, Routine)> = None;
     let mut next_req = 0u32;
@@ -213,10 +225,7 @@ fn rank(
         let e = ev.event(i);
         if let Some((t, before)) = prev {
             let gap = e.t_call.saturating_sub(t) as f64;
-            let gap = (gap + change.between(before, e.routine)).max(0.0).round();
-            if gap > 0.0 {
-                w.point(format_args!("calc {gap}"), &[]);
-            }
+            w.calc(gap + change.between(before, e.routine));
         }
         prev = Some((e.t_return, e.routine));
         let req = e.routine.creates_request().then(|| {
@@ -276,13 +285,10 @@ fn rank(
                     .completed_reqs(i)
                     .filter_map(|q| req_op.remove(&q))
                     .collect();
-                let took = kept(&e);
                 match done.is_empty() {
                     false => w.point(format_args!("calc 0"), &done),
                     // A failed poll: its traced time, as the replay costs it without `poll`.
-                    true if e.routine.polls() && took > 0 => {
-                        w.point(format_args!("calc {took}"), &[])
-                    }
+                    true if e.routine.polls() => w.calc(kept(&e)),
                     true => {}
                 }
             }
@@ -294,10 +300,7 @@ fn rank(
             Shape::CommOp if coll.contains_key(&(r, i)) => {
                 let (t, steps, last_call) = &coll[&(r, i)];
                 collective(w, *t, steps, None, &mut req_op);
-                let after = (trace.corrected_ns(r, e.t_return) - last_call).round();
-                if after > 0.0 {
-                    w.point(format_args!("calc {after}"), &[]);
-                }
+                w.calc(trace.corrected_ns(r, e.t_return) - last_call);
             }
             Shape::None
                 if matches!(
@@ -311,9 +314,8 @@ fn rank(
                 // receive's after it, the replay's cost of it the model's).
                 let found =
                     e.routine.is_probe() && !(e.routine.is_iprobe() && e.flags & FLAG_FOUND == 0);
-                let took = kept(&e);
-                if took > 0 && !found {
-                    w.point(format_args!("calc {took}"), &[]);
+                if !found {
+                    w.calc(kept(&e));
                 }
                 *left_out.entry(e.routine.mpi_name()).or_default() += 1
             }

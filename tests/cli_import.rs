@@ -288,6 +288,46 @@ fn calls_goal_cannot_say_keep_the_prediction() {
     }
 }
 
+/// A gap's fraction of a nanosecond is carried, not rounded away: rank 0's 1,000 sends to
+/// `MPI_PROC_NULL` (nothing in GOAL) lie 10 ns apart, and the tracer's own 0.4 ns a record
+/// comes out of each gap, so the replay ends rank 0 after 1,002 gaps of 9.6 ns, at 9,619 ns
+/// (rank 1, which takes its message, at 9,620). Rounding each gap to 10 ns ended them at
+/// 10,020 through GOAL (a real collectives trace 0.6% long); carried, they agree to 1 ns.
+#[test]
+fn goal_carries_the_fractions_of_gaps() {
+    let mut rank0 = String::from("0 MPI_Init 0 100\n");
+    for i in 0..1000 {
+        let t = 110 + 10 * i;
+        rank0 += &format!("0 MPI_Send {t} {t} bytes=8 peer=-2 tag=1\n");
+    }
+    let t = "loggps-trace 1\nranks 2\n\
+        rank 0 host \"vm\" offset 0 0 own 0.4 inside 0\n\
+        rank 1 host \"vm\" offset 0 0 own 0 inside 0\n";
+    let t = format!(
+        "{t}{rank0}0 MPI_Send 10110 10110 bytes=8 peer=1 tag=2\n0 MPI_Finalize 10120 10120\n\
+         1 MPI_Init 0 100\n1 MPI_Recv 110 10200 bytes=8 peer=0 tag=2\n1 MPI_Finalize 10210 10210\n"
+    );
+    let (dir, f) = common::text_trace("fractions.txt", &t);
+    let g = dir.path().join("fractions.goal");
+    let g = g.to_str().unwrap();
+    let out = run(&["convert", &f, g]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let zero = [
+        "--model", "loggp", "--L", "0", "--o", "0", "--g", "0", "--G", "0",
+    ];
+    let a = ends_ns(&[&[f.as_str()], &zero[..]].concat());
+    let b = ends_ns(&[&[g], &zero[..]].concat());
+    assert_eq!(a, [9619, 9620]);
+    assert!(
+        a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 1),
+        "{a:?} {b:?}"
+    );
+}
+
 /// Every public sample of every format (fixtures/imported/) written as GOAL and read back
 /// predicts what it predicts itself under LogGP with every parameter 0, where the replay's
 /// collectives and their GOAL messages cost alike (nothing) and the computation, polls and
