@@ -637,6 +637,83 @@ fn a_bounced_receives_sender_waits_for_it() {
     }
 }
 
+/// A rendezvous message whose receive buffer starts 1–31 bytes further into its 4 KiB page than
+/// its send buffer (the trace's `send_page` and `recv_page`) has its single copy cost `alias`
+/// ns a byte more (the model's §9, "Where buffers lie"), and its sender waits for it as for a
+/// bounced copy. Myrinet's 16,384-byte message sent at 0 and received by a call at 0 (the
+/// sender returns at 147,464.24, §6): with `--alias 0.5` both ends 8,192 ns later, where the
+/// receive buffer starts 16 bytes past the send buffer's offset, and 12 past across a page's
+/// end (4,090 → 6). Not at 0, 32 or 4,080 (16 before), not without both offsets, nor without
+/// `alias`, nor for an eager message (8,000 B). The trace's own `alias` as the flag. An
+/// exchange (each rank's `Irecv`, `Send`, `Wait`) of two aliased messages takes 8,192 ns
+/// longer, not twice that: the two copies run at once, one on each rank, as `calibrate`
+/// measures `alias`.
+#[test]
+fn an_aliased_single_copy_costs_alias_a_byte() {
+    let placed = |k: u64, send: &str, recv: &str| {
+        one_message(k, 0)
+            .replace(
+                "tag=0\n0 MPI_Finalize",
+                &format!("tag=0{send}\n0 MPI_Finalize"),
+            )
+            .replace(
+                "tag=0\n1 MPI_Finalize",
+                &format!("tag=0{recv}\n1 MPI_Finalize"),
+            )
+    };
+    let ends = |t: &str, args: &[&str]| -> Vec<f64> {
+        let v = predict(t, args);
+        (0..2)
+            .map(|r| v["ranks"][r]["end_s"].as_f64().unwrap() * 1e9)
+            .collect()
+    };
+    let alias = ["--alias", "0.5"];
+    let base = ends(&one_message(16384, 0), &alias);
+    assert_close(base[0], 147_464.24, "the sender");
+    for (send, recv, moved) in [
+        (" send_page=0", " recv_page=16", 8192.0),
+        (" send_page=4090", " recv_page=6", 8192.0),
+        (" send_page=100", " recv_page=131", 8192.0),
+        (" send_page=0", " recv_page=0", 0.0),
+        (" send_page=0", " recv_page=32", 0.0),
+        (" send_page=16", " recv_page=0", 0.0),
+        ("", " recv_page=16", 0.0),
+        (" send_page=0", "", 0.0),
+    ] {
+        let e = ends(&placed(16384, send, recv), &alias);
+        for r in 0..2 {
+            assert_close(e[r] - base[r], moved, &format!("rank {r}{send}{recv}"));
+        }
+    }
+    let aliased = placed(16384, " send_page=0", " recv_page=16");
+    assert_eq!(ends(&aliased, &[]), ends(&one_message(16384, 0), &[]));
+    let eager = placed(8000, " send_page=0", " recv_page=16");
+    assert_eq!(ends(&eager, &alias), ends(&one_message(8000, 0), &alias));
+    let embedded = aliased.replace("S=16383", "S=16383 alias=0.5");
+    assert_eq!(ends(&embedded, &[]), ends(&aliased, &alias));
+
+    let exchange = |recv: &str, send: &str| {
+        let rank = |r: u32| {
+            format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Irecv 0 10 bytes=16384 peer={q} tag=0 req=0{recv}\n\
+                 {r} MPI_Send 10 20 bytes=16384 peer={q} tag=0{send}\n\
+                 {r} MPI_Wait 20 30 done=0:{q}:0\n{r} MPI_Finalize 30 40\n",
+                q = 1 - r
+            )
+        };
+        format!("loggps-trace 1\nranks 2\n{MYRINET}\n{}{}", rank(0), rank(1))
+    };
+    let plain = ends(&exchange("", ""), &alias);
+    let both = ends(&exchange(" recv_page=16", " send_page=0"), &alias);
+    for r in 0..2 {
+        assert_close(
+            both[r] - plain[r],
+            8192.0,
+            &format!("the exchange, rank {r}"),
+        );
+    }
+}
+
 #[test]
 fn a_clean_rendezvous_message_costs_the_sets_share() {
     let flagged =

@@ -29,7 +29,7 @@ use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
     ALLOC_MAX_BYTES, COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, alias_finding,
-    alloc_finding, alloc_ns, copy_finding, held_finding, held_rate, held_reduce_rate,
+    alias_rate, alloc_finding, alloc_ns, copy_finding, held_finding, held_rate, held_reduce_rate,
     moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
@@ -1122,6 +1122,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.copy = (local.copying.by_size(SizeParam::Copy))
         .or_else(|| one(SizeParam::Copy, local.copying.gamma));
     fit.params.alloc = alloc_ns(&local.allocs);
+    // An aliased single copy's extra (the model's §9) is the receiving core's: every set's.
+    fit.params.alias = alias_rate(&local.alias, limit);
     fit.params.post = Some(local.post_ns);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
@@ -1131,6 +1133,9 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         false => Class::Node,
     });
     let mut other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
+    if let Some(o) = other.as_mut() {
+        o.fit.params.alias = fit.params.alias;
+    }
     // Where a small blocking send returns once its message has left (the model's §13).
     fit.params.departs_upto = departs_upto(&fit.params, &calls);
     if let Some(o) = other.as_mut() {
@@ -2324,6 +2329,17 @@ mod tests {
         ];
         let (text, warn) = alias_finding(&probe, 4040).unwrap();
         assert!(warn);
+        // `alias`: each size's extra a byte, (7,314 − 5,110) / 4,096 = 0.5381, (16,000 −
+        // 7,344) / 16,384 = 0.5283, (173,163 − 36,468) / 262,144 = 0.5214: their median; above
+        // 8,255 B the mean of the last two.
+        let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-4);
+        assert!(close(alias_rate(&probe, 4040), 8656.0 / 16384.0));
+        assert!(close(
+            alias_rate(&probe, 8255),
+            (8656.0 / 16384.0 + 136695.0 / 262144.0) / 2.0
+        ));
+        assert!(alias_rate(&probe, 1 << 20).is_none());
+        assert!(text.contains("alias = 0.528 ns a byte"), "{text}");
         assert!(
             text.contains("4096 B 1.4× (7.3 µs against 5.1)")
                 && text.contains("16384 B 2.2× (16.0 µs against 7.3)")

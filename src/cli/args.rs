@@ -133,6 +133,12 @@ pub struct ParamArgs {
     /// parameters' (`calibrate` measures it), else 0
     #[arg(long = "alloc", value_name = "NS", allow_hyphen_values = true)]
     pub alloc: Option<f64>,
+    /// What a rendezvous message's single copy costs more, ns a byte, where the trace shows its
+    /// receive buffer starting 1-31 bytes further into its 4 KiB page than its send buffer (4
+    /// KiB aliasing: the model's §9, "Where buffers lie"); default: the parameters' (`calibrate`
+    /// measures it), else 0
+    #[arg(long = "alias", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub alias: Option<f64>,
     /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
     /// trace's `clean` sends: data written long before, as a halo sent from buffers written
     /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
@@ -227,6 +233,7 @@ impl ParamArgs {
             held: self.held,
             held_reduce: self.held_reduce,
             alloc: self.alloc,
+            alias: self.alias,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -372,6 +379,7 @@ impl ModelArgs {
                     ("--held", p.held.is_some()),
                     ("--held-reduce", p.held_reduce.is_some()),
                     ("--alloc", p.alloc.is_some()),
+                    ("--alias", p.alias.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 22] = [
+        const LOGGPS_SWEPT: [&str; 23] = [
             "L",
             "o",
             "Os",
@@ -72,6 +72,7 @@ impl Sweep {
             "held",
             "held_reduce",
             "alloc",
+            "alias",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -289,6 +290,7 @@ impl Sweep {
             "held" => &mut p.held,
             "held_reduce" => &mut p.held_reduce,
             "alloc" => &mut p.alloc,
+            "alias" => &mut p.alias,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

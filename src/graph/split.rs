@@ -496,6 +496,8 @@ pub struct Ghosts {
     pub bytes: Vec<u64>,
     /// Each ghost's flags (a send's `clean`: the model's §13).
     pub flags: Vec<u8>,
+    /// Each ghost's [`crate::trace::PageOffsets`] as a word (the model's §9).
+    pub pages: Vec<u32>,
     /// The event (a ghost) at whose call a ghost receive takes its message where messages move
     /// only inside calls (`NONE`: at its own).
     pub moves: Vec<u32>,
@@ -572,8 +574,8 @@ pub fn divide(
     }
     let asked = ex.all_to_all(out)?;
     // Each asked event's routine, flags and moving call (its rank's first call at or after it
-    // that starts no request, as global events), and its byte count.
-    let answer = |e: u64| -> Result<[u64; 2], Error> {
+    // that starts no request, as global events), its byte count and its pages.
+    let answer = |e: u64| -> Result<[u64; 3], Error> {
         let Some(j) = (e as usize).checked_sub(base).filter(|&j| j < held) else {
             return Err(Error::Io(format!(
                 "event {e} asked of a process that does not hold it"
@@ -586,6 +588,7 @@ pub fn divide(
         Ok([
             ev.routine(i) as u8 as u64 | (ev.flags(i) as u64) << 8 | (moves as u64) << 32,
             ev.bytes(i),
+            ev.pages(i).word(),
         ])
     };
     let answers: Vec<Vec<u64>> = asked
@@ -602,13 +605,20 @@ pub fn divide(
     let mut info = Vec::with_capacity(wanted.len());
     for &e in &wanted {
         let k = owner(e);
-        let w = got[k].get(at[k]..at[k] + 2).ok_or_else(|| {
+        let w = got[k].get(at[k]..at[k] + 3).ok_or_else(|| {
             Error::Io("a split replay's exchange of ghost events was cut short".into())
         })?;
-        at[k] += 2;
+        at[k] += 3;
         let routine = Routine::from_code(w[0] as u8)
             .ok_or_else(|| Error::Io(format!("a ghost event names no routine ({})", w[0] as u8)))?;
-        info.push((e, routine, w[1], (w[0] >> 32) as u32, (w[0] >> 8) as u8));
+        info.push((
+            e,
+            routine,
+            w[1],
+            (w[0] >> 32) as u32,
+            (w[0] >> 8) as u8,
+            w[2] as u32,
+        ));
     }
     drop(got);
     // The moving calls not asked for are ghosts too: only their call times are read.
@@ -619,7 +629,7 @@ pub fn divide(
         .collect();
     extra.sort_unstable();
     extra.dedup();
-    info.extend(extra.into_iter().map(|e| (e, Routine::Init, 0, NONE, 0)));
+    info.extend(extra.into_iter().map(|e| (e, Routine::Init, 0, NONE, 0, 0)));
     info.sort_unstable_by_key(|x| x.0);
     let mut ghosts = Ghosts {
         base,
@@ -629,6 +639,7 @@ pub fn divide(
         routine: info.iter().map(|x| x.1).collect(),
         bytes: info.iter().map(|x| x.2).collect(),
         flags: info.iter().map(|x| x.4).collect(),
+        pages: info.iter().map(|x| x.5).collect(),
         moves: Vec::new(),
         t0: census.t0,
     };

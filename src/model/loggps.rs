@@ -107,6 +107,12 @@ pub struct Params {
     /// (`collectives::copies::temporaries`). None: nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc: Option<f64>,
+    /// What a rendezvous message's single copy costs more a byte where its receive buffer
+    /// starts a few bytes further into its page than its send buffer (4 KiB aliasing, the
+    /// model's §9, "Where buffers lie"), ns; charged where the trace gives both buffers' offsets
+    /// ([`crate::trace::PageOffsets`]). None: nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<f64>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -206,6 +212,7 @@ impl Params {
             held: None,
             held_reduce: None,
             alloc: None,
+            alias: None,
             bands: None,
         }
     }
@@ -261,6 +268,7 @@ impl Params {
             held: self.held,
             held_reduce: self.held_reduce,
             alloc: self.alloc,
+            alias: self.alias,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -286,6 +294,7 @@ impl Params {
                 held: self.held,
                 held_reduce: self.held_reduce,
                 alloc: self.alloc,
+                alias: self.alias,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -590,6 +599,20 @@ impl Params {
         }
     }
 
+    /// A receive's cost `c` where its rendezvous payload's single copy aliases (its receive
+    /// buffer starts a few bytes further into its page than its send buffer): `alias` ns a
+    /// byte more, at its end (the model's §9, "Where buffers lie").
+    #[inline(always)]
+    pub fn aliased(&self, k: u64, rdv: bool, c: Cost) -> Cost {
+        match self.alias {
+            Some(a) if rdv => Cost {
+                ret: c.ret + a * k as f64,
+                ..c
+            },
+            _ => c,
+        }
+    }
+
     /// When a blocking receive called at `tr` of a `k`-byte message sent at `ts` holds its
     /// rank's CPU, `(start, cost)`: from its message there and its call made to its end, where
     /// one CPU takes a call's receives one at a time (the model's §14). Eager, the receive's
@@ -710,6 +733,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(a) = self.alloc {
             write!(f, "; alloc={a:.1}")?;
+        }
+        if let Some(a) = self.alias {
+            write!(f, "; alias={a:.4}")?;
         }
         if let Some(clean) = self.clean {
             write!(f, "; clean={clean}")?;

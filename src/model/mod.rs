@@ -15,10 +15,11 @@ pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
 pub use loggps::{Class, NAMES, PRESETS, Params};
 pub use params::{
-    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, alloc_invalid,
-    cores_invalid, held_invalid, held_reduce_invalid, nearest_cores, param_sets_toml, params_toml,
-    parse_param_sets, parse_params_toml, parse_progress, post_invalid, read_param_sets,
-    read_params_file, rendezvous_sender_invalid, resolve, resolve_loggp,
+    LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, alias_invalid,
+    alloc_invalid, cores_invalid, held_invalid, held_reduce_invalid, nearest_cores,
+    param_sets_toml, params_toml, parse_param_sets, parse_params_toml, parse_progress,
+    post_invalid, read_param_sets, read_params_file, rendezvous_sender_invalid, resolve,
+    resolve_loggp,
 };
 pub use scale::{SCALE_ALL, scale};
 

@@ -83,6 +83,8 @@ pub struct Overrides {
     pub held_reduce: Option<f64>,
     /// What a collective's temporary buffer costs, ns (`--alloc`, the model's §15).
     pub alloc: Option<f64>,
+    /// What an aliased single copy costs more, ns a byte (`--alias`, the model's §9).
+    pub alias: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -129,6 +131,8 @@ pub struct Resolved {
     pub held_reduce_source: Source,
     /// Where `params.alloc` came from (unused while it is None).
     pub alloc_source: Source,
+    /// Where `params.alias` came from (unused while it is None).
+    pub alias_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -190,6 +194,9 @@ impl Resolved {
         let alloc = p
             .alloc
             .map(|v| ("alloc".to_string(), v, &self.alloc_source));
+        let alias = p
+            .alias
+            .map(|v| ("alias".to_string(), v, &self.alias_source));
         named
             .into_iter()
             .chain(poll)
@@ -204,6 +211,7 @@ impl Resolved {
             .chain(held)
             .chain(held_reduce)
             .chain(alloc)
+            .chain(alias)
     }
 }
 
@@ -474,6 +482,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(v) = ov.alloc {
         (p.alloc, alloc_source) = (Some(v), Source::Flag);
     }
+    let mut alias_source = source.clone();
+    if let Some(v) = ov.alias {
+        (p.alias, alias_source) = (Some(v), Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -536,6 +548,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("held", p.held.unwrap_or(0.0)),
         ("held_reduce", p.held_reduce.unwrap_or(0.0)),
         ("alloc", p.alloc.unwrap_or(0.0)),
+        ("alias", p.alias.unwrap_or(0.0)),
     ] {
         if !v.is_finite() {
             return Err(Error::Params(format!(
@@ -557,6 +570,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         .or_else(|| held_invalid(p.held))
         .or_else(|| held_reduce_invalid(p.held_reduce))
         .or_else(|| alloc_invalid(p.alloc))
+        .or_else(|| alias_invalid(p.alias))
         .or_else(|| oc_invalid(p.oc))
         .or_else(|| cores_invalid(p.cores))
     {
@@ -577,6 +591,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         held_source,
         held_reduce_source,
         alloc_source,
+        alias_source,
         split_sources,
         others: Vec::new(),
     })
@@ -775,7 +790,7 @@ impl ResolvedModel {
 
 mod file;
 pub use file::{
-    alloc_invalid, held_invalid, held_reduce_invalid, param_sets_toml, params_toml,
+    alias_invalid, alloc_invalid, held_invalid, held_reduce_invalid, param_sets_toml, params_toml,
     parse_param_sets, parse_params_toml, parse_progress, post_invalid, read_param_sets,
     read_params_file, rendezvous_sender_invalid,
 };

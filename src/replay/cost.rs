@@ -7,8 +7,28 @@ use super::rank::{NO_EVENT, RankState, Rare};
 use super::{Dep, Shared, UNKNOWN, link_of};
 use crate::graph::{NONE, rendezvous_at, rendezvous_by, rendezvous_in};
 use crate::model::{Cost, CostModel, Model, Port, WaitFold};
-use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, Routine, Shape};
+use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, PageOffsets, Routine, Shape};
 use std::sync::atomic::Ordering;
+
+/// What a receive's buffer tells of its single copy: made into a buffer its rank last sent
+/// from to the same peer (`bounced`, the model's §13), and where it starts in its page
+/// (`page`: a copy into it from a buffer a few bytes earlier in its page aliases, §9).
+#[derive(Clone, Copy)]
+pub(super) struct RecvBuf {
+    pub(super) bounced: bool,
+    pub(super) page: Option<u16>,
+}
+
+impl RecvBuf {
+    /// Receive event `i` of `ev`'s (a Sendrecv's receive half's).
+    #[inline(always)]
+    fn of(ev: &crate::trace::Rank<'_>, i: usize) -> RecvBuf {
+        RecvBuf {
+            bounced: ev.flags(i) & FLAG_BOUNCED != 0,
+            page: ev.pages(i).recv,
+        }
+    }
+}
 
 /// A request's predicted completion and what it waited for.
 #[derive(Clone, Copy)]
@@ -144,14 +164,11 @@ pub(super) fn cost_event(
             let (k, rdv) = sh.message(from, plain, r);
             let c = match sh.message_model(from, r, rdv) {
                 Model::LogGps(p) if routine.is_probe() => p.probe(k, rdv, ts, tc),
-                Model::LogGps(p) if ev.flags(i) & FLAG_BOUNCED != 0 => {
-                    p.bounced(k, rdv, p.recv(k, rdv, ts, tc))
-                }
                 Model::LogGps(p) => {
                     if !rdv && p.departs_upto.is_some() && i > 0 {
                         note_held(sh, p, from, (k, ts, tc), (r, i), st);
                     }
-                    p.recv(k, rdv, ts, tc)
+                    sh.slowed(p, from, RecvBuf::of(&ev, i), k, rdv, p.recv(k, rdv, ts, tc))
                 }
                 Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),
                 Model::LogGp(m) => sh.receive(
@@ -167,8 +184,8 @@ pub(super) fn cost_event(
         }
         Shape::Sendrecv => {
             let send = sh.send_completion(r, i, tc)?;
-            let bounced = ev.flags(i) & FLAG_BOUNCED != 0;
-            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc, false, bounced)? {
+            let into = RecvBuf::of(&ev, i);
+            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc, false, into)? {
                 Pending::Done(recv) => {
                     let mut w = WaitFold::new(tc, o);
                     w.add(send.done, send.unblock, send.send_side);
@@ -522,22 +539,65 @@ impl Shared<'_> {
         };
         let c = p.send(bytes, rdv, ti, tr);
         // Its receiver pulls the payload and the send completes on its word that it has: a
-        // receive into a bounced buffer, whose copy takes longer, holds the send as long (the
-        // model's §13).
+        // receive into a bounced buffer (the model's §13) or into one its copy aliases (§9),
+        // whose copy takes longer, holds the send as long.
+        let c = match rdv && self.flags_of(link as usize) & FLAG_BOUNCED != 0 {
+            true => p.bounced(bytes, rdv, c),
+            false => c,
+        };
         Ok(Completion::of(
-            match rdv && self.flags_of(link as usize) & FLAG_BOUNCED != 0 {
-                true => p.bounced(bytes, rdv, c),
+            match rdv
+                && p.alias.is_some()
+                && aliases(ev.pages(i).send, || self.pages_of(link as usize).recv)
+            {
+                true => p.aliased(bytes, rdv, c),
                 false => c,
             },
             true,
         ))
     }
 
+    /// `c`, a receive's cost under `p` of the `k`-byte message (by rendezvous where `rdv`) sent
+    /// by global event `from` into a buffer `into` says of, its single copy longer where that
+    /// buffer was bounced (the model's §13) and where it aliases the send's (§9).
+    #[inline(always)]
+    pub(super) fn slowed(
+        &self,
+        p: &crate::model::Params,
+        from: usize,
+        into: RecvBuf,
+        k: u64,
+        rdv: bool,
+        c: crate::model::Cost,
+    ) -> crate::model::Cost {
+        let c = match into.bounced {
+            true => p.bounced(k, rdv, c),
+            false => c,
+        };
+        match rdv && p.alias.is_some() && aliases(self.pages_of(from).send, || into.page) {
+            true => p.aliased(k, rdv, c),
+            false => c,
+        }
+    }
+
+    /// Where the buffers of global event `e` (a ghost's too) start in their pages.
+    #[inline]
+    fn pages_of(&self, e: usize) -> PageOffsets {
+        match e >= self.held {
+            true => PageOffsets::of_word(self.g.ghosts.pages[e - self.held] as u64),
+            false => {
+                let (r, i) = self.trace.events.locate(e);
+                self.trace.rank(r).pages(i)
+            }
+        }
+    }
+
     /// A receive of rank `to` started at `ti` whose message comes from global event `from`
     /// (NONE: none), most likely an event of rank `source` (see [`Shared::call_at`]); `plain`:
     /// a plain send's ([`HbGraph::link_plain`]). `queued`: a request's, which its completion
     /// call takes one at a time with the call's other receives (the model's §14); `bounced`:
-    /// made into a buffer last sent to the same peer (the model's §13).
+    /// made into a buffer last sent to the same peer (the model's §13); `into`: what its buffer
+    /// tells of its copy.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn recv_completion(
@@ -548,7 +608,7 @@ impl Shared<'_> {
         to: usize,
         ti: f64,
         queued: bool,
-        bounced: bool,
+        into: RecvBuf,
     ) -> Result<Pending, Dep> {
         if from == NONE {
             return Ok(Pending::Done(Completion {
@@ -565,17 +625,13 @@ impl Shared<'_> {
             Model::LogGps(p) if queued => {
                 let at_calls = !self.progress_at.is_empty();
                 let (start, c) = p.recv_span(bytes, rdv, ts, ti, at_calls);
-                let c = match bounced {
-                    true => p.bounced(bytes, rdv, c),
-                    false => c,
-                };
+                let c = self.slowed(p, from, into, bytes, rdv, c);
                 return Ok(Pending::Queued(Queued {
                     start,
                     c: Completion::of(c, false),
                 }));
             }
-            Model::LogGps(p) if bounced => p.bounced(bytes, rdv, p.recv(bytes, rdv, ts, ti)),
-            Model::LogGps(p) => p.recv(bytes, rdv, ts, ti),
+            Model::LogGps(p) => self.slowed(p, from, into, bytes, rdv, p.recv(bytes, rdv, ts, ti)),
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
                     t: ti,
@@ -774,8 +830,8 @@ impl Shared<'_> {
                 };
                 // One at a time, in the call that completes them.
                 let ev = self.trace.rank(r);
-                let bounced = ev.flags(oi) & FLAG_BOUNCED != 0;
-                self.recv_completion(from, plain, ev.peer(oi), r, tr, true, bounced)
+                let into = RecvBuf::of(&ev, oi);
+                self.recv_completion(from, plain, ev.peer(oi), r, tr, true, into)
             }
         }
     }
@@ -815,5 +871,20 @@ impl Shared<'_> {
             Some(&at) if at != NONE => at,
             _ => e,
         }
+    }
+}
+
+/// How far past its send buffer's offset in a 4 KiB page a receive buffer may start for the
+/// single copy between them to alias (the model's §9, "Where buffers lie": measured at 8–24
+/// bytes, not at 0, 32 or more).
+pub const ALIAS_REACH: u16 = 31;
+
+/// Whether a single copy from a buffer starting at offset `send` in its page into one starting
+/// at `recv()` aliases: the receive buffer 1 to [`ALIAS_REACH`] bytes further into its page.
+#[inline]
+pub fn aliases(send: Option<u16>, recv: impl FnOnce() -> Option<u16>) -> bool {
+    match (send, send.and_then(|_| recv())) {
+        (Some(s), Some(r)) => (1..=ALIAS_REACH).contains(&(r.wrapping_sub(s) & 4095)),
+        _ => false,
     }
 }

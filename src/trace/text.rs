@@ -3,8 +3,8 @@
 use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG,
-    FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, MAX_CPUS, Push, RankMeta, RecvHalf, Routine, Shape,
-    Trace,
+    FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, MAX_CPUS, PageOffsets, Push, RankMeta, RecvHalf, Routine,
+    Shape, Trace,
 };
 use crate::error::TraceError;
 use crate::model::{BySize, Params, SizeParam};
@@ -284,10 +284,10 @@ fn parse_done(s: &str, done: &mut Vec<Completion>) -> Option<()> {
 fn keys(routine: Routine) -> &'static [&'static str] {
     match routine.shape() {
         Shape::None => &[],
-        Shape::Send => &["bytes", "peer", "tag", "comm", "flags"],
-        Shape::Isend => &["bytes", "peer", "tag", "comm", "req", "flags"],
-        Shape::Recv => &["bytes", "peer", "tag", "comm", "flags"],
-        Shape::Irecv => &["bytes", "peer", "tag", "comm", "flags", "req"],
+        Shape::Send => &["bytes", "peer", "tag", "comm", "flags", "send_page"],
+        Shape::Isend => &["bytes", "peer", "tag", "comm", "req", "flags", "send_page"],
+        Shape::Recv => &["bytes", "peer", "tag", "comm", "flags", "recv_page"],
+        Shape::Irecv => &["bytes", "peer", "tag", "comm", "flags", "req", "recv_page"],
         Shape::Sendrecv => &[
             "bytes",
             "peer",
@@ -297,6 +297,8 @@ fn keys(routine: Routine) -> &'static [&'static str] {
             "recv_tag",
             "comm",
             "flags",
+            "recv_page",
+            "send_page",
         ],
         Shape::Complete => &["done"],
         Shape::Cancel => &["req"],
@@ -647,12 +649,13 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 16] = [
+    const EXTRAS: [&str; 17] = [
         "departs_upto",
         "post",
         "held",
         "held_reduce",
         "alloc",
+        "alias",
         "poll",
         "gamma",
         "oc",
@@ -740,6 +743,10 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::alloc_invalid(alloc) {
         return Err(why);
     }
+    let alias = optional("alias")?;
+    if let Some(why) = crate::model::alias_invalid(alias) {
+        return Err(why);
+    }
     if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
@@ -766,6 +773,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             held,
             held_reduce,
             alloc,
+            alias,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -786,6 +794,7 @@ fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         held,
         held_reduce,
         alloc,
+        alias,
         ..Params::from_named(num, int)?
     })
 }
@@ -854,6 +863,7 @@ fn extras_fields(p: &Params) -> String {
         + &p.held.map_or(String::new(), |v| format!(" held={v}"))
         + &(p.held_reduce).map_or(String::new(), |v| format!(" held_reduce={v}"))
         + &p.alloc.map_or(String::new(), |v| format!(" alloc={v}"))
+        + &p.alias.map_or(String::new(), |v| format!(" alias={v}"))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has
@@ -956,6 +966,20 @@ fn event(
             None => 0,
         };
     }
+    // Where its buffers start in their pages (FORMAT.md: the flags' bits 5 and 6).
+    let page = |k: &str| -> Result<Option<u16>, String> {
+        match raw(k).map(|v| (v, v.parse::<u16>())) {
+            None => Ok(None),
+            Some((_, Ok(o))) if o < 4096 => Ok(Some(o)),
+            Some((v, _)) => Err(format!(
+                "expected an offset in a page, 0–4095, for `{k}`, found `{v}`"
+            )),
+        }
+    };
+    e.pages = PageOffsets {
+        recv: page("recv_page")?,
+        send: page("send_page")?,
+    };
     match shape {
         Shape::Sendrecv => {
             let half = RecvHalf {
@@ -1062,6 +1086,8 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
                 });
                 Ok(())
             }
+            "recv_page" if let Some(o) = e.pages.recv => write!(out, " recv_page={o}"),
+            "send_page" if let Some(o) = e.pages.send => write!(out, " send_page={o}"),
             "done" if ev.completions(i).len() > 0 => {
                 out.push_str(" done=");
                 write_joined(out, ev.completions(i), ",", |out, c| {

@@ -182,6 +182,21 @@ static int contiguous(int count, MPI_Datatype type)
     return true_lb == 0 && true_extent == size && extent == size;
 }
 
+/* Where a message of at least PAGE_MIN bytes whose `count` elements of `type` lie contiguously
+ * from `buf` starts in its 4 KiB page, as flags: a receive buffer's (`into`) F_RECV_PAGE and the
+ * offset in bits 8-19, a send buffer's F_SEND_PAGE and bits 20-31. A single copy from a buffer
+ * into one that starts a few bytes further into its page runs several times slower on many
+ * CPUs (4 KiB aliasing, src/model/MODEL.md §9); only the replay, which matches both ends,
+ * knows whether a message does. */
+#define PAGE_MIN 1024
+static inline uint64_t page_of(const void *buf, int count, MPI_Datatype type, uint64_t bytes,
+                               int into)
+{
+    if (!buf || bytes < PAGE_MIN || !contiguous(count, type)) return 0;
+    uint64_t off = (uintptr_t)buf & 4095;
+    return into ? F_RECV_PAGE | off << 8 : F_SEND_PAGE | off << 20;
+}
+
 /* Keep the buffer of a send of `count` elements of `type` (`bytes` bytes) to `dest` (a world
  * rank); its flags: F_CLEAN where unchanged since the last send from it. The buffer is read
  * only where its type lays the data out contiguously from it, and not at all under
@@ -239,13 +254,16 @@ HOT void send_event(int code, uint64_t t0, uint64_t t1, const void *buf, int cou
                        .tag = tag, .comm = c->id };
     if (req) e.req = request_new(*req, c, REQ_SEND);
     e.flags = note_sent(buf, count, type, e.bytes, e.peer);
+    e.flags |= page_of(buf, count, type, e.bytes, 0);
     record(&e);
 }
 
-/* Recv (`buf` its buffer) and the probes (NULL): source and tag are the actual ones, from the
- * status (if found). Returns the communicator, NULL if it is unknown (nothing recorded). */
-HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, const void *buf, int source,
-                            int tag, MPI_Comm comm, const MPI_Status *st, int found)
+/* Recv (`buf` its buffer, of `count` elements of `type`) and the probes (NULL, 0,
+ * MPI_DATATYPE_NULL): source and tag are the actual ones, from the status (if found). Returns
+ * the communicator, NULL if it is unknown (nothing recorded). */
+HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, const void *buf, int count,
+                            MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                            const MPI_Status *st, int found)
 {
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return NULL; }
@@ -257,6 +275,7 @@ HOT struct comm *recv_event(int code, uint64_t t0, uint64_t t1, const void *buf,
         e.tag = tag_of(st->MPI_TAG);
         if (code == C_IPROBE || code == C_IMPROBE) e.flags |= F_FOUND;
         e.flags |= received(buf, e.recv_bytes, e.peer);
+        e.flags |= page_of(buf, count, type, e.recv_bytes, 1);
     } else {
         e.peer = world_rank(c, source);
         e.tag = tag_of(tag);
@@ -355,9 +374,11 @@ static int start_event(MPI_Request r, uint64_t t0, uint64_t t1)
     if (p->code == C_IRECV) {
         e.recv_bytes = p->bytes;
         e.flags |= received(p->buf, p->bytes, p->peer);
+        e.flags |= page_of(p->buf, p->contiguous, MPI_BYTE, p->bytes, 1);
     } else {
         e.bytes = p->bytes;
         e.flags = note_sent(p->buf, p->contiguous, MPI_BYTE, p->bytes, p->peer);
+        e.flags |= page_of(p->buf, p->contiguous, MPI_BYTE, p->bytes, 0);
     }
     record(&e);
     return 1;

@@ -48,7 +48,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Recv(buf, count, type, source, tag, comm, status);
-    recv_event(C_RECV, t0, now(), buf, source, tag, comm, status, 1);
+    recv_event(C_RECV, t0, now(), buf, count, type, source, tag, comm, status, 1);
     return leave(rc);
 }
 
@@ -67,6 +67,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
                        .req = request_new(*req, c,
                                           source == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV) };
     e.flags |= received(buf, e.recv_bytes, e.peer);
+    e.flags |= page_of(buf, count, type, e.recv_bytes, 1);
     record(&e);
     return leave(rc);
 }
@@ -95,6 +96,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     /* before the receive, which may overlap it */
     e.flags |= note_sent(sendbuf, sendcount, sendtype, e.bytes, e.peer);
     e.flags |= received(recvbuf, e.recv_bytes, e.source);
+    e.flags |= page_of(sendbuf, sendcount, sendtype, e.bytes, 0);
+    e.flags |= page_of(recvbuf, recvcount, recvtype, e.recv_bytes, 1);
     record(&e);
     return leave(rc);
 }
@@ -132,7 +135,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Probe(source, tag, comm, status);
-    recv_event(C_PROBE, t0, now(), NULL, source, tag, comm, status, 1);
+    recv_event(C_PROBE, t0, now(), NULL, 0, MPI_DATATYPE_NULL, source, tag, comm, status, 1);
     return leave(rc);
 }
 
@@ -143,7 +146,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Iprobe(source, tag, comm, flag, status);
-    recv_event(C_IPROBE, t0, now(), NULL, source, tag, comm, status, *flag);
+    recv_event(C_IPROBE, t0, now(), NULL, 0, MPI_DATATYPE_NULL, source, tag, comm, status, *flag);
     return leave(rc);
 }
 
@@ -156,7 +159,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Mprobe(source, tag, comm, message, status);
-    struct comm *c = recv_event(C_MPROBE, t0, now(), NULL, source, tag, comm, status, 1);
+    struct comm *c = recv_event(C_MPROBE, t0, now(), NULL, 0, MPI_DATATYPE_NULL, source, tag, comm, status, 1);
     if (c && rc == MPI_SUCCESS) message_new(*message, c);
     return leave(rc);
 }
@@ -169,7 +172,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
     if (status == MPI_STATUS_IGNORE) status = &local;
     uint64_t t0 = now();
     int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
-    struct comm *c = recv_event(C_IMPROBE, t0, now(), NULL, source, tag, comm, status, *flag);
+    struct comm *c = recv_event(C_IMPROBE, t0, now(), NULL, 0, MPI_DATATYPE_NULL, source, tag, comm, status, *flag);
     if (c && rc == MPI_SUCCESS && *flag) message_new(*message, c);
     return leave(rc);
 }
@@ -191,6 +194,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
                        .peer = world_rank(c, status->MPI_SOURCE),
                        .tag = tag_of(status->MPI_TAG), .comm = c->id };
     received(buf, e.recv_bytes, -2); /* written; not flagged bounced (FORMAT.md) */
+    e.flags = page_of(buf, count, type, e.recv_bytes, 1);
     record(&e);
     comm_release(c);
     return leave(rc);
@@ -215,6 +219,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                        .req = request_new(*req, c,
                                           source == MPI_PROC_NULL ? REQ_RECV_NULL : REQ_RECV) };
     received(buf, e.recv_bytes, -2); /* written; not flagged bounced (FORMAT.md) */
+    e.flags |= page_of(buf, count, type, e.recv_bytes, 1);
     record(&e);
     comm_release(c);
     return leave(rc);

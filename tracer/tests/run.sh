@@ -404,6 +404,27 @@ if [[ -n $PREDICT && -s $OUT/bounce-2.bin ]]; then
     fi
 fi
 
+# where messages' buffers start in their pages (tests/pages.c): each record of 1 KiB or more of
+# contiguous data with its buffers' offsets, as rank, routine, tag, recv_page, send_page
+mpi_job pages-2 2 yes "$T/pages"
+check_trace pages-2 2
+if [[ -n $PREDICT && -s $OUT/pages-2.bin ]]; then
+    "$PREDICT" convert "$OUT/pages-2.bin" "$OUT/pages-2.txt" 2>"$OUT/pages-2.convert" || true
+    placed=$(grep -E '^[01] MPI_[A-Za-z]+ .*_page=' "$OUT/pages-2.txt" |
+        awk '{t = r = s = "-"; for (i = 3; i <= NF; i++) { split($i, kv, "=")
+              if (kv[1] == "tag") t = kv[2]; if (kv[1] == "recv_page") r = kv[2]
+              if (kv[1] == "send_page") s = kv[2] }
+              print $1, $2, t, r, s}' | paste -sd, -)
+    want="0 MPI_Send 1 - 0,0 MPI_Isend 2 - 8,0 MPI_Sendrecv 3 40 24"
+    want="$want,1 MPI_Recv 1 16 -,1 MPI_Irecv 2 100 -,1 MPI_Sendrecv 3 300 200,1 MPI_Recv 5 500 -"
+    if [[ $(tr ',' '\n' <<<"$placed" | sort | paste -sd, -) == $(tr ',' '\n' <<<"$want" | sort | paste -sd, -) ]]; then
+        pass "pages: each large contiguous message's buffers' offsets in their pages are recorded"
+    else
+        fail "pages: recorded \`$placed\`, expected \`$want\`"
+        cat "$OUT/pages-2.convert"
+    fi
+fi
+
 # sends from a buffer unchanged since the rank's last send from it (tests/clean.c): flagged
 # `clean`, rank 0's second MPI_Send, its MPI_Isend, its MPI_Sendrecv and its persistent send's
 # second start (an MPI_Isend); not a first send, one after a write or a receive into the buffer

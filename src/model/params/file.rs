@@ -125,6 +125,13 @@ pub fn alloc_invalid(alloc: Option<f64>) -> Option<String> {
     cost_invalid("alloc", alloc, meaning)
 }
 
+/// Why an aliased single copy's cost cannot be used.
+pub fn alias_invalid(alias: Option<f64>) -> Option<String> {
+    let meaning =
+        "ns per byte a rendezvous message's single copy costs more where its buffers alias";
+    cost_invalid("alias", alias, meaning)
+}
+
 /// What a set's table holds beside its LogGPS parameters (or bands), read and checked
 /// first, alike for both forms.
 struct Extras {
@@ -144,6 +151,7 @@ struct Extras {
     held: Option<f64>,
     held_reduce: Option<f64>,
     alloc: Option<f64>,
+    alias: Option<f64>,
 }
 
 impl Extras {
@@ -166,6 +174,7 @@ impl Extras {
             held: self.held,
             held_reduce: self.held_reduce,
             alloc: self.alloc,
+            alias: self.alias,
             ..p
         }
     }
@@ -190,10 +199,12 @@ impl Extras {
         let held = optional_number(table, "held")?;
         let held_reduce = optional_number(table, "held_reduce")?;
         let alloc = optional_number(table, "alloc")?;
+        let alias = optional_number(table, "alias")?;
         if let Some(why) = post_invalid(post)
             .or_else(|| held_invalid(held))
             .or_else(|| held_reduce_invalid(held_reduce))
             .or_else(|| alloc_invalid(alloc))
+            .or_else(|| alias_invalid(alias))
             .or_else(|| oc_invalid(oc))
             .or_else(|| cores_invalid(cores))
         {
@@ -236,6 +247,7 @@ impl Extras {
             held,
             held_reduce,
             alloc,
+            alias,
         })
     }
 }
@@ -421,7 +433,9 @@ pub fn params_toml(p: &Params) -> String {
         + &p.held.map_or(String::new(), |v| format!("held = {v:?}\n"))
         + &(p.held_reduce).map_or(String::new(), |v| format!("held_reduce = {v:?}\n"))
         + &p.alloc
-            .map_or(String::new(), |v| format!("alloc = {v:?}\n"));
+            .map_or(String::new(), |v| format!("alloc = {v:?}\n"))
+        + &p.alias
+            .map_or(String::new(), |v| format!("alias = {v:?}\n"));
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",

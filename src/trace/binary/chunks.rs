@@ -264,6 +264,8 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     (input, ()) = each_value(input, &mut main, &mut others, HELD_REDUCE)?;
     // Then each set's `alloc` (NaN: none), where one has it (the model's §15).
     (input, ()) = each_value(input, &mut main, &mut others, ALLOC)?;
+    // Then each set's `alias` (NaN: none), where one has it (the model's §9).
+    (input, ()) = each_value(input, &mut main, &mut others, ALIAS)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -362,6 +364,12 @@ const ALLOC: Value = (
     "a parameter set's alloc (f64)",
     |p| &mut p.alloc,
     crate::model::alloc_invalid,
+);
+
+const ALIAS: Value = (
+    "a parameter set's alias (f64)",
+    |p| &mut p.alias,
+    crate::model::alias_invalid,
 );
 
 /// Where `input` holds more: an `f64` for each of `main` and `others` in turn (NaN: none), put

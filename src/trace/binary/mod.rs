@@ -16,8 +16,8 @@ pub use writer::{Writer, put_record, write};
 use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Checks, Comm, Completion, Cores, EagerLimit, Event, Events, IN_CALL, Meta, OWN, OwnSampled,
-    Push, Rank, RankMeta, RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace, own_invalid,
-    placement,
+    PageOffsets, Push, Rank, RankMeta, RankMetas, RankRequests, RecvHalf, Routine, Shape, Trace,
+    own_invalid, placement,
 };
 use crate::error::TraceError;
 use crate::memory::Pages;

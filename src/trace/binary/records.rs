@@ -16,6 +16,32 @@ const SEND_FLAGS: u64 = crate::trace::FLAG_CLEAN as u64;
 /// buffer's `bounced`.
 const COLL_FLAGS: u64 = (crate::trace::FLAG_CLEAN | crate::trace::FLAG_BOUNCED) as u64;
 
+/// The flags' page bits (FORMAT.md): bit 5 the receive buffer's offset in its page follows in
+/// bits 8–19, bit 6 the send buffer's in bits 20–31.
+const RECV_PAGE: u64 = 32;
+const SEND_PAGE: u64 = 64;
+
+/// A record's `flags` as its event keeps them and its [`PageOffsets`], if only the bits of `allowed`
+/// and the offsets of the page bits among them are set.
+#[inline]
+fn flags_pages(f: u64, allowed: u64) -> Option<(u8, PageOffsets)> {
+    let low = f & 0xff;
+    let (recv, send) = ((f >> 8) & 0xfff, f >> 20);
+    let offsets_flagged =
+        (recv == 0 || low & RECV_PAGE != 0) && (send == 0 || low & SEND_PAGE != 0);
+    if low & !allowed != 0 || send > 0xfff || !offsets_flagged {
+        return None;
+    }
+    let pages = PageOffsets {
+        recv: (low & RECV_PAGE != 0).then_some(recv as u16),
+        send: (low & SEND_PAGE != 0).then_some(send as u16),
+    };
+    Some(((low & !(RECV_PAGE | SEND_PAGE)) as u8, pages))
+}
+
+/// The flags a receive may carry: any source, any tag, found, bounced, its buffer's page.
+const RECV_FLAGS: u64 = 15 | RECV_PAGE;
+
 /// A send- or collective-shaped record's code with this bit set carries flags after its fields.
 const CODE_FLAGS: u8 = 0x80;
 
@@ -160,10 +186,13 @@ fn point_to_point<'a>(rest: &'a [u8], e: &mut Event, flagged: bool) -> Res<'a, (
     (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
     if matches!(e.routine.shape(), Shape::Recv | Shape::Irecv) {
         let (r, flags) = expect("the receive flags", uleb)(rest)?;
-        if flags > 15 {
-            return fail(rest, format!("receive flags below 16, found {flags}"));
-        }
-        e.flags = flags as u8;
+        let Some((flags, pages)) = flags_pages(flags, RECV_FLAGS) else {
+            return fail(
+                rest,
+                format!("receive flags of bits 1, 2, 4, 8 and 32 (its page), found {flags}"),
+            );
+        };
+        (e.flags, e.pages) = (flags, pages);
         rest = r;
     }
     if matches!(e.routine.shape(), Shape::Isend | Shape::Irecv) {
@@ -172,18 +201,21 @@ fn point_to_point<'a>(rest: &'a [u8], e: &mut Event, flagged: bool) -> Res<'a, (
         rest = r;
     }
     if flagged {
-        (rest, e.flags) = send_flags(rest)?;
+        (rest, (e.flags, e.pages)) = send_flags(rest)?;
     }
     Ok((rest, ()))
 }
 
-/// A flagged send's flags: bit 16 (`clean`) alone.
-fn send_flags(rest: &[u8]) -> Res<'_, u8> {
+/// A flagged send's flags: bit 16 (`clean`), bit 64 (its page) or both.
+fn send_flags(rest: &[u8]) -> Res<'_, (u8, PageOffsets)> {
     let (r, flags) = expect("the send flags", uleb)(rest)?;
-    if flags == 0 || flags & !SEND_FLAGS != 0 {
-        return fail(rest, format!("send flags of bit 16 (clean), found {flags}"));
+    match flags_pages(flags, SEND_FLAGS | SEND_PAGE) {
+        Some(f) if flags != 0 => Ok((r, f)),
+        _ => fail(
+            rest,
+            format!("send flags of bits 16 (clean) and 64 (its page), found {flags}"),
+        ),
     }
-    Ok((r, flags as u8))
 }
 
 /// A flagged collective's flags: bit 16 (`clean`), bit 8 (`bounced`) or both.
@@ -211,10 +243,14 @@ fn sendrecv<'a>(rest: &'a [u8], e: &mut Event) -> Res<'a, RecvHalf> {
         u32_field("the communicator"),
         expect("the receive flags", uleb),
     ))(rest)?;
-    if flags & !SENDRECV_FLAGS != 0 {
-        return fail(rest, format!("flags of bits 1, 2, 8 and 16, found {flags}"));
-    }
-    (e.bytes, e.peer, e.tag, e.comm, e.flags) = (bytes, peer, tag, comm, flags as u8);
+    let Some((flags, pages)) = flags_pages(flags, SENDRECV_FLAGS | RECV_PAGE | SEND_PAGE) else {
+        return fail(
+            rest,
+            format!("flags of bits 1, 2, 8, 16, 32 and 64 (its pages), found {flags}"),
+        );
+    };
+    (e.bytes, e.peer, e.tag, e.comm) = (bytes, peer, tag, comm);
+    (e.flags, e.pages) = (flags, pages);
     let recv = RecvHalf {
         bytes: recv_bytes,
         source: recv_source,
@@ -320,18 +356,14 @@ pub(super) fn record_fast<'a, P: Push>(
             e.tag = i32::try_from(fast_sleb(input, &mut at)?).ok()?;
             e.comm = u32::try_from(fast_uleb(input, &mut at)?).ok()?;
             if matches!(shape, Shape::Recv | Shape::Irecv) {
-                e.flags = u8::try_from(fast_uleb(input, &mut at)?)
-                    .ok()
-                    .filter(|&f| f <= 15)?;
+                (e.flags, e.pages) = flags_pages(fast_uleb(input, &mut at)?, RECV_FLAGS)?;
             }
             if matches!(shape, Shape::Isend | Shape::Irecv) {
                 e.id = u32::try_from(fast_uleb(input, &mut at)?).ok()? as i64;
             }
             if flagged {
                 let f = fast_uleb(input, &mut at)?;
-                e.flags = u8::try_from(f)
-                    .ok()
-                    .filter(|&f| f != 0 && f as u64 & !SEND_FLAGS == 0)?;
+                (e.flags, e.pages) = flags_pages(f, SEND_FLAGS | SEND_PAGE).filter(|_| f != 0)?;
             }
             false
         }
@@ -394,9 +426,10 @@ pub(super) fn record_fast_more<'a, P: Push>(
             let source = i32_at(&mut at)?;
             let tag = i32_at(&mut at)?;
             e.comm = u32_at(&mut at)?;
-            e.flags = u8::try_from(fast_uleb(input, &mut at)?)
-                .ok()
-                .filter(|&f| f & !SENDRECV_FLAGS as u8 == 0)?;
+            (e.flags, e.pages) = flags_pages(
+                fast_uleb(input, &mut at)?,
+                SENDRECV_FLAGS | RECV_PAGE | SEND_PAGE,
+            )?;
             Part::Half(RecvHalf { bytes, source, tag })
         }
         Shape::Coll => {

@@ -26,8 +26,9 @@ pub(super) fn put_str(out: &mut Vec<u8>, s: &str) {
 /// Appends event `i` of `ev` as one record, its gap measured from `prev_return`.
 pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
     let e = ev.event(i);
+    let flags = e.flags as u64 | e.pages.record_flags();
     let flagged =
-        matches!(e.routine.shape(), Shape::Send | Shape::Isend | Shape::Coll) && e.flags != 0;
+        matches!(e.routine.shape(), Shape::Send | Shape::Isend | Shape::Coll) && flags != 0;
     out.push(e.routine as u8 | if flagged { 0x80 } else { 0 });
     put_sleb(out, (e.t_call as i128 - prev_return as i128) as i64);
     put_sleb(out, (e.t_return as i128 - e.t_call as i128) as i64);
@@ -39,13 +40,13 @@ pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
             put_sleb(out, e.tag as i64);
             put_uleb(out, e.comm as u64);
             if matches!(e.routine.shape(), Shape::Recv | Shape::Irecv) {
-                put_uleb(out, e.flags as u64);
+                put_uleb(out, flags);
             }
             if matches!(e.routine.shape(), Shape::Isend | Shape::Irecv) {
                 put_uleb(out, e.id as u64);
             }
             if flagged {
-                put_uleb(out, e.flags as u64);
+                put_uleb(out, flags);
             }
         }
         Shape::Sendrecv => {
@@ -57,7 +58,7 @@ pub fn put_record(out: &mut Vec<u8>, ev: Rank<'_>, i: usize, prev_return: u64) {
             put_sleb(out, h.source as i64);
             put_sleb(out, h.tag as i64);
             put_uleb(out, e.comm as u64);
-            put_uleb(out, e.flags as u64);
+            put_uleb(out, flags);
         }
         Shape::Complete => {
             put_uleb(out, ev.completions(i).len() as u64);
@@ -127,7 +128,8 @@ impl<W: Write> Writer<W> {
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
         let by_size = |param| sets().any(|p| at_sizes(p, param).is_some());
-        let allocating = sets().any(|p| p.alloc.is_some());
+        let aliasing = sets().any(|p| p.alias.is_some());
+        let allocating = aliasing || sets().any(|p| p.alloc.is_some());
         let reducing = allocating || sets().any(|p| p.held_reduce.is_some());
         let sized = reducing || by_size(SizeParam::Copy) || by_size(SizeParam::Gamma);
         let oneway = sized || sets().any(|p| p.clean_oneway.is_some());
@@ -197,6 +199,12 @@ impl<W: Write> Writer<W> {
             if allocating {
                 for q in std::iter::once(p).chain(&meta.other_params) {
                     j.extend_from_slice(&q.alloc.unwrap_or(f64::NAN).to_le_bytes());
+                }
+            }
+            // Then each set's `alias` (NaN: none), where one has it.
+            if aliasing {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.alias.unwrap_or(f64::NAN).to_le_bytes());
                 }
             }
         }

@@ -25,7 +25,10 @@
 //! requests posted together), takes none: its `flags` byte holds the count, its `word` the
 //! first request.
 
-use super::{Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, RecvHalf, Routine, Shape, TAG_ANY};
+use super::{
+    Completion, Event, FLAG_ANY_SOURCE, FLAG_ANY_TAG, FLAG_PAGES, PageOffsets, RecvHalf, Routine,
+    Shape, TAG_ANY,
+};
 use crate::memory::prefetch;
 use rayon::join;
 use rayon::prelude::*;
@@ -148,9 +151,10 @@ fn select(word: u64, k: u32) -> u32 {
 }
 
 /// The `wide` key of field `field` of event `i`: 0 the return time, 1 the byte count, 2 a
-/// request id out of sequence, 3 the call time (the order in which they are listed).
+/// request id out of sequence, 3 the call time, 4 its [`PageOffsets`] (the order in which they are
+/// listed).
 fn wide_key(i: usize, field: u64) -> u64 {
-    4 * i as u64 + field
+    8 * i as u64 + field
 }
 /// `word` of a communicator operation that created no communicator (-1 in [`Event::id`]).
 const NO_COMM: u32 = u32::MAX;
@@ -377,6 +381,7 @@ impl<'a> ColsMut<'a> {
         self.flags[k] = flags;
         self.key[k] = index.intern(x.keys.own(), self.k_base[i / BLOCK], e.tag, e.comm);
         self.t_call[k] = call_offset(i, e.t_call, self.t_base[i / BLOCK], x);
+        pages(i, e, x);
         self.dur[k] = dur;
         self.word[k] = word;
         self.peer[k] = e.peer;
@@ -528,6 +533,9 @@ fn encode(
         Shape::CommOp | Shape::Cancel => e.id as u32,
         Shape::None => 0,
     };
+    if e.pages != PageOffsets::NONE && shape.is_p2p() {
+        flags |= FLAG_PAGES;
+    }
     if e.routine.creates_request() {
         request = e.id == next_req() as i64;
         if !request {
@@ -567,6 +575,15 @@ fn call_offset(i: usize, t_call: u64, base: u64, x: &mut Extra) -> u32 {
             x.more().wide.push((wide_key(i, 3), t_call));
             WIDE_CALL
         }
+    }
+}
+
+/// Event `i`'s [`PageOffsets`], where it has any, listed in `wide` after its call time ([`encode`]
+/// flags it [`FLAG_PAGES`]).
+#[inline]
+fn pages(i: usize, e: &Event, x: &mut Extra) {
+    if e.pages != PageOffsets::NONE && e.routine.shape().is_p2p() {
+        x.more().wide.push((wide_key(i, 4), e.pages.word()));
     }
 }
 
@@ -813,6 +830,7 @@ impl Events {
         let block = first + i / BLOCK;
         self.r_bits[block][i % BLOCK / 64] |= (request as u64) << (i % 64);
         let t_call = call_offset(i, e.t_call, self.t_base[block], x);
+        pages(i, e, x);
         self.routine.push(e.routine);
         self.flags.push(flags);
         self.key

@@ -118,7 +118,17 @@ impl<'a> Rank<'a> {
             Shape::Complete if self.ev.flags[g] & INLINE_RANGE != 0 => 0,
             // (a collective's own flag beside its form: see `INLINE_COLL`)
             Shape::Coll if self.ev.flags[g] & INLINE_COLL != 0 => self.ev.flags[g] & COLL_OWN_FLAGS,
-            _ => self.ev.flags[g],
+            _ => self.ev.flags[g] & !FLAG_PAGES,
+        }
+    }
+
+    /// Where event `i`'s message buffers start in their pages, where the trace says.
+    #[inline]
+    pub fn pages(&self, i: usize) -> PageOffsets {
+        let g = self.global(i);
+        match self.ev.flags[g] & FLAG_PAGES != 0 && self.ev.routine[g].shape().is_p2p() {
+            true => PageOffsets::of_word(self.wide(wide_key(i, 4))),
+            false => PageOffsets::NONE,
         }
     }
 
@@ -178,6 +188,7 @@ impl<'a> Rank<'a> {
             comm: self.comm(i),
             id: self.id(i),
             flags: self.flags(i),
+            pages: self.pages(i),
         }
     }
 
