@@ -687,6 +687,15 @@ fn an_aliased_single_copy_costs_alias_a_byte() {
     }
     let aliased = placed(16384, " send_page=0", " recv_page=16");
     assert_eq!(ends(&aliased, &[]), ends(&one_message(16384, 0), &[]));
+    // Without `alias` the prediction says what it leaves out; with it, nothing.
+    let said = |t: &str, args: &[&str]| predict(t, args)["warnings"].to_string();
+    assert!(
+        said(&aliased, &[]).contains("1 rendezvous message(s) (16384 bytes) were received"),
+        "{}",
+        said(&aliased, &[])
+    );
+    assert!(!said(&aliased, &alias).contains("rendezvous message(s)"));
+    assert!(!said(&one_message(16384, 0), &[]).contains("rendezvous message(s)"));
     let eager = placed(8000, " send_page=0", " recv_page=16");
     assert_eq!(ends(&eager, &alias), ends(&one_message(8000, 0), &alias));
     let embedded = aliased.replace("S=16383", "S=16383 alias=0.5");

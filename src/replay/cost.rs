@@ -582,7 +582,7 @@ impl Shared<'_> {
 
     /// Where the buffers of global event `e` (a ghost's too) start in their pages.
     #[inline]
-    fn pages_of(&self, e: usize) -> PageOffsets {
+    pub(super) fn pages_of(&self, e: usize) -> PageOffsets {
         match e >= self.held {
             true => PageOffsets::of_word(self.g.ghosts.pages[e - self.held] as u64),
             false => {

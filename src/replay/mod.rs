@@ -817,6 +817,50 @@ fn held_warning(ranks: &[RankBreakdown]) -> Option<String> {
     ))
 }
 
+/// Where rendezvous messages' single copies alias (the receive buffer 1 to
+/// [`cost::ALIAS_REACH`] bytes further into its page than the send buffer, the model's §9) and
+/// the run's set has no `alias` to cost them: a warning with their count and bytes.
+fn alias_warning(sh: &Shared<'_>) -> Option<String> {
+    match sh.model {
+        Model::LogGps(p) if p.alias.is_none_or(|a| a == 0.0) => {}
+        _ => return None,
+    }
+    let (n, bytes) = (0..sh.trace.nranks())
+        .into_par_iter()
+        .map(|r| {
+            let ev = sh.trace.rank(r);
+            let mut sum = (0u64, 0u64);
+            for i in 0..ev.len() {
+                let (routine, Some(recv)) = (ev.routine(i), ev.pages(i).recv) else {
+                    continue;
+                };
+                let (from, plain) = match routine.shape() {
+                    Shape::Sendrecv => (sh.g.link2(r, i), false),
+                    Shape::Recv | Shape::Irecv if !routine.is_probe() => sh.g.link_plain(r, i),
+                    _ => continue,
+                };
+                if from == NONE || from as usize >= sh.held {
+                    continue;
+                }
+                let (k, rdv) = sh.message(from as usize, plain, r);
+                if rdv && cost::aliases(sh.pages_of(from as usize).send, || Some(recv)) {
+                    sum = (sum.0 + 1, sum.1 + k);
+                }
+            }
+            sum
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    (n > 0).then(|| {
+        format!(
+            "{n} rendezvous message(s) ({bytes} bytes) were received into a buffer starting 1–{} \
+             bytes further into its 4 KiB page than their send buffer: on CPUs with 4 KiB \
+             aliasing their single copy runs several times slower, which these parameters do not \
+             cost (no `alias`: `calibrate` measures it; --alias sets it) (the model's §9)",
+            cost::ALIAS_REACH
+        )
+    })
+}
+
 /// The warning for the instances that could not be modeled (`(instance, why)`), in the
 /// order of the instances, if there are any.
 fn unmodeled_warning(mut unmodeled: Vec<(u32, String)>) -> Option<String> {
@@ -876,6 +920,7 @@ fn finish(
         ));
     }
 
+    warnings.extend(alias_warning(&sh));
     // The predicted call times and the costings' arrays go before the breakdowns are made,
     // handed back to the system: freed by whichever thread had costed last, they would not be
     // reused for the breakdowns another thread makes (the `coll` case of tests/bench/run.sh).
