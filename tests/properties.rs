@@ -106,7 +106,7 @@ proptest! {
     #[test]
     fn text_binary_round_trip(seed: u64, finalize: bool) {
         let mut t = common::random_trace(seed, 6, 60);
-        t.meta.params = Some(Params { Gl: -0.1 + seed as f64 * 1e-9, ..myrinet() });
+        t.meta.params = Some(Params { Gl: -0.1 + seed as f64 * 1e-9, alias: Some(0.25), ..myrinet() });
         t.complete = finalize;
         let mut bin = Vec::new();
         binary::write(&t, &mut bin, finalize).unwrap();

@@ -305,6 +305,48 @@ fn clean_collectives_split_bit_for_bit() {
     assert!(end(&flagged) < end(&plain), "the flags cost nothing");
 }
 
+/// Messages whose buffers' offsets alias (the model's §9) split bit for bit: a process learns
+/// the other processes' ranks' send buffers' offsets with their records, and its receives'
+/// senders learn its receive buffers'. A ring of four ranks, each sending 16 KiB (rendezvous
+/// under Myrinet) to the next from offset 0 (`MPI_Isend`) and receiving from the previous
+/// into offset 16 (`MPI_Recv`), the last pair by `MPI_Sendrecv`; `alias` 0.5; predicted
+/// later than with the receives at offset 32.
+#[test]
+fn aliased_messages_split_bit_for_bit() {
+    let trace = |recv: u32| {
+        let mut t = "loggps-trace 1\nranks 4\n".to_string();
+        for r in 0..4 {
+            let (next, prev) = ((r + 1) % 4, (r + 3) % 4);
+            t += &format!(
+                "{r} MPI_Init 0 0\n\
+                 {r} MPI_Isend 0 10 bytes=16384 peer={next} tag=1 req=0 send_page=0\n\
+                 {r} MPI_Recv 10 50 bytes=16384 peer={prev} tag=1 recv_page={recv}\n\
+                 {r} MPI_Wait 60 70 done=0:-1:-1\n\
+                 {r} MPI_Sendrecv 80 120 bytes=16384 peer={next} tag=2 recv_bytes=16384 \
+                 source={prev} recv_tag=2 recv_page={recv} send_page=4090\n\
+                 {r} MPI_Finalize 130 140\n"
+            );
+        }
+        trace::parse("aliased.txt", t.as_bytes()).unwrap()
+    };
+    let model = Model::LogGps(Params {
+        alias: Some(0.5),
+        ..Params::preset("myrinet").unwrap()
+    });
+    // The Sendrecv's receive buffer at 16 lies 22 past its send buffer's 4090, at 32 38 past.
+    let (aliased, apart) = (trace(16), trace(32));
+    same_for_every_k("aliased messages", &aliased, &model, &Choice::tuned());
+    let end = |t: &Trace| {
+        single(t, &model, None, &Choice::tuned())
+            .unwrap()
+            .predicted_ns
+    };
+    assert!(
+        end(&aliased) > end(&apart) + 8192.0,
+        "the offsets cost nothing"
+    );
+}
+
 /// A deadlock is named on every process as the single replay names it, from the waits each
 /// process gathers of its own ranks: two ranks sending to each other by rendezvous; a ring of
 /// five such ranks; and ranks waiting inside an Allreduce for a rank blocked in a receive

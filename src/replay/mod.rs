@@ -95,6 +95,10 @@ pub struct RankBreakdown {
     /// `T1`, and that time in all (not costed: [`crate::model::Params::held`], the model's §13).
     pub held_sends: u64,
     pub held_ns: f64,
+    /// Rendezvous messages this rank received whose single copies alias (the model's §9:
+    /// counted where the set has no `alias` to cost them), and their bytes.
+    pub aliased: u64,
+    pub aliased_bytes: u64,
 }
 
 impl RankBreakdown {
@@ -750,7 +754,9 @@ pub fn replay_split(
     };
     let (t0, mut warnings) = (sh.t0, g.warnings.clone());
     let unmodeled = std::mem::take(&mut *sh.unmodeled.lock().expect("warnings"));
+    let aliased = aliased_received(&sh, own.clone());
     drop(sh);
+    let first = own.start;
     let mine = Gathered {
         stuck,
         ranks: own
@@ -766,6 +772,7 @@ pub fn replay_split(
                 let mut b =
                     st.breakdown(r, trace.rank(r).len(), measured_end.map_or(0.0, |e| e - t0));
                 b.tracer_ns = rank::tracer_removed(trace, r, pos);
+                (b.aliased, b.aliased_bytes) = aliased[r - first];
                 b
             })
             .collect(),
@@ -787,6 +794,7 @@ pub fn replay_split(
     }
     let ranks = all.ranks;
     warnings.extend(held_warning(&ranks));
+    warnings.extend(alias_warning(&ranks));
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
     let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
     let prediction = Prediction {
@@ -817,15 +825,16 @@ fn held_warning(ranks: &[RankBreakdown]) -> Option<String> {
     ))
 }
 
-/// Where rendezvous messages' single copies alias (the receive buffer 1 to
-/// [`cost::ALIAS_REACH`] bytes further into its page than the send buffer, the model's §9) and
-/// the run's set has no `alias` to cost them: a warning with their count and bytes.
-fn alias_warning(sh: &Shared<'_>) -> Option<String> {
+/// Per rank of `ranks`, the rendezvous messages it received whose single copies alias (the
+/// receive buffer 1 to [`cost::ALIAS_REACH`] bytes further into its page than the send buffer,
+/// the model's §9) and their bytes, where the run's set has no `alias` to cost them (else none
+/// counted).
+fn aliased_received(sh: &Shared<'_>, ranks: std::ops::Range<usize>) -> Vec<(u64, u64)> {
     match sh.model {
         Model::LogGps(p) if p.alias.is_none_or(|a| a == 0.0) => {}
-        _ => return None,
+        _ => return vec![(0, 0); ranks.len()],
     }
-    let (n, bytes) = (0..sh.trace.nranks())
+    ranks
         .into_par_iter()
         .map(|r| {
             let ev = sh.trace.rank(r);
@@ -839,7 +848,7 @@ fn alias_warning(sh: &Shared<'_>) -> Option<String> {
                     Shape::Recv | Shape::Irecv if !routine.is_probe() => sh.g.link_plain(r, i),
                     _ => continue,
                 };
-                if from == NONE || from as usize >= sh.held {
+                if from == NONE {
                     continue;
                 }
                 let (k, rdv) = sh.message(from as usize, plain, r);
@@ -849,7 +858,14 @@ fn alias_warning(sh: &Shared<'_>) -> Option<String> {
             }
             sum
         })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        .collect()
+}
+
+/// The warning for the aliased messages the ranks received ([`RankBreakdown::aliased`]), if
+/// there were any.
+fn alias_warning(ranks: &[RankBreakdown]) -> Option<String> {
+    let n: u64 = ranks.iter().map(|b| b.aliased).sum();
+    let bytes: u64 = ranks.iter().map(|b| b.aliased_bytes).sum();
     (n > 0).then(|| {
         format!(
             "{n} rendezvous message(s) ({bytes} bytes) were received into a buffer starting 1–{} \
@@ -920,7 +936,7 @@ fn finish(
         ));
     }
 
-    warnings.extend(alias_warning(&sh));
+    let aliased = aliased_received(&sh, 0..trace.nranks());
     // The predicted call times and the costings' arrays go before the breakdowns are made,
     // handed back to the system: freed by whichever thread had costed last, they would not be
     // reused for the breakdowns another thread makes (the `coll` case of tests/bench/run.sh).
@@ -937,10 +953,12 @@ fn finish(
             let pos = st.pos as usize;
             let mut b = st.breakdown(r, trace.rank(r).len(), measured_end);
             b.tracer_ns = rank::tracer_removed(trace, r, pos);
+            (b.aliased, b.aliased_bytes) = aliased[r];
             b
         })
         .collect();
     warnings.extend(held_warning(&ranks));
+    warnings.extend(alias_warning(&ranks));
     let predicted_ns = ranks.iter().map(|b| b.end_ns).fold(0.0, f64::max);
     let measured_ns = ranks.iter().map(|b| b.measured_end_ns).fold(0.0, f64::max);
     Ok(Prediction {

@@ -178,6 +178,8 @@ impl RankState {
             tracer_ns: 0.0,
             held_sends: held.0,
             held_ns: held.1,
+            aliased: 0,
+            aliased_bytes: 0,
         }
     }
 }

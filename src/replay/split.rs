@@ -565,6 +565,7 @@ fn encode_breakdown(b: &RankBreakdown, w: &mut Vec<u64>) {
         w.push(x.to_bits());
     }
     w.push(b.held_sends);
+    w.extend([b.aliased, b.aliased_bytes]);
     w.push(b.events);
     w.push(b.collective_routine.map_or(u64::MAX, |k| k as u64));
     w.push(b.collective_kinds.len() as u64);
@@ -580,6 +581,7 @@ fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<Ran
         *x = f64::from_bits(next()?);
     }
     let held_sends = next()?;
+    let (aliased, aliased_bytes) = (next()?, next()?);
     let events = next()?;
     let routine = |c: u64| {
         Routine::from_code(c as u8).ok_or_else(|| Error::Io(format!("no routine of code {c}")))
@@ -619,6 +621,8 @@ fn decode_breakdown(next: &mut impl FnMut() -> Result<u64, Error>) -> Result<Ran
         tracer_ns,
         held_sends,
         held_ns,
+        aliased,
+        aliased_bytes,
     })
 }
 
@@ -829,6 +833,8 @@ mod tests {
             tracer_ns: -3.0,
             held_sends: 321,
             held_ns: 6.44e6,
+            aliased: 7,
+            aliased_bytes: 114_688,
         };
         let mut words = Vec::new();
         encode_breakdown(&b, &mut words);

@@ -4,7 +4,8 @@
 #![allow(dead_code)]
 
 use loggps_predict::trace::{
-    Completion, Event, Events, FLAG_ANY_SOURCE, PEER_ANY, Push, RecvHalf, Routine, Trace,
+    Completion, Event, Events, FLAG_ANY_SOURCE, PEER_ANY, PageOffsets, Push, RecvHalf, Routine,
+    Trace,
 };
 
 /// A small deterministic generator (xorshift64*), so a failing seed reproduces.
@@ -69,6 +70,20 @@ impl Builder {
 
 const SIZES: [u64; 6] = [0, 100, 5_000, 12_000, 20_000, 70_000];
 
+/// Where a random trace's messages of `k` bytes at `step` start in their pages, as the tracer
+/// records them (1,024 bytes and more): every other step's, the receive buffer 16 bytes past
+/// the send buffer's offset every fourth (aliased, the model's §9). Drawn from the step, not
+/// the random numbers, which the traces of every seed keep.
+fn pages(step: u64, k: u64) -> PageOffsets {
+    match k >= 1024 && step % 2 == 0 {
+        true => PageOffsets {
+            send: Some((step * 8 % 4096) as u16),
+            recv: Some(((step * 8 + if step % 4 == 0 { 16 } else { 64 }) % 4096) as u16),
+        },
+        false => PageOffsets::NONE,
+    }
+}
+
 /// A random valid trace of 2 to `max_ranks` ranks and up to `max_steps` steps.
 pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
     let mut rng = Rng::new(seed);
@@ -103,9 +118,11 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 ][b.rng.below(4) as usize];
                 let mut s = b.event(i, routine);
                 (s.bytes, s.peer, s.tag) = (k, j as i32, tag);
+                s.pages.send = pages(step, k).send.filter(|_| routine != Routine::Bsend);
                 b.ranks[i].push(&s);
                 let mut v = b.event(j, Routine::Recv);
                 (v.bytes, v.peer, v.tag) = (k, i as i32, tag);
+                v.pages.recv = pages(step, k).recv;
                 if b.rng.below(2) == 0 {
                     v.flags = FLAG_ANY_SOURCE;
                 }
@@ -116,8 +133,10 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 let routine = [Routine::Isend, Routine::Issend][b.rng.below(2) as usize];
                 let mut s = b.event(i, routine);
                 (s.bytes, s.peer, s.tag, s.id) = (k, j as i32, tag, sr as i64);
+                s.pages.send = pages(step, k).send;
                 b.ranks[i].push(&s);
                 let mut v = b.event(j, Routine::Irecv);
+                v.pages.recv = pages(step, k).recv;
                 let wild = b.rng.below(2) == 0;
                 (v.bytes, v.peer, v.tag, v.id) =
                     (k, if wild { PEER_ANY } else { i as i32 }, tag, rr as i64);
@@ -148,6 +167,7 @@ pub fn random_trace(seed: u64, max_ranks: u64, max_steps: u64) -> Trace {
                 for (a, c) in [(i, j), (j, i)] {
                     let mut e = b.event(a, Routine::Sendrecv);
                     (e.bytes, e.peer, e.tag) = (k, c as i32, tag);
+                    e.pages = pages(step, k);
                     b.ranks[a].push_sendrecv(
                         &e,
                         RecvHalf {
