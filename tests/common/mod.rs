@@ -75,10 +75,10 @@ const SIZES: [u64; 6] = [0, 100, 5_000, 12_000, 20_000, 70_000];
 /// the send buffer's offset every fourth (aliased, the model's §9). Drawn from the step, not
 /// the random numbers, which the traces of every seed keep.
 fn pages(step: u64, k: u64) -> PageOffsets {
-    match k >= 1024 && step % 2 == 0 {
+    match k >= 1024 && step.is_multiple_of(2) {
         true => PageOffsets {
             send: Some((step * 8 % 4096) as u16),
-            recv: Some(((step * 8 + if step % 4 == 0 { 16 } else { 64 }) % 4096) as u16),
+            recv: Some(((step * 8 + if step.is_multiple_of(4) { 16 } else { 64 }) % 4096) as u16),
         },
         false => PageOffsets::NONE,
     }
