@@ -21,7 +21,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size == 2);
-    char *p;
+    char *p = NULL;
     CHECK(posix_memalign((void **)&p, 4096, 4 * 4096) == 0);
     memset(p, 1, 4 * 4096);
     const MPI_Comm W = MPI_COMM_WORLD;
