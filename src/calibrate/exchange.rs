@@ -17,10 +17,11 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// The sizes exchanged: a message of each of a shared-memory library's paths (Open MPI's fast
-/// boxes, its copies below the eager limit, its single-copy rendezvous, a large one), those up to
-/// the sweep's largest, as `--exchange` takes them.
+/// boxes, its copies below the eager limit, its single-copy rendezvous at its smallest, where
+/// the overheads are most of a message's cost, and larger, a large one), those up to the sweep's
+/// largest, as `--exchange` takes them.
 pub fn sizes(max_bytes: u64) -> String {
-    let each: Vec<String> = [8u64, 1024, 16384, 262144]
+    let each: Vec<String> = [8u64, 1024, 4096, 16384, 262144]
         .iter()
         .filter(|&&k| k <= max_bytes.max(8))
         .map(|k| k.to_string())
