@@ -12,8 +12,11 @@
 # cache-line figures (runs at another placement than the calibration's are predicted at other
 # costs: see tests/apps/run.sh), the own and what-if medians with each trace predicted at its
 # run's message speed (`--at-run-speed`), and the same medians over the runs at each placement the
-# calibration kept a set for (each run is predicted with the set nearest it); nothing is
-# asserted.
+# calibration kept a set for (each run is predicted with the set nearest it). Each traced run
+# is followed by an untraced one at the same limit (the program prints the span a trace
+# measures, MPI_Init's return to MPI_Finalize's call): `own_u` and `what_if_u` are the same
+# medians against the untraced runs, which a prediction targets (it takes the tracer's own time
+# out, MODEL.md §16). Nothing is asserted.
 # Figures go to tests/bench/RESULTS.md by hand.
 #
 #   tests/bench/whatif.sh                       # about 2 minutes
@@ -57,6 +60,14 @@ trace() {
   LOGGPS_TRACE=$W/$name.bin "${launcher[@]}" -np 2 -x LOGGPS_TRACE \
     -x LD_PRELOAD="$B/libloggps-trace.so" "$B/bench/commbound" "$3" > /dev/null 2>&1
 }
+# untraced LAUNCHER... -- PROGRAM: an untraced run's span, s (nan where it printed none).
+untraced() {
+  local launcher=()
+  while [[ $1 != -- ]]; do launcher+=("$1"); shift; done
+  COMMBOUND_TIMES=1 "${launcher[@]}" -np 2 -x COMMBOUND_TIMES "$B/bench/commbound" "$2" 2>&1 |
+    awk '/^commbound span/ {if (b == "" || $4 < b) b = $4; if ($5 > e) e = $5}
+      END {if (b == "") print "nan"; else printf "%.9f", e - b}'
+}
 # predicted TRACE ARGS...: the predicted runtime, s.
 predicted() {
   local t=$1
@@ -77,18 +88,19 @@ err() { awk -v p="$1" -v m="$2" 'BEGIN {printf "%+.1f", 100 * (p - m) / m}'; }
 SETS=$(sed -n 's/^cores = //p' "$W/both.toml" | paste -sd' ')
 EAGER_SETS=$(grep -c '^# eager_bands' "$W/both.toml" || true)
 echo "  the sets' placements: a cache line's round trip ${SETS:-unknown} ns; $EAGER_SETS of them with eager bands above S"
-printf '\n%-12s %-8s %10s %16s %8s %9s %13s %8s %9s  %s\n' program limit measured_s measured_min..max own_% what_if_% \
-  one_protocol_% own@run what_if@run "at each set's placement: own_% (runs), what_if_% (runs); the runs' cores ns"
+printf '\n%-12s %-8s %10s %16s %8s %9s %13s %8s %9s %10s %8s %11s  %s\n' program limit measured_s measured_min..max own_% what_if_% \
+  one_protocol_% own@run what_if@run untraced_s own_u_% what_if_u_% "at each set's placement: own_% (runs), what_if_% (runs); the runs' cores ns"
 for prog in $PROGRAMS; do
   : > "$W/$prog.tsv"
   for i in $(seq "$RUNS"); do
     trace "${DEFAULT[@]}" -- "d-$prog-$i" "$prog"
     trace "${EAGER[@]}" -- "e-$prog-$i" "$prog"
+    du=$(untraced "${DEFAULT[@]}" -- "$prog") eu=$(untraced "${EAGER[@]}" -- "$prog")
     d=$W/d-$prog-$i.bin e=$W/e-$prog-$i.bin
     # measured, own prediction, what-if, what-if with one protocol a size, cores: a line a trace
     # (then the own prediction and the what-if at the run's message speed: --at-run-speed)
-    echo "d $(measured "$d") $(predicted "$d" --params "$W/both.toml") $(predicted "$d" --params "$W/both.toml" --S "$E") $(predicted "$d" --params "$W/one.toml" --S "$E") $(cores "$d") $(predicted "$d" --params "$W/both.toml" --at-run-speed) $(predicted "$d" --params "$W/both.toml" --S "$E" --at-run-speed)" >> "$W/$prog.tsv"
-    echo "e $(measured "$e") $(predicted "$e" --params "$W/both.toml" --S "$E") $(predicted "$e" --params "$W/both.toml" --S "$S") - $(cores "$e") $(predicted "$e" --params "$W/both.toml" --S "$E" --at-run-speed) $(predicted "$e" --params "$W/both.toml" --S "$S" --at-run-speed)" >> "$W/$prog.tsv"
+    echo "d $(measured "$d") $(predicted "$d" --params "$W/both.toml") $(predicted "$d" --params "$W/both.toml" --S "$E") $(predicted "$d" --params "$W/one.toml" --S "$E") $(cores "$d") $(predicted "$d" --params "$W/both.toml" --at-run-speed) $(predicted "$d" --params "$W/both.toml" --S "$E" --at-run-speed) $du" >> "$W/$prog.tsv"
+    echo "e $(measured "$e") $(predicted "$e" --params "$W/both.toml" --S "$E") $(predicted "$e" --params "$W/both.toml" --S "$S") - $(cores "$e") $(predicted "$e" --params "$W/both.toml" --S "$E" --at-run-speed) $(predicted "$e" --params "$W/both.toml" --S "$S" --at-run-speed) $eu" >> "$W/$prog.tsv"
   done
   col() { awk -v k="$1" -v c="$2" '$1 == k {print $c}' "$W/$prog.tsv"; }
   # held K C F: column C of limit K's runs that held the placement of cores F ns.
@@ -111,9 +123,11 @@ for prog in $PROGRAMS; do
       at+="at ${f%.*} ns: $held_own ($n/$RUNS), $held_what ($no); "
     done
     own_run=$(col $k 7 | median) what_run=$(col $k 8 | median)
-    printf '%-12s %-8s %10.4f %16s %8s %9s %13s %8s %9s  %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
+    u=$(col $k 9 | grep -v nan | median) uo=$(col $other 9 | grep -v nan | median)
+    printf '%-12s %-8s %10.4f %16s %8s %9s %13s %8s %9s %10.4f %8s %11s  %s\n' "$prog" "$([[ $k == d ]] && echo default || echo "$BIG")" \
       "$m" "$(col $k 2 | range)" "$(err "$own" "$m")" "$(err "$what" "$mo")" "$one" \
-      "$(err "$own_run" "$m")" "$(err "$what_run" "$mo")" "$at$(col $k 6 | paste -sd' ')"
+      "$(err "$own_run" "$m")" "$(err "$what_run" "$mo")" "$u" "$(err "$own" "$u")" "$(err "$what" "$uo")" \
+      "$at$(col $k 6 | paste -sd' ')"
   done
 done
 echo "own_%: each limit's traces at their own limit (default: S = $S; $BIG: --S $E); what_if_%: at the other"
@@ -122,4 +136,5 @@ echo "without the eager bands above S (medians of predictions); at each set's pl
 echo "runs there (their cores within 2x of the set's), with how many of this limit's (and of the other's);"
 echo "own@run, what_if@run: own_% and what_if_% with each trace predicted at its run's message speed"
 echo "(--at-run-speed: the machine's speed of the moment divided out; the what-if against the other"
-echo "limit's runs as measured)"
+echo "limit's runs as measured); untraced_s: the untraced runs' median span at this limit; own_u_%,"
+echo "what_if_u_%: own_% and what_if_% against the untraced runs (this limit's, the other's)"
