@@ -74,4 +74,24 @@ fn info_counts_clean_sends_and_bounced_receives() {
     let plain = fixture("all-routines.txt");
     let out = common::run(&["info", plain.to_str().unwrap()]);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("buffers "));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("pages "));
+    // The records that say where their buffers lie: a send's, a receive's, a Sendrecv's (one
+    // record for both halves).
+    let placed = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("tag=0 flags=clean", "tag=0 flags=clean send_page=0")
+        .replace("tag=0 flags=bounced", "tag=0 flags=bounced recv_page=16")
+        .replace(
+            "recv_tag=2 flags",
+            "recv_tag=2 recv_page=8 send_page=4000 flags",
+        );
+    std::fs::write(&f, placed).unwrap();
+    let v = json(&["info", f.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["placed_records"], 3);
+    let out = common::run(&["info", f.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("pages          3 point-to-point record(s)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
