@@ -22,7 +22,7 @@ use crate::callsites::Cost;
 use crate::collectives::traced::{Choice, Recorded, op_of};
 use crate::collectives::{Op, Spec};
 use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
-use crate::model::{Knob, Model, Params};
+use crate::model::{Knob, Model, Params, aliases};
 use crate::replay::{Links, Prediction, Step};
 use crate::trace::sites::UNKNOWN;
 use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
@@ -152,16 +152,45 @@ pub enum Rule {
     Unknown,
 }
 
+/// Why a rendezvous payload's single copy takes longer, as a [`Side`] holds it: bits
+/// [`SLOW_BOUNCED`] (into a buffer last sent to the same peer, [`Params::bounced`], the model's
+/// §13) and [`SLOW_ALIASED`] (its buffers alias, [`Params::aliased`], §13); its receive and its
+/// send, which waits for the copy, end as much later.
+pub type Slow = u8;
+pub const SLOW_BOUNCED: Slow = 1;
+pub const SLOW_ALIASED: Slow = 2;
+
+/// The [`Slow`] of a copy into a bounced buffer, of one whose buffers alias.
+fn slow_of(bounced: bool, aliased: bool) -> Slow {
+    match (bounced, aliased) {
+        (false, false) => 0,
+        (true, false) => SLOW_BOUNCED,
+        (false, true) => SLOW_ALIASED,
+        (true, true) => SLOW_BOUNCED | SLOW_ALIASED,
+    }
+}
+
+/// `c` longer by what `slow` says of a `k`-byte payload's copy.
+fn slowed(p: &Params, k: u64, rdv: bool, slow: Slow, c: crate::model::Cost) -> crate::model::Cost {
+    let c = match slow & SLOW_BOUNCED != 0 {
+        true => p.bounced(k, rdv, c),
+        false => c,
+    };
+    match slow & SLOW_ALIASED != 0 {
+        true => p.aliased(k, rdv, c),
+        false => c,
+    }
+}
+
 /// Which end of a message a [`Rule::Message`] costs: the model's rule for it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Side {
-    /// [`Params::send`]: it waits for the receive's call `tr` (rendezvous).
-    Send,
-    /// [`Params::recv`]: it waits for the message sent at `ts`.
-    Recv,
-    /// As `Recv`, into a buffer last sent to the same peer ([`Params::bounced`], the model's
-    /// §13).
-    Bounced,
+    /// [`Params::send`]: it waits for the receive's call `tr` (rendezvous), and for its copy
+    /// where that is slowed ([`Slow`]).
+    Send(Slow),
+    /// [`Params::recv`]: it waits for the message sent at `ts`; its copy slowed as [`Slow`]
+    /// says.
+    Recv(Slow),
     /// [`Params::probe`]: as a receive.
     Probe,
     /// [`Params::isend_at_calls`]: an `MPI_Isend` where messages move only inside calls, which
@@ -172,9 +201,8 @@ pub enum Side {
 impl Side {
     fn cost(self, p: &Params, k: u64, rdv: bool, ts: f64, tr: f64) -> crate::model::Cost {
         match self {
-            Side::Send => p.send(k, rdv, ts, tr),
-            Side::Recv => p.recv(k, rdv, ts, tr),
-            Side::Bounced => p.bounced(k, rdv, p.recv(k, rdv, ts, tr)),
+            Side::Send(s) => slowed(p, k, rdv, s, p.send(k, rdv, ts, tr)),
+            Side::Recv(s) => slowed(p, k, rdv, s, p.recv(k, rdv, ts, tr)),
             Side::Probe => p.probe(k, rdv, ts, tr),
             Side::Isend => crate::model::Cost {
                 ret: ts + p.isend_at_calls(k, rdv),
@@ -194,14 +222,19 @@ impl Side {
                 let c = self.cost(p, k, rdv, ts, tr);
                 (c.ret, c)
             }
-            Side::Send => p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
-                let c = p.send(k, rdv, ts, tr);
-                (c.ret, c)
-            }),
-            Side::Recv | Side::Probe => p.recv_span(k, rdv, ts, tr, p.progress_at_calls),
-            Side::Bounced => {
+            // (the replay queues the slowed send: its start as much later)
+            Side::Send(s) => {
+                let (start, c) = p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
+                    let c = p.send(k, rdv, ts, tr);
+                    (c.ret, c)
+                });
+                let slow = slowed(p, k, rdv, s, c);
+                (start + (slow.ret - c.ret), slow)
+            }
+            Side::Probe => p.recv_span(k, rdv, ts, tr, p.progress_at_calls),
+            Side::Recv(s) => {
                 let (start, c) = p.recv_span(k, rdv, ts, tr, p.progress_at_calls);
-                (start, p.bounced(k, rdv, c))
+                (start, slowed(p, k, rdv, s, c))
             }
         }
     }
@@ -304,9 +337,7 @@ impl Rule {
         // A send waits for its receive's call, a receive or a probe for its message.
         let p = &message_set(base, set);
         match (side, side.cost(p, k, rdv, ts, tr).sync > 0.0) {
-            (Side::Send, true) | (Side::Recv | Side::Bounced | Side::Probe, false) => {
-                ts = f64::NEG_INFINITY
-            }
+            (Side::Send(_), true) | (Side::Recv(_) | Side::Probe, false) => ts = f64::NEG_INFINITY,
             _ => tr = f64::NEG_INFINITY,
         }
         Rule::Message {
@@ -639,7 +670,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
             }
             let side = match routine.is_probe() {
                 true => Side::Probe,
-                false => recv_side(ev.flags(i)),
+                false => recv_side(ctx, r, i, link),
             };
             recv_of(ctx, r, side, link, call, Binder::Own)
         }
@@ -647,7 +678,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
             let send = send_of(ctx, r, i, call)?;
             let recv = match ctx.g.link2(r, i) {
                 NONE => (Rule::O(call, 0), Binder::Own),
-                e => recv_of(ctx, r, recv_side(ev.flags(i)), e, call, Binder::Own)?,
+                e => recv_of(ctx, r, recv_side(ctx, r, i, e), e, call, Binder::Own)?,
             };
             Some(fold(ctx.sets, call, vec![send, recv]))
         }
@@ -688,7 +719,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                         match ctx.g.link(r, oi) {
                             NONE => (Rule::O(tr, 0), moved),
                             e => {
-                                let side = recv_side(ev.flags(oi));
+                                let side = recv_side(ctx, r, oi, e);
                                 queue.push(recv_of(ctx, r, side, e, tr, moved)?);
                                 continue;
                             }
@@ -814,7 +845,7 @@ fn send_of(ctx: &Context<'_>, r: usize, i: usize, ts: f64) -> Option<(Rule, Bind
         _ => Binder::Own,
     };
     let eager = Rule::Message {
-        side: Side::Send,
+        side: Side::Send(0),
         k,
         rdv: false,
         ts,
@@ -829,8 +860,11 @@ fn send_of(ctx: &Context<'_>, r: usize, i: usize, ts: f64) -> Option<(Rule, Bind
     let tr = (ctx.call)(q, j)?;
     let set = clean_set_of(ctx, set, ev.flags(i));
     let waits = message_set(ctx.sets, set).send(k, true, ts, tr).sync > 0.0;
+    // It waits for its receiver's copy where that is slowed, as the replay costs it.
+    let bounced = ctx.trace.events.flags_at(link as usize) & FLAG_BOUNCED != 0;
+    let aliased = aliases(ev.pages(i).send, || pages_at(ctx, link).recv);
     let rule = Rule::Message {
-        side: Side::Send,
+        side: Side::Send(slow_of(bounced, aliased)),
         k,
         rdv: true,
         ts,
@@ -868,12 +902,19 @@ fn clean_set_of(ctx: &Context<'_>, set: u8, flags: u8) -> u8 {
     }
 }
 
-/// The side of a receive with `flags`: [`Side::Bounced`] where it has [`FLAG_BOUNCED`].
-fn recv_side(flags: u8) -> Side {
-    match flags & FLAG_BOUNCED != 0 {
-        true => Side::Bounced,
-        false => Side::Recv,
-    }
+/// The side of receive `i` of rank `r` of the message sent by global event `e`: its copy
+/// slowed where the receive is flagged [`FLAG_BOUNCED`] and where its buffer aliases the send's.
+fn recv_side(ctx: &Context<'_>, r: usize, i: usize, e: u32) -> Side {
+    let ev = ctx.trace.rank(r);
+    let bounced = ev.flags(i) & FLAG_BOUNCED != 0;
+    let aliased = aliases(pages_at(ctx, e).send, || ev.pages(i).recv);
+    Side::Recv(slow_of(bounced, aliased))
+}
+
+/// Where the buffers of global event `e` start in their pages.
+fn pages_at(ctx: &Context<'_>, e: u32) -> crate::trace::PageOffsets {
+    let (q, j) = ctx.trace.events.locate(e as usize);
+    ctx.trace.rank(q).pages(j)
 }
 
 fn recv_of(

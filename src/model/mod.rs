@@ -13,7 +13,7 @@ pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, MAX_EAGER_ABOVE, sizes};
 pub use by_size::{BySize, SIZE_POINTS, SizeParam};
 pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
-pub use loggps::{Class, NAMES, PRESETS, Params};
+pub use loggps::{ALIAS_REACH, Class, NAMES, PRESETS, Params, aliases};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, alias_invalid,
     alloc_invalid, cores_invalid, held_invalid, held_reduce_invalid, nearest_cores,

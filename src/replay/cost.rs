@@ -6,7 +6,7 @@ use super::collective::Local;
 use super::rank::{NO_EVENT, RankState, Rare};
 use super::{Dep, Shared, UNKNOWN, link_of};
 use crate::graph::{NONE, rendezvous_at, rendezvous_by, rendezvous_in};
-use crate::model::{Cost, CostModel, Model, Port, WaitFold};
+use crate::model::{Cost, CostModel, Model, Port, WaitFold, aliases};
 use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, PageOffsets, Routine, Shape};
 use std::sync::atomic::Ordering;
 
@@ -871,20 +871,5 @@ impl Shared<'_> {
             Some(&at) if at != NONE => at,
             _ => e,
         }
-    }
-}
-
-/// How far past its send buffer's offset in a 4 KiB page a receive buffer may start for the
-/// single copy between them to alias (the model's §9, "Where buffers lie": measured at 8–24
-/// bytes, not at 0, 32 or more).
-pub const ALIAS_REACH: u16 = 31;
-
-/// Whether a single copy from a buffer starting at offset `send` in its page into one starting
-/// at `recv()` aliases: the receive buffer 1 to [`ALIAS_REACH`] bytes further into its page.
-#[inline]
-pub fn aliases(send: Option<u16>, recv: impl FnOnce() -> Option<u16>) -> bool {
-    match (send, send.and_then(|_| recv())) {
-        (Some(s), Some(r)) => (1..=ALIAS_REACH).contains(&(r.wrapping_sub(s) & 4095)),
-        _ => false,
     }
 }

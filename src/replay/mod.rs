@@ -826,7 +826,7 @@ fn held_warning(ranks: &[RankBreakdown]) -> Option<String> {
 }
 
 /// Per rank of `ranks`, the rendezvous messages it received whose single copies alias (the
-/// receive buffer 1 to [`cost::ALIAS_REACH`] bytes further into its page than the send buffer,
+/// receive buffer 1 to [`crate::model::ALIAS_REACH`] bytes further into its page than the send buffer,
 /// the model's §9) and their bytes, where the run's set has no `alias` to cost them (else none
 /// counted).
 fn aliased_received(sh: &Shared<'_>, ranks: std::ops::Range<usize>) -> Vec<(u64, u64)> {
@@ -852,7 +852,7 @@ fn aliased_received(sh: &Shared<'_>, ranks: std::ops::Range<usize>) -> Vec<(u64,
                     continue;
                 }
                 let (k, rdv) = sh.message(from as usize, plain, r);
-                if rdv && cost::aliases(sh.pages_of(from as usize).send, || Some(recv)) {
+                if rdv && crate::model::aliases(sh.pages_of(from as usize).send, || Some(recv)) {
                     sum = (sum.0 + 1, sum.1 + k);
                 }
             }
@@ -872,7 +872,7 @@ fn alias_warning(ranks: &[RankBreakdown]) -> Option<String> {
              bytes further into its 4 KiB page than their send buffer: on CPUs with 4 KiB \
              aliasing their single copy runs several times slower, which these parameters do not \
              cost (no `alias`: `calibrate` measures it; --alias sets it) (the model's §9)",
-            cost::ALIAS_REACH
+            crate::model::ALIAS_REACH
         )
     })
 }
