@@ -11,21 +11,23 @@ use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, PageOffsets,
 use std::sync::atomic::Ordering;
 
 /// What a receive's buffer tells of its single copy: made into a buffer its rank last sent
-/// from to the same peer (`bounced`, the model's §13), and where it starts in its page
-/// (`page`: a copy into it from a buffer a few bytes earlier in its page aliases, §9).
+/// from to the same peer (`bounced`, the model's §13), and the receive (event `i` of rank `r`),
+/// whose buffer's place in its page is read only where a set costs aliasing (§13).
 #[derive(Clone, Copy)]
 pub(super) struct RecvBuf {
     pub(super) bounced: bool,
-    pub(super) page: Option<u16>,
+    pub(super) r: usize,
+    pub(super) i: usize,
 }
 
 impl RecvBuf {
-    /// Receive event `i` of `ev`'s (a Sendrecv's receive half's).
+    /// Receive event `i` of rank `r`'s (a Sendrecv's receive half's), `ev` its events.
     #[inline(always)]
-    fn of(ev: &crate::trace::Rank<'_>, i: usize) -> RecvBuf {
+    fn of(ev: &crate::trace::Rank<'_>, r: usize, i: usize) -> RecvBuf {
         RecvBuf {
             bounced: ev.flags(i) & FLAG_BOUNCED != 0,
-            page: ev.pages(i).recv,
+            r,
+            i,
         }
     }
 }
@@ -168,7 +170,14 @@ pub(super) fn cost_event(
                     if !rdv && p.departs_upto.is_some() && i > 0 {
                         note_held(sh, p, from, (k, ts, tc), (r, i), st);
                     }
-                    sh.slowed(p, from, RecvBuf::of(&ev, i), k, rdv, p.recv(k, rdv, ts, tc))
+                    sh.slowed(
+                        p,
+                        from,
+                        RecvBuf::of(&ev, r, i),
+                        k,
+                        rdv,
+                        p.recv(k, rdv, ts, tc),
+                    )
                 }
                 Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),
                 Model::LogGp(m) => sh.receive(
@@ -184,7 +193,7 @@ pub(super) fn cost_event(
         }
         Shape::Sendrecv => {
             let send = sh.send_completion(r, i, tc)?;
-            let into = RecvBuf::of(&ev, i);
+            let into = RecvBuf::of(&ev, r, i);
             match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc, false, into)? {
                 Pending::Done(recv) => {
                     let mut w = WaitFold::new(tc, o);
@@ -574,7 +583,8 @@ impl Shared<'_> {
             true => p.bounced(k, rdv, c),
             false => c,
         };
-        match rdv && p.alias.is_some() && aliases(self.pages_of(from).send, || into.page) {
+        let page = || self.trace.rank(into.r).pages(into.i).recv;
+        match rdv && p.alias.is_some() && aliases(self.pages_of(from).send, page) {
             true => p.aliased(k, rdv, c),
             false => c,
         }
@@ -595,9 +605,8 @@ impl Shared<'_> {
     /// A receive of rank `to` started at `ti` whose message comes from global event `from`
     /// (NONE: none), most likely an event of rank `source` (see [`Shared::call_at`]); `plain`:
     /// a plain send's ([`HbGraph::link_plain`]). `queued`: a request's, which its completion
-    /// call takes one at a time with the call's other receives (the model's §14); `bounced`:
-    /// made into a buffer last sent to the same peer (the model's §13); `into`: what its buffer
-    /// tells of its copy.
+    /// call takes one at a time with the call's other receives (the model's §14); `into`: what
+    /// its buffer tells of its copy (bounced, the model's §13; aliased, §13).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn recv_completion(
@@ -830,7 +839,7 @@ impl Shared<'_> {
                 };
                 // One at a time, in the call that completes them.
                 let ev = self.trace.rank(r);
-                let into = RecvBuf::of(&ev, oi);
+                let into = RecvBuf::of(&ev, r, oi);
                 self.recv_completion(from, plain, ev.peer(oi), r, tr, true, into)
             }
         }
