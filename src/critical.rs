@@ -154,7 +154,7 @@ pub enum Rule {
 
 /// Why a rendezvous payload's single copy takes longer, as a [`Side`] holds it: bits
 /// [`SLOW_BOUNCED`] (into a buffer last sent to the same peer, [`Params::bounced`], the model's
-/// §13) and [`SLOW_ALIASED`] (its buffers alias, [`Params::aliased`], §13); its receive and its
+/// §13) and [`SLOW_ALIASED`] (its buffers alias, [`Params::slowed`], §13); its receive and its
 /// send, which waits for the copy, end as much later.
 pub type Slow = u8;
 pub const SLOW_BOUNCED: Slow = 1;
@@ -170,16 +170,15 @@ fn slow_of(bounced: bool, aliased: bool) -> Slow {
     }
 }
 
-/// `c` longer by what `slow` says of a `k`-byte payload's copy.
+/// `c` longer by what `slow` says of a `k`-byte payload's copy ([`Params::slowed`]).
 fn slowed(p: &Params, k: u64, rdv: bool, slow: Slow, c: crate::model::Cost) -> crate::model::Cost {
-    let c = match slow & SLOW_BOUNCED != 0 {
-        true => p.bounced(k, rdv, c),
-        false => c,
-    };
-    match slow & SLOW_ALIASED != 0 {
-        true => p.aliased(k, rdv, c),
-        false => c,
-    }
+    p.slowed(
+        k,
+        rdv,
+        slow & SLOW_BOUNCED != 0,
+        slow & SLOW_ALIASED != 0,
+        c,
+    )
 }
 
 /// Which end of a message a [`Rule::Message`] costs: the model's rule for it.

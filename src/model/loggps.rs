@@ -599,13 +599,19 @@ impl Params {
         }
     }
 
-    /// A receive's cost `c` where its rendezvous payload's single copy aliases (its receive
-    /// buffer starts a few bytes further into its page than its send buffer): `alias` ns a
-    /// byte more, at its end (the model's §9, "Where buffers lie").
+    /// A rendezvous payload's cost `c` (its receive's, or its send's, which completes on the
+    /// receiver's word) where its single copy is slowed: into a buffer its rank last sent from
+    /// to the same peer (`bounced`: [`Params::bounced`]) and where its receive buffer starts a
+    /// few bytes further into its page than its send buffer (`aliased`: `alias` ns a byte more,
+    /// at its end; the model's §13, "Aliased single copies").
     #[inline(always)]
-    pub fn aliased(&self, k: u64, rdv: bool, c: Cost) -> Cost {
+    pub fn slowed(&self, k: u64, rdv: bool, bounced: bool, aliased: bool, c: Cost) -> Cost {
+        let c = match bounced {
+            true => self.bounced(k, rdv, c),
+            false => c,
+        };
         match self.alias {
-            Some(a) if rdv => Cost {
+            Some(a) if rdv && aliased => Cost {
                 ret: c.ret + a * k as f64,
                 ..c
             },

@@ -550,18 +550,12 @@ impl Shared<'_> {
         // Its receiver pulls the payload and the send completes on its word that it has: a
         // receive into a bounced buffer (the model's §13) or into one its copy aliases (§9),
         // whose copy takes longer, holds the send as long.
-        let c = match rdv && self.flags_of(link as usize) & FLAG_BOUNCED != 0 {
-            true => p.bounced(bytes, rdv, c),
-            false => c,
-        };
+        let bounced = rdv && self.flags_of(link as usize) & FLAG_BOUNCED != 0;
+        let aliased = rdv
+            && p.alias.is_some()
+            && aliases(ev.pages(i).send, || self.pages_of(link as usize).recv);
         Ok(Completion::of(
-            match rdv
-                && p.alias.is_some()
-                && aliases(ev.pages(i).send, || self.pages_of(link as usize).recv)
-            {
-                true => p.aliased(bytes, rdv, c),
-                false => c,
-            },
+            p.slowed(bytes, rdv, bounced, aliased, c),
             true,
         ))
     }
@@ -579,15 +573,9 @@ impl Shared<'_> {
         rdv: bool,
         c: crate::model::Cost,
     ) -> crate::model::Cost {
-        let c = match into.bounced {
-            true => p.bounced(k, rdv, c),
-            false => c,
-        };
         let page = || self.trace.rank(into.r).pages(into.i).recv;
-        match rdv && p.alias.is_some() && aliases(self.pages_of(from).send, page) {
-            true => p.aliased(k, rdv, c),
-            false => c,
-        }
+        let aliased = rdv && p.alias.is_some() && aliases(self.pages_of(from).send, page);
+        p.slowed(k, rdv, into.bounced, aliased, c)
     }
 
     /// Where the buffers of global event `e` (a ghost's too) start in their pages.
