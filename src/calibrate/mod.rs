@@ -29,8 +29,8 @@ use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
     ALLOC_MAX_BYTES, COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, alias_finding,
-    alias_rate, alloc_finding, alloc_ns, copy_finding, held_finding, held_rate, held_reduce_rate,
-    moves_only_in_calls,
+    alias_rate, alloc_finding, alloc_ns, copy_finding, drained_finding, held_finding, held_rate,
+    held_reduce_rate, moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
@@ -121,6 +121,8 @@ pub struct Calibration {
     pub held_set: Option<usize>,
     /// The alias probe's sizes and medians (`local::alias_finding`), ns.
     pub alias: Vec<(u64, f64, f64)>,
+    /// The drained probe's sizes and medians (`local::drained_finding`), ns.
+    pub drained: Vec<(u64, f64, f64)>,
     /// The aligned memcpy timed over [`reduce::SIZES`]: `fit.params.copy` by size (the model's
     /// §15).
     pub copying: Reduction,
@@ -1291,6 +1293,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         copy_aliased_ns: local.copy_ns.1,
         held: local.held,
         alias: local.alias,
+        drained: local.drained,
         held_set,
         copying: local.copying,
         allocs: local.allocs,
@@ -1580,6 +1583,9 @@ pub fn params_file(c: &Calibration) -> String {
     ));
     if let Some((text, _)) = alias_finding(&c.alias, c.fit.params.S) {
         s.push_str(&format!("# messages: {text}\n"));
+    }
+    if let Some((text, _)) = drained_finding(&c.drained, &c.fit.params) {
+        s.push_str(&format!("# drained: {text}\n"));
     }
     if let Some(text) = departs_finding(&c.fit.params, &c.calls) {
         s.push_str(&format!("# departs: {text}\n"));
@@ -2351,5 +2357,47 @@ mod tests {
         let (text, _) = alias_finding(&probe, 8255).unwrap();
         assert!(!text.contains("4096 B"), "{text}");
         assert!(alias_finding(&probe, 1 << 20).is_none());
+    }
+
+    /// The drained probe as measured here (`loggps-rtt --drained`, an Intel Xeon VM, Open MPI
+    /// 4.1; medians, ns): a receive of a message that arrived while its rank waited inside
+    /// MPI_Iprobe took 65–107 ns where one that arrived while it computed took 212–780 ns.
+    /// Against Myrinet's set (`o` 6,550, `Or` 2.57, `S` 16,383: `T3` = 6,550 + 2.57 k, 6,571 at
+    /// 8 B, 9,182 at 1,024, 16,830 at 4,000, 27,110 at 8,000) the largest saving is 27,110 −
+    /// 874 = 26,236 ns; under a limit of 4,040, 8,000 B is left out: 16,830 − 107 = 16,723.
+    #[test]
+    fn drained_finding_names_the_receives_a_wait_took_in() {
+        let probe = [
+            (8, 212.0, 65.0),
+            (1024, 529.0, 78.0),
+            (4000, 780.0, 107.0),
+            (8000, 995.0, 874.0),
+        ];
+        let p = crate::model::Params::preset("myrinet").unwrap();
+        let (text, warn) = drained_finding(&probe, &p).unwrap();
+        assert!(warn, "{text}");
+        assert!(
+            text.contains("of 8, 1024, 4000, 8000 B")
+                && text.contains("received in 65, 78, 107, 874 ns")
+                && text.contains("computed in 212, 529, 780, 995 ns")
+                && text.contains("costs both 6571, 9182, 16830, 27110 ns"),
+            "{text}"
+        );
+        assert!(
+            text.contains("up to 26236 ns too long (at most 8000 B"),
+            "{text}"
+        );
+        let p = crate::model::Params { S: 4040, ..p };
+        let (text, _) = drained_finding(&probe, &p).unwrap();
+        assert!(
+            text.contains("of 8, 1024, 4000 B") && text.contains("up to 16723 ns too long"),
+            "{text}"
+        );
+        // MPICH's (161/47 at 8 B; 1,024 B 323/213, 4,000 B 614/491): a wait takes in less of
+        // the larger messages, under half at neither.
+        let mpich = [(1024, 323.0, 213.0), (4000, 614.0, 491.0)];
+        let (text, warn) = drained_finding(&mpich, &p).unwrap();
+        assert!(!warn && text.contains("differ little"), "{text}");
+        assert!(drained_finding(&probe[3..], &p).is_none());
     }
 }

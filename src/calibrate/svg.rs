@@ -334,6 +334,7 @@ mod tests {
             copy_aliased_ns: 0.0,
             held: Vec::new(),
             alias: Vec::new(),
+            drained: Vec::new(),
             held_set: None,
             copying: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             allocs: Vec::new(),

@@ -127,6 +127,16 @@
  *
  *     alias K ALIGNED_NS ALIASED_NS REPS
  *
+ * With --drained K,K,..., rank 1 then sends K bytes to rank 0 after a barrier, and rank 0
+ * receives them DRAIN_WAIT_NS later, having waited two ways: spinning on the clock, outside
+ * MPI (the message waits where the sender left it), and spinning in MPI_Iprobe for a message
+ * that never comes (the library's progress takes the message in while the rank waits inside
+ * a call, as a rank blocked in a Recv, a Wait or a collective does); rank 0 times each
+ * MPI_Recv and prints the medians over the repetitions (MODEL.md §10, "Messages taken in
+ * while waiting"):
+ *
+ *     drained K COMPUTED_NS DRAINED_NS REPS
+ *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
@@ -145,7 +155,7 @@
  *
  *     line_at K NS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--coll R] [--line N]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--drained K,K,...] [--coll R] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -531,6 +541,38 @@ static void held(int rank, long long k, int reps, long long *t[4]) {
     free(in);
 }
 
+/* How long rank 0 waits before its receive in the --drained probe: long past the message's
+ * arrival (a one-way trip of an eager message takes under 2 µs here). */
+#define DRAIN_WAIT_NS 3000
+
+/* The --drained probe (see the top): k bytes, `reps` times each way. */
+static void drained(int rank, long long k, int reps, long long *t[2]) {
+    char *buf = aligned_alloc(4096, ((size_t)(k > 0 ? k : 1) + 4095) / 4096 * 4096);
+    memset(buf, 1, (size_t)(k > 0 ? k : 1));
+    for (int r = -5; r < reps; r++)
+        for (int way = 0; way < 2; way++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 1) {
+                MPI_Send(buf, (int)k, MPI_BYTE, 0, 13, MPI_COMM_WORLD);
+                continue;
+            }
+            if (way == 0) spin(DRAIN_WAIT_NS);
+            else
+                for (int64_t t0 = now_ns(); now_ns() - t0 < DRAIN_WAIT_NS;) {
+                    int found;
+                    MPI_Iprobe(1, 14, MPI_COMM_WORLD, &found, MPI_STATUS_IGNORE);
+                }
+            int64_t t0 = now_ns();
+            MPI_Recv(buf, (int)k, MPI_BYTE, 1, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (r >= 0) t[way][r] = now_ns() - t0;
+        }
+    if (rank == 0) {
+        printf("drained %lld %lld %lld %d\n", k, median(t[0], reps), median(t[1], reps), reps);
+        fflush(stdout);
+    }
+    free(buf);
+}
+
 /* The --alias probe (see the top): `reps` exchanges of k bytes each way into a page-aligned
  * receive buffer and as many into one COPY_ALIAS bytes past a page's start, taking turns. */
 static void alias(int rank, long long k, int reps, long long *t[2]) {
@@ -603,9 +645,9 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
-    long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL, *hld = NULL, *als = NULL;
+    long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL, *hld = NULL, *als = NULL, *drn = NULL;
     int coll_rounds = 0, line_n = 0;
-    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, nhld = 0, nals = 0, reps = 31, warmup = 5, poll_batches = 0;
+    int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, nhld = 0, nals = 0, ndrn = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) nsizes = parse_list(argv[i + 1], &sizes);
@@ -624,14 +666,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--bounce")) nbnc = parse_list(argv[i + 1], &bnc);
         else if (!strcmp(argv[i], "--held")) nhld = parse_list(argv[i + 1], &hld);
         else if (!strcmp(argv[i], "--alias")) nals = parse_list(argv[i + 1], &als);
+        else if (!strcmp(argv[i], "--drained")) ndrn = parse_list(argv[i + 1], &drn);
     }
     int has_zero = 0;
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
-        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) || (hld && nhld == 0) || (als && nals == 0) ||
+        hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) || (hld && nhld == 0) || (als && nals == 0) || (drn && ndrn == 0) ||
         coll_rounds < 0 || line_n < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--drained K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -736,6 +779,7 @@ int main(int argc, char **argv) {
     long long *hts[4] = { xt, bt, ct, ht };
     for (int i = 0; i < nhld; i++) held(rank, hld[i], EXCHANGE_REPS, hts);
     for (int i = 0; i < nals; i++) alias(rank, als[i], EXCHANGE_REPS, hts);
+    for (int i = 0; i < ndrn; i++) drained(rank, drn[i], EXCHANGE_REPS, hts);
     free(ht);
     free(ct);
     free(bt);
