@@ -22,7 +22,7 @@ use crate::callsites::Cost;
 use crate::collectives::traced::{Choice, Recorded, op_of};
 use crate::collectives::{Op, Spec};
 use crate::graph::{HbGraph, NONE, rendezvous_at, rendezvous_in};
-use crate::model::{Knob, Model, Params, aliases};
+use crate::model::{Knob, Model, Params, Wait, aliases};
 use crate::replay::{Links, Prediction, Step};
 use crate::trace::sites::UNKNOWN;
 use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, Routine, Shape, Trace};
@@ -44,6 +44,9 @@ struct Context<'a> {
     instances: &'a HashMap<(u32, u32), u32>,
     coll: &'a Choice,
     call: &'a dyn Fn(usize, usize) -> Option<f64>,
+    /// Where rank `r` last waited before its event `i`, as the replay kept it (the model's
+    /// §14, "Messages taken in while waiting").
+    wait: &'a dyn Fn(usize, usize) -> Wait,
     /// Time 0 of the replay ([`Trace::measured_t0`]).
     t0: f64,
 }
@@ -190,6 +193,9 @@ pub enum Side {
     /// [`Params::recv`]: it waits for the message sent at `ts`; its copy slowed as [`Slow`]
     /// says.
     Recv(Slow),
+    /// [`Params::drained_recv`]: its eager message taken in while its rank waited in an
+    /// earlier call, it costs `drained` after its call, waiting for nothing.
+    Drained,
     /// [`Params::probe`]: as a receive.
     Probe,
     /// [`Params::isend_at_calls`]: an `MPI_Isend` where messages move only inside calls, which
@@ -202,6 +208,11 @@ impl Side {
         match self {
             Side::Send(s) => slowed(p, k, rdv, s, p.send(k, rdv, ts, tr)),
             Side::Recv(s) => slowed(p, k, rdv, s, p.recv(k, rdv, ts, tr)),
+            Side::Drained => crate::model::Cost {
+                ret: tr + p.drained.map_or(0.0, |d| d.at(k as f64)),
+                sync: 0.0,
+                unblock: tr,
+            },
             Side::Probe => p.probe(k, rdv, ts, tr),
             Side::Isend => crate::model::Cost {
                 ret: ts + p.isend_at_calls(k, rdv),
@@ -221,6 +232,7 @@ impl Side {
                 let c = self.cost(p, k, rdv, ts, tr);
                 (c.ret, c)
             }
+            Side::Drained => (tr, self.cost(p, k, rdv, ts, tr)),
             // (the replay queues the slowed send: its start as much later)
             Side::Send(s) => {
                 let (start, c) = p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
@@ -230,9 +242,9 @@ impl Side {
                 let slow = slowed(p, k, rdv, s, c);
                 (start + (slow.ret - c.ret), slow)
             }
-            Side::Probe => p.recv_span(k, rdv, ts, tr, p.progress_at_calls),
+            Side::Probe => p.recv_span(k, rdv, (ts, tr), p.progress_at_calls, Wait::NONE),
             Side::Recv(s) => {
-                let (start, c) = p.recv_span(k, rdv, ts, tr, p.progress_at_calls);
+                let (start, c) = p.recv_span(k, rdv, (ts, tr), p.progress_at_calls, Wait::NONE);
                 (start, slowed(p, k, rdv, s, c))
             }
         }
@@ -248,6 +260,9 @@ pub struct Modeled {
     algorithm: &'static str,
     spec: Spec,
     starts: Vec<f64>,
+    /// Where each participant last waited before its call (the model's §14); empty where no
+    /// set has `drained`.
+    waits: Vec<Wait>,
     place: usize,
     call: f64,
     set: u8,
@@ -270,13 +285,13 @@ impl Modeled {
         if self.bounced {
             copies::bounced_after(shape, &work, &[self.place as u32], &mut after);
         }
-        let mut c = crate::collectives::predict_from(
+        let mut c = crate::collectives::predict_waiting(
             self.op,
             self.algorithm,
             &self.spec,
             p,
-            gamma,
-            &starts,
+            (gamma, &starts),
+            &self.waits,
         )
         .ok()?;
         if let Some(after) = &after {
@@ -336,7 +351,9 @@ impl Rule {
         // A send waits for its receive's call, a receive or a probe for its message.
         let p = &message_set(base, set);
         match (side, side.cost(p, k, rdv, ts, tr).sync > 0.0) {
-            (Side::Send(_), true) | (Side::Recv(_) | Side::Probe, false) => ts = f64::NEG_INFINITY,
+            (Side::Send(_), true) | (Side::Recv(_) | Side::Probe | Side::Drained, false) => {
+                ts = f64::NEG_INFINITY
+            }
             _ => tr = f64::NEG_INFINITY,
         }
         Rule::Message {
@@ -451,6 +468,14 @@ impl CriticalPath {
             call: &|q: usize, j: usize| {
                 let t = at(q, j)[0];
                 (!t.is_nan()).then_some(t)
+            },
+            // As the replay keeps it: its last call before `j` that waited.
+            wait: &|q: usize, j: usize| {
+                (0..j)
+                    .rev()
+                    .map(|e| at(q, e))
+                    .find(|t| t[3] + t[4] > 0.0)
+                    .map_or(Wait::NONE, |t| Wait::after(Wait::NONE, t[1], t[3] + t[4]))
             },
             t0: trace.measured_t0(),
         };
@@ -671,13 +696,13 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                 true => Side::Probe,
                 false => recv_side(ctx, r, i, link),
             };
-            recv_of(ctx, r, side, link, call, Binder::Own)
+            recv_of(ctx, (r, i), side, link, call, Binder::Own)
         }
         Shape::Sendrecv => {
             let send = send_of(ctx, r, i, call)?;
             let recv = match ctx.g.link2(r, i) {
                 NONE => (Rule::O(call, 0), Binder::Own),
-                e => recv_of(ctx, r, recv_side(ctx, r, i, e), e, call, Binder::Own)?,
+                e => recv_of(ctx, (r, i), recv_side(ctx, r, i, e), e, call, Binder::Own)?,
             };
             Some(fold(ctx.sets, call, vec![send, recv]))
         }
@@ -719,7 +744,7 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                             NONE => (Rule::O(tr, 0), moved),
                             e => {
                                 let side = recv_side(ctx, r, oi, e);
-                                queue.push(recv_of(ctx, r, side, e, tr, moved)?);
+                                queue.push(recv_of(ctx, (r, i), side, e, tr, moved)?);
                                 continue;
                             }
                         }
@@ -792,6 +817,8 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
     let list = ctx.participants.get(x as usize)?;
     let mut rec = Recorded::default();
     let mut starts = Vec::with_capacity(list.len());
+    let mut waits = Vec::new();
+    let draining = ctx.sets.iter().any(|p| p.drained.is_some());
     let mut place = 0;
     for (k, &(q, j)) in list.iter().enumerate() {
         let (q, j) = (q as usize, j as usize);
@@ -805,6 +832,9 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
             place = k;
         }
         starts.push((ctx.call)(q, j)?);
+        if draining {
+            waits.push((ctx.wait)(q, j));
+        }
     }
     let (_, binder) = last_caller(ctx, list, (r, i))?;
     let mut spec = rec.spec(op, list.len());
@@ -817,6 +847,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         algorithm,
         spec,
         starts,
+        waits,
         place,
         call,
         set,
@@ -918,7 +949,7 @@ fn pages_at(ctx: &Context<'_>, e: u32) -> crate::trace::PageOffsets {
 
 fn recv_of(
     ctx: &Context<'_>,
-    r: usize,
+    (r, at): (usize, usize),
     side: Side,
     e: u32,
     tr: f64,
@@ -933,6 +964,18 @@ fn recv_of(
     let set = match rdv {
         true => clean_set_of(ctx, set, ctx.trace.events.flags_at(e as usize)),
         false => set,
+    };
+    // Taken in while its rank waited in a call before the one that completes it, as the
+    // replay decides it ([`Params::recv_waited`]).
+    let side = match side {
+        Side::Recv(_) if !rdv && p.drained.is_some() => {
+            let arrives = p.arrival(k, ts).0;
+            match arrives <= tr && p.drained_recv(k, arrives, tr, (ctx.wait)(r, at)).is_some() {
+                true => Side::Drained,
+                false => side,
+            }
+        }
+        side => side,
     };
     let waits = side.cost(&message_set(ctx.sets, set), k, rdv, ts, tr).sync > 0.0;
     let rule = Rule::Message {

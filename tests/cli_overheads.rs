@@ -864,3 +864,65 @@ fn sends_held_by_a_computing_receiver_are_counted_not_costed() {
         assert!(held(&t).0.is_empty(), "{why}: {:?}", held(&t).0);
     }
 }
+
+/// A receive of an eager message taken in while its rank waited inside an earlier call costs
+/// `drained` (the model's §14, "Messages taken in while waiting"). Three ranks, 1,000 B each
+/// (`T1 + T2` = 30,050, `T3` = 9,120): rank 2 sends to rank 0 at `s2`, rank 1 at 100,000, and
+/// rank 0 receives rank 1's message (called at `c`), then rank 2's at once. `--drained 500`.
+/// - `c` = 0, `s2` = 0: the first receive waits until 130,050 and returns at 139,170; rank 2's
+///   message, there since 30,050, was taken in during that wait: the second receive ends at
+///   139,670 (148,290 costing `T3`).
+/// - `c` = 200,000: rank 1's message is there, nothing waited: 218,240 either way.
+/// - `c` = 125,000: it waits 5,050 ns, less than the 8,620 the receive saves: `T3`, 148,290.
+/// - `s2` = 120,000: it arrives at 150,050, after the wait: the receive waits for it, 159,170.
+/// - Rank 2's message received by an `MPI_Irecv` after that receive (it costs `o`, 6,550:
+///   139,170 to 145,720) and an `MPI_Wait`, messages moving only inside calls (`--progress
+///   calls`: it moves at the Wait's call): the Wait's `o`, 152,270, where it costs `drained`,
+///   its `T3` after its call, 154,840, where it does not.
+#[test]
+fn a_message_taken_in_while_its_rank_waited_costs_drained() {
+    let trace = |c: u64, s2: u64, irecv: bool| {
+        let rank0 = match irecv {
+            false => format!(
+                "0 MPI_Init 0 0\n0 MPI_Recv {c} {} bytes=1000 peer=1 tag=1\n\
+                 0 MPI_Recv {} {} bytes=1000 peer=2 tag=2\n0 MPI_Finalize {} {}\n",
+                c + 10,
+                c + 10,
+                c + 20,
+                c + 20,
+                c + 30
+            ),
+            true => "0 MPI_Init 0 0\n0 MPI_Recv 0 10 bytes=1000 peer=1 tag=1\n\
+                     0 MPI_Irecv 10 10 bytes=1000 peer=2 tag=2 req=0\n0 MPI_Wait 10 20 done=0:2:2\n\
+                     0 MPI_Finalize 20 30\n"
+                .to_string(),
+        };
+        format!(
+            "loggps-trace 1\nranks 3\n{MYRINET}\n{rank0}\
+             1 MPI_Init 0 0\n1 MPI_Send 100000 100010 bytes=1000 peer=0 tag=1\n\
+             1 MPI_Finalize 100010 100020\n\
+             2 MPI_Init 0 0\n2 MPI_Send {s2} {} bytes=1000 peer=0 tag=2\n2 MPI_Finalize {} {}\n",
+            s2 + 10,
+            s2 + 10,
+            s2 + 20
+        )
+    };
+    let end = |t: &str, args: &[&str]| rank_ns(&predict(t, args), 0)[0];
+    let drained = ["--drained", "500"];
+    for (c, s2, irecv, with, without) in [
+        (0, 0, false, 139_670.0, 148_290.0),
+        (200_000, 0, false, 218_240.0, 218_240.0),
+        (125_000, 0, false, 148_290.0, 148_290.0),
+        (0, 120_000, false, 159_170.0, 159_170.0),
+        (0, 0, true, 152_270.0, 154_840.0),
+    ] {
+        let t = trace(c, s2, irecv);
+        let what = format!("c = {c}, s2 = {s2}, irecv {irecv}");
+        let calls: &[&str] = if irecv { &["--progress", "calls"] } else { &[] };
+        assert_close(end(&t, &[&drained[..], calls].concat()), with, &what);
+        assert_close(end(&t, calls), without, &format!("{what}, no drained"));
+    }
+    // A set's own `drained`, by size: 500 at 1,000 B.
+    let t = trace(0, 0, false).replace("S=16383", "S=16383 drained=8:100,1000:500");
+    assert_close(end(&t, &[]), 139_670.0, "the trace's drained");
+}

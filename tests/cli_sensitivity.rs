@@ -299,6 +299,27 @@ fn a_slowed_copy_is_read_off_the_path() {
     }
 }
 
+/// A receive of a message taken in while its rank waited (the model's §14, `drained`) is read
+/// off the path by its rule: rank 0 waits for rank 1's 1,000 B until 130,050, then receives
+/// rank 2's, there since 30,050, at `drained` (500 ns); rank 0 ends last.
+#[test]
+fn a_drained_receive_is_read_off_the_path() {
+    let t = "loggps-trace 1\nranks 3\n\
+        params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+        0 MPI_Init 0 0\n0 MPI_Recv 0 10 bytes=1000 peer=1 tag=1\n\
+        0 MPI_Recv 10 20 bytes=1000 peer=2 tag=2\n0 MPI_Finalize 20 30\n\
+        1 MPI_Init 0 0\n1 MPI_Send 100000 100010 bytes=1000 peer=0 tag=1\n\
+        1 MPI_Finalize 100010 100020\n\
+        2 MPI_Init 0 0\n2 MPI_Send 0 10 bytes=1000 peer=0 tag=2\n2 MPI_Finalize 10 20\n";
+    let (_d, f) = common::text_trace("drained.txt", t);
+    let v = sensitivity(&[&f, "--drained", "500"]);
+    assert_eq!(v["critical_path_unread_s"], 0.0, "{v}");
+    path_is_the_right_derivative(&v, "drained");
+    // The path holds rank 1's message (T1 + T2 + T3 of 1,000 B) and not rank 2's: by `Os`,
+    // its 1,000 bytes once.
+    close(derivative(&v, "Os"), 1000.0, 1e-6, "drained");
+}
+
 /// A trace without messages does not depend on L: its tolerance is none; a bad range says so.
 #[test]
 fn what_does_not_matter_says_so() {

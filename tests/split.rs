@@ -347,6 +347,42 @@ fn aliased_messages_split_bit_for_bit() {
     );
 }
 
+/// Receives of messages taken in while their ranks waited (the model's §14, `drained` 500)
+/// split bit for bit: a process learns where each participant of a collective last waited with
+/// its call time. Four ranks, 8 B messages: rank 3 enters an Allreduce 100 µs late (the others
+/// wait in it) while rank 0's message to rank 2 arrives, which rank 2 then receives; rank 3
+/// waits in a receive from rank 0, which computes 200 µs, while the root of a Bcast, rank 1,
+/// sends it its part; it then enters the Bcast, its message there.
+#[test]
+fn drained_receives_split_bit_for_bit() {
+    let t = "loggps-trace 1\nranks 4\n\
+        0 MPI_Init 0 0\n0 MPI_Send 0 10 bytes=8 peer=2 tag=1\n0 MPI_Allreduce 10 20 bytes=8\n\
+        0 MPI_Send 200000 200010 bytes=8 peer=3 tag=2\n0 MPI_Bcast 200010 200020 bytes=8 root=1\n\
+        0 MPI_Finalize 200020 200030\n\
+        1 MPI_Init 0 0\n1 MPI_Allreduce 0 10 bytes=8\n1 MPI_Bcast 10 20 bytes=8 root=1\n\
+        1 MPI_Finalize 20 30\n\
+        2 MPI_Init 0 0\n2 MPI_Allreduce 0 10 bytes=8\n2 MPI_Recv 10 20 bytes=8 peer=0 tag=1\n\
+        2 MPI_Bcast 20 30 bytes=8 root=1\n2 MPI_Finalize 30 40\n\
+        3 MPI_Init 0 0\n3 MPI_Allreduce 100000 100010 bytes=8\n\
+        3 MPI_Recv 100010 100020 bytes=8 peer=0 tag=2\n3 MPI_Bcast 100020 100030 bytes=8 root=1\n\
+        3 MPI_Finalize 100030 100040\n";
+    let t = trace::parse("drained.txt", t.as_bytes()).unwrap();
+    let p = Params::preset("myrinet").unwrap();
+    let drained = Model::LogGps(Params {
+        drained: Some(
+            loggps_predict::model::BySize::one(loggps_predict::model::SizeParam::Drained, 500.0)
+                .unwrap(),
+        ),
+        ..p
+    });
+    same_for_every_k("drained receives", &t, &drained, &Choice::tuned());
+    let end = |m: &Model| single(&t, m, None, &Choice::tuned()).unwrap().predicted_ns;
+    assert!(
+        end(&drained) < end(&Model::LogGps(p)),
+        "no receive was taken in"
+    );
+}
+
 /// A deadlock is named on every process as the single replay names it, from the waits each
 /// process gathers of its own ranks: two ranks sending to each other by rendezvous; a ring of
 /// five such ranks; and ranks waiting inside an Allreduce for a rank blocked in a receive

@@ -6,6 +6,7 @@
 use super::launch::{RTT_DONE, launch};
 use super::{Options, reduce};
 use crate::error::Error;
+use crate::model::{BySize, SizeParam};
 use reduce::Reduction;
 use std::process::Command;
 
@@ -344,11 +345,22 @@ pub fn alias_finding(alias: &[(u64, f64, f64)], limit: u64) -> Option<(String, b
     })
 }
 
+/// `drained` (the model's §14, "Messages taken in while waiting"): what the drained probe's
+/// receive took where its rank waited inside another call, at its sizes at or under `limit`
+/// (the set's `S`: eager); None where it timed none of them.
+pub fn drained_points(drained: &[(u64, f64, f64)], limit: u64) -> Option<BySize> {
+    let points: Vec<(u64, f64)> = (drained.iter())
+        .filter(|d| d.0 <= limit && d.1 > 0.0)
+        .map(|d| (d.0, d.2))
+        .collect();
+    BySize::new(SizeParam::Drained, &points).ok()
+}
+
 /// What the drained probe found (its sizes and medians, ns: a receive of an eager message that
 /// arrived while its rank computed, and of one that arrived while it waited inside another
 /// call) at the sizes at or under the set's `S`, against what the set costs a receive of a
-/// message already there (`T3`, and `Od` where its send returned at the departure), in words;
-/// a warning where a waiting rank's receive took under half the computing one's at some size.
+/// message already there (`T3`, and `Od` where its send returned at the departure), in words,
+/// and whether a waiting rank's receive took under half the computing one's at some size.
 /// None where it timed none of them.
 pub fn drained_finding(
     drained: &[(u64, f64, f64)],
@@ -371,7 +383,7 @@ pub fn drained_finding(
     let what = format!(
         "an eager message of {sizes} B that arrived while its receiver waited inside another MPI \
          call was received in {} ns, one that arrived while it computed in {} ns; the set costs \
-         both {} ns (T3, the model's §10)",
+         both {} ns (T3, the model's §14)",
         list(&|d| d.2),
         list(&|d| d.1),
         list(&|d| p.recv_busy(d.0, false)),
@@ -382,10 +394,11 @@ pub fn drained_finding(
     Some(match eager.iter().any(|d| d.2 < 0.5 * d.1) {
         true => (
             format!(
-                "{what}: the library takes a message in while its rank waits inside a call, and \
-                 the model does not tell the two apart; a receive that finds its message there \
-                 after a wait (collectives back to back, a Recv after a Recv from another rank) \
-                 is predicted up to {most:.0} ns too long (at most {} B here)",
+                "{what}: the library takes a message in while its rank waits inside a call; \
+                 written as `drained`, what a receive costs that finds its message there after a \
+                 wait long enough to take it in (collectives back to back, a Recv after a Recv \
+                 from another rank), up to {most:.0} ns less than T3 (up to {} B here; the \
+                 model's §14)",
                 last.0
             ),
             true,

@@ -29,8 +29,8 @@ use limit::{eager_limit, measure_eager_above};
 use local::measure_local;
 pub use local::{
     ALLOC_MAX_BYTES, COPY_ALIAS, COPY_BYTES, COPY_WARNING, PROGRESS_BYTES, alias_finding,
-    alias_rate, alloc_finding, alloc_ns, copy_finding, drained_finding, held_finding, held_rate,
-    held_reduce_rate, moves_only_in_calls,
+    alias_rate, alloc_finding, alloc_ns, copy_finding, drained_finding, drained_points,
+    held_finding, held_rate, held_reduce_rate, moves_only_in_calls,
 };
 pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
@@ -1126,6 +1126,8 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.alloc = alloc_ns(&local.allocs);
     // An aliased single copy's extra (the model's §9) is the receiving core's: every set's.
     fit.params.alias = alias_rate(&local.alias, limit);
+    // A receive of a message a wait took in (the model's §14) is the receiving rank's work.
+    fit.params.drained = drained_points(&local.drained, limit);
     fit.params.post = Some(local.post_ns);
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
@@ -1137,6 +1139,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     let mut other = other.and_then(|o| fit_other(o, &fit.params, limit, log));
     if let Some(o) = other.as_mut() {
         o.fit.params.alias = fit.params.alias;
+        o.fit.params.drained = fit.params.drained;
     }
     // Where a small blocking send returns once its message has left (the model's §13).
     fit.params.departs_upto = departs_upto(&fit.params, &calls);
@@ -2384,13 +2387,13 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("up to 26236 ns too long (at most 8000 B"),
+            text.contains("up to 26236 ns less than T3 (up to 8000 B"),
             "{text}"
         );
         let p = crate::model::Params { S: 4040, ..p };
         let (text, _) = drained_finding(&probe, &p).unwrap();
         assert!(
-            text.contains("of 8, 1024, 4000 B") && text.contains("up to 16723 ns too long"),
+            text.contains("of 8, 1024, 4000 B") && text.contains("up to 16723 ns less"),
             "{text}"
         );
         // MPICH's (161/47 at 8 B; 1,024 B 323/213, 4,000 B 614/491): a wait takes in less of

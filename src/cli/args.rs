@@ -139,6 +139,12 @@ pub struct ParamArgs {
     /// measures it), else 0
     #[arg(long = "alias", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub alias: Option<f64>,
+    /// What a receive costs, ns, where its eager message arrived while its rank waited inside
+    /// an earlier MPI call with time to take it in (the library's progress copies it out then:
+    /// the model's §14, "Messages taken in while waiting"); default: the parameters'
+    /// (`calibrate` measures it by size), else such a receive costs T3 as any other
+    #[arg(long = "drained", value_name = "NS", allow_hyphen_values = true)]
+    pub drained: Option<f64>,
     /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
     /// trace's `clean` sends: data written long before, as a halo sent from buffers written
     /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
@@ -234,6 +240,7 @@ impl ParamArgs {
             held_reduce: self.held_reduce,
             alloc: self.alloc,
             alias: self.alias,
+            drained: self.drained,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -380,6 +387,7 @@ impl ModelArgs {
                     ("--held-reduce", p.held_reduce.is_some()),
                     ("--alloc", p.alloc.is_some()),
                     ("--alias", p.alias.is_some()),
+                    ("--drained", p.drained.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

@@ -529,10 +529,8 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         Some((text, false)) => println!("messages    {text}"),
         None => {}
     }
-    match calibrate::drained_finding(&c.drained, &c.fit.params) {
-        Some((text, true)) => println!("WARNING     drained: {text}"),
-        Some((text, false)) => println!("drained     {text}"),
-        None => {}
+    if let Some((text, _)) = calibrate::drained_finding(&c.drained, &c.fit.params) {
+        println!("drained     {text}");
     }
     if let Some(text) = calibrate::held_finding(&c.held, c.fit.params.S) {
         let set = match c.held_set {

@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 23] = [
+        const LOGGPS_SWEPT: [&str; 24] = [
             "L",
             "o",
             "Os",
@@ -73,6 +73,7 @@ impl Sweep {
             "held_reduce",
             "alloc",
             "alias",
+            "drained",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -291,6 +292,7 @@ impl Sweep {
             "held_reduce" => &mut p.held_reduce,
             "alloc" => &mut p.alloc,
             "alias" => &mut p.alias,
+            "drained" => &mut p.drained,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

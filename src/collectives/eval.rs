@@ -12,7 +12,7 @@ use super::lockstep::{Fold, Halves, Lockstep, Round};
 use super::schedule::{Levels, Matching, NONE, Pass, Schedule, cut};
 use crate::error::Error;
 use crate::memory::with_kept;
-use crate::model::{CostModel, SendCall, StepCost};
+use crate::model::{CostModel, SendCall, StepCost, Wait};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::any::Any;
@@ -93,6 +93,9 @@ pub struct Scratch {
     ranks: Option<Box<dyn Any + Send>>,
     /// The per-rank vectors of a [`Completion`] handed back by [`Scratch::recycle`].
     ends: [Vec<f64>; 3],
+    /// Where each rank last waited before its call (the model's §14, "Messages taken in while
+    /// waiting"), for the next evaluation alone ([`Scratch::set_waits`]); empty: nowhere.
+    waits: Vec<Wait>,
 }
 
 /// The parts of a [`Scratch`] a ruled costing takes: `from_sender` and `tr` of `n` values each,
@@ -102,6 +105,7 @@ type RuledArrays<'a> = (
     &'a [AtomicU64],
     &'a mut Option<Box<dyn Any + Send>>,
     &'a mut [Vec<f64>; 3],
+    Vec<Wait>,
 );
 
 impl Scratch {
@@ -111,7 +115,21 @@ impl Scratch {
         for v in [&mut self.from_sender, &mut self.tr] {
             v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
         }
-        (&self.from_sender, &self.tr, &mut self.ranks, &mut self.ends)
+        let waits = std::mem::take(&mut self.waits);
+        (
+            &self.from_sender,
+            &self.tr,
+            &mut self.ranks,
+            &mut self.ends,
+            waits,
+        )
+    }
+
+    /// Where each rank last waited before its call, in rank order, for the next evaluation in
+    /// these arrays (the model's §14): what those waits took in of the messages it receives.
+    pub fn set_waits(&mut self, waits: impl IntoIterator<Item = Wait>) {
+        self.waits.clear();
+        self.waits.extend(waits);
     }
 
     /// Keeps `c`'s per-rank vectors for the next evaluation's [`Completion`].
@@ -316,7 +334,9 @@ pub fn evaluate_each<M: CostModel>(
         waiter,
         ranks: kept_ranks,
         ends: kept_ends,
+        waits,
     } = scratch;
+    let waits = std::mem::take(waits);
     // By passes, every value is read in a pass after the one that wrote it (the levels' rule):
     // what earlier costings left can stay, where setting it unknown would take one thread a
     // pass over the arrays (a 262,144-rank barrier's 75 MB a costing).
@@ -327,7 +347,7 @@ pub fn evaluate_each<M: CostModel>(
         }
         v.resize_with(n, || AtomicU64::new(UNKNOWN.to_bits()));
     }
-    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
+    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start, &waits, model);
     // One model for every message is its own instance of the evaluation, which reads no set.
     match each {
         None => {
@@ -473,8 +493,8 @@ pub fn evaluate_ruled<M: CostModel>(
     };
     // A value a rank; a lockstep's rounds take two (see [`ruled::lockstep`]).
     let slots = if ls.is_some() { 2 * p } else { p };
-    let (from_sender, tr, kept_ranks, kept_ends) = scratch.ruled(slots);
-    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start);
+    let (from_sender, tr, kept_ranks, kept_ends, waits) = scratch.ruled(slots);
+    let mut ranks = RankState::<M::Port>::starting(kept_ranks, start, &waits, model);
     let (mut messages, mut bytes) = (0, 0);
     for (n, b) in [
         tree.map(|t| ruled::binomial(t, model, gamma_ns_per_byte, &mut ranks, from_sender, tr)),
@@ -870,7 +890,12 @@ struct RankState<P> {
 
 impl<P: Default + Send + 'static> RankState<P> {
     /// Ranks calling at `start`, in the vector `kept` holds if it holds one of this port.
-    fn starting(kept: &mut Option<Box<dyn Any + Send>>, start: &[f64]) -> Vec<RankState<P>> {
+    fn starting<M: CostModel<Port = P>>(
+        kept: &mut Option<Box<dyn Any + Send>>,
+        start: &[f64],
+        waits: &[Wait],
+        model: &M,
+    ) -> Vec<RankState<P>> {
         // Taken out of its box, which stays for [`completion`] to put them back in.
         let mut ranks: Vec<RankState<P>> = kept
             .as_mut()
@@ -879,16 +904,18 @@ impl<P: Default + Send + 'static> RankState<P> {
             .unwrap_or_default();
         ranks.clear();
         ranks.par_extend(
-            start
-                .par_iter()
+            (start.par_iter().enumerate())
                 .with_min_len(PARALLEL_MIN_RANKS)
-                .map(|&clock| RankState {
+                .map(|(r, &clock)| RankState {
                     pos: 0,
                     clock,
                     sender_sync: 0.0,
                     receiver_sync: 0.0,
                     call: None,
-                    port: P::default(),
+                    port: match waits.get(r) {
+                        Some(&w) => model.port_at(w),
+                        None => P::default(),
+                    },
                 }),
         );
         ranks

@@ -550,8 +550,22 @@ pub fn predict_from<M: CostModel>(
     gamma_ns_per_byte: f64,
     start: &[f64],
 ) -> Result<Completion, Error> {
+    predict_waiting(op, algorithm, spec, model, (gamma_ns_per_byte, start), &[])
+}
+
+/// [`predict_from`] with rank `r` having last waited over `waits[r]` before its call (the
+/// model's §14, "Messages taken in while waiting"; empty: nowhere).
+pub fn predict_waiting<M: CostModel>(
+    op: Op,
+    algorithm: &str,
+    spec: &Spec,
+    model: &M,
+    (gamma_ns_per_byte, start): (f64, &[f64]),
+    waits: &[crate::model::Wait],
+) -> Result<Completion, Error> {
+    let mut scratch = eval::Scratch::default();
+    scratch.set_waits(waits.iter().copied());
     if let Some(ruled) = ruled(op, algorithm, spec)? {
-        let mut scratch = eval::Scratch::default();
         return Ok(eval::evaluate_ruled(
             &ruled,
             model,
@@ -561,7 +575,13 @@ pub fn predict_from<M: CostModel>(
         ));
     }
     let schedule = build(op, algorithm, spec, &|b| model.split_costs(b))?;
-    eval::evaluate_from(&schedule, model, gamma_ns_per_byte, start)
+    eval::evaluate_in(
+        &schedule.matching()?,
+        model,
+        gamma_ns_per_byte,
+        start,
+        &mut scratch,
+    )
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ pub enum SizeParam {
     Copy,
     /// `gamma`: a collective's reduction, ns a byte, each ≥ 0.
     Gamma,
+    /// `drained`: a receive of an eager message taken in while its rank waited, ns, each ≥ 0.
+    Drained,
 }
 
 impl SizeParam {
@@ -32,6 +34,7 @@ impl SizeParam {
             SizeParam::Bounce => "bounce",
             SizeParam::Copy => "copy",
             SizeParam::Gamma => "gamma",
+            SizeParam::Drained => "drained",
         }
     }
 
@@ -39,7 +42,9 @@ impl SizeParam {
         v.is_finite()
             && match self {
                 SizeParam::Clean | SizeParam::CleanOneway => v > 0.0,
-                SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => v >= 0.0,
+                SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma | SizeParam::Drained => {
+                    v >= 0.0
+                }
             }
     }
 
@@ -60,6 +65,10 @@ impl SizeParam {
             }
             SizeParam::Copy => "must be a finite number ≥ 0 (ns per byte copied)",
             SizeParam::Gamma => "must be a finite number ≥ 0 (ns per byte reduced)",
+            SizeParam::Drained => {
+                "must be a finite number ≥ 0 (ns a receive of a message taken in while its rank \
+                 waited)"
+            }
         }
     }
 
@@ -68,6 +77,7 @@ impl SizeParam {
         match self {
             SizeParam::Clean | SizeParam::CleanOneway => "share",
             SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => "ns_per_byte",
+            SizeParam::Drained => "ns",
         }
     }
 }
@@ -289,6 +299,7 @@ impl std::fmt::Display for BySize {
         let prec = match self.param {
             SizeParam::Clean | SizeParam::CleanOneway => 3,
             SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => 4,
+            SizeParam::Drained => 1,
         };
         match self.points() {
             [(0, x)] => write!(f, "{x:.prec$}"),

@@ -113,6 +113,13 @@ pub struct Params {
     /// ([`crate::trace::PageOffsets`]). None: nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alias: Option<f64>,
+    /// What a receive costs, ns, where its eager message was taken in while its rank waited
+    /// inside an earlier call (the model's §14, "Messages taken in while waiting"): the
+    /// library's progress copies it out of the shared channel then, in time the rank waited
+    /// anyway, and the receive only matches it; by size, as measured. None: `T3`, as any
+    /// receive of a message already there.
+    #[serde(skip)]
+    pub drained: Option<BySize>,
     /// The set in bands of message size (the model's §10), where it is one: each message's
     /// `T1`, `T2`, `T3` from its band, and `o`, `L` (the control messages' and the other
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
@@ -213,6 +220,7 @@ impl Params {
             held_reduce: None,
             alloc: None,
             alias: None,
+            drained: None,
             bands: None,
         }
     }
@@ -269,6 +277,7 @@ impl Params {
             held_reduce: self.held_reduce,
             alloc: self.alloc,
             alias: self.alias,
+            drained: self.drained,
             ..Params::banded(b, self.S, self.poll)
         })
     }
@@ -295,6 +304,7 @@ impl Params {
                 held_reduce: self.held_reduce,
                 alloc: self.alloc,
                 alias: self.alias,
+                drained: self.drained,
                 ..Params::banded(Bands::of_paper(self), self.S, self.poll)
             },
         }
@@ -571,6 +581,37 @@ impl Params {
         }
     }
 
+    /// A receive called at `tr` of a `k`-byte eager message that arrived at `arrives`, where
+    /// the last call of its rank that waited was `wait` (the model's §14, "Messages taken in
+    /// while waiting"): the library took the message in during that call where it arrived
+    /// before the call returned and the call waited at least as long as the work the receive
+    /// saves (`T3` and the `Od` its send left it, less `drained`), and the receive costs
+    /// `drained` after its call. None where the set has no `drained`, the message was not
+    /// there at the call, or no such call took it in.
+    #[inline]
+    pub fn drained_recv(&self, k: u64, arrives: f64, tr: f64, wait: Wait) -> Option<Cost> {
+        let d = self.drained?.at(k as f64);
+        let saved = self.t3(k) + self.departed(k) - d;
+        (arrives <= tr && arrives <= wait.until && saved <= wait.idle).then_some(Cost {
+            ret: tr + d,
+            sync: 0.0,
+            unblock: arrives,
+        })
+    }
+
+    /// [`Params::recv`], where its rank last waited over `wait`: [`Params::drained_recv`]
+    /// where that took its eager message in.
+    #[inline(always)]
+    pub fn recv_waited(&self, k: u64, rdv: bool, ts: f64, tr: f64, wait: Wait) -> Cost {
+        if !rdv
+            && self.drained.is_some()
+            && let Some(c) = self.drained_recv(k, self.arrival(k, ts).0, tr, wait)
+        {
+            return c;
+        }
+        self.recv(k, rdv, ts, tr)
+    }
+
     /// What a `k`-byte receive costs after it can start (its message, or the rendezvous
     /// request, there and its call made): `T3` eager, `o + T5 + T1 − Od + T2* + T3 − Op`
     /// rendezvous (the payload reaches a receive posted long before: the model's §13), the time
@@ -626,8 +667,15 @@ impl Params {
     /// payload's `T3 − Op` where messages move whatever the rank does (`at_calls` false), the
     /// whole protocol from the request's arrival where they move only inside calls.
     #[inline(always)]
-    pub fn recv_span(&self, k: u64, rdv: bool, ts: f64, tr: f64, at_calls: bool) -> (f64, Cost) {
-        let c = self.recv(k, rdv, ts, tr);
+    pub fn recv_span(
+        &self,
+        k: u64,
+        rdv: bool,
+        (ts, tr): (f64, f64),
+        at_calls: bool,
+        wait: Wait,
+    ) -> (f64, Cost) {
+        let c = self.recv_waited(k, rdv, ts, tr, wait);
         let start = match rdv && !at_calls {
             true => c.ret - (self.t3(k) - self.split_of(k).1),
             false => tr + c.sync,
@@ -743,6 +791,9 @@ impl std::fmt::Display for Params {
         if let Some(a) = self.alias {
             write!(f, "; alias={a:.4}")?;
         }
+        if let Some(d) = self.drained {
+            write!(f, "; drained={d}")?;
+        }
         if let Some(clean) = self.clean {
             write!(f, "; clean={clean}")?;
         }
@@ -759,12 +810,48 @@ impl std::fmt::Display for Params {
     }
 }
 
+/// The last call of a rank that waited (the model's §14, "Messages taken in while waiting"):
+/// when it returned and how long it waited (its synchronization), ns; none: nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wait {
+    pub until: f64,
+    pub idle: f64,
+}
+
+impl Wait {
+    /// No wait yet: takes in nothing.
+    pub const NONE: Wait = Wait {
+        until: f64::NEG_INFINITY,
+        idle: 0.0,
+    };
+
+    /// After a call that returned at `ret` having waited `sync` ns: that call where it waited
+    /// (else `earlier`, the rank's wait before).
+    #[inline]
+    pub fn after(earlier: Wait, ret: f64, sync: f64) -> Wait {
+        match sync > 0.0 {
+            true => Wait {
+                until: ret,
+                idle: sync,
+            },
+            false => earlier,
+        }
+    }
+}
+
+impl Default for Wait {
+    fn default() -> Wait {
+        Wait::NONE
+    }
+}
+
 /// LogGPS (the model's §4): the replay's own cost table.
 impl CostModel for Params {
-    type Port = ();
+    /// Where the rank last waited (the model's §14, "Messages taken in while waiting").
+    type Port = Wait;
 
     #[inline(always)]
-    fn send_call(&self, _: &mut (), t: f64, bytes: u64) -> SendCall {
+    fn send_call(&self, _: &mut Wait, t: f64, bytes: u64) -> SendCall {
         // Waiting for its receive's call: a rendezvous send, and one its library holds.
         let waits = self.rendezvous(bytes, false) || self.holds(bytes);
         SendCall {
@@ -787,19 +874,23 @@ impl CostModel for Params {
     }
 
     #[inline(always)]
-    fn recv_return(&self, _: &mut (), t: f64, bytes: u64, ts: f64) -> Cost {
-        self.recv(bytes, self.rendezvous(bytes, false), ts, t)
+    fn recv_return(&self, wait: &mut Wait, t: f64, bytes: u64, ts: f64) -> Cost {
+        let c = self.recv_waited(bytes, self.rendezvous(bytes, false), ts, t, *wait);
+        *wait = Wait::after(*wait, c.ret, c.sync);
+        c
     }
 
     #[inline(always)]
-    fn sendrecv_return(&self, _: &mut (), t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
+    fn sendrecv_return(&self, wait: &mut Wait, t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
         // The model's §4: an Isend and an Irecv at the call, then a Waitall; where the library
         // holds blocking sends, its exchange's wait after its send ([`Params::exchange_wait`]).
-        let recv = self.recv_return(&mut (), t, rb, ts);
+        let earlier = *wait;
+        let recv = self.recv_return(wait, t, rb, ts);
         let mut w = WaitFold::new(self.exchange_wait(t, send.ret), self.o);
         w.add(send.ret, send.unblock, true);
         w.add(recv.ret, recv.unblock, false);
         let (ret, _, sender_sync, receiver_sync) = w.finish();
+        *wait = Wait::after(earlier, ret, sender_sync + receiver_sync);
         StepCost {
             ret,
             sender_sync,
@@ -807,8 +898,12 @@ impl CostModel for Params {
         }
     }
 
-    fn rank_end(&self, _: &(), t: f64) -> f64 {
+    fn rank_end(&self, _: &Wait, t: f64) -> f64 {
         t
+    }
+
+    fn port_at(&self, wait: Wait) -> Wait {
+        wait
     }
 
     fn split_costs(&self, bytes: u64) -> (f64, f64) {

@@ -13,7 +13,7 @@ pub use bands::{BAND_NAMES, Band, Bands, MAX_BANDS, MAX_EAGER_ABOVE, sizes};
 pub use by_size::{BySize, SIZE_POINTS, SizeParam};
 pub use knob::{Knob, PAPER};
 pub use loggp::{LOGGP_NAMES, LogGp, Port};
-pub use loggps::{ALIAS_REACH, Class, NAMES, PRESETS, Params, aliases};
+pub use loggps::{ALIAS_REACH, Class, NAMES, PRESETS, Params, Wait, aliases};
 pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, alias_invalid,
     alloc_invalid, cores_invalid, held_invalid, held_reduce_invalid, nearest_cores,
@@ -155,6 +155,12 @@ pub trait CostModel: Sync {
     /// sender can start its next message and when the receiver can forward it. Tree algorithms
     /// (optimal scatter, postal-model broadcast) pick their shape from these.
     fn split_costs(&self, bytes: u64) -> (f64, f64);
+    /// The port of a rank that last waited over `wait` before its call (LogGPS: what that
+    /// wait took in, the model's §14); by default a fresh one.
+    fn port_at(&self, wait: Wait) -> Self::Port {
+        let _ = wait;
+        Self::Port::default()
+    }
 }
 
 /// The cost model a run uses.

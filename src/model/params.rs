@@ -85,6 +85,9 @@ pub struct Overrides {
     pub alloc: Option<f64>,
     /// What an aliased single copy costs more, ns a byte (`--alias`, the model's §9).
     pub alias: Option<f64>,
+    /// What a receive of an eager message taken in while its rank waited costs, ns at every
+    /// size (`--drained`, the model's §14).
+    pub drained: Option<f64>,
     /// `(name, factor)`: multiply that parameter (in every band) by the factor (`--scale`),
     /// after the absolute values are set.
     pub scale: Vec<(String, f64)>,
@@ -133,6 +136,8 @@ pub struct Resolved {
     pub alloc_source: Source,
     /// Where `params.alias` came from (unused while it is None).
     pub alias_source: Source,
+    /// Where `params.drained` came from (unused while it is None).
+    pub drained_source: Source,
     /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
     pub split_sources: [Source; 2],
     /// The other sets given with it (several `--params`, or several sets in one file: the
@@ -197,6 +202,8 @@ impl Resolved {
         let alias = p
             .alias
             .map(|v| ("alias".to_string(), v, &self.alias_source));
+        let drained = (p.drained.iter().flat_map(BySize::named))
+            .map(|(name, v)| (name, v, &self.drained_source));
         named
             .into_iter()
             .chain(poll)
@@ -212,6 +219,7 @@ impl Resolved {
             .chain(held_reduce)
             .chain(alloc)
             .chain(alias)
+            .chain(drained)
     }
 }
 
@@ -486,6 +494,12 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(v) = ov.alias {
         (p.alias, alias_source) = (Some(v), Source::Flag);
     }
+    let mut drained_source = source.clone();
+    if let Some(v) = ov.drained {
+        let d = BySize::one(SizeParam::Drained, v)
+            .map_err(|why| Error::Params(format!("--drained: {why}")))?;
+        (p.drained, drained_source) = (Some(d), Source::Flag);
+    }
     let mut split_sources = [source.clone(), source.clone()];
     for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
         if let Some(v) = v {
@@ -592,6 +606,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         held_reduce_source,
         alloc_source,
         alias_source,
+        drained_source,
         split_sources,
         others: Vec::new(),
     })

@@ -7,7 +7,7 @@ use super::Shared;
 use crate::collectives::schedule::{Matching, NONE};
 use crate::collectives::{Op, Spec};
 use crate::collectives::{copies, eval};
-use crate::model::{CostModel, Model};
+use crate::model::{CostModel, Model, Wait};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -73,13 +73,27 @@ pub(super) struct Local {
     pub(super) reads: Vec<(u32, u32)>,
     /// The returns of the instance read last.
     pub(super) returns: Option<(u32, Arc<eval::Completion>)>,
-    /// `(instance, world rank, call time)` of arrivals at modeled collectives.
+    /// `(instance, world rank, call time)` of arrivals at modeled collectives; where some set
+    /// has `drained`, each followed by where the rank last waited (its rank in
+    /// [`wait_slot`]s 1 and 2: [`Wait`]'s `until` and `idle`).
     pub(super) starts: Vec<(u32, u32, f64)>,
     /// Costed events for the observer (at most [`STEPS_BATCH`]).
     pub(super) steps: Vec<super::Step>,
     /// The receives of the completion call being costed, taken one at a time
     /// ([`super::cost::Queued::serial`]); kept in the rank's state only while it is blocked.
     pub(super) queued: Vec<super::cost::Queued>,
+}
+
+/// The ranks a [`Local::starts`] entry may name: below 2^29, the bits above naming its slot.
+const WAIT_SLOT_SHIFT: u32 = 29;
+
+/// World rank `r` in a [`Local::starts`] entry of slot `slot`: 0 its call time, 1 and 2 the
+/// return of its last call that waited and how long it waited (the model's §14, "Messages
+/// taken in while waiting").
+#[inline]
+pub(super) fn wait_slot(r: u32, slot: u32) -> u32 {
+    debug_assert!(r < 1 << WAIT_SLOT_SHIFT, "a rank below 2^29");
+    r | slot << WAIT_SLOT_SHIFT
 }
 
 /// Steps a thread batches before it hands them to the observer.
@@ -341,17 +355,22 @@ impl Shared<'_> {
             let Returns::Arriving(starts) = &mut *rs else {
                 unreachable!("an instance is costed once all its participants arrived")
             };
+            // Call times, then (where draining) the returns and lengths of the participants' last
+            // waits, a vector a slot.
+            let n = self.g.instances[x].size as usize;
             for &(x, r, t) in run {
-                starts[self.place(x, r)] = t;
+                let (slot, r) = (r >> WAIT_SLOT_SHIFT, r & ((1 << WAIT_SLOT_SHIFT) - 1));
+                starts[slot as usize * n + self.place(x, r)] = t;
             }
         }
     }
 
-    /// An instance's vector of `n` call times, unknown: the one the last costing left, if any.
+    /// An instance's vector of `n` call times, unknown (and, where draining, as many returns
+    /// and lengths of the participants' last waits): the one the last costing left, if any.
     pub(super) fn fresh_starts(&self, n: usize) -> Vec<f64> {
         let mut starts = std::mem::take(&mut self.spare.lock().expect("spare").starts);
         starts.clear();
-        starts.resize(n, f64::NAN);
+        starts.resize(if self.draining { 3 * n } else { n }, f64::NAN);
         starts
     }
 
@@ -389,6 +408,13 @@ impl Shared<'_> {
         if let Some(read) = shell.as_mut().and_then(Arc::get_mut) {
             eval.recycle(std::mem::take(read));
         }
+        // Where each participant last waited (the model's §14), for the evaluation.
+        if self.draining && starts.len() == 3 * size {
+            let (untils, idles) = starts[size..].split_at(size);
+            let waits = untils.iter().zip(idles);
+            eval.set_waits(waits.map(|(&until, &idle)| Wait { until, idle }));
+            starts.truncate(size);
+        }
         debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));
         let (model, set) = self.instance_model(x);
         // Each participant's part starts its copies after its call; its copies after its last
@@ -418,6 +444,7 @@ impl Shared<'_> {
                 self.cost_modeled(op, algorithm, &spec, (m, 0), None, None, &starts, eval)
             }
         };
+        eval.set_waits([]);
         self.spare.lock().expect("spare").starts = starts;
         let costed = costed.map(|mut c| {
             if let Some(after) = &after {

@@ -6,7 +6,7 @@ use super::collective::Local;
 use super::rank::{NO_EVENT, RankState, Rare};
 use super::{Dep, Shared, UNKNOWN, link_of};
 use crate::graph::{NONE, rendezvous_at, rendezvous_by, rendezvous_in};
-use crate::model::{Cost, CostModel, Model, Port, WaitFold, aliases};
+use crate::model::{Cost, CostModel, Model, Port, Wait, WaitFold, aliases};
 use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, PEER_NULL, PageOffsets, Routine, Shape};
 use std::sync::atomic::Ordering;
 
@@ -176,7 +176,7 @@ pub(super) fn cost_event(
                         RecvBuf::of(&ev, r, i),
                         k,
                         rdv,
-                        p.recv(k, rdv, ts, tc),
+                        p.recv_waited(k, rdv, ts, tc, st.wait),
                     )
                 }
                 Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),
@@ -194,7 +194,8 @@ pub(super) fn cost_event(
         Shape::Sendrecv => {
             let send = sh.send_completion(r, i, tc)?;
             let into = RecvBuf::of(&ev, r, i);
-            match sh.recv_completion(sh.g.link2(r, i), false, -1, r, tc, false, into)? {
+            let at = (r, tc, st.wait);
+            match sh.recv_completion(sh.g.link2(r, i), false, -1, at, false, into)? {
                 Pending::Done(recv) => {
                     let mut w = WaitFold::new(tc, o);
                     w.add(send.done, send.unblock, send.send_side);
@@ -287,6 +288,7 @@ fn completion(
     if routine.polls() && ev.completed_reqs(i).next().is_none() {
         return Ok(failed_poll(sh, r, i, tc));
     }
+    let wait = st.wait;
     let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
     let fold_send_side = &mut st.fold_send_side;
     let rare = &mut st.rare;
@@ -309,7 +311,7 @@ fn completion(
     };
     let hint = (last.1 != NO_EVENT).then_some(*last);
     for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, hint)) {
-        match sh.request(r, oi as usize, local) {
+        match sh.request((r, wait), oi as usize, local) {
             Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
             Ok(Pending::Inbound(m)) => {
                 Rare::loggp(rare).expect("a LogGP state").inbound.push(m);
@@ -602,8 +604,7 @@ impl Shared<'_> {
         from: u32,
         plain: bool,
         source: i32,
-        to: usize,
-        ti: f64,
+        (to, ti, wait): (usize, f64, Wait),
         queued: bool,
         into: RecvBuf,
     ) -> Result<Pending, Dep> {
@@ -621,14 +622,17 @@ impl Shared<'_> {
         let c = match self.message_model(from, to, rdv) {
             Model::LogGps(p) if queued => {
                 let at_calls = !self.progress_at.is_empty();
-                let (start, c) = p.recv_span(bytes, rdv, ts, ti, at_calls);
+                let (start, c) = p.recv_span(bytes, rdv, (ts, ti), at_calls, wait);
                 let c = self.slowed(p, from, into, bytes, rdv, c);
                 return Ok(Pending::Queued(Queued {
                     start,
                     c: Completion::of(c, false),
                 }));
             }
-            Model::LogGps(p) => self.slowed(p, from, into, bytes, rdv, p.recv(bytes, rdv, ts, ti)),
+            Model::LogGps(p) => {
+                let c = p.recv_waited(bytes, rdv, ts, ti, wait);
+                self.slowed(p, from, into, bytes, rdv, c)
+            }
             Model::LogGp(m) => {
                 return Ok(Pending::Inbound(Inbound {
                     t: ti,
@@ -806,7 +810,12 @@ impl Shared<'_> {
 
     /// The completion of the request rank `r` created at its event `oi` (at a known call time).
     #[inline(always)]
-    pub(super) fn request(&self, r: usize, oi: usize, local: &mut Local) -> Result<Pending, Dep> {
+    pub(super) fn request(
+        &self,
+        (r, wait): (usize, Wait),
+        oi: usize,
+        local: &mut Local,
+    ) -> Result<Pending, Dep> {
         let ti = self
             .call(r, oi)
             .expect("a request's creator precedes its completion");
@@ -828,7 +837,7 @@ impl Shared<'_> {
                 // One at a time, in the call that completes them.
                 let ev = self.trace.rank(r);
                 let into = RecvBuf::of(&ev, r, oi);
-                self.recv_completion(from, plain, ev.peer(oi), r, tr, true, into)
+                self.recv_completion(from, plain, ev.peer(oi), (r, tr, wait), true, into)
             }
         }
     }

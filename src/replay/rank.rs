@@ -1,18 +1,18 @@
 //! One rank's replay: its state, and the walk over its events ([`advance`]) that keeps the
 //! measured computation, publishes each call time and adds each event's cost.
 
-use super::collective::{Local, STARTS_BATCH, STEPS_BATCH};
+use super::collective::{Local, STARTS_BATCH, STEPS_BATCH, wait_slot};
 use super::cost::cost_event;
 use super::cost::{Inbound, Queued};
 use super::schedule::{PREFETCH_AHEAD, prefetch_partner};
 use super::{Outcome, RankBreakdown, Shared, Step, link_of, read_by_partners, sends};
 use crate::collectives::traced::op_of;
 use crate::graph::NONE;
-use crate::model::{CostModel, Model, Port, SavedFold};
+use crate::model::{CostModel, Model, Port, SavedFold, Wait};
 use crate::trace::{PEER_NULL, Routine};
 use std::sync::atomic::Ordering;
 
-/// A rank's replay so far: 104 bytes with its lock, what a replay of many short ranks holds a
+/// A rank's replay so far: 120 bytes with its lock, what a replay of many short ranks holds a
 /// rank: the fold kept without its call time (the clock), the last request without an
 /// `Option`, what only some ranks have in one box ([`Rare`]).
 pub(super) struct RankState {
@@ -43,6 +43,9 @@ pub(super) struct RankState {
     pub(super) first_collective: Option<Routine>,
     /// What only some ranks have (boxed: 8 bytes for a rank that has none of it).
     pub(super) rare: Option<Box<Rare>>,
+    /// Where it last waited inside a call: what that call may have taken in of a message a
+    /// later receive finds there (the model's §14, "Messages taken in while waiting").
+    pub(super) wait: Wait,
 }
 
 /// No event (no rank has `u32::MAX` events: see [`crate::graph::NONE`]).
@@ -111,6 +114,7 @@ impl RankState {
                     ..Rare::default()
                 })
             }),
+            wait: Wait::NONE,
         }
     }
 
@@ -253,7 +257,12 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
                 }
                 if sh.coll.modeled && op_of(routine).is_some() {
                     local.starts.push((x, r as u32, tc));
-                    if local.starts.len() == STARTS_BATCH {
+                    if sh.draining {
+                        let w = st.wait;
+                        local.starts.push((x, wait_slot(r as u32, 1), w.until));
+                        local.starts.push((x, wait_slot(r as u32, 2), w.idle));
+                    }
+                    if local.starts.len() >= STARTS_BATCH {
                         sh.flush_starts(local);
                     }
                 }
@@ -280,6 +289,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
             st.colls += 1;
         }
         observe(sh, local, r, i, tc, (ret, comm, ssync, rsync));
+        st.wait = Wait::after(st.wait, ret, ssync + rsync);
         st.parts.communication += comm;
         st.parts.sender_sync += ssync;
         st.parts.receiver_sync += rsync;

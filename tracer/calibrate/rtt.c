@@ -132,7 +132,7 @@
  * MPI (the message waits where the sender left it), and spinning in MPI_Iprobe for a message
  * that never comes (the library's progress takes the message in while the rank waits inside
  * a call, as a rank blocked in a Recv, a Wait or a collective does); rank 0 times each
- * MPI_Recv and prints the medians over the repetitions (MODEL.md §10, "Messages taken in
+ * MPI_Recv and prints the medians over the repetitions (MODEL.md §14, "Messages taken in
  * while waiting"):
  *
  *     drained K COMPUTED_NS DRAINED_NS REPS

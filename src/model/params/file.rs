@@ -152,6 +152,7 @@ struct Extras {
     held_reduce: Option<f64>,
     alloc: Option<f64>,
     alias: Option<f64>,
+    drained: Option<BySize>,
 }
 
 impl Extras {
@@ -175,6 +176,7 @@ impl Extras {
             held_reduce: self.held_reduce,
             alloc: self.alloc,
             alias: self.alias,
+            drained: self.drained,
             ..p
         }
     }
@@ -226,6 +228,7 @@ impl Extras {
         let bounce = BySize::of_table(SizeParam::Bounce, table)?;
         let clean = BySize::of_table(SizeParam::Clean, table)?;
         let clean_oneway = BySize::of_table(SizeParam::CleanOneway, table)?;
+        let drained = BySize::of_table(SizeParam::Drained, table)?;
         let departs_upto = match table.contains_key("departs_upto") {
             true => Some(byte_count(table, "departs_upto")?),
             false => None,
@@ -248,6 +251,7 @@ impl Extras {
             held_reduce,
             alloc,
             alias,
+            drained,
         })
     }
 }
@@ -435,7 +439,8 @@ pub fn params_toml(p: &Params) -> String {
         + &p.alloc
             .map_or(String::new(), |v| format!("alloc = {v:?}\n"))
         + &p.alias
-            .map_or(String::new(), |v| format!("alias = {v:?}\n"));
+            .map_or(String::new(), |v| format!("alias = {v:?}\n"))
+        + &p.drained.as_ref().map_or(String::new(), BySize::toml);
     if let Some(b) = &p.bands {
         let mut out = format!(
             "# LogGPS parameters in bands of message size (ns, ns/byte, bytes)\nS = {}\n{poll}",

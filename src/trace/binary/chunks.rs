@@ -266,6 +266,8 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     (input, ()) = each_value(input, &mut main, &mut others, ALLOC)?;
     // Then each set's `alias` (NaN: none), where one has it (the model's §9).
     (input, ()) = each_value(input, &mut main, &mut others, ALIAS)?;
+    // Then each set's `drained` at sizes, where one has it: as the `clean`s.
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Drained)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -306,6 +308,11 @@ fn each_by_size<'a>(
             "a gamma size in bytes (u64)",
             "a gamma in ns a byte (f64)",
         ),
+        SizeParam::Drained => (
+            "a parameter set's number of drained sizes (u8)",
+            "a drained size in bytes (u64)",
+            "a drained receive in ns (f64)",
+        ),
     };
     for p in std::iter::once(main).chain(others.iter_mut()) {
         let at = input;
@@ -329,6 +336,7 @@ fn each_by_size<'a>(
                 SizeParam::CleanOneway => &mut p.clean_oneway,
                 SizeParam::Copy => &mut p.copy,
                 SizeParam::Gamma => &mut p.gamma,
+                SizeParam::Drained => &mut p.drained,
             } = Some(b);
         }
     }

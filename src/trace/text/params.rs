@@ -23,7 +23,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 17] = [
+    const EXTRAS: [&str; 18] = [
         "departs_upto",
         "post",
         "held",
@@ -41,6 +41,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         "bounce",
         "clean",
         "clean_oneway",
+        "drained",
     ];
     let known = |k: &str| {
         EXTRAS.contains(&k)
@@ -97,6 +98,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     let bounce = by_size(SizeParam::Bounce)?;
     let clean = by_size(SizeParam::Clean)?;
     let clean_oneway = by_size(SizeParam::CleanOneway)?;
+    let drained = by_size(SizeParam::Drained)?;
     let departs_upto = match get("departs_upto") {
         Ok(_) => Some(int("departs_upto")?),
         Err(_) => None,
@@ -148,6 +150,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             held_reduce,
             alloc,
             alias,
+            drained,
             ..Params::banded(bands, int("S")?, poll)
         });
     }
@@ -169,6 +172,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         held_reduce,
         alloc,
         alias,
+        drained,
         ..Params::from_named(num, int)?
     })
 }
@@ -238,6 +242,8 @@ pub(super) fn extras_fields(p: &Params) -> String {
         + &(p.held_reduce).map_or(String::new(), |v| format!(" held_reduce={v}"))
         + &p.alloc.map_or(String::new(), |v| format!(" alloc={v}"))
         + &p.alias.map_or(String::new(), |v| format!(" alias={v}"))
+        + &p.drained
+            .map_or(String::new(), |d| format!(" drained={}", d.text()))
 }
 
 /// A set's `bands=` value (see [`parse_bands`]), and ` eager_bands=LO;HI:…;…` where it has
