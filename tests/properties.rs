@@ -7,7 +7,7 @@
 
 mod common;
 
-use loggps_predict::model::{LogGp, Model, Params};
+use loggps_predict::model::{BySize, LogGp, Model, Params, SizeParam};
 use loggps_predict::replay::{Prediction, Step};
 use loggps_predict::trace::{self, Trace, binary, text};
 use loggps_predict::{graph, replay};
@@ -106,7 +106,8 @@ proptest! {
     #[test]
     fn text_binary_round_trip(seed: u64, finalize: bool) {
         let mut t = common::random_trace(seed, 6, 60);
-        t.meta.params = Some(Params { Gl: -0.1 + seed as f64 * 1e-9, alias: Some(0.25), ..myrinet() });
+        let drained = BySize::new(SizeParam::Drained, &[(8, 40.0 + (seed % 7) as f64), (4096, 70.5)]).ok();
+        t.meta.params = Some(Params { Gl: -0.1 + seed as f64 * 1e-9, alias: Some(0.25), drained, ..myrinet() });
         t.complete = finalize;
         let mut bin = Vec::new();
         binary::write(&t, &mut bin, finalize).unwrap();

@@ -132,9 +132,14 @@ fn models() -> Vec<(&'static str, Model)> {
     vec![
         ("LogGPS", Model::LogGps(myrinet)),
         (
-            "LogGPS, progress at calls",
+            "LogGPS, progress at calls, drained",
             Model::LogGps(Params {
                 progress_at_calls: true,
+                drained: loggps_predict::model::BySize::new(
+                    loggps_predict::model::SizeParam::Drained,
+                    &[(8, 300.0), (65536, 2000.0)],
+                )
+                .ok(),
                 ..myrinet
             }),
         ),
