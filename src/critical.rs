@@ -134,6 +134,9 @@ pub enum Rule {
     /// A receive's post (`MPI_Irecv`) after the instant `.0`: `post` of set `.1`, `o` where
     /// it has none.
     Post(f64, u8),
+    /// A completion call with nothing left to wait for, after the instant `.0`: `wait` of set
+    /// `.1`, `o` where it has none (the model's §4 Wait rule).
+    Wait(f64, u8),
     /// A `k`-byte message's send, receive or probe ([`Side`]), sent at `ts` and received (or
     /// probed for) at `tr`, costed with set `set` (its pair's).
     Message {
@@ -194,8 +197,9 @@ pub enum Side {
     /// says.
     Recv(Slow),
     /// [`Params::drained_recv`]: its eager message taken in while its rank waited in an
-    /// earlier call, it costs `drained` after its call, waiting for nothing.
-    Drained,
+    /// earlier call, with `.0` ns of that wait left after the arrival, it costs
+    /// [`Params::drained_cost`] after its call, waiting for nothing.
+    Drained(f64),
     /// [`Params::probe`]: as a receive.
     Probe,
     /// [`Params::isend_at_calls`]: an `MPI_Isend` where messages move only inside calls, which
@@ -208,8 +212,8 @@ impl Side {
         match self {
             Side::Send(s) => slowed(p, k, rdv, s, p.send(k, rdv, ts, tr)),
             Side::Recv(s) => slowed(p, k, rdv, s, p.recv(k, rdv, ts, tr)),
-            Side::Drained => crate::model::Cost {
-                ret: tr + p.drained.map_or(0.0, |d| d.at(k as f64)),
+            Side::Drained(room) => crate::model::Cost {
+                ret: tr + p.drained_cost(k, room),
                 sync: 0.0,
                 unblock: tr,
             },
@@ -232,7 +236,7 @@ impl Side {
                 let c = self.cost(p, k, rdv, ts, tr);
                 (c.ret, c)
             }
-            Side::Drained => (tr, self.cost(p, k, rdv, ts, tr)),
+            Side::Drained(_) => (tr, self.cost(p, k, rdv, ts, tr)),
             // (the replay queues the slowed send: its start as much later)
             Side::Send(s) => {
                 let (start, c) = p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
@@ -310,6 +314,7 @@ impl Rule {
             Rule::Const => Some(0.0),
             Rule::O(t, s) => Some(t + sets[s as usize].o),
             Rule::Post(t, s) => Some(t + sets[s as usize].post.unwrap_or(sets[s as usize].o)),
+            Rule::Wait(t, s) => Some(t + sets[s as usize].wait_floor()),
             Rule::Message {
                 side,
                 k,
@@ -351,7 +356,7 @@ impl Rule {
         // A send waits for its receive's call, a receive or a probe for its message.
         let p = &message_set(base, set);
         match (side, side.cost(p, k, rdv, ts, tr).sync > 0.0) {
-            (Side::Send(_), true) | (Side::Recv(_) | Side::Probe | Side::Drained, false) => {
+            (Side::Send(_), true) | (Side::Recv(_) | Side::Probe | Side::Drained(_), false) => {
                 ts = f64::NEG_INFINITY
             }
             _ => tr = f64::NEG_INFINITY,
@@ -969,9 +974,9 @@ fn recv_of(
     // replay decides it ([`Params::recv_waited`]).
     let side = match side {
         Side::Recv(_) if !rdv && p.drained.is_some() => {
-            let arrives = p.arrival(k, ts).0;
-            match arrives <= tr && p.drained_recv(k, arrives, tr, (ctx.wait)(r, at)).is_some() {
-                true => Side::Drained,
+            let (arrives, wait) = (p.arrival(k, ts).0, (ctx.wait)(r, at));
+            match p.drained_recv(k, arrives, tr, wait).is_some() {
+                true => Side::Drained(wait.room(arrives)),
                 false => side,
             }
         }
@@ -1044,8 +1049,8 @@ fn serial(sets: &[Params], mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Bind
 /// The Wait rule over the completions `done` of a call at `tw`: the one that ends last, or `o`
 /// after the call where none ends later.
 fn fold(sets: &[Params], tw: f64, done: Vec<(Rule, Binder)>) -> (Rule, Binder) {
-    let mut best = (Rule::O(tw, 0), Binder::Own);
-    let mut latest = tw + sets[0].o;
+    let mut best = (Rule::Wait(tw, 0), Binder::Own);
+    let mut latest = tw + sets[0].wait_floor();
     for (rule, binder) in done {
         let Some(t) = rule.ret(sets) else {
             continue;

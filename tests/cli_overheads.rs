@@ -873,7 +873,9 @@ fn sends_held_by_a_computing_receiver_are_counted_not_costed() {
 ///   message, there since 30,050, was taken in during that wait: the second receive ends at
 ///   139,670 (148,290 costing `T3`).
 /// - `c` = 200,000: rank 1's message is there, nothing waited: 218,240 either way.
-/// - `c` = 125,000: it waits 5,050 ns, less than the 8,620 the receive saves: `T3`, 148,290.
+/// - `c` = 125,000: it waits 5,050 ns (taken as its last, 134,120–139,170), less than the
+///   8,620 taking the message in saves: the receive pays the 3,570 the wait had no room for
+///   after `drained`, 139,170 + 500 + 3,570 = 143,240.
 /// - `s2` = 120,000: it arrives at 150,050, after the wait: the receive waits for it, 159,170.
 /// - Rank 2's message received by an `MPI_Irecv` after that receive (it costs `o`, 6,550:
 ///   139,170 to 145,720) and an `MPI_Wait`, messages moving only inside calls (`--progress
@@ -912,7 +914,7 @@ fn a_message_taken_in_while_its_rank_waited_costs_drained() {
     for (c, s2, irecv, with, without) in [
         (0, 0, false, 139_670.0, 148_290.0),
         (200_000, 0, false, 218_240.0, 218_240.0),
-        (125_000, 0, false, 148_290.0, 148_290.0),
+        (125_000, 0, false, 143_240.0, 148_290.0),
         (0, 120_000, false, 159_170.0, 159_170.0),
         (0, 0, true, 152_270.0, 154_840.0),
     ] {
@@ -925,4 +927,23 @@ fn a_message_taken_in_while_its_rank_waited_costs_drained() {
     // A set's own `drained`, by size: 500 at 1,000 B.
     let t = trace(0, 0, false).replace("S=16383", "S=16383 drained=8:100,1000:500");
     assert_close(end(&t, &[]), 139_670.0, "the trace's drained");
+}
+
+/// A completion call costs `wait` at least (the model's §4 Wait rule's floor; `o` without
+/// it): rank 0's `MPI_Isend` of 8 B costs `o` (0–6,550), it computes 99,990 ns, and its
+/// `MPI_Wait` (at 106,540) finds the send long done: it returns at 106,540 + 6,550 = 113,090,
+/// with `--wait 10` at 106,550, and so with the trace's own `wait=10`.
+#[test]
+fn a_wait_with_nothing_left_costs_wait() {
+    let t = format!(
+        "loggps-trace 1\nranks 2\n{MYRINET}\n\
+         0 MPI_Init 0 0\n0 MPI_Isend 0 10 bytes=8 peer=1 tag=0 req=0\n\
+         0 MPI_Wait 100000 100010 done=0:-1:-1\n0 MPI_Finalize 100010 100020\n\
+         1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=8 peer=0 tag=0\n1 MPI_Finalize 10 20\n"
+    );
+    let end = |t: &str, args: &[&str]| rank_ns(&predict(t, args), 0)[0];
+    assert_close(end(&t, &[]), 113_090.0, "o");
+    assert_close(end(&t, &["--wait", "10"]), 106_550.0, "--wait 10");
+    let own = t.replace("S=16383", "S=16383 wait=10");
+    assert_close(end(&own, &[]), 106_550.0, "the trace's wait");
 }

@@ -312,12 +312,30 @@ fn a_drained_receive_is_read_off_the_path() {
         1 MPI_Finalize 100010 100020\n\
         2 MPI_Init 0 0\n2 MPI_Send 0 10 bytes=1000 peer=0 tag=2\n2 MPI_Finalize 10 20\n";
     let (_d, f) = common::text_trace("drained.txt", t);
-    let v = sensitivity(&[&f, "--drained", "500"]);
+    let v = sensitivity(&[&f, "--drained", "500", "--wait", "10"]);
     assert_eq!(v["critical_path_unread_s"], 0.0, "{v}");
     path_is_the_right_derivative(&v, "drained");
+    // Rank 0's receives end it, no Wait: `wait` moves nothing.
+    close(derivative(&v, "wait"), 0.0, 1e-9, "wait");
     // The path holds rank 1's message (T1 + T2 + T3 of 1,000 B) and not rank 2's: by `Os`,
     // its 1,000 bytes once.
     close(derivative(&v, "Os"), 1000.0, 1e-6, "drained");
+}
+
+/// A Wait that finds its send long done costs `wait` (the model's §4): by it, the runtime
+/// moves one for one, on the path and in the replays.
+#[test]
+fn a_wait_floor_is_read_off_the_path() {
+    let t = "loggps-trace 1\nranks 2\n\
+        params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383 wait=10\n\
+        0 MPI_Init 0 0\n0 MPI_Isend 0 10 bytes=8 peer=1 tag=0 req=0\n\
+        0 MPI_Wait 100000 100010 done=0:-1:-1\n0 MPI_Finalize 100010 100020\n\
+        1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=8 peer=0 tag=0\n1 MPI_Finalize 10 20\n";
+    let (_d, f) = common::text_trace("wait.txt", t);
+    let v = sensitivity(&[&f]);
+    assert_eq!(v["critical_path_unread_s"], 0.0, "{v}");
+    path_is_the_right_derivative(&v, "wait");
+    close(derivative(&v, "wait"), 1.0, 1e-9, "wait");
 }
 
 /// A trace without messages does not depend on L: its tolerance is none; a bad range says so.

@@ -107,7 +107,7 @@ proptest! {
     fn text_binary_round_trip(seed: u64, finalize: bool) {
         let mut t = common::random_trace(seed, 6, 60);
         let drained = BySize::new(SizeParam::Drained, &[(8, 40.0 + (seed % 7) as f64), (4096, 70.5)]).ok();
-        t.meta.params = Some(Params { Gl: -0.1 + seed as f64 * 1e-9, alias: Some(0.25), drained, ..myrinet() });
+        t.meta.params = Some(Params { Gl: -0.1 + seed as f64 * 1e-9, alias: Some(0.25), drained, wait: Some(12.5), ..myrinet() });
         t.complete = finalize;
         let mut bin = Vec::new();
         binary::write(&t, &mut bin, finalize).unwrap();

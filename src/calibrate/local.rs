@@ -37,6 +37,9 @@ pub(super) struct Local {
     /// A posted receive (`MPI_Irecv` of a message not yet sent), the median of batches: the
     /// model's `post`.
     pub(super) post_ns: f64,
+    /// A completion call on complete requests (`MPI_Wait` on a cancelled receive), the median
+    /// of batches: the model's `wait` (None: an older round-trip program timed none).
+    pub(super) wait_ns: Option<f64>,
     pub(super) reduction: Reduction,
     pub(super) progress_wait_ns: f64,
     pub(super) progress_rtt_ns: f64,
@@ -264,6 +267,7 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
             Ok(Local {
                 poll_ns: ns,
                 post_ns,
+                wait_ns: first("waitdone"),
                 reduction: r,
                 progress_wait_ns: wait,
                 progress_rtt_ns: rtt,

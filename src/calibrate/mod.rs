@@ -1129,6 +1129,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     // A receive of a message a wait took in (the model's §14) is the receiving rank's work.
     fit.params.drained = drained_points(&local.drained, limit);
     fit.params.post = Some(local.post_ns);
+    fit.params.wait = local.wait_ns;
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
     fit.params.cores = cores_ns(&lines);
@@ -1140,6 +1141,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     if let Some(o) = other.as_mut() {
         o.fit.params.alias = fit.params.alias;
         o.fit.params.drained = fit.params.drained;
+        o.fit.params.wait = fit.params.wait;
     }
     // Where a small blocking send returns once its message has left (the model's §13).
     fit.params.departs_upto = departs_upto(&fit.params, &calls);
@@ -1481,6 +1483,14 @@ pub fn post_finding(post_ns: f64) -> String {
     )
 }
 
+/// What the completion-call probe found, in words (the model's §4 `wait`).
+pub fn wait_finding(wait_ns: f64) -> String {
+    format!(
+        "{wait_ns:.0} ns an MPI_Wait on a complete request (the median of batches, untraced): \
+         what a completion call whose operations are done costs, where the paper charges o"
+    )
+}
+
 /// What the progress probe found, in words.
 pub fn progress_finding(c: &Calibration) -> String {
     let (wait, one_way) = (c.progress_wait_ns / 1e3, c.progress_rtt_ns / 2e3);
@@ -1579,6 +1589,9 @@ pub fn params_file(c: &Calibration) -> String {
         r.intercept_ns
     ));
     s.push_str(&format!("# post: {}\n", post_finding(c.post_ns)));
+    if let Some(w) = c.fit.params.wait {
+        s.push_str(&format!("# wait: {}\n", wait_finding(w)));
+    }
     s.push_str(&format!("# progress: {}\n", progress_finding(c)));
     s.push_str(&format!(
         "# copies: {}\n",

@@ -145,6 +145,11 @@ pub struct ParamArgs {
     /// (`calibrate` measures it by size), else such a receive costs T3 as any other
     #[arg(long = "drained", value_name = "NS", allow_hyphen_values = true)]
     pub drained: Option<f64>,
+    /// What a completion call (an MPI_Wait*, a send-receive's wait) costs at least, ns, its
+    /// operations already complete (the model's §4 Wait rule); default: the parameters'
+    /// (`calibrate` measures it), else `o`, as the paper's
+    #[arg(long = "wait", value_name = "NS", allow_hyphen_values = true)]
+    pub wait: Option<f64>,
     /// What a rendezvous message sent from a buffer unchanged since its last send from it (the
     /// trace's `clean` sends: data written long before, as a halo sent from buffers written
     /// once) costs, as a share of what the set costs it (`calibrate` measures it: its `clean`
@@ -241,6 +246,7 @@ impl ParamArgs {
             alloc: self.alloc,
             alias: self.alias,
             drained: self.drained,
+            wait: self.wait,
             scale: self.scale.clone(),
             set: self.set.clone(),
         };
@@ -388,6 +394,7 @@ impl ModelArgs {
                     ("--alloc", p.alloc.is_some()),
                     ("--alias", p.alias.is_some()),
                     ("--drained", p.drained.is_some()),
+                    ("--wait", p.wait.is_some()),
                     ("--oc", p.oc.is_some()),
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),

@@ -492,6 +492,9 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         c.poll_ns
     );
     println!("post        {}", calibrate::post_finding(c.post_ns));
+    if let Some(w) = c.fit.params.wait {
+        println!("wait        {}", calibrate::wait_finding(w));
+    }
     let what = "MPI_Reduce_local, MPI_SUM on doubles";
     println!("gamma       {}", c.reduction.described(what));
     let what = "memcpy between page-aligned buffers";

@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 24] = [
+        const LOGGPS_SWEPT: [&str; 25] = [
             "L",
             "o",
             "Os",
@@ -74,6 +74,7 @@ impl Sweep {
             "alloc",
             "alias",
             "drained",
+            "wait",
         ];
         let names: &[&'static str] = match model.model {
             ModelKind::Loggps => &LOGGPS_SWEPT,
@@ -293,6 +294,7 @@ impl Sweep {
             "alloc" => &mut p.alloc,
             "alias" => &mut p.alias,
             "drained" => &mut p.drained,
+            "wait" => &mut p.wait,
             "g" => &mut m.g,
             "G" => &mut m.G,
             "s" | "S" => {

@@ -19,6 +19,8 @@ pub enum Knob {
     RendezvousSender,
     /// What posting a receive costs, `post` (the model's §4).
     Post,
+    /// What a completion call costs at least, `wait` (the model's §4 Wait rule).
+    Wait,
 }
 
 /// A parameter at sizes moved to `v` at its first size ([`Knob::get`]), the others in
@@ -53,6 +55,9 @@ impl Knob {
         if p.post.is_some() {
             v.push(Knob::Post);
         }
+        if p.wait.is_some() {
+            v.push(Knob::Wait);
+        }
         v
     }
 
@@ -66,13 +71,18 @@ impl Knob {
             Knob::Copy => "copy".to_string(),
             Knob::RendezvousSender => "rendezvous_sender".to_string(),
             Knob::Post => "post".to_string(),
+            Knob::Wait => "wait".to_string(),
         }
     }
 
     /// Nanoseconds, nanoseconds per byte, or a share.
     pub fn unit(&self) -> &'static str {
         match *self {
-            Knob::Paper(0 | 1) | Knob::Band(_, 0 | 1 | 5 | 6) | Knob::Oc | Knob::Post => "ns",
+            Knob::Paper(0 | 1)
+            | Knob::Band(_, 0 | 1 | 5 | 6)
+            | Knob::Oc
+            | Knob::Post
+            | Knob::Wait => "ns",
             Knob::RendezvousSender => "share",
             _ => "ns/B",
         }
@@ -88,6 +98,7 @@ impl Knob {
             Knob::Copy => p.copy.map_or(0.0, |c| c.first()),
             Knob::RendezvousSender => p.rendezvous_sender,
             Knob::Post => p.post.unwrap_or(p.o),
+            Knob::Wait => p.wait_floor(),
         }
     }
 
@@ -110,6 +121,7 @@ impl Knob {
             Knob::Copy => q.copy = Some(to(p.copy, SizeParam::Copy, v)),
             Knob::RendezvousSender => q.rendezvous_sender = v,
             Knob::Post => q.post = Some(v),
+            Knob::Wait => q.wait = Some(v),
         }
         q
     }
@@ -120,7 +132,12 @@ impl Knob {
         match *self {
             Knob::Paper(i) => i < 4,
             Knob::Band(_, i) => i != 4,
-            Knob::Gamma | Knob::Oc | Knob::Copy | Knob::RendezvousSender | Knob::Post => true,
+            Knob::Gamma
+            | Knob::Oc
+            | Knob::Copy
+            | Knob::RendezvousSender
+            | Knob::Post
+            | Knob::Wait => true,
         }
     }
 

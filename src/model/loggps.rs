@@ -91,6 +91,12 @@ pub struct Params {
     /// ns an Irecv, where `o` is 80–2,500 ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub post: Option<f64>,
+    /// What a completion call costs at least, ns: an `MPI_Wait*` (and a send-receive's wait,
+    /// a collective's exchange step) whose operations are already complete, the model's §4
+    /// Wait rule's floor. None: `o`, as the paper's Table 4 costs it. Measured (Open MPI 4.1,
+    /// MPICH 4.0, a Wait on a complete request): 7–11 ns, where `o` is 80–2,500.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<f64>,
     /// What a modeled collective's own write (a copy, a reduction) costs more, ns a byte,
     /// where it lands in lines its peer's single copy has just read: a buffer the algorithm
     /// sends from by rendezvous (the model's §15, "Writes into lines a peer holds"). None:
@@ -216,6 +222,7 @@ impl Params {
             clean_oneway: None,
             departs_upto: None,
             post: None,
+            wait: None,
             held: None,
             held_reduce: None,
             alloc: None,
@@ -273,6 +280,7 @@ impl Params {
             clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
             post: self.post,
+            wait: self.wait,
             held: self.held,
             held_reduce: self.held_reduce,
             alloc: self.alloc,
@@ -300,6 +308,7 @@ impl Params {
                 clean_oneway: self.clean_oneway,
                 departs_upto: self.departs_upto,
                 post: self.post,
+                wait: self.wait,
                 held: self.held,
                 held_reduce: self.held_reduce,
                 alloc: self.alloc,
@@ -490,6 +499,12 @@ impl Params {
         }
     }
 
+    /// What a completion call costs at least (the model's §4 Wait rule): `wait`, else `o`.
+    #[inline(always)]
+    pub fn wait_floor(&self) -> f64 {
+        self.wait.unwrap_or(self.o)
+    }
+
     /// When a modeled collective's exchange step called at `t`, its send returning at `sent`,
     /// calls its wait (which costs `o` at least): at `t` in the model's §4 (an Isend and an
     /// Irecv, then a Waitall); where the set says its library holds a blocking send above
@@ -584,19 +599,26 @@ impl Params {
     /// A receive called at `tr` of a `k`-byte eager message that arrived at `arrives`, where
     /// the last call of its rank that waited was `wait` (the model's §14, "Messages taken in
     /// while waiting"): the library took the message in during that call where it arrived
-    /// before the call returned and the call waited at least as long as the work the receive
-    /// saves (`T3` and the `Od` its send left it, less `drained`), and the receive costs
-    /// `drained` after its call. None where the set has no `drained`, the message was not
-    /// there at the call, or no such call took it in.
+    /// before the call returned, and the receive costs `drained` after its call, and as much
+    /// more of the work that taking it in saves ([`Params::taken_in`]) as the wait had no room
+    /// for after the arrival. None where the set has no `drained`, the message was not there
+    /// at the call, or no call that waited took it in.
     #[inline]
     pub fn drained_recv(&self, k: u64, arrives: f64, tr: f64, wait: Wait) -> Option<Cost> {
-        let d = self.drained?.at(k as f64);
-        let saved = self.t3(k) + self.departed(k) - d;
-        (arrives <= tr && arrives <= wait.until && saved <= wait.idle).then_some(Cost {
-            ret: tr + d,
+        (arrives <= tr && arrives <= wait.until && wait.idle > 0.0).then(|| Cost {
+            ret: tr + self.drained_cost(k, wait.room(arrives)),
             sync: 0.0,
             unblock: arrives,
         })
+    }
+
+    /// What a receive of a `k`-byte message taken in by a wait with `room` ns left after its
+    /// arrival costs: `drained`, and what of `T3 + Od − drained` (the work taking it in saved
+    /// the receive) the room did not hold (the model's §14).
+    #[inline]
+    pub fn drained_cost(&self, k: u64, room: f64) -> f64 {
+        let d = self.drained.map_or(0.0, |d| d.at(k as f64));
+        d + (self.t3(k) + self.departed(k) - d - room).max(0.0)
     }
 
     /// [`Params::recv`], where its rank last waited over `wait`: [`Params::drained_recv`]
@@ -794,6 +816,9 @@ impl std::fmt::Display for Params {
         if let Some(d) = self.drained {
             write!(f, "; drained={d}")?;
         }
+        if let Some(w) = self.wait {
+            write!(f, "; wait={w:.1}")?;
+        }
         if let Some(clean) = self.clean {
             write!(f, "; clean={clean}")?;
         }
@@ -824,6 +849,13 @@ impl Wait {
         until: f64::NEG_INFINITY,
         idle: 0.0,
     };
+
+    /// The idle time it had left after `arrives` (≤ `until`): its wait taken as its call's
+    /// last `idle` ns.
+    #[inline]
+    pub fn room(&self, arrives: f64) -> f64 {
+        self.until - arrives.max(self.until - self.idle)
+    }
 
     /// After a call that returned at `ret` having waited `sync` ns: that call where it waited
     /// (else `earlier`, the rank's wait before).
@@ -886,7 +918,7 @@ impl CostModel for Params {
         // holds blocking sends, its exchange's wait after its send ([`Params::exchange_wait`]).
         let earlier = *wait;
         let recv = self.recv_return(wait, t, rb, ts);
-        let mut w = WaitFold::new(self.exchange_wait(t, send.ret), self.o);
+        let mut w = WaitFold::new(self.exchange_wait(t, send.ret), self.wait_floor());
         w.add(send.ret, send.unblock, true);
         w.add(recv.ret, recv.unblock, false);
         let (ret, _, sender_sync, receiver_sync) = w.finish();

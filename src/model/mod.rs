@@ -19,7 +19,7 @@ pub use params::{
     alloc_invalid, cores_invalid, held_invalid, held_reduce_invalid, nearest_cores,
     param_sets_toml, params_toml, parse_param_sets, parse_params_toml, parse_progress,
     post_invalid, read_param_sets, read_params_file, rendezvous_sender_invalid, resolve,
-    resolve_loggp,
+    resolve_loggp, wait_invalid,
 };
 pub use scale::{SCALE_ALL, scale};
 
@@ -198,6 +198,16 @@ impl Model {
     pub fn post(&self) -> f64 {
         match self {
             Model::LogGps(p) => p.post.unwrap_or(p.o),
+            Model::LogGp(m) => m.o,
+        }
+    }
+
+    /// What a completion call costs at least, ns: LogGPS's `wait` where it is set, else `o`
+    /// (the paper's Wait rule; LogGP's `o`).
+    #[inline]
+    pub fn wait_floor(&self) -> f64 {
+        match self {
+            Model::LogGps(p) => p.wait_floor(),
             Model::LogGp(m) => m.o,
         }
     }

@@ -76,6 +76,8 @@ pub struct Overrides {
     pub departs_upto: Option<u64>,
     /// What posting a receive (`MPI_Irecv`) costs, ns (`--post`, the model's §4).
     pub post: Option<f64>,
+    /// What a completion call costs at least, ns (`--wait`, the model's §4).
+    pub wait: Option<f64>,
     /// What a collective's own write into lines its peer has just read costs more, ns a byte
     /// (`--held`, the model's §15).
     pub held: Option<f64>,
@@ -128,6 +130,8 @@ pub struct Resolved {
     pub departs_source: Source,
     /// Where `params.post` came from (unused while it is None: a receive's post costs `o`).
     pub post_source: Source,
+    /// Where `params.wait` came from (unused while it is None: a Wait costs `o` at least).
+    pub wait_source: Source,
     /// Where `params.held` came from (unused while it is None: such writes cost `bounce`).
     pub held_source: Source,
     /// Where `params.held_reduce` came from (unused while it is None: `held` costs them).
@@ -193,6 +197,7 @@ impl Resolved {
         let departs =
             (p.departs_upto).map(|d| ("departs_upto".to_string(), d as f64, &self.departs_source));
         let post = p.post.map(|v| ("post".to_string(), v, &self.post_source));
+        let wait = p.wait.map(|v| ("wait".to_string(), v, &self.wait_source));
         let held = p.held.map(|v| ("held".to_string(), v, &self.held_source));
         let held_reduce =
             (p.held_reduce).map(|v| ("held_reduce".to_string(), v, &self.held_reduce_source));
@@ -215,6 +220,7 @@ impl Resolved {
             .chain(clean_oneway)
             .chain(departs)
             .chain(post)
+            .chain(wait)
             .chain(held)
             .chain(held_reduce)
             .chain(alloc)
@@ -478,6 +484,10 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     if let Some(v) = ov.post {
         (p.post, post_source) = (Some(v), Source::Flag);
     }
+    let mut wait_source = source.clone();
+    if let Some(v) = ov.wait {
+        (p.wait, wait_source) = (Some(v), Source::Flag);
+    }
     let mut held_source = source.clone();
     if let Some(v) = ov.held {
         (p.held, held_source) = (Some(v), Source::Flag);
@@ -559,6 +569,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         ("poll", p.poll.unwrap_or(0.0)),
         ("oc", p.oc.unwrap_or(0.0)),
         ("post", p.post.unwrap_or(0.0)),
+        ("wait", p.wait.unwrap_or(0.0)),
         ("held", p.held.unwrap_or(0.0)),
         ("held_reduce", p.held_reduce.unwrap_or(0.0)),
         ("alloc", p.alloc.unwrap_or(0.0)),
@@ -581,6 +592,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     // (`gamma` and `copy` are checked as they are made: [`BySize`])
     if let Some(why) = post_invalid(p.post)
+        .or_else(|| wait_invalid(p.wait))
         .or_else(|| held_invalid(p.held))
         .or_else(|| held_reduce_invalid(p.held_reduce))
         .or_else(|| alloc_invalid(p.alloc))
@@ -602,6 +614,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         clean_oneway_source,
         departs_source,
         post_source,
+        wait_source,
         held_source,
         held_reduce_source,
         alloc_source,
@@ -807,7 +820,7 @@ mod file;
 pub use file::{
     alias_invalid, alloc_invalid, held_invalid, held_reduce_invalid, param_sets_toml, params_toml,
     parse_param_sets, parse_params_toml, parse_progress, post_invalid, read_param_sets,
-    read_params_file, rendezvous_sender_invalid,
+    read_params_file, rendezvous_sender_invalid, wait_invalid,
 };
 
 #[cfg(test)]

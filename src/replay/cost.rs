@@ -197,7 +197,7 @@ pub(super) fn cost_event(
             let at = (r, tc, st.wait);
             match sh.recv_completion(sh.g.link2(r, i), false, -1, at, false, into)? {
                 Pending::Done(recv) => {
-                    let mut w = WaitFold::new(tc, o);
+                    let mut w = WaitFold::new(tc, sh.model.wait_floor());
                     w.add(send.done, send.unblock, send.send_side);
                     w.add(recv.done, recv.unblock, recv.send_side);
                     w.finish()
@@ -307,7 +307,7 @@ fn completion(
         if let Some(l) = Rare::loggp(rare) {
             l.inbound.clear();
         }
-        WaitFold::new(tc, o)
+        WaitFold::new(tc, sh.model.wait_floor())
     };
     let hint = (last.1 != NO_EVENT).then_some(*last);
     for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, hint)) {

@@ -57,6 +57,11 @@
  *
  *     post MEDIAN_NS MIN_NS B
  *
+ * and, of the same requests once cancelled (complete), each MPI_Wait (POST_BATCH in a row): what
+ * a completion call costs with nothing left to wait for (the model's `wait`):
+ *
+ *     waitdone MEDIAN_NS MIN_NS B
+ *
  * With --reduce K,K,..., rank 0 then times MPI_Reduce_local (MPI_SUM on K bytes of doubles),
  * the arithmetic a reducing collective's step does, each repetition after reading 256 KiB of
  * other memory (evict: its buffers out of the first-level cache, as a collective's are), and
@@ -263,18 +268,24 @@ static void polls(int rank, int batches, long long *per_call) {
     printf("poll %lld %lld %d\n", per_call[batches / 2], per_call[0], batches);
     MPI_Request posted[POST_BATCH];
     char sink[POST_BATCH];
+    long long *waited = malloc(sizeof(long long) * (size_t)batches);
     for (int k = 0; k < batches; k++) {
         int64_t t0 = now_ns();
         for (int i = 0; i < POST_BATCH; i++)
             MPI_Irecv(&sink[i], 1, MPI_BYTE, 1, 79, MPI_COMM_WORLD, &posted[i]);
         per_call[k] = (now_ns() - t0) / POST_BATCH;
-        for (int i = 0; i < POST_BATCH; i++) {
-            MPI_Cancel(&posted[i]);
-            MPI_Wait(&posted[i], MPI_STATUS_IGNORE);
-        }
+        for (int i = 0; i < POST_BATCH; i++) MPI_Cancel(&posted[i]);
+        /* Each request complete (cancelled): what a completion call costs with nothing left
+         * to wait for (MODEL.md §4, `wait`). */
+        t0 = now_ns();
+        for (int i = 0; i < POST_BATCH; i++) MPI_Wait(&posted[i], MPI_STATUS_IGNORE);
+        waited[k] = (now_ns() - t0) / POST_BATCH;
     }
     qsort(per_call, batches, sizeof(long long), cmp_ll);
     printf("post %lld %lld %d\n", per_call[batches / 2], per_call[0], batches);
+    qsort(waited, batches, sizeof(long long), cmp_ll);
+    printf("waitdone %lld %lld %d\n", waited[batches / 2], waited[0], batches);
+    free(waited);
     fflush(stdout);
     MPI_Send(&b, 0, MPI_BYTE, 1, 76, MPI_COMM_WORLD);
     MPI_Wait(&req, MPI_STATUS_IGNORE);

@@ -106,6 +106,11 @@ pub fn post_invalid(post: Option<f64>) -> Option<String> {
     cost_invalid("post", post, "ns a receive's MPI_Irecv costs")
 }
 
+/// Why a completion call's least cost cannot be used.
+pub fn wait_invalid(wait: Option<f64>) -> Option<String> {
+    cost_invalid("wait", wait, "ns a completion call costs at least")
+}
+
 /// Why a collective's cost of writing into lines its peer has read cannot be used.
 pub fn held_invalid(held: Option<f64>) -> Option<String> {
     let meaning = "ns per byte a collective's write into lines its peer has just read costs more";
@@ -148,6 +153,7 @@ struct Extras {
     clean_oneway: Option<BySize>,
     departs_upto: Option<u64>,
     post: Option<f64>,
+    wait: Option<f64>,
     held: Option<f64>,
     held_reduce: Option<f64>,
     alloc: Option<f64>,
@@ -172,6 +178,7 @@ impl Extras {
             clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
             post: self.post,
+            wait: self.wait,
             held: self.held,
             held_reduce: self.held_reduce,
             alloc: self.alloc,
@@ -198,11 +205,13 @@ impl Extras {
         let copy = BySize::of_table(SizeParam::Copy, table)?;
         let cores = optional_number(table, "cores")?;
         let post = optional_number(table, "post")?;
+        let wait = optional_number(table, "wait")?;
         let held = optional_number(table, "held")?;
         let held_reduce = optional_number(table, "held_reduce")?;
         let alloc = optional_number(table, "alloc")?;
         let alias = optional_number(table, "alias")?;
         if let Some(why) = post_invalid(post)
+            .or_else(|| wait_invalid(wait))
             .or_else(|| held_invalid(held))
             .or_else(|| held_reduce_invalid(held_reduce))
             .or_else(|| alloc_invalid(alloc))
@@ -247,6 +256,7 @@ impl Extras {
             clean_oneway,
             departs_upto,
             post,
+            wait,
             held,
             held_reduce,
             alloc,
@@ -434,6 +444,7 @@ pub fn params_toml(p: &Params) -> String {
         + &p.departs_upto
             .map_or(String::new(), |d| format!("departs_upto = {d}\n"))
         + &p.post.map_or(String::new(), |v| format!("post = {v:?}\n"))
+        + &p.wait.map_or(String::new(), |v| format!("wait = {v:?}\n"))
         + &p.held.map_or(String::new(), |v| format!("held = {v:?}\n"))
         + &(p.held_reduce).map_or(String::new(), |v| format!("held_reduce = {v:?}\n"))
         + &p.alloc

@@ -268,6 +268,8 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     (input, ()) = each_value(input, &mut main, &mut others, ALIAS)?;
     // Then each set's `drained` at sizes, where one has it: as the `clean`s.
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Drained)?;
+    // Then each set's `wait` (NaN: none), where one has it (the model's §4).
+    (input, ()) = each_value(input, &mut main, &mut others, WAIT)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -354,6 +356,12 @@ const POST: Value = (
     "a parameter set's post (f64)",
     |p| &mut p.post,
     crate::model::post_invalid,
+);
+
+const WAIT: Value = (
+    "a parameter set's wait (f64)",
+    |p| &mut p.wait,
+    crate::model::wait_invalid,
 );
 
 const HELD: Value = (

@@ -128,7 +128,8 @@ impl<W: Write> Writer<W> {
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
         let by_size = |param| sets().any(|p| at_sizes(p, param).is_some());
-        let draining = sets().any(|p| p.drained.is_some());
+        let waiting = sets().any(|p| p.wait.is_some());
+        let draining = waiting || sets().any(|p| p.drained.is_some());
         let aliasing = draining || sets().any(|p| p.alias.is_some());
         let allocating = aliasing || sets().any(|p| p.alloc.is_some());
         let reducing = allocating || sets().any(|p| p.held_reduce.is_some());
@@ -211,6 +212,12 @@ impl<W: Write> Writer<W> {
             // Then each set's `drained` at sizes, where one has it: as the `clean`s.
             if draining {
                 put_by_size(&mut j, p, &meta.other_params, |q| q.drained);
+            }
+            // Then each set's `wait` (NaN: none), where one has it.
+            if waiting {
+                for q in std::iter::once(p).chain(&meta.other_params) {
+                    j.extend_from_slice(&q.wait.unwrap_or(f64::NAN).to_le_bytes());
+                }
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;

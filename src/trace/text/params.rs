@@ -23,9 +23,10 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 18] = [
+    const EXTRAS: [&str; 19] = [
         "departs_upto",
         "post",
+        "wait",
         "held",
         "held_reduce",
         "alloc",
@@ -107,6 +108,10 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::post_invalid(post) {
         return Err(why);
     }
+    let wait = optional("wait")?;
+    if let Some(why) = crate::model::wait_invalid(wait) {
+        return Err(why);
+    }
     let held = optional("held")?;
     if let Some(why) = crate::model::held_invalid(held) {
         return Err(why);
@@ -146,6 +151,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             clean_oneway,
             departs_upto,
             post,
+            wait,
             held,
             held_reduce,
             alloc,
@@ -168,6 +174,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         clean_oneway,
         departs_upto,
         post,
+        wait,
         held,
         held_reduce,
         alloc,
@@ -238,6 +245,7 @@ pub(super) fn extras_fields(p: &Params) -> String {
         + &p.departs_upto
             .map_or(String::new(), |d| format!(" departs_upto={d}"))
         + &p.post.map_or(String::new(), |v| format!(" post={v}"))
+        + &p.wait.map_or(String::new(), |v| format!(" wait={v}"))
         + &p.held.map_or(String::new(), |v| format!(" held={v}"))
         + &(p.held_reduce).map_or(String::new(), |v| format!(" held_reduce={v}"))
         + &p.alloc.map_or(String::new(), |v| format!(" alloc={v}"))
