@@ -197,9 +197,8 @@ pub enum Side {
     /// says.
     Recv(Slow),
     /// [`Params::drained_recv`]: its eager message taken in while its rank waited in an
-    /// earlier call, with `.0` ns of that wait left after the arrival, it costs
-    /// [`Params::drained_cost`] after its call, waiting for nothing.
-    Drained(f64),
+    /// earlier call, it costs `drained` after its call, waiting for nothing.
+    Drained,
     /// [`Params::probe`]: as a receive.
     Probe,
     /// [`Params::isend_at_calls`]: an `MPI_Isend` where messages move only inside calls, which
@@ -212,8 +211,8 @@ impl Side {
         match self {
             Side::Send(s) => slowed(p, k, rdv, s, p.send(k, rdv, ts, tr)),
             Side::Recv(s) => slowed(p, k, rdv, s, p.recv(k, rdv, ts, tr)),
-            Side::Drained(room) => crate::model::Cost {
-                ret: tr + p.drained_cost(k, room),
+            Side::Drained => crate::model::Cost {
+                ret: tr + p.drained.map_or(0.0, |d| d.at(k as f64)),
                 sync: 0.0,
                 unblock: tr,
             },
@@ -236,7 +235,7 @@ impl Side {
                 let c = self.cost(p, k, rdv, ts, tr);
                 (c.ret, c)
             }
-            Side::Drained(_) => (tr, self.cost(p, k, rdv, ts, tr)),
+            Side::Drained => (tr, self.cost(p, k, rdv, ts, tr)),
             // (the replay queues the slowed send: its start as much later)
             Side::Send(s) => {
                 let (start, c) = p.send_span(k, rdv, ts, tr).unwrap_or_else(|| {
@@ -356,7 +355,7 @@ impl Rule {
         // A send waits for its receive's call, a receive or a probe for its message.
         let p = &message_set(base, set);
         match (side, side.cost(p, k, rdv, ts, tr).sync > 0.0) {
-            (Side::Send(_), true) | (Side::Recv(_) | Side::Probe | Side::Drained(_), false) => {
+            (Side::Send(_), true) | (Side::Recv(_) | Side::Probe | Side::Drained, false) => {
                 ts = f64::NEG_INFINITY
             }
             _ => tr = f64::NEG_INFINITY,
@@ -974,9 +973,9 @@ fn recv_of(
     // replay decides it ([`Params::recv_waited`]).
     let side = match side {
         Side::Recv(_) if !rdv && p.drained.is_some() => {
-            let (arrives, wait) = (p.arrival(k, ts).0, (ctx.wait)(r, at));
-            match p.drained_recv(k, arrives, tr, wait).is_some() {
-                true => Side::Drained(wait.room(arrives)),
+            let arrives = p.arrival(k, ts).0;
+            match p.drained_recv(k, arrives, tr, (ctx.wait)(r, at)).is_some() {
+                true => Side::Drained,
                 false => side,
             }
         }

@@ -599,26 +599,17 @@ impl Params {
     /// A receive called at `tr` of a `k`-byte eager message that arrived at `arrives`, where
     /// the last call of its rank that waited was `wait` (the model's §14, "Messages taken in
     /// while waiting"): the library took the message in during that call where it arrived
-    /// before the call returned, and the receive costs `drained` after its call, and as much
-    /// more of the work that taking it in saves ([`Params::taken_in`]) as the wait had no room
-    /// for after the arrival. None where the set has no `drained`, the message was not there
-    /// at the call, or no call that waited took it in.
+    /// before the call returned, and the receive costs `drained` after its call. None where
+    /// the set has no `drained`, the message was not there at the call, or no call that waited
+    /// took it in.
     #[inline]
     pub fn drained_recv(&self, k: u64, arrives: f64, tr: f64, wait: Wait) -> Option<Cost> {
-        (arrives <= tr && arrives <= wait.until && wait.idle > 0.0).then(|| Cost {
-            ret: tr + self.drained_cost(k, wait.room(arrives)),
+        let d = self.drained?.at(k as f64);
+        (arrives <= tr && arrives <= wait.until && wait.idle > 0.0).then_some(Cost {
+            ret: tr + d,
             sync: 0.0,
             unblock: arrives,
         })
-    }
-
-    /// What a receive of a `k`-byte message taken in by a wait with `room` ns left after its
-    /// arrival costs: `drained`, and what of `T3 + Od − drained` (the work taking it in saved
-    /// the receive) the room did not hold (the model's §14).
-    #[inline]
-    pub fn drained_cost(&self, k: u64, room: f64) -> f64 {
-        let d = self.drained.map_or(0.0, |d| d.at(k as f64));
-        d + (self.t3(k) + self.departed(k) - d - room).max(0.0)
     }
 
     /// [`Params::recv`], where its rank last waited over `wait`: [`Params::drained_recv`]
@@ -849,13 +840,6 @@ impl Wait {
         until: f64::NEG_INFINITY,
         idle: 0.0,
     };
-
-    /// The idle time it had left after `arrives` (≤ `until`): its wait taken as its call's
-    /// last `idle` ns.
-    #[inline]
-    pub fn room(&self, arrives: f64) -> f64 {
-        self.until - arrives.max(self.until - self.idle)
-    }
 
     /// After a call that returned at `ret` having waited `sync` ns: that call where it waited
     /// (else `earlier`, the rank's wait before).
