@@ -398,12 +398,13 @@ pub fn drained_finding(
     Some(match eager.iter().any(|d| d.2 < 0.5 * d.1) {
         true => (
             format!(
-                "{what}: the library takes a message in while its rank waits inside a call; \
-                 written as `drained`, what a receive costs that finds its message there after a \
-                 wait long enough to take it in (collectives back to back, a Recv after a Recv \
-                 from another rank), up to {most:.0} ns less than T3 (up to {} B here; the \
-                 model's §14)",
-                last.0
+                "{what}: the library takes a message in while its rank waits inside a call; a \
+                 receive that finds its message there after a wait (collectives back to back, a \
+                 Recv after a Recv from another rank) costs up to {most:.0} ns less than T3 (up \
+                 to {} B here). Not written into the sets: `{}` in a set (or `--drained NS` at \
+                 every size) costs such receives so (the model's §14)",
+                last.0,
+                drained_points(drained, p.S).map_or(String::new(), |b| b.toml().trim().to_string()),
             ),
             true,
         ),

@@ -327,6 +327,7 @@ mod tests {
             line_ns: Vec::new(),
             poll_ns: 0.0,
             post_ns: 0.0,
+            wait_ns: None,
             reduction: crate::calibrate::reduce::Reduction::fit(vec![(1, 1.0), (2, 2.0)]).unwrap(),
             progress_wait_ns: 0.0,
             progress_rtt_ns: 0.0,

@@ -492,7 +492,7 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         c.poll_ns
     );
     println!("post        {}", calibrate::post_finding(c.post_ns));
-    if let Some(w) = c.fit.params.wait {
+    if let Some(w) = c.wait_ns {
         println!("wait        {}", calibrate::wait_finding(w));
     }
     let what = "MPI_Reduce_local, MPI_SUM on doubles";

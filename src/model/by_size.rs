@@ -271,7 +271,7 @@ impl BySize {
     }
 
     /// Its line in a parameter file, as [`BySize::of_table`] reads it.
-    pub(super) fn toml(&self) -> String {
+    pub fn toml(&self) -> String {
         let name = self.param.name();
         match self.points() {
             [(0, f)] => format!("{name} = {f:?}\n"),
