@@ -128,7 +128,8 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     if let Some(why) = crate::model::alias_invalid(alias) {
         return Err(why);
     }
-    if banded {
+    // The set itself, then the extras every form carries.
+    let base = if banded {
         let mut bands = crate::model::Bands::new(&parse_bands(get("bands")?)?)?;
         if let Ok(v) = get("eager_bands") {
             // `LO;HI:o:L:Os:Or:G[:Od:Op];…`: the eager bands above the measured limit LO.
@@ -138,30 +139,14 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
             })?;
             bands = bands.with_eager_above(lo, &parse_bands(list)?)?;
         }
-        return Ok(Params {
-            gamma,
-            oc,
-            copy,
-            cores,
-            class,
-            progress_at_calls,
-            rendezvous_sender,
-            bounce,
-            clean,
-            clean_oneway,
-            departs_upto,
-            post,
-            wait,
-            held,
-            held_reduce,
-            alloc,
-            alias,
-            drained,
-            ..Params::banded(bands, int("S")?, poll)
-        });
-    }
+        Params::banded(bands, int("S")?, poll)
+    } else {
+        Params {
+            poll,
+            ..Params::from_named(num, int)?
+        }
+    };
     Ok(Params {
-        poll,
         gamma,
         oc,
         copy,
@@ -180,7 +165,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         alloc,
         alias,
         drained,
-        ..Params::from_named(num, int)?
+        ..base
     })
 }
 
