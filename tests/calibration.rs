@@ -372,6 +372,13 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         line.contains("2 each way") && line.contains("predicted"),
         "{line}"
     );
+    // ... as a program runs them, untraced (the tracer's records between the calls hide what
+    // a second message costs), unless no untraced launch ran at the set's placement.
+    assert!(
+        out.contains("eager exchange measured untraced")
+            || out.contains("untraced exchange launches under"),
+        "{out}"
+    );
     assert!(
         out.contains("agrees with btl_vader_eager_limit = 4096"),
         "{out}"

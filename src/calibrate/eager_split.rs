@@ -9,8 +9,8 @@
 //! predicted 2% short in one calibration and 49% long in another twenty minutes before, the
 //! band edges in another place. [`fit`] cuts the bands at the exchanges' sizes and moves each
 //! part's `Od` and `Op` (and `L` with them, so that `L − Od − Op` and every round trip stay as
-//! fitted) to where the exchanges traced under the eager launcher at its sizes are predicted
-//! best.
+//! fitted) to where the exchanges made under the eager launcher at its sizes are predicted
+//! best: as they run untraced, where untraced launches timed them.
 
 use super::exchange;
 use crate::error::Error;
@@ -30,6 +30,8 @@ pub struct Refit {
     pub error_after: f64,
     /// How many exchanges (sizes and counts each way, over the launches) it is fitted to.
     pub exchanges: usize,
+    /// Whether they were measured untraced ([`exchange::measured_untraced`]).
+    pub untraced: bool,
 }
 
 impl Refit {
@@ -40,10 +42,14 @@ impl Refit {
         format!(
             "eager band above S {}: Od {od0:.0} → {od:.0}, Op {op0:.0} → {op:.0}, L {l0:.0} → \
              {l:.0} ns, fitted to {} exchanges (sizes and counts each way, over the launches) \
-             traced at its sizes: off by {:.0}% on average, {:.0}% before (its round trips \
+             {} at its sizes: off by {:.0}% on average, {:.0}% before (its round trips \
              unchanged)",
             crate::model::sizes(self.lo, self.hi),
             self.exchanges,
+            match self.untraced {
+                true => "timed untraced",
+                false => "traced",
+            },
             100.0 * self.error_after.exp_m1(),
             100.0 * self.error_before.exp_m1()
         )
@@ -57,7 +63,9 @@ const STEPS: usize = 8;
 /// `set` (its `S` the measured limit, its eager bands above it ending at `limit`) with its
 /// eager bands above `S` cut at `sizes` ([`cut`]) and the `Od` and `Op` of each that holds the
 /// size of some exchange in `traces` (the round-trip program's `--exchange` of `sizes` under
-/// the eager launcher, each with the tracer's own time kept) fitted to those exchanges: the
+/// the eager launcher) fitted to those exchanges as measured `untraced` (the traces replayed
+/// with the tracer's own time taken out; without it, as traced, each trace with its tracer's
+/// time kept: [`exchange::measured_untraced`] says why the untraced ones tell more): the
 /// pair, within its bounds and `L =
 /// L − Od − Op as fitted + Od + Op ≥ 0`, with the least mean |ln(predicted / measured)| over
 /// them (of one and of two messages each way, every launch), predicted with the set at `S =
@@ -68,6 +76,7 @@ pub fn fit(
     sizes: &[u64],
     set: &Params,
     limit: u64,
+    untraced: Option<&exchange::Untraced>,
 ) -> Result<(Params, Vec<Refit>), Error> {
     let Some((lo, above)) = set.as_bands().eager_above().map(|(lo, l)| (lo, l.to_vec())) else {
         return Ok((*set, Vec::new()));
@@ -101,7 +110,12 @@ pub fn fit(
             };
             let (mut sum, mut n) = (0.0, 0);
             for t in traces {
-                for e in exchange::check(t, &q)? {
+                let each = exchange::check(t, &q)?;
+                let each = match untraced {
+                    Some(u) => exchange::measured_untraced(each, u),
+                    None => each,
+                };
+                for e in each {
                     if e.k > a && e.k <= z && !e.clean && e.measured_ns > 0.0 {
                         sum += (e.predicted_ns.max(1e-9) / e.measured_ns).ln().abs();
                         n += 1;
@@ -151,6 +165,7 @@ pub fn fit(
                 error_before: before,
                 error_after: best.0,
                 exchanges: n,
+                untraced: untraced.is_some(),
             });
         } else {
             list[j] = b;
@@ -284,7 +299,7 @@ mod tests {
         let from = set(500.0, 0.0, 0.0);
         let before = exchange::check(&traces[0], &Params { S: 200_000, ..from }).unwrap();
         assert!(before.iter().any(|e| e.error() > 0.05), "{before:?}");
-        let (fitted, refits) = fit(&traces, &[10_000], &from, 200_000).unwrap();
+        let (fitted, refits) = fit(&traces, &[10_000], &from, 200_000, None).unwrap();
         assert_eq!(refits.len(), 1, "{refits:?}");
         let r = refits[0];
         // (the band cut at the exchanges' size: its part above keeps what it had)
@@ -317,7 +332,52 @@ mod tests {
             }
         }
         // Fitted already: nothing to move.
-        let (_, again) = fit(&traces, &[10_000], &Params { S: 1000, ..fitted }, 200_000).unwrap();
+        let (_, again) = fit(
+            &traces,
+            &[10_000],
+            &Params { S: 1000, ..fitted },
+            200_000,
+            None,
+        )
+        .unwrap();
         assert!(again.is_empty(), "{again:?}");
+    }
+
+    /// Measured untraced, the exchanges are what the untraced launches timed, whatever the
+    /// traced ones took: the same exchanges as above traced at 1,000 ns each (as if the tracer's
+    /// records between the calls had let each message arrive before the next), untraced at
+    /// what the set of `Od` 600, `Op` 400 predicts, give that set's exchanges back within 1%;
+    /// without the untraced figures the fit follows the traced ones.
+    #[test]
+    fn the_split_is_fitted_to_the_exchanges_measured_untraced() {
+        let truth = Params {
+            S: 200_000,
+            ..set(1500.0, 600.0, 400.0)
+        };
+        let traces = [launch(10_000, [1000, 1000])];
+        let predicted = exchange::check(&traces[0], &truth).unwrap();
+        let untraced: exchange::Untraced = exchange::untraced(&[predicted
+            .iter()
+            .map(|e| format!("exchange {} {} {:.1} 201\n", e.k, e.n, e.predicted_ns))
+            .collect::<String>()]);
+        assert_eq!(untraced.len(), 2, "{untraced:?}");
+        let from = set(500.0, 0.0, 0.0);
+        let (fitted, refits) = fit(&traces, &[10_000], &from, 200_000, Some(&untraced)).unwrap();
+        let r = refits[0];
+        assert!(r.error_after < 0.01 && r.error_before > 0.04, "{r:?}");
+        let at = Params {
+            S: 200_000,
+            ..fitted
+        };
+        let again =
+            exchange::measured_untraced(exchange::check(&traces[0], &at).unwrap(), &untraced);
+        assert_eq!(again.len(), 2);
+        assert!(again.iter().all(|e| e.error().abs() < 0.01), "{again:?}");
+        // As traced, the same exchanges ask for another split.
+        let (_, traced) = fit(&traces, &[10_000], &from, 200_000, None).unwrap();
+        assert!(
+            traced.iter().all(|t| t.after != r.after),
+            "{traced:?} {r:?}"
+        );
     }
 }

@@ -63,6 +63,9 @@ pub struct Exchanges {
     /// Some exchange went by rendezvous, but the launch ran at another placement than the
     /// set's: the share was not fitted (the sets keep theirs: 0, the receiver's CPU alone).
     pub share_elsewhere: bool,
+    /// Each exchange measured untraced, predicted with the tracer's time taken out
+    /// ([`measured_untraced`]); else as traced, the tracer's time kept.
+    pub untraced: bool,
     /// The launches at the set's placement this one was chosen from (the median share's), and
     /// how many of them fitted a share ([`Rendezvous::fits`]; the median is of theirs).
     pub launches: usize,
@@ -114,9 +117,51 @@ fn rendezvous_error(each: &[Exchange], eager_limit: u64, speed: f64) -> Option<(
     })
 }
 
+/// The same exchanges timed untraced by the round-trip program (`exchange K N MIDDLE_NS REPS`
+/// lines: rank 0's mean of the middle half, from before its first `MPI_Irecv` to after its
+/// `MPI_Waitall`): per size and count each way, the median over the launches' outputs, ns.
+pub type Untraced = BTreeMap<(u64, u32), f64>;
+
+/// [`Untraced`] read from the outputs of the round-trip program's launches (lines it does not
+/// know passed over).
+pub fn untraced(outputs: &[String]) -> Untraced {
+    let mut each: BTreeMap<(u64, u32), Vec<f64>> = BTreeMap::new();
+    for line in outputs.iter().flat_map(|o| o.lines()) {
+        if let ["exchange", k, n, ns, ..] = line.split_whitespace().collect::<Vec<_>>()[..]
+            && let (Ok(k), Ok(n), Ok(ns)) = (k.parse(), n.parse(), ns.parse::<f64>())
+            && ns > 0.0
+        {
+            each.entry((k, n)).or_default().push(ns);
+        }
+    }
+    (each.into_iter())
+        .map(|(key, v)| (key, super::fit::median(&v)))
+        .collect()
+}
+
+/// `each` measured untraced: each exchange's measured time the untraced one of its size and
+/// count, those with none (and those sent `clean`, which the untraced launches do not make)
+/// left out. The exchanges are then to be predicted with the tracer's time taken out of the
+/// replay (the model's §16): the tracer's records between the calls (an `MPI_Isend`'s of 4 KiB
+/// 460 ns here, hashing its buffer) let each message arrive before the next call, and hide
+/// what a second message costs its ranks' CPUs (4 KiB eager under Open MPI's shared memory:
+/// two each way 2.9 µs traced, 2.6 µs untraced, where the calls' own durations sum to 1.8).
+pub fn measured_untraced(each: Vec<Exchange>, untraced: &Untraced) -> Vec<Exchange> {
+    (each.into_iter())
+        .filter(|e| !e.clean)
+        .filter_map(|e| {
+            Some(Exchange {
+                measured_ns: *untraced.get(&(e.k, e.n))?,
+                ..e
+            })
+        })
+        .collect()
+}
+
 /// [`check`] with whichever of `sets` has the `cores` nearest the launch's own (by ratio; the
-/// first where either is not known), the tracer's own time kept in the replay (the model's
-/// §16): the measured exchanges are the traced ones. Where some exchange goes by rendezvous,
+/// first where either is not known). Without `untraced`, the tracer's own time kept in the
+/// replay (the model's §16): the measured exchanges are the traced ones; with it, taken out,
+/// each exchange measured untraced ([`measured_untraced`]). Where some exchange goes by rendezvous,
 /// the set's `rendezvous_sender` is fitted to them ([`Rendezvous`]): the share, 0 to 1, at
 /// which their mean error crosses 0 (a larger share only delays a completion, so the error
 /// grows with it), found by bisection to 1/1024; 0 or 1 where it does not cross. Not where the
@@ -132,8 +177,11 @@ pub fn check_nearest(
     mut trace: Trace,
     sets: &[&Params],
     rounds: &[super::bounce::RoundTrips],
+    untraced: Option<&Untraced>,
 ) -> Result<Exchanges, Error> {
-    trace.meta.ranks.keep_tracer_time();
+    if untraced.is_none() {
+        trace.meta.ranks.keep_tracer_time();
+    }
     let cores = super::probe_cores(&trace);
     let p = (sets.get(super::nearest_set(&trace, sets)))
         .ok_or_else(|| Error::Io("no set to check the exchanges with".into()))?;
@@ -153,6 +201,9 @@ pub fn check_nearest(
         };
         check(&trace, &q).map(|mut each| {
             each.retain(|e| !e.clean);
+            if let Some(u) = untraced {
+                each = measured_untraced(each, u);
+            }
             let error = rendezvous_error(&each, p.S, speed);
             (each, error)
         })
@@ -199,6 +250,7 @@ pub fn check_nearest(
         set_cores_ns: p.cores,
         rendezvous,
         share_elsewhere,
+        untraced: untraced.is_some(),
         launches: 1,
         fitted: usize::from(rendezvous.is_some_and(|r| r.fits())),
         speed,
@@ -284,7 +336,11 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
         _ => false,
     };
     let mut lines = vec![format!(
-        "traced at cores {} (a cache line's round trip), predicted with the set of {}{}{}",
+        "{} at cores {} (a cache line's round trip), predicted with the set of {}{}{}",
+        match x.untraced {
+            true => "measured untraced (the tracer's time taken out of their replay), traced",
+            false => "traced",
+        },
         ns(x.cores_ns),
         ns(x.set_cores_ns),
         match (x.launches, x.rendezvous.is_some()) {
@@ -427,6 +483,7 @@ pub(crate) mod tests {
             set_cores_ns: None,
             rendezvous: None,
             share_elsewhere: false,
+            untraced: false,
             launches: 1,
             fitted: 0,
             speed: 1.0,
@@ -461,6 +518,7 @@ pub(crate) mod tests {
             set_cores_ns: Some(114.0),
             rendezvous: None,
             share_elsewhere: false,
+            untraced: false,
             launches: 1,
             fitted: 0,
             speed: 1.0,
@@ -522,7 +580,7 @@ pub(crate) mod tests {
         let all = check(&trace, &p).unwrap();
         let got: Vec<(bool, f64)> = all.iter().map(|e| (e.clean, e.measured_ns)).collect();
         assert_eq!(got, [(false, 6500.0), (true, 3000.0)]);
-        let x = check_nearest(trace, &[&p], &[]).unwrap();
+        let x = check_nearest(trace, &[&p], &[], None).unwrap();
         assert_eq!(x.each.len(), 1);
         assert!(!x.each[0].clean);
         let v = x.rendezvous.unwrap();
@@ -547,7 +605,7 @@ pub(crate) mod tests {
             ..p
         };
         let near = "rank 0 host \"h\" offset 0 0 cores 1 150 150\nrank 1 host \"h\" offset 0 0\n";
-        let x = check_nearest(exchanges(6500, near), &[&far], &[]).unwrap();
+        let x = check_nearest(exchanges(6500, near), &[&far], &[], None).unwrap();
         assert!(x.rendezvous.is_none() && x.share_elsewhere, "{x:?}");
         let (lines, off) = finding(&x, 0.10);
         assert!(
@@ -555,7 +613,7 @@ pub(crate) mod tests {
             "{lines:?}"
         );
         for (measured, share) in [(6000, 0.0), (6500, 0.25), (7000, 1.0)] {
-            let x = check_nearest(exchanges(measured, ""), &[&p], &[]).unwrap();
+            let x = check_nearest(exchanges(measured, ""), &[&p], &[], None).unwrap();
             let v = x.rendezvous.unwrap();
             assert!(
                 (v.sender - share).abs() <= 1.0 / 1024.0,
@@ -591,7 +649,7 @@ pub(crate) mod tests {
             }]
         };
         let share = |r: &[crate::calibrate::bounce::RoundTrips]| {
-            let x = check_nearest(example_launch(6500, ""), &[&p], r).unwrap();
+            let x = check_nearest(example_launch(6500, ""), &[&p], r, None).unwrap();
             (x.rendezvous.unwrap().sender, x.speed)
         };
         let (slow, speed) = share(&rounds(6500.0 / 6000.0, 1000));
@@ -605,7 +663,7 @@ pub(crate) mod tests {
             "{same}"
         );
         let q = Params { S: 1000, ..p };
-        let x = check_nearest(example_launch(6500, ""), &[&q], &rounds(2.0, 1000)).unwrap();
+        let x = check_nearest(example_launch(6500, ""), &[&q], &rounds(2.0, 1000), None).unwrap();
         assert_eq!(x.speed, 1.0, "{x:?}");
     }
 }

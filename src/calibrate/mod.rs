@@ -907,8 +907,56 @@ fn reported_by_library(
     ))
 }
 
-/// Launches of the exchanges under the eager launcher.
+/// Launches of the exchanges under the eager launcher (traced, and as many untraced).
 const EAGER_EXCHANGE_LAUNCHES: usize = 3;
+
+/// The exchanges of `sizes` (a list, as `--exchange` takes it) timed untraced under `opts`'
+/// launcher in [`EAGER_EXCHANGE_LAUNCHES`] launches, of those that ran at the placement of a
+/// set whose `cores` are given (their cache line's round trip within 2× of it; all where
+/// either is unknown): [`exchange::Untraced`]. None where none ran there (said in `log`).
+fn untraced_exchanges(
+    opts: &Options,
+    sizes: &str,
+    cores: Option<f64>,
+    log: &mut dyn FnMut(String),
+) -> Option<exchange::Untraced> {
+    let (prog, pre) = opts.mpirun.split_first()?;
+    let mut outputs = Vec::new();
+    for _ in 0..EAGER_EXCHANGE_LAUNCHES {
+        let mut cmd = Command::new(prog);
+        cmd.args(pre)
+            .args(["-np", &opts.np.to_string()])
+            .arg(&opts.rtt)
+            .args(PROBE_ONLY)
+            .args(["--line", &LINE_TRIPS.to_string(), "--exchange", sizes]);
+        match launch(&mut cmd, RTT_DONE, log) {
+            Ok(ran) if ran.ok => {
+                let here = match (read_launch(&ran.stdout).line, cores) {
+                    (Some([a, b]), Some(c)) => !placements_apart(a.max(b), c),
+                    _ => true,
+                };
+                if here {
+                    outputs.push(ran.stdout);
+                }
+            }
+            Ok(ran) => log(format!(
+                "an untraced exchange launch failed ({}): {}",
+                ran.status,
+                ran.stderr.trim()
+            )),
+            Err(e) => log(format!("cannot run {prog}: {e}")),
+        }
+    }
+    let untraced = exchange::untraced(&outputs);
+    if untraced.is_empty() {
+        log(format!(
+            "none of the {EAGER_EXCHANGE_LAUNCHES} untraced exchange launches under `{}` ran at \
+             the set's placement: the exchanges are measured traced, the tracer's time kept",
+            opts.mpirun.join(" ")
+        ));
+    }
+    (!untraced.is_empty()).then_some(untraced)
+}
 
 /// The exchanges of the sizes between `set`'s `S` and `limit` (the limit measured under the
 /// eager launcher `mpirun`: each power of two between, 1.5 times each, and the limit), traced
@@ -960,6 +1008,7 @@ fn eager_exchanges(
     if traces.is_empty() {
         return (None, Vec::new());
     }
+    let untraced = untraced_exchanges(&eager, &sizes.join(","), set.cores, log);
     let checked = (|| {
         // Those at the set's placement fit its bands (a launch far from it costs another
         // price).
@@ -970,13 +1019,15 @@ fn eager_exchanges(
             })
             .cloned()
             .collect();
-        here.iter_mut()
-            .for_each(|t| t.meta.ranks.keep_tracer_time());
-        let (fitted, refits) = eager_split::fit(&here, &each, set, limit)?;
+        if untraced.is_none() {
+            here.iter_mut()
+                .for_each(|t| t.meta.ranks.keep_tracer_time());
+        }
+        let (fitted, refits) = eager_split::fit(&here, &each, set, limit, untraced.as_ref())?;
         *set = fitted;
         let at = Params { S: limit, ..*set };
         (traces.into_iter())
-            .map(|t| exchange::check_nearest(t, &[&at], &[]))
+            .map(|t| exchange::check_nearest(t, &[&at], &[], untraced.as_ref()))
             .collect::<Result<Vec<_>, Error>>()
             .map(|c| (c, at, refits))
     })();
@@ -1220,18 +1271,17 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     bounces.extend(swept_bounces);
     let sizes = bounce::sizes(opts.max_bytes);
     let mut bounced = bounce::measured(opts, &sizes, &bounces, &sets, log).into_iter();
-    let checked =
-        exchanges
-            .into_iter()
-            .filter_map(|(t, b)| match exchange::check_nearest(t, &sets, &b) {
-                Ok(x) => Some(x),
-                Err(e) => {
-                    log(format!(
-                        "the exchanges are not checked: their replay failed: {e}"
-                    ));
-                    None
-                }
-            });
+    let checked = exchanges.into_iter().filter_map(|(t, b)| {
+        match exchange::check_nearest(t, &sets, &b, None) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                log(format!(
+                    "the exchanges are not checked: their replay failed: {e}"
+                ));
+                None
+            }
+        }
+    });
     let mut each = exchanges_per_set(checked.collect(), &sets).into_iter();
     let (exchanges, other_exchanges) = (each.next().flatten(), each.next().flatten());
     // Each set's share of a rendezvous payload on its sender's CPU from the exchanges at its
@@ -1904,7 +1954,7 @@ mod tests {
         let checked = |launches: Vec<crate::trace::Trace>, sets: &[&Params]| {
             let each = launches
                 .into_iter()
-                .map(|t| exchange::check_nearest(t, sets, &[]).unwrap());
+                .map(|t| exchange::check_nearest(t, sets, &[], None).unwrap());
             exchanges_per_set(each.collect(), sets)
         };
         let share =
