@@ -336,11 +336,7 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
         _ => false,
     };
     let mut lines = vec![format!(
-        "{} at cores {} (a cache line's round trip), predicted with the set of {}{}{}",
-        match x.untraced {
-            true => "measured untraced (the tracer's time taken out of their replay), traced",
-            false => "traced",
-        },
+        "traced at cores {} (a cache line's round trip), predicted with the set of {}{}{}{}",
         ns(x.cores_ns),
         ns(x.set_cores_ns),
         match (x.launches, x.rendezvous.is_some()) {
@@ -358,6 +354,10 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
                     _ => "",
                 }
             ),
+        },
+        match x.untraced {
+            true => ", against the same exchanges untraced (the tracer's time taken out)",
+            false => ", against the traced ones (the tracer's time kept)",
         },
         match apart {
             true => ": another placement, not judged",

@@ -760,7 +760,11 @@ type Reported = (
     String,
     Option<(String, u64)>,
     Vec<crate::trace::Trace>,
-    Vec<(crate::trace::Trace, Vec<bounce::RoundTrips>)>,
+    Vec<(
+        crate::trace::Trace,
+        Vec<bounce::RoundTrips>,
+        Option<exchange::Untraced>,
+    )>,
 );
 
 /// The round-trip program run under the tracer, one launch at a time, each writing its trace
@@ -877,18 +881,25 @@ fn reported_by_library(
         exchange::sizes(opts.max_bytes),
         bounce::sizes(opts.max_bytes),
     );
-    let mut exchanges: Vec<(crate::trace::Trace, _)> = Vec::new();
+    let mut exchanges: Vec<(crate::trace::Trace, _, _)> = Vec::new();
     // More launches (twice as many at most) while a placement they ran at holds fewer than
     // [`EXCHANGE_EACH`] of them: a set fitted to one launch takes its draw.
-    let few = |x: &[(crate::trace::Trace, _)]| {
-        let figures: Vec<f64> = x.iter().filter_map(|(t, _)| probe_cores(t)).collect();
+    let few = |x: &[(crate::trace::Trace, _, _)]| {
+        let figures: Vec<f64> = x.iter().filter_map(|(t, _, _)| probe_cores(t)).collect();
         few_at_a_placement(&figures, EXCHANGE_EACH)
     };
     while exchanges.len() < EXCHANGE_LAUNCHES
         || (few(&exchanges) && exchanges.len() < 2 * EXCHANGE_LAUNCHES)
     {
         match traced.run(&["--exchange", &sizes, "--bounce", &bounce_sizes], log) {
-            Ok((t, out)) => exchanges.push((t, bounce::parse(&out))),
+            Ok((t, out)) => {
+                // The same exchanges untraced, right after: at the same placement, most often.
+                let untraced = untraced_launch(opts, &sizes, log)
+                    .filter(|(line, _)| at_placement(*line, probe_cores(&t)))
+                    .map(|(_, printed)| exchange::untraced(&[printed]))
+                    .filter(|u| !u.is_empty());
+                exchanges.push((t, bounce::parse(&out), untraced))
+            }
             Err(e) => {
                 log(format!("the exchanges are not checked: {e}"));
                 break;
@@ -910,43 +921,66 @@ fn reported_by_library(
 /// Launches of the exchanges under the eager launcher (traced, and as many untraced).
 const EAGER_EXCHANGE_LAUNCHES: usize = 3;
 
-/// The exchanges of `sizes` (a list, as `--exchange` takes it) timed untraced under `opts`'
-/// launcher in [`EAGER_EXCHANGE_LAUNCHES`] launches, of those that ran at the placement of a
-/// set whose `cores` are given (their cache line's round trip within 2× of it; all where
-/// either is unknown): [`exchange::Untraced`]. None where none ran there (said in `log`).
+/// One untraced launch of the round-trip program's exchanges of `sizes` (a list, as
+/// `--exchange` takes it) under `opts`' launcher: its cache line's round trip between the
+/// ranks' cores (the larger of its two figures; None: not measured) and what it printed. None
+/// where it failed (said in `log`).
+fn untraced_launch(
+    opts: &Options,
+    sizes: &str,
+    log: &mut dyn FnMut(String),
+) -> Option<(Option<f64>, String)> {
+    let (prog, pre) = opts.mpirun.split_first()?;
+    let mut cmd = Command::new(prog);
+    cmd.args(pre)
+        .args(["-np", &opts.np.to_string()])
+        .arg(&opts.rtt)
+        .args(PROBE_ONLY)
+        .args(["--line", &LINE_TRIPS.to_string(), "--exchange", sizes]);
+    match launch(&mut cmd, RTT_DONE, log) {
+        Ok(ran) if ran.ok => {
+            let line = read_launch(&ran.stdout).line.map(|[a, b]| a.max(b));
+            Some((line, ran.stdout))
+        }
+        Ok(ran) => {
+            log(format!(
+                "an untraced exchange launch failed ({}): {}",
+                ran.status,
+                ran.stderr.trim()
+            ));
+            None
+        }
+        Err(e) => {
+            log(format!("cannot run {prog}: {e}"));
+            None
+        }
+    }
+}
+
+/// Whether a launch whose cache line's round trip took `line` ran at the placement of one of
+/// `cores` (within 2×; so where either is unknown).
+fn at_placement(line: Option<f64>, cores: Option<f64>) -> bool {
+    match (line, cores) {
+        (Some(a), Some(b)) => !placements_apart(a, b),
+        _ => true,
+    }
+}
+
+/// The exchanges of `sizes` timed untraced under `opts`' launcher in
+/// [`EAGER_EXCHANGE_LAUNCHES`] launches, of those that ran at the placement of a set whose
+/// `cores` are given ([`at_placement`]): [`exchange::Untraced`]. None where none ran there
+/// (said in `log`).
 fn untraced_exchanges(
     opts: &Options,
     sizes: &str,
     cores: Option<f64>,
     log: &mut dyn FnMut(String),
 ) -> Option<exchange::Untraced> {
-    let (prog, pre) = opts.mpirun.split_first()?;
-    let mut outputs = Vec::new();
-    for _ in 0..EAGER_EXCHANGE_LAUNCHES {
-        let mut cmd = Command::new(prog);
-        cmd.args(pre)
-            .args(["-np", &opts.np.to_string()])
-            .arg(&opts.rtt)
-            .args(PROBE_ONLY)
-            .args(["--line", &LINE_TRIPS.to_string(), "--exchange", sizes]);
-        match launch(&mut cmd, RTT_DONE, log) {
-            Ok(ran) if ran.ok => {
-                let here = match (read_launch(&ran.stdout).line, cores) {
-                    (Some([a, b]), Some(c)) => !placements_apart(a.max(b), c),
-                    _ => true,
-                };
-                if here {
-                    outputs.push(ran.stdout);
-                }
-            }
-            Ok(ran) => log(format!(
-                "an untraced exchange launch failed ({}): {}",
-                ran.status,
-                ran.stderr.trim()
-            )),
-            Err(e) => log(format!("cannot run {prog}: {e}")),
-        }
-    }
+    let outputs: Vec<String> = (0..EAGER_EXCHANGE_LAUNCHES)
+        .filter_map(|_| untraced_launch(opts, sizes, log))
+        .filter(|(line, _)| at_placement(*line, cores))
+        .map(|(_, out)| out)
+        .collect();
     let untraced = exchange::untraced(&outputs);
     if untraced.is_empty() {
         log(format!(
@@ -1266,13 +1300,13 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     // there (the model's §13).
     let mut bounces: Vec<_> = exchanges
         .iter()
-        .map(|(t, b)| (probe_cores(t), b.clone()))
+        .map(|(t, b, _)| (probe_cores(t), b.clone()))
         .collect();
     bounces.extend(swept_bounces);
     let sizes = bounce::sizes(opts.max_bytes);
     let mut bounced = bounce::measured(opts, &sizes, &bounces, &sets, log).into_iter();
-    let checked = exchanges.into_iter().filter_map(|(t, b)| {
-        match exchange::check_nearest(t, &sets, &b, None) {
+    let checked = exchanges.into_iter().filter_map(|(t, b, u)| {
+        match exchange::check_nearest(t, &sets, &b, u.as_ref()) {
             Ok(x) => Some(x),
             Err(e) => {
                 log(format!(

@@ -43,6 +43,7 @@
 #                                          # before it (this machine's speed drifts by minutes)
 #   PREDICT_ARGS="--coll measured" tests/apps/run.sh   # predictor flags for every run
 #   VERBOSE=1 tests/apps/run.sh        # every run's figures too
+#   KEEP=/tmp/apps tests/apps/run.sh   # and keep each app's traces and runs.tsv there
 #   README=1 RUNS=5 tests/apps/run.sh  # and write the table of README.md's "Real applications"
 #                                      # from this run (its date, machine and settings with it)
 set -euo pipefail
@@ -55,8 +56,10 @@ TRACER=${TRACER:-$ROOT/tracer/build-openmpi/libloggps-trace.so}
 RUNS=${RUNS:-3}
 APPS=${APPS:-"hpcc lammps netpipe qe mpi4py cb-pingpong cb-halo cb-halo-packed cb-collectives cb-cg"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# KEEP=DIR keeps the runs (each app's traces, runs.tsv) in DIR.
+W=${KEEP:-$(mktemp -d)}
+mkdir -p "$W"
+[[ -n ${KEEP:-} ]] || trap 'rm -rf "$W"' EXIT
 make -s -C "$ROOT/tracer" MPI=openmpi all bench
 if [[ -z $PARAMS && ${CALIBRATE:-0} != 1 ]]; then
   PARAMS=$W/params.toml
