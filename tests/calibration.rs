@@ -205,7 +205,7 @@ fn calibrate(
     // there two messages at once cost less than one in flight).
     assert!(stdout.contains("exchange    traced at cores "), "{stdout}");
     // ... against the same exchanges untraced where a launch right after ran at its placement
-    // (the tracer's records between the calls hide a second message's cost)
+    // (the tracer's records between the calls overlap a second message's cost)
     assert!(
         stdout.contains("against the same exchanges untraced")
             || stdout.contains("against the traced ones (the tracer's time kept)"),
@@ -379,7 +379,7 @@ fn finds_open_mpi_shared_memory_eager_limits() {
         line.contains("2 each way") && line.contains("predicted"),
         "{line}"
     );
-    // ... as a program runs them, untraced (the tracer's records between the calls hide what
+    // ... as a program runs them, untraced (the tracer's records between the calls overlap what
     // a second message costs), unless no untraced launch ran at the set's placement.
     assert!(
         out.contains("against the same exchanges untraced")

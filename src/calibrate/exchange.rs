@@ -142,10 +142,11 @@ pub fn untraced(outputs: &[String]) -> Untraced {
 /// `each` measured untraced: each exchange's measured time the untraced one of its size and
 /// count, those with none (and those sent `clean`, which the untraced launches do not make)
 /// left out. The exchanges are then to be predicted with the tracer's time taken out of the
-/// replay (the model's §16): the tracer's records between the calls (an `MPI_Isend`'s of 4 KiB
-/// 460 ns here, hashing its buffer) let each message arrive before the next call, and hide
-/// what a second message costs its ranks' CPUs (4 KiB eager under Open MPI's shared memory:
-/// two each way 2.9 µs traced, 2.6 µs untraced, where the calls' own durations sum to 1.8).
+/// replay (the model's §16): the tracer's records between the calls (an eager `MPI_Isend`'s of
+/// 4 KiB 410–460 ns here) overlap what a second message costs its ranks rather than add to it
+/// (4 KiB eager under Open MPI's shared memory: two each way 2.7–3.0 µs traced, 2.5–2.8 µs
+/// untraced, where the calls' own durations sum to 1.8), so a split fitted to the traced ones
+/// with the tracer's time kept leaves the second message nearly free (MODEL.md §9).
 pub fn measured_untraced(each: Vec<Exchange>, untraced: &Untraced) -> Vec<Exchange> {
     (each.into_iter())
         .filter(|e| !e.clean)
