@@ -188,6 +188,18 @@ fn calibrate(
     assert!(p.progress_at_calls, "{stdout}\n{text}");
     assert!(text.contains("progress = \"calls\""), "{text}");
     assert!(stdout.contains("progress    calls: "), "{stdout}");
+    // The machine's detours, measured by both ranks of each launch spinning on the clock: a
+    // rate, said on the screen (a warning where a 20 µs repetition catches one more than 10% of
+    // the time) and in the file; 2 ranks in each of the set's launches.
+    let line = (stdout.lines())
+        .find(|l| l.starts_with("detours     ") || l.starts_with("WARNING     detours: "))
+        .unwrap_or_else(|| panic!("no detours line in:\n{stdout}"));
+    let rate: f64 = (line.split(" times a millisecond").next())
+        .and_then(|x| x.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((0.0..1000.0).contains(&rate), "{line}");
+    assert!(line.contains(" ranks' 20 ms over the launches"), "{line}");
+    assert!(text.contains("# detours: "), "{text}");
     // oc, fitted to the traced loop of collectives: never negative, and no library on one
     // machine spends 100 µs of its own on a 2-rank collective call; said on the screen and in
     // the file, with the loop's 4,501 calls a rank (500 rounds of 9, and the round trip's barrier).

@@ -129,6 +129,8 @@ pub(super) struct Launch {
     /// Round trips from a bounced buffer, timed right after the sweep (`--bounce`; the
     /// model's §13): at the placement of the cache line's second figure.
     pub(super) bounced: Vec<super::bounce::RoundTrips>,
+    /// Each rank's detours while it spun on the clock before the sweep (`--detours`).
+    pub(super) detours: Vec<noise::Detours>,
 }
 
 /// What one launch of the round-trip program printed (`text`), read as a [`Launch`]: lines it
@@ -144,6 +146,7 @@ pub(super) fn read_launch(text: &str) -> Launch {
                 l.line = (before > 0.0 && after > 0.0).then_some([before, after]);
             }
             ("line_at", Some(k), Some(ns)) if ns > 0.0 => l.at.push((k as u64, ns)),
+            ("detours", Some(_), _) => l.detours.extend(noise::Detours::parse(&f[2..])),
             ("isend", Some(k), _) => {
                 // The same size's hiding point, timed with MPI_Isend: printed right after it.
                 if let (Some(c), Some(isend)) = (

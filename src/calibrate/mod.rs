@@ -146,6 +146,9 @@ pub struct Calibration {
     /// Per launch in the set, the share of its round trips' time beyond their middle halves'
     /// (interruptions, [`noise`]); empty from a round-trip program that prints no means.
     pub interrupted: Vec<f64>,
+    /// Each rank's detours in each launch in the set, spinning on the clock before its sweep
+    /// ([`noise::Detours`]); empty from a round-trip program without `--detours`.
+    pub detours: Vec<noise::Detours>,
     /// The sizes the fits missed, measured again ([`again`]).
     pub again: Again,
 }
@@ -272,6 +275,7 @@ fn run_rtt(
     if line {
         cmd.args(["--line", &LINE_TRIPS.to_string()]);
     }
+    cmd.args(["--detours", &noise::DETOUR_SPIN_MS.to_string()]);
     cmd.args(extra);
     log(format!(
         "measuring {} size(s) × {} imbalance(s), {reps} repetitions each",
@@ -1185,6 +1189,9 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         .filter(|l| !l.bounced.is_empty())
         .map(|l| (l.line.map(|[_, after]| after), l.bounced.clone()))
         .collect();
+    let detours: Vec<noise::Detours> = (swept.runs.iter())
+        .flat_map(|l| l.detours.iter().copied())
+        .collect();
     let Swept {
         mut samples,
         calls,
@@ -1394,6 +1401,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         exchanges,
         bounce,
         interrupted,
+        detours,
         again,
     })
 }
@@ -1791,6 +1799,9 @@ pub fn params_file(c: &Calibration) -> String {
     ));
     if let Some((text, _)) = noise::finding(&c.interrupted) {
         s.push_str(&format!("# interrupts: {text}\n"));
+    }
+    if let Some((text, _)) = noise::detours_finding(&c.detours) {
+        s.push_str(&format!("# detours: {text}\n"));
     }
     s
 }

@@ -65,9 +65,115 @@ pub fn finding(shares: &[f64]) -> Option<(String, bool)> {
     })
 }
 
+/// What one rank of a launch lost to detours while it spun on the clock outside MPI (the
+/// round-trip program's `--detours`): the operating system or the hypervisor taking its CPU for
+/// more than a microsecond.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Detours {
+    pub count: f64,
+    pub lost_ns: f64,
+    pub span_ns: f64,
+    pub median_ns: f64,
+}
+
+/// How long the spin lasts in each launch, ms (the round-trip program's `--detours`).
+pub const DETOUR_SPIN_MS: u32 = 20;
+
+/// A repetition this long (a hiding point's round trip of 16 KiB here spans 10–20 µs) catching
+/// a detour more often than [`CATCH_WARNING`] is a warning: a middle half leaves out a quarter.
+const LONG_REP_NS: f64 = 20_000.0;
+const CATCH_WARNING: f64 = 0.10;
+
+impl Detours {
+    /// A `detours RANK COUNT LOST_NS SPAN_NS MEDIAN_NS` line's figures (after its rank).
+    pub fn parse(fields: &[&str]) -> Option<Detours> {
+        let num = |i: usize| fields.get(i)?.parse::<f64>().ok();
+        let d = Detours {
+            count: num(0)?,
+            lost_ns: num(1)?,
+            span_ns: num(2)?,
+            median_ns: num(3)?,
+        };
+        (d.span_ns > 0.0).then_some(d)
+    }
+
+    /// Detours a millisecond.
+    pub fn rate_per_ms(&self) -> f64 {
+        self.count / self.span_ns * 1e6
+    }
+}
+
+/// What the launches' ranks' detours say (`each`: every rank of every launch), and whether it
+/// is a warning: where a repetition of [`LONG_REP_NS`] catches one more often than
+/// [`CATCH_WARNING`] (at the median rate), the round trips at the hiding point, which span the
+/// imbalance, are interrupted beyond what their middle halves leave out, and read slower than
+/// those at `w = 0` (the fit then misses round trips above `S`). None without any.
+pub fn detours_finding(each: &[Detours]) -> Option<(String, bool)> {
+    if each.is_empty() {
+        return None;
+    }
+    let med = |f: &dyn Fn(&Detours) -> f64| {
+        let v: Vec<f64> = each.iter().map(f).collect();
+        super::fit::median(&v)
+    };
+    let rates: Vec<f64> = each.iter().map(Detours::rate_per_ms).collect();
+    let (lo, hi) = (rates.iter()).fold((f64::INFINITY, 0.0f64), |(l, h), &r| (l.min(r), h.max(r)));
+    let rate = super::fit::median(&rates);
+    let share = med(&|d| d.lost_ns / d.span_ns);
+    let typical = med(&|d| d.median_ns);
+    let catch = 1.0 - (-rate * LONG_REP_NS / 1e6).exp();
+    let what = format!(
+        "a rank spinning on the clock outside MPI lost its CPU for more than 1 µs {rate:.1} times \
+         a millisecond ({:.1}% of its time, the median detour {:.1} µs; the median of {} ranks' \
+         {DETOUR_SPIN_MS} ms over the launches, {lo:.1}–{hi:.1} a ms): a {:.0} µs repetition \
+         catches one {:.0}% of the time",
+        100.0 * share,
+        typical / 1e3,
+        each.len(),
+        LONG_REP_NS / 1e3,
+        100.0 * catch
+    );
+    Some(match catch > CATCH_WARNING {
+        true => (
+            format!(
+                "{what}: the round trips at the hiding point, which span the imbalance, are \
+                 interrupted more often than the quarter their middle halves leave out and read \
+                 slower than those at w = 0, which no band follows (the fit's misses above S are \
+                 then the machine's); a program's messages pay the detours too, and synchronizing \
+                 ones more (the model's §17): calibrate again in a quieter minute"
+            ),
+            true,
+        ),
+        false => (format!("{what}: rare enough"), false),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 340 detours in 20 ms (17 a millisecond, 5.1% of the time) on one rank and 10 (0.5) on
+    /// the other: the median rate 8.75 a ms, a 20 µs repetition catching one 1 − e^−0.175 =
+    /// 16% of the time, a warning; 10 in 20 ms on both ranks: 1%, none.
+    #[test]
+    fn frequent_detours_are_a_warning_about_the_hiding_point() {
+        let noisy = Detours::parse(&["340", "1020000", "20000000", "2200"]).unwrap();
+        let quiet = Detours::parse(&["10", "200000", "20000000", "20000"]).unwrap();
+        assert_eq!(noisy.rate_per_ms(), 17.0);
+        let (text, warn) = detours_finding(&[noisy, quiet]).unwrap();
+        assert!(warn, "{text}");
+        assert!(text.contains("8.8 times a millisecond"), "{text}");
+        assert!(text.contains("catches one 16% of the time"), "{text}");
+        assert!(text.contains("0.5–17.0 a ms"), "{text}");
+        let (text, warn) = detours_finding(&[quiet, quiet]).unwrap();
+        assert!(
+            !warn && text.contains("catches one 1% of the time"),
+            "{text}"
+        );
+        assert_eq!(detours_finding(&[]), None);
+        assert_eq!(Detours::parse(&["1", "2", "0", "4"]), None);
+        assert_eq!(Detours::parse(&["1", "2"]), None);
+    }
 
     /// Two lines: 1,000 repetitions of 500 ns in the middle half and 550 ns on average, and
     /// 100 of 10,000 and 12,000 ns: (500,000 + 1,000,000) / (550,000 + 1,200,000) = 6 / 7.

@@ -345,6 +345,7 @@ mod tests {
             exchanges: None,
             bounce: Default::default(),
             interrupted: Vec::new(),
+            detours: Vec::new(),
             again: Default::default(),
         }
     }

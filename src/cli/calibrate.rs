@@ -547,6 +547,11 @@ fn print_findings(c: &Calibration, p: &loggps_predict::model::Params) {
         Some((text, false)) => println!("interrupts  {text}"),
         None => {}
     }
+    match calibrate::noise::detours_finding(&c.detours) {
+        Some((text, true)) => println!("WARNING     detours: {text}"),
+        Some((text, false)) => println!("detours     {text}"),
+        None => {}
+    }
 }
 
 /// The set fitted at another placement of the ranks' cores, where calibrate made one.

@@ -147,6 +147,14 @@
  * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
  * `oc` to, a collective call's cost beyond its messages.
  *
+ * With --detours MS, both ranks first spin on the clock for MS ms at once, outside MPI, and rank
+ * 0 prints, for each rank, how often the clock jumped by more than DETOUR_NS between two reads
+ * (the operating system or the hypervisor took the CPU: a detour), how long they took in all,
+ * the span spun and the median detour (MODEL.md §17; a round trip that catches one is
+ * interrupted, and one at the hiding point spans the imbalance too):
+ *
+ *     detours RANK COUNT LOST_NS SPAN_NS MEDIAN_NS
+ *
  * With --line N, rank 0 times up to N round trips (or 2 ms) of a cache line between the two
  * ranks' cores (tracer/cores.h, as the tracer does) before the sweep and again after it, and
  * prints the mean of each, or -1 where the ranks share no memory. What a message over shared memory costs rests on it, and it changes
@@ -160,7 +168,7 @@
  *
  *     line_at K NS
  *
- * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--drained K,K,...] [--coll R] [--line N]
+ * Usage: mpirun -np 2 loggps-rtt --sizes K,K,... --w NS,NS,... [--reps N] [--warmup N] [--time-ms T] [--hide F] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--drained K,K,...] [--coll R] [--detours MS] [--line N]
  *
  * Each point gets at least N repetitions and more while it has run for less than T ms (at most
  * MAX_REPS), so that cheap points, the noisiest, get many.
@@ -360,6 +368,41 @@ static void print_nodes(int rank, int size) {
         MPI_Comm_free(&node);
     }
     if (rank == 0) printf("nodes %d\n", (size + n - 1) / n);
+}
+
+/* A jump of the clock between two reads longer than this is a detour (--detours). */
+#define DETOUR_NS 1000
+#define MAX_DETOURS 65536
+
+/* The --detours probe (see the top): both ranks spin on the clock for `ms` ms. */
+static void detours(int rank, double ms) {
+    static long long gap[MAX_DETOURS];
+    MPI_Barrier(MPI_COMM_WORLD);
+    int64_t t0 = now_ns(), last = t0, end = t0 + (int64_t)(ms * 1e6);
+    long long n = 0, lost = 0;
+    for (;;) {
+        int64_t t = now_ns();
+        if (t - last > DETOUR_NS) {
+            lost += t - last;
+            if (n < MAX_DETOURS) gap[n] = t - last;
+            n++;
+        }
+        last = t;
+        if (t >= end) break;
+    }
+    long long kept = n < MAX_DETOURS ? n : MAX_DETOURS;
+    qsort(gap, (size_t)kept, sizeof gap[0], cmp_ll);
+    long long mine[4] = {n, lost, last - t0, kept > 0 ? gap[kept / 2] : 0}, other[4];
+    if (rank == 1) {
+        MPI_Send(mine, 4, MPI_LONG_LONG, 0, 81, MPI_COMM_WORLD);
+        return;
+    }
+    MPI_Recv(other, 4, MPI_LONG_LONG, 1, 81, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int r = 0; r < 2; r++) {
+        long long *d = r == 0 ? mine : other;
+        printf("detours %d %lld %lld %lld %lld\n", r, d[0], d[1], d[2], d[3]);
+    }
+    fflush(stdout);
 }
 
 /* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
@@ -658,6 +701,7 @@ int main(int argc, char **argv) {
     long long *sizes = NULL, *ws = NULL, *reduce = NULL;
     long long progress_k = -1, *copy = NULL, *xch = NULL, *bnc = NULL, *hld = NULL, *als = NULL, *drn = NULL;
     int coll_rounds = 0, line_n = 0;
+    double detour_ms = 0;
     int nsizes = 0, nws = 0, nreduce = 0, ncopy = 0, nxch = 0, nbnc = 0, nhld = 0, nals = 0, ndrn = 0, reps = 31, warmup = 5, poll_batches = 0;
     double time_ms = 0, hide = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -673,6 +717,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--copy")) ncopy = parse_list(argv[i + 1], &copy);
         else if (!strcmp(argv[i], "--line")) line_n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--coll")) coll_rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--detours")) detour_ms = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--exchange")) nxch = parse_list(argv[i + 1], &xch);
         else if (!strcmp(argv[i], "--bounce")) nbnc = parse_list(argv[i + 1], &bnc);
         else if (!strcmp(argv[i], "--held")) nhld = parse_list(argv[i + 1], &hld);
@@ -683,9 +728,9 @@ int main(int argc, char **argv) {
     for (int j = 0; j < nws; j++) has_zero |= ws[j] == 0;
     if (size != 2 || nsizes == 0 || nws == 0 || reps < 1 || reps > MAX_REPS || warmup < 0 || time_ms < 0 ||
         hide < 0 || (hide > 0 && !has_zero) || poll_batches < 0 || poll_batches > MAX_REPS || (reduce && nreduce == 0) || (copy && ncopy == 0) || (xch && nxch == 0) || (bnc && nbnc == 0) || (hld && nhld == 0) || (als && nals == 0) || (drn && ndrn == 0) ||
-        coll_rounds < 0 || line_n < 0) {
+        coll_rounds < 0 || line_n < 0 || detour_ms < 0 || detour_ms > 1000) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--drained K,K,...] [--coll R] [--line N]%s\n", argv[0], MAX_REPS,
+            fprintf(stderr, "usage: mpirun -np 2 %s --sizes K,K,... --w NS,NS,... [--reps N<=%d] [--warmup N] [--time-ms T] [--hide F (--w lists 0)] [--poll B] [--reduce K,K,...] [--progress K] [--copy K,K,...] [--exchange K,K,...] [--bounce K,K,...] [--held K,K,...] [--alias K,K,...] [--drained K,K,...] [--coll R] [--detours MS] [--line N]%s\n", argv[0], MAX_REPS,
                     size != 2 ? " (needs exactly 2 ranks)" : "");
         MPI_Finalize();
         return 2;
@@ -701,6 +746,7 @@ int main(int argc, char **argv) {
     long long *recv = malloc(sizeof(long long) * MAX_REPS);
     print_nodes(rank, size);
     if (rank == 0) clock_cost(MAX_REPS, rtt);
+    if (detour_ms > 0) detours(rank, detour_ms);
     double line_before = line_n > 0 ? line_round_trip(line_n) : -1;
     for (int i = 0; i < nsizes; i++) {
         int k = (int)sizes[i];
