@@ -66,7 +66,7 @@ if [[ -z $PARAMS && ${CALIBRATE:-0} != 1 ]]; then
   "$BIN" calibrate --mpirun mpirun.openmpi -o "$PARAMS" > "$W/calibrate.txt" 2>&1 ||
     { cat "$W/calibrate.txt"; echo "FAIL: the calibration failed"; exit 1; }
   # (its bands, their Od and Op, departs_upto, oc, bounce and clean too: what a surprising figure rests on)
-  grep -E '^(fit|again|cores|second set|WARNING|band |[0-9]+ +[0-9]+ …|split|departs|oc |clean |bounce )' \
+  grep -E '^(fit|again|cores|second set|WARNING|band |[0-9]+ +[0-9]+ …|split|departs|oc |clean |bounce |detours )' \
     "$W/calibrate.txt" | sed 's/^/calibrated: /'
 fi
 
