@@ -1051,10 +1051,7 @@ fn eager_exchanges(
         // Those at the set's placement fit its bands (a launch far from it costs another
         // price).
         let mut here: Vec<crate::trace::Trace> = (traces.iter())
-            .filter(|t| match (probe_cores(t), set.cores) {
-                (Some(a), Some(b)) => !placements_apart(a, b),
-                _ => true,
-            })
+            .filter(|t| at_placement(probe_cores(t), set.cores))
             .cloned()
             .collect();
         if untraced.is_none() {
@@ -1099,10 +1096,7 @@ fn probe_at_sets(probe: &[crate::trace::Trace], sets: &[&Params]) -> Vec<usize> 
     (sets.iter())
         .map(|p| {
             (probe.iter())
-                .filter(|t| match (probe_cores(t), p.cores) {
-                    (Some(a), Some(b)) => !placements_apart(a, b),
-                    _ => true,
-                })
+                .filter(|t| at_placement(probe_cores(t), p.cores))
                 .count()
         })
         .collect()
