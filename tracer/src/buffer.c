@@ -104,8 +104,8 @@ static struct {
     struct sent {        /* the last sends' buffers (see note_sent) */
         uintptr_t lo, hi;
         int64_t dest;
-        uint64_t print;  /* its fingerprint at the send */
-        int kept;        /* no receive has written it since */
+        uint64_t print[4]; /* each quarter's fingerprint at the send (see part_of) */
+        unsigned kept;   /* bit i: no receive has written into quarter i since */
         uint64_t moved;  /* T.moved at the send */
     } sent[8];
     unsigned sent_next;

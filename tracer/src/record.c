@@ -130,31 +130,34 @@ static inline uint64_t wildcard_flags(int source, int tag)
 
 /*
  * The buffers of the rank's last sends, by address and size, each with its destination and a
- * fingerprint of its contents. Two things are told from them (src/model/MODEL.md §13, "What a
- * trace cannot tell"):
+ * fingerprint of each quarter of its contents. Two things are told from them
+ * (src/model/MODEL.md §13, "What a trace cannot tell"):
  * - a receive into a buffer this rank last sent from to the receive's source (`source` a world
  *   rank; -1: any) is `bounced` (tracer/FORMAT.md, receive flag 8): a ping-pong sending back
  *   what it received, whose lines the other side's copy just read;
- * - a send of at least CLEAN_MIN bytes from a buffer whose fingerprint is the one it had at
- *   the last send from it, that no receive has written since, and past which the rank's calls
- *   have moved no more than a core's cache (T.cache) since, is `clean` (send flag 16): data
- *   written long before and still in the sender's cache (a halo sent from buffers written
- *   once), which a receiver's copy reads faster than lines the sender has just written; one
- *   that has left the cache (a loop of collectives over megabytes of buffers) is read as slowly
- *   as written lines. The bytes counted are those the rank's sends and receives read and wrote
- *   (its computation's are not seen: a buffer it may have pushed out is still flagged). A
- *   program that rewrites a buffer with the values it held is taken for one that did not write
- *   it.
+ * - a send of at least CLEAN_MIN bytes every byte of which lies in a quarter of a kept buffer
+ *   whose fingerprint is the one it had at that buffer's send, that no receive has written
+ *   since, and past which the rank's calls have moved no more than a core's cache (T.cache)
+ *   since, is `clean` (send flag 16): data written long before and still in the sender's cache
+ *   (a halo sent from buffers written once; an Alltoall's blocks sent one by one by earlier
+ *   collectives), which a receiver's copy reads faster than lines the sender has just written;
+ *   one that has left the cache (a loop of collectives over megabytes of buffers) is read as
+ *   slowly as written lines. The bytes counted are those the rank's sends and receives read
+ *   and wrote (its computation's are not seen: a buffer it may have pushed out is still
+ *   flagged). A program that rewrites a buffer with the values it held is taken for one that
+ *   did not write it.
  */
 #define SENT (sizeof T.sent / sizeof T.sent[0])
+#define PARTS (sizeof T.sent[0].print / sizeof T.sent[0].print[0])
+#define ALL_PARTS ((1u << PARTS) - 1)
 #define COLL_DEST (-3) /* a collective's send buffer: sent to no one peer (see coll_clean) */
 #define COLL_SOURCE (-4) /* a collective's receive buffer: from no one peer (see received) */
 #define CLEAN_MIN 1024 /* bytes: smaller sends are not fingerprinted (see fingerprint) */
-#define PRINT_WORDS 32
+#define PRINT_WORDS 8  /* a quarter's: 32 over a buffer */
 
-/* A hash of PRINT_WORDS 8-byte words evenly spaced over `bytes` (≥ CLEAN_MIN) bytes at `buf`,
- * the first and the last among them: about 32 ns (a 1 KiB to 256 KiB buffer in cache; 50 ns
- * with a division a word). */
+/* A hash of PRINT_WORDS 8-byte words evenly spaced over `bytes` (≥ CLEAN_MIN / PARTS) bytes at
+ * `buf`, the first and the last among them: about 8 ns (a 1 KiB to 256 KiB buffer in cache;
+ * 32 words over a buffer 32 ns, 50 ns with a division a word). */
 static uint64_t fingerprint(const void *buf, uint64_t bytes)
 {
     const unsigned char *b = buf;
@@ -167,6 +170,48 @@ static uint64_t fingerprint(const void *buf, uint64_t bytes)
     memcpy(&w, b + 8 * last, 8);
     h = (h ^ w) * 0x9E3779B97F4A7C15u;
     return h ^ h >> 29;
+}
+
+/* Where quarter `i` (0 … PARTS) of a kept buffer starts: its first byte's address (PARTS: the
+ * buffer's end), quarters of whole 8-byte words but the last. */
+static inline uintptr_t part_of(const struct sent *s, unsigned i)
+{
+    return i == PARTS ? s->hi : s->lo + ((s->hi - s->lo) * i / PARTS & ~(uintptr_t)7);
+}
+
+/* Whether every byte of the buffer `now` is about to send (its quarters' fingerprints taken)
+ * lies in a quarter of a kept buffer that no receive has written since its send, whose
+ * fingerprint is the one it had then, and that the rank's calls have moved no more than a
+ * cache past since (note_sent). */
+static int unchanged(const struct sent *now)
+{
+    uintptr_t lo = now->lo, hi = now->hi;
+    struct { uintptr_t lo, hi; } got[SENT * PARTS];
+    size_t n = 0;
+    for (size_t k = 0; k < SENT; k++) {
+        const struct sent *s = &T.sent[k];
+        int same = s->lo == lo && s->hi == hi; /* its quarters are now's: prints taken */
+        if (!s->kept || s->hi <= lo || hi <= s->lo) continue;
+        if (T.cache && T.moved - s->moved > T.cache) continue;
+        for (unsigned i = 0; i < PARTS; i++) {
+            uintptr_t a = part_of(s, i), b = part_of(s, i + 1);
+            if (!(s->kept >> i & 1) || b <= lo || hi <= a) continue;
+            uint64_t print = same ? now->print[i] : fingerprint((const void *)a, b - a);
+            if (print != s->print[i]) continue;
+            got[n].lo = a > lo ? a : lo, got[n].hi = b < hi ? b : hi;
+            n++;
+        }
+    }
+    /* covered: sweep [lo, hi) forward over the pieces, each time by the one reaching furthest
+     * from the point reached (at most SENT × PARTS pieces: quadratic is fine) */
+    for (uintptr_t at = lo; at < hi;) {
+        uintptr_t reach = at;
+        for (size_t k = 0; k < n; k++)
+            if (got[k].lo <= at && got[k].hi > reach) reach = got[k].hi;
+        if (reach == at) return 0;
+        at = reach;
+    }
+    return 1;
 }
 
 /* Whether `count` elements of `type` lie in exactly their bytes from the buffer on (no lower
@@ -198,23 +243,27 @@ static inline uint64_t page_of(const void *buf, int count, MPI_Datatype type, ui
 }
 
 /* Keep the buffer of a send of `count` elements of `type` (`bytes` bytes) to `dest` (a world
- * rank); its flags: F_CLEAN where unchanged since the last send from it. The buffer is read
- * only where its type lays the data out contiguously from it, and not at all under
- * LOGGPS_TRACE_CLEAN=0 (a CUDA-aware MPI sending from device memory). */
+ * rank); its flags: F_CLEAN where every byte is unchanged since a send from it (unchanged). The
+ * buffer is read only where its type lays the data out contiguously from it, and not at all
+ * under LOGGPS_TRACE_CLEAN=0 (a CUDA-aware MPI sending from device memory). */
 static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, uint64_t bytes,
                                  int64_t dest)
 {
     if (!buf || bytes == 0 || (dest < 0 && dest != COLL_DEST)) return 0;
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
     int read = T.clean && bytes >= CLEAN_MIN && contiguous(count, type);
-    uint64_t print = read ? fingerprint(buf, bytes) : 0;
+    struct sent now = { .lo = lo, .hi = hi, .dest = dest, .kept = read ? ALL_PARTS : 0,
+                        .moved = T.moved };
+    for (unsigned i = 0; read && i < PARTS; i++) {
+        uintptr_t a = part_of(&now, i);
+        now.print[i] = fingerprint((const void *)a, part_of(&now, i + 1) - a);
+    }
+    uint64_t flags = read && unchanged(&now) ? F_CLEAN : 0;
     struct sent *s = NULL;
     for (size_t i = 0; i < SENT && !s; i++)
         if (T.sent[i].lo == lo && T.sent[i].hi == hi) s = &T.sent[i];
-    int cached = s && (T.cache == 0 || T.moved - s->moved <= T.cache);
-    uint64_t flags = read && s && s->kept && cached && s->print == print ? F_CLEAN : 0;
     if (!s) s = &T.sent[T.sent_next++ % SENT];
-    *s = (struct sent){ lo, hi, dest, print, read, T.moved };
+    *s = now;
     T.moved += bytes;
     return flags;
 }
@@ -222,8 +271,8 @@ static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, 
 /* A receive into `bytes` bytes at `buf` from `source`: F_BOUNCED where a kept send buffer to
  * that peer overlaps it, or (a collective's receive buffer, COLL_SOURCE) any kept send buffer
  * the rank's calls have moved no more than a cache past since (its peers' copies read those
- * lines, and they are still in their caches); the kept buffers it overlaps are no longer
- * unchanged. */
+ * lines, and they are still in their caches); the quarters of kept buffers it overlaps are no
+ * longer unchanged. */
 static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
 {
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
@@ -235,7 +284,8 @@ static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
             if ((source == -1 && s->dest >= 0) || s->dest == source ||
                 (source == COLL_SOURCE && cached))
                 flags = F_BOUNCED;
-            s->kept = 0;
+            for (unsigned k = 0; k < PARTS; k++)
+                if (part_of(s, k) < hi && lo < part_of(s, k + 1)) s->kept &= ~(1u << k);
         }
     }
     if (buf) T.moved += bytes;

@@ -10,9 +10,17 @@
  *   8  a persistent send of `c` started twice: the second clean
  *   9  MPI_Send of every other int of `c` (a vector type: not contiguous, never read) twice:
  *      not flagged
- * So rank 0's flagged records: MPI_Send (2), MPI_Isend (4), MPI_Sendrecv (7), MPI_Isend (8);
- * rank 1 receives into one buffer and sends from it once: none. A change to a value between
- * the words the fingerprint samples (32 of them) would go unseen. 2 ranks. */
+ *  10  MPI_Send of the first half of `d` (8 KiB), then of its second half (4 KiB each, first
+ *      sends: not flagged), then of the whole of `d`: clean (every byte sent since written, as
+ *      an Alltoall's blocks that earlier collectives sent one by one)
+ *  11  MPI_Send of `e` (8 KiB) twice (the second clean), MPI_Recv into its first half, then
+ *      MPI_Send of its first half: not flagged (received into); of the whole: clean (the first
+ *      half sent since, the second unchanged since the whole was); a write into the second
+ *      half, then MPI_Send of the whole: not flagged
+ * So rank 0's flagged records: MPI_Send (2), MPI_Isend (4), MPI_Sendrecv (7), MPI_Isend (8),
+ * MPI_Send (10: tag 15), MPI_Send (11: tags 17, 20); rank 1 receives into one buffer and sends
+ * from it: none. A change to a value between the words the fingerprint samples (8 a quarter of
+ * a buffer) would go unseen. 2 ranks. */
 #include "counts.h"
 
 enum { N = 1024 }; /* ints: 4 KiB */
@@ -30,8 +38,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size == 2);
-    static int a[N], b[N], c[N], in[N];
+    static int a[N], b[N], c[N], d[2 * N], e[2 * N], in[2 * N];
     for (int i = 0; i < N; i++) a[i] = i, b[i] = 2 * i, c[i] = 3 * i;
+    for (int i = 0; i < 2 * N; i++) d[i] = 4 * i, e[i] = 5 * i;
     const MPI_Comm W = MPI_COMM_WORLD;
     if (rank == 0) {
         MPI_Request r;
@@ -57,6 +66,15 @@ int main(int argc, char **argv)
         MPI_Type_commit(&every_other);
         for (int k = 0; k < 2; k++) C(MPI_Send)(c, 1, every_other, 1, 12, W);
         MPI_Type_free(&every_other);
+        C(MPI_Send)(d, N, MPI_INT, 1, 13, W);
+        C(MPI_Send)(d + N, N, MPI_INT, 1, 14, W);
+        C(MPI_Send)(d, 2 * N, MPI_INT, 1, 15, W);
+        for (int t = 16; t <= 17; t++) C(MPI_Send)(e, 2 * N, MPI_INT, 1, t, W);
+        C(MPI_Recv)(e, N, MPI_INT, 1, 18, W, MPI_STATUS_IGNORE);
+        C(MPI_Send)(e, N, MPI_INT, 1, 19, W);
+        C(MPI_Send)(e, 2 * N, MPI_INT, 1, 20, W);
+        for (int i = N; i < 2 * N; i++) e[i] += 1;
+        C(MPI_Send)(e, 2 * N, MPI_INT, 1, 21, W);
     } else {
         for (int t = 1; t <= 4; t++) C(MPI_Recv)(in, N, MPI_INT, 0, t, W, MPI_STATUS_IGNORE);
         C(MPI_Send)(in, N, MPI_INT, 0, 5, W); /* rank 0's `a` as it was: the same values */
@@ -66,6 +84,11 @@ int main(int argc, char **argv)
         C(MPI_Sendrecv)(b, N, MPI_INT, 0, 10, in, N, MPI_INT, 0, 9, W, MPI_STATUS_IGNORE);
         for (int k = 0; k < 2; k++) C(MPI_Recv)(in, N, MPI_INT, 0, 11, W, MPI_STATUS_IGNORE);
         for (int k = 0; k < 2; k++) C(MPI_Recv)(in, N / 2, MPI_INT, 0, 12, W, MPI_STATUS_IGNORE);
+        for (int t = 13; t <= 14; t++) C(MPI_Recv)(in, N, MPI_INT, 0, t, W, MPI_STATUS_IGNORE);
+        for (int t = 15; t <= 17; t++) C(MPI_Recv)(in, 2 * N, MPI_INT, 0, t, W, MPI_STATUS_IGNORE);
+        C(MPI_Send)(in, N, MPI_INT, 0, 18, W);
+        C(MPI_Recv)(in, N, MPI_INT, 0, 19, W, MPI_STATUS_IGNORE);
+        for (int t = 20; t <= 21; t++) C(MPI_Recv)(in, 2 * N, MPI_INT, 0, t, W, MPI_STATUS_IGNORE);
     }
     return finish();
 }

@@ -426,19 +426,20 @@ if [[ -n $PREDICT && -s $OUT/pages-2.bin ]]; then
 fi
 
 # sends from a buffer unchanged since the rank's last send from it (tests/clean.c): flagged
-# `clean`, rank 0's second MPI_Send, its MPI_Isend, its MPI_Sendrecv and its persistent send's
-# second start (an MPI_Isend); not a first send, one after a write or a receive into the buffer
-# (of the values it held), nor a small one
+# `clean`, rank 0's second MPI_Send, its MPI_Isend, its MPI_Sendrecv, its persistent send's
+# second start (an MPI_Isend) and sends whose every byte earlier sends sent since it was written
+# (tags 15, 20); not a first send, one after a write or a receive into the buffer (of the values
+# it held), nor a small one
 mpi_job clean-2 2 yes "$T/clean"
 check_trace clean-2 2
 if [[ -n $PREDICT && -s $OUT/clean-2.bin ]]; then
     "$PREDICT" convert "$OUT/clean-2.bin" "$OUT/clean-2.txt" 2>"$OUT/clean-2.convert" || true
     flagged=$(grep -E '^[01] MPI_[A-Za-z]+ .*flags=[a-z_|]*clean' "$OUT/clean-2.txt" |
         awk '{for (i = 3; i <= NF; i++) if ($i ~ /^tag=/) print $1, $2, $i}' | paste -sd, -)
-    if [[ $flagged == "0 MPI_Send tag=2,0 MPI_Isend tag=4,0 MPI_Sendrecv tag=9,0 MPI_Isend tag=11" ]]; then
+    if [[ $flagged == "0 MPI_Send tag=2,0 MPI_Isend tag=4,0 MPI_Sendrecv tag=9,0 MPI_Isend tag=11,0 MPI_Send tag=15,0 MPI_Send tag=17,0 MPI_Send tag=20" ]]; then
         pass "clean: the sends from buffers unchanged since their last send are flagged"
     else
-        fail "clean: flagged sends \`$flagged\`, expected rank 0's MPI_Send tag=2, MPI_Isend tag=4, MPI_Sendrecv tag=9, MPI_Isend tag=11"
+        fail "clean: flagged sends \`$flagged\`, expected rank 0's MPI_Send tag=2, MPI_Isend tag=4, MPI_Sendrecv tag=9, MPI_Isend tag=11, MPI_Send tag=15, 17, 20"
         cat "$OUT/clean-2.convert"
     fi
 fi
