@@ -271,6 +271,9 @@ pub struct Modeled {
     set: u8,
     /// The tracer flagged the participant's receive buffer `bounced` (the model's §13).
     bounced: bool,
+    /// The places whose send buffer the tracer flagged `clean`, where the algorithm sends from
+    /// the user's buffer (rising; the model's §13).
+    clean: Vec<u32>,
 }
 
 impl Modeled {
@@ -286,7 +289,8 @@ impl Modeled {
         let shape = (self.op, self.algorithm, &self.spec);
         let mut after = copies::own_work(shape, work, &mut starts);
         if self.bounced {
-            copies::bounced_after(shape, &work, &[self.place as u32], &mut after);
+            let places = [self.place as u32];
+            copies::bounced_after(shape, &work, (&places, &self.clean), &mut after);
         }
         let mut c = crate::collectives::predict_waiting(
             self.op,
@@ -846,6 +850,13 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
     spec.segment = segment.unwrap_or(spec.segment);
     let members = list.iter().map(|&(q, _)| q as usize);
     let set = ctx.links.map_or(0, |l| l.set_of_group(members) as u8);
+    let direct = crate::collectives::copies::sends_from_user_buffer(op, algorithm, spec.ranks);
+    let clean = (list.iter().enumerate())
+        .filter(|&(_, &(q, j))| {
+            direct && ctx.trace.rank(q as usize).flags(j as usize) & FLAG_CLEAN != 0
+        })
+        .map(|(place, _)| place as u32)
+        .collect();
     let m = Modeled {
         op,
         algorithm,
@@ -856,6 +867,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         call,
         set,
         bounced: ev.flags(i) & crate::trace::FLAG_BOUNCED != 0,
+        clean,
     };
     Some((Rule::Collective(Arc::new(m)), binder))
 }

@@ -298,6 +298,22 @@ fn calibrate(
             (bounce.points().iter().map(|x| x.0)).eq(above.iter().copied()),
             "{bounce} {above:?}"
         );
+        // and its `bounce_clean` (a message from a buffer written once into one its receiver
+        // has just sent from, against one into its own) a rate at the same sizes, as its line
+        // says them
+        let bounce_clean =
+            (p.bounce_clean).unwrap_or_else(|| panic!("no bounce_clean in:\n{text}"));
+        let clean_line = (stdout.lines())
+            .find_map(|l| l.strip_prefix("bounce_clean "))
+            .unwrap_or_else(|| panic!("no bounce_clean line in:\n{stdout}"));
+        assert!(
+            clean_line.starts_with(&format!("{bounce_clean} ns a byte more")),
+            "{bounce_clean} {clean_line}"
+        );
+        assert!(
+            (bounce_clean.points().iter().map(|x| x.0)).eq(above.iter().copied()),
+            "{bounce_clean} {above:?}"
+        );
     }
     // (a bounce's values are checked where it is read: each finite and ≥ 0)
     assert!(

@@ -1030,6 +1030,37 @@ fn a_collectives_bounced_receive_buffer_costs_bounce() {
         let (d, _) = more(routine, bytes, bounce);
         assert!(d.abs() < 1e-3, "{routine} {bytes} at bounce {bounce}: {d}");
     }
+    // Its root's send flagged `clean` (`--clean 1`: costed as before) and `bounce_clean` 1.25:
+    // the flag adds 1.25·40,000 = 50,000 ns (the receiver's writes into lines its peer holds,
+    // its source read at once); `--bounce` alone costs it as any, 20,000.
+    let root_clean = |flags: &str, extra: &[&str]| {
+        let (_d, t) = trace("MPI_Bcast", 40_000, flags);
+        let t0 = std::fs::read_to_string(&t).unwrap().replace(
+            "0 MPI_Bcast 0 60 root=0 bytes=40000 recv_bytes=0",
+            "0 MPI_Bcast 0 60 root=0 bytes=40000 recv_bytes=0 flags=clean",
+        );
+        let (_e, t) = text_trace(&format!("clean{}.txt", flags.len()), &t0);
+        let args = [
+            &t,
+            "--platform",
+            "myrinet",
+            "--clean",
+            "1",
+            "--format",
+            "json",
+        ];
+        json(&[&args[..], extra].concat())["predicted_s"]
+            .as_f64()
+            .unwrap()
+            * 1e9
+    };
+    for (extra, want) in [
+        (&["--bounce", "0.5", "--bounce-clean", "1.25"][..], 50_000.0),
+        (&["--bounce", "0.5"][..], 20_000.0),
+    ] {
+        let d = root_clean(" flags=bounced", extra) - root_clean("", extra);
+        assert!((d - want).abs() < 1e-3, "{extra:?}: {d}");
+    }
 }
 
 /// `held` (the model's §15), where a set has it, costs a collective's writes into lines a peer

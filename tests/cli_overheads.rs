@@ -576,6 +576,57 @@ fn a_bounced_rendezvous_receive_costs_bounce_a_byte_more() {
     );
 }
 
+/// A bounced receive of a message its sender flagged `clean` costs `bounce_clean` a byte more
+/// where the set has it (the model's §13: the source read at once, the receiver's writes into
+/// lines its peer holds are what its copy waits for), else `bounce`: Myrinet's 16,384-byte
+/// message flagged clean, `--clean 0.5`, returns at 173,267.49 (see the next test), bounced
+/// with `--bounce 2 --bounce-clean 5` at 173,267.49 + 5·16,384 = 255,187.49, with `--bounce 2`
+/// alone at + 2·16,384 = 206,035.49; not flagged clean, `bounce` as before (350,782.98). The
+/// trace's own `bounce_clean` by size (4 at 8,192 B, 6 at 32,768 B: 5 at 16,384 B halfway in
+/// log k, as `bounce`) the same, through its binary conversion too.
+#[test]
+fn a_bounced_receive_of_a_clean_send_costs_bounce_clean() {
+    let both = |t: String, send: &str| {
+        t.replace("peer=1 tag=0\n", &format!("peer=1 tag=0{send}\n"))
+            .replace(
+                "tag=0\n1 MPI_Finalize",
+                "tag=0 flags=bounced\n1 MPI_Finalize",
+            )
+    };
+    let end = |t: &str, args: &[&str]| predict(t, args)["predicted_s"].as_f64().unwrap() * 1e9;
+    let clean = both(one_message(16384, 0), " flags=clean");
+    let args = ["--clean", "0.5", "--bounce", "2", "--bounce-clean", "5"];
+    assert_close(end(&clean, &args), 255_187.49, "bounce_clean");
+    assert_close(end(&clean, &args[..4]), 206_035.49, "bounce alone");
+    let plain = both(one_message(16384, 0), "");
+    assert_close(end(&plain, &args), 350_782.98, "not clean");
+    let own = clean.replace(
+        MYRINET,
+        &format!("{MYRINET} bounce=2 bounce_clean=8192:4,32768:6"),
+    );
+    assert_close(end(&own, &args[..2]), 255_187.49, "the trace's");
+    let (d, traced) = text_trace("bounce_clean.txt", &own);
+    let bin = d.path().join("bounce_clean.bin");
+    assert!(
+        run(&["convert", &traced, bin.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let v = json(&[bin.to_str().unwrap(), "--clean", "0.5", "--format", "json"]);
+    assert_close(
+        v["predicted_s"].as_f64().unwrap() * 1e9,
+        255_187.49,
+        "binary",
+    );
+    assert_eq!(v["params"]["bounce_clean@32768"]["value"], 6.0);
+    let out = run(&[&traced, "--bounce-clean=-1"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--bounce-clean: bounce_clean = -1 must be a finite number ≥ 0"),
+        "{out:?}"
+    );
+}
+
 /// A rendezvous message its sender flagged `clean` (sent from a buffer unchanged since its
 /// last send from it, the model's §13) is costed with the bands holding sizes above `S` scaled
 /// by the set's `clean`. Myrinet's 16,384-byte message received by a call at 0 returns at

@@ -14,7 +14,9 @@ use crate::model::{BySize, Params, SizeParam};
 /// One size's round trips, ns: sent from a written buffer, bounced, and (where the round-trip
 /// program timed it) sent from a buffer written once, before the first; and (where it timed
 /// them) exchanges of one message each way from a buffer written before each and from one
-/// written once.
+/// written once; and (where it timed them) one message from a buffer written once, answered
+/// by an empty one, into a buffer its receiver had not sent from and into one it had just
+/// sent to the sender.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoundTrips {
     pub k: u64,
@@ -22,12 +24,20 @@ pub struct RoundTrips {
     pub bounced_ns: f64,
     pub clean_ns: Option<f64>,
     pub exchanges_ns: Option<[f64; 2]>,
+    pub clean_into_sent_ns: Option<[f64; 2]>,
 }
 
 impl RoundTrips {
     /// What a bounced receive costs more a byte (may be negative: none measured).
     fn per_byte(&self) -> f64 {
         (self.bounced_ns - self.written_ns) / (2 * self.k.max(1)) as f64
+    }
+
+    /// What a bounced receive of a message sent from a buffer written once costs more a byte,
+    /// where timed (may be negative: none measured).
+    fn clean_per_byte(&self) -> Option<f64> {
+        let [own, into_sent] = self.clean_into_sent_ns?;
+        Some((into_sent - own) / self.k.max(1) as f64)
     }
 }
 
@@ -46,6 +56,9 @@ pub struct Bounce {
     /// The same of a round trip's, where the launches timed exchanges too
     /// ([`clean_oneway_of`]).
     pub oneway_at_sizes: Vec<(u64, f64)>,
+    /// At each size timed so, the median over the same launches of what a bounced receive of
+    /// a message from a buffer written once costs more a byte ([`bounce_clean_of`]).
+    pub clean_bounce_at_sizes: Vec<(u64, f64)>,
 }
 
 /// A set's `bounce` as a calibration found it.
@@ -97,18 +110,26 @@ fn elsewhere(set: &Params, cores: &[f64]) -> String {
     )
 }
 
-/// The `bounce K WRITTEN_NS BOUNCED_NS REPS [CLEAN_NS [XWRITTEN_NS XCLEAN_NS]]` lines of a
-/// launch's output.
+/// The `bounce K WRITTEN_NS BOUNCED_NS REPS [CLEAN_NS [XWRITTEN_NS XCLEAN_NS [OWN_NS
+/// INTO_SENT_NS]]]` lines of a launch's output.
 pub fn parse(stdout: &str) -> Vec<RoundTrips> {
     let read = |line: &str| {
         let f: Vec<&str> = line.split_whitespace().collect();
         let num = |s: &str| s.parse::<f64>().ok();
-        let (k, w, b, clean, exchanges) = match f[..] {
-            ["bounce", k, w, b, _] => (k, w, b, None, None),
-            ["bounce", k, w, b, _, c] => (k, w, b, Some(num(c)?), None),
+        let (k, w, b, clean, exchanges, into_sent) = match f[..] {
+            ["bounce", k, w, b, _] => (k, w, b, None, None, None),
+            ["bounce", k, w, b, _, c] => (k, w, b, Some(num(c)?), None, None),
             ["bounce", k, w, b, _, c, xw, xc] => {
-                (k, w, b, Some(num(c)?), Some([num(xw)?, num(xc)?]))
+                (k, w, b, Some(num(c)?), Some([num(xw)?, num(xc)?]), None)
             }
+            ["bounce", k, w, b, _, c, xw, xc, own, sent] => (
+                k,
+                w,
+                b,
+                Some(num(c)?),
+                Some([num(xw)?, num(xc)?]),
+                Some([num(own)?, num(sent)?]),
+            ),
             _ => return None,
         };
         Some(RoundTrips {
@@ -117,6 +138,7 @@ pub fn parse(stdout: &str) -> Vec<RoundTrips> {
             bounced_ns: b.parse().ok()?,
             clean_ns: clean,
             exchanges_ns: exchanges,
+            clean_into_sent_ns: into_sent,
         })
     };
     stdout.lines().filter_map(read).collect()
@@ -137,6 +159,10 @@ pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
     let at_sizes = median_by_size(&[bounced]);
     let clean_at_sizes = median_by_size(&[shares(&clean_sizes(&above))]);
     let oneway_at_sizes = median_by_size(&[shares(&oneway_sizes(&above))]);
+    let clean_bounced: Vec<(u64, f64)> = (above.iter())
+        .filter_map(|x| Some((x.k, x.clean_per_byte()?)))
+        .collect();
+    let clean_bounce_at_sizes = median_by_size(&[clean_bounced]);
     Some(Bounce {
         per_byte,
         sizes: above,
@@ -144,6 +170,7 @@ pub fn fit(sizes: &[RoundTrips], S: u64) -> Option<Bounce> {
         at_sizes,
         clean_at_sizes,
         oneway_at_sizes,
+        clean_bounce_at_sizes,
     })
 }
 
@@ -188,12 +215,17 @@ pub fn per_set(
                 fits.iter().map(|b| b.clean_at_sizes.clone()).collect();
             let oneway: Vec<Vec<(u64, f64)>> =
                 fits.iter().map(|b| b.oneway_at_sizes.clone()).collect();
+            let clean_bounced: Vec<Vec<(u64, f64)>> = fits
+                .iter()
+                .map(|b| b.clean_bounce_at_sizes.clone())
+                .collect();
             let middle = fits.len().checked_sub(1)? / 2;
             Some(Bounce {
                 launches: each,
                 at_sizes: median_by_size(&bounced),
                 clean_at_sizes: median_by_size(&clean),
                 oneway_at_sizes: median_by_size(&oneway),
+                clean_bounce_at_sizes: median_by_size(&clean_bounced),
                 ..fits.swap_remove(middle)
             })
         })
@@ -389,6 +421,43 @@ pub fn bounce_of(b: &Bounce) -> Option<BySize> {
     BySize::new(SizeParam::Bounce, &b.at_sizes).ok()
 }
 
+/// A set's `bounce_clean` (the model's §13): at each size above its `S` timed so, the median
+/// over the launches at its placement ([`Bounce::clean_bounce_at_sizes`]); None where there is
+/// none.
+pub fn bounce_clean_of(b: &Bounce) -> Option<BySize> {
+    BySize::new(SizeParam::BounceClean, &b.clean_bounce_at_sizes).ok()
+}
+
+/// The report's line on the set's `bounce_clean` ([`bounce_clean_of`]) and the messages it
+/// comes from (the median launch's); None where it has none.
+pub fn bounce_clean_finding(b: &Bounce) -> Option<String> {
+    let rate = bounce_clean_of(b)?;
+    let each: Vec<String> = (b.sizes.iter())
+        .filter_map(|x| {
+            let [own, sent] = x.clean_into_sent_ns?;
+            Some(format!(
+                "{} B {:.1} µs against {:.1}",
+                x.k,
+                sent / 1e3,
+                own / 1e3
+            ))
+        })
+        .collect();
+    let whose = match b.launches.len() {
+        0 | 1 => "",
+        _ => "the median launch's: ",
+    };
+    Some(format!(
+        "{rate} ns a byte more for a rendezvous payload from a buffer written once (a `clean` \
+         send) received into the buffer its rank has just sent to the sender, against one into \
+         a buffer it has not sent from (one message answered by an empty one; {whose}{}): the \
+         source read at once, the receiver's writes into lines its peer holds are what its copy \
+         waits for, where `bounce` is measured on a ping-pong of written buffers (a Bcast into a \
+         buffer its leaf last sent from; the model's §13)",
+        each.join("; ")
+    ))
+}
+
 /// The report's line on the set's `clean` ([`clean_of`], as [`BySize`] prints it) and the round
 /// trips it comes from; None where it has none.
 pub fn clean_finding(b: &Bounce) -> Option<String> {
@@ -472,6 +541,34 @@ mod tests {
     /// clean; 256 KiB 47,902, 54,889, 23,857: shares 3,205 / 6,900 = 0.4645 and 23,857 /
     /// 47,902 = 0.4980, their median 0.4813 (the --scale the line names). Lines without the
     /// clean time (an older round-trip program): none.
+    #[test]
+    fn a_clean_message_into_a_buffer_just_sent_against_one_into_its_own() {
+        // Measured here (an Intel Xeon VM, loggps-rtt --bounce): 16 KiB 2,277.9 ns into a
+        // buffer its receiver had not sent from, 3,715.3 into one it had just sent to the
+        // sender: (3,715.3 − 2,277.9) / 16,384 = 0.0877 ns a byte, 2.7× the ping-pong's
+        // (8,399.9 − 7,348.6) / 32,768 = 0.0321; 256 KiB (20,084.9 − 10,813.9) / 262,144 =
+        // 0.0354.
+        let out = "bounce 16384 7348.6 8399.9 201 3741.2 4786.8 2588.1 2277.9 3715.3\n\
+                   bounce 262144 46557.2 52253.3 201 21771.5 24034.0 12022.0 10813.9 20084.9\n";
+        let sizes = parse(out);
+        assert_eq!(sizes[0].clean_into_sent_ns, Some([2277.9, 3715.3]));
+        assert_eq!(sizes[0].exchanges_ns, Some([4786.8, 2588.1]));
+        let b = fit(&sizes, 4040).unwrap();
+        let rate = bounce_clean_of(&b).unwrap();
+        let want = [
+            (16384, (3715.3 - 2277.9) / 16384.0),
+            (262144, (20084.9 - 10813.9) / 262144.0),
+        ];
+        assert_eq!(rate.points(), want);
+        assert!((rate.points()[0].1 - 0.0877).abs() < 1e-4);
+        let text = bounce_clean_finding(&b).unwrap();
+        assert!(text.contains("16384 B 3.7 µs against 2.3"), "{text}");
+        // A launch that timed none (the eight-field line): none.
+        let old = parse("bounce 16384 7348.6 8399.9 201 3741.2 4786.8 2588.1\n");
+        assert_eq!(old[0].clean_into_sent_ns, None);
+        assert_eq!(bounce_clean_of(&fit(&old, 4040).unwrap()), None);
+    }
+
     #[test]
     fn clean_round_trips_against_written_ones() {
         let out =

@@ -647,6 +647,7 @@ pub(crate) mod tests {
                 bounced_ns: f * model,
                 clean_ns: None,
                 exchanges_ns: None,
+                clean_into_sent_ns: None,
             }]
         };
         let share = |r: &[crate::calibrate::bounce::RoundTrips]| {

@@ -1333,6 +1333,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.bounce = bounce.fitted().and_then(bounce::bounce_of);
     fit.params.clean = bounce.fitted().and_then(bounce::clean_of);
     fit.params.clean_oneway = bounce.fitted().and_then(bounce::clean_oneway_of);
+    fit.params.bounce_clean = bounce.fitted().and_then(bounce::bounce_clean_of);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
             o.fit.params.rendezvous_sender = f;
@@ -1342,6 +1343,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         o.fit.params.bounce = o.bounce.fitted().and_then(bounce::bounce_of);
         o.fit.params.clean = o.bounce.fitted().and_then(bounce::clean_of);
         o.fit.params.clean_oneway = o.bounce.fitted().and_then(bounce::clean_oneway_of);
+        o.fit.params.bounce_clean = o.bounce.fitted().and_then(bounce::bounce_clean_of);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.
@@ -1732,6 +1734,9 @@ pub fn params_file(c: &Calibration) -> String {
         }
         if let Some(text) = b.fitted().and_then(bounce::clean_oneway_finding) {
             s.push_str(&format!("# clean_oneway{which}: {text}\n"));
+        }
+        if let Some(text) = b.fitted().and_then(bounce::bounce_clean_finding) {
+            s.push_str(&format!("# bounce_clean{which}: {text}\n"));
         }
     }
     let [main, second] = borrowed_shares(c);
@@ -2241,7 +2246,8 @@ mod tests {
                 written_ns: 9912.0,
                 bounced_ns: 11104.5,
                 clean_ns: None,
-                exchanges_ns: None
+                exchanges_ns: None,
+                clean_into_sent_ns: None
             }]
         );
         assert_eq!(l.calls.len(), 2);

@@ -114,6 +114,15 @@ pub struct ParamArgs {
         allow_hyphen_values = true
     )]
     pub bounce: Option<f64>,
+    /// The same for a payload whose send the trace flagged `clean` (sent from an unchanged
+    /// buffer: the receiver's writes into lines its peer holds are then what its copy waits
+    /// for); default: the parameters', else --bounce's (--bounce alone costs both)
+    #[arg(
+        long = "bounce-clean",
+        value_name = "NS_PER_BYTE",
+        allow_hyphen_values = true
+    )]
+    pub bounce_clean: Option<f64>,
     /// What a modeled collective's own write (a copy, a reduction) into lines its peer has just
     /// read (a buffer it sends from by rendezvous) costs more, ns a byte; default: the
     /// parameters', else `bounce`
@@ -237,6 +246,7 @@ impl ParamArgs {
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            bounce_clean: self.bounce_clean,
             clean: self.clean,
             clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
@@ -385,6 +395,7 @@ impl ModelArgs {
                     ("--progress", p.progress.is_some()),
                     ("--rendezvous-sender", p.rendezvous_sender.is_some()),
                     ("--bounce", p.bounce.is_some()),
+                    ("--bounce-clean", p.bounce_clean.is_some()),
                     ("--clean", p.clean.is_some()),
                     ("--clean-oneway", p.clean_oneway.is_some()),
                     ("--departs-upto", p.departs_upto.is_some()),

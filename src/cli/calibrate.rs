@@ -673,6 +673,9 @@ fn print_bounce(b: &calibrate::bounce::Measured, p: &loggps_predict::model::Para
     if let Some(text) = b.fitted().and_then(calibrate::bounce::clean_oneway_finding) {
         println!("clean_oneway {text}");
     }
+    if let Some(text) = b.fitted().and_then(calibrate::bounce::bounce_clean_finding) {
+        println!("bounce_clean {text}");
+    }
 }
 
 /// The bands of set `p`, each with its fit's error over the `kept` round trips of its sizes.

@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 25] = [
+        const LOGGPS_SWEPT: [&str; 26] = [
             "L",
             "o",
             "Os",
@@ -66,6 +66,7 @@ impl Sweep {
             "Op",
             "rendezvous_sender",
             "bounce",
+            "bounce_clean",
             "clean",
             "clean_oneway",
             "post",
@@ -286,6 +287,7 @@ impl Sweep {
             "Op" => &mut p.Op,
             "rendezvous_sender" => &mut p.rendezvous_sender,
             "bounce" => &mut p.bounce,
+            "bounce_clean" => &mut p.bounce_clean,
             "clean" => &mut p.clean,
             "clean_oneway" => &mut p.clean_oneway,
             "post" => &mut p.post,

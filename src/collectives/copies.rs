@@ -292,6 +292,8 @@ pub struct Work {
     /// The set's `bounce` where it costs anything: `held`'s where the set has none, at the
     /// bytes written.
     pub bounce: Option<crate::model::BySize>,
+    /// The set's `bounce_clean`: `bounce` where the messages written came from `clean` sends.
+    pub bounce_clean: Option<crate::model::BySize>,
     pub eager_limit: u64,
 }
 
@@ -305,6 +307,7 @@ impl Work {
             held_reduce: p.held_reduce,
             alloc: p.alloc.unwrap_or(0.0),
             bounce: p.bounce_cost(),
+            bounce_clean: p.bounce_clean,
             eager_limit: p.S,
         }
     }
@@ -403,15 +406,25 @@ pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (
 /// lines its peer's copies read; the model's §13). On two ranks the other rank, which sent it
 /// all of them, ends that much later too: its peer pulls each payload and its send completes on
 /// the peer's word that the copy is done. On more, which rank sent which block depends on the
-/// algorithm's tree, and its senders keep their ends (not modeled).
+/// algorithm's tree, and its senders keep their ends (not modeled). `clean`: the participants
+/// whose own data the algorithm sends from their `clean` buffers (rising); a place every other
+/// participant of which is among them pays `bounce_clean` where the set has it.
 pub fn bounced_after(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: &Work,
-    places: &[u32],
+    (places, clean): (&[u32], &[u32]),
     after: &mut Option<Vec<f64>>,
 ) {
-    let Some(bounce) = w.bounce else { return };
     for &place in places {
+        let others_clean = (0..spec.ranks as u32)
+            .filter(|&q| q != place)
+            .all(|q| clean.binary_search(&q).is_ok());
+        let Some(bounce) = (w.bounce_clean)
+            .filter(|_| others_clean && spec.ranks > 1)
+            .or(w.bounce)
+        else {
+            continue;
+        };
         let (bytes, message) = into_user_buffer(op, algorithm, spec, place as usize);
         if bytes == 0 || message <= w.eager_limit {
             continue;

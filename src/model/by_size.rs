@@ -2,7 +2,8 @@
 //! the share of its cost a rendezvous message takes whose send the tracer flagged `clean`
 //! (sent from a buffer unchanged since its last send from it), `clean_oneway`, the same for a
 //! message with none the other way at once, and `bounce`, what a rendezvous
-//! payload received into the buffer its rank last sent to the same peer costs more a byte; and a
+//! payload received into the buffer its rank last sent to the same peer costs more a byte
+//! (`bounce_clean` where its send was `clean`); and a
 //! modeled collective's own work, `copy` and `gamma`, ns a byte at the size copied or reduced
 //! (the caches make a byte of a large copy dearer than one of a small).
 
@@ -18,6 +19,8 @@ pub enum SizeParam {
     CleanOneway,
     /// `bounce`: ns a byte, each ≥ 0.
     Bounce,
+    /// `bounce_clean`: as `bounce`, for a message whose send the tracer flagged `clean`.
+    BounceClean,
     /// `copy`: a collective's local copy, ns a byte, each ≥ 0.
     Copy,
     /// `gamma`: a collective's reduction, ns a byte, each ≥ 0.
@@ -32,6 +35,7 @@ impl SizeParam {
             SizeParam::Clean => "clean",
             SizeParam::CleanOneway => "clean_oneway",
             SizeParam::Bounce => "bounce",
+            SizeParam::BounceClean => "bounce_clean",
             SizeParam::Copy => "copy",
             SizeParam::Gamma => "gamma",
             SizeParam::Drained => "drained",
@@ -42,9 +46,11 @@ impl SizeParam {
         v.is_finite()
             && match self {
                 SizeParam::Clean | SizeParam::CleanOneway => v > 0.0,
-                SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma | SizeParam::Drained => {
-                    v >= 0.0
-                }
+                SizeParam::Bounce
+                | SizeParam::BounceClean
+                | SizeParam::Copy
+                | SizeParam::Gamma
+                | SizeParam::Drained => v >= 0.0,
             }
     }
 
@@ -63,6 +69,10 @@ impl SizeParam {
                 "must be a finite number ≥ 0 (ns per byte a bounced rendezvous payload costs \
                  its receiver more)"
             }
+            SizeParam::BounceClean => {
+                "must be a finite number ≥ 0 (ns per byte a bounced rendezvous payload sent \
+                 from an unchanged buffer costs its receiver more)"
+            }
             SizeParam::Copy => "must be a finite number ≥ 0 (ns per byte copied)",
             SizeParam::Gamma => "must be a finite number ≥ 0 (ns per byte reduced)",
             SizeParam::Drained => {
@@ -76,7 +86,9 @@ impl SizeParam {
     fn unit(self) -> &'static str {
         match self {
             SizeParam::Clean | SizeParam::CleanOneway => "share",
-            SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => "ns_per_byte",
+            SizeParam::Bounce | SizeParam::BounceClean | SizeParam::Copy | SizeParam::Gamma => {
+                "ns_per_byte"
+            }
             SizeParam::Drained => "ns",
         }
     }
@@ -298,7 +310,7 @@ impl std::fmt::Display for BySize {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let prec = match self.param {
             SizeParam::Clean | SizeParam::CleanOneway => 3,
-            SizeParam::Bounce | SizeParam::Copy | SizeParam::Gamma => 4,
+            SizeParam::Bounce | SizeParam::BounceClean | SizeParam::Copy | SizeParam::Gamma => 4,
             SizeParam::Drained => 1,
         };
         match self.points() {

@@ -66,6 +66,12 @@ pub struct Params {
     /// other receive.
     #[serde(skip)]
     pub bounce: Option<BySize>,
+    /// [`Params::bounce`] for a message whose sender the trace flagged `clean`: lines its
+    /// sender's cache holds unchanged are read at once, and the receiver's writes into lines
+    /// its peer holds are then what its copy waits for (the model's §13: 2–3× `bounce` where
+    /// measured). Costed through [`Params::clean_set`]. None: `bounce` costs it.
+    #[serde(skip)]
+    pub bounce_clean: Option<BySize>,
     /// What a rendezvous message costs, as a share of what the set costs it, where its sender
     /// sent it from a buffer unchanged since its last send from it (the trace's `clean` sends:
     /// data written long before, whose lines the receiver's copy reads faster than lines just
@@ -218,6 +224,7 @@ impl Params {
             progress_at_calls: false,
             rendezvous_sender: 0.0,
             bounce: None,
+            bounce_clean: None,
             clean: None,
             clean_oneway: None,
             departs_upto: None,
@@ -276,6 +283,7 @@ impl Params {
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            bounce_clean: self.bounce_clean,
             clean: self.clean,
             clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
@@ -304,6 +312,7 @@ impl Params {
                 progress_at_calls: self.progress_at_calls,
                 rendezvous_sender: self.rendezvous_sender,
                 bounce: self.bounce,
+                bounce_clean: self.bounce_clean,
                 clean: self.clean,
                 clean_oneway: self.clean_oneway,
                 departs_upto: self.departs_upto,
@@ -324,7 +333,7 @@ impl Params {
     /// parameters multiplied by [`Params::clean`] over its sizes above `S`
     /// ([`BySize::over`]); None where the set has none.
     pub fn clean_set(&self) -> Option<Params> {
-        self.clean.map(|c| self.scaled_above_S(c))
+        self.clean.map(|c| self.scaled_above_S(c).bouncing_clean())
     }
 
     /// [`Params::clean_set`] for a message with none the other way at once: scaled by
@@ -332,7 +341,16 @@ impl Params {
     pub fn clean_oneway_set(&self) -> Option<Params> {
         self.clean_oneway
             .or(self.clean)
-            .map(|c| self.scaled_above_S(c))
+            .map(|c| self.scaled_above_S(c).bouncing_clean())
+    }
+
+    /// The set with `bounce_clean` as its `bounce`, where it has one: a clean set's
+    /// ([`Params::clean_set`]).
+    fn bouncing_clean(self) -> Params {
+        Params {
+            bounce: self.bounce_clean.or(self.bounce),
+            ..self
+        }
     }
 
     /// The set with every band holding sizes above `S` multiplied by `c` over them.
@@ -791,6 +809,9 @@ impl std::fmt::Display for Params {
         }
         if let Some(bounce) = self.bounce {
             write!(f, "; bounce={bounce}")?;
+        }
+        if let Some(b) = self.bounce_clean {
+            write!(f, "; bounce_clean={b}")?;
         }
         if let Some(held) = self.held {
             write!(f, "; held={held:.4}")?;

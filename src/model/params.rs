@@ -66,6 +66,8 @@ pub struct Overrides {
     /// What a rendezvous payload received into a buffer last sent to the same peer costs its
     /// receiver more, ns a byte (`--bounce`, the model's §13).
     pub bounce: Option<f64>,
+    /// The same for a payload whose send the trace flagged `clean` (`--bounce-clean`).
+    pub bounce_clean: Option<f64>,
     /// What a rendezvous message from a buffer unchanged since its last send costs, as a share
     /// of the set's cost (`--clean`, the model's §13); with none the other way at once too.
     pub clean: Option<f64>,
@@ -122,6 +124,8 @@ pub struct Resolved {
     pub copy_source: Source,
     /// Where `params.bounce` came from (unused while it is 0).
     pub bounce_source: Source,
+    /// Where `params.bounce_clean` came from (unused while it is None).
+    pub bounce_clean_source: Source,
     /// Where `params.clean` came from (unused while it is None).
     pub clean_source: Source,
     /// Where `params.clean_oneway` came from (unused while it is None).
@@ -190,6 +194,8 @@ impl Resolved {
         let bounce = (p.bounce.as_ref().filter(|b| !b.is_zero()).into_iter())
             .flat_map(BySize::named)
             .map(|(name, v)| (name, v, &self.bounce_source));
+        let bounce_clean = (p.bounce_clean.iter().flat_map(BySize::named))
+            .map(|(name, v)| (name, v, &self.bounce_clean_source));
         let clean =
             (p.clean.iter().flat_map(BySize::named)).map(|(name, v)| (name, v, &self.clean_source));
         let clean_oneway = (p.clean_oneway.iter().flat_map(BySize::named))
@@ -216,6 +222,7 @@ impl Resolved {
             .chain(oc)
             .chain(copy)
             .chain(bounce)
+            .chain(bounce_clean)
             .chain(clean)
             .chain(clean_oneway)
             .chain(departs)
@@ -461,6 +468,14 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         let b = BySize::one(SizeParam::Bounce, v)
             .map_err(|why| Error::Params(format!("--bounce: {why}")))?;
         (p.bounce, bounce_source) = (Some(b), Source::Flag);
+        // --bounce alone costs clean messages' too
+        p.bounce_clean = None;
+    }
+    let mut bounce_clean_source = source.clone();
+    if let Some(v) = ov.bounce_clean {
+        let b = BySize::one(SizeParam::BounceClean, v)
+            .map_err(|why| Error::Params(format!("--bounce-clean: {why}")))?;
+        (p.bounce_clean, bounce_clean_source) = (Some(b), Source::Flag);
     }
     // `--clean` is every clean message's share, one way or not, unless `--clean-oneway` says
     // the one-way messages'.
@@ -610,6 +625,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         oc_source,
         copy_source,
         bounce_source,
+        bounce_clean_source,
         clean_source,
         clean_oneway_source,
         departs_source,

@@ -108,10 +108,13 @@
  * does not write between its sends: what a trace cannot tell, MODEL.md §13); then exchanges of
  * one message each way at once (as --exchange makes them, N = 1) two ways, from a send buffer
  * written before each exchange and from one written once (a halo of fixed boundaries: the share
- * a `clean` send takes, MODEL.md §13, is the exchanges' where they were timed); and prints the
+ * a `clean` send takes, MODEL.md §13, is the exchanges' where they were timed); then one
+ * message one way from a send buffer written once, answered by an empty one, two ways: into a
+ * buffer the receiver has not sent from and into one it has just sent to the sender (whose
+ * copy read its lines: `bounce_clean`, MODEL.md §13, the difference a byte); and prints the
  * mean of the middle half of each:
  *
- *     bounce K WRITTEN_NS BOUNCED_NS REPS CLEAN_NS XWRITTEN_NS XCLEAN_NS
+ *     bounce K WRITTEN_NS BOUNCED_NS REPS CLEAN_NS XWRITTEN_NS XCLEAN_NS OWN_NS INTO_SENT_NS
  *
  * With --held K,K,..., rank 0 then sends K bytes to rank 1 (by rendezvous above the eager
  * limit: rank 1's single copy reads the buffer), both ranks wait at a barrier, and rank 0 times
@@ -546,14 +549,41 @@ static void bounce(int rank, long long k, int reps, long long *written, long lon
             if (r >= 0) t[r] = now_ns() - t0;
         }
     }
+    double exchanges[2] = { middle_mean(written, reps), middle_mean(clean, reps) };
+    /* One way from c (written once) to rank 1, into b (which rank 1 never sends from: its own
+     * lines) or into a, which rank 1 has just sent to rank 0 (rank 0's copy read its lines: a
+     * Bcast into a buffer its leaf last sent from), each answered by an empty message; before
+     * each, rank 1 sends a or d (written once) to rank 0, which receives into b. */
+    char *d = aligned_alloc(4096, span);
+    memset(d, 4, span);
+    for (int way = 0; way < 2; way++) {
+        long long *t = way == 0 ? written : bounced;
+        for (int r = -5; r < reps; r++) {
+            if (rank == 1) MPI_Send(way == 0 ? d : a, (int)k, MPI_BYTE, 0, 12, MPI_COMM_WORLD);
+            else MPI_Recv(b, (int)k, MPI_BYTE, 1, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) {
+                int64_t t0 = now_ns();
+                MPI_Send(c, (int)k, MPI_BYTE, 1, 13, MPI_COMM_WORLD);
+                MPI_Recv(NULL, 0, MPI_BYTE, 1, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (r >= 0) t[r] = now_ns() - t0;
+            } else {
+                MPI_Recv(way == 0 ? b : a, (int)k, MPI_BYTE, 0, 13, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                MPI_Send(NULL, 0, MPI_BYTE, 0, 14, MPI_COMM_WORLD);
+            }
+        }
+    }
     if (rank == 0) {
-        printf("bounce %lld %.1f %.1f %d %.1f %.1f %.1f\n", k, round_trips[0], round_trips[1],
-               reps, round_trips[2], middle_mean(written, reps), middle_mean(clean, reps));
+        printf("bounce %lld %.1f %.1f %d %.1f %.1f %.1f %.1f %.1f\n", k, round_trips[0],
+               round_trips[1], reps, round_trips[2], exchanges[0], exchanges[1],
+               middle_mean(written, reps), middle_mean(bounced, reps));
         fflush(stdout);
     }
     free(a);
     free(b);
     free(c);
+    free(d);
 }
 
 /* The --held probe (see the top): k bytes, `reps` sends, each then one of four timed writes. */

@@ -149,6 +149,7 @@ struct Extras {
     progress_at_calls: bool,
     rendezvous_sender: f64,
     bounce: Option<BySize>,
+    bounce_clean: Option<BySize>,
     clean: Option<BySize>,
     clean_oneway: Option<BySize>,
     departs_upto: Option<u64>,
@@ -174,6 +175,7 @@ impl Extras {
             progress_at_calls: self.progress_at_calls,
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
+            bounce_clean: self.bounce_clean,
             clean: self.clean,
             clean_oneway: self.clean_oneway,
             departs_upto: self.departs_upto,
@@ -235,6 +237,7 @@ impl Extras {
             return Err(why);
         }
         let bounce = BySize::of_table(SizeParam::Bounce, table)?;
+        let bounce_clean = BySize::of_table(SizeParam::BounceClean, table)?;
         let clean = BySize::of_table(SizeParam::Clean, table)?;
         let clean_oneway = BySize::of_table(SizeParam::CleanOneway, table)?;
         let drained = BySize::of_table(SizeParam::Drained, table)?;
@@ -252,6 +255,7 @@ impl Extras {
             progress_at_calls,
             rendezvous_sender,
             bounce,
+            bounce_clean,
             clean,
             clean_oneway,
             departs_upto,
@@ -439,6 +443,7 @@ pub fn params_toml(p: &Params) -> String {
             f => format!("rendezvous_sender = {f:?}\n"),
         }
         + &p.bounce_cost().as_ref().map_or(String::new(), BySize::toml)
+        + &p.bounce_clean.as_ref().map_or(String::new(), BySize::toml)
         + &p.clean.as_ref().map_or(String::new(), BySize::toml)
         + &p.clean_oneway.as_ref().map_or(String::new(), BySize::toml)
         + &p.departs_upto

@@ -270,6 +270,9 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::Drained)?;
     // Then each set's `wait` (NaN: none), where one has it (the model's §4).
     (input, ()) = each_value(input, &mut main, &mut others, WAIT)?;
+    // Then each set's `bounce_clean` at sizes, where one has it (the model's §13): as the
+    // `clean`s.
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::BounceClean)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -294,6 +297,11 @@ fn each_by_size<'a>(
             "a parameter set's number of bounce sizes (u8)",
             "a bounce size in bytes (u64)",
             "a bounce in ns a byte (f64)",
+        ),
+        SizeParam::BounceClean => (
+            "a parameter set's number of bounce_clean sizes (u8)",
+            "a bounce_clean size in bytes (u64)",
+            "a bounce_clean in ns a byte (f64)",
         ),
         SizeParam::CleanOneway => (
             "a parameter set's number of clean_oneway sizes (u8)",
@@ -335,6 +343,7 @@ fn each_by_size<'a>(
             *match param {
                 SizeParam::Clean => &mut p.clean,
                 SizeParam::Bounce => &mut p.bounce,
+                SizeParam::BounceClean => &mut p.bounce_clean,
                 SizeParam::CleanOneway => &mut p.clean_oneway,
                 SizeParam::Copy => &mut p.copy,
                 SizeParam::Gamma => &mut p.gamma,

@@ -128,7 +128,8 @@ impl<W: Write> Writer<W> {
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
         let by_size = |param| sets().any(|p| at_sizes(p, param).is_some());
-        let waiting = sets().any(|p| p.wait.is_some());
+        let bouncing_clean = sets().any(|p| p.bounce_clean.is_some());
+        let waiting = bouncing_clean || sets().any(|p| p.wait.is_some());
         let draining = waiting || sets().any(|p| p.drained.is_some());
         let aliasing = draining || sets().any(|p| p.alias.is_some());
         let allocating = aliasing || sets().any(|p| p.alloc.is_some());
@@ -218,6 +219,10 @@ impl<W: Write> Writer<W> {
                 for q in std::iter::once(p).chain(&meta.other_params) {
                     j.extend_from_slice(&q.wait.unwrap_or(f64::NAN).to_le_bytes());
                 }
+            }
+            // Then each set's `bounce_clean` at sizes, where one has it: as the `clean`s.
+            if bouncing_clean {
+                put_by_size(&mut j, p, &meta.other_params, |q| q.bounce_clean);
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;

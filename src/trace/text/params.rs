@@ -23,7 +23,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let banded = get("bands").is_ok();
     // What either form may end with, beside its parameters.
-    const EXTRAS: [&str; 19] = [
+    const EXTRAS: [&str; 20] = [
         "departs_upto",
         "post",
         "wait",
@@ -40,6 +40,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         "class",
         "rendezvous_sender",
         "bounce",
+        "bounce_clean",
         "clean",
         "clean_oneway",
         "drained",
@@ -97,6 +98,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
     };
     let (gamma, copy) = (by_size(SizeParam::Gamma)?, by_size(SizeParam::Copy)?);
     let bounce = by_size(SizeParam::Bounce)?;
+    let bounce_clean = by_size(SizeParam::BounceClean)?;
     let clean = by_size(SizeParam::Clean)?;
     let clean_oneway = by_size(SizeParam::CleanOneway)?;
     let drained = by_size(SizeParam::Drained)?;
@@ -155,6 +157,7 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         progress_at_calls,
         rendezvous_sender,
         bounce,
+        bounce_clean,
         clean,
         clean_oneway,
         departs_upto,
@@ -223,6 +226,8 @@ pub(super) fn extras_fields(p: &Params) -> String {
         }
         + &p.bounce_cost()
             .map_or(String::new(), |b| format!(" bounce={}", b.text()))
+        + &p.bounce_clean
+            .map_or(String::new(), |b| format!(" bounce_clean={}", b.text()))
         + &p.clean
             .map_or(String::new(), |c| format!(" clean={}", c.text()))
         + &p.clean_oneway
