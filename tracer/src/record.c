@@ -186,6 +186,14 @@ static inline uintptr_t part_of(const struct sent *s, unsigned i)
 static int unchanged(const struct sent *now)
 {
     uintptr_t lo = now->lo, hi = now->hi;
+    /* the buffer itself, whole and unchanged (a halo's, a loop's): no other to look at */
+    for (size_t k = 0; k < SENT; k++) {
+        const struct sent *s = &T.sent[k];
+        if (s->lo != lo || s->hi != hi || s->kept != ALL_PARTS) continue;
+        if (T.cache && T.moved - s->moved > T.cache) break;
+        if (!memcmp(s->print, now->print, sizeof s->print)) return 1;
+        break;
+    }
     struct { uintptr_t lo, hi; } got[SENT * PARTS];
     size_t n = 0;
     for (size_t k = 0; k < SENT; k++) {
