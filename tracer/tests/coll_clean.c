@@ -13,11 +13,18 @@
  *   8  MPI_Alltoall of `u` into `w`, then of `w` into `u`: the second receives into lines it
  *      sent from, `bounced` at both ranks; then the 32 KiB MPI_Allgather again and MPI_Alltoall
  *      of `w` into `u` once more: not bounced (more than 64 KiB moved since `u` was sent)
+ *   9  MPI_Alltoall of `p` (two 4 KiB blocks) into `q`: its first send, not flagged; MPI_Bcast
+ *      from rank 0 of `p`'s first block: flagged at rank 0 (every byte of it sent by the
+ *      Alltoall, unchanged), `bounced` at rank 1 (into lines it sent); MPI_Reduce of that block
+ *      to rank 0: flagged at rank 0, not at rank 1 (the Bcast wrote it there); MPI_Alltoall of
+ *      `p` again: flagged at both, at rank 1 its first block sent by the Reduce since the
+ *      Bcast wrote it, its second unchanged since the first Alltoall sent it
  * So the flagged `clean` records, by rank, routine and the routine's call number at that rank:
- * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 0 MPI_Bcast 6, 1 MPI_Allgather 2,
- * 1 MPI_Reduce 1, 1 MPI_Send 2 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too); the
- * `bounced` ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it sent from),
- * 1 MPI_Alltoall 2. */
+ * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 0 MPI_Bcast 6, 0 MPI_Bcast 7,
+ * 0 MPI_Reduce 2, 0 MPI_Alltoall 5, 1 MPI_Allgather 2, 1 MPI_Reduce 1, 1 MPI_Send 2,
+ * 1 MPI_Alltoall 5 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too); the `bounced`
+ * ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it sent from), 1 MPI_Alltoall 2,
+ * 1 MPI_Bcast 7. */
 #include "counts.h"
 
 enum { N = 1024, BIG = 8 * N }; /* ints: 4 KiB, 32 KiB */
@@ -30,6 +37,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size == 2);
     static int a[N], b[N], c[N], d[N], e[N], g[2 * N], r[2 * N], h[BIG], hh[2 * BIG], u[N], w[N];
+    static int p[2 * N], q[2 * N];
     for (int i = 0; i < N; i++) a[i] = i, b[i] = 2 * i + rank, c[i] = 3 * i, d[i] = 4 * i;
     const MPI_Comm W = MPI_COMM_WORLD;
     for (int k = 0; k < 2; k++) C(MPI_Bcast)(a, N, MPI_INT, 0, W);
@@ -59,5 +67,10 @@ int main(int argc, char **argv)
     C(MPI_Alltoall)(w, N / 2, MPI_INT, u, N / 2, MPI_INT, W);
     C(MPI_Allgather)(h, BIG, MPI_INT, hh, BIG, MPI_INT, W);
     C(MPI_Alltoall)(w, N / 2, MPI_INT, u, N / 2, MPI_INT, W);
+    for (int i = 0; i < 2 * N; i++) p[i] = 7 * i + rank;
+    C(MPI_Alltoall)(p, N, MPI_INT, q, N, MPI_INT, W);
+    C(MPI_Bcast)(p, N, MPI_INT, 0, W);
+    C(MPI_Reduce)(p, r, N, MPI_INT, MPI_SUM, 0, W);
+    C(MPI_Alltoall)(p, N, MPI_INT, q, N, MPI_INT, W);
     return finish();
 }
