@@ -271,8 +271,8 @@ pub struct Modeled {
     set: u8,
     /// The tracer flagged the participant's receive buffer `bounced` (the model's §13).
     bounced: bool,
-    /// The places whose send buffer the tracer flagged `clean`, where the algorithm sends from
-    /// the user's buffer (rising; the model's §13).
+    /// Where `bounced`, the places whose send buffer the tracer flagged `clean` (rising; the
+    /// model's §13).
     clean: Vec<u32>,
 }
 
@@ -850,13 +850,14 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
     spec.segment = segment.unwrap_or(spec.segment);
     let members = list.iter().map(|&(q, _)| q as usize);
     let set = ctx.links.map_or(0, |l| l.set_of_group(members) as u8);
-    let direct = crate::collectives::copies::sends_from_user_buffer(op, algorithm, spec.ranks);
-    let clean = (list.iter().enumerate())
-        .filter(|&(_, &(q, j))| {
-            direct && ctx.trace.rank(q as usize).flags(j as usize) & FLAG_CLEAN != 0
-        })
-        .map(|(place, _)| place as u32)
-        .collect();
+    let bounced = ev.flags(i) & crate::trace::FLAG_BOUNCED != 0;
+    let clean = match bounced {
+        true => (list.iter().enumerate())
+            .filter(|&(_, &(q, j))| ctx.trace.rank(q as usize).flags(j as usize) & FLAG_CLEAN != 0)
+            .map(|(place, _)| place as u32)
+            .collect(),
+        false => Vec::new(),
+    };
     let m = Modeled {
         op,
         algorithm,
@@ -866,7 +867,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         place,
         call,
         set,
-        bounced: ev.flags(i) & crate::trace::FLAG_BOUNCED != 0,
+        bounced,
         clean,
     };
     Some((Rule::Collective(Arc::new(m)), binder))

@@ -82,6 +82,16 @@ impl Measured {
         }
     }
 
+    /// Writes into the set `p` what it measured: `bounce`, `clean`, `clean_oneway` and
+    /// `bounce_clean` (none where nothing was fitted).
+    pub fn write_into(&self, p: &mut Params) {
+        let b = self.fitted();
+        p.bounce = b.and_then(bounce_of);
+        p.clean = b.and_then(clean_of);
+        p.clean_oneway = b.and_then(clean_oneway_of);
+        p.bounce_clean = b.and_then(bounce_clean_of);
+    }
+
     /// What the set's `bounce` is: the report's line (a warning where it was wanted and not
     /// measured), None where there was nothing to fit.
     pub fn finding(&self, set: &Params) -> Option<(String, bool)> {
@@ -305,26 +315,8 @@ fn probe(
     sizes: &str,
     log: &mut dyn FnMut(String),
 ) -> Result<Launch, crate::error::Error> {
-    use crate::error::Error;
-    let (prog, pre) =
-        (opts.mpirun.split_first()).ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
-    let mut cmd = std::process::Command::new(prog);
-    cmd.args(pre)
-        .args(["-np", &opts.np.to_string()])
-        .arg(&opts.rtt)
-        .args(super::PROBE_ONLY);
-    cmd.args(["--line", &super::LINE_TRIPS.to_string(), "--bounce", sizes]);
-    let out = super::launch::launch(&mut cmd, super::RTT_DONE, log)
-        .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
-    if !out.ok {
-        return Err(Error::Io(format!(
-            "the round-trip program failed ({}): {}",
-            out.status,
-            out.stderr.trim()
-        )));
-    }
-    let cores = (super::launch::read_launch(&out.stdout).line).map(|[a, b]| a.max(b));
-    Ok((cores, parse(&out.stdout)))
+    let (cores, out) = super::untraced_probe(opts, &["--bounce", sizes], log)?;
+    Ok((cores, parse(&out)))
 }
 
 /// The report's line on a set's `bounce`.

@@ -925,40 +925,46 @@ fn reported_by_library(
 /// Launches of the exchanges under the eager launcher (traced, and as many untraced).
 const EAGER_EXCHANGE_LAUNCHES: usize = 3;
 
-/// One untraced launch of the round-trip program's exchanges of `sizes` (a list, as
-/// `--exchange` takes it) under `opts`' launcher: its cache line's round trip between the
-/// ranks' cores (the larger of its two figures; None: not measured) and what it printed. None
+/// One untraced launch of the round-trip program's probes `probe` alone (`--exchange K,…`,
+/// `--bounce K,…`) under `opts`' launcher: its cache line's round trip between the ranks'
+/// cores (the larger of its two figures; None: not measured) and what it printed.
+pub(super) fn untraced_probe(
+    opts: &Options,
+    probe: &[&str],
+    log: &mut dyn FnMut(String),
+) -> Result<(Option<f64>, String), Error> {
+    let (prog, pre) =
+        (opts.mpirun.split_first()).ok_or_else(|| Error::Usage("--mpirun is empty".into()))?;
+    let mut cmd = Command::new(prog);
+    cmd.args(pre)
+        .args(["-np", &opts.np.to_string()])
+        .arg(&opts.rtt)
+        .args(PROBE_ONLY)
+        .args(["--line", &LINE_TRIPS.to_string()])
+        .args(probe);
+    let ran = launch(&mut cmd, RTT_DONE, log)
+        .map_err(|e| Error::Io(format!("cannot run {prog}: {e}")))?;
+    if !ran.ok {
+        return Err(Error::Io(format!(
+            "the round-trip program failed ({}): {}",
+            ran.status,
+            ran.stderr.trim()
+        )));
+    }
+    let line = read_launch(&ran.stdout).line.map(|[a, b]| a.max(b));
+    Ok((line, ran.stdout))
+}
+
+/// [`untraced_probe`] of the exchanges of `sizes` (a list, as `--exchange` takes it); None
 /// where it failed (said in `log`).
 fn untraced_launch(
     opts: &Options,
     sizes: &str,
     log: &mut dyn FnMut(String),
 ) -> Option<(Option<f64>, String)> {
-    let (prog, pre) = opts.mpirun.split_first()?;
-    let mut cmd = Command::new(prog);
-    cmd.args(pre)
-        .args(["-np", &opts.np.to_string()])
-        .arg(&opts.rtt)
-        .args(PROBE_ONLY)
-        .args(["--line", &LINE_TRIPS.to_string(), "--exchange", sizes]);
-    match launch(&mut cmd, RTT_DONE, log) {
-        Ok(ran) if ran.ok => {
-            let line = read_launch(&ran.stdout).line.map(|[a, b]| a.max(b));
-            Some((line, ran.stdout))
-        }
-        Ok(ran) => {
-            log(format!(
-                "an untraced exchange launch failed ({}): {}",
-                ran.status,
-                ran.stderr.trim()
-            ));
-            None
-        }
-        Err(e) => {
-            log(format!("cannot run {prog}: {e}"));
-            None
-        }
-    }
+    (untraced_probe(opts, &["--exchange", sizes], log))
+        .map_err(|e| log(format!("an untraced exchange launch failed: {e}")))
+        .ok()
 }
 
 /// Whether a launch whose cache line's round trip took `line` ran at the placement of one of
@@ -1330,20 +1336,14 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
         fit.params.rendezvous_sender = f;
     }
     let bounce = bounced.next().unwrap_or_default();
-    fit.params.bounce = bounce.fitted().and_then(bounce::bounce_of);
-    fit.params.clean = bounce.fitted().and_then(bounce::clean_of);
-    fit.params.clean_oneway = bounce.fitted().and_then(bounce::clean_oneway_of);
-    fit.params.bounce_clean = bounce.fitted().and_then(bounce::bounce_clean_of);
+    bounce.write_into(&mut fit.params);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
             o.fit.params.rendezvous_sender = f;
         }
         o.exchanges = other_exchanges;
         o.bounce = bounced.next().unwrap_or_default();
-        o.fit.params.bounce = o.bounce.fitted().and_then(bounce::bounce_of);
-        o.fit.params.clean = o.bounce.fitted().and_then(bounce::clean_of);
-        o.fit.params.clean_oneway = o.bounce.fitted().and_then(bounce::clean_oneway_of);
-        o.fit.params.bounce_clean = o.bounce.fitted().and_then(bounce::bounce_clean_of);
+        o.bounce.write_into(&mut o.fit.params);
     }
     // The header the library counts in its limit (Open MPI's 56 B on shared memory), where
     // the set's S agrees with the limit the library reports.

@@ -407,20 +407,24 @@ pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (
 /// all of them, ends that much later too: its peer pulls each payload and its send completes on
 /// the peer's word that the copy is done. On more, which rank sent which block depends on the
 /// algorithm's tree, and its senders keep their ends (not modeled). `clean`: the participants
-/// whose own data the algorithm sends from their `clean` buffers (rising); a place every other
-/// participant of which is among them pays `bounce_clean` where the set has it.
+/// whose send buffer the tracer flagged `clean` (rising); where the algorithm sends from the
+/// users' buffers ([`sends_from_user_buffer`]), a place every other participant of which is
+/// among them pays `bounce_clean` where the set has it.
 pub fn bounced_after(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: &Work,
     (places, clean): (&[u32], &[u32]),
     after: &mut Option<Vec<f64>>,
 ) {
+    let direct = spec.ranks > 1 && sends_from_user_buffer(op, algorithm, spec.ranks);
     for &place in places {
-        let others_clean = (0..spec.ranks as u32)
-            .filter(|&q| q != place)
-            .all(|q| clean.binary_search(&q).is_ok());
+        let others_clean = || {
+            (0..spec.ranks as u32)
+                .filter(|&q| q != place)
+                .all(|q| clean.binary_search(&q).is_ok())
+        };
         let Some(bounce) = (w.bounce_clean)
-            .filter(|_| others_clean && spec.ranks > 1)
+            .filter(|_| direct && others_clean())
             .or(w.bounce)
         else {
             continue;

@@ -423,10 +423,8 @@ impl Shared<'_> {
         let mut after = copies::own_work((op, algorithm, &spec), work, &mut starts);
         // Participants whose receive buffer the tracer flagged `bounced` (the model's §13).
         if let Some(places) = self.bounced.get(&x) {
-            let direct = copies::sends_from_user_buffer(op, algorithm, spec.ranks);
-            let clean = (self.clean.get(&x).map(|k| &k[..])).filter(|_| direct);
-            let shape = (op, algorithm, &spec);
-            copies::bounced_after(shape, &work, (places, clean.unwrap_or(&[])), &mut after);
+            let clean = self.clean.get(&x).map_or(&[][..], |k| &k[..]);
+            copies::bounced_after((op, algorithm, &spec), &work, (places, clean), &mut after);
         }
         let comm = self.g.instances[x as usize].comm;
         let costed = match model {

@@ -182,23 +182,19 @@ static inline uintptr_t part_of(const struct sent *s, unsigned i)
 /* Whether every byte of the buffer `now` is about to send (its quarters' fingerprints taken)
  * lies in a quarter of a kept buffer that no receive has written since its send, whose
  * fingerprint is the one it had then, and that the rank's calls have moved no more than a
- * cache past since (note_sent). */
-static int unchanged(const struct sent *now)
+ * cache past since (note_sent); `own`: the kept entry of the same address and size, if any. */
+static int unchanged(const struct sent *now, const struct sent *own)
 {
     uintptr_t lo = now->lo, hi = now->hi;
     /* the buffer itself, whole and unchanged (a halo's, a loop's): no other to look at */
-    for (size_t k = 0; k < SENT; k++) {
-        const struct sent *s = &T.sent[k];
-        if (s->lo != lo || s->hi != hi || s->kept != ALL_PARTS) continue;
-        if (T.cache && T.moved - s->moved > T.cache) break;
-        if (!memcmp(s->print, now->print, sizeof s->print)) return 1;
-        break;
-    }
+    if (own && own->kept == ALL_PARTS && !(T.cache && T.moved - own->moved > T.cache) &&
+        !memcmp(own->print, now->print, sizeof own->print))
+        return 1;
     struct { uintptr_t lo, hi; } got[SENT * PARTS];
     size_t n = 0;
     for (size_t k = 0; k < SENT; k++) {
         const struct sent *s = &T.sent[k];
-        int same = s->lo == lo && s->hi == hi; /* its quarters are now's: prints taken */
+        int same = s == own; /* its quarters are now's: prints taken */
         if (!s->kept || s->hi <= lo || hi <= s->lo) continue;
         if (T.cache && T.moved - s->moved > T.cache) continue;
         for (unsigned i = 0; i < PARTS; i++) {
@@ -266,10 +262,10 @@ static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, 
         uintptr_t a = part_of(&now, i);
         now.print[i] = fingerprint((const void *)a, part_of(&now, i + 1) - a);
     }
-    uint64_t flags = read && unchanged(&now) ? F_CLEAN : 0;
     struct sent *s = NULL;
     for (size_t i = 0; i < SENT && !s; i++)
         if (T.sent[i].lo == lo && T.sent[i].hi == hi) s = &T.sent[i];
+    uint64_t flags = read && unchanged(&now, s) ? F_CLEAN : 0;
     if (!s) s = &T.sent[T.sent_next++ % SENT];
     *s = now;
     T.moved += bytes;
