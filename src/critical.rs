@@ -271,6 +271,8 @@ pub struct Modeled {
     set: u8,
     /// The tracer flagged the participant's receive buffer `bounced` (the model's §13).
     bounced: bool,
+    /// ... or `peers_read` (likewise).
+    read: bool,
     /// Where `bounced`, the places whose send buffer the tracer flagged `clean` (rising; the
     /// model's §13).
     clean: Vec<u32>,
@@ -288,9 +290,14 @@ impl Modeled {
         let mut starts = self.starts.clone();
         let shape = (self.op, self.algorithm, &self.spec);
         let mut after = copies::own_work(shape, work, &mut starts);
-        if self.bounced {
-            let places = [self.place as u32];
-            copies::bounced_after(shape, &work, (&places, &self.clean), &mut after);
+        if self.bounced || self.read {
+            let place = [self.place as u32];
+            let flagged = copies::Bounced {
+                bounced: if self.bounced { &place } else { &[] },
+                read: if self.read { &place } else { &[] },
+                clean: &self.clean,
+            };
+            copies::bounced_after(shape, &work, flagged, &mut after);
         }
         let mut c = crate::collectives::predict_waiting(
             self.op,
@@ -851,6 +858,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
     let members = list.iter().map(|&(q, _)| q as usize);
     let set = ctx.links.map_or(0, |l| l.set_of_group(members) as u8);
     let bounced = ev.flags(i) & crate::trace::FLAG_BOUNCED != 0;
+    let read = ev.flags(i) & crate::trace::FLAG_PEERS_READ != 0;
     let clean = match bounced {
         true => (list.iter().enumerate())
             .filter(|&(_, &(q, j))| ctx.trace.rank(q as usize).flags(j as usize) & FLAG_CLEAN != 0)
@@ -868,6 +876,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         call,
         set,
         bounced,
+        read,
         clean,
     };
     Some((Rule::Collective(Arc::new(m)), binder))

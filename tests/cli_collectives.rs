@@ -1063,6 +1063,67 @@ fn a_collectives_bounced_receive_buffer_costs_bounce() {
     }
 }
 
+/// A collective's receive buffer the tracer flagged `peers_read` (a reducing collective's result
+/// its peers read, a call or more before: the model's §13), costed by hand on 2 ranks, Myrinet
+/// (`S` = 16,383), 40,000 bytes by rendezvous, `bounce` 0.5 and `bounce_clean` 1.25 ns a byte,
+/// the senders' buffers flagged `clean`: a Bcast's non-root 0.5·40,000 = 20,000 ns more (never
+/// `bounce_clean`: its peer read those lines calls before), 50,000 where it is `bounced` too
+/// (counted once); a linear Reduce's root but the last rank receives the last rank's vector
+/// into its result, 20,000 more, where its root is the last rank (it receives into a
+/// temporary) nothing.
+#[test]
+fn a_collectives_receive_into_a_result_its_peers_read_costs_bounce() {
+    // ranks' (bytes, recv_bytes, flags) of `routine` from root `root`
+    let ns = |routine: &str, root: usize, ranks: [(u64, u64, &str); 2]| {
+        let mut t = String::from("loggps-trace 1\nranks 2\n");
+        for (r, (sent, got, flags)) in ranks.iter().enumerate() {
+            let flags = if flags.is_empty() {
+                String::new()
+            } else {
+                format!(" flags={flags}")
+            };
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} {routine} 0 60 root={root} bytes={sent} \
+                 recv_bytes={got}{flags}\n{r} MPI_Finalize 60 70\n"
+            );
+        }
+        let name = format!(
+            "read-{routine}-{root}-{}.txt",
+            t.len() ^ t.matches('|').count()
+        );
+        let (_dir, path) = text_trace(&name, &t);
+        let args = [
+            &path[..],
+            "--platform",
+            "myrinet",
+            "--bounce",
+            "0.5",
+            "--bounce-clean",
+            "1.25",
+            "--clean",
+            "1",
+            "--format",
+            "json",
+        ];
+        json(&args)["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    let k = 40_000;
+    let bcast = |flags| ns("MPI_Bcast", 0, [(k, 0, "clean"), (0, k, flags)]);
+    for (flags, want) in [("peers_read", 20_000.0), ("bounced|peers_read", 50_000.0)] {
+        let d = bcast(flags) - bcast("");
+        assert!((d - want).abs() < 1e-3, "a Bcast {flags}: {d}");
+    }
+    let reduce = |root: usize, flags| {
+        let mut ranks = [(k, 0, "clean"), (k, 0, "clean")];
+        ranks[root] = (k, k, flags);
+        ns("MPI_Reduce", root, ranks)
+    };
+    let d = reduce(0, "peers_read") - reduce(0, "");
+    assert!((d - 20_000.0).abs() < 1e-3, "a Reduce to rank 0: {d}");
+    let d = reduce(1, "peers_read") - reduce(1, "");
+    assert!(d.abs() < 1e-3, "a Reduce to the last rank: {d}");
+}
+
 /// `held` (the model's §15), where a set has it, costs a collective's writes into lines a peer
 /// holds in `bounce`'s place: as above (Myrinet, 2 ranks, a linear Scan of 40,000 bytes, its
 /// rank 0's copy of 40,000 bytes into the buffer it sends on), `bounce` 0.5 and `held` 0.25

@@ -382,8 +382,9 @@ pub fn own_work(
 /// `algorithm` on `spec`, and the size of the messages that bring them, as Open MPI 4.1's
 /// `coll/base` receives: a broadcast's or scatter's non-root its block (an inner rank of a tree
 /// too), a gather's root the others' blocks, an all-gather's and all-to-all's ranks the
-/// others'; none where the algorithm receives into a temporary (the reductions, the scans,
-/// reduce-scatter, Bruck's all-to-all).
+/// others', a linear reduce's root (but the last rank) the last rank's vector (it receives
+/// that one into its result, the others into a temporary); none where the algorithm receives
+/// into a temporary (the other reductions, the scans, reduce-scatter, Bruck's all-to-all).
 pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (u64, u64) {
     let (p, k) = (spec.ranks as u64, spec.bytes);
     if p < 2 {
@@ -392,6 +393,7 @@ pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (
     let v = (place + spec.ranks - spec.root % spec.ranks) % spec.ranks;
     match (op, algorithm) {
         (Op::Bcast | Op::Scatter, _) if v != 0 => (k, k),
+        (Op::Reduce, "linear") if v == 0 && place + 1 < spec.ranks => (k, k),
         (Op::Gather, _) if v == 0 => ((p - 1) * k, k),
         (Op::Alltoall, "bruck") => (0, 0),
         (Op::Allgather | Op::Alltoall, _) => ((p - 1) * k, k),
@@ -399,32 +401,50 @@ pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (
     }
 }
 
-/// Adds to `after` ([`own_work`]'s, made where it is None) what the participants at `places`
-/// (communicator ranks), whose receive buffer the tracer flagged `bounced`, pay more for what
-/// their schedule receives into it ([`into_user_buffer`]): `bounce` a byte at its messages'
-/// size, where they go by rendezvous (above `eager_limit`: the receiver's single copy writes
-/// lines its peer's copies read; the model's §13). On two ranks the other rank, which sent it
-/// all of them, ends that much later too: its peer pulls each payload and its send completes on
-/// the peer's word that the copy is done. On more, which rank sent which block depends on the
-/// algorithm's tree, and its senders keep their ends (not modeled). `clean`: the participants
-/// whose send buffer the tracer flagged `clean` (rising); where the algorithm sends from the
-/// users' buffers ([`sends_from_user_buffer`]), a place every other participant of which is
-/// among them pays `bounce_clean` where the set has it.
+/// One collective instance's participants (communicator ranks, each list rising) the tracer
+/// flagged, for [`bounced_after`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bounced<'a> {
+    /// `bounced`: their receive buffer overlaps one they sent from.
+    pub bounced: &'a [u32],
+    /// `peers_read`: their peers' part lands in a reducing collective's result buffer.
+    pub read: &'a [u32],
+    /// `clean`: their send buffer is unchanged since they last sent from it.
+    pub clean: &'a [u32],
+}
+
+/// Adds to `after` ([`own_work`]'s, made where it is None) what the participants whose
+/// receive buffer the tracer flagged `bounced` or `peers_read` pay more for what their schedule
+/// receives into it ([`into_user_buffer`]): `bounce` a byte at its messages' size, where they
+/// go by rendezvous (above `eager_limit`: the receiver's single copy writes lines its peer's
+/// copies read; the model's §13). On two ranks the other rank, which sent it all of them, ends
+/// that much later too: its peer pulls each payload and its send completes on the peer's word
+/// that the copy is done. On more, which rank sent which block depends on the algorithm's tree,
+/// and its senders keep their ends (not modeled). A `bounced` place every other participant of
+/// which is `clean`, where the algorithm sends from the users' buffers
+/// ([`sends_from_user_buffer`]), pays `bounce_clean` where the set has it; a place `peers_read`
+/// alone pays `bounce` (its peers read those lines a call or more before: §13).
 pub fn bounced_after(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: &Work,
-    (places, clean): (&[u32], &[u32]),
+    flagged: Bounced,
     after: &mut Option<Vec<f64>>,
 ) {
     let direct = spec.ranks > 1 && sends_from_user_buffer(op, algorithm, spec.ranks);
-    for &place in places {
+    let read_alone = flagged
+        .read
+        .iter()
+        .filter(|q| flagged.bounced.binary_search(q).is_err());
+    for (&place, bounced) in
+        (flagged.bounced.iter().map(|q| (q, true))).chain(read_alone.map(|q| (q, false)))
+    {
         let others_clean = || {
             (0..spec.ranks as u32)
                 .filter(|&q| q != place)
-                .all(|q| clean.binary_search(&q).is_ok())
+                .all(|q| flagged.clean.binary_search(&q).is_ok())
         };
         let Some(bounce) = (w.bounce_clean)
-            .filter(|_| direct && others_clean())
+            .filter(|_| bounced && direct && others_clean())
             .or(w.bounce)
         else {
             continue;

@@ -421,10 +421,19 @@ impl Shared<'_> {
         // step and, where it receives, `oc` end it later (the model's §8, §15).
         let work = copies::Work::of(model);
         let mut after = copies::own_work((op, algorithm, &spec), work, &mut starts);
-        // Participants whose receive buffer the tracer flagged `bounced` (the model's §13).
-        if let Some(places) = self.bounced.get(&x) {
-            let clean = self.clean.get(&x).map_or(&[][..], |k| &k[..]);
-            copies::bounced_after((op, algorithm, &spec), &work, (places, clean), &mut after);
+        // Participants whose receive buffer the tracer flagged `bounced` or `peers_read` (the
+        // model's §13).
+        fn flagged(m: &HashMap<u32, Box<[u32]>>, x: u32) -> &[u32] {
+            m.get(&x).map_or(&[], |k| k)
+        }
+        let (bounced, read) = (flagged(&self.bounced, x), flagged(&self.read, x));
+        if !bounced.is_empty() || !read.is_empty() {
+            let places = copies::Bounced {
+                bounced,
+                read,
+                clean: flagged(&self.clean, x),
+            };
+            copies::bounced_after((op, algorithm, &spec), &work, places, &mut after);
         }
         let comm = self.g.instances[x as usize].comm;
         let costed = match model {

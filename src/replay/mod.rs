@@ -234,6 +234,9 @@ struct Shared<'a> {
     /// sent from, which its peers' copies read: the model's §13): what their schedule receives
     /// into it costs `bounce` more.
     bounced: HashMap<u32, Box<[u32]>>,
+    /// Likewise those flagged `peers_read` (a reducing collective's result buffer, which its
+    /// peers' copies read: the model's §13): `bounce` more, never `bounce_clean`.
+    read: HashMap<u32, Box<[u32]>>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
     places: HashMap<u32, Vec<(u32, u32)>>,
@@ -344,11 +347,12 @@ impl<'a> Shared<'a> {
         let (measured_last_arrival, shapes) = recorded.finish(g);
         // (a process of a distributed replay sees its own ranks' flags alone: the others' come
         // with their records, `split::share_recorded`)
-        let (clean, bounced) = match ex {
-            Some(_) => (HashMap::new(), HashMap::new()),
+        let (clean, bounced, read) = match ex {
+            Some(_) => Default::default(),
             None => (
                 std::mem::take(&mut recorded.clean),
                 std::mem::take(&mut recorded.bounced),
+                std::mem::take(&mut recorded.read),
             ),
         };
         // The replay's peak is the run's: what the load and the graph freed goes back first
@@ -403,6 +407,7 @@ impl<'a> Shared<'a> {
             shapes,
             clean,
             bounced,
+            read,
             places,
             t0,
             coll,
@@ -462,9 +467,11 @@ struct Recorded {
     root: Vec<u64>,
     code: Vec<u64>,
     /// The participants (communicator ranks, rising) whose record the tracer flagged `clean`,
-    /// by instance, where any did (see [`Shared::clean`]); and `bounced` ([`Shared::bounced`]).
+    /// by instance, where any did (see [`Shared::clean`]); `bounced` ([`Shared::bounced`]) and
+    /// `peers_read` ([`Shared::read`]) likewise.
     clean: HashMap<u32, Box<[u32]>>,
     bounced: HashMap<u32, Box<[u32]>>,
+    read: HashMap<u32, Box<[u32]>>,
 }
 
 impl Recorded {
@@ -490,11 +497,11 @@ impl Recorded {
                 a.fetch_max(v, Ordering::Relaxed);
             }
         };
-        let (mut clean_pairs, mut bounced_pairs) = (Vec::new(), Vec::new());
+        let (mut clean_pairs, mut bounced_pairs, mut read_pairs) = Default::default();
         if n > 0 {
             let each = (0..trace.nranks()).into_par_iter().map(|r| {
-                // (instance, place) pairs flagged clean, then bounced
-                let mut flagged = (Vec::new(), Vec::new());
+                // (instance, place) pairs flagged clean, bounced, peers_read
+                let mut flagged: (Vec<_>, Vec<_>, Vec<_>) = Default::default();
                 let ev = trace.rank(r);
                 let mut colls = 0;
                 for i in 0..ev.len() {
@@ -519,31 +526,35 @@ impl Recorded {
                         }
                         raise(&code[x], routine as u64);
                         let f = ev.flags(i);
-                        if f & (crate::trace::FLAG_CLEAN | crate::trace::FLAG_BOUNCED) != 0 {
+                        use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_PEERS_READ};
+                        if f & (FLAG_CLEAN | FLAG_BOUNCED | FLAG_PEERS_READ) != 0 {
                             let k = place(places, g.instances[x].comm, r as u32);
                             let pair = (x as u32, k as u32);
-                            if f & crate::trace::FLAG_CLEAN != 0 {
-                                flagged.0.push(pair);
-                            }
-                            if f & crate::trace::FLAG_BOUNCED != 0 {
-                                flagged.1.push(pair);
+                            let lists = [&mut flagged.0, &mut flagged.1, &mut flagged.2];
+                            for (flag, list) in [FLAG_CLEAN, FLAG_BOUNCED, FLAG_PEERS_READ]
+                                .into_iter()
+                                .zip(lists)
+                            {
+                                if f & flag != 0 {
+                                    list.push(pair);
+                                }
                             }
                         }
                     }
                 }
                 flagged
             });
-            (clean_pairs, bounced_pairs) = each.reduce(
-                || (Vec::new(), Vec::new()),
-                |mut a, mut b| {
+            (clean_pairs, bounced_pairs, read_pairs) =
+                each.reduce(Default::default, |mut a, mut b| {
                     a.0.append(&mut b.0);
                     a.1.append(&mut b.1);
+                    a.2.append(&mut b.2);
                     a
-                },
-            );
+                });
         }
         let clean = Recorded::clean_by_instance(clean_pairs);
         let bounced = Recorded::clean_by_instance(bounced_pairs);
+        let read = Recorded::clean_by_instance(read_pairs);
         let plain = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect();
         Recorded {
             last: plain(last),
@@ -553,10 +564,11 @@ impl Recorded {
             code: plain(code),
             clean,
             bounced,
+            read,
         }
     }
 
-    /// `(instance, place)` pairs of participants flagged `clean` (or `bounced`), by instance,
+    /// `(instance, place)` pairs of participants flagged `clean` (or another flag), by instance,
     /// places rising (each once).
     fn clean_by_instance(mut pairs: Vec<(u32, u32)>) -> HashMap<u32, Box<[u32]>> {
         pairs.sort_unstable();

@@ -3,8 +3,8 @@
 use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG,
-    FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, MAX_CPUS, PageOffsets, Push, RankMeta, RecvHalf, Routine,
-    Shape, Trace,
+    FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, FLAG_PEERS_READ, MAX_CPUS, PageOffsets, Push, RankMeta,
+    RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
 use nom::branch::alt;
@@ -259,6 +259,7 @@ fn parse_flags(s: &str) -> Option<u8> {
         "found" => Some(acc | FLAG_FOUND),
         "bounced" => Some(acc | FLAG_BOUNCED),
         "clean" => Some(acc | FLAG_CLEAN),
+        "peers_read" => Some(acc | FLAG_PEERS_READ),
         "0" => Some(acc),
         _ => None,
     })
@@ -695,9 +696,15 @@ fn event(
         // `found`.
         let (names, mask) = match shape {
             Shape::Send | Shape::Isend => ("clean", FLAG_CLEAN),
-            Shape::Coll => ("clean|bounced", FLAG_CLEAN | FLAG_BOUNCED),
+            Shape::Coll => (
+                "clean|bounced|peers_read",
+                FLAG_CLEAN | FLAG_BOUNCED | FLAG_PEERS_READ,
+            ),
             Shape::Recv | Shape::Irecv => ("any_source|any_tag|found|bounced", 15),
-            _ => ("any_source|any_tag|bounced|clean", !FLAG_FOUND),
+            _ => (
+                "any_source|any_tag|bounced|clean",
+                FLAG_ANY_SOURCE | FLAG_ANY_TAG | FLAG_BOUNCED | FLAG_CLEAN,
+            ),
         };
         e.flags = match raw("flags").map(|f| (f, parse_flags(f))) {
             Some((_, Some(flags))) if flags & !mask == 0 => flags,
@@ -806,6 +813,7 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
                     (FLAG_FOUND, "found"),
                     (FLAG_BOUNCED, "bounced"),
                     (FLAG_CLEAN, "clean"),
+                    (FLAG_PEERS_READ, "peers_read"),
                 ];
                 let set = names.into_iter().filter(|(b, _)| e.flags & b != 0);
                 write_joined(out, set, "|", |out, (_, n)| out.push_str(n));

@@ -22,7 +22,7 @@ HOT void bcast_event(int code, uint64_t t0, uint64_t t1, const void *buf, int co
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
     int is_root = c->me == root;
-    uint64_t flags = coll_clean(is_root ? buf : NULL, count, type, n, is_root ? NULL : buf, n);
+    uint64_t flags = coll_clean(is_root ? buf : NULL, count, type, n, is_root ? NULL : buf, n, 0, 0);
     coll_event(code, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL, req, flags);
 }
 
@@ -34,7 +34,7 @@ HOT void reduce_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
     int is_root = c->me == root;
-    uint64_t flags = coll_clean(sendbuf, count, type, n, is_root ? recvbuf : NULL, n);
+    uint64_t flags = coll_clean(sendbuf, count, type, n, is_root ? recvbuf : NULL, n, 0, 0);
     coll_event(code, t0, t1, c, root, n, is_root ? n : 0, 0, NULL, req, flags);
 }
 
@@ -46,7 +46,8 @@ HOT void symmetric_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
-    uint64_t flags = coll_clean(sendbuf, count, type, n, recvbuf, n);
+    uint64_t flags = coll_clean(sendbuf, count, type, n, recvbuf, n, 0, 0);
+    note_read(recvbuf, n); /* its algorithm sends from it */
     coll_event(code, t0, t1, c, -1, n, n, 0, NULL, req, flags);
 }
 
@@ -60,7 +61,8 @@ HOT void gather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf, i
     uint64_t block = is_root ? type_bytes(recvcount, recvtype) : 0;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
     uint64_t got = block * (uint64_t)c->size;
-    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, is_root ? recvbuf : NULL, got);
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, is_root ? recvbuf : NULL, got,
+                                block * (uint64_t)c->me, block);
     coll_event(code, t0, t1, c, root, sent, got, 0, NULL, req, flags);
 }
 
@@ -91,7 +93,8 @@ HOT void scatter_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf, 
     uint64_t block = is_root ? type_bytes(sendcount, sendtype) : 0;
     uint64_t got = recvbuf == MPI_IN_PLACE ? block : type_bytes(recvcount, recvtype);
     uint64_t sent = block * (uint64_t)c->size;
-    uint64_t flags = coll_clean(is_root ? sendbuf : NULL, sendcount, sendtype, sent, recvbuf, got);
+    uint64_t flags = coll_clean(is_root ? sendbuf : NULL, sendcount, sendtype, sent, recvbuf, got,
+                                0, is_root ? got : 0);
     coll_event(code, t0, t1, c, root, sent, got, 0, NULL, req, flags);
 }
 
@@ -121,7 +124,8 @@ HOT void allgather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf
     uint64_t block = type_bytes(recvcount, recvtype);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
     uint64_t got = block * (uint64_t)c->size;
-    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got);
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got,
+                                block * (uint64_t)c->me, block);
     coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req, flags);
 }
 
@@ -148,7 +152,9 @@ HOT void alltoall_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
     uint64_t got = type_bytes(recvcount, recvtype) * (uint64_t)c->size;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? got
                                             : type_bytes(sendcount, sendtype) * (uint64_t)c->size;
-    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got);
+    uint64_t block = got / (uint64_t)c->size;
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got,
+                                block * (uint64_t)c->me, block);
     coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req, flags);
 }
 

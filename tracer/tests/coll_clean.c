@@ -2,7 +2,8 @@
  * a `coll` record's flag 16, `clean`). 2 ranks, 4 KiB a block; calls in this order:
  *   1  MPI_Bcast of `a` from rank 0, twice: rank 0's second flagged; rank 1's (receives) never
  *   2  MPI_Allgather of `b` into `g`, twice: the second flagged at both ranks
- *   3  MPI_Allreduce in place on `g`, twice: never (its data lie in the buffer it writes)
+ *   3  MPI_Allreduce in place on `g`, twice: never (its data lie in the buffer it writes); the
+ *      second `peers_read` at both ranks (it receives into the first's result)
  *   4  MPI_Reduce of `b` to rank 0: flagged at both (b was sent by the Allgathers)
  *   5  rank 1 MPI_Send of `c` twice (the second flagged), then MPI_Bcast from rank 0 into `c`
  *      of the very values it held, then MPI_Send of `c`: not flagged (a collective wrote it)
@@ -19,12 +20,23 @@
  *      to rank 0: flagged at rank 0, not at rank 1 (the Bcast wrote it there); MPI_Alltoall of
  *      `p` again: flagged at both, at rank 1 its first block sent by the Reduce since the
  *      Bcast wrote it, its second unchanged since the first Alltoall sent it
+ *  10  MPI_Allreduce of `s` into `y`, then MPI_Scatter of `z` from rank 0 into `y`: `peers_read`
+ *      at rank 1 (rank 0's block lands in the Allreduce's result), not at rank 0 (its own
+ *      block alone); MPI_Allreduce into `y` again (not: the Scatter wrote it at both), rank 1
+ *      MPI_Recv into `y` of rank 0's `v`, MPI_Scatter again: not (the receive wrote it);
+ *      MPI_Allreduce into `gg`'s second block, MPI_Gather of `s` into `gg` at rank 0:
+ *      `peers_read` there (rank 1's block lands in that result); MPI_Allreduce into `gg`'s
+ *      first block, MPI_Gather again: not (only rank 0's own block lands there). `s` is
+ *      `clean` from the second Allreduce on, `z` at the second Scatter
  * So the flagged `clean` records, by rank, routine and the routine's call number at that rank:
  * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 0 MPI_Bcast 6, 0 MPI_Bcast 7,
  * 0 MPI_Reduce 2, 0 MPI_Alltoall 5, 1 MPI_Allgather 2, 1 MPI_Reduce 1, 1 MPI_Send 2,
- * 1 MPI_Alltoall 5 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too); the `bounced`
- * ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it sent from), 1 MPI_Alltoall 2,
- * 1 MPI_Bcast 7. */
+ * 1 MPI_Alltoall 5 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too), and case 10's
+ * 0 MPI_Allreduce 4, 0 MPI_Scatter 2, 0 MPI_Allreduce 5, 0 MPI_Gather 3, 0 MPI_Allreduce 6,
+ * 0 MPI_Gather 4, 1 MPI_Allreduce 4, 1 MPI_Allreduce 5, 1 MPI_Gather 3, 1 MPI_Allreduce 6,
+ * 1 MPI_Gather 4; the `bounced` ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it
+ * sent from), 1 MPI_Alltoall 2, 1 MPI_Bcast 7; the `peers_read` ones: 0 MPI_Allreduce 2,
+ * 0 MPI_Gather 3, 1 MPI_Allreduce 2, 1 MPI_Scatter 1. */
 #include "counts.h"
 
 enum { N = 1024, BIG = 8 * N }; /* ints: 4 KiB, 32 KiB */
@@ -37,7 +49,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size == 2);
     static int a[N], b[N], c[N], d[N], e[N], g[2 * N], r[2 * N], h[BIG], hh[2 * BIG], u[N], w[N];
-    static int p[2 * N], q[2 * N];
+    static int p[2 * N], q[2 * N], s[N], v[N], y[N], z[2 * N], gg[2 * N];
     for (int i = 0; i < N; i++) a[i] = i, b[i] = 2 * i + rank, c[i] = 3 * i, d[i] = 4 * i;
     const MPI_Comm W = MPI_COMM_WORLD;
     for (int k = 0; k < 2; k++) C(MPI_Bcast)(a, N, MPI_INT, 0, W);
@@ -72,5 +84,18 @@ int main(int argc, char **argv)
     C(MPI_Bcast)(p, N, MPI_INT, 0, W);
     C(MPI_Reduce)(p, r, N, MPI_INT, MPI_SUM, 0, W);
     C(MPI_Alltoall)(p, N, MPI_INT, q, N, MPI_INT, W);
+    for (int i = 0; i < N; i++) s[i] = 8 * i + rank, v[i] = 9 * i, z[i] = z[N + i] = i;
+    C(MPI_Allreduce)(s, y, N, MPI_INT, MPI_SUM, W);
+    C(MPI_Scatter)(z, N, MPI_INT, y, N, MPI_INT, 0, W);
+    C(MPI_Allreduce)(s, y, N, MPI_INT, MPI_SUM, W);
+    if (rank == 0)
+        C(MPI_Send)(v, N, MPI_INT, 1, 10, W);
+    else
+        C(MPI_Recv)(y, N, MPI_INT, 0, 10, W, MPI_STATUS_IGNORE);
+    C(MPI_Scatter)(z, N, MPI_INT, y, N, MPI_INT, 0, W);
+    C(MPI_Allreduce)(s, gg + N, N, MPI_INT, MPI_SUM, W);
+    C(MPI_Gather)(s, N, MPI_INT, gg, N, MPI_INT, 0, W);
+    C(MPI_Allreduce)(s, gg, N, MPI_INT, MPI_SUM, W);
+    C(MPI_Gather)(s, N, MPI_INT, gg, N, MPI_INT, 0, W);
     return finish();
 }
