@@ -271,8 +271,8 @@ pub struct Modeled {
     set: u8,
     /// The tracer flagged the participant's receive buffer `bounced` (the model's §13).
     bounced: bool,
-    /// ... or `peers_read` (likewise).
-    read: bool,
+    /// ... or `reduced` (likewise).
+    into_result: bool,
     /// Where `bounced`, the places whose send buffer the tracer flagged `clean` (rising; the
     /// model's §13).
     clean: Vec<u32>,
@@ -290,11 +290,11 @@ impl Modeled {
         let mut starts = self.starts.clone();
         let shape = (self.op, self.algorithm, &self.spec);
         let mut after = copies::own_work(shape, work, &mut starts);
-        if self.bounced || self.read {
+        if self.bounced || self.into_result {
             let place = [self.place as u32];
             let flagged = copies::Bounced {
                 bounced: if self.bounced { &place } else { &[] },
-                read: if self.read { &place } else { &[] },
+                into_result: if self.into_result { &place } else { &[] },
                 clean: &self.clean,
             };
             copies::bounced_after(shape, &work, flagged, &mut after);
@@ -858,7 +858,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
     let members = list.iter().map(|&(q, _)| q as usize);
     let set = ctx.links.map_or(0, |l| l.set_of_group(members) as u8);
     let bounced = ev.flags(i) & crate::trace::FLAG_BOUNCED != 0;
-    let read = ev.flags(i) & crate::trace::FLAG_PEERS_READ != 0;
+    let into_result = ev.flags(i) & crate::trace::FLAG_REDUCED != 0;
     let clean = match bounced {
         true => (list.iter().enumerate())
             .filter(|&(_, &(q, j))| ctx.trace.rank(q as usize).flags(j as usize) & FLAG_CLEAN != 0)
@@ -876,7 +876,7 @@ fn modeled_collective(ctx: &Context<'_>, r: usize, i: usize, call: f64) -> Optio
         call,
         set,
         bounced,
-        read,
+        into_result,
         clean,
     };
     Some((Rule::Collective(Arc::new(m)), binder))

@@ -1063,16 +1063,15 @@ fn a_collectives_bounced_receive_buffer_costs_bounce() {
     }
 }
 
-/// A collective's receive buffer the tracer flagged `peers_read` (a reducing collective's result
-/// its peers read, a call or more before: the model's §13), costed by hand on 2 ranks, Myrinet
+/// A collective's receive buffer the tracer flagged `reduced` (an Allreduce's, a Scan's or an
+/// Exscan's result, a call or more before: the model's §13), costed by hand on 2 ranks, Myrinet
 /// (`S` = 16,383), 40,000 bytes by rendezvous, `bounce` 0.5 and `bounce_clean` 1.25 ns a byte,
 /// the senders' buffers flagged `clean`: a Bcast's non-root 0.5·40,000 = 20,000 ns more (never
-/// `bounce_clean`: its peer read those lines calls before), 50,000 where it is `bounced` too
-/// (counted once); a linear Reduce's root but the last rank receives the last rank's vector
-/// into its result, 20,000 more, where its root is the last rank (it receives into a
-/// temporary) nothing.
+/// `bounce_clean`), 50,000 where it is `bounced` too (counted once); a linear Reduce's root
+/// but the last rank receives the last rank's vector into its result, 20,000 more, where its
+/// root is the last rank (it receives into a temporary) nothing.
 #[test]
-fn a_collectives_receive_into_a_result_its_peers_read_costs_bounce() {
+fn a_collectives_receive_into_a_reductions_result_costs_bounce() {
     // ranks' (bytes, recv_bytes, flags) of `routine` from root `root`
     let ns = |routine: &str, root: usize, ranks: [(u64, u64, &str); 2]| {
         let mut t = String::from("loggps-trace 1\nranks 2\n");
@@ -1109,7 +1108,7 @@ fn a_collectives_receive_into_a_result_its_peers_read_costs_bounce() {
     };
     let k = 40_000;
     let bcast = |flags| ns("MPI_Bcast", 0, [(k, 0, "clean"), (0, k, flags)]);
-    for (flags, want) in [("peers_read", 20_000.0), ("bounced|peers_read", 50_000.0)] {
+    for (flags, want) in [("reduced", 20_000.0), ("bounced|reduced", 50_000.0)] {
         let d = bcast(flags) - bcast("");
         assert!((d - want).abs() < 1e-3, "a Bcast {flags}: {d}");
     }
@@ -1118,9 +1117,9 @@ fn a_collectives_receive_into_a_result_its_peers_read_costs_bounce() {
         ranks[root] = (k, k, flags);
         ns("MPI_Reduce", root, ranks)
     };
-    let d = reduce(0, "peers_read") - reduce(0, "");
+    let d = reduce(0, "reduced") - reduce(0, "");
     assert!((d - 20_000.0).abs() < 1e-3, "a Reduce to rank 0: {d}");
-    let d = reduce(1, "peers_read") - reduce(1, "");
+    let d = reduce(1, "reduced") - reduce(1, "");
     assert!(d.abs() < 1e-3, "a Reduce to the last rank: {d}");
 }
 

@@ -407,14 +407,14 @@ pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (
 pub struct Bounced<'a> {
     /// `bounced`: their receive buffer overlaps one they sent from.
     pub bounced: &'a [u32],
-    /// `peers_read`: their peers' part lands in a reducing collective's result buffer.
-    pub read: &'a [u32],
+    /// `reduced`: their peers' part lands in an Allreduce's, Scan's or Exscan's result buffer.
+    pub into_result: &'a [u32],
     /// `clean`: their send buffer is unchanged since they last sent from it.
     pub clean: &'a [u32],
 }
 
 /// Adds to `after` ([`own_work`]'s, made where it is None) what the participants whose
-/// receive buffer the tracer flagged `bounced` or `peers_read` pay more for what their schedule
+/// receive buffer the tracer flagged `bounced` or `reduced` pay more for what their schedule
 /// receives into it ([`into_user_buffer`]): `bounce` a byte at its messages' size, where they
 /// go by rendezvous (above `eager_limit`: the receiver's single copy writes lines its peer's
 /// copies read; the model's §13). On two ranks the other rank, which sent it all of them, ends
@@ -422,8 +422,8 @@ pub struct Bounced<'a> {
 /// that the copy is done. On more, which rank sent which block depends on the algorithm's tree,
 /// and its senders keep their ends (not modeled). A `bounced` place every other participant of
 /// which is `clean`, where the algorithm sends from the users' buffers
-/// ([`sends_from_user_buffer`]), pays `bounce_clean` where the set has it; a place `peers_read`
-/// alone pays `bounce` (its peers read those lines a call or more before: §13).
+/// ([`sends_from_user_buffer`]), pays `bounce_clean` where the set has it; a place `reduced`
+/// alone pays `bounce` (measured so a call after the reduction: §13).
 pub fn bounced_after(
     (op, algorithm, spec): (Op, &str, &Spec),
     w: &Work,
@@ -431,12 +431,12 @@ pub fn bounced_after(
     after: &mut Option<Vec<f64>>,
 ) {
     let direct = spec.ranks > 1 && sends_from_user_buffer(op, algorithm, spec.ranks);
-    let read_alone = flagged
-        .read
+    let result_alone = flagged
+        .into_result
         .iter()
         .filter(|q| flagged.bounced.binary_search(q).is_err());
     for (&place, bounced) in
-        (flagged.bounced.iter().map(|q| (q, true))).chain(read_alone.map(|q| (q, false)))
+        (flagged.bounced.iter().map(|q| (q, true))).chain(result_alone.map(|q| (q, false)))
     {
         let others_clean = || {
             (0..spec.ranks as u32)

@@ -421,16 +421,16 @@ impl Shared<'_> {
         // step and, where it receives, `oc` end it later (the model's §8, §15).
         let work = copies::Work::of(model);
         let mut after = copies::own_work((op, algorithm, &spec), work, &mut starts);
-        // Participants whose receive buffer the tracer flagged `bounced` or `peers_read` (the
+        // Participants whose receive buffer the tracer flagged `bounced` or `reduced` (the
         // model's §13).
         fn flagged(m: &HashMap<u32, Box<[u32]>>, x: u32) -> &[u32] {
             m.get(&x).map_or(&[], |k| k)
         }
-        let (bounced, read) = (flagged(&self.bounced, x), flagged(&self.read, x));
-        if !bounced.is_empty() || !read.is_empty() {
+        let (bounced, into_result) = (flagged(&self.bounced, x), flagged(&self.into_result, x));
+        if !bounced.is_empty() || !into_result.is_empty() {
             let places = copies::Bounced {
                 bounced,
-                read,
+                into_result,
                 clean: flagged(&self.clean, x),
             };
             copies::bounced_after((op, algorithm, &spec), &work, places, &mut after);

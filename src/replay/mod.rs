@@ -234,9 +234,9 @@ struct Shared<'a> {
     /// sent from, which its peers' copies read: the model's §13): what their schedule receives
     /// into it costs `bounce` more.
     bounced: HashMap<u32, Box<[u32]>>,
-    /// Likewise those flagged `peers_read` (a reducing collective's result buffer, which its
-    /// peers' copies read: the model's §13): `bounce` more, never `bounce_clean`.
-    read: HashMap<u32, Box<[u32]>>,
+    /// Likewise those flagged `reduced` (their peers' part lands in the result buffer of an
+    /// Allreduce, a Scan or an Exscan: the model's §13): `bounce` more, never `bounce_clean`.
+    into_result: HashMap<u32, Box<[u32]>>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world
     /// rank: where an arrival's call time goes in [`Returns::Arriving`].
     places: HashMap<u32, Vec<(u32, u32)>>,
@@ -347,12 +347,12 @@ impl<'a> Shared<'a> {
         let (measured_last_arrival, shapes) = recorded.finish(g);
         // (a process of a distributed replay sees its own ranks' flags alone: the others' come
         // with their records, `split::share_recorded`)
-        let (clean, bounced, read) = match ex {
+        let (clean, bounced, into_result) = match ex {
             Some(_) => Default::default(),
             None => (
                 std::mem::take(&mut recorded.clean),
                 std::mem::take(&mut recorded.bounced),
-                std::mem::take(&mut recorded.read),
+                std::mem::take(&mut recorded.into_result),
             ),
         };
         // The replay's peak is the run's: what the load and the graph freed goes back first
@@ -407,7 +407,7 @@ impl<'a> Shared<'a> {
             shapes,
             clean,
             bounced,
-            read,
+            into_result,
             places,
             t0,
             coll,
@@ -468,10 +468,10 @@ struct Recorded {
     code: Vec<u64>,
     /// The participants (communicator ranks, rising) whose record the tracer flagged `clean`,
     /// by instance, where any did (see [`Shared::clean`]); `bounced` ([`Shared::bounced`]) and
-    /// `peers_read` ([`Shared::read`]) likewise.
+    /// `reduced` ([`Shared::into_result`]) likewise.
     clean: HashMap<u32, Box<[u32]>>,
     bounced: HashMap<u32, Box<[u32]>>,
-    read: HashMap<u32, Box<[u32]>>,
+    into_result: HashMap<u32, Box<[u32]>>,
 }
 
 impl Recorded {
@@ -497,10 +497,10 @@ impl Recorded {
                 a.fetch_max(v, Ordering::Relaxed);
             }
         };
-        let (mut clean_pairs, mut bounced_pairs, mut read_pairs) = Default::default();
+        let (mut clean_pairs, mut bounced_pairs, mut result_pairs) = Default::default();
         if n > 0 {
             let each = (0..trace.nranks()).into_par_iter().map(|r| {
-                // (instance, place) pairs flagged clean, bounced, peers_read
+                // (instance, place) pairs flagged clean, bounced, reduced
                 let mut flagged: (Vec<_>, Vec<_>, Vec<_>) = Default::default();
                 let ev = trace.rank(r);
                 let mut colls = 0;
@@ -526,12 +526,12 @@ impl Recorded {
                         }
                         raise(&code[x], routine as u64);
                         let f = ev.flags(i);
-                        use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_PEERS_READ};
-                        if f & (FLAG_CLEAN | FLAG_BOUNCED | FLAG_PEERS_READ) != 0 {
+                        use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_REDUCED};
+                        if f & (FLAG_CLEAN | FLAG_BOUNCED | FLAG_REDUCED) != 0 {
                             let k = place(places, g.instances[x].comm, r as u32);
                             let pair = (x as u32, k as u32);
                             let lists = [&mut flagged.0, &mut flagged.1, &mut flagged.2];
-                            for (flag, list) in [FLAG_CLEAN, FLAG_BOUNCED, FLAG_PEERS_READ]
+                            for (flag, list) in [FLAG_CLEAN, FLAG_BOUNCED, FLAG_REDUCED]
                                 .into_iter()
                                 .zip(lists)
                             {
@@ -544,7 +544,7 @@ impl Recorded {
                 }
                 flagged
             });
-            (clean_pairs, bounced_pairs, read_pairs) =
+            (clean_pairs, bounced_pairs, result_pairs) =
                 each.reduce(Default::default, |mut a, mut b| {
                     a.0.append(&mut b.0);
                     a.1.append(&mut b.1);
@@ -554,7 +554,7 @@ impl Recorded {
         }
         let clean = Recorded::clean_by_instance(clean_pairs);
         let bounced = Recorded::clean_by_instance(bounced_pairs);
-        let read = Recorded::clean_by_instance(read_pairs);
+        let into_result = Recorded::clean_by_instance(result_pairs);
         let plain = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect();
         Recorded {
             last: plain(last),
@@ -564,7 +564,7 @@ impl Recorded {
             code: plain(code),
             clean,
             bounced,
-            read,
+            into_result,
         }
     }
 

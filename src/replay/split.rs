@@ -251,17 +251,17 @@ pub(super) fn share_recorded(sh: &mut Shared<'_>) -> Result<(), Error> {
             }
         }
     }
-    // The participants flagged `clean`, `bounced` and `peers_read` (the model's §13), each
+    // The participants flagged `clean`, `bounced` and `reduced` (the model's §13), each
     // process's own to the others that own a member, as `(instance, place)` pairs.
     let owners = (&comms, &others[..]);
     sh.clean = share_flagged(part.ex, sh.g, owners, &rec.clean, "clean")?;
     sh.bounced = share_flagged(part.ex, sh.g, owners, &rec.bounced, "bounced")?;
-    sh.read = share_flagged(part.ex, sh.g, owners, &rec.read, "peers_read")?;
+    sh.into_result = share_flagged(part.ex, sh.g, owners, &rec.into_result, "reduced")?;
     (sh.measured_last_arrival, sh.shapes) = rec.finish(sh.g);
     Ok(())
 }
 
-/// This process's participants flagged `what` (`clean`, `bounced`, `peers_read`: the model's
+/// This process's participants flagged `what` (`clean`, `bounced`, `reduced`: the model's
 /// §13), `own`,
 /// sent to the other processes that own a member of each instance's communicator (`owners`:
 /// by communicator, else every other process), and the whole returned, by instance.

@@ -41,11 +41,11 @@ pub const FLAG_BOUNCED: u8 = 8;
 /// rank's last send from it (the model's §13: data written long before, which a receiver's
 /// copy reads faster than lines just written).
 pub const FLAG_CLEAN: u8 = 16;
-/// Collective flag: what its peers send lands in a buffer that a reducing collective of the
-/// rank (`MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`) received its result into and sent from, which
-/// the peers' copies read then (the model's §13, "A result buffer its peers read"). The bit of a
-/// send's page flag in the binary encoding, which a collective does not carry.
-pub const FLAG_PEERS_READ: u8 = 64;
+/// Collective flag: what its peers send lands in a buffer that an `MPI_Allreduce`, `MPI_Scan` or
+/// `MPI_Exscan` of the rank received its result into (the model's §13, "A reduction's result
+/// received into"). The bit of a send's page flag in the binary encoding, which a collective
+/// does not carry.
+pub const FLAG_REDUCED: u8 = 64;
 
 /// Which fields a routine's record carries (FORMAT.md, "shapes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

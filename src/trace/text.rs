@@ -3,7 +3,7 @@
 use super::sites::{Named, Object, Sites, UNKNOWN};
 use super::{
     Comm, Completion, Cores, EagerLimit, Event, Events, FLAG_ANY_SOURCE, FLAG_ANY_TAG,
-    FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, FLAG_PEERS_READ, MAX_CPUS, PageOffsets, Push, RankMeta,
+    FLAG_BOUNCED, FLAG_CLEAN, FLAG_FOUND, FLAG_REDUCED, MAX_CPUS, PageOffsets, Push, RankMeta,
     RecvHalf, Routine, Shape, Trace,
 };
 use crate::error::TraceError;
@@ -259,7 +259,7 @@ fn parse_flags(s: &str) -> Option<u8> {
         "found" => Some(acc | FLAG_FOUND),
         "bounced" => Some(acc | FLAG_BOUNCED),
         "clean" => Some(acc | FLAG_CLEAN),
-        "peers_read" => Some(acc | FLAG_PEERS_READ),
+        "reduced" => Some(acc | FLAG_REDUCED),
         "0" => Some(acc),
         _ => None,
     })
@@ -697,8 +697,8 @@ fn event(
         let (names, mask) = match shape {
             Shape::Send | Shape::Isend => ("clean", FLAG_CLEAN),
             Shape::Coll => (
-                "clean|bounced|peers_read",
-                FLAG_CLEAN | FLAG_BOUNCED | FLAG_PEERS_READ,
+                "clean|bounced|reduced",
+                FLAG_CLEAN | FLAG_BOUNCED | FLAG_REDUCED,
             ),
             Shape::Recv | Shape::Irecv => ("any_source|any_tag|found|bounced", 15),
             _ => (
@@ -813,7 +813,7 @@ pub fn event_line(out: &mut String, r: usize, ev: super::Rank<'_>, i: usize) {
                     (FLAG_FOUND, "found"),
                     (FLAG_BOUNCED, "bounced"),
                     (FLAG_CLEAN, "clean"),
-                    (FLAG_PEERS_READ, "peers_read"),
+                    (FLAG_REDUCED, "reduced"),
                 ];
                 let set = names.into_iter().filter(|(b, _)| e.flags & b != 0);
                 write_joined(out, set, "|", |out, (_, n)| out.push_str(n));

@@ -109,11 +109,11 @@ static struct {
         uint64_t moved;  /* T.moved at the send */
     } sent[8];
     unsigned sent_next;
-    struct read {        /* reducing collectives' result buffers their peers read (see note_read) */
+    struct reduced {     /* Allreduce's, Scan's, Exscan's result buffers (see note_reduced) */
         uintptr_t lo, hi; /* both 0: an empty entry */
         uint64_t moved;  /* T.moved at the call */
-    } read[4];
-    unsigned read_next;
+    } reduced[4];
+    unsigned reduced_next;
     int clean;           /* send buffers are fingerprinted (LOGGPS_TRACE_CLEAN not 0; see note_sent) */
     uint64_t moved;      /* bytes the rank's sends and receives read or wrote in its buffers so far */
     uint64_t cache;      /* a core's second-level cache, bytes (see cache_bytes); 0: no limit */

@@ -70,10 +70,10 @@ static const unsigned char shape_of[C_COUNT] = {
 
 /* flags of receives and probes; F_CLEAN of sends and Sendrecv's send half; F_RECV_PAGE and
  * F_SEND_PAGE: the receive buffer's offset in its 4 KiB page in bits 8-19, the send buffer's
- * in bits 20-31 (page_of); F_PEERS_READ a collective's (which carries no page bits: see
- * note_read) */
+ * in bits 20-31 (page_of); F_REDUCED a collective's (which carries no page bits: see
+ * note_reduced) */
 enum { F_ANY_SOURCE = 1, F_ANY_TAG = 2, F_FOUND = 4, F_BOUNCED = 8, F_CLEAN = 16,
-       F_RECV_PAGE = 32, F_SEND_PAGE = 64, F_PEERS_READ = 64 };
+       F_RECV_PAGE = 32, F_SEND_PAGE = 64, F_REDUCED = 64 };
 
 /* A send-shaped record whose code has this bit carries a `uleb flags` after its fields. */
 #define CODE_FLAGS 0x80

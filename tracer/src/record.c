@@ -274,46 +274,46 @@ static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, 
 
 /*
  * The result buffers of the rank's last Allreduce, Scan and Exscan calls (src/model/MODEL.md
- * §13, "A result buffer its peers read"): their algorithms send from the result buffer (Open
- * MPI's and MPICH's recursive doubling, ring and linear scan), so their peers' copies read
- * those lines, and a later collective's messages from its peers into them land in lines the
- * peers' caches hold. A collective whose peers' part of its receive buffer overlaps one, before
+ * §13, "A reduction's result received into"): a later collective whose messages from its peers
+ * land in one of them costs more above the eager limit, as a receive into lines its peer has
+ * read does (measured; a Scan sends its result on, an Allreduce on 2 ranks only receives and
+ * reduces into it). A collective whose peers' part of its receive buffer overlaps one, before
  * any receive has written into it and within a cache's worth of bytes moved, is flagged
- * `peers_read` (F_PEERS_READ, FORMAT.md); a receive into an entry, a collective's or a
- * point-to-point one, empties it (its lines are the rank's again).
+ * `reduced` (F_REDUCED, FORMAT.md); a receive into an entry, a collective's or a
+ * point-to-point one, empties it.
  */
-#define READ (sizeof T.read / sizeof T.read[0])
+#define REDUCED (sizeof T.reduced / sizeof T.reduced[0])
 
-/* Keep `bytes` bytes at `buf` as a result buffer its peers read: in the entry of the same
- * range, else an empty one, else the oldest. */
-static inline void note_read(const void *buf, uint64_t bytes)
+/* Keep `bytes` bytes at `buf` as a reduction's result buffer: in the entry of the same range,
+ * else an empty one, else the oldest. */
+static inline void note_reduced(const void *buf, uint64_t bytes)
 {
     uintptr_t lo = (uintptr_t)buf, hi = lo + bytes;
     if (!buf || bytes == 0) return;
-    struct read *r = NULL;
-    for (size_t i = 0; i < READ && !r; i++)
-        if (T.read[i].lo == lo && T.read[i].hi == hi) r = &T.read[i];
-    for (size_t i = 0; i < READ && !r; i++)
-        if (T.read[i].lo == T.read[i].hi) r = &T.read[i];
-    if (!r) r = &T.read[T.read_next++ % READ];
-    *r = (struct read){ .lo = lo, .hi = hi, .moved = T.moved };
+    struct reduced *r = NULL;
+    for (size_t i = 0; i < REDUCED && !r; i++)
+        if (T.reduced[i].lo == lo && T.reduced[i].hi == hi) r = &T.reduced[i];
+    for (size_t i = 0; i < REDUCED && !r; i++)
+        if (T.reduced[i].lo == T.reduced[i].hi) r = &T.reduced[i];
+    if (!r) r = &T.reduced[T.reduced_next++ % REDUCED];
+    *r = (struct reduced){ .lo = lo, .hi = hi, .moved = T.moved };
 }
 
-/* A receive into [lo, hi): F_PEERS_READ where it is a collective's (`coll`) and its peers' part,
+/* A receive into [lo, hi): F_REDUCED where it is a collective's (`coll`) and its peers' part,
  * [lo, hi) but the rank's own block [own, own_hi), overlaps a kept result buffer the rank's
  * calls have moved no more than a cache past since; every entry it overlaps is emptied. Called
  * before the receive's bytes are counted as moved. */
-static inline uint64_t landed_read(uintptr_t lo, uintptr_t hi, uintptr_t own, uintptr_t own_hi,
-                                   int coll)
+static inline uint64_t landed_reduced(uintptr_t lo, uintptr_t hi, uintptr_t own,
+                                      uintptr_t own_hi, int coll)
 {
     uint64_t flags = 0;
-    for (size_t i = 0; i < READ; i++) {
-        struct read *r = &T.read[i];
+    for (size_t i = 0; i < REDUCED; i++) {
+        struct reduced *r = &T.reduced[i];
         if (r->lo == r->hi || r->hi <= lo || hi <= r->lo) continue;
         int cached = T.cache == 0 || T.moved - r->moved <= T.cache;
         int peers = (lo < own && r->lo < own && lo < r->hi) ||
                     (own_hi < hi && r->lo < hi && own_hi < r->hi);
-        if (coll && cached && peers) flags = F_PEERS_READ;
+        if (coll && cached && peers) flags = F_REDUCED;
         r->lo = r->hi = 0;
     }
     return flags;
@@ -339,7 +339,7 @@ static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
                 if (part_of(s, k) < hi && lo < part_of(s, k + 1)) s->kept &= ~(1u << k);
         }
     }
-    if (buf && source != COLL_SOURCE) landed_read(lo, hi, hi, hi, 0);
+    if (buf && source != COLL_SOURCE) landed_reduced(lo, hi, hi, hi, 0);
     if (buf) T.moved += bytes;
     return flags;
 }
@@ -398,9 +398,9 @@ HOT void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d
  * the rank's last send from it (note_sent): the collective's messages of the rank's own data
  * are read from lines written long before; F_BOUNCED where the receive buffer overlaps one the
  * rank sent from, a cache's worth of bytes ago at most (received): what the collective receives
- * into it lands in lines its peers' copies read (FORMAT.md, `coll` flags); F_PEERS_READ where
+ * into it lands in lines its peers' copies read (FORMAT.md, `coll` flags); F_REDUCED where
  * the part of it its peers write (all but the rank's own block of `own_bytes` at byte `own`)
- * overlaps a reducing collective's result buffer (landed_read). In place, the data lie in the
+ * overlaps a reduction's result buffer (landed_reduced). In place, the data lie in the
  * receive buffer, which the call writes: never clean. */
 static inline uint64_t coll_clean(const void *sendbuf, int count, MPI_Datatype type,
                                   uint64_t bytes, const void *recvbuf, uint64_t recv_bytes,
@@ -410,7 +410,7 @@ static inline uint64_t coll_clean(const void *sendbuf, int count, MPI_Datatype t
     if (sendbuf != MPI_IN_PLACE) flags = note_sent(sendbuf, count, type, bytes, COLL_DEST);
     if (recvbuf && recvbuf != MPI_IN_PLACE) {
         uintptr_t lo = (uintptr_t)recvbuf;
-        flags |= landed_read(lo, lo + recv_bytes, lo + own, lo + own + own_bytes, 1);
+        flags |= landed_reduced(lo, lo + recv_bytes, lo + own, lo + own + own_bytes, 1);
         flags |= received(recvbuf, recv_bytes, COLL_SOURCE);
     }
     return flags;

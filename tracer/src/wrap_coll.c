@@ -47,7 +47,7 @@ HOT void symmetric_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
     uint64_t flags = coll_clean(sendbuf, count, type, n, recvbuf, n, 0, 0);
-    note_read(recvbuf, n); /* its algorithm sends from it */
+    note_reduced(recvbuf, n); /* its result (see note_reduced) */
     coll_event(code, t0, t1, c, -1, n, n, 0, NULL, req, flags);
 }
 

@@ -3,7 +3,7 @@
  *   1  MPI_Bcast of `a` from rank 0, twice: rank 0's second flagged; rank 1's (receives) never
  *   2  MPI_Allgather of `b` into `g`, twice: the second flagged at both ranks
  *   3  MPI_Allreduce in place on `g`, twice: never (its data lie in the buffer it writes); the
- *      second `peers_read` at both ranks (it receives into the first's result)
+ *      second `reduced` at both ranks (it receives into the first's result)
  *   4  MPI_Reduce of `b` to rank 0: flagged at both (b was sent by the Allgathers)
  *   5  rank 1 MPI_Send of `c` twice (the second flagged), then MPI_Bcast from rank 0 into `c`
  *      of the very values it held, then MPI_Send of `c`: not flagged (a collective wrote it)
@@ -20,12 +20,12 @@
  *      to rank 0: flagged at rank 0, not at rank 1 (the Bcast wrote it there); MPI_Alltoall of
  *      `p` again: flagged at both, at rank 1 its first block sent by the Reduce since the
  *      Bcast wrote it, its second unchanged since the first Alltoall sent it
- *  10  MPI_Allreduce of `s` into `y`, then MPI_Scatter of `z` from rank 0 into `y`: `peers_read`
+ *  10  MPI_Allreduce of `s` into `y`, then MPI_Scatter of `z` from rank 0 into `y`: `reduced`
  *      at rank 1 (rank 0's block lands in the Allreduce's result), not at rank 0 (its own
  *      block alone); MPI_Allreduce into `y` again (not: the Scatter wrote it at both), rank 1
  *      MPI_Recv into `y` of rank 0's `v`, MPI_Scatter again: not (the receive wrote it);
  *      MPI_Allreduce into `gg`'s second block, MPI_Gather of `s` into `gg` at rank 0:
- *      `peers_read` there (rank 1's block lands in that result); MPI_Allreduce into `gg`'s
+ *      `reduced` there (rank 1's block lands in that result); MPI_Allreduce into `gg`'s
  *      first block, MPI_Gather again: not (only rank 0's own block lands there). `s` is
  *      `clean` from the second Allreduce on, `z` at the second Scatter
  * So the flagged `clean` records, by rank, routine and the routine's call number at that rank:
@@ -35,7 +35,7 @@
  * 0 MPI_Allreduce 4, 0 MPI_Scatter 2, 0 MPI_Allreduce 5, 0 MPI_Gather 3, 0 MPI_Allreduce 6,
  * 0 MPI_Gather 4, 1 MPI_Allreduce 4, 1 MPI_Allreduce 5, 1 MPI_Gather 3, 1 MPI_Allreduce 6,
  * 1 MPI_Gather 4; the `bounced` ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it
- * sent from), 1 MPI_Alltoall 2, 1 MPI_Bcast 7; the `peers_read` ones: 0 MPI_Allreduce 2,
+ * sent from), 1 MPI_Alltoall 2, 1 MPI_Bcast 7; the `reduced` ones: 0 MPI_Allreduce 2,
  * 0 MPI_Gather 3, 1 MPI_Allreduce 2, 1 MPI_Scatter 1. */
 #include "counts.h"
 

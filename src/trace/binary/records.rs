@@ -13,9 +13,9 @@ const SENDRECV_FLAGS: u64 = (crate::trace::FLAG_ANY_SOURCE
 const SEND_FLAGS: u64 = crate::trace::FLAG_CLEAN as u64;
 
 /// The flags a collective may carry (likewise): its send buffer's `clean`, its receive
-/// buffer's `bounced` and `peers_read`.
+/// buffer's `bounced` and `reduced`.
 const COLL_FLAGS: u64 =
-    (crate::trace::FLAG_CLEAN | crate::trace::FLAG_BOUNCED | crate::trace::FLAG_PEERS_READ) as u64;
+    (crate::trace::FLAG_CLEAN | crate::trace::FLAG_BOUNCED | crate::trace::FLAG_REDUCED) as u64;
 
 /// The flags' page bits (FORMAT.md): bit 5 the receive buffer's offset in its page follows in
 /// bits 8–19, bit 6 the send buffer's in bits 20–31.
@@ -219,7 +219,7 @@ fn send_flags(rest: &[u8]) -> Res<'_, (u8, PageOffsets)> {
     }
 }
 
-/// A flagged collective's flags: bits 16 (`clean`), 8 (`bounced`) and 64 (`peers_read`), one or
+/// A flagged collective's flags: bits 16 (`clean`), 8 (`bounced`) and 64 (`reduced`), one or
 /// more.
 fn coll_flags(rest: &[u8]) -> Res<'_, u8> {
     let (r, flags) = expect("the collective's flags", uleb)(rest)?;
@@ -227,7 +227,7 @@ fn coll_flags(rest: &[u8]) -> Res<'_, u8> {
         return fail(
             rest,
             format!(
-                "a collective's flags of bits 8 (bounced), 16 (clean) and 64 (peers_read), \
+                "a collective's flags of bits 8 (bounced), 16 (clean) and 64 (reduced), \
                  found {flags}"
             ),
         );

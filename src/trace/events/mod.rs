@@ -167,7 +167,7 @@ const RANGE: u32 = 1 << 31;
 /// first request in `word` (a `complete` record carries no flags of its own).
 const INLINE_RANGE: u8 = 0x80;
 /// The `flags` of a collective without counts whose byte counts are in its columns:
-/// `INLINE_COLL | form`, with its own flags (`FLAG_CLEAN`, `FLAG_BOUNCED`, `FLAG_PEERS_READ`, the ones a collective
+/// `INLINE_COLL | form`, with its own flags (`FLAG_CLEAN`, `FLAG_BOUNCED`, `FLAG_REDUCED`, the ones a collective
 /// carries) beside them, `word` the count that is not implied. Aux words would take 20 bytes a call (an
 /// Allreduce, a Bcast, a Barrier).
 const INLINE_COLL: u8 = 0x80;
@@ -175,7 +175,7 @@ const INLINE_COLL: u8 = 0x80;
 /// nothing (Bcast's root, Reduce's others); sends nothing, `word` the bytes received.
 const COLL_SYMMETRIC: u8 = 0;
 /// A collective's own flags, kept beside its inline form.
-const COLL_OWN_FLAGS: u8 = super::FLAG_CLEAN | super::FLAG_BOUNCED | super::FLAG_PEERS_READ;
+const COLL_OWN_FLAGS: u8 = super::FLAG_CLEAN | super::FLAG_BOUNCED | super::FLAG_REDUCED;
 const COLL_SENDS: u8 = 1;
 const COLL_RECEIVES: u8 = 2;
 
