@@ -44,7 +44,8 @@ fn info_shows_gamma_and_progress() {
 
 /// The sends flagged `clean` and the receives flagged `bounced` (the model's §13), counted by
 /// hand: rank 0's 5,000 B Send and its Sendrecv's 3,000 B send half clean (8,000 bytes), rank 1's
-/// Recv and rank 0's Sendrecv's receive bounced; none of them: no line.
+/// Recv and rank 0's Sendrecv's receive bounced; of the collectives, rank 0's Bcast `clean`,
+/// rank 1's `bounced` and `reduced`, both Allreduces `reduced`; none of them: no line.
 #[test]
 fn info_counts_clean_sends_and_bounced_receives() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,7 +58,11 @@ fn info_counts_clean_sends_and_bounced_receives() {
          0 MPI_Send 3 4 bytes=2000 peer=1 tag=0\n1 MPI_Recv 3 5 bytes=2000 peer=0 tag=0\n\
          0 MPI_Sendrecv 9 10 bytes=3000 peer=1 tag=1 recv_bytes=3000 source=1 recv_tag=2 \
          flags=bounced|clean\n\
-         1 MPI_Sendrecv 9 10 bytes=3000 peer=0 tag=2 recv_bytes=3000 source=0 recv_tag=1\n",
+         1 MPI_Sendrecv 9 10 bytes=3000 peer=0 tag=2 recv_bytes=3000 source=0 recv_tag=1\n\
+         0 MPI_Bcast 11 12 root=0 bytes=8 recv_bytes=0 flags=clean\n\
+         1 MPI_Bcast 11 12 root=0 bytes=0 recv_bytes=8 flags=bounced|reduced\n\
+         0 MPI_Allreduce 13 14 bytes=8 recv_bytes=8 flags=reduced\n\
+         1 MPI_Allreduce 13 14 bytes=8 recv_bytes=8 flags=reduced\n",
     )
     .unwrap();
     let v = json(&["info", f.to_str().unwrap(), "--format", "json"]);
@@ -65,10 +70,17 @@ fn info_counts_clean_sends_and_bounced_receives() {
         (&v["clean_sends"], &v["clean_bytes"], &v["bounced_receives"]),
         (&2.into(), &8000.into(), &2.into())
     );
+    let colls = [
+        "clean_collectives",
+        "bounced_collectives",
+        "reduced_collectives",
+    ];
+    assert_eq!(colls.map(|k| v[k].as_u64()), [Some(1), Some(1), Some(3)]);
     let out = common::run(&["info", f.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("buffers        2 send(s) from a buffer unchanged since its last send (`clean`, 8000 bytes), 2 receive(s)"),
+        text.contains("buffers        2 send(s) from a buffer unchanged since its last send (`clean`, 8000 bytes), 2 receive(s)")
+            && text.contains("collective calls: 1 from an unchanged send buffer (`clean`), 1 into a buffer the rank sent from (`bounced`), 3 into a reduction's result (`reduced`)"),
         "{text}"
     );
     let plain = fixture("all-routines.txt");

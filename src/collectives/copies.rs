@@ -407,7 +407,7 @@ pub fn into_user_buffer(op: Op, algorithm: &str, spec: &Spec, place: usize) -> (
 pub struct Bounced<'a> {
     /// `bounced`: their receive buffer overlaps one they sent from.
     pub bounced: &'a [u32],
-    /// `reduced`: their peers' part lands in an Allreduce's, Scan's or Exscan's result buffer.
+    /// `reduced`: their receive buffer overlaps an Allreduce's, Scan's or Exscan's result.
     pub into_result: &'a [u32],
     /// `clean`: their send buffer is unchanged since they last sent from it.
     pub clean: &'a [u32],

@@ -234,7 +234,7 @@ struct Shared<'a> {
     /// sent from, which its peers' copies read: the model's §13): what their schedule receives
     /// into it costs `bounce` more.
     bounced: HashMap<u32, Box<[u32]>>,
-    /// Likewise those flagged `reduced` (their peers' part lands in the result buffer of an
+    /// Likewise those flagged `reduced` (their receive buffer overlaps the result buffer of an
     /// Allreduce, a Scan or an Exscan: the model's §13): `bounce` more, never `bounce_clean`.
     into_result: HashMap<u32, Box<[u32]>>,
     /// Per communicator but the world, its `(world rank, communicator rank)` pairs by world

@@ -2,7 +2,7 @@
 
 use crate::model::Params;
 use crate::trace::sites::UNKNOWN;
-use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, PEER_NULL, Routine, Shape, Trace};
+use crate::trace::{FLAG_BOUNCED, FLAG_CLEAN, FLAG_REDUCED, PEER_NULL, Routine, Shape, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -43,6 +43,11 @@ pub struct Info {
     /// Collective calls flagged `clean` (their send buffer unchanged since the rank's last
     /// send from it).
     pub clean_collectives: u64,
+    /// Collective calls flagged `bounced` (their receive buffer overlaps one the rank sent
+    /// from) and `reduced` (their receive buffer overlaps an Allreduce's, Scan's or Exscan's
+    /// result: the model's §13).
+    pub bounced_collectives: u64,
+    pub reduced_collectives: u64,
     /// Point-to-point records that say where their buffers start in their pages (the tracer's
     /// offsets, which the replay matches for 4 KiB aliasing: the model's §13).
     pub placed_records: u64,
@@ -211,7 +216,8 @@ struct Counts {
     message_bytes: u64,
     clean: [u64; 2],
     bounced: u64,
-    clean_colls: u64,
+    /// Collectives flagged `clean`, `bounced`, `reduced`.
+    colls: [u64; 3],
     placed: u64,
     collective_bytes: u64,
 }
@@ -224,7 +230,7 @@ impl Counts {
         self.message_bytes += o.message_bytes;
         (self.clean[0], self.clean[1]) = (self.clean[0] + o.clean[0], self.clean[1] + o.clean[1]);
         self.bounced += o.bounced;
-        self.clean_colls += o.clean_colls;
+        (0..3).for_each(|k| self.colls[k] += o.colls[k]);
         self.placed += o.placed;
         self.collective_bytes += o.collective_bytes;
         self
@@ -241,7 +247,7 @@ fn counts(trace: &Trace) -> Counts {
         message_bytes: 0,
         clean: [0; 2],
         bounced: 0,
-        clean_colls: 0,
+        colls: [0; 3],
         placed: 0,
         collective_bytes: 0,
     };
@@ -262,7 +268,14 @@ fn counts(trace: &Trace) -> Counts {
                 }
                 Shape::Coll => {
                     c.collective_bytes += ev.bytes(i);
-                    c.clean_colls += (ev.flags(i) & FLAG_CLEAN != 0) as u64;
+                    let f = ev.flags(i);
+                    for (n, flag) in
+                        c.colls
+                            .iter_mut()
+                            .zip([FLAG_CLEAN, FLAG_BOUNCED, FLAG_REDUCED])
+                    {
+                        *n += (f & flag != 0) as u64;
+                    }
                 }
                 _ => {}
             }
@@ -342,7 +355,9 @@ impl Info {
             clean_sends: c.clean[0],
             clean_bytes: c.clean[1],
             bounced_receives: c.bounced,
-            clean_collectives: c.clean_colls,
+            clean_collectives: c.colls[0],
+            bounced_collectives: c.colls[1],
+            reduced_collectives: c.colls[2],
             placed_records: c.placed,
             collective_bytes,
             bytes_moved: message_bytes + collective_bytes,
@@ -457,13 +472,20 @@ impl Info {
             "messages       {} point-to-point, {} bytes; collectives {} bytes",
             self.messages, self.message_bytes, self.collective_bytes
         )?;
-        if self.clean_sends + self.bounced_receives + self.clean_collectives > 0 {
+        let colls = self.clean_collectives + self.bounced_collectives + self.reduced_collectives;
+        if self.clean_sends + self.bounced_receives + colls > 0 {
             writeln!(
                 out,
                 "buffers        {} send(s) from a buffer unchanged since its last send (`clean`, {} \
-                 bytes), {} receive(s) into the buffer last sent to the same peer (`bounced`), {} \
-                 collective call(s) from an unchanged send buffer (`clean`)",
-                self.clean_sends, self.clean_bytes, self.bounced_receives, self.clean_collectives
+                 bytes), {} receive(s) into the buffer last sent to the same peer (`bounced`); \
+                 collective calls: {} from an unchanged send buffer (`clean`), {} into a buffer \
+                 the rank sent from (`bounced`), {} into a reduction's result (`reduced`)",
+                self.clean_sends,
+                self.clean_bytes,
+                self.bounced_receives,
+                self.clean_collectives,
+                self.bounced_collectives,
+                self.reduced_collectives
             )?;
         }
         if self.placed_records > 0 {

@@ -41,7 +41,7 @@ pub const FLAG_BOUNCED: u8 = 8;
 /// rank's last send from it (the model's §13: data written long before, which a receiver's
 /// copy reads faster than lines just written).
 pub const FLAG_CLEAN: u8 = 16;
-/// Collective flag: what its peers send lands in a buffer that an `MPI_Allreduce`, `MPI_Scan` or
+/// Collective flag: its receive buffer overlaps one that an `MPI_Allreduce`, `MPI_Scan` or
 /// `MPI_Exscan` of the rank received its result into (the model's §13, "A reduction's result
 /// received into"). The bit of a send's page flag in the binary encoding, which a collective
 /// does not carry.

@@ -277,10 +277,10 @@ static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, 
  * §13, "A reduction's result received into"): a later collective whose messages from its peers
  * land in one of them costs more above the eager limit, as a receive into lines its peer has
  * read does (measured; a Scan sends its result on, an Allreduce on 2 ranks only receives and
- * reduces into it). A collective whose peers' part of its receive buffer overlaps one, before
- * any receive has written into it and within a cache's worth of bytes moved, is flagged
- * `reduced` (F_REDUCED, FORMAT.md); a receive into an entry, a collective's or a
- * point-to-point one, empties it.
+ * reduces into it; a Gather's root copying its own block into it, likewise). A collective whose
+ * receive buffer overlaps one, before any receive has written into it and within a cache's
+ * worth of bytes moved, is flagged `reduced` (F_REDUCED, FORMAT.md); a receive into an entry,
+ * a collective's or a point-to-point one, empties it.
  */
 #define REDUCED (sizeof T.reduced / sizeof T.reduced[0])
 
@@ -299,21 +299,17 @@ static inline void note_reduced(const void *buf, uint64_t bytes)
     *r = (struct reduced){ .lo = lo, .hi = hi, .moved = T.moved };
 }
 
-/* A receive into [lo, hi): F_REDUCED where it is a collective's (`coll`) and its peers' part,
- * [lo, hi) but the rank's own block [own, own_hi), overlaps a kept result buffer the rank's
- * calls have moved no more than a cache past since; every entry it overlaps is emptied. Called
- * before the receive's bytes are counted as moved. */
-static inline uint64_t landed_reduced(uintptr_t lo, uintptr_t hi, uintptr_t own,
-                                      uintptr_t own_hi, int coll)
+/* A receive into [lo, hi): F_REDUCED where it is a collective's (`coll`) and overlaps a kept
+ * result buffer the rank's calls have moved no more than a cache past since; every entry it
+ * overlaps is emptied. Called before the receive's bytes are counted as moved. */
+static inline uint64_t landed_reduced(uintptr_t lo, uintptr_t hi, int coll)
 {
     uint64_t flags = 0;
     for (size_t i = 0; i < REDUCED; i++) {
         struct reduced *r = &T.reduced[i];
         if (r->lo == r->hi || r->hi <= lo || hi <= r->lo) continue;
         int cached = T.cache == 0 || T.moved - r->moved <= T.cache;
-        int peers = (lo < own && r->lo < own && lo < r->hi) ||
-                    (own_hi < hi && r->lo < hi && own_hi < r->hi);
-        if (coll && cached && peers) flags = F_REDUCED;
+        if (coll && cached) flags = F_REDUCED;
         r->lo = r->hi = 0;
     }
     return flags;
@@ -339,7 +335,7 @@ static inline uint64_t received(const void *buf, uint64_t bytes, int64_t source)
                 if (part_of(s, k) < hi && lo < part_of(s, k + 1)) s->kept &= ~(1u << k);
         }
     }
-    if (buf && source != COLL_SOURCE) landed_reduced(lo, hi, hi, hi, 0);
+    if (buf && source != COLL_SOURCE) landed_reduced(lo, hi, 0);
     if (buf) T.moved += bytes;
     return flags;
 }
@@ -398,19 +394,17 @@ HOT void complete_event(int code, uint64_t t0, uint64_t t1, const struct done *d
  * the rank's last send from it (note_sent): the collective's messages of the rank's own data
  * are read from lines written long before; F_BOUNCED where the receive buffer overlaps one the
  * rank sent from, a cache's worth of bytes ago at most (received): what the collective receives
- * into it lands in lines its peers' copies read (FORMAT.md, `coll` flags); F_REDUCED where
- * the part of it its peers write (all but the rank's own block of `own_bytes` at byte `own`)
+ * into it lands in lines its peers' copies read (FORMAT.md, `coll` flags); F_REDUCED where it
  * overlaps a reduction's result buffer (landed_reduced). In place, the data lie in the
  * receive buffer, which the call writes: never clean. */
 static inline uint64_t coll_clean(const void *sendbuf, int count, MPI_Datatype type,
-                                  uint64_t bytes, const void *recvbuf, uint64_t recv_bytes,
-                                  uint64_t own, uint64_t own_bytes)
+                                  uint64_t bytes, const void *recvbuf, uint64_t recv_bytes)
 {
     uint64_t flags = 0;
     if (sendbuf != MPI_IN_PLACE) flags = note_sent(sendbuf, count, type, bytes, COLL_DEST);
     if (recvbuf && recvbuf != MPI_IN_PLACE) {
         uintptr_t lo = (uintptr_t)recvbuf;
-        flags |= landed_reduced(lo, lo + recv_bytes, lo + own, lo + own + own_bytes, 1);
+        flags |= landed_reduced(lo, lo + recv_bytes, 1);
         flags |= received(recvbuf, recv_bytes, COLL_SOURCE);
     }
     return flags;

@@ -22,7 +22,7 @@ HOT void bcast_event(int code, uint64_t t0, uint64_t t1, const void *buf, int co
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
     int is_root = c->me == root;
-    uint64_t flags = coll_clean(is_root ? buf : NULL, count, type, n, is_root ? NULL : buf, n, 0, 0);
+    uint64_t flags = coll_clean(is_root ? buf : NULL, count, type, n, is_root ? NULL : buf, n);
     coll_event(code, t0, t1, c, root, is_root ? n : 0, is_root ? 0 : n, 0, NULL, req, flags);
 }
 
@@ -34,7 +34,7 @@ HOT void reduce_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
     int is_root = c->me == root;
-    uint64_t flags = coll_clean(sendbuf, count, type, n, is_root ? recvbuf : NULL, n, 0, 0);
+    uint64_t flags = coll_clean(sendbuf, count, type, n, is_root ? recvbuf : NULL, n);
     coll_event(code, t0, t1, c, root, n, is_root ? n : 0, 0, NULL, req, flags);
 }
 
@@ -46,7 +46,7 @@ HOT void symmetric_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf
     struct comm *c = comm_get(comm);
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
-    uint64_t flags = coll_clean(sendbuf, count, type, n, recvbuf, n, 0, 0);
+    uint64_t flags = coll_clean(sendbuf, count, type, n, recvbuf, n);
     note_reduced(recvbuf, n); /* its result (see note_reduced) */
     coll_event(code, t0, t1, c, -1, n, n, 0, NULL, req, flags);
 }
@@ -61,8 +61,7 @@ HOT void gather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf, i
     uint64_t block = is_root ? type_bytes(recvcount, recvtype) : 0;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
     uint64_t got = block * (uint64_t)c->size;
-    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, is_root ? recvbuf : NULL, got,
-                                block * (uint64_t)c->me, block);
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, is_root ? recvbuf : NULL, got);
     coll_event(code, t0, t1, c, root, sent, got, 0, NULL, req, flags);
 }
 
@@ -93,8 +92,7 @@ HOT void scatter_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf, 
     uint64_t block = is_root ? type_bytes(sendcount, sendtype) : 0;
     uint64_t got = recvbuf == MPI_IN_PLACE ? block : type_bytes(recvcount, recvtype);
     uint64_t sent = block * (uint64_t)c->size;
-    uint64_t flags = coll_clean(is_root ? sendbuf : NULL, sendcount, sendtype, sent, recvbuf, got,
-                                0, is_root ? got : 0);
+    uint64_t flags = coll_clean(is_root ? sendbuf : NULL, sendcount, sendtype, sent, recvbuf, got);
     coll_event(code, t0, t1, c, root, sent, got, 0, NULL, req, flags);
 }
 
@@ -124,8 +122,7 @@ HOT void allgather_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf
     uint64_t block = type_bytes(recvcount, recvtype);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? block : type_bytes(sendcount, sendtype);
     uint64_t got = block * (uint64_t)c->size;
-    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got,
-                                block * (uint64_t)c->me, block);
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got);
     coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req, flags);
 }
 
@@ -152,9 +149,7 @@ HOT void alltoall_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf,
     uint64_t got = type_bytes(recvcount, recvtype) * (uint64_t)c->size;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? got
                                             : type_bytes(sendcount, sendtype) * (uint64_t)c->size;
-    uint64_t block = got / (uint64_t)c->size;
-    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got,
-                                block * (uint64_t)c->me, block);
+    uint64_t flags = coll_clean(sendbuf, sendcount, sendtype, sent, recvbuf, got);
     coll_event(code, t0, t1, c, -1, sent, got, 0, NULL, req, flags);
 }
 

@@ -21,13 +21,13 @@
  *      `p` again: flagged at both, at rank 1 its first block sent by the Reduce since the
  *      Bcast wrote it, its second unchanged since the first Alltoall sent it
  *  10  MPI_Allreduce of `s` into `y`, then MPI_Scatter of `z` from rank 0 into `y`: `reduced`
- *      at rank 1 (rank 0's block lands in the Allreduce's result), not at rank 0 (its own
- *      block alone); MPI_Allreduce into `y` again (not: the Scatter wrote it at both), rank 1
- *      MPI_Recv into `y` of rank 0's `v`, MPI_Scatter again: not (the receive wrote it);
- *      MPI_Allreduce into `gg`'s second block, MPI_Gather of `s` into `gg` at rank 0:
- *      `reduced` there (rank 1's block lands in that result); MPI_Allreduce into `gg`'s
- *      first block, MPI_Gather again: not (only rank 0's own block lands there). `s` is
- *      `clean` from the second Allreduce on, `z` at the second Scatter
+ *      at both (its blocks land in the Allreduce's result); MPI_Allreduce into `y` again
+ *      (not: the Scatter wrote it at both), rank 1 MPI_Recv into `y` of rank 0's `v`,
+ *      MPI_Scatter again: at rank 0 alone (the receive wrote rank 1's); MPI_Allreduce into
+ *      `gg`'s second block, MPI_Gather of `s` into `gg` at rank 0: `reduced` there (rank 1's
+ *      block lands in that result); MPI_Allreduce into `gg`'s first block (not: the Gather
+ *      wrote `gg`), MPI_Gather again: `reduced` at rank 0 (its own block lands there). `s`
+ *      is `clean` from the second Allreduce on, `z` at the second Scatter
  * So the flagged `clean` records, by rank, routine and the routine's call number at that rank:
  * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 0 MPI_Bcast 6, 0 MPI_Bcast 7,
  * 0 MPI_Reduce 2, 0 MPI_Alltoall 5, 1 MPI_Allgather 2, 1 MPI_Reduce 1, 1 MPI_Send 2,
@@ -36,7 +36,8 @@
  * 0 MPI_Gather 4, 1 MPI_Allreduce 4, 1 MPI_Allreduce 5, 1 MPI_Gather 3, 1 MPI_Allreduce 6,
  * 1 MPI_Gather 4; the `bounced` ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it
  * sent from), 1 MPI_Alltoall 2, 1 MPI_Bcast 7; the `reduced` ones: 0 MPI_Allreduce 2,
- * 0 MPI_Gather 3, 1 MPI_Allreduce 2, 1 MPI_Scatter 1. */
+ * 0 MPI_Scatter 1, 0 MPI_Scatter 2, 0 MPI_Gather 3, 0 MPI_Gather 4, 1 MPI_Allreduce 2,
+ * 1 MPI_Scatter 1. */
 #include "counts.h"
 
 enum { N = 1024, BIG = 8 * N }; /* ints: 4 KiB, 32 KiB */
