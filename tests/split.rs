@@ -310,6 +310,58 @@ fn clean_collectives_split_bit_for_bit() {
     assert!(end(&flagged) < end(&plain), "the flags cost nothing");
 }
 
+/// Collectives whose receive buffers the tracer flagged `bounced` or `reduced` (the model's §13)
+/// split bit for bit, as `clean` ones: on two ranks a flagged rank's peer ends later too, so
+/// each process must learn the other's flags. 16 KiB (rendezvous under Myrinet), `bounce` 0.5:
+/// a Bcast whose leaf is `reduced`, a Gather whose root is `bounced`, an Allgather with rank 1
+/// `reduced`; predicted later than unflagged.
+#[test]
+fn bounced_and_reduced_collectives_split_bit_for_bit() {
+    let trace = |on: bool| {
+        let mut t = "loggps-trace 1\nranks 2\n".to_string();
+        for r in 0..2 {
+            let f = |flag: &str, here: bool| match on && here {
+                true => format!(" flags={flag}"),
+                false => String::new(),
+            };
+            let (bcast, gather) = match r == 0 {
+                true => ("bytes=16384", "bytes=16384 recv_bytes=32768"),
+                false => ("recv_bytes=16384", "bytes=16384"),
+            };
+            t += &format!(
+                "{r} MPI_Init 0 0\n{r} MPI_Bcast 0 60 root=0 {bcast}{}\n\
+                 {r} MPI_Gather 100 120 root=0 {gather}{}\n\
+                 {r} MPI_Allgather 130 150 bytes=16384 recv_bytes=32768{}\n\
+                 {r} MPI_Finalize 160 170\n",
+                f("reduced", r == 1),
+                f("bounced", r == 0),
+                f("reduced", r == 1)
+            );
+        }
+        trace::parse("reduced.txt", t.as_bytes()).unwrap()
+    };
+    let model = Model::LogGps(Params {
+        bounce: Some(
+            loggps_predict::model::BySize::one(loggps_predict::model::SizeParam::Bounce, 0.5)
+                .unwrap(),
+        ),
+        ..Params::preset("myrinet").unwrap()
+    });
+    let (flagged, plain) = (trace(true), trace(false));
+    same_for_every_k(
+        "bounced and reduced collectives",
+        &flagged,
+        &model,
+        &Choice::tuned(),
+    );
+    let end = |t: &Trace| {
+        single(t, &model, None, &Choice::tuned())
+            .unwrap()
+            .predicted_ns
+    };
+    assert!(end(&flagged) > end(&plain), "the flags cost nothing");
+}
+
 /// Messages whose buffers' offsets alias (the model's §9) split bit for bit: a process learns
 /// the other processes' ranks' send buffers' offsets with their records, and its receives'
 /// senders learn its receive buffers'. A ring of four ranks, each sending 16 KiB (rendezvous
