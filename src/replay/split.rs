@@ -262,9 +262,8 @@ pub(super) fn share_recorded(sh: &mut Shared<'_>) -> Result<(), Error> {
 }
 
 /// This process's participants flagged `what` (`clean`, `bounced`, `reduced`: the model's
-/// §13), `own`,
-/// sent to the other processes that own a member of each instance's communicator (`owners`:
-/// by communicator, else every other process), and the whole returned, by instance.
+/// §13), `own`, sent to the other processes that own a member of each instance's communicator
+/// (`owners`: by communicator, else every other process), and the whole returned, by instance.
 fn share_flagged(
     ex: &dyn Exchange,
     g: &HbGraph,
