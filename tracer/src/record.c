@@ -273,11 +273,13 @@ static inline uint64_t note_sent(const void *buf, int count, MPI_Datatype type, 
 }
 
 /*
- * The result buffers of the rank's last Allreduce, Scan and Exscan calls (src/model/MODEL.md
- * §13, "A reduction's result received into"): a later collective that receives into one of
- * them (or copies its own block there, a Gather's root) costs more above the eager limit, as a
- * receive into lines its peer has read does (measured; a Scan sends its result on, an
- * Allreduce on 2 ranks only receives and reduces into it). A collective whose
+ * The result buffers of the rank's last Allreduce calls, and of its Scan and Exscan calls but
+ * at the communicator's last rank (src/model/MODEL.md §13, "A reduction's result received
+ * into"): a later collective that receives into one of them (or copies its own block there, a
+ * Gather's root) costs more above the eager limit, as a receive into lines its peer has read
+ * does (measured; a scan sends its result on to the next rank, the last rank's is read by no
+ * one and costs nothing more; an Allreduce on 2 ranks only receives and reduces into it, yet
+ * costs as much). A collective whose
  * receive buffer overlaps one, before any receive has written into it and within a cache's
  * worth of bytes moved, is flagged `reduced` (F_REDUCED, FORMAT.md); a receive into an entry,
  * a collective's or a point-to-point one, empties it.

@@ -47,7 +47,9 @@ HOT void symmetric_event(int code, uint64_t t0, uint64_t t1, const void *sendbuf
     if (!c) { T.untracked++; return; }
     uint64_t n = type_bytes(count, type);
     uint64_t flags = coll_clean(sendbuf, count, type, n, recvbuf, n);
-    note_reduced(recvbuf, n); /* its result (see note_reduced) */
+    /* its result (see note_reduced): an Allreduce's, a scan's where it sends it on */
+    int scan = code == C_SCAN || code == C_EXSCAN || code == C_ISCAN || code == C_IEXSCAN;
+    if (!scan || c->me + 1 < c->size) note_reduced(recvbuf, n);
     coll_event(code, t0, t1, c, -1, n, n, 0, NULL, req, flags);
 }
 

@@ -28,16 +28,19 @@
  *      block lands in that result); MPI_Allreduce into `gg`'s first block (not: the Gather
  *      wrote `gg`), MPI_Gather again: `reduced` at rank 0 (its own block lands there). `s`
  *      is `clean` from the second Allreduce on, `z` at the second Scatter
+ *  11  MPI_Scan of `s` into `y`, then MPI_Scatter of `z` into `y`: `reduced` at rank 0 (it
+ *      sends its result on to rank 1), not at rank 1 (the last rank's result is read by no
+ *      one); `s` and `z` `clean`
  * So the flagged `clean` records, by rank, routine and the routine's call number at that rank:
  * 0 MPI_Bcast 2, 0 MPI_Allgather 2, 0 MPI_Reduce 1, 0 MPI_Bcast 6, 0 MPI_Bcast 7,
  * 0 MPI_Reduce 2, 0 MPI_Alltoall 5, 1 MPI_Allgather 2, 1 MPI_Reduce 1, 1 MPI_Send 2,
  * 1 MPI_Alltoall 5 (with a cache of 64 KiB; with none, 0 MPI_Bcast 5 too), and case 10's
  * 0 MPI_Allreduce 4, 0 MPI_Scatter 2, 0 MPI_Allreduce 5, 0 MPI_Gather 3, 0 MPI_Allreduce 6,
  * 0 MPI_Gather 4, 1 MPI_Allreduce 4, 1 MPI_Allreduce 5, 1 MPI_Gather 3, 1 MPI_Allreduce 6,
- * 1 MPI_Gather 4; the `bounced` ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it
+ * 1 MPI_Gather 4, and case 11's 0 MPI_Scan 1, 0 MPI_Scatter 3, 1 MPI_Scan 1; the `bounced` ones: 0 MPI_Alltoall 2, 1 MPI_Bcast 3 (case 5's, into `c` it
  * sent from), 1 MPI_Alltoall 2, 1 MPI_Bcast 7; the `reduced` ones: 0 MPI_Allreduce 2,
- * 0 MPI_Scatter 1, 0 MPI_Scatter 2, 0 MPI_Gather 3, 0 MPI_Gather 4, 1 MPI_Allreduce 2,
- * 1 MPI_Scatter 1. */
+ * 0 MPI_Scatter 1, 0 MPI_Scatter 2, 0 MPI_Gather 3, 0 MPI_Gather 4, 0 MPI_Scatter 3,
+ * 1 MPI_Allreduce 2, 1 MPI_Scatter 1. */
 #include "counts.h"
 
 enum { N = 1024, BIG = 8 * N }; /* ints: 4 KiB, 32 KiB */
@@ -98,5 +101,7 @@ int main(int argc, char **argv)
     C(MPI_Gather)(s, N, MPI_INT, gg, N, MPI_INT, 0, W);
     C(MPI_Allreduce)(s, gg, N, MPI_INT, MPI_SUM, W);
     C(MPI_Gather)(s, N, MPI_INT, gg, N, MPI_INT, 0, W);
+    C(MPI_Scan)(s, y, N, MPI_INT, MPI_SUM, W);
+    C(MPI_Scatter)(z, N, MPI_INT, y, N, MPI_INT, 0, W);
     return finish();
 }

@@ -458,11 +458,12 @@ if [[ -n $PREDICT && -s $OUT/coll_clean-2.bin ]]; then
         awk -v f="$1" '$2 ~ /^MPI_/ { n[$1 " " $2]++; if ($0 ~ ("flags=[a-z_|]*" f)) print $1, $2, n[$1 " " $2] }' \
             "$OUT/coll_clean-2.txt" | paste -sd, -
     }
-    for want in "clean:0 MPI_Bcast 2,0 MPI_Allgather 2,0 MPI_Reduce 1,0 MPI_Bcast 6,0 MPI_Bcast 7,0 MPI_Reduce 2,0 MPI_Alltoall 5,0 MPI_Allreduce 4,0 MPI_Scatter 2,0 MPI_Allreduce 5,0 MPI_Gather 3,0 MPI_Allreduce 6,0 MPI_Gather 4,1 MPI_Allgather 2,1 MPI_Reduce 1,1 MPI_Send 2,1 MPI_Alltoall 5,1 MPI_Allreduce 4,1 MPI_Allreduce 5,1 MPI_Gather 3,1 MPI_Allreduce 6,1 MPI_Gather 4" \
+    for want in "clean:0 MPI_Bcast 2,0 MPI_Allgather 2,0 MPI_Reduce 1,0 MPI_Bcast 6,0 MPI_Bcast 7,0 MPI_Reduce 2,0 MPI_Alltoall 5,0 MPI_Allreduce 4,0 MPI_Scatter 2,0 MPI_Allreduce 5,0 MPI_Gather 3,0 MPI_Allreduce 6,0 MPI_Gather 4,0 MPI_Scan 1,0 MPI_Scatter 3,1 MPI_Allgather 2,1 MPI_Reduce 1,1 MPI_Send 2,1 MPI_Alltoall 5,1 MPI_Allreduce 4,1 MPI_Allreduce 5,1 MPI_Gather 3,1 MPI_Allreduce 6,1 MPI_Gather 4,1 MPI_Scan 1" \
         "bounced:0 MPI_Alltoall 2,1 MPI_Bcast 3,1 MPI_Alltoall 2,1 MPI_Bcast 7" \
-        "reduced:0 MPI_Allreduce 2,0 MPI_Scatter 1,0 MPI_Scatter 2,0 MPI_Gather 3,0 MPI_Gather 4,1 MPI_Allreduce 2,1 MPI_Scatter 1"; do
+        "reduced:0 MPI_Allreduce 2,0 MPI_Scatter 1,0 MPI_Scatter 2,0 MPI_Gather 3,0 MPI_Gather 4,0 MPI_Scatter 3,1 MPI_Allreduce 2,1 MPI_Scatter 1"; do
         # (`bounced`: receive buffers the rank sent from, a cache's worth of bytes ago at most;
-        # `reduced`: receive buffers an Allreduce received its result into)
+        # `reduced`: receive buffers an Allreduce, or a Scan but at the last rank, received its
+        # result into)
         flag=${want%%:*} expected=${want#*:}
         got=$(flagged "$flag")
         if [[ $got == "$expected" ]]; then
