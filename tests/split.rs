@@ -9,7 +9,7 @@ mod common;
 
 use loggps_predict::collectives::traced::Choice;
 use loggps_predict::graph;
-use loggps_predict::model::{Class, LogGp, Model, Params};
+use loggps_predict::model::{BySize, Class, LogGp, Model, Params, SizeParam};
 use loggps_predict::replay::split::{Exchange, SplitStats, Threads, owned};
 use loggps_predict::replay::{self, Links, Prediction, Remap, Traffic};
 use loggps_predict::synth::{Pattern, Spec};
@@ -293,21 +293,38 @@ fn clean_collectives_split_bit_for_bit() {
         }
         trace::parse("clean.txt", t.as_bytes()).unwrap()
     };
-    let model = Model::LogGps(Params {
-        clean: Some(
-            loggps_predict::model::BySize::one(loggps_predict::model::SizeParam::Clean, 0.5)
-                .unwrap(),
-        ),
-        ..Params::preset("myrinet").unwrap()
-    });
+    let model = myrinet_with(SizeParam::Clean, 0.5);
     let (flagged, plain) = (trace(" flags=clean"), trace(""));
-    same_for_every_k("clean collectives", &flagged, &model, &Choice::tuned());
+    let (with, without) = flagged_split_alike("clean collectives", (&flagged, &plain), &model);
+    assert!(with < without, "the flags cost nothing");
+}
+
+/// The Myrinet preset with `param` at `v` at every size.
+fn myrinet_with(param: SizeParam, v: f64) -> Model {
+    let v = Some(BySize::one(param, v).unwrap());
+    let mut p = Params::preset("myrinet").unwrap();
+    match param {
+        SizeParam::Clean => p.clean = v,
+        SizeParam::Bounce => p.bounce = v,
+        _ => unreachable!("a parameter these tests set"),
+    }
+    Model::LogGps(p)
+}
+
+/// Checks that a trace of flagged records splits bit for bit under `model`, and returns its
+/// single-process runtime and that of the same trace unflagged, ns.
+fn flagged_split_alike(
+    what: &str,
+    (flagged, plain): (&Trace, &Trace),
+    model: &Model,
+) -> (f64, f64) {
+    same_for_every_k(what, flagged, model, &Choice::tuned());
     let end = |t: &Trace| {
-        single(t, &model, None, &Choice::tuned())
+        single(t, model, None, &Choice::tuned())
             .unwrap()
             .predicted_ns
     };
-    assert!(end(&flagged) < end(&plain), "the flags cost nothing");
+    (end(flagged), end(plain))
 }
 
 /// Collectives whose receive buffers the tracer flagged `bounced` or `reduced` (the model's §13)
@@ -340,26 +357,11 @@ fn bounced_and_reduced_collectives_split_bit_for_bit() {
         }
         trace::parse("reduced.txt", t.as_bytes()).unwrap()
     };
-    let model = Model::LogGps(Params {
-        bounce: Some(
-            loggps_predict::model::BySize::one(loggps_predict::model::SizeParam::Bounce, 0.5)
-                .unwrap(),
-        ),
-        ..Params::preset("myrinet").unwrap()
-    });
+    let model = myrinet_with(SizeParam::Bounce, 0.5);
     let (flagged, plain) = (trace(true), trace(false));
-    same_for_every_k(
-        "bounced and reduced collectives",
-        &flagged,
-        &model,
-        &Choice::tuned(),
-    );
-    let end = |t: &Trace| {
-        single(t, &model, None, &Choice::tuned())
-            .unwrap()
-            .predicted_ns
-    };
-    assert!(end(&flagged) > end(&plain), "the flags cost nothing");
+    let what = "bounced and reduced collectives";
+    let (with, without) = flagged_split_alike(what, (&flagged, &plain), &model);
+    assert!(with > without, "the flags cost nothing");
 }
 
 /// Messages whose buffers' offsets alias (the model's §9) split bit for bit: a process learns
