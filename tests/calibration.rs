@@ -249,14 +249,11 @@ fn calibrate(
         matches!(ns[..], [a, b] if a.max(b) < 2.0 * a.min(b))
     });
     if at_its_set && sizes.split(',').any(|k| k.parse::<u64>().unwrap() > p.S) {
-        let line = (stdout.lines().find(|l| l.starts_with("bounce      ")))
-            .unwrap_or_else(|| panic!("no bounce line in:\n{stdout}"));
+        let line = report_line(&stdout, "bounce      ");
         assert!(line.contains("µs bounced"), "{line}");
         // and the third way, from a buffer written once, against the sweep's (how much less
         // it takes is the machine's), the set's `clean` the ratio the line names
-        let clean = (stdout.lines())
-            .find_map(|l| l.strip_prefix("clean       "))
-            .unwrap_or_else(|| panic!("no clean line in:\n{stdout}"));
+        let clean = report_line(&stdout, "clean       ");
         assert!(
             clean.contains("against one from a buffer written before each send"),
             "{clean}"
@@ -277,9 +274,7 @@ fn calibrate(
         let oneway = p
             .clean_oneway
             .unwrap_or_else(|| panic!("no clean_oneway in:\n{text}"));
-        let oneway_line = (stdout.lines())
-            .find_map(|l| l.strip_prefix("clean_oneway "))
-            .unwrap_or_else(|| panic!("no clean_oneway line in:\n{stdout}"));
+        let oneway_line = report_line(&stdout, "clean_oneway ");
         assert!(
             oneway_line.starts_with(&format!("{oneway}: a round trip")),
             "{oneway} {oneway_line}"
@@ -303,9 +298,7 @@ fn calibrate(
         // says them
         let bounce_clean =
             (p.bounce_clean).unwrap_or_else(|| panic!("no bounce_clean in:\n{text}"));
-        let clean_line = (stdout.lines())
-            .find_map(|l| l.strip_prefix("bounce_clean "))
-            .unwrap_or_else(|| panic!("no bounce_clean line in:\n{stdout}"));
+        let clean_line = report_line(&stdout, "bounce_clean ");
         assert!(
             clean_line.starts_with(&format!("{bounce_clean} ns a byte more")),
             "{bounce_clean} {clean_line}"
@@ -337,6 +330,13 @@ fn calibrate(
         list.last().unwrap().hi
     });
     (p.S, stdout, above)
+}
+
+/// `calibrate`'s report line that starts with `name` (its padded label), the label taken off.
+fn report_line<'a>(stdout: &'a str, name: &str) -> &'a str {
+    (stdout.lines())
+        .find_map(|l| l.strip_prefix(name))
+        .unwrap_or_else(|| panic!("no `{}` line in:\n{stdout}", name.trim()))
 }
 
 /// Calibrates until S falls in `range` (and the eager bands above it end in `above`, where

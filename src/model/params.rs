@@ -440,8 +440,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut gamma_source = source.clone();
     if let Some(v) = ov.gamma {
-        let g = BySize::one(SizeParam::Gamma, v)
-            .map_err(|why| Error::Params(format!("--gamma: {why}")))?;
+        let g = flag_by_size(SizeParam::Gamma, v)?;
         (p.gamma, gamma_source) = (Some(g), Source::Flag);
     }
     let mut oc_source = source.clone();
@@ -450,8 +449,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut copy_source = source.clone();
     if let Some(v) = ov.copy {
-        let c = BySize::one(SizeParam::Copy, v)
-            .map_err(|why| Error::Params(format!("--copy: {why}")))?;
+        let c = flag_by_size(SizeParam::Copy, v)?;
         (p.copy, copy_source) = (Some(c), Source::Flag);
     }
     if let Some(calls) = ov.progress_at_calls {
@@ -465,30 +463,26 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut bounce_source = source.clone();
     if let Some(v) = ov.bounce {
-        let b = BySize::one(SizeParam::Bounce, v)
-            .map_err(|why| Error::Params(format!("--bounce: {why}")))?;
+        let b = flag_by_size(SizeParam::Bounce, v)?;
         (p.bounce, bounce_source) = (Some(b), Source::Flag);
         // --bounce alone costs clean messages' too
         p.bounce_clean = None;
     }
     let mut bounce_clean_source = source.clone();
     if let Some(v) = ov.bounce_clean {
-        let b = BySize::one(SizeParam::BounceClean, v)
-            .map_err(|why| Error::Params(format!("--bounce-clean: {why}")))?;
+        let b = flag_by_size(SizeParam::BounceClean, v)?;
         (p.bounce_clean, bounce_clean_source) = (Some(b), Source::Flag);
     }
     // `--clean` is every clean message's share, one way or not, unless `--clean-oneway` says
     // the one-way messages'.
     let (mut clean_source, mut clean_oneway_source) = (source.clone(), source.clone());
     if let Some(v) = ov.clean {
-        let c = BySize::one(SizeParam::Clean, v)
-            .map_err(|why| Error::Params(format!("--clean: {why}")))?;
+        let c = flag_by_size(SizeParam::Clean, v)?;
         (p.clean, clean_source) = (Some(c), Source::Flag);
         p.clean_oneway = None;
     }
     if let Some(v) = ov.clean_oneway {
-        let c = BySize::one(SizeParam::CleanOneway, v)
-            .map_err(|why| Error::Params(format!("--clean-oneway: {why}")))?;
+        let c = flag_by_size(SizeParam::CleanOneway, v)?;
         (p.clean_oneway, clean_oneway_source) = (Some(c), Source::Flag);
     }
     let mut departs_source = source.clone();
@@ -521,8 +515,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
     }
     let mut drained_source = source.clone();
     if let Some(v) = ov.drained {
-        let d = BySize::one(SizeParam::Drained, v)
-            .map_err(|why| Error::Params(format!("--drained: {why}")))?;
+        let d = flag_by_size(SizeParam::Drained, v)?;
         (p.drained, drained_source) = (Some(d), Source::Flag);
     }
     let mut split_sources = [source.clone(), source.clone()];
@@ -639,6 +632,13 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         split_sources,
         others: Vec::new(),
     })
+}
+
+/// A by-size parameter's flag (`--gamma`, `--bounce-clean`, …) at one value for every size,
+/// or the error naming the flag.
+fn flag_by_size(param: SizeParam, v: f64) -> Result<BySize, Error> {
+    BySize::one(param, v)
+        .map_err(|why| Error::Params(format!("--{}: {why}", param.name().replace('_', "-"))))
 }
 
 /// Why a reduction cost cannot be used: a negative one would make reducing save time.
