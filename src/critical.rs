@@ -739,7 +739,8 @@ fn explain(ctx: &Context<'_>, r: usize, i: usize, call: f64, ret: f64) -> Option
                     Shape::Isend => {
                         let send = send_of(ctx, r, oi, t)?;
                         if let Rule::Message { rdv: true, set, .. } = send.0
-                            && ctx.sets[(set & !CLEAN_SET) as usize].rendezvous_sender > 0.0
+                            && ctx.sets[(set & !CLEAN_SET) as usize].sender_share(ev.bytes(oi))
+                                > 0.0
                         {
                             queue.push(send);
                             continue;

@@ -450,6 +450,41 @@ fn a_rendezvous_payload_holds_its_senders_cpu_for_the_sets_share() {
     );
 }
 
+/// A modeled collective's step that sends and receives at once (Open MPI's `sendrecv`: on 2
+/// ranks an all-gather's one step) holds the send's share as a program's `MPI_Isend` does (the
+/// model's §14). Both ranks call `MPI_Allgather` of 1,000 B at 0 under the set above (`S = 0`,
+/// `Od = 1,000`, no `copy`, `oc`, `alloc`): the request arrives at 0 and is confirmed at 1,000,
+/// the ACK reaches the sender at 2,000, the payload leaves at 2,000 + `T1` − `Od` = 3,000 and
+/// the send returns at 4,000; the receive's `T3` (2,000) runs 3,000–5,000: 5,000 with the
+/// receiver's CPU alone. With a quarter of `T1` (500 ns, 3,500–4,000) the send's share starts
+/// after the receive's and waits for it: 5,500. With all of it (2,000–4,000) the receive waits
+/// for the send: 4,000 + 2,000 = 6,000. A share by size takes the size's (0.25 at 1,000 B).
+#[test]
+fn a_collectives_exchange_step_holds_its_senders_share() {
+    let mut t =
+        String::from("loggps-trace 1\nranks 2\nparams L=0 o=1000 Os=1 Or=1 Gs=0 Gl=0 s=0 S=0\n");
+    for r in 0..2 {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Allgather 0 10 bytes=1000 recv_bytes=2000\n\
+             {r} MPI_Finalize 10 20\n"
+        );
+    }
+    let (_d, f) = text_trace("x.txt", &t);
+    let ns = |args: &[&str]| {
+        let v = json(&[&[f.as_str(), "--Od", "1000", "--format", "json"], args].concat());
+        v["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    assert_close(ns(&[]), 5_000.0, "receiver");
+    assert_close(ns(&["--rendezvous-sender", "0.25"]), 5_500.0, "a quarter");
+    assert_close(ns(&["--rendezvous-sender", "1"]), 6_000.0, "both");
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.toml");
+    let set = "L = 0\no = 1000\nOs = 1\nOr = 1\nGs = 0\nGl = 0\ns = 0\nS = 0\nOd = 1000\n";
+    let by_size = "rendezvous_sender = [[100, 1.0], [1000, 0.25], [10000, 0.0]]\n";
+    std::fs::write(&q, format!("{set}{by_size}")).unwrap();
+    assert_close(ns(&["--params", q.to_str().unwrap()]), 5_500.0, "by size");
+}
+
 /// A receive into a buffer last sent to the same peer (`flags=bounced`, the model's §13) costs
 /// `bounce` ns a byte more of a rendezvous payload, at its end: Myrinet's 16,384-byte message
 /// (above `S` = 16,383) received by a call at 0 returns at 318,014.98 (the model's §6 vector),

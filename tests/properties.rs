@@ -131,7 +131,8 @@ proptest! {
             .in_bands()
             .with_bands(|b| b.set("Od", 4000.0))
             .unwrap();
-        let both = Params { rendezvous_sender: 1.0, ..receiver };
+        let share = BySize::one(SizeParam::RendezvousSender, 1.0).ok();
+        let both = Params { rendezvous_sender: share, ..receiver };
         let one = with_threads(1, || predict(&t, &both));
         prop_assert_eq!(&one, &with_threads(4, || predict(&t, &both)));
         let alone = predict(&t, &receiver);

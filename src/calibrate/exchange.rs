@@ -11,17 +11,18 @@
 //! `MPI_Waitall`'s return.
 
 use crate::error::Error;
-use crate::model::{Model, Params};
+use crate::model::{BySize, Model, Params, SizeParam};
 use crate::trace::{FLAG_CLEAN, Routine, Trace};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// The sizes exchanged: a message of each of a shared-memory library's paths (Open MPI's fast
-/// boxes, its copies below the eager limit, its single-copy rendezvous at its smallest, where
-/// the overheads are most of a message's cost, and larger, a large one), those up to the sweep's
-/// largest, as `--exchange` takes them.
+/// boxes, its copies below the eager limit, its rendezvous at its smallest, where the overheads
+/// are most of a message's cost, one it still copies through its own buffers on both sides
+/// (up to 32 KiB), and by single copy, a large one), those up to the sweep's largest, as
+/// `--exchange` takes them.
 pub fn sizes(max_bytes: u64) -> String {
-    let each: Vec<String> = [8u64, 1024, 4096, 16384, 262144]
+    let each: Vec<String> = [8u64, 1024, 4096, 16384, 65536, 262144]
         .iter()
         .filter(|&&k| k <= max_bytes.max(8))
         .map(|k| k.to_string())
@@ -77,11 +78,12 @@ pub struct Exchanges {
 }
 
 /// The share of a rendezvous payload's `T1` that holds its sender's CPU, fitted to the
-/// exchanges above `S`: `sender`, and those exchanges' error with it and at both ends (0: the
-/// receiver's CPU alone, 1: both sides copying), each the mean of |ln(predicted / measured)|.
+/// exchanges above `S`, size by size: `sender`, and those exchanges' error with it and at both
+/// ends (0: the receiver's CPU alone, 1: both sides copying), each the mean of
+/// |ln(predicted / measured)| over them all.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rendezvous {
-    pub sender: f64,
+    pub sender: BySize,
     pub error: f64,
     pub receiver_error: f64,
     pub both_error: f64,
@@ -99,22 +101,35 @@ impl Rendezvous {
     pub fn fits(&self) -> bool {
         self.error <= SHARE_MISS
     }
+
+    /// The mean of its shares over the sizes fitted (which launch's is the median).
+    pub fn mean(&self) -> f64 {
+        let p = self.sender.points();
+        p.iter().map(|x| x.1).sum::<f64>() / p.len() as f64
+    }
 }
 
-/// The mean of ln(predicted / measured) over the exchanges of `each` above `eager_limit` bytes,
-/// each measurement divided by the launch's `speed` first, and of its magnitude (None: none is).
-fn rendezvous_error(each: &[Exchange], eager_limit: u64, speed: f64) -> Option<(f64, f64)> {
-    let errors: Vec<f64> = (each.iter())
-        .filter(|e| e.k > eager_limit)
-        .map(|e| (e.predicted_ns.max(1e-9) * speed / e.measured_ns.max(1e-9)).ln())
-        .collect();
-    let n = errors.len() as f64;
-    (!errors.is_empty()).then(|| {
-        (
-            errors.iter().sum::<f64>() / n,
-            errors.iter().map(|e| e.abs()).sum::<f64>() / n,
-        )
-    })
+/// Per size above `eager_limit` bytes, the sum of ln(predicted / measured) over the exchanges
+/// of `each` of that size, each measurement divided by the launch's `speed` first, the sum of
+/// its magnitude, and their number (empty: none is above).
+fn rendezvous_errors(
+    each: &[Exchange],
+    eager_limit: u64,
+    speed: f64,
+) -> BTreeMap<u64, (f64, f64, usize)> {
+    let mut by_size: BTreeMap<u64, (f64, f64, usize)> = BTreeMap::new();
+    for e in each.iter().filter(|e| e.k > eager_limit) {
+        let ln = (e.predicted_ns.max(1e-9) * speed / e.measured_ns.max(1e-9)).ln();
+        let s = by_size.entry(e.k).or_default();
+        *s = (s.0 + ln, s.1 + ln.abs(), s.2 + 1);
+    }
+    by_size
+}
+
+/// The mean |ln(predicted / measured)| over every size of [`rendezvous_errors`].
+fn mean_error(by_size: &BTreeMap<u64, (f64, f64, usize)>) -> f64 {
+    let (sum, n) = (by_size.values()).fold((0.0, 0), |(s, n), e| (s + e.1, n + e.2));
+    sum / n.max(1) as f64
 }
 
 /// The same exchanges timed untraced by the round-trip program (`exchange K N MIDDLE_NS REPS`
@@ -195,9 +210,12 @@ pub fn check_nearest(
         true => 1.0,
         false => super::fit::median(&ratios),
     };
-    let with = |f: f64| {
+    // The exchanges predicted with a share at each size above S (`shares`: size, share).
+    let with = |shares: &[(u64, f64)]| {
         let q = Params {
-            rendezvous_sender: f,
+            rendezvous_sender: Some(
+                BySize::new(SizeParam::RendezvousSender, shares).expect("shares in 0–1"),
+            ),
             ..**p
         };
         check(&trace, &q).map(|mut each| {
@@ -205,44 +223,62 @@ pub fn check_nearest(
             if let Some(u) = untraced {
                 each = measured_untraced(each, u);
             }
-            let error = rendezvous_error(&each, p.S, speed);
-            (each, error)
+            let errors = rendezvous_errors(&each, p.S, speed);
+            (each, errors)
         })
     };
-    let (mut each, receiver) = with(0.0)?;
+    let sizes: Vec<u64> = (check(&trace, p)?.iter())
+        .filter(|e| e.k > p.S && !e.clean)
+        .map(|e| e.k)
+        .collect::<std::collections::BTreeSet<u64>>()
+        .into_iter()
+        .collect();
+    let at = |f: f64| sizes.iter().map(|&k| (k, f)).collect::<Vec<_>>();
+    let (mut each, receiver) = match sizes.is_empty() {
+        true => (with(&[(0, 0.0)])?.0, BTreeMap::new()),
+        false => with(&at(0.0))?,
+    };
     let mut rendezvous = None;
     let elsewhere = match (cores, p.cores) {
         (Some(a), Some(b)) => super::placements_apart(a, b),
         _ => false,
     };
-    let share_elsewhere = elsewhere && receiver.is_some();
-    if let Some((below, receiver_error)) = receiver.filter(|_| !elsewhere) {
-        let (both, both_error) = with(1.0)?;
-        let (above, both_error) = both_error.expect("the same exchanges above S");
-        let (sender, error, fitted) = if below >= 0.0 {
-            (0.0, receiver_error, None)
-        } else if above <= 0.0 {
-            (1.0, both_error, Some(both))
-        } else {
-            let (mut lo, mut hi) = (0.0, 1.0);
-            while hi - lo > 1.0 / 1024.0 {
-                let mid = 0.5 * (lo + hi);
-                match with(mid)?.1.expect("the same exchanges above S").0 < 0.0 {
-                    true => lo = mid,
-                    false => hi = mid,
+    let share_elsewhere = elsewhere && !receiver.is_empty();
+    if !receiver.is_empty() && !elsewhere {
+        let (_, both) = with(&at(1.0))?;
+        // Each size's share where its exchanges' mean error crosses 0 (a larger share only
+        // delays a completion, so it grows with the share): 0 or 1 where it does not cross,
+        // else found by bisection to 1/1024, every size at once (an exchange of one size
+        // costs by its own size's share alone).
+        let mut bounds: Vec<(f64, f64)> = (sizes.iter())
+            .map(|k| match (receiver[k].0 >= 0.0, both[k].0 <= 0.0) {
+                (true, _) => (0.0, 0.0),
+                (false, true) => (1.0, 1.0),
+                (false, false) => (0.0, 1.0),
+            })
+            .collect();
+        while bounds.iter().any(|(lo, hi)| hi - lo > 1.0 / 1024.0) {
+            let mids: Vec<(u64, f64)> = (sizes.iter().zip(&bounds))
+                .map(|(&k, (lo, hi))| (k, 0.5 * (lo + hi)))
+                .collect();
+            let (_, errors) = with(&mids)?;
+            for ((k, mid), b) in mids.iter().zip(bounds.iter_mut()) {
+                if b.1 - b.0 > 1.0 / 1024.0 {
+                    *b = match errors[k].0 < 0.0 {
+                        true => (*mid, b.1),
+                        false => (b.0, *mid),
+                    };
                 }
             }
-            let (x, e) = with(hi)?;
-            (hi, e.expect("the same exchanges above S").1, Some(x))
-        };
-        if let Some(x) = fitted {
-            each = x;
         }
+        let shares: Vec<(u64, f64)> = sizes.iter().zip(&bounds).map(|(&k, b)| (k, b.1)).collect();
+        let (fitted, errors) = with(&shares)?;
+        each = fitted;
         rendezvous = Some(Rendezvous {
-            sender,
-            error,
-            receiver_error,
-            both_error,
+            sender: BySize::new(SizeParam::RendezvousSender, &shares).expect("shares in 0–1"),
+            error: mean_error(&errors),
+            receiver_error: mean_error(&receiver),
+            both_error: mean_error(&both),
         });
     }
     Ok(Exchanges {
@@ -316,11 +352,16 @@ pub fn check(trace: &Trace, p: &Params) -> Result<Vec<Exchange>, Error> {
 /// The report's line on a set that no exchange launch ran at the placement of, where the other
 /// set's did (`own`, `other`: each set's exchanges): its `rendezvous_sender` (`share`) was not
 /// fitted at its own placement.
-pub fn borrowed(own: Option<&Exchanges>, other: Option<&Exchanges>, share: f64) -> Option<String> {
+pub fn borrowed(
+    own: Option<&Exchanges>,
+    other: Option<&Exchanges>,
+    share: Option<BySize>,
+) -> Option<String> {
     (own.is_none() && other.is_some()).then(|| {
+        let share = share.map_or("0".into(), |b| b.to_string());
         format!(
             "none of the exchange launches ran at this set's placement: its rendezvous_sender \
-             ({share:.2}) is not fitted here (the other set's where that one fitted, else 0: the \
+             ({share}) is not fitted here (the other set's where that one fitted, else 0: the \
              receiver's CPU alone), and no exchange was checked against it"
         )
     })
@@ -394,9 +435,9 @@ pub fn finding(x: &Exchanges, worst: f64) -> (Vec<String>, bool) {
     }
     if let Some(v) = rendezvous {
         lines.push(format!(
-            "above S a rendezvous payload holds its sender's CPU for {:.2} of its T1 \
-             (rendezvous_sender, fitted to those exchanges: off by {:.0}% on average; {:.0}% \
-             with the receiver's CPU alone, {:.0}% with both sides copying)",
+            "above S a rendezvous payload holds its sender's CPU for {} of its T1 \
+             (rendezvous_sender, fitted to those exchanges size by size: off by {:.0}% on \
+             average; {:.0}% with the receiver's CPU alone, {:.0}% with both sides copying)",
             v.sender,
             100.0 * v.error.exp_m1(),
             100.0 * v.receiver_error.exp_m1(),
@@ -524,13 +565,14 @@ pub(crate) mod tests {
             fitted: 0,
             speed: 1.0,
         };
-        let text = borrowed(None, Some(&x), 0.21).expect("borrowed");
+        let share = BySize::one(SizeParam::RendezvousSender, 0.21).ok();
+        let text = borrowed(None, Some(&x), share).expect("borrowed");
         assert!(
-            text.contains("rendezvous_sender (0.21) is not fitted here"),
+            text.contains("rendezvous_sender (0.210) is not fitted here"),
             "{text}"
         );
-        assert_eq!(borrowed(None, None, 0.0), None);
-        assert_eq!(borrowed(Some(&x), Some(&x), 0.21), None);
+        assert_eq!(borrowed(None, None, None), None);
+        assert_eq!(borrowed(Some(&x), Some(&x), share), None);
     }
 
     /// The set of the example of the test below: `L = 0`, `o = 1,000`, `Os = Or = 1`, `Od = 1,000`.
@@ -585,7 +627,7 @@ pub(crate) mod tests {
         assert_eq!(x.each.len(), 1);
         assert!(!x.each[0].clean);
         let v = x.rendezvous.unwrap();
-        assert!((v.sender - 0.25).abs() <= 1.0 / 1024.0, "{v:?}");
+        assert!((v.sender.at(1000.0) - 0.25).abs() <= 1.0 / 1024.0, "{v:?}");
     }
 
     /// One exchange of 1,000 B each way by rendezvous (`S = 0`) under `L = 0`, `o = 1,000`,
@@ -617,7 +659,7 @@ pub(crate) mod tests {
             let x = check_nearest(exchanges(measured, ""), &[&p], &[], None).unwrap();
             let v = x.rendezvous.unwrap();
             assert!(
-                (v.sender - share).abs() <= 1.0 / 1024.0,
+                (v.sender.at(1000.0) - share).abs() <= 1.0 / 1024.0,
                 "{measured}: {v:?}"
             );
             let e = &x.each[0];
@@ -627,8 +669,54 @@ pub(crate) mod tests {
             assert!((v.receiver_error - (measured as f64 / 6000.0).ln()).abs() < 1e-12);
             assert!((v.both_error - (7000.0 / measured as f64).ln()).abs() < 1e-12);
             let (lines, _) = finding(&x, 0.10);
-            let want = format!("holds its sender's CPU for {share:.2} of its T1");
+            let want = format!("holds its sender's CPU for {share:.3} at 1000 B of its T1");
             assert!(lines.last().unwrap().contains(&want), "{lines:?}");
+        }
+    }
+
+    /// The share is fitted at each size on its own (the model's §14). Under the example's set
+    /// (`o = 1,000`, `Os = Or = 1`, `Od = 1,000`, `L = 0`, all by rendezvous) an exchange of
+    /// `k` bytes each way, called as the example's, costs by hand: the request arrives at 1,000,
+    /// the receive confirms at 2,000, the ACK reaches the sender at 3,000, the payload leaves at
+    /// 3,000 + `T1` − `Od` = 3,000 + `k` and the receive's `T3` (1,000 + `k`) runs to 4,000 + 2`k`,
+    /// where the Waitall returns with no share; a share `F` of the send's `T1` before its end
+    /// (4,000 + `k`) waits for the receive where it starts after the receive's `T3` does (`F`
+    /// below 1,000 / (1,000 + `k`)), and the Waitall returns at 4,000 + 2`k` + `F`(1,000 + `k`).
+    /// So 1,000 B measured at 6,500 fits 0.25, and 3,000 B measured at 10,500 fits 0.125 (where
+    /// one share for both would fit neither); between them the share is interpolated in log k.
+    #[test]
+    fn the_share_is_fitted_size_by_size() {
+        let p = example_set();
+        let mut text = String::from("loggps-trace 1\nranks 2\n");
+        for r in 0..2 {
+            let q = 1 - r;
+            text += &format!("{r} MPI_Init 0 0\n");
+            for (n, (t, k, end)) in [(0, 1000, 6500), (20_000, 3000, 30_500)].iter().enumerate() {
+                let (a, b) = (2 * n, 2 * n + 1);
+                text += &format!(
+                    "{r} MPI_Irecv {t} {} bytes={k} peer={q} tag=0 req={a}\n\
+                     {r} MPI_Isend {} {} bytes={k} peer={q} tag=0 req={b}\n\
+                     {r} MPI_Waitall {} {end} done={a}:{q}:0,{b}:-1:-1\n",
+                    t + 50,
+                    t + 50,
+                    t + 100,
+                    t + 100
+                );
+            }
+            text += &format!("{r} MPI_Finalize 40000 40000\n");
+        }
+        let trace = crate::trace::text::parse("x.txt", text.as_bytes()).unwrap();
+        let x = check_nearest(trace, &[&p], &[], None).unwrap();
+        let v = x.rendezvous.unwrap();
+        let points = v.sender.points();
+        assert_eq!(points.len(), 2, "{v:?}");
+        assert_eq!((points[0].0, points[1].0), (1000, 3000));
+        assert!((points[0].1 - 0.25).abs() <= 1.0 / 1024.0, "{v:?}");
+        assert!((points[1].1 - 0.125).abs() <= 1.0 / 1024.0, "{v:?}");
+        assert!(v.error < 1e-3, "{v:?}");
+        assert_eq!(x.each.len(), 2);
+        for e in &x.each {
+            assert!((e.predicted_ns / e.measured_ns - 1.0).abs() < 1e-3, "{e:?}");
         }
     }
 
@@ -652,7 +740,7 @@ pub(crate) mod tests {
         };
         let share = |r: &[crate::calibrate::bounce::RoundTrips]| {
             let x = check_nearest(example_launch(6500, ""), &[&p], r, None).unwrap();
-            (x.rendezvous.unwrap().sender, x.speed)
+            (x.rendezvous.unwrap().sender.at(1000.0), x.speed)
         };
         let (slow, speed) = share(&rounds(6500.0 / 6000.0, 1000));
         assert!(

@@ -1333,13 +1333,13 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     };
     let (first, second) = (share(&exchanges), share(&other_exchanges));
     if let Some(f) = first.or(second) {
-        fit.params.rendezvous_sender = f;
+        fit.params.rendezvous_sender = Some(f);
     }
     let bounce = bounced.next().unwrap_or_default();
     bounce.write_into(&mut fit.params);
     if let Some(o) = other.as_mut() {
         if let Some(f) = second.or(first) {
-            o.fit.params.rendezvous_sender = f;
+            o.fit.params.rendezvous_sender = Some(f);
         }
         o.exchanges = other_exchanges;
         o.bounce = bounced.next().unwrap_or_default();
@@ -1488,7 +1488,7 @@ fn exchanges_per_set(
         x.set_cores_ns == p.cores
             && !matches!((x.cores_ns, x.set_cores_ns), (Some(a), Some(b)) if placements_apart(a, b))
     };
-    let share = |x: &exchange::Exchanges| x.rendezvous.map_or(0.0, |r| r.sender);
+    let share = |x: &exchange::Exchanges| x.rendezvous.map_or(0.0, |r| r.mean());
     let fits = |x: &exchange::Exchanges| x.rendezvous.is_some_and(|r| r.fits());
     let median = |p: &Params| {
         let mut here: Vec<&exchange::Exchanges> = checked.iter().filter(|x| at(x, p)).collect();
@@ -2001,8 +2001,9 @@ mod tests {
                 .map(|t| exchange::check_nearest(t, sets, &[], None).unwrap());
             exchanges_per_set(each.collect(), sets)
         };
-        let share =
-            |x: &Option<exchange::Exchanges>| x.as_ref().unwrap().rendezvous.unwrap().sender;
+        let share = |x: &Option<exchange::Exchanges>| {
+            x.as_ref().unwrap().rendezvous.unwrap().sender.at(1000.0)
+        };
         let both = checked(vec![launch(7000, 450), launch(6500, 150)], &sets);
         assert!((share(&both[0]) - 0.25).abs() <= 1.0 / 1024.0, "{both:?}");
         assert!((share(&both[1]) - 1.0).abs() <= 1.0 / 1024.0, "{both:?}");
@@ -2029,7 +2030,7 @@ mod tests {
         let x = none[0].as_ref().unwrap();
         let r = x.rendezvous.unwrap();
         assert_eq!(
-            (x.launches, x.fitted, r.sender, r.fits()),
+            (x.launches, x.fitted, r.sender.at(1000.0), r.fits()),
             (2, 0, 0.0, false)
         );
         let (lines, _) = exchange::finding(x, 0.10);

@@ -857,7 +857,8 @@ impl<M: CostModel, S: Pick<M>> Evaluation<'_, M, S> {
             }
             (Some(c), rid) => {
                 let (bytes, ts) = (m.bytes.get(rid), get(self.from_sender, rid));
-                (self.of(rid)).sendrecv_return(&mut st.port, t, c, bytes, ts)
+                let sent = m.bytes.get(sid);
+                (self.of(rid)).sendrecv_return(&mut st.port, t, c, sent, bytes, ts)
             }
         };
         st.clock = step.ret;

@@ -27,6 +27,9 @@ pub enum SizeParam {
     Gamma,
     /// `drained`: a receive of an eager message taken in while its rank waited, ns, each ≥ 0.
     Drained,
+    /// `rendezvous_sender`: the share of a rendezvous payload's `T1` on its sender's CPU, each
+    /// 0 to 1 (the model's §14).
+    RendezvousSender,
 }
 
 impl SizeParam {
@@ -39,6 +42,7 @@ impl SizeParam {
             SizeParam::Copy => "copy",
             SizeParam::Gamma => "gamma",
             SizeParam::Drained => "drained",
+            SizeParam::RendezvousSender => "rendezvous_sender",
         }
     }
 
@@ -51,6 +55,7 @@ impl SizeParam {
                 | SizeParam::Copy
                 | SizeParam::Gamma
                 | SizeParam::Drained => v >= 0.0,
+                SizeParam::RendezvousSender => (0.0..=1.0).contains(&v),
             }
     }
 
@@ -79,13 +84,17 @@ impl SizeParam {
                 "must be a finite number ≥ 0 (ns a receive of a message taken in while its rank \
                  waited)"
             }
+            SizeParam::RendezvousSender => {
+                "must lie in 0–1 (the share of a rendezvous payload's T1 that holds its sender's CPU: \
+                 0 the receiver's alone, 1 both sides copying)"
+            }
         }
     }
 
     /// What a value is called in the `K:V` form's error.
     fn unit(self) -> &'static str {
         match self {
-            SizeParam::Clean | SizeParam::CleanOneway => "share",
+            SizeParam::Clean | SizeParam::CleanOneway | SizeParam::RendezvousSender => "share",
             SizeParam::Bounce | SizeParam::BounceClean | SizeParam::Copy | SizeParam::Gamma => {
                 "ns_per_byte"
             }
@@ -309,7 +318,7 @@ impl std::fmt::Display for BySize {
     /// Shares to 3 places, ns a byte to 4.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let prec = match self.param {
-            SizeParam::Clean | SizeParam::CleanOneway => 3,
+            SizeParam::Clean | SizeParam::CleanOneway | SizeParam::RendezvousSender => 3,
             SizeParam::Bounce | SizeParam::BounceClean | SizeParam::Copy | SizeParam::Gamma => 4,
             SizeParam::Drained => 1,
         };

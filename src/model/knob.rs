@@ -34,6 +34,11 @@ fn to(b: Option<BySize>, param: SizeParam, v: f64) -> BySize {
     }
 }
 
+/// A by-size parameter's largest value.
+fn peak(b: &BySize) -> f64 {
+    b.points().iter().map(|p| p.1).fold(0.0, f64::max)
+}
+
 /// The paper form's parameters a derivative is taken of.
 pub const PAPER: [&str; 6] = ["L", "o", "Os", "Or", "Gs", "Gl"];
 
@@ -49,7 +54,7 @@ impl Knob {
                 .collect(),
         };
         v.extend([Knob::Gamma, Knob::Oc, Knob::Copy]);
-        if p.rendezvous_sender > 0.0 {
+        if p.has_sender_share() {
             v.push(Knob::RendezvousSender);
         }
         if p.post.is_some() {
@@ -96,7 +101,8 @@ impl Knob {
             Knob::Gamma => p.gamma.map_or(0.0, |g| g.first()),
             Knob::Oc => p.oc.unwrap_or(0.0),
             Knob::Copy => p.copy.map_or(0.0, |c| c.first()),
-            Knob::RendezvousSender => p.rendezvous_sender,
+            // (by size: its largest share, [`Knob::set`] moving every size in proportion)
+            Knob::RendezvousSender => p.rendezvous_sender.map_or(0.0, |b| peak(&b)),
             Knob::Post => p.post.unwrap_or(p.o),
             Knob::Wait => p.wait_floor(),
         }
@@ -119,7 +125,13 @@ impl Knob {
             Knob::Gamma => q.gamma = Some(to(p.gamma, SizeParam::Gamma, v)),
             Knob::Oc => q.oc = Some(v),
             Knob::Copy => q.copy = Some(to(p.copy, SizeParam::Copy, v)),
-            Knob::RendezvousSender => q.rendezvous_sender = v,
+            Knob::RendezvousSender => {
+                q.rendezvous_sender = Some(match p.rendezvous_sender.filter(|b| peak(b) > 0.0) {
+                    Some(b) => b.scaled(v.max(0.0) / peak(&b)),
+                    None => BySize::one(SizeParam::RendezvousSender, v.clamp(0.0, 1.0))
+                        .expect("a share in 0–1"),
+                })
+            }
             Knob::Post => q.post = Some(v),
             Knob::Wait => q.wait = Some(v),
         }

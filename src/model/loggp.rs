@@ -101,6 +101,7 @@ impl CostModel for LogGp {
         port: &mut Port,
         _: f64,
         send: Cost,
+        _: u64,
         rb: u64,
         arrives: f64,
     ) -> StepCost {

@@ -56,9 +56,12 @@ pub struct Params {
     /// The share of a rendezvous message's payload `T1` that holds its sender's CPU, 0 to 1
     /// (the model's §14): 0, the receiver's CPU alone moves it (a single copy over shared
     /// memory, the sender waiting off its CPU); 1, each side copies (as over TCP). A nonblocking
-    /// send's share is taken one at a time with the receives of the call that completes it.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub rendezvous_sender: f64,
+    /// send's share is taken one at a time with the receives of the call that completes it, a
+    /// collective's exchange step's with its receive. By size, as measured (Open MPI's shared
+    /// memory copies a message through its own buffers on both sides up to 32 KiB, by single
+    /// copy above). None: 0 at every size.
+    #[serde(skip)]
+    pub rendezvous_sender: Option<BySize>,
     /// What a rendezvous payload costs its receiver more, ns a byte, where it is received into
     /// a buffer its rank last sent from to the same peer (the trace's `bounced` receives: a
     /// ping-pong sending back what it received; the model's §13): the receiver's copy writes
@@ -137,10 +140,6 @@ pub struct Params {
     /// fields) the first band's; None: the paper's eight parameters, costed by its formulas.
     #[serde(skip)]
     pub bands: Option<Bands>,
-}
-
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
 }
 
 /// Which pairs of ranks a parameter set costs (the model's §12).
@@ -222,7 +221,7 @@ impl Params {
             cores: None,
             class: None,
             progress_at_calls: false,
-            rendezvous_sender: 0.0,
+            rendezvous_sender: None,
             bounce: None,
             bounce_clean: None,
             clean: None,
@@ -720,11 +719,24 @@ impl Params {
     /// `MPI_Isend`), or the receiver's CPU alone moves a payload (`rendezvous_sender` 0).
     #[inline(always)]
     pub fn send_span(&self, k: u64, rdv: bool, ts: f64, tr: f64) -> Option<(f64, Cost)> {
-        if !(rdv && self.rendezvous_sender > 0.0) {
+        let share = self.sender_share(k);
+        if !(rdv && share > 0.0) {
             return None;
         }
         let c = self.send(k, rdv, ts, tr);
-        Some((c.ret - self.rendezvous_sender * self.t1(k), c))
+        Some((c.ret - share * self.t1(k), c))
+    }
+
+    /// The share of a `k`-byte rendezvous payload's `T1` that holds its sender's CPU (the
+    /// model's §14): 0 where the set has none.
+    #[inline(always)]
+    pub fn sender_share(&self, k: u64) -> f64 {
+        self.rendezvous_sender.map_or(0.0, |b| b.at(k as f64))
+    }
+
+    /// Whether some size's rendezvous payload holds its sender's CPU.
+    pub fn has_sender_share(&self) -> bool {
+        self.rendezvous_sender.is_some_and(|b| !b.is_zero())
     }
 
     /// `MPI_Probe` called at `tp` for a message sent at `ts`.
@@ -918,11 +930,36 @@ impl CostModel for Params {
     }
 
     #[inline(always)]
-    fn sendrecv_return(&self, wait: &mut Wait, t: f64, send: Cost, rb: u64, ts: f64) -> StepCost {
+    fn sendrecv_return(
+        &self,
+        wait: &mut Wait,
+        t: f64,
+        mut send: Cost,
+        sb: u64,
+        rb: u64,
+        ts: f64,
+    ) -> StepCost {
         // The model's §4: an Isend and an Irecv at the call, then a Waitall; where the library
         // holds blocking sends, its exchange's wait after its send ([`Params::exchange_wait`]).
         let earlier = *wait;
-        let recv = self.recv_return(wait, t, rb, ts);
+        let mut recv = self.recv_return(wait, t, rb, ts);
+        // Its send's share of a rendezvous payload holds the rank's CPU before the send's end,
+        // one at a time with its receive (the model's §14, as a program's `MPI_Isend` in its
+        // `MPI_Waitall`): the later of the two to start waits for the other.
+        let share = self.sender_share(sb);
+        if share > 0.0 && self.rendezvous(sb, false) {
+            let share = share * self.t1(sb);
+            let held_from = match self.rendezvous(rb, false) && !self.progress_at_calls {
+                true => recv.ret - (self.t3(rb) - self.split_of(rb).1),
+                false => t + recv.sync,
+            };
+            let sending_from = send.ret - share;
+            if sending_from <= held_from {
+                recv.ret += (send.ret - held_from).max(0.0);
+            } else if recv.ret > sending_from {
+                send.ret = recv.ret + share;
+            }
+        }
         let mut w = WaitFold::new(self.exchange_wait(t, send.ret), self.wait_floor());
         w.add(send.ret, send.unblock, true);
         w.add(recv.ret, recv.unblock, false);

@@ -18,8 +18,7 @@ pub use params::{
     LogGpFlags, Overrides, Resolved, ResolvedLogGp, ResolvedModel, Source, alias_invalid,
     alloc_invalid, cores_invalid, held_invalid, held_reduce_invalid, nearest_cores,
     param_sets_toml, params_toml, parse_param_sets, parse_params_toml, parse_progress,
-    post_invalid, read_param_sets, read_params_file, rendezvous_sender_invalid, resolve,
-    resolve_loggp, wait_invalid,
+    post_invalid, read_param_sets, read_params_file, resolve, resolve_loggp, wait_invalid,
 };
 pub use scale::{SCALE_ALL, scale};
 
@@ -140,12 +139,14 @@ pub trait CostModel: Sync {
     fn send_return(&self, bytes: u64, call: &SendCall, t: f64, tr: f64) -> Cost;
     /// A receive of `bytes` called at `t` whose send published `from_sender`.
     fn recv_return(&self, port: &mut Self::Port, t: f64, bytes: u64, from_sender: f64) -> Cost;
-    /// A send-receive called at `t`; `send` is its send half's cost.
+    /// A send-receive called at `t`; `send` is its send half's cost, of `send_bytes`.
+    #[allow(clippy::too_many_arguments)]
     fn sendrecv_return(
         &self,
         port: &mut Self::Port,
         t: f64,
         send: Cost,
+        send_bytes: u64,
         recv_bytes: u64,
         from_sender: f64,
     ) -> StepCost;

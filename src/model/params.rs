@@ -456,10 +456,7 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         p.progress_at_calls = calls;
     }
     if let Some(f) = ov.rendezvous_sender {
-        if let Some(why) = rendezvous_sender_invalid(f) {
-            return Err(Error::Params(format!("--rendezvous-sender: {why}")));
-        }
-        p.rendezvous_sender = f;
+        p.rendezvous_sender = Some(flag_by_size(SizeParam::RendezvousSender, f)?);
     }
     let mut bounce_source = source.clone();
     if let Some(v) = ov.bounce {
@@ -836,7 +833,7 @@ mod file;
 pub use file::{
     alias_invalid, alloc_invalid, held_invalid, held_reduce_invalid, param_sets_toml, params_toml,
     parse_param_sets, parse_params_toml, parse_progress, post_invalid, read_param_sets,
-    read_params_file, rendezvous_sender_invalid, wait_invalid,
+    read_params_file, wait_invalid,
 };
 
 #[cfg(test)]

@@ -860,8 +860,8 @@ impl Shared<'_> {
             false => self.pair(r, q),
         };
         match model {
-            Model::LogGps(p) if p.rendezvous_sender > 0.0 => Ok(Pending::Queued(Queued {
-                start: c.done - p.rendezvous_sender * p.t1(ev.bytes(oi)),
+            Model::LogGps(p) if p.sender_share(ev.bytes(oi)) > 0.0 => Ok(Pending::Queued(Queued {
+                start: c.done - p.sender_share(ev.bytes(oi)) * p.t1(ev.bytes(oi)),
                 c,
             })),
             _ => Ok(Pending::Done(c)),

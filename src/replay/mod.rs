@@ -392,8 +392,8 @@ impl<'a> Shared<'a> {
                 false => Vec::new(),
             },
             rendezvous_sender: match links {
-                Some(l) => l.sets.iter().any(|p| p.rendezvous_sender > 0.0),
-                None => matches!(model, Model::LogGps(p) if p.rendezvous_sender > 0.0),
+                Some(l) => l.sets.iter().any(|p| p.has_sender_share()),
+                None => matches!(model, Model::LogGps(p) if p.has_sender_share()),
             },
             calls,
             prefetch_partners: FORCED_PREFETCH

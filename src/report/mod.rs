@@ -10,7 +10,7 @@ pub mod sweep;
 mod table;
 pub mod timeline;
 
-use crate::model::ResolvedModel;
+use crate::model::{BySize, ResolvedModel};
 use crate::replay::{Prediction, RankBreakdown};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -78,8 +78,9 @@ pub struct Report {
     /// Where messages move: `async` (the paper's model) or `calls` (only inside MPI calls).
     pub progress: &'static str,
     /// The share of a rendezvous payload's `T1` that holds its sender's CPU (the model's §14):
-    /// 0 (the receiver's alone) to 1 (both sides copy).
-    pub rendezvous_sender: f64,
+    /// 0 (the receiver's alone) to 1 (both sides copy); by size where the set's is.
+    #[serde(serialize_with = "sender_json")]
+    pub rendezvous_sender: Option<BySize>,
     /// The model's parameters in its own names (LogGPS: L o Os Or Gs Gl s S; LogGP: L o g G).
     pub params: indexmap_like::Ordered<ParamUsed>,
     /// The tracer's own time taken out of the measured computation, averaged over ranks,
@@ -212,7 +213,8 @@ pub struct SetReport {
     pub o_ns: f64,
     pub L_ns: f64,
     /// The share of a rendezvous payload's `T1` on its sender's CPU (the model's §14).
-    pub rendezvous_sender: f64,
+    #[serde(serialize_with = "sender_json")]
+    pub rendezvous_sender: Option<BySize>,
 }
 
 impl LinksReport {
@@ -315,26 +317,45 @@ pub fn progress(model: &ResolvedModel) -> &'static str {
     }
 }
 
-/// The (first) set's share of a rendezvous payload's `T1` on its sender's CPU (0 under LogGP).
-pub fn rendezvous_sender(model: &ResolvedModel) -> f64 {
+/// The (first) set's share of a rendezvous payload's `T1` on its sender's CPU (None under
+/// LogGP, and where it is 0 at every size).
+pub fn rendezvous_sender(model: &ResolvedModel) -> Option<BySize> {
     match model.model() {
-        crate::model::Model::LogGps(p) => p.rendezvous_sender,
-        _ => 0.0,
+        crate::model::Model::LogGps(p) => p.rendezvous_sender.filter(|b| !b.is_zero()),
+        _ => None,
     }
+}
+
+/// A set's `rendezvous_sender` in JSON: its share where it is one for every size (0 where the
+/// set has none), else its `[bytes, share]` pairs, as a parameter file writes them.
+pub(crate) fn sender_json<S: serde::Serializer>(
+    b: &Option<BySize>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match b.as_ref().map(|b| b.points()) {
+        None => s.serialize_f64(0.0),
+        Some(&[(0, f)]) => s.serialize_f64(f),
+        Some(points) => points.serialize(s),
+    }
+}
+
+/// The words for a rendezvous payload's share on its sender's CPU where a set has one.
+pub(crate) fn sender_words(rendezvous_sender: Option<BySize>) -> String {
+    rendezvous_sender
+        .filter(|b| !b.is_zero())
+        .map_or(String::new(), |b| {
+            format!(", rendezvous payload on the sender's CPU {b} of its T1")
+        })
 }
 
 /// The model line of a table: the model's name, where messages move and the share of a
 /// rendezvous payload on its sender's CPU when not the paper's.
-pub(crate) fn model_line(model: &str, progress: &str, rendezvous_sender: f64) -> String {
+pub(crate) fn model_line(model: &str, progress: &str, rendezvous_sender: Option<BySize>) -> String {
     let mut line = model.to_string();
     if progress == "calls" {
         line += ", progress calls: messages move only inside MPI calls";
     }
-    if rendezvous_sender > 0.0 {
-        line +=
-            &format!(", rendezvous payload on the sender's CPU {rendezvous_sender:.2} of its T1");
-    }
-    line
+    line + &sender_words(rendezvous_sender)
 }
 
 /// The model's parameters as used, with where each came from.

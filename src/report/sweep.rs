@@ -91,7 +91,8 @@ pub struct SweepReport {
     pub progress: &'static str,
     /// The share of a rendezvous payload on its sender's CPU
     /// ([`super::Report::rendezvous_sender`]).
-    pub rendezvous_sender: f64,
+    #[serde(serialize_with = "super::sender_json")]
+    pub rendezvous_sender: Option<crate::model::BySize>,
     /// The swept parameter's name.
     pub parameter: String,
     /// The other parameters, as every value used them.

@@ -245,10 +245,7 @@ fn links(out: &mut dyn Write, l: &super::LinksReport, max_rows: usize) -> io::Re
             s.S,
             s.o_ns,
             s.L_ns,
-            match s.rendezvous_sender {
-                0.0 => String::new(),
-                f => format!(", rendezvous payload on the sender's CPU {f:.2} of its T1"),
-            }
+            super::sender_words(s.rendezvous_sender)
         )?;
     }
     let names: Vec<String> = (1..=l.sets.len()).map(|j| format!("set {j}")).collect();

@@ -111,7 +111,7 @@ impl<M: CostModel> LockstepPass<'_, M> {
             let send = model.send_return(ls.bytes(r, x.send), &c, t, tr);
             let (from, bytes) = (ls.peer(r, x.from), ls.bytes(r, x.recv));
             let ts = get(self.from_sender, self.slot(k - 1, from));
-            let c = model.sendrecv_return(&mut st.port, t, send, bytes, ts);
+            let c = model.sendrecv_return(&mut st.port, t, send, ls.bytes(r, x.send), bytes, ts);
             self.add(st, c, x.reduce.then_some(bytes));
         } else {
             let (send, recv) = ls.halves(r, x);
@@ -129,6 +129,7 @@ impl<M: CostModel> LockstepPass<'_, M> {
         let model = self.model;
         let t = st.clock;
         let call = st.call.take().expect("called in the pass before");
+        let sent = send.map_or(0, |(_, bytes)| bytes);
         let send = send.map(|(to, bytes)| {
             let c = call.expect("a send's call");
             // An eager send's return does not depend on `tr`.
@@ -154,7 +155,7 @@ impl<M: CostModel> LockstepPass<'_, M> {
                 }
             }
             (Some(c), Some((from, bytes))) => {
-                model.sendrecv_return(&mut st.port, t, c, bytes, ts(from))
+                model.sendrecv_return(&mut st.port, t, c, sent, bytes, ts(from))
             }
             (None, None) => unreachable!("it takes part"),
         };

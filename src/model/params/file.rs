@@ -147,7 +147,7 @@ struct Extras {
     cores: Option<f64>,
     class: Option<Class>,
     progress_at_calls: bool,
-    rendezvous_sender: f64,
+    rendezvous_sender: Option<BySize>,
     bounce: Option<BySize>,
     bounce_clean: Option<BySize>,
     clean: Option<BySize>,
@@ -232,10 +232,7 @@ impl Extras {
                 ));
             }
         };
-        let rendezvous_sender = optional_number(table, "rendezvous_sender")?.unwrap_or(0.0);
-        if let Some(why) = rendezvous_sender_invalid(rendezvous_sender) {
-            return Err(why);
-        }
+        let rendezvous_sender = BySize::of_table(SizeParam::RendezvousSender, table)?;
         let bounce = BySize::of_table(SizeParam::Bounce, table)?;
         let bounce_clean = BySize::of_table(SizeParam::BounceClean, table)?;
         let clean = BySize::of_table(SizeParam::Clean, table)?;
@@ -344,16 +341,6 @@ pub fn parse_progress(v: &str) -> Result<bool, String> {
     }
 }
 
-/// Why a rendezvous sender's share cannot be used (the model's §14): it is a share of `T1`.
-pub fn rendezvous_sender_invalid(f: f64) -> Option<String> {
-    (!(0.0..=1.0).contains(&f)).then(|| {
-        format!(
-            "rendezvous_sender = {f} must lie in 0–1 (the share of a rendezvous payload's T1 \
-             that holds its sender's CPU: 0 the receiver's alone, 1 both sides copying)"
-        )
-    })
-}
-
 /// `[[bands]]` tables (`key`): `hi` (bytes; omitted on the last) and [`BAND_NAMES`], each
 /// checked; `[[eager_bands]]` have a `hi` each (the last, the larger eager limit).
 fn parse_bands(v: &toml::Value, key: &str) -> Result<Vec<Band>, String> {
@@ -438,10 +425,7 @@ pub fn params_toml(p: &Params) -> String {
         + &p.class
             .map_or(String::new(), |c| format!("class = \"{}\"\n", c.name()))
         + progress
-        + &match p.rendezvous_sender {
-            0.0 => String::new(),
-            f => format!("rendezvous_sender = {f:?}\n"),
-        }
+        + &(p.rendezvous_sender.filter(|b| !b.is_zero())).map_or(String::new(), |b| b.toml())
         + &p.bounce_cost().as_ref().map_or(String::new(), BySize::toml)
         + &p.bounce_clean.as_ref().map_or(String::new(), BySize::toml)
         + &p.clean.as_ref().map_or(String::new(), BySize::toml)

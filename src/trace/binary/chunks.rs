@@ -88,10 +88,13 @@ pub(super) fn extras(input: &[u8]) -> Res<'_, Extras> {
     };
     let at = input;
     let (input, rendezvous_sender) = cond(bits & 64 != 0, le_f64)(input)?;
-    let rendezvous_sender = rendezvous_sender.unwrap_or(0.0);
-    if let Some(why) = crate::model::rendezvous_sender_invalid(rendezvous_sender) {
-        return fail(at, why);
-    }
+    let rendezvous_sender = match (rendezvous_sender)
+        .map(|v| BySize::one(SizeParam::RendezvousSender, v))
+        .transpose()
+    {
+        Ok(f) => f,
+        Err(why) => return fail(at, why),
+    };
     let at = input;
     let (input, bounce) = cond(bits & 128 != 0, le_f64)(input)?;
     let bounce = match bounce
@@ -122,7 +125,7 @@ pub(super) struct Extras {
     pub(super) cores: Option<f64>,
     pub(super) copy: Option<BySize>,
     pub(super) progress_at_calls: bool,
-    pub(super) rendezvous_sender: f64,
+    pub(super) rendezvous_sender: Option<BySize>,
     pub(super) bounce: Option<BySize>,
 }
 
@@ -161,12 +164,18 @@ pub(super) fn one_copy_gamma(p: &Params) -> (Option<f64>, Option<f64>) {
     (one(p.copy), one(p.gamma))
 }
 
-/// A set's `copy` or `gamma` (`param`) where it is at sizes: written after the sets, at its
-/// sizes ([`each_by_size`]).
+/// A set's `rendezvous_sender` where it is one value for every size, not 0: the extras'.
+pub(super) fn one_sender(p: &Params) -> Option<f64> {
+    one(p.rendezvous_sender.filter(|b| !b.is_zero()))
+}
+
+/// A set's `copy`, `gamma` or `rendezvous_sender` (`param`) where it is at sizes: written after
+/// the sets, at its sizes ([`each_by_size`]).
 pub(super) fn at_sizes(p: &Params, param: SizeParam) -> Option<BySize> {
     let b = match param {
         SizeParam::Copy => p.copy,
         SizeParam::Gamma => p.gamma,
+        SizeParam::RendezvousSender => p.rendezvous_sender.filter(|b| !b.is_zero()),
         _ => None,
     };
     b.filter(|b| one(Some(*b)).is_none())
@@ -182,7 +191,7 @@ pub(super) fn bounce_at_sizes(p: &Params) -> Option<BySize> {
 pub(super) fn put_extras(j: &mut Vec<u8>, p: &Params) {
     let progress = (p.progress_at_calls as u8) << 2;
     let oc = (p.oc.is_some() as u8) << 3 | (p.cores.is_some() as u8) << 4;
-    let sender = (p.rendezvous_sender != 0.0).then_some(p.rendezvous_sender);
+    let sender = one_sender(p);
     let bounce = one_bounce(p);
     let (copy_one, gamma_one) = one_copy_gamma(p);
     let copy = (copy_one.is_some() as u8) << 5
@@ -273,6 +282,9 @@ pub(super) fn job(input: &[u8]) -> Res<'_, Job> {
     // Then each set's `bounce_clean` at sizes, where one has it (the model's §13): as the
     // `clean`s.
     (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::BounceClean)?;
+    // Then each set's `rendezvous_sender` at sizes, where one has it so (the model's §14; one
+    // value for every size is the extras'): as the `clean`s.
+    (input, ()) = each_by_size(input, &mut main, &mut others, SizeParam::RendezvousSender)?;
     Ok((input, (library, eager_limit, Some(main), others)))
 }
 
@@ -323,6 +335,11 @@ fn each_by_size<'a>(
             "a drained size in bytes (u64)",
             "a drained receive in ns (f64)",
         ),
+        SizeParam::RendezvousSender => (
+            "a parameter set's number of rendezvous_sender sizes (u8)",
+            "a rendezvous_sender size in bytes (u64)",
+            "a rendezvous_sender share (f64)",
+        ),
     };
     for p in std::iter::once(main).chain(others.iter_mut()) {
         let at = input;
@@ -348,6 +365,7 @@ fn each_by_size<'a>(
                 SizeParam::Copy => &mut p.copy,
                 SizeParam::Gamma => &mut p.gamma,
                 SizeParam::Drained => &mut p.drained,
+                SizeParam::RendezvousSender => &mut p.rendezvous_sender,
             } = Some(b);
         }
     }
@@ -534,7 +552,7 @@ pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
                 || p.oc.is_some()
                 || p.cores.is_some()
                 || p.progress_at_calls
-                || p.rendezvous_sender != 0.0
+                || one_sender(p).is_some()
                 || one_bounce(p).is_some();
             j.push(match (p.poll, extras) {
                 (_, true) => 4,

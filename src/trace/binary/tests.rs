@@ -472,3 +472,45 @@ fn clean_sends_keep_their_flag() {
         "{e}"
     );
 }
+
+/// A set's `rendezvous_sender` round-trips through text and binary: one value for every size
+/// in the optional parameters (flag 64), one a size after the `bounce_clean` sizes (FORMAT.md);
+/// a share above 1 is refused naming it.
+#[test]
+fn sender_shares_by_size_round_trip() {
+    for (field, points) in [
+        ("0.25", vec![(0, 0.25)]),
+        (
+            "4096:0.43,16384:0.16,65536:0",
+            vec![(4096, 0.43), (16384, 0.16), (65536, 0.0)],
+        ),
+    ] {
+        let text = format!(
+            "loggps-trace 1\nranks 2\n\
+             params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383 \
+             rendezvous_sender={field}\n\
+             0 MPI_Send 10 20 bytes=8 peer=1 tag=0\n1 MPI_Recv 5 30 bytes=8 peer=0 tag=0\n"
+        );
+        let t = crate::trace::text::parse("t.txt", text.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        write(&t, &mut out, true).unwrap();
+        let back = parse("t.bin", &out).unwrap();
+        let share = back.meta.params.and_then(|p| p.rendezvous_sender).unwrap();
+        assert_eq!(share.points(), points, "{field}");
+        let mut txt = Vec::new();
+        crate::trace::text::write(&back, &mut txt).unwrap();
+        let txt = String::from_utf8(txt).unwrap();
+        assert!(
+            txt.contains(&format!(" rendezvous_sender={field}\n")),
+            "{txt}"
+        );
+    }
+    let over = "loggps-trace 1\nranks 1\n\
+        params L=1 o=1 Os=0 Or=0 Gs=0 Gl=0 s=8 S=16 rendezvous_sender=4096:0.5,16384:1.5\n";
+    let e = crate::trace::text::parse("t.txt", over.as_bytes()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("rendezvous_sender = 1.5 at 16384 B must lie in 0–1"),
+        "{e}"
+    );
+}

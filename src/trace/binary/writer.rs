@@ -128,7 +128,8 @@ impl<W: Write> Writer<W> {
         let sets = || meta.params.iter().chain(&meta.other_params);
         // (a `bounce` of one value is the extras')
         let by_size = |param| sets().any(|p| at_sizes(p, param).is_some());
-        let bouncing_clean = sets().any(|p| p.bounce_clean.is_some());
+        let sending = by_size(SizeParam::RendezvousSender);
+        let bouncing_clean = sending || sets().any(|p| p.bounce_clean.is_some());
         let waiting = bouncing_clean || sets().any(|p| p.wait.is_some());
         let draining = waiting || sets().any(|p| p.drained.is_some());
         let aliasing = draining || sets().any(|p| p.alias.is_some());
@@ -223,6 +224,13 @@ impl<W: Write> Writer<W> {
             // Then each set's `bounce_clean` at sizes, where one has it: as the `clean`s.
             if bouncing_clean {
                 put_by_size(&mut j, p, &meta.other_params, |q| q.bounce_clean);
+            }
+            // Then each set's `rendezvous_sender` at sizes, where one has it so: as the
+            // `bounce`s.
+            if sending {
+                put_by_size(&mut j, p, &meta.other_params, |q| {
+                    at_sizes(q, SizeParam::RendezvousSender)
+                });
             }
         }
         w.chunk(b'J', NO_RANK, &j)?;

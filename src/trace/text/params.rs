@@ -88,14 +88,11 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
         Ok(v) => crate::model::parse_progress(v)?,
         Err(_) => false,
     };
-    let rendezvous_sender = optional("rendezvous_sender")?.unwrap_or(0.0);
-    if let Some(why) = crate::model::rendezvous_sender_invalid(rendezvous_sender) {
-        return Err(why);
-    }
     let by_size = |param: SizeParam| match get(param.name()) {
         Ok(v) => BySize::parse(param, v).map(Some),
         Err(_) => Ok(None),
     };
+    let rendezvous_sender = by_size(SizeParam::RendezvousSender)?;
     let (gamma, copy) = (by_size(SizeParam::Gamma)?, by_size(SizeParam::Copy)?);
     let bounce = by_size(SizeParam::Bounce)?;
     let bounce_clean = by_size(SizeParam::BounceClean)?;
@@ -220,10 +217,9 @@ pub(super) fn extras_fields(p: &Params) -> String {
         + progress
         + &p.class
             .map_or(String::new(), |c| format!(" class={}", c.name()))
-        + &match p.rendezvous_sender {
-            0.0 => String::new(),
-            f => format!(" rendezvous_sender={f}"),
-        }
+        + &(p.rendezvous_sender.filter(|b| !b.is_zero())).map_or(String::new(), |b| {
+            format!(" rendezvous_sender={}", b.text())
+        })
         + &p.bounce_cost()
             .map_or(String::new(), |b| format!(" bounce={}", b.text()))
         + &p.bounce_clean
