@@ -758,10 +758,12 @@ fn progress_at_calls_moves_a_posted_receive_at_the_next_call() {
 ///   first receive's end): it waits for its message, not for the first: 163,450 + T3 = 172,570.
 /// - 20,000 B (rendezvous), Isends at 0 and 6,550: each receive costs o + T5 + T1 + T2' + T3 =
 ///   6,550 + 14,260 + 143,750 + 119,218.02 + 57,950 = 341,728.02 from tw (the requests arrived
-///   at 7,710 and 14,260), the second from the first's end: 796,546.04. By o: 2 for the
-///   Irecvs and 5 for each receive (o, 2o in T5, T1, T3), 12; by L: 2·2 (T5, T2') = 4; by Os and Or:
-///   2k = 40,000; by Gs: 2s = 16,382; by Gl: 2(k − s) = 23,618. The critical path's reading
-///   of each is the same.
+///   at 7,710 and 14,260), holding the rank's CPU for its payload's part, T1 + T2' + T3 =
+///   320,918.02, before its end (the confirmation and the ACK, o + T5, overlap): the first ends
+///   at 454,818.02, the second's payload from there: 775,736.04. By o: 2 for the Irecvs, 5 for
+///   the first receive (o, 2o in T5, T1, T3) and 2 for the second's payload (T1, T3), 9; by L:
+///   2 (T5, T2') + 1 (T2') = 3; by Os and Or: 2k = 40,000; by Gs: 2s = 16,382; by Gl: 2(k − s)
+///   = 23,618. The critical path's reading of each is the same.
 #[test]
 fn progress_at_calls_takes_a_waitalls_receives_one_at_a_time() {
     let trace = |k: u64, send: &str| {
@@ -830,12 +832,12 @@ fn progress_at_calls_takes_a_waitalls_receives_one_at_a_time() {
     let v = calls(&t, "rdv.txt");
     assert_close(
         v["predicted_s"].as_f64().unwrap() * 1e9,
-        796_546.04,
+        775_736.04,
         "rendezvous",
     );
     let rendezvous = [
-        ("o", 12.0),
-        ("L", 4.0),
+        ("o", 9.0),
+        ("L", 3.0),
         ("Os", 40_000.0),
         ("Or", 40_000.0),
         ("Gs", 16_382.0),

@@ -692,10 +692,7 @@ impl Params {
 
     /// When a blocking receive called at `tr` of a `k`-byte message sent at `ts` holds its
     /// rank's CPU, `(start, cost)`: from its message there and its call made to its end, where
-    /// one CPU takes a call's receives one at a time (the model's §14). Eager, the receive's
-    /// overhead after the arrival (`T3`, less `Op` where posted early); by rendezvous, its
-    /// payload's `T3 − Op` where messages move whatever the rank does (`at_calls` false), the
-    /// whole protocol from the request's arrival where they move only inside calls.
+    /// one CPU takes a call's receives one at a time (the model's §14) ([`Params::held_from`]).
     #[inline(always)]
     pub fn recv_span(
         &self,
@@ -706,11 +703,27 @@ impl Params {
         wait: Wait,
     ) -> (f64, Cost) {
         let c = self.recv_waited(k, rdv, ts, tr, wait);
-        let start = match rdv && !at_calls {
-            true => c.ret - (self.t3(k) - self.split_of(k).1),
-            false => tr + c.sync,
-        };
-        (start, c)
+        (self.held_from(k, rdv, tr, &c, at_calls), c)
+    }
+
+    /// When a receive called at `tr` of `k` bytes, costed `c`, starts to hold its rank's CPU
+    /// (the model's §14). Eager, the receive's overhead after the arrival (`T3`, less `Op`
+    /// where posted early); by rendezvous, its payload's `T3 − Op` where messages move whatever
+    /// the rank does (`at_calls` false), and from its payload's start where they move only
+    /// inside calls (its call made): the payload's `T1 − Od`, `T2` and the receive's `T3 − Op`
+    /// before its end, the rank's progress moving it, while the request's confirmation and the
+    /// ACK before it overlap the rank's other receives.
+    #[inline(always)]
+    pub fn held_from(&self, k: u64, rdv: bool, tr: f64, c: &Cost, at_calls: bool) -> f64 {
+        match (rdv, at_calls) {
+            (true, false) => c.ret - (self.t3(k) - self.split_of(k).1),
+            (true, true) => {
+                let (od, op) = self.split_of(k);
+                let payload = self.t1(k) - od + self.t2(k) + self.t3(k) - op;
+                (tr + c.sync).max(c.ret - payload)
+            }
+            (false, _) => tr + c.sync,
+        }
     }
 
     /// When a nonblocking send of `k` bytes called at `ts`, its receive's call at `tr`, holds
@@ -949,10 +962,8 @@ impl CostModel for Params {
         let share = self.sender_share(sb);
         if share > 0.0 && self.rendezvous(sb, false) {
             let share = share * self.t1(sb);
-            let held_from = match self.rendezvous(rb, false) && !self.progress_at_calls {
-                true => recv.ret - (self.t3(rb) - self.split_of(rb).1),
-                false => t + recv.sync,
-            };
+            let rdv = self.rendezvous(rb, false);
+            let held_from = self.held_from(rb, rdv, t, &recv, self.progress_at_calls);
             let sending_from = send.ret - share;
             if sending_from <= held_from {
                 recv.ret += (send.ret - held_from).max(0.0);
