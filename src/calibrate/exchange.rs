@@ -227,17 +227,9 @@ pub fn check_nearest(
             (each, errors)
         })
     };
-    let sizes: Vec<u64> = (check(&trace, p)?.iter())
-        .filter(|e| e.k > p.S && !e.clean)
-        .map(|e| e.k)
-        .collect::<std::collections::BTreeSet<u64>>()
-        .into_iter()
-        .collect();
-    let at = |f: f64| sizes.iter().map(|&k| (k, f)).collect::<Vec<_>>();
-    let (mut each, receiver) = match sizes.is_empty() {
-        true => (with(&[(0, 0.0)])?.0, BTreeMap::new()),
-        false => with(&at(0.0))?,
-    };
+    // One share for every size first: its sizes above S are those measured.
+    let (mut each, receiver) = with(&[(0, 0.0)])?;
+    let sizes: Vec<u64> = receiver.keys().copied().collect();
     let mut rendezvous = None;
     let elsewhere = match (cores, p.cores) {
         (Some(a), Some(b)) => super::placements_apart(a, b),
@@ -245,7 +237,7 @@ pub fn check_nearest(
     };
     let share_elsewhere = elsewhere && !receiver.is_empty();
     if !receiver.is_empty() && !elsewhere {
-        let (_, both) = with(&at(1.0))?;
+        let (_, both) = with(&[(0, 1.0)])?;
         // Each size's share where its exchanges' mean error crosses 0 (a larger share only
         // delays a completion, so it grows with the share): 0 or 1 where it does not cross,
         // else found by bisection to 1/1024, every size at once (an exchange of one size

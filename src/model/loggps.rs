@@ -747,9 +747,15 @@ impl Params {
         self.rendezvous_sender.map_or(0.0, |b| b.at(k as f64))
     }
 
+    /// Its `rendezvous_sender` where some size's payload holds its sender's CPU (None where
+    /// the set has none, or 0 at every size).
+    pub fn sender_shares(&self) -> Option<BySize> {
+        self.rendezvous_sender.filter(|b| !b.is_zero())
+    }
+
     /// Whether some size's rendezvous payload holds its sender's CPU.
     pub fn has_sender_share(&self) -> bool {
-        self.rendezvous_sender.is_some_and(|b| !b.is_zero())
+        self.sender_shares().is_some()
     }
 
     /// `MPI_Probe` called at `tp` for a message sent at `ts`.

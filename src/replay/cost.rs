@@ -860,10 +860,13 @@ impl Shared<'_> {
             false => self.pair(r, q),
         };
         match model {
-            Model::LogGps(p) if p.sender_share(ev.bytes(oi)) > 0.0 => Ok(Pending::Queued(Queued {
-                start: c.done - p.sender_share(ev.bytes(oi)) * p.t1(ev.bytes(oi)),
-                c,
-            })),
+            Model::LogGps(p) => match p.sender_share(ev.bytes(oi)) {
+                0.0 => Ok(Pending::Done(c)),
+                share => Ok(Pending::Queued(Queued {
+                    start: c.done - share * p.t1(ev.bytes(oi)),
+                    c,
+                })),
+            },
             _ => Ok(Pending::Done(c)),
         }
     }

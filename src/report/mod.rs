@@ -232,7 +232,7 @@ impl LinksReport {
                     S: p.S,
                     o_ns: p.o,
                     L_ns: p.L,
-                    rendezvous_sender: p.rendezvous_sender,
+                    rendezvous_sender: p.sender_shares(),
                 })
                 .collect(),
             bytes_pct_by_rank: links.bytes_by_set().into_iter().map(pct).collect(),
@@ -321,7 +321,7 @@ pub fn progress(model: &ResolvedModel) -> &'static str {
 /// LogGP, and where it is 0 at every size).
 pub fn rendezvous_sender(model: &ResolvedModel) -> Option<BySize> {
     match model.model() {
-        crate::model::Model::LogGps(p) => p.rendezvous_sender.filter(|b| !b.is_zero()),
+        crate::model::Model::LogGps(p) => p.sender_shares(),
         _ => None,
     }
 }
@@ -339,13 +339,12 @@ pub(crate) fn sender_json<S: serde::Serializer>(
     }
 }
 
-/// The words for a rendezvous payload's share on its sender's CPU where a set has one.
+/// The words for a rendezvous payload's share on its sender's CPU where a set has one (as
+/// [`crate::model::Params::sender_shares`] gives it).
 pub(crate) fn sender_words(rendezvous_sender: Option<BySize>) -> String {
-    rendezvous_sender
-        .filter(|b| !b.is_zero())
-        .map_or(String::new(), |b| {
-            format!(", rendezvous payload on the sender's CPU {b} of its T1")
-        })
+    rendezvous_sender.map_or(String::new(), |b| {
+        format!(", rendezvous payload on the sender's CPU {b} of its T1")
+    })
 }
 
 /// The model line of a table: the model's name, where messages move and the share of a

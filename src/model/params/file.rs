@@ -425,7 +425,7 @@ pub fn params_toml(p: &Params) -> String {
         + &p.class
             .map_or(String::new(), |c| format!("class = \"{}\"\n", c.name()))
         + progress
-        + &(p.rendezvous_sender.filter(|b| !b.is_zero())).map_or(String::new(), |b| b.toml())
+        + &p.sender_shares().map_or(String::new(), |b| b.toml())
         + &p.bounce_cost().as_ref().map_or(String::new(), BySize::toml)
         + &p.bounce_clean.as_ref().map_or(String::new(), BySize::toml)
         + &p.clean.as_ref().map_or(String::new(), BySize::toml)

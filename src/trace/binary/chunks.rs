@@ -166,7 +166,7 @@ pub(super) fn one_copy_gamma(p: &Params) -> (Option<f64>, Option<f64>) {
 
 /// A set's `rendezvous_sender` where it is one value for every size, not 0: the extras'.
 pub(super) fn one_sender(p: &Params) -> Option<f64> {
-    one(p.rendezvous_sender.filter(|b| !b.is_zero()))
+    one(p.sender_shares())
 }
 
 /// A set's `copy`, `gamma` or `rendezvous_sender` (`param`) where it is at sizes: written after
@@ -175,7 +175,7 @@ pub(super) fn at_sizes(p: &Params, param: SizeParam) -> Option<BySize> {
     let b = match param {
         SizeParam::Copy => p.copy,
         SizeParam::Gamma => p.gamma,
-        SizeParam::RendezvousSender => p.rendezvous_sender.filter(|b| !b.is_zero()),
+        SizeParam::RendezvousSender => p.sender_shares(),
         _ => None,
     };
     b.filter(|b| one(Some(*b)).is_none())

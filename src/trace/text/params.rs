@@ -217,7 +217,7 @@ pub(super) fn extras_fields(p: &Params) -> String {
         + progress
         + &p.class
             .map_or(String::new(), |c| format!(" class={}", c.name()))
-        + &(p.rendezvous_sender.filter(|b| !b.is_zero())).map_or(String::new(), |b| {
+        + &p.sender_shares().map_or(String::new(), |b| {
             format!(" rendezvous_sender={}", b.text())
         })
         + &p.bounce_cost()
