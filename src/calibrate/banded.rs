@@ -1352,5 +1352,11 @@ pub(super) mod measured {
         let (mpich, _) = read(&format!("{root}/fixtures/calibration/mpich-4.0-ucx.tsv"));
         assert_eq!(eager_jump(&mpich, Some(69632)), None);
         assert_eq!(eager_jump(&mpich, None), Some((8192, 9742)));
+        // The same library on 2026-12-07, searched over all sizes as `calibrate` now searches
+        // MPICH's (its cell size no prior: limit::switch_reported): the jump is UCX's.
+        let (today, _) = read(&format!(
+            "{root}/fixtures/calibration/mpich-4.0-ucx-2026-12-07.tsv"
+        ));
+        assert_eq!(eager_jump(&today, None), Some((8192, 9742)));
     }
 }

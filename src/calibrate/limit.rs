@@ -323,6 +323,17 @@ fn eager_bands(
     }))
 }
 
+/// The eager limit the library reports, where it is where its messages switch to rendezvous:
+/// the jump search's prior, and `S` where the round trips show none. MPICH's shared-memory
+/// cell size is not (`library::names_a_switch`): as a prior it put `S` at 65,536 B in a
+/// calibration of 2026-12-07, its step past the cell half as strong as the rendezvous jump at
+/// 8 KiB, while MPICH on UCX sends by rendezvous from there (its blocking send waits for a
+/// computing receiver from 9 KiB: `tracer/bench/held`, 12,000 B 21.9 µs with the receiver
+/// computing 20 µs, 8,193 B 0.5 µs).
+pub(super) fn switch_reported(reported: Option<&(String, u64)>) -> Option<u64> {
+    (reported.filter(|(name, _)| library::names_a_switch(name))).map(|(_, b)| *b)
+}
+
 /// The sweep's jumps [`eager_limit`] measures again at most, strongest first.
 const BRACKETS_MOST: usize = 3;
 
@@ -481,6 +492,18 @@ mod tests {
     /// Measured under `btl_vader_eager_limit` 65536: the round trip steps from 17.9 µs to
     /// 24.9 µs between 65480 and 65490 B; a launch's probes that score a gap of 0.2 µs
     /// elsewhere do not place the jump there.
+    #[test]
+    fn only_a_limit_where_messages_switch_guides_the_search() {
+        let named = |n: &str, b: u64| Some((n.to_string(), b));
+        assert_eq!(
+            switch_reported(named("btl_vader_eager_limit", 4096).as_ref()),
+            Some(4096)
+        );
+        let cell = named("MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_CELL_SIZE", 69632);
+        assert_eq!(switch_reported(cell.as_ref()), None);
+        assert_eq!(switch_reported(None), None);
+    }
+
     #[test]
     fn a_jump_must_hold_most_of_the_step() {
         let batch: Vec<Sample> = [

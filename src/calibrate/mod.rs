@@ -206,8 +206,9 @@ impl Calibration {
     /// protocol header the payload does not have (`trace::library::agrees`, as a prediction
     /// judges a trace's limit against its set's `S`).
     pub fn eager_limits_agree(&self) -> Option<bool> {
-        let (_, reported) = self.reported_eager_limit.as_ref()?;
-        Some(crate::trace::library::agrees(self.fit.params.S, *reported))
+        let (name, reported) = self.reported_eager_limit.as_ref()?;
+        (crate::trace::library::names_a_switch(name))
+            .then(|| crate::trace::library::agrees(self.fit.params.S, *reported))
     }
 }
 
@@ -1142,7 +1143,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     // S: the rendezvous jump (fit::eager_jump), looked for below the limit the library reports
     // and bracketed to adjacent sizes. The library picks its paths per launch: a sweep that
     // shows no jump below the reported limit is measured again before the search widens.
-    let reported_limit = reported.as_ref().map(|(_, b)| *b);
+    let reported_limit = limit::switch_reported(reported.as_ref());
     let mut near = reported_limit;
     let mut elsewhere = None;
     for _ in 0..2 {

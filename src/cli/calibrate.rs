@@ -465,6 +465,13 @@ fn print_eager_limit(c: &Calibration, p: &loggps_predict::model::Params) {
             "eager limit measured S = {} B agrees with {name} = {bytes} B (which counts the protocol header)",
             p.S
         ),
+        (Some((name, bytes)), None) if c.jump.is_some() => println!(
+            "eager limit measured S = {} B ({name} = {bytes} B, which the library reports, is not where its messages switch to rendezvous)",
+            p.S
+        ),
+        (Some(_), None) => {
+            println!("eager limit none: the round trips show no rendezvous jump (every size eager)")
+        }
         (Some((name, bytes)), _) if c.jump.is_none() => println!(
             "eager limit S = {} B as {name} = {bytes} B reports: the round trips show no rendezvous jump",
             p.S

@@ -18,7 +18,12 @@ pub fn is_mpich(meta: &Meta) -> bool {
 /// messages do not meet as a protocol switch (measured here: cells of 69,632 B, the rendezvous
 /// jump at 8,255 B).
 pub fn is_protocol_switch(e: &EagerLimit) -> bool {
-    !e.name.starts_with("MPIR_CVAR_")
+    names_a_switch(&e.name)
+}
+
+/// [`is_protocol_switch`] by the variable's name.
+pub fn names_a_switch(name: &str) -> bool {
+    !name.starts_with("MPIR_CVAR_")
 }
 
 /// How far below a library's reported eager limit `r` the largest size it sends eagerly may lie:
