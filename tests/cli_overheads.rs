@@ -340,6 +340,94 @@ fn the_split_in_files_traces_and_sensitivity() {
     }
 }
 
+/// `Od` growing with the size (`Osd`, the model's §13): `Od = 2,000` and `Osd = 1` make a
+/// 1,000-byte message's `Od` 3,000 (and a 4,000-byte one's 6,000).
+/// - Its blocking send returns at `T1` = 13,410; the message leaves 3,000 before, arriving at
+///   13,410 − 3,000 + 16,640 = 27,050; a receive posted at 0 with `Op = 3,000` ends at 27,050 −
+///   3,000 + 9,120 = 33,170 (34,170 with `Od` alone).
+/// - Its `MPI_Isend` under `--progress calls` returns at `T1 − Od − Osd·k` = 10,410, its Wait at
+///   `max(ti + T1, tw + o)` = max(13,410, 10,410 + 6,550) = 16,960; the receive posted at 0
+///   (`Op` 0) ends at 27,050 + 9,120 = 36,170.
+/// - In a file's `[[bands]]` and embedded in text (`HI:o:L:Os:Or:G:Od:Op:Osd`) and binary traces
+///   alike; `sensitivity` reads `b1.Osd` at −1,000 ns a unit (the runtime is `T1 − Od − Osd·k + T2
+///   + T3 − Op`); an `Osd` above the band's `Os` is refused naming both.
+#[test]
+fn od_grows_with_the_size_by_osd() {
+    let split = ["--Od", "2000", "--Osd", "1", "--Op", "3000"];
+    let v = predict(&one_message(1000, 0), &split);
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 33_170.0, "Osd");
+    assert_close(rank_ns(&v, 1)[4], 27_050.0, "the arrival");
+    assert_close(rank_ns(&v, 0)[0], 13_410.0, "the send returns at T1");
+
+    let isend = format!(
+        "loggps-trace 1\nranks 2\n{MYRINET}\n0 MPI_Init 0 0\n\
+         0 MPI_Isend 0 10 bytes=1000 peer=1 tag=0 req=0\n0 MPI_Wait 10 20 done=0:-1:-1\n\
+         0 MPI_Finalize 20 30\n1 MPI_Init 0 0\n1 MPI_Recv 0 10 bytes=1000 peer=0 tag=0\n\
+         1 MPI_Finalize 10 20\n"
+    );
+    let v = predict(
+        &isend,
+        &["--progress", "calls", "--Od", "2000", "--Osd", "1"],
+    );
+    assert_close(rank_ns(&v, 0)[0], 16_960.0, "the Isend's Wait");
+    assert_close(rank_ns(&v, 1)[0], 36_170.0, "its receive");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let bands = "S = 16383\n\
+        [[bands]]\nhi = 8191\no = 6550\nL = 1160\nOs = 6.86\nOr = 2.57\nG = 15.48\nOd = 2000\nOp = 3000\nOsd = 1\n\
+        [[bands]]\no = 6550\nL = 134018.02\nOs = 6.86\nOr = 2.57\nG = -0.74\nOd = 2000\nOp = 3000\n";
+    std::fs::write(path("osd.toml"), bands).unwrap();
+    std::fs::write(path("t.txt"), one_message(1000, 0)).unwrap();
+    let v = json(&[
+        &path("t.txt"),
+        "--params",
+        &path("osd.toml"),
+        "--format",
+        "json",
+    ]);
+    assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 33_170.0, "file");
+    for (to, name) in [("text", "e.txt"), ("binary", "e.bin")] {
+        let out = run(&[
+            "convert",
+            &path("t.txt"),
+            &path(name),
+            "--to",
+            to,
+            "--params",
+            &path("osd.toml"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = json(&[&path(name), "--format", "json"]);
+        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 33_170.0, name);
+    }
+    let text = std::fs::read_to_string(path("e.txt")).unwrap();
+    assert!(text.contains(":2000:3000:1;"), "{text}");
+    let s = json(&["sensitivity", &path("e.bin"), "--format", "json"]);
+    let d = s["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "b1.Osd")
+        .unwrap_or_else(|| panic!("b1.Osd in {s}"));
+    let got = d["ns_per_unit"].as_f64().unwrap();
+    assert!((got + 1000.0).abs() < 1e-2, "b1.Osd: {got}");
+
+    let bad = bands.replacen("Osd = 1", "Osd = 7", 1);
+    std::fs::write(path("bad.toml"), bad).unwrap();
+    let out = run(&[&path("t.txt"), "--params", &path("bad.toml")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("band 1 (0–8191 B): Osd = 7 is more than Os = 6.86"),
+        "{err}"
+    );
+}
+
 /// Two ranks exchange one 1,000-byte message each way by rendezvous (`S = 0`): each posts its
 /// `MPI_Irecv` at 0, its `MPI_Isend` at 1,000, its `MPI_Waitall` at 2,000; the set `L = 0`,
 /// `o = 1,000`, `Os = Or = 1`, no `G`, `Od = 1,000` (`T1 = T3 = 2,000`, `T2 = 0`, `T5 = o − Od +

@@ -210,14 +210,14 @@ fn sweep_reports_values_that_fail_and_refuses_bad_specs() {
         ),
         (
             "X=1",
-            "--sweep X=1: LogGPS has no parameter \"X\"; it has L o Os Or Gs Gl s S poll gamma oc copy Od Op rendezvous_sender bounce bounce_clean clean clean_oneway post held held_reduce alloc alias drained wait (and the placement ranks-per-node), and a \
+            "--sweep X=1: LogGPS has no parameter \"X\"; it has L o Os Or Gs Gl s S poll gamma oc copy Od Op Osd rendezvous_sender bounce bounce_clean clean clean_oneway post held held_reduce alloc alias drained wait (and the placement ranks-per-node), and a \
              collective's algorithms are swept by its name (barrier bcast reduce allreduce gather \
              scatter allgather alltoall reduce_scatter scan exscan); one class's sets' parameter \
              is swept as --set names it (network.L, node.o)",
         ),
         (
             "g=1",
-            "--sweep g=1: LogGPS has no parameter \"g\"; it has L o Os Or Gs Gl s S poll gamma oc copy Od Op rendezvous_sender bounce bounce_clean clean clean_oneway post held held_reduce alloc alias drained wait (and the placement ranks-per-node), and a \
+            "--sweep g=1: LogGPS has no parameter \"g\"; it has L o Os Or Gs Gl s S poll gamma oc copy Od Op Osd rendezvous_sender bounce bounce_clean clean clean_oneway post held held_reduce alloc alias drained wait (and the placement ranks-per-node), and a \
              collective's algorithms are swept by its name (barrier bcast reduce allreduce gather \
              scatter allgather alltoall reduce_scatter scan exscan); one class's sets' parameter \
              is swept as --set names it (network.L, node.o)",

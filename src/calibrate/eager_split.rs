@@ -263,6 +263,7 @@ mod tests {
             G: 0.02,
             Od: od,
             Op: op,
+            Osd: 0.0,
         };
         let last = Band {
             hi: 200_000,

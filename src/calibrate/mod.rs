@@ -698,10 +698,11 @@ pub fn departs_upto(p: &Params, calls: &[Calls]) -> Option<u64> {
             .collect();
         let nearer = |c: &&&Calls| {
             let t1 = p.t1(c.k);
-            (c.send_ns - (t1 - x.Od)).abs() < (c.send_ns - t1).abs()
+            (c.send_ns - (t1 - x.od(c.k))).abs() < (c.send_ns - t1).abs()
         };
-        let room =
-            |k: u64| p.t1(k) + p.t2(k) - 2.0 * x.Od - x.Op >= -DEPARTS_SLACK * p.round_trip(k, 0.0);
+        let room = |k: u64| {
+            p.t1(k) + p.t2(k) - 2.0 * x.od(k) - x.Op >= -DEPARTS_SLACK * p.round_trip(k, 0.0)
+        };
         let departs = x.Od > 0.0
             && 2 * timed.iter().filter(nearer).count() > timed.len()
             && room(lo)
@@ -1823,6 +1824,7 @@ mod tests {
             G: 0.0,
             Od: od,
             Op: 0.0,
+            Osd: 0.0,
         };
         let b = [
             band(256, 100.0, l1, 0.0, od1),
@@ -1889,6 +1891,7 @@ mod tests {
                     G: 0.0,
                     Od: 0.0,
                     Op: 0.0,
+                    Osd: 0.0,
                 },
             );
             Params::banded(Bands::new(&b).unwrap(), 4040, None)

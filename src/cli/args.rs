@@ -88,6 +88,11 @@ pub struct ParamArgs {
     /// else 0
     #[arg(long = "Op", value_name = "NS", allow_hyphen_values = true)]
     pub Op: Option<f64>,
+    /// The part of a send's overhead after its message has left that grows with its size, ns a
+    /// byte, in every band (`Od + Osd·k` in all; at most the band's Os): default the
+    /// parameters', else 0
+    #[arg(long = "Osd", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
+    pub Osd: Option<f64>,
     /// Where messages move: `async` (whatever the ranks do: the paper's model) or `calls`
     /// (only while the receiving rank is inside an MPI call, as in MPI libraries without a
     /// progress thread: a nonblocking receive's message moves at the rank's next Wait, Test or
@@ -208,7 +213,7 @@ impl ParamArgs {
     /// machine's parameters), rather than the sets as measured.
     pub(super) fn changes_costs(&self) -> bool {
         let values = [
-            self.L, self.o, self.Os, self.Or, self.Gs, self.Gl, self.Od, self.Op,
+            self.L, self.o, self.Os, self.Or, self.Gs, self.Gl, self.Od, self.Op, self.Osd,
         ];
         self.platform.is_some()
             || values.iter().any(Option::is_some)
@@ -243,6 +248,7 @@ impl ParamArgs {
             copy: self.copy,
             Od: self.Od,
             Op: self.Op,
+            Osd: self.Osd,
             progress_at_calls: self.progress.as_deref().map(|v| v == "calls"),
             rendezvous_sender: self.rendezvous_sender,
             bounce: self.bounce,
@@ -410,6 +416,7 @@ impl ModelArgs {
                     ("--copy", p.copy.is_some()),
                     ("--Od", p.Od.is_some()),
                     ("--Op", p.Op.is_some()),
+                    ("--Osd", p.Osd.is_some()),
                 ];
                 if let Some((flag, _)) = loggps_only.iter().find(|(_, set)| *set) {
                     return Err(Error::Usage(format!(

@@ -285,10 +285,13 @@ fn print_limits(p: &loggps_predict::model::Params, calls: &[Calls]) {
             .filter(|c| in_band(c.k, lo, x.hi) && c.k <= p.S && c.isend_ns.is_some())
             .collect();
         if x.split() && !isends.is_empty() {
+            let od = match x.Osd {
+                0.0 => format!("{:.1} ns", x.Od),
+                osd => format!("{:.1} ns + {osd:.4} ns a byte (Osd)", x.Od),
+            };
             println!(
-                "split       {band}: Od = {:.1} ns measured (T1 less MPI_Isend's own duration, {} size(s)), the round \
+                "split       {band}: Od = {od} measured (T1 less MPI_Isend's own duration, {} size(s)), the round \
                  trips determine L − Od − Op = {:.1} ns: Op = {:.1}, L = {:.1} (the model's §13)",
-                x.Od,
                 isends.len(),
                 x.L - x.Od - x.Op,
                 x.Op,

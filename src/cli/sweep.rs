@@ -49,7 +49,7 @@ impl Sweep {
             )
         })?;
         let list: Vec<&str> = list.split(',').map(str::trim).collect();
-        const LOGGPS_SWEPT: [&str; 26] = [
+        const LOGGPS_SWEPT: [&str; 27] = [
             "L",
             "o",
             "Os",
@@ -64,6 +64,7 @@ impl Sweep {
             "copy",
             "Od",
             "Op",
+            "Osd",
             "rendezvous_sender",
             "bounce",
             "bounce_clean",
@@ -206,7 +207,7 @@ impl Sweep {
         let Some((class, param)) = name.split_once('.') else {
             return Ok(None);
         };
-        const SPLIT: [&str; 2] = ["Od", "Op"];
+        const SPLIT: [&str; 3] = ["Od", "Op", "Osd"];
         let known = model::NAMES.contains(&param) || SPLIT.contains(&param);
         if model.model != ModelKind::Loggps || model::Class::from_name(class).is_none() || !known {
             return Err(format!(
@@ -285,6 +286,7 @@ impl Sweep {
             "copy" => &mut p.copy,
             "Od" => &mut p.Od,
             "Op" => &mut p.Op,
+            "Osd" => &mut p.Osd,
             "rendezvous_sender" => &mut p.rendezvous_sender,
             "bounce" => &mut p.bounce,
             "bounce_clean" => &mut p.bounce_clean,

@@ -31,29 +31,45 @@ pub struct Band {
     /// The part of the receive's overhead a receive posted before its message arrives has
     /// done by then, ns (the model's §13; 0: the paper's receive).
     pub Op: f64,
+    /// The part of the send's overhead after the message has left that grows with its size, ns
+    /// a byte: `Od + Osd·k` in all (the model's §13; 0: `Od` alone). A library whose `MPI_Isend`
+    /// returns in the same time at every size of the band while its blocking send grows with
+    /// the size (Open MPI's shared memory above 256 B: its send waits for its fragment back).
+    pub Osd: f64,
 }
 
 /// The names of a band's parameters, in [`Band::get`] order: the paper's five, then the
-/// overheads' split around the message (the model's §13), listed only where a set has them
-/// ([`Bands::names`]).
-pub const BAND_NAMES: [&str; 7] = ["o", "L", "Os", "Or", "G", "Od", "Op"];
+/// overheads' split around the message (the model's §13), `Od` and `Op` listed only where a set
+/// has them, `Osd` only where a set has it too ([`Bands::names`]).
+pub const BAND_NAMES: [&str; 8] = ["o", "L", "Os", "Or", "G", "Od", "Op", "Osd"];
 
 /// How many of [`BAND_NAMES`] are the paper's.
 const PAPER_NAMES: usize = 5;
+
+/// How many of [`BAND_NAMES`] a set with `Od` and `Op` but no `Osd` lists.
+const SPLIT_NAMES: usize = 7;
 
 impl Band {
     /// `T1 + T2 + T3 − Od − Op` of a `k`-byte message in this band: what a one-way eager
     /// transfer to a receive posted early costs.
     fn one_way(&self, k: u64) -> f64 {
-        2.0 * self.o + self.L + k as f64 * (self.Os + self.G + self.Or) - self.Od - self.Op
+        2.0 * self.o + self.L + k as f64 * (self.Os + self.G + self.Or) - self.od(k) - self.Op
+    }
+
+    /// The part of a `k`-byte message's send overhead after it has left: `Od + Osd·k`.
+    #[inline(always)]
+    pub fn od(&self, k: u64) -> f64 {
+        self.Od + k as f64 * self.Osd
     }
 
     /// The `i`-th parameter of [`BAND_NAMES`].
     pub fn get(&self, i: usize) -> f64 {
-        [self.o, self.L, self.Os, self.Or, self.G, self.Od, self.Op][i]
+        [
+            self.o, self.L, self.Os, self.Or, self.G, self.Od, self.Op, self.Osd,
+        ][i]
     }
 
-    fn get_mut(&mut self, i: usize) -> &mut f64 {
+    pub(crate) fn get_mut(&mut self, i: usize) -> &mut f64 {
         [
             &mut self.o,
             &mut self.L,
@@ -62,12 +78,13 @@ impl Band {
             &mut self.G,
             &mut self.Od,
             &mut self.Op,
+            &mut self.Osd,
         ][i]
     }
 
-    /// Whether the band splits an overhead around its message (`Od` or `Op` not 0).
+    /// Whether the band splits an overhead around its message (`Od`, `Op` or `Osd` not 0).
     pub fn split(&self) -> bool {
-        self.Od != 0.0 || self.Op != 0.0
+        self.Od != 0.0 || self.Op != 0.0 || self.Osd != 0.0
     }
 }
 
@@ -199,12 +216,22 @@ impl Bands {
     }
 
     /// The parameters a band of this set has, of [`BAND_NAMES`]: `Od` and `Op` only where
-    /// some band has them, so that a set without them reads and prints as before.
+    /// some band has them, `Osd` only where some band has it, so that a set without them reads
+    /// and prints as before.
     pub fn names(&self) -> &'static [&'static str] {
-        match self.split() {
-            true => &BAND_NAMES,
-            false => &BAND_NAMES[..PAPER_NAMES],
+        match (self.split(), self.grows_od()) {
+            (_, true) => &BAND_NAMES,
+            (true, false) => &BAND_NAMES[..SPLIT_NAMES],
+            (false, false) => &BAND_NAMES[..PAPER_NAMES],
         }
+    }
+
+    /// Whether some band's `Od` grows with the size (`Osd` not 0).
+    pub fn grows_od(&self) -> bool {
+        self.as_slice()
+            .iter()
+            .chain(self.above())
+            .any(|b| b.Osd != 0.0)
     }
 
     /// The band a `k`-byte message is in.
@@ -373,7 +400,7 @@ fn invalid_in(list: &[Band], lo: u64, what: &str) -> Option<String> {
     let mut lo = lo;
     for (j, b) in list.iter().enumerate() {
         let band = format!("{what} {} ({})", j + 1, sizes(lo, b.hi));
-        for i in [0, 1, 2, 3, 5, 6] {
+        for i in [0, 1, 2, 3, 5, 6, 7] {
             let v = b.get(i);
             if v.is_nan() || v < 0.0 {
                 return Some(format!("{band}: {} = {v} must be ≥ 0", BAND_NAMES[i]));
@@ -384,13 +411,20 @@ fn invalid_in(list: &[Band], lo: u64, what: &str) -> Option<String> {
         }
         let first = if lo == 0 { 0 } else { lo + 1 };
         let (t1, t3) = (b.o + first as f64 * b.Os, b.o + first as f64 * b.Or);
-        if b.Od > t1 || b.Op > t3 {
-            let (name, v, t, of) = match b.Od > t1 {
-                true => ("Od", b.Od, t1, "T1 = o + k·Os, the send's overhead"),
+        if b.od(first) > t1 || b.Op > t3 {
+            let (name, v, t, of) = match b.od(first) > t1 {
+                true => ("Od", b.od(first), t1, "T1 = o + k·Os, the send's overhead"),
                 false => ("Op", b.Op, t3, "T3 = o + k·Or, the receive's overhead"),
             };
             return Some(format!(
                 "{band}: {name} = {v} is more than {of} ({t} at {first} B): it is a part of it"
+            ));
+        }
+        if b.Osd > b.Os {
+            return Some(format!(
+                "{band}: Osd = {} is more than Os = {}: the part of the send's overhead a byte \
+                 after the message has left is a part of Os",
+                b.Osd, b.Os
             ));
         }
         let ends = match b.hi {
@@ -422,7 +456,7 @@ impl std::fmt::Display for Bands {
     /// `Op=` after them where the set has them.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut lo = 0;
-        let split = self.split();
+        let (split, grows) = (self.split(), self.grows_od());
         for (j, b) in self.as_slice().iter().enumerate() {
             let sep = if j > 0 { "; " } else { "" };
             write!(
@@ -438,6 +472,9 @@ impl std::fmt::Display for Bands {
             if split {
                 write!(f, " Od={:.1} Op={:.1}", b.Od, b.Op)?;
             }
+            if grows {
+                write!(f, " Osd={:.4}", b.Osd)?;
+            }
             lo = b.hi;
         }
         if let Some((lo, list)) = self.eager_above() {
@@ -451,6 +488,9 @@ impl std::fmt::Display for Bands {
                 )?;
                 if split {
                     write!(f, " Od={:.1} Op={:.1}", b.Od, b.Op)?;
+                }
+                if grows {
+                    write!(f, " Osd={:.4}", b.Osd)?;
                 }
                 lo = b.hi;
             }

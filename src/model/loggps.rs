@@ -430,14 +430,14 @@ impl Params {
         self.o - od + self.L + self.o - op
     }
 
-    /// `(Od, Op)` of `k`'s band (the model's §13): 0 for a set of the paper's form.
+    /// `(Od + Osd·k, Op)` of `k`'s band (the model's §13): 0 for a set of the paper's form.
     #[inline(always)]
     pub fn split_of(&self, k: u64) -> (f64, f64) {
         match &self.bands {
             None => (0.0, 0.0),
             Some(b) => {
                 let x = b.at(k, self.S);
-                (x.Od, x.Op)
+                (x.od(k), x.Op)
             }
         }
     }

@@ -58,6 +58,9 @@ pub struct Overrides {
     pub Od: Option<f64>,
     /// The receive's overhead done before its message arrives, ns, in every band (`--Op`).
     pub Op: Option<f64>,
+    /// The part of the send's overhead after its message left that grows with its size, ns a
+    /// byte, in every band (`--Osd`, the model's §13).
+    pub Osd: Option<f64>,
     /// Whether messages move only inside MPI calls (`--progress calls`) or asynchronously.
     pub progress_at_calls: Option<bool>,
     /// The share of a rendezvous payload's `T1` that holds its sender's CPU
@@ -100,14 +103,14 @@ pub struct Overrides {
     pub set: Vec<(String, f64)>,
 }
 
-/// Where each of [`BAND_NAMES`] (`o L Os Or G Od Op`) takes its source from in a set in bands:
+/// Where each of [`BAND_NAMES`] (`o L Os Or G Od Op Osd`) takes its source from in a set in bands:
 /// the place in [`NAMES`] of the parameter its flag sets (`G`: `Gs`, which `--scale G` marks),
 /// then [`Resolved::split_sources`].
-const BAND_SOURCES: [usize; 7] = [1, 0, 2, 3, 4, 8, 9];
+const BAND_SOURCES: [usize; 8] = [1, 0, 2, 3, 4, 8, 9, 10];
 
 /// The parameters of a band [`apply`] sets or scales beyond the paper's, and their places in
 /// [`Resolved::split_sources`].
-const SPLIT_NAMES: [&str; 2] = ["Od", "Op"];
+const SPLIT_NAMES: [&str; 3] = ["Od", "Op", "Osd"];
 
 /// The parameters a run used, each with where it came from.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,8 +149,9 @@ pub struct Resolved {
     pub alias_source: Source,
     /// Where `params.drained` came from (unused while it is None).
     pub drained_source: Source,
-    /// Where the bands' `Od` and `Op` came from (unused while the set has none: the model's §13).
-    pub split_sources: [Source; 2],
+    /// Where the bands' `Od`, `Op` and `Osd` came from (unused while the set has none: the
+    /// model's §13).
+    pub split_sources: [Source; 3],
     /// The other sets given with it (several `--params`, or several sets in one file: the
     /// model's §12), each with the flags applied as to `params`. `params` is the first set
     /// for pairs on one node (the first of all where none is): what every use that takes one
@@ -402,6 +406,7 @@ fn unprefixed(ov: &Overrides, class: Option<Class>) -> Result<Overrides, Error> 
             "Gl" => out.Gl = Some(*v),
             "Od" => out.Od = Some(*v),
             "Op" => out.Op = Some(*v),
+            "Osd" => out.Osd = Some(*v),
             "s" => out.s = Some(bytes()?),
             _ => out.S = Some(bytes()?),
         }
@@ -515,8 +520,8 @@ fn apply(mut p: Params, source: Source, ov: &Overrides) -> Result<Resolved, Erro
         let d = flag_by_size(SizeParam::Drained, v)?;
         (p.drained, drained_source) = (Some(d), Source::Flag);
     }
-    let mut split_sources = [source.clone(), source.clone()];
-    for (j, v) in [ov.Od, ov.Op].into_iter().enumerate() {
+    let mut split_sources = [source.clone(), source.clone(), source.clone()];
+    for (j, v) in [ov.Od, ov.Op, ov.Osd].into_iter().enumerate() {
         if let Some(v) = v {
             p = p
                 .in_bands()

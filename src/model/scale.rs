@@ -7,10 +7,12 @@ use crate::error::Error;
 /// What `--scale all=F` multiplies: every time and rate the set costs with (a machine that
 /// takes F times as long for everything the model costs; the model's §17: the time
 /// interruptions take, which `calibrate` measures and a set leaves out).
-pub const SCALE_ALL: [&str; 10] = ["L", "o", "Os", "Or", "G", "Od", "Op", "copy", "oc", "gamma"];
+pub const SCALE_ALL: [&str; 11] = [
+    "L", "o", "Os", "Or", "G", "Od", "Op", "Osd", "copy", "oc", "gamma",
+];
 
 /// What `--scale rendezvous=F` multiplies, in the bands above `S` alone.
-pub const SCALE_RENDEZVOUS: [&str; 7] = ["L", "o", "Os", "Or", "G", "Od", "Op"];
+pub const SCALE_RENDEZVOUS: [&str; 8] = ["L", "o", "Os", "Or", "G", "Od", "Op", "Osd"];
 
 /// `p` with parameter `name` multiplied by `f` (`--scale NAME=F`): in every band of a set in
 /// bands (`o`, `L`, `Os`, `Or`, `G`); in the paper's form any of its six times and rates, `G`
@@ -64,7 +66,7 @@ pub fn scale(p: Params, name: &str, f: f64) -> Result<Params, Error> {
     let mut p = p;
     match name {
         // The paper's form has none (0): scaled, none still.
-        "Od" | "Op" => {}
+        "Od" | "Op" | "Osd" => {}
         "L" => p.L *= f,
         "o" => p.o *= f,
         "Os" => p.Os *= f,

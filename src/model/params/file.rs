@@ -405,6 +405,7 @@ fn parse_bands(v: &toml::Value, key: &str) -> Result<Vec<Band>, String> {
             G: num("G")?,
             Od: split("Od")?,
             Op: split("Op")?,
+            Osd: split("Osd")?,
         });
     }
     Ok(bands)

@@ -13,10 +13,11 @@ pub(super) fn params(input: &[u8]) -> Res<'_, Params> {
 }
 
 /// Flag 3's parameters: `u8 n`, `n × (u64 hi, 5 × f64 o L Os Or G)`, `u64 S`, then the
-/// [`extras`]; flag 5's (`split`) with `2 × f64 Od Op` after each band's `G` (the model's §13);
-/// flag 6's (`above`) as flag 5's with, after the bands, `u64 lo`, `u8 m` and `m` bands as
-/// flag 5's: the eager bands above the measured limit `lo` (the model's §10).
-pub(super) fn banded(input: &[u8], split: bool, above: bool) -> Res<'_, Params> {
+/// [`extras`]; flag 5's (`split` 2) with `2 × f64 Od Op` after each band's `G` (the model's
+/// §13), flag 7's (`split` 3) with `3 × f64 Od Op Osd`; flag 6's (`above`) as flag 5's (8's as
+/// 7's) with, after the bands, `u64 lo`, `u8 m` and `m` bands as those: the eager bands above
+/// the measured limit `lo` (the model's §10).
+pub(super) fn banded(input: &[u8], split: usize, above: bool) -> Res<'_, Params> {
     let (input, list) = band_list(input, split)?;
     let bands = match Bands::new(&list) {
         Ok(b) => b,
@@ -39,27 +40,22 @@ pub(super) fn banded(input: &[u8], split: bool, above: bool) -> Res<'_, Params> 
     Ok((input, x.on(Params::banded(bands, s, poll))))
 }
 
-/// `u8 n` and `n` bands, each `u64 hi`, `5 × f64 o L Os Or G` and where `split` `2 × f64 Od Op`.
-fn band_list(input: &[u8], split: bool) -> Res<'_, Vec<Band>> {
+/// `u8 n` and `n` bands, each `u64 hi`, `5 × f64 o L Os Or G` and `split` more of `Od Op Osd`
+/// (0, 2 or 3).
+fn band_list(input: &[u8], split: usize) -> Res<'_, Vec<Band>> {
     let (mut input, n) = le_u8(input)?;
     let mut list = Vec::with_capacity(n as usize);
     for _ in 0..n {
-        let (rest, (hi, o, l, os, or, g)) =
-            tuple((le_u64, le_f64, le_f64, le_f64, le_f64, le_f64))(input)?;
-        let (rest, (od, op)) = match split {
-            true => tuple((le_f64, le_f64))(rest)?,
-            false => (rest, (0.0, 0.0)),
-        };
-        list.push(Band {
+        let (rest, hi) = le_u64(input)?;
+        let (rest, v) = nom::multi::count(le_f64, 5 + split)(rest)?;
+        let mut band = Band {
             hi,
-            o,
-            L: l,
-            Os: os,
-            Or: or,
-            G: g,
-            Od: od,
-            Op: op,
-        });
+            ..Band::default()
+        };
+        for (i, x) in v.into_iter().enumerate() {
+            *band.get_mut(i) = x;
+        }
+        list.push(band);
         input = rest;
     }
     Ok((input, list))
@@ -450,7 +446,7 @@ pub(super) fn class(input: &[u8]) -> Res<'_, Option<Class>> {
 
 /// A parameter set after its flag (0: none).
 pub(super) fn set(input: &[u8]) -> Res<'_, Option<Params>> {
-    let (input, has_params) = expect("the parameters flag (0 to 6)", le_u8)(input)?;
+    let (input, has_params) = expect("the parameters flag (0 to 8)", le_u8)(input)?;
     let (input, params) = match has_params {
         0 => (input, None),
         1 => {
@@ -463,15 +459,24 @@ pub(super) fn set(input: &[u8]) -> Res<'_, Option<Params>> {
             let poll = Some(poll);
             (input, Some(Params { poll, ..p }))
         }
-        3 => expect("LogGPS parameters in bands", |i| banded(i, false, false))(input)
+        3 => expect("LogGPS parameters in bands", |i| banded(i, 0, false))(input)
             .map(|(i, p)| (i, Some(p)))?,
         5 => expect("LogGPS parameters in bands with Od and Op", |i| {
-            banded(i, true, false)
+            banded(i, 2, false)
         })(input)
         .map(|(i, p)| (i, Some(p)))?,
         6 => expect(
             "LogGPS parameters in bands with Od, Op and eager bands above S",
-            |i| banded(i, true, true),
+            |i| banded(i, 2, true),
+        )(input)
+        .map(|(i, p)| (i, Some(p)))?,
+        7 => expect("LogGPS parameters in bands with Od, Op and Osd", |i| {
+            banded(i, 3, false)
+        })(input)
+        .map(|(i, p)| (i, Some(p)))?,
+        8 => expect(
+            "LogGPS parameters in bands with Od, Op, Osd and eager bands above S",
+            |i| banded(i, 3, true),
         )(input)
         .map(|(i, p)| (i, Some(p)))?,
         4 => {
@@ -479,7 +484,7 @@ pub(super) fn set(input: &[u8]) -> Res<'_, Option<Params>> {
             let (input, x) = expect("the optional parameters", extras)(input)?;
             (input, Some(x.on(p)))
         }
-        v => return fail(input, format!("the parameters flag 0 to 6, found {v}")),
+        v => return fail(input, format!("the parameters flag 0 to 8, found {v}")),
     };
     Ok((input, params))
 }
@@ -517,16 +522,19 @@ pub(super) fn put_set(j: &mut Vec<u8>, params: Option<&Params>) {
     match params {
         Some(p) if let Some(b) = &p.bands => {
             // 3: bands, 5: bands with Od and Op (written only where a band has them), 6: and
-            // eager bands above S (only where the set has them), every band with Od and Op.
+            // eager bands above S (only where the set has them), every band with Od and Op;
+            // 7 and 8 as 5 and 6 with Osd too (only where a band has it).
             let above = b.eager_above();
-            j.push(match (above, b.split()) {
-                (Some(_), _) => 6,
-                (None, true) => 5,
-                (None, false) => 3,
+            j.push(match (above, b.grows_od(), b.split()) {
+                (Some(_), true, _) => 8,
+                (Some(_), false, _) => 6,
+                (None, true, _) => 7,
+                (None, false, true) => 5,
+                (None, false, false) => 3,
             });
-            let names = match above {
-                Some(_) => crate::model::BAND_NAMES.len(),
-                None => b.names().len(),
+            let names = match (above, b.grows_od()) {
+                (Some(_), false) => crate::model::BAND_NAMES.len() - 1,
+                _ => b.names().len(),
             };
             let put = |j: &mut Vec<u8>, list: &[Band]| {
                 j.push(list.len() as u8);

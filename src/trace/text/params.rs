@@ -174,9 +174,10 @@ pub(super) fn params(fields: &[(&str, &str)]) -> Result<Params, String> {
 fn parse_bands(v: &str) -> Result<Vec<crate::model::Band>, String> {
     let band = |b: &str| -> Option<crate::model::Band> {
         let f: Vec<&str> = b.split(':').collect();
-        let (hi, o, l, os, or, g, od, op) = match f[..] {
-            [hi, o, l, os, or, g] => (hi, o, l, os, or, g, "0", "0"),
-            [hi, o, l, os, or, g, od, op] => (hi, o, l, os, or, g, od, op),
+        let (hi, o, l, os, or, g, od, op, osd) = match f[..] {
+            [hi, o, l, os, or, g] => (hi, o, l, os, or, g, "0", "0", "0"),
+            [hi, o, l, os, or, g, od, op] => (hi, o, l, os, or, g, od, op, "0"),
+            [hi, o, l, os, or, g, od, op, osd] => (hi, o, l, os, or, g, od, op, osd),
             _ => return None,
         };
         let n = |x: &str| x.parse::<f64>().ok();
@@ -192,10 +193,11 @@ fn parse_bands(v: &str) -> Result<Vec<crate::model::Band>, String> {
             G: n(g)?,
             Od: n(od)?,
             Op: n(op)?,
+            Osd: n(osd)?,
         })
     };
     let list: Option<Vec<_>> = v.split(';').map(band).collect();
-    list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G[:Od:Op];…, found `{v}`"))
+    list.ok_or_else(|| format!("expected bands=HI:o:L:Os:Or:G[:Od:Op[:Osd]];…, found `{v}`"))
 }
 
 /// The ` poll=NS gamma=NS_PER_BYTE oc=NS progress=calls` that end a `params` line, each where
@@ -250,16 +252,17 @@ pub(super) fn bands_field(bands: &crate::model::Bands) -> String {
     out
 }
 
-/// `HI:o:L:Os:Or:G[:Od:Op];…` of `list`, bands of `bands`.
+/// `HI:o:L:Os:Or:G[:Od:Op[:Osd]];…` of `list`, bands of `bands`.
 fn band_list_field(bands: &crate::model::Bands, list: &[crate::model::Band]) -> String {
     let each = list.iter().map(|b| {
         let hi = match b.hi {
             u64::MAX => "inf".to_string(),
             hi => hi.to_string(),
         };
-        let split = match bands.split() {
-            true => format!(":{}:{}", b.Od, b.Op),
-            false => String::new(),
+        let split = match (bands.split(), bands.grows_od()) {
+            (_, true) => format!(":{}:{}:{}", b.Od, b.Op, b.Osd),
+            (true, false) => format!(":{}:{}", b.Od, b.Op),
+            (false, false) => String::new(),
         };
         format!("{hi}:{}:{}:{}:{}:{}{split}", b.o, b.L, b.Os, b.Or, b.G)
     });
