@@ -27,6 +27,34 @@ fn predict(trace: &str, args: &[&str]) -> serde_json::Value {
     json(&[&[f.as_str(), "--format", "json"], args].concat())
 }
 
+/// `trace` converted to `e.txt` and `e.bin` in the folder `path` names, with the set of file
+/// `params` there embedded, each predicted without flags at `ns`; the text trace's contents.
+fn embedded(trace: &str, path: &dyn Fn(&str) -> String, params: &str, ns: f64) -> String {
+    for (to, name) in [("text", "e.txt"), ("binary", "e.bin")] {
+        let out = run(&[
+            "convert",
+            trace,
+            &path(name),
+            "--to",
+            to,
+            "--params",
+            &path(params),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let v = json(&[&path(name), "--format", "json"]);
+        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, ns, name);
+    }
+    std::fs::read_to_string(path("e.txt")).unwrap()
+}
+
+/// Parameter `name` of a `sensitivity` JSON report.
+fn parameter<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    (s["parameters"].as_array().unwrap().iter())
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {s}"))
+}
+
 /// `Od = 2,000`, `Op = 3,000`: the message leaves 2,000 ns before the send returns and arrives
 /// at 13,410 − 2,000 + 16,640 = 28,050.
 /// - Posted at 0 (long before): the receive has done `Op` by then and ends at 28,050 − 3,000 +
@@ -304,35 +332,12 @@ fn the_split_in_files_traces_and_sensitivity() {
     let out = run(&[&path("t.txt"), "--Op", "-1"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("Op = -1 must be ≥ 0"));
 
-    for (to, name) in [("text", "e.txt"), ("binary", "e.bin")] {
-        let out = run(&[
-            "convert",
-            &path("t.txt"),
-            &path(name),
-            "--to",
-            to,
-            "--params",
-            &path("split.toml"),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v = json(&[&path(name), "--format", "json"]);
-        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 34_170.0, name);
-    }
-    let text = std::fs::read_to_string(path("e.txt")).unwrap();
+    let text = embedded(&path("t.txt"), &path, "split.toml", 34_170.0);
     assert!(text.contains(":2000:3000;"), "{text}");
 
     let s = json(&["sensitivity", &path("e.bin"), "--format", "json"]);
     for name in ["b1.Od", "b1.Op"] {
-        let d = s["parameters"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|d| d["name"] == name)
-            .unwrap_or_else(|| panic!("{name} in {s}"));
+        let d = parameter(&s, name);
         for key in ["ns_per_unit", "from_critical_path"] {
             let got = d[key].as_f64().unwrap();
             assert!((got + 1.0).abs() < 1e-5, "{name} {key}: {got}");
@@ -387,34 +392,10 @@ fn od_grows_with_the_size_by_osd() {
         "json",
     ]);
     assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 33_170.0, "file");
-    for (to, name) in [("text", "e.txt"), ("binary", "e.bin")] {
-        let out = run(&[
-            "convert",
-            &path("t.txt"),
-            &path(name),
-            "--to",
-            to,
-            "--params",
-            &path("osd.toml"),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v = json(&[&path(name), "--format", "json"]);
-        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 33_170.0, name);
-    }
-    let text = std::fs::read_to_string(path("e.txt")).unwrap();
+    let text = embedded(&path("t.txt"), &path, "osd.toml", 33_170.0);
     assert!(text.contains(":2000:3000:1;"), "{text}");
     let s = json(&["sensitivity", &path("e.bin"), "--format", "json"]);
-    let d = s["parameters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["name"] == "b1.Osd")
-        .unwrap_or_else(|| panic!("b1.Osd in {s}"));
-    let got = d["ns_per_unit"].as_f64().unwrap();
+    let got = parameter(&s, "b1.Osd")["ns_per_unit"].as_f64().unwrap();
     assert!((got + 1000.0).abs() < 1e-2, "b1.Osd: {got}");
 
     let bad = bands.replacen("Osd = 1", "Osd = 7", 1);
@@ -493,37 +474,15 @@ fn a_rendezvous_payload_holds_its_senders_cpu_for_the_sets_share() {
     let set = "L = 0\no = 1000\nOs = 1\nOr = 1\nGs = 0\nGl = 0\ns = 0\nS = 0\nOd = 1000\n";
     std::fs::write(path("q.toml"), format!("{set}rendezvous_sender = 0.25\n")).unwrap();
     assert_close(ns(&["--params", &path("q.toml")]), 6_500.0, "file");
-    for (to, name) in [("text", "e.txt"), ("binary", "e.bin")] {
-        let out = run(&[
-            "convert",
-            &f,
-            &path(name),
-            "--to",
-            to,
-            "--params",
-            &path("q.toml"),
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v = json(&[&path(name), "--format", "json"]);
-        assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 6_500.0, name);
-    }
-    let text = std::fs::read_to_string(path("e.txt")).unwrap();
+    let text = embedded(&f, &path, "q.toml", 6_500.0);
     assert!(text.contains(" rendezvous_sender=0.25"), "{text}");
     // Its worth: the runtime 6,000 + 2,000·F below F = 0.5, 2,000 ns a unit of share, read
     // off the replays and the critical path alike.
     let s = json(&["sensitivity", &path("e.bin"), "--format", "json"]);
-    let d = (s["parameters"].as_array().unwrap().iter())
-        .find(|d| d["name"] == "rendezvous_sender")
-        .unwrap_or_else(|| panic!("rendezvous_sender in {s}"));
+    let d = parameter(&s, "rendezvous_sender");
     assert_eq!(d["unit"], "share");
     // `Od` at its bound (`T1` of band 1, 0 B) is taken from below alone (it failed before).
-    let od = (s["parameters"].as_array().unwrap().iter())
-        .find(|d| d["name"] == "b1.Od")
-        .unwrap_or_else(|| panic!("b1.Od in {s}"));
+    let od = parameter(&s, "b1.Od");
     assert_eq!(od["difference"], "backward", "{od}");
     for key in ["ns_per_unit", "from_critical_path"] {
         let got = d[key].as_f64().unwrap();
