@@ -89,7 +89,8 @@ pub struct ParamArgs {
     #[arg(long = "Op", value_name = "NS", allow_hyphen_values = true)]
     pub Op: Option<f64>,
     /// The part of a send's overhead after its message has left that grows with its size, ns a
-    /// byte, in every band (`Od + Osd·k` in all; at most the band's Os): default the
+    /// byte, in every band (`Od + Osd·k` in all; at most the band's Os, so a set with a band of
+    /// Os 0 refuses any but 0: `--scale Osd=F` scales each band's own): default the
     /// parameters', else 0
     #[arg(long = "Osd", value_name = "NS_PER_BYTE", allow_hyphen_values = true)]
     pub Osd: Option<f64>,
