@@ -1310,6 +1310,12 @@ mod tests {
             parse("t.txt", again.as_bytes()).unwrap().meta.params,
             t.meta.params
         );
+        // With `Osd` (the binary encoding's flag 8): `Od + Osd·k` of 1 + 0.02 × 2,000 at 2,000 B.
+        let osd = text.replace(":1:0.5 S=", ":1:0.5:0.02 S=");
+        let t = parse("t.txt", osd.as_bytes()).unwrap();
+        let p = t.meta.params.unwrap();
+        assert_eq!(Params { S: 4000, ..p }.split_of(2000), (41.0, 0.5));
+        assert!(params_round_trip(&t).contains(":1:0.5:0.02"));
         for bad in [
             "eager_bands=x;1000:3:4:0.05:0.06:0.07",
             "eager_bands=2000;1000:3:4:0.05:0.06:0.07",
