@@ -56,7 +56,7 @@ impl Refit {
     }
 }
 
-/// Steps of the grid over each of `Od` (0 to `T1` at the band's least size) and `Op` (0 to
+/// Steps of the grid over each of `Od` (0 to `T1 − Osd·k` at the band's least size) and `Op` (0 to
 /// `T3` there), then of the finer grid around the best point.
 const STEPS: usize = 8;
 
@@ -129,7 +129,8 @@ pub fn fit(
             list[j] = b;
             continue;
         }
-        let (od_most, op_most) = (b.o + a as f64 * b.Os, b.o + a as f64 * b.Or);
+        // `Od + Osd·k` at most `T1` at the band's least size (§13's validity).
+        let (od_most, op_most) = (b.o + a as f64 * (b.Os - b.Osd), b.o + a as f64 * b.Or);
         let mut best = (before, b.Od, b.Op);
         let (mut od_span, mut op_span) = ((0.0, od_most), (0.0, op_most));
         for _round in 0..2 {

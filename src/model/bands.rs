@@ -327,10 +327,16 @@ impl Bands {
         })
     }
 
-    /// Sets parameter `name` (of [`BAND_NAMES`]) to `v` in every band.
+    /// Sets parameter `name` (of [`BAND_NAMES`]) to `v` in every band. `Os` keeps each band's
+    /// `Osd` its share of it (a part of `Os`: a what-if on the send's copy moves both).
     pub fn set(&mut self, name: &str, v: f64) -> Result<(), String> {
         let i = index(name)?;
-        self.each_mut().for_each(|b| *b.get_mut(i) = v);
+        self.each_mut().for_each(|b| {
+            if name == "Os" {
+                b.Osd = if b.Os > 0.0 { b.Osd * v / b.Os } else { 0.0 };
+            }
+            *b.get_mut(i) = v
+        });
         Ok(())
     }
 
@@ -344,10 +350,16 @@ impl Bands {
         Ok(())
     }
 
-    /// Multiplies parameter `name` (of [`BAND_NAMES`]) by `f` in every band.
+    /// Multiplies parameter `name` (of [`BAND_NAMES`]) by `f` in every band; `Os` its `Osd` too
+    /// (a part of it, as [`Bands::set`] keeps it).
     pub fn scale(&mut self, name: &str, f: f64) -> Result<(), String> {
         let i = index(name)?;
-        self.each_mut().for_each(|b| *b.get_mut(i) *= f);
+        self.each_mut().for_each(|b| {
+            *b.get_mut(i) *= f;
+            if name == "Os" {
+                b.Osd *= f;
+            }
+        });
         Ok(())
     }
 
@@ -528,6 +540,25 @@ fn index(name: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Osd` is a part of `Os`: setting or scaling `Os` keeps its share (a what-if on the send's
+    /// copy, `--Os`, `--scale Os=F`, stays valid), and more than `Os` is refused naming both.
+    #[test]
+    fn os_carries_its_part_osd() {
+        let b = Band {
+            Osd: 0.3,
+            ..band(u64::MAX, 100.0, 0.0, 0.4, 0.1, 0.0)
+        };
+        let mut x = Bands::new(&[b]).unwrap();
+        x.scale("Os", 0.5).unwrap();
+        assert_eq!((x.of(0).Os, x.of(0).Osd), (0.2, 0.15));
+        assert_eq!(x.invalid(), None);
+        x.set("Os", 0.1).unwrap();
+        assert!((x.of(0).Osd - 0.075).abs() < 1e-12, "{:?}", x.of(0));
+        x.set("Osd", 0.2).unwrap();
+        let why = x.invalid().unwrap();
+        assert!(why.contains("Osd = 0.2 is more than Os = 0.1"), "{why}");
+    }
 
     fn band(hi: u64, o: f64, L: f64, Os: f64, Or: f64, G: f64) -> Band {
         Band {
