@@ -298,6 +298,21 @@ fn an_isend_returns_once_its_message_has_left() {
         assert_close(rank_ns(&v, 0)[0], r0, &format!("rank 0, {args:?}"));
         assert_close(rank_ns(&v, 1)[0], r1, &format!("rank 1, {args:?}"));
     }
+    // By rendezvous (20,000 B, above `S`), once its request has left: `o − Od` = 4,550 (`o`,
+    // 6,550, without the split).
+    let rdv = t.replace("bytes=1000", "bytes=20000");
+    for (args, isend) in [
+        (&["--progress", "calls"][..], 6_550.0),
+        (&["--progress", "calls", "--Od", "2000"][..], 4_550.0),
+    ] {
+        let v = predict(&rdv, &[args, &["--calls"]].concat());
+        let calls = v["calls"].as_array().unwrap();
+        let row = (calls.iter())
+            .find(|c| c["routine"] == "MPI_Isend")
+            .unwrap_or_else(|| panic!("{v}"));
+        let got = row["predicted_s"].as_f64().unwrap() * 1e9;
+        assert_close(got, isend, &format!("rendezvous Isend, {args:?}"));
+    }
 }
 
 /// The split in files, traces and the sensitivity report: a `[[bands]]` file with `Od` and

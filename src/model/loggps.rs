@@ -562,12 +562,13 @@ impl Params {
 
     /// What an `MPI_Isend` of `k` bytes costs where messages move only inside calls (the
     /// model's §4): eager, it copies its message out and returns once it has left, `T1 − Od`;
-    /// by rendezvous, `o` (its payload moves in a later call).
+    /// by rendezvous, once its request has left, `o − Od` of the first band (its payload moves
+    /// in a later call; §13).
     #[inline(always)]
     pub fn isend_at_calls(&self, k: u64, rdv: bool) -> f64 {
         match rdv {
             false => self.t1(k) - self.split_of(k).0,
-            true => self.o,
+            true => self.o - self.split_of(0).0,
         }
     }
 
