@@ -206,9 +206,8 @@ impl Calibration {
     /// protocol header the payload does not have (`trace::library::agrees`, as a prediction
     /// judges a trace's limit against its set's `S`).
     pub fn eager_limits_agree(&self) -> Option<bool> {
-        let (name, reported) = self.reported_eager_limit.as_ref()?;
-        (crate::trace::library::names_a_switch(name))
-            .then(|| crate::trace::library::agrees(self.fit.params.S, *reported))
+        let reported = limit::switch_reported(self.reported_eager_limit.as_ref())?;
+        Some(crate::trace::library::agrees(self.fit.params.S, reported))
     }
 }
 

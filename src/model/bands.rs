@@ -219,9 +219,9 @@ impl Bands {
     /// some band has them, `Osd` only where some band has it, so that a set without them reads
     /// and prints as before.
     pub fn names(&self) -> &'static [&'static str] {
-        match (self.split(), self.grows_od()) {
-            (_, true) => &BAND_NAMES,
-            (true, false) => &BAND_NAMES[..SPLIT_NAMES],
+        match (self.grows_od(), self.split()) {
+            (true, _) => &BAND_NAMES,
+            (false, true) => &BAND_NAMES[..SPLIT_NAMES],
             (false, false) => &BAND_NAMES[..PAPER_NAMES],
         }
     }

@@ -113,34 +113,30 @@ fn toml_keeps_gamma() {
     assert!(text.contains("progress = \"calls\"\n"), "{text}");
     assert_eq!(parse_params_toml(&text).unwrap(), calls);
     let share = |points: &[(u64, f64)]| BySize::new(SizeParam::RendezvousSender, points).ok();
-    let both = Params {
-        rendezvous_sender: share(&[(0, 0.25)]),
-        ..myrinet()
+    // One value, and one a size: the file's line reads back as written.
+    let round_trip = |points: &[(u64, f64)], line: &str| {
+        let set = Params {
+            rendezvous_sender: share(points),
+            ..myrinet()
+        };
+        let text = params_toml(&set);
+        assert!(text.contains(line), "{text}");
+        assert_eq!(parse_params_toml(&text).unwrap(), set);
+        (set, text)
     };
-    let text_both = params_toml(&both);
-    assert!(
-        text_both.contains("rendezvous_sender = 0.25\n"),
-        "{text_both}"
-    );
-    assert_eq!(parse_params_toml(&text_both).unwrap(), both);
+    let (_, text_both) = round_trip(&[(0, 0.25)], "rendezvous_sender = 0.25\n");
     let over = text_both.replace("0.25", "1.5");
     let why = parse_params_toml(&over).unwrap_err();
     assert!(
         why.contains("rendezvous_sender = 1.5 must lie in 0–1"),
         "{why}"
     );
-    // One a size: the file's line and the text form read back, the share between two sizes
-    // interpolated in log k (0.4 at 4,096 B, 0.1 at 16,384 B: 0.25 at 8,192 B).
-    let sized = Params {
-        rendezvous_sender: share(&[(4096, 0.4), (16384, 0.1)]),
-        ..myrinet()
-    };
-    let text_sized = params_toml(&sized);
-    assert!(
-        text_sized.contains("rendezvous_sender = [[4096, 0.4], [16384, 0.1]]\n"),
-        "{text_sized}"
+    // The share between two sizes interpolated in log k (0.4 at 4,096 B, 0.1 at 16,384 B: 0.25
+    // at 8,192 B).
+    let (sized, text_sized) = round_trip(
+        &[(4096, 0.4), (16384, 0.1)],
+        "rendezvous_sender = [[4096, 0.4], [16384, 0.1]]\n",
     );
-    assert_eq!(parse_params_toml(&text_sized).unwrap(), sized);
     assert!((sized.sender_share(8192) - 0.25).abs() < 1e-12);
     assert_eq!(
         (sized.sender_share(100), sized.sender_share(1 << 20)),
