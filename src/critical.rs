@@ -490,7 +490,7 @@ impl CriticalPath {
                     .rev()
                     .map(|e| at(q, e))
                     .find(|t| t[3] + t[4] > 0.0)
-                    .map_or(Wait::NONE, |t| Wait::after(Wait::NONE, t[1], t[3] + t[4]))
+                    .map_or(Wait::NONE, |t| Wait::after(Wait::NONE, t[0], t[3] + t[4]))
             },
             t0: trace.measured_t0(),
         };

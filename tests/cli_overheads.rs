@@ -1024,6 +1024,9 @@ fn sends_held_by_a_computing_receiver_are_counted_not_costed() {
 /// - `c` = 125,000: it waits 5,050 ns, less than the 8,620 that taking the message in saves
 ///   the receive: taken in all the same (the rule charges no wait for it), 139,670.
 /// - `s2` = 120,000: it arrives at 150,050, after the wait: the receive waits for it, 159,170.
+/// - `s2` = 102,000: it arrives at 132,050, after the first receive's wait ended (130,050) but
+///   before that receive returns (139,170): the wait did not take it in, and the second receive
+///   finds it there at its call and costs `T3`, 148,290.
 /// - Rank 2's message received by an `MPI_Irecv` after that receive (it costs `o`, 6,550:
 ///   139,170 to 145,720) and an `MPI_Wait`, messages moving only inside calls (`--progress
 ///   calls`: it moves at the Wait's call): the Wait's `o`, 152,270, where it costs `drained`,
@@ -1063,6 +1066,7 @@ fn a_message_taken_in_while_its_rank_waited_costs_drained() {
         (200_000, 0, false, 218_240.0, 218_240.0),
         (125_000, 0, false, 139_670.0, 148_290.0),
         (0, 120_000, false, 159_170.0, 159_170.0),
+        (0, 102_000, false, 148_290.0, 148_290.0),
         (0, 0, true, 152_270.0, 154_840.0),
     ] {
         let t = trace(c, s2, irecv);

@@ -617,7 +617,7 @@ impl Params {
     /// A receive called at `tr` of a `k`-byte eager message that arrived at `arrives`, where
     /// the last call of its rank that waited was `wait` (the model's §14, "Messages taken in
     /// while waiting"): the library took the message in during that call where it arrived
-    /// before the call returned, and the receive costs `drained` after its call. None where
+    /// before the call stopped waiting, and the receive costs `drained` after its call. None where
     /// the set has no `drained`, the message was not there at the call, or no call that waited
     /// took it in.
     #[inline]
@@ -880,7 +880,8 @@ impl std::fmt::Display for Params {
 }
 
 /// The last call of a rank that waited (the model's §14, "Messages taken in while waiting"):
-/// when it returned and how long it waited (its synchronization), ns; none: nothing.
+/// when it stopped waiting (its call time plus its synchronization: what it waited for came
+/// then) and how long it waited, ns; none: nothing.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Wait {
     pub until: f64,
@@ -894,13 +895,13 @@ impl Wait {
         idle: 0.0,
     };
 
-    /// After a call that returned at `ret` having waited `sync` ns: that call where it waited
-    /// (else `earlier`, the rank's wait before).
+    /// After a call made at `t` that waited `sync` ns: that call where it waited (else
+    /// `earlier`, the rank's wait before).
     #[inline]
-    pub fn after(earlier: Wait, ret: f64, sync: f64) -> Wait {
+    pub fn after(earlier: Wait, t: f64, sync: f64) -> Wait {
         match sync > 0.0 {
             true => Wait {
-                until: ret,
+                until: t + sync,
                 idle: sync,
             },
             false => earlier,
@@ -945,7 +946,7 @@ impl CostModel for Params {
     #[inline(always)]
     fn recv_return(&self, wait: &mut Wait, t: f64, bytes: u64, ts: f64) -> Cost {
         let c = self.recv_waited(bytes, self.rendezvous(bytes, false), ts, t, *wait);
-        *wait = Wait::after(*wait, c.ret, c.sync);
+        *wait = Wait::after(*wait, t, c.sync);
         c
     }
 
@@ -982,7 +983,7 @@ impl CostModel for Params {
         w.add(send.ret, send.unblock, true);
         w.add(recv.ret, recv.unblock, false);
         let (ret, _, sender_sync, receiver_sync) = w.finish();
-        *wait = Wait::after(earlier, ret, sender_sync + receiver_sync);
+        *wait = Wait::after(earlier, t, sender_sync + receiver_sync);
         StepCost {
             ret,
             sender_sync,

@@ -289,7 +289,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
             st.colls += 1;
         }
         observe(sh, local, r, i, tc, (ret, comm, ssync, rsync));
-        st.wait = Wait::after(st.wait, ret, ssync + rsync);
+        st.wait = Wait::after(st.wait, tc, ssync + rsync);
         st.parts.communication += comm;
         st.parts.sender_sync += ssync;
         st.parts.receiver_sync += rsync;
