@@ -336,8 +336,9 @@ impl Rule {
             Rule::Collective(ref m) => m.end(&sets[m.set as usize]),
             Rule::Queue(ref head, ref after) => {
                 let busy = |&(side, k, rdv, ts, tr, s): &Queued| {
-                    let (start, c) = side.span(&message_set(sets, s), k, rdv, ts, tr);
-                    c.ret - start
+                    let p = message_set(sets, s);
+                    let (start, c) = side.span(&p, k, rdv, ts, tr);
+                    p.queued_busy(k, rdv, c.ret - start)
                 };
                 Some(head.ret(sets)? + after.iter().map(busy).sum::<f64>())
             }
@@ -1056,7 +1057,7 @@ fn serial(sets: &[Params], mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Bind
             Some((Rule::Queue(head, after), b)) if free > start => {
                 let next = (side, k, rdv, ts, tr, set);
                 let after: Vec<_> = after.iter().copied().chain([next]).collect();
-                free += c.ret - start;
+                free += message_set(sets, set).queued_busy(k, rdv, c.ret - start);
                 Some((Rule::Queue(head, after.into()), b))
             }
             _ => {

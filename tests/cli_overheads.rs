@@ -270,6 +270,55 @@ fn a_waitall_pays_its_receive_overheads_one_after_another() {
     );
 }
 
+/// The Waitall above where the set has `drained` (the model's §14, "Receives in a queue"): the
+/// second and third receives wait for the one before them, and each pays its `T3` (9,120) less
+/// what a receive at `drained`'s least size pays beyond `drained` there, `drained` at least.
+/// `--drained 500` (every size: its least size 0, where a receive costs `T3(0)` = 6,550): each
+/// pays 9,120 − 6,050 = 3,070 after the first's 39,170: 42,240, 45,310. A set's
+/// `drained=8:100,1000:500`: `T3(8)` = 6,570.56, the saving 6,470.56, each 2,649.44: 44,468.88.
+/// With `Op` = 3,000 each pays `T3 − Op` = 6,120 alone, less the saving 6,050: 70, so `drained`,
+/// 500: 36,170 + 1,000 = 37,170. Rendezvous messages (`S` 999) keep their spans.
+#[test]
+fn a_receive_behind_another_in_a_waitall_pays_less_of_its_overhead() {
+    let mut t = format!(
+        "loggps-trace 1\nranks 4\n{MYRINET}\n0 MPI_Init 0 0\n\
+         0 MPI_Irecv 0 10 bytes=1000 peer=1 tag=0 req=0\n\
+         0 MPI_Irecv 10 20 bytes=1000 peer=2 tag=0 req=1\n\
+         0 MPI_Irecv 20 30 bytes=1000 peer=3 tag=0 req=2\n\
+         0 MPI_Waitall 30 40 done=0:1:0,1:2:0,2:3:0\n0 MPI_Finalize 40 50\n"
+    );
+    for r in 1..4 {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Send 0 10 bytes=1000 peer=0 tag=0\n\
+             {r} MPI_Finalize 10 20\n"
+        );
+    }
+    let end = |t: &str, args: &[&str]| predict(t, args)["predicted_s"].as_f64().unwrap() * 1e9;
+    let v = predict(&t, &["--drained", "500"]);
+    assert_close(
+        v["predicted_s"].as_f64().unwrap() * 1e9,
+        45_310.0,
+        "drained 500",
+    );
+    let r0 = rank_ns(&v, 0);
+    assert_close(r0[2], 3.0 * 6550.0 + 9120.0 + 2.0 * 3070.0, "communication");
+    assert_close(r0[4], 30_050.0 - 19_650.0, "receiver sync");
+    let by_size = t.replace("S=16383", "S=16383 drained=8:100,1000:500");
+    assert_close(end(&by_size, &[]), 44_468.88, "the trace's drained");
+    assert_close(
+        end(&t, &["--drained", "500", "--Op", "3000"]),
+        37_170.0,
+        "Op",
+    );
+    // By rendezvous each pays its whole span, with `drained` or without.
+    let rdv = t.replace("S=16383", "S=999");
+    assert_close(
+        end(&rdv, &["--drained", "500"]),
+        end(&rdv, &[]),
+        "rendezvous",
+    );
+}
+
 /// Where messages move only inside calls an eager `MPI_Isend` returns once its message has
 /// left: at `T1 − Od` (the model's §4 and §13). Rank 0 Isends 1,000 B at 0 and waits for it at
 /// once; rank 1 receives at 0. With `Od = 2,000` the Isend returns at 13,410 − 2,000 = 11,410,

@@ -322,6 +322,37 @@ fn a_drained_receive_is_read_off_the_path() {
     close(derivative(&v, "Os"), 1000.0, 1e-6, "drained");
 }
 
+/// Receives behind another in one Waitall (the model's §14, "Receives in a queue") are read off
+/// the path by their rule: three 1,000-byte messages arrive at once at a rank in `MPI_Waitall`;
+/// with `--drained 500` the second and third each pay `T3(1000) − (T3(0) − drained)`, `Or`
+/// times 1,000 B and no `o`: the runtime moves by `o` twice (the send's `T1` and the first
+/// receive's `T3`; four times without `drained`) and by `Or` 3,000 times either way.
+#[test]
+fn receives_in_a_queue_are_read_off_the_path() {
+    let mut t = String::from(
+        "loggps-trace 1\nranks 4\n\
+         params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+         0 MPI_Init 0 0\n0 MPI_Irecv 0 10 bytes=1000 peer=1 tag=0 req=0\n\
+         0 MPI_Irecv 10 20 bytes=1000 peer=2 tag=0 req=1\n\
+         0 MPI_Irecv 20 30 bytes=1000 peer=3 tag=0 req=2\n\
+         0 MPI_Waitall 30 40 done=0:1:0,1:2:0,2:3:0\n0 MPI_Finalize 40 50\n",
+    );
+    for r in 1..4 {
+        t += &format!(
+            "{r} MPI_Init 0 0\n{r} MPI_Send 0 10 bytes=1000 peer=0 tag=0\n{r} MPI_Finalize 10 20\n"
+        );
+    }
+    let (_d, f) = common::text_trace("queue.txt", &t);
+    let v = sensitivity(&[&f, "--drained", "500"]);
+    assert_eq!(v["critical_path_unread_s"], 0.0, "{v}");
+    path_is_the_right_derivative(&v, "queue");
+    close(derivative(&v, "o"), 2.0, 1e-6, "o");
+    close(derivative(&v, "Or"), 3000.0, 1e-6, "Or");
+    let v = sensitivity(&[&f]);
+    path_is_the_right_derivative(&v, "queue without drained");
+    close(derivative(&v, "o"), 4.0, 1e-6, "o without drained");
+}
+
 /// A Wait that finds its send long done costs `wait` (the model's §4): by it, the runtime
 /// moves one for one, on the path and in the replays.
 #[test]

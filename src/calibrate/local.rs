@@ -401,8 +401,9 @@ pub fn drained_finding(
                 "{what}: the library takes a message in while its rank waits inside a call; a \
                  receive that finds its message there after a wait (collectives back to back, a \
                  Recv after a Recv from another rank) costs up to {most:.0} ns less than T3 (up \
-                 to {} B here). Not written into the sets: `{}` in a set (or `--drained NS` at \
-                 every size) costs such receives so (the model's §14)",
+                 to {} B here). Written into the sets, `{}`: such receives cost so, and a receive \
+                 behind another in one completion call saves what one at the least size saves \
+                 (the model's §14)",
                 last.0,
                 drained_points(drained, p.S).map_or(String::new(), |b| b.toml().trim().to_string()),
             ),

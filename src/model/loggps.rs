@@ -643,6 +643,24 @@ impl Params {
         self.recv(k, rdv, ts, tr)
     }
 
+    /// How long a `k`-byte receive whose own span is `own` holds its rank's CPU where it waits
+    /// for the receive before it in one completion call (the model's §14, "Receives in a
+    /// queue"): an eager message's first lines came from its sender's core while the one
+    /// before was taken in, and it pays its span less what a receive at `drained`'s least size
+    /// pays beyond `drained` there, `drained(k)` at least; its whole span by rendezvous, or
+    /// where the set has no `drained`.
+    #[inline]
+    pub fn queued_busy(&self, k: u64, rdv: bool, own: f64) -> f64 {
+        match (rdv, &self.drained) {
+            (false, Some(d)) => {
+                let (k0, d0) = d.points()[0];
+                let saving = (self.recv_busy(k0, false) - d0).max(0.0);
+                (own - saving).max(d.at(k as f64)).min(own)
+            }
+            _ => own,
+        }
+    }
+
     /// What a `k`-byte receive costs after it can start (its message, or the rendezvous
     /// request, there and its call made): `T3` eager, `o + T5 + T1 − Od + T2* + T3 − Op`
     /// rendezvous (the payload reaches a receive posted long before: the model's §13), the time

@@ -64,18 +64,20 @@ pub(super) struct Inbound {
 
 /// A receive (or, where a set gives a rendezvous payload's sender a share of it, a nonblocking
 /// send) its rank's CPU takes once it can start (`start`), busy for `done − start`, one at a
-/// time ([`Queued::serial`], the model's §14).
+/// time ([`Queued::serial`], the model's §14); `behind`: how long where it waits for the one
+/// before it ([`crate::model::Params::queued_busy`]).
 #[derive(Clone, Copy)]
 pub(super) struct Queued {
     pub(super) start: f64,
     pub(super) c: Completion,
+    pub(super) behind: f64,
 }
 
 impl Queued {
     /// The completions of one call's receives `q` taken one at a time, in the order they can
     /// start (the requests' order at a tie): each from its start or the previous one's end,
-    /// whichever is later, for its own duration. A receive that need not wait keeps its
-    /// completion as it is, bit for bit.
+    /// whichever is later, for its own duration, or where it waited for the one before, its
+    /// `behind`. A receive that need not wait keeps its completion as it is, bit for bit.
     pub(super) fn serial(q: &mut [Queued]) -> impl Iterator<Item = Completion> + '_ {
         if !q.is_sorted_by(|a, b| a.start <= b.start) {
             q.sort_by(|a, b| a.start.total_cmp(&b.start));
@@ -84,7 +86,7 @@ impl Queued {
         q.iter().map(move |x| {
             let mut c = x.c;
             if free > x.start {
-                c.done = free + (x.c.done - x.start);
+                c.done = free + x.behind;
             }
             free = c.done;
             c
@@ -627,6 +629,7 @@ impl Shared<'_> {
                 return Ok(Pending::Queued(Queued {
                     start,
                     c: Completion::of(c, false),
+                    behind: p.queued_busy(bytes, rdv, c.ret - start),
                 }));
             }
             Model::LogGps(p) => {
@@ -865,6 +868,7 @@ impl Shared<'_> {
                 share => Ok(Pending::Queued(Queued {
                     start: c.done - share * p.t1(ev.bytes(oi)),
                     c,
+                    behind: share * p.t1(ev.bytes(oi)),
                 })),
             },
             _ => Ok(Pending::Done(c)),
