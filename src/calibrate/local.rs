@@ -211,13 +211,18 @@ pub(super) fn measure_local(opts: &Options, log: &mut dyn FnMut(String)) -> Resu
             ["progress", _, wait, rtt, ..] => Some((wait.parse().ok()?, rtt.parse().ok()?)),
             _ => None,
         });
+    // A repetition under 16 KiB times a batch of copies (one interval of the clock's in all;
+    // older builds time one).
     let copies: Vec<(u64, f64, f64)> = (text.lines())
         .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
-            ["copy", k, aligned, aliased, ..] => Some((
-                k.parse().ok()?,
-                net(aligned.parse().ok()?),
-                net(aliased.parse().ok()?),
-            )),
+            ["copy", k, aligned, aliased, _, ref batch @ ..] => {
+                let n = batch.first().map_or(Some(1.0), |b| b.parse::<f64>().ok())?;
+                Some((
+                    k.parse().ok()?,
+                    net(aligned.parse().ok()?) / n,
+                    net(aliased.parse().ok()?) / n,
+                ))
+            }
             _ => None,
         })
         .collect();

@@ -81,10 +81,13 @@
  * the destination COPY_ALIAS bytes past the source modulo 4096, and with both aligned. Some
  * CPUs copy the first many times slower (a load is taken to depend on a store 4 KiB away), and
  * what a message costs then depends on where the program's buffers lie, which no model
- * parameter carries. It prints the medians over the repetitions, a line a size (the aligned
- * copies' time a byte at each size is the model's `copy`, ns a byte copied in a collective):
+ * parameter carries. Under COPY_BATCH bytes each repetition times BATCH copies of K bytes
+ * (each a call of memcpy, from and to successive blocks), so that the interval is not the
+ * clock's resolution (a 1 KiB copy took 10 ns, one tick of this VM's clock, or less). It prints
+ * the medians over the repetitions of the interval, a line a size (the aligned copies' time a
+ * byte at each size is the model's `copy`, ns a byte copied in a collective):
  *
- *     copy K ALIGNED_NS ALIASED_NS REPS
+ *     copy K ALIGNED_NS ALIASED_NS REPS BATCH
  *
  * and then times malloc and free of K bytes (after evict), the pair's median: what a
  * collective's temporary costs (the model's `alloc`):
@@ -348,6 +351,8 @@ static void reductions(const long long *sizes, int n, int reps, int warmup, doub
 }
 
 #define COPY_ALIAS 16
+/* Bytes a repetition of the --copy probe copies at least, in copies of K bytes (see the top). */
+#define COPY_BATCH 16384
 
 /* The --line probe (see the top; cores.h): the cores' round trip over up to n round trips,
  * ns; -1 where the two ranks do not share memory. */
@@ -440,20 +445,23 @@ static void clock_cost(int reps, long long *t) {
 /* The --copy probe (see the top): `reps` memcpy of k bytes per placement, each after
  * evict(); then `reps` malloc and free of k bytes, each after evict(). */
 static void copies(long long k, int reps, long long *aligned, long long *aliased) {
-    size_t span = ((size_t)k + 4096) / 4096 * 4096;
+    long long batch = k > 0 && k < COPY_BATCH ? COPY_BATCH / k : 1;
+    size_t span = ((size_t)(k * batch) + 4096) / 4096 * 4096;
     char *src = aligned_alloc(4096, 3 * span), *dst = src + span;
     memset(src, 1, 3 * span);
+    /* A call each, as a collective's copy is: not inlined into moves. */
+    void *(*volatile copy)(void *, const void *, size_t) = memcpy;
     for (int r = -5; r < reps; r++)
         for (int a = 0; a < 2; a++) {
             char *d = dst + (a ? COPY_ALIAS : 0);
             evict();
             int64_t t0 = now_ns();
-            memcpy(d, src, (size_t)k);
+            for (long long b = 0; b < batch; b++) copy(d + b * k, src + b * k, (size_t)k);
             __asm__ volatile("" : : "r"(d) : "memory");
             int64_t t = now_ns() - t0;
             if (r >= 0) (a ? aliased : aligned)[r] = t;
         }
-    printf("copy %lld %lld %lld %d\n", k, median(aligned, reps), median(aliased, reps), reps);
+    printf("copy %lld %lld %lld %d %lld\n", k, median(aligned, reps), median(aliased, reps), reps, batch);
     fflush(stdout);
     free(src);
     for (int r = -5; r < reps; r++) {
