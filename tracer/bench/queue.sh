@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Receives in a queue (MODEL.md §14): runs tracer/bench/queue.c (n = 1, 2, 4, 6 messages of 8,
+# 1,024 and 4,000 bytes each way at once, a Waitall completing them) RUNS times untraced (3 by
+# default) and once traced, at the placement of the cores of the set PARAMS names (retried up to
+# 5 times), and prints per size and count the untraced runs' median exchange, the traced run's,
+# and the replay's of the traced run (the tracer's time taken out) with PARAMS, and the
+# prediction over the untraced median. WORK=NS spins NS ns between the Isends and the Waitall
+# (the messages arrive while the ranks compute). MPI=mpich runs MPICH's build.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
+PARAMS=${PARAMS:-traces/params.toml}
+MPI=${MPI:-openmpi}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+make -s -C tracer MPI="$MPI" all bench
+prog=tracer/build-$MPI/bench/queue lib=$PWD/tracer/build-$MPI/libloggps-trace.so
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run() { # run TRACE|-: one launch, traced into TRACE or untraced
+  if [ "$MPI" = mpich ]; then
+    if [ "$1" = - ]; then mpirun.mpich -np 2 "$prog" ${WORK:-}; else
+      mpirun.mpich -np 2 -genv LOGGPS_TRACE "$1" -genv LD_PRELOAD "$lib" "$prog" ${WORK:-}; fi
+  elif [ "$1" = - ]; then mpirun.openmpi -np 2 "$prog" ${WORK:-}
+  else LOGGPS_TRACE=$1 mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$lib" "$prog" ${WORK:-}; fi
+}
+set_cores=$(sed -n 's/^cores = //p' "$PARAMS" | paste -sd' ')
+near() { awk -v c="$1" -v s="$set_cores" 'BEGIN {n = split(s, a, " "); for (i = 1; i <= n; i++) if (c < 2 * a[i] && a[i] < 2 * c) exit 0; exit n > 0}'; }
+for i in $(seq "${RUNS:-3}"); do run - > "$tmp/u$i.txt" 2>/dev/null; done
+for try in 1 2 3 4 5; do
+  rm -f "$tmp/t.bin"
+  run "$tmp/t.bin" > "$tmp/t.txt" 2>/dev/null
+  near "$(awk '/^cores/ {print ($2 > $3) ? $2 : $3}' "$tmp/t.txt")" && break
+done
+"$BIN" "$tmp/t.bin" --params "$PARAMS" --timeline "$tmp/tl.json" > /dev/null 2>&1
+python3 - "$tmp/tl.json" "$tmp"/u*.txt <<'PY'
+import json, sys, statistics, collections
+d = json.load(open(sys.argv[1])); ev = d["traceEvents"] if isinstance(d, dict) else d
+untraced = collections.defaultdict(list); placed = []
+for f in sys.argv[2:]:
+    for line in open(f):
+        w = line.split()
+        if w[0] == "queue": untraced[(int(w[1]), int(w[2]))].append(int(w[3]))
+        if w[0] == "cores": placed.append(w[2])
+keys = list(untraced)
+# Rank 0's exchanges as the timeline gives them: first Irecv to Waitall's return, per block.
+def exchanges(tid):
+    calls = sorted((e["ts"], e["name"], e["ts"] + e["dur"]) for e in ev
+                   if e.get("ph") == "X" and e.get("pid") == 0 and e.get("tid") == tid and e.get("cat") == "mpi")
+    out, start = [], None
+    for t0, name, t1 in calls:
+        if name == "MPI_Irecv" and start is None: start = t0
+        elif name == "MPI_Waitall" and start is not None: out.append((t1 - start) * 1e3); start = None
+        elif name not in ("MPI_Irecv", "MPI_Isend", "MPI_Waitall", "computation"): start = None
+    per = len(out) // len(keys)
+    return [statistics.median(out[b * per + 20:(b + 1) * per]) for b in range(len(keys))]
+pred, traced = exchanges(0), exchanges(1)
+print(f"{'bytes':>6} {'n':>2} {'untraced':>9} {'traced':>8} {'predicted':>9} {'pred/untraced':>13}   (untraced runs' cores: {' '.join(placed)} ns)")
+for (k, n), p, t in zip(keys, pred, traced):
+    u = statistics.median(untraced[(k, n)])
+    print(f"{k:>6} {n:>2} {u:>9.0f} {t:>8.0f} {p:>9.0f} {p / u:>13.2f}")
+PY
