@@ -233,14 +233,9 @@ fn rendezvous_splits_each_message_of_the_protocol() {
     );
 }
 
-/// Rank 0 posts three Irecvs (from ranks 1, 2, 3) and calls Waitall at once (its calls at 0,
-/// 6,550, 13,100; the Waitall at 19,650); each other rank sends 1,000 B at 0. All three arrive
-/// at 30,050; one CPU takes their `T3` one after another (the model's §10): 39,170, 48,290,
-/// 57,410, the Waitall's return and the runtime (39,170 if they overlapped). With `Op =
-/// 3,000` each pays `T3 − Op` = 6,120 after the first's 36,170: 48,410. Under `--progress
-/// calls` as before (each from the Waitall's call or the previous end): the same 57,410.
-#[test]
-fn a_waitall_pays_its_receive_overheads_one_after_another() {
+/// Rank 0 posts three Irecvs of 1,000 B (from ranks 1, 2, 3) and calls `MPI_Waitall`; each
+/// other rank sends at 0 (Myrinet's set).
+fn three_senders() -> String {
     let mut t = format!(
         "loggps-trace 1\nranks 4\n{MYRINET}\n0 MPI_Init 0 0\n\
          0 MPI_Irecv 0 10 bytes=1000 peer=1 tag=0 req=0\n\
@@ -254,6 +249,18 @@ fn a_waitall_pays_its_receive_overheads_one_after_another() {
              {r} MPI_Finalize 10 20\n"
         );
     }
+    t
+}
+
+/// Rank 0 posts three Irecvs (from ranks 1, 2, 3) and calls Waitall at once (its calls at 0,
+/// 6,550, 13,100; the Waitall at 19,650); each other rank sends 1,000 B at 0. All three arrive
+/// at 30,050; one CPU takes their `T3` one after another (the model's §10): 39,170, 48,290,
+/// 57,410, the Waitall's return and the runtime (39,170 if they overlapped). With `Op =
+/// 3,000` each pays `T3 − Op` = 6,120 after the first's 36,170: 48,410. Under `--progress
+/// calls` as before (each from the Waitall's call or the previous end): the same 57,410.
+#[test]
+fn a_waitall_pays_its_receive_overheads_one_after_another() {
+    let t = three_senders();
     let v = predict(&t, &[]);
     assert_close(v["predicted_s"].as_f64().unwrap() * 1e9, 57_410.0, "serial");
     let r0 = rank_ns(&v, 0);
@@ -280,19 +287,7 @@ fn a_waitall_pays_its_receive_overheads_one_after_another() {
 /// 500: 36,170 + 1,000 = 37,170. Rendezvous messages (`S` 999) keep their spans.
 #[test]
 fn a_receive_behind_another_in_a_waitall_pays_less_of_its_overhead() {
-    let mut t = format!(
-        "loggps-trace 1\nranks 4\n{MYRINET}\n0 MPI_Init 0 0\n\
-         0 MPI_Irecv 0 10 bytes=1000 peer=1 tag=0 req=0\n\
-         0 MPI_Irecv 10 20 bytes=1000 peer=2 tag=0 req=1\n\
-         0 MPI_Irecv 20 30 bytes=1000 peer=3 tag=0 req=2\n\
-         0 MPI_Waitall 30 40 done=0:1:0,1:2:0,2:3:0\n0 MPI_Finalize 40 50\n"
-    );
-    for r in 1..4 {
-        t += &format!(
-            "{r} MPI_Init 0 0\n{r} MPI_Send 0 10 bytes=1000 peer=0 tag=0\n\
-             {r} MPI_Finalize 10 20\n"
-        );
-    }
+    let t = three_senders();
     let end = |t: &str, args: &[&str]| predict(t, args)["predicted_s"].as_f64().unwrap() * 1e9;
     let v = predict(&t, &["--drained", "500"]);
     assert_close(
