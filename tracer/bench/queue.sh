@@ -2,7 +2,8 @@
 # Receives in a queue (MODEL.md §14): runs tracer/bench/queue.c (n = 1, 2, 4, 6 messages of 8,
 # 1,024 and 4,000 bytes each way at once, a Waitall completing them) RUNS times untraced (3 by
 # default) and once traced, at the placement of the cores of the set PARAMS names (retried up to
-# 5 times), and prints per size and count the untraced runs' median exchange, the traced run's,
+# 5 times), and prints per size and count the median exchange of the untraced runs at the
+# traced run's placement (cores within 2x; none: it says so), the traced run's,
 # and the replay's of the traced run (the tracer's time taken out) with PARAMS, and the
 # prediction over the untraced median. WORK=NS spins NS ns between the Isends and the Waitall
 # (the messages arrive while the ranks compute). MPI=mpich runs MPICH's build.
@@ -32,15 +33,23 @@ for try in 1 2 3 4 5; do
   near "$(awk '/^cores/ {print ($2 > $3) ? $2 : $3}' "$tmp/t.txt")" && break
 done
 "$BIN" "$tmp/t.bin" --params "$PARAMS" --timeline "$tmp/tl.json" > /dev/null 2>&1
-python3 - "$tmp/tl.json" "$tmp"/u*.txt <<'PY'
+traced_cores=$(awk '/^cores/ {print ($2 > $3) ? $2 : $3}' "$tmp/t.txt")
+python3 - "$tmp/tl.json" "$traced_cores" "$tmp"/u*.txt <<'PY'
 import json, sys, statistics, collections
 d = json.load(open(sys.argv[1])); ev = d["traceEvents"] if isinstance(d, dict) else d
+# The untraced runs at the traced run's placement (cores within 2x) only.
+near = lambda a, b: a < 2 * b and b < 2 * a
+traced_cores = float(sys.argv[2])
 untraced = collections.defaultdict(list); placed = []
-for f in sys.argv[2:]:
-    for line in open(f):
-        w = line.split()
+for f in sys.argv[3:]:
+    lines = [line.split() for line in open(f)]
+    cores = [max(float(w[1]), float(w[2])) for w in lines if w[0] == "cores"]
+    if not cores or not near(cores[0], traced_cores): continue
+    placed.append("%.0f" % cores[0])
+    for w in lines:
         if w[0] == "queue": untraced[(int(w[1]), int(w[2]))].append(int(w[3]))
-        if w[0] == "cores": placed.append(w[2])
+if not untraced:
+    sys.exit(f"no untraced run at the traced run's placement ({traced_cores:.0f} ns): run again (RUNS=N for more)")
 keys = list(untraced)
 # Rank 0's exchanges as the timeline gives them: first Irecv to Waitall's return, per block.
 def exchanges(tid):
@@ -54,7 +63,7 @@ def exchanges(tid):
     per = len(out) // len(keys)
     return [statistics.median(out[b * per + 20:(b + 1) * per]) for b in range(len(keys))]
 pred, traced = exchanges(0), exchanges(1)
-print(f"{'bytes':>6} {'n':>2} {'untraced':>9} {'traced':>8} {'predicted':>9} {'pred/untraced':>13}   (untraced runs' cores: {' '.join(placed)} ns)")
+print(f"{'bytes':>6} {'n':>2} {'untraced':>9} {'traced':>8} {'predicted':>9} {'pred/untraced':>13}   (cores: traced {traced_cores:.0f} ns, untraced {' '.join(placed)} ns)")
 for (k, n), p, t in zip(keys, pred, traced):
     u = statistics.median(untraced[(k, n)])
     print(f"{k:>6} {n:>2} {u:>9.0f} {t:>8.0f} {p:>9.0f} {p / u:>13.2f}")
