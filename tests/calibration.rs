@@ -729,6 +729,18 @@ fn each_placement_gets_the_oc_of_its_own_launches() {
         assert!((oc - hand).abs() < 0.02, "{ocs:?}");
     }
     assert_eq!(sets[1].1.launches_oc.len(), 2, "{:?}", sets[1].1);
+    // The near set alone with the far launches only: each fitted with the near set takes up
+    // the placements' difference (15,740 and 35,740), none the calls': not fitted, 0.
+    let far_only = [launches[1].clone(), launches[3].clone()];
+    let sets = loggps_predict::calibrate::fit_oc_sets(&far_only, &[&near]).unwrap();
+    let (oc, fit) = &sets[0];
+    assert_eq!(*oc, 0.0, "{fit:?}");
+    assert!(
+        fit.elsewhere && fit.unplaced && fit.by_kind.is_empty(),
+        "{fit:?}"
+    );
+    assert_eq!(fit.with_ns, fit.without_ns);
+    assert_eq!(fit.launches_oc.len(), 2, "{fit:?}");
 }
 
 /// Between two of MPICH's "nodes" on this machine (`-launcher fork -hosts nodeA:1,nodeB:1`,

@@ -1539,12 +1539,18 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
              both sides) took {:.1} µs a rank (the tracer's time inside them taken out), \
              predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} ns{}",
             f.calls,
-            match f.elsewhere {
-                true => format!(
+            match (f.elsewhere, f.unplaced) {
+                (true, true) => format!(
+                    "none of its {} launches at a set's placement: not fitted, 0 (with this \
+                     set's parameters they take up the placements' difference, not the calls' \
+                     cost; calibrate again for a set where they ran)",
+                    f.launches_oc.len()
+                ),
+                (true, false) => format!(
                     "every launch's, {} launches, none at this placement",
                     f.launches_oc.len()
                 ),
-                false => match f.launches_oc.len() {
+                (false, _) => match f.launches_oc.len() {
                     1 => "the one launch at this placement".to_string(),
                     n => format!("the {n} launches at this placement"),
                 },

@@ -38,6 +38,10 @@ pub struct OcFit {
     /// No launch ran at the set's placement: its `oc` is the median of every launch's, each
     /// fitted with the set nearest its cores.
     pub elsewhere: bool,
+    /// No launch ran at any set's placement: fitted with another placement's parameters each
+    /// `oc` takes up their difference (`launches_oc` shows them), and the set's is 0, as
+    /// predicted (`with_ns` is `without_ns`, `by_kind` empty).
+    pub unplaced: bool,
     /// Each collective routine of the loop with its steady calls' time predicted (with the
     /// fitted `oc`) over their time measured, both summed over the ranks: one `oc` a call (the
     /// model's §11) is every kind's, fitted to their sum.
@@ -163,6 +167,7 @@ pub fn fit_oc(
         speed,
         launches_oc: vec![oc],
         elsewhere: false,
+        unplaced: false,
         by_kind,
     };
     Ok((oc, fit))
@@ -261,7 +266,8 @@ pub fn fit_oc_launches(
 /// counts for no set. Each set's `oc` is the median of its own launches',
 /// each fitted at the speed its messages ran and brought to the set's ([`fit_oc`]), as the
 /// sweep combines its launches' round trips (each launch's speed divided out, then the
-/// median); a set no launch ran at takes the median of all ([`OcFit::elsewhere`]). A loop is
+/// median); a set no launch ran at takes the median of all ([`OcFit::elsewhere`]), 0 where
+/// none ran at any set's ([`OcFit::unplaced`]). A loop is
 /// a millisecond or two of one launch, which a spell of the machine slows whole (their loops
 /// 1.1–2.2 ms in one calibration here): as run, the fit would take the spell into `oc`. The
 /// least of the launches as run (kept before the speeds were divided out) still followed a
@@ -293,17 +299,33 @@ pub fn fit_oc_sets(
         (oc, fit)
     };
     let anywhere = median(by_set.iter().flatten().chain(&apart).cloned().collect());
+    // Every launch 2× from every set's cores: their fits are the placements' difference (a
+    // near set fitted to far launches gave 211–296 ns where its own gave 40–60), none the
+    // calls': 0, said.
+    let unplaced = by_set.iter().all(Vec::is_empty);
     Ok((by_set.into_iter())
         .map(|fits| match fits.is_empty() {
             true => {
                 let (oc, fit) = anywhere.clone();
-                (
-                    oc,
-                    OcFit {
-                        elsewhere: true,
-                        ..fit
-                    },
-                )
+                match unplaced {
+                    true => (
+                        0.0,
+                        OcFit {
+                            elsewhere: true,
+                            unplaced: true,
+                            with_ns: fit.without_ns,
+                            by_kind: Vec::new(),
+                            ..fit
+                        },
+                    ),
+                    false => (
+                        oc,
+                        OcFit {
+                            elsewhere: true,
+                            ..fit
+                        },
+                    ),
+                }
             }
             false => median(fits),
         })
@@ -328,6 +350,7 @@ mod tests {
             speed: None,
             launches_oc: vec![250.0],
             elsewhere: false,
+            unplaced: false,
             by_kind,
         };
         let off = fit(vec![(Routine::Bcast, 1.84), (Routine::Allreduce, 1.0)]);
