@@ -335,12 +335,7 @@ impl Rule {
             } => Some(side.cost(&message_set(sets, set), k, rdv, ts, tr).ret),
             Rule::Collective(ref m) => m.end(&sets[m.set as usize]),
             Rule::Queue(ref head, ref after) => {
-                let busy = |&(side, k, rdv, ts, tr, s): &Queued| {
-                    let p = message_set(sets, s);
-                    let (start, c) = side.span(&p, k, rdv, ts, tr);
-                    p.queued_busy(k, rdv, c.ret - start)
-                };
-                Some(head.ret(sets)? + after.iter().map(busy).sum::<f64>())
+                Some(head.ret(sets)? + after.iter().map(|q| behind(sets, q)).sum::<f64>())
             }
             Rule::Unknown => None,
         }
@@ -1020,6 +1015,14 @@ fn recv_of(
 /// An operation after the first of a [`Rule::Queue`]: `(side, k, rendezvous, ts, tr, set)`.
 type Queued = (Side, u64, bool, f64, f64, u8);
 
+/// How long a queued operation holds its rank's CPU behind the one before it, as the replay
+/// costs it ([`Params::queued_busy`]).
+fn behind(sets: &[Params], &(side, k, rdv, ts, tr, set): &Queued) -> f64 {
+    let p = message_set(sets, set);
+    let (start, c) = side.span(&p, k, rdv, ts, tr);
+    p.queued_busy(k, rdv, c.ret - start)
+}
+
 /// Receives `queue` (each a [`Rule::Message`]) taken one at a time, as the replay takes them
 /// (`replay::cost::Queued::serial`, the model's §14): in the order they can start, each from
 /// its start or the previous one's end. The rule of the last one's end, and where it came
@@ -1057,7 +1060,7 @@ fn serial(sets: &[Params], mut queue: Vec<(Rule, Binder)>) -> Option<(Rule, Bind
             Some((Rule::Queue(head, after), b)) if free > start => {
                 let next = (side, k, rdv, ts, tr, set);
                 let after: Vec<_> = after.iter().copied().chain([next]).collect();
-                free += message_set(sets, set).queued_busy(k, rdv, c.ret - start);
+                free += behind(sets, &next);
                 Some((Rule::Queue(head, after.into()), b))
             }
             _ => {

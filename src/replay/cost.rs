@@ -865,11 +865,14 @@ impl Shared<'_> {
         match model {
             Model::LogGps(p) => match p.sender_share(ev.bytes(oi)) {
                 0.0 => Ok(Pending::Done(c)),
-                share => Ok(Pending::Queued(Queued {
-                    start: c.done - share * p.t1(ev.bytes(oi)),
-                    c,
-                    behind: share * p.t1(ev.bytes(oi)),
-                })),
+                share => {
+                    let held = share * p.t1(ev.bytes(oi));
+                    Ok(Pending::Queued(Queued {
+                        start: c.done - held,
+                        c,
+                        behind: held,
+                    }))
+                }
             },
             _ => Ok(Pending::Done(c)),
         }
