@@ -200,16 +200,25 @@ fn calibrate(
     assert!((0.0..1000.0).contains(&rate), "{line}");
     assert!(line.contains(" ranks' 20 ms over the launches"), "{line}");
     assert!(text.contains("# detours: "), "{text}");
-    // oc, fitted to the traced loop of collectives: never negative, and no library on one
-    // machine spends 100 µs of its own on a 2-rank collective call; said on the screen and in
-    // the file, with the loop's 4,501 calls a rank (500 rounds of 9, and the round trip's barrier).
+    // oc, fitted to the loop of collectives run untraced after its traced run: never
+    // negative, and no library on one machine spends 100 µs of its own on a 2-rank collective
+    // call; said on the screen and in the file, with a round of the loop's 9 calls measured
+    // untraced (above nothing: a 2-rank 8-byte collective takes 50 ns at least, and no round 1
+    // ms) and the traced loop's own fit beside it.
     let oc = p.oc.unwrap_or_else(|| panic!("oc in:\n{text}"));
     assert!((0.0..100_000.0).contains(&oc), "oc = {oc}\n{text}");
     assert!(
-        text.contains("# oc: a traced loop of 8-byte collectives"),
+        text.contains("# oc: a loop of 8-byte collectives of every kind on 2 ranks, run untraced"),
         "{text}"
     );
-    assert!(stdout.contains("(4501 calls a rank)"), "{stdout}");
+    let round: f64 = (stdout.split("a round of its 9 calls took ").nth(1))
+        .and_then(|x| x.split(" ns untraced").next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no untraced round in:\n{stdout}"));
+    assert!((450.0..1e6).contains(&round), "{round}\n{stdout}");
+    assert!(
+        stdout.contains("; traced, its calls but each kind's first"),
+        "{stdout}"
+    );
     // The exchanges (the round-trip program's --exchange, traced, replayed with the set): a
     // line for each size up to the sweep's largest, measured and predicted, and two messages
     // each way take more than half as long as one. Not necessarily longer: at far cores two
@@ -465,6 +474,70 @@ fn calibrate_runs_from_any_directory() {
     loggps_predict::model::read_param_sets(&toml).unwrap();
 }
 
+/// Where the program ran the loop once more untraced (through PMPI_, in the same launch), `oc`
+/// is fitted to that loop's round: the Barrier loop above (each call 20 µs traced, back to back:
+/// predicted 14,260 + oc ns a round, the tracer's time taken out) run untraced at 17,000 ns a
+/// round (the ranks' 16,990 and 17,010, as the program prints them) gives oc = 17,000 − 14,260
+/// = 2,740 ns, where the traced fit (kept beside it) gives 5,740; untraced at 12,000 ns, below
+/// the model's 14,260 at 0: 0. With 1,000 ns of the tracer's own time between the calls (`own
+/// 1000`, measured gaps of 1,000 ns), the untraced fit takes it out as a prediction does (its
+/// rounds 14,260 + oc again: 2,740) where the traced fit keeps it in the gaps (5,740).
+#[test]
+fn oc_is_fitted_to_the_loop_run_untraced() {
+    let load = |t: String| {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("loop.txt");
+        std::fs::write(&f, t).unwrap();
+        loggps_predict::trace::load(&f, &mut |_| {}).unwrap()
+    };
+    let trace_of = |gap: u64, own: bool| {
+        let mut t = String::from(
+            "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
+        );
+        for r in 0..2 {
+            if own {
+                t += &format!("rank {r} host \"n\" offset 0 0 own {gap}\n");
+            }
+        }
+        for r in 0..2 {
+            t += &format!("{r} MPI_Init 0 0\n");
+            for i in 0..10 {
+                let at = i * (20_000 + gap);
+                t += &format!("{r} MPI_Barrier {at} {}\n", at + 20_000);
+            }
+            t += &format!("{r} MPI_Finalize 300000 300001\n");
+        }
+        load(t)
+    };
+    let p = loggps_predict::model::Params::preset("myrinet").unwrap();
+    let printed = "rtt 8 0 1 1\ncoll_untraced 0 16990.0 500\ncoll_untraced 1 17010.0 500\nend\n";
+    for own in [false, true] {
+        let gap = if own { 1_000 } else { 0 };
+        let l = loggps_predict::calibrate::CollLoop::new(trace_of(gap, own), printed);
+        assert_eq!(l.untraced_round_ns, Some(17_000.0));
+        let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
+        assert!((oc - 2_740.0).abs() < 0.02, "{own}: {oc} {fit:?}");
+        assert!((fit.traced_oc - 5_740.0).abs() < 0.02, "{own}: {fit:?}");
+        let u = fit.untraced.unwrap();
+        assert_eq!(u.measured_ns, 17_000.0);
+        assert!((u.without_ns - 14_260.0).abs() < 1e-6, "{u:?}");
+        assert!((u.with_ns - 17_000.0).abs() < 0.05, "{u:?}");
+        assert_eq!(fit.launches_oc, vec![oc]);
+    }
+    let fast = "coll_untraced 0 12000 500\ncoll_untraced 1 12000 500\n";
+    let l = loggps_predict::calibrate::CollLoop::new(trace_of(0, false), fast);
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
+    assert_eq!(oc, 0.0, "{fit:?}");
+    // Without the program's line, the traced fit as before.
+    let l = loggps_predict::calibrate::CollLoop::new(trace_of(0, false), "end\n");
+    assert_eq!(l.untraced_round_ns, None);
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
+    assert!(
+        (oc - 5_740.0).abs() < 0.02 && fit.untraced.is_none(),
+        "{oc} {fit:?}"
+    );
+}
+
 /// `oc` is fitted so that the replay predicts the traced loop's steady calls as long as they
 /// were measured. Two ranks call `MPI_Barrier` ten times, back to back, each call measured at
 /// 20 µs (Myrinet): on 2 ranks the barrier is one exchange of empty messages, each rank's send
@@ -502,7 +575,7 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     };
     let p = loggps_predict::model::Params::preset("myrinet").unwrap();
     let loop_of = |each: u64, first_extra: u64| {
-        loggps_predict::calibrate::fit_oc(&trace_of(each, first_extra), &p).unwrap()
+        loggps_predict::calibrate::fit_oc(&trace_of(each, first_extra).into(), &p).unwrap()
     };
     let (oc, fit) = loop_of(20_000, 0);
     assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
@@ -547,7 +620,7 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
         let f = dir.path().join("interrupted.txt");
         std::fs::write(&f, t).unwrap();
         let l = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
-        let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
+        let (oc, fit) = loggps_predict::calibrate::fit_oc(&l.into(), &p).unwrap();
         assert!((fit.interrupted_ns - left_out).abs() < 1e-6, "{fit:?}");
         assert_eq!(fit.first_calls_ns, 20_000.0);
         assert!((oc - want).abs() < 0.02, "{oc} {fit:?}");
@@ -568,7 +641,7 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     let f = dir.path().join("late.txt");
     std::fs::write(&f, t).unwrap();
     let late = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
-    let (oc, fit) = loggps_predict::calibrate::fit_oc(&late, &p).unwrap();
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&late.into(), &p).unwrap();
     assert!((oc - 5_740.0).abs() < 0.02, "{oc} {fit:?}");
     assert!((fit.first_calls_ns - 70_000.0).abs() < 1e-6, "{fit:?}");
     // The tracer's own time is no call's: 1,000 ns between the calls, all the tracer's (`own
@@ -592,13 +665,13 @@ fn oc_makes_the_replay_reproduce_the_traced_loop() {
     std::fs::write(&f, t).unwrap();
     let gaps = loggps_predict::trace::load(&f, &mut |_| {}).unwrap();
     assert_eq!(gaps.meta.ranks.get(0).own_ns, Some(1000.0));
-    let (oc, fit) = loggps_predict::calibrate::fit_oc(&gaps, &p).unwrap();
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&gaps.clone().into(), &p).unwrap();
     assert!((oc - 5_740.0).abs() < 0.02, "{oc} {fit:?}");
     assert!((fit.measured_ns - 180_000.0).abs() < 1e-6, "{fit:?}");
     assert_eq!(gaps.meta.ranks.get(0).in_call_ns, Some(500.0));
     // Three launches, their calls 20, 30 and 10 µs: oc 5,740, 15,740 and 0 ns; the median
     // launch's is kept, with its own figures (its steady calls 180 µs).
-    let launches = [20_000, 30_000, 10_000].map(|each| trace_of(each, 0));
+    let launches = [20_000, 30_000, 10_000].map(|each| trace_of(each, 0).into());
     let (oc, fit) = loggps_predict::calibrate::fit_oc_launches(&launches, &p).unwrap();
     assert!((oc - 5_740.0).abs() < 0.02, "{oc}");
     assert!((fit.measured_ns - 180_000.0).abs() < 1e-6, "{fit:?}");
@@ -648,7 +721,7 @@ fn oc_is_fitted_at_the_sets_speed() {
         loggps_predict::trace::load(&f, &mut |_| {}).unwrap()
     };
     for (speed, want) in [(Some(1.25), 1_740.0), (Some(1.0), 5_740.0), (None, 5_740.0)] {
-        let (oc, fit) = loggps_predict::calibrate::fit_oc(&trace_of(speed), &p).unwrap();
+        let (oc, fit) = loggps_predict::calibrate::fit_oc(&trace_of(speed).into(), &p).unwrap();
         assert!((oc - want).abs() < 0.05, "{speed:?}: {oc} {fit:?}");
         assert!(
             speed
@@ -671,7 +744,7 @@ fn oc_is_fitted_at_the_sets_speed() {
 /// all five (0, 5,740, 5,740, 15,740, 25,740: 5,740) and says so.
 #[test]
 fn each_placement_gets_the_oc_of_its_own_launches() {
-    let trace_of = |each: u64, cores: (f64, f64)| {
+    let trace_of = |each: u64, cores: (f64, f64)| -> loggps_predict::calibrate::CollLoop {
         let mut t = String::from(
             "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
         );
@@ -689,7 +762,7 @@ fn each_placement_gets_the_oc_of_its_own_launches() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("loop.txt");
         std::fs::write(&f, t).unwrap();
-        loggps_predict::trace::load(&f, &mut |_| {}).unwrap()
+        loggps_predict::trace::load(&f, &mut |_| {}).unwrap().into()
     };
     let p = loggps_predict::model::Params::preset("myrinet").unwrap();
     let at = |ns: f64| loggps_predict::model::Params {

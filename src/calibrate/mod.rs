@@ -32,7 +32,7 @@ pub use local::{
     alias_rate, alloc_finding, alloc_ns, copy_finding, drained_finding, drained_points,
     held_finding, held_rate, held_reduce_rate, moves_only_in_calls,
 };
-pub use oc::{OcFit, fit_oc, fit_oc_launches, fit_oc_sets};
+pub use oc::{CollLoop, OcFit, UntracedRound, fit_oc, fit_oc_launches, fit_oc_sets};
 use placement::placements;
 pub(crate) use placement::placements_apart;
 pub use placement::{MIN_OTHER_LAUNCHES, same_cores};
@@ -135,7 +135,7 @@ pub struct Calibration {
     /// The clock's own interval (two reads with nothing between), taken out of the copy,
     /// reduction and allocation probes' medians, ns.
     pub clock_ns: f64,
-    /// The traced loop of small collectives `fit.params.oc` is fitted to (None: no tracer).
+    /// The loop of small collectives `fit.params.oc` is fitted to, traced and run untraced (None: no tracer).
     pub oc_fit: Option<OcFit>,
     /// The sweep under [`Options::eager_mpirun`] whose eager bands above `S` the set keeps.
     pub eager_above: Option<EagerAbove>,
@@ -764,7 +764,7 @@ pub fn early_departures(
 type Reported = (
     String,
     Option<(String, u64)>,
-    Vec<crate::trace::Trace>,
+    Vec<oc::CollLoop>,
     Vec<(
         crate::trace::Trace,
         Vec<bounce::RoundTrips>,
@@ -853,10 +853,12 @@ impl<'a> Traced<'a> {
         }
     }
 
-    /// One launch of the loop of collectives that `oc` is fitted to.
-    fn collectives(&self, log: &mut dyn FnMut(String)) -> Result<crate::trace::Trace, Error> {
+    /// One launch of the loop of collectives that `oc` is fitted to, with what it printed of
+    /// the same loop untraced.
+    fn collectives(&self, log: &mut dyn FnMut(String)) -> Result<oc::CollLoop, Error> {
         let rounds = COLL_ROUNDS.to_string();
-        Ok(self.run(&["--coll", &rounds], log)?.0)
+        let (trace, printed) = self.run(&["--coll", &rounds], log)?;
+        Ok(oc::CollLoop::new(trace, &printed))
     }
 }
 
@@ -912,8 +914,9 @@ fn reported_by_library(
         }
     }
     Ok((
-        traces[0].meta.library.clone(),
+        traces[0].trace.meta.library.clone(),
         traces[0]
+            .trace
             .meta
             .eager_limit
             .clone()
@@ -1099,11 +1102,11 @@ pub(crate) fn probe_cores(t: &crate::trace::Trace) -> Option<f64> {
 
 /// How many of the loops of collectives `probe` ran at each set's placement (their cores within
 /// 2× of the set's; a launch or a set with no figure counts everywhere).
-fn probe_at_sets(probe: &[crate::trace::Trace], sets: &[&Params]) -> Vec<usize> {
+fn probe_at_sets(probe: &[oc::CollLoop], sets: &[&Params]) -> Vec<usize> {
     (sets.iter())
         .map(|p| {
             (probe.iter())
-                .filter(|t| at_placement(probe_cores(t), p.cores))
+                .filter(|l| at_placement(probe_cores(&l.trace), p.cores))
                 .count()
         })
         .collect()
@@ -1271,7 +1274,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     // at most) while a set has fewer than COLL_AT_PLACEMENT at its own (fitted with another
     // placement's parameters, a loop's `oc` takes up their difference).
     if let Some(t) = tracer.filter(|_| !probe.is_empty()) {
-        let wanted = |probe: &[crate::trace::Trace]| {
+        let wanted = |probe: &[oc::CollLoop]| {
             (probe_at_sets(probe, &sets).iter()).any(|&n| n < COLL_AT_PLACEMENT)
         };
         let most = 2 * opts.launches.max(1) as usize;
@@ -1285,7 +1288,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
             let traced = Traced::new(opts, t)?;
             while wanted(&probe) && probe.len() < most {
                 match traced.collectives(log) {
-                    Ok(trace) => probe.push(trace),
+                    Ok(l) => probe.push(l),
                     Err(e) => {
                         log(format!("no more launches of the loop of collectives: {e}"));
                         break;
@@ -1415,17 +1418,19 @@ pub(crate) fn nearest_set(trace: &crate::trace::Trace, sets: &[&Params]) -> usiz
         .unwrap_or(0)
 }
 
-/// `oc` of each set fitted to the traced loops of collectives (`probe`; none where there are
+/// `oc` of each set fitted to the loops of collectives, traced and untraced (`probe`; none where there are
 /// none, or their replay failed, said in `log`).
 fn fit_oc_probe(
-    probe: &[crate::trace::Trace],
+    probe: &[oc::CollLoop],
     sets: &[&Params],
     log: &mut dyn FnMut(String),
 ) -> Option<Vec<(f64, OcFit)>> {
     if probe.is_empty() {
         return None;
     }
-    log("fitting oc to the traced loops of collectives".into());
+    log(
+        "fitting oc to the loops of collectives (traced, and untraced in the same launches)".into(),
+    );
     fit_oc_sets(probe, sets)
         .map_err(|e| {
             log(format!(
@@ -1530,47 +1535,70 @@ pub fn collectives_finding(c: &Calibration, second: bool) -> String {
         (true, Some(o)) => (&o.oc_fit, o.fit.params.oc),
         (true, None) => (&None, None),
     };
-    match fit {
-        None => "not fitted (the collectives probe runs under the tracer: none given, or its replay failed)".into(),
-        Some(f) => format!(
-            "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), the \
-             median of {} (oc {:.0}–{:.0} ns): its calls but each kind's first and those \
-             interrupted (beyond their kind's far fence; {:.1} and {:.1} µs a rank, left out on \
-             both sides) took {:.1} µs a rank (the tracer's time inside them taken out), \
-             predicted {:.1} µs with oc = 0 and {:.1} µs with oc = {:.0} ns{}",
+    let Some(f) = fit else {
+        return "not fitted (the collectives probe runs under the tracer: none given, or its replay failed)".into();
+    };
+    let speed = f.speed.unwrap_or(1.0);
+    let launches = match (f.elsewhere, f.unplaced) {
+        (true, true) => format!(
+            "none of its {} launches at a set's placement: not fitted, 0 (with this set's \
+             parameters they take up the placements' difference, not the calls' cost; calibrate \
+             again for a set where they ran)",
+            f.launches_oc.len()
+        ),
+        (true, false) => format!(
+            "every launch's, {} launches, none at this placement",
+            f.launches_oc.len()
+        ),
+        (false, _) => match f.launches_oc.len() {
+            1 => "the one launch at this placement".to_string(),
+            n => format!("the {n} launches at this placement"),
+        },
+    };
+    let traced = format!(
+        "its calls but each kind's first and those interrupted (beyond their kind's far fence; \
+         {:.1} and {:.1} µs a rank, left out on both sides) took {:.1} µs a rank (the tracer's \
+         time inside them taken out), predicted {:.1} µs with oc = 0 and {:.1} µs with oc = \
+         {:.0} ns",
+        f.first_calls_ns / 1e3,
+        f.interrupted_ns / 1e3,
+        f.measured_ns / 1e3,
+        f.without_ns / 1e3,
+        f.with_ns / 1e3,
+        f.traced_oc * speed,
+    );
+    let at_speed = |what: &str, oc: f64| match f.speed {
+        Some(s) => format!(
+            " at its messages' speed, {s:.2}× the set's (the tracer's round trips at MPI_Init \
+             and MPI_Finalize): {what} = {oc:.0} ns at the set's"
+        ),
+        None => String::new(),
+    };
+    let range = format!(
+        "(oc {:.0}–{:.0} ns)",
+        f.launches_oc.first().unwrap_or(&0.0),
+        f.launches_oc.last().unwrap_or(&0.0)
+    );
+    match f.untraced {
+        Some(u) => format!(
+            "a loop of 8-byte collectives of every kind on 2 ranks, run untraced right after \
+             its traced run in each launch, the median of {launches} {range}: a round of its {} \
+             calls took {:.0} ns untraced, predicted from the trace (the tracer's time taken \
+             out) {:.0} ns with oc = 0 and {:.0} ns with oc = {:.0} ns{}; traced, {traced}{} \
+             (the tracer slows the calls beyond its own time)",
+            f.calls / COLL_ROUNDS as usize,
+            u.measured_ns,
+            u.without_ns,
+            u.with_ns,
+            oc.unwrap_or(0.0) * speed,
+            at_speed("oc", oc.unwrap_or(0.0)),
+            at_speed("the traced loop's", f.traced_oc),
+        ),
+        None => format!(
+            "a traced loop of 8-byte collectives of every kind on 2 ranks ({} calls a rank), \
+             the median of {launches} {range}: {traced}{}",
             f.calls,
-            match (f.elsewhere, f.unplaced) {
-                (true, true) => format!(
-                    "none of its {} launches at a set's placement: not fitted, 0 (with this \
-                     set's parameters they take up the placements' difference, not the calls' \
-                     cost; calibrate again for a set where they ran)",
-                    f.launches_oc.len()
-                ),
-                (true, false) => format!(
-                    "every launch's, {} launches, none at this placement",
-                    f.launches_oc.len()
-                ),
-                (false, _) => match f.launches_oc.len() {
-                    1 => "the one launch at this placement".to_string(),
-                    n => format!("the {n} launches at this placement"),
-                },
-            },
-            f.launches_oc.first().unwrap_or(&0.0),
-            f.launches_oc.last().unwrap_or(&0.0),
-            f.first_calls_ns / 1e3,
-            f.interrupted_ns / 1e3,
-            f.measured_ns / 1e3,
-            f.without_ns / 1e3,
-            f.with_ns / 1e3,
-            oc.unwrap_or(0.0) * f.speed.unwrap_or(1.0),
-            match f.speed {
-                Some(s) => format!(
-                    " at its messages' speed, {s:.2}× the set's (the tracer's round trips at \
-                     MPI_Init and MPI_Finalize): oc = {:.0} ns at the set's",
-                    oc.unwrap_or(0.0)
-                ),
-                None => String::new(),
-            }
+            at_speed("oc", oc.unwrap_or(0.0)),
         ),
     }
 }

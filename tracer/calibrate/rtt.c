@@ -150,8 +150,14 @@
  *
  * With --coll R, both ranks then make R rounds of 8-byte collectives of every kind (Bcast,
  * Allreduce, Allgather, Alltoall, Reduce, Gather, Scatter, Scan, Barrier; the roots
- * alternating), printing nothing: run under the tracer, the trace is what `calibrate` fits
- * `oc` to, a collective call's cost beyond its messages.
+ * alternating): run under the tracer, the trace is what `calibrate` fits `oc` to, a
+ * collective call's cost beyond its messages. Then the same R rounds once more through PMPI_,
+ * which the tracer does not see (the loop as the program runs untraced, in the same launch, at
+ * the same placement and minute), each rank timing each round (one clock read at its start),
+ * and rank 0 prints each rank's round, ns, the mean of the middle half of its rounds (as robust
+ * as their median to an interrupted one, and finer than the clock's step):
+ *
+ *     coll_untraced RANK ROUND_NS ROUNDS
  *
  * With --detours MS, both ranks first spin on the clock for MS ms at once, outside MPI, and rank
  * 0 prints, for each rank, how often the clock jumped by more than DETOUR_NS between two reads
@@ -230,11 +236,6 @@ static long long median(long long *v, int n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Sorts v[0..n) and returns the mean of its middle half (the values between its quartiles):
- * as robust as the median to a preempted repetition, and not a multiple of the clock's step.
- * A clock that advances 10 ns at a time (as some hypervisors' do) puts every median of a
- * 300 ns round trip on one of 290, 300, 310: 3% apart, where the middle half's mean lies
- * between. */
 /* The plain mean of v[0..n): what a program that repeats the operation pays on average, the
  * rare long repetitions (the operating system's interruptions) included. */
 static double mean_of(const long long *v, int n) {
@@ -243,6 +244,11 @@ static double mean_of(const long long *v, int n) {
     return n > 0 ? sum / n : 0;
 }
 
+/* Sorts v[0..n) and returns the mean of its middle half (the values between its quartiles):
+ * as robust as the median to a preempted repetition, and not a multiple of the clock's step.
+ * A clock that advances 10 ns at a time (as some hypervisors' do) puts every median of a
+ * 300 ns round trip on one of 290, 300, 310: 3% apart, where the middle half's mean lies
+ * between. */
 static double middle_mean(long long *v, int n) {
     qsort(v, n, sizeof(long long), cmp_ll);
     int lo = n / 4, hi = n - n / 4;
@@ -413,21 +419,42 @@ static void detours(int rank, double ms) {
     fflush(stdout);
 }
 
-/* The --coll probe (see the top): rounds of 8-byte collectives of every kind. */
-static void collective_calls(int rounds) {
+/* One round of the --coll probe's collectives, through P##MPI_ (P empty: as a program calls
+ * them, which the tracer records; P: through PMPI_, which it does not see). */
+#define COLL_ROUND(P, i)                                                                       \
+    do {                                                                                       \
+        int root = (i) % 2;                                                                    \
+        P##MPI_Bcast(x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);                                  \
+        P##MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);                        \
+        P##MPI_Allgather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);                  \
+        P##MPI_Alltoall(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);                   \
+        P##MPI_Reduce(x, y, 1, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);                     \
+        P##MPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);               \
+        P##MPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);              \
+        P##MPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);                             \
+        P##MPI_Barrier(MPI_COMM_WORLD);                                                        \
+    } while (0)
+
+/* The --coll probe (see the top): rounds of 8-byte collectives of every kind, traced, then
+ * untraced and timed. */
+static void collective_calls(int rank, int rounds) {
     double x[2] = {1.0, 2.0}, y[2] = {0.0, 0.0};
+    for (int i = 0; i < rounds; i++) COLL_ROUND(, i);
+    long long *t = malloc(sizeof(long long) * (size_t)rounds);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    int64_t start = now_ns();
     for (int i = 0; i < rounds; i++) {
-        int root = i % 2;
-        MPI_Bcast(x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
-        MPI_Allreduce(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        MPI_Allgather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
-        MPI_Alltoall(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, MPI_COMM_WORLD);
-        MPI_Reduce(x, y, 1, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
-        MPI_Gather(x, 1, MPI_DOUBLE, y, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
-        MPI_Scatter(y, 1, MPI_DOUBLE, x, 1, MPI_DOUBLE, root, MPI_COMM_WORLD);
-        MPI_Scan(x, y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        MPI_Barrier(MPI_COMM_WORLD);
+        COLL_ROUND(P, i);
+        int64_t end = now_ns();
+        t[i] = end - start;
+        start = end;
     }
+    double mine = middle_mean(t, rounds), each[2] = {mine, mine};
+    free(t);
+    if (rank == 0) PMPI_Recv(&each[1], 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank == 1) PMPI_Send(&mine, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+    for (int r = 0; rank == 0 && r < 2; r++) printf("coll_untraced %d %.1f %d\n", r, each[r], rounds);
+    fflush(stdout);
 }
 
 /* The clock's own cost (see the top): the median of `reps` intervals with nothing between
@@ -879,7 +906,7 @@ int main(int argc, char **argv) {
     free(ct);
     free(bt);
     free(xt);
-    if (coll_rounds > 0) collective_calls(coll_rounds);
+    if (coll_rounds > 0) collective_calls(rank, coll_rounds);
     free(out);
     free(in);
     free(rtt);
