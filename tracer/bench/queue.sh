@@ -14,42 +14,22 @@ PARAMS=${PARAMS:-traces/params.toml}
 MPI=${MPI:-openmpi}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 make -s -C tracer MPI="$MPI" all bench
-prog=tracer/build-$MPI/bench/queue lib=$PWD/tracer/build-$MPI/libloggps-trace.so
+prog=tracer/build-$MPI/bench/queue
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-run() { # run TRACE|-: one launch, traced into TRACE or untraced
-  if [ "$MPI" = mpich ]; then
-    if [ "$1" = - ]; then mpirun.mpich -np 2 "$prog" ${WORK:-}; else
-      mpirun.mpich -np 2 -genv LOGGPS_TRACE "$1" -genv LD_PRELOAD "$lib" "$prog" ${WORK:-}; fi
-  elif [ "$1" = - ]; then mpirun.openmpi -np 2 "$prog" ${WORK:-}
-  else LOGGPS_TRACE=$1 mpirun.openmpi -np 2 -x LOGGPS_TRACE -x LD_PRELOAD="$lib" "$prog" ${WORK:-}; fi
-}
-set_cores=$(sed -n 's/^cores = //p' "$PARAMS" | paste -sd' ')
-near() { awk -v c="$1" -v s="$set_cores" 'BEGIN {n = split(s, a, " "); for (i = 1; i <= n; i++) if (c < 2 * a[i] && a[i] < 2 * c) exit 0; exit n > 0}'; }
-for i in $(seq "${RUNS:-3}"); do run - > "$tmp/u$i.txt" 2>/dev/null; done
-for try in 1 2 3 4 5; do
-  rm -f "$tmp/t.bin"
-  run "$tmp/t.bin" > "$tmp/t.txt" 2>/dev/null
-  near "$(awk '/^cores/ {print ($2 > $3) ? $2 : $3}' "$tmp/t.txt")" && break
-done
+. tracer/bench/placed.sh
+# shellcheck disable=SC2086
+placed_runs "$tmp" "${RUNS:-3}" "$prog" ${WORK:-}
 "$BIN" "$tmp/t.bin" --params "$PARAMS" --timeline "$tmp/tl.json" > /dev/null 2>&1
 traced_cores=$(awk '/^cores/ {print ($2 > $3) ? $2 : $3}' "$tmp/t.txt")
 python3 - "$tmp/tl.json" "$traced_cores" "$tmp"/u*.txt <<'PY'
-import json, sys, statistics, collections
+import json, sys, statistics
 d = json.load(open(sys.argv[1])); ev = d["traceEvents"] if isinstance(d, dict) else d
 # The untraced runs at the traced run's placement (cores within 2x) only.
-near = lambda a, b: a < 2 * b and b < 2 * a
+sys.path.insert(0, "tracer/bench")
+from placed import untraced_at
 traced_cores = float(sys.argv[2])
-untraced = collections.defaultdict(list); placed = []
-for f in sys.argv[3:]:
-    lines = [line.split() for line in open(f)]
-    cores = [max(float(w[1]), float(w[2])) for w in lines if w[0] == "cores"]
-    if not cores or not near(cores[0], traced_cores): continue
-    placed.append("%.0f" % cores[0])
-    for w in lines:
-        if w[0] == "queue": untraced[(int(w[1]), int(w[2]))].append(int(w[3]))
-if not untraced:
-    sys.exit(f"no untraced run at the traced run's placement ({traced_cores:.0f} ns): run again (RUNS=N for more)")
+untraced, placed = untraced_at(sys.argv[3:], traced_cores, "queue")
 keys = list(untraced)
 # Rank 0's exchanges as the timeline gives them: first Irecv to Waitall's return, per block.
 def exchanges(tid):
