@@ -481,7 +481,8 @@ fn calibrate_runs_from_any_directory() {
 /// = 2,740 ns, where the traced fit (kept beside it) gives 5,740; untraced at 12,000 ns, below
 /// the model's 14,260 at 0: 0. With 1,000 ns of the tracer's own time between the calls (`own
 /// 1000`, measured gaps of 1,000 ns), the untraced fit takes it out as a prediction does (its
-/// rounds 14,260 + oc again: 2,740) where the traced fit keeps it in the gaps (5,740).
+/// rounds 14,260 + oc again: 2,740) where the traced fit keeps it in the gaps (5,740). Without
+/// the program's line, or with fewer than four rounds at a rank, the traced fit.
 #[test]
 fn oc_is_fitted_to_the_loop_run_untraced() {
     let load = |t: String| {
@@ -528,9 +529,26 @@ fn oc_is_fitted_to_the_loop_run_untraced() {
     let l = loggps_predict::calibrate::CollLoop::new(trace_of(0, false), fast);
     let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
     assert_eq!(oc, 0.0, "{fit:?}");
-    // Without the program's line, the traced fit as before.
+    // Without the program's line, the traced fit as before; so with fewer than four rounds
+    // (three Barriers of 20 µs: two steady calls, oc 5,740 traced).
     let l = loggps_predict::calibrate::CollLoop::new(trace_of(0, false), "end\n");
     assert_eq!(l.untraced_round_ns, None);
+    let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
+    assert!(
+        (oc - 5_740.0).abs() < 0.02 && fit.untraced.is_none(),
+        "{oc} {fit:?}"
+    );
+    let mut t = String::from(
+        "loggps-trace 1\nranks 2\nparams L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n",
+    );
+    for r in 0..2 {
+        t += &format!("{r} MPI_Init 0 0\n");
+        for i in 0..3 {
+            t += &format!("{r} MPI_Barrier {} {}\n", i * 20_000, (i + 1) * 20_000);
+        }
+        t += &format!("{r} MPI_Finalize 60000 60001\n");
+    }
+    let l = loggps_predict::calibrate::CollLoop::new(load(t), printed);
     let (oc, fit) = loggps_predict::calibrate::fit_oc(&l, &p).unwrap();
     assert!(
         (oc - 5_740.0).abs() < 0.02 && fit.untraced.is_none(),

@@ -141,28 +141,32 @@ impl OcFit {
 /// shortfall at 0, found by bisection to 0.01 ns; 0 where the model is not short. At the
 /// launch's speed, as the traced fit ([`OcFit::speed`]). The traced loop's own fit
 /// ([`OcFit::traced_oc`], below) is kept beside it: traced, the calls run longer than untraced
-/// by more than the tracer's own time (its records' cache traffic between them: on an AMD EPYC
-/// VM the traced loop gave 34 ns, the untraced one 12–26), and a prediction, which takes the
-/// tracer's time out, is of the program untraced. Where the program did not time the untraced
-/// loop, `oc` is the traced fit's.
+/// by more than the tracer's own time (on an AMD EPYC VM the traced loop gave 34 ns where the
+/// same loop untraced in the same launches gave 12–26; in a slower spell 53 and 50), and a
+/// prediction, which takes the tracer's time out, is of the program untraced. Where the program
+/// did not time the untraced loop, or the trace holds fewer than four rounds at a rank, `oc`
+/// is the traced fit's.
 pub fn fit_oc(launch: &CollLoop, p: &crate::model::Params) -> Result<(f64, OcFit), Error> {
     let (traced_oc, mut fit) = fit_traced(&launch.trace, p)?;
     let Some(measured) = launch.untraced_round_ns else {
         return Ok((traced_oc, fit));
     };
-    let (oc, round) = fit_untraced(&launch.trace, p, fit.speed, measured)?;
+    let Some((oc, round)) = fit_untraced(&launch.trace, p, fit.speed, measured)? else {
+        return Ok((traced_oc, fit));
+    };
     fit.launches_oc = vec![oc];
     fit.untraced = Some(round);
     Ok((oc, fit))
 }
 
-/// [`fit_oc`]'s untraced fit: `oc` at the set's speed, and the rounds measured and predicted.
+/// [`fit_oc`]'s untraced fit: `oc` at the set's speed, and the rounds measured and predicted
+/// (None where a rank has fewer than four rounds).
 fn fit_untraced(
     trace: &crate::trace::Trace,
     p: &crate::model::Params,
     speed: Option<f64>,
     measured: f64,
-) -> Result<(f64, UntracedRound), Error> {
+) -> Result<Option<(f64, UntracedRound)>, Error> {
     let g = crate::graph::build(trace, "the collectives probe")?;
     let coll = crate::collectives::traced::Choice::tuned();
     let at_speed = match speed {
@@ -181,6 +185,9 @@ fn fit_untraced(
                 .collect()
         })
         .collect();
+    if starts.iter().any(|s| s.len() < 4) {
+        return Ok(None);
+    }
     let round = |oc: f64| -> Result<f64, Error> {
         let model = crate::model::Model::LogGps(crate::model::Params {
             oc: Some(oc),
@@ -206,10 +213,9 @@ fn fit_untraced(
         // A rank's rounds but its first (each kind's first call: the library's set-up) and its
         // last (no next round's call ends it).
         let each: Vec<f64> = (at.iter())
-            .filter(|t| t.len() > 3)
             .map(|t| middle_mean(t[1..].windows(2).map(|w| w[1] - w[0]).collect()))
             .collect();
-        Ok(each.iter().sum::<f64>() / each.len().max(1) as f64)
+        Ok(each.iter().sum::<f64>() / each.len() as f64)
     };
     let without = round(0.0)?;
     let (mut lo, mut hi) = (0.0, (measured - without).max(0.0));
@@ -228,7 +234,7 @@ fn fit_untraced(
         without_ns: without,
         with_ns: round(hi)?,
     };
-    Ok((hi / speed.unwrap_or(1.0), fit))
+    Ok(Some((hi / speed.unwrap_or(1.0), fit)))
 }
 
 /// The mean of the middle half of `v` (the values between its quartiles), as the round-trip
