@@ -67,10 +67,10 @@ impl Context<'_> {
 }
 
 /// What the replay costed, per global event: call, return, communication, sender and receiver
-/// synchronization, ns (a call of NaN: not costed). Filled by [`Record::observe`], 40 bytes an
-/// event.
+/// synchronization, and when its rank's library last polled after it, ns (a call of NaN: not
+/// costed). Filled by [`Record::observe`], 48 bytes an event.
 pub struct Record {
-    times: Mutex<Vec<[f64; 5]>>,
+    times: Mutex<Vec<[f64; 6]>>,
     offsets: Vec<usize>,
 }
 
@@ -80,7 +80,7 @@ impl Record {
         let offsets = trace.events.offsets().to_vec();
         let n = offsets[trace.nranks()];
         Record {
-            times: Mutex::new(vec![[f64::NAN, 0.0, 0.0, 0.0, 0.0]; n]),
+            times: Mutex::new(vec![[f64::NAN, 0.0, 0.0, 0.0, 0.0, f64::NEG_INFINITY]; n]),
             offsets,
         }
     }
@@ -95,6 +95,7 @@ impl Record {
                 s.communication_ns,
                 s.sender_sync_ns,
                 s.receiver_sync_ns,
+                s.polled_ns,
             ];
         }
     }
@@ -480,13 +481,19 @@ impl CriticalPath {
                 let t = at(q, j)[0];
                 (!t.is_nan()).then_some(t)
             },
-            // As the replay keeps it: its last call before `j` that waited.
+            // As the replay keeps it: its last call before `j` that waited, and its library's
+            // last poll after the call before `j`.
             wait: &|q: usize, j: usize| {
-                (0..j)
+                let waited = (0..j)
                     .rev()
                     .map(|e| at(q, e))
                     .find(|t| t[3] + t[4] > 0.0)
-                    .map_or(Wait::NONE, |t| Wait::after(Wait::NONE, t[0], t[3] + t[4]))
+                    .map_or(Wait::NONE, |t| Wait::after(Wait::NONE, t[0], t[3] + t[4]));
+                let polled = match j {
+                    0 => f64::NEG_INFINITY,
+                    _ => at(q, j - 1)[5],
+                };
+                Wait { polled, ..waited }
             },
             t0: trace.measured_t0(),
         };
@@ -498,7 +505,7 @@ impl CriticalPath {
         let mut budget = 2 * record.offsets[trace.nranks()] + 2;
         loop {
             budget -= 1;
-            let [call, ret, comm, ss, rs] = at(r, i);
+            let [call, ret, comm, ss, rs, _] = at(r, i);
             if !at_call {
                 let (rule, from) = match explain(&ctx, r, i, call, ret) {
                     Some(x) => x,

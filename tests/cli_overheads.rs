@@ -1124,6 +1124,40 @@ fn a_message_taken_in_while_its_rank_waited_costs_drained() {
     assert_close(end(&t, &[]), 139_670.0, "the trace's drained");
 }
 
+/// Small messages taken in at a poll (the model's §14): rank 1 sends three 8-byte messages
+/// back to back from 0 (Myrinet, `--Od 2000 --departs-upto 1000 --drained 500`: each send
+/// returns at `T1 − Od` = 4,604.88 after its call, its message arrives `T2` = 1,268.36 later:
+/// at 5,873.24, 10,478.12 and 15,083.00); rank 0 computes until 100,000, then receives them.
+/// Its first receive finds its message there, takes it in itself (`T3 + Od` = 8,570.56: at
+/// 108,570.56) and polls at its call, when the two others were there: each costs `drained`,
+/// 109,070.56 and 109,570.56. Messages above `departs_upto` (`--departs-upto 4`: a send
+/// returns at `T1`, 6,604.88, the three arrive by 21,083; each receive `T3` = 6,570.56) are
+/// taken in one by one: 106,570.56, 113,141.12, 119,711.68.
+#[test]
+fn small_messages_there_when_a_receive_polled_cost_drained() {
+    let mut t = format!("loggps-trace 1\nranks 2\n{MYRINET}\n0 MPI_Init 0 0\n");
+    for i in 0..3 {
+        t += &format!(
+            "0 MPI_Recv {} {} bytes=8 peer=1 tag=0\n",
+            100_000 + i,
+            100_001 + i
+        );
+    }
+    t += "0 MPI_Finalize 100003 100004\n1 MPI_Init 0 0\n";
+    for i in 0..3 {
+        t += &format!("1 MPI_Send {i} {} bytes=8 peer=0 tag=0\n", i + 1);
+    }
+    t += "1 MPI_Finalize 3 4\n";
+    let flags = |d: &'static str| ["--Od", "2000", "--departs-upto", d, "--drained", "500"];
+    let end = |args: &[&str]| rank_ns(&predict(&t, args), 0)[0];
+    assert_close(
+        end(&flags("1000")),
+        109_570.56,
+        "taken in at the first receive's poll",
+    );
+    assert_close(end(&flags("4")), 119_711.68, "above departs_upto");
+}
+
 /// A completion call costs `wait` at least (the model's §4 Wait rule's floor; `o` without
 /// it): rank 0's `MPI_Isend` of 8 B costs `o` (0–6,550), it computes 99,990 ns, and its
 /// `MPI_Wait` (at 106,540) finds the send long done: it returns at 106,540 + 6,550 = 113,090,

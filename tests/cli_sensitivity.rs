@@ -322,6 +322,48 @@ fn a_drained_receive_is_read_off_the_path() {
     close(derivative(&v, "Os"), 1000.0, 1e-6, "drained");
 }
 
+/// Small messages taken in at an earlier receive's poll (the model's §14) are read off the path
+/// by their rule: tests/cli_overheads.rs's three 8-byte messages, received after 100 µs of
+/// computation, the second and third at `drained`: the runtime moves by the first receive's
+/// `T3 + Od` alone (the sends end before the receives start; `--Od` makes the set banded, its
+/// first band `b1`): by `o` and `Od` once and by `Or` 8 times (three times as much were each
+/// receive to take its message in itself).
+#[test]
+fn small_messages_taken_in_at_a_poll_are_read_off_the_path() {
+    let mut t = String::from(
+        "loggps-trace 1\nranks 2\n\
+         params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+         0 MPI_Init 0 0\n",
+    );
+    for i in 0..3 {
+        t += &format!(
+            "0 MPI_Recv {} {} bytes=8 peer=1 tag=0\n",
+            100_000 + i,
+            100_001 + i
+        );
+    }
+    t += "0 MPI_Finalize 100003 100004\n1 MPI_Init 0 0\n";
+    for i in 0..3 {
+        t += &format!("1 MPI_Send {i} {} bytes=8 peer=0 tag=0\n", i + 1);
+    }
+    t += "1 MPI_Finalize 3 4\n";
+    let (_d, f) = common::text_trace("polled.txt", &t);
+    let v = sensitivity(&[
+        &f,
+        "--Od",
+        "2000",
+        "--departs-upto",
+        "1000",
+        "--drained",
+        "500",
+    ]);
+    assert_eq!(v["critical_path_unread_s"], 0.0, "{v}");
+    path_is_the_right_derivative(&v, "polled");
+    close(derivative(&v, "b1.o"), 1.0, 1e-6, "o");
+    close(derivative(&v, "b1.Od"), 1.0, 1e-6, "Od");
+    close(derivative(&v, "b1.Or"), 8.0, 1e-6, "Or");
+}
+
 /// Receives behind another in one Waitall (the model's §14, "Receives in a queue") are read off
 /// the path by their rule: three 1,000-byte messages arrive at once at a rank in `MPI_Waitall`;
 /// with `--drained 500` the second and third each pay `T3(1000) − (T3(0) − drained)`, `Or`

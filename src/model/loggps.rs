@@ -623,7 +623,11 @@ impl Params {
     #[inline]
     pub fn drained_recv(&self, k: u64, arrives: f64, tr: f64, wait: Wait) -> Option<Cost> {
         let d = self.drained?.at(k as f64);
-        (arrives <= tr && arrives <= wait.until && wait.idle > 0.0).then_some(Cost {
+        let waited = arrives <= wait.until;
+        // A message its library sends inline (`departs_upto`), there when its rank's library
+        // last polled, was taken in by that poll.
+        let polled = self.departs_upto.is_some_and(|u| k <= u) && arrives <= wait.polled;
+        (arrives <= tr && (waited || polled)).then_some(Cost {
             ret: tr + d,
             sync: 0.0,
             unblock: arrives,
@@ -634,12 +638,20 @@ impl Params {
     /// where that took its eager message in.
     #[inline(always)]
     pub fn recv_waited(&self, k: u64, rdv: bool, ts: f64, tr: f64, wait: Wait) -> Cost {
+        self.recv_polled(k, rdv, ts, tr, &mut { wait })
+    }
+
+    /// [`Params::recv_waited`], `wait` then telling that the receive polled at its call where
+    /// it took its message in itself (the model's §14, "Small messages taken in at a poll").
+    #[inline(always)]
+    pub fn recv_polled(&self, k: u64, rdv: bool, ts: f64, tr: f64, wait: &mut Wait) -> Cost {
         if !rdv
             && self.drained.is_some()
-            && let Some(c) = self.drained_recv(k, self.arrival(k, ts).0, tr, wait)
+            && let Some(c) = self.drained_recv(k, self.arrival(k, ts).0, tr, *wait)
         {
             return c;
         }
+        *wait = wait.polled_at(tr);
         self.recv(k, rdv, ts, tr)
     }
 
@@ -899,30 +911,41 @@ impl std::fmt::Display for Params {
 
 /// The last call of a rank that waited (the model's §14, "Messages taken in while waiting"):
 /// when it stopped waiting (its call time plus its synchronization: what it waited for came
-/// then) and how long it waited, ns; none: nothing.
+/// then), ns; and when its library last polled for messages (the end of a wait, or the call of
+/// a receive that took its own message in: §14, "Small messages taken in at a poll"); −∞:
+/// not yet.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Wait {
     pub until: f64,
-    pub idle: f64,
+    pub polled: f64,
 }
 
 impl Wait {
     /// No wait yet: takes in nothing.
     pub const NONE: Wait = Wait {
         until: f64::NEG_INFINITY,
-        idle: 0.0,
+        polled: f64::NEG_INFINITY,
     };
 
-    /// After a call made at `t` that waited `sync` ns: that call where it waited (else
-    /// `earlier`, the rank's wait before).
+    /// After a call made at `t` that waited `sync` ns: that call where it waited, its library
+    /// polling until then (else `earlier`, the rank's wait before).
     #[inline]
     pub fn after(earlier: Wait, t: f64, sync: f64) -> Wait {
         match sync > 0.0 {
             true => Wait {
                 until: t + sync,
-                idle: sync,
+                polled: earlier.polled.max(t + sync),
             },
             false => earlier,
+        }
+    }
+
+    /// `self`, its library having polled at `t` (a receive that took its message in itself).
+    #[inline]
+    pub fn polled_at(self, t: f64) -> Wait {
+        Wait {
+            polled: self.polled.max(t),
+            ..self
         }
     }
 }
@@ -963,7 +986,7 @@ impl CostModel for Params {
 
     #[inline(always)]
     fn recv_return(&self, wait: &mut Wait, t: f64, bytes: u64, ts: f64) -> Cost {
-        let c = self.recv_waited(bytes, self.rendezvous(bytes, false), ts, t, *wait);
+        let c = self.recv_polled(bytes, self.rendezvous(bytes, false), ts, t, wait);
         *wait = Wait::after(*wait, t, c.sync);
         c
     }

@@ -75,7 +75,7 @@ pub(super) struct Local {
     pub(super) returns: Option<(u32, Arc<eval::Completion>)>,
     /// `(instance, world rank, call time)` of arrivals at modeled collectives; where some set
     /// has `drained`, each followed by where the rank last waited (its rank in
-    /// [`wait_slot`]s 1 and 2: [`Wait`]'s `until` and `idle`).
+    /// [`wait_slot`]s 1 and 2: [`Wait`]'s `until` and `polled`).
     pub(super) starts: Vec<(u32, u32, f64)>,
     /// Costed events for the observer (at most [`STEPS_BATCH`]).
     pub(super) steps: Vec<super::Step>,
@@ -87,9 +87,9 @@ pub(super) struct Local {
 /// The ranks a [`Local::starts`] entry may name: below 2^29, the bits above naming its slot.
 const WAIT_SLOT_SHIFT: u32 = 29;
 
-/// World rank `r` in a [`Local::starts`] entry of slot `slot`: 0 its call time, 1 and 2 the
-/// return of its last call that waited and how long it waited (the model's §14, "Messages
-/// taken in while waiting").
+/// World rank `r` in a [`Local::starts`] entry of slot `slot`: 0 its call time, 1 when its
+/// last call that waited stopped waiting, 2 when its library last polled (the model's §14,
+/// "Messages taken in while waiting").
 #[inline]
 pub(super) fn wait_slot(r: u32, slot: u32) -> u32 {
     debug_assert!(r < 1 << WAIT_SLOT_SHIFT, "a rank below 2^29");
@@ -355,8 +355,8 @@ impl Shared<'_> {
             let Returns::Arriving(starts) = &mut *rs else {
                 unreachable!("an instance is costed once all its participants arrived")
             };
-            // Call times, then (where draining) the returns and lengths of the participants' last
-            // waits, a vector a slot.
+            // Call times, then (where draining) the ends of the participants' last waits and
+            // their last polls, a vector a slot.
             let n = self.g.instances[x].size as usize;
             for &(x, r, t) in run {
                 let (slot, r) = (r >> WAIT_SLOT_SHIFT, r & ((1 << WAIT_SLOT_SHIFT) - 1));
@@ -365,8 +365,9 @@ impl Shared<'_> {
         }
     }
 
-    /// An instance's vector of `n` call times, unknown (and, where draining, as many returns
-    /// and lengths of the participants' last waits): the one the last costing left, if any.
+    /// An instance's vector of `n` call times, unknown (and, where draining, as many ends of
+    /// the participants' last waits and their last polls): the one the last costing left, if
+    /// any.
     pub(super) fn fresh_starts(&self, n: usize) -> Vec<f64> {
         let mut starts = std::mem::take(&mut self.spare.lock().expect("spare").starts);
         starts.clear();
@@ -410,9 +411,9 @@ impl Shared<'_> {
         }
         // Where each participant last waited (the model's §14), for the evaluation.
         if self.draining && starts.len() == 3 * size {
-            let (untils, idles) = starts[size..].split_at(size);
-            let waits = untils.iter().zip(idles);
-            eval.set_waits(waits.map(|(&until, &idle)| Wait { until, idle }));
+            let (untils, polls) = starts[size..].split_at(size);
+            let waits = untils.iter().zip(polls);
+            eval.set_waits(waits.map(|(&until, &polled)| Wait { until, polled }));
             starts.truncate(size);
         }
         debug_assert!(starts.len() == size && !starts.iter().any(|t| t.is_nan()));

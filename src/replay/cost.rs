@@ -178,7 +178,7 @@ pub(super) fn cost_event(
                         RecvBuf::of(&ev, r, i),
                         k,
                         rdv,
-                        p.recv_waited(k, rdv, ts, tc, st.wait),
+                        p.recv_polled(k, rdv, ts, tc, &mut st.wait),
                     )
                 }
                 Model::LogGp(m) if routine.is_probe() => m.probe(k, ts, tc),

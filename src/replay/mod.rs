@@ -121,6 +121,10 @@ pub struct Step {
     pub communication_ns: f64,
     pub sender_sync_ns: f64,
     pub receiver_sync_ns: f64,
+    /// When the rank's library last polled for messages after the event, ns (−∞: not yet;
+    /// the model's §14, "Small messages taken in at a poll"): what a later receive of its rank
+    /// reads, which the critical path reads back.
+    pub polled_ns: f64,
 }
 
 /// What an observer of the replay is: called with batches of steps, from any thread.

@@ -260,7 +260,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
                     if sh.draining {
                         let w = st.wait;
                         local.starts.push((x, wait_slot(r as u32, 1), w.until));
-                        local.starts.push((x, wait_slot(r as u32, 2), w.idle));
+                        local.starts.push((x, wait_slot(r as u32, 2), w.polled));
                     }
                     if local.starts.len() >= STARTS_BATCH {
                         sh.flush_starts(local);
@@ -271,7 +271,7 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
         let tc = st.clock;
         if routine == Routine::Finalize {
             // Not costed: the rank ends at its call. The observer sees it there.
-            observe(sh, local, r, i, tc, (tc, 0.0, 0.0, 0.0));
+            observe(sh, local, (r, i, tc), (tc, 0.0, 0.0, 0.0), st.wait.polled);
             break;
         }
         // The port as this event leaves it; kept only if the event can be costed now.
@@ -288,8 +288,14 @@ pub(super) fn advance(sh: &Shared<'_>, r: usize, st: &mut RankState, local: &mut
             st.add_collective(routine, ret - tc);
             st.colls += 1;
         }
-        observe(sh, local, r, i, tc, (ret, comm, ssync, rsync));
         st.wait = Wait::after(st.wait, tc, ssync + rsync);
+        observe(
+            sh,
+            local,
+            (r, i, tc),
+            (ret, comm, ssync, rsync),
+            st.wait.polled,
+        );
         st.parts.communication += comm;
         st.parts.sender_sync += ssync;
         st.parts.receiver_sync += rsync;
@@ -318,15 +324,15 @@ pub(super) fn computed(
 }
 
 /// Batches event `i` of rank `r`, called at `tc` and costed `(return, communication, sender
-/// sync, receiver sync)`, for the replay's observer where there is one.
+/// sync, receiver sync)`, its rank's library having polled last at `polled`, for the replay's
+/// observer where there is one.
 #[inline(always)]
 fn observe(
     sh: &Shared<'_>,
     local: &mut Local,
-    r: usize,
-    i: usize,
-    tc: f64,
+    (r, i, tc): (usize, usize, f64),
     cost: (f64, f64, f64, f64),
+    polled: f64,
 ) {
     if sh.observer.is_none() {
         return;
@@ -340,6 +346,7 @@ fn observe(
         communication_ns: comm,
         sender_sync_ns: ssync,
         receiver_sync_ns: rsync,
+        polled_ns: polled,
     });
     if local.steps.len() == STEPS_BATCH {
         sh.flush_steps(local);
