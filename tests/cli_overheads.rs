@@ -1132,7 +1132,8 @@ fn a_message_taken_in_while_its_rank_waited_costs_drained() {
 /// 108,570.56) and polls at its call, when the two others were there: each costs `drained`,
 /// 109,070.56 and 109,570.56. Messages above `departs_upto` (`--departs-upto 4`: a send
 /// returns at `T1`, 6,604.88, the three arrive by 21,083; each receive `T3` = 6,570.56) are
-/// taken in one by one: 106,570.56, 113,141.12, 119,711.68.
+/// taken in one by one: 106,570.56, 113,141.12, 119,711.68. A modeled collective's receive
+/// polls for the calls after it (below).
 #[test]
 fn small_messages_there_when_a_receive_polled_cost_drained() {
     let mut t = format!("loggps-trace 1\nranks 2\n{MYRINET}\n0 MPI_Init 0 0\n");
@@ -1156,6 +1157,29 @@ fn small_messages_there_when_a_receive_polled_cost_drained() {
         "taken in at the first receive's poll",
     );
     assert_close(end(&flags("4")), 119_711.68, "above departs_upto");
+    // A modeled collective's receive polls for the calls after it: rank 1 sends two of the
+    // messages, then enters a Barrier, whose message rank 0's Barrier (at 100,000) finds there
+    // and takes in, polling; rank 0's two receives after it cost `drained` each: 1,000 ns in
+    // all (`T3` each above `departs_upto`: 13,141.12).
+    let mut t = format!("loggps-trace 1\nranks 2\n{MYRINET}\n0 MPI_Init 0 0\n");
+    t += "0 MPI_Barrier 100000 100001\n";
+    t += "0 MPI_Recv 100001 100002 bytes=8 peer=1 tag=5\n";
+    t += "0 MPI_Recv 100002 100003 bytes=8 peer=1 tag=5\n0 MPI_Finalize 100003 100004\n";
+    t += "1 MPI_Init 0 0\n1 MPI_Send 0 1 bytes=8 peer=0 tag=5\n";
+    t += "1 MPI_Send 1 2 bytes=8 peer=0 tag=5\n1 MPI_Barrier 2 100001\n";
+    t += "1 MPI_Finalize 100001 100002\n";
+    let recvs = |d: &'static str| {
+        let v = predict(&t, &[&flags(d)[..], &["--calls"]].concat());
+        let calls = v["calls"].as_array().unwrap().clone();
+        let recv = calls.iter().find(|c| c["routine"] == "MPI_Recv").unwrap();
+        recv["predicted_s"].as_f64().unwrap() * 1e9
+    };
+    assert_close(recvs("1000"), 1_000.0, "after a collective's poll");
+    assert_close(
+        recvs("4"),
+        13_141.12,
+        "after a collective, above departs_upto",
+    );
 }
 
 /// A completion call costs `wait` at least (the model's §4 Wait rule's floor; `o` without

@@ -35,6 +35,10 @@ pub struct Completion {
     /// Each rank's receiver synchronization over its steps (receives waiting for their data).
     /// The rest of a rank's time from its start to its end is communication.
     pub receiver_sync_ns: Vec<f64>,
+    /// When each rank's library last polled for messages by its end (its model's port; −∞:
+    /// not in this collective, nor before it as far as the evaluation was told: the model's
+    /// §14, "Small messages taken in at a poll").
+    pub polled_ns: Vec<f64>,
     pub messages: u64,
     pub bytes: u64,
 }
@@ -92,7 +96,7 @@ pub struct Scratch {
     /// (taken again by an evaluation under the same model).
     ranks: Option<Box<dyn Any + Send>>,
     /// The per-rank vectors of a [`Completion`] handed back by [`Scratch::recycle`].
-    ends: [Vec<f64>; 3],
+    ends: [Vec<f64>; 4],
     /// Where each rank last waited before its call (the model's §14, "Messages taken in while
     /// waiting"), for the next evaluation alone ([`Scratch::set_waits`]); empty: nowhere.
     waits: Vec<Wait>,
@@ -104,7 +108,7 @@ type RuledArrays<'a> = (
     &'a [AtomicU64],
     &'a [AtomicU64],
     &'a mut Option<Box<dyn Any + Send>>,
-    &'a mut [Vec<f64>; 3],
+    &'a mut [Vec<f64>; 4],
     Vec<Wait>,
 );
 
@@ -134,7 +138,12 @@ impl Scratch {
 
     /// Keeps `c`'s per-rank vectors for the next evaluation's [`Completion`].
     pub fn recycle(&mut self, c: Completion) {
-        self.ends = [c.rank_end_ns, c.sender_sync_ns, c.receiver_sync_ns];
+        self.ends = [
+            c.rank_end_ns,
+            c.sender_sync_ns,
+            c.receiver_sync_ns,
+            c.polled_ns,
+        ];
     }
 }
 
@@ -439,12 +448,22 @@ fn completion<M: CostModel>(
     model: &M,
     ranks: Vec<RankState<M::Port>>,
     kept_ranks: &mut Option<Box<dyn Any + Send>>,
-    kept_ends: &mut [Vec<f64>; 3],
+    kept_ends: &mut [Vec<f64>; 4],
     (messages, bytes): (u64, u64),
 ) -> Completion {
     let p = ranks.len();
-    let [mut rank_end_ns, mut sender_sync_ns, mut receiver_sync_ns] = std::mem::take(kept_ends);
-    for v in [&mut rank_end_ns, &mut sender_sync_ns, &mut receiver_sync_ns] {
+    let [
+        mut rank_end_ns,
+        mut sender_sync_ns,
+        mut receiver_sync_ns,
+        mut polled_ns,
+    ] = std::mem::take(kept_ends);
+    for v in [
+        &mut rank_end_ns,
+        &mut sender_sync_ns,
+        &mut receiver_sync_ns,
+        &mut polled_ns,
+    ] {
         v.clear();
         v.resize(p, 0.0);
     }
@@ -452,11 +471,13 @@ fn completion<M: CostModel>(
         .par_iter_mut()
         .zip(&mut sender_sync_ns)
         .zip(&mut receiver_sync_ns)
+        .zip(&mut polled_ns)
         .zip(&ranks)
         .with_min_len(PARALLEL_MIN_RANKS)
-        .for_each(|(((end, ss), rs), st)| {
+        .for_each(|((((end, ss), rs), polled), st)| {
             *end = model.rank_end(&st.port, st.clock);
             (*ss, *rs) = (st.sender_sync, st.receiver_sync);
+            *polled = model.polled(&st.port);
         });
     match kept_ranks.as_mut().and_then(|k| k.downcast_mut()) {
         Some(kept) => *kept = ranks,
@@ -470,6 +491,7 @@ fn completion<M: CostModel>(
         rank_end_ns,
         sender_sync_ns,
         receiver_sync_ns,
+        polled_ns,
         messages,
         bytes,
     }

@@ -1003,7 +1003,6 @@ impl CostModel for Params {
     ) -> StepCost {
         // The model's §4: an Isend and an Irecv at the call, then a Waitall; where the library
         // holds blocking sends, its exchange's wait after its send ([`Params::exchange_wait`]).
-        let earlier = *wait;
         let mut recv = self.recv_return(wait, t, rb, ts);
         // Its send's share of a rendezvous payload holds the rank's CPU before the send's end,
         // one at a time with its receive (the model's §14, as a program's `MPI_Isend` in its
@@ -1024,7 +1023,8 @@ impl CostModel for Params {
         w.add(send.ret, send.unblock, true);
         w.add(recv.ret, recv.unblock, false);
         let (ret, _, sender_sync, receiver_sync) = w.finish();
-        *wait = Wait::after(earlier, t, sender_sync + receiver_sync);
+        // The step's wait, its receive's poll kept.
+        *wait = Wait::after(*wait, t, sender_sync + receiver_sync);
         StepCost {
             ret,
             sender_sync,
@@ -1038,6 +1038,10 @@ impl CostModel for Params {
 
     fn port_at(&self, wait: Wait) -> Wait {
         wait
+    }
+
+    fn polled(&self, wait: &Wait) -> f64 {
+        wait.polled
     }
 
     fn split_costs(&self, bytes: u64) -> (f64, f64) {

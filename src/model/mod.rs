@@ -151,6 +151,12 @@ pub trait CostModel: Sync {
         from_sender: f64,
     ) -> StepCost;
     /// When a rank whose last step returned at `t` is done communicating.
+    /// When the rank's library last polled for messages, as its port tells (the model's §14,
+    /// "Small messages taken in at a poll"); −∞ for a model that does not keep it.
+    fn polled(&self, _port: &Self::Port) -> f64 {
+        f64::NEG_INFINITY
+    }
+
     fn rank_end(&self, port: &Self::Port, t: f64) -> f64;
     /// `(sender busy, receiver ready)` for one `bytes` message sent at 0: how long before the
     /// sender can start its next message and when the receiver can forward it. Tree algorithms

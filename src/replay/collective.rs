@@ -26,9 +26,11 @@ pub(super) struct ModeledReturn {
     pub(super) ret: f64,
     pub(super) sender_sync: f64,
     pub(super) receiver_sync: f64,
+    /// When the participant's library last polled by its end (the model's §14).
+    pub(super) polled: f64,
 }
 
-/// A modeled instance's returns, held from its costing to its last participant's read: 24
+/// A modeled instance's returns, held from its costing to its last participant's read: 32
 /// bytes a participant, which would pile up over a loop's instances if all stayed.
 #[derive(Default)]
 pub(super) struct Modeled {
@@ -266,6 +268,7 @@ impl Shared<'_> {
             ret: c.rank_end_ns[k],
             sender_sync: c.sender_sync_ns[k],
             receiver_sync: c.receiver_sync_ns[k],
+            polled: c.polled_ns[k],
         })
     }
 

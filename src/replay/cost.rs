@@ -215,7 +215,9 @@ pub(super) fn cost_event(
         Shape::Complete => completion(sh, r, i, routine, tc, st, port, local)?,
         // A nonblocking collective starts its part and returns; its Wait waits for the end.
         Shape::Coll if routine.nonblocking() => (tc + o, o, 0.0, 0.0),
-        Shape::Coll | Shape::CommOp => collective(sh, r, i, routine, tc, st.colls, local)?,
+        Shape::Coll | Shape::CommOp => {
+            collective(sh, r, i, routine, tc, (st.colls, &mut st.wait), local)?
+        }
     };
     Ok(step)
 }
@@ -350,9 +352,10 @@ fn completion(
     Ok(w.finish())
 }
 
-/// A collective call's cost: its modeled schedule's end for this rank where it is modeled,
-/// else the measured rule (the latest call of the instance plus this rank's own measured time
-/// after the last arrival). `colls`: the collective calls the rank made before.
+/// A collective call's cost: its modeled schedule's end for this rank where it is modeled
+/// (`wait` then holding its receive steps' last poll), else the measured rule (the latest call
+/// of the instance plus this rank's own measured time after the last arrival). `colls`: the
+/// collective calls the rank made before.
 #[inline(always)]
 fn collective(
     sh: &Shared<'_>,
@@ -360,7 +363,7 @@ fn collective(
     i: usize,
     routine: Routine,
     tc: f64,
-    colls: u32,
+    (colls, wait): (u32, &mut Wait),
     local: &mut Local,
 ) -> Result<Step, Dep> {
     let ev = sh.trace.rank(r);
@@ -380,6 +383,8 @@ fn collective(
     {
         let ret = e.ret.max(tc);
         let comm = ret - tc - e.sender_sync - e.receiver_sync;
+        // Its receive steps' polls hold for the rank's calls after it (the model's §14).
+        *wait = wait.polled_at(e.polled);
         return Ok((ret, comm, e.sender_sync, e.receiver_sync));
     }
     let last_call = f64::from_bits(sh.max_call[link as usize].load(Ordering::Acquire));
