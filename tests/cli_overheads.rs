@@ -1136,19 +1136,7 @@ fn a_message_taken_in_while_its_rank_waited_costs_drained() {
 /// polls for the calls after it (below).
 #[test]
 fn small_messages_there_when_a_receive_polled_cost_drained() {
-    let mut t = format!("loggps-trace 1\nranks 2\n{MYRINET}\n0 MPI_Init 0 0\n");
-    for i in 0..3 {
-        t += &format!(
-            "0 MPI_Recv {} {} bytes=8 peer=1 tag=0\n",
-            100_000 + i,
-            100_001 + i
-        );
-    }
-    t += "0 MPI_Finalize 100003 100004\n1 MPI_Init 0 0\n";
-    for i in 0..3 {
-        t += &format!("1 MPI_Send {i} {} bytes=8 peer=0 tag=0\n", i + 1);
-    }
-    t += "1 MPI_Finalize 3 4\n";
+    let t = common::three_small_messages();
     let flags = |d: &'static str| ["--Od", "2000", "--departs-upto", d, "--drained", "500"];
     let end = |args: &[&str]| rank_ns(&predict(&t, args), 0)[0];
     assert_close(

@@ -330,23 +330,7 @@ fn a_drained_receive_is_read_off_the_path() {
 /// receive to take its message in itself).
 #[test]
 fn small_messages_taken_in_at_a_poll_are_read_off_the_path() {
-    let mut t = String::from(
-        "loggps-trace 1\nranks 2\n\
-         params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
-         0 MPI_Init 0 0\n",
-    );
-    for i in 0..3 {
-        t += &format!(
-            "0 MPI_Recv {} {} bytes=8 peer=1 tag=0\n",
-            100_000 + i,
-            100_001 + i
-        );
-    }
-    t += "0 MPI_Finalize 100003 100004\n1 MPI_Init 0 0\n";
-    for i in 0..3 {
-        t += &format!("1 MPI_Send {i} {} bytes=8 peer=0 tag=0\n", i + 1);
-    }
-    t += "1 MPI_Finalize 3 4\n";
+    let t = common::three_small_messages();
     let (_d, f) = common::text_trace("polled.txt", &t);
     let v = sensitivity(&[
         &f,

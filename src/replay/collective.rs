@@ -288,7 +288,7 @@ impl Shared<'_> {
         // The reads before the arrivals, the returns read last let go: the returns all
         // participants have read are then there for the costing that arrivals may let another
         // thread start (else a loop of three collectives can hold three instances' returns at
-        // once, 24 bytes a rank each).
+        // once, 32 bytes a rank each).
         if let Some((_, held)) = local.returns.take() {
             self.recycle_returns(held);
         }

@@ -364,3 +364,26 @@ pub const UNMODELED_RING: [&str; 6] = [
     "--iterations",
     "3",
 ];
+
+/// A text trace (Myrinet's parameters) of rank 1 sending three 8-byte messages back to back
+/// from 0 and rank 0 receiving them after computing until 100,000 ns (the model's §14, "Small
+/// messages taken in at a poll").
+pub fn three_small_messages() -> String {
+    let mut t = String::from(
+        "loggps-trace 1\nranks 2\n\
+         params L=1160 o=6550 Os=6.86 Or=2.57 Gs=15.48 Gl=-0.74 s=8191 S=16383\n\
+         0 MPI_Init 0 0\n",
+    );
+    for i in 0..3 {
+        t += &format!(
+            "0 MPI_Recv {} {} bytes=8 peer=1 tag=0\n",
+            100_000 + i,
+            100_001 + i
+        );
+    }
+    t += "0 MPI_Finalize 100003 100004\n1 MPI_Init 0 0\n";
+    for i in 0..3 {
+        t += &format!("1 MPI_Send {i} {} bytes=8 peer=0 tag=0\n", i + 1);
+    }
+    t + "1 MPI_Finalize 3 4\n"
+}
