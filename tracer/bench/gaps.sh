@@ -9,15 +9,8 @@
 # to the prediction (e.g. "--oc 0"). MPI=mpich runs MPICH's build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
-PARAMS=${PARAMS:-traces/params.toml}
-MPI=${MPI:-openmpi}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-make -s -C tracer MPI="$MPI" all bench
-prog=tracer/build-$MPI/bench/gaps
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . tracer/bench/placed.sh
+prog=tracer/build-$MPI/bench/gaps
 # shellcheck disable=SC2086
 placed_runs "$tmp" "${RUNS:-3}" "$prog"
 # shellcheck disable=SC2086

@@ -1,5 +1,15 @@
 # Shell helpers of the benchmarks that compare a program traced with its runs untraced at the
-# same placement (sourced by queue.sh and gaps.sh; $MPI is openmpi or mpich, $PARAMS the set).
+# same placement (sourced by queue.sh and gaps.sh from the repository's root). Sourcing it sets
+# BIN (the predictor: $LOGGPS_PREDICT), PARAMS (the set, traces/params.toml unless given) and MPI
+# (openmpi unless given), builds the tracer and its benchmarks for $MPI, and makes $tmp, a
+# directory removed at exit.
+BIN=${LOGGPS_PREDICT:-target/release/loggps-predict}
+PARAMS=${PARAMS:-traces/params.toml}
+MPI=${MPI:-openmpi}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+make -s -C tracer MPI="$MPI" all bench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 # launch PROG TRACE|- [ARGS...]: one 2-rank launch of PROG, traced into TRACE or untraced.
 launch() {
   local prog=$1 out=$2 lib=$PWD/tracer/build-$MPI/libloggps-trace.so
