@@ -56,6 +56,37 @@ static double clock_ns(void) {
     return (double)d[N / 2];
 }
 
+static const char *NAMES[KINDS];
+
+/* The median of `n` values (sorted in place). */
+static int64_t median(int64_t *v, int n) {
+    qsort(v, n, sizeof v[0], cmp);
+    return v[n / 2];
+}
+
+/* Rank 0 prints, of each kind, each rank's median call less the clock's interval and, against
+ * rank 0's same call, its median entry and exit, ns: `rank BYTES NAME RANK CALL ENTER LEAVE`.
+ * `in` holds each call's entry and exit, kind by kind (KINDS × ITERS pairs). */
+static void per_rank(int64_t *in, int bytes, int me, int p, double clock) {
+    int64_t *all = me == 0 ? malloc(sizeof(int64_t) * KINDS * ITERS * 2 * p) : NULL;
+    MPI_Gather(in, KINDS * ITERS * 2, MPI_INT64_T, all, KINDS * ITERS * 2, MPI_INT64_T, 0,
+               MPI_COMM_WORLD);
+    if (me != 0) return;
+    int64_t call[ITERS], enter[ITERS], leave[ITERS];
+    for (int k = 0; k < KINDS; k++)
+        for (int r = 0; r < p; r++) {
+            const int64_t *mine = all + ((size_t)r * KINDS + k) * ITERS * 2, *first = all + (size_t)k * ITERS * 2;
+            for (int i = 0; i < ITERS; i++) {
+                call[i] = mine[2 * i + 1] - mine[2 * i];
+                enter[i] = mine[2 * i] - first[2 * i];
+                leave[i] = mine[2 * i + 1] - first[2 * i + 1];
+            }
+            printf("rank %d %s %d %.1f %lld %lld\n", bytes, NAMES[k], r, (double)median(call, ITERS) - clock,
+                   (long long)median(enter, ITERS), (long long)median(leave, ITERS));
+        }
+    free(all);
+}
+
 static const char *NAMES[KINDS] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
                                    "MPI_Scatter", "MPI_Allgather", "MPI_Alltoall",
                                    "MPI_Reduce_scatter", "MPI_Scan"};
@@ -106,18 +137,27 @@ int main(int argc, char **argv) {
         for (int i = 0; i < p; i++) counts[i] = n, displs[i] = i * n;
         /* Interleaved: round after round of every kind; grouped: kind after kind. */
         double took[KINDS] = {0}, all[KINDS];
+        /* Each call's entry and exit (--timed): each rank's median call and, against rank 0's
+         * same call, its median entry and exit (one node's clock), printed as `rank` lines. */
+        int64_t *in = timed ? malloc(sizeof(int64_t) * KINDS * ITERS * 2) : NULL;
         for (int round = 0; round < (grouped ? KINDS : 1); round++)
             for (int it = 0; it < ITERS; it++)
                 for (int k = grouped ? round : 0; k < (grouped ? round + 1 : KINDS); k++) {
                     MPI_Barrier(MPI_COMM_WORLD);
                     int64_t t0 = timed ? now_ns() : 0;
                     call(k, xs[k], ys[k], n, counts);
-                    if (timed) took[k] += (double)(now_ns() - t0) - clock;
+                    if (timed) {
+                        int64_t t1 = now_ns();
+                        took[k] += (double)(t1 - t0) - clock;
+                        in[(k * ITERS + it) * 2] = t0, in[(k * ITERS + it) * 2 + 1] = t1;
+                    }
                 }
         if (timed) {
             MPI_Reduce(took, all, KINDS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
             for (int k = 0; k < KINDS && me == 0; k++)
                 printf("kind %d %s %.1f\n", sizes[s], NAMES[k], all[k] / (p * ITERS));
+            per_rank(in, sizes[s], me, p, clock);
+            free(in);
         }
         for (int k = 0; k < KINDS; k++)
             if (k == 0 || each) free(xs[k]), free(ys[k]);

@@ -11,7 +11,9 @@
 # timeline, each rank's median call measured and predicted, and when each rank enters and leaves
 # a call against rank 0 (medians over the calls, ns; the tracer's clock ticks 10 ns here): a
 # model that leaves the ranks out of step after one call misprices the next (a receiver that
-# came early waits), which the table over ranks cannot show. BASE_PARAMS=FILE adds the
+# came early waits), which the table over ranks cannot show; with UNTRACED=1, the same of one
+# untraced run beside (collectives.c --timed: each rank times its calls; one node's clock).
+# BASE_PARAMS=FILE adds the
 # prediction with another parameter file of the same trace (a calibration written another way,
 # the previous build's), and its ratio to the mean call. RUNS=N (N > 1) traces each size N
 # times and prints, per collective, the median over the runs of predicted over the mean call,
@@ -164,10 +166,24 @@ PY
   [ -n "${PER_RANK:-}" ] || continue
   "$BIN" "$tmp/c$np-$size.bin" --params "$PARAMS" --coll modeled \
     --timeline "$tmp/t$np-$size.json" >/dev/null 2>&1
-  echo "-- per rank: median call, µs, measured and predicted; entry and exit against rank 0, ns (medians)"
-  python3 - "$tmp/t$np-$size.json" <<'PY'
+  # UNTRACED=1: the same program run untraced once, timing each rank's calls (`rank` lines)
+  untraced=$tmp/u$np-$size.txt
+  : > "$untraced"
+  if [ -n "${UNTRACED:-}" ]; then
+    # shellcheck disable=SC2086 # $args: none to three words
+    mpirun.openmpi --oversubscribe -np $np tracer/build-openmpi/bench/collectives --timed $args \
+      2>/dev/null | grep -E '^(rank|cores) ' > "$untraced"
+  fi
+  echo "-- per rank: median call, µs, measured and predicted; entry and exit against rank 0, ns (medians)$([ -s "$untraced" ] && echo "; untraced: the same, its run at cores $(awk '/^cores/{print $2, $3}' "$untraced") ns")"
+  python3 - "$tmp/t$np-$size.json" "$untraced" "$size" <<'PY'
 import json, sys, collections, statistics
 d = json.load(open(sys.argv[1]))
+# The untraced run's `rank BYTES NAME RANK CALL_NS ENTER_NS LEAVE_NS` lines of this size.
+untraced = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if f[0] == "rank" and (sys.argv[3] == "all" or f[1] == sys.argv[3]):
+        untraced[(f[2], int(f[3]))] = (float(f[4]) / 1e3, float(f[5]), float(f[6]))
 # The timeline's MPI slices: process = rank, thread 0 = predicted, thread 1 = measured.
 calls = collections.defaultdict(list)
 for e in d["traceEvents"] if isinstance(d, dict) else d:
@@ -187,12 +203,16 @@ for tid in (1, 0):
                 enter[(name, r, tid)].append((t0 - first[i][0]) * 1e3)
                 leave[(name, r, tid)].append((t1 - first[i][2]) * 1e3)
 med = lambda v: statistics.median(v) if v else float("nan")
-print(f"{'routine':<20} {'rank':>4} {'measured':>9} {'predicted':>9} {'ratio':>6} {'enter m/p':>15} {'leave m/p':>15}")
+extra = f" {'untraced':>9} {'ratio':>6} {'enter':>6} {'leave':>6}" if untraced else ""
+print(f"{'routine':<20} {'rank':>4} {'measured':>9} {'predicted':>9} {'ratio':>6} {'enter m/p':>15} {'leave m/p':>15}{extra}")
 for name in sorted({k[0] for k in took}):
     for r in ranks:
         m, p = med(took[(name, r, 1)]), med(took[(name, r, 0)])
         skew = lambda v: "" if r == ranks[0] else f"{med(v[(name, r, 1)]):7.0f}/{med(v[(name, r, 0)]):<7.0f}"
-        print(f"{name:<20} {r:>4} {m:9.3f} {p:9.3f} {p / m:6.2f} {skew(enter):>15} {skew(leave):>15}")
+        u = untraced.get((name, r))
+        # rank 0's own entry and exit are the reference: none to print
+        un = "" if u is None else f" {u[0]:9.3f} {p / u[0]:6.2f}" + ("" if r == ranks[0] else f" {u[1]:6.0f} {u[2]:6.0f}")
+        print(f"{name:<20} {r:>4} {m:9.3f} {p:9.3f} {p / m:6.2f} {skew(enter):>15} {skew(leave):>15}{un}")
 PY
 done
 done
