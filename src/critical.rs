@@ -246,9 +246,10 @@ impl Side {
                 let slow = slowed(p, k, rdv, s, c);
                 (start + (slow.ret - c.ret), slow)
             }
-            Side::Probe => p.recv_span(k, rdv, (ts, tr), p.progress_at_calls, Wait::NONE),
+            Side::Probe => p.recv_span(k, rdv, (ts, tr), p.progress_at_calls, &mut { Wait::NONE }),
             Side::Recv(s) => {
-                let (start, c) = p.recv_span(k, rdv, (ts, tr), p.progress_at_calls, Wait::NONE);
+                let (start, c) =
+                    p.recv_span(k, rdv, (ts, tr), p.progress_at_calls, &mut { Wait::NONE });
                 (start, slowed(p, k, rdv, s, c))
             }
         }

@@ -1170,6 +1170,52 @@ fn small_messages_there_when_a_receive_polled_cost_drained() {
     );
 }
 
+/// A completion call that takes its receive's message in itself polls too, and so does a failed
+/// poll (the model's §14, "Small messages taken in at a poll"). The three messages of
+/// `common::three_small_messages` (arriving by 15,083), each received by an `MPI_Irecv` (`o`,
+/// 6,550) and its `MPI_Wait` (`--progress calls`: a message moves at the Wait's call;
+/// `--wait 10`: a Wait costs at least 10), rank 0's first call at 100,000: the first Wait (at
+/// 106,550) takes its message in (`T3 + Od` = 8,570.56: at 115,120.56), polling at its call,
+/// when the two others were there; after their Irecvs (121,670.56, 128,720.56) each of their
+/// Waits costs `drained`, 500: rank 0 ends at 129,220.56. Above `departs_upto` each Wait costs
+/// `T3`, 6,570.56: 139,361.68. A failed `MPI_Iprobe` at 100,000 (100 ns traced) polls: the
+/// three `MPI_Recv`s after it find their messages taken in, 500 each: 101,600 (its first
+/// Recv takes its own in without it: 109,670.56).
+#[test]
+fn a_wait_and_a_failed_probe_poll_too() {
+    let waits = common::three_small_messages_waited(100_000);
+    let recv = |_, c: u64| format!("0 MPI_Recv {c} {} bytes=8 peer=1 tag=0\n", c + 1);
+    let probed = common::three_small_messages_received(
+        100_100,
+        "0 MPI_Iprobe 100000 100100 peer=1 tag=9\n",
+        &recv,
+    );
+    let late = common::three_small_messages_received(100_100, "", &recv);
+    let flags = |d: &'static str| {
+        [
+            "--Od",
+            "2000",
+            "--departs-upto",
+            d,
+            "--drained",
+            "500",
+            "--wait",
+            "10",
+            "--progress",
+            "calls",
+        ]
+    };
+    let end = |t: &str, args: &[&str]| rank_ns(&predict(t, args), 0)[0];
+    assert_close(end(&waits, &flags("1000")), 129_220.56, "a Wait's poll");
+    assert_close(end(&waits, &flags("4")), 139_361.68, "above departs_upto");
+    assert_close(
+        end(&probed, &flags("1000")),
+        101_600.0,
+        "a failed probe's poll",
+    );
+    assert_close(end(&late, &flags("1000")), 109_670.56, "no probe");
+}
+
 /// A completion call costs `wait` at least (the model's §4 Wait rule's floor; `o` without
 /// it): rank 0's `MPI_Isend` of 8 B costs `o` (0–6,550), it computes 99,990 ns, and its
 /// `MPI_Wait` (at 106,540) finds the send long done: it returns at 106,540 + 6,550 = 113,090,

@@ -348,6 +348,41 @@ fn small_messages_taken_in_at_a_poll_are_read_off_the_path() {
     close(derivative(&v, "b1.Or"), 8.0, 1e-6, "Or");
 }
 
+/// So are messages taken in at a Wait's poll and at a failed probe's (tests/cli_overheads.rs's
+/// `a_wait_and_a_failed_probe_poll_too`): the runtime moves by the first Wait's `T3 + Od`, `Or`
+/// 8 times, where each Wait taking its own message in would move it 24 times; after a failed
+/// `MPI_Iprobe`, by no receive's `Or` (each takes its message from the probe's poll).
+#[test]
+fn messages_taken_in_at_a_waits_or_a_probes_poll_are_read_off_the_path() {
+    let flags = [
+        "--Od",
+        "2000",
+        "--departs-upto",
+        "1000",
+        "--drained",
+        "500",
+        "--wait",
+        "10",
+        "--progress",
+        "calls",
+    ];
+    let probed = common::three_small_messages_received(
+        100_100,
+        "0 MPI_Iprobe 100000 100100 peer=1 tag=9\n",
+        &|_, c| format!("0 MPI_Recv {c} {} bytes=8 peer=1 tag=0\n", c + 1),
+    );
+    for (t, or) in [
+        (common::three_small_messages_waited(100_000), 8.0),
+        (probed, 0.0),
+    ] {
+        let (_d, f) = common::text_trace("polled.txt", &t);
+        let v = sensitivity(&[&[f.as_str()][..], &flags].concat());
+        assert_eq!(v["critical_path_unread_s"], 0.0, "{v}");
+        path_is_the_right_derivative(&v, "polled");
+        close(derivative(&v, "b1.Or"), or, 1e-6, "Or");
+    }
+}
+
 /// Receives behind another in one Waitall (the model's §14, "Receives in a queue") are read off
 /// the path by their rule: three 1,000-byte messages arrive at once at a rank in `MPI_Waitall`;
 /// with `--drained 500` the second and third each pay `T3(1000) − (T3(0) − drained)`, `Or`

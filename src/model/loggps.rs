@@ -723,7 +723,9 @@ impl Params {
 
     /// When a blocking receive called at `tr` of a `k`-byte message sent at `ts` holds its
     /// rank's CPU, `(start, cost)`: from its message there and its call made to its end, where
-    /// one CPU takes a call's receives one at a time (the model's §14) ([`Params::held_from`]).
+    /// one CPU takes a call's receives one at a time (the model's §14) ([`Params::held_from`]);
+    /// `wait` then telling that it polled at `tr` where it took its message in itself
+    /// ([`Params::recv_polled`]).
     #[inline(always)]
     pub fn recv_span(
         &self,
@@ -731,9 +733,9 @@ impl Params {
         rdv: bool,
         (ts, tr): (f64, f64),
         at_calls: bool,
-        wait: Wait,
+        wait: &mut Wait,
     ) -> (f64, Cost) {
-        let c = self.recv_waited(k, rdv, ts, tr, wait);
+        let c = self.recv_polled(k, rdv, ts, tr, wait);
         (self.held_from(k, rdv, tr, &c, at_calls), c)
     }
 

@@ -40,6 +40,9 @@ pub(super) struct Completion {
     pub(super) sync: f64,
     pub(super) unblock: f64,
     pub(super) send_side: bool,
+    /// A receive that took its message in itself: its call polled (the model's §14, "Small
+    /// messages taken in at a poll").
+    pub(super) polled: bool,
 }
 
 impl Completion {
@@ -49,6 +52,16 @@ impl Completion {
             sync: c.sync,
             unblock: c.unblock,
             send_side,
+            polled: false,
+        }
+    }
+
+    /// A receive's completion, costed `c` where its rank's last wait was `before` and is `after`
+    /// ([`crate::model::Params::recv_polled`]): polled where that moved.
+    fn received(c: Cost, before: Wait, after: Wait) -> Completion {
+        Completion {
+            polled: after != before,
+            ..Completion::of(c, false)
         }
     }
 }
@@ -158,7 +171,7 @@ pub(super) fn cost_event(
             // Its link read here, where it is used: most events have none to read.
             let (link, plain) = sh.g.link_plain(r, i);
             if routine.is_iprobe() && ev.flags(i) & FLAG_FOUND == 0 {
-                return Ok(failed_poll(sh, r, i, tc));
+                return Ok(failed_poll(sh, r, i, tc, &mut st.wait));
             }
             if routine.is_iprobe() || link == NONE {
                 return Ok((tc + o, o, 0.0, 0.0));
@@ -199,6 +212,9 @@ pub(super) fn cost_event(
             let at = (r, tc, st.wait);
             match sh.recv_completion(sh.g.link2(r, i), false, -1, at, false, into)? {
                 Pending::Done(recv) => {
+                    if recv.polled {
+                        st.wait = st.wait.polled_at(tc);
+                    }
                     let mut w = WaitFold::new(tc, sh.model.wait_floor());
                     w.add(send.done, send.unblock, send.send_side);
                     w.add(recv.done, recv.unblock, recv.send_side);
@@ -248,9 +264,11 @@ fn note_held(
 
 /// A failed poll (an `MPI_Test*` that completed nothing, an `MPI_Iprobe` that found nothing)
 /// called at `tc`: the model's `poll`, else what the call took when traced. All communication:
-/// it waits for nobody.
+/// it waits for nobody. Its library polled at its call (`wait`).
 #[inline(always)]
-fn failed_poll(sh: &Shared<'_>, r: usize, i: usize, tc: f64) -> Step {
+fn failed_poll(sh: &Shared<'_>, r: usize, i: usize, tc: f64, wait: &mut Wait) -> Step {
+    // It polled (the model's §14, "Small messages taken in at a poll").
+    *wait = wait.polled_at(tc);
     let d = match sh.model.poll() {
         Some(poll) => poll,
         None => traced(sh, r, i),
@@ -290,7 +308,7 @@ fn completion(
         return Ok((tc + o, o, 0.0, 0.0));
     }
     if routine.polls() && ev.completed_reqs(i).next().is_none() {
-        return Ok(failed_poll(sh, r, i, tc));
+        return Ok(failed_poll(sh, r, i, tc, &mut st.wait));
     }
     let wait = st.wait;
     let (resume_at, fold, last) = (&mut st.resume_at, &mut st.fold, &mut st.last_request);
@@ -302,9 +320,13 @@ fn completion(
     queued.clear();
     // Resumed where it blocked last time.
     let from = std::mem::take(resume_at) as usize;
+    // Whether one of its receives took its message in itself: the call polled (the model's
+    // §14), kept where it blocked.
+    let mut polled = false;
     let mut w = if from > 0 {
         if let Some(x) = rare.as_deref_mut() {
             queued.append(&mut x.queued);
+            polled = std::mem::take(&mut x.polled);
         }
         WaitFold::resume(tc, *fold, *fold_send_side)
     } else {
@@ -316,19 +338,25 @@ fn completion(
     let hint = (last.1 != NO_EVENT).then_some(*last);
     for (k, (req, oi)) in (from..).zip(ev.completed_origins(i, from, hint)) {
         match sh.request((r, wait), oi as usize, local) {
-            Ok(Pending::Done(c)) => w.add(c.done, c.unblock, c.send_side),
+            Ok(Pending::Done(c)) => {
+                polled |= c.polled;
+                w.add(c.done, c.unblock, c.send_side)
+            }
             Ok(Pending::Inbound(m)) => {
                 Rare::loggp(rare).expect("a LogGP state").inbound.push(m);
             }
-            Ok(Pending::Queued(q)) => queued.push(q),
+            Ok(Pending::Queued(q)) => {
+                polled |= q.c.polled;
+                queued.push(q)
+            }
             Err(dep) => {
                 if k > 0 {
                     *resume_at = k as u32;
                     (*fold, *fold_send_side) = w.save();
-                    if !queued.is_empty() {
-                        rare.get_or_insert_with(Box::default)
-                            .queued
-                            .append(&mut queued);
+                    if !queued.is_empty() || polled {
+                        let x = rare.get_or_insert_with(Box::default);
+                        x.queued.append(&mut queued);
+                        x.polled = polled;
                     }
                 }
                 local.queued = queued;
@@ -349,6 +377,9 @@ fn completion(
         w.add(c.done, c.unblock, c.send_side);
     }
     local.queued = queued;
+    if polled {
+        st.wait = st.wait.polled_at(tc);
+    }
     Ok(w.finish())
 }
 
@@ -417,6 +448,7 @@ impl Shared<'_> {
                 sync: 0.0,
                 unblock: ti,
                 send_side: false,
+                polled: false,
             });
         }
         if !self.instance_done(x) {
@@ -431,6 +463,7 @@ impl Shared<'_> {
                 sync,
                 unblock: ti + sync,
                 send_side: e.sender_sync > e.receiver_sync,
+                polled: false,
             });
         }
         let last_call = f64::from_bits(self.max_call[x as usize].load(Ordering::Acquire));
@@ -439,6 +472,7 @@ impl Shared<'_> {
             sync: (last_call - ti).max(0.0),
             unblock: last_call,
             send_side: false,
+            polled: false,
         })
     }
 
@@ -523,6 +557,7 @@ impl Shared<'_> {
                 sync: 0.0,
                 unblock: ti,
                 send_side: true,
+                polled: false,
             });
         }
         let p = match self.pair(r, peer as usize) {
@@ -535,6 +570,7 @@ impl Shared<'_> {
                     sync: 0.0,
                     unblock: f64::NEG_INFINITY,
                     send_side: true,
+                    polled: false,
                 });
             }
         };
@@ -621,35 +657,37 @@ impl Shared<'_> {
                 sync: 0.0,
                 unblock: ti,
                 send_side: false,
+                polled: false,
             }));
         }
         let from = from as usize;
         let ts = self.call_at(from, source)?;
         let (bytes, rdv) = self.message(from, plain, to);
-        let c = match self.message_model(from, to, rdv) {
+        // Where the receive takes its message in itself, its call polls (`after`; the model's
+        // §14, "Small messages taken in at a poll").
+        let mut after = wait;
+        Ok(match self.message_model(from, to, rdv) {
             Model::LogGps(p) if queued => {
                 let at_calls = !self.progress_at.is_empty();
-                let (start, c) = p.recv_span(bytes, rdv, (ts, ti), at_calls, wait);
+                let (start, c) = p.recv_span(bytes, rdv, (ts, ti), at_calls, &mut after);
                 let c = self.slowed(p, from, into, bytes, rdv, c);
-                return Ok(Pending::Queued(Queued {
+                Pending::Queued(Queued {
                     start,
-                    c: Completion::of(c, false),
+                    c: Completion::received(c, wait, after),
                     behind: p.queued_busy(bytes, rdv, c.ret - start),
-                }));
+                })
             }
             Model::LogGps(p) => {
-                let c = p.recv_waited(bytes, rdv, ts, ti, wait);
-                self.slowed(p, from, into, bytes, rdv, c)
+                let c = p.recv_polled(bytes, rdv, ts, ti, &mut after);
+                let c = self.slowed(p, from, into, bytes, rdv, c);
+                Pending::Done(Completion::received(c, wait, after))
             }
-            Model::LogGp(m) => {
-                return Ok(Pending::Inbound(Inbound {
-                    t: ti,
-                    arrival: m.arrival(ts, bytes),
-                    bytes,
-                }));
-            }
-        };
-        Ok(Pending::Done(Completion::of(c, false)))
+            Model::LogGp(m) => Pending::Inbound(Inbound {
+                t: ti,
+                arrival: m.arrival(ts, bytes),
+                bytes,
+            }),
+        })
     }
 
     /// A LogGP receive taken through the rank's `port`; waiting for the last byte to arrive is

@@ -72,6 +72,9 @@ pub(super) struct Rare {
     /// Where messages move only inside calls: the receives the completion call it is blocked
     /// in had costed, to be taken one at a time with the rest ([`Queued::serial`]).
     pub(super) queued: Vec<Queued>,
+    /// Whether a receive it had costed there took its message in itself: the call polls (the
+    /// model's §14).
+    pub(super) polled: bool,
     /// Blocking eager sends to this rank that its library held while it computed, and their
     /// time held beyond their `T1` ([`crate::model::Params::held`]; not costed).
     pub(super) held: (u64, f64),

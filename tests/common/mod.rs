@@ -387,3 +387,38 @@ pub fn three_small_messages() -> String {
     }
     t + "1 MPI_Finalize 3 4\n"
 }
+
+/// [`three_small_messages`], rank 0's `i`-th receive made by `make(i, call)` (the lines of its
+/// calls), each one nanosecond after the one before from `at`, after `first` (lines).
+pub fn three_small_messages_received(
+    at: u64,
+    first: &str,
+    make: &dyn Fn(u64, u64) -> String,
+) -> String {
+    let mut t = String::new();
+    for line in three_small_messages().lines() {
+        if line.starts_with("0 MPI_Recv") {
+            continue;
+        }
+        t += line;
+        t += "\n";
+        if line == "0 MPI_Init 0 0" {
+            t += first;
+            (0..3).for_each(|i| t += &make(i, at + i));
+        }
+    }
+    t.replace(
+        "0 MPI_Finalize 100003 100004",
+        &format!("0 MPI_Finalize {0} {0}", at + 3),
+    )
+}
+
+/// [`three_small_messages_received`] by an `MPI_Irecv` and its `MPI_Wait` each.
+pub fn three_small_messages_waited(at: u64) -> String {
+    three_small_messages_received(at, "", &|i, c| {
+        format!(
+            "0 MPI_Irecv {c} {c} bytes=8 peer=1 tag=0 req={i}\n0 MPI_Wait {c} {} done={i}:1:0\n",
+            c + 1
+        )
+    })
+}
