@@ -1227,10 +1227,11 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     fit.params.alias = alias_rate(&local.alias, limit);
     // What a receive costs whose message a waiting call took in, and one behind another in a
     // completion call (the model's §14): the drained probe's, a copy from the library's own
-    // buffer, alike at both placements. `wait` (§4) is reported, not written: with it the
-    // 1 KiB collectives come out 10–20% short (MODEL.md §4, "`wait`").
+    // buffer, alike at both placements; and what a completion call whose operations are done
+    // costs (`wait`, §4), a check of them: both sets'.
     fit.params.drained = drained_points(&local.drained, limit);
     fit.params.post = Some(local.post_ns);
+    fit.params.wait = local.wait_ns;
     fit.params.progress_at_calls =
         moves_only_in_calls(local.progress_wait_ns, local.progress_rtt_ns);
     fit.params.cores = cores_ns(&lines);
@@ -1242,6 +1243,7 @@ pub fn calibrate(opts: &Options, log: &mut dyn FnMut(String)) -> Result<Calibrat
     if let Some(o) = other.as_mut() {
         o.fit.params.alias = fit.params.alias;
         o.fit.params.drained = fit.params.drained;
+        o.fit.params.wait = fit.params.wait;
     }
     // Where a small blocking send returns once its message has left (the model's §13).
     fit.params.departs_upto = departs_upto(&fit.params, &calls);
@@ -1616,8 +1618,8 @@ pub fn wait_finding(wait_ns: f64) -> String {
     format!(
         "{wait_ns:.0} ns an MPI_Wait on a complete request (the median of batches, untraced): \
          what a completion call whose operations are done costs, where the paper charges o; \
-         not written into the sets (their Waits cost o at least): `--wait {wait_ns:.0}` (or \
-         `wait = {wait_ns:.0}`) costs them so (the model's §4)"
+         written into the sets as `wait = {wait_ns:.0}` (a Wait's floor, the model's §4; \
+         `--wait` asks another)"
     )
 }
 
