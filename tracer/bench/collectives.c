@@ -11,11 +11,12 @@
 
 #include "line.h"
 
-/* Rounds at each size. The first call of each kind costs far more than the next ones (5–17 µs
- * at 8 bytes on Open MPI 4.1, shared memory), and at 50 rounds that alone made the mean of an
- * 8-byte Scatter three times its median: enough rounds make the mean the steady cost that a
- * model predicts. */
-enum { ITERS = 500, KINDS = 9 };
+/* Rounds at each size. The first call of each kind costs far more than the next ones (2–14 µs
+ * at 8 bytes on Open MPI 4.1, shared memory: the library sets the operation up), and at 50
+ * rounds that alone made the mean of an 8-byte Scatter three times its median; at 500 an 8-byte
+ * Reduce's first call (13.5 µs) still added 27 ns to its mean call of about 100: enough rounds
+ * make the mean the steady cost that a model predicts (the first call's share under 3%). */
+enum { ITERS = 5000, KINDS = 9 };
 
 /* `n` doubles, zeroed, page-aligned. Two calloc'd blocks lie 16 bytes past a multiple of 4096
  * apart, and on CPUs that slow a copy so (4 KiB aliasing; `loggps-predict calibrate` reports
