@@ -1137,7 +1137,8 @@ fn a_message_taken_in_while_its_rank_waited_costs_drained() {
 #[test]
 fn small_messages_there_when_a_receive_polled_cost_drained() {
     let t = common::three_small_messages();
-    let flags = |d: &'static str| ["--Od", "2000", "--departs-upto", d, "--drained", "500"];
+    // No Wait's floor, messages moving whatever the rank does: the first six.
+    let flags = |d: &'static str| common::poll_flags(d)[..6].to_vec();
     let end = |args: &[&str]| rank_ns(&predict(&t, args), 0)[0];
     assert_close(
         end(&flags("1000")),
@@ -1184,27 +1185,10 @@ fn small_messages_there_when_a_receive_polled_cost_drained() {
 #[test]
 fn a_wait_and_a_failed_probe_poll_too() {
     let waits = common::three_small_messages_waited(100_000);
-    let recv = |_, c: u64| format!("0 MPI_Recv {c} {} bytes=8 peer=1 tag=0\n", c + 1);
-    let probed = common::three_small_messages_received(
-        100_100,
-        "0 MPI_Iprobe 100000 100100 peer=1 tag=9\n",
-        &recv,
-    );
-    let late = common::three_small_messages_received(100_100, "", &recv);
-    let flags = |d: &'static str| {
-        [
-            "--Od",
-            "2000",
-            "--departs-upto",
-            d,
-            "--drained",
-            "500",
-            "--wait",
-            "10",
-            "--progress",
-            "calls",
-        ]
-    };
+    let probed = common::three_small_messages_probed();
+    // The same receives without the probe before them.
+    let late = probed.replace("0 MPI_Iprobe 100000 100100 peer=1 tag=9\n", "");
+    let flags = common::poll_flags;
     let end = |t: &str, args: &[&str]| rank_ns(&predict(t, args), 0)[0];
     assert_close(end(&waits, &flags("1000")), 129_220.56, "a Wait's poll");
     assert_close(end(&waits, &flags("4")), 139_361.68, "above departs_upto");

@@ -413,6 +413,34 @@ pub fn three_small_messages_received(
     )
 }
 
+/// [`three_small_messages_received`] by an `MPI_Recv` each from 100,100, after a failed
+/// `MPI_Iprobe` at 100,000 (100 ns).
+pub fn three_small_messages_probed() -> String {
+    three_small_messages_received(
+        100_100,
+        "0 MPI_Iprobe 100000 100100 peer=1 tag=9\n",
+        &|_, c| format!("0 MPI_Recv {c} {} bytes=8 peer=1 tag=0\n", c + 1),
+    )
+}
+
+/// The flags the tests of small messages taken in at a poll predict [`three_small_messages`]
+/// with (the model's §14): `Od` 2,000 (its sends return at `T1 − Od` up to `departs_upto`),
+/// `drained` 500; then a Wait's floor of 10 and messages moving only inside calls.
+pub fn poll_flags(departs_upto: &'static str) -> [&'static str; 10] {
+    [
+        "--Od",
+        "2000",
+        "--departs-upto",
+        departs_upto,
+        "--drained",
+        "500",
+        "--wait",
+        "10",
+        "--progress",
+        "calls",
+    ]
+}
+
 /// [`three_small_messages_received`] by an `MPI_Irecv` and its `MPI_Wait` each.
 pub fn three_small_messages_waited(at: u64) -> String {
     three_small_messages_received(at, "", &|i, c| {
