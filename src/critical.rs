@@ -997,7 +997,7 @@ fn recv_of(
         false => set,
     };
     // Taken in while its rank waited in a call before the one that completes it, as the
-    // replay decides it ([`Params::recv_waited`]).
+    // replay decides it ([`Params::recv_polled`]).
     let side = match side {
         Side::Recv(_) if !rdv && p.drained.is_some() => {
             let arrives = p.arrival(k, ts).0;

@@ -634,15 +634,10 @@ impl Params {
         })
     }
 
-    /// [`Params::recv`], where its rank last waited over `wait`: [`Params::drained_recv`]
-    /// where that took its eager message in.
-    #[inline(always)]
-    pub fn recv_waited(&self, k: u64, rdv: bool, ts: f64, tr: f64, wait: Wait) -> Cost {
-        self.recv_polled(k, rdv, ts, tr, &mut { wait })
-    }
-
-    /// [`Params::recv_waited`], `wait` then telling that the receive polled at its call where
-    /// it took its message in itself (the model's §14, "Small messages taken in at a poll").
+    /// [`Params::recv`], where its rank last waited and polled over `wait`:
+    /// [`Params::drained_recv`] where that took its eager message in; `wait` then telling that
+    /// the receive polled at its call where it took its message in itself (the model's §14,
+    /// "Small messages taken in at a poll").
     #[inline(always)]
     pub fn recv_polled(&self, k: u64, rdv: bool, ts: f64, tr: f64, wait: &mut Wait) -> Cost {
         if !rdv
